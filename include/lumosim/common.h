@@ -1,0 +1,47 @@
+/* lumosim common definitions: status codes, the error-message carrier, version.
+ *
+ * Contract: every library function that can fail returns int (0 or a negative
+ * LSIM_E* code) and, on failure, fills the caller's lsim_err with one line
+ * naming the file (when there is one) and what is wrong. Library code never
+ * prints and never exits; the CLI decides what to do with the message. */
+#ifndef LUMOSIM_COMMON_H
+#define LUMOSIM_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LSIM_VERSION "0.1.0"
+
+enum {
+    LSIM_OK = 0,
+    LSIM_ENOMEM = -1,   /* allocation failed */
+    LSIM_EIO = -2,      /* file cannot be opened/read/written */
+    LSIM_EFORMAT = -3,  /* file is not valid JSON / gzip / is truncated */
+    LSIM_ETRACE = -4,   /* valid JSON but not a usable Kineto trace */
+    LSIM_EARG = -5,     /* bad argument from the caller */
+    LSIM_EINTERNAL = -6 /* invariant violated (a bug: please report) */
+};
+
+#define LSIM_ERR_LEN 512
+
+/* Caller-owned error carrier; msg is always NUL-terminated. */
+typedef struct lsim_err {
+    int code;
+    char msg[LSIM_ERR_LEN];
+} lsim_err;
+
+/* Fill err (may be NULL) with a printf-style message; returns code so callers
+ * can write `return lsim_err_set(err, LSIM_EIO, "...")`. Local. */
+int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Short name of a status code ("out of memory", "I/O error", ...). */
+const char *lsim_strerror(int code);
+
+/* Time inside the core is always int64 nanoseconds. */
+typedef int64_t lsim_ns;
+
+#endif

@@ -1,0 +1,160 @@
+/* The execution graph of one GPU rank, built from one Kineto trace.
+ *
+ * Nodes (struct of arrays): flattened CPU intervals per thread (nesting
+ * resolved so each thread is a sequence of non-overlapping intervals), CUDA/HIP
+ * runtime calls, and GPU activities per stream. Edges: CSR over incoming
+ * edges, each with a class and a delay in ns; plus a CSR of outgoing targets
+ * for the engine. Semantics (Lumos Algorithm 1, extended for blocking calls):
+ *
+ *   start(v) = max(release(v), max over start-edges u->v of end(u) + delay)
+ *   end(v)   = max(start(v) + dur(v), max over end-edges u->v of end(u) + delay)
+ *
+ * End-edges model blocking calls (cudaStreamSynchronize & co.): the call
+ * enters when its thread reaches it and returns when the GPU work it waits for
+ * has finished. release(v) pins the first node of each CPU thread to its
+ * observed start (CPU time, allowed in the model) and, in observed-latency
+ * mode only, pre-window GPU work to its observed start.
+ *
+ * Ownership: lsim_graph_build allocates *out and MOVES trace->strings into the
+ * graph (trace->strings becomes NULL; the trace can then be freed). Free the
+ * graph with lsim_graph_free. Local (no MPI). */
+#ifndef LUMOSIM_GRAPH_H
+#define LUMOSIM_GRAPH_H
+
+#include "lumosim/common.h"
+#include "lumosim/strtab.h"
+#include "lumosim/trace.h"
+
+typedef enum lsim_node_kind {
+    LSIM_N_CPU = 0,  /* a piece of a CPU op / annotation, or a gap-free CPU span */
+    LSIM_N_RUNTIME,  /* a CUDA/HIP runtime or driver call (its last piece) */
+    LSIM_N_KERNEL,
+    LSIM_N_MEMCPY,
+    LSIM_N_MEMSET,
+    LSIM_N_NKINDS
+} lsim_node_kind;
+
+/* Edge classes: the four Lumos classes, split finer for reporting/ablation. */
+typedef enum lsim_edge_class {
+    LSIM_E_CPU_THREAD = 0, /* CPU->CPU same thread, delay = preserved gap */
+    LSIM_E_CPU_XTHREAD,    /* CPU->CPU across threads (one waits for another) */
+    LSIM_E_LAUNCH,         /* CPU->GPU launch correlation, delay = launch latency */
+    LSIM_E_SYNC,           /* GPU->CPU blocking call waits (end-edge) */
+    LSIM_E_STREAM,         /* GPU->GPU same-stream order */
+    LSIM_E_EVENT,          /* GPU->GPU cross-stream event record/wait */
+    LSIM_E_INFERRED,       /* GPU->GPU hidden dependency recovered from timing */
+    LSIM_E_NCLASSES
+} lsim_edge_class;
+
+#define LSIM_EDGE_END 0x80u /* flag in in_class: end-edge (constrains end) */
+
+const char *lsim_edge_class_name(lsim_edge_class c);
+const char *lsim_node_kind_name(lsim_node_kind k);
+
+/* Node flags */
+#define LSIM_NF_PREWINDOW 0x01u /* GPU work whose launch precedes the trace */
+#define LSIM_NF_BLOCKING  0x02u /* runtime call that blocks on the GPU */
+#define LSIM_NF_COLL      0x04u /* collective / point-to-point comm kernel */
+#define LSIM_NF_GRAPH     0x08u /* launched by a CUDA/HIP graph launch */
+#define LSIM_NF_ENTER     0x10u /* zero-length entry of a memcpy call: its copy
+                                   is launched from here, while the call's
+                                   own node (next on the thread) may wait for
+                                   that copy to finish */
+
+typedef enum lsim_latency_mode {
+    LSIM_LAT_MODEL = 0,   /* per-API latencies learned on idle streams */
+    LSIM_LAT_OBSERVED = 1 /* each launch keeps its own latency; pre-window pinned */
+} lsim_latency_mode;
+
+typedef struct lsim_build_opts {
+    lsim_latency_mode latency;
+    lsim_ns nest_tol_ns;     /* child may poke out of parent by this (1000) */
+    lsim_ns infer_gap_ns;    /* max gap end(u)->start(v) for timing-inferred
+                                GPU edges and cross-thread wake-ups (10000) */
+    lsim_ns infer_slack_ns;  /* a GPU start later than its explained start by
+                                more than this is searched for a hidden dep (5000) */
+    lsim_ns event_tol_ns;    /* observed-time tolerance when validating (1000) */
+} lsim_build_opts;
+
+void lsim_build_opts_default(lsim_build_opts *o);
+
+typedef struct lsim_proc {
+    uint8_t is_gpu;
+    int64_t pid, tid;   /* CPU: pid/tid; GPU: device/stream */
+    uint32_t nnodes;
+} lsim_proc;
+
+typedef struct lsim_iter {
+    uint32_t name;       /* "ProfilerStep#N" */
+    lsim_ns obs_start, obs_end; /* the annotation's own span */
+} lsim_iter;
+
+/* Why inferred edges were dropped. */
+typedef enum lsim_drop_reason {
+    LSIM_DROP_CONTRADICTS_TIMES = 0, /* source ended after target started */
+    LSIM_DROP_NO_SOURCE,             /* nothing recorded/enqueued to wait on */
+    LSIM_DROP_NO_TARGET,             /* no later work on the waiting stream */
+    LSIM_DROP_SAME_STREAM,           /* record and wait on one stream: implicit */
+    LSIM_DROP_NREASONS
+} lsim_drop_reason;
+const char *lsim_drop_reason_name(lsim_drop_reason r);
+
+typedef struct lsim_graph {
+    char *source;            /* trace path */
+    int32_t rank;            /* distributedInfo.rank or -1 */
+    lsim_strtab *strings;    /* owned */
+    lsim_latency_mode latency;
+
+    /* nodes */
+    size_t n;
+    uint8_t *kind;           /* lsim_node_kind */
+    uint8_t *flags;          /* LSIM_NF_* */
+    uint32_t *proc;          /* index into procs */
+    uint32_t *name;          /* strtab id */
+    lsim_ns *dur;            /* duration used by the simulation */
+    lsim_ns *obs_start;      /* observed start (reporting/validation only) */
+    lsim_ns *obs_end;        /* observed end */
+    lsim_ns *release;        /* earliest start, INT64_MIN if none */
+    int64_t *corr;           /* correlation id or -1 */
+    int32_t *iter;           /* index into iters or -1 */
+    int32_t *coll;           /* index into colls or -1 */
+
+    /* incoming edges, CSR: preds of v are in_src[in_off[v] .. in_off[v+1]) */
+    uint64_t *in_off;
+    uint32_t *in_src;
+    lsim_ns *in_delay;
+    uint8_t *in_class;       /* lsim_edge_class | LSIM_EDGE_END */
+    /* outgoing, CSR */
+    uint64_t *out_off;
+    uint32_t *out_dst;
+    uint64_t nedges;
+
+    lsim_proc *procs;
+    uint32_t nprocs;
+    lsim_iter *iters;
+    uint32_t niters;
+    lsim_coll_info *colls;   /* copied from the trace */
+    size_t ncoll;
+
+    lsim_ns t0;              /* earliest observed time in the trace */
+
+    /* statistics */
+    uint64_t edges_by_class[LSIM_E_NCLASSES];
+    uint64_t inferred_by_class[LSIM_E_NCLASSES]; /* edges not stated by the trace */
+    uint64_t dropped[LSIM_DROP_NREASONS];
+    uint64_t releases;       /* nodes with a release time */
+    uint64_t prewindow;      /* GPU nodes with no launch in the trace */
+    uint64_t sync_events_used; /* cuda_sync events that produced an edge */
+    uint64_t launch_samples; /* idle-stream launches used for the latency model */
+    lsim_ns launch_latency_ns; /* median modelled latency (all APIs), for reports */
+} lsim_graph;
+
+int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
+                     lsim_err *err);
+void lsim_graph_free(lsim_graph *g);
+
+/* Total edges counted per class, and inferred/dropped totals. */
+uint64_t lsim_graph_inferred_total(const lsim_graph *g);
+uint64_t lsim_graph_dropped_total(const lsim_graph *g);
+
+#endif

@@ -1,0 +1,29 @@
+/* Interned string table: every distinct name is stored once and referred to
+ * by a dense uint32 id (0, 1, 2, ... in order of first insertion, so ids are
+ * deterministic for a given input order).
+ *
+ * Ownership: lsim_strtab_new allocates; lsim_strtab_free releases the table
+ * and all strings. Pointers returned by lsim_strtab_get stay valid until the
+ * table is freed (strings live in stable blocks, never moved). Local, not
+ * thread-safe. */
+#ifndef LUMOSIM_STRTAB_H
+#define LUMOSIM_STRTAB_H
+
+#include "lumosim/common.h"
+
+typedef struct lsim_strtab lsim_strtab;
+
+lsim_strtab *lsim_strtab_new(void);
+void lsim_strtab_free(lsim_strtab *t);
+
+/* Intern s[0..len); store its id in *id. Returns 0 or LSIM_ENOMEM. */
+int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id);
+
+/* The NUL-terminated string with this id (NULL if id is out of range). */
+const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id);
+
+/* Number of distinct strings; bytes held (for memory reports). */
+uint32_t lsim_strtab_count(const lsim_strtab *t);
+size_t lsim_strtab_bytes(const lsim_strtab *t);
+
+#endif

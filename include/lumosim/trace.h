@@ -1,0 +1,138 @@
+/* Kineto (PyTorch profiler) Chrome-trace reader.
+ *
+ * Reads one trace file, plain JSON or gzip (detected from the content, not the
+ * name), as a stream: the traceEvents array is scanned and each event object
+ * is parsed on its own with cJSON, so peak memory is the compact event table
+ * below, never the document. Timestamps are converted once, exactly, from
+ * the decimal text of `ts`/`dur` (microseconds, integer or float) to int64
+ * nanoseconds, rounding half away from zero below 1 ns.
+ *
+ * Ownership: lsim_trace_read allocates *out; the caller releases it with
+ * lsim_trace_free. Local (no MPI). */
+#ifndef LUMOSIM_TRACE_H
+#define LUMOSIM_TRACE_H
+
+#include "lumosim/common.h"
+#include "lumosim/strtab.h"
+
+/* What an event is, from its category (case-insensitive) and phase. */
+typedef enum lsim_ev_kind {
+    LSIM_EV_CPU_OP = 0,  /* cpu_op, python_function, other CPU-side X events */
+    LSIM_EV_ANNOTATION,  /* user_annotation (ProfilerStep#N lives here) */
+    LSIM_EV_RUNTIME,     /* cuda_runtime, cuda_driver, Runtime (incl. hip*) */
+    LSIM_EV_KERNEL,      /* kernel */
+    LSIM_EV_MEMCPY,      /* gpu_memcpy */
+    LSIM_EV_MEMSET,      /* gpu_memset */
+    LSIM_EV_SYNC         /* cuda_sync: an edge, not GPU work */
+} lsim_ev_kind;
+
+typedef enum lsim_sync_kind {
+    LSIM_SYNC_NONE = 0,
+    LSIM_SYNC_STREAM_WAIT_EVENT,
+    LSIM_SYNC_EVENT,
+    LSIM_SYNC_STREAM,
+    LSIM_SYNC_CONTEXT
+} lsim_sync_kind;
+
+/* Collective kinds recognised from NCCL/RCCL kernel names or metadata. */
+typedef enum lsim_coll_kind {
+    LSIM_COLL_NONE = 0,
+    LSIM_COLL_ALLREDUCE,
+    LSIM_COLL_ALLGATHER,
+    LSIM_COLL_REDUCESCATTER,
+    LSIM_COLL_BROADCAST,
+    LSIM_COLL_REDUCE,
+    LSIM_COLL_ALLTOALL,
+    LSIM_COLL_SENDRECV,
+    LSIM_COLL_SEND,
+    LSIM_COLL_RECV,
+    LSIM_COLL_GENERIC, /* ncclDevKernel_Generic etc.: kind only from parent op */
+    LSIM_COLL_OTHER
+} lsim_coll_kind;
+
+const char *lsim_coll_kind_name(lsim_coll_kind k);
+
+/* One complete ("X") event. 64-bit ids because real traces have 32-bit
+ * wrapped (negative) thread ids and huge correlation ids. */
+typedef struct lsim_event {
+    lsim_ns ts, dur;      /* ns; dur >= 0 (negative durations are rejected) */
+    int64_t pid, tid;     /* CPU: process/thread; GPU: device/stream row */
+    int64_t corr;         /* args.correlation, -1 if absent */
+    int64_t ext_id;       /* args["External id"], -1 if absent */
+    uint32_t name;        /* strtab id */
+    uint32_t cat;         /* strtab id of the original category */
+    int32_t device;       /* args.device (GPU/sync rows), else -1 */
+    int32_t coll;         /* index into lsim_trace.colls, -1 if none */
+    int64_t stream;       /* args.stream for GPU/sync rows, else -1 */
+    /* cuda_sync fields (LSIM_EV_SYNC only) */
+    int64_t wait_stream;  /* wait_on_stream, -1 if absent */
+    int64_t wait_rec_corr;/* wait_on_cuda_event_record_corr_id, -1 if absent */
+    uint8_t kind;         /* lsim_ev_kind */
+    uint8_t sync_kind;    /* lsim_sync_kind */
+    uint8_t pageable;     /* gpu_memcpy whose name says Pageable (DtoH blocks) */
+    uint8_t dtoh;         /* gpu_memcpy device-to-host */
+} lsim_event;
+
+/* Collective metadata, attached to NCCL kernels and record_param_comms ops. */
+typedef struct lsim_coll_info {
+    uint8_t kind;          /* lsim_coll_kind */
+    uint8_t from_metadata; /* 1 if kind/size came from args, 0 if from name */
+    int32_t group_size;    /* -1 unknown */
+    int64_t in_nelems, out_nelems; /* -1 unknown */
+    int32_t dtype_bytes;   /* -1 unknown */
+    int64_t bytes;         /* -1 unknown */
+    uint32_t pg_name;      /* strtab id, UINT32_MAX unknown */
+    uint32_t pg_ranks;     /* strtab id of the ranks list text, UINT32_MAX unknown */
+} lsim_coll_info;
+
+/* A process group from distributedInfo.pg_config. */
+typedef struct lsim_pg {
+    uint32_t name;   /* strtab id */
+    uint32_t desc;   /* strtab id ("" if absent) */
+    int32_t size;
+    int32_t nranks;
+    int32_t *ranks;  /* owned by the trace */
+} lsim_pg;
+
+typedef struct lsim_trace {
+    char *path;             /* as given */
+    lsim_strtab *strings;   /* names, categories */
+    lsim_event *ev;         /* complete events in file order */
+    size_t nev, capev;
+    lsim_coll_info *colls;
+    size_t ncoll, capcoll;
+    /* distributedInfo */
+    int32_t rank, world_size; /* -1 if absent */
+    uint32_t backend;         /* strtab id, UINT32_MAX if absent */
+    lsim_pg *pgs;
+    size_t npg;
+    /* ingest counters */
+    uint64_t bytes_read;      /* uncompressed bytes scanned */
+    uint64_t events_seen;     /* all traceEvents elements, any phase */
+    uint64_t flow_events;     /* ph s/f (ac2g, fwdbwd): not needed, counted */
+    int ts_float;             /* 1 if any ts was written as a float */
+} lsim_trace;
+
+/* Read one trace. On failure returns a negative code, fills err with
+ * "PATH: what is wrong", and leaves *out NULL. Errors: unreadable path
+ * (LSIM_EIO), truncated/corrupt gzip or malformed JSON (LSIM_EFORMAT), a
+ * JSON document that is not a trace, no GPU and no CPU events, negative
+ * durations (LSIM_ETRACE). */
+int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err);
+
+/* Read from a memory buffer (fuzzing and tests); `label` names it in errors. */
+int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
+                        lsim_trace **out, lsim_err *err);
+
+void lsim_trace_free(lsim_trace *t);
+
+/* Parse a JSON number's decimal text in microseconds into nanoseconds,
+ * exactly. Returns 0, or LSIM_EFORMAT if it is not a number. Exposed for
+ * unit tests. */
+int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out);
+
+/* Classify a kernel name as a collective (LSIM_COLL_NONE if not NCCL/RCCL);
+ * *dtype_bytes gets the element size the name implies, or -1. */
+lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes);
+
+#endif

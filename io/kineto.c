@@ -1,0 +1,1007 @@
+/* Streaming Kineto trace reader (see include/lumosim/trace.h).
+ *
+ * Why hand-written scanning at all: cJSON parses whole documents, and traces
+ * run to gigabytes. So a small scanner walks the top-level object, finds the
+ * extent of each traceEvents element (strings, escapes and nesting handled),
+ * and hands that one element to cJSON. The scanner also notes where the
+ * element's own "ph", "ts" and "dur" values are, so that (a) non-complete
+ * events (flows, metadata) are skipped without parsing and (b) timestamps are
+ * converted exactly from their decimal text: cJSON's double cannot hold
+ * 1.7e15 us with sub-microsecond digits.
+ *
+ * cJSON allocations go to a bump arena reset after every event, so parsing an
+ * event costs no malloc/free pairs. */
+#include "lumosim/trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+#include <zlib.h>
+
+/* ------------------------------------------------------------------ arena */
+
+static struct {
+    char *base;
+    size_t used, cap;
+    int active;
+    unsigned long fallbacks; /* allocations that did not fit */
+} g_arena;
+
+static void *arena_malloc(size_t sz)
+{
+    if (g_arena.active) {
+        size_t a = (sz + 15u) & ~(size_t)15u;
+        if (g_arena.cap - g_arena.used >= a) {
+            void *p = g_arena.base + g_arena.used;
+            g_arena.used += a;
+            return p;
+        }
+        g_arena.fallbacks++;
+    }
+    return malloc(sz);
+}
+
+static void arena_free(void *p)
+{
+    char *c = p;
+    if (g_arena.base && c >= g_arena.base && c < g_arena.base + g_arena.cap) return;
+    free(p);
+}
+
+static int arena_begin(void)
+{
+    if (!g_arena.base) {
+        g_arena.cap = (size_t)4 << 20;
+        g_arena.base = malloc(g_arena.cap);
+        if (!g_arena.base) return LSIM_ENOMEM;
+        cJSON_Hooks h = {arena_malloc, arena_free};
+        cJSON_InitHooks(&h);
+    }
+    g_arena.active = 1;
+    g_arena.used = 0;
+    return 0;
+}
+
+static void arena_end(void)
+{
+    g_arena.active = 0;
+    g_arena.used = 0;
+}
+
+/* ----------------------------------------------------------------- source */
+
+typedef struct reader {
+    const char *label;
+    gzFile gz;
+    const char *mem;
+    size_t memlen, mempos;
+    char *buf;
+    size_t cap, pos, end; /* valid bytes [pos, end) */
+    uint64_t consumed;    /* bytes before buf[0] */
+    int eof;
+    lsim_err *err;
+} reader;
+
+/* Make at least `need` bytes available from pos (or hit EOF). Keeps
+ * [pos, end) and moves it to the front; grows the buffer if needed.
+ * Returns 0 or a negative code (err filled). */
+static int fill(reader *r, size_t need)
+{
+    while (r->end - r->pos < need && !r->eof) {
+        if (r->pos > 0) {
+            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+            r->consumed += r->pos;
+            r->end -= r->pos;
+            r->pos = 0;
+        }
+        if (r->cap - r->end < (size_t)1 << 16) {
+            size_t nc = r->cap * 2;
+            char *nb = realloc(r->buf, nc + 1);
+            if (!nb) return lsim_err_set(r->err, LSIM_ENOMEM, "%s: out of memory while reading", r->label);
+            r->buf = nb;
+            r->cap = nc;
+        }
+        size_t want = r->cap - r->end;
+        if (r->gz) {
+            unsigned chunk = want > (1u << 30) ? (1u << 30) : (unsigned)want;
+            int got = gzread(r->gz, r->buf + r->end, chunk);
+            if (got < 0) {
+                int zerr = 0;
+                const char *m = gzerror(r->gz, &zerr);
+                return lsim_err_set(r->err, LSIM_EFORMAT, "%s: corrupt or truncated gzip data (%s)",
+                                    r->label, m ? m : "zlib error");
+            }
+            if (got == 0) {
+                int zerr = 0;
+                const char *m = gzerror(r->gz, &zerr);
+                if (zerr != Z_OK && zerr != Z_STREAM_END)
+                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: corrupt or truncated gzip data (%s)",
+                                        r->label, m ? m : "zlib error");
+                r->eof = 1;
+            }
+            r->end += (size_t)got;
+        } else {
+            size_t left = r->memlen - r->mempos;
+            size_t n = left < want ? left : want;
+            memcpy(r->buf + r->end, r->mem + r->mempos, n);
+            r->mempos += n;
+            r->end += n;
+            if (r->mempos == r->memlen) r->eof = 1;
+        }
+    }
+    return 0;
+}
+
+static uint64_t offset_of(const reader *r, size_t at) { return r->consumed + at; }
+
+static int syntax_error(reader *r, size_t at, const char *what)
+{
+    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed JSON at byte %llu: %s", r->label,
+                        (unsigned long long)offset_of(r, at), what);
+}
+
+/* Skip whitespace; returns the next byte or -1 at EOF (or a negative code
+ * via *rc). */
+static int peek_nonspace(reader *r, int *rc)
+{
+    for (;;) {
+        while (r->pos < r->end) {
+            unsigned char c = (unsigned char)r->buf[r->pos];
+            if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+                r->pos++;
+                continue;
+            }
+            return c;
+        }
+        *rc = fill(r, 1);
+        if (*rc) return -2;
+        if (r->pos >= r->end) return -1;
+    }
+}
+
+/* Positions (relative to the value start) of an event's own ph/ts/dur. */
+typedef struct value_keys {
+    long ph, ts, dur; /* -1 if absent */
+} value_keys;
+
+/* Find the extent of the JSON value starting at r->pos. On success the value
+ * is buf[r->pos, r->pos + *len) and stays there until r->pos moves. When keys
+ * is given and the value is an object, records where its top-level "ph",
+ * "ts" and "dur" values begin. */
+static int value_extent(reader *r, size_t *len, value_keys *keys)
+{
+    size_t i = 0; /* offset from r->pos */
+    int depth = 0;
+    int expect_key = 0, key_is = 0; /* key_is: 1 ph, 2 ts, 3 dur */
+    int pending = 0;                /* value of key_is starts after ':' */
+    if (keys) keys->ph = keys->ts = keys->dur = -1;
+    for (;;) {
+        if (r->pos + i >= r->end) {
+            int rc = fill(r, i + 1);
+            if (rc) return rc;
+            if (r->pos + i >= r->end) return syntax_error(r, r->pos + i, "unexpected end of input");
+        }
+        const char *b = r->buf + r->pos;
+        char c = b[i];
+        switch (c) {
+        case '"': {
+            size_t s = i + 1, j = s;
+            for (;;) {
+                const char *q = NULL;
+                if (r->pos + j < r->end) q = memchr(b + j, '"', r->end - r->pos - j);
+                if (!q) {
+                    size_t have = r->end - r->pos;
+                    if (j < have) j = have; /* searched all of it */
+                    int rc = fill(r, have + 1);
+                    if (rc) return rc;
+                    b = r->buf + r->pos;
+                    if (r->end - r->pos <= have) return syntax_error(r, r->pos + i, "unterminated string");
+                    /* a backslash right before the old end may escape the
+                     * first new byte: back up over trailing backslashes */
+                    while (j > s && b[j - 1] == '\\') j--;
+                    continue;
+                }
+                j = (size_t)(q - b);
+                size_t bs = 0;
+                while (j - bs > s && b[j - bs - 1] == '\\') bs++;
+                if (bs % 2 == 0) break;
+                j++;
+            }
+            if (depth == 1 && expect_key && keys) {
+                size_t kl = j - s;
+                key_is = 0;
+                if (kl == 2 && b[s] == 'p' && b[s + 1] == 'h') key_is = 1;
+                else if (kl == 2 && b[s] == 't' && b[s + 1] == 's') key_is = 2;
+                else if (kl == 3 && memcmp(b + s, "dur", 3) == 0) key_is = 3;
+                expect_key = 0;
+                pending = key_is;
+            } else if (pending && depth == 1) {
+                /* string value of ph (or a quoted ts) */
+                pending = 0;
+            }
+            i = j + 1;
+            if (depth == 0) {
+                *len = i;
+                return 0;
+            }
+            continue;
+        }
+        case '{':
+        case '[':
+            depth++;
+            if (depth == 1 && c == '{') expect_key = 1;
+            i++;
+            continue;
+        case '}':
+        case ']':
+            if (depth == 0) return syntax_error(r, r->pos + i, "unexpected closing bracket");
+            depth--;
+            i++;
+            if (depth == 0) {
+                *len = i;
+                return 0;
+            }
+            continue;
+        case ',':
+            if (depth == 1) expect_key = 1;
+            i++;
+            continue;
+        case ':':
+            if (depth == 1 && pending && keys) {
+                size_t v = i + 1;
+                /* record value start (after whitespace; it is in the buffer
+                 * or will be when we get there, offsets are relative) */
+                for (;;) {
+                    if (r->pos + v >= r->end) {
+                        int rc = fill(r, v + 1);
+                        if (rc) return rc;
+                        if (r->pos + v >= r->end) return syntax_error(r, r->pos + v, "unexpected end of input");
+                    }
+                    char w = r->buf[r->pos + v];
+                    if (w == ' ' || w == '\n' || w == '\r' || w == '\t') {
+                        v++;
+                        continue;
+                    }
+                    break;
+                }
+                if (pending == 1) keys->ph = (long)v;
+                else if (pending == 2) keys->ts = (long)v;
+                else keys->dur = (long)v;
+                pending = 0;
+            }
+            i++;
+            continue;
+        default:
+            if (depth == 0) {
+                /* a primitive at top level: scan to a delimiter */
+                size_t j = i;
+                for (;;) {
+                    if (r->pos + j >= r->end) {
+                        int rc = fill(r, j + 1);
+                        if (rc) return rc;
+                        if (r->pos + j >= r->end) break;
+                    }
+                    char w = r->buf[r->pos + j];
+                    if (w == ',' || w == '}' || w == ']' || w == ' ' || w == '\n' || w == '\r' || w == '\t')
+                        break;
+                    j++;
+                }
+                if (j == 0) return syntax_error(r, r->pos, "expected a value");
+                *len = j;
+                return 0;
+            }
+            i++;
+            continue;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ conversions */
+
+int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) {
+        neg = s[i] == '-';
+        i++;
+    }
+    size_t d0 = i;
+    int64_t ip = 0;
+    while (i < len && s[i] >= '0' && s[i] <= '9') {
+        if (ip > (INT64_MAX / 1000 - 9) / 10) return LSIM_EFORMAT; /* > ~9.2e15 us */
+        ip = ip * 10 + (s[i] - '0');
+        i++;
+    }
+    int have_int = i > d0;
+    int64_t frac = 0;
+    int nfrac = 0, round_up = 0, have_frac = 0;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            have_frac = 1;
+            if (nfrac < 3) {
+                frac = frac * 10 + (s[i] - '0');
+                nfrac++;
+            } else if (nfrac == 3) {
+                round_up = s[i] >= '5';
+                nfrac++;
+            }
+            i++;
+        }
+    }
+    if (!have_int && !have_frac) return LSIM_EFORMAT;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        /* rare: exponent notation; go through strtod */
+        char tmp[64];
+        if (len >= sizeof tmp) return LSIM_EFORMAT;
+        memcpy(tmp, s, len);
+        tmp[len] = '\0';
+        char *endp = NULL;
+        errno = 0;
+        double v = strtod(tmp, &endp);
+        if (endp != tmp + len || errno || !isfinite(v) || fabs(v) > 9.2e15) return LSIM_EFORMAT;
+        *out = (lsim_ns)llround(v * 1000.0);
+        return 0;
+    }
+    if (i != len) return LSIM_EFORMAT;
+    while (nfrac < 3) {
+        frac *= 10;
+        nfrac++;
+    }
+    int64_t v = ip * 1000 + frac + round_up;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+static const char *COLL_NAMES[] = {"none",   "allreduce", "allgather", "reducescatter",
+                                   "broadcast", "reduce", "alltoall",  "sendrecv",
+                                   "send",   "recv",      "generic",   "other"};
+
+const char *lsim_coll_kind_name(lsim_coll_kind k)
+{
+    return (unsigned)k < sizeof COLL_NAMES / sizeof *COLL_NAMES ? COLL_NAMES[k] : "other";
+}
+
+/* Kind from a collective name as written in metadata or kernel names
+ * ("allreduce", "AllReduce", "all_reduce", "_allgather_base", ...). */
+static lsim_coll_kind coll_from_text(const char *s)
+{
+    char norm[96];
+    size_t k = 0;
+    for (const char *p = s; *p && k + 1 < sizeof norm; p++)
+        if (isalnum((unsigned char)*p)) norm[k++] = (char)tolower((unsigned char)*p);
+    norm[k] = '\0';
+    if (strstr(norm, "allreduce")) return LSIM_COLL_ALLREDUCE;
+    if (strstr(norm, "reducescatter")) return LSIM_COLL_REDUCESCATTER;
+    if (strstr(norm, "allgather")) return LSIM_COLL_ALLGATHER;
+    if (strstr(norm, "alltoall")) return LSIM_COLL_ALLTOALL;
+    if (strstr(norm, "broadcast")) return LSIM_COLL_BROADCAST;
+    if (strstr(norm, "sendrecv")) return LSIM_COLL_SENDRECV;
+    if (strstr(norm, "reduce")) return LSIM_COLL_REDUCE;
+    if (strstr(norm, "send")) return LSIM_COLL_SEND;
+    if (strstr(norm, "recv")) return LSIM_COLL_RECV;
+    if (strstr(norm, "generic")) return LSIM_COLL_GENERIC;
+    return LSIM_COLL_NONE;
+}
+
+/* Element size from a dtype token in a kernel name or a metadata dtype. */
+static int32_t dtype_size(const char *t)
+{
+    static const struct {
+        const char *tok;
+        int32_t sz;
+    } T[] = {{"bfloat16", 2}, {"bf16", 2}, {"half", 2},   {"float16", 2}, {"f16", 2},
+             {"double", 8},   {"f64", 8},  {"float64", 8}, {"float", 4},  {"f32", 4},
+             {"int64", 8},    {"i64", 8},  {"u64", 8},    {"long", 8},    {"uint64", 8},
+             {"int32", 4},    {"i32", 4},  {"u32", 4},    {"uint32", 4},  {"int8", 1},
+             {"i8", 1},       {"u8", 1},   {"uint8", 1},  {"byte", 1},    {"char", 1},
+             {"bool", 1},     {"fp8", 1},  {"int", 4}};
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++)
+        if (strcasecmp(t, T[i].tok) == 0) return T[i].sz;
+    return -1;
+}
+
+lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes)
+{
+    if (dtype_bytes) *dtype_bytes = -1;
+    if (!name) return LSIM_COLL_NONE;
+    const char *p = NULL;
+    if (strncasecmp(name, "nccl", 4) == 0 || strncasecmp(name, "rccl", 4) == 0) p = name;
+    else {
+        p = strstr(name, "nccl");
+        if (!p) p = strstr(name, "rccl");
+        if (!p || !(strstr(p, "Kernel") || strstr(p, "kernel"))) return LSIM_COLL_NONE;
+    }
+    /* tokens split on '_' up to '(' : ncclKernel AllReduce RING LL Sum float */
+    char buf[160];
+    size_t k = 0;
+    for (const char *q = p; *q && *q != '(' && *q != '<' && k + 1 < sizeof buf; q++) buf[k++] = *q;
+    buf[k] = '\0';
+    lsim_coll_kind kind = LSIM_COLL_NONE;
+    int32_t dt = -1;
+    char *save = NULL;
+    int first = 1;
+    for (char *tok = strtok_r(buf, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
+        if (first) { /* ncclKernel / ncclDevKernel */
+            first = 0;
+            continue;
+        }
+        if (kind == LSIM_COLL_NONE) {
+            lsim_coll_kind c = coll_from_text(tok);
+            if (c != LSIM_COLL_NONE) {
+                kind = c;
+                continue;
+            }
+        }
+        if (dt < 0) {
+            int32_t s = dtype_size(tok);
+            if (s > 0) dt = s;
+        }
+    }
+    if (kind == LSIM_COLL_NONE) kind = LSIM_COLL_OTHER;
+    if (dtype_bytes) *dtype_bytes = dt;
+    return kind;
+}
+
+/* ------------------------------------------------------------- the trace */
+
+void lsim_trace_free(lsim_trace *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->npg; i++) free(t->pgs[i].ranks);
+    free(t->pgs);
+    free(t->colls);
+    free(t->ev);
+    lsim_strtab_free(t->strings);
+    free(t->path);
+    free(t);
+}
+
+static int intern(lsim_trace *t, const char *s, uint32_t *id)
+{
+    return lsim_strtab_intern(t->strings, s ? s : "", s ? strlen(s) : 0, id);
+}
+
+static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
+    if (cJSON_IsString(v) && v->valuestring[0]) {
+        char *e = NULL;
+        long long x = strtoll(v->valuestring, &e, 10);
+        if (e && *e == '\0') return (int64_t)x;
+    }
+    return dflt;
+}
+
+/* pid/tid: numbers, or strings (numeric or not). Non-numeric strings map to
+ * stable negative ids far from real ones through the string table. */
+static int id_field(lsim_trace *t, const cJSON *o, const char *key, int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(v)) {
+        *out = (int64_t)v->valuedouble;
+        return 0;
+    }
+    if (cJSON_IsString(v)) {
+        char *e = NULL;
+        long long x = strtoll(v->valuestring, &e, 10);
+        if (v->valuestring[0] && e && *e == '\0') {
+            *out = (int64_t)x;
+            return 0;
+        }
+        uint32_t id;
+        int rc = intern(t, v->valuestring, &id);
+        if (rc) return rc;
+        *out = INT64_MIN / 2 + (int64_t)id;
+        return 0;
+    }
+    *out = 0;
+    return 0;
+}
+
+static int push_event(lsim_trace *t, lsim_event **out)
+{
+    if (t->nev == t->capev) {
+        size_t nc = t->capev ? t->capev * 2 : 4096;
+        lsim_event *n = realloc(t->ev, nc * sizeof *n);
+        if (!n) return LSIM_ENOMEM;
+        t->ev = n;
+        t->capev = nc;
+    }
+    *out = &t->ev[t->nev++];
+    return 0;
+}
+
+static int push_coll(lsim_trace *t, int32_t *idx)
+{
+    if (t->ncoll == t->capcoll) {
+        size_t nc = t->capcoll ? t->capcoll * 2 : 64;
+        lsim_coll_info *n = realloc(t->colls, nc * sizeof *n);
+        if (!n) return LSIM_ENOMEM;
+        t->colls = n;
+        t->capcoll = nc;
+    }
+    if (t->ncoll >= INT32_MAX) return LSIM_ENOMEM;
+    *idx = (int32_t)t->ncoll;
+    lsim_coll_info *c = &t->colls[t->ncoll++];
+    memset(c, 0, sizeof *c);
+    c->group_size = -1;
+    c->in_nelems = c->out_nelems = c->bytes = -1;
+    c->dtype_bytes = -1;
+    c->pg_name = c->pg_ranks = UINT32_MAX;
+    return 0;
+}
+
+static int classify(const char *cat, const char *name, lsim_ev_kind *k)
+{
+    /* returns 1 if the event is kept */
+    if (!cat) cat = "";
+    if (!strcasecmp(cat, "kernel")) *k = LSIM_EV_KERNEL;
+    else if (!strcasecmp(cat, "gpu_memcpy") || !strcasecmp(cat, "memcpy")) *k = LSIM_EV_MEMCPY;
+    else if (!strcasecmp(cat, "gpu_memset") || !strcasecmp(cat, "memset")) *k = LSIM_EV_MEMSET;
+    else if (!strcasecmp(cat, "cuda_runtime") || !strcasecmp(cat, "runtime") ||
+             !strcasecmp(cat, "cuda_driver") || !strcasecmp(cat, "hip_runtime") ||
+             !strcasecmp(cat, "driver"))
+        *k = LSIM_EV_RUNTIME;
+    else if (!strcasecmp(cat, "cuda_sync")) *k = LSIM_EV_SYNC;
+    else if (!strcasecmp(cat, "user_annotation")) *k = LSIM_EV_ANNOTATION;
+    else if (!strcasecmp(cat, "cpu_op") || !strcasecmp(cat, "operator") ||
+             !strcasecmp(cat, "python_function") || !strcasecmp(cat, "python"))
+        *k = LSIM_EV_CPU_OP;
+    else if (!strcasecmp(cat, "gpu_user_annotation") || !strcasecmp(cat, "trace") ||
+             !strcasecmp(cat, "cpu_instant_event") || !strcasecmp(cat, "overhead") ||
+             !strcasecmp(cat, "ac2g") || !strcasecmp(cat, "fwdbwd"))
+        return 0;
+    else if (name && (!strncmp(name, "cuda", 4) || !strncmp(name, "hip", 3) || !strncmp(name, "cu", 2)) &&
+             strchr(name, ' ') == NULL && strchr(name, ':') == NULL)
+        *k = LSIM_EV_RUNTIME;
+    else *k = LSIM_EV_CPU_OP;
+    return 1;
+}
+
+static lsim_sync_kind sync_kind_of(const char *s)
+{
+    if (!s) return LSIM_SYNC_NONE;
+    if (!strcasecmp(s, "Stream Wait Event")) return LSIM_SYNC_STREAM_WAIT_EVENT;
+    if (!strcasecmp(s, "Event Sync")) return LSIM_SYNC_EVENT;
+    if (!strcasecmp(s, "Stream Sync")) return LSIM_SYNC_STREAM;
+    if (!strcasecmp(s, "Context Sync")) return LSIM_SYNC_CONTEXT;
+    return LSIM_SYNC_NONE;
+}
+
+/* Collective metadata from args (newer PyTorch on kernels and on
+ * record_param_comms), or from the kernel name. */
+static int attach_coll(lsim_trace *t, lsim_event *e, const cJSON *args, const char *name, int is_kernel)
+{
+    int32_t dt = -1;
+    lsim_coll_kind kind = is_kernel ? lsim_coll_from_kernel_name(name, &dt) : LSIM_COLL_NONE;
+    const cJSON *cn = args ? cJSON_GetObjectItemCaseSensitive(args, "Collective name") : NULL;
+    int is_rpc = !is_kernel && name && strcmp(name, "record_param_comms") == 0;
+    if (kind == LSIM_COLL_NONE && !is_rpc) return 0;
+    int32_t idx;
+    int rc = push_coll(t, &idx);
+    if (rc) return rc;
+    lsim_coll_info *c = &t->colls[idx];
+    c->kind = (uint8_t)kind;
+    c->dtype_bytes = dt;
+    if (cJSON_IsString(cn)) {
+        lsim_coll_kind k2 = coll_from_text(cn->valuestring);
+        if (k2 != LSIM_COLL_NONE) c->kind = (uint8_t)k2;
+        c->from_metadata = 1;
+    }
+    if (args) {
+        c->in_nelems = item_int(args, "In msg nelems", -1);
+        c->out_nelems = item_int(args, "Out msg nelems", -1);
+        c->group_size = (int32_t)item_int(args, "Group size", -1);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(args, "dtype");
+        if (cJSON_IsString(d)) {
+            int32_t s = dtype_size(d->valuestring);
+            if (s > 0) c->dtype_bytes = s;
+        }
+        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(args, "Process Group Name");
+        if (cJSON_IsString(pg) && (rc = intern(t, pg->valuestring, &c->pg_name))) return rc;
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(args, "Process Group Ranks");
+        if (cJSON_IsString(pr) && (rc = intern(t, pr->valuestring, &c->pg_ranks))) return rc;
+        if (c->in_nelems < 0) {
+            /* older record_param_comms: one tensor's dims in "Input Dims" */
+            const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+            const cJSON *first = cJSON_IsArray(dims) ? dims->child : NULL;
+            if (cJSON_IsArray(first) && first->child && cJSON_IsArray(first->child)) first = first->child;
+            if (cJSON_IsArray(first) && first->child) {
+                int64_t p = 1;
+                for (const cJSON *x = first->child; x; x = x->next) {
+                    if (!cJSON_IsNumber(x) || x->valuedouble < 0) {
+                        p = -1;
+                        break;
+                    }
+                    p *= (int64_t)x->valuedouble;
+                }
+                c->in_nelems = p;
+            }
+        }
+    }
+    if (c->in_nelems >= 0 && c->dtype_bytes > 0) c->bytes = c->in_nelems * c->dtype_bytes;
+    e->coll = idx;
+    return 0;
+}
+
+static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, const value_keys *vk)
+{
+    t->events_seen++;
+    /* Only complete events are graph material; cheap check on ph first. */
+    if (vk->ph < 0) return 0;
+    const char *ph = txt + vk->ph;
+    if (ph[0] != '"') return 0;
+    if (ph[1] == 's' || ph[1] == 'f' || ph[1] == 't') {
+        t->flow_events++;
+        return 0;
+    }
+    if (!(ph[1] == 'X' && ph[2] == '"')) return 0;
+
+    int rc = arena_begin();
+    if (rc) return lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    cJSON *o = cJSON_ParseWithLength(txt, len);
+    if (!o || !cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        arena_end();
+        return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed trace event #%llu", r->label,
+                            (unsigned long long)t->events_seen);
+    }
+    const cJSON *jcat = cJSON_GetObjectItemCaseSensitive(o, "cat");
+    const cJSON *jname = cJSON_GetObjectItemCaseSensitive(o, "name");
+    const char *cat = cJSON_IsString(jcat) ? jcat->valuestring : NULL;
+    const char *name = cJSON_IsString(jname) ? jname->valuestring : "";
+    lsim_ev_kind kind;
+    if (!classify(cat, name, &kind)) goto done;
+    if (vk->ts < 0) {
+        rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has no ts", r->label,
+                          (unsigned long long)t->events_seen, name);
+        goto done;
+    }
+    lsim_ns ts = 0, dur = 0;
+    {
+        const char *p = txt + vk->ts;
+        size_t n = 0;
+        int quoted = *p == '"';
+        if (quoted) p++;
+        while (p + n < txt + len && (isdigit((unsigned char)p[n]) || p[n] == '.' || p[n] == '-' ||
+                                     p[n] == '+' || p[n] == 'e' || p[n] == 'E'))
+            n++;
+        if (lsim_us_text_to_ns(p, n, &ts)) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a bad ts", r->label,
+                              (unsigned long long)t->events_seen, name);
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (p[i] == '.') t->ts_float = 1;
+    }
+    if (vk->dur >= 0) {
+        const char *p = txt + vk->dur;
+        size_t n = 0;
+        if (*p == '"') p++;
+        while (p + n < txt + len && (isdigit((unsigned char)p[n]) || p[n] == '.' || p[n] == '-' ||
+                                     p[n] == '+' || p[n] == 'e' || p[n] == 'E'))
+            n++;
+        if (lsim_us_text_to_ns(p, n, &dur)) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a bad dur", r->label,
+                              (unsigned long long)t->events_seen, name);
+            goto done;
+        }
+        if (dur < 0) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a negative duration (%lld ns)",
+                              r->label, (unsigned long long)t->events_seen, name, (long long)dur);
+            goto done;
+        }
+    }
+    lsim_event *e;
+    if ((rc = push_event(t, &e))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
+    }
+    memset(e, 0, sizeof *e);
+    e->ts = ts;
+    e->dur = dur;
+    e->kind = (uint8_t)kind;
+    e->coll = -1;
+    if ((rc = id_field(t, o, "pid", &e->pid)) || (rc = id_field(t, o, "tid", &e->tid)) ||
+        (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
+    }
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
+    if (!cJSON_IsObject(args)) args = NULL;
+    e->corr = args ? item_int(args, "correlation", -1) : -1;
+    e->ext_id = args ? item_int(args, "External id", -1) : -1;
+    e->device = args ? (int32_t)item_int(args, "device", -1) : -1;
+    e->stream = args ? item_int(args, "stream", -1) : -1;
+    e->wait_stream = -1;
+    e->wait_rec_corr = -1;
+    if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET) {
+        /* GPU rows: pid = device, tid = stream when args lack them */
+        if (e->device < 0) e->device = (int32_t)e->pid;
+        if (e->stream < 0) e->stream = e->tid;
+    }
+    if (kind == LSIM_EV_SYNC) {
+        const cJSON *sk = args ? cJSON_GetObjectItemCaseSensitive(args, "cuda_sync_kind") : NULL;
+        e->sync_kind = (uint8_t)sync_kind_of(cJSON_IsString(sk) ? sk->valuestring : name);
+        e->wait_stream = args ? item_int(args, "wait_on_stream", -1) : -1;
+        e->wait_rec_corr = args ? item_int(args, "wait_on_cuda_event_record_corr_id", -1) : -1;
+        if (e->device < 0) e->device = (int32_t)e->pid;
+        if (e->stream < 0 && e->tid >= 0) e->stream = e->tid;
+    }
+    if (kind == LSIM_EV_MEMCPY) {
+        e->pageable = strstr(name, "Pageable") != NULL;
+        e->dtoh = strstr(name, "DtoH") != NULL || strstr(name, "Device -> Pageable") != NULL ||
+                  strstr(name, "Device -> Pinned") != NULL;
+    }
+    if (kind == LSIM_EV_KERNEL || (kind == LSIM_EV_CPU_OP && name[0] == 'r')) {
+        if ((rc = attach_coll(t, e, args, name, kind == LSIM_EV_KERNEL))) {
+            lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (g_arena.fallbacks) {
+        cJSON_Delete(o);
+        g_arena.fallbacks = 0;
+    }
+    arena_end();
+    return rc;
+}
+
+static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, size_t len)
+{
+    cJSON *o = cJSON_ParseWithLength(txt, len);
+    int rc = 0;
+    if (!o) return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed distributedInfo", r->label);
+    if (!cJSON_IsObject(o)) goto cleanup;
+    t->rank = (int32_t)item_int(o, "rank", -1);
+    t->world_size = (int32_t)item_int(o, "world_size", -1);
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(o, "backend");
+    if (cJSON_IsString(be) && (rc = intern(t, be->valuestring, &t->backend))) goto cleanup;
+    const cJSON *pgc = cJSON_GetObjectItemCaseSensitive(o, "pg_config");
+    if (cJSON_IsArray(pgc)) {
+        int n = cJSON_GetArraySize(pgc);
+        t->pgs = calloc(n > 0 ? (size_t)n : 1, sizeof *t->pgs);
+        if (!t->pgs) {
+            rc = LSIM_ENOMEM;
+            goto cleanup;
+        }
+        for (const cJSON *g = pgc->child; g; g = g->next) {
+            if (!cJSON_IsObject(g)) continue;
+            lsim_pg *pg = &t->pgs[t->npg++];
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(g, "pg_name");
+            const cJSON *ds = cJSON_GetObjectItemCaseSensitive(g, "pg_desc");
+            char numbuf[32];
+            const char *nms = cJSON_IsString(nm) ? nm->valuestring : NULL;
+            if (!nms && cJSON_IsNumber(nm)) {
+                snprintf(numbuf, sizeof numbuf, "%lld", (long long)nm->valuedouble);
+                nms = numbuf;
+            }
+            if ((rc = intern(t, nms ? nms : "", &pg->name)) ||
+                (rc = intern(t, cJSON_IsString(ds) ? ds->valuestring : "", &pg->desc)))
+                goto cleanup;
+            pg->size = (int32_t)item_int(g, "pg_size", -1);
+            const cJSON *rk = cJSON_GetObjectItemCaseSensitive(g, "ranks");
+            if (cJSON_IsArray(rk)) {
+                int m = cJSON_GetArraySize(rk);
+                pg->ranks = malloc((m > 0 ? (size_t)m : 1) * sizeof *pg->ranks);
+                if (!pg->ranks) {
+                    rc = LSIM_ENOMEM;
+                    goto cleanup;
+                }
+                for (const cJSON *x = rk->child; x; x = x->next)
+                    if (cJSON_IsNumber(x)) pg->ranks[pg->nranks++] = (int32_t)x->valuedouble;
+            }
+        }
+    }
+cleanup:
+    cJSON_Delete(o);
+    if (rc) lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    return rc;
+}
+
+static int expect_char(reader *r, char want, const char *what)
+{
+    int rc = 0;
+    int c = peek_nonspace(r, &rc);
+    if (c == -2) return rc;
+    if (c != want) return syntax_error(r, r->pos, what);
+    r->pos++;
+    return 0;
+}
+
+/* Streams the array whose '[' was just consumed. */
+static int read_events_array(lsim_trace *t, reader *r)
+{
+    int rc = 0;
+    int c = peek_nonspace(r, &rc);
+    if (c == -2) return rc;
+    if (c == ']') {
+        r->pos++;
+        return 0;
+    }
+    for (;;) {
+        c = peek_nonspace(r, &rc);
+        if (c == -2) return rc;
+        if (c == -1) return syntax_error(r, r->pos, "unexpected end of input inside traceEvents");
+        size_t len;
+        value_keys vk;
+        if (c != '{') {
+            if ((rc = value_extent(r, &len, NULL))) return rc;
+            t->events_seen++;
+        } else {
+            if ((rc = value_extent(r, &len, &vk))) return rc;
+            if ((rc = handle_event(t, r, r->buf + r->pos, len, &vk))) return rc;
+        }
+        r->pos += len;
+        c = peek_nonspace(r, &rc);
+        if (c == -2) return rc;
+        if (c == ',') {
+            r->pos++;
+            continue;
+        }
+        if (c == ']') {
+            r->pos++;
+            return 0;
+        }
+        return syntax_error(r, r->pos, c == -1 ? "unexpected end of input inside traceEvents"
+                                               : "expected ',' or ']' in traceEvents");
+    }
+}
+
+static int read_top(lsim_trace *t, reader *r, int *have_events)
+{
+    int rc = 0;
+    int c = peek_nonspace(r, &rc);
+    if (c == -2) return rc;
+    if (c == -1) return lsim_err_set(r->err, LSIM_EFORMAT, "%s: file is empty", r->label);
+    if (c == '[') { /* Chrome trace format also allows a bare array */
+        r->pos++;
+        *have_events = 1;
+        if ((rc = read_events_array(t, r))) return rc;
+        goto trailing;
+    }
+    if (c != '{') return lsim_err_set(r->err, LSIM_EFORMAT, "%s: not JSON (expected '{' or '[' at start)", r->label);
+    r->pos++;
+    c = peek_nonspace(r, &rc);
+    if (c == -2) return rc;
+    if (c == '}') {
+        r->pos++;
+        goto trailing;
+    }
+    for (;;) {
+        c = peek_nonspace(r, &rc);
+        if (c == -2) return rc;
+        if (c != '"') return syntax_error(r, r->pos, "expected a key");
+        size_t klen;
+        if ((rc = value_extent(r, &klen, NULL))) return rc;
+        char key[32] = "";
+        if (klen - 2 < sizeof key) {
+            memcpy(key, r->buf + r->pos + 1, klen - 2);
+            key[klen - 2] = '\0';
+        }
+        r->pos += klen;
+        if ((rc = expect_char(r, ':', "expected ':' after key"))) return rc;
+        c = peek_nonspace(r, &rc);
+        if (c == -2) return rc;
+        if (c == -1) return syntax_error(r, r->pos, "unexpected end of input");
+        if (!strcmp(key, "traceEvents")) {
+            if (c != '[') return lsim_err_set(r->err, LSIM_ETRACE, "%s: traceEvents is not an array", r->label);
+            r->pos++;
+            *have_events = 1;
+            if ((rc = read_events_array(t, r))) return rc;
+        } else {
+            size_t vlen;
+            if ((rc = value_extent(r, &vlen, NULL))) return rc;
+            if (!strcmp(key, "distributedInfo") && (rc = parse_distributed_info(t, r, r->buf + r->pos, vlen)))
+                return rc;
+            r->pos += vlen;
+        }
+        c = peek_nonspace(r, &rc);
+        if (c == -2) return rc;
+        if (c == ',') {
+            r->pos++;
+            continue;
+        }
+        if (c == '}') {
+            r->pos++;
+            break;
+        }
+        return syntax_error(r, r->pos, c == -1 ? "unexpected end of input" : "expected ',' or '}'");
+    }
+trailing:
+    c = peek_nonspace(r, &rc);
+    if (c == -2) return rc;
+    if (c != -1) return syntax_error(r, r->pos, "trailing data after the JSON document");
+    return 0;
+}
+
+static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen, lsim_trace **out,
+                    lsim_err *err)
+{
+    int rc = 0;
+    lsim_trace *t = NULL;
+    reader r = {0};
+    *out = NULL;
+    r.label = label;
+    r.gz = gz;
+    r.mem = mem;
+    r.memlen = memlen;
+    r.err = err;
+    r.eof = !gz && memlen == 0;
+    r.cap = (size_t)1 << 20;
+    r.buf = malloc(r.cap + 1);
+    t = calloc(1, sizeof *t);
+    if (!r.buf || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
+        goto cleanup;
+    }
+    t->rank = t->world_size = -1;
+    t->backend = UINT32_MAX;
+    int have_events = 0;
+    if ((rc = read_top(t, &r, &have_events))) goto cleanup;
+    t->bytes_read = r.consumed + r.end;
+    if (!have_events) {
+        rc = lsim_err_set(err, LSIM_ETRACE, "%s: no traceEvents array: not a Kineto/Chrome trace", label);
+        goto cleanup;
+    }
+    if (t->nev == 0) {
+        rc = lsim_err_set(err, LSIM_ETRACE, "%s: traceEvents has no complete (ph \"X\") events", label);
+        goto cleanup;
+    }
+    size_t ngpu = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].kind == LSIM_EV_KERNEL || t->ev[i].kind == LSIM_EV_MEMCPY || t->ev[i].kind == LSIM_EV_MEMSET)
+            ngpu++;
+    if (ngpu == 0) {
+        rc = lsim_err_set(err, LSIM_ETRACE, "%s: no GPU activity (kernels, memcpy, memset): a CPU-only trace cannot be replayed",
+                          label);
+        goto cleanup;
+    }
+    *out = t;
+    t = NULL;
+cleanup:
+    free(r.buf);
+    lsim_trace_free(t);
+    return rc;
+}
+
+int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return lsim_err_set(err, LSIM_EIO, "%s: is a directory, not a trace file", path);
+    FILE *probe = fopen(path, "rb");
+    if (!probe) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    fclose(probe);
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    gzbuffer(gz, 1u << 18);
+    int rc = read_any(path, gz, NULL, 0, out, err);
+    int zc = gzclose(gz);
+    if (!rc && zc != Z_OK) {
+        lsim_trace_free(*out);
+        *out = NULL;
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
+    }
+    return rc;
+}
+
+int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
+{
+    return read_any(label, NULL, buf, len, out, err);
+}

@@ -1,0 +1,1292 @@
+/* Execution-graph construction from one Kineto trace (see graph.h).
+ *
+ * Order of work, and why:
+ *  1. processors: CPU threads (pid, tid) and GPU streams (device, stream);
+ *  2. CPU threads are flattened: nested ops become pieces so that a thread is
+ *     a sequence of non-overlapping intervals; gaps become edge delays;
+ *  3. GPU activities become nodes in per-stream order, joined to their launch
+ *     by correlation id (no launch in the file = pre-window work);
+ *  4. the launch-latency model is learned from launches onto idle streams
+ *     (only there is kernel.ts - launch.ts a latency and not queueing);
+ *  5. blocking calls, cross-stream waits and cross-thread wake-ups add edges;
+ *     whatever the trace does not state is inferred and every inferred edge is
+ *     checked against observed times (contradictions dropped and counted);
+ *  6. a GPU op that still starts later than its known dependencies explain is
+ *     given the hidden dependency the timing shows (another stream's op that
+ *     ended just before it): that recovers CUDA-graph internals and waits
+ *     whose cudaEventRecord the profiler filtered out.
+ * The structure of the graph does not depend on the latency mode; only
+ * delays, durations of blocking calls and releases do. */
+#include "lumosim/graph.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+static const char *EDGE_NAMES[LSIM_E_NCLASSES] = {"cpu_thread", "cpu_cross_thread", "launch", "sync",
+                                                  "stream",     "event",            "inferred"};
+const char *lsim_edge_class_name(lsim_edge_class c)
+{
+    return (unsigned)c < LSIM_E_NCLASSES ? EDGE_NAMES[c] : "?";
+}
+static const char *KIND_NAMES[LSIM_N_NKINDS] = {"cpu", "runtime", "kernel", "memcpy", "memset"};
+const char *lsim_node_kind_name(lsim_node_kind k) { return (unsigned)k < LSIM_N_NKINDS ? KIND_NAMES[k] : "?"; }
+static const char *DROP_NAMES[LSIM_DROP_NREASONS] = {"contradicts_observed_times", "no_source", "no_target",
+                                                     "same_stream"};
+const char *lsim_drop_reason_name(lsim_drop_reason r)
+{
+    return (unsigned)r < LSIM_DROP_NREASONS ? DROP_NAMES[r] : "?";
+}
+
+void lsim_build_opts_default(lsim_build_opts *o)
+{
+    o->latency = LSIM_LAT_MODEL;
+    o->nest_tol_ns = 1000;
+    o->infer_gap_ns = 10000;
+    o->infer_slack_ns = 5000;
+    o->event_tol_ns = 1000;
+}
+
+/* ------------------------------------------------------------ small utils */
+
+typedef struct edge_tmp {
+    uint32_t dst, src;
+    lsim_ns delay;
+    uint8_t cls; /* class | LSIM_EDGE_END */
+} edge_tmp;
+
+typedef struct builder {
+    lsim_trace *t;
+    const lsim_build_opts *o;
+    lsim_graph *g;
+    lsim_err *err;
+    size_t cap;
+    edge_tmp *edges;
+    size_t nedges, capedges;
+    /* per node extras used only while building */
+    uint32_t *node_event; /* source event index */
+    uint32_t *launch_of;  /* GPU node -> runtime node, NONE if pre-window */
+    /* per event: last piece node (CPU/runtime), GPU node (GPU) */
+    uint32_t *ev_node;
+    uint32_t *ev_enter; /* runtime memcpy events: their entry node */
+    /* streams: nodes in stream order */
+    uint32_t **stream_nodes;
+    uint32_t *stream_len;
+    lsim_ns **stream_lt; /* prefix-max launch time per stream position */
+    int32_t *proc_device;
+    /* correlation -> runtime node / sync event */
+    int64_t *ckeys;
+    uint32_t *cvals;
+    size_t cslots;
+    int64_t *skeys;
+    uint32_t *svals; /* sync event index */
+    size_t sslots;
+    /* launch latency model */
+    uint32_t *api_ids;
+    lsim_ns *api_lat;
+    size_t napi;
+    lsim_ns lat_default;
+    uint32_t nstreams_alloc;
+} builder;
+
+static int oom(builder *b) { return lsim_err_set(b->err, LSIM_ENOMEM, "%s: out of memory building the graph", b->t->path); }
+
+static int add_edge(builder *b, uint32_t src, uint32_t dst, uint8_t cls, lsim_ns delay)
+{
+    if (b->nedges == b->capedges) {
+        size_t nc = b->capedges ? b->capedges * 2 : 1024;
+        edge_tmp *n = realloc(b->edges, nc * sizeof *n);
+        if (!n) return oom(b);
+        b->edges = n;
+        b->capedges = nc;
+    }
+    b->edges[b->nedges++] = (edge_tmp){dst, src, delay, cls};
+    return 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* open addressing int64 -> uint32; key INT64_MIN = empty */
+static int map_init(int64_t **keys, uint32_t **vals, size_t *slots, size_t n)
+{
+    size_t s = 16;
+    while (s < n * 2 + 16) s <<= 1;
+    *keys = malloc(s * sizeof **keys);
+    *vals = malloc(s * sizeof **vals);
+    if (!*keys || !*vals) return LSIM_ENOMEM;
+    for (size_t i = 0; i < s; i++) (*keys)[i] = INT64_MIN;
+    *slots = s;
+    return 0;
+}
+
+/* returns 1 if inserted, 0 if the key existed (value untouched) */
+static int map_put(int64_t *keys, uint32_t *vals, size_t slots, int64_t k, uint32_t v)
+{
+    size_t i = mix64((uint64_t)k) & (slots - 1);
+    while (keys[i] != INT64_MIN) {
+        if (keys[i] == k) return 0;
+        i = (i + 1) & (slots - 1);
+    }
+    keys[i] = k;
+    vals[i] = v;
+    return 1;
+}
+
+static uint32_t map_get(const int64_t *keys, const uint32_t *vals, size_t slots, int64_t k)
+{
+    if (!keys || k == INT64_MIN) return NONE;
+    size_t i = mix64((uint64_t)k) & (slots - 1);
+    while (keys[i] != INT64_MIN) {
+        if (keys[i] == k) return vals[i];
+        i = (i + 1) & (slots - 1);
+    }
+    return NONE;
+}
+
+static int cmp_ns(const void *a, const void *b)
+{
+    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+static lsim_ns median(lsim_ns *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_ns);
+    return v[n / 2];
+}
+
+/* --------------------------------------------------------- node storage */
+
+static int grow_nodes(builder *b, size_t need)
+{
+    lsim_graph *g = b->g;
+    if (need <= b->cap) return 0;
+    size_t nc = b->cap ? b->cap : 1024;
+    while (nc < need) nc *= 2;
+#define GROW(field)                                                   \
+    do {                                                              \
+        void *p_ = realloc(g->field, nc * sizeof *g->field);          \
+        if (!p_) return oom(b);                                       \
+        g->field = p_;                                                \
+    } while (0)
+    GROW(kind);
+    GROW(flags);
+    GROW(proc);
+    GROW(name);
+    GROW(dur);
+    GROW(obs_start);
+    GROW(obs_end);
+    GROW(release);
+    GROW(corr);
+    GROW(iter);
+    GROW(coll);
+#undef GROW
+    uint32_t *ne = realloc(b->node_event, nc * sizeof *ne);
+    if (!ne) return oom(b);
+    b->node_event = ne;
+    uint32_t *lo = realloc(b->launch_of, nc * sizeof *lo);
+    if (!lo) return oom(b);
+    b->launch_of = lo;
+    b->cap = nc;
+    return 0;
+}
+
+static int new_node(builder *b, uint8_t kind, uint32_t proc, uint32_t ev, lsim_ns s, lsim_ns e, uint32_t *id)
+{
+    lsim_graph *g = b->g;
+    int rc = grow_nodes(b, g->n + 1);
+    if (rc) return rc;
+    size_t v = g->n++;
+    const lsim_event *x = &b->t->ev[ev];
+    g->kind[v] = kind;
+    g->flags[v] = 0;
+    g->proc[v] = proc;
+    g->name[v] = x->name;
+    g->obs_start[v] = s;
+    g->obs_end[v] = e;
+    g->dur[v] = e - s;
+    g->release[v] = INT64_MIN;
+    g->corr[v] = x->corr;
+    g->iter[v] = -1;
+    g->coll[v] = x->coll;
+    b->node_event[v] = ev;
+    b->launch_of[v] = NONE;
+    *id = (uint32_t)v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ processors */
+
+typedef struct prockey {
+    uint8_t is_gpu;
+    int64_t a, b;
+    uint32_t idx;
+} prockey;
+
+static int cmp_prockey(const void *x, const void *y)
+{
+    const prockey *p = x, *q = y;
+    if (p->is_gpu != q->is_gpu) return p->is_gpu - q->is_gpu;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+static int is_gpu_kind(uint8_t k) { return k == LSIM_EV_KERNEL || k == LSIM_EV_MEMCPY || k == LSIM_EV_MEMSET; }
+static int is_cpu_kind(uint8_t k) { return k == LSIM_EV_CPU_OP || k == LSIM_EV_ANNOTATION || k == LSIM_EV_RUNTIME; }
+
+/* Assign each event a processor; returns per-event proc index (NONE if the
+ * event is not on a processor). Processors are sorted (CPU by pid/tid, GPU by
+ * device/stream) so ids are deterministic. */
+static int build_procs(builder *b, uint32_t **ev_proc_out)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    int rc = 0;
+    prockey *keys = malloc((t->nev ? t->nev : 1) * sizeof *keys);
+    uint32_t *ev_proc = malloc((t->nev ? t->nev : 1) * sizeof *ev_proc);
+    if (!keys || !ev_proc) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    size_t nk = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        ev_proc[i] = NONE;
+        if (is_gpu_kind(e->kind)) keys[nk++] = (prockey){1, e->device, e->stream, (uint32_t)i};
+        else if (is_cpu_kind(e->kind)) keys[nk++] = (prockey){0, e->pid, e->tid, (uint32_t)i};
+    }
+    qsort(keys, nk, sizeof *keys, cmp_prockey);
+    size_t np = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (i == 0 || cmp_prockey(&keys[i], &keys[i - 1]) != 0) np++;
+    g->procs = calloc(np ? np : 1, sizeof *g->procs);
+    b->proc_device = calloc(np ? np : 1, sizeof *b->proc_device);
+    if (!g->procs || !b->proc_device) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    uint32_t p = NONE;
+    for (size_t i = 0; i < nk; i++) {
+        if (i == 0 || cmp_prockey(&keys[i], &keys[i - 1]) != 0) {
+            p = p == NONE ? 0 : p + 1;
+            g->procs[p].is_gpu = keys[i].is_gpu;
+            g->procs[p].pid = keys[i].a;
+            g->procs[p].tid = keys[i].b;
+            b->proc_device[p] = keys[i].is_gpu ? (int32_t)keys[i].a : -1;
+        }
+        ev_proc[keys[i].idx] = p;
+    }
+    g->nprocs = (uint32_t)np;
+    *ev_proc_out = ev_proc;
+    ev_proc = NULL;
+cleanup:
+    free(keys);
+    free(ev_proc);
+    return rc;
+}
+
+static const char *api_base(const char *n);
+
+/* ---------------------------------------------------------- CPU flatten */
+
+typedef struct cpu_item {
+    lsim_ns ts, end;
+    uint32_t ev;
+    uint8_t prio;
+} cpu_item;
+
+static int cmp_cpu_item(const void *x, const void *y)
+{
+    const cpu_item *p = x, *q = y;
+    if (p->ts != q->ts) return p->ts < q->ts ? -1 : 1;
+    if (p->end != q->end) return p->end > q->end ? -1 : 1; /* longer first: parent */
+    if (p->prio != q->prio) return p->prio - q->prio;
+    return p->ev < q->ev ? -1 : (p->ev > q->ev);
+}
+
+typedef struct flat_state {
+    uint32_t proc;
+    lsim_ns cursor;
+    uint32_t last_node; /* previous piece on this thread */
+} flat_state;
+
+/* Emit the piece [s, e) of event item `it` as a node, chained to the previous
+ * piece of the thread with the gap as delay. */
+static int emit_piece(builder *b, flat_state *fs, const cpu_item *it, lsim_ns s, lsim_ns e, int force)
+{
+    if (e <= s && !force) return 0;
+    const lsim_event *x = &b->t->ev[it->ev];
+    uint8_t kind = x->kind == LSIM_EV_RUNTIME ? LSIM_N_RUNTIME : LSIM_N_CPU;
+    uint32_t v;
+    int rc = new_node(b, kind, fs->proc, it->ev, s, e, &v);
+    if (rc) return rc;
+    if (fs->last_node == NONE) {
+        b->g->release[v] = s; /* thread start: CPU time, allowed */
+    } else {
+        lsim_ns gap = s - b->g->obs_end[fs->last_node];
+        if ((rc = add_edge(b, fs->last_node, v, LSIM_E_CPU_THREAD, gap))) return rc;
+    }
+    fs->last_node = v;
+    fs->cursor = e;
+    b->ev_node[it->ev] = v;
+    return 0;
+}
+
+static int flatten_thread(builder *b, uint32_t proc, cpu_item *items, size_t n, cpu_item **stack)
+{
+    flat_state fs = {proc, INT64_MIN, NONE};
+    size_t sp = 0;
+    int rc;
+    for (size_t i = 0; i < n; i++) {
+        cpu_item *it = &items[i];
+        while (sp > 0 && stack[sp - 1]->end <= it->ts) {
+            cpu_item *top = stack[--sp];
+            int force = b->ev_node[top->ev] == NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
+            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
+        }
+        if (sp > 0) {
+            cpu_item *top = stack[sp - 1];
+            if (it->end > top->end) it->end = top->end; /* poke-out (0.25 us precision) clamped */
+            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, it->ts, 0))) return rc;
+        }
+        stack[sp++] = it;
+        fs.cursor = it->ts;
+        const lsim_event *x = &b->t->ev[it->ev];
+        if (x->kind == LSIM_EV_RUNTIME && !strncmp(api_base(lsim_strtab_get(b->g->strings, x->name)), "Memcpy", 6)) {
+            if ((rc = emit_piece(b, &fs, it, it->ts, it->ts, 1))) return rc;
+            b->g->flags[fs.last_node] |= LSIM_NF_ENTER;
+            b->ev_enter[it->ev] = fs.last_node;
+            b->ev_node[it->ev] = NONE;
+        }
+    }
+    while (sp > 0) {
+        cpu_item *top = stack[--sp];
+        int force = b->ev_node[top->ev] == NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
+        if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
+    }
+    return 0;
+}
+
+static int build_cpu(builder *b, const uint32_t *ev_proc)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    int rc = 0;
+    size_t *count = calloc(g->nprocs + 1, sizeof *count);
+    cpu_item *items = malloc((t->nev ? t->nev : 1) * sizeof *items);
+    cpu_item **stack = malloc((t->nev ? t->nev : 1) * sizeof *stack);
+    if (!count || !items || !stack) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < t->nev; i++)
+        if (ev_proc[i] != NONE && !g->procs[ev_proc[i]].is_gpu) count[ev_proc[i] + 1]++;
+    for (uint32_t p = 0; p < g->nprocs; p++) count[p + 1] += count[p];
+    for (size_t i = 0; i < t->nev; i++) {
+        uint32_t p = ev_proc[i];
+        if (p == NONE || g->procs[p].is_gpu) continue;
+        const lsim_event *e = &t->ev[i];
+        uint8_t prio = e->kind == LSIM_EV_ANNOTATION ? 0 : e->kind == LSIM_EV_CPU_OP ? 1 : 2;
+        items[count[p]++] = (cpu_item){e->ts, e->ts + e->dur, (uint32_t)i, prio};
+    }
+    /* count[p] is now the end of p's range; walk ranges */
+    size_t begin = 0;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        size_t end = count[p];
+        if (g->procs[p].is_gpu || end == begin) {
+            begin = end;
+            continue;
+        }
+        qsort(items + begin, end - begin, sizeof *items, cmp_cpu_item);
+        if ((rc = flatten_thread(b, p, items + begin, end - begin, stack))) goto cleanup;
+        begin = end;
+    }
+cleanup:
+    free(count);
+    free(items);
+    free(stack);
+    return rc;
+}
+
+/* ------------------------------------------------------------- GPU nodes */
+
+static const lsim_graph *g_sort_graph;
+static int cmp_stream_order(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    const lsim_graph *g = g_sort_graph;
+    if (g->obs_start[a] != g->obs_start[c]) return g->obs_start[a] < g->obs_start[c] ? -1 : 1;
+    if (g->obs_end[a] != g->obs_end[c]) return g->obs_end[a] < g->obs_end[c] ? -1 : 1;
+    return a < c ? -1 : (a > c);
+}
+
+static int build_gpu(builder *b, const uint32_t *ev_proc)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    int rc;
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (!is_gpu_kind(e->kind)) continue;
+        uint8_t k = e->kind == LSIM_EV_KERNEL ? LSIM_N_KERNEL : e->kind == LSIM_EV_MEMCPY ? LSIM_N_MEMCPY : LSIM_N_MEMSET;
+        uint32_t v;
+        if ((rc = new_node(b, k, ev_proc[i], (uint32_t)i, e->ts, e->ts + e->dur, &v))) return rc;
+        if (e->coll >= 0 && t->colls[e->coll].kind != LSIM_COLL_NONE) g->flags[v] |= LSIM_NF_COLL;
+        b->ev_node[i] = v;
+    }
+    /* per-stream order */
+    b->stream_nodes = calloc(g->nprocs, sizeof *b->stream_nodes);
+    b->stream_len = calloc(g->nprocs, sizeof *b->stream_len);
+    b->stream_lt = calloc(g->nprocs, sizeof *b->stream_lt);
+    if (!b->stream_nodes || !b->stream_len || !b->stream_lt) return oom(b);
+    b->nstreams_alloc = g->nprocs;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->procs[g->proc[v]].is_gpu) b->stream_len[g->proc[v]]++;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        if (!b->stream_len[p]) continue;
+        b->stream_nodes[p] = malloc(b->stream_len[p] * sizeof(uint32_t));
+        b->stream_lt[p] = malloc(b->stream_len[p] * sizeof(lsim_ns));
+        if (!b->stream_nodes[p] || !b->stream_lt[p]) return oom(b);
+        b->stream_len[p] = 0;
+    }
+    for (size_t v = 0; v < g->n; v++)
+        if (g->procs[g->proc[v]].is_gpu) b->stream_nodes[g->proc[v]][b->stream_len[g->proc[v]]++] = (uint32_t)v;
+    g_sort_graph = g;
+    for (uint32_t p = 0; p < g->nprocs; p++)
+        if (b->stream_len[p]) qsort(b->stream_nodes[p], b->stream_len[p], sizeof(uint32_t), cmp_stream_order);
+    return 0;
+}
+
+/* ----------------------------------------------------- correlation maps */
+
+static int build_corr_maps(builder *b)
+{
+    lsim_trace *t = b->t;
+    size_t nrt = 0, nsync = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        if (t->ev[i].kind == LSIM_EV_RUNTIME && t->ev[i].corr >= 0) nrt++;
+        if (t->ev[i].kind == LSIM_EV_SYNC && t->ev[i].corr >= 0) nsync++;
+    }
+    if (map_init(&b->ckeys, &b->cvals, &b->cslots, nrt) || map_init(&b->skeys, &b->svals, &b->sslots, nsync))
+        return oom(b);
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (e->corr < 0) continue;
+        if (e->kind == LSIM_EV_RUNTIME) {
+            uint32_t v = b->ev_node[i];
+            if (v == NONE) continue;
+            if (!map_put(b->ckeys, b->cvals, b->cslots, e->corr, v)) {
+                uint32_t other = map_get(b->ckeys, b->cvals, b->cslots, e->corr);
+                return lsim_err_set(b->err, LSIM_ETRACE,
+                                    "%s: duplicate correlation id %lld on two runtime calls (\"%s\" and \"%s\")",
+                                    t->path, (long long)e->corr, lsim_strtab_get(b->g->strings, b->g->name[other]),
+                                    lsim_strtab_get(b->g->strings, e->name));
+            }
+        } else if (e->kind == LSIM_EV_SYNC) {
+            map_put(b->skeys, b->svals, b->sslots, e->corr, (uint32_t)i);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- launches */
+
+static const char *rt_name(const builder *b, uint32_t v) { return lsim_strtab_get(b->g->strings, b->g->name[v]); }
+
+/* API name without its cuda/hip/cu prefix, for classification. */
+static const char *api_base(const char *n)
+{
+    if (!strncmp(n, "cuda", 4)) return n + 4;
+    if (!strncmp(n, "hip", 3)) return n + 3;
+    if (!strncmp(n, "cu", 2)) return n + 2;
+    return n;
+}
+
+static int link_launches(builder *b)
+{
+    lsim_graph *g = b->g;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!g->procs[g->proc[v]].is_gpu) continue;
+        uint32_t r = g->corr[v] >= 0 ? map_get(b->ckeys, b->cvals, b->cslots, g->corr[v]) : NONE;
+        if (r != NONE && b->ev_enter[b->node_event[r]] != NONE) r = b->ev_enter[b->node_event[r]];
+        b->launch_of[v] = r;
+        if (r == NONE) {
+            g->flags[v] |= LSIM_NF_PREWINDOW;
+            g->prewindow++;
+        } else if (strstr(rt_name(b, r), "GraphLaunch")) {
+            g->flags[v] |= LSIM_NF_GRAPH;
+        }
+    }
+    /* prefix-max launch time per stream position */
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        lsim_ns m = INT64_MIN;
+        for (uint32_t i = 0; i < b->stream_len[p]; i++) {
+            uint32_t v = b->stream_nodes[p][i];
+            lsim_ns lt = b->launch_of[v] == NONE ? INT64_MIN : g->obs_start[b->launch_of[v]];
+            if (lt > m) m = lt;
+            b->stream_lt[p][i] = m;
+        }
+    }
+    return 0;
+}
+
+/* Last op on stream p launched strictly before time t (NONE if none). */
+static uint32_t last_launched_before(const builder *b, uint32_t p, lsim_ns t)
+{
+    uint32_t lo = 0, hi = b->stream_len[p];
+    const lsim_ns *lt = b->stream_lt[p];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lt[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo == 0 ? NONE : b->stream_nodes[p][lo - 1];
+}
+
+/* First op on stream p launched at or after time t. */
+static uint32_t first_launched_after(const builder *b, uint32_t p, lsim_ns t)
+{
+    uint32_t lo = 0, hi = b->stream_len[p];
+    const lsim_ns *lt = b->stream_lt[p];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lt[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo == b->stream_len[p] ? NONE : b->stream_nodes[p][lo];
+}
+
+static uint32_t stream_proc(const builder *b, int32_t device, int64_t stream)
+{
+    const lsim_graph *g = b->g;
+    for (uint32_t p = 0; p < g->nprocs; p++)
+        if (g->procs[p].is_gpu && g->procs[p].tid == stream && (device < 0 || g->procs[p].pid == device)) return p;
+    return NONE;
+}
+
+/* Stream of the GPU op launched by thread `proc` closest before/after the
+ * runtime node v (by thread order): the launches around a record or wait. */
+static uint32_t thread_launch_stream(const builder *b, uint32_t v, int after)
+{
+    const lsim_graph *g = b->g;
+    /* walk this thread's nodes: nodes of one thread are contiguous in id order */
+    uint32_t proc = g->proc[v];
+    for (size_t k = v;;) {
+        if (after) {
+            if (++k >= g->n || g->proc[k] != proc) break;
+        } else {
+            if (k == 0) break;
+            if (g->proc[--k] != proc) break;
+        }
+        if (g->kind[k] != LSIM_N_RUNTIME || g->corr[k] < 0) continue;
+        /* does this runtime launch GPU work? find via the op list */
+        uint32_t ev = b->node_event[k];
+        (void)ev;
+        for (uint32_t p = 0; p < g->nprocs; p++) {
+            if (!g->procs[p].is_gpu) continue;
+            /* ops launched exactly by k have launch time obs_start[k] */
+            uint32_t u = first_launched_after(b, p, g->obs_start[k]);
+            if (u != NONE && b->launch_of[u] != NONE && b->node_event[b->launch_of[u]] == b->node_event[k]) return p;
+        }
+        if ((after ? k - v : v - k) > 64) break; /* look near the call only */
+    }
+    return NONE;
+}
+
+static int learn_latency(builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc = 0;
+    size_t n = 0;
+    lsim_ns *lat = malloc((g->n ? g->n : 1) * sizeof *lat);
+    uint32_t *api = malloc((g->n ? g->n : 1) * sizeof *api);
+    if (!lat || !api) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        for (uint32_t i = 0; i < b->stream_len[p]; i++) {
+            uint32_t v = b->stream_nodes[p][i];
+            uint32_t r = b->launch_of[v];
+            if (r == NONE) continue;
+            if (i > 0) {
+                uint32_t prev = b->stream_nodes[p][i - 1];
+                if (b->launch_of[prev] == r) continue; /* later op of the same launch */
+                if (g->obs_end[prev] > g->obs_start[r]) continue; /* stream busy: queueing */
+            }
+            lat[n] = g->obs_start[v] - g->obs_start[r]; /* from call start */
+            api[n] = g->name[r];
+            n++;
+        }
+    }
+    g->launch_samples = n;
+    b->lat_default = 5000;
+    if (n) {
+        lsim_ns *tmp = malloc(n * sizeof *tmp);
+        if (!tmp) {
+            rc = oom(b);
+            goto cleanup;
+        }
+        memcpy(tmp, lat, n * sizeof *tmp);
+        b->lat_default = median(tmp, n);
+        /* per API: gather */
+        uint32_t nstr = lsim_strtab_count(g->strings);
+        size_t *cnt = calloc(nstr + 1, sizeof *cnt);
+        if (!cnt) {
+            free(tmp);
+            rc = oom(b);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < n; i++) cnt[api[i]]++;
+        size_t napi = 0;
+        for (uint32_t s = 0; s < nstr; s++)
+            if (cnt[s] >= 3) napi++;
+        b->api_ids = malloc((napi ? napi : 1) * sizeof *b->api_ids);
+        b->api_lat = malloc((napi ? napi : 1) * sizeof *b->api_lat);
+        if (!b->api_ids || !b->api_lat) {
+            free(cnt);
+            free(tmp);
+            rc = oom(b);
+            goto cleanup;
+        }
+        for (uint32_t s = 0; s < nstr; s++) {
+            if (cnt[s] < 3) continue;
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (api[i] == s) tmp[m++] = lat[i];
+            b->api_ids[b->napi] = s;
+            b->api_lat[b->napi] = median(tmp, m);
+            b->napi++;
+        }
+        free(cnt);
+        free(tmp);
+    }
+    g->launch_latency_ns = b->lat_default;
+cleanup:
+    free(lat);
+    free(api);
+    return rc;
+}
+
+static lsim_ns model_latency(const builder *b, uint32_t api_name)
+{
+    for (size_t i = 0; i < b->napi; i++)
+        if (b->api_ids[i] == api_name) return b->api_lat[i];
+    return b->lat_default;
+}
+
+/* Launch and stream-order edges. Launch delay is relative to the end of the
+ * call's node; latency is measured from the call's start. */
+static int add_launch_and_stream_edges(builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc;
+    int observed = b->o->latency == LSIM_LAT_OBSERVED;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        for (uint32_t i = 0; i < b->stream_len[p]; i++) {
+            uint32_t v = b->stream_nodes[p][i];
+            uint32_t r = b->launch_of[v];
+            if (r != NONE) {
+                lsim_ns d = observed ? g->obs_start[v] - g->obs_end[r]
+                                     : model_latency(b, g->name[r]) - (g->obs_end[r] - g->obs_start[r]);
+                if ((rc = add_edge(b, r, v, LSIM_E_LAUNCH, d))) return rc;
+                g->iter[v] = g->iter[r];
+            } else {
+                g->release[v] = observed ? g->obs_start[v] : g->t0;
+            }
+            if (i > 0) {
+                uint32_t prev = b->stream_nodes[p][i - 1];
+                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];
+                if ((rc = add_edge(b, prev, v, LSIM_E_STREAM, gap < 0 ? gap : 0))) return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------- blocking calls */
+
+typedef enum { BLK_NONE, BLK_CONTEXT, BLK_STREAM, BLK_EVENT, BLK_MEMCPY } blk_kind;
+
+static blk_kind blocking_kind(const char *name)
+{
+    const char *a = api_base(name);
+    if (!strcmp(a, "DeviceSynchronize") || !strcmp(a, "CtxSynchronize")) return BLK_CONTEXT;
+    if (!strncmp(a, "StreamSynchronize", 17)) return BLK_STREAM;
+    if (!strncmp(a, "EventSynchronize", 16)) return BLK_EVENT;
+    if (!strncmp(a, "Memcpy", 6) && !strstr(a, "Async") && !strstr(a, "Peer") && !strstr(a, "ToSymbol") &&
+        !strstr(a, "FromSymbol"))
+        return BLK_MEMCPY; /* cudaMemcpy, hipMemcpy, hipMemcpyWithStream, cuMemcpyDtoH... */
+    if (!strncmp(a, "MemcpyAsync", 11) || !strncmp(a, "MemcpyDtoHAsync", 15)) return BLK_MEMCPY; /* if pageable DtoH */
+    return BLK_NONE;
+}
+
+/* Streams of the device a runtime call talks to (single-device traces: all). */
+static int device_of_sync(const builder *b, uint32_t sync_ev)
+{
+    return sync_ev == NONE ? -1 : b->t->ev[sync_ev].device;
+}
+
+typedef struct wait_edge {
+    uint32_t u, v;
+    int inferred;
+} wait_edge;
+
+static int add_blocking_edges(builder *b)
+{
+    lsim_graph *g = b->g;
+    const lsim_build_opts *o = b->o;
+    int rc = 0;
+    int observed = o->latency == LSIM_LAT_OBSERVED;
+    size_t nw = 0, capw = 1024;
+    wait_edge *w = malloc(capw * sizeof *w);
+    lsim_ns *ret = NULL;
+    if (!w) return oom(b);
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_RUNTIME || (g->flags[v] & LSIM_NF_ENTER)) continue;
+        const char *nm = rt_name(b, (uint32_t)v);
+        blk_kind bk = blocking_kind(nm);
+        if (bk == BLK_NONE) continue;
+        uint32_t sev = g->corr[v] >= 0 ? map_get(b->skeys, b->svals, b->sslots, g->corr[v]) : NONE;
+        const lsim_event *se = sev != NONE ? &b->t->ev[sev] : NULL;
+        int dev = device_of_sync(b, sev);
+        uint32_t cand[256];
+        int ncand = 0, inferred = 0;
+        lsim_ns t_call = g->obs_start[v];
+        if (bk == BLK_MEMCPY) {
+            /* its own copy: ops launched by this call */
+            int blocks = 0;
+            for (uint32_t p = 0; p < g->nprocs && ncand < 256; p++) {
+                if (!g->procs[p].is_gpu) continue;
+                uint32_t u = first_launched_after(b, p, g->obs_start[v]);
+                if (u != NONE && b->launch_of[u] != NONE && b->node_event[b->launch_of[u]] == b->node_event[v]) {
+                    const lsim_event *ce = &b->t->ev[b->node_event[u]];
+                    int async = strstr(nm, "Async") != NULL;
+                    if (!async || (ce->dtoh && ce->pageable)) blocks = 1;
+                    cand[ncand++] = u;
+                }
+            }
+            if (!blocks) continue;
+        } else if (bk == BLK_CONTEXT) {
+            for (uint32_t p = 0; p < g->nprocs && ncand < 256; p++) {
+                if (!g->procs[p].is_gpu || (dev >= 0 && g->procs[p].pid != dev)) continue;
+                uint32_t u = last_launched_before(b, p, t_call);
+                if (u != NONE) cand[ncand++] = u;
+            }
+        } else {
+            uint32_t sp = NONE;
+            lsim_ns t_ref = t_call;
+            if (se && bk == BLK_STREAM && se->stream >= 0) sp = stream_proc(b, se->device, se->stream);
+            if (se && bk == BLK_EVENT) {
+                uint32_t rec = se->wait_rec_corr >= 0 ? map_get(b->ckeys, b->cvals, b->cslots, se->wait_rec_corr) : NONE;
+                if (rec != NONE) t_ref = g->obs_start[rec];
+                if (se->wait_stream >= 0) sp = stream_proc(b, se->device, se->wait_stream);
+                else if (rec != NONE) sp = thread_launch_stream(b, rec, 0);
+            }
+            if (sp != NONE) {
+                uint32_t u = last_launched_before(b, sp, t_ref);
+                if (u != NONE) cand[ncand++] = u;
+            } else {
+                /* unknown stream: the one whose last launched op ended last
+                 * before the call returned */
+                inferred = 1;
+                uint32_t best = NONE;
+                for (uint32_t p = 0; p < g->nprocs; p++) {
+                    if (!g->procs[p].is_gpu) continue;
+                    uint32_t u = last_launched_before(b, p, t_call);
+                    if (u == NONE || g->obs_end[u] > g->obs_end[v] + o->event_tol_ns) continue;
+                    if (best == NONE || g->obs_end[u] > g->obs_end[best]) best = u;
+                }
+                if (best != NONE) cand[ncand++] = best;
+                else g->dropped[LSIM_DROP_NO_SOURCE]++;
+            }
+        }
+        if (se && ncand) g->sync_events_used++;
+        for (int i = 0; i < ncand; i++) {
+            uint32_t u = cand[i];
+            if (g->obs_end[u] > g->obs_end[v] + o->event_tol_ns) {
+                g->dropped[LSIM_DROP_CONTRADICTS_TIMES]++;
+                continue;
+            }
+            if (nw == capw) {
+                capw *= 2;
+                wait_edge *nwp = realloc(w, capw * sizeof *w);
+                if (!nwp) {
+                    rc = oom(b);
+                    goto cleanup;
+                }
+                w = nwp;
+            }
+            w[nw++] = (wait_edge){u, (uint32_t)v, inferred};
+        }
+        g->flags[v] |= LSIM_NF_BLOCKING;
+    }
+    /* model: return latency = median over calls that really waited */
+    ret = malloc((nw ? nw : 1) * sizeof *ret);
+    if (!ret) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    size_t nr = 0;
+    for (size_t i = 0; i < nw; i++) {
+        uint32_t u = w[i].u, v = w[i].v;
+        if (g->obs_end[u] > g->obs_start[v]) ret[nr++] = g->obs_end[v] - g->obs_end[u];
+    }
+    lsim_ns ret_model = nr ? median(ret, nr) : 2000;
+    if (ret_model < 0) ret_model = 0;
+    for (size_t i = 0; i < nw; i++) {
+        uint32_t u = w[i].u, v = w[i].v;
+        lsim_ns d = observed ? g->obs_end[v] - g->obs_end[u] : ret_model;
+        if ((rc = add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;
+        if (w[i].inferred) g->inferred_by_class[LSIM_E_SYNC]++;
+    }
+    if (!observed) {
+        /* a call that waited keeps only its own overhead as duration */
+        for (size_t i = 0; i < nw; i++) {
+            uint32_t u = w[i].u, v = w[i].v;
+            if (g->obs_end[u] > g->obs_start[v]) g->dur[v] = 0; /* the wait edge sets its end */
+        }
+    }
+cleanup:
+    free(w);
+    free(ret);
+    return rc;
+}
+
+/* --------------------------------------------------- cross-stream waits */
+
+static int try_event_edge(builder *b, uint32_t src, uint32_t dst, int inferred)
+{
+    lsim_graph *g = b->g;
+    lsim_ns slack = g->obs_start[dst] - g->obs_end[src];
+    if (slack < -b->o->event_tol_ns) return 1; /* contradicted */
+    int rc = add_edge(b, src, dst, LSIM_E_EVENT, slack < 0 ? slack : 0);
+    if (rc) return rc;
+    if (inferred) g->inferred_by_class[LSIM_E_EVENT]++;
+    return 0;
+}
+
+static int add_event_edges(builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_RUNTIME || (g->flags[v] & LSIM_NF_ENTER)) continue;
+        const char *a = api_base(rt_name(b, (uint32_t)v));
+        if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;
+        uint32_t sev = g->corr[v] >= 0 ? map_get(b->skeys, b->svals, b->sslots, g->corr[v]) : NONE;
+        const lsim_event *se = sev != NONE ? &b->t->ev[sev] : NULL;
+        int inferred = 1;
+        /* waiting stream */
+        uint32_t sw = NONE;
+        if (se && se->stream >= 0) sw = stream_proc(b, se->device, se->stream);
+        if (sw == NONE) sw = thread_launch_stream(b, (uint32_t)v, 1);
+        uint32_t dst = sw != NONE ? first_launched_after(b, sw, g->obs_start[v]) : NONE;
+        if (dst == NONE) {
+            g->dropped[LSIM_DROP_NO_TARGET]++;
+            continue;
+        }
+        /* recording stream and the time of the record */
+        uint32_t sr = NONE, rec = NONE;
+        if (se && se->wait_rec_corr >= 0) rec = map_get(b->ckeys, b->cvals, b->cslots, se->wait_rec_corr);
+        if (se && se->wait_stream >= 0) sr = stream_proc(b, se->device, se->wait_stream);
+        if (se && sr != NONE && rec != NONE) inferred = 0;
+        if (rec == NONE) {
+            /* most recent cudaEventRecord on this thread before the wait */
+            for (size_t k = v; k-- > 0 && g->proc[k] == g->proc[v];) {
+                if (g->kind[k] == LSIM_N_RUNTIME && !strncmp(api_base(rt_name(b, (uint32_t)k)), "EventRecord", 11)) {
+                    rec = (uint32_t)k;
+                    break;
+                }
+                if (v - k > 4096) break;
+            }
+        }
+        if (sr == NONE && rec != NONE) sr = thread_launch_stream(b, rec, 0);
+        if (sr == sw && sr != NONE) {
+            g->dropped[LSIM_DROP_SAME_STREAM]++;
+            continue;
+        }
+        uint32_t src = NONE;
+        if (sr != NONE) src = last_launched_before(b, sr, rec != NONE ? g->obs_start[rec] : g->obs_start[v]);
+        if (src != NONE) {
+            rc = try_event_edge(b, src, dst, inferred);
+            if (rc < 0) return rc;
+            if (rc == 0) {
+                if (se) g->sync_events_used++;
+                continue;
+            }
+        }
+        /* fall back: the latest-ending op launched on another stream before
+         * the wait that the observed times allow */
+        uint32_t best = NONE;
+        for (uint32_t p = 0; p < g->nprocs; p++) {
+            if (!g->procs[p].is_gpu || p == sw || b->proc_device[p] != b->proc_device[sw]) continue;
+            uint32_t u = last_launched_before(b, p, g->obs_start[v]);
+            if (u == NONE || g->obs_end[u] > g->obs_start[dst] + b->o->event_tol_ns) continue;
+            if (best == NONE || g->obs_end[u] > g->obs_end[best]) best = u;
+        }
+        if (best == NONE) {
+            g->dropped[src != NONE ? LSIM_DROP_CONTRADICTS_TIMES : LSIM_DROP_NO_SOURCE]++;
+            continue;
+        }
+        if (src != NONE) g->dropped[LSIM_DROP_CONTRADICTS_TIMES]++; /* the first guess */
+        rc = try_event_edge(b, best, dst, 1);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------- cross-thread wakeups */
+
+typedef struct end_item {
+    lsim_ns end;
+    uint32_t node;
+} end_item;
+
+static int cmp_end_item(const void *x, const void *y)
+{
+    const end_item *p = x, *q = y;
+    if (p->end != q->end) return p->end < q->end ? -1 : 1;
+    return p->node < q->node ? -1 : (p->node > q->node);
+}
+
+/* A thread that resumes after an idle gap right after another thread of the
+ * same process finished something was (demonstrably, by timing) woken by it.
+ * The gap edge is kept, so in the model this can only delay, never hurry. */
+static int add_xthread_edges(builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc = 0;
+    size_t n = 0;
+    end_item *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    if (!ends) return oom(b);
+    for (size_t v = 0; v < g->n; v++)
+        if (!g->procs[g->proc[v]].is_gpu) ends[n++] = (end_item){g->obs_end[v], (uint32_t)v};
+    qsort(ends, n, sizeof *ends, cmp_end_item);
+    const lsim_ns min_gap = 2 * b->o->infer_gap_ns;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->procs[g->proc[v]].is_gpu) continue;
+        int first = v == 0 || g->proc[v - 1] != g->proc[v];
+        if (!first && g->obs_start[v] - g->obs_end[v - 1] < min_gap) continue;
+        lsim_ns s = g->obs_start[v];
+        /* last end <= s */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ends[mid].end <= s) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t k = lo; k-- > 0;) {
+            if (s - ends[k].end > b->o->infer_gap_ns) break;
+            uint32_t u = ends[k].node;
+            if (g->proc[u] == g->proc[v] || g->procs[g->proc[u]].pid != g->procs[g->proc[v]].pid) continue;
+            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_CPU_XTHREAD, s - ends[k].end))) goto cleanup;
+            g->inferred_by_class[LSIM_E_CPU_XTHREAD]++;
+            break;
+        }
+    }
+cleanup:
+    free(ends);
+    return rc;
+}
+
+/* ---------------------------------------------- timing-inferred GPU deps */
+
+/* For each GPU op, the start its known start-edges explain (observed ends of
+ * predecessors + model delays). If it started later than that by more than
+ * the slack, some dependency is missing: take the op on another stream of the
+ * same device that ended last, no earlier than infer_gap before the start. */
+static int add_inferred_edges(builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc = 0;
+    size_t ne0 = b->nedges;
+    lsim_ns *explained = malloc((g->n ? g->n : 1) * sizeof *explained);
+    end_item *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    if (!explained || !ends) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++) explained[v] = INT64_MIN;
+    size_t n = 0;
+    for (size_t i = 0; i < ne0; i++) {
+        const edge_tmp *e = &b->edges[i];
+        if (e->cls & LSIM_EDGE_END) continue;
+        if (!g->procs[g->proc[e->dst]].is_gpu) continue;
+        lsim_ns d = e->delay;
+        if ((e->cls & 0x7f) == LSIM_E_LAUNCH) {
+            uint32_t r = e->src;
+            d = model_latency(b, g->name[r]) - (g->obs_end[r] - g->obs_start[r]);
+        }
+        lsim_ns x = g->obs_end[e->src] + d;
+        if (x > explained[e->dst]) explained[e->dst] = x;
+    }
+    for (size_t v = 0; v < g->n; v++)
+        if (g->procs[g->proc[v]].is_gpu) ends[n++] = (end_item){g->obs_end[v], (uint32_t)v};
+    qsort(ends, n, sizeof *ends, cmp_end_item);
+    for (size_t v = 0; v < g->n; v++) {
+        if (!g->procs[g->proc[v]].is_gpu || (g->flags[v] & LSIM_NF_PREWINDOW)) continue;
+        if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;
+        lsim_ns s = g->obs_start[v];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ends[mid].end <= s) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t k = lo; k-- > 0;) {
+            if (s - ends[k].end > b->o->infer_gap_ns) break;
+            uint32_t u = ends[k].node;
+            if (g->proc[u] == g->proc[v] || b->proc_device[g->proc[u]] != b->proc_device[g->proc[v]]) continue;
+            if (ends[k].end <= explained[v]) break; /* would explain nothing */
+            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_INFERRED, s - ends[k].end))) goto cleanup;
+            g->inferred_by_class[LSIM_E_INFERRED]++;
+            break;
+        }
+    }
+cleanup:
+    free(explained);
+    free(ends);
+    return rc;
+}
+
+/* ------------------------------------------------------------ iterations */
+
+static int cmp_iter(const void *x, const void *y)
+{
+    const lsim_iter *p = x, *q = y;
+    if (p->obs_start != q->obs_start) return p->obs_start < q->obs_start ? -1 : 1;
+    return p->name < q->name ? -1 : (p->name > q->name);
+}
+
+static int build_iters(builder *b)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].kind == LSIM_EV_ANNOTATION && !strncmp(lsim_strtab_get(g->strings, t->ev[i].name), "ProfilerStep#", 13))
+            n++;
+    g->iters = calloc(n ? n : 1, sizeof *g->iters);
+    if (!g->iters) return oom(b);
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (e->kind == LSIM_EV_ANNOTATION && !strncmp(lsim_strtab_get(g->strings, e->name), "ProfilerStep#", 13))
+            g->iters[g->niters++] = (lsim_iter){e->name, e->ts, e->ts + e->dur};
+    }
+    qsort(g->iters, g->niters, sizeof *g->iters, cmp_iter);
+    /* CPU nodes: by observed start inside the annotation (any thread) */
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->procs[g->proc[v]].is_gpu) continue;
+        lsim_ns s = g->obs_start[v];
+        uint32_t lo = 0, hi = g->niters;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (g->iters[mid].obs_start <= s) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo - 1);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------- CSR */
+
+static int build_csr(builder *b)
+{
+    lsim_graph *g = b->g;
+    size_t ne = b->nedges;
+    g->in_off = calloc(g->n + 1, sizeof *g->in_off);
+    g->out_off = calloc(g->n + 1, sizeof *g->out_off);
+    g->in_src = malloc((ne ? ne : 1) * sizeof *g->in_src);
+    g->in_delay = malloc((ne ? ne : 1) * sizeof *g->in_delay);
+    g->in_class = malloc((ne ? ne : 1) * sizeof *g->in_class);
+    g->out_dst = malloc((ne ? ne : 1) * sizeof *g->out_dst);
+    uint64_t *fill = calloc(g->n + 1, sizeof *fill);
+    if (!g->in_off || !g->out_off || !g->in_src || !g->in_delay || !g->in_class || !g->out_dst || !fill) {
+        free(fill);
+        return oom(b);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        g->in_off[b->edges[i].dst + 1]++;
+        g->out_off[b->edges[i].src + 1]++;
+        g->edges_by_class[b->edges[i].cls & 0x7f]++;
+    }
+    for (size_t v = 0; v < g->n; v++) {
+        g->in_off[v + 1] += g->in_off[v];
+        g->out_off[v + 1] += g->out_off[v];
+    }
+    for (size_t i = 0; i < ne; i++) { /* stable: insertion order within a node */
+        const edge_tmp *e = &b->edges[i];
+        uint64_t k = g->in_off[e->dst] + fill[e->dst]++;
+        g->in_src[k] = e->src;
+        g->in_delay[k] = e->delay;
+        g->in_class[k] = e->cls;
+    }
+    memset(fill, 0, (g->n + 1) * sizeof *fill);
+    for (size_t i = 0; i < ne; i++) {
+        const edge_tmp *e = &b->edges[i];
+        g->out_dst[g->out_off[e->src] + fill[e->src]++] = e->dst;
+    }
+    free(fill);
+    g->nedges = ne;
+    return 0;
+}
+
+/* --------------------------------------------------------------- driver */
+
+void lsim_graph_free(lsim_graph *g)
+{
+    if (!g) return;
+    free(g->source);
+    lsim_strtab_free(g->strings);
+    free(g->kind);
+    free(g->flags);
+    free(g->proc);
+    free(g->name);
+    free(g->dur);
+    free(g->obs_start);
+    free(g->obs_end);
+    free(g->release);
+    free(g->corr);
+    free(g->iter);
+    free(g->coll);
+    free(g->in_off);
+    free(g->in_src);
+    free(g->in_delay);
+    free(g->in_class);
+    free(g->out_off);
+    free(g->out_dst);
+    free(g->procs);
+    free(g->iters);
+    free(g->colls);
+    free(g);
+}
+
+uint64_t lsim_graph_inferred_total(const lsim_graph *g)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < LSIM_E_NCLASSES; i++) s += g->inferred_by_class[i];
+    return s;
+}
+
+uint64_t lsim_graph_dropped_total(const lsim_graph *g)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < LSIM_DROP_NREASONS; i++) s += g->dropped[i];
+    return s;
+}
+
+int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, lsim_err *err)
+{
+    int rc = 0;
+    builder b;
+    memset(&b, 0, sizeof b);
+    uint32_t *ev_proc = NULL;
+    lsim_build_opts dflt;
+    if (!o) {
+        lsim_build_opts_default(&dflt);
+        o = &dflt;
+    }
+    *out = NULL;
+    b.t = t;
+    b.o = o;
+    b.err = err;
+    b.g = calloc(1, sizeof *b.g);
+    if (!b.g || !t->strings) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
+        goto cleanup;
+    }
+    lsim_graph *g = b.g;
+    g->strings = t->strings;
+    t->strings = NULL;
+    g->source = strdup(t->path);
+    g->rank = t->rank;
+    g->latency = o->latency;
+    if (!g->source || t->nev > UINT32_MAX / 2) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory (or more than 2^31 events)", t->path);
+        goto cleanup;
+    }
+    g->t0 = INT64_MAX;
+    for (size_t i = 0; i < t->nev; i++)
+        if ((is_gpu_kind(t->ev[i].kind) || is_cpu_kind(t->ev[i].kind)) && t->ev[i].ts < g->t0) g->t0 = t->ev[i].ts;
+    b.ev_node = malloc((t->nev ? t->nev : 1) * sizeof *b.ev_node);
+    if (!b.ev_node) {
+        rc = oom(&b);
+        goto cleanup;
+    }
+    b.ev_enter = malloc((t->nev ? t->nev : 1) * sizeof *b.ev_enter);
+    if (!b.ev_enter) {
+        rc = oom(&b);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < t->nev; i++) b.ev_node[i] = b.ev_enter[i] = NONE;
+    if ((rc = build_procs(&b, &ev_proc))) goto cleanup;
+    if ((rc = build_cpu(&b, ev_proc))) goto cleanup;
+    if ((rc = build_iters(&b))) goto cleanup;
+    if ((rc = build_gpu(&b, ev_proc))) goto cleanup;
+    if ((rc = build_corr_maps(&b))) goto cleanup;
+    if ((rc = link_launches(&b))) goto cleanup;
+    if ((rc = learn_latency(&b))) goto cleanup;
+    if ((rc = add_launch_and_stream_edges(&b))) goto cleanup;
+    if ((rc = add_blocking_edges(&b))) goto cleanup;
+    if ((rc = add_event_edges(&b))) goto cleanup;
+    if ((rc = add_xthread_edges(&b))) goto cleanup;
+    if ((rc = add_inferred_edges(&b))) goto cleanup;
+    if ((rc = build_csr(&b))) goto cleanup;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->release[v] != INT64_MIN) g->releases++;
+    for (uint32_t p = 0; p < g->nprocs; p++) g->procs[p].nnodes = 0;
+    for (size_t v = 0; v < g->n; v++) g->procs[g->proc[v]].nnodes++;
+    if (t->ncoll) {
+        g->colls = malloc(t->ncoll * sizeof *g->colls);
+        if (!g->colls) {
+            rc = oom(&b);
+            goto cleanup;
+        }
+        memcpy(g->colls, t->colls, t->ncoll * sizeof *g->colls);
+        g->ncoll = t->ncoll;
+    }
+    *out = g;
+    b.g = NULL;
+cleanup:
+    free(ev_proc);
+    free(b.ev_node);
+    free(b.ev_enter);
+    free(b.node_event);
+    free(b.launch_of);
+    free(b.edges);
+    if (b.stream_nodes)
+        for (uint32_t p = 0; p < b.nstreams_alloc; p++) {
+            free(b.stream_nodes[p]);
+            free(b.stream_lt[p]);
+        }
+    free(b.stream_nodes);
+    free(b.stream_lt);
+    free(b.stream_len);
+    free(b.ckeys);
+    free(b.cvals);
+    free(b.skeys);
+    free(b.svals);
+    free(b.api_ids);
+    free(b.api_lat);
+    free(b.proc_device);
+    if (rc && b.g && b.g->strings) {
+        /* give the strings back so the caller's trace stays whole */
+        t->strings = b.g->strings;
+        b.g->strings = NULL;
+    }
+    lsim_graph_free(b.g);
+    return rc;
+}

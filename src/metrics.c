@@ -1,0 +1,200 @@
+/* Replay measurements (see metrics.h). Everything here is computed twice
+ * from the same node set: once from observed times, once from simulated
+ * times, so actual and predicted figures are defined identically. */
+#include "lumosim/metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+double lsim_rel_err(lsim_ns actual, lsim_ns predicted)
+{
+    if (actual == 0) return 0.0;
+    return ((double)predicted - (double)actual) / (double)actual;
+}
+
+typedef struct pt {
+    lsim_ns t;
+    int8_t comm; /* 1 comm, 0 compute */
+    int8_t d;    /* +1 open, -1 close */
+} pt;
+
+static int cmp_pt(const void *x, const void *y)
+{
+    const pt *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->d != b->d) return a->d - b->d; /* closes first: touching intervals don't overlap */
+    return a->comm - b->comm;
+}
+
+/* Sweep the GPU intervals of the selected nodes; fills the breakdown over
+ * [s0, s1) and, if bins is given, adds per-bin active time. */
+static void sweep(pt *pts, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd, double *bins, uint32_t nbins,
+                  lsim_ns bin_ns)
+{
+    qsort(pts, np, sizeof *pts, cmp_pt);
+    long nc = 0, nm = 0;
+    lsim_ns prev = s0, comp = 0, comm = 0, both = 0;
+    for (size_t i = 0; i <= np; i++) {
+        lsim_ns t = i < np ? pts[i].t : s1;
+        if (t < s0) t = s0;
+        if (t > s1) t = s1;
+        if (t > prev) {
+            lsim_ns len = t - prev;
+            if (nc > 0 && nm > 0) both += len;
+            else if (nc > 0) comp += len;
+            else if (nm > 0) comm += len;
+            if (bins && (nc > 0 || nm > 0)) {
+                lsim_ns a = prev;
+                while (a < t) {
+                    uint32_t k = (uint32_t)((a - s0) / bin_ns);
+                    if (k >= nbins) break;
+                    lsim_ns be = s0 + (lsim_ns)(k + 1) * bin_ns;
+                    lsim_ns bend = be < t ? be : t;
+                    bins[k] += (double)(bend - a);
+                    a = bend;
+                }
+            }
+            prev = t;
+        }
+        if (i < np) {
+            if (pts[i].comm) nm += pts[i].d;
+            else nc += pts[i].d;
+        }
+    }
+    bd->exposed_compute = comp;
+    bd->exposed_comm = comm;
+    bd->overlapped = both;
+    bd->other = (s1 - s0) - comp - comm - both;
+}
+
+void lsim_rank_report_clear(lsim_rank_report *r)
+{
+    if (!r) return;
+    free(r->iters);
+    free(r->duty_actual);
+    free(r->duty_predicted);
+    memset(r, 0, sizeof *r);
+}
+
+int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_ns *end, lsim_ns bin_ns,
+                         lsim_rank_report *out, lsim_err *err)
+{
+    int rc = 0;
+    size_t *ioff = NULL;
+    uint32_t *inodes = NULL;
+    memset(out, 0, sizeof *out);
+    if (bin_ns <= 0) bin_ns = 1000000;
+    out->bin_ns = bin_ns;
+    size_t ngpu = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->procs[g->proc[v]].is_gpu) ngpu++;
+    pt *pts = malloc((2 * ngpu + 1) * sizeof *pts);
+    out->iters = calloc(g->niters ? g->niters : 1, sizeof *out->iters);
+    lsim_ns *is = malloc((size_t)(g->niters ? g->niters : 1) * 4 * sizeof *is);
+    if (!pts || !out->iters || !is) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
+        goto cleanup;
+    }
+    /* GPU nodes bucketed by iteration (counting sort) */
+    ioff = calloc((size_t)g->niters + 2, sizeof *ioff);
+    inodes = malloc((ngpu ? ngpu : 1) * sizeof *inodes);
+    if (!ioff || !inodes) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
+        goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++)
+        if (g->iter[v] >= 0 && g->procs[g->proc[v]].is_gpu) ioff[g->iter[v] + 1]++;
+    for (uint32_t i = 0; i < g->niters; i++) ioff[i + 1] += ioff[i];
+    for (size_t v = 0; v < g->n; v++)
+        if (g->iter[v] >= 0 && g->procs[g->proc[v]].is_gpu) inodes[ioff[g->iter[v]]++] = (uint32_t)v;
+    for (uint32_t i = g->niters; i > 0; i--) ioff[i] = ioff[i - 1];
+    ioff[0] = 0;
+    out->niters = g->niters;
+    out->gpu_nodes = ngpu;
+
+    lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
+    for (uint32_t i = 0; i < g->niters; i++) {
+        is[4 * i] = is[4 * i + 2] = INT64_MAX;
+        is[4 * i + 1] = is[4 * i + 3] = INT64_MIN;
+    }
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->obs_start[v] < as) as = g->obs_start[v];
+        if (g->obs_end[v] > ae) ae = g->obs_end[v];
+        if (start[v] < ps) ps = start[v];
+        if (end[v] > pe) pe = end[v];
+        lsim_ns ds = start[v] - g->obs_start[v], de = end[v] - g->obs_end[v];
+        if (ds < 0) ds = -ds;
+        if (de < 0) de = -de;
+        if (ds > out->max_abs_start_err) out->max_abs_start_err = ds;
+        if (de > out->max_abs_end_err) out->max_abs_end_err = de;
+        if (ds == 0 && de == 0) out->nodes_exact++;
+        int32_t it = g->iter[v];
+        if (it >= 0) {
+            lsim_ns *x = &is[4 * it];
+            if (g->obs_start[v] < x[0]) x[0] = g->obs_start[v];
+            if (g->obs_end[v] > x[1]) x[1] = g->obs_end[v];
+            if (start[v] < x[2]) x[2] = start[v];
+            if (end[v] > x[3]) x[3] = end[v];
+        }
+    }
+    if (g->n == 0) as = ae = ps = pe = 0;
+    out->window_actual_start = as;
+    out->window_predicted_start = ps;
+    out->window_actual = ae - as;
+    out->window_predicted = pe - ps;
+
+    out->nbins_actual = (uint32_t)((out->window_actual + bin_ns - 1) / bin_ns);
+    out->nbins_predicted = (uint32_t)((out->window_predicted + bin_ns - 1) / bin_ns);
+    out->duty_actual = calloc(out->nbins_actual + 1, sizeof(double));
+    out->duty_predicted = calloc(out->nbins_predicted + 1, sizeof(double));
+    if (!out->duty_actual || !out->duty_predicted) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
+        goto cleanup;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const lsim_ns *S = pass ? start : g->obs_start;
+        const lsim_ns *E = pass ? end : g->obs_end;
+        size_t np = 0;
+        for (size_t v = 0; v < g->n; v++) {
+            if (!g->procs[g->proc[v]].is_gpu) continue;
+            int8_t c = (g->flags[v] & LSIM_NF_COLL) ? 1 : 0;
+            pts[np++] = (pt){S[v], c, 1};
+            pts[np++] = (pt){E[v], c, -1};
+        }
+        double *bins = pass ? out->duty_predicted : out->duty_actual;
+        uint32_t nb = pass ? out->nbins_predicted : out->nbins_actual;
+        lsim_ns s0 = pass ? ps : as, s1 = pass ? pe : ae;
+        sweep(pts, np, s0, s1, pass ? &out->bd_predicted : &out->bd_actual, bins, nb, bin_ns);
+        for (uint32_t k = 0; k < nb; k++) {
+            lsim_ns blen = bin_ns;
+            if (k == nb - 1 && (s1 - s0) % bin_ns) blen = (s1 - s0) % bin_ns;
+            bins[k] /= (double)blen;
+        }
+        /* per-iteration breakdowns */
+        for (uint32_t i = 0; i < g->niters; i++) {
+            np = 0;
+            for (size_t k = ioff[i]; k < ioff[i + 1]; k++) {
+                size_t v = inodes[k];
+                int8_t c = (g->flags[v] & LSIM_NF_COLL) ? 1 : 0;
+                pts[np++] = (pt){S[v], c, 1};
+                pts[np++] = (pt){E[v], c, -1};
+            }
+            lsim_ns a = is[4 * i + (pass ? 2 : 0)], b = is[4 * i + (pass ? 3 : 1)];
+            if (a > b) a = b = 0;
+            sweep(pts, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);
+        }
+    }
+    for (uint32_t i = 0; i < g->niters; i++) {
+        out->iters[i].name = g->iters[i].name;
+        lsim_ns *x = &is[4 * i];
+        out->iters[i].actual = x[0] <= x[1] ? x[1] - x[0] : 0;
+        out->iters[i].predicted = x[2] <= x[3] ? x[3] - x[2] : 0;
+    }
+cleanup:
+    free(pts);
+    free(is);
+    free(ioff);
+    free(inodes);
+    if (rc) lsim_rank_report_clear(out);
+    return rc;
+}

@@ -1,0 +1,215 @@
+/* Replay report: human-readable table and the stable JSON document
+ * (docs/report-json.md). The JSON is built with cJSON; it is small (per rank
+ * and per iteration figures plus the duty-cycle bins). */
+#include "lumosim/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static double ms(lsim_ns x) { return (double)x / 1e6; }
+
+static double mean(const double *v, uint32_t n)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < n; i++) s += v[i];
+    return n ? s / n : 0.0;
+}
+
+static void job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
+{
+    lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        const lsim_rank_report *r = items[i].r;
+        if (r->window_actual_start < as) as = r->window_actual_start;
+        if (r->window_actual_start + r->window_actual > ae) ae = r->window_actual_start + r->window_actual;
+        if (r->window_predicted_start < ps) ps = r->window_predicted_start;
+        if (r->window_predicted_start + r->window_predicted > pe) pe = r->window_predicted_start + r->window_predicted;
+    }
+    *act = n ? ae - as : 0;
+    *pred = n ? pe - ps : 0;
+}
+
+static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
+
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
+{
+    const char *mode = n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model";
+    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION, mode);
+    for (size_t i = 0; i < n; i++) {
+        const lsim_graph *g = items[i].g;
+        const lsim_rank_report *r = items[i].r;
+        fprintf(f, "\nrank %d  %s\n", rank_of(&items[i], i), g->source);
+        fprintf(f, "  graph      %zu nodes, %llu edges:", g->n, (unsigned long long)g->nedges);
+        for (int c = 0; c < LSIM_E_NCLASSES; c++)
+            fprintf(f, " %s %llu%s", lsim_edge_class_name((lsim_edge_class)c), (unsigned long long)g->edges_by_class[c],
+                    c + 1 < LSIM_E_NCLASSES ? "," : "\n");
+        fprintf(f, "             inferred %llu, dropped %llu", (unsigned long long)lsim_graph_inferred_total(g),
+                (unsigned long long)lsim_graph_dropped_total(g));
+        int any = 0;
+        for (int d = 0; d < LSIM_DROP_NREASONS; d++)
+            if (g->dropped[d]) {
+                fprintf(f, "%s%s %llu", any ? ", " : " (", lsim_drop_reason_name((lsim_drop_reason)d),
+                        (unsigned long long)g->dropped[d]);
+                any = 1;
+            }
+        fprintf(f, "%s; pre-window GPU ops %llu; launch latency %.1f us (%llu idle-stream samples)\n", any ? ")" : "",
+                (unsigned long long)g->prewindow, (double)g->launch_latency_ns / 1e3,
+                (unsigned long long)g->launch_samples);
+        fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
+        fprintf(f, "  %-22s %12.3f %12.3f %+8.2f%%\n", "window", ms(r->window_actual), ms(r->window_predicted),
+                100 * lsim_rel_err(r->window_actual, r->window_predicted));
+        for (uint32_t k = 0; k < r->niters; k++) {
+            const lsim_iter_report *it = &r->iters[k];
+            fprintf(f, "  %-22.22s %12.3f %12.3f %+8.2f%%\n", lsim_strtab_get(g->strings, it->name), ms(it->actual),
+                    ms(it->predicted), 100 * lsim_rel_err(it->actual, it->predicted));
+        }
+        fprintf(f, "  breakdown (window)     %12s %12s %9s\n", "actual ms", "predicted ms", "err/win");
+        const lsim_breakdown *a = &r->bd_actual, *p = &r->bd_predicted;
+        const char *nm[4] = {"exposed compute", "overlapped", "exposed comm", "other"};
+        lsim_ns av[4] = {a->exposed_compute, a->overlapped, a->exposed_comm, a->other};
+        lsim_ns pv[4] = {p->exposed_compute, p->overlapped, p->exposed_comm, p->other};
+        for (int k = 0; k < 4; k++)
+            fprintf(f, "    %-20s %12.3f %12.3f %+8.2f%%\n", nm[k], ms(av[k]), ms(pv[k]),
+                    r->window_actual ? 100.0 * (double)(pv[k] - av[k]) / (double)r->window_actual : 0.0);
+        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
+                (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
+                100 * mean(r->duty_predicted, r->nbins_predicted));
+        fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
+                (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
+                g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
+    }
+    lsim_ns ja, jp;
+    job_span(items, n, &ja, &jp);
+    fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
+}
+
+static cJSON *bd_json(const lsim_breakdown *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "exposed_compute_ns", (double)b->exposed_compute);
+    cJSON_AddNumberToObject(o, "overlapped_ns", (double)b->overlapped);
+    cJSON_AddNumberToObject(o, "exposed_comm_ns", (double)b->exposed_comm);
+    cJSON_AddNumberToObject(o, "other_ns", (double)b->other);
+    return o;
+}
+
+static cJSON *bd_err_json(const lsim_breakdown *a, const lsim_breakdown *p, lsim_ns window)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    double w = window ? (double)window : 1.0;
+    cJSON_AddNumberToObject(o, "exposed_compute_ns", (double)(p->exposed_compute - a->exposed_compute) / w);
+    cJSON_AddNumberToObject(o, "overlapped_ns", (double)(p->overlapped - a->overlapped) / w);
+    cJSON_AddNumberToObject(o, "exposed_comm_ns", (double)(p->exposed_comm - a->exposed_comm) / w);
+    cJSON_AddNumberToObject(o, "other_ns", (double)(p->other - a->other) / w);
+    return o;
+}
+
+static cJSON *span_json(lsim_ns a, lsim_ns p)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "actual_ns", (double)a);
+    cJSON_AddNumberToObject(o, "predicted_ns", (double)p);
+    cJSON_AddNumberToObject(o, "error", lsim_rel_err(a, p));
+    return o;
+}
+
+static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
+{
+    const lsim_graph *g = it->g;
+    const lsim_rank_report *r = it->r;
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "rank", rank_of(it, idx));
+    cJSON_AddStringToObject(o, "source", g->source);
+    cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted));
+    cJSON *its = cJSON_AddArrayToObject(o, "iterations");
+    for (uint32_t k = 0; its && k < r->niters; k++) {
+        cJSON *x = span_json(r->iters[k].actual, r->iters[k].predicted);
+        if (!x) break;
+        cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
+        cJSON *bd = cJSON_AddObjectToObject(x, "breakdown");
+        if (bd) {
+            cJSON_AddItemToObject(bd, "actual", bd_json(&r->iters[k].bd_actual));
+            cJSON_AddItemToObject(bd, "predicted", bd_json(&r->iters[k].bd_predicted));
+        }
+        cJSON_AddItemToArray(its, x);
+    }
+    cJSON *bd = cJSON_AddObjectToObject(o, "breakdown");
+    if (bd) {
+        cJSON_AddItemToObject(bd, "actual", bd_json(&r->bd_actual));
+        cJSON_AddItemToObject(bd, "predicted", bd_json(&r->bd_predicted));
+        cJSON_AddItemToObject(bd, "error", bd_err_json(&r->bd_actual, &r->bd_predicted, r->window_actual));
+    }
+    cJSON *dc = cJSON_AddObjectToObject(o, "duty_cycle");
+    if (dc) {
+        cJSON_AddNumberToObject(dc, "bin_ns", (double)r->bin_ns);
+        cJSON_AddItemToObject(dc, "actual", cJSON_CreateDoubleArray(r->duty_actual, (int)r->nbins_actual));
+        cJSON_AddItemToObject(dc, "predicted", cJSON_CreateDoubleArray(r->duty_predicted, (int)r->nbins_predicted));
+    }
+    cJSON *gr = cJSON_AddObjectToObject(o, "graph");
+    if (gr) {
+        cJSON_AddNumberToObject(gr, "nodes", (double)g->n);
+        cJSON *ed = cJSON_AddObjectToObject(gr, "edges");
+        for (int c = 0; ed && c < LSIM_E_NCLASSES; c++)
+            cJSON_AddNumberToObject(ed, lsim_edge_class_name((lsim_edge_class)c), (double)g->edges_by_class[c]);
+        cJSON_AddNumberToObject(gr, "inferred_edges", (double)lsim_graph_inferred_total(g));
+        cJSON *ib = cJSON_AddObjectToObject(gr, "inferred");
+        for (int c = 0; ib && c < LSIM_E_NCLASSES; c++)
+            if (g->inferred_by_class[c])
+                cJSON_AddNumberToObject(ib, lsim_edge_class_name((lsim_edge_class)c), (double)g->inferred_by_class[c]);
+        cJSON_AddNumberToObject(gr, "dropped_edges", (double)lsim_graph_dropped_total(g));
+        cJSON *dr = cJSON_AddObjectToObject(gr, "dropped");
+        for (int d = 0; dr && d < LSIM_DROP_NREASONS; d++)
+            cJSON_AddNumberToObject(dr, lsim_drop_reason_name((lsim_drop_reason)d), (double)g->dropped[d]);
+        cJSON_AddNumberToObject(gr, "prewindow_gpu_nodes", (double)g->prewindow);
+        cJSON_AddNumberToObject(gr, "launch_latency_ns", (double)g->launch_latency_ns);
+        cJSON_AddNumberToObject(gr, "launch_latency_samples", (double)g->launch_samples);
+        cJSON_AddNumberToObject(gr, "sync_events_used", (double)g->sync_events_used);
+        cJSON_AddNumberToObject(gr, "collectives", (double)g->ncoll);
+    }
+    cJSON *ne = cJSON_AddObjectToObject(o, "node_error");
+    if (ne) {
+        cJSON_AddNumberToObject(ne, "max_abs_start_ns", (double)r->max_abs_start_err);
+        cJSON_AddNumberToObject(ne, "max_abs_end_ns", (double)r->max_abs_end_err);
+        cJSON_AddNumberToObject(ne, "nodes_exact", (double)r->nodes_exact);
+        cJSON_AddNumberToObject(ne, "nodes", (double)g->n);
+    }
+    return o;
+}
+
+int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
+{
+    int rc = 0;
+    char *txt = NULL;
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc) goto nomem;
+    cJSON_AddStringToObject(doc, "lumosim_version", LSIM_VERSION);
+    cJSON_AddStringToObject(doc, "latency_mode",
+                            n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model");
+    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+    if (!ranks) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *r = rank_json(&items[i], i);
+        if (!r) goto nomem;
+        cJSON_AddItemToArray(ranks, r);
+    }
+    lsim_ns ja, jp;
+    job_span(items, n, &ja, &jp);
+    cJSON_AddItemToObject(doc, "job", span_json(ja, jp));
+    txt = cJSON_PrintUnformatted(doc);
+    if (!txt) goto nomem;
+    if (fputs(txt, f) < 0 || fputc('\n', f) == EOF) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+cleanup:
+    free(txt);
+    cJSON_Delete(doc);
+    return rc;
+}

@@ -1,0 +1,136 @@
+/* Interned strings: open-addressing hash of ids into a block-allocated pool.
+ * Blocks are never reallocated, so returned pointers stay valid. */
+#include "lumosim/strtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK_MIN (1u << 16)
+
+typedef struct block {
+    struct block *next;
+    size_t used, cap;
+    char data[];
+} block;
+
+struct lsim_strtab {
+    block *blocks;
+    const char **strs; /* id -> string */
+    uint32_t *lens;
+    uint32_t n, cap;
+    uint32_t *slots; /* hash slot -> id+1 (0 = empty) */
+    uint32_t nslots;
+    size_t bytes;
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    /* FNV-1a: simple, deterministic, good enough for names. */
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+lsim_strtab *lsim_strtab_new(void)
+{
+    lsim_strtab *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->nslots = 1024;
+    t->slots = calloc(t->nslots, sizeof *t->slots);
+    if (!t->slots) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void lsim_strtab_free(lsim_strtab *t)
+{
+    if (!t) return;
+    block *b = t->blocks;
+    while (b) {
+        block *n = b->next;
+        free(b);
+        b = n;
+    }
+    free(t->strs);
+    free(t->lens);
+    free(t->slots);
+    free(t);
+}
+
+static int rehash(lsim_strtab *t)
+{
+    uint32_t ns = t->nslots * 2;
+    uint32_t *s = calloc(ns, sizeof *s);
+    if (!s) return LSIM_ENOMEM;
+    for (uint32_t id = 0; id < t->n; id++) {
+        uint64_t h = hash_bytes(t->strs[id], t->lens[id]);
+        uint32_t i = (uint32_t)h & (ns - 1);
+        while (s[i]) i = (i + 1) & (ns - 1);
+        s[i] = id + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->nslots = ns;
+    return 0;
+}
+
+int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
+{
+    uint64_t h = hash_bytes(s, len);
+    uint32_t i = (uint32_t)h & (t->nslots - 1);
+    while (t->slots[i]) {
+        uint32_t cand = t->slots[i] - 1;
+        if (t->lens[cand] == len && memcmp(t->strs[cand], s, len) == 0) {
+            *id = cand;
+            return 0;
+        }
+        i = (i + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 256;
+        const char **ns = realloc(t->strs, nc * sizeof *ns);
+        if (!ns) return LSIM_ENOMEM;
+        t->strs = ns;
+        uint32_t *nl = realloc(t->lens, nc * sizeof *nl);
+        if (!nl) return LSIM_ENOMEM;
+        t->lens = nl;
+        t->cap = nc;
+    }
+    if (!t->blocks || t->blocks->cap - t->blocks->used < len + 1) {
+        size_t cap = len + 1 > BLOCK_MIN ? len + 1 : BLOCK_MIN;
+        block *b = malloc(sizeof *b + cap);
+        if (!b) return LSIM_ENOMEM;
+        b->next = t->blocks;
+        b->used = 0;
+        b->cap = cap;
+        t->blocks = b;
+        t->bytes += sizeof *b + cap;
+    }
+    char *dst = t->blocks->data + t->blocks->used;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    t->blocks->used += len + 1;
+    uint32_t nid = t->n++;
+    t->strs[nid] = dst;
+    t->lens[nid] = (uint32_t)len;
+    t->slots[i] = nid + 1;
+    *id = nid;
+    if ((uint64_t)t->n * 2 > t->nslots) return rehash(t);
+    return 0;
+}
+
+const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id)
+{
+    return id < t->n ? t->strs[id] : NULL;
+}
+
+uint32_t lsim_strtab_count(const lsim_strtab *t) { return t->n; }
+size_t lsim_strtab_bytes(const lsim_strtab *t)
+{
+    return t->bytes + (size_t)t->cap * (sizeof(char *) + 4) + (size_t)t->nslots * 4;
+}
