@@ -87,7 +87,8 @@ typedef struct builder {
     uint32_t *api_ids;
     lsim_ns *api_lat;
     size_t napi;
-    lsim_ns lat_default;
+    lsim_ns lat_default, lat_default_end;
+    lsim_ns *api_lat_end;
     uint32_t nstreams_alloc;
 } builder;
 
@@ -604,102 +605,163 @@ static uint32_t thread_launch_stream(const builder *b, uint32_t v, int after)
     return NONE;
 }
 
+typedef struct lat_sample {
+    uint32_t api;
+    lsim_ns v;
+} lat_sample;
+
+static int cmp_lat_sample(const void *x, const void *y)
+{
+    const lat_sample *a = x, *c = y;
+    if (a->api != c->api) return a->api < c->api ? -1 : 1;
+    return (a->v > c->v) - (a->v < c->v);
+}
+
+/* Medians per API of `s` (sorted in place); APIs with fewer than 3 samples
+ * fall back to the all-API median. */
+static int per_api_medians(builder *b, lat_sample *s, size_t n, lsim_ns *all_median, lsim_ns *out_per_api)
+{
+    lsim_ns *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) return oom(b);
+    for (size_t i = 0; i < n; i++) tmp[i] = s[i].v;
+    *all_median = n ? median(tmp, n) : 5000;
+    free(tmp);
+    qsort(s, n, sizeof *s, cmp_lat_sample);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && s[j].api == s[i].api) j++;
+        for (size_t k = 0; k < b->napi; k++)
+            if (b->api_ids[k] == s[i].api) out_per_api[k] = j - i >= 3 ? s[i + (j - i) / 2].v : *all_median;
+        i = j;
+    }
+    return 0;
+}
+
+/* Launch latency, learned only where it is one: the stream was idle when the
+ * call began and the op waited for nothing on another stream. Two medians per
+ * API: from the call's start and from its end; a kernel is modelled to start
+ * no earlier than either (a long call, e.g. a lazy module load, launches at
+ * its end; a short one some microseconds after its start). */
 static int learn_latency(builder *b)
 {
     lsim_graph *g = b->g;
     int rc = 0;
     size_t n = 0;
-    lsim_ns *lat = malloc((g->n ? g->n : 1) * sizeof *lat);
-    uint32_t *api = malloc((g->n ? g->n : 1) * sizeof *api);
-    if (!lat || !api) {
+    lsim_ns *xready = malloc((g->n ? g->n : 1) * sizeof *xready);
+    lat_sample *ls = malloc((g->n ? g->n : 1) * sizeof *ls);
+    lat_sample *le = malloc((g->n ? g->n : 1) * sizeof *le);
+    if (!xready || !ls || !le) {
         rc = oom(b);
         goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++) xready[v] = INT64_MIN;
+    for (size_t k = 0; k < b->nedges; k++) {
+        const edge_tmp *e = &b->edges[k];
+        if ((e->cls & 0x7f) == LSIM_E_EVENT && g->obs_end[e->src] > xready[e->dst]) xready[e->dst] = g->obs_end[e->src];
     }
     for (uint32_t p = 0; p < g->nprocs; p++) {
         for (uint32_t i = 0; i < b->stream_len[p]; i++) {
             uint32_t v = b->stream_nodes[p][i];
             uint32_t r = b->launch_of[v];
             if (r == NONE) continue;
+            if (xready[v] > g->obs_start[r]) continue;
             if (i > 0) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
                 if (b->launch_of[prev] == r) continue; /* later op of the same launch */
                 if (g->obs_end[prev] > g->obs_start[r]) continue; /* stream busy: queueing */
             }
-            lat[n] = g->obs_start[v] - g->obs_start[r]; /* from call start */
-            api[n] = g->name[r];
+            ls[n] = (lat_sample){g->name[r], g->obs_start[v] - g->obs_start[r]};
+            le[n] = (lat_sample){g->name[r], g->obs_start[v] - g->obs_end[r]};
             n++;
         }
     }
     g->launch_samples = n;
-    b->lat_default = 5000;
-    if (n) {
-        lsim_ns *tmp = malloc(n * sizeof *tmp);
-        if (!tmp) {
-            rc = oom(b);
-            goto cleanup;
-        }
-        memcpy(tmp, lat, n * sizeof *tmp);
-        b->lat_default = median(tmp, n);
-        /* per API: gather */
-        uint32_t nstr = lsim_strtab_count(g->strings);
-        size_t *cnt = calloc(nstr + 1, sizeof *cnt);
-        if (!cnt) {
-            free(tmp);
-            rc = oom(b);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < n; i++) cnt[api[i]]++;
-        size_t napi = 0;
-        for (uint32_t s = 0; s < nstr; s++)
-            if (cnt[s] >= 3) napi++;
-        b->api_ids = malloc((napi ? napi : 1) * sizeof *b->api_ids);
-        b->api_lat = malloc((napi ? napi : 1) * sizeof *b->api_lat);
-        if (!b->api_ids || !b->api_lat) {
-            free(cnt);
-            free(tmp);
-            rc = oom(b);
-            goto cleanup;
-        }
-        for (uint32_t s = 0; s < nstr; s++) {
-            if (cnt[s] < 3) continue;
-            size_t m = 0;
-            for (size_t i = 0; i < n; i++)
-                if (api[i] == s) tmp[m++] = lat[i];
-            b->api_ids[b->napi] = s;
-            b->api_lat[b->napi] = median(tmp, m);
-            b->napi++;
-        }
-        free(cnt);
-        free(tmp);
+    /* the distinct APIs */
+    qsort(ls, n, sizeof *ls, cmp_lat_sample);
+    size_t napi = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || ls[i].api != ls[i - 1].api) napi++;
+    b->api_ids = malloc((napi ? napi : 1) * sizeof *b->api_ids);
+    b->api_lat = malloc((napi ? napi : 1) * sizeof *b->api_lat);
+    b->api_lat_end = malloc((napi ? napi : 1) * sizeof *b->api_lat_end);
+    if (!b->api_ids || !b->api_lat || !b->api_lat_end) {
+        rc = oom(b);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || ls[i].api != ls[i - 1].api) b->api_ids[b->napi++] = ls[i].api;
+    if ((rc = per_api_medians(b, ls, n, &b->lat_default, b->api_lat))) goto cleanup;
+    if ((rc = per_api_medians(b, le, n, &b->lat_default_end, b->api_lat_end))) goto cleanup;
+    if (!n) {
+        b->lat_default = 5000;
+        b->lat_default_end = 0;
     }
     g->launch_latency_ns = b->lat_default;
 cleanup:
-    free(lat);
-    free(api);
+    free(xready);
+    free(ls);
+    free(le);
     return rc;
 }
 
-static lsim_ns model_latency(const builder *b, uint32_t api_name)
+/* Modelled delay of a launch edge from the end of call node r. */
+static lsim_ns model_launch_delay(const builder *b, uint32_t r)
 {
+    const lsim_graph *g = b->g;
+    lsim_ns ls = b->lat_default, le = b->lat_default_end;
     for (size_t i = 0; i < b->napi; i++)
-        if (b->api_ids[i] == api_name) return b->api_lat[i];
-    return b->lat_default;
+        if (b->api_ids[i] == g->name[r]) {
+            ls = b->api_lat[i];
+            le = b->api_lat_end[i];
+            break;
+        }
+    lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);
+    return from_start > le ? from_start : le;
 }
 
 /* Launch and stream-order edges. Launch delay is relative to the end of the
  * call's node; latency is measured from the call's start. */
+/* The gap a stream leaves between two ops when the second was already
+ * queued (its launch predicted it ready before the first ended): the GPU's
+ * own dispatch overhead, about a microsecond, which adds up over thousands
+ * of back-to-back kernels. Median over such pairs with a non-negative gap
+ * below 20 us. */
+static int learn_queued_gap(builder *b, lsim_ns *out)
+{
+    lsim_graph *g = b->g;
+    size_t n = 0;
+    lsim_ns *gaps = malloc((g->n ? g->n : 1) * sizeof *gaps);
+    if (!gaps) return oom(b);
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        for (uint32_t i = 1; i < b->stream_len[p]; i++) {
+            uint32_t v = b->stream_nodes[p][i], prev = b->stream_nodes[p][i - 1];
+            uint32_t r = b->launch_of[v];
+            if (r == NONE || r == b->launch_of[prev] || (g->flags[v] & LSIM_NF_GRAPH)) continue;
+            if (g->obs_end[r] + model_launch_delay(b, r) >= g->obs_end[prev]) continue; /* not queued */
+            lsim_ns gap = g->obs_start[v] - g->obs_end[prev];
+            if (gap >= 0 && gap < 20000) gaps[n++] = gap;
+        }
+    }
+    *out = n >= 8 ? median(gaps, n) : 0;
+    free(gaps);
+    return 0;
+}
+
 static int add_launch_and_stream_edges(builder *b)
 {
     lsim_graph *g = b->g;
     int rc;
     int observed = b->o->latency == LSIM_LAT_OBSERVED;
+    lsim_ns qgap = 0;
+    if (!observed && (rc = learn_queued_gap(b, &qgap))) return rc;
+    g->queued_gap_ns = qgap;
     for (uint32_t p = 0; p < g->nprocs; p++) {
         for (uint32_t i = 0; i < b->stream_len[p]; i++) {
             uint32_t v = b->stream_nodes[p][i];
             uint32_t r = b->launch_of[v];
             if (r != NONE) {
                 lsim_ns d = observed ? g->obs_start[v] - g->obs_end[r]
-                                     : model_latency(b, g->name[r]) - (g->obs_end[r] - g->obs_start[r]);
+                                     : model_launch_delay(b, r);
                 if ((rc = add_edge(b, r, v, LSIM_E_LAUNCH, d))) return rc;
                 g->iter[v] = g->iter[r];
             } else {
@@ -708,7 +770,8 @@ static int add_launch_and_stream_edges(builder *b)
             if (i > 0) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
                 lsim_ns gap = g->obs_start[v] - g->obs_end[prev];
-                if ((rc = add_edge(b, prev, v, LSIM_E_STREAM, gap < 0 ? gap : 0))) return rc;
+                lsim_ns d = gap < 0 ? gap : observed ? 0 : qgap;
+                if ((rc = add_edge(b, prev, v, LSIM_E_STREAM, d))) return rc;
             }
         }
     }
@@ -852,11 +915,25 @@ static int add_blocking_edges(builder *b)
         if (w[i].inferred) g->inferred_by_class[LSIM_E_SYNC]++;
     }
     if (!observed) {
-        /* a call that waited keeps only its own overhead as duration */
-        for (size_t i = 0; i < nw; i++) {
-            uint32_t u = w[i].u, v = w[i].v;
-            if (g->obs_end[u] > g->obs_start[v]) g->dur[v] = 0; /* the wait edge sets its end */
+        /* A call that waited for known GPU work returns when that work ends
+         * (plus the return latency): its own duration drops to zero. A call
+         * that returned well after all the work it is known to wait for was
+         * held by something the trace does not show (untraced work, the
+         * profiler flushing): it keeps its observed duration as a floor. */
+        lsim_ns *wend = calloc(g->n ? g->n : 1, sizeof *wend);
+        if (!wend) {
+            rc = oom(b);
+            goto cleanup;
         }
+        for (size_t i = 0; i < nw; i++)
+            if (g->obs_end[w[i].u] > wend[w[i].v]) wend[w[i].v] = g->obs_end[w[i].u];
+        for (size_t i = 0; i < nw; i++) {
+            uint32_t v = w[i].v;
+            if (wend[v] <= g->obs_start[v]) continue; /* did not wait */
+            lsim_ns tail = g->obs_end[v] - (wend[v] + ret_model);
+            g->dur[v] = tail > 4 * ret_model + 50000 ? g->obs_end[v] - g->obs_start[v] : 0;
+        }
+        free(wend);
     }
 cleanup:
     free(w);
@@ -1027,7 +1104,7 @@ static int add_inferred_edges(builder *b)
         lsim_ns d = e->delay;
         if ((e->cls & 0x7f) == LSIM_E_LAUNCH) {
             uint32_t r = e->src;
-            d = model_latency(b, g->name[r]) - (g->obs_end[r] - g->obs_start[r]);
+            d = model_launch_delay(b, r);
         }
         lsim_ns x = g->obs_end[e->src] + d;
         if (x > explained[e->dst]) explained[e->dst] = x;
@@ -1238,10 +1315,10 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     if ((rc = build_gpu(&b, ev_proc))) goto cleanup;
     if ((rc = build_corr_maps(&b))) goto cleanup;
     if ((rc = link_launches(&b))) goto cleanup;
-    if ((rc = learn_latency(&b))) goto cleanup;
-    if ((rc = add_launch_and_stream_edges(&b))) goto cleanup;
     if ((rc = add_blocking_edges(&b))) goto cleanup;
     if ((rc = add_event_edges(&b))) goto cleanup;
+    if ((rc = learn_latency(&b))) goto cleanup;
+    if ((rc = add_launch_and_stream_edges(&b))) goto cleanup;
     if ((rc = add_xthread_edges(&b))) goto cleanup;
     if ((rc = add_inferred_edges(&b))) goto cleanup;
     if ((rc = build_csr(&b))) goto cleanup;
@@ -1281,6 +1358,7 @@ cleanup:
     free(b.svals);
     free(b.api_ids);
     free(b.api_lat);
+    free(b.api_lat_end);
     free(b.proc_device);
     if (rc && b.g && b.g->strings) {
         /* give the strings back so the caller's trace stays whole */

@@ -147,6 +147,7 @@ typedef struct lsim_graph {
     uint64_t sync_events_used; /* cuda_sync events that produced an edge */
     uint64_t launch_samples; /* idle-stream launches used for the latency model */
     lsim_ns launch_latency_ns; /* median modelled latency (all APIs), for reports */
+    lsim_ns queued_gap_ns;   /* modelled gap between back-to-back queued ops */
 } lsim_graph;
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
