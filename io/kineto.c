@@ -307,59 +307,83 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
 
 /* ------------------------------------------------------------ conversions */
 
+/* Exact decimal conversion of a JSON number (microseconds) to integer
+ * nanoseconds: the significant digits are kept as text and scaled by a power
+ * of ten, so no double rounding ever happens; below 1 ns the first dropped
+ * digit rounds half away from zero. Grammar is JSON's:
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out)
 {
+    enum { MAXD = 64 };
+    unsigned char dig[MAXD];
+    int nd = 0;       /* significant digits kept */
+    long e10 = 0;     /* value = digits * 10^e10 (in us) */
     size_t i = 0;
     int neg = 0;
-    if (i < len && (s[i] == '-' || s[i] == '+')) {
-        neg = s[i] == '-';
+    if (i < len && s[i] == '-') {
+        neg = 1;
         i++;
     }
-    size_t d0 = i;
-    int64_t ip = 0;
-    while (i < len && s[i] >= '0' && s[i] <= '9') {
-        if (ip > (INT64_MAX / 1000 - 9) / 10) return LSIM_EFORMAT; /* > ~9.2e15 us */
-        ip = ip * 10 + (s[i] - '0');
-        i++;
+    if (i >= len || s[i] < '0' || s[i] > '9') return LSIM_EFORMAT;
+    if (s[i] == '0' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9') return LSIM_EFORMAT; /* leading zero */
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (nd == 0 && s[i] == '0') continue;
+        if (nd < MAXD) dig[nd++] = (unsigned char)(s[i] - '0');
+        else e10++;
     }
-    int have_int = i > d0;
-    int64_t frac = 0;
-    int nfrac = 0, round_up = 0, have_frac = 0;
     if (i < len && s[i] == '.') {
         i++;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            have_frac = 1;
-            if (nfrac < 3) {
-                frac = frac * 10 + (s[i] - '0');
-                nfrac++;
-            } else if (nfrac == 3) {
-                round_up = s[i] >= '5';
-                nfrac++;
+        if (i >= len || s[i] < '0' || s[i] > '9') return LSIM_EFORMAT;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+            if (nd == 0 && s[i] == '0') {
+                e10--;
+                continue;
             }
-            i++;
+            if (nd < MAXD) {
+                dig[nd++] = (unsigned char)(s[i] - '0');
+                e10--;
+            }
         }
     }
-    if (!have_int && !have_frac) return LSIM_EFORMAT;
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        /* rare: exponent notation; go through strtod */
-        char tmp[64];
-        if (len >= sizeof tmp) return LSIM_EFORMAT;
-        memcpy(tmp, s, len);
-        tmp[len] = '\0';
-        char *endp = NULL;
-        errno = 0;
-        double v = strtod(tmp, &endp);
-        if (endp != tmp + len || errno || !isfinite(v) || fabs(v) > 9.2e15) return LSIM_EFORMAT;
-        *out = (lsim_ns)llround(v * 1000.0);
-        return 0;
+        i++;
+        int eneg = 0;
+        if (i < len && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+        if (i >= len || s[i] < '0' || s[i] > '9') return LSIM_EFORMAT;
+        long x = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            if (x < 100000) x = x * 10 + (s[i] - '0');
+        e10 += eneg ? -x : x;
     }
     if (i != len) return LSIM_EFORMAT;
-    while (nfrac < 3) {
-        frac *= 10;
-        nfrac++;
+    long scale = e10 + 3; /* to nanoseconds */
+    int keep = nd;
+    int round_up = 0;
+    if (scale < 0) {
+        long k = (long)nd + scale; /* digits that stay */
+        if (k < 0) {
+            keep = 0;
+        } else {
+            keep = (int)k;
+            round_up = keep < nd && dig[keep] >= 5;
+        }
+        scale = 0;
     }
-    int64_t v = ip * 1000 + frac + round_up;
-    *out = neg ? -v : v;
+    uint64_t v = 0;
+    const uint64_t lim = (uint64_t)INT64_MAX;
+    for (int k = 0; k < keep; k++) {
+        if (v > (lim - dig[k]) / 10) return LSIM_EFORMAT;
+        v = v * 10 + dig[k];
+    }
+    for (long k = 0; k < scale && v; k++) {
+        if (v > lim / 10) return LSIM_EFORMAT;
+        v *= 10;
+    }
+    if (round_up) {
+        if (v == lim) return LSIM_EFORMAT;
+        v++;
+    }
+    *out = neg ? -(lsim_ns)v : (lsim_ns)v;
     return 0;
 }
 
