@@ -43,7 +43,7 @@ if [ -z "${NO_PIN:-}" ] && command -v taskset >/dev/null 2>&1 && taskset -c 0 tr
 fi
 
 if [ -z "${TRACES:-}" ]; then
-    TRACES="$(ls "$SHARED"/hta_single/ns_resolution_trace__*.json.gz 2>/dev/null | head -1) $SHARED/megatron_tp8_a100/rank0.json.gz"
+    TRACES="$( (ls "$SHARED"/hta_single/ns_resolution_trace__*.json.gz 2>/dev/null || true) | head -1) $SHARED/megatron_tp8_a100/rank0.json.gz"
 fi
 
 RAW="$OUT/bench_raw.txt"

@@ -114,18 +114,14 @@ static int fill(reader *r, size_t need)
         if (r->gz) {
             unsigned chunk = want > (1u << 30) ? (1u << 30) : (unsigned)want;
             int got = gzread(r->gz, r->buf + r->end, chunk);
-            if (got < 0) {
+            if (got <= 0) {
                 int zerr = 0;
-                const char *m = gzerror(r->gz, &zerr);
-                return lsim_err_set(r->err, LSIM_EFORMAT, "%s: corrupt or truncated gzip data (%s)",
-                                    r->label, m ? m : "zlib error");
-            }
-            if (got == 0) {
-                int zerr = 0;
-                const char *m = gzerror(r->gz, &zerr);
-                if (zerr != Z_OK && zerr != Z_STREAM_END)
-                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: corrupt or truncated gzip data (%s)",
-                                        r->label, m ? m : "zlib error");
+                (void)gzerror(r->gz, &zerr); /* its text repeats the path */
+                if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
+                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: %s", r->label,
+                                        zerr == Z_BUF_ERROR ? "truncated gzip data (unexpected end of file)"
+                                        : zerr == Z_DATA_ERROR ? "corrupt gzip data"
+                                        : zerr == Z_ERRNO ? "read error" : "corrupt or truncated gzip data");
                 r->eof = 1;
             }
             r->end += (size_t)got;
@@ -496,9 +492,9 @@ static int intern(lsim_trace *t, const char *s, uint32_t *id)
     return lsim_strtab_intern(t->strings, s ? s : "", s ? strlen(s) : 0, id);
 }
 
-static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
+static int64_t value_int(const cJSON *v, int64_t dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return dflt;
     if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
     if (cJSON_IsString(v) && v->valuestring[0]) {
         char *e = NULL;
@@ -508,11 +504,61 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
     return dflt;
 }
 
+static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
+{
+    return value_int(cJSON_GetObjectItemCaseSensitive(o, key), dflt);
+}
+
+/* The args an event may carry that the graph uses, found in one pass over
+ * the args object (a kernel has a dozen keys; looking each up separately
+ * was a measurable share of ingest time). */
+typedef struct ev_args {
+    const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
+    const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
+} ev_args;
+
+static void index_args(const cJSON *args, ev_args *a)
+{
+    memset(a, 0, sizeof *a);
+    if (!args) return;
+    for (const cJSON *c = args->child; c; c = c->next) {
+        const char *k = c->string;
+        if (!k) continue;
+        switch (k[0]) {
+        case 'c':
+            if (!strcmp(k, "correlation")) a->correlation = c;
+            else if (!strcmp(k, "cuda_sync_kind")) a->sync_kind = c;
+            break;
+        case 'E': if (!strcmp(k, "External id")) a->external_id = c; break;
+        case 'd':
+            if (!strcmp(k, "device")) a->device = c;
+            else if (!strcmp(k, "dtype")) a->dtype = c;
+            break;
+        case 's': if (!strcmp(k, "stream")) a->stream = c; break;
+        case 'w':
+            if (!strcmp(k, "wait_on_stream")) a->wait_stream = c;
+            else if (!strcmp(k, "wait_on_cuda_event_record_corr_id")) a->wait_rec = c;
+            break;
+        case 'C': if (!strcmp(k, "Collective name")) a->coll_name = c; break;
+        case 'I':
+            if (!strcmp(k, "In msg nelems")) a->in_nelems = c;
+            else if (!strcmp(k, "Input Dims")) a->input_dims = c;
+            break;
+        case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
+        case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
+        case 'P':
+            if (!strcmp(k, "Process Group Name")) a->pg_name = c;
+            else if (!strcmp(k, "Process Group Ranks")) a->pg_ranks = c;
+            break;
+        default: break;
+        }
+    }
+}
+
 /* pid/tid: numbers, or strings (numeric or not). Non-numeric strings map to
  * stable negative ids far from real ones through the string table. */
-static int id_field(lsim_trace *t, const cJSON *o, const char *key, int64_t *out)
+static int id_field(lsim_trace *t, const cJSON *v, int64_t *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (cJSON_IsNumber(v)) {
         *out = (int64_t)v->valuedouble;
         return 0;
@@ -606,11 +652,11 @@ static lsim_sync_kind sync_kind_of(const char *s)
 
 /* Collective metadata from args (newer PyTorch on kernels and on
  * record_param_comms), or from the kernel name. */
-static int attach_coll(lsim_trace *t, lsim_event *e, const cJSON *args, const char *name, int is_kernel)
+static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const char *name, int is_kernel)
 {
     int32_t dt = -1;
     lsim_coll_kind kind = is_kernel ? lsim_coll_from_kernel_name(name, &dt) : LSIM_COLL_NONE;
-    const cJSON *cn = args ? cJSON_GetObjectItemCaseSensitive(args, "Collective name") : NULL;
+    const cJSON *cn = a->coll_name;
     int is_rpc = !is_kernel && name && strcmp(name, "record_param_comms") == 0;
     if (kind == LSIM_COLL_NONE && !is_rpc) return 0;
     int32_t idx;
@@ -624,22 +670,22 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const cJSON *args, const ch
         if (k2 != LSIM_COLL_NONE) c->kind = (uint8_t)k2;
         c->from_metadata = 1;
     }
-    if (args) {
-        c->in_nelems = item_int(args, "In msg nelems", -1);
-        c->out_nelems = item_int(args, "Out msg nelems", -1);
-        c->group_size = (int32_t)item_int(args, "Group size", -1);
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(args, "dtype");
+    {
+        c->in_nelems = value_int(a->in_nelems, -1);
+        c->out_nelems = value_int(a->out_nelems, -1);
+        c->group_size = (int32_t)value_int(a->group_size, -1);
+        const cJSON *d = a->dtype;
         if (cJSON_IsString(d)) {
             int32_t s = dtype_size(d->valuestring);
             if (s > 0) c->dtype_bytes = s;
         }
-        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(args, "Process Group Name");
+        const cJSON *pg = a->pg_name;
         if (cJSON_IsString(pg) && (rc = intern(t, pg->valuestring, &c->pg_name))) return rc;
-        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(args, "Process Group Ranks");
+        const cJSON *pr = a->pg_ranks;
         if (cJSON_IsString(pr) && (rc = intern(t, pr->valuestring, &c->pg_ranks))) return rc;
         if (c->in_nelems < 0) {
             /* older record_param_comms: one tensor's dims in "Input Dims" */
-            const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+            const cJSON *dims = a->input_dims;
             const cJSON *first = cJSON_IsArray(dims) ? dims->child : NULL;
             if (cJSON_IsArray(first) && first->child && cJSON_IsArray(first->child)) first = first->child;
             if (cJSON_IsArray(first) && first->child) {
@@ -682,8 +728,16 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed trace event #%llu", r->label,
                             (unsigned long long)t->events_seen);
     }
-    const cJSON *jcat = cJSON_GetObjectItemCaseSensitive(o, "cat");
-    const cJSON *jname = cJSON_GetObjectItemCaseSensitive(o, "name");
+    const cJSON *jcat = NULL, *jname = NULL, *jargs = NULL, *jpid = NULL, *jtid = NULL;
+    for (const cJSON *c = o->child; c; c = c->next) {
+        const char *k = c->string;
+        if (!k) continue;
+        if (k[0] == 'c' && !strcmp(k, "cat")) jcat = c;
+        else if (k[0] == 'n' && !strcmp(k, "name")) jname = c;
+        else if (k[0] == 'a' && !strcmp(k, "args")) jargs = c;
+        else if (k[0] == 'p' && !strcmp(k, "pid")) jpid = c;
+        else if (k[0] == 't' && !strcmp(k, "tid")) jtid = c;
+    }
     const char *cat = cJSON_IsString(jcat) ? jcat->valuestring : NULL;
     const char *name = cJSON_IsString(jname) ? jname->valuestring : "";
     lsim_ev_kind kind;
@@ -738,17 +792,17 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     e->dur = dur;
     e->kind = (uint8_t)kind;
     e->coll = -1;
-    if ((rc = id_field(t, o, "pid", &e->pid)) || (rc = id_field(t, o, "tid", &e->tid)) ||
+    if ((rc = id_field(t, jpid, &e->pid)) || (rc = id_field(t, jtid, &e->tid)) ||
         (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(o, "args");
-    if (!cJSON_IsObject(args)) args = NULL;
-    e->corr = args ? item_int(args, "correlation", -1) : -1;
-    e->ext_id = args ? item_int(args, "External id", -1) : -1;
-    e->device = args ? (int32_t)item_int(args, "device", -1) : -1;
-    e->stream = args ? item_int(args, "stream", -1) : -1;
+    ev_args a;
+    index_args(cJSON_IsObject(jargs) ? jargs : NULL, &a);
+    e->corr = value_int(a.correlation, -1);
+    e->ext_id = value_int(a.external_id, -1);
+    e->device = (int32_t)value_int(a.device, -1);
+    e->stream = value_int(a.stream, -1);
     e->wait_stream = -1;
     e->wait_rec_corr = -1;
     if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET) {
@@ -757,10 +811,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         if (e->stream < 0) e->stream = e->tid;
     }
     if (kind == LSIM_EV_SYNC) {
-        const cJSON *sk = args ? cJSON_GetObjectItemCaseSensitive(args, "cuda_sync_kind") : NULL;
+        const cJSON *sk = a.sync_kind;
         e->sync_kind = (uint8_t)sync_kind_of(cJSON_IsString(sk) ? sk->valuestring : name);
-        e->wait_stream = args ? item_int(args, "wait_on_stream", -1) : -1;
-        e->wait_rec_corr = args ? item_int(args, "wait_on_cuda_event_record_corr_id", -1) : -1;
+        e->wait_stream = value_int(a.wait_stream, -1);
+        e->wait_rec_corr = value_int(a.wait_rec, -1);
         if (e->device < 0) e->device = (int32_t)e->pid;
         if (e->stream < 0 && e->tid >= 0) e->stream = e->tid;
     }
@@ -770,7 +824,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
                   strstr(name, "Device -> Pinned") != NULL;
     }
     if (kind == LSIM_EV_KERNEL || (kind == LSIM_EV_CPU_OP && name[0] == 'r')) {
-        if ((rc = attach_coll(t, e, args, name, kind == LSIM_EV_KERNEL))) {
+        if ((rc = attach_coll(t, e, &a, name, kind == LSIM_EV_KERNEL))) {
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }

@@ -307,15 +307,6 @@ typedef struct cpu_item {
     uint8_t prio;
 } cpu_item;
 
-static int cmp_cpu_item(const void *x, const void *y)
-{
-    const cpu_item *p = x, *q = y;
-    if (p->ts != q->ts) return p->ts < q->ts ? -1 : 1;
-    if (p->end != q->end) return p->end > q->end ? -1 : 1; /* longer first: parent */
-    if (p->prio != q->prio) return p->prio - q->prio;
-    return p->ev < q->ev ? -1 : (p->ev > q->ev);
-}
-
 typedef struct flat_state {
     uint32_t proc;
     lsim_ns cursor;
@@ -329,7 +320,19 @@ static int emit_piece(builder *b, flat_state *fs, const cpu_item *it, lsim_ns s,
     if (e <= s && !force) return 0;
     const lsim_event *x = &b->t->ev[it->ev];
     uint8_t kind = x->kind == LSIM_EV_RUNTIME ? LSIM_N_RUNTIME : LSIM_N_CPU;
-    uint32_t v;
+    uint32_t v = fs->last_node;
+    /* Adjacent CPU pieces with no gap between them are one stretch of CPU
+     * work to the simulation: merge them (keeps memory per event low). Never
+     * across the start of a ProfilerStep, so iteration membership stays. */
+    if (kind == LSIM_N_CPU && v != NONE && b->g->kind[v] == LSIM_N_CPU && b->g->obs_end[v] == s &&
+        !(x->kind == LSIM_EV_ANNOTATION && x->ts == s &&
+          !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13))) {
+        b->g->obs_end[v] = e;
+        b->g->dur[v] = e - b->g->obs_start[v];
+        fs->cursor = e;
+        b->ev_node[it->ev] = v;
+        return 0;
+    }
     int rc = new_node(b, kind, fs->proc, it->ev, s, e, &v);
     if (rc) return rc;
     if (fs->last_node == NONE) {
@@ -344,35 +347,66 @@ static int emit_piece(builder *b, flat_state *fs, const cpu_item *it, lsim_ns s,
     return 0;
 }
 
-static int flatten_thread(builder *b, uint32_t proc, cpu_item *items, size_t n, cpu_item **stack)
+static const lsim_event *g_sort_events;
+static uint8_t cpu_prio(uint8_t kind) { return kind == LSIM_EV_ANNOTATION ? 0 : kind == LSIM_EV_CPU_OP ? 1 : 2; }
+
+/* Thread order: by start, longer first (the parent), annotations before ops
+ * before runtime calls at a tie, then file order. */
+static int cmp_cpu_idx(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    const lsim_event *p = &g_sort_events[a], *q = &g_sort_events[c];
+    if (p->ts != q->ts) return p->ts < q->ts ? -1 : 1;
+    lsim_ns pe = p->ts + p->dur, qe = q->ts + q->dur;
+    if (pe != qe) return pe > qe ? -1 : 1;
+    uint8_t pp = cpu_prio(p->kind), qp = cpu_prio(q->kind);
+    if (pp != qp) return pp - qp;
+    return a < c ? -1 : (a > c);
+}
+
+typedef struct cpu_stack {
+    cpu_item *v;
+    size_t n, cap;
+} cpu_stack;
+
+/* One thread: a stack walk over its events in thread order. The stack holds
+ * the open (enclosing) events; only its depth is ever allocated. */
+static int flatten_thread(builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
 {
     flat_state fs = {proc, INT64_MIN, NONE};
-    size_t sp = 0;
     int rc;
+    st->n = 0;
     for (size_t i = 0; i < n; i++) {
-        cpu_item *it = &items[i];
-        while (sp > 0 && stack[sp - 1]->end <= it->ts) {
-            cpu_item *top = stack[--sp];
+        const lsim_event *x = &b->t->ev[idx[i]];
+        cpu_item it = {x->ts, x->ts + x->dur, idx[i], cpu_prio(x->kind)};
+        while (st->n > 0 && st->v[st->n - 1].end <= it.ts) {
+            cpu_item *top = &st->v[--st->n];
             int force = b->ev_node[top->ev] == NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
             if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
         }
-        if (sp > 0) {
-            cpu_item *top = stack[sp - 1];
-            if (it->end > top->end) it->end = top->end; /* poke-out (0.25 us precision) clamped */
-            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, it->ts, 0))) return rc;
+        if (st->n > 0) {
+            cpu_item *top = &st->v[st->n - 1];
+            if (it.end > top->end) it.end = top->end; /* poke-out (0.25 us precision) clamped */
+            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, it.ts, 0))) return rc;
         }
-        stack[sp++] = it;
-        fs.cursor = it->ts;
-        const lsim_event *x = &b->t->ev[it->ev];
+        if (st->n == st->cap) {
+            size_t nc = st->cap ? st->cap * 2 : 64;
+            cpu_item *nv = realloc(st->v, nc * sizeof *nv);
+            if (!nv) return oom(b);
+            st->v = nv;
+            st->cap = nc;
+        }
+        st->v[st->n++] = it;
+        fs.cursor = it.ts;
         if (x->kind == LSIM_EV_RUNTIME && !strncmp(api_base(lsim_strtab_get(b->g->strings, x->name)), "Memcpy", 6)) {
-            if ((rc = emit_piece(b, &fs, it, it->ts, it->ts, 1))) return rc;
+            if ((rc = emit_piece(b, &fs, &st->v[st->n - 1], it.ts, it.ts, 1))) return rc;
             b->g->flags[fs.last_node] |= LSIM_NF_ENTER;
-            b->ev_enter[it->ev] = fs.last_node;
-            b->ev_node[it->ev] = NONE;
+            b->ev_enter[it.ev] = fs.last_node;
+            b->ev_node[it.ev] = NONE;
         }
     }
-    while (sp > 0) {
-        cpu_item *top = stack[--sp];
+    while (st->n > 0) {
+        cpu_item *top = &st->v[--st->n];
         int force = b->ev_node[top->ev] == NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
         if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
     }
@@ -384,10 +418,10 @@ static int build_cpu(builder *b, const uint32_t *ev_proc)
     lsim_trace *t = b->t;
     lsim_graph *g = b->g;
     int rc = 0;
+    cpu_stack st = {0};
     size_t *count = calloc(g->nprocs + 1, sizeof *count);
-    cpu_item *items = malloc((t->nev ? t->nev : 1) * sizeof *items);
-    cpu_item **stack = malloc((t->nev ? t->nev : 1) * sizeof *stack);
-    if (!count || !items || !stack) {
+    uint32_t *idx = malloc((t->nev ? t->nev : 1) * sizeof *idx);
+    if (!count || !idx) {
         rc = oom(b);
         goto cleanup;
     }
@@ -397,11 +431,10 @@ static int build_cpu(builder *b, const uint32_t *ev_proc)
     for (size_t i = 0; i < t->nev; i++) {
         uint32_t p = ev_proc[i];
         if (p == NONE || g->procs[p].is_gpu) continue;
-        const lsim_event *e = &t->ev[i];
-        uint8_t prio = e->kind == LSIM_EV_ANNOTATION ? 0 : e->kind == LSIM_EV_CPU_OP ? 1 : 2;
-        items[count[p]++] = (cpu_item){e->ts, e->ts + e->dur, (uint32_t)i, prio};
+        idx[count[p]++] = (uint32_t)i;
     }
     /* count[p] is now the end of p's range; walk ranges */
+    g_sort_events = t->ev;
     size_t begin = 0;
     for (uint32_t p = 0; p < g->nprocs; p++) {
         size_t end = count[p];
@@ -409,14 +442,14 @@ static int build_cpu(builder *b, const uint32_t *ev_proc)
             begin = end;
             continue;
         }
-        qsort(items + begin, end - begin, sizeof *items, cmp_cpu_item);
-        if ((rc = flatten_thread(b, p, items + begin, end - begin, stack))) goto cleanup;
+        qsort(idx + begin, end - begin, sizeof *idx, cmp_cpu_idx);
+        if ((rc = flatten_thread(b, p, idx + begin, end - begin, &st))) goto cleanup;
         begin = end;
     }
 cleanup:
     free(count);
-    free(items);
-    free(stack);
+    free(idx);
+    free(st.v);
     return rc;
 }
 

@@ -4,6 +4,7 @@
  * 2 usage error. Nothing is written to stdout until every input has been
  * processed, so a failure never leaves a partial report behind. */
 #include <dirent.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,11 @@ cleanup:
 
 int main(int argc, char **argv)
 {
+    /* Large arrays grow by realloc while the graph is built. With glibc's
+     * adaptive mmap threshold they would move onto the heap after the first
+     * big free and every growth would copy, leaving freed heap behind; a fixed
+     * threshold keeps them mmapped so realloc can use mremap. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
         fputs(USAGE_MAIN, stderr);
         return 2;
