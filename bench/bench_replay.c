@@ -15,6 +15,7 @@
  * file's own peak, unless --no-fork is given (then peaks are cumulative).
  * Exit status: 0 if every trace replayed, 1 if any failed, 2 on bad usage. */
 #include <stdint.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,7 @@ static int bench_one(const char *path, const bench_opts *bo)
     lsim_build_opts o;
     lsim_build_opts_default(&o);
     o.latency = bo->latency;
+    o.release_events = 1; /* as the CLI does */
     t0 = now_s();
     if (lsim_graph_build(t, &o, &g, &err) != 0) {
         fprintf(stderr, "bench_replay: graph build failed: %s\n", err.msg);
@@ -191,6 +193,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20); /* as the CLI does (see src/cli/main.c) */
     bench_opts bo = {5, LSIM_LAT_MODEL, 1000000};
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep phase lines and errors in order */
     int fork_each = 1, first = 0;

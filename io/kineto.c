@@ -79,6 +79,13 @@ static void arena_end(void)
 
 /* ----------------------------------------------------------------- source */
 
+/* Row interning: (pid, tid, device, stream) -> dense index. Open addressing
+ * over row indices; rows are few (threads and streams). */
+typedef struct rowmap {
+    uint32_t *slots; /* row + 1, 0 = empty */
+    size_t nslots;
+} rowmap;
+
 typedef struct reader {
     const char *label;
     gzFile gz;
@@ -89,6 +96,7 @@ typedef struct reader {
     uint64_t consumed;    /* bytes before buf[0] */
     int eof;
     lsim_err *err;
+    rowmap rows;
 } reader;
 
 /* Make at least `need` bytes available from pos (or hit EOF). Keeps
@@ -163,6 +171,11 @@ static int peek_nonspace(reader *r, int *rc)
         if (r->pos >= r->end) return -1;
     }
 }
+
+/* Bytes that end a run of number/literal/whitespace characters. */
+static const unsigned char k_structural[256] = {
+    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1, [':'] = 1,
+};
 
 /* Positions (relative to the value start) of an event's own ph/ts/dur. */
 typedef struct value_keys {
@@ -296,6 +309,8 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
                 return 0;
             }
             i++;
+            /* skip the rest of a number/literal/whitespace run at once */
+            while (r->pos + i < r->end && !k_structural[(unsigned char)b[i]]) i++;
             continue;
         }
     }
@@ -481,6 +496,8 @@ void lsim_trace_free(lsim_trace *t)
     for (size_t i = 0; i < t->npg; i++) free(t->pgs[i].ranks);
     free(t->pgs);
     free(t->colls);
+    free(t->rows);
+    free(t->syncs);
     free(t->ev);
     lsim_strtab_free(t->strings);
     free(t->path);
@@ -577,6 +594,77 @@ static int id_field(lsim_trace *t, const cJSON *v, int64_t *out)
         return 0;
     }
     *out = 0;
+    return 0;
+}
+
+void lsim_trace_drop_events(lsim_trace *t)
+{
+    if (!t) return;
+    free(t->ev);
+    t->ev = NULL;
+    t->nev = t->capev = 0;
+}
+
+static uint64_t row_hash(const lsim_row *r)
+{
+    uint64_t h = (uint64_t)r->pid * 0x9e3779b97f4a7c15ull ^ (uint64_t)r->tid * 0xc2b2ae3d27d4eb4full ^
+                 (uint64_t)r->stream * 0x165667b19e3779f9ull ^ (uint64_t)(uint32_t)r->device * 0x27d4eb2f165667c5ull;
+    return h ^ (h >> 29);
+}
+
+static int row_eq(const lsim_row *a, const lsim_row *b)
+{
+    return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream && a->device == b->device;
+}
+
+static int intern_row(lsim_trace *t, rowmap *m, const lsim_row *r, uint32_t *out)
+{
+    if (!m->slots || (t->nrows + 1) * 2 > m->nslots) {
+        size_t ns = m->nslots ? m->nslots * 2 : 64;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl) return LSIM_ENOMEM;
+        for (size_t i = 0; i < t->nrows; i++) {
+            size_t k = row_hash(&t->rows[i]) & (ns - 1);
+            while (sl[k]) k = (k + 1) & (ns - 1);
+            sl[k] = (uint32_t)i + 1;
+        }
+        free(m->slots);
+        m->slots = sl;
+        m->nslots = ns;
+    }
+    size_t k = row_hash(r) & (m->nslots - 1);
+    while (m->slots[k]) {
+        if (row_eq(&t->rows[m->slots[k] - 1], r)) {
+            *out = m->slots[k] - 1;
+            return 0;
+        }
+        k = (k + 1) & (m->nslots - 1);
+    }
+    if (t->nrows == t->caprows) {
+        size_t nc = t->caprows ? t->caprows * 2 : 16;
+        lsim_row *n = realloc(t->rows, nc * sizeof *n);
+        if (!n) return LSIM_ENOMEM;
+        t->rows = n;
+        t->caprows = nc;
+    }
+    t->rows[t->nrows] = *r;
+    m->slots[k] = (uint32_t)t->nrows + 1;
+    *out = (uint32_t)t->nrows++;
+    return 0;
+}
+
+static int push_sync(lsim_trace *t, int64_t ws, int64_t wr, int32_t *idx)
+{
+    if (t->nsync == t->capsync) {
+        size_t nc = t->capsync ? t->capsync * 2 : 64;
+        lsim_sync_info *n = realloc(t->syncs, nc * sizeof *n);
+        if (!n) return LSIM_ENOMEM;
+        t->syncs = n;
+        t->capsync = nc;
+    }
+    if (t->nsync >= INT32_MAX) return LSIM_ENOMEM;
+    t->syncs[t->nsync] = (lsim_sync_info){ws, wr};
+    *idx = (int32_t)t->nsync++;
     return 0;
 }
 
@@ -792,7 +880,9 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     e->dur = dur;
     e->kind = (uint8_t)kind;
     e->coll = -1;
-    if ((rc = id_field(t, jpid, &e->pid)) || (rc = id_field(t, jtid, &e->tid)) ||
+    e->sync = -1;
+    lsim_row row = {0, 0, -1, -1};
+    if ((rc = id_field(t, jpid, &row.pid)) || (rc = id_field(t, jtid, &row.tid)) ||
         (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
@@ -800,23 +890,24 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     ev_args a;
     index_args(cJSON_IsObject(jargs) ? jargs : NULL, &a);
     e->corr = value_int(a.correlation, -1);
-    e->ext_id = value_int(a.external_id, -1);
-    e->device = (int32_t)value_int(a.device, -1);
-    e->stream = value_int(a.stream, -1);
-    e->wait_stream = -1;
-    e->wait_rec_corr = -1;
-    if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET) {
+    if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET || kind == LSIM_EV_SYNC) {
         /* GPU rows: pid = device, tid = stream when args lack them */
-        if (e->device < 0) e->device = (int32_t)e->pid;
-        if (e->stream < 0) e->stream = e->tid;
+        row.device = (int32_t)value_int(a.device, -1);
+        row.stream = value_int(a.stream, -1);
+        if (row.device < 0) row.device = (int32_t)row.pid;
+        if (row.stream < 0 && (kind != LSIM_EV_SYNC || row.tid >= 0)) row.stream = row.tid;
     }
     if (kind == LSIM_EV_SYNC) {
         const cJSON *sk = a.sync_kind;
         e->sync_kind = (uint8_t)sync_kind_of(cJSON_IsString(sk) ? sk->valuestring : name);
-        e->wait_stream = value_int(a.wait_stream, -1);
-        e->wait_rec_corr = value_int(a.wait_rec, -1);
-        if (e->device < 0) e->device = (int32_t)e->pid;
-        if (e->stream < 0 && e->tid >= 0) e->stream = e->tid;
+        if ((rc = push_sync(t, value_int(a.wait_stream, -1), value_int(a.wait_rec, -1), &e->sync))) {
+            lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+            goto done;
+        }
+    }
+    if ((rc = intern_row(t, &r->rows, &row, &e->row))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
     }
     if (kind == LSIM_EV_MEMCPY) {
         e->pageable = strstr(name, "Pageable") != NULL;
@@ -1053,6 +1144,7 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     t = NULL;
 cleanup:
     free(r.buf);
+    free(r.rows.slots);
     lsim_trace_free(t);
     return rc;
 }

@@ -47,6 +47,7 @@ void lsim_build_opts_default(lsim_build_opts *o)
     o->infer_gap_ns = 10000;
     o->infer_slack_ns = 5000;
     o->event_tol_ns = 1000;
+    o->release_events = 0;
 }
 
 /* ------------------------------------------------------------ small utils */
@@ -56,6 +57,14 @@ typedef struct edge_tmp {
     lsim_ns delay;
     uint8_t cls; /* class | LSIM_EDGE_END */
 } edge_tmp;
+
+/* What the graph needs of a cuda_sync event, copied so that the trace's
+ * event table can be released early. */
+typedef struct sync_rec {
+    int32_t device;
+    uint8_t kind;
+    int64_t stream, wait_stream, wait_rec_corr;
+} sync_rec;
 
 typedef struct builder {
     lsim_trace *t;
@@ -78,11 +87,14 @@ typedef struct builder {
     int32_t *proc_device;
     /* correlation -> runtime node / sync event */
     int64_t *ckeys;
-    uint32_t *cvals;
+    uint32_t *cvals;        /* corr -> the runtime call's node */
+    uint32_t *cvals_launch; /* corr -> the node its GPU work is launched from */
     size_t cslots;
     int64_t *skeys;
-    uint32_t *svals; /* sync event index */
+    uint32_t *svals; /* index into syncs */
     size_t sslots;
+    sync_rec *syncs;
+    size_t nsyncs;
     /* launch latency model */
     uint32_t *api_ids;
     lsim_ns *api_lat;
@@ -141,6 +153,13 @@ static int map_put(int64_t *keys, uint32_t *vals, size_t slots, int64_t k, uint3
     keys[i] = k;
     vals[i] = v;
     return 1;
+}
+
+static size_t map_slot(const int64_t *keys, size_t slots, int64_t k)
+{
+    size_t i = mix64((uint64_t)k) & (slots - 1);
+    while (keys[i] != INT64_MIN && keys[i] != k) i = (i + 1) & (slots - 1);
+    return i;
 }
 
 static uint32_t map_get(const int64_t *keys, const uint32_t *vals, size_t slots, int64_t k)
@@ -264,8 +283,9 @@ static int build_procs(builder *b, uint32_t **ev_proc_out)
     for (size_t i = 0; i < t->nev; i++) {
         const lsim_event *e = &t->ev[i];
         ev_proc[i] = NONE;
-        if (is_gpu_kind(e->kind)) keys[nk++] = (prockey){1, e->device, e->stream, (uint32_t)i};
-        else if (is_cpu_kind(e->kind)) keys[nk++] = (prockey){0, e->pid, e->tid, (uint32_t)i};
+        const lsim_row *r = lsim_event_row(t, e);
+        if (is_gpu_kind(e->kind)) keys[nk++] = (prockey){1, r->device, r->stream, (uint32_t)i};
+        else if (is_cpu_kind(e->kind)) keys[nk++] = (prockey){0, r->pid, r->tid, (uint32_t)i};
     }
     qsort(keys, nk, sizeof *keys, cmp_prockey);
     size_t np = 0;
@@ -477,6 +497,7 @@ static int build_gpu(builder *b, const uint32_t *ev_proc)
         uint32_t v;
         if ((rc = new_node(b, k, ev_proc[i], (uint32_t)i, e->ts, e->ts + e->dur, &v))) return rc;
         if (e->coll >= 0 && t->colls[e->coll].kind != LSIM_COLL_NONE) g->flags[v] |= LSIM_NF_COLL;
+        if (e->kind == LSIM_EV_MEMCPY && e->dtoh && e->pageable) g->flags[v] |= LSIM_NF_DTOH_PAGEABLE;
         b->ev_node[i] = v;
     }
     /* per-stream order */
@@ -514,13 +535,18 @@ static int build_corr_maps(builder *b)
     }
     if (map_init(&b->ckeys, &b->cvals, &b->cslots, nrt) || map_init(&b->skeys, &b->svals, &b->sslots, nsync))
         return oom(b);
+    b->syncs = malloc((nsync ? nsync : 1) * sizeof *b->syncs);
+    b->cvals_launch = malloc(b->cslots * sizeof *b->cvals_launch);
+    if (!b->syncs || !b->cvals_launch) return oom(b);
     for (size_t i = 0; i < t->nev; i++) {
         const lsim_event *e = &t->ev[i];
         if (e->corr < 0) continue;
         if (e->kind == LSIM_EV_RUNTIME) {
             uint32_t v = b->ev_node[i];
             if (v == NONE) continue;
-            if (!map_put(b->ckeys, b->cvals, b->cslots, e->corr, v)) {
+            if (map_put(b->ckeys, b->cvals, b->cslots, e->corr, v)) {
+                b->cvals_launch[map_slot(b->ckeys, b->cslots, e->corr)] = b->ev_enter[i] != NONE ? b->ev_enter[i] : v;
+            } else {
                 uint32_t other = map_get(b->ckeys, b->cvals, b->cslots, e->corr);
                 return lsim_err_set(b->err, LSIM_ETRACE,
                                     "%s: duplicate correlation id %lld on two runtime calls (\"%s\" and \"%s\")",
@@ -528,7 +554,10 @@ static int build_corr_maps(builder *b)
                                     lsim_strtab_get(b->g->strings, e->name));
             }
         } else if (e->kind == LSIM_EV_SYNC) {
-            map_put(b->skeys, b->svals, b->sslots, e->corr, (uint32_t)i);
+            const lsim_row *r = lsim_event_row(t, e);
+            b->syncs[b->nsyncs] = (sync_rec){r->device, e->sync_kind, r->stream, lsim_event_wait_stream(t, e),
+                                              lsim_event_wait_rec_corr(t, e)};
+            if (map_put(b->skeys, b->svals, b->sslots, e->corr, (uint32_t)b->nsyncs)) b->nsyncs++;
         }
     }
     return 0;
@@ -552,8 +581,8 @@ static int link_launches(builder *b)
     lsim_graph *g = b->g;
     for (size_t v = 0; v < g->n; v++) {
         if (!g->procs[g->proc[v]].is_gpu) continue;
-        uint32_t r = g->corr[v] >= 0 ? map_get(b->ckeys, b->cvals, b->cslots, g->corr[v]) : NONE;
-        if (r != NONE && b->ev_enter[b->node_event[r]] != NONE) r = b->ev_enter[b->node_event[r]];
+        /* launched from the call's node, or from its entry node (memcpy) */
+        uint32_t r = g->corr[v] >= 0 ? map_get(b->ckeys, b->cvals_launch, b->cslots, g->corr[v]) : NONE;
         b->launch_of[v] = r;
         if (r == NONE) {
             g->flags[v] |= LSIM_NF_PREWINDOW;
@@ -831,7 +860,7 @@ static blk_kind blocking_kind(const char *name)
 /* Streams of the device a runtime call talks to (single-device traces: all). */
 static int device_of_sync(const builder *b, uint32_t sync_ev)
 {
-    return sync_ev == NONE ? -1 : b->t->ev[sync_ev].device;
+    return sync_ev == NONE ? -1 : b->syncs[sync_ev].device;
 }
 
 typedef struct wait_edge {
@@ -855,7 +884,7 @@ static int add_blocking_edges(builder *b)
         blk_kind bk = blocking_kind(nm);
         if (bk == BLK_NONE) continue;
         uint32_t sev = g->corr[v] >= 0 ? map_get(b->skeys, b->svals, b->sslots, g->corr[v]) : NONE;
-        const lsim_event *se = sev != NONE ? &b->t->ev[sev] : NULL;
+        const sync_rec *se = sev != NONE ? &b->syncs[sev] : NULL;
         int dev = device_of_sync(b, sev);
         uint32_t cand[256];
         int ncand = 0, inferred = 0;
@@ -867,9 +896,8 @@ static int add_blocking_edges(builder *b)
                 if (!g->procs[p].is_gpu) continue;
                 uint32_t u = first_launched_after(b, p, g->obs_start[v]);
                 if (u != NONE && b->launch_of[u] != NONE && b->node_event[b->launch_of[u]] == b->node_event[v]) {
-                    const lsim_event *ce = &b->t->ev[b->node_event[u]];
                     int async = strstr(nm, "Async") != NULL;
-                    if (!async || (ce->dtoh && ce->pageable)) blocks = 1;
+                    if (!async || (g->flags[u] & LSIM_NF_DTOH_PAGEABLE)) blocks = 1;
                     cand[ncand++] = u;
                 }
             }
@@ -996,7 +1024,7 @@ static int add_event_edges(builder *b)
         const char *a = api_base(rt_name(b, (uint32_t)v));
         if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;
         uint32_t sev = g->corr[v] >= 0 ? map_get(b->skeys, b->svals, b->sslots, g->corr[v]) : NONE;
-        const lsim_event *se = sev != NONE ? &b->t->ev[sev] : NULL;
+        const sync_rec *se = sev != NONE ? &b->syncs[sev] : NULL;
         int inferred = 1;
         /* waiting stream */
         uint32_t sw = NONE;
@@ -1347,6 +1375,13 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     if ((rc = build_iters(&b))) goto cleanup;
     if ((rc = build_gpu(&b, ev_proc))) goto cleanup;
     if ((rc = build_corr_maps(&b))) goto cleanup;
+    if (o->release_events) {
+        /* from here on the graph needs nothing of the event table */
+        lsim_trace_drop_events(t);
+        free(b.ev_node);
+        free(b.ev_enter);
+        b.ev_node = b.ev_enter = NULL;
+    }
     if ((rc = link_launches(&b))) goto cleanup;
     if ((rc = add_blocking_edges(&b))) goto cleanup;
     if ((rc = add_event_edges(&b))) goto cleanup;
@@ -1387,8 +1422,10 @@ cleanup:
     free(b.stream_len);
     free(b.ckeys);
     free(b.cvals);
+    free(b.cvals_launch);
     free(b.skeys);
     free(b.svals);
+    free(b.syncs);
     free(b.api_ids);
     free(b.api_lat);
     free(b.api_lat_end);

@@ -60,6 +60,8 @@ const char *lsim_node_kind_name(lsim_node_kind k);
                                    is launched from here, while the call's
                                    own node (next on the thread) may wait for
                                    that copy to finish */
+#define LSIM_NF_DTOH_PAGEABLE 0x20u /* device-to-pageable-host copy: the
+                                       cudaMemcpyAsync that issued it blocks */
 
 typedef enum lsim_latency_mode {
     LSIM_LAT_MODEL = 0,   /* per-API latencies learned on idle streams */
@@ -74,6 +76,10 @@ typedef struct lsim_build_opts {
     lsim_ns infer_slack_ns;  /* a GPU start later than its explained start by
                                 more than this is searched for a hidden dep (5000) */
     lsim_ns event_tol_ns;    /* observed-time tolerance when validating (1000) */
+    int release_events;      /* free the trace's event table as soon as the
+                                build no longer needs it (lower peak memory;
+                                the trace keeps its counters, rows, strings are
+                                moved anyway) (0) */
 } lsim_build_opts;
 
 void lsim_build_opts_default(lsim_build_opts *o);

@@ -52,21 +52,32 @@ typedef enum lsim_coll_kind {
 
 const char *lsim_coll_kind_name(lsim_coll_kind k);
 
-/* One complete ("X") event. 64-bit ids because real traces have 32-bit
- * wrapped (negative) thread ids and huge correlation ids. */
+/* Where an event sits: CPU rows are (pid, tid); GPU and cuda_sync rows are
+ * (device, stream) taken from args, falling back to pid/tid. 64-bit ids
+ * because real traces have 32-bit wrapped (negative) thread ids. Events refer
+ * to a row by index, which keeps the event table small (it is the reader's
+ * peak memory). */
+typedef struct lsim_row {
+    int64_t pid, tid;
+    int64_t stream;       /* args.stream (GPU/sync rows), else -1 */
+    int32_t device;       /* args.device (GPU/sync rows), else -1 */
+} lsim_row;
+
+/* cuda_sync arguments (only cuda_sync events have them). */
+typedef struct lsim_sync_info {
+    int64_t wait_stream;   /* wait_on_stream, -1 if absent */
+    int64_t wait_rec_corr; /* wait_on_cuda_event_record_corr_id, -1 if absent */
+} lsim_sync_info;
+
+/* One complete ("X") event, 48 bytes. */
 typedef struct lsim_event {
     lsim_ns ts, dur;      /* ns; dur >= 0 (negative durations are rejected) */
-    int64_t pid, tid;     /* CPU: process/thread; GPU: device/stream row */
     int64_t corr;         /* args.correlation, -1 if absent */
-    int64_t ext_id;       /* args["External id"], -1 if absent */
     uint32_t name;        /* strtab id */
     uint32_t cat;         /* strtab id of the original category */
-    int32_t device;       /* args.device (GPU/sync rows), else -1 */
+    uint32_t row;         /* index into lsim_trace.rows */
     int32_t coll;         /* index into lsim_trace.colls, -1 if none */
-    int64_t stream;       /* args.stream for GPU/sync rows, else -1 */
-    /* cuda_sync fields (LSIM_EV_SYNC only) */
-    int64_t wait_stream;  /* wait_on_stream, -1 if absent */
-    int64_t wait_rec_corr;/* wait_on_cuda_event_record_corr_id, -1 if absent */
+    int32_t sync;         /* index into lsim_trace.syncs (cuda_sync), -1 if none */
     uint8_t kind;         /* lsim_ev_kind */
     uint8_t sync_kind;    /* lsim_sync_kind */
     uint8_t pageable;     /* gpu_memcpy whose name says Pageable (DtoH blocks) */
@@ -101,6 +112,10 @@ typedef struct lsim_trace {
     size_t nev, capev;
     lsim_coll_info *colls;
     size_t ncoll, capcoll;
+    lsim_row *rows;
+    size_t nrows, caprows;
+    lsim_sync_info *syncs;
+    size_t nsync, capsync;
     /* distributedInfo */
     int32_t rank, world_size; /* -1 if absent */
     uint32_t backend;         /* strtab id, UINT32_MAX if absent */
@@ -125,6 +140,21 @@ int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
                         lsim_trace **out, lsim_err *err);
 
 void lsim_trace_free(lsim_trace *t);
+
+/* Release the event table only (counters, rows, collectives, process groups
+ * and strings stay). Used by the graph build to lower peak memory. */
+void lsim_trace_drop_events(lsim_trace *t);
+
+/* Convenience accessors. */
+static inline const lsim_row *lsim_event_row(const lsim_trace *t, const lsim_event *e) { return &t->rows[e->row]; }
+static inline int64_t lsim_event_wait_stream(const lsim_trace *t, const lsim_event *e)
+{
+    return e->sync >= 0 ? t->syncs[e->sync].wait_stream : -1;
+}
+static inline int64_t lsim_event_wait_rec_corr(const lsim_trace *t, const lsim_event *e)
+{
+    return e->sync >= 0 ? t->syncs[e->sync].wait_rec_corr : -1;
+}
 
 /* Parse a JSON number's decimal text in microseconds into nanoseconds,
  * exactly. Returns 0, or LSIM_EFORMAT if it is not a number. Exposed for

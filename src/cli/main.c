@@ -147,6 +147,7 @@ static int cmd_replay(int argc, char **argv)
 {
     lsim_build_opts bo;
     lsim_build_opts_default(&bo);
+    bo.release_events = 1; /* the CLI frees the trace right after the build */
     int json = 0, stats = 0;
     lsim_ns bin_ns = 1000000;
     int first_path = -1;

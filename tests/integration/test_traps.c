@@ -265,7 +265,7 @@ static void trap_nesting(void)
         if (a->kind != LSIM_EV_RUNTIME) continue;
         for (size_t j = 0; j < t->nev; j++) {
             const lsim_event *c = &t->ev[j];
-            if (j == i || c->kind != LSIM_EV_RUNTIME || c->tid != a->tid || c->pid != a->pid) continue;
+            if (j == i || c->kind != LSIM_EV_RUNTIME || c->row != a->row) continue;
             if (!(c->ts >= a->ts && c->ts + c->dur <= a->ts + a->dur && c->dur < a->dur)) continue;
             for (size_t v = 0; v < g->n; v++)
                 if (g->kind[v] == LSIM_N_RUNTIME && g->name[v] == a->name && g->obs_end[v] == a->ts + a->dur &&

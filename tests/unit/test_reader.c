@@ -127,12 +127,11 @@ static void test_basic_exact_ts(void)
         CHECK_I64(op->kind, LSIM_EV_CPU_OP);
         CHECK_I64(op->ts, INT64_C(1711964646123456789));
         CHECK_I64(op->dur, 12250);
-        CHECK_I64(op->pid, 100);
-        CHECK_I64(op->tid, 100);
+        CHECK_I64(lsim_event_row(t, op)->pid, 100);
+        CHECK_I64(lsim_event_row(t, op)->tid, 100);
         CHECK_I64(op->corr, -1);
-        CHECK_I64(op->ext_id, 7);
-        CHECK_I64(op->device, -1);
-        CHECK_I64(op->stream, -1);
+        CHECK_I64(lsim_event_row(t, op)->device, -1);
+        CHECK_I64(lsim_event_row(t, op)->stream, -1);
         CHECK_I64(op->coll, -1);
         CHECK_STR(S(t, op->cat), "cpu_op");
     }
@@ -147,10 +146,10 @@ static void test_basic_exact_ts(void)
         CHECK_I64(k->kind, LSIM_EV_KERNEL);
         CHECK_I64(k->ts, INT64_C(1711964646123470500));
         CHECK_I64(k->dur, 100125);
-        CHECK_I64(k->pid, 0);
-        CHECK_I64(k->tid, 7);
-        CHECK_I64(k->device, 0);
-        CHECK_I64(k->stream, 7);
+        CHECK_I64(lsim_event_row(t, k)->pid, 0);
+        CHECK_I64(lsim_event_row(t, k)->tid, 7);
+        CHECK_I64(lsim_event_row(t, k)->device, 0);
+        CHECK_I64(lsim_event_row(t, k)->stream, 7);
         CHECK_I64(k->corr, 42);
         CHECK_I64(k->coll, -1);
         CHECK_I64(k->sync_kind, LSIM_SYNC_NONE);
@@ -234,12 +233,11 @@ static void test_split_event(void)
         CHECK_I64(e->kind, LSIM_EV_KERNEL);
         CHECK_I64(e->ts, INT64_C(1707417525512145250));
         CHECK_I64(e->dur, 1750);
-        CHECK_I64(e->pid, 0);
-        CHECK_I64(e->tid, 7);
-        CHECK_I64(e->stream, 7);
-        CHECK_I64(e->device, 0);
+        CHECK_I64(lsim_event_row(t, e)->pid, 0);
+        CHECK_I64(lsim_event_row(t, e)->tid, 7);
+        CHECK_I64(lsim_event_row(t, e)->stream, 7);
+        CHECK_I64(lsim_event_row(t, e)->device, 0);
         CHECK_I64(e->corr, 1482);
-        CHECK_I64(e->ext_id, 513);
         CHECK_STR(S(t, e->name),
                   "void at::native::vectorized_elementwise_kernel<4, "
                   "at::native::FillFunctor<c10::Half>, at::detail::Array<char*, 1> >(int, "
@@ -423,14 +421,14 @@ static void test_negative_tid(void)
         return;
     const lsim_event *e = FIND(t, "autograd::engine::evaluate_function: MseLossBackward0");
     if (e) {
-        CHECK_I64(e->tid, INT64_C(-1574912192));
-        CHECK_I64(e->pid, 3912387);
+        CHECK_I64(lsim_event_row(t, e)->tid, INT64_C(-1574912192));
+        CHECK_I64(lsim_event_row(t, e)->pid, 3912387);
         CHECK_I64(e->ts, INT64_C(4203669604595407));
         CHECK_I64(e->dur, 340024);
     }
     e = FIND(t, "cudaLaunchKernel");
     if (e) {
-        CHECK_I64(e->tid, INT64_C(-1574912192));
+        CHECK_I64(lsim_event_row(t, e)->tid, INT64_C(-1574912192));
         CHECK_I64(e->corr, INT64_C(2147483649));
     }
     lsim_trace_free(t);
@@ -486,10 +484,10 @@ static void test_cuda_sync(void)
     if (e) {
         CHECK_I64(e->kind, LSIM_EV_SYNC);
         CHECK_I64(e->sync_kind, LSIM_SYNC_STREAM_WAIT_EVENT);
-        CHECK_I64(e->stream, 20);
-        CHECK_I64(e->device, 0);
-        CHECK_I64(e->wait_stream, 7);
-        CHECK_I64(e->wait_rec_corr, 5169);
+        CHECK_I64(lsim_event_row(t, e)->stream, 20);
+        CHECK_I64(lsim_event_row(t, e)->device, 0);
+        CHECK_I64(lsim_event_wait_stream(t, e), 7);
+        CHECK_I64(lsim_event_wait_rec_corr(t, e), 5169);
         CHECK_I64(e->corr, 5170);
         CHECK_I64(e->ts, INT64_C(1694040009766163000));
         CHECK_I64(e->dur, 3000);
@@ -498,39 +496,39 @@ static void test_cuda_sync(void)
     if (e) {
         CHECK_I64(e->kind, LSIM_EV_SYNC);
         CHECK_I64(e->sync_kind, LSIM_SYNC_STREAM_WAIT_EVENT);
-        CHECK_I64(e->stream, 21);
-        CHECK_I64(e->wait_stream, 7);
-        CHECK_I64(e->wait_rec_corr, -1);
+        CHECK_I64(lsim_event_row(t, e)->stream, 21);
+        CHECK_I64(lsim_event_wait_stream(t, e), 7);
+        CHECK_I64(lsim_event_wait_rec_corr(t, e), -1);
     }
     e = FIND(t, "Event Sync");
     if (e) {
         CHECK_I64(e->kind, LSIM_EV_SYNC);
         CHECK_I64(e->sync_kind, LSIM_SYNC_EVENT);
-        CHECK_I64(e->stream, -1);
-        CHECK_I64(e->tid, -1);
-        CHECK_I64(e->wait_stream, 7);
-        CHECK_I64(e->wait_rec_corr, 1533);
+        CHECK_I64(lsim_event_row(t, e)->stream, -1);
+        CHECK_I64(lsim_event_row(t, e)->tid, -1);
+        CHECK_I64(lsim_event_wait_stream(t, e), 7);
+        CHECK_I64(lsim_event_wait_rec_corr(t, e), 1533);
         CHECK_I64(e->corr, 1536);
     }
     e = FIND(t, "Event Sync unknown");
     if (e) {
         CHECK_I64(e->sync_kind, LSIM_SYNC_EVENT);
-        CHECK_I64(e->wait_stream, -1);
-        CHECK_I64(e->wait_rec_corr, -1);
+        CHECK_I64(lsim_event_wait_stream(t, e), -1);
+        CHECK_I64(lsim_event_wait_rec_corr(t, e), -1);
     }
     e = FIND(t, "Stream Sync");
     if (e) {
         CHECK_I64(e->kind, LSIM_EV_SYNC);
         CHECK_I64(e->sync_kind, LSIM_SYNC_STREAM);
-        CHECK_I64(e->stream, 7);
-        CHECK_I64(e->wait_stream, -1);
+        CHECK_I64(lsim_event_row(t, e)->stream, 7);
+        CHECK_I64(lsim_event_wait_stream(t, e), -1);
         CHECK_I64(e->corr, 1512);
     }
     e = FIND(t, "Context Sync");
     if (e) {
         CHECK_I64(e->kind, LSIM_EV_SYNC);
         CHECK_I64(e->sync_kind, LSIM_SYNC_CONTEXT);
-        CHECK_I64(e->stream, INT64_C(4294967295));
+        CHECK_I64(lsim_event_row(t, e)->stream, INT64_C(4294967295));
         CHECK_I64(e->corr, 225);
         CHECK_I64(e->dur, 20000);
     }
