@@ -26,7 +26,7 @@
 #define NONE UINT32_MAX
 
 static const char *EDGE_NAMES[LSIM_E_NCLASSES] = {"cpu_thread", "cpu_cross_thread", "launch", "sync",
-                                                  "stream",     "event",            "inferred"};
+                                                  "stream",     "event",            "hidden"};
 const char *lsim_edge_class_name(lsim_edge_class c)
 {
     return (unsigned)c < LSIM_E_NCLASSES ? EDGE_NAMES[c] : "?";
@@ -102,6 +102,8 @@ typedef struct builder {
     lsim_ns lat_default, lat_default_end;
     lsim_ns *api_lat_end;
     uint32_t nstreams_alloc;
+    int32_t *ev_rpc;   /* runtime events: enclosing record_param_comms' coll */
+    int32_t *node_rpc; /* runtime call nodes: the same, by node */
 } builder;
 
 static int oom(builder *b) { return lsim_err_set(b->err, LSIM_ENOMEM, "%s: out of memory building the graph", b->t->path); }
@@ -418,6 +420,14 @@ static int flatten_thread(builder *b, uint32_t proc, const uint32_t *idx, size_t
         }
         st->v[st->n++] = it;
         fs.cursor = it.ts;
+        if (x->kind == LSIM_EV_RUNTIME)
+            for (size_t k = st->n - 1; k-- > 0;) {
+                const lsim_event *enc = &b->t->ev[st->v[k].ev];
+                if (enc->kind == LSIM_EV_CPU_OP && enc->coll >= 0) {
+                    b->ev_rpc[it.ev] = enc->coll; /* launched inside record_param_comms */
+                    break;
+                }
+            }
         if (x->kind == LSIM_EV_RUNTIME && !strncmp(api_base(lsim_strtab_get(b->g->strings, x->name)), "Memcpy", 6)) {
             if ((rc = emit_piece(b, &fs, &st->v[st->n - 1], it.ts, it.ts, 1))) return rc;
             b->g->flags[fs.last_node] |= LSIM_NF_ENTER;
@@ -601,6 +611,80 @@ static int link_launches(builder *b)
             b->stream_lt[p][i] = m;
         }
     }
+    return 0;
+}
+
+typedef struct coll_order {
+    lsim_ns t;
+    uint32_t node;
+} coll_order;
+
+static int cmp_coll_order(const void *x, const void *y)
+{
+    const coll_order *a = x, *c = y;
+    if (a->t != c->t) return a->t < c->t ? -1 : 1;
+    return a->node < c->node ? -1 : (a->node > c->node);
+}
+
+/* Collective kernels: complete what the kernel does not say from the
+ * record_param_comms op its launch sits in (older PyTorch: sizes from Input
+ * Dims; newer: name, sizes, group), then number them per process group in
+ * launch order -- the key by which ranks of a group are matched later. */
+static int label_collectives(builder *b)
+{
+    lsim_graph *g = b->g;
+    size_t n = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0) n++;
+    if (!n) return 0;
+    coll_order *ord = malloc(n * sizeof *ord);
+    uint32_t *gname = malloc(n * sizeof *gname);
+    int64_t *gcount = malloc(n * sizeof *gcount);
+    if (!ord || !gname || !gcount) {
+        free(ord);
+        free(gname);
+        free(gcount);
+        return oom(b);
+    }
+    n = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
+        uint32_t r = b->launch_of[v];
+        lsim_coll_info *c = &g->colls[g->coll[v]];
+        int32_t rpc = r != NONE ? b->node_rpc[r] : -1;
+        if (r != NONE && rpc < 0 && b->node_rpc) {
+            /* the launch may sit in a piece of the call: look up the call */
+            uint32_t call = g->corr[v] >= 0 ? map_get(b->ckeys, b->cvals, b->cslots, g->corr[v]) : NONE;
+            if (call != NONE) rpc = b->node_rpc[call];
+        }
+        if (rpc >= 0) {
+            const lsim_coll_info *p = &g->colls[rpc];
+            if ((c->kind == LSIM_COLL_GENERIC || c->kind == LSIM_COLL_OTHER) && p->kind != LSIM_COLL_NONE) c->kind = p->kind;
+            if (c->in_nelems < 0) c->in_nelems = p->in_nelems;
+            if (c->out_nelems < 0) c->out_nelems = p->out_nelems;
+            if (c->group_size < 0) c->group_size = p->group_size;
+            if (c->dtype_bytes < 0) c->dtype_bytes = p->dtype_bytes;
+            if (c->pg_name == UINT32_MAX) c->pg_name = p->pg_name;
+            if (c->pg_ranks == UINT32_MAX) c->pg_ranks = p->pg_ranks;
+            if (c->bytes < 0 && c->in_nelems >= 0 && c->dtype_bytes > 0) c->bytes = c->in_nelems * c->dtype_bytes;
+        }
+        ord[n++] = (coll_order){r != NONE ? g->obs_start[r] : g->obs_start[v], (uint32_t)v};
+    }
+    qsort(ord, n, sizeof *ord, cmp_coll_order);
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        lsim_coll_info *c = &g->colls[g->coll[ord[i].node]];
+        size_t k = 0;
+        while (k < ng && gname[k] != c->pg_name) k++;
+        if (k == ng) {
+            gname[ng] = c->pg_name;
+            gcount[ng++] = 0;
+        }
+        c->seq = gcount[k]++;
+    }
+    free(ord);
+    free(gname);
+    free(gcount);
     return 0;
 }
 
@@ -1370,19 +1454,45 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         goto cleanup;
     }
     for (size_t i = 0; i < t->nev; i++) b.ev_node[i] = b.ev_enter[i] = NONE;
+    b.ev_rpc = malloc((t->nev ? t->nev : 1) * sizeof *b.ev_rpc);
+    if (!b.ev_rpc) {
+        rc = oom(&b);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < t->nev; i++) b.ev_rpc[i] = -1;
     if ((rc = build_procs(&b, &ev_proc))) goto cleanup;
     if ((rc = build_cpu(&b, ev_proc))) goto cleanup;
     if ((rc = build_iters(&b))) goto cleanup;
     if ((rc = build_gpu(&b, ev_proc))) goto cleanup;
+    if (t->ncoll) {
+        g->colls = malloc(t->ncoll * sizeof *g->colls);
+        if (!g->colls) {
+            rc = oom(&b);
+            goto cleanup;
+        }
+        memcpy(g->colls, t->colls, t->ncoll * sizeof *g->colls);
+        g->ncoll = t->ncoll;
+    }
+    b.node_rpc = malloc((g->n ? g->n : 1) * sizeof *b.node_rpc);
+    if (!b.node_rpc) {
+        rc = oom(&b);
+        goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++) b.node_rpc[v] = -1;
+    for (size_t i = 0; i < t->nev; i++)
+        if (b.ev_rpc[i] >= 0 && b.ev_node[i] != NONE) b.node_rpc[b.ev_node[i]] = b.ev_rpc[i];
     if ((rc = build_corr_maps(&b))) goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */
         lsim_trace_drop_events(t);
         free(b.ev_node);
         free(b.ev_enter);
+        free(b.ev_rpc);
         b.ev_node = b.ev_enter = NULL;
+        b.ev_rpc = NULL;
     }
     if ((rc = link_launches(&b))) goto cleanup;
+    if ((rc = label_collectives(&b))) goto cleanup;
     if ((rc = add_blocking_edges(&b))) goto cleanup;
     if ((rc = add_event_edges(&b))) goto cleanup;
     if ((rc = learn_latency(&b))) goto cleanup;
@@ -1394,21 +1504,14 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         if (g->release[v] != INT64_MIN) g->releases++;
     for (uint32_t p = 0; p < g->nprocs; p++) g->procs[p].nnodes = 0;
     for (size_t v = 0; v < g->n; v++) g->procs[g->proc[v]].nnodes++;
-    if (t->ncoll) {
-        g->colls = malloc(t->ncoll * sizeof *g->colls);
-        if (!g->colls) {
-            rc = oom(&b);
-            goto cleanup;
-        }
-        memcpy(g->colls, t->colls, t->ncoll * sizeof *g->colls);
-        g->ncoll = t->ncoll;
-    }
     *out = g;
     b.g = NULL;
 cleanup:
     free(ev_proc);
     free(b.ev_node);
     free(b.ev_enter);
+    free(b.ev_rpc);
+    free(b.node_rpc);
     free(b.node_event);
     free(b.launch_of);
     free(b.edges);

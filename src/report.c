@@ -32,6 +32,19 @@ static void job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim
     *pred = n ? pe - ps : 0;
 }
 
+/* Collective kernels by kind, and how many carry a size / a group. */
+static void collective_counts(const lsim_graph *g, uint64_t *byk, uint64_t *nk, uint64_t *nb, uint64_t *ng)
+{
+    for (size_t v = 0; v < g->n; v++) {
+        if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
+        const lsim_coll_info *c = &g->colls[g->coll[v]];
+        (*nk)++;
+        if (c->kind <= LSIM_COLL_OTHER) byk[c->kind]++;
+        if (c->bytes >= 0) (*nb)++;
+        if (c->pg_name != UINT32_MAX) (*ng)++;
+    }
+}
+
 static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
@@ -58,6 +71,21 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
         fprintf(f, "%s; pre-window GPU ops %llu; launch latency %.1f us (%llu idle-stream samples)\n", any ? ")" : "",
                 (unsigned long long)g->prewindow, (double)g->launch_latency_ns / 1e3,
                 (unsigned long long)g->launch_samples);
+        {
+            uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;
+            collective_counts(g, byk, &nk, &nb, &ng);
+            if (nk) {
+                fprintf(f, "  collectives %llu kernels (", (unsigned long long)nk);
+                int first = 1;
+                for (int k = 1; k <= LSIM_COLL_OTHER; k++)
+                    if (byk[k]) {
+                        fprintf(f, "%s%s %llu", first ? "" : ", ", lsim_coll_kind_name((lsim_coll_kind)k),
+                                (unsigned long long)byk[k]);
+                        first = 0;
+                    }
+                fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
+            }
+        }
         fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
         fprintf(f, "  %-22s %12.3f %12.3f %+8.2f%%\n", "window", ms(r->window_actual), ms(r->window_predicted),
                 100 * lsim_rel_err(r->window_actual, r->window_predicted));
@@ -171,7 +199,17 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddNumberToObject(gr, "launch_latency_ns", (double)g->launch_latency_ns);
         cJSON_AddNumberToObject(gr, "launch_latency_samples", (double)g->launch_samples);
         cJSON_AddNumberToObject(gr, "sync_events_used", (double)g->sync_events_used);
-        cJSON_AddNumberToObject(gr, "collectives", (double)g->ncoll);
+        cJSON *co = cJSON_AddObjectToObject(gr, "collectives");
+        if (co) {
+            uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;
+            collective_counts(g, byk, &nk, &nb, &ng);
+            cJSON_AddNumberToObject(co, "kernels", (double)nk);
+            cJSON_AddNumberToObject(co, "with_bytes", (double)nb);
+            cJSON_AddNumberToObject(co, "with_group", (double)ng);
+            cJSON *bk = cJSON_AddObjectToObject(co, "by_kind");
+            for (int k = 1; bk && k <= LSIM_COLL_OTHER; k++)
+                if (byk[k]) cJSON_AddNumberToObject(bk, lsim_coll_kind_name((lsim_coll_kind)k), (double)byk[k]);
+        }
     }
     cJSON *ne = cJSON_AddObjectToObject(o, "node_error");
     if (ne) {

@@ -42,7 +42,7 @@ typedef enum lsim_edge_class {
     LSIM_E_SYNC,           /* GPU->CPU blocking call waits (end-edge) */
     LSIM_E_STREAM,         /* GPU->GPU same-stream order */
     LSIM_E_EVENT,          /* GPU->GPU cross-stream event record/wait */
-    LSIM_E_INFERRED,       /* GPU->GPU hidden dependency recovered from timing */
+    LSIM_E_INFERRED,       /* GPU->GPU hidden dependency recovered from timing ("hidden") */
     LSIM_E_NCLASSES
 } lsim_edge_class;
 

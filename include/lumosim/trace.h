@@ -94,6 +94,10 @@ typedef struct lsim_coll_info {
     int64_t bytes;         /* -1 unknown */
     uint32_t pg_name;      /* strtab id, UINT32_MAX unknown */
     uint32_t pg_ranks;     /* strtab id of the ranks list text, UINT32_MAX unknown */
+    int64_t seq;           /* kernels: position among this rank's collectives
+                              on the same process group (pg_name; the world
+                              group when unknown), in launch order; set by the
+                              graph build, -1 before */
 } lsim_coll_info;
 
 /* A process group from distributedInfo.pg_config. */

@@ -334,6 +334,21 @@ static void trap_threads_and_collectives(void)
         for (size_t v = 0; v < g->n; v++)
             if ((g->flags[v] & LSIM_NF_COLL) && g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE) ar++;
         CHECK(ar == 84, "megatron rank0 has 84 all-reduce kernels, found %d", ar);
+        /* sizes completed from the enclosing record_param_comms, numbered in
+         * launch order on the (world) group */
+        int sized = 0, seq_ok = 1;
+        int64_t seen[84] = {0};
+        for (size_t v = 0; v < g->n; v++) {
+            if (!(g->flags[v] & LSIM_NF_COLL)) continue;
+            const lsim_coll_info *c = &g->colls[g->coll[v]];
+            if (c->bytes > 0 && c->in_nelems > 0) sized++;
+            if (c->seq < 0 || c->seq >= 84) seq_ok = 0;
+            else seen[c->seq]++;
+        }
+        for (int i = 0; i < 84 && seq_ok; i++)
+            if (seen[i] != 1) seq_ok = 0;
+        CHECK(sized >= 81, "all-reduce sizes from record_param_comms: %d of 84", sized);
+        CHECK(seq_ok, "sequence numbers must be 0..83, each once");
         int rpc_sized = 0;
         for (size_t i = 0; i < g->ncoll; i++)
             if (g->colls[i].kind == LSIM_COLL_NONE && g->colls[i].in_nelems == 4LL * 2048 * 4096) rpc_sized++;
