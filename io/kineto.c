@@ -698,6 +698,7 @@ static int push_coll(lsim_trace *t, int32_t *idx)
     c->in_nelems = c->out_nelems = c->bytes = -1;
     c->dtype_bytes = -1;
     c->pg_name = c->pg_ranks = UINT32_MAX;
+    c->seq = -1;
     return 0;
 }
 
@@ -851,6 +852,11 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         }
         for (size_t i = 0; i < n; i++)
             if (p[i] == '.') t->ts_float = 1;
+        if (ts > ((lsim_ns)1 << 62) || ts < -((lsim_ns)1 << 62)) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a timestamp out of range", r->label,
+                              (unsigned long long)t->events_seen, name);
+            goto done;
+        }
     }
     if (vk->dur >= 0) {
         const char *p = txt + vk->dur;
@@ -861,6 +867,11 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
             n++;
         if (lsim_us_text_to_ns(p, n, &dur)) {
             rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a bad dur", r->label,
+                              (unsigned long long)t->events_seen, name);
+            goto done;
+        }
+        if (dur > ((lsim_ns)1 << 62)) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a duration out of range", r->label,
                               (unsigned long long)t->events_seen, name);
             goto done;
         }

@@ -1441,8 +1441,30 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         goto cleanup;
     }
     g->t0 = INT64_MAX;
-    for (size_t i = 0; i < t->nev; i++)
-        if ((is_gpu_kind(t->ev[i].kind) || is_cpu_kind(t->ev[i].kind)) && t->ev[i].ts < g->t0) g->t0 = t->ev[i].ts;
+    lsim_ns tmax = INT64_MIN;
+    size_t i0 = 0, i1 = 0;
+    for (size_t i = 0; i < t->nev; i++) {
+        if (!is_gpu_kind(t->ev[i].kind) && !is_cpu_kind(t->ev[i].kind)) continue;
+        if (t->ev[i].ts < g->t0) {
+            g->t0 = t->ev[i].ts;
+            i0 = i;
+        }
+        if (t->ev[i].ts + t->ev[i].dur > tmax) {
+            tmax = t->ev[i].ts + t->ev[i].dur;
+            i1 = i;
+        }
+    }
+    /* One profiling window lasts seconds to minutes. Events a day apart mean
+     * a corrupt timestamp (or two traces glued together): say so instead of
+     * sizing anything by that span. */
+    if (tmax != INT64_MIN && tmax - g->t0 > (lsim_ns)86400 * 1000000000) {
+        rc = lsim_err_set(err, LSIM_ETRACE,
+                          "%s: event timestamps span %.0f s (\"%.40s\" at %lld us to \"%.40s\" ending at %lld us): "
+                          "not one profiling window",
+                          t->path, (double)(tmax - g->t0) / 1e9, lsim_strtab_get(g->strings, t->ev[i0].name),
+                          (long long)(g->t0 / 1000), lsim_strtab_get(g->strings, t->ev[i1].name), (long long)(tmax / 1000));
+        goto cleanup;
+    }
     b.ev_node = malloc((t->nev ? t->nev : 1) * sizeof *b.ev_node);
     if (!b.ev_node) {
         rc = oom(&b);

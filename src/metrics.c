@@ -143,8 +143,19 @@ int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_n
     out->window_actual = ae - as;
     out->window_predicted = pe - ps;
 
-    out->nbins_actual = (uint32_t)((out->window_actual + bin_ns - 1) / bin_ns);
-    out->nbins_predicted = (uint32_t)((out->window_predicted + bin_ns - 1) / bin_ns);
+    {
+        /* bins are sized by the window: refuse sizes no trace window has */
+        const lsim_ns max_bins = 50 * 1000 * 1000;
+        lsim_ns nba = (out->window_actual + bin_ns - 1) / bin_ns, nbp = (out->window_predicted + bin_ns - 1) / bin_ns;
+        if (nba > max_bins || nbp > max_bins) {
+            rc = lsim_err_set(err, LSIM_EARG, "%s: %lld duty-cycle bins of %lld ns needed (window %.3f s): use a larger --bin-ms",
+                              g->source, (long long)(nba > nbp ? nba : nbp), (long long)bin_ns,
+                              (double)(out->window_actual > out->window_predicted ? out->window_actual : out->window_predicted) / 1e9);
+            goto cleanup;
+        }
+        out->nbins_actual = (uint32_t)nba;
+        out->nbins_predicted = (uint32_t)nbp;
+    }
     out->duty_actual = calloc(out->nbins_actual + 1, sizeof(double));
     out->duty_predicted = calloc(out->nbins_predicted + 1, sizeof(double));
     if (!out->duty_actual || !out->duty_predicted) {
