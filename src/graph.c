@@ -916,7 +916,14 @@ static int add_launch_and_stream_edges(builder *b)
             if (i > 0) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
                 lsim_ns gap = g->obs_start[v] - g->obs_end[prev];
-                lsim_ns d = gap < 0 ? gap : observed ? 0 : qgap;
+                /* Observed mode keeps the observed overlap. The model does not
+                 * read GPU start times: ops that ran concurrently on one stream
+                 * (CUDA-graph branches) may start together with their
+                 * predecessor; an overlap within the timestamp precision is
+                 * no overlap; otherwise the queued-op gap. */
+                lsim_ns d = observed ? (gap < 0 ? gap : 0)
+                                     : gap < -b->o->event_tol_ns ? -(g->obs_end[prev] - g->obs_start[prev])
+                                     : gap < 0 ? 0 : qgap;
                 if ((rc = add_edge(b, prev, v, LSIM_E_STREAM, d))) return rc;
             }
         }
@@ -1093,7 +1100,8 @@ static int try_event_edge(builder *b, uint32_t src, uint32_t dst, int inferred)
     lsim_graph *g = b->g;
     lsim_ns slack = g->obs_start[dst] - g->obs_end[src];
     if (slack < -b->o->event_tol_ns) return 1; /* contradicted */
-    int rc = add_edge(b, src, dst, LSIM_E_EVENT, slack < 0 ? slack : 0);
+    int observed = b->o->latency == LSIM_LAT_OBSERVED;
+    int rc = add_edge(b, src, dst, LSIM_E_EVENT, observed && slack < 0 ? slack : 0);
     if (rc) return rc;
     if (inferred) g->inferred_by_class[LSIM_E_EVENT]++;
     return 0;
@@ -1246,10 +1254,14 @@ static int add_inferred_edges(builder *b)
         const edge_tmp *e = &b->edges[i];
         if (e->cls & LSIM_EDGE_END) continue;
         if (!g->procs[g->proc[e->dst]].is_gpu) continue;
-        lsim_ns d = e->delay;
-        if ((e->cls & 0x7f) == LSIM_E_LAUNCH) {
-            uint32_t r = e->src;
-            d = model_launch_delay(b, r);
+        /* from observed ends and mode-independent delays, so that which
+         * edges are recovered does not depend on the latency mode */
+        lsim_ns d, gap = g->obs_start[e->dst] - g->obs_end[e->src];
+        switch (e->cls & 0x7f) {
+        case LSIM_E_LAUNCH: d = model_launch_delay(b, e->src); break;
+        case LSIM_E_STREAM:
+        case LSIM_E_EVENT: d = gap < 0 ? gap : 0; break;
+        default: d = e->delay; break;
         }
         lsim_ns x = g->obs_end[e->src] + d;
         if (x > explained[e->dst]) explained[e->dst] = x;
@@ -1276,6 +1288,13 @@ static int add_inferred_edges(builder *b)
             g->inferred_by_class[LSIM_E_INFERRED]++;
             break;
         }
+    }
+    if (b->o->latency == LSIM_LAT_MODEL && b->nedges > ne0) {
+        /* the model's signalling delay: the median of the recovered gaps */
+        size_t m = b->nedges - ne0;
+        for (size_t i = 0; i < m; i++) explained[i] = b->edges[ne0 + i].delay;
+        lsim_ns med = median(explained, m);
+        for (size_t i = ne0; i < b->nedges; i++) b->edges[i].delay = med;
     }
 cleanup:
     free(explained);

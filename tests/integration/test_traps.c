@@ -284,6 +284,21 @@ static void trap_nesting(void)
 
 /* Trap 6: autograd threads and negative thread ids; float timestamps with
  * sub-microsecond digits; Trap 7: NCCL names, kernel metadata, pg_config. */
+static void trap_cross_thread(void)
+{
+    /* the autograd thread resumes right after the main thread hands work
+     * over: cross-thread edges, each admitted by the trace (invariants) */
+    lsim_graph *g = load(g_shared, "hta_single/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+                         LSIM_LAT_OBSERVED, NULL);
+    if (!g) return;
+    CHECK(g->edges_by_class[LSIM_E_CPU_XTHREAD] > 0, "no cross-thread edge in a trace with an autograd thread");
+    for (size_t v = 0; v < g->n; v++)
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+            if ((g->in_class[k] & 0x7f) == LSIM_E_CPU_XTHREAD)
+                CHECK(g->proc[g->in_src[k]] != g->proc[v], "cross-thread edge within one thread");
+    lsim_graph_free(g);
+}
+
 static void trap_threads_and_collectives(void)
 {
     lsim_trace *t = NULL;
@@ -365,6 +380,43 @@ static void trap_threads_and_collectives(void)
     }
 }
 
+/* Model mode must not read observed GPU start times back: the delays of
+ * edges into GPU work come from learned parameters (one queued-op gap, one
+ * signalling delay, per-API latencies), never from the node's own start. */
+static void model_reads_no_gpu_starts(const char *rel, const char *dir)
+{
+    lsim_graph *g = load(dir, rel, LSIM_LAT_MODEL, NULL);
+    if (!g) return;
+    lsim_ns hidden = INT64_MIN;
+    size_t exact_launch = 0, launches = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!g->procs[g->proc[v]].is_gpu) continue;
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            uint32_t u = g->in_src[k];
+            lsim_ns d = g->in_delay[k];
+            switch (g->in_class[k] & 0x7f) {
+            case LSIM_E_STREAM:
+                CHECK(d == 0 || d == g->queued_gap_ns || d == -(g->obs_end[u] - g->obs_start[u]),
+                      "%s: stream edge into %zu has delay %lld", rel, v, (long long)d);
+                break;
+            case LSIM_E_EVENT: CHECK(d == 0, "%s: event edge delay %lld", rel, (long long)d); break;
+            case LSIM_E_INFERRED:
+                if (hidden == INT64_MIN) hidden = d;
+                CHECK(d == hidden, "%s: hidden edges must share one modelled delay", rel);
+                break;
+            case LSIM_E_LAUNCH:
+                launches++;
+                if (g->obs_end[u] + d == g->obs_start[v]) exact_launch++;
+                break;
+            default: break;
+            }
+        }
+    }
+    /* a learned latency matches some launches exactly; it must not match all */
+    CHECK(launches == 0 || exact_launch < launches, "%s: every launch delay reproduces its observed start", rel);
+    lsim_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -390,7 +442,11 @@ int main(int argc, char **argv)
         "megatron_tp8_a100/rank0.json.gz",
         "megatron_tp8_a100/rank3.json.gz",
     };
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) invariants(all[i], g_shared);
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        invariants(all[i], g_shared);
+        model_reads_no_gpu_starts(all[i], g_shared);
+    }
+    model_reads_no_gpu_starts("cuda_graph.json", g_data);
     invariants("prewindow_megatron_rank0.json.gz", g_data);
     invariants("cuda_graph.json", g_data);
     invariants("hip_trace.json", g_data);
@@ -401,6 +457,7 @@ int main(int argc, char **argv)
     trap_blocking();
     trap_nesting();
     trap_threads_and_collectives();
+    trap_cross_thread();
     if (failures) {
         fprintf(stderr, "test_traps: %d check(s) failed\n", failures);
         return 1;
