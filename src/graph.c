@@ -614,16 +614,30 @@ static int link_launches(builder *b)
     return 0;
 }
 
-typedef struct coll_order {
+/* A (time, node) pair, ordered by time then node id: for ordering
+ * collectives by launch and for searching ops by their end time. */
+typedef struct time_node {
     lsim_ns t;
     uint32_t node;
-} coll_order;
+} time_node;
 
-static int cmp_coll_order(const void *x, const void *y)
+static int cmp_time_node(const void *x, const void *y)
 {
-    const coll_order *a = x, *c = y;
+    const time_node *a = x, *c = y;
     if (a->t != c->t) return a->t < c->t ? -1 : 1;
     return a->node < c->node ? -1 : (a->node > c->node);
+}
+
+/* Number of items with t <= s in a sorted array (index past the last). */
+static size_t count_le(const time_node *v, size_t n, lsim_ns s)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].t <= s) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* Collective kernels: complete what the kernel does not say from the
@@ -637,7 +651,7 @@ static int label_collectives(builder *b)
     for (size_t v = 0; v < g->n; v++)
         if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0) n++;
     if (!n) return 0;
-    coll_order *ord = malloc(n * sizeof *ord);
+    time_node *ord = malloc(n * sizeof *ord);
     uint32_t *gname = malloc(n * sizeof *gname);
     int64_t *gcount = malloc(n * sizeof *gcount);
     if (!ord || !gname || !gcount) {
@@ -668,9 +682,9 @@ static int label_collectives(builder *b)
             if (c->pg_ranks == UINT32_MAX) c->pg_ranks = p->pg_ranks;
             if (c->bytes < 0 && c->in_nelems >= 0 && c->dtype_bytes > 0) c->bytes = c->in_nelems * c->dtype_bytes;
         }
-        ord[n++] = (coll_order){r != NONE ? g->obs_start[r] : g->obs_start[v], (uint32_t)v};
+        ord[n++] = (time_node){r != NONE ? g->obs_start[r] : g->obs_start[v], (uint32_t)v};
     }
-    qsort(ord, n, sizeof *ord, cmp_coll_order);
+    qsort(ord, n, sizeof *ord, cmp_time_node);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         lsim_coll_info *c = &g->colls[g->coll[ord[i].node]];
@@ -688,30 +702,32 @@ static int label_collectives(builder *b)
     return 0;
 }
 
+/* How many ops of stream p were launched strictly before time t (launch
+ * times are prefix maxima, so this is a binary search). */
+static uint32_t launched_before(const builder *b, uint32_t p, lsim_ns t)
+{
+    uint32_t lo = 0, hi = b->stream_len[p];
+    const lsim_ns *lt = b->stream_lt[p];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lt[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Last op on stream p launched strictly before time t (NONE if none). */
 static uint32_t last_launched_before(const builder *b, uint32_t p, lsim_ns t)
 {
-    uint32_t lo = 0, hi = b->stream_len[p];
-    const lsim_ns *lt = b->stream_lt[p];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (lt[mid] < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo == 0 ? NONE : b->stream_nodes[p][lo - 1];
+    uint32_t k = launched_before(b, p, t);
+    return k == 0 ? NONE : b->stream_nodes[p][k - 1];
 }
 
-/* First op on stream p launched at or after time t. */
+/* First op on stream p launched at or after time t (NONE if none). */
 static uint32_t first_launched_after(const builder *b, uint32_t p, lsim_ns t)
 {
-    uint32_t lo = 0, hi = b->stream_len[p];
-    const lsim_ns *lt = b->stream_lt[p];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (lt[mid] < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo == b->stream_len[p] ? NONE : b->stream_nodes[p][lo];
+    uint32_t k = launched_before(b, p, t);
+    return k == b->stream_len[p] ? NONE : b->stream_nodes[p][k];
 }
 
 static uint32_t stream_proc(const builder *b, int32_t device, int64_t stream)
@@ -737,9 +753,7 @@ static uint32_t thread_launch_stream(const builder *b, uint32_t v, int after)
             if (g->proc[--k] != proc) break;
         }
         if (g->kind[k] != LSIM_N_RUNTIME || g->corr[k] < 0) continue;
-        /* does this runtime launch GPU work? find via the op list */
-        uint32_t ev = b->node_event[k];
-        (void)ev;
+        /* does this runtime call launch GPU work? its ops carry its launch time */
         for (uint32_t p = 0; p < g->nprocs; p++) {
             if (!g->procs[p].is_gpu) continue;
             /* ops launched exactly by k have launch time obs_start[k] */
@@ -1179,18 +1193,6 @@ static int add_event_edges(builder *b)
 
 /* -------------------------------------------------- cross-thread wakeups */
 
-typedef struct end_item {
-    lsim_ns end;
-    uint32_t node;
-} end_item;
-
-static int cmp_end_item(const void *x, const void *y)
-{
-    const end_item *p = x, *q = y;
-    if (p->end != q->end) return p->end < q->end ? -1 : 1;
-    return p->node < q->node ? -1 : (p->node > q->node);
-}
-
 /* A thread that resumes after an idle gap right after another thread of the
  * same process finished something was (demonstrably, by timing) woken by it.
  * The gap edge is kept, so in the model this can only delay, never hurry. */
@@ -1199,11 +1201,11 @@ static int add_xthread_edges(builder *b)
     lsim_graph *g = b->g;
     int rc = 0;
     size_t n = 0;
-    end_item *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    time_node *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
     if (!ends) return oom(b);
     for (size_t v = 0; v < g->n; v++)
-        if (!g->procs[g->proc[v]].is_gpu) ends[n++] = (end_item){g->obs_end[v], (uint32_t)v};
-    qsort(ends, n, sizeof *ends, cmp_end_item);
+        if (!g->procs[g->proc[v]].is_gpu) ends[n++] = (time_node){g->obs_end[v], (uint32_t)v};
+    qsort(ends, n, sizeof *ends, cmp_time_node);
     const lsim_ns min_gap = 2 * b->o->infer_gap_ns;
     for (size_t v = 0; v < g->n; v++) {
         if (g->procs[g->proc[v]].is_gpu) continue;
@@ -1211,17 +1213,11 @@ static int add_xthread_edges(builder *b)
         if (!first && g->obs_start[v] - g->obs_end[v - 1] < min_gap) continue;
         lsim_ns s = g->obs_start[v];
         /* last end <= s */
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ends[mid].end <= s) lo = mid + 1;
-            else hi = mid;
-        }
-        for (size_t k = lo; k-- > 0;) {
-            if (s - ends[k].end > b->o->infer_gap_ns) break;
+        for (size_t k = count_le(ends, n, s); k-- > 0;) {
+            if (s - ends[k].t > b->o->infer_gap_ns) break;
             uint32_t u = ends[k].node;
             if (g->proc[u] == g->proc[v] || g->procs[g->proc[u]].pid != g->procs[g->proc[v]].pid) continue;
-            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_CPU_XTHREAD, s - ends[k].end))) goto cleanup;
+            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_CPU_XTHREAD, s - ends[k].t))) goto cleanup;
             g->inferred_by_class[LSIM_E_CPU_XTHREAD]++;
             break;
         }
@@ -1243,7 +1239,7 @@ static int add_inferred_edges(builder *b)
     int rc = 0;
     size_t ne0 = b->nedges;
     lsim_ns *explained = malloc((g->n ? g->n : 1) * sizeof *explained);
-    end_item *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    time_node *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
     if (!explained || !ends) {
         rc = oom(b);
         goto cleanup;
@@ -1267,24 +1263,18 @@ static int add_inferred_edges(builder *b)
         if (x > explained[e->dst]) explained[e->dst] = x;
     }
     for (size_t v = 0; v < g->n; v++)
-        if (g->procs[g->proc[v]].is_gpu) ends[n++] = (end_item){g->obs_end[v], (uint32_t)v};
-    qsort(ends, n, sizeof *ends, cmp_end_item);
+        if (g->procs[g->proc[v]].is_gpu) ends[n++] = (time_node){g->obs_end[v], (uint32_t)v};
+    qsort(ends, n, sizeof *ends, cmp_time_node);
     for (size_t v = 0; v < g->n; v++) {
         if (!g->procs[g->proc[v]].is_gpu || (g->flags[v] & LSIM_NF_PREWINDOW)) continue;
         if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;
         lsim_ns s = g->obs_start[v];
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ends[mid].end <= s) lo = mid + 1;
-            else hi = mid;
-        }
-        for (size_t k = lo; k-- > 0;) {
-            if (s - ends[k].end > b->o->infer_gap_ns) break;
+        for (size_t k = count_le(ends, n, s); k-- > 0;) {
+            if (s - ends[k].t > b->o->infer_gap_ns) break;
             uint32_t u = ends[k].node;
             if (g->proc[u] == g->proc[v] || b->proc_device[g->proc[u]] != b->proc_device[g->proc[v]]) continue;
-            if (ends[k].end <= explained[v]) break; /* would explain nothing */
-            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_INFERRED, s - ends[k].end))) goto cleanup;
+            if (ends[k].t <= explained[v]) break; /* would explain nothing */
+            if ((rc = add_edge(b, u, (uint32_t)v, LSIM_E_INFERRED, s - ends[k].t))) goto cleanup;
             g->inferred_by_class[LSIM_E_INFERRED]++;
             break;
         }
