@@ -18,6 +18,7 @@
 struct lsim_engine {
     const lsim_graph *g;
     lsim_ns *start, *end;
+    int64_t *bind_start, *bind_end; /* deciding in-edge (index into in_src), -1 none */
     uint32_t *indeg;
     uint32_t *heap; /* node ids */
     size_t hn;
@@ -33,9 +34,11 @@ int lsim_engine_new(const lsim_graph *g, lsim_engine **out, lsim_err *err)
     e->g = g;
     e->start = malloc(n * sizeof *e->start);
     e->end = malloc(n * sizeof *e->end);
+    e->bind_start = malloc(n * sizeof *e->bind_start);
+    e->bind_end = malloc(n * sizeof *e->bind_end);
     e->indeg = malloc(n * sizeof *e->indeg);
     e->heap = malloc(n * sizeof *e->heap);
-    if (!e->start || !e->end || !e->indeg || !e->heap) {
+    if (!e->start || !e->end || !e->bind_start || !e->bind_end || !e->indeg || !e->heap) {
         lsim_engine_free(e);
         return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g->source);
     }
@@ -48,6 +51,8 @@ void lsim_engine_free(lsim_engine *e)
     if (!e) return;
     free(e->start);
     free(e->end);
+    free(e->bind_start);
+    free(e->bind_end);
     free(e->indeg);
     free(e->heap);
     free(e);
@@ -87,25 +92,35 @@ static inline uint32_t heap_pop(lsim_engine *e)
     return top;
 }
 
-/* All predecessors are done: fix start and end of v. */
+/* All predecessors are done: fix start and end of v, and remember which
+ * in-edge decided each (the first one reaching the maximum, so the choice is
+ * deterministic). */
 static inline void resolve(lsim_engine *e, uint32_t v)
 {
     const lsim_graph *g = e->g;
     lsim_ns s = g->release[v];
     lsim_ns endc = INT64_MIN;
+    int64_t bs = -1, be = -1;
     for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         lsim_ns x = e->end[g->in_src[k]] + g->in_delay[k];
         if (g->in_class[k] & LSIM_EDGE_END) {
-            if (x > endc) endc = x;
+            if (x > endc) {
+                endc = x;
+                be = (int64_t)k;
+            }
         } else if (x > s) {
             s = x;
+            bs = (int64_t)k;
         }
     }
     if (s == INT64_MIN) s = g->t0;
     lsim_ns en = s + g->dur[v];
     if (endc > en) en = endc;
+    else be = -1;
     e->start[v] = s;
     e->end[v] = en;
+    e->bind_start[v] = bs;
+    e->bind_end[v] = be;
 }
 
 int lsim_engine_run(lsim_engine *e, lsim_err *err)
@@ -140,4 +155,6 @@ int lsim_engine_run(lsim_engine *e, lsim_err *err)
 
 const lsim_ns *lsim_engine_start(const lsim_engine *e) { return e->start; }
 const lsim_ns *lsim_engine_end(const lsim_engine *e) { return e->end; }
+const int64_t *lsim_engine_bind_start(const lsim_engine *e) { return e->bind_start; }
+const int64_t *lsim_engine_bind_end(const lsim_engine *e) { return e->bind_end; }
 uint64_t lsim_engine_events(const lsim_engine *e) { return e->events; }

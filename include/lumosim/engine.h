@@ -25,6 +25,13 @@ int lsim_engine_run(lsim_engine *e, lsim_err *err);
 
 const lsim_ns *lsim_engine_start(const lsim_engine *e);
 const lsim_ns *lsim_engine_end(const lsim_engine *e);
+/* The in-edge that decided each node's start (index k into g->in_src /
+ * in_delay / in_class; -1 when the release time or t0 decided it), and the
+ * end-edge that decided its end (-1 when end = start + dur). Ties go to the
+ * first edge in CSR order. Valid like start/end. */
+const int64_t *lsim_engine_bind_start(const lsim_engine *e);
+const int64_t *lsim_engine_bind_end(const lsim_engine *e);
+
 /* Node-events processed by the last run (one per node). */
 uint64_t lsim_engine_events(const lsim_engine *e);
 
