@@ -108,14 +108,14 @@ static inline void resolve(lsim_engine *e, uint32_t v)
                 endc = x;
                 be = (int64_t)k;
             }
-        } else if (x > s) {
-            s = x;
+        } else if (x > s || (x == s && bs < 0)) {
+            s = x; /* an edge explains a start it ties with better than a release */
             bs = (int64_t)k;
         }
     }
     if (s == INT64_MIN) s = g->t0;
     lsim_ns en = s + g->dur[v];
-    if (endc > en) en = endc;
+    if (endc >= en) en = endc; /* a blocking call that returns with its GPU work waited for it */
     else be = -1;
     e->start[v] = s;
     e->end[v] = en;

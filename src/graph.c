@@ -778,7 +778,7 @@ static int cmp_lat_sample(const void *x, const void *y)
 }
 
 /* Medians per API of `s` (sorted in place); APIs with fewer than 3 samples
- * fall back to the all-API median. */
+ * get INT64_MIN (the all-API medians are used for them). */
 static int per_api_medians(builder *b, lat_sample *s, size_t n, lsim_ns *all_median, lsim_ns *out_per_api)
 {
     lsim_ns *tmp = malloc((n ? n : 1) * sizeof *tmp);
@@ -791,7 +791,7 @@ static int per_api_medians(builder *b, lat_sample *s, size_t n, lsim_ns *all_med
         size_t j = i;
         while (j < n && s[j].api == s[i].api) j++;
         for (size_t k = 0; k < b->napi; k++)
-            if (b->api_ids[k] == s[i].api) out_per_api[k] = j - i >= 3 ? s[i + (j - i) / 2].v : *all_median;
+            if (b->api_ids[k] == s[i].api) out_per_api[k] = j - i >= 3 ? s[i + (j - i) / 2].v : INT64_MIN;
         i = j;
     }
     return 0;
@@ -869,12 +869,20 @@ static lsim_ns model_launch_delay(const builder *b, uint32_t r)
 {
     const lsim_graph *g = b->g;
     lsim_ns ls = b->lat_default, le = b->lat_default_end;
+    int learned = 0;
     for (size_t i = 0; i < b->napi; i++)
         if (b->api_ids[i] == g->name[r]) {
-            ls = b->api_lat[i];
-            le = b->api_lat_end[i];
+            if (b->api_lat[i] != INT64_MIN) {
+                ls = b->api_lat[i];
+                le = b->api_lat_end[i];
+                learned = 1;
+            }
             break;
         }
+    /* A graph launch submits its first kernels while the call is still
+     * running: without samples of its own, borrowing the kernel-launch floor
+     * from the call's end would hold them back. */
+    if (!learned && strstr(lsim_strtab_get(g->strings, g->name[r]), "GraphLaunch")) return ls - (g->obs_end[r] - g->obs_start[r]);
     lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);
     return from_start > le ? from_start : le;
 }
@@ -1375,6 +1383,98 @@ static int build_csr(builder *b)
     return 0;
 }
 
+/* ---------------------------------------------------------------- clone */
+
+int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
+{
+    *out = NULL;
+    lsim_graph *c = calloc(1, sizeof *c);
+    if (!c) goto nomem;
+    *c = *g; /* scalars and statistics; every pointer is replaced below */
+    c->source = NULL;
+    c->strings = NULL;
+    c->kind = NULL, c->flags = NULL, c->proc = NULL, c->name = NULL, c->dur = NULL, c->obs_start = NULL;
+    c->obs_end = NULL, c->release = NULL, c->corr = NULL, c->iter = NULL, c->coll = NULL;
+    c->in_off = NULL, c->in_src = NULL, c->in_delay = NULL, c->in_class = NULL, c->out_off = NULL, c->out_dst = NULL;
+    c->procs = NULL, c->iters = NULL, c->colls = NULL;
+#define DUP(field, count)                                                      \
+    do {                                                                       \
+        size_t n_ = (count) ? (count) : 1;                                     \
+        if (!(c->field = malloc(n_ * sizeof *g->field))) goto nomem;           \
+        if (count) memcpy(c->field, g->field, (count) * sizeof *g->field);     \
+    } while (0)
+    DUP(kind, g->n);
+    DUP(flags, g->n);
+    DUP(proc, g->n);
+    DUP(name, g->n);
+    DUP(dur, g->n);
+    DUP(obs_start, g->n);
+    DUP(obs_end, g->n);
+    DUP(release, g->n);
+    DUP(corr, g->n);
+    DUP(iter, g->n);
+    DUP(coll, g->n);
+    DUP(in_off, g->n + 1);
+    DUP(out_off, g->n + 1);
+    DUP(in_src, g->nedges);
+    DUP(in_delay, g->nedges);
+    DUP(in_class, g->nedges);
+    DUP(out_dst, g->nedges);
+    DUP(procs, g->nprocs);
+    DUP(iters, g->niters);
+    DUP(colls, g->ncoll);
+#undef DUP
+    if (!(c->source = strdup(g->source)) || !(c->strings = lsim_strtab_new())) goto nomem;
+    /* ids are dense in insertion order, so re-interning keeps every id */
+    for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
+        const char *s = lsim_strtab_get(g->strings, i);
+        uint32_t id;
+        if (lsim_strtab_intern(c->strings, s, strlen(s), &id) || id != i) goto nomem;
+    }
+    *out = c;
+    return 0;
+nomem:
+    lsim_graph_free(c);
+    return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory copying the graph", g->source);
+}
+
+/* ------------------------------------------------------------- ablation */
+
+int lsim_graph_ablate(lsim_graph *g, unsigned drop_mask, int zero_launch_latency, lsim_err *err)
+{
+    /* filter the incoming CSR in place (order kept), then rebuild the
+     * outgoing CSR from it */
+    uint64_t w = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        uint64_t b0 = g->in_off[v], b1 = g->in_off[v + 1];
+        g->in_off[v] = w;
+        for (uint64_t k = b0; k < b1; k++) {
+            int cls = g->in_class[k] & 0x7f;
+            if (drop_mask & (1u << cls)) {
+                g->edges_by_class[cls]--;
+                continue;
+            }
+            g->in_src[w] = g->in_src[k];
+            /* zero latency: the GPU work may start when its call starts */
+            g->in_delay[w] = cls == LSIM_E_LAUNCH && zero_launch_latency ? -g->dur[g->in_src[k]] : g->in_delay[k];
+            g->in_class[w] = g->in_class[k];
+            w++;
+        }
+    }
+    g->in_off[g->n] = w;
+    g->nedges = w;
+    memset(g->out_off, 0, (g->n + 1) * sizeof *g->out_off);
+    for (uint64_t k = 0; k < w; k++) g->out_off[g->in_src[k] + 1]++;
+    for (size_t v = 0; v < g->n; v++) g->out_off[v + 1] += g->out_off[v];
+    uint64_t *fill = calloc(g->n + 1, sizeof *fill);
+    if (!fill) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source);
+    for (size_t v = 0; v < g->n; v++)
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+            g->out_dst[g->out_off[g->in_src[k]] + fill[g->in_src[k]]++] = (uint32_t)v;
+    free(fill);
+    return 0;
+}
+
 /* --------------------------------------------------------------- driver */
 
 void lsim_graph_free(lsim_graph *g)
@@ -1434,8 +1534,10 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     b.t = t;
     b.o = o;
     b.err = err;
+    if (!t->strings) /* moved into an earlier graph */
+        return lsim_err_set(err, LSIM_EARG, "%s: this trace was already built into a graph; read it again", t->path);
     b.g = calloc(1, sizeof *b.g);
-    if (!b.g || !t->strings) {
+    if (!b.g) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
         goto cleanup;
     }

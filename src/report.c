@@ -47,6 +47,55 @@ static void collective_counts(const lsim_graph *g, uint64_t *byk, uint64_t *nk, 
 
 static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
 
+static void print_critical_path(FILE *f, const lsim_graph *g, const lsim_critical_path *cp)
+{
+    fprintf(f, "  critical path %.3f ms through %zu nodes:", ms(cp->length), cp->n);
+    for (int c = 0; c < LSIM_CP_NCATS; c++)
+        if (cp->by_cat[c])
+            fprintf(f, " %s %.1f%%", lsim_cp_cat_name((lsim_cp_cat)c),
+                    cp->length ? 100.0 * (double)cp->by_cat[c] / (double)cp->length : 0.0);
+    fprintf(f, "\n    path edges:");
+    for (int c = 0; c < LSIM_E_NCLASSES; c++)
+        if (cp->edges_by_class[c])
+            fprintf(f, " %s %llu (%.3f ms)", lsim_edge_class_name((lsim_edge_class)c),
+                    (unsigned long long)cp->edges_by_class[c], ms(cp->by_class[c]));
+    fprintf(f, "\n    top contributors:\n");
+    for (size_t k = 0; k < cp->ntop; k++)
+        fprintf(f, "      %10.3f ms  %-7s %.70s\n", ms(cp->top_time[k]), lsim_node_kind_name((lsim_node_kind)g->kind[cp->top[k]]),
+                lsim_strtab_get(g->strings, g->name[cp->top[k]]));
+}
+
+static cJSON *critical_path_json(const lsim_graph *g, const lsim_critical_path *cp)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "length_ns", (double)cp->length);
+    cJSON_AddNumberToObject(o, "nodes", (double)cp->n);
+    cJSON *c = cJSON_AddObjectToObject(o, "by_category_ns");
+    for (int k = 0; c && k < LSIM_CP_NCATS; k++)
+        cJSON_AddNumberToObject(c, lsim_cp_cat_name((lsim_cp_cat)k), (double)cp->by_cat[k]);
+    cJSON *nk = cJSON_AddObjectToObject(o, "by_node_kind_ns");
+    for (int k = 0; nk && k < LSIM_N_NKINDS; k++)
+        cJSON_AddNumberToObject(nk, lsim_node_kind_name((lsim_node_kind)k), (double)cp->by_kind[k]);
+    cJSON *ec = cJSON_AddObjectToObject(o, "edges");
+    for (int k = 0; ec && k < LSIM_E_NCLASSES; k++) {
+        cJSON *x = cJSON_AddObjectToObject(ec, lsim_edge_class_name((lsim_edge_class)k));
+        if (!x) continue;
+        cJSON_AddNumberToObject(x, "count", (double)cp->edges_by_class[k]);
+        cJSON_AddNumberToObject(x, "time_ns", (double)cp->by_class[k]);
+    }
+    cJSON *top = cJSON_AddArrayToObject(o, "top");
+    for (size_t k = 0; top && k < cp->ntop; k++) {
+        cJSON *x = cJSON_CreateObject();
+        if (!x) break;
+        cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, g->name[cp->top[k]]));
+        cJSON_AddStringToObject(x, "kind", lsim_node_kind_name((lsim_node_kind)g->kind[cp->top[k]]));
+        cJSON_AddNumberToObject(x, "time_ns", (double)cp->top_time[k]);
+        cJSON_AddItemToArray(top, x);
+    }
+    return o;
+}
+
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
 {
     const char *mode = n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model";
@@ -105,6 +154,7 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
         fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
                 (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
                 100 * mean(r->duty_predicted, r->nbins_predicted));
+        if (items[i].cp) print_critical_path(f, g, items[i].cp);
         fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
                 (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
                 g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
@@ -211,6 +261,7 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
                 if (byk[k]) cJSON_AddNumberToObject(bk, lsim_coll_kind_name((lsim_coll_kind)k), (double)byk[k]);
         }
     }
+    if (it->cp) cJSON_AddItemToObject(o, "critical_path", critical_path_json(g, it->cp));
     cJSON *ne = cJSON_AddObjectToObject(o, "node_error");
     if (ne) {
         cJSON_AddNumberToObject(ne, "max_abs_start_ns", (double)r->max_abs_start_err);

@@ -1,10 +1,696 @@
-/* placeholder: being written (see lsim_report_html in include/lumosim/report.h) */
+/* The HTML report (docs/report-html.md): one self-contained page, inline CSS
+ * and inline SVG, no scripts and no external resources. Written straight to
+ * the stream with fprintf: nothing is allocated, so memory does not grow with
+ * the trace (duty-cycle rows are downsampled on the fly, by averaging bins).
+ * Write errors are caught once, with ferror() at the end. */
 #include "lumosim/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fixed colours ------------------------------------------------------ */
+
+/* breakdown parts, bottom to top of a bar */
+static const char *const BD_NAME[4] = {"exposed compute", "overlapped", "exposed comm", "other"};
+static const char *const BD_COLOR[4] = {"#4e79a7", "#76b7b2", "#f28e2b", "#c9c3bf"};
+/* critical-path categories, in lsim_cp_cat order */
+static const char *const CP_COLOR[LSIM_CP_NCATS] = {"#59a14f", "#a5d596", "#edc948", "#4e79a7",
+                                                    "#f28e2b", "#e15759", "#c9c3bf"};
+static const char *const DUTY_COLOR[2] = {"#4e79a7", "#59a14f"}; /* actual, predicted */
+
+#define DUTY_MAX_POINTS 1000
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static double ms(lsim_ns x) { return (double)x / 1e6; }
+
+static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
+
+/* Text from a trace (names, paths) for element content and attribute values:
+ * & < > " ' escaped, control characters shown as spaces, and "://" broken up
+ * (":&#47;/") so that no text can read as a URL to a checker. At most `max`
+ * bytes are written (cut on a UTF-8 boundary, then an ellipsis); max 0 means
+ * no limit. */
+static void esc_n(FILE *f, const char *s, size_t max)
+{
+    if (!s) s = "";
+    size_t len = strlen(s), lim = len;
+    if (max && len > max) {
+        lim = max;
+        while (lim > 0 && ((unsigned char)s[lim] & 0xC0) == 0x80) lim--;
+    }
+    for (size_t i = 0; i < lim; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        case '/':
+            if (i > 0 && s[i - 1] == ':' && i + 1 < len && s[i + 1] == '/') fputs("&#47;", f);
+            else fputc('/', f);
+            break;
+        default: fputc(c < 0x20 || c == 0x7f ? ' ' : (int)c, f); break;
+        }
+    }
+    if (lim < len) fputs("\xe2\x80\xa6", f); /* … */
+}
+
+static void esc(FILE *f, const char *s) { esc_n(f, s, 0); }
+
+static const char *str(const lsim_graph *g, uint32_t id)
+{
+    const char *s = lsim_strtab_get(g->strings, id);
+    return s ? s : "?";
+}
+
+/* Milliseconds with a precision that suits the magnitude. */
+static void put_ms(FILE *f, double v)
+{
+    double a = fabs(v);
+    if (v == 0) {
+        fputc('0', f);
+        return;
+    }
+    fprintf(f, a >= 100 ? "%.1f" : a >= 1 ? "%.2f" : a >= 0.01 ? "%.3f" : "%.4f", v);
+}
+
+static void put_pct(FILE *f, double frac) { fprintf(f, "%+.2f%%", 100 * frac); }
+
+/* css class for an error: small, notable, large */
+static const char *err_class(double frac)
+{
+    double a = fabs(frac);
+    return a <= 0.02 ? "ok" : a <= 0.10 ? "warn" : "bad";
+}
+
+/* A round tick step so that [0, max] gets about `want` ticks. */
+static double nice_step(double max, int want)
+{
+    if (!(max > 0)) return 1;
+    double raw = max / want, mag = pow(10, floor(log10(raw))), n = raw / mag;
+    return (n < 1.5 ? 1 : n < 3 ? 2 : n < 7 ? 5 : 10) * mag;
+}
+
+static int step_decimals(double step)
+{
+    int d = (int)ceil(-log10(step) - 1e-9);
+    return d < 0 ? 0 : d > 6 ? 6 : d;
+}
+
+static double sum4(const double v[4]) { return v[0] + v[1] + v[2] + v[3]; }
+
+static void bd_ms(const lsim_breakdown *b, double out[4])
+{
+    out[0] = ms(b->exposed_compute);
+    out[1] = ms(b->overlapped);
+    out[2] = ms(b->exposed_comm);
+    out[3] = ms(b->other);
+}
+
+static void legend(FILE *f, int n, const char *const *names, const char *const *colors)
+{
+    fputs("<div class=\"legend\">", f);
+    for (int k = 0; k < n; k++)
+        fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>%s</span>", colors[k], names[k]);
+    fputs("</div>\n", f);
+}
+
+static double mean(const double *v, uint32_t n)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < n; i++) s += v[i];
+    return n ? s / n : 0.0;
+}
+
+static void job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
+{
+    lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        const lsim_rank_report *r = items[i].r;
+        if (r->window_actual_start < as) as = r->window_actual_start;
+        if (r->window_actual_start + r->window_actual > ae) ae = r->window_actual_start + r->window_actual;
+        if (r->window_predicted_start < ps) ps = r->window_predicted_start;
+        if (r->window_predicted_start + r->window_predicted > pe) pe = r->window_predicted_start + r->window_predicted;
+    }
+    *act = n ? ae - as : 0;
+    *pred = n ? pe - ps : 0;
+}
+
+/* ---- page frame ----------------------------------------------------------- */
+
+static const char CSS[] =
+    ":root{--fg:#1d2430;--mut:#5b6472;--line:#dde1e6;--bg:#f3f5f8}"
+    "*{box-sizing:border-box}"
+    "body{margin:0;background:var(--bg);color:var(--fg);"
+    "font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}"
+    "header{background:#1f2a37;color:#fff;padding:16px 28px}"
+    "header h1{margin:0;font-size:21px;font-weight:600}"
+    "header .meta{color:#c3ccd8;font-size:13px;margin-top:3px}"
+    "main{max-width:1240px;margin:0 auto;padding:8px 20px 40px}"
+    "h2{font-size:19px;margin:26px 0 2px}"
+    "h3{font-size:15px;margin:0 0 4px}"
+    ".card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:12px 18px 14px;margin:12px 0}"
+    ".note{color:var(--mut);font-size:12.5px;margin:0 0 8px}"
+    ".src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:var(--mut);"
+    "word-break:break-all}"
+    ".scroll{overflow-x:auto}"
+    "table{border-collapse:collapse;font-size:13px;margin-top:6px}"
+    "th,td{padding:3px 10px;border-bottom:1px solid #eceff3;text-align:right;white-space:nowrap;"
+    "font-variant-numeric:tabular-nums}"
+    "th{background:#f6f7f9;font-weight:600}"
+    "th.l,td.l{text-align:left}"
+    "td.nm{text-align:left;white-space:normal;word-break:break-all;max-width:680px;"
+    "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}"
+    ".kv td:first-child{text-align:left;color:var(--mut)}"
+    ".cols{display:flex;flex-wrap:wrap;gap:10px 36px;align-items:flex-start}"
+    ".legend{display:flex;flex-wrap:wrap;gap:4px 18px;font-size:13px;margin:2px 0 4px}"
+    ".sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}"
+    ".ok{color:#2e7d32}.warn{color:#a15c00}.bad{color:#c62828}"
+    "svg{display:block}"
+    "svg text{font-family:inherit;font-size:11px;fill:#3a4250}"
+    "svg .t{font-size:12px;font-weight:600;fill:#1d2430}"
+    "svg .m{fill:#6b7482}"
+    "svg text.ok{fill:#2e7d32}svg text.warn{fill:#a15c00}svg text.bad{fill:#c62828}"
+    "svg .gl{stroke:#e8ebef}svg .ax{stroke:#8a93a0}"
+    "footer{color:var(--mut);font-size:12px;text-align:center;padding:8px 0 24px}";
+
+/* ---- iteration bars --------------------------------------------------------- */
+
+enum { IT_ML = 64, IT_MR = 28, IT_MT = 42, IT_MB = 50, IT_H = 280, IT_W = 1120 };
+
+/* The short label of an iteration: "ProfilerStep#12" -> "#12". */
+static const char *short_iter_name(const char *s)
+{
+    return strncmp(s, "ProfilerStep", 12) == 0 && s[12] ? s + 12 : s;
+}
+
+static void bar(FILE *f, double x, double w, double y0, double scale, const double v[4], const char *which)
+{
+    double y = y0;
+    for (int k = 0; k < 4; k++) {
+        if (!(v[k] > 0)) continue;
+        double h = v[k] * scale;
+        y -= h;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" fill=\"%s\"><title>%s, %s: ", x, y, w, h,
+                BD_COLOR[k], which, BD_NAME[k]);
+        put_ms(f, v[k]);
+        fputs(" ms</title></rect>", f);
+    }
+}
+
+static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+{
+    uint32_t ng = r->niters ? r->niters : 1;
+    double ymax = 0;
+    for (uint32_t k = 0; k < ng; k++) {
+        double a[4], p[4];
+        bd_ms(r->niters ? &r->iters[k].bd_actual : &r->bd_actual, a);
+        bd_ms(r->niters ? &r->iters[k].bd_predicted : &r->bd_predicted, p);
+        double ta = ms(r->niters ? r->iters[k].actual : r->window_actual);
+        double tp = ms(r->niters ? r->iters[k].predicted : r->window_predicted);
+        double m = fmax(fmax(sum4(a), sum4(p)), fmax(ta, tp));
+        if (m > ymax) ymax = m;
+    }
+    if (!(ymax > 0)) ymax = 1;
+    double step = nice_step(ymax, 5), top = ceil(ymax / step - 1e-9) * step;
+    int dec = step_decimals(step);
+    double gw = (double)(IT_W - IT_ML - IT_MR) / ng;
+    if (gw > 200) gw = 200;
+    if (gw < 24) gw = 24;
+    double plot_w = gw * ng, scale = IT_H / top, y0 = IT_MT + IT_H;
+    int svg_w = (int)ceil(IT_ML + plot_w + IT_MR), svg_h = IT_MT + IT_H + IT_MB;
+    double bw = gw * 0.34, gap = gw * 0.06;
+    if (bw > 60) bw = 60;
+    if (gap < 2) gap = 2;
+    int show_tot = bw >= 26, show_err = gw >= 44, long_ap = bw >= 38, show_ap = bw >= 11;
+    int every = (int)ceil(64.0 / gw); /* a name every `every` groups */
+
+    fprintf(f, "<div class=\"scroll\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"iteration breakdown, actual beside predicted\">\n",
+            svg_w, svg_h, svg_w, svg_h);
+    /* y grid and axis */
+    for (int t = 0; t * step <= top + step * 1e-6; t++) {
+        double y = y0 - t * step * scale;
+        fprintf(f, "<line class=\"%s\" x1=\"%d\" x2=\"%.1f\" y1=\"%.2f\" y2=\"%.2f\"/>", t ? "gl" : "ax", IT_ML,
+                IT_ML + plot_w, y, y);
+        fprintf(f, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\" dominant-baseline=\"middle\">%.*f</text>\n",
+                IT_ML - 6, y, dec, t * step);
+    }
+    fprintf(f, "<line class=\"ax\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%.2f\"/>", IT_ML, IT_ML, IT_MT - 6, y0);
+    fprintf(f, "<text class=\"m\" x=\"14\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.1f)\">"
+               "time (ms)</text>\n",
+            IT_MT + IT_H / 2.0, IT_MT + IT_H / 2.0);
+
+    for (uint32_t k = 0; k < ng; k++) {
+        const char *name = r->niters ? str(g, r->iters[k].name) : "window";
+        double a[4], p[4];
+        bd_ms(r->niters ? &r->iters[k].bd_actual : &r->bd_actual, a);
+        bd_ms(r->niters ? &r->iters[k].bd_predicted : &r->bd_predicted, p);
+        lsim_ns ta = r->niters ? r->iters[k].actual : r->window_actual;
+        lsim_ns tp = r->niters ? r->iters[k].predicted : r->window_predicted;
+        double e = lsim_rel_err(ta, tp);
+        double cx = IT_ML + (k + 0.5) * gw, xa = cx - gap / 2 - bw, xp = cx + gap / 2;
+
+        fputs("<g class=\"iter\" data-iter=\"", f);
+        esc(f, name);
+        fputs("\"><title>", f);
+        esc(f, r->niters ? name : "whole window (no ProfilerStep iterations)");
+        fputs(": actual ", f);
+        put_ms(f, ms(ta));
+        fputs(" ms, predicted ", f);
+        put_ms(f, ms(tp));
+        fputs(" ms, error ", f);
+        put_pct(f, e);
+        fputs("</title>\n", f);
+        bar(f, xa, bw, y0, scale, a, "actual");
+        bar(f, xp, bw, y0, scale, p, "predicted");
+        fputc('\n', f);
+        double ya = y0 - fmax(sum4(a), ms(ta)) * scale, yp = y0 - fmax(sum4(p), ms(tp)) * scale;
+        if (show_tot) {
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", xa + bw / 2, ya - 4);
+            put_ms(f, ms(ta));
+            fprintf(f, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", xp + bw / 2, yp - 4);
+            put_ms(f, ms(tp));
+            fputs("</text>", f);
+        }
+        if (show_err) {
+            fprintf(f, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-weight=\"600\">",
+                    err_class(e), cx, fmin(ya, yp) - (show_tot ? 19 : 5));
+            put_pct(f, e);
+            fputs("</text>", f);
+        }
+        if (show_ap)
+            fprintf(f, "<text class=\"m\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+                       "<text class=\"m\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+                    xa + bw / 2, y0 + 14, long_ap ? "actual" : "A", xp + bw / 2, y0 + 14, long_ap ? "pred." : "P");
+        if (k % (uint32_t)every == 0) {
+            fprintf(f, "<text class=\"t\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, y0 + (show_ap ? 32 : 18));
+            if (!r->niters) fputs("whole window", f);
+            else {
+                /* about 6.5 px per character at 12 px: cut to the room there is */
+                size_t room = (size_t)(every * gw / 6.5);
+                esc_n(f, gw >= 120 ? name : short_iter_name(name), room < 4 ? 4 : room > 40 ? 40 : room);
+            }
+            fputs("</text>", f);
+        }
+        fputs("</g>\n", f);
+    }
+    fputs("</svg></div>\n", f);
+}
+
+static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+{
+    fputs("<div class=\"scroll\"><table><tr><th class=\"l\">iteration</th><th>actual ms</th><th>predicted ms</th>"
+          "<th>error</th>",
+          f);
+    for (int k = 0; k < 4; k++)
+        fprintf(f, "<th><i class=\"sw\" style=\"background:%s\"></i>%s<br>actual / pred. ms</th>", BD_COLOR[k],
+                BD_NAME[k]);
+    fputs("</tr>\n", f);
+    uint32_t ng = r->niters ? r->niters : 1;
+    for (uint32_t k = 0; k < ng; k++) {
+        const char *name = r->niters ? str(g, r->iters[k].name) : "window";
+        lsim_ns ta = r->niters ? r->iters[k].actual : r->window_actual;
+        lsim_ns tp = r->niters ? r->iters[k].predicted : r->window_predicted;
+        double a[4], p[4];
+        bd_ms(r->niters ? &r->iters[k].bd_actual : &r->bd_actual, a);
+        bd_ms(r->niters ? &r->iters[k].bd_predicted : &r->bd_predicted, p);
+        double e = lsim_rel_err(ta, tp);
+        fputs("<tr><td class=\"l\">", f);
+        esc(f, name);
+        fputs("</td><td>", f);
+        put_ms(f, ms(ta));
+        fputs("</td><td>", f);
+        put_ms(f, ms(tp));
+        fprintf(f, "</td><td class=\"%s\">", err_class(e));
+        put_pct(f, e);
+        fputs("</td>", f);
+        for (int c = 0; c < 4; c++) {
+            fputs("<td>", f);
+            put_ms(f, a[c]);
+            fputs(" / ", f);
+            put_ms(f, p[c]);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+}
+
+/* ---- duty-cycle timeline ---------------------------------------------------- */
+
+enum { DU_ML = 96, DU_MR = 40, DU_MT = 10, DU_ROW = 64, DU_GAP = 16, DU_MB = 36, DU_W = 1120 };
+
+/* One row: the duty cycle as a step area, bins averaged in groups so that at
+ * most DUTY_MAX_POINTS steps are drawn. */
+static void duty_row(FILE *f, const double *v, uint32_t nb, lsim_ns bin_ns, lsim_ns window, double xscale,
+                     double ytop, const char *color, const char *label)
+{
+    double base = ytop + DU_ROW;
+    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"#f4f6f9\"/>", DU_ML, ytop,
+            (double)(DU_W - DU_ML - DU_MR), DU_ROW);
+    fprintf(f, "<line class=\"gl\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke-dasharray=\"3 3\"/>", DU_ML,
+            DU_W - DU_MR, ytop + DU_ROW / 2.0, ytop + DU_ROW / 2.0);
+    fprintf(f, "<text class=\"t\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>", DU_ML - 8, ytop + 22, label);
+    fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">mean %.1f%%</text>", DU_ML - 8, ytop + 38,
+            100 * mean(v, nb));
+    fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%.1f\" font-size=\"10\">100%%</text>"
+               "<text class=\"m\" x=\"%d\" y=\"%.1f\" font-size=\"10\">50%%</text>"
+               "<text class=\"m\" x=\"%d\" y=\"%.1f\" font-size=\"10\">0</text>",
+            DU_W - DU_MR + 4, ytop + 8, DU_W - DU_MR + 4, ytop + DU_ROW / 2.0 + 3.5, DU_W - DU_MR + 4, ytop + DU_ROW);
+    if (nb == 0 || bin_ns <= 0) {
+        fputs("\n", f);
+        return;
+    }
+    uint32_t grp = (nb + DUTY_MAX_POINTS - 1) / DUTY_MAX_POINTS;
+    fprintf(f, "\n<path fill=\"%s\" fill-opacity=\"0.85\" stroke=\"%s\" stroke-width=\"0.8\" d=\"M%d %.1f", color,
+            color, DU_ML, base);
+    for (uint32_t b0 = 0; b0 < nb; b0 += grp) {
+        uint32_t b1 = b0 + grp < nb ? b0 + grp : nb;
+        double s = 0;
+        for (uint32_t b = b0; b < b1; b++) s += v[b];
+        double m = s / (b1 - b0);
+        if (m < 0) m = 0;
+        if (m > 1) m = 1;
+        double t0 = (double)b0 * (double)bin_ns, t1 = (double)b1 * (double)bin_ns;
+        if (t1 > (double)window && window > 0) t1 = (double)window;
+        if (t0 > t1) t0 = t1;
+        double y = base - m * DU_ROW;
+        fprintf(f, "L%.1f %.1fL%.1f %.1f", DU_ML + t0 * xscale, y, DU_ML + t1 * xscale, y);
+    }
+    {
+        double tend = (double)nb * (double)bin_ns;
+        if (tend > (double)window && window > 0) tend = (double)window;
+        fprintf(f, "L%.1f %.1fZ\"/>\n", DU_ML + tend * xscale, base);
+    }
+}
+
+static void duty_chart(FILE *f, const lsim_rank_report *r)
+{
+    lsim_ns span = r->window_actual > r->window_predicted ? r->window_actual : r->window_predicted;
+    if (span <= 0) span = 1;
+    double plot_w = DU_W - DU_ML - DU_MR, xscale = plot_w / (double)span;
+    int h = DU_MT + 2 * DU_ROW + DU_GAP + DU_MB;
+    fprintf(f, "<div class=\"scroll\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"stream-active duty cycle, actual above predicted\">\n",
+            DU_W, h, DU_W, h);
+    duty_row(f, r->duty_actual, r->nbins_actual, r->bin_ns, r->window_actual, xscale, DU_MT, DUTY_COLOR[0],
+             "actual");
+    duty_row(f, r->duty_predicted, r->nbins_predicted, r->bin_ns, r->window_predicted, xscale,
+             DU_MT + DU_ROW + DU_GAP, DUTY_COLOR[1], "predicted");
+    double ybase = DU_MT + 2 * DU_ROW + DU_GAP;
+    double smax = ms(span), step = nice_step(smax, 8);
+    int dec = step_decimals(step);
+    fprintf(f, "<line class=\"ax\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", DU_ML, DU_W - DU_MR, ybase + 0.5,
+            ybase + 0.5);
+    for (int t = 0; t * step <= smax * (1 + 1e-9); t++) {
+        double x = DU_ML + t * step / smax * plot_w;
+        fprintf(f, "<line class=\"ax\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>",
+                x, x, ybase, ybase + 5, x, ybase + 17, dec, t * step);
+    }
+    fprintf(f, "<text class=\"m\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">ms from window start</text>\n",
+            DU_W - DU_MR, ybase + 32);
+    fputs("</svg></div>\n", f);
+}
+
+/* ---- critical path ------------------------------------------------------------ */
+
+static void cp_section(FILE *f, const lsim_graph *g, const lsim_critical_path *cp)
+{
+    fputs("<div class=\"card\"><h3>Critical path (replayed run)</h3>\n<p class=\"note\">", f);
+    fputs("The chain of nodes and edges that decided when the replay ended, walked back from the node that ends "
+          "last; every nanosecond of its length is counted once, as node time, edge delay or waiting.</p>\n",
+          f);
+    fprintf(f, "<p>Length <b>");
+    put_ms(f, ms(cp->length));
+    fprintf(f, " ms</b> over %zu nodes (", cp->n);
+    put_ms(f, ms(cp->start - g->t0));
+    fputs(" to ", f);
+    put_ms(f, ms(cp->end - g->t0));
+    fputs(" ms of simulated time from the trace start).</p>\n", f);
+
+    /* stacked horizontal bar of the categories */
+    double pos = 0;
+    for (int c = 0; c < LSIM_CP_NCATS; c++)
+        if (cp->by_cat[c] > 0) pos += (double)cp->by_cat[c];
+    const int W = 1080, H = 30;
+    fprintf(f, "<div class=\"scroll\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"critical path share per category\">",
+            W, H, W, H);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f4f6f9\"/>", W, H);
+    double x = 0;
+    for (int c = 0; pos > 0 && c < LSIM_CP_NCATS; c++) {
+        if (cp->by_cat[c] <= 0) continue;
+        double w = (double)cp->by_cat[c] / pos * W;
+        double share = cp->length > 0 ? (double)cp->by_cat[c] / (double)cp->length : 0;
+        fprintf(f, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>%s: ", x, w, H,
+                CP_COLOR[c], lsim_cp_cat_name((lsim_cp_cat)c));
+        put_ms(f, ms(cp->by_cat[c]));
+        fprintf(f, " ms (%.1f%%)</title></rect>", 100 * share);
+        if (w >= 44)
+            fprintf(f, "<text x=\"%.2f\" y=\"19.5\" text-anchor=\"middle\" class=\"t\">%.0f%%</text>", x + w / 2,
+                    100 * share);
+        x += w;
+    }
+    fputs("</svg></div>\n", f);
+    const char *names[LSIM_CP_NCATS];
+    for (int c = 0; c < LSIM_CP_NCATS; c++) names[c] = lsim_cp_cat_name((lsim_cp_cat)c);
+    legend(f, LSIM_CP_NCATS, names, CP_COLOR);
+
+    fputs("<div class=\"cols\">", f);
+    /* categories */
+    fputs("<table><tr><th class=\"l\">category</th><th>ms</th><th>share</th></tr>\n", f);
+    for (int c = 0; c < LSIM_CP_NCATS; c++) {
+        fprintf(f, "<tr><td class=\"l\"><i class=\"sw\" style=\"background:%s\"></i>%s</td><td>", CP_COLOR[c],
+                names[c]);
+        put_ms(f, ms(cp->by_cat[c]));
+        fprintf(f, "</td><td>%.1f%%</td></tr>\n",
+                cp->length > 0 ? 100.0 * (double)cp->by_cat[c] / (double)cp->length : 0.0);
+    }
+    fputs("</table>\n", f);
+    /* edges per class */
+    fputs("<table><tr><th class=\"l\">edge class on the path</th><th>edges</th><th>delay ms</th></tr>\n", f);
+    for (int c = 0; c < LSIM_E_NCLASSES; c++) {
+        fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td>", lsim_edge_class_name((lsim_edge_class)c),
+                (unsigned long long)cp->edges_by_class[c]);
+        put_ms(f, ms(cp->by_class[c]));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    /* node time per kind */
+    fputs("<table><tr><th class=\"l\">node kind</th><th>own time ms</th></tr>\n", f);
+    for (int k = 0; k < LSIM_N_NKINDS; k++) {
+        fprintf(f, "<tr><td class=\"l\">%s</td><td>", lsim_node_kind_name((lsim_node_kind)k));
+        put_ms(f, ms(cp->by_kind[k]));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+
+    /* top contributors */
+    size_t ntop = cp->ntop < LSIM_CP_TOP ? cp->ntop : LSIM_CP_TOP;
+    if (ntop) {
+        fputs("<h3 style=\"margin-top:14px\">Top contributors</h3>\n<p class=\"note\">Nodes with the most own time "
+              "on the path.</p>\n<div class=\"scroll\"><table><tr><th>#</th><th class=\"l\">node</th>"
+              "<th class=\"l\">kind</th><th class=\"l\">where</th><th>time &micro;s</th><th>share</th></tr>\n",
+              f);
+        for (size_t i = 0; i < ntop; i++) {
+            uint32_t v = cp->top[i];
+            if ((size_t)v >= g->n) continue;
+            const char *nm = str(g, g->name[v]);
+            fprintf(f, "<tr><td>%zu</td><td class=\"nm\" title=\"", i + 1);
+            esc(f, nm);
+            fputs("\">", f);
+            esc_n(f, nm, 160);
+            fprintf(f, "</td><td class=\"l\">%s</td><td class=\"l\">", lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+            if (g->proc[v] < g->nprocs) {
+                const lsim_proc *p = &g->procs[g->proc[v]];
+                if (p->is_gpu) fprintf(f, "GPU %lld stream %lld", (long long)p->pid, (long long)p->tid);
+                else fprintf(f, "thread %lld", (long long)p->tid);
+            }
+            fprintf(f, "</td><td>%.1f</td><td>%.1f%%</td></tr>\n", (double)cp->top_time[i] / 1e3,
+                    cp->length > 0 ? 100.0 * (double)cp->top_time[i] / (double)cp->length : 0.0);
+        }
+        fputs("</table></div>\n", f);
+    }
+    fputs("</div>\n", f);
+}
+
+/* ---- graph statistics ----------------------------------------------------------- */
+
+static void kv_u(FILE *f, const char *k, uint64_t v)
+{
+    fprintf(f, "<tr><td>%s</td><td>%llu</td></tr>\n", k, (unsigned long long)v);
+}
+
+static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+{
+    uint32_t threads = 0, streams = 0;
+    for (uint32_t i = 0; i < g->nprocs; i++) {
+        if (g->procs[i].is_gpu) streams++;
+        else threads++;
+    }
+    uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
+        const lsim_coll_info *c = &g->colls[g->coll[v]];
+        nk++;
+        if (c->kind <= LSIM_COLL_OTHER) byk[c->kind]++;
+        if (c->bytes >= 0) nb++;
+    }
+
+    fputs("<div class=\"card\"><h3>Graph statistics</h3>\n<div class=\"cols\">", f);
+    fputs("<table class=\"kv\"><tr><th class=\"l\">graph</th><th></th></tr>\n", f);
+    kv_u(f, "nodes", g->n);
+    kv_u(f, "edges", g->nedges);
+    kv_u(f, "CPU threads", threads);
+    kv_u(f, "GPU streams", streams);
+    kv_u(f, "inferred edges", lsim_graph_inferred_total(g));
+    kv_u(f, "pre-window GPU ops", g->prewindow);
+    fputs("<tr><td>launch latency (median)</td><td>", f);
+    fprintf(f, "%.1f &micro;s</td></tr>\n", (double)g->launch_latency_ns / 1e3);
+    kv_u(f, "launch latency samples", g->launch_samples);
+    kv_u(f, "cuda_sync events used", g->sync_events_used);
+    kv_u(f, "collective kernels", nk);
+    for (int k = 1; k <= LSIM_COLL_OTHER; k++)
+        if (byk[k]) {
+            fprintf(f, "<tr><td>&nbsp;&nbsp;%s</td><td>%llu</td></tr>\n", lsim_coll_kind_name((lsim_coll_kind)k),
+                    (unsigned long long)byk[k]);
+        }
+    if (nk) kv_u(f, "&nbsp;&nbsp;with message size", nb);
+    fputs("</table>\n", f);
+
+    fputs("<table><tr><th class=\"l\">edge class</th><th>edges</th><th>inferred</th></tr>\n", f);
+    for (int c = 0; c < LSIM_E_NCLASSES; c++)
+        fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td>%llu</td></tr>\n",
+                lsim_edge_class_name((lsim_edge_class)c), (unsigned long long)g->edges_by_class[c],
+                (unsigned long long)g->inferred_by_class[c]);
+    fputs("</table>\n", f);
+
+    fputs("<table><tr><th class=\"l\">dropped inferred edges</th><th></th></tr>\n", f);
+    for (int d = 0; d < LSIM_DROP_NREASONS; d++)
+        fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td></tr>\n", lsim_drop_reason_name((lsim_drop_reason)d),
+                (unsigned long long)g->dropped[d]);
+    fprintf(f, "<tr><td class=\"l\"><b>total</b></td><td><b>%llu</b></td></tr>\n",
+            (unsigned long long)lsim_graph_dropped_total(g));
+    fputs("</table>\n", f);
+
+    fputs("<table class=\"kv\"><tr><th class=\"l\">node agreement</th><th></th></tr>\n", f);
+    fprintf(f, "<tr><td>max |start error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_start_err);
+    fprintf(f, "<tr><td>max |end error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_end_err);
+    fprintf(f, "<tr><td>nodes exact</td><td>%.1f%%</td></tr>\n",
+            g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
+    fputs("</table></div></div>\n", f);
+}
+
+/* ---- the page ---------------------------------------------------------------------- */
+
+static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
+{
+    const lsim_graph *g = it->g;
+    const lsim_rank_report *r = it->r;
+    int rk = rank_of(it, i);
+    double we = lsim_rel_err(r->window_actual, r->window_predicted);
+    fprintf(f, "<section id=\"rank-%zu\">\n<h2>Rank %d</h2>\n<div class=\"src\">", i, rk);
+    esc(f, g->source);
+    fputs("</div>\n<p class=\"note\" style=\"margin-top:4px\">Window: actual ", f);
+    put_ms(f, ms(r->window_actual));
+    fputs(" ms, predicted ", f);
+    put_ms(f, ms(r->window_predicted));
+    fprintf(f, " ms, error <b class=\"%s\">", err_class(we));
+    put_pct(f, we);
+    fprintf(f, "</b>; %u iteration%s.</p>\n", r->niters, r->niters == 1 ? "" : "s");
+
+    fputs("<div class=\"card\"><h3>Iterations: breakdown, actual beside predicted</h3>\n<p class=\"note\">", f);
+    if (r->niters)
+        fputs("Each iteration (ProfilerStep) as two stacked bars, actual (trace) and predicted (replay), split into "
+              "the time only compute runs, compute and communication overlap, only communication runs, and no GPU "
+              "work runs. Labels: total ms and the relative error of the prediction.",
+              f);
+    else
+        fputs("No ProfilerStep annotations in this trace: the bars show the whole window.", f);
+    fputs("</p>\n", f);
+    legend(f, 4, BD_NAME, BD_COLOR);
+    iter_chart(f, g, r);
+    iter_table(f, g, r);
+    fputs("</div>\n", f);
+
+    fputs("<div class=\"card\"><h3>Timeline: stream-active duty cycle</h3>\n<p class=\"note\">", f);
+    fprintf(f, "Fraction of each %g ms bin in which at least one GPU stream of the rank is active (not SM "
+               "utilization), from the start of each window",
+            (double)r->bin_ns / 1e6);
+    if (r->nbins_actual > DUTY_MAX_POINTS || r->nbins_predicted > DUTY_MAX_POINTS)
+        fprintf(f, "; neighbouring bins averaged to at most %d points per row", DUTY_MAX_POINTS);
+    fputs(".</p>\n", f);
+    duty_chart(f, r);
+    fputs("</div>\n", f);
+
+    if (it->cp) cp_section(f, g, it->cp);
+    graph_stats(f, g, r);
+    fputs("</section>\n", f);
+}
 
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
-    (void)f;
-    (void)items;
-    (void)n;
-    return lsim_err_set(err, LSIM_EINTERNAL, "HTML report is not built yet");
+    if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
+    for (size_t i = 0; i < n; i++)
+        if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
+    const char *mode = n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model";
+
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>lumosim replay report</title>\n<style>",
+          f);
+    fputs(CSS, f);
+    fputs("</style>\n</head>\n<body>\n<header><h1>lumosim replay report</h1>\n", f);
+    fprintf(f, "<div class=\"meta\">lumosim %s &middot; latency mode: %s &middot; %zu rank%s</div></header>\n<main>\n",
+            LSIM_VERSION, mode, n, n == 1 ? "" : "s");
+
+    /* summary */
+    lsim_ns ja, jp;
+    job_span(items, n, &ja, &jp);
+    double je = lsim_rel_err(ja, jp);
+    fputs("<div class=\"card\"><h3>Summary</h3>\n<p class=\"note\">Actual: what the trace recorded; predicted: what "
+          "the replay produced. Error = (predicted &minus; actual) / actual.</p>\n",
+          f);
+    fputs("<div class=\"scroll\"><table><tr><th>rank</th><th class=\"l\">source</th><th>iterations</th>"
+          "<th>window actual ms</th><th>predicted ms</th><th>error</th><th>critical path ms</th></tr>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const lsim_rank_report *r = items[i].r;
+        double e = lsim_rel_err(r->window_actual, r->window_predicted);
+        fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
+        esc(f, items[i].g->source);
+        fprintf(f, "</td><td>%u</td><td>", r->niters);
+        put_ms(f, ms(r->window_actual));
+        fputs("</td><td>", f);
+        put_ms(f, ms(r->window_predicted));
+        fprintf(f, "</td><td class=\"%s\">", err_class(e));
+        put_pct(f, e);
+        fputs("</td><td>", f);
+        if (items[i].cp) put_ms(f, ms(items[i].cp->length));
+        else fputs("&ndash;", f);
+        fputs("</td></tr>\n", f);
+    }
+    if (n > 1) {
+        fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>", f);
+        put_ms(f, ms(ja));
+        fputs("</b></td><td><b>", f);
+        put_ms(f, ms(jp));
+        fprintf(f, "</b></td><td class=\"%s\"><b>", err_class(je));
+        put_pct(f, je);
+        fputs("</b></td><td></td></tr>\n", f);
+    }
+    fputs("</table></div></div>\n", f);
+
+    for (size_t i = 0; i < n; i++) rank_section(f, &items[i], i);
+
+    fprintf(f, "</main>\n<footer>Written by lumosim %s. Self-contained: inline CSS and SVG, no scripts, no external "
+               "resources.</footer>\n</body>\n</html>\n",
+            LSIM_VERSION);
+    if (fflush(f) != 0 || ferror(f)) return lsim_err_set(err, LSIM_EIO, "cannot write the HTML report");
+    return 0;
 }

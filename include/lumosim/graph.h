@@ -160,6 +160,17 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
                      lsim_err *err);
 void lsim_graph_free(lsim_graph *g);
 
+/* Deep copy (the copy owns everything, string ids are the same). */
+int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err);
+
+/* Edge-class ablation, in place: remove every edge whose class bit
+ * (1u << lsim_edge_class) is in drop_mask, and with zero_launch_latency let
+ * GPU work start as soon as its launch call starts (delay -dur(call); the
+ * launch still orders it after the call's start). Either can only make work
+ * start earlier, never later, and never creates a cycle. Returns 0 or
+ * LSIM_ENOMEM. Local. */
+int lsim_graph_ablate(lsim_graph *g, unsigned drop_mask, int zero_launch_latency, lsim_err *err);
+
 /* Total edges counted per class, and inferred/dropped totals. */
 uint64_t lsim_graph_inferred_total(const lsim_graph *g);
 uint64_t lsim_graph_dropped_total(const lsim_graph *g);

@@ -139,6 +139,11 @@ typedef struct lsim_trace {
  * durations (LSIM_ETRACE). */
 int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err);
 
+/* The same, calling progress(ctx, uncompressed bytes so far) every 16 MiB
+ * of input (progress may be NULL). */
+typedef void (*lsim_progress_fn)(void *ctx, uint64_t bytes);
+int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, lsim_trace **out, lsim_err *err);
+
 /* Read from a memory buffer (fuzzing and tests); `label` names it in errors. */
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
                         lsim_trace **out, lsim_err *err);

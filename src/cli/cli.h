@@ -1,0 +1,56 @@
+/* Private to the command-line program (not installed): the replay pipeline
+ * shared by the replay, report and ablate commands. */
+#ifndef LUMOSIM_CLI_H
+#define LUMOSIM_CLI_H
+
+#include "lumosim/chrome.h"
+#include "lumosim/critical.h"
+#include "lumosim/engine.h"
+#include "lumosim/graph.h"
+#include "lumosim/metrics.h"
+#include "lumosim/report.h"
+
+/* Options every simulating command takes. */
+typedef struct lsim_cli_opts {
+    lsim_build_opts bo;
+    lsim_ns bin_ns;
+    int json, stats, critical;
+    unsigned drop_mask;      /* edge classes removed before simulating */
+    int zero_launch_latency; /* --drop-edges launch_latency */
+    const char *trace_out;   /* --trace-out PATH or NULL */
+    const char *html_out;    /* --html PATH or NULL (report) */
+} lsim_cli_opts;
+
+/* Everything one run produced, per input file. Owned; free with
+ * lsim_cli_run_free. */
+typedef struct lsim_cli_run {
+    size_t n;
+    char **paths;
+    lsim_graph **graphs;
+    lsim_engine **engines;
+    lsim_rank_report *reps;
+    lsim_critical_path *cps;
+    lsim_replay_item *items;
+} lsim_cli_run;
+
+/* Parses one option shared by the simulating commands at argv[*i]; returns
+ * 1 if consumed (advancing *i past a value), 0 if not ours, -1 on a usage
+ * error (message printed). */
+int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i);
+void lsim_cli_opts_default(lsim_cli_opts *o);
+
+/* Expand PATHs (files, directories) and replay each: read, build, ablate
+ * (if asked), simulate, measure, critical path (if asked). Returns 0 or an
+ * error with err filled ("PATH: what"). */
+int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *run, lsim_err *err);
+void lsim_cli_run_free(lsim_cli_run *run);
+
+/* Write the predicted trace if o->trace_out is set. */
+int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *run, lsim_err *err);
+
+/* Write a text file atomically through a callback (temporary name, rename). */
+int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);
+
+int lsim_cli_ablate(int argc, char **argv);
+
+#endif

@@ -1,0 +1,313 @@
+/* The replay pipeline shared by the simulating commands (see cli.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void lsim_cli_opts_default(lsim_cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    lsim_build_opts_default(&o->bo);
+    o->bo.release_events = 1; /* the CLI frees each trace right after its build */
+    o->bin_ns = 1000000;
+}
+
+static const struct {
+    const char *name;
+    unsigned mask;
+    int zero_launch;
+} DROP_NAMES[] = {
+    {"event", 1u << LSIM_E_EVENT, 0},
+    {"hidden", 1u << LSIM_E_INFERRED, 0},
+    {"sync", 1u << LSIM_E_SYNC, 0},
+    {"cpu_cross_thread", 1u << LSIM_E_CPU_XTHREAD, 0},
+    {"xthread", 1u << LSIM_E_CPU_XTHREAD, 0},
+    {"launch_latency", 0, 1},
+    /* dPRO-like baseline: each thread in order, launches, each stream in
+     * order; no cross-stream, sync or cross-thread dependencies */
+    {"dpro", (1u << LSIM_E_EVENT) | (1u << LSIM_E_INFERRED) | (1u << LSIM_E_SYNC) | (1u << LSIM_E_CPU_XTHREAD), 0},
+};
+
+static int parse_drop(lsim_cli_opts *o, const char *list)
+{
+    char buf[256];
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < sizeof DROP_NAMES / sizeof *DROP_NAMES && strcmp(DROP_NAMES[k].name, tok)) k++;
+        if (k == sizeof DROP_NAMES / sizeof *DROP_NAMES) {
+            fprintf(stderr,
+                    "lumosim: error: --drop-edges: unknown class '%s' (event, hidden, sync, cpu_cross_thread, "
+                    "launch_latency, dpro)\n",
+                    tok);
+            return -1;
+        }
+        o->drop_mask |= DROP_NAMES[k].mask;
+        o->zero_launch_latency |= DROP_NAMES[k].zero_launch;
+    }
+    return 0;
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (a[n] == '=') return a + n + 1;
+    if (*i + 1 < argc) return argv[++*i];
+    fprintf(stderr, "lumosim: error: %s needs a value\n", name);
+    return NULL;
+}
+
+static int is_opt(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
+}
+
+int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--stats")) o->stats = 1;
+    else if (!strcmp(a, "--critical-path")) o->critical = 1;
+    else if (is_opt(a, "--latency")) {
+        if (!(v = opt_value(argc, argv, i, "--latency"))) return -1;
+        if (!strcmp(v, "model")) o->bo.latency = LSIM_LAT_MODEL;
+        else if (!strcmp(v, "observed")) o->bo.latency = LSIM_LAT_OBSERVED;
+        else {
+            fprintf(stderr, "lumosim: error: --latency takes 'model' or 'observed'\n");
+            return -1;
+        }
+    } else if (is_opt(a, "--bin-ms")) {
+        if (!(v = opt_value(argc, argv, i, "--bin-ms"))) return -1;
+        char *e = NULL;
+        double x = strtod(v, &e);
+        if (*e || !(x > 0) || x > 1e6) {
+            fprintf(stderr, "lumosim: error: --bin-ms takes a positive number of milliseconds\n");
+            return -1;
+        }
+        o->bin_ns = (lsim_ns)(x * 1e6);
+        if (o->bin_ns < 1) o->bin_ns = 1;
+    } else if (is_opt(a, "--drop-edges")) {
+        if (!(v = opt_value(argc, argv, i, "--drop-edges")) || parse_drop(o, v)) return -1;
+    } else if (is_opt(a, "--trace-out")) {
+        if (!(v = opt_value(argc, argv, i, "--trace-out"))) return -1;
+        o->trace_out = v;
+        o->critical = 1; /* the trace marks the path */
+    } else
+        return 0;
+    return 1;
+}
+
+/* ----------------------------------------------------------- paths */
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int push_path(lsim_cli_run *r, size_t *cap, const char *s)
+{
+    if (r->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        char **nv = realloc(r->paths, nc * sizeof *nv);
+        if (!nv) return LSIM_ENOMEM;
+        r->paths = nv;
+        *cap = nc;
+    }
+    if (!(r->paths[r->n] = strdup(s))) return LSIM_ENOMEM;
+    r->n++;
+    return 0;
+}
+
+/* Files as given; a directory stands for its *.json / *.json.gz files in
+ * name order, execution traces (*.et.json*) skipped. */
+static int expand_paths(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
+{
+    size_t cap = 0;
+    for (int i = 0; i < nargs; i++) {
+        struct stat st;
+        if (stat(args[i], &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", args[i], strerror(errno));
+        if (!S_ISDIR(st.st_mode)) {
+            if (push_path(r, &cap, args[i])) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            continue;
+        }
+        DIR *d = opendir(args[i]);
+        if (!d) return lsim_err_set(err, LSIM_EIO, "%s: cannot open directory: %s", args[i], strerror(errno));
+        size_t first = r->n;
+        struct dirent *de;
+        int rc = 0;
+        while ((de = readdir(d))) {
+            const char *nm = de->d_name;
+            if (nm[0] == '.' || strstr(nm, ".et.json")) continue;
+            if (!ends_with(nm, ".json") && !ends_with(nm, ".json.gz")) continue;
+            size_t len = strlen(args[i]) + strlen(nm) + 2;
+            char *p = malloc(len);
+            if (!p) {
+                rc = LSIM_ENOMEM;
+                break;
+            }
+            snprintf(p, len, "%s%s%s", args[i], ends_with(args[i], "/") ? "" : "/", nm);
+            rc = push_path(r, &cap, p);
+            free(p);
+            if (rc) break;
+        }
+        closedir(d);
+        if (rc) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        if (r->n == first)
+            return lsim_err_set(err, LSIM_ETRACE, "%s: directory holds no *.json or *.json.gz traces", args[i]);
+        qsort(r->paths + first, r->n - first, sizeof *r->paths, cmp_str);
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- progress */
+
+typedef struct progress {
+    int on;
+    const char *path;
+    double t0;
+} progress;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_line(progress *p, const char *what)
+{
+    if (p->on) fprintf(stderr, "\r\033[Klumosim: %s: %s", p->path, what);
+}
+
+static void on_bytes(void *ctx, uint64_t bytes)
+{
+    progress *p = ctx;
+    char buf[96];
+    double dt = now_s() - p->t0;
+    snprintf(buf, sizeof buf, "reading, %.0f MB (%.0f MB/s)", (double)bytes / 1e6, dt > 0 ? (double)bytes / 1e6 / dt : 0);
+    progress_line(p, buf);
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
+/* ----------------------------------------------------------- the run */
+
+void lsim_cli_run_free(lsim_cli_run *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->graphs) lsim_graph_free(r->graphs[i]);
+        if (r->engines) lsim_engine_free(r->engines[i]);
+        if (r->reps) lsim_rank_report_clear(&r->reps[i]);
+        if (r->cps) lsim_critical_path_clear(&r->cps[i]);
+        free(r->paths[i]);
+    }
+    free(r->graphs);
+    free(r->engines);
+    free(r->reps);
+    free(r->cps);
+    free(r->items);
+    free(r->paths);
+    memset(r, 0, sizeof *r);
+}
+
+int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = expand_paths(args, nargs, r, err);
+    if (rc) return rc;
+    r->graphs = calloc(r->n, sizeof *r->graphs);
+    r->engines = calloc(r->n, sizeof *r->engines);
+    r->reps = calloc(r->n, sizeof *r->reps);
+    r->cps = calloc(r->n, sizeof *r->cps);
+    r->items = calloc(r->n, sizeof *r->items);
+    if (!r->graphs || !r->engines || !r->reps || !r->cps || !r->items)
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
+    for (size_t i = 0; i < r->n; i++) {
+        lsim_trace *t = NULL;
+        pg.path = r->paths[i];
+        pg.t0 = now_s();
+        progress_line(&pg, "reading");
+        double t0 = now_s();
+        rc = lsim_trace_read_ex(r->paths[i], pg.on ? on_bytes : NULL, &pg, &t, err);
+        double t1 = now_s();
+        uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
+        progress_line(&pg, "building the graph");
+        if (!rc) rc = lsim_graph_build(t, &o->bo, &r->graphs[i], err);
+        lsim_trace_free(t);
+        lsim_graph *g = r->graphs[i];
+        if (!rc && (o->drop_mask || o->zero_launch_latency))
+            rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+        double t2 = now_s();
+        progress_line(&pg, "simulating");
+        if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
+        if (!rc) rc = lsim_engine_run(r->engines[i], err);
+        double t3 = now_s();
+        const lsim_engine *e = r->engines[i];
+        if (!rc) rc = lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, &r->reps[i], err);
+        if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+        if (rc) break;
+        if (o->stats) {
+            double ing = t1 - t0, sim = t3 - t2;
+            fprintf(stderr,
+                    "lumosim: stats: %s: %.1f MB uncompressed, %llu events, ingest %.3f s (%.1f MB/s), "
+                    "build %.3f s, %zu nodes %llu edges, simulate %.4f s (%.1f M node-events/s), peak RSS %.1f MiB\n",
+                    r->paths[i], (double)bytes / 1e6, (unsigned long long)evs, ing,
+                    ing > 0 ? (double)bytes / 1e6 / ing : 0, t2 - t1, g->n, (unsigned long long)g->nedges, sim,
+                    sim > 0 ? (double)lsim_engine_events(e) / 1e6 / sim : 0, (double)peak_rss_kib() / 1024.0);
+        }
+        r->items[i] = (lsim_replay_item){g,
+                                         &r->reps[i],
+                                         lsim_engine_start(e),
+                                         lsim_engine_end(e),
+                                         lsim_engine_bind_start(e),
+                                         lsim_engine_bind_end(e),
+                                         o->critical ? &r->cps[i] : NULL};
+    }
+    if (pg.on) fputs("\r\033[K", stderr);
+    return rc;
+}
+
+int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *r, lsim_err *err)
+{
+    if (!o->trace_out) return 0;
+    return lsim_chrome_write(o->trace_out, r->items, r->n, err);
+}
+
+int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    if (!tmp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    snprintf(tmp, len, "%s.tmp-%ld", path, (long)getpid());
+    int rc = 0;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    rc = writer(f, ctx, err);
+    if (fclose(f) != 0 && !rc) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (rc) remove(tmp);
+cleanup:
+    free(tmp);
+    return rc;
+}
