@@ -62,13 +62,31 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
     if (g->n == 0) return 0;
     const lsim_ns *S = lsim_engine_start(e), *E = lsim_engine_end(e);
     const int64_t *bs = lsim_engine_bind_start(e), *be = lsim_engine_bind_end(e);
-    /* the node that ends last (lowest id on ties) */
-    uint32_t last = 0;
-    lsim_ns wstart = S[0];
-    for (size_t v = 1; v < g->n; v++) {
-        if (E[v] > E[last]) last = (uint32_t)v;
-        if (S[v] < wstart) wstart = S[v];
+    /* The path ends at the node that ends last among the work that matters:
+     * GPU streams and the threads that launch or wait for GPU work. Side
+     * threads (the NCCL watchdog polling cudaEventQuery across the whole
+     * window) would otherwise make a chain of their own idle gaps "critical". */
+    uint8_t *active = calloc(g->nprocs ? g->nprocs : 1, 1);
+    if (!active) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the critical path", g->source);
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->procs[g->proc[v]].is_gpu) active[g->proc[v]] = 1;
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            int cls = g->in_class[k] & 0x7f;
+            if (cls == LSIM_E_LAUNCH) active[g->proc[g->in_src[k]]] = 1;
+            if (cls == LSIM_E_SYNC) active[g->proc[v]] = 1;
+        }
     }
+    int64_t lastv = -1;
+    lsim_ns wstart = S[0];
+    for (size_t v = 0; v < g->n; v++) {
+        if (S[v] < wstart) wstart = S[v];
+        if (active[g->proc[v]] && (lastv < 0 || E[v] > E[lastv])) lastv = (int64_t)v;
+    }
+    free(active);
+    if (lastv < 0) /* no GPU work at all: any thread */
+        for (size_t v = 0; v < g->n; v++)
+            if (lastv < 0 || E[v] > E[lastv]) lastv = (int64_t)v;
+    uint32_t last = (uint32_t)lastv;
     /* walk back once to count, then again to fill: no guessing of sizes */
     size_t n = 0;
     for (int64_t v = last, k;; n++) {

@@ -1,6 +1,8 @@
 /* Critical path of a simulated execution.
  *
- * Walks back from the node that ends last: at each node, whatever decided
+ * Walks back from the node that ends last among GPU work and the threads
+ * that launch or wait for it (side threads such as the NCCL watchdog do not
+ * end a path): at each node, whatever decided
  * it -- the end-edge of a blocking call (the path continues at the GPU work it
  * waited for), else the start-edge that decided its start (the path continues
  * at that predecessor), else its release time (the path starts there). Every
@@ -38,8 +40,9 @@ typedef struct lsim_critical_path {
     int64_t *via;             /* via[i]: in-edge (CSR index) from nodes[i-1] into
                                  nodes[i]; -1 for i = 0 */
     size_t n;
-    lsim_ns start, end;       /* the path spans [start, end) of simulated time */
-    lsim_ns length;           /* end - start */
+    lsim_ns start, end;       /* [window start, end of the path's last node) */
+    lsim_ns length;           /* end - start (the simulated window, unless a
+                                 side thread outlasts all GPU-related work) */
     lsim_ns by_cat[LSIM_CP_NCATS];
     lsim_ns by_kind[LSIM_N_NKINDS];      /* node time on the path per node kind */
     lsim_ns by_class[LSIM_E_NCLASSES];   /* edge time on the path per class

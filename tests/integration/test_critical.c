@@ -6,7 +6,7 @@
  *    categories follow from the trace's own numbers, not from the code.
  * 2. On every shared trace (skipped when absent): the path is a chain of real
  *    edges, each tight in simulated time; its categories add up to its
- *    length; its length is the simulated window.
+ *    length; no GPU work ends after it.
  * 3. Ablation only removes constraints: with any class dropped no node starts
  *    later than in the full model; dropping nothing changes nothing; edge
  *    counts drop by exactly the removed class. */
@@ -151,11 +151,15 @@ static void path_properties(const char *path)
         if (S[v] < ws) ws = S[v];
         if (E[v] > we) we = E[v];
     }
-    CHECK(cp->length == we - ws, "%s: path length %lld, window %lld", path, (long long)cp->length, (long long)(we - ws));
+    CHECK(cp->length <= we - ws && cp->start == ws, "%s: path length %lld, window %lld", path, (long long)cp->length,
+          (long long)(we - ws));
+    /* no GPU node ends after the path */
+    for (size_t v = 0; v < g->n; v++)
+        if (g->procs[g->proc[v]].is_gpu) CHECK(E[v] <= cp->end, "%s: GPU node %zu ends after the path", path, v);
     lsim_ns sum = 0;
     for (int c = 0; c < LSIM_CP_NCATS; c++) sum += cp->by_cat[c];
     CHECK(sum == cp->length, "%s: categories add to %lld, length %lld", path, (long long)sum, (long long)cp->length);
-    CHECK(cp->n > 0 && E[cp->nodes[cp->n - 1]] == we, "%s: the path must end with the last node", path);
+    CHECK(cp->n > 0 && E[cp->nodes[cp->n - 1]] == cp->end, "%s: the path must end with its last node", path);
     for (size_t i = 1; i < cp->n; i++) {
         int64_t k = cp->via[i];
         uint32_t u = cp->nodes[i - 1], v = cp->nodes[i];
