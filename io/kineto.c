@@ -97,6 +97,9 @@ typedef struct reader {
     int eof;
     lsim_err *err;
     rowmap rows;
+    lsim_progress_fn progress;
+    void *progress_ctx;
+    uint64_t next_progress;
 } reader;
 
 /* Make at least `need` bytes available from pos (or hit EOF). Keeps
@@ -133,6 +136,10 @@ static int fill(reader *r, size_t need)
                 r->eof = 1;
             }
             r->end += (size_t)got;
+            if (r->progress && r->consumed + r->end >= r->next_progress) {
+                r->progress(r->progress_ctx, r->consumed + r->end);
+                r->next_progress = r->consumed + r->end + ((uint64_t)16 << 20);
+            }
         } else {
             size_t left = r->memlen - r->mempos;
             size_t n = left < want ? left : want;
@@ -1109,8 +1116,8 @@ trailing:
     return 0;
 }
 
-static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen, lsim_trace **out,
-                    lsim_err *err)
+static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen, lsim_progress_fn progress,
+                    void *progress_ctx, lsim_trace **out, lsim_err *err)
 {
     int rc = 0;
     lsim_trace *t = NULL;
@@ -1121,6 +1128,9 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     r.mem = mem;
     r.memlen = memlen;
     r.err = err;
+    r.progress = progress;
+    r.progress_ctx = progress_ctx;
+    r.next_progress = (uint64_t)16 << 20;
     r.eof = !gz && memlen == 0;
     r.cap = (size_t)1 << 20;
     r.buf = malloc(r.cap + 1);
@@ -1162,6 +1172,11 @@ cleanup:
 
 int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
 {
+    return lsim_trace_read_ex(path, NULL, NULL, out, err);
+}
+
+int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, lsim_trace **out, lsim_err *err)
+{
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -1172,7 +1187,7 @@ int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
     gzFile gz = gzopen(path, "rb");
     if (!gz) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
     gzbuffer(gz, 1u << 18);
-    int rc = read_any(path, gz, NULL, 0, out, err);
+    int rc = read_any(path, gz, NULL, 0, progress, ctx, out, err);
     int zc = gzclose(gz);
     if (!rc && zc != Z_OK) {
         lsim_trace_free(*out);
@@ -1184,5 +1199,5 @@ int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
 
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
 {
-    return read_any(label, NULL, buf, len, out, err);
+    return read_any(label, NULL, buf, len, NULL, NULL, out, err);
 }
