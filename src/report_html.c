@@ -77,7 +77,20 @@ static void put_ms(FILE *f, double v)
     fprintf(f, a >= 100 ? "%.1f" : a >= 1 ? "%.2f" : a >= 0.01 ? "%.3f" : "%.4f", v);
 }
 
-static void put_pct(FILE *f, double frac) { fprintf(f, "%+.2f%%", 100 * frac); }
+/* A share of a whole, in percent; a small but non-zero share is not "0.0%". */
+static void put_share(FILE *f, lsim_ns part, lsim_ns whole)
+{
+    double p = whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+    if (p > 0 && p < 0.05) fputs("&lt;0.1%", f);
+    else fprintf(f, "%.1f%%", p);
+}
+
+static void put_pct(FILE *f, double frac)
+{
+    double p = 100 * frac;
+    if (fabs(p) < 0.005) fputs("0.00%", f); /* not "-0.00%" */
+    else fprintf(f, "%+.2f%%", p);
+}
 
 /* css class for an error: small, notable, large */
 static const char *err_class(double frac)
@@ -468,8 +481,9 @@ static void cp_section(FILE *f, const lsim_graph *g, const lsim_critical_path *c
         fprintf(f, "<tr><td class=\"l\"><i class=\"sw\" style=\"background:%s\"></i>%s</td><td>", CP_COLOR[c],
                 names[c]);
         put_ms(f, ms(cp->by_cat[c]));
-        fprintf(f, "</td><td>%.1f%%</td></tr>\n",
-                cp->length > 0 ? 100.0 * (double)cp->by_cat[c] / (double)cp->length : 0.0);
+        fputs("</td><td>", f);
+        put_share(f, cp->by_cat[c], cp->length);
+        fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
     /* edges per class */
@@ -511,8 +525,9 @@ static void cp_section(FILE *f, const lsim_graph *g, const lsim_critical_path *c
                 if (p->is_gpu) fprintf(f, "GPU %lld stream %lld", (long long)p->pid, (long long)p->tid);
                 else fprintf(f, "thread %lld", (long long)p->tid);
             }
-            fprintf(f, "</td><td>%.1f</td><td>%.1f%%</td></tr>\n", (double)cp->top_time[i] / 1e3,
-                    cp->length > 0 ? 100.0 * (double)cp->top_time[i] / (double)cp->length : 0.0);
+            fprintf(f, "</td><td>%.1f</td><td>", (double)cp->top_time[i] / 1e3);
+            put_share(f, cp->top_time[i], cp->length);
+            fputs("</td></tr>\n", f);
         }
         fputs("</table></div>\n", f);
     }

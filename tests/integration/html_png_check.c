@@ -5,8 +5,9 @@
  * with zlib, undoes the row filters, and counts colours (alpha ignored). The
  * background is the most frequent colour. Passes when at least PERCENT of the
  * pixels (default 1) differ from the background, at least N distinct colours
- * occur (default 8), and each --color occurs in at least MINPIXELS pixels
- * (for example a chart colour: proves the SVG was rendered).
+ * occur (default 8), and each --color (or, for a list, its colours together)
+ * fills at least MINPIXELS pixels (for example the chart colours: proves the
+ * SVG was rendered).
  *
  * Exit: 0 pass, 1 fail, 2 usage error or a PNG this checker does not decode. */
 #include <stdint.h>
@@ -16,7 +17,8 @@
 
 #include <zlib.h>
 
-#define MAX_COLORS_ARG 16
+#define MAX_COLORS_ARG 16 /* --color options */
+#define MAX_COLORS_LIST 8  /* colours in one --color */
 #define HASH_BITS 20 /* 1M slots; screenshots hold far fewer colours */
 
 static uint32_t be32(const unsigned char *p)
@@ -81,18 +83,28 @@ int main(int argc, char **argv)
     const char *path = argv[1];
     double min_nonbg = 1.0;
     unsigned long min_colors = 8;
-    uint32_t want_rgb[MAX_COLORS_ARG];
+    uint32_t want_rgb[MAX_COLORS_ARG][MAX_COLORS_LIST];
+    int want_n[MAX_COLORS_ARG];
+    const char *want_arg[MAX_COLORS_ARG];
     unsigned long want_min[MAX_COLORS_ARG];
     int nwant = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--min-nonbg") && i + 1 < argc) min_nonbg = atof(argv[++i]);
         else if (!strcmp(argv[i], "--min-colors") && i + 1 < argc) min_colors = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--color") && i + 1 < argc && nwant < MAX_COLORS_ARG) {
+            const char *a = argv[++i], *p = a;
             char *e = NULL;
-            const char *a = argv[++i];
-            want_rgb[nwant] = (uint32_t)strtoul(a, &e, 16);
-            if (!e || *e != ':' || e - a != 6) return fail2(a, "--color takes RRGGBB:MINPIXELS");
-            want_min[nwant++] = strtoul(e + 1, NULL, 10);
+            want_n[nwant] = 0;
+            want_arg[nwant] = a;
+            for (;;) {
+                uint32_t c = (uint32_t)strtoul(p, &e, 16);
+                if (!e || e - p != 6 || (*e != ',' && *e != ':') || want_n[nwant] == MAX_COLORS_LIST)
+                    return fail2(a, "--color takes RRGGBB[,RRGGBB]...:MINPIXELS");
+                want_rgb[nwant][want_n[nwant]++] = c;
+                p = e + 1;
+                if (*e == ':') break;
+            }
+            want_min[nwant++] = strtoul(p, NULL, 10);
         } else {
             fprintf(stderr, "html_png_check: bad argument '%s'\n", argv[i]);
             return 2;
@@ -189,7 +201,8 @@ int main(int argc, char **argv)
             uint32_t rgb = channels >= 3 ? (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]
                                          : (uint32_t)p[0] * 0x010101u;
             for (int k = 0; k < nwant; k++)
-                if (rgb == want_rgb[k]) want_cnt[k]++;
+                for (int j = 0; j < want_n[k]; j++)
+                    if (rgb == want_rgb[k][j]) want_cnt[k]++;
             size_t i = (size_t)((rgb * 2654435761u) >> (32 - HASH_BITS));
             while (tab[i].key && tab[i].key != rgb + 1) i = (i + 1) & (nslots - 1);
             if (tab[i].key) tab[i].count++;
@@ -220,9 +233,9 @@ int main(int argc, char **argv)
         ok = 0;
     }
     for (int k = 0; k < nwant; k++) {
-        printf("colour #%06x: %llu pixels\n", want_rgb[k], want_cnt[k]);
+        printf("colour %s: %llu pixels\n", want_arg[k], want_cnt[k]);
         if (want_cnt[k] < want_min[k]) {
-            printf("FAIL: colour #%06x in %llu pixels (want >= %lu)\n", want_rgb[k], want_cnt[k], want_min[k]);
+            printf("FAIL: colour(s) %s in %llu pixels (want >= %lu)\n", want_arg[k], want_cnt[k], want_min[k]);
             ok = 0;
         }
     }

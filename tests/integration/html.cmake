@@ -1,0 +1,63 @@
+# HTML report tests (included from CMakeLists.txt): `lumosim report PATH...
+# --html OUT.html` on fixtures and shared traces.
+#
+#   html_report:NAME      the page: exit 0, self-contained (no scripts, no
+#                         external URLs), one class="iter" group per
+#                         iteration, deterministic; needs nothing else
+#   html_screenshot:NAME  the page rendered by headless chromium and the PNG
+#                         checked by html_png_check (not blank, bars drawn);
+#                         skipped (77) where chromium is not installed
+#
+# Shared traces skip (77) when ../shared is missing.
+
+# PNG check without python (CI may not have it): zlib only.
+add_executable(html_png_check html_png_check.c)
+target_link_libraries(html_png_check PRIVATE ZLIB::ZLIB)
+
+set(LSIM_HTML_TEST ${CMAKE_CURRENT_SOURCE_DIR}/test_html.sh)
+set(LSIM_HTML_ENV "LUMOSIM=$<TARGET_FILE:lumosim>;HTML_PNG_CHECK=$<TARGET_FILE:html_png_check>")
+
+function(lsim_html_add name)
+  add_test(NAME ${name} COMMAND ${LSIM_SH} ${LSIM_HTML_TEST} ${ARGN})
+  set_tests_properties(${name} PROPERTIES
+    LABELS "integration;html"
+    ENVIRONMENT "${LSIM_HTML_ENV}"
+    SKIP_RETURN_CODE ${LSIM_SKIP_CODE}
+    TIMEOUT 300)
+endfunction()
+
+# lsim_html_test(NAME ITERS PATH [test_html.sh option]...): both tests.
+function(lsim_html_test name iters path)
+  lsim_html_add(html_report:${name} ${ARGN} --contains "Critical path" ${iters} ${path})
+  lsim_html_add(html_screenshot:${name} ${ARGN} --screenshot ${iters} ${path})
+endfunction()
+
+set(_hs ${LSIM_SHARED_TRACES})
+lsim_html_test(hip_trace.json 1 ${LSIM_TEST_DATA}/hip_trace.json
+  --contains "data-iter=\"ProfilerStep#1\"")
+lsim_html_test(cuda_graph.json 1 ${LSIM_TEST_DATA}/cuda_graph.json
+  --contains "data-iter=\"ProfilerStep#1\"")
+lsim_html_test(ns_resolution 5
+  ${_hs}/hta_single/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
+  --require ${_hs}/hta_single/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
+  --contains "data-iter=\"ProfilerStep#105\"")
+lsim_html_test(megatron_tp8_a100_rank0 1 ${_hs}/megatron_tp8_a100/rank0.json.gz
+  --require ${_hs}/megatron_tp8_a100/rank0.json.gz
+  --contains "data-iter=\"ProfilerStep#3\"")
+# No ProfilerStep annotation: one group for the whole window.
+lsim_html_test(simple_add_window 1
+  ${_hs}/hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz
+  --require ${_hs}/hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz
+  --contains "data-iter=\"window\"")
+
+# Structure only: several ranks on one page, and the observed-latency mode.
+lsim_html_add(html_report:two_files 2 ${LSIM_TEST_DATA}/cuda_graph.json ${LSIM_TEST_DATA}/hip_trace.json)
+lsim_html_add(html_report:latency_observed --contains "latency mode: observed"
+  1 --latency observed ${LSIM_TEST_DATA}/hip_trace.json)
+lsim_html_add(html_report:megatron_tp8_a100_dir --require ${_hs}/megatron_tp8_a100
+  8 ${_hs}/megatron_tp8_a100)
+
+# An output that cannot be written: exit 1, one error line, nothing on stdout.
+lsim_cli_test(html_report:unwritable_output "integration;html" ${LSIM_SH} ${LSIM_EXPECT_EXIT}
+  1 --stdout-empty --stderr-nonempty --
+  report ${LSIM_TEST_DATA}/hip_trace.json --html ${CMAKE_CURRENT_BINARY_DIR}/no-such-dir/r.html)
