@@ -1,9 +1,855 @@
-/* placeholder: being written (see include/lumosim/chrome.h) */
+/* Predicted trace: Chrome trace-event JSON of a simulated execution
+ * (include/lumosim/chrome.h; the layout is documented in docs/trace-out.md).
+ *
+ * The document is written as it is produced, through a 64 KiB buffer of our
+ * own flushed with fwrite (plain) or gzwrite (PATH ends in ".gz"), into
+ * PATH.tmp-<pid>, which is renamed to PATH only once it is complete and
+ * closed. No JSON tree is built: strings are escaped here, and times are
+ * printed with integer arithmetic (microseconds with exactly three decimals),
+ * so lsim_trace_read gives back every nanosecond.
+ *
+ * File order matters in one place: Perfetto sorts events by timestamp and
+ * keeps file order among equal timestamps, and binds a flow event to the
+ * slice open on its track when the flow event is processed. So every flow
+ * event is written right after the X event of the slice it belongs to: an
+ * "f" at its target's start then finds the target already open, and an "s" at
+ * its source's end is seen before any slice that starts at that instant. */
 #include "lumosim/chrome.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* Output pids: rank index i owns [i * PID_STRIDE, (i + 1) * PID_STRIDE). */
+#define PID_STRIDE 1000000
+#define GPU_PID_LOCAL 999000 /* + device */
+#define GPU_PID_SLOTS 999    /* devices 0..998 map directly */
+#define CP_PID_LOCAL 999999  /* the rank's critical-path process */
+
+#define WBUF (1u << 16)
+
+typedef struct writer {
+    FILE *f;
+    gzFile gz;
+    int failed;          /* 1 after the first failed write */
+    char why[160];       /* what failed (strerror or zlib's message) */
+    size_t len;
+    uint64_t nevents;    /* events written so far (for separators) */
+    char buf[WBUF];
+} writer;
+
+static void fail_errno(writer *w, int e)
+{
+    if (w->failed) return;
+    w->failed = 1;
+    snprintf(w->why, sizeof w->why, "%s", strerror(e ? e : EIO));
+}
+
+static void fail_gz(writer *w)
+{
+    if (w->failed) return;
+    int errnum = 0;
+    int e = errno;
+    const char *m = w->gz ? gzerror(w->gz, &errnum) : NULL;
+    if (errnum == Z_ERRNO || !m || !*m) fail_errno(w, e);
+    else {
+        w->failed = 1;
+        snprintf(w->why, sizeof w->why, "%s", m);
+    }
+}
+
+static void flush_buf(writer *w)
+{
+    if (w->failed) {
+        w->len = 0;
+        return;
+    }
+    if (!w->len) return;
+    errno = 0;
+    if (w->gz) {
+        int n = gzwrite(w->gz, w->buf, (unsigned)w->len);
+        if (n <= 0 || (size_t)n != w->len) fail_gz(w);
+    } else if (fwrite(w->buf, 1, w->len, w->f) != w->len) {
+        fail_errno(w, errno);
+    }
+    w->len = 0;
+}
+
+static void put(writer *w, const char *s, size_t n)
+{
+    if (n > WBUF - w->len) {
+        flush_buf(w);
+        if (n > WBUF) { /* longer than the buffer: in pieces */
+            while (n > WBUF) {
+                memcpy(w->buf, s, WBUF);
+                w->len = WBUF;
+                flush_buf(w);
+                s += WBUF;
+                n -= WBUF;
+            }
+        }
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+static void puts_(writer *w, const char *s) { put(w, s, strlen(s)); }
+
+static void putch(writer *w, char c)
+{
+    if (w->len == WBUF) flush_buf(w);
+    w->buf[w->len++] = c;
+}
+
+static void put_u64(writer *w, uint64_t v)
+{
+    char t[24];
+    int i = (int)sizeof t;
+    do {
+        t[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(w, t + i, sizeof t - (size_t)i);
+}
+
+static void put_i64(writer *w, int64_t v)
+{
+    if (v < 0) {
+        putch(w, '-');
+        put_u64(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_u64(w, (uint64_t)v);
+    }
+}
+
+/* Nanoseconds as microseconds with exactly three decimals ("-0.001", "12.340"). */
+static void put_us(writer *w, lsim_ns ns)
+{
+    uint64_t a;
+    if (ns < 0) {
+        putch(w, '-');
+        a = (uint64_t)0 - (uint64_t)ns;
+    } else {
+        a = (uint64_t)ns;
+    }
+    put_u64(w, a / 1000);
+    uint64_t r = a % 1000;
+    char t[4] = {'.', (char)('0' + r / 100), (char)('0' + r / 10 % 10), (char)('0' + r % 10)};
+    put(w, t, 4);
+}
+
+static void put_dbl(writer *w, double d)
+{
+    char t[40];
+    if (!isfinite(d)) d = 0;
+    int k = snprintf(t, sizeof t, "%.6g", d);
+    put(w, t, (size_t)k);
+}
+
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629), 0 if there is none. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+#define CONT(x) (((x) & 0xC0u) == 0x80u)
+    if (c >= 0xC2 && c <= 0xDF) return CONT(p[1]) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && CONT(p[2]) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && CONT(p[2]) && CONT(p[3]) ? 4 : 0;
+    }
+#undef CONT
+    return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; bytes
+ * that are not well-formed UTF-8 become U+FFFD. */
+static void put_str(writer *w, const char *str)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(str ? str : ""), *run = p;
+    putch(w, '"');
+    while (*p) {
+        unsigned c = *p;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            p++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t l = utf8_len(p);
+            if (l) {
+                p += l;
+                continue;
+            }
+        }
+        put(w, (const char *)run, (size_t)(p - run));
+        switch (c) {
+        case '"': puts_(w, "\\\""); break;
+        case '\\': puts_(w, "\\\\"); break;
+        case '\b': puts_(w, "\\b"); break;
+        case '\f': puts_(w, "\\f"); break;
+        case '\n': puts_(w, "\\n"); break;
+        case '\r': puts_(w, "\\r"); break;
+        case '\t': puts_(w, "\\t"); break;
+        default:
+            if (c < 0x20) {
+                char t[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                put(w, t, 6);
+            } else {
+                puts_(w, "\\ufffd");
+            }
+        }
+        p++;
+        run = p;
+    }
+    put(w, (const char *)run, (size_t)(p - run));
+    putch(w, '"');
+}
+
+/* Starts an event object: {"ph":"X","cat":...,"name":...,"pid":..,"tid":.. */
+static void ev_open(writer *w, const char *ph, const char *cat, const char *name, int64_t pid, int64_t tid)
+{
+    puts_(w, w->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    puts_(w, ph);
+    puts_(w, "\",");
+    if (cat) {
+        puts_(w, "\"cat\":");
+        put_str(w, cat);
+        putch(w, ',');
+    }
+    puts_(w, "\"name\":");
+    put_str(w, name);
+    puts_(w, ",\"pid\":");
+    put_i64(w, pid);
+    puts_(w, ",\"tid\":");
+    put_i64(w, tid);
+}
+
+static void meta(writer *w, const char *what, int64_t pid, int64_t tid, const char *name, int64_t sort_index)
+{
+    ev_open(w, "M", NULL, what, pid, tid);
+    puts_(w, ",\"args\":{");
+    if (name) {
+        puts_(w, "\"name\":");
+        put_str(w, name);
+    } else {
+        puts_(w, "\"sort_index\":");
+        put_i64(w, sort_index);
+    }
+    puts_(w, "}}");
+}
+
+/* Chrome/Perfetto read tids as unsigned 32-bit (others become 0 there):
+ * a negative 32-bit id (a wrapped thread id) is written as its unsigned
+ * value; anything else outside 32 bits is folded into them. */
+static int64_t tid_out(int64_t t)
+{
+    if (t >= 0 && t <= (int64_t)UINT32_MAX) return t;
+    if (t >= INT32_MIN && t < 0) return t + ((int64_t)1 << 32);
+    return (int64_t)((uint64_t)t % 4294967291u);
+}
+
+static const char *kind_cat(unsigned k)
+{
+    switch (k) {
+    case LSIM_N_CPU: return "cpu_op";
+    case LSIM_N_RUNTIME: return "cuda_runtime";
+    case LSIM_N_KERNEL: return "kernel";
+    case LSIM_N_MEMCPY: return "gpu_memcpy";
+    case LSIM_N_MEMSET: return "gpu_memset";
+    default: return "cpu_op";
+    }
+}
+
+static const char *str_of(const lsim_graph *g, uint32_t id)
+{
+    const char *s = g->strings ? lsim_strtab_get(g->strings, id) : NULL;
+    return s ? s : "";
+}
+
+/* One rank's output processes. */
+typedef struct rank_map {
+    int64_t *proc_pid;  /* output pid per processor */
+    int64_t gpu_pid;    /* process carrying the counter track (-1: none) */
+    int64_t cp_pid;
+    /* flows whose source is a node, CSR over source nodes; entries are
+     * target * 2 + (1 for an end-edge) */
+    uint64_t *src_off, *src_flow;
+    uint64_t flows, flows_skipped;
+    /* lanes: a processor whose simulated slices overlap (concurrent kernels
+     * of a CUDA graph on one stream) is drawn on several tracks, each a
+     * sequence of disjoint slices; lane[v] is node v's track, lane_tid holds
+     * the tids of processor p's tracks at lane_off[p] .. lane_off[p + 1] */
+    uint16_t *lane;
+    uint32_t *lane_off;
+    int64_t *lane_tid;
+    uint64_t overlap_nodes;
+} rank_map;
+
+static void rank_map_free(rank_map *m)
+{
+    free(m->proc_pid);
+    free(m->src_off);
+    free(m->src_flow);
+    free(m->lane);
+    free(m->lane_off);
+    free(m->lane_tid);
+    memset(m, 0, sizeof *m);
+}
+
+/* Takes the first free local pid from `pref` on (0 is never used: Perfetto
+ * and chrome://tracing treat pid 0 specially). */
+static int64_t take_local(int64_t *used, size_t *nused, int64_t pref)
+{
+    for (;;) {
+        pref %= PID_STRIDE;
+        int clash = pref == 0;
+        for (size_t j = 0; j < *nused && !clash; j++) clash = used[j] == pref;
+        if (!clash) break;
+        pref++;
+    }
+    used[(*nused)++] = pref;
+    return pref;
+}
+
+/* Flow for node w's start (e = 0) or end (e = 1) edge: 1 if drawn, with the
+ * times of its two ends. The "s" sits at the source's end, or earlier when
+ * the edge's delay is negative, so that it never lies after the "f"; a flow
+ * whose target lies before its source even starts cannot be drawn forward in
+ * time and is left out (counted in otherData). */
+static int flow_of(const lsim_replay_item *it, size_t w, int e, uint32_t *src, lsim_ns *s_ts, lsim_ns *f_ts)
+{
+    const lsim_graph *g = it->g;
+    const int64_t *bind = e ? it->bind_end : it->bind_start;
+    if (!bind) return 0;
+    int64_t k = bind[w];
+    if (k < 0 || (uint64_t)k >= g->nedges) return 0;
+    uint32_t u = g->in_src[k];
+    if (u >= g->n || g->proc[u] == g->proc[w]) return 0;
+    lsim_ns f = e ? it->end[w] : it->start[w];
+    lsim_ns s = it->end[u] < f ? it->end[u] : f;
+    *src = u;
+    *s_ts = s;
+    *f_ts = f;
+    return s >= it->start[u] ? 1 : -1;
+}
+
+typedef struct span {
+    lsim_ns start, end;
+    uint32_t v;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+#define MAX_LANES 65535
+
+/* First-fit lanes per processor over its nodes in (start, end) order: the
+ * fewest tracks of disjoint slices. Lane 0 keeps the processor's own tid. */
+static int build_lanes(const lsim_replay_item *it, rank_map *m)
+{
+    const lsim_graph *g = it->g;
+    size_t n = g->n, P = g->nprocs;
+    int rc = LSIM_ENOMEM;
+    uint64_t *off = calloc(P + 1, sizeof *off);
+    span *sp = malloc((n ? n : 1) * sizeof *sp);
+    lsim_ns *lane_end = NULL;
+    size_t cap_lanes = 0;
+    uint32_t *nl = calloc(P ? P : 1, sizeof *nl);
+    m->lane = calloc(n ? n : 1, sizeof *m->lane);
+    m->lane_off = calloc(P + 1, sizeof *m->lane_off);
+    if (!off || !sp || !nl || !m->lane || !m->lane_off) goto out;
+    /* bucket the nodes by processor, in node order */
+    for (size_t v = 0; v < n; v++) off[g->proc[v] + 1]++;
+    for (size_t p = 0; p < P; p++) off[p + 1] += off[p];
+    {
+        uint64_t *fill = malloc((P ? P : 1) * sizeof *fill);
+        if (!fill) goto out;
+        memcpy(fill, off, P * sizeof *fill);
+        for (size_t v = 0; v < n; v++)
+            sp[fill[g->proc[v]]++] = (span){it->start[v], it->end[v], (uint32_t)v};
+        free(fill);
+    }
+    for (size_t p = 0; p < P; p++) {
+        span *a = sp + off[p];
+        size_t k = (size_t)(off[p + 1] - off[p]), L = 0;
+        int sorted = 1;
+        for (size_t i = 1; i < k && sorted; i++) sorted = cmp_span(&a[i - 1], &a[i]) <= 0;
+        if (!sorted) qsort(a, k, sizeof *a, cmp_span);
+        for (size_t i = 0; i < k; i++) {
+            size_t j = 0;
+            while (j < L && a[i].start < lane_end[j]) j++;
+            if (j == L && L == MAX_LANES) {
+                j = L - 1; /* not seen in practice: the overlap stays */
+            } else if (j == L) {
+                if (L == cap_lanes) {
+                    size_t nc = cap_lanes ? 2 * cap_lanes : 8;
+                    lsim_ns *x = realloc(lane_end, nc * sizeof *x);
+                    if (!x) goto out;
+                    lane_end = x;
+                    cap_lanes = nc;
+                }
+                lane_end[L++] = a[i].end;
+            }
+            if (a[i].end > lane_end[j]) lane_end[j] = a[i].end;
+            m->lane[a[i].v] = (uint16_t)j;
+            if (j) m->overlap_nodes++;
+        }
+        nl[p] = (uint32_t)(L ? L : 1);
+    }
+    for (size_t p = 0; p < P; p++) m->lane_off[p + 1] = m->lane_off[p] + nl[p];
+    m->lane_tid = malloc((m->lane_off[P] ? m->lane_off[P] : 1) * sizeof *m->lane_tid);
+    if (!m->lane_tid) goto out;
+    /* tids: lane 0 the processor's own; lane k the first id from
+     * tid + k * 100000000 (mod 2^32) that no other track of the process has */
+    for (size_t p = 0; p < P; p++) m->lane_tid[m->lane_off[p]] = tid_out(g->procs[p].tid);
+    for (size_t p = 0; p < P; p++)
+        for (uint32_t k = 1; k < nl[p]; k++) {
+            uint64_t c = ((uint64_t)m->lane_tid[m->lane_off[p]] + (uint64_t)k * 100000000u) & 0xffffffffu;
+            for (;; c = (c + 1) & 0xffffffffu) {
+                int clash = c == 0;
+                for (size_t q = 0; q < P && !clash; q++) {
+                    if (m->proc_pid[q] != m->proc_pid[p]) continue;
+                    uint32_t hi = q == p ? m->lane_off[p] + k : (q < p ? m->lane_off[q + 1] : m->lane_off[q] + 1);
+                    for (uint32_t x = m->lane_off[q]; x < hi && !clash; x++) clash = (uint64_t)m->lane_tid[x] == c;
+                }
+                if (!clash) break;
+            }
+            m->lane_tid[m->lane_off[p] + k] = (int64_t)c;
+        }
+    rc = 0;
+out:
+    free(off);
+    free(sp);
+    free(nl);
+    free(lane_end);
+    return rc;
+}
+
+static int64_t node_tid(const rank_map *m, const lsim_graph *g, size_t v)
+{
+    return m->lane_tid[m->lane_off[g->proc[v]] + m->lane[v]];
+}
+
+static int build_map(const lsim_replay_item *it, size_t idx, rank_map *m)
+{
+    const lsim_graph *g = it->g;
+    memset(m, 0, sizeof *m);
+    m->gpu_pid = -1;
+    m->cp_pid = -1;
+    m->proc_pid = malloc((g->nprocs ? g->nprocs : 1) * sizeof *m->proc_pid);
+    int64_t *used = malloc(((size_t)g->nprocs + 2) * sizeof *used);
+    if (!m->proc_pid || !used) {
+        free(used);
+        return LSIM_ENOMEM;
+    }
+    size_t nused = 0;
+    int64_t base = (int64_t)idx * PID_STRIDE;
+    /* CPU processes first, then GPU devices, then the critical path; a
+     * processor sharing its (kind, pid) with an earlier one shares its pid */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t p = 0; p < g->nprocs; p++) {
+            const lsim_proc *pr = &g->procs[p];
+            if ((pass == 1) != (pr->is_gpu != 0)) continue;
+            uint32_t q = 0;
+            while (q < p && !(g->procs[q].is_gpu == pr->is_gpu && g->procs[q].pid == pr->pid)) q++;
+            if (q < p) {
+                m->proc_pid[p] = m->proc_pid[q];
+                continue;
+            }
+            int64_t pref;
+            if (!pr->is_gpu) pref = (pr->pid % PID_STRIDE + PID_STRIDE) % PID_STRIDE;
+            else if (pr->pid >= 0 && pr->pid < GPU_PID_SLOTS) pref = GPU_PID_LOCAL + pr->pid;
+            else pref = GPU_PID_LOCAL + (pr->pid % GPU_PID_SLOTS + GPU_PID_SLOTS) % GPU_PID_SLOTS;
+            m->proc_pid[p] = base + take_local(used, &nused, pref);
+            if (pr->is_gpu && m->gpu_pid < 0) m->gpu_pid = m->proc_pid[p];
+        }
+    }
+    if (it->cp) m->cp_pid = base + take_local(used, &nused, CP_PID_LOCAL);
+    free(used);
+    int rc = build_lanes(it, m);
+    if (rc) return rc;
+
+    /* flows, grouped by source node (counting sort) */
+    m->src_off = calloc(g->n + 1, sizeof *m->src_off);
+    if (!m->src_off) return LSIM_ENOMEM;
+    for (size_t w = 0; w < g->n; w++)
+        for (int e = 0; e < 2; e++) {
+            uint32_t u;
+            lsim_ns s, f;
+            int r = flow_of(it, w, e, &u, &s, &f);
+            if (r > 0) {
+                m->src_off[u + 1]++;
+                m->flows++;
+            } else if (r < 0) {
+                m->flows_skipped++;
+            }
+        }
+    for (size_t v = 0; v < g->n; v++) m->src_off[v + 1] += m->src_off[v];
+    m->src_flow = malloc((m->flows ? m->flows : 1) * sizeof *m->src_flow);
+    uint64_t *fill = malloc((g->n ? g->n : 1) * sizeof *fill);
+    if (!m->src_flow || !fill) {
+        free(fill);
+        return LSIM_ENOMEM;
+    }
+    memcpy(fill, m->src_off, g->n * sizeof *fill);
+    for (size_t w = 0; w < g->n; w++)
+        for (int e = 0; e < 2; e++) {
+            uint32_t u;
+            lsim_ns s, f;
+            if (flow_of(it, w, e, &u, &s, &f) > 0) m->src_flow[fill[u]++] = (uint64_t)w * 2 + (uint64_t)e;
+        }
+    free(fill);
+    return 0;
+}
+
+static long rank_label(const lsim_replay_item *it, size_t idx) { return it->g->rank >= 0 ? (long)it->g->rank : (long)idx; }
+
+static void write_metadata(writer *w, const lsim_replay_item *it, size_t idx, const rank_map *m)
+{
+    const lsim_graph *g = it->g;
+    long R = rank_label(it, idx);
+    char name[160];
+    int64_t sort_base = (int64_t)idx * 1000;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        const lsim_proc *pr = &g->procs[p];
+        uint32_t q = 0;
+        while (q < p && m->proc_pid[q] != m->proc_pid[p]) q++;
+        if (q == p) { /* first processor of this process */
+            if (pr->is_gpu) snprintf(name, sizeof name, "rank %ld GPU %lld", R, (long long)pr->pid);
+            else snprintf(name, sizeof name, "rank %ld CPU (pid %lld)", R, (long long)pr->pid);
+            meta(w, "process_name", m->proc_pid[p], 0, name, 0);
+            meta(w, "process_sort_index", m->proc_pid[p], 0, NULL,
+                 sort_base + (pr->is_gpu ? 100 + (pr->pid >= 0 && pr->pid < 800 ? pr->pid : 799) : 0));
+            if (g->source) {
+                ev_open(w, "M", NULL, "process_labels", m->proc_pid[p], 0);
+                puts_(w, ",\"args\":{\"labels\":");
+                put_str(w, g->source);
+                puts_(w, "}}");
+            }
+        }
+        for (uint32_t k = m->lane_off[p]; k < m->lane_off[p + 1]; k++) {
+            int len = snprintf(name, sizeof name, "%s %lld", pr->is_gpu ? "stream" : "thread", (long long)pr->tid);
+            if (k > m->lane_off[p] && len > 0 && (size_t)len < sizeof name)
+                snprintf(name + len, sizeof name - (size_t)len, " (overlap %u)", k - m->lane_off[p]);
+            meta(w, "thread_name", m->proc_pid[p], m->lane_tid[k], name, 0);
+            meta(w, "thread_sort_index", m->proc_pid[p], m->lane_tid[k], NULL, k);
+        }
+    }
+    if (m->cp_pid >= 0) {
+        snprintf(name, sizeof name, "rank %ld: critical path", R);
+        meta(w, "process_name", m->cp_pid, 0, name, 0);
+        meta(w, "process_sort_index", m->cp_pid, 0, NULL, sort_base + 999);
+    }
+}
+
+static void write_flow(writer *w, const char *ph, uint64_t id, const char *name, int64_t pid, int64_t tid, lsim_ns ts)
+{
+    ev_open(w, ph, "lumosim_dep", name, pid, tid);
+    puts_(w, ",\"id\":");
+    put_u64(w, id);
+    puts_(w, ",\"ts\":");
+    put_us(w, ts);
+    puts_(w, ph[0] == 'f' ? ",\"bp\":\"e\"}" : "}");
+}
+
+static const char *flow_name(const lsim_graph *g, int64_t k)
+{
+    return lsim_edge_class_name((lsim_edge_class)(g->in_class[k] & 0x7f));
+}
+
+static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m, uint64_t id_base)
+{
+    const lsim_graph *g = it->g;
+    for (size_t v = 0; v < g->n; v++) {
+        const lsim_proc *pr = &g->procs[g->proc[v]];
+        int64_t pid = m->proc_pid[g->proc[v]], tid = node_tid(m, g, v);
+        ev_open(w, "X", kind_cat(g->kind[v]), str_of(g, g->name[v]), pid, tid);
+        puts_(w, ",\"ts\":");
+        put_us(w, it->start[v]);
+        puts_(w, ",\"dur\":");
+        put_us(w, it->end[v] - it->start[v]);
+        puts_(w, ",\"args\":{\"lumosim_node\":");
+        put_u64(w, v);
+        if (g->corr[v] >= 0) {
+            puts_(w, ",\"correlation\":");
+            put_i64(w, g->corr[v]);
+        }
+        if (pr->is_gpu) {
+            puts_(w, ",\"device\":");
+            put_i64(w, pr->pid);
+            puts_(w, ",\"stream\":");
+            put_i64(w, pr->tid);
+        }
+        puts_(w, ",\"observed_ts\":");
+        put_us(w, g->obs_start[v]);
+        puts_(w, ",\"observed_dur\":");
+        put_us(w, g->obs_end[v] - g->obs_start[v]);
+        if (g->iter[v] >= 0 && (uint32_t)g->iter[v] < g->niters) {
+            puts_(w, ",\"iteration\":");
+            put_str(w, str_of(g, g->iters[g->iter[v]].name));
+        }
+        if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0 && (size_t)g->coll[v] < g->ncoll) {
+            const lsim_coll_info *c = &g->colls[g->coll[v]];
+            puts_(w, ",\"collective\":");
+            put_str(w, lsim_coll_kind_name((lsim_coll_kind)c->kind));
+            if (c->bytes >= 0) {
+                puts_(w, ",\"bytes\":");
+                put_i64(w, c->bytes);
+            }
+            if (c->pg_name != UINT32_MAX) {
+                puts_(w, ",\"group\":");
+                put_str(w, str_of(g, c->pg_name));
+            }
+            if (c->group_size >= 0) {
+                puts_(w, ",\"group_size\":");
+                put_i64(w, c->group_size);
+            }
+            if (c->seq >= 0) {
+                puts_(w, ",\"seq\":");
+                put_i64(w, c->seq);
+            }
+        }
+        if (g->flags[v] & LSIM_NF_PREWINDOW) puts_(w, ",\"prewindow\":true");
+        puts_(w, "}}");
+
+        /* flows leaving v: "s" at its end */
+        for (uint64_t j = m->src_off[v]; j < m->src_off[v + 1]; j++) {
+            size_t t = (size_t)(m->src_flow[j] >> 1);
+            int e = (int)(m->src_flow[j] & 1);
+            uint32_t u;
+            lsim_ns s, f;
+            flow_of(it, t, e, &u, &s, &f);
+            write_flow(w, "s", id_base + 2 * (uint64_t)t + (uint64_t)e + 1,
+                       flow_name(g, e ? it->bind_end[t] : it->bind_start[t]), pid, tid, s);
+        }
+        /* flows arriving at v: "f" at its start (start-edge) or end (end-edge) */
+        for (int e = 0; e < 2; e++) {
+            uint32_t u;
+            lsim_ns s, f;
+            if (flow_of(it, v, e, &u, &s, &f) <= 0) continue;
+            write_flow(w, "f", id_base + 2 * (uint64_t)v + (uint64_t)e + 1,
+                       flow_name(g, e ? it->bind_end[v] : it->bind_start[v]), pid, tid, f);
+        }
+    }
+}
+
+static void write_counter(writer *w, const lsim_replay_item *it, const rank_map *m)
+{
+    const lsim_rank_report *r = it->r;
+    if (!r || m->gpu_pid < 0 || !r->duty_predicted || !r->nbins_predicted || r->bin_ns <= 0) return;
+    static const char *name = "stream-active duty cycle";
+    for (uint32_t b = 0; b <= r->nbins_predicted; b++) {
+        ev_open(w, "C", "lumosim", name, m->gpu_pid, 0);
+        puts_(w, ",\"ts\":");
+        put_us(w, r->window_predicted_start + (lsim_ns)b * r->bin_ns);
+        puts_(w, ",\"args\":{\"active\":");
+        /* a last sample of 0 closes the last bin */
+        put_dbl(w, b < r->nbins_predicted ? r->duty_predicted[b] : 0.0);
+        puts_(w, "}}");
+    }
+}
+
+/* The critical path as its own process: one X per path node. A node that
+ * starts before an earlier path node on the track has ended (a blocking call
+ * and the GPU work it waited for) goes to the next track down, so each track
+ * stays a sequence of disjoint slices. */
+static int write_critical(writer *w, const lsim_replay_item *it, const rank_map *m)
+{
+    const lsim_critical_path *cp = it->cp;
+    const lsim_graph *g = it->g;
+    if (!cp || m->cp_pid < 0) return 0;
+    lsim_ns *lane_end = NULL;
+    size_t nlanes = 0;
+    for (size_t i = 0; i < cp->n; i++) {
+        uint32_t v = cp->nodes[i];
+        if (v >= g->n) continue;
+        size_t L = 0;
+        while (L < nlanes && it->start[v] < lane_end[L]) L++;
+        if (L == nlanes) {
+            lsim_ns *x = realloc(lane_end, (nlanes + 1) * sizeof *x);
+            if (!x) {
+                free(lane_end);
+                return LSIM_ENOMEM;
+            }
+            lane_end = x;
+            nlanes++;
+        }
+        lane_end[L] = it->end[v];
+        ev_open(w, "X", "lumosim_critical_path", str_of(g, g->name[v]), m->cp_pid, (int64_t)L + 1);
+        puts_(w, ",\"ts\":");
+        put_us(w, it->start[v]);
+        puts_(w, ",\"dur\":");
+        put_us(w, it->end[v] - it->start[v]);
+        puts_(w, ",\"args\":{\"lumosim_node\":");
+        put_u64(w, v);
+        puts_(w, ",\"step\":");
+        put_u64(w, i);
+        puts_(w, ",\"kind\":");
+        put_str(w, lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+        if (cp->via && cp->via[i] >= 0 && (uint64_t)cp->via[i] < g->nedges) {
+            puts_(w, ",\"via\":");
+            put_str(w, flow_name(g, cp->via[i]));
+            if (g->in_class[cp->via[i]] & LSIM_EDGE_END) puts_(w, ",\"via_end_edge\":true");
+        }
+        puts_(w, "}}");
+    }
+    for (size_t L = 0; L < nlanes; L++) {
+        char name[64];
+        if (L == 0) snprintf(name, sizeof name, "critical path");
+        else snprintf(name, sizeof name, "critical path (overlap %zu)", L);
+        meta(w, "thread_name", m->cp_pid, (int64_t)L + 1, name, 0);
+        meta(w, "thread_sort_index", m->cp_pid, (int64_t)L + 1, NULL, (int64_t)L);
+    }
+    free(lane_end);
+    return 0;
+}
+
+static const char *mode_name(lsim_latency_mode m) { return m == LSIM_LAT_OBSERVED ? "observed" : "model"; }
+
+static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
+{
+    rank_map *maps = calloc(n ? n : 1, sizeof *maps);
+    if (!maps) return LSIM_ENOMEM;
+    int rc = 0;
+    puts_(w, "{\"traceEvents\":[");
+    uint64_t id_base = 0;
+    for (size_t i = 0; i < n && !w->failed; i++) {
+        const lsim_replay_item *it = &items[i];
+        if ((rc = build_map(it, i, &maps[i]))) break;
+        write_metadata(w, it, i, &maps[i]);
+        write_nodes(w, it, &maps[i], id_base);
+        write_counter(w, it, &maps[i]);
+        if ((rc = write_critical(w, it, &maps[i]))) break;
+        id_base += 2 * (uint64_t)it->g->n;
+        free(maps[i].src_off);
+        free(maps[i].src_flow);
+        free(maps[i].lane);
+        free(maps[i].lane_tid);
+        free(maps[i].lane_off);
+        maps[i].src_off = maps[i].src_flow = NULL;
+        maps[i].lane = NULL;
+        maps[i].lane_tid = NULL;
+        maps[i].lane_off = NULL;
+    }
+    if (!rc) {
+        puts_(w, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"lumosim " LSIM_VERSION "\"");
+        puts_(w, ",\"latency_mode\":");
+        put_str(w, n ? mode_name(items[0].g->latency) : "model");
+        puts_(w, ",\"pid_stride\":" );
+        put_u64(w, PID_STRIDE);
+        puts_(w, ",\"ranks\":[");
+        for (size_t i = 0; i < n; i++) {
+            const lsim_graph *g = items[i].g;
+            puts_(w, i ? ",\n {\"index\":" : "\n {\"index\":");
+            put_u64(w, i);
+            puts_(w, ",\"rank\":");
+            put_i64(w, g->rank);
+            puts_(w, ",\"source\":");
+            put_str(w, g->source ? g->source : "");
+            puts_(w, ",\"latency_mode\":");
+            put_str(w, mode_name(g->latency));
+            puts_(w, ",\"pid_base\":");
+            put_u64(w, (uint64_t)i * PID_STRIDE);
+            puts_(w, ",\"nodes\":");
+            put_u64(w, g->n);
+            puts_(w, ",\"flows\":");
+            put_u64(w, maps[i].flows);
+            puts_(w, ",\"flows_left_out\":");
+            put_u64(w, maps[i].flows_skipped);
+            puts_(w, ",\"overlap_nodes\":");
+            put_u64(w, maps[i].overlap_nodes);
+            puts_(w, "}");
+        }
+        puts_(w, "]}}\n");
+        flush_buf(w);
+    }
+    for (size_t i = 0; i < n; i++) rank_map_free(&maps[i]);
+    free(maps);
+    return rc;
+}
+
+static int ends_with_gz(const char *p)
+{
+    size_t l = strlen(p);
+    return l >= 3 && (p[l - 3] == '.') && (p[l - 2] == 'g' || p[l - 2] == 'G') && (p[l - 1] == 'z' || p[l - 1] == 'Z');
+}
 
 int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
-    (void)items;
-    (void)n;
-    return lsim_err_set(err, LSIM_EINTERNAL, "%s: trace writing is not built yet", path);
+    if (!path || !*path) return lsim_err_set(err, LSIM_EARG, "trace output: no path given");
+    if (n && !items) return lsim_err_set(err, LSIM_EARG, "%s: no ranks to write", path);
+    for (size_t i = 0; i < n; i++) {
+        const lsim_replay_item *it = &items[i];
+        if (!it->g || !it->start || !it->end)
+            return lsim_err_set(err, LSIM_EARG, "%s: rank %zu has no simulated times", path, i);
+        for (size_t v = 0; v < it->g->n; v++)
+            if (it->end[v] < it->start[v])
+                return lsim_err_set(err, LSIM_EINTERNAL, "%s: rank %zu: node %zu ends before it starts", path, i, v);
+    }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    writer *w = calloc(1, sizeof *w);
+    if (!tmp || !w) {
+        free(tmp);
+        free(w);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(tmp, plen + 32, "%s.tmp-%ld", path, (long)getpid());
+
+    errno = 0;
+    if (ends_with_gz(path)) {
+        w->gz = gzopen(tmp, "wb6");
+        if (w->gz) gzbuffer(w->gz, 1u << 17);
+    } else {
+        w->f = fopen(tmp, "wb");
+    }
+    if (!w->f && !w->gz) {
+        int e = errno ? errno : EIO;
+        free(tmp);
+        free(w);
+        return lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(e));
+    }
+
+    int rc = write_doc(w, items, n);
+    /* close, and check that too: a full disk may show up only here */
+    errno = 0;
+    if (w->gz) {
+        int zr = gzclose(w->gz);
+        if (zr != Z_OK && !w->failed) {
+            if (zr == Z_ERRNO) fail_errno(w, errno);
+            else {
+                w->failed = 1;
+                snprintf(w->why, sizeof w->why, "%s", zr == Z_BUF_ERROR ? "incomplete write" : zError(zr));
+            }
+        }
+        w->gz = NULL;
+    } else {
+        if (fclose(w->f) != 0) fail_errno(w, errno);
+        w->f = NULL;
+    }
+    if (!rc && w->failed) rc = LSIM_EIO;
+    if (!rc && rename(tmp, path) != 0) {
+        fail_errno(w, errno);
+        rc = LSIM_EIO;
+    }
+    if (rc) {
+        remove(tmp);
+        if (rc == LSIM_ENOMEM) lsim_err_set(err, rc, "%s: out of memory", path);
+        else lsim_err_set(err, rc, "%s: cannot write: %s", path, w->failed ? w->why : lsim_strerror(rc));
+    }
+    free(tmp);
+    free(w);
+    return rc;
 }

@@ -727,7 +727,8 @@ static int classify(const char *cat, const char *name, lsim_ev_kind *k)
         *k = LSIM_EV_CPU_OP;
     else if (!strcasecmp(cat, "gpu_user_annotation") || !strcasecmp(cat, "trace") ||
              !strcasecmp(cat, "cpu_instant_event") || !strcasecmp(cat, "overhead") ||
-             !strcasecmp(cat, "ac2g") || !strcasecmp(cat, "fwdbwd"))
+             !strcasecmp(cat, "ac2g") || !strcasecmp(cat, "fwdbwd") || !strcasecmp(cat, "lumosim_critical_path") ||
+             !strcasecmp(cat, "lumosim_dep"))
         return 0;
     else if (name && (!strncmp(name, "cuda", 4) || !strncmp(name, "hip", 3) || !strncmp(name, "cu", 2)) &&
              strchr(name, ' ') == NULL && strchr(name, ':') == NULL)

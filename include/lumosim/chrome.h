@@ -9,7 +9,8 @@
  * group/seq when known); flow arrows (ph s/f) for every edge that decided a
  * node's start or end across threads/streams; a counter track ("C") with the
  * stream-active duty cycle; and, when the critical path is given, a separate
- * process "lumosim: critical path" whose track repeats the path's nodes.
+ * process "rank R: critical path" whose track repeats the path's nodes
+ * (category lumosim_critical_path, which the reader skips).
  * Timestamps are microseconds with three decimals, so lsim_trace_read gives
  * back every node's nanoseconds exactly.
  *
