@@ -1595,6 +1595,11 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     for (size_t i = 0; i < t->nev; i++) b.ev_rpc[i] = -1;
     if ((rc = build_procs(&b, &ev_proc))) goto cleanup;
     if ((rc = build_cpu(&b, ev_proc))) goto cleanup;
+    /* only a call's own node (its last piece) carries its correlation id:
+     * the entry node of a memcpy and the pieces around nested calls do not,
+     * so written out (--trace-out) each call is one correlation again */
+    for (size_t v = 0; v < g->n; v++)
+        if (g->kind[v] == LSIM_N_RUNTIME && b.ev_node[b.node_event[v]] != v) g->corr[v] = -1;
     if ((rc = build_iters(&b))) goto cleanup;
     if ((rc = build_gpu(&b, ev_proc))) goto cleanup;
     if (t->ncoll) {
