@@ -924,9 +924,19 @@ static int add_launch_and_stream_edges(builder *b)
     if (!observed && (rc = learn_queued_gap(b, &qgap))) return rc;
     g->queued_gap_ns = qgap;
     for (uint32_t p = 0; p < g->nprocs; p++) {
+        uint32_t front = NONE; /* the op that ended last so far on this stream */
         for (uint32_t i = 0; i < b->stream_len[p]; i++) {
             uint32_t v = b->stream_nodes[p][i];
             uint32_t r = b->launch_of[v];
+            /* After ops that overlapped (CUDA-graph branches), the next op
+             * that starts after all of them waits for the one that ended
+             * last, not only for its immediate predecessor. */
+            if (i > 1 && front != b->stream_nodes[p][i - 1] && g->obs_start[v] >= g->obs_end[front] - b->o->event_tol_ns) {
+                lsim_ns gap = g->obs_start[v] - g->obs_end[front];
+                if ((rc = add_edge(b, front, v, LSIM_E_STREAM, observed ? (gap < 0 ? gap : 0) : (gap < 0 ? 0 : qgap))))
+                    return rc;
+            }
+            if (front == NONE || g->obs_end[v] > g->obs_end[front]) front = v;
             if (r != NONE) {
                 lsim_ns d = observed ? g->obs_start[v] - g->obs_end[r]
                                      : model_launch_delay(b, r);
