@@ -9,6 +9,7 @@
 #include "lumosim/graph.h"
 #include "lumosim/metrics.h"
 #include "lumosim/report.h"
+#include "lumosim/store.h"
 
 /* Options every simulating command takes. */
 typedef struct lsim_cli_opts {
@@ -19,6 +20,7 @@ typedef struct lsim_cli_opts {
     int zero_launch_latency; /* --drop-edges launch_latency */
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
+    const char *run_name;    /* --run NAME (report from a result archive) */
 } lsim_cli_opts;
 
 /* Everything one run produced, per input file. Owned; free with
@@ -43,6 +45,19 @@ void lsim_cli_opts_default(lsim_cli_opts *o);
  * (if asked), simulate, measure, critical path (if asked). Returns 0 or an
  * error with err filled ("PATH: what"). */
 int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *run, lsim_err *err);
+
+/* The two halves of lsim_cli_run_paths: load graphs (traces, directories of
+ * traces, graph stores) into run->graphs/paths; then simulate run's graphs
+ * (ablate, engine, metrics, critical path) and fill items. */
+int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *run, lsim_err *err);
+/* Only the expansion of PATHs into trace files (run->paths, run->n). */
+int lsim_cli_expand(char **args, int nargs, lsim_cli_run *run, lsim_err *err);
+int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
+
+int lsim_cli_build(int argc, char **argv);
+int lsim_cli_sim(int argc, char **argv);
+int lsim_cli_info(int argc, char **argv);
+int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
 void lsim_cli_run_free(lsim_cli_run *run);
 
 /* Write the predicted trace if o->trace_out is set. */

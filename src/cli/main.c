@@ -20,8 +20,12 @@ static const char *USAGE_MAIN =
     "\n"
     "commands:\n"
     "  replay    replay Kineto traces and report actual vs predicted time\n"
-    "  report    replay traces and write a self-contained HTML report\n"
+    "  report    write a self-contained HTML report (traces, graph store or\n"
+    "            result archive)\n"
     "  ablate    replay with each dependency class removed in turn\n"
+    "  build     parse traces once into an HDF5 graph store\n"
+    "  sim       simulate a graph store; optionally archive the results\n"
+    "  info      show what a graph store or result archive holds\n"
     "  help      show help for a command (lumosim help replay)\n"
     "\n"
     "options:\n"
@@ -62,11 +66,13 @@ static const char *USAGE_REPLAY =
 
 static const char *USAGE_REPORT =
     "usage: lumosim report [options] PATH... --html OUT.html\n"
+    "       lumosim report RESULT.h5 [--run NAME] --html OUT.html\n"
     "\n"
-    "Replays the traces (critical path included) and writes one self-contained\n"
-    "HTML page: per-iteration stacked bars of the breakdown, actual beside\n"
-    "predicted; a per-rank timeline overview; the critical-path summary; graph\n"
-    "statistics (docs/report-html.md).\n"
+    "Replays the traces or graph stores (critical path included), or reads a\n"
+    "result archive as is, and writes one self-contained HTML page:\n"
+    "per-iteration stacked bars of the breakdown, actual beside predicted; a\n"
+    "per-rank timeline overview; the critical-path summary; graph statistics\n"
+    "(docs/report-html.md).\n"
     "\n"
     "options:\n" COMMON_OPTS "  --html OUT.html  where to write the page (required)\n"
     "  -h, --help       this help\n";
@@ -104,6 +110,10 @@ static int parse_args(int argc, char **argv, lsim_cli_opts *o, const char *usage
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
+        }
+        if (allow_html && !strcmp(a, "--run") && i + 1 < argc) {
+            o->run_name = argv[++i];
+            continue;
         }
         if (allow_html && (!strcmp(a, "--html") || !strncmp(a, "--html=", 7))) {
             const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
@@ -154,6 +164,11 @@ static int cmd_simulate(int argc, char **argv, int html)
         fprintf(stderr, "lumosim: error: report needs --html OUT.html\n");
         free(args);
         return 2;
+    }
+    if (html && nargs == 1 && lsim_store_probe(args[0]) == LSIM_STORE_RESULTS) {
+        int st = lsim_cli_report_results(args[0], o.run_name, o.html_out);
+        free(args);
+        return st;
     }
     int status = 0;
     lsim_err err = {0};
@@ -209,12 +224,16 @@ int main(int argc, char **argv)
         fputs(!strcmp(t, "replay")   ? USAGE_REPLAY
               : !strcmp(t, "report") ? USAGE_REPORT
               : !strcmp(t, "ablate") ? USAGE_ABLATE
+              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") ? "see: lumosim COMMAND --help\n"
                                      : USAGE_MAIN,
               stdout);
         return 0;
     }
     if (!strcmp(c, "replay")) return cmd_simulate(argc - 2, argv + 2, 0);
     if (!strcmp(c, "report")) return cmd_simulate(argc - 2, argv + 2, 1);
+    if (!strcmp(c, "build")) return lsim_cli_build(argc - 2, argv + 2);
+    if (!strcmp(c, "sim")) return lsim_cli_sim(argc - 2, argv + 2);
+    if (!strcmp(c, "info")) return lsim_cli_info(argc - 2, argv + 2);
     if (!strcmp(c, "ablate")) {
         for (int i = 2; i < argc; i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

@@ -133,7 +133,8 @@ static int push_path(lsim_cli_run *r, size_t *cap, const char *s)
 }
 
 /* Files as given; a directory stands for its *.json / *.json.gz files in
- * name order, execution traces (*.et.json*) skipped. */
+ * name order, execution traces (*.et.json*) skipped. A graph store (.h5)
+ * stands for the graphs it holds; marked in *is_store. */
 static int expand_paths(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
     size_t cap = 0;
@@ -213,6 +214,7 @@ static long peak_rss_kib(void)
 void lsim_cli_run_free(lsim_cli_run *r)
 {
     for (size_t i = 0; i < r->n; i++) {
+        if (!r->paths) break;
         if (r->graphs) lsim_graph_free(r->graphs[i]);
         if (r->engines) lsim_engine_free(r->engines[i]);
         if (r->reps) lsim_rank_report_clear(&r->reps[i]);
@@ -228,35 +230,113 @@ void lsim_cli_run_free(lsim_cli_run *r)
     memset(r, 0, sizeof *r);
 }
 
-int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
+int lsim_cli_expand(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
-    int rc = expand_paths(args, nargs, r, err);
-    if (rc) return rc;
-    r->graphs = calloc(r->n, sizeof *r->graphs);
-    r->engines = calloc(r->n, sizeof *r->engines);
-    r->reps = calloc(r->n, sizeof *r->reps);
-    r->cps = calloc(r->n, sizeof *r->cps);
-    r->items = calloc(r->n, sizeof *r->items);
-    if (!r->graphs || !r->engines || !r->reps || !r->cps || !r->items)
-        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    return expand_paths(args, nargs, r, err);
+}
+
+/* Append graph g (owned from now on) with its display path. */
+static int push_graph(lsim_cli_run *r, size_t *cap, lsim_graph *g, const char *path)
+{
+    if (r->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        lsim_graph **ng = realloc(r->graphs, nc * sizeof *ng);
+        if (!ng) return LSIM_ENOMEM;
+        r->graphs = ng;
+        char **np = realloc(r->paths, nc * sizeof *np);
+        if (!np) return LSIM_ENOMEM;
+        r->paths = np;
+        *cap = nc;
+    }
+    r->paths[r->n] = strdup(path);
+    if (!r->paths[r->n]) return LSIM_ENOMEM;
+    r->graphs[r->n++] = g;
+    return 0;
+}
+
+int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
+{
+    lsim_cli_run files = {0};
+    size_t cap = 0;
+    int rc = 0;
+    progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
+    for (int a = 0; a < nargs && !rc; a++) {
+        lsim_store_kind kind = lsim_store_probe(args[a]);
+        if (kind == LSIM_STORE_RESULTS) {
+            rc = lsim_err_set(err, LSIM_EARG, "%s: is a result file, not traces or a graph store (see lumosim report / info)",
+                              args[a]);
+            break;
+        }
+        if (kind == LSIM_STORE_NOT_HDF5) {
+            /* an HDF5 file HDF5 cannot open is damaged, not a trace */
+            unsigned char sig[8] = {0};
+            FILE *f = fopen(args[a], "rb");
+            size_t got = f ? fread(sig, 1, sizeof sig, f) : 0;
+            if (f) fclose(f);
+            if (got == 8 && !memcmp(sig, "\x89HDF\r\n\x1a\n", 8)) {
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: truncated or corrupt HDF5 file", args[a]);
+                break;
+            }
+        }
+        if (kind == LSIM_STORE_GRAPHS || kind == LSIM_STORE_OTHER) {
+            lsim_graph **gs = NULL;
+            size_t ng = 0;
+            pg.path = args[a];
+            progress_line(&pg, "loading the graph store");
+            if ((rc = lsim_store_read_graphs(args[a], 0, SIZE_MAX, &gs, &ng, err))) break;
+            for (size_t k = 0; k < ng; k++) {
+                if (!rc && push_graph(r, &cap, gs[k], gs[k]->source)) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+                if (rc) lsim_graph_free(gs[k]);
+            }
+            free(gs);
+            continue;
+        }
+        /* traces: a file or a directory of them */
+        if ((rc = expand_paths(&args[a], 1, &files, err))) break;
+        for (size_t i = 0; i < files.n && !rc; i++) {
+            lsim_trace *t = NULL;
+            lsim_graph *g = NULL;
+            pg.path = files.paths[i];
+            pg.t0 = now_s();
+            progress_line(&pg, "reading");
+            double t0 = now_s();
+            rc = lsim_trace_read_ex(files.paths[i], pg.on ? on_bytes : NULL, &pg, &t, err);
+            double t1 = now_s();
+            uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
+            progress_line(&pg, "building the graph");
+            if (!rc) rc = lsim_graph_build(t, &o->bo, &g, err);
+            lsim_trace_free(t);
+            if (!rc && o->stats)
+                fprintf(stderr, "lumosim: stats: %s: %.1f MB uncompressed, %llu events, ingest %.3f s (%.1f MB/s), "
+                                "build %.3f s, %zu nodes %llu edges\n",
+                        files.paths[i], (double)bytes / 1e6, (unsigned long long)evs, t1 - t0,
+                        t1 > t0 ? (double)bytes / 1e6 / (t1 - t0) : 0, now_s() - t1, g->n, (unsigned long long)g->nedges);
+            if (!rc && push_graph(r, &cap, g, files.paths[i])) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            if (rc) lsim_graph_free(g);
+        }
+        for (size_t i = 0; i < files.n; i++) free(files.paths[i]);
+        free(files.paths);
+        memset(&files, 0, sizeof files);
+    }
+    if (pg.on) fputs("\r\033[K", stderr);
+    return rc;
+}
+
+int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = 0;
+    r->engines = calloc(r->n ? r->n : 1, sizeof *r->engines);
+    r->reps = calloc(r->n ? r->n : 1, sizeof *r->reps);
+    r->cps = calloc(r->n ? r->n : 1, sizeof *r->cps);
+    r->items = calloc(r->n ? r->n : 1, sizeof *r->items);
+    if (!r->engines || !r->reps || !r->cps || !r->items) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
     for (size_t i = 0; i < r->n; i++) {
-        lsim_trace *t = NULL;
-        pg.path = r->paths[i];
-        pg.t0 = now_s();
-        progress_line(&pg, "reading");
-        double t0 = now_s();
-        rc = lsim_trace_read_ex(r->paths[i], pg.on ? on_bytes : NULL, &pg, &t, err);
-        double t1 = now_s();
-        uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
-        progress_line(&pg, "building the graph");
-        if (!rc) rc = lsim_graph_build(t, &o->bo, &r->graphs[i], err);
-        lsim_trace_free(t);
         lsim_graph *g = r->graphs[i];
-        if (!rc && (o->drop_mask || o->zero_launch_latency))
-            rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
-        double t2 = now_s();
+        pg.path = r->paths[i];
         progress_line(&pg, "simulating");
+        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+        double t2 = now_s();
         if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
         if (!rc) rc = lsim_engine_run(r->engines[i], err);
         double t3 = now_s();
@@ -265,13 +345,10 @@ int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_
         if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
         if (rc) break;
         if (o->stats) {
-            double ing = t1 - t0, sim = t3 - t2;
-            fprintf(stderr,
-                    "lumosim: stats: %s: %.1f MB uncompressed, %llu events, ingest %.3f s (%.1f MB/s), "
-                    "build %.3f s, %zu nodes %llu edges, simulate %.4f s (%.1f M node-events/s), peak RSS %.1f MiB\n",
-                    r->paths[i], (double)bytes / 1e6, (unsigned long long)evs, ing,
-                    ing > 0 ? (double)bytes / 1e6 / ing : 0, t2 - t1, g->n, (unsigned long long)g->nedges, sim,
-                    sim > 0 ? (double)lsim_engine_events(e) / 1e6 / sim : 0, (double)peak_rss_kib() / 1024.0);
+            double sim = t3 - t2;
+            fprintf(stderr, "lumosim: stats: %s: simulate %.4f s (%.1f M node-events/s), peak RSS %.1f MiB\n",
+                    r->paths[i], sim, sim > 0 ? (double)lsim_engine_events(e) / 1e6 / sim : 0,
+                    (double)peak_rss_kib() / 1024.0);
         }
         r->items[i] = (lsim_replay_item){g,
                                          &r->reps[i],
@@ -282,6 +359,14 @@ int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_
                                          o->critical ? &r->cps[i] : NULL};
     }
     if (pg.on) fputs("\r\033[K", stderr);
+    return rc;
+}
+
+int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = lsim_cli_load(o, args, nargs, r, err);
+    if (!rc && r->n == 0) rc = lsim_err_set(err, LSIM_ETRACE, "no traces to replay");
+    if (!rc) rc = lsim_cli_simulate(o, r, err);
     return rc;
 }
 

@@ -1,0 +1,244 @@
+/* HDF5 graph store and result archive (io/h5store.c; schema in
+ * docs/hdf5-schema.md).
+ *
+ * A graph store holds the execution graphs of the GPUs of one job, one
+ * lsim_graph per GPU, as flat column datasets over all GPUs (concatenated in
+ * GPU order) plus a per-GPU offset index (/gpus), so a reader takes exactly
+ * the rows of the GPUs it wants. A result file holds one or more named runs
+ * (/runs/NAME): per-node simulated start/end in the graph's node order, per-GPU
+ * and per-iteration summaries, duty cycles, critical paths and, optionally,
+ * the graphs themselves, so `report` can work from the archive alone.
+ * Anything that may differ between two runs of the same simulation (wall
+ * times, host, MPI ranks, mapping, command line, version) is an attribute of
+ * /runs/NAME/provenance, never a dataset:
+ *     h5diff --exclude-path /runs/NAME/provenance a.h5 b.h5
+ * reports no difference when the simulated results are equal.
+ *
+ * Every file carries a schema_version attribute (LSIM_STORE_SCHEMA_VERSION)
+ * and a kind ("lumosim-graphs" / "lumosim-results"); readers refuse other
+ * versions and kinds with one clear message.
+ *
+ * Errors: 0 or a negative LSIM_E* code, with err filled ("PATH: ..."):
+ * LSIM_EIO (cannot open/create/rename), LSIM_EFORMAT (not HDF5, truncated,
+ * wrong kind or version, inconsistent or out-of-range contents: the message
+ * names the dataset), LSIM_EARG (bad GPU range, missing run), LSIM_ENOMEM.
+ * Readers validate everything the engine, metrics and reports index with, so
+ * a damaged file never crashes them. HDF5's own error printing is silenced
+ * while a call runs (the previous handler is restored on return).
+ *
+ * Writes are atomic: the file is written to PATH.tmp-<pid> (the pid of MPI
+ * rank 0 for the collective variants) and renamed to PATH only once complete
+ * and closed; on failure the temporary file is removed and PATH is untouched.
+ *
+ * Ownership: graphs, runs and tables returned here are owned by the caller
+ * (free with lsim_store_free_graphs / lsim_store_run_free /
+ * lsim_store_gpu_table_free). Inputs are borrowed.
+ *
+ * Concurrency: functions without _mpi are Local (any process, MPI
+ * initialised or not; they use HDF5's POSIX driver). Functions ending in
+ * _mpi are Collective over comm: every rank of comm must call them with the
+ * same path (and, for writes, the same command line and run name) in the same
+ * order; they use MPI-IO with collective metadata and collective transfers,
+ * each rank reading or writing only the rows of its own GPUs. They return the
+ * same status on every rank (the error message of the lowest failing rank is
+ * broadcast). Not thread-safe (HDF5's error-stack setting is global).
+ *
+ * HDF5 library exit: the first call asks HDF5 not to register its atexit
+ * handler (H5dont_atexit; no effect if the caller initialised HDF5 first),
+ * because HDF5 1.10, after rejecting a corrupt file, would print "HDF5:
+ * infinite loop closing library" at exit. The store never leaves an HDF5
+ * object open, so nothing is lost.
+ *
+ * Files use the HDF5 1.10 format (checksummed metadata and chunk indexes,
+ * Fletcher-32 on every chunk): readable by HDF5 >= 1.10 and h5py. */
+#ifndef LUMOSIM_STORE_H
+#define LUMOSIM_STORE_H
+
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include "lumosim/critical.h"
+#include "lumosim/graph.h"
+#include "lumosim/metrics.h"
+#include "lumosim/report.h"
+
+#define LSIM_STORE_SCHEMA_VERSION 1
+#define LSIM_STORE_KIND_GRAPHS "lumosim-graphs"
+#define LSIM_STORE_KIND_RESULTS "lumosim-results"
+
+/* ------------------------------------------------------------ probing */
+
+typedef enum lsim_store_kind {
+    LSIM_STORE_NOT_HDF5 = 0, /* missing, unreadable, or not an HDF5 file */
+    LSIM_STORE_OTHER,        /* HDF5, but no lumosim kind attribute */
+    LSIM_STORE_GRAPHS,       /* kind "lumosim-graphs" (any schema version) */
+    LSIM_STORE_RESULTS       /* kind "lumosim-results" (any schema version) */
+} lsim_store_kind;
+
+/* What PATH is, cheaply (opens the file, reads one attribute). Lets a
+ * command that takes traces also take a graph store. Never fails. Local. */
+lsim_store_kind lsim_store_probe(const char *path);
+
+/* ------------------------------------------------------------ graph stores */
+
+/* Write n graphs (GPU i = graphs[i], in that order) to PATH. command_line is
+ * stored as the created_by attribute (NULL: ""). source_paths[i] is read to
+ * record its size and CRC-32 (zlib crc32 over the bytes of the file, gzip or
+ * not); source_paths == NULL reads graphs[i]->source instead; a NULL entry
+ * records no checksum (size -1). An unreadable source file is an LSIM_EIO
+ * error. The graphs are not modified. Local. */
+int lsim_store_write_graphs(const char *path, lsim_graph *const *graphs, size_t n, const char *command_line,
+                            const char *const *source_paths, lsim_err *err);
+
+/* The same with options (NULL: defaults). deflate_level: 0 = default (1:
+ * loading is dominated by inflate, and level 1 reads ~1.5x faster than 4
+ * for ~10 % more bytes), 1..9 = zlib level, -1 = no compression (chunks
+ * keep their Fletcher-32 checksums). */
+typedef struct lsim_store_write_opts {
+    const char *command_line;
+    const char *const *source_paths;
+    int deflate_level;
+} lsim_store_write_opts;
+
+int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size_t n,
+                               const lsim_store_write_opts *opts, lsim_err *err);
+
+/* Read GPUs [first_gpu, first_gpu + count) (count = SIZE_MAX: to the end).
+ * Only those GPUs' rows are read. *out gets an array of *nout graphs (each
+ * identical to the graph written, its outgoing CSR rebuilt from the incoming
+ * one, ordered by target node within each source), or NULL when *nout is 0.
+ * first_gpu past the end, or a range past it, is LSIM_EARG. Local. */
+int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsim_graph ***out, size_t *nout,
+                           lsim_err *err);
+
+/* Free what lsim_store_read_graphs* returned (graphs and the array). */
+void lsim_store_free_graphs(lsim_graph **graphs, size_t n);
+
+/* Number of GPUs in a graph store. Local. */
+int lsim_store_count_gpus(const char *path, size_t *n, lsim_err *err);
+
+/* The per-GPU index of a graph store, without the graphs: enough to
+ * partition GPUs over MPI ranks (by node count, by rank) before reading. */
+typedef struct lsim_store_gpu_info {
+    int32_t rank;            /* distributedInfo.rank or -1 */
+    char *source;            /* trace path as built */
+    int64_t source_size;     /* bytes, -1 unknown */
+    uint32_t source_crc32;   /* valid when source_size >= 0 */
+    uint64_t nodes, edges, procs, iters, colls, strings;
+} lsim_store_gpu_info;
+
+int lsim_store_gpu_table(const char *path, lsim_store_gpu_info **out, size_t *n, lsim_err *err);
+void lsim_store_gpu_table_free(lsim_store_gpu_info *t, size_t n);
+
+/* Collective variants. Write: each rank passes its own graphs (n may differ
+ * per rank, 0 allowed); GPU order in the file is rank 0's graphs, then rank
+ * 1's, and so on; the result is byte-for-byte the same dataset contents as
+ * the serial write of all graphs in that order. Read: each rank names its own
+ * range (ranges may overlap or be empty). */
+int lsim_store_write_graphs_mpi(const char *path, MPI_Comm comm, lsim_graph *const *graphs, size_t n,
+                                const char *command_line, const char *const *source_paths, lsim_err *err);
+int lsim_store_write_graphs_mpi_ex(const char *path, MPI_Comm comm, lsim_graph *const *graphs, size_t n,
+                                   const lsim_store_write_opts *opts, lsim_err *err);
+int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu, size_t count,
+                               lsim_graph ***out, size_t *nout, lsim_err *err);
+
+/* ------------------------------------------------------------ result files */
+
+/* Configuration and counters of a run, stored as attributes. Everything
+ * here except embed_graphs and replace lands in /runs/NAME/provenance
+ * (allowed to differ between runs with equal results). All fields optional:
+ * zero/NULL means "not recorded". */
+typedef struct lsim_store_run_info {
+    const char *command_line;
+    double wall_seconds;                 /* total wall time, < 0 or 0: unknown */
+    const char *const *phase_names;      /* e.g. "read", "build", "simulate" */
+    const double *phase_seconds;         /* wall time per phase */
+    size_t nphases;
+    int mpi_ranks;                       /* 0: 1 */
+    const char *mapping;                 /* GPU-to-MPI-rank mapping, free text */
+    const char *host;                    /* NULL: gethostname() */
+    const char *config;                  /* what-if parameters etc., free text/JSON */
+    int embed_graphs;                    /* also store each GPU's graph under
+                                            /runs/NAME/graph (graph-store layout) */
+    int replace;                         /* a run of that name already in the
+                                            file is replaced (else LSIM_EARG) */
+    int deflate_level;                   /* as in lsim_store_write_opts */
+} lsim_store_run_info;
+
+/* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';
+ * 1..200 chars) with items[0..n) (GPU i = items[i]; items[i].r, start and
+ * end are required; bind_start/bind_end are stored when every item has them;
+ * cp when given) to the result file PATH: a missing PATH is created, an
+ * existing result file keeps its other runs (copied into the new file), any
+ * other existing file is refused (LSIM_EFORMAT) and left alone. Atomic. Local. */
+int lsim_store_write_results(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
+                             const char *command_line, double wall_seconds, lsim_err *err);
+int lsim_store_write_results_ex(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
+                                const lsim_store_run_info *info, lsim_err *err);
+
+/* Collective variant: each rank passes the items of its own GPUs (GPU order
+ * in the run: rank 0's, then rank 1's, ...; n may be 0). Rank 0 alone copies
+ * the runs to keep from an existing file (POSIX I/O), then every rank writes
+ * its rows of the new run through MPI-IO. info must be the same on every
+ * rank (host and creation time are rank 0's). */
+int lsim_store_write_results_mpi(const char *path, MPI_Comm comm, const char *run_name,
+                                 const lsim_replay_item *items, size_t n, const lsim_store_run_info *info,
+                                 lsim_err *err);
+
+/* One GPU of a run, as read back. */
+typedef struct lsim_store_gpu_result {
+    int32_t rank;
+    char *source;
+    uint64_t node_offset, node_count;    /* rows of this GPU in run->start/end */
+    lsim_rank_report report;             /* as computed by lsim_metrics_compute;
+                                            report.iters[k].name is the graph's
+                                            string id; its text: iter_names[k] */
+    char **iter_names;
+    int has_cp;                          /* cp valid (nodes/via local to this GPU) */
+    lsim_critical_path cp;
+    const lsim_ns *start, *end;          /* into the run's arrays */
+    const int64_t *bind_start, *bind_end; /* NULL when not stored */
+} lsim_store_gpu_result;
+
+typedef struct lsim_store_run {
+    char *name;
+    /* provenance (NULL / 0 / -1 when not recorded) */
+    char *command_line, *lumosim_version, *host, *mapping, *config, *created;
+    double wall_seconds;
+    char **phase_names;
+    double *phase_seconds;
+    size_t nphases;
+    int mpi_ranks;
+    /* counters (deterministic) */
+    lsim_latency_mode latency;
+    uint64_t events;                     /* node-events simulated */
+    /* data */
+    size_t ngpus;
+    lsim_store_gpu_result *gpus;
+    size_t nnodes;
+    lsim_ns *start, *end;                /* nnodes, GPU by GPU in graph node order */
+    int64_t *bind_start, *bind_end;      /* NULL when not stored */
+    lsim_graph **graphs;                 /* ngpus embedded graphs, or NULL */
+} lsim_store_run;
+
+/* Names of the runs in a result file, in name order. *names: array of owned
+ * strings (free each, then the array). Local. */
+int lsim_store_list_runs(const char *path, char ***names, size_t *n, lsim_err *err);
+
+/* Read run `run_name` whole (NULL: the file must hold exactly one run, or
+ * the error lists them; no collective variant yet). With the embedded
+ * graphs, an lsim_replay_item per GPU
+ * is {run->graphs[i], &gpus[i].report, gpus[i].start, gpus[i].end,
+ * gpus[i].bind_start, gpus[i].bind_end, has_cp ? &gpus[i].cp : NULL}. Local. */
+int lsim_store_read_results(const char *path, const char *run_name, lsim_store_run **out, lsim_err *err);
+void lsim_store_run_free(lsim_store_run *r);
+
+/* ------------------------------------------------------------ info */
+
+/* Human-readable summary of a graph store or result file: kind, schema
+ * version, provenance, per-GPU sizes and sources, per-dataset stored vs. raw
+ * bytes; for results, each run's per-GPU window actual/predicted. Local. */
+int lsim_store_info(const char *path, FILE *out, lsim_err *err);
+
+#endif

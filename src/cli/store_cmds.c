@@ -1,0 +1,390 @@
+/* build, sim, info, and report from a result archive (see cli.h).
+ *
+ * Under mpirun (detected from the launcher's environment) build and sim are
+ * MPI programs: the GPUs are split into contiguous blocks over the ranks,
+ * each rank reads, builds or simulates only its own GPUs, and the HDF5 files
+ * are written and read collectively (io/h5store.c). Rank 0 then prints the
+ * report from the result file it helped write, so the output of `sim` is the
+ * same for any number of ranks. Without mpirun everything is serial and MPI
+ * is not initialised. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "cli.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The command line as one string (provenance). Caller frees. */
+static char *join_argv(int argc, char **argv)
+{
+    size_t len = 16;
+    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    strcpy(s, "lumosim");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* Launched by mpirun/srun? (Open MPI, PMIx, Slurm PMI) */
+static int under_mpi_launcher(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+typedef struct mpi_ctx {
+    int on, rank, size;
+} mpi_ctx;
+
+static int mpi_begin(mpi_ctx *m)
+{
+    memset(m, 0, sizeof *m);
+    m->size = 1;
+    if (!under_mpi_launcher()) return 0;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) return -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    m->on = m->size > 1;
+    if (!m->on) MPI_Finalize(); /* a single rank works like no mpirun */
+    return 0;
+}
+
+static void mpi_end(mpi_ctx *m)
+{
+    if (m->on) MPI_Finalize();
+}
+
+/* Collective: the worst status over the ranks (so all ranks stop together
+ * before any collective write). */
+static int agree(const mpi_ctx *m, int rc)
+{
+    if (!m->on) return rc;
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* Block distribution of n items over the ranks. */
+static void block(const mpi_ctx *m, size_t n, size_t *first, size_t *count)
+{
+    size_t q = n / (size_t)m->size, r = n % (size_t)m->size, k = (size_t)m->rank;
+    *first = k * q + (k < r ? k : r);
+    *count = q + (k < r ? 1 : 0);
+}
+
+static const char *USAGE_BUILD =
+    "usage: lumosim build [--latency model|observed] TRACES... -o JOB.h5\n"
+    "\n"
+    "Parses the traces once and stores the execution graphs of every GPU (nodes,\n"
+    "edges, processors, names, collectives, iterations, the latency model baked\n"
+    "into the edge delays) with provenance (source names, sizes, CRC-32, version,\n"
+    "command line) in an HDF5 graph store (docs/hdf5-schema.md). Under mpirun the\n"
+    "traces are split over the ranks and the store is written collectively.\n";
+
+int lsim_cli_build(int argc, char **argv)
+{
+    lsim_cli_opts o;
+    lsim_cli_opts_default(&o);
+    const char *out = NULL;
+    char **args = malloc((size_t)(argc + 1) * sizeof *args);
+    int nargs = 0, status = 0;
+    lsim_err err = {0};
+    lsim_cli_run run = {0};
+    char *cmd = join_argv(argc, argv);
+    mpi_ctx m = {0, 0, 1};
+    if (!args || !cmd) {
+        fprintf(stderr, "lumosim: error: out of memory\n");
+        free(args);
+        free(cmd);
+        return 1;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE_BUILD, stdout);
+            goto done;
+        }
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "lumosim: error: -o needs a file name\n");
+                status = 2;
+                goto done;
+            }
+            out = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            if (strncmp(a, "--latency", 9) != 0 || lsim_cli_common_opt(&o, argc, argv, &i) <= 0) {
+                fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim build --help)\n", a);
+                status = 2;
+                goto done;
+            }
+        } else {
+            args[nargs++] = argv[i];
+        }
+    }
+    if (!out || !nargs) {
+        fprintf(stderr, "lumosim: error: build needs traces and -o JOB.h5 (see lumosim build --help)\n");
+        status = 2;
+        goto done;
+    }
+    if (mpi_begin(&m)) {
+        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        status = 1;
+        goto done;
+    }
+    {
+        int rc = 0;
+        if (!m.on) {
+            rc = lsim_cli_load(&o, args, nargs, &run, &err);
+            if (!rc) {
+                lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 1};
+                rc = lsim_store_write_graphs_ex(out, run.graphs, run.n, &wo, &err);
+            }
+        } else {
+            /* every rank expands the same inputs, then builds its contiguous
+             * block of the files, so GPU order is the serial order */
+            lsim_cli_run files = {0};
+            rc = lsim_cli_expand(args, nargs, &files, &err);
+            size_t first = 0, count = 0;
+            if (!rc) block(&m, files.n, &first, &count);
+            if (!rc && count) rc = lsim_cli_load(&o, files.paths + first, (int)count, &run, &err);
+            lsim_cli_run_free(&files);
+            rc = agree(&m, rc);
+            if (!rc) {
+                lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 1};
+                rc = lsim_store_write_graphs_mpi_ex(out, MPI_COMM_WORLD, run.graphs, run.n, &wo, &err);
+            } else if (!err.msg[0]) {
+                lsim_err_set(&err, LSIM_EINTERNAL, "another MPI rank failed");
+            }
+        }
+        if (rc) {
+            if (m.rank == 0 || err.msg[0]) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+            status = 1;
+        }
+    }
+    mpi_end(&m);
+done:
+    lsim_cli_run_free(&run);
+    free(args);
+    free(cmd);
+    return status;
+}
+
+static const char *USAGE_SIM =
+    "usage: lumosim sim [options] JOB.h5 [-o RESULT.h5 [--run NAME]]\n"
+    "\n"
+    "Simulates the graphs of a graph store (lumosim build) and prints the same\n"
+    "report as replay (table, or --json: the same document as replay --json).\n"
+    "With -o, the results go to an HDF5 result archive as run NAME (default\n"
+    "\"sim\"; adding a run to an existing archive keeps the others, --replace\n"
+    "overwrites one of the same name). Under mpirun the GPUs are split over the\n"
+    "ranks, read and written collectively; -o is then required.\n"
+    "\n"
+    "options:\n"
+    "  --json, --critical-path, --trace-out F, --drop-edges C, --bin-ms N, --stats\n"
+    "                   as for replay\n"
+    "  -o RESULT.h5     write the result archive\n"
+    "  --run NAME       run name in the archive (default sim)\n"
+    "  --replace        replace a run of that name\n";
+
+static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
+{
+    int rc = 0;
+    if (o->json) rc = lsim_report_json(stdout, items, n, err);
+    else lsim_report_table(stdout, items, n);
+    if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+    return rc;
+}
+
+/* Items for every GPU of a stored run (graphs embedded in the archive). */
+static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err)
+{
+    if (!r->graphs) return lsim_err_set(err, LSIM_EFORMAT, "%s: run %s holds no graphs to report on", path, r->name);
+    lsim_replay_item *it = calloc(r->ngpus ? r->ngpus : 1, sizeof *it);
+    if (!it) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->ngpus; i++) {
+        const lsim_store_gpu_result *gr = &r->gpus[i];
+        it[i] = (lsim_replay_item){r->graphs[i], &gr->report, gr->start, gr->end, gr->bind_start, gr->bind_end,
+                                   gr->has_cp ? &gr->cp : NULL};
+    }
+    *out = it;
+    return 0;
+}
+
+int lsim_cli_sim(int argc, char **argv)
+{
+    lsim_cli_opts o;
+    lsim_cli_opts_default(&o);
+    const char *out = NULL, *run_name = "sim", *job = NULL;
+    int replace = 0, status = 0;
+    lsim_err err = {0};
+    lsim_cli_run run = {0};
+    lsim_store_run *stored = NULL;
+    lsim_replay_item *items = NULL;
+    char *cmd = join_argv(argc, argv);
+    mpi_ctx m = {0, 0, 1};
+    if (!cmd) {
+        fprintf(stderr, "lumosim: error: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE_SIM, stdout);
+            free(cmd);
+            return 0;
+        }
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run")) && i + 1 < argc) {
+            if (a[1] == 'o' || !strcmp(a, "--output")) out = argv[++i];
+            else run_name = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--replace")) {
+            replace = 1;
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            int c = lsim_cli_common_opt(&o, argc, argv, &i);
+            if (c <= 0) {
+                if (c == 0) fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim sim --help)\n", a);
+                free(cmd);
+                return 2;
+            }
+            continue;
+        }
+        if (job) {
+            fprintf(stderr, "lumosim: error: sim takes one graph store\n");
+            free(cmd);
+            return 2;
+        }
+        job = a;
+    }
+    if (!job) {
+        fprintf(stderr, "lumosim: error: sim needs a graph store (see lumosim sim --help)\n");
+        free(cmd);
+        return 2;
+    }
+    if (mpi_begin(&m)) {
+        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        free(cmd);
+        return 1;
+    }
+    double t0 = now_s();
+    int rc = 0;
+    lsim_store_kind kind = lsim_store_probe(job);
+    if (kind != LSIM_STORE_GRAPHS)
+        rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: %s", job,
+                          kind == LSIM_STORE_RESULTS ? "is a result file, not a graph store (see lumosim report / info)"
+                          : kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
+                                                     : "not a graph store (missing, truncated, corrupt, or another format)");
+    if (!rc && m.on && !out) rc = lsim_err_set(&err, LSIM_EARG, "under mpirun, sim needs -o RESULT.h5");
+    if (!rc) {
+        lsim_graph **gs = NULL;
+        size_t ng = 0, total = 0, first = 0, count = SIZE_MAX;
+        if (m.on) {
+            rc = lsim_store_count_gpus(job, &total, &err);
+            if (!rc) block(&m, total, &first, &count);
+            rc = agree(&m, rc);
+            if (!rc) rc = lsim_store_read_graphs_mpi(job, MPI_COMM_WORLD, first, count, &gs, &ng, &err);
+        } else {
+            rc = lsim_store_read_graphs(job, 0, SIZE_MAX, &gs, &ng, &err);
+        }
+        if (!rc) {
+            run.graphs = gs;
+            run.n = ng;
+            run.paths = calloc(ng ? ng : 1, sizeof *run.paths);
+            for (size_t i = 0; run.paths && i < ng; i++) run.paths[i] = strdup(gs[i]->source ? gs[i]->source : job);
+            if (!run.paths) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        } else {
+            lsim_store_free_graphs(gs, ng);
+        }
+    }
+    if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
+    rc = agree(&m, rc);
+    double t1 = now_s();
+    if (!rc && out) {
+        const char *phases[] = {"load_and_simulate"};
+        double secs[] = {t1 - t0};
+        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, m.on ? "block" : "serial", NULL, NULL, 1,
+                                    replace, 1};
+        rc = m.on ? lsim_store_write_results_mpi(out, MPI_COMM_WORLD, run_name, run.items, run.n, &info, &err)
+                  : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);
+    }
+    if (!rc && m.rank == 0) {
+        if (m.on) {
+            /* the report of every GPU comes from the archive just written */
+            rc = lsim_store_read_results(out, run_name, &stored, &err);
+            if (!rc) rc = items_of_run(stored, out, &items, &err);
+            if (!rc) rc = print_report(&o, items, stored->ngpus, &err);
+            if (!rc && o.trace_out) rc = lsim_chrome_write(o.trace_out, items, stored->ngpus, &err);
+        } else {
+            rc = print_report(&o, run.items, run.n, &err);
+            if (!rc) rc = lsim_cli_write_trace(&o, &run, &err);
+        }
+    }
+    if (rc) {
+        if (!m.on || m.rank == 0 || err.msg[0]) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        status = 1;
+    }
+    free(items);
+    lsim_store_run_free(stored);
+    lsim_cli_run_free(&run);
+    mpi_end(&m);
+    free(cmd);
+    return status;
+}
+
+int lsim_cli_info(int argc, char **argv)
+{
+    if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+        fputs("usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n",
+              argc < 1 ? stderr : stdout);
+        return argc < 1 ? 2 : 0;
+    }
+    for (int i = 0; i < argc; i++) {
+        lsim_err err = {0};
+        if (lsim_store_info(argv[i], stdout, &err)) {
+            fprintf(stderr, "lumosim: error: %s\n", err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int write_html_items(FILE *f, void *ctx, lsim_err *err)
+{
+    const lsim_store_run *r = ((void **)ctx)[0];
+    const lsim_replay_item *items = ((void **)ctx)[1];
+    return lsim_report_html(f, items, r->ngpus, err);
+}
+
+int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out)
+{
+    lsim_err err = {0};
+    lsim_store_run *r = NULL;
+    lsim_replay_item *items = NULL;
+    int rc = lsim_store_read_results(path, run_name, &r, &err);
+    if (!rc) rc = items_of_run(r, path, &items, &err);
+    if (!rc) {
+        void *ctx[2] = {r, items};
+        rc = lsim_cli_write_atomic(html_out, write_html_items, ctx, &err);
+    }
+    if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    free(items);
+    lsim_store_run_free(r);
+    return rc ? 1 : 0;
+}
