@@ -617,6 +617,7 @@ static const gcol gcols[] = {
 /* Per-GPU index and statistics (/gpus), one POD record per GPU. */
 typedef struct gmeta {
     int32_t rank;
+    int32_t world_size;
     uint8_t latency;
     int64_t source_size;
     uint32_t source_crc32;
@@ -640,6 +641,7 @@ typedef struct mcol {
 
 static const mcol gpu_cols[] = {
     MC("rank", rank, T_I32),
+    MC("world_size", world_size, T_I32),
     MC("latency_mode", latency, T_U8),
     MC("source_size", source_size, T_I64),
     MC("source_crc32", source_crc32, T_U32),
@@ -753,6 +755,7 @@ static void meta_from_graph(gmeta *m, const lsim_graph *g)
 {
     memset(m, 0, sizeof *m);
     m->rank = g->rank;
+    m->world_size = g->world_size;
     m->latency = (uint8_t)g->latency;
     m->source_size = -1;
     m->cnt[RK_NODE] = g->n;
@@ -1295,6 +1298,7 @@ static int graph_alloc(lsim_graph *g, const gmeta *m)
     memset(g->iters, 0, (m->cnt[RK_ITER] ? m->cnt[RK_ITER] : 1) * sizeof *g->iters);
     memset(g->colls, 0, (m->cnt[RK_COLL] ? m->cnt[RK_COLL] : 1) * sizeof *g->colls);
     g->rank = m->rank;
+    g->world_size = m->world_size;
     g->latency = (lsim_latency_mode)m->latency;
     g->n = n;
     g->nedges = e;

@@ -10,6 +10,7 @@
  * parallel engine will need. Keys are unique (id breaks ties), so the result
  * is deterministic. */
 #include "lumosim/engine.h"
+#include "lumosim/job.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -158,3 +159,150 @@ const lsim_ns *lsim_engine_end(const lsim_engine *e) { return e->end; }
 const int64_t *lsim_engine_bind_start(const lsim_engine *e) { return e->bind_start; }
 const int64_t *lsim_engine_bind_end(const lsim_engine *e) { return e->bind_end; }
 uint64_t lsim_engine_events(const lsim_engine *e) { return e->events; }
+
+/* ------------------------------------------------------------ a whole job */
+
+/* Joint heap over (GPU, node), ordered by (start, GPU, node). */
+typedef struct jheap {
+    uint32_t *gpu, *node;
+    size_t n;
+    lsim_engine *const *e;
+} jheap;
+
+static inline int jbefore(const jheap *h, uint32_t ga, uint32_t va, uint32_t gb, uint32_t vb)
+{
+    lsim_ns sa = h->e[ga]->start[va], sb = h->e[gb]->start[vb];
+    if (sa != sb) return sa < sb;
+    if (ga != gb) return ga < gb;
+    return va < vb;
+}
+
+static void jpush(jheap *h, uint32_t g, uint32_t v)
+{
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!jbefore(h, g, v, h->gpu[p], h->node[p])) break;
+        h->gpu[i] = h->gpu[p];
+        h->node[i] = h->node[p];
+        i = p;
+    }
+    h->gpu[i] = g;
+    h->node[i] = v;
+}
+
+static void jpop(jheap *h, uint32_t *g, uint32_t *v)
+{
+    *g = h->gpu[0];
+    *v = h->node[0];
+    uint32_t lg = h->gpu[--h->n], lv = h->node[h->n];
+    size_t i = 0, n = h->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && jbefore(h, h->gpu[c + 1], h->node[c + 1], h->gpu[c], h->node[c])) c++;
+        if (!jbefore(h, h->gpu[c], h->node[c], lg, lv)) break;
+        h->gpu[i] = h->gpu[c];
+        h->node[i] = h->node[c];
+        i = c;
+    }
+    if (n) {
+        h->gpu[i] = lg;
+        h->node[i] = lv;
+    }
+}
+
+typedef struct jstate {
+    const lsim_job *j;
+    lsim_engine *const *e;
+    lsim_ns *const *waits;
+    uint32_t *arrived;
+    lsim_ns *max_arrival;
+    jheap h;
+} jstate;
+
+/* v on GPU gi is ready: resolve it; a collective waits for its peers. */
+static void jresolve(jstate *s, uint32_t gi, uint32_t v)
+{
+    lsim_engine *e = s->e[gi];
+    resolve(e, v);
+    int32_t k = s->j->inst_of[gi][v];
+    if (k < 0) {
+        jpush(&s->h, gi, v);
+        return;
+    }
+    if (e->start[v] > s->max_arrival[k]) s->max_arrival[k] = e->start[v];
+    uint64_t p0 = s->j->part_off[k], p1 = s->j->part_off[k + 1];
+    if (++s->arrived[k] < p1 - p0) return;
+    lsim_ns end = s->max_arrival[k] + s->j->transfer[k];
+    for (uint64_t p = p0; p < p1; p++) {
+        uint32_t pg = s->j->part_gpu[p], pv = s->j->part_node[p];
+        lsim_engine *pe = s->e[pg];
+        if (s->waits) s->waits[pg][pv] = s->max_arrival[k] - pe->start[pv];
+        pe->end[pv] = end;
+        pe->bind_end[pv] = -1;
+        jpush(&s->h, pg, pv);
+    }
+}
+
+int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits, lsim_err *err)
+{
+    int rc = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < j->ngpus; i++) total += E[i]->g->n;
+    jstate s = {j, E, waits, calloc(j->ninst ? j->ninst : 1, sizeof(uint32_t)),
+                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, 0, E}};
+    s.h.gpu = malloc((total ? total : 1) * sizeof(uint32_t));
+    s.h.node = malloc((total ? total : 1) * sizeof(uint32_t));
+    if (!s.arrived || !s.max_arrival || !s.h.gpu || !s.h.node) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's engine");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < j->ninst; k++) s.max_arrival[k] = INT64_MIN;
+    for (uint32_t i = 0; i < j->ngpus; i++) {
+        lsim_engine *e = E[i];
+        const lsim_graph *g = e->g;
+        e->hn = 0;
+        e->events = 0;
+        if (waits) memset(waits[i], 0, (g->n ? g->n : 1) * sizeof(lsim_ns));
+        for (size_t v = 0; v < g->n; v++) e->indeg[v] = (uint32_t)(g->in_off[v + 1] - g->in_off[v]);
+    }
+    for (uint32_t i = 0; i < j->ngpus; i++)
+        for (size_t v = 0; v < E[i]->g->n; v++)
+            if (E[i]->indeg[v] == 0) jresolve(&s, i, (uint32_t)v);
+    uint64_t done = 0;
+    while (s.h.n) {
+        uint32_t gi, u;
+        jpop(&s.h, &gi, &u);
+        lsim_engine *e = E[gi];
+        const lsim_graph *g = e->g;
+        e->events++;
+        done++;
+        for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+            uint32_t w = g->out_dst[k];
+            if (--e->indeg[w] == 0) jresolve(&s, gi, w);
+        }
+    }
+    if (done != total) {
+        /* name one collective that never completed */
+        for (size_t k = 0; k < j->ninst; k++) {
+            uint64_t np = j->part_off[k + 1] - j->part_off[k];
+            if (s.arrived[k] && s.arrived[k] < np) {
+                uint32_t g0 = j->part_gpu[j->part_off[k]];
+                rc = lsim_err_set(err, LSIM_EINTERNAL,
+                                  "%s: a collective (instance %zu, %llu of %llu participants arrived) can never complete: "
+                                  "the ranks' collective orders do not agree",
+                                  E[g0]->g->source, k, (unsigned long long)s.arrived[k], (unsigned long long)np);
+                goto cleanup;
+            }
+        }
+        rc = lsim_err_set(err, LSIM_EINTERNAL, "job: %llu of %llu nodes never became ready",
+                          (unsigned long long)(total - done), (unsigned long long)total);
+    }
+cleanup:
+    free(s.arrived);
+    free(s.max_arrival);
+    free(s.h.gpu);
+    free(s.h.node);
+    return rc;
+}

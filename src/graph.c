@@ -1556,6 +1556,7 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     t->strings = NULL;
     g->source = strdup(t->path);
     g->rank = t->rank;
+    g->world_size = t->world_size;
     g->latency = o->latency;
     if (!g->source || t->nev > UINT32_MAX / 2) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory (or more than 2^31 events)", t->path);

@@ -14,7 +14,7 @@ double lsim_rel_err(lsim_ns actual, lsim_ns predicted)
 
 typedef struct pt {
     lsim_ns t;
-    int8_t comm; /* 1 comm, 0 compute */
+    int8_t comm; /* 0 compute, 1 comm transferring, 2 comm waiting */
     int8_t d;    /* +1 open, -1 close */
 } pt;
 
@@ -32,18 +32,21 @@ static void sweep(pt *pts, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd
                   lsim_ns bin_ns)
 {
     qsort(pts, np, sizeof *pts, cmp_pt);
-    long nc = 0, nm = 0;
-    lsim_ns prev = s0, comp = 0, comm = 0, both = 0;
+    long nc = 0, nm = 0, nw = 0;
+    lsim_ns prev = s0, comp = 0, comm = 0, both = 0, wait = 0;
     for (size_t i = 0; i <= np; i++) {
         lsim_ns t = i < np ? pts[i].t : s1;
         if (t < s0) t = s0;
         if (t > s1) t = s1;
         if (t > prev) {
             lsim_ns len = t - prev;
-            if (nc > 0 && nm > 0) both += len;
+            if (nc > 0 && nm + nw > 0) both += len;
             else if (nc > 0) comp += len;
-            else if (nm > 0) comm += len;
-            if (bins && (nc > 0 || nm > 0)) {
+            else if (nm + nw > 0) {
+                comm += len;
+                if (nm == 0) wait += len;
+            }
+            if (bins && (nc > 0 || nm + nw > 0)) {
                 lsim_ns a = prev;
                 while (a < t) {
                     uint32_t k = (uint32_t)((a - s0) / bin_ns);
@@ -57,10 +60,12 @@ static void sweep(pt *pts, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd
             prev = t;
         }
         if (i < np) {
-            if (pts[i].comm) nm += pts[i].d;
+            if (pts[i].comm == 1) nm += pts[i].d;
+            else if (pts[i].comm == 2) nw += pts[i].d;
             else nc += pts[i].d;
         }
     }
+    bd->exposed_comm_wait = wait;
     bd->exposed_compute = comp;
     bd->exposed_comm = comm;
     bd->overlapped = both;
@@ -76,8 +81,35 @@ void lsim_rank_report_clear(lsim_rank_report *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The sweep points of GPU node v: a collective with a known wait w is a
+ * waiting interval [s, s+w) and a transferring one [s+w, e). */
+static size_t add_points(pt *pts, size_t np, const lsim_graph *g, size_t v, lsim_ns s, lsim_ns e, const lsim_ns *wait)
+{
+    if (!(g->flags[v] & LSIM_NF_COLL)) {
+        pts[np++] = (pt){s, 0, 1};
+        pts[np++] = (pt){e, 0, -1};
+        return np;
+    }
+    lsim_ns w = wait ? wait[v] : 0;
+    if (w < 0) w = 0;
+    if (w > e - s) w = e - s;
+    if (w > 0) {
+        pts[np++] = (pt){s, 2, 1};
+        pts[np++] = (pt){s + w, 2, -1};
+    }
+    pts[np++] = (pt){s + w, 1, 1};
+    pts[np++] = (pt){e, 1, -1};
+    return np;
+}
+
 int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_ns *end, lsim_ns bin_ns,
                          lsim_rank_report *out, lsim_err *err)
+{
+    return lsim_metrics_compute_ex(g, start, end, bin_ns, NULL, NULL, out, err);
+}
+
+int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsim_ns *end, lsim_ns bin_ns,
+                            const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *out, lsim_err *err)
 {
     int rc = 0;
     size_t *ioff = NULL;
@@ -88,7 +120,7 @@ int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_n
     size_t ngpu = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->procs[g->proc[v]].is_gpu) ngpu++;
-    pt *pts = malloc((2 * ngpu + 1) * sizeof *pts);
+    pt *pts = malloc((4 * ngpu + 1) * sizeof *pts);
     out->iters = calloc(g->niters ? g->niters : 1, sizeof *out->iters);
     lsim_ns *is = malloc((size_t)(g->niters ? g->niters : 1) * 4 * sizeof *is);
     if (!pts || !out->iters || !is) {
@@ -166,12 +198,9 @@ int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_n
         const lsim_ns *S = pass ? start : g->obs_start;
         const lsim_ns *E = pass ? end : g->obs_end;
         size_t np = 0;
-        for (size_t v = 0; v < g->n; v++) {
-            if (!g->procs[g->proc[v]].is_gpu) continue;
-            int8_t c = (g->flags[v] & LSIM_NF_COLL) ? 1 : 0;
-            pts[np++] = (pt){S[v], c, 1};
-            pts[np++] = (pt){E[v], c, -1};
-        }
+        const lsim_ns *W = pass ? pred_wait : obs_wait;
+        for (size_t v = 0; v < g->n; v++)
+            if (g->procs[g->proc[v]].is_gpu) np = add_points(pts, np, g, v, S[v], E[v], W);
         double *bins = pass ? out->duty_predicted : out->duty_actual;
         uint32_t nb = pass ? out->nbins_predicted : out->nbins_actual;
         lsim_ns s0 = pass ? ps : as, s1 = pass ? pe : ae;
@@ -184,12 +213,7 @@ int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start, const lsim_n
         /* per-iteration breakdowns */
         for (uint32_t i = 0; i < g->niters; i++) {
             np = 0;
-            for (size_t k = ioff[i]; k < ioff[i + 1]; k++) {
-                size_t v = inodes[k];
-                int8_t c = (g->flags[v] & LSIM_NF_COLL) ? 1 : 0;
-                pts[np++] = (pt){S[v], c, 1};
-                pts[np++] = (pt){E[v], c, -1};
-            }
+            for (size_t k = ioff[i]; k < ioff[i + 1]; k++) np = add_points(pts, np, g, inodes[k], S[inodes[k]], E[inodes[k]], W);
             lsim_ns a = is[4 * i + (pass ? 2 : 0)], b = is[4 * i + (pass ? 3 : 1)];
             if (a > b) a = b = 0;
             sweep(pts, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);

@@ -103,7 +103,8 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         const lsim_graph *g = items[i].g;
         const lsim_rank_report *r = items[i].r;
-        fprintf(f, "\nrank %d  %s\n", rank_of(&items[i], i), g->source);
+        fprintf(f, "\nrank %d  %s%s\n", rank_of(&items[i], i), g->source, items[i].coupled ? "  (simulated with the job)" : "");
+        if (items[i].coupled) fprintf(f, "  clock offset against the job: %+.3f us\n", (double)items[i].clock_offset / 1e3);
         fprintf(f, "  graph      %zu nodes, %llu edges:", g->n, (unsigned long long)g->nedges);
         for (int c = 0; c < LSIM_E_NCLASSES; c++)
             fprintf(f, " %s %llu%s", lsim_edge_class_name((lsim_edge_class)c), (unsigned long long)g->edges_by_class[c],
@@ -148,9 +149,15 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
         const char *nm[4] = {"exposed compute", "overlapped", "exposed comm", "other"};
         lsim_ns av[4] = {a->exposed_compute, a->overlapped, a->exposed_comm, a->other};
         lsim_ns pv[4] = {p->exposed_compute, p->overlapped, p->exposed_comm, p->other};
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4; k++) {
             fprintf(f, "    %-20s %12.3f %12.3f %+8.2f%%\n", nm[k], ms(av[k]), ms(pv[k]),
                     r->window_actual ? 100.0 * (double)(pv[k] - av[k]) / (double)r->window_actual : 0.0);
+            if (k == 2 && (a->exposed_comm_wait || p->exposed_comm_wait))
+                fprintf(f, "      %-18s %12.3f %12.3f %+8.2f%%\n", "of which waiting", ms(a->exposed_comm_wait),
+                        ms(p->exposed_comm_wait),
+                        r->window_actual ? 100.0 * (double)(p->exposed_comm_wait - a->exposed_comm_wait) / (double)r->window_actual
+                                         : 0.0);
+        }
         fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
                 (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
                 100 * mean(r->duty_predicted, r->nbins_predicted));
@@ -171,6 +178,7 @@ static cJSON *bd_json(const lsim_breakdown *b)
     cJSON_AddNumberToObject(o, "exposed_compute_ns", (double)b->exposed_compute);
     cJSON_AddNumberToObject(o, "overlapped_ns", (double)b->overlapped);
     cJSON_AddNumberToObject(o, "exposed_comm_ns", (double)b->exposed_comm);
+    if (b->exposed_comm_wait) cJSON_AddNumberToObject(o, "exposed_comm_wait_ns", (double)b->exposed_comm_wait);
     cJSON_AddNumberToObject(o, "other_ns", (double)b->other);
     return o;
 }
@@ -205,6 +213,10 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     if (!o) return NULL;
     cJSON_AddNumberToObject(o, "rank", rank_of(it, idx));
     cJSON_AddStringToObject(o, "source", g->source);
+    if (it->coupled) {
+        cJSON_AddBoolToObject(o, "coupled", 1);
+        cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
+    }
     cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted));
     cJSON *its = cJSON_AddArrayToObject(o, "iterations");
     for (uint32_t k = 0; its && k < r->niters; k++) {

@@ -108,6 +108,7 @@ const char *lsim_drop_reason_name(lsim_drop_reason r);
 typedef struct lsim_graph {
     char *source;            /* trace path */
     int32_t rank;            /* distributedInfo.rank or -1 */
+    int32_t world_size;      /* distributedInfo.world_size or -1 */
     lsim_strtab *strings;    /* owned */
     lsim_latency_mode latency;
 

@@ -21,6 +21,9 @@
 
 typedef struct lsim_breakdown {
     lsim_ns exposed_compute, overlapped, exposed_comm, other;
+    lsim_ns exposed_comm_wait; /* the part of exposed_comm in which the
+                                  collectives running only wait for peers
+                                  (0 unless waits are known: multi-rank) */
 } lsim_breakdown;
 
 typedef struct lsim_iter_report {
@@ -48,6 +51,14 @@ int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start,
                          const lsim_ns *end, lsim_ns bin_ns,
                          lsim_rank_report *out, lsim_err *err);
 void lsim_rank_report_clear(lsim_rank_report *r);
+
+/* The same, with per-node waiting for peers (collectives of a coupled
+ * multi-rank run; NULL = none): obs_wait from the trace, pred_wait from the
+ * simulation. A collective's first `wait` ns count as waiting, the rest as
+ * transfer; exposed_comm_wait is the exposed communication during which no
+ * collective transfers. */
+int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsim_ns *end, lsim_ns bin_ns,
+                            const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *out, lsim_err *err);
 
 /* Relative error (pred-actual)/actual as a fraction; 0 when actual == 0. */
 double lsim_rel_err(lsim_ns actual, lsim_ns predicted);

@@ -20,6 +20,11 @@ typedef struct lsim_replay_item {
     const lsim_ns *start, *end;             /* simulated times per node */
     const int64_t *bind_start, *bind_end;   /* see lsim_engine_bind_start */
     const lsim_critical_path *cp;           /* NULL unless --critical-path */
+    int coupled;                            /* simulated together with the
+                                               job's other ranks (collectives
+                                               matched across GPUs) */
+    lsim_ns clock_offset;                   /* estimated clock offset of this
+                                               rank (coupled runs), ns */
 } lsim_replay_item;
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n);

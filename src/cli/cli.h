@@ -7,6 +7,7 @@
 #include "lumosim/critical.h"
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
+#include "lumosim/job.h"
 #include "lumosim/metrics.h"
 #include "lumosim/report.h"
 #include "lumosim/store.h"
@@ -21,6 +22,7 @@ typedef struct lsim_cli_opts {
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
     const char *run_name;    /* --run NAME (report from a result archive) */
+    int independent;         /* --independent: never couple ranks */
 } lsim_cli_opts;
 
 /* Everything one run produced, per input file. Owned; free with
@@ -33,6 +35,8 @@ typedef struct lsim_cli_run {
     lsim_rank_report *reps;
     lsim_critical_path *cps;
     lsim_replay_item *items;
+    lsim_job *job;           /* when the ranks were simulated together */
+    lsim_ns **waits;         /* per GPU: simulated waiting for peers */
 } lsim_cli_run;
 
 /* Parses one option shared by the simulating commands at argv[*i]; returns

@@ -77,6 +77,7 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--independent")) o->independent = 1;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (!strcmp(a, "--critical-path")) o->critical = 1;
     else if (is_opt(a, "--latency")) {
@@ -221,6 +222,10 @@ void lsim_cli_run_free(lsim_cli_run *r)
         if (r->cps) lsim_critical_path_clear(&r->cps[i]);
         free(r->paths[i]);
     }
+    if (r->waits)
+        for (size_t i = 0; i < r->n; i++) free(r->waits[i]);
+    free(r->waits);
+    lsim_job_free(r->job);
     free(r->graphs);
     free(r->engines);
     free(r->reps);
@@ -322,6 +327,92 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
     return rc;
 }
 
+/* The inputs are the ranks of one job: each graph says its rank and the
+ * world size, and together they are ranks 0..n-1 of a world of n. */
+static int one_job(const lsim_cli_run *r)
+{
+    if (r->n < 2) return 0;
+    for (size_t i = 0; i < r->n; i++) /* observed latency replays each rank exactly, alone */
+        if (r->graphs[i]->latency != LSIM_LAT_MODEL) return 0;
+    unsigned char *seen = calloc(r->n, 1);
+    int ok = seen != NULL;
+    for (size_t i = 0; ok && i < r->n; i++) {
+        const lsim_graph *g = r->graphs[i];
+        if (g->world_size != (int32_t)r->n || g->rank < 0 || (size_t)g->rank >= r->n || seen[g->rank]) ok = 0;
+        else seen[g->rank] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+/* All ranks of one job together: collectives matched across GPUs, clocks
+ * aligned, one joint run. */
+static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
+    if (rc) return rc;
+    lsim_job_align_clocks(r->job);
+    r->waits = calloc(r->n, sizeof *r->waits);
+    if (!r->waits) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        lsim_graph *g = r->graphs[i];
+        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+        if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
+        if (!rc && !(r->waits[i] = malloc((g->n ? g->n : 1) * sizeof **r->waits)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    }
+    if (!rc) rc = lsim_job_run(r->job, r->engines, r->waits, err);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        lsim_graph *g = r->graphs[i];
+        const lsim_engine *e = r->engines[i];
+        rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[i],
+                                     r->waits[i], &r->reps[i], err);
+        if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+        r->items[i] = (lsim_replay_item){g,
+                                         &r->reps[i],
+                                         lsim_engine_start(e),
+                                         lsim_engine_end(e),
+                                         lsim_engine_bind_start(e),
+                                         lsim_engine_bind_end(e),
+                                         o->critical ? &r->cps[i] : NULL,
+                                         1,
+                                         r->job->clock_offset[i]};
+    }
+    return rc;
+}
+
+/* Distributed traces (world size > 1) given together must be the ranks of
+ * one job: no mixed world sizes, no rank twice, none missing. */
+static int check_job(const lsim_cli_run *r, lsim_err *err)
+{
+    if (r->n < 2) return 0;
+    int32_t w = r->graphs[0]->world_size;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->graphs[i]->world_size < 2 || r->graphs[i]->rank < 0) return 0; /* not distributed traces */
+    for (size_t i = 1; i < r->n; i++)
+        if (r->graphs[i]->world_size != w)
+            return lsim_err_set(err, LSIM_ETRACE, "%s and %s: traces of different jobs (world size %d and %d)",
+                                r->paths[0], r->paths[i], w, r->graphs[i]->world_size);
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = i + 1; k < r->n; k++)
+            if (r->graphs[i]->rank == r->graphs[k]->rank)
+                return lsim_err_set(err, LSIM_ETRACE, "%s and %s: both are rank %d", r->paths[i], r->paths[k],
+                                    r->graphs[i]->rank);
+    if ((int32_t)r->n != w) {
+        int32_t miss = -1;
+        for (int32_t q = 0; q < w && miss < 0; q++) {
+            size_t i = 0;
+            while (i < r->n && r->graphs[i]->rank != q) i++;
+            if (i == r->n) miss = q;
+        }
+        return lsim_err_set(err, LSIM_ETRACE,
+                            "%s: %zu traces of a job of %d ranks: rank %d is missing (give every rank's trace, or "
+                            "--independent to replay each on its own)",
+                            r->paths[0], r->n, w, miss);
+    }
+    return 0;
+}
+
 int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
 {
     int rc = 0;
@@ -330,6 +421,10 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     r->cps = calloc(r->n ? r->n : 1, sizeof *r->cps);
     r->items = calloc(r->n ? r->n : 1, sizeof *r->items);
     if (!r->engines || !r->reps || !r->cps || !r->items) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!o->independent) {
+        if ((rc = check_job(r, err))) return rc;
+        if (one_job(r)) return simulate_job(o, r, err);
+    }
     progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
     for (size_t i = 0; i < r->n; i++) {
         lsim_graph *g = r->graphs[i];
@@ -356,7 +451,9 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
                                          lsim_engine_end(e),
                                          lsim_engine_bind_start(e),
                                          lsim_engine_bind_end(e),
-                                         o->critical ? &r->cps[i] : NULL};
+                                         o->critical ? &r->cps[i] : NULL,
+                                         0,
+                                         0};
     }
     if (pg.on) fputs("\r\033[K", stderr);
     return rc;

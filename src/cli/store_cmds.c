@@ -219,7 +219,7 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     for (size_t i = 0; i < r->ngpus; i++) {
         const lsim_store_gpu_result *gr = &r->gpus[i];
         it[i] = (lsim_replay_item){r->graphs[i], &gr->report, gr->start, gr->end, gr->bind_start, gr->bind_end,
-                                   gr->has_cp ? &gr->cp : NULL};
+                                   gr->has_cp ? &gr->cp : NULL, 0, 0};
     }
     *out = it;
     return 0;
@@ -312,6 +312,21 @@ int lsim_cli_sim(int argc, char **argv)
         } else {
             lsim_store_free_graphs(gs, ng);
         }
+    }
+    if (!rc && m.on && !o.independent) {
+        /* the ranks of one job are coupled through their collectives; the
+         * parallel coupled engine is not written yet, so say so instead of
+         * silently simulating each rank's GPUs alone */
+        int job_like = 1, all = 0;
+        for (size_t i = 0; i < run.n; i++)
+            if (run.graphs[i]->world_size < 2 || run.graphs[i]->rank < 0 || run.graphs[i]->latency != LSIM_LAT_MODEL)
+                job_like = 0;
+        MPI_Allreduce(&job_like, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all)
+            rc = lsim_err_set(&err, LSIM_EARG,
+                              "%s: the GPUs of one job are simulated together; under mpirun that needs the parallel "
+                              "coupled engine, which is not available yet: run sim without mpirun, or add --independent",
+                              job);
     }
     if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
     rc = agree(&m, rc);

@@ -1,0 +1,66 @@
+/* One job, all ranks: collectives matched across the GPUs' graphs, clock
+ * offsets, and the coupled replay.
+ *
+ * Matching: the collective kernels of each GPU are keyed by (process group,
+ * sequence number on that group) -- ranks of a group issue its collectives
+ * in the same order (lsim_coll_info.seq, graph build). The group is the
+ * kernel's process-group name when the trace names one, else the world group
+ * (every GPU of the job). A position where the participants disagree
+ * (different kinds, different sizes when both are known) or where a member
+ * of the group has no collective is an error naming the group, the position
+ * and the ranks -- never silently paired. Point-to-point kernels (send/recv)
+ * are not coupled yet: they keep their traced durations.
+ *
+ * Collective model (model latency mode): on each participant a collective
+ * starts when it is locally ready (its arrival); all participants end at
+ * max(arrival of every participant) + transfer, with the transfer time of the
+ * instance taken from the trace: the observed duration of the participant
+ * that arrived last (it waited least). In observed latency mode the GPUs are
+ * replayed independently with their traced durations (the exactness check).
+ *
+ * Clock offsets: traces from different hosts may have offset clocks; matched
+ * collectives finish together, so each rank's offset is the median, over its
+ * collectives, of (its observed end - the median observed end of the
+ * participants). The coupled replay shifts each rank's release times by
+ * -offset so all ranks run on one clock.
+ *
+ * Ownership: lsim_job_match allocates *out (lsim_job_free releases it); the
+ * graphs are borrowed and must outlive the job. Local. */
+#ifndef LUMOSIM_JOB_H
+#define LUMOSIM_JOB_H
+
+#include "lumosim/engine.h"
+#include "lumosim/graph.h"
+
+typedef struct lsim_job {
+    size_t ngpus;
+    lsim_graph *const *graphs;   /* borrowed */
+    /* instances: participants [part_off[k], part_off[k+1]) */
+    size_t ninst;
+    uint64_t *part_off;
+    uint32_t *part_gpu, *part_node;
+    lsim_ns *transfer;           /* per instance */
+    int32_t **inst_of;           /* per GPU, per node: instance or -1 */
+    lsim_ns **obs_wait;          /* per GPU, per node: observed waiting for
+                                    peers (last arrival - own start), 0 else */
+    lsim_ns *clock_offset;       /* per GPU */
+    uint32_t ngroups;            /* process groups seen */
+    uint64_t uncoupled_p2p;      /* send/recv kernels left with traced durations */
+} lsim_job;
+
+int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err *err);
+void lsim_job_free(lsim_job *j);
+
+/* Shift each GPU's release times by -clock_offset (in place, once). */
+void lsim_job_align_clocks(lsim_job *j);
+
+/* Run the engines of all GPUs of the job together (engines[i] was made from
+ * graphs[i]); collectives end as described above. Afterwards each engine's
+ * start/end/bind arrays hold that GPU's results, and waits[i][v] (if waits
+ * is non-NULL; caller-allocated, g->n each) the simulated time node v spent
+ * waiting for peers. Deterministic: ties are broken by (time, GPU, node),
+ * keys that do not depend on any process layout. Fails with LSIM_EINTERNAL
+ * naming the instance if a collective can never complete. Local. */
+int lsim_job_run(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const *waits, lsim_err *err);
+
+#endif

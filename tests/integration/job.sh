@@ -1,0 +1,45 @@
+#!/bin/sh
+# job.sh SHARED_TRACES_DIR   (environment: LUMOSIM, JSON_CHECK)
+# All ranks of one job simulated together (collectives matched across GPUs):
+# accuracy on megatron_tp8_a100 and the bad-input cases. Exits 77 without the
+# shared traces.
+set -u
+S=$1
+M=$S/megatron_tp8_a100
+[ -d "$M" ] || { echo "shared traces missing: skipped"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "job: $*"; exit 1; }
+
+# 1. accuracy: every rank's window and iteration, and the job, within 0.5 %;
+#    breakdown components within 2 points of the window; clocks agree
+"$LUMOSIM" replay --json "$M" >"$tmp/r.json" || fail "replay of the job failed"
+"$JSON_CHECK" "$tmp/r.json" "len(ranks)==8" "ranks.*.coupled==true" \
+    "abs(ranks.*.window.error)<=0.005" "abs(ranks.*.iterations.*.error)<=0.005" "abs(job.error)<=0.005" \
+    "abs(ranks.*.breakdown.error.exposed_compute_ns)<=0.02" "abs(ranks.*.breakdown.error.overlapped_ns)<=0.02" \
+    "abs(ranks.*.breakdown.error.exposed_comm_ns)<=0.02" "abs(ranks.*.breakdown.error.other_ns)<=0.02" \
+    "abs(ranks.*.clock_offset_ns)<100000" "ranks.*.breakdown.predicted.exposed_comm_wait_ns>0" || fail "accuracy"
+
+# 2. bad input: one clear line, exit 1, nothing on stdout
+bad() { # NAME EXPECTED-TEXT ARGS...
+    name=$1 want=$2
+    shift 2
+    "$LUMOSIM" replay "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "$name: exit $rc, want 1"
+    [ ! -s "$tmp/out" ] || fail "$name: output on stdout"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$name: not one error line: $(cat "$tmp/err")"
+    grep -q "$want" "$tmp/err" || fail "$name: error does not say '$want': $(cat "$tmp/err")"
+}
+bad missing_rank "rank 2 is missing" "$M/rank0.json.gz" "$M/rank1.json.gz"
+bad duplicate_rank "both are rank 0" "$M/rank0.json.gz" "$M/rank0.json.gz"
+bad mixed_jobs "different jobs" "$M/rank0.json.gz" "$S/hta_single/nccl_parser_config__nccl_data.json.gz"
+# a collective sequence that cannot be aligned: rank 1 loses one all-reduce
+mkdir "$tmp/job"
+for r in 0 1 2 3 4 5 6 7; do cp "$M/rank$r.json.gz" "$tmp/job/"; done
+zcat "$M/rank1.json.gz" | sed '0,/ncclDevKernel_AllReduce/s//renamedKernel_AllReduce/' | gzip -1 >"$tmp/job/rank1.json.gz"
+bad unaligned_collectives "collective #[0-9]* on group world .*rank 1" "$tmp/job"
+# --independent replays them one by one instead
+"$LUMOSIM" replay --independent --json "$M/rank0.json.gz" "$M/rank1.json.gz" >"$tmp/i.json" || fail "--independent"
+"$JSON_CHECK" "$tmp/i.json" "len(ranks)==2" || fail "--independent output"
+echo "ok: job accuracy and bad input"
