@@ -1653,6 +1653,9 @@ typedef struct rmeta {
     int64_t window_actual, window_predicted, window_actual_start, window_predicted_start;
     double window_error;
     int64_t bd_actual[4], bd_predicted[4];
+    int64_t comm_wait_actual, comm_wait_predicted; /* breakdown exposed_comm_wait */
+    uint8_t coupled;                               /* simulated with the job */
+    int64_t clock_offset;
     int64_t bin_ns, max_abs_start_err, max_abs_end_err;
     uint64_t nodes_exact, gpu_nodes;
     uint64_t cp_offset, cp_count;
@@ -1684,6 +1687,10 @@ static const mcol run_gpu_cols[] = {
     RC1("window_error", window_error, T_F64),
     RCA("breakdown_actual", bd_actual, T_I64, 4),
     RCA("breakdown_predicted", bd_predicted, T_I64, 4),
+    RC1("exposed_comm_wait_actual", comm_wait_actual, T_I64),
+    RC1("exposed_comm_wait_predicted", comm_wait_predicted, T_I64),
+    RC1("coupled", coupled, T_U8),
+    RC1("clock_offset", clock_offset, T_I64),
     RC1("bin_ns", bin_ns, T_I64),
     RC1("max_abs_start_err", max_abs_start_err, T_I64),
     RC1("max_abs_end_err", max_abs_end_err, T_I64),
@@ -1956,6 +1963,10 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         x->window_error = lsim_rel_err(r->window_actual, r->window_predicted);
         bd_put(x->bd_actual, &r->bd_actual);
         bd_put(x->bd_predicted, &r->bd_predicted);
+        x->comm_wait_actual = r->bd_actual.exposed_comm_wait;
+        x->comm_wait_predicted = r->bd_predicted.exposed_comm_wait;
+        x->coupled = (uint8_t)(it->coupled != 0);
+        x->clock_offset = it->clock_offset;
         x->bin_ns = r->bin_ns;
         x->max_abs_start_err = r->max_abs_start_err;
         x->max_abs_end_err = r->max_abs_end_err;
@@ -2533,6 +2544,10 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
         rr->window_predicted_start = m->window_predicted_start;
         bd_get(&rr->bd_actual, m->bd_actual);
         bd_get(&rr->bd_predicted, m->bd_predicted);
+        rr->bd_actual.exposed_comm_wait = m->comm_wait_actual;
+        rr->bd_predicted.exposed_comm_wait = m->comm_wait_predicted;
+        g->coupled = m->coupled;
+        g->clock_offset = m->clock_offset;
         rr->bin_ns = m->bin_ns;
         rr->max_abs_start_err = m->max_abs_start_err;
         rr->max_abs_end_err = m->max_abs_end_err;

@@ -171,14 +171,14 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
     fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
 }
 
-static cJSON *bd_json(const lsim_breakdown *b)
+static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddNumberToObject(o, "exposed_compute_ns", (double)b->exposed_compute);
     cJSON_AddNumberToObject(o, "overlapped_ns", (double)b->overlapped);
     cJSON_AddNumberToObject(o, "exposed_comm_ns", (double)b->exposed_comm);
-    if (b->exposed_comm_wait) cJSON_AddNumberToObject(o, "exposed_comm_wait_ns", (double)b->exposed_comm_wait);
+    if (with_wait && b->exposed_comm_wait) cJSON_AddNumberToObject(o, "exposed_comm_wait_ns", (double)b->exposed_comm_wait);
     cJSON_AddNumberToObject(o, "other_ns", (double)b->other);
     return o;
 }
@@ -225,15 +225,15 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
         cJSON *bd = cJSON_AddObjectToObject(x, "breakdown");
         if (bd) {
-            cJSON_AddItemToObject(bd, "actual", bd_json(&r->iters[k].bd_actual));
-            cJSON_AddItemToObject(bd, "predicted", bd_json(&r->iters[k].bd_predicted));
+            cJSON_AddItemToObject(bd, "actual", bd_json(&r->iters[k].bd_actual, 0));
+            cJSON_AddItemToObject(bd, "predicted", bd_json(&r->iters[k].bd_predicted, 0));
         }
         cJSON_AddItemToArray(its, x);
     }
     cJSON *bd = cJSON_AddObjectToObject(o, "breakdown");
     if (bd) {
-        cJSON_AddItemToObject(bd, "actual", bd_json(&r->bd_actual));
-        cJSON_AddItemToObject(bd, "predicted", bd_json(&r->bd_predicted));
+        cJSON_AddItemToObject(bd, "actual", bd_json(&r->bd_actual, 1));
+        cJSON_AddItemToObject(bd, "predicted", bd_json(&r->bd_predicted, 1));
         cJSON_AddItemToObject(bd, "error", bd_err_json(&r->bd_actual, &r->bd_predicted, r->window_actual));
     }
     cJSON *dc = cJSON_AddObjectToObject(o, "duty_cycle");

@@ -199,6 +199,8 @@ typedef struct lsim_store_gpu_result {
     lsim_critical_path cp;
     const lsim_ns *start, *end;          /* into the run's arrays */
     const int64_t *bind_start, *bind_end; /* NULL when not stored */
+    int coupled;                         /* simulated with the job's other ranks */
+    lsim_ns clock_offset;                /* its estimated clock offset, ns */
 } lsim_store_gpu_result;
 
 typedef struct lsim_store_run {

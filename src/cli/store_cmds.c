@@ -219,7 +219,7 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     for (size_t i = 0; i < r->ngpus; i++) {
         const lsim_store_gpu_result *gr = &r->gpus[i];
         it[i] = (lsim_replay_item){r->graphs[i], &gr->report, gr->start, gr->end, gr->bind_start, gr->bind_end,
-                                   gr->has_cp ? &gr->cp : NULL, 0, 0};
+                                   gr->has_cp ? &gr->cp : NULL, gr->coupled, gr->clock_offset};
     }
     *out = it;
     return 0;
