@@ -4,18 +4,13 @@
 #include "lumosim/job.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct entry {
-    const char *group; /* "" = world */
-    int64_t seq;
-    uint32_t gpu, node;
-} entry;
-
 static int cmp_entry(const void *x, const void *y)
 {
-    const entry *a = x, *b = y;
+    const lsim_job_entry *a = x, *b = y;
     int c = strcmp(a->group, b->group);
     if (c) return c;
     if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
@@ -31,7 +26,9 @@ static int cmp_ns(const void *x, const void *y)
 
 static int is_p2p(uint8_t k) { return k == LSIM_COLL_SENDRECV || k == LSIM_COLL_SEND || k == LSIM_COLL_RECV; }
 
-static int rank_of(lsim_graph *const *g, uint32_t i) { return g[i]->rank >= 0 ? g[i]->rank : (int)i; }
+static int rank_of(const int32_t *ranks, uint32_t i) { return ranks && ranks[i] >= 0 ? ranks[i] : (int)i; }
+
+static const char *src_of(const char *const *sources, uint32_t i) { return sources && sources[i] ? sources[i] : "job"; }
 
 void lsim_job_free(lsim_job *j)
 {
@@ -50,46 +47,105 @@ void lsim_job_free(lsim_job *j)
     free(j);
 }
 
+int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
+                     uint64_t *p2p, lsim_err *err)
+{
+    size_t ne = 0;
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t v = 0; v < g[i]->n; v++)
+            if ((g[i]->flags[v] & LSIM_NF_COLL) && g[i]->coll[v] >= 0) ne++;
+    lsim_job_entry *e = calloc(ne ? ne : 1, sizeof *e);
+    if (!e) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    ne = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t v = 0; v < g[i]->n; v++) {
+            if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
+            const lsim_coll_info *c = &g[i]->colls[g[i]->coll[v]];
+            if (is_p2p(c->kind)) {
+                if (p2p) (*p2p)++;
+                continue;
+            }
+            lsim_job_entry *x = &e[ne++];
+            const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
+            snprintf(x->group, sizeof x->group, "%s", grp ? grp : "");
+            x->seq = c->seq;
+            x->gpu = gpu_ids ? gpu_ids[i] : (uint32_t)i;
+            x->node = v;
+            x->kind = c->kind;
+            x->group_size = c->group_size;
+            x->bytes = c->bytes;
+            x->obs_start = g[i]->obs_start[v];
+            x->obs_end = g[i]->obs_end[v];
+        }
+    *out = e;
+    *nout = ne;
+    return 0;
+}
+
 int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err)
 {
+    lsim_job_entry *e = NULL;
+    size_t ne = 0;
+    uint64_t p2p = 0;
+    int32_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    const char **src = malloc((n ? n : 1) * sizeof *src);
+    size_t *nodes = malloc((n ? n : 1) * sizeof *nodes);
     int rc = 0;
-    entry *ents = NULL;
+    if (!ranks || !src || !nodes) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ranks[i] = g[i]->rank;
+        src[i] = g[i]->source;
+        nodes[i] = g[i]->n;
+    }
+    if ((rc = lsim_job_entries(g, NULL, n, &e, &ne, &p2p, err))) goto cleanup;
+    if ((rc = lsim_job_from_entries(e, ne, n, ranks, src, nodes, out, err))) goto cleanup;
+    (*out)->graphs = g;
+    (*out)->uncoupled_p2p = p2p;
+cleanup:
+    free(e);
+    free(ranks);
+    free(src);
+    free(nodes);
+    return rc;
+}
+
+int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
+                          const size_t *node_count, lsim_job **out, lsim_err *err)
+{
+    int rc = 0;
     lsim_ns *tmp = NULL, **diffs = NULL;
     size_t *ndiff = NULL;
     lsim_job *j = calloc(1, sizeof *j);
     *out = NULL;
     if (!j) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
     j->ngpus = n;
-    j->graphs = g;
-    size_t ne = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t v = 0; v < g[i]->n; v++)
-            if ((g[i]->flags[v] & LSIM_NF_COLL) && g[i]->coll[v] >= 0) ne++;
-    ents = malloc((ne ? ne : 1) * sizeof *ents);
+    j->graphs = NULL;
     j->inst_of = calloc(n, sizeof *j->inst_of);
     j->obs_wait = calloc(n, sizeof *j->obs_wait);
     j->clock_offset = calloc(n ? n : 1, sizeof *j->clock_offset);
     diffs = calloc(n ? n : 1, sizeof *diffs);
     ndiff = calloc(n ? n : 1, sizeof *ndiff);
-    if (!ents || !j->inst_of || !j->obs_wait || !j->clock_offset || !diffs || !ndiff) goto nomem;
-    ne = 0;
+    if (!j->inst_of || !j->obs_wait || !j->clock_offset || !diffs || !ndiff) goto nomem;
     for (uint32_t i = 0; i < n; i++) {
-        j->inst_of[i] = malloc((g[i]->n ? g[i]->n : 1) * sizeof **j->inst_of);
-        j->obs_wait[i] = calloc(g[i]->n ? g[i]->n : 1, sizeof **j->obs_wait);
-        diffs[i] = malloc((g[i]->n ? g[i]->n : 1) * sizeof **diffs);
-        if (!j->inst_of[i] || !j->obs_wait[i] || !diffs[i]) goto nomem;
-        for (size_t v = 0; v < g[i]->n; v++) j->inst_of[i][v] = -1;
-        for (uint32_t v = 0; v < g[i]->n; v++) {
-            if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
-            const lsim_coll_info *c = &g[i]->colls[g[i]->coll[v]];
-            if (is_p2p(c->kind)) {
-                j->uncoupled_p2p++;
-                continue;
-            }
-            const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
-            ents[ne++] = (entry){grp ? grp : "", c->seq, i, v};
-        }
+        size_t nn = node_count ? node_count[i] : 0;
+        diffs[i] = malloc((ne ? ne : 1) * sizeof **diffs);
+        if (!diffs[i]) goto nomem;
+        if (!nn) continue; /* a GPU of another MPI rank: no per-node arrays here */
+        j->inst_of[i] = malloc(nn * sizeof **j->inst_of);
+        j->obs_wait[i] = calloc(nn, sizeof **j->obs_wait);
+        if (!j->inst_of[i] || !j->obs_wait[i]) goto nomem;
+        for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
     }
+    for (size_t q = 0; q < ne; q++)
+        if (ents[q].gpu >= n || (node_count && node_count[ents[q].gpu] && ents[q].node >= node_count[ents[q].gpu])) {
+            rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
+            goto cleanup;
+        }
     qsort(ents, ne, sizeof *ents, cmp_entry);
     /* instances */
     size_t ninst = 0;
@@ -110,17 +166,14 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
             j->ngroups++;
             last_group = ents[k].group;
         }
-        const entry *x = &ents[k];
-        const lsim_graph *g0 = g[x->gpu];
-        const lsim_coll_info *c0 = &g0->colls[g0->coll[x->node]];
+        const lsim_job_entry *x = &ents[k];
         const char *gname = *x->group ? x->group : "world";
         /* membership: the world group is every GPU; a named group its size */
-        size_t want = *x->group ? (c0->group_size > 0 ? (size_t)c0->group_size : e - k) : n;
+        size_t want = *x->group ? (x->group_size > 0 ? (size_t)x->group_size : e - k) : n;
         for (size_t a = k + 1; a < e; a++)
             if (ents[a].gpu == ents[a - 1].gpu) {
-                rc = lsim_err_set(err, LSIM_ETRACE, "%s and %s: collective #%lld on group %s appears twice on rank %d",
-                                  g[ents[a].gpu]->source, g[ents[a].gpu]->source, (long long)x->seq, gname,
-                                  rank_of(g, ents[a].gpu));
+                rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s appears twice on rank %d",
+                                  src_of(sources, ents[a].gpu), (long long)x->seq, gname, rank_of(ranks, ents[a].gpu));
                 goto cleanup;
             }
         if (e - k != want) {
@@ -133,57 +186,54 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
             if (missing != UINT32_MAX)
                 rc = lsim_err_set(err, LSIM_ETRACE,
                                   "%s: collective #%lld (%s) on the world group is on rank %d (%s) but missing on rank %d",
-                                  g[missing]->source, (long long)x->seq, lsim_coll_kind_name((lsim_coll_kind)c0->kind),
-                                  rank_of(g, x->gpu), g0->source, rank_of(g, missing));
+                                  src_of(sources, missing), (long long)x->seq, lsim_coll_kind_name((lsim_coll_kind)x->kind),
+                                  rank_of(ranks, x->gpu), src_of(sources, x->gpu), rank_of(ranks, missing));
             else
                 rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s has %zu participants, the group has %zu",
-                                  g0->source, (long long)x->seq, gname, e - k, want);
+                                  src_of(sources, x->gpu), (long long)x->seq, gname, e - k, want);
             goto cleanup;
         }
         /* agreement on kind and size */
         lsim_ns last_start = INT64_MIN;
         lsim_ns transfer = 0;
         for (size_t a = k; a < e; a++) {
-            const lsim_graph *ga = g[ents[a].gpu];
-            uint32_t v = ents[a].node;
-            const lsim_coll_info *ca = &ga->colls[ga->coll[v]];
-            int generic = ca->kind == LSIM_COLL_GENERIC || ca->kind == LSIM_COLL_OTHER || c0->kind == LSIM_COLL_GENERIC ||
-                          c0->kind == LSIM_COLL_OTHER;
-            if (ca->kind != c0->kind && !generic) {
+            const lsim_job_entry *ea = &ents[a];
+            int generic = ea->kind == LSIM_COLL_GENERIC || ea->kind == LSIM_COLL_OTHER || x->kind == LSIM_COLL_GENERIC ||
+                          x->kind == LSIM_COLL_OTHER;
+            if (ea->kind != x->kind && !generic) {
                 rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s is %s on rank %d but %s on rank %d (%s)",
-                                  ga->source, (long long)x->seq, gname, lsim_coll_kind_name((lsim_coll_kind)ca->kind),
-                                  rank_of(g, ents[a].gpu), lsim_coll_kind_name((lsim_coll_kind)c0->kind),
-                                  rank_of(g, x->gpu), g0->source);
+                                  src_of(sources, ea->gpu), (long long)x->seq, gname,
+                                  lsim_coll_kind_name((lsim_coll_kind)ea->kind), rank_of(ranks, ea->gpu),
+                                  lsim_coll_kind_name((lsim_coll_kind)x->kind), rank_of(ranks, x->gpu),
+                                  src_of(sources, x->gpu));
                 goto cleanup;
             }
-            if (ca->bytes >= 0 && c0->bytes >= 0 && ca->bytes != c0->bytes) {
+            if (ea->bytes >= 0 && x->bytes >= 0 && ea->bytes != x->bytes) {
                 rc = lsim_err_set(err, LSIM_ETRACE,
                                   "%s: collective #%lld on group %s moves %lld bytes on rank %d but %lld on rank %d (%s)",
-                                  ga->source, (long long)x->seq, gname, (long long)ca->bytes, rank_of(g, ents[a].gpu),
-                                  (long long)c0->bytes, rank_of(g, x->gpu), g0->source);
+                                  src_of(sources, ea->gpu), (long long)x->seq, gname, (long long)ea->bytes,
+                                  rank_of(ranks, ea->gpu), (long long)x->bytes, rank_of(ranks, x->gpu),
+                                  src_of(sources, x->gpu));
                 goto cleanup;
             }
             /* the participant that arrived last waited least: its duration
              * is the transfer (ties: the shorter) */
-            if (ga->obs_start[v] > last_start ||
-                (ga->obs_start[v] == last_start && ga->obs_end[v] - ga->obs_start[v] < transfer)) {
-                last_start = ga->obs_start[v];
-                transfer = ga->obs_end[v] - ga->obs_start[v];
+            lsim_ns d = ea->obs_end - ea->obs_start;
+            if (ea->obs_start > last_start || (ea->obs_start == last_start && d < transfer)) {
+                last_start = ea->obs_start;
+                transfer = d;
             }
-            j->part_gpu[a] = ents[a].gpu;
-            j->part_node[a] = v;
-            j->inst_of[ents[a].gpu][v] = (int32_t)inst;
-            tmp[a - k] = ga->obs_end[v];
+            j->part_gpu[a] = ea->gpu;
+            j->part_node[a] = ea->node;
+            if (j->inst_of[ea->gpu]) j->inst_of[ea->gpu][ea->node] = (int32_t)inst;
+            tmp[a - k] = ea->obs_end;
         }
         j->part_off[inst] = k;
         j->transfer[inst] = transfer;
         /* clock: each participant's end against the median end */
         qsort(tmp, e - k, sizeof *tmp, cmp_ns);
         lsim_ns med = tmp[(e - k) / 2];
-        for (size_t a = k; a < e; a++) {
-            uint32_t i = ents[a].gpu;
-            diffs[i][ndiff[i]++] = g[i]->obs_end[ents[a].node] - med;
-        }
+        for (size_t a = k; a < e; a++) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
         inst++;
         k = e;
     }
@@ -194,18 +244,20 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
         qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
         j->clock_offset[i] = diffs[i][ndiff[i] / 2];
     }
-    /* observed waiting, on the aligned clocks */
+    /* observed waiting, on the aligned clocks (local GPUs only) */
     for (size_t q = 0; q < j->ninst; q++) {
         lsim_ns last = INT64_MIN;
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            lsim_ns s = g[j->part_gpu[a]]->obs_start[j->part_node[a]] - j->clock_offset[j->part_gpu[a]];
+            const lsim_job_entry *ea = &ents[a];
+            lsim_ns s = ea->obs_start - j->clock_offset[ea->gpu];
             if (s > last) last = s;
         }
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            uint32_t i = j->part_gpu[a], v = j->part_node[a];
-            lsim_ns w = last - (g[i]->obs_start[v] - j->clock_offset[i]);
-            lsim_ns d = g[i]->obs_end[v] - g[i]->obs_start[v];
-            j->obs_wait[i][v] = w < 0 ? 0 : w > d ? d : w;
+            const lsim_job_entry *ea = &ents[a];
+            if (!j->obs_wait[ea->gpu]) continue;
+            lsim_ns w = last - (ea->obs_start - j->clock_offset[ea->gpu]);
+            lsim_ns d = ea->obs_end - ea->obs_start;
+            j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
         }
     }
     *out = j;
@@ -219,17 +271,16 @@ cleanup:
     free(diffs);
     free(ndiff);
     free(tmp);
-    free(ents);
     lsim_job_free(j);
     return rc;
 }
 
 void lsim_job_align_clocks(lsim_job *j)
 {
-    for (size_t i = 0; i < j->ngpus; i++) {
+    for (size_t i = 0; j->graphs && i < j->ngpus; i++) {
         lsim_graph *g = j->graphs[i];
         lsim_ns off = j->clock_offset[i];
-        if (!off) continue;
+        if (!off || !g) continue;
         for (size_t v = 0; v < g->n; v++)
             if (g->release[v] != INT64_MIN) g->release[v] -= off;
         g->t0 -= off;

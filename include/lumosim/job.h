@@ -34,7 +34,8 @@
 
 typedef struct lsim_job {
     size_t ngpus;
-    lsim_graph *const *graphs;   /* borrowed */
+    lsim_graph *const *graphs;   /* borrowed; NULL (or NULL entries) for GPUs
+                                    simulated by other MPI ranks */
     /* instances: participants [part_off[k], part_off[k+1]) */
     size_t ninst;
     uint64_t *part_off;
@@ -49,6 +50,28 @@ typedef struct lsim_job {
 } lsim_job;
 
 int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err *err);
+
+/* The same in two steps, for GPUs spread over MPI ranks: each rank lists the
+ * collective kernels of its own graphs (gpu_ids: their global GPU indices,
+ * NULL = 0..n-1), the ranks exchange the lists, and every rank matches the
+ * whole job from them. node_count[i] > 0 for GPUs whose per-node arrays
+ * (inst_of, obs_wait) this process needs, 0 for the others; ranks[i] and
+ * sources[i] name GPU i in errors (either may be NULL). The entries are
+ * sorted in place. Local. */
+typedef struct lsim_job_entry {
+    char group[64];       /* process-group name, "" = world */
+    int64_t seq;
+    uint32_t gpu, node;
+    uint8_t kind;
+    int32_t group_size;
+    int64_t bytes;
+    lsim_ns obs_start, obs_end;
+} lsim_job_entry;
+
+int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
+                     uint64_t *p2p, lsim_err *err);
+int lsim_job_from_entries(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
+                          const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err);
 void lsim_job_free(lsim_job *j);
 
 /* Shift each GPU's release times by -clock_offset (in place, once). */
