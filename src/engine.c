@@ -306,3 +306,37 @@ cleanup:
     free(s.h.node);
     return rc;
 }
+
+/* ------------------------------------------------- stepping from outside */
+
+void lsim_engine_reset(lsim_engine *e)
+{
+    const lsim_graph *g = e->g;
+    e->hn = 0;
+    e->events = 0;
+    for (size_t v = 0; v < g->n; v++) e->indeg[v] = (uint32_t)(g->in_off[v + 1] - g->in_off[v]);
+}
+
+int lsim_engine_is_root(const lsim_engine *e, uint32_t v) { return e->indeg[v] == 0; }
+
+void lsim_engine_resolve(lsim_engine *e, uint32_t v) { resolve(e, v); }
+
+void lsim_engine_set_end(lsim_engine *e, uint32_t v, lsim_ns end)
+{
+    e->end[v] = end;
+    e->bind_end[v] = -1;
+}
+
+size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready)
+{
+    const lsim_graph *g = e->g;
+    size_t n = 0;
+    e->events++;
+    for (uint64_t k = g->out_off[v]; k < g->out_off[v + 1]; k++) {
+        uint32_t w = g->out_dst[k];
+        if (--e->indeg[w] == 0) ready[n++] = w;
+    }
+    return n;
+}
+
+const lsim_graph *lsim_engine_graph(const lsim_engine *e) { return e->g; }

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "cli.h"
+#include "lumosim/pdes.h"
 
 static double now_s(void)
 {
@@ -225,12 +226,105 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     return 0;
 }
 
+/* Under mpirun, the ranks of one job: this process holds GPUs
+ * [first, first + run->n) of `total`. Collective over MPI_COMM_WORLD. */
+static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, size_t first, size_t total, lsim_ns lookahead,
+                            lsim_err *err)
+{
+    int rc = 0, np = 1, me = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    lsim_job_entry *mine = NULL, *all = NULL;
+    size_t nmine = 0;
+    uint64_t p2p = 0;
+    uint32_t *gid = malloc((run->n ? run->n : 1) * sizeof *gid);
+    size_t *nodes = calloc(total ? total : 1, sizeof *nodes);
+    int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
+    lsim_graph **gtab = calloc(total ? total : 1, sizeof *gtab);
+    if (!gid || !nodes || !cnt || !dsp || !gtab) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < run->n; i++) {
+        gid[i] = (uint32_t)(first + i);
+        nodes[first + i] = run->graphs[i]->n;
+        gtab[first + i] = run->graphs[i];
+    }
+    if (!rc) rc = lsim_job_entries(run->graphs, gid, run->n, &mine, &nmine, &p2p, err);
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    /* every rank gets every GPU's collective list and matches the whole job */
+    int mybytes = (int)(nmine * sizeof *mine);
+    MPI_Allgather(&mybytes, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+    long long sum = 0;
+    for (int r = 0; r < np; r++) {
+        dsp[r] = (int)sum;
+        sum += cnt[r];
+    }
+    all = malloc(sum ? (size_t)sum : 1);
+    rc = all ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    MPI_Allgatherv(mine, mybytes, MPI_BYTE, all, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
+    rc = lsim_job_from_entries(all, (size_t)sum / sizeof *all, total, NULL, NULL, nodes, &run->job, err);
+    if (!rc) {
+        run->job->graphs = gtab;
+        run->job->uncoupled_p2p = p2p;
+        lsim_job_align_clocks(run->job);
+        run->engines = calloc(run->n ? run->n : 1, sizeof *run->engines);
+        run->reps = calloc(run->n ? run->n : 1, sizeof *run->reps);
+        run->cps = calloc(run->n ? run->n : 1, sizeof *run->cps);
+        run->items = calloc(run->n ? run->n : 1, sizeof *run->items);
+        run->waits = calloc(run->n ? run->n : 1, sizeof *run->waits);
+        if (!run->engines || !run->reps || !run->cps || !run->items || !run->waits)
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < run->n; i++) {
+        lsim_graph *g = run->graphs[i];
+        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+        if (!rc) rc = lsim_engine_new(g, &run->engines[i], err);
+        if (!rc && !(run->waits[i] = malloc((g->n ? g->n : 1) * sizeof **run->waits)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    }
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    lsim_pdes_stats st;
+    rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, lookahead, &st, err);
+    if (!rc && o->stats && me == 0)
+        fprintf(stderr,
+                "lumosim: stats: parallel engine on %d ranks: lookahead %lld ns, %llu windows, %llu arrival messages, "
+                "%llu allreduces, %llu allgathers\n",
+                np, (long long)st.lookahead, (unsigned long long)st.windows, (unsigned long long)st.messages,
+                (unsigned long long)st.allreduces, (unsigned long long)st.allgathers);
+    for (size_t i = 0; !rc && i < run->n; i++) {
+        lsim_graph *g = run->graphs[i];
+        const lsim_engine *e = run->engines[i];
+        rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, run->job->obs_wait[gid[i]],
+                                     run->waits[i], &run->reps[i], err);
+        if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &run->cps[i], err);
+        run->items[i] = (lsim_replay_item){g,
+                                           &run->reps[i],
+                                           lsim_engine_start(e),
+                                           lsim_engine_end(e),
+                                           lsim_engine_bind_start(e),
+                                           lsim_engine_bind_end(e),
+                                           o->critical ? &run->cps[i] : NULL,
+                                           1,
+                                           run->job->clock_offset[gid[i]]};
+    }
+cleanup:
+    if (run->job) run->job->graphs = NULL;
+    free(gtab);
+    free(mine);
+    free(all);
+    free(gid);
+    free(nodes);
+    free(cnt);
+    free(dsp);
+    return rc;
+}
+
 int lsim_cli_sim(int argc, char **argv)
 {
     lsim_cli_opts o;
     lsim_cli_opts_default(&o);
     const char *out = NULL, *run_name = "sim", *job = NULL;
     int replace = 0, status = 0;
+    lsim_ns lookahead = 0;
     lsim_err err = {0};
     lsim_cli_run run = {0};
     lsim_store_run *stored = NULL;
@@ -255,6 +349,10 @@ int lsim_cli_sim(int argc, char **argv)
         }
         if (!strcmp(a, "--replace")) {
             replace = 1;
+            continue;
+        }
+        if (!strcmp(a, "--lookahead-ns") && i + 1 < argc) { /* testing: force a lookahead */
+            lookahead = strtoll(argv[++i], NULL, 10);
             continue;
         }
         if (a[0] == '-' && a[1]) {
@@ -285,6 +383,7 @@ int lsim_cli_sim(int argc, char **argv)
     }
     double t0 = now_s();
     int rc = 0;
+    size_t gfirst = 0, gtotal = 0;
     lsim_store_kind kind = lsim_store_probe(job);
     if (kind != LSIM_STORE_GRAPHS)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: %s", job,
@@ -298,6 +397,8 @@ int lsim_cli_sim(int argc, char **argv)
         if (m.on) {
             rc = lsim_store_count_gpus(job, &total, &err);
             if (!rc) block(&m, total, &first, &count);
+            gfirst = first;
+            gtotal = total;
             rc = agree(&m, rc);
             if (!rc) rc = lsim_store_read_graphs_mpi(job, MPI_COMM_WORLD, first, count, &gs, &ng, &err);
         } else {
@@ -313,23 +414,20 @@ int lsim_cli_sim(int argc, char **argv)
             lsim_store_free_graphs(gs, ng);
         }
     }
+    int coupled = 0;
     if (!rc && m.on && !o.independent) {
-        /* the ranks of one job are coupled through their collectives; the
-         * parallel coupled engine is not written yet, so say so instead of
-         * silently simulating each rank's GPUs alone */
+        /* the ranks of one job are coupled through their collectives: the
+         * parallel engine simulates them together */
         int job_like = 1, all = 0;
         for (size_t i = 0; i < run.n; i++)
             if (run.graphs[i]->world_size < 2 || run.graphs[i]->rank < 0 || run.graphs[i]->latency != LSIM_LAT_MODEL)
                 job_like = 0;
         MPI_Allreduce(&job_like, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (all)
-            rc = lsim_err_set(&err, LSIM_EARG,
-                              "%s: the GPUs of one job are simulated together; under mpirun that needs the parallel "
-                              "coupled engine, which is not available yet: run sim without mpirun, or add --independent",
-                              job);
+        coupled = all;
     }
-    if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
-    rc = agree(&m, rc);
+    if (coupled) rc = sim_parallel_job(&o, &run, gfirst, gtotal, lookahead, &err);
+    else if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
+    rc = m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, &err) : rc;
     double t1 = now_s();
     if (!rc && out) {
         const char *phases[] = {"load_and_simulate"};
@@ -352,7 +450,7 @@ int lsim_cli_sim(int argc, char **argv)
         }
     }
     if (rc) {
-        if (!m.on || m.rank == 0 || err.msg[0]) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        if (m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
     free(items);

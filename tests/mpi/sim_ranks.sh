@@ -11,6 +11,7 @@ shift
 launcher=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do launcher="$launcher $1"; shift; done
 shift
+for a in "$@"; do [ -e "$a" ] || { echo "$a missing: skipped"; exit 77; }; done
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "sim_ranks np=$np: $*"; exit 1; }

@@ -1,0 +1,294 @@
+/* The conservative parallel engine: windows bounded by the lookahead, only
+ * collective arrivals cross ranks (see include/lumosim/pdes.h). */
+#include "lumosim/pdes.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
+{
+    int me = 0, worst = rc, src;
+    MPI_Comm_rank(comm, &me);
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm);
+    if (!worst) return 0;
+    int mine = rc ? me : INT_MAX;
+    MPI_Allreduce(&mine, &src, 1, MPI_INT, MPI_MIN, comm);
+    char msg[LSIM_ERR_LEN];
+    if (me == src) memcpy(msg, err->msg, sizeof msg);
+    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, src, comm);
+    msg[sizeof msg - 1] = '\0';
+    memcpy(err->msg, msg, sizeof msg);
+    err->code = worst;
+    return worst;
+}
+
+typedef struct pheap { /* local events, ordered by (start, global GPU, node) */
+    uint32_t *loc, *node;
+    size_t n;
+    lsim_engine *const *e;
+    const uint32_t *gid;
+} pheap;
+
+static inline int before(const pheap *h, uint32_t la, uint32_t va, uint32_t lb, uint32_t vb)
+{
+    lsim_ns sa = lsim_engine_start(h->e[la])[va], sb = lsim_engine_start(h->e[lb])[vb];
+    if (sa != sb) return sa < sb;
+    if (h->gid[la] != h->gid[lb]) return h->gid[la] < h->gid[lb];
+    return va < vb;
+}
+
+static void push(pheap *h, uint32_t l, uint32_t v)
+{
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(h, l, v, h->loc[p], h->node[p])) break;
+        h->loc[i] = h->loc[p];
+        h->node[i] = h->node[p];
+        i = p;
+    }
+    h->loc[i] = l;
+    h->node[i] = v;
+}
+
+static void pop(pheap *h, uint32_t *l, uint32_t *v)
+{
+    *l = h->loc[0];
+    *v = h->node[0];
+    uint32_t ll = h->loc[--h->n], lv = h->node[h->n];
+    size_t i = 0, n = h->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(h, h->loc[c + 1], h->node[c + 1], h->loc[c], h->node[c])) c++;
+        if (!before(h, h->loc[c], h->node[c], ll, lv)) break;
+        h->loc[i] = h->loc[c];
+        h->node[i] = h->node[c];
+        i = c;
+    }
+    if (n) {
+        h->loc[i] = ll;
+        h->node[i] = lv;
+    }
+}
+
+typedef struct pstate {
+    const lsim_job *j;
+    lsim_engine *const *e;
+    lsim_ns *const *waits;
+    const uint32_t *gid;
+    int32_t *local_of;        /* global GPU -> local index or -1 */
+    uint32_t *arrived;        /* per instance, all ranks' arrivals known here */
+    lsim_ns *max_arrival;
+    uint8_t *remote;          /* per instance: has participants on other ranks */
+    int64_t *out;             /* outgoing (instance, time) pairs */
+    size_t nout, capout;
+    lsim_ns lookahead;
+    lsim_err *err;
+    int violation;
+    pheap h;
+} pstate;
+
+/* All arrivals of instance k are known: its local participants end. */
+static void complete(pstate *s, size_t k)
+{
+    lsim_ns end = s->max_arrival[k] + s->j->transfer[k];
+    for (uint64_t p = s->j->part_off[k]; p < s->j->part_off[k + 1]; p++) {
+        int32_t l = s->local_of[s->j->part_gpu[p]];
+        if (l < 0) continue;
+        uint32_t v = s->j->part_node[p];
+        lsim_engine *e = s->e[l];
+        if (s->waits) s->waits[l][v] = s->max_arrival[k] - lsim_engine_start(e)[v];
+        lsim_engine_set_end(e, v, end);
+        push(&s->h, (uint32_t)l, v);
+    }
+}
+
+static void arrive(pstate *s, size_t k, lsim_ns t)
+{
+    if (t > s->max_arrival[k]) s->max_arrival[k] = t;
+    if (++s->arrived[k] == s->j->part_off[k + 1] - s->j->part_off[k]) complete(s, k);
+}
+
+static int ready(pstate *s, uint32_t l, uint32_t v)
+{
+    lsim_engine *e = s->e[l];
+    lsim_engine_resolve(e, v);
+    int32_t k = s->j->inst_of[s->gid[l]][v];
+    if (k < 0) {
+        push(&s->h, l, v);
+        return 0;
+    }
+    lsim_ns t = lsim_engine_start(e)[v];
+    if (s->remote[k]) {
+        /* a message: its instance must not complete before the window ends */
+        if (s->j->transfer[k] < s->lookahead && !s->violation) {
+            s->violation = 1;
+            lsim_err_set(s->err, LSIM_EINTERNAL,
+                         "%s: lookahead violated: collective instance %d transfers in %lld ns, less than the lookahead "
+                         "of %lld ns (it would complete inside a window already simulated)",
+                         lsim_engine_graph(e)->source, k, (long long)s->j->transfer[k], (long long)s->lookahead);
+        }
+        if (s->nout + 2 > s->capout) {
+            size_t nc = s->capout ? s->capout * 2 : 256;
+            int64_t *no = realloc(s->out, nc * sizeof *no);
+            if (!no) return LSIM_ENOMEM;
+            s->out = no;
+            s->capout = nc;
+        }
+        s->out[s->nout++] = k;
+        s->out[s->nout++] = t;
+    }
+    arrive(s, (size_t)k, t);
+    return 0;
+}
+
+int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_engine *const *e, size_t nlocal,
+                  lsim_ns *const *waits, lsim_ns lookahead_ns, lsim_pdes_stats *st, lsim_err *err)
+{
+    int rc = 0, me = 0, np = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    memset(st, 0, sizeof *st);
+    pstate s;
+    memset(&s, 0, sizeof s);
+    s.j = j;
+    s.e = e;
+    s.waits = waits;
+    s.gid = gid;
+    s.err = err;
+    size_t total = 0, maxdeg = 1;
+    for (size_t l = 0; l < nlocal; l++) {
+        const lsim_graph *g = lsim_engine_graph(e[l]);
+        total += g->n;
+        for (size_t v = 0; v < g->n; v++)
+            if (g->out_off[v + 1] - g->out_off[v] > maxdeg) maxdeg = g->out_off[v + 1] - g->out_off[v];
+    }
+    uint32_t *rbuf = malloc(maxdeg * sizeof *rbuf);
+    int *counts = malloc((size_t)np * sizeof *counts), *displs = malloc((size_t)np * sizeof *displs);
+    int64_t *in = NULL;
+    s.local_of = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
+    s.arrived = calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
+    s.max_arrival = malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
+    s.remote = calloc(j->ninst ? j->ninst : 1, 1);
+    s.h.loc = malloc((total ? total : 1) * sizeof *s.h.loc);
+    s.h.node = malloc((total ? total : 1) * sizeof *s.h.node);
+    s.h.e = e;
+    s.h.gid = gid;
+    int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
+                     !s.h.loc || !s.h.node;
+    int any_fail = 0;
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
+    if (any_fail) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine (on some rank)");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < j->ngpus; i++) s.local_of[i] = -1;
+    for (size_t l = 0; l < nlocal; l++) s.local_of[gid[l]] = (int32_t)l;
+    /* lookahead: the shortest transfer of any instance that crosses ranks */
+    lsim_ns L = INT64_MAX;
+    for (size_t k = 0; k < j->ninst; k++) {
+        s.max_arrival[k] = INT64_MIN;
+        int nl = 0;
+        uint64_t n = j->part_off[k + 1] - j->part_off[k];
+        for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++)
+            if (s.local_of[j->part_gpu[p]] >= 0) nl++;
+        s.remote[k] = (uint64_t)nl < n; /* every rank computes the same job: same L */
+        if (j->transfer[k] < L) L = j->transfer[k];
+    }
+    if (L == INT64_MAX) L = 1000000000; /* no collectives at all */
+    if (L < 1) L = 1;
+    s.lookahead = lookahead_ns > 0 ? lookahead_ns : L;
+    st->lookahead = s.lookahead;
+    for (size_t l = 0; l < nlocal; l++) lsim_engine_reset(e[l]);
+    for (size_t l = 0; l < nlocal && !rc; l++) {
+        const lsim_graph *g = lsim_engine_graph(e[l]);
+        if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
+        for (uint32_t v = 0; v < g->n && !rc; v++)
+            if (lsim_engine_is_root(e[l], v)) rc = ready(&s, (uint32_t)l, v);
+    }
+    uint64_t done = 0;
+    for (;;) {
+        /* T: the earliest pending event of any rank; everyone agrees on
+         * failures here too, so no rank waits for one that stopped */
+        int64_t mine[2] = {s.h.n ? lsim_engine_start(e[s.h.loc[0]])[s.h.node[0]] : INT64_MAX,
+                           rc || s.violation ? 1 : 0};
+        int64_t all[2];
+        int64_t neg[2] = {mine[0], -mine[1]};
+        MPI_Allreduce(neg, all, 2, MPI_INT64_T, MPI_MIN, comm);
+        st->allreduces++;
+        if (all[1] < 0) {
+            if (s.violation) rc = LSIM_EINTERNAL;
+            break;
+        }
+        lsim_ns T = all[0];
+        if (T == INT64_MAX) break;
+        lsim_ns W = T > INT64_MAX - s.lookahead ? INT64_MAX : T + s.lookahead;
+        st->windows++;
+        while (s.h.n && lsim_engine_start(e[s.h.loc[0]])[s.h.node[0]] < W && !rc) {
+            uint32_t l, v;
+            pop(&s.h, &l, &v);
+            done++;
+            size_t nr = lsim_engine_release(e[l], v, rbuf);
+            for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, l, rbuf[k]);
+        }
+        /* exchange this window's arrivals */
+        int cnt = (int)s.nout;
+        MPI_Allgather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, comm);
+        st->allgathers++;
+        long long sum = 0;
+        for (int r = 0; r < np; r++) {
+            displs[r] = (int)sum;
+            sum += counts[r];
+        }
+        if (sum > INT_MAX) {
+            rc = lsim_err_set(err, LSIM_EINTERNAL, "too many collective arrivals in one window");
+            break;
+        }
+        int64_t *nin = realloc(in, (size_t)(sum ? sum : 1) * sizeof *in);
+        if (!nin) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory exchanging arrivals");
+            break;
+        }
+        in = nin;
+        MPI_Allgatherv(s.out, cnt, MPI_INT64_T, in, counts, displs, MPI_INT64_T, comm);
+        st->allgathers++;
+        st->messages += (uint64_t)sum / 2;
+        for (int r = 0; r < np; r++) {
+            if (r == me) continue; /* own arrivals were counted when made */
+            for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
+                size_t k = (size_t)in[q];
+                int has_local = 0;
+                for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1] && !has_local; p++)
+                    has_local = s.local_of[j->part_gpu[p]] >= 0;
+                if (has_local) arrive(&s, k, in[q + 1]);
+            }
+        }
+        s.nout = 0;
+    }
+    if (!rc) {
+        uint64_t all_done = 0, all_total = 0, t64 = total;
+        MPI_Allreduce(&done, &all_done, 1, MPI_UINT64_T, MPI_SUM, comm);
+        MPI_Allreduce(&t64, &all_total, 1, MPI_UINT64_T, MPI_SUM, comm);
+        st->allreduces += 2;
+        if (all_done != all_total)
+            rc = lsim_err_set(err, LSIM_EINTERNAL,
+                              "parallel engine: %llu of %llu nodes never became ready (collective orders do not agree)",
+                              (unsigned long long)(all_total - all_done), (unsigned long long)all_total);
+    }
+    rc = lsim_mpi_agree(comm, rc, err); /* the same message on every rank */
+cleanup:
+    free(rbuf);
+    free(counts);
+    free(displs);
+    free(in);
+    free(s.out);
+    free(s.local_of);
+    free(s.arrived);
+    free(s.max_arrival);
+    free(s.remote);
+    free(s.h.loc);
+    free(s.h.node);
+    return rc;
+}
