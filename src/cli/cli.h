@@ -23,6 +23,7 @@ typedef struct lsim_cli_opts {
     const char *html_out;    /* --html PATH or NULL (report) */
     const char *run_name;    /* --run NAME (report from a result archive) */
     int independent;         /* --independent: never couple ranks */
+    int replicate_from;      /* --replicate-from R, -1 if not given */
 } lsim_cli_opts;
 
 /* Everything one run produced, per input file. Owned; free with

@@ -49,7 +49,10 @@ static const char *USAGE_MAIN =
     "  --trace-out F    write the predicted trace (Chrome trace JSON, gzip if F\n"     \
     "                   ends in .gz) for Perfetto / chrome://tracing; marks the\n"     \
     "                   critical path\n"                                                \
-    "  --stats          print ingest/build/simulation figures to stderr\n"
+    "  --stats          print ingest/build/simulation figures to stderr\n"                  \
+    "  --independent    replay the ranks of one job each on its own\n"                    \
+    "  --replicate-from R  build every rank of the job from rank R's trace alone\n"       \
+    "                   (its graph copied per rank, collectives on the world group)\n"
 
 static const char *USAGE_REPLAY =
     "usage: lumosim replay [options] PATH...\n"

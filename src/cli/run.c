@@ -17,6 +17,7 @@ void lsim_cli_opts_default(lsim_cli_opts *o)
     lsim_build_opts_default(&o->bo);
     o->bo.release_events = 1; /* the CLI frees each trace right after its build */
     o->bin_ns = 1000000;
+    o->replicate_from = -1;
 }
 
 static const struct {
@@ -78,6 +79,16 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--independent")) o->independent = 1;
+    else if (is_opt(a, "--replicate-from")) {
+        if (!(v = opt_value(argc, argv, i, "--replicate-from"))) return -1;
+        char *e = NULL;
+        long x = strtol(v, &e, 10);
+        if (*e || x < 0 || x > 1000000) {
+            fprintf(stderr, "lumosim: error: --replicate-from takes a rank number\n");
+            return -1;
+        }
+        o->replicate_from = (int)x;
+    }
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (!strcmp(a, "--critical-path")) o->critical = 1;
     else if (is_opt(a, "--latency")) {
@@ -347,10 +358,32 @@ static int one_job(const lsim_cli_run *r)
 
 /* All ranks of one job together: collectives matched across GPUs, clocks
  * aligned, one joint run. */
+/* A job rebuilt from one rank (--replicate-from): every copy observed the
+ * same durations, and each of them includes that rank's waiting for its
+ * peers. The least biased transfer estimate the one trace gives for a
+ * collective is the shortest duration among that rank's collectives of the
+ * same kind and size (the instance where it waited least). */
+static void replicated_transfers(lsim_job *j, const lsim_graph *g)
+{
+    for (size_t k = 0; k < j->ninst; k++) {
+        uint32_t v0 = j->part_node[j->part_off[k]];
+        const lsim_coll_info *c0 = &g->colls[g->coll[v0]];
+        lsim_ns best = g->obs_end[v0] - g->obs_start[v0];
+        for (size_t v = 0; v < g->n; v++) {
+            if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
+            const lsim_coll_info *c = &g->colls[g->coll[v]];
+            if (c->kind != c0->kind || c->bytes != c0->bytes) continue;
+            if (g->obs_end[v] - g->obs_start[v] < best) best = g->obs_end[v] - g->obs_start[v];
+        }
+        j->transfer[k] = best;
+    }
+}
+
 static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
 {
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
+    if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
     lsim_job_align_clocks(r->job);
     r->waits = calloc(r->n, sizeof *r->waits);
     if (!r->waits) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -459,10 +492,54 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     return rc;
 }
 
+/* --replicate-from R: keep rank R's graph only and copy it to every rank of
+ * its world (the copies' collectives match by sequence on the world group). */
+static int replicate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
+{
+    size_t src = r->n;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->graphs[i]->rank == o->replicate_from) src = i;
+    if (src == r->n) return lsim_err_set(err, LSIM_EARG, "--replicate-from %d: no trace of rank %d among the inputs",
+                                         o->replicate_from, o->replicate_from);
+    int32_t w = r->graphs[src]->world_size;
+    if (w < 2) return lsim_err_set(err, LSIM_EARG, "%s: --replicate-from needs a trace that names its world size", r->paths[src]);
+    lsim_graph **ng = calloc((size_t)w, sizeof *ng);
+    char **np = calloc((size_t)w, sizeof *np);
+    int rc = ng && np ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (int32_t q = 0; q < w && !rc; q++) {
+        rc = lsim_graph_clone(r->graphs[src], &ng[q], err);
+        if (rc) break;
+        ng[q]->rank = q;
+        size_t len = strlen(r->paths[src]) + 64;
+        if (!(np[q] = malloc(len))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        else snprintf(np[q], len, "%s (copy as rank %d)", r->paths[src], q);
+    }
+    if (rc) {
+        for (int32_t q = 0; q < w; q++) {
+            if (ng) lsim_graph_free(ng[q]);
+            if (np) free(np[q]);
+        }
+        free(ng);
+        free(np);
+        return rc;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        lsim_graph_free(r->graphs[i]);
+        free(r->paths[i]);
+    }
+    free(r->graphs);
+    free(r->paths);
+    r->graphs = ng;
+    r->paths = np;
+    r->n = (size_t)w;
+    return 0;
+}
+
 int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
     int rc = lsim_cli_load(o, args, nargs, r, err);
     if (!rc && r->n == 0) rc = lsim_err_set(err, LSIM_ETRACE, "no traces to replay");
+    if (!rc && o->replicate_from >= 0) rc = replicate(o, r, err);
     if (!rc) rc = lsim_cli_simulate(o, r, err);
     return rc;
 }

@@ -42,4 +42,16 @@ bad unaligned_collectives "collective #[0-9]* on group world .*rank 1" "$tmp/job
 # --independent replays them one by one instead
 "$LUMOSIM" replay --independent --json "$M/rank0.json.gz" "$M/rank1.json.gz" >"$tmp/i.json" || fail "--independent"
 "$JSON_CHECK" "$tmp/i.json" "len(ranks)==2" || fail "--independent output"
-echo "ok: job accuracy and bad input"
+# 3. extrapolation from one rank: every rank rebuilt from rank R's trace; the
+#    job it predicts stays within 10 % of the real job for every R
+act=$(sed -n 's/.*"job":{"actual_ns":\([0-9]*\).*/\1/p' "$tmp/r.json")
+[ -n "$act" ] || fail "no job span in the report"
+for R in 0 3 5; do
+    "$LUMOSIM" replay --json --replicate-from $R "$M" >"$tmp/rep.json" || fail "--replicate-from $R failed"
+    pred=$(sed -n 's/.*"job":{"actual_ns":[0-9]*,"predicted_ns":\([0-9]*\).*/\1/p' "$tmp/rep.json")
+    "$JSON_CHECK" "$tmp/rep.json" "len(ranks)==8" "ranks.*.coupled==true" >/dev/null || fail "--replicate-from $R: not 8 coupled ranks"
+    awk -v p="$pred" -v a="$act" 'BEGIN { e = (p - a) / a; if (e < 0) e = -e; exit !(e <= 0.10) }' ||
+        fail "--replicate-from $R: predicted job $pred ns against $act ns"
+done
+bad replicate_missing "no trace of rank 9" --replicate-from 9 "$M"
+echo "ok: job accuracy, extrapolation and bad input"
