@@ -26,13 +26,13 @@ int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
 typedef struct pheap { /* local events, ordered by (start, global GPU, node) */
     uint32_t *loc, *node;
     size_t n;
-    lsim_engine *const *e;
+    const lsim_ns **S;     /* each local GPU's start array (stable) */
     const uint32_t *gid;
 } pheap;
 
 static inline int before(const pheap *h, uint32_t la, uint32_t va, uint32_t lb, uint32_t vb)
 {
-    lsim_ns sa = lsim_engine_start(h->e[la])[va], sb = lsim_engine_start(h->e[lb])[vb];
+    lsim_ns sa = h->S[la][va], sb = h->S[lb][vb];
     if (sa != sb) return sa < sb;
     if (h->gid[la] != h->gid[lb]) return h->gid[la] < h->gid[lb];
     return va < vb;
@@ -174,10 +174,11 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.remote = calloc(j->ninst ? j->ninst : 1, 1);
     s.h.loc = malloc((total ? total : 1) * sizeof *s.h.loc);
     s.h.node = malloc((total ? total : 1) * sizeof *s.h.node);
-    s.h.e = e;
+    s.h.S = malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
+    for (size_t l = 0; s.h.S && l < nlocal; l++) s.h.S[l] = lsim_engine_start(e[l]);
     s.h.gid = gid;
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
-                     !s.h.loc || !s.h.node;
+                     !s.h.loc || !s.h.node || !s.h.S;
     int any_fail = 0;
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
     if (any_fail) {
@@ -290,5 +291,6 @@ cleanup:
     free(s.remote);
     free(s.h.loc);
     free(s.h.node);
+    free(s.h.S);
     return rc;
 }
