@@ -59,6 +59,12 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
 int lsim_cli_expand(char **args, int nargs, lsim_cli_run *run, lsim_err *err);
 int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
 
+/* The report item of GPU i of run (engine, report and path already there). */
+lsim_replay_item lsim_cli_item(const lsim_cli_run *run, size_t i, int with_cp, int coupled, lsim_ns clock_offset);
+/* After a coupled run: metrics (with the waits) and critical path of local
+ * GPU i, which is GPU `gpu` of run->job; fills run->items[i]. */
+int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *run, size_t i, size_t gpu, lsim_err *err);
+
 int lsim_cli_build(int argc, char **argv);
 int lsim_cli_sim(int argc, char **argv);
 int lsim_cli_info(int argc, char **argv);

@@ -338,6 +338,27 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
     return rc;
 }
 
+lsim_replay_item lsim_cli_item(const lsim_cli_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset)
+{
+    const lsim_engine *e = r->engines[i];
+    return (lsim_replay_item){r->graphs[i],        &r->reps[i],
+                              lsim_engine_start(e), lsim_engine_end(e),
+                              lsim_engine_bind_start(e), lsim_engine_bind_end(e),
+                              with_cp ? &r->cps[i] : NULL, coupled,
+                              clock_offset};
+}
+
+int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *r, size_t i, size_t gpu, lsim_err *err)
+{
+    lsim_graph *g = r->graphs[i];
+    const lsim_engine *e = r->engines[i];
+    int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[gpu],
+                                     r->waits[i], &r->reps[i], err);
+    if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+    r->items[i] = lsim_cli_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);
+    return rc;
+}
+
 /* The inputs are the ranks of one job: each graph says its rank and the
  * world size, and together they are ranks 0..n-1 of a world of n. */
 static int one_job(const lsim_cli_run *r)
@@ -395,22 +416,7 @@ static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     }
     if (!rc) rc = lsim_job_run(r->job, r->engines, r->waits, err);
-    for (size_t i = 0; i < r->n && !rc; i++) {
-        lsim_graph *g = r->graphs[i];
-        const lsim_engine *e = r->engines[i];
-        rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[i],
-                                     r->waits[i], &r->reps[i], err);
-        if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
-        r->items[i] = (lsim_replay_item){g,
-                                         &r->reps[i],
-                                         lsim_engine_start(e),
-                                         lsim_engine_end(e),
-                                         lsim_engine_bind_start(e),
-                                         lsim_engine_bind_end(e),
-                                         o->critical ? &r->cps[i] : NULL,
-                                         1,
-                                         r->job->clock_offset[i]};
-    }
+    for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_cli_finish_gpu(o, r, i, i, err);
     return rc;
 }
 
@@ -478,15 +484,7 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
                     r->paths[i], sim, sim > 0 ? (double)lsim_engine_events(e) / 1e6 / sim : 0,
                     (double)peak_rss_kib() / 1024.0);
         }
-        r->items[i] = (lsim_replay_item){g,
-                                         &r->reps[i],
-                                         lsim_engine_start(e),
-                                         lsim_engine_end(e),
-                                         lsim_engine_bind_start(e),
-                                         lsim_engine_bind_end(e),
-                                         o->critical ? &r->cps[i] : NULL,
-                                         0,
-                                         0};
+        r->items[i] = lsim_cli_item(r, i, o->critical, 0, 0);
     }
     if (pg.on) fputs("\r\033[K", stderr);
     return rc;

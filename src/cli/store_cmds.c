@@ -290,22 +290,7 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, size_t fi
                 "%llu allreduces, %llu allgathers\n",
                 np, (long long)st.lookahead, (unsigned long long)st.windows, (unsigned long long)st.messages,
                 (unsigned long long)st.allreduces, (unsigned long long)st.allgathers);
-    for (size_t i = 0; !rc && i < run->n; i++) {
-        lsim_graph *g = run->graphs[i];
-        const lsim_engine *e = run->engines[i];
-        rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, run->job->obs_wait[gid[i]],
-                                     run->waits[i], &run->reps[i], err);
-        if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &run->cps[i], err);
-        run->items[i] = (lsim_replay_item){g,
-                                           &run->reps[i],
-                                           lsim_engine_start(e),
-                                           lsim_engine_end(e),
-                                           lsim_engine_bind_start(e),
-                                           lsim_engine_bind_end(e),
-                                           o->critical ? &run->cps[i] : NULL,
-                                           1,
-                                           run->job->clock_offset[gid[i]]};
-    }
+    for (size_t i = 0; !rc && i < run->n; i++) rc = lsim_cli_finish_gpu(o, run, i, gid[i], err);
 cleanup:
     if (run->job) run->job->graphs = NULL;
     free(gtab);
