@@ -18,7 +18,7 @@ static double mean(const double *v, uint32_t n)
     return n ? s / n : 0.0;
 }
 
-static void job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
+void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
 {
     lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
@@ -167,7 +167,7 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
                 g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
     }
     lsim_ns ja, jp;
-    job_span(items, n, &ja, &jp);
+    lsim_report_job_span(items, n, &ja, &jp);
     fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
 }
 
@@ -301,7 +301,7 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
         cJSON_AddItemToArray(ranks, r);
     }
     lsim_ns ja, jp;
-    job_span(items, n, &ja, &jp);
+    lsim_report_job_span(items, n, &ja, &jp);
     cJSON_AddItemToObject(doc, "job", span_json(ja, jp));
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;

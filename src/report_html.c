@@ -138,19 +138,6 @@ static double mean(const double *v, uint32_t n)
     return n ? s / n : 0.0;
 }
 
-static void job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
-{
-    lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        const lsim_rank_report *r = items[i].r;
-        if (r->window_actual_start < as) as = r->window_actual_start;
-        if (r->window_actual_start + r->window_actual > ae) ae = r->window_actual_start + r->window_actual;
-        if (r->window_predicted_start < ps) ps = r->window_predicted_start;
-        if (r->window_predicted_start + r->window_predicted > pe) pe = r->window_predicted_start + r->window_predicted;
-    }
-    *act = n ? ae - as : 0;
-    *pred = n ? pe - ps : 0;
-}
 
 /* ---- page frame ----------------------------------------------------------- */
 
@@ -666,7 +653,7 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
 
     /* summary */
     lsim_ns ja, jp;
-    job_span(items, n, &ja, &jp);
+    lsim_report_job_span(items, n, &ja, &jp);
     double je = lsim_rel_err(ja, jp);
     fputs("<div class=\"card\"><h3>Summary</h3>\n<p class=\"note\">Actual: what the trace recorded; predicted: what "
           "the replay produced. Error = (predicted &minus; actual) / actual.</p>\n",

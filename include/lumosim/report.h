@@ -29,6 +29,10 @@ typedef struct lsim_replay_item {
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n);
 
+/* The job's span over all items (earliest start to latest end of their
+ * windows), actual and predicted. */
+void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *actual, lsim_ns *predicted);
+
 /* Writes the JSON document; returns 0 or LSIM_ENOMEM / LSIM_EIO. */
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
                      lsim_err *err);
