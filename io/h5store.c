@@ -980,6 +980,17 @@ static void tmp_name(char *buf, size_t len, const char *path, long pid)
     snprintf(buf, len, "%s.tmp-%ld", path, pid);
 }
 
+/* MPI runs: every dataset transfer is collective (compressed datasets
+ * require it for writes). */
+static int collective_transfers(sctx *c)
+{
+    int rc = 0;
+    c->dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (c->dxpl < 0 || H5Pset_dxpl_mpio(c->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
+        rc = fail(c, LSIM_EIO, "cannot set up collective transfers");
+    return agree(c, rc);
+}
+
 /* Create PATH's temporary file (MPI: all ranks, name from rank 0's pid). */
 static int create_tmp(sctx *c, char *tmp, size_t tmplen)
 {
@@ -1013,12 +1024,7 @@ static int create_tmp(sctx *c, char *tmp, size_t tmplen)
         }
         rc = agree(c, rc);
     }
-    if (!rc && c->mpi) {
-        c->dxpl = H5Pcreate(H5P_DATASET_XFER);
-        if (c->dxpl < 0 || H5Pset_dxpl_mpio(c->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
-            rc = fail(c, LSIM_EIO, "cannot set up collective transfers");
-        rc = agree(c, rc);
-    }
+    if (!rc && c->mpi) rc = collective_transfers(c);
     if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
@@ -1160,12 +1166,7 @@ static int open_file(sctx *c)
         if (is <= 0 || c->file < 0) rc = fail(c, LSIM_EFORMAT, "not an HDF5 file or truncated");
         rc = agree(c, rc);
     }
-    if (!rc && c->mpi) {
-        c->dxpl = H5Pcreate(H5P_DATASET_XFER);
-        if (c->dxpl < 0 || H5Pset_dxpl_mpio(c->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
-            rc = fail(c, LSIM_EIO, "cannot set up collective transfers");
-        rc = agree(c, rc);
-    }
+    if (!rc && c->mpi) rc = collective_transfers(c);
     if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
@@ -2292,12 +2293,7 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
         c->file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
         rc = agree(c, c->file < 0 ? fail(c, LSIM_EIO, "cannot reopen %s", tmp) : 0);
     }
-    if (!rc && c->mpi) {
-        c->dxpl = H5Pcreate(H5P_DATASET_XFER);
-        if (c->dxpl < 0 || H5Pset_dxpl_mpio(c->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
-            rc = fail(c, LSIM_EIO, "cannot set up collective transfers");
-        rc = agree(c, rc);
-    }
+    if (!rc && c->mpi) rc = collective_transfers(c);
     if (!rc) {
         runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
         run = runs >= 0 ? H5Gcreate2(runs, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
