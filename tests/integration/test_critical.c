@@ -15,21 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../unit/check.h"
+
 #include "lumosim/critical.h"
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
 #include "lumosim/trace.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            failures++;                                                       \
-            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);        \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-        }                                                                     \
-    } while (0)
 
 typedef struct run {
     lsim_graph *g;
@@ -89,26 +81,26 @@ static void hand_worked(void)
     lsim_trace *t = NULL;
     lsim_err err = {0};
     if (lsim_trace_read_mem("hand", doc, sizeof doc - 1, &t, &err)) {
-        CHECK(0, "read: %s", err.msg);
+        CHECK_MSG(0, "read: %s", err.msg);
         return;
     }
     run r;
     if (build(t, LSIM_LAT_OBSERVED, &r) || simulate(&r)) {
-        CHECK(0, "hand-worked trace did not simulate");
+        CHECK_MSG(0, "hand-worked trace did not simulate");
         lsim_trace_free(t);
         return;
     }
     const char *want[] = {"op1", "cudaLaunchKernel", "K", "cudaDeviceSynchronize", "op2"};
-    CHECK(r.cp.n == 5, "path has %zu nodes, want 5", r.cp.n);
+    CHECK_MSG(r.cp.n == 5, "path has %zu nodes, want 5", r.cp.n);
     for (size_t i = 0; i < r.cp.n && i < 5; i++)
-        CHECK(!strcmp(lsim_strtab_get(r.g->strings, r.g->name[r.cp.nodes[i]]), want[i]), "path node %zu is %s, want %s",
+        CHECK_MSG(!strcmp(lsim_strtab_get(r.g->strings, r.g->name[r.cp.nodes[i]]), want[i]), "path node %zu is %s, want %s",
               i, lsim_strtab_get(r.g->strings, r.g->name[r.cp.nodes[i]]), want[i]);
-    CHECK(r.cp.length == 110000, "length %lld", (long long)r.cp.length);
-    CHECK(r.cp.by_cat[LSIM_CP_CPU] == 17000, "cpu %lld", (long long)r.cp.by_cat[LSIM_CP_CPU]);
-    CHECK(r.cp.by_cat[LSIM_CP_LAUNCH] == 8000, "launch %lld", (long long)r.cp.by_cat[LSIM_CP_LAUNCH]);
-    CHECK(r.cp.by_cat[LSIM_CP_GPU_COMPUTE] == 80000, "gpu %lld", (long long)r.cp.by_cat[LSIM_CP_GPU_COMPUTE]);
-    CHECK(r.cp.by_cat[LSIM_CP_WAIT] == 5000, "wait %lld", (long long)r.cp.by_cat[LSIM_CP_WAIT]);
-    CHECK(r.cp.ntop >= 1 && r.cp.top_time[0] == 80000, "the kernel is the top contributor");
+    CHECK_MSG(r.cp.length == 110000, "length %lld", (long long)r.cp.length);
+    CHECK_MSG(r.cp.by_cat[LSIM_CP_CPU] == 17000, "cpu %lld", (long long)r.cp.by_cat[LSIM_CP_CPU]);
+    CHECK_MSG(r.cp.by_cat[LSIM_CP_LAUNCH] == 8000, "launch %lld", (long long)r.cp.by_cat[LSIM_CP_LAUNCH]);
+    CHECK_MSG(r.cp.by_cat[LSIM_CP_GPU_COMPUTE] == 80000, "gpu %lld", (long long)r.cp.by_cat[LSIM_CP_GPU_COMPUTE]);
+    CHECK_MSG(r.cp.by_cat[LSIM_CP_WAIT] == 5000, "wait %lld", (long long)r.cp.by_cat[LSIM_CP_WAIT]);
+    CHECK_MSG(r.cp.ntop >= 1 && r.cp.top_time[0] == 80000, "the kernel is the top contributor");
     run_free(&r);
     lsim_trace_free(t);
     t = NULL;
@@ -117,12 +109,12 @@ static void hand_worked(void)
     if (lsim_trace_read_mem("hand", doc, sizeof doc - 1, &t, &err) == 0 && build(t, LSIM_LAT_MODEL, &r) == 0) {
         lsim_graph_ablate(r.g, 1u << LSIM_E_SYNC, 0, &err);
         if (simulate(&r) == 0) {
-            CHECK(r.g->edges_by_class[LSIM_E_SYNC] == 0, "sync edges remain");
+            CHECK_MSG(r.g->edges_by_class[LSIM_E_SYNC] == 0, "sync edges remain");
             const lsim_ns *E = lsim_engine_end(r.e);
             lsim_ns op2_end = 0;
             for (size_t v = 0; v < r.g->n; v++)
                 if (!strcmp(lsim_strtab_get(r.g->strings, r.g->name[v]), "op2")) op2_end = E[v] - r.g->t0;
-            CHECK(op2_end < 100000, "op2 ends at %lld ns: it must not wait for the kernel any more", (long long)op2_end);
+            CHECK_MSG(op2_end < 100000, "op2 ends at %lld ns: it must not wait for the kernel any more", (long long)op2_end);
         }
         run_free(&r);
     }
@@ -134,12 +126,12 @@ static void path_properties(const char *path)
     lsim_trace *t = NULL;
     lsim_err err = {0};
     if (lsim_trace_read(path, &t, &err)) {
-        CHECK(0, "%s", err.msg);
+        CHECK_MSG(0, "%s", err.msg);
         return;
     }
     run full;
     if (build(t, LSIM_LAT_MODEL, &full) || simulate(&full)) {
-        CHECK(0, "%s: did not simulate", path);
+        CHECK_MSG(0, "%s: did not simulate", path);
         lsim_trace_free(t);
         return;
     }
@@ -151,24 +143,24 @@ static void path_properties(const char *path)
         if (S[v] < ws) ws = S[v];
         if (E[v] > we) we = E[v];
     }
-    CHECK(cp->length <= we - ws && cp->start == ws, "%s: path length %lld, window %lld", path, (long long)cp->length,
+    CHECK_MSG(cp->length <= we - ws && cp->start == ws, "%s: path length %lld, window %lld", path, (long long)cp->length,
           (long long)(we - ws));
     /* no GPU node ends after the path */
     for (size_t v = 0; v < g->n; v++)
-        if (g->procs[g->proc[v]].is_gpu) CHECK(E[v] <= cp->end, "%s: GPU node %zu ends after the path", path, v);
+        if (g->procs[g->proc[v]].is_gpu) CHECK_MSG(E[v] <= cp->end, "%s: GPU node %zu ends after the path", path, v);
     lsim_ns sum = 0;
     for (int c = 0; c < LSIM_CP_NCATS; c++) sum += cp->by_cat[c];
-    CHECK(sum == cp->length, "%s: categories add to %lld, length %lld", path, (long long)sum, (long long)cp->length);
-    CHECK(cp->n > 0 && E[cp->nodes[cp->n - 1]] == cp->end, "%s: the path must end with its last node", path);
+    CHECK_MSG(sum == cp->length, "%s: categories add to %lld, length %lld", path, (long long)sum, (long long)cp->length);
+    CHECK_MSG(cp->n > 0 && E[cp->nodes[cp->n - 1]] == cp->end, "%s: the path must end with its last node", path);
     for (size_t i = 1; i < cp->n; i++) {
         int64_t k = cp->via[i];
         uint32_t u = cp->nodes[i - 1], v = cp->nodes[i];
-        CHECK(k >= (int64_t)g->in_off[v] && k < (int64_t)g->in_off[v + 1] && g->in_src[k] == u,
+        CHECK_MSG(k >= (int64_t)g->in_off[v] && k < (int64_t)g->in_off[v + 1] && g->in_src[k] == u,
               "%s: path step %zu is not an edge", path, i);
         if (k < (int64_t)g->in_off[v] || k >= (int64_t)g->in_off[v + 1]) break;
         lsim_ns at = E[u] + g->in_delay[k];
-        if (g->in_class[k] & LSIM_EDGE_END) CHECK(at == E[v], "%s: end-edge on the path is not tight", path);
-        else CHECK(at == S[v], "%s: edge on the path is not tight", path);
+        if (g->in_class[k] & LSIM_EDGE_END) CHECK_MSG(at == E[v], "%s: end-edge on the path is not tight", path);
+        else CHECK_MSG(at == S[v], "%s: edge on the path is not tight", path);
     }
     /* ablation: only earlier, and the full model is its own fixed point */
     static const struct {
@@ -183,7 +175,7 @@ static void path_properties(const char *path)
     for (size_t k = 0; k < sizeof V / sizeof *V; k++) {
         run ab = {0};
         if (lsim_graph_clone(full.g, &ab.g, &err) || lsim_graph_ablate(ab.g, V[k].mask, V[k].zl, &err) || simulate(&ab)) {
-            CHECK(0, "%s: ablation %zu failed: %s", path, k, err.msg);
+            CHECK_MSG(0, "%s: ablation %zu failed: %s", path, k, err.msg);
             run_free(&ab);
             continue;
         }
@@ -193,13 +185,13 @@ static void path_properties(const char *path)
             if (S2[v] > S[v]) later++;
             if (S2[v] != S[v]) moved++;
         }
-        CHECK(later == 0, "%s: variant %zu starts %zu nodes later than the full model", path, k, later);
+        CHECK_MSG(later == 0, "%s: variant %zu starts %zu nodes later than the full model", path, k, later);
         if (V[k].mask == 0 && !V[k].zl) {
-            CHECK(moved == 0, "%s: dropping nothing moved %zu nodes", path, moved);
-            CHECK(lsim_critical_path_recall(cp, &ab.cp) == 1.0, "%s: recall against itself must be 1", path);
+            CHECK_MSG(moved == 0, "%s: dropping nothing moved %zu nodes", path, moved);
+            CHECK_MSG(lsim_critical_path_recall(cp, &ab.cp) == 1.0, "%s: recall against itself must be 1", path);
         }
         for (int c = 0; c < LSIM_E_NCLASSES; c++)
-            CHECK(ab.g->edges_by_class[c] == ((V[k].mask >> c) & 1u ? 0 : g->edges_by_class[c]),
+            CHECK_MSG(ab.g->edges_by_class[c] == ((V[k].mask >> c) & 1u ? 0 : g->edges_by_class[c]),
                   "%s: variant %zu class %d count", path, k, c);
         run_free(&ab);
     }
@@ -226,10 +218,5 @@ int main(int argc, char **argv)
     } else {
         printf("shared traces not found: only the hand-worked trace was checked\n");
     }
-    if (failures) {
-        fprintf(stderr, "test_critical: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_critical: all checks passed\n");
-    return 0;
+    return check_result("test_critical");
 }

@@ -15,20 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../unit/check.h"
+
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
 #include "lumosim/trace.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            failures++;                                                         \
-            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-        }                                                                       \
-    } while (0)
 
 static char g_shared[1024], g_data[1024];
 
@@ -41,7 +33,7 @@ static lsim_graph *load(const char *dir, const char *rel, lsim_latency_mode m, l
     lsim_err err = {0};
     if (lsim_trace_read(path, &t, &err)) {
         fprintf(stderr, "cannot read %s: %s\n", path, err.msg);
-        failures++;
+        check_failures++;
         return NULL;
     }
     lsim_build_opts o;
@@ -49,7 +41,7 @@ static lsim_graph *load(const char *dir, const char *rel, lsim_latency_mode m, l
     o.latency = m;
     if (lsim_graph_build(t, &o, &g, &err)) {
         fprintf(stderr, "cannot build %s: %s\n", path, err.msg);
-        failures++;
+        check_failures++;
         lsim_trace_free(t);
         return NULL;
     }
@@ -69,7 +61,7 @@ static void invariants(const char *rel, const char *dir)
     /* threads: non-overlapping, in order */
     for (size_t v = 1; v < g->n; v++) {
         if (g->procs[g->proc[v]].is_gpu || g->proc[v] != g->proc[v - 1]) continue;
-        CHECK(g->obs_start[v] >= g->obs_end[v - 1], "%s: CPU nodes %zu and %zu overlap on one thread", rel, v - 1, v);
+        CHECK_MSG(g->obs_start[v] >= g->obs_end[v - 1], "%s: CPU nodes %zu and %zu overlap on one thread", rel, v - 1, v);
     }
     for (size_t v = 0; v < g->n; v++) {
         int gpu = g->procs[g->proc[v]].is_gpu;
@@ -79,22 +71,22 @@ static void invariants(const char *rel, const char *dir)
             int cls = g->in_class[k] & 0x7f;
             if (cls == LSIM_E_LAUNCH) launches++;
             if (g->in_class[k] & LSIM_EDGE_END) {
-                CHECK(g->obs_end[u] + g->in_delay[k] <= g->obs_end[v], "%s: end-edge %u->%zu does not admit the trace", rel, u, v);
+                CHECK_MSG(g->obs_end[u] + g->in_delay[k] <= g->obs_end[v], "%s: end-edge %u->%zu does not admit the trace", rel, u, v);
             } else {
-                CHECK(g->obs_end[u] + g->in_delay[k] <= g->obs_start[v],
+                CHECK_MSG(g->obs_end[u] + g->in_delay[k] <= g->obs_start[v],
                       "%s: %s edge %u->%zu does not admit the trace (%lld > %lld)", rel,
                       lsim_edge_class_name((lsim_edge_class)cls), u, v, (long long)(g->obs_end[u] + g->in_delay[k]),
                       (long long)g->obs_start[v]);
             }
         }
-        if (gpu) CHECK(launches == 1 || (g->flags[v] & LSIM_NF_PREWINDOW), "%s: GPU node %zu has %d launch edges", rel, v, launches);
+        if (gpu) CHECK_MSG(launches == 1 || (g->flags[v] & LSIM_NF_PREWINDOW), "%s: GPU node %zu has %d launch edges", rel, v, launches);
     }
     /* the dependency structure is the same in both latency modes */
-    CHECK(g->n == gm->n && g->nedges == gm->nedges, "%s: modes differ in structure", rel);
+    CHECK_MSG(g->n == gm->n && g->nedges == gm->nedges, "%s: modes differ in structure", rel);
     if (g->n == gm->n && g->nedges == gm->nedges)
         for (size_t k = 0; k < g->nedges; k++)
             if (g->in_src[k] != gm->in_src[k] || g->in_class[k] != gm->in_class[k]) {
-                CHECK(0, "%s: edge %zu differs between latency modes", rel, k);
+                CHECK_MSG(0, "%s: edge %zu differs between latency modes", rel, k);
                 break;
             }
 done:
@@ -124,20 +116,20 @@ static void trap_prewindow(void)
 {
     lsim_graph *g = load(g_data, "prewindow_megatron_rank0.json.gz", LSIM_LAT_OBSERVED, NULL);
     if (!g) return;
-    CHECK(g->prewindow > 0, "pre-window GPU ops not found");
+    CHECK_MSG(g->prewindow > 0, "pre-window GPU ops not found");
     size_t pinned = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->flags[v] & LSIM_NF_PREWINDOW) {
-            CHECK(g->release[v] == g->obs_start[v], "observed mode must pin pre-window work");
+            CHECK_MSG(g->release[v] == g->obs_start[v], "observed mode must pin pre-window work");
             pinned++;
         }
-    CHECK(pinned == g->prewindow, "pinned %zu of %llu", pinned, (unsigned long long)g->prewindow);
+    CHECK_MSG(pinned == g->prewindow, "pinned %zu of %llu", pinned, (unsigned long long)g->prewindow);
     lsim_graph_free(g);
     /* model mode never reads their observed start */
     g = load(g_data, "prewindow_megatron_rank0.json.gz", LSIM_LAT_MODEL, NULL);
     if (!g) return;
     for (size_t v = 0; v < g->n; v++)
-        if (g->flags[v] & LSIM_NF_PREWINDOW) CHECK(g->release[v] == g->t0, "model mode must not pin to observed start");
+        if (g->flags[v] & LSIM_NF_PREWINDOW) CHECK_MSG(g->release[v] == g->t0, "model mode must not pin to observed start");
     lsim_graph_free(g);
 }
 
@@ -149,18 +141,18 @@ static void trap_missing_record(void)
     lsim_graph *g = load(g_shared, "hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz",
                          LSIM_LAT_OBSERVED, NULL);
     if (g) {
-        CHECK(g->edges_by_class[LSIM_E_EVENT] + g->dropped[LSIM_DROP_CONTRADICTS_TIMES] + g->dropped[LSIM_DROP_SAME_STREAM] +
+        CHECK_MSG(g->edges_by_class[LSIM_E_EVENT] + g->dropped[LSIM_DROP_CONTRADICTS_TIMES] + g->dropped[LSIM_DROP_SAME_STREAM] +
                       g->dropped[LSIM_DROP_NO_SOURCE] + g->dropped[LSIM_DROP_NO_TARGET] >= 20,
               "every cudaStreamWaitEvent must become an edge or a counted drop");
-        CHECK(g->inferred_by_class[LSIM_E_EVENT] == g->edges_by_class[LSIM_E_EVENT],
+        CHECK_MSG(g->inferred_by_class[LSIM_E_EVENT] == g->edges_by_class[LSIM_E_EVENT],
               "without cudaEventRecord every event edge is inferred");
         lsim_graph_free(g);
     }
     g = load(g_shared, "megatron_tp8_a100/rank0.json.gz", LSIM_LAT_OBSERVED, NULL);
     if (g) {
-        CHECK(g->edges_by_class[LSIM_E_EVENT] >= 300, "megatron: %llu event edges (338 waits in the file)",
+        CHECK_MSG(g->edges_by_class[LSIM_E_EVENT] >= 300, "megatron: %llu event edges (338 waits in the file)",
               (unsigned long long)g->edges_by_class[LSIM_E_EVENT]);
-        CHECK(g->inferred_by_class[LSIM_E_EVENT] == g->edges_by_class[LSIM_E_EVENT], "no cuda_sync: all inferred");
+        CHECK_MSG(g->inferred_by_class[LSIM_E_EVENT] == g->edges_by_class[LSIM_E_EVENT], "no cuda_sync: all inferred");
         lsim_graph_free(g);
     }
 }
@@ -171,7 +163,7 @@ static void trap_cuda_sync(void)
     lsim_graph *g = load(g_shared, "hta_single/critical_path__cuda_event_sync_multi_stream__event_sync_trace.json.gz",
                          LSIM_LAT_OBSERVED, NULL);
     if (g) {
-        CHECK(g->edges_by_class[LSIM_E_EVENT] == 1 && g->inferred_by_class[LSIM_E_EVENT] == 0,
+        CHECK_MSG(g->edges_by_class[LSIM_E_EVENT] == 1 && g->inferred_by_class[LSIM_E_EVENT] == 0,
               "the Stream Wait Event with its record corr id gives one stated edge (got %llu, %llu inferred)",
               (unsigned long long)g->edges_by_class[LSIM_E_EVENT], (unsigned long long)g->inferred_by_class[LSIM_E_EVENT]);
         int found_ctx = 0;
@@ -180,12 +172,12 @@ static void trap_cuda_sync(void)
             if (!strcmp(nm(g, (uint32_t)v), "cudaDeviceSynchronize")) {
                 found_ctx = 1;
                 /* Context Sync waits for the last op of each of streams 20, 24, 28 */
-                CHECK(count_end_edges(g, (uint32_t)v) == 3, "Context Sync: %u end-edges, want 3", count_end_edges(g, (uint32_t)v));
+                CHECK_MSG(count_end_edges(g, (uint32_t)v) == 3, "Context Sync: %u end-edges, want 3", count_end_edges(g, (uint32_t)v));
             }
             if (!strcmp(nm(g, (uint32_t)v), "cudaEventQuery"))
-                CHECK(count_end_edges(g, (uint32_t)v) == 0, "Event Sync on cudaEventQuery must not block");
+                CHECK_MSG(count_end_edges(g, (uint32_t)v) == 0, "Event Sync on cudaEventQuery must not block");
         }
-        CHECK(found_ctx, "no cudaDeviceSynchronize");
+        CHECK_MSG(found_ctx, "no cudaDeviceSynchronize");
         lsim_graph_free(g);
     }
     g = load(g_shared, "hta_single/critical_path__cuda_event_sync__event_sync_trace.json.gz", LSIM_LAT_OBSERVED, NULL);
@@ -196,8 +188,8 @@ static void trap_cuda_sync(void)
             if (!strcmp(nm(g, (uint32_t)v), "cudaStreamSynchronize")) ss += count_end_edges(g, (uint32_t)v);
             if (!strcmp(nm(g, (uint32_t)v), "cudaEventSynchronize")) es += count_end_edges(g, (uint32_t)v);
         }
-        CHECK(ss == 1 && es == 1, "Stream Sync and Event Sync each wait for one op (%d, %d)", ss, es);
-        CHECK(g->inferred_by_class[LSIM_E_SYNC] == 0, "with cuda_sync nothing about syncs is inferred");
+        CHECK_MSG(ss == 1 && es == 1, "Stream Sync and Event Sync each wait for one op (%d, %d)", ss, es);
+        CHECK_MSG(g->inferred_by_class[LSIM_E_SYNC] == 0, "with cuda_sync nothing about syncs is inferred");
         lsim_graph_free(g);
     }
 }
@@ -214,7 +206,7 @@ static void trap_cuda_graph(void)
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
             if ((g->in_class[k] & 0x7f) == LSIM_E_INFERRED) inferred_into_graph++;
     }
-    CHECK(in_graph == 7, "cudaGraphLaunch covers 7 GPU ops, found %u", in_graph);
+    CHECK_MSG(in_graph == 7, "cudaGraphLaunch covers 7 GPU ops, found %u", in_graph);
     lsim_graph_free(g);
 }
 
@@ -229,7 +221,7 @@ static void trap_blocking(void)
             if (g->kind[v] == LSIM_N_RUNTIME && !strcmp(nm(g, (uint32_t)v), "cudaMemcpyAsync") &&
                 count_end_edges_from(g, (uint32_t)v, LSIM_N_MEMCPY) > 0)
                 blocking_copies++;
-        CHECK(blocking_copies >= 1, "a DtoH pageable cudaMemcpyAsync must wait for its copy");
+        CHECK_MSG(blocking_copies >= 1, "a DtoH pageable cudaMemcpyAsync must wait for its copy");
         lsim_graph_free(g);
     }
     g = load(g_shared, "hta_single/amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz", LSIM_LAT_OBSERVED, NULL);
@@ -241,8 +233,8 @@ static void trap_blocking(void)
                 copies++;
             if (!strcmp(nm(g, (uint32_t)v), "hipDeviceSynchronize") && count_end_edges(g, (uint32_t)v) >= 1) devsync++;
         }
-        CHECK(copies == 2, "both hipMemcpyWithStream calls wait for their copy (%d)", copies);
-        CHECK(devsync == 1, "hipDeviceSynchronize waits");
+        CHECK_MSG(copies == 2, "both hipMemcpyWithStream calls wait for their copy (%d)", copies);
+        CHECK_MSG(devsync == 1, "hipDeviceSynchronize waits");
         lsim_graph_free(g);
     }
 }
@@ -276,8 +268,8 @@ static void trap_nesting(void)
             break;
         }
     }
-    CHECK(nested >= 1, "no runtime call split around a nested runtime call");
-    CHECK(zero > 1000, "megatron rank0 has ~1900 zero-duration events, read %zu", zero);
+    CHECK_MSG(nested >= 1, "no runtime call split around a nested runtime call");
+    CHECK_MSG(zero > 1000, "megatron rank0 has ~1900 zero-duration events, read %zu", zero);
     lsim_trace_free(t);
     lsim_graph_free(g);
 }
@@ -291,11 +283,11 @@ static void trap_cross_thread(void)
     lsim_graph *g = load(g_shared, "hta_single/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
                          LSIM_LAT_OBSERVED, NULL);
     if (!g) return;
-    CHECK(g->edges_by_class[LSIM_E_CPU_XTHREAD] > 0, "no cross-thread edge in a trace with an autograd thread");
+    CHECK_MSG(g->edges_by_class[LSIM_E_CPU_XTHREAD] > 0, "no cross-thread edge in a trace with an autograd thread");
     for (size_t v = 0; v < g->n; v++)
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
             if ((g->in_class[k] & 0x7f) == LSIM_E_CPU_XTHREAD)
-                CHECK(g->proc[g->in_src[k]] != g->proc[v], "cross-thread edge within one thread");
+                CHECK_MSG(g->proc[g->in_src[k]] != g->proc[v], "cross-thread edge within one thread");
     lsim_graph_free(g);
 }
 
@@ -307,12 +299,12 @@ static void trap_threads_and_collectives(void)
     int neg = 0;
     for (uint32_t p = 0; p < g->nprocs; p++)
         if (!g->procs[p].is_gpu && g->procs[p].tid == -549452224) neg = 1;
-    CHECK(neg, "negative thread id -549452224 must be a thread of its own");
-    CHECK(t->ts_float, "float timestamps expected");
+    CHECK_MSG(neg, "negative thread id -549452224 must be a thread of its own");
+    CHECK_MSG(t->ts_float, "float timestamps expected");
     int frac = 0;
     for (size_t i = 0; i < t->nev && !frac; i++)
         if (t->ev[i].ts % 1000 != 0) frac = 1;
-    CHECK(frac, "sub-microsecond digits of float timestamps must survive");
+    CHECK_MSG(frac, "sub-microsecond digits of float timestamps must survive");
     /* the backward pass launches from a second thread; its GPU work still
      * belongs to the ProfilerStep */
     uint32_t main_thread = g->proc[0];
@@ -322,11 +314,11 @@ static void trap_threads_and_collectives(void)
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
             if ((g->in_class[k] & 0x7f) == LSIM_E_LAUNCH && g->proc[g->in_src[k]] != main_thread) other_thread_gpu_in_iter++;
     }
-    CHECK(other_thread_gpu_in_iter > 100, "autograd-thread launches must count in iterations (%zu)", other_thread_gpu_in_iter);
+    CHECK_MSG(other_thread_gpu_in_iter > 100, "autograd-thread launches must count in iterations (%zu)", other_thread_gpu_in_iter);
     /* distributedInfo / pg_config */
-    CHECK(t->rank == 0 && t->world_size == 2 && t->npg == 1, "distributedInfo rank/world/pg_config");
+    CHECK_MSG(t->rank == 0 && t->world_size == 2 && t->npg == 1, "distributedInfo rank/world/pg_config");
     if (t->npg == 1)
-        CHECK(t->pgs[0].size == 2 && t->pgs[0].nranks == 2 && t->pgs[0].ranks[1] == 1, "pg_config ranks [0, 1]");
+        CHECK_MSG(t->pgs[0].size == 2 && t->pgs[0].nranks == 2 && t->pgs[0].ranks[1] == 1, "pg_config ranks [0, 1]");
     /* kernel metadata: Collective name, sizes, group */
     int allreduce_meta = 0, broadcast = 0;
     for (size_t v = 0; v < g->n; v++) {
@@ -337,7 +329,7 @@ static void trap_threads_and_collectives(void)
             allreduce_meta++;
         if (c->kind == LSIM_COLL_BROADCAST) broadcast++;
     }
-    CHECK(allreduce_meta == 15 && broadcast == 6, "15 all-reduce with metadata (%d), 6 broadcast (%d)", allreduce_meta, broadcast);
+    CHECK_MSG(allreduce_meta == 15 && broadcast == 6, "15 all-reduce with metadata (%d), 6 broadcast (%d)", allreduce_meta, broadcast);
     lsim_trace_free(t);
     lsim_graph_free(g);
 
@@ -348,7 +340,7 @@ static void trap_threads_and_collectives(void)
         int ar = 0;
         for (size_t v = 0; v < g->n; v++)
             if ((g->flags[v] & LSIM_NF_COLL) && g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE) ar++;
-        CHECK(ar == 84, "megatron rank0 has 84 all-reduce kernels, found %d", ar);
+        CHECK_MSG(ar == 84, "megatron rank0 has 84 all-reduce kernels, found %d", ar);
         /* sizes completed from the enclosing record_param_comms, numbered in
          * launch order on the (world) group */
         int sized = 0, seq_ok = 1;
@@ -362,12 +354,12 @@ static void trap_threads_and_collectives(void)
         }
         for (int i = 0; i < 84 && seq_ok; i++)
             if (seen[i] != 1) seq_ok = 0;
-        CHECK(sized >= 81, "all-reduce sizes from record_param_comms: %d of 84", sized);
-        CHECK(seq_ok, "sequence numbers must be 0..83, each once");
+        CHECK_MSG(sized >= 81, "all-reduce sizes from record_param_comms: %d of 84", sized);
+        CHECK_MSG(seq_ok, "sequence numbers must be 0..83, each once");
         int rpc_sized = 0;
         for (size_t i = 0; i < g->ncoll; i++)
             if (g->colls[i].kind == LSIM_COLL_NONE && g->colls[i].in_nelems == 4LL * 2048 * 4096) rpc_sized++;
-        CHECK(rpc_sized > 0, "record_param_comms Input Dims [4, 2048, 4096] must give the message size");
+        CHECK_MSG(rpc_sized > 0, "record_param_comms Input Dims [4, 2048, 4096] must give the message size");
         lsim_graph_free(g);
     }
     g = load(g_shared, "hta_single/timeline_analysis__sampled_rank-0.json.gz", LSIM_LAT_OBSERVED, NULL);
@@ -375,7 +367,7 @@ static void trap_threads_and_collectives(void)
         int sr = 0;
         for (size_t v = 0; v < g->n; v++)
             if ((g->flags[v] & LSIM_NF_COLL) && g->colls[g->coll[v]].kind == LSIM_COLL_SENDRECV) sr++;
-        CHECK(sr == 10, "10 ncclKernel_SendRecv kernels, found %d", sr);
+        CHECK_MSG(sr == 10, "10 ncclKernel_SendRecv kernels, found %d", sr);
         lsim_graph_free(g);
     }
 }
@@ -396,13 +388,13 @@ static void model_reads_no_gpu_starts(const char *rel, const char *dir)
             lsim_ns d = g->in_delay[k];
             switch (g->in_class[k] & 0x7f) {
             case LSIM_E_STREAM:
-                CHECK(d == 0 || d == g->queued_gap_ns || d == -(g->obs_end[u] - g->obs_start[u]),
+                CHECK_MSG(d == 0 || d == g->queued_gap_ns || d == -(g->obs_end[u] - g->obs_start[u]),
                       "%s: stream edge into %zu has delay %lld", rel, v, (long long)d);
                 break;
-            case LSIM_E_EVENT: CHECK(d == 0, "%s: event edge delay %lld", rel, (long long)d); break;
+            case LSIM_E_EVENT: CHECK_MSG(d == 0, "%s: event edge delay %lld", rel, (long long)d); break;
             case LSIM_E_INFERRED:
                 if (hidden == INT64_MIN) hidden = d;
-                CHECK(d == hidden, "%s: hidden edges must share one modelled delay", rel);
+                CHECK_MSG(d == hidden, "%s: hidden edges must share one modelled delay", rel);
                 break;
             case LSIM_E_LAUNCH:
                 launches++;
@@ -413,7 +405,7 @@ static void model_reads_no_gpu_starts(const char *rel, const char *dir)
         }
     }
     /* a learned latency matches some launches exactly; it must not match all */
-    CHECK(launches == 0 || exact_launch < launches, "%s: every launch delay reproduces its observed start", rel);
+    CHECK_MSG(launches == 0 || exact_launch < launches, "%s: every launch delay reproduces its observed start", rel);
     lsim_graph_free(g);
 }
 
@@ -458,10 +450,5 @@ int main(int argc, char **argv)
     trap_nesting();
     trap_threads_and_collectives();
     trap_cross_thread();
-    if (failures) {
-        fprintf(stderr, "test_traps: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_traps: all checks passed\n");
-    return 0;
+    return check_result("test_traps");
 }
