@@ -23,54 +23,48 @@ int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
     return worst;
 }
 
-typedef struct pheap { /* local events, ordered by (start, global GPU, node) */
-    uint32_t *loc, *node;
-    size_t n;
-    const lsim_ns **S;     /* each local GPU's start array (stable) */
-    const uint32_t *gid;
+/* Ready events, one binary heap per local GPU, ordered by (start, node).
+ * Within a window the order of processing does not change any result (a
+ * node's times depend on its predecessors only), so each GPU's events are
+ * processed in one burst: far better locality than one heap over all GPUs. */
+typedef struct pheap {
+    uint32_t **node; /* per local GPU: heap of node ids (room for all nodes) */
+    size_t *n;
+    const lsim_ns **S; /* each local GPU's start array (stable) */
 } pheap;
 
-static inline int before(const pheap *h, uint32_t la, uint32_t va, uint32_t lb, uint32_t vb)
-{
-    lsim_ns sa = h->S[la][va], sb = h->S[lb][vb];
-    if (sa != sb) return sa < sb;
-    if (h->gid[la] != h->gid[lb]) return h->gid[la] < h->gid[lb];
-    return va < vb;
-}
+static inline int before(const lsim_ns *S, uint32_t a, uint32_t b) { return S[a] < S[b] || (S[a] == S[b] && a < b); }
 
 static void push(pheap *h, uint32_t l, uint32_t v)
 {
-    size_t i = h->n++;
+    uint32_t *H = h->node[l];
+    const lsim_ns *S = h->S[l];
+    size_t i = h->n[l]++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!before(h, l, v, h->loc[p], h->node[p])) break;
-        h->loc[i] = h->loc[p];
-        h->node[i] = h->node[p];
+        if (!before(S, v, H[p])) break;
+        H[i] = H[p];
         i = p;
     }
-    h->loc[i] = l;
-    h->node[i] = v;
+    H[i] = v;
 }
 
-static void pop(pheap *h, uint32_t *l, uint32_t *v)
+static uint32_t pop(pheap *h, uint32_t l)
 {
-    *l = h->loc[0];
-    *v = h->node[0];
-    uint32_t ll = h->loc[--h->n], lv = h->node[h->n];
-    size_t i = 0, n = h->n;
+    uint32_t *H = h->node[l];
+    const lsim_ns *S = h->S[l];
+    uint32_t top = H[0], last = H[--h->n[l]];
+    size_t i = 0, n = h->n[l];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && before(h, h->loc[c + 1], h->node[c + 1], h->loc[c], h->node[c])) c++;
-        if (!before(h, h->loc[c], h->node[c], ll, lv)) break;
-        h->loc[i] = h->loc[c];
-        h->node[i] = h->node[c];
+        if (c + 1 < n && before(S, H[c + 1], H[c])) c++;
+        if (!before(S, H[c], last)) break;
+        H[i] = H[c];
         i = c;
     }
-    if (n) {
-        h->loc[i] = ll;
-        h->node[i] = lv;
-    }
+    if (n) H[i] = last;
+    return top;
 }
 
 typedef struct pstate {
@@ -172,13 +166,16 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.arrived = calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
     s.max_arrival = malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
     s.remote = calloc(j->ninst ? j->ninst : 1, 1);
-    s.h.loc = malloc((total ? total : 1) * sizeof *s.h.loc);
-    s.h.node = malloc((total ? total : 1) * sizeof *s.h.node);
+    s.h.node = calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
+    s.h.n = calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
     s.h.S = malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
-    for (size_t l = 0; s.h.S && l < nlocal; l++) s.h.S[l] = lsim_engine_start(e[l]);
-    s.h.gid = gid;
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
-                     !s.h.loc || !s.h.node || !s.h.S;
+                     !s.h.node || !s.h.n || !s.h.S;
+    for (size_t l = 0; !local_fail && l < nlocal; l++) {
+        const lsim_graph *g = lsim_engine_graph(e[l]);
+        s.h.S[l] = lsim_engine_start(e[l]);
+        if (!(s.h.node[l] = malloc((g->n ? g->n : 1) * sizeof **s.h.node))) local_fail = 1;
+    }
     int any_fail = 0;
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
     if (any_fail) {
@@ -213,8 +210,10 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     for (;;) {
         /* T: the earliest pending event of any rank; everyone agrees on
          * failures here too, so no rank waits for one that stopped */
-        int64_t mine[2] = {s.h.n ? lsim_engine_start(e[s.h.loc[0]])[s.h.node[0]] : INT64_MAX,
-                           rc || s.violation ? 1 : 0};
+        lsim_ns first = INT64_MAX;
+        for (size_t l = 0; l < nlocal; l++)
+            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
+        int64_t mine[2] = {first, rc || s.violation ? 1 : 0};
         int64_t all[2];
         int64_t neg[2] = {mine[0], -mine[1]};
         MPI_Allreduce(neg, all, 2, MPI_INT64_T, MPI_MIN, comm);
@@ -227,12 +226,19 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         if (T == INT64_MAX) break;
         lsim_ns W = T > INT64_MAX - s.lookahead ? INT64_MAX : T + s.lookahead;
         st->windows++;
-        while (s.h.n && lsim_engine_start(e[s.h.loc[0]])[s.h.node[0]] < W && !rc) {
-            uint32_t l, v;
-            pop(&s.h, &l, &v);
-            done++;
-            size_t nr = lsim_engine_release(e[l], v, rbuf);
-            for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, l, rbuf[k]);
+        /* every local GPU's events before W; a collective completing on one
+         * GPU can make another GPU's events ready, hence the outer loop */
+        for (int progress = 1; progress && !rc;) {
+            progress = 0;
+            for (size_t l = 0; l < nlocal && !rc; l++) {
+                while (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
+                    uint32_t v = pop(&s.h, (uint32_t)l);
+                    done++;
+                    progress = 1;
+                    size_t nr = lsim_engine_release(e[l], v, rbuf);
+                    for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, (uint32_t)l, rbuf[k]);
+                }
+            }
         }
         /* exchange this window's arrivals */
         int cnt = (int)s.nout;
@@ -289,8 +295,9 @@ cleanup:
     free(s.arrived);
     free(s.max_arrival);
     free(s.remote);
-    free(s.h.loc);
+    for (size_t l = 0; s.h.node && l < nlocal; l++) free(s.h.node[l]);
     free(s.h.node);
+    free(s.h.n);
     free(s.h.S);
     return rc;
 }
