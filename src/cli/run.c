@@ -426,8 +426,10 @@ static int check_job(const lsim_cli_run *r, lsim_err *err)
 {
     if (r->n < 2) return 0;
     int32_t w = r->graphs[0]->world_size;
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         if (r->graphs[i]->world_size < 2 || r->graphs[i]->rank < 0) return 0; /* not distributed traces */
+        if (r->graphs[i]->latency != LSIM_LAT_MODEL) return 0; /* observed: each rank replays alone */
+    }
     for (size_t i = 1; i < r->n; i++)
         if (r->graphs[i]->world_size != w)
             return lsim_err_set(err, LSIM_ETRACE, "%s and %s: traces of different jobs (world size %d and %d)",
