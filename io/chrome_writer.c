@@ -15,6 +15,7 @@
  * "f" at its target's start then finds the target already open, and an "s" at
  * its source's end is seen before any slice that starts at that instant. */
 #include "lumosim/chrome.h"
+#include "lumosim/tmpfiles.h"
 
 #include <errno.h>
 #include <math.h>
@@ -807,6 +808,7 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
         return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
     }
     snprintf(tmp, plen + 32, "%s.tmp-%ld", path, (long)getpid());
+    int slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
 
     errno = 0;
     if (ends_with_gz(path)) {
@@ -817,6 +819,7 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
     }
     if (!w->f && !w->gz) {
         int e = errno ? errno : EIO;
+        lsim_tmp_unregister(slot);
         free(tmp);
         free(w);
         return lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(e));
@@ -849,6 +852,7 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
         if (rc == LSIM_ENOMEM) lsim_err_set(err, rc, "%s: out of memory", path);
         else lsim_err_set(err, rc, "%s: cannot write: %s", path, w->failed ? w->why : lsim_strerror(rc));
     }
+    lsim_tmp_unregister(slot);
     free(tmp);
     free(w);
     return rc;

@@ -16,6 +16,7 @@
  * each GPU's offset and count per table. Reading a range of GPUs reads one
  * hyperslab per column and splits it into the graphs. */
 #include "lumosim/store.h"
+#include "lumosim/tmpfiles.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +51,7 @@ typedef struct sctx {
     int deflate;        /* writers: 0 = no compression, 1..9 = level */
     H5E_auto2_t old_fn; /* HDF5's error printer, restored on exit */
     void *old_data;
+    int tmp_slot;       /* the temporary file's registry slot (tmpfiles.h) */
 } sctx;
 
 /* HDF5 1.10 leaks internal free-list blocks when it rejects corrupt
@@ -69,6 +71,7 @@ static void quiet_exit(void)
 static void ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
 {
     memset(c, 0, sizeof *c);
+    c->tmp_slot = -1;
     c->path = path ? path : "(null)";
     c->file = -1;
     c->dxpl = H5P_DEFAULT;
@@ -998,6 +1001,7 @@ static int create_tmp(sctx *c, char *tmp, size_t tmplen)
     if (c->mpi) MPI_Bcast(&pid, 1, MPI_LONG, 0, c->comm);
     tmp_name(tmp, tmplen, c->path, pid);
     if (strlen(c->path) + 32 > tmplen) return agree(c, fail(c, LSIM_EARG, "path too long"));
+    c->tmp_slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     int rc = fapl < 0 ? fail(c, LSIM_EIO, "cannot create HDF5 property list") : 0;
     /* the HDF5 1.10 file format: every metadata structure, chunk indexes
@@ -1044,6 +1048,8 @@ static int finish_tmp(sctx *c, const char *tmp, int rc)
             rc = lsim_err_set(&c->e, LSIM_EIO, "%s: cannot rename %s to it: %s", c->path, tmp, strerror(errno));
         if (rc) remove(tmp);
     }
+    lsim_tmp_unregister(c->tmp_slot);
+    c->tmp_slot = -1;
     return agree(c, rc);
 }
 

@@ -6,11 +6,13 @@
  * written to a temporary name and renamed when complete. */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/tmpfiles.h"
 
 static const char *USAGE_MAIN =
     "usage: lumosim <command> [options]\n"
@@ -202,8 +204,24 @@ cleanup:
     return status;
 }
 
+/* SIGINT/SIGTERM: remove the temporary files of outputs in progress (so an
+ * interrupted run leaves nothing that looks like a result), then die of the
+ * signal as if unhandled. */
+static void on_signal(int sig)
+{
+    lsim_tmp_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     /* Large arrays grow by realloc while the graph is built. With glibc's
      * adaptive mmap threshold they would move onto the heap after the first
      * big free and every growth would copy, leaving freed heap behind; a fixed

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lumosim/tmpfiles.h"
 
 void lsim_cli_opts_default(lsim_cli_opts *o)
 {
@@ -556,7 +557,7 @@ int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, ls
     char *tmp = malloc(len);
     if (!tmp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     snprintf(tmp, len, "%s.tmp-%ld", path, (long)getpid());
-    int rc = 0;
+    int slot = lsim_tmp_register(tmp), rc = 0;
     FILE *f = fopen(tmp, "w");
     if (!f) {
         rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
@@ -567,6 +568,7 @@ int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, ls
     if (!rc && rename(tmp, path) != 0) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
     if (rc) remove(tmp);
 cleanup:
+    lsim_tmp_unregister(slot);
     free(tmp);
     return rc;
 }
