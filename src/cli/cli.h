@@ -74,6 +74,10 @@ void lsim_cli_run_free(lsim_cli_run *run);
 /* Write the predicted trace if o->trace_out is set. */
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *run, lsim_err *err);
 
+/* Before any work: the directory an output goes to exists and is
+ * writable (path NULL: nothing to check). */
+int lsim_cli_check_output(const char *path, lsim_err *err);
+
 /* Write a text file atomically through a callback (temporary name, rename). */
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);
 

@@ -178,7 +178,8 @@ static int cmd_simulate(int argc, char **argv, int html)
     int status = 0;
     lsim_err err = {0};
     lsim_cli_run run = {0};
-    if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
+    if (lsim_cli_check_output(o.trace_out, &err) || lsim_cli_check_output(o.html_out, &err) ||
+        lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
         (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err))) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;

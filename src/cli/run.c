@@ -551,6 +551,30 @@ int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *r, lsim_err
     return lsim_chrome_write(o->trace_out, r->items, r->n, err);
 }
 
+int lsim_cli_check_output(const char *path, lsim_err *err)
+{
+    if (!path) return 0;
+    /* the directory the file goes to: everything before the last '/' */
+    size_t len = strlen(path);
+    char *dir = malloc(len + 2);
+    if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    const char *slash = strrchr(path, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    }
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s does not exist", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s is not writable: %s", path, dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err)
 {
     size_t len = strlen(path) + 32;

@@ -142,6 +142,11 @@ int lsim_cli_build(int argc, char **argv)
         status = 2;
         goto done;
     }
+    if (lsim_cli_check_output(out, &err)) {
+        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        status = 1;
+        goto done;
+    }
     if (mpi_begin(&m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
         status = 1;
@@ -360,6 +365,11 @@ int lsim_cli_sim(int argc, char **argv)
         fprintf(stderr, "lumosim: error: sim needs a graph store (see lumosim sim --help)\n");
         free(cmd);
         return 2;
+    }
+    if (lsim_cli_check_output(out, &err) || lsim_cli_check_output(o.trace_out, &err)) {
+        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        free(cmd);
+        return 1;
     }
     if (mpi_begin(&m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
