@@ -516,10 +516,21 @@ static int intern(lsim_trace *t, const char *s, uint32_t *id)
     return lsim_strtab_intern(t->strings, s ? s : "", s ? strlen(s) : 0, id);
 }
 
+/* JSON numbers are doubles; converting one outside int64's range (or NaN) to
+ * an integer is undefined behaviour in C, and a fuzzer found a tid of 7e32.
+ * Saturate instead, so hostile ids stay well-defined (and merely distinct). */
+static int64_t dbl_i64(double d)
+{
+    if (!(d == d)) return 0;
+    if (d >= 9223372036854775807.0) return INT64_MAX;
+    if (d <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)d;
+}
+
 static int64_t value_int(const cJSON *v, int64_t dflt)
 {
     if (!v) return dflt;
-    if (cJSON_IsNumber(v)) return (int64_t)v->valuedouble;
+    if (cJSON_IsNumber(v)) return dbl_i64(v->valuedouble);
     if (cJSON_IsString(v) && v->valuestring[0]) {
         char *e = NULL;
         long long x = strtoll(v->valuestring, &e, 10);
@@ -584,7 +595,7 @@ static void index_args(const cJSON *args, ev_args *a)
 static int id_field(lsim_trace *t, const cJSON *v, int64_t *out)
 {
     if (cJSON_IsNumber(v)) {
-        *out = (int64_t)v->valuedouble;
+        *out = dbl_i64(v->valuedouble);
         return 0;
     }
     if (cJSON_IsString(v)) {
@@ -792,13 +803,20 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
                         p = -1;
                         break;
                     }
-                    p *= (int64_t)x->valuedouble;
+                    int64_t f = dbl_i64(x->valuedouble);
+                    if (f != 0 && p > INT64_MAX / f) {
+                        p = -1; /* product beyond int64: treat as unknown */
+                        break;
+                    }
+                    p *= f;
                 }
                 c->in_nelems = p;
             }
         }
     }
-    if (c->in_nelems >= 0 && c->dtype_bytes > 0) c->bytes = c->in_nelems * c->dtype_bytes;
+    /* a hostile nelems must not overflow: an unknown size is -1, as when absent */
+    if (c->in_nelems >= 0 && c->dtype_bytes > 0 && c->in_nelems <= INT64_MAX / c->dtype_bytes)
+        c->bytes = c->in_nelems * c->dtype_bytes;
     e->coll = idx;
     return 0;
 }
@@ -975,7 +993,7 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
             char numbuf[32];
             const char *nms = cJSON_IsString(nm) ? nm->valuestring : NULL;
             if (!nms && cJSON_IsNumber(nm)) {
-                snprintf(numbuf, sizeof numbuf, "%lld", (long long)nm->valuedouble);
+                snprintf(numbuf, sizeof numbuf, "%lld", (long long)dbl_i64(nm->valuedouble));
                 nms = numbuf;
             }
             if ((rc = intern(t, nms ? nms : "", &pg->name)) ||
@@ -991,7 +1009,7 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
                     goto cleanup;
                 }
                 for (const cJSON *x = rk->child; x; x = x->next)
-                    if (cJSON_IsNumber(x)) pg->ranks[pg->nranks++] = (int32_t)x->valuedouble;
+                    if (cJSON_IsNumber(x)) pg->ranks[pg->nranks++] = (int32_t)dbl_i64(x->valuedouble);
             }
         }
     }

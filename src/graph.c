@@ -680,7 +680,8 @@ static int label_collectives(builder *b)
             if (c->dtype_bytes < 0) c->dtype_bytes = p->dtype_bytes;
             if (c->pg_name == UINT32_MAX) c->pg_name = p->pg_name;
             if (c->pg_ranks == UINT32_MAX) c->pg_ranks = p->pg_ranks;
-            if (c->bytes < 0 && c->in_nelems >= 0 && c->dtype_bytes > 0) c->bytes = c->in_nelems * c->dtype_bytes;
+            if (c->bytes < 0 && c->in_nelems >= 0 && c->dtype_bytes > 0 && c->in_nelems <= INT64_MAX / c->dtype_bytes)
+                c->bytes = c->in_nelems * c->dtype_bytes;
         }
         ord[n++] = (time_node){r != NONE ? g->obs_start[r] : g->obs_start[v], (uint32_t)v};
     }
