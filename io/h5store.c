@@ -2283,10 +2283,16 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
     long pid = (long)getpid();
     if (c->mpi) MPI_Bcast(&pid, 1, MPI_LONG, 0, c->comm);
     tmp_name(tmp, sizeof tmp, c->path, pid);
+    c->tmp_slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
     /* 1. rank 0 copies the runs to keep into the temporary file */
     if (c->rank == 0) rc = prepare_results_tmp(c, tmp, run_name, info);
     rc = agree(c, rc);
-    if (rc) return rc;
+    if (rc) {
+        if (c->rank == 0) remove(tmp);
+        lsim_tmp_unregister(c->tmp_slot);
+        c->tmp_slot = -1;
+        return rc;
+    }
     /* 2. everyone adds the new run */
     fapl = fapl_v110();
     if (fapl < 0) rc = fail(c, LSIM_EIO, "cannot create HDF5 property list");

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,11 @@ cleanup:
  * signal as if unhandled. */
 static void on_signal(int sig)
 {
+    /* write(2) is async-signal-safe; under mpirun this is the line that says
+     * why a rank stopped when another one died and the launcher ended it */
+    static const char msg[] = "lumosim: error: stopped by a signal; unfinished outputs removed\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
     lsim_tmp_remove_all();
     signal(sig, SIG_DFL);
     raise(sig);
