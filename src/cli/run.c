@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/tmpfiles.h"
 
 void lsim_cli_opts_default(lsim_cli_opts *o)
@@ -277,6 +278,19 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
     size_t cap = 0;
     int rc = 0;
     progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
+    /* Refuse up front what would not fit in memory (memlimit.h), rather
+     * than be killed by the OOM killer half-way. Paths that do not expand
+     * are left for the loop below to report in order. */
+    {
+        lsim_cli_run all = {0};
+        lsim_err perr = {0};
+        int bad = 0;
+        for (int a = 0; a < nargs && !bad; a++)
+            if (lsim_store_probe(args[a]) == LSIM_STORE_NOT_HDF5) bad = expand_paths(&args[a], 1, &all, &perr);
+        if (!bad) rc = lsim_mem_check_inputs((const char *const *)all.paths, all.n, err);
+        lsim_cli_run_free(&all);
+        if (rc) return rc;
+    }
     for (int a = 0; a < nargs && !rc; a++) {
         lsim_store_kind kind = lsim_store_probe(args[a]);
         if (kind == LSIM_STORE_RESULTS) {

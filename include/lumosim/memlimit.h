@@ -1,0 +1,40 @@
+/* Refusing inputs that would not fit in memory, before reading them.
+ *
+ * Without this, a trace set too big for the node is found out by the
+ * out-of-memory killer minutes into a run, with no message. The estimate is
+ * calibrated on this implementation (bench/run.sh, docs/reliability.md): one
+ * trace being parsed peaks at about 0.5 x its uncompressed JSON size, and
+ * each graph kept after it adds about 0.25 x its file's size. Local; no MPI.
+ * No ownership transfers: all pointers are borrowed. */
+#ifndef LUMOSIM_MEMLIMIT_H
+#define LUMOSIM_MEMLIMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumosim/common.h"
+
+/* Uncompressed size of a trace file: its size, or for gzip the ISIZE
+ * trailer (size mod 2^32, corrected upwards past the compressed size).
+ * Returns 0 or LSIM_EIO (err names the file). */
+int lsim_mem_input_bytes(const char *path, uint64_t *bytes, lsim_err *err);
+
+/* Peak bytes to read and keep the graphs of n traces of the given
+ * uncompressed sizes, one at a time (see above). */
+uint64_t lsim_mem_estimate(const uint64_t *sizes, size_t n);
+
+/* The memory this process may use, in bytes, and where the figure comes
+ * from (a static string): LUMOSIM_MEM_LIMIT if set (a number with optional
+ * K/M/G/T suffix, powers of 1024; 0 turns the check off and returns 0),
+ * else the smallest of MemAvailable (/proc/meminfo), the cgroup v2
+ * memory.max and RLIMIT_AS, each divided by the number of ranks Open MPI
+ * or Slurm put on this node. Returns UINT64_MAX when nothing is known.
+ * Returns 0 on success, LSIM_EARG when LUMOSIM_MEM_LIMIT is malformed. */
+int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err);
+
+/* The whole check over n trace paths: 0 when they fit (or the check is
+ * off); LSIM_ENOMEM with one message naming the largest input, the
+ * estimate and the limit when not; LSIM_EIO/LSIM_EARG as above. */
+int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err);
+
+#endif

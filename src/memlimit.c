@@ -1,0 +1,167 @@
+/* Up-front memory check (see memlimit.h). */
+#include "lumosim/memlimit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+int lsim_mem_input_bytes(const char *path, uint64_t *bytes, lsim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    int rc = 0;
+    unsigned char head[2], tail[4];
+    long long size = -1;
+    if (!f) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fseeko(f, 0, SEEK_END) != 0 || (size = (long long)ftello(f)) < 0) {
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot tell its size", path);
+        goto cleanup;
+    }
+    *bytes = (uint64_t)size;
+    /* gzip: the trailer holds the uncompressed size mod 2^32; inputs over
+     * 4 GiB wrap, so add 2^32 until it is at least the compressed size
+     * (still an underestimate for huge files, never absurd) */
+    if (size >= 18 && fseeko(f, 0, SEEK_SET) == 0 && fread(head, 1, 2, f) == 2 && head[0] == 0x1f && head[1] == 0x8b &&
+        fseeko(f, -4, SEEK_END) == 0 && fread(tail, 1, 4, f) == 4) {
+        uint64_t u = (uint64_t)tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
+        while (u < (uint64_t)size) u += (uint64_t)1 << 32;
+        *bytes = u;
+    }
+cleanup:
+    fclose(f);
+    return rc;
+}
+
+uint64_t lsim_mem_estimate(const uint64_t *sizes, size_t n)
+{
+    uint64_t sum = 0, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += sizes[i];
+        if (sizes[i] > max) max = sizes[i];
+    }
+    /* fixed footprint (libraries, MPI, HDF5) + the trace being parsed + the
+     * graphs kept */
+    return ((uint64_t)32 << 20) + max / 2 + (sum - max) / 4;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *e = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &e, 10);
+    if (e == s || errno || s[0] == '-') return -1;
+    int sh = 0;
+    switch (*e) {
+    case 'k': case 'K': sh = 10; e++; break;
+    case 'm': case 'M': sh = 20; e++; break;
+    case 'g': case 'G': sh = 30; e++; break;
+    case 't': case 'T': sh = 40; e++; break;
+    default: break;
+    }
+    if (*e == 'i' && sh) e++;
+    if ((*e == 'B' || *e == 'b') && (sh || e[1] == '\0')) e++;
+    if (*e || (sh && v > (UINT64_MAX >> sh))) return -1;
+    *out = (uint64_t)v << sh;
+    return 0;
+}
+
+/* A "key: N kB" line of /proc/meminfo, in bytes; 0 when absent. */
+static uint64_t meminfo(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    uint64_t v = 0;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':') {
+            v = strtoull(line + kl + 1, NULL, 10) << 10;
+            break;
+        }
+    if (f) fclose(f);
+    return v;
+}
+
+static uint64_t cgroup_max(void)
+{
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    char buf[64] = "";
+    uint64_t v = UINT64_MAX;
+    if (f && fgets(buf, sizeof buf, f) && buf[0] >= '0' && buf[0] <= '9') v = strtoull(buf, NULL, 10);
+    if (f) fclose(f);
+    return v;
+}
+
+static unsigned ranks_on_node(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *s = getenv(vars[i]);
+        long v = s ? strtol(s, NULL, 10) : 0;
+        if (v > 0) return (unsigned)v;
+    }
+    return 1;
+}
+
+int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err)
+{
+    const char *env = getenv("LUMOSIM_MEM_LIMIT");
+    if (env && *env) {
+        if (parse_size(env, limit))
+            return lsim_err_set(err, LSIM_EARG, "LUMOSIM_MEM_LIMIT='%.40s': expected a size such as 8G, 512M or 0 (off)",
+                                env);
+        *source = "LUMOSIM_MEM_LIMIT";
+        return 0;
+    }
+    uint64_t best = UINT64_MAX;
+    *source = "nothing known";
+    uint64_t avail = meminfo("MemAvailable");
+    if (avail) {
+        best = avail;
+        *source = "MemAvailable in /proc/meminfo";
+    }
+    uint64_t cg = cgroup_max();
+    if (cg < best) {
+        best = cg;
+        *source = "the cgroup's memory.max";
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < best) {
+        best = (uint64_t)rl.rlim_cur;
+        *source = "ulimit -v";
+    }
+    unsigned k = ranks_on_node();
+    if (best != UINT64_MAX && k > 1) best /= k;
+    *limit = best;
+    return 0;
+}
+
+int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err)
+{
+    uint64_t *sizes = NULL, limit = 0;
+    const char *source = NULL;
+    size_t big = 0;
+    int rc = lsim_mem_limit(&limit, &source, err);
+    if (rc || limit == 0 || n == 0) goto cleanup;
+    sizes = malloc(n * sizeof *sizes);
+    if (!sizes) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = lsim_mem_input_bytes(paths[i], &sizes[i], err))) goto cleanup;
+        if (sizes[i] > sizes[big]) big = i;
+    }
+    uint64_t need = lsim_mem_estimate(sizes, n), total = 0;
+    for (size_t i = 0; i < n; i++) total += sizes[i];
+    if (need > limit)
+        rc = lsim_err_set(err, LSIM_ENOMEM,
+                          "%s%s: these inputs (%.1f MB of JSON) need about %.1f MiB, more than the %.1f MiB this "
+                          "process may use (%s); split them over more MPI ranks or nodes, or set LUMOSIM_MEM_LIMIT "
+                          "(0 = no check)",
+                          paths[big], n > 1 ? " and the others" : "", (double)total / 1e6, (double)need / 1048576.0,
+                          (double)limit / 1048576.0, source);
+cleanup:
+    free(sizes);
+    return rc;
+}
