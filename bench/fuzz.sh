@@ -1,26 +1,38 @@
 #!/usr/bin/env bash
-# Run the libFuzzer targets for a set time and print executions, coverage and
-# crashes. Needs clang (Debian: clang, libclang-rt-14-dev).
-#   SECONDS_PER_TARGET=300  BUILD_DIR=build-fuzz
-# Crashes are written to bench/out/fuzz/; copy each into
-# tests/fuzz/corpus_kineto/ after fixing it, so it runs on every CI build.
+# Run the libFuzzer targets for a set time each and print executions,
+# coverage and crashes. Needs clang (Debian: clang, libclang-rt-14-dev).
+#   SECONDS_PER_TARGET=300  BUILD_DIR=build-fuzz  TARGETS="kineto store cli"
+# Targets (tests/fuzz/): kineto (Kineto reader, graph build, replay), store
+# (HDF5 graph store / result file readers), cli (command-line option parser).
+# Crashes are written to bench/out/fuzz/NAME/; copy each into
+# tests/fuzz/corpus_NAME/ after fixing it, so it runs on every CI build.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 T=${SECONDS_PER_TARGET:-300}
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
+TARGETS=${TARGETS:-kineto store cli}
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     CC=clang cmake -S . -B "$BUILD_DIR" -DLSIM_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j2 --target fuzz_kineto >/dev/null
+for t in $TARGETS; do
+    cmake --build "$BUILD_DIR" -j2 --target "fuzz_$t" >/dev/null
+done
 out=bench/out/fuzz
-mkdir -p "$out/work_kineto"
-set +e
-"$BUILD_DIR/tests/fuzz/fuzz_kineto" -max_total_time="$T" -max_len=65536 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$out/" "$out/work_kineto" tests/fuzz/corpus_kineto >"$out/kineto.log" 2>&1
-rc=$?
-set -e
-execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/kineto.log" | awk '{print $2}')
-cov=$(grep -o 'cov: [0-9]*' "$out/kineto.log" | tail -1 | awk '{print $2}')
-crashes=$(find "$out" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' -o -maxdepth 1 -name 'timeout-*' | wc -l)
-echo "fuzz_kineto: ${T} s, ${execs:-?} executions, coverage ${cov:-?} edges, ${crashes} crash/leak/timeout inputs (exit $rc)"
+for t in $TARGETS; do
+    case $t in
+        store) max_len=131072 ;; # the seeds are small HDF5 files (up to ~90 KB)
+        cli) max_len=4096 ;;
+        *) max_len=65536 ;;
+    esac
+    mkdir -p "$out/work_$t" "$out/$t"
+    set +e
+    "$BUILD_DIR/tests/fuzz/fuzz_$t" -max_total_time="$T" -max_len="$max_len" -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$out/$t/" "$out/work_$t" "tests/fuzz/corpus_$t" >"$out/$t.log" 2>&1
+    rc=$?
+    set -e
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/$t.log" | awk '{print $2}')
+    cov=$(grep -o 'cov: [0-9]*' "$out/$t.log" | tail -1 | awk '{print $2}')
+    crashes=$(find "$out/$t" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+    echo "fuzz_$t: ${T} s, ${execs:-?} executions, coverage ${cov:-?} edges, ${crashes} crash/leak/timeout inputs (exit $rc)"
+done

@@ -2159,7 +2159,16 @@ out:
     return rc;
 }
 
-/* Names of the links in group loc, in name order. */
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Names of the links in group loc, in name order. Read in the name index's
+ * native order and sorted here: HDF5 1.10 lists a group in increasing name
+ * order (H5_ITER_INC) through a table of all its links, and when one link of
+ * a damaged group in dense storage fails to decode it frees the table's
+ * uninitialised entries (a crash in `info`'s walk_group, found by
+ * tests/fuzz/fuzz_store.c; regression input
+ * tests/fuzz/corpus_store/crash_info_dense_link_heap_id.h5). The native
+ * order walks the name B-tree and fails cleanly. */
 static int list_links(sctx *c, hid_t loc, char ***out, size_t *n)
 {
     H5G_info_t gi;
@@ -2170,13 +2179,14 @@ static int list_links(sctx *c, hid_t loc, char ***out, size_t *n)
     char **v = calloc(gi.nlinks ? gi.nlinks : 1, sizeof *v);
     if (!v) return nomem(c);
     for (hsize_t i = 0; i < gi.nlinks; i++) {
-        ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
+        ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, NULL, 0, H5P_DEFAULT);
         if (len < 0 || !(v[i] = calloc(1, (size_t)len + 1)) ||
-            H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, v[i], (size_t)len + 1, H5P_DEFAULT) < 0) {
+            H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, v[i], (size_t)len + 1, H5P_DEFAULT) < 0) {
             free_strs(v, (size_t)i + 1);
             return len < 0 ? fail(c, LSIM_EFORMAT, "cannot list the runs") : nomem(c);
         }
     }
+    qsort(v, (size_t)gi.nlinks, sizeof *v, cmp_name);
     *out = v;
     *n = (size_t)gi.nlinks;
     return 0;
@@ -2843,13 +2853,19 @@ static void walk_account(walk *w, const char *top, hid_t d)
     w->s[k].ndsets++;
 }
 
+static int cmp_sstat(const void *a, const void *b)
+{
+    return strcmp(((const sstat *)a)->name, ((const sstat *)b)->name);
+}
+
 static void walk_group(hid_t g, const char *top, walk *w, int depth)
 {
     H5G_info_t gi;
     if (depth > 6 || H5Gget_info(g, &gi) < 0) return;
     for (hsize_t i = 0; i < gi.nlinks && i < 100000; i++) {
         char name[256];
-        if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
+        /* native order: see list_links (the groups are summed, then sorted) */
+        if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
         hid_t o = H5Oopen(g, name, H5P_DEFAULT);
         if (o < 0) continue;
         H5I_type_t ty = H5Iget_type(o);
@@ -2875,6 +2891,7 @@ static void print_storage(FILE *out, hid_t loc, const char *indent)
     walk w;
     memset(&w, 0, sizeof w);
     walk_group(loc, NULL, &w, 0);
+    qsort(w.s, (size_t)w.n, sizeof w.s[0], cmp_sstat);
     uint64_t tr = 0, ts = 0;
     fprintf(out, "%sstorage (raw -> stored):\n", indent);
     for (int k = 0; k < w.n; k++) {

@@ -1,0 +1,128 @@
+/* Fuzz target: the command-line option parser of the simulating commands,
+ * lsim_cli_common_opt (src/cli/run.c; every option replay, report, ablate,
+ * build and sim share), driven the way those commands drive it. The input is
+ * split on NUL or newline into an argv (at most 64 arguments, each its own
+ * exact-size allocation so a read past an argument's end is caught); the
+ * parser only is called: nothing is simulated, read or written. Nothing may
+ * crash, leak or hang, and what it parses must be in range.
+ *
+ * Built two ways like fuzz_kineto.c (tests/fuzz/CMakeLists.txt), compiled
+ * together with src/cli/run.c (the CLI is not part of the library): a
+ * libFuzzer binary with clang, and everywhere a plain program over the seed
+ * corpus (corpus_cli/: realistic command lines, one argument a line, plus
+ * every crash input ever found). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_ARGS 64
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The loop of the commands' parsers (parse_args in main.c, lsim_cli_build /
+ * lsim_cli_sim in store_cmds.c): their own options first, then the shared
+ * ones; the first usage error ends the parse, as the command would exit. */
+static void parse(int argc, char **argv)
+{
+    lsim_cli_opts o;
+    lsim_cli_opts_default(&o);
+    int only_paths = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) continue; /* a path */
+        if (!strcmp(a, "--")) {
+            only_paths = 1;
+            continue;
+        }
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run") || !strcmp(a, "--html") ||
+             !strcmp(a, "--lookahead-ns")) &&
+            i + 1 < argc) {
+            i++;
+            continue;
+        }
+        int before = i;
+        int c = lsim_cli_common_opt(&o, argc, argv, &i);
+        if (c < -1 || c > 1 || i < before || i > before + 1 || i >= argc) abort();
+        if (c == 0 && i != before) abort(); /* not ours: nothing consumed */
+        if (c < 0) break;                   /* usage error: the command exits 2 */
+    }
+    /* what was parsed is in range */
+    if (o.bin_ns < 1 || o.bin_ns > (lsim_ns)1e12) abort();
+    if (o.bo.latency != LSIM_LAT_MODEL && o.bo.latency != LSIM_LAT_OBSERVED) abort();
+    if (o.replicate_from < -1 || o.replicate_from > 1000000) abort();
+    if (o.trace_out && !o.critical) abort();
+    if (o.zero_launch_latency != 0 && o.zero_launch_latency != 1) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *argv[MAX_ARGS + 1];
+    int argc = 0;
+    size_t start = 0;
+    for (size_t k = 0; k <= size && argc < MAX_ARGS; k++) {
+        if (k < size && data[k] != '\0' && data[k] != '\n') continue;
+        if (k == size && k == start && argc > 0) break; /* no empty last argument after a final separator */
+        size_t len = k - start;
+        char *s = malloc(len + 1);
+        if (!s) break;
+        if (len) memcpy(s, data + start, len);
+        s[len] = '\0';
+        argv[argc++] = s;
+        start = k + 1;
+    }
+    argv[argc] = NULL;
+    parse(argc, argv);
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    return 0;
+}
+
+#ifdef LSIM_LIBFUZZER
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* The parser reports usage errors on stderr; millions of those lines would
+ * only slow the fuzzer. Only the stdio stream is redirected: the sanitizers
+ * write their reports to file descriptor 2 directly. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+#ifdef __GLIBC__
+    FILE *f = fopen("/dev/null", "w");
+    if (f) stderr = f;
+#endif
+    return 0;
+}
+#else
+/* Standalone driver: run the target on each file named. */
+int main(int argc, char **argv)
+{
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        if (!f) {
+            fprintf(stderr, "fuzz_cli: cannot open %s\n", argv[i]);
+            return 1;
+        }
+        size_t cap = 1 << 16, len = 0;
+        uint8_t *buf = malloc(cap);
+        size_t got;
+        while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+            len += got;
+            if (len == cap) {
+                uint8_t *nb = realloc(buf, cap *= 2);
+                if (!nb) free(buf);
+                buf = nb;
+            }
+        }
+        fclose(f);
+        if (!buf) return 1;
+        LLVMFuzzerTestOneInput(buf, len);
+        free(buf);
+        n++;
+    }
+    printf("fuzz_cli: %d inputs ran without a crash\n", n);
+    return 0;
+}
+#endif
