@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 
 int lsim_mem_input_bytes(const char *path, uint64_t *bytes, lsim_err *err)
 {
@@ -136,13 +137,14 @@ int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err)
     return 0;
 }
 
-int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err)
+int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_bytes, lsim_err *err)
 {
+    if (total_bytes) *total_bytes = 0;
     uint64_t *sizes = NULL, limit = 0;
     const char *source = NULL;
     size_t big = 0;
     int rc = lsim_mem_limit(&limit, &source, err);
-    if (rc || limit == 0 || n == 0) goto cleanup;
+    if (rc || n == 0) goto cleanup;
     sizes = malloc(n * sizeof *sizes);
     if (!sizes) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -154,7 +156,8 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err)
     }
     uint64_t need = lsim_mem_estimate(sizes, n), total = 0;
     for (size_t i = 0; i < n; i++) total += sizes[i];
-    if (need > limit)
+    if (total_bytes) *total_bytes = total;
+    if (limit != 0 && need > limit)
         rc = lsim_err_set(err, LSIM_ENOMEM,
                           "%s%s: these inputs (%.1f MB of JSON) need about %.1f MiB, more than the %.1f MiB this "
                           "process may use (%s); split them over more MPI ranks or nodes, or set LUMOSIM_MEM_LIMIT "
@@ -163,5 +166,31 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err)
                           (double)limit / 1048576.0, source);
 cleanup:
     free(sizes);
+    return rc;
+}
+
+int lsim_disk_check(const char *path, uint64_t need, lsim_err *err)
+{
+    if (!path || need == 0) return 0;
+    /* the directory the file goes to */
+    size_t len = strlen(path);
+    char *dir = malloc(len + 2);
+    if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    const char *slash = strrchr(path, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    }
+    struct statvfs sv;
+    int rc = 0;
+    if (statvfs(dir, &sv) == 0) {
+        uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+        if (avail < need)
+            rc = lsim_err_set(err, LSIM_EIO, "%s: needs about %.1f MiB, the file system of %s has %.1f MiB free", path,
+                              (double)need / 1048576.0, dir, (double)avail / 1048576.0);
+    }
+    free(dir);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* Refusing inputs that would not fit in memory, before reading them.
+/* Refusing, before reading anything, inputs that would not fit in memory
+ * and outputs that would not fit on disk.
  *
  * Without this, a trace set too big for the node is found out by the
  * out-of-memory killer minutes into a run, with no message. The estimate is
@@ -33,8 +34,17 @@ uint64_t lsim_mem_estimate(const uint64_t *sizes, size_t n);
 int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err);
 
 /* The whole check over n trace paths: 0 when they fit (or the check is
- * off); LSIM_ENOMEM with one message naming the largest input, the
+ * off); *total_bytes (may be NULL) gets their uncompressed size; LSIM_ENOMEM with one message naming the largest input, the
  * estimate and the limit when not; LSIM_EIO/LSIM_EARG as above. */
-int lsim_mem_check_inputs(const char *const *paths, size_t n, lsim_err *err);
+int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_bytes, lsim_err *err);
+
+/* Disk: LSIM_EIO with one message ("PATH: needs about X MiB, the file
+ * system has Y MiB free") when the file system holding PATH's directory has
+ * fewer than need bytes available to this user (statvfs f_bavail); 0 when
+ * it has them, when need is 0, or when the figure cannot be had (the write
+ * itself still reports a full disk). Sizes of outputs, from measurements:
+ * a predicted trace is about 1/15 of the uncompressed input JSON, a graph
+ * store about 1/50, a result archive about 1.6 x its graph store. */
+int lsim_disk_check(const char *path, uint64_t need, lsim_err *err);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct lsim_cli_opts {
     int zero_launch_latency; /* --drop-edges launch_latency */
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
+    const char *store_out;   /* build -o PATH: its free space is checked with the inputs */
     const char *run_name;    /* --run NAME (report from a result archive) */
     int independent;         /* --independent: never couple ranks */
     int replicate_from;      /* --replicate-from R, -1 if not given */

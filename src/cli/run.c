@@ -287,7 +287,13 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
         int bad = 0;
         for (int a = 0; a < nargs && !bad; a++)
             if (lsim_store_probe(args[a]) == LSIM_STORE_NOT_HDF5) bad = expand_paths(&args[a], 1, &all, &perr);
-        if (!bad) rc = lsim_mem_check_inputs((const char *const *)all.paths, all.n, err);
+        uint64_t json = 0;
+        if (!bad) rc = lsim_mem_check_inputs((const char *const *)all.paths, all.n, &json, err);
+        /* outputs that would not fit on disk, before the work (sizes in
+         * memlimit.h, with a margin) */
+        if (!rc) rc = lsim_disk_check(o->trace_out, json / 10, err);
+        if (!rc) rc = lsim_disk_check(o->html_out, json / 100, err);
+        if (!rc) rc = lsim_disk_check(o->store_out, json / 25, err);
         lsim_cli_run_free(&all);
         if (rc) return rc;
     }

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <mpi.h>
 
 #include "cli.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/pdes.h"
 
 static double now_s(void)
@@ -147,6 +149,7 @@ int lsim_cli_build(int argc, char **argv)
         status = 1;
         goto done;
     }
+    o.store_out = out;
     if (mpi_begin(&m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
         status = 1;
@@ -366,7 +369,11 @@ int lsim_cli_sim(int argc, char **argv)
         free(cmd);
         return 2;
     }
-    if (lsim_cli_check_output(out, &err) || lsim_cli_check_output(o.trace_out, &err)) {
+    /* a result archive is about 1.6 x its graph store (memlimit.h) */
+    struct stat jst;
+    uint64_t need = out && stat(job, &jst) == 0 ? (uint64_t)jst.st_size * 2 : 0;
+    if (lsim_cli_check_output(out, &err) || lsim_cli_check_output(o.trace_out, &err) ||
+        lsim_disk_check(out, need, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         free(cmd);
         return 1;

@@ -89,9 +89,9 @@ int main(void)
     unsetenv("SLURM_NTASKS_PER_NODE");
     unsetenv("MPI_LOCALNRANKS");
     CHECK_I64(lsim_mem_limit(&lim, &src, &err), 0);
-    uint64_t total = mem_total();
+    uint64_t mt = mem_total();
     CHECK(lim > 0);
-    if (total) CHECK_MSG(lim <= total, "limit %llu > MemTotal %llu", (unsigned long long)lim, (unsigned long long)total);
+    if (mt) CHECK_MSG(lim <= mt, "limit %llu > MemTotal %llu", (unsigned long long)lim, (unsigned long long)mt);
     /* divided between the ranks of this node */
     uint64_t alone = lim;
     setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4", 1);
@@ -103,13 +103,27 @@ int main(void)
     const char *paths[2] = {plain, gz};
     setenv("LUMOSIM_MEM_LIMIT", "1M", 1);
     memset(&err, 0, sizeof err);
-    CHECK(lsim_mem_check_inputs(paths, 2, &err) == LSIM_ENOMEM);
+    CHECK(lsim_mem_check_inputs(paths, 2, NULL, &err) == LSIM_ENOMEM);
     CHECK(strstr(err.msg, plain) != NULL || strstr(err.msg, gz) != NULL);
     CHECK(strstr(err.msg, "MiB") != NULL);
     setenv("LUMOSIM_MEM_LIMIT", "1G", 1);
-    CHECK_I64(lsim_mem_check_inputs(paths, 2, &err), 0);
+    uint64_t total = 0;
+    CHECK_I64(lsim_mem_check_inputs(paths, 2, &total, &err), 0);
+    CHECK_I64((int64_t)total, 2 * (int64_t)n);
     setenv("LUMOSIM_MEM_LIMIT", "0", 1);
-    CHECK_I64(lsim_mem_check_inputs(paths, 2, &err), 0);
+    total = 0;
+    CHECK_I64(lsim_mem_check_inputs(paths, 2, &total, &err), 0);
+    CHECK_I64((int64_t)total, 2 * (int64_t)n); /* sizes are still reported with the check off */
+
+    /* disk: nothing needed is fine, more than any file system holds is
+     * refused with the path, an unknown directory is left to the write */
+    CHECK_I64(lsim_disk_check(plain, 0, &err), 0);
+    CHECK_I64(lsim_disk_check(plain, 4096, &err), 0);
+    memset(&err, 0, sizeof err);
+    CHECK(lsim_disk_check(plain, (uint64_t)1 << 62, &err) == LSIM_EIO);
+    CHECK(strstr(err.msg, plain) != NULL && strstr(err.msg, "free") != NULL);
+    CHECK_I64(lsim_disk_check("/nonexistent-lsim/x.h5", (uint64_t)1 << 62, &err), 0);
+    CHECK_I64(lsim_disk_check(NULL, 1, &err), 0);
 
     free(buf);
     remove(plain);
