@@ -59,6 +59,12 @@ static int mpi_begin(mpi_ctx *m)
     if (!under_mpi_launcher()) return 0;
     int inited = 0;
     MPI_Initialized(&inited);
+    /* Open MPI's lockedfile shared-file-pointer component probes every file
+     * we open by creating OUTPUT.locktest.RANK beside it; a rank killed
+     * during that probe leaves the file behind where no other rank knows
+     * its name. We never use shared file pointers, so leave the component
+     * out (unless the user chose otherwise). Read by MPI_Init. */
+    if (!inited) setenv("OMPI_MCA_sharedfp", "^lockedfile", 0);
     if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) return -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m->size);
