@@ -172,17 +172,8 @@ cleanup:
 int lsim_disk_check(const char *path, uint64_t need, lsim_err *err)
 {
     if (!path || need == 0) return 0;
-    /* the directory the file goes to */
-    size_t len = strlen(path);
-    char *dir = malloc(len + 2);
+    char *dir = lsim_dir_of(path);
     if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    const char *slash = strrchr(path, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == path) strcpy(dir, "/");
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
     struct statvfs sv;
     int rc = 0;
     if (statvfs(dir, &sv) == 0) {
@@ -193,4 +184,18 @@ int lsim_disk_check(const char *path, uint64_t need, lsim_err *err)
     }
     free(dir);
     return rc;
+}
+
+char *lsim_dir_of(const char *path)
+{
+    char *dir = malloc(strlen(path) + 2);
+    if (!dir) return NULL;
+    const char *slash = strrchr(path, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == path) strcpy(dir, "/");
+    else {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    }
+    return dir;
 }

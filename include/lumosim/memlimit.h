@@ -47,4 +47,9 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
  * store about 1/50, a result archive about 1.6 x its graph store. */
 int lsim_disk_check(const char *path, uint64_t need, lsim_err *err);
 
+/* The directory a file PATH goes in: everything before the last '/', "/"
+ * or ".". Returns a malloc'd string the caller frees, NULL when out of
+ * memory. */
+char *lsim_dir_of(const char *path);
+
 #endif

@@ -574,17 +574,8 @@ int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *r, lsim_err
 int lsim_cli_check_output(const char *path, lsim_err *err)
 {
     if (!path) return 0;
-    /* the directory the file goes to: everything before the last '/' */
-    size_t len = strlen(path);
-    char *dir = malloc(len + 2);
+    char *dir = lsim_dir_of(path);
     if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    const char *slash = strrchr(path, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == path) strcpy(dir, "/");
-    else {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
     struct stat st;
     int rc = 0;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))

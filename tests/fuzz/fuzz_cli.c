@@ -94,35 +94,4 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 #endif
     return 0;
 }
-#else
-/* Standalone driver: run the target on each file named. */
-int main(int argc, char **argv)
-{
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (!f) {
-            fprintf(stderr, "fuzz_cli: cannot open %s\n", argv[i]);
-            return 1;
-        }
-        size_t cap = 1 << 16, len = 0;
-        uint8_t *buf = malloc(cap);
-        size_t got;
-        while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
-            len += got;
-            if (len == cap) {
-                uint8_t *nb = realloc(buf, cap *= 2);
-                if (!nb) free(buf);
-                buf = nb;
-            }
-        }
-        fclose(f);
-        if (!buf) return 1;
-        LLVMFuzzerTestOneInput(buf, len);
-        free(buf);
-        n++;
-    }
-    printf("fuzz_cli: %d inputs ran without a crash\n", n);
-    return 0;
-}
 #endif
