@@ -52,6 +52,10 @@ typedef struct sctx {
     H5E_auto2_t old_fn; /* HDF5's error printer, restored on exit */
     void *old_data;
     int tmp_slot;       /* the temporary file's registry slot (tmpfiles.h) */
+    const size_t *gids; /* collective writes/reads under a GPU-to-rank mapping:
+                           this process's global GPU indices, ascending;
+                           NULL = the contiguous block after the lower ranks' */
+    size_t ngids;
 } sctx;
 
 /* HDF5 1.10 leaks internal free-list blocks when it rejects corrupt
@@ -116,6 +120,9 @@ static int fail(sctx *c, int code, const char *fmt, ...)
 }
 
 static int nomem(sctx *c) { return fail(c, LSIM_ENOMEM, "out of memory"); }
+
+/* Global index of local GPU i (gfirst from gather_records). */
+static size_t gpu_at(const sctx *c, size_t gfirst, size_t i) { return c->gids ? c->gids[i] : gfirst + i; }
 
 /* MPI: every rank learns whether any rank failed; the lowest failing rank's
  * error becomes everyone's. Serial: rc unchanged. */
@@ -378,13 +385,92 @@ static hid_t lcpl_parents(void)
     return p;
 }
 
+/* The rows of a flat table this process reads or writes: ascending,
+ * non-overlapping ranges, packed back to back in the memory buffer (HDF5
+ * transfers a union of hyperslabs in file order, so the buffer holds the
+ * ranges in the order given). One range in the common case (a contiguous
+ * block of GPUs); one or more per GPU under a round-robin or file mapping.
+ * Not copyable once sel_one has pointed it at itself. */
+typedef struct rowsel {
+    size_t n, cap;
+    uint64_t *off, *cnt;
+    uint64_t rows;     /* sum of cnt */
+    uint64_t o1, c1;   /* storage for a single range */
+    int owned;
+} rowsel;
+
+static void sel_one(rowsel *s, uint64_t off, uint64_t cnt)
+{
+    memset(s, 0, sizeof *s);
+    s->o1 = off;
+    s->c1 = cnt;
+    s->off = &s->o1;
+    s->cnt = &s->c1;
+    s->n = cnt ? 1 : 0;
+    s->rows = cnt;
+}
+
+static void sel_free(rowsel *s)
+{
+    if (s->owned) {
+        free(s->off);
+        free(s->cnt);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* Append rows [off, off + cnt); merged with the previous range when they
+ * touch, so a contiguous block stays one hyperslab. */
+static int sel_add(sctx *c, rowsel *s, uint64_t off, uint64_t cnt)
+{
+    if (!cnt) return 0;
+    if (s->n && s->off[s->n - 1] + s->cnt[s->n - 1] == off) {
+        s->cnt[s->n - 1] += cnt;
+        s->rows += cnt;
+        return 0;
+    }
+    if (!s->owned) {
+        uint64_t o = s->n ? s->o1 : 0, k = s->n ? s->c1 : 0;
+        size_t had = s->n;
+        memset(s, 0, sizeof *s);
+        s->owned = 1;
+        if (had && sel_add(c, s, o, k)) return LSIM_ENOMEM;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        uint64_t *no = realloc(s->off, cap * sizeof *no);
+        if (!no) return nomem(c);
+        s->off = no;
+        uint64_t *nc = realloc(s->cnt, cap * sizeof *nc);
+        if (!nc) return nomem(c);
+        s->cnt = nc;
+        s->cap = cap;
+    }
+    s->off[s->n] = off;
+    s->cnt[s->n] = cnt;
+    s->n++;
+    s->rows += cnt;
+    return 0;
+}
+
+/* Select s's rows (all columns) in the file space fs; <0 on failure. */
+static int sel_apply(hid_t fs, const rowsel *s, int width)
+{
+    if (!s->n) return H5Sselect_none(fs) < 0 ? -1 : 0;
+    for (size_t i = 0; i < s->n; i++) {
+        hsize_t o[2] = {s->off[i], 0}, n[2] = {s->cnt[i], (hsize_t)width};
+        if (H5Sselect_hyperslab(fs, i ? H5S_SELECT_OR : H5S_SELECT_SET, o, NULL, n, NULL) < 0) return -1;
+    }
+    return 0;
+}
+
 /* Create dataset `name` (relative to loc; missing parent groups are
  * created) of total x width elements of file type ft, chunked by `chunk`
  * rows with shuffle + deflate (unless c->deflate is 0) + Fletcher-32 (chunk 0
- * or total 0: contiguous, unfiltered), and write this process's rows [off, off + cnt) from buf
- * (memory type mt). Collective in MPI mode (cnt may be 0). */
+ * or total 0: contiguous, unfiltered), and write this process's rows (sel)
+ * from buf (memory type mt). Collective in MPI mode (sel may be empty). */
 static int put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,
-                   uint64_t total, uint64_t chunk, uint64_t off, uint64_t cnt, const void *buf)
+                   uint64_t total, uint64_t chunk, const rowsel *sel, const void *buf)
 {
     int rc = 0, nd = width > 1 ? 2 : 1;
     hsize_t dims[2] = {total, (hsize_t)width};
@@ -410,9 +496,9 @@ static int put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_
         goto out;
     }
     if (total == 0) goto out;
-    if (cnt) {
-        hsize_t o[2] = {off, 0}, n[2] = {cnt, (hsize_t)width};
-        if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) < 0) rc = -1;
+    if (sel->rows) {
+        hsize_t n[2] = {sel->rows, (hsize_t)width};
+        if (sel_apply(fs, sel, width) < 0) rc = -1;
         ms = H5Screate_simple(nd, n, NULL);
     } else {
         H5Sselect_none(fs);
@@ -432,9 +518,9 @@ out:
 }
 
 static int put_col(sctx *c, hid_t loc, const char *where, const char *name, int t, int width, uint64_t total,
-                   uint64_t chunk, uint64_t off, uint64_t cnt, const void *buf)
+                   uint64_t chunk, const rowsel *sel, const void *buf)
 {
-    return put_raw(c, loc, where, name, ftype(t), mtype(t), width, total, chunk, off, cnt, buf);
+    return put_raw(c, loc, where, name, ftype(t), mtype(t), width, total, chunk, sel, buf);
 }
 
 /* Open dataset `name` and check it is total x width elements of the
@@ -488,17 +574,17 @@ static hid_t open_col(sctx *c, hid_t loc, const char *where, const char *name, H
     return d;
 }
 
-/* Read rows [off, off + cnt) of an opened dataset into buf (memory type mt).
- * Collective in MPI mode (cnt may be 0). */
-static int read_rows(sctx *c, hid_t d, const char *where, const char *name, hid_t mt, int width, uint64_t off,
-                     uint64_t cnt, void *buf)
+/* Read rows sel of an opened dataset into buf (memory type mt), packed in
+ * the order of sel's ranges. Collective in MPI mode (sel may be empty). */
+static int read_sel(sctx *c, hid_t d, const char *where, const char *name, hid_t mt, int width, const rowsel *sel,
+                    void *buf)
 {
     int rc = 0, nd = width > 1 ? 2 : 1;
     hid_t fs = H5Dget_space(d), ms = -1;
     if (fs < 0) return fail(c, LSIM_EFORMAT, "cannot read %s/%s", where, name);
-    if (cnt) {
-        hsize_t o[2] = {off, 0}, n[2] = {cnt, (hsize_t)width};
-        if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) < 0) rc = -1;
+    if (sel->rows) {
+        hsize_t n[2] = {sel->rows, (hsize_t)width};
+        if (sel_apply(fs, sel, width) < 0) rc = -1;
         ms = H5Screate_simple(nd, n, NULL);
     } else {
         hsize_t n[2] = {1, (hsize_t)width};
@@ -516,6 +602,15 @@ static int read_rows(sctx *c, hid_t d, const char *where, const char *name, hid_
     return rc;
 }
 
+/* Rows [off, off + cnt) (cnt may be 0). */
+static int read_rows(sctx *c, hid_t d, const char *where, const char *name, hid_t mt, int width, uint64_t off,
+                     uint64_t cnt, void *buf)
+{
+    rowsel s;
+    sel_one(&s, off, cnt);
+    return read_sel(c, d, where, name, mt, width, &s, buf);
+}
+
 /* open_col + read_rows + close. */
 static int get_col(sctx *c, hid_t loc, const char *where, const char *name, int t, int width, uint64_t total,
                    uint64_t off, uint64_t cnt, void *buf)
@@ -528,6 +623,21 @@ static int get_col(sctx *c, hid_t loc, const char *where, const char *name, int 
         return rc;
     }
     rc = read_rows(c, d, where, name, mtype(t), width, off, cnt, buf);
+    H5Dclose(d);
+    return rc;
+}
+
+/* open_col + read_sel + close. */
+static int get_col_sel(sctx *c, hid_t loc, const char *where, const char *name, int t, uint64_t total,
+                       const rowsel *sel, void *buf)
+{
+    hid_t d = open_col(c, loc, where, name, t == T_F64 ? H5T_FLOAT : H5T_INTEGER, 1, total, NULL);
+    int rc = agree(c, d < 0 ? c->e.code : 0);
+    if (rc) {
+        if (d >= 0) H5Dclose(d);
+        return rc;
+    }
+    rc = read_sel(c, d, where, name, mtype(t), 1, sel, buf);
     H5Dclose(d);
     return rc;
 }
@@ -668,11 +778,11 @@ static const mcol gpu_cols[] = {
 };
 #define NGPUCOLS (sizeof gpu_cols / sizeof gpu_cols[0])
 
-/* Write columns cols[] of records rec[0..nloc) (record size rsz), rows
- * [gfirst, gfirst + nloc) of `total`, as datasets GROUP/NAME. chunk 0:
+/* Write columns cols[] of records rec[0..nloc) (record size rsz), rows sel
+ * (nloc rows in all) of `total`, as datasets GROUP/NAME. chunk 0:
  * contiguous. */
 static int put_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
-                       const void *rec, size_t rsz, uint64_t total, uint64_t gfirst, size_t nloc, uint64_t chunk)
+                       const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc, uint64_t chunk)
 {
     size_t maxrow = 0;
     for (size_t k = 0; k < ncols; k++)
@@ -684,7 +794,7 @@ static int put_records(sctx *c, hid_t loc, const char *where, const char *group,
         for (size_t i = 0; i < nloc; i++) memcpy(buf + i * mc->esz, (const char *)rec + i * rsz + mc->field, mc->esz);
         char name[128];
         snprintf(name, sizeof name, "%s/%s", group, mc->name);
-        rc = agree(c, put_col(c, loc, where, name, mc->t, mc->width, total, chunk, gfirst, nloc, buf));
+        rc = agree(c, put_col(c, loc, where, name, mc->t, mc->width, total, chunk, sel, buf));
     }
     free(buf);
     return rc;
@@ -808,7 +918,7 @@ static uint64_t chunk_rows(const gmeta *m, size_t n, int rk)
 }
 
 static int put_strings(sctx *c, hid_t loc, const char *where, const char *name, const char *const *s, size_t nloc,
-                       uint64_t total, uint64_t first, uint64_t chunk);
+                       uint64_t total, const rowsel *sel, uint64_t chunk);
 static int get_strings(sctx *c, hid_t loc, const char *where, const char *name, uint64_t total, uint64_t first,
                        size_t cnt, char ***out);
 static void free_strs(char **s, size_t n);
@@ -816,73 +926,95 @@ static void free_strs(char **s, size_t n);
 /* ------------------------------------------------------------ graph write */
 
 /* Write the graph tables of all GPUs under loc (where: its path for
- * messages). This process holds graphs[0..nloc), which are GPUs
- * [gfirst, gfirst + nloc) of the global list m[0..ngpu) (offsets set).
+ * messages). This process holds graphs[0..nloc), local GPU i being global
+ * GPU gpu_at(c, gfirst, i) of the list m[0..ngpu) (offsets set).
  * sources[i]: local GPU i's source path text. */
 static int write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *const *graphs, size_t nloc,
                               const gmeta *m, size_t ngpu, size_t gfirst, const char *const *sources)
 {
     int rc = 0;
     char *buf = NULL;
-    const gmeta *lm = m + gfirst;
-    /* /gpus: contiguous, this process writes its own rows */
-    rc = put_records(c, loc, where, "gpus", gpu_cols, NGPUCOLS, lm, sizeof *lm, ngpu, gfirst, nloc,
+    rowsel sel;
+    sel_one(&sel, 0, 0);
+    /* /gpus: this process writes its own rows */
+    for (size_t i = 0; i < nloc && !rc; i++) rc = sel_add(c, &sel, gpu_at(c, gfirst, i), 1);
+    gmeta *lm = malloc((nloc ? nloc : 1) * sizeof *lm);
+    if (!rc && !lm) rc = nomem(c);
+    rc = agree(c, rc);
+    if (rc) goto out;
+    for (size_t i = 0; i < nloc; i++) lm[i] = m[gpu_at(c, gfirst, i)];
+    rc = put_records(c, loc, where, "gpus", gpu_cols, NGPUCOLS, lm, sizeof *lm, ngpu, &sel, nloc,
                      min_u64(ngpu, CHUNK_MAX_ROWS));
-    if (rc) goto out;
     /* /gpus/source: fixed-length strings as wide as the longest anywhere */
-    rc = put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, gfirst, min_u64(ngpu, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, min_u64(ngpu, CHUNK_MAX_ROWS));
+    sel_free(&sel);
     if (rc) goto out;
-    /* flat graph columns */
+    /* flat graph columns: each GPU's rows, packed in GPU order */
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
         int rk = gc->rk;
-        uint64_t myoff = nloc ? lm[0].off[rk] : 0, mycnt = 0;
-        for (size_t i = 0; i < nloc; i++) mycnt += lm[i].cnt[rk];
-        buf = malloc(mycnt ? mycnt * gc->esz : 1);
-        rc = agree(c, buf ? 0 : nomem(c));
+        sel_one(&sel, 0, 0);
+        for (size_t i = 0; i < nloc && !rc; i++) rc = sel_add(c, &sel, lm[i].off[rk], lm[i].cnt[rk]);
+        buf = rc ? NULL : malloc(sel.rows ? sel.rows * gc->esz : 1);
+        rc = agree(c, rc ? rc : buf ? 0 : nomem(c));
         if (rc) goto out;
-        for (size_t i = 0; i < nloc; i++) pack(gc, graphs[i], lm[i].cnt[rk], buf + (lm[i].off[rk] - myoff) * gc->esz);
+        uint64_t at = 0;
+        for (size_t i = 0; i < nloc; i++) {
+            pack(gc, graphs[i], lm[i].cnt[rk], buf + at * gc->esz);
+            at += lm[i].cnt[rk];
+        }
         rc = agree(c, put_col(c, loc, where, gc->name, gc->t, 1, total_rows(m, ngpu, rk), chunk_rows(m, ngpu, rk),
-                              myoff, mycnt, buf));
+                              &sel, buf));
         free(buf);
         buf = NULL;
+        sel_free(&sel);
     }
     if (rc) goto out;
     /* strings: per-string offsets (local to the GPU's bytes) and the bytes,
      * each string NUL-terminated */
     {
-        uint64_t soff = nloc ? lm[0].off[RK_STR] : 0, scnt = 0, coff = nloc ? lm[0].off[RK_CHAR] : 0, ccnt = 0;
-        for (size_t i = 0; i < nloc; i++) {
-            scnt += lm[i].cnt[RK_STR];
-            ccnt += lm[i].cnt[RK_CHAR];
+        rowsel ssel, csel;
+        sel_one(&ssel, 0, 0);
+        sel_one(&csel, 0, 0);
+        for (size_t i = 0; i < nloc && !rc; i++) {
+            rc = sel_add(c, &ssel, lm[i].off[RK_STR], lm[i].cnt[RK_STR]);
+            if (!rc) rc = sel_add(c, &csel, lm[i].off[RK_CHAR], lm[i].cnt[RK_CHAR]);
         }
-        uint64_t *so = malloc((scnt ? scnt : 1) * sizeof *so);
-        char *chars = malloc(ccnt ? ccnt : 1);
-        rc = agree(c, so && chars ? 0 : nomem(c));
+        uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
+        rc = agree(c, rc ? rc : so && chars ? 0 : nomem(c));
         if (!rc) {
+            uint64_t sat = 0, cat = 0;
             for (size_t i = 0; i < nloc; i++) {
-                uint64_t *o = so + (lm[i].off[RK_STR] - soff);
-                char *ch = chars + (lm[i].off[RK_CHAR] - coff);
+                uint64_t *o = so + sat;
+                char *ch = chars + cat;
                 uint64_t at = 0;
-                for (uint64_t s = 0; s < lm[i].cnt[RK_STR]; s++) {
-                    const char *str = lsim_strtab_get(graphs[i]->strings, (uint32_t)s);
+                for (uint64_t k = 0; k < lm[i].cnt[RK_STR]; k++) {
+                    const char *str = lsim_strtab_get(graphs[i]->strings, (uint32_t)k);
                     size_t len = strlen(str);
-                    o[s] = at;
+                    o[k] = at;
                     memcpy(ch + at, str, len + 1);
                     at += len + 1;
                 }
+                sat += lm[i].cnt[RK_STR];
+                cat += lm[i].cnt[RK_CHAR];
             }
             rc = agree(c, put_col(c, loc, where, "strings/offset", T_U64, 1, total_rows(m, ngpu, RK_STR),
-                                  chunk_rows(m, ngpu, RK_STR), soff, scnt, so));
+                                  chunk_rows(m, ngpu, RK_STR), &ssel, so));
             if (!rc)
                 rc = agree(c, put_col(c, loc, where, "strings/chars", T_U8, 1, total_rows(m, ngpu, RK_CHAR),
-                                      chunk_rows(m, ngpu, RK_CHAR), coff, ccnt, chars));
+                                      chunk_rows(m, ngpu, RK_CHAR), &csel, chars));
         }
         free(so);
         free(chars);
+        sel_free(&ssel);
+        sel_free(&csel);
     }
 out:
     free(buf);
+    free(lm);
+    sel_free(&sel);
     return rc;
 }
 
@@ -903,9 +1035,11 @@ static int label_graph_tables(hid_t loc)
     return rc;
 }
 
-/* Gather every rank's POD records (nloc of rsz bytes each, in rank order) to
- * every rank; *gfirst = the index of this rank's first record. Serial: a
- * copy. */
+/* Gather every rank's POD records (nloc of rsz bytes each) to every rank,
+ * in global GPU order: rank order, or under a mapping (c->gids) each record
+ * at its GPU's index, the ranks' GPU lists together being a permutation of
+ * 0..total-1 (checked). *gfirst = the index of this rank's first record
+ * (without a mapping). Serial: a copy. */
 static int gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **all, size_t *ntot, size_t *gfirst)
 {
     *all = NULL;
@@ -943,6 +1077,43 @@ static int gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void
         counts[r] *= (int)rsz;
     }
     MPI_Allgatherv(lm, mine * (int)rsz, MPI_BYTE, m, counts, displs, MPI_BYTE, c->comm);
+    if (c->gids) {
+        /* place each record at its GPU's index */
+        uint64_t *ids = malloc((tot ? tot : 1) * sizeof *ids), *myids = malloc((nloc ? nloc : 1) * sizeof *myids);
+        char *perm = malloc((tot ? tot : 1) * rsz), *seen = calloc(tot ? tot : 1, 1);
+        rc = ids && myids && perm && seen ? 0 : nomem(c);
+        rc = agree(c, rc);
+        if (!rc) {
+            for (size_t i = 0; i < nloc; i++) myids[i] = c->gids[i];
+            at = 0;
+            for (int r = 0; r < c->size; r++) {
+                counts[r] /= (int)rsz;
+                displs[r] = at;
+                at += counts[r];
+            }
+            MPI_Allgatherv(myids, mine, MPI_UINT64_T, ids, counts, displs, MPI_UINT64_T, c->comm);
+            for (size_t j = 0; j < tot && !rc; j++) {
+                if (ids[j] >= tot || seen[ids[j]])
+                    rc = fail(c, LSIM_EARG, "the GPU-to-rank mapping is not a permutation of GPUs 0..%zu (GPU %llu %s)",
+                              tot ? tot - 1 : 0, (unsigned long long)ids[j], ids[j] >= tot ? "out of range" : "twice");
+                else {
+                    seen[ids[j]] = 1;
+                    memcpy(perm + ids[j] * rsz, (char *)m + j * rsz, rsz);
+                }
+            }
+        }
+        if (!rc) {
+            free(m);
+            m = perm;
+            perm = NULL;
+        }
+        free(ids);
+        free(myids);
+        free(perm);
+        free(seen);
+        rc = agree(c, rc);
+        if (rc) goto out;
+    }
     *all = m;
     m = NULL;
     *ntot = tot;
@@ -1417,25 +1588,38 @@ void lsim_store_free_graphs(lsim_graph **graphs, size_t n)
 }
 
 /* Read GPUs [first, first + count) of the graph tables under loc. */
-static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count,
+/* Read GPUs [first, first + count) (count SIZE_MAX: to the end), or, with
+ * list, GPUs list[0..count) (ascending), of the graph tables under loc. */
+static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
-    gmeta *m = NULL;
+    gmeta *m = NULL, *lm = NULL;
     char **src = NULL;
     size_t ngpu = 0;
     lsim_graph **gs = NULL;
     char *buf = NULL;
+    rowsel sel;
+    sel_one(&sel, 0, 0);
     int rc = check_layout(c);
     rc = agree(c, rc);
     if (!rc) rc = read_gpu_table(c, loc, where, &m, &src, &ngpu);
     if (rc) return rc;
-    if (first > ngpu || (count != SIZE_MAX && count > ngpu - first))
+    if (list) {
+        for (size_t i = 0; i < count && !rc; i++)
+            if (list[i] >= ngpu || (i && list[i] <= list[i - 1]))
+                rc = fail(c, LSIM_EARG, "GPU %zu requested%s, the store holds %zu (0..%zu)", list[i],
+                          list[i] < ngpu ? " out of order" : "", ngpu, ngpu ? ngpu - 1 : 0);
+    } else if (first > ngpu || (count != SIZE_MAX && count > ngpu - first)) {
         rc = fail(c, LSIM_EARG, "GPUs %zu..%zu requested, the store holds %zu (0..%zu)", first,
                   count == SIZE_MAX ? ngpu : first + count, ngpu, ngpu ? ngpu - 1 : 0);
+    }
     if (count == SIZE_MAX) count = first <= ngpu ? ngpu - first : 0;
     rc = agree(c, rc);
     if (rc) goto out;
-    const gmeta *lm = m + first;
+    lm = malloc((count ? count : 1) * sizeof *lm);
+    rc = agree(c, lm ? 0 : nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0; i < count; i++) lm[i] = m[list ? list[i] : first + i];
     /* every dataset's shape first, so nothing is allocated from counts the
      * datasets do not back */
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
@@ -1454,7 +1638,7 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     if (!gs) rc = nomem(c);
     for (size_t i = 0; !rc && i < count; i++) {
         if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i]) ||
-            !(gs[i]->source = strdup(src[first + i])) || !(gs[i]->strings = lsim_strtab_new()))
+            !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
             rc = nomem(c);
     }
     rc = agree(c, rc);
@@ -1462,34 +1646,46 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
         int rk = gc->rk;
-        uint64_t r0 = count ? lm[0].off[rk] : 0, rn = count ? lm[count - 1].off[rk] + lm[count - 1].cnt[rk] - r0 : 0;
+        sel_one(&sel, 0, 0);
+        for (size_t i = 0; i < count && !rc; i++) rc = sel_add(c, &sel, lm[i].off[rk], lm[i].cnt[rk]);
         int direct = count == 1 && gc->stride == gc->esz;
-        if (direct) buf = colbase(gs[0], gc);
-        else buf = malloc(rn ? rn * gc->esz : 1);
-        rc = agree(c, buf ? 0 : nomem(c));
-        if (!rc) rc = agree(c, get_col(c, loc, where, gc->name, gc->t, 1, total_rows(m, ngpu, rk), r0, rn, buf));
-        if (!rc && !direct)
-            for (size_t i = 0; i < count; i++) unpack(gc, gs[i], lm[i].cnt[rk], buf + (lm[i].off[rk] - r0) * gc->esz);
+        if (rc) buf = NULL;
+        else if (direct) buf = colbase(gs[0], gc);
+        else buf = malloc(sel.rows ? sel.rows * gc->esz : 1);
+        rc = agree(c, rc ? rc : buf ? 0 : nomem(c));
+        if (!rc) rc = agree(c, get_col_sel(c, loc, where, gc->name, gc->t, total_rows(m, ngpu, rk), &sel, buf));
+        uint64_t at = 0;
+        for (size_t i = 0; !rc && !direct && i < count; i++) {
+            unpack(gc, gs[i], lm[i].cnt[rk], buf + at * gc->esz);
+            at += lm[i].cnt[rk];
+        }
         if (!direct) free(buf);
         buf = NULL;
+        sel_free(&sel);
     }
     if (rc) goto out;
     {
         /* strings */
-        const gmeta *ll = count ? &lm[count - 1] : NULL;
-        uint64_t s0 = count ? lm[0].off[RK_STR] : 0, sn = count ? ll->off[RK_STR] + ll->cnt[RK_STR] - s0 : 0;
-        uint64_t c0 = count ? lm[0].off[RK_CHAR] : 0, cn = count ? ll->off[RK_CHAR] + ll->cnt[RK_CHAR] - c0 : 0;
-        uint64_t *so = malloc((sn ? sn : 1) * sizeof *so);
-        char *chars = malloc(cn ? cn : 1);
-        rc = agree(c, so && chars ? 0 : nomem(c));
+        rowsel ssel, csel;
+        sel_one(&ssel, 0, 0);
+        sel_one(&csel, 0, 0);
+        for (size_t i = 0; i < count && !rc; i++) {
+            rc = sel_add(c, &ssel, lm[i].off[RK_STR], lm[i].cnt[RK_STR]);
+            if (!rc) rc = sel_add(c, &csel, lm[i].off[RK_CHAR], lm[i].cnt[RK_CHAR]);
+        }
+        uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
+        rc = agree(c, rc ? rc : so && chars ? 0 : nomem(c));
         if (!rc)
-            rc = agree(c, get_col(c, loc, where, "strings/offset", T_U64, 1, total_rows(m, ngpu, RK_STR), s0, sn, so));
+            rc = agree(c, get_col_sel(c, loc, where, "strings/offset", T_U64, total_rows(m, ngpu, RK_STR), &ssel, so));
         if (!rc)
-            rc = agree(c,
-                       get_col(c, loc, where, "strings/chars", T_U8, 1, total_rows(m, ngpu, RK_CHAR), c0, cn, chars));
+            rc = agree(c, get_col_sel(c, loc, where, "strings/chars", T_U8, total_rows(m, ngpu, RK_CHAR), &csel, chars));
+        uint64_t sat = 0, cat = 0;
         for (size_t i = 0; !rc && i < count; i++) {
-            const uint64_t *o = so + (lm[i].off[RK_STR] - s0);
-            const char *ch = chars + (lm[i].off[RK_CHAR] - c0);
+            const uint64_t *o = so + sat;
+            const char *ch = chars + cat;
+            sat += lm[i].cnt[RK_STR];
+            cat += lm[i].cnt[RK_CHAR];
             uint64_t nb = lm[i].cnt[RK_CHAR];
             for (uint64_t s = 0; s < lm[i].cnt[RK_STR] && !rc; s++) {
                 uint64_t b = o[s], e = s + 1 < lm[i].cnt[RK_STR] ? o[s + 1] : nb;
@@ -1497,24 +1693,26 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
                 if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL)
                     rc = fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated "
                                                "range inside the GPU's %llu bytes of /strings/chars",
-                              where, first + i, (unsigned long long)s, (unsigned long long)nb);
+                              where, (list ? list[i] : first + i), (unsigned long long)s, (unsigned long long)nb);
                 else if (lsim_strtab_intern(gs[i]->strings, ch + b, e - 1 - b, &id))
                     rc = nomem(c);
                 else if (id != s)
                     rc = fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %llu repeats string %u", where,
-                              first + i, (unsigned long long)s, id);
+                              (list ? list[i] : first + i), (unsigned long long)s, id);
             }
             if (!rc && lm[i].cnt[RK_STR] == 0 && nb != 0)
-                rc = fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has string bytes but no strings", where, first + i);
+                rc = fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has string bytes but no strings", where, (list ? list[i] : first + i));
         }
         free(so);
         free(chars);
+        sel_free(&ssel);
+        sel_free(&csel);
         rc = agree(c, rc);
         if (rc) goto out;
     }
     for (size_t i = 0; !rc && i < count; i++) {
         gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
-        rc = validate_graph(c, where, gs[i], first + i);
+        rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i));
         if (!rc && rebuild_out_csr(gs[i])) rc = nomem(c);
     }
     rc = agree(c, rc);
@@ -1525,16 +1723,19 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     gs = NULL;
 out:
     if (gs) lsim_store_free_graphs(gs, count);
+    sel_free(&sel);
     free_strs(src, ngpu);
+    free(lm);
     free(m);
     return rc;
 }
 
-static int read_graphs_impl(sctx *c, size_t first, size_t count, lsim_graph ***out, size_t *nout)
+static int read_graphs_impl(sctx *c, size_t first, size_t count, const size_t *list, lsim_graph ***out,
+                            size_t *nout)
 {
     int rc = open_file(c);
     if (!rc) rc = check_root(c, LSIM_STORE_KIND_GRAPHS);
-    if (!rc) rc = read_graph_tables(c, c->file, "", first, count, out, nout);
+    if (!rc) rc = read_graph_tables(c, c->file, "", first, count, list, out, nout);
     return rc;
 }
 
@@ -1545,7 +1746,7 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
     *out = NULL;
     *nout = 0;
     ctx_init(&c, path, 0, MPI_COMM_NULL);
-    int rc = read_graphs_impl(&c, first_gpu, count, out, nout);
+    int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return ctx_done(&c, rc, err);
 }
 
@@ -1556,7 +1757,21 @@ int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu
     *out = NULL;
     *nout = 0;
     ctx_init(&c, path, 1, comm);
-    int rc = read_graphs_impl(&c, first_gpu, count, out, nout);
+    int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
+    return ctx_done(&c, rc, err);
+}
+
+int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t *gpus, size_t n,
+                                   lsim_graph ***out, size_t *nout, lsim_err *err)
+{
+    sctx c;
+    *out = NULL;
+    *nout = 0;
+    ctx_init(&c, path, 1, comm);
+    static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
+    int rc = n && !gpus ? fail(&c, LSIM_EARG, "no GPU list given") : 0;
+    rc = agree(&c, rc);
+    if (!rc) rc = read_graphs_impl(&c, 0, n, n ? gpus : none, out, nout);
     return ctx_done(&c, rc, err);
 }
 
@@ -1756,9 +1971,9 @@ static void bd_get(lsim_breakdown *b, const int64_t o[4])
 }
 
 /* A column of fixed-length strings (as wide as the longest anywhere): this
- * process's rows [first, first + nloc) of total. */
+ * process's rows sel (nloc in all) of total. */
 static int put_strings(sctx *c, hid_t loc, const char *where, const char *name, const char *const *s, size_t nloc,
-                       uint64_t total, uint64_t first, uint64_t chunk)
+                       uint64_t total, const rowsel *sel, uint64_t chunk)
 {
     uint64_t w = 0;
     for (size_t i = 0; i < nloc; i++)
@@ -1771,7 +1986,7 @@ static int put_strings(sctx *c, hid_t loc, const char *where, const char *name, 
         if (s[i]) memcpy(buf + i * (w + 1), s[i], strlen(s[i]));
     hid_t st = str_type(w);
     rc = agree(c, st < 0 ? fail(c, LSIM_EIO, "cannot create a string type") : 0);
-    if (!rc) rc = agree(c, put_raw(c, loc, where, name, st, st, 1, total, chunk, first, nloc, buf));
+    if (!rc) rc = agree(c, put_raw(c, loc, where, name, st, st, 1, total, chunk, sel, buf));
     if (st >= 0) H5Tclose(st);
     free(buf);
     return rc;
@@ -1937,7 +2152,8 @@ static void gather_field(const lsim_replay_item *items, const rmeta *lm, size_t 
 }
 
 /* Write one run's datasets under `run`. This process holds items[0..nloc),
- * GPUs [gfirst, gfirst + nloc) of the run (serial: all of them). */
+ * local GPU i being GPU gpu_at(c, gfirst, i) of the run (serial: all of
+ * them, in order). */
 static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
                      const lsim_store_run_info *info)
 {
@@ -1950,6 +2166,13 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     const char **names = NULL, **src = NULL;
     char *buf = NULL;
     size_t ngpu = 0, gfirst = 0;
+    rowsel sg, si, sn, sda, sdp, scp;
+    sel_one(&sg, 0, 0);
+    sel_one(&si, 0, 0);
+    sel_one(&sn, 0, 0);
+    sel_one(&sda, 0, 0);
+    sel_one(&sdp, 0, 0);
+    sel_one(&scp, 0, 0);
     rc = agree(c, lm ? 0 : nomem(c));
     if (rc) return rc;
     int bind = 1, lat = nloc ? (int)items[0].g->latency : -2;
@@ -2015,7 +2238,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         m = all;
         if (rc) goto out;
         run_offsets(m, ngpu);
-        memcpy(lm, m + gfirst, nloc * sizeof *lm);
+        for (size_t i = 0; i < nloc; i++) lm[i] = m[gpu_at(c, gfirst, i)];
     }
     /* global totals, chunk sizes and this process's first rows */
     uint64_t tn = 0, ti = 0, tda = 0, tdp = 0, tcp = 0, maxn = 0;
@@ -2035,19 +2258,28 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         ldp += lm[i].duty_predicted_count;
         lcp += lm[i].cp_count;
     }
-    uint64_t on = nloc ? lm[0].node_offset : 0, oi = nloc ? lm[0].iter_offset : 0;
-    uint64_t oda = nloc ? lm[0].duty_actual_offset : 0, odp = nloc ? lm[0].duty_predicted_offset : 0;
-    uint64_t ocp = nloc ? lm[0].cp_offset : 0;
     uint64_t nchunk = min_u64(maxn ? maxn : 1, CHUNK_MAX_ROWS);
+    /* this process's rows of each flat table: its GPUs' ranges, in GPU order */
+    for (size_t i = 0; i < nloc && !rc; i++) {
+        const rmeta *x = &lm[i];
+        if (sel_add(c, &sg, gpu_at(c, gfirst, i), 1) || sel_add(c, &si, x->iter_offset, x->iter_count) ||
+            sel_add(c, &sn, x->node_offset, x->node_count) ||
+            sel_add(c, &sda, x->duty_actual_offset, x->duty_actual_count) ||
+            sel_add(c, &sdp, x->duty_predicted_offset, x->duty_predicted_count) ||
+            sel_add(c, &scp, x->cp_offset, x->cp_count))
+            rc = LSIM_ENOMEM;
+    }
+    rc = agree(c, rc);
+    if (rc) goto out;
 
-    rc = put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, gfirst, nloc,
+    rc = put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
                      min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS));
     if (rc) goto out;
     src = calloc(nloc ? nloc : 1, sizeof *src);
     rc = agree(c, src ? 0 : nomem(c));
     if (rc) goto out;
     for (size_t i = 0; i < nloc; i++) src[i] = items[i].g->source ? items[i].g->source : "";
-    rc = put_strings(c, run, where, "gpus/source", src, nloc, ngpu, gfirst, min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS));
+    rc = put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS));
     if (rc) goto out;
 
     /* iterations */
@@ -2055,13 +2287,13 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     names = calloc(li ? li : 1, sizeof *names);
     rc = agree(c, ri && names ? 0 : nomem(c));
     if (rc) goto out;
-    for (size_t i = 0; i < nloc; i++) {
+    for (size_t i = 0, row0 = 0; i < nloc; i++) {
         const lsim_rank_report *r = items[i].r;
         for (uint32_t k = 0; k < r->niters; k++) {
-            uint64_t row = lm[i].iter_offset - oi + k;
+            uint64_t row = row0 + k;
             riter *x = &ri[row];
             const lsim_iter_report *it = &r->iters[k];
-            x->gpu = (uint32_t)(gfirst + i);
+            x->gpu = (uint32_t)gpu_at(c, gfirst, i);
             x->name_id = it->name;
             x->actual = it->actual;
             x->predicted = it->predicted;
@@ -2071,10 +2303,11 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
             const char *s = items[i].g->strings ? lsim_strtab_get(items[i].g->strings, it->name) : NULL;
             names[row] = s ? s : "";
         }
+        row0 += r->niters;
     }
     uint64_t ichunk = min_u64(ti ? ti : 1, CHUNK_MAX_ROWS);
-    rc = put_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, ti, oi, li, ichunk);
-    if (!rc) rc = put_strings(c, run, where, "iterations/name", names, li, ti, oi, ichunk);
+    rc = put_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, ti, &si, li, ichunk);
+    if (!rc) rc = put_strings(c, run, where, "iterations/name", names, li, ti, &si, ichunk);
     if (rc) goto out;
 
     /* flat per-node / per-bin / per-path-step columns */
@@ -2089,22 +2322,24 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         struct {
             const char *name;
             int field, t;
-            uint64_t total, off, cnt, chunk;
+            uint64_t total;
+            const rowsel *sel;
+            uint64_t chunk;
         } cols[] = {
-            {"duty/actual", F_DUTY_A, T_F64, tda, oda, lda, min_u64(tda ? tda : 1, CHUNK_MAX_ROWS)},
-            {"duty/predicted", F_DUTY_P, T_F64, tdp, odp, ldp, min_u64(tdp ? tdp : 1, CHUNK_MAX_ROWS)},
-            {"nodes/start", F_START, T_I64, tn, on, ln, nchunk},
-            {"nodes/end", F_END, T_I64, tn, on, ln, nchunk},
-            {"nodes/bind_start", F_BIND_START, T_I64, tn, on, ln, nchunk},
-            {"nodes/bind_end", F_BIND_END, T_I64, tn, on, ln, nchunk},
-            {"critical_path/node", F_CP_NODE, T_U32, tcp, ocp, lcp, min_u64(tcp ? tcp : 1, CHUNK_MAX_ROWS)},
-            {"critical_path/via", F_CP_VIA, T_I64, tcp, ocp, lcp, min_u64(tcp ? tcp : 1, CHUNK_MAX_ROWS)},
+            {"duty/actual", F_DUTY_A, T_F64, tda, &sda, min_u64(tda ? tda : 1, CHUNK_MAX_ROWS)},
+            {"duty/predicted", F_DUTY_P, T_F64, tdp, &sdp, min_u64(tdp ? tdp : 1, CHUNK_MAX_ROWS)},
+            {"nodes/start", F_START, T_I64, tn, &sn, nchunk},
+            {"nodes/end", F_END, T_I64, tn, &sn, nchunk},
+            {"nodes/bind_start", F_BIND_START, T_I64, tn, &sn, nchunk},
+            {"nodes/bind_end", F_BIND_END, T_I64, tn, &sn, nchunk},
+            {"critical_path/node", F_CP_NODE, T_U32, tcp, &scp, min_u64(tcp ? tcp : 1, CHUNK_MAX_ROWS)},
+            {"critical_path/via", F_CP_VIA, T_I64, tcp, &scp, min_u64(tcp ? tcp : 1, CHUNK_MAX_ROWS)},
         };
         for (size_t k = 0; k < sizeof cols / sizeof cols[0] && !rc; k++) {
             if (!bind && (cols[k].field == F_BIND_START || cols[k].field == F_BIND_END)) continue;
             gather_field(items, lm, nloc, cols[k].field, buf);
-            rc = agree(c, put_col(c, run, where, cols[k].name, cols[k].t, 1, cols[k].total, cols[k].chunk,
-                                  cols[k].off, cols[k].cnt, buf));
+            rc = agree(c, put_col(c, run, where, cols[k].name, cols[k].t, 1, cols[k].total, cols[k].chunk, cols[k].sel,
+                                  buf));
         }
         free(buf);
         buf = NULL;
@@ -2123,7 +2358,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         snprintf(gw, sizeof gw, "%s/graph", where);
         rc = gl && gs ? 0 : nomem(c);
         for (size_t i = 0; !rc && i < nloc; i++) {
-            if (!items[i].g->strings) rc = fail(c, LSIM_EARG, "graph %zu has no string table", gfirst + i);
+            if (!items[i].g->strings) rc = fail(c, LSIM_EARG, "graph %zu has no string table", gpu_at(c, gfirst, i));
             meta_from_graph(&gl[i], items[i].g);
             gs[i] = (lsim_graph *)items[i].g; /* only read */
         }
@@ -2150,6 +2385,12 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     rc = agree(c, rc);
     if (!rc) rc = agree(c, write_provenance(c, run, info));
 out:
+    sel_free(&sg);
+    sel_free(&si);
+    sel_free(&sn);
+    sel_free(&sda);
+    sel_free(&sdp);
+    sel_free(&scp);
     free(buf);
     free(lm);
     free(m);
@@ -2357,6 +2598,28 @@ int lsim_store_write_results_mpi(const char *path, MPI_Comm comm, const char *ru
         apply_opts(&c, &o);
     }
     int rc = path ? write_results_impl(&c, run_name, items, n, info) : fail(&c, LSIM_EARG, "no output path");
+    return ctx_done(&c, rc, err);
+}
+
+int lsim_store_write_results_mapped_mpi(const char *path, MPI_Comm comm, const char *run_name,
+                                        const lsim_replay_item *items, const size_t *gpus, size_t n,
+                                        const lsim_store_run_info *info, lsim_err *err)
+{
+    sctx c;
+    ctx_init(&c, path, 1, comm);
+    if (info) {
+        lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
+        apply_opts(&c, &o);
+    }
+    static const size_t none[1] = {0};
+    int rc = path ? 0 : fail(&c, LSIM_EARG, "no output path");
+    if (!rc && n && !gpus) rc = fail(&c, LSIM_EARG, "no GPU list given");
+    for (size_t i = 1; !rc && i < n; i++)
+        if (gpus[i] <= gpus[i - 1]) rc = fail(&c, LSIM_EARG, "GPU list not ascending at GPU %zu", gpus[i]);
+    rc = agree(&c, rc);
+    c.gids = n ? gpus : none;
+    c.ngids = n;
+    if (!rc) rc = write_results_impl(&c, run_name, items, n, info);
     return ctx_done(&c, rc, err);
 }
 
@@ -2692,7 +2955,7 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
         size_t ng = 0;
         snprintf(gw, sizeof gw, "%s/graph", where);
         if (gg < 0) rc = fail(c, LSIM_EFORMAT, "%s cannot be opened", gw);
-        else rc = read_graph_tables(c, gg, gw, 0, SIZE_MAX, &r->graphs, &ng);
+        else rc = read_graph_tables(c, gg, gw, 0, SIZE_MAX, NULL, &r->graphs, &ng);
         if (gg >= 0) H5Gclose(gg);
         if (!rc && ng != n) {
             lsim_store_free_graphs(r->graphs, ng);

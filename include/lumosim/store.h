@@ -142,6 +142,12 @@ int lsim_store_write_graphs_mpi_ex(const char *path, MPI_Comm comm, lsim_graph *
                                    const lsim_store_write_opts *opts, lsim_err *err);
 int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu, size_t count,
                                lsim_graph ***out, size_t *nout, lsim_err *err);
+/* Collective read under any GPU-to-rank mapping: this rank reads GPUs
+ * gpus[0..n) (strictly ascending global indices, n may be 0); (*out)[i] is
+ * GPU gpus[i]. Only those GPUs' rows are read (one hyperslab per run of
+ * consecutive GPUs). An index past the end or out of order is LSIM_EARG. */
+int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t *gpus, size_t n,
+                                   lsim_graph ***out, size_t *nout, lsim_err *err);
 
 /* ------------------------------------------------------------ result files */
 
@@ -185,6 +191,15 @@ int lsim_store_write_results_ex(const char *path, const char *run_name, const ls
 int lsim_store_write_results_mpi(const char *path, MPI_Comm comm, const char *run_name,
                                  const lsim_replay_item *items, size_t n, const lsim_store_run_info *info,
                                  lsim_err *err);
+
+/* Collective, under any GPU-to-rank mapping: items[i] is GPU gpus[i] of the
+ * run (gpus strictly ascending on each rank; the ranks' lists together must
+ * be a permutation of 0..N-1, else LSIM_EARG on every rank). The file is
+ * the same, dataset for dataset, as the serial write of all N items in GPU
+ * order: the layout of the ranks never shows in the result. */
+int lsim_store_write_results_mapped_mpi(const char *path, MPI_Comm comm, const char *run_name,
+                                        const lsim_replay_item *items, const size_t *gpus, size_t n,
+                                        const lsim_store_run_info *info, lsim_err *err);
 
 /* One GPU of a run, as read back. */
 typedef struct lsim_store_gpu_result {

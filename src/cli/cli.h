@@ -82,6 +82,12 @@ int lsim_cli_check_output(const char *path, lsim_err *err);
 /* Write a text file atomically through a callback (temporary name, rename). */
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);
 
+/* The command's outcome is decided and reported (its error line printed, or
+ * success): a SIGTERM from here on -- mpirun ending the ranks still in
+ * MPI_Finalize after one of them exited non-zero -- cleans up silently
+ * instead of printing "stopped by a signal". Defined in main.c. */
+void lsim_cli_outcome_known(void);
+
 int lsim_cli_ablate(int argc, char **argv);
 
 #endif

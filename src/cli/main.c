@@ -206,16 +206,25 @@ cleanup:
     return status;
 }
 
+static volatile sig_atomic_t g_outcome_known;
+
+void lsim_cli_outcome_known(void) { g_outcome_known = 1; }
+
 /* SIGINT/SIGTERM: remove the temporary files of outputs in progress (so an
  * interrupted run leaves nothing that looks like a result), then die of the
  * signal as if unhandled. */
 static void on_signal(int sig)
 {
     /* write(2) is async-signal-safe; under mpirun this is the line that says
-     * why a rank stopped when another one died and the launcher ended it */
+     * why a rank stopped when another one died and the launcher ended it --
+     * unless the outcome was already decided and reported (then the
+     * launcher is only ending the ranks still in MPI_Finalize after one
+     * returned its exit status, and a second line would mislead) */
     static const char msg[] = "lumosim: error: stopped by a signal; unfinished outputs removed\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    (void)w;
+    if (!g_outcome_known) {
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+    }
     lsim_tmp_remove_all();
     signal(sig, SIG_DFL);
     raise(sig);

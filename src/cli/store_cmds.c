@@ -96,6 +96,98 @@ static void block(const mpi_ctx *m, size_t n, size_t *first, size_t *count)
     *count = q + (k < r ? 1 : 0);
 }
 
+/* The GPUs this rank simulates, ascending (*out: caller frees), under
+ * mapping "linear" (contiguous blocks: consecutive ranks of a job, which is
+ * how Megatron lays out its tensor-parallel groups, stay together),
+ * "round-robin" (GPU g on MPI rank g mod K) or "file:PATH" (lines "GPU
+ * RANK", '#' comments; every GPU exactly once). Every rank computes the
+ * whole mapping, so a bad file fails on all of them alike. Local. */
+static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t **out, size_t *nout, lsim_err *err)
+{
+    int rc = 0;
+    size_t n = 0, first = 0, count = 0;
+    int32_t *owner = NULL;
+    FILE *f = NULL;
+    size_t *g = malloc((total ? total : 1) * sizeof *g);
+    *out = NULL;
+    *nout = 0;
+    if (!g) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!mapping || !strcmp(mapping, "linear")) {
+        block(m, total, &first, &count);
+        for (size_t i = 0; i < count; i++) g[n++] = first + i;
+    } else if (!strcmp(mapping, "round-robin")) {
+        for (size_t i = (size_t)m->rank; i < total; i += (size_t)m->size) g[n++] = i;
+    } else if (!strncmp(mapping, "file:", 5) && mapping[5]) {
+        const char *path = mapping + 5;
+        char line[256];
+        long lineno = 0;
+        owner = malloc((total ? total : 1) * sizeof *owner);
+        if (!owner) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < total; i++) owner[i] = -1;
+        if (!(f = fopen(path, "r"))) {
+            rc = lsim_err_set(err, LSIM_EIO, "%s: cannot read the mapping file: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        while (fgets(line, sizeof line, f)) {
+            lineno++;
+            if (!strchr(line, '\n') && !feof(f)) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s:%ld: line too long", path, lineno);
+                goto cleanup;
+            }
+            char *hash = strchr(line, '#');
+            if (hash) *hash = '\0';
+            long long gpu = -1, rank = -1;
+            char extra[2];
+            int k = sscanf(line, "%lld %lld %1s", &gpu, &rank, extra);
+            if (k == EOF) continue; /* blank or comment */
+            if (k != 2) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s:%ld: expected \"GPU RANK\" (two integers)", path, lineno);
+                goto cleanup;
+            }
+            if (gpu < 0 || (unsigned long long)gpu >= total) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s:%ld: GPU %lld does not exist (the store holds GPUs 0..%zu)", path,
+                                  lineno, gpu, total ? total - 1 : 0);
+                goto cleanup;
+            }
+            if (rank < 0 || rank >= m->size) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s:%ld: MPI rank %lld does not exist (the job has ranks 0..%d)",
+                                  path, lineno, rank, m->size - 1);
+                goto cleanup;
+            }
+            if (owner[gpu] >= 0) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s:%ld: GPU %lld is mapped twice", path, lineno, gpu);
+                goto cleanup;
+            }
+            owner[gpu] = (int32_t)rank;
+        }
+        if (ferror(f)) {
+            rc = lsim_err_set(err, LSIM_EIO, "%s: read error", path);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < total; i++) {
+            if (owner[i] < 0) {
+                rc = lsim_err_set(err, LSIM_EARG, "%s: GPU %zu is not mapped to any MPI rank", path, i);
+                goto cleanup;
+            }
+            if (owner[i] == m->rank) g[n++] = i;
+        }
+    } else {
+        rc = lsim_err_set(err, LSIM_EARG, "unknown --mapping '%s' (linear, round-robin or file:PATH)", mapping);
+        goto cleanup;
+    }
+    *out = g;
+    *nout = n;
+    g = NULL;
+cleanup:
+    if (f) fclose(f);
+    free(owner);
+    free(g);
+    return rc;
+}
+
 static const char *USAGE_BUILD =
     "usage: lumosim build [--latency model|observed] TRACES... -o JOB.h5\n"
     "\n"
@@ -190,6 +282,7 @@ int lsim_cli_build(int argc, char **argv)
             if (m.rank == 0 || err.msg[0]) fprintf(stderr, "lumosim: error: %s\n", err.msg);
             status = 1;
         }
+        lsim_cli_outcome_known();
     }
     mpi_end(&m);
 done:
@@ -214,7 +307,11 @@ static const char *USAGE_SIM =
     "                   as for replay\n"
     "  -o RESULT.h5     write the result archive\n"
     "  --run NAME       run name in the archive (default sim)\n"
-    "  --replace        replace a run of that name\n";
+    "  --replace        replace a run of that name\n"
+    "  --mapping M      under mpirun, which MPI rank simulates which GPU: linear\n"
+    "                   (contiguous blocks, the default), round-robin (GPU g on\n"
+    "                   rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
+    "                   results are the same for every mapping\n";
 
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
@@ -240,10 +337,10 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     return 0;
 }
 
-/* Under mpirun, the ranks of one job: this process holds GPUs
- * [first, first + run->n) of `total`. Collective over MPI_COMM_WORLD. */
-static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, size_t first, size_t total, lsim_ns lookahead,
-                            lsim_err *err)
+/* Under mpirun, the ranks of one job: this process holds GPUs gpus[0..run->n)
+ * of `total`. Collective over MPI_COMM_WORLD. */
+static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const size_t *gpus, size_t total,
+                            lsim_ns lookahead, lsim_err *err)
 {
     int rc = 0, np = 1, me = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -257,9 +354,9 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, size_t fi
     lsim_graph **gtab = calloc(total ? total : 1, sizeof *gtab);
     if (!gid || !nodes || !cnt || !dsp || !gtab) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < run->n; i++) {
-        gid[i] = (uint32_t)(first + i);
-        nodes[first + i] = run->graphs[i]->n;
-        gtab[first + i] = run->graphs[i];
+        gid[i] = (uint32_t)gpus[i];
+        nodes[gpus[i]] = run->graphs[i]->n;
+        gtab[gpus[i]] = run->graphs[i];
     }
     if (!rc) rc = lsim_job_entries(run->graphs, gid, run->n, &mine, &nmine, &p2p, err);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
@@ -322,8 +419,10 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_opts o;
     lsim_cli_opts_default(&o);
     const char *out = NULL, *run_name = "sim", *job = NULL;
+    const char *mapping = "linear";
     int replace = 0, status = 0;
     lsim_ns lookahead = 0;
+    size_t *gpus = NULL, ngpus_local = 0;
     lsim_err err = {0};
     lsim_cli_run run = {0};
     lsim_store_run *stored = NULL;
@@ -348,6 +447,22 @@ int lsim_cli_sim(int argc, char **argv)
         }
         if (!strcmp(a, "--replace")) {
             replace = 1;
+            continue;
+        }
+        if (!strcmp(a, "--mapping") || !strncmp(a, "--mapping=", 10)) {
+            if (a[9] == '=') mapping = a + 10;
+            else if (i + 1 < argc) mapping = argv[++i];
+            else {
+                fprintf(stderr, "lumosim: error: --mapping needs linear, round-robin or file:PATH\n");
+                free(cmd);
+                return 2;
+            }
+            if (strcmp(mapping, "linear") && strcmp(mapping, "round-robin") &&
+                (strncmp(mapping, "file:", 5) || !mapping[5])) {
+                fprintf(stderr, "lumosim: error: unknown --mapping '%s' (linear, round-robin or file:PATH)\n", mapping);
+                free(cmd);
+                return 2;
+            }
             continue;
         }
         if (!strcmp(a, "--lookahead-ns") && i + 1 < argc) { /* testing: force a lookahead */
@@ -391,7 +506,7 @@ int lsim_cli_sim(int argc, char **argv)
     }
     double t0 = now_s();
     int rc = 0;
-    size_t gfirst = 0, gtotal = 0;
+    size_t gtotal = 0;
     lsim_store_kind kind = lsim_store_probe(job);
     if (kind != LSIM_STORE_GRAPHS)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: %s", job,
@@ -401,14 +516,13 @@ int lsim_cli_sim(int argc, char **argv)
     if (!rc && m.on && !out) rc = lsim_err_set(&err, LSIM_EARG, "under mpirun, sim needs -o RESULT.h5");
     if (!rc) {
         lsim_graph **gs = NULL;
-        size_t ng = 0, total = 0, first = 0, count = SIZE_MAX;
+        size_t ng = 0, total = 0;
         if (m.on) {
             rc = lsim_store_count_gpus(job, &total, &err);
-            if (!rc) block(&m, total, &first, &count);
-            gfirst = first;
+            if (!rc) rc = map_gpus(&m, mapping, total, &gpus, &ngpus_local, &err);
             gtotal = total;
-            rc = agree(&m, rc);
-            if (!rc) rc = lsim_store_read_graphs_mpi(job, MPI_COMM_WORLD, first, count, &gs, &ng, &err);
+            rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
+            if (!rc) rc = lsim_store_read_graph_list_mpi(job, MPI_COMM_WORLD, gpus, ngpus_local, &gs, &ng, &err);
         } else {
             rc = lsim_store_read_graphs(job, 0, SIZE_MAX, &gs, &ng, &err);
         }
@@ -433,16 +547,17 @@ int lsim_cli_sim(int argc, char **argv)
         MPI_Allreduce(&job_like, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         coupled = all;
     }
-    if (coupled) rc = sim_parallel_job(&o, &run, gfirst, gtotal, lookahead, &err);
+    if (coupled) rc = sim_parallel_job(&o, &run, gpus, gtotal, lookahead, &err);
     else if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
     rc = m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, &err) : rc;
     double t1 = now_s();
     if (!rc && out) {
         const char *phases[] = {"load_and_simulate"};
         double secs[] = {t1 - t0};
-        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, m.on ? "block" : "serial", NULL, NULL, 1,
+        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, m.on ? mapping : "serial", NULL, NULL, 1,
                                     replace, 1};
-        rc = m.on ? lsim_store_write_results_mpi(out, MPI_COMM_WORLD, run_name, run.items, run.n, &info, &err)
+        rc = m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, run_name, run.items, gpus, run.n, &info,
+                                                        &err)
                   : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);
     }
     if (!rc && m.rank == 0) {
@@ -461,7 +576,9 @@ int lsim_cli_sim(int argc, char **argv)
         if (m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
+    lsim_cli_outcome_known();
     free(items);
+    free(gpus);
     lsim_store_run_free(stored);
     lsim_cli_run_free(&run);
     mpi_end(&m);

@@ -8,6 +8,9 @@
 # REPEAT=N (default 1) runs the parallel sim N times, each compared: with
 # more ranks than cores the interleaving differs every time, so this is the
 # determinism-under-load check.
+# MAPPINGS="linear round-robin file" (default "linear") runs each repeat
+# under each GPU-to-rank mapping; "file" is a scrambled assignment written
+# here (GPU g on rank (np - 1 - g mod np), the GPUs listed backwards).
 set -u
 np=$1
 shift
@@ -22,19 +25,36 @@ fail() { echo "sim_ranks np=$np: $*"; exit 1; }
 "$LUMOSIM" sim --json "$tmp/job1.h5" -o "$tmp/res1.h5" >"$tmp/out1.json" || fail "serial sim failed"
 # shellcheck disable=SC2086
 $launcher "$LUMOSIM" build "$@" -o "$tmp/jobN.h5" || fail "parallel build failed"
+ngpu=$("$LUMOSIM" info "$tmp/job1.h5" | sed -n 's/^  \([0-9][0-9]*\) GPUs:.*/\1/p')
+[ -n "$ngpu" ] || fail "cannot read the GPU count from lumosim info"
+g=$((ngpu - 1))
+: >"$tmp/map.txt"
+while [ $g -ge 0 ]; do
+    echo "$g $((np - 1 - g % np))  # GPU RANK" >>"$tmp/map.txt"
+    g=$((g - 1))
+done
 rep=0
 while [ $rep -lt "${REPEAT:-1}" ]; do
-    rm -f "$tmp/resN.h5"
-    # shellcheck disable=SC2086
-    $launcher "$LUMOSIM" sim --json "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" || fail "parallel sim failed (run $rep)"
-    cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one (run $rep)"
-    if command -v h5diff >/dev/null 2>&1; then
-        h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" || fail "result files differ (run $rep)"
-    fi
+    for mapping in ${MAPPINGS:-linear}; do
+        opt=$mapping
+        [ "$mapping" = file ] && opt="file:$tmp/map.txt"
+        rm -f "$tmp/resN.h5"
+        # shellcheck disable=SC2086
+        $launcher "$LUMOSIM" sim --json --mapping "$opt" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
+            fail "parallel sim failed (run $rep, mapping $mapping)"
+        cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one (run $rep, mapping $mapping)"
+        if command -v h5diff >/dev/null 2>&1; then
+            h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" ||
+                fail "result files differ (run $rep, mapping $mapping)"
+        fi
+        # the mapping is recorded, and is not the default when asked for another
+        h5dump -a /runs/sim/provenance/mapping "$tmp/resN.h5" 2>/dev/null | grep -q "\"$opt\"" ||
+            fail "provenance does not record mapping $opt"
+    done
     rep=$((rep + 1))
 done
 if command -v h5diff >/dev/null 2>&1; then
     h5diff -q --exclude-attribute /created_by "$tmp/job1.h5" "$tmp/jobN.h5" 2>/dev/null ||
         h5diff -q "$tmp/job1.h5" "$tmp/jobN.h5" /nodes /nodes || fail "graph stores differ"
 fi
-echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs)"
+echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-linear})"
