@@ -1371,6 +1371,230 @@ static int check_root(sctx *c, const char *want)
     return agree(c, rc);
 }
 
+/* ------------------------------------------------------------ streamed graph write */
+
+/* Rows per chunk of the appendable datasets: the final size is not known
+ * when they are created, so a fixed size (256 Ki rows: 2 MiB of int64). */
+#define APPEND_CHUNK_ROWS ((hsize_t)1 << 18)
+
+struct lsim_store_writer {
+    sctx c;
+    char tmp[4096];
+    hid_t d[NGCOLS + 2];      /* the flat columns, then strings/offset, strings/chars */
+    uint64_t rows[RK_N];      /* rows written so far per row kind */
+    gmeta *m;                 /* per-GPU index so far */
+    char **src;
+    size_t n, cap;
+    char *buf;
+    size_t bufcap;
+    lsim_store_write_opts opts;
+    char *command_line;
+    int lat, mixed;
+};
+
+/* Silence HDF5's error printing for the duration of one writer call. */
+static void wq_on(sctx *c)
+{
+    H5Eget_auto2(H5E_DEFAULT, &c->old_fn, &c->old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void wq_off(sctx *c)
+{
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, c->old_fn, c->old_data);
+}
+
+/* An empty dataset that grows by appends (chunked, same filters as put_raw). */
+static hid_t create_appendable(sctx *c, hid_t loc, const char *name, int t)
+{
+    hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, ch[1] = {APPEND_CHUNK_ROWS};
+    hid_t fs = H5Screate_simple(1, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = lcpl_parents(), d = -1;
+    if (fs >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_chunk(dcpl, 1, ch) >= 0 &&
+        (c->deflate <= 0 || (H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, (unsigned)c->deflate) >= 0)) &&
+        H5Pset_fletcher32(dcpl) >= 0) {
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+        d = H5Dcreate2(loc, name, ftype(t), fs, lcpl, dcpl, H5P_DEFAULT);
+    }
+    if (d < 0) fail(c, LSIM_EIO, "cannot create dataset /%s", name);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (fs >= 0) H5Sclose(fs);
+    return d;
+}
+
+/* Append cnt rows of buf (memory type of t) at row `at` of d. */
+static int append_rows(sctx *c, hid_t d, const char *name, int t, uint64_t at, uint64_t cnt, const void *buf)
+{
+    if (!cnt) return 0;
+    hsize_t nd[1] = {at + cnt}, o[1] = {at}, n[1] = {cnt};
+    int rc = 0;
+    hid_t fs = -1, ms = -1;
+    if (H5Dset_extent(d, nd) < 0 || (fs = H5Dget_space(d)) < 0 ||
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) < 0 || (ms = H5Screate_simple(1, n, NULL)) < 0 ||
+        H5Dwrite(d, mtype(t), ms, fs, H5P_DEFAULT, buf) < 0)
+        rc = fail(c, LSIM_EIO, "cannot write /%s (disk full?)", name);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+void lsim_store_writer_abort(lsim_store_writer *w)
+{
+    if (!w) return;
+    wq_on(&w->c);
+    for (size_t k = 0; k < NGCOLS + 2; k++)
+        if (w->d[k] >= 0) H5Dclose(w->d[k]);
+    if (w->c.file >= 0) H5Fclose(w->c.file);
+    w->c.file = -1;
+    if (w->tmp[0]) remove(w->tmp);
+    lsim_tmp_unregister(w->c.tmp_slot);
+    wq_off(&w->c);
+    for (size_t i = 0; i < w->n; i++) free(w->src[i]);
+    free(w->src);
+    free(w->m);
+    free(w->buf);
+    free(w->command_line);
+    free(w);
+}
+
+int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, lsim_store_writer **out, lsim_err *err)
+{
+    *out = NULL;
+    lsim_store_writer *w = calloc(1, sizeof *w);
+    if (!w) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t k = 0; k < NGCOLS + 2; k++) w->d[k] = -1;
+    ctx_init(&w->c, path, 0, MPI_COMM_NULL); /* also silences HDF5 errors */
+    apply_opts(&w->c, opts);
+    if (opts) w->opts = *opts;
+    w->opts.source_paths = NULL; /* per batch, not kept */
+    w->lat = -1;
+    int rc = check_layout(&w->c);
+    if (!rc && opts && opts->command_line && !(w->command_line = strdup(opts->command_line))) rc = nomem(&w->c);
+    if (!rc) rc = create_tmp(&w->c, w->tmp, sizeof w->tmp);
+    for (size_t k = 0; !rc && k < NGCOLS; k++)
+        if ((w->d[k] = create_appendable(&w->c, w->c.file, gcols[k].name, gcols[k].t)) < 0) rc = w->c.e.code;
+    if (!rc && (w->d[NGCOLS] = create_appendable(&w->c, w->c.file, "strings/offset", T_U64)) < 0) rc = w->c.e.code;
+    if (!rc && (w->d[NGCOLS + 1] = create_appendable(&w->c, w->c.file, "strings/chars", T_U8)) < 0) rc = w->c.e.code;
+    if (rc) {
+        if (err) *err = w->c.e;
+        lsim_store_writer_abort(w);
+        return rc;
+    }
+    wq_off(&w->c);
+    *out = w;
+    return 0;
+}
+
+/* Grow the writer's scratch buffer to at least `need` bytes. */
+static int wbuf(lsim_store_writer *w, size_t need)
+{
+    if (need <= w->bufcap) return 0;
+    char *b = realloc(w->buf, need);
+    if (!b) return nomem(&w->c);
+    w->buf = b;
+    w->bufcap = need;
+    return 0;
+}
+
+int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
+                          const char *const *source_paths, lsim_err *err)
+{
+    sctx *c = &w->c;
+    int rc = 0;
+    wq_on(c);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!graphs || !graphs[i] || !graphs[i]->strings)
+            rc = fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
+    if (!rc && w->n + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 64;
+        while (cap < w->n + n) cap *= 2;
+        gmeta *m = realloc(w->m, cap * sizeof *m);
+        if (m) w->m = m;
+        char **sp = m ? realloc(w->src, cap * sizeof *sp) : NULL;
+        if (sp) w->src = sp;
+        if (!m || !sp) rc = nomem(c);
+        else w->cap = cap;
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_graph *g = graphs[i];
+        gmeta *x = &w->m[w->n];
+        meta_from_graph(x, g);
+        const char *sp = source_paths ? source_paths[i] : NULL;
+        if (sp) rc = file_crc(c, sp, &x->source_size, &x->source_crc32);
+        for (int r = 0; r < RK_N; r++) x->off[r] = w->rows[r];
+        /* the flat columns */
+        for (size_t k = 0; !rc && k < NGCOLS; k++) {
+            const gcol *gc = &gcols[k];
+            uint64_t cnt = x->cnt[gc->rk];
+            if (!cnt) continue;
+            if (!(rc = wbuf(w, cnt * gc->esz))) {
+                pack(gc, g, cnt, w->buf);
+                rc = append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], cnt, w->buf);
+            }
+        }
+        /* strings: per-string offsets within the GPU's bytes, then the bytes */
+        uint64_t ns = x->cnt[RK_STR], nc = x->cnt[RK_CHAR];
+        if (!rc && ns && !(rc = wbuf(w, ns * sizeof(uint64_t) + nc))) {
+            uint64_t *o = (uint64_t *)(void *)w->buf;
+            char *ch = w->buf + ns * sizeof(uint64_t);
+            uint64_t pos = 0;
+            for (uint64_t k = 0; k < ns; k++) {
+                const char *str = lsim_strtab_get(g->strings, (uint32_t)k);
+                size_t len = strlen(str);
+                o[k] = pos;
+                memcpy(ch + pos, str, len + 1);
+                pos += len + 1;
+            }
+            rc = append_rows(c, w->d[NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], ns, o);
+            if (!rc) rc = append_rows(c, w->d[NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR], nc, ch);
+        }
+        if (rc) break;
+        for (int r = 0; r < RK_N; r++) w->rows[r] += x->cnt[r];
+        const char *name = g->source ? g->source : sp ? sp : "";
+        if (!(w->src[w->n] = strdup(name))) {
+            rc = nomem(c);
+            break;
+        }
+        if (w->lat < 0) w->lat = g->latency;
+        else if (w->lat != (int)g->latency) w->mixed = 1;
+        w->n++;
+    }
+    if (rc && err) *err = c->e;
+    wq_off(c);
+    return rc;
+}
+
+int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
+{
+    if (!w) return 0;
+    sctx *c = &w->c;
+    wq_on(c);
+    int rc = 0;
+    for (size_t k = 0; k < NGCOLS + 2; k++) {
+        if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = fail(c, LSIM_EIO, "cannot close a dataset (disk full?)");
+        w->d[k] = -1;
+    }
+    rowsel all;
+    sel_one(&all, 0, w->n);
+    const char **src = (const char **)w->src;
+    if (!rc)
+        rc = put_records(c, c->file, "", "gpus", gpu_cols, NGPUCOLS, w->m, sizeof *w->m, w->n, &all, w->n,
+                         min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = put_strings(c, c->file, "", "gpus/source", src, w->n, w->n, &all, min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",
+                              w->mixed ? "mixed" : latency_name(w->lat < 0 ? 0 : w->lat));
+    if (!rc && label_graph_tables(c->file)) rc = fail(c, LSIM_EIO, "cannot label /gpus columns");
+    rc = finish_tmp(c, w->tmp, rc);
+    w->tmp[0] = '\0';
+    if (rc && err) *err = c->e;
+    wq_off(c);
+    lsim_store_writer_abort(w); /* frees; the file is already renamed or removed */
+    return rc;
+}
+
 /* ------------------------------------------------------------ graph read */
 
 /* Read and check /gpus (all GPUs) under loc. */

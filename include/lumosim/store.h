@@ -104,6 +104,24 @@ typedef struct lsim_store_write_opts {
 int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size_t n,
                                const lsim_store_write_opts *opts, lsim_err *err);
 
+/* Streamed writing, for stores too large to hold every graph in memory
+ * (lumosim synth): open, add the GPUs in batches (GPU order = order of the
+ * calls), close. Only one batch needs to be in memory at a time; the store
+ * read back is the same as lsim_store_write_graphs of all the graphs (the
+ * datasets grow in fixed 256 Ki-row chunks instead of being sized up front).
+ * The file is PATH.tmp-<pid> until close renames it; abort (or a failed add
+ * followed by abort) removes it. source_paths (may be NULL) are checksummed
+ * as in lsim_store_write_graphs; opts->source_paths is ignored.
+ * Ownership: open allocates *out; close and abort free it (close also on
+ * failure). Graphs are borrowed for the duration of the add. Local. */
+typedef struct lsim_store_writer lsim_store_writer;
+int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, lsim_store_writer **out,
+                           lsim_err *err);
+int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n, const char *const *source_paths,
+                          lsim_err *err);
+int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err);
+void lsim_store_writer_abort(lsim_store_writer *w);
+
 /* Read GPUs [first_gpu, first_gpu + count) (count = SIZE_MAX: to the end).
  * Only those GPUs' rows are read. *out gets an array of *nout graphs (each
  * identical to the graph written, its outgoing CSR rebuilt from the incoming

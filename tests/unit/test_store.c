@@ -798,6 +798,78 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
     NO_OPEN_IDS();
 }
 
+/* The streamed writer: GPUs added in batches of 2 and 1 read back exactly
+ * as written (the same graphs as the one-shot writer), the temporary file
+ * is renamed at close, abort leaves nothing, and a bad batch fails. */
+static void test_streamed_writer(lsim_graph **orig, const char *store)
+{
+    lsim_err err;
+    memset(&err, 0, sizeof err);
+    char path[1300], tmp[1400];
+    snprintf(path, sizeof path, "%s.streamed.h5", store);
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    remove(path);
+    lsim_store_write_opts o = {"test_store streamed", NULL, 0};
+    lsim_store_writer *w = NULL;
+    int rc = lsim_store_writer_open(path, &o, &w, &err);
+    CHECK_MSG(rc == 0, "writer_open: %s", err.msg);
+    if (rc) return;
+    CHECK(access(tmp, F_OK) == 0);   /* written under the temporary name */
+    CHECK(access(path, F_OK) != 0);
+    const char *srcs[NG];
+    for (int i = 0; i < NG; i++) srcs[i] = g_paths[i];
+    CHECK_MSG(lsim_store_writer_add(w, orig, 2, srcs, &err) == 0, "add: %s", err.msg);
+    CHECK_MSG(lsim_store_writer_add(w, orig + 2, NG - 2, srcs + 2, &err) == 0, "add: %s", err.msg);
+    CHECK_MSG(lsim_store_writer_close(w, &err) == 0, "close: %s", err.msg);
+    CHECK(access(tmp, F_OK) != 0);
+    CHECK(lsim_store_probe(path) == LSIM_STORE_GRAPHS);
+    lsim_graph **gs = NULL;
+    size_t n = 0;
+    rc = lsim_store_read_graphs(path, 0, SIZE_MAX, &gs, &n, &err);
+    CHECK_MSG(rc == 0, "read streamed store: %s", err.msg);
+    CHECK_I64(n, NG);
+    for (size_t i = 0; !rc && i < n && i < NG; i++) compare_graphs(orig[i], gs[i], "streamed store");
+    lsim_store_free_graphs(gs, n);
+    /* the per-GPU table carries the sources' checksums, as the one-shot writer's */
+    lsim_store_gpu_info *t1 = NULL, *t2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    if (lsim_store_gpu_table(path, &t1, &n1, &err) == 0 && lsim_store_gpu_table(store, &t2, &n2, &err) == 0) {
+        CHECK_I64(n1, n2);
+        for (size_t i = 0; i < n1 && i < n2; i++) {
+            CHECK_I64(t1[i].source_size, t2[i].source_size);
+            CHECK(t1[i].source_crc32 == t2[i].source_crc32);
+            CHECK_I64(t1[i].nodes, t2[i].nodes);
+        }
+    } else {
+        CHECK_MSG(0, "gpu_table: %s", err.msg);
+    }
+    lsim_store_gpu_table_free(t1, n1);
+    lsim_store_gpu_table_free(t2, n2);
+    remove(path);
+    /* abort: nothing left, not even the temporary file */
+    CHECK(lsim_store_writer_open(path, &o, &w, &err) == 0);
+    if (w) {
+        CHECK(lsim_store_writer_add(w, orig, 1, NULL, &err) == 0);
+        lsim_store_writer_abort(w);
+    }
+    CHECK(access(path, F_OK) != 0);
+    CHECK(access(tmp, F_OK) != 0);
+    /* a missing graph in a batch is an error */
+    CHECK(lsim_store_writer_open(path, &o, &w, &err) == 0);
+    if (w) {
+        lsim_graph *none[1] = {NULL};
+        CHECK(lsim_store_writer_add(w, none, 1, NULL, &err) == LSIM_EARG);
+        CHECK(strstr(err.msg, "missing") != NULL);
+        lsim_store_writer_abort(w);
+    }
+    CHECK(access(path, F_OK) != 0);
+    /* an unwritable place fails at open with the path in the message */
+    CHECK(lsim_store_writer_open("/nonexistent-dir/x.h5", &o, &w, &err) == LSIM_EIO);
+    CHECK(w == NULL);
+    CHECK(strstr(err.msg, "/nonexistent-dir/x.h5") != NULL);
+    no_open_ids(__LINE__);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -827,6 +899,8 @@ int main(int argc, char **argv)
     path_in_work(results, sizeof results, "test_store_results.h5");
     printf("graph round trip\n");
     test_graph_roundtrip(gs, store);
+    printf("streamed writer\n");
+    test_streamed_writer(gs, store);
     printf("results\n");
     test_results(gs, results, store);
     printf("bad graph stores\n");
