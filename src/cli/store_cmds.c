@@ -27,14 +27,16 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The command line as one string (provenance). Caller frees. */
-static char *join_argv(int argc, char **argv)
+/* The command line as one string (provenance): "lumosim SUB ARGS...".
+ * Caller frees. */
+static char *join_argv(const char *sub, int argc, char **argv)
 {
-    size_t len = 16;
+    size_t len = 16 + strlen(sub);
     for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
     char *s = malloc(len);
     if (!s) return NULL;
-    strcpy(s, "lumosim");
+    strcpy(s, "lumosim ");
+    strcat(s, sub);
     for (int i = 0; i < argc; i++) {
         strcat(s, " ");
         strcat(s, argv[i]);
@@ -96,13 +98,46 @@ static void block(const mpi_ctx *m, size_t n, size_t *first, size_t *count)
     *count = q + (k < r ? 1 : 0);
 }
 
+/* The tensor-parallel group size of a job, for the "groups" mapping: the
+ * smallest process-group size > 1 among GPU 0's collectives (point-to-point
+ * excluded) that divides the GPU count -- with Megatron's rank order
+ * (tensor-parallel ranks consecutive, then data-parallel, then pipeline
+ * stages) the TP groups are the aligned blocks of that size. 1 when no such
+ * size is known. Rank 0 reads GPU 0's graph alone and tells the others.
+ * Collective over MPI_COMM_WORLD. */
+static int tp_unit(const mpi_ctx *m, const char *job, size_t total, size_t *unit, lsim_err *err)
+{
+    long long u = 1;
+    int rc = 0;
+    if (m->rank == 0 && total > 1) {
+        lsim_graph **gs = NULL;
+        size_t ng = 0;
+        rc = lsim_store_read_graphs(job, 0, 1, &gs, &ng, err);
+        for (size_t k = 0; !rc && ng && k < gs[0]->ncoll; k++) {
+            const lsim_coll_info *c = &gs[0]->colls[k];
+            if (c->kind == LSIM_COLL_SEND || c->kind == LSIM_COLL_RECV || c->kind == LSIM_COLL_SENDRECV) continue;
+            if (c->group_size > 1 && total % (size_t)c->group_size == 0 && (u == 1 || c->group_size < u))
+                u = c->group_size;
+        }
+        lsim_store_free_graphs(gs, ng);
+    }
+    rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+    MPI_Bcast(&u, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    *unit = (size_t)u;
+    return rc;
+}
+
 /* The GPUs this rank simulates, ascending (*out: caller frees), under
- * mapping "linear" (contiguous blocks: consecutive ranks of a job, which is
- * how Megatron lays out its tensor-parallel groups, stay together),
+ * mapping "groups" (the default: contiguous blocks of whole tensor-parallel
+ * groups of `unit` GPUs, so TP collectives -- the most frequent -- stay on
+ * one rank; consecutive groups, i.e. a pipeline stage's data-parallel
+ * replicas, stay together too; plain linear when there are fewer groups
+ * than ranks), "linear" (contiguous blocks),
  * "round-robin" (GPU g on MPI rank g mod K) or "file:PATH" (lines "GPU
  * RANK", '#' comments; every GPU exactly once). Every rank computes the
  * whole mapping, so a bad file fails on all of them alike. Local. */
-static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t **out, size_t *nout, lsim_err *err)
+static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t unit, size_t **out, size_t *nout,
+                    lsim_err *err)
 {
     int rc = 0;
     size_t n = 0, first = 0, count = 0;
@@ -112,7 +147,10 @@ static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t 
     *out = NULL;
     *nout = 0;
     if (!g) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    if (!mapping || !strcmp(mapping, "linear")) {
+    if (!strcmp(mapping, "groups") && unit > 1 && total / unit >= (size_t)m->size) {
+        block(m, total / unit, &first, &count);
+        for (size_t i = first * unit; i < (first + count) * unit; i++) g[n++] = i;
+    } else if (!strcmp(mapping, "linear") || !strcmp(mapping, "groups")) {
         block(m, total, &first, &count);
         for (size_t i = 0; i < count; i++) g[n++] = first + i;
     } else if (!strcmp(mapping, "round-robin")) {
@@ -175,7 +213,7 @@ static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t 
             if (owner[i] == m->rank) g[n++] = i;
         }
     } else {
-        rc = lsim_err_set(err, LSIM_EARG, "unknown --mapping '%s' (linear, round-robin or file:PATH)", mapping);
+        rc = lsim_err_set(err, LSIM_EARG, "unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", mapping);
         goto cleanup;
     }
     *out = g;
@@ -206,7 +244,7 @@ int lsim_cli_build(int argc, char **argv)
     int nargs = 0, status = 0;
     lsim_err err = {0};
     lsim_cli_run run = {0};
-    char *cmd = join_argv(argc, argv);
+    char *cmd = join_argv("build", argc, argv);
     mpi_ctx m = {0, 0, 1};
     if (!args || !cmd) {
         fprintf(stderr, "lumosim: error: out of memory\n");
@@ -308,9 +346,10 @@ static const char *USAGE_SIM =
     "  -o RESULT.h5     write the result archive\n"
     "  --run NAME       run name in the archive (default sim)\n"
     "  --replace        replace a run of that name\n"
-    "  --mapping M      under mpirun, which MPI rank simulates which GPU: linear\n"
-    "                   (contiguous blocks, the default), round-robin (GPU g on\n"
-    "                   rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
+    "  --mapping M      under mpirun, which MPI rank simulates which GPU: groups\n"
+    "                   (the default: contiguous blocks of whole tensor-parallel\n"
+    "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
+    "                   on rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
     "                   results are the same for every mapping\n";
 
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
@@ -419,15 +458,16 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_opts o;
     lsim_cli_opts_default(&o);
     const char *out = NULL, *run_name = "sim", *job = NULL;
-    const char *mapping = "linear";
+    const char *mapping = "groups";
     int replace = 0, status = 0;
     lsim_ns lookahead = 0;
     size_t *gpus = NULL, ngpus_local = 0;
+    char mapping_used[64 + 4096] = "serial"; /* provenance: the mapping as applied */
     lsim_err err = {0};
     lsim_cli_run run = {0};
     lsim_store_run *stored = NULL;
     lsim_replay_item *items = NULL;
-    char *cmd = join_argv(argc, argv);
+    char *cmd = join_argv("sim", argc, argv);
     mpi_ctx m = {0, 0, 1};
     if (!cmd) {
         fprintf(stderr, "lumosim: error: out of memory\n");
@@ -453,13 +493,14 @@ int lsim_cli_sim(int argc, char **argv)
             if (a[9] == '=') mapping = a + 10;
             else if (i + 1 < argc) mapping = argv[++i];
             else {
-                fprintf(stderr, "lumosim: error: --mapping needs linear, round-robin or file:PATH\n");
+                fprintf(stderr, "lumosim: error: --mapping needs groups, linear, round-robin or file:PATH\n");
                 free(cmd);
                 return 2;
             }
-            if (strcmp(mapping, "linear") && strcmp(mapping, "round-robin") &&
+            if (strcmp(mapping, "groups") && strcmp(mapping, "linear") && strcmp(mapping, "round-robin") &&
                 (strncmp(mapping, "file:", 5) || !mapping[5])) {
-                fprintf(stderr, "lumosim: error: unknown --mapping '%s' (linear, round-robin or file:PATH)\n", mapping);
+                fprintf(stderr, "lumosim: error: unknown --mapping '%s' (groups, linear, round-robin or file:PATH)\n",
+                        mapping);
                 free(cmd);
                 return 2;
             }
@@ -468,6 +509,13 @@ int lsim_cli_sim(int argc, char **argv)
         if (!strcmp(a, "--lookahead-ns") && i + 1 < argc) { /* testing: force a lookahead */
             lookahead = strtoll(argv[++i], NULL, 10);
             continue;
+        }
+        if (!strncmp(a, "--latency", 9)) {
+            /* the latency model is baked into the store's edge delays */
+            fprintf(stderr, "lumosim: error: sim cannot change the latency mode: it is fixed when the store is built "
+                            "(lumosim build --latency MODE ...)\n");
+            free(cmd);
+            return 2;
         }
         if (a[0] == '-' && a[1]) {
             int c = lsim_cli_common_opt(&o, argc, argv, &i);
@@ -518,8 +566,17 @@ int lsim_cli_sim(int argc, char **argv)
         lsim_graph **gs = NULL;
         size_t ng = 0, total = 0;
         if (m.on) {
+            size_t unit = 1;
             rc = lsim_store_count_gpus(job, &total, &err);
-            if (!rc) rc = map_gpus(&m, mapping, total, &gpus, &ngpus_local, &err);
+            rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
+            if (!rc && !strcmp(mapping, "groups")) rc = tp_unit(&m, job, total, &unit, &err);
+            if (!rc) rc = map_gpus(&m, mapping, total, unit, &gpus, &ngpus_local, &err);
+            /* groups: the group size used (1: fewer groups than ranks, so linear) */
+            if (!strcmp(mapping, "groups"))
+                snprintf(mapping_used, sizeof mapping_used, "groups:%zu",
+                         unit > 1 && total / unit >= (size_t)m.size ? unit : (size_t)1);
+            else
+                snprintf(mapping_used, sizeof mapping_used, "%s", mapping);
             gtotal = total;
             rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
             if (!rc) rc = lsim_store_read_graph_list_mpi(job, MPI_COMM_WORLD, gpus, ngpus_local, &gs, &ng, &err);
@@ -554,8 +611,7 @@ int lsim_cli_sim(int argc, char **argv)
     if (!rc && out) {
         const char *phases[] = {"load_and_simulate"};
         double secs[] = {t1 - t0};
-        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, m.on ? mapping : "serial", NULL, NULL, 1,
-                                    replace, 1};
+        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, mapping_used, NULL, NULL, 1, replace, 1};
         rc = m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, run_name, run.items, gpus, run.n, &info,
                                                         &err)
                   : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);

@@ -8,9 +8,11 @@
 # REPEAT=N (default 1) runs the parallel sim N times, each compared: with
 # more ranks than cores the interleaving differs every time, so this is the
 # determinism-under-load check.
-# MAPPINGS="linear round-robin file" (default "linear") runs each repeat
-# under each GPU-to-rank mapping; "file" is a scrambled assignment written
-# here (GPU g on rank (np - 1 - g mod np), the GPUs listed backwards).
+# MAPPINGS="groups linear round-robin file" (default "groups") runs each
+# repeat under each GPU-to-rank mapping; "file" is a scrambled assignment
+# written here (GPU g on rank (np - 1 - g mod np), the GPUs listed
+# backwards). GROUP_UNIT: the tensor-parallel group size the groups mapping
+# must have used (default 1: fewer groups than ranks, so linear blocks).
 set -u
 np=$1
 shift
@@ -35,7 +37,7 @@ while [ $g -ge 0 ]; do
 done
 rep=0
 while [ $rep -lt "${REPEAT:-1}" ]; do
-    for mapping in ${MAPPINGS:-linear}; do
+    for mapping in ${MAPPINGS:-groups}; do
         opt=$mapping
         [ "$mapping" = file ] && opt="file:$tmp/map.txt"
         rm -f "$tmp/resN.h5"
@@ -48,8 +50,10 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
                 fail "result files differ (run $rep, mapping $mapping)"
         fi
         # the mapping is recorded, and is not the default when asked for another
-        h5dump -a /runs/sim/provenance/mapping "$tmp/resN.h5" 2>/dev/null | grep -q "\"$opt\"" ||
-            fail "provenance does not record mapping $opt"
+        want="\"$opt\""
+        [ "$mapping" = groups ] && want="\"groups:${GROUP_UNIT:-1}\""
+        h5dump -a /runs/sim/provenance/mapping "$tmp/resN.h5" 2>/dev/null | grep -q "$want" ||
+            fail "provenance does not record mapping $want"
     done
     rep=$((rep + 1))
 done
@@ -57,4 +61,4 @@ if command -v h5diff >/dev/null 2>&1; then
     h5diff -q --exclude-attribute /created_by "$tmp/job1.h5" "$tmp/jobN.h5" 2>/dev/null ||
         h5diff -q "$tmp/job1.h5" "$tmp/jobN.h5" /nodes /nodes || fail "graph stores differ"
 fi
-echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-linear})"
+echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-groups})"
