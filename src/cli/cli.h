@@ -69,6 +69,8 @@ int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *run, size_t i, siz
 int lsim_cli_build(int argc, char **argv);
 int lsim_cli_sim(int argc, char **argv);
 int lsim_cli_info(int argc, char **argv);
+/* lumosim collect: result archives (files, directories) -> one CSV (collect.c). */
+int lsim_cli_collect(int argc, char **argv);
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
 void lsim_cli_run_free(lsim_cli_run *run);
 

@@ -29,6 +29,7 @@ static const char *USAGE_MAIN =
     "  build     parse traces once into an HDF5 graph store\n"
     "  sim       simulate a graph store; optionally archive the results\n"
     "  info      show what a graph store or result archive holds\n"
+    "  collect   result archives (files, directories) into one CSV\n"
     "  help      show help for a command (lumosim help replay)\n"
     "\n"
     "options:\n"
@@ -261,8 +262,9 @@ int main(int argc, char **argv)
         fputs(!strcmp(t, "replay")   ? USAGE_REPLAY
               : !strcmp(t, "report") ? USAGE_REPORT
               : !strcmp(t, "ablate") ? USAGE_ABLATE
-              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") ? "see: lumosim COMMAND --help\n"
-                                     : USAGE_MAIN,
+              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect")
+                  ? "see: lumosim COMMAND --help\n"
+                  : USAGE_MAIN,
               stdout);
         return 0;
     }
@@ -271,6 +273,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "build")) return lsim_cli_build(argc - 2, argv + 2);
     if (!strcmp(c, "sim")) return lsim_cli_sim(argc - 2, argv + 2);
     if (!strcmp(c, "info")) return lsim_cli_info(argc - 2, argv + 2);
+    if (!strcmp(c, "collect")) return lsim_cli_collect(argc - 2, argv + 2);
     if (!strcmp(c, "ablate")) {
         for (int i = 2; i < argc; i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

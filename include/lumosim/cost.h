@@ -1,0 +1,159 @@
+/* Cost models: how long a kernel, a collective or a point-to-point transfer
+ * takes on a given GPU and network, for workload synthesis and what-if
+ * transforms. Every formula and every constant is documented, with its
+ * source, in docs/cost-models.md.
+ *
+ * - Kernels (GEMM, attention, element-wise): roofline with an efficiency
+ *   curve, max(FLOPs / (peak * eff(FLOPs)), bytes / (mem_bw * mem_eff),
+ *   kernel_min_ns), where eff(f) = eff_max * f / (f + eff_half).
+ * - Collectives: alpha-beta per algorithm (ring, tree) over a two-level
+ *   topology (NVLink inside a node, one NIC per GPU across nodes), with
+ *   NCCL's step counts and bus-bandwidth factors.
+ * - Calibration: least-squares fits of t = alpha + bytes / beta, from
+ *   (bytes, time) pairs or from an nccl-tests output file.
+ *
+ * Units: time in integer nanoseconds (lsim_ns), bandwidth in bytes/s, FLOPs
+ * and FLOP/s as doubles. Ownership: every struct is caller-owned plain data,
+ * nothing is allocated for the caller. Everything here is Local (no MPI) and
+ * thread-safe (no global state). */
+#ifndef LUMOSIM_COST_H
+#define LUMOSIM_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lumosim/common.h"
+
+typedef enum lsim_coll_algo { LSIM_ALGO_AUTO = 0, LSIM_ALGO_RING, LSIM_ALGO_TREE } lsim_coll_algo;
+
+/* "auto", "ring", "tree". */
+const char *lsim_coll_algo_name(lsim_coll_algo a);
+
+typedef struct lsim_gpu_spec {
+    char name[32];            /* NUL-terminated, e.g. "h100" */
+    double peak_flops;        /* dense BF16/FP16 tensor FLOP/s */
+    double mem_bw;            /* HBM bytes/s */
+    double gemm_eff_max;      /* efficiency of a very large GEMM, (0,1] */
+    double gemm_eff_half;     /* FLOPs of a GEMM that reaches half of gemm_eff_max */
+    double attn_eff_max, attn_eff_half; /* same for attention (flash) kernels */
+    double mem_eff;           /* achieved fraction of mem_bw by element-wise kernels, (0,1] */
+    lsim_ns kernel_min_ns;    /* floor of any kernel's duration */
+    lsim_ns launch_cpu_ns;    /* CPU time of one launch call (cudaLaunchKernel) */
+    lsim_ns launch_latency_ns;/* launch call start -> kernel start on an idle stream */
+} lsim_gpu_spec;
+
+typedef struct lsim_topology {
+    int gpus_per_node;        /* GPUs joined by NVLink/NVSwitch; global rank r is on node r / gpus_per_node */
+    double intra_bw;          /* bytes/s per GPU inside a node (NVLink, unidirectional) */
+    lsim_ns intra_lat_ns;     /* per-step latency inside a node */
+    double inter_bw;          /* bytes/s per GPU across nodes (one NIC per GPU) */
+    lsim_ns inter_lat_ns;     /* per-step latency across nodes */
+    lsim_coll_algo algo;      /* default algorithm (AUTO: the faster of ring and tree per call) */
+    lsim_ns coll_base_ns;     /* fixed cost of every collective / p2p call (kernel
+                                 setup, NCCL's baseLat); 0 when unknown (optional key) */
+} lsim_topology;
+
+/* Built-in parameters ("h100", "a100", "h200", case-insensitive) compiled
+ * into the library: the same numbers as data/gpu/NAME.json (a unit test
+ * checks they agree). Returns 0, or LSIM_EARG for an unknown name (the
+ * message lists the known ones). */
+int lsim_gpu_spec_builtin(const char *name, lsim_gpu_spec *out, lsim_err *err);
+
+/* Read a GPU JSON file (schema in docs/cost-models.md). Returns 0; LSIM_EIO
+ * when the file cannot be read ("PATH: ..."); LSIM_EFORMAT for malformed
+ * JSON, a non-object, an unknown key, a wrong type, a missing required key,
+ * a non-positive or non-finite value, an efficiency outside (0,1]
+ * ("PATH: key K: what is wrong"). *out is written only on success. */
+int lsim_gpu_spec_load(const char *path, lsim_gpu_spec *out, lsim_err *err);
+
+/* Check a spec in memory with the same rules as the loader (for specs built
+ * by hand or by calibration); `label` names it in the message. 0 or
+ * LSIM_EARG. */
+int lsim_gpu_spec_check(const lsim_gpu_spec *g, const char *label, lsim_err *err);
+
+/* A DGX-like default: 8 GPUs per node, NVLink and NIC figures for that GPU
+ * (name containing "a100": NVLink3 300 GB/s, 200 Gb/s NIC; anything else,
+ * NULL included: NVLink4 450 GB/s, 400 Gb/s NIC), algo AUTO. */
+void lsim_topology_default(const lsim_gpu_spec *gpu, lsim_topology *out);
+
+/* Read a topology JSON file; the same error rules (unknown key, negative or
+ * zero bandwidth, gpus_per_node not a positive integer, unknown "algo",
+ * ...). 0, LSIM_EIO or LSIM_EFORMAT; *out is written only on success. */
+int lsim_topology_load(const char *path, lsim_topology *out, lsim_err *err);
+
+/* Kernel costs, ns, always >= kernel_min_ns (also for zero, negative or
+ * non-finite shapes, which cost kernel_min_ns). elem_bytes: 2 for bf16/fp16
+ * (peak_flops); 4 for fp32 runs on TF32 tensor cores at half of peak_flops;
+ * it also sizes the memory-bound term. */
+lsim_ns lsim_cost_gemm(const lsim_gpu_spec *g, double m, double n, double k, int elem_bytes);
+
+/* Flash attention, bf16. FLOPs forward 4*batch*heads*seq^2*head_dim (QK^T and
+ * PV), halved when causal; backward 2.5x forward. */
+lsim_ns lsim_cost_attention(const lsim_gpu_spec *g, double batch, double heads, double seq,
+                            double head_dim, int causal, int backward);
+
+/* An element-wise / memory-bound kernel that reads and writes bytes_moved in all. */
+lsim_ns lsim_cost_elementwise(const lsim_gpu_spec *g, double bytes_moved);
+
+/* Collective transfer time (ns) among the n global GPU ranks ranks[0..n)
+ * (NULL: ranks 0..n-1), node of rank r = r / gpus_per_node. kind is an
+ * lsim_coll_kind (trace.h). `bytes` is the per-rank INPUT buffer, as
+ * record_param_comms reports it (in_msg_nelems * dtype size, which is what
+ * lsim_coll_info.bytes holds):
+ *   all_reduce      the buffer (input = output)        moves 2(n-1)/n * bytes
+ *   reduce_scatter  the whole input (n x the output)  moves  (n-1)/n * bytes
+ *   all_gather      this rank's shard (output / n)    moves  (n-1)   * bytes
+ *   all_to_all      the whole send buffer             moves  (n-1)/n * bytes
+ *   broadcast/reduce the buffer                       moves        1 * bytes
+ *   send/recv/sendrecv the message                    as lsim_cost_p2p between the
+ *                                                      slowest-linked pair
+ * GENERIC, OTHER and NONE are costed as all_reduce. algo: AUTO uses the
+ * topology's default (itself AUTO: the faster of ring and tree). Tree exists
+ * for all_reduce only (as in NCCL); other kinds always use the ring. n <= 1
+ * or bytes <= 0: 0. */
+lsim_ns lsim_cost_collective(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks,
+                             int n, lsim_coll_algo algo);
+
+/* The algorithm lsim_cost_collective uses for this call (RING or TREE). */
+lsim_coll_algo lsim_cost_collective_algo(const lsim_topology *t, int kind, int64_t bytes,
+                                         const int32_t *ranks, int n, lsim_coll_algo algo);
+
+/* Point-to-point send of `bytes` from GPU src to GPU dst:
+ * coll_base_ns + lat + bytes / bw of the link class (NVLink if same node,
+ * else NIC). src == dst or bytes <= 0: 0. */
+lsim_ns lsim_cost_p2p(const lsim_topology *t, int64_t bytes, int32_t src, int32_t dst);
+
+/* A fit of t = alpha + bytes / beta. kind: an lsim_coll_kind, LSIM_COLL_NONE
+ * when not known. beta is in bytes of the fitted size per second (for
+ * nccl-tests, the `size` column: the algorithm bandwidth asymptote, not
+ * busbw). max_rel_residual: max over points of |fit - t| / t. nranks: the
+ * ranks the nccl-tests run used (its "#  Rank N ..." lines), -1 unknown. */
+typedef struct lsim_coll_fit {
+    int kind;
+    double alpha_ns;
+    double beta_bytes_per_s;
+    size_t points;
+    double max_rel_residual;
+    int nranks;
+} lsim_coll_fit;
+
+/* Fit to an nccl-tests output file (all_reduce_perf etc.): the out-of-place
+ * `time` (us) against `size` (B) of the "#  size  count  type  redop  root
+ * time  algbw  busbw ..." table (older tables without `root` too); other
+ * lines (NCCL INFO, command lines) are ignored. The kind comes from the
+ * program name ("all_reduce_perf", "Collective test starting: ...") found in
+ * the file or in its name. LSIM_EIO unreadable; LSIM_EFORMAT no table
+ * header, fewer than 2 data rows, all sizes equal, or time not growing with
+ * size ("PATH: what is wrong"). */
+int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err);
+
+/* Least squares of y = a + x / b over n points, weighted by 1/y^2 (minimises
+ * relative residuals, so the small points that determine a count as much as
+ * the large ones that determine b). Sets alpha_ns, beta_bytes_per_s, points,
+ * max_rel_residual; kind = LSIM_COLL_NONE, nranks = -1. LSIM_EARG for n < 2,
+ * a non-finite or negative x, a non-positive or non-finite y, all x equal,
+ * or a slope <= 0 (no bandwidth). */
+int lsim_cost_fit_alpha_beta(const double *bytes, const double *ns, size_t n, lsim_coll_fit *out,
+                             lsim_err *err);
+
+#endif

@@ -1,0 +1,361 @@
+/* lumosim collect: consolidate result archives into one CSV (see cli.h;
+ * columns documented in docs/slurm.md).
+ *
+ * Every PATH is a result archive or a directory searched recursively for
+ * *.h5 files; of those, the ones lsim_store_probe calls result archives are
+ * read, the others (graph stores, foreign HDF5) are skipped with a note on
+ * stderr. The archives are sorted by path (byte order) and each run (name
+ * order) and GPU (archive order) becomes one row, so the CSV depends only on
+ * the files, not on the order of the arguments or of readdir. Fields are
+ * quoted per RFC 4180 (CRLF line ends, a field with a comma, quote, CR or LF
+ * in double quotes, quotes doubled). The CSV is written to a temporary name
+ * and renamed when complete: a bad archive leaves no CSV behind. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+static const char *USAGE_COLLECT =
+    "usage: lumosim collect RESULT.h5|DIR... -o SWEEP.csv [--run NAME]\n"
+    "\n"
+    "Reads every run of every lumosim result archive given (a directory stands\n"
+    "for the *.h5 result archives below it, searched recursively; other .h5\n"
+    "files there are skipped with a note) and writes one CSV row per (file,\n"
+    "run, GPU): window and breakdown actual/predicted, the job's span, and the\n"
+    "run's provenance (command line, configuration, MPI ranks, version, time).\n"
+    "Rows are sorted by file path, run name and GPU; columns: docs/slurm.md.\n"
+    "\n"
+    "options:\n"
+    "  -o SWEEP.csv     the CSV to write (required; written atomically)\n"
+    "  --run NAME       only run NAME (every archive must hold it)\n"
+    "  -h, --help       this help\n";
+
+/* The CSV header; every row has exactly these fields, in this order. */
+static const char *const COLUMNS[] = {
+    "file", "run", "gpu", "rank", "source", "latency_mode", "coupled", "clock_offset_ns",
+    "window_actual_ns", "window_predicted_ns", "window_error",
+    "exposed_compute_actual_ns", "overlapped_actual_ns", "exposed_comm_actual_ns", "exposed_comm_wait_actual_ns",
+    "other_actual_ns",
+    "exposed_compute_predicted_ns", "overlapped_predicted_ns", "exposed_comm_predicted_ns",
+    "exposed_comm_wait_predicted_ns", "other_predicted_ns",
+    "iterations", "run_gpus", "job_actual_ns", "job_predicted_ns", "job_error",
+    "command_line", "config", "mpi_ranks", "mapping", "lumosim_version", "host", "created", "wall_seconds"};
+#define NCOLUMNS (sizeof COLUMNS / sizeof *COLUMNS)
+
+typedef struct path_list {
+    char **v;
+    size_t n, cap;
+} path_list;
+
+static int list_add(path_list *l, const char *p, lsim_err *err)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(p))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    l->n++;
+    return 0;
+}
+
+static void list_free(path_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ends_with_h5(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 3 && !strcmp(s + n - 3, ".h5");
+}
+
+/* Why a .h5 file found in a directory is not collected. */
+static const char *skip_reason(lsim_store_kind k)
+{
+    return k == LSIM_STORE_GRAPHS  ? "a graph store, not a result archive"
+           : k == LSIM_STORE_OTHER ? "an HDF5 file but not a lumosim result archive"
+                                   : "not readable as HDF5";
+}
+
+/* Collect the result archives under directory `dir` (symbolic links to
+ * directories are not followed, so a link loop cannot recurse forever). */
+static int walk(const char *dir, path_list *out, lsim_err *err)
+{
+    int rc = 0;
+    char *p = NULL;
+    DIR *d = opendir(dir);
+    if (!d) return lsim_err_set(err, LSIM_EIO, "%s: cannot read directory: %s", dir, strerror(errno));
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            if (errno) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot read directory: %s", dir, strerror(errno));
+            break;
+        }
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        free(p);
+        if (!(p = malloc(len))) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+        struct stat st;
+        if (lstat(p, &st) != 0) continue; /* vanished meanwhile */
+        if (S_ISDIR(st.st_mode)) {
+            if ((rc = walk(p, out, err))) break;
+            continue;
+        }
+        if (!ends_with_h5(e->d_name)) continue;
+        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        lsim_store_kind k = lsim_store_probe(p);
+        if (k != LSIM_STORE_RESULTS) {
+            fprintf(stderr, "lumosim: note: %s: skipped (%s)\n", p, skip_reason(k));
+            continue;
+        }
+        if ((rc = list_add(out, p, err))) break;
+    }
+    free(p);
+    closedir(d);
+    return rc;
+}
+
+/* Expand the arguments into a sorted list of distinct result archives. A
+ * file named explicitly must be a result archive. */
+static int expand(char **args, int nargs, path_list *out, lsim_err *err)
+{
+    int rc = 0;
+    for (int i = 0; !rc && i < nargs; i++) {
+        struct stat st;
+        if (stat(args[i], &st) != 0) {
+            rc = lsim_err_set(err, LSIM_EIO, "%s: %s", args[i], strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            size_t before = out->n;
+            rc = walk(args[i], out, err);
+            if (!rc && out->n == before)
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: no lumosim result archive (*.h5) found", args[i]);
+        } else {
+            lsim_store_kind k = lsim_store_probe(args[i]);
+            if (k != LSIM_STORE_RESULTS) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", args[i], skip_reason(k));
+            else rc = list_add(out, args[i], err);
+        }
+    }
+    if (rc) return rc;
+    qsort(out->v, out->n, sizeof *out->v, cmp_str);
+    size_t k = 0; /* drop duplicates (a file given twice, or also under a DIR) */
+    for (size_t i = 0; i < out->n; i++) {
+        if (k && !strcmp(out->v[k - 1], out->v[i])) free(out->v[i]);
+        else out->v[k++] = out->v[i];
+    }
+    out->n = k;
+    return 0;
+}
+
+/* ------------------------------------------------------------ CSV output */
+
+/* One field, RFC 4180: quoted when it holds a comma, quote, CR or LF (and
+ * when it has leading or trailing blanks, which some readers trim). */
+static void put_str(FILE *f, const char *s, int last)
+{
+    if (!s) s = "";
+    size_t n = strlen(s);
+    int quote = n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ');
+    if (quote) {
+        fputc('"', f);
+        for (const char *c = s; *c; c++) {
+            if (*c == '"') fputc('"', f);
+            fputc(*c, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+    fputs(last ? "\r\n" : ",", f);
+}
+
+static void put_i64(FILE *f, int64_t v)
+{
+    fprintf(f, "%" PRId64 ",", v);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+    fprintf(f, "%" PRIu64 ",", v);
+}
+
+/* A double that reads back to the same value (shortest of %.15g / %.17g,
+ * as cJSON prints numbers, so CSV and --json agree digit for digit). */
+static void put_dbl(FILE *f, double v)
+{
+    char b[40];
+    snprintf(b, sizeof b, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
+    fprintf(f, "%s,", b);
+}
+
+static const char *latency_name(lsim_latency_mode m)
+{
+    return m == LSIM_LAT_OBSERVED ? "observed" : "model";
+}
+
+static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i, lsim_ns ja, lsim_ns jp)
+{
+    const lsim_store_gpu_result *g = &r->gpus[i];
+    const lsim_rank_report *rep = &g->report;
+    const lsim_breakdown *a = &rep->bd_actual, *p = &rep->bd_predicted;
+    put_str(f, path, 0);
+    put_str(f, r->name, 0);
+    put_u64(f, (uint64_t)i);
+    put_i64(f, g->rank);
+    put_str(f, g->source, 0);
+    put_str(f, latency_name(r->graphs ? r->graphs[i]->latency : r->latency), 0);
+    put_i64(f, g->coupled ? 1 : 0);
+    put_i64(f, g->clock_offset);
+    put_i64(f, rep->window_actual);
+    put_i64(f, rep->window_predicted);
+    put_dbl(f, lsim_rel_err(rep->window_actual, rep->window_predicted));
+    put_i64(f, a->exposed_compute);
+    put_i64(f, a->overlapped);
+    put_i64(f, a->exposed_comm);
+    put_i64(f, a->exposed_comm_wait);
+    put_i64(f, a->other);
+    put_i64(f, p->exposed_compute);
+    put_i64(f, p->overlapped);
+    put_i64(f, p->exposed_comm);
+    put_i64(f, p->exposed_comm_wait);
+    put_i64(f, p->other);
+    put_u64(f, rep->niters);
+    put_u64(f, (uint64_t)r->ngpus);
+    put_i64(f, ja);
+    put_i64(f, jp);
+    put_dbl(f, lsim_rel_err(ja, jp));
+    put_str(f, r->command_line, 0);
+    put_str(f, r->config, 0);
+    if (r->mpi_ranks > 0) fprintf(f, "%d,", r->mpi_ranks);
+    else fputc(',', f);
+    put_str(f, r->mapping, 0);
+    put_str(f, r->lumosim_version, 0);
+    put_str(f, r->host, 0);
+    put_str(f, r->created, 0);
+    if (r->wall_seconds > 0) fprintf(f, "%.6f\r\n", r->wall_seconds);
+    else fputs("\r\n", f);
+}
+
+typedef struct collect_ctx {
+    const path_list *files;
+    const char *run_name; /* NULL: every run */
+} collect_ctx;
+
+/* One archive's rows (one run at a time in memory). */
+static int write_file(FILE *f, const char *path, const char *only, lsim_err *err)
+{
+    char **names = NULL;
+    size_t nnames = 0;
+    lsim_store_run *r = NULL;
+    lsim_replay_item *items = NULL;
+    int rc = lsim_store_list_runs(path, &names, &nnames, err);
+    if (!rc && only) {
+        size_t k = 0;
+        while (k < nnames && strcmp(names[k], only)) k++;
+        if (k == nnames) rc = lsim_err_set(err, LSIM_EARG, "%s: holds no run named %s", path, only);
+    }
+    if (!rc && !nnames) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the result archive holds no runs", path);
+    for (size_t k = 0; !rc && k < nnames; k++) {
+        if (only && strcmp(names[k], only)) continue;
+        if ((rc = lsim_store_read_results(path, names[k], &r, err))) break;
+        items = calloc(r->ngpus ? r->ngpus : 1, sizeof *items);
+        if (!items) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < r->ngpus; i++) items[i].r = &r->gpus[i].report;
+        lsim_ns ja = 0, jp = 0;
+        lsim_report_job_span(items, r->ngpus, &ja, &jp);
+        for (size_t i = 0; i < r->ngpus; i++) put_row(f, path, r, i, ja, jp);
+        if (ferror(f)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));
+        free(items);
+        items = NULL;
+        lsim_store_run_free(r);
+        r = NULL;
+    }
+    free(items);
+    lsim_store_run_free(r);
+    for (size_t k = 0; k < nnames; k++) free(names[k]);
+    free(names);
+    return rc;
+}
+
+static int write_csv(FILE *f, void *vctx, lsim_err *err)
+{
+    const collect_ctx *c = vctx;
+    for (size_t k = 0; k < NCOLUMNS; k++) put_str(f, COLUMNS[k], k + 1 == NCOLUMNS);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < c->files->n; i++) rc = write_file(f, c->files->v[i], c->run_name, err);
+    return rc;
+}
+
+int lsim_cli_collect(int argc, char **argv)
+{
+    const char *out = NULL, *run_name = NULL;
+    int nargs = 0, status = 0, only_paths = 0;
+    lsim_err err = {0};
+    path_list files = {0};
+    char **args = malloc((size_t)(argc + 1) * sizeof *args);
+    if (!args) {
+        fprintf(stderr, "lumosim: error: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) {
+            args[nargs++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE_COLLECT, stdout);
+            goto cleanup;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "lumosim: error: %s needs a value (see lumosim collect --help)\n", a);
+                status = 2;
+                goto cleanup;
+            }
+            if (!strcmp(a, "--run")) run_name = argv[++i];
+            else out = argv[++i];
+        } else {
+            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim collect --help)\n", a);
+            status = 2;
+            goto cleanup;
+        }
+    }
+    if (!nargs || !out) {
+        fprintf(stderr, "lumosim: error: collect needs result archives or directories and -o SWEEP.csv "
+                        "(see lumosim collect --help)\n");
+        status = 2;
+        goto cleanup;
+    }
+    collect_ctx ctx = {&files, run_name};
+    if (lsim_cli_check_output(out, &err) || expand(args, nargs, &files, &err) ||
+        lsim_cli_write_atomic(out, write_csv, &ctx, &err)) {
+        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        status = 1;
+    }
+cleanup:
+    list_free(&files);
+    free(args);
+    return status;
+}

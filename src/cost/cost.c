@@ -1,0 +1,260 @@
+/* Kernel and communication cost formulas (include/lumosim/cost.h). Every
+ * formula and constant is explained, with its source, in docs/cost-models.md;
+ * the comments here say only what the code does that the formula does not. */
+#include "lumosim/cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "lumosim/trace.h"
+
+/* NCCL 2.x src/graph/tuning.cc: the tree's bus bandwidth is derated to 0.9
+ * of the links' (`busBw*.9`), and its algorithm bandwidth is half of that
+ * (`ratio = .5`: the whole buffer goes up the tree and comes back down). */
+#define TREE_BW_EFF 0.9
+
+static lsim_ns to_ns(double ns)
+{
+    if (!(ns >= 0)) return 0; /* NaN or negative */
+    if (ns >= 9.2e18) return INT64_MAX;
+    return (lsim_ns)llround(ns);
+}
+
+static int good(double x) { return isfinite(x) && x > 0; }
+
+/* Roofline with the efficiency curve eff(f) = eff_max * f / (f + half):
+ * f / (peak * eff(f)) simplifies to (f + half) / (peak * eff_max), which
+ * never divides by a vanishing efficiency. */
+static lsim_ns roofline(const lsim_gpu_spec *g, double flops, double peak, double eff_max, double half,
+                        double bytes)
+{
+    double t = 0;
+    if (good(flops) && good(peak) && good(eff_max) && half >= 0) t = (flops + half) / (peak * eff_max);
+    if (good(bytes) && good(g->mem_bw) && good(g->mem_eff)) {
+        double tm = bytes / (g->mem_bw * g->mem_eff);
+        if (tm > t) t = tm;
+    }
+    lsim_ns ns = to_ns(t * 1e9);
+    return ns < g->kernel_min_ns ? g->kernel_min_ns : ns;
+}
+
+lsim_ns lsim_cost_gemm(const lsim_gpu_spec *g, double m, double n, double k, int elem_bytes)
+{
+    if (!g) return 0;
+    if (!good(m) || !good(n) || !good(k)) return g->kernel_min_ns;
+    double eb = elem_bytes > 0 ? elem_bytes : 2;
+    double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops; /* fp32 runs as TF32 */
+    double flops = 2 * m * n * k;
+    double bytes = (m * k + k * n + m * n) * eb;
+    return roofline(g, flops, peak, g->gemm_eff_max, g->gemm_eff_half, bytes);
+}
+
+lsim_ns lsim_cost_attention(const lsim_gpu_spec *g, double batch, double heads, double seq, double head_dim,
+                            int causal, int backward)
+{
+    if (!g) return 0;
+    if (!good(batch) || !good(heads) || !good(seq) || !good(head_dim)) return g->kernel_min_ns;
+    double bhsd = batch * heads * seq * head_dim;
+    double flops = 4 * bhsd * seq * (causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);
+    /* bf16 tensors of b*h*s*d elements: forward reads Q, K, V and writes O;
+     * backward reads Q, K, V, O, dO and writes dQ, dK, dV. */
+    double bytes = (backward ? 8 : 4) * bhsd * 2;
+    return roofline(g, flops, g->peak_flops, g->attn_eff_max, g->attn_eff_half, bytes);
+}
+
+lsim_ns lsim_cost_elementwise(const lsim_gpu_spec *g, double bytes_moved)
+{
+    if (!g) return 0;
+    return roofline(g, 0, 0, 0, 0, good(bytes_moved) ? bytes_moved : 0);
+}
+
+/* ---- communication ---- */
+
+/* How a group of ranks sits on the nodes: n GPUs on `nodes` nodes, with
+ * between gmin and gmax of them on one node. */
+typedef struct group_shape {
+    int64_t n, nodes, gmin, gmax;
+} group_shape;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t node_of(int32_t r, int gpn)
+{
+    /* floor division, so that a (meaningless) negative rank stays well defined */
+    int64_t q = (int64_t)r / gpn;
+    return (r < 0 && q * gpn != r) ? q - 1 : q;
+}
+
+/* Count runs of equal node ids in nodes[0..n). */
+static void runs(const int64_t *nodes, int n, group_shape *s, int by_index, const int32_t *ranks, int gpn)
+{
+    int64_t run = 0, prev = 0;
+    s->nodes = 0;
+    s->gmin = INT64_MAX;
+    s->gmax = 0;
+    for (int i = 0; i <= n; i++) {
+        int64_t cur = 0;
+        if (i < n) cur = by_index ? node_of(ranks[i], gpn) : nodes[i];
+        if (i > 0 && (i == n || cur != prev)) {
+            s->nodes++;
+            if (run < s->gmin) s->gmin = run;
+            if (run > s->gmax) s->gmax = run;
+            run = 0;
+        }
+        prev = cur;
+        run++;
+    }
+}
+
+/* Ranks are usually listed in increasing order (one pass); otherwise the
+ * node ids are sorted in a scratch array. If that allocation fails, runs in
+ * the given order are used: more, smaller nodes than the truth, i.e. a
+ * pessimistic (slower) answer rather than no answer. */
+static void group_shape_of(const lsim_topology *t, const int32_t *ranks, int n, group_shape *s)
+{
+    int gpn = t->gpus_per_node > 0 ? t->gpus_per_node : 1;
+    s->n = n;
+    if (!ranks) {
+        s->nodes = ((int64_t)n + gpn - 1) / gpn;
+        s->gmax = n < gpn ? n : gpn;
+        s->gmin = n % gpn ? n % gpn : s->gmax;
+        return;
+    }
+    int sorted = 1;
+    for (int i = 1; i < n && sorted; i++)
+        if (node_of(ranks[i], gpn) < node_of(ranks[i - 1], gpn)) sorted = 0;
+    int64_t *nodes = sorted ? NULL : malloc((size_t)n * sizeof *nodes);
+    if (!nodes) {
+        runs(NULL, n, s, 1, ranks, gpn);
+        return;
+    }
+    for (int i = 0; i < n; i++) nodes[i] = node_of(ranks[i], gpn);
+    qsort(nodes, (size_t)n, sizeof *nodes, cmp_i64);
+    runs(nodes, n, s, 0, ranks, gpn);
+    free(nodes);
+}
+
+/* Bandwidth of a ring (or tree) over the group: the slowest link class it
+ * uses. Across nodes, NCCL runs one channel per NIC with the rings rotated
+ * so that each node is left through every participating GPU's own NIC: the
+ * node's egress is gmin NICs wide. */
+static double group_bw(const lsim_topology *t, const group_shape *s)
+{
+    if (s->nodes <= 1) return t->intra_bw;
+    double bw = (double)s->gmin * t->inter_bw;
+    if (s->gmax > 1 && t->intra_bw < bw) bw = t->intra_bw;
+    return bw;
+}
+
+static int ceil_log2(int64_t x)
+{
+    int d = 0;
+    while (((int64_t)1 << d) < x) d++;
+    return d;
+}
+
+static int is_p2p(int kind) { return kind == LSIM_COLL_SENDRECV || kind == LSIM_COLL_SEND || kind == LSIM_COLL_RECV; }
+
+static double ring_ns(const lsim_topology *t, int kind, double bytes, const group_shape *s)
+{
+    double n = (double)s->n, m = (double)s->nodes;
+    double bw = group_bw(t, s);
+    double steps, isteps, moved;
+    switch (kind) {
+    case LSIM_COLL_REDUCESCATTER:
+        steps = n - 1, isteps = m - 1, moved = (n - 1) / n * bytes;
+        break;
+    case LSIM_COLL_ALLGATHER:
+        steps = n - 1, isteps = m - 1, moved = (n - 1) * bytes;
+        break;
+    case LSIM_COLL_BROADCAST:
+    case LSIM_COLL_REDUCE:
+        steps = n - 1, isteps = m - 1, moved = bytes;
+        break;
+    case LSIM_COLL_ALLTOALL: {
+        /* Not a ring: every GPU sends (g-1)/n of its buffer over NVLink and
+         * (n-g)/n through its own NIC, both at once; no NIC sharing helps
+         * (all-to-all is bisection-bound). */
+        steps = n - 1, isteps = m - 1;
+        double intra = s->gmax > 1 ? (double)(s->gmax - 1) / n * bytes / t->intra_bw : 0;
+        double inter = s->nodes > 1 ? (n - (double)s->gmin) / n * bytes / t->inter_bw : 0;
+        return (double)t->coll_base_ns + (steps - isteps) * (double)t->intra_lat_ns +
+               isteps * (double)t->inter_lat_ns + (intra > inter ? intra : inter) * 1e9;
+    }
+    default: /* all_reduce, and kinds not known precisely */
+        steps = 2 * (n - 1), isteps = 2 * (m - 1), moved = 2 * (n - 1) / n * bytes;
+        break;
+    }
+    return (double)t->coll_base_ns + (steps - isteps) * (double)t->intra_lat_ns + isteps * (double)t->inter_lat_ns +
+           moved / bw * 1e9;
+}
+
+static double tree_ns(const lsim_topology *t, double bytes, const group_shape *s)
+{
+    /* NCCL: a chain inside each node, a double binary tree across nodes,
+     * traversed up (reduce) and down (broadcast). */
+    double lat = 2.0 * ((double)(s->gmax - 1) * (double)t->intra_lat_ns +
+                        ceil_log2(s->nodes) * (double)t->inter_lat_ns);
+    return (double)t->coll_base_ns + lat + 2.0 * bytes / (TREE_BW_EFF * group_bw(t, s)) * 1e9;
+}
+
+static int has_tree(int kind)
+{
+    return !(kind == LSIM_COLL_REDUCESCATTER || kind == LSIM_COLL_ALLGATHER || kind == LSIM_COLL_BROADCAST ||
+             kind == LSIM_COLL_REDUCE || kind == LSIM_COLL_ALLTOALL || is_p2p(kind));
+}
+
+static int topo_ok(const lsim_topology *t) { return t && good(t->intra_bw) && good(t->inter_bw); }
+
+/* The cost of a collective and the algorithm that gives it; 0 ns for the
+ * trivial cases (see cost.h). */
+static double collective(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks, int n,
+                         lsim_coll_algo algo, lsim_coll_algo *used)
+{
+    *used = LSIM_ALGO_RING;
+    if (!topo_ok(t) || n <= 1 || bytes <= 0) return 0;
+    group_shape s;
+    group_shape_of(t, ranks, n, &s);
+    double b = (double)bytes;
+    if (is_p2p(kind)) {
+        int cross = s.nodes > 1;
+        return (double)t->coll_base_ns + (double)(cross ? t->inter_lat_ns : t->intra_lat_ns) +
+               b / (cross ? t->inter_bw : t->intra_bw) * 1e9;
+    }
+    if (algo == LSIM_ALGO_AUTO) algo = t->algo;
+    double ring = ring_ns(t, kind, b, &s);
+    if (!has_tree(kind) || algo == LSIM_ALGO_RING) return ring;
+    double tree = tree_ns(t, b, &s);
+    if (algo == LSIM_ALGO_TREE || tree < ring) {
+        *used = LSIM_ALGO_TREE;
+        return tree;
+    }
+    return ring;
+}
+
+lsim_ns lsim_cost_collective(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks, int n,
+                             lsim_coll_algo algo)
+{
+    lsim_coll_algo used;
+    return to_ns(collective(t, kind, bytes, ranks, n, algo, &used));
+}
+
+lsim_coll_algo lsim_cost_collective_algo(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks,
+                                         int n, lsim_coll_algo algo)
+{
+    lsim_coll_algo used;
+    collective(t, kind, bytes, ranks, n, algo, &used);
+    return used;
+}
+
+lsim_ns lsim_cost_p2p(const lsim_topology *t, int64_t bytes, int32_t src, int32_t dst)
+{
+    if (!topo_ok(t) || src == dst || bytes <= 0) return 0;
+    int32_t pair[2] = {src, dst};
+    lsim_coll_algo used;
+    return to_ns(collective(t, LSIM_COLL_SEND, bytes, pair, 2, LSIM_ALGO_RING, &used));
+}

@@ -1,0 +1,202 @@
+/* Calibration fits of t = alpha + bytes / beta: from (bytes, ns) pairs and
+ * from nccl-tests output files (include/lumosim/cost.h,
+ * docs/cost-models.md "Calibration"). */
+#include "lumosim/cost.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "lumosim/trace.h"
+
+int lsim_cost_fit_alpha_beta(const double *bytes, const double *ns, size_t n, lsim_coll_fit *out, lsim_err *err)
+{
+    /* Weighted least squares with w = 1/y^2, i.e. minimising the squared
+     * relative residuals: nccl-tests sizes span 8 B to gigabytes, and an
+     * unweighted fit would let the largest points (whose rounding alone is
+     * larger than alpha) decide the intercept. Centred sums keep the
+     * conditioning good with x up to 1e10. */
+    if (n < 2 || !bytes || !ns) return lsim_err_set(err, LSIM_EARG, "need at least 2 points to fit alpha and beta, got %zu", n);
+    double sw = 0, swx = 0, swy = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(bytes[i]) || bytes[i] < 0)
+            return lsim_err_set(err, LSIM_EARG, "point %zu: size %g is not a finite non-negative number", i, bytes[i]);
+        if (!isfinite(ns[i]) || ns[i] <= 0)
+            return lsim_err_set(err, LSIM_EARG, "point %zu: time %g ns is not a finite positive number", i, ns[i]);
+        double w = 1.0 / (ns[i] * ns[i]);
+        sw += w, swx += w * bytes[i], swy += w * ns[i];
+    }
+    double xm = swx / sw, ym = swy / sw, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = 1.0 / (ns[i] * ns[i]), dx = bytes[i] - xm;
+        sxx += w * dx * dx, sxy += w * dx * (ns[i] - ym);
+    }
+    if (!(sxx > 0)) return lsim_err_set(err, LSIM_EARG, "all %zu points have the same size: no bandwidth can be fitted", n);
+    double slope = sxy / sxx; /* ns per byte */
+    if (!(slope > 0) || !isfinite(slope))
+        return lsim_err_set(err, LSIM_EARG, "time does not grow with size over the %zu points: no bandwidth can be fitted", n);
+    double alpha = ym - slope * xm, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = fabs(alpha + slope * bytes[i] - ns[i]) / ns[i];
+        if (r > worst) worst = r;
+    }
+    out->kind = LSIM_COLL_NONE;
+    out->alpha_ns = alpha;
+    out->beta_bytes_per_s = 1e9 / slope;
+    out->points = n;
+    out->max_rel_residual = worst;
+    out->nranks = -1;
+    return 0;
+}
+
+/* ---- nccl-tests output ---- */
+
+/* The program names nccl-tests builds. "all_reduce_perf" is looked for
+ * before "reduce_perf" (its suffix), over the whole line. */
+static const struct {
+    const char *prog;
+    int kind;
+} PROGS[] = {
+    {"all_reduce_perf", LSIM_COLL_ALLREDUCE},  {"reduce_scatter_perf", LSIM_COLL_REDUCESCATTER},
+    {"all_gather_perf", LSIM_COLL_ALLGATHER},  {"alltoall_perf", LSIM_COLL_ALLTOALL},
+    {"sendrecv_perf", LSIM_COLL_SENDRECV},     {"broadcast_perf", LSIM_COLL_BROADCAST},
+    {"reduce_perf", LSIM_COLL_REDUCE},
+};
+
+static int is_alnum(char c) { return isalnum((unsigned char)c); }
+
+/* The kind named by a program name in `s`, not inside a longer word
+ * (underscores may join it: "h100_all_reduce_perf.txt"). */
+static int kind_in(const char *s)
+{
+    for (size_t k = 0; k < sizeof PROGS / sizeof *PROGS; k++) {
+        size_t len = strlen(PROGS[k].prog);
+        for (const char *p = strstr(s, PROGS[k].prog); p; p = strstr(p + 1, PROGS[k].prog))
+            if ((p == s || !is_alnum(p[-1])) && !is_alnum(p[len])) return PROGS[k].kind;
+    }
+    return LSIM_COLL_NONE;
+}
+
+/* Split a line in place into at most max whitespace-separated tokens. */
+static int tokens(char *s, char **tok, int max)
+{
+    int n = 0;
+    for (;;) {
+        while (*s && isspace((unsigned char)*s)) s++;
+        if (!*s || n == max) return n;
+        tok[n++] = s;
+        while (*s && !isspace((unsigned char)*s)) s++;
+        if (*s) *s++ = '\0';
+    }
+}
+
+static int parse_i64(const char *s, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return end != s && !*end && !errno;
+}
+
+static int parse_pos_double(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end && isfinite(*v) && *v > 0;
+}
+
+#define MAXTOK 32
+
+int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err)
+{
+    int rc = 0, kind = LSIM_COLL_NONE, col_time = -1, nranks = 0;
+    size_t npts = 0, cap = 0, linecap = 0;
+    double *x = NULL, *y = NULL;
+    char *line = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot open", path);
+        goto cleanup;
+    }
+    ssize_t got;
+    while ((got = getline(&line, &linecap, f)) >= 0) {
+        if (memchr(line, '\0', (size_t)got)) continue; /* binary garbage: not a table line */
+        if (kind == LSIM_COLL_NONE) kind = kind_in(line);
+        char *tok[MAXTOK];
+        const char *s = line;
+        while (isspace((unsigned char)*s)) s++;
+        if (*s == '#') {
+            int nt = tokens(line + (s - line) + 1, tok, MAXTOK);
+            long long r;
+            if (nt >= 2 && strcmp(tok[0], "Rank") == 0 && parse_i64(tok[1], &r)) nranks++;
+            /* "#  size  count  type  redop  [root]  time  algbw  busbw ..." */
+            if (nt >= 2 && strcmp(tok[0], "size") == 0)
+                for (int i = 1; i < nt; i++)
+                    if (strcmp(tok[i], "time") == 0) {
+                        col_time = i;
+                        break;
+                    }
+            continue;
+        }
+        if (col_time < 0) continue;
+        int nt = tokens(line, tok, MAXTOK);
+        long long size;
+        double us;
+        if (nt <= col_time || !parse_i64(tok[0], &size) || size < 0 || !parse_pos_double(tok[col_time], &us))
+            continue; /* NCCL INFO lines, warnings, "N/A" rows */
+        if (npts == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            double *nx = realloc(x, nc * sizeof *nx);
+            if (!nx) {
+                rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+                goto cleanup;
+            }
+            x = nx;
+            double *ny = realloc(y, nc * sizeof *ny);
+            if (!ny) {
+                rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+                goto cleanup;
+            }
+            y = ny;
+            cap = nc;
+        }
+        x[npts] = (double)size;
+        y[npts] = us * 1e3;
+        npts++;
+    }
+    if (ferror(f)) {
+        rc = lsim_err_set(err, LSIM_EIO, "%s: read error", path);
+        goto cleanup;
+    }
+    if (col_time < 0) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: no nccl-tests table (a \"#  size  count  type ...  time\" header line)", path);
+        goto cleanup;
+    }
+    if (npts < 2) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %zu data row(s) in the nccl-tests table, at least 2 needed", path, npts);
+        goto cleanup;
+    }
+    lsim_coll_fit fit;
+    lsim_err e = {0};
+    if (lsim_cost_fit_alpha_beta(x, y, npts, &fit, &e)) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", path, e.msg);
+        goto cleanup;
+    }
+    if (kind == LSIM_COLL_NONE) {
+        const char *base = strrchr(path, '/');
+        kind = kind_in(base ? base + 1 : path);
+    }
+    fit.kind = kind;
+    fit.nranks = nranks > 0 ? nranks : -1;
+    *out = fit;
+cleanup:
+    free(line);
+    free(y);
+    free(x);
+    if (f) fclose(f);
+    return rc;
+}
