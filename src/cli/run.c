@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lumosim/et.h"
 #include "lumosim/memlimit.h"
 #include "lumosim/tmpfiles.h"
 
@@ -272,6 +273,27 @@ static int push_graph(lsim_cli_run *r, size_t *cap, lsim_graph *g, const char *p
     return 0;
 }
 
+/* The execution trace beside a Kineto trace (PATH minus .json[.gz] plus
+ * .et.json[.gz]), if there is one, fills in the process groups and sizes
+ * its collective kernels do not carry (et.h), before the graph is built. */
+static int apply_sibling_et(const lsim_cli_opts *o, lsim_trace *t, lsim_err *err)
+{
+    char *etp = NULL;
+    lsim_et *et = NULL;
+    lsim_et_apply_stats st;
+    if (lsim_et_sibling(t->path, &etp)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!etp) return 0;
+    int rc = lsim_et_read(etp, &et, err);
+    if (!rc) rc = lsim_et_apply(et, t, &st, err);
+    if (!rc && o->stats)
+        fprintf(stderr, "lumosim: stats: %s: execution trace %s: %zu of %zu collective kernels paired, %zu took their "
+                        "process group from it, %zu their sizes\n",
+                t->path, etp, st.matched, st.kernels, st.group_filled, st.size_filled);
+    lsim_et_free(et);
+    free(etp);
+    return rc;
+}
+
 int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
     lsim_cli_run files = {0};
@@ -338,6 +360,7 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
             progress_line(&pg, "reading");
             double t0 = now_s();
             rc = lsim_trace_read_ex(files.paths[i], pg.on ? on_bytes : NULL, &pg, &t, err);
+            if (!rc) rc = apply_sibling_et(o, t, err);
             double t1 = now_s();
             uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
             progress_line(&pg, "building the graph");
