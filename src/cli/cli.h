@@ -92,4 +92,28 @@ void lsim_cli_outcome_known(void);
 
 int lsim_cli_ablate(int argc, char **argv);
 
+/* ---- option parsers (args.c), apart so tests/fuzz/fuzz_cli.c runs them.
+ * They read argv only (values point into it) and print the usage (--help)
+ * or one "lumosim: error: ..." line. Return 1: go on; 0: help printed
+ * (exit 0); -1: usage error (exit 2). lsim_cli_parse_paths returns the
+ * number of paths put in args (caller-allocated, argc entries) instead of 1. */
+extern const char *const LSIM_USAGE_BUILD;
+extern const char *const LSIM_USAGE_SIM;
+int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args);
+
+typedef struct lsim_cli_build_args {
+    lsim_cli_opts o;
+    const char *out;
+    int nargs;                 /* traces put in the caller's args[] */
+} lsim_cli_build_args;
+int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **args);
+
+typedef struct lsim_cli_sim_args {
+    lsim_cli_opts o;
+    const char *job, *out, *run_name, *mapping;
+    int replace;
+    lsim_ns lookahead;         /* > 0: forced (tests provoke a violation) */
+} lsim_cli_sim_args;
+int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
+
 #endif

@@ -101,50 +101,6 @@ static const char *USAGE_ABLATE =
 /* Parse [options] PATH... for a simulating command. Options may come before
  * or after the paths; "--" ends options. Returns the number of paths stored
  * in args (>= 1), or -1 after printing a usage error, or 0 for --help. */
-static int parse_args(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
-{
-    int nargs = 0, only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[nargs++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_paths = 1;
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (allow_html && !strcmp(a, "--run") && i + 1 < argc) {
-            o->run_name = argv[++i];
-            continue;
-        }
-        if (allow_html && (!strcmp(a, "--html") || !strncmp(a, "--html=", 7))) {
-            const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || !*v) {
-                fprintf(stderr, "lumosim: error: --html needs a file name\n");
-                return -1;
-            }
-            o->html_out = v;
-            continue;
-        }
-        int c = lsim_cli_common_opt(o, argc, argv, &i);
-        if (c < 0) return -1;
-        if (c == 0) {
-            fprintf(stderr, "lumosim: error: unknown option '%s' (see --help)\n", a);
-            return -1;
-        }
-    }
-    if (nargs == 0) {
-        fprintf(stderr, "lumosim: error: at least one trace file or directory is needed (see --help)\n");
-        return -1;
-    }
-    return nargs;
-}
-
 static int write_html(FILE *f, void *ctx, lsim_err *err)
 {
     const lsim_cli_run *r = ctx;
@@ -162,7 +118,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
     }
-    int nargs = parse_args(argc, argv, &o, html ? USAGE_REPORT : USAGE_REPLAY, html, args);
+    int nargs = lsim_cli_parse_paths(argc, argv, &o, html ? USAGE_REPORT : USAGE_REPLAY, html, args);
     if (nargs <= 0) {
         free(args);
         return nargs == 0 ? 0 : 2;

@@ -226,19 +226,10 @@ cleanup:
     return rc;
 }
 
-static const char *USAGE_BUILD =
-    "usage: lumosim build [--latency model|observed] TRACES... -o JOB.h5\n"
-    "\n"
-    "Parses the traces once and stores the execution graphs of every GPU (nodes,\n"
-    "edges, processors, names, collectives, iterations, the latency model baked\n"
-    "into the edge delays) with provenance (source names, sizes, CRC-32, version,\n"
-    "command line) in an HDF5 graph store (docs/hdf5-schema.md). Under mpirun the\n"
-    "traces are split over the ranks and the store is written collectively.\n";
-
 int lsim_cli_build(int argc, char **argv)
 {
+    lsim_cli_build_args ba;
     lsim_cli_opts o;
-    lsim_cli_opts_default(&o);
     const char *out = NULL;
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     int nargs = 0, status = 0;
@@ -252,34 +243,14 @@ int lsim_cli_build(int argc, char **argv)
         free(cmd);
         return 1;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_BUILD, stdout);
-            goto done;
-        }
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "lumosim: error: -o needs a file name\n");
-                status = 2;
-                goto done;
-            }
-            out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            if (strncmp(a, "--latency", 9) != 0 || lsim_cli_common_opt(&o, argc, argv, &i) <= 0) {
-                fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim build --help)\n", a);
-                status = 2;
-                goto done;
-            }
-        } else {
-            args[nargs++] = argv[i];
-        }
-    }
-    if (!out || !nargs) {
-        fprintf(stderr, "lumosim: error: build needs traces and -o JOB.h5 (see lumosim build --help)\n");
-        status = 2;
+    int p = lsim_cli_parse_build(argc, argv, &ba, args);
+    if (p <= 0) {
+        status = p < 0 ? 2 : 0;
         goto done;
     }
+    o = ba.o;
+    out = ba.out;
+    nargs = ba.nargs;
     if (lsim_cli_check_output(out, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;
@@ -329,28 +300,6 @@ done:
     free(cmd);
     return status;
 }
-
-static const char *USAGE_SIM =
-    "usage: lumosim sim [options] JOB.h5 [-o RESULT.h5 [--run NAME]]\n"
-    "\n"
-    "Simulates the graphs of a graph store (lumosim build) and prints the same\n"
-    "report as replay (table, or --json: the same document as replay --json).\n"
-    "With -o, the results go to an HDF5 result archive as run NAME (default\n"
-    "\"sim\"; adding a run to an existing archive keeps the others, --replace\n"
-    "overwrites one of the same name). Under mpirun the GPUs are split over the\n"
-    "ranks, read and written collectively; -o is then required.\n"
-    "\n"
-    "options:\n"
-    "  --json, --critical-path, --trace-out F, --drop-edges C, --bin-ms N, --stats\n"
-    "                   as for replay\n"
-    "  -o RESULT.h5     write the result archive\n"
-    "  --run NAME       run name in the archive (default sim)\n"
-    "  --replace        replace a run of that name\n"
-    "  --mapping M      under mpirun, which MPI rank simulates which GPU: groups\n"
-    "                   (the default: contiguous blocks of whole tensor-parallel\n"
-    "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
-    "                   on rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
-    "                   results are the same for every mapping\n";
 
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
@@ -455,12 +404,13 @@ cleanup:
 
 int lsim_cli_sim(int argc, char **argv)
 {
-    lsim_cli_opts o;
-    lsim_cli_opts_default(&o);
-    const char *out = NULL, *run_name = "sim", *job = NULL;
-    const char *mapping = "groups";
-    int replace = 0, status = 0;
-    lsim_ns lookahead = 0;
+    lsim_cli_sim_args sa;
+    int p = lsim_cli_parse_sim(argc, argv, &sa);
+    if (p <= 0) return p < 0 ? 2 : 0;
+    lsim_cli_opts o = sa.o;
+    const char *out = sa.out, *run_name = sa.run_name, *job = sa.job, *mapping = sa.mapping;
+    int replace = sa.replace, status = 0;
+    lsim_ns lookahead = sa.lookahead;
     size_t *gpus = NULL, ngpus_local = 0;
     char mapping_used[64 + 4096] = "serial"; /* provenance: the mapping as applied */
     lsim_err err = {0};
@@ -472,71 +422,6 @@ int lsim_cli_sim(int argc, char **argv)
     if (!cmd) {
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
-    }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_SIM, stdout);
-            free(cmd);
-            return 0;
-        }
-        if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run")) && i + 1 < argc) {
-            if (a[1] == 'o' || !strcmp(a, "--output")) out = argv[++i];
-            else run_name = argv[++i];
-            continue;
-        }
-        if (!strcmp(a, "--replace")) {
-            replace = 1;
-            continue;
-        }
-        if (!strcmp(a, "--mapping") || !strncmp(a, "--mapping=", 10)) {
-            if (a[9] == '=') mapping = a + 10;
-            else if (i + 1 < argc) mapping = argv[++i];
-            else {
-                fprintf(stderr, "lumosim: error: --mapping needs groups, linear, round-robin or file:PATH\n");
-                free(cmd);
-                return 2;
-            }
-            if (strcmp(mapping, "groups") && strcmp(mapping, "linear") && strcmp(mapping, "round-robin") &&
-                (strncmp(mapping, "file:", 5) || !mapping[5])) {
-                fprintf(stderr, "lumosim: error: unknown --mapping '%s' (groups, linear, round-robin or file:PATH)\n",
-                        mapping);
-                free(cmd);
-                return 2;
-            }
-            continue;
-        }
-        if (!strcmp(a, "--lookahead-ns") && i + 1 < argc) { /* testing: force a lookahead */
-            lookahead = strtoll(argv[++i], NULL, 10);
-            continue;
-        }
-        if (!strncmp(a, "--latency", 9)) {
-            /* the latency model is baked into the store's edge delays */
-            fprintf(stderr, "lumosim: error: sim cannot change the latency mode: it is fixed when the store is built "
-                            "(lumosim build --latency MODE ...)\n");
-            free(cmd);
-            return 2;
-        }
-        if (a[0] == '-' && a[1]) {
-            int c = lsim_cli_common_opt(&o, argc, argv, &i);
-            if (c <= 0) {
-                if (c == 0) fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim sim --help)\n", a);
-                free(cmd);
-                return 2;
-            }
-            continue;
-        }
-        if (job) {
-            fprintf(stderr, "lumosim: error: sim takes one graph store\n");
-            free(cmd);
-            return 2;
-        }
-        job = a;
-    }
-    if (!job) {
-        fprintf(stderr, "lumosim: error: sim needs a graph store (see lumosim sim --help)\n");
-        free(cmd);
-        return 2;
     }
     /* a result archive is about 1.6 x its graph store (memlimit.h) */
     struct stat jst;

@@ -1,6 +1,7 @@
-/* Fuzz target: the command-line option parser of the simulating commands,
- * lsim_cli_common_opt (src/cli/run.c; every option replay, report, ablate,
- * build and sim share), driven the way those commands drive it. The input is
+/* Fuzz target: the command-line option parsers: lsim_cli_common_opt
+ * (src/cli/run.c; every option replay, report, ablate, build and sim share)
+ * and the commands' own loops (src/cli/args.c: replay/report, build, sim),
+ * run exactly as the commands run them. The input is
  * split on NUL or newline into an argv (at most 64 arguments, each its own
  * exact-size allocation so a read past an argument's end is caught); the
  * parser only is called: nothing is simulated, read or written. Nothing may
@@ -58,8 +59,70 @@ static void parse(int argc, char **argv)
     if (o.zero_launch_latency != 0 && o.zero_launch_latency != 1) abort();
 }
 
+/* What an options struct may hold after any parse. */
+static void check_opts(const lsim_cli_opts *o)
+{
+    if (o->bin_ns < 1 || o->bin_ns > (lsim_ns)1e12) abort();
+    if (o->bo.latency != LSIM_LAT_MODEL && o->bo.latency != LSIM_LAT_OBSERVED) abort();
+    if (o->replicate_from < -1 || o->replicate_from > 1000000) abort();
+    if (o->trace_out && !o->critical) abort();
+}
+
+/* A value the parser handed back must be one of the arguments (or a
+ * suffix of one, for --name=value), never a pointer elsewhere. */
+static void check_in_argv(const char *v, int argc, char **argv)
+{
+    if (!v) return;
+    for (int i = 0; i < argc; i++)
+        if (v >= argv[i] && v <= argv[i] + strlen(argv[i])) return;
+    abort();
+}
+
+/* The commands' own parsers (src/cli/args.c), exactly as they run. */
+static void parse_commands(int argc, char **argv)
+{
+    char **args = malloc((size_t)(argc + 1) * sizeof *args);
+    if (!args) return;
+    for (int html = 0; html < 2; html++) {
+        lsim_cli_opts o;
+        lsim_cli_opts_default(&o);
+        int n = lsim_cli_parse_paths(argc, argv, &o, "usage\n", html, args);
+        if (n < -1 || n > argc) abort();
+        for (int i = 0; i < n; i++) check_in_argv(args[i], argc, argv);
+        if (!html && o.html_out) abort();
+        if (n > 0) check_opts(&o);
+    }
+    lsim_cli_build_args b;
+    int r = lsim_cli_parse_build(argc, argv, &b, args);
+    if (r < -1 || r > 1 || b.nargs < 0 || b.nargs > argc) abort();
+    if (r == 1) {
+        if (!b.out || !b.nargs) abort();
+        check_in_argv(b.out, argc, argv);
+        check_opts(&b.o);
+    }
+    lsim_cli_sim_args sa;
+    r = lsim_cli_parse_sim(argc, argv, &sa);
+    if (r < -1 || r > 1) abort();
+    if (r == 1) {
+        if (!sa.job || !sa.run_name || !sa.mapping || sa.lookahead < 0) abort();
+        check_in_argv(sa.job, argc, argv);
+        check_in_argv(sa.out, argc, argv);
+        if (strcmp(sa.mapping, "groups") && strcmp(sa.mapping, "linear") && strcmp(sa.mapping, "round-robin") &&
+            strncmp(sa.mapping, "file:", 5))
+            abort();
+        check_opts(&sa.o);
+    }
+    free(args);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static int quiet;
+    if (!quiet) {
+        /* the parsers print usage and error lines: keep the fuzzer's output readable */
+        quiet = 1;
+        if (!freopen("/dev/null", "w", stdout)) quiet = 2;
+    }
     char *argv[MAX_ARGS + 1];
     int argc = 0;
     size_t start = 0;
@@ -76,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     argv[argc] = NULL;
     parse(argc, argv);
+    parse_commands(argc, argv);
     for (int i = 0; i < argc; i++) free(argv[i]);
     return 0;
 }
