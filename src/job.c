@@ -2,7 +2,9 @@
  * The coupled run itself is lsim_job_run in src/engine.c (it drives the
  * engines' internals). */
 #include "lumosim/job.h"
+#include "lumosim/metrics.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +49,133 @@ void lsim_job_free(lsim_job *j)
     free(j);
 }
 
+/* ------------------------------------------------------ point to point */
+
+static int32_t gpu_rank(const lsim_graph *g, uint32_t gid) { return g->rank >= 0 ? g->rank : (int32_t)gid; }
+
+/* "p2p:A->B" or "p2p:A->B#CHANNEL" -> A, B and the channel ("" if none). */
+static int parse_pair(const char *s, int32_t *a, int32_t *b, const char **chan)
+{
+    if (!s || strncmp(s, "p2p:", 4)) return 0;
+    char *e;
+    if (!isdigit((unsigned char)s[4])) return 0;
+    long x = strtol(s + 4, &e, 10);
+    if (strncmp(e, "->", 2) || !isdigit((unsigned char)e[2])) return 0;
+    const char *q = e + 2;
+    long y = strtol(q, &e, 10);
+    if ((*e && *e != '#') || x > INT32_MAX || y > INT32_MAX) return 0;
+    *a = (int32_t)x;
+    *b = (int32_t)y;
+    if (chan) *chan = e;
+    return 1;
+}
+
+/* A ranks list text ("[3, 4]", "3,4") of exactly two ranks. */
+static int parse_two_ranks(const char *s, int32_t *a, int32_t *b)
+{
+    long v[3];
+    int n = 0;
+    if (!s) return 0;
+    while (*s) {
+        if (isdigit((unsigned char)*s)) {
+            char *e;
+            long x = strtol(s, &e, 10);
+            if (n == 3 || x > INT32_MAX) return 0;
+            v[n++] = x;
+            s = e;
+        } else if (*s == '-') {
+            return 0;
+        } else {
+            s++;
+        }
+    }
+    if (n != 2 || v[0] == v[1]) return 0;
+    *a = (int32_t)v[0];
+    *b = (int32_t)v[1];
+    return 1;
+}
+
+/* The pair of a point-to-point kernel: 1 with the group key written,
+ * 0 when the peer is unknown, negative on a contradiction. */
+static int p2p_pair(const lsim_graph *g, uint32_t gid, const lsim_coll_info *c, char *key, size_t keylen, lsim_err *err)
+{
+    int32_t me = gpu_rank(g, gid), a, b;
+    const char *chan = "";
+    const char *pg = c->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, c->pg_name) : NULL;
+    const char *pr = c->pg_ranks != UINT32_MAX ? lsim_strtab_get(g->strings, c->pg_ranks) : NULL;
+    if (parse_pair(pg, &a, &b, &chan)) {
+        if ((c->kind == LSIM_COLL_SEND && a != me) || (c->kind == LSIM_COLL_RECV && b != me) ||
+            (c->kind == LSIM_COLL_SENDRECV && a != me && b != me) || a == b)
+            return lsim_err_set(err, LSIM_ETRACE, "%s: %s kernel on rank %d names the pair %s, which rank %d is not the %s of",
+                                g->source, lsim_coll_kind_name((lsim_coll_kind)c->kind), me, pg, me,
+                                c->kind == LSIM_COLL_SEND ? "sender" : c->kind == LSIM_COLL_RECV ? "receiver" : "side");
+    } else if (parse_two_ranks(pr, &a, &b) && (a == me || b == me)) {
+        int32_t peer = a == me ? b : a;
+        if (c->kind == LSIM_COLL_SEND) a = me, b = peer;
+        else if (c->kind == LSIM_COLL_RECV) a = peer, b = me;
+        else a = me, b = peer;
+    } else {
+        return 0;
+    }
+    if (c->kind == LSIM_COLL_SENDRECV)
+        snprintf(key, keylen, "p2p:%d<->%d%.24s", a < b ? a : b, a < b ? b : a, chan);
+    else
+        snprintf(key, keylen, "p2p:%d->%d%.24s", a, b, chan);
+    return 1;
+}
+
+typedef struct p2p_ent {
+    int64_t seq;
+    uint32_t node;
+    size_t idx; /* entry index */
+} p2p_ent;
+
+static int cmp_p2p(const void *x, const void *y)
+{
+    const p2p_ent *a = x, *b = y;
+    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+    return a->node < b->node ? -1 : (a->node > b->node);
+}
+
+/* Number each GPU's p2p entries [first, last) on their pair, in launch
+ * order. */
+static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *err)
+{
+    size_t n = last - first;
+    if (n == 0) return 0;
+    p2p_ent *t = malloc(n * sizeof *t);
+    if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching point-to-point kernels");
+    for (size_t q = 0; q < n; q++) t[q] = (p2p_ent){e[first + q].seq, e[first + q].node, first + q};
+    qsort(t, n, sizeof *t, cmp_p2p);
+    /* per pair: a counter; pairs of one GPU are few, a linear scan of the
+     * distinct keys seen so far is enough */
+    size_t *keys = malloc(n * sizeof *keys);
+    int64_t *cnt = calloc(n, sizeof *cnt);
+    size_t nk = 0;
+    if (!keys || !cnt) {
+        free(t);
+        free(keys);
+        free(cnt);
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching point-to-point kernels");
+    }
+    for (size_t q = 0; q < n; q++) {
+        lsim_job_entry *x = &e[t[q].idx];
+        size_t k = 0;
+        while (k < nk && strcmp(e[keys[k]].group, x->group)) k++;
+        if (k == nk) keys[nk++] = t[q].idx;
+        x->seq = cnt[k]++;
+    }
+    free(t);
+    free(keys);
+    free(cnt);
+    return 0;
+}
+
 int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
                      uint64_t *p2p, lsim_err *err)
 {
     size_t ne = 0;
+    int rc = 0;
     *out = NULL;
     *nout = 0;
     for (size_t i = 0; i < n; i++)
@@ -59,29 +184,71 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
     lsim_job_entry *e = calloc(ne ? ne : 1, sizeof *e);
     if (!e) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
     ne = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        uint32_t gid = gpu_ids ? gpu_ids[i] : (uint32_t)i;
+        size_t p2p_first = SIZE_MAX, p2p_last = 0;
         for (uint32_t v = 0; v < g[i]->n; v++) {
             if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
             const lsim_coll_info *c = &g[i]->colls[g[i]->coll[v]];
+            lsim_job_entry *x = &e[ne];
+            memset(x, 0, sizeof *x);
             if (is_p2p(c->kind)) {
-                if (p2p) (*p2p)++;
-                continue;
+                int k = p2p_pair(g[i], gid, c, x->group, sizeof x->group, err);
+                if (k < 0) {
+                    rc = k;
+                    goto fail;
+                }
+                if (k == 0) {
+                    if (p2p) (*p2p)++;
+                    continue;
+                }
+                x->group_size = 2;
+                if (p2p_first == SIZE_MAX) p2p_first = ne;
+                p2p_last = ne + 1;
+            } else {
+                const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
+                snprintf(x->group, sizeof x->group, "%s", grp ? grp : "");
+                x->group_size = c->group_size;
             }
-            lsim_job_entry *x = &e[ne++];
-            const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
-            snprintf(x->group, sizeof x->group, "%s", grp ? grp : "");
+            ne++;
             x->seq = c->seq;
-            x->gpu = gpu_ids ? gpu_ids[i] : (uint32_t)i;
+            x->gpu = gid;
             x->node = v;
             x->kind = c->kind;
-            x->group_size = c->group_size;
             x->bytes = c->bytes;
             x->obs_start = g[i]->obs_start[v];
             x->obs_end = g[i]->obs_end[v];
+            x->observed = g[i]->obs_start[v] != LSIM_OBS_NONE && g[i]->obs_end[v] != LSIM_OBS_NONE;
+            x->dur = g[i]->dur[v];
+            x->rank = gpu_rank(g[i], gid);
         }
+        /* p2p entries of this GPU are contiguous in [p2p_first, p2p_last)
+         * once the collectives between them are set aside: number them on
+         * their pairs (the collectives' seq is left as it is) */
+        if (p2p_first != SIZE_MAX) {
+            size_t w = p2p_first;
+            /* move p2p entries to the front of the range, keep the others after */
+            size_t np = 0;
+            for (size_t q = p2p_first; q < p2p_last; q++)
+                if (is_p2p(e[q].kind)) np++;
+            lsim_job_entry *tmp = malloc((p2p_last - p2p_first) * sizeof *tmp);
+            if (!tmp) {
+                rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching point-to-point kernels");
+                goto fail;
+            }
+            size_t a = 0, b = np;
+            for (size_t q = p2p_first; q < p2p_last; q++) tmp[is_p2p(e[q].kind) ? a++ : b++] = e[q];
+            memcpy(&e[w], tmp, (p2p_last - p2p_first) * sizeof *tmp);
+            free(tmp);
+            if ((rc = number_p2p(e, p2p_first, p2p_first + np, err))) goto fail;
+        }
+    }
     *out = e;
     *nout = ne;
     return 0;
+fail:
+    free(e);
+    return rc;
 }
 
 int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err)
@@ -112,6 +279,45 @@ cleanup:
     free(src);
     free(nodes);
     return rc;
+}
+
+/* One p2p instance, ents[0..np) (same pair and position): exactly one send
+ * on the sender and one recv on the receiver (or two sendrecvs), equal
+ * sizes. */
+static int check_p2p(const lsim_job_entry *x, size_t np, const char *const *sources, lsim_err *err)
+{
+    int32_t a = -1, b = -1;
+    int directed = parse_pair(x->group, &a, &b, NULL);
+    if (np == 2 && x[0].gpu != x[1].gpu) {
+        int ok = directed ? ((x[0].kind == LSIM_COLL_SEND && x[1].kind == LSIM_COLL_RECV) ||
+                             (x[0].kind == LSIM_COLL_RECV && x[1].kind == LSIM_COLL_SEND))
+                          : (x[0].kind == LSIM_COLL_SENDRECV && x[1].kind == LSIM_COLL_SENDRECV);
+        if (!ok)
+            return lsim_err_set(err, LSIM_ETRACE, "%s: point-to-point #%lld on pair %s is %s on rank %d but %s on rank %d",
+                                src_of(sources, x[0].gpu), (long long)x[0].seq, x->group + 4,
+                                lsim_coll_kind_name((lsim_coll_kind)x[0].kind), x[0].rank,
+                                lsim_coll_kind_name((lsim_coll_kind)x[1].kind), x[1].rank);
+        if (x[0].bytes >= 0 && x[1].bytes >= 0 && x[0].bytes != x[1].bytes) {
+            const lsim_job_entry *s = x[0].kind == LSIM_COLL_SEND ? &x[0] : &x[1], *r = s == &x[0] ? &x[1] : &x[0];
+            return lsim_err_set(err, LSIM_ETRACE,
+                                "%s: point-to-point #%lld on pair %s: rank %d sends %lld bytes but rank %d receives %lld",
+                                src_of(sources, s->gpu), (long long)x[0].seq, x->group + 4, s->rank, (long long)s->bytes,
+                                r->rank, (long long)r->bytes);
+        }
+        return 0;
+    }
+    if (np == 1) {
+        if (directed)
+            return lsim_err_set(err, LSIM_ETRACE,
+                                "%s: %s #%lld on pair %s (rank %d) has no matching %s on rank %d",
+                                src_of(sources, x->gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind), (long long)x->seq,
+                                x->group + 4, x->rank, x->kind == LSIM_COLL_SEND ? "recv" : "send",
+                                x->kind == LSIM_COLL_SEND ? b : a);
+        return lsim_err_set(err, LSIM_ETRACE, "%s: sendrecv #%lld on pair %s (rank %d) has no matching sendrecv on its peer",
+                            src_of(sources, x->gpu), (long long)x->seq, x->group + 4, x->rank);
+    }
+    return lsim_err_set(err, LSIM_ETRACE, "%s: point-to-point #%lld on pair %s has %zu kernels on ranks %d and %d, not one on each side",
+                        src_of(sources, x->gpu), (long long)x->seq, x->group + 4, np, x[0].rank, x[1].rank);
 }
 
 int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
@@ -168,6 +374,10 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         }
         const lsim_job_entry *x = &ents[k];
         const char *gname = *x->group ? x->group : "world";
+        if (is_p2p(x->kind)) {
+            if ((rc = check_p2p(&ents[k], e - k, sources, err))) goto cleanup;
+            j->p2p_inst++;
+        }
         /* membership: the world group is every GPU; a named group its size */
         size_t want = *x->group ? (x->group_size > 0 ? (size_t)x->group_size : e - k) : n;
         for (size_t a = k + 1; a < e; a++)
@@ -195,10 +405,12 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         }
         /* agreement on kind and size */
         lsim_ns last_start = INT64_MIN;
-        lsim_ns transfer = 0;
+        lsim_ns transfer = 0, modelled = 0;
+        int all_observed = 1;
+        size_t nobs = 0;
         for (size_t a = k; a < e; a++) {
             const lsim_job_entry *ea = &ents[a];
-            int generic = ea->kind == LSIM_COLL_GENERIC || ea->kind == LSIM_COLL_OTHER || x->kind == LSIM_COLL_GENERIC ||
+            int generic = is_p2p(ea->kind) || ea->kind == LSIM_COLL_GENERIC || ea->kind == LSIM_COLL_OTHER || x->kind == LSIM_COLL_GENERIC ||
                           x->kind == LSIM_COLL_OTHER;
             if (ea->kind != x->kind && !generic) {
                 rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s is %s on rank %d but %s on rank %d (%s)",
@@ -218,22 +430,30 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
             }
             /* the participant that arrived last waited least: its duration
              * is the transfer (ties: the shorter) */
-            lsim_ns d = ea->obs_end - ea->obs_start;
-            if (ea->obs_start > last_start || (ea->obs_start == last_start && d < transfer)) {
-                last_start = ea->obs_start;
-                transfer = d;
+            if (ea->observed) {
+                lsim_ns d = ea->obs_end - ea->obs_start;
+                if (ea->obs_start > last_start || (ea->obs_start == last_start && d < transfer)) {
+                    last_start = ea->obs_start;
+                    transfer = d;
+                }
+                tmp[nobs++] = ea->obs_end;
+            } else {
+                all_observed = 0;
             }
+            if (ea->dur > modelled) modelled = ea->dur;
             j->part_gpu[a] = ea->gpu;
             j->part_node[a] = ea->node;
             if (j->inst_of[ea->gpu]) j->inst_of[ea->gpu][ea->node] = (int32_t)inst;
-            tmp[a - k] = ea->obs_end;
         }
         j->part_off[inst] = k;
-        j->transfer[inst] = transfer;
-        /* clock: each participant's end against the median end */
-        qsort(tmp, e - k, sizeof *tmp, cmp_ns);
-        lsim_ns med = tmp[(e - k) / 2];
-        for (size_t a = k; a < e; a++) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+        /* never observed (synthesized): the modelled duration is the transfer */
+        j->transfer[inst] = all_observed ? transfer : modelled;
+        /* clock: each observed participant's end against their median end */
+        if (all_observed) {
+            qsort(tmp, nobs, sizeof *tmp, cmp_ns);
+            lsim_ns med = tmp[nobs / 2];
+            for (size_t a = k; a < e; a++) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+        }
         inst++;
         k = e;
     }
@@ -247,6 +467,10 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
     /* observed waiting, on the aligned clocks (local GPUs only) */
     for (size_t q = 0; q < j->ninst; q++) {
         lsim_ns last = INT64_MIN;
+        int all_observed = 1;
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
+            if (!ents[a].observed) all_observed = 0;
+        if (!all_observed) continue; /* nothing observed: no observed waiting */
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
             const lsim_job_entry *ea = &ents[a];
             lsim_ns s = ea->obs_start - j->clock_offset[ea->gpu];

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+size_t lsim_metrics_observed_nodes(const lsim_graph *g)
+{
+    size_t k = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->obs_start[v] != LSIM_OBS_NONE) k++;
+    return k;
+}
+
 double lsim_rel_err(lsim_ns actual, lsim_ns predicted)
 {
     if (actual == 0) return 0.0;
@@ -149,27 +157,34 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         is[4 * i] = is[4 * i + 2] = INT64_MAX;
         is[4 * i + 1] = is[4 * i + 3] = INT64_MIN;
     }
+    size_t nobs = 0;
     for (size_t v = 0; v < g->n; v++) {
-        if (g->obs_start[v] < as) as = g->obs_start[v];
-        if (g->obs_end[v] > ae) ae = g->obs_end[v];
         if (start[v] < ps) ps = start[v];
         if (end[v] > pe) pe = end[v];
+        int32_t it = g->iter[v];
+        if (it >= 0) {
+            lsim_ns *x = &is[4 * it];
+            if (start[v] < x[2]) x[2] = start[v];
+            if (end[v] > x[3]) x[3] = end[v];
+        }
+        if (g->obs_start[v] == LSIM_OBS_NONE) continue; /* never observed: no actual, no error */
+        nobs++;
+        if (g->obs_start[v] < as) as = g->obs_start[v];
+        if (g->obs_end[v] > ae) ae = g->obs_end[v];
         lsim_ns ds = start[v] - g->obs_start[v], de = end[v] - g->obs_end[v];
         if (ds < 0) ds = -ds;
         if (de < 0) de = -de;
         if (ds > out->max_abs_start_err) out->max_abs_start_err = ds;
         if (de > out->max_abs_end_err) out->max_abs_end_err = de;
         if (ds == 0 && de == 0) out->nodes_exact++;
-        int32_t it = g->iter[v];
         if (it >= 0) {
             lsim_ns *x = &is[4 * it];
             if (g->obs_start[v] < x[0]) x[0] = g->obs_start[v];
             if (g->obs_end[v] > x[1]) x[1] = g->obs_end[v];
-            if (start[v] < x[2]) x[2] = start[v];
-            if (end[v] > x[3]) x[3] = end[v];
         }
     }
     if (g->n == 0) as = ae = ps = pe = 0;
+    if (nobs == 0) as = ae = 0;
     out->window_actual_start = as;
     out->window_predicted_start = ps;
     out->window_actual = ae - as;
@@ -200,7 +215,8 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         size_t np = 0;
         const lsim_ns *W = pass ? pred_wait : obs_wait;
         for (size_t v = 0; v < g->n; v++)
-            if (g->procs[g->proc[v]].is_gpu) np = add_points(pts, np, g, v, S[v], E[v], W);
+            if (g->procs[g->proc[v]].is_gpu && (pass || g->obs_start[v] != LSIM_OBS_NONE))
+                np = add_points(pts, np, g, v, S[v], E[v], W);
         double *bins = pass ? out->duty_predicted : out->duty_actual;
         uint32_t nb = pass ? out->nbins_predicted : out->nbins_actual;
         lsim_ns s0 = pass ? ps : as, s1 = pass ? pe : ae;
@@ -213,7 +229,9 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         /* per-iteration breakdowns */
         for (uint32_t i = 0; i < g->niters; i++) {
             np = 0;
-            for (size_t k = ioff[i]; k < ioff[i + 1]; k++) np = add_points(pts, np, g, inodes[k], S[inodes[k]], E[inodes[k]], W);
+            for (size_t k = ioff[i]; k < ioff[i + 1]; k++)
+                if (pass || g->obs_start[inodes[k]] != LSIM_OBS_NONE)
+                    np = add_points(pts, np, g, inodes[k], S[inodes[k]], E[inodes[k]], W);
             lsim_ns a = is[4 * i + (pass ? 2 : 0)], b = is[4 * i + (pass ? 3 : 1)];
             if (a > b) a = b = 0;
             sweep(pts, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);

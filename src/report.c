@@ -45,6 +45,16 @@ static void collective_counts(const lsim_graph *g, uint64_t *byk, uint64_t *nk, 
     }
 }
 
+/* A graph with no observed node (synthesized): its "actual" figures are
+ * absent, printed as "-" (table) or null (JSON), never as 0. */
+static int has_obs(const lsim_graph *g) { return lsim_metrics_observed_nodes(g) > 0; }
+
+static void put_actual(FILE *f, int obs, lsim_ns a, lsim_ns p)
+{
+    if (obs) fprintf(f, " %12.3f %12.3f %+8.2f%%\n", (double)a / 1e6, (double)p / 1e6, 100 * lsim_rel_err(a, p));
+    else fprintf(f, " %12s %12.3f %9s\n", "-", (double)p / 1e6, "-");
+}
+
 static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
 
 static void print_critical_path(FILE *f, const lsim_graph *g, const lsim_critical_path *cp)
@@ -136,13 +146,15 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
                 fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
             }
         }
+        int obs = has_obs(g);
+        if (!obs) fprintf(f, "  no observed times (synthesized graph): actual figures are absent\n");
         fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
-        fprintf(f, "  %-22s %12.3f %12.3f %+8.2f%%\n", "window", ms(r->window_actual), ms(r->window_predicted),
-                100 * lsim_rel_err(r->window_actual, r->window_predicted));
+        fprintf(f, "  %-22s", "window");
+        put_actual(f, obs, r->window_actual, r->window_predicted);
         for (uint32_t k = 0; k < r->niters; k++) {
             const lsim_iter_report *it = &r->iters[k];
-            fprintf(f, "  %-22.22s %12.3f %12.3f %+8.2f%%\n", lsim_strtab_get(g->strings, it->name), ms(it->actual),
-                    ms(it->predicted), 100 * lsim_rel_err(it->actual, it->predicted));
+            fprintf(f, "  %-22.22s", lsim_strtab_get(g->strings, it->name));
+            put_actual(f, obs, it->actual, it->predicted);
         }
         fprintf(f, "  breakdown (window)     %12s %12s %9s\n", "actual ms", "predicted ms", "err/win");
         const lsim_breakdown *a = &r->bd_actual, *p = &r->bd_predicted;
@@ -150,6 +162,12 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
         lsim_ns av[4] = {a->exposed_compute, a->overlapped, a->exposed_comm, a->other};
         lsim_ns pv[4] = {p->exposed_compute, p->overlapped, p->exposed_comm, p->other};
         for (int k = 0; k < 4; k++) {
+            if (!obs) {
+                fprintf(f, "    %-20s %12s %12.3f %9s\n", nm[k], "-", ms(pv[k]), "-");
+                if (k == 2 && p->exposed_comm_wait)
+                    fprintf(f, "      %-18s %12s %12.3f %9s\n", "of which waiting", "-", ms(p->exposed_comm_wait), "-");
+                continue;
+            }
             fprintf(f, "    %-20s %12.3f %12.3f %+8.2f%%\n", nm[k], ms(av[k]), ms(pv[k]),
                     r->window_actual ? 100.0 * (double)(pv[k] - av[k]) / (double)r->window_actual : 0.0);
             if (k == 2 && (a->exposed_comm_wait || p->exposed_comm_wait))
@@ -158,17 +176,26 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
                         r->window_actual ? 100.0 * (double)(p->exposed_comm_wait - a->exposed_comm_wait) / (double)r->window_actual
                                          : 0.0);
         }
-        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
-                (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
-                100 * mean(r->duty_predicted, r->nbins_predicted));
+        if (obs)
+            fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
+                    (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
+                    100 * mean(r->duty_predicted, r->nbins_predicted));
+        else
+            fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean predicted %.1f%%\n", (double)r->bin_ns / 1e6,
+                    100 * mean(r->duty_predicted, r->nbins_predicted));
         if (items[i].cp) print_critical_path(f, g, items[i].cp);
-        fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
+        if (obs) fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
                 (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
                 g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
     }
     lsim_ns ja, jp;
     lsim_report_job_span(items, n, &ja, &jp);
-    fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
+    int any_obs = 0;
+    for (size_t i = 0; i < n && !any_obs; i++) any_obs = has_obs(items[i].g);
+    if (any_obs || !n)
+        fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
+    else
+        fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
 }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
@@ -195,13 +222,15 @@ static cJSON *bd_err_json(const lsim_breakdown *a, const lsim_breakdown *p, lsim
     return o;
 }
 
-static cJSON *span_json(lsim_ns a, lsim_ns p)
+static cJSON *span_json(lsim_ns a, lsim_ns p, int obs)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    cJSON_AddNumberToObject(o, "actual_ns", (double)a);
+    if (obs) cJSON_AddNumberToObject(o, "actual_ns", (double)a);
+    else cJSON_AddNullToObject(o, "actual_ns");
     cJSON_AddNumberToObject(o, "predicted_ns", (double)p);
-    cJSON_AddNumberToObject(o, "error", lsim_rel_err(a, p));
+    if (obs) cJSON_AddNumberToObject(o, "error", lsim_rel_err(a, p));
+    else cJSON_AddNullToObject(o, "error");
     return o;
 }
 
@@ -217,29 +246,33 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddBoolToObject(o, "coupled", 1);
         cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
     }
-    cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted));
+    int obs = has_obs(g);
+    if (!obs) cJSON_AddBoolToObject(o, "observed", 0);
+    cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted, obs));
     cJSON *its = cJSON_AddArrayToObject(o, "iterations");
     for (uint32_t k = 0; its && k < r->niters; k++) {
-        cJSON *x = span_json(r->iters[k].actual, r->iters[k].predicted);
+        cJSON *x = span_json(r->iters[k].actual, r->iters[k].predicted, obs);
         if (!x) break;
         cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
         cJSON *bd = cJSON_AddObjectToObject(x, "breakdown");
         if (bd) {
-            cJSON_AddItemToObject(bd, "actual", bd_json(&r->iters[k].bd_actual, 0));
+            cJSON_AddItemToObject(bd, "actual", obs ? bd_json(&r->iters[k].bd_actual, 0) : cJSON_CreateNull());
             cJSON_AddItemToObject(bd, "predicted", bd_json(&r->iters[k].bd_predicted, 0));
         }
         cJSON_AddItemToArray(its, x);
     }
     cJSON *bd = cJSON_AddObjectToObject(o, "breakdown");
     if (bd) {
-        cJSON_AddItemToObject(bd, "actual", bd_json(&r->bd_actual, 1));
+        cJSON_AddItemToObject(bd, "actual", obs ? bd_json(&r->bd_actual, 1) : cJSON_CreateNull());
         cJSON_AddItemToObject(bd, "predicted", bd_json(&r->bd_predicted, 1));
-        cJSON_AddItemToObject(bd, "error", bd_err_json(&r->bd_actual, &r->bd_predicted, r->window_actual));
+        cJSON_AddItemToObject(bd, "error",
+                              obs ? bd_err_json(&r->bd_actual, &r->bd_predicted, r->window_actual) : cJSON_CreateNull());
     }
     cJSON *dc = cJSON_AddObjectToObject(o, "duty_cycle");
     if (dc) {
         cJSON_AddNumberToObject(dc, "bin_ns", (double)r->bin_ns);
-        cJSON_AddItemToObject(dc, "actual", cJSON_CreateDoubleArray(r->duty_actual, (int)r->nbins_actual));
+        cJSON_AddItemToObject(dc, "actual",
+                              obs ? cJSON_CreateDoubleArray(r->duty_actual, (int)r->nbins_actual) : cJSON_CreateNull());
         cJSON_AddItemToObject(dc, "predicted", cJSON_CreateDoubleArray(r->duty_predicted, (int)r->nbins_predicted));
     }
     cJSON *gr = cJSON_AddObjectToObject(o, "graph");
@@ -274,7 +307,8 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         }
     }
     if (it->cp) cJSON_AddItemToObject(o, "critical_path", critical_path_json(g, it->cp));
-    cJSON *ne = cJSON_AddObjectToObject(o, "node_error");
+    cJSON *ne = obs ? cJSON_AddObjectToObject(o, "node_error") : NULL;
+    if (!obs) cJSON_AddNullToObject(o, "node_error");
     if (ne) {
         cJSON_AddNumberToObject(ne, "max_abs_start_ns", (double)r->max_abs_start_err);
         cJSON_AddNumberToObject(ne, "max_abs_end_ns", (double)r->max_abs_end_err);
@@ -302,7 +336,9 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
     }
     lsim_ns ja, jp;
     lsim_report_job_span(items, n, &ja, &jp);
-    cJSON_AddItemToObject(doc, "job", span_json(ja, jp));
+    int any_obs = !n;
+    for (size_t i = 0; i < n && !any_obs; i++) any_obs = has_obs(items[i].g);
+    cJSON_AddItemToObject(doc, "job", span_json(ja, jp, any_obs));
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;
     if (fputs(txt, f) < 0 || fputc('\n', f) == EOF) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");

@@ -8,14 +8,34 @@
  * (every GPU of the job). A position where the participants disagree
  * (different kinds, different sizes when both are known) or where a member
  * of the group has no collective is an error naming the group, the position
- * and the ranks -- never silently paired. Point-to-point kernels (send/recv)
- * are not coupled yet: they keep their traced durations.
+ * and the ranks -- never silently paired.
+ *
+ * Point to point: a send on GPU a to peer b and the matching recv on GPU b
+ * form a 2-participant instance, keyed by the directed pair (group
+ * "p2p:A->B", A and B the GPUs' ranks: lsim_graph.rank, else the GPU's index
+ * in the job) and the position on that pair (the k-th send from A to B pairs
+ * with the k-th recv on B from A, each GPU's p2p kernels taken in launch
+ * order: lsim_coll_info.seq, then node id). A SENDRECV kernel with a known
+ * peer pairs with the peer's SENDRECV on the undirected pair "p2p:A<->B"
+ * (A < B). The peer comes from the kernel's process group:
+ *   - pg_name "p2p:A->B" (synthesized graphs, lumosim synth) names the pair;
+ *   - otherwise a process group of exactly two ranks (pg_ranks text such as
+ *     "[3, 4]") that contains the GPU's own rank: the peer is the other one.
+ * Kernels whose peer is unknown (Kineto traces without process-group
+ * metadata) keep their traced durations, uncoupled, and are counted
+ * (uncoupled_p2p). A send with no recv (or a recv with no send) at the same
+ * position, sizes that differ, a kernel whose own rank is not the side of
+ * the pair it claims: an error naming the GPUs, the pair and the position.
  *
  * Collective model (model latency mode): on each participant a collective
  * starts when it is locally ready (its arrival); all participants end at
  * max(arrival of every participant) + transfer, with the transfer time of the
  * instance taken from the trace: the observed duration of the participant
- * that arrived last (it waited least). In observed latency mode the GPUs are
+ * that arrived last (it waited least). Nodes that were never observed
+ * (obs_start == LSIM_OBS_NONE, metrics.h: synthesized graphs) carry their
+ * modelled duration in dur: an instance with such a participant transfers
+ * in the longest dur of its participants, and takes no part in the clock
+ * offsets. In observed latency mode the GPUs are
  * replayed independently with their traced durations (the exactness check).
  *
  * Clock offsets: traces from different hosts may have offset clocks; matched
@@ -45,29 +65,39 @@ typedef struct lsim_job {
     lsim_ns **obs_wait;          /* per GPU, per node: observed waiting for
                                     peers (last arrival - own start), 0 else */
     lsim_ns *clock_offset;       /* per GPU */
-    uint32_t ngroups;            /* process groups seen */
-    uint64_t uncoupled_p2p;      /* send/recv kernels left with traced durations */
+    uint32_t ngroups;            /* process groups seen (p2p pairs included) */
+    uint64_t uncoupled_p2p;      /* send/recv kernels left with traced durations
+                                    (peer unknown) */
+    uint64_t p2p_inst;           /* instances that are point-to-point pairs */
 } lsim_job;
 
 int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err *err);
 
 /* The same in two steps, for GPUs spread over MPI ranks: each rank lists the
- * collective kernels of its own graphs (gpu_ids: their global GPU indices,
+ * collective and coupled point-to-point kernels of its own graphs (gpu_ids: their global GPU indices,
  * NULL = 0..n-1), the ranks exchange the lists, and every rank matches the
  * whole job from them. node_count[i] > 0 for GPUs whose per-node arrays
  * (inst_of, obs_wait) this process needs, 0 for the others; ranks[i] and
  * sources[i] name GPU i in errors (either may be NULL). The entries are
  * sorted in place. Local. */
 typedef struct lsim_job_entry {
-    char group[64];       /* process-group name, "" = world */
-    int64_t seq;
+    char group[64];       /* process-group name, "" = world; "p2p:A->B" or
+                             "p2p:A<->B" for point-to-point pairs */
+    int64_t seq;          /* position on the group (on the pair for p2p) */
     uint32_t gpu, node;
     uint8_t kind;
+    uint8_t observed;     /* obs_start/obs_end are real observations */
     int32_t group_size;
     int64_t bytes;
     lsim_ns obs_start, obs_end;
+    lsim_ns dur;          /* the node's simulation duration (modelled when
+                             not observed) */
+    int32_t rank;         /* the GPU's rank (names it in errors) */
 } lsim_job_entry;
 
+/* *p2p (may be NULL) is incremented by the number of send/recv kernels
+ * whose peer is unknown (left uncoupled). Fails (LSIM_ETRACE) when a p2p
+ * kernel names a pair its GPU is not the right side of. */
 int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
                      uint64_t *p2p, lsim_err *err);
 int lsim_job_from_entries(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,

@@ -19,6 +19,15 @@
 
 #include "lumosim/graph.h"
 
+/* obs_start/obs_end of a node that was never observed (synthesized graphs,
+ * lumosim synth). Such nodes take no part in the "actual" figures: a graph
+ * with no observed node has actual window, iterations, breakdown and duty
+ * cycle all 0, and reports print them as absent, never as 0 ms. */
+#define LSIM_OBS_NONE INT64_MIN
+
+/* Number of nodes of g with an observation (obs_start != LSIM_OBS_NONE). */
+size_t lsim_metrics_observed_nodes(const lsim_graph *g);
+
 typedef struct lsim_breakdown {
     lsim_ns exposed_compute, overlapped, exposed_comm, other;
     lsim_ns exposed_comm_wait; /* the part of exposed_comm in which the

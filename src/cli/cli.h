@@ -71,6 +71,8 @@ int lsim_cli_sim(int argc, char **argv);
 int lsim_cli_info(int argc, char **argv);
 /* lumosim collect: result archives (files, directories) -> one CSV (collect.c). */
 int lsim_cli_collect(int argc, char **argv);
+/* lumosim synth: a synthesized job into a graph store (synth_cmd.c). */
+int lsim_cli_synth(int argc, char **argv);
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
 void lsim_cli_run_free(lsim_cli_run *run);
 

@@ -30,6 +30,7 @@ static const char *USAGE_MAIN =
     "  sim       simulate a graph store; optionally archive the results\n"
     "  info      show what a graph store or result archive holds\n"
     "  collect   result archives (files, directories) into one CSV\n"
+    "  synth     synthesize a training job's graphs into a graph store\n"
     "  help      show help for a command (lumosim help replay)\n"
     "\n"
     "options:\n"
@@ -218,7 +219,8 @@ int main(int argc, char **argv)
         fputs(!strcmp(t, "replay")   ? USAGE_REPLAY
               : !strcmp(t, "report") ? USAGE_REPORT
               : !strcmp(t, "ablate") ? USAGE_ABLATE
-              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect")
+              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect") ||
+                        !strcmp(t, "synth")
                   ? "see: lumosim COMMAND --help\n"
                   : USAGE_MAIN,
               stdout);
@@ -230,6 +232,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "sim")) return lsim_cli_sim(argc - 2, argv + 2);
     if (!strcmp(c, "info")) return lsim_cli_info(argc - 2, argv + 2);
     if (!strcmp(c, "collect")) return lsim_cli_collect(argc - 2, argv + 2);
+    if (!strcmp(c, "synth")) return lsim_cli_synth(argc - 2, argv + 2);
     if (!strcmp(c, "ablate")) {
         for (int i = 2; i < argc; i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

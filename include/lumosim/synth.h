@@ -1,0 +1,143 @@
+/* Workload synthesis: the execution graphs of every GPU of one training
+ * iteration of a Megatron-style GPT job (tensor, pipeline and data
+ * parallel), built from a model shape, a parallel layout, a pipeline
+ * schedule and the cost models (cost.h), without any trace. What is
+ * generated and how: docs/synthesis.md.
+ *
+ * Every GPU's graph looks like a replayable Megatron trace: one CPU thread
+ * that launches every kernel (a LSIM_N_RUNTIME node of launch_cpu_ns per
+ * kernel, LAUNCH edges with launch_latency_ns), a compute stream, a
+ * tensor-parallel collective stream, four pipeline streams (send/recv,
+ * forward/backward), a data-parallel gradient all-reduce stream overlapped
+ * with the last backward pass (bucketed), cross-stream event edges, the
+ * optimizer step and a final blocking synchronisation. Node names carry the
+ * layer and micro-batch ("L12.mb3.fwd.qkv_gemm"). Collectives carry kind,
+ * bytes, group size, the group's name ("tp:PP:DP", "dp:TP:PP", pipeline
+ * pairs "p2p:A->B") and their sequence number on it, and dur = the cost
+ * model's transfer time; lsim_job_match couples them (job.h). No node is
+ * observed: obs_start = obs_end = LSIM_OBS_NONE (metrics.h).
+ *
+ * GPU numbering (Megatron's default order, tensor parallel fastest):
+ * rank = tp + TP * (dp + DP * pp).
+ *
+ * Ownership: lsim_synth_gpu allocates a graph (lsim_graph_free releases
+ * it); lsim_gb_* builders are allocated by lsim_gb_new and released by
+ * lsim_gb_finish (always) or lsim_gb_free. Configurations are caller-owned
+ * plain data. Everything here is Local (no MPI). */
+#ifndef LUMOSIM_SYNTH_H
+#define LUMOSIM_SYNTH_H
+
+#include "lumosim/common.h"
+#include "lumosim/cost.h"
+#include "lumosim/graph.h"
+
+/* ------------------------------------------------------------ model shapes */
+
+typedef struct lsim_model_shape {
+    char name[32];
+    int layers, hidden, ffn, heads, head_dim, seq, vocab;
+} lsim_model_shape;
+
+/* "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b" (the Lumos paper's
+ * family; head dim 128, sequence 2048, vocabulary 51200). 0, or LSIM_EARG
+ * listing the known names. */
+int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err);
+
+/* A JSON object with keys name (string, optional), layers, hidden, ffn,
+ * heads, head_dim (default 128), seq (default 2048), vocab (default 51200):
+ * positive integers. Unknown keys are errors. 0, LSIM_EIO, LSIM_EFORMAT
+ * ("PATH: key K: what is wrong"). */
+int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err);
+
+/* ------------------------------------------------------------ configuration */
+
+typedef struct lsim_synth_cfg {
+    lsim_model_shape model;
+    int tp, pp, dp;
+    int micro_batch, global_batch;  /* micro-batches per pipeline m = global / (micro * dp) */
+    int vstages;                    /* 1: 1F1B; V > 1: interleaved 1F1B with V model chunks per GPU */
+    int gpus;                       /* 0: not given; else must equal tp * pp * dp */
+    lsim_gpu_spec gpu;
+    lsim_topology topo;
+    int elem_bytes;                 /* activations and GEMMs: 2 (bf16) */
+    double dp_bucket_params;        /* gradient bucket size in parameters (40e6) */
+    int p2p_sync;                   /* the CPU blocks until each pipeline send/recv group
+                                       has completed (Megatron's batch_p2p_sync, default 1) */
+    int embed_head;                 /* embedding on the first stage, LM head + loss on the
+                                       last (1); 0 gives equal stages (analytical checks) */
+    int optimizer;                  /* optimizer step after the backward pass (1) */
+} lsim_synth_cfg;
+
+/* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,
+ * embed_head and optimizer on, gpus 0; the GPU is the built-in h100 with
+ * its default topology. model/tp/pp/dp/batches are left 0 (must be set). */
+void lsim_synth_cfg_default(lsim_synth_cfg *c);
+
+/* Check a configuration: positive sizes; tp * pp * dp == gpus (if given);
+ * layers divisible by pp * vstages; hidden, heads and ffn divisible by tp;
+ * global batch divisible by micro_batch * dp; interleaved: micro-batches
+ * per pipeline divisible by pp (Megatron's rule), pp >= 2. One message
+ * naming every number involved; LSIM_EARG. */
+int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err);
+
+size_t lsim_synth_ngpus(const lsim_synth_cfg *c);
+int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
+
+/* ------------------------------------------------------------ schedules */
+
+/* One unit of work on a pipeline stage: forward or backward of micro-batch
+ * mb through model chunk `chunk` (0..V-1; the chunk holds layers
+ * [(chunk * pp + stage) * L/(pp V), ... + L/(pp V)) ). */
+typedef struct lsim_synth_step {
+    uint8_t bwd;
+    int32_t chunk, mb;
+} lsim_synth_step;
+
+/* The order of work on pipeline stage `stage` (0..pp-1) with m micro-batches
+ * and V chunks: 1F1B (V = 1: warm-up pp-stage-1 forwards, steady one
+ * forward one backward, cool-down backwards) or Megatron's interleaved 1F1B
+ * (V > 1: warm-up (pp-stage-1)*2 + (V-1)*pp forward steps). out gets 2*m*V
+ * steps. *nwarm (may be NULL) the number of warm-up forwards. 0 or
+ * LSIM_EARG. */
+int lsim_synth_schedule(int pp, int stage, int m, int V, lsim_synth_step *out, int *nwarm, lsim_err *err);
+
+/* ------------------------------------------------------------ generation */
+
+/* The graph of GPU `gpu` (0 .. ngpus-1). cfg must have passed
+ * lsim_synth_check. source: the graph's source text (NULL: "synth:MODEL").
+ * 0 or LSIM_ENOMEM / LSIM_EARG. */
+int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err);
+
+/* ------------------------------------------------------------ graph builder */
+
+/* Incremental construction of an lsim_graph by hand (the synthesizer and
+ * tests use it): processors, nodes, edges (any order), collectives; finish
+ * builds the CSRs. Nodes are unobserved (LSIM_OBS_NONE) with no release
+ * time unless set; every node belongs to iteration 0 when the graph has one
+ * (lsim_gb_iteration). Errors are sticky: after a failure the adders do
+ * nothing and lsim_gb_finish returns the first error. */
+typedef struct lsim_gbuilder lsim_gbuilder;
+
+int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuilder **out, lsim_err *err);
+void lsim_gb_free(lsim_gbuilder *b);
+/* A processor: CPU thread (pid, tid) or GPU stream (device, stream); its index. */
+int lsim_gb_proc(lsim_gbuilder *b, int is_gpu, int64_t pid, int64_t tid, uint32_t *idx);
+/* Name the graph's single iteration (e.g. "ProfilerStep#0"). */
+int lsim_gb_iteration(lsim_gbuilder *b, const char *name);
+int lsim_gb_node(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t proc, const char *name, lsim_ns dur,
+                 uint32_t *id);
+/* name given as pieces, joined: prefix + suffix (either may be ""). */
+int lsim_gb_node2(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t proc, const char *prefix,
+                  const char *suffix, lsim_ns dur, uint32_t *id);
+int lsim_gb_set_release(lsim_gbuilder *b, uint32_t node, lsim_ns release);
+int lsim_gb_set_corr(lsim_gbuilder *b, uint32_t node, int64_t corr);
+/* Edge src -> dst; cls may carry LSIM_EDGE_END. */
+int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsim_ns delay);
+/* Mark node a collective / p2p kernel (sets LSIM_NF_COLL): kind, bytes,
+ * group size, process-group name and sequence number on it. */
+int lsim_gb_coll(lsim_gbuilder *b, uint32_t node, lsim_coll_kind kind, int64_t bytes, int32_t group_size,
+                 const char *pg_name, int64_t seq);
+/* Build the graph (CSR in, CSR out, statistics) and free the builder. */
+int lsim_gb_finish(lsim_gbuilder *b, lsim_graph **out, lsim_err *err);
+
+#endif
