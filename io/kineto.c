@@ -505,6 +505,7 @@ void lsim_trace_free(lsim_trace *t)
     free(t->colls);
     free(t->rows);
     free(t->syncs);
+    free(t->gemms);
     free(t->ev);
     lsim_strtab_free(t->strings);
     free(t->path);
@@ -550,6 +551,7 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
 typedef struct ev_args {
     const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
     const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
+    const cJSON *input_type;
 } ev_args;
 
 static void index_args(const cJSON *args, ev_args *a)
@@ -578,6 +580,7 @@ static void index_args(const cJSON *args, ev_args *a)
         case 'I':
             if (!strcmp(k, "In msg nelems")) a->in_nelems = c;
             else if (!strcmp(k, "Input Dims")) a->input_dims = c;
+            else if (!strcmp(k, "Input type")) a->input_type = c;
             break;
         case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
         case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
@@ -621,6 +624,9 @@ void lsim_trace_drop_events(lsim_trace *t)
     free(t->ev);
     t->ev = NULL;
     t->nev = t->capev = 0;
+    free(t->gemms); /* indexes the events */
+    t->gemms = NULL;
+    t->ngemm = t->capgemm = 0;
 }
 
 static uint64_t row_hash(const lsim_row *r)
@@ -821,6 +827,57 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
     return 0;
 }
 
+/* GEMM-like CPU ops whose shapes calibration uses (calibrate.h). */
+static int is_gemm_op(const char *name)
+{
+    if (strncmp(name, "aten::", 6) != 0) return 0;
+    const char *n = name + 6;
+    return !strcmp(n, "mm") || !strcmp(n, "addmm") || !strcmp(n, "bmm") || !strcmp(n, "baddbmm") ||
+           !strcmp(n, "matmul") || !strcmp(n, "linear");
+}
+
+/* Element size from a profiler "Input type" string ("c10::Half", "float"). */
+static int8_t input_type_size(const char *s)
+{
+    if (!strncmp(s, "c10::", 5)) s += 5;
+    if (!strcasecmp(s, "Half") || !strcasecmp(s, "BFloat16")) return 2;
+    if (!strcasecmp(s, "float")) return 4;
+    if (!strcasecmp(s, "double")) return 8;
+    if (!strncasecmp(s, "Float8", 6)) return 1;
+    return -1;
+}
+
+/* Record a GEMM-like op's input shapes in the side table (lsim_gemm_op). */
+static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
+{
+    if (t->ngemm == t->capgemm) {
+        size_t nc = t->capgemm ? t->capgemm * 2 : 256;
+        lsim_gemm_op *n = realloc(t->gemms, nc * sizeof *n);
+        if (!n) return LSIM_ENOMEM;
+        t->gemms = n;
+        t->capgemm = nc;
+    }
+    lsim_gemm_op *g = &t->gemms[t->ngemm++];
+    memset(g, 0, sizeof *g);
+    g->ev = (uint64_t)(t->nev - 1);
+    g->name = name;
+    g->elem_bytes = -1;
+    const cJSON *d = cJSON_IsArray(a->input_dims) ? a->input_dims->child : NULL;
+    for (int i = 0; i < LSIM_GEMM_MAX_TENSORS; i++, d = d ? d->next : NULL) {
+        g->ndims[i] = -1;
+        if (!cJSON_IsArray(d)) continue;
+        int k = 0, ok = 1;
+        for (const cJSON *x = d->child; x && ok; x = x->next) {
+            if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || k == LSIM_GEMM_MAX_DIMS) ok = 0;
+            else g->dims[i][k++] = dbl_i64(x->valuedouble);
+        }
+        if (ok) g->ndims[i] = (int8_t)k;
+    }
+    const cJSON *ty = cJSON_IsArray(a->input_type) ? a->input_type->child : NULL;
+    if (cJSON_IsString(ty)) g->elem_bytes = input_type_size(ty->valuestring);
+    return 0;
+}
+
 static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, const value_keys *vk)
 {
     t->events_seen++;
@@ -957,6 +1014,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
             goto done;
         }
     }
+    if (kind == LSIM_EV_CPU_OP && name[0] == 'a' && is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
+    }
     rc = 0;
 done:
     if (g_arena.fallbacks) {
@@ -1016,6 +1077,21 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
 cleanup:
     cJSON_Delete(o);
     if (rc) lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    return rc;
+}
+
+/* deviceProperties: the first device's name (the GPU model, for
+ * calibration's default spec). Anything unexpected is ignored. */
+static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t len)
+{
+    cJSON *o = cJSON_ParseWithLength(txt, len);
+    int rc = 0;
+    if (!o) return 0;
+    const cJSON *d0 = cJSON_IsArray(o) ? o->child : NULL;
+    const cJSON *nm = cJSON_IsObject(d0) ? cJSON_GetObjectItemCaseSensitive(d0, "name") : NULL;
+    if (cJSON_IsString(nm) && (rc = intern(t, nm->valuestring, &t->device_name)))
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    cJSON_Delete(o);
     return rc;
 }
 
@@ -1114,6 +1190,7 @@ static int read_top(lsim_trace *t, reader *r, int *have_events)
             if ((rc = value_extent(r, &vlen, NULL))) return rc;
             if (!strcmp(key, "distributedInfo") && (rc = parse_distributed_info(t, r, r->buf + r->pos, vlen)))
                 return rc;
+            if (!strcmp(key, "deviceProperties") && (rc = parse_device_props(t, r, r->buf + r->pos, vlen))) return rc;
             r->pos += vlen;
         }
         c = peek_nonspace(r, &rc);
@@ -1160,6 +1237,7 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     }
     t->rank = t->world_size = -1;
     t->backend = UINT32_MAX;
+    t->device_name = UINT32_MAX;
     int have_events = 0;
     if ((rc = read_top(t, &r, &have_events))) goto cleanup;
     t->bytes_read = r.consumed + r.end;

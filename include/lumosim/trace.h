@@ -109,6 +109,23 @@ typedef struct lsim_pg {
     int32_t *ranks;  /* owned by the trace */
 } lsim_pg;
 
+/* A GEMM-like CPU op (aten::mm, aten::addmm, aten::bmm, aten::baddbmm,
+ * aten::matmul, aten::linear) with the shapes the profiler recorded
+ * (record_shapes): "Input Dims" of its first LSIM_GEMM_MAX_TENSORS inputs and
+ * the element size of its first input from "Input type". Kept in a side
+ * table, only for these ops, for calibration (calibrate.h). */
+#define LSIM_GEMM_MAX_TENSORS 3
+#define LSIM_GEMM_MAX_DIMS 4
+typedef struct lsim_gemm_op {
+    uint64_t ev;        /* index into lsim_trace.ev */
+    uint32_t name;      /* strtab id of the op name */
+    int8_t ndims[LSIM_GEMM_MAX_TENSORS]; /* dims of input i; -1: absent, not a
+                                            list of numbers, or more than
+                                            LSIM_GEMM_MAX_DIMS dims */
+    int8_t elem_bytes;  /* 2 Half/BFloat16, 4 float, 8 double, 1 8-bit; -1 unknown */
+    int64_t dims[LSIM_GEMM_MAX_TENSORS][LSIM_GEMM_MAX_DIMS];
+} lsim_gemm_op;
+
 typedef struct lsim_trace {
     char *path;             /* as given */
     lsim_strtab *strings;   /* names, categories */
@@ -130,6 +147,11 @@ typedef struct lsim_trace {
     uint64_t events_seen;     /* all traceEvents elements, any phase */
     uint64_t flow_events;     /* ph s/f (ac2g, fwdbwd): not needed, counted */
     int ts_float;             /* 1 if any ts was written as a float */
+    /* GEMM-like CPU ops with their shapes (see lsim_gemm_op), file order */
+    lsim_gemm_op *gemms;
+    size_t ngemm, capgemm;
+    uint32_t device_name;     /* strtab id of deviceProperties[0].name
+                                 ("NVIDIA A100-SXM4-80GB"), UINT32_MAX if absent */
 } lsim_trace;
 
 /* Read one trace. On failure returns a negative code, fills err with
@@ -150,8 +172,8 @@ int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
 
 void lsim_trace_free(lsim_trace *t);
 
-/* Release the event table only (counters, rows, collectives, process groups
- * and strings stay). Used by the graph build to lower peak memory. */
+/* Release the event table (and the GEMM side table, which indexes it) only
+ * (counters, rows, collectives, process groups and strings stay). Used by the graph build to lower peak memory. */
 void lsim_trace_drop_events(lsim_trace *t);
 
 /* Convenience accessors. */

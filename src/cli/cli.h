@@ -73,6 +73,9 @@ int lsim_cli_info(int argc, char **argv);
 int lsim_cli_collect(int argc, char **argv);
 /* lumosim synth: a synthesized job into a graph store (synth_cmd.c). */
 int lsim_cli_synth(int argc, char **argv);
+/* lumosim calibrate: fit a GPU spec (and a topology) to traces and
+ * nccl-tests output (calibrate_cmd.c). */
+int lsim_cli_calibrate(int argc, char **argv);
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
 void lsim_cli_run_free(lsim_cli_run *run);
 

@@ -31,6 +31,8 @@ static const char *USAGE_MAIN =
     "  info      show what a graph store or result archive holds\n"
     "  collect   result archives (files, directories) into one CSV\n"
     "  synth     synthesize a training job's graphs into a graph store\n"
+    "  calibrate fit the cost models' GPU (and network) parameters to traces\n"
+    "            and nccl-tests output\n"
     "  help      show help for a command (lumosim help replay)\n"
     "\n"
     "options:\n"
@@ -220,7 +222,7 @@ int main(int argc, char **argv)
               : !strcmp(t, "report") ? USAGE_REPORT
               : !strcmp(t, "ablate") ? USAGE_ABLATE
               : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect") ||
-                        !strcmp(t, "synth")
+                        !strcmp(t, "synth") || !strcmp(t, "calibrate")
                   ? "see: lumosim COMMAND --help\n"
                   : USAGE_MAIN,
               stdout);
@@ -233,6 +235,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "info")) return lsim_cli_info(argc - 2, argv + 2);
     if (!strcmp(c, "collect")) return lsim_cli_collect(argc - 2, argv + 2);
     if (!strcmp(c, "synth")) return lsim_cli_synth(argc - 2, argv + 2);
+    if (!strcmp(c, "calibrate")) return lsim_cli_calibrate(argc - 2, argv + 2);
     if (!strcmp(c, "ablate")) {
         for (int i = 2; i < argc; i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

@@ -1,0 +1,765 @@
+/* Cost-model calibration from traces and nccl-tests output (see
+ * include/lumosim/calibrate.h and docs/cost-models.md, "Calibration"). */
+#include "lumosim/calibrate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A launch call may poke out of its op by float rounding of ts (0.25 us at
+ * 1.7e15 us); nest with this tolerance, as the graph build does. */
+#define NEST_TOL_NS 1000
+
+typedef struct gemm_pt {
+    int64_t batch, m, n, k;
+    double flops;
+    double ns;
+    int eb;
+} gemm_pt;
+
+typedef struct coll_pt {
+    uint8_t kind;
+    uint8_t src; /* LSIM_CALIB_SRC_JOB or _MIN */
+    int32_t n;
+    int64_t bytes;
+    lsim_ns ns;
+} coll_pt;
+
+struct lsim_calib {
+    size_t traces;
+    gemm_pt *gemm;
+    size_t ngemm, capgemm;
+    size_t gemm_ops, gemm_ops_launched, gemm_kernels, gemm_skipped_shape;
+    lsim_ns *kern;
+    size_t nkern, capkern;
+    lsim_ns *launch;
+    size_t nlaunch, caplaunch;
+    lsim_ns *lat;
+    size_t nlat;
+    uint64_t lat_samples;
+    coll_pt *coll;
+    size_t ncoll, capcoll;
+    lsim_calib_coll *nccl;
+    size_t nnccl;
+    /* results of the last fit */
+    lsim_calib_shape *shapes;
+    size_t nshapes;
+    lsim_calib_coll *fits;
+    size_t nfits;
+};
+
+/* Grow *p (elements of size sz) to hold one more. */
+static int grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap) return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *q = realloc(*p, nc * sz);
+    if (!q) return LSIM_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+int lsim_calib_new(lsim_calib **out, lsim_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+}
+
+void lsim_calib_free(lsim_calib *c)
+{
+    if (!c) return;
+    free(c->gemm);
+    free(c->kern);
+    free(c->launch);
+    free(c->lat);
+    free(c->coll);
+    free(c->nccl);
+    free(c->shapes);
+    free(c->fits);
+    free(c);
+}
+
+/* ------------------------------------------------------------ GEMM FLOPs */
+
+static int64_t prod(const int64_t *d, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) {
+        if (d[i] < 0 || (d[i] > 0 && p > INT64_MAX / d[i])) return -1;
+        p *= d[i];
+    }
+    return p;
+}
+
+/* [..., M, K] x [..., K, N] with numpy broadcasting of the batch dims
+ * (1-D operands: a vector, M or N = 1). */
+static int matmul_shape(const int64_t *a, int na, const int64_t *b, int nb, int64_t *batch, int64_t *m, int64_t *n,
+                        int64_t *k)
+{
+    if (na < 1 || nb < 1) return -1;
+    int64_t ka = a[na - 1], mm = na >= 2 ? a[na - 2] : 1;
+    int64_t kb = nb >= 2 ? b[nb - 2] : b[0], nn = nb >= 2 ? b[nb - 1] : 1;
+    if (ka != kb) return -1;
+    int ba = na > 2 ? na - 2 : 0, bb = nb > 2 ? nb - 2 : 0;
+    int nbatch = ba > bb ? ba : bb;
+    int64_t p = 1;
+    for (int i = 0; i < nbatch; i++) { /* aligned from the right */
+        int64_t x = i < ba ? a[ba - 1 - i] : 1, y = i < bb ? b[bb - 1 - i] : 1;
+        if (x != y && x != 1 && y != 1) return -1;
+        int64_t d = x > y ? x : y;
+        if (d > 0 && p > INT64_MAX / d) return -1;
+        p *= d;
+    }
+    *batch = p;
+    *m = mm;
+    *n = nn;
+    *k = ka;
+    return 0;
+}
+
+int lsim_calib_gemm_flops(const char *opname, const lsim_gemm_op *op, int64_t *batch, int64_t *m, int64_t *n,
+                          int64_t *k, double *flops)
+{
+    if (!opname || strncmp(opname, "aten::", 6) != 0) return -1;
+    const char *s = opname + 6;
+    const int8_t *nd = op->ndims;
+    int rc = -1;
+    *batch = 1;
+    if (!strcmp(s, "mm") || !strcmp(s, "addmm")) {
+        int i = s[0] == 'a'; /* addmm(bias, A, B) */
+        if (nd[i] == 2 && nd[i + 1] == 2 && op->dims[i][1] == op->dims[i + 1][0]) {
+            *m = op->dims[i][0];
+            *k = op->dims[i][1];
+            *n = op->dims[i + 1][1];
+            rc = 0;
+        }
+    } else if (!strcmp(s, "bmm") || !strcmp(s, "baddbmm")) {
+        int i = s[0] == 'b' && s[1] == 'a'; /* baddbmm(input, A, B) */
+        const int64_t *a = op->dims[i], *b = op->dims[i + 1];
+        if (nd[i] == 3 && nd[i + 1] == 3 && a[0] == b[0] && a[2] == b[1]) {
+            *batch = a[0];
+            *m = a[1];
+            *k = a[2];
+            *n = b[2];
+            rc = 0;
+        }
+    } else if (!strcmp(s, "matmul")) {
+        rc = matmul_shape(op->dims[0], nd[0], op->dims[1], nd[1], batch, m, n, k);
+    } else if (!strcmp(s, "linear")) {
+        /* input [..., K], weight [N, K] (or [K]): y = x W^T */
+        if (nd[0] >= 1 && (nd[1] == 2 || nd[1] == 1)) {
+            int64_t kk = op->dims[0][nd[0] - 1];
+            int64_t wk = nd[1] == 2 ? op->dims[1][1] : op->dims[1][0];
+            int64_t rows = prod(op->dims[0], nd[0] - 1);
+            if (kk == wk && rows >= 0) {
+                *m = rows;
+                *k = kk;
+                *n = nd[1] == 2 ? op->dims[1][0] : 1;
+                rc = 0;
+            }
+        }
+    }
+    if (rc) return -1;
+    double f = 2.0 * (double)*batch * (double)*m * (double)*n * (double)*k;
+    if (!(f > 0) || !isfinite(f)) return -1;
+    *flops = f;
+    return 0;
+}
+
+/* ------------------------------------------------------------ one trace */
+
+typedef struct corr_ent {
+    int64_t corr;
+    size_t ev;
+} corr_ent;
+
+static int cmp_corr(const void *a, const void *b)
+{
+    const corr_ent *x = a, *y = b;
+    return x->corr < y->corr ? -1 : x->corr > y->corr ? 1 : (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+/* CPU ops and launch calls of one thread, in sweep order. */
+typedef struct sweep_ent {
+    lsim_ns ts, end;
+    uint32_t row;
+    uint8_t is_call; /* 0 op, 1 runtime call */
+    size_t ev;
+} sweep_ent;
+
+static int cmp_sweep(const void *a, const void *b)
+{
+    const sweep_ent *x = a, *y = b;
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    if (x->is_call != y->is_call) return x->is_call - y->is_call; /* ops open first */
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;         /* outer first */
+    return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+static int cmp_ns(const void *a, const void *b)
+{
+    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+static int is_launch_name(const char *s) { return s && strstr(s, "LaunchKernel") != NULL; }
+
+int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
+{
+    int rc = 0;
+    corr_ent *calls = NULL;
+    sweep_ent *sw = NULL;
+    size_t *owner = NULL;   /* per runtime event: innermost CPU op event + 1, 0 none */
+    size_t *stack = NULL;
+    double *op_ns = NULL;   /* per GEMM op: summed kernel time */
+    uint32_t *op_kern = NULL;
+    size_t ncalls = 0, nsw = 0;
+    if (!t->ev || !t->strings) return lsim_err_set(err, LSIM_EARG, "%s: trace has no events to calibrate from", t->path);
+    c->traces++;
+    calls = malloc((t->nev ? t->nev : 1) * sizeof *calls);
+    sw = malloc((t->nev ? t->nev : 1) * sizeof *sw);
+    owner = calloc(t->nev ? t->nev : 1, sizeof *owner);
+    stack = malloc((t->nev ? t->nev : 1) * sizeof *stack);
+    op_ns = calloc(t->ngemm ? t->ngemm : 1, sizeof *op_ns);
+    op_kern = calloc(t->ngemm ? t->ngemm : 1, sizeof *op_kern);
+    if (!calls || !sw || !owner || !stack || !op_ns || !op_kern) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (e->kind == LSIM_EV_RUNTIME) {
+            if (e->corr >= 0) calls[ncalls++] = (corr_ent){e->corr, i};
+            sw[nsw++] = (sweep_ent){e->ts, e->ts + e->dur, e->row, 1, i};
+        } else if (e->kind == LSIM_EV_CPU_OP) {
+            sw[nsw++] = (sweep_ent){e->ts, e->ts + e->dur, e->row, 0, i};
+        }
+    }
+    qsort(calls, ncalls, sizeof *calls, cmp_corr);
+    qsort(sw, nsw, sizeof *sw, cmp_sweep);
+    /* innermost op containing each call: a stack of open ops per thread */
+    size_t depth = 0;
+    for (size_t i = 0; i < nsw; i++) {
+        const sweep_ent *s = &sw[i];
+        if (i == 0 || sw[i - 1].row != s->row) depth = 0;
+        while (depth && sw[stack[depth - 1]].end + NEST_TOL_NS < s->ts) depth--;
+        if (!s->is_call) {
+            stack[depth++] = i;
+            continue;
+        }
+        for (size_t d = depth; d > 0; d--) {
+            const sweep_ent *o = &sw[stack[d - 1]];
+            if (o->ts <= s->ts + NEST_TOL_NS && s->end <= o->end + NEST_TOL_NS) {
+                owner[s->ev] = o->ev + 1;
+                break;
+            }
+        }
+    }
+    /* kernels: durations, launch calls, attribution */
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (e->kind != LSIM_EV_KERNEL) continue;
+        int is_coll = e->coll >= 0 && t->colls[e->coll].kind != LSIM_COLL_NONE;
+        if (!is_coll && e->dur > 0) {
+            if (grow((void **)&c->kern, &c->capkern, c->nkern, sizeof *c->kern)) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+            c->kern[c->nkern++] = e->dur;
+        }
+        if (e->corr < 0 || !ncalls) continue;
+        size_t lo = 0, hi = ncalls;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (calls[mid].corr < e->corr) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == ncalls || calls[lo].corr != e->corr) continue;
+        size_t call = calls[lo].ev;
+        if (is_coll || !owner[call] || !t->ngemm) continue;
+        size_t op = owner[call] - 1;
+        size_t a = 0, b = t->ngemm; /* gemms are in event order */
+        while (a < b) {
+            size_t mid = (a + b) / 2;
+            if (t->gemms[mid].ev < op) a = mid + 1;
+            else b = mid;
+        }
+        if (a == t->ngemm || t->gemms[a].ev != op) continue;
+        op_ns[a] += (double)e->dur;
+        op_kern[a]++;
+    }
+    /* launch calls that launched a kernel */
+    for (size_t i = 0; i < ncalls; i++) {
+        const lsim_event *e = &t->ev[calls[i].ev];
+        if (!is_launch_name(lsim_strtab_get(t->strings, e->name)) || e->dur <= 0) continue;
+        if (grow((void **)&c->launch, &c->caplaunch, c->nlaunch, sizeof *c->launch)) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        c->launch[c->nlaunch++] = e->dur;
+    }
+    for (size_t g = 0; g < t->ngemm; g++) {
+        c->gemm_ops++;
+        if (!op_kern[g]) continue;
+        c->gemm_ops_launched++;
+        c->gemm_kernels += op_kern[g];
+        gemm_pt p = {0};
+        const char *nm = lsim_strtab_get(t->strings, t->gemms[g].name);
+        if (lsim_calib_gemm_flops(nm, &t->gemms[g], &p.batch, &p.m, &p.n, &p.k, &p.flops) || !(op_ns[g] > 0)) {
+            c->gemm_skipped_shape++;
+            continue;
+        }
+        p.ns = op_ns[g];
+        p.eb = t->gemms[g].elem_bytes;
+        if (grow((void **)&c->gemm, &c->capgemm, c->ngemm, sizeof *c->gemm)) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        c->gemm[c->ngemm++] = p;
+    }
+cleanup:
+    free(calls);
+    free(sw);
+    free(owner);
+    free(stack);
+    free(op_ns);
+    free(op_kern);
+    return rc;
+}
+
+void lsim_calib_add_graph_latency(lsim_calib *c, const lsim_graph *g)
+{
+    if (!g->launch_samples || g->launch_latency_ns <= 0) return;
+    lsim_ns *n = realloc(c->lat, (c->nlat + 1) * sizeof *n);
+    if (!n) return; /* the latency keeps the base value; reported as 0 traces */
+    c->lat = n;
+    c->lat[c->nlat++] = g->launch_latency_ns;
+    c->lat_samples += g->launch_samples;
+}
+
+/* ----------------------------------------------------------- collectives */
+
+static int push_coll(lsim_calib *c, int kind, int32_t n, int64_t bytes, lsim_ns ns, int src, lsim_err *err)
+{
+    if (kind == LSIM_COLL_NONE || bytes <= 0 || ns <= 0) return 0;
+    if (grow((void **)&c->coll, &c->capcoll, c->ncoll, sizeof *c->coll))
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    c->coll[c->ncoll++] = (coll_pt){(uint8_t)kind, (uint8_t)src, n, bytes, ns};
+    return 0;
+}
+
+int lsim_calib_add_job(lsim_calib *c, const lsim_job *j, lsim_err *err)
+{
+    for (size_t k = 0; k < j->ninst; k++) {
+        uint64_t p0 = j->part_off[k], p1 = j->part_off[k + 1];
+        if (p1 <= p0) continue;
+        const lsim_graph *g = j->graphs ? j->graphs[j->part_gpu[p0]] : NULL;
+        if (!g) continue;
+        uint32_t v = j->part_node[p0];
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        int rc = push_coll(c, ci->kind, (int32_t)(p1 - p0), ci->bytes, j->transfer[k], LSIM_CALIB_SRC_JOB, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int lsim_calib_add_graph_colls(lsim_calib *c, const lsim_graph *g, lsim_err *err)
+{
+    for (size_t v = 0; v < g->n; v++) {
+        if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0 || g->kind[v] != LSIM_N_KERNEL) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        int rc = push_coll(c, ci->kind, ci->group_size, ci->bytes, g->obs_end[v] - g->obs_start[v], LSIM_CALIB_SRC_MIN,
+                           err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int lsim_calib_add_nccl_fit(lsim_calib *c, const lsim_coll_fit *f, const char *label, lsim_err *err)
+{
+    lsim_calib_coll *n = realloc(c->nccl, (c->nnccl + 1) * sizeof *n);
+    if (!n) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    c->nccl = n;
+    lsim_calib_coll *x = &n[c->nnccl++];
+    memset(x, 0, sizeof *x);
+    x->fit = *f;
+    x->nranks = f->nranks;
+    x->src = LSIM_CALIB_SRC_NCCL_TESTS;
+    snprintf(x->label, sizeof x->label, "%s", label ? label : "");
+    return 0;
+}
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const coll_pt *x = a, *y = b;
+    if (x->src != y->src) return x->src - y->src;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    if (x->n != y->n) return x->n < y->n ? -1 : 1;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+/* Fits per (source, kind, group size) into c->fits (nccl-tests fits after). */
+static int fit_colls(lsim_calib *c, lsim_err *err)
+{
+    free(c->fits);
+    c->fits = NULL;
+    c->nfits = 0;
+    if (c->ncoll) qsort(c->coll, c->ncoll, sizeof *c->coll, cmp_coll);
+    double *x = malloc((c->ncoll ? c->ncoll : 1) * sizeof *x), *y = malloc((c->ncoll ? c->ncoll : 1) * sizeof *y);
+    c->fits = calloc(c->ncoll + c->nnccl + 1, sizeof *c->fits);
+    int rc = 0;
+    if (!x || !y || !c->fits) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < c->ncoll;) {
+        size_t j = i, np = 0;
+        while (j < c->ncoll && c->coll[j].src == c->coll[i].src && c->coll[j].kind == c->coll[i].kind &&
+               c->coll[j].n == c->coll[i].n) {
+            /* unmatched: only the shortest per size (sorted first) */
+            if (c->coll[j].src == LSIM_CALIB_SRC_MIN && j > i && c->coll[j].bytes == c->coll[j - 1].bytes) {
+                j++;
+                continue;
+            }
+            x[np] = (double)c->coll[j].bytes;
+            y[np] = (double)c->coll[j].ns;
+            np++;
+            j++;
+        }
+        lsim_coll_fit f;
+        lsim_err ferr = {0};
+        if (np >= 2 && lsim_cost_fit_alpha_beta(x, y, np, &f, &ferr) == 0) {
+            lsim_calib_coll *o = &c->fits[c->nfits++];
+            memset(o, 0, sizeof *o);
+            o->fit = f;
+            o->fit.kind = c->coll[i].kind;
+            o->fit.nranks = c->coll[i].n;
+            o->nranks = c->coll[i].n;
+            o->src = (lsim_calib_src)c->coll[i].src;
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < c->nnccl; i++) c->fits[c->nfits++] = c->nccl[i];
+cleanup:
+    free(x);
+    free(y);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- fit */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_gemm(const void *a, const void *b)
+{
+    const gemm_pt *x = a, *y = b;
+    if (x->eb != y->eb) return x->eb - y->eb;
+    if (x->flops != y->flops) return x->flops < y->flops ? -1 : 1;
+    if (x->batch != y->batch) return x->batch < y->batch ? -1 : 1;
+    if (x->m != y->m) return x->m < y->m ? -1 : 1;
+    if (x->n != y->n) return x->n < y->n ? -1 : 1;
+    if (x->k != y->k) return x->k < y->k ? -1 : 1;
+    return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+static lsim_ns median_ns(lsim_ns *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_ns);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int same_shape(const gemm_pt *a, const gemm_pt *b)
+{
+    return a->eb == b->eb && a->batch == b->batch && a->m == b->m && a->n == b->n && a->k == b->k;
+}
+
+int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, lsim_gpu_spec *out,
+                   lsim_calib_report *rep, lsim_err *err)
+{
+    int rc = 0;
+    double *x = NULL, *y = NULL;
+    lsim_calib_report r;
+    memset(&r, 0, sizeof r);
+    lsim_gpu_spec g = *base;
+    free(c->shapes);
+    c->shapes = NULL;
+    c->nshapes = 0;
+    r.traces = c->traces;
+    r.gemm_ops = c->gemm_ops;
+    r.gemm_ops_launched = c->gemm_ops_launched;
+    r.gemm_kernels = c->gemm_kernels;
+    r.gemm_skipped_shape = c->gemm_skipped_shape;
+    /* element size: 2-byte (fp16/bf16) GEMMs if any, else 4-byte (TF32) */
+    size_t n2 = 0, n4 = 0;
+    for (size_t i = 0; i < c->ngemm; i++) {
+        n2 += c->gemm[i].eb == 2;
+        n4 += c->gemm[i].eb == 4;
+    }
+    int eb = n2 ? 2 : n4 ? 4 : 0;
+    if (!eb) {
+        rc = lsim_err_set(err, LSIM_ETRACE,
+                          "%s: no GEMM kernel to calibrate from: none was launched inside aten::mm, addmm, bmm, "
+                          "baddbmm, matmul or linear with recorded fp16/bf16/fp32 shapes (profile with "
+                          "record_shapes=True)",
+                          label);
+        goto cleanup;
+    }
+    r.gemm_elem_bytes = eb;
+    r.gemm_skipped_dtype = c->ngemm - (eb == 2 ? n2 : n4);
+    r.gemm_points = eb == 2 ? n2 : n4;
+    double peak = eb >= 4 ? base->peak_flops / 2 : base->peak_flops;
+    qsort(c->gemm, c->ngemm, sizeof *c->gemm, cmp_gemm);
+    /* per-shape medians */
+    c->shapes = calloc(c->ngemm, sizeof *c->shapes);
+    x = malloc(c->ngemm * sizeof *x);
+    y = malloc(c->ngemm * sizeof *y);
+    if (!c->shapes || !x || !y) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < c->ngemm;) {
+        size_t j = i;
+        while (j < c->ngemm && same_shape(&c->gemm[j], &c->gemm[i])) j++;
+        if (c->gemm[i].eb == eb) {
+            lsim_calib_shape *s = &c->shapes[c->nshapes++];
+            s->batch = c->gemm[i].batch;
+            s->m = c->gemm[i].m;
+            s->n = c->gemm[i].n;
+            s->k = c->gemm[i].k;
+            s->flops = c->gemm[i].flops;
+            s->count = j - i;
+            size_t h = (j - i) / 2; /* ns sorted within the shape */
+            s->median_ns = (j - i) % 2 ? c->gemm[i + h].ns : (c->gemm[i + h - 1].ns + c->gemm[i + h].ns) / 2;
+            s->eff = s->flops / (s->median_ns * 1e-9 * peak);
+            /* bytes as lsim_cost_gemm counts them: A, B read, C written once */
+            double bytes = (double)s->batch *
+                           ((double)s->m * (double)s->k + (double)s->k * (double)s->n + (double)s->m * (double)s->n) * eb;
+            s->memory_bound = s->flops / bytes < peak / (base->mem_bw * base->mem_eff);
+            if (s->memory_bound) r.gemm_skipped_membound += s->count;
+        }
+        i = j;
+    }
+    size_t nx = 0;
+    for (size_t i = 0; i < c->nshapes; i++) {
+        if (c->shapes[i].memory_bound) continue;
+        x[nx] = c->shapes[i].flops;
+        y[nx] = c->shapes[i].median_ns;
+        nx++;
+    }
+    r.gemm_points -= r.gemm_skipped_membound;
+    if (!nx) {
+        rc = lsim_err_set(err, LSIM_ETRACE,
+                          "%s: no compute-bound GEMM to calibrate from: all %zu GEMM shapes have fewer FLOPs per byte "
+                          "than the ridge point of %s (%.0f)",
+                          label, c->nshapes, base->name, peak / (base->mem_bw * base->mem_eff));
+        goto cleanup;
+    }
+    /* t = alpha + f / beta with alpha = eff_half / (peak eff_max) and beta =
+     * peak eff_max: relative least squares over the shapes */
+    double emax = 0, ehalf = 0;
+    lsim_coll_fit f;
+    lsim_err ferr = {0};
+    if (nx >= 2 && lsim_cost_fit_alpha_beta(x, y, nx, &f, &ferr) == 0 && f.alpha_ns > 0) {
+        emax = f.beta_bytes_per_s / peak;
+        ehalf = f.alpha_ns * 1e-9 * f.beta_bytes_per_s;
+        r.gemm_mode = 2;
+    } else {
+        /* eff_half kept: minimise sum ((t_i - u g_i) / t_i)^2 over u = 1 / eff_max,
+         * g_i = (f_i + eff_half) / peak: u = sum(g/t) / sum(g^2/t^2) */
+        double sn = 0, sd = 0;
+        ehalf = base->gemm_eff_half;
+        for (size_t i = 0; i < nx; i++) {
+            double gi = (x[i] + ehalf) / peak * 1e9, ti = y[i];
+            sn += gi / ti;
+            sd += gi * gi / (ti * ti);
+        }
+        emax = sn > 0 ? sn / sd : 0;
+        r.gemm_mode = 1;
+    }
+    if (emax > 1) {
+        emax = 1;
+        r.gemm_clamped = 1;
+    }
+    if (!(emax > 0) || !(ehalf > 0) || !isfinite(emax) || !isfinite(ehalf)) {
+        rc = lsim_err_set(err, LSIM_ETRACE, "%s: the GEMM fit failed (efficiency %g, eff_half %g)", label, emax, ehalf);
+        goto cleanup;
+    }
+    g.gemm_eff_max = emax;
+    g.gemm_eff_half = ehalf;
+    nx = 0;
+    for (size_t i = 0; i < c->nshapes; i++) {
+        lsim_calib_shape *s = &c->shapes[i];
+        double fit = (s->flops + ehalf) / (peak * emax) * 1e9;
+        s->rel_residual = (fit - s->median_ns) / s->median_ns;
+        if (!s->memory_bound) y[nx++] = fabs(s->rel_residual);
+    }
+    qsort(y, nx, sizeof *y, cmp_dbl);
+    r.gemm_max_rel_residual = y[nx - 1];
+    r.gemm_median_rel_residual = nx % 2 ? y[nx / 2] : (y[nx / 2 - 1] + y[nx / 2]) / 2;
+    r.shapes = c->shapes;
+    r.nshapes = c->nshapes;
+    /* kernel floor: 1st percentile (nearest rank) */
+    if (c->nkern) {
+        qsort(c->kern, c->nkern, sizeof *c->kern, cmp_ns);
+        g.kernel_min_ns = c->kern[(size_t)floor(0.01 * (double)(c->nkern - 1))];
+        if (g.kernel_min_ns < 1) g.kernel_min_ns = 1;
+        r.kernels = c->nkern;
+    }
+    if (c->nlaunch) {
+        g.launch_cpu_ns = median_ns(c->launch, c->nlaunch);
+        r.launch_calls = c->nlaunch;
+    }
+    if (c->nlat) {
+        g.launch_latency_ns = median_ns(c->lat, c->nlat);
+        r.latency_traces = c->nlat;
+        r.latency_samples = c->lat_samples;
+    }
+    snprintf(g.name, sizeof g.name, "%.27s-cal", base->name);
+    if ((rc = fit_colls(c, err))) goto cleanup;
+    r.colls = c->fits;
+    r.ncolls = c->nfits;
+    if ((rc = lsim_gpu_spec_check(&g, label, err))) goto cleanup;
+    *out = g;
+    if (rep) *rep = r;
+cleanup:
+    free(x);
+    free(y);
+    return rc;
+}
+
+/* ------------------------------------------------------------- topology */
+
+/* Bytes each rank sends per byte of the fit's size, and ring steps
+ * (docs/cost-models.md, "What bytes means"). */
+static double sent_factor(const lsim_calib_coll *f, int n)
+{
+    switch (f->fit.kind) {
+    case LSIM_COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case LSIM_COLL_REDUCESCATTER:
+    case LSIM_COLL_ALLTOALL: return (double)(n - 1) / n;
+    case LSIM_COLL_ALLGATHER: /* nccl-tests: size = gathered output; traces: the shard */
+        return f->src == LSIM_CALIB_SRC_NCCL_TESTS ? (double)(n - 1) / n : (double)(n - 1);
+    default: return 1.0;
+    }
+}
+
+static int ring_steps(int kind, int n)
+{
+    switch (kind) {
+    case LSIM_COLL_ALLREDUCE: return 2 * (n - 1);
+    case LSIM_COLL_SEND:
+    case LSIM_COLL_RECV:
+    case LSIM_COLL_SENDRECV: return 1;
+    default: return n - 1;
+    }
+}
+
+/* Higher is better: nccl-tests over traces, all_reduce over the rest, then points. */
+static double fit_rank(const lsim_calib_coll *f)
+{
+    return (f->src == LSIM_CALIB_SRC_NCCL_TESTS ? 4e9 : 0) + (f->fit.kind == LSIM_COLL_ALLREDUCE ? 2e9 : 0) +
+           (double)f->fit.points;
+}
+
+void lsim_calib_topology(lsim_calib *c, const lsim_topology *base, lsim_topology *out, int *changed)
+{
+    *out = *base;
+    *changed = 0;
+    int gpn = base->gpus_per_node > 0 ? base->gpus_per_node : 1;
+    lsim_calib_coll *intra = NULL, *inter = NULL;
+    for (size_t i = 0; i < c->nfits; i++) {
+        lsim_calib_coll *f = &c->fits[i];
+        f->used_for = 0;
+        int n = f->nranks;
+        if (n < 2 || f->fit.kind == LSIM_COLL_NONE || f->fit.kind == LSIM_COLL_OTHER || f->fit.kind == LSIM_COLL_GENERIC)
+            continue;
+        if (n <= gpn) {
+            if (!intra || fit_rank(f) > fit_rank(intra)) intra = f;
+        } else if (n % gpn == 0) {
+            if (!inter || fit_rank(f) > fit_rank(inter)) inter = f;
+        }
+    }
+    if (intra) {
+        int n = intra->nranks, steps = ring_steps(intra->fit.kind, n);
+        double busbw = intra->fit.beta_bytes_per_s * sent_factor(intra, n);
+        double alpha = intra->fit.alpha_ns > 0 ? intra->fit.alpha_ns : 0;
+        out->intra_bw = busbw;
+        if (alpha >= (double)steps * (double)base->intra_lat_ns) {
+            out->coll_base_ns = llround(alpha - (double)steps * (double)base->intra_lat_ns);
+        } else {
+            out->intra_lat_ns = llround(alpha / steps);
+            out->coll_base_ns = 0;
+        }
+        intra->used_for = 1;
+        *changed += 3;
+    }
+    if (inter) {
+        int n = inter->nranks, m = n / gpn, steps = ring_steps(inter->fit.kind, n);
+        int isteps = inter->fit.kind == LSIM_COLL_ALLREDUCE ? 2 * (m - 1) : m - 1;
+        double busbw = inter->fit.beta_bytes_per_s * sent_factor(inter, n);
+        out->inter_bw = busbw / gpn;
+        double rest = inter->fit.alpha_ns - (double)out->coll_base_ns - (double)(steps - isteps) * (double)out->intra_lat_ns;
+        out->inter_lat_ns = isteps > 0 && rest > 0 ? llround(rest / isteps) : 0;
+        inter->used_for = 2;
+        *changed += 2;
+    }
+    if (*changed) out->algo = LSIM_ALGO_RING;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *description, lsim_err *err)
+{
+    fputs("{\n  \"name\": ", f);
+    json_str(f, g->name);
+    if (description) {
+        fputs(",\n  \"description\": ", f);
+        json_str(f, description);
+    }
+    fprintf(f,
+            ",\n  \"peak_flops\": %.17g,\n  \"mem_bw\": %.17g,\n  \"gemm_eff_max\": %.17g,\n"
+            "  \"gemm_eff_half\": %.17g,\n  \"attn_eff_max\": %.17g,\n  \"attn_eff_half\": %.17g,\n"
+            "  \"mem_eff\": %.17g,\n  \"kernel_min_ns\": %lld,\n  \"launch_cpu_ns\": %lld,\n"
+            "  \"launch_latency_ns\": %lld\n}\n",
+            g->peak_flops, g->mem_bw, g->gemm_eff_max, g->gemm_eff_half, g->attn_eff_max, g->attn_eff_half,
+            g->mem_eff, (long long)g->kernel_min_ns, (long long)g->launch_cpu_ns, (long long)g->launch_latency_ns);
+    return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the GPU spec") : 0;
+}
+
+int lsim_calib_write_topology(FILE *f, const lsim_topology *t, const char *name, const char *description,
+                              lsim_err *err)
+{
+    fputs("{\n  \"name\": ", f);
+    json_str(f, name ? name : "calibrated");
+    if (description) {
+        fputs(",\n  \"description\": ", f);
+        json_str(f, description);
+    }
+    fprintf(f,
+            ",\n  \"gpus_per_node\": %d,\n  \"intra_bw\": %.17g,\n  \"intra_lat_ns\": %lld,\n"
+            "  \"inter_bw\": %.17g,\n  \"inter_lat_ns\": %lld,\n  \"coll_base_ns\": %lld,\n  \"algo\": \"%s\"\n}\n",
+            t->gpus_per_node, t->intra_bw, (long long)t->intra_lat_ns, t->inter_bw, (long long)t->inter_lat_ns,
+            (long long)t->coll_base_ns, lsim_coll_algo_name(t->algo));
+    return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the topology") : 0;
+}

@@ -1,0 +1,349 @@
+/* lumosim calibrate: fit the cost models' GPU parameters (and, with
+ * --topology-out, the network's) to traces and nccl-tests output files.
+ * Method: include/lumosim/calibrate.h, docs/cost-models.md "Calibration".
+ * Nothing is written, and nothing printed on stdout, unless every input
+ * was read and every fit succeeded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "lumosim/calibrate.h"
+#include "lumosim/cost.h"
+#include "lumosim/et.h"
+#include "lumosim/memlimit.h"
+
+static const char *USAGE_CALIBRATE =
+    "usage: lumosim calibrate [options] TRACES... -o gpu.json\n"
+    "\n"
+    "Fits the cost models to real traces (docs/cost-models.md, Calibration):\n"
+    "GEMM efficiency (gemm_eff_max, gemm_eff_half) from the kernels launched\n"
+    "inside aten::mm/addmm/bmm/baddbmm/matmul/linear (traces recorded with\n"
+    "record_shapes=True), kernel_min_ns, launch_cpu_ns, launch_latency_ns; and\n"
+    "collective alpha/beta from the traces' collectives (the ranks of one job:\n"
+    "matched instances) and from nccl-tests output. Writes a GPU spec that\n"
+    "synth --gpu accepts and prints the fit report. TRACES are Kineto traces or\n"
+    "directories of them.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE            the GPU spec to write (required)\n"
+    "  --gpu NAME|FILE    base spec: h100, a100, h200 or a GPU JSON file (default:\n"
+    "                     from the traces' deviceProperties name)\n"
+    "  --nccl-tests FILE  an nccl-tests output file (repeatable)\n"
+    "  --topology FILE    base topology for --topology-out (default: the DGX\n"
+    "                     topology of the GPU, lsim_topology_default)\n"
+    "  --topology-out FILE  write the topology with the collective fits applied\n"
+    "  -h, --help         this help\n";
+
+typedef struct cal_opts {
+    const char *gpu, *out, *topo, *topo_out;
+    const char **nccl;
+    int nnccl;
+    char **traces;
+    int ntraces;
+} cal_opts;
+
+/* 1 ok, 0 help printed, -1 usage error printed. */
+static int parse(int argc, char **argv, cal_opts *o)
+{
+    int only = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only || a[0] != '-' || !a[1]) {
+            o->traces[o->ntraces++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only = 1;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE_CALIBRATE, stdout);
+            return 0;
+        }
+        const char **dst = !strcmp(a, "-o") || !strcmp(a, "--out") ? &o->out
+                           : !strcmp(a, "--gpu")                    ? &o->gpu
+                           : !strcmp(a, "--topology")               ? &o->topo
+                           : !strcmp(a, "--topology-out")           ? &o->topo_out
+                           : !strcmp(a, "--nccl-tests")             ? &o->nccl[o->nnccl]
+                                                                    : NULL;
+        if (!dst) {
+            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim calibrate --help)\n", a);
+            return -1;
+        }
+        if (i + 1 >= argc || !argv[i + 1][0]) {
+            fprintf(stderr, "lumosim: error: %s needs a value\n", a);
+            return -1;
+        }
+        *dst = argv[++i];
+        if (dst == &o->nccl[o->nnccl]) o->nnccl++;
+    }
+    if (!o->ntraces) {
+        fprintf(stderr, "lumosim: error: calibrate needs at least one trace file or directory (see --help)\n");
+        return -1;
+    }
+    if (!o->out) {
+        fprintf(stderr, "lumosim: error: calibrate needs -o gpu.json\n");
+        return -1;
+    }
+    return 1;
+}
+
+/* The base spec from --gpu: a built-in name, else a JSON file. */
+static int base_from_arg(const char *arg, lsim_gpu_spec *g, lsim_err *err)
+{
+    if (!strcasecmp(arg, "h100") || !strcasecmp(arg, "a100") || !strcasecmp(arg, "h200"))
+        return lsim_gpu_spec_builtin(arg, g, err);
+    if (strchr(arg, '/') || strchr(arg, '.')) return lsim_gpu_spec_load(arg, g, err);
+    return lsim_err_set(err, LSIM_EARG, "--gpu %s: unknown GPU (h100, a100, h200, or a GPU JSON file)", arg);
+}
+
+/* The base spec from a deviceProperties name ("NVIDIA A100-SXM4-80GB"). */
+static const char *guess_gpu(const char *devname)
+{
+    static const char *known[] = {"h200", "h100", "a100"};
+    for (size_t i = 0; devname && i < sizeof known / sizeof *known; i++) {
+        size_t l = strlen(known[i]);
+        for (const char *p = devname; *p; p++)
+            if (!strncasecmp(p, known[i], l)) return known[i];
+    }
+    return NULL;
+}
+
+/* As the replay does (run.c): the execution trace beside a Kineto trace
+ * fills in the collectives' process groups and sizes. */
+static int apply_et(lsim_trace *t, lsim_err *err)
+{
+    char *etp = NULL;
+    lsim_et *et = NULL;
+    lsim_et_apply_stats st;
+    if (lsim_et_sibling(t->path, &etp)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!etp) return 0;
+    int rc = lsim_et_read(etp, &et, err);
+    if (!rc) rc = lsim_et_apply(et, t, &st, err);
+    lsim_et_free(et);
+    free(etp);
+    return rc;
+}
+
+/* The traces are the ranks 0..n-1 of one job of n (as run.c decides). */
+static int one_job(lsim_graph *const *gs, size_t n)
+{
+    if (n < 2) return 0;
+    unsigned char *seen = calloc(n, 1);
+    int ok = seen != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (gs[i]->world_size != (int32_t)n || gs[i]->rank < 0 || (size_t)gs[i]->rank >= n || seen[gs[i]->rank]) ok = 0;
+        else seen[gs[i]->rank] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+typedef struct wctx {
+    const lsim_gpu_spec *gpu;
+    const lsim_topology *topo;
+    const char *desc;
+    const char *name;
+} wctx;
+
+static int write_gpu(FILE *f, void *ctx, lsim_err *err)
+{
+    const wctx *w = ctx;
+    return lsim_calib_write_gpu(f, w->gpu, w->desc, err);
+}
+
+static int write_topo(FILE *f, void *ctx, lsim_err *err)
+{
+    const wctx *w = ctx;
+    return lsim_calib_write_topology(f, w->topo, w->name, w->desc, err);
+}
+
+static const char *src_name(lsim_calib_src s)
+{
+    return s == LSIM_CALIB_SRC_JOB ? "matched instances, transfer time of the last arrival"
+           : s == LSIM_CALIB_SRC_MIN ? "unmatched: shortest duration per size"
+                                     : "nccl-tests";
+}
+
+static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu_spec *base, const lsim_gpu_spec *g,
+                         const lsim_calib_report *r, const lsim_topology *topo, int tchanged)
+{
+    printf("calibrate: %zu trace(s), base spec %s (%s)\n", r->traces, base->name, base_how);
+    printf("gemm: %zu GEMM ops (aten::mm/addmm/bmm/baddbmm/matmul/linear), %zu launched kernels: %zu kernels "
+           "attributed\n",
+           r->gemm_ops, r->gemm_ops_launched, r->gemm_kernels);
+    printf("  points: %zu ops (%s) in the fit; left out: %zu of memory-bound shapes, %zu with unusable shapes, "
+           "%zu of other element sizes\n",
+           r->gemm_points, r->gemm_elem_bytes == 2 ? "fp16/bf16" : "fp32 (TF32 peak)", r->gemm_skipped_membound,
+           r->gemm_skipped_shape, r->gemm_skipped_dtype);
+    printf("  %-28s %6s %12s %10s %8s %9s\n", "shape (batch x M x N x K)", "ops", "median_us", "TFLOP/s", "eff",
+           "fit_err");
+    for (size_t i = 0; i < r->nshapes; i++) {
+        const lsim_calib_shape *s = &r->shapes[i];
+        char shp[64];
+        snprintf(shp, sizeof shp, "%lldx%lldx%lldx%lld", (long long)s->batch, (long long)s->m, (long long)s->n,
+                 (long long)s->k);
+        if (s->memory_bound)
+            printf("  %-28s %6zu %12.1f %10.1f %8.3f %9s\n", shp, s->count, s->median_ns / 1e3,
+                   s->flops / s->median_ns / 1e3, s->eff, "mem-bound");
+        else
+            printf("  %-28s %6zu %12.1f %10.1f %8.3f %+8.1f%%\n", shp, s->count, s->median_ns / 1e3,
+                   s->flops / s->median_ns / 1e3, s->eff, 100 * s->rel_residual);
+    }
+    printf("  fit (%s): gemm_eff_max %.4f (base %.4f), gemm_eff_half %.4g FLOP (base %.4g)%s\n",
+           r->gemm_mode == 2 ? "both parameters" : "eff_max only, eff_half kept", g->gemm_eff_max, base->gemm_eff_max,
+           g->gemm_eff_half, base->gemm_eff_half, r->gemm_clamped ? "; eff_max clamped to 1" : "");
+    printf("  relative residuals over shapes: median %.1f %%, max %.1f %%\n", 100 * r->gemm_median_rel_residual,
+           100 * r->gemm_max_rel_residual);
+    if (r->kernels) printf("kernel_min_ns: %lld (1st percentile of %zu non-collective kernels)\n",
+                           (long long)g->kernel_min_ns, r->kernels);
+    else printf("kernel_min_ns: %lld (kept: no kernels)\n", (long long)g->kernel_min_ns);
+    if (r->launch_calls) printf("launch_cpu_ns: %lld (median of %zu kernel-launch calls)\n", (long long)g->launch_cpu_ns,
+                                r->launch_calls);
+    else printf("launch_cpu_ns: %lld (kept: no launch calls)\n", (long long)g->launch_cpu_ns);
+    if (r->latency_traces)
+        printf("launch_latency_ns: %lld (median over %zu trace(s) of the graph's idle-stream launch latency, "
+               "%llu launches)\n",
+               (long long)g->launch_latency_ns, r->latency_traces, (unsigned long long)r->latency_samples);
+    else printf("launch_latency_ns: %lld (kept: no idle-stream launches)\n", (long long)g->launch_latency_ns);
+    printf("mem_eff, attn_eff_max, attn_eff_half: kept from the base spec (%.3g, %.3g, %.3g): not fitted\n",
+           g->mem_eff, g->attn_eff_max, g->attn_eff_half);
+    if (!r->ncolls) printf("collectives: no fit (fewer than 2 sizes of any kind with known bytes)\n");
+    for (size_t i = 0; i < r->ncolls; i++) {
+        const lsim_calib_coll *c = &r->colls[i];
+        printf("collective %s, %d ranks%s%s: %zu points (%s): alpha %.1f us, beta %.2f GB/s, max residual %.1f %%%s\n",
+               lsim_coll_kind_name((lsim_coll_kind)c->fit.kind), (int)c->nranks, c->label[0] ? ", " : "", c->label,
+               c->fit.points, src_name(c->src), c->fit.alpha_ns / 1e3, c->fit.beta_bytes_per_s / 1e9,
+               100 * c->fit.max_rel_residual,
+               c->used_for == 1 ? " -> topology intra-node" : c->used_for == 2 ? " -> topology inter-node" : "");
+    }
+    if (o->topo_out)
+        printf("topology: %d field(s) changed: intra_bw %.4g, intra_lat_ns %lld, coll_base_ns %lld, inter_bw %.4g, "
+               "inter_lat_ns %lld, algo %s\n",
+               tchanged, topo->intra_bw, (long long)topo->intra_lat_ns, (long long)topo->coll_base_ns, topo->inter_bw,
+               (long long)topo->inter_lat_ns, lsim_coll_algo_name(topo->algo));
+    printf("wrote %s%s%s\n", o->out, o->topo_out ? " and " : "", o->topo_out ? o->topo_out : "");
+}
+
+int lsim_cli_calibrate(int argc, char **argv)
+{
+    int status = 1, rc = 0;
+    lsim_err err = {0};
+    cal_opts o;
+    memset(&o, 0, sizeof o);
+    lsim_cli_run files = {0};
+    lsim_graph **gs = NULL;
+    size_t ng = 0;
+    lsim_calib *cal = NULL;
+    lsim_job *job = NULL;
+    char *devname = NULL;
+    char label[512];
+    o.traces = malloc((size_t)(argc + 1) * sizeof *o.traces);
+    o.nccl = malloc((size_t)(argc + 1) * sizeof *o.nccl);
+    if (!o.traces || !o.nccl) {
+        fprintf(stderr, "lumosim: error: out of memory\n");
+        goto cleanup;
+    }
+    int p = parse(argc, argv, &o);
+    if (p <= 0) {
+        status = p == 0 ? 0 : 2;
+        goto cleanup;
+    }
+    lsim_gpu_spec base, fitted;
+    const char *base_how = "--gpu";
+    if (o.gpu && (rc = base_from_arg(o.gpu, &base, &err))) goto cleanup;
+    if ((rc = lsim_cli_check_output(o.out, &err)) || (rc = lsim_cli_check_output(o.topo_out, &err))) goto cleanup;
+    lsim_topology tbase;
+    if (o.topo && (rc = lsim_topology_load(o.topo, &tbase, &err))) goto cleanup;
+    if ((rc = lsim_cli_expand(o.traces, o.ntraces, &files, &err))) goto cleanup;
+    {
+        uint64_t json = 0;
+        if ((rc = lsim_mem_check_inputs((const char *const *)files.paths, files.n, &json, &err))) goto cleanup;
+    }
+    snprintf(label, sizeof label, "%s%s", files.paths[0], files.n > 1 ? " (and the other traces)" : "");
+    if ((rc = lsim_calib_new(&cal, &err))) goto cleanup;
+    if (!(gs = calloc(files.n, sizeof *gs))) {
+        rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    lsim_build_opts bo;
+    lsim_build_opts_default(&bo);
+    for (size_t i = 0; i < files.n; i++) {
+        lsim_trace *t = NULL;
+        rc = lsim_trace_read(files.paths[i], &t, &err);
+        if (!rc) rc = apply_et(t, &err);
+        if (!rc) rc = lsim_calib_add_trace(cal, t, &err);
+        if (!rc && !devname && t->device_name != UINT32_MAX) {
+            const char *dn = lsim_strtab_get(t->strings, t->device_name);
+            if (dn && !(devname = strdup(dn))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        }
+        if (!rc) rc = lsim_graph_build(t, &bo, &gs[ng], &err);
+        lsim_trace_free(t);
+        if (rc) goto cleanup;
+        lsim_calib_add_graph_latency(cal, gs[ng]);
+        ng++;
+    }
+    if (!o.gpu) {
+        const char *guess = guess_gpu(devname);
+        if (!guess) {
+            rc = lsim_err_set(&err, LSIM_EARG, "%s: cannot tell the GPU model (%s%s%s): give --gpu h100|a100|h200|FILE.json",
+                              files.paths[0], devname ? "deviceProperties name \"" : "no deviceProperties",
+                              devname ? devname : "", devname ? "\"" : "");
+            goto cleanup;
+        }
+        if ((rc = lsim_gpu_spec_builtin(guess, &base, &err))) goto cleanup;
+        base_how = "from deviceProperties";
+    }
+    /* collectives */
+    if (one_job(gs, ng)) {
+        if ((rc = lsim_job_match(gs, ng, &job, &err)) || (rc = lsim_calib_add_job(cal, job, &err))) goto cleanup;
+    } else {
+        for (size_t i = 0; i < ng; i++)
+            if ((rc = lsim_calib_add_graph_colls(cal, gs[i], &err))) goto cleanup;
+    }
+    for (int i = 0; i < o.nnccl; i++) {
+        lsim_coll_fit f;
+        const char *slash = strrchr(o.nccl[i], '/');
+        if ((rc = lsim_cost_fit_nccl_tests(o.nccl[i], &f, &err)) ||
+            (rc = lsim_calib_add_nccl_fit(cal, &f, slash ? slash + 1 : o.nccl[i], &err)))
+            goto cleanup;
+    }
+    lsim_calib_report rep;
+    if ((rc = lsim_calib_fit(cal, &base, label, &fitted, &rep, &err))) goto cleanup;
+    lsim_topology topo;
+    int tchanged = 0;
+    if (o.topo_out) {
+        if (!o.topo) lsim_topology_default(&fitted, &tbase);
+        lsim_calib_topology(cal, &tbase, &topo, &tchanged);
+        if (!(topo.intra_bw > 0) || !(topo.inter_bw > 0) || topo.intra_lat_ns < 0 || topo.inter_lat_ns < 0 ||
+            topo.coll_base_ns < 0) {
+            rc = lsim_err_set(&err, LSIM_EARG, "%s: the collective fits give an unusable topology", o.topo_out);
+            goto cleanup;
+        }
+    }
+    char desc[768];
+    snprintf(desc, sizeof desc, "calibrated by lumosim %s from %zu trace(s) (%s) and %d nccl-tests file(s), base %s",
+             LSIM_VERSION, files.n, files.paths[0], o.nnccl, base.name);
+    wctx w = {&fitted, o.topo_out ? &topo : NULL, desc, "calibrated"};
+    if ((rc = lsim_cli_write_atomic(o.out, write_gpu, &w, &err))) goto cleanup;
+    if (o.topo_out && (rc = lsim_cli_write_atomic(o.topo_out, write_topo, &w, &err))) {
+        remove(o.out); /* all or nothing */
+        goto cleanup;
+    }
+    print_report(&o, base_how, &base, &fitted, &rep, o.topo_out ? &topo : NULL, tchanged);
+    status = fflush(stdout) == 0 ? 0 : 1;
+cleanup:
+    if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    lsim_job_free(job);
+    for (size_t i = 0; i < ng; i++) lsim_graph_free(gs[i]);
+    free(gs);
+    lsim_calib_free(cal);
+    free(devname);
+    for (size_t i = 0; i < files.n; i++) free(files.paths[i]);
+    free(files.paths);
+    free(o.traces);
+    free(o.nccl);
+    return status;
+}
