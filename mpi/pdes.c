@@ -76,6 +76,7 @@ typedef struct pstate {
     uint32_t *arrived;        /* per instance, all ranks' arrivals known here */
     lsim_ns *max_arrival;
     uint8_t *remote;          /* per instance: has participants on other ranks */
+    uint8_t *has_local;       /* per instance: has participants on this rank */
     int64_t *out;             /* outgoing (instance, time) pairs */
     size_t nout, capout;
     lsim_ns lookahead;
@@ -166,11 +167,15 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.arrived = calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
     s.max_arrival = malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
     s.remote = calloc(j->ninst ? j->ninst : 1, 1);
+    s.has_local = calloc(j->ninst ? j->ninst : 1, 1);
+    int32_t *owner = malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
+    int64_t *rec = malloc((size_t)np * 3 * sizeof *rec);
+    uint32_t *allgid = malloc((j->ngpus ? j->ngpus : 1) * sizeof *allgid);
     s.h.node = calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
     s.h.n = calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
     s.h.S = malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
-                     !s.h.node || !s.h.n || !s.h.S;
+                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || nlocal > j->ngpus;
     for (size_t l = 0; !local_fail && l < nlocal; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         s.h.S[l] = lsim_engine_start(e[l]);
@@ -184,16 +189,52 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     }
     for (size_t i = 0; i < j->ngpus; i++) s.local_of[i] = -1;
     for (size_t l = 0; l < nlocal; l++) s.local_of[gid[l]] = (int32_t)l;
-    /* lookahead: the shortest transfer of any instance that crosses ranks */
+    /* which rank owns every GPU (so every rank knows which instances cross
+     * ranks, and agrees on the lookahead) */
+    {
+        int mine = (int)nlocal, at = 0;
+        MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm);
+        for (int r = 0; r < np; r++) {
+            displs[r] = at;
+            at += counts[r];
+        }
+        st->allgathers++;
+        if ((size_t)at != j->ngpus) {
+            rc = lsim_err_set(err, LSIM_EINTERNAL, "parallel engine: the ranks hold %d GPUs, the job has %zu", at,
+                              j->ngpus);
+            goto cleanup; /* every rank sees the same total */
+        }
+        MPI_Allgatherv(gid, mine, MPI_UINT32_T, allgid, counts, displs, MPI_UINT32_T, comm);
+        st->allgathers++;
+        for (size_t i = 0; i < j->ngpus; i++) owner[i] = -1;
+        int bad = 0;
+        for (int r = 0; r < np; r++)
+            for (int q = displs[r]; q < displs[r] + counts[r]; q++) {
+                if (allgid[q] >= j->ngpus || owner[allgid[q]] >= 0) bad = 1;
+                else owner[allgid[q]] = r;
+            }
+        if (bad) {
+            rc = lsim_err_set(err, LSIM_EINTERNAL, "parallel engine: the ranks' GPUs are not a partition of the job");
+            goto cleanup;
+        }
+    }
+    /* lookahead: the shortest transfer of any instance whose participants
+     * are on more than one rank. Instances inside one rank complete there,
+     * within the window, and never need it: a fast NVLink collective kept
+     * on one rank must not shrink every window. */
     lsim_ns L = INT64_MAX;
     for (size_t k = 0; k < j->ninst; k++) {
         s.max_arrival[k] = INT64_MIN;
-        int nl = 0;
+        int nl = 0, cross = 0;
         uint64_t n = j->part_off[k + 1] - j->part_off[k];
-        for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++)
+        int32_t o0 = n ? owner[j->part_gpu[j->part_off[k]]] : -1;
+        for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
             if (s.local_of[j->part_gpu[p]] >= 0) nl++;
-        s.remote[k] = (uint64_t)nl < n; /* every rank computes the same job: same L */
-        if (j->transfer[k] < L) L = j->transfer[k];
+            if (owner[j->part_gpu[p]] != o0) cross = 1;
+        }
+        s.remote[k] = (uint64_t)nl < n;
+        s.has_local[k] = nl > 0;
+        if (cross && j->transfer[k] < L) L = j->transfer[k]; /* the same on every rank */
     }
     if (L == INT64_MAX) L = 1000000000; /* no collectives at all */
     if (L < 1) L = 1;
@@ -207,23 +248,29 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
             if (lsim_engine_is_root(e[l], v)) rc = ready(&s, (uint32_t)l, v);
     }
     uint64_t done = 0;
-    for (;;) {
-        /* T: the earliest pending event of any rank; everyone agrees on
-         * failures here too, so no rank waits for one that stopped */
+    int peer_failed = 0; /* some rank failed: stop, the agreement below names it */
+    size_t incap = 0;    /* room in `in` */
+    /* T: the earliest pending event of any rank (one allreduce to start);
+     * after that, one allgather per window carries each rank's arrival
+     * count, its earliest pending event and its failure flag together, and
+     * an allgatherv the arrivals when there are any. Every event left
+     * pending after a window starts at or after its end W, except
+     * collectives completed by the arrivals just received: those end at or
+     * after W (arrival >= window start, transfer >= L), so the next window
+     * starts at W, never earlier (windows never shrink behind a completion
+     * keyed by its earlier start). */
+    lsim_ns T = INT64_MAX;
+    {
         lsim_ns first = INT64_MAX;
         for (size_t l = 0; l < nlocal; l++)
             if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
-        int64_t mine[2] = {first, rc || s.violation ? 1 : 0};
-        int64_t all[2];
-        int64_t neg[2] = {mine[0], -mine[1]};
+        int64_t neg[2] = {first, rc ? -1 : 0}, all[2];
         MPI_Allreduce(neg, all, 2, MPI_INT64_T, MPI_MIN, comm);
         st->allreduces++;
-        if (all[1] < 0) {
-            if (s.violation) rc = LSIM_EINTERNAL;
-            break;
-        }
-        lsim_ns T = all[0];
-        if (T == INT64_MAX) break;
+        if (all[1] < 0) peer_failed = 1;
+        else T = all[0];
+    }
+    while (T != INT64_MAX && !peer_failed) {
         lsim_ns W = T > INT64_MAX - s.lookahead ? INT64_MAX : T + s.lookahead;
         st->windows++;
         /* every local GPU's events before W; a collective completing on one
@@ -240,41 +287,68 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
                 }
             }
         }
-        /* exchange this window's arrivals */
-        int cnt = (int)s.nout;
-        MPI_Allgather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, comm);
+        lsim_ns first = INT64_MAX;
+        for (size_t l = 0; l < nlocal; l++)
+            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
+        if (s.violation && !rc) rc = LSIM_EINTERNAL; /* its message is already in err */
+        int64_t mine[3] = {(int64_t)s.nout, first, rc ? 1 : 0};
+        MPI_Allgather(mine, 3, MPI_INT64_T, rec, 3, MPI_INT64_T, comm);
         st->allgathers++;
         long long sum = 0;
+        int fail = 0;
+        lsim_ns next = INT64_MAX;
         for (int r = 0; r < np; r++) {
             displs[r] = (int)sum;
-            sum += counts[r];
+            counts[r] = (int)rec[3 * r];
+            sum += rec[3 * r];
+            if (rec[3 * r + 1] < next) next = rec[3 * r + 1];
+            if (rec[3 * r + 2]) fail = 1;
+        }
+        if (fail) {
+            peer_failed = 1;
+            break;
         }
         if (sum > INT_MAX) {
             rc = lsim_err_set(err, LSIM_EINTERNAL, "too many collective arrivals in one window");
+            peer_failed = 1; /* every rank sees the same sum */
             break;
         }
-        int64_t *nin = realloc(in, (size_t)(sum ? sum : 1) * sizeof *in);
-        if (!nin) {
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory exchanging arrivals");
-            break;
-        }
-        in = nin;
-        MPI_Allgatherv(s.out, cnt, MPI_INT64_T, in, counts, displs, MPI_INT64_T, comm);
-        st->allgathers++;
-        st->messages += (uint64_t)sum / 2;
-        for (int r = 0; r < np; r++) {
-            if (r == me) continue; /* own arrivals were counted when made */
-            for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
-                size_t k = (size_t)in[q];
-                int has_local = 0;
-                for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1] && !has_local; p++)
-                    has_local = s.local_of[j->part_gpu[p]] >= 0;
-                if (has_local) arrive(&s, k, in[q + 1]);
+        if (sum > 0) {
+            if ((size_t)sum > incap) {
+                /* every rank sees the same sums, so all grow here together
+                 * and agree on success (rarely: the buffer only grows) */
+                size_t cap = incap ? incap : 256;
+                while (cap < (size_t)sum) cap *= 2;
+                int64_t *nin = realloc(in, cap * sizeof *in);
+                int oom = !nin, any_oom = 0;
+                if (nin) {
+                    in = nin;
+                    incap = cap;
+                }
+                MPI_Allreduce(&oom, &any_oom, 1, MPI_INT, MPI_MAX, comm);
+                st->allreduces++;
+                if (any_oom) {
+                    if (oom) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory exchanging arrivals");
+                    peer_failed = 1;
+                    break;
+                }
             }
+            MPI_Allgatherv(s.out, (int)s.nout, MPI_INT64_T, in, counts, displs, MPI_INT64_T, comm);
+            st->allgathers++;
+            st->messages += (uint64_t)sum / 2;
+            for (int r = 0; r < np; r++) {
+                if (r == me) continue; /* own arrivals were counted when made */
+                for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
+                    size_t k = (size_t)in[q];
+                    if (k < j->ninst && s.has_local[k]) arrive(&s, k, in[q + 1]);
+                }
+            }
+            if (next > W) next = W; /* completions just received are due from W on */
         }
         s.nout = 0;
+        T = next;
     }
-    if (!rc) {
+    if (!rc && !peer_failed) {
         uint64_t all_done = 0, all_total = 0, t64 = total;
         MPI_Allreduce(&done, &all_done, 1, MPI_UINT64_T, MPI_SUM, comm);
         MPI_Allreduce(&t64, &all_total, 1, MPI_UINT64_T, MPI_SUM, comm);
@@ -295,6 +369,10 @@ cleanup:
     free(s.arrived);
     free(s.max_arrival);
     free(s.remote);
+    free(s.has_local);
+    free(owner);
+    free(rec);
+    free(allgid);
     for (size_t l = 0; s.h.node && l < nlocal; l++) free(s.h.node[l]);
     free(s.h.node);
     free(s.h.n);

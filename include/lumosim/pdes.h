@@ -2,22 +2,27 @@
  *
  * The GPUs of one job are split over the MPI ranks; each rank simulates its
  * own GPUs' graphs. Only collective arrival timestamps cross ranks. Time
- * advances in windows: every rank processes its events that start before
- * W = T + L, where T is the earliest pending event of any rank (one
- * MPI_Allreduce) and L the lookahead, the shortest transfer time of any
- * collective instance of the job (computed at start-up from the matched
- * collectives). Arrivals produced in a window are exchanged at its end (one
- * MPI_Allgather of counts, one MPI_Allgatherv of (instance, time) pairs);
- * a collective completes at max(arrivals) + transfer >= T + L = W, so no
- * event before W can depend on an arrival not yet received: nothing is ever
- * rolled back. Every message is checked where it is created (its instance's
- * transfer must be >= L); a violation is a fatal error on every rank.
- * Results do not depend on the number of ranks or the split: each node's
- * times are a function of its predecessors only, and ties are broken by
- * (time, global GPU, node).
+ * advances in windows [T, W = T + L): every rank processes its events that
+ * start before W. L, the lookahead, is the shortest transfer time of any
+ * collective instance whose participants are on more than one rank
+ * (computed at start-up from the matched collectives and the GPU-to-rank
+ * layout, the same on every rank); instances inside one rank complete there
+ * and do not bound it. At the end of a window one MPI_Allgather carries
+ * each rank's arrival count, its earliest pending event and a failure
+ * flag, and, when there are arrivals, one MPI_Allgatherv the (instance,
+ * time) pairs. A collective completes at max(arrivals) + transfer >= T + L
+ * = W, so no event before W can depend on an arrival not yet received:
+ * nothing is ever rolled back; the next window starts at the earliest
+ * pending event, or at W when arrivals were exchanged (a completion is
+ * never earlier than W). Every message is checked where it is created (its
+ * instance's transfer must be >= L); a violation is a fatal error on every
+ * rank. Results do not depend on the number of ranks or the layout: each
+ * node's times are a function of its predecessors only, and ties are
+ * broken by (time, global GPU, node).
  *
  * Collective over comm: every rank calls it with its own GPUs (possibly
- * none). Ownership: everything borrowed. */
+ * none; together a partition of the job's GPUs). Ownership: everything
+ * borrowed. */
 #ifndef LUMOSIM_PDES_H
 #define LUMOSIM_PDES_H
 
@@ -30,8 +35,8 @@ typedef struct lsim_pdes_stats {
     lsim_ns lookahead;          /* L used */
     uint64_t windows;           /* synchronisation rounds */
     uint64_t messages;          /* arrival pairs exchanged (all ranks) */
-    uint64_t allreduces;        /* MPI_Allreduce calls */
-    uint64_t allgathers;        /* MPI_Allgather(v) calls */
+    uint64_t allreduces;        /* MPI_Allreduce calls (start, end, buffer growth) */
+    uint64_t allgathers;        /* MPI_Allgather(v) calls (one or two per window) */
 } lsim_pdes_stats;
 
 /* job: matched over all GPUs of the job (lsim_job_from_entries), with
