@@ -1374,8 +1374,10 @@ static int check_root(sctx *c, const char *want)
 /* ------------------------------------------------------------ streamed graph write */
 
 /* Rows per chunk of the appendable datasets: the final size is not known
- * when they are created, so a fixed size (256 Ki rows: 2 MiB of int64). */
-#define APPEND_CHUNK_ROWS ((hsize_t)1 << 18)
+ * when they are created, so a fixed size (64 Ki rows: 512 KiB of int64,
+ * inside HDF5's default 1 MiB chunk cache, so the partly filled last chunk
+ * of a batch stays cached for the next). */
+#define APPEND_CHUNK_ROWS ((hsize_t)1 << 16)
 
 struct lsim_store_writer {
     sctx c;
@@ -1516,49 +1518,70 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
         if (!m || !sp) rc = nomem(c);
         else w->cap = cap;
     }
+    /* the batch's index entries, offsets continuing the rows written so far */
+    uint64_t brows[RK_N] = {0};
     for (size_t i = 0; !rc && i < n; i++) {
-        const lsim_graph *g = graphs[i];
-        gmeta *x = &w->m[w->n];
-        meta_from_graph(x, g);
-        const char *sp = source_paths ? source_paths[i] : NULL;
-        if (sp) rc = file_crc(c, sp, &x->source_size, &x->source_crc32);
-        for (int r = 0; r < RK_N; r++) x->off[r] = w->rows[r];
-        /* the flat columns */
-        for (size_t k = 0; !rc && k < NGCOLS; k++) {
-            const gcol *gc = &gcols[k];
-            uint64_t cnt = x->cnt[gc->rk];
-            if (!cnt) continue;
-            if (!(rc = wbuf(w, cnt * gc->esz))) {
-                pack(gc, g, cnt, w->buf);
-                rc = append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], cnt, w->buf);
-            }
+        gmeta *x = &w->m[w->n + i];
+        meta_from_graph(x, graphs[i]);
+        if (source_paths && source_paths[i]) rc = file_crc(c, source_paths[i], &x->source_size, &x->source_crc32);
+        for (int r = 0; r < RK_N; r++) {
+            x->off[r] = w->rows[r] + brows[r];
+            brows[r] += x->cnt[r];
         }
-        /* strings: per-string offsets within the GPU's bytes, then the bytes */
-        uint64_t ns = x->cnt[RK_STR], nc = x->cnt[RK_CHAR];
-        if (!rc && ns && !(rc = wbuf(w, ns * sizeof(uint64_t) + nc))) {
-            uint64_t *o = (uint64_t *)(void *)w->buf;
-            char *ch = w->buf + ns * sizeof(uint64_t);
-            uint64_t pos = 0;
-            for (uint64_t k = 0; k < ns; k++) {
+    }
+    /* each column once per batch (a partly filled chunk is rewritten only
+     * at the batch's two ends) */
+    for (size_t k = 0; !rc && k < NGCOLS; k++) {
+        const gcol *gc = &gcols[k];
+        uint64_t cnt = brows[gc->rk];
+        if (!cnt) continue;
+        if ((rc = wbuf(w, cnt * gc->esz))) break;
+        uint64_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = w->m[w->n + i].cnt[gc->rk];
+            pack(gc, graphs[i], r, w->buf + at * gc->esz);
+            at += r;
+        }
+        rc = append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], cnt, w->buf);
+    }
+    /* strings: per-string offsets within each GPU's bytes, then the bytes */
+    uint64_t ns = brows[RK_STR], nc = brows[RK_CHAR];
+    if (!rc && ns && !(rc = wbuf(w, ns * sizeof(uint64_t) + nc))) {
+        uint64_t *o = (uint64_t *)(void *)w->buf;
+        char *ch = w->buf + ns * sizeof(uint64_t);
+        uint64_t so = 0, co = 0;
+        for (size_t i = 0; i < n; i++) {
+            const lsim_graph *g = graphs[i];
+            uint64_t gs = w->m[w->n + i].cnt[RK_STR], pos = 0;
+            for (uint64_t k = 0; k < gs; k++) {
                 const char *str = lsim_strtab_get(g->strings, (uint32_t)k);
                 size_t len = strlen(str);
-                o[k] = pos;
-                memcpy(ch + pos, str, len + 1);
+                o[so + k] = pos;
+                memcpy(ch + co + pos, str, len + 1);
                 pos += len + 1;
             }
-            rc = append_rows(c, w->d[NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], ns, o);
-            if (!rc) rc = append_rows(c, w->d[NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR], nc, ch);
+            so += gs;
+            co += pos;
         }
-        if (rc) break;
-        for (int r = 0; r < RK_N; r++) w->rows[r] += x->cnt[r];
-        const char *name = g->source ? g->source : sp ? sp : "";
-        if (!(w->src[w->n] = strdup(name))) {
+        rc = append_rows(c, w->d[NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], ns, o);
+        if (!rc) rc = append_rows(c, w->d[NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR], nc, ch);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_graph *g = graphs[i];
+        const char *sp = source_paths ? source_paths[i] : NULL;
+        if (!(w->src[w->n + i] = strdup(g->source ? g->source : sp ? sp : ""))) {
+            for (size_t k = 0; k < i; k++) free(w->src[w->n + k]);
             rc = nomem(c);
-            break;
         }
-        if (w->lat < 0) w->lat = g->latency;
-        else if (w->lat != (int)g->latency) w->mixed = 1;
-        w->n++;
+    }
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) {
+            int lat = graphs[i]->latency;
+            if (w->lat < 0) w->lat = lat;
+            else if (w->lat != lat) w->mixed = 1;
+        }
+        for (int r = 0; r < RK_N; r++) w->rows[r] += brows[r];
+        w->n += n;
     }
     if (rc && err) *err = c->e;
     wq_off(c);

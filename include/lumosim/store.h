@@ -108,7 +108,7 @@ int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size
  * (lumosim synth): open, add the GPUs in batches (GPU order = order of the
  * calls), close. Only one batch needs to be in memory at a time; the store
  * read back is the same as lsim_store_write_graphs of all the graphs (the
- * datasets grow in fixed 256 Ki-row chunks instead of being sized up front).
+ * datasets grow in fixed 64 Ki-row chunks instead of being sized up front).
  * The file is PATH.tmp-<pid> until close renames it; abort (or a failed add
  * followed by abort) removes it. source_paths (may be NULL) are checksummed
  * as in lsim_store_write_graphs; opts->source_paths is ignored.

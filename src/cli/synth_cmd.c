@@ -72,7 +72,7 @@ int lsim_cli_synth(int argc, char **argv)
     int stats = 0, status = 0, rc = 0;
     lsim_err err = {0};
     lsim_graph **gs = NULL;
-    const char **srcs = NULL;
+    lsim_store_writer *w = NULL;
     size_t ngpu = 0, made = 0;
     char *cmd = NULL;
     for (int i = 0; i < argc; i++) {
@@ -154,41 +154,58 @@ int lsim_cli_synth(int argc, char **argv)
         for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
     }
     ngpu = lsim_synth_ngpus(&c);
-    gs = calloc(ngpu, sizeof *gs);
-    srcs = calloc(ngpu, sizeof *srcs); /* no source files: no checksums */
-    if (!gs || !srcs) goto nomem;
-    double t0 = now_s();
-    uint64_t nodes = 0, edges = 0;
-    for (size_t i = 0; i < ngpu && !rc; i++) {
-        rc = lsim_synth_gpu(&c, (uint32_t)i, NULL, &gs[i], &err);
+    /* Streamed: GPUs are generated and written a batch at a time
+     * (lsim_store_writer_*), so memory holds one batch, never the job. The
+     * batch is sized from the first GPU: about 256 MiB of graphs. */
+    {
+        double t0 = now_s(), tgen = 0, twrite = 0;
+        uint64_t nodes = 0, edges = 0;
+        size_t batch = 1;
+        lsim_store_write_opts wo = {cmd, NULL, 0};
+        rc = lsim_store_writer_open(out, &wo, &w, &err);
+        for (size_t i = 0; !rc && i < ngpu;) {
+            size_t nb = i == 0 ? 1 : (ngpu - i < batch ? ngpu - i : batch);
+            if (!gs && !(gs = calloc(ngpu < 4096 ? ngpu : 4096, sizeof *gs))) goto nomem;
+            double g0 = now_s();
+            made = 0;
+            for (size_t k = 0; k < nb && !rc; k++) {
+                rc = lsim_synth_gpu(&c, (uint32_t)(i + k), NULL, &gs[k], &err);
+                if (!rc) {
+                    made++;
+                    nodes += gs[k]->n;
+                    edges += gs[k]->nedges;
+                }
+            }
+            if (!rc && i == 0) {
+                uint64_t per = gs[0]->n * 80 + gs[0]->nedges * 26 + 1;
+                batch = (size_t)((256u << 20) / per);
+                if (batch < 1) batch = 1;
+                if (batch > 4096) batch = 4096;
+                /* the store on disk: about 8 bytes per node and edge, compressed */
+                uint64_t need = (uint64_t)ngpu * (gs[0]->n + gs[0]->nedges) * 8;
+                if (lsim_disk_check(out, need, &err)) rc = LSIM_EIO;
+            }
+            double g1 = now_s();
+            if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, &err);
+            twrite += now_s() - g1;
+            tgen += g1 - g0;
+            for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
+            made = 0;
+            i += nb;
+        }
         if (!rc) {
-            made++;
-            nodes += gs[i]->n;
-            edges += gs[i]->nedges;
+            double c0 = now_s();
+            rc = lsim_store_writer_close(w, &err);
+            w = NULL;
+            twrite += now_s() - c0;
         }
-        if (!rc && i == 0) {
-            /* one GPU's size times the job against what this process may use */
-            uint64_t est = (uint64_t)ngpu * (gs[0]->n * 80 + gs[0]->nedges * 26), lim = 0;
-            const char *lsrc = NULL;
-            rc = lsim_mem_limit(&lim, &lsrc, &err);
-            if (!rc && lim && lim != UINT64_MAX && est > lim)
-                rc = lsim_err_set(&err, LSIM_ENOMEM,
-                                  "synthesizing %zu GPUs of %zu nodes each needs about %.1f GiB, more than the %.1f GiB this "
-                                  "process may use (%s)",
-                                  ngpu, gs[0]->n, (double)est / (1u << 30), (double)lim / (1u << 30), lsrc ? lsrc : "limit");
-        }
+        if (!rc && stats)
+            fprintf(stderr,
+                    "lumosim: stats: synth %zu GPUs (TP %d PP %d DP %d, %d micro-batches, V %d): %llu nodes, %llu "
+                    "edges; generate %.2f s, write %.2f s, total %.2f s (batches of %zu GPUs)\n",
+                    ngpu, c.tp, c.pp, c.dp, lsim_synth_microbatches(&c), c.vstages, (unsigned long long)nodes,
+                    (unsigned long long)edges, tgen, twrite, now_s() - t0, batch);
     }
-    double t1 = now_s();
-    if (rc) goto done;
-    lsim_store_write_opts wo = {cmd, srcs, 0};
-    rc = lsim_store_write_graphs_ex(out, gs, ngpu, &wo, &err);
-    double t2 = now_s();
-    if (!rc && stats)
-        fprintf(stderr,
-                "lumosim: stats: synth %zu GPUs (TP %d PP %d DP %d, %d micro-batches, V %d): %llu nodes, %llu edges; "
-                "generate %.2f s, write %.2f s\n",
-                ngpu, c.tp, c.pp, c.dp, lsim_synth_microbatches(&c), c.vstages, (unsigned long long)nodes,
-                (unsigned long long)edges, t1 - t0, t2 - t1);
     goto done;
 nomem:
     rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
@@ -198,8 +215,8 @@ done:
         status = 1;
     }
     for (size_t i = 0; gs && i < made; i++) lsim_graph_free(gs[i]);
+    lsim_store_writer_abort(w); /* NULL after a close */
     free(gs);
-    free(srcs);
     free(cmd);
     return status;
 }
