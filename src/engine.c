@@ -162,55 +162,17 @@ uint64_t lsim_engine_events(const lsim_engine *e) { return e->events; }
 
 /* ------------------------------------------------------------ a whole job */
 
-/* Joint heap over (GPU, node), ordered by (start, GPU, node). */
-typedef struct jheap {
-    uint32_t *gpu, *node;
-    size_t n;
-    lsim_engine *const *e;
-} jheap;
-
-static inline int jbefore(const jheap *h, uint32_t ga, uint32_t va, uint32_t gb, uint32_t vb)
-{
-    lsim_ns sa = h->e[ga]->start[va], sb = h->e[gb]->start[vb];
-    if (sa != sb) return sa < sb;
-    if (ga != gb) return ga < gb;
-    return va < vb;
-}
-
-static void jpush(jheap *h, uint32_t g, uint32_t v)
-{
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!jbefore(h, g, v, h->gpu[p], h->node[p])) break;
-        h->gpu[i] = h->gpu[p];
-        h->node[i] = h->node[p];
-        i = p;
-    }
-    h->gpu[i] = g;
-    h->node[i] = v;
-}
-
-static void jpop(jheap *h, uint32_t *g, uint32_t *v)
-{
-    *g = h->gpu[0];
-    *v = h->node[0];
-    uint32_t lg = h->gpu[--h->n], lv = h->node[h->n];
-    size_t i = 0, n = h->n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && jbefore(h, h->gpu[c + 1], h->node[c + 1], h->gpu[c], h->node[c])) c++;
-        if (!jbefore(h, h->gpu[c], h->node[c], lg, lv)) break;
-        h->gpu[i] = h->gpu[c];
-        h->node[i] = h->node[c];
-        i = c;
-    }
-    if (n) {
-        h->gpu[i] = lg;
-        h->node[i] = lv;
-    }
-}
+/* Ready nodes, one stack per GPU (segments of one array: each node is
+ * pushed once). Results do not depend on the order nodes are processed in --
+ * a node's times are a function of its predecessors' only, and a
+ * collective's of its participants' arrivals -- so instead of one heap over
+ * the whole job ordered by time (a cache miss per comparison on a large
+ * job), each GPU's ready work is run in one burst, GPU after GPU, until no
+ * GPU has any. */
+typedef struct jstack {
+    uint32_t *node;   /* all GPUs' segments */
+    size_t *base, *n; /* per GPU */
+} jstack;
 
 typedef struct jstate {
     const lsim_job *j;
@@ -218,8 +180,10 @@ typedef struct jstate {
     lsim_ns *const *waits;
     uint32_t *arrived;
     lsim_ns *max_arrival;
-    jheap h;
+    jstack st;
 } jstate;
+
+static inline void jpush(jstate *s, uint32_t g, uint32_t v) { s->st.node[s->st.base[g] + s->st.n[g]++] = v; }
 
 /* v on GPU gi is ready: resolve it; a collective waits for its peers. */
 static void jresolve(jstate *s, uint32_t gi, uint32_t v)
@@ -228,7 +192,7 @@ static void jresolve(jstate *s, uint32_t gi, uint32_t v)
     resolve(e, v);
     int32_t k = s->j->inst_of[gi][v];
     if (k < 0) {
-        jpush(&s->h, gi, v);
+        jpush(s, gi, v);
         return;
     }
     if (e->start[v] > s->max_arrival[k]) s->max_arrival[k] = e->start[v];
@@ -241,7 +205,7 @@ static void jresolve(jstate *s, uint32_t gi, uint32_t v)
         if (s->waits) s->waits[pg][pv] = s->max_arrival[k] - pe->start[pv];
         pe->end[pv] = end;
         pe->bind_end[pv] = -1;
-        jpush(&s->h, pg, pv);
+        jpush(s, pg, pv);
     }
 }
 
@@ -249,12 +213,17 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
 {
     int rc = 0;
     size_t total = 0;
-    for (size_t i = 0; i < j->ngpus; i++) total += E[i]->g->n;
     jstate s = {j, E, waits, calloc(j->ninst ? j->ninst : 1, sizeof(uint32_t)),
-                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, 0, E}};
-    s.h.gpu = malloc((total ? total : 1) * sizeof(uint32_t));
-    s.h.node = malloc((total ? total : 1) * sizeof(uint32_t));
-    if (!s.arrived || !s.max_arrival || !s.h.gpu || !s.h.node) {
+                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, NULL}};
+    s.st.base = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.base);
+    s.st.n = calloc(j->ngpus ? j->ngpus : 1, sizeof *s.st.n);
+    if (s.st.base)
+        for (size_t i = 0; i < j->ngpus; i++) {
+            s.st.base[i] = total;
+            total += E[i]->g->n;
+        }
+    s.st.node = malloc((total ? total : 1) * sizeof *s.st.node);
+    if (!s.arrived || !s.max_arrival || !s.st.base || !s.st.n || !s.st.node) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's engine");
         goto cleanup;
     }
@@ -271,16 +240,21 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
         for (size_t v = 0; v < E[i]->g->n; v++)
             if (E[i]->indeg[v] == 0) jresolve(&s, i, (uint32_t)v);
     uint64_t done = 0;
-    while (s.h.n) {
-        uint32_t gi, u;
-        jpop(&s.h, &gi, &u);
-        lsim_engine *e = E[gi];
-        const lsim_graph *g = e->g;
-        e->events++;
-        done++;
-        for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
-            uint32_t w = g->out_dst[k];
-            if (--e->indeg[w] == 0) jresolve(&s, gi, w);
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (uint32_t gi = 0; gi < j->ngpus; gi++) {
+            lsim_engine *e = E[gi];
+            const lsim_graph *g = e->g;
+            while (s.st.n[gi]) {
+                uint32_t u = s.st.node[s.st.base[gi] + --s.st.n[gi]];
+                e->events++;
+                done++;
+                progress = 1;
+                for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+                    uint32_t w = g->out_dst[k];
+                    if (--e->indeg[w] == 0) jresolve(&s, gi, w);
+                }
+            }
         }
     }
     if (done != total) {
@@ -302,8 +276,9 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
 cleanup:
     free(s.arrived);
     free(s.max_arrival);
-    free(s.h.gpu);
-    free(s.h.node);
+    free(s.st.node);
+    free(s.st.base);
+    free(s.st.n);
     return rc;
 }
 
