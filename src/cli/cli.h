@@ -73,6 +73,8 @@ int lsim_cli_info(int argc, char **argv);
 int lsim_cli_collect(int argc, char **argv);
 /* lumosim synth: a synthesized job into a graph store (synth_cmd.c). */
 int lsim_cli_synth(int argc, char **argv);
+/* lumosim whatif (whatif_cmd.c) */
+int lsim_cli_whatif(int argc, char **argv);
 /* lumosim calibrate: fit a GPU spec (and a topology) to traces and
  * nccl-tests output (calibrate_cmd.c). */
 int lsim_cli_calibrate(int argc, char **argv);

@@ -33,6 +33,8 @@ static const char *USAGE_MAIN =
     "  synth     synthesize a training job's graphs into a graph store\n"
     "  calibrate fit the cost models' GPU (and network) parameters to traces\n"
     "            and nccl-tests output\n"
+    "  whatif    transform a job's graphs (DP width, layers, network, GPU,\n"
+    "            stragglers, noise) into a new graph store\n"
     "  help      show help for a command (lumosim help replay)\n"
     "\n"
     "options:\n"
@@ -222,7 +224,7 @@ int main(int argc, char **argv)
               : !strcmp(t, "report") ? USAGE_REPORT
               : !strcmp(t, "ablate") ? USAGE_ABLATE
               : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect") ||
-                        !strcmp(t, "synth") || !strcmp(t, "calibrate")
+                        !strcmp(t, "synth") || !strcmp(t, "calibrate") || !strcmp(t, "whatif")
                   ? "see: lumosim COMMAND --help\n"
                   : USAGE_MAIN,
               stdout);
@@ -236,6 +238,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "collect")) return lsim_cli_collect(argc - 2, argv + 2);
     if (!strcmp(c, "synth")) return lsim_cli_synth(argc - 2, argv + 2);
     if (!strcmp(c, "calibrate")) return lsim_cli_calibrate(argc - 2, argv + 2);
+    if (!strcmp(c, "whatif")) return lsim_cli_whatif(argc - 2, argv + 2);
     if (!strcmp(c, "ablate")) {
         for (int i = 2; i < argc; i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

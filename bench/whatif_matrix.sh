@@ -1,0 +1,59 @@
+#!/bin/sh
+# bench/whatif_matrix.sh [LUMOSIM] -- what-if self-consistency matrix.
+#
+# For GPT-3 15B and 44B at TP 2, PP 2, micro-batch 1 and 4 micro-batches per
+# pipeline (global batch 4 x DP), every pair A -> B among DP {1, 2, 4, 8}
+# (from DP >= 2: DP 1 has no gradient all-reduce to replicate), layers
+# {24, 48} at each DP, a topology change and a GPU change:
+# lumosim whatif (synth(A) -> B) is simulated and compared with synth(B)
+# simulated. Prints a markdown table: configuration, what-if prediction,
+# synthesized prediction, error, and the what-if command. Exit 1 when a case
+# is more than 1 % off. TP and PP changes are not implemented (docs/whatif.md).
+set -u
+L=${1:-build/lumosim}
+T=data/topology/example_4gpu_eth100.json
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+pred() {
+    "$L" sim --json "$1" | tr -d ' \n' | sed 's/.*"job":{[^}]*"predicted_ns":\([0-9]*\).*/\1/'
+}
+synth() { # synth NAME MODEL DP LAYERS [EXTRA...]
+    n=$1 m=$2 d=$3 l=$4
+    shift 4
+    [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" --tp 2 --pp 2 --dp "$d" --micro-batch 1 --global-batch $((4 * d)) \
+        --layers "$l" "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
+}
+row() { # row LABEL SOURCE TARGET WHATIF-ARGS...
+    r_label=$1 r_src=$2 r_dst=$3
+    shift 3
+    "$L" whatif "$tmp/$r_src.h5" "$@" -o "$tmp/w.h5" >/dev/null || { echo "| $r_label | failed | | | |"; bad=1; return; }
+    p=$(pred "$tmp/w.h5")
+    q=$(pred "$tmp/$r_dst.h5")
+    awk -v l="$r_label" -v p="$p" -v q="$q" -v c="lumosim whatif $r_src.h5 $*" 'BEGIN {
+        e = (p - q) / q; printf "| %s | %.3f | %.3f | %+.4f %% | `%s` |\n", l, p / 1e6, q / 1e6, 100 * e, c;
+        exit !(e <= 0.01 && e >= -0.01) }' || bad=1
+}
+echo "| configuration | what-if ms | synth ms | error | command |"
+echo "|---|---|---|---|---|"
+for m in gpt3-15b gpt3-44b; do
+    for d in 1 2 4 8; do
+        for l in 24 48; do synth "$m-dp$d-l$l" "$m" "$d" "$l"; done
+    done
+    synth "$m-topo" "$m" 2 48 --topology "$T"
+    synth "$m-a100" "$m" 2 48 --gpu a100
+    for a in 2 4 8; do
+        for b in 1 2 4 8; do
+            [ "$a" = "$b" ] && continue
+            row "$m TP2 PP2 DP $a -> $b" "$m-dp$a-l48" "$m-dp$b-l48" --dp "$b"
+        done
+    done
+    for d in 1 2 4 8; do
+        row "$m TP2 PP2 DP$d layers 48 -> 24" "$m-dp$d-l48" "$m-dp$d-l24" --layers 24
+        row "$m TP2 PP2 DP$d layers 24 -> 48" "$m-dp$d-l24" "$m-dp$d-l48" --layers 48
+    done
+    row "$m TP2 PP2 DP2 DP 4 -> 2 and layers 48 -> 24" "$m-dp4-l48" "$m-dp2-l24" --dp 2 --layers 24
+    row "$m TP2 PP2 DP2 network -> example_4gpu_eth100" "$m-dp2-l48" "$m-topo" --topology "$T"
+    row "$m TP2 PP2 DP2 GPU h100 -> a100" "$m-dp2-l48" "$m-a100" --gpu a100
+done
+exit $bad

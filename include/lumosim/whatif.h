@@ -1,0 +1,184 @@
+/* What-if transformations: "what would this job take if ..." answered by
+ * transforming the execution graphs of a traced or synthesized job and
+ * simulating the result (docs/whatif.md).
+ *
+ * Every transformation is a pure function from graphs to graphs: it reads
+ * its input graph (never modifies it) and allocates a new one, and it adds
+ * what it changed to a caller-owned lsim_wi_counts (nodes added, removed and
+ * re-timed per node kind, collectives re-timed per group class, edges added
+ * and removed). The CLI (`lumosim whatif`) chains them per GPU:
+ *
+ *   normalize -> layers -> dp -> retime (network) -> gpu -> slow-gpu -> jitter
+ *
+ * Structure is identified first (lsim_wi_identify): which collectives are
+ * tensor / data / pipeline parallel, each rank's coordinates, and the layers
+ * (from synthesized node tags "L12.mb3.fwd.qkv_gemm"; Kineto traces carry
+ * no such tags and their layer structure is reported as unknown).
+ *
+ * Group names after normalization are canonical, as lumosim synth writes
+ * them: "tp:PP:DP" (TP group of stage PP in replica DP), "dp:TP:PP",
+ * "p2p:A->B[#chan]"; GPU numbering is Megatron's, rank = tp + TP * (dp + DP
+ * * pp).
+ *
+ * Ownership: functions returning graphs allocate them (lsim_graph_free);
+ * lsim_wi_job_new allocates a job context (lsim_wi_job_free); everything
+ * else is caller-owned plain data. Everything here is Local (no MPI). */
+#ifndef LUMOSIM_WHATIF_H
+#define LUMOSIM_WHATIF_H
+
+#include "lumosim/cost.h"
+#include "lumosim/graph.h"
+#include "lumosim/job.h"
+
+/* ------------------------------------------------------------ identification */
+
+typedef enum lsim_wi_gclass {
+    LSIM_WI_OTHER = 0, /* a group that is none of the below (or unknown ranks) */
+    LSIM_WI_TP,        /* tensor parallel: consecutive ranks */
+    LSIM_WI_DP,        /* data parallel: ranks TP apart */
+    LSIM_WI_PP,        /* pipeline point to point: a pair of ranks */
+    LSIM_WI_WORLD,     /* every rank of the job (no process group known) */
+    LSIM_WI_NGCLASS
+} lsim_wi_gclass;
+
+const char *lsim_wi_gclass_name(int c); /* "other", "tp", "dp", "pp", "world" */
+
+typedef enum lsim_wi_layer_source {
+    LSIM_WI_LAYERS_UNKNOWN = 0, /* no layer structure found */
+    LSIM_WI_LAYERS_TAGS,        /* synthesized node tags "L<n>.mb<k>.fwd." */
+    LSIM_WI_LAYERS_ANNOTATIONS  /* record_function annotations named like
+                                   layer[i] / layers.i (found and reported;
+                                   transformations do not use them yet) */
+} lsim_wi_layer_source;
+
+const char *lsim_wi_layer_source_name(int s);
+
+/* What one GPU's graph shows about its place in the job. */
+typedef struct lsim_wi_ident {
+    int32_t rank;              /* the graph's rank, else its index in the job */
+    int32_t world;             /* the graph's world size, -1 unknown */
+    int tp_i, pp_i, dp_i;      /* coordinates from canonical group names; -1 unknown */
+    int tp_size, dp_size;      /* group sizes of its TP / DP collectives; 0 none seen */
+    uint64_t colls[LSIM_WI_NGCLASS]; /* collective / p2p kernels per class */
+    int layer_source;          /* lsim_wi_layer_source */
+    int layer_lo, layer_hi;    /* tagged layers on this GPU (-1 none) */
+    int nchunks;               /* runs of consecutive layers (model chunks) */
+    int layers_per_chunk;      /* 0 when chunks differ in size */
+    uint64_t layer_nodes;      /* nodes inside layer subgraphs */
+    int annotations;           /* distinct layer annotations (Kineto) */
+} lsim_wi_ident;
+
+/* Identify one GPU's graph; gpu is its index in the job (used when the graph
+ * has no rank). Group classes of real traces come from the process groups'
+ * rank lists (pg_ranks): all ranks = world, consecutive = tp, equally spaced
+ * = dp, two ranks with send/recv = pp. 0 or LSIM_ENOMEM. */
+int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err);
+
+/* The class of collective c (index into g->colls). */
+lsim_wi_gclass lsim_wi_coll_class(const lsim_graph *g, size_t c);
+
+typedef struct lsim_wi_layout {
+    int tp, pp, dp;            /* widths; tp * pp * dp = world */
+} lsim_wi_layout;
+
+/* The job's parallel layout from every GPU's identification: TP and DP from
+ * the group sizes, PP = world / (TP * DP); every GPU's rank must be its
+ * index and its coordinates (where known) must agree with Megatron's
+ * numbering. A world-size group is taken as TP when the world fits in
+ * gpus_per_node GPUs and no other TP group exists, else as DP. LSIM_EARG
+ * naming the GPU that disagrees. */
+int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsim_wi_layout *out, lsim_err *err);
+
+/* Coordinates of a rank in a layout, and back. */
+void lsim_wi_coords(const lsim_wi_layout *L, int32_t rank, int *tp, int *dp, int *pp);
+int32_t lsim_wi_rank(const lsim_wi_layout *L, int tp, int dp, int pp);
+
+/* Member ranks of the canonical group `pg` ("tp:P:D", "dp:T:P", "p2p:A->B",
+ * "" = world) in layout L: up to cap written to ranks, the count returned
+ * (0: not a canonical name). */
+int lsim_wi_group_ranks(const char *pg, const lsim_wi_layout *L, int32_t *ranks, int cap);
+
+/* ------------------------------------------------------------ the record */
+
+typedef struct lsim_wi_counts {
+    uint64_t added[LSIM_N_NKINDS], removed[LSIM_N_NKINDS], retimed[LSIM_N_NKINDS];
+    uint64_t coll_retimed[LSIM_WI_NGCLASS];
+    uint64_t edges_added, edges_removed;
+    uint64_t gpus_added, gpus_removed;
+} lsim_wi_counts;
+
+/* ------------------------------------------------------------ job context */
+
+/* What normalization needs from the whole source job: the coupled
+ * instances' transfer times (lsim_job_from_entries) and clock offsets. */
+typedef struct lsim_wi_job lsim_wi_job;
+
+/* From the job's collective entries (lsim_job_entries over every GPU; sorted
+ * in place). 0, LSIM_ETRACE (unmatched collectives, as lsim_job_match),
+ * LSIM_ENOMEM. */
+int lsim_wi_job_new(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks, lsim_wi_job **out,
+                    lsim_err *err);
+void lsim_wi_job_free(lsim_wi_job *j);
+
+/* ------------------------------------------------------------ transformations */
+
+/* The what-if starting point of GPU `gpu` of the job: every node unobserved
+ * (obs_start = obs_end = LSIM_OBS_NONE: a what-if has no actual times), each
+ * coupled collective's dur = its instance's transfer time (observed or
+ * modelled, as lsim_job_run would take it), release times shifted by the
+ * GPU's clock offset, and process groups renamed to the canonical names of
+ * layout L (L may be NULL: names kept). Simulating the result predicts what
+ * simulating the input predicts. 0 or LSIM_ENOMEM. */
+int lsim_wi_normalize(const lsim_graph *in, const lsim_wi_job *job, size_t gpu, const lsim_wi_layout *L,
+                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+
+/* Layers: the model gets `layers` layers instead of the source's (tags
+ * needed: LSIM_EARG "layer structure unknown" otherwise). Each model chunk
+ * keeps its first and last layers and loses or duplicates whole layer
+ * subgraphs (every micro-batch's forward and backward, the optimizer step,
+ * the layer's own gradient bucket) with their collectives; edges are rewired
+ * along each processor's order; collective sequence numbers renumbered;
+ * layers renamed. Gradient buckets that hold several layers are resized
+ * (and re-timed on topo) in proportion. layers must be divisible by PP x V
+ * (LSIM_EARG naming the numbers). */
+int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, const lsim_topology *topo,
+                   lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+
+/* Data parallel: the graph of GPU new_gpu of a job with width new_dp, made
+ * from `in`, the graph of the source GPU with the same TP and PP coordinates
+ * and DP coordinate new_dp's % from->dp. Groups renamed, DP group sizes set,
+ * rank and world size set; durations unchanged (lsim_wi_retime re-times). */
+int lsim_wi_dp(const lsim_graph *in, const lsim_wi_layout *from, int new_dp, uint32_t new_gpu, lsim_graph **out,
+               lsim_wi_counts *rec, lsim_err *err);
+
+/* Network: re-time every collective and p2p kernel whose cost changes:
+ * dur' = dur * cost(new group in Lnew, tnew) / cost(its source group in
+ * Lold, told), lsim_cost_collective / lsim_cost_p2p (the ratio keeps what
+ * the trace measured; on synthesized graphs it gives the model's new time).
+ * The source group of a renamed group: its members mapped back to Lold
+ * (DP coordinate modulo Lold's DP); a DP group's source is the whole source
+ * DP group. 0 or LSIM_ENOMEM. */
+int lsim_wi_retime(const lsim_graph *in, const lsim_wi_layout *Lold, const lsim_wi_layout *Lnew,
+                   const lsim_topology *told, const lsim_topology *tnew, lsim_graph **out, lsim_wi_counts *rec,
+                   lsim_err *err);
+
+/* Another GPU: compute kernels re-timed from `from` to `to` by kernel class
+ * (names: GEMM-like, attention, else memory-bound): the work a duration
+ * stands for is recovered by inverting the roofline of `from` and costed on
+ * `to` (docs/whatif.md). Launch costs unchanged. */
+int lsim_wi_gpu(const lsim_graph *in, const lsim_gpu_spec *from, const lsim_gpu_spec *to, lsim_graph **out,
+                lsim_wi_counts *rec, lsim_err *err);
+
+/* A straggler: every compute kernel, copy and memset (not collectives) of
+ * this graph lasts factor times as long (factor > 0, finite; LSIM_EARG). */
+int lsim_wi_slow(const lsim_graph *in, double factor, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+
+/* Noise: each compute kernel's dur *= max(0, 1 + s * z), z standard normal
+ * drawn from (seed, gpu, node) alone (deterministic, independent of batching
+ * and process layout). s = sigma (>= 0), or with sigma < 0 ("trace") the
+ * relative standard deviation of the durations of the graph's kernels of
+ * the same name (synthesized tags stripped from the name). */
+int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t gpu, lsim_graph **out,
+                   lsim_wi_counts *rec, lsim_err *err);
+
+#endif

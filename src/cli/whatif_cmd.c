@@ -1,0 +1,495 @@
+/* lumosim whatif: transform the graphs of a job (graph store) and write the
+ * transformed job to a new graph store (whatif.h, docs/whatif.md).
+ *
+ * Two passes over the source, never the whole new job in memory: (1) GPUs
+ * read in batches to identify the structure and match the collectives
+ * (transfer times, clock offsets); (2) one pipeline stage of source GPUs at
+ * a time: normalized, layers changed, then each new GPU made from it
+ * (data-parallel copy, re-timed, other GPU, straggler, noise) and added to
+ * the streamed store writer. Everything is checked before the writer opens;
+ * a failure later aborts it (nothing written). The record of what changed is
+ * printed and written beside the store as NEW.h5.whatif.json. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lumosim/metrics.h"
+#include "lumosim/store.h"
+#include "lumosim/whatif.h"
+
+static const char *USAGE_WHATIF =
+    "usage: lumosim whatif JOB.h5 [--dp N] [--layers N] [--topology FILE] [--gpu NAME|FILE]\n"
+    "                     [--from-gpu NAME|FILE] [--from-topology FILE]\n"
+    "                     [--slow-gpu RANK:FACTOR]... [--jitter SIGMA|trace] [--seed N]\n"
+    "                     -o NEW.h5\n"
+    "       lumosim whatif JOB.h5 --identify\n"
+    "\n"
+    "Transforms the job in the graph store JOB.h5 (lumosim build or synth) and\n"
+    "writes the transformed job to NEW.h5 for `lumosim sim`. What changed (nodes\n"
+    "added, removed, re-timed per kind) is printed as JSON and written to\n"
+    "NEW.h5.whatif.json. docs/whatif.md describes each transformation.\n"
+    "\n"
+    "  --identify        print what was found (layout, group classes, layers,\n"
+    "                    each rank's role) as JSON and write nothing\n"
+    "  --dp N            data-parallel width N (per-replica batch kept)\n"
+    "  --layers N        N layers (synthesized stores: layer-tagged nodes)\n"
+    "  --topology FILE   the network to re-time collectives for\n"
+    "  --gpu G           another GPU (built-in name or JSON): compute kernels\n"
+    "                    re-timed, and its default network unless --topology\n"
+    "  --from-gpu G      the GPU the source ran on (default h100)\n"
+    "  --from-topology F the source's network (default: --from-gpu's default)\n"
+    "  --slow-gpu R:F    GPU rank R's compute kernels last F times as long\n"
+    "  --jitter S|trace  per-kernel noise: relative std-dev S, or each kernel\n"
+    "                    name's own spread in the source\n"
+    "  --seed N          noise seed (default 1)\n"
+    "  --batch N         source GPUs read at a time while identifying (64)\n"
+    "  -o NEW.h5         the graph store to write\n";
+
+#define MAXSLOW 64
+
+typedef struct stage {
+    const char *name;
+    lsim_wi_counts c;
+    int used;
+} stage;
+
+enum { ST_NORM = 0, ST_LAYERS, ST_DP, ST_NET, ST_GPU, ST_SLOW, ST_JITTER, ST_N };
+
+static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
+
+static int pos_int(const char *opt, const char *v, long max, long *out)
+{
+    char *e;
+    errno = 0;
+    long x = strtol(v, &e, 10);
+    if (errno || *e || e == v || x <= 0 || x > max) {
+        fprintf(stderr, "lumosim: error: %s needs a positive integer (got '%s')\n", opt, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static void put_kinds(FILE *f, const char *key, const uint64_t *k)
+{
+    fprintf(f, "\"%s\":{", key);
+    for (int i = 0; i < LSIM_N_NKINDS; i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : "", lsim_node_kind_name((lsim_node_kind)i), (unsigned long long)k[i]);
+    fputc('}', f);
+}
+
+typedef struct rec_ctx {
+    const char *text;
+} rec_ctx;
+
+static int write_text(FILE *f, void *ctx, lsim_err *err)
+{
+    (void)err;
+    fputs(((rec_ctx *)ctx)->text, f);
+    return 0;
+}
+
+static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi_layout *L, int roles)
+{
+    uint64_t tot[LSIM_WI_NGCLASS] = {0};
+    int src = ids[0].layer_source, same = 1, annot = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < LSIM_WI_NGCLASS; c++) tot[c] += ids[i].colls[c];
+        if (ids[i].layer_source != src) same = 0;
+        if (ids[i].annotations > annot) annot = ids[i].annotations;
+    }
+    fprintf(f, "{\"gpus\":%zu,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"collectives\":{", n, L->tp, L->pp, L->dp);
+    for (int c = 0; c < LSIM_WI_NGCLASS; c++)
+        fprintf(f, "%s\"%s\":%llu", c ? "," : "", lsim_wi_gclass_name(c), (unsigned long long)tot[c]);
+    fprintf(f, "},\"layers\":{\"source\":\"%s\"", same ? lsim_wi_layer_source_name(src) : "mixed");
+    if (same && src == LSIM_WI_LAYERS_TAGS) {
+        int tot_l = ids[0].layers_per_chunk * ids[0].nchunks * L->pp;
+        fprintf(f, ",\"layers\":%d,\"chunks_per_gpu\":%d,\"layers_per_chunk\":%d", tot_l, ids[0].nchunks,
+                ids[0].layers_per_chunk);
+    } else if (same && src == LSIM_WI_LAYERS_ANNOTATIONS) {
+        fprintf(f, ",\"annotated_layers\":%d", annot);
+    }
+    fputc('}', f);
+    if (roles) {
+        fputs(",\"ranks\":[", f);
+        for (size_t i = 0; i < n; i++) {
+            int t, d, p;
+            lsim_wi_coords(L, (int32_t)i, &t, &d, &p);
+            fprintf(f, "%s{\"rank\":%d,\"tp\":%d,\"dp\":%d,\"pp\":%d,\"collectives\":{", i ? "," : "", ids[i].rank, t, d, p);
+            for (int c = 0; c < LSIM_WI_NGCLASS; c++)
+                fprintf(f, "%s\"%s\":%llu", c ? "," : "", lsim_wi_gclass_name(c), (unsigned long long)ids[i].colls[c]);
+            fprintf(f, "},\"layers\":[%d,%d]}", ids[i].layer_lo, ids[i].layer_hi);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}
+
+int lsim_cli_whatif(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *topo_f = NULL, *gpu_s = NULL, *fgpu_s = NULL, *ftopo_f = NULL, *jit = NULL;
+    long dp = 0, layers = 0, seed = 1, batch = 64;
+    int identify = 0, nslow = 0, status = 0, rc = 0;
+    int32_t slow_rank[MAXSLOW];
+    double slow_f[MAXSLOW], sigma = 0;
+    lsim_err err = {0};
+    lsim_store_gpu_info *tab = NULL;
+    size_t n = 0, ne = 0, ngpu_out = 0;
+    lsim_wi_ident *ids = NULL;
+    lsim_job_entry *ents = NULL;
+    lsim_wi_job *job = NULL;
+    lsim_graph **gs = NULL, **blk = NULL;
+    size_t nread = 0, nblk = 0;
+    lsim_store_writer *w = NULL;
+    char *cmd = NULL, *text = NULL, *jpath = NULL;
+    size_t tlen = 0;
+    FILE *rf = NULL;
+    int32_t *ranks = NULL;
+    static const char *const ST_NAME[ST_N] = {"normalize", "layers", "dp", "network", "gpu", "slow-gpu", "jitter"};
+    stage st[ST_N];
+    memset(st, 0, sizeof st);
+    for (int s = 0; s < ST_N; s++) st[s].name = ST_NAME[s];
+    st[ST_NORM].used = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(USAGE_WHATIF, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--identify")) {
+            identify = 1;
+            continue;
+        }
+        if (a[0] != '-') {
+            if (in) {
+                fprintf(stderr, "lumosim: error: unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)\n", a);
+                return 2;
+            }
+            in = a;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "lumosim: error: missing value or unknown option '%s' (see lumosim whatif --help)\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
+        else if (!strcmp(a, "--dp")) {
+            if (pos_int(a, v, 1000000, &dp)) return 2;
+        } else if (!strcmp(a, "--layers")) {
+            if (pos_int(a, v, 1000000, &layers)) return 2;
+        } else if (!strcmp(a, "--seed")) {
+            if (pos_int(a, v, 2147483647L, &seed)) return 2;
+        } else if (!strcmp(a, "--batch")) {
+            if (pos_int(a, v, 1000000, &batch)) return 2;
+        } else if (!strcmp(a, "--topology")) topo_f = v;
+        else if (!strcmp(a, "--gpu")) gpu_s = v;
+        else if (!strcmp(a, "--from-gpu")) fgpu_s = v;
+        else if (!strcmp(a, "--from-topology")) ftopo_f = v;
+        else if (!strcmp(a, "--jitter")) {
+            jit = v;
+            if (strcmp(v, "trace")) {
+                char *e;
+                sigma = strtod(v, &e);
+                if (*e || e == v || !isfinite(sigma) || sigma < 0) {
+                    fprintf(stderr, "lumosim: error: --jitter needs a relative std-dev >= 0 or 'trace' (got '%s')\n", v);
+                    return 2;
+                }
+            } else {
+                sigma = -1;
+            }
+        } else if (!strcmp(a, "--slow-gpu")) {
+            char *e;
+            errno = 0;
+            long r = strtol(v, &e, 10);
+            double f = 0;
+            if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
+            if (errno || *e || !(f > 0) || !isfinite(f)) {
+                fprintf(stderr, "lumosim: error: --slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')\n", v);
+                return 2;
+            }
+            if (nslow == MAXSLOW) {
+                fprintf(stderr, "lumosim: error: at most %d --slow-gpu options\n", MAXSLOW);
+                return 2;
+            }
+            slow_rank[nslow] = (int32_t)r;
+            slow_f[nslow++] = f;
+        } else if (!strcmp(a, "--pp") || !strcmp(a, "--tp") || !strcmp(a, "--hidden") || !strcmp(a, "--ffn") ||
+                   !strcmp(a, "--schedule") || !strcmp(a, "--micro-batches")) {
+            fprintf(stderr, "lumosim: error: %s is not implemented yet (docs/whatif.md, Limits)\n", a);
+            return 2;
+        } else {
+            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim whatif --help)\n", a);
+            return 2;
+        }
+    }
+    if (!in || (!out && !identify)) {
+        fprintf(stderr, "lumosim: error: whatif needs JOB.h5 and -o NEW.h5 (or --identify) (see lumosim whatif --help)\n");
+        return 2;
+    }
+    /* the GPUs and networks */
+    lsim_gpu_spec gfrom, gto;
+    lsim_topology tfrom, tto;
+    rc = fgpu_s ? (is_file_name(fgpu_s) ? lsim_gpu_spec_load(fgpu_s, &gfrom, &err) : lsim_gpu_spec_builtin(fgpu_s, &gfrom, &err))
+                : lsim_gpu_spec_builtin("h100", &gfrom, &err);
+    if (!rc) lsim_topology_default(&gfrom, &tfrom);
+    if (!rc && ftopo_f) rc = lsim_topology_load(ftopo_f, &tfrom, &err);
+    gto = gfrom;
+    tto = tfrom;
+    if (!rc && gpu_s) {
+        rc = is_file_name(gpu_s) ? lsim_gpu_spec_load(gpu_s, &gto, &err) : lsim_gpu_spec_builtin(gpu_s, &gto, &err);
+        if (!rc) lsim_topology_default(&gto, &tto);
+    }
+    if (!rc && topo_f) rc = lsim_topology_load(topo_f, &tto, &err);
+    if (!rc && out) rc = lsim_cli_check_output(out, &err);
+    if (rc) goto done;
+    /* pass 1: identify, match */
+    if ((rc = lsim_store_gpu_table(in, &tab, &n, &err))) goto done;
+    if (!n) {
+        rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: the store holds no GPU", in);
+        goto done;
+    }
+    if (!(ids = calloc(n, sizeof *ids)) || !(ranks = malloc(n * sizeof *ranks))) goto nomem;
+    for (size_t first = 0; first < n; first += (size_t)batch) {
+        size_t cnt = n - first < (size_t)batch ? n - first : (size_t)batch, got = 0, nm = 0;
+        uint32_t *gid = malloc(cnt * sizeof *gid);
+        lsim_job_entry *mine = NULL;
+        if (!gid) goto nomem;
+        for (size_t i = 0; i < cnt; i++) gid[i] = (uint32_t)(first + i);
+        rc = lsim_store_read_graphs(in, first, cnt, &gs, &got, &err);
+        for (size_t i = 0; !rc && i < got; i++) {
+            rc = lsim_wi_identify(gs[i], first + i, &ids[first + i], &err);
+            ranks[first + i] = ids[first + i].rank;
+        }
+        if (!rc) rc = lsim_job_entries(gs, gid, got, &mine, &nm, NULL, &err);
+        if (!rc && nm) {
+            lsim_job_entry *all = realloc(ents, (ne + nm) * sizeof *all);
+            if (!all) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+            else {
+                memcpy(all + ne, mine, nm * sizeof *all);
+                ents = all;
+                ne += nm;
+            }
+        }
+        free(mine);
+        free(gid);
+        lsim_store_free_graphs(gs, got);
+        gs = NULL;
+        if (rc) goto done;
+    }
+    lsim_wi_layout L, Ln;
+    if ((rc = lsim_wi_layout_of(ids, n, tfrom.gpus_per_node, &L, &err))) goto done;
+    if (identify) {
+        put_ident(stdout, ids, n, &L, 1);
+        fputc('\n', stdout);
+        goto done;
+    }
+    if ((rc = lsim_wi_job_new(ents, ne, n, ranks, &job, &err))) goto done;
+    /* every transformation checked before anything is written */
+    Ln = L;
+    if (dp && dp != L.dp) {
+        if (L.dp == 1) {
+            rc = lsim_err_set(&err, LSIM_EARG,
+                              "--dp %ld: the source has data-parallel width 1, so there is no gradient all-reduce to "
+                              "replicate; start from a job with DP >= 2",
+                              dp);
+            goto done;
+        }
+        Ln.dp = (int)dp;
+        st[ST_DP].used = 1;
+    }
+    if ((uint64_t)Ln.tp * (uint64_t)Ln.pp * (uint64_t)Ln.dp > 100000000ull) {
+        rc = lsim_err_set(&err, LSIM_EARG, "--dp %ld: a job of more than 10^8 GPUs", dp);
+        goto done;
+    }
+    ngpu_out = (size_t)Ln.tp * (size_t)Ln.pp * (size_t)Ln.dp;
+    if (layers) {
+        for (size_t i = 0; i < n; i++)
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "%s: rank %zu: layer structure unknown (%s): --layers needs graphs tagged by layer, as "
+                                  "lumosim synth writes them",
+                                  in, i,
+                                  ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
+                                      ? "layer annotations found; transforming annotated traces is not supported yet"
+                                      : "no layer tags or annotations");
+                goto done;
+            }
+        int V = ids[0].nchunks;
+        if (V <= 0 || layers % ((long)L.pp * V)) {
+            rc = lsim_err_set(&err, LSIM_EARG, "--layers %ld is not divisible by PP x V = %d x %d", layers, L.pp, V);
+            goto done;
+        }
+        if (layers != (long)ids[0].layers_per_chunk * V * L.pp) st[ST_LAYERS].used = 1;
+    }
+    for (int s = 0; s < nslow; s++)
+        if ((size_t)slow_rank[s] >= ngpu_out) {
+            rc = lsim_err_set(&err, LSIM_EARG, "--slow-gpu %d:%g: the %s has ranks 0..%zu", slow_rank[s], slow_f[s],
+                              st[ST_DP].used ? "transformed job" : "job", ngpu_out - 1);
+            goto done;
+        }
+    st[ST_NET].used = topo_f || gpu_s || st[ST_DP].used;
+    st[ST_GPU].used = gpu_s != NULL;
+    st[ST_SLOW].used = nslow > 0;
+    st[ST_JITTER].used = jit != NULL;
+    {
+        size_t len = 16;
+        for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
+        if (!(cmd = malloc(len))) goto nomem;
+        strcpy(cmd, "lumosim whatif");
+        for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
+    }
+    /* pass 2: one pipeline stage of source GPUs at a time */
+    {
+        lsim_store_write_opts wo = {cmd, NULL, 0};
+        if ((rc = lsim_store_writer_open(out, &wo, &w, &err))) goto done;
+    }
+    size_t per = (size_t)L.tp * (size_t)L.dp;
+    if (!(blk = calloc(per, sizeof *blk))) goto nomem;
+    for (int p = 0; p < L.pp; p++) {
+        rc = lsim_store_read_graphs(in, per * (size_t)p, per, &gs, &nread, &err);
+        if (rc) goto done;
+        nblk = nread;
+        for (size_t i = 0; i < nread; i++) {
+            size_t gi = per * (size_t)p + i;
+            lsim_graph *a = NULL, *b = NULL;
+            rc = lsim_wi_normalize(gs[i], job, gi, &L, &a, &st[ST_NORM].c, &err);
+            if (!rc && st[ST_LAYERS].used) {
+                rc = lsim_wi_layers(a, &L, (int)layers, &tfrom, &b, &st[ST_LAYERS].c, &err);
+                lsim_graph_free(a);
+                a = b;
+            }
+            if (rc) goto done;
+            lsim_graph_free(gs[i]);
+            gs[i] = NULL;
+            blk[i] = a;
+            /* a replica that the new width drops */
+            int t, d, pp;
+            lsim_wi_coords(&L, (int32_t)gi, &t, &d, &pp);
+            if (d >= Ln.dp) {
+                st[ST_DP].c.gpus_removed++;
+                for (size_t v = 0; v < a->n; v++) st[ST_DP].c.removed[a->kind[v]]++;
+            }
+        }
+        lsim_store_free_graphs(gs, nread);
+        gs = NULL;
+        for (int d = 0; d < Ln.dp; d++)
+            for (int t = 0; t < Ln.tp; t++) {
+                uint32_t ng = (uint32_t)lsim_wi_rank(&Ln, t, d, p);
+                lsim_graph *cur = blk[(size_t)t + (size_t)L.tp * (size_t)(d % L.dp)], *nx = NULL;
+                int owned = 0;
+#define STEP(call)                                                                                                  \
+    do {                                                                                                            \
+        if (!rc) {                                                                                                  \
+            rc = (call);                                                                                            \
+            if (!rc) {                                                                                              \
+                if (owned) lsim_graph_free(cur);                                                                    \
+                cur = nx;                                                                                           \
+                owned = 1;                                                                                          \
+                nx = NULL;                                                                                          \
+            }                                                                                                       \
+        }                                                                                                           \
+    } while (0)
+                if (st[ST_DP].used) STEP(lsim_wi_dp(cur, &L, Ln.dp, ng, &nx, &st[ST_DP].c, &err));
+                if (st[ST_NET].used) STEP(lsim_wi_retime(cur, &L, &Ln, &tfrom, &tto, &nx, &st[ST_NET].c, &err));
+                if (st[ST_GPU].used) STEP(lsim_wi_gpu(cur, &gfrom, &gto, &nx, &st[ST_GPU].c, &err));
+                for (int s = 0; s < nslow; s++)
+                    if (slow_rank[s] == (int32_t)ng) STEP(lsim_wi_slow(cur, slow_f[s], &nx, &st[ST_SLOW].c, &err));
+                if (st[ST_JITTER].used) STEP(lsim_wi_jitter(cur, sigma, (uint64_t)seed, ng, &nx, &st[ST_JITTER].c, &err));
+#undef STEP
+                const char *nosrc[1] = {NULL};
+                if (!rc) rc = lsim_store_writer_add(w, &cur, 1, nosrc, &err);
+                if (owned) lsim_graph_free(cur);
+                if (rc) goto done;
+            }
+        for (size_t i = 0; i < nblk; i++) lsim_graph_free(blk[i]), blk[i] = NULL;
+        nblk = 0;
+    }
+    rc = lsim_store_writer_close(w, &err);
+    w = NULL;
+    if (rc) goto done;
+    /* the record */
+    if (!(rf = open_memstream(&text, &tlen))) goto nomem;
+    fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":\"", LSIM_VERSION);
+    for (const char *q = in; *q; q++) {
+        if (*q == '"' || *q == '\\') fputc('\\', rf);
+        if ((unsigned char)*q >= 0x20) fputc(*q, rf);
+    }
+    fprintf(rf, "\",\"gpus_in\":%zu,\"gpus_out\":%zu,\"structure\":", n, ngpu_out);
+    put_ident(rf, ids, n, &L, 0);
+    fprintf(rf, ",\"layout_out\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"transformations\":[", Ln.tp, Ln.pp, Ln.dp);
+    int first = 1;
+    for (int s = 0; s < ST_N; s++) {
+        if (!st[s].used) continue;
+        const lsim_wi_counts *c = &st[s].c;
+        fprintf(rf, "%s{\"name\":\"%s\",", first ? "" : ",", st[s].name);
+        first = 0;
+        switch (s) {
+        case ST_LAYERS: fprintf(rf, "\"args\":{\"from\":%d,\"to\":%ld},", ids[0].layers_per_chunk * ids[0].nchunks * L.pp, layers); break;
+        case ST_DP: fprintf(rf, "\"args\":{\"from\":%d,\"to\":%d},", L.dp, Ln.dp); break;
+        case ST_NET: fprintf(rf, "\"args\":{\"topology\":\"%s\",\"from_topology\":\"%s\"},", topo_f ? topo_f : gpu_s ? "default for --gpu" : "unchanged", ftopo_f ? ftopo_f : "default for --from-gpu"); break;
+        case ST_GPU: fprintf(rf, "\"args\":{\"from\":\"%s\",\"to\":\"%s\"},", gfrom.name, gto.name); break;
+        case ST_SLOW:
+            fputs("\"args\":[", rf);
+            for (int q = 0; q < nslow; q++) fprintf(rf, "%s{\"rank\":%d,\"factor\":%.17g}", q ? "," : "", slow_rank[q], slow_f[q]);
+            fputs("],", rf);
+            break;
+        case ST_JITTER:
+            if (sigma < 0) fprintf(rf, "\"args\":{\"sigma\":\"trace\",\"seed\":%ld},", seed);
+            else fprintf(rf, "\"args\":{\"sigma\":%.17g,\"seed\":%ld},", sigma, seed);
+            break;
+        default: break;
+        }
+        fprintf(rf, "\"gpus_added\":%llu,\"gpus_removed\":%llu,", (unsigned long long)c->gpus_added,
+                (unsigned long long)c->gpus_removed);
+        put_kinds(rf, "nodes_added", c->added);
+        fputc(',', rf);
+        put_kinds(rf, "nodes_removed", c->removed);
+        fputc(',', rf);
+        put_kinds(rf, "nodes_retimed", c->retimed);
+        fputs(",\"collectives_retimed\":{", rf);
+        for (int k = 0; k < LSIM_WI_NGCLASS; k++)
+            fprintf(rf, "%s\"%s\":%llu", k ? "," : "", lsim_wi_gclass_name(k), (unsigned long long)c->coll_retimed[k]);
+        fprintf(rf, "},\"edges_added\":%llu,\"edges_removed\":%llu}", (unsigned long long)c->edges_added,
+                (unsigned long long)c->edges_removed);
+    }
+    fputs("]}\n", rf);
+    if (fclose(rf)) {
+        rf = NULL;
+        goto nomem;
+    }
+    rf = NULL;
+    if (!(jpath = malloc(strlen(out) + 16))) goto nomem;
+    sprintf(jpath, "%s.whatif.json", out);
+    rec_ctx rc_ = {text};
+    if ((rc = lsim_cli_write_atomic(jpath, write_text, &rc_, &err))) {
+        remove(out);
+        goto done;
+    }
+    fputs(text, stdout);
+    goto done;
+nomem:
+    rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+done:
+    if (w) lsim_store_writer_abort(w);
+    if (rc) {
+        fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        status = 1;
+    }
+    if (rf) fclose(rf);
+    lsim_store_free_graphs(gs, nread);
+    for (size_t i = 0; blk && i < nblk; i++) lsim_graph_free(blk[i]);
+    free(blk);
+    lsim_store_gpu_table_free(tab, n);
+    free(ids);
+    free(ranks);
+    free(ents);
+    lsim_wi_job_free(job);
+    free(cmd);
+    free(text);
+    free(jpath);
+    return status;
+}

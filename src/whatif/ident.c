@@ -1,0 +1,248 @@
+/* What-if: identification of structure (whatif.h): group classes, rank
+ * coordinates, the job's layout, and the layers of synthesized graphs. */
+#include "lumosim/whatif.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lsim_wi_gclass_name(int c)
+{
+    static const char *const N[LSIM_WI_NGCLASS] = {"other", "tp", "dp", "pp", "world"};
+    return c >= 0 && c < LSIM_WI_NGCLASS ? N[c] : "?";
+}
+
+const char *lsim_wi_layer_source_name(int s)
+{
+    return s == LSIM_WI_LAYERS_TAGS ? "synthesized tags" : s == LSIM_WI_LAYERS_ANNOTATIONS ? "annotations" : "unknown";
+}
+
+static int is_p2p_kind(int k) { return k == LSIM_COLL_SEND || k == LSIM_COLL_RECV || k == LSIM_COLL_SENDRECV; }
+
+/* Parse a rank list text ("[0, 1, 2]", "0,1,2") into r (cap); count or -1. */
+static int parse_ranks(const char *s, int32_t *r, int cap)
+{
+    int n = 0;
+    if (!s) return -1;
+    while (*s) {
+        if (isdigit((unsigned char)*s)) {
+            char *e;
+            long x = strtol(s, &e, 10);
+            if (x > INT32_MAX) return -1;
+            if (n < cap) r[n] = (int32_t)x;
+            n++;
+            s = e;
+        } else if (*s == '-') {
+            return -1;
+        } else {
+            s++;
+        }
+    }
+    return n;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+lsim_wi_gclass lsim_wi_coll_class(const lsim_graph *g, size_t c)
+{
+    const lsim_coll_info *ci = &g->colls[c];
+    const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_name) : NULL;
+    if (pg && !strncmp(pg, "tp:", 3)) return LSIM_WI_TP;
+    if (pg && !strncmp(pg, "dp:", 3)) return LSIM_WI_DP;
+    if (pg && !strncmp(pg, "p2p:", 4)) return LSIM_WI_PP;
+    const char *pr = ci->pg_ranks != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_ranks) : NULL;
+    int32_t r[4096];
+    int n = parse_ranks(pr, r, 4096);
+    if (n <= 0 || n > 4096) {
+        if (is_p2p_kind(ci->kind)) return LSIM_WI_PP;
+        return pg ? LSIM_WI_OTHER : LSIM_WI_WORLD;
+    }
+    if (n == 2 && is_p2p_kind(ci->kind)) return LSIM_WI_PP;
+    qsort(r, (size_t)n, sizeof *r, cmp_i32);
+    if (g->world_size > 0 && n == g->world_size && r[0] == 0 && r[n - 1] == n - 1) return LSIM_WI_WORLD;
+    if (n == 1) return LSIM_WI_OTHER;
+    int32_t step = r[1] - r[0];
+    for (int i = 2; i < n; i++)
+        if (r[i] - r[i - 1] != step) return LSIM_WI_OTHER;
+    return step == 1 ? LSIM_WI_TP : step > 1 ? LSIM_WI_DP : LSIM_WI_OTHER;
+}
+
+/* "L<n>." at the start of a name: n, else -1. */
+static int tag_layer(const char *s)
+{
+    if (!s || s[0] != 'L' || !isdigit((unsigned char)s[1])) return -1;
+    char *e;
+    long x = strtol(s + 1, &e, 10);
+    return *e == '.' && x < 100000000 ? (int)x : -1;
+}
+
+/* a record_function annotation naming a layer: layer[i], layers.i, layer_i, Layer i */
+static int annot_layer(const char *s)
+{
+    const char *p = strstr(s, "layer");
+    if (!p) p = strstr(s, "Layer");
+    if (!p) return -1;
+    p += 5;
+    if (*p == 's') p++;
+    if (*p == '[' || *p == '.' || *p == '_' || *p == ' ') p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    return (int)strtol(p, NULL, 10);
+}
+
+int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->rank = g->rank >= 0 ? g->rank : (int32_t)gpu;
+    out->world = g->world_size;
+    out->tp_i = out->pp_i = out->dp_i = -1;
+    out->layer_lo = out->layer_hi = -1;
+    uint8_t *seen = NULL, *annot = NULL;
+    int rc = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        lsim_wi_gclass c = lsim_wi_coll_class(g, (size_t)g->coll[v]);
+        out->colls[c]++;
+        const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_name) : NULL;
+        int a, b;
+        if (c == LSIM_WI_TP) {
+            if (pg && sscanf(pg, "tp:%d:%d", &a, &b) == 2) out->pp_i = a, out->dp_i = b;
+            if (ci->group_size > out->tp_size) out->tp_size = ci->group_size;
+        } else if (c == LSIM_WI_DP) {
+            if (pg && sscanf(pg, "dp:%d:%d", &a, &b) == 2) out->tp_i = a, out->pp_i = b;
+            if (ci->group_size > out->dp_size) out->dp_size = ci->group_size;
+        } else if (c == LSIM_WI_WORLD && g->world_size > 1) {
+            /* decided by lsim_wi_layout_of */
+        }
+    }
+    /* layers: tags on synthesized graphs */
+    int lo = -1, hi = -1;
+    for (size_t v = 0; v < g->n; v++) {
+        int l = tag_layer(lsim_strtab_get(g->strings, g->name[v]));
+        if (l < 0) continue;
+        out->layer_nodes++;
+        if (lo < 0 || l < lo) lo = l;
+        if (l > hi) hi = l;
+    }
+    if (lo >= 0) {
+        out->layer_source = LSIM_WI_LAYERS_TAGS;
+        out->layer_lo = lo;
+        out->layer_hi = hi;
+        if (!(seen = calloc((size_t)(hi - lo + 1), 1))) goto nomem;
+        for (size_t v = 0; v < g->n; v++) {
+            int l = tag_layer(lsim_strtab_get(g->strings, g->name[v]));
+            if (l >= 0) seen[l - lo] = 1;
+        }
+        int runs = 0, len = 0, plen = -1, same = 1;
+        for (int l = lo; l <= hi + 1; l++) {
+            if (l <= hi && seen[l - lo]) {
+                len++;
+                continue;
+            }
+            if (len) {
+                runs++;
+                if (plen >= 0 && plen != len) same = 0;
+                plen = len;
+            }
+            len = 0;
+        }
+        out->nchunks = runs;
+        out->layers_per_chunk = same ? plen : 0;
+    } else {
+        /* Kineto: record_function annotations on CPU nodes */
+        int maxl = -1;
+        for (size_t v = 0; v < g->n; v++) {
+            if (g->kind[v] != LSIM_N_CPU) continue;
+            int l = annot_layer(lsim_strtab_get(g->strings, g->name[v]));
+            if (l > maxl && l < 1000000) maxl = l;
+        }
+        if (maxl >= 0) {
+            if (!(annot = calloc((size_t)maxl + 1, 1))) goto nomem;
+            for (size_t v = 0; v < g->n; v++) {
+                if (g->kind[v] != LSIM_N_CPU) continue;
+                int l = annot_layer(lsim_strtab_get(g->strings, g->name[v]));
+                if (l >= 0 && l <= maxl && !annot[l]) annot[l] = 1, out->annotations++;
+            }
+            out->layer_source = LSIM_WI_LAYERS_ANNOTATIONS;
+        }
+    }
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying the graph", g->source);
+cleanup:
+    free(seen);
+    free(annot);
+    return rc;
+}
+
+void lsim_wi_coords(const lsim_wi_layout *L, int32_t rank, int *tp, int *dp, int *pp)
+{
+    *tp = (int)(rank % L->tp);
+    *dp = (int)(rank / L->tp % L->dp);
+    *pp = (int)(rank / (L->tp * L->dp));
+}
+
+int32_t lsim_wi_rank(const lsim_wi_layout *L, int tp, int dp, int pp) { return (int32_t)(tp + L->tp * (dp + L->dp * pp)); }
+
+int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsim_wi_layout *out, lsim_err *err)
+{
+    int tp = 0, dp = 0, world_only = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i].tp_size > tp) tp = ids[i].tp_size;
+        if (ids[i].dp_size > dp) dp = ids[i].dp_size;
+        if (ids[i].colls[LSIM_WI_TP] || ids[i].colls[LSIM_WI_DP] || ids[i].colls[LSIM_WI_PP]) world_only = 0;
+    }
+    if (!tp && !dp && world_only && n > 1) {
+        /* every collective is on the whole job */
+        if (gpus_per_node > 0 && n <= (size_t)gpus_per_node) tp = (int)n;
+        else dp = (int)n;
+    }
+    if (!tp) tp = 1;
+    if (!dp) dp = 1;
+    if (n % ((size_t)tp * (size_t)dp))
+        return lsim_err_set(err, LSIM_EARG, "the job's %zu GPUs are not a multiple of TP x DP = %d x %d", n, tp, dp);
+    out->tp = tp;
+    out->dp = dp;
+    out->pp = (int)(n / ((size_t)tp * (size_t)dp));
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i].rank != (int32_t)i)
+            return lsim_err_set(err, LSIM_EARG, "GPU %zu of the job has rank %d: ranks must be 0..%zu in order", i,
+                                ids[i].rank, n - 1);
+        int t, d, p;
+        lsim_wi_coords(out, (int32_t)i, &t, &d, &p);
+        if ((ids[i].tp_i >= 0 && ids[i].tp_i != t) || (ids[i].dp_i >= 0 && ids[i].dp_i != d) ||
+            (ids[i].pp_i >= 0 && ids[i].pp_i != p))
+            return lsim_err_set(err, LSIM_EARG,
+                                "rank %zu's groups name it (tp %d, dp %d, pp %d), but Megatron's numbering with TP %d, DP "
+                                "%d, PP %d gives (tp %d, dp %d, pp %d)",
+                                i, ids[i].tp_i, ids[i].dp_i, ids[i].pp_i, out->tp, out->dp, out->pp, t, d, p);
+    }
+    return 0;
+}
+
+int lsim_wi_group_ranks(const char *pg, const lsim_wi_layout *L, int32_t *ranks, int cap)
+{
+    int a, b, n = 0;
+    char tail;
+    if (!pg) return 0;
+    if (sscanf(pg, "tp:%d:%d%c", &a, &b, &tail) == 2) {
+        for (int t = 0; t < L->tp; t++, n++)
+            if (n < cap) ranks[n] = lsim_wi_rank(L, t, b, a);
+        return n;
+    }
+    if (sscanf(pg, "dp:%d:%d%c", &a, &b, &tail) == 2) {
+        for (int d = 0; d < L->dp; d++, n++)
+            if (n < cap) ranks[n] = lsim_wi_rank(L, a, d, b);
+        return n;
+    }
+    if (sscanf(pg, "p2p:%d->%d", &a, &b) == 2 || sscanf(pg, "p2p:%d<->%d", &a, &b) == 2) {
+        if (cap >= 2) ranks[0] = a, ranks[1] = b;
+        return 2;
+    }
+    return 0;
+}

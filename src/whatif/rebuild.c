@@ -1,0 +1,306 @@
+/* What-if: the graph surgery shared by the structural transformations
+ * (whatif.h, "wi_internal.h"): remove node sets and duplicate segments,
+ * rewiring edges along each processor's order. */
+#include "wi_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumosim/metrics.h"
+
+#define NONE UINT32_MAX
+
+int wi_intern(lsim_graph *g, const char *s, uint32_t *id)
+{
+    return lsim_strtab_intern(g->strings, s, strlen(s), id);
+}
+
+/* The node before v on its processor (CPU thread or stream order), or NONE. */
+static uint32_t proc_pred(const lsim_graph *g, uint32_t v)
+{
+    int want = g->procs[g->proc[v]].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
+    for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+        if ((g->in_class[k] & 0x7f) == want && !(g->in_class[k] & LSIM_EDGE_END)) return g->in_src[k];
+    return NONE;
+}
+
+typedef struct edge {
+    uint32_t src;
+    lsim_ns delay;
+    uint8_t cls;
+} edge;
+
+int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    size_t n = g->n;
+    int rc = 0;
+    lsim_graph *o = NULL;
+    uint32_t *id0 = NULL, *fin = NULL, *posin = NULL, *cbase = NULL, *segsize = NULL, *from = NULL, *copy = NULL;
+    uint32_t *segnodes = NULL, *segoff = NULL, *pl_off = NULL, *pl_proc = NULL, *pl_node = NULL;
+    edge *E = NULL;
+    uint64_t *inoff = NULL;
+    size_t ne = 0, cape = 0;
+    uint32_t nseg = P->nseg;
+    /* segments: their nodes in id order */
+    if (!(segoff = calloc((size_t)nseg + 2, sizeof *segoff)) || !(posin = malloc((n ? n : 1) * sizeof *posin)) ||
+        !(segsize = calloc((size_t)nseg + 1, sizeof *segsize)) || !(cbase = calloc((size_t)nseg + 1, sizeof *cbase)))
+        goto nomem;
+    for (size_t v = 0; v < n; v++)
+        if (P->seg[v] >= 0) segoff[P->seg[v] + 1]++;
+    for (uint32_t s = 0; s < nseg; s++) segsize[s] = segoff[s + 1], segoff[s + 1] += segoff[s];
+    if (!(segnodes = malloc(((size_t)segoff[nseg] + 1) * sizeof *segnodes))) goto nomem;
+    {
+        uint32_t *fill = calloc((size_t)nseg + 1, sizeof *fill);
+        if (!fill) goto nomem;
+        for (size_t v = 0; v < n; v++)
+            if (P->seg[v] >= 0) {
+                int32_t s = P->seg[v];
+                posin[v] = fill[s];
+                segnodes[segoff[s] + fill[s]++] = (uint32_t)v;
+            }
+        free(fill);
+    }
+    /* last node of each segment per processor */
+    if (!(pl_off = calloc((size_t)nseg + 1, sizeof *pl_off)) ||
+        !(pl_proc = malloc(((size_t)segoff[nseg] + 1) * sizeof *pl_proc)) ||
+        !(pl_node = malloc(((size_t)segoff[nseg] + 1) * sizeof *pl_node)))
+        goto nomem;
+    {
+        uint32_t w = 0;
+        for (uint32_t s = 0; s < nseg; s++) {
+            pl_off[s] = w;
+            for (uint32_t q = segoff[s]; q < segoff[s + 1]; q++) {
+                uint32_t v = segnodes[q], k = pl_off[s];
+                while (k < w && pl_proc[k] != g->proc[v]) k++;
+                if (k == w) pl_proc[w++] = g->proc[v];
+                pl_node[k] = v; /* ascending ids: the last wins */
+            }
+        }
+        pl_off[nseg] = w;
+    }
+    /* new node ids: kept nodes in order, a segment's copies right after its
+     * last node */
+    size_t nn = 0;
+    if (!(id0 = malloc((n ? n : 1) * sizeof *id0))) goto nomem;
+    for (size_t v = 0; v < n; v++) {
+        int32_t s = P->seg[v];
+        id0[v] = P->removed[v] ? NONE : (uint32_t)nn++;
+        if (s >= 0 && segnodes[segoff[s + 1] - 1] == v && P->copies[s] > 1) {
+            cbase[s] = (uint32_t)nn;
+            nn += (size_t)(P->copies[s] - 1) * segsize[s];
+        }
+    }
+    if (nn >= UINT32_MAX - 1) {
+        rc = lsim_err_set(err, LSIM_EARG, "%s: the transformed graph would have too many nodes", g->source);
+        goto cleanup;
+    }
+    if (!(from = malloc((nn ? nn : 1) * sizeof *from)) || !(copy = malloc((nn ? nn : 1) * sizeof *copy)) ||
+        !(fin = malloc((n ? n : 1) * sizeof *fin)))
+        goto nomem;
+    for (size_t v = 0; v < n; v++) {
+        int32_t s = P->seg[v];
+        if (id0[v] != NONE) from[id0[v]] = (uint32_t)v, copy[id0[v]] = 0;
+        fin[v] = id0[v];
+        if (s >= 0 && P->copies[s] > 1) {
+            for (int c = 1; c < P->copies[s]; c++) {
+                uint32_t x = cbase[s] + (uint32_t)(c - 1) * segsize[s] + posin[v];
+                from[x] = (uint32_t)v;
+                copy[x] = (uint32_t)c;
+            }
+            fin[v] = cbase[s] + (uint32_t)(P->copies[s] - 2) * segsize[s] + posin[v];
+        }
+    }
+#define NODE_OF(v, c) ((c) == 0 ? id0[v] : cbase[P->seg[v]] + (uint32_t)((c) - 1) * segsize[P->seg[v]] + posin[v])
+    /* edges, per new node in order */
+    if (!(inoff = malloc((nn + 1) * sizeof *inoff))) goto nomem;
+    for (size_t x = 0; x < nn; x++) {
+        uint32_t v = from[x], c = copy[x];
+        int32_t s = P->seg[v];
+        inoff[x] = ne;
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            uint32_t u = g->in_src[k], src;
+            if (s >= 0 && P->seg[u] == s) {
+                src = NODE_OF(u, c);
+            } else if (P->removed[u]) {
+                uint32_t w = u;
+                while (w != NONE && P->removed[w]) w = proc_pred(g, w);
+                if (w == NONE) continue;
+                src = fin[w];
+            } else if (c >= 1) {
+                uint32_t last = NONE;
+                for (uint32_t q = pl_off[s]; q < pl_off[s + 1]; q++)
+                    if (pl_proc[q] == g->proc[u]) last = pl_node[q];
+                src = last != NONE ? NODE_OF(last, c - 1) : fin[u];
+            } else {
+                src = fin[u];
+            }
+            if (src == NONE || src == x) continue;
+            /* one edge per (source, class): the largest delay */
+            uint64_t q = inoff[x];
+            for (; q < ne; q++)
+                if (E[q].src == src && E[q].cls == g->in_class[k]) break;
+            if (q < ne) {
+                if (g->in_delay[k] > E[q].delay) E[q].delay = g->in_delay[k];
+                continue;
+            }
+            if (ne == cape) {
+                size_t nc = cape ? 2 * cape : 1024;
+                edge *ee = realloc(E, nc * sizeof *ee);
+                if (!ee) goto nomem;
+                E = ee;
+                cape = nc;
+            }
+            E[ne++] = (edge){src, g->in_delay[k], g->in_class[k]};
+        }
+        /* a copy follows the previous copy on every processor, also where
+         * the segment's first node there has no predecessor */
+        if (c >= 1) {
+            uint32_t pp = proc_pred(g, v);
+            if (pp == NONE || P->seg[pp] != s) {
+                uint32_t last = NONE;
+                for (uint32_t q = pl_off[s]; q < pl_off[s + 1]; q++)
+                    if (pl_proc[q] == g->proc[v]) last = pl_node[q];
+                uint8_t cls = g->procs[g->proc[v]].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
+                uint32_t src = NODE_OF(last, c - 1);
+                uint64_t q = inoff[x];
+                for (; q < ne; q++)
+                    if (E[q].src == src && E[q].cls == cls) break;
+                if (q == ne) {
+                    if (ne == cape) {
+                        size_t nc = cape ? 2 * cape : 1024;
+                        edge *ee = realloc(E, nc * sizeof *ee);
+                        if (!ee) goto nomem;
+                        E = ee;
+                        cape = nc;
+                    }
+                    E[ne++] = (edge){src, 0, cls};
+                }
+            }
+        }
+    }
+    inoff[nn] = ne;
+#undef NODE_OF
+    /* the graph: scalars and statistics from g, every array new */
+    if (!(o = calloc(1, sizeof *o))) goto nomem;
+    *o = *g;
+    o->source = NULL, o->strings = NULL;
+    o->kind = NULL, o->flags = NULL, o->proc = NULL, o->name = NULL, o->dur = NULL, o->obs_start = NULL;
+    o->obs_end = NULL, o->release = NULL, o->corr = NULL, o->iter = NULL, o->coll = NULL;
+    o->in_off = inoff, o->in_src = NULL, o->in_delay = NULL, o->in_class = NULL, o->out_off = NULL, o->out_dst = NULL;
+    o->procs = NULL, o->iters = NULL, o->colls = NULL;
+    inoff = NULL;
+    o->n = nn;
+    o->nedges = ne;
+    size_t ncoll = 0;
+    for (size_t x = 0; x < nn; x++)
+        if (g->coll[from[x]] >= 0) ncoll++;
+    o->ncoll = ncoll;
+#define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
+    if (!ALLOC(kind, nn) || !ALLOC(flags, nn) || !ALLOC(proc, nn) || !ALLOC(name, nn) || !ALLOC(dur, nn) ||
+        !ALLOC(obs_start, nn) || !ALLOC(obs_end, nn) || !ALLOC(release, nn) || !ALLOC(corr, nn) || !ALLOC(iter, nn) ||
+        !ALLOC(coll, nn) || !ALLOC(in_src, ne) || !ALLOC(in_delay, ne) || !ALLOC(in_class, ne) ||
+        !ALLOC(out_dst, ne) || !ALLOC(procs, g->nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, ncoll) ||
+        !(o->out_off = calloc(nn + 1, sizeof *o->out_off)))
+        goto nomem;
+#undef ALLOC
+    if (!(o->source = strdup(P->source ? P->source : g->source)) || !(o->strings = lsim_strtab_new())) goto nomem;
+    for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
+        const char *str = lsim_strtab_get(g->strings, i);
+        uint32_t id;
+        if (lsim_strtab_intern(o->strings, str, strlen(str), &id) || id != i) goto nomem;
+    }
+    if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
+    for (uint32_t p = 0; p < o->nprocs; p++) o->procs[p].nnodes = 0;
+    if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
+    memset(o->edges_by_class, 0, sizeof o->edges_by_class);
+    o->releases = 0;
+    {
+        size_t ci = 0;
+        for (size_t x = 0; x < nn; x++) {
+            uint32_t v = from[x], c = copy[x];
+            o->kind[x] = g->kind[v];
+            o->flags[x] = g->flags[v];
+            o->proc[x] = g->proc[v];
+            o->procs[g->proc[v]].nnodes++;
+            o->name[x] = g->name[v];
+            if (P->name_of) {
+                uint32_t id = UINT32_MAX;
+                if ((rc = P->name_of(P->ctx, o, v, c, &id))) goto cleanup;
+                if (id != UINT32_MAX) o->name[x] = id;
+            }
+            o->dur[x] = g->dur[v];
+            o->obs_start[x] = c ? LSIM_OBS_NONE : g->obs_start[v];
+            o->obs_end[x] = c ? LSIM_OBS_NONE : g->obs_end[v];
+            o->release[x] = c ? INT64_MIN : g->release[v];
+            if (o->release[x] != INT64_MIN) o->releases++;
+            o->corr[x] = g->corr[v] < 0 || !c ? g->corr[v] : g->corr[v] + ((int64_t)c << 40);
+            o->iter[x] = g->iter[v];
+            o->coll[x] = -1;
+            if (g->coll[v] >= 0) {
+                o->colls[ci] = g->colls[g->coll[v]];
+                o->coll[x] = (int32_t)ci++;
+            }
+            if (c) rec->added[g->kind[v]]++;
+        }
+        for (size_t v = 0; v < n; v++)
+            if (P->removed[v]) rec->removed[g->kind[v]]++;
+    }
+    for (uint64_t k = 0; k < ne; k++) {
+        o->in_src[k] = E[k].src;
+        o->in_delay[k] = E[k].delay;
+        o->in_class[k] = E[k].cls;
+        o->edges_by_class[E[k].cls & 0x7f]++;
+        o->out_off[E[k].src + 1]++;
+    }
+    for (size_t x = 0; x < nn; x++) o->out_off[x + 1] += o->out_off[x];
+    {
+        uint64_t *fill = malloc((nn + 1) * sizeof *fill);
+        if (!fill) goto nomem;
+        memcpy(fill, o->out_off, (nn + 1) * sizeof *fill);
+        for (size_t x = 0; x < nn; x++)
+            for (uint64_t k = o->in_off[x]; k < o->in_off[x + 1]; k++) o->out_dst[fill[o->in_src[k]]++] = (uint32_t)x;
+        free(fill);
+    }
+    if (ne > g->nedges) rec->edges_added += ne - g->nedges;
+    else rec->edges_removed += g->nedges - ne;
+    if (P->renumber && (rc = wi_renumber_seq(o, err))) goto cleanup;
+    *out = o;
+    o = NULL;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", g->source);
+cleanup:
+    free(inoff);
+    free(id0);
+    free(fin);
+    free(posin);
+    free(cbase);
+    free(segsize);
+    free(from);
+    free(copy);
+    free(segnodes);
+    free(segoff);
+    free(pl_off);
+    free(pl_proc);
+    free(pl_node);
+    free(E);
+    lsim_graph_free(o);
+    return rc;
+}
+
+int wi_renumber_seq(lsim_graph *o, lsim_err *err)
+{
+    uint32_t ns = lsim_strtab_count(o->strings) + 1;
+    int64_t *next = calloc(ns, sizeof *next);
+    if (!next) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", o->source);
+    for (size_t x = 0; x < o->n; x++) {
+        if (o->coll[x] < 0) continue;
+        lsim_coll_info *ci = &o->colls[o->coll[x]];
+        uint32_t k = ci->pg_name == UINT32_MAX ? ns - 1 : ci->pg_name;
+        if (k < ns) ci->seq = next[k]++;
+    }
+    free(next);
+    return 0;
+}

@@ -1,0 +1,124 @@
+#!/bin/sh
+# whatif_cli.sh MODE [EXAMPLE_TRACE]  (environment: LUMOSIM, JSON_CHECK)
+#
+#   consistency  GPT-3 15B (TP2 PP2, micro-batch 1, small global batches):
+#                whatif(synth(A) -> B) simulated must match synth(B) simulated
+#                within 1 % of the iteration time, for DP 2->4, DP 4->2,
+#                layers 48->24, layers 24->48 and a topology change; the
+#                record's node counts must equal the difference of the
+#                stores' node counts as sim reports them
+#   real         the bundled Kineto trace: whatif with no transformation
+#                predicts what the source predicts; --identify finds no layer
+#                structure; --layers then fails naming it
+#   bad          transformations that cannot apply: one error line, exit 1
+#                (2 for usage), empty stdout, nothing written
+set -u
+mode=$1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "whatif_cli $mode: $*"; exit 1; }
+M="--model gpt3-15b --tp 2 --pp 2 --micro-batch 1"
+T=$(dirname "$0")/../../data/topology/example_4gpu_eth100.json
+
+pred() { # the job's predicted iteration time, ns
+    "$LUMOSIM" sim --json "$1" >"$tmp/p.json" || fail "sim $1 failed"
+    "$JSON_CHECK" "$tmp/p.json" "job.predicted_ns > 0" >/dev/null || fail "no predicted time for $1"
+    tr -d ' \n' <"$tmp/p.json" | sed 's/.*"job":{[^}]*"predicted_ns":\([0-9]*\).*/\1/'
+}
+nodes() { # total nodes of a store, from sim's table
+    "$LUMOSIM" sim "$1" | awk '$1 == "graph" { s += $2 } END { print s }'
+}
+count() { # count RECORD TRANSFORMATION FIELD: the sum over node kinds
+    tr -d ' \n' <"$1" | sed 's/{"name":/\n/g' | grep "^\"$2\"" |
+        sed "s/.*\"$3\":{\([^}]*\)}.*/\1/" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+within() { # within NAME GOT WANT: |got - want| <= 1 % of want
+    awk -v n="$1" -v g="$2" -v w="$3" 'BEGIN { e = (g - w) / w; if (e < 0) e = -e;
+        printf "%-16s whatif %d ns, synth %d ns, error %.4f %%\n", n, g, w, 100 * e; exit !(e <= 0.01) }' ||
+        fail "$1: whatif $2 ns vs synth $3 ns: more than 1 % apart"
+}
+
+case $mode in
+consistency)
+    "$LUMOSIM" synth $M --dp 2 --global-batch 8 -o "$tmp/dp2.h5" || fail "synth dp2"
+    "$LUMOSIM" synth $M --dp 4 --global-batch 16 -o "$tmp/dp4.h5" || fail "synth dp4"
+    "$LUMOSIM" synth $M --dp 2 --global-batch 8 --layers 24 -o "$tmp/l24.h5" || fail "synth l24"
+    "$LUMOSIM" synth $M --dp 2 --global-batch 8 --topology "$T" -o "$tmp/topo.h5" || fail "synth topo"
+    "$LUMOSIM" whatif "$tmp/dp2.h5" --dp 4 -o "$tmp/w_dp4.h5" >"$tmp/rec.json" || fail "whatif --dp 4"
+    cmp -s "$tmp/rec.json" "$tmp/w_dp4.h5.whatif.json" || fail "the record printed and the one written differ"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_in == 8" "gpus_out == 16" "layout_out.dp == 4" \
+        "transformations.1.name == dp" "transformations.1.gpus_added == 8" \
+        "structure.layout.tp == 2" "structure.layout.pp == 2" "structure.layout.dp == 2" \
+        "structure.layers.layers == 48" >/dev/null || fail "record: $(cat "$tmp/rec.json")"
+    n0=$(nodes "$tmp/dp2.h5")
+    n1=$(nodes "$tmp/w_dp4.h5")
+    added=$(count "$tmp/rec.json" dp nodes_added)
+    [ "$((n1 - n0))" -eq "$added" ] || fail "dp record adds $added nodes, the stores differ by $((n1 - n0))"
+    within "dp 2->4" "$(pred "$tmp/w_dp4.h5")" "$(pred "$tmp/dp4.h5")"
+    "$LUMOSIM" whatif "$tmp/dp4.h5" --dp 2 -o "$tmp/w_dp2.h5" >/dev/null || fail "whatif --dp 2"
+    within "dp 4->2" "$(pred "$tmp/w_dp2.h5")" "$(pred "$tmp/dp2.h5")"
+    "$LUMOSIM" whatif "$tmp/dp2.h5" --layers 24 -o "$tmp/w_l24.h5" >"$tmp/rec.json" || fail "whatif --layers 24"
+    n1=$(nodes "$tmp/w_l24.h5")
+    removed=$(count "$tmp/rec.json" layers nodes_removed)
+    [ "$((n0 - n1))" -eq "$removed" ] || fail "layers record removes $removed nodes, the stores differ by $((n0 - n1))"
+    [ "$n1" -eq "$(nodes "$tmp/l24.h5")" ] || fail "48->24 layers has $n1 nodes, synth of 24 layers $(nodes "$tmp/l24.h5")"
+    within "layers 48->24" "$(pred "$tmp/w_l24.h5")" "$(pred "$tmp/l24.h5")"
+    "$LUMOSIM" whatif "$tmp/l24.h5" --layers 48 -o "$tmp/w_l48.h5" >/dev/null || fail "whatif --layers 48"
+    within "layers 24->48" "$(pred "$tmp/w_l48.h5")" "$(pred "$tmp/dp2.h5")"
+    "$LUMOSIM" whatif "$tmp/dp2.h5" --topology "$T" -o "$tmp/w_topo.h5" >/dev/null || fail "whatif --topology"
+    within "topology" "$(pred "$tmp/w_topo.h5")" "$(pred "$tmp/topo.h5")"
+    # the what-if changes something: the slower network is slower
+    [ "$(pred "$tmp/w_topo.h5")" -gt "$(pred "$tmp/dp2.h5")" ] || fail "the slower network is not slower"
+    echo "ok: what-if matches synthesis"
+    ;;
+real)
+    ex=$2
+    "$LUMOSIM" build "$ex" -o "$tmp/ex.h5" >/dev/null 2>&1 || fail "build failed"
+    "$LUMOSIM" whatif "$tmp/ex.h5" --identify >"$tmp/id.json" || fail "identify failed"
+    "$JSON_CHECK" "$tmp/id.json" "gpus == 1" "layers.source == unknown" >/dev/null || fail "identify: $(cat "$tmp/id.json")"
+    "$LUMOSIM" whatif "$tmp/ex.h5" -o "$tmp/same.h5" >/dev/null || fail "whatif failed"
+    a=$(pred "$tmp/ex.h5")
+    b=$(pred "$tmp/same.h5")
+    [ "$a" -eq "$b" ] || fail "no transformation, yet the prediction moved from $a to $b ns"
+    "$LUMOSIM" sim --json "$tmp/same.h5" >"$tmp/s.json" || fail "sim failed"
+    "$JSON_CHECK" "$tmp/s.json" "job.actual_ns == null" >/dev/null || fail "a what-if has actual times"
+    "$LUMOSIM" whatif "$tmp/ex.h5" --slow-gpu 0:2 -o "$tmp/slow.h5" >/dev/null || fail "slow-gpu failed"
+    [ "$(pred "$tmp/slow.h5")" -gt "$a" ] || fail "a GPU twice as slow is not slower"
+    "$LUMOSIM" whatif "$tmp/ex.h5" --layers 24 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--layers on a trace succeeded"
+    grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
+    [ -e "$tmp/l.h5" ] && fail "a store was written"
+    echo "ok: real trace"
+    ;;
+bad)
+    "$LUMOSIM" synth $M --dp 2 --global-batch 8 -o "$tmp/job.h5" || fail "synth"
+    expect() { # expect CODE NEEDLE ARGS...
+        code=$1 needle=$2
+        shift 2
+        "$LUMOSIM" whatif "$@" -o "$tmp/bad.h5" >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ $rc -eq "$code" ] || fail "exit $rc, expected $code: $* ($(cat "$tmp/err"))"
+        [ -s "$tmp/out" ] && fail "stdout not empty: $*"
+        [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "not one error line: $(cat "$tmp/err")"
+        grep -q -- "$needle" "$tmp/err" || fail "'$needle' not in: $(cat "$tmp/err")"
+        [ -e "$tmp/bad.h5" ] && fail "a store was written: $*"
+        [ -e "$tmp/bad.h5.whatif.json" ] && fail "a record was written: $*"
+        ls "$tmp" | grep -q tmp- && fail "a temporary file was left: $*"
+        return 0
+    }
+    expect 2 "positive integer" "$tmp/job.h5" --dp 0
+    expect 1 "--layers 25 is not divisible by PP x V = 2 x 1" "$tmp/job.h5" --layers 25
+    expect 1 "--slow-gpu 8:2: the job has ranks 0..7" "$tmp/job.h5" --slow-gpu 8:2
+    expect 1 "--slow-gpu 16:2: the transformed job has ranks 0..15" "$tmp/job.h5" --dp 4 --slow-gpu 16:2
+    expect 2 "RANK:FACTOR" "$tmp/job.h5" --slow-gpu 3:0
+    expect 2 "relative std-dev" "$tmp/job.h5" --jitter -0.1
+    expect 2 "not implemented" "$tmp/job.h5" --tp 4
+    expect 2 "unknown option" "$tmp/job.h5" --frobnicate 1
+    expect 1 "JSON" "$tmp/job.h5" --topology "$tmp/job.h5"
+    expect 1 "unknown" "$tmp/job.h5" --gpu v100
+    expect 1 "nothing.h5" "$tmp/nothing.h5" --dp 2
+    "$LUMOSIM" synth --model gpt3-15b --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4 -o "$tmp/dp1.h5" || fail synth
+    expect 1 "data-parallel width 1" "$tmp/dp1.h5" --dp 2
+    echo "ok: bad input refused"
+    ;;
+*) fail "unknown mode" ;;
+esac

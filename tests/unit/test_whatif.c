@@ -1,0 +1,286 @@
+/* What-if transformations (whatif.h) on hand-built graphs: identification of
+ * group classes and layers, layer removal and duplication with the rewired
+ * edges written out by hand, the network re-time ratio, stragglers, noise,
+ * and that no transformation touches its input. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lumosim/metrics.h"
+#include "lumosim/synth.h"
+#include "lumosim/whatif.h"
+
+static uint32_t find(const lsim_graph *g, const char *name, int kind)
+{
+    for (size_t v = 0; v < g->n; v++)
+        if (g->kind[v] == kind && !strcmp(lsim_strtab_get(g->strings, g->name[v]), name)) return (uint32_t)v;
+    return UINT32_MAX;
+}
+
+/* the in-edge of v of class cls, its source (UINT32_MAX none) */
+static uint32_t pred(const lsim_graph *g, uint32_t v, int cls)
+{
+    for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+        if ((g->in_class[k] & 0x7f) == cls) return g->in_src[k];
+    return UINT32_MAX;
+}
+
+/* emb, layers L0 L1 L2 (kernels 100, 200, 300 ns), head: one CPU thread
+ * launching onto one stream */
+static lsim_graph *three_layers(void)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, s, prevc = UINT32_MAX, prevk = UINT32_MAX;
+    if (lsim_gb_new("t", 0, 1, &b, &err)) return NULL;
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &s);
+    lsim_gb_iteration(b, "ProfilerStep#0");
+    const char *names[5] = {"emb.mb0.fwd.lookup", "L0.mb0.fwd.gemm", "L1.mb0.fwd.gemm", "L2.mb0.fwd.gemm",
+                            "head.mb0.fwd.xent"};
+    lsim_ns durs[5] = {50, 100, 200, 300, 70};
+    for (int i = 0; i < 5; i++) {
+        uint32_t c, k;
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, names[i], 10, &c);
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, s, names[i], durs[i], &k);
+        if (i == 0) lsim_gb_set_release(b, c, 0);
+        lsim_gb_edge(b, c, k, LSIM_E_LAUNCH, 5);
+        if (prevc != UINT32_MAX) lsim_gb_edge(b, prevc, c, LSIM_E_CPU_THREAD, 0);
+        if (prevk != UINT32_MAX) lsim_gb_edge(b, prevk, k, LSIM_E_STREAM, 0);
+        prevc = c;
+        prevk = k;
+    }
+    lsim_graph *g = NULL;
+    if (lsim_gb_finish(b, &g, &err)) return NULL;
+    return g;
+}
+
+static void test_layers(void)
+{
+    lsim_graph *g = three_layers();
+    CHECK(g != NULL);
+    if (!g) return;
+    lsim_wi_ident id;
+    lsim_err err;
+    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK_I64(id.layer_source, LSIM_WI_LAYERS_TAGS);
+    CHECK_I64(id.nchunks, 1);
+    CHECK_I64(id.layers_per_chunk, 3);
+    lsim_wi_layout L = {1, 1, 1};
+    lsim_topology topo;
+    lsim_topology_default(NULL, &topo);
+    size_t n0 = g->n;
+    uint64_t e0 = g->nedges;
+
+    /* 3 -> 2: the first and last layers stay, L1 goes; L2 becomes L1 */
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    lsim_graph *o = NULL;
+    CHECK(lsim_wi_layers(g, &L, 2, &topo, &o, &rec, &err) == 0);
+    CHECK_I64(g->n, n0);      /* input untouched */
+    CHECK_I64(g->nedges, e0);
+    if (o) {
+        CHECK_I64(o->n, 8);
+        CHECK_I64(rec.removed[LSIM_N_KERNEL], 1);
+        CHECK_I64(rec.removed[LSIM_N_RUNTIME], 1);
+        uint32_t k0 = find(o, "L0.mb0.fwd.gemm", LSIM_N_KERNEL), k1 = find(o, "L1.mb0.fwd.gemm", LSIM_N_KERNEL);
+        uint32_t c0 = find(o, "L0.mb0.fwd.gemm", LSIM_N_RUNTIME), c1 = find(o, "L1.mb0.fwd.gemm", LSIM_N_RUNTIME);
+        uint32_t kh = find(o, "head.mb0.fwd.xent", LSIM_N_KERNEL);
+        CHECK(k1 != UINT32_MAX && k0 != UINT32_MAX && kh != UINT32_MAX);
+        CHECK(find(o, "L2.mb0.fwd.gemm", LSIM_N_KERNEL) == UINT32_MAX);
+        if (k1 != UINT32_MAX && k0 != UINT32_MAX && kh != UINT32_MAX) {
+            CHECK_I64(o->dur[k1], 300); /* the old L2 */
+            CHECK_I64(pred(o, k1, LSIM_E_STREAM), k0);
+            CHECK_I64(pred(o, c1, LSIM_E_CPU_THREAD), c0);
+            CHECK_I64(pred(o, kh, LSIM_E_STREAM), k1);
+        }
+        /* 13 edges (5 launch, 4 CPU order, 4 stream order); L1's three
+         * in-edges go, its two out-edges become the two bypass edges */
+        CHECK_I64(e0, 13);
+        CHECK_I64(o->nedges, 10);
+    }
+    lsim_graph_free(o);
+    o = NULL;
+
+    /* 3 -> 6: every layer twice, in order, renumbered L0..L5 */
+    memset(&rec, 0, sizeof rec);
+    CHECK(lsim_wi_layers(g, &L, 6, &topo, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64(o->n, 16);
+        CHECK_I64(rec.added[LSIM_N_KERNEL], 3);
+        static const lsim_ns want[6] = {100, 100, 200, 200, 300, 300};
+        uint32_t k = find(o, "head.mb0.fwd.xent", LSIM_N_KERNEL);
+        for (int i = 5; i >= 0 && k != UINT32_MAX; i--) {
+            k = pred(o, k, LSIM_E_STREAM);
+            char nm[32];
+            snprintf(nm, sizeof nm, "L%d.mb0.fwd.gemm", i);
+            CHECK(k != UINT32_MAX);
+            if (k == UINT32_MAX) break;
+            CHECK_I64(o->dur[k], want[i]);
+            CHECK_MSG(!strcmp(lsim_strtab_get(o->strings, o->name[k]), nm), "stream position %d is %s", i,
+                      lsim_strtab_get(o->strings, o->name[k]));
+            /* its launch call is the CPU node of the same name */
+            uint32_t c = pred(o, k, LSIM_E_LAUNCH);
+            CHECK(c != UINT32_MAX && !strcmp(lsim_strtab_get(o->strings, o->name[c]), nm));
+        }
+        if (k != UINT32_MAX) CHECK(!strcmp(lsim_strtab_get(o->strings, o->name[pred(o, k, LSIM_E_STREAM)]), "emb.mb0.fwd.lookup"));
+    }
+    lsim_graph_free(o);
+    o = NULL;
+
+    /* not divisible, and no layer structure */
+    CHECK(lsim_wi_layers(g, &L, 0, &topo, &o, &rec, &err) == LSIM_EARG);
+    lsim_wi_layout L2 = {1, 2, 1};
+    CHECK(lsim_wi_layers(g, &L2, 5, &topo, &o, &rec, &err) == LSIM_EARG);
+    CHECK(strstr(err.msg, "not divisible by PP x V = 2 x 1") != NULL);
+    lsim_graph_free(g);
+}
+
+/* one collective per class, groups known only from rank lists */
+static void test_identify_and_retime(void)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, s, c[4], k[4];
+    CHECK(lsim_gb_new("r", 2, 8, &b, &err) == 0);
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &s);
+    for (int i = 0; i < 4; i++) {
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, "ncclKernel", 10, &c[i]);
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, s, "ncclKernel", 1000000, &k[i]);
+        lsim_gb_edge(b, c[i], k[i], LSIM_E_LAUNCH, 5);
+        if (i) lsim_gb_edge(b, k[i - 1], k[i], LSIM_E_STREAM, 0), lsim_gb_edge(b, c[i - 1], c[i], LSIM_E_CPU_THREAD, 0);
+    }
+    lsim_gb_coll(b, k[0], LSIM_COLL_ALLREDUCE, 1 << 20, 2, "3", 0);
+    lsim_gb_coll(b, k[1], LSIM_COLL_ALLREDUCE, 1 << 20, 4, "4", 0);
+    lsim_gb_coll(b, k[2], LSIM_COLL_SEND, 1 << 20, 2, "5", 0);
+    lsim_gb_coll(b, k[3], LSIM_COLL_ALLREDUCE, 1 << 26, 8, "dp:0:1", 0);
+    lsim_graph *g = NULL;
+    CHECK(lsim_gb_finish(b, &g, &err) == 0);
+    if (!g) return;
+    static const char *const rl[3] = {"[2, 3]", "[0, 2, 4, 6]", "[2, 6]"};
+    for (int i = 0; i < 3; i++)
+        lsim_strtab_intern(g->strings, rl[i], strlen(rl[i]), &g->colls[g->coll[k[i]]].pg_ranks);
+    CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[0]]), LSIM_WI_TP);
+    CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[1]]), LSIM_WI_DP);
+    CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[2]]), LSIM_WI_PP);
+    CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[3]]), LSIM_WI_DP);
+    lsim_wi_ident id;
+    CHECK(lsim_wi_identify(g, 2, &id, &err) == 0);
+    CHECK_I64(id.layer_source, LSIM_WI_LAYERS_UNKNOWN);
+    CHECK_I64(id.colls[LSIM_WI_DP], 2);
+    CHECK_I64(id.tp_i, 0);  /* from "dp:0:1" */
+    CHECK_I64(id.pp_i, 1);
+
+    /* Megatron numbering */
+    lsim_wi_layout L = {2, 2, 4};
+    int t, d, p;
+    lsim_wi_coords(&L, 13, &t, &d, &p);
+    CHECK(t == 1 && d == 2 && p == 1);
+    CHECK_I64(lsim_wi_rank(&L, 1, 2, 1), 13);
+    int32_t r[8];
+    CHECK_I64(lsim_wi_group_ranks("dp:1:0", &L, r, 8), 4);
+    CHECK(r[0] == 1 && r[1] == 3 && r[2] == 5 && r[3] == 7);
+    CHECK_I64(lsim_wi_group_ranks("tp:1:3", &L, r, 8), 2);
+    CHECK(r[0] == 14 && r[1] == 15);
+
+    /* the DP all-reduce "dp:0:1" of a DP 2 job (ranks 4, 6 when TP 2, PP 2)
+     * in a DP 4 job (ranks 8, 10, 12, 14): dur x cost(new) / cost(old) */
+    lsim_wi_layout Lo = {2, 2, 2}, Ln = {2, 2, 4};
+    lsim_topology topo;
+    lsim_topology_default(NULL, &topo);
+    topo.gpus_per_node = 4;
+    int32_t ro[2] = {4, 6}, rn[4] = {8, 10, 12, 14};
+    lsim_ns co = lsim_cost_collective(&topo, LSIM_COLL_ALLREDUCE, 1 << 26, ro, 2, LSIM_ALGO_AUTO);
+    lsim_ns cn = lsim_cost_collective(&topo, LSIM_COLL_ALLREDUCE, 1 << 26, rn, 4, LSIM_ALGO_AUTO);
+    CHECK(co != cn);
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    lsim_graph *o = NULL;
+    CHECK(lsim_wi_retime(g, &Lo, &Ln, &topo, &topo, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64(o->dur[k[3]], llround(1000000.0 * (double)cn / (double)co));
+        CHECK_I64(g->dur[k[3]], 1000000);
+        CHECK_I64(rec.coll_retimed[LSIM_WI_DP], 1);
+        /* the rank-list groups keep their ranks: same topology, same time */
+        CHECK_I64(o->dur[k[0]], 1000000);
+    }
+    lsim_graph_free(o);
+    o = NULL;
+    /* another network: every sized collective re-timed by the ratio */
+    lsim_topology slow = topo;
+    slow.intra_bw /= 4;
+    memset(&rec, 0, sizeof rec);
+    CHECK(lsim_wi_retime(g, &Lo, &Lo, &topo, &slow, &o, &rec, &err) == 0);
+    if (o) {
+        int32_t tr[2] = {2, 3};
+        lsim_ns a = lsim_cost_collective(&topo, LSIM_COLL_ALLREDUCE, 1 << 20, tr, 2, LSIM_ALGO_AUTO);
+        lsim_ns bb = lsim_cost_collective(&slow, LSIM_COLL_ALLREDUCE, 1 << 20, tr, 2, LSIM_ALGO_AUTO);
+        CHECK_I64(o->dur[k[0]], llround(1000000.0 * (double)bb / (double)a));
+        CHECK(o->dur[k[0]] > 1000000);
+    }
+    lsim_graph_free(o);
+    lsim_graph_free(g);
+}
+
+static void test_slow_jitter(void)
+{
+    lsim_graph *g = three_layers(), *a = NULL, *b = NULL, *c = NULL;
+    lsim_err err;
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    if (!g) return;
+    CHECK(lsim_wi_slow(g, 1.5, &a, &rec, &err) == 0);
+    if (a) {
+        uint32_t k = find(a, "L1.mb0.fwd.gemm", LSIM_N_KERNEL), cc = find(a, "L1.mb0.fwd.gemm", LSIM_N_RUNTIME);
+        CHECK_I64(a->dur[k], 300);
+        CHECK_I64(a->dur[cc], 10); /* CPU untouched */
+        CHECK_I64(g->dur[k], 200);
+        CHECK_I64(rec.retimed[LSIM_N_KERNEL], 5);
+    }
+    CHECK(lsim_wi_slow(g, 0, &b, &rec, &err) == LSIM_EARG);
+    CHECK(lsim_wi_slow(g, NAN, &b, &rec, &err) == LSIM_EARG);
+    lsim_graph_free(a);
+    a = NULL;
+    /* same seed: same noise; another seed: different; sigma 0: none */
+    CHECK(lsim_wi_jitter(g, 0.2, 7, 0, &a, &rec, &err) == 0);
+    CHECK(lsim_wi_jitter(g, 0.2, 7, 0, &b, &rec, &err) == 0);
+    CHECK(lsim_wi_jitter(g, 0.2, 8, 0, &c, &rec, &err) == 0);
+    if (a && b && c) {
+        int same = 1, diff = 0;
+        for (size_t v = 0; v < g->n; v++) {
+            same &= a->dur[v] == b->dur[v];
+            diff |= a->dur[v] != c->dur[v];
+            if (g->kind[v] == LSIM_N_RUNTIME) CHECK_I64(a->dur[v], 10);
+        }
+        CHECK(same);
+        CHECK(diff);
+    }
+    lsim_graph_free(a);
+    lsim_graph_free(b);
+    lsim_graph_free(c);
+    a = NULL;
+    CHECK(lsim_wi_jitter(g, 0, 7, 0, &a, &rec, &err) == 0);
+    for (size_t v = 0; a && v < g->n; v++) CHECK_I64(a->dur[v], g->dur[v]);
+    lsim_graph_free(a);
+    a = NULL;
+    /* "trace": every kernel name differs (tags stripped, "fwd.gemm" x3 share
+     * a spread of 100 ns / 200 ns = 0.5), the others have one sample each */
+    CHECK(lsim_wi_jitter(g, -1, 7, 0, &a, &rec, &err) == 0);
+    if (a) {
+        CHECK_I64(a->dur[find(a, "emb.mb0.fwd.lookup", LSIM_N_KERNEL)], 50);
+        CHECK(a->dur[find(a, "L0.mb0.fwd.gemm", LSIM_N_KERNEL)] != 100 ||
+              a->dur[find(a, "L2.mb0.fwd.gemm", LSIM_N_KERNEL)] != 300);
+    }
+    lsim_graph_free(a);
+    lsim_graph_free(g);
+}
+
+int main(void)
+{
+    test_layers();
+    test_identify_and_retime();
+    test_slow_jitter();
+    return check_result("test_whatif");
+}
