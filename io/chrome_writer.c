@@ -15,6 +15,7 @@
  * "f" at its target's start then finds the target already open, and an "s" at
  * its source's end is seen before any slice that starts at that instant. */
 #include "lumosim/chrome.h"
+#include "lumosim/metrics.h"
 #include "lumosim/tmpfiles.h"
 
 #include <errno.h>
@@ -593,10 +594,12 @@ static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m
             puts_(w, ",\"stream\":");
             put_i64(w, pr->tid);
         }
-        puts_(w, ",\"observed_ts\":");
-        put_us(w, g->obs_start[v]);
-        puts_(w, ",\"observed_dur\":");
-        put_us(w, g->obs_end[v] - g->obs_start[v]);
+        if (g->obs_start[v] != LSIM_OBS_NONE) { /* synthesized and what-if nodes were never observed */
+            puts_(w, ",\"observed_ts\":");
+            put_us(w, g->obs_start[v]);
+            puts_(w, ",\"observed_dur\":");
+            put_us(w, g->obs_end[v] - g->obs_start[v]);
+        }
         if (g->iter[v] >= 0 && (uint32_t)g->iter[v] < g->niters) {
             puts_(w, ",\"iteration\":");
             put_str(w, str_of(g, g->iters[g->iter[v]].name));
