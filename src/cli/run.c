@@ -433,11 +433,12 @@ static void replicated_transfers(lsim_job *j, const lsim_graph *g)
     for (size_t k = 0; k < j->ninst; k++) {
         uint32_t v0 = j->part_node[j->part_off[k]];
         const lsim_coll_info *c0 = &g->colls[g->coll[v0]];
+        if (g->obs_start[v0] == LSIM_OBS_NONE) continue; /* never observed: the matcher's modelled transfer stands */
         lsim_ns best = g->obs_end[v0] - g->obs_start[v0];
         for (size_t v = 0; v < g->n; v++) {
             if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
             const lsim_coll_info *c = &g->colls[g->coll[v]];
-            if (c->kind != c0->kind || c->bytes != c0->bytes) continue;
+            if (c->kind != c0->kind || c->bytes != c0->bytes || g->obs_start[v] == LSIM_OBS_NONE) continue;
             if (g->obs_end[v] - g->obs_start[v] < best) best = g->obs_end[v] - g->obs_start[v];
         }
         j->transfer[k] = best;
