@@ -473,3 +473,10 @@ if doc:
     print("(written to %s and %s)" % (doc, md), file=sys.stderr)
 sys.exit(1 if fails else 0)
 EOF
+rc=$?
+# The synthesis (vs the Lumos paper) and what-if (vs synthesized ground
+# truth) sections, appended to the same document.
+if [ -n "${DOC:-}" ]; then
+    sh bench/accuracy_extra.sh "$LUMOSIM" "$DOC" >/dev/null || rc=1
+fi
+exit $rc
