@@ -26,13 +26,14 @@ K = 2 run.
 
 Model (strong scaling, the job fixed):
 
-  T(K) = Tc(1) / K  +  windows * (allreduce(K) + allgather(K) + allgatherv(K, m))
+  T(K) = Tc(1) / K  +  windows * (allgather(K) + allgatherv(K, m))
                     +  messages(K) * recv_ns
 
   Tc(1)        = wall_s - mpi_s at K = 1 (simulation work incl. per-window
                  local overhead; assumed to divide perfectly over K)
-  allreduce(K) = ceil(log2 K) * hop            (16 bytes: recursive doubling)
-  allgather(K) = ceil(log2 K) * hop + (K-1) * 4 B / bw      (the counts)
+  allgather(K) = ceil(log2 K) * hop + (K-1) * 24 B / bw
+                 (per window: each rank's count, earliest pending event and
+                 failure flag -- mpi/pdes.c's one synchronising collective)
   allgatherv(K,m) = ceil(log2 K) * hop + m * 16 B / bw  (m = arrival pairs per
                  window, all ranks: every rank receives every pair)
   messages(K)  = arrival pairs exchanged at K: messages(2) * (1 - 1/K) / (1/2)
@@ -113,7 +114,7 @@ def project(r1, r2, ks, hop, bw, recv_ns):
         lg = math.ceil(math.log2(k))
         mk = min(cap, m2 * (1 - 1 / k) / 0.5)
         mw = mk / w if w else 0.0
-        per_win = 3 * lg * hop + (k - 1) * 4 / bw + mw * 16 / bw
+        per_win = 2 * lg * hop + (k - 1) * 24 / bw + mw * 16 / bw
         tk = tc1 / k + w * per_win + mk * recv_ns
         out.append((k, tk, t1 / (k * tk), w * per_win / tk, mk))
     return out
@@ -153,7 +154,7 @@ def main():
                 "efficiency at K = 2 %.0f %%; windows %d at K = 1, %d at K = 2; MPI per window at K = 2 on this "
                 "machine %.1f us (%.1f us per collective)" % (
                     t1, tc1, t2, tc2, mpi2, 100 * t1 / (2 * t2), int(r1["windows"]), int(w2), per_win * 1e6,
-                    per_win / 3 * 1e6))
+                    per_win / 2 * 1e6))
         if md:
             print("**%s**  \n%s.\n" % (label(key), head))
             print("| K | " + " | ".join("T(K) s, hop %g us | eff. | sync share" % (h * 1e6) for h in hops) + " |")
@@ -177,7 +178,7 @@ def main():
         need = []
         for k in ks:
             lg = math.ceil(math.log2(k))
-            need.append((k, 4 * 3 * lg * h * rate1))
+            need.append((k, 4 * 2 * lg * h * rate1))
         have = nodes / w2 if w2 else float("nan")
         txt = ("for 80 %% efficiency the compute per window must be 4x the sync cost: at hop %g us and %.1f M "
                "node-events/s (K = 1), each rank needs per window %s node-events; this job has %.0f per window "
