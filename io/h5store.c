@@ -1392,6 +1392,8 @@ struct lsim_store_writer {
     lsim_store_write_opts opts;
     char *command_line;
     int lat, mixed;
+    char *attr_name[LSIM_STORE_MAX_ATTRS], *attr_text[LSIM_STORE_MAX_ATTRS]; /* extra root attributes */
+    int nattr;
 };
 
 /* Silence HDF5's error printing for the duration of one writer call. */
@@ -1453,6 +1455,10 @@ void lsim_store_writer_abort(lsim_store_writer *w)
     lsim_tmp_unregister(w->c.tmp_slot);
     wq_off(&w->c);
     for (size_t i = 0; i < w->n; i++) free(w->src[i]);
+    for (int i = 0; i < w->nattr; i++) {
+        free(w->attr_name[i]);
+        free(w->attr_text[i]);
+    }
     free(w->src);
     free(w->m);
     free(w->buf);
@@ -1588,6 +1594,59 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
     return rc;
 }
 
+/* Names the store itself writes on its root, or that are not names. */
+static int valid_attr_name(const char *name)
+{
+    static const char *const reserved[] = {"schema_version", "kind", "lumosim_version", "created_by", "latency_mode"};
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            return 0;
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (!strcmp(name, reserved[i])) return 0;
+    return 1;
+}
+
+int lsim_store_writer_set_attr(lsim_store_writer *w, const char *name, const char *text, lsim_err *err)
+{
+    if (!valid_attr_name(name))
+        return lsim_err_set(err, LSIM_EARG, "%s: bad attribute name '%s' (1..64 letters, digits, _; not one the "
+                                            "store writes itself)",
+                            w->c.path, name ? name : "");
+    int i = 0;
+    while (i < w->nattr && strcmp(w->attr_name[i], name)) i++;
+    if (i == LSIM_STORE_MAX_ATTRS) return lsim_err_set(err, LSIM_EARG, "%s: too many attributes", w->c.path);
+    char *t = strdup(text ? text : "");
+    if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (i == w->nattr) {
+        if (!(w->attr_name[i] = strdup(name))) {
+            free(t);
+            return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        }
+        w->nattr++;
+    } else {
+        free(w->attr_text[i]);
+    }
+    w->attr_text[i] = t;
+    return 0;
+}
+
+int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_err *err)
+{
+    sctx c;
+    *text = NULL;
+    ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = open_file(&c);
+    if (!rc) {
+        int got = get_attr_str(c.file, name, text);
+        if (got < 0) rc = fail(&c, LSIM_EFORMAT, "attribute %s is not a string", name);
+        else if (got == 0) rc = fail(&c, LSIM_EARG, "no attribute %s", name);
+    }
+    return ctx_done(&c, rc, err);
+}
+
 int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
 {
     if (!w) return 0;
@@ -1609,6 +1668,9 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
     if (!rc)
         rc = write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",
                               w->mixed ? "mixed" : latency_name(w->lat < 0 ? 0 : w->lat));
+    for (int i = 0; !rc && i < w->nattr; i++)
+        if (put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
+            rc = fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);
     if (!rc && label_graph_tables(c->file)) rc = fail(c, LSIM_EIO, "cannot label /gpus columns");
     rc = finish_tmp(c, w->tmp, rc);
     w->tmp[0] = '\0';
@@ -3442,6 +3504,12 @@ static int info_graphs(sctx *c, FILE *out)
     fprintf(out, "%s: lumosim graph store, schema version %d, %s\n", c->path, LSIM_STORE_SCHEMA_VERSION, fsz);
     fprintf(out, "  written by lumosim %s: %s\n", ver ? ver : "?", cmd && *cmd ? cmd : "(no command line)");
     fprintf(out, "  latency mode %s\n", lat ? lat : "?");
+    {
+        /* what a transformation (lumosim whatif) recorded, if anything */
+        char *wi = NULL;
+        if (get_attr_str(c->file, "whatif", &wi) > 0 && wi) fprintf(out, "  what-if record: %s\n", wi);
+        free(wi);
+    }
     fprintf(out,
             "  %zu GPUs: %llu nodes, %llu edges, %llu processors, %llu iterations, %llu collectives, %llu strings\n",
             n, (unsigned long long)tot[RK_NODE], (unsigned long long)tot[RK_EDGE], (unsigned long long)tot[RK_PROC],

@@ -121,6 +121,19 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
                           lsim_err *err);
 int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err);
 void lsim_store_writer_abort(lsim_store_writer *w);
+/* A string attribute on the store's root, written at close (e.g. "whatif":
+ * the JSON record of what a transformation changed; `lumosim info` prints
+ * it). name: 1..64 letters, digits or '_', not one of the store's own
+ * (schema_version, kind, lumosim_version, created_by, latency_mode);
+ * setting a name again replaces its text; at most LSIM_STORE_MAX_ATTRS.
+ * LSIM_EARG / LSIM_ENOMEM. */
+#define LSIM_STORE_MAX_ATTRS 8
+int lsim_store_writer_set_attr(lsim_store_writer *w, const char *name, const char *text, lsim_err *err);
+
+/* The string attribute `name` of the root of a graph store or result file.
+ * *text: caller frees. LSIM_EARG when absent, LSIM_EFORMAT when not a
+ * string, LSIM_EIO/LSIM_EFORMAT when the file cannot be opened. Local. */
+int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_err *err);
 
 /* Read GPUs [first_gpu, first_gpu + count) (count = SIZE_MAX: to the end).
  * Only those GPUs' rows are read. *out gets an array of *nout graphs (each

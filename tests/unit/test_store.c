@@ -820,7 +820,24 @@ static void test_streamed_writer(lsim_graph **orig, const char *store)
     for (int i = 0; i < NG; i++) srcs[i] = g_paths[i];
     CHECK_MSG(lsim_store_writer_add(w, orig, 2, srcs, &err) == 0, "add: %s", err.msg);
     CHECK_MSG(lsim_store_writer_add(w, orig + 2, NG - 2, srcs + 2, &err) == 0, "add: %s", err.msg);
+    /* extra root attributes: the store's own names and non-names refused */
+    CHECK(lsim_store_writer_set_attr(w, "whatif", "{\"first\":1}", &err) == 0);
+    CHECK(lsim_store_writer_set_attr(w, "whatif", "{\"dp\":4}", &err) == 0); /* replaces */
+    CHECK(lsim_store_writer_set_attr(w, "kind", "x", &err) == LSIM_EARG);
+    CHECK(lsim_store_writer_set_attr(w, "bad name", "x", &err) == LSIM_EARG);
     CHECK_MSG(lsim_store_writer_close(w, &err) == 0, "close: %s", err.msg);
+    {
+        char *t = NULL;
+        CHECK(lsim_store_read_attr(path, "whatif", &t, &err) == 0);
+        CHECK(t && !strcmp(t, "{\"dp\":4}"));
+        free(t);
+        t = NULL;
+        CHECK(lsim_store_read_attr(path, "nothing_here", &t, &err) == LSIM_EARG);
+        CHECK(t == NULL && strstr(err.msg, "nothing_here") != NULL);
+        CHECK(lsim_store_read_attr(path, "kind", &t, &err) == 0); /* the store's own are readable */
+        CHECK(t && !strcmp(t, LSIM_STORE_KIND_GRAPHS));
+        free(t);
+    }
     CHECK(access(tmp, F_OK) != 0);
     CHECK(lsim_store_probe(path) == LSIM_STORE_GRAPHS);
     lsim_graph **gs = NULL;
