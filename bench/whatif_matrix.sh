@@ -4,11 +4,14 @@
 # For GPT-3 15B and 44B at TP 2, PP 2, micro-batch 1 and 4 micro-batches per
 # pipeline (global batch 4 x DP), every pair A -> B among DP {1, 2, 4, 8}
 # (from DP >= 2: DP 1 has no gradient all-reduce to replicate), layers
-# {24, 48} at each DP, a topology change and a GPU change:
+# {24, 48} at each DP, a topology change and a GPU change; at PP 2, DP 2:
+# every pair among TP {1, 2, 4, 8} from TP >= 2, TP and DP together on the
+# same GPUs (TP4 DP2 <-> TP2 DP4, TP8 DP2 -> TP4 DP4), hidden x 2/3 and
+# FFN x 2:
 # lumosim whatif (synth(A) -> B) is simulated and compared with synth(B)
 # simulated. Prints a markdown table: configuration, what-if prediction,
 # synthesized prediction, error, and the what-if command. Exit 1 when a case
-# is more than 1 % off. TP and PP changes are not implemented (docs/whatif.md).
+# is more than 1 % off. PP changes are not implemented (docs/whatif.md).
 set -u
 L=${1:-build/lumosim}
 T=data/topology/example_4gpu_eth100.json
@@ -18,7 +21,7 @@ bad=0
 pred() {
     "$L" sim --json "$1" | tr -d ' \n' | sed 's/.*"job":{[^}]*"predicted_ns":\([0-9]*\).*/\1/'
 }
-synth() { # synth NAME MODEL DP LAYERS [EXTRA...]
+synth() { # synth NAME MODEL DP LAYERS [EXTRA...]  (TP 2 unless EXTRA has --tp)
     n=$1 m=$2 d=$3 l=$4
     shift 4
     [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" --tp 2 --pp 2 --dp "$d" --micro-batch 1 --global-batch $((4 * d)) \
@@ -55,5 +58,33 @@ for m in gpt3-15b gpt3-44b; do
     row "$m TP2 PP2 DP2 DP 4 -> 2 and layers 48 -> 24" "$m-dp4-l48" "$m-dp2-l24" --dp 2 --layers 24
     row "$m TP2 PP2 DP2 network -> example_4gpu_eth100" "$m-dp2-l48" "$m-topo" --topology "$T"
     row "$m TP2 PP2 DP2 GPU h100 -> a100" "$m-dp2-l48" "$m-a100" --gpu a100
+    # tensor parallel and width (synth's later --tp wins over the default)
+    for t in 1 4 8; do synth "$m-tp$t" "$m" 2 48 --tp "$t"; done
+    synth "$m-tp4dp4" "$m" 4 48 --tp 4
+    synth "$m-tp8dp2" "$m" 2 48 --tp 8
+    for a in 2 4 8; do
+        for b in 1 2 4 8; do
+            [ "$a" = "$b" ] && continue
+            sa=$m-tp$a sb=$m-tp$b
+            [ "$a" = 2 ] && sa=$m-dp2-l48
+            [ "$b" = 2 ] && sb=$m-dp2-l48
+            row "$m PP2 DP2 TP $a -> $b" "$sa" "$sb" --tp "$b"
+        done
+    done
+    synth "$m-tp8dp1" "$m" 1 48 --tp 8
+    synth "$m-tp4-l24" "$m" 2 24 --tp 4
+    row "$m PP2 TP4 DP2 -> TP2 DP4" "$m-tp4" "$m-dp4-l48" --tp 2 --dp 4
+    row "$m PP2 TP2 DP4 -> TP4 DP2" "$m-dp4-l48" "$m-tp4" --tp 4 --dp 2
+    row "$m PP2 TP8 DP2 -> TP4 DP4" "$m-tp8dp2" "$m-tp4dp4" --tp 4 --dp 4
+    row "$m PP2 TP4 DP2 -> TP8 DP1" "$m-tp4" "$m-tp8dp1" --tp 8 --dp 1
+    hid=$(case $m in gpt3-15b) echo 4096 ;; *) echo 8192 ;; esac)
+    ffn=$(case $m in gpt3-15b) echo 24576 ;; *) echo 49152 ;; esac)
+    synth "$m-h" "$m" 2 48 --hidden "$hid"
+    synth "$m-f" "$m" 2 48 --ffn "$ffn"
+    synth "$m-tp4hf" "$m" 2 48 --tp 4 --hidden "$hid" --ffn "$ffn"
+    row "$m TP2 PP2 DP2 hidden -> $hid" "$m-dp2-l48" "$m-h" --hidden "$hid"
+    row "$m TP2 PP2 DP2 FFN -> $ffn" "$m-dp2-l48" "$m-f" --ffn "$ffn"
+    row "$m PP2 DP2 TP 2 -> 4, hidden -> $hid, FFN -> $ffn" "$m-dp2-l48" "$m-tp4hf" --tp 4 --hidden "$hid" --ffn "$ffn"
+    row "$m TP2 PP2 DP4 -> TP4 DP2 and layers 48 -> 24" "$m-dp4-l48" "$m-tp4-l24" --tp 4 --dp 2 --layers 24
 done
 exit $bad

@@ -8,7 +8,8 @@
  * re-timed per node kind, collectives re-timed per group class, edges added
  * and removed). The CLI (`lumosim whatif`) chains them per GPU:
  *
- *   normalize -> layers -> dp -> retime (network) -> gpu -> slow-gpu -> jitter
+ *   normalize -> layers -> reshape (hidden, ffn, tp) -> relayout (tp, dp)
+ *   -> retime (network) -> gpu -> slow-gpu -> jitter
  *
  * Structure is identified first (lsim_wi_identify): which collectives are
  * tensor / data / pipeline parallel, each rank's coordinates, and the layers
@@ -150,6 +151,48 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
  * rank and world size set; durations unchanged (lsim_wi_retime re-times). */
 int lsim_wi_dp(const lsim_graph *in, const lsim_wi_layout *from, int new_dp, uint32_t new_gpu, lsim_graph **out,
                lsim_wi_counts *rec, lsim_err *err);
+
+/* Model shape of a job (for --hidden, --ffn, --tp): the widths, the
+ * micro-batch (sequences), the element size of activations and GEMMs (2)
+ * and the TP width the kernels are sharded over. */
+typedef struct lsim_wi_model {
+    int hidden, ffn, heads, head_dim, seq, vocab;
+    int micro_batch, elem_bytes, tp;
+} lsim_wi_model;
+
+/* Positive sizes, and tp dividing heads, hidden, FFN and vocabulary
+ * (LSIM_EARG naming every number; `what` starts the message). */
+int lsim_wi_model_check(const lsim_wi_model *M, const char *what, lsim_err *err);
+
+/* The source model of GPU graph g in layout L: `given` (hidden > 0) or the
+ * built-in shape named by a synthesized graph's source ("synth:gpt3-15b/..");
+ * tp = L->tp; the micro-batch from the activations' size (TP all-reduce or
+ * pipeline transfer = micro-batch x seq x hidden x elem_bytes), which must
+ * be whole (else the shape is not the source's: LSIM_EARG), else given's,
+ * else 1. LSIM_EARG when the shape is unknown. */
+int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi_model *given, lsim_wi_model *out,
+                     lsim_err *err);
+
+/* Width and TP: every layer-tagged kernel (its role from the tag,
+ * "L12.mb3.bwd.fc1_wgrad") re-timed by dur x cost(role in `to`) /
+ * cost(role in `from`) on gpu (lsim_cost_gemm / _attention /
+ * _elementwise with the shapes lumosim synth uses); TP all-reduces and
+ * pipeline transfers resized to the new activations, gradient buckets to
+ * the new parameter counts, each re-timed by the collective cost ratio in
+ * layout L on topo (group sizes are lsim_wi_relayout's). Graphs without
+ * layer tags: LSIM_EARG "layer structure unknown". */
+int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_model *from, const lsim_wi_model *to,
+                    const lsim_gpu_spec *gpu, const lsim_topology *topo, lsim_graph **out, lsim_wi_counts *rec,
+                    lsim_err *err);
+
+/* TP and DP widths: the graph of GPU new_gpu of layout `to` (same PP),
+ * made from `in`, the graph of the source GPU (t % from->tp, d % from->dp,
+ * p) for new coordinates (t, d, p). TP / DP / pipeline groups renamed and
+ * sized, rank and world size set; at width 1 the TP (DP) collectives and
+ * their launches are removed. From width 1 to more: LSIM_EARG (nothing to
+ * replicate). Durations unchanged (lsim_wi_reshape, lsim_wi_retime). */
+int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsim_wi_layout *to, uint32_t new_gpu,
+                     lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
 /* Network: re-time every collective and p2p kernel whose cost changes:
  * dur' = dur * cost(new group in Lnew, tnew) / cost(its source group in

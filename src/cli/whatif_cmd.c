@@ -18,10 +18,12 @@
 #include "cli.h"
 #include "lumosim/metrics.h"
 #include "lumosim/store.h"
+#include "lumosim/synth.h"
 #include "lumosim/whatif.h"
 
 static const char *USAGE_WHATIF =
-    "usage: lumosim whatif JOB.h5 [--dp N] [--layers N] [--topology FILE] [--gpu NAME|FILE]\n"
+    "usage: lumosim whatif JOB.h5 [--dp N] [--tp N] [--layers N] [--hidden N] [--ffn N]\n"
+    "                     [--model NAME|FILE] [--micro-batch N] [--topology FILE] [--gpu NAME|FILE]\n"
     "                     [--from-gpu NAME|FILE] [--from-topology FILE]\n"
     "                     [--slow-gpu RANK:FACTOR]... [--jitter SIGMA|trace] [--seed N]\n"
     "                     -o NEW.h5\n"
@@ -35,7 +37,16 @@ static const char *USAGE_WHATIF =
     "  --identify        print what was found (layout, group classes, layers,\n"
     "                    each rank's role) as JSON and write nothing\n"
     "  --dp N            data-parallel width N (per-replica batch kept)\n"
+    "  --tp N            tensor-parallel width N (from TP >= 2): each layer's\n"
+    "                    kernels re-timed for the new shards, TP all-reduces\n"
+    "                    re-timed for the new group; DP kept unless --dp\n"
     "  --layers N        N layers (synthesized stores: layer-tagged nodes)\n"
+    "  --hidden N        model width N (attention width heads x head_dim kept)\n"
+    "  --ffn N           MLP width N\n"
+    "  --model M         the source's model shape (built-in name or JSON as for\n"
+    "                    lumosim synth; default: the name a synth store carries)\n"
+    "  --micro-batch N   the source's micro-batch size (default: from the\n"
+    "                    activations' size, else 1)\n"
     "  --topology FILE   the network to re-time collectives for\n"
     "  --gpu G           another GPU (built-in name or JSON): compute kernels\n"
     "                    re-timed, and its default network unless --topology\n"
@@ -56,7 +67,7 @@ typedef struct stage {
     int used;
 } stage;
 
-enum { ST_NORM = 0, ST_LAYERS, ST_DP, ST_NET, ST_GPU, ST_SLOW, ST_JITTER, ST_N };
+enum { ST_NORM = 0, ST_LAYERS, ST_SHAPE, ST_DP, ST_NET, ST_GPU, ST_SLOW, ST_JITTER, ST_N };
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
@@ -131,7 +142,11 @@ static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi
 int lsim_cli_whatif(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *topo_f = NULL, *gpu_s = NULL, *fgpu_s = NULL, *ftopo_f = NULL, *jit = NULL;
-    long dp = 0, layers = 0, seed = 1, batch = 64;
+    long dp = 0, layers = 0, seed = 1, batch = 64, tp = 0, hidden = 0, ffn = 0, mbatch = 0;
+    const char *model_s = NULL;
+    lsim_wi_model Mfrom, Mto;
+    memset(&Mfrom, 0, sizeof Mfrom);
+    memset(&Mto, 0, sizeof Mto);
     int identify = 0, nslow = 0, status = 0, rc = 0;
     int32_t slow_rank[MAXSLOW];
     double slow_f[MAXSLOW], sigma = 0;
@@ -148,7 +163,7 @@ int lsim_cli_whatif(int argc, char **argv)
     size_t tlen = 0;
     FILE *rf = NULL;
     int32_t *ranks = NULL;
-    static const char *const ST_NAME[ST_N] = {"normalize", "layers", "dp", "network", "gpu", "slow-gpu", "jitter"};
+    static const char *const ST_NAME[ST_N] = {"normalize", "layers", "shape", "dp", "network", "gpu", "slow-gpu", "jitter"};
     stage st[ST_N];
     memset(st, 0, sizeof st);
     for (int s = 0; s < ST_N; s++) st[s].name = ST_NAME[s];
@@ -181,6 +196,16 @@ int lsim_cli_whatif(int argc, char **argv)
             if (pos_int(a, v, 1000000, &dp)) return 2;
         } else if (!strcmp(a, "--layers")) {
             if (pos_int(a, v, 1000000, &layers)) return 2;
+        } else if (!strcmp(a, "--tp")) {
+            if (pos_int(a, v, 1000000, &tp)) return 2;
+        } else if (!strcmp(a, "--hidden")) {
+            if (pos_int(a, v, 100000000, &hidden)) return 2;
+        } else if (!strcmp(a, "--ffn")) {
+            if (pos_int(a, v, 100000000, &ffn)) return 2;
+        } else if (!strcmp(a, "--micro-batch")) {
+            if (pos_int(a, v, 1000000, &mbatch)) return 2;
+        } else if (!strcmp(a, "--model")) {
+            model_s = v;
         } else if (!strcmp(a, "--seed")) {
             if (pos_int(a, v, 2147483647L, &seed)) return 2;
         } else if (!strcmp(a, "--batch")) {
@@ -217,8 +242,7 @@ int lsim_cli_whatif(int argc, char **argv)
             }
             slow_rank[nslow] = (int32_t)r;
             slow_f[nslow++] = f;
-        } else if (!strcmp(a, "--pp") || !strcmp(a, "--tp") || !strcmp(a, "--hidden") || !strcmp(a, "--ffn") ||
-                   !strcmp(a, "--schedule") || !strcmp(a, "--micro-batches")) {
+        } else if (!strcmp(a, "--pp") || !strcmp(a, "--schedule") || !strcmp(a, "--micro-batches")) {
             fprintf(stderr, "lumosim: error: %s is not implemented yet (docs/whatif.md, Limits)\n", a);
             return 2;
         } else {
@@ -301,6 +325,57 @@ int lsim_cli_whatif(int argc, char **argv)
         Ln.dp = (int)dp;
         st[ST_DP].used = 1;
     }
+    if (tp && tp != L.tp) {
+        if (L.tp == 1) {
+            rc = lsim_err_set(&err, LSIM_EARG,
+                              "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
+                              "all-reduce to split its layers' work with; start from a job with TP >= 2",
+                              tp);
+            goto done;
+        }
+        Ln.tp = (int)tp;
+        st[ST_DP].used = 1;
+        st[ST_DP].name = "tp";
+    }
+    if (Ln.tp != L.tp || hidden || ffn || model_s) {
+        /* the source's shape, and the new one */
+        for (size_t i = 0; i < n; i++)
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
+                                  "kernel's role in its layer, which lumosim synth's node tags give "
+                                  "(L12.mb3.fwd.qkv_gemm); Kineto traces carry no such role",
+                                  in, i,
+                                  ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
+                                      ? "layer annotations found, kernel roles not"
+                                      : "no layer tags or annotations");
+                goto done;
+            }
+        lsim_wi_model given;
+        memset(&given, 0, sizeof given);
+        given.micro_batch = (int)mbatch;
+        if (model_s) {
+            lsim_model_shape sh;
+            rc = is_file_name(model_s) ? lsim_model_load(model_s, &sh, &err) : lsim_model_builtin(model_s, &sh, &err);
+            if (rc) goto done;
+            given.hidden = sh.hidden, given.ffn = sh.ffn, given.heads = sh.heads, given.head_dim = sh.head_dim;
+            given.seq = sh.seq, given.vocab = sh.vocab;
+        }
+        size_t got = 0;
+        if ((rc = lsim_store_read_graphs(in, 0, 1, &gs, &got, &err))) goto done;
+        nread = got;
+        rc = lsim_wi_model_of(gs[0], &L, &given, &Mfrom, &err);
+        lsim_store_free_graphs(gs, got);
+        gs = NULL;
+        nread = 0;
+        if (rc) goto done;
+        Mto = Mfrom;
+        if (hidden) Mto.hidden = (int)hidden;
+        if (ffn) Mto.ffn = (int)ffn;
+        Mto.tp = Ln.tp;
+        if ((rc = lsim_wi_model_check(&Mto, "the transformed job", &err))) goto done;
+        st[ST_SHAPE].used = memcmp(&Mto, &Mfrom, sizeof Mto) != 0;
+    }
     if ((uint64_t)Ln.tp * (uint64_t)Ln.pp * (uint64_t)Ln.dp > 100000000ull) {
         rc = lsim_err_set(&err, LSIM_EARG, "--dp %ld: a job of more than 10^8 GPUs", dp);
         goto done;
@@ -331,7 +406,7 @@ int lsim_cli_whatif(int argc, char **argv)
                               st[ST_DP].used ? "transformed job" : "job", ngpu_out - 1);
             goto done;
         }
-    st[ST_NET].used = topo_f || gpu_s || st[ST_DP].used;
+    st[ST_NET].used = topo_f || gpu_s || st[ST_DP].used || st[ST_SHAPE].used;
     st[ST_GPU].used = gpu_s != NULL;
     st[ST_SLOW].used = nslow > 0;
     st[ST_JITTER].used = jit != NULL;
@@ -362,6 +437,11 @@ int lsim_cli_whatif(int argc, char **argv)
                 lsim_graph_free(a);
                 a = b;
             }
+            if (!rc && st[ST_SHAPE].used) {
+                rc = lsim_wi_reshape(a, &L, &Mfrom, &Mto, &gfrom, &tfrom, &b, &st[ST_SHAPE].c, &err);
+                lsim_graph_free(a);
+                a = b;
+            }
             if (rc) goto done;
             lsim_graph_free(gs[i]);
             gs[i] = NULL;
@@ -369,7 +449,7 @@ int lsim_cli_whatif(int argc, char **argv)
             /* a replica that the new width drops */
             int t, d, pp;
             lsim_wi_coords(&L, (int32_t)gi, &t, &d, &pp);
-            if (d >= Ln.dp) {
+            if (d >= Ln.dp || t >= Ln.tp) {
                 st[ST_DP].c.gpus_removed++;
                 for (size_t v = 0; v < a->n; v++) st[ST_DP].c.removed[a->kind[v]]++;
             }
@@ -379,7 +459,7 @@ int lsim_cli_whatif(int argc, char **argv)
         for (int d = 0; d < Ln.dp; d++)
             for (int t = 0; t < Ln.tp; t++) {
                 uint32_t ng = (uint32_t)lsim_wi_rank(&Ln, t, d, p);
-                lsim_graph *cur = blk[(size_t)t + (size_t)L.tp * (size_t)(d % L.dp)], *nx = NULL;
+                lsim_graph *cur = blk[(size_t)(t % L.tp) + (size_t)L.tp * (size_t)(d % L.dp)], *nx = NULL;
                 int owned = 0;
 #define STEP(call)                                                                                                  \
     do {                                                                                                            \
@@ -393,7 +473,7 @@ int lsim_cli_whatif(int argc, char **argv)
             }                                                                                                       \
         }                                                                                                           \
     } while (0)
-                if (st[ST_DP].used) STEP(lsim_wi_dp(cur, &L, Ln.dp, ng, &nx, &st[ST_DP].c, &err));
+                if (st[ST_DP].used) STEP(lsim_wi_relayout(cur, &L, &Ln, ng, &nx, &st[ST_DP].c, &err));
                 if (st[ST_NET].used) STEP(lsim_wi_retime(cur, &L, &Ln, &tfrom, &tto, &nx, &st[ST_NET].c, &err));
                 if (st[ST_GPU].used) STEP(lsim_wi_gpu(cur, &gfrom, &gto, &nx, &st[ST_GPU].c, &err));
                 for (int s = 0; s < nslow; s++)
@@ -429,7 +509,14 @@ int lsim_cli_whatif(int argc, char **argv)
         first = 0;
         switch (s) {
         case ST_LAYERS: fprintf(rf, "\"args\":{\"from\":%d,\"to\":%ld},", ids[0].layers_per_chunk * ids[0].nchunks * L.pp, layers); break;
-        case ST_DP: fprintf(rf, "\"args\":{\"from\":%d,\"to\":%d},", L.dp, Ln.dp); break;
+        case ST_SHAPE:
+            fprintf(rf, "\"args\":{\"from\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d},\"to\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d}},",
+                    Mfrom.hidden, Mfrom.ffn, Mfrom.tp, Mfrom.micro_batch, Mto.hidden, Mto.ffn, Mto.tp, Mto.micro_batch);
+            break;
+        case ST_DP:
+            if (Ln.tp != L.tp) fprintf(rf, "\"args\":{\"tp_from\":%d,\"tp_to\":%d,\"dp_from\":%d,\"dp_to\":%d},", L.tp, Ln.tp, L.dp, Ln.dp);
+            else fprintf(rf, "\"args\":{\"from\":%d,\"to\":%d},", L.dp, Ln.dp);
+            break;
         case ST_NET: fprintf(rf, "\"args\":{\"topology\":\"%s\",\"from_topology\":\"%s\"},", topo_f ? topo_f : gpu_s ? "default for --gpu" : "unchanged", ftopo_f ? ftopo_f : "default for --from-gpu"); break;
         case ST_GPU: fprintf(rf, "\"args\":{\"from\":\"%s\",\"to\":\"%s\"},", gfrom.name, gto.name); break;
         case ST_SLOW:

@@ -182,73 +182,7 @@ int lsim_wi_dp(const lsim_graph *in, const lsim_wi_layout *from, int new_dp, uin
     if (new_dp <= 0) return lsim_err_set(err, LSIM_EARG, "--dp %d: the data-parallel width must be positive", new_dp);
     lsim_wi_layout to = *from;
     to.dp = new_dp;
-    int t, d, p, rc = 0;
-    lsim_wi_coords(&to, (int32_t)new_gpu, &t, &d, &p);
-    if (p >= to.pp) return lsim_err_set(err, LSIM_EARG, "GPU %u is outside a job of %d GPUs", new_gpu, to.tp * to.dp * to.pp);
-    lsim_graph *g = NULL;
-    uint8_t *removed = NULL;
-    char src[512];
-    snprintf(src, sizeof src, "whatif:dp%d/gpu%u<-%.400s", new_dp, new_gpu, in->source);
-    if (new_dp == 1 && from->dp > 1) {
-        /* no gradient all-reduce any more: remove the DP kernels and their
-         * launch calls */
-        if (!(removed = calloc(in->n ? in->n : 1, 1))) return oom(in, err);
-        for (size_t v = 0; v < in->n; v++) {
-            if (in->coll[v] < 0 || lsim_wi_coll_class(in, (size_t)in->coll[v]) != LSIM_WI_DP) continue;
-            removed[v] = 1;
-            for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-                if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) removed[in->in_src[k]] = 1;
-        }
-        int32_t *seg = malloc((in->n ? in->n : 1) * sizeof *seg);
-        if (!seg) {
-            free(removed);
-            return oom(in, err);
-        }
-        for (size_t v = 0; v < in->n; v++) seg[v] = -1;
-        wi_plan P = {removed, seg, NULL, 0, src, 1, NULL, NULL};
-        rc = wi_rebuild(in, &P, &g, rec, err);
-        free(seg);
-        free(removed);
-        if (rc) return rc;
-    } else {
-        if ((rc = lsim_graph_clone(in, &g, err))) return rc;
-        free(g->source);
-        if (!(g->source = strdup(src))) goto nomem;
-    }
-    g->rank = (int32_t)new_gpu;
-    g->world_size = to.tp * to.dp * to.pp;
-    for (size_t c = 0; c < g->ncoll; c++) {
-        lsim_coll_info *ci = &g->colls[c];
-        const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_name) : "";
-        char name[64], chan[32];
-        int a, b;
-        name[0] = chan[0] = 0;
-        if (sscanf(pg, "tp:%d:%d", &a, &b) == 2) {
-            snprintf(name, sizeof name, "tp:%d:%d", p, d);
-        } else if (sscanf(pg, "dp:%d:%d", &a, &b) == 2) {
-            snprintf(name, sizeof name, "dp:%d:%d", t, p);
-            ci->group_size = new_dp;
-        } else if (sscanf(pg, "p2p:%d->%d", &a, &b) == 2) {
-            const char *h = strchr(pg, '#');
-            int ta, da, pa, tb, db, pb;
-            lsim_wi_coords(from, a, &ta, &da, &pa);
-            lsim_wi_coords(from, b, &tb, &db, &pb);
-            snprintf(name, sizeof name, "p2p:%d->%d%.24s", lsim_wi_rank(&to, ta, d, pa), lsim_wi_rank(&to, tb, d, pb),
-                     h ? h : "");
-        } else {
-            continue;
-        }
-        if (wi_intern(g, name, &ci->pg_name)) goto nomem;
-    }
-    if ((uint32_t)d >= (uint32_t)from->dp) {
-        rec->gpus_added++;
-        for (size_t v = 0; v < g->n; v++) rec->added[g->kind[v]]++;
-    }
-    *out = g;
-    return 0;
-nomem:
-    lsim_graph_free(g);
-    return oom(in, err);
+    return lsim_wi_relayout(in, from, &to, new_gpu, out, rec, err);
 }
 
 /* ------------------------------------------------------------ network */
@@ -304,13 +238,16 @@ int lsim_wi_retime(const lsim_graph *in, const lsim_wi_layout *Lold, const lsim_
         const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_name) : "";
         int a, b;
         if (sscanf(pg, "dp:%d:%d", &a, &b) == 2) {
-            for (int dd = 0; dd < Lold->dp && dd < MAXR; dd++) ro[no++] = lsim_wi_rank(Lold, a, dd, b);
+            for (int dd = 0; dd < Lold->dp && dd < MAXR; dd++) ro[no++] = lsim_wi_rank(Lold, a % Lold->tp, dd, b);
+        } else if (sscanf(pg, "tp:%d:%d", &a, &b) == 2) {
+            /* a TP group's source is the whole source TP group */
+            for (int tt = 0; tt < Lold->tp && tt < MAXR; tt++) ro[no++] = lsim_wi_rank(Lold, tt, b % Lold->dp, a);
         } else if (lsim_wi_group_ranks(pg, Lnew, rn, 0) > 0) {
             /* members mapped back to the source layout */
             for (int i = 0; i < nn; i++) {
                 int t, d, p;
                 lsim_wi_coords(Lnew, rn[i], &t, &d, &p);
-                int32_t r = lsim_wi_rank(Lold, t, d % Lold->dp, p);
+                int32_t r = lsim_wi_rank(Lold, t % Lold->tp, d % Lold->dp, p);
                 int dup = 0;
                 for (int q = 0; q < no; q++) dup |= ro[q] == r;
                 if (!dup) ro[no++] = r;

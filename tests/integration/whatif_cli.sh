@@ -7,6 +7,10 @@
 #                layers 48->24, layers 24->48 and a topology change; the
 #                record's node counts must equal the difference of the
 #                stores' node counts as sim reports them
+#   width        GPT-3 15B (PP2, DP2, micro-batch 1): TP 2->4, 4->2, 2->1,
+#                TP4 DP2 -> TP2 DP4 (same 16 GPUs), hidden 6144->4096, FFN
+#                12288->24576, each within 1 % of synth(B); the record names
+#                the shapes and the new layout
 #   real         the bundled Kineto trace: whatif with no transformation
 #                predicts what the source predicts; --identify finds no layer
 #                structure; --layers then fails naming it
@@ -71,6 +75,43 @@ consistency)
     [ "$(pred "$tmp/w_topo.h5")" -gt "$(pred "$tmp/dp2.h5")" ] || fail "the slower network is not slower"
     echo "ok: what-if matches synthesis"
     ;;
+width)
+    W="--model gpt3-15b --pp 2 --micro-batch 1"
+    "$LUMOSIM" synth $W --tp 2 --dp 2 --global-batch 8 -o "$tmp/tp2.h5" || fail "synth tp2"
+    "$LUMOSIM" synth $W --tp 4 --dp 2 --global-batch 8 -o "$tmp/tp4.h5" || fail "synth tp4"
+    "$LUMOSIM" synth $W --tp 1 --dp 2 --global-batch 8 -o "$tmp/tp1.h5" || fail "synth tp1"
+    "$LUMOSIM" synth $W --tp 2 --dp 4 --global-batch 16 -o "$tmp/tp2dp4.h5" || fail "synth tp2 dp4"
+    "$LUMOSIM" synth $W --tp 2 --dp 2 --global-batch 8 --hidden 4096 -o "$tmp/h4k.h5" || fail "synth hidden"
+    "$LUMOSIM" synth $W --tp 2 --dp 2 --global-batch 8 --ffn 24576 -o "$tmp/f24k.h5" || fail "synth ffn"
+    "$LUMOSIM" whatif "$tmp/tp2.h5" --tp 4 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --tp 4"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_in == 8" "gpus_out == 16" "layout_out.tp == 4" "layout_out.dp == 2" \
+        "transformations.1.name == shape" "transformations.1.args.from.tp == 2" "transformations.1.args.to.tp == 4" \
+        "transformations.1.args.from.micro_batch == 1" "transformations.2.name == tp" \
+        "transformations.2.gpus_added == 8" >/dev/null || fail "record: $(cat "$tmp/rec.json")"
+    t4=$(pred "$tmp/tp4.h5")
+    within "tp 2->4" "$(pred "$tmp/w.h5")" "$t4"
+    [ "$t4" -lt "$(pred "$tmp/tp2.h5")" ] || fail "TP 4 is not faster than TP 2"
+    "$LUMOSIM" whatif "$tmp/tp4.h5" --tp 2 -o "$tmp/w.h5" >/dev/null || fail "whatif --tp 2"
+    within "tp 4->2" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp2.h5")"
+    "$LUMOSIM" whatif "$tmp/tp2.h5" --tp 1 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --tp 1"
+    [ "$(nodes "$tmp/w.h5")" -eq "$(nodes "$tmp/tp1.h5")" ] || fail "TP 1 has $(nodes "$tmp/w.h5") nodes, synth $(nodes "$tmp/tp1.h5")"
+    within "tp 2->1" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp1.h5")"
+    "$LUMOSIM" whatif "$tmp/tp4.h5" --tp 2 --dp 4 -o "$tmp/w.h5" >/dev/null || fail "whatif --tp 2 --dp 4"
+    within "tp4dp2->tp2dp4" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp2dp4.h5")"
+    "$LUMOSIM" whatif "$tmp/tp2.h5" --hidden 4096 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --hidden"
+    "$JSON_CHECK" "$tmp/rec.json" "transformations.1.args.to.hidden == 4096" "gpus_out == 8" >/dev/null ||
+        fail "record: $(cat "$tmp/rec.json")"
+    within "hidden ->4096" "$(pred "$tmp/w.h5")" "$(pred "$tmp/h4k.h5")"
+    "$LUMOSIM" whatif "$tmp/tp2.h5" --ffn 24576 -o "$tmp/w.h5" >/dev/null || fail "whatif --ffn"
+    within "ffn ->24576" "$(pred "$tmp/w.h5")" "$(pred "$tmp/f24k.h5")"
+    # a synth store whose shape differs from its model's name: refused
+    "$LUMOSIM" whatif "$tmp/h4k.h5" --hidden 6144 -o "$tmp/w2.h5" >/dev/null 2>"$tmp/err" && fail "wrong shape accepted"
+    grep -q "give --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
+    printf '{"layers":48,"hidden":4096,"ffn":12288,"heads":48}\n' >"$tmp/m.json"
+    "$LUMOSIM" whatif "$tmp/h4k.h5" --model "$tmp/m.json" --hidden 6144 -o "$tmp/w.h5" >/dev/null || fail "--model"
+    within "hidden ->6144" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp2.h5")"
+    echo "ok: width and TP match synthesis"
+    ;;
 real)
     ex=$2
     "$LUMOSIM" build "$ex" -o "$tmp/ex.h5" >/dev/null 2>&1 || fail "build failed"
@@ -85,6 +126,9 @@ real)
     "$LUMOSIM" whatif "$tmp/ex.h5" --slow-gpu 0:2 -o "$tmp/slow.h5" >/dev/null || fail "slow-gpu failed"
     [ "$(pred "$tmp/slow.h5")" -gt "$a" ] || fail "a GPU twice as slow is not slower"
     "$LUMOSIM" whatif "$tmp/ex.h5" --layers 24 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--layers on a trace succeeded"
+    grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
+    [ -e "$tmp/l.h5" ] && fail "a store was written"
+    "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
     grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
     echo "ok: real trace"
@@ -111,13 +155,19 @@ bad)
     expect 1 "--slow-gpu 16:2: the transformed job has ranks 0..15" "$tmp/job.h5" --dp 4 --slow-gpu 16:2
     expect 2 "RANK:FACTOR" "$tmp/job.h5" --slow-gpu 3:0
     expect 2 "relative std-dev" "$tmp/job.h5" --jitter -0.1
-    expect 2 "not implemented" "$tmp/job.h5" --tp 4
+    expect 2 "not implemented" "$tmp/job.h5" --pp 4
+    expect 1 "TP 5 does not divide the model (heads 48" "$tmp/job.h5" --tp 5
+    expect 1 "TP 2 does not divide the model" "$tmp/job.h5" --ffn 12289
+    expect 2 "positive integer" "$tmp/job.h5" --hidden -4
     expect 2 "unknown option" "$tmp/job.h5" --frobnicate 1
     expect 1 "JSON" "$tmp/job.h5" --topology "$tmp/job.h5"
     expect 1 "unknown" "$tmp/job.h5" --gpu v100
     expect 1 "nothing.h5" "$tmp/nothing.h5" --dp 2
     "$LUMOSIM" synth --model gpt3-15b --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4 -o "$tmp/dp1.h5" || fail synth
     expect 1 "data-parallel width 1" "$tmp/dp1.h5" --dp 2
+    expect 1 "data-parallel width 1" "$tmp/dp1.h5" --tp 1 --dp 4
+    "$LUMOSIM" synth --model gpt3-15b --tp 1 --pp 2 --dp 2 --micro-batch 1 --global-batch 8 -o "$tmp/tp1.h5" || fail synth
+    expect 1 "tensor-parallel width 1" "$tmp/tp1.h5" --tp 2
     echo "ok: bad input refused"
     ;;
 *) fail "unknown mode" ;;

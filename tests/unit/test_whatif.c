@@ -277,10 +277,139 @@ static void test_slow_jitter(void)
     lsim_graph_free(g);
 }
 
+/* --hidden / --ffn / --tp on a hand-built GPU 1 of a TP 2 job of GPT-3 15B
+ * at micro-batch 2: ln1, fc1 GEMM (3 ms: not the cost model's time, so the
+ * ratio must carry the source's own efficiency over), the MLP all-reduce of
+ * micro-batch x seq x hidden x 2 bytes, the optimizer step */
+static void test_shape_tp(void)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, s, st, c[4], k[4];
+    CHECK(lsim_gb_new("synth:gpt3-15b/gpu1", 1, 2, &b, &err) == 0);
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &s);
+    lsim_gb_proc(b, 1, 0, 13, &st);
+    const char *nm[4] = {"L0.mb0.fwd.ln1", "L0.mb0.fwd.fc1_gemm", "L0.mb0.fwd.mlp_allreduce", "L0.opt.adam"};
+    lsim_ns du[4] = {50000, 3000000, 400000, 700000};
+    for (int i = 0; i < 4; i++) {
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, nm[i], 10, &c[i]);
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, i == 2 ? st : s, nm[i], du[i], &k[i]);
+        lsim_gb_edge(b, c[i], k[i], LSIM_E_LAUNCH, 5);
+        if (i) lsim_gb_edge(b, c[i - 1], c[i], LSIM_E_CPU_THREAD, 0), lsim_gb_edge(b, k[i - 1], k[i], LSIM_E_EVENT, 0);
+        else lsim_gb_set_release(b, c[i], 0);
+    }
+    const int64_t act = 2LL * 2048 * 6144 * 2;
+    lsim_gb_coll(b, k[2], LSIM_COLL_ALLREDUCE, act, 2, "tp:0:0", 0);
+    lsim_graph *g = NULL;
+    CHECK(lsim_gb_finish(b, &g, &err) == 0);
+    if (!g) return;
+    lsim_wi_layout L = {2, 1, 1};
+    lsim_wi_model M;
+    CHECK(lsim_wi_model_of(g, &L, NULL, &M, &err) == 0);
+    CHECK(M.hidden == 6144 && M.ffn == 12288 && M.heads == 48 && M.head_dim == 128 && M.vocab == 51200);
+    CHECK_I64(M.micro_batch, 2); /* from the all-reduce's size */
+    CHECK_I64(M.tp, 2);
+    lsim_gpu_spec gpu;
+    lsim_gpu_spec_builtin("h100", &gpu, &err);
+    lsim_topology topo;
+    lsim_topology_default(&gpu, &topo);
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    lsim_graph *o = NULL;
+    /* FFN x2: the FC1 GEMM 4096 x 6144 x 6144 becomes 4096 x 12288 x 6144
+     * (FLOPs x2; the fixed part of the curve does not double) */
+    lsim_wi_model F = M;
+    F.ffn = 24576;
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    if (o) {
+        double r = (2.0 * 4096 * 12288 * 6144 + gpu.gemm_eff_half) / (2.0 * 4096 * 6144 * 6144 + gpu.gemm_eff_half);
+        CHECK(llabs(o->dur[k[1]] - llround(3e6 * r)) <= 20); /* the model's times are whole ns */
+        CHECK(o->dur[k[1]] > 5900000 && o->dur[k[1]] < 6000000);
+        CHECK_I64(o->dur[k[0]], 50000);                    /* layer norm: hidden only */
+        CHECK_I64(o->colls[o->coll[k[2]]].bytes, act);     /* activations unchanged */
+        CHECK_I64(o->dur[k[2]], 400000);
+        CHECK(o->dur[k[3]] > 700000);                      /* more parameters */
+        CHECK_I64(g->dur[k[1]], 3000000);                  /* input untouched */
+    }
+    lsim_graph_free(o);
+    o = NULL;
+    /* hidden x2: activations double, so the all-reduce's bytes; the
+     * memory-bound layer norm doubles */
+    F = M;
+    F.hidden = 12288;
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64(o->colls[o->coll[k[2]]].bytes, 2 * act);
+        CHECK(llabs(o->dur[k[0]] - 100000) <= 1);
+        int32_t r2[2] = {0, 1};
+        double want = 400000.0 * (double)lsim_cost_collective(&topo, LSIM_COLL_ALLREDUCE, 2 * act, r2, 2, LSIM_ALGO_AUTO) /
+                      (double)lsim_cost_collective(&topo, LSIM_COLL_ALLREDUCE, act, r2, 2, LSIM_ALGO_AUTO);
+        CHECK(llabs(o->dur[k[2]] - llround(want)) <= 1);
+        CHECK(o->dur[k[2]] > 700000 && o->dur[k[2]] < 800000);
+    }
+    lsim_graph_free(o);
+    o = NULL;
+    /* TP 2 -> 4: the FC1 GEMM's output shard halves */
+    F = M;
+    F.tp = 4;
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    if (o) CHECK(o->dur[k[1]] > 1500000 && o->dur[k[1]] < 1530000);
+    lsim_graph_free(o);
+    o = NULL;
+    /* relayout: GPU 3 of TP 4 is a copy of TP rank 1 in group tp:0:0 of 4 */
+    lsim_wi_layout L4 = {4, 1, 1}, L1 = {1, 1, 1};
+    CHECK(lsim_wi_relayout(g, &L, &L4, 3, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK(o->rank == 3 && o->world_size == 4);
+        CHECK_I64(o->colls[o->coll[k[2]]].group_size, 4);
+        CHECK(!strcmp(lsim_strtab_get(o->strings, o->colls[o->coll[k[2]]].pg_name), "tp:0:0"));
+    }
+    lsim_graph_free(o);
+    o = NULL;
+    /* TP 1: the all-reduce and its launch go, the order closes over them */
+    CHECK(lsim_wi_relayout(g, &L, &L1, 0, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64(o->n, g->n - 2);
+        CHECK_I64(o->ncoll, 0);
+        uint32_t adam = find(o, "L0.opt.adam", LSIM_N_RUNTIME), fc1 = find(o, "L0.mb0.fwd.fc1_gemm", LSIM_N_RUNTIME);
+        CHECK(adam != UINT32_MAX && pred(o, adam, LSIM_E_CPU_THREAD) == fc1);
+    }
+    lsim_graph_free(o);
+    o = NULL;
+    /* and back from TP 1: nothing to split */
+    CHECK(lsim_wi_relayout(g, &L1, &L, 0, &o, &rec, &err) == LSIM_EARG);
+    CHECK(strstr(err.msg, "tensor-parallel width 1") != NULL);
+    /* TP must divide heads (48), hidden, FFN, vocabulary */
+    F = M;
+    F.tp = 5;
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
+    CHECK(strstr(err.msg, "TP 5 does not divide the model (heads 48") != NULL);
+    CHECK(o == NULL);
+    /* a wrong source shape shows in the activations */
+    lsim_wi_model W = M;
+    W.hidden = 5000;
+    CHECK(lsim_wi_model_of(g, &L, &W, &M, &err) == LSIM_EARG);
+    CHECK(strstr(err.msg, "not the source's") != NULL);
+    lsim_graph_free(g);
+    /* no tags: no roles */
+    g = three_layers();
+    if (g) {
+        free(g->source);
+        g->source = strdup("k");
+        for (size_t v = 0; v < g->n; v++) lsim_strtab_intern(g->strings, "gemm", 4, &g->name[v]);
+        F = M;
+        CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
+        CHECK(strstr(err.msg, "layer structure unknown") != NULL);
+    }
+    lsim_graph_free(g);
+}
+
 int main(void)
 {
     test_layers();
     test_identify_and_retime();
     test_slow_jitter();
+    test_shape_tp();
     return check_result("test_whatif");
 }
