@@ -8,7 +8,7 @@
  * (data-parallel copy, re-timed, other GPU, straggler, noise) and added to
  * the streamed store writer. Everything is checked before the writer opens;
  * a failure later aborts it (nothing written). The record of what changed is
- * printed and written beside the store as NEW.h5.whatif.json. */
+ * printed and kept in the new store as its root attribute "whatif". */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,8 +31,9 @@ static const char *USAGE_WHATIF =
     "\n"
     "Transforms the job in the graph store JOB.h5 (lumosim build or synth) and\n"
     "writes the transformed job to NEW.h5 for `lumosim sim`. What changed (nodes\n"
-    "added, removed, re-timed per kind) is printed as JSON and written to\n"
-    "NEW.h5.whatif.json. docs/whatif.md describes each transformation.\n"
+    "added, removed, re-timed per kind) is printed as JSON and kept in NEW.h5\n"
+    "(root attribute whatif; lumosim info shows it). docs/whatif.md describes\n"
+    "each transformation.\n"
     "\n"
     "  --identify        print what was found (layout, group classes, layers,\n"
     "                    each rank's role) as JSON and write nothing\n"
@@ -92,17 +93,6 @@ static void put_kinds(FILE *f, const char *key, const uint64_t *k)
     fputc('}', f);
 }
 
-typedef struct rec_ctx {
-    const char *text;
-} rec_ctx;
-
-static int write_text(FILE *f, void *ctx, lsim_err *err)
-{
-    (void)err;
-    fputs(((rec_ctx *)ctx)->text, f);
-    return 0;
-}
-
 static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi_layout *L, int roles)
 {
     uint64_t tot[LSIM_WI_NGCLASS] = {0};
@@ -159,7 +149,7 @@ int lsim_cli_whatif(int argc, char **argv)
     lsim_graph **gs = NULL, **blk = NULL;
     size_t nread = 0, nblk = 0;
     lsim_store_writer *w = NULL;
-    char *cmd = NULL, *text = NULL, *jpath = NULL;
+    char *cmd = NULL, *text = NULL;
     size_t tlen = 0;
     FILE *rf = NULL;
     int32_t *ranks = NULL;
@@ -488,10 +478,7 @@ int lsim_cli_whatif(int argc, char **argv)
         for (size_t i = 0; i < nblk; i++) lsim_graph_free(blk[i]), blk[i] = NULL;
         nblk = 0;
     }
-    rc = lsim_store_writer_close(w, &err);
-    w = NULL;
-    if (rc) goto done;
-    /* the record */
+    /* the record, kept in the new store (root attribute "whatif") */
     if (!(rf = open_memstream(&text, &tlen))) goto nomem;
     fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":\"", LSIM_VERSION);
     for (const char *q = in; *q; q++) {
@@ -549,14 +536,13 @@ int lsim_cli_whatif(int argc, char **argv)
         goto nomem;
     }
     rf = NULL;
-    if (!(jpath = malloc(strlen(out) + 16))) goto nomem;
-    sprintf(jpath, "%s.whatif.json", out);
-    rec_ctx rc_ = {text};
-    if ((rc = lsim_cli_write_atomic(jpath, write_text, &rc_, &err))) {
-        remove(out);
-        goto done;
-    }
+    if (tlen && text[tlen - 1] == '\n') text[--tlen] = '\0';
+    if ((rc = lsim_store_writer_set_attr(w, "whatif", text, &err))) goto done;
+    rc = lsim_store_writer_close(w, &err);
+    w = NULL;
+    if (rc) goto done;
     fputs(text, stdout);
+    fputc('\n', stdout);
     goto done;
 nomem:
     rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
@@ -577,6 +563,5 @@ done:
     lsim_wi_job_free(job);
     free(cmd);
     free(text);
-    free(jpath);
     return status;
 }
