@@ -147,7 +147,7 @@ void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
             }
         }
         int obs = has_obs(g);
-        if (!obs) fprintf(f, "  no observed times (synthesized graph): actual figures are absent\n");
+        if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
         fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
         fprintf(f, "  %-22s", "window");
         put_actual(f, obs, r->window_actual, r->window_predicted);

@@ -138,6 +138,13 @@ static double mean(const double *v, uint32_t n)
     return n ? s / n : 0.0;
 }
 
+/* A graph with no observed node (synthesized or what-if): its "actual"
+ * figures are absent. Such a rank is drawn predicted only, with "-" where an
+ * actual figure would be; ranks with observations are drawn as before. */
+static int has_obs(const lsim_graph *g) { return lsim_metrics_observed_nodes(g) > 0; }
+
+static const char NO_OBS_NOTE[] = "no observed times (synthesized or what-if graph)";
+
 
 /* ---- page frame ----------------------------------------------------------- */
 
@@ -201,7 +208,7 @@ static void bar(FILE *f, double x, double w, double y0, double scale, const doub
     }
 }
 
-static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
 {
     uint32_t ng = r->niters ? r->niters : 1;
     double ymax = 0;
@@ -211,7 +218,7 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
         bd_ms(r->niters ? &r->iters[k].bd_predicted : &r->bd_predicted, p);
         double ta = ms(r->niters ? r->iters[k].actual : r->window_actual);
         double tp = ms(r->niters ? r->iters[k].predicted : r->window_predicted);
-        double m = fmax(fmax(sum4(a), sum4(p)), fmax(ta, tp));
+        double m = obs ? fmax(fmax(sum4(a), sum4(p)), fmax(ta, tp)) : fmax(sum4(p), tp);
         if (m > ymax) ymax = m;
     }
     if (!(ymax > 0)) ymax = 1;
@@ -229,8 +236,8 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
     int every = (int)ceil(64.0 / gw); /* a name every `every` groups */
 
     fprintf(f, "<div class=\"scroll\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"iteration breakdown, actual beside predicted\">\n",
-            svg_w, svg_h, svg_w, svg_h);
+               "aria-label=\"iteration breakdown, %s\">\n",
+            svg_w, svg_h, svg_w, svg_h, obs ? "actual beside predicted" : "predicted");
     /* y grid and axis */
     for (int t = 0; t * step <= top + step * 1e-6; t++) {
         double y = y0 - t * step * scale;
@@ -258,6 +265,32 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
         esc(f, name);
         fputs("\"><title>", f);
         esc(f, r->niters ? name : "whole window (no ProfilerStep iterations)");
+        if (!obs) {
+            /* predicted only: one bar in the middle of the group */
+            xp = cx - bw / 2;
+            fputs(": predicted ", f);
+            put_ms(f, ms(tp));
+            fputs(" ms</title>\n", f);
+            bar(f, xp, bw, y0, scale, p, "predicted");
+            fputc('\n', f);
+            if (show_tot) {
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx,
+                        y0 - fmax(sum4(p), ms(tp)) * scale - 4);
+                put_ms(f, ms(tp));
+                fputs("</text>", f);
+            }
+            if (k % (uint32_t)every == 0) {
+                fprintf(f, "<text class=\"t\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, y0 + 18);
+                if (!r->niters) fputs("whole window", f);
+                else {
+                    size_t room = (size_t)(every * gw / 6.5);
+                    esc_n(f, gw >= 120 ? name : short_iter_name(name), room < 4 ? 4 : room > 40 ? 40 : room);
+                }
+                fputs("</text>", f);
+            }
+            fputs("</g>\n", f);
+            continue;
+        }
         fputs(": actual ", f);
         put_ms(f, ms(ta));
         fputs(" ms, predicted ", f);
@@ -301,7 +334,7 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
     fputs("</svg></div>\n", f);
 }
 
-static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
 {
     fputs("<div class=\"scroll\"><table><tr><th class=\"l\">iteration</th><th>actual ms</th><th>predicted ms</th>"
           "<th>error</th>",
@@ -321,6 +354,18 @@ static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
         double e = lsim_rel_err(ta, tp);
         fputs("<tr><td class=\"l\">", f);
         esc(f, name);
+        if (!obs) {
+            fputs("</td><td>-</td><td>", f);
+            put_ms(f, ms(tp));
+            fputs("</td><td>-</td>", f);
+            for (int c = 0; c < 4; c++) {
+                fputs("<td>- / ", f);
+                put_ms(f, p[c]);
+                fputs("</td>", f);
+            }
+            fputs("</tr>\n", f);
+            continue;
+        }
         fputs("</td><td>", f);
         put_ms(f, ms(ta));
         fputs("</td><td>", f);
@@ -388,20 +433,22 @@ static void duty_row(FILE *f, const double *v, uint32_t nb, lsim_ns bin_ns, lsim
     }
 }
 
-static void duty_chart(FILE *f, const lsim_rank_report *r)
+/* Actual above predicted; predicted alone when the rank has no observed times. */
+static void duty_chart(FILE *f, const lsim_rank_report *r, int obs)
 {
-    lsim_ns span = r->window_actual > r->window_predicted ? r->window_actual : r->window_predicted;
+    lsim_ns span = obs && r->window_actual > r->window_predicted ? r->window_actual : r->window_predicted;
     if (span <= 0) span = 1;
     double plot_w = DU_W - DU_ML - DU_MR, xscale = plot_w / (double)span;
-    int h = DU_MT + 2 * DU_ROW + DU_GAP + DU_MB;
+    int h = obs ? DU_MT + 2 * DU_ROW + DU_GAP + DU_MB : DU_MT + DU_ROW + DU_MB;
     fprintf(f, "<div class=\"scroll\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"stream-active duty cycle, actual above predicted\">\n",
-            DU_W, h, DU_W, h);
-    duty_row(f, r->duty_actual, r->nbins_actual, r->bin_ns, r->window_actual, xscale, DU_MT, DUTY_COLOR[0],
-             "actual");
+               "aria-label=\"stream-active duty cycle, %s\">\n",
+            DU_W, h, DU_W, h, obs ? "actual above predicted" : "predicted");
+    if (obs)
+        duty_row(f, r->duty_actual, r->nbins_actual, r->bin_ns, r->window_actual, xscale, DU_MT, DUTY_COLOR[0],
+                 "actual");
     duty_row(f, r->duty_predicted, r->nbins_predicted, r->bin_ns, r->window_predicted, xscale,
-             DU_MT + DU_ROW + DU_GAP, DUTY_COLOR[1], "predicted");
-    double ybase = DU_MT + 2 * DU_ROW + DU_GAP;
+             obs ? DU_MT + DU_ROW + DU_GAP : DU_MT, DUTY_COLOR[1], "predicted");
+    double ybase = obs ? DU_MT + 2 * DU_ROW + DU_GAP : DU_MT + DU_ROW;
     double smax = ms(span), step = nice_step(smax, 8);
     int dec = step_decimals(step);
     fprintf(f, "<line class=\"ax\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", DU_ML, DU_W - DU_MR, ybase + 0.5,
@@ -528,7 +575,7 @@ static void kv_u(FILE *f, const char *k, uint64_t v)
     fprintf(f, "<tr><td>%s</td><td>%llu</td></tr>\n", k, (unsigned long long)v);
 }
 
-static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
+static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
 {
     uint32_t threads = 0, streams = 0;
     for (uint32_t i = 0; i < g->nprocs; i++) {
@@ -581,6 +628,12 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r)
     fputs("</table>\n", f);
 
     fputs("<table class=\"kv\"><tr><th class=\"l\">node agreement</th><th></th></tr>\n", f);
+    if (!obs) {
+        fputs("<tr><td>max |start error|</td><td>-</td></tr>\n<tr><td>max |end error|</td><td>-</td></tr>\n"
+              "<tr><td>nodes exact</td><td>-</td></tr>\n</table></div></div>\n",
+              f);
+        return;
+    }
     fprintf(f, "<tr><td>max |start error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_start_err);
     fprintf(f, "<tr><td>max |end error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_end_err);
     fprintf(f, "<tr><td>nodes exact</td><td>%.1f%%</td></tr>\n",
@@ -594,44 +647,62 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
 {
     const lsim_graph *g = it->g;
     const lsim_rank_report *r = it->r;
-    int rk = rank_of(it, i);
+    int rk = rank_of(it, i), obs = has_obs(g);
     double we = lsim_rel_err(r->window_actual, r->window_predicted);
     fprintf(f, "<section id=\"rank-%zu\">\n<h2>Rank %d</h2>\n<div class=\"src\">", i, rk);
     esc(f, g->source);
-    fputs("</div>\n<p class=\"note\" style=\"margin-top:4px\">Window: actual ", f);
-    put_ms(f, ms(r->window_actual));
-    fputs(" ms, predicted ", f);
-    put_ms(f, ms(r->window_predicted));
-    fprintf(f, " ms, error <b class=\"%s\">", err_class(we));
-    put_pct(f, we);
-    fprintf(f, "</b>; %u iteration%s.</p>\n", r->niters, r->niters == 1 ? "" : "s");
+    if (obs) {
+        fputs("</div>\n<p class=\"note\" style=\"margin-top:4px\">Window: actual ", f);
+        put_ms(f, ms(r->window_actual));
+        fputs(" ms, predicted ", f);
+        put_ms(f, ms(r->window_predicted));
+        fprintf(f, " ms, error <b class=\"%s\">", err_class(we));
+        put_pct(f, we);
+        fputs("</b>", f);
+    } else {
+        fprintf(f, "</div>\n<p class=\"note\" style=\"margin-top:4px\">Predicted only: %s.</p>\n", NO_OBS_NOTE);
+        fputs("<p class=\"note\">Window: actual -, predicted ", f);
+        put_ms(f, ms(r->window_predicted));
+        fputs(" ms, error -", f);
+    }
+    fprintf(f, "; %u iteration%s.</p>\n", r->niters, r->niters == 1 ? "" : "s");
 
-    fputs("<div class=\"card\"><h3>Iterations: breakdown, actual beside predicted</h3>\n<p class=\"note\">", f);
-    if (r->niters)
+    fprintf(f, "<div class=\"card\"><h3>Iterations: breakdown, %s</h3>\n<p class=\"note\">",
+            obs ? "actual beside predicted" : "predicted");
+    if (r->niters && obs)
         fputs("Each iteration (ProfilerStep) as two stacked bars, actual (trace) and predicted (replay), split into "
               "the time only compute runs, compute and communication overlap, only communication runs, and no GPU "
               "work runs. Labels: total ms and the relative error of the prediction.",
               f);
-    else
+    else if (r->niters)
+        fputs("Each iteration (ProfilerStep) as one stacked bar, predicted (replay), split into the time only "
+              "compute runs, compute and communication overlap, only communication runs, and no GPU work runs. "
+              "Labels: total ms.",
+              f);
+    else if (obs)
         fputs("No ProfilerStep annotations in this trace: the bars show the whole window.", f);
+    else
+        fputs("No ProfilerStep annotations in this graph: the bar shows the whole window.", f);
     fputs("</p>\n", f);
     legend(f, 4, BD_NAME, BD_COLOR);
-    iter_chart(f, g, r);
-    iter_table(f, g, r);
+    iter_chart(f, g, r, obs);
+    iter_table(f, g, r, obs);
     fputs("</div>\n", f);
 
     fputs("<div class=\"card\"><h3>Timeline: stream-active duty cycle</h3>\n<p class=\"note\">", f);
     fprintf(f, "Fraction of each %g ms bin in which at least one GPU stream of the rank is active (not SM "
-               "utilization), from the start of each window",
-            (double)r->bin_ns / 1e6);
-    if (r->nbins_actual > DUTY_MAX_POINTS || r->nbins_predicted > DUTY_MAX_POINTS)
+               "utilization), %s",
+            (double)r->bin_ns / 1e6, obs ? "from the start of each window" : "predicted, from the start of the window");
+    if (obs && (r->nbins_actual > DUTY_MAX_POINTS || r->nbins_predicted > DUTY_MAX_POINTS))
         fprintf(f, "; neighbouring bins averaged to at most %d points per row", DUTY_MAX_POINTS);
+    else if (!obs && r->nbins_predicted > DUTY_MAX_POINTS)
+        fprintf(f, "; neighbouring bins averaged to at most %d points", DUTY_MAX_POINTS);
     fputs(".</p>\n", f);
-    duty_chart(f, r);
+    duty_chart(f, r, obs);
     fputs("</div>\n", f);
 
     if (it->cp) cp_section(f, g, it->cp);
-    graph_stats(f, g, r);
+    graph_stats(f, g, r, obs);
     fputs("</section>\n", f);
 }
 
@@ -661,23 +732,34 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
     fputs("<div class=\"scroll\"><table><tr><th>rank</th><th class=\"l\">source</th><th>iterations</th>"
           "<th>window actual ms</th><th>predicted ms</th><th>error</th><th>critical path ms</th></tr>\n",
           f);
+    int any_obs = !n;
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         double e = lsim_rel_err(r->window_actual, r->window_predicted);
+        int obs = has_obs(items[i].g);
+        any_obs |= obs;
         fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
         esc(f, items[i].g->source);
         fprintf(f, "</td><td>%u</td><td>", r->niters);
-        put_ms(f, ms(r->window_actual));
+        if (obs) put_ms(f, ms(r->window_actual));
+        else fputc('-', f);
         fputs("</td><td>", f);
         put_ms(f, ms(r->window_predicted));
-        fprintf(f, "</td><td class=\"%s\">", err_class(e));
-        put_pct(f, e);
+        if (obs) {
+            fprintf(f, "</td><td class=\"%s\">", err_class(e));
+            put_pct(f, e);
+        } else
+            fputs("</td><td>-", f);
         fputs("</td><td>", f);
         if (items[i].cp) put_ms(f, ms(items[i].cp->length));
         else fputs("&ndash;", f);
         fputs("</td></tr>\n", f);
     }
-    if (n > 1) {
+    if (n > 1 && !any_obs) {
+        fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>-</b></td><td><b>", f);
+        put_ms(f, ms(jp));
+        fputs("</b></td><td><b>-</b></td><td></td></tr>\n", f);
+    } else if (n > 1) {
         fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>", f);
         put_ms(f, ms(ja));
         fputs("</b></td><td><b>", f);

@@ -4,6 +4,8 @@
 #   html_report:NAME      the page: exit 0, self-contained (no scripts, no
 #                         external URLs), one class="iter" group per
 #                         iteration, deterministic; needs nothing else
+#                         (synth_predicted_only: a synthesized job, drawn
+#                         predicted only)
 #   html_screenshot:NAME  the page rendered by headless chromium and the PNG
 #                         checked by html_png_check (not blank, bars drawn);
 #                         skipped (77) where chromium is not installed
@@ -56,6 +58,19 @@ lsim_html_add(html_report:latency_observed --contains "latency mode: observed"
   1 --latency observed ${LSIM_TEST_DATA}/hip_trace.json)
 lsim_html_add(html_report:megatron_tp8_a100_dir --require ${_hs}/megatron_tp8_a100
   8 ${_hs}/megatron_tp8_a100)
+
+# A synthesized job (no observed times, like a what-if graph): every rank
+# predicted only, one bar per iteration, no "actual" bars, duty-cycle row or
+# zero actual figures, and the note saying why.
+lsim_html_add(html_report:synth_predicted_only
+  --pre "synth --model gpt3-15b --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 16 -o @TMP@/j.h5"
+  --pre "sim @TMP@/j.h5 -o @TMP@/r.h5"
+  --contains "no observed times (synthesized or what-if graph)"
+  --contains "aria-label=\"iteration breakdown, predicted\""
+  --contains "aria-label=\"stream-active duty cycle, predicted\""
+  --absent "<title>actual, " --absent ">actual</text>" --absent ">A</text>"
+  --absent "actual beside predicted" --absent "actual above predicted" --absent "Window: actual 0"
+  8 @TMP@/r.h5)
 
 # An output that cannot be written: exit 1, one error line, nothing on stdout.
 lsim_cli_test(html_report:unwritable_output "integration;html" ${LSIM_SH} ${LSIM_EXPECT_EXIT}

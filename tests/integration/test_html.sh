@@ -11,11 +11,16 @@
 #     (one per ProfilerStep iteration, or one "window" group per rank without);
 #   - a second run writes a byte-identical page.
 # LUMOSIM-ARG are the trace paths, optionally preceded by report options
-# (--latency observed, --bin-ms N).
+# (--latency observed, --bin-ms N). In LUMOSIM-ARG and --pre, @TMP@ stands for
+# the test's scratch directory.
 #
 # Options:
 #   --require P      exit 77 (CTest skip) if P does not exist (shared traces)
 #   --contains TEXT  the page must contain TEXT (fixed string; repeatable)
+#   --absent TEXT    the page must not contain TEXT (fixed string; repeatable)
+#   --pre ARGS       first run "$LUMOSIM ARGS" (ARGS split at blanks; must
+#                    exit 0), e.g. to synthesize and simulate a job into
+#                    @TMP@/r.h5 (repeatable, run in order)
 #   --screenshot     instead: render the page with headless chromium (or
 #                    chromium-browser; $CHROMIUM overrides) and check the PNG
 #                    with $HTML_PNG_CHECK (not blank, chart colours present).
@@ -32,6 +37,8 @@ screenshot=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lsim-html.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 : >"$tmp/contains"
+: >"$tmp/absent"
+: >"$tmp/pre"
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,6 +49,8 @@ while [ $# -gt 0 ]; do
         fi
         shift 2 ;;
     --contains) printf '%s\n' "$2" >>"$tmp/contains"; shift 2 ;;
+    --absent) printf '%s\n' "$2" >>"$tmp/absent"; shift 2 ;;
+    --pre) printf '%s\n' "$2" >>"$tmp/pre"; shift 2 ;;
     --screenshot) screenshot=1; shift ;;
     --) shift; break ;;
     -*) echo "test_html.sh: unknown option $1" >&2; exit 2 ;;
@@ -49,7 +58,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ $# -lt 2 ]; then
-    echo "usage: test_html.sh [--require P] [--contains TEXT]... [--screenshot] ITERS LUMOSIM-ARG..." >&2
+    echo "usage: test_html.sh [--require P] [--contains TEXT]... [--absent TEXT]... [--pre ARGS]... [--screenshot]" \
+        "ITERS LUMOSIM-ARG..." >&2
     exit 2
 fi
 iters=$1
@@ -82,6 +92,42 @@ bad() {
     echo "FAIL: $*"
     fail=1
 }
+# $1 with every @TMP@ replaced by the scratch directory
+subst() {
+    s=$1 o=
+    while :; do
+        case "$s" in
+        *@TMP@*) o=$o${s%%@TMP@*}$tmp; s=${s#*@TMP@} ;;
+        *) printf '%s' "$o$s"; return ;;
+        esac
+    done
+}
+# run "$LUMOSIM $1", $1 split at blanks, @TMP@ replaced
+run_pre() {
+    set -f
+    # shellcheck disable=SC2086 # split on purpose
+    set -- $1
+    set +f
+    for a do
+        shift
+        set -- "$@" "$(subst "$a")"
+    done
+    echo "before: $LUMOSIM $*"
+    "$LUMOSIM" "$@" </dev/null >"$tmp/pre.out" 2>&1
+    prc=$?
+    if [ "$prc" -ne 0 ]; then
+        echo "FAIL: exit status $prc"
+        tail -n 20 "$tmp/pre.out"
+        exit 1
+    fi
+}
+for a do
+    shift
+    set -- "$@" "$(subst "$a")"
+done
+while IFS= read -r line; do
+    [ -n "$line" ] && run_pre "$line"
+done <"$tmp/pre"
 # occurrences of a fixed string in a file (several per line counted)
 count() {
     awk -v pat="$1" '{ s = $0; while ((i = index(s, pat)) > 0) { n++; s = substr(s, i + length(pat)) } }
@@ -144,6 +190,13 @@ while IFS= read -r text; do
     [ -n "$text" ] || continue
     grep -qF -- "$text" "$page" || bad "the page does not contain '$text'"
 done <"$tmp/contains"
+while IFS= read -r text; do
+    [ -n "$text" ] || continue
+    if grep -qF -- "$text" "$page"; then
+        bad "the page contains '$text' ($(count "$text" "$page") times):"
+        grep -nF -- "$text" "$page" | head -n 3 | cut -c 1-200
+    fi
+done <"$tmp/absent"
 
 # deterministic
 "$LUMOSIM" report "$@" --html "$tmp/out2/r.html" >/dev/null 2>&1
