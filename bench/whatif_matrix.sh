@@ -9,9 +9,11 @@
 # same GPUs (TP4 DP2 <-> TP2 DP4, TP8 DP2 -> TP4 DP4), hidden x 2/3 and
 # FFN x 2:
 # lumosim whatif (synth(A) -> B) is simulated and compared with synth(B)
-# simulated. Prints a markdown table: configuration, what-if prediction,
+# simulated; pipeline rows (PP {1, 2, 4} pairs, 1F1B <-> interleaved:2,
+# micro-batches 4 <-> 8, DP at a fixed global batch, TP 8 PP 4 from TP 2
+# PP 2) the same way. Prints a markdown table: configuration, what-if prediction,
 # synthesized prediction, error, and the what-if command. Exit 1 when a case
-# is more than 1 % off. PP changes are not implemented (docs/whatif.md).
+# is more than 1 % off.
 set -u
 L=${1:-build/lumosim}
 T=data/topology/example_4gpu_eth100.json
@@ -86,5 +88,30 @@ for m in gpt3-15b gpt3-44b; do
     row "$m TP2 PP2 DP2 FFN -> $ffn" "$m-dp2-l48" "$m-f" --ffn "$ffn"
     row "$m PP2 DP2 TP 2 -> 4, hidden -> $hid, FFN -> $ffn" "$m-dp2-l48" "$m-tp4hf" --tp 4 --hidden "$hid" --ffn "$ffn"
     row "$m TP2 PP2 DP4 -> TP4 DP2 and layers 48 -> 24" "$m-dp4-l48" "$m-tp4-l24" --tp 4 --dp 2 --layers 24
+    # pipeline depth, schedule, micro-batches (synth's later --pp / --global-batch win)
+    for p in 1 4; do synth "$m-pp$p" "$m" 2 48 --pp "$p"; done
+    synth "$m-i2" "$m" 2 48 --schedule interleaved:2
+    synth "$m-pp4i2" "$m" 2 48 --pp 4 --schedule interleaved:2
+    synth "$m-m8" "$m" 2 48 --global-batch 16
+    synth "$m-pp4m8" "$m" 2 48 --pp 4 --global-batch 16
+    synth "$m-dp4m2" "$m" 4 48 --global-batch 8
+    synth "$m-tp8pp4" "$m" 2 48 --tp 8 --pp 4
+    for a in 1 2 4; do
+        for b in 1 2 4; do
+            [ "$a" = "$b" ] && continue
+            sa=$m-pp$a sb=$m-pp$b
+            [ "$a" = 2 ] && sa=$m-dp2-l48
+            [ "$b" = 2 ] && sb=$m-dp2-l48
+            row "$m TP2 DP2 PP $a -> $b" "$sa" "$sb" --pp "$b"
+        done
+    done
+    row "$m TP2 PP2 DP2 1F1B -> interleaved:2" "$m-dp2-l48" "$m-i2" --schedule interleaved:2
+    row "$m TP2 PP2 DP2 interleaved:2 -> 1F1B" "$m-i2" "$m-dp2-l48" --schedule 1f1b
+    row "$m TP2 DP2 PP 4 interleaved:2 -> PP 2 1F1B" "$m-pp4i2" "$m-dp2-l48" --pp 2 --schedule 1f1b
+    row "$m TP2 PP2 DP2 micro-batches 4 -> 8" "$m-dp2-l48" "$m-m8" --micro-batches 8
+    row "$m TP2 PP2 DP2 micro-batches 8 -> 4" "$m-m8" "$m-dp2-l48" --micro-batches 4
+    row "$m TP2 DP2 PP 2 -> 4, micro-batches 4 -> 8" "$m-dp2-l48" "$m-pp4m8" --pp 4 --micro-batches 8
+    row "$m TP2 PP2 DP 2 -> 4 at global batch 8 (micro-batches 4 -> 2)" "$m-dp2-l48" "$m-dp4m2" --dp 4 --micro-batches 2
+    row "$m DP2 TP2 PP2 -> TP8 PP4" "$m-dp2-l48" "$m-tp8pp4" --tp 8 --pp 4
 done
 exit $bad

@@ -27,6 +27,8 @@
 #ifndef LUMOSIM_WHATIF_H
 #define LUMOSIM_WHATIF_H
 
+#include <stdio.h>
+
 #include "lumosim/cost.h"
 #include "lumosim/graph.h"
 #include "lumosim/job.h"
@@ -47,10 +49,55 @@ const char *lsim_wi_gclass_name(int c); /* "other", "tp", "dp", "pp", "world" */
 typedef enum lsim_wi_layer_source {
     LSIM_WI_LAYERS_UNKNOWN = 0, /* no layer structure found */
     LSIM_WI_LAYERS_TAGS,        /* synthesized node tags "L<n>.mb<k>.fwd." */
-    LSIM_WI_LAYERS_ANNOTATIONS  /* record_function annotations named like
+    LSIM_WI_LAYERS_ANNOTATIONS, /* record_function annotations named like
                                    layer[i] / layers.i (found and reported;
                                    transformations do not use them yet) */
+    LSIM_WI_LAYERS_KERNELS      /* a Kineto trace's layers and kernel roles
+                                   recovered from the repeating structure of
+                                   its compute stream between tensor-parallel
+                                   all-reduces (klayers says what was found,
+                                   or why not) */
 } lsim_wi_layer_source;
+
+/* Kernel roles recovered from a trace's structure (src/whatif/trace_roles.c),
+ * named as lumosim synth names them: 1 ln1, 2 qkv_gemm, 3 attn, 4 proj_gemm,
+ * 5 attn_allreduce, 6 dropout_add, 7 ln2, 8 fc1_gemm, 9 gelu, 10 fc2_gemm,
+ * 11 mlp_allreduce, 12 dropout_add2, 13 lnf, 14 logits_gemm,
+ * 15 emb_allreduce (0: none). */
+#define LSIM_WI_NTROLES 16
+const char *lsim_wi_trace_role_name(int r);
+
+/* Why a compute-stream kernel of a trace got no role. */
+enum {
+    LSIM_WI_WHY_OUTSIDE = 0,  /* outside the layers: embedding, head, loss */
+    LSIM_WI_WHY_BACKWARD,     /* its name says backward pass or optimizer
+                                 (only the forward pass is recovered) */
+    LSIM_WI_WHY_POSITION,     /* inside a layer at a position that has no role */
+    LSIM_WI_WHY_PATTERN,      /* inside a layer whose segment does not follow
+                                 norm, GEMM, ..., GEMM */
+    LSIM_WI_NWHY
+};
+const char *lsim_wi_unassigned_why(int w);
+
+/* What the kernel structure of one GPU's trace shows. */
+typedef struct lsim_wi_kernel_layers {
+    int found;                 /* a repeating layer structure was found */
+    int layers, runs, period;  /* layers per run, runs (forward micro-batches),
+                                  TP all-reduces per layer */
+    int forced;                /* layers from --trace-layers */
+    uint64_t kernels, assigned, unassigned; /* compute-stream kernels */
+    uint64_t ars, ars_assigned;             /* TP all-reduce kernels */
+    uint64_t memops;           /* memsets / copies on the compute stream (kept) */
+    int64_t kernels_per_layer, kernels_per_layer_max;
+    uint64_t why_count[LSIM_WI_NWHY];
+    uint64_t role_kernels[LSIM_WI_NTROLES];
+    char why[192];             /* when not found */
+} lsim_wi_kernel_layers;
+
+/* --trace-layers N: the layer count of traces, overriding the detected one
+ * (0: detect). A process-wide setting read by every identification. */
+void lsim_wi_set_trace_layers(int n);
+int lsim_wi_trace_layers(void);
 
 const char *lsim_wi_layer_source_name(int s);
 
@@ -67,7 +114,14 @@ typedef struct lsim_wi_ident {
     int layers_per_chunk;      /* 0 when chunks differ in size */
     uint64_t layer_nodes;      /* nodes inside layer subgraphs */
     int annotations;           /* distinct layer annotations (Kineto) */
+    int forward_only;          /* no backward-pass or optimizer work seen */
+    lsim_wi_kernel_layers klayers; /* layer_source LSIM_WI_LAYERS_KERNELS */
 } lsim_wi_ident;
+
+/* The "layers" members of --identify's JSON for kernel-structure layers
+ * (after "source"): found, layers, micro-batches, roles per layer, the
+ * unassigned kernels and why. */
+void lsim_wi_put_kernel_layers(FILE *f, const lsim_wi_ident *ids, size_t n);
 
 /* Identify one GPU's graph; gpu is its index in the job (used when the graph
  * has no rank). Group classes of real traces come from the process groups'
@@ -223,5 +277,54 @@ int lsim_wi_slow(const lsim_graph *in, double factor, lsim_graph **out, lsim_wi_
  * the same name (synthesized tags stripped from the name). */
 int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t gpu, lsim_graph **out,
                    lsim_wi_counts *rec, lsim_err *err);
+
+/* ------------------------------------------------------------ pipeline */
+
+/* Pipeline depth, schedule and micro-batches (--pp, --schedule,
+ * --micro-batches; synthesized stores: layer-tagged nodes). The work of one
+ * (tp, dp) column of the source (its GPU on every pipeline stage) is cut
+ * into segments by the node tags (layer / embedding / head, micro-batch,
+ * forward / backward / optimizer) and each GPU of the new pipeline is
+ * emitted in the new schedule's order, wired as lumosim synth wires a GPU:
+ * kernels keep their own durations (micro-batch k takes the source's
+ * k mod m), send/recv kernels between the new stages are timed by the p2p
+ * cost ratio to a source transfer (the cost model when the source has no
+ * pipeline), gradient buckets are refilled with the stage's layers and
+ * timed by the collective cost ratio to a source bucket. The new job keeps
+ * the source's TP and DP (lsim_wi_relayout changes them afterwards). */
+typedef struct lsim_wi_pipe lsim_wi_pipe;
+
+typedef struct lsim_wi_pipe_cfg {
+    int pp;               /* pipeline stages */
+    int vstages;          /* 1: 1F1B; V > 1: interleaved 1F1B with V chunks per GPU */
+    int micro_batches;    /* per pipeline */
+    double bucket_params; /* gradient bucket size in parameters (0: 40e6, as lumosim synth) */
+} lsim_wi_pipe_cfg;
+
+/* An empty column (tp_i, dp_i) of source layout L. 0 or LSIM_ENOMEM. */
+int lsim_wi_pipe_new(const lsim_wi_layout *L, int tp_i, int dp_i, lsim_wi_pipe **out, lsim_err *err);
+void lsim_wi_pipe_free(lsim_wi_pipe *s);
+/* Add the column's source GPU of stage pp_i (normalized; the graph is only
+ * read). LSIM_EARG for a kernel without a tag or a collective of no known
+ * class; LSIM_ENOMEM. */
+int lsim_wi_pipe_add(lsim_wi_pipe *s, const lsim_graph *g, int pp_i, lsim_err *err);
+/* The source's layers and micro-batches per pipeline (from the tags). */
+void lsim_wi_pipe_source(const lsim_wi_pipe *s, int *layers, int *micro_batches);
+/* Can the column be re-pipelined to `to`? LSIM_EARG naming the numbers:
+ * more stages than layers, layers not divisible by PP x V, interleaved with
+ * PP < 2 or micro-batches not divisible by PP, a layer / micro-batch
+ * missing from the source. */
+int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *err);
+/* The graph of stage pp_i of the column in the new pipeline (rank and
+ * groups in layout (L.tp, to->pp, L.dp)). M: the model (layer and
+ * embedding parameters for the buckets, activations for the transfers; its
+ * tp is the final TP); topo: the source network (costs). New transfers and
+ * buckets counted as re-timed in rec. */
+int lsim_wi_pipeline(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, const lsim_wi_model *M, const lsim_topology *topo,
+                     int pp_i, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+/* After the column's new GPUs are emitted: nodes added / removed per kind,
+ * edges and GPUs, as the difference between the source column and the new
+ * one. */
+void lsim_wi_pipe_record(const lsim_wi_pipe *s, lsim_wi_counts *rec);
 
 #endif

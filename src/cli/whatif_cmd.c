@@ -26,6 +26,7 @@ static const char *USAGE_WHATIF =
     "                     [--model NAME|FILE] [--micro-batch N] [--topology FILE] [--gpu NAME|FILE]\n"
     "                     [--from-gpu NAME|FILE] [--from-topology FILE]\n"
     "                     [--slow-gpu RANK:FACTOR]... [--jitter SIGMA|trace] [--seed N]\n"
+    "                     [--pp N] [--schedule 1f1b|interleaved:V] [--micro-batches N]\n"
     "                     -o NEW.h5\n"
     "       lumosim whatif JOB.h5 --identify\n"
     "\n"
@@ -44,10 +45,17 @@ static const char *USAGE_WHATIF =
     "  --layers N        N layers (synthesized stores: layer-tagged nodes)\n"
     "  --hidden N        model width N (attention width heads x head_dim kept)\n"
     "  --ffn N           MLP width N\n"
+    "  --pp N            pipeline stages N (synthesized stores): layers\n"
+    "                    reassigned, send/recv inserted, schedule rebuilt\n"
+    "  --schedule S      1f1b or interleaved:V (default: the source's)\n"
+    "  --micro-batches N micro-batches per pipeline (default: the source's;\n"
+    "                    with --dp, a fixed global batch)\n"
     "  --model M         the source's model shape (built-in name or JSON as for\n"
     "                    lumosim synth; default: the name a synth store carries)\n"
     "  --micro-batch N   the source's micro-batch size (default: from the\n"
     "                    activations' size, else 1)\n"
+    "  --trace-layers N  a trace's layers per micro-batch, overriding the count\n"
+    "                    found from its repeating kernel structure\n"
     "  --topology FILE   the network to re-time collectives for\n"
     "  --gpu G           another GPU (built-in name or JSON): compute kernels\n"
     "                    re-timed, and its default network unless --topology\n"
@@ -68,7 +76,7 @@ typedef struct stage {
     int used;
 } stage;
 
-enum { ST_NORM = 0, ST_LAYERS, ST_SHAPE, ST_DP, ST_NET, ST_GPU, ST_SLOW, ST_JITTER, ST_N };
+enum { ST_NORM = 0, ST_LAYERS, ST_SHAPE, ST_PIPE, ST_DP, ST_NET, ST_GPU, ST_SLOW, ST_JITTER, ST_N };
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
@@ -112,7 +120,7 @@ static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi
                 ids[0].layers_per_chunk);
     } else if (same && src == LSIM_WI_LAYERS_ANNOTATIONS) {
         fprintf(f, ",\"annotated_layers\":%d", annot);
-    }
+    } else if (same && src == LSIM_WI_LAYERS_KERNELS) lsim_wi_put_kernel_layers(f, ids, n);
     fputc('}', f);
     if (roles) {
         fputs(",\"ranks\":[", f);
@@ -134,6 +142,12 @@ int lsim_cli_whatif(int argc, char **argv)
     const char *in = NULL, *out = NULL, *topo_f = NULL, *gpu_s = NULL, *fgpu_s = NULL, *ftopo_f = NULL, *jit = NULL;
     long dp = 0, layers = 0, seed = 1, batch = 64, tp = 0, hidden = 0, ffn = 0, mbatch = 0;
     const char *model_s = NULL;
+    long pp_new = 0, vst_new = 0, mbs_new = 0; /* --pp, --schedule (V), --micro-batches; 0: not given */
+    int pipe = 0, src_m = 0;
+    size_t ncols = 0;
+    lsim_wi_pipe **cols = NULL;
+    lsim_wi_pipe_cfg pcfg;
+    memset(&pcfg, 0, sizeof pcfg);
     lsim_wi_model Mfrom, Mto;
     memset(&Mfrom, 0, sizeof Mfrom);
     memset(&Mto, 0, sizeof Mto);
@@ -153,7 +167,7 @@ int lsim_cli_whatif(int argc, char **argv)
     size_t tlen = 0;
     FILE *rf = NULL;
     int32_t *ranks = NULL;
-    static const char *const ST_NAME[ST_N] = {"normalize", "layers", "shape", "dp", "network", "gpu", "slow-gpu", "jitter"};
+    static const char *const ST_NAME[ST_N] = {"normalize", "layers", "shape", "pipeline", "dp", "network", "gpu", "slow-gpu", "jitter"};
     stage st[ST_N];
     memset(st, 0, sizeof st);
     for (int s = 0; s < ST_N; s++) st[s].name = ST_NAME[s];
@@ -194,6 +208,8 @@ int lsim_cli_whatif(int argc, char **argv)
             if (pos_int(a, v, 100000000, &ffn)) return 2;
         } else if (!strcmp(a, "--micro-batch")) {
             if (pos_int(a, v, 1000000, &mbatch)) return 2;
+        } else if (!strcmp(a, "--trace-layers")) { /* traces: layers per micro-batch, overriding the detected count */
+            long tl = 0; if (pos_int(a, v, 1000000, &tl)) return 2; lsim_wi_set_trace_layers((int)tl);
         } else if (!strcmp(a, "--model")) {
             model_s = v;
         } else if (!strcmp(a, "--seed")) {
@@ -232,9 +248,18 @@ int lsim_cli_whatif(int argc, char **argv)
             }
             slow_rank[nslow] = (int32_t)r;
             slow_f[nslow++] = f;
-        } else if (!strcmp(a, "--pp") || !strcmp(a, "--schedule") || !strcmp(a, "--micro-batches")) {
-            fprintf(stderr, "lumosim: error: %s is not implemented yet (docs/whatif.md, Limits)\n", a);
-            return 2;
+        } else if (!strcmp(a, "--pp")) {
+            if (pos_int(a, v, 100000, &pp_new)) return 2;
+        } else if (!strcmp(a, "--micro-batches")) {
+            if (pos_int(a, v, 1000000, &mbs_new)) return 2;
+        } else if (!strcmp(a, "--schedule")) {
+            if (!strcmp(v, "1f1b")) vst_new = 1;
+            else if (!strncmp(v, "interleaved:", 12)) {
+                if (pos_int("--schedule interleaved:V", v + 12, 1000, &vst_new)) return 2;
+            } else {
+                fprintf(stderr, "lumosim: error: unknown --schedule '%s' (1f1b or interleaved:V)\n", v);
+                return 2;
+            }
         } else {
             fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim whatif --help)\n", a);
             return 2;
@@ -305,7 +330,7 @@ int lsim_cli_whatif(int argc, char **argv)
     /* every transformation checked before anything is written */
     Ln = L;
     if (dp && dp != L.dp) {
-        if (L.dp == 1) {
+        if (L.dp == 1 && !ids[0].forward_only) { /* forward-only: no gradient all-reduce to replicate */
             rc = lsim_err_set(&err, LSIM_EARG,
                               "--dp %ld: the source has data-parallel width 1, so there is no gradient all-reduce to "
                               "replicate; start from a job with DP >= 2",
@@ -327,10 +352,26 @@ int lsim_cli_whatif(int argc, char **argv)
         st[ST_DP].used = 1;
         st[ST_DP].name = "tp";
     }
-    if (Ln.tp != L.tp || hidden || ffn || model_s) {
-        /* the source's shape, and the new one */
+    pipe = pp_new || vst_new || mbs_new;
+    if (pipe) {
         for (size_t i = 0; i < n; i++)
             if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "%s: rank %zu: layer structure unknown (found: %s): --pp, --schedule and "
+                                  "--micro-batches need every kernel tagged by layer and micro-batch, as lumosim synth "
+                                  "writes them (L12.mb3.fwd.qkv_gemm); not implemented for traces",
+                                  in, i, lsim_wi_layer_source_name(ids[i].layer_source));
+                goto done;
+            }
+        pcfg.pp = pp_new ? (int)pp_new : L.pp;
+        pcfg.vstages = vst_new ? (int)vst_new : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
+        Ln.pp = pcfg.pp;
+        st[ST_PIPE].used = 1;
+    }
+    if (Ln.tp != L.tp || hidden || ffn || model_s || pipe) {
+        /* the source's shape, and the new one */
+        for (size_t i = 0; i < n; i++)
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && (pipe || ids[i].layer_source != LSIM_WI_LAYERS_KERNELS)) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
                                   "kernel's role in its layer, which lumosim synth's node tags give "
@@ -407,14 +448,33 @@ int lsim_cli_whatif(int argc, char **argv)
         strcpy(cmd, "lumosim whatif");
         for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
     }
-    /* pass 2: one pipeline stage of source GPUs at a time */
-    {
-        lsim_store_write_opts wo = {cmd, NULL, 0};
-        if ((rc = lsim_store_writer_open(out, &wo, &w, &err))) goto done;
-    }
+    /* pass 2: one pipeline stage of source GPUs at a time. With a pipeline
+     * change, first every source stage into its (tp, dp) column's segments
+     * (rounds 0 .. L.pp-1, nothing written), then the new stages emitted
+     * from the columns (rounds L.pp ..); the per-GPU steps then start from
+     * layout Ls (the source's TP and DP, the new PP). */
     size_t per = (size_t)L.tp * (size_t)L.dp;
+    lsim_wi_layout Ls = L;
+    Ls.pp = Ln.pp;
     if (!(blk = calloc(per, sizeof *blk))) goto nomem;
-    for (int p = 0; p < L.pp; p++) {
+    if (pipe) {
+        if (!(cols = calloc(per, sizeof *cols))) goto nomem;
+        ncols = per;
+        for (size_t i = 0; i < per; i++)
+            if ((rc = lsim_wi_pipe_new(&L, (int)(i % (size_t)L.tp), (int)(i / (size_t)L.tp), &cols[i], &err))) goto done;
+    }
+    for (int it = 0; it < (pipe ? L.pp + Ls.pp : L.pp); it++) {
+        int p = it;
+        if (pipe && it >= L.pp) {
+            /* a stage of the new pipeline, from every column */
+            p = it - L.pp;
+            for (size_t i = 0; i < per; i++) {
+                rc = lsim_wi_pipeline(cols[i], &pcfg, &Mto, &tfrom, p, &blk[i], &st[ST_PIPE].c, &err);
+                if (rc) goto done;
+                nblk = i + 1;
+            }
+            goto emit;
+        }
         rc = lsim_store_read_graphs(in, per * (size_t)p, per, &gs, &nread, &err);
         if (rc) goto done;
         nblk = nread;
@@ -436,20 +496,44 @@ int lsim_cli_whatif(int argc, char **argv)
             lsim_graph_free(gs[i]);
             gs[i] = NULL;
             blk[i] = a;
-            /* a replica that the new width drops */
-            int t, d, pp;
-            lsim_wi_coords(&L, (int32_t)gi, &t, &d, &pp);
-            if (d >= Ln.dp || t >= Ln.tp) {
-                st[ST_DP].c.gpus_removed++;
-                for (size_t v = 0; v < a->n; v++) st[ST_DP].c.removed[a->kind[v]]++;
-            }
         }
         lsim_store_free_graphs(gs, nread);
         gs = NULL;
+        if (pipe) {
+            for (size_t i = 0; i < nblk; i++) {
+                if (!rc) rc = lsim_wi_pipe_add(cols[i], blk[i], p, &err);
+                lsim_graph_free(blk[i]), blk[i] = NULL;
+            }
+            nblk = 0;
+            if (rc) goto done;
+            if (it == L.pp - 1) {
+                /* the whole source is read: check the new pipeline before
+                 * anything is written */
+                lsim_wi_pipe_source(cols[0], NULL, &src_m);
+                pcfg.micro_batches = mbs_new ? (int)mbs_new : src_m;
+                for (size_t i = 0; i < per; i++)
+                    if ((rc = lsim_wi_pipe_check(cols[i], &pcfg, &err))) goto done;
+            }
+            continue;
+        }
+    emit:
+        for (size_t i = 0; i < nblk; i++) {
+            /* a replica that the new width drops */
+            int t, d, pp;
+            lsim_wi_coords(&Ls, (int32_t)(per * (size_t)p + i), &t, &d, &pp);
+            if (d >= Ln.dp || t >= Ln.tp) {
+                st[ST_DP].c.gpus_removed++;
+                for (size_t v = 0; v < blk[i]->n; v++) st[ST_DP].c.removed[blk[i]->kind[v]]++;
+            }
+        }
+        if (!w) {
+            lsim_store_write_opts wo = {cmd, NULL, 0};
+            if ((rc = lsim_store_writer_open(out, &wo, &w, &err))) goto done;
+        }
         for (int d = 0; d < Ln.dp; d++)
             for (int t = 0; t < Ln.tp; t++) {
                 uint32_t ng = (uint32_t)lsim_wi_rank(&Ln, t, d, p);
-                lsim_graph *cur = blk[(size_t)(t % L.tp) + (size_t)L.tp * (size_t)(d % L.dp)], *nx = NULL;
+                lsim_graph *cur = blk[(size_t)(t % Ls.tp) + (size_t)Ls.tp * (size_t)(d % Ls.dp)], *nx = NULL;
                 int owned = 0;
 #define STEP(call)                                                                                                  \
     do {                                                                                                            \
@@ -463,8 +547,8 @@ int lsim_cli_whatif(int argc, char **argv)
             }                                                                                                       \
         }                                                                                                           \
     } while (0)
-                if (st[ST_DP].used) STEP(lsim_wi_relayout(cur, &L, &Ln, ng, &nx, &st[ST_DP].c, &err));
-                if (st[ST_NET].used) STEP(lsim_wi_retime(cur, &L, &Ln, &tfrom, &tto, &nx, &st[ST_NET].c, &err));
+                if (st[ST_DP].used) STEP(lsim_wi_relayout(cur, &Ls, &Ln, ng, &nx, &st[ST_DP].c, &err));
+                if (st[ST_NET].used) STEP(lsim_wi_retime(cur, &Ls, &Ln, &tfrom, &tto, &nx, &st[ST_NET].c, &err));
                 if (st[ST_GPU].used) STEP(lsim_wi_gpu(cur, &gfrom, &gto, &nx, &st[ST_GPU].c, &err));
                 for (int s = 0; s < nslow; s++)
                     if (slow_rank[s] == (int32_t)ng) STEP(lsim_wi_slow(cur, slow_f[s], &nx, &st[ST_SLOW].c, &err));
@@ -478,6 +562,7 @@ int lsim_cli_whatif(int argc, char **argv)
         for (size_t i = 0; i < nblk; i++) lsim_graph_free(blk[i]), blk[i] = NULL;
         nblk = 0;
     }
+    for (size_t i = 0; cols && i < per; i++) lsim_wi_pipe_record(cols[i], &st[ST_PIPE].c);
     /* the record, kept in the new store (root attribute "whatif") */
     if (!(rf = open_memstream(&text, &tlen))) goto nomem;
     fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":\"", LSIM_VERSION);
@@ -500,6 +585,17 @@ int lsim_cli_whatif(int argc, char **argv)
             fprintf(rf, "\"args\":{\"from\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d},\"to\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d}},",
                     Mfrom.hidden, Mfrom.ffn, Mfrom.tp, Mfrom.micro_batch, Mto.hidden, Mto.ffn, Mto.tp, Mto.micro_batch);
             break;
+        case ST_PIPE: {
+            int V0 = ids[0].nchunks > 0 ? ids[0].nchunks : 1;
+            fprintf(rf, "\"args\":{\"pp\":{\"from\":%d,\"to\":%d},\"schedule\":{\"from\":\"", L.pp, pcfg.pp);
+            if (V0 > 1) fprintf(rf, "interleaved:%d", V0);
+            else fputs("1f1b", rf);
+            fputs("\",\"to\":\"", rf);
+            if (pcfg.vstages > 1) fprintf(rf, "interleaved:%d", pcfg.vstages);
+            else fputs("1f1b", rf);
+            fprintf(rf, "\"},\"micro_batches\":{\"from\":%d,\"to\":%d}},", src_m, pcfg.micro_batches);
+            break;
+        }
         case ST_DP:
             if (Ln.tp != L.tp) fprintf(rf, "\"args\":{\"tp_from\":%d,\"tp_to\":%d,\"dp_from\":%d,\"dp_to\":%d},", L.tp, Ln.tp, L.dp, Ln.dp);
             else fprintf(rf, "\"args\":{\"from\":%d,\"to\":%d},", L.dp, Ln.dp);
@@ -561,6 +657,8 @@ done:
     free(ranks);
     free(ents);
     lsim_wi_job_free(job);
+    for (size_t i = 0; cols && i < ncols; i++) lsim_wi_pipe_free(cols[i]);
+    free(cols);
     free(cmd);
     free(text);
     return status;

@@ -1,6 +1,6 @@
 /* What-if: identification of structure (whatif.h): group classes, rank
  * coordinates, the job's layout, and the layers of synthesized graphs. */
-#include "lumosim/whatif.h"
+#include "wi_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -15,7 +15,10 @@ const char *lsim_wi_gclass_name(int c)
 
 const char *lsim_wi_layer_source_name(int s)
 {
-    return s == LSIM_WI_LAYERS_TAGS ? "synthesized tags" : s == LSIM_WI_LAYERS_ANNOTATIONS ? "annotations" : "unknown";
+    return s == LSIM_WI_LAYERS_TAGS          ? "synthesized tags"
+           : s == LSIM_WI_LAYERS_ANNOTATIONS ? "annotations"
+           : s == LSIM_WI_LAYERS_KERNELS     ? "kernel structure"
+                                             : "unknown";
 }
 
 static int is_p2p_kind(int k) { return k == LSIM_COLL_SEND || k == LSIM_COLL_RECV || k == LSIM_COLL_SENDRECV; }
@@ -169,8 +172,12 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
                 if (l >= 0 && l <= maxl && !annot[l]) annot[l] = 1, out->annotations++;
             }
             out->layer_source = LSIM_WI_LAYERS_ANNOTATIONS;
+        } else {
+            /* Kineto without annotations: the repeating kernel structure */
+            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
         }
     }
+    if (out->layer_source == LSIM_WI_LAYERS_TAGS) out->forward_only = wi_forward_only(g);
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying the graph", g->source);
@@ -203,6 +210,12 @@ int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsi
         else dp = (int)n;
     }
     if (!tp) tp = 1;
+    if (!dp) {
+        /* no DP collective (a forward-only job): the replicas the TP groups'
+         * names count */
+        for (size_t i = 0; i < n; i++)
+            if (ids[i].dp_i + 1 > dp && ids[i].colls[LSIM_WI_TP]) dp = ids[i].dp_i + 1;
+    }
     if (!dp) dp = 1;
     if (n % ((size_t)tp * (size_t)dp))
         return lsim_err_set(err, LSIM_EARG, "the job's %zu GPUs are not a multiple of TP x DP = %d x %d", n, tp, dp);

@@ -134,6 +134,42 @@ static int split_bucket(const lsim_wi_model *M, double x, double *nl, double *k)
     return 0;
 }
 
+/* The recovered roles of trace g, or LSIM_EARG saying why there are none
+ * (what: the transformation that needs them). */
+static int trace_roles_ok(const lsim_graph *g, wi_troles *R, const char *what, lsim_err *err)
+{
+    int rc = wi_trace_roles(g, lsim_wi_trace_layers(), R, err);
+    if (rc) return rc;
+    if (!R->found) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: layer structure unknown (kernel structure: %s): %s needs each kernel's role in its "
+                          "layer; give the layer count with --trace-layers N if the structure repeats",
+                          g->source, R->why, what);
+        wi_troles_free(R);
+        return rc;
+    }
+    if (!R->forward_only) {
+        wi_troles_free(R);
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: %s: the trace has backward-pass or optimizer kernels, whose roles are not recovered "
+                            "from the kernel structure (only a forward pass is; docs/whatif.md)",
+                            g->source, what);
+    }
+    return 0;
+}
+
+/* Role of node v: from a synthesized tag, or from R (a trace). */
+static int node_role(const lsim_graph *g, const wi_troles *R, size_t v, int *where, int *pass, const char **role)
+{
+    if (!R) return parse_role(lsim_strtab_get(g->strings, g->name[v]), where, pass, role);
+    int r = R->role[v];
+    if (!r) return 0;
+    *pass = 0;
+    *role = wi_trole_name(r);
+    *where = r == WI_TR_LNF || r == WI_TR_LOGITS ? W_HEAD : r == WI_TR_EMB_AR ? W_EMB : W_LAYER;
+    return 1;
+}
+
 /* ------------------------------------------------------------ the model */
 
 int lsim_wi_model_check(const lsim_wi_model *M, const char *what, lsim_err *err)
@@ -180,6 +216,19 @@ int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi
     /* the micro-batch from the activations (TP all-reduces, pipeline
      * transfers: tokens x hidden x element size) */
     int64_t act = -1;
+    {
+        /* a trace: the layers' TP all-reduces from its kernel structure */
+        lsim_wi_ident id;
+        int rc0 = lsim_wi_identify(g, 0, &id, err);
+        if (rc0) return rc0;
+        if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
+            wi_troles R;
+            if ((rc0 = trace_roles_ok(g, &R, "the model shape", err))) return rc0;
+            for (size_t v = 0; v < g->n && act < 0; v++)
+                if (R.role[v] == WI_TR_ATTN_AR || R.role[v] == WI_TR_MLP_AR) act = g->colls[g->coll[v]].bytes;
+            wi_troles_free(&R);
+        }
+    }
     for (size_t v = 0; v < g->n && act < 0; v++) {
         if (g->coll[v] < 0) continue;
         int where, pass;
@@ -229,7 +278,11 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
     if (rc) return rc;
     lsim_wi_ident id;
     if ((rc = lsim_wi_identify(in, 0, &id, err))) return rc;
-    if (id.layer_source != LSIM_WI_LAYERS_TAGS)
+    wi_troles TR, *R = NULL;
+    if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
+        if ((rc = trace_roles_ok(in, &TR, "changing the width or TP", err))) return rc;
+        R = &TR;
+    } else if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,
                             "%s: layer structure unknown (%s): changing the width or TP needs each kernel's role in its "
                             "layer, which lumosim synth's node tags give (L12.mb3.fwd.qkv_gemm); a Kineto trace's "
@@ -239,14 +292,17 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
                                                                           : "no layer tags or annotations");
     lsim_graph *g = NULL;
     int32_t *r = malloc(MAXR * sizeof *r);
-    if (!r) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
+    if (!r) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
+        goto cleanup;
+    }
     if ((rc = lsim_graph_clone(in, &g, err))) goto cleanup;
     int64_t act0 = (int64_t)from->micro_batch * from->seq * from->hidden * from->elem_bytes;
     int64_t act1 = (int64_t)to->micro_batch * to->seq * to->hidden * to->elem_bytes;
     for (size_t v = 0; v < g->n; v++) {
         int where, pass;
         const char *role;
-        if (!parse_role(lsim_strtab_get(g->strings, g->name[v]), &where, &pass, &role)) continue;
+        if (!node_role(g, R, v, &where, &pass, &role)) continue;
         if (g->coll[v] < 0) {
             if (g->kind[v] != LSIM_N_KERNEL) continue;
             lsim_ns c0 = role_cost(gpu, from, where, pass, role), c1 = role_cost(gpu, to, where, pass, role);
@@ -293,6 +349,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
     *out = g;
     g = NULL;
 cleanup:
+    if (R) wi_troles_free(R);
     free(r);
     lsim_graph_free(g);
     return rc;
@@ -307,10 +364,11 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
     if (to->tp <= 0 || to->dp <= 0 || to->pp != from->pp)
         return lsim_err_set(err, LSIM_EARG, "TP %d x DP %d x PP %d: widths must be positive (PP %d kept)", to->tp, to->dp,
                             to->pp, from->pp);
-    if (from->dp == 1 && to->dp > 1)
+    if (from->dp == 1 && to->dp > 1 && !wi_forward_only(in))
         return lsim_err_set(err, LSIM_EARG,
                             "--dp %d: the source has data-parallel width 1, so there is no gradient all-reduce to "
-                            "replicate; start from a job with DP >= 2",
+                            "replicate (it would have to be inserted: buckets, launches, streams, which the "
+                            "relayout does not do); start from a job with DP >= 2",
                             to->dp);
     if (from->tp == 1 && to->tp > 1)
         return lsim_err_set(err, LSIM_EARG,
@@ -343,7 +401,10 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
             for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
                 if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) removed[in->in_src[k]] = 1;
         }
-        wi_plan P = {removed, seg, NULL, 0, src, 1, NULL, NULL};
+        /* whole groups go, so the other groups' sequence numbers stand (a
+         * renumbering in node order would count a trace's CPU-side
+         * collective nodes) */
+        wi_plan P = {removed, seg, NULL, 0, src, 0, NULL, NULL};
         rc = wi_rebuild(in, &P, &g, rec, err);
         free(seg);
         free(removed);

@@ -26,4 +26,36 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
 int wi_renumber_seq(lsim_graph *o, lsim_err *err);
 int wi_intern(lsim_graph *g, const char *s, uint32_t *id);
 
+/* Kernel roles of a Kineto trace from its repeating structure
+ * (trace_roles.c): per node a role (LSIM_WI_NTROLES numbering, 0 none) and
+ * a layer (-1 none), for the compute-stream kernels and TP all-reduces. */
+enum {
+    WI_TR_NONE = 0, WI_TR_LN1, WI_TR_QKV, WI_TR_ATTN, WI_TR_PROJ, WI_TR_ATTN_AR, WI_TR_ADD1, WI_TR_LN2, WI_TR_FC1,
+    WI_TR_GELU, WI_TR_FC2, WI_TR_MLP_AR, WI_TR_ADD2, WI_TR_LNF, WI_TR_LOGITS, WI_TR_EMB_AR, WI_TR_NROLES
+};
+typedef struct wi_troles {
+    int found, has_tp, forward_only;
+    int layers, runs, period;
+    int64_t stream;
+    uint64_t kernels, assigned, unassigned, ars, ars_assigned, memops;
+    int64_t kernels_per_layer, kernels_per_layer_max;
+    size_t first_seg_start;
+    uint64_t why_count[LSIM_WI_NWHY];
+    uint64_t role_kernels[LSIM_WI_NTROLES];
+    uint8_t *role;   /* per node */
+    int32_t *layer;  /* per node */
+    char why[192];   /* found == 0: why */
+} wi_troles;
+
+/* force_layers > 0: that many layers per run, or LSIM_EARG when the run does
+ * not split into that many equal repeating layers. Not found is not an
+ * error (found = 0, why). 0, LSIM_EARG, LSIM_ENOMEM; wi_troles_free after. */
+int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err *err);
+void wi_troles_free(wi_troles *R);
+const char *wi_trole_name(int r);
+/* no backward-pass or optimizer kernel (names, synthesized tags) */
+int wi_forward_only(const lsim_graph *g);
+/* fill out->layer_source / klayers / forward_only of an untagged graph */
+int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err);
+
 #endif

@@ -12,8 +12,19 @@
 #                12288->24576, each within 1 % of synth(B); the record names
 #                the shapes and the new layout
 #   real         the bundled Kineto trace: whatif with no transformation
-#                predicts what the source predicts; --identify finds no layer
-#                structure; --layers then fails naming it
+#                predicts what the source predicts; --identify finds 40
+#                layers from the kernel structure; --layers fails naming the
+#                missing tags, --hidden without --model the missing shape
+#   megatron     the eight shared megatron_tp8_a100 ranks (skipped, 77,
+#                without them): --identify's layers and kernels per layer
+#                against a python3 count over the trace JSON; --tp 4 --dp 2
+#                and --tp 2 --dp 4 on the same 8 GPUs run; TP8 -> TP4 DP2 ->
+#                TP8 within 1 % of the traced prediction; --trace-layers
+#   pipeline     GPT-3 15B (TP2, DP2, micro-batch 1): PP 2->4, 4->2, 2->1,
+#                1->4, 1F1B <-> interleaved:2, micro-batches 4 <-> 8, DP 2->4
+#                at a fixed global batch (--micro-batches 2), PP + TP + layers
+#                together, each within 1 % of synth(B); the record names the
+#                change and its node counts equal the stores' difference
 #   bad          transformations that cannot apply: one error line, exit 1
 #                (2 for usage), empty stdout, nothing written
 set -u
@@ -118,7 +129,9 @@ real)
     ex=$2
     "$LUMOSIM" build "$ex" -o "$tmp/ex.h5" >/dev/null 2>&1 || fail "build failed"
     "$LUMOSIM" whatif "$tmp/ex.h5" --identify >"$tmp/id.json" || fail "identify failed"
-    "$JSON_CHECK" "$tmp/id.json" "gpus == 1" "layers.source == unknown" >/dev/null || fail "identify: $(cat "$tmp/id.json")"
+    # no tags: layers and roles from the repeating kernel structure (40 layers)
+    "$JSON_CHECK" "$tmp/id.json" "gpus == 1" "layers.source == kernel structure" "layers.layers == 40" >/dev/null ||
+        fail "identify: $(cat "$tmp/id.json")"
     "$LUMOSIM" whatif "$tmp/ex.h5" -o "$tmp/same.h5" >/dev/null || fail "whatif failed"
     a=$(pred "$tmp/ex.h5")
     b=$(pred "$tmp/same.h5")
@@ -131,9 +144,116 @@ real)
     grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
     "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
-    grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
+    grep -q "give the source's shape with --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
     echo "ok: real trace"
+    ;;
+pipeline)
+    P="--model gpt3-15b --tp 2 --dp 2 --micro-batch 1"
+    for c in "pp1 --pp 1 --global-batch 8" "pp2 --pp 2 --global-batch 8" "pp4 --pp 4 --global-batch 8" \
+        "i2 --pp 2 --global-batch 8 --schedule interleaved:2" "m8 --pp 2 --global-batch 16" \
+        "pp4tp4l24 --pp 4 --global-batch 8 --tp 4 --layers 24"; do
+        set -- $c
+        n=$1
+        shift
+        "$LUMOSIM" synth $P "$@" -o "$tmp/$n.h5" >/dev/null || fail "synth $n"
+    done
+    "$LUMOSIM" synth $P --pp 2 --dp 4 --global-batch 8 -o "$tmp/dp4m2.h5" >/dev/null || fail "synth dp4m2"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --pp 4 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --pp 4"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_in == 8" "gpus_out == 16" "layout_out.pp == 4" \
+        "transformations.1.name == pipeline" "transformations.1.args.pp.from == 2" "transformations.1.args.pp.to == 4" \
+        "transformations.1.args.micro_batches.to == 4" "transformations.1.gpus_added == 8" \
+        "transformations.1.collectives_retimed.pp > 0" >/dev/null || fail "record: $(cat "$tmp/rec.json")"
+    n0=$(nodes "$tmp/pp2.h5")
+    n1=$(nodes "$tmp/w.h5")
+    added=$(count "$tmp/rec.json" pipeline nodes_added)
+    removed=$(count "$tmp/rec.json" pipeline nodes_removed)
+    [ "$((n1 - n0))" -eq "$((added - removed))" ] ||
+        fail "pipeline record: +$added -$removed nodes, the stores differ by $((n1 - n0))"
+    [ "$n1" -eq "$(nodes "$tmp/pp4.h5")" ] || fail "PP 4 has $n1 nodes, synth of PP 4 $(nodes "$tmp/pp4.h5")"
+    p4=$(pred "$tmp/pp4.h5")
+    within "pp 2->4" "$(pred "$tmp/w.h5")" "$p4"
+    [ "$p4" -lt "$(pred "$tmp/pp2.h5")" ] || fail "PP 4 is not faster than PP 2"
+    "$LUMOSIM" whatif "$tmp/pp4.h5" --pp 2 -o "$tmp/w.h5" >/dev/null || fail "whatif --pp 2"
+    within "pp 4->2" "$(pred "$tmp/w.h5")" "$(pred "$tmp/pp2.h5")"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --pp 1 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --pp 1"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_out == 4" "transformations.1.gpus_removed == 4" >/dev/null ||
+        fail "record: $(cat "$tmp/rec.json")"
+    within "pp 2->1" "$(pred "$tmp/w.h5")" "$(pred "$tmp/pp1.h5")"
+    "$LUMOSIM" whatif "$tmp/pp1.h5" --pp 4 -o "$tmp/w.h5" >/dev/null || fail "whatif --pp 4 from PP 1"
+    within "pp 1->4" "$(pred "$tmp/w.h5")" "$p4"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --schedule interleaved:2 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif interleaved"
+    "$JSON_CHECK" "$tmp/rec.json" "transformations.1.args.schedule.from == 1f1b" \
+        "transformations.1.args.schedule.to == interleaved:2" >/dev/null || fail "record: $(cat "$tmp/rec.json")"
+    i2=$(pred "$tmp/i2.h5")
+    within "1f1b->interleaved" "$(pred "$tmp/w.h5")" "$i2"
+    [ "$i2" -lt "$(pred "$tmp/pp2.h5")" ] || fail "interleaved is not faster than 1F1B"
+    "$LUMOSIM" whatif "$tmp/i2.h5" --schedule 1f1b -o "$tmp/w.h5" >/dev/null || fail "whatif 1f1b"
+    within "interleaved->1f1b" "$(pred "$tmp/w.h5")" "$(pred "$tmp/pp2.h5")"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --micro-batches 8 -o "$tmp/w.h5" >/dev/null || fail "whatif --micro-batches 8"
+    within "m 4->8" "$(pred "$tmp/w.h5")" "$(pred "$tmp/m8.h5")"
+    "$LUMOSIM" whatif "$tmp/m8.h5" --micro-batches 4 -o "$tmp/w.h5" >/dev/null || fail "whatif --micro-batches 4"
+    within "m 8->4" "$(pred "$tmp/w.h5")" "$(pred "$tmp/pp2.h5")"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --dp 4 --micro-batches 2 -o "$tmp/w.h5" >/dev/null || fail "whatif fixed batch"
+    within "dp 2->4 gb 8" "$(pred "$tmp/w.h5")" "$(pred "$tmp/dp4m2.h5")"
+    "$LUMOSIM" whatif "$tmp/pp2.h5" --pp 4 --tp 4 --layers 24 -o "$tmp/w.h5" >/dev/null || fail "whatif pp+tp+layers"
+    within "pp+tp+layers" "$(pred "$tmp/w.h5")" "$(pred "$tmp/pp4tp4l24.h5")"
+    echo "ok: pipeline changes match synthesis"
+    ;;
+megatron)
+    S=${2:-}
+    [ -n "$S" ] && [ -f "$S/megatron_tp8_a100/rank0.json.gz" ] || { echo "shared traces missing: skipped"; exit 77; }
+    command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
+    MJ=$(dirname "$0")/../data/models/megatron_tp8_a100.json
+    # independent counts from the trace JSON (rank 0): the layer GEMM
+    # shape occurs once per layer; a layer's compute-stream kernels lie
+    # between its first layer norm and the next layer's first layer norm
+    python3 - "$S/megatron_tp8_a100/rank0.json.gz" >"$tmp/py" <<'PY' || fail "python3 count failed"
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+mm = [e for e in ev if e.get("name") == "aten::mm" and "Input Dims" in e.get("args", {})]
+qkv = sum(1 for e in mm if e["args"]["Input Dims"][1] == [4096, 1536])
+k = sorted((e for e in ev if e.get("cat") == "kernel" and "nccl" not in e["name"].lower()), key=lambda e: e["ts"])
+ln = [i for i, e in enumerate(k) if "LayerNorm" in e["name"]]
+# layer l: from its ln1 (ln[2l]) to the next ln1, less the leading add of
+# layer 0 that the embedding owns (none) -- the next layer's add is this one's
+per = [ln[2 * l + 2] - ln[2 * l] for l in range(qkv - 1)]
+print(qkv, min(per), max(per))
+PY
+    read -r nl kmin kmax <"$tmp/py"
+    "$LUMOSIM" build "$S/megatron_tp8_a100" -o "$tmp/mg.h5" >/dev/null 2>&1 || fail "build failed"
+    "$LUMOSIM" whatif "$tmp/mg.h5" --identify >"$tmp/id.json" || fail "identify failed"
+    "$JSON_CHECK" "$tmp/id.json" "gpus == 8" "layout.tp == 8" "layout.dp == 1" "layers.source == kernel structure" \
+        "layers.found == true" "layers.layers == $nl" "layers.micro_batches == 1" "layers.allreduces_per_layer == 2" \
+        "layers.kernels_per_layer == $kmin" "layers.roles_per_layer.qkv_gemm == 1" "layers.roles_per_layer.attn == 5" \
+        "layers.all_ranks.unassigned_why.position_in_layer == 0" >/dev/null || fail "identify ($nl layers, $kmin..$kmax kernels per layer expected): $(cat "$tmp/id.json")"
+    [ "$nl" -eq 40 ] && [ "$kmin" -eq "$kmax" ] || fail "python3 count: $nl layers, $kmin..$kmax kernels per layer"
+    # the override: 40 holds, 20 (two layers' worth each) holds, 7 does not
+    "$LUMOSIM" whatif "$tmp/mg.h5" --trace-layers 20 --identify >"$tmp/id20.json" || fail "--trace-layers 20"
+    "$JSON_CHECK" "$tmp/id20.json" "layers.layers == 20" "layers.forced == true" "layers.kernels_per_layer == $((2 * kmin))" >/dev/null ||
+        fail "--trace-layers 20: $(cat "$tmp/id20.json")"
+    "$LUMOSIM" whatif "$tmp/mg.h5" --trace-layers 7 --identify >"$tmp/out" 2>"$tmp/err" && fail "--trace-layers 7 accepted"
+    grep -q "does not repeat consistently" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
+    W="--model $MJ --from-gpu a100"
+    "$LUMOSIM" whatif "$tmp/mg.h5" -o "$tmp/t8.h5" >/dev/null || fail "whatif identity"
+    "$LUMOSIM" whatif "$tmp/mg.h5" $W --tp 4 --dp 2 -o "$tmp/t4.h5" >"$tmp/rec.json" || fail "whatif --tp 4 --dp 2"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_out == 8" "layout_out.tp == 4" "layout_out.dp == 2" \
+        "transformations.1.args.from.micro_batch == 4" "transformations.1.nodes_retimed.kernel > 0" >/dev/null ||
+        fail "record: $(cat "$tmp/rec.json")"
+    "$LUMOSIM" whatif "$tmp/mg.h5" $W --tp 2 --dp 4 -o "$tmp/t2.h5" >/dev/null || fail "whatif --tp 2 --dp 4"
+    "$LUMOSIM" whatif "$tmp/t4.h5" $W --tp 8 --dp 1 -o "$tmp/t48.h5" >/dev/null || fail "whatif TP4 DP2 -> TP8"
+    p8=$(pred "$tmp/t8.h5")
+    p4=$(pred "$tmp/t4.h5")
+    p2=$(pred "$tmp/t2.h5")
+    within "tp 8->4->8" "$(pred "$tmp/t48.h5")" "$p8"
+    # the layers' GPU work grows as TP shrinks (exposed compute of rank 0)
+    c() { "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'; }
+    c8=$(c "$tmp/t8.h5")
+    c4=$(c "$tmp/t4.h5")
+    awk -v a="$c8" -v b="$c4" 'BEGIN { exit !(b > 1.5 * a) }' || fail "TP 4 compute $c4 us not 1.5 x TP 8's $c8 us"
+    echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns (no ground truth)"
+    echo "ok: megatron trace layers and TP"
     ;;
 bad)
     "$LUMOSIM" synth $M --dp 2 --global-batch 8 -o "$tmp/job.h5" || fail "synth"
@@ -157,7 +277,12 @@ bad)
     expect 1 "--slow-gpu 16:2: the transformed job has ranks 0..15" "$tmp/job.h5" --dp 4 --slow-gpu 16:2
     expect 2 "RANK:FACTOR" "$tmp/job.h5" --slow-gpu 3:0
     expect 2 "relative std-dev" "$tmp/job.h5" --jitter -0.1
-    expect 2 "not implemented" "$tmp/job.h5" --pp 4
+    expect 1 "more pipeline stages than the model's 48 layers" "$tmp/job.h5" --pp 64
+    expect 1 "48 layers are not divisible by PP x V = 5 x 1" "$tmp/job.h5" --pp 5
+    expect 1 "6 micro-batches per pipeline are not divisible by PP = 4" "$tmp/job.h5" --pp 4 --schedule interleaved:2 --micro-batches 6
+    expect 1 "needs --pp >= 2" "$tmp/job.h5" --pp 1 --schedule interleaved:2
+    expect 2 "unknown --schedule" "$tmp/job.h5" --schedule gpipe
+    expect 2 "positive integer" "$tmp/job.h5" --micro-batches 0
     expect 1 "TP 5 does not divide the model (heads 48" "$tmp/job.h5" --tp 5
     expect 1 "TP 2 does not divide the model" "$tmp/job.h5" --ffn 12289
     expect 2 "positive integer" "$tmp/job.h5" --hidden -4

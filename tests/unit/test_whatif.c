@@ -405,11 +405,298 @@ static void test_shape_tp(void)
     lsim_graph_free(g);
 }
 
+/* Pipeline: a small synthesized job (4 layers, TP 2, DP 2, m = 4) re-cut
+ * to other pipelines must give, GPU by GPU, the graph lumosim synth makes
+ * for the target (every node's kind, name, duration, processor and every
+ * in-edge), since nothing but the structure changes. Then the errors. */
+static int same_graph(const lsim_graph *a, const lsim_graph *b)
+{
+    if (a->n != b->n || a->nedges != b->nedges || a->nprocs != b->nprocs || a->rank != b->rank ||
+        a->world_size != b->world_size || a->ncoll != b->ncoll)
+        return 0;
+    for (size_t v = 0; v < a->n; v++) {
+        if (a->kind[v] != b->kind[v] || a->dur[v] != b->dur[v] || a->proc[v] != b->proc[v] || a->flags[v] != b->flags[v] ||
+            a->release[v] != b->release[v] || a->in_off[v + 1] != b->in_off[v + 1] ||
+            strcmp(lsim_strtab_get(a->strings, a->name[v]), lsim_strtab_get(b->strings, b->name[v])))
+            return 0;
+        if (a->coll[v] >= 0) {
+            const lsim_coll_info *x = &a->colls[a->coll[v]], *y = &b->colls[b->coll[v]];
+            if (b->coll[v] < 0 || x->kind != y->kind || x->bytes != y->bytes || x->seq != y->seq ||
+                x->group_size != y->group_size ||
+                strcmp(lsim_strtab_get(a->strings, x->pg_name), lsim_strtab_get(b->strings, y->pg_name)))
+                return 0;
+        }
+    }
+    for (uint64_t k = 0; k < a->nedges; k++)
+        if (a->in_src[k] != b->in_src[k] || a->in_class[k] != b->in_class[k] || a->in_delay[k] != b->in_delay[k]) return 0;
+    for (uint32_t p = 0; p < a->nprocs; p++)
+        if (a->procs[p].is_gpu != b->procs[p].is_gpu || a->procs[p].pid != b->procs[p].pid || a->procs[p].tid != b->procs[p].tid)
+            return 0;
+    return 1;
+}
+
+static void small_cfg(lsim_synth_cfg *c, int pp, int V, int m)
+{
+    lsim_synth_cfg_default(c);
+    lsim_model_shape sh = {"tiny", 4, 256, 1024, 4, 64, 128, 1024};
+    c->model = sh;
+    c->tp = 2, c->dp = 2, c->pp = pp, c->vstages = V;
+    c->micro_batch = 1;
+    c->global_batch = m * c->dp;
+    c->dp_bucket_params = 300000; /* a few layers per bucket: the buckets are refilled */
+}
+
+/* every GPU of `to` re-cut from synth(from) equals synth(to); returns the
+ * number of GPUs that differ (-1: an error) */
+static int recut(const lsim_synth_cfg *from, const lsim_synth_cfg *to, lsim_wi_counts *rec)
+{
+    lsim_err err;
+    lsim_wi_layout L = {from->tp, from->pp, from->dp};
+    lsim_wi_model M = {to->model.hidden, to->model.ffn, to->model.heads, to->model.head_dim, to->model.seq,
+                       to->model.vocab, to->micro_batch, 2, to->tp};
+    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params};
+    int bad = 0;
+    for (int t = 0; t < L.tp; t++)
+        for (int d = 0; d < L.dp; d++) {
+            lsim_wi_pipe *S = NULL;
+            if (lsim_wi_pipe_new(&L, t, d, &S, &err)) return -1;
+            for (int p = 0; p < L.pp; p++) {
+                lsim_graph *g = NULL;
+                if (lsim_synth_gpu(from, (uint32_t)lsim_wi_rank(&L, t, d, p), NULL, &g, &err)) bad = -1;
+                if (g && lsim_wi_pipe_add(S, g, p, &err)) bad = -1;
+                lsim_graph_free(g);
+            }
+            int layers = 0, m = 0;
+            lsim_wi_pipe_source(S, &layers, &m);
+            CHECK_I64(layers, from->model.layers);
+            CHECK_I64(m, lsim_synth_microbatches(from));
+            lsim_wi_layout Lt = {to->tp, to->pp, to->dp};
+            for (int p = 0; p < to->pp && bad >= 0; p++) {
+                lsim_graph *a = NULL, *b = NULL;
+                if (lsim_wi_pipeline(S, &pc, &M, &from->topo, p, &a, rec, &err) ||
+                    lsim_synth_gpu(to, (uint32_t)lsim_wi_rank(&Lt, t, d, p), NULL, &b, &err)) {
+                    bad = -1;
+                } else if (!same_graph(a, b)) {
+                    fprintf(stderr, "recut: GPU (tp %d, dp %d, pp %d) differs from synthesis\n", t, d, p);
+                    bad++;
+                }
+                lsim_graph_free(a);
+                lsim_graph_free(b);
+            }
+            lsim_wi_pipe_record(S, rec);
+            lsim_wi_pipe_free(S);
+        }
+    return bad;
+}
+
+static void test_pipeline(void)
+{
+    lsim_synth_cfg a, b;
+    lsim_wi_counts rec;
+    /* PP 2 -> 4, 4 -> 2, 2 -> 1, 1 -> 2 (1F1B, m = 4) */
+    int pairs[4][2] = {{2, 4}, {4, 2}, {2, 1}, {1, 2}};
+    for (int i = 0; i < 4; i++) {
+        small_cfg(&a, pairs[i][0], 1, 4);
+        small_cfg(&b, pairs[i][1], 1, 4);
+        memset(&rec, 0, sizeof rec);
+        CHECK_MSG(recut(&a, &b, &rec) == 0, "PP %d -> %d", pairs[i][0], pairs[i][1]);
+        /* GPUs: (TP x DP) x the difference in stages */
+        CHECK_I64((int64_t)rec.gpus_added - (int64_t)rec.gpus_removed, 4 * (pairs[i][1] - pairs[i][0]));
+        /* from PP 1 every transfer is new (cost model): per column, 4
+         * micro-batches x (send + recv) x (activations + gradients) */
+        if (pairs[i][0] == 1) CHECK_I64(rec.coll_retimed[LSIM_WI_PP], 4 * 16);
+    }
+    /* schedules and micro-batches */
+    small_cfg(&a, 2, 1, 4), small_cfg(&b, 2, 2, 4);
+    memset(&rec, 0, sizeof rec);
+    CHECK_MSG(recut(&a, &b, &rec) == 0, "1F1B -> interleaved:2");
+    CHECK_MSG(recut(&b, &a, &rec) == 0, "interleaved:2 -> 1F1B");
+    small_cfg(&b, 2, 1, 8);
+    CHECK_MSG(recut(&a, &b, &rec) == 0, "m 4 -> 8");
+    CHECK_MSG(recut(&b, &a, &rec) == 0, "m 8 -> 4");
+    small_cfg(&b, 4, 1, 8);
+    CHECK_MSG(recut(&a, &b, &rec) == 0, "PP 2 m 4 -> PP 4 m 8");
+    /* the re-cut is not a copy: m 4 -> 8 has twice the layer kernels */
+    {
+        lsim_err err;
+        lsim_graph *g4 = NULL, *g8 = NULL;
+        small_cfg(&b, 2, 1, 8);
+        CHECK(lsim_synth_gpu(&a, 0, NULL, &g4, &err) == 0 && lsim_synth_gpu(&b, 0, NULL, &g8, &err) == 0);
+        if (g4 && g8) CHECK(g8->n > g4->n + g4->n / 2);
+        lsim_graph_free(g4);
+        lsim_graph_free(g8);
+    }
+    /* errors: nothing emitted, the reason named */
+    {
+        lsim_err err;
+        small_cfg(&a, 2, 1, 4);
+        lsim_wi_layout L = {2, 2, 2};
+        lsim_wi_pipe *S = NULL;
+        CHECK(lsim_wi_pipe_new(&L, 0, 0, &S, &err) == 0);
+        for (int p = 0; p < 2; p++) {
+            lsim_graph *g = NULL;
+            CHECK(lsim_synth_gpu(&a, (uint32_t)lsim_wi_rank(&L, 0, 0, p), NULL, &g, &err) == 0);
+            if (g) CHECK(lsim_wi_pipe_add(S, g, p, &err) == 0);
+            lsim_graph_free(g);
+        }
+        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0}, c3 = {3, 1, 4, 0}, ci = {4, 2, 4, 0}, cm = {2, 2, 3, 0}, c1 = {1, 2, 4, 0};
+        CHECK(lsim_wi_pipe_check(S, &c8, &err) == LSIM_EARG && strstr(err.msg, "more pipeline stages than the model's 4 layers"));
+        CHECK(lsim_wi_pipe_check(S, &c3, &err) == LSIM_EARG && strstr(err.msg, "not divisible by PP x V = 3 x 1"));
+        CHECK(lsim_wi_pipe_check(S, &ci, &err) == LSIM_EARG && strstr(err.msg, "PP x V = 8 model chunks"));
+        CHECK(lsim_wi_pipe_check(S, &cm, &err) == LSIM_EARG && strstr(err.msg, "not divisible by PP = 2"));
+        CHECK(lsim_wi_pipe_check(S, &c1, &err) == LSIM_EARG && strstr(err.msg, "needs --pp >= 2"));
+        lsim_wi_model M = {256, 1024, 4, 64, 128, 1024, 1, 2, 2};
+        lsim_graph *o = NULL;
+        memset(&rec, 0, sizeof rec);
+        CHECK(lsim_wi_pipeline(S, &c8, &M, &a.topo, 0, &o, &rec, &err) == LSIM_EARG && o == NULL);
+        lsim_wi_pipe_free(S);
+        /* a kernel without a tag cannot be placed */
+        lsim_graph *g = three_layers();
+        lsim_wi_layout L1 = {1, 1, 1};
+        CHECK(g != NULL && lsim_wi_pipe_new(&L1, 0, 0, &S, &err) == 0);
+        if (g && S) {
+            uint32_t id;
+            CHECK(lsim_strtab_intern(g->strings, "gemm_untagged", 13, &id) == 0);
+            g->name[find(g, "L1.mb0.fwd.gemm", LSIM_N_KERNEL)] = id;
+            CHECK(lsim_wi_pipe_add(S, g, 0, &err) == LSIM_EARG && strstr(err.msg, "gemm_untagged"));
+        }
+        lsim_wi_pipe_free(S);
+        lsim_graph_free(g);
+    }
+}
+
+/* Kernel roles of a trace from its repeating structure: a Megatron-like
+ * forward pass (embedding, 3 layers of ln GEMM ... GEMM | all-reduce, head)
+ * with trace kernel names, no tags. Expected by hand: 3 layers, 2
+ * all-reduces per layer, 14 kernels per layer (the first layer's leading
+ * add is the embedding's), the embedding lookup and the loss unassigned. */
+static void test_trace_roles(void)
+{
+    static const char *const LAYER[] = {"triton__0d1d2d3d4de", "cuApplyLayerNorm<c10::Half>", "sm80_xmma_gemm_f16f16",
+                                        "elementwise_kernel<128, 4>", "ampere_fp16_s1688gemm_fp16_256x64",
+                                        "scaled_upper_triang_masked_softmax_warp_forward",
+                                        "ampere_fp16_s16816gemm_fp16_64x128_nn", "elementwise_kernel<128, 4>",
+                                        "cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_relu>", "AR",
+                                        "triton__0d1d2d3d4de", "cuApplyLayerNorm<c10::Half>",
+                                        "ampere_fp16_s16816gemm_fp16_128x128_tn", "triton__0d1d2d3de",
+                                        "cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_relu>", "AR"};
+    const int64_t act = 1LL * 128 * 256 * 2; /* micro-batch 1, seq 128, hidden 256 */
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, s, nc, prevc = UINT32_MAX, prevk = UINT32_MAX, prevar = UINT32_MAX, qkv = 0, ln = 0, ar = 0;
+    CHECK(lsim_gb_new("trace", 0, 2, &b, &err) == 0);
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &s);
+    lsim_gb_proc(b, 1, 0, 24, &nc);
+    int nseq = 0;
+    const char *seq[80];
+    seq[nseq++] = "indexSelectLargeIndex";
+    seq[nseq++] = "AR";
+    for (int l = 0; l < 3; l++)
+        for (int i = l == 0 ? 1 : 0; i < 16; i++) seq[nseq++] = LAYER[i];
+    seq[nseq++] = "triton__0d1d2d3d4de";
+    seq[nseq++] = "cuApplyLayerNorm<c10::Half>";
+    seq[nseq++] = "ampere_fp16_s16816gemm_fp16_128x256_tn";
+    seq[nseq++] = "reduce_kernel<512, 1>";
+    seq[nseq++] = "ARsmall";
+    int64_t cseq = 0;
+    for (int i = 0; i < nseq; i++) {
+        uint32_t c, k;
+        int isar = !strncmp(seq[i], "AR", 2);
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, "cudaLaunchKernel", 10, &c);
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, isar ? nc : s, isar ? "ncclKernel_AllReduce_RING_LL_Sum_half" : seq[i],
+                     1000 + 10 * i, &k);
+        if (isar) lsim_gb_coll(b, k, LSIM_COLL_ALLREDUCE, strcmp(seq[i], "AR") ? 512 : act, 2, "tp:0:0", cseq++);
+        if (!i) lsim_gb_set_release(b, c, 0);
+        else lsim_gb_edge(b, prevc, c, LSIM_E_CPU_THREAD, 0);
+        lsim_gb_edge(b, c, k, LSIM_E_LAUNCH, 5);
+        if (isar) {
+            if (prevk != UINT32_MAX) lsim_gb_edge(b, prevk, k, LSIM_E_EVENT, 0);
+            if (prevar != UINT32_MAX) lsim_gb_edge(b, prevar, k, LSIM_E_STREAM, 0);
+            prevar = k;
+        } else {
+            if (prevk != UINT32_MAX) lsim_gb_edge(b, prevk, k, LSIM_E_STREAM, 0);
+            if (prevar != UINT32_MAX && i > 0 && !strncmp(seq[i - 1], "AR", 2)) lsim_gb_edge(b, prevar, k, LSIM_E_EVENT, 0);
+            prevk = k;
+        }
+        if (i == 4) qkv = k; /* layer 0: lookup AR ln1 qkv -> index 3; +1 for the launch pairing */
+        if (i == 3) ln = k;
+        if (i == 10) ar = k;
+        prevc = c;
+    }
+    (void)qkv;
+    lsim_graph *g = NULL;
+    CHECK(lsim_gb_finish(b, &g, &err) == 0);
+    if (!g) return;
+    lsim_wi_ident id;
+    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK_I64(id.layer_source, LSIM_WI_LAYERS_KERNELS);
+    CHECK_I64(id.klayers.found, 1);
+    CHECK_I64(id.klayers.layers, 3);
+    CHECK_I64(id.klayers.runs, 1);
+    CHECK_I64(id.klayers.period, 2);
+    CHECK_I64(id.klayers.kernels_per_layer, 14);
+    CHECK_I64(id.klayers.kernels_per_layer_max, 14);
+    CHECK_I64(id.klayers.role_kernels[2], 3);  /* qkv_gemm */
+    CHECK_I64(id.klayers.role_kernels[3], 15); /* attn: 5 per layer */
+    CHECK_I64(id.klayers.role_kernels[5], 3);  /* attn_allreduce */
+    CHECK_I64(id.klayers.role_kernels[12], 3); /* dropout_add2 */
+    CHECK_I64(id.klayers.role_kernels[13], 1); /* lnf */
+    CHECK_I64(id.klayers.role_kernels[14], 1); /* logits_gemm */
+    CHECK_I64(id.klayers.role_kernels[15], 1); /* emb_allreduce */
+    CHECK_I64(id.klayers.unassigned, 2);       /* lookup, loss reduce */
+    CHECK_I64(id.klayers.why_count[LSIM_WI_WHY_OUTSIDE], 2);
+    CHECK_I64(id.forward_only, 1);
+    CHECK(!strcmp(lsim_wi_trace_role_name(2), "qkv_gemm"));
+    /* the override: 3 layers holds, 2 does not repeat */
+    lsim_wi_set_trace_layers(3);
+    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK_I64(id.klayers.layers, 3);
+    CHECK_I64(id.klayers.forced, 1);
+    lsim_wi_set_trace_layers(2);
+    CHECK(lsim_wi_identify(g, 0, &id, &err) == LSIM_EARG);
+    CHECK(strstr(err.msg, "--trace-layers 2: the structure does not repeat consistently") != NULL);
+    lsim_wi_set_trace_layers(0);
+    /* TP 2 -> 4: the QKV GEMM re-timed by the cost ratio, layer norm kept,
+     * the micro-batch from the layers' all-reduces */
+    lsim_wi_layout L = {2, 1, 1};
+    lsim_wi_model given = {256, 1024, 4, 64, 128, 512, 0, 2, 0}, M;
+    CHECK(lsim_wi_model_of(g, &L, &given, &M, &err) == 0);
+    CHECK_I64(M.micro_batch, 1);
+    lsim_gpu_spec gpu;
+    lsim_gpu_spec_builtin("a100", &gpu, &err);
+    lsim_topology topo;
+    lsim_topology_default(&gpu, &topo);
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    lsim_wi_model T = M;
+    T.tp = 4;
+    lsim_graph *o = NULL;
+    CHECK(lsim_wi_reshape(g, &L, &M, &T, &gpu, &topo, &o, &rec, &err) == 0);
+    if (o) {
+        /* node ids: kernel of step i is 2 i + 1 */
+        uint32_t q = 2 * 3 + 1, n1 = 2 * 2 + 1;
+        lsim_ns c0 = lsim_cost_gemm(&gpu, 128, 3.0 * 256 / 2, 256, 2), c1 = lsim_cost_gemm(&gpu, 128, 3.0 * 256 / 4, 256, 2);
+        CHECK_I64(o->dur[q], llround((double)g->dur[q] * ((double)c1 / (double)c0)));
+        CHECK_I64(o->dur[n1], g->dur[n1]);
+        /* at most qkv, attn x5, proj, fc1, gelu, fc2 per layer and the logits
+         * GEMM (a tiny GEMM at the GPU's floor at both widths keeps its time);
+         * at least the attention kernels and the QKV GEMMs */
+        CHECK(rec.retimed[LSIM_N_KERNEL] <= 3 * 10 + 1 && rec.retimed[LSIM_N_KERNEL] >= 3 * 6);
+        lsim_graph_free(o);
+    }
+    (void)ln;
+    (void)ar;
+    lsim_graph_free(g);
+}
+
 int main(void)
 {
     test_layers();
     test_identify_and_retime();
     test_slow_jitter();
     test_shape_tp();
+    test_trace_roles();
+    test_pipeline();
     return check_result("test_whatif");
 }
