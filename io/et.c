@@ -973,3 +973,19 @@ cleanup:
     free(used);
     return rc;
 }
+
+int lsim_et_apply_sibling(lsim_trace *t, lsim_et_apply_stats *st, char **et_path, lsim_err *err)
+{
+    char *etp = NULL;
+    lsim_et *et = NULL;
+    memset(st, 0, sizeof *st);
+    if (et_path) *et_path = NULL;
+    if (lsim_et_sibling(t->path, &etp)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!etp) return 0;
+    int rc = lsim_et_read(etp, &et, err);
+    if (!rc) rc = lsim_et_apply(et, t, st, err);
+    lsim_et_free(et);
+    if (!rc && et_path) *et_path = etp;
+    else free(etp);
+    return rc;
+}

@@ -120,4 +120,10 @@ typedef struct lsim_et_apply_stats {
  * changed in t on these errors (only LSIM_ENOMEM can stop half-way). */
 int lsim_et_apply(const lsim_et *et, lsim_trace *t, lsim_et_apply_stats *st, lsim_err *err);
 
+/* lsim_et_sibling + lsim_et_read + lsim_et_apply: what every loader of a
+ * Kineto trace does. *et_path (may be NULL) gets the execution trace used,
+ * malloc'd (caller frees), or NULL when there is none (then st is zeroed
+ * and nothing changes). */
+int lsim_et_apply_sibling(lsim_trace *t, lsim_et_apply_stats *st, char **et_path, lsim_err *err);
+
 #endif

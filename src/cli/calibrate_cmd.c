@@ -111,22 +111,6 @@ static const char *guess_gpu(const char *devname)
     return NULL;
 }
 
-/* As the replay does (run.c): the execution trace beside a Kineto trace
- * fills in the collectives' process groups and sizes. */
-static int apply_et(lsim_trace *t, lsim_err *err)
-{
-    char *etp = NULL;
-    lsim_et *et = NULL;
-    lsim_et_apply_stats st;
-    if (lsim_et_sibling(t->path, &etp)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    if (!etp) return 0;
-    int rc = lsim_et_read(etp, &et, err);
-    if (!rc) rc = lsim_et_apply(et, t, &st, err);
-    lsim_et_free(et);
-    free(etp);
-    return rc;
-}
-
 /* The traces are the ranks 0..n-1 of one job of n (as run.c decides). */
 static int one_job(lsim_graph *const *gs, size_t n)
 {
@@ -273,7 +257,8 @@ int lsim_cli_calibrate(int argc, char **argv)
     for (size_t i = 0; i < files.n; i++) {
         lsim_trace *t = NULL;
         rc = lsim_trace_read(files.paths[i], &t, &err);
-        if (!rc) rc = apply_et(t, &err);
+        lsim_et_apply_stats ets;
+        if (!rc) rc = lsim_et_apply_sibling(t, &ets, NULL, &err); /* as the replay does (run.c) */
         if (!rc) rc = lsim_calib_add_trace(cal, t, &err);
         if (!rc && !devname && t->device_name != UINT32_MAX) {
             const char *dn = lsim_strtab_get(t->strings, t->device_name);
