@@ -10,7 +10,9 @@ prints the same keys; hook for the GPT-3 workloads of `lumosim synth`).
 A BENCH line is `BENCH [WORKLOAD] key=value ...`; the keys used are
 
   ranks      K (required)
-  wall_s     simulate time, seconds, slowest rank (sim_s is accepted too)
+  wall_s     simulate time, seconds, slowest rank (sim_s is accepted too,
+             and preferred when a line has both: gpt3_scaling.sh's wall_s is
+             the whole command, its sim_s the simulate phase)
   windows    synchronisation windows of the run (required)
   messages   arrival pairs exchanged, all ranks (required)
   mpi_s      time inside MPI, mean over ranks (optional: 0 if absent)
@@ -59,7 +61,12 @@ import sys
 MEASURED = {"mode", "ranks", "wall_s", "sim_s", "windows", "messages", "allreduces", "allgathers", "mpi_s",
             "mpi_max_s", "mpi_allreduce_s", "mpi_allgather_s", "peak_rss_mb", "build_s", "match_s", "load_s",
             "node_events_per_s_per_rank", "cross_instances", "cross_arrivals", "result_hash",
-            "job_end", "sim_end_ns", "runs", "scaling", "label"}
+            "job_end", "sim_end_ns", "runs", "scaling", "label", "write_report_s", "peak_rss_mb_per_rank"}
+
+
+def measured(k):
+    """Keys that are measurements, not a description of the job."""
+    return k in MEASURED or k.startswith("phase_")
 
 
 def parse(paths):
@@ -85,11 +92,11 @@ def parse(paths):
 
 
 def key_of(r):
-    return tuple(sorted((k, v) for k, v in r.items() if k not in MEASURED))
+    return tuple(sorted((k, v) for k, v in r.items() if not measured(k)))
 
 
 def wall(r):
-    return float(r.get("wall_s", r.get("sim_s", "nan")))
+    return float(r.get("sim_s", r.get("wall_s", "nan")))
 
 
 def label(key):

@@ -930,7 +930,7 @@ static void free_strs(char **s, size_t n);
  * GPU gpu_at(c, gfirst, i) of the list m[0..ngpu) (offsets set).
  * sources[i]: local GPU i's source path text. */
 static int write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *const *graphs, size_t nloc,
-                              const gmeta *m, size_t ngpu, size_t gfirst, const char *const *sources)
+                              const gmeta *m, size_t ngpu, size_t gfirst, const char *const *sources, int flat)
 {
     int rc = 0;
     char *buf = NULL;
@@ -949,7 +949,7 @@ static int write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph 
     if (!rc)
         rc = put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, min_u64(ngpu, CHUNK_MAX_ROWS));
     sel_free(&sel);
-    if (rc) goto out;
+    if (rc || !flat) goto out; /* !flat: the flat tables are there already (copied) */
     /* flat graph columns: each GPU's rows, packed in GPU order */
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
@@ -1268,7 +1268,7 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
     if (rc) goto out;
     rc = agree(c, write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, command_line ? command_line : "",
                                    mixed ? "mixed" : latency_name(lat)));
-    if (!rc) rc = write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src);
+    if (!rc) rc = write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
     if (!rc) rc = agree(c, label_graph_tables(c->file) ? fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);
     rc = finish_tmp(c, tmp, rc);
 out:
@@ -1952,6 +1952,18 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     }
     rc = agree(c, rc);
     if (rc) goto out;
+    /* One staging buffer for every column, as large as the largest: a
+     * buffer per column was a fresh mapping each time (glibc maps large
+     * blocks and unmaps them on free), so every column's bytes were
+     * page-faulted and zeroed twice, into the buffer and into the graphs
+     * (23 columns, 6 GB on a 4,096-GPU job). */
+    size_t bufsz = 1;
+    for (size_t k = 0; k < NGCOLS && count > 1; k++) {
+        uint64_t rows = 0;
+        for (size_t i = 0; i < count; i++) rows += lm[i].cnt[gcols[k].rk];
+        if (rows * gcols[k].esz > bufsz) bufsz = (size_t)(rows * gcols[k].esz);
+    }
+    char *stage = NULL;
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
         int rk = gc->rk;
@@ -1960,7 +1972,7 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
         int direct = count == 1 && gc->stride == gc->esz;
         if (rc) buf = NULL;
         else if (direct) buf = colbase(gs[0], gc);
-        else buf = malloc(sel.rows ? sel.rows * gc->esz : 1);
+        else buf = stage ? stage : (stage = malloc(count > 1 ? bufsz : sel.rows ? sel.rows * gc->esz : 1));
         rc = agree(c, rc ? rc : buf ? 0 : nomem(c));
         if (!rc) rc = agree(c, get_col_sel(c, loc, where, gc->name, gc->t, total_rows(m, ngpu, rk), &sel, buf));
         uint64_t at = 0;
@@ -1968,10 +1980,15 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
             unpack(gc, gs[i], lm[i].cnt[rk], buf + at * gc->esz);
             at += lm[i].cnt[rk];
         }
-        if (!direct) free(buf);
+        if (count == 1 && !direct) { /* one GPU: sized per column */
+            free(stage);
+            stage = NULL;
+        }
         buf = NULL;
         sel_free(&sel);
     }
+    free(stage);
+    stage = NULL;
     if (rc) goto out;
     {
         /* strings */
@@ -2674,11 +2691,19 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         rc = agree(c, rc);
         if (!rc) rc = gather_meta(c, gl, nloc, &gm, &ng, &gf);
         hid_t gg = -1;
+        int copied = info->graphs_from != NULL; /* the flat tables were copied by prepare_results_tmp */
         if (!rc) {
-            gg = H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            gg = copied ? H5Gopen2(run, "graph", H5P_DEFAULT)
+                        : H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
             rc = agree(c, gg < 0 ? fail(c, LSIM_EIO, "cannot create %s", gw) : 0);
         }
-        if (!rc) rc = write_graph_tables(c, gg, gw, gs, nloc, gm, ng, gf, src);
+        if (!rc) rc = write_graph_tables(c, gg, gw, gs, nloc, gm, ng, gf, src, !copied);
+        /* copied tables must hold exactly these GPUs' rows */
+        for (size_t k = 0; !rc && copied && k < NGCOLS; k++) {
+            hid_t d = open_col(c, gg, gw, gcols[k].name, H5T_INTEGER, 1, total_rows(gm, ng, gcols[k].rk), NULL);
+            rc = agree(c, d < 0 ? c->e.code : 0);
+            if (d >= 0) H5Dclose(d);
+        }
         if (!rc) rc = agree(c, label_graph_tables(gg) ? fail(c, LSIM_EIO, "cannot label %s columns", gw) : 0);
         if (gg >= 0) H5Gclose(gg);
         free(gl);
@@ -2752,6 +2777,33 @@ static hid_t fapl_v110(void)
     return fapl;
 }
 
+/* The run's embedded graphs are the graphs of a store, unchanged since they
+ * were read (lsim_store_run_info.graphs_from): copy the store's flat tables
+ * into /runs/NAME/graph with H5Ocopy, which moves the compressed chunks as
+ * they are. Writing them again from memory decompressed nothing but had to
+ * deflate and checksum every row (about 6 GB for a 4,096-GPU GPT-3 job,
+ * most of the result write's time and a buffer as large as the largest
+ * column). The datasets' values are the same either way; /gpus is still
+ * written from memory (its source size and checksum describe the run, not
+ * the store). Rank 0 alone, POSIX driver, into the temporary file. */
+static int copy_graph_tables(sctx *c, hid_t druns, const char *run_name, const char *store)
+{
+    static const char *const groups[] = {"nodes", "edges", "procs", "iters", "colls", "strings"};
+    hid_t src = H5Fopen(store, H5F_ACC_RDONLY, H5P_DEFAULT), run = -1, gg = -1;
+    int rc = 0;
+    if (src < 0) return fail(c, LSIM_EIO, "cannot reopen the graph store %s to copy its graphs", store);
+    run = H5Gcreate2(druns, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    gg = run >= 0 ? H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (gg < 0) rc = fail(c, LSIM_EIO, "cannot create run group '%s'", run_name);
+    for (size_t k = 0; !rc && k < sizeof groups / sizeof *groups; k++)
+        if (H5Ocopy(src, groups[k], gg, groups[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
+            rc = fail(c, LSIM_EIO, "cannot copy /%s of the graph store %s", groups[k], store);
+    if (gg >= 0) H5Gclose(gg);
+    if (run >= 0) H5Gclose(run);
+    H5Fclose(src);
+    return rc;
+}
+
 /* Rank 0 alone (POSIX driver): create TMP holding the root attributes,
  * /runs and every run of an existing result file at PATH except the one
  * being replaced. On failure TMP is removed. */
@@ -2812,6 +2864,7 @@ static int prepare_results_tmp(sctx *c, const char *tmp, const char *run_name, c
         if (H5Ocopy(sruns, runs[i], druns, runs[i], H5P_DEFAULT, H5P_DEFAULT) < 0)
             rc = fail(c, LSIM_EIO, "cannot copy run '%s' into the new file", runs[i]);
     }
+    if (!rc && info && info->embed_graphs && info->graphs_from) rc = copy_graph_tables(c, druns, run_name, info->graphs_from);
 out:
     if (druns >= 0) H5Gclose(druns);
     if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = fail(c, LSIM_EIO, "cannot write %s (disk full?)", tmp);
@@ -2868,7 +2921,11 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
     if (!rc && c->mpi) rc = collective_transfers(c);
     if (!rc) {
         runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
-        run = runs >= 0 ? H5Gcreate2(runs, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+        /* with graphs copied from a store, step 1 created the run group */
+        if (info && info->embed_graphs && info->graphs_from)
+            run = runs >= 0 ? H5Gopen2(runs, run_name, H5P_DEFAULT) : -1;
+        else
+            run = runs >= 0 ? H5Gcreate2(runs, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
         rc = agree(c, run < 0 ? fail(c, LSIM_EIO, "cannot create run group '%s'", run_name) : 0);
     }
     if (!rc) {
@@ -3045,7 +3102,8 @@ static int check_prefix(sctx *c, const char *where, const char *what, const void
     return 0;
 }
 
-/* Read run group `run`; light: the per-GPU table and attributes only. */
+/* Read run group `run`; light 1: the per-GPU table and attributes only;
+ * light 2: everything but the per-node times (start, end, bind_*). */
 static int read_run(sctx *c, hid_t run, const char *where, const char *name, int light, lsim_store_run **out)
 {
     int rc = check_cols(c, run_gpu_cols, NRUNGPUCOLS);
@@ -3160,7 +3218,7 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
             }
         }
     }
-    if (light) goto done;
+    if (light == 1) goto done;
     /* iterations */
     ri = calloc(ni ? ni : 1, sizeof *ri);
     if (!ri) {
@@ -3214,7 +3272,8 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
         rr->nbins_predicted = (uint32_t)kp;
     }
     if (rc) goto out;
-    /* per-node times */
+    /* per-node times (not for a report: 32 bytes per node) */
+    if (light == 2) goto cpaths;
     r->start = malloc((nn ? nn : 1) * sizeof *r->start);
     r->end = malloc((nn ? nn : 1) * sizeof *r->end);
     if (!r->start || !r->end) rc = nomem(c);
@@ -3228,6 +3287,7 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
         if (!rc) rc = get_col(c, run, where, "nodes/bind_end", T_I64, 1, nn, 0, nn, r->bind_end);
     }
     if (rc) goto out;
+cpaths:
     /* critical paths */
     cn = malloc((ncp ? ncp : 1) * sizeof *cn);
     cv = malloc((ncp ? ncp : 1) * sizeof *cv);
@@ -3357,6 +3417,12 @@ static void join_names(char *buf, size_t len, char **names, size_t n)
 
 int lsim_store_read_results(const char *path, const char *run_name, lsim_store_run **out, lsim_err *err)
 {
+    return lsim_store_read_results_ex(path, run_name, 0, out, err);
+}
+
+int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
+                               lsim_err *err)
+{
     sctx c;
     hid_t runs = -1, run = -1;
     char **names = NULL;
@@ -3386,7 +3452,7 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
     if (!rc) {
         char where[300];
         snprintf(where, sizeof where, "/runs/%s", pick);
-        rc = read_run(&c, run, where, pick, 0, out);
+        rc = read_run(&c, run, where, pick, flags & LSIM_STORE_READ_NO_TIMES ? 2 : 0, out);
     }
     if (run >= 0) H5Gclose(run);
     if (runs >= 0) H5Gclose(runs);

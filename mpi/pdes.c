@@ -83,7 +83,20 @@ typedef struct pstate {
     lsim_err *err;
     int violation;
     pheap h;
+    /* local GPUs that may have work in the window, most recently given
+     * work last (see the window loop) */
+    uint32_t *wq;
+    size_t nwq;
+    uint8_t *queued;
 } pstate;
+
+static inline void enqueue(pstate *s, uint32_t l)
+{
+    if (!s->queued[l]) {
+        s->queued[l] = 1;
+        s->wq[s->nwq++] = l;
+    }
+}
 
 /* All arrivals of instance k are known: its local participants end. */
 static void complete(pstate *s, size_t k)
@@ -97,6 +110,7 @@ static void complete(pstate *s, size_t k)
         if (s->waits) s->waits[l][v] = s->max_arrival[k] - lsim_engine_start(e)[v];
         lsim_engine_set_end(e, v, end);
         push(&s->h, (uint32_t)l, v);
+        enqueue(s, (uint32_t)l);
     }
 }
 
@@ -174,8 +188,11 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.h.node = calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
     s.h.n = calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
     s.h.S = malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
+    s.wq = malloc((nlocal ? nlocal : 1) * sizeof *s.wq);
+    s.queued = calloc(nlocal ? nlocal : 1, 1);
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
-                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || nlocal > j->ngpus;
+                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq ||
+                     !s.queued || nlocal > j->ngpus;
     for (size_t l = 0; !local_fail && l < nlocal; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         s.h.S[l] = lsim_engine_start(e[l]);
@@ -273,20 +290,29 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     while (T != INT64_MAX && !peer_failed) {
         lsim_ns W = T > INT64_MAX - s.lookahead ? INT64_MAX : T + s.lookahead;
         st->windows++;
-        /* every local GPU's events before W; a collective completing on one
-         * GPU can make another GPU's events ready, hence the outer loop */
-        for (int progress = 1; progress && !rc;) {
-            progress = 0;
-            for (size_t l = 0; l < nlocal && !rc; l++) {
-                while (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
-                    uint32_t v = pop(&s.h, (uint32_t)l);
-                    done++;
-                    progress = 1;
-                    size_t nr = lsim_engine_release(e[l], v, rbuf);
-                    for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, (uint32_t)l, rbuf[k]);
-                }
+        /* every local GPU's events before W. A collective completing on
+         * one GPU gives its local peers work: they are queued above the GPU
+         * running and run after it, while their data is still in cache (the
+         * GPUs of a tensor-parallel group advance together). Sweeping the
+         * local GPUs in index order until none made progress cost a sweep
+         * over every GPU per collective wave, and a cache miss per GPU per
+         * sweep: on a 4,096-GPU job at K = 2, 6x the serial engine's time. */
+        for (size_t l = 0; l < nlocal; l++)
+            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W) enqueue(&s, (uint32_t)l);
+        while (s.nwq && !rc) {
+            size_t at = s.nwq - 1;
+            uint32_t l = s.wq[at]; /* stays queued while it runs */
+            while (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
+                uint32_t v = pop(&s.h, l);
+                done++;
+                size_t nr = lsim_engine_release(e[l], v, rbuf);
+                for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, l, rbuf[k]);
             }
+            s.queued[l] = 0;
+            s.nwq--;
+            memmove(&s.wq[at], &s.wq[at + 1], (s.nwq - at) * sizeof *s.wq);
         }
+        /* on failure the queue is left as it is: the run ends below */
         lsim_ns first = INT64_MAX;
         for (size_t l = 0; l < nlocal; l++)
             if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
@@ -377,5 +403,7 @@ cleanup:
     free(s.h.node);
     free(s.h.n);
     free(s.h.S);
+    free(s.wq);
+    free(s.queued);
     return rc;
 }

@@ -167,11 +167,22 @@ uint64_t lsim_engine_events(const lsim_engine *e) { return e->events; }
  * a node's times are a function of its predecessors' only, and a
  * collective's of its participants' arrivals -- so instead of one heap over
  * the whole job ordered by time (a cache miss per comparison on a large
- * job), each GPU's ready work is run in one burst, GPU after GPU, until no
- * GPU has any. */
+ * job), each GPU's ready work is run in one burst until it blocks on a
+ * collective.
+ *
+ * Which GPU runs next: the one most recently given work (a stack of GPUs).
+ * When a collective completes, its participants are pushed last, so they run
+ * next while their data is still in cache: the 8 GPUs of a tensor-parallel
+ * group advance through their layers together. Sweeping all GPUs in index
+ * order instead ran each GPU for a few nodes (one collective's worth) per
+ * sweep, with every other GPU's data between two visits: on a 4,096-GPU job
+ * (67 M nodes) that was mostly cache misses. */
 typedef struct jstack {
     uint32_t *node;   /* all GPUs' segments */
     size_t *base, *n; /* per GPU */
+    uint32_t *gpu;    /* GPUs with work (or running), most recent last */
+    size_t ngpu;
+    uint8_t *queued;  /* per GPU: in gpu[] */
 } jstack;
 
 typedef struct jstate {
@@ -183,7 +194,14 @@ typedef struct jstate {
     jstack st;
 } jstate;
 
-static inline void jpush(jstate *s, uint32_t g, uint32_t v) { s->st.node[s->st.base[g] + s->st.n[g]++] = v; }
+static inline void jpush(jstate *s, uint32_t g, uint32_t v)
+{
+    s->st.node[s->st.base[g] + s->st.n[g]++] = v;
+    if (!s->st.queued[g]) {
+        s->st.queued[g] = 1;
+        s->st.gpu[s->st.ngpu++] = g;
+    }
+}
 
 /* v on GPU gi is ready: resolve it; a collective waits for its peers. */
 static void jresolve(jstate *s, uint32_t gi, uint32_t v)
@@ -214,16 +232,18 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
     int rc = 0;
     size_t total = 0;
     jstate s = {j, E, waits, calloc(j->ninst ? j->ninst : 1, sizeof(uint32_t)),
-                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, NULL}};
+                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, NULL, NULL, 0, NULL}};
     s.st.base = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.base);
     s.st.n = calloc(j->ngpus ? j->ngpus : 1, sizeof *s.st.n);
+    s.st.gpu = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.gpu);
+    s.st.queued = calloc(j->ngpus ? j->ngpus : 1, 1);
     if (s.st.base)
         for (size_t i = 0; i < j->ngpus; i++) {
             s.st.base[i] = total;
             total += E[i]->g->n;
         }
     s.st.node = malloc((total ? total : 1) * sizeof *s.st.node);
-    if (!s.arrived || !s.max_arrival || !s.st.base || !s.st.n || !s.st.node) {
+    if (!s.arrived || !s.max_arrival || !s.st.base || !s.st.n || !s.st.node || !s.st.gpu || !s.st.queued) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's engine");
         goto cleanup;
     }
@@ -240,22 +260,28 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
         for (size_t v = 0; v < E[i]->g->n; v++)
             if (E[i]->indeg[v] == 0) jresolve(&s, i, (uint32_t)v);
     uint64_t done = 0;
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (uint32_t gi = 0; gi < j->ngpus; gi++) {
-            lsim_engine *e = E[gi];
-            const lsim_graph *g = e->g;
-            while (s.st.n[gi]) {
-                uint32_t u = s.st.node[s.st.base[gi] + --s.st.n[gi]];
-                e->events++;
-                done++;
-                progress = 1;
-                for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
-                    uint32_t w = g->out_dst[k];
-                    if (--e->indeg[w] == 0) jresolve(&s, gi, w);
-                }
+    while (s.st.ngpu) {
+        /* the GPU on top stays queued while it runs (work it gives itself
+         * must not queue it twice); GPUs it completes collectives for are
+         * queued above it and run after it blocks */
+        size_t at = s.st.ngpu - 1;
+        uint32_t gi = s.st.gpu[at];
+        lsim_engine *e = E[gi];
+        const lsim_graph *g = e->g;
+        while (s.st.n[gi]) {
+            uint32_t u = s.st.node[s.st.base[gi] + --s.st.n[gi]];
+            e->events++;
+            done++;
+            for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+                uint32_t w = g->out_dst[k];
+                if (--e->indeg[w] == 0) jresolve(&s, gi, w);
             }
         }
+        s.st.queued[gi] = 0;
+        s.st.ngpu--;
+        /* the GPUs queued while gi ran (a few: one collective's peers) move
+         * down one place, in order */
+        memmove(&s.st.gpu[at], &s.st.gpu[at + 1], (s.st.ngpu - at) * sizeof *s.st.gpu);
     }
     if (done != total) {
         /* name one collective that never completed */
@@ -279,6 +305,8 @@ cleanup:
     free(s.st.node);
     free(s.st.base);
     free(s.st.n);
+    free(s.st.gpu);
+    free(s.st.queued);
     return rc;
 }
 

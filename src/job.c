@@ -326,6 +326,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
     int rc = 0;
     lsim_ns *tmp = NULL, **diffs = NULL;
     size_t *ndiff = NULL;
+    uint8_t *hasobs = NULL;
     lsim_job *j = calloc(1, sizeof *j);
     *out = NULL;
     if (!j) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
@@ -337,21 +338,34 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
     diffs = calloc(n ? n : 1, sizeof *diffs);
     ndiff = calloc(n ? n : 1, sizeof *ndiff);
     if (!j->inst_of || !j->obs_wait || !j->clock_offset || !diffs || !ndiff) goto nomem;
-    for (uint32_t i = 0; i < n; i++) {
-        size_t nn = node_count ? node_count[i] : 0;
-        diffs[i] = malloc((ne ? ne : 1) * sizeof **diffs);
-        if (!diffs[i]) goto nomem;
-        if (!nn) continue; /* a GPU of another MPI rank: no per-node arrays here */
-        j->inst_of[i] = malloc(nn * sizeof **j->inst_of);
-        j->obs_wait[i] = calloc(nn, sizeof **j->obs_wait);
-        if (!j->inst_of[i] || !j->obs_wait[i]) goto nomem;
-        for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
-    }
     for (size_t q = 0; q < ne; q++)
         if (ents[q].gpu >= n || (node_count && node_count[ents[q].gpu] && ents[q].node >= node_count[ents[q].gpu])) {
             rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
             goto cleanup;
         }
+    /* Per GPU: its entries (ndiff as a count for now; each GPU gets at most
+     * one clock difference per entry of its own -- sizing by all entries
+     * reserved ne x n slots, 180 GB of address space on a 4,096-GPU job) and
+     * whether any is observed: only those GPUs can have observed waiting;
+     * the others keep obs_wait NULL, read as all zero (8 bytes per node,
+     * 0.5 GB, saved on a synthesized 4,096-GPU job). */
+    hasobs = calloc(n ? n : 1, 1);
+    if (!hasobs) goto nomem;
+    for (size_t q = 0; q < ne; q++) {
+        ndiff[ents[q].gpu]++;
+        if (ents[q].observed) hasobs[ents[q].gpu] = 1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        size_t nn = node_count ? node_count[i] : 0;
+        diffs[i] = malloc((ndiff[i] ? ndiff[i] : 1) * sizeof **diffs);
+        ndiff[i] = 0;
+        if (!diffs[i]) goto nomem;
+        if (!nn) continue; /* a GPU of another MPI rank: no per-node arrays here */
+        j->inst_of[i] = malloc(nn * sizeof **j->inst_of);
+        if (hasobs[i]) j->obs_wait[i] = calloc(nn, sizeof **j->obs_wait);
+        if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) goto nomem;
+        for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
+    }
     qsort(ents, ne, sizeof *ents, cmp_entry);
     /* instances */
     size_t ninst = 0;
@@ -494,6 +508,7 @@ cleanup:
         for (size_t i = 0; i < n; i++) free(diffs[i]);
     free(diffs);
     free(ndiff);
+    free(hasobs);
     free(tmp);
     lsim_job_free(j);
     return rc;

@@ -26,20 +26,63 @@ typedef struct pt {
     int8_t d;    /* +1 open, -1 close */
 } pt;
 
-static int cmp_pt(const void *x, const void *y)
+/* Sweep order: by time; at equal times closes first (touching intervals
+ * do not overlap), then by category. */
+static inline int pt_less(const pt *a, const pt *b)
 {
-    const pt *a = x, *b = y;
-    if (a->t != b->t) return a->t < b->t ? -1 : 1;
-    if (a->d != b->d) return a->d - b->d; /* closes first: touching intervals don't overlap */
-    return a->comm - b->comm;
+    if (a->t != b->t) return a->t < b->t;
+    if (a->d != b->d) return a->d < b->d;
+    return a->comm < b->comm;
 }
 
-/* Sweep the GPU intervals of the selected nodes; fills the breakdown over
- * [s0, s1) and, if bins is given, adds per-bin active time. */
-static void sweep(pt *pts, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd, double *bins, uint32_t nbins,
-                  lsim_ns bin_ns)
+/* Sort points in sweep order: runs of 32 by insertion, then
+ * bottom-up merges between pts and tmp (np elements each). Points with equal
+ * keys are equal, so the result is the one qsort gives; but qsort's
+ * callback per comparison made sorting most of the metrics' time on large
+ * jobs (about 2 x 10^8 points for a 4,096-GPU GPT-3 job), and the points
+ * come in long sorted runs (each stream in order) that merge cheaply. */
+static void sort_pts(pt *pts, pt *tmp, size_t np)
 {
-    qsort(pts, np, sizeof *pts, cmp_pt);
+    const size_t RUN = 32;
+    for (size_t lo = 0; lo < np; lo += RUN) {
+        size_t hi = lo + RUN < np ? lo + RUN : np;
+        for (size_t i = lo + 1; i < hi; i++) {
+            pt x = pts[i];
+            size_t j = i;
+            while (j > lo && pt_less(&x, &pts[j - 1])) {
+                pts[j] = pts[j - 1];
+                j--;
+            }
+            pts[j] = x;
+        }
+    }
+    pt *src = pts, *dst = tmp;
+    for (size_t w = RUN; w < np; w *= 2) {
+        for (size_t lo = 0; lo < np; lo += 2 * w) {
+            size_t mid = lo + w < np ? lo + w : np, hi = lo + 2 * w < np ? lo + 2 * w : np;
+            size_t i = lo, j = mid, k = lo;
+            if (mid == hi || !pt_less(&src[mid], &src[mid - 1])) { /* already in order */
+                memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src);
+                continue;
+            }
+            while (i < mid && j < hi) dst[k++] = pt_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        pt *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != pts) memcpy(pts, src, np * sizeof *pts);
+}
+
+/* Sweep the GPU intervals of the selected nodes (sorted here, with tmp as
+ * room for np points); fills the breakdown over [s0, s1) and, if bins is
+ * given, adds per-bin active time. */
+static void sweep(pt *pts, pt *tmp, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd, double *bins,
+                  uint32_t nbins, lsim_ns bin_ns)
+{
+    sort_pts(pts, tmp, np);
     long nc = 0, nm = 0, nw = 0;
     lsim_ns prev = s0, comp = 0, comm = 0, both = 0, wait = 0;
     for (size_t i = 0; i <= np; i++) {
@@ -128,10 +171,10 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
     size_t ngpu = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->procs[g->proc[v]].is_gpu) ngpu++;
-    pt *pts = malloc((4 * ngpu + 1) * sizeof *pts);
+    pt *pts = malloc((4 * ngpu + 1) * sizeof *pts), *tmp = malloc((4 * ngpu + 1) * sizeof *tmp);
     out->iters = calloc(g->niters ? g->niters : 1, sizeof *out->iters);
     lsim_ns *is = malloc((size_t)(g->niters ? g->niters : 1) * 4 * sizeof *is);
-    if (!pts || !out->iters || !is) {
+    if (!pts || !tmp || !out->iters || !is) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
         goto cleanup;
     }
@@ -220,7 +263,7 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         double *bins = pass ? out->duty_predicted : out->duty_actual;
         uint32_t nb = pass ? out->nbins_predicted : out->nbins_actual;
         lsim_ns s0 = pass ? ps : as, s1 = pass ? pe : ae;
-        sweep(pts, np, s0, s1, pass ? &out->bd_predicted : &out->bd_actual, bins, nb, bin_ns);
+        sweep(pts, tmp, np, s0, s1, pass ? &out->bd_predicted : &out->bd_actual, bins, nb, bin_ns);
         for (uint32_t k = 0; k < nb; k++) {
             lsim_ns blen = bin_ns;
             if (k == nb - 1 && (s1 - s0) % bin_ns) blen = (s1 - s0) % bin_ns;
@@ -234,7 +277,7 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
                     np = add_points(pts, np, g, inodes[k], S[inodes[k]], E[inodes[k]], W);
             lsim_ns a = is[4 * i + (pass ? 2 : 0)], b = is[4 * i + (pass ? 3 : 1)];
             if (a > b) a = b = 0;
-            sweep(pts, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);
+            sweep(pts, tmp, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);
         }
     }
     for (uint32_t i = 0; i < g->niters; i++) {
@@ -245,6 +288,7 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
     }
 cleanup:
     free(pts);
+    free(tmp);
     free(is);
     free(ioff);
     free(inodes);

@@ -201,6 +201,16 @@ typedef struct lsim_store_run_info {
     int replace;                         /* a run of that name already in the
                                             file is replaced (else LSIM_EARG) */
     int deflate_level;                   /* as in lsim_store_write_opts */
+    const char *graphs_from;             /* with embed_graphs: a graph store
+                                            whose GPUs are exactly the items'
+                                            graphs, unchanged since they were
+                                            read from it (no ablation, no clock
+                                            shift); its node, edge, processor,
+                                            iteration, collective and string
+                                            tables are then copied into the
+                                            run as they are (compressed
+                                            chunks, no re-encoding) instead of
+                                            being written again. NULL: write */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';
@@ -280,6 +290,12 @@ int lsim_store_list_runs(const char *path, char ***names, size_t *n, lsim_err *e
  * is {run->graphs[i], &gpus[i].report, gpus[i].start, gpus[i].end,
  * gpus[i].bind_start, gpus[i].bind_end, has_cp ? &gpus[i].cp : NULL}. Local. */
 int lsim_store_read_results(const char *path, const char *run_name, lsim_store_run **out, lsim_err *err);
+/* The same, with flags: LSIM_STORE_READ_NO_TIMES leaves out the per-node
+ * times (start, end, bind_start, bind_end stay NULL), which reports do not
+ * use: 32 bytes per node less to read and hold. */
+#define LSIM_STORE_READ_NO_TIMES 1
+int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
+                               lsim_err *err);
 void lsim_store_run_free(lsim_store_run *r);
 
 /* ------------------------------------------------------------ info */

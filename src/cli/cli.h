@@ -39,6 +39,10 @@ typedef struct lsim_cli_run {
     lsim_replay_item *items;
     lsim_job *job;           /* when the ranks were simulated together */
     lsim_ns **waits;         /* per GPU: simulated waiting for peers */
+    /* wall seconds of the phases of lsim_cli_simulate (or of the parallel
+     * engine's run): collective matching, engine (set-up and run), metrics
+     * and critical path; `sim` records them in the result's provenance */
+    double match_s, simulate_s, metrics_s;
 } lsim_cli_run;
 
 /* Parses one option shared by the simulating commands at argv[*i]; returns

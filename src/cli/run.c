@@ -447,10 +447,13 @@ static void replicated_transfers(lsim_job *j, const lsim_graph *g)
 
 static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
 {
+    double t0 = now_s();
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
     lsim_job_align_clocks(r->job);
+    double t1 = now_s();
+    r->match_s = t1 - t0;
     r->waits = calloc(r->n, sizeof *r->waits);
     if (!r->waits) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < r->n && !rc; i++) {
@@ -461,7 +464,10 @@ static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     }
     if (!rc) rc = lsim_job_run(r->job, r->engines, r->waits, err);
+    double t2 = now_s();
+    r->simulate_s = t2 - t1;
     for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_cli_finish_gpu(o, r, i, i, err);
+    r->metrics_s = now_s() - t2;
     return rc;
 }
 
@@ -524,6 +530,8 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
         const lsim_engine *e = r->engines[i];
         if (!rc) rc = lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, &r->reps[i], err);
         if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+        r->simulate_s += t3 - t2;
+        r->metrics_s += now_s() - t3;
         if (rc) break;
         if (o->stats) {
             double sim = t3 - t2;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -348,6 +349,7 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
     }
     if (!rc) rc = lsim_job_entries(run->graphs, gid, run->n, &mine, &nmine, &p2p, err);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    double t0 = now_s();
     /* every rank gets every GPU's collective list and matches the whole job */
     int mybytes = (int)(nmine * sizeof *mine);
     MPI_Allgather(&mybytes, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
@@ -381,8 +383,12 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     }
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    double t1 = now_s();
+    run->match_s = t1 - t0;
     lsim_pdes_stats st;
     rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, lookahead, &st, err);
+    double t2 = now_s();
+    run->simulate_s = t2 - t1;
     if (!rc && o->stats && me == 0)
         fprintf(stderr,
                 "lumosim: stats: parallel engine on %d ranks: lookahead %lld ns, %llu windows, %llu arrival messages, "
@@ -390,6 +396,7 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
                 np, (long long)st.lookahead, (unsigned long long)st.windows, (unsigned long long)st.messages,
                 (unsigned long long)st.allreduces, (unsigned long long)st.allgathers);
     for (size_t i = 0; !rc && i < run->n; i++) rc = lsim_cli_finish_gpu(o, run, i, gid[i], err);
+    run->metrics_s = now_s() - t2;
 cleanup:
     if (run->job) run->job->graphs = NULL;
     free(gtab);
@@ -478,6 +485,7 @@ int lsim_cli_sim(int argc, char **argv)
             lsim_store_free_graphs(gs, ng);
         }
     }
+    double tl = now_s(); /* loaded */
     int coupled = 0;
     if (!rc && m.on && !o.independent) {
         /* the ranks of one job are coupled through their collectives: the
@@ -493,18 +501,44 @@ int lsim_cli_sim(int argc, char **argv)
     else if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
     rc = m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, &err) : rc;
     double t1 = now_s();
+    /* provenance: wall time per phase (under mpirun the slowest rank's, so
+     * every rank writes the same attribute) */
+    const char *phases[] = {"load", "match", "simulate", "metrics"};
+    double run_match_s = run.match_s, run_sim_s = run.simulate_s, run_metrics_s = run.metrics_s;
+    double secs[] = {tl - t0, run_match_s, run_sim_s, run_metrics_s};
+    if (m.on) MPI_Allreduce(MPI_IN_PLACE, secs, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    uint64_t local_nodes = 0;
+    for (size_t i = 0; i < run.n; i++) local_nodes += run.graphs[i]->n;
     if (!rc && out) {
-        const char *phases[] = {"load_and_simulate"};
-        double secs[] = {t1 - t0};
-        lsim_store_run_info info = {cmd, t1 - t0, phases, secs, 1, m.size, mapping_used, NULL, NULL, 1, replace, 1};
+        /* The graphs to embed are the store's own when nothing changed them
+         * after loading (no --drop-edges, no clock shift: synthesized jobs,
+         * and traced ones whose clocks already agree): then the result file
+         * copies the store's tables rather than encoding them again. */
+        int same = !o.drop_mask && !o.zero_launch_latency;
+        for (size_t i = 0; same && run.job && i < run.job->ngpus; i++)
+            if (run.job->clock_offset[i]) same = 0;
+        if (m.on) MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        lsim_store_run_info info = {cmd,  t1 - t0, phases, secs,           4, m.size, mapping_used, NULL, NULL,
+                                    1,    replace, 1,      same ? job : NULL};
         rc = m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, run_name, run.items, gpus, run.n, &info,
                                                         &err)
                   : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);
     }
+    double t2 = now_s();
+    if (m.on) {
+        /* Rank 0 reads every GPU's results and graphs back from the archive
+         * for the report: drop this rank's copy first, so that its peak is
+         * the larger of the two, not their sum (4,096-GPU GPT-3 job at
+         * K = 2: 7.0 GB held per rank, 9.7 GB read back). */
+        free(gpus);
+        gpus = NULL;
+        lsim_cli_run_free(&run);
+    }
     if (!rc && m.rank == 0) {
         if (m.on) {
             /* the report of every GPU comes from the archive just written */
-            rc = lsim_store_read_results(out, run_name, &stored, &err);
+            /* the report needs no per-node times; the predicted trace does */
+            rc = lsim_store_read_results_ex(out, run_name, o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES, &stored, &err);
             if (!rc) rc = items_of_run(stored, out, &items, &err);
             if (!rc) rc = print_report(&o, items, stored->ngpus, &err);
             if (!rc && o.trace_out) rc = lsim_chrome_write(o.trace_out, items, stored->ngpus, &err);
@@ -516,6 +550,17 @@ int lsim_cli_sim(int argc, char **argv)
     if (rc) {
         if (m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         status = 1;
+    }
+    if (!rc && o.stats) {
+        /* one line per MPI rank: this rank's own phase times (bench/gpt3_scaling.sh) */
+        double t3 = now_s();
+        struct rusage ru;
+        long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+        fprintf(stderr,
+                "lumosim: stats: rank %d of %d: %llu nodes; load %.3f s, match %.3f s, simulate %.3f s, metrics %.3f "
+                "s, write %.3f s, report %.3f s, total %.3f s; peak RSS %.1f MiB\n",
+                m.rank, m.size, (unsigned long long)local_nodes, tl - t0, run_match_s, run_sim_s, run_metrics_s,
+                t2 - t1, t3 - t2, t3 - t0, (double)rss / 1024.0);
     }
     lsim_cli_outcome_known();
     free(items);

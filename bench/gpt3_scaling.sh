@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# GPT-3 175B jobs from `lumosim synth`, end to end: synthesize, store,
+# simulate at K = 1 and K = 2 MPI ranks. TP8 PP8, DP = GPUs / 64, micro-batch
+# 1, global batch = 24 micro-batches per pipeline x DP (1F1B).
+#
+# Per size: synth (wall time, peak RSS, store size), then
+#   lumosim sim --stats job.h5 -o res1.h5                 (K = 1)
+#   mpirun -np 2 lumosim sim --stats job.h5 -o res2.h5    (K = 2)
+# each printing one line
+#   BENCH gpt3 gpus= nodes= ranks= wall_s= phase_load_s= phase_match_s=
+#     phase_simulate_s= phase_metrics_s= write_report_s= sim_s=
+#     node_events_per_s_per_rank= windows= messages= peak_rss_mb_per_rank=
+# (phase_*: the result file's provenance, slowest rank; sim_s = the simulate
+# phase; write_report_s = wall - phases: result write, report, start-up),
+# and checks that K = 2 gives the same results as K = 1 (h5diff of the
+# result files without /runs/sim/provenance, and the same report text).
+# A size whose estimated memory exceeds the machine is skipped with the
+# estimate printed. The lines go to bench/project.py for the K = 64 ... 1024
+# projection; the table to docs/scaling-gpt3.md (and bench/out/).
+#   BUILD_DIR=build-bench  SIZES="512 1024 4096 8192"  RUNS=1  KEEP=0
+#   MPIRUN_OPTS=  DOC=docs/scaling-gpt3.md  WORK=bench/out/gpt3
+#   TABLE_ONLY=1: run nothing, rewrite the report from the last run's lines
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BUILD_DIR=${BUILD_DIR:-build-bench}
+SIZES=${SIZES:-512 1024 4096 8192}
+RUNS=${RUNS:-1}
+KEEP=${KEEP:-0}
+MPIRUN_OPTS=${MPIRUN_OPTS:-}
+DOC=${DOC-docs/scaling-gpt3.md}
+WORK=${WORK:-bench/out/gpt3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+fi
+[ "${TABLE_ONLY:-0}" = 1 ] || cmake --build "$BUILD_DIR" -j2 --target lumosim >/dev/null || exit 1
+L=$(cd "$BUILD_DIR" && pwd)/lumosim
+mkdir -p "$WORK"
+raw=bench/out/gpt3_raw.txt
+log=bench/out/gpt3_log.txt
+meta=bench/out/gpt3_meta.txt
+fail=0
+if [ "${TABLE_ONLY:-0}" = 1 ]; then
+    # rewrite the report from the last run's lines and metadata
+    SIZES=
+    read -r commit load_before load_after secs when <"$meta" || exit 1
+    load_before=${load_before//,/ } load_after=${load_after//,/ }
+else
+    : >"$raw"
+    : >"$log"
+    commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo '+uncommitted')"
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+fi
+t_script=$(date +%s)
+
+# Memory per node of the job, measured on the 4,096-GPU job (67.4 M nodes)
+# with this build: 196 bytes per node at K = 1 (graphs 100, edges 28,
+# strings 21, engine and job 44); at K = 2, both ranks together: each holds
+# half the job (~104 bytes per node of the whole job) while they simulate,
+# and rank 0 then reads every GPU's graphs and report back from the result
+# file for the report (~150 bytes per node of the whole job).
+BPN1=${BPN1:-200}
+BPN2=${BPN2:-210}
+mem_avail_kb() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+
+# phase seconds from the provenance: name=value pairs
+phases_of() {
+    local f=$1
+    local names secs
+    names=$(h5dump -a /runs/sim/provenance/phase_names "$f" 2>/dev/null | sed -n 's/^ *(0): //p' | tr -d '",')
+    secs=$(h5dump -a /runs/sim/provenance/phase_seconds "$f" 2>/dev/null | sed -n 's/^ *(0): //p' | tr -d ',')
+    paste -d= <(tr ' ' '\n' <<<"$names") <(tr ' ' '\n' <<<"$secs")
+}
+
+# one sim run: K, store, result; prints "wall peak_kb" and leaves stderr in $WORK/sim.err
+run_sim() {
+    local k=$1 job=$2 res=$3 out=$4
+    rm -f "$res"
+    if [ "$k" = 1 ]; then
+        /usr/bin/time -f "TIME %e %M" "$L" sim --stats "$job" -o "$res" >"$out" 2>"$WORK/sim.err"
+    else
+        # shellcheck disable=SC2086
+        /usr/bin/time -f "TIME %e %M" mpirun --oversubscribe $MPIRUN_OPTS -np "$k" "$L" sim --stats "$job" -o "$res" \
+            >"$out" 2>"$WORK/sim.err"
+    fi
+    local rc=$?
+    cat "$WORK/sim.err" >>"$log"
+    [ $rc = 0 ] || { echo "sim K=$k failed (exit $rc): $(grep -m1 error "$WORK/sim.err")" >&2; return 1; }
+}
+
+for n in $SIZES; do
+    dp=$((n / 64))
+    gb=$((24 * dp))
+    job=$WORK/gpt3_$n.h5
+    echo "== $n GPUs: TP8 PP8 DP$dp, global batch $gb" >&2
+    rm -f "$job"
+    /usr/bin/time -f "TIME %e %M" "$L" synth --model gpt3-175b --tp 8 --pp 8 --dp "$dp" --micro-batch 1 \
+        --global-batch "$gb" -o "$job" >"$WORK/synth.out" 2>"$WORK/synth.err"
+    rc=$?
+    cat "$WORK/synth.err" >>"$log"
+    if [ $rc != 0 ]; then
+        echo "synth $n failed: $(grep -m1 error "$WORK/synth.err")" >&2
+        fail=1
+        continue
+    fi
+    read -r _ sw sk < <(grep '^TIME' "$WORK/synth.err")
+    nodes=$(h5ls "$job/nodes/kind" | sed -n 's/.*{\([0-9]*\)\/.*/\1/p')
+    edges=$(h5ls "$job/edges/in_src" | sed -n 's/.*{\([0-9]*\)\/.*/\1/p')
+    bytes=$(stat -c %s "$job")
+    echo "BENCH gpt3synth gpus=$n nodes=$nodes edges=$edges store_mb=$((bytes / 1000000)) synth_s=$sw synth_peak_rss_mb=$((sk / 1024))" >>"$raw"
+    avail=$(($(mem_avail_kb) / 1024))
+    for k in 1 2; do
+        bpn=$BPN1
+        [ "$k" = 2 ] && bpn=$BPN2
+        need=$((nodes * bpn / 1000000))
+        if [ "$need" -gt $((avail * 9 / 10)) ]; then
+            echo "BENCH-SKIP gpt3 gpus=$n ranks=$k need_mb=$need avail_mb=$avail reason=memory" >>"$raw"
+            echo "skip $n GPUs at K = $k: needs about $need MB ($bpn bytes x $nodes nodes), $avail MB available" >&2
+            continue
+        fi
+        ws=() lines=()
+        for ((r = 0; r < RUNS; r++)); do
+            run_sim "$k" "$job" "$WORK/res$k.h5" "$WORK/report$k.txt" || { fail=1; continue 2; }
+            read -r _ wall maxkb < <(grep '^TIME' "$WORK/sim.err")
+            declare -A ph=()
+            while IFS== read -r a b; do [ -n "$a" ] && ph[$a]=$b; done < <(phases_of "$WORK/res$k.h5")
+            win=$(sed -n 's/.*, \([0-9]*\) windows, \([0-9]*\) arrival messages.*/\1/p' "$WORK/sim.err")
+            msg=$(sed -n 's/.*, \([0-9]*\) windows, \([0-9]*\) arrival messages.*/\2/p' "$WORK/sim.err")
+            # peak RSS per rank: the largest rank's (stats lines of every rank)
+            rss=$(sed -n 's/.*peak RSS \([0-9.]*\) MiB$/\1/p' "$WORK/sim.err" | sort -g | tail -1)
+            line=$(awk -v n="$n" -v nodes="$nodes" -v k="$k" -v wall="$wall" -v l="${ph[load]:-nan}" \
+                -v m="${ph[match]:-nan}" -v s="${ph[simulate]:-nan}" -v me="${ph[metrics]:-nan}" \
+                -v win="${win:-0}" -v msg="${msg:-0}" -v rss="${rss:-0}" 'BEGIN {
+                    printf "BENCH gpt3 gpus=%d nodes=%d ranks=%d wall_s=%.2f phase_load_s=%.3f phase_match_s=%.3f " \
+                           "phase_simulate_s=%.3f phase_metrics_s=%.3f write_report_s=%.2f sim_s=%.3f " \
+                           "node_events_per_s_per_rank=%.0f windows=%d messages=%d peak_rss_mb_per_rank=%.0f\n",
+                        n, nodes, k, wall, l, m, s, me, wall - l - m - s - me, s, nodes / k / s, win, msg, rss }')
+            ws+=("$wall")
+            lines+=("$line")
+            unset ph
+        done
+        # the run with the median wall time
+        med=$(printf '%s\n' "${ws[@]}" | median)
+        for i in "${!ws[@]}"; do
+            if [ "${ws[$i]}" = "$med" ]; then echo "${lines[$i]}" | tee -a "$raw"; break; fi
+        done
+    done
+    # K = 2 against K = 1: the archives (less provenance) and the report
+    if [ -f "$WORK/res1.h5" ] && [ -f "$WORK/res2.h5" ]; then
+        if h5diff -q --exclude-path /runs/sim/provenance "$WORK/res1.h5" "$WORK/res2.h5" >/dev/null 2>&1 &&
+            cmp -s "$WORK/report1.txt" "$WORK/report2.txt"; then
+            same=yes
+        else
+            same=NO
+            fail=1
+        fi
+        echo "BENCH-SAME gpt3 gpus=$n same=$same" | tee -a "$raw"
+    fi
+    rm -f "$WORK/res1.h5" "$WORK/res2.h5"
+    [ "$KEEP" = 1 ] || rm -f "$job"
+done
+if [ "${TABLE_ONLY:-0}" != 1 ]; then
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+    secs=$(($(date +%s) - t_script))
+    when=$(date -u '+%Y-%m-%d_%H:%M')
+    echo "$commit ${load_before// /,} ${load_after// /,} $secs $when" >"$meta"
+fi
+
+python3 bench/project.py --markdown "$raw" >bench/out/gpt3_projection.md 2>/dev/null || true
+python3 - "$raw" "$commit" "$RUNS" "$load_before" "$load_after" \
+    "$secs" bench/out/gpt3_projection.md "${when//_/ } UTC" >bench/out/scaling-gpt3.md <<'PY'
+import sys
+raw, commit, runs, lb, la, secs, projf, when = sys.argv[1:9]
+def kv(l): return dict(x.split("=", 1) for x in l.split()[2:] if "=" in x)
+rows, synth, skip, same = [], {}, [], {}
+for l in open(raw):
+    t = l.split()
+    if not t: continue
+    if t[:2] == ["BENCH", "gpt3"]: rows.append(kv(l))
+    elif t[:2] == ["BENCH", "gpt3synth"]: d = kv(l); synth[int(d["gpus"])] = d
+    elif t[0] == "BENCH-SKIP": skip.append(kv(l))
+    elif t[0] == "BENCH-SAME": d = kv(l); same[int(d["gpus"])] = d["same"]
+P = print
+P("# Scaling: GPT-3 175B jobs from `lumosim synth`\n")
+P("<!-- Generated by bench/gpt3_scaling.sh; do not edit by hand, rerun the script. -->\n")
+P("Generated by `bash bench/gpt3_scaling.sh` on %s, commit %s; %s run(s) per figure (median); the whole script "
+  "took %s s. This machine: 2 cores, 24 GiB, shared with other work (load average %s before, %s after): "
+  "figures move by tens of percent between runs when the other work is busy."
+  % (when, commit, runs, secs, lb, la))
+P("\nJobs: GPT-3 175B (96 layers, hidden 12288), TP8 PP8, DP = GPUs / 64, micro-batch 1, 24 micro-batches per "
+  "pipeline (global batch 24 x DP), 1F1B, H100 defaults. `lumosim synth` writes the store; `lumosim sim --stats "
+  "job.h5 -o res.h5` simulates it at K = 1, `mpirun -np 2 lumosim sim ...` at K = 2 (conservative window "
+  "protocol). Phase times are the result file's provenance (slowest rank); *write + report* is the rest of the "
+  "wall time (result file, the report rank 0 reads back and prints, process start). M node-events/s per rank = "
+  "nodes / K / simulate time. Efficiency = T(1) / (K T(2)), of the simulate phase and of the whole command. "
+  "*Same*: the K = 2 result file equals K = 1 (`h5diff --exclude-path /runs/sim/provenance`) and the report "
+  "text is identical.\n")
+P("## Synthesis\n")
+P("| GPUs | DP | nodes | edges | store MB | synth s | synth peak RSS MB |")
+P("|---:|---:|---:|---:|---:|---:|---:|")
+for n in sorted(synth):
+    d = synth[n]
+    P("| %d | %d | %s | %s | %s | %s | %s |" % (n, n // 64, d["nodes"], d["edges"], d["store_mb"], d["synth_s"],
+                                               d["synth_peak_rss_mb"]))
+P("\n## Simulation\n")
+P("| GPUs | K | wall s | load s | match s | simulate s | metrics s | write + report s | M node-events/s per rank "
+  "| efficiency (simulate) | efficiency (wall) | windows | messages | peak RSS MB per rank | same |")
+P("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+by = {}
+for r in rows: by.setdefault(int(r["gpus"]), {})[int(r["ranks"])] = r
+for n in sorted(by):
+    for k in sorted(by[n]):
+        r = by[n][k]
+        e1 = e2 = "-"
+        if k > 1 and 1 in by[n]:
+            e1 = "%.0f %%" % (100 * float(by[n][1]["sim_s"]) / (k * float(r["sim_s"])))
+            e2 = "%.0f %%" % (100 * float(by[n][1]["wall_s"]) / (k * float(r["wall_s"])))
+        P("| %d | %d | %s | %s | %s | %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s |" % (
+            n, k, r["wall_s"], r["phase_load_s"], r["phase_match_s"], r["phase_simulate_s"], r["phase_metrics_s"],
+            r["write_report_s"], float(r["node_events_per_s_per_rank"]) / 1e6, e1, e2, r["windows"], r["messages"],
+            r["peak_rss_mb_per_rank"], same.get(n, "-") if k > 1 else "-"))
+for s in skip:
+    P("\nSkipped: %s GPUs at K = %s: needs about %s MB (estimate from bytes per node measured on the 4,096-GPU "
+      "job), %s MB available." % (s["gpus"], s["ranks"], s["need_mb"], s["avail_mb"]))
+P("\n## Targets\n")
+t = by.get(4096, {})
+if 1 in t and 4096 in synth:
+    e2e = float(synth[4096]["synth_s"]) + float(t[1]["wall_s"])
+    peak = max(float(synth[4096]["synth_peak_rss_mb"]), float(t[1]["peak_rss_mb_per_rank"]))
+    P("- 4,096 GPUs end to end (synth + sim at K = 1): %.0f s, peak %.1f GiB (target < 600 s, < 16 GiB: **%s**)."
+      % (e2e, peak / 1024, "PASS" if e2e < 600 and peak < 16 * 1024 else "FAIL"))
+best = [(float(r["node_events_per_s_per_rank"]), int(r["gpus"]), int(r["ranks"])) for r in rows]
+for k in (1, 2):
+    b = [x for x in best if x[2] == k]
+    if b:
+        m = max(b)
+        P("- Node-events/s per rank at K = %d: best %.1f M (%d GPUs), 4,096 GPUs %s (target >= 10 M: **%s**)." % (
+            k, m[0] / 1e6, m[1], "%.1f M" % (float(t[k]["node_events_per_s_per_rank"]) / 1e6) if k in t else "-",
+            "PASS" if m[0] >= 1e7 else "FAIL"))
+for n in sorted(by):
+    if 1 in by[n] and 2 in by[n]:
+        e = float(by[n][1]["sim_s"]) / (2 * float(by[n][2]["sim_s"]))
+        P("- Parallel efficiency at K = 2, %d GPUs: simulate phase %.0f %% (target >= 80 %%: **%s**), whole command "
+          "%.0f %%." % (n, 100 * e, "PASS" if e >= 0.8 else "FAIL",
+                        100 * float(by[n][1]["wall_s"]) / (2 * float(by[n][2]["wall_s"]))))
+P("- K = 2 results identical to K = 1: %s." % (", ".join("%d GPUs %s" % (n, same[n]) for n in sorted(same)) or "-"))
+P("\n## Where the time goes\n")
+for n in sorted(by):
+    for k in sorted(by[n]):
+        r = by[n][k]
+        w = float(r["wall_s"])
+        parts = [("load", "phase_load_s"), ("match", "phase_match_s"), ("simulate", "phase_simulate_s"),
+                 ("metrics", "phase_metrics_s"), ("write + report", "write_report_s")]
+        P("- %d GPUs, K = %d: %s of %.1f s%s." % (n, k, ", ".join("%s %.0f %%" % (a, 100 * float(r[b]) / w)
+                                                                 for a, b in parts), w,
+          "; %s windows, %.0f node-events per window per rank" % (r["windows"], float(r["nodes"]) / k /
+                                                                   float(r["windows"])) if k > 1 else ""))
+P("\nAt K = 2 rank 0 also reads every GPU's graphs and report back from the result file to print the "
+  "report (*write + report*), which the serial run does not need.")
+P("\n## Projection to K = 64 ... 1024 ranks\n")
+P("`python3 bench/project.py bench/out/gpt3_raw.txt` (model and assumptions in the script's header; the "
+  "simulate phase only: load, matching and output are not projected). No MPI time was measured on these runs "
+  "(mpi_s = 0), so T(1) counts as compute entirely.\n")
+try:
+    P(open(projf).read().strip() or "(no workload with both K = 1 and K = 2 runs)")
+except OSError:
+    P("(projection failed)")
+PY
+cat bench/out/scaling-gpt3.md
+if [ -n "$DOC" ]; then cp bench/out/scaling-gpt3.md "$DOC"; fi
+exit $fail
