@@ -279,17 +279,12 @@ static int push_graph(lsim_cli_run *r, size_t *cap, lsim_graph *g, const char *p
 static int apply_sibling_et(const lsim_cli_opts *o, lsim_trace *t, lsim_err *err)
 {
     char *etp = NULL;
-    lsim_et *et = NULL;
     lsim_et_apply_stats st;
-    if (lsim_et_sibling(t->path, &etp)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    if (!etp) return 0;
-    int rc = lsim_et_read(etp, &et, err);
-    if (!rc) rc = lsim_et_apply(et, t, &st, err);
-    if (!rc && o->stats)
+    int rc = lsim_et_apply_sibling(t, &st, &etp, err);
+    if (!rc && etp && o->stats)
         fprintf(stderr, "lumosim: stats: %s: execution trace %s: %zu of %zu collective kernels paired, %zu took their "
                         "process group from it, %zu their sizes\n",
                 t->path, etp, st.matched, st.kernels, st.group_filled, st.size_filled);
-    lsim_et_free(et);
     free(etp);
     return rc;
 }
