@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "lumosim/memlimit.h"
 #include "lumosim/pdes.h"
+#include "lumosim/whatif.h"
 
 static double now_s(void)
 {
@@ -99,46 +100,48 @@ static void block(const mpi_ctx *m, size_t n, size_t *first, size_t *count)
     *count = q + (k < r ? 1 : 0);
 }
 
-/* The tensor-parallel group size of a job, for the "groups" mapping: the
- * smallest process-group size > 1 among GPU 0's collectives (point-to-point
- * excluded) that divides the GPU count -- with Megatron's rank order
- * (tensor-parallel ranks consecutive, then data-parallel, then pipeline
- * stages) the TP groups are the aligned blocks of that size. 1 when no such
- * size is known. Rank 0 reads GPU 0's graph alone and tells the others.
- * Collective over MPI_COMM_WORLD. */
-static int tp_unit(const mpi_ctx *m, const char *job, size_t total, size_t *unit, lsim_err *err)
+/* The parallel layout of a job, for the "groups" mapping: the tensor- and
+ * data-parallel widths of GPU 0's collectives (src/whatif's identification:
+ * canonical group names of synthesized jobs, rank lists of traces), GPUs
+ * numbered as Megatron does (rank = tp + TP * (dp + DP * pp)). 1 for a width
+ * that is not seen or does not divide the GPU count. Rank 0 reads GPU 0's
+ * graph alone and tells the others. Collective over MPI_COMM_WORLD. */
+static int job_layout(const mpi_ctx *m, const char *job, size_t total, size_t *tp, size_t *dp, lsim_err *err)
 {
-    long long u = 1;
+    long long w[2] = {1, 1};
     int rc = 0;
     if (m->rank == 0 && total > 1) {
         lsim_graph **gs = NULL;
         size_t ng = 0;
+        lsim_wi_ident id;
         rc = lsim_store_read_graphs(job, 0, 1, &gs, &ng, err);
-        for (size_t k = 0; !rc && ng && k < gs[0]->ncoll; k++) {
-            const lsim_coll_info *c = &gs[0]->colls[k];
-            if (c->kind == LSIM_COLL_SEND || c->kind == LSIM_COLL_RECV || c->kind == LSIM_COLL_SENDRECV) continue;
-            if (c->group_size > 1 && total % (size_t)c->group_size == 0 && (u == 1 || c->group_size < u))
-                u = c->group_size;
+        if (!rc && ng) rc = lsim_wi_identify(gs[0], 0, &id, err);
+        if (!rc && ng) {
+            if (id.tp_size > 1 && total % (size_t)id.tp_size == 0) w[0] = id.tp_size;
+            if (id.dp_size > 1 && total % ((size_t)w[0] * (size_t)id.dp_size) == 0) w[1] = id.dp_size;
         }
         lsim_store_free_graphs(gs, ng);
     }
     rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
-    MPI_Bcast(&u, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    *unit = (size_t)u;
+    MPI_Bcast(w, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    *tp = (size_t)w[0];
+    *dp = (size_t)w[1];
     return rc;
 }
 
 /* The GPUs this rank simulates, ascending (*out: caller frees), under
- * mapping "groups" (the default: contiguous blocks of whole tensor-parallel
- * groups of `unit` GPUs, so TP collectives -- the most frequent -- stay on
- * one rank; consecutive groups, i.e. a pipeline stage's data-parallel
- * replicas, stay together too; plain linear when there are fewer groups
- * than ranks), "linear" (contiguous blocks),
+ * mapping "groups" (the default), "linear" (contiguous blocks),
  * "round-robin" (GPU g on MPI rank g mod K) or "file:PATH" (lines "GPU
- * RANK", '#' comments; every GPU exactly once). Every rank computes the
- * whole mapping, so a bad file fails on all of them alike. Local. */
-static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t unit, size_t **out, size_t *nout,
-                    lsim_err *err)
+ * RANK", '#' comments; every GPU exactly once). "groups" keeps the most
+ * frequent collectives on one rank: with at least as many data-parallel
+ * replicas as ranks, whole replicas (every TP group and pipeline stage of
+ * one replica: all its TP all-reduces and send/recv pairs) in contiguous
+ * blocks of replicas, so only the gradient all-reduces cross ranks; else
+ * contiguous blocks of whole TP groups; else linear. *how names what was
+ * applied (provenance). Every rank computes the whole mapping, so a bad file
+ * fails on all of them alike. Local. */
+static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t tp, size_t dp, const char **how,
+                    size_t **out, size_t *nout, lsim_err *err)
 {
     int rc = 0;
     size_t n = 0, first = 0, count = 0;
@@ -148,12 +151,23 @@ static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t 
     *out = NULL;
     *nout = 0;
     if (!g) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    if (!strcmp(mapping, "groups") && unit > 1 && total / unit >= (size_t)m->size) {
-        block(m, total / unit, &first, &count);
-        for (size_t i = first * unit; i < (first + count) * unit; i++) g[n++] = i;
+    *how = mapping;
+    if (!strcmp(mapping, "groups") && dp > 1 && dp >= (size_t)m->size) {
+        /* replica of GPU i: (i / tp) mod dp */
+        block(m, dp, &first, &count);
+        for (size_t i = 0; i < total; i++) {
+            size_t r = (i / tp) % dp;
+            if (r >= first && r < first + count) g[n++] = i;
+        }
+        *how = "groups:replicas";
+    } else if (!strcmp(mapping, "groups") && tp > 1 && total / tp >= (size_t)m->size) {
+        block(m, total / tp, &first, &count);
+        for (size_t i = first * tp; i < (first + count) * tp; i++) g[n++] = i;
+        *how = "groups:tp";
     } else if (!strcmp(mapping, "linear") || !strcmp(mapping, "groups")) {
         block(m, total, &first, &count);
         for (size_t i = 0; i < count; i++) g[n++] = first + i;
+        if (!strcmp(mapping, "groups")) *how = "groups:linear";
     } else if (!strcmp(mapping, "round-robin")) {
         for (size_t i = (size_t)m->rank; i < total; i += (size_t)m->size) g[n++] = i;
     } else if (!strncmp(mapping, "file:", 5) && mapping[5]) {
@@ -458,17 +472,13 @@ int lsim_cli_sim(int argc, char **argv)
         lsim_graph **gs = NULL;
         size_t ng = 0, total = 0;
         if (m.on) {
-            size_t unit = 1;
+            size_t tp = 1, dp = 1;
+            const char *how = mapping;
             rc = lsim_store_count_gpus(job, &total, &err);
             rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
-            if (!rc && !strcmp(mapping, "groups")) rc = tp_unit(&m, job, total, &unit, &err);
-            if (!rc) rc = map_gpus(&m, mapping, total, unit, &gpus, &ngpus_local, &err);
-            /* groups: the group size used (1: fewer groups than ranks, so linear) */
-            if (!strcmp(mapping, "groups"))
-                snprintf(mapping_used, sizeof mapping_used, "groups:%zu",
-                         unit > 1 && total / unit >= (size_t)m.size ? unit : (size_t)1);
-            else
-                snprintf(mapping_used, sizeof mapping_used, "%s", mapping);
+            if (!rc && !strcmp(mapping, "groups")) rc = job_layout(&m, job, total, &tp, &dp, &err);
+            if (!rc) rc = map_gpus(&m, mapping, total, tp, dp, &how, &gpus, &ngpus_local, &err);
+            snprintf(mapping_used, sizeof mapping_used, "%s", how);
             gtotal = total;
             rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
             if (!rc) rc = lsim_store_read_graph_list_mpi(job, MPI_COMM_WORLD, gpus, ngpus_local, &gs, &ng, &err);

@@ -12,8 +12,9 @@
 # MAPPINGS="groups linear round-robin file" (default "groups") runs each
 # repeat under each GPU-to-rank mapping; "file" is a scrambled assignment
 # written here (GPU g on rank (np - 1 - g mod np), the GPUs listed
-# backwards). GROUP_UNIT: the tensor-parallel group size the groups mapping
-# must have used (default 1: fewer groups than ranks, so linear blocks).
+# backwards). GROUP_MAP: what the groups mapping must have applied, as the
+# provenance records it (default groups:linear: no layout seen, or fewer
+# replicas and TP groups than ranks).
 set -u
 np=$1
 shift
@@ -59,7 +60,7 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
         fi
         # the mapping is recorded, and is not the default when asked for another
         want="\"$opt\""
-        [ "$mapping" = groups ] && want="\"groups:${GROUP_UNIT:-1}\""
+        [ "$mapping" = groups ] && want="\"${GROUP_MAP:-groups:linear}\""
         h5dump -a /runs/sim/provenance/mapping "$tmp/resN.h5" 2>/dev/null | grep -q "$want" ||
             fail "provenance does not record mapping $want"
     done
