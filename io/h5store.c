@@ -917,6 +917,24 @@ static uint64_t chunk_rows(const gmeta *m, size_t n, int rk)
     return mx ? mx : 1;
 }
 
+/* The rows of table rk that GPUs lm[0..n) hold, in GPU order. */
+static int sel_table(sctx *c, const gmeta *lm, size_t n, int rk, rowsel *sel)
+{
+    int rc = 0;
+    sel_one(sel, 0, 0);
+    for (size_t i = 0; i < n && !rc; i++) rc = sel_add(c, sel, lm[i].off[rk], lm[i].cnt[rk]);
+    return rc;
+}
+
+/* The same for the two string tables (per-string offsets, bytes). */
+static int sel_strings(sctx *c, const gmeta *lm, size_t n, rowsel *ssel, rowsel *csel)
+{
+    int rc = sel_table(c, lm, n, RK_STR, ssel);
+    sel_one(csel, 0, 0);
+    if (!rc) rc = sel_table(c, lm, n, RK_CHAR, csel);
+    return rc;
+}
+
 static int put_strings(sctx *c, hid_t loc, const char *where, const char *name, const char *const *s, size_t nloc,
                        uint64_t total, const rowsel *sel, uint64_t chunk);
 static int get_strings(sctx *c, hid_t loc, const char *where, const char *name, uint64_t total, uint64_t first,
@@ -954,8 +972,7 @@ static int write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph 
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
         int rk = gc->rk;
-        sel_one(&sel, 0, 0);
-        for (size_t i = 0; i < nloc && !rc; i++) rc = sel_add(c, &sel, lm[i].off[rk], lm[i].cnt[rk]);
+        rc = sel_table(c, lm, nloc, rk, &sel);
         buf = rc ? NULL : malloc(sel.rows ? sel.rows * gc->esz : 1);
         rc = agree(c, rc ? rc : buf ? 0 : nomem(c));
         if (rc) goto out;
@@ -975,12 +992,7 @@ static int write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph 
      * each string NUL-terminated */
     {
         rowsel ssel, csel;
-        sel_one(&ssel, 0, 0);
-        sel_one(&csel, 0, 0);
-        for (size_t i = 0; i < nloc && !rc; i++) {
-            rc = sel_add(c, &ssel, lm[i].off[RK_STR], lm[i].cnt[RK_STR]);
-            if (!rc) rc = sel_add(c, &csel, lm[i].off[RK_CHAR], lm[i].cnt[RK_CHAR]);
-        }
+        rc = sel_strings(c, lm, nloc, &ssel, &csel);
         uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
         char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
         rc = agree(c, rc ? rc : so && chars ? 0 : nomem(c));
@@ -1967,8 +1979,7 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
         const gcol *gc = &gcols[k];
         int rk = gc->rk;
-        sel_one(&sel, 0, 0);
-        for (size_t i = 0; i < count && !rc; i++) rc = sel_add(c, &sel, lm[i].off[rk], lm[i].cnt[rk]);
+        rc = sel_table(c, lm, count, rk, &sel);
         int direct = count == 1 && gc->stride == gc->esz;
         if (rc) buf = NULL;
         else if (direct) buf = colbase(gs[0], gc);
@@ -1993,12 +2004,7 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     {
         /* strings */
         rowsel ssel, csel;
-        sel_one(&ssel, 0, 0);
-        sel_one(&csel, 0, 0);
-        for (size_t i = 0; i < count && !rc; i++) {
-            rc = sel_add(c, &ssel, lm[i].off[RK_STR], lm[i].cnt[RK_STR]);
-            if (!rc) rc = sel_add(c, &csel, lm[i].off[RK_CHAR], lm[i].cnt[RK_CHAR]);
-        }
+        rc = sel_strings(c, lm, count, &ssel, &csel);
         uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
         char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
         rc = agree(c, rc ? rc : so && chars ? 0 : nomem(c));
