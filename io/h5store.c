@@ -2946,53 +2946,51 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
     return finish_tmp(c, tmp, rc);
 }
 
-int lsim_store_write_results_ex(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
-                                const lsim_store_run_info *info, lsim_err *err)
+/* The entry points of the result writer: serial (mpi 0), collective in
+ * rank order (mapped 0), or collective under a GPU-to-rank mapping (gpus:
+ * this rank's GPUs, strictly ascending). */
+static int write_results_entry(const char *path, int mpi, MPI_Comm comm, const char *run_name,
+                               const lsim_replay_item *items, int mapped, const size_t *gpus, size_t n,
+                               const lsim_store_run_info *info, lsim_err *err)
 {
+    static const size_t none[1] = {0};
     sctx c;
-    ctx_init(&c, path, 0, MPI_COMM_NULL);
+    ctx_init(&c, path, mpi, comm);
     if (info) {
         lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
         apply_opts(&c, &o);
     }
-    int rc = path ? write_results_impl(&c, run_name, items, n, info) : fail(&c, LSIM_EARG, "no output path");
+    int rc = path ? 0 : fail(&c, LSIM_EARG, "no output path");
+    if (mapped) {
+        if (!rc && n && !gpus) rc = fail(&c, LSIM_EARG, "no GPU list given");
+        for (size_t i = 1; !rc && i < n; i++)
+            if (gpus[i] <= gpus[i - 1]) rc = fail(&c, LSIM_EARG, "GPU list not ascending at GPU %zu", gpus[i]);
+        c.gids = n ? gpus : none;
+        c.ngids = n;
+    }
+    rc = agree(&c, rc);
+    if (!rc) rc = write_results_impl(&c, run_name, items, n, info);
     return ctx_done(&c, rc, err);
+}
+
+int lsim_store_write_results_ex(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
+                                const lsim_store_run_info *info, lsim_err *err)
+{
+    return write_results_entry(path, 0, MPI_COMM_NULL, run_name, items, 0, NULL, n, info, err);
 }
 
 int lsim_store_write_results_mpi(const char *path, MPI_Comm comm, const char *run_name,
                                  const lsim_replay_item *items, size_t n, const lsim_store_run_info *info,
                                  lsim_err *err)
 {
-    sctx c;
-    ctx_init(&c, path, 1, comm);
-    if (info) {
-        lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
-        apply_opts(&c, &o);
-    }
-    int rc = path ? write_results_impl(&c, run_name, items, n, info) : fail(&c, LSIM_EARG, "no output path");
-    return ctx_done(&c, rc, err);
+    return write_results_entry(path, 1, comm, run_name, items, 0, NULL, n, info, err);
 }
 
 int lsim_store_write_results_mapped_mpi(const char *path, MPI_Comm comm, const char *run_name,
                                         const lsim_replay_item *items, const size_t *gpus, size_t n,
                                         const lsim_store_run_info *info, lsim_err *err)
 {
-    sctx c;
-    ctx_init(&c, path, 1, comm);
-    if (info) {
-        lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
-        apply_opts(&c, &o);
-    }
-    static const size_t none[1] = {0};
-    int rc = path ? 0 : fail(&c, LSIM_EARG, "no output path");
-    if (!rc && n && !gpus) rc = fail(&c, LSIM_EARG, "no GPU list given");
-    for (size_t i = 1; !rc && i < n; i++)
-        if (gpus[i] <= gpus[i - 1]) rc = fail(&c, LSIM_EARG, "GPU list not ascending at GPU %zu", gpus[i]);
-    rc = agree(&c, rc);
-    c.gids = n ? gpus : none;
-    c.ngids = n;
-    if (!rc) rc = write_results_impl(&c, run_name, items, n, info);
-    return ctx_done(&c, rc, err);
+    return write_results_entry(path, 1, comm, run_name, items, 1, gpus, n, info, err);
 }
 
 int lsim_store_write_results(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,

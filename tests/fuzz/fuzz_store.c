@@ -23,6 +23,8 @@
 
 #include "lumosim/store.h"
 
+#include "fuzz_tmpfile.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__lsan_default_suppressions(void);
 
@@ -113,16 +115,8 @@ static void read_results(const char *path)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[] = "/tmp/lsim_fuzz_store_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return 0;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    close(fd);
-    if (off == size) {
+    if (!fuzz_write_tmp(path, data, size)) return 0;
+    {
         lsim_store_kind kind = lsim_store_probe(path);
         /* the readers must refuse the wrong kind themselves, so each runs on
          * every input that is HDF5 at all */

@@ -22,6 +22,8 @@
 #include "lumosim/cost.h"
 #include "lumosim/trace.h"
 
+#include "fuzz_tmpfile.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void untouched_or_abort(const void *p, size_t n)
@@ -64,16 +66,8 @@ static void exercise_gpu(const lsim_gpu_spec *g, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[] = "/tmp/lsim_fuzz_topo_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return 0;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    close(fd);
-    if (off == size) {
+    if (!fuzz_write_tmp(path, data, size)) return 0;
+    {
         lsim_err err = {0};
         lsim_topology t;
         memset(&t, 0x5a, sizeof t);
