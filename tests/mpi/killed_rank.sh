@@ -15,13 +15,16 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 "$LUMOSIM" build "$1" -o "$tmp/job.h5" >/dev/null || { echo "build failed"; exit 1; }
 
-# the pids of the lumosim processes whose command line names $1 (from /proc,
-# so no procps is needed)
+# the pids of the lumosim rank processes whose command line names $1 (from
+# /proc, so no procps is needed). The pattern is anchored at the start: the
+# launcher's own command line also contains "lumosim sim ... res.h5", and
+# killing the launcher instead of a rank proves nothing (it dies silently).
+# The pids are sorted numerically, since the glob sorts them as strings.
 ranks_of() {
     for d in /proc/[0-9]*; do
         c=$( (tr '\0' ' ' <"$d/cmdline") 2>/dev/null) || continue
-        case "$c" in *"$LUMOSIM sim "*"$1"*) echo "${d#/proc/}" ;; esac
-    done
+        case "$c" in "$LUMOSIM sim "*"$1"*) echo "${d#/proc/}" ;; esac
+    done | sort -n
 }
 
 n=0 killed=0
