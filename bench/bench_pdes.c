@@ -1,6 +1,6 @@
 /* bench_pdes: the parallel engine on a large replicated job.
  *
- * usage: [mpirun -np K] bench_pdes --gpus N [--runs R] TRACE
+ * usage: [mpirun -np K] bench_pdes --gpus N [--runs R] [--windows ready|paths|start] TRACE
  *
  * Every MPI rank builds the graph of TRACE (one GPU of a real job), takes
  * its block of the N GPUs and gives each a copy of that graph (all GPUs in
@@ -51,13 +51,17 @@ int main(int argc, char **argv)
     size_t ngpus = 64;
     int runs = 3;
     const char *trace = NULL;
+    lsim_pdes_opts popts = {0, LSIM_PDES_READY, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--gpus") && i + 1 < argc) ngpus = (size_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--windows") && i + 1 < argc) {
+            if (lsim_pdes_windows_parse(argv[++i], &popts.windows)) runs = 0; /* usage below */
+        }
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else trace = argv[i];
     }
     if (!trace || ngpus < 2 || runs < 1 || runs > 50) {
-        if (me == 0) fprintf(stderr, "usage: [mpirun -np K] bench_pdes --gpus N [--runs R] TRACE\n");
+        if (me == 0) fprintf(stderr, "usage: [mpirun -np K] bench_pdes --gpus N [--runs R] [--windows ready|paths|start] TRACE\n");
         MPI_Finalize();
         return 2;
     }
@@ -116,7 +120,7 @@ int main(int argc, char **argv)
     for (int run = 0; run < runs; run++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double a = now_s();
-        if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, 0, &st, &err)) return fail("simulate", &err);
+        if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, &popts, &st, &err)) return fail("simulate", &err);
         double mine_s = now_s() - a, slowest;
         MPI_Allreduce(&mine_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         ts[run] = slowest;
@@ -139,9 +143,10 @@ int main(int argc, char **argv)
                (double)total_nodes / t_sim / 1e6 / np, (long long)st.lookahead, (unsigned long long)st.windows,
                (unsigned long long)st.messages, (unsigned long long)st.allreduces);
         printf("BENCH gpus=%zu ranks=%d nodes=%llu load_s=%.6f match_s=%.6f sim_s=%.6f windows=%llu messages=%llu "
-               "allreduces=%llu job_end=%lld\n",
+               "allreduces=%llu job_end=%lld windows_mode=%s bounds_s=%.6f sync_s=%.6f\n",
                ngpus, np, (unsigned long long)total_nodes, t_load, t_match, t_sim, (unsigned long long)st.windows,
-               (unsigned long long)st.messages, (unsigned long long)st.allreduces, (long long)job_end);
+               (unsigned long long)st.messages, (unsigned long long)st.allreduces, (long long)job_end,
+               lsim_pdes_windows_name(popts.windows), st.bounds_s, st.sync_s);
     }
     for (size_t i = 0; i < nloc; i++) {
         lsim_engine_free(e[i]);

@@ -108,6 +108,7 @@ typedef struct opts {
     int runs;
     int serial;           /* -1 auto (K = 1), 0 no, 1 yes (K = 1 only) */
     int verify;           /* rank 0 rebuilds the job and runs it serially */
+    lsim_pdes_windows windows; /* --windows ready|paths|start */
     const char *expect;   /* expected result hash (hex) */
     const char *label;    /* free text for the BENCH line (scaling=strong...) */
 } opts;
@@ -117,6 +118,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: [mpirun -np K] bench_phold [--gpus N] [--events E] [--coll-frac F] [--group G] [--cross X]\n"
                "       [--lookahead-ns L] [--local-lat-ns L2] [--coll-extra-ns X] [--mean-ns M] [--lanes W]\n"
                "       [--seed S] [--runs R] [--serial|--no-serial] [--verify] [--expect-hash H] [--label TEXT]\n"
+               "       [--windows ready|paths|start]\n"
                "defaults: N 64, E 20000 per GPU, F 0.05, G 8, X 1 (all rounds random), L 10000 ns, L2 = L,\n"
                "          extra = L, M 5000 ns, W 2, seed 1, R 3; serial run at K = 1 only\n");
 }
@@ -378,7 +380,7 @@ static double peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, opts *o)
 {
-    *o = (opts){64, 20000, 0.05, 8, 1.0, 10000, -1, -1, 5000, 2, 1, 3, -1, 0, NULL, ""};
+    *o = (opts){64, 20000, 0.05, 8, 1.0, 10000, -1, -1, 5000, 2, 1, 3, -1, 0, LSIM_PDES_READY, NULL, ""};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = 1;
@@ -388,6 +390,9 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--group") && v) o->group = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--cross") && v) o->cross = atof(v);
         else if (!strcmp(a, "--lookahead-ns") && v) o->lookahead = strtoll(v, NULL, 10);
+        else if (!strcmp(a, "--windows") && v) {
+            if (lsim_pdes_windows_parse(v, &o->windows)) return -1;
+        }
         else if (!strcmp(a, "--local-lat-ns") && v) o->local_lat = strtoll(v, NULL, 10);
         else if (!strcmp(a, "--coll-extra-ns") && v) o->coll_extra = strtoll(v, NULL, 10);
         else if (!strcmp(a, "--mean-ns") && v) o->mean = strtoll(v, NULL, 10);
@@ -516,6 +521,7 @@ int main(int argc, char **argv)
     int bad = 0;
     uint64_t serial_hash = 0, pdes_hash = 0;
     char modes[2][8] = {"serial", "pdes"};
+    lsim_pdes_opts popts = {0, o.windows, 0};
     for (int mode = do_serial ? 0 : 1; mode < 2; mode++) {
         runres *rs = calloc((size_t)o.runs, sizeof *rs);
         double *walls = malloc((size_t)o.runs * sizeof *walls);
@@ -528,7 +534,7 @@ int main(int argc, char **argv)
             if (mode == 0) {
                 job->graphs = g;
                 if (lsim_job_run(job, e, waits, &err)) die("serial run", &err);
-            } else if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, 0, &rs[run].st, &err)) {
+            } else if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, &popts, &rs[run].st, &err)) {
                 die("parallel run", &err);
             }
             double mine_s = now_s() - a;
@@ -568,7 +574,7 @@ int main(int argc, char **argv)
                    "wall_s=%.6f node_events_per_s_per_rank=%.0f windows=%llu messages=%llu allreduces=%llu "
                    "allgathers=%llu instances=%zu cross_instances=%llu arrivals=%llu cross_arrivals=%llu mpi_s=%.6f "
                    "mpi_max_s=%.6f mpi_allreduce_s=%.6f mpi_allgather_s=%.6f peak_rss_mb=%.1f sim_end_ns=%lld "
-                   "runs=%d result_hash=%016llx\n",
+                   "runs=%d result_hash=%016llx windows_mode=%s\n",
                    modes[mode], o.ngpus, o.events, (unsigned long long)total_nodes, (unsigned long long)total_edges, np,
                    o.coll_frac, o.group, o.cross, (long long)L, (long long)o.local_lat, (long long)o.mean, o.lanes,
                    (unsigned long long)o.seed, *o.label ? " " : "", o.label, t_build, t_match, m->wall,
@@ -576,7 +582,8 @@ int main(int argc, char **argv)
                    (unsigned long long)m->st.messages, (unsigned long long)m->st.allreduces,
                    (unsigned long long)m->st.allgathers, job->ninst, (unsigned long long)xinst,
                    (unsigned long long)arrivals, (unsigned long long)xarrivals, m->mpi_mean, m->mpi_max, m->ar_mean,
-                   m->ag_mean, rss_max, (long long)job_end, o.runs, (unsigned long long)hall);
+                   m->ag_mean, rss_max, (long long)job_end, o.runs, (unsigned long long)hall,
+                   lsim_pdes_windows_name(o.windows));
             fflush(stdout);
         }
         free(rs);

@@ -80,6 +80,7 @@ typedef struct pstate {
     int64_t *out;             /* outgoing (instance, time) pairs */
     size_t nout, capout;
     lsim_ns lookahead;
+    lsim_ns bound;            /* no message of this window arrives before it */
     lsim_err *err;
     int violation;
     pheap h;
@@ -139,6 +140,13 @@ static int ready(pstate *s, uint32_t l, uint32_t v)
                          "of %lld ns (it would complete inside a window already simulated)",
                          lsim_engine_graph(e)->source, k, (long long)s->j->transfer[k], (long long)s->lookahead);
         }
+        if (t < s->bound && !s->violation) {
+            s->violation = 1;
+            lsim_err_set(s->err, LSIM_EINTERNAL,
+                         "%s: lookahead violated: collective instance %d arrives at %lld ns, before %lld ns, the "
+                         "earliest cross-rank arrival this window promised (its window ended %lld ns later)",
+                         lsim_engine_graph(e)->source, k, (long long)t, (long long)s->bound, (long long)s->lookahead);
+        }
         if (s->nout + 2 > s->capout) {
             size_t nc = s->capout ? s->capout * 2 : 256;
             int64_t *no = realloc(s->out, nc * sizeof *no);
@@ -153,9 +161,180 @@ static int ready(pstate *s, uint32_t l, uint32_t v)
     return 0;
 }
 
-int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_engine *const *e, size_t nlocal,
-                  lsim_ns *const *waits, lsim_ns lookahead_ns, lsim_pdes_stats *st, lsim_err *err)
+
+/* Bounds are kept in [-BIG, BIG]; BIG and beyond mean "never". Times are
+ * nanoseconds since the epoch (about 1.7e18), well inside. */
+#define BIG (INT64_MAX / 2)
+static inline lsim_ns clampb(lsim_ns a) { return a > BIG ? BIG : a < -BIG ? -BIG : a; }
+static inline lsim_ns addb(lsim_ns a, lsim_ns b) { return clampb(clampb(a) + clampb(b)); }
+
+/* eb[l][v] for every local node: a lower bound of (the arrival time of the
+ * next cross-rank collective that v's end can lead to) - end(v), BIG when
+ * none can follow. Why: a window may then reach up to the earliest time
+ * any rank can still send a message (min over pending nodes of end + eb)
+ * plus the lookahead, instead of the earliest pending event plus the
+ * lookahead; on a job whose collectives all cross ranks that is one window
+ * per wave of collectives, not one per cluster of kernel starts.
+ *
+ * Computed backwards over the local graphs coupled through the instances
+ * whose participants are all on this rank (Kahn's algorithm on the
+ * reversed edges; per node b = bound from its start):
+ *   b(w) = 0                        w's instance crosses ranks (w is a message)
+ *        = transfer + min e(p)      w's instance is local: p its participants
+ *        = dur(w) + e(w)            otherwise
+ *   e(u) = min over edges u->w of delay + b(w)    start-edge
+ *                                   delay + e(w)  end-edge (end(w) >= end(u) + delay)
+ * Each is a valid lower bound because start and end are maxima over the
+ * same terms (graph.h) and a collective ends at max(arrival) + transfer.
+ * An end-edge into a collective is no bound (its end is its peers'), and
+ * nodes left on a cycle get -BIG: no bound, the window falls back to the
+ * earliest pending event. Allocates eb (caller frees each eb[l]). */
+static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
 {
+    int rc = 0;
+    const lsim_job *j = s->j;
+    size_t ni = j->ninst ? j->ninst : 1, cap = 1024, top = 0;
+    uint32_t **cnt = calloc(nlocal ? nlocal : 1, sizeof *cnt);
+    uint32_t *icnt = calloc(ni, sizeof *icnt);
+    lsim_ns *imin = malloc(ni * sizeof *imin);
+    uint64_t *stack = malloc(cap * sizeof *stack);
+    if (!cnt || !icnt || !imin || !stack) {
+        rc = LSIM_ENOMEM;
+        goto cleanup;
+    }
+    for (size_t k = 0; k < j->ninst; k++) {
+        imin[k] = BIG;
+        if (!s->remote[k]) icnt[k] = (uint32_t)(j->part_off[k + 1] - j->part_off[k]);
+    }
+    for (size_t l = 0; l < nlocal; l++) {
+        const lsim_graph *g = lsim_engine_graph(s->e[l]);
+        eb[l] = malloc((g->n ? g->n : 1) * sizeof **eb);
+        cnt[l] = malloc((g->n ? g->n : 1) * sizeof **cnt);
+        if (!eb[l] || !cnt[l]) {
+            rc = LSIM_ENOMEM;
+            goto cleanup;
+        }
+        for (size_t v = 0; v < g->n; v++) {
+            eb[l][v] = BIG;
+            cnt[l][v] = (uint32_t)(g->out_off[v + 1] - g->out_off[v]);
+        }
+    }
+    /* seed: nodes with no successor (re-scanned so the stack can grow) */
+    for (size_t l = 0; l < nlocal; l++) {
+        const lsim_graph *g = lsim_engine_graph(s->e[l]);
+        for (size_t v = 0; v < g->n; v++)
+            if (!cnt[l][v]) {
+                if (top == cap) {
+                    uint64_t *ns = realloc(stack, 2 * cap * sizeof *ns);
+                    if (!ns) {
+                        rc = LSIM_ENOMEM;
+                        goto cleanup;
+                    }
+                    stack = ns;
+                    cap *= 2;
+                }
+                stack[top++] = (uint64_t)l << 32 | v;
+            }
+    }
+    while (top) {
+        uint64_t x = stack[--top];
+        uint32_t l = (uint32_t)(x >> 32), v = (uint32_t)x;
+        /* e(v) is final: the nodes whose b is now known */
+        int32_t k = s->j->inst_of[s->gid[l]][v];
+        uint32_t first = 0, last = 0, pl = l, pv = v;
+        lsim_ns b;
+        if (k >= 0 && !s->remote[k]) {
+            if (eb[l][v] < imin[k]) imin[k] = eb[l][v];
+            if (--icnt[k]) continue;
+            first = (uint32_t)j->part_off[k];
+            last = (uint32_t)(j->part_off[k + 1] - 1);
+            b = addb(j->transfer[k], imin[k]);
+        } else {
+            b = k >= 0 ? 0 : addb(lsim_engine_graph(s->e[l])->dur[v], eb[l][v]);
+        }
+        for (uint64_t p = first; p <= last; p++) {
+            if (k >= 0 && !s->remote[k]) {
+                pl = (uint32_t)s->local_of[j->part_gpu[p]];
+                pv = j->part_node[p];
+            }
+            const lsim_graph *g = lsim_engine_graph(s->e[pl]);
+            for (uint64_t q = g->in_off[pv]; q < g->in_off[pv + 1]; q++) {
+                uint32_t u = g->in_src[q];
+                lsim_ns val = (g->in_class[q] & LSIM_EDGE_END) ? (k >= 0 ? BIG : addb(g->in_delay[q], eb[pl][pv]))
+                                                              : addb(g->in_delay[q], b);
+                if (val < eb[pl][u]) eb[pl][u] = val;
+                if (--cnt[pl][u] == 0) {
+                    if (top == cap) {
+                        uint64_t *ns = realloc(stack, 2 * cap * sizeof *ns);
+                        if (!ns) {
+                            rc = LSIM_ENOMEM;
+                            goto cleanup;
+                        }
+                        stack = ns;
+                        cap *= 2;
+                    }
+                    stack[top++] = (uint64_t)pl << 32 | u;
+                }
+            }
+        }
+    }
+    /* never finalised (a cycle through collectives): no bound */
+    for (size_t l = 0; l < nlocal; l++) {
+        const lsim_graph *g = lsim_engine_graph(s->e[l]);
+        for (size_t v = 0; v < g->n; v++)
+            if (cnt[l][v]) eb[l][v] = -BIG;
+    }
+cleanup:
+    for (size_t l = 0; cnt && l < nlocal; l++) free(cnt[l]);
+    free(cnt);
+    free(icnt);
+    free(imin);
+    free(stack);
+    return rc;
+}
+
+/* The earliest pending event (first) and, with path bounds, the earliest
+ * time a message can still leave this rank without new arrivals (eot): the
+ * least end + eb over every pending node (their ends are fixed). */
+static void pending_bounds(const pstate *s, size_t nlocal, lsim_ns *const *eb, lsim_ns *first, lsim_ns *eot)
+{
+    lsim_ns f = INT64_MAX, m = BIG;
+    for (size_t l = 0; l < nlocal; l++) {
+        if (!s->h.n[l]) continue;
+        if (s->h.S[l][s->h.node[l][0]] < f) f = s->h.S[l][s->h.node[l][0]];
+        if (!eb) continue;
+        const lsim_ns *end = lsim_engine_end(s->e[l]);
+        for (size_t i = 0; i < s->h.n[l]; i++) {
+            uint32_t v = s->h.node[l][i];
+            lsim_ns b = addb(end[v], eb[l][v]);
+            if (b < m) m = b;
+        }
+    }
+    *first = f;
+    *eot = m;
+}
+
+int lsim_pdes_windows_parse(const char *name, lsim_pdes_windows *mode)
+{
+    static const char *const names[] = {"ready", "paths", "start"};
+    for (int i = 0; i < 3; i++)
+        if (name && !strcmp(name, names[i])) {
+            *mode = (lsim_pdes_windows)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *lsim_pdes_windows_name(lsim_pdes_windows mode)
+{
+    return mode == LSIM_PDES_PATHS ? "paths" : mode == LSIM_PDES_START ? "start" : "ready";
+}
+
+int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_engine *const *e, size_t nlocal,
+                  lsim_ns *const *waits, const lsim_pdes_opts *opts, lsim_pdes_stats *st, lsim_err *err)
+{
+    lsim_pdes_opts dflt = {0, LSIM_PDES_READY, 0};
+    if (!opts) opts = &dflt;
     int rc = 0, me = 0, np = 1;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &np);
@@ -176,14 +355,16 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     }
     uint32_t *rbuf = malloc(maxdeg * sizeof *rbuf);
     int *counts = malloc((size_t)np * sizeof *counts), *displs = malloc((size_t)np * sizeof *displs);
-    int64_t *in = NULL;
+    int64_t *in = NULL, *gmin = NULL;
+    int32_t *xi = NULL; /* per instance: index among the cross-rank ones, or -1 */
+    lsim_ns **eb = calloc(nlocal ? nlocal : 1, sizeof *eb);
     s.local_of = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
     s.arrived = calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
     s.max_arrival = malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
     s.remote = calloc(j->ninst ? j->ninst : 1, 1);
     s.has_local = calloc(j->ninst ? j->ninst : 1, 1);
     int32_t *owner = malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
-    int64_t *rec = malloc((size_t)np * 3 * sizeof *rec);
+    int64_t *rec = malloc((size_t)np * 4 * sizeof *rec);
     uint32_t *allgid = malloc((j->ngpus ? j->ngpus : 1) * sizeof *allgid);
     s.h.node = calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
     s.h.n = calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
@@ -192,7 +373,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.queued = calloc(nlocal ? nlocal : 1, 1);
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
                      !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq ||
-                     !s.queued || nlocal > j->ngpus;
+                     !s.queued || !eb || nlocal > j->ngpus;
     for (size_t l = 0; !local_fail && l < nlocal; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         s.h.S[l] = lsim_engine_start(e[l]);
@@ -240,7 +421,9 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
      * within the window, and never need it: a fast NVLink collective kept
      * on one rank must not shrink every window. */
     lsim_ns L = INT64_MAX;
-    for (size_t k = 0; k < j->ninst; k++) {
+    size_t ncross = 0;
+    xi = malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
+    for (size_t k = 0; xi && k < j->ninst; k++) {
         s.max_arrival[k] = INT64_MIN;
         int nl = 0, cross = 0;
         uint64_t n = j->part_off[k + 1] - j->part_off[k];
@@ -252,11 +435,41 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         s.remote[k] = (uint64_t)nl < n;
         s.has_local[k] = nl > 0;
         if (cross && j->transfer[k] < L) L = j->transfer[k]; /* the same on every rank */
+        xi[k] = cross ? (int32_t)ncross++ : -1;
     }
     if (L == INT64_MAX) L = 1000000000; /* no collectives at all */
     if (L < 1) L = 1;
-    s.lookahead = lookahead_ns > 0 ? lookahead_ns : L;
+    s.lookahead = opts->lookahead_ns > 0 ? opts->lookahead_ns : L;
     st->lookahead = s.lookahead;
+    /* the path bounds, and for every cross-rank instance the least bound
+     * over all its participants (so that every rank can bound what the
+     * completions it learns of at a window's end lead to, the same way) */
+    int bounds = opts->windows == LSIM_PDES_PATHS && ncross > 0; /* else nothing can be sent */
+    local_fail = !xi || ncross > INT_MAX;
+    double tb = MPI_Wtime();
+    if (!local_fail && bounds) {
+        gmin = malloc((ncross ? ncross : 1) * sizeof *gmin);
+        local_fail = !gmin || path_bounds(&s, nlocal, eb) != 0;
+        for (size_t q = 0; !local_fail && q < ncross; q++) gmin[q] = BIG;
+        for (size_t k = 0; !local_fail && k < j->ninst; k++) {
+            if (xi[k] < 0) continue;
+            for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
+                int32_t l = s.local_of[j->part_gpu[p]];
+                if (l >= 0 && eb[l][j->part_node[p]] < gmin[xi[k]]) gmin[xi[k]] = eb[l][j->part_node[p]];
+            }
+        }
+    }
+    st->bounds_s = MPI_Wtime() - tb;
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
+    st->allreduces++;
+    if (any_fail) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
+        goto cleanup;
+    }
+    if (bounds && ncross) {
+        MPI_Allreduce(MPI_IN_PLACE, gmin, (int)ncross, MPI_INT64_T, MPI_MIN, comm);
+        st->allreduces++;
+    }
     for (size_t l = 0; l < nlocal; l++) lsim_engine_reset(e[l]);
     for (size_t l = 0; l < nlocal && !rc; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
@@ -267,28 +480,40 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     uint64_t done = 0;
     int peer_failed = 0; /* some rank failed: stop, the agreement below names it */
     size_t incap = 0;    /* room in `in` */
-    /* T: the earliest pending event of any rank (one allreduce to start);
-     * after that, one allgather per window carries each rank's arrival
-     * count, its earliest pending event and its failure flag together, and
-     * an allgatherv the arrivals when there are any. Every event left
-     * pending after a window starts at or after its end W, except
-     * collectives completed by the arrivals just received: those end at or
-     * after W (arrival >= window start, transfer >= L), so the next window
-     * starts at W, never earlier (windows never shrink behind a completion
-     * keyed by its earlier start). */
-    lsim_ns T = INT64_MAX;
+    /* T: the earliest pending event of any rank; M: the earliest time any
+     * rank can still send an arrival (path bounds; BIG without them). One
+     * allreduce to start; after that, one allgather per round carries each
+     * rank's arrival count, earliest pending event, earliest possible
+     * arrival and failure flag together, and an allgatherv the arrivals
+     * when there are any. Every message of a round arrives at >= T: it
+     * starts a node reachable from a pending one, or from a collective
+     * completed by the last exchange, which ends at >= the previous B + L
+     * ("due"), so the next T is never later than that (rounds never shrink
+     * behind a completion keyed by its earlier start). */
+    lsim_ns T = INT64_MAX, M = -BIG;
     {
-        lsim_ns first = INT64_MAX;
-        for (size_t l = 0; l < nlocal; l++)
-            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
-        int64_t neg[2] = {first, rc ? -1 : 0}, all[2];
-        MPI_Allreduce(neg, all, 2, MPI_INT64_T, MPI_MIN, comm);
+        lsim_ns first, eot;
+        pending_bounds(&s, nlocal, bounds ? eb : NULL, &first, &eot);
+        int64_t neg[3] = {first, eot, rc ? -1 : 0}, all[3];
+        MPI_Allreduce(neg, all, 3, MPI_INT64_T, MPI_MIN, comm);
         st->allreduces++;
-        if (all[1] < 0) peer_failed = 1;
-        else T = all[0];
+        if (all[2] < 0) peer_failed = 1;
+        else {
+            T = all[0];
+            M = all[1];
+        }
     }
     while (T != INT64_MAX && !peer_failed) {
-        lsim_ns W = T > INT64_MAX - s.lookahead ? INT64_MAX : T + s.lookahead;
+        /* B: no message of this window arrives before it (T by the
+         * argument above, M by the path bounds); a message at t >= B
+         * completes its instance at >= B + L, so every event before W =
+         * B + L has all its inputs */
+        lsim_ns B = (bounds || !ncross) && M > T ? M : T; /* no cross-rank instance: one window */
+        B = clampb(B + opts->skew_ns);
+        s.bound = B;
+        lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead ? INT64_MAX : B + s.lookahead;
+        lsim_ns due = W == INT64_MAX ? INT64_MAX - 1 : W; /* completions by this window's messages: not before */
+        if (opts->windows == LSIM_PDES_READY) W = INT64_MAX;
         st->windows++;
         /* every local GPU's events before W. A collective completing on
          * one GPU gives its local peers work: they are queued above the GPU
@@ -313,22 +538,24 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
             memmove(&s.wq[at], &s.wq[at + 1], (s.nwq - at) * sizeof *s.wq);
         }
         /* on failure the queue is left as it is: the run ends below */
-        lsim_ns first = INT64_MAX;
-        for (size_t l = 0; l < nlocal; l++)
-            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < first) first = s.h.S[l][s.h.node[l][0]];
+        lsim_ns first, eot;
+        pending_bounds(&s, nlocal, bounds ? eb : NULL, &first, &eot);
         if (s.violation && !rc) rc = LSIM_EINTERNAL; /* its message is already in err */
-        int64_t mine[3] = {(int64_t)s.nout, first, rc ? 1 : 0};
-        MPI_Allgather(mine, 3, MPI_INT64_T, rec, 3, MPI_INT64_T, comm);
+        int64_t mine[4] = {(int64_t)s.nout, first, eot, rc ? 1 : 0};
+        double ts = MPI_Wtime();
+        MPI_Allgather(mine, 4, MPI_INT64_T, rec, 4, MPI_INT64_T, comm);
         st->allgathers++;
         long long sum = 0;
         int fail = 0;
         lsim_ns next = INT64_MAX;
+        M = BIG;
         for (int r = 0; r < np; r++) {
             displs[r] = (int)sum;
-            counts[r] = (int)rec[3 * r];
-            sum += rec[3 * r];
-            if (rec[3 * r + 1] < next) next = rec[3 * r + 1];
-            if (rec[3 * r + 2]) fail = 1;
+            counts[r] = (int)rec[4 * r];
+            sum += rec[4 * r];
+            if (rec[4 * r + 1] < next) next = rec[4 * r + 1];
+            if (rec[4 * r + 2] < M) M = rec[4 * r + 2];
+            if (rec[4 * r + 3]) fail = 1;
         }
         if (fail) {
             peer_failed = 1;
@@ -361,16 +588,29 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
             }
             MPI_Allgatherv(s.out, (int)s.nout, MPI_INT64_T, in, counts, displs, MPI_INT64_T, comm);
             st->allgathers++;
+            st->sync_s += MPI_Wtime() - ts;
+            ts = -1;
             st->messages += (uint64_t)sum / 2;
+            /* every rank follows every cross-rank instance (own arrivals
+             * were counted when made), so all of them know which completed
+             * this window and bound what follows alike: E + the least path
+             * bound over its participants */
             for (int r = 0; r < np; r++) {
-                if (r == me) continue; /* own arrivals were counted when made */
+                if (r == me) continue;
                 for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
                     size_t k = (size_t)in[q];
-                    if (k < j->ninst && s.has_local[k]) arrive(&s, k, in[q + 1]);
+                    if (k < j->ninst) arrive(&s, k, in[q + 1]);
                 }
             }
-            if (next > W) next = W; /* completions just received are due from W on */
+            for (long long q = 0; bounds && q + 1 < sum; q += 2) {
+                size_t k = (size_t)in[q];
+                if (k >= j->ninst || xi[k] < 0 || s.arrived[k] != j->part_off[k + 1] - j->part_off[k]) continue;
+                lsim_ns c = addb(addb(s.max_arrival[k], j->transfer[k]), gmin[xi[k]]);
+                if (c < M) M = c;
+            }
+            if (next > due) next = due; /* completions just received are due from B + L on */
         }
+        if (ts >= 0) st->sync_s += MPI_Wtime() - ts;
         s.nout = 0;
         T = next;
     }
@@ -386,6 +626,10 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     }
     rc = lsim_mpi_agree(comm, rc, err); /* the same message on every rank */
 cleanup:
+    for (size_t l = 0; eb && l < nlocal; l++) free(eb[l]);
+    free(eb);
+    free(gmin);
+    free(xi);
     free(rbuf);
     free(counts);
     free(displs);

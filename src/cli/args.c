@@ -37,7 +37,14 @@ const char *const LSIM_USAGE_SIM =
     "                   (the default: contiguous blocks of whole tensor-parallel\n"
     "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
     "                   on rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
-    "                   results are the same for every mapping\n";
+    "                   results are the same for every mapping\n"
+    "  --windows W      under mpirun, what each synchronisation round runs:\n"
+    "                   ready (the default: every node whose inputs are final),\n"
+    "                   paths (a time window up to the earliest time any rank\n"
+    "                   can still send a collective arrival, bounded by the\n"
+    "                   shortest path to one, plus the lookahead) or start (the\n"
+    "                   earliest pending event plus the lookahead); the results\n"
+    "                   are the same\n";
 
 /* replay/report/ablate: paths and the shared options. */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
@@ -179,6 +186,28 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
                 return -1;
             }
             s->lookahead = (lsim_ns)x;
+            continue;
+        }
+        if (is_opt(a, "--bound-skew-ns")) { /* testing: over-promise each window's bound */
+            const char *v = opt_value(argc, argv, &i, "--bound-skew-ns", "a number of nanoseconds");
+            char *end = NULL;
+            long long x = v ? strtoll(v, &end, 10) : 0;
+            if (!v || *end || x <= 0) {
+                if (v) fprintf(stderr, "lumosim: error: --bound-skew-ns needs a positive integer, not '%s'\n", v);
+                return -1;
+            }
+            s->bound_skew = (lsim_ns)x;
+            continue;
+        }
+        if (is_opt(a, "--windows")) {
+            const char *v = opt_value(argc, argv, &i, "--windows", "ready, paths or start");
+            if (!v) return -1;
+            /* the order of lsim_pdes_windows (args.c stays free of MPI) */
+            s->windows = !strcmp(v, "ready") ? 0 : !strcmp(v, "paths") ? 1 : !strcmp(v, "start") ? 2 : -1;
+            if (s->windows < 0) {
+                fprintf(stderr, "lumosim: error: unknown --windows '%s' (ready, paths or start)\n", v);
+                return -1;
+            }
             continue;
         }
         if (!strncmp(a, "--latency", 9)) {

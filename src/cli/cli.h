@@ -124,6 +124,8 @@ typedef struct lsim_cli_sim_args {
     const char *job, *out, *run_name, *mapping;
     int replace;
     lsim_ns lookahead;         /* > 0: forced (tests provoke a violation) */
+    lsim_ns bound_skew;        /* testing: added to each window's bound */
+    int windows;               /* --windows: 0 ready, 1 paths, 2 start (lsim_pdes_windows) */
 } lsim_cli_sim_args;
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
 

@@ -343,7 +343,7 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
 /* Under mpirun, the ranks of one job: this process holds GPUs gpus[0..run->n)
  * of `total`. Collective over MPI_COMM_WORLD. */
 static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const size_t *gpus, size_t total,
-                            lsim_ns lookahead, lsim_err *err)
+                            const lsim_pdes_opts *popts, lsim_err *err)
 {
     int rc = 0, np = 1, me = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -400,7 +400,7 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
     double t1 = now_s();
     run->match_s = t1 - t0;
     lsim_pdes_stats st;
-    rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, lookahead, &st, err);
+    rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, popts, &st, err);
     double t2 = now_s();
     run->simulate_s = t2 - t1;
     if (!rc && o->stats && me == 0)
@@ -431,7 +431,7 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_opts o = sa.o;
     const char *out = sa.out, *run_name = sa.run_name, *job = sa.job, *mapping = sa.mapping;
     int replace = sa.replace, status = 0;
-    lsim_ns lookahead = sa.lookahead;
+    lsim_pdes_opts popts = {sa.lookahead, (lsim_pdes_windows)sa.windows, sa.bound_skew};
     size_t *gpus = NULL, ngpus_local = 0;
     char mapping_used[64 + 4096] = "serial"; /* provenance: the mapping as applied */
     lsim_err err = {0};
@@ -507,7 +507,7 @@ int lsim_cli_sim(int argc, char **argv)
         MPI_Allreduce(&job_like, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         coupled = all;
     }
-    if (coupled) rc = sim_parallel_job(&o, &run, gpus, gtotal, lookahead, &err);
+    if (coupled) rc = sim_parallel_job(&o, &run, gpus, gtotal, &popts, &err);
     else if (!rc) rc = lsim_cli_simulate(&o, &run, &err);
     rc = m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, &err) : rc;
     double t1 = now_s();

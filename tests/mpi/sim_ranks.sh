@@ -15,6 +15,9 @@
 # backwards). GROUP_MAP: what the groups mapping must have applied, as the
 # provenance records it (default groups:linear: no layout seen, or fewer
 # replicas and TP groups than ranks).
+# WINDOWS="paths start ..." (default none) also runs the default mapping
+# with each of these --windows modes (ready is the default mode), compared
+# the same way.
 set -u
 np=$1
 shift
@@ -66,8 +69,19 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
     done
     rep=$((rep + 1))
 done
+for mode in ${WINDOWS:-}; do
+    rm -f "$tmp/resN.h5"
+    # shellcheck disable=SC2086
+    $launcher "$LUMOSIM" sim --json --windows "$mode" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
+        fail "parallel sim failed (--windows $mode)"
+    cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one (--windows $mode)"
+    if command -v h5diff >/dev/null 2>&1; then
+        h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" ||
+            fail "result files differ (--windows $mode)"
+    fi
+done
 if [ -z "${SYNTH:-}" ] && command -v h5diff >/dev/null 2>&1; then
     h5diff -q --exclude-attribute /created_by "$tmp/job1.h5" "$tmp/jobN.h5" 2>/dev/null ||
         h5diff -q "$tmp/job1.h5" "$tmp/jobN.h5" /nodes /nodes || fail "graph stores differ"
 fi
-echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-groups})"
+echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-groups}; windows: ready ${WINDOWS:-})"
