@@ -413,17 +413,33 @@ int lsim_cli_whatif(int argc, char **argv)
     }
     ngpu_out = (size_t)Ln.tp * (size_t)Ln.pp * (size_t)Ln.dp;
     if (layers) {
-        for (size_t i = 0; i < n; i++)
-            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
+        for (size_t i = 0; i < n; i++) {
+            /* tagged (synth) graphs, or traces whose layers were recovered
+             * from the kernel structure, the same on every rank (their
+             * copies' collectives must pair up) */
+            const lsim_wi_kernel_layers *k = &ids[i].klayers, *k0 = &ids[0].klayers;
+            int kern = ids[i].layer_source == LSIM_WI_LAYERS_KERNELS && k->found;
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && !kern) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --layers needs graphs tagged by layer, as "
-                                  "lumosim synth writes them",
+                                  "lumosim synth writes them, or a trace whose layers repeat between tensor-parallel "
+                                  "all-reduces (see whatif --identify; --trace-layers N)",
                                   in, i,
                                   ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
                                       ? "layer annotations found; transforming annotated traces is not supported yet"
-                                      : "no layer tags or annotations");
+                                  : ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? k->why
+                                                                                  : "no layer tags or annotations");
                 goto done;
             }
+            if (kern && (ids[0].layer_source != LSIM_WI_LAYERS_KERNELS || k->layers != k0->layers ||
+                         k->runs != k0->runs)) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --layers "
+                                  "needs the same structure on every rank",
+                                  in, i, k->layers, k->runs, k0->layers, k0->runs);
+                goto done;
+            }
+        }
         int V = ids[0].nchunks;
         if (V <= 0 || layers % ((long)L.pp * V)) {
             rc = lsim_err_set(&err, LSIM_EARG, "--layers %ld is not divisible by PP x V = %d x %d", layers, L.pp, V);

@@ -44,6 +44,17 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* How many copies layer pos of a chunk of lpc layers gets in a chunk of
+ * nlpc: fewer keeps the first half and the last half (the layers next to the
+ * embedding and the head stay), more spreads the extra copies evenly from
+ * the front. */
+static int layer_copies(int pos, int lpc, int nlpc)
+{
+    int k1 = (nlpc + 1) / 2, k2 = nlpc / 2, extra = nlpc - lpc;
+    if (nlpc <= lpc) return pos < k1 || pos >= lpc - k2 ? 1 : 0;
+    return 1 + extra / lpc + (pos < extra % lpc ? 1 : 0);
+}
+
 typedef struct lctx {
     const lsim_graph *g;
     const int *count;   /* copies per old layer, index l - lo */
@@ -67,6 +78,202 @@ static int rename_node(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_
     return wi_intern(o, buf, id) ? LSIM_ENOMEM : 0;
 }
 
+
+typedef struct tnode {
+    lsim_ns t;
+    uint32_t v;
+} tnode;
+
+static int cmp_tnode(const void *a, const void *b)
+{
+    const tnode *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->v > y->v) - (x->v < y->v);
+}
+
+/* The segment (run * units + layer) whose time range holds t, or -1:
+ * segment s covers [t0[s], t0[s + 1]) inside a run, the last layer of a
+ * run up to t1 of that layer. */
+static int32_t seg_at(const lsim_ns *t0, const lsim_ns *t1, int units, int runs, lsim_ns t)
+{
+    int nseg = units * runs, lo = 0, hi = nseg - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (t0[mid] <= t) at = mid, lo = mid + 1;
+        else hi = mid - 1;
+    }
+    if (at < 0) return -1;
+    if (at % units == units - 1 && t > t1[at]) return -1;
+    return at;
+}
+
+/* --layers on a Kineto trace: the layers are those trace_roles.c recovers
+ * from the compute stream's repeating structure (run r, layer l: a time
+ * range of that stream from the layer's first kernel to the next layer's).
+ * A layer subgraph is every node of the compute stream in its range, the
+ * tensor-parallel all-reduces it owns, their launch calls, and the CPU work
+ * of the launching threads between the layer's first launch and the next
+ * layer's (blocking calls stay, as for tagged graphs). Every rank of a job
+ * recovers the same structure, so the copies' collectives pair up again
+ * (sequence numbers are renumbered). Why time ranges: kernels between a
+ * layer's recognised ones (dropouts, copies, unrecognised element-wise work)
+ * belong to it as much as its GEMMs do. */
+static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
+                           lsim_wi_counts *rec, lsim_err *err)
+{
+    wi_troles R;
+    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
+    if (rc) return rc;
+    lsim_graph *o = NULL;
+    lsim_engine *E = NULL;
+    tnode *T = NULL;
+    lsim_ns *t0 = NULL, *t1 = NULL, *c0 = NULL, *c1 = NULL;
+    int32_t *seg = NULL, *cseg = NULL;
+    int *copies = NULL;
+    uint8_t *removed = NULL;
+    uint32_t *launcher = NULL;
+    int units = R.layers, runs = R.runs, nseg = units * runs;
+    if (!R.found || units <= 0 || runs <= 0) {
+        rc = lsim_err_set(err, LSIM_EARG, "%s: layer structure unknown (%s): --layers needs the layers of the trace",
+                          in->source, R.why[0] ? R.why : "no repeating layer structure");
+        goto cleanup;
+    }
+    if (layers <= 0 || layers % L->pp) {
+        rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
+        goto cleanup;
+    }
+    int nlpc = layers / L->pp;
+    size_t n = in->n;
+    /* times: a schedule of this graph alone (observed times are gone after
+     * normalisation, and a schedule orders every processor consistently) */
+    if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
+    T = malloc((n ? n : 1) * sizeof *T);
+    seg = malloc((n ? n : 1) * sizeof *seg);
+    cseg = malloc((n ? n : 1) * sizeof *cseg);
+    removed = calloc(n ? n : 1, 1);
+    launcher = malloc((n ? n : 1) * sizeof *launcher);
+    t0 = malloc((size_t)nseg * sizeof *t0);
+    t1 = malloc((size_t)nseg * sizeof *t1);
+    c0 = malloc((size_t)nseg * sizeof *c0);
+    c1 = malloc((size_t)nseg * sizeof *c1);
+    copies = malloc((size_t)nseg * sizeof *copies);
+    if (!T || !seg || !cseg || !removed || !launcher || !t0 || !t1 || !c0 || !c1 || !copies) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+        goto cleanup;
+    }
+    /* the compute stream in time order: where each run's layers begin */
+    size_t nt = 0;
+    for (size_t v = 0; v < n; v++) {
+        seg[v] = cseg[v] = -1;
+        launcher[v] = UINT32_MAX;
+        const lsim_proc *pr = &in->procs[in->proc[v]];
+        if (pr->is_gpu && pr->tid == R.stream) T[nt++] = (tnode){ts[v], (uint32_t)v};
+    }
+    qsort(T, nt, sizeof *T, cmp_tnode);
+    for (int s = 0; s < nseg; s++) t0[s] = INT64_MAX, t1[s] = INT64_MIN;
+    {
+        int run = -1, last = units;
+        for (size_t i = 0; i < nt; i++) {
+            int l = R.layer[T[i].v];
+            if (l < 0) continue;
+            if (l < last && (run < 0 || l == 0)) run++;
+            else if (l < last) run = runs; /* out of order: reported below */
+            last = l;
+            if (run >= runs) break;
+            int s = run * units + l;
+            if (t0[s] == INT64_MAX) t0[s] = T[i].t;
+            if (te[T[i].v] > t1[s]) t1[s] = te[T[i].v];
+        }
+        int ok = run == runs - 1;
+        for (int s = 0; ok && s < nseg; s++) ok = t0[s] != INT64_MAX && (s == 0 || t0[s] > t0[s - 1]);
+        if (!ok) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "%s: the %d layers x %d runs recovered from the compute stream do not follow each "
+                              "other in time: --layers cannot cut them apart",
+                              in->source, units, runs);
+            goto cleanup;
+        }
+    }
+    /* GPU nodes: the compute stream by time range, the owned all-reduces by
+     * their range (which must be their own layer's) */
+    for (size_t v = 0; v < n; v++) {
+        const lsim_proc *pr = &in->procs[in->proc[v]];
+        if (!pr->is_gpu) continue;
+        if (pr->tid == R.stream) seg[v] = seg_at(t0, t1, units, runs, ts[v]);
+        else if (R.layer[v] >= 0) {
+            seg[v] = seg_at(t0, t1, units, runs, ts[v]);
+            if (seg[v] < 0 || seg[v] % units != R.layer[v]) {
+                rc = lsim_err_set(err, LSIM_EARG,
+                                  "%s: the all-reduce of layer %d (%s) lies outside that layer's span on the compute "
+                                  "stream: --layers cannot place it",
+                                  in->source, R.layer[v], lsim_strtab_get(in->strings, in->name[v]));
+                goto cleanup;
+            }
+        }
+    }
+    /* launch calls of segment kernels, and the span of each segment's
+     * launches on their thread */
+    for (int s = 0; s < nseg; s++) c0[s] = INT64_MAX, c1[s] = INT64_MIN;
+    for (size_t v = 0; v < n; v++)
+        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
+            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) launcher[v] = in->in_src[k];
+    uint32_t cpu_thread = UINT32_MAX;
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = launcher[v];
+        if (seg[v] < 0 || u == UINT32_MAX || (in->flags[u] & LSIM_NF_BLOCKING)) continue;
+        cseg[u] = seg[v];
+        if (cpu_thread == UINT32_MAX) cpu_thread = in->proc[u];
+        if (in->proc[u] != cpu_thread) continue;
+        if (ts[u] < c0[seg[v]]) c0[seg[v]] = ts[u];
+        if (te[u] > c1[seg[v]]) c1[seg[v]] = te[u];
+    }
+    for (int s = 1; s < nseg; s++)
+        if (c0[s] != INT64_MAX && c0[s - 1] != INT64_MAX && c0[s] < c0[s - 1]) cpu_thread = UINT32_MAX; /* no order */
+    /* the launching thread's other work between one layer's first launch and
+     * the next layer's (launch calls of work outside every layer stay) */
+    for (size_t v = 0; v < n; v++) {
+        if (cseg[v] >= 0 || in->proc[v] != cpu_thread || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
+        int is_launch = 0;
+        for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1] && !is_launch; k++)
+            is_launch = launcher[in->out_dst[k]] == v;
+        if (is_launch) continue;
+        for (int s = 0; s < nseg; s++) {
+            if (c0[s] == INT64_MAX) continue;
+            lsim_ns end = s % units == units - 1 || c0[s + 1] == INT64_MAX ? c1[s] : c0[s + 1];
+            if (ts[v] >= c0[s] && ts[v] < end) {
+                cseg[v] = s;
+                break;
+            }
+        }
+    }
+    for (size_t v = 0; v < n; v++)
+        if (seg[v] < 0) seg[v] = cseg[v];
+    for (int s = 0; s < nseg; s++) copies[s] = layer_copies(s % units, units, nlpc);
+    for (size_t v = 0; v < n; v++)
+        if (seg[v] >= 0 && copies[seg[v]] == 0) removed[v] = 1;
+    {
+        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 2, NULL, NULL};
+        if ((rc = wi_rebuild(in, &P, &o, rec, err))) goto cleanup;
+    }
+    *out = o;
+    o = NULL;
+cleanup:
+    lsim_graph_free(o);
+    lsim_engine_free(E);
+    wi_troles_free(&R);
+    free(T);
+    free(seg);
+    free(cseg);
+    free(removed);
+    free(launcher);
+    free(t0);
+    free(t1);
+    free(c0);
+    free(c1);
+    free(copies);
+    return rc;
+}
+
 int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, const lsim_topology *topo,
                    lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
@@ -74,6 +281,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
     lsim_wi_ident id;
     int rc = lsim_wi_identify(in, 0, &id, err);
     if (rc) return rc;
+    if (id.layer_source == LSIM_WI_LAYERS_KERNELS) return layers_of_trace(in, L, layers, out, rec, err);
     if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,
                             "%s: layer structure unknown (%s): --layers needs a graph whose nodes are tagged by layer, "
@@ -110,11 +318,9 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
                 continue;
             }
             int base = l, vs = base / lpc, pos = 0;
-            int k1 = (nlpc + 1) / 2, k2 = nlpc / 2, extra = nlpc - lpc, at = vs * nlpc;
+            int at = vs * nlpc;
             for (; l <= hi && seen[l - lo] && pos < lpc; l++, pos++) {
-                int c;
-                if (nlpc <= lpc) c = pos < k1 || pos >= lpc - k2 ? 1 : 0;
-                else c = 1 + extra / lpc + (pos < extra % lpc ? 1 : 0);
+                int c = layer_copies(pos, lpc, nlpc);
                 count[l - lo] = c;
                 newid[l - lo] = at;
                 at += c;

@@ -31,6 +31,74 @@ typedef struct edge {
     uint8_t cls;
 } edge;
 
+typedef struct rkey {
+    uint32_t grp;   /* process group name id (UINT32_MAX: none) */
+    int64_t base;   /* the segment's first sequence number in that group, or the node's own */
+    uint32_t copy;
+    int64_t seq;    /* the source's sequence number */
+    uint32_t x;     /* output node */
+} rkey;
+
+static int cmp_rkey(const void *a, const void *b)
+{
+    const rkey *p = a, *q = b;
+    if (p->grp != q->grp) return p->grp < q->grp ? -1 : 1;
+    if (p->base != q->base) return p->base < q->base ? -1 : 1;
+    if (p->copy != q->copy) return p->copy < q->copy ? -1 : 1;
+    if (p->seq != q->seq) return p->seq < q->seq ? -1 : 1;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* renumber 2: per group, the collective kernels in the source's sequence
+ * order, where the copies of a segment follow each other: key (segment's
+ * first sequence number in the group, copy, sequence number). Valid when a
+ * segment's collectives are consecutive in each group's order, as a layer's
+ * are. */
+static int renumber_by_origin(const lsim_graph *g, const wi_plan *P, lsim_graph *o, const uint32_t *from,
+                              const uint32_t *copy, lsim_err *err)
+{
+    size_t nk = 0;
+    for (size_t x = 0; x < o->n; x++)
+        if ((o->flags[x] & LSIM_NF_COLL) && o->coll[x] >= 0) nk++;
+    rkey *K = malloc((nk ? nk : 1) * sizeof *K);
+    int64_t *first = malloc(((size_t)P->nseg + 1) * sizeof *first);
+    uint32_t *fgrp = malloc(((size_t)P->nseg + 1) * sizeof *fgrp);
+    if (!K || !first || !fgrp) {
+        free(K);
+        free(first);
+        free(fgrp);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", o->source);
+    }
+    /* a segment's first sequence number (its collectives share one group
+     * in the cases this serves; others keep their own numbers as base) */
+    for (uint32_t s = 0; s < P->nseg; s++) first[s] = INT64_MAX, fgrp[s] = UINT32_MAX;
+    for (size_t v = 0; v < g->n; v++) {
+        int32_t s = P->seg[v];
+        if (s < 0 || !(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        if (ci->seq < first[s]) first[s] = ci->seq, fgrp[s] = ci->pg_name;
+    }
+    nk = 0;
+    for (size_t x = 0; x < o->n; x++) {
+        if (!(o->flags[x] & LSIM_NF_COLL) || o->coll[x] < 0) continue;
+        uint32_t v = from[x];
+        int32_t s = P->seg[v];
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        int in_seg = s >= 0 && fgrp[s] == ci->pg_name;
+        K[nk++] = (rkey){ci->pg_name, in_seg ? first[s] : ci->seq, in_seg ? copy[x] : 0, ci->seq, (uint32_t)x};
+    }
+    qsort(K, nk, sizeof *K, cmp_rkey);
+    int64_t next = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (i && K[i].grp != K[i - 1].grp) next = 0;
+        o->colls[o->coll[K[i].x]].seq = next++;
+    }
+    free(K);
+    free(first);
+    free(fgrp);
+    return 0;
+}
+
 int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
@@ -265,7 +333,9 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
     }
     if (ne > g->nedges) rec->edges_added += ne - g->nedges;
     else rec->edges_removed += g->nedges - ne;
-    if (P->renumber && (rc = wi_renumber_seq(o, err))) goto cleanup;
+    if (P->renumber == 2) rc = renumber_by_origin(g, P, o, from, copy, err);
+    else if (P->renumber) rc = wi_renumber_seq(o, err);
+    if (rc) goto cleanup;
     *out = o;
     o = NULL;
     goto cleanup;

@@ -16,7 +16,11 @@ typedef struct wi_plan {
     const int *copies;       /* per segment */
     uint32_t nseg;
     const char *source;      /* NULL: keep */
-    int renumber;            /* renumber collective seq per group in node order */
+    int renumber;            /* 1: renumber collective seq per group in node
+                                order; 2: in the source's order, each copy's
+                                collectives right after the previous copy's
+                                (collective kernels only: for traces, whose
+                                node ids need not follow stream order) */
     /* new name of node v's copy c (interned in o), or UINT32_MAX to keep */
     int (*name_of)(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_t *id);
     void *ctx;

@@ -13,8 +13,12 @@
 #                the shapes and the new layout
 #   real         the bundled Kineto trace: whatif with no transformation
 #                predicts what the source predicts; --identify finds 40
-#                layers from the kernel structure; --layers fails naming the
-#                missing tags, --hidden without --model the missing shape
+#                layers from the kernel structure; --layers 20, 60 and 80
+#                cut and copy those layers: the GPU's exposed compute grows
+#                by the same amount per 20 layers (within 1 %), the record's
+#                node counts equal the stores' difference, and the new
+#                store's structure shows the new count; --layers 40 changes
+#                nothing; --hidden without --model names the missing shape
 #   megatron     the eight shared megatron_tp8_a100 ranks (skipped, 77,
 #                without them): --identify's layers and kernels per layer
 #                against a python3 count over the trace JSON; --tp 4 --dp 2
@@ -25,7 +29,8 @@
 #                at a fixed global batch (--micro-batches 2), PP + TP + layers
 #                together, each within 1 % of synth(B); the record names the
 #                change and its node counts equal the stores' difference
-#   bad          transformations that cannot apply: one error line, exit 1
+#   bad          transformations that cannot apply (--layers on a trace with
+#                no layer structure among them): one error line, exit 1
 #                (2 for usage), empty stdout, nothing written
 set -u
 mode=$1
@@ -140,9 +145,30 @@ real)
     "$JSON_CHECK" "$tmp/s.json" "job.actual_ns == null" >/dev/null || fail "a what-if has actual times"
     "$LUMOSIM" whatif "$tmp/ex.h5" --slow-gpu 0:2 -o "$tmp/slow.h5" >/dev/null || fail "slow-gpu failed"
     [ "$(pred "$tmp/slow.h5")" -gt "$a" ] || fail "a GPU twice as slow is not slower"
-    "$LUMOSIM" whatif "$tmp/ex.h5" --layers 24 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--layers on a trace succeeded"
-    grep -q "layer structure unknown" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
-    [ -e "$tmp/l.h5" ] && fail "a store was written"
+    # --layers on the trace: the layers recovered from the kernel structure
+    # are cut (20) or copied (60, 80) with their launches and CPU work
+    c() { "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'; }
+    n0=$(nodes "$tmp/ex.h5")
+    for L in 20 60 80; do
+        "$LUMOSIM" whatif "$tmp/ex.h5" --layers $L -o "$tmp/l$L.h5" >"$tmp/rec$L.json" || fail "--layers $L on the trace"
+        "$JSON_CHECK" "$tmp/rec$L.json" "transformations.1.name == layers" "transformations.1.args.from == 40" \
+            "transformations.1.args.to == $L" >/dev/null || fail "record: $(cat "$tmp/rec$L.json")"
+        added=$(count "$tmp/rec$L.json" layers nodes_added)
+        removed=$(count "$tmp/rec$L.json" layers nodes_removed)
+        [ "$(($(nodes "$tmp/l$L.h5") - n0))" -eq "$((added - removed))" ] ||
+            fail "--layers $L record: +$added -$removed nodes, the stores differ by $(($(nodes "$tmp/l$L.h5") - n0))"
+        "$LUMOSIM" whatif "$tmp/l$L.h5" --identify >"$tmp/idl.json" || fail "identify after --layers $L"
+        "$JSON_CHECK" "$tmp/idl.json" "layers.source == kernel structure" "layers.layers == $L" \
+            "layers.kernels_per_layer == 14" >/dev/null || fail "after --layers $L: $(cat "$tmp/idl.json")"
+    done
+    c20=$(c "$tmp/l20.h5") c40=$(c "$tmp/ex.h5") c60=$(c "$tmp/l60.h5") c80=$(c "$tmp/l80.h5")
+    awk -v a="$c20" -v b="$c40" -v c="$c60" -v d="$c80" 'BEGIN { s = (d - a) / 3;
+        printf "exposed compute 20/40/60/80 layers: %.0f %.0f %.0f %.0f us, %.1f us per 20 layers\n", a, b, c, d, s;
+        for (i = 0; i < 3; i++) { x = (i == 0 ? b - a : i == 1 ? c - b : d - c) - s; if (x < 0) x = -x;
+            if (s <= 0 || x > 0.01 * s) exit 1 } }' || fail "exposed compute not linear in layers: $c20 $c40 $c60 $c80 us"
+    [ "$(pred "$tmp/l20.h5")" -lt "$a" ] && [ "$(pred "$tmp/l80.h5")" -gt "$a" ] || fail "the iteration does not follow the layers"
+    "$LUMOSIM" whatif "$tmp/ex.h5" --layers 40 -o "$tmp/l40.h5" >/dev/null || fail "--layers 40"
+    [ "$(pred "$tmp/l40.h5")" -eq "$a" ] || fail "--layers 40 (the trace's own) moved the prediction"
     "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
     grep -q "give the source's shape with --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
@@ -252,7 +278,14 @@ PY
     c8=$(c "$tmp/t8.h5")
     c4=$(c "$tmp/t4.h5")
     awk -v a="$c8" -v b="$c4" 'BEGIN { exit !(b > 1.5 * a) }' || fail "TP 4 compute $c4 us not 1.5 x TP 8's $c8 us"
-    echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns (no ground truth)"
+    # layers on all eight ranks: their copies' collectives must pair up
+    # across ranks, and the iteration grows with them
+    "$LUMOSIM" whatif "$tmp/mg.h5" --layers 20 -o "$tmp/l20.h5" >/dev/null || fail "--layers 20 on the job"
+    "$LUMOSIM" whatif "$tmp/mg.h5" --layers 80 -o "$tmp/l80.h5" >/dev/null || fail "--layers 80 on the job"
+    p20=$(pred "$tmp/l20.h5")
+    p80=$(pred "$tmp/l80.h5")
+    [ "$p20" -lt "$p8" ] && [ "$p80" -gt "$p8" ] || fail "layers 20/40/80: $p20 $p8 $p80 ns, not increasing"
+    echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns; 20 layers $p20 ns, 80 layers $p80 ns (no ground truth)"
     echo "ok: megatron trace layers and TP"
     ;;
 bad)
@@ -295,6 +328,9 @@ bad)
     expect 1 "data-parallel width 1" "$tmp/dp1.h5" --tp 1 --dp 4
     "$LUMOSIM" synth --model gpt3-15b --tp 1 --pp 2 --dp 2 --micro-batch 1 --global-batch 8 -o "$tmp/tp1.h5" || fail synth
     expect 1 "tensor-parallel width 1" "$tmp/tp1.h5" --tp 2
+    # a trace with no repeating layers between tensor-parallel all-reduces
+    "$LUMOSIM" build "$(dirname "$0")/../data/cuda_graph.json" -o "$tmp/cg.h5" >/dev/null 2>&1 || fail "build cuda_graph"
+    expect 1 "layer structure unknown" "$tmp/cg.h5" --layers 4
     echo "ok: bad input refused"
     ;;
 *) fail "unknown mode" ;;
