@@ -20,16 +20,10 @@ static double mean(const double *v, uint32_t n)
 
 void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *act, lsim_ns *pred)
 {
-    lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        const lsim_rank_report *r = items[i].r;
-        if (r->window_actual_start < as) as = r->window_actual_start;
-        if (r->window_actual_start + r->window_actual > ae) ae = r->window_actual_start + r->window_actual;
-        if (r->window_predicted_start < ps) ps = r->window_predicted_start;
-        if (r->window_predicted_start + r->window_predicted > pe) pe = r->window_predicted_start + r->window_predicted;
-    }
-    *act = n ? ae - as : 0;
-    *pred = n ? pe - ps : 0;
+    lsim_report_job_part p;
+    lsim_report_job_part_of(items, n, &p);
+    *act = n ? p.ae - p.as : 0;
+    *pred = n ? p.pe - p.ps : 0;
 }
 
 /* Collective kernels by kind, and how many carry a size / a group. */
@@ -106,96 +100,136 @@ static cJSON *critical_path_json(const lsim_graph *g, const lsim_critical_path *
     return o;
 }
 
-void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
+/* One item's section of the table (idx: its index in the job). */
+static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
 {
-    const char *mode = n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model";
-    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION, mode);
-    for (size_t i = 0; i < n; i++) {
-        const lsim_graph *g = items[i].g;
-        const lsim_rank_report *r = items[i].r;
-        fprintf(f, "\nrank %d  %s%s\n", rank_of(&items[i], i), g->source, items[i].coupled ? "  (simulated with the job)" : "");
-        if (items[i].coupled) fprintf(f, "  clock offset against the job: %+.3f us\n", (double)items[i].clock_offset / 1e3);
-        fprintf(f, "  graph      %zu nodes, %llu edges:", g->n, (unsigned long long)g->nedges);
-        for (int c = 0; c < LSIM_E_NCLASSES; c++)
-            fprintf(f, " %s %llu%s", lsim_edge_class_name((lsim_edge_class)c), (unsigned long long)g->edges_by_class[c],
-                    c + 1 < LSIM_E_NCLASSES ? "," : "\n");
-        fprintf(f, "             inferred %llu, dropped %llu", (unsigned long long)lsim_graph_inferred_total(g),
-                (unsigned long long)lsim_graph_dropped_total(g));
-        int any = 0;
-        for (int d = 0; d < LSIM_DROP_NREASONS; d++)
-            if (g->dropped[d]) {
-                fprintf(f, "%s%s %llu", any ? ", " : " (", lsim_drop_reason_name((lsim_drop_reason)d),
-                        (unsigned long long)g->dropped[d]);
-                any = 1;
-            }
-        fprintf(f, "%s; pre-window GPU ops %llu; launch latency %.1f us (%llu idle-stream samples)\n", any ? ")" : "",
-                (unsigned long long)g->prewindow, (double)g->launch_latency_ns / 1e3,
-                (unsigned long long)g->launch_samples);
-        {
-            uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;
-            collective_counts(g, byk, &nk, &nb, &ng);
-            if (nk) {
-                fprintf(f, "  collectives %llu kernels (", (unsigned long long)nk);
-                int first = 1;
-                for (int k = 1; k <= LSIM_COLL_OTHER; k++)
-                    if (byk[k]) {
-                        fprintf(f, "%s%s %llu", first ? "" : ", ", lsim_coll_kind_name((lsim_coll_kind)k),
-                                (unsigned long long)byk[k]);
-                        first = 0;
-                    }
-                fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
-            }
+    const lsim_graph *g = it->g;
+    const lsim_rank_report *r = it->r;
+    fprintf(f, "\nrank %d  %s%s\n", rank_of(it, idx), g->source, it->coupled ? "  (simulated with the job)" : "");
+    if (it->coupled) fprintf(f, "  clock offset against the job: %+.3f us\n", (double)it->clock_offset / 1e3);
+    fprintf(f, "  graph      %zu nodes, %llu edges:", g->n, (unsigned long long)g->nedges);
+    for (int c = 0; c < LSIM_E_NCLASSES; c++)
+        fprintf(f, " %s %llu%s", lsim_edge_class_name((lsim_edge_class)c), (unsigned long long)g->edges_by_class[c],
+                c + 1 < LSIM_E_NCLASSES ? "," : "\n");
+    fprintf(f, "             inferred %llu, dropped %llu", (unsigned long long)lsim_graph_inferred_total(g),
+            (unsigned long long)lsim_graph_dropped_total(g));
+    int any = 0;
+    for (int d = 0; d < LSIM_DROP_NREASONS; d++)
+        if (g->dropped[d]) {
+            fprintf(f, "%s%s %llu", any ? ", " : " (", lsim_drop_reason_name((lsim_drop_reason)d),
+                    (unsigned long long)g->dropped[d]);
+            any = 1;
         }
-        int obs = has_obs(g);
-        if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
-        fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
-        fprintf(f, "  %-22s", "window");
-        put_actual(f, obs, r->window_actual, r->window_predicted);
-        for (uint32_t k = 0; k < r->niters; k++) {
-            const lsim_iter_report *it = &r->iters[k];
-            fprintf(f, "  %-22.22s", lsim_strtab_get(g->strings, it->name));
-            put_actual(f, obs, it->actual, it->predicted);
+    fprintf(f, "%s; pre-window GPU ops %llu; launch latency %.1f us (%llu idle-stream samples)\n", any ? ")" : "",
+            (unsigned long long)g->prewindow, (double)g->launch_latency_ns / 1e3,
+            (unsigned long long)g->launch_samples);
+    {
+        uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;
+        collective_counts(g, byk, &nk, &nb, &ng);
+        if (nk) {
+            fprintf(f, "  collectives %llu kernels (", (unsigned long long)nk);
+            int first = 1;
+            for (int k = 1; k <= LSIM_COLL_OTHER; k++)
+                if (byk[k]) {
+                    fprintf(f, "%s%s %llu", first ? "" : ", ", lsim_coll_kind_name((lsim_coll_kind)k),
+                            (unsigned long long)byk[k]);
+                    first = 0;
+                }
+            fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
         }
-        fprintf(f, "  breakdown (window)     %12s %12s %9s\n", "actual ms", "predicted ms", "err/win");
-        const lsim_breakdown *a = &r->bd_actual, *p = &r->bd_predicted;
-        const char *nm[4] = {"exposed compute", "overlapped", "exposed comm", "other"};
-        lsim_ns av[4] = {a->exposed_compute, a->overlapped, a->exposed_comm, a->other};
-        lsim_ns pv[4] = {p->exposed_compute, p->overlapped, p->exposed_comm, p->other};
-        for (int k = 0; k < 4; k++) {
-            if (!obs) {
-                fprintf(f, "    %-20s %12s %12.3f %9s\n", nm[k], "-", ms(pv[k]), "-");
-                if (k == 2 && p->exposed_comm_wait)
-                    fprintf(f, "      %-18s %12s %12.3f %9s\n", "of which waiting", "-", ms(p->exposed_comm_wait), "-");
-                continue;
-            }
-            fprintf(f, "    %-20s %12.3f %12.3f %+8.2f%%\n", nm[k], ms(av[k]), ms(pv[k]),
-                    r->window_actual ? 100.0 * (double)(pv[k] - av[k]) / (double)r->window_actual : 0.0);
-            if (k == 2 && (a->exposed_comm_wait || p->exposed_comm_wait))
-                fprintf(f, "      %-18s %12.3f %12.3f %+8.2f%%\n", "of which waiting", ms(a->exposed_comm_wait),
-                        ms(p->exposed_comm_wait),
-                        r->window_actual ? 100.0 * (double)(p->exposed_comm_wait - a->exposed_comm_wait) / (double)r->window_actual
-                                         : 0.0);
-        }
-        if (obs)
-            fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
-                    (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
-                    100 * mean(r->duty_predicted, r->nbins_predicted));
-        else
-            fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean predicted %.1f%%\n", (double)r->bin_ns / 1e6,
-                    100 * mean(r->duty_predicted, r->nbins_predicted));
-        if (items[i].cp) print_critical_path(f, g, items[i].cp);
-        if (obs) fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
-                (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
-                g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
     }
-    lsim_ns ja, jp;
-    lsim_report_job_span(items, n, &ja, &jp);
-    int any_obs = 0;
-    for (size_t i = 0; i < n && !any_obs; i++) any_obs = has_obs(items[i].g);
-    if (any_obs || !n)
+    int obs = has_obs(g);
+    if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
+    fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
+    fprintf(f, "  %-22s", "window");
+    put_actual(f, obs, r->window_actual, r->window_predicted);
+    for (uint32_t k = 0; k < r->niters; k++) {
+        const lsim_iter_report *ir = &r->iters[k];
+        fprintf(f, "  %-22.22s", lsim_strtab_get(g->strings, ir->name));
+        put_actual(f, obs, ir->actual, ir->predicted);
+    }
+    fprintf(f, "  breakdown (window)     %12s %12s %9s\n", "actual ms", "predicted ms", "err/win");
+    const lsim_breakdown *a = &r->bd_actual, *p = &r->bd_predicted;
+    const char *nm[4] = {"exposed compute", "overlapped", "exposed comm", "other"};
+    lsim_ns av[4] = {a->exposed_compute, a->overlapped, a->exposed_comm, a->other};
+    lsim_ns pv[4] = {p->exposed_compute, p->overlapped, p->exposed_comm, p->other};
+    for (int k = 0; k < 4; k++) {
+        if (!obs) {
+            fprintf(f, "    %-20s %12s %12.3f %9s\n", nm[k], "-", ms(pv[k]), "-");
+            if (k == 2 && p->exposed_comm_wait)
+                fprintf(f, "      %-18s %12s %12.3f %9s\n", "of which waiting", "-", ms(p->exposed_comm_wait), "-");
+            continue;
+        }
+        fprintf(f, "    %-20s %12.3f %12.3f %+8.2f%%\n", nm[k], ms(av[k]), ms(pv[k]),
+                r->window_actual ? 100.0 * (double)(pv[k] - av[k]) / (double)r->window_actual : 0.0);
+        if (k == 2 && (a->exposed_comm_wait || p->exposed_comm_wait))
+            fprintf(f, "      %-18s %12.3f %12.3f %+8.2f%%\n", "of which waiting", ms(a->exposed_comm_wait),
+                    ms(p->exposed_comm_wait),
+                    r->window_actual ? 100.0 * (double)(p->exposed_comm_wait - a->exposed_comm_wait) / (double)r->window_actual
+                                     : 0.0);
+    }
+    if (obs)
+        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
+                (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
+                100 * mean(r->duty_predicted, r->nbins_predicted));
+    else
+        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean predicted %.1f%%\n", (double)r->bin_ns / 1e6,
+                100 * mean(r->duty_predicted, r->nbins_predicted));
+    if (it->cp) print_critical_path(f, g, it->cp);
+    if (obs) fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
+            (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
+            g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
+}
+
+void lsim_report_table_head(FILE *f, int observed_latency)
+{
+    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION, observed_latency ? "observed" : "model");
+}
+
+void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
+{
+    lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
+    if (p->any_obs || !p->n)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
+}
+
+char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    table_item(f, it, idx);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
+{
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const lsim_rank_report *r = items[i].r;
+        if (r->window_actual_start < p->as) p->as = r->window_actual_start;
+        if (r->window_actual_start + r->window_actual > p->ae) p->ae = r->window_actual_start + r->window_actual;
+        if (r->window_predicted_start < p->ps) p->ps = r->window_predicted_start;
+        if (r->window_predicted_start + r->window_predicted > p->pe) p->pe = r->window_predicted_start + r->window_predicted;
+        if (items[i].g && has_obs(items[i].g)) p->any_obs = 1; /* (lumosim collect passes no graphs) */
+    }
+    p->n = n;
+}
+
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
+{
+    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED);
+    for (size_t i = 0; i < n; i++) table_item(f, &items[i], i);
+    lsim_report_job_part p;
+    lsim_report_job_part_of(items, n, &p);
+    lsim_report_table_tail(f, &p);
 }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
@@ -318,35 +352,61 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     return o;
 }
 
-int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
+char *lsim_report_json_item(const lsim_replay_item *it, size_t idx)
 {
+    cJSON *o = rank_json(it, idx);
+    char *txt = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return txt;
+}
+
+int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, size_t n, const lsim_report_job_part *p,
+                              lsim_err *err)
+{
+    /* the document without its ranks, printed by cJSON, and the ranks'
+     * objects spliced into its empty array: the same bytes whether the
+     * objects were printed here or by other processes */
     int rc = 0;
     char *txt = NULL;
     cJSON *doc = cJSON_CreateObject();
     if (!doc) goto nomem;
     cJSON_AddStringToObject(doc, "lumosim_version", LSIM_VERSION);
-    cJSON_AddStringToObject(doc, "latency_mode",
-                            n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model");
-    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
-    if (!ranks) goto nomem;
-    for (size_t i = 0; i < n; i++) {
-        cJSON *r = rank_json(&items[i], i);
-        if (!r) goto nomem;
-        cJSON_AddItemToArray(ranks, r);
-    }
-    lsim_ns ja, jp;
-    lsim_report_job_span(items, n, &ja, &jp);
-    int any_obs = !n;
-    for (size_t i = 0; i < n && !any_obs; i++) any_obs = has_obs(items[i].g);
-    cJSON_AddItemToObject(doc, "job", span_json(ja, jp, any_obs));
+    cJSON_AddStringToObject(doc, "latency_mode", observed_latency ? "observed" : "model");
+    if (!cJSON_AddArrayToObject(doc, "ranks")) goto nomem;
+    lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
+    cJSON_AddItemToObject(doc, "job", span_json(ja, jp, p->any_obs || !p->n));
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;
-    if (fputs(txt, f) < 0 || fputc('\n', f) == EOF) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
+    const char *at = strstr(txt, "\"ranks\":[]");
+    if (!at) goto nomem; /* cannot happen: the key was just added */
+    size_t head = (size_t)(at - txt) + strlen("\"ranks\":[");
+    int bad = fwrite(txt, 1, head, f) != head;
+    for (size_t i = 0; i < n && !bad; i++) bad = (i && fputc(',', f) == EOF) || fputs(objs[i], f) < 0;
+    if (bad || fputs(txt + head, f) < 0 || fputc('\n', f) == EOF)
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
 cleanup:
     free(txt);
     cJSON_Delete(doc);
+    return rc;
+}
+
+int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
+{
+    int rc = 0;
+    char **objs = calloc(n ? n : 1, sizeof *objs);
+    if (!objs) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(objs[i] = lsim_report_json_item(&items[i], i)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    if (!rc) {
+        lsim_report_job_part p;
+        lsim_report_job_part_of(items, n, &p);
+        rc = lsim_report_json_assemble(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, objs, n, &p, err);
+    }
+    for (size_t i = 0; i < n; i++) free(objs[i]);
+    free(objs);
     return rc;
 }

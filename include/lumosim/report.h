@@ -37,6 +37,28 @@ void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *actu
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
                      lsim_err *err);
 
+/* The table and the JSON document in pieces, for a report assembled from
+ * several processes (sim under mpirun: each rank formats its own GPUs, rank 0
+ * prints them in GPU order). lsim_report_table / lsim_report_json are
+ * exactly head + items + tail / assemble over these. Local. */
+typedef struct lsim_report_job_part {
+    lsim_ns as, ae, ps, pe;  /* earliest window start / latest end, actual and predicted */
+    int any_obs;             /* some item has observed times */
+    size_t n;                /* items covered */
+} lsim_report_job_part;
+/* The part of a set of items (n may be 0: neutral values; items without a
+ * graph count as unobserved). */
+void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p);
+void lsim_report_table_head(FILE *f, int observed_latency);
+void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p);
+/* One item's table section / compact JSON object, as its idx-th GPU:
+ * malloc'd text (caller frees), NULL when out of memory. */
+char *lsim_report_table_item(const lsim_replay_item *it, size_t idx);
+char *lsim_report_json_item(const lsim_replay_item *it, size_t idx);
+/* The JSON document from n item objects in order; 0, LSIM_ENOMEM, LSIM_EIO. */
+int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, size_t n, const lsim_report_job_part *p,
+                              lsim_err *err);
+
 /* One self-contained HTML page (inline SVG and CSS, no scripts fetched from
  * anywhere): per-iteration stacked bars of the breakdown, actual beside
  * predicted; a per-rank timeline overview (duty cycle); the critical-path

@@ -8,6 +8,7 @@
  * same for any number of ranks. Without mpirun everything is serial and MPI
  * is not initialised. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,108 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
     return rc;
 }
 
+/* Under mpirun: each rank formats its own GPUs' report sections (table
+ * text or JSON objects, lsim_report_*_item), rank 0 gathers them and prints
+ * the report in GPU order, byte for byte what the serial run prints. Why:
+ * reading every GPU's graphs and results back on rank 0 took longer than the
+ * simulation at K = 2 and needed memory for the whole job on one rank.
+ * Collective over MPI_COMM_WORLD; rc on every rank (a print error: rank 0's). */
+static int report_parallel(const lsim_cli_opts *o, const lsim_cli_run *run, const size_t *gpus, size_t total,
+                           lsim_err *err)
+{
+    int me = 0, np = 1, rc = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    size_t n = run->n;
+    char **txt = calloc(n ? n : 1, sizeof *txt), *mine = NULL, *all = NULL, **objs = NULL;
+    uint64_t *hdr = malloc((2 * n + 1) * sizeof *hdr), *allhdr = NULL;
+    int *cnt = NULL, *dsp = NULL, *bcnt = NULL, *bdsp = NULL;
+    size_t bytes = 0;
+    if (!txt || !hdr) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    for (size_t i = 0; !rc && i < n; i++) {
+        txt[i] = o->json ? lsim_report_json_item(&run->items[i], gpus[i]) : lsim_report_table_item(&run->items[i], gpus[i]);
+        if (!txt[i]) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+        else bytes += strlen(txt[i]) + 1;
+    }
+    if (!rc && bytes > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the report of this rank's GPUs exceeds 2 GB");
+    if (!rc && !(mine = malloc(bytes ? bytes : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    for (size_t i = 0, at = 0; !rc && i < n; i++) {
+        size_t len = strlen(txt[i]) + 1;
+        memcpy(mine + at, txt[i], len);
+        at += len;
+        hdr[2 * i] = gpus[i];
+        hdr[2 * i + 1] = len;
+    }
+    if (me == 0) {
+        cnt = malloc((size_t)np * 2 * sizeof *cnt);
+        dsp = malloc((size_t)np * sizeof *dsp);
+        bcnt = malloc((size_t)np * sizeof *bcnt);
+        bdsp = malloc((size_t)np * sizeof *bdsp);
+        objs = calloc(total ? total : 1, sizeof *objs);
+        if (!cnt || !dsp || !bcnt || !bdsp || !objs) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    }
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    /* the job line: earliest starts, latest ends, any observed, latency */
+    lsim_report_job_part p;
+    lsim_report_job_part_of(run->items, n, &p);
+    int64_t mn[2] = {p.as, p.ps}, mx[4] = {p.ae, p.pe, p.any_obs, n && run->items[0].g->latency == LSIM_LAT_OBSERVED},
+            gmn[2], gmx[4];
+    MPI_Reduce(mn, gmn, 2, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mx, gmx, 4, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    int c2[2] = {(int)(2 * n), (int)bytes};
+    MPI_Gather(c2, 2, MPI_INT, cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    long long hsum = 0, bsum = 0;
+    if (me == 0) {
+        for (int r = 0; r < np; r++) {
+            dsp[r] = (int)hsum;
+            bdsp[r] = (int)bsum;
+            hsum += cnt[2 * r];
+            bsum += cnt[2 * r + 1];
+            bcnt[r] = cnt[2 * r + 1];
+            cnt[r] = cnt[2 * r]; /* compacted in place: r <= 2 r */
+        }
+        if (bsum > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the report exceeds 2 GB: use -o and lumosim collect");
+        else if (!(allhdr = malloc((size_t)(hsum ? hsum : 1) * sizeof *allhdr)) || !(all = malloc((size_t)(bsum ? bsum : 1))))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    }
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    MPI_Gatherv(hdr, (int)(2 * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(mine, (int)bytes, MPI_CHAR, all, bcnt, bdsp, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (me == 0) {
+        /* each GPU's text, in GPU order (every GPU exactly once) */
+        long long at = 0;
+        for (long long q = 0; q + 1 < hsum && !rc; q += 2) {
+            uint64_t g = allhdr[q];
+            if (g >= total || objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %llu twice", (unsigned long long)g);
+            else objs[g] = all + at;
+            at += (long long)allhdr[q + 1];
+        }
+        for (size_t g = 0; g < total && !rc; g++)
+            if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
+        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total};
+        if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
+        else if (!rc) {
+            lsim_report_table_head(stdout, (int)gmx[3]);
+            for (size_t g = 0; g < total; g++) fputs(objs[g], stdout);
+            lsim_report_table_tail(stdout, &jp);
+        }
+        if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+    }
+cleanup:
+    for (size_t i = 0; txt && i < n; i++) free(txt[i]);
+    free(txt);
+    free(hdr);
+    free(mine);
+    free(all);
+    free(allhdr);
+    free(objs);
+    free(cnt);
+    free(dsp);
+    free(bcnt);
+    free(bdsp);
+    return rc;
+}
+
 /* Items for every GPU of a stored run (graphs embedded in the archive). */
 static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err)
 {
@@ -535,16 +638,21 @@ int lsim_cli_sim(int argc, char **argv)
                   : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);
     }
     double t2 = now_s();
+    int reported = 0;
+    if (m.on && !rc && !o.trace_out) {
+        rc = report_parallel(&o, &run, gpus, gtotal, &err);
+        reported = 1;
+    }
     if (m.on) {
-        /* Rank 0 reads every GPU's results and graphs back from the archive
-         * for the report: drop this rank's copy first, so that its peak is
-         * the larger of the two, not their sum (4,096-GPU GPT-3 job at
+        /* With --trace-out rank 0 reads every GPU's results and graphs back
+         * from the archive: drop this rank's copy first, so that its peak
+         * is the larger of the two, not their sum (4,096-GPU GPT-3 job at
          * K = 2: 7.0 GB held per rank, 9.7 GB read back). */
         free(gpus);
         gpus = NULL;
         lsim_cli_run_free(&run);
     }
-    if (!rc && m.rank == 0) {
+    if (!rc && m.rank == 0 && !reported) {
         if (m.on) {
             /* the report of every GPU comes from the archive just written */
             /* the report needs no per-node times; the predicted trace does */
