@@ -168,6 +168,19 @@ static int ready(pstate *s, uint32_t l, uint32_t v)
 static inline lsim_ns clampb(lsim_ns a) { return a > BIG ? BIG : a < -BIG ? -BIG : a; }
 static inline lsim_ns addb(lsim_ns a, lsim_ns b) { return clampb(clampb(a) + clampb(b)); }
 
+/* Push (local GPU << 32 | node) on a growing stack; 0 or -1 (no memory). */
+static int push_node(uint64_t **stack, size_t *top, size_t *cap, uint64_t x)
+{
+    if (*top == *cap) {
+        uint64_t *ns = realloc(*stack, 2 * *cap * sizeof *ns);
+        if (!ns) return -1;
+        *stack = ns;
+        *cap *= 2;
+    }
+    (*stack)[(*top)++] = x;
+    return 0;
+}
+
 /* eb[l][v] for every local node: a lower bound of (the arrival time of the
  * next cross-rank collective that v's end can lead to) - end(v), BIG when
  * none can follow. Why: a window may then reach up to the earliest time
@@ -224,16 +237,10 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
         const lsim_graph *g = lsim_engine_graph(s->e[l]);
         for (size_t v = 0; v < g->n; v++)
             if (!cnt[l][v]) {
-                if (top == cap) {
-                    uint64_t *ns = realloc(stack, 2 * cap * sizeof *ns);
-                    if (!ns) {
-                        rc = LSIM_ENOMEM;
-                        goto cleanup;
-                    }
-                    stack = ns;
-                    cap *= 2;
+                if (push_node(&stack, &top, &cap, (uint64_t)l << 32 | v)) {
+                    rc = LSIM_ENOMEM;
+                    goto cleanup;
                 }
-                stack[top++] = (uint64_t)l << 32 | v;
             }
     }
     while (top) {
@@ -264,16 +271,10 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
                                                               : addb(g->in_delay[q], b);
                 if (val < eb[pl][u]) eb[pl][u] = val;
                 if (--cnt[pl][u] == 0) {
-                    if (top == cap) {
-                        uint64_t *ns = realloc(stack, 2 * cap * sizeof *ns);
-                        if (!ns) {
-                            rc = LSIM_ENOMEM;
-                            goto cleanup;
-                        }
-                        stack = ns;
-                        cap *= 2;
+                    if (push_node(&stack, &top, &cap, (uint64_t)pl << 32 | u)) {
+                        rc = LSIM_ENOMEM;
+                        goto cleanup;
                     }
-                    stack[top++] = (uint64_t)pl << 32 | u;
                 }
             }
         }

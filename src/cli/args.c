@@ -177,26 +177,18 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
             s->mapping = m;
             continue;
         }
-        if (is_opt(a, "--lookahead-ns")) { /* testing: force a lookahead */
-            const char *v = opt_value(argc, argv, &i, "--lookahead-ns", "a number of nanoseconds");
+        /* testing: force a lookahead; over-promise each window's bound */
+        if (is_opt(a, "--lookahead-ns") || is_opt(a, "--bound-skew-ns")) {
+            int la = is_opt(a, "--lookahead-ns");
+            const char *name = la ? "--lookahead-ns" : "--bound-skew-ns";
+            const char *v = opt_value(argc, argv, &i, name, "a number of nanoseconds");
             char *end = NULL;
             long long x = v ? strtoll(v, &end, 10) : 0;
             if (!v || *end || x <= 0) {
-                if (v) fprintf(stderr, "lumosim: error: --lookahead-ns needs a positive integer, not '%s'\n", v);
+                if (v) fprintf(stderr, "lumosim: error: %s needs a positive integer, not '%s'\n", name, v);
                 return -1;
             }
-            s->lookahead = (lsim_ns)x;
-            continue;
-        }
-        if (is_opt(a, "--bound-skew-ns")) { /* testing: over-promise each window's bound */
-            const char *v = opt_value(argc, argv, &i, "--bound-skew-ns", "a number of nanoseconds");
-            char *end = NULL;
-            long long x = v ? strtoll(v, &end, 10) : 0;
-            if (!v || *end || x <= 0) {
-                if (v) fprintf(stderr, "lumosim: error: --bound-skew-ns needs a positive integer, not '%s'\n", v);
-                return -1;
-            }
-            s->bound_skew = (lsim_ns)x;
+            *(la ? &s->lookahead : &s->bound_skew) = (lsim_ns)x;
             continue;
         }
         if (is_opt(a, "--windows")) {

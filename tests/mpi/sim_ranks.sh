@@ -47,20 +47,26 @@ while [ $g -ge 0 ]; do
     echo "$g $((np - 1 - g % np))  # GPU RANK" >>"$tmp/map.txt"
     g=$((g - 1))
 done
+# par_sim WHAT ARGS...: the parallel sim with ARGS, its report and result
+# file compared with the serial ones
+par_sim() {
+    what=$1
+    shift
+    rm -f "$tmp/resN.h5"
+    # shellcheck disable=SC2086
+    $launcher "$LUMOSIM" sim --json "$@" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
+        fail "parallel sim failed ($what)"
+    cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one ($what)"
+    if command -v h5diff >/dev/null 2>&1; then
+        h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" || fail "result files differ ($what)"
+    fi
+}
 rep=0
 while [ $rep -lt "${REPEAT:-1}" ]; do
     for mapping in ${MAPPINGS:-groups}; do
         opt=$mapping
         [ "$mapping" = file ] && opt="file:$tmp/map.txt"
-        rm -f "$tmp/resN.h5"
-        # shellcheck disable=SC2086
-        $launcher "$LUMOSIM" sim --json --mapping "$opt" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
-            fail "parallel sim failed (run $rep, mapping $mapping)"
-        cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one (run $rep, mapping $mapping)"
-        if command -v h5diff >/dev/null 2>&1; then
-            h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" ||
-                fail "result files differ (run $rep, mapping $mapping)"
-        fi
+        par_sim "run $rep, mapping $mapping" --mapping "$opt"
         # the mapping is recorded, and is not the default when asked for another
         want="\"$opt\""
         [ "$mapping" = groups ] && want="\"${GROUP_MAP:-groups:linear}\""
@@ -69,17 +75,7 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
     done
     rep=$((rep + 1))
 done
-for mode in ${WINDOWS:-}; do
-    rm -f "$tmp/resN.h5"
-    # shellcheck disable=SC2086
-    $launcher "$LUMOSIM" sim --json --windows "$mode" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
-        fail "parallel sim failed (--windows $mode)"
-    cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one (--windows $mode)"
-    if command -v h5diff >/dev/null 2>&1; then
-        h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" ||
-            fail "result files differ (--windows $mode)"
-    fi
-done
+for mode in ${WINDOWS:-}; do par_sim "--windows $mode" --windows "$mode"; done
 if [ -z "${SYNTH:-}" ] && command -v h5diff >/dev/null 2>&1; then
     h5diff -q --exclude-attribute /created_by "$tmp/job1.h5" "$tmp/jobN.h5" 2>/dev/null ||
         h5diff -q "$tmp/job1.h5" "$tmp/jobN.h5" /nodes /nodes || fail "graph stores differ"
