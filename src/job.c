@@ -366,7 +366,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) goto nomem;
         for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
     }
-    qsort(ents, ne, sizeof *ents, cmp_entry);
+    if (ne) qsort(ents, ne, sizeof *ents, cmp_entry); /* ents may be NULL when there are none */
     /* instances */
     size_t ninst = 0;
     for (size_t k = 0; k < ne; k++)
