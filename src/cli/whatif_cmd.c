@@ -375,7 +375,7 @@ int lsim_cli_whatif(int argc, char **argv)
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
                                   "kernel's role in its layer, which lumosim synth's node tags give "
-                                  "(L12.mb3.fwd.qkv_gemm); Kineto traces carry no such role",
+                                  "(L12.mb3.fwd.qkv_gemm) or a trace's repeating kernel structure (whatif --identify)",
                                   in, i,
                                   ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
                                       ? "layer annotations found, kernel roles not"
