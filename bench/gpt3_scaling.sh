@@ -262,10 +262,10 @@ for n in sorted(by):
                                                                  for a, b in parts), w,
           "; %s windows, %.0f node-events per window per rank" % (r["windows"], float(r["nodes"]) / k /
                                                                    float(r["windows"])) if k > 1 else ""))
-P("\nAt K = 2 every rank formats its own GPUs' part of the report and rank 0 prints them (it no longer reads "
-  "the whole archive back). What keeps the whole command from halving: *load* (each rank decompresses the "
-  "chunks its GPUs' rows lie in, and interns their strings) and *match* (every rank matches the whole job's "
-  "collective list) do not split evenly, and the collective result write synchronises the ranks.")
+P("\nAt K = 2 every rank reads only the chunks its GPUs' rows lie in (independent reads; the default mapping "
+  "gives each rank one block of GPUs) and formats its own GPUs' part of the report, which rank 0 prints (it no "
+  "longer reads the whole archive back). What does not split: *match* (every rank gathers and matches the whole "
+  "job's collective list), and the collective result write synchronises the ranks.")
 P("\n## Projection to K = 64 ... 1024 ranks\n")
 P("`python3 bench/project.py bench/out/gpt3_raw.txt` (model and assumptions in the script's header; the "
   "simulate phase only: load, matching and output are not projected). No MPI time was measured on these runs "
