@@ -508,7 +508,9 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         /* B: no message of this window arrives before it (T by the
          * argument above, M by the path bounds); a message at t >= B
          * completes its instance at >= B + L, so every event before W =
-         * B + L has all its inputs */
+         * B + L has all its inputs. READY rounds have no W: every ready
+         * node runs (its inputs are final by definition), and B + L only
+         * bounds when the completions this round's messages cause are due. */
         lsim_ns B = (bounds || !ncross) && M > T ? M : T; /* no cross-rank instance: one window */
         B = clampb(B + opts->skew_ns);
         s.bound = B;
