@@ -133,6 +133,39 @@ int lsim_gb_set_release(lsim_gbuilder *b, uint32_t node, lsim_ns release);
 int lsim_gb_set_corr(lsim_gbuilder *b, uint32_t node, int64_t corr);
 /* Edge src -> dst; cls may carry LSIM_EDGE_END. */
 int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsim_ns delay);
+
+/* The Megatron-style emitter on top of a builder: one CPU thread that
+ * launches every kernel, and the streams of a training step. lsim_synth_gpu
+ * builds whole GPUs with it, and the pipeline what-if (whatif/pipeline.c)
+ * re-emits stages the same way. The caller fills b, cpu, stream[] (its
+ * processors), lcpu and ldelay, sets last_cpu/last_on[]/last_comp to
+ * LSIM_EMIT_NONE and tag[] as it goes; free pend when done. Errors: the
+ * adders return LSIM_EMIT_NONE, pend growth sets rc. Local. */
+enum { LSIM_ES_COMP = 0, LSIM_ES_TP, LSIM_ES_DP, LSIM_ES_SENDF, LSIM_ES_SENDB, LSIM_ES_RECVF, LSIM_ES_RECVB, LSIM_ES_N };
+#define LSIM_EMIT_NONE UINT32_MAX
+extern const int64_t lsim_emit_stream_id[LSIM_ES_N]; /* the streams' ids */
+typedef struct lsim_emit {
+    lsim_gbuilder *b;
+    uint32_t cpu, stream[LSIM_ES_N];          /* processors */
+    uint32_t last_cpu, last_on[LSIM_ES_N], last_comp;
+    uint32_t *pend;                            /* GPU nodes the next compute kernel waits for */
+    size_t npend, cappend;
+    int64_t corr;                              /* last correlation id given */
+    lsim_ns lcpu, ldelay;                      /* launch call duration; launch edge delay */
+    char tag[64];                              /* name prefix, "L12.mb3.fwd." */
+    int rc;
+} lsim_emit;
+/* A CPU node (named tag + what, lcpu long) after the previous one on the thread. */
+uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags);
+/* A kernel on stream s, launched by a call on the CPU thread, after the previous kernel on s. */
+uint32_t lsim_emit_launch(lsim_emit *E, int s, const char *what, lsim_ns dur);
+/* A compute kernel: waits (events) for everything pending. */
+uint32_t lsim_emit_compute(lsim_emit *E, const char *what, lsim_ns dur);
+/* A communication kernel on stream s, after the compute stream's latest kernel. */
+uint32_t lsim_emit_comm(lsim_emit *E, int s, const char *what, lsim_ns dur, lsim_coll_kind kind, int64_t bytes,
+                        int32_t gsize, const char *pg, int64_t seq);
+/* Make the next compute kernel wait for v. 0 or LSIM_ENOMEM (also in rc). */
+int lsim_emit_pend(lsim_emit *E, uint32_t v);
 /* Mark node a collective / p2p kernel (sets LSIM_NF_COLL): kind, bytes,
  * group size, process-group name and sequence number on it. */
 int lsim_gb_coll(lsim_gbuilder *b, uint32_t node, lsim_coll_kind kind, int64_t bytes, int32_t group_size,

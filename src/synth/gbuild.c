@@ -316,3 +316,64 @@ cleanup:
     lsim_gb_free(b);
     return rc;
 }
+
+/* ------------------------------------------------------------ emitter */
+
+const int64_t lsim_emit_stream_id[LSIM_ES_N] = {7, 13, 21, 30, 31, 32, 33};
+
+uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags)
+{
+    uint32_t v;
+    if (lsim_gb_node2(E->b, LSIM_N_RUNTIME, flags, E->cpu, E->tag, what, E->lcpu, &v)) return LSIM_EMIT_NONE;
+    if (E->last_cpu != LSIM_EMIT_NONE) lsim_gb_edge(E->b, E->last_cpu, v, LSIM_E_CPU_THREAD, 0);
+    else lsim_gb_set_release(E->b, v, 0);
+    E->last_cpu = v;
+    return v;
+}
+
+uint32_t lsim_emit_launch(lsim_emit *E, int s, const char *what, lsim_ns dur)
+{
+    uint32_t call = lsim_emit_cpu(E, what, 0), v;
+    if (call == LSIM_EMIT_NONE || lsim_gb_node2(E->b, LSIM_N_KERNEL, 0, E->stream[s], E->tag, what, dur, &v))
+        return LSIM_EMIT_NONE;
+    lsim_gb_edge(E->b, call, v, LSIM_E_LAUNCH, E->ldelay);
+    if (E->last_on[s] != LSIM_EMIT_NONE) lsim_gb_edge(E->b, E->last_on[s], v, LSIM_E_STREAM, 0);
+    E->corr++;
+    lsim_gb_set_corr(E->b, call, E->corr);
+    lsim_gb_set_corr(E->b, v, E->corr);
+    E->last_on[s] = v;
+    return v;
+}
+
+uint32_t lsim_emit_compute(lsim_emit *E, const char *what, lsim_ns dur)
+{
+    uint32_t v = lsim_emit_launch(E, LSIM_ES_COMP, what, dur);
+    if (v == LSIM_EMIT_NONE) return LSIM_EMIT_NONE;
+    for (size_t i = 0; i < E->npend; i++) lsim_gb_edge(E->b, E->pend[i], v, LSIM_E_EVENT, 0);
+    E->npend = 0;
+    E->last_comp = v;
+    return v;
+}
+
+uint32_t lsim_emit_comm(lsim_emit *E, int s, const char *what, lsim_ns dur, lsim_coll_kind kind, int64_t bytes,
+                        int32_t gsize, const char *pg, int64_t seq)
+{
+    uint32_t v = lsim_emit_launch(E, s, what, dur);
+    if (v == LSIM_EMIT_NONE) return LSIM_EMIT_NONE;
+    if (E->last_comp != LSIM_EMIT_NONE) lsim_gb_edge(E->b, E->last_comp, v, LSIM_E_EVENT, 0);
+    lsim_gb_coll(E->b, v, kind, bytes, gsize, pg, seq);
+    return v;
+}
+
+int lsim_emit_pend(lsim_emit *E, uint32_t v)
+{
+    if (E->npend == E->cappend) {
+        size_t cap = E->cappend ? 2 * E->cappend : 16;
+        uint32_t *p = realloc(E->pend, cap * sizeof *p);
+        if (!p) return E->rc = LSIM_ENOMEM;
+        E->pend = p;
+        E->cappend = cap;
+    }
+    E->pend[E->npend++] = v;
+    return 0;
+}

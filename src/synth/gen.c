@@ -17,8 +17,6 @@
 
 #define NONE UINT32_MAX
 
-enum { S_COMP = 0, S_TP, S_DP, S_SENDF, S_SENDB, S_RECVF, S_RECVB, S_N };
-static const int64_t STREAM_ID[S_N] = {7, 13, 21, 30, 31, 32, 33};
 
 /* kernel durations of one layer / embedding / head (the same for every
  * layer and micro-batch of the job) */
@@ -40,14 +38,10 @@ typedef struct pairseq {
 
 typedef struct gen {
     const lsim_synth_cfg *c;
-    lsim_gbuilder *b;
+    lsim_emit e;                  /* builder, CPU thread, streams, tag, rc */
     int tpi, ppi, dpi, m, V, lpc; /* lpc: layers per chunk */
     int32_t rank;
-    uint32_t cpu, stream[S_N];
-    uint32_t last_cpu, last_on[S_N], last_comp;
-    uint32_t *pend;               /* GPU nodes the next compute kernel waits for */
-    size_t npend, cappend;
-    int64_t corr, tp_seq, dp_seq;
+    int64_t tp_seq, dp_seq;
     pairseq pairs[16];
     int npairs;
     char tp_pg[48], dp_pg[48];
@@ -56,8 +50,6 @@ typedef struct gen {
     double bucket;                /* parameters waiting for the next DP all-reduce */
     int bucket_lo, bucket_hi;     /* layers in it (-1: none) */
     int bucket_n;
-    char tag[64];                 /* "L12.mb3.fwd." */
-    int rc;
 } gen;
 
 static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
@@ -65,82 +57,17 @@ static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
     return (int32_t)(tpi + G->c->tp * (dpi + G->c->dp * ppi));
 }
 
-static int pend_add(gen *G, uint32_t v)
-{
-    if (G->npend == G->cappend) {
-        size_t cap = G->cappend ? 2 * G->cappend : 16;
-        uint32_t *p = realloc(G->pend, cap * sizeof *p);
-        if (!p) return G->rc = LSIM_ENOMEM;
-        G->pend = p;
-        G->cappend = cap;
-    }
-    G->pend[G->npend++] = v;
-    return 0;
-}
-
-/* A CPU node after the previous one on the thread. */
-static uint32_t cpu_node(gen *G, const char *tag, const char *what, lsim_ns dur, uint8_t flags)
-{
-    uint32_t v;
-    if (lsim_gb_node2(G->b, LSIM_N_RUNTIME, flags, G->cpu, tag, what, dur, &v)) return NONE;
-    if (G->last_cpu != NONE) lsim_gb_edge(G->b, G->last_cpu, v, LSIM_E_CPU_THREAD, 0);
-    else lsim_gb_set_release(G->b, v, 0);
-    G->last_cpu = v;
-    return v;
-}
-
-/* Launch a kernel on stream s: the launch call on the CPU thread (named like
- * the kernel), the kernel after the previous one on its stream. */
-static uint32_t launch(gen *G, int s, const char *what, lsim_ns dur)
-{
-    const lsim_gpu_spec *gs = &G->c->gpu;
-    uint32_t call = cpu_node(G, G->tag, what, gs->launch_cpu_ns, 0), v;
-    if (call == NONE || lsim_gb_node2(G->b, LSIM_N_KERNEL, 0, G->stream[s], G->tag, what, dur, &v)) return NONE;
-    /* launch_latency_ns counts from the call's start; edges count from the
-     * predecessor's end */
-    lsim_gb_edge(G->b, call, v, LSIM_E_LAUNCH, gs->launch_latency_ns - gs->launch_cpu_ns);
-    if (G->last_on[s] != NONE) lsim_gb_edge(G->b, G->last_on[s], v, LSIM_E_STREAM, 0);
-    G->corr++;
-    lsim_gb_set_corr(G->b, call, G->corr);
-    lsim_gb_set_corr(G->b, v, G->corr);
-    G->last_on[s] = v;
-    return v;
-}
-
-/* A compute kernel: waits (events) for whatever is pending. */
-static uint32_t compute(gen *G, const char *what, lsim_ns dur)
-{
-    uint32_t v = launch(G, S_COMP, what, dur);
-    if (v == NONE) return NONE;
-    for (size_t i = 0; i < G->npend; i++) lsim_gb_edge(G->b, G->pend[i], v, LSIM_E_EVENT, 0);
-    G->npend = 0;
-    G->last_comp = v;
-    return v;
-}
-
-/* A communication kernel on stream s, after the compute stream's latest
- * kernel (ProcessGroupNCCL makes its stream wait for the current one). */
-static uint32_t comm(gen *G, int s, const char *what, lsim_ns dur, lsim_coll_kind kind, int64_t bytes, int32_t gsize,
-                     const char *pg, int64_t seq)
-{
-    uint32_t v = launch(G, s, what, dur);
-    if (v == NONE) return NONE;
-    if (G->last_comp != NONE) lsim_gb_edge(G->b, G->last_comp, v, LSIM_E_EVENT, 0);
-    lsim_gb_coll(G->b, v, kind, bytes, gsize, pg, seq);
-    return v;
-}
-
 /* A synchronous TP all-reduce: the next compute kernel waits for it. */
 static void tp_allreduce(gen *G, const char *what, int64_t bytes, lsim_ns dur)
 {
     if (G->c->tp <= 1) return;
-    uint32_t v = comm(G, S_TP, what, dur, LSIM_COLL_ALLREDUCE, bytes, G->c->tp, G->tp_pg, G->tp_seq++);
-    if (v != NONE) pend_add(G, v);
+    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, what, dur, LSIM_COLL_ALLREDUCE, bytes, G->c->tp, G->tp_pg, G->tp_seq++);
+    if (v != NONE) lsim_emit_pend(&G->e, v);
 }
 
 static void set_tag(gen *G, const char *where, int mb, int bwd)
 {
-    snprintf(G->tag, sizeof G->tag, "%s.mb%d.%s.", where, mb, bwd ? "bwd" : "fwd");
+    snprintf(G->e.tag, sizeof G->e.tag, "%s.mb%d.%s.", where, mb, bwd ? "bwd" : "fwd");
 }
 
 static void set_layer_tag(gen *G, int layer, int mb, int bwd)
@@ -160,8 +87,8 @@ static void dp_flush(gen *G, int mb)
         lsim_ns d = lsim_cost_collective(&G->c->topo, LSIM_COLL_ALLREDUCE, bytes, G->dp_ranks, G->c->dp, LSIM_ALGO_AUTO);
         char what[64];
         snprintf(what, sizeof what, "dp_allreduce.b%d.L%d-%d", G->bucket_n, G->bucket_lo, G->bucket_hi);
-        snprintf(G->tag, sizeof G->tag, "grad.mb%d.bwd.", mb);
-        comm(G, S_DP, what, d, LSIM_COLL_ALLREDUCE, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
+        snprintf(G->e.tag, sizeof G->e.tag, "grad.mb%d.bwd.", mb);
+        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLREDUCE, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
     }
     G->bucket_n++;
     G->bucket = 0;
@@ -184,40 +111,40 @@ static void layer_fwd(gen *G, int layer, int mb)
 {
     const costs *k = &G->k;
     set_layer_tag(G, layer, mb, 0);
-    compute(G, "ln1", k->ln);
-    compute(G, "qkv_gemm", k->qkv);
-    compute(G, "attn", k->attn);
-    compute(G, "proj_gemm", k->proj);
+    lsim_emit_compute(&G->e, "ln1", k->ln);
+    lsim_emit_compute(&G->e, "qkv_gemm", k->qkv);
+    lsim_emit_compute(&G->e, "attn", k->attn);
+    lsim_emit_compute(&G->e, "proj_gemm", k->proj);
     tp_allreduce(G, "attn_allreduce", k->act_bytes, k->tp_ar);
-    compute(G, "dropout_add", k->add);
-    compute(G, "ln2", k->ln);
-    compute(G, "fc1_gemm", k->fc1);
-    compute(G, "gelu", k->gelu);
-    compute(G, "fc2_gemm", k->fc2);
+    lsim_emit_compute(&G->e, "dropout_add", k->add);
+    lsim_emit_compute(&G->e, "ln2", k->ln);
+    lsim_emit_compute(&G->e, "fc1_gemm", k->fc1);
+    lsim_emit_compute(&G->e, "gelu", k->gelu);
+    lsim_emit_compute(&G->e, "fc2_gemm", k->fc2);
     tp_allreduce(G, "mlp_allreduce", k->act_bytes, k->tp_ar);
-    compute(G, "dropout_add2", k->add);
+    lsim_emit_compute(&G->e, "dropout_add2", k->add);
 }
 
 static void layer_bwd(gen *G, int layer, int mb, int last_mb)
 {
     const costs *k = &G->k;
     set_layer_tag(G, layer, mb, 1);
-    compute(G, "dropout_add2", k->b_add);
-    compute(G, "fc2_dgrad", k->b_fc2d);
-    compute(G, "fc2_wgrad", k->b_fc2w);
-    compute(G, "gelu", k->b_gelu);
-    compute(G, "fc1_dgrad", k->b_fc1d);
-    compute(G, "fc1_wgrad", k->b_fc1w);
+    lsim_emit_compute(&G->e, "dropout_add2", k->b_add);
+    lsim_emit_compute(&G->e, "fc2_dgrad", k->b_fc2d);
+    lsim_emit_compute(&G->e, "fc2_wgrad", k->b_fc2w);
+    lsim_emit_compute(&G->e, "gelu", k->b_gelu);
+    lsim_emit_compute(&G->e, "fc1_dgrad", k->b_fc1d);
+    lsim_emit_compute(&G->e, "fc1_wgrad", k->b_fc1w);
     tp_allreduce(G, "mlp_allreduce", k->act_bytes, k->tp_ar);
-    compute(G, "ln2", k->b_ln);
-    compute(G, "dropout_add", k->b_add);
-    compute(G, "proj_dgrad", k->b_projd);
-    compute(G, "proj_wgrad", k->b_projw);
-    compute(G, "attn", k->b_attn);
-    compute(G, "qkv_dgrad", k->b_qkvd);
-    compute(G, "qkv_wgrad", k->b_qkvw);
+    lsim_emit_compute(&G->e, "ln2", k->b_ln);
+    lsim_emit_compute(&G->e, "dropout_add", k->b_add);
+    lsim_emit_compute(&G->e, "proj_dgrad", k->b_projd);
+    lsim_emit_compute(&G->e, "proj_wgrad", k->b_projw);
+    lsim_emit_compute(&G->e, "attn", k->b_attn);
+    lsim_emit_compute(&G->e, "qkv_dgrad", k->b_qkvd);
+    lsim_emit_compute(&G->e, "qkv_wgrad", k->b_qkvw);
     tp_allreduce(G, "attn_allreduce", k->act_bytes, k->tp_ar);
-    compute(G, "ln1", k->b_ln);
+    lsim_emit_compute(&G->e, "ln1", k->b_ln);
     if (last_mb) dp_add(G, layer, k->layer_params, mb);
 }
 
@@ -234,24 +161,24 @@ static void step_compute(gen *G, const lsim_synth_step *s)
     if (!s->bwd) {
         if (eh && is_first_vs(G, s->chunk)) {
             set_tag(G, "emb", s->mb, 0);
-            compute(G, "lookup", k->emb);
+            lsim_emit_compute(&G->e, "lookup", k->emb);
             tp_allreduce(G, "emb_allreduce", k->act_bytes, k->tp_ar);
         }
         for (int l = lo; l <= hi; l++) layer_fwd(G, l, s->mb);
         if (eh && is_last_vs(G, s->chunk)) {
             set_tag(G, "head", s->mb, 0);
-            compute(G, "lnf", k->lnf);
-            compute(G, "logits_gemm", k->logits);
-            compute(G, "xent", k->xent);
+            lsim_emit_compute(&G->e, "lnf", k->lnf);
+            lsim_emit_compute(&G->e, "logits_gemm", k->logits);
+            lsim_emit_compute(&G->e, "xent", k->xent);
             tp_allreduce(G, "xent_allreduce", (int64_t)G->c->micro_batch * G->c->model.seq * 12, k->tp_ar_small);
         }
     } else {
         if (eh && is_last_vs(G, s->chunk)) {
             set_tag(G, "head", s->mb, 1);
-            compute(G, "xent", k->b_xent);
-            compute(G, "logits_dgrad", k->b_logitsd);
-            compute(G, "logits_wgrad", k->b_logitsw);
-            compute(G, "lnf", k->b_ln);
+            lsim_emit_compute(&G->e, "xent", k->b_xent);
+            lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
+            lsim_emit_compute(&G->e, "logits_wgrad", k->b_logitsw);
+            lsim_emit_compute(&G->e, "lnf", k->b_ln);
             /* the output layer is the embedding (tied): its own copy only
              * when the embedding lives on another stage */
             if (last_mb && G->c->pp > 1) dp_add(G, -2, k->emb_params, s->mb);
@@ -259,7 +186,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
         for (int l = hi; l >= lo; l--) layer_bwd(G, l, s->mb, last_mb);
         if (eh && is_first_vs(G, s->chunk)) {
             set_tag(G, "emb", s->mb, 1);
-            compute(G, "lookup", k->b_emb);
+            lsim_emit_compute(&G->e, "lookup", k->b_emb);
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
         }
         if (last_mb) dp_flush(G, s->mb); /* the chunk's gradients are complete */
@@ -288,9 +215,9 @@ static uint32_t p2p_op(gen *G, int role, int32_t peer, int send, int layer, int 
     snprintf(pg, sizeof pg, "p2p:%d->%d#%s", src, dst, bwd ? "bwd" : "fwd");
     set_layer_tag(G, layer, mb, bwd);
     lsim_ns d = lsim_cost_p2p(&G->c->topo, G->k.act_bytes, src, dst);
-    uint32_t v = comm(G, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, G->k.act_bytes, 2, pg,
+    uint32_t v = lsim_emit_comm(&G->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, G->k.act_bytes, 2, pg,
                    pair_seq(G, src, dst, bwd));
-    if (v != NONE) pend_add(G, v);
+    if (v != NONE) lsim_emit_pend(&G->e, v);
     return v;
 }
 
@@ -298,8 +225,8 @@ static uint32_t p2p_op(gen *G, int role, int32_t peer, int send, int layer, int 
 static int step_sends(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 {
     int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk);
-    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, S_SENDF, vs_rank(G, vs + 1), 1, lo + G->lpc - 1, s->mb, 0, "send_next");
-    if (s->bwd && vs > 0) ops[n++] = p2p_op(G, S_SENDB, vs_rank(G, vs - 1), 1, lo, s->mb, 1, "send_prev");
+    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_SENDF, vs_rank(G, vs + 1), 1, lo + G->lpc - 1, s->mb, 0, "send_next");
+    if (s->bwd && vs > 0) ops[n++] = p2p_op(G, LSIM_ES_SENDB, vs_rank(G, vs - 1), 1, lo, s->mb, 1, "send_prev");
     return n;
 }
 
@@ -307,8 +234,8 @@ static int step_sends(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 static int step_recvs(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 {
     int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk);
-    if (!s->bwd && vs > 0) ops[n++] = p2p_op(G, S_RECVF, vs_rank(G, vs - 1), 0, lo, s->mb, 0, "recv_prev");
-    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, S_RECVB, vs_rank(G, vs + 1), 0, lo + G->lpc - 1, s->mb, 1, "recv_next");
+    if (!s->bwd && vs > 0) ops[n++] = p2p_op(G, LSIM_ES_RECVF, vs_rank(G, vs - 1), 0, lo, s->mb, 0, "recv_prev");
+    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_RECVB, vs_rank(G, vs + 1), 0, lo + G->lpc - 1, s->mb, 1, "recv_next");
     return n;
 }
 
@@ -316,10 +243,10 @@ static int step_recvs(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 static void p2p_group_sync(gen *G, const uint32_t *ops, int n)
 {
     if (!G->c->p2p_sync || n == 0) return;
-    uint32_t v = cpu_node(G, G->tag, "sync", G->c->gpu.launch_cpu_ns, LSIM_NF_BLOCKING);
+    uint32_t v = lsim_emit_cpu(&G->e, "sync", LSIM_NF_BLOCKING);
     if (v == NONE) return;
     for (int i = 0; i < n; i++)
-        if (ops[i] != NONE) lsim_gb_edge(G->b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+        if (ops[i] != NONE) lsim_gb_edge(G->e.b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
 }
 
 /* ------------------------------------------------------------ costs */
@@ -386,8 +313,12 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     G.m = lsim_synth_microbatches(c);
     G.V = c->vstages;
     G.lpc = c->model.layers / (c->pp * c->vstages);
-    G.last_cpu = G.last_comp = NONE;
-    for (int s = 0; s < S_N; s++) G.last_on[s] = NONE;
+    G.e.last_cpu = G.e.last_comp = NONE;
+    /* launch_latency_ns counts from the call's start; edges count from the
+     * predecessor's end */
+    G.e.lcpu = c->gpu.launch_cpu_ns;
+    G.e.ldelay = c->gpu.launch_latency_ns - c->gpu.launch_cpu_ns;
+    for (int s = 0; s < LSIM_ES_N; s++) G.e.last_on[s] = NONE;
     G.bucket_lo = G.bucket_hi = -1;
     snprintf(G.tp_pg, sizeof G.tp_pg, "tp:%d:%d", G.ppi, G.dpi);
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
@@ -406,11 +337,11 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     if ((rc = lsim_synth_schedule(c->pp, G.ppi, G.m, G.V, steps, NULL, err))) goto cleanup;
     int nwarm = 0;
     lsim_synth_schedule(c->pp, G.ppi, G.m, G.V, steps, &nwarm, NULL);
-    if ((rc = lsim_gb_new(source ? source : src, (int32_t)gpu, (int32_t)ngpu, &G.b, err))) goto cleanup;
+    if ((rc = lsim_gb_new(source ? source : src, (int32_t)gpu, (int32_t)ngpu, &G.e.b, err))) goto cleanup;
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
-    lsim_gb_proc(G.b, 0, 1000 + (int64_t)gpu, 1, &G.cpu);
-    for (int s = 0; s < S_N; s++) lsim_gb_proc(G.b, 1, dev, STREAM_ID[s], &G.stream[s]);
-    lsim_gb_iteration(G.b, "ProfilerStep#0");
+    lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
+    for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
+    lsim_gb_iteration(G.e.b, "ProfilerStep#0");
 
     /* blocks: [lo, hi) ranges of steps; steady-phase F+B pairs are one
      * block in the interleaved schedule */
@@ -436,7 +367,7 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
         bhi = nhi;
     }
     /* optimizer: after every gradient all-reduce */
-    if (G.last_on[S_DP] != NONE) pend_add(&G, G.last_on[S_DP]);
+    if (G.e.last_on[LSIM_ES_DP] != NONE) lsim_emit_pend(&G.e, G.e.last_on[LSIM_ES_DP]);
     if (c->optimizer) {
         const costs *k = &G.k;
         for (int ch = 0; ch < G.V; ch++) {
@@ -444,27 +375,27 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
             for (int l = lo; l < lo + G.lpc; l++) {
                 char w[24];
                 snprintf(w, sizeof w, "L%d.opt.", l);
-                snprintf(G.tag, sizeof G.tag, "%s", w);
-                compute(&G, "adam", lsim_cost_elementwise(&c->gpu, k->layer_params * 30.0));
+                snprintf(G.e.tag, sizeof G.e.tag, "%s", w);
+                lsim_emit_compute(&G.e, "adam", lsim_cost_elementwise(&c->gpu, k->layer_params * 30.0));
             }
             if (c->embed_head && (is_first_vs(&G, ch) || is_last_vs(&G, ch))) {
-                snprintf(G.tag, sizeof G.tag, "%s.opt.", is_first_vs(&G, ch) ? "emb" : "head");
-                compute(&G, "adam", lsim_cost_elementwise(&c->gpu, k->emb_params * 30.0));
+                snprintf(G.e.tag, sizeof G.e.tag, "%s.opt.", is_first_vs(&G, ch) ? "emb" : "head");
+                lsim_emit_compute(&G.e, "adam", lsim_cost_elementwise(&c->gpu, k->emb_params * 30.0));
             }
         }
     }
     /* the step ends when every stream is done (loss.item(), logging) */
-    snprintf(G.tag, sizeof G.tag, "step.end.");
-    uint32_t fin = cpu_node(&G, G.tag, "synchronize", c->gpu.launch_cpu_ns, LSIM_NF_BLOCKING);
-    for (int s = 0; s < S_N && fin != NONE; s++)
-        if (G.last_on[s] != NONE) lsim_gb_edge(G.b, G.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
-    for (size_t i = 0; i < G.npend && fin != NONE; i++) lsim_gb_edge(G.b, G.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    snprintf(G.e.tag, sizeof G.e.tag, "step.end.");
+    uint32_t fin = lsim_emit_cpu(&G.e, "synchronize", LSIM_NF_BLOCKING);
+    for (int s = 0; s < LSIM_ES_N && fin != NONE; s++)
+        if (G.e.last_on[s] != NONE) lsim_gb_edge(G.e.b, G.e.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    for (size_t i = 0; i < G.e.npend && fin != NONE; i++) lsim_gb_edge(G.e.b, G.e.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     {
         lsim_graph *g = NULL;
-        lsim_gbuilder *b = G.b;
-        G.b = NULL;
+        lsim_gbuilder *b = G.e.b;
+        G.e.b = NULL;
         rc = lsim_gb_finish(b, &g, err);
-        if (!rc && G.rc) {
+        if (!rc && G.e.rc) {
             lsim_graph_free(g);
             g = NULL;
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
@@ -475,10 +406,10 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
         }
     }
 cleanup:
-    lsim_gb_free(G.b);
+    lsim_gb_free(G.e.b);
     free(steps);
     free(G.tp_ranks);
     free(G.dp_ranks);
-    free(G.pend);
+    free(G.e.pend);
     return rc;
 }

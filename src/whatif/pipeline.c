@@ -33,8 +33,6 @@
 
 #define NONE UINT32_MAX
 
-enum { S_COMP = 0, S_TP, S_DP, S_SENDF, S_SENDB, S_RECVF, S_RECVB, S_N };
-static const int64_t STREAM_ID[S_N] = {7, 13, 21, 30, 31, 32, 33};
 enum { P_FWD = 0, P_BWD = 1, P_OPT = 2 };
 #define W_EMB (-1)
 #define W_HEAD (-2)
@@ -317,13 +315,10 @@ typedef struct em {
     lsim_wi_pipe *S;
     const lsim_topology *topo;
     lsim_wi_layout Lp;
-    lsim_gbuilder *b;
+    lsim_emit e; /* builder, CPU thread, streams, tag, rc (lsim_synth's emitter) */
     int ppi, m, V, lpc, p2p_sync;
     int32_t rank;
-    uint32_t cpu, stream[S_N], last_cpu, last_on[S_N], last_comp;
-    uint32_t *pend;
-    size_t npend, cappend;
-    int64_t corr, tp_seq, dp_seq;
+    int64_t tp_seq, dp_seq;
     pairseq pairs[16];
     int npairs;
     char tp_pg[48], dp_pg[48];
@@ -331,74 +326,16 @@ typedef struct em {
     double layer_params, emb_params, bucket, bucket_max;
     int bucket_lo, bucket_hi, bucket_n;
     int64_t act;
-    char tag[64];
-    int rc;
     lsim_wi_counts *rec;
 } em;
-
-static int pend_add(em *E, uint32_t v)
-{
-    if (E->npend == E->cappend) {
-        size_t cap = E->cappend ? 2 * E->cappend : 16;
-        uint32_t *p = realloc(E->pend, cap * sizeof *p);
-        if (!p) return E->rc = LSIM_ENOMEM;
-        E->pend = p;
-        E->cappend = cap;
-    }
-    E->pend[E->npend++] = v;
-    return 0;
-}
-
-static uint32_t cpu_node(em *E, const char *what, uint8_t flags)
-{
-    uint32_t v;
-    if (lsim_gb_node2(E->b, LSIM_N_RUNTIME, flags, E->cpu, E->tag, what, E->S->lcpu, &v)) return NONE;
-    if (E->last_cpu != NONE) lsim_gb_edge(E->b, E->last_cpu, v, LSIM_E_CPU_THREAD, 0);
-    else lsim_gb_set_release(E->b, v, 0);
-    E->last_cpu = v;
-    return v;
-}
-
-static uint32_t launch(em *E, int s, const char *what, lsim_ns dur)
-{
-    uint32_t call = cpu_node(E, what, 0), v;
-    if (call == NONE || lsim_gb_node2(E->b, LSIM_N_KERNEL, 0, E->stream[s], E->tag, what, dur, &v)) return NONE;
-    lsim_gb_edge(E->b, call, v, LSIM_E_LAUNCH, E->S->ldelay);
-    if (E->last_on[s] != NONE) lsim_gb_edge(E->b, E->last_on[s], v, LSIM_E_STREAM, 0);
-    E->corr++;
-    lsim_gb_set_corr(E->b, call, E->corr);
-    lsim_gb_set_corr(E->b, v, E->corr);
-    E->last_on[s] = v;
-    return v;
-}
-
-static uint32_t compute(em *E, const char *what, lsim_ns dur)
-{
-    uint32_t v = launch(E, S_COMP, what, dur);
-    if (v == NONE) return NONE;
-    for (size_t i = 0; i < E->npend; i++) lsim_gb_edge(E->b, E->pend[i], v, LSIM_E_EVENT, 0);
-    E->npend = 0;
-    E->last_comp = v;
-    return v;
-}
-
-static uint32_t comm(em *E, int s, const char *what, lsim_ns dur, lsim_coll_kind kind, int64_t bytes, int32_t gsize,
-                     const char *pg, int64_t seq)
-{
-    uint32_t v = launch(E, s, what, dur);
-    if (v == NONE) return NONE;
-    if (E->last_comp != NONE) lsim_gb_edge(E->b, E->last_comp, v, LSIM_E_EVENT, 0);
-    lsim_gb_coll(E->b, v, kind, bytes, gsize, pg, seq);
-    return v;
-}
 
 static void set_tag(em *E, int32_t where, int mb, int pass)
 {
     char w[24];
     if (where >= 0) snprintf(w, sizeof w, "L%d", where);
     else snprintf(w, sizeof w, "%s", where == W_EMB ? "emb" : "head");
-    if (pass == P_OPT) snprintf(E->tag, sizeof E->tag, "%s.opt.", w);
-    else snprintf(E->tag, sizeof E->tag, "%s.mb%d.%s.", w, mb, pass ? "bwd" : "fwd");
+    if (pass == P_OPT) snprintf(E->e.tag, sizeof E->e.tag, "%s.opt.", w);
+    else snprintf(E->e.tag, sizeof E->e.tag, "%s.mb%d.%s.", w, mb, pass ? "bwd" : "fwd");
 }
 
 /* a TP all-reduce in the new stage's group: re-timed only when the group's
@@ -417,8 +354,8 @@ static void tp_rec(em *E, const prec *r, const char *what)
         if (co != cn && co > 0) d = (lsim_ns)llround((double)d * ((double)cn / (double)co));
         if (d != r->dur) E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_TP]++;
     }
-    uint32_t v = comm(E, S_TP, what, d, (lsim_coll_kind)r->ckind, r->bytes, L->tp, E->tp_pg, E->tp_seq++);
-    if (v != NONE) pend_add(E, v);
+    uint32_t v = lsim_emit_comm(&E->e, LSIM_ES_TP, what, d, (lsim_coll_kind)r->ckind, r->bytes, L->tp, E->tp_pg, E->tp_seq++);
+    if (v != NONE) lsim_emit_pend(&E->e, v);
 }
 
 /* the source's kernels of one segment, in their order */
@@ -430,7 +367,7 @@ static void segment(em *E, int32_t where, int mb, int pass)
     for (size_t i = 0; i < n; i++) {
         const char *what = lsim_strtab_get(E->S->names, r[i].what);
         if (r[i].tp) tp_rec(E, &r[i], what);
-        else compute(E, what, r[i].dur);
+        else lsim_emit_compute(&E->e, what, r[i].dur);
     }
 }
 
@@ -452,8 +389,8 @@ static void dp_flush(em *E, int mb)
             E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_DP]++;
         char what[64];
         snprintf(what, sizeof what, "dp_allreduce.b%d.L%d-%d", E->bucket_n, E->bucket_lo, E->bucket_hi);
-        snprintf(E->tag, sizeof E->tag, "grad.mb%d.bwd.", mb);
-        comm(E, S_DP, what, d, LSIM_COLL_ALLREDUCE, bytes, E->Lp.dp, E->dp_pg, E->dp_seq++);
+        snprintf(E->e.tag, sizeof E->e.tag, "grad.mb%d.bwd.", mb);
+        lsim_emit_comm(&E->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLREDUCE, bytes, E->Lp.dp, E->dp_pg, E->dp_seq++);
     }
     E->bucket_n++;
     E->bucket = 0;
@@ -524,34 +461,34 @@ static uint32_t p2p_op(em *E, int role, int32_t peer, int send, int layer, int m
         if (co > 0) d = (lsim_ns)llround((double)S->p2p_dur * ((double)cn / (double)co));
     }
     if (!S->have_p2p || d != S->p2p_dur) E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_PP]++;
-    uint32_t v = comm(E, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, E->act, 2, pg, pair_seq(E, src, dst, bwd));
-    if (v != NONE) pend_add(E, v);
+    uint32_t v = lsim_emit_comm(&E->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, E->act, 2, pg, pair_seq(E, src, dst, bwd));
+    if (v != NONE) lsim_emit_pend(&E->e, v);
     return v;
 }
 
 static int step_sends(em *E, const lsim_synth_step *s, uint32_t *ops, int n)
 {
     int vs = s->chunk * E->Lp.pp + E->ppi, nvs = E->Lp.pp * E->V, lo = first_layer(E, s->chunk);
-    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(E, S_SENDF, vs_rank(E, vs + 1), 1, lo + E->lpc - 1, s->mb, 0, "send_next");
-    if (s->bwd && vs > 0) ops[n++] = p2p_op(E, S_SENDB, vs_rank(E, vs - 1), 1, lo, s->mb, 1, "send_prev");
+    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(E, LSIM_ES_SENDF, vs_rank(E, vs + 1), 1, lo + E->lpc - 1, s->mb, 0, "send_next");
+    if (s->bwd && vs > 0) ops[n++] = p2p_op(E, LSIM_ES_SENDB, vs_rank(E, vs - 1), 1, lo, s->mb, 1, "send_prev");
     return n;
 }
 
 static int step_recvs(em *E, const lsim_synth_step *s, uint32_t *ops, int n)
 {
     int vs = s->chunk * E->Lp.pp + E->ppi, nvs = E->Lp.pp * E->V, lo = first_layer(E, s->chunk);
-    if (!s->bwd && vs > 0) ops[n++] = p2p_op(E, S_RECVF, vs_rank(E, vs - 1), 0, lo, s->mb, 0, "recv_prev");
-    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(E, S_RECVB, vs_rank(E, vs + 1), 0, lo + E->lpc - 1, s->mb, 1, "recv_next");
+    if (!s->bwd && vs > 0) ops[n++] = p2p_op(E, LSIM_ES_RECVF, vs_rank(E, vs - 1), 0, lo, s->mb, 0, "recv_prev");
+    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(E, LSIM_ES_RECVB, vs_rank(E, vs + 1), 0, lo + E->lpc - 1, s->mb, 1, "recv_next");
     return n;
 }
 
 static void p2p_group_sync(em *E, const uint32_t *ops, int n)
 {
     if (!E->p2p_sync || n == 0) return;
-    uint32_t v = cpu_node(E, "sync", LSIM_NF_BLOCKING);
+    uint32_t v = lsim_emit_cpu(&E->e, "sync", LSIM_NF_BLOCKING);
     if (v == NONE) return;
     for (int i = 0; i < n; i++)
-        if (ops[i] != NONE) lsim_gb_edge(E->b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+        if (ops[i] != NONE) lsim_gb_edge(E->e.b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
 }
 
 int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_model *M, const lsim_topology *topo,
@@ -575,8 +512,10 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     E.lpc = S->layers / (to->pp * to->vstages);
     E.rank = lsim_wi_rank(&E.Lp, S->tpi, S->dpi, pp_i);
     E.rec = rec;
-    E.last_cpu = E.last_comp = NONE;
-    for (int s = 0; s < S_N; s++) E.last_on[s] = NONE;
+    E.e.last_cpu = E.e.last_comp = NONE;
+    E.e.lcpu = E.S->lcpu;
+    E.e.ldelay = E.S->ldelay;
+    for (int s = 0; s < LSIM_ES_N; s++) E.e.last_on[s] = NONE;
     E.bucket_lo = E.bucket_hi = -1;
     E.bucket_max = to->bucket_params > 0 ? to->bucket_params : 40e6;
     /* batch_p2p_sync: seen in the source, or the default without a pipeline */
@@ -605,12 +544,12 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
         uint32_t world = (uint32_t)(E.Lp.tp * E.Lp.dp * E.Lp.pp);
         snprintf(src, sizeof src, "whatif:pp%d.v%d.m%d/gpu%d<-%.400s", to->pp, to->vstages, to->micro_batches, E.rank,
                  S->source);
-        if ((rc = lsim_gb_new(src, E.rank, (int32_t)world, &E.b, err))) goto cleanup;
+        if ((rc = lsim_gb_new(src, E.rank, (int32_t)world, &E.e.b, err))) goto cleanup;
     }
     int gpn = topo->gpus_per_node > 0 ? topo->gpus_per_node : 8;
-    lsim_gb_proc(E.b, 0, 1000 + (int64_t)E.rank, 1, &E.cpu);
-    for (int s = 0; s < S_N; s++) lsim_gb_proc(E.b, 1, E.rank % gpn, STREAM_ID[s], &E.stream[s]);
-    lsim_gb_iteration(E.b, "ProfilerStep#0");
+    lsim_gb_proc(E.e.b, 0, 1000 + (int64_t)E.rank, 1, &E.e.cpu);
+    for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(E.e.b, 1, E.rank % gpn, lsim_emit_stream_id[s], &E.e.stream[s]);
+    lsim_gb_iteration(E.e.b, "ProfilerStep#0");
     /* blocks as lumosim synth cuts them: one step, or a steady-phase F+B
      * pair of the interleaved schedule; one p2p group between blocks */
     uint32_t ops[8];
@@ -631,14 +570,14 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
         bhi = nhi;
     }
     /* optimizer: after every gradient all-reduce; each layer's own step */
-    if (E.last_on[S_DP] != NONE) pend_add(&E, E.last_on[S_DP]);
+    if (E.e.last_on[LSIM_ES_DP] != NONE) lsim_emit_pend(&E.e, E.e.last_on[LSIM_ES_DP]);
     for (int ch = 0; ch < E.V; ch++) {
         int lo = first_layer(&E, ch);
         for (int l = lo; l < lo + E.lpc; l++) {
             const prec *r;
             size_t n = seg_of(S, l, 0, P_OPT, &r);
             set_tag(&E, l, 0, P_OPT);
-            for (size_t i = 0; i < n; i++) compute(&E, lsim_strtab_get(S->names, r[i].what), r[i].dur);
+            for (size_t i = 0; i < n; i++) lsim_emit_compute(&E.e, lsim_strtab_get(S->names, r[i].what), r[i].dur);
         }
         if (S->has_opt_eh && (is_first_vs(&E, ch) || is_last_vs(&E, ch))) {
             /* the embedding's step on the first stage, the (tied) output
@@ -648,21 +587,21 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
             size_t n = seg_of(S, w, 0, P_OPT, &r);
             if (!n) n = seg_of(S, w == W_EMB ? W_HEAD : W_EMB, 0, P_OPT, &r);
             set_tag(&E, w, 0, P_OPT);
-            for (size_t i = 0; i < n; i++) compute(&E, lsim_strtab_get(S->names, r[i].what), r[i].dur);
+            for (size_t i = 0; i < n; i++) lsim_emit_compute(&E.e, lsim_strtab_get(S->names, r[i].what), r[i].dur);
         }
     }
     /* the step ends when every stream is done */
-    snprintf(E.tag, sizeof E.tag, "step.end.");
-    uint32_t fin = cpu_node(&E, "synchronize", LSIM_NF_BLOCKING);
-    for (int s = 0; s < S_N && fin != NONE; s++)
-        if (E.last_on[s] != NONE) lsim_gb_edge(E.b, E.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
-    for (size_t i = 0; i < E.npend && fin != NONE; i++) lsim_gb_edge(E.b, E.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    snprintf(E.e.tag, sizeof E.e.tag, "step.end.");
+    uint32_t fin = lsim_emit_cpu(&E.e, "synchronize", LSIM_NF_BLOCKING);
+    for (int s = 0; s < LSIM_ES_N && fin != NONE; s++)
+        if (E.e.last_on[s] != NONE) lsim_gb_edge(E.e.b, E.e.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    for (size_t i = 0; i < E.e.npend && fin != NONE; i++) lsim_gb_edge(E.e.b, E.e.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     {
-        lsim_gbuilder *b = E.b;
-        E.b = NULL;
+        lsim_gbuilder *b = E.e.b;
+        E.e.b = NULL;
         if ((rc = lsim_gb_finish(b, &g, err))) goto cleanup;
     }
-    if (E.rc) goto nomem;
+    if (E.e.rc) goto nomem;
     g->launch_latency_ns = S->llat;
     S->gpus_out++;
     S->edges_out += g->nedges;
@@ -673,10 +612,10 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory (pipeline transform)", S->source);
 cleanup:
-    lsim_gb_free(E.b);
+    lsim_gb_free(E.e.b);
     lsim_graph_free(g);
     free(steps);
-    free(E.pend);
+    free(E.e.pend);
     free(E.tpr_old);
     free(E.tpr_new);
     free(E.dpr_old);
