@@ -30,11 +30,7 @@ KEEP=${KEEP:-0}
 MPIRUN_OPTS=${MPIRUN_OPTS:-}
 DOC=${DOC-docs/scaling-gpt3.md}
 WORK=${WORK:-bench/out/gpt3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# PMIx's munge security plugin retries a munge socket whose daemon is not
-# running (left by a Slurm install) for 2.3 s per mpirun; a single-node run
-# needs none of it
-export PMIX_MCA_psec=${PMIX_MCA_psec:-native}
+. "$ROOT/bench/mpi_env.sh"
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
 fi

@@ -15,11 +15,7 @@ RUNS=${RUNS:-3}
 SHARED=${SHARED:-$ROOT/../shared/traces}
 [ -d "$SHARED" ] || SHARED=/work/shared/traces
 TRACE=$SHARED/megatron_tp8_a100/rank0.json.gz
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# PMIx's munge security plugin retries a munge socket whose daemon is not
-# running (left by a Slurm install) for 2.3 s per mpirun; a single-node run
-# needs none of it
-export PMIX_MCA_psec=${PMIX_MCA_psec:-native}
+. "$ROOT/bench/mpi_env.sh"
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
 cmake --build "$BUILD_DIR" -j2 --target bench_pdes >/dev/null
 B="$BUILD_DIR/bench/bench_pdes"

@@ -52,6 +52,9 @@ count() { # count RECORD TRANSFORMATION FIELD: the sum over node kinds
     tr -d ' \n' <"$1" | sed 's/{"name":/\n/g' | grep "^\"$2\"" |
         sed "s/.*\"$3\":{\([^}]*\)}.*/\1/" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s + 0 }'
 }
+c() { # rank 0's predicted exposed compute of a store, us (sim's table)
+    "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'
+}
 within() { # within NAME GOT WANT: |got - want| <= 1 % of want
     awk -v n="$1" -v g="$2" -v w="$3" 'BEGIN { e = (g - w) / w; if (e < 0) e = -e;
         printf "%-16s whatif %d ns, synth %d ns, error %.4f %%\n", n, g, w, 100 * e; exit !(e <= 0.01) }' ||
@@ -147,7 +150,6 @@ real)
     [ "$(pred "$tmp/slow.h5")" -gt "$a" ] || fail "a GPU twice as slow is not slower"
     # --layers on the trace: the layers recovered from the kernel structure
     # are cut (20) or copied (60, 80) with their launches and CPU work
-    c() { "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'; }
     n0=$(nodes "$tmp/ex.h5")
     for L in 20 60 80; do
         "$LUMOSIM" whatif "$tmp/ex.h5" --layers $L -o "$tmp/l$L.h5" >"$tmp/rec$L.json" || fail "--layers $L on the trace"
@@ -274,7 +276,6 @@ PY
     p2=$(pred "$tmp/t2.h5")
     within "tp 8->4->8" "$(pred "$tmp/t48.h5")" "$p8"
     # the layers' GPU work grows as TP shrinks (exposed compute of rank 0)
-    c() { "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'; }
     c8=$(c "$tmp/t8.h5")
     c4=$(c "$tmp/t4.h5")
     awk -v a="$c8" -v b="$c4" 'BEGIN { exit !(b > 1.5 * a) }' || fail "TP 4 compute $c4 us not 1.5 x TP 8's $c8 us"
