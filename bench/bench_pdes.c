@@ -110,8 +110,8 @@ int main(int argc, char **argv)
     lsim_engine **e = calloc(nloc ? nloc : 1, sizeof *e);
     lsim_ns **waits = calloc(nloc ? nloc : 1, sizeof *waits);
     uint64_t local_nodes = 0;
+    if (lsim_engines_new((const lsim_graph *const *)g, nloc, e, &err)) return fail("engine", &err);
     for (size_t i = 0; i < nloc; i++) {
-        if (lsim_engine_new(g[i], &e[i], &err)) return fail("engine", &err);
         waits[i] = malloc(g[i]->n * sizeof **waits);
         local_nodes += g[i]->n;
     }

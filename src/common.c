@@ -1,8 +1,12 @@
-/* Error carrier and status names (see include/lumosim/common.h). */
+/* Error carrier, status names and the large-array allocator (see
+ * include/lumosim/common.h). */
+#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
 #include "lumosim/common.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
 {
@@ -27,4 +31,22 @@ const char *lsim_strerror(int code)
     case LSIM_EARG: return "bad argument";
     default: return "internal error";
     }
+}
+
+void *lsim_alloc_big(size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    if (bytes >= 2 * huge && bytes <= SIZE_MAX - huge) {
+        size_t len = (bytes + huge - 1) / huge * huge;
+        void *p = NULL;
+        if (posix_memalign(&p, huge, len)) return NULL;
+        (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without it the pages are only smaller */
+#ifdef MADV_POPULATE_WRITE
+        (void)madvise(p, len, MADV_POPULATE_WRITE); /* unsupported: faulted in at first write instead */
+#endif
+        return p;
+    }
+#endif
+    return malloc(bytes ? bytes : 1);
 }

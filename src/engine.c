@@ -21,41 +21,80 @@ struct lsim_engine {
     lsim_ns *start, *end;
     int64_t *bind_start, *bind_end; /* deciding in-edge (index into in_src), -1 none */
     uint32_t *indeg;
-    uint32_t *heap; /* node ids */
+    uint32_t *heap;  /* node ids: the run's heap, or the driver's scratch */
+    void *block;     /* the one allocation behind every array of the group; set on its first engine */
     size_t hn;
     uint64_t events;
 };
 
+/* Bytes of one engine's arrays, each rounded to a cache line so that no two
+ * GPUs' arrays share one. */
+static size_t line(size_t b) { return (b + 63) / 64 * 64; }
+static size_t engine_bytes(size_t n)
+{
+    return 4 * line(n * sizeof(lsim_ns)) + 2 * line(n * sizeof(uint32_t));
+}
+
+/* One allocation for the per-node arrays of all the engines, through
+ * lsim_alloc_big: a job's engines are created together, first written during
+ * the run, and freed together. */
+int lsim_engines_new(const lsim_graph *const *g, size_t n, lsim_engine **out, lsim_err *err)
+{
+    int rc = 0;
+    size_t total = 0;
+    char *block = NULL;
+    for (size_t i = 0; i < n; i++) out[i] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = engine_bytes(g[i]->n ? g[i]->n : 1);
+        if (total > SIZE_MAX - b) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g[i]->source);
+            goto cleanup;
+        }
+        total += b;
+    }
+    block = lsim_alloc_big(total);
+    if (!block) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engines (%zu MiB)", n ? g[0]->source : "job",
+                          total >> 20);
+        goto cleanup;
+    }
+    char *p = block;
+    for (size_t i = 0; i < n; i++) {
+        lsim_engine *e = calloc(1, sizeof *e);
+        size_t m = g[i]->n ? g[i]->n : 1;
+        if (!e) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g[i]->source);
+            goto cleanup;
+        }
+        if (i == 0) e->block = block;
+        out[i] = e;
+        e->g = g[i];
+        e->start = (lsim_ns *)p, p += line(m * sizeof(lsim_ns));
+        e->end = (lsim_ns *)p, p += line(m * sizeof(lsim_ns));
+        e->bind_start = (int64_t *)p, p += line(m * sizeof(int64_t));
+        e->bind_end = (int64_t *)p, p += line(m * sizeof(int64_t));
+        e->indeg = (uint32_t *)p, p += line(m * sizeof(uint32_t));
+        e->heap = (uint32_t *)p, p += line(m * sizeof(uint32_t));
+    }
+    return 0;
+cleanup:
+    for (size_t i = n; i-- > 0;) {
+        free(out[i]);
+        out[i] = NULL;
+    }
+    free(block);
+    return rc;
+}
+
 int lsim_engine_new(const lsim_graph *g, lsim_engine **out, lsim_err *err)
 {
-    *out = NULL;
-    lsim_engine *e = calloc(1, sizeof *e);
-    size_t n = g->n ? g->n : 1;
-    if (!e) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g->source);
-    e->g = g;
-    e->start = malloc(n * sizeof *e->start);
-    e->end = malloc(n * sizeof *e->end);
-    e->bind_start = malloc(n * sizeof *e->bind_start);
-    e->bind_end = malloc(n * sizeof *e->bind_end);
-    e->indeg = malloc(n * sizeof *e->indeg);
-    e->heap = malloc(n * sizeof *e->heap);
-    if (!e->start || !e->end || !e->bind_start || !e->bind_end || !e->indeg || !e->heap) {
-        lsim_engine_free(e);
-        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g->source);
-    }
-    *out = e;
-    return 0;
+    return lsim_engines_new(&g, 1, out, err);
 }
 
 void lsim_engine_free(lsim_engine *e)
 {
     if (!e) return;
-    free(e->start);
-    free(e->end);
-    free(e->bind_start);
-    free(e->bind_end);
-    free(e->indeg);
-    free(e->heap);
+    free(e->block);
     free(e);
 }
 
@@ -178,8 +217,7 @@ uint64_t lsim_engine_events(const lsim_engine *e) { return e->events; }
  * sweep, with every other GPU's data between two visits: on a 4,096-GPU job
  * (67 M nodes) that was mostly cache misses. */
 typedef struct jstack {
-    uint32_t *node;   /* all GPUs' segments */
-    size_t *base, *n; /* per GPU */
+    size_t *n;        /* per GPU: ready nodes, kept in its engine's heap array */
     uint32_t *gpu;    /* GPUs with work (or running), most recent last */
     size_t ngpu;
     uint8_t *queued;  /* per GPU: in gpu[] */
@@ -196,7 +234,7 @@ typedef struct jstate {
 
 static inline void jpush(jstate *s, uint32_t g, uint32_t v)
 {
-    s->st.node[s->st.base[g] + s->st.n[g]++] = v;
+    s->e[g]->heap[s->st.n[g]++] = v;
     if (!s->st.queued[g]) {
         s->st.queued[g] = 1;
         s->st.gpu[s->st.ngpu++] = g;
@@ -232,18 +270,12 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
     int rc = 0;
     size_t total = 0;
     jstate s = {j, E, waits, calloc(j->ninst ? j->ninst : 1, sizeof(uint32_t)),
-                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, NULL, NULL, 0, NULL}};
-    s.st.base = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.base);
+                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, 0, NULL}};
     s.st.n = calloc(j->ngpus ? j->ngpus : 1, sizeof *s.st.n);
     s.st.gpu = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.gpu);
     s.st.queued = calloc(j->ngpus ? j->ngpus : 1, 1);
-    if (s.st.base)
-        for (size_t i = 0; i < j->ngpus; i++) {
-            s.st.base[i] = total;
-            total += E[i]->g->n;
-        }
-    s.st.node = malloc((total ? total : 1) * sizeof *s.st.node);
-    if (!s.arrived || !s.max_arrival || !s.st.base || !s.st.n || !s.st.node || !s.st.gpu || !s.st.queued) {
+    for (size_t i = 0; i < j->ngpus; i++) total += E[i]->g->n;
+    if (!s.arrived || !s.max_arrival || !s.st.n || !s.st.gpu || !s.st.queued) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's engine");
         goto cleanup;
     }
@@ -269,7 +301,7 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
         lsim_engine *e = E[gi];
         const lsim_graph *g = e->g;
         while (s.st.n[gi]) {
-            uint32_t u = s.st.node[s.st.base[gi] + --s.st.n[gi]];
+            uint32_t u = e->heap[--s.st.n[gi]];
             e->events++;
             done++;
             for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
@@ -302,8 +334,6 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
 cleanup:
     free(s.arrived);
     free(s.max_arrival);
-    free(s.st.node);
-    free(s.st.base);
     free(s.st.n);
     free(s.st.gpu);
     free(s.st.queued);
@@ -343,3 +373,5 @@ size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready)
 }
 
 const lsim_graph *lsim_engine_graph(const lsim_engine *e) { return e->g; }
+
+uint32_t *lsim_engine_scratch(lsim_engine *e) { return e->heap; }

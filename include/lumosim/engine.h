@@ -8,7 +8,13 @@
  *
  * Ownership: lsim_engine_new allocates; lsim_engine_free releases. The graph
  * is borrowed and must outlive the engine. Results (start/end arrays) are
- * owned by the engine and valid until the next run or free. Local. */
+ * owned by the engine and valid until the next run or free. Local.
+ *
+ * lsim_engines_new creates the engines of many graphs (a job's GPUs) over one
+ * allocation (lsim_alloc_big: huge pages where the system offers them), which
+ * the first engine owns: free every engine of the group with
+ * lsim_engine_free, and use none after freeing the first. On failure nothing
+ * is left allocated and out[] is all NULL. */
 #ifndef LUMOSIM_ENGINE_H
 #define LUMOSIM_ENGINE_H
 
@@ -17,6 +23,7 @@
 typedef struct lsim_engine lsim_engine;
 
 int lsim_engine_new(const lsim_graph *g, lsim_engine **out, lsim_err *err);
+int lsim_engines_new(const lsim_graph *const *g, size_t n, lsim_engine **out, lsim_err *err);
 void lsim_engine_free(lsim_engine *e);
 
 /* Simulate. Fails with LSIM_EINTERNAL if the graph has a cycle (some nodes
@@ -48,5 +55,9 @@ void lsim_engine_resolve(lsim_engine *e, uint32_t v);
 void lsim_engine_set_end(lsim_engine *e, uint32_t v, lsim_ns end);
 size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready);
 const lsim_graph *lsim_engine_graph(const lsim_engine *e);
+/* Room for g->n node ids that stepping from outside leaves alone: the
+ * driver's own ready queue (the job run's stack, the parallel engine's
+ * heap), so that no driver allocates another per-node array. */
+uint32_t *lsim_engine_scratch(lsim_engine *e);
 
 #endif

@@ -236,8 +236,7 @@ void lsim_cli_run_free(lsim_cli_run *r)
         if (r->cps) lsim_critical_path_clear(&r->cps[i]);
         free(r->paths[i]);
     }
-    if (r->waits)
-        for (size_t i = 0; i < r->n; i++) free(r->waits[i]);
+    if (r->waits) free(r->waits[0]); /* one block (lsim_cli_engines) */
     free(r->waits);
     lsim_job_free(r->job);
     free(r->graphs);
@@ -398,6 +397,37 @@ int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *r, size_t i, size_
     return rc;
 }
 
+/* Ablate (if asked), then one engine per local GPU and the waits they
+ * simulate, each kind over one large allocation (lsim_engines_new,
+ * lsim_alloc_big): written first during the run, they are most of the fresh
+ * memory the simulate phase touches. r->waits[0] owns the waits' block. */
+int lsim_cli_engines(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        lsim_graph *g = r->graphs[i];
+        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+        total += g->n;
+    }
+    if (rc) return rc;
+    if ((rc = lsim_engines_new((const lsim_graph *const *)r->graphs, r->n, r->engines, err))) return rc;
+    lsim_ns *block = lsim_alloc_big((total ? total : 1) * sizeof *block);
+    r->waits = calloc(r->n ? r->n : 1, sizeof *r->waits);
+    if (!block || !r->waits) {
+        free(block);
+        free(r->waits);
+        r->waits = NULL;
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the simulated waits");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        r->waits[i] = block;
+        block += r->graphs[i]->n;
+    }
+    if (!r->n) r->waits[0] = block;
+    return 0;
+}
+
 /* The inputs are the ranks of one job: each graph says its rank and the
  * world size, and together they are ranks 0..n-1 of a world of n. */
 static int one_job(const lsim_cli_run *r)
@@ -449,18 +479,12 @@ static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     lsim_job_align_clocks(r->job);
     double t1 = now_s();
     r->match_s = t1 - t0;
-    r->waits = calloc(r->n, sizeof *r->waits);
-    if (!r->waits) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < r->n && !rc; i++) {
-        lsim_graph *g = r->graphs[i];
-        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
-        if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
-        if (!rc && !(r->waits[i] = malloc((g->n ? g->n : 1) * sizeof **r->waits)))
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    }
+    rc = lsim_cli_engines(o, r, err);
+    double t1b = now_s();
+    r->setup_s = t1b - t1;
     if (!rc) rc = lsim_job_run(r->job, r->engines, r->waits, err);
     double t2 = now_s();
-    r->simulate_s = t2 - t1;
+    r->simulate_s = t2 - t1b;
     for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_cli_finish_gpu(o, r, i, i, err);
     r->metrics_s = now_s() - t2;
     return rc;

@@ -488,20 +488,16 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
         run->reps = calloc(run->n ? run->n : 1, sizeof *run->reps);
         run->cps = calloc(run->n ? run->n : 1, sizeof *run->cps);
         run->items = calloc(run->n ? run->n : 1, sizeof *run->items);
-        run->waits = calloc(run->n ? run->n : 1, sizeof *run->waits);
-        if (!run->engines || !run->reps || !run->cps || !run->items || !run->waits)
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; !rc && i < run->n; i++) {
-        lsim_graph *g = run->graphs[i];
-        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
-        if (!rc) rc = lsim_engine_new(g, &run->engines[i], err);
-        if (!rc && !(run->waits[i] = malloc((g->n ? g->n : 1) * sizeof **run->waits)))
+        if (!run->engines || !run->reps || !run->cps || !run->items)
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     }
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
     double t1 = now_s();
     run->match_s = t1 - t0;
+    rc = lsim_cli_engines(o, run, err);
+    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    run->setup_s = now_s() - t1;
+    t1 = now_s();
     lsim_pdes_stats st;
     rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, popts, &st, err);
     double t2 = now_s();
@@ -616,10 +612,11 @@ int lsim_cli_sim(int argc, char **argv)
     double t1 = now_s();
     /* provenance: wall time per phase (under mpirun the slowest rank's, so
      * every rank writes the same attribute) */
-    const char *phases[] = {"load", "match", "simulate", "metrics"};
-    double run_match_s = run.match_s, run_sim_s = run.simulate_s, run_metrics_s = run.metrics_s;
-    double secs[] = {tl - t0, run_match_s, run_sim_s, run_metrics_s};
-    if (m.on) MPI_Allreduce(MPI_IN_PLACE, secs, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const char *phases[] = {"load", "match", "setup", "simulate", "metrics"};
+    double run_match_s = run.match_s, run_setup_s = run.setup_s, run_sim_s = run.simulate_s,
+           run_metrics_s = run.metrics_s;
+    double secs[] = {tl - t0, run_match_s, run_setup_s, run_sim_s, run_metrics_s};
+    if (m.on) MPI_Allreduce(MPI_IN_PLACE, secs, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     uint64_t local_nodes = 0;
     for (size_t i = 0; i < run.n; i++) local_nodes += run.graphs[i]->n;
     if (!rc && out) {
@@ -631,7 +628,7 @@ int lsim_cli_sim(int argc, char **argv)
         for (size_t i = 0; same && run.job && i < run.job->ngpus; i++)
             if (run.job->clock_offset[i]) same = 0;
         if (m.on) MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        lsim_store_run_info info = {cmd,  t1 - t0, phases, secs,           4, m.size, mapping_used, NULL, NULL,
+        lsim_store_run_info info = {cmd,  t1 - t0, phases, secs,           5, m.size, mapping_used, NULL, NULL,
                                     1,    replace, 1,      same ? job : NULL};
         rc = m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, run_name, run.items, gpus, run.n, &info,
                                                         &err)
@@ -675,9 +672,10 @@ int lsim_cli_sim(int argc, char **argv)
         struct rusage ru;
         long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
         fprintf(stderr,
-                "lumosim: stats: rank %d of %d: %llu nodes; load %.3f s, match %.3f s, simulate %.3f s, metrics %.3f "
-                "s, write %.3f s, report %.3f s, total %.3f s; peak RSS %.1f MiB\n",
-                m.rank, m.size, (unsigned long long)local_nodes, tl - t0, run_match_s, run_sim_s, run_metrics_s,
+                "lumosim: stats: rank %d of %d: %llu nodes; load %.3f s, match %.3f s, setup %.3f s, simulate %.3f "
+                "s, metrics %.3f s, write %.3f s, report %.3f s, total %.3f s; peak RSS %.1f MiB\n",
+                m.rank, m.size, (unsigned long long)local_nodes, tl - t0, run_match_s, run_setup_s, run_sim_s,
+                run_metrics_s,
                 t2 - t1, t3 - t2, t3 - t0, (double)rss / 1024.0);
     }
     lsim_cli_outcome_known();
