@@ -11,8 +11,9 @@
 #                    datasets with h5py and compare with the stored summary
 #                    (exit 77 when no python3 with h5py is installed)
 #   bad PATH         corrupt stores: truncated at several offsets, a result
-#                    file given to sim, a trace given to sim: one error line,
-#                    exit 1, no crash
+#                    file given to sim, a trace given to sim, an output that
+#                    already holds the run or is no result file: one error
+#                    line, exit 1, no crash, nothing changed
 set -u
 mode=$1
 shift
@@ -102,6 +103,18 @@ bad)
     "$LUMOSIM" sim "$1" >/dev/null 2>"$tmp/err" && fail "sim accepted a trace"
     [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "sim on a trace: not one error line"
     "$LUMOSIM" info "$tmp/cut.h5" >/dev/null 2>&1 && fail "info accepted a truncated file"
+    # an output that already holds the run, or is no result file, is refused
+    # (before the store is read) and left untouched
+    cp "$tmp/res.h5" "$tmp/res0.h5"
+    "$LUMOSIM" sim "$tmp/job.h5" -o "$tmp/res.h5" >"$tmp/out" 2>"$tmp/err" && fail "sim overwrote run 'sim'"
+    grep -q "res.h5: already holds a run named 'sim'" "$tmp/err" || fail "existing run: $(cat "$tmp/err")"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "existing run: not one error line"
+    cmp -s "$tmp/res.h5" "$tmp/res0.h5" || fail "the refused result file changed"
+    echo "not hdf5" >"$tmp/other.h5"
+    "$LUMOSIM" sim "$tmp/job.h5" -o "$tmp/other.h5" >"$tmp/out" 2>"$tmp/err" && fail "sim wrote over a non-result file"
+    grep -q "other.h5" "$tmp/err" && grep -q "not overwritten" "$tmp/err" || fail "non-result output: $(cat "$tmp/err")"
+    [ "$(cat "$tmp/other.h5")" = "not hdf5" ] || fail "the non-result output changed"
+    "$LUMOSIM" sim "$tmp/job.h5" -o "$tmp/res.h5" --replace >/dev/null 2>"$tmp/err" || fail "--replace refused: $(cat "$tmp/err")"
     echo "ok: damaged and wrong stores give one error line"
     ;;
 *) fail "unknown mode" ;;
