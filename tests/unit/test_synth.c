@@ -17,14 +17,17 @@
 
 /* Simulate graphs g[0..n) as one job; ends[i] gets engine i's end array
  * copied (caller frees), *span the job's predicted span (from 0). */
+static int grouped_engines; /* run_job: lsim_engines_new instead of one lsim_engine_new per GPU */
+
 static int run_job(lsim_graph **g, size_t n, lsim_job **jout, lsim_ns **ends, lsim_ns **starts, lsim_ns *span, lsim_err *err)
 {
     lsim_job *j = NULL;
     lsim_engine **e = calloc(n, sizeof *e);
     lsim_ns **w = calloc(n, sizeof *w);
     int rc = lsim_job_match(g, n, &j, err);
+    if (!rc && grouped_engines) rc = lsim_engines_new((const lsim_graph *const *)g, n, e, err);
     for (size_t i = 0; !rc && i < n; i++) {
-        rc = lsim_engine_new(g[i], &e[i], err);
+        if (!grouped_engines) rc = lsim_engine_new(g[i], &e[i], err);
         w[i] = malloc((g[i]->n ? g[i]->n : 1) * sizeof **w);
     }
     if (!rc) rc = lsim_job_run(j, e, w, err);
@@ -496,6 +499,51 @@ static void test_monotone_full(void)
     CHECK_MSG(inter > 0 && inter < one, "interleaved %lld vs 1F1B %lld", (long long)inter, (long long)one);
 }
 
+/* The engines of a job over one allocation (lsim_engines_new) give the same
+ * times as one allocation per engine, and no engine's arrays overlap
+ * another's (the job run keeps its ready stacks in the scratch arrays). */
+static void test_engine_group(void)
+{
+    lsim_synth_cfg c;
+    tiny_cfg(&c);
+    lsim_graph *g[8] = {NULL};
+    lsim_ns *s1[8] = {NULL}, *e1[8] = {NULL}, *s2[8] = {NULL}, *e2[8] = {NULL};
+    lsim_ns span1 = 0, span2 = 0;
+    lsim_err err;
+    CHECK(synth_all(&c, g, 8) == 0);
+    CHECK_MSG(run_job(g, 8, NULL, e1, s1, &span1, &err) == 0, "%s", err.msg);
+    grouped_engines = 1;
+    CHECK_MSG(run_job(g, 8, NULL, e2, s2, &span2, &err) == 0, "%s", err.msg);
+    grouped_engines = 0;
+    CHECK(span1 > 0 && span1 == span2);
+    for (size_t i = 0; i < 8; i++) {
+        CHECK_MSG(s1[i] && s2[i] && memcmp(s1[i], s2[i], g[i]->n * sizeof(lsim_ns)) == 0, "GPU %zu: starts differ", i);
+        CHECK_MSG(e1[i] && e2[i] && memcmp(e1[i], e2[i], g[i]->n * sizeof(lsim_ns)) == 0, "GPU %zu: ends differ", i);
+        free(s1[i]), free(e1[i]), free(s2[i]), free(e2[i]);
+    }
+    lsim_engine *e[8] = {NULL};
+    CHECK(lsim_engines_new((const lsim_graph *const *)g, 8, e, &err) == 0);
+    for (size_t i = 0; e[0] && i < 8; i++)
+        for (size_t k = 0; k < 8; k++) {
+            const char *a0 = (const char *)lsim_engine_start(e[i]), *a1 = a0 + g[i]->n * sizeof(lsim_ns);
+            const char *b0 = (const char *)lsim_engine_scratch(e[k]), *b1 = b0 + g[k]->n * sizeof(uint32_t);
+            const char *c0 = (const char *)lsim_engine_end(e[k]);
+            CHECK_MSG(a1 <= b0 || b1 <= a0, "engine %zu's starts overlap engine %zu's scratch", i, k);
+            CHECK_MSG(i == k || a1 <= c0 || c0 + g[k]->n * sizeof(lsim_ns) <= a0, "engines %zu and %zu overlap", i, k);
+        }
+    for (size_t i = 8; i-- > 0;) lsim_engine_free(e[i]);
+    free_graphs(g, 8);
+    /* the large-array allocator: 2 MiB aligned from 4 MiB up, and writable */
+    size_t big = (size_t)5 << 20;
+    unsigned char *p = lsim_alloc_big(big);
+    CHECK(p != NULL && ((uintptr_t)p & (((uintptr_t)2 << 20) - 1)) == 0);
+    if (p) {
+        memset(p, 0xab, big);
+        CHECK(p[0] == 0xab && p[big - 1] == 0xab);
+    }
+    free(p);
+}
+
 static void test_bad_input(void)
 {
     lsim_synth_cfg c;
@@ -535,6 +583,7 @@ int main(void)
     test_single_gpu_closed_form();
     test_pipeline_closed_form();
     test_monotone_full();
+    test_engine_group();
     test_bad_input();
     return check_result("test_synth");
 }
