@@ -93,6 +93,7 @@ typedef struct pstate {
     lsim_ns bound;            /* no message of this window arrives before it */
     lsim_err *err;
     int violation;
+    uint32_t cur; /* READY rounds: the local GPU being drained */
     pheap h;
     /* local GPUs that may have work in the window, most recently given
      * work last (see the window loop) */
@@ -131,15 +132,11 @@ static void arrive(pstate *s, size_t k, lsim_ns t)
     if (++s->arrived[k] == s->j->part_off[k + 1] - s->j->part_off[k]) complete(s, k);
 }
 
-static int ready(pstate *s, uint32_t l, uint32_t v)
+/* Collective v (instance k) on local GPU l is resolved: it arrives; an
+ * instance with participants on other ranks also makes a message. */
+static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
 {
     lsim_engine *e = s->e[l];
-    lsim_engine_resolve(e, v);
-    int32_t k = s->j->inst_of[s->gid[l]][v];
-    if (k < 0) {
-        push(&s->h, l, v);
-        return 0;
-    }
     lsim_ns t = lsim_engine_start(e)[v];
     if (s->remote[k]) {
         /* a message: its instance must not complete before the window ends */
@@ -169,6 +166,22 @@ static int ready(pstate *s, uint32_t l, uint32_t v)
     }
     arrive(s, (size_t)k, t);
     return 0;
+}
+
+static int ready(pstate *s, uint32_t l, uint32_t v)
+{
+    lsim_engine_resolve(s->e[l], v);
+    int32_t k = s->j->inst_of[s->gid[l]][v];
+    if (k >= 0) return coll_ready(s, l, v, k);
+    push(&s->h, l, v);
+    return 0;
+}
+
+/* lsim_engine_drain's hook (READY rounds): the GPU being drained is s->cur */
+static int drain_hook(void *ctx, uint32_t v, int32_t k)
+{
+    pstate *s = ctx;
+    return coll_ready(s, s->cur, v, k);
 }
 
 
@@ -487,8 +500,8 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     for (size_t l = 0; l < nlocal && !rc; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
-        for (uint32_t v = 0; v < g->n && !rc; v++)
-            if (lsim_engine_is_root(e[l], v)) rc = ready(&s, (uint32_t)l, v);
+        for (uint32_t v = 0; v < g->n && !rc; v++) /* roots: no in-edge (after the reset, is_root) */
+            if (g->in_off[v + 1] == g->in_off[v]) rc = ready(&s, (uint32_t)l, v);
     }
     uint64_t done = 0;
     int peer_failed = 0; /* some rank failed: stop, the agreement below names it */
@@ -542,7 +555,11 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         while (s.nwq && !rc) {
             size_t at = s.nwq - 1;
             uint32_t l = s.wq[at]; /* stays queued while it runs */
-            while (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
+            if (s.h.lifo) { /* READY: no window end, no order */
+                s.cur = l;
+                done += lsim_engine_drain(e[l], &s.h.n[l], j->inst_of[gid[l]], drain_hook, &s, &rc);
+            }
+            while (!s.h.lifo && s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
                 uint32_t v = pop(&s.h, l);
                 done++;
                 size_t nr = lsim_engine_release(e[l], v, rbuf);

@@ -230,6 +230,7 @@ typedef struct jstate {
     uint32_t *arrived;
     lsim_ns *max_arrival;
     jstack st;
+    uint32_t cur; /* the GPU being drained */
 } jstate;
 
 static inline void jpush(jstate *s, uint32_t g, uint32_t v)
@@ -241,16 +242,11 @@ static inline void jpush(jstate *s, uint32_t g, uint32_t v)
     }
 }
 
-/* v on GPU gi is ready: resolve it; a collective waits for its peers. */
-static void jresolve(jstate *s, uint32_t gi, uint32_t v)
+/* Collective v (instance k) on GPU gi is resolved: it waits for its peers;
+ * the last arrival completes it on every participant. */
+static void jarrive(jstate *s, uint32_t gi, uint32_t v, int32_t k)
 {
     lsim_engine *e = s->e[gi];
-    resolve(e, v);
-    int32_t k = s->j->inst_of[gi][v];
-    if (k < 0) {
-        jpush(s, gi, v);
-        return;
-    }
     if (e->start[v] > s->max_arrival[k]) s->max_arrival[k] = e->start[v];
     uint64_t p0 = s->j->part_off[k], p1 = s->j->part_off[k + 1];
     if (++s->arrived[k] < p1 - p0) return;
@@ -265,12 +261,48 @@ static void jresolve(jstate *s, uint32_t gi, uint32_t v)
     }
 }
 
+/* v on GPU gi is ready: resolve it; a collective waits for its peers. */
+static void jresolve(jstate *s, uint32_t gi, uint32_t v)
+{
+    resolve(s->e[gi], v);
+    int32_t k = s->j->inst_of[gi][v];
+    if (k < 0) jpush(s, gi, v);
+    else jarrive(s, gi, v, k);
+}
+
+static int jhook(void *ctx, uint32_t v, int32_t k)
+{
+    jstate *s = ctx;
+    jarrive(s, s->cur, v, k);
+    return 0;
+}
+
+uint64_t lsim_engine_drain(lsim_engine *e, size_t *n, const int32_t *inst, lsim_engine_hook hook, void *ctx, int *rc)
+{
+    const lsim_graph *g = e->g;
+    uint32_t *stack = e->heap;
+    uint64_t done = 0;
+    while (*n && !*rc) {
+        uint32_t u = stack[--*n];
+        done++;
+        for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
+            uint32_t w = g->out_dst[k];
+            if (--e->indeg[w]) continue;
+            resolve(e, w);
+            if (inst[w] < 0) stack[(*n)++] = w;
+            else if (!*rc) *rc = hook(ctx, w, inst[w]);
+        }
+    }
+    e->events += done;
+    return done;
+}
+
 int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits, lsim_err *err)
 {
     int rc = 0;
     size_t total = 0;
     jstate s = {j, E, waits, calloc(j->ninst ? j->ninst : 1, sizeof(uint32_t)),
-                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, 0, NULL}};
+                malloc((j->ninst ? j->ninst : 1) * sizeof(lsim_ns)), {NULL, NULL, 0, NULL}, 0};
     s.st.n = calloc(j->ngpus ? j->ngpus : 1, sizeof *s.st.n);
     s.st.gpu = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.st.gpu);
     s.st.queued = calloc(j->ngpus ? j->ngpus : 1, 1);
@@ -298,17 +330,9 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
          * queued above it and run after it blocks */
         size_t at = s.st.ngpu - 1;
         uint32_t gi = s.st.gpu[at];
-        lsim_engine *e = E[gi];
-        const lsim_graph *g = e->g;
-        while (s.st.n[gi]) {
-            uint32_t u = e->heap[--s.st.n[gi]];
-            e->events++;
-            done++;
-            for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++) {
-                uint32_t w = g->out_dst[k];
-                if (--e->indeg[w] == 0) jresolve(&s, gi, w);
-            }
-        }
+        int hrc = 0; /* jhook never fails */
+        s.cur = gi;
+        done += lsim_engine_drain(E[gi], &s.st.n[gi], j->inst_of[gi], jhook, &s, &hrc);
         s.st.queued[gi] = 0;
         s.st.ngpu--;
         /* the GPUs queued while gi ran (a few: one collective's peers) move

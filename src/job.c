@@ -526,3 +526,9 @@ void lsim_job_align_clocks(lsim_job *j)
         j->clock_offset[i] = off; /* kept for reporting */
     }
 }
+
+void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait)
+{
+    const int32_t *inst = j->inst_of[gpu];
+    for (size_t v = 0; v < n; v++) wait[v] = inst[v] < 0 ? 0 : end[v] - start[v] - j->transfer[inst[v]];
+}

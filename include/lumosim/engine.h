@@ -55,6 +55,18 @@ void lsim_engine_resolve(lsim_engine *e, uint32_t v);
 void lsim_engine_set_end(lsim_engine *e, uint32_t v, lsim_ns end);
 size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready);
 const lsim_graph *lsim_engine_graph(const lsim_engine *e);
+/* Drain: run the *n ready nodes held in e's scratch array (a stack) and
+ * every node they make ready, in no time order, until none is left. Each
+ * newly ready node is resolved; one with inst[v] >= 0 (a collective of the
+ * job: instance inst[v]) is handed to hook(ctx, v, inst[v]) instead, which
+ * may push nodes back (scratch[(*n)++] = v, e.g. when the collective
+ * completes) and returns 0 or a failure code; the first failure lands in
+ * *rc and stops the drain. Returns the node-events run. For drivers whose
+ * results do not depend on the order (the job run, the parallel engine's
+ * READY rounds): the per-event work is the serial engine's, inlined. Local;
+ * no allocation. */
+typedef int (*lsim_engine_hook)(void *ctx, uint32_t v, int32_t inst);
+uint64_t lsim_engine_drain(lsim_engine *e, size_t *n, const int32_t *inst, lsim_engine_hook hook, void *ctx, int *rc);
 /* Room for g->n node ids that stepping from outside leaves alone: the
  * driver's own ready queue (the job run's stack, the parallel engine's
  * heap), so that no driver allocates another per-node array. */

@@ -116,4 +116,12 @@ void lsim_job_align_clocks(lsim_job *j);
  * naming the instance if a collective can never complete. Local. */
 int lsim_job_run(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const *waits, lsim_err *err);
 
+/* The same waits, recovered after a run from GPU gpu's start and end arrays
+ * (n nodes): a collective of instance k ends at its last arrival + transfer[k]
+ * on every participant, so it waited end - start - transfer[k]; other nodes
+ * 0. Equal to what lsim_job_run and the parallel engine write, without a
+ * per-node array for the whole job during the run. wait: caller-allocated,
+ * n entries. Local. */
+void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait);
+
 #endif

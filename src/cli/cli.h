@@ -38,7 +38,6 @@ typedef struct lsim_cli_run {
     lsim_critical_path *cps;
     lsim_replay_item *items;
     lsim_job *job;           /* when the ranks were simulated together */
-    lsim_ns **waits;         /* per GPU: simulated waiting for peers */
     /* wall seconds of the phases of lsim_cli_simulate (or of the parallel
      * engine's run): collective matching; set-up of a coupled run's engines
      * (allocating and first writing their per-node state, lsim_cli_engines);
@@ -68,9 +67,8 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
 
 /* The report item of GPU i of run (engine, report and path already there). */
 lsim_replay_item lsim_cli_item(const lsim_cli_run *run, size_t i, int with_cp, int coupled, lsim_ns clock_offset);
-/* Before a coupled run: ablate the graphs (if asked), create run->engines
- * over one allocation and run->waits over another (r->waits[0] owns it;
- * lsim_cli_run_free frees both). */
+/* Before a coupled run: ablate the graphs (if asked) and create
+ * run->engines over one allocation (lsim_engines_new). */
 int lsim_cli_engines(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
 /* After a coupled run: metrics (with the waits) and critical path of local
  * GPU i, which is GPU `gpu` of run->job; fills run->items[i]. */

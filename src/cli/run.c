@@ -236,8 +236,6 @@ void lsim_cli_run_free(lsim_cli_run *r)
         if (r->cps) lsim_critical_path_clear(&r->cps[i]);
         free(r->paths[i]);
     }
-    if (r->waits) free(r->waits[0]); /* one block (lsim_cli_engines) */
-    free(r->waits);
     lsim_job_free(r->job);
     free(r->graphs);
     free(r->engines);
@@ -390,42 +388,31 @@ int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *r, size_t i, size_
 {
     lsim_graph *g = r->graphs[i];
     const lsim_engine *e = r->engines[i];
+    lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
+    if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", g->source);
+    lsim_job_waits(r->job, gpu, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
     int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[gpu],
-                                     r->waits[i], &r->reps[i], err);
+                                     wait, &r->reps[i], err);
+    free(wait);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->items[i] = lsim_cli_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);
     return rc;
 }
 
-/* Ablate (if asked), then one engine per local GPU and the waits they
- * simulate, each kind over one large allocation (lsim_engines_new,
- * lsim_alloc_big): written first during the run, they are most of the fresh
- * memory the simulate phase touches. r->waits[0] owns the waits' block. */
+/* Ablate (if asked), then one engine per local GPU over one large
+ * allocation (lsim_engines_new, lsim_alloc_big): written first during the
+ * run, the engines' state is most of the fresh memory a run touches. The
+ * simulated waits are not kept during the run; lsim_cli_finish_gpu recovers
+ * them (lsim_job_waits). */
 int lsim_cli_engines(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
 {
     int rc = 0;
-    size_t total = 0;
     for (size_t i = 0; i < r->n && !rc; i++) {
         lsim_graph *g = r->graphs[i];
         if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
-        total += g->n;
     }
     if (rc) return rc;
-    if ((rc = lsim_engines_new((const lsim_graph *const *)r->graphs, r->n, r->engines, err))) return rc;
-    lsim_ns *block = lsim_alloc_big((total ? total : 1) * sizeof *block);
-    r->waits = calloc(r->n ? r->n : 1, sizeof *r->waits);
-    if (!block || !r->waits) {
-        free(block);
-        free(r->waits);
-        r->waits = NULL;
-        return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the simulated waits");
-    }
-    for (size_t i = 0; i < r->n; i++) {
-        r->waits[i] = block;
-        block += r->graphs[i]->n;
-    }
-    if (!r->n) r->waits[0] = block;
-    return 0;
+    return lsim_engines_new((const lsim_graph *const *)r->graphs, r->n, r->engines, err);
 }
 
 /* The inputs are the ranks of one job: each graph says its rank and the
@@ -482,7 +469,7 @@ static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     rc = lsim_cli_engines(o, r, err);
     double t1b = now_s();
     r->setup_s = t1b - t1;
-    if (!rc) rc = lsim_job_run(r->job, r->engines, r->waits, err);
+    if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
     double t2 = now_s();
     r->simulate_s = t2 - t1b;
     for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_cli_finish_gpu(o, r, i, i, err);

@@ -499,15 +499,25 @@ static int sim_parallel_job(const lsim_cli_opts *o, lsim_cli_run *run, const siz
     run->setup_s = now_s() - t1;
     t1 = now_s();
     lsim_pdes_stats st;
-    rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, run->waits, popts, &st, err);
+    rc = lsim_pdes_run(MPI_COMM_WORLD, run->job, gid, run->engines, run->n, NULL, popts, &st, err);
     double t2 = now_s();
     run->simulate_s = t2 - t1;
-    if (!rc && o->stats && me == 0)
-        fprintf(stderr,
-                "lumosim: stats: parallel engine on %d ranks: lookahead %lld ns, %llu windows, %llu arrival messages, "
-                "%llu allreduces, %llu allgathers\n",
-                np, (long long)st.lookahead, (unsigned long long)st.windows, (unsigned long long)st.messages,
-                (unsigned long long)st.allreduces, (unsigned long long)st.allgathers);
+    if (!rc && o->stats) {
+        /* the time each rank spent in the round-end exchanges (waiting for
+         * the slowest included): with balanced work, what K = 2 loses */
+        double *sy = me == 0 ? malloc((size_t)np * sizeof *sy) : NULL;
+        MPI_Gather(&st.sync_s, 1, MPI_DOUBLE, sy, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (me == 0) {
+            fprintf(stderr,
+                    "lumosim: stats: parallel engine on %d ranks: lookahead %lld ns, %llu windows, %llu arrival "
+                    "messages, %llu allreduces, %llu allgathers; seconds in round-end exchanges per rank:",
+                    np, (long long)st.lookahead, (unsigned long long)st.windows, (unsigned long long)st.messages,
+                    (unsigned long long)st.allreduces, (unsigned long long)st.allgathers);
+            for (int r = 0; sy && r < np; r++) fprintf(stderr, " %.3f", sy[r]);
+            fputc('\n', stderr);
+        }
+        free(sy);
+    }
     for (size_t i = 0; !rc && i < run->n; i++) rc = lsim_cli_finish_gpu(o, run, i, gid[i], err);
     run->metrics_s = now_s() - t2;
 cleanup:
