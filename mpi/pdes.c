@@ -58,9 +58,9 @@ static void push(pheap *h, uint32_t l, uint32_t v)
     H[i] = v;
 }
 
+/* (time windows only: READY rounds drain the stack in the engine) */
 static uint32_t pop(pheap *h, uint32_t l)
 {
-    if (h->lifo) return h->node[l][--h->n[l]];
     uint32_t *H = h->node[l];
     const lsim_ns *S = h->S[l];
     uint32_t top = H[0], last = H[--h->n[l]];
