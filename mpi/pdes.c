@@ -500,7 +500,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     for (size_t l = 0; l < nlocal && !rc; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
-        for (uint32_t v = 0; v < g->n && !rc; v++) /* roots: no in-edge (after the reset, is_root) */
+        for (uint32_t v = 0; v < g->n && !rc; v++) /* roots: no in-edge */
             if (g->in_off[v + 1] == g->in_off[v]) rc = ready(&s, (uint32_t)l, v);
     }
     uint64_t done = 0;

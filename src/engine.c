@@ -379,7 +379,6 @@ void lsim_engine_reset(lsim_engine *e)
     for (size_t v = 0; v < g->n; v++) e->indeg[v] = (uint32_t)(g->in_off[v + 1] - g->in_off[v]);
 }
 
-int lsim_engine_is_root(const lsim_engine *e, uint32_t v) { return e->indeg[v] == 0; }
 
 void lsim_engine_resolve(lsim_engine *e, uint32_t v) { resolve(e, v); }
 

@@ -43,14 +43,13 @@ const int64_t *lsim_engine_bind_end(const lsim_engine *e);
 uint64_t lsim_engine_events(const lsim_engine *e);
 
 /* Stepping from outside, for engines driven by the job and parallel
- * engines (mpi/pdes.c). reset: every node waits for all its predecessors.
- * is_root: v has no predecessor left. resolve: fix a ready node's start, end
+ * engines (mpi/pdes.c). reset: every node waits for all its predecessors
+ * (the roots are the nodes without in-edges). resolve: fix a ready node's start, end
  * and deciding edges. set_end: a collective's end decided by its peers.
  * release: v is done; its successors that became ready are written to
  * `ready` (room for v's out-degree), their number returned. Local; no
  * allocation. */
 void lsim_engine_reset(lsim_engine *e);
-int lsim_engine_is_root(const lsim_engine *e, uint32_t v);
 void lsim_engine_resolve(lsim_engine *e, uint32_t v);
 void lsim_engine_set_end(lsim_engine *e, uint32_t v, lsim_ns end);
 size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready);
