@@ -27,6 +27,12 @@ if [ -d "$MG" ]; then
         "$L" whatif "$tmp/mg.h5" --model $M --from-gpu a100 --tp 2 --dp 4 -o "$tmp/t2.h5" >/dev/null &&
         "$L" whatif "$tmp/t4.h5" --model $M --from-gpu a100 --tp 8 --dp 1 -o "$tmp/t8.h5" >/dev/null &&
         for n in 20 60 80; do "$L" whatif "$tmp/mg.h5" --layers $n -o "$tmp/l$n.h5" >/dev/null || exit 1; done &&
+        for c in "8 2" "8 4" "4 2" "2 4"; do
+            set -- $c
+            "$L" whatif "$tmp/mg.h5" --model $M --from-gpu a100 --tp "$1" --pp "$2" -o "$tmp/p$1x$2.h5" >/dev/null || exit 1
+            "$L" synth --model $M --tp "$1" --pp "$2" --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
+                -o "$tmp/sp$1x$2.h5" >/dev/null || exit 1
+        done &&
         for n in 20 60 80; do
             "$L" synth --model $M --layers $n --tp 8 --pp 1 --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
                 -o "$tmp/sl$n.h5" >/dev/null || exit 1
@@ -58,6 +64,9 @@ print("| TP8 -> TP4 DP2 -> TP8 | %.2f (%+.2f %% vs the trace) | | round trip |" 
 for n in (20, 60, 80):
     print("| TP8 DP1, %d layers (the trace has 40) | %.2f | %.1f | `lumosim whatif mg.h5 --layers %d` |"
           % (n, job("%s/l%d.h5" % (t, n)), job("%s/sl%d.h5" % (t, n)), n))
+for tp, pp in ((8, 2), (8, 4), (4, 2), (2, 4)):
+    print("| TP%d PP%d (%d GPUs) | %.2f | %.1f | `lumosim whatif mg.h5 --model M --from-gpu a100 --tp %d --pp %d` |"
+          % (tp, pp, tp * pp, job("%s/p%dx%d.h5" % (t, tp, pp)), job("%s/sp%dx%d.h5" % (t, tp, pp)), tp, pp))
 print()
 print("The what-if barely moves while synth grows: the trace's ranks spend 190-430 ms of the step waiting for")
 print("their peers (host-bound), so the extra GPU work at lower TP is absorbed by that waiting; the new ranks")
@@ -68,6 +77,13 @@ print("host work included: rank 0's exposed compute moves by 3.17 ms per layer, 
 print("compute stream, while the iteration moves by 14.4 ms per layer above 40, set by the slowest rank's host")
 print("(rank 6's GPU idles 531 of 1227 ms at 80 layers while the others wait for it). Synth of the same")
 print("shapes moves by 8.3 ms per layer (a full training step, no host).")
+print()
+print("With --pp the trace's 40 layers are cut into stages (the embedding on the first, the head and loss on")
+print("the last) and a send, a receive and Megatron's blocking synchronize are inserted at each boundary. The")
+print("trace is one forward micro-batch, so the stages run one after another and more stages take longer:")
+print("the receiving stage's host launches its layers only once the activations arrived, and each stage's")
+print("slowest host is on the path. Every kernel keeps its duration on exactly one stage (the stages'")
+print("compute adds up to the trace's; tested). Synth here is a full training step with one micro-batch.")
 PY
 fi
 {

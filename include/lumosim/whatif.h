@@ -327,4 +327,30 @@ int lsim_wi_pipeline(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, const lsim_wi_
  * one. */
 void lsim_wi_pipe_record(const lsim_wi_pipe *s, lsim_wi_counts *rec);
 
+/* --pp on a Kineto trace (trace_pipe.c): a forward-only PP-1 trace with one
+ * forward micro-batch, its layers recovered from the kernel structure, cut
+ * into the stages of a 1F1B (or interleaved) pipeline. Checks only, from
+ * the identification (source: for messages; forward_only, layers and runs
+ * as lsim_wi_ident / its klayers report them, layers after --layers):
+ * LSIM_EARG naming the numbers. */
+int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi_layout *L,
+                             const lsim_wi_pipe_cfg *to, int layers, int runs, lsim_err *err);
+/* The graph of stage pp_i of column (tp_i, dp_i) in layout (L.tp, to->pp,
+ * L.dp), from `in`, that column's normalized source GPU (only read): the
+ * other stages' layers removed with their launches and CPU work (work
+ * before the first layer on stage 0, after the last on the last stage, CPU
+ * work outside the layers on every stage); at each stage boundary a
+ * receive / send kernel on a new pipeline stream, launched from the
+ * launching thread and followed by a blocking synchronize (Megatron's
+ * batch_p2p_sync), the receive before the layer's first kernel (event) and
+ * the send after its last, timed lsim_cost_p2p(topo, activations) with the
+ * activations the layers' TP all-reduces carry; groups renamed to stage
+ * pp_i, rank and world size set. New transfers counted as re-timed (pp) in
+ * rec; node counts are left to the caller (the difference between a
+ * column and its stages). LSIM_EARG as lsim_wi_trace_pipe_check, or when
+ * the structure cannot be placed; LSIM_ENOMEM. */
+int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
+                           const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out,
+                           lsim_wi_counts *rec, lsim_err *err);
+
 #endif

@@ -47,8 +47,10 @@ static const char *USAGE_WHATIF =
     "                    copied with their collectives\n"
     "  --hidden N        model width N (attention width heads x head_dim kept)\n"
     "  --ffn N           MLP width N\n"
-    "  --pp N            pipeline stages N (synthesized stores): layers\n"
-    "                    reassigned, send/recv inserted, schedule rebuilt\n"
+    "  --pp N            pipeline stages N: layers reassigned, send/recv\n"
+    "                    inserted, schedule rebuilt (synthesized stores; on a\n"
+    "                    forward-only trace with one micro-batch, its layers\n"
+    "                    cut into stages with a transfer at each boundary)\n"
     "  --schedule S      1f1b or interleaved:V (default: the source's)\n"
     "  --micro-batches N micro-batches per pipeline (default: the source's;\n"
     "                    with --dp, a fixed global batch)\n"
@@ -145,7 +147,7 @@ int lsim_cli_whatif(int argc, char **argv)
     long dp = 0, layers = 0, seed = 1, batch = 64, tp = 0, hidden = 0, ffn = 0, mbatch = 0;
     const char *model_s = NULL;
     long pp_new = 0, vst_new = 0, mbs_new = 0; /* --pp, --schedule (V), --micro-batches; 0: not given */
-    int pipe = 0, src_m = 0;
+    int pipe = 0, tpipe = 0, src_m = 0;
     size_t ncols = 0;
     lsim_wi_pipe **cols = NULL;
     lsim_wi_pipe_cfg pcfg;
@@ -162,8 +164,9 @@ int lsim_cli_whatif(int argc, char **argv)
     lsim_wi_ident *ids = NULL;
     lsim_job_entry *ents = NULL;
     lsim_wi_job *job = NULL;
-    lsim_graph **gs = NULL, **blk = NULL;
-    size_t nread = 0, nblk = 0;
+    lsim_graph **gs = NULL, **blk = NULL, **srcb = NULL;
+    uint64_t tk_src[LSIM_N_NKINDS] = {0}, tk_new[LSIM_N_NKINDS] = {0}, te_src = 0, te_new = 0;
+    size_t nread = 0, nblk = 0, nsrcb = 0;
     lsim_store_writer *w = NULL;
     char *cmd = NULL, *text = NULL;
     size_t tlen = 0;
@@ -356,24 +359,50 @@ int lsim_cli_whatif(int argc, char **argv)
     }
     pipe = pp_new || vst_new || mbs_new;
     if (pipe) {
+        /* a trace whose layers were recovered from its kernel structure on
+         * every rank (tpipe), else every kernel tagged */
+        tpipe = 1;
         for (size_t i = 0; i < n; i++)
+            if (ids[i].layer_source != LSIM_WI_LAYERS_KERNELS || !ids[i].klayers.found) tpipe = 0;
+        for (size_t i = 0; i < n && !tpipe; i++)
             if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
                 rc = lsim_err_set(&err, LSIM_EARG,
-                                  "%s: rank %zu: layer structure unknown (found: %s): --pp, --schedule and "
-                                  "--micro-batches need every kernel tagged by layer and micro-batch, as lumosim synth "
-                                  "writes them (L12.mb3.fwd.qkv_gemm); not implemented for traces",
-                                  in, i, lsim_wi_layer_source_name(ids[i].layer_source));
+                                  "%s: rank %zu: layer structure unknown (%s): --pp, --schedule and --micro-batches "
+                                  "need every kernel tagged by layer and micro-batch, as lumosim synth writes them "
+                                  "(L12.mb3.fwd.qkv_gemm), or a trace whose layers repeat between tensor-parallel "
+                                  "all-reduces on every rank (see whatif --identify)",
+                                  in, i,
+                                  ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? ids[i].klayers.why
+                                                                                : lsim_wi_layer_source_name(ids[i].layer_source));
                 goto done;
             }
         pcfg.pp = pp_new ? (int)pp_new : L.pp;
         pcfg.vstages = vst_new ? (int)vst_new : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
         Ln.pp = pcfg.pp;
         st[ST_PIPE].used = 1;
+        if (tpipe) {
+            const lsim_wi_kernel_layers *k0 = &ids[0].klayers;
+            for (size_t i = 1; i < n; i++)
+                if (ids[i].klayers.layers != k0->layers || ids[i].klayers.runs != k0->runs) {
+                    rc = lsim_err_set(&err, LSIM_EARG,
+                                      "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --pp "
+                                      "needs the same structure on every rank",
+                                      in, i, ids[i].klayers.layers, ids[i].klayers.runs, k0->layers, k0->runs);
+                    goto done;
+                }
+            src_m = k0->runs;
+            pcfg.micro_batches = mbs_new ? (int)mbs_new : src_m;
+            int fwd = 1;
+            for (size_t i = 0; i < n; i++) fwd &= ids[i].forward_only != 0;
+            rc = lsim_wi_trace_pipe_check(in, fwd, &L, &pcfg, layers ? (int)layers : k0->layers, k0->runs, &err);
+            if (rc) goto done;
+        }
     }
-    if (Ln.tp != L.tp || hidden || ffn || model_s || pipe) {
+    if (Ln.tp != L.tp || hidden || ffn || model_s || (pipe && !tpipe)) {
         /* the source's shape, and the new one */
         for (size_t i = 0; i < n; i++)
-            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && (pipe || ids[i].layer_source != LSIM_WI_LAYERS_KERNELS)) {
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS &&
+                ((pipe && !tpipe) || ids[i].layer_source != LSIM_WI_LAYERS_KERNELS)) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
                                   "kernel's role in its layer, which lumosim synth's node tags give "
@@ -475,15 +504,18 @@ int lsim_cli_whatif(int argc, char **argv)
     lsim_wi_layout Ls = L;
     Ls.pp = Ln.pp;
     if (!(blk = calloc(per, sizeof *blk))) goto nomem;
-    if (pipe) {
+    if (tpipe && !(srcb = calloc(per, sizeof *srcb))) goto nomem;
+    if (tpipe) nsrcb = per;
+    if (pipe && !tpipe) {
         if (!(cols = calloc(per, sizeof *cols))) goto nomem;
         ncols = per;
         for (size_t i = 0; i < per; i++)
             if ((rc = lsim_wi_pipe_new(&L, (int)(i % (size_t)L.tp), (int)(i / (size_t)L.tp), &cols[i], &err))) goto done;
     }
-    for (int it = 0; it < (pipe ? L.pp + Ls.pp : L.pp); it++) {
+    for (int it = 0; it < (tpipe ? Ls.pp : pipe ? L.pp + Ls.pp : L.pp); it++) {
         int p = it;
-        if (pipe && it >= L.pp) {
+        if (tpipe && it > 0) goto tstage;
+        if (pipe && !tpipe && it >= L.pp) {
             /* a stage of the new pipeline, from every column */
             p = it - L.pp;
             for (size_t i = 0; i < per; i++) {
@@ -517,6 +549,25 @@ int lsim_cli_whatif(int argc, char **argv)
         }
         lsim_store_free_graphs(gs, nread);
         gs = NULL;
+        if (tpipe) {
+            /* a trace: the one source stage is kept, each new stage cut from it */
+            for (size_t i = 0; i < nblk; i++) {
+                srcb[i] = blk[i], blk[i] = NULL;
+                for (size_t v = 0; v < srcb[i]->n; v++) tk_src[srcb[i]->kind[v]]++;
+                te_src += srcb[i]->nedges;
+            }
+            nblk = 0;
+        tstage:
+            for (size_t i = 0; i < per; i++) {
+                rc = lsim_wi_trace_pipeline(srcb[i], &L, &pcfg, &tfrom, (int)(i % (size_t)L.tp),
+                                            (int)(i / (size_t)L.tp), p, &blk[i], &st[ST_PIPE].c, &err);
+                if (rc) goto done;
+                nblk = i + 1;
+                for (size_t v = 0; v < blk[i]->n; v++) tk_new[blk[i]->kind[v]]++;
+                te_new += blk[i]->nedges;
+            }
+            goto emit;
+        }
         if (pipe) {
             for (size_t i = 0; i < nblk; i++) {
                 if (!rc) rc = lsim_wi_pipe_add(cols[i], blk[i], p, &err);
@@ -581,6 +632,17 @@ int lsim_cli_whatif(int argc, char **argv)
         nblk = 0;
     }
     for (size_t i = 0; cols && i < per; i++) lsim_wi_pipe_record(cols[i], &st[ST_PIPE].c);
+    if (tpipe) {
+        /* the difference between the source columns and their stages */
+        lsim_wi_counts *c = &st[ST_PIPE].c;
+        for (int k = 0; k < LSIM_N_NKINDS; k++) {
+            if (tk_new[k] > tk_src[k]) c->added[k] += tk_new[k] - tk_src[k];
+            else c->removed[k] += tk_src[k] - tk_new[k];
+        }
+        if (te_new > te_src) c->edges_added += te_new - te_src;
+        else c->edges_removed += te_src - te_new;
+        c->gpus_added += (uint64_t)(Ls.pp - 1) * per;
+    }
     /* the record, kept in the new store (root attribute "whatif") */
     if (!(rf = open_memstream(&text, &tlen))) goto nomem;
     fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":\"", LSIM_VERSION);
@@ -670,6 +732,8 @@ done:
     lsim_store_free_graphs(gs, nread);
     for (size_t i = 0; blk && i < nblk; i++) lsim_graph_free(blk[i]);
     free(blk);
+    for (size_t i = 0; srcb && i < nsrcb; i++) lsim_graph_free(srcb[i]);
+    free(srcb);
     lsim_store_gpu_table_free(tab, n);
     free(ids);
     free(ranks);

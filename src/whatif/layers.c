@@ -79,14 +79,9 @@ static int rename_node(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_
 }
 
 
-typedef struct tnode {
-    lsim_ns t;
-    uint32_t v;
-} tnode;
-
-static int cmp_tnode(const void *a, const void *b)
+int wi_cmp_tnode(const void *a, const void *b)
 {
-    const tnode *x = a, *y = b;
+    const wi_tnode *x = a, *y = b;
     return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->v > y->v) - (x->v < y->v);
 }
 
@@ -106,75 +101,67 @@ static int32_t seg_at(const lsim_ns *t0, const lsim_ns *t1, int units, int runs,
     return at;
 }
 
-/* --layers on a Kineto trace: the layers are those trace_roles.c recovers
- * from the compute stream's repeating structure (run r, layer l: a time
- * range of that stream from the layer's first kernel to the next layer's).
- * A layer subgraph is every node of the compute stream in its range, the
- * tensor-parallel all-reduces it owns, their launch calls, and the CPU work
- * of the launching threads between the layer's first launch and the next
- * layer's (blocking calls stay, as for tagged graphs). Every rank of a job
- * recovers the same structure, so the copies' collectives pair up again
- * (sequence numbers are renumbered). Why time ranges: kernels between a
- * layer's recognised ones (dropouts, copies, unrecognised element-wise work)
- * belong to it as much as its GEMMs do. */
-static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
-                           lsim_wi_counts *rec, lsim_err *err)
+void wi_tcut_free(wi_tcut *C)
 {
-    wi_troles R;
-    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
-    if (rc) return rc;
-    lsim_graph *o = NULL;
-    lsim_engine *E = NULL;
-    tnode *T = NULL;
-    lsim_ns *t0 = NULL, *t1 = NULL, *c0 = NULL, *c1 = NULL;
-    int32_t *seg = NULL, *cseg = NULL;
-    int *copies = NULL;
-    uint8_t *removed = NULL;
-    uint32_t *launcher = NULL;
-    int units = R.layers, runs = R.runs, nseg = units * runs;
-    if (!R.found || units <= 0 || runs <= 0) {
-        rc = lsim_err_set(err, LSIM_EARG, "%s: layer structure unknown (%s): --layers needs the layers of the trace",
-                          in->source, R.why[0] ? R.why : "no repeating layer structure");
-        goto cleanup;
-    }
-    if (layers <= 0 || layers % L->pp) {
-        rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
-        goto cleanup;
-    }
-    int nlpc = layers / L->pp;
+    if (!C) return;
+    free(C->seg);
+    free(C->launcher);
+    free(C->t0);
+    free(C->t1);
+    lsim_engine_free(C->E);
+    memset(C, 0, sizeof *C);
+}
+
+/* The layer subgraphs of a Kineto trace (wi_internal.h). Why time ranges:
+ * kernels between a layer's recognised ones (dropouts, copies, unrecognised
+ * element-wise work) belong to it as much as its GEMMs do. Why the graph's
+ * own schedule: observed times are gone after normalisation, and a schedule
+ * orders every processor consistently. */
+int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_tcut *C, lsim_err *err)
+{
+    memset(C, 0, sizeof *C);
+    int rc = 0;
+    wi_tnode *T = NULL;
+    lsim_ns *c0 = NULL, *c1 = NULL;
+    int32_t *cseg = NULL;
+    int units = R->layers, runs = R->runs, nseg = units * runs;
+    C->units = units, C->runs = runs, C->nseg = nseg;
+    C->cpu_thread = UINT32_MAX;
+    if (!R->found || units <= 0 || runs <= 0)
+        return lsim_err_set(err, LSIM_EARG, "%s: layer structure unknown (%s): %s needs the layers of the trace",
+                            in->source, R->why[0] ? R->why : "no repeating layer structure", what);
     size_t n = in->n;
-    /* times: a schedule of this graph alone (observed times are gone after
-     * normalisation, and a schedule orders every processor consistently) */
-    if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
-    const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
+    if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
     T = malloc((n ? n : 1) * sizeof *T);
-    seg = malloc((n ? n : 1) * sizeof *seg);
+    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
     cseg = malloc((n ? n : 1) * sizeof *cseg);
-    removed = calloc(n ? n : 1, 1);
-    launcher = malloc((n ? n : 1) * sizeof *launcher);
-    t0 = malloc((size_t)nseg * sizeof *t0);
-    t1 = malloc((size_t)nseg * sizeof *t1);
+    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = malloc((size_t)nseg * sizeof *C->t0);
+    C->t1 = malloc((size_t)nseg * sizeof *C->t1);
     c0 = malloc((size_t)nseg * sizeof *c0);
     c1 = malloc((size_t)nseg * sizeof *c1);
-    copies = malloc((size_t)nseg * sizeof *copies);
-    if (!T || !seg || !cseg || !removed || !launcher || !t0 || !t1 || !c0 || !c1 || !copies) {
+    if (!T || !C->seg || !cseg || !C->launcher || !C->t0 || !C->t1 || !c0 || !c1) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
     }
+    int32_t *seg = C->seg;
+    uint32_t *launcher = C->launcher;
+    lsim_ns *t0 = C->t0, *t1 = C->t1;
     /* the compute stream in time order: where each run's layers begin */
     size_t nt = 0;
     for (size_t v = 0; v < n; v++) {
         seg[v] = cseg[v] = -1;
         launcher[v] = UINT32_MAX;
         const lsim_proc *pr = &in->procs[in->proc[v]];
-        if (pr->is_gpu && pr->tid == R.stream) T[nt++] = (tnode){ts[v], (uint32_t)v};
+        if (pr->is_gpu && pr->tid == R->stream) T[nt++] = (wi_tnode){ts[v], (uint32_t)v};
     }
-    qsort(T, nt, sizeof *T, cmp_tnode);
+    qsort(T, nt, sizeof *T, wi_cmp_tnode);
     for (int s = 0; s < nseg; s++) t0[s] = INT64_MAX, t1[s] = INT64_MIN;
     {
         int run = -1, last = units;
         for (size_t i = 0; i < nt; i++) {
-            int l = R.layer[T[i].v];
+            int l = R->layer[T[i].v];
             if (l < 0) continue;
             if (l < last && (run < 0 || l == 0)) run++;
             else if (l < last) run = runs; /* out of order: reported below */
@@ -189,8 +176,8 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
         if (!ok) {
             rc = lsim_err_set(err, LSIM_EARG,
                               "%s: the %d layers x %d runs recovered from the compute stream do not follow each "
-                              "other in time: --layers cannot cut them apart",
-                              in->source, units, runs);
+                              "other in time: %s cannot cut them apart",
+                              in->source, units, runs, what);
             goto cleanup;
         }
     }
@@ -199,14 +186,14 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     for (size_t v = 0; v < n; v++) {
         const lsim_proc *pr = &in->procs[in->proc[v]];
         if (!pr->is_gpu) continue;
-        if (pr->tid == R.stream) seg[v] = seg_at(t0, t1, units, runs, ts[v]);
-        else if (R.layer[v] >= 0) {
+        if (pr->tid == R->stream) seg[v] = seg_at(t0, t1, units, runs, ts[v]);
+        else if (R->layer[v] >= 0) {
             seg[v] = seg_at(t0, t1, units, runs, ts[v]);
-            if (seg[v] < 0 || seg[v] % units != R.layer[v]) {
+            if (seg[v] < 0 || seg[v] % units != R->layer[v]) {
                 rc = lsim_err_set(err, LSIM_EARG,
                                   "%s: the all-reduce of layer %d (%s) lies outside that layer's span on the compute "
-                                  "stream: --layers cannot place it",
-                                  in->source, R.layer[v], lsim_strtab_get(in->strings, in->name[v]));
+                                  "stream: %s cannot place it",
+                                  in->source, R->layer[v], lsim_strtab_get(in->strings, in->name[v]), what);
                 goto cleanup;
             }
         }
@@ -248,28 +235,58 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     }
     for (size_t v = 0; v < n; v++)
         if (seg[v] < 0) seg[v] = cseg[v];
-    for (int s = 0; s < nseg; s++) copies[s] = layer_copies(s % units, units, nlpc);
-    for (size_t v = 0; v < n; v++)
-        if (seg[v] >= 0 && copies[seg[v]] == 0) removed[v] = 1;
-    {
-        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 2, NULL, NULL};
-        if ((rc = wi_rebuild(in, &P, &o, rec, err))) goto cleanup;
-    }
-    *out = o;
-    o = NULL;
+    C->cpu_thread = cpu_thread;
 cleanup:
-    lsim_graph_free(o);
-    lsim_engine_free(E);
-    wi_troles_free(&R);
+    if (rc) wi_tcut_free(C);
     free(T);
-    free(seg);
     free(cseg);
-    free(removed);
-    free(launcher);
-    free(t0);
-    free(t1);
     free(c0);
     free(c1);
+    return rc;
+}
+
+/* --layers on a Kineto trace: the layers are those trace_roles.c recovers
+ * from the compute stream's repeating structure (wi_trace_cut: run r, layer
+ * l, a time range of that stream from the layer's first kernel to the next
+ * layer's, with the tensor-parallel all-reduces it owns, their launch calls,
+ * and the CPU work of the launching threads between the layer's first launch
+ * and the next layer's; blocking calls stay, as for tagged graphs). Every
+ * rank of a job recovers the same structure, so the copies' collectives pair
+ * up again (sequence numbers are renumbered). */
+static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
+                           lsim_wi_counts *rec, lsim_err *err)
+{
+    wi_troles R;
+    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
+    if (rc) return rc;
+    wi_tcut C;
+    memset(&C, 0, sizeof C);
+    int *copies = NULL;
+    uint8_t *removed = NULL;
+    if (layers <= 0 || layers % L->pp) {
+        rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
+        goto cleanup;
+    }
+    if ((rc = wi_trace_cut(in, &R, "--layers", &C, err))) goto cleanup;
+    int nlpc = layers / L->pp, nseg = C.nseg;
+    size_t n = in->n;
+    removed = calloc(n ? n : 1, 1);
+    copies = malloc((size_t)nseg * sizeof *copies);
+    if (!removed || !copies) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+        goto cleanup;
+    }
+    for (int s = 0; s < nseg; s++) copies[s] = layer_copies(s % C.units, C.units, nlpc);
+    for (size_t v = 0; v < n; v++)
+        if (C.seg[v] >= 0 && copies[C.seg[v]] == 0) removed[v] = 1;
+    {
+        wi_plan P = {removed, C.seg, copies, (uint32_t)nseg, NULL, 2, NULL, NULL};
+        rc = wi_rebuild(in, &P, out, rec, err);
+    }
+cleanup:
+    wi_tcut_free(&C);
+    wi_troles_free(&R);
+    free(removed);
     free(copies);
     return rc;
 }

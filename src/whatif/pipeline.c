@@ -267,20 +267,17 @@ void lsim_wi_pipe_source(const lsim_wi_pipe *s, int *layers, int *micro_batches)
     if (micro_batches) *micro_batches = s->m;
 }
 
-int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *err)
+int wi_pipe_shape_check(const lsim_wi_pipe_cfg *to, int N, const char *whose, lsim_err *err)
 {
-    int rc = index_recs(s, err);
-    if (rc) return rc;
-    int pp = to->pp, V = to->vstages, m = to->micro_batches, N = s->layers;
+    int pp = to->pp, V = to->vstages, m = to->micro_batches;
     if (pp <= 0 || V <= 0 || m <= 0)
         return lsim_err_set(err, LSIM_EARG, "--pp %d, interleaved:%d, --micro-batches %d: must be positive", pp, V, m);
-    if (pp > N)
-        return lsim_err_set(err, LSIM_EARG, "--pp %d: more pipeline stages than the model's %d layers", pp, N);
+    if (pp > N) return lsim_err_set(err, LSIM_EARG, "--pp %d: more pipeline stages than the %s %d layers", pp, whose, N);
     if ((long)pp * V > N)
         return lsim_err_set(err, LSIM_EARG, "--pp %d with interleaved:%d: PP x V = %d model chunks, more than the %d layers",
                             pp, V, pp * V, N);
     if (N % (pp * V))
-        return lsim_err_set(err, LSIM_EARG, "the model's %d layers are not divisible by PP x V = %d x %d", N, pp, V);
+        return lsim_err_set(err, LSIM_EARG, "the %s %d layers are not divisible by PP x V = %d x %d", whose, N, pp, V);
     if (V > 1 && pp < 2)
         return lsim_err_set(err, LSIM_EARG, "--schedule interleaved:%d needs --pp >= 2 (got %d); use --schedule 1f1b", V, pp);
     if (V > 1 && m % pp)
@@ -288,6 +285,15 @@ int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *er
                             "--schedule interleaved:%d: %d micro-batches per pipeline are not divisible by PP = %d "
                             "(Megatron's rule)",
                             V, m, pp);
+    return 0;
+}
+
+int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *err)
+{
+    int rc = index_recs(s, err);
+    if (rc) return rc;
+    int V = to->vstages, m = to->micro_batches, N = s->layers;
+    if ((rc = wi_pipe_shape_check(to, N, "model's", err))) return rc;
     if ((double)m * V * N > 1e8) return lsim_err_set(err, LSIM_EARG, "--micro-batches %d: too much work to emit", m);
     if (!s->have_launch) return lsim_err_set(err, LSIM_EARG, "%s: no kernel launch found (pipeline transform)", s->source);
     for (int32_t l = 0; l < N; l++)

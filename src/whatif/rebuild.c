@@ -99,6 +99,41 @@ static int renumber_by_origin(const lsim_graph *g, const wi_plan *P, lsim_graph 
     return 0;
 }
 
+/* A new graph with g's scalars and statistics, its strings (same ids) and
+ * every array allocated for n nodes, m edges, nc collectives and nprocs
+ * processors (in_off and out_off zeroed, the rest unset); NULL when out of
+ * memory. The one place that knows which members of lsim_graph are arrays. */
+static lsim_graph *shell(const lsim_graph *g, size_t n, uint64_t m, size_t nc, uint32_t nprocs, const char *source)
+{
+    lsim_graph *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    *o = *g;
+    o->source = NULL, o->strings = NULL;
+    o->kind = NULL, o->flags = NULL, o->proc = NULL, o->name = NULL, o->dur = NULL, o->obs_start = NULL;
+    o->obs_end = NULL, o->release = NULL, o->corr = NULL, o->iter = NULL, o->coll = NULL;
+    o->in_off = NULL, o->in_src = NULL, o->in_delay = NULL, o->in_class = NULL, o->out_off = NULL, o->out_dst = NULL;
+    o->procs = NULL, o->iters = NULL, o->colls = NULL;
+    o->n = n, o->nedges = m, o->ncoll = nc, o->nprocs = nprocs;
+#define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
+    if (!ALLOC(kind, n) || !ALLOC(flags, n) || !ALLOC(proc, n) || !ALLOC(name, n) || !ALLOC(dur, n) ||
+        !ALLOC(obs_start, n) || !ALLOC(obs_end, n) || !ALLOC(release, n) || !ALLOC(corr, n) || !ALLOC(iter, n) ||
+        !ALLOC(coll, n) || !ALLOC(in_src, m) || !ALLOC(in_delay, m) || !ALLOC(in_class, m) || !ALLOC(out_dst, m) ||
+        !ALLOC(procs, nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, nc) ||
+        !(o->in_off = calloc(n + 1, sizeof *o->in_off)) || !(o->out_off = calloc(n + 1, sizeof *o->out_off)) ||
+        !(o->source = strdup(source)) || !(o->strings = lsim_strtab_new()))
+        goto fail;
+#undef ALLOC
+    for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
+        const char *str = lsim_strtab_get(g->strings, i);
+        uint32_t id;
+        if (lsim_strtab_intern(o->strings, str, strlen(str), &id) || id != i) goto fail;
+    }
+    return o;
+fail:
+    lsim_graph_free(o);
+    return NULL;
+}
+
 int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
@@ -251,34 +286,13 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
     inoff[nn] = ne;
 #undef NODE_OF
     /* the graph: scalars and statistics from g, every array new */
-    if (!(o = calloc(1, sizeof *o))) goto nomem;
-    *o = *g;
-    o->source = NULL, o->strings = NULL;
-    o->kind = NULL, o->flags = NULL, o->proc = NULL, o->name = NULL, o->dur = NULL, o->obs_start = NULL;
-    o->obs_end = NULL, o->release = NULL, o->corr = NULL, o->iter = NULL, o->coll = NULL;
-    o->in_off = inoff, o->in_src = NULL, o->in_delay = NULL, o->in_class = NULL, o->out_off = NULL, o->out_dst = NULL;
-    o->procs = NULL, o->iters = NULL, o->colls = NULL;
-    inoff = NULL;
-    o->n = nn;
-    o->nedges = ne;
     size_t ncoll = 0;
     for (size_t x = 0; x < nn; x++)
         if (g->coll[from[x]] >= 0) ncoll++;
-    o->ncoll = ncoll;
-#define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
-    if (!ALLOC(kind, nn) || !ALLOC(flags, nn) || !ALLOC(proc, nn) || !ALLOC(name, nn) || !ALLOC(dur, nn) ||
-        !ALLOC(obs_start, nn) || !ALLOC(obs_end, nn) || !ALLOC(release, nn) || !ALLOC(corr, nn) || !ALLOC(iter, nn) ||
-        !ALLOC(coll, nn) || !ALLOC(in_src, ne) || !ALLOC(in_delay, ne) || !ALLOC(in_class, ne) ||
-        !ALLOC(out_dst, ne) || !ALLOC(procs, g->nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, ncoll) ||
-        !(o->out_off = calloc(nn + 1, sizeof *o->out_off)))
-        goto nomem;
-#undef ALLOC
-    if (!(o->source = strdup(P->source ? P->source : g->source)) || !(o->strings = lsim_strtab_new())) goto nomem;
-    for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
-        const char *str = lsim_strtab_get(g->strings, i);
-        uint32_t id;
-        if (lsim_strtab_intern(o->strings, str, strlen(str), &id) || id != i) goto nomem;
-    }
+    if (!(o = shell(g, nn, ne, ncoll, g->nprocs, P->source ? P->source : g->source))) goto nomem;
+    free(o->in_off);
+    o->in_off = inoff;
+    inoff = NULL;
     if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
     for (uint32_t p = 0; p < o->nprocs; p++) o->procs[p].nnodes = 0;
     if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
@@ -373,4 +387,85 @@ int wi_renumber_seq(lsim_graph *o, lsim_err *err)
     }
     free(next);
     return 0;
+}
+
+/* Why a separate pass rather than a wi_plan option: insertion needs new
+ * processors, names and collectives, which removal and copying never make;
+ * appending keeps wi_rebuild's id rules untouched. */
+int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, const wi_addnode *nodes, size_t nn,
+              const wi_addedge *edges, size_t ne, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    lsim_graph *o = NULL;
+    size_t n = g->n + nn, nc = g->ncoll;
+    uint64_t m = g->nedges + ne;
+    for (size_t i = 0; i < nn; i++) nc += nodes[i].has_coll != 0;
+    for (size_t i = 0; i < ne; i++)
+        if (edges[i].src >= n || edges[i].dst >= n) return lsim_err_set(err, LSIM_EARG, "%s: edge to no node", g->source);
+    if (n >= UINT32_MAX - 1) return lsim_err_set(err, LSIM_EARG, "%s: the graph would have too many nodes", g->source);
+    if (!(o = shell(g, n, m, nc, g->nprocs + nprocs, g->source))) goto nomem;
+    if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
+    if (nprocs) memcpy(o->procs + g->nprocs, procs, nprocs * sizeof *o->procs);
+    for (uint32_t p = g->nprocs; p < o->nprocs; p++) o->procs[p].nnodes = 0;
+    if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
+    if (g->ncoll) memcpy(o->colls, g->colls, g->ncoll * sizeof *o->colls);
+#define COPY(f) memcpy(o->f, g->f, g->n * sizeof *o->f)
+    if (g->n) {
+        COPY(kind), COPY(flags), COPY(proc), COPY(name), COPY(dur), COPY(obs_start), COPY(obs_end);
+        COPY(release), COPY(corr), COPY(iter), COPY(coll);
+    }
+#undef COPY
+    size_t ci = g->ncoll;
+    for (size_t i = 0; i < nn; i++) {
+        const wi_addnode *a = &nodes[i];
+        size_t x = g->n + i;
+        if (a->proc >= o->nprocs) {
+            lsim_graph_free(o);
+            return lsim_err_set(err, LSIM_EARG, "%s: node on no processor", g->source);
+        }
+        o->kind[x] = a->kind, o->flags[x] = a->flags, o->proc[x] = a->proc, o->dur[x] = a->dur;
+        o->obs_start[x] = o->obs_end[x] = LSIM_OBS_NONE;
+        o->release[x] = INT64_MIN;
+        o->corr[x] = a->corr, o->iter[x] = a->iter, o->coll[x] = -1;
+        o->procs[a->proc].nnodes++;
+        if (wi_intern(o, a->name, &o->name[x])) goto nomem;
+        if (a->has_coll) {
+            o->colls[ci] = a->coll;
+            if (wi_intern(o, a->pg, &o->colls[ci].pg_name)) goto nomem;
+            o->coll[x] = (int32_t)ci++;
+            o->flags[x] |= LSIM_NF_COLL;
+        }
+        rec->added[a->kind]++;
+    }
+    /* incoming CSR: the old edges of each node, then the new ones */
+    for (size_t v = 0; v < g->n; v++) o->in_off[v + 1] = g->in_off[v + 1] - g->in_off[v];
+    for (size_t i = 0; i < ne; i++) o->in_off[edges[i].dst + 1]++;
+    for (size_t v = 0; v < n; v++) o->in_off[v + 1] += o->in_off[v];
+    {
+        uint64_t *fill = malloc((n + 1) * sizeof *fill);
+        if (!fill) goto nomem;
+        memcpy(fill, o->in_off, (n + 1) * sizeof *fill);
+        for (size_t v = 0; v < g->n; v++)
+            for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+                uint64_t q = fill[v]++;
+                o->in_src[q] = g->in_src[k], o->in_delay[q] = g->in_delay[k], o->in_class[q] = g->in_class[k];
+            }
+        for (size_t i = 0; i < ne; i++) {
+            uint64_t q = fill[edges[i].dst]++;
+            o->in_src[q] = edges[i].src, o->in_delay[q] = edges[i].delay, o->in_class[q] = edges[i].cls;
+            o->edges_by_class[edges[i].cls & 0x7f]++;
+        }
+        for (uint64_t k = 0; k < m; k++) o->out_off[o->in_src[k] + 1]++;
+        for (size_t v = 0; v < n; v++) o->out_off[v + 1] += o->out_off[v];
+        memcpy(fill, o->out_off, (n + 1) * sizeof *fill);
+        for (size_t v = 0; v < n; v++)
+            for (uint64_t k = o->in_off[v]; k < o->in_off[v + 1]; k++) o->out_dst[fill[o->in_src[k]]++] = (uint32_t)v;
+        free(fill);
+    }
+    rec->edges_added += ne;
+    *out = o;
+    return 0;
+nomem:
+    lsim_graph_free(o);
+    return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", g->source);
 }

@@ -2,6 +2,7 @@
 #ifndef LUMOSIM_WI_INTERNAL_H
 #define LUMOSIM_WI_INTERNAL_H
 
+#include "lumosim/engine.h"
 #include "lumosim/whatif.h"
 
 /* A structural edit of one graph: nodes removed, and segments (node sets
@@ -61,5 +62,67 @@ const char *wi_trole_name(int r);
 int wi_forward_only(const lsim_graph *g);
 /* fill out->layer_source / klayers / forward_only of an untagged graph */
 int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err);
+
+/* A node and a time, ordered by time then node id (qsort: wi_cmp_tnode). */
+typedef struct wi_tnode {
+    lsim_ns t;
+    uint32_t v;
+} wi_tnode;
+int wi_cmp_tnode(const void *a, const void *b);
+
+/* The pipeline shape checks shared by synthesized and traced sources
+ * (pipeline.c): positive numbers, stages and chunks within the N layers,
+ * N divisible by PP x V, interleaving with PP >= 2 and micro-batches
+ * divisible by PP. `whose` names the layers in messages ("model's").
+ * 0 or LSIM_EARG. */
+int wi_pipe_shape_check(const lsim_wi_pipe_cfg *to, int N, const char *whose, lsim_err *err);
+
+/* The layer subgraphs of a Kineto trace (layers.c), from the roles R found
+ * on it: seg[v] = run * units + layer for every node of a layer subgraph
+ * (the compute stream from the layer's first recognised kernel to the next
+ * layer's -- up to its last kernel for a run's last layer --, the
+ * tensor-parallel all-reduces it owns, their launch calls, and the
+ * launching thread's other work between the layer's first launch and the
+ * next layer's; blocking calls excluded), -1 for every other node. The
+ * graph's own schedule (E) ordered them. `what` names the option in errors
+ * (LSIM_EARG: structure unknown, layers out of order, an all-reduce outside
+ * its layer). wi_tcut_free after (also after an error). */
+typedef struct wi_tcut {
+    int units, runs, nseg;   /* layers per run, runs, units x runs */
+    int32_t *seg;            /* per node */
+    uint32_t *launcher;      /* per node: its launch call, or UINT32_MAX */
+    uint32_t cpu_thread;     /* processor of the launching thread; UINT32_MAX
+                                when its launches do not follow layer order */
+    lsim_ns *t0, *t1;        /* per segment: first start, last end on the compute stream */
+    lsim_engine *E;          /* the schedule (lsim_engine_start / _end) */
+} wi_tcut;
+int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_tcut *C, lsim_err *err);
+void wi_tcut_free(wi_tcut *C);
+
+/* Nodes and edges added to a graph (wi_append): new node i gets id g->n + i;
+ * an edge's ends are old or new ids. New processors are appended after g's
+ * (index g->nprocs + i). Names are strings, interned in the new graph; a
+ * collective's group name is given in pg (coll.pg_name is ignored). */
+typedef struct wi_addnode {
+    uint8_t kind, flags;
+    uint32_t proc;
+    const char *name;
+    lsim_ns dur;
+    int32_t iter;
+    int64_t corr;
+    int has_coll;
+    lsim_coll_info coll;     /* pg_name ignored: pg is interned */
+    char pg[48];
+} wi_addnode;
+typedef struct wi_addedge {
+    uint32_t src, dst;
+    uint8_t cls;             /* lsim_edge_class | LSIM_EDGE_END */
+    lsim_ns delay;
+} wi_addedge;
+
+/* A copy of g with nodes, edges and processors added (g is not modified).
+ * Counts the nodes and edges in rec->added / edges_added. 0 or LSIM_ENOMEM. */
+int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, const wi_addnode *nodes, size_t nn,
+              const wi_addedge *edges, size_t ne, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
 #endif

@@ -18,12 +18,20 @@
 #                by the same amount per 20 layers (within 1 %), the record's
 #                node counts equal the stores' difference, and the new
 #                store's structure shows the new count; --layers 40 changes
-#                nothing; --hidden without --model names the missing shape
+#                nothing; --pp 2 and 4 cut the 40 layers into stages: the
+#                stages' exposed compute adds up to the trace's, the record
+#                matches the stores, each stage shows 40/P layers, more
+#                stages take longer (one micro-batch), --layers 80 --pp 4
+#                doubles a middle stage's compute; what --pp cannot do on a
+#                trace is refused; --hidden without --model names the
+#                missing shape
 #   megatron     the eight shared megatron_tp8_a100 ranks (skipped, 77,
 #                without them): --identify's layers and kernels per layer
 #                against a python3 count over the trace JSON; --tp 4 --dp 2
 #                and --tp 2 --dp 4 on the same 8 GPUs run; TP8 -> TP4 DP2 ->
-#                TP8 within 1 % of the traced prediction; --trace-layers
+#                TP8 within 1 % of the traced prediction; --trace-layers;
+#                --pp 2 (16 GPUs) keeps the job's compute, --tp 4 --pp 2
+#                holds half of --tp 4 --dp 2's, PP 2 is slower than PP 1
 #   pipeline     GPT-3 15B (TP2, DP2, micro-batch 1): PP 2->4, 4->2, 2->1,
 #                1->4, 1F1B <-> interleaved:2, micro-batches 4 <-> 8, DP 2->4
 #                at a fixed global batch (--micro-batches 2), PP + TP + layers
@@ -54,6 +62,27 @@ count() { # count RECORD TRANSFORMATION FIELD: the sum over node kinds
 }
 c() { # rank 0's predicted exposed compute of a store, us (sim's table)
     "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { print $(NF - 1) * 1000; exit }'
+}
+cr() { # cr STORE RANK: that rank's predicted exposed compute, us
+    "$LUMOSIM" sim "$1" | awk -v r="$2" '$1 == "exposed" && $2 == "compute" && i++ == r { print $(NF - 1) * 1000; exit }'
+}
+csum() { # the predicted exposed compute of every rank together, us
+    "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { s += $(NF - 1) * 1000 } END { printf "%.3f\n", s }'
+}
+same() { # same NAME GOT WANT: within 0.01 % (sums of per-rank figures printed to the microsecond)
+    awk -v n="$1" -v g="$2" -v w="$3" 'BEGIN { e = (g - w) / w; if (e < 0) e = -e;
+        printf "%-28s %.3f us, expected %.3f us\n", n, g, w; exit !(e <= 0.0001) }' || fail "$1: $2 us, expected $3 us"
+}
+refused() { # refused NEEDLE ARGS...: one error line naming NEEDLE, exit 1, nothing written
+    needle=$1
+    shift
+    "$LUMOSIM" whatif "$@" -o "$tmp/bad.h5" >"$tmp/out" 2>"$tmp/err" && fail "accepted: $*"
+    [ $? -eq 1 ] || fail "not exit 1: $*"
+    [ -s "$tmp/out" ] && fail "stdout not empty: $*"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "not one error line: $(cat "$tmp/err")"
+    grep -q -- "$needle" "$tmp/err" || fail "'$needle' not in: $(cat "$tmp/err")"
+    [ -e "$tmp/bad.h5" ] && fail "a store was written: $*"
+    return 0
 }
 within() { # within NAME GOT WANT: |got - want| <= 1 % of want
     awk -v n="$1" -v g="$2" -v w="$3" 'BEGIN { e = (g - w) / w; if (e < 0) e = -e;
@@ -171,6 +200,40 @@ real)
     [ "$(pred "$tmp/l20.h5")" -lt "$a" ] && [ "$(pred "$tmp/l80.h5")" -gt "$a" ] || fail "the iteration does not follow the layers"
     "$LUMOSIM" whatif "$tmp/ex.h5" --layers 40 -o "$tmp/l40.h5" >/dev/null || fail "--layers 40"
     [ "$(pred "$tmp/l40.h5")" -eq "$a" ] || fail "--layers 40 (the trace's own) moved the prediction"
+    # --pp on the trace: the 40 layers cut into stages with a transfer at
+    # each boundary; every kernel lands on exactly one stage with its own
+    # duration, so the stages' exposed compute adds up to the trace's (one
+    # forward micro-batch: nothing overlaps across stages)
+    n40=$(nodes "$tmp/ex.h5")
+    for P in 2 4; do
+        "$LUMOSIM" whatif "$tmp/ex.h5" --pp $P -o "$tmp/p$P.h5" >"$tmp/recp.json" || fail "--pp $P on the trace"
+        "$JSON_CHECK" "$tmp/recp.json" "gpus_out == $P" "layout_out.pp == $P" "transformations.1.name == pipeline" \
+            "transformations.1.args.pp.from == 1" "transformations.1.args.pp.to == $P" \
+            "transformations.1.collectives_retimed.pp == $((2 * (P - 1)))" \
+            "transformations.1.nodes_added.kernel == $((2 * (P - 1)))" "transformations.1.nodes_removed.kernel == 0" \
+            >/dev/null || fail "--pp $P record: $(cat "$tmp/recp.json")"
+        added=$(count "$tmp/recp.json" pipeline nodes_added)
+        removed=$(count "$tmp/recp.json" pipeline nodes_removed)
+        [ "$(($(nodes "$tmp/p$P.h5") - n40))" -eq "$((added - removed))" ] ||
+            fail "--pp $P record: +$added -$removed nodes, the stores differ by $(($(nodes "$tmp/p$P.h5") - n40))"
+        "$LUMOSIM" whatif "$tmp/p$P.h5" --identify >"$tmp/idp.json" || fail "identify after --pp $P"
+        "$JSON_CHECK" "$tmp/idp.json" "layout.pp == $P" "layers.layers == $((40 / P))" "collectives.pp == $((2 * (P - 1)))" \
+            >/dev/null || fail "after --pp $P: $(cat "$tmp/idp.json")"
+        same "--pp $P: compute of all stages" "$(csum "$tmp/p$P.h5")" "$(csum "$tmp/ex.h5")"
+    done
+    # one micro-batch: stage after stage, so more stages take longer
+    p1=$a p2=$(pred "$tmp/p2.h5") p4=$(pred "$tmp/p4.h5")
+    [ "$p2" -gt "$p1" ] && [ "$p4" -gt "$p2" ] || fail "PP 1/2/4: $p1 $p2 $p4 ns, not increasing"
+    # layers and stages together: 80 layers on 4 stages put 20 layers on
+    # each middle stage, twice the 10 of --pp 4
+    "$LUMOSIM" whatif "$tmp/ex.h5" --layers 80 --pp 4 -o "$tmp/l80p4.h5" >/dev/null || fail "--layers 80 --pp 4"
+    same "stage 1, 80 layers / 4 stages" "$(cr "$tmp/l80p4.h5" 1)" "$(awk -v x="$(cr "$tmp/p4.h5" 1)" 'BEGIN { print 2 * x }')"
+    echo "trace PP 1/2/4: $p1 $p2 $p4 ns"
+    refused "the trace's 40 layers are not divisible by PP x V = 3 x 1" "$tmp/ex.h5" --pp 3
+    refused "more pipeline stages than the trace's 40 layers" "$tmp/ex.h5" --pp 64
+    refused "--micro-batches 2: a trace is pipelined with its own micro-batches (1)" "$tmp/ex.h5" --pp 2 --micro-batches 2
+    refused "1 micro-batches per pipeline are not divisible by PP = 2" "$tmp/ex.h5" --pp 2 --schedule interleaved:2
+    refused "already has a pipeline (PP = 2)" "$tmp/p2.h5" --pp 4
     "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
     grep -q "give the source's shape with --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
@@ -286,7 +349,20 @@ PY
     p20=$(pred "$tmp/l20.h5")
     p80=$(pred "$tmp/l80.h5")
     [ "$p20" -lt "$p8" ] && [ "$p80" -gt "$p8" ] || fail "layers 20/40/80: $p20 $p8 $p80 ns, not increasing"
-    echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns; 20 layers $p20 ns, 80 layers $p80 ns (no ground truth)"
+    # pipeline stages on the job: TP 8 PP 2 on 16 GPUs keeps every kernel
+    # once; TP 4 PP 2 on the same 8 GPUs holds half of TP 4 DP 2's work
+    # (each replica all 40 layers, each stage 20); the transfers pair up
+    # across ranks (sim matches every send with its receive)
+    "$LUMOSIM" whatif "$tmp/mg.h5" $W --pp 2 -o "$tmp/pp2.h5" >"$tmp/rec.json" || fail "whatif --pp 2 on the job"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_out == 16" "layout_out.pp == 2" "transformations.1.collectives_retimed.pp == 16" \
+        >/dev/null || fail "--pp 2 record: $(cat "$tmp/rec.json")"
+    same "--pp 2: compute of 16 GPUs" "$(csum "$tmp/pp2.h5")" "$(csum "$tmp/t8.h5")"
+    "$LUMOSIM" whatif "$tmp/mg.h5" $W --tp 4 --pp 2 -o "$tmp/t4p2.h5" >/dev/null || fail "whatif --tp 4 --pp 2"
+    same "TP4 PP2: compute of 8 GPUs" "$(csum "$tmp/t4p2.h5")" "$(awk -v x="$(csum "$tmp/t4.h5")" 'BEGIN { printf "%.3f", x / 2 }')"
+    pp2=$(pred "$tmp/pp2.h5")
+    t4p2=$(pred "$tmp/t4p2.h5")
+    [ "$pp2" -gt "$p8" ] || fail "PP 2 with one micro-batch ($pp2 ns) is not slower than PP 1 ($p8 ns)"
+    echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns; 20 layers $p20 ns, 80 layers $p80 ns; TP8 PP2 $pp2 ns, TP4 PP2 $t4p2 ns (no ground truth)"
     echo "ok: megatron trace layers and TP"
     ;;
 bad)

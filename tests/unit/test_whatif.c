@@ -570,7 +570,7 @@ static void test_pipeline(void)
  * with trace kernel names, no tags. Expected by hand: 3 layers, 2
  * all-reduces per layer, 14 kernels per layer (the first layer's leading
  * add is the embedding's), the embedding lookup and the loss unassigned. */
-static void test_trace_roles(void)
+static lsim_graph *trace_graph(const char *lookup_name)
 {
     static const char *const LAYER[] = {"triton__0d1d2d3d4de", "cuApplyLayerNorm<c10::Half>", "sm80_xmma_gemm_f16f16",
                                         "elementwise_kernel<128, 4>", "ampere_fp16_s1688gemm_fp16_256x64",
@@ -590,7 +590,7 @@ static void test_trace_roles(void)
     lsim_gb_proc(b, 1, 0, 24, &nc);
     int nseq = 0;
     const char *seq[80];
-    seq[nseq++] = "indexSelectLargeIndex";
+    seq[nseq++] = lookup_name;
     seq[nseq++] = "AR";
     for (int l = 0; l < 3; l++)
         for (int i = l == 0 ? 1 : 0; i < 16; i++) seq[nseq++] = LAYER[i];
@@ -625,9 +625,20 @@ static void test_trace_roles(void)
         prevc = c;
     }
     (void)qkv;
+    (void)ln;
+    (void)ar;
     lsim_graph *g = NULL;
     CHECK(lsim_gb_finish(b, &g, &err) == 0);
+    return g;
+}
+
+static void test_trace_roles(void)
+{
+    lsim_err err;
+    lsim_graph *g = trace_graph("indexSelectLargeIndex");
     if (!g) return;
+    const int64_t act = 1LL * 128 * 256 * 2;
+    (void)act;
     lsim_wi_ident id;
     CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
     CHECK_I64(id.layer_source, LSIM_WI_LAYERS_KERNELS);
@@ -685,8 +696,122 @@ static void test_trace_roles(void)
         CHECK(rec.retimed[LSIM_N_KERNEL] <= 3 * 10 + 1 && rec.retimed[LSIM_N_KERNEL] >= 3 * 6);
         lsim_graph_free(o);
     }
-    (void)ln;
-    (void)ar;
+    lsim_graph_free(g);
+}
+
+static size_t count_kind(const lsim_graph *g, int kind)
+{
+    size_t c = 0;
+    for (size_t v = 0; v < g->n; v++) c += g->kind[v] == kind;
+    return c;
+}
+
+/* --pp on a trace: the 3-layer forward pass above (TP 2) cut into 3
+ * stages. Expected by hand: the embedding (lookup + its all-reduce) on
+ * stage 0, one layer per stage (16 kernels each: 14 compute, 2
+ * all-reduces; a layer owns the next one's leading add), the head (lnf,
+ * logits, loss reduce, small all-reduce) on stage 2; a send after stage
+ * 0's layer, a receive and a send on stage 1, a receive on stage 2, each
+ * with its launch and a blocking synchronize; the receive feeds the
+ * layer's first kernel (its layer norm) and the synchronize holds back
+ * that kernel's launch; transfers timed lsim_cost_p2p(activations). */
+static void test_trace_pipeline(void)
+{
+    lsim_err err;
+    lsim_graph *g = trace_graph("indexSelectLargeIndex");
+    if (!g) return;
+    const int64_t act = 1LL * 128 * 256 * 2;
+    lsim_gpu_spec gpu;
+    lsim_gpu_spec_builtin("a100", &gpu, &err);
+    lsim_topology topo;
+    lsim_topology_default(&gpu, &topo);
+    lsim_wi_layout L = {2, 1, 1};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0};
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    static const size_t want_k[3] = {2 + 16 + 1, 16 + 2, 16 + 4 + 1}, want_r[3] = {18 + 2, 16 + 4, 20 + 2};
+    static const int32_t want_rank[3] = {0, 2, 4};
+    size_t kern = 0;
+    for (int p = 0; p < 3; p++) {
+        lsim_graph *o = NULL;
+        CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, p, &o, &rec, &err) == 0);
+        if (!o) continue;
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), (int64_t)want_k[p]);
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_RUNTIME), (int64_t)want_r[p]);
+        CHECK_I64(o->rank, want_rank[p]);
+        CHECK_I64(o->world_size, 6);
+        kern += count_kind(o, LSIM_N_KERNEL);
+        int sends = 0, recvs = 0, ars = 0;
+        for (size_t v = 0; v < o->n; v++) {
+            if (o->coll[v] < 0) continue;
+            const lsim_coll_info *ci = &o->colls[o->coll[v]];
+            const char *pg = lsim_strtab_get(o->strings, ci->pg_name);
+            if (ci->kind == LSIM_COLL_ALLREDUCE) {
+                char want[16];
+                snprintf(want, sizeof want, "tp:%d:0", p);
+                CHECK(!strcmp(pg, want));
+                CHECK_I64(ci->seq, ars);
+                ars++;
+                continue;
+            }
+            int32_t a = ci->kind == LSIM_COLL_SEND ? want_rank[p] : want_rank[p - 1 < 0 ? 0 : p - 1];
+            int32_t b2 = ci->kind == LSIM_COLL_SEND ? want_rank[p + 1 > 2 ? 2 : p + 1] : want_rank[p];
+            char want[32];
+            snprintf(want, sizeof want, "p2p:%d->%d#fwd", a, b2);
+            CHECK(!strcmp(pg, want));
+            CHECK_I64(ci->bytes, act);
+            CHECK_I64(ci->seq, 0);
+            CHECK_I64(o->dur[v], lsim_cost_p2p(&topo, act, a, b2));
+            CHECK(o->procs[o->proc[v]].is_gpu && o->procs[o->proc[v]].tid > 24); /* a stream of its own */
+            if (ci->kind == LSIM_COLL_SEND) {
+                sends++;
+                /* after the layer's last kernel (the next layer's add) */
+                uint32_t u = pred(o, (uint32_t)v, LSIM_E_EVENT);
+                CHECK(u != UINT32_MAX && !strcmp(lsim_strtab_get(o->strings, o->name[u]), "triton__0d1d2d3d4de"));
+                continue;
+            }
+            recvs++;
+            /* the receive feeds the layer's layer norm, and the synchronize
+             * after it comes before that kernel's launch */
+            uint32_t ln = UINT32_MAX, sync = UINT32_MAX;
+            for (uint64_t k = o->out_off[v]; k < o->out_off[v + 1]; k++) {
+                uint32_t w = o->out_dst[k];
+                if (o->kind[w] == LSIM_N_KERNEL && !(o->flags[w] & LSIM_NF_COLL)) ln = w;
+                if (o->flags[w] & LSIM_NF_BLOCKING) sync = w;
+            }
+            CHECK(ln != UINT32_MAX && !strcmp(lsim_strtab_get(o->strings, o->name[ln]), "cuApplyLayerNorm<c10::Half>"));
+            CHECK(sync != UINT32_MAX && ln != UINT32_MAX && pred(o, ln, LSIM_E_LAUNCH) != UINT32_MAX &&
+                  pred(o, pred(o, ln, LSIM_E_LAUNCH), LSIM_E_CPU_THREAD) == sync);
+            /* on its own graph: the layer starts after the receive ends */
+            lsim_engine *E = NULL;
+            CHECK(lsim_engine_new(o, &E, &err) == 0 && lsim_engine_run(E, &err) == 0);
+            if (E && ln != UINT32_MAX) CHECK(lsim_engine_start(E)[ln] >= lsim_engine_end(E)[v]);
+            lsim_engine_free(E);
+        }
+        CHECK_I64(ars, p == 0 ? 1 + 2 : p == 1 ? 2 : 2 + 1);
+        CHECK_I64(sends, p < 2);
+        CHECK_I64(recvs, p > 0);
+        lsim_graph_free(o);
+    }
+    CHECK_I64((int64_t)kern, (int64_t)count_kind(g, LSIM_N_KERNEL) + 4);
+    CHECK_I64((int64_t)rec.coll_retimed[LSIM_WI_PP], 4);
+    /* what cannot apply: named, nothing made */
+    lsim_graph *o = NULL;
+    lsim_wi_pipe_cfg bad = {2, 1, 1, 0};
+    CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "the trace's 3 layers are not divisible by PP x V = 2 x 1") != NULL);
+    bad = (lsim_wi_pipe_cfg){3, 1, 2, 0};
+    CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "--micro-batches 2") != NULL);
+    lsim_wi_layout L2 = {2, 2, 1};
+    CHECK(lsim_wi_trace_pipeline(g, &L2, &to, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "already has a pipeline (PP = 2)") != NULL);
+    lsim_graph_free(g);
+    /* a backward pass (a kernel named so, outside the layers) is refused */
+    g = trace_graph("embedding_dense_backward_kernel");
+    if (!g) return;
+    CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "backward pass") != NULL);
     lsim_graph_free(g);
 }
 
@@ -697,6 +822,7 @@ int main(void)
     test_slow_jitter();
     test_shape_tp();
     test_trace_roles();
+    test_trace_pipeline();
     test_pipeline();
     return check_result("test_whatif");
 }

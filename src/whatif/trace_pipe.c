@@ -1,0 +1,314 @@
+/* What-if: pipeline depth of a Kineto trace (--pp on a trace; whatif.h,
+ * docs/whatif.md). The trace's layers are the ones trace_roles.c recovers
+ * from its kernel structure and layers.c cuts into subgraphs
+ * (wi_trace_cut). Stage p of the new pipeline is the source GPU's graph
+ * with every layer of the other stages removed (work before the first
+ * layer -- embedding -- stays on the first stage, work after the last --
+ * head, loss -- on the last; CPU work outside the layers stays on every
+ * stage: each rank runs the training loop), and a transfer inserted at each
+ * stage boundary the way Megatron's forward-only schedule does it: the
+ * receiver launches a receive, synchronizes (batch_p2p_sync) and only then
+ * launches the layer; the sender launches a send once the layer's last
+ * kernel is queued and synchronizes on it. Kernels keep their durations;
+ * each transfer is timed by the cost model (lsim_cost_p2p of the
+ * activations, the size of the layers' tensor-parallel all-reduces).
+ *
+ * Why only forward-only traces with one micro-batch: only the forward
+ * pass's layers are recovered (a backward pass would have to be cut and
+ * rescheduled in 1F1B order), and with several forward micro-batches the
+ * work between one micro-batch's head and the next one's embedding cannot
+ * be told apart by time alone. Both are refused with the reason. */
+#include "wi_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+static int cmp_ns(const void *a, const void *b)
+{
+    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+/* median of v[0..n) (sorted in place), or dflt when empty */
+static lsim_ns median(lsim_ns *v, size_t n, lsim_ns dflt)
+{
+    if (!n) return dflt;
+    qsort(v, n, sizeof *v, cmp_ns);
+    return v[n / 2];
+}
+
+/* Transfers on the pair (a -> b) before boundary j (the boundary that
+ * enters virtual stage j), in boundary order: both ends count the same. */
+static int64_t pair_seq(int j, int a, int b, int P)
+{
+    int64_t s = 0;
+    for (int i = 1; i < j; i++)
+        if ((i - 1) % P == a && i % P == b) s++;
+    return s;
+}
+
+int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi_layout *L,
+                             const lsim_wi_pipe_cfg *to, int layers, int runs, lsim_err *err)
+{
+    int m = to->micro_batches;
+    if (L->pp != 1)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: the trace already has a pipeline (PP = %d): --pp on a trace re-cuts a PP-1 trace only",
+                            source, L->pp);
+    if (!forward_only)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: the trace has a backward pass or an optimizer step, whose layers lumosim does not "
+                            "recover (only the forward pass's): --pp on a trace needs a forward-only trace",
+                            source);
+    if (runs != 1)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: the trace runs %d forward micro-batches: --pp on a trace needs exactly one (the work "
+                            "between one micro-batch's head and the next one's embedding cannot be told apart)",
+                            source, runs);
+    if (m > 0 && m != runs)
+        return lsim_err_set(err, LSIM_EARG,
+                            "--micro-batches %d: a trace is pipelined with its own micro-batches (%d); more would "
+                            "need copies of its forward pass, which --pp on a trace does not make",
+                            m, runs);
+    return wi_pipe_shape_check(to, layers, "trace's", err);
+}
+
+int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
+                           const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out,
+                           lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    wi_troles R;
+    wi_tcut C;
+    memset(&C, 0, sizeof C);
+    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
+    if (rc) return rc;
+    lsim_graph *o1 = NULL, *o2 = NULL;
+    uint8_t *removed = NULL;
+    int *copies = NULL;
+    uint32_t *nid = NULL;
+    wi_tnode *cpu = NULL;
+    lsim_ns *samp = NULL;
+    wi_addnode *A = NULL;
+    wi_addedge *E = NULL;
+    size_t na = 0, ne = 0, n = in->n;
+    lsim_wi_counts scratch;
+    memset(&scratch, 0, sizeof scratch);
+    const int P = to->pp, V = to->vstages;
+    if (!R.found) {
+        rc = lsim_err_set(err, LSIM_EARG, "%s: layer structure unknown (%s): --pp needs the layers of the trace",
+                          in->source, R.why[0] ? R.why : "no repeating layer structure");
+        goto cleanup;
+    }
+    if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, R.layers, R.runs, err))) goto cleanup;
+    if (pp_i < 0 || pp_i >= P || tp_i < 0 || tp_i >= L->tp || dp_i < 0 || dp_i >= L->dp) {
+        rc = lsim_err_set(err, LSIM_EARG, "pipeline stage %d of %d (tp %d, dp %d)", pp_i, P, tp_i, dp_i);
+        goto cleanup;
+    }
+    if ((rc = wi_trace_cut(in, &R, "--pp", &C, err))) goto cleanup;
+    const int N = C.units, lpc = N / (P * V);
+    const lsim_ns *ts = lsim_engine_start(C.E);
+    if (C.cpu_thread == NONE) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: the launches of the trace's layers do not follow layer order on one CPU thread: --pp "
+                          "cannot place the transfers between stages",
+                          in->source);
+        goto cleanup;
+    }
+    if (!(removed = calloc(n ? n : 1, 1)) || !(copies = malloc((size_t)N * sizeof *copies)) ||
+        !(nid = malloc((n ? n : 1) * sizeof *nid)) || !(cpu = malloc((n ? n : 1) * sizeof *cpu)) ||
+        !(samp = malloc((n ? n : 1) * sizeof *samp)))
+        goto nomem;
+    /* the activations: what the layers' tensor-parallel all-reduces carry */
+    lsim_ns bytes = 0;
+    {
+        size_t k = 0;
+        for (size_t v = 0; v < n; v++)
+            if ((R.role[v] == WI_TR_ATTN_AR || R.role[v] == WI_TR_MLP_AR) && in->coll[v] >= 0 &&
+                in->colls[in->coll[v]].bytes > 0)
+                samp[k++] = in->colls[in->coll[v]].bytes;
+        bytes = median(samp, k, 0);
+    }
+    if (bytes <= 0) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: the layers' tensor-parallel all-reduces carry no size, so the activations sent between "
+                          "stages are unknown (--pp on a trace)",
+                          in->source);
+        goto cleanup;
+    }
+    /* which stage holds what: layer l on virtual stage l / lpc, GPU stage
+     * (l / lpc) % P; before the first layer stage 0, after the last stage
+     * P - 1 (1F1B and interleaved alike) */
+#define STAGE(l) (((l) / lpc) % P)
+    for (int l = 0; l < N; l++) copies[l] = STAGE(l) == pp_i;
+    for (size_t v = 0; v < n; v++) {
+        int32_t s = C.seg[v];
+        if (s >= 0) removed[v] = !copies[s];
+        else if (in->procs[in->proc[v]].is_gpu) removed[v] = pp_i != (ts[v] < C.t0[0] ? STAGE(0) : STAGE(N - 1));
+    }
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = C.launcher[v];
+        if (removed[v] && C.seg[v] < 0 && u != NONE && !(in->flags[u] & LSIM_NF_BLOCKING)) removed[u] = 1;
+    }
+    /* the launching thread in time order; node ids after removal (wi_rebuild
+     * keeps the remaining nodes in id order when nothing is copied) */
+    size_t nc = 0;
+    {
+        uint32_t k = 0;
+        for (size_t v = 0; v < n; v++) {
+            nid[v] = removed[v] ? NONE : k++;
+            if (in->proc[v] == C.cpu_thread) cpu[nc++] = (wi_tnode){ts[v], (uint32_t)v};
+        }
+    }
+    qsort(cpu, nc, sizeof *cpu, wi_cmp_tnode);
+    char src[512];
+    snprintf(src, sizeof src, "whatif:pp%d/stage%d<-%.400s", P, pp_i, in->source);
+    {
+        wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL};
+        if ((rc = wi_rebuild(in, &pl, &o1, &scratch, err))) goto cleanup;
+    }
+    /* launch costs of the trace: median launch call and launch edge delay */
+    lsim_ns lcall, ldelay;
+    {
+        size_t k = 0;
+        for (size_t v = 0; v < n; v++)
+            if (C.launcher[v] != NONE) samp[k++] = in->dur[C.launcher[v]];
+        lcall = median(samp, k, 5000);
+        k = 0;
+        for (uint64_t e = 0; e < in->nedges; e++)
+            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+        ldelay = median(samp, k, 5000);
+    }
+    int64_t corr = 0;
+    int64_t tid = 0, pid = 0;
+    for (size_t v = 0; v < n; v++)
+        if (in->corr[v] >= corr) corr = in->corr[v] + 1;
+    for (uint32_t p = 0; p < in->nprocs; p++)
+        if (in->procs[p].is_gpu && in->procs[p].tid == R.stream) pid = in->procs[p].pid;
+    for (uint32_t p = 0; p < in->nprocs; p++)
+        if (in->procs[p].is_gpu && in->procs[p].pid == pid && in->procs[p].tid >= tid) tid = in->procs[p].tid + 1;
+    lsim_proc pstream = {1, pid, tid, 0};
+    const uint32_t ps = o1->nprocs;
+    /* at most 2 transfers per chunk, 3 nodes and 7 edges each */
+    if (!(A = calloc((size_t)V * 6, sizeof *A)) || !(E = calloc((size_t)V * 14, sizeof *E))) goto nomem;
+    lsim_wi_layout Ls = *L;
+    Ls.pp = P;
+    const int32_t me = lsim_wi_rank(&Ls, tp_i, dp_i, pp_i);
+    uint32_t last_p2p = NONE;
+    for (int c = 0; c < V; c++) {
+        int vs = c * P + pp_i, lo = vs * lpc, hi = lo + lpc - 1;
+        for (int side = 0; side < 2; side++) {
+            int recv = side == 0;
+            if (recv ? vs == 0 : vs == P * V - 1) continue;
+            int l = recv ? lo : hi, j = recv ? vs : vs + 1;
+            /* anchors: the layer's first (last) compute kernel and its first
+             * (last) node on the launching thread */
+            uint32_t g = NONE, cp = NONE;
+            for (size_t v = 0; v < n; v++) {
+                if (C.seg[v] != l) continue;
+                const lsim_proc *pr = &in->procs[in->proc[v]];
+                if (pr->is_gpu && pr->tid == R.stream &&
+                    (g == NONE || (recv ? wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) < 0
+                                        : wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) > 0)))
+                    g = (uint32_t)v;
+            }
+            size_t at = nc;
+            for (size_t i = 0; i < nc; i++)
+                if (C.seg[cpu[i].v] == l) {
+                    at = i;
+                    if (recv) break;
+                }
+            if (g == NONE || at == nc) {
+                rc = lsim_err_set(err, LSIM_EARG,
+                                  "%s: layer %d has no compute kernel or no launch on the launching thread: --pp "
+                                  "cannot place the transfer %s it",
+                                  in->source, l, recv ? "before" : "after");
+                goto cleanup;
+            }
+            cp = cpu[at].v;
+            /* the neighbour on the thread that stays: the previous kept node
+             * before a receive, the next one after a send */
+            uint32_t nb = NONE;
+            if (recv) {
+                for (size_t i = at; i-- > 0;)
+                    if (!removed[cpu[i].v]) { nb = cpu[i].v; break; }
+            } else {
+                for (size_t i = at + 1; i < nc; i++)
+                    if (!removed[cpu[i].v]) { nb = cpu[i].v; break; }
+            }
+            int peer_stage = recv ? (vs - 1) % P : (vs + 1) % P;
+            int32_t peer = lsim_wi_rank(&Ls, tp_i, dp_i, peer_stage);
+            int32_t a = recv ? peer : me, b = recv ? me : peer;
+            uint32_t base = (uint32_t)(o1->n + na), call = base, kern = base + 1, sync = base + 2;
+            int32_t it = o1->iter[nid[cp]];
+            A[na] = (wi_addnode){LSIM_N_RUNTIME, 0, in->proc[cp], "cudaLaunchKernel", lcall, it, corr, 0, {0}, {0}};
+            A[na + 1] = (wi_addnode){LSIM_N_KERNEL, LSIM_NF_COLL, ps,
+                                     recv ? "ncclDevKernel_SendRecv [pipeline recv]" : "ncclDevKernel_SendRecv [pipeline send]",
+                                     lsim_cost_p2p(topo, bytes, a, b), it, corr, 1, {0}, {0}};
+            lsim_coll_info *ci = &A[na + 1].coll;
+            ci->kind = recv ? LSIM_COLL_RECV : LSIM_COLL_SEND;
+            ci->from_metadata = 1;
+            ci->group_size = 2;
+            ci->in_nelems = ci->out_nelems = bytes / 2;
+            ci->dtype_bytes = 2;
+            ci->bytes = bytes;
+            ci->pg_ranks = NONE;
+            ci->seq = pair_seq(j, (j - 1) % P, j % P, P);
+            snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "p2p:%d->%d#fwd", a, b);
+            A[na + 2] = (wi_addnode){LSIM_N_RUNTIME, LSIM_NF_BLOCKING, in->proc[cp], "cudaDeviceSynchronize", lcall, it,
+                                     -1, 0, {0}, {0}};
+            corr++;
+            na += 3;
+            uint32_t before = recv ? (nb != NONE ? nid[nb] : NONE) : nid[cp];
+            uint32_t after = recv ? nid[cp] : (nb != NONE ? nid[nb] : NONE);
+            if (before != NONE) E[ne++] = (wi_addedge){before, call, LSIM_E_CPU_THREAD, 0};
+            E[ne++] = (wi_addedge){call, sync, LSIM_E_CPU_THREAD, 0};
+            if (after != NONE) E[ne++] = (wi_addedge){sync, after, LSIM_E_CPU_THREAD, 0};
+            E[ne++] = (wi_addedge){call, kern, LSIM_E_LAUNCH, ldelay};
+            E[ne++] = (wi_addedge){kern, sync, LSIM_E_SYNC | LSIM_EDGE_END, 0};
+            if (last_p2p != NONE) E[ne++] = (wi_addedge){last_p2p, kern, LSIM_E_STREAM, 0};
+            /* the layer's first kernel needs the activations; the send needs
+             * the layer's last kernel */
+            if (recv) E[ne++] = (wi_addedge){kern, nid[g], LSIM_E_EVENT, 0};
+            else E[ne++] = (wi_addedge){nid[g], kern, LSIM_E_EVENT, 0};
+            last_p2p = kern;
+            rec->coll_retimed[LSIM_WI_PP]++;
+        }
+    }
+#undef STAGE
+    if ((rc = wi_append(o1, &pstream, 1, A, na, E, ne, &o2, &scratch, err))) goto cleanup;
+    /* the stage's place in the job: rank, groups of stage pp_i */
+    o2->rank = me;
+    o2->world_size = Ls.tp * Ls.dp * Ls.pp;
+    for (size_t k = 0; k < o2->ncoll; k++) {
+        lsim_coll_info *ci = &o2->colls[k];
+        const char *pg = ci->pg_name != NONE ? lsim_strtab_get(o2->strings, ci->pg_name) : "";
+        char name[64];
+        int x, y;
+        if (sscanf(pg, "tp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "tp:%d:%d", pp_i, dp_i);
+        else if (sscanf(pg, "dp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "dp:%d:%d", tp_i, pp_i);
+        else continue;
+        if (wi_intern(o2, name, &ci->pg_name)) goto nomem;
+    }
+    *out = o2;
+    o2 = NULL;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+cleanup:
+    lsim_graph_free(o1);
+    lsim_graph_free(o2);
+    wi_tcut_free(&C);
+    wi_troles_free(&R);
+    free(removed);
+    free(copies);
+    free(nid);
+    free(cpu);
+    free(samp);
+    free(A);
+    free(E);
+    return rc;
+}
