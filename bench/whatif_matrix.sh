@@ -3,7 +3,7 @@
 #
 # For GPT-3 15B and 44B at TP 2, PP 2, micro-batch 1 and 4 micro-batches per
 # pipeline (global batch 4 x DP), every pair A -> B among DP {1, 2, 4, 8}
-# (from DP >= 2: DP 1 has no gradient all-reduce to replicate), layers
+# (from DP 1 the gradient buckets are emitted for the new replicas), layers
 # {24, 48} at each DP, a topology change and a GPU change; at PP 2, DP 2:
 # every pair among TP {1, 2, 4, 8} from TP >= 2, TP and DP together on the
 # same GPUs (TP4 DP2 <-> TP2 DP4, TP8 DP2 -> TP4 DP4), hidden x 2/3 and
@@ -47,7 +47,7 @@ for m in gpt3-15b gpt3-44b; do
     done
     synth "$m-topo" "$m" 2 48 --topology "$T"
     synth "$m-a100" "$m" 2 48 --gpu a100
-    for a in 2 4 8; do
+    for a in 1 2 4 8; do
         for b in 1 2 4 8; do
             [ "$a" = "$b" ] && continue
             row "$m TP2 PP2 DP $a -> $b" "$m-dp$a-l48" "$m-dp$b-l48" --dp "$b"

@@ -299,6 +299,11 @@ typedef struct lsim_wi_pipe_cfg {
     int vstages;          /* 1: 1F1B; V > 1: interleaved 1F1B with V chunks per GPU */
     int micro_batches;    /* per pipeline */
     double bucket_params; /* gradient bucket size in parameters (0: 40e6, as lumosim synth) */
+    int dp_to;            /* the job's final DP width (0: the source's). From a
+                             DP-1 source to more, the gradient buckets are
+                             emitted in a group of one, for lsim_wi_relayout
+                             to widen and lsim_wi_retime to time (the cost of
+                             the new group: a group of one costs nothing) */
 } lsim_wi_pipe_cfg;
 
 /* An empty column (tp_i, dp_i) of source layout L. 0 or LSIM_ENOMEM. */

@@ -334,13 +334,20 @@ int lsim_cli_whatif(int argc, char **argv)
     if ((rc = lsim_wi_job_new(ents, ne, n, ranks, &job, &err))) goto done;
     /* every transformation checked before anything is written */
     Ln = L;
+    int dp_from1 = 0; /* DP 1 -> more on a tagged store: buckets emitted by the pipeline re-emission */
     if (dp && dp != L.dp) {
         if (L.dp == 1 && !ids[0].forward_only) { /* forward-only: no gradient all-reduce to replicate */
-            rc = lsim_err_set(&err, LSIM_EARG,
-                              "--dp %ld: the source has data-parallel width 1, so there is no gradient all-reduce to "
-                              "replicate; start from a job with DP >= 2",
-                              dp);
-            goto done;
+            int tagged = 1;
+            for (size_t i = 0; i < n; i++) tagged &= ids[i].layer_source == LSIM_WI_LAYERS_TAGS;
+            if (!tagged) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "--dp %ld: the source has data-parallel width 1 and a backward pass, so gradient "
+                                  "all-reduces would have to be inserted; lumosim does that for synthesized stores "
+                                  "(their layer tags), not for traces: start from a trace with DP >= 2",
+                                  dp);
+                goto done;
+            }
+            dp_from1 = 1;
         }
         Ln.dp = (int)dp;
         st[ST_DP].used = 1;
@@ -357,7 +364,7 @@ int lsim_cli_whatif(int argc, char **argv)
         st[ST_DP].used = 1;
         st[ST_DP].name = "tp";
     }
-    pipe = pp_new || vst_new || mbs_new;
+    pipe = pp_new || vst_new || mbs_new || dp_from1;
     if (pipe) {
         /* a trace whose layers were recovered from its kernel structure on
          * every rank (tpipe), else every kernel tagged */
@@ -377,6 +384,7 @@ int lsim_cli_whatif(int argc, char **argv)
                 goto done;
             }
         pcfg.pp = pp_new ? (int)pp_new : L.pp;
+        pcfg.dp_to = Ln.dp;
         pcfg.vstages = vst_new ? (int)vst_new : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
         Ln.pp = pcfg.pp;
         st[ST_PIPE].used = 1;

@@ -322,7 +322,7 @@ typedef struct em {
     const lsim_topology *topo;
     lsim_wi_layout Lp;
     lsim_emit e; /* builder, CPU thread, streams, tag, rc (lsim_synth's emitter) */
-    int ppi, m, V, lpc, p2p_sync;
+    int ppi, m, V, lpc, p2p_sync, dp_to;
     int32_t rank;
     int64_t tp_seq, dp_seq;
     pairseq pairs[16];
@@ -382,7 +382,7 @@ static void segment(em *E, int32_t where, int mb, int pass)
 static void dp_flush(em *E, int mb)
 {
     if (E->bucket_lo < 0) return;
-    if (E->Lp.dp > 1) {
+    if (E->Lp.dp > 1 || E->dp_to > 1) {
         int64_t bytes = (int64_t)(E->bucket * 4.0); /* fp32 main gradients */
         const lsim_wi_layout *L = &E->S->L;
         lsim_ns cn = lsim_cost_collective(E->topo, LSIM_COLL_ALLREDUCE, bytes, E->dpr_new, E->Lp.dp, LSIM_ALGO_AUTO), d = cn;
@@ -518,6 +518,7 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     E.lpc = S->layers / (to->pp * to->vstages);
     E.rank = lsim_wi_rank(&E.Lp, S->tpi, S->dpi, pp_i);
     E.rec = rec;
+    E.dp_to = to->dp_to;
     E.e.last_cpu = E.e.last_comp = NONE;
     E.e.lcpu = E.S->lcpu;
     E.e.ldelay = E.S->ldelay;

@@ -364,7 +364,10 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
     if (to->tp <= 0 || to->dp <= 0 || to->pp != from->pp)
         return lsim_err_set(err, LSIM_EARG, "TP %d x DP %d x PP %d: widths must be positive (PP %d kept)", to->tp, to->dp,
                             to->pp, from->pp);
-    if (from->dp == 1 && to->dp > 1 && !wi_forward_only(in))
+    int has_dp = 0; /* gradient buckets emitted for the new width (lsim_wi_pipe_cfg.dp_to) */
+    for (size_t c = 0; c < in->ncoll && !has_dp; c++)
+        has_dp = in->colls[c].pg_name != UINT32_MAX && !strncmp(lsim_strtab_get(in->strings, in->colls[c].pg_name), "dp:", 3);
+    if (from->dp == 1 && to->dp > 1 && !wi_forward_only(in) && !has_dp)
         return lsim_err_set(err, LSIM_EARG,
                             "--dp %d: the source has data-parallel width 1, so there is no gradient all-reduce to "
                             "replicate (it would have to be inserted: buckets, launches, streams, which the "

@@ -4,6 +4,7 @@
 #   consistency  GPT-3 15B (TP2 PP2, micro-batch 1, small global batches):
 #                whatif(synth(A) -> B) simulated must match synth(B) simulated
 #                within 1 % of the iteration time, for DP 2->4, DP 4->2,
+#                DP 1->2 and 1->4 (buckets emitted; node counts as synth's),
 #                layers 48->24, layers 24->48 and a topology change; the
 #                record's node counts must equal the difference of the
 #                stores' node counts as sim reports them
@@ -123,6 +124,18 @@ consistency)
     within "topology" "$(pred "$tmp/w_topo.h5")" "$(pred "$tmp/topo.h5")"
     # the what-if changes something: the slower network is slower
     [ "$(pred "$tmp/w_topo.h5")" -gt "$(pred "$tmp/dp2.h5")" ] || fail "the slower network is not slower"
+    # from DP 1 (no gradient all-reduce to copy): the buckets are emitted
+    # for the new replicas, node for node what synthesis makes
+    "$LUMOSIM" synth $M --dp 1 --global-batch 4 -o "$tmp/dp1.h5" || fail "synth dp1"
+    "$LUMOSIM" whatif "$tmp/dp1.h5" --dp 2 -o "$tmp/w1_dp2.h5" >"$tmp/rec.json" || fail "whatif --dp 2 from DP 1"
+    "$JSON_CHECK" "$tmp/rec.json" "gpus_in == 4" "gpus_out == 8" "layout_out.dp == 2" \
+        "transformations.1.name == pipeline" "transformations.1.collectives_retimed.dp > 0" \
+        "transformations.2.name == dp" >/dev/null || fail "record from DP 1: $(cat "$tmp/rec.json")"
+    [ "$(nodes "$tmp/w1_dp2.h5")" -eq "$n0" ] || fail "DP 1 -> 2 has $(nodes "$tmp/w1_dp2.h5") nodes, synth of DP 2 $n0"
+    within "dp 1->2" "$(pred "$tmp/w1_dp2.h5")" "$(pred "$tmp/dp2.h5")"
+    "$LUMOSIM" whatif "$tmp/dp1.h5" --dp 4 -o "$tmp/w1_dp4.h5" >/dev/null || fail "whatif --dp 4 from DP 1"
+    within "dp 1->4" "$(pred "$tmp/w1_dp4.h5")" "$(pred "$tmp/dp4.h5")"
+    [ "$(pred "$tmp/w1_dp4.h5")" -gt "$(pred "$tmp/dp1.h5")" ] || fail "the gradient all-reduces of DP 4 cost nothing"
     echo "ok: what-if matches synthesis"
     ;;
 width)
@@ -400,9 +413,6 @@ bad)
     expect 1 "JSON" "$tmp/job.h5" --topology "$tmp/job.h5"
     expect 1 "unknown" "$tmp/job.h5" --gpu v100
     expect 1 "nothing.h5" "$tmp/nothing.h5" --dp 2
-    "$LUMOSIM" synth --model gpt3-15b --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4 -o "$tmp/dp1.h5" || fail synth
-    expect 1 "data-parallel width 1" "$tmp/dp1.h5" --dp 2
-    expect 1 "data-parallel width 1" "$tmp/dp1.h5" --tp 1 --dp 4
     "$LUMOSIM" synth --model gpt3-15b --tp 1 --pp 2 --dp 2 --micro-batch 1 --global-batch 8 -o "$tmp/tp1.h5" || fail synth
     expect 1 "tensor-parallel width 1" "$tmp/tp1.h5" --tp 2
     # a trace with no repeating layers between tensor-parallel all-reduces
