@@ -470,6 +470,13 @@ int lsim_cli_whatif(int argc, char **argv)
                                                                                   : "no layer tags or annotations");
                 goto done;
             }
+            if (kern && !ids[i].forward_only) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "%s: rank %zu: --layers: the trace has backward-pass or optimizer kernels, whose "
+                                  "layers are not recovered from the kernel structure (only a forward pass's are)",
+                                  in, i);
+                goto done;
+            }
             if (kern && (ids[0].layer_source != LSIM_WI_LAYERS_KERNELS || k->layers != k0->layers ||
                          k->runs != k0->runs)) {
                 rc = lsim_err_set(&err, LSIM_EARG,

@@ -267,6 +267,15 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
         rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
         goto cleanup;
     }
+    if (R.found && !R.forward_only) {
+        /* only the forward pass's layers are recovered: cutting them would
+         * leave their backward work behind */
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: --layers: the trace has backward-pass or optimizer kernels, whose layers are not "
+                          "recovered from the kernel structure (only a forward pass's are; docs/whatif.md)",
+                          in->source);
+        goto cleanup;
+    }
     if ((rc = wi_trace_cut(in, &R, "--layers", &C, err))) goto cleanup;
     int nlpc = layers / L->pp, nseg = C.nseg;
     size_t n = in->n;

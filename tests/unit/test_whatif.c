@@ -812,6 +812,10 @@ static void test_trace_pipeline(void)
     if (!g) return;
     CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "backward pass") != NULL);
+    /* and --layers would cut the forward layers and leave their backward */
+    lsim_wi_layout L1 = {2, 1, 1};
+    CHECK(lsim_wi_layers(g, &L1, 6, &topo, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "backward-pass or optimizer kernels") != NULL);
     lsim_graph_free(g);
 }
 
