@@ -407,6 +407,18 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     }
     for (size_t v = 0; v < g->n; v++)
         if ((g->kind[v] == LSIM_N_MEMSET || g->kind[v] == LSIM_N_MEMCPY) && g->proc[v] == cs) R->memops++;
+    /* a transformer layer has its GEMMs placed (QKV and projection after a
+     * norm, or FC1 and FC2): a unit that repeats without them -- a training
+     * step's gradient buckets, say -- is not one, and cutting or re-timing
+     * it as a layer would be wrong */
+    if (!R->role_kernels[WI_TR_QKV] && !R->role_kernels[WI_TR_FC1]) {
+        R->found = 0;
+        why(R, "the unit that repeats (%d of them, %d all-reduces each) has no attention or MLP GEMM after a norm: "
+               "not a transformer layer",
+            units, P, 0);
+        memset(R->role, 0, g->n ? g->n : 1);
+        for (size_t v = 0; v < g->n; v++) R->layer[v] = -1;
+    }
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying kernel roles", g->source);

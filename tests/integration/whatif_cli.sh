@@ -32,7 +32,9 @@
 #                and --tp 2 --dp 4 on the same 8 GPUs run; TP8 -> TP4 DP2 ->
 #                TP8 within 1 % of the traced prediction; --trace-layers;
 #                --pp 2 (16 GPUs) keeps the job's compute, --tp 4 --pp 2
-#                holds half of --tp 4 --dp 2's, PP 2 is slower than PP 1
+#                holds half of --tp 4 --dp 2's, PP 2 is slower than PP 1;
+#                a training trace's repeating gradient buckets are not
+#                taken for layers
 #   pipeline     GPT-3 15B (TP2, DP2, micro-batch 1): PP 2->4, 4->2, 2->1,
 #                1->4, 1F1B <-> interleaved:2, micro-batches 4 <-> 8, DP 2->4
 #                at a fixed global batch (--micro-batches 2), PP + TP + layers
@@ -375,6 +377,16 @@ PY
     pp2=$(pred "$tmp/pp2.h5")
     t4p2=$(pred "$tmp/t4p2.h5")
     [ "$pp2" -gt "$p8" ] || fail "PP 2 with one micro-batch ($pp2 ns) is not slower than PP 1 ($p8 ns)"
+    # a training trace whose gradient buckets repeat (3 steps x 5 all-reduces
+    # on one GPU, nccl_parser_config from HTA): not a transformer layer, so
+    # no layers are found
+    H=$S/hta_single/nccl_parser_config__nccl_data.json.gz
+    if [ -f "$H" ]; then
+        "$LUMOSIM" build "$H" -o "$tmp/h.h5" >/dev/null 2>&1 || fail "build $H"
+        "$LUMOSIM" whatif "$tmp/h.h5" --identify >"$tmp/idh.json" || fail "identify $H"
+        "$JSON_CHECK" "$tmp/idh.json" "layers.source == kernel structure" "layers.found == false" >/dev/null &&
+            grep -q "not a transformer layer" "$tmp/idh.json" || fail "gradient buckets taken for layers: $(cat "$tmp/idh.json")"
+    fi
     echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns; 20 layers $p20 ns, 80 layers $p80 ns; TP8 PP2 $pp2 ns, TP4 PP2 $t4p2 ns (no ground truth)"
     echo "ok: megatron trace layers and TP"
     ;;
