@@ -331,7 +331,10 @@ int lsim_cli_whatif(int argc, char **argv)
         fputc('\n', stdout);
         goto done;
     }
-    if ((rc = lsim_wi_job_new(ents, ne, n, ranks, &job, &err))) goto done;
+    /* one GPU is not a job: its collectives are not matched (as sim and
+     * replay take a single trace), so one rank of a larger job can be
+     * transformed on its own */
+    if (n > 1 && (rc = lsim_wi_job_new(ents, ne, n, ranks, &job, &err))) goto done;
     /* every transformation checked before anything is written */
     Ln = L;
     int dp_from1 = 0; /* DP 1 -> more on a tagged store: buckets emitted by the pipeline re-emission */

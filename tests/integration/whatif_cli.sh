@@ -386,6 +386,10 @@ PY
         "$LUMOSIM" whatif "$tmp/h.h5" --identify >"$tmp/idh.json" || fail "identify $H"
         "$JSON_CHECK" "$tmp/idh.json" "layers.source == kernel structure" "layers.found == false" >/dev/null &&
             grep -q "not a transformer layer" "$tmp/idh.json" || fail "gradient buckets taken for layers: $(cat "$tmp/idh.json")"
+        # one rank of a two-GPU job (its all-reduces name a group of 2): not
+        # matched as a job, as sim takes it; no transformation, same prediction
+        "$LUMOSIM" whatif "$tmp/h.h5" -o "$tmp/hw.h5" >/dev/null || fail "whatif on one rank of a job"
+        [ "$(pred "$tmp/hw.h5")" -eq "$(pred "$tmp/h.h5")" ] || fail "one rank: the identity moved the prediction"
     fi
     echo "megatron_tp8_a100: TP8 $p8 ns (no transformation), TP4 DP2 $p4 ns, TP2 DP4 $p2 ns; 20 layers $p20 ns, 80 layers $p80 ns; TP8 PP2 $pp2 ns, TP4 PP2 $t4p2 ns (no ground truth)"
     echo "ok: megatron trace layers and TP"
