@@ -5,7 +5,7 @@
 # pipeline (global batch 4 x DP), every pair A -> B among DP {1, 2, 4, 8}
 # (from DP 1 the gradient buckets are emitted for the new replicas), layers
 # {24, 48} at each DP, a topology change and a GPU change; at PP 2, DP 2:
-# every pair among TP {1, 2, 4, 8} from TP >= 2, TP and DP together on the
+# every pair among TP {1, 2, 4, 8} (from TP 1 the all-reduces are emitted), TP and DP together on the
 # same GPUs (TP4 DP2 <-> TP2 DP4, TP8 DP2 -> TP4 DP4), hidden x 2/3 and
 # FFN x 2:
 # lumosim whatif (synth(A) -> B) is simulated and compared with synth(B)
@@ -64,7 +64,7 @@ for m in gpt3-15b gpt3-44b; do
     for t in 1 4 8; do synth "$m-tp$t" "$m" 2 48 --tp "$t"; done
     synth "$m-tp4dp4" "$m" 4 48 --tp 4
     synth "$m-tp8dp2" "$m" 2 48 --tp 8
-    for a in 2 4 8; do
+    for a in 1 2 4 8; do
         for b in 1 2 4 8; do
             [ "$a" = "$b" ] && continue
             sa=$m-tp$a sb=$m-tp$b

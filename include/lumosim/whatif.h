@@ -299,6 +299,14 @@ typedef struct lsim_wi_pipe_cfg {
     int vstages;          /* 1: 1F1B; V > 1: interleaved 1F1B with V chunks per GPU */
     int micro_batches;    /* per pipeline */
     double bucket_params; /* gradient bucket size in parameters (0: 40e6, as lumosim synth) */
+    int tp_to;            /* the job's final TP width (0: the source's). From a
+                             TP-1 source to more, the TP all-reduces are
+                             emitted where lumosim synth places them (after
+                             the attention projection and FC2 forward, FC1
+                             and QKV weight gradients backward, the
+                             embedding lookup, the loss) in a group of one,
+                             for lsim_wi_relayout to widen and lsim_wi_retime
+                             to time */
     int dp_to;            /* the job's final DP width (0: the source's). From a
                              DP-1 source to more, the gradient buckets are
                              emitted in a group of one, for lsim_wi_relayout

@@ -38,10 +38,12 @@ static const char *USAGE_WHATIF =
     "\n"
     "  --identify        print what was found (layout, group classes, layers,\n"
     "                    each rank's role) as JSON and write nothing\n"
-    "  --dp N            data-parallel width N (per-replica batch kept)\n"
-    "  --tp N            tensor-parallel width N (from TP >= 2): each layer's\n"
-    "                    kernels re-timed for the new shards, TP all-reduces\n"
-    "                    re-timed for the new group; DP kept unless --dp\n"
+    "  --dp N            data-parallel width N (per-replica batch kept; from\n"
+    "                    DP 1, synthesized stores: gradient buckets inserted)\n"
+    "  --tp N            tensor-parallel width N: each layer's kernels\n"
+    "                    re-timed for the new shards, TP all-reduces re-timed\n"
+    "                    for the new group (from TP 1, synthesized stores:\n"
+    "                    inserted where synth puts them); DP kept unless --dp\n"
     "  --layers N        N layers: a synthesized store's layer-tagged nodes, or\n"
     "                    the layers a trace repeats (see --identify), cut and\n"
     "                    copied with their collectives\n"
@@ -355,19 +357,26 @@ int lsim_cli_whatif(int argc, char **argv)
         Ln.dp = (int)dp;
         st[ST_DP].used = 1;
     }
+    int tp_from1 = 0; /* TP 1 -> more on a tagged store: all-reduces emitted by the pipeline re-emission */
     if (tp && tp != L.tp) {
         if (L.tp == 1) {
-            rc = lsim_err_set(&err, LSIM_EARG,
-                              "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
-                              "all-reduce to split its layers' work with; start from a job with TP >= 2",
-                              tp);
-            goto done;
+            int tagged = 1;
+            for (size_t i = 0; i < n; i++) tagged &= ids[i].layer_source == LSIM_WI_LAYERS_TAGS;
+            if (!tagged) {
+                rc = lsim_err_set(&err, LSIM_EARG,
+                                  "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
+                                  "all-reduce to split its layers' work with (lumosim inserts them only in "
+                                  "synthesized stores); start from a trace with TP >= 2",
+                                  tp);
+                goto done;
+            }
+            tp_from1 = 1;
         }
         Ln.tp = (int)tp;
         st[ST_DP].used = 1;
         st[ST_DP].name = "tp";
     }
-    pipe = pp_new || vst_new || mbs_new || dp_from1;
+    pipe = pp_new || vst_new || mbs_new || dp_from1 || tp_from1;
     if (pipe) {
         /* a trace whose layers were recovered from its kernel structure on
          * every rank (tpipe), else every kernel tagged */
@@ -388,6 +397,7 @@ int lsim_cli_whatif(int argc, char **argv)
             }
         pcfg.pp = pp_new ? (int)pp_new : L.pp;
         pcfg.dp_to = Ln.dp;
+        pcfg.tp_to = Ln.tp;
         pcfg.vstages = vst_new ? (int)vst_new : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
         Ln.pp = pcfg.pp;
         st[ST_PIPE].used = 1;

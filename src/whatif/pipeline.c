@@ -322,7 +322,7 @@ typedef struct em {
     const lsim_topology *topo;
     lsim_wi_layout Lp;
     lsim_emit e; /* builder, CPU thread, streams, tag, rc (lsim_synth's emitter) */
-    int ppi, m, V, lpc, p2p_sync, dp_to;
+    int ppi, m, V, lpc, p2p_sync, dp_to, tp_to;
     int32_t rank;
     int64_t tp_seq, dp_seq;
     pairseq pairs[16];
@@ -331,7 +331,7 @@ typedef struct em {
     int32_t *tpr_old, *tpr_new, *dpr_old, *dpr_new;
     double layer_params, emb_params, bucket, bucket_max;
     int bucket_lo, bucket_hi, bucket_n;
-    int64_t act;
+    int64_t act, tokens;
     lsim_wi_counts *rec;
 } em;
 
@@ -364,16 +364,44 @@ static void tp_rec(em *E, const prec *r, const char *what)
     if (v != NONE) lsim_emit_pend(&E->e, v);
 }
 
+/* From TP 1 (tp_to > 1): the TP all-reduce lumosim synth places after
+ * kernel `what` of segment (where, pass), if any: its name and size. */
+static const char *tp_after(const em *E, int32_t where, int pass, const char *what, int64_t *bytes)
+{
+    static const struct { int layer, pass; const char *after, *ar; } AT[] = {
+        {1, P_FWD, "proj_gemm", "attn_allreduce"}, {1, P_FWD, "fc2_gemm", "mlp_allreduce"},
+        {1, P_BWD, "fc1_wgrad", "mlp_allreduce"},  {1, P_BWD, "qkv_wgrad", "attn_allreduce"},
+        {W_EMB, P_FWD, "lookup", "emb_allreduce"}, {W_HEAD, P_FWD, "xent", "xent_allreduce"},
+    };
+    for (size_t i = 0; i < sizeof AT / sizeof AT[0]; i++) {
+        int w = AT[i].layer == 1 ? where >= 0 : where == AT[i].layer;
+        if (w && pass == AT[i].pass && !strcmp(what, AT[i].after)) {
+            *bytes = where == W_HEAD ? E->tokens * 12 : E->act; /* the loss: 3 floats per token */
+            return AT[i].ar;
+        }
+    }
+    return NULL;
+}
+
 /* the source's kernels of one segment, in their order */
 static void segment(em *E, int32_t where, int mb, int pass)
 {
     const prec *r;
     size_t n = seg_of(E->S, where, mb, pass, &r);
     set_tag(E, where, mb, pass);
+    int insert_tp = E->tp_to > 1 && E->S->L.tp == 1;
     for (size_t i = 0; i < n; i++) {
         const char *what = lsim_strtab_get(E->S->names, r[i].what);
         if (r[i].tp) tp_rec(E, &r[i], what);
         else lsim_emit_compute(&E->e, what, r[i].dur);
+        int64_t bytes = 0;
+        const char *ar = insert_tp ? tp_after(E, where, pass, what, &bytes) : NULL;
+        if (ar) {
+            /* a group of one costs nothing: the network step times it */
+            uint32_t v = lsim_emit_comm(&E->e, LSIM_ES_TP, ar, 0, LSIM_COLL_ALLREDUCE, bytes, 1, E->tp_pg, E->tp_seq++);
+            if (v != NONE) lsim_emit_pend(&E->e, v);
+            E->rec->coll_retimed[LSIM_WI_TP]++;
+        }
     }
 }
 
@@ -519,6 +547,7 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     E.rank = lsim_wi_rank(&E.Lp, S->tpi, S->dpi, pp_i);
     E.rec = rec;
     E.dp_to = to->dp_to;
+    E.tp_to = to->tp_to;
     E.e.last_cpu = E.e.last_comp = NONE;
     E.e.lcpu = E.S->lcpu;
     E.e.ldelay = E.S->ldelay;
@@ -533,6 +562,7 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
         E.layer_params = (4 * h * A + 2 * h * M->ffn) / t + 13 * h;
         E.emb_params = Vv * h;
         E.act = (int64_t)(T * h * eb);
+        E.tokens = (int64_t)T;
     }
     snprintf(E.tp_pg, sizeof E.tp_pg, "tp:%d:%d", pp_i, S->dpi);
     snprintf(E.dp_pg, sizeof E.dp_pg, "dp:%d:%d", S->tpi, pp_i);

@@ -373,7 +373,10 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
                             "replicate (it would have to be inserted: buckets, launches, streams, which the "
                             "relayout does not do); start from a job with DP >= 2",
                             to->dp);
-    if (from->tp == 1 && to->tp > 1)
+    int has_tp = 0; /* TP all-reduces emitted for the new width (lsim_wi_pipe_cfg.tp_to) */
+    for (size_t c = 0; c < in->ncoll && !has_tp; c++)
+        has_tp = in->colls[c].pg_name != UINT32_MAX && !strncmp(lsim_strtab_get(in->strings, in->colls[c].pg_name), "tp:", 3);
+    if (from->tp == 1 && to->tp > 1 && !has_tp)
         return lsim_err_set(err, LSIM_EARG,
                             "--tp %d: the source has tensor-parallel width 1, so there is no tensor-parallel "
                             "all-reduce to split its layers' work with; start from a job with TP >= 2",

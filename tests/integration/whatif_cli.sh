@@ -9,6 +9,7 @@
 #                record's node counts must equal the difference of the
 #                stores' node counts as sim reports them
 #   width        GPT-3 15B (PP2, DP2, micro-batch 1): TP 2->4, 4->2, 2->1,
+#                1->2, 1->4 (all-reduces emitted; node counts as synth's),
 #                TP4 DP2 -> TP2 DP4 (same 16 GPUs), hidden 6144->4096, FFN
 #                12288->24576, each within 1 % of synth(B); the record names
 #                the shapes and the new layout
@@ -161,6 +162,14 @@ width)
     "$LUMOSIM" whatif "$tmp/tp2.h5" --tp 1 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --tp 1"
     [ "$(nodes "$tmp/w.h5")" -eq "$(nodes "$tmp/tp1.h5")" ] || fail "TP 1 has $(nodes "$tmp/w.h5") nodes, synth $(nodes "$tmp/tp1.h5")"
     within "tp 2->1" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp1.h5")"
+    # from TP 1: the TP all-reduces emitted where synthesis places them
+    "$LUMOSIM" whatif "$tmp/tp1.h5" --tp 2 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --tp 2 from TP 1"
+    "$JSON_CHECK" "$tmp/rec.json" "layout_out.tp == 2" "transformations.2.name == pipeline" \
+        "transformations.2.collectives_retimed.tp > 0" >/dev/null || fail "record from TP 1: $(cat "$tmp/rec.json")"
+    [ "$(nodes "$tmp/w.h5")" -eq "$(nodes "$tmp/tp2.h5")" ] || fail "TP 1 -> 2 has $(nodes "$tmp/w.h5") nodes, synth $(nodes "$tmp/tp2.h5")"
+    within "tp 1->2" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp2.h5")"
+    "$LUMOSIM" whatif "$tmp/tp1.h5" --tp 4 -o "$tmp/w.h5" >/dev/null || fail "whatif --tp 4 from TP 1"
+    within "tp 1->4" "$(pred "$tmp/w.h5")" "$t4"
     "$LUMOSIM" whatif "$tmp/tp4.h5" --tp 2 --dp 4 -o "$tmp/w.h5" >/dev/null || fail "whatif --tp 2 --dp 4"
     within "tp4dp2->tp2dp4" "$(pred "$tmp/w.h5")" "$(pred "$tmp/tp2dp4.h5")"
     "$LUMOSIM" whatif "$tmp/tp2.h5" --hidden 4096 -o "$tmp/w.h5" >"$tmp/rec.json" || fail "whatif --hidden"
@@ -249,6 +258,8 @@ real)
     refused "--micro-batches 2: a trace is pipelined with its own micro-batches (1)" "$tmp/ex.h5" --pp 2 --micro-batches 2
     refused "1 micro-batches per pipeline are not divisible by PP = 2" "$tmp/ex.h5" --pp 2 --schedule interleaved:2
     refused "already has a pipeline (PP = 2)" "$tmp/p2.h5" --pp 4
+    # from TP 1 (the bundled rank is taken as a one-GPU job): nothing to split
+    refused "tensor-parallel width 1" "$tmp/ex.h5" --tp 2
     "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
     grep -q "give the source's shape with --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"
@@ -429,8 +440,6 @@ bad)
     expect 1 "JSON" "$tmp/job.h5" --topology "$tmp/job.h5"
     expect 1 "unknown" "$tmp/job.h5" --gpu v100
     expect 1 "nothing.h5" "$tmp/nothing.h5" --dp 2
-    "$LUMOSIM" synth --model gpt3-15b --tp 1 --pp 2 --dp 2 --micro-batch 1 --global-batch 8 -o "$tmp/tp1.h5" || fail synth
-    expect 1 "tensor-parallel width 1" "$tmp/tp1.h5" --tp 2
     # a trace with no repeating layers between tensor-parallel all-reduces
     "$LUMOSIM" build "$(dirname "$0")/../data/cuda_graph.json" -o "$tmp/cg.h5" >/dev/null 2>&1 || fail "build cuda_graph"
     expect 1 "layer structure unknown" "$tmp/cg.h5" --layers 4

@@ -374,12 +374,13 @@ static void test_shape_tp(void)
         CHECK_I64(o->ncoll, 0);
         uint32_t adam = find(o, "L0.opt.adam", LSIM_N_RUNTIME), fc1 = find(o, "L0.mb0.fwd.fc1_gemm", LSIM_N_RUNTIME);
         CHECK(adam != UINT32_MAX && pred(o, adam, LSIM_E_CPU_THREAD) == fc1);
+        /* and back from TP 1 without TP all-reduces: nothing to split */
+        lsim_graph *back = NULL;
+        CHECK(lsim_wi_relayout(o, &L1, &L, 0, &back, &rec, &err) == LSIM_EARG && !back);
+        CHECK(strstr(err.msg, "tensor-parallel width 1") != NULL);
     }
     lsim_graph_free(o);
     o = NULL;
-    /* and back from TP 1: nothing to split */
-    CHECK(lsim_wi_relayout(g, &L1, &L, 0, &o, &rec, &err) == LSIM_EARG);
-    CHECK(strstr(err.msg, "tensor-parallel width 1") != NULL);
     /* TP must divide heads (48), hidden, FFN, vocabulary */
     F = M;
     F.tp = 5;
@@ -454,7 +455,7 @@ static int recut(const lsim_synth_cfg *from, const lsim_synth_cfg *to, lsim_wi_c
     lsim_wi_layout L = {from->tp, from->pp, from->dp};
     lsim_wi_model M = {to->model.hidden, to->model.ffn, to->model.heads, to->model.head_dim, to->model.seq,
                        to->model.vocab, to->micro_batch, 2, to->tp};
-    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0};
+    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0, 0};
     int bad = 0;
     for (int t = 0; t < L.tp; t++)
         for (int d = 0; d < L.dp; d++) {
@@ -539,7 +540,7 @@ static void test_pipeline(void)
             if (g) CHECK(lsim_wi_pipe_add(S, g, p, &err) == 0);
             lsim_graph_free(g);
         }
-        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0}, c3 = {3, 1, 4, 0, 0}, ci = {4, 2, 4, 0, 0}, cm = {2, 2, 3, 0, 0}, c1 = {1, 2, 4, 0, 0};
+        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0, 0}, c3 = {3, 1, 4, 0, 0, 0}, ci = {4, 2, 4, 0, 0, 0}, cm = {2, 2, 3, 0, 0, 0}, c1 = {1, 2, 4, 0, 0, 0};
         CHECK(lsim_wi_pipe_check(S, &c8, &err) == LSIM_EARG && strstr(err.msg, "more pipeline stages than the model's 4 layers"));
         CHECK(lsim_wi_pipe_check(S, &c3, &err) == LSIM_EARG && strstr(err.msg, "not divisible by PP x V = 3 x 1"));
         CHECK(lsim_wi_pipe_check(S, &ci, &err) == LSIM_EARG && strstr(err.msg, "PP x V = 8 model chunks"));
@@ -726,7 +727,7 @@ static void test_trace_pipeline(void)
     lsim_topology topo;
     lsim_topology_default(&gpu, &topo);
     lsim_wi_layout L = {2, 1, 1};
-    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0};
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     static const size_t want_k[3] = {2 + 16 + 1, 16 + 2, 16 + 4 + 1}, want_r[3] = {18 + 2, 16 + 4, 20 + 2};
@@ -797,10 +798,10 @@ static void test_trace_pipeline(void)
     CHECK_I64((int64_t)rec.coll_retimed[LSIM_WI_PP], 4);
     /* what cannot apply: named, nothing made */
     lsim_graph *o = NULL;
-    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0};
+    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "the trace's 3 layers are not divisible by PP x V = 2 x 1") != NULL);
-    bad = (lsim_wi_pipe_cfg){3, 1, 2, 0, 0};
+    bad = (lsim_wi_pipe_cfg){3, 1, 2, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "--micro-batches 2") != NULL);
     lsim_wi_layout L2 = {2, 2, 1};
