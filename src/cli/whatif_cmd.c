@@ -391,8 +391,11 @@ int lsim_cli_whatif(int argc, char **argv)
                                   "(L12.mb3.fwd.qkv_gemm), or a trace whose layers repeat between tensor-parallel "
                                   "all-reduces on every rank (see whatif --identify)",
                                   in, i,
-                                  ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? ids[i].klayers.why
-                                                                                : lsim_wi_layer_source_name(ids[i].layer_source));
+                                  ids[i].layer_source == LSIM_WI_LAYERS_KERNELS     ? ids[i].klayers.why
+                                  : ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS ? "layer annotations found; cutting "
+                                                                                        "annotated traces is not supported yet"
+                                                                                      : "no layer tags, annotations or "
+                                                                                        "tensor-parallel all-reduces");
                 goto done;
             }
         pcfg.pp = pp_new ? (int)pp_new : L.pp;

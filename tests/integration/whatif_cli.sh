@@ -443,6 +443,7 @@ bad)
     # a trace with no repeating layers between tensor-parallel all-reduces
     "$LUMOSIM" build "$(dirname "$0")/../data/cuda_graph.json" -o "$tmp/cg.h5" >/dev/null 2>&1 || fail "build cuda_graph"
     expect 1 "layer structure unknown" "$tmp/cg.h5" --layers 4
+    expect 1 "layer structure unknown (no layer tags, annotations or tensor-parallel all-reduces)" "$tmp/cg.h5" --pp 2
     echo "ok: bad input refused"
     ;;
 *) fail "unknown mode" ;;
