@@ -20,6 +20,7 @@
 #include "lumosim/graph.h"
 
 #include <limits.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,6 +324,19 @@ static const char *api_base(const char *n);
 
 /* ---------------------------------------------------------- CPU flatten */
 
+int lsim_graph_layer_annotation(const char *s)
+{
+    const char *p = strstr(s, "layer");
+    if (!p) p = strstr(s, "Layer");
+    if (!p) return -1;
+    p += 5;
+    if (*p == 's') p++;
+    if (*p == '[' || *p == '.' || *p == '_' || *p == ' ') p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    long l = strtol(p, NULL, 10);
+    return l > 1000000 ? -1 : (int)l;
+}
+
 typedef struct cpu_item {
     lsim_ns ts, end;
     uint32_t ev;
@@ -333,6 +347,7 @@ typedef struct flat_state {
     uint32_t proc;
     lsim_ns cursor;
     uint32_t last_node; /* previous piece on this thread */
+    int layer_end;      /* last_node ends a layer annotation: merge nothing into it */
 } flat_state;
 
 /* Emit the piece [s, e) of event item `it` as a node, chained to the previous
@@ -345,10 +360,16 @@ static int emit_piece(builder *b, flat_state *fs, const cpu_item *it, lsim_ns s,
     uint32_t v = fs->last_node;
     /* Adjacent CPU pieces with no gap between them are one stretch of CPU
      * work to the simulation: merge them (keeps memory per event low). Never
-     * across the start of a ProfilerStep, so iteration membership stays. */
+     * across the start of a ProfilerStep, so iteration membership stays, and
+     * never a layer annotation's first or last piece with its neighbours, so
+     * where the layer starts and ends stays visible
+     * (lsim_graph_layer_annotation). */
     if (kind == LSIM_N_CPU && v != NONE && b->g->kind[v] == LSIM_N_CPU && b->g->obs_end[v] == s &&
         !(x->kind == LSIM_EV_ANNOTATION && x->ts == s &&
-          !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13))) {
+          !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13)) &&
+        !(x->kind == LSIM_EV_ANNOTATION && (s == x->ts || e == x->ts + x->dur) &&
+          lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0) &&
+        !fs->layer_end) {
         b->g->obs_end[v] = e;
         b->g->dur[v] = e - b->g->obs_start[v];
         fs->cursor = e;
@@ -366,6 +387,9 @@ static int emit_piece(builder *b, flat_state *fs, const cpu_item *it, lsim_ns s,
     fs->last_node = v;
     fs->cursor = e;
     b->ev_node[it->ev] = v;
+    /* a layer annotation's last piece: what follows is outside the layer */
+    fs->layer_end = x->kind == LSIM_EV_ANNOTATION && e == x->ts + x->dur &&
+                    lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0;
     return 0;
 }
 
@@ -395,7 +419,7 @@ typedef struct cpu_stack {
  * the open (enclosing) events; only its depth is ever allocated. */
 static int flatten_thread(builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
 {
-    flat_state fs = {proc, INT64_MIN, NONE};
+    flat_state fs = {proc, INT64_MIN, NONE, 0};
     int rc;
     st->n = 0;
     for (size_t i = 0; i < n; i++) {

@@ -159,6 +159,13 @@ typedef struct lsim_graph {
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
                      lsim_err *err);
+
+/* The layer named by a record_function annotation (layer[i], layers.i,
+ * layer_i, Layer i): i, or -1. The build keeps an annotation's own pieces
+ * (its enter and exit cost, the gaps between the ops it holds) as nodes of
+ * its name, never merged with the ops around them, so that what-if can find
+ * where each layer starts and ends on its thread. Local. */
+int lsim_graph_layer_annotation(const char *name);
 void lsim_graph_free(lsim_graph *g);
 
 /* Deep copy (the copy owns everything, string ids are the same). */

@@ -187,8 +187,9 @@ void lsim_wi_job_free(lsim_wi_job *j);
 int lsim_wi_normalize(const lsim_graph *in, const lsim_wi_job *job, size_t gpu, const lsim_wi_layout *L,
                       lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
-/* Layers: the model gets `layers` layers instead of the source's (tags
- * needed: LSIM_EARG "layer structure unknown" otherwise). Each model chunk
+/* Layers: the model gets `layers` layers instead of the source's (tags, or
+ * on a forward-only trace its layer annotations or kernel structure:
+ * LSIM_EARG "layer structure unknown" otherwise; topo unused for traces). Each model chunk
  * keeps its first and last layers and loses or duplicates whole layer
  * subgraphs (every micro-batch's forward and backward, the optimizer step,
  * the layer's own gradient bucket) with their collectives; edges are rewired

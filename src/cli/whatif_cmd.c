@@ -107,6 +107,24 @@ static void put_kinds(FILE *f, const char *key, const uint64_t *k)
     fputc('}', f);
 }
 
+/* A trace's layers per forward run: from its layer annotations, or from the
+ * kernel structure when found; 0 when neither (or not a trace). */
+static int trace_layers(const lsim_wi_ident *id)
+{
+    if (id->layer_source == LSIM_WI_LAYERS_ANNOTATIONS) return id->layers_per_chunk;
+    if (id->layer_source == LSIM_WI_LAYERS_KERNELS && id->klayers.found) return id->klayers.layers;
+    return 0;
+}
+static int trace_runs(const lsim_wi_ident *id)
+{
+    return id->layer_source == LSIM_WI_LAYERS_KERNELS ? id->klayers.runs : 1;
+}
+/* kernel roles for --tp / --hidden / --ffn: tags, or a found kernel structure */
+static int has_roles(const lsim_wi_ident *id)
+{
+    return id->layer_source == LSIM_WI_LAYERS_TAGS || id->klayers.found;
+}
+
 static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi_layout *L, int roles)
 {
     uint64_t tot[LSIM_WI_NGCLASS] = {0};
@@ -125,7 +143,10 @@ static void put_ident(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi
         fprintf(f, ",\"layers\":%d,\"chunks_per_gpu\":%d,\"layers_per_chunk\":%d", tot_l, ids[0].nchunks,
                 ids[0].layers_per_chunk);
     } else if (same && src == LSIM_WI_LAYERS_ANNOTATIONS) {
-        fprintf(f, ",\"annotated_layers\":%d", annot);
+        int fwd = 1;
+        for (size_t i = 0; i < n; i++) fwd &= ids[i].forward_only != 0;
+        fprintf(f, ",\"layers\":%d,\"annotated_layers\":%d,\"forward_only\":%s,\"kernel_structure_layers\":%d",
+                ids[0].layers_per_chunk, annot, fwd ? "true" : "false", ids[0].klayers.found ? ids[0].klayers.layers : 0);
     } else if (same && src == LSIM_WI_LAYERS_KERNELS) lsim_wi_put_kernel_layers(f, ids, n);
     fputc('}', f);
     if (roles) {
@@ -382,7 +403,7 @@ int lsim_cli_whatif(int argc, char **argv)
          * every rank (tpipe), else every kernel tagged */
         tpipe = 1;
         for (size_t i = 0; i < n; i++)
-            if (ids[i].layer_source != LSIM_WI_LAYERS_KERNELS || !ids[i].klayers.found) tpipe = 0;
+            if (!trace_layers(&ids[i])) tpipe = 0;
         for (size_t i = 0; i < n && !tpipe; i++)
             if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) {
                 rc = lsim_err_set(&err, LSIM_EARG,
@@ -405,28 +426,27 @@ int lsim_cli_whatif(int argc, char **argv)
         Ln.pp = pcfg.pp;
         st[ST_PIPE].used = 1;
         if (tpipe) {
-            const lsim_wi_kernel_layers *k0 = &ids[0].klayers;
             for (size_t i = 1; i < n; i++)
-                if (ids[i].klayers.layers != k0->layers || ids[i].klayers.runs != k0->runs) {
+                if (trace_layers(&ids[i]) != trace_layers(&ids[0]) || trace_runs(&ids[i]) != trace_runs(&ids[0])) {
                     rc = lsim_err_set(&err, LSIM_EARG,
                                       "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --pp "
                                       "needs the same structure on every rank",
-                                      in, i, ids[i].klayers.layers, ids[i].klayers.runs, k0->layers, k0->runs);
+                                      in, i, trace_layers(&ids[i]), trace_runs(&ids[i]), trace_layers(&ids[0]),
+                                      trace_runs(&ids[0]));
                     goto done;
                 }
-            src_m = k0->runs;
+            src_m = trace_runs(&ids[0]);
             pcfg.micro_batches = mbs_new ? (int)mbs_new : src_m;
             int fwd = 1;
             for (size_t i = 0; i < n; i++) fwd &= ids[i].forward_only != 0;
-            rc = lsim_wi_trace_pipe_check(in, fwd, &L, &pcfg, layers ? (int)layers : k0->layers, k0->runs, &err);
+            rc = lsim_wi_trace_pipe_check(in, fwd, &L, &pcfg, layers ? (int)layers : trace_layers(&ids[0]), src_m, &err);
             if (rc) goto done;
         }
     }
     if (Ln.tp != L.tp || hidden || ffn || model_s || (pipe && !tpipe)) {
         /* the source's shape, and the new one */
         for (size_t i = 0; i < n; i++)
-            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS &&
-                ((pipe && !tpipe) || ids[i].layer_source != LSIM_WI_LAYERS_KERNELS)) {
+            if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && ((pipe && !tpipe) || !has_roles(&ids[i]))) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
                                   "kernel's role in its layer, which lumosim synth's node tags give "
@@ -472,33 +492,31 @@ int lsim_cli_whatif(int argc, char **argv)
             /* tagged (synth) graphs, or traces whose layers were recovered
              * from the kernel structure, the same on every rank (their
              * copies' collectives must pair up) */
-            const lsim_wi_kernel_layers *k = &ids[i].klayers, *k0 = &ids[0].klayers;
-            int kern = ids[i].layer_source == LSIM_WI_LAYERS_KERNELS && k->found;
+            const lsim_wi_kernel_layers *k = &ids[i].klayers;
+            int kern = trace_layers(&ids[i]) > 0;
             if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && !kern) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --layers needs graphs tagged by layer, as "
-                                  "lumosim synth writes them, or a trace whose layers repeat between tensor-parallel "
-                                  "all-reduces (see whatif --identify; --trace-layers N)",
-                                  in, i,
-                                  ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
-                                      ? "layer annotations found; transforming annotated traces is not supported yet"
-                                  : ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? k->why
-                                                                                  : "no layer tags or annotations");
+                                  "lumosim synth writes them, a trace with layer annotations (record_function "
+                                  "\"layer[i]\"), or one whose layers repeat between tensor-parallel all-reduces (see "
+                                  "whatif --identify; --trace-layers N)",
+                                  in, i, ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? k->why : "no layer tags or annotations");
                 goto done;
             }
             if (kern && !ids[i].forward_only) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: --layers: the trace has backward-pass or optimizer kernels, whose "
-                                  "layers are not recovered from the kernel structure (only a forward pass's are)",
+                                  "layers are not recovered (only a forward pass's are)",
                                   in, i);
                 goto done;
             }
-            if (kern && (ids[0].layer_source != LSIM_WI_LAYERS_KERNELS || k->layers != k0->layers ||
-                         k->runs != k0->runs)) {
+            if (kern && (ids[0].layer_source != ids[i].layer_source || trace_layers(&ids[i]) != trace_layers(&ids[0]) ||
+                         trace_runs(&ids[i]) != trace_runs(&ids[0]))) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --layers "
                                   "needs the same structure on every rank",
-                                  in, i, k->layers, k->runs, k0->layers, k0->runs);
+                                  in, i, trace_layers(&ids[i]), trace_runs(&ids[i]), trace_layers(&ids[0]),
+                                  trace_runs(&ids[0]));
                 goto done;
             }
         }

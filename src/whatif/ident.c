@@ -84,18 +84,8 @@ static int tag_layer(const char *s)
     return *e == '.' && x < 100000000 ? (int)x : -1;
 }
 
-/* a record_function annotation naming a layer: layer[i], layers.i, layer_i, Layer i */
-static int annot_layer(const char *s)
-{
-    const char *p = strstr(s, "layer");
-    if (!p) p = strstr(s, "Layer");
-    if (!p) return -1;
-    p += 5;
-    if (*p == 's') p++;
-    if (*p == '[' || *p == '.' || *p == '_' || *p == ' ') p++;
-    if (!isdigit((unsigned char)*p)) return -1;
-    return (int)strtol(p, NULL, 10);
-}
+/* a record_function annotation naming a layer (graph.h) */
+int wi_annot_layer(const char *s) { return lsim_graph_layer_annotation(s); }
 
 int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
 {
@@ -161,17 +151,25 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
         int maxl = -1;
         for (size_t v = 0; v < g->n; v++) {
             if (g->kind[v] != LSIM_N_CPU) continue;
-            int l = annot_layer(lsim_strtab_get(g->strings, g->name[v]));
+            int l = wi_annot_layer(lsim_strtab_get(g->strings, g->name[v]));
             if (l > maxl && l < 1000000) maxl = l;
         }
         if (maxl >= 0) {
             if (!(annot = calloc((size_t)maxl + 1, 1))) goto nomem;
             for (size_t v = 0; v < g->n; v++) {
                 if (g->kind[v] != LSIM_N_CPU) continue;
-                int l = annot_layer(lsim_strtab_get(g->strings, g->name[v]));
+                int l = wi_annot_layer(lsim_strtab_get(g->strings, g->name[v]));
                 if (l >= 0 && l <= maxl && !annot[l]) annot[l] = 1, out->annotations++;
             }
+            /* the kernel structure too, for the kernel roles (--tp,
+             * --hidden, --ffn) and to compare with the annotations */
+            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
             out->layer_source = LSIM_WI_LAYERS_ANNOTATIONS;
+            out->forward_only = wi_forward_only(g);
+            out->layer_lo = 0;
+            out->layer_hi = maxl;
+            out->nchunks = 1;
+            out->layers_per_chunk = maxl + 1;
         } else {
             /* Kineto without annotations: the repeating kernel structure */
             if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;

@@ -236,12 +236,133 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
     for (size_t v = 0; v < n; v++)
         if (seg[v] < 0) seg[v] = cseg[v];
     C->cpu_thread = cpu_thread;
+    C->stream = R->stream;
 cleanup:
     if (rc) wi_tcut_free(C);
     free(T);
     free(cseg);
     free(c0);
     free(c1);
+    return rc;
+}
+
+/* The layers from record_function annotations (wi_layers_cut). Why the
+ * first and last piece: the launching thread is flattened, so an annotation
+ * survives only as the pieces between (and around) the ops it holds; a
+ * record_function's own enter and exit cost leaves a piece at each end. */
+static int annot_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+{
+    memset(C, 0, sizeof *C);
+    C->cpu_thread = UINT32_MAX;
+    C->annotated = 1;
+    int rc = 0, maxl = -1;
+    size_t n = in->n;
+    uint32_t thr = UINT32_MAX, *cnt = NULL;
+    for (size_t v = 0; v < n; v++) {
+        if (in->kind[v] != LSIM_N_CPU) continue;
+        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+        if (l < 0 || l >= 1000000) continue;
+        if (thr == UINT32_MAX) thr = in->proc[v];
+        if (in->proc[v] != thr)
+            return lsim_err_set(err, LSIM_EARG, "%s: layer annotations on two threads: %s cannot tell the layers apart",
+                                in->source, what);
+        if (l > maxl) maxl = l;
+    }
+    if (maxl < 0) return lsim_err_set(err, LSIM_EARG, "%s: no layer annotation (%s)", in->source, what);
+    int units = maxl + 1;
+    C->units = units, C->runs = 1, C->nseg = units;
+    if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
+    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
+    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = malloc((size_t)units * sizeof *C->t0);
+    C->t1 = malloc((size_t)units * sizeof *C->t1);
+    lsim_ns *a0 = malloc((size_t)units * sizeof *a0), *a1 = malloc((size_t)units * sizeof *a1);
+    cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *cnt);
+    if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !a0 || !a1 || !cnt) {
+        free(a0);
+        free(a1);
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+        goto cleanup;
+    }
+    for (int l = 0; l < units; l++) a0[l] = C->t0[l] = INT64_MAX, a1[l] = C->t1[l] = INT64_MIN;
+    for (size_t v = 0; v < n; v++) {
+        if (in->kind[v] != LSIM_N_CPU || in->proc[v] != thr) continue;
+        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+        if (l < 0 || l >= units) continue;
+        if (ts[v] < a0[l]) a0[l] = ts[v];
+        if (te[v] > a1[l]) a1[l] = te[v];
+    }
+    for (int l = 0; l < units && !rc; l++) {
+        if (a0[l] == INT64_MAX)
+            rc = lsim_err_set(err, LSIM_EARG, "%s: layer annotations 0..%d, but none for layer %d: %s needs every layer",
+                              in->source, maxl, l, what);
+        else if (l && a0[l] < a1[l - 1])
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "%s: the annotations of layers %d and %d overlap (several micro-batches, or nested "
+                              "layers): %s cuts one forward pass of consecutive layers",
+                              in->source, l - 1, l, what);
+    }
+    /* the launching thread's work inside each annotation (blocking calls
+     * stay, as for the kernel structure), then the GPU work launched there */
+    for (size_t v = 0; v < n; v++) {
+        C->seg[v] = -1;
+        C->launcher[v] = UINT32_MAX;
+        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
+            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
+        if (rc || in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
+        int lo = 0, hi = units - 1, at = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2;
+            if (a0[mid] <= ts[v]) at = mid, lo = mid + 1;
+            else hi = mid - 1;
+        }
+        if (at >= 0 && te[v] <= a1[at]) C->seg[v] = at;
+    }
+    free(a0);
+    free(a1);
+    if (rc) goto cleanup;
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = C->launcher[v];
+        if (!in->procs[in->proc[v]].is_gpu) continue;
+        if (in->kind[v] == LSIM_N_KERNEL && !(in->flags[v] & LSIM_NF_COLL)) cnt[in->proc[v]]++;
+        if (u == UINT32_MAX || C->seg[u] < 0) continue;
+        int l = C->seg[v] = C->seg[u];
+        if (ts[v] < C->t0[l]) C->t0[l] = ts[v];
+        if (te[v] > C->t1[l]) C->t1[l] = te[v];
+    }
+    uint32_t cs = 0;
+    for (uint32_t p = 1; p < in->nprocs; p++)
+        if (cnt[p] > cnt[cs]) cs = p;
+    C->stream = in->nprocs ? in->procs[cs].tid : -1;
+    for (int l = 0; l < units && !rc; l++)
+        if (C->t0[l] == INT64_MAX)
+            rc = lsim_err_set(err, LSIM_EARG, "%s: layer annotation %d launches no GPU work: %s cannot place it",
+                              in->source, l, what);
+    C->cpu_thread = thr;
+cleanup:
+    if (rc) wi_tcut_free(C);
+    free(cnt);
+    return rc;
+}
+
+int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+{
+    memset(C, 0, sizeof *C);
+    if (!wi_forward_only(in))
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: %s: the trace has backward-pass or optimizer kernels, whose layers are not recovered "
+                            "(only a forward pass's are: cutting them would leave their backward behind; "
+                            "docs/whatif.md)",
+                            in->source, what);
+    for (size_t v = 0; v < in->n; v++)
+        if (in->kind[v] == LSIM_N_CPU && wi_annot_layer(lsim_strtab_get(in->strings, in->name[v])) >= 0)
+            return annot_cut(in, what, C, err);
+    wi_troles R;
+    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
+    if (rc) return rc;
+    rc = wi_trace_cut(in, &R, what, C, err);
+    wi_troles_free(&R);
     return rc;
 }
 
@@ -256,9 +377,7 @@ cleanup:
 static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err)
 {
-    wi_troles R;
-    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
-    if (rc) return rc;
+    int rc = 0;
     wi_tcut C;
     memset(&C, 0, sizeof C);
     int *copies = NULL;
@@ -267,16 +386,7 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
         rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
         goto cleanup;
     }
-    if (R.found && !R.forward_only) {
-        /* only the forward pass's layers are recovered: cutting them would
-         * leave their backward work behind */
-        rc = lsim_err_set(err, LSIM_EARG,
-                          "%s: --layers: the trace has backward-pass or optimizer kernels, whose layers are not "
-                          "recovered from the kernel structure (only a forward pass's are; docs/whatif.md)",
-                          in->source);
-        goto cleanup;
-    }
-    if ((rc = wi_trace_cut(in, &R, "--layers", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, "--layers", &C, err))) goto cleanup;
     int nlpc = layers / L->pp, nseg = C.nseg;
     size_t n = in->n;
     removed = calloc(n ? n : 1, 1);
@@ -294,7 +404,6 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     }
 cleanup:
     wi_tcut_free(&C);
-    wi_troles_free(&R);
     free(removed);
     free(copies);
     return rc;
@@ -307,7 +416,8 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
     lsim_wi_ident id;
     int rc = lsim_wi_identify(in, 0, &id, err);
     if (rc) return rc;
-    if (id.layer_source == LSIM_WI_LAYERS_KERNELS) return layers_of_trace(in, L, layers, out, rec, err);
+    if (id.layer_source == LSIM_WI_LAYERS_KERNELS || id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS)
+        return layers_of_trace(in, L, layers, out, rec, err);
     if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,
                             "%s: layer structure unknown (%s): --layers needs a graph whose nodes are tagged by layer, "

@@ -81,11 +81,9 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
                            lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
-    wi_troles R;
     wi_tcut C;
     memset(&C, 0, sizeof C);
-    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
-    if (rc) return rc;
+    int rc = 0;
     lsim_graph *o1 = NULL, *o2 = NULL;
     uint8_t *removed = NULL;
     int *copies = NULL;
@@ -98,17 +96,15 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     lsim_wi_counts scratch;
     memset(&scratch, 0, sizeof scratch);
     const int P = to->pp, V = to->vstages;
-    if (!R.found) {
-        rc = lsim_err_set(err, LSIM_EARG, "%s: layer structure unknown (%s): --pp needs the layers of the trace",
-                          in->source, R.why[0] ? R.why : "no repeating layer structure");
+    /* the checks that need no layers first, for their own messages */
+    if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, to->pp * to->vstages, 1, err)))
         goto cleanup;
-    }
-    if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, R.layers, R.runs, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, "--pp", &C, err))) goto cleanup;
+    if ((rc = lsim_wi_trace_pipe_check(in->source, 1, L, to, C.units, C.runs, err))) goto cleanup;
     if (pp_i < 0 || pp_i >= P || tp_i < 0 || tp_i >= L->tp || dp_i < 0 || dp_i >= L->dp) {
         rc = lsim_err_set(err, LSIM_EARG, "pipeline stage %d of %d (tp %d, dp %d)", pp_i, P, tp_i, dp_i);
         goto cleanup;
     }
-    if ((rc = wi_trace_cut(in, &R, "--pp", &C, err))) goto cleanup;
     const int N = C.units, lpc = N / (P * V);
     const lsim_ns *ts = lsim_engine_start(C.E);
     if (C.cpu_thread == NONE) {
@@ -127,8 +123,8 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     {
         size_t k = 0;
         for (size_t v = 0; v < n; v++)
-            if ((R.role[v] == WI_TR_ATTN_AR || R.role[v] == WI_TR_MLP_AR) && in->coll[v] >= 0 &&
-                in->colls[in->coll[v]].bytes > 0)
+            if (C.seg[v] >= 0 && in->kind[v] == LSIM_N_KERNEL && in->coll[v] >= 0 &&
+                in->colls[in->coll[v]].kind == LSIM_COLL_ALLREDUCE && in->colls[in->coll[v]].bytes > 0)
                 samp[k++] = in->colls[in->coll[v]].bytes;
         bytes = median(samp, k, 0);
     }
@@ -187,7 +183,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     for (size_t v = 0; v < n; v++)
         if (in->corr[v] >= corr) corr = in->corr[v] + 1;
     for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].tid == R.stream) pid = in->procs[p].pid;
+        if (in->procs[p].is_gpu && in->procs[p].tid == C.stream) pid = in->procs[p].pid;
     for (uint32_t p = 0; p < in->nprocs; p++)
         if (in->procs[p].is_gpu && in->procs[p].pid == pid && in->procs[p].tid >= tid) tid = in->procs[p].tid + 1;
     lsim_proc pstream = {1, pid, tid, 0};
@@ -210,7 +206,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             for (size_t v = 0; v < n; v++) {
                 if (C.seg[v] != l) continue;
                 const lsim_proc *pr = &in->procs[in->proc[v]];
-                if (pr->is_gpu && pr->tid == R.stream &&
+                if (pr->is_gpu && pr->tid == C.stream &&
                     (g == NONE || (recv ? wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) < 0
                                         : wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) > 0)))
                     g = (uint32_t)v;
@@ -302,7 +298,6 @@ cleanup:
     lsim_graph_free(o1);
     lsim_graph_free(o2);
     wi_tcut_free(&C);
-    wi_troles_free(&R);
     free(removed);
     free(copies);
     free(nid);

@@ -93,11 +93,28 @@ typedef struct wi_tcut {
     uint32_t *launcher;      /* per node: its launch call, or UINT32_MAX */
     uint32_t cpu_thread;     /* processor of the launching thread; UINT32_MAX
                                 when its launches do not follow layer order */
-    lsim_ns *t0, *t1;        /* per segment: first start, last end on the compute stream */
+    lsim_ns *t0, *t1;        /* per segment: first start, last end on the compute stream
+                                (annotations: of the layer's GPU work) */
+    int64_t stream;          /* the compute stream's id (tid) */
+    int annotated;           /* the layers came from layer annotations */
     lsim_engine *E;          /* the schedule (lsim_engine_start / _end) */
 } wi_tcut;
 int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_tcut *C, lsim_err *err);
 void wi_tcut_free(wi_tcut *C);
+
+/* The layer of a record_function annotation's name (layer[i], layers.i,
+ * layer_i, Layer i), or -1 (ident.c). */
+int wi_annot_layer(const char *name);
+
+/* The layers of a forward-only trace, cut as wi_trace_cut does: from its
+ * layer annotations when it has them (a layer is the launching thread's
+ * work inside annotation layer[i] -- from its first piece to its last, the
+ * thread being flattened -- and the GPU work launched from there), else from
+ * the kernel structure (wi_trace_roles; --trace-layers applies). LSIM_EARG:
+ * no structure, a backward pass or optimizer step (only forward layers are
+ * recovered; cutting them would leave their backward behind), annotations
+ * on several threads, missing, repeated or overlapping. */
+int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err);
 
 /* Nodes and edges added to a graph (wi_append): new node i gets id g->n + i;
  * an edge's ends are old or new ids. New processors are appended after g's

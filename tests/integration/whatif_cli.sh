@@ -25,8 +25,10 @@
 #                matches the stores, each stage shows 40/P layers, more
 #                stages take longer (one micro-batch), --layers 80 --pp 4
 #                doubles a middle stage's compute; what --pp cannot do on a
-#                trace is refused; --hidden without --model names the
-#                missing shape
+#                trace is refused; the trace annotated with layer[i]
+#                (tests/data/tools/annotate_layers.py): layers from the
+#                annotations cut as the kernel structure's do; --hidden
+#                without --model names the missing shape
 #   megatron     the eight shared megatron_tp8_a100 ranks (skipped, 77,
 #                without them): --identify's layers and kernels per layer
 #                against a python3 count over the trace JSON; --tp 4 --dp 2
@@ -260,6 +262,29 @@ real)
     refused "already has a pipeline (PP = 2)" "$tmp/p2.h5" --pp 4
     # from TP 1 (the bundled rank is taken as a one-GPU job): nothing to split
     refused "tensor-parallel width 1" "$tmp/ex.h5" --tp 2
+    # the same trace with record_function("layer[i]") annotations (added by
+    # tests/data/tools/annotate_layers.py from the trace's own LayerNorm
+    # launches): the layers come from the annotations, and cutting them
+    # gives what the kernel structure gives -- two independent methods
+    if command -v python3 >/dev/null; then
+        python3 "$(dirname "$0")/../data/tools/annotate_layers.py" "$ex" "$tmp/ann.json.gz" >/dev/null ||
+            fail "annotate_layers.py failed"
+        "$LUMOSIM" build "$tmp/ann.json.gz" -o "$tmp/ann.h5" >/dev/null 2>&1 || fail "build the annotated trace"
+        [ "$(pred "$tmp/ann.h5")" -eq "$a" ] || fail "annotations moved the replay"
+        "$LUMOSIM" whatif "$tmp/ann.h5" --identify >"$tmp/ida.json" || fail "identify the annotated trace"
+        "$JSON_CHECK" "$tmp/ida.json" "layers.source == annotations" "layers.layers == 40" \
+            "layers.kernel_structure_layers == 40" "layers.forward_only == true" >/dev/null ||
+            fail "annotated: $(cat "$tmp/ida.json")"
+        for L in 20 80; do
+            "$LUMOSIM" whatif "$tmp/ann.h5" --layers $L -o "$tmp/al$L.h5" >/dev/null || fail "--layers $L from annotations"
+            same "annotations, --layers $L" "$(csum "$tmp/al$L.h5")" "$(csum "$tmp/l$L.h5")"
+        done
+        "$LUMOSIM" whatif "$tmp/ann.h5" --pp 4 -o "$tmp/ap4.h5" >/dev/null || fail "--pp 4 from annotations"
+        for r in 0 1 2 3; do same "annotations, --pp 4, stage $r" "$(cr "$tmp/ap4.h5" $r)" "$(cr "$tmp/p4.h5" $r)"; done
+        within "annotations --pp 4" "$(pred "$tmp/ap4.h5")" "$p4"
+    else
+        echo "python3 missing: annotated layers not checked"
+    fi
     "$LUMOSIM" whatif "$tmp/ex.h5" --hidden 2048 -o "$tmp/l.h5" >"$tmp/out" 2>"$tmp/err" && fail "--hidden on a trace succeeded"
     grep -q "give the source's shape with --model" "$tmp/err" || fail "not named: $(cat "$tmp/err")"
     [ -e "$tmp/l.h5" ] && fail "a store was written"

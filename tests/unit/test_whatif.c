@@ -820,6 +820,113 @@ static void test_trace_pipeline(void)
     lsim_graph_free(g);
 }
 
+/* Layers from record_function annotations: one thread, each layer an
+ * annotation piece at its start and end around the launches of a GEMM and
+ * a TP all-reduce, then a head kernel. names[] gives the annotation of each
+ * layer (to build broken ones). Kernels 100 ns, all-reduces 50 ns. */
+static lsim_graph *annotated(const char *const *names, int nl)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, s, nc, prev = UINT32_MAX, pk = UINT32_MAX, pa = UINT32_MAX;
+    if (lsim_gb_new("annotated", 0, 2, &b, &err)) return NULL;
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &s);
+    lsim_gb_proc(b, 1, 0, 24, &nc);
+    int64_t seq = 0;
+#define CPU(name, id)                                                                                               \
+    do {                                                                                                            \
+        lsim_gb_node(b, LSIM_N_CPU, 0, cpu, name, 5, &id);                                                          \
+        if (prev == UINT32_MAX) lsim_gb_set_release(b, id, 0);                                                      \
+        else lsim_gb_edge(b, prev, id, LSIM_E_CPU_THREAD, 0);                                                       \
+        prev = id;                                                                                                  \
+    } while (0)
+    for (int l = 0; l <= nl; l++) {
+        uint32_t a, c, k, c2, k2;
+        if (l < nl) CPU(names[l], a);
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, "cudaLaunchKernel", 10, &c);
+        lsim_gb_edge(b, prev, c, LSIM_E_CPU_THREAD, 0);
+        prev = c;
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, s, l < nl ? "sm80_xmma_gemm" : "head_xent", 100, &k);
+        lsim_gb_edge(b, c, k, LSIM_E_LAUNCH, 5);
+        if (pk != UINT32_MAX) lsim_gb_edge(b, pk, k, LSIM_E_STREAM, 0);
+        if (pa != UINT32_MAX) lsim_gb_edge(b, pa, k, LSIM_E_EVENT, 0);
+        pk = k;
+        if (l == nl) break;
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, cpu, "cudaLaunchKernel", 10, &c2);
+        lsim_gb_edge(b, prev, c2, LSIM_E_CPU_THREAD, 0);
+        prev = c2;
+        lsim_gb_node(b, LSIM_N_KERNEL, 0, nc, "ncclKernel_AllReduce", 50, &k2);
+        lsim_gb_coll(b, k2, LSIM_COLL_ALLREDUCE, 4096, 2, "tp:0:0", seq++);
+        lsim_gb_edge(b, c2, k2, LSIM_E_LAUNCH, 5);
+        lsim_gb_edge(b, k, k2, LSIM_E_EVENT, 0);
+        if (pa != UINT32_MAX) lsim_gb_edge(b, pa, k2, LSIM_E_STREAM, 0);
+        pa = k2;
+        CPU(names[l], a);
+    }
+#undef CPU
+    lsim_graph *g = NULL;
+    if (lsim_gb_finish(b, &g, &err)) return NULL;
+    return g;
+}
+
+static void test_annotated_layers(void)
+{
+    lsim_err err;
+    static const char *const ok[3] = {"layer[0]", "layer[1]", "layer[2]"};
+    lsim_graph *g = annotated(ok, 3);
+    if (!g) return;
+    CHECK_I64(lsim_graph_layer_annotation("layer[12]"), 12);
+    CHECK_I64(lsim_graph_layer_annotation("model.layers.3"), 3);
+    CHECK_I64(lsim_graph_layer_annotation("aten::layer_norm"), -1);
+    lsim_wi_ident id;
+    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK_I64(id.layer_source, LSIM_WI_LAYERS_ANNOTATIONS);
+    CHECK_I64(id.layers_per_chunk, 3);
+    /* 3 -> 6 layers: each layer's GEMM and all-reduce (and their launches
+     * and annotation pieces) copied, the head kept */
+    lsim_wi_layout L = {2, 1, 1};
+    lsim_wi_counts rec;
+    memset(&rec, 0, sizeof rec);
+    lsim_graph *o = NULL;
+    CHECK(lsim_wi_layers(g, &L, 6, NULL, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), 2 * 6 + 1);
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_CPU), 2 * 6);
+        CHECK_I64((int64_t)o->ncoll, 6);
+        lsim_graph_free(o);
+        o = NULL;
+    }
+    /* 3 stages: one layer each, the head on the last */
+    lsim_gpu_spec gpu;
+    lsim_gpu_spec_builtin("a100", &gpu, &err);
+    lsim_topology topo;
+    lsim_topology_default(&gpu, &topo);
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0};
+    static const size_t want_k[3] = {2 + 1, 2 + 2, 2 + 1 + 1};
+    for (int p = 0; p < 3; p++) {
+        CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, p, &o, &rec, &err) == 0);
+        if (!o) continue;
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), (int64_t)want_k[p]);
+        lsim_graph_free(o);
+        o = NULL;
+    }
+    lsim_graph_free(g);
+    /* broken annotations: named, nothing made */
+    static const char *const gap[3] = {"layer[0]", "layer[2]", "layer[3]"};
+    g = annotated(gap, 3);
+    if (!g) return;
+    CHECK(lsim_wi_layers(g, &L, 8, NULL, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "none for layer 1") != NULL);
+    lsim_graph_free(g);
+    static const char *const again[3] = {"layer[0]", "layer[1]", "layer[0]"};
+    g = annotated(again, 3);
+    if (!g) return;
+    CHECK(lsim_wi_layers(g, &L, 4, NULL, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(strstr(err.msg, "overlap") != NULL);
+    lsim_graph_free(g);
+}
+
 int main(void)
 {
     test_layers();
@@ -828,6 +935,7 @@ int main(void)
     test_shape_tp();
     test_trace_roles();
     test_trace_pipeline();
+    test_annotated_layers();
     test_pipeline();
     return check_result("test_whatif");
 }
