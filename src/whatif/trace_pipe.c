@@ -68,11 +68,14 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
                             "%s: the trace runs %d forward micro-batches: --pp on a trace needs exactly one (the work "
                             "between one micro-batch's head and the next one's embedding cannot be told apart)",
                             source, runs);
-    if (m > 0 && m != runs)
+    if (m > 1 && to->vstages > 1)
         return lsim_err_set(err, LSIM_EARG,
-                            "--micro-batches %d: a trace is pipelined with its own micro-batches (%d); more would "
-                            "need copies of its forward pass, which --pp on a trace does not make",
-                            m, runs);
+                            "--schedule interleaved:%d with --micro-batches %d on a trace: the trace's forward pass is "
+                            "copied per micro-batch in order, as 1F1B runs a forward-only pipeline; use --schedule "
+                            "1f1b",
+                            to->vstages, m);
+    if (m > 1024)
+        return lsim_err_set(err, LSIM_EARG, "--micro-batches %d: at most 1024 copies of a trace's forward pass", m);
     return wi_pipe_shape_check(to, layers, "trace's", err);
 }
 
@@ -276,6 +279,40 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     }
 #undef STAGE
     if ((rc = wi_append(o1, &pstream, 1, A, na, E, ne, &o2, &scratch, err))) goto cleanup;
+    if (to->micro_batches > 1) {
+        /* micro-batches: the stage's whole forward pass, transfers
+         * included, once per micro-batch, each copy after the previous one
+         * on every thread and stream (wi_rebuild puts copy c of node v at
+         * c n + v); each group's collectives numbered copy after copy */
+        size_t n2 = o2->n, M = (size_t)to->micro_batches;
+        uint8_t *none = calloc(n2 ? n2 : 1, 1);
+        int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
+        uint32_t ns = lsim_strtab_count(o2->strings) + 1;
+        int64_t *per = calloc(ns, sizeof *per);
+        int cp = (int)M;
+        lsim_graph *o3 = NULL;
+        if (!none || !all || !per) {
+            free(none), free(all), free(per);
+            goto nomem;
+        }
+        for (size_t v = 0; v < n2; v++) all[v] = 0;
+        for (size_t k = 0; k < o2->ncoll; k++) {
+            uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
+            if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
+        }
+        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL};
+        rc = wi_rebuild(o2, &pl, &o3, &scratch, err);
+        for (size_t x = 0; !rc && x < o3->n; x++) {
+            if (o3->coll[x] < 0) continue;
+            lsim_coll_info *ci = &o3->colls[o3->coll[x]];
+            uint32_t gname = ci->pg_name == NONE ? ns - 1 : ci->pg_name;
+            ci->seq += (int64_t)(x / n2) * per[gname];
+        }
+        free(none), free(all), free(per);
+        if (rc) goto cleanup;
+        lsim_graph_free(o2);
+        o2 = o3;
+    }
     /* the stage's place in the job: rank, groups of stage pp_i */
     o2->rank = me;
     o2->world_size = Ls.tp * Ls.dp * Ls.pp;

@@ -24,7 +24,9 @@
 #                stages' exposed compute adds up to the trace's, the record
 #                matches the stores, each stage shows 40/P layers, more
 #                stages take longer (one micro-batch), --layers 80 --pp 4
-#                doubles a middle stage's compute; what --pp cannot do on a
+#                doubles a middle stage's compute; --micro-batches copies
+#                the forward pass (twice as long without stages, all the
+#                compute there, faster with more stages); what --pp cannot do on a
 #                trace is refused; the trace annotated with layer[i]
 #                (tests/data/tools/annotate_layers.py): layers from the
 #                annotations cut as the kernel structure's do; --hidden
@@ -71,6 +73,10 @@ c() { # rank 0's predicted exposed compute of a store, us (sim's table)
 }
 cr() { # cr STORE RANK: that rank's predicted exposed compute, us
     "$LUMOSIM" sim "$1" | awk -v r="$2" '$1 == "exposed" && $2 == "compute" && i++ == r { print $(NF - 1) * 1000; exit }'
+}
+cbusy() { # the predicted compute of every rank together, exposed or overlapped, us
+    "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" || $1 == "overlapped" { s += $(NF - 1) * 1000 }
+        END { printf "%.3f\n", s }'
 }
 csum() { # the predicted exposed compute of every rank together, us
     "$LUMOSIM" sim "$1" | awk '$1 == "exposed" && $2 == "compute" { s += $(NF - 1) * 1000 } END { printf "%.3f\n", s }'
@@ -257,7 +263,23 @@ real)
     echo "trace PP 1/2/4: $p1 $p2 $p4 ns"
     refused "the trace's 40 layers are not divisible by PP x V = 3 x 1" "$tmp/ex.h5" --pp 3
     refused "more pipeline stages than the trace's 40 layers" "$tmp/ex.h5" --pp 64
-    refused "--micro-batches 2: a trace is pipelined with its own micro-batches (1)" "$tmp/ex.h5" --pp 2 --micro-batches 2
+    refused "with --micro-batches 4 on a trace" "$tmp/ex.h5" --pp 2 --schedule interleaved:2 --micro-batches 4
+    # micro-batches: the forward pass copied once per micro-batch on every
+    # stage. Without stages they run one after another (the host-bound
+    # trace takes exactly twice as long); with stages they overlap, so more
+    # stages now take less time, and every copy's compute is there
+    "$LUMOSIM" whatif "$tmp/ex.h5" --micro-batches 2 -o "$tmp/m2.h5" >/dev/null || fail "--micro-batches 2 on the trace"
+    same "2 micro-batches, no stages" "$(pred "$tmp/m2.h5")" "$((2 * a))"
+    for P in 1 2 4; do
+        "$LUMOSIM" whatif "$tmp/ex.h5" --pp $P --micro-batches 4 -o "$tmp/p${P}m4.h5" >"$tmp/recm.json" ||
+            fail "--pp $P --micro-batches 4"
+        same "--pp $P, 4 micro-batches: compute" "$(cbusy "$tmp/p${P}m4.h5")" "$(awk -v x="$(cbusy "$tmp/ex.h5")" 'BEGIN { printf "%.3f", 4 * x }')"
+    done
+    "$JSON_CHECK" "$tmp/recm.json" "transformations.1.args.micro_batches.from == 1" \
+        "transformations.1.args.micro_batches.to == 4" >/dev/null || fail "micro-batches record: $(cat "$tmp/recm.json")"
+    m1=$(pred "$tmp/p1m4.h5") m2=$(pred "$tmp/p2m4.h5") m4=$(pred "$tmp/p4m4.h5")
+    [ "$m2" -lt "$m1" ] && [ "$m4" -lt "$m2" ] || fail "4 micro-batches on PP 1/2/4: $m1 $m2 $m4 ns, not pipelined"
+    echo "trace, 4 micro-batches, PP 1/2/4: $m1 $m2 $m4 ns"
     refused "1 micro-batches per pipeline are not divisible by PP = 2" "$tmp/ex.h5" --pp 2 --schedule interleaved:2
     refused "already has a pipeline (PP = 2)" "$tmp/p2.h5" --pp 4
     # from TP 1 (the bundled rank is taken as a one-GPU job): nothing to split

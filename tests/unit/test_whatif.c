@@ -801,9 +801,29 @@ static void test_trace_pipeline(void)
     lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "the trace's 3 layers are not divisible by PP x V = 2 x 1") != NULL);
-    bad = (lsim_wi_pipe_cfg){3, 1, 2, 0, 0, 0};
+    bad = (lsim_wi_pipe_cfg){3, 2, 3, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
-    CHECK(strstr(err.msg, "--micro-batches 2") != NULL);
+    CHECK(strstr(err.msg, "interleaved:2 with --micro-batches 3 on a trace") != NULL);
+    /* 2 micro-batches on 3 stages: stage 1 receives, computes and sends
+     * twice, the second copy's transfers numbered 1 on their pairs and its
+     * all-reduces after the first copy's */
+    lsim_wi_pipe_cfg two = {3, 1, 2, 0, 0, 0};
+    CHECK(lsim_wi_trace_pipeline(g, &L, &two, &topo, 0, 0, 1, &o, &rec, &err) == 0);
+    if (o) {
+        CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), 2 * (16 + 2));
+        int64_t seen = 0;
+        for (size_t v = 0; v < o->n; v++) {
+            if (o->coll[v] < 0) continue;
+            const lsim_coll_info *ci = &o->colls[o->coll[v]];
+            int copy = v >= o->n / 2;
+            if (ci->kind == LSIM_COLL_ALLREDUCE) CHECK(ci->seq / 2 == copy);
+            else CHECK_I64(ci->seq, copy);
+            seen |= (int64_t)1 << (ci->kind == LSIM_COLL_ALLREDUCE ? ci->seq : 4 + 2 * (ci->kind == LSIM_COLL_SEND) + copy);
+        }
+        CHECK_I64(seen, 0xff); /* all-reduces 0..3, recv 0 1, send 0 1 */
+        lsim_graph_free(o);
+        o = NULL;
+    }
     lsim_wi_layout L2 = {2, 2, 1};
     CHECK(lsim_wi_trace_pipeline(g, &L2, &to, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "already has a pipeline (PP = 2)") != NULL);
