@@ -33,6 +33,11 @@ if [ -d "$MG" ]; then
             "$L" synth --model $M --tp "$1" --pp "$2" --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
                 -o "$tmp/sp$1x$2.h5" >/dev/null || exit 1
         done &&
+        for p in 1 2 4; do
+            "$L" whatif "$tmp/mg.h5" --model $M --from-gpu a100 --pp "$p" --micro-batches 4 -o "$tmp/m4p$p.h5" >/dev/null || exit 1
+            "$L" synth --model $M --tp 8 --pp "$p" --dp 1 --micro-batch 4 --global-batch 16 --gpu a100 \
+                -o "$tmp/sm4p$p.h5" >/dev/null || exit 1
+        done &&
         for n in 20 60 80; do
             "$L" synth --model $M --layers $n --tp 8 --pp 1 --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
                 -o "$tmp/sl$n.h5" >/dev/null || exit 1
@@ -67,6 +72,9 @@ for n in (20, 60, 80):
 for tp, pp in ((8, 2), (8, 4), (4, 2), (2, 4)):
     print("| TP%d PP%d (%d GPUs) | %.2f | %.1f | `lumosim whatif mg.h5 --model M --from-gpu a100 --tp %d --pp %d` |"
           % (tp, pp, tp * pp, job("%s/p%dx%d.h5" % (t, tp, pp)), job("%s/sp%dx%d.h5" % (t, tp, pp)), tp, pp))
+for pp in (1, 2, 4):
+    print("| TP8 PP%d, 4 micro-batches (%d GPUs) | %.2f | %.1f | `lumosim whatif mg.h5 --model M --from-gpu a100 --pp %d --micro-batches 4` |"
+          % (pp, 8 * pp, job("%s/m4p%d.h5" % (t, pp)), job("%s/sm4p%d.h5" % (t, pp)), pp))
 print()
 print("The what-if barely moves while synth grows: the trace's ranks spend 190-430 ms of the step waiting for")
 print("their peers (host-bound), so the extra GPU work at lower TP is absorbed by that waiting; the new ranks")
@@ -84,6 +92,9 @@ print("trace is one forward micro-batch, so the stages run one after another and
 print("the receiving stage's host launches its layers only once the activations arrived, and each stage's")
 print("slowest host is on the path. Every kernel keeps its duration on exactly one stage (the stages'")
 print("compute adds up to the trace's; tested). Synth here is a full training step with one micro-batch.")
+print("With --micro-batches the forward pass is copied once per micro-batch on every stage (forward-only 1F1B):")
+print("without stages the copies run one after another; with stages they overlap, and more stages take less time.")
+print("Synth with 4 micro-batches is a full training step of 4 micro-batches.")
 PY
 fi
 {
