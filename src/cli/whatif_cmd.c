@@ -120,6 +120,14 @@ static int trace_runs(const lsim_wi_ident *id)
 {
     return id->layer_source == LSIM_WI_LAYERS_KERNELS ? id->klayers.runs : 1;
 }
+/* every GPU synthesized (layer tags): what the pipeline re-emission needs,
+ * which also brings DP and TP up from width 1 */
+static int all_tagged(const lsim_wi_ident *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS) return 0;
+    return 1;
+}
 /* kernel roles for --tp / --hidden / --ffn: tags, or a found kernel structure */
 static int has_roles(const lsim_wi_ident *id)
 {
@@ -364,9 +372,7 @@ int lsim_cli_whatif(int argc, char **argv)
     int dp_from1 = 0; /* DP 1 -> more on a tagged store: buckets emitted by the pipeline re-emission */
     if (dp && dp != L.dp) {
         if (L.dp == 1 && !ids[0].forward_only) { /* forward-only: no gradient all-reduce to replicate */
-            int tagged = 1;
-            for (size_t i = 0; i < n; i++) tagged &= ids[i].layer_source == LSIM_WI_LAYERS_TAGS;
-            if (!tagged) {
+            if (!all_tagged(ids, n)) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "--dp %ld: the source has data-parallel width 1 and a backward pass, so gradient "
                                   "all-reduces would have to be inserted; lumosim does that for synthesized stores "
@@ -382,9 +388,7 @@ int lsim_cli_whatif(int argc, char **argv)
     int tp_from1 = 0; /* TP 1 -> more on a tagged store: all-reduces emitted by the pipeline re-emission */
     if (tp && tp != L.tp) {
         if (L.tp == 1) {
-            int tagged = 1;
-            for (size_t i = 0; i < n; i++) tagged &= ids[i].layer_source == LSIM_WI_LAYERS_TAGS;
-            if (!tagged) {
+            if (!all_tagged(ids, n)) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
                                   "all-reduce to split its layers' work with (lumosim inserts them only in "

@@ -209,10 +209,10 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             for (size_t v = 0; v < n; v++) {
                 if (C.seg[v] != l) continue;
                 const lsim_proc *pr = &in->procs[in->proc[v]];
-                if (pr->is_gpu && pr->tid == C.stream &&
-                    (g == NONE || (recv ? wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) < 0
-                                        : wi_cmp_tnode(&(wi_tnode){ts[v], (uint32_t)v}, &(wi_tnode){ts[g], g}) > 0)))
-                    g = (uint32_t)v;
+                if (!pr->is_gpu || pr->tid != C.stream) continue;
+                wi_tnode a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
+                int d = g == NONE ? 0 : wi_cmp_tnode(&a, &b);
+                if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
             }
             size_t at = nc;
             for (size_t i = 0; i < nc; i++)
