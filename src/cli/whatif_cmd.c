@@ -414,14 +414,12 @@ int lsim_cli_whatif(int argc, char **argv)
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "%s: rank %zu: layer structure unknown (%s): --pp, --schedule and --micro-batches "
                                   "need every kernel tagged by layer and micro-batch, as lumosim synth writes them "
-                                  "(L12.mb3.fwd.qkv_gemm), or a trace whose layers repeat between tensor-parallel "
-                                  "all-reduces on every rank (see whatif --identify)",
+                                  "(L12.mb3.fwd.qkv_gemm), or a trace with layer annotations or layers that repeat "
+                                  "between tensor-parallel all-reduces, on every rank (see whatif --identify)",
                                   in, i,
-                                  ids[i].layer_source == LSIM_WI_LAYERS_KERNELS     ? ids[i].klayers.why
-                                  : ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS ? "layer annotations found; cutting "
-                                                                                        "annotated traces is not supported yet"
-                                                                                      : "no layer tags, annotations or "
-                                                                                        "tensor-parallel all-reduces");
+                                  ids[i].layer_source == LSIM_WI_LAYERS_KERNELS
+                                      ? ids[i].klayers.why
+                                      : "no layer tags, annotations or tensor-parallel all-reduces");
                 goto done;
             }
         pcfg.pp = pp_new ? (int)pp_new : L.pp;

@@ -420,12 +420,10 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
         return layers_of_trace(in, L, layers, out, rec, err);
     if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,
-                            "%s: layer structure unknown (%s): --layers needs a graph whose nodes are tagged by layer, "
-                            "as lumosim synth writes them",
-                            in->source,
-                            id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS
-                                ? "layer annotations found, but transforming annotated traces is not supported yet"
-                                : "no layer tags or annotations");
+                            "%s: layer structure unknown (no layer tags, annotations or repeating kernel structure): "
+                            "--layers needs a graph whose nodes are tagged by layer, as lumosim synth writes them, or a "
+                            "trace whose layers --identify finds",
+                            in->source);
     int V = id.nchunks, lpc = id.layers_per_chunk;
     if (V <= 0 || lpc <= 0)
         return lsim_err_set(err, LSIM_EARG, "%s: the layers on this GPU (%d..%d) do not form equal model chunks",

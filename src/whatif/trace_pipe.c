@@ -205,7 +205,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             int l = recv ? lo : hi, j = recv ? vs : vs + 1;
             /* anchors: the layer's first (last) compute kernel and its first
              * (last) node on the launching thread */
-            uint32_t g = NONE, cp = NONE;
+            uint32_t g = NONE;
             for (size_t v = 0; v < n; v++) {
                 if (C.seg[v] != l) continue;
                 const lsim_proc *pr = &in->procs[in->proc[v]];
@@ -227,7 +227,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
                                   in->source, l, recv ? "before" : "after");
                 goto cleanup;
             }
-            cp = cpu[at].v;
+            uint32_t cp = cpu[at].v;
             /* the neighbour on the thread that stays: the previous kept node
              * before a receive, the next one after a send */
             uint32_t nb = NONE;
