@@ -3,7 +3,7 @@
  *
  * The document is written as it is produced, through a 64 KiB buffer of our
  * own flushed with fwrite (plain) or gzwrite (PATH ends in ".gz"), into
- * PATH.tmp-<pid>, which is renamed to PATH only once it is complete and
+ * a temporary beside PATH (io/output.c), renamed to PATH only once it is complete and
  * closed. No JSON tree is built: strings are escaped here, and times are
  * printed with integer arithmetic (microseconds with exactly three decimals),
  * so lsim_trace_read gives back every nanosecond.
@@ -16,7 +16,7 @@
  * its source's end is seen before any slice that starts at that instant. */
 #include "lumosim/chrome.h"
 #include "lumosim/metrics.h"
-#include "lumosim/tmpfiles.h"
+#include "lumosim/output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -802,28 +802,28 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
             if (it->end[v] < it->start[v])
                 return lsim_err_set(err, LSIM_EINTERNAL, "%s: rank %zu: node %zu ends before it starts", path, i, v);
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
     writer *w = calloc(1, sizeof *w);
-    if (!tmp || !w) {
-        free(tmp);
+    if (!w) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+    lsim_out *o = NULL;
+    int brc = lsim_out_begin(path, 0, 0, &o, err);
+    if (brc) {
         free(w);
-        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        return brc;
     }
-    snprintf(tmp, plen + 32, "%s.tmp-%ld", path, (long)getpid());
-    int slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
+    const char *tmp = lsim_out_file(o);
+    /* written through (a device, /dev/stdout): append, never truncate */
+    int through = lsim_out_is_through(o);
 
     errno = 0;
     if (ends_with_gz(path)) {
-        w->gz = gzopen(tmp, "wb6");
+        w->gz = gzopen(tmp, through ? "ab6" : "wb6");
         if (w->gz) gzbuffer(w->gz, 1u << 17);
     } else {
-        w->f = fopen(tmp, "wb");
+        w->f = fopen(tmp, through ? "ab" : "wb");
     }
     if (!w->f && !w->gz) {
         int e = errno ? errno : EIO;
-        lsim_tmp_unregister(slot);
-        free(tmp);
+        lsim_out_abort(o);
         free(w);
         return lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(e));
     }
@@ -846,17 +846,13 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
         w->f = NULL;
     }
     if (!rc && w->failed) rc = LSIM_EIO;
-    if (!rc && rename(tmp, path) != 0) {
-        fail_errno(w, errno);
-        rc = LSIM_EIO;
-    }
     if (rc) {
-        remove(tmp);
+        lsim_out_abort(o);
         if (rc == LSIM_ENOMEM) lsim_err_set(err, rc, "%s: out of memory", path);
         else lsim_err_set(err, rc, "%s: cannot write: %s", path, w->failed ? w->why : lsim_strerror(rc));
+    } else {
+        rc = lsim_out_commit(o, err);
     }
-    lsim_tmp_unregister(slot);
-    free(tmp);
     free(w);
     return rc;
 }

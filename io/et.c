@@ -15,9 +15,12 @@
 #include <strings.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
+
+#include "lumosim/input.h"
 
 #define MAX_GROUPS 4096
 
@@ -44,14 +47,15 @@ static int too_big(const char *label, lsim_err *err)
 /* Whole file through gzread (plain files pass through unchanged). */
 static int slurp_file(const char *path, char **out, size_t *outlen, lsim_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return lsim_err_set(err, LSIM_EIO, "%s: is a directory, not an execution trace", path);
-    FILE *probe = fopen(path, "rb");
-    if (!probe) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(probe);
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file only: a FIFO or a terminal would block (input.h) */
+    int fd = -1;
+    int orc = lsim_input_open(path, &fd, err);
+    if (orc) return orc;
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        close(fd);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
+    }
     char *buf = NULL;
     size_t cap = 0, len = 0;
     int rc = 0;
@@ -709,8 +713,11 @@ int lsim_et_sibling(const char *trace_path, char **out)
         if (!c) return LSIM_ENOMEM;
         memcpy(c, trace_path, n);
         strcpy(c + n, SUF[i]);
+        /* whatever is there, not only a regular file: a FIFO or a
+         * directory of that name is then refused by the reader with a
+         * line, not skipped without one */
         struct stat st;
-        if (stat(c, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (stat(c, &st) == 0) {
             *out = c;
             return 0;
         }

@@ -16,7 +16,9 @@
  * each GPU's offset and count per table. Reading a range of GPUs reads one
  * hyperslab per column and splits it into the graphs. */
 #include "lumosim/store.h"
-#include "lumosim/tmpfiles.h"
+#include "lumosim/memlimit.h"
+#include "lumosim/input.h"
+#include "lumosim/output.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -51,7 +53,9 @@ typedef struct sctx {
     int deflate;        /* writers: 0 = no compression, 1..9 = level */
     H5E_auto2_t old_fn; /* HDF5's error printer, restored on exit */
     void *old_data;
-    int tmp_slot;       /* the temporary file's registry slot (tmpfiles.h) */
+    lsim_out *out;      /* rank 0: the output in progress (output.h), NULL elsewhere */
+    lsim_out **hold;    /* results: leave the file under its temporary name and
+                           hand the output to the caller (lsim_store_run_info.hold) */
     const size_t *gids; /* collective writes/reads under a GPU-to-rank mapping:
                            this process's global GPU indices, ascending;
                            NULL = the contiguous block after the lower ranks' */
@@ -75,7 +79,6 @@ static void quiet_exit(void)
 static void ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
 {
     memset(c, 0, sizeof *c);
-    c->tmp_slot = -1;
     c->path = path ? path : "(null)";
     c->file = -1;
     c->dxpl = H5P_DEFAULT;
@@ -95,6 +98,8 @@ static void ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
 
 static int ctx_done(sctx *c, int rc, lsim_err *err)
 {
+    lsim_out_abort(c->out); /* an error path that never reached finish_tmp */
+    c->out = NULL;
     if (c->dxpl != H5P_DEFAULT) H5Pclose(c->dxpl);
     c->dxpl = H5P_DEFAULT;
     if (c->file >= 0) H5Fclose(c->file);
@@ -646,8 +651,9 @@ static int get_col_sel(sctx *c, hid_t loc, const char *where, const char *name, 
 
 static int file_crc(sctx *c, const char *p, int64_t *size, uint32_t *crc)
 {
-    FILE *f = fopen(p, "rb");
-    if (!f) return fail(c, LSIM_EIO, "cannot read source trace %s to checksum it: %s", p, strerror(errno));
+    FILE *f = NULL;
+    lsim_err ie = {0};
+    if (lsim_input_fopen(p, &f, &ie)) return fail(c, LSIM_EIO, "cannot read a source trace to checksum it: %s", ie.msg);
     unsigned char *buf = malloc(1 << 20);
     if (!buf) {
         fclose(f);
@@ -1161,9 +1167,21 @@ static int write_root_attrs(sctx *c, const char *kind, const char *command_line,
     return 0;
 }
 
-static void tmp_name(char *buf, size_t len, const char *path, long pid)
+/* Start PATH's output on rank 0 (io/output.c: symlinks followed, stale
+ * temporaries removed, the lock taken with LSIM_OUT_LOCK) and give every
+ * rank the temporary's name in tmp. Collective under MPI. */
+static int begin_tmp(sctx *c, unsigned flags, char *tmp, size_t tmplen)
 {
-    snprintf(buf, len, "%s.tmp-%ld", path, pid);
+    int rc = 0;
+    tmp[0] = '\0';
+    if (c->rank == 0) {
+        rc = lsim_out_begin(c->path, flags | LSIM_OUT_REGULAR, 0, &c->out, &c->e);
+        if (!rc && strlen(lsim_out_file(c->out)) >= tmplen) rc = fail(c, LSIM_EARG, "path too long");
+        if (!rc) snprintf(tmp, tmplen, "%s", lsim_out_file(c->out));
+    }
+    rc = agree(c, rc);
+    if (!rc && c->mpi) MPI_Bcast(tmp, (int)tmplen, MPI_CHAR, 0, c->comm);
+    return rc;
 }
 
 /* MPI runs: every dataset transfer is collective (compressed datasets
@@ -1181,11 +1199,7 @@ static int collective_transfers(sctx *c)
 /* Create PATH's temporary file (MPI: all ranks, name from rank 0's pid). */
 static int create_tmp(sctx *c, char *tmp, size_t tmplen)
 {
-    long pid = (long)getpid();
-    if (c->mpi) MPI_Bcast(&pid, 1, MPI_LONG, 0, c->comm);
-    tmp_name(tmp, tmplen, c->path, pid);
-    if (strlen(c->path) + 32 > tmplen) return agree(c, fail(c, LSIM_EARG, "path too long"));
-    c->tmp_slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
+    if (begin_tmp(c, 0, tmp, tmplen)) return c->e.code ? c->e.code : LSIM_EIO;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     int rc = fapl < 0 ? fail(c, LSIM_EIO, "cannot create HDF5 property list") : 0;
     /* the HDF5 1.10 file format: every metadata structure, chunk indexes
@@ -1227,14 +1241,42 @@ static int finish_tmp(sctx *c, const char *tmp, int rc)
         c->file = -1;
     }
     rc = agree(c, rc);
+    (void)tmp;
     if (c->rank == 0) {
-        if (!rc && rename(tmp, c->path) != 0)
-            rc = lsim_err_set(&c->e, LSIM_EIO, "%s: cannot rename %s to it: %s", c->path, tmp, strerror(errno));
-        if (rc) remove(tmp);
+        if (rc) lsim_out_abort(c->out);
+        else if (c->hold) *c->hold = c->out; /* the caller commits it */
+        else rc = lsim_out_commit(c->out, &c->e);
     }
-    lsim_tmp_unregister(c->tmp_slot);
-    c->tmp_slot = -1;
+    c->out = NULL;
     return agree(c, rc);
+}
+
+/* Root attribute "device": the GPU every trace of the job names in its
+ * deviceProperties, when they all name the same one (what-if takes the
+ * source GPU from it). Collective under MPI: rank 0's name is the
+ * candidate, every rank checks its own graphs. */
+static int write_device_attr(sctx *c, lsim_graph *const *graphs, size_t n)
+{
+    char dev[256] = "";
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        const lsim_graph *g = graphs[i];
+        const char *d = g->device != UINT32_MAX ? lsim_strtab_get(g->strings, g->device) : NULL;
+        if (!d || !*d || strlen(d) >= sizeof dev) ok = 0;
+        else if (!dev[0]) snprintf(dev, sizeof dev, "%s", d);
+        else if (strcmp(dev, d)) ok = 0;
+    }
+    if (c->mpi) {
+        char root[256];
+        memcpy(root, dev, sizeof root);
+        MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, c->comm);
+        if (n && strcmp(root, dev)) ok = 0;
+        if (!root[0]) ok = 0;
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
+        memcpy(dev, root, sizeof dev);
+    }
+    if (!ok || !dev[0]) return 0;
+    return agree(c, put_attr_str(c->file, "device", dev) ? fail(c, LSIM_EIO, "cannot write the attribute device") : 0);
 }
 
 static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const char *command_line,
@@ -1281,6 +1323,7 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
     if (rc) goto out;
     rc = agree(c, write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, command_line ? command_line : "",
                                    mixed ? "mixed" : latency_name(lat)));
+    if (!rc) rc = write_device_attr(c, graphs, n);
     if (!rc) rc = write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
     if (!rc) rc = agree(c, label_graph_tables(c->file) ? fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);
     rc = finish_tmp(c, tmp, rc);
@@ -1340,7 +1383,9 @@ static int open_file(sctx *c)
     struct stat st;
     int rc = 0;
     if (stat(c->path, &st) != 0) rc = fail(c, LSIM_EIO, "%s", strerror(errno));
-    else if (S_ISDIR(st.st_mode)) rc = fail(c, LSIM_EIO, "is a directory");
+    /* a regular file only: HDF5 would open a FIFO and wait for a writer
+     * ("PATH: is a FIFO, not a file", input.h) */
+    else if (!S_ISREG(st.st_mode)) rc = lsim_input_check(c->path, 0, NULL, &c->e);
     rc = agree(c, rc);
     if (rc) return rc;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -1464,8 +1509,8 @@ void lsim_store_writer_abort(lsim_store_writer *w)
         if (w->d[k] >= 0) H5Dclose(w->d[k]);
     if (w->c.file >= 0) H5Fclose(w->c.file);
     w->c.file = -1;
-    if (w->tmp[0]) remove(w->tmp);
-    lsim_tmp_unregister(w->c.tmp_slot);
+    lsim_out_abort(w->c.out); /* removes the temporary; NULL after close */
+    w->c.out = NULL;
     wq_off(&w->c);
     for (size_t i = 0; i < w->n; i++) free(w->src[i]);
     for (int i = 0; i < w->nattr; i++) {
@@ -1882,6 +1927,18 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
                 i, nstr);
     }
 #undef BAD
+    /* durations, delays and times within the graph bounds (graph.h): a
+     * duration of INT64_MAX would otherwise be simulated into a window of
+     * 10^13 duty-cycle bins or a wrapped, negative one */
+    {
+        char label[LSIM_ERR_LEN];
+        lsim_err e = {0};
+        snprintf(label, sizeof label, "%s%s%s", c->path, *where ? " " : "", where);
+        if (lsim_graph_check_bounds(g, label, gi, &e)) {
+            c->e = e;
+            return e.code;
+        }
+    }
     return 0;
 }
 
@@ -1942,6 +1999,23 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
     rc = agree(c, lm ? 0 : nomem(c));
     if (rc) goto out;
     for (size_t i = 0; i < count; i++) lm[i] = m[list ? list[i] : first + i];
+    {
+        /* Size before work: the GPU table says how big the graphs are, so
+         * a store too big for this process (memlimit.h) is refused here, in
+         * one line, before anything is allocated for them, not found out
+         * by the OOM killer. Each rank checks its own GPUs. */
+        uint64_t tot[3] = {0, 0, 0};
+        for (size_t i = 0; i < count; i++) {
+            tot[0] += lm[i].cnt[RK_NODE];
+            tot[1] += lm[i].cnt[RK_EDGE];
+            tot[2] += lm[i].cnt[RK_STR];
+        }
+        lsim_err e = {0};
+        int mrc = count ? lsim_mem_check_graphs(c->path, count, tot[0], tot[1], tot[2], &e) : 0;
+        if (mrc) c->e = e;
+        rc = agree(c, mrc);
+        if (rc) goto out;
+    }
     /* every dataset's shape first, so nothing is allocated from counts the
      * datasets do not back */
     for (size_t k = 0; k < NGCOLS && !rc; k++) {
@@ -1962,6 +2036,7 @@ static int read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first
         if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i]) ||
             !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
             rc = nomem(c);
+        if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
     }
     rc = agree(c, rc);
     if (rc) goto out;
@@ -2920,17 +2995,15 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
     if (!rc && strlen(c->path) + 32 > sizeof tmp) rc = fail(c, LSIM_EARG, "path too long");
     rc = agree(c, rc);
     if (rc) return rc;
-    long pid = (long)getpid();
-    if (c->mpi) MPI_Bcast(&pid, 1, MPI_LONG, 0, c->comm);
-    tmp_name(tmp, sizeof tmp, c->path, pid);
-    c->tmp_slot = lsim_tmp_register(tmp); /* removed if a signal ends the program */
+    /* 0. rank 0 locks the archive: the new file is built from the old one,
+     * so a second writer must wait for the first one's rename */
+    if ((rc = begin_tmp(c, LSIM_OUT_LOCK, tmp, sizeof tmp))) return rc;
     /* 1. rank 0 copies the runs to keep into the temporary file */
     if (c->rank == 0) rc = prepare_results_tmp(c, tmp, run_name, info);
     rc = agree(c, rc);
     if (rc) {
-        if (c->rank == 0) remove(tmp);
-        lsim_tmp_unregister(c->tmp_slot);
-        c->tmp_slot = -1;
+        if (c->rank == 0) lsim_out_abort(c->out);
+        c->out = NULL;
         return rc;
     }
     /* 2. everyone adds the new run */
@@ -2980,6 +3053,8 @@ static int write_results_entry(const char *path, int mpi, MPI_Comm comm, const c
     if (info) {
         lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
         apply_opts(&c, &o);
+        c.hold = info->hold;
+        if (c.hold) *c.hold = NULL;
     }
     int rc = path ? 0 : fail(&c, LSIM_EARG, "no output path");
     if (mapped) {

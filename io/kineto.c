@@ -11,6 +11,7 @@
  *
  * cJSON allocations go to a bump arena reset after every event, so parsing an
  * event costs no malloc/free pairs. */
+#include "lumosim/graph.h" /* LSIM_DUR_MAX */
 #include "lumosim/trace.h"
 
 #include <ctype.h>
@@ -22,10 +23,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
+
+#include "lumosim/input.h"
 
 /* ------------------------------------------------------------------ arena */
 
@@ -551,7 +554,7 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
 typedef struct ev_args {
     const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
     const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
-    const cJSON *input_type;
+    const cJSON *input_type, *rank;
 } ev_args;
 
 static void index_args(const cJSON *args, ev_args *a)
@@ -583,6 +586,7 @@ static void index_args(const cJSON *args, ev_args *a)
             else if (!strcmp(k, "Input type")) a->input_type = c;
             break;
         case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
+        case 'r': if (!strcmp(k, "rank")) a->rank = c; break;
         case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
         case 'P':
             if (!strcmp(k, "Process Group Name")) a->pg_name = c;
@@ -632,13 +636,14 @@ void lsim_trace_drop_events(lsim_trace *t)
 static uint64_t row_hash(const lsim_row *r)
 {
     uint64_t h = (uint64_t)r->pid * 0x9e3779b97f4a7c15ull ^ (uint64_t)r->tid * 0xc2b2ae3d27d4eb4full ^
-                 (uint64_t)r->stream * 0x165667b19e3779f9ull ^ (uint64_t)(uint32_t)r->device * 0x27d4eb2f165667c5ull;
+                 (uint64_t)r->stream * 0x165667b19e3779f9ull ^ (uint64_t)(uint32_t)r->device * 0x27d4eb2f165667c5ull ^
+                 (uint64_t)(uint32_t)r->rank * 0x94d049bb133111ebull;
     return h ^ (h >> 29);
 }
 
 static int row_eq(const lsim_row *a, const lsim_row *b)
 {
-    return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream && a->device == b->device;
+    return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream && a->device == b->device && a->rank == b->rank;
 }
 
 static int intern_row(lsim_trace *t, rowmap *m, const lsim_row *r, uint32_t *out)
@@ -739,6 +744,8 @@ static int classify(const char *cat, const char *name, lsim_ev_kind *k)
         *k = LSIM_EV_RUNTIME;
     else if (!strcasecmp(cat, "cuda_sync")) *k = LSIM_EV_SYNC;
     else if (!strcasecmp(cat, "user_annotation")) *k = LSIM_EV_ANNOTATION;
+    else if (!strcasecmp(cat, "operator") && name && !strncmp(name, "ProfilerStep#", 13))
+        *k = LSIM_EV_ANNOTATION; /* the 2021 schema records the step as an Operator (trap 9) */
     else if (!strcasecmp(cat, "cpu_op") || !strcasecmp(cat, "operator") ||
              !strcasecmp(cat, "python_function") || !strcasecmp(cat, "python"))
         *k = LSIM_EV_CPU_OP;
@@ -827,9 +834,19 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
     return 0;
 }
 
-/* GEMM-like CPU ops whose shapes calibration uses (calibrate.h). */
+/* GEMM-like CPU ops whose shapes calibration uses (calibrate.h), and the
+ * memory-bound ops whose shapes give the bytes it fits mem_eff from:
+ * element-wise aten ops, normalizations and softmaxes, and Megatron's fused
+ * ones (their output has the shape of their first input). */
 static int is_gemm_op(const char *name)
 {
+    static const char *const MEM[] = {"FusedLayerNormAffineFunction", "MixedFusedLayerNormAffineFunction",
+                                      "ScaledUpperTriangMaskedSoftmax", "ScaledMaskedSoftmax", "ScaledSoftmax",
+                                      "aten::layer_norm", "aten::native_layer_norm", "aten::softmax", "aten::_softmax",
+                                      "aten::add", "aten::add_", "aten::mul", "aten::mul_", "aten::div", "aten::div_",
+                                      "aten::sub", "aten::exp", "aten::gelu", "aten::copy_", "aten::native_dropout"};
+    for (size_t i = 0; i < sizeof MEM / sizeof *MEM; i++)
+        if (!strcmp(name, MEM[i])) return 1;
     if (strncmp(name, "aten::", 6) != 0) return 0;
     const char *n = name + 6;
     return !strcmp(n, "mm") || !strcmp(n, "addmm") || !strcmp(n, "bmm") || !strcmp(n, "baddbmm") ||
@@ -953,9 +970,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
                               (unsigned long long)t->events_seen, name);
             goto done;
         }
-        if (dur > ((lsim_ns)1 << 62)) {
-            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a duration out of range", r->label,
-                              (unsigned long long)t->events_seen, name);
+        if (dur > LSIM_DUR_MAX) { /* graph.h: 1e13 ns, so that ts + dur cannot overflow */
+            rc = lsim_err_set(r->err, LSIM_ETRACE,
+                              "%s: event #%llu (\"%.60s\") has a duration out of range (%lld ns, more than 1e13 ns)",
+                              r->label, (unsigned long long)t->events_seen, name, (long long)dur);
             goto done;
         }
         if (dur < 0) {
@@ -975,7 +993,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     e->kind = (uint8_t)kind;
     e->coll = -1;
     e->sync = -1;
-    lsim_row row = {0, 0, -1, -1};
+    lsim_row row = {0, 0, -1, -1, -1};
     if ((rc = id_field(t, jpid, &row.pid)) || (rc = id_field(t, jtid, &row.tid)) ||
         (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
@@ -984,6 +1002,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     ev_args a;
     index_args(cJSON_IsObject(jargs) ? jargs : NULL, &a);
     e->corr = value_int(a.correlation, -1);
+    {
+        int64_t rk = value_int(a.rank, -1);
+        row.rank = rk >= 0 && rk <= INT32_MAX ? (int32_t)rk : -1;
+    }
     if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET || kind == LSIM_EV_SYNC) {
         /* GPU rows: pid = device, tid = stream when args lack them */
         row.device = (int32_t)value_int(a.device, -1);
@@ -1014,7 +1036,8 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
             goto done;
         }
     }
-    if (kind == LSIM_EV_CPU_OP && name[0] == 'a' && is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
+    if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S') &&
+        is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1034,8 +1057,28 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
     int rc = 0;
     if (!o) return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed distributedInfo", r->label);
     if (!cJSON_IsObject(o)) goto cleanup;
-    t->rank = (int32_t)item_int(o, "rank", -1);
-    t->world_size = (int32_t)item_int(o, "world_size", -1);
+    {
+        /* A rank outside the world is a broken trace, not a single-GPU one:
+         * taken as is, it would turn off the coupling of the whole job
+         * (run.c) without a word. -1 (or absent) means unknown. */
+        int64_t rank = item_int(o, "rank", -1), world = item_int(o, "world_size", -1);
+        if (world != -1 && (world < 1 || world > INT32_MAX)) {
+            rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: distributedInfo world_size %lld is not a number of ranks",
+                              r->label, (long long)world);
+            goto cleanup;
+        }
+        if (rank != -1 && (rank < 0 || rank > INT32_MAX || (world >= 1 && rank >= world))) {
+            if (world >= 1)
+                rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: distributedInfo rank %lld is outside 0..%lld (world_size %lld)",
+                                  r->label, (long long)rank, (long long)world - 1, (long long)world);
+            else
+                rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: distributedInfo rank %lld is not a rank number", r->label,
+                                  (long long)rank);
+            goto cleanup;
+        }
+        t->rank = (int32_t)rank;
+        t->world_size = (int32_t)world;
+    }
     const cJSON *be = cJSON_GetObjectItemCaseSensitive(o, "backend");
     if (cJSON_IsString(be) && (rc = intern(t, be->valuestring, &t->backend))) goto cleanup;
     const cJSON *pgc = cJSON_GetObjectItemCaseSensitive(o, "pg_config");
@@ -1076,7 +1119,7 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
     }
 cleanup:
     cJSON_Delete(o);
-    if (rc) lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    if (rc == LSIM_ENOMEM) lsim_err_set(r->err, rc, "%s: out of memory", r->label); /* others said why */
     return rc;
 }
 
@@ -1275,14 +1318,15 @@ int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
 int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, lsim_trace **out, lsim_err *err)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return lsim_err_set(err, LSIM_EIO, "%s: is a directory, not a trace file", path);
-    FILE *probe = fopen(path, "rb");
-    if (!probe) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(probe);
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file only: a FIFO or a terminal would block (input.h) */
+    int fd = -1;
+    int orc = lsim_input_open(path, &fd, err);
+    if (orc) return orc;
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        close(fd);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
+    }
     gzbuffer(gz, 1u << 18);
     int rc = read_any(path, gz, NULL, 0, progress, ctx, out, err);
     int zc = gzclose(gz);
@@ -1297,4 +1341,62 @@ int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, l
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
 {
     return read_any(label, NULL, buf, len, NULL, NULL, out, err);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n)
+{
+    *ranks = NULL;
+    *n = 0;
+    int32_t *r = malloc((t->nrows ? t->nrows : 1) * sizeof *r);
+    if (!r) return LSIM_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (t->rows[i].rank >= 0) r[k++] = t->rows[i].rank;
+    qsort(r, k, sizeof *r, cmp_i32);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || r[u - 1] != r[i]) r[u++] = r[i];
+    if (!u) {
+        free(r);
+        return 0;
+    }
+    *ranks = r;
+    *n = u;
+    return 0;
+}
+
+/* Why in place: a merged file is read once per rank (lsim_cli_load), and
+ * each copy keeps only its rank's events, so peak memory is one file's. */
+int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err)
+{
+    int64_t *to = malloc((t->nev ? t->nev : 1) * sizeof *to);
+    if (!to) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
+    size_t k = 0, nev = t->nev;
+    for (size_t i = 0; i < nev; i++) {
+        if (t->rows[t->ev[i].row].rank != rank) {
+            to[i] = -1;
+            continue;
+        }
+        to[i] = (int64_t)k;
+        t->ev[k++] = t->ev[i];
+    }
+    t->nev = k;
+    size_t g = 0;
+    for (size_t i = 0; i < t->ngemm; i++)
+        if (t->gemms[i].ev < nev && to[t->gemms[i].ev] >= 0) {
+            t->gemms[g] = t->gemms[i];
+            t->gemms[g++].ev = (uint64_t)to[t->gemms[i].ev];
+        }
+    t->ngemm = g;
+    free(to);
+    t->rank = rank;
+    t->world_size = world;
+    if (!k) return lsim_err_set(err, LSIM_ETRACE, "%s: rank %d of the merged file has no events", t->path, rank);
+    return 0;
 }

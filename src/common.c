@@ -8,13 +8,21 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "lumosim/text.h"
+
 int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
 {
     if (err) {
+        /* The message names files, whose names may hold a newline or bytes
+         * that are not UTF-8: escaped here, once for every message, so that
+         * the CLI's error line stays one line (text.h; escaping an escaped
+         * message again changes nothing). */
+        char raw[LSIM_ERR_LEN];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
+        lsim_text_line(err->msg, sizeof err->msg, raw);
         err->code = code;
     }
     return code;

@@ -1583,6 +1583,7 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     g->rank = t->rank;
     g->world_size = t->world_size;
     g->latency = o->latency;
+    g->device = t->device_name; /* an id in t->strings, which the graph now owns */
     if (!g->source || t->nev > UINT32_MAX / 2) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory (or more than 2^31 events)", t->path);
         goto cleanup;
@@ -1678,6 +1679,9 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         if (g->release[v] != INT64_MIN) g->releases++;
     for (uint32_t p = 0; p < g->nprocs; p++) g->procs[p].nnodes = 0;
     for (size_t v = 0; v < g->n; v++) g->procs[g->proc[v]].nnodes++;
+    /* the times every later stage relies on (graph.h): a trace whose event
+     * lasts hours is refused here, not simulated into a wrapped window */
+    if ((rc = lsim_graph_check_bounds(g, t->path, g->rank >= 0 ? (size_t)g->rank : 0, err))) goto cleanup;
     *out = g;
     b.g = NULL;
 cleanup:
@@ -1714,4 +1718,55 @@ cleanup:
     }
     lsim_graph_free(b.g);
     return rc;
+}
+
+/* ---------------------------------------------------------------- bounds */
+
+/* The checks of graph.h, in one pass over nodes and edges. Absolute times
+ * and the ns values are compared before any arithmetic on them, so that the
+ * check itself cannot overflow: a span is computed only from two times
+ * already known to be within +-LSIM_TIME_MAX. */
+int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err)
+{
+    const char *f = file ? file : (g->source ? g->source : "graph");
+    const lsim_ns T = LSIM_TIME_MAX, D = LSIM_DUR_MAX;
+    lsim_ns sum = 0;
+#define OUT_T(t) ((t) < -T || (t) > T)
+    if (OUT_T(g->t0))
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: start time t0 %lld ns is outside +-(2^62 - 1) ns", f, gpu,
+                            (long long)g->t0);
+    for (size_t v = 0; v < g->n; v++) {
+        lsim_ns d = g->dur[v], s = g->obs_start[v], e = g->obs_end[v], r = g->release[v];
+        if (d < 0 || d > D)
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, node %zu: duration %lld ns is outside 0..1e13 ns", f,
+                                gpu, v, (long long)d);
+        if (r != INT64_MIN && OUT_T(r))
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, node %zu: release time %lld ns is outside +-(2^62 - 1) ns",
+                                f, gpu, v, (long long)r);
+        if (s != INT64_MIN || e != INT64_MIN) { /* LSIM_OBS_NONE (metrics.h): never observed */
+            if (s == INT64_MIN || e == INT64_MIN || OUT_T(s) || OUT_T(e))
+                return lsim_err_set(err, LSIM_EFORMAT,
+                                    "%s: GPU %zu, node %zu: observed start %lld ns / end %lld ns: not both within +-(2^62 - 1) ns",
+                                    f, gpu, v, (long long)s, (long long)e);
+            if (e - s < 0 || e - s > D)
+                return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, node %zu: observed span %lld ns is outside 0..1e13 ns",
+                                    f, gpu, v, (long long)(e - s));
+        }
+        sum += d; /* <= 2^53 + 1e13 before the test below: no overflow */
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            lsim_ns x = g->in_delay[k];
+            if (x < -D || x > D)
+                return lsim_err_set(err, LSIM_EFORMAT,
+                                    "%s: GPU %zu, node %zu: in-edge %llu has a delay of %lld ns, outside +-1e13 ns", f, gpu,
+                                    v, (unsigned long long)k, (long long)x);
+            sum += x < 0 ? -x : x;
+            if (sum > LSIM_GRAPH_SUM_MAX) break;
+        }
+        if (sum > LSIM_GRAPH_SUM_MAX)
+            return lsim_err_set(err, LSIM_EFORMAT,
+                                "%s: GPU %zu: its durations and delays add up to more than 2^53 ns (104 days) by node %zu",
+                                f, gpu, v);
+    }
+#undef OUT_T
+    return 0;
 }

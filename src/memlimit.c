@@ -8,13 +8,15 @@
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
+#include "lumosim/input.h"
+
 int lsim_mem_input_bytes(const char *path, uint64_t *bytes, lsim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    int rc = 0;
+    FILE *f = NULL;
     unsigned char head[2], tail[4];
     long long size = -1;
-    if (!f) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = lsim_input_fopen(path, &f, err); /* a FIFO is refused, never waited on */
+    if (rc) return rc;
     if (fseeko(f, 0, SEEK_END) != 0 || (size = (long long)ftello(f)) < 0) {
         rc = lsim_err_set(err, LSIM_EIO, "%s: cannot tell its size", path);
         goto cleanup;
@@ -198,4 +200,37 @@ char *lsim_dir_of(const char *path)
         dir[slash - path] = '\0';
     }
     return dir;
+}
+
+uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings)
+{
+    /* the coefficients of memlimit.h; saturated so that absurd counts
+     * (a store's table claiming 2^60 nodes) give an absurd estimate, not a
+     * wrapped small one */
+    const uint64_t c[4] = {80u << 10, 124, 20, 48}, x[4] = {ngpu, nodes, edges, strings};
+    uint64_t sum = (uint64_t)32 << 20;
+    for (int i = 0; i < 4; i++) {
+        if (x[i] && c[i] > UINT64_MAX / x[i]) return UINT64_MAX;
+        if (sum > UINT64_MAX - c[i] * x[i]) return UINT64_MAX;
+        sum += c[i] * x[i];
+    }
+    return sum;
+}
+
+int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,
+                          lsim_err *err)
+{
+    uint64_t limit = 0;
+    const char *source = NULL;
+    int rc = lsim_mem_limit(&limit, &source, err);
+    if (rc || limit == 0) return rc;
+    uint64_t need = lsim_mem_estimate_graphs(ngpu, nodes, edges, strings);
+    if (need > limit)
+        return lsim_err_set(err, LSIM_ENOMEM,
+                            "%s: %llu graph(s) of %llu nodes and %llu edges in all need about %.1f MiB, more than the "
+                            "%.1f MiB this process may use (%s); use more MPI ranks or nodes or a smaller job, or set "
+                            "LUMOSIM_MEM_LIMIT (0 = no check)",
+                            what, (unsigned long long)ngpu, (unsigned long long)nodes, (unsigned long long)edges,
+                            (double)need / 1048576.0, (double)limit / 1048576.0, source);
+    return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef LUMOSIM_COMMON_H
 #define LUMOSIM_COMMON_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,5 +56,39 @@ void *lsim_alloc_big(size_t bytes);
 
 /* Time inside the core is always int64 nanoseconds. */
 typedef int64_t lsim_ns;
+
+/* Saturating time arithmetic: a result that int64 cannot hold becomes
+ * INT64_MAX or INT64_MIN, never a wrapped (and, in C, undefined) value.
+ * Inputs are range-checked where they enter (graph.h, LSIM_TIME_MAX and
+ * LSIM_DUR_MAX), so on valid data these never saturate; they make sure
+ * that data past the checks gives an absurd time that a later check
+ * refuses, not a negative duration. __builtin_*_overflow (GCC, Clang)
+ * compiles to an add and a branch on the overflow flag: free in the
+ * engine's loop. Local. */
+static inline lsim_ns lsim_ns_add_sat(lsim_ns a, lsim_ns b)
+{
+    lsim_ns r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static inline lsim_ns lsim_ns_sub_sat(lsim_ns a, lsim_ns b)
+{
+    lsim_ns r;
+    if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* A double (a number of ns) rounded to the nearest lsim_ns, saturated at
+ * INT64_MIN / INT64_MAX; NaN gives INT64_MAX, so that a bounds check
+ * refuses it rather than reading it as 0. (llround of a value past int64
+ * is undefined; on x86 it returns INT64_MIN, which is how a huge
+ * --slow-gpu factor once became a negative duration.) */
+static inline lsim_ns lsim_ns_from_double(double x)
+{
+    if (isnan(x) || x >= 9223372036854775807.0) return INT64_MAX; /* the literal is 2^63 as a double */
+    if (x < -9223372036854775807.0) return INT64_MIN;                /* below -2^63 */
+    return (lsim_ns)llround(x);
+}
 
 #endif

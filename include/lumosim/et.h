@@ -93,7 +93,8 @@ void lsim_et_free(lsim_et *et);
 
 /* The execution trace beside a Kineto trace: same directory, same stem
  * (PATH minus ".json" / ".json.gz") + ".et.json.gz" or ".et.json", the
- * first that is a regular file. *out is a malloc'd path (caller frees) or
+ * first that exists (a FIFO or directory of that name too: the reader then
+ * refuses it with a line rather than it being skipped unsaid). *out is a malloc'd path (caller frees) or
  * NULL when there is none (also for PATH that is itself an execution
  * trace). Returns 0 or LSIM_ENOMEM. */
 int lsim_et_sibling(const char *trace_path, char **out);

@@ -155,10 +155,46 @@ typedef struct lsim_graph {
     uint64_t launch_samples; /* idle-stream launches used for the latency model */
     lsim_ns launch_latency_ns; /* median modelled latency (all APIs), for reports */
     lsim_ns queued_gap_ns;   /* modelled gap between back-to-back queued ops */
+    uint32_t device;         /* strtab id of the trace's deviceProperties[0]
+                                name, UINT32_MAX unknown (synthesized graphs,
+                                graphs read from a store: the store keeps the
+                                job's GPU as its root attribute "device") */
 } lsim_graph;
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
                      lsim_err *err);
+
+/* The bounds every graph's times keep (docs/hdf5-schema.md, "Bounds").
+ * They are what makes int64 arithmetic on them safe: the difference of two
+ * times always fits, and a graph's simulated times stay far from
+ * overflow.
+ *
+ * - Absolute times (obs_start, obs_end unless LSIM_OBS_NONE; release
+ *   unless INT64_MIN; t0): |t| <= LSIM_TIME_MAX = 2^62 - 1 ns, 146 years
+ *   either side of 1970 (Kineto's timestamps are ns since the epoch,
+ *   about 1.7e18; its reader refuses |ts| > 2^62 too).
+ * - Each duration, each observed span (obs_end - obs_start) and each edge
+ *   delay's magnitude: <= LSIM_DUR_MAX = 1e13 ns, 2.8 hours. No profiled
+ *   window comes near it (the PyTorch profiler records one to a few
+ *   iterations: seconds to minutes), while a duration of INT64_MAX, or a
+ *   what-if factor of 1e300, is far past it.
+ * - Per graph, the sum of all durations and delay magnitudes:
+ *   <= LSIM_GRAPH_SUM_MAX = 2^53 ns (104 days of work on one GPU), so that
+ *   no path through one graph can carry its times past int64 (2^62 + 2^53
+ *   < 2^63). A job's paths cross GPUs; past 2^9 GPUs at the bound the
+ *   engine saturates instead of wrapping, and the metrics refuse simulated
+ *   times beyond LSIM_TIME_MAX (metrics.h). */
+#define LSIM_TIME_MAX (((lsim_ns)1 << 62) - 1)
+#define LSIM_DUR_MAX ((lsim_ns)10000000000000)
+#define LSIM_GRAPH_SUM_MAX ((lsim_ns)1 << 53)
+
+/* Check g against the bounds above: 0, or LSIM_EFORMAT with one line
+ * "FILE: GPU G, node N: what is wrong (the limit)" (edges are named by the
+ * node they enter). file names where the graph comes from or goes (a
+ * trace, a store being read or written); gpu its index in the job. Run
+ * when a graph is built from a trace, read from a store, synthesized, and
+ * by whatif before it writes one. Local. */
+int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err);
 
 /* The layer named by a record_function annotation (layer[i], layers.i,
  * layer_i, Layer i): i, or -1. The build keeps an annotation's own pieces

@@ -38,6 +38,24 @@ int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err);
  * estimate and the limit when not; LSIM_EIO/LSIM_EARG as above. */
 int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_bytes, lsim_err *err);
 
+/* Peak bytes to hold graphs of these total counts (ngpu graphs, their
+ * nodes, edges and strings) and simulate them: 32 MiB of libraries + 80 KiB
+ * per graph (its string pool's first block, hash, tables) + 124 B per node
+ * (74 B of node arrays, 40 B of engine state, the staging buffer of a
+ * store read) + 20 B per edge (17 B of CSR arrays) + 48 B per string.
+ * Calibrated on `lumosim sim` of a synthesized 256-GPU store
+ * (docs/reliability.md): measured 183 MB per million nodes loaded and
+ * simulated (2004924 KiB peak for 11.2 M nodes), estimated 186. */
+uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings);
+
+/* The check before graphs are read or made: 0 when the estimate above fits
+ * the limit (or the check is off); LSIM_ENOMEM with one message, "WHAT: N
+ * graphs of X nodes and Y edges need about A MiB, more than the B MiB this
+ * process may use (SOURCE); ..."; LSIM_EARG for a malformed
+ * LUMOSIM_MEM_LIMIT. what names the input (a store) or the result. */
+int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,
+                          lsim_err *err);
+
 /* Disk: LSIM_EIO with one message ("PATH: needs about X MiB, the file
  * system has Y MiB free") when the file system holding PATH's directory has
  * fewer than need bytes available to this user (statvfs f_bavail); 0 when

@@ -211,6 +211,16 @@ typedef struct lsim_store_run_info {
                                             run as they are (compressed
                                             chunks, no re-encoding) instead of
                                             being written again. NULL: write */
+    struct lsim_out **hold;              /* non-NULL: the finished archive stays
+                                            under its temporary name, its lock
+                                            held, and the output is handed over
+                                            in *hold (rank 0; NULL on the other
+                                            ranks) for the caller to commit
+                                            (lsim_out_commit) once its other
+                                            outputs have succeeded, or abort;
+                                            read it back through
+                                            lsim_out_file. On failure *hold is
+                                            left NULL and nothing remains */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';

@@ -61,6 +61,9 @@ typedef struct lsim_row {
     int64_t pid, tid;
     int64_t stream;       /* args.stream (GPU/sync rows), else -1 */
     int32_t device;       /* args.device (GPU/sync rows), else -1 */
+    int32_t rank;         /* args.rank of its events (a merged multi-rank
+                             file, KINETO-NOTES trap 10), else -1; part of
+                             the row's identity, so no row mixes ranks */
 } lsim_row;
 
 /* cuda_sync arguments (only cuda_sync events have them). */
@@ -110,7 +113,9 @@ typedef struct lsim_pg {
 } lsim_pg;
 
 /* A GEMM-like CPU op (aten::mm, aten::addmm, aten::bmm, aten::baddbmm,
- * aten::matmul, aten::linear) with the shapes the profiler recorded
+ * aten::matmul, aten::linear), or a memory-bound one calibration fits
+ * mem_eff from (element-wise aten ops, layer norms, softmaxes, Megatron's
+ * fused ones: the list in io/kineto.c), with the shapes the profiler recorded
  * (record_shapes): "Input Dims" of its first LSIM_GEMM_MAX_TENSORS inputs and
  * the element size of its first input from "Input type". Kept in a side
  * table, only for these ops, for calibration (calibrate.h). */
@@ -171,6 +176,18 @@ int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
                         lsim_trace **out, lsim_err *err);
 
 void lsim_trace_free(lsim_trace *t);
+
+/* Merged multi-rank files (TraceLens TraceFusion: every event tagged
+ * args.rank; KINETO-NOTES trap 10) hold one job, not one rank. The distinct
+ * ranks of t's rows, ascending, into *ranks (caller frees; NULL and 0 when
+ * no row has a rank: an ordinary trace). 0 or LSIM_ENOMEM. Local. */
+int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n);
+
+/* Keep only the events of rank `rank` (rows of other ranks lose their
+ * events; the GEMM side table follows), and make t that rank of a world of
+ * `world`. 0, or LSIM_ETRACE naming the file when no event is left, or
+ * LSIM_ENOMEM. Local. */
+int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err);
 
 /* Release the event table (and the GEMM side table, which indexes it) only
  * (counters, rows, collectives, process groups and strings stay). Used by the graph build to lower peak memory. */

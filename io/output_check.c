@@ -1,0 +1,204 @@
+/* The role and kind checks of a command's files (include/lumosim/output.h,
+ * first half). Apart from io/output.c because telling a graph store from a
+ * result archive needs the HDF5 store (lsim_store_probe): this file goes in
+ * lumosim_io, the writers' half in lumosim_core. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "lumosim/memlimit.h"
+#include "lumosim/output.h"
+#include "lumosim/store.h"
+#include "output_internal.h"
+
+static const char *base_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* A canonical name for comparing outputs that may not exist yet: the
+ * target's directory through realpath, then its base name. NULL when the
+ * directory cannot be resolved (then only inode comparisons apply). */
+static char *canon(const char *path)
+{
+    lsim_err e;
+    char *t = lsim_out_follow_links(path, &e);
+    if (!t) return NULL;
+    char *dir = lsim_dir_of(t);
+    char *rd = dir ? realpath(dir, NULL) : NULL;
+    char *out = rd ? malloc(strlen(rd) + strlen(base_of(t)) + 2) : NULL;
+    if (out) sprintf(out, "%s/%s", rd, base_of(t));
+    free(rd);
+    free(dir);
+    free(t);
+    return out;
+}
+
+static const void *find_bytes(const void *hay, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    const char *h = hay;
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (h[i] == needle[0] && !memcmp(h + i, needle, k)) return h + i;
+    return NULL;
+}
+
+int lsim_out_classify(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0) return 0;
+    if (!S_ISREG(st.st_mode)) return 5;
+    switch (lsim_store_probe(path)) {
+    case LSIM_STORE_GRAPHS: return 1;
+    case LSIM_STORE_RESULTS: return 2;
+    case LSIM_STORE_OTHER: return 3;
+    default: break;
+    }
+    /* gzread reads plain files as they are */
+    gzFile z = gzopen(path, "rb");
+    if (!z) return 0;
+    enum { HEAD = 64 * 1024 };
+    char *buf = malloc(HEAD);
+    int n = buf ? gzread(z, buf, HEAD) : -1;
+    gzclose(z);
+    int kind = 5;
+    if (n > 0) {
+        int i = 0;
+        while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
+        if (i < n && buf[i] == '{' && find_bytes(buf, (size_t)n, "\"traceEvents\"")) kind = 4;
+    }
+    free(buf);
+    return kind;
+}
+
+static const char *kind_name(int k)
+{
+    switch (k) {
+    case 1: return "a lumosim graph store";
+    case 2: return "a lumosim result archive";
+    case 3: return "an HDF5 file";
+    case 4: return "a Kineto/Chrome trace";
+    default: return "a file";
+    }
+}
+
+static const char *out_kind_name(lsim_out_kind k)
+{
+    switch (k) {
+    case LSIM_OUT_TRACE: return "a predicted trace";
+    case LSIM_OUT_STORE: return "a graph store";
+    case LSIM_OUT_RESULTS: return "a result archive";
+    default: return "a text file";
+    }
+}
+
+/* May an existing file of kind `have` (lsim_out_classify) be replaced by an
+ * output of kind `want`? */
+static int kind_ok(int have, lsim_out_kind want, unsigned flags)
+{
+    int force = (flags & LSIM_OUT_FORCE) != 0;
+    switch (have) {
+    case 1: return force; /* a store holds work: never replaced without being told */
+    case 2: return want == LSIM_OUT_RESULTS || force;
+    case 3: return force;
+    case 4: return want == LSIM_OUT_TRACE || force;
+    default: return 1;
+    }
+}
+
+static int check_dir(const char *path, lsim_err *err)
+{
+    char *dir = lsim_dir_of(path);
+    if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s does not exist", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s is not writable: %s", path, dir,
+                          strerror(errno));
+    free(dir);
+    return rc;
+}
+
+/* Is existing output `o` (stat ost) a file input directory `d` would read:
+ * directly inside it, and a trace, store or archive? */
+static int inside_dir(const char *o, const struct stat *dst, int okind)
+{
+    if (okind != 1 && okind != 2 && okind != 4) return 0;
+    char *t = lsim_out_follow_links(o, &(lsim_err){0});
+    char *dir = t ? lsim_dir_of(t) : NULL;
+    struct stat ps;
+    int in = dir && stat(dir, &ps) == 0 && ps.st_dev == dst->st_dev && ps.st_ino == dst->st_ino;
+    free(dir);
+    free(t);
+    return in;
+}
+
+int lsim_out_check(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err)
+{
+    int rc = 0;
+    char **cn = calloc(n ? n : 1, sizeof *cn);
+    if (!cn) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (files[i].path && files[i].output) cn[i] = canon(files[i].path);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_io_file *o = &files[i];
+        if (!o->path || !o->output) continue;
+        if (!*o->path) {
+            rc = lsim_err_set(err, LSIM_EARG, "%s needs a file name", o->role);
+            break;
+        }
+        struct stat ost;
+        int oex = stat(o->path, &ost) == 0;
+        if (oex && S_ISDIR(ost.st_mode)) {
+            rc = lsim_err_set(err, LSIM_EARG, "%s: is a directory; %s needs a file name", o->path, o->role);
+            break;
+        }
+        if (!(oex && !S_ISREG(ost.st_mode)) && (rc = check_dir(o->path, err))) break;
+        int okind = oex ? lsim_out_classify(o->path) : 0;
+        for (size_t j = 0; !rc && j < n; j++) {
+            const lsim_io_file *x = &files[j];
+            if (j == i || !x->path) continue;
+            struct stat xst;
+            int xex = stat(x->path, &xst) == 0;
+            if (!x->output) {
+                if (!xex) continue;
+                if (oex && S_ISREG(ost.st_mode) && xst.st_dev == ost.st_dev && xst.st_ino == ost.st_ino)
+                    rc = lsim_err_set(err, LSIM_EARG, "%s: is an input (%s) and the output of %s: an output must not "
+                                      "replace an input; choose another name", o->path, x->path, o->role);
+                else if (oex && S_ISDIR(xst.st_mode) && inside_dir(o->path, &xst, okind))
+                    rc = lsim_err_set(err, LSIM_EARG, "%s: the output of %s is %s inside the input directory %s, "
+                                      "which this run reads; choose another name", o->path, o->role,
+                                      kind_name(okind), x->path);
+                continue;
+            }
+            if (j < i) continue; /* each pair of outputs once */
+            int same = (cn[i] && cn[j] && !strcmp(cn[i], cn[j])) ||
+                       (oex && xex && S_ISREG(ost.st_mode) && xst.st_dev == ost.st_dev && xst.st_ino == ost.st_ino);
+            if (same)
+                rc = lsim_err_set(err, LSIM_EARG, "%s: named as the output of both %s and %s; give each its own file",
+                                  o->path, o->role, x->role);
+        }
+        if (rc) break;
+        if (oex && S_ISREG(ost.st_mode) && !kind_ok(okind, o->kind, flags)) {
+            if (okind == 1 && o->kind == LSIM_OUT_STORE)
+                rc = lsim_err_set(err, LSIM_EARG, "%s: already holds a lumosim graph store; add --force to replace it",
+                                  o->path);
+            else
+                rc = lsim_err_set(err, LSIM_EARG, "%s: is %s; %s would replace it with %s (add --force to do so)",
+                                  o->path, kind_name(okind), o->role, out_kind_name(o->kind));
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(cn[i]);
+    free(cn);
+    return rc;
+}
+
