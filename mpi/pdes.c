@@ -113,13 +113,13 @@ static inline void enqueue(pstate *s, uint32_t l)
 /* All arrivals of instance k are known: its local participants end. */
 static void complete(pstate *s, size_t k)
 {
-    lsim_ns end = s->max_arrival[k] + s->j->transfer[k];
+    lsim_ns end = lsim_ns_add_sat(s->max_arrival[k], s->j->transfer[k]); /* as the serial engine: never wraps */
     for (uint64_t p = s->j->part_off[k]; p < s->j->part_off[k + 1]; p++) {
         int32_t l = s->local_of[s->j->part_gpu[p]];
         if (l < 0) continue;
         uint32_t v = s->j->part_node[p];
         lsim_engine *e = s->e[l];
-        if (s->waits) s->waits[l][v] = s->max_arrival[k] - lsim_engine_start(e)[v];
+        if (s->waits) s->waits[l][v] = lsim_ns_sub_sat(s->max_arrival[k], lsim_engine_start(e)[v]);
         lsim_engine_set_end(e, v, end);
         push(&s->h, (uint32_t)l, v);
         enqueue(s, (uint32_t)l);

@@ -134,7 +134,9 @@ static inline uint32_t heap_pop(lsim_engine *e)
 
 /* All predecessors are done: fix start and end of v, and remember which
  * in-edge decided each (the first one reaching the maximum, so the choice is
- * deterministic). */
+ * deterministic). The sums saturate (common.h): graphs within their bounds
+ * (graph.h) never reach int64's ends, and a job whose paths do gets a time
+ * the metrics refuse rather than one wrapped to the far side of zero. */
 static inline void resolve(lsim_engine *e, uint32_t v)
 {
     const lsim_graph *g = e->g;
@@ -142,7 +144,7 @@ static inline void resolve(lsim_engine *e, uint32_t v)
     lsim_ns endc = INT64_MIN;
     int64_t bs = -1, be = -1;
     for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-        lsim_ns x = e->end[g->in_src[k]] + g->in_delay[k];
+        lsim_ns x = lsim_ns_add_sat(e->end[g->in_src[k]], g->in_delay[k]);
         if (g->in_class[k] & LSIM_EDGE_END) {
             if (x > endc) {
                 endc = x;
@@ -154,7 +156,7 @@ static inline void resolve(lsim_engine *e, uint32_t v)
         }
     }
     if (s == INT64_MIN) s = g->t0;
-    lsim_ns en = s + g->dur[v];
+    lsim_ns en = lsim_ns_add_sat(s, g->dur[v]);
     if (endc >= en) en = endc; /* a blocking call that returns with its GPU work waited for it */
     else be = -1;
     e->start[v] = s;
@@ -250,11 +252,11 @@ static void jarrive(jstate *s, uint32_t gi, uint32_t v, int32_t k)
     if (e->start[v] > s->max_arrival[k]) s->max_arrival[k] = e->start[v];
     uint64_t p0 = s->j->part_off[k], p1 = s->j->part_off[k + 1];
     if (++s->arrived[k] < p1 - p0) return;
-    lsim_ns end = s->max_arrival[k] + s->j->transfer[k];
+    lsim_ns end = lsim_ns_add_sat(s->max_arrival[k], s->j->transfer[k]);
     for (uint64_t p = p0; p < p1; p++) {
         uint32_t pg = s->j->part_gpu[p], pv = s->j->part_node[p];
         lsim_engine *pe = s->e[pg];
-        if (s->waits) s->waits[pg][pv] = s->max_arrival[k] - pe->start[pv];
+        if (s->waits) s->waits[pg][pv] = lsim_ns_sub_sat(s->max_arrival[k], pe->start[pv]);
         pe->end[pv] = end;
         pe->bind_end[pv] = -1;
         jpush(s, pg, pv);

@@ -487,13 +487,13 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         if (!all_observed) continue; /* nothing observed: no observed waiting */
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
             const lsim_job_entry *ea = &ents[a];
-            lsim_ns s = ea->obs_start - j->clock_offset[ea->gpu];
+            lsim_ns s = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]); /* an offset may be ~2^63 */
             if (s > last) last = s;
         }
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
             const lsim_job_entry *ea = &ents[a];
             if (!j->obs_wait[ea->gpu]) continue;
-            lsim_ns w = last - (ea->obs_start - j->clock_offset[ea->gpu]);
+            lsim_ns w = lsim_ns_sub_sat(last, lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]));
             lsim_ns d = ea->obs_end - ea->obs_start;
             j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
         }
@@ -514,6 +514,9 @@ cleanup:
     return rc;
 }
 
+/* Saturating (common.h): an offset is a difference of two observed times,
+ * up to 2^63 in magnitude for times within the bounds (graph.h); a release
+ * pushed past int64 then gives simulated times the metrics refuse. */
 void lsim_job_align_clocks(lsim_job *j)
 {
     for (size_t i = 0; j->graphs && i < j->ngpus; i++) {
@@ -521,8 +524,11 @@ void lsim_job_align_clocks(lsim_job *j)
         lsim_ns off = j->clock_offset[i];
         if (!off || !g) continue;
         for (size_t v = 0; v < g->n; v++)
-            if (g->release[v] != INT64_MIN) g->release[v] -= off;
-        g->t0 -= off;
+            if (g->release[v] != INT64_MIN) { /* saturated, but never to INT64_MIN, which means "none" */
+                lsim_ns r = lsim_ns_sub_sat(g->release[v], off);
+                g->release[v] = r == INT64_MIN ? INT64_MIN + 1 : r;
+            }
+        g->t0 = lsim_ns_sub_sat(g->t0, off);
         j->clock_offset[i] = off; /* kept for reporting */
     }
 }
@@ -530,5 +536,6 @@ void lsim_job_align_clocks(lsim_job *j)
 void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait)
 {
     const int32_t *inst = j->inst_of[gpu];
-    for (size_t v = 0; v < n; v++) wait[v] = inst[v] < 0 ? 0 : end[v] - start[v] - j->transfer[inst[v]];
+    for (size_t v = 0; v < n; v++)
+        wait[v] = inst[v] < 0 ? 0 : lsim_ns_sub_sat(lsim_ns_sub_sat(end[v], start[v]), j->transfer[inst[v]]);
 }

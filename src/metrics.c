@@ -133,7 +133,10 @@ void lsim_rank_report_clear(lsim_rank_report *r)
 }
 
 /* The sweep points of GPU node v: a collective with a known wait w is a
- * waiting interval [s, s+w) and a transferring one [s+w, e). */
+ * waiting interval [s, s+w) and a transferring one [s+w, e). A pipeline
+ * send or receive that waits for its peer is a bubble: the stage has
+ * nothing to do until the other stage gets there, so its waiting counts as
+ * idle ("other"), not as communication (issue 15; docs/synthesis.md). */
 static size_t add_points(pt *pts, size_t np, const lsim_graph *g, size_t v, lsim_ns s, lsim_ns e, const lsim_ns *wait)
 {
     if (!(g->flags[v] & LSIM_NF_COLL)) {
@@ -144,6 +147,12 @@ static size_t add_points(pt *pts, size_t np, const lsim_graph *g, size_t v, lsim
     lsim_ns w = wait ? wait[v] : 0;
     if (w < 0) w = 0;
     if (w > e - s) w = e - s;
+    int k = g->coll[v] >= 0 ? g->colls[g->coll[v]].kind : LSIM_COLL_NONE;
+    if (w > 0 && (k == LSIM_COLL_SEND || k == LSIM_COLL_RECV || k == LSIM_COLL_SENDRECV)) {
+        pts[np++] = (pt){s + w, 1, 1};
+        pts[np++] = (pt){e, 1, -1};
+        return np;
+    }
     if (w > 0) {
         pts[np++] = (pt){s, 2, 1};
         pts[np++] = (pt){s + w, 2, -1};
@@ -202,6 +211,18 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
     }
     size_t nobs = 0;
     for (size_t v = 0; v < g->n; v++) {
+        /* Every difference below is of two times within +-LSIM_TIME_MAX,
+         * which int64 holds; observed times are checked when the graph is
+         * made (graph.h), simulated ones here: a job whose paths add up
+         * past int64 saturates in the engine and is refused, rather than
+         * reported with a wrapped window or duty cycle. */
+        if (start[v] < -LSIM_TIME_MAX || start[v] > LSIM_TIME_MAX || end[v] < -LSIM_TIME_MAX || end[v] > LSIM_TIME_MAX) {
+            rc = lsim_err_set(err, LSIM_EFORMAT,
+                              "%s: node %zu is simulated to [%lld, %lld] ns, outside +-(2^62 - 1) ns: the job's "
+                              "durations and delays add up past the range of int64 times",
+                              g->source, v, (long long)start[v], (long long)end[v]);
+            goto cleanup;
+        }
         if (start[v] < ps) ps = start[v];
         if (end[v] > pe) pe = end[v];
         int32_t it = g->iter[v];
