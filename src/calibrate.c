@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lumosim/text.h"
+
 /* A launch call may poke out of its op by float rounding of ts (0.25 us at
  * 1.7e15 us); nest with this tolerance, as the graph build does. */
 #define NEST_TOL_NS 1000
@@ -17,6 +19,18 @@ typedef struct gemm_pt {
     double ns;
     int eb;
 } gemm_pt;
+
+/* A memory-bound op: bytes read and written, its kernels' time. */
+typedef struct mem_pt {
+    uint32_t name; /* index into lsim_calib.memops */
+    double bytes, ns;
+} mem_pt;
+
+/* An Optimizer.step annotation: its CPU time and the launch calls in it. */
+typedef struct opt_pt {
+    lsim_ns dur, launch_ns;
+    size_t launches;
+} opt_pt;
 
 typedef struct coll_pt {
     uint8_t kind;
@@ -42,6 +56,14 @@ struct lsim_calib {
     size_t ncoll, capcoll;
     lsim_calib_coll *nccl;
     size_t nnccl;
+    mem_pt *mem;
+    size_t nmem, capmem;
+    lsim_calib_memop memops[LSIM_CALIB_MEMNAMES];
+    size_t nmemops;
+    lsim_ns *gaps, *steps;
+    size_t ngaps, capgaps, nsteps, capsteps;
+    opt_pt *opts;
+    size_t nopts, capopts;
     /* results of the last fit */
     lsim_calib_shape *shapes;
     size_t nshapes;
@@ -76,6 +98,10 @@ void lsim_calib_free(lsim_calib *c)
     free(c->lat);
     free(c->coll);
     free(c->nccl);
+    free(c->mem);
+    free(c->gaps);
+    free(c->steps);
+    free(c->opts);
     free(c->shapes);
     free(c->fits);
     free(c);
@@ -207,6 +233,108 @@ static int cmp_ns(const void *a, const void *b)
 
 static int is_launch_name(const char *s) { return s && strstr(s, "LaunchKernel") != NULL; }
 
+/* The ops of the side table that are GEMMs; the others are memory-bound. */
+static int is_gemm_name(const char *s)
+{
+    static const char *const G[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear"};
+    for (size_t i = 0; i < sizeof G / sizeof *G; i++)
+        if (!strcmp(s, G[i])) return 1;
+    return 0;
+}
+
+/* Bytes a memory-bound op reads and writes: its inputs once, and an output
+ * of its first input's shape (aten::copy_(dst, src): src read, dst
+ * written). -1 when a shape or the element size is unknown. */
+static double mem_bytes(const char *nm, const lsim_gemm_op *op)
+{
+    if (op->elem_bytes <= 0 || op->ndims[0] < 0) return -1;
+    double sum = 0, first = 0;
+    for (int i = 0; i < LSIM_GEMM_MAX_TENSORS; i++) {
+        if (op->ndims[i] < 0) continue;
+        int64_t p = prod(op->dims[i], op->ndims[i]);
+        if (p < 0) return -1;
+        if (i == 0) first = (double)p;
+        sum += (double)p;
+    }
+    if (!strcmp(nm, "aten::copy_")) sum = first;
+    return (sum + first) * op->elem_bytes;
+}
+
+/* A memory-bound op whose kernels took less is latency-bound: the roofline
+ * gives such kernels kernel_min_ns, so they say nothing about bandwidth. */
+#define MEM_MIN_NS 10000.0
+
+static int push_ns(lsim_ns **v, size_t *n, size_t *cap, lsim_ns x)
+{
+    if (grow((void **)v, cap, *n, sizeof **v)) return LSIM_ENOMEM;
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* Launch calls, blocking calls and annotations of one thread, by time. */
+typedef struct host_ent {
+    uint32_t row;
+    lsim_ns ts, end;
+    uint8_t what; /* 0 launch, 1 blocking call, 2 data loader, 3 optimizer step */
+} host_ent;
+
+static int cmp_host(const void *a, const void *b)
+{
+    const host_ent *x = a, *y = b;
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (int)y->what - (int)x->what; /* annotations before the calls they contain */
+}
+
+/* Host time of one trace: the gaps between consecutive launch calls of a
+ * thread with no blocking call between them (framework dispatch, and the
+ * stalls of its long tail), the data loader's annotations, and each
+ * optimizer step's CPU time with the launch calls it contains. */
+static int add_host(lsim_calib *c, const lsim_trace *t)
+{
+    host_ent *h = malloc((t->nev ? t->nev : 1) * sizeof *h);
+    size_t n = 0;
+    if (!h) return LSIM_ENOMEM;
+    /* the annotations live on the main thread; attribute launches to an
+     * optimizer step by time on any thread of its process */
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        const char *nm = lsim_strtab_get(t->strings, e->name);
+        uint8_t w = 255;
+        if (e->kind == LSIM_EV_RUNTIME && is_launch_name(nm)) w = 0;
+        else if (e->kind == LSIM_EV_RUNTIME && nm && (strstr(nm, "Synchronize") || !strcmp(nm, "cudaMemcpy") ||
+                                                      !strcmp(nm, "hipMemcpy") || strstr(nm, "MemcpyWithStream")))
+            w = 1;
+        else if ((e->kind == LSIM_EV_ANNOTATION || e->kind == LSIM_EV_CPU_OP) && nm &&
+                 !strncmp(nm, "enumerate(DataLoader)", 21))
+            w = 2;
+        else if ((e->kind == LSIM_EV_ANNOTATION || e->kind == LSIM_EV_CPU_OP) && nm && !strncmp(nm, "Optimizer.step#", 15))
+            w = 3;
+        if (w != 255) h[n++] = (host_ent){e->row, e->ts, e->ts + e->dur, w};
+    }
+    qsort(h, n, sizeof *h, cmp_host);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (h[i].what == 2) rc = push_ns(&c->steps, &c->nsteps, &c->capsteps, h[i].end - h[i].ts);
+        if (h[i].what == 3) {
+            opt_pt o = {h[i].end - h[i].ts, 0, 0};
+            for (size_t j = i + 1; j < n && h[j].row == h[i].row && h[j].ts < h[i].end; j++)
+                if (h[j].what == 0) o.launches++, o.launch_ns += h[j].end - h[j].ts;
+            if (grow((void **)&c->opts, &c->capopts, c->nopts, sizeof *c->opts)) rc = LSIM_ENOMEM;
+            else c->opts[c->nopts++] = o;
+        }
+    }
+    for (size_t i = 0, prev = SIZE_MAX; i < n && !rc; i++) {
+        if (prev != SIZE_MAX && h[prev].row != h[i].row) prev = SIZE_MAX;
+        if (h[i].what == 1) prev = SIZE_MAX; /* waiting for the GPU is not host work */
+        if (h[i].what != 0) continue;
+        if (prev != SIZE_MAX && h[i].ts >= h[prev].end) rc = push_ns(&c->gaps, &c->ngaps, &c->capgaps, h[i].ts - h[prev].end);
+        prev = i;
+    }
+    free(h);
+    return rc;
+}
+
 int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
 {
     int rc = 0;
@@ -302,6 +430,24 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
         c->launch[c->nlaunch++] = e->dur;
     }
     for (size_t g = 0; g < t->ngemm; g++) {
+        const char *gn = lsim_strtab_get(t->strings, t->gemms[g].name);
+        if (!is_gemm_name(gn)) {
+            /* a memory-bound op */
+            double bytes = mem_bytes(gn, &t->gemms[g]);
+            if (!op_kern[g] || !(bytes > 0) || op_ns[g] < MEM_MIN_NS) continue;
+            size_t k = 0;
+            while (k < c->nmemops && strcmp(c->memops[k].name, gn)) k++;
+            if (k == c->nmemops) {
+                if (k == LSIM_CALIB_MEMNAMES) continue;
+                snprintf(c->memops[c->nmemops++].name, sizeof c->memops[0].name, "%s", gn);
+            }
+            if (grow((void **)&c->mem, &c->capmem, c->nmem, sizeof *c->mem)) {
+                rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+                goto cleanup;
+            }
+            c->mem[c->nmem++] = (mem_pt){(uint32_t)k, bytes, op_ns[g]};
+            continue;
+        }
         c->gemm_ops++;
         if (!op_kern[g]) continue;
         c->gemm_ops_launched++;
@@ -320,6 +466,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
         }
         c->gemm[c->ngemm++] = p;
     }
+    if (add_host(c, t)) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
 cleanup:
     free(calls);
     free(sw);
@@ -433,7 +580,10 @@ static int fit_colls(lsim_calib *c, lsim_err *err)
         }
         lsim_coll_fit f;
         lsim_err ferr = {0};
-        if (np >= 2 && lsim_cost_fit_alpha_beta(x, y, np, &f, &ferr) == 0) {
+        /* a fit outside the bandwidths a link can have (constant times:
+         * 1e44 B/s) is no fit, as one that fails */
+        if (np >= 2 && lsim_cost_fit_alpha_beta(x, y, np, &f, &ferr) == 0 && f.beta_bytes_per_s >= LSIM_FIT_BW_MIN &&
+            f.beta_bytes_per_s <= LSIM_FIT_BW_MAX) {
             lsim_calib_coll *o = &c->fits[c->nfits++];
             memset(o, 0, sizeof *o);
             o->fit = f;
@@ -480,6 +630,131 @@ static lsim_ns median_ns(lsim_ns *v, size_t n)
 static int same_shape(const gemm_pt *a, const gemm_pt *b)
 {
     return a->eb == b->eb && a->batch == b->batch && a->m == b->m && a->n == b->n && a->k == b->k;
+}
+
+/* The tile-and-wave GEMM model (base has sms): t = waves x (main / eff +
+ * tile) + reduction is linear in u = 1 / eff and the tile's fixed time once
+ * each shape's tile is chosen, and the choice depends on them: alternate
+ * the choice and a relative least-squares fit until the choice stays.
+ * One shape, or a fit whose fixed time comes out <= 0, cannot constrain
+ * the fixed time: it keeps the base value and eff alone is fitted. */
+static int fit_waves(lsim_calib *c, const lsim_gpu_spec *base, int eb, lsim_gpu_spec *g, lsim_calib_report *r,
+                     const char *label, lsim_err *err)
+{
+    double u = 1 / base->gemm_eff_max, fix = base->gemm_tile_ns > 0 ? (double)base->gemm_tile_ns : 3000;
+    int mode = 4;
+    for (int it = 0; it < 50; it++) {
+        lsim_gpu_spec t = *base;
+        t.gemm_eff_max = u > 1 ? 1 / u : 1;
+        t.gemm_tile_ns = (lsim_ns)llround(fix);
+        double spp = 0, spq = 0, sqq = 0, spy = 0, sqy = 0;
+        size_t nx = 0;
+        for (size_t i = 0; i < c->nshapes; i++) {
+            const lsim_calib_shape *s = &c->shapes[i];
+            double w, m1, red;
+            if (s->memory_bound ||
+                lsim_cost_gemm_waves(&t, (double)s->batch, (double)s->m, (double)s->n, (double)s->k, eb, &w, &m1, &red))
+                continue;
+            double wt = 1 / (s->median_ns * s->median_ns), p = w * m1, q = w, y = s->median_ns - red;
+            spp += wt * p * p, spq += wt * p * q, sqq += wt * q * q, spy += wt * p * y, sqy += wt * q * y;
+            nx++;
+        }
+        double det = spp * sqq - spq * spq, nu = u, nf = fix;
+        mode = 4;
+        if (nx >= 2 && det > 1e-12 * spp * sqq) {
+            nu = (spy * sqq - sqy * spq) / det;
+            nf = (spp * sqy - spq * spy) / det;
+        }
+        if (nx < 2 || !(det > 1e-12 * spp * sqq) || !(nf > 0)) {
+            mode = 3;
+            nf = base->gemm_tile_ns > 0 ? (double)base->gemm_tile_ns : 0;
+            nu = spp > 0 ? (spy - nf * spq) / spp : 0;
+        }
+        int same = fabs(nu - u) <= 1e-9 * fabs(u) && fabs(nf - fix) <= 1e-6;
+        u = nu, fix = nf;
+        if (same) break;
+    }
+    double emax = u > 0 ? 1 / u : 0;
+    if (emax > 1) {
+        emax = 1;
+        r->gemm_clamped = 1;
+    }
+    if (!(emax > 0) || !isfinite(emax) || !(fix >= 0) || fix > 1e6)
+        return lsim_err_set(err, LSIM_ETRACE, "%s: the GEMM fit failed (efficiency %g, tile time %g ns)", label, emax, fix);
+    g->gemm_eff_max = emax;
+    g->gemm_tile_ns = (lsim_ns)llround(fix);
+    r->gemm_mode = mode;
+    return 0;
+}
+
+/* mem_eff: the memory-bound ops' bytes over their time, against the base
+ * spec's bandwidth (a time-weighted mean: the fit reproduces their total
+ * time). Fewer than 10 ops, or under 1 ms of them, cannot constrain it. */
+static void fit_mem(lsim_calib *c, const lsim_gpu_spec *base, lsim_gpu_spec *g, lsim_calib_report *r)
+{
+    double bytes = 0, ns = 0;
+    for (size_t k = 0; k < c->nmemops; k++) c->memops[k].count = 0, c->memops[k].bytes = c->memops[k].ns = 0;
+    for (size_t i = 0; i < c->nmem; i++) {
+        lsim_calib_memop *o = &c->memops[c->mem[i].name];
+        o->count++, o->bytes += c->mem[i].bytes, o->ns += c->mem[i].ns;
+        bytes += c->mem[i].bytes, ns += c->mem[i].ns;
+    }
+    r->mem_ops = c->nmem;
+    memcpy(r->memops, c->memops, sizeof r->memops);
+    r->nmemops = c->nmemops;
+    if (c->nmem < 10 || ns < 1e6 || !(base->mem_bw > 0)) return;
+    double e = bytes / (ns * 1e-9 * base->mem_bw);
+    g->mem_eff = e > 1 ? 1 : e;
+    r->mem_fitted = 1;
+}
+
+/* Host time (lsim_calib_fit's comment): at least 20 gaps for the dispatch,
+ * 100 for the stalls. */
+static void fit_host(lsim_calib *c, lsim_gpu_spec *g, lsim_calib_report *r)
+{
+    r->host_gaps = c->ngaps;
+    if (c->ngaps >= 20) {
+        double sum = 0;
+        for (size_t i = 0; i < c->ngaps; i++) sum += (double)c->gaps[i];
+        r->host_gap_mean_ns = (lsim_ns)llround(sum / (double)c->ngaps);
+        lsim_ns med = median_ns(c->gaps, c->ngaps);
+        g->host_dispatch_ns = med;
+        r->dispatch_fitted = 1;
+        if (c->ngaps >= 100) {
+            double ex = 0, ex2 = 0;
+            size_t ns = 0;
+            for (size_t i = 0; i < c->ngaps; i++)
+                if (c->gaps[i] > 10 * med) {
+                    double x = (double)(c->gaps[i] - med);
+                    ns++, ex += x, ex2 += x * x;
+                }
+            g->host_stall_prob = (double)ns / (double)c->ngaps;
+            g->host_stall_ns = ns ? (lsim_ns)llround(ex / (double)ns) : 0;
+            double var = ns > 1 ? (ex2 - ex * ex / (double)ns) / (double)(ns - 1) : 0;
+            g->host_stall_sd_ns = var > 0 ? (lsim_ns)llround(sqrt(var)) : 0;
+            if (!ns) g->host_stall_prob = 0;
+            r->host_stalls = ns;
+            r->stall_fitted = 1;
+        }
+    }
+    if (c->nsteps) {
+        g->host_step_ns = median_ns(c->steps, c->nsteps);
+        r->host_steps = c->nsteps;
+        r->step_fitted = 1;
+    }
+    if (c->nopts) {
+        lsim_ns *v = malloc(c->nopts * sizeof *v);
+        if (!v) return;
+        for (size_t i = 0; i < c->nopts; i++) {
+            const opt_pt *o = &c->opts[i];
+            lsim_ns x = o->dur - o->launch_ns - (lsim_ns)o->launches * g->host_dispatch_ns;
+            v[i] = x > 0 ? x : 0;
+        }
+        g->host_opt_ns = median_ns(v, c->nopts);
+        free(v);
+        r->host_opts = c->nopts;
+        r->opt_fitted = 1;
+    }
 }
 
 int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, lsim_gpu_spec *out,
@@ -563,44 +838,55 @@ int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, 
                           label, c->nshapes, base->name, peak / (base->mem_bw * base->mem_eff));
         goto cleanup;
     }
-    /* t = alpha + f / beta with alpha = eff_half / (peak eff_max) and beta =
-     * peak eff_max: relative least squares over the shapes */
-    double emax = 0, ehalf = 0;
-    lsim_coll_fit f;
-    lsim_err ferr = {0};
-    if (nx >= 2 && lsim_cost_fit_alpha_beta(x, y, nx, &f, &ferr) == 0 && f.alpha_ns > 0) {
-        emax = f.beta_bytes_per_s / peak;
-        ehalf = f.alpha_ns * 1e-9 * f.beta_bytes_per_s;
-        r.gemm_mode = 2;
-    } else {
-        /* eff_half kept: minimise sum ((t_i - u g_i) / t_i)^2 over u = 1 / eff_max,
-         * g_i = (f_i + eff_half) / peak: u = sum(g/t) / sum(g^2/t^2) */
-        double sn = 0, sd = 0;
-        ehalf = base->gemm_eff_half;
-        for (size_t i = 0; i < nx; i++) {
-            double gi = (x[i] + ehalf) / peak * 1e9, ti = y[i];
-            sn += gi / ti;
-            sd += gi * gi / (ti * ti);
+    if (base->sms > 0) {
+        if ((rc = fit_waves(c, base, eb, &g, &r, label, err))) goto cleanup;
+        nx = 0;
+        for (size_t i = 0; i < c->nshapes; i++) {
+            lsim_calib_shape *s = &c->shapes[i];
+            double fit = (double)lsim_cost_bgemm(&g, (double)s->batch, (double)s->m, (double)s->n, (double)s->k, eb);
+            s->rel_residual = (fit - s->median_ns) / s->median_ns;
+            if (!s->memory_bound) y[nx++] = fabs(s->rel_residual);
         }
-        emax = sn > 0 ? sn / sd : 0;
-        r.gemm_mode = 1;
-    }
-    if (emax > 1) {
-        emax = 1;
-        r.gemm_clamped = 1;
-    }
-    if (!(emax > 0) || !(ehalf > 0) || !isfinite(emax) || !isfinite(ehalf)) {
-        rc = lsim_err_set(err, LSIM_ETRACE, "%s: the GEMM fit failed (efficiency %g, eff_half %g)", label, emax, ehalf);
-        goto cleanup;
-    }
-    g.gemm_eff_max = emax;
-    g.gemm_eff_half = ehalf;
-    nx = 0;
-    for (size_t i = 0; i < c->nshapes; i++) {
-        lsim_calib_shape *s = &c->shapes[i];
-        double fit = (s->flops + ehalf) / (peak * emax) * 1e9;
-        s->rel_residual = (fit - s->median_ns) / s->median_ns;
-        if (!s->memory_bound) y[nx++] = fabs(s->rel_residual);
+    } else {
+        /* t = alpha + f / beta with alpha = eff_half / (peak eff_max) and beta =
+         * peak eff_max: relative least squares over the shapes */
+        double emax = 0, ehalf = 0;
+        lsim_coll_fit f;
+        lsim_err ferr = {0};
+        if (nx >= 2 && lsim_cost_fit_alpha_beta(x, y, nx, &f, &ferr) == 0 && f.alpha_ns > 0) {
+            emax = f.beta_bytes_per_s / peak;
+            ehalf = f.alpha_ns * 1e-9 * f.beta_bytes_per_s;
+            r.gemm_mode = 2;
+        } else {
+            /* eff_half kept: minimise sum ((t_i - u g_i) / t_i)^2 over u = 1 / eff_max,
+             * g_i = (f_i + eff_half) / peak: u = sum(g/t) / sum(g^2/t^2) */
+            double sn = 0, sd = 0;
+            ehalf = base->gemm_eff_half;
+            for (size_t i = 0; i < nx; i++) {
+                double gi = (x[i] + ehalf) / peak * 1e9, ti = y[i];
+                sn += gi / ti;
+                sd += gi * gi / (ti * ti);
+            }
+            emax = sn > 0 ? sn / sd : 0;
+            r.gemm_mode = 1;
+        }
+        if (emax > 1) {
+            emax = 1;
+            r.gemm_clamped = 1;
+        }
+        if (!(emax > 0) || !(ehalf > 0) || !isfinite(emax) || !isfinite(ehalf)) {
+            rc = lsim_err_set(err, LSIM_ETRACE, "%s: the GEMM fit failed (efficiency %g, eff_half %g)", label, emax, ehalf);
+            goto cleanup;
+        }
+        g.gemm_eff_max = emax;
+        g.gemm_eff_half = ehalf;
+        nx = 0;
+        for (size_t i = 0; i < c->nshapes; i++) {
+            lsim_calib_shape *s = &c->shapes[i];
+            double fit = (s->flops + ehalf) / (peak * emax) * 1e9;
+            s->rel_residual = (fit - s->median_ns) / s->median_ns;
+            if (!s->memory_bound) y[nx++] = fabs(s->rel_residual);
+        }
     }
     qsort(y, nx, sizeof *y, cmp_dbl);
     r.gemm_max_rel_residual = y[nx - 1];
@@ -623,6 +909,8 @@ int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, 
         r.latency_traces = c->nlat;
         r.latency_samples = c->lat_samples;
     }
+    fit_mem(c, base, &g, &r);
+    fit_host(c, &g, &r);
     snprintf(g.name, sizeof g.name, "%.27s-cal", base->name);
     if ((rc = fit_colls(c, err))) goto cleanup;
     r.colls = c->fits;
@@ -717,17 +1005,9 @@ void lsim_calib_topology(lsim_calib *c, const lsim_topology *base, lsim_topology
 
 /* ---------------------------------------------------------------- output */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
+/* The description names the traces, whose names need not be UTF-8: the
+ * JSON must be (text.h). */
+static void json_str(FILE *f, const char *s) { lsim_text_json(f, s); }
 
 int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *description, lsim_err *err)
 {
@@ -741,9 +1021,20 @@ int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *descriptio
             ",\n  \"peak_flops\": %.17g,\n  \"mem_bw\": %.17g,\n  \"gemm_eff_max\": %.17g,\n"
             "  \"gemm_eff_half\": %.17g,\n  \"attn_eff_max\": %.17g,\n  \"attn_eff_half\": %.17g,\n"
             "  \"mem_eff\": %.17g,\n  \"kernel_min_ns\": %lld,\n  \"launch_cpu_ns\": %lld,\n"
-            "  \"launch_latency_ns\": %lld\n}\n",
+            "  \"launch_latency_ns\": %lld",
             g->peak_flops, g->mem_bw, g->gemm_eff_max, g->gemm_eff_half, g->attn_eff_max, g->attn_eff_half,
             g->mem_eff, (long long)g->kernel_min_ns, (long long)g->launch_cpu_ns, (long long)g->launch_latency_ns);
+    /* the optional keys that are set (0: absent) */
+    if (g->sms > 0) fprintf(f, ",\n  \"sms\": %d", g->sms);
+    if (g->gemm_tile_ns > 0) fprintf(f, ",\n  \"gemm_tile_ns\": %lld", (long long)g->gemm_tile_ns);
+    if (g->mem_capacity > 0) fprintf(f, ",\n  \"mem_capacity\": %.17g", g->mem_capacity);
+    if (g->host_dispatch_ns > 0) fprintf(f, ",\n  \"host_dispatch_ns\": %lld", (long long)g->host_dispatch_ns);
+    if (g->host_step_ns > 0) fprintf(f, ",\n  \"host_step_ns\": %lld", (long long)g->host_step_ns);
+    if (g->host_opt_ns > 0) fprintf(f, ",\n  \"host_opt_ns\": %lld", (long long)g->host_opt_ns);
+    if (g->host_stall_prob > 0) fprintf(f, ",\n  \"host_stall_prob\": %.17g", g->host_stall_prob);
+    if (g->host_stall_ns > 0) fprintf(f, ",\n  \"host_stall_ns\": %lld", (long long)g->host_stall_ns);
+    if (g->host_stall_sd_ns > 0) fprintf(f, ",\n  \"host_stall_sd_ns\": %lld", (long long)g->host_stall_sd_ns);
+    fputs("\n}\n", f);
     return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the GPU spec") : 0;
 }
 

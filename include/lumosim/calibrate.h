@@ -64,6 +64,14 @@ typedef struct lsim_calib_shape {
                              costs it by bytes, so it is not in the fit */
 } lsim_calib_shape;
 
+/* One memory-bound op kind of the mem_eff fit. */
+#define LSIM_CALIB_MEMNAMES 16
+typedef struct lsim_calib_memop {
+    char name[48];
+    size_t count;
+    double bytes, ns;  /* summed over its ops */
+} lsim_calib_memop;
+
 typedef struct lsim_calib_report {
     size_t traces;
     /* GEMM */
@@ -78,7 +86,10 @@ typedef struct lsim_calib_report {
     int gemm_elem_bytes;        /* element size fitted (2, or 4 when no 2-byte ops) */
     int gemm_mode;              /* 2: eff_max and eff_half fitted; 1: eff_max
                                    only, eff_half kept (the two-parameter fit
-                                   gave eff_half <= 0 or had one shape) */
+                                   gave eff_half <= 0 or had one shape);
+                                   with a base spec that has sms (tiles and
+                                   waves): 4 eff_max and gemm_tile_ns fitted,
+                                   3 eff_max only, gemm_tile_ns kept */
     int gemm_clamped;           /* eff_max came out above 1 and was set to 1 */
     double gemm_max_rel_residual, gemm_median_rel_residual; /* over shapes */
     lsim_calib_shape *shapes;   /* owned by the accumulator */
@@ -91,6 +102,18 @@ typedef struct lsim_calib_report {
     /* collectives: fits per (source, kind, group size), owned by the accumulator */
     lsim_calib_coll *colls;
     size_t ncolls;
+    /* memory-bound ops (mem_eff): ops of the kernels' sum >= 10 us used,
+     * per op name (at most LSIM_CALIB_MEMNAMES); mem_fitted 0: kept */
+    size_t mem_ops;
+    int mem_fitted;
+    lsim_calib_memop memops[LSIM_CALIB_MEMNAMES];
+    size_t nmemops;
+    /* host time: gaps between consecutive launch calls of a thread (no
+     * blocking call between them), of which stalls (> 10 x the median);
+     * data-loader and optimizer annotations. *_fitted 0: kept. */
+    size_t host_gaps, host_stalls, host_steps, host_opts;
+    int dispatch_fitted, stall_fitted, step_fitted, opt_fitted;
+    lsim_ns host_gap_mean_ns;   /* mean gap (the median is host_dispatch_ns) */
 } lsim_calib_report;
 
 int lsim_calib_new(lsim_calib **out, lsim_err *err);
@@ -119,10 +142,15 @@ int lsim_calib_add_graph_colls(lsim_calib *c, const lsim_graph *g, lsim_err *err
 /* An nccl-tests fit (lsim_cost_fit_nccl_tests); label names it. */
 int lsim_calib_add_nccl_fit(lsim_calib *c, const lsim_coll_fit *f, const char *label, lsim_err *err);
 
-/* Fit everything: *out = *base with gemm_eff_max, gemm_eff_half,
- * kernel_min_ns, launch_cpu_ns, launch_latency_ns replaced where there
- * were observations (mem_eff and attn_eff_* are kept), name = base name +
- * "-cal". rep (may be NULL) points into the accumulator and stays valid
+/* Fit everything: *out = *base with gemm_eff_max and gemm_eff_half (or,
+ * when base has sms, gemm_eff_max and gemm_tile_ns of the tile-and-wave
+ * model), mem_eff (bytes over time of the memory-bound ops with shapes),
+ * kernel_min_ns, launch_cpu_ns, launch_latency_ns and the host fields
+ * (host_dispatch_ns: the median gap between launch calls; host_stall_prob
+ * and host_stall_ns: the gaps above 10 x that median; host_step_ns: the
+ * median enumerate(DataLoader) annotation; host_opt_ns: the median
+ * Optimizer.step annotation less its launches) replaced where there were
+ * enough observations (attn_eff_* are kept), name = base name + "-cal". rep (may be NULL) points into the accumulator and stays valid
  * until the next fit or lsim_calib_free. LSIM_ETRACE when no GEMM kernel
  * could be attributed with usable shapes (message starts with `label`),
  * LSIM_EARG if the result fails lsim_gpu_spec_check. */

@@ -3,9 +3,11 @@
  * transforms. Every formula and every constant is documented, with its
  * source, in docs/cost-models.md.
  *
- * - Kernels (GEMM, attention, element-wise): roofline with an efficiency
- *   curve, max(FLOPs / (peak * eff(FLOPs)), bytes / (mem_bw * mem_eff),
- *   kernel_min_ns), where eff(f) = eff_max * f / (f + eff_half).
+ * - Kernels (GEMM, attention, element-wise): roofline,
+ *   max(compute, bytes / (mem_bw * mem_eff), kernel_min_ns); GEMMs' compute
+ *   by tiles and waves over the SMs (specs with sms), attention's (and
+ *   GEMMs' without sms) by an efficiency curve FLOPs / (peak * eff(FLOPs)),
+ *   eff(f) = eff_max * f / (f + eff_half).
  * - Collectives: alpha-beta per algorithm (ring, tree) over a two-level
  *   topology (NVLink inside a node, one NIC per GPU across nodes), with
  *   NCCL's step counts and bus-bandwidth factors.
@@ -40,6 +42,21 @@ typedef struct lsim_gpu_spec {
     lsim_ns kernel_min_ns;    /* floor of any kernel's duration */
     lsim_ns launch_cpu_ns;    /* CPU time of one launch call (cudaLaunchKernel) */
     lsim_ns launch_latency_ns;/* launch call start -> kernel start on an idle stream */
+    /* Optional keys (0: not given). With sms > 0 a GEMM is costed by tiles
+     * and waves over the SMs (gemm_eff_max: a tile's main loop against the
+     * per-SM peak; gemm_tile_ns: a tile's fixed prologue and epilogue),
+     * else by the efficiency curve (gemm_eff_max, gemm_eff_half). */
+    int sms;                  /* streaming multiprocessors */
+    lsim_ns gemm_tile_ns;     /* fixed time of one output tile of a GEMM */
+    double mem_capacity;      /* device memory, bytes (0: unknown, nothing checked) */
+    /* Host (CPU) time of the training framework, learned from traces
+     * (lumosim calibrate); 0: none. */
+    lsim_ns host_dispatch_ns; /* framework time before each kernel launch call */
+    lsim_ns host_step_ns;     /* once per iteration, before its first launch (data loading) */
+    lsim_ns host_opt_ns;      /* the optimizer step's own CPU time, besides its launches */
+    double host_stall_prob;   /* probability that a launch is preceded by a stall, [0,1) */
+    lsim_ns host_stall_ns;    /* mean length of a stall */
+    lsim_ns host_stall_sd_ns; /* its standard deviation: gamma-distributed; 0: exponential */
 } lsim_gpu_spec;
 
 typedef struct lsim_topology {
@@ -59,11 +76,21 @@ typedef struct lsim_topology {
  * message lists the known ones). */
 int lsim_gpu_spec_builtin(const char *name, lsim_gpu_spec *out, lsim_err *err);
 
+/* The built-in spec a trace's deviceProperties name stands for ("NVIDIA
+ * A100-SXM4-80GB" -> "a100"; h200, h100, a100, matched case-insensitively
+ * anywhere in the name), or NULL when none does (or devname is NULL). Local. */
+const char *lsim_gpu_builtin_for_device(const char *devname);
+
 /* Read a GPU JSON file (schema in docs/cost-models.md). Returns 0; LSIM_EIO
  * when the file cannot be read ("PATH: ..."); LSIM_EFORMAT for malformed
  * JSON, a non-object, an unknown key, a wrong type, a missing required key,
- * a non-positive or non-finite value, an efficiency outside (0,1]
- * ("PATH: key K: what is wrong"). *out is written only on success. */
+ * a non-positive or non-finite value, an efficiency outside (0,1], or a
+ * number outside its physical range (peak_flops 1e11..1e17 FLOP/s, mem_bw
+ * 1e9..1e14 B/s, *_eff_half 1..1e15 FLOP, *_ns 1..1e7 ns; the optional
+ * keys sms, gemm_tile_ns, mem_capacity, host_* and "sources" (an object of
+ * strings naming keys) with theirs; the reasons are in src/cost/spec.c and
+ * docs/cost-models.md) ("PATH: key K: what is wrong"). Optional keys left
+ * out are 0. *out is written only on success. */
 int lsim_gpu_spec_load(const char *path, lsim_gpu_spec *out, lsim_err *err);
 
 /* Check a spec in memory with the same rules as the loader (for specs built
@@ -78,14 +105,38 @@ void lsim_topology_default(const lsim_gpu_spec *gpu, lsim_topology *out);
 
 /* Read a topology JSON file; the same error rules (unknown key, negative or
  * zero bandwidth, gpus_per_node not a positive integer, unknown "algo",
- * ...). 0, LSIM_EIO or LSIM_EFORMAT; *out is written only on success. */
+ * a number outside its range: gpus_per_node 1..1e6, intra_bw and inter_bw
+ * 1e6..1e14 B/s, latencies and coll_base_ns 0..1e8 ns, ...). 0, LSIM_EIO
+ * or LSIM_EFORMAT; *out is written only on success. */
 int lsim_topology_load(const char *path, lsim_topology *out, lsim_err *err);
+
+/* Check a topology in memory with the loader's rules (one built by
+ * calibration); `label` names it. 0 or LSIM_EARG. */
+int lsim_topology_check(const lsim_topology *t, const char *label, lsim_err *err);
 
 /* Kernel costs, ns, always >= kernel_min_ns (also for zero, negative or
  * non-finite shapes, which cost kernel_min_ns). elem_bytes: 2 for bf16/fp16
  * (peak_flops); 4 for fp32 runs on TF32 tensor cores at half of peak_flops;
- * it also sizes the memory-bound term. */
+ * it also sizes the memory-bound term. GEMMs: with g->sms > 0, the best of
+ * the 256x128, 128x256 and 128x128 output tiles, waves = ceil(tiles x
+ * split / sms), each wave 2 tm tn k/split / (peak / sms x gemm_eff_max) +
+ * gemm_tile_ns, split-K when the tiles do not fill the SMs
+ * (docs/cost-models.md, "GEMM: tiles and waves"); without sms, the
+ * efficiency curve. */
 lsim_ns lsim_cost_gemm(const lsim_gpu_spec *g, double m, double n, double k, int elem_bytes);
+
+/* A batched GEMM: batch independent m x n x k products (attention's Q K^T
+ * and P V). batch 1 is lsim_cost_gemm. */
+lsim_ns lsim_cost_bgemm(const lsim_gpu_spec *g, double batch, double m, double n, double k, int elem_bytes);
+
+/* The tile decomposition lsim_cost_bgemm uses (g->sms > 0): for the tile
+ * that is fastest with g's gemm_eff_max and gemm_tile_ns, its waves, one
+ * wave's main loop at efficiency 1 (ns) and the split-K reduction (ns):
+ * time = waves x (main_ns / gemm_eff_max + gemm_tile_ns) + reduce_ns before
+ * the memory roofline and the floor. For calibration (calibrate.c). 0, or
+ * LSIM_EARG without sms or for a bad shape (no message). */
+int lsim_cost_gemm_waves(const lsim_gpu_spec *g, double batch, double m, double n, double k, int elem_bytes,
+                         double *waves, double *main_ns, double *reduce_ns);
 
 /* Flash attention, bf16. FLOPs forward 4*batch*heads*seq^2*head_dim (QK^T and
  * PV), halved when causal; backward 2.5x forward. */
@@ -137,14 +188,23 @@ typedef struct lsim_coll_fit {
     int nranks;
 } lsim_coll_fit;
 
+/* The bandwidths a collective fit may give, bytes/s: those a topology
+ * accepts for its links (intra_bw, inter_bw; src/cost/spec.c). */
+#define LSIM_FIT_BW_MIN 1e6
+#define LSIM_FIT_BW_MAX 1e14
+
 /* Fit to an nccl-tests output file (all_reduce_perf etc.): the out-of-place
  * `time` (us) against `size` (B) of the "#  size  count  type  redop  root
  * time  algbw  busbw ..." table (older tables without `root` too); other
  * lines (NCCL INFO, command lines) are ignored. The kind comes from the
  * program name ("all_reduce_perf", "Collective test starting: ...") found in
  * the file or in its name. LSIM_EIO unreadable; LSIM_EFORMAT no table
- * header, fewer than 2 data rows, all sizes equal, or time not growing with
- * size ("PATH: what is wrong"). */
+ * header, a row (a line starting with a whole number after the header)
+ * whose size is negative or whose time is missing, not a finite positive
+ * number of us (inf, nan, N/A) or above 1e12 us ("PATH: line N: ..."),
+ * fewer than 2 data rows, all sizes equal, all times equal, time not
+ * growing with size, or a fitted bandwidth outside LSIM_FIT_BW_MIN..MAX
+ * ("PATH: what is wrong"). */
 int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err);
 
 /* Least squares of y = a + x / b over n points, weighted by 1/y^2 (minimises

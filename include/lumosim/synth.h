@@ -66,18 +66,70 @@ typedef struct lsim_synth_cfg {
     int embed_head;                 /* embedding on the first stage, LM head + loss on the
                                        last (1); 0 gives equal stages (analytical checks) */
     int optimizer;                  /* optimizer step after the backward pass (1) */
+    /* Megatron options that change the step (docs/synthesis.md, "Options");
+     * the defaults are the first value named */
+    int recompute;                  /* LSIM_RC_NONE, _SELECTIVE (attention core), _FULL (each layer's forward) */
+    int seq_parallel;               /* TP all-reduces become reduce-scatter + all-gather, norms and
+                                       dropout on seq / TP tokens */
+    int grad_reduce;                /* LSIM_GR_OVERLAP: buckets during the last backward; LSIM_GR_AFTER:
+                                       after the pipeline flush (Megatron's 2021 local DDP) */
+    int dist_opt;                   /* distributed optimizer: gradient reduce-scatter, optimizer on
+                                       1/DP of the parameters, parameter all-gather */
+    int scatter_gather;             /* pipeline sends split over the TP ranks, all-gathered after */
+    int attention;                  /* LSIM_ATTN_FLASH or LSIM_ATTN_UNFUSED (batched GEMMs + softmax) */
+    int dropout;                    /* unfused attention: the attention-probability dropout kernel (1) */
+    int tp_overlap;                 /* backward: the input-gradient TP all-reduce runs during the
+                                       weight-gradient GEMM (Megatron's async TP all-reduce) */
+    int grad_bytes;                 /* bytes per gradient in the DP reduction: 4 (fp32 main gradients) or 2 */
+    int forward_only;               /* forward passes only: no backward, no optimizer (1F1B needed) */
+    int mem_check;                  /* refuse a job that does not fit the GPU's memory (1) */
+    uint64_t seed;                  /* host stalls (gpu.host_stall_prob > 0): deterministic draws */
+    int dp_cost;                    /* > dp: the data-parallel collectives (and the distributed
+                                       optimizer's shards) are those of dp_cost replicas, so that a
+                                       job too large to simulate whole runs with fewer replicas and
+                                       the network model's cost of the full group; 0: dp */
 } lsim_synth_cfg;
 
+enum { LSIM_RC_NONE = 0, LSIM_RC_SELECTIVE, LSIM_RC_FULL };
+enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
+enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
+
 /* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,
- * embed_head and optimizer on, gpus 0; the GPU is the built-in h100 with
- * its default topology. model/tp/pp/dp/batches are left 0 (must be set). */
+ * embed_head and optimizer on, gpus 0, the options above at their first
+ * value (dropout, grad_bytes 4, mem_check on); the GPU is the built-in h100
+ * with its default topology. model/tp/pp/dp/batches are left 0 (must be
+ * set). */
 void lsim_synth_cfg_default(lsim_synth_cfg *c);
+
+/* Memory per GPU of the most loaded pipeline stage (bytes), the standard
+ * Megatron accounting (docs/synthesis.md, "Memory check"): weights,
+ * gradients and optimizer state (18 bytes per parameter: bf16 weight, fp32
+ * main gradient, fp32 master weight and two Adam moments; 16 with 2-byte
+ * gradients; the distributed optimizer shards the 12 bytes of optimizer
+ * state over DP), and activations of the micro-batches in flight (the
+ * schedule's largest count of forwards whose backward has not run) by
+ * Korthikanti et al. 2022. */
+typedef struct lsim_synth_mem {
+    int stage;                 /* the most loaded stage */
+    double params;             /* parameters on one of its GPUs */
+    double states, activations, total; /* bytes */
+    int inflight;              /* micro-batch chunks in flight on it */
+} lsim_synth_mem;
+void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out);
+
+/* The options that differ from the defaults, as lumosim synth records them
+ * in every graph's source ("synth:MODEL/gpuN opts:rc=full,sp"): "" when all
+ * are defaults. out holds at least 128 bytes. */
+void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
 
 /* Check a configuration: positive sizes; tp * pp * dp == gpus (if given);
  * layers divisible by pp * vstages; hidden, heads and ffn divisible by tp;
  * global batch divisible by micro_batch * dp; interleaved: micro-batches
- * per pipeline divisible by pp (Megatron's rule), pp >= 2. One message
- * naming every number involved; LSIM_EARG. */
+ * per pipeline divisible by pp (Megatron's rule), pp >= 2; sequence
+ * parallel: seq divisible by tp; forward-only: 1F1B; the GPU spec's and
+ * the topology's values in range (lsim_gpu_spec_check); with mem_check and
+ * a known gpu.mem_capacity, lsim_synth_memory within it. One message naming
+ * every number involved; LSIM_EARG. */
 int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err);
 
 size_t lsim_synth_ngpus(const lsim_synth_cfg *c);
@@ -154,9 +206,17 @@ typedef struct lsim_emit {
     lsim_ns lcpu, ldelay;                      /* launch call duration; launch edge delay */
     char tag[64];                              /* name prefix, "L12.mb3.fwd." */
     int rc;
+    /* host stalls before launch calls (0: none): probability, mean length
+     * (exponential), the deterministic draw's state */
+    double stall_prob;
+    lsim_ns stall_ns, stall_sd_ns; /* mean, standard deviation (0: exponential) */
+    uint64_t rng;
+    double stall_phase;            /* launches until the next stall (set from rng when 0) */
 } lsim_emit;
 /* A CPU node (named tag + what, lcpu long) after the previous one on the thread. */
 uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags);
+/* A CPU node of its own duration (host work that launches nothing). */
+uint32_t lsim_emit_host(lsim_emit *E, const char *what, lsim_ns dur);
 /* A kernel on stream s, launched by a call on the CPU thread, after the previous kernel on s. */
 uint32_t lsim_emit_launch(lsim_emit *E, int s, const char *what, lsim_ns dur);
 /* A compute kernel: waits (events) for everything pending. */

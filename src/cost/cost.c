@@ -38,15 +38,76 @@ static lsim_ns roofline(const lsim_gpu_spec *g, double flops, double peak, doubl
     return ns < g->kernel_min_ns ? g->kernel_min_ns : ns;
 }
 
-lsim_ns lsim_cost_gemm(const lsim_gpu_spec *g, double m, double n, double k, int elem_bytes)
+/* Threadblock output tiles of large tensor-core GEMMs, as CUTLASS and
+ * cuBLAS pick them (the A100 traces' GEMM kernels are named
+ * ..._256x128_..., _128x256_..., _128x128_...; docs/cost-models.md). */
+static const double TILES[3][2] = {{256, 128}, {128, 256}, {128, 128}};
+/* A split-K slice keeps at least this much of K: a few iterations of the
+ * 32- to 64-deep main loop, below which splitting buys nothing (cuBLAS'
+ * heuristics split only long-K products). */
+#define SPLITK_MIN_K 512.0
+
+/* Tiles and waves: for the best tile, its ceil(tiles x split / sms) waves,
+ * one wave's main loop at efficiency 1 and the split-K reduction (s); the
+ * time is waves x (main / gemm_eff_max + gemm_tile_ns) + reduction. A GEMM
+ * whose tiles do not fill the SMs splits K (split-K) and pays for reducing
+ * the fp32 partial sums in memory. */
+static double waves_s(const lsim_gpu_spec *g, double batch, double m, double n, double k, double peak, double *waves,
+                      double *main1, double *reduce)
+{
+    double sms = g->sms, rate = peak / sms, fixed = (double)g->gemm_tile_ns * 1e-9;
+    double best = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double tm = TILES[i][0], tn = TILES[i][1];
+        double tiles = ceil(m / tm) * ceil(n / tn) * batch, split = 1;
+        if (tiles < sms) {
+            split = floor(sms / tiles);
+            double kmax = floor(k / SPLITK_MIN_K);
+            if (split > kmax) split = kmax;
+            if (split < 1) split = 1;
+        }
+        double w = ceil(tiles * split / sms), m1 = 2 * tm * tn * ceil(k / split) / rate, red = 0;
+        if (split > 1 && good(g->mem_bw) && good(g->mem_eff)) red = split * batch * m * n * 4 / (g->mem_bw * g->mem_eff);
+        double t = w * (m1 / g->gemm_eff_max + fixed) + red;
+        if (t < best) best = t, *waves = w, *main1 = m1, *reduce = red;
+    }
+    return best;
+}
+
+int lsim_cost_gemm_waves(const lsim_gpu_spec *g, double batch, double m, double n, double k, int elem_bytes,
+                         double *waves, double *main_ns, double *reduce_ns)
+{
+    if (!g || g->sms <= 0 || !good(g->gemm_eff_max) || !good(g->peak_flops) || !good(batch) || !good(m) ||
+        !good(n) || !good(k))
+        return LSIM_EARG;
+    double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops, m1 = 0, red = 0;
+    waves_s(g, batch, m, n, k, peak, waves, &m1, &red);
+    *main_ns = m1 * 1e9;
+    *reduce_ns = red * 1e9;
+    return 0;
+}
+
+lsim_ns lsim_cost_bgemm(const lsim_gpu_spec *g, double batch, double m, double n, double k, int elem_bytes)
 {
     if (!g) return 0;
-    if (!good(m) || !good(n) || !good(k)) return g->kernel_min_ns;
+    if (!good(batch) || !good(m) || !good(n) || !good(k)) return g->kernel_min_ns;
     double eb = elem_bytes > 0 ? elem_bytes : 2;
     double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops; /* fp32 runs as TF32 */
-    double flops = 2 * m * n * k;
-    double bytes = (m * k + k * n + m * n) * eb;
-    return roofline(g, flops, peak, g->gemm_eff_max, g->gemm_eff_half, bytes);
+    double bytes = batch * (m * k + k * n + m * n) * eb;
+    if (g->sms <= 0 || !good(peak) || !good(g->gemm_eff_max))
+        return roofline(g, 2 * batch * m * n * k, peak, g->gemm_eff_max, g->gemm_eff_half, bytes);
+    double w, m1, red, t = waves_s(g, batch, m, n, k, peak, &w, &m1, &red);
+    if (good(bytes) && good(g->mem_bw) && good(g->mem_eff)) {
+        double tm = bytes / (g->mem_bw * g->mem_eff);
+        if (tm > t) t = tm;
+    }
+    lsim_ns ns = to_ns(t * 1e9);
+    return ns < g->kernel_min_ns ? g->kernel_min_ns : ns;
+}
+
+lsim_ns lsim_cost_gemm(const lsim_gpu_spec *g, double m, double n, double k, int elem_bytes)
+{
+    return lsim_cost_bgemm(g, 1, m, n, k, elem_bytes);
 }
 
 lsim_ns lsim_cost_attention(const lsim_gpu_spec *g, double batch, double heads, double seq, double head_dim,

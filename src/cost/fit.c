@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "lumosim/trace.h"
+#include "lumosim/input.h"
 
 int lsim_cost_fit_alpha_beta(const double *bytes, const double *ns, size_t n, lsim_coll_fit *out, lsim_err *err)
 {
@@ -117,13 +118,12 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
     size_t npts = 0, cap = 0, linecap = 0;
     double *x = NULL, *y = NULL;
     char *line = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot open", path);
-        goto cleanup;
-    }
+    FILE *f = NULL;
+    if ((rc = lsim_input_fopen(path, &f, err))) goto cleanup; /* a FIFO: refused, never waited on */
     ssize_t got;
+    size_t lineno = 0;
     while ((got = getline(&line, &linecap, f)) >= 0) {
+        lineno++;
         if (memchr(line, '\0', (size_t)got)) continue; /* binary garbage: not a table line */
         if (kind == LSIM_COLL_NONE) kind = kind_in(line);
         char *tok[MAXTOK];
@@ -146,8 +146,28 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
         int nt = tokens(line, tok, MAXTOK);
         long long size;
         double us;
-        if (nt <= col_time || !parse_i64(tok[0], &size) || size < 0 || !parse_pos_double(tok[col_time], &us))
-            continue; /* NCCL INFO lines, warnings, "N/A" rows */
+        /* A line that starts with a whole number is a row of the table:
+         * one that cannot be used is refused, naming it, never dropped
+         * (a run whose times are inf, nan or N/A is a failed run, and a
+         * fit of what is left would hide it). Other lines (NCCL INFO,
+         * warnings, command lines) are not rows. */
+        if (nt == 0 || !parse_i64(tok[0], &size)) continue;
+        if (size < 0) {
+            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: line %zu: size %lld is negative", path, lineno, size);
+            goto cleanup;
+        }
+        if (nt <= col_time) {
+            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: line %zu: a row of %d field(s), the time is field %d of the table",
+                              path, lineno, nt, col_time + 1);
+            goto cleanup;
+        }
+        if (!parse_pos_double(tok[col_time], &us) || us > 1e12) {
+            rc = lsim_err_set(err, LSIM_EFORMAT,
+                              "%s: line %zu: time '%.32s' (size %lld) is not a finite positive number of microseconds "
+                              "(at most 1e12)",
+                              path, lineno, tok[col_time], size);
+            goto cleanup;
+        }
         if (npts == cap) {
             size_t nc = cap ? 2 * cap : 64;
             double *nx = realloc(x, nc * sizeof *nx);
@@ -180,10 +200,32 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %zu data row(s) in the nccl-tests table, at least 2 needed", path, npts);
         goto cleanup;
     }
+    {
+        /* Times that do not grow with the size (a latency-bound or broken
+         * run, or one size measured over and over) fit a slope of about 0,
+         * a bandwidth of 1e44 B/s: refused, as is any bandwidth outside the
+         * range a topology accepts (1e6..1e14 B/s, src/cost/spec.c). */
+        double lo = y[0], hi = y[0];
+        for (size_t i = 1; i < npts; i++) lo = y[i] < lo ? y[i] : lo, hi = y[i] > hi ? y[i] : hi;
+        if (hi == lo) {
+            rc = lsim_err_set(err, LSIM_EFORMAT,
+                              "%s: all %zu rows have the same time (%g us): no bandwidth can be fitted to times that do "
+                              "not grow with the size",
+                              path, npts, lo / 1e3);
+            goto cleanup;
+        }
+    }
     lsim_coll_fit fit;
     lsim_err e = {0};
     if (lsim_cost_fit_alpha_beta(x, y, npts, &fit, &e)) {
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", path, e.msg);
+        goto cleanup;
+    }
+    if (!(fit.beta_bytes_per_s >= LSIM_FIT_BW_MIN && fit.beta_bytes_per_s <= LSIM_FIT_BW_MAX)) {
+        rc = lsim_err_set(err, LSIM_EFORMAT,
+                          "%s: the %zu rows fit a bandwidth of %g B/s, outside %g..%g B/s: the times hardly grow with "
+                          "the size",
+                          path, npts, fit.beta_bytes_per_s, LSIM_FIT_BW_MIN, LSIM_FIT_BW_MAX);
         goto cleanup;
     }
     if (kind == LSIM_COLL_NONE) {

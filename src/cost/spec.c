@@ -13,18 +13,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "lumosim/input.h"
 
 /* Keep in sync with data/gpu/NAME.json (test_cost compares them). */
+/* name, peak_flops, mem_bw, gemm_eff_max, gemm_eff_half, attn_eff_max,
+ * attn_eff_half, mem_eff, kernel_min_ns, launch_cpu_ns, launch_latency_ns,
+ * sms, gemm_tile_ns, mem_capacity, host_dispatch_ns, host_step_ns,
+ * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns */
 static const lsim_gpu_spec BUILTIN[] = {
-    {"h100", 989.4e12, 3.35e12, 0.75, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000},
-    {"a100", 312.0e12, 2.039e12, 0.80, 1.0e9, 0.65, 2.0e9, 0.85, 2000, 4000, 6000},
-    {"h200", 989.4e12, 4.8e12, 0.75, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000},
+    {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0},
+    {"a100", 312.0e12, 2.039e12, 0.895, 1.0e9, 0.65, 2.0e9, 0.563, 1000, 11000, 12000, 108, 3220, 80e9, 198500, 2304500, 0,
+     0, 0, 0},
+    {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0},
 };
 #define NBUILTIN (sizeof BUILTIN / sizeof *BUILTIN)
 
-/* Largest accepted time value: about 11.6 days, far above any kernel or
- * latency, and small enough that sums of a few of them cannot overflow. */
-#define NS_MAX 1e15
 /* A parameter file is a few hundred bytes; refuse to slurp anything huge. */
 #define FILE_MAX (1 << 20)
 
@@ -57,41 +62,59 @@ int lsim_gpu_spec_builtin(const char *name, lsim_gpu_spec *out, lsim_err *err)
 
 /* ---- one table-driven JSON object reader for both schemas ---- */
 
-typedef enum { K_NAME, K_POS, K_EFF, K_NS_POS, K_NS_NONNEG, K_INT_POS, K_ALGO, K_TEXT } key_rule;
+/* K_FRAC: a probability in [0, 1); K_SOURCES: an object whose members name
+ * keys of the same schema and say, as strings, where each value comes from
+ * (a datasheet, a fit: documentation the spec file carries with it). */
+typedef enum { K_NAME, K_POS, K_EFF, K_NS_POS, K_NS_NONNEG, K_INT_POS, K_ALGO, K_TEXT, K_FRAC, K_SOURCES } key_rule;
 
+/* A number's accepted range [lo, hi] is physical, not just "positive": a
+ * value in the wrong unit (peak_flops 989.4, i.e. TFLOP/s, gives a window
+ * of 9.2e12 ms) must be refused, not simulated. Each table entry below
+ * says why its range is what it is; docs/cost-models.md lists them. The
+ * ns keys' upper bounds also keep every sum of a few of them far from
+ * int64's end. */
 typedef struct key_desc {
     const char *key;
     key_rule rule;
     int required;
-    size_t off; /* offset in the output struct; unused for K_TEXT */
+    size_t off;       /* offset in the output struct; unused for K_TEXT */
+    double lo, hi;    /* numbers: the accepted range (K_EFF: (0, 1], fixed) */
+    const char *unit; /* numbers: the unit, and what is meant, for the message */
 } key_desc;
 
-static int check_number(const char *label, const char *key, key_rule rule, double v, lsim_err *err)
+static int check_number(const char *label, const key_desc *d, double v, lsim_err *err)
 {
+    const char *key = d->key;
     if (!isfinite(v)) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a finite number", label, key);
-    switch (rule) {
+    switch (d->rule) {
     case K_POS:
         if (v <= 0) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is not positive", label, key, v);
         break;
     case K_EFF:
         if (v <= 0 || v > 1)
             return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: efficiency %g is outside (0,1]", label, key, v);
-        break;
+        return 0;
     case K_NS_POS:
     case K_NS_NONNEG:
         /* whole nanoseconds: a positive time must not round to 0 */
-        if (rule == K_NS_POS ? v < 1 : v < 0)
+        if (d->rule == K_NS_POS ? v < 1 : v < 0)
             return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g ns is not %s", label, key, v,
-                                rule == K_NS_POS ? "positive (at least 1 ns)" : "zero or positive");
-        if (v > NS_MAX) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g ns is implausibly large", label, key, v);
+                                d->rule == K_NS_POS ? "positive (at least 1 ns)" : "zero or positive");
         break;
+    case K_FRAC:
+        if (v < 0 || v >= 1)
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: probability %g is outside [0,1)", label, key, v);
+        return 0;
     case K_INT_POS:
-        if (v < 1 || v > 1e6 || v != floor(v))
-            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is not a positive integer (at most 1000000)",
-                                label, key, v);
-        break;
-    default: break;
+        if (v < d->lo || v > d->hi || v != floor(v))
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is not a positive integer (at most %.0f)", label,
+                                key, v, d->hi);
+        return 0;
+    default: return 0;
     }
+    if (v < d->lo || v > d->hi)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is outside the range %g..%g of %s", label, key, v, d->lo,
+                            d->hi, d->unit);
     return 0;
 }
 
@@ -102,7 +125,7 @@ static int read_object(const char *label, const char *text, size_t len, const ke
                        void *dst, size_t size, lsim_err *err)
 {
     int rc = 0;
-    unsigned char seen[16] = {0};
+    unsigned char seen[32] = {0}; /* more than any schema's keys */
     unsigned char *tmp = NULL;
     cJSON *doc = cJSON_ParseWithLength(text, len);
     if (!doc) {
@@ -125,7 +148,7 @@ static int read_object(const char *label, const char *text, size_t len, const ke
         size_t k = 0;
         while (k < nkeys && strcmp(keys[k].key, it->string ? it->string : "") != 0) k++;
         if (k == nkeys) {
-            char known[256] = "";
+            char known[512] = "";
             for (size_t j = 0; j < nkeys; j++) {
                 size_t used = strlen(known);
                 snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "", keys[j].key);
@@ -140,6 +163,24 @@ static int read_object(const char *label, const char *text, size_t len, const ke
             goto cleanup;
         }
         seen[k] = 1;
+        if (d->rule == K_SOURCES) {
+            /* documentation only: every member a string about a key of this schema */
+            if (!cJSON_IsObject(it)) {
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: wrong type (expected an object of strings)", label,
+                                  d->key);
+                goto cleanup;
+            }
+            for (const cJSON *m = it->child; m; m = m->next) {
+                size_t j = 0;
+                while (j < nkeys && strcmp(keys[j].key, m->string ? m->string : "") != 0) j++;
+                if (j == nkeys || !cJSON_IsString(m)) {
+                    rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: member %.64s is %s", label, d->key,
+                                      m->string ? m->string : "", j == nkeys ? "not a key of this file" : "not a string");
+                    goto cleanup;
+                }
+            }
+            continue;
+        }
         int want_string = d->rule == K_NAME || d->rule == K_ALGO || d->rule == K_TEXT;
         if (want_string ? !cJSON_IsString(it) : !cJSON_IsNumber(it)) {
             rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: wrong type (expected a %s)", label, d->key,
@@ -168,7 +209,7 @@ static int read_object(const char *label, const char *text, size_t len, const ke
             memcpy(p, &a, sizeof a);
         } else {
             double v = it->valuedouble;
-            if ((rc = check_number(label, d->key, d->rule, v, err))) goto cleanup;
+            if ((rc = check_number(label, d, v, err))) goto cleanup;
             if (d->rule == K_NS_POS || d->rule == K_NS_NONNEG) {
                 lsim_ns ns = (lsim_ns)llround(v);
                 memcpy(p, &ns, sizeof ns);
@@ -198,11 +239,8 @@ static int slurp(const char *path, char **buf, size_t *len, lsim_err *err)
     int rc = 0;
     char *b = NULL;
     size_t n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot open", path);
-        goto cleanup;
-    }
+    FILE *f = NULL;
+    if ((rc = lsim_input_fopen(path, &f, err))) goto cleanup; /* a FIFO: refused, never waited on */
     b = malloc(FILE_MAX + 1);
     if (!b) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
@@ -227,31 +265,88 @@ cleanup:
     return rc;
 }
 
+/* The ranges (docs/cost-models.md, "Ranges"):
+ * - peak_flops 1e11..1e17 FLOP/s: dense FP16/BF16 tensor throughput runs
+ *   from about 1e13 (a V100 is 1.25e14) to 2.25e15 (B200); 1e11 and 1e17
+ *   leave two orders of magnitude either way. TFLOP/s (989.4) is refused.
+ * - mem_bw 1e9..1e14 B/s: HBM is 9e11 (V100) to 8e12 (B200); GB/s (3350)
+ *   is refused.
+ * - gemm_eff_half, attn_eff_half 1..1e15 FLOP: the size of a GEMM or
+ *   attention call at half its best efficiency, about 1e9 to 1e10 measured
+ *   (docs/cost-models.md); 1e15 FLOP is a 100,000-cube GEMM.
+ * - kernel_min_ns, launch_cpu_ns, launch_latency_ns 1..1e7 ns: measured
+ *   2 to 10 us; a floor or launch cost of 10 ms is a stalled process, not
+ *   a GPU parameter.
+ * - gpus_per_node 1..1e6: one NVLink domain (8 in a DGX, 72 in an NVL72).
+ * - intra_bw, inter_bw 1e6..1e14 B/s per GPU and direction: 1 MB/s is
+ *   below any datacenter link, 100 TB/s is 100x NVLink5's 9e11; GB/s or
+ *   Gb/s figures (450, 400) are refused.
+ * - intra_lat_ns, inter_lat_ns, coll_base_ns 0..1e8 ns: NCCL's are 0.6 to
+ *   7 us; 0.1 s is a wide-area round trip. */
 static const key_desc GPU_KEYS[] = {
-    {"name", K_NAME, 1, offsetof(lsim_gpu_spec, name)},
-    {"description", K_TEXT, 0, 0},
-    {"peak_flops", K_POS, 1, offsetof(lsim_gpu_spec, peak_flops)},
-    {"mem_bw", K_POS, 1, offsetof(lsim_gpu_spec, mem_bw)},
-    {"gemm_eff_max", K_EFF, 1, offsetof(lsim_gpu_spec, gemm_eff_max)},
-    {"gemm_eff_half", K_POS, 1, offsetof(lsim_gpu_spec, gemm_eff_half)},
-    {"attn_eff_max", K_EFF, 1, offsetof(lsim_gpu_spec, attn_eff_max)},
-    {"attn_eff_half", K_POS, 1, offsetof(lsim_gpu_spec, attn_eff_half)},
-    {"mem_eff", K_EFF, 1, offsetof(lsim_gpu_spec, mem_eff)},
-    {"kernel_min_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, kernel_min_ns)},
-    {"launch_cpu_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, launch_cpu_ns)},
-    {"launch_latency_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, launch_latency_ns)},
+    {"name", K_NAME, 1, offsetof(lsim_gpu_spec, name), 0, 0, NULL},
+    {"description", K_TEXT, 0, 0, 0, 0, NULL},
+    {"peak_flops", K_POS, 1, offsetof(lsim_gpu_spec, peak_flops), 1e11, 1e17,
+     "FLOP/s (dense FP16/BF16 tensor FLOP per second: 989.4e12 for an H100, not TFLOP/s)"},
+    {"mem_bw", K_POS, 1, offsetof(lsim_gpu_spec, mem_bw), 1e9, 1e14,
+     "bytes/s (HBM bandwidth: 3.35e12 for an H100, not GB/s)"},
+    {"gemm_eff_max", K_EFF, 1, offsetof(lsim_gpu_spec, gemm_eff_max), 0, 1, NULL},
+    {"gemm_eff_half", K_POS, 1, offsetof(lsim_gpu_spec, gemm_eff_half), 1, 1e15,
+     "FLOP (the GEMM size at half efficiency: 2e9 for an H100)"},
+    {"attn_eff_max", K_EFF, 1, offsetof(lsim_gpu_spec, attn_eff_max), 0, 1, NULL},
+    {"attn_eff_half", K_POS, 1, offsetof(lsim_gpu_spec, attn_eff_half), 1, 1e15,
+     "FLOP (the attention size at half efficiency: 4e9 for an H100)"},
+    {"mem_eff", K_EFF, 1, offsetof(lsim_gpu_spec, mem_eff), 0, 1, NULL},
+    {"kernel_min_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, kernel_min_ns), 1, 1e7, "ns (the shortest kernel: 2000)"},
+    {"launch_cpu_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, launch_cpu_ns), 1, 1e7, "ns (a launch call: 4000)"},
+    {"launch_latency_ns", K_NS_POS, 1, offsetof(lsim_gpu_spec, launch_latency_ns), 1, 1e7,
+     "ns (launch to kernel start: 6000)"},
+    /* optional (absent: 0, the feature off); the ranges:
+     * - sms 1..100000: 108 (A100) to 148 (B200) today; a count in the
+     *   hundreds of thousands is not one GPU.
+     * - gemm_tile_ns 0..1e6 ns: a tile's prologue and epilogue take a few
+     *   microseconds (fitted 3.3 us on A100); 1 ms per tile is no GEMM.
+     * - mem_capacity 1e8..1e13 bytes: 16 GB (V100) to 192 GB (B200); GB
+     *   (80) is refused.
+     * - host_dispatch_ns 0..1e7 ns: tens to hundreds of microseconds of
+     *   framework time per kernel are measured; 10 ms is a stalled process.
+     * - host_step_ns, host_opt_ns 0..1e10 ns: data loading and the
+     *   optimizer's CPU time take milliseconds to a few hundred ms (the
+     *   shared traces: 0.05-2.2 ms and 0.3-209 ms); 10 s per step is a
+     *   stall, not a training step.
+     * - host_stall_prob [0,1): a probability; host_stall_ns 0..1e10 ns as
+     *   host_step_ns. */
+    {"sms", K_INT_POS, 0, offsetof(lsim_gpu_spec, sms), 1, 1e5, NULL},
+    {"gemm_tile_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, gemm_tile_ns), 0, 1e6,
+     "ns (a GEMM tile's fixed time: about 3300 on an A100)"},
+    {"mem_capacity", K_POS, 0, offsetof(lsim_gpu_spec, mem_capacity), 1e8, 1e13,
+     "bytes (device memory: 80e9 for an 80 GB GPU, not GB)"},
+    {"host_dispatch_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_dispatch_ns), 0, 1e7,
+     "ns (framework time per kernel launch)"},
+    {"host_step_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_step_ns), 0, 1e10,
+     "ns (CPU time at the start of a step)"},
+    {"host_opt_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_opt_ns), 0, 1e10,
+     "ns (the optimizer step's CPU time)"},
+    {"host_stall_prob", K_FRAC, 0, offsetof(lsim_gpu_spec, host_stall_prob), 0, 1, NULL},
+    {"host_stall_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_stall_ns), 0, 1e10,
+     "ns (the mean length of a host stall)"},
+    {"host_stall_sd_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_stall_sd_ns), 0, 1e10,
+     "ns (the standard deviation of a host stall's length)"},
+    {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 
 static const key_desc TOPO_KEYS[] = {
-    {"name", K_TEXT, 0, 0},
-    {"description", K_TEXT, 0, 0},
-    {"gpus_per_node", K_INT_POS, 1, offsetof(lsim_topology, gpus_per_node)},
-    {"intra_bw", K_POS, 1, offsetof(lsim_topology, intra_bw)},
-    {"intra_lat_ns", K_NS_NONNEG, 1, offsetof(lsim_topology, intra_lat_ns)},
-    {"inter_bw", K_POS, 1, offsetof(lsim_topology, inter_bw)},
-    {"inter_lat_ns", K_NS_NONNEG, 1, offsetof(lsim_topology, inter_lat_ns)},
-    {"algo", K_ALGO, 0, offsetof(lsim_topology, algo)},
-    {"coll_base_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, coll_base_ns)},
+    {"name", K_TEXT, 0, 0, 0, 0, NULL},
+    {"description", K_TEXT, 0, 0, 0, 0, NULL},
+    {"gpus_per_node", K_INT_POS, 1, offsetof(lsim_topology, gpus_per_node), 1, 1e6, NULL},
+    {"intra_bw", K_POS, 1, offsetof(lsim_topology, intra_bw), 1e6, 1e14,
+     "bytes/s (per GPU and direction inside a node: 450e9 for NVLink4, not GB/s)"},
+    {"intra_lat_ns", K_NS_NONNEG, 1, offsetof(lsim_topology, intra_lat_ns), 0, 1e8, "ns (per step: 600 on NVLink)"},
+    {"inter_bw", K_POS, 1, offsetof(lsim_topology, inter_bw), 1e6, 1e14,
+     "bytes/s (per GPU and direction across nodes: 50e9 for a 400 Gb/s NIC, not Gb/s)"},
+    {"inter_lat_ns", K_NS_NONNEG, 1, offsetof(lsim_topology, inter_lat_ns), 0, 1e8, "ns (per step: 2700 on InfiniBand)"},
+    {"algo", K_ALGO, 0, offsetof(lsim_topology, algo), 0, 0, NULL},
+    {"coll_base_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, coll_base_ns), 0, 1e8, "ns (fixed cost per call: 6600)"},
 };
 
 int lsim_gpu_spec_load(const char *path, lsim_gpu_spec *out, lsim_err *err)
@@ -280,10 +375,30 @@ int lsim_gpu_spec_check(const lsim_gpu_spec *g, const char *label, lsim_err *err
         return lsim_err_set(err, LSIM_EARG, "%s: key name: must have 1 to 31 characters", label);
     const double nums[] = {g->peak_flops, g->mem_bw, g->gemm_eff_max, g->gemm_eff_half, g->attn_eff_max,
                            g->attn_eff_half, g->mem_eff, (double)g->kernel_min_ns, (double)g->launch_cpu_ns,
-                           (double)g->launch_latency_ns};
-    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
-        if ((rc = check_number(label, GPU_KEYS[i + 2].key, GPU_KEYS[i + 2].rule, nums[i], &e)))
+                           (double)g->launch_latency_ns,
+                           /* optional keys, in GPU_KEYS order: 0 is "not given" */
+                           (double)g->sms, (double)g->gemm_tile_ns, g->mem_capacity, (double)g->host_dispatch_ns,
+                           (double)g->host_step_ns, (double)g->host_opt_ns, g->host_stall_prob,
+                           (double)g->host_stall_ns, (double)g->host_stall_sd_ns};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        if (!GPU_KEYS[i + 2].required && nums[i] == 0) continue;
+        if ((rc = check_number(label, &GPU_KEYS[i + 2], nums[i], &e)))
             return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
+    }
+    return 0;
+}
+
+int lsim_topology_check(const lsim_topology *t, const char *label, lsim_err *err)
+{
+    /* The same rules as the loader, but LSIM_EARG: the caller built it
+     * (lumosim calibrate --topology-out). TOPO_KEYS from index 2 in order. */
+    lsim_err e = {0};
+    if (!t) return lsim_err_set(err, LSIM_EARG, "%s: no topology", label);
+    const double nums[] = {(double)t->gpus_per_node, t->intra_bw, (double)t->intra_lat_ns, t->inter_bw,
+                           (double)t->inter_lat_ns};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+        if (check_number(label, &TOPO_KEYS[i + 2], nums[i], &e)) return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
+    if (check_number(label, &TOPO_KEYS[8], (double)t->coll_base_ns, &e)) return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
     return 0;
 }
 
@@ -320,4 +435,17 @@ int lsim_topology_load(const char *path, lsim_topology *out, lsim_err *err)
 cleanup:
     free(buf);
     return rc;
+}
+
+const char *lsim_gpu_builtin_for_device(const char *devname)
+{
+    /* longest names first: "h200" before "h100" cannot clash, but keep the
+     * order explicit should another be added that contains one of these */
+    static const char *const known[] = {"h200", "h100", "a100"};
+    for (size_t i = 0; devname && i < sizeof known / sizeof *known; i++) {
+        size_t l = strlen(known[i]);
+        for (const char *p = devname; *p; p++)
+            if (!strncasecmp(p, known[i], l)) return known[i];
+    }
+    return NULL;
 }

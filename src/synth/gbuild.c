@@ -4,6 +4,7 @@
 #include "lumosim/metrics.h"
 #include "lumosim/synth.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,7 @@ int lsim_gb_finish(lsim_gbuilder *b, lsim_graph **out, lsim_err *err)
     g->n = n;
     g->rank = b->rank;
     g->world_size = b->world;
+    g->device = UINT32_MAX; /* no trace: no deviceProperties */
     g->latency = LSIM_LAT_MODEL;
     /* move the node arrays (shrunk or not, they are the graph's now) */
     g->kind = b->kind, b->kind = NULL;
@@ -321,15 +323,69 @@ cleanup:
 
 const int64_t lsim_emit_stream_id[LSIM_ES_N] = {7, 13, 21, 30, 31, 32, 33};
 
-uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags)
+/* splitmix64: a deterministic stream of draws from one seed */
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *s) { return ((double)(next_u64(s) >> 11) + 0.5) / 9007199254740992.0; }
+
+/* A gamma(k, 1) draw, k >= 1 (Marsaglia and Tsang 2000), from normal
+ * draws by Box-Muller. */
+static double gamma_draw(uint64_t *s, double k)
+{
+    double d = k - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double z = sqrt(-2 * log(next_unit(s))) * cos(6.283185307179586 * next_unit(s)), v = 1 + c * z;
+        if (v <= 0) continue;
+        v = v * v * v;
+        double u = next_unit(s);
+        if (log(u) < 0.5 * z * z + d - d * v + d * log(v)) return d * v;
+    }
+}
+
+/* A host stall before a launch call: one in every 1 / stall_prob launches
+ * (a random phase per GPU), a pause of mean stall_ns (the OS taking the core
+ * from an oversubscribed host, the garbage collector: the long tail of the
+ * gaps between launches in real traces), gamma-distributed with standard
+ * deviation stall_sd_ns (shape (mean / sd)^2), exponential when that is
+ * unknown or the shape would be below 1. Regular rather than independent
+ * per launch: the shared A100 trace's ranks lose 384 to 461 ms each to
+ * stalls (17 to 35 of them), a spread a Bernoulli draw per launch would
+ * make four times wider (docs/synthesis.md, "Host time"). */
+static lsim_ns stall(lsim_emit *E)
+{
+    if (!(E->stall_prob > 0) || E->stall_ns <= 0) return 0;
+    if (E->stall_phase <= 0) E->stall_phase = next_unit(&E->rng) / E->stall_prob;
+    E->stall_phase -= 1;
+    if (E->stall_phase > 0) return 0;
+    E->stall_phase += 1 / E->stall_prob;
+    double m = (double)E->stall_ns, sd = (double)E->stall_sd_ns, k = sd > 0 ? (m / sd) * (m / sd) : 1, x;
+    if (k > 1) x = gamma_draw(&E->rng, k) * m / k;
+    else x = -log(next_unit(&E->rng)) * m;
+    return x < 1e12 ? (lsim_ns)x : (lsim_ns)1e12;
+}
+
+static uint32_t cpu_node(lsim_emit *E, const char *what, uint8_t flags, lsim_ns dur)
 {
     uint32_t v;
-    if (lsim_gb_node2(E->b, LSIM_N_RUNTIME, flags, E->cpu, E->tag, what, E->lcpu, &v)) return LSIM_EMIT_NONE;
+    if (lsim_gb_node2(E->b, LSIM_N_RUNTIME, flags, E->cpu, E->tag, what, dur, &v)) return LSIM_EMIT_NONE;
     if (E->last_cpu != LSIM_EMIT_NONE) lsim_gb_edge(E->b, E->last_cpu, v, LSIM_E_CPU_THREAD, 0);
     else lsim_gb_set_release(E->b, v, 0);
     E->last_cpu = v;
     return v;
 }
+
+uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags)
+{
+    return cpu_node(E, what, flags, E->lcpu + (flags ? 0 : stall(E)));
+}
+
+uint32_t lsim_emit_host(lsim_emit *E, const char *what, lsim_ns dur) { return cpu_node(E, what, 0, dur); }
 
 uint32_t lsim_emit_launch(lsim_emit *E, int s, const char *what, lsim_ns dur)
 {

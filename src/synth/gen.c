@@ -22,11 +22,19 @@
  * layer and micro-batch of the job) */
 typedef struct costs {
     lsim_ns ln, qkv, attn, proj, add, fc1, gelu, fc2;
+    lsim_ns qkv_bias, qkv_copy, qk, softmax, pdrop, pv; /* unfused attention, forward */
     lsim_ns b_add, b_fc2d, b_fc2w, b_gelu, b_fc1d, b_fc1w, b_ln, b_projd, b_projw, b_attn, b_qkvd, b_qkvw;
+    lsim_ns b_dv, b_dp, b_pdrop, b_softmax, b_dq, b_dk; /* unfused attention, backward */
+    lsim_ns b_res;      /* a residual's two gradients summed (autograd's accumulation) */
+    lsim_ns bg_qkv, bg_proj, bg_fc1, bg_fc2, b_copy; /* unfused path: bias gradients, the copy's backward */
+    lsim_ns x_float, x_read, x_rw, x_small, mask; /* unfused path: the cross entropy's ops, the causal mask */
     lsim_ns emb, b_emb, lnf, logits, xent, b_xent, b_logitsd, b_logitsw;
     lsim_ns tp_ar;      /* activation all-reduce in the TP group */
+    lsim_ns tp_rs, tp_ag; /* sequence parallel: reduce-scatter of the activations, all-gather of a shard */
     lsim_ns tp_ar_small;/* the loss's all-reduce (3 floats per token) */
+    lsim_ns pp_ag;      /* scatter/gather: the all-gather of a received shard */
     int64_t act_bytes;  /* one micro-batch's activations at a stage boundary */
+    int64_t p2p_bytes;  /* what one pipeline send carries (act_bytes / TP with SP or scatter/gather) */
     double layer_params, emb_params; /* per GPU */
 } costs;
 
@@ -35,6 +43,11 @@ typedef struct pairseq {
     int bwd;
     int64_t n;
 } pairseq;
+
+typedef struct bucket {
+    double params;
+    int lo, hi, n, mb;
+} bucket;
 
 typedef struct gen {
     const lsim_synth_cfg *c;
@@ -46,10 +59,15 @@ typedef struct gen {
     int npairs;
     char tp_pg[48], dp_pg[48];
     int32_t *tp_ranks, *dp_ranks;
+    int32_t *dpc_ranks;           /* the DP group the collectives are timed over (dp_cost) */
+    int dpc;                      /* its size */
     costs k;
-    double bucket;                /* parameters waiting for the next DP all-reduce */
+    double bucket;                /* parameters waiting for the next DP reduction */
     int bucket_lo, bucket_hi;     /* layers in it (-1: none) */
     int bucket_n;
+    bucket *done;                 /* every bucket of the step, in order */
+    size_t ndone, capdone;
+    const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
 } gen;
 
 static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
@@ -57,12 +75,46 @@ static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
     return (int32_t)(tpi + G->c->tp * (dpi + G->c->dp * ppi));
 }
 
+/* A compute kernel, named with the recomputation prefix. */
+static void comp(gen *G, const char *what, lsim_ns dur)
+{
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s%s", G->pfx, what);
+    lsim_emit_compute(&G->e, nm, dur);
+}
+
+/* A TP collective; with pend the next compute kernel waits for it (TP is
+ * synchronous), else the caller pends it later (an overlapped one). */
+static uint32_t tp_coll(gen *G, const char *what, lsim_coll_kind kind, int64_t bytes, lsim_ns dur, int pend)
+{
+    if (G->c->tp <= 1) return NONE;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s%s", G->pfx, what);
+    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, nm, dur, kind, bytes, G->c->tp, G->tp_pg, G->tp_seq++);
+    if (v != NONE && pend) lsim_emit_pend(&G->e, v);
+    return v;
+}
+
 /* A synchronous TP all-reduce: the next compute kernel waits for it. */
 static void tp_allreduce(gen *G, const char *what, int64_t bytes, lsim_ns dur)
 {
-    if (G->c->tp <= 1) return;
-    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, what, dur, LSIM_COLL_ALLREDUCE, bytes, G->c->tp, G->tp_pg, G->tp_seq++);
-    if (v != NONE) lsim_emit_pend(&G->e, v);
+    tp_coll(G, what, LSIM_COLL_ALLREDUCE, bytes, dur, 1);
+}
+
+/* After a row-parallel GEMM (forward): the partial sums all-reduced, or
+ * with sequence parallelism reduce-scattered over the sequence. */
+static void tp_reduce(gen *G, const char *ar, const char *rs)
+{
+    if (G->c->seq_parallel) tp_coll(G, rs, LSIM_COLL_REDUCESCATTER, G->k.act_bytes, G->k.tp_rs, 1);
+    else tp_allreduce(G, ar, G->k.act_bytes, G->k.tp_ar);
+}
+
+/* Sequence parallelism: the sequence shards all-gathered before a
+ * column-parallel GEMM (synchronous unless pend is 0). */
+static uint32_t tp_gather(gen *G, const char *what, int pend)
+{
+    if (!G->c->seq_parallel) return NONE;
+    return tp_coll(G, what, LSIM_COLL_ALLGATHER, G->k.act_bytes / G->c->tp, G->k.tp_ag, pend);
 }
 
 static void set_tag(gen *G, const char *where, int mb, int bwd)
@@ -79,17 +131,36 @@ static void set_layer_tag(gen *G, int layer, int mb, int bwd)
 
 /* ------------------------------------------------------------ DP buckets */
 
+static int64_t bucket_bytes(const gen *G, double params) { return (int64_t)(params * (double)G->c->grad_bytes); }
+
+/* The reduction of one gradient bucket: an all-reduce, or with the
+ * distributed optimizer a reduce-scatter (each rank keeps its shard). */
+static void dp_emit(gen *G, const bucket *bk)
+{
+    int64_t bytes = bucket_bytes(G, bk->params);
+    int kind = G->c->dist_opt ? LSIM_COLL_REDUCESCATTER : LSIM_COLL_ALLREDUCE;
+    lsim_ns d = lsim_cost_collective(&G->c->topo, kind, bytes, G->dpc_ranks, G->dpc, LSIM_ALGO_AUTO);
+    char what[64];
+    snprintf(what, sizeof what, "%s.b%d.L%d-%d", G->c->dist_opt ? "dp_reducescatter" : "dp_allreduce", bk->n, bk->lo,
+             bk->hi);
+    snprintf(G->e.tag, sizeof G->e.tag, "grad.mb%d.bwd.", bk->mb);
+    lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, (lsim_coll_kind)kind, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
+}
+
 static void dp_flush(gen *G, int mb)
 {
     if (G->bucket_lo < 0) return;
-    if (G->c->dp > 1) {
-        int64_t bytes = (int64_t)(G->bucket * 4.0); /* fp32 main gradients */
-        lsim_ns d = lsim_cost_collective(&G->c->topo, LSIM_COLL_ALLREDUCE, bytes, G->dp_ranks, G->c->dp, LSIM_ALGO_AUTO);
-        char what[64];
-        snprintf(what, sizeof what, "dp_allreduce.b%d.L%d-%d", G->bucket_n, G->bucket_lo, G->bucket_hi);
-        snprintf(G->e.tag, sizeof G->e.tag, "grad.mb%d.bwd.", mb);
-        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLREDUCE, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
+    bucket bk = {G->bucket, G->bucket_lo, G->bucket_hi, G->bucket_n, mb};
+    if (G->ndone == G->capdone) {
+        size_t cap = G->capdone ? 2 * G->capdone : 64;
+        bucket *q = realloc(G->done, cap * sizeof *q);
+        if (!q) G->e.rc = LSIM_ENOMEM;
+        else G->done = q, G->capdone = cap;
     }
+    if (G->ndone < G->capdone) G->done[G->ndone++] = bk;
+    /* overlapped: reduced as soon as the bucket is full; after: once the
+     * pipeline has flushed (emitted by the caller) */
+    if (G->dpc > 1 && G->c->grad_reduce == LSIM_GR_OVERLAP) dp_emit(G, &bk);
     G->bucket_n++;
     G->bucket = 0;
     G->bucket_lo = G->bucket_hi = -1;
@@ -107,45 +178,179 @@ static void dp_add(gen *G, int layer, double params, int mb)
 
 /* ------------------------------------------------------------ compute */
 
-static void layer_fwd(gen *G, int layer, int mb)
+/* The attention core, forward: one flash-attention kernel, or Megatron's
+ * unfused path (the QKV bias added and one of Q/K/V made contiguous by
+ * their own kernels, Q K^T as a batched GEMM, the fused scale-mask-softmax,
+ * the attention-probability dropout, P V). */
+static void attn_fwd(gen *G)
 {
     const costs *k = &G->k;
-    set_layer_tag(G, layer, mb, 0);
-    lsim_emit_compute(&G->e, "ln1", k->ln);
-    lsim_emit_compute(&G->e, "qkv_gemm", k->qkv);
-    lsim_emit_compute(&G->e, "attn", k->attn);
-    lsim_emit_compute(&G->e, "proj_gemm", k->proj);
-    tp_allreduce(G, "attn_allreduce", k->act_bytes, k->tp_ar);
-    lsim_emit_compute(&G->e, "dropout_add", k->add);
-    lsim_emit_compute(&G->e, "ln2", k->ln);
-    lsim_emit_compute(&G->e, "fc1_gemm", k->fc1);
-    lsim_emit_compute(&G->e, "gelu", k->gelu);
-    lsim_emit_compute(&G->e, "fc2_gemm", k->fc2);
-    tp_allreduce(G, "mlp_allreduce", k->act_bytes, k->tp_ar);
-    lsim_emit_compute(&G->e, "dropout_add2", k->add);
+    if (G->c->attention != LSIM_ATTN_UNFUSED) {
+        comp(G, "attn", k->attn);
+        return;
+    }
+    comp(G, "qkv_bias", k->qkv_bias);
+    comp(G, "qkv_copy", k->qkv_copy);
+    comp(G, "qk_gemm", k->qk);
+    comp(G, "softmax", k->softmax);
+    if (G->c->dropout) comp(G, "probs_dropout", k->pdrop);
+    comp(G, "pv_gemm", k->pv);
+}
+
+static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
+{
+    const costs *k = &G->k;
+    set_layer_tag(G, layer, mb, bwd_tag);
+    comp(G, "ln1", k->ln);
+    tp_gather(G, "attn_ag", 1);
+    comp(G, "qkv_gemm", k->qkv);
+    attn_fwd(G);
+    comp(G, "proj_gemm", k->proj);
+    tp_reduce(G, "attn_allreduce", "attn_rs");
+    comp(G, "dropout_add", k->add);
+    comp(G, "ln2", k->ln);
+    tp_gather(G, "mlp_ag", 1);
+    comp(G, "fc1_gemm", k->fc1);
+    comp(G, "gelu", k->gelu);
+    comp(G, "fc2_gemm", k->fc2);
+    tp_reduce(G, "mlp_allreduce", "mlp_rs");
+    comp(G, "dropout_add2", k->add);
+}
+
+/* The backward of a column-parallel GEMM (QKV, FC1): the input gradient
+ * (dgrad) is summed over the TP ranks. Without sequence parallelism or
+ * overlap: dgrad, wgrad, then a synchronous all-reduce. With
+ * --tp-overlap the all-reduce runs during wgrad; with sequence
+ * parallelism the input is all-gathered again for wgrad during dgrad and
+ * the gradient reduce-scattered during wgrad (Megatron's
+ * LinearWithGradAccumulationAndAsyncCommunication). */
+static void col_bwd(gen *G, const char *dgrad, lsim_ns dd, const char *wgrad, lsim_ns dw, const char *ar,
+                    const char *ag, const char *rs)
+{
+    uint32_t g = tp_gather(G, ag, 0);
+    comp(G, dgrad, dd);
+    if (g != NONE) lsim_emit_pend(&G->e, g);
+    if (G->c->seq_parallel || G->c->tp_overlap) {
+        uint32_t r = G->c->seq_parallel ? tp_coll(G, rs, LSIM_COLL_REDUCESCATTER, G->k.act_bytes, G->k.tp_rs, 0)
+                                        : tp_coll(G, ar, LSIM_COLL_ALLREDUCE, G->k.act_bytes, G->k.tp_ar, 0);
+        comp(G, wgrad, dw);
+        if (r != NONE) lsim_emit_pend(&G->e, r);
+    } else {
+        comp(G, wgrad, dw);
+        tp_allreduce(G, ar, G->k.act_bytes, G->k.tp_ar);
+    }
+}
+
+static void attn_bwd(gen *G)
+{
+    const costs *k = &G->k;
+    if (G->c->attention != LSIM_ATTN_UNFUSED) {
+        comp(G, "attn", k->b_attn); /* flash attention recomputes its scores itself */
+        return;
+    }
+    if (G->c->recompute == LSIM_RC_SELECTIVE) {
+        /* selective recomputation: the attention core's forward again,
+         * since its s x s tensors were not kept */
+        G->pfx = "rc_";
+        comp(G, "qk_gemm", k->qk);
+        comp(G, "softmax", k->softmax);
+        if (G->c->dropout) comp(G, "probs_dropout", k->pdrop);
+        G->pfx = "";
+    }
+    comp(G, "dv_gemm", k->b_dv);
+    comp(G, "dp_gemm", k->b_dp);
+    if (G->c->dropout) comp(G, "probs_dropout", k->b_pdrop);
+    comp(G, "softmax", k->b_softmax);
+    comp(G, "dq_gemm", k->b_dq);
+    comp(G, "dk_gemm", k->b_dk);
+}
+
+/* Megatron without Transformer Engine (the unfused path) reduces each
+ * bias's gradient in its own kernel (grad_output.sum over the tokens);
+ * Transformer Engine fuses it into the GEMM's epilogue. */
+static void bias_grad(gen *G, const char *what, lsim_ns d)
+{
+    if (G->c->attention == LSIM_ATTN_UNFUSED) comp(G, what, d);
 }
 
 static void layer_bwd(gen *G, int layer, int mb, int last_mb)
 {
     const costs *k = &G->k;
+    if (G->c->recompute == LSIM_RC_FULL) {
+        /* full recomputation: the layer's forward (with its TP
+         * collectives) from its saved input, right before its backward */
+        G->pfx = "rc_";
+        layer_fwd(G, layer, mb, 1);
+        G->pfx = "";
+    }
     set_layer_tag(G, layer, mb, 1);
-    lsim_emit_compute(&G->e, "dropout_add2", k->b_add);
-    lsim_emit_compute(&G->e, "fc2_dgrad", k->b_fc2d);
-    lsim_emit_compute(&G->e, "fc2_wgrad", k->b_fc2w);
-    lsim_emit_compute(&G->e, "gelu", k->b_gelu);
-    lsim_emit_compute(&G->e, "fc1_dgrad", k->b_fc1d);
-    lsim_emit_compute(&G->e, "fc1_wgrad", k->b_fc1w);
-    tp_allreduce(G, "mlp_allreduce", k->act_bytes, k->tp_ar);
-    lsim_emit_compute(&G->e, "ln2", k->b_ln);
-    lsim_emit_compute(&G->e, "dropout_add", k->b_add);
-    lsim_emit_compute(&G->e, "proj_dgrad", k->b_projd);
-    lsim_emit_compute(&G->e, "proj_wgrad", k->b_projw);
-    lsim_emit_compute(&G->e, "attn", k->b_attn);
-    lsim_emit_compute(&G->e, "qkv_dgrad", k->b_qkvd);
-    lsim_emit_compute(&G->e, "qkv_wgrad", k->b_qkvw);
-    tp_allreduce(G, "attn_allreduce", k->act_bytes, k->tp_ar);
-    lsim_emit_compute(&G->e, "ln1", k->b_ln);
+    comp(G, "dropout_add2", k->b_add);
+    tp_gather(G, "mlp_grad_ag", 1);
+    comp(G, "fc2_dgrad", k->b_fc2d);
+    comp(G, "fc2_wgrad", k->b_fc2w);
+    bias_grad(G, "fc2_bias_grad", k->bg_fc2);
+    comp(G, "gelu", k->b_gelu);
+    bias_grad(G, "fc1_bias_grad", k->bg_fc1);
+    col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs");
+    comp(G, "ln2", k->b_ln);
+    comp(G, "residual_add2", k->b_res);
+    comp(G, "dropout_add", k->b_add);
+    tp_gather(G, "attn_grad_ag", 1);
+    comp(G, "proj_dgrad", k->b_projd);
+    comp(G, "proj_wgrad", k->b_projw);
+    bias_grad(G, "proj_bias_grad", k->bg_proj);
+    if (G->c->attention == LSIM_ATTN_UNFUSED) comp(G, "qkv_copy", k->b_copy);
+    attn_bwd(G);
+    bias_grad(G, "qkv_bias_grad", k->bg_qkv);
+    col_bwd(G, "qkv_dgrad", k->b_qkvd, "qkv_wgrad", k->b_qkvw, "attn_allreduce", "attn_in_ag", "attn_grad_rs");
+    comp(G, "ln1", k->b_ln);
+    comp(G, "residual_add", k->b_res);
     if (last_mb) dp_add(G, layer, k->layer_params, mb);
+}
+
+/* Megatron's path without Transformer Engine (--attention unfused) runs
+ * the vocabulary-parallel cross entropy as PyTorch ops
+ * (_VocabParallelCrossEntropy: the logits made fp32, their max all-reduced,
+ * subtracted, the target's logit picked and all-reduced, exp, its sum
+ * all-reduced, log, the softmax kept for the backward), and prepares each
+ * micro-batch's data on the stages that read it (get_batch: the causal
+ * mask, position ids, loss mask): kernels the shared A100 trace shows
+ * (docs/synthesis.md). */
+#define PREP_KERNELS 24 /* the shared trace: 26 small kernels and copies before the embedding, less the mask's 2 */
+static void batch_prep(gen *G)
+{
+    if (G->c->attention != LSIM_ATTN_UNFUSED) return;
+    /* broadcast_data copies the batch's sizes to the host (the trace's
+     * device-to-pageable copy): the CPU waits for the compute stream */
+    uint32_t d2h = lsim_emit_compute(&G->e, "batch_sizes", G->k.x_small);
+    uint32_t w = lsim_emit_cpu(&G->e, "batch_sizes_wait", LSIM_NF_BLOCKING);
+    if (d2h != NONE && w != NONE) lsim_gb_edge(G->e.b, d2h, w, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    lsim_emit_compute(&G->e, "batch_mask", G->k.mask);
+    for (int i = 0; i < PREP_KERNELS; i++) lsim_emit_compute(&G->e, "batch_prep", G->k.x_small);
+}
+
+static void xent_fwd(gen *G)
+{
+    const costs *k = &G->k;
+    int64_t tok = (int64_t)G->c->micro_batch * G->c->model.seq;
+    lsim_ns ar = lsim_cost_collective(&G->c->topo, LSIM_COLL_ALLREDUCE, tok * 4, G->tp_ranks, G->c->tp, LSIM_ALGO_AUTO);
+    if (G->c->attention != LSIM_ATTN_UNFUSED) {
+        lsim_emit_compute(&G->e, "xent", k->xent);
+        tp_allreduce(G, "xent_allreduce", tok * 12, k->tp_ar_small);
+        return;
+    }
+    lsim_emit_compute(&G->e, "xent_float", k->x_float);
+    lsim_emit_compute(&G->e, "xent_max", k->x_read);
+    tp_allreduce(G, "xent_max_allreduce", tok * 4, ar);
+    lsim_emit_compute(&G->e, "xent_sub", k->x_rw);
+    for (int i = 0; i < 6; i++) lsim_emit_compute(&G->e, "xent_target", k->x_small); /* masks, indices */
+    tp_allreduce(G, "xent_target_allreduce", tok * 4, ar);
+    lsim_emit_compute(&G->e, "xent_exp", k->x_rw);
+    lsim_emit_compute(&G->e, "xent_sum", k->x_read);
+    tp_allreduce(G, "xent_sum_allreduce", tok * 4, ar);
+    for (int i = 0; i < 2; i++) lsim_emit_compute(&G->e, "xent_loss", k->x_small);
+    lsim_emit_compute(&G->e, "xent_div", k->x_rw);
+    for (int i = 0; i < 3; i++) lsim_emit_compute(&G->e, "loss_mask", k->x_small);
 }
 
 static int first_layer(const gen *G, int chunk) { return (chunk * G->c->pp + G->ppi) * G->lpc; }
@@ -161,16 +366,18 @@ static void step_compute(gen *G, const lsim_synth_step *s)
     if (!s->bwd) {
         if (eh && is_first_vs(G, s->chunk)) {
             set_tag(G, "emb", s->mb, 0);
+            batch_prep(G);
             lsim_emit_compute(&G->e, "lookup", k->emb);
-            tp_allreduce(G, "emb_allreduce", k->act_bytes, k->tp_ar);
+            tp_reduce(G, "emb_allreduce", "emb_rs");
         }
-        for (int l = lo; l <= hi; l++) layer_fwd(G, l, s->mb);
+        for (int l = lo; l <= hi; l++) layer_fwd(G, l, s->mb, 0);
         if (eh && is_last_vs(G, s->chunk)) {
             set_tag(G, "head", s->mb, 0);
+            if (!is_first_vs(G, s->chunk)) batch_prep(G); /* the labels and the loss mask */
             lsim_emit_compute(&G->e, "lnf", k->lnf);
+            tp_gather(G, "head_ag", 1);
             lsim_emit_compute(&G->e, "logits_gemm", k->logits);
-            lsim_emit_compute(&G->e, "xent", k->xent);
-            tp_allreduce(G, "xent_allreduce", (int64_t)G->c->micro_batch * G->c->model.seq * 12, k->tp_ar_small);
+            xent_fwd(G);
         }
     } else {
         if (eh && is_last_vs(G, s->chunk)) {
@@ -178,6 +385,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             lsim_emit_compute(&G->e, "xent", k->b_xent);
             lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
             lsim_emit_compute(&G->e, "logits_wgrad", k->b_logitsw);
+            if (G->c->seq_parallel) tp_coll(G, "head_grad_rs", LSIM_COLL_REDUCESCATTER, k->act_bytes, k->tp_rs, 1);
             lsim_emit_compute(&G->e, "lnf", k->b_ln);
             /* the output layer is the embedding (tied): its own copy only
              * when the embedding lives on another stage */
@@ -186,6 +394,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
         for (int l = hi; l >= lo; l--) layer_bwd(G, l, s->mb, last_mb);
         if (eh && is_first_vs(G, s->chunk)) {
             set_tag(G, "emb", s->mb, 1);
+            tp_gather(G, "emb_grad_ag", 1);
             lsim_emit_compute(&G->e, "lookup", k->b_emb);
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
         }
@@ -214,9 +423,9 @@ static uint32_t p2p_op(gen *G, int role, int32_t peer, int send, int layer, int 
     int32_t src = send ? G->rank : peer, dst = send ? peer : G->rank;
     snprintf(pg, sizeof pg, "p2p:%d->%d#%s", src, dst, bwd ? "bwd" : "fwd");
     set_layer_tag(G, layer, mb, bwd);
-    lsim_ns d = lsim_cost_p2p(&G->c->topo, G->k.act_bytes, src, dst);
-    uint32_t v = lsim_emit_comm(&G->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, G->k.act_bytes, 2, pg,
-                   pair_seq(G, src, dst, bwd));
+    lsim_ns d = lsim_cost_p2p(&G->c->topo, G->k.p2p_bytes, src, dst);
+    uint32_t v = lsim_emit_comm(&G->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, G->k.p2p_bytes, 2, pg,
+                                pair_seq(G, src, dst, bwd));
     if (v != NONE) lsim_emit_pend(&G->e, v);
     return v;
 }
@@ -230,23 +439,32 @@ static int step_sends(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
     return n;
 }
 
-/* Receives step s needs. */
-static int step_recvs(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
+/* Receives step s needs; their kernels also go to rcv[*nr] (may be NULL). */
+static int step_recvs(gen *G, const lsim_synth_step *s, uint32_t *ops, int n, uint32_t *rcv, int *nr)
 {
-    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk);
+    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk), n0 = n;
     if (!s->bwd && vs > 0) ops[n++] = p2p_op(G, LSIM_ES_RECVF, vs_rank(G, vs - 1), 0, lo, s->mb, 0, "recv_prev");
     if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_RECVB, vs_rank(G, vs + 1), 0, lo + G->lpc - 1, s->mb, 1, "recv_next");
+    for (int i = n0; rcv && i < n; i++) rcv[(*nr)++] = ops[i];
     return n;
 }
 
-/* After a group: the CPU blocks until its kernels are done (batch_p2p_sync). */
-static void p2p_group_sync(gen *G, const uint32_t *ops, int n)
+/* After a group: the CPU blocks until its kernels are done (batch_p2p_sync).
+ * With scatter/gather each received shard is then all-gathered over the TP
+ * ranks (NVLink) before the next compute kernel uses it. */
+static void p2p_group_sync(gen *G, const uint32_t *ops, int n, const uint32_t *rcv, int nr)
 {
-    if (!G->c->p2p_sync || n == 0) return;
-    uint32_t v = lsim_emit_cpu(&G->e, "sync", LSIM_NF_BLOCKING);
-    if (v == NONE) return;
-    for (int i = 0; i < n; i++)
-        if (ops[i] != NONE) lsim_gb_edge(G->e.b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    if (G->c->p2p_sync && n > 0) {
+        uint32_t v = lsim_emit_cpu(&G->e, "sync", LSIM_NF_BLOCKING);
+        for (int i = 0; v != NONE && i < n; i++)
+            if (ops[i] != NONE) lsim_gb_edge(G->e.b, ops[i], v, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    }
+    if (!G->c->scatter_gather || G->c->seq_parallel || G->c->tp <= 1) return;
+    for (int i = 0; i < nr; i++) {
+        if (rcv[i] == NONE) continue;
+        uint32_t a = tp_coll(G, "pp_ag", LSIM_COLL_ALLGATHER, G->k.p2p_bytes, G->k.pp_ag, 1);
+        if (a != NONE) lsim_gb_edge(G->e.b, rcv[i], a, LSIM_E_EVENT, 0);
+    }
 }
 
 /* ------------------------------------------------------------ costs */
@@ -259,42 +477,123 @@ static void fill_costs(gen *G)
     costs *k = &G->k;
     double t = c->tp, T = (double)c->micro_batch * M->seq, h = M->hidden, f = M->ffn / t, A = (double)M->heads * M->head_dim,
            Al = A / t, V = M->vocab / t, eb = c->elem_bytes;
-    k->ln = lsim_cost_elementwise(g, 2 * T * h * eb);
+    /* norms and dropout-add run on the sequence shard with SP */
+    double Ts = c->seq_parallel ? T / t : T;
+    k->ln = lsim_cost_elementwise(g, 2 * Ts * h * eb);
     k->qkv = lsim_cost_gemm(g, T, 3 * Al, h, c->elem_bytes);
     k->attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 0);
     k->proj = lsim_cost_gemm(g, T, h, Al, c->elem_bytes);
-    k->add = lsim_cost_elementwise(g, 3 * T * h * eb);
+    k->add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
     k->fc1 = lsim_cost_gemm(g, T, f, h, c->elem_bytes);
     k->gelu = lsim_cost_elementwise(g, 2 * T * f * eb);
     k->fc2 = lsim_cost_gemm(g, T, h, f, c->elem_bytes);
-    k->b_add = lsim_cost_elementwise(g, 3 * T * h * eb);
+    k->b_add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
     k->b_fc2d = lsim_cost_gemm(g, T, f, h, c->elem_bytes);
     k->b_fc2w = lsim_cost_gemm(g, f, h, T, c->elem_bytes);
     k->b_gelu = lsim_cost_elementwise(g, 3 * T * f * eb);
     k->b_fc1d = lsim_cost_gemm(g, T, h, f, c->elem_bytes);
     k->b_fc1w = lsim_cost_gemm(g, h, f, T, c->elem_bytes);
-    k->b_ln = lsim_cost_elementwise(g, 3 * T * h * eb);
+    k->b_ln = lsim_cost_elementwise(g, 3 * Ts * h * eb);
     k->b_projd = lsim_cost_gemm(g, T, Al, h, c->elem_bytes);
     k->b_projw = lsim_cost_gemm(g, Al, h, T, c->elem_bytes);
     k->b_attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 1);
     k->b_qkvd = lsim_cost_gemm(g, T, h, 3 * Al, c->elem_bytes);
     k->b_qkvw = lsim_cost_gemm(g, 3 * Al, h, T, c->elem_bytes);
+    {
+        /* unfused attention over B = micro-batch x heads / TP matrices of
+         * s x s scores (no causal skipping: the mask is applied in the
+         * softmax); dropout reads and writes 2-byte values and writes
+         * (forward) or reads (backward) a 1-byte mask */
+        double B = (double)c->micro_batch * M->heads / t, s = M->seq, d = M->head_dim, ss = B * s * s;
+        k->qkv_bias = lsim_cost_elementwise(g, 2 * T * 3 * Al * eb);
+        k->qkv_copy = lsim_cost_elementwise(g, 2 * T * Al * eb);
+        k->qk = lsim_cost_bgemm(g, B, s, s, d, c->elem_bytes);
+        k->softmax = lsim_cost_elementwise(g, 2 * ss * eb);
+        k->pdrop = lsim_cost_elementwise(g, ss * (2 * eb + 1));
+        k->pv = lsim_cost_bgemm(g, B, s, d, s, c->elem_bytes);
+        k->b_dv = lsim_cost_bgemm(g, B, s, d, s, c->elem_bytes);
+        k->b_dp = lsim_cost_bgemm(g, B, s, s, d, c->elem_bytes);
+        k->b_pdrop = lsim_cost_elementwise(g, ss * (2 * eb + 1));
+        k->b_softmax = lsim_cost_elementwise(g, 3 * ss * eb);
+        k->b_dq = lsim_cost_bgemm(g, B, s, d, s, c->elem_bytes);
+        k->b_dk = lsim_cost_bgemm(g, B, s, d, s, c->elem_bytes);
+        /* a bias gradient reads the output gradient once (its sum over the
+         * tokens is tiny) */
+        k->bg_qkv = lsim_cost_elementwise(g, T * 3 * Al * eb);
+        k->bg_proj = lsim_cost_elementwise(g, Ts * h * eb);
+        k->bg_fc1 = lsim_cost_elementwise(g, T * f * eb);
+        k->bg_fc2 = lsim_cost_elementwise(g, Ts * h * eb);
+        k->b_copy = lsim_cost_elementwise(g, 2 * T * Al * eb);
+        /* the cross entropy over T x V/t fp32 logits: made fp32 (2 B read,
+         * 4 written), read by a reduction, read and written */
+        k->x_float = lsim_cost_elementwise(g, T * V * (eb + 4));
+        k->x_read = lsim_cost_elementwise(g, T * V * 4);
+        k->x_rw = lsim_cost_elementwise(g, T * V * 8);
+        k->x_small = lsim_cost_elementwise(g, T * 4); /* a value per token: the floor */
+        /* the causal mask: ones, tril and a comparison over s x s floats */
+        k->mask = lsim_cost_elementwise(g, s * s * (4 + 8 + 5));
+    }
+    /* two gradients of T x h read, their sum written */
+    k->b_res = lsim_cost_elementwise(g, 3 * Ts * h * eb);
     k->emb = lsim_cost_elementwise(g, 2 * T * h * eb);
     k->b_emb = lsim_cost_elementwise(g, 2 * T * h * eb);
-    k->lnf = lsim_cost_elementwise(g, 2 * T * h * eb);
+    k->lnf = lsim_cost_elementwise(g, 2 * Ts * h * eb);
     k->logits = lsim_cost_gemm(g, T, V, h, c->elem_bytes);
     k->xent = lsim_cost_elementwise(g, 2 * T * V * 4);
     k->b_xent = lsim_cost_elementwise(g, 2 * T * V * eb);
     k->b_logitsd = lsim_cost_gemm(g, T, h, V, c->elem_bytes);
     k->b_logitsw = lsim_cost_gemm(g, V, h, T, c->elem_bytes);
     k->act_bytes = (int64_t)(T * h * eb);
+    k->p2p_bytes = (c->seq_parallel || c->scatter_gather) ? k->act_bytes / c->tp : k->act_bytes;
     k->tp_ar = lsim_cost_collective(&c->topo, LSIM_COLL_ALLREDUCE, k->act_bytes, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
+    k->tp_rs = lsim_cost_collective(&c->topo, LSIM_COLL_REDUCESCATTER, k->act_bytes, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
+    k->tp_ag = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, k->act_bytes / c->tp, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
+    k->pp_ag = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, k->p2p_bytes, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
     k->tp_ar_small = lsim_cost_collective(&c->topo, LSIM_COLL_ALLREDUCE, (int64_t)T * 12, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
     k->layer_params = (4 * h * A + 2 * h * M->ffn) / t + 13 * h; /* + biases, layer norms (replicated) */
     k->emb_params = V * h;
 }
 
 /* ------------------------------------------------------------ one GPU */
+
+/* The optimizer step: each layer's Adam, element-wise over 30 bytes per
+ * parameter (the fp32 gradient read, the master weight and the two moments
+ * read and written, the bf16 weight written; docs/synthesis.md), on 1/DP of
+ * the parameters with the distributed optimizer, which then all-gathers the
+ * updated bf16 weights bucket by bucket on the DP stream. */
+static void optimizer(gen *G)
+{
+    const lsim_synth_cfg *c = G->c;
+    const costs *k = &G->k;
+    double share = c->dist_opt ? 1.0 / G->dpc : 1.0;
+    if (c->gpu.host_opt_ns > 0) {
+        snprintf(G->e.tag, sizeof G->e.tag, "step.opt.");
+        lsim_emit_host(&G->e, "host", c->gpu.host_opt_ns);
+    }
+    for (int ch = 0; ch < G->V; ch++) {
+        int lo = first_layer(G, ch);
+        for (int l = lo; l < lo + G->lpc; l++) {
+            char w[24];
+            snprintf(w, sizeof w, "L%d.opt.", l);
+            snprintf(G->e.tag, sizeof G->e.tag, "%s", w);
+            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, k->layer_params * share * 30.0));
+        }
+        if (c->embed_head && (is_first_vs(G, ch) || is_last_vs(G, ch))) {
+            snprintf(G->e.tag, sizeof G->e.tag, "%s.opt.", is_first_vs(G, ch) ? "emb" : "head");
+            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, k->emb_params * share * 30.0));
+        }
+    }
+    if (!c->dist_opt || G->dpc <= 1) return;
+    for (size_t i = 0; i < G->ndone; i++) {
+        const bucket *bk = &G->done[i];
+        int64_t shard = (int64_t)(bk->params * 2.0 / G->dpc); /* bf16 weights */
+        lsim_ns d = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, shard, G->dpc_ranks, G->dpc, LSIM_ALGO_AUTO);
+        char what[64];
+        snprintf(what, sizeof what, "dp_allgather.b%d.L%d-%d", bk->n, bk->lo, bk->hi);
+        snprintf(G->e.tag, sizeof G->e.tag, "grad.opt.");
+        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLGATHER, shard, c->dp, G->dp_pg, G->dp_seq++);
+    }
+}
 
 int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err)
 {
@@ -306,6 +605,7 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     gen G;
     memset(&G, 0, sizeof G);
     G.c = c;
+    G.pfx = "";
     G.tpi = (int)(gpu % (uint32_t)c->tp);
     G.dpi = (int)(gpu / (uint32_t)c->tp % (uint32_t)c->dp);
     G.ppi = (int)(gpu / ((uint32_t)c->tp * (uint32_t)c->dp));
@@ -315,9 +615,21 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     G.lpc = c->model.layers / (c->pp * c->vstages);
     G.e.last_cpu = G.e.last_comp = NONE;
     /* launch_latency_ns counts from the call's start; edges count from the
-     * predecessor's end */
-    G.e.lcpu = c->gpu.launch_cpu_ns;
+     * predecessor's end. The framework's dispatch precedes the call, so a
+     * launch node lasts dispatch + call and the edge delay is unchanged. */
+    G.e.lcpu = c->gpu.launch_cpu_ns + c->gpu.host_dispatch_ns;
     G.e.ldelay = c->gpu.launch_latency_ns - c->gpu.launch_cpu_ns;
+    G.e.stall_prob = c->gpu.host_stall_prob;
+    G.e.stall_ns = c->gpu.host_stall_ns;
+    G.e.stall_sd_ns = c->gpu.host_stall_sd_ns;
+    {
+        /* one stream per (seed, GPU): both mixed through splitmix64's
+         * finalizer, so that nearby seeds and GPUs are unrelated */
+        uint64_t z = c->seed * 0xD1B54A32D192ED03ull + ((uint64_t)gpu + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        G.e.rng = z ^ (z >> 31);
+    }
     for (int s = 0; s < LSIM_ES_N; s++) G.e.last_on[s] = NONE;
     G.bucket_lo = G.bucket_hi = -1;
     snprintf(G.tp_pg, sizeof G.tp_pg, "tp:%d:%d", G.ppi, G.dpi);
@@ -325,65 +637,68 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
     G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
     G.dp_ranks = malloc((size_t)c->dp * sizeof *G.dp_ranks);
-    char src[96];
-    if (!source) snprintf(src, sizeof src, "synth:%s/gpu%u", c->model.name, gpu);
-    if (!steps || !G.tp_ranks || !G.dp_ranks) {
+    G.dpc = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
+    char src[256], opts[160];
+    lsim_synth_opts(c, opts, sizeof opts);
+    /* the options go into the source, where what-if finds them */
+    if (!source) snprintf(src, sizeof src, "synth:%s/gpu%u%s%s", c->model.name, gpu, opts[0] ? " opts:" : "", opts);
+    if (!steps || !G.tp_ranks || !G.dp_ranks || !G.dpc_ranks) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }
     for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = gpu_rank(&G, t, G.dpi, G.ppi);
     for (int d = 0; d < c->dp; d++) G.dp_ranks[d] = gpu_rank(&G, G.tpi, d, G.ppi);
+    /* the full job's numbering: rank = tp + TP (dp + DPC pp) */
+    for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = (int32_t)(G.tpi + c->tp * (d + G.dpc * G.ppi));
     fill_costs(&G);
-    if ((rc = lsim_synth_schedule(c->pp, G.ppi, G.m, G.V, steps, NULL, err))) goto cleanup;
-    int nwarm = 0;
-    lsim_synth_schedule(c->pp, G.ppi, G.m, G.V, steps, &nwarm, NULL);
+    int nwarm = 0, nsteps = 2 * G.m * G.V, total = G.m * G.V;
+    if (c->forward_only) {
+        /* forward passes only: m forwards in order on every stage */
+        for (int i = 0; i < G.m; i++) steps[i] = (lsim_synth_step){0, 0, i};
+        nsteps = nwarm = total = G.m;
+    } else if ((rc = lsim_synth_schedule(c->pp, G.ppi, G.m, G.V, steps, &nwarm, err))) {
+        goto cleanup;
+    }
     if ((rc = lsim_gb_new(source ? source : src, (int32_t)gpu, (int32_t)ngpu, &G.e.b, err))) goto cleanup;
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
+    if (c->gpu.host_step_ns > 0) {
+        /* the host's work before the step's first launch (data loading) */
+        snprintf(G.e.tag, sizeof G.e.tag, "step.begin.");
+        lsim_emit_host(&G.e, "dataloader", c->gpu.host_step_ns);
+    }
 
     /* blocks: [lo, hi) ranges of steps; steady-phase F+B pairs are one
      * block in the interleaved schedule */
-    int nsteps = 2 * G.m * G.V, total = G.m * G.V;
-    uint32_t ops[8];
-    int nops = 0;
+    uint32_t ops[8], rcv[8];
+    int nops = 0, nr = 0;
     /* receives of the first block */
     int blo = 0, bhi = 1;
     if (G.V > 1 && nwarm < total && 0 >= nwarm) bhi = 2;
-    for (int i = blo; i < bhi; i++) nops = step_recvs(&G, &steps[i], ops, nops);
-    p2p_group_sync(&G, ops, nops);
+    for (int i = blo; i < bhi; i++) nops = step_recvs(&G, &steps[i], ops, nops, rcv, &nr);
+    p2p_group_sync(&G, ops, nops, rcv, nr);
     while (blo < nsteps) {
         for (int i = blo; i < bhi; i++) step_compute(&G, &steps[i]);
         /* the next block */
         int nlo = bhi, nhi = bhi + 1;
         if (G.V > 1 && nlo >= nwarm && nlo < nwarm + 2 * (total - nwarm) && ((nlo - nwarm) % 2) == 0) nhi = nlo + 2;
         if (nhi > nsteps) nhi = nsteps;
-        nops = 0;
+        nops = nr = 0;
         for (int i = blo; i < bhi; i++) nops = step_sends(&G, &steps[i], ops, nops);
-        for (int i = nlo; i < nhi; i++) nops = step_recvs(&G, &steps[i], ops, nops);
-        p2p_group_sync(&G, ops, nops);
+        for (int i = nlo; i < nhi; i++) nops = step_recvs(&G, &steps[i], ops, nops, rcv, &nr);
+        p2p_group_sync(&G, ops, nops, rcv, nr);
         blo = nlo;
         bhi = nhi;
     }
-    /* optimizer: after every gradient all-reduce */
+    /* gradients reduced after the flush (Megatron's local DDP of 2021) */
+    if (G.dpc > 1 && c->grad_reduce == LSIM_GR_AFTER)
+        for (size_t i = 0; i < G.ndone; i++) dp_emit(&G, &G.done[i]);
+    /* optimizer: after every gradient reduction */
     if (G.e.last_on[LSIM_ES_DP] != NONE) lsim_emit_pend(&G.e, G.e.last_on[LSIM_ES_DP]);
-    if (c->optimizer) {
-        const costs *k = &G.k;
-        for (int ch = 0; ch < G.V; ch++) {
-            int lo = first_layer(&G, ch);
-            for (int l = lo; l < lo + G.lpc; l++) {
-                char w[24];
-                snprintf(w, sizeof w, "L%d.opt.", l);
-                snprintf(G.e.tag, sizeof G.e.tag, "%s", w);
-                lsim_emit_compute(&G.e, "adam", lsim_cost_elementwise(&c->gpu, k->layer_params * 30.0));
-            }
-            if (c->embed_head && (is_first_vs(&G, ch) || is_last_vs(&G, ch))) {
-                snprintf(G.e.tag, sizeof G.e.tag, "%s.opt.", is_first_vs(&G, ch) ? "emb" : "head");
-                lsim_emit_compute(&G.e, "adam", lsim_cost_elementwise(&c->gpu, k->emb_params * 30.0));
-            }
-        }
-    }
+    if (c->optimizer && !c->forward_only) optimizer(&G);
     /* the step ends when every stream is done (loss.item(), logging) */
     snprintf(G.e.tag, sizeof G.e.tag, "step.end.");
     uint32_t fin = lsim_emit_cpu(&G.e, "synchronize", LSIM_NF_BLOCKING);
@@ -400,6 +715,12 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
             g = NULL;
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         }
+        /* the graph bounds (graph.h): a model so wide that one GEMM lasts
+         * hours is refused here, not written into a store sim refuses */
+        if (!rc && (rc = lsim_graph_check_bounds(g, g->source, gpu, err))) {
+            lsim_graph_free(g);
+            g = NULL;
+        }
         if (!rc) {
             g->launch_latency_ns = c->gpu.launch_latency_ns;
             *out = g;
@@ -410,6 +731,8 @@ cleanup:
     free(steps);
     free(G.tp_ranks);
     free(G.dp_ranks);
+    free(G.dpc_ranks);
     free(G.e.pend);
+    free(G.done);
     return rc;
 }

@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "lumosim/input.h"
+
 /* The Lumos paper's GPT-3 family (its Table of model sizes): layers,
  * hidden, FFN, heads; head dim 128, sequence 2048, vocabulary 51200. */
 static const lsim_model_shape BUILTIN[] = {
@@ -37,8 +39,8 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
     int rc = 0;
     char *txt = NULL;
     cJSON *doc = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if ((rc = lsim_input_fopen(path, &f, err))) return rc; /* a FIFO: refused, never waited on */
     size_t cap = 4096, len = 0;
     txt = malloc(cap);
     while (txt) {
@@ -116,6 +118,9 @@ void lsim_synth_cfg_default(lsim_synth_cfg *c)
     c->p2p_sync = 1;
     c->embed_head = 1;
     c->optimizer = 1;
+    c->dropout = 1;
+    c->grad_bytes = 4;
+    c->mem_check = 1;
     lsim_gpu_spec_builtin("h100", &c->gpu, NULL);
     lsim_topology_default(&c->gpu, &c->topo);
 }
@@ -170,7 +175,110 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "element size must be 2 or 4 bytes (got %d)", c->elem_bytes);
     if (!(c->dp_bucket_params > 0)) return lsim_err_set(err, LSIM_EARG, "gradient bucket size must be positive");
     if (c->topo.gpus_per_node <= 0) return lsim_err_set(err, LSIM_EARG, "topology: gpus_per_node must be positive");
+    if (c->recompute < LSIM_RC_NONE || c->recompute > LSIM_RC_FULL || c->grad_reduce < LSIM_GR_OVERLAP ||
+        c->grad_reduce > LSIM_GR_AFTER || c->attention < LSIM_ATTN_FLASH || c->attention > LSIM_ATTN_UNFUSED)
+        return lsim_err_set(err, LSIM_EARG, "unknown recomputation, gradient reduction or attention kind");
+    if (c->grad_bytes != 2 && c->grad_bytes != 4)
+        return lsim_err_set(err, LSIM_EARG, "gradient element size must be 2 or 4 bytes (got %d)", c->grad_bytes);
+    /* Megatron's sequence parallelism splits the sequence over the TP ranks */
+    if (c->seq_parallel && m->seq % c->tp)
+        return lsim_err_set(err, LSIM_EARG, "--sequence-parallel: sequence length %d is not divisible by TP = %d", m->seq,
+                            c->tp);
+    if (c->dp_cost < 0 || c->dp_cost > (1 << 24))
+        return lsim_err_set(err, LSIM_EARG, "--dp-cost %d: not a number of replicas", c->dp_cost);
+    if (c->forward_only && c->vstages > 1)
+        return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
+    int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
+    if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
+    if (rc) return rc;
+    if (c->mem_check && c->gpu.mem_capacity > 0) {
+        lsim_synth_mem mm;
+        lsim_synth_memory(c, &mm);
+        if (mm.total > c->gpu.mem_capacity)
+            return lsim_err_set(err, LSIM_EARG,
+                                "the job needs %.1f GB per GPU on pipeline stage %d (weights, gradients and optimizer "
+                                "state %.1f GB for %.3g parameters, activations %.1f GB for %d micro-batch chunks in "
+                                "flight), more than the %s's %.1f GB: use more TP or PP, --recompute, "
+                                "--distributed-optimizer, a smaller micro-batch, or --no-memory-check",
+                                mm.total / 1e9, mm.stage, mm.states / 1e9, mm.params, mm.activations / 1e9, mm.inflight,
+                                c->gpu.name, c->gpu.mem_capacity / 1e9);
+    }
     return 0;
+}
+
+/* Activation bytes of one layer and one micro-batch that stay in memory
+ * until its backward (Korthikanti et al. 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models", Table 2; 2-byte activations):
+ * s b h (10 + 24/t + 5 a s / (h t)) with TP, s b h / t (34 + 5 a s / h)
+ * with sequence parallelism; selective recomputation and flash attention
+ * keep no s x s tensor (the 5 a s / h term: softmax output, dropout mask and
+ * output; 2 a s / h without dropout); full recomputation keeps only the
+ * layer's input, 2 s b h (/ t with SP). */
+static double layer_act(const lsim_synth_cfg *c, int stored)
+{
+    const lsim_model_shape *m = &c->model;
+    double t = c->tp, sbh = (double)m->seq * c->micro_batch * m->hidden, a = m->heads;
+    double s2 = c->attention == LSIM_ATTN_UNFUSED ? (c->dropout ? 5.0 : 2.0) * a * m->seq / m->hidden : 0;
+    if (stored && c->recompute == LSIM_RC_FULL) return 2 * sbh / (c->seq_parallel ? t : 1);
+    if (stored && c->recompute == LSIM_RC_SELECTIVE) s2 = 0;
+    return c->seq_parallel ? sbh / t * (34 + s2) : sbh * (10 + 24 / t + s2 / t);
+}
+
+void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
+{
+    const lsim_model_shape *m = &c->model;
+    memset(out, 0, sizeof *out);
+    double t = c->tp, h = m->hidden, A = (double)m->heads * m->head_dim;
+    double lp = (4 * h * A + 2 * h * m->ffn) / t + 13 * h, ep = (double)m->vocab / t * h;
+    /* bf16 weight + gradient + fp32 master weight and Adam's two moments */
+    int dpn = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    double opt = 12.0 / (c->dist_opt ? dpn : 1), per = c->forward_only ? 2.0 : 2.0 + c->grad_bytes + opt;
+    int mb = lsim_synth_microbatches(c), V = c->vstages, lpc = m->layers / (c->pp * V);
+    lsim_synth_step *steps = mb > 0 ? malloc((size_t)2 * mb * V * sizeof *steps) : NULL;
+    for (int s = 0; s < c->pp; s++) {
+        double params = lpc * V * lp;
+        if (c->embed_head && (s == 0 || s == c->pp - 1)) params += ep; /* embedding; the tied output layer */
+        int peak = 1;
+        if (!c->forward_only && steps && !lsim_synth_schedule(c->pp, s, mb, V, steps, NULL, NULL)) {
+            int cur = 0;
+            peak = 0;
+            for (int i = 0; i < 2 * mb * V; i++) {
+                cur += steps[i].bwd ? -1 : 1;
+                if (cur > peak) peak = cur;
+            }
+        }
+        double act = c->forward_only ? layer_act(c, 0) : peak * lpc * layer_act(c, 1);
+        if (!c->forward_only && c->recompute == LSIM_RC_FULL) act += layer_act(c, 0); /* the layer being recomputed */
+        if (c->embed_head && s == c->pp - 1) act += (double)m->seq * c->micro_batch * m->vocab / t * 4; /* fp32 logits */
+        double states = params * per, tot = states + act;
+        if (tot > out->total) {
+            out->stage = s;
+            out->params = params;
+            out->states = states;
+            out->activations = act;
+            out->total = tot;
+            out->inflight = peak;
+        }
+    }
+    free(steps);
+}
+
+void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
+{
+    static const char *const RC[] = {"", "rc=selective,", "rc=full,"};
+    snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s%s", RC[c->recompute > 0 && c->recompute <= 2 ? c->recompute : 0],
+             c->seq_parallel ? "sp," : "", c->grad_reduce == LSIM_GR_AFTER ? "grad=after," : "",
+             c->dist_opt ? "distopt," : "", c->scatter_gather ? "sg," : "",
+             c->attention == LSIM_ATTN_UNFUSED ? "attn=unfused," : "",
+             c->attention == LSIM_ATTN_UNFUSED && !c->dropout ? "nodropout," : "", c->tp_overlap ? "tpoverlap," : "",
+             c->grad_bytes == 2 ? "gradbytes=2," : "", c->forward_only ? "fwd," : "",
+             c->gpu.host_stall_prob > 0 && c->gpu.host_stall_ns > 0 ? "stalls," : "");
+    if (c->dp_cost > c->dp) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);
+    }
+    size_t n = strlen(out);
+    if (n && out[n - 1] == ',') out[n - 1] = 0;
 }
 
 /* Megatron's interleaved schedule: forward step k runs chunk (k / pp) % V

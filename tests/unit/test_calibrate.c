@@ -80,11 +80,16 @@ static void test_fit(void)
     lsim_gpu_spec base, out;
     lsim_calib_report r;
     CHECK(lsim_gpu_spec_builtin("a100", &base, &err) == 0);
+    /* the efficiency curve the fixture was generated from, and the ridge
+     * point it was laid out for (mem_eff 0.85: 180 FLOP/B) */
+    base.sms = 0;
+    base.mem_eff = 0.85;
     CHECK_MSG(lsim_trace_read(path, &t, &err) == 0, "%s", err.msg);
     if (!t) return;
     CHECK(t->device_name != UINT32_MAX && strstr(lsim_strtab_get(t->strings, t->device_name), "A100"));
-    /* 7 shapes x 3 + matmul/mm + matmul/mm + split mm + bmm + fp32 mm + idle mm */
-    CHECK_I64(t->ngemm, 29);
+    /* 7 shapes x 3 + matmul/mm + matmul/mm + split mm + bmm + fp32 mm + idle
+     * mm, and the aten::copy_ (a memory-bound op, in the same table) */
+    CHECK_I64(t->ngemm, 30);
     CHECK(lsim_calib_new(&c, &err) == 0);
     CHECK_MSG(lsim_calib_add_trace(c, t, &err) == 0, "%s", err.msg);
     CHECK_MSG(lsim_calib_fit(c, &base, path, &out, &r, &err) == 0, "%s", err.msg);
@@ -107,8 +112,10 @@ static void test_fit(void)
             CHECK(near(r.shapes[i].median_ns, (2.0 * 1536 * 1536 * 1536 + 5e9) / (312e12 * 0.7) * 1e9, 0.001));
         }
     CHECK(seen);
-    /* unfitted fields kept, launch calls measured (5 us each in the fixture) */
+    /* unfitted fields kept (one copy of 40 us cannot constrain mem_eff),
+     * launch calls measured (5 us each in the fixture) */
     CHECK(out.mem_eff == base.mem_eff && out.attn_eff_max == base.attn_eff_max && out.peak_flops == base.peak_flops);
+    CHECK(!r.mem_fitted);
     CHECK_I64(out.launch_cpu_ns, 5000);
     CHECK_I64(r.launch_calls, 29);
     CHECK(!strcmp(out.name, "a100-cal"));
@@ -124,6 +131,71 @@ static void test_fit(void)
         CHECK_MSG(lsim_gpu_spec_load(tmp, &back, &err) == 0, "%s", err.msg);
         CHECK(back.gemm_eff_max == out.gemm_eff_max && back.gemm_eff_half == out.gemm_eff_half &&
               back.kernel_min_ns == out.kernel_min_ns && back.launch_latency_ns == out.launch_latency_ns);
+        unlink(tmp);
+    }
+    lsim_calib_free(c);
+    lsim_trace_free(t);
+}
+
+/* The tile-and-wave fit (a base spec with an SM count) on a fixture made
+ * from known parameters (tests/data/calibrate/gen_gemm_waves.py): eff 0.8,
+ * 2500 ns per tile; memory-bound ops at 0.6 of the bandwidth; launch calls
+ * 45 us apart with 3 stalls of 20 ms in 101 gaps; a 3 ms data loader. */
+static void test_fit_waves(void)
+{
+    const char *path = LSIM_SOURCE_DIR "/tests/data/calibrate/gemm_waves.json";
+    lsim_err err = {0};
+    lsim_trace *t = NULL;
+    lsim_calib *c = NULL;
+    lsim_gpu_spec base, out;
+    lsim_calib_report r;
+    CHECK(lsim_gpu_spec_builtin("a100", &base, &err) == 0 && base.sms == 108);
+    CHECK_MSG(lsim_trace_read(path, &t, &err) == 0, "%s", err.msg);
+    if (!t) return;
+    CHECK(lsim_calib_new(&c, &err) == 0);
+    CHECK_MSG(lsim_calib_add_trace(c, t, &err) == 0, "%s", err.msg);
+    CHECK_MSG(lsim_calib_fit(c, &base, path, &out, &r, &err) == 0, "%s", err.msg);
+    CHECK_I64(r.gemm_mode, 4);
+    CHECK_I64(r.gemm_points, 42);
+    CHECK_MSG(near(out.gemm_eff_max, 0.8, 0.001), "eff_max %g, want 0.8", out.gemm_eff_max);
+    CHECK_MSG(llabs(out.gemm_tile_ns - 2500) <= 5, "tile %lld ns, want 2500", (long long)out.gemm_tile_ns);
+    CHECK(r.gemm_max_rel_residual < 0.001);
+    CHECK(r.mem_fitted && r.mem_ops == 60);
+    CHECK_MSG(near(out.mem_eff, 0.6, 0.001), "mem_eff %g, want 0.6", out.mem_eff);
+    CHECK(r.dispatch_fitted && r.host_gaps == 101);
+    CHECK_I64(out.host_dispatch_ns, 45000);
+    CHECK(r.stall_fitted && r.host_stalls == 3);
+    CHECK_MSG(near(out.host_stall_prob, 3.0 / 101, 1e-9), "stall prob %g", out.host_stall_prob);
+    CHECK_I64(out.host_stall_ns, 19955000);
+    CHECK_I64(out.host_step_ns, 3000000);
+    /* with one shape the tile time cannot be separated from the efficiency:
+     * kept from the base, eff alone fitted */
+    {
+        lsim_calib *c1 = NULL;
+        lsim_trace *t1 = NULL;
+        CHECK(lsim_calib_new(&c1, &err) == 0 && lsim_trace_read(path, &t1, &err) == 0);
+        if (c1 && t1) {
+            t1->ngemm = 6; /* the first shape's six ops */
+            CHECK(lsim_calib_add_trace(c1, t1, &err) == 0);
+            CHECK_MSG(lsim_calib_fit(c1, &base, path, &out, &r, &err) == 0, "%s", err.msg);
+            CHECK_I64(r.gemm_mode, 3);
+            CHECK_I64(out.gemm_tile_ns, base.gemm_tile_ns);
+        }
+        lsim_trace_free(t1);
+        lsim_calib_free(c1);
+    }
+    /* the spec written loads back with the new keys */
+    char tmp[] = "/tmp/lsim_calib_XXXXXX";
+    int fd = mkstemp(tmp);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        FILE *f = fdopen(fd, "w");
+        CHECK(lsim_calib_write_gpu(f, &out, "test", &err) == 0);
+        fclose(f);
+        lsim_gpu_spec back;
+        CHECK_MSG(lsim_gpu_spec_load(tmp, &back, &err) == 0, "%s", err.msg);
+        CHECK(back.sms == out.sms && back.gemm_tile_ns == out.gemm_tile_ns && back.host_dispatch_ns == out.host_dispatch_ns &&
+              back.host_step_ns == out.host_step_ns && back.mem_capacity == out.mem_capacity);
         unlink(tmp);
     }
     lsim_calib_free(c);
@@ -206,6 +278,7 @@ int main(void)
 {
     test_flops();
     test_fit();
+    test_fit_waves();
     test_no_gemm();
     test_topology();
     return check_result("test_calibrate");

@@ -49,17 +49,31 @@ static void test_kernels(void)
 {
     lsim_gpu_spec h;
     CHECK(lsim_gpu_spec_builtin("H100", &h, NULL) == 0);
-    /* (2*8192^3 + 2e9) / (989.4e12 * 0.75) s = 1484416.99 ns (compute-bound:
-     * the 402.6 MB it moves take 141 us at 3.35e12 * 0.85). */
-    CHECK_I64(lsim_cost_gemm(&h, 8192, 8192, 8192, 2), 1484417);
-    /* fp32 runs on TF32 at half the rate: (2*8192^3 + 2e9) / (494.7e12 * 0.75). */
-    NEAR(lsim_cost_gemm(&h, 8192, 8192, 8192, 4), 2968833.98, 1e-6);
+    /* Tiles and waves on H100's 132 SMs: 256x128 tiles, 32 x 64 = 2048 of
+     * them, 16 waves (128x128: 4096 tiles, 32 waves, slower), each
+     * 2*256*128*8192 / (989.4e12 / 132 * 0.80) s + 3300 ns:
+     * 16 * (89532.75 + 3300) = 1485323.96 ns (compute-bound: the 402.6 MB it
+     * moves take 141 us at 3.35e12 * 0.85). */
+    CHECK_I64(lsim_cost_gemm(&h, 8192, 8192, 8192, 2), 1485324);
+    /* fp32 runs on TF32 at half the rate: 16 * (2 * 89532.75 + 3300) ns. */
+    NEAR(lsim_cost_gemm(&h, 8192, 8192, 8192, 4), 2917847.92, 1e-6);
     /* A GEMV is memory-bound: (8192 + 8192^2 + 8192) * 2 B / (3.35e12 * 0.85) = 47146.79 ns
      * (its compute time would be 2876 ns). */
     CHECK_I64(lsim_cost_gemm(&h, 1, 8192, 8192, 2), 47147);
-    /* A tiny GEMM costs the curve's fixed part, (8192 + 2e9) / (989.4e12 * 0.75)
-     * = 2695.37 ns; nonsense shapes cost the floor. */
-    CHECK_I64(lsim_cost_gemm(&h, 16, 16, 16, 2), 2695);
+    /* A tiny GEMM is one 128x128 tile (too short in K to split): its main
+     * loop 2*128*128*16 / (989.4e12 / 132 * 0.80) s = 87.43 ns plus the
+     * tile's fixed 3300 ns; nonsense shapes cost the floor. */
+    CHECK_I64(lsim_cost_gemm(&h, 16, 16, 16, 2), 3387);
+    /* Wave quantization: 2048 tiles of 256x128 fill 15.5 waves of 132 SMs,
+     * 2112 tiles (M 8448) still 16: the same time for 3 % more work. */
+    CHECK_I64(lsim_cost_gemm(&h, 8448, 8192, 8192, 2), lsim_cost_gemm(&h, 8192, 8192, 8192, 2));
+    /* Without an SM count, the efficiency curve of earlier specs:
+     * (2*8192^3 + 2e9) / (989.4e12 * 0.80) s = 1391640.93 ns. */
+    {
+        lsim_gpu_spec c = h;
+        c.sms = 0;
+        CHECK_I64(lsim_cost_gemm(&c, 8192, 8192, 8192, 2), 1391641);
+    }
     CHECK_I64(lsim_cost_gemm(&h, 0, 16, 16, 2), h.kernel_min_ns);
     CHECK_I64(lsim_cost_gemm(&h, NAN, 16, 16, 2), h.kernel_min_ns);
     /* 1 GiB moved: 2^30 / (3.35e12 * 0.85) = 377082.29 ns. */
@@ -310,6 +324,25 @@ static void test_bad_files(void)
         "peak_flops", "not positive");
     bad(0, "dup_key.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"mem_bw\": 4e12}", LSIM_EFORMAT, "mem_bw", "twice");
     bad(0, "long_name.json", "{\"name\": \"abcdefghijabcdefghijabcdefghijabc\"}", LSIM_EFORMAT, "name", "31");
+    /* the optional keys (issue 15): absent they are 0, present they are checked */
+    CHECK_MSG(lsim_gpu_spec_load(write_tmp("ok_opt.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"sms\": 108, "
+                                                           "\"gemm_tile_ns\": 3220, \"mem_capacity\": 80e9, "
+                                                           "\"host_dispatch_ns\": 50000, \"host_stall_prob\": 0.04, "
+                                                           "\"sources\": {\"sms\": \"a datasheet\"}}"),
+                                 &g, &err) == 0,
+              "%s", err.msg);
+    CHECK(g.sms == 108 && g.gemm_tile_ns == 3220 && g.mem_capacity == 80e9 && g.host_dispatch_ns == 50000 &&
+          g.host_stall_prob == 0.04 && g.host_step_ns == 0 && g.host_stall_ns == 0);
+    CHECK(lsim_gpu_spec_check(&g, "loaded", &err) == 0);
+    bad(0, "sms_frac.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"sms\": 108.5}", LSIM_EFORMAT, "sms", "integer");
+    bad(0, "mem_gb.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"mem_capacity\": 80}", LSIM_EFORMAT, "mem_capacity",
+        "not GB");
+    bad(0, "stall_prob.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"host_stall_prob\": 1}", LSIM_EFORMAT,
+        "host_stall_prob", "[0,1)");
+    bad(0, "sources_key.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"sources\": {\"peak_flop\": \"x\"}}",
+        LSIM_EFORMAT, "sources", "not a key");
+    bad(0, "sources_type.json", GPU_OK_HEAD ", \"gemm_eff_max\": 0.7, \"sources\": [1]}", LSIM_EFORMAT, "sources",
+        "object");
     bad(0, "truncated.json", GPU_OK_HEAD ", \"gemm_ef", LSIM_EFORMAT, NULL, "not valid JSON");
     bad(0, "array.json", "[1, 2]", LSIM_EFORMAT, NULL, "not a JSON object");
     bad(0, "empty.json", "", LSIM_EFORMAT, NULL, "not valid JSON");

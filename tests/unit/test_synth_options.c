@@ -1,0 +1,376 @@
+/* Workload synthesis options and the trends a synthesized step must follow
+ * (synth.h, docs/synthesis.md "Options"; issue 15). Expected values are laws,
+ * not outputs of the code under test:
+ * - more data-parallel replicas add only the growth of the gradient
+ *   all-reduces (with the reduction after the flush, exactly their summed
+ *   growth; overlapped, never more);
+ * - PP 2 -> 4 -> 8 at fixed micro-batches follows the 1F1B bubble law
+ *   (m + p - 1)(tf + tb) within 5 %;
+ * - full recomputation adds one forward pass of each layer, selective the
+ *   attention core's forward;
+ * - the memory check refuses GPT-3 175B at TP 8 x PP 2 (about 196 GB per
+ *   GPU by the standard accounting) on 80 GB GPUs;
+ * - sequence parallelism, scatter/gather and the distributed optimizer
+ *   change the collectives as Megatron does;
+ * - pipeline bubbles are idle time, not communication. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lumosim/engine.h"
+#include "lumosim/job.h"
+#include "lumosim/metrics.h"
+#include "lumosim/synth.h"
+#include "oracle_report.h"
+
+static void small_cfg(lsim_synth_cfg *c)
+{
+    lsim_synth_cfg_default(c);
+    lsim_model_builtin("gpt3-15b", &c->model, NULL);
+    c->model.layers = 16;
+    c->tp = c->pp = c->dp = 1;
+    c->micro_batch = 1;
+    c->global_batch = 2;
+}
+
+/* Synthesize every GPU, simulate the job; span, and per GPU the end array
+ * (ends may be NULL) and the breakdown of GPU 0 (bd may be NULL). */
+static int run(const lsim_synth_cfg *c, lsim_graph ***gout, lsim_ns *span, lsim_breakdown *bd)
+{
+    lsim_err err;
+    size_t n = lsim_synth_ngpus(c);
+    lsim_graph **g = calloc(n, sizeof *g);
+    lsim_engine **e = calloc(n, sizeof *e);
+    lsim_ns **w = calloc(n, sizeof *w);
+    lsim_job *j = NULL;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) rc = lsim_synth_gpu(c, (uint32_t)i, NULL, &g[i], &err);
+    if (!rc) rc = lsim_job_match(g, n, &j, &err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = lsim_engine_new(g[i], &e[i], &err);
+        w[i] = malloc((g[i]->n ? g[i]->n : 1) * sizeof **w);
+    }
+    if (!rc) rc = lsim_job_run(j, e, w, &err);
+    *span = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_ns *en = lsim_engine_end(e[i]);
+        for (size_t v = 0; v < g[i]->n; v++)
+            if (en[v] > *span) *span = en[v];
+    }
+    if (!rc && bd) {
+        lsim_rank_report r;
+        lsim_job_waits(j, 0, lsim_engine_start(e[0]), lsim_engine_end(e[0]), g[0]->n, w[0]);
+        rc = lsim_metrics_compute_ex(g[0], lsim_engine_start(e[0]), lsim_engine_end(e[0]), 1000000, NULL, w[0], &r, &err);
+        if (!rc) *bd = r.bd_predicted;
+        /* and the independent oracle of the breakdown agrees */
+        ref_report ref;
+        if (!rc && ref_compute(g[0], lsim_engine_start(e[0]), lsim_engine_end(e[0]), 1000000, NULL, w[0], &ref) == 0) {
+            CHECK(compare_report("synthesized job, GPU 0", &r, &ref) == 0);
+            ref_free(&ref);
+        }
+        lsim_rank_report_clear(&r);
+    }
+    if (rc) fprintf(stderr, "run: %s\n", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        lsim_engine_free(e[i]);
+        free(w[i]);
+    }
+    free(e);
+    free(w);
+    lsim_job_free(j);
+    if (gout && !rc) *gout = g;
+    else {
+        for (size_t i = 0; i < n; i++) lsim_graph_free(g[i]);
+        free(g);
+    }
+    return rc;
+}
+
+static void free_job(lsim_graph **g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++) lsim_graph_free(g[i]);
+    free(g);
+}
+
+static const char *nm(const lsim_graph *g, size_t v) { return lsim_strtab_get(g->strings, g->name[v]); }
+
+/* summed durations of GPU kernels whose name contains `what` (and, if
+ * given, `also`) */
+static lsim_ns sum_kernels(const lsim_graph *g, const char *what, const char *also)
+{
+    lsim_ns s = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->kind[v] == LSIM_N_KERNEL && strstr(nm(g, v), what) && (!also || strstr(nm(g, v), also))) s += g->dur[v];
+    return s;
+}
+
+/* ------------------------------------------------------------ DP */
+
+static void test_dp_growth(void)
+{
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.tp = 2;
+    c.grad_reduce = LSIM_GR_AFTER;
+    c.mem_check = 0;
+    lsim_ns span[2];
+    lsim_ns ar[2];
+    for (int k = 0; k < 2; k++) {
+        c.dp = k ? 4 : 2;
+        c.global_batch = 2 * c.dp; /* the same micro-batches per replica */
+        lsim_graph **g = NULL;
+        CHECK(run(&c, &g, &span[k], NULL) == 0);
+        if (!g) return;
+        ar[k] = sum_kernels(g[0], "dp_allreduce", NULL);
+        CHECK(ar[k] > 0);
+        free_job(g, lsim_synth_ngpus(&c));
+    }
+    /* after the flush the all-reduces run back to back, nothing overlaps
+     * them: the step grows by exactly their growth (rounding: 1 ns a node) */
+    CHECK(ar[1] > ar[0]);
+    CHECK_MSG(llabs((span[1] - span[0]) - (ar[1] - ar[0])) <= 100, "DP 2 -> 4: step +%lld ns, all-reduces +%lld ns",
+              (long long)(span[1] - span[0]), (long long)(ar[1] - ar[0]));
+    /* overlapped with the backward pass: never more than that growth */
+    c.grad_reduce = LSIM_GR_OVERLAP;
+    lsim_ns s2, s4;
+    c.dp = 2, c.global_batch = 4;
+    CHECK(run(&c, NULL, &s2, NULL) == 0);
+    c.dp = 4, c.global_batch = 8;
+    CHECK(run(&c, NULL, &s4, NULL) == 0);
+    CHECK_MSG(s4 >= s2 && s4 - s2 <= ar[1] - ar[0] + 100, "overlapped: step +%lld ns, all-reduces +%lld ns",
+              (long long)(s4 - s2), (long long)(ar[1] - ar[0]));
+    /* --dp-cost: one replica whose all-reduces are those of 4 (buckets
+     * in a group of one, timed for the full group): the DP 4 step */
+    c.grad_reduce = LSIM_GR_AFTER;
+    c.dp = 1, c.global_batch = 2, c.dp_cost = 4;
+    lsim_ns s1;
+    CHECK(run(&c, NULL, &s1, NULL) == 0);
+    CHECK_MSG(llabs(s1 - span[1]) <= 100, "--dp-cost 4 at DP 1: %lld ns, DP 4: %lld ns", (long long)s1,
+              (long long)span[1]);
+}
+
+/* ------------------------------------------------------------ PP */
+
+static void test_bubble_law(void)
+{
+    /* equal stages (no embedding / head), no optimizer; PP 2, 4, 8 over 16
+     * layers at m = 8 micro-batches; tf + tb is one stage's compute per
+     * micro-batch (its kernels of micro-batch 0) */
+    for (int p = 2; p <= 8; p *= 2) {
+        lsim_synth_cfg c;
+        small_cfg(&c);
+        c.pp = p;
+        c.global_batch = 8;
+        c.embed_head = 0;
+        c.optimizer = 0;
+        lsim_graph **g = NULL;
+        lsim_ns span = 0;
+        CHECK(run(&c, &g, &span, NULL) == 0);
+        if (!g) return;
+        lsim_ns tfb = 0;
+        for (size_t v = 0; v < g[0]->n; v++)
+            if (g[0]->kind[v] == LSIM_N_KERNEL && !(g[0]->flags[v] & LSIM_NF_COLL) && strstr(nm(g[0], v), ".mb0."))
+                tfb += g[0]->dur[v];
+        double law = (double)(8 + p - 1) * (double)tfb, err = ((double)span - law) / law;
+        CHECK_MSG(fabs(err) <= 0.05, "PP %d: step %lld ns, (m + p - 1)(tf + tb) = %.0f ns: %+.2f %%", p, (long long)span,
+                  law, 100 * err);
+        free_job(g, lsim_synth_ngpus(&c));
+    }
+}
+
+/* ------------------------------------------------------------ recomputation */
+
+static void test_recompute(void)
+{
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.model.layers = 4;
+    c.embed_head = 0;
+    c.optimizer = 0;
+    c.attention = LSIM_ATTN_UNFUSED;
+    lsim_ns s[3];
+    lsim_graph **g0 = NULL;
+    for (int r = LSIM_RC_NONE; r <= LSIM_RC_FULL; r++) {
+        c.recompute = r;
+        lsim_graph **g = NULL;
+        CHECK(run(&c, &g, &s[r], NULL) == 0);
+        if (!g) return;
+        if (r == LSIM_RC_NONE) g0 = g;
+        else free_job(g, 1);
+    }
+    if (!g0) return;
+    /* one GPU, the CPU ahead: the step is the sum of its kernels, so full
+     * recomputation adds the forward pass of every layer and micro-batch
+     * once, selective the attention core's forward (Q K^T, softmax, dropout) */
+    lsim_ns fwd = sum_kernels(g0[0], ".fwd.", NULL);
+    lsim_ns core = sum_kernels(g0[0], ".fwd.qk_gemm", NULL) + sum_kernels(g0[0], ".fwd.softmax", NULL) +
+                   sum_kernels(g0[0], ".fwd.probs_dropout", NULL);
+    CHECK(fwd > 0 && core > 0);
+    double ef = ((double)(s[LSIM_RC_FULL] - s[LSIM_RC_NONE]) - (double)fwd) / (double)fwd;
+    double es = ((double)(s[LSIM_RC_SELECTIVE] - s[LSIM_RC_NONE]) - (double)core) / (double)core;
+    CHECK_MSG(fabs(ef) <= 0.01, "full recomputation adds %lld ns, one forward is %lld ns", (long long)(s[2] - s[0]),
+              (long long)fwd);
+    CHECK_MSG(fabs(es) <= 0.01, "selective recomputation adds %lld ns, the attention core %lld ns",
+              (long long)(s[1] - s[0]), (long long)core);
+    free_job(g0, 1);
+}
+
+/* ------------------------------------------------------------ memory */
+
+static void test_memory(void)
+{
+    lsim_synth_cfg c;
+    lsim_synth_cfg_default(&c);
+    lsim_model_builtin("gpt3-175b", &c.model, NULL);
+    c.tp = 8, c.pp = 2, c.dp = 1, c.micro_batch = 1, c.global_batch = 8;
+    lsim_synth_mem m;
+    lsim_synth_memory(&c, &m);
+    /* 96 layers of 12 h^2 parameters (4 h A + 2 h ffn, A = h) and the
+     * 51200 x 12288 embedding, over TP 8 and PP 2: about 10.9e9 per GPU,
+     * 18 bytes each (bf16 weight, fp32 gradient, fp32 master, two moments) */
+    double h = 12288, want = (48 * (12 * h * h) / 8 + 51200 / 8 * h) * 18;
+    CHECK_MSG(fabs(m.states - want) / want < 0.01, "states %.4g, want %.4g", m.states, want);
+    CHECK(m.states > 190e9 && m.states < 200e9); /* "about 196 GB" */
+    /* activations on top: stage 0 holds 2 micro-batches of 48 layers, (10 +
+     * 24 / 8) s b h bytes each (flash attention) */
+    CHECK_MSG(fabs(m.activations - 2 * 48 * 13 * 2048 * h) / m.activations < 0.01, "activations %.4g", m.activations);
+    lsim_err err;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "GB per GPU") && strstr(err.msg, "80.0 GB"));
+    c.mem_check = 0;
+    CHECK(lsim_synth_check(&c, &err) == 0);
+    /* the distributed optimizer shards the 12 bytes of optimizer state */
+    c.mem_check = 1, c.dp = 8, c.global_batch = 64, c.dist_opt = 1, c.pp = 8;
+    lsim_synth_memory(&c, &m);
+    double p = 12 * (12 * h * h) / 8 + 51200 / 8 * h;
+    CHECK_MSG(fabs(m.states - p * (6 + 12.0 / 8)) / (p * 7.5) < 0.01, "states %.4g", m.states);
+    CHECK(lsim_synth_check(&c, &err) == 0);
+}
+
+/* ------------------------------------------------------------ collectives */
+
+static void test_collectives(void)
+{
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.model.layers = 4;
+    c.tp = 2, c.pp = 2, c.dp = 2, c.global_batch = 4;
+    c.seq_parallel = 1;
+    c.dist_opt = 1;
+    lsim_err err;
+    lsim_graph *g = NULL;
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0);
+    if (!g) return;
+    CHECK(strstr(g->source, " opts:sp,distopt") != NULL);
+    int64_t act = 2048LL * 6144 * 2;
+    size_t ar = 0, rs = 0, ag = 0, send = 0, dprs = 0, dpag = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        const char *pg = lsim_strtab_get(g->strings, ci->pg_name);
+        if (!strncmp(pg, "tp:", 3)) {
+            if (ci->kind == LSIM_COLL_ALLREDUCE) ar++;
+            if (ci->kind == LSIM_COLL_REDUCESCATTER) {
+                rs++;
+                CHECK(ci->bytes == act || strstr(nm(g, v), "head"));
+            }
+            if (ci->kind == LSIM_COLL_ALLGATHER) {
+                ag++;
+                CHECK_I64(ci->bytes, act / 2);
+            }
+        }
+        if (ci->kind == LSIM_COLL_SEND) {
+            send++;
+            CHECK_I64(ci->bytes, act / 2); /* the shard: SP */
+        }
+        if (!strncmp(pg, "dp:", 3) && ci->kind == LSIM_COLL_REDUCESCATTER) dprs++;
+        if (!strncmp(pg, "dp:", 3) && ci->kind == LSIM_COLL_ALLGATHER) dpag++;
+    }
+    /* stage 0: 2 layers x 2 micro-batches; forward 2 RS + 2 AG, backward
+     * 2 RS + 4 AG (the gradients and the inputs of the weight gradients) a
+     * layer; the embedding's RS forward, AG backward; only the loss keeps
+     * an all-reduce (on the last stage, not this one) */
+    CHECK_I64(rs, 2 * 2 * 4 + 2);
+    CHECK_I64(ag, 2 * 2 * 6 + 2);
+    CHECK_I64(ar, 0);
+    CHECK_I64(send, 2);
+    CHECK(dprs > 0 && dprs == dpag); /* each bucket: gradient RS, parameter AG */
+    lsim_graph_free(g);
+    /* scatter/gather without SP: sends carry 1/TP, an all-gather follows
+     * each receive */
+    c.seq_parallel = 0, c.dist_opt = 0, c.scatter_gather = 1;
+    CHECK(lsim_synth_gpu(&c, 4, NULL, &g, &err) == 0); /* stage 1 */
+    if (!g) return;
+    size_t recv = 0, ppag = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        if (ci->kind == LSIM_COLL_RECV) {
+            recv++;
+            CHECK_I64(ci->bytes, act / 2);
+        }
+        if (strstr(nm(g, v), "pp_ag")) {
+            ppag++;
+            CHECK_I64(ci->bytes, act / 2);
+        }
+    }
+    CHECK_I64(recv, 2);
+    CHECK_I64(ppag, recv);
+    lsim_graph_free(g);
+}
+
+/* ------------------------------------------------------------ bubbles */
+
+static void test_bubbles_idle(void)
+{
+    /* TP 1, DP 1: the only collectives are pipeline sends and receives, so
+     * all waiting is a bubble: idle ("other"), none of it communication */
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.pp = 4, c.global_batch = 4;
+    lsim_ns span;
+    lsim_breakdown bd;
+    lsim_graph **g = NULL;
+    CHECK(run(&c, &g, &span, &bd) == 0);
+    CHECK_I64(bd.exposed_comm_wait, 0);
+    CHECK(bd.other > span / 10); /* stage 0 idles through 3 of 7 micro-batch slots in each direction */
+    free_job(g, 4);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad(void)
+{
+    lsim_synth_cfg c;
+    lsim_err err;
+    small_cfg(&c);
+    c.tp = 3;
+    c.model.hidden = 6144, c.model.heads = 48; /* 48 heads / 3 fine */
+    c.model.ffn = 12288;
+    c.model.vocab = 51202;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "vocabulary 51202"));
+    small_cfg(&c);
+    c.tp = 3, c.seq_parallel = 1, c.model.seq = 2048, c.model.vocab = 51204;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "sequence length 2048 is not divisible by TP = 3"));
+    small_cfg(&c);
+    c.pp = 2, c.vstages = 2, c.forward_only = 1, c.global_batch = 2;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--forward-only"));
+    small_cfg(&c);
+    c.pp = 3; /* 16 layers */
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "16 layers are not divisible by PP x V = 3 x 1"));
+    small_cfg(&c);
+    c.gpu.peak_flops = 989.4; /* TFLOP/s where FLOP/s is expected */
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "peak_flops") && strstr(err.msg, "989.4"));
+}
+
+int main(void)
+{
+    test_dp_growth();
+    test_bubble_law();
+    test_recompute();
+    test_memory();
+    test_collectives();
+    test_bubbles_idle();
+    test_bad();
+    return check_result("test_synth_options");
+}
