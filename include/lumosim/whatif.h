@@ -115,6 +115,13 @@ typedef struct lsim_wi_ident {
     uint64_t layer_nodes;      /* nodes inside layer subgraphs */
     int annotations;           /* distinct layer annotations (Kineto) */
     int forward_only;          /* no backward-pass or optimizer work seen */
+    /* world-group all-reduces by the thread that launched them: the
+     * autograd (backward) thread -- a CPU thread running
+     * "autograd::engine::evaluate_function: ..." ops -- or any other. DDP's
+     * gradient buckets are all-reduces launched from the backward thread
+     * while it runs; tensor-parallel all-reduces also run in the forward
+     * pass, from the main thread. lsim_wi_layout_of tells them apart. */
+    uint64_t world_ar_bwd, world_ar_other;
     lsim_wi_kernel_layers klayers; /* layer_source LSIM_WI_LAYERS_KERNELS */
 } lsim_wi_ident;
 
@@ -139,8 +146,10 @@ typedef struct lsim_wi_layout {
 /* The job's parallel layout from every GPU's identification: TP and DP from
  * the group sizes, PP = world / (TP * DP); every GPU's rank must be its
  * index and its coordinates (where known) must agree with Megatron's
- * numbering. A world-size group is taken as TP when the world fits in
- * gpus_per_node GPUs and no other TP group exists, else as DP. LSIM_EARG
+ * numbering. When every collective is on the whole world, it is DP if all
+ * of its all-reduces come from the backward thread (DDP gradient buckets:
+ * world_ar_bwd), else TP when the world fits in gpus_per_node GPUs, else
+ * DP. LSIM_EARG
  * naming the GPU that disagrees. */
 int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsim_wi_layout *out, lsim_err *err);
 
@@ -268,8 +277,23 @@ int lsim_wi_gpu(const lsim_graph *in, const lsim_gpu_spec *from, const lsim_gpu_
                 lsim_wi_counts *rec, lsim_err *err);
 
 /* A straggler: every compute kernel, copy and memset (not collectives) of
- * this graph lasts factor times as long (factor > 0, finite; LSIM_EARG). */
+ * this graph lasts factor times as long (LSIM_EARG outside the range of
+ * lsim_wi_slow_check). */
 int lsim_wi_slow(const lsim_graph *in, double factor, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+
+/* The accepted --slow-gpu factors, LSIM_WI_SLOW_MIN..LSIM_WI_SLOW_MAX
+ * (0.001..1000): stragglers measured in production training are 1.1x to a
+ * few times slower, a GPU 1000x slower than its peers is a failed one, and
+ * the bound keeps a 10 s kernel within the graph bounds (graph.h,
+ * LSIM_DUR_MAX). The accepted --jitter relative standard deviations,
+ * 0..LSIM_WI_JITTER_MAX (10, i.e. 1000 %): measured kernel noise is a few
+ * per cent. 0 or LSIM_EARG with one line ("--slow-gpu factor ... is
+ * outside ..."). Local. */
+#define LSIM_WI_SLOW_MIN 1e-3
+#define LSIM_WI_SLOW_MAX 1e3
+#define LSIM_WI_JITTER_MAX 10.0
+int lsim_wi_slow_check(double factor, lsim_err *err);
+int lsim_wi_jitter_check(double sigma, lsim_err *err);
 
 /* Noise: each compute kernel's dur *= max(0, 1 + s * z), z standard normal
  * drawn from (seed, gpu, node) alone (deterministic, independent of batching
@@ -329,6 +353,15 @@ void lsim_wi_pipe_source(const lsim_wi_pipe *s, int *layers, int *micro_batches)
  * PP < 2 or micro-batches not divisible by PP, a layer / micro-batch
  * missing from the source. */
 int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *err);
+/* The size of the largest GPU the column emits in the new pipeline `to`
+ * (after lsim_wi_pipe_check): an estimate, from the source's kernels per
+ * layer, embedding, head and optimizer scaled by the new micro-batches and
+ * the new stage's share of the layers; about 2 nodes per kernel (its
+ * launch), 1.8 edges per node, a name per kernel (measured on synthesized
+ * columns: 2.02 nodes per kernel, 1.68 edges per node). For the memory
+ * check before the emission (whatif --micro-batches 100000). Local. */
+void lsim_wi_pipe_estimate(const lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, double *nodes, double *edges,
+                           double *strings);
 /* The graph of stage pp_i of the column in the new pipeline (rank and
  * groups in layout (L.tp, to->pp, L.dp)). M: the model (layer and
  * embedding parameters for the buckets, activations for the transfers; its

@@ -87,6 +87,25 @@ static int tag_layer(const char *s)
 /* a record_function annotation naming a layer (graph.h) */
 int wi_annot_layer(const char *s) { return lsim_graph_layer_annotation(s); }
 
+/* The CPU threads that run autograd's backward ops: 1 per proc in bwd. */
+static void backward_threads(const lsim_graph *g, uint8_t *bwd)
+{
+    static const char pfx[] = "autograd::engine::evaluate_function";
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_CPU || g->proc[v] >= g->nprocs) continue;
+        if (!strncmp(lsim_strtab_get(g->strings, g->name[v]), pfx, sizeof pfx - 1)) bwd[g->proc[v]] = 1;
+    }
+}
+
+/* The CPU thread that launched GPU node v (its launch edge's source), or
+ * UINT32_MAX when none is in the trace. */
+static uint32_t launcher(const lsim_graph *g, size_t v)
+{
+    for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+        if ((g->in_class[k] & ~LSIM_EDGE_END) == LSIM_E_LAUNCH) return g->proc[g->in_src[k]];
+    return UINT32_MAX;
+}
+
 int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -94,8 +113,10 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
     out->world = g->world_size;
     out->tp_i = out->pp_i = out->dp_i = -1;
     out->layer_lo = out->layer_hi = -1;
-    uint8_t *seen = NULL, *annot = NULL;
+    uint8_t *seen = NULL, *annot = NULL, *bwd = NULL;
     int rc = 0;
+    if (!(bwd = calloc(g->nprocs ? g->nprocs : 1, 1))) goto nomem;
+    backward_threads(g, bwd);
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
         const lsim_coll_info *ci = &g->colls[g->coll[v]];
@@ -109,8 +130,12 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
         } else if (c == LSIM_WI_DP) {
             if (pg && sscanf(pg, "dp:%d:%d", &a, &b) == 2) out->tp_i = a, out->pp_i = b;
             if (ci->group_size > out->dp_size) out->dp_size = ci->group_size;
-        } else if (c == LSIM_WI_WORLD && g->world_size > 1) {
-            /* decided by lsim_wi_layout_of */
+        } else if (c == LSIM_WI_WORLD && g->world_size > 1 && ci->kind == LSIM_COLL_ALLREDUCE &&
+                   g->proc[v] < g->nprocs && g->procs[g->proc[v]].is_gpu) {
+            /* decided by lsim_wi_layout_of, from who launched it */
+            uint32_t p = launcher(g, v);
+            if (p < g->nprocs && bwd[p]) out->world_ar_bwd++;
+            else out->world_ar_other++;
         }
     }
     /* layers: tags on synthesized graphs */
@@ -180,6 +205,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying the graph", g->source);
 cleanup:
+    free(bwd);
     free(seen);
     free(annot);
     return rc;
@@ -196,15 +222,21 @@ int32_t lsim_wi_rank(const lsim_wi_layout *L, int tp, int dp, int pp) { return (
 
 int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsim_wi_layout *out, lsim_err *err)
 {
-    int tp = 0, dp = 0, world_only = 1;
+    int tp = 0, dp = 0, world_only = 1, ddp = 1;
+    uint64_t bwd_ar = 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i].tp_size > tp) tp = ids[i].tp_size;
         if (ids[i].dp_size > dp) dp = ids[i].dp_size;
         if (ids[i].colls[LSIM_WI_TP] || ids[i].colls[LSIM_WI_DP] || ids[i].colls[LSIM_WI_PP]) world_only = 0;
+        if (ids[i].world_ar_other) ddp = 0;
+        bwd_ar += ids[i].world_ar_bwd;
     }
     if (!tp && !dp && world_only && n > 1) {
-        /* every collective is on the whole job */
-        if (gpus_per_node > 0 && n <= (size_t)gpus_per_node) tp = (int)n;
+        /* every collective is on the whole job: gradient buckets only (all
+         * of its all-reduces from the backward thread) is data parallel;
+         * otherwise within a node it is tensor parallel */
+        if (ddp && bwd_ar) dp = (int)n;
+        else if (gpus_per_node > 0 && n <= (size_t)gpus_per_node) tp = (int)n;
         else dp = (int)n;
     }
     if (!tp) tp = 1;

@@ -552,7 +552,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
         for (int l = a; l <= b; l++) sum += count[l - lo];
         if (sum == b - a + 1) continue;
         lsim_coll_info *ci = &o->colls[o->coll[x]];
-        int64_t nb = (int64_t)llround((double)ci->bytes * sum / (b - a + 1));
+        int64_t nb = lsim_ns_from_double((double)ci->bytes * sum / (b - a + 1));
         int32_t r[4096];
         const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(o->strings, ci->pg_name) : "";
         int n = lsim_wi_group_ranks(pg, L, r, 4096);
@@ -561,7 +561,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
         lsim_ns c1 = lsim_cost_collective(topo, ci->kind, nb, n ? r : NULL, n ? n : ci->group_size, LSIM_ALGO_AUTO);
         ci->bytes = nb;
         if (c0 > 0 && c1 != c0) {
-            o->dur[x] = (lsim_ns)llround((double)o->dur[x] * ((double)c1 / (double)c0));
+            o->dur[x] = lsim_ns_from_double((double)o->dur[x] * ((double)c1 / (double)c0));
             rec->retimed[o->kind[x]]++;
             rec->coll_retimed[LSIM_WI_DP]++;
         }

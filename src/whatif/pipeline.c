@@ -60,6 +60,7 @@ struct lsim_wi_pipe {
     int have_launch;
     lsim_ns lcpu, ldelay, llat;
     int saw_p2p, saw_sync;
+    lsim_ns host_step, host_opt; /* lumosim synth's host nodes (step.begin.dataloader, step.opt.host), 0: none */
     int have_p2p, have_dp;
     int64_t p2p_bytes, dp_bytes;
     lsim_ns p2p_dur, dp_dur;
@@ -158,6 +159,9 @@ int lsim_wi_pipe_add(lsim_wi_pipe *s, const lsim_graph *g, int pp_i, lsim_err *e
         size_t ln = strlen(nm);
         if (g->kind[v] == LSIM_N_RUNTIME && (g->flags[v] & LSIM_NF_BLOCKING) && ln >= 5 && !strcmp(nm + ln - 5, ".sync"))
             s->saw_sync = 1;
+        /* the host's work that launches nothing, re-emitted where synthesis puts it */
+        if (g->kind[v] == LSIM_N_RUNTIME && !strcmp(nm, "step.begin.dataloader")) s->host_step = g->dur[v];
+        if (g->kind[v] == LSIM_N_RUNTIME && !strcmp(nm, "step.opt.host")) s->host_opt = g->dur[v];
         if (g->kind[v] != LSIM_N_KERNEL) continue;
         prec r;
         memset(&r, 0, sizeof r);
@@ -309,6 +313,27 @@ int lsim_wi_pipe_check(lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, lsim_err *er
     return 0;
 }
 
+void lsim_wi_pipe_estimate(const lsim_wi_pipe *s, const lsim_wi_pipe_cfg *to, double *nodes, double *edges,
+                           double *strings)
+{
+    /* kernels of the layers (forward and backward, all source micro-batches),
+     * of the embedding and head, and of the optimizer: a new GPU gets 1/PP
+     * of the layers, all of the embedding or head (stage 0, the last; both
+     * counted: PP may be 1), each per new micro-batch, plus its layers'
+     * optimizer; p2p, sync and buckets: a few per micro-batch */
+    double lay = 0, eh = 0, opt = 0;
+    for (size_t i = 0; i < s->nr; i++) {
+        if (s->r[i].pass == P_OPT) opt++;
+        else if (s->r[i].where >= 0) lay++;
+        else eh++;
+    }
+    double mf = s->m > 0 ? (double)to->micro_batches / (double)s->m : 1.0, pp = to->pp > 0 ? to->pp : 1;
+    double k = (lay / pp + eh) * mf + opt / pp + 8.0 * to->micro_batches * (to->vstages > 0 ? to->vstages : 1) + 64;
+    *nodes = 2.0 * k;
+    *edges = 1.8 * *nodes;
+    *strings = k;
+}
+
 /* ------------------------------------------------------------ emitting */
 
 typedef struct pairseq {
@@ -357,7 +382,7 @@ static void tp_rec(em *E, const prec *r, const char *what)
         }
         lsim_ns co = lsim_cost_collective(E->topo, r->ckind, r->bytes, E->tpr_old, L->tp, LSIM_ALGO_AUTO);
         lsim_ns cn = lsim_cost_collective(E->topo, r->ckind, r->bytes, E->tpr_new, L->tp, LSIM_ALGO_AUTO);
-        if (co != cn && co > 0) d = (lsim_ns)llround((double)d * ((double)cn / (double)co));
+        if (co != cn && co > 0) d = lsim_ns_from_double((double)d * ((double)cn / (double)co));
         if (d != r->dur) E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_TP]++;
     }
     uint32_t v = lsim_emit_comm(&E->e, LSIM_ES_TP, what, d, (lsim_coll_kind)r->ckind, r->bytes, L->tp, E->tp_pg, E->tp_seq++);
@@ -417,7 +442,7 @@ static void dp_flush(em *E, int mb)
         if (E->S->have_dp) {
             for (int q = 0; q < L->dp; q++) E->dpr_old[q] = lsim_wi_rank(L, E->S->tpi, q, E->S->dp_stage);
             lsim_ns co = lsim_cost_collective(E->topo, LSIM_COLL_ALLREDUCE, E->S->dp_bytes, E->dpr_old, L->dp, LSIM_ALGO_AUTO);
-            if (co > 0) d = (lsim_ns)llround((double)E->S->dp_dur * ((double)cn / (double)co));
+            if (co > 0) d = lsim_ns_from_double((double)E->S->dp_dur * ((double)cn / (double)co));
         }
         if (!E->S->have_dp || d != E->S->dp_dur || bytes != E->S->dp_bytes)
             E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_DP]++;
@@ -492,7 +517,7 @@ static uint32_t p2p_op(em *E, int role, int32_t peer, int send, int layer, int m
     lsim_ns cn = lsim_cost_p2p(E->topo, E->act, src, dst), d = cn;
     if (S->have_p2p) {
         lsim_ns co = lsim_cost_p2p(E->topo, S->p2p_bytes, S->p2p_a, S->p2p_b);
-        if (co > 0) d = (lsim_ns)llround((double)S->p2p_dur * ((double)cn / (double)co));
+        if (co > 0) d = lsim_ns_from_double((double)S->p2p_dur * ((double)cn / (double)co));
     }
     if (!S->have_p2p || d != S->p2p_dur) E->rec->retimed[LSIM_N_KERNEL]++, E->rec->coll_retimed[LSIM_WI_PP]++;
     uint32_t v = lsim_emit_comm(&E->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, E->act, 2, pg, pair_seq(E, src, dst, bwd));
@@ -587,6 +612,10 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     lsim_gb_proc(E.e.b, 0, 1000 + (int64_t)E.rank, 1, &E.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(E.e.b, 1, E.rank % gpn, lsim_emit_stream_id[s], &E.e.stream[s]);
     lsim_gb_iteration(E.e.b, "ProfilerStep#0");
+    if (S->host_step > 0) {
+        snprintf(E.e.tag, sizeof E.e.tag, "step.begin.");
+        lsim_emit_host(&E.e, "dataloader", S->host_step);
+    }
     /* blocks as lumosim synth cuts them: one step, or a steady-phase F+B
      * pair of the interleaved schedule; one p2p group between blocks */
     uint32_t ops[8];
@@ -608,6 +637,10 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     }
     /* optimizer: after every gradient all-reduce; each layer's own step */
     if (E.e.last_on[LSIM_ES_DP] != NONE) lsim_emit_pend(&E.e, E.e.last_on[LSIM_ES_DP]);
+    if (S->host_opt > 0) {
+        snprintf(E.e.tag, sizeof E.e.tag, "step.opt.");
+        lsim_emit_host(&E.e, "host", S->host_opt);
+    }
     for (int ch = 0; ch < E.V; ch++) {
         int lo = first_layer(&E, ch);
         for (int l = lo; l < lo + E.lpc; l++) {

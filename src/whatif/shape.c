@@ -98,6 +98,7 @@ static lsim_ns role_cost(const lsim_gpu_spec *g, const lsim_wi_model *M, int whe
     if (where != W_LAYER) return -1;
     if (!strcmp(r, "ln1") || !strcmp(r, "ln2")) return lsim_cost_elementwise(g, (bwd ? 3 : 2) * T * h * eb);
     if (!strcmp(r, "dropout_add") || !strcmp(r, "dropout_add2")) return lsim_cost_elementwise(g, 3 * T * h * eb);
+    if (bwd && (!strcmp(r, "residual_add") || !strcmp(r, "residual_add2"))) return lsim_cost_elementwise(g, 3 * T * h * eb);
     if (!strcmp(r, "gelu")) return lsim_cost_elementwise(g, (bwd ? 3 : 2) * T * f * eb);
     if (!strcmp(r, "attn")) return lsim_cost_attention(g, M->micro_batch, (double)M->heads / t, M->seq, M->head_dim, 1, bwd);
     if (!bwd) {
@@ -307,7 +308,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
             if (g->kind[v] != LSIM_N_KERNEL) continue;
             lsim_ns c0 = role_cost(gpu, from, where, pass, role), c1 = role_cost(gpu, to, where, pass, role);
             if (c0 <= 0 || c1 < 0 || c0 == c1) continue;
-            lsim_ns d = (lsim_ns)llround((double)g->dur[v] * ((double)c1 / (double)c0));
+            lsim_ns d = lsim_ns_from_double((double)g->dur[v] * ((double)c1 / (double)c0));
             if (d != g->dur[v]) g->dur[v] = d, rec->retimed[g->kind[v]]++;
             continue;
         }
@@ -324,7 +325,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
             if (split_bucket(from, (double)ci->bytes / 4.0, &nl, &k))
                 nb = (int64_t)((nl * layer_params(to) + k * emb_params(to)) * 4.0);
             else /* unknown composition: in proportion to a layer's parameters */
-                nb = (int64_t)llround((double)ci->bytes * layer_params(to) / layer_params(from));
+                nb = lsim_ns_from_double((double)ci->bytes * layer_params(to) / layer_params(from));
         }
         if (nb == ci->bytes || ci->bytes <= 0) continue;
         lsim_ns c0, c1;
@@ -341,7 +342,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
         }
         ci->bytes = nb;
         if (c0 > 0 && c1 != c0) {
-            g->dur[v] = (lsim_ns)llround((double)g->dur[v] * ((double)c1 / (double)c0));
+            g->dur[v] = lsim_ns_from_double((double)g->dur[v] * ((double)c1 / (double)c0));
             rec->retimed[g->kind[v]]++;
             rec->coll_retimed[cls]++;
         }
@@ -356,6 +357,20 @@ cleanup:
 }
 
 /* ------------------------------------------------------------ relayout */
+
+/* Synthesized graphs tag their layers' nodes "L<n>.": any such name. */
+static int layer_tagged(const lsim_graph *g)
+{
+    for (size_t v = 0; v < g->n; v++) {
+        const char *s = lsim_strtab_get(g->strings, g->name[v]);
+        if (s[0] == 'L' && isdigit((unsigned char)s[1])) {
+            const char *e = s + 1;
+            while (isdigit((unsigned char)*e)) e++;
+            if (*e == '.') return 1;
+        }
+    }
+    return 0;
+}
 
 int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsim_wi_layout *to, uint32_t new_gpu,
                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
@@ -389,6 +404,13 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
     char src[512];
     snprintf(src, sizeof src, "whatif:tp%d.dp%d/gpu%u<-%.400s", to->tp, to->dp, new_gpu, in->source);
     int drop_dp = to->dp == 1 && from->dp > 1, drop_tp = to->tp == 1 && from->tp > 1;
+    /* A traced training step cut to DP 1 keeps its gradient buckets, in a
+     * group of one (the network step re-times them to that group's cost):
+     * a DDP job of one GPU still runs them, and they are what a later
+     * widening (DP 1 -> N) replicates -- a trace has no layer tags to
+     * insert them from. Synthesized (layer-tagged) graphs drop them, as
+     * synth emits DP 1. */
+    if (drop_dp && !wi_forward_only(in) && !layer_tagged(in)) drop_dp = 0;
     if (drop_dp || drop_tp) {
         /* no all-reduce in a group of one: the kernels and their launches go */
         uint8_t *removed = calloc(in->n ? in->n : 1, 1);

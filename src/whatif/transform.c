@@ -259,7 +259,7 @@ int lsim_wi_retime(const lsim_graph *in, const lsim_wi_layout *Lold, const lsim_
         lsim_ns co = lsim_cost_collective(told, ci->kind, ci->bytes, ro, no, LSIM_ALGO_AUTO);
         lsim_ns cn = lsim_cost_collective(tnew, ci->kind, ci->bytes, rn, nn, LSIM_ALGO_AUTO);
         if (co == cn) continue;
-        lsim_ns d = co > 0 ? (lsim_ns)llround((double)g->dur[v] * ((double)cn / (double)co)) : cn;
+        lsim_ns d = co > 0 ? lsim_ns_from_double((double)g->dur[v] * ((double)cn / (double)co)) : cn;
         if (d == g->dur[v]) continue;
         g->dur[v] = d;
         rec->retimed[g->kind[v]]++;
@@ -280,7 +280,7 @@ static int has(const char *s, const char *w) { return strstr(s, w) != NULL; }
 
 static lsim_ns regpu(const char *name, lsim_ns t, const lsim_gpu_spec *f, const lsim_gpu_spec *to)
 {
-    if (t <= f->kernel_min_ns) return (lsim_ns)llround((double)t * ((double)to->kernel_min_ns / (double)f->kernel_min_ns));
+    if (t <= f->kernel_min_ns) return lsim_ns_from_double((double)t * ((double)to->kernel_min_ns / (double)f->kernel_min_ns));
     double s = (double)t * 1e-9, r;
     int gemm = has(name, "gemm") || has(name, "Gemm") || has(name, "GEMM") || has(name, "cutlass") || has(name, "xmma") ||
                has(name, "_dgrad") || has(name, "_wgrad") || has(name, "matmul") || has(name, "cublas");
@@ -295,7 +295,7 @@ static lsim_ns regpu(const char *name, lsim_ns t, const lsim_gpu_spec *f, const 
         double bytes = s * f->mem_bw * f->mem_eff;
         r = bytes / (to->mem_bw * to->mem_eff);
     }
-    lsim_ns ns = (lsim_ns)llround(r * 1e9);
+    lsim_ns ns = lsim_ns_from_double(r * 1e9);
     return ns < to->kernel_min_ns ? to->kernel_min_ns : ns;
 }
 
@@ -316,17 +316,35 @@ int lsim_wi_gpu(const lsim_graph *in, const lsim_gpu_spec *from, const lsim_gpu_
 
 /* ------------------------------------------------------------ stragglers, noise */
 
+int lsim_wi_slow_check(double factor, lsim_err *err)
+{
+    if (!(factor > 0) || !isfinite(factor))
+        return lsim_err_set(err, LSIM_EARG, "slow-GPU factor %g: must be a positive number", factor);
+    if (factor < LSIM_WI_SLOW_MIN || factor > LSIM_WI_SLOW_MAX)
+        return lsim_err_set(err, LSIM_EARG, "slow-GPU factor %g is outside %g..%g (docs/whatif.md)", factor,
+                            LSIM_WI_SLOW_MIN, LSIM_WI_SLOW_MAX);
+    return 0;
+}
+
+int lsim_wi_jitter_check(double sigma, lsim_err *err)
+{
+    if (!isfinite(sigma) || sigma < 0 || sigma > LSIM_WI_JITTER_MAX)
+        return lsim_err_set(err, LSIM_EARG, "jitter (a relative standard deviation) %g is outside 0..%g (docs/whatif.md)",
+                            sigma, LSIM_WI_JITTER_MAX);
+    return 0;
+}
+
 int lsim_wi_slow(const lsim_graph *in, double factor, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
-    if (!(factor > 0) || !isfinite(factor))
-        return lsim_err_set(err, LSIM_EARG, "slow-GPU factor %g: must be a positive number", factor);
+    int rc0 = lsim_wi_slow_check(factor, err);
+    if (rc0) return rc0;
     lsim_graph *g = NULL;
     int rc = lsim_graph_clone(in, &g, err);
     if (rc) return rc;
     for (size_t v = 0; v < g->n; v++) {
         if (!is_compute(g, v)) continue;
-        lsim_ns d = (lsim_ns)llround((double)g->dur[v] * factor);
+        lsim_ns d = lsim_ns_from_double((double)g->dur[v] * factor);
         if (d != g->dur[v]) g->dur[v] = d, rec->retimed[g->kind[v]]++;
     }
     *out = g;
@@ -370,6 +388,7 @@ int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t g
 {
     *out = NULL;
     if (!isfinite(sigma)) return lsim_err_set(err, LSIM_EARG, "jitter %g: not a number", sigma);
+    if (sigma >= 0 && lsim_wi_jitter_check(sigma, err)) return LSIM_EARG; /* < 0: "trace" */
     lsim_graph *g = NULL;
     lsim_strtab *keys = NULL;
     uint32_t *key = NULL;
@@ -408,7 +427,7 @@ int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t g
         if (s == 0) continue;
         double f = 1.0 + s * normal(seed, gpu, v);
         if (f < 0) f = 0;
-        lsim_ns d = (lsim_ns)llround((double)g->dur[v] * f);
+        lsim_ns d = lsim_ns_from_double((double)g->dur[v] * f);
         if (d != g->dur[v]) g->dur[v] = d, rec->retimed[g->kind[v]]++;
     }
     *out = g;

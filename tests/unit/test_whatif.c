@@ -317,15 +317,16 @@ static void test_shape_tp(void)
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     lsim_graph *o = NULL;
-    /* FFN x2: the FC1 GEMM 4096 x 6144 x 6144 becomes 4096 x 12288 x 6144
-     * (FLOPs x2; the fixed part of the curve does not double) */
+    /* FFN x2: the FC1 GEMM 4096 x 6144 x 6144 becomes 4096 x 12288 x 6144:
+     * re-timed by the cost model's ratio (FLOPs x2; on H100's 132 SMs the
+     * tiles fill 5.8 waves, then 11.6, so at most twice as long) */
     lsim_wi_model F = M;
     F.ffn = 24576;
     CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
     if (o) {
-        double r = (2.0 * 4096 * 12288 * 6144 + gpu.gemm_eff_half) / (2.0 * 4096 * 6144 * 6144 + gpu.gemm_eff_half);
+        double r = (double)lsim_cost_gemm(&gpu, 4096, 12288, 6144, 2) / (double)lsim_cost_gemm(&gpu, 4096, 6144, 6144, 2);
         CHECK(llabs(o->dur[k[1]] - llround(3e6 * r)) <= 20); /* the model's times are whole ns */
-        CHECK(o->dur[k[1]] > 5900000 && o->dur[k[1]] < 6000000);
+        CHECK(o->dur[k[1]] > 5500000 && o->dur[k[1]] <= 6000020); /* 2x, up to ns rounding */
         CHECK_I64(o->dur[k[0]], 50000);                    /* layer norm: hidden only */
         CHECK_I64(o->colls[o->coll[k[2]]].bytes, act);     /* activations unchanged */
         CHECK_I64(o->dur[k[2]], 400000);
