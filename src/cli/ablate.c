@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "lumosim/text.h"
 
 typedef struct variant {
     const char *name;
@@ -86,24 +87,11 @@ int lsim_cli_ablate(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (a[0] != '-' || !a[1]) {
-            args[nargs++] = argv[i];
-            continue;
-        }
-        int c = 0;
-        if (!strcmp(a, "--json") || !strncmp(a, "--latency", 9)) c = lsim_cli_common_opt(&o, argc, argv, &i);
-        if (c <= 0) {
-            if (c == 0) fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim ablate --help)\n", a);
-            free(args);
-            return 2;
-        }
-    }
-    if (!nargs) {
-        fprintf(stderr, "lumosim: error: ablate needs at least one trace file or directory\n");
+    /* the help is main.c's (it holds the text) */
+    nargs = lsim_cli_parse_ablate(argc, argv, &o, NULL, args);
+    if (nargs <= 0) {
         free(args);
-        return 2;
+        return nargs == 0 ? 0 : 2;
     }
     /* read and build once per trace (the full model's run comes with it) */
     o.critical = 1;
@@ -126,7 +114,10 @@ int lsim_cli_ablate(int argc, char **argv)
             cJSON *t = cJSON_CreateObject();
             if (!t) goto nomem;
             cJSON_AddItemToArray(traces, t);
-            cJSON_AddStringToObject(t, "source", run.paths[i]);
+            char *src = lsim_text_utf8(run.paths[i]); /* a file name need not be UTF-8; JSON must be */
+            if (!src) goto nomem;
+            cJSON_AddStringToObject(t, "source", src);
+            free(src);
             cJSON *vs = cJSON_AddArrayToObject(t, "variants");
             for (size_t v = 0; vs && v < NVAR; v++) {
                 const result *r = &res[i * NVAR + v];

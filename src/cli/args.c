@@ -1,12 +1,26 @@
 /* The option parsers of the commands (see cli.h), apart from the commands
  * themselves so the fuzz target (tests/fuzz/fuzz_cli.c) drives exactly the
  * loops the commands run. Each parser only reads argv and prints its usage
- * or its one usage-error line; nothing is opened, read or written. */
+ * or its one usage-error line; nothing is opened, read or written.
+ *
+ * The rules every parser keeps (README "Usage"): an option given twice is a
+ * usage error naming it (the last one silently winning lost a setting:
+ * `-o a -o b`, `--dp 2 --dp 4`), except the options documented as
+ * repeatable (calibrate --nccl-tests, whatif --slow-gpu); an option's value
+ * is never the next option (`--run --json` is a missing run name): a value
+ * that starts with '-' is written --name=VALUE; "--" ends the options of
+ * the commands that take paths. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/text.h"
+#include "lumosim/whatif.h"
 
 const char *const LSIM_USAGE_BUILD =
     "usage: lumosim build [--latency model|observed] TRACES... -o JOB.h5\n"
@@ -46,7 +60,104 @@ const char *const LSIM_USAGE_SIM =
     "                   earliest pending event plus the lookahead); the results\n"
     "                   are the same\n";
 
-/* replay/report/ablate: paths and the shared options. */
+/* ------------------------------------------------------------ pieces */
+
+void lsim_cli_usage_error(const char *fmt, ...)
+{
+    char raw[1024], line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "lumosim: error: %s\n", lsim_text_line(line, sizeof line, raw));
+}
+
+static int was_seen(const lsim_cli_seen *s, const char *name)
+{
+    for (int k = 0; k < s->n; k++)
+        if (!strcmp(s->name[k], name)) return 1;
+    return 0;
+}
+
+int lsim_cli_once(lsim_cli_seen *s, const char *name)
+{
+    if (was_seen(s, name)) {
+        lsim_cli_usage_error("%s given twice", name);
+        return -1;
+    }
+    if (s->n < LSIM_CLI_MAXSEEN) s->name[s->n++] = name;
+    return 0;
+}
+
+int lsim_cli_is_opt(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
+}
+
+const char *lsim_cli_value(int argc, char **argv, int *i, const char *what)
+{
+    const char *a = argv[*i];
+    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+    int n = (int)(eq ? (size_t)(eq - a) : strlen(a));
+    const char *v = NULL;
+    if (eq) {
+        v = eq + 1;
+    } else if (*i + 1 < argc) {
+        const char *next = argv[*i + 1];
+        if (next[0] == '-' && next[1]) {
+            if (a[1] == '-')
+                lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a value that starts with '-': %.*s=VALUE)", n,
+                                     a, what, next, n, a);
+            else
+                lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a file name that starts with '-': ./NAME)",
+                                     n, a, what, next);
+            return NULL;
+        }
+        v = next;
+        ++*i;
+    }
+    if (!v || !*v) {
+        lsim_cli_usage_error("%.*s needs %s", n, a, what);
+        return NULL;
+    }
+    return v;
+}
+
+/* A positive integer up to max, or -1 (message printed). */
+static int pos_long(const char *opt, const char *v, long max, long *out)
+{
+    char *e;
+    errno = 0;
+    long x = strtol(v, &e, 10);
+    if (errno || *e || e == v || x <= 0 || x > max) {
+        lsim_cli_usage_error("%s needs a positive integer (got '%s')", opt, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* 1f1b -> 1, interleaved:V -> V (1..max); -1 (message printed). */
+static int schedule_of(const char *v, long max, long *out)
+{
+    if (!strcmp(v, "1f1b")) {
+        *out = 1;
+        return 0;
+    }
+    if (!strncmp(v, "interleaved:", 12)) return pos_long("--schedule interleaved:V", v + 12, max, out);
+    lsim_cli_usage_error("unknown --schedule '%s' (1f1b or interleaved:V)", v);
+    return -1;
+}
+
+static int is_help(const char *a, const char *usage)
+{
+    return usage && (!strcmp(a, "-h") || !strcmp(a, "--help"));
+}
+
+/* ------------------------------------------------------------ replay, report */
+
+/* replay/report: paths and the shared options. */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
 {
     int nargs = 0, only_paths = 0;
@@ -64,78 +175,57 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
             fputs(usage, stdout);
             return 0;
         }
-        if (allow_html && !strcmp(a, "--run") && i + 1 < argc) {
-            o->run_name = argv[++i];
+        if (allow_html && lsim_cli_is_opt(a, "--run")) {
+            if (lsim_cli_once(&o->seen, "--run") || !(o->run_name = lsim_cli_value(argc, argv, &i, "a run name")))
+                return -1;
             continue;
         }
-        if (allow_html && (!strcmp(a, "--html") || !strncmp(a, "--html=", 7))) {
-            const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || !*v) {
-                fprintf(stderr, "lumosim: error: --html needs a file name\n");
+        if (allow_html && lsim_cli_is_opt(a, "--html")) {
+            if (lsim_cli_once(&o->seen, "--html") || !(o->html_out = lsim_cli_value(argc, argv, &i, "a file name")))
                 return -1;
-            }
-            o->html_out = v;
             continue;
         }
         int c = lsim_cli_common_opt(o, argc, argv, &i);
         if (c < 0) return -1;
         if (c == 0) {
-            fprintf(stderr, "lumosim: error: unknown option '%s' (see --help)\n", a);
+            lsim_cli_usage_error("unknown option '%s' (see --help)", a);
             return -1;
         }
     }
     if (nargs == 0) {
-        fprintf(stderr, "lumosim: error: at least one trace file or directory is needed (see --help)\n");
+        lsim_cli_usage_error("at least one trace file or directory is needed (see --help)");
         return -1;
     }
     return nargs;
 }
 
-/* The value of option argv[*i] ("-o F", "--name F" or "--name=F"), or NULL
- * (message printed) when it has none. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, const char *what)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    const char *v = NULL;
-    if (!strncmp(a, name, n) && a[n] == '=') v = a + n + 1;
-    else if (*i + 1 < argc) v = argv[++*i];
-    if (!v || !*v) {
-        fprintf(stderr, "lumosim: error: %s needs %s\n", name, what);
-        return NULL;
-    }
-    return v;
-}
-
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
-}
+/* ------------------------------------------------------------ build, sim */
 
 int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **args)
 {
     memset(b, 0, sizeof *b);
     lsim_cli_opts_default(&b->o);
+    int only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (only_paths || a[0] != '-' || !a[1]) {
+            args[b->nargs++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(LSIM_USAGE_BUILD, stdout);
             return 0;
-        }
-        if (!strcmp(a, "-o") || is_opt(a, "--output")) {
-            if (!(b->out = opt_value(argc, argv, &i, a[1] == 'o' ? "-o" : "--output", "a file name"))) return -1;
-        } else if (a[0] == '-' && a[1]) {
-            if (strncmp(a, "--latency", 9) != 0 || lsim_cli_common_opt(&b->o, argc, argv, &i) <= 0) {
-                fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim build --help)\n", a);
-                return -1;
-            }
+        } else if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
+            if (lsim_cli_once(&b->o.seen, "-o") || !(b->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
+        } else if (lsim_cli_is_opt(a, "--latency")) {
+            if (lsim_cli_common_opt(&b->o, argc, argv, &i) < 0) return -1;
         } else {
-            args[b->nargs++] = argv[i];
+            lsim_cli_usage_error("unknown option '%s' (see lumosim build --help)", a);
+            return -1;
         }
     }
     if (!b->out || !b->nargs) {
-        fprintf(stderr, "lumosim: error: build needs traces and -o JOB.h5 (see lumosim build --help)\n");
+        lsim_cli_usage_error("build needs traces and -o JOB.h5 (see lumosim build --help)");
         return -1;
     }
     return 1;
@@ -147,84 +237,520 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
     lsim_cli_opts_default(&s->o);
     s->run_name = "sim";
     s->mapping = "groups";
+    lsim_cli_seen *seen = &s->o.seen;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(LSIM_USAGE_SIM, stdout);
             return 0;
         }
-        if (!strcmp(a, "-o") || is_opt(a, "--output")) {
-            if (!(s->out = opt_value(argc, argv, &i, a[1] == 'o' ? "-o" : "--output", "a file name"))) return -1;
+        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
+            if (lsim_cli_once(seen, "-o") || !(s->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
             continue;
         }
-        if (is_opt(a, "--run")) {
-            if (!(s->run_name = opt_value(argc, argv, &i, "--run", "a run name"))) return -1;
+        if (lsim_cli_is_opt(a, "--run")) {
+            if (lsim_cli_once(seen, "--run") || !(s->run_name = lsim_cli_value(argc, argv, &i, "a run name"))) return -1;
             continue;
         }
         if (!strcmp(a, "--replace")) {
+            if (lsim_cli_once(seen, "--replace")) return -1;
             s->replace = 1;
             continue;
         }
-        if (is_opt(a, "--mapping")) {
-            const char *m = opt_value(argc, argv, &i, "--mapping", "groups, linear, round-robin or file:PATH");
-            if (!m) return -1;
+        if (lsim_cli_is_opt(a, "--mapping")) {
+            const char *m = NULL;
+            if (lsim_cli_once(seen, "--mapping") ||
+                !(m = lsim_cli_value(argc, argv, &i, "groups, linear, round-robin or file:PATH")))
+                return -1;
             if (strcmp(m, "groups") && strcmp(m, "linear") && strcmp(m, "round-robin") &&
                 (strncmp(m, "file:", 5) || !m[5])) {
-                fprintf(stderr, "lumosim: error: unknown --mapping '%s' (groups, linear, round-robin or file:PATH)\n",
-                        m);
+                lsim_cli_usage_error("unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", m);
                 return -1;
             }
             s->mapping = m;
             continue;
         }
         /* testing: force a lookahead; over-promise each window's bound */
-        if (is_opt(a, "--lookahead-ns") || is_opt(a, "--bound-skew-ns")) {
-            int la = is_opt(a, "--lookahead-ns");
+        if (lsim_cli_is_opt(a, "--lookahead-ns") || lsim_cli_is_opt(a, "--bound-skew-ns")) {
+            int la = lsim_cli_is_opt(a, "--lookahead-ns");
             const char *name = la ? "--lookahead-ns" : "--bound-skew-ns";
-            const char *v = opt_value(argc, argv, &i, name, "a number of nanoseconds");
+            if (lsim_cli_once(seen, name)) return -1;
+            const char *v = lsim_cli_value(argc, argv, &i, "a number of nanoseconds");
             char *end = NULL;
-            long long x = v ? strtoll(v, &end, 10) : 0;
-            if (!v || *end || x <= 0) {
-                if (v) fprintf(stderr, "lumosim: error: %s needs a positive integer, not '%s'\n", name, v);
+            if (!v) return -1;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (errno || *end || end == v || x <= 0) {
+                lsim_cli_usage_error("%s needs a positive integer, not '%s'", name, v);
                 return -1;
             }
             *(la ? &s->lookahead : &s->bound_skew) = (lsim_ns)x;
             continue;
         }
-        if (is_opt(a, "--windows")) {
-            const char *v = opt_value(argc, argv, &i, "--windows", "ready, paths or start");
-            if (!v) return -1;
+        if (lsim_cli_is_opt(a, "--windows")) {
+            const char *v = NULL;
+            if (lsim_cli_once(seen, "--windows") || !(v = lsim_cli_value(argc, argv, &i, "ready, paths or start")))
+                return -1;
             /* the order of lsim_pdes_windows (args.c stays free of MPI) */
             s->windows = !strcmp(v, "ready") ? 0 : !strcmp(v, "paths") ? 1 : !strcmp(v, "start") ? 2 : -1;
             if (s->windows < 0) {
-                fprintf(stderr, "lumosim: error: unknown --windows '%s' (ready, paths or start)\n", v);
+                lsim_cli_usage_error("unknown --windows '%s' (ready, paths or start)", v);
                 return -1;
             }
             continue;
         }
         if (!strncmp(a, "--latency", 9)) {
             /* the latency model is baked into the store's edge delays */
-            fprintf(stderr, "lumosim: error: sim cannot change the latency mode: it is fixed when the store is built "
-                            "(lumosim build --latency MODE ...)\n");
+            lsim_cli_usage_error("sim cannot change the latency mode: it is fixed when the store is built "
+                                 "(lumosim build --latency MODE ...)");
             return -1;
         }
         if (a[0] == '-' && a[1]) {
             int c = lsim_cli_common_opt(&s->o, argc, argv, &i);
             if (c <= 0) {
-                if (c == 0) fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim sim --help)\n", a);
+                if (c == 0) lsim_cli_usage_error("unknown option '%s' (see lumosim sim --help)", a);
                 return -1;
             }
             continue;
         }
         if (s->job) {
-            fprintf(stderr, "lumosim: error: sim takes one graph store\n");
+            lsim_cli_usage_error("sim takes one graph store ('%s' and '%s' given)", s->job, a);
             return -1;
         }
         s->job = a;
     }
     if (!s->job) {
-        fprintf(stderr, "lumosim: error: sim needs a graph store (see lumosim sim --help)\n");
+        lsim_cli_usage_error("sim needs a graph store (see lumosim sim --help)");
         return -1;
     }
+    /* a run name or a replacement without an archive would be ignored */
+    if (!s->out && (was_seen(seen, "--run") || s->replace)) {
+        lsim_cli_usage_error("%s is about a run of the result archive: it needs -o RESULT.h5",
+                             s->replace ? "--replace" : "--run");
+        return -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ ablate, info, collect */
+
+int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *usage, char **args)
+{
+    int nargs = 0, only_paths = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) {
+            args[nargs++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_paths = 1;
+            continue;
+        }
+        if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency")) {
+            if (lsim_cli_common_opt(o, argc, argv, &i) < 0) return -1;
+            continue;
+        }
+        lsim_cli_usage_error("unknown option '%s' (see lumosim ablate --help)", a);
+        return -1;
+    }
+    if (!nargs) {
+        lsim_cli_usage_error("ablate needs at least one trace file or directory");
+        return -1;
+    }
+    return nargs;
+}
+
+int lsim_cli_parse_info(int argc, char **argv, const char *usage, char **args)
+{
+    int n = 0, only_paths = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) {
+            args[n++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        } else {
+            lsim_cli_usage_error("unknown option '%s' (see lumosim info --help)", a);
+            return -1;
+        }
+    }
+    if (!n) {
+        lsim_cli_usage_error("info needs a graph store or result archive (see lumosim info --help)");
+        return -1;
+    }
+    return n;
+}
+
+int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_collect_args *c, char **args)
+{
+    memset(c, 0, sizeof *c);
+    lsim_cli_seen seen = {{0}, 0};
+    int only_paths = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) {
+            args[c->nargs++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
+            if (lsim_cli_once(&seen, "-o") || !(c->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
+        } else if (lsim_cli_is_opt(a, "--run")) {
+            if (lsim_cli_once(&seen, "--run") || !(c->run_name = lsim_cli_value(argc, argv, &i, "a run name")))
+                return -1;
+        } else {
+            lsim_cli_usage_error("unknown option '%s' (see lumosim collect --help)", a);
+            return -1;
+        }
+    }
+    if (!c->nargs || !c->out) {
+        lsim_cli_usage_error("collect needs result archives or directories and -o SWEEP.csv "
+                             "(see lumosim collect --help)");
+        return -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ calibrate */
+
+int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_calibrate_args *o)
+{
+    lsim_cli_seen seen = {{0}, 0};
+    int only = 0;
+    o->gpu = o->out = o->topo = o->topo_out = NULL;
+    o->nnccl = o->ntraces = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only || a[0] != '-' || !a[1]) {
+            o->traces[o->ntraces++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only = 1;
+            continue;
+        }
+        if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        const char **dst = NULL, *name = NULL;
+        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--out")) dst = &o->out, name = "-o";
+        else if (lsim_cli_is_opt(a, "--gpu")) dst = &o->gpu, name = "--gpu";
+        else if (lsim_cli_is_opt(a, "--topology")) dst = &o->topo, name = "--topology";
+        else if (lsim_cli_is_opt(a, "--topology-out")) dst = &o->topo_out, name = "--topology-out";
+        else if (lsim_cli_is_opt(a, "--nccl-tests")) dst = &o->nccl[o->nnccl], name = NULL; /* repeatable */
+        if (!dst) {
+            lsim_cli_usage_error("unknown option '%s' (see lumosim calibrate --help)", a);
+            return -1;
+        }
+        if (name && lsim_cli_once(&seen, name)) return -1;
+        if (!(*dst = lsim_cli_value(argc, argv, &i, !strcmp(a, "--gpu") ? "a GPU name or file" : "a file name")))
+            return -1;
+        if (!name) o->nnccl++;
+    }
+    if (!o->ntraces) {
+        lsim_cli_usage_error("calibrate needs at least one trace file or directory (see --help)");
+        return -1;
+    }
+    if (!o->out) {
+        lsim_cli_usage_error("calibrate needs -o gpu.json");
+        return -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ synth */
+
+int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s)
+{
+    static const char *const SHAPE_OPT[6] = {"--layers", "--hidden", "--ffn", "--heads", "--seq", "--vocab"};
+    static const char *const INT_OPT[6] = {"--tp", "--pp", "--dp", "--micro-batch", "--global-batch", "--gpus"};
+    static const char *const STR_OPT[5] = {"--model", "--gpu", "--topology", "-o", "--schedule"};
+    memset(s, 0, sizeof *s);
+    s->recompute = s->grad_reduce = s->attention = s->grad_bytes = -1;
+    lsim_cli_seen seen = {{0}, 0};
+    int *ints[6] = {&s->tp, &s->pp, &s->dp, &s->micro_batch, &s->global_batch, &s->gpus};
+    /* the Megatron options: switches, and words from a short list */
+    static const char *const FLAG_OPT[7] = {"--sequence-parallel", "--distributed-optimizer", "--scatter-gather",
+                                            "--no-dropout",        "--tp-overlap",             "--forward-only",
+                                            "--no-memory-check"};
+    int *flags[7] = {&s->seq_parallel, &s->dist_opt, &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
+                     &s->forward_only, &s->no_mem_check};
+    static const char *const WORD_OPT[4] = {"--recompute", "--grad-reduce", "--attention", "--grad-bytes"};
+    static const char *const WORDS[4][3] = {
+        {"none", "selective", "full"}, {"overlap", "after", NULL}, {"flash", "unfused", NULL}, {"2", "4", NULL}};
+    int *words[4] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes};
+    const char **strs[4] = {&s->model, &s->gpu, &s->topo, &s->out};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (a[0] != '-' || !a[1]) {
+            lsim_cli_usage_error("unexpected argument '%s' (see lumosim synth --help)", a);
+            return -1;
+        }
+        if (!strcmp(a, "--stats") || !strcmp(a, "--no-p2p-sync")) {
+            int st = !strcmp(a, "--stats");
+            if (lsim_cli_once(&seen, st ? "--stats" : "--no-p2p-sync")) return -1;
+            *(st ? &s->stats : &s->no_p2p_sync) = 1;
+            continue;
+        }
+        int f = 0, w = 0;
+        while (f < 7 && strcmp(a, FLAG_OPT[f])) f++;
+        if (f < 7) {
+            if (lsim_cli_once(&seen, FLAG_OPT[f])) return -1;
+            *flags[f] = 1;
+            continue;
+        }
+        while (w < 4 && !lsim_cli_is_opt(a, WORD_OPT[w])) w++;
+        if (w < 4) {
+            const char *v;
+            if (lsim_cli_once(&seen, WORD_OPT[w]) || !(v = lsim_cli_value(argc, argv, &i, w == 3 ? "2 or 4" : "a word")))
+                return -1;
+            int x = 0;
+            while (x < 3 && WORDS[w][x] && strcmp(v, WORDS[w][x])) x++;
+            if (x == 3 || !WORDS[w][x]) {
+                lsim_cli_usage_error("%s '%s': expected %s|%s%s%s", WORD_OPT[w], v, WORDS[w][0], WORDS[w][1],
+                                     WORDS[w][2] ? "|" : "", WORDS[w][2] ? WORDS[w][2] : "");
+                return -1;
+            }
+            *words[w] = w == 3 ? atoi(v) : x;
+            continue;
+        }
+        if (lsim_cli_is_opt(a, "--dp-cost")) {
+            const char *v;
+            long x = 0;
+            if (lsim_cli_once(&seen, "--dp-cost") || !(v = lsim_cli_value(argc, argv, &i, "a positive integer")) ||
+                pos_long("--dp-cost", v, 1L << 24, &x))
+                return -1;
+            s->dp_cost = (int)x;
+            continue;
+        }
+        if (lsim_cli_is_opt(a, "--seed")) {
+            const char *v;
+            long x = 0;
+            if (lsim_cli_once(&seen, "--seed") || !(v = lsim_cli_value(argc, argv, &i, "a non-negative integer")))
+                return -1;
+            if (!strcmp(v, "0")) x = 0;
+            else if (pos_long("--seed", v, 2000000000L, &x)) return -1;
+            s->seed = x;
+            continue;
+        }
+        int k = -1, kind = 0; /* 1 string, 2 int, 3 shape; k: the index in that table */
+        for (int j = 0; k < 0 && j < 5; j++)
+            if (j == 3 ? (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) : lsim_cli_is_opt(a, STR_OPT[j]))
+                k = j, kind = 1;
+        for (int j = 0; k < 0 && j < 6; j++)
+            if (lsim_cli_is_opt(a, INT_OPT[j])) k = j, kind = 2;
+        for (int j = 0; k < 0 && j < 6; j++)
+            if (lsim_cli_is_opt(a, SHAPE_OPT[j])) k = j, kind = 3;
+        if (k < 0) {
+            lsim_cli_usage_error("unknown option '%s' (see lumosim synth --help)", a);
+            return -1;
+        }
+        const char *name = kind == 1 ? STR_OPT[k] : kind == 2 ? INT_OPT[k] : SHAPE_OPT[k];
+        if (lsim_cli_once(&seen, name)) return -1;
+        const char *v = lsim_cli_value(argc, argv, &i,
+                                       kind != 1               ? "a positive integer"
+                                       : !strcmp(name, "--schedule") ? "1f1b or interleaved:V"
+                                       : !strcmp(name, "--gpu")      ? "a GPU name or file"
+                                       : !strcmp(name, "--model")    ? "a model name or file"
+                                                                     : "a file name");
+        long x = 0;
+        if (!v) return -1;
+        if (kind == 1 && k == 4) {
+            if (schedule_of(v, 1000000000L, &x)) return -1;
+            s->vstages = (int)x;
+        } else if (kind == 1) {
+            *strs[k] = v;
+        } else {
+            if (pos_long(name, v, 1000000000L, &x)) return -1;
+            *(kind == 2 ? ints[k] : &s->shape[k]) = (int)x;
+        }
+    }
+    if (!s->model || !s->out || !s->tp || !s->pp || !s->dp || !s->micro_batch || !s->global_batch) {
+        lsim_cli_usage_error("synth needs --model, --tp, --pp, --dp, --micro-batch, --global-batch and -o "
+                             "(see lumosim synth --help)");
+        return -1;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ whatif */
+
+/* whatif's options that take a value, with what the value is. */
+static const struct {
+    const char *name, *what;
+} WHATIF_OPTS[] = {
+    {"-o", "a file name"},
+    {"--dp", "a positive integer"},
+    {"--tp", "a positive integer"},
+    {"--pp", "a positive integer"},
+    {"--layers", "a positive integer"},
+    {"--hidden", "a positive integer"},
+    {"--ffn", "a positive integer"},
+    {"--micro-batch", "a positive integer"},
+    {"--micro-batches", "a positive integer"},
+    {"--trace-layers", "a positive integer"},
+    {"--seed", "a positive integer"},
+    {"--batch", "a positive integer"},
+    {"--schedule", "1f1b or interleaved:V"},
+    {"--model", "a model name or file"},
+    {"--topology", "a file name"},
+    {"--from-topology", "a file name"},
+    {"--gpu", "a GPU name or file"},
+    {"--from-gpu", "a GPU name or file"},
+    {"--jitter", "a relative std-dev or 'trace'"},
+    {"--slow-gpu", "RANK:FACTOR"},
+};
+#define N_WHATIF_OPTS (sizeof WHATIF_OPTS / sizeof *WHATIF_OPTS)
+
+/* What --identify does not use: it only reports the source's structure. */
+static const char *const WHATIF_TRANSFORMS[] = {"-o",        "--dp",      "--tp",         "--pp",         "--layers",
+                                               "--hidden",  "--ffn",     "--micro-batch", "--micro-batches",
+                                               "--schedule", "--model",  "--topology",   "--gpu",        "--jitter",
+                                               "--seed",    "--slow-gpu"};
+
+int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w)
+{
+    memset(w, 0, sizeof *w);
+    w->seed = 1;
+    w->batch = 64;
+    lsim_cli_seen seen = {{0}, 0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a, usage)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--identify")) {
+            if (lsim_cli_once(&seen, "--identify")) return -1;
+            w->identify = 1;
+            continue;
+        }
+        if (a[0] != '-' || !a[1]) {
+            if (w->in) {
+                lsim_cli_usage_error("unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)", a);
+                return -1;
+            }
+            w->in = a;
+            continue;
+        }
+        size_t k = 0;
+        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) k = 0;
+        else
+            for (k = 1; k < N_WHATIF_OPTS && !lsim_cli_is_opt(a, WHATIF_OPTS[k].name); k++) {
+            }
+        if (k == N_WHATIF_OPTS) {
+            lsim_cli_usage_error("unknown option '%s' (see lumosim whatif --help)", a);
+            return -1;
+        }
+        const char *name = WHATIF_OPTS[k].name;
+        if (strcmp(name, "--slow-gpu") && lsim_cli_once(&seen, name)) return -1; /* --slow-gpu: one per GPU */
+        const char *v = lsim_cli_value(argc, argv, &i, WHATIF_OPTS[k].what);
+        if (!v) return -1;
+        if (!strcmp(name, "-o")) w->out = v;
+        else if (!strcmp(name, "--dp")) {
+            if (pos_long(name, v, 1000000, &w->dp)) return -1;
+        } else if (!strcmp(name, "--layers")) {
+            if (pos_long(name, v, 1000000, &w->layers)) return -1;
+        } else if (!strcmp(name, "--tp")) {
+            if (pos_long(name, v, 1000000, &w->tp)) return -1;
+        } else if (!strcmp(name, "--hidden")) {
+            if (pos_long(name, v, 100000000, &w->hidden)) return -1;
+        } else if (!strcmp(name, "--ffn")) {
+            if (pos_long(name, v, 100000000, &w->ffn)) return -1;
+        } else if (!strcmp(name, "--micro-batch")) {
+            if (pos_long(name, v, 1000000, &w->micro_batch)) return -1;
+        } else if (!strcmp(name, "--trace-layers")) { /* traces: layers per micro-batch, overriding the detected count */
+            if (pos_long(name, v, 1000000, &w->trace_layers)) return -1;
+        } else if (!strcmp(name, "--model")) {
+            w->model = v;
+        } else if (!strcmp(name, "--seed")) {
+            if (pos_long(name, v, 2147483647L, &w->seed)) return -1;
+        } else if (!strcmp(name, "--batch")) {
+            if (pos_long(name, v, 1000000, &w->batch)) return -1;
+        } else if (!strcmp(name, "--topology")) w->topo = v;
+        else if (!strcmp(name, "--gpu")) w->gpu = v;
+        else if (!strcmp(name, "--from-gpu")) w->from_gpu = v;
+        else if (!strcmp(name, "--from-topology")) w->from_topo = v;
+        else if (!strcmp(name, "--jitter")) {
+            w->jitter = v;
+            if (strcmp(v, "trace")) {
+                char *e;
+                w->sigma = strtod(v, &e);
+                if (*e || e == v || !isfinite(w->sigma) || w->sigma < 0) {
+                    lsim_cli_usage_error("--jitter needs a relative std-dev >= 0 or 'trace' (got '%s')", v);
+                    return -1;
+                }
+                lsim_err re = {0};
+                if (lsim_wi_jitter_check(w->sigma, &re)) { /* the documented range (whatif.h) */
+                    lsim_cli_usage_error("--jitter %s: %s", v, re.msg);
+                    return -1;
+                }
+            } else {
+                w->sigma = -1;
+            }
+        } else if (!strcmp(name, "--slow-gpu")) {
+            char *e;
+            errno = 0;
+            long r = strtol(v, &e, 10);
+            double f = 0;
+            if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
+            if (errno || *e || !(f > 0) || !isfinite(f)) {
+                lsim_cli_usage_error("--slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')", v);
+                return -1;
+            }
+            lsim_err re = {0};
+            if (lsim_wi_slow_check(f, &re)) { /* the documented range (whatif.h) */
+                lsim_cli_usage_error("--slow-gpu %s: %s", v, re.msg);
+                return -1;
+            }
+            for (int q = 0; q < w->nslow; q++)
+                if (w->slow_rank[q] == (int32_t)r) {
+                    lsim_cli_usage_error("--slow-gpu: GPU %ld given twice", r);
+                    return -1;
+                }
+            if (w->nslow == LSIM_CLI_MAXSLOW) {
+                lsim_cli_usage_error("at most %d --slow-gpu options", LSIM_CLI_MAXSLOW);
+                return -1;
+            }
+            if (!was_seen(&seen, name) && seen.n < LSIM_CLI_MAXSEEN) seen.name[seen.n++] = name;
+            w->slow_rank[w->nslow] = (int32_t)r;
+            w->slow_f[w->nslow++] = f;
+        } else if (!strcmp(name, "--pp")) {
+            if (pos_long(name, v, 100000, &w->pp)) return -1;
+        } else if (!strcmp(name, "--micro-batches")) {
+            if (pos_long(name, v, 1000000, &w->micro_batches)) return -1;
+        } else if (!strcmp(name, "--schedule")) {
+            if (schedule_of(v, 1000, &w->vstages)) return -1;
+        }
+    }
+    if (!w->in || (!w->out && !w->identify)) {
+        lsim_cli_usage_error("whatif needs JOB.h5 and -o NEW.h5 (or --identify) (see lumosim whatif --help)");
+        return -1;
+    }
+    for (size_t k = 0; w->identify && k < sizeof WHATIF_TRANSFORMS / sizeof *WHATIF_TRANSFORMS; k++)
+        if (was_seen(&seen, WHATIF_TRANSFORMS[k])) {
+            /* it would be ignored: say so rather than seem to have done it */
+            if (!strcmp(WHATIF_TRANSFORMS[k], "-o"))
+                lsim_cli_usage_error("--identify writes nothing: -o is not used with it (see lumosim whatif --help)");
+            else
+                lsim_cli_usage_error("--identify transforms nothing: %s is not used with it (see lumosim whatif --help)",
+                                     WHATIF_TRANSFORMS[k]);
+            return -1;
+        }
     return 1;
 }

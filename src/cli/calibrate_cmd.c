@@ -36,59 +36,8 @@ static const char *USAGE_CALIBRATE =
     "  --topology-out FILE  write the topology with the collective fits applied\n"
     "  -h, --help         this help\n";
 
-typedef struct cal_opts {
-    const char *gpu, *out, *topo, *topo_out;
-    const char **nccl;
-    int nnccl;
-    char **traces;
-    int ntraces;
-} cal_opts;
-
-/* 1 ok, 0 help printed, -1 usage error printed. */
-static int parse(int argc, char **argv, cal_opts *o)
-{
-    int only = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only || a[0] != '-' || !a[1]) {
-            o->traces[o->ntraces++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only = 1;
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_CALIBRATE, stdout);
-            return 0;
-        }
-        const char **dst = !strcmp(a, "-o") || !strcmp(a, "--out") ? &o->out
-                           : !strcmp(a, "--gpu")                    ? &o->gpu
-                           : !strcmp(a, "--topology")               ? &o->topo
-                           : !strcmp(a, "--topology-out")           ? &o->topo_out
-                           : !strcmp(a, "--nccl-tests")             ? &o->nccl[o->nnccl]
-                                                                    : NULL;
-        if (!dst) {
-            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim calibrate --help)\n", a);
-            return -1;
-        }
-        if (i + 1 >= argc || !argv[i + 1][0]) {
-            fprintf(stderr, "lumosim: error: %s needs a value\n", a);
-            return -1;
-        }
-        *dst = argv[++i];
-        if (dst == &o->nccl[o->nnccl]) o->nnccl++;
-    }
-    if (!o->ntraces) {
-        fprintf(stderr, "lumosim: error: calibrate needs at least one trace file or directory (see --help)\n");
-        return -1;
-    }
-    if (!o->out) {
-        fprintf(stderr, "lumosim: error: calibrate needs -o gpu.json\n");
-        return -1;
-    }
-    return 1;
-}
+/* The parsed command line (args.c). */
+typedef lsim_cli_calibrate_args cal_opts;
 
 /* The base spec from --gpu: a built-in name, else a JSON file. */
 static int base_from_arg(const char *arg, lsim_gpu_spec *g, lsim_err *err)
@@ -100,16 +49,6 @@ static int base_from_arg(const char *arg, lsim_gpu_spec *g, lsim_err *err)
 }
 
 /* The base spec from a deviceProperties name ("NVIDIA A100-SXM4-80GB"). */
-static const char *guess_gpu(const char *devname)
-{
-    static const char *known[] = {"h200", "h100", "a100"};
-    for (size_t i = 0; devname && i < sizeof known / sizeof *known; i++) {
-        size_t l = strlen(known[i]);
-        for (const char *p = devname; *p; p++)
-            if (!strncasecmp(p, known[i], l)) return known[i];
-    }
-    return NULL;
-}
 
 /* The traces are the ranks 0..n-1 of one job of n (as run.c decides). */
 static int one_job(lsim_graph *const *gs, size_t n)
@@ -176,9 +115,18 @@ static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu
             printf("  %-28s %6zu %12.1f %10.1f %8.3f %+8.1f%%\n", shp, s->count, s->median_ns / 1e3,
                    s->flops / s->median_ns / 1e3, s->eff, 100 * s->rel_residual);
     }
-    printf("  fit (%s): gemm_eff_max %.4f (base %.4f), gemm_eff_half %.4g FLOP (base %.4g)%s\n",
-           r->gemm_mode == 2 ? "both parameters" : "eff_max only, eff_half kept", g->gemm_eff_max, base->gemm_eff_max,
-           g->gemm_eff_half, base->gemm_eff_half, r->gemm_clamped ? "; eff_max clamped to 1" : "");
+    if (r->gemm_mode >= 3)
+        printf("  fit (tiles and waves over %d SMs, %s): gemm_eff_max %.4f (base %.4f), gemm_tile_ns %lld (base "
+               "%lld)%s\n",
+               g->sms, r->gemm_mode == 4 ? "both parameters" : "eff_max only, gemm_tile_ns kept: the shapes cannot "
+                                                               "separate it",
+               g->gemm_eff_max, base->gemm_eff_max, (long long)g->gemm_tile_ns, (long long)base->gemm_tile_ns,
+               r->gemm_clamped ? "; eff_max clamped to 1" : "");
+    else
+        printf("  fit (%s): gemm_eff_max %.4f (base %.4f), gemm_eff_half %.4g FLOP (base %.4g)%s\n",
+               r->gemm_mode == 2 ? "both parameters" : "eff_max only, eff_half kept", g->gemm_eff_max,
+               base->gemm_eff_max, g->gemm_eff_half, base->gemm_eff_half,
+               r->gemm_clamped ? "; eff_max clamped to 1" : "");
     printf("  relative residuals over shapes: median %.1f %%, max %.1f %%\n", 100 * r->gemm_median_rel_residual,
            100 * r->gemm_max_rel_residual);
     if (r->kernels) printf("kernel_min_ns: %lld (1st percentile of %zu non-collective kernels)\n",
@@ -192,8 +140,40 @@ static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu
                "%llu launches)\n",
                (long long)g->launch_latency_ns, r->latency_traces, (unsigned long long)r->latency_samples);
     else printf("launch_latency_ns: %lld (kept: no idle-stream launches)\n", (long long)g->launch_latency_ns);
-    printf("mem_eff, attn_eff_max, attn_eff_half: kept from the base spec (%.3g, %.3g, %.3g): not fitted\n",
-           g->mem_eff, g->attn_eff_max, g->attn_eff_half);
+    if (r->mem_fitted) {
+        printf("mem_eff: %.4f (base %.4f): bytes over time of %zu memory-bound ops with shapes (kernels >= 10 us)\n",
+               g->mem_eff, base->mem_eff, r->mem_ops);
+        printf("  %-36s %6s %12s %10s %8s\n", "op", "ops", "GB", "ms", "eff");
+        for (size_t i = 0; i < r->nmemops; i++)
+            if (r->memops[i].count)
+                printf("  %-36s %6zu %12.3f %10.3f %8.3f\n", r->memops[i].name, r->memops[i].count,
+                       r->memops[i].bytes / 1e9, r->memops[i].ns / 1e6,
+                       r->memops[i].bytes / (r->memops[i].ns * 1e-9 * base->mem_bw));
+    } else {
+        printf("mem_eff: %.3g (kept: %zu memory-bound ops with shapes, fewer than 10 or under 1 ms)\n", g->mem_eff,
+               r->mem_ops);
+    }
+    printf("attn_eff_max, attn_eff_half: kept from the base spec (%.3g, %.3g): flash attention is not an aten op\n",
+           g->attn_eff_max, g->attn_eff_half);
+    if (r->dispatch_fitted)
+        printf("host_dispatch_ns: %lld (median of %zu gaps between launch calls; mean %lld)\n",
+               (long long)g->host_dispatch_ns, r->host_gaps, (long long)r->host_gap_mean_ns);
+    else printf("host_dispatch_ns: %lld (kept: %zu gaps, fewer than 20)\n", (long long)g->host_dispatch_ns, r->host_gaps);
+    if (r->stall_fitted)
+        printf("host_stall_prob: %.4g, host_stall_ns: %lld, host_stall_sd_ns: %lld (%zu of the %zu gaps above 10 x "
+               "the median, less the median)\n",
+               g->host_stall_prob, (long long)g->host_stall_ns, (long long)g->host_stall_sd_ns, r->host_stalls,
+               r->host_gaps);
+    else printf("host_stall_prob, host_stall_ns: kept (%.3g, %lld): fewer than 100 gaps\n", g->host_stall_prob,
+                (long long)g->host_stall_ns);
+    if (r->step_fitted)
+        printf("host_step_ns: %lld (median of %zu enumerate(DataLoader) annotations)\n", (long long)g->host_step_ns,
+               r->host_steps);
+    else printf("host_step_ns: %lld (kept: no data-loader annotation)\n", (long long)g->host_step_ns);
+    if (r->opt_fitted)
+        printf("host_opt_ns: %lld (median of %zu Optimizer.step annotations less their launches)\n",
+               (long long)g->host_opt_ns, r->host_opts);
+    else printf("host_opt_ns: %lld (kept: no Optimizer.step annotation)\n", (long long)g->host_opt_ns);
     if (!r->ncolls) printf("collectives: no fit (fewer than 2 sizes of any kind with known bytes)\n");
     for (size_t i = 0; i < r->ncolls; i++) {
         const lsim_calib_coll *c = &r->colls[i];
@@ -230,15 +210,31 @@ int lsim_cli_calibrate(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         goto cleanup;
     }
-    int p = parse(argc, argv, &o);
+    int p = lsim_cli_parse_calibrate(argc, argv, USAGE_CALIBRATE, &o);
     if (p <= 0) {
         status = p == 0 ? 0 : 2;
         goto cleanup;
     }
     lsim_gpu_spec base, fitted;
     const char *base_how = "--gpu";
+    {
+        /* every file named, before any is read */
+        char **ins = malloc((size_t)(o.ntraces + o.nnccl + 2) * sizeof *ins);
+        if (!ins) {
+            rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        int k = 0;
+        for (int i = 0; i < o.ntraces; i++) ins[k++] = o.traces[i];
+        for (int i = 0; i < o.nnccl; i++) ins[k++] = (char *)o.nccl[i];
+        ins[k++] = (char *)o.gpu;
+        ins[k++] = (char *)o.topo;
+        lsim_io_file outs[2] = {{o.out, "-o", 1, LSIM_OUT_TEXT}, {o.topo_out, "--topology-out", 1, LSIM_OUT_TEXT}};
+        rc = lsim_cli_check_io(ins, k, outs, 2, &err);
+        free(ins);
+        if (rc) goto cleanup;
+    }
     if (o.gpu && (rc = base_from_arg(o.gpu, &base, &err))) goto cleanup;
-    if ((rc = lsim_cli_check_output(o.out, &err)) || (rc = lsim_cli_check_output(o.topo_out, &err))) goto cleanup;
     lsim_topology tbase;
     if (o.topo && (rc = lsim_topology_load(o.topo, &tbase, &err))) goto cleanup;
     if ((rc = lsim_cli_expand(o.traces, o.ntraces, &files, &err))) goto cleanup;
@@ -271,7 +267,7 @@ int lsim_cli_calibrate(int argc, char **argv)
         ng++;
     }
     if (!o.gpu) {
-        const char *guess = guess_gpu(devname);
+        const char *guess = lsim_gpu_builtin_for_device(devname);
         if (!guess) {
             rc = lsim_err_set(&err, LSIM_EARG, "%s: cannot tell the GPU model (%s%s%s): give --gpu h100|a100|h200|FILE.json",
                               files.paths[0], devname ? "deviceProperties name \"" : "no deviceProperties",
@@ -302,9 +298,9 @@ int lsim_cli_calibrate(int argc, char **argv)
     if (o.topo_out) {
         if (!o.topo) lsim_topology_default(&fitted, &tbase);
         lsim_calib_topology(cal, &tbase, &topo, &tchanged);
-        if (!(topo.intra_bw > 0) || !(topo.inter_bw > 0) || topo.intra_lat_ns < 0 || topo.inter_lat_ns < 0 ||
-            topo.coll_base_ns < 0) {
-            rc = lsim_err_set(&err, LSIM_EARG, "%s: the collective fits give an unusable topology", o.topo_out);
+        if (lsim_topology_check(&topo, o.topo_out, &err)) { /* the loader's ranges (cost.h) */
+            lsim_err e = err;
+            rc = lsim_err_set(&err, LSIM_EARG, "the collective fits give an unusable topology: %s", e.msg);
             goto cleanup;
         }
     }

@@ -9,8 +9,17 @@
 #include "lumosim/graph.h"
 #include "lumosim/job.h"
 #include "lumosim/metrics.h"
+#include "lumosim/output.h"
 #include "lumosim/report.h"
 #include "lumosim/store.h"
+
+/* The options one parse has met, by canonical name (lsim_cli_once): an
+ * option given twice is a usage error, not the last one winning. */
+#define LSIM_CLI_MAXSEEN 64 /* more than any command has options */
+typedef struct lsim_cli_seen {
+    const char *name[LSIM_CLI_MAXSEEN];
+    int n;
+} lsim_cli_seen;
 
 /* Options every simulating command takes. */
 typedef struct lsim_cli_opts {
@@ -25,6 +34,7 @@ typedef struct lsim_cli_opts {
     const char *run_name;    /* --run NAME (report from a result archive) */
     int independent;         /* --independent: never couple ranks */
     int replicate_from;      /* --replicate-from R, -1 if not given */
+    lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
 } lsim_cli_opts;
 
 /* Everything one run produced, per input file. Owned; free with
@@ -44,6 +54,11 @@ typedef struct lsim_cli_run {
      * the run (for independent replays, engine set-up included); metrics and
      * critical path. `sim` records them in the result's provenance. */
     double match_s, setup_s, simulate_s, metrics_s;
+    /* --replicate-from R with every rank of the job among the inputs: the
+     * real ranks' graphs, by rank (owned; NULL otherwise). The copies are
+     * then measured against them, not against rank R's own trace. */
+    lsim_graph **truth;
+    size_t ntruth;
 } lsim_cli_run;
 
 /* Parses one option shared by the simulating commands at argv[*i]; returns
@@ -64,6 +79,10 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
 /* Only the expansion of PATHs into trace files (run->paths, run->n). */
 int lsim_cli_expand(char **args, int nargs, lsim_cli_run *run, lsim_err *err);
 int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
+/* Every graph's rank inside its world (0..world_size-1, or -1 unknown):
+ * one outside would silently turn off the coupling of the whole job.
+ * Called by lsim_cli_simulate (unless --independent) and by sim. */
+int lsim_cli_check_ranks(const lsim_cli_run *run, lsim_err *err);
 
 /* The report item of GPU i of run (engine, report and path already there). */
 lsim_replay_item lsim_cli_item(const lsim_cli_run *run, size_t i, int with_cp, int coupled, lsim_ns clock_offset);
@@ -92,9 +111,13 @@ void lsim_cli_run_free(lsim_cli_run *run);
 /* Write the predicted trace if o->trace_out is set. */
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *run, lsim_err *err);
 
-/* Before any work: the directory an output goes to exists and is
- * writable (path NULL: nothing to check). */
-int lsim_cli_check_output(const char *path, lsim_err *err);
+/* Before anything is read: the command's input paths (files or
+ * directories, NULL entries skipped) and its outputs (path NULL: not
+ * asked for), checked by lsim_out_check (output.h) -- no output replaces an
+ * input, another output, or a file of another kind unless --force. */
+int lsim_cli_check_io(char *const *inputs, int nin, const lsim_io_file *outs, size_t nout, lsim_err *err);
+/* --force on the command line (main.c takes it out of argv). */
+extern int lsim_cli_force;
 
 /* Write a text file atomically through a callback (temporary name, rename). */
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);
@@ -132,5 +155,88 @@ typedef struct lsim_cli_sim_args {
     int windows;               /* --windows: 0 ready, 1 paths, 2 start (lsim_pdes_windows) */
 } lsim_cli_sim_args;
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
+
+/* The other commands' parsers take their help text (usage, kept with the
+ * command) and return as above.
+ * ablate: --json, --latency and paths into args (argc entries). Returns the
+ * number of paths, 0 (help) or -1. */
+int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *usage, char **args);
+
+/* info: FILE.h5... into args; returns the number of files, 0 (help) or -1. */
+int lsim_cli_parse_info(int argc, char **argv, const char *usage, char **args);
+
+/* collect: RESULT.h5|DIR... into args (argc entries). */
+typedef struct lsim_cli_collect_args {
+    const char *out, *run_name;
+    int nargs;
+} lsim_cli_collect_args;
+int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_collect_args *c, char **args);
+
+/* calibrate: traces and nccl-tests files into the caller's arrays (argc
+ * entries each). */
+typedef struct lsim_cli_calibrate_args {
+    const char *gpu, *out, *topo, *topo_out;
+    const char **nccl;  /* --nccl-tests, repeatable, in order */
+    int nnccl;
+    char **traces;
+    int ntraces;
+} lsim_cli_calibrate_args;
+int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_calibrate_args *c);
+
+/* synth: 0 in a number means not given (the model's or the default). */
+typedef struct lsim_cli_synth_args {
+    const char *model, *gpu, *topo, *out;
+    int tp, pp, dp, micro_batch, global_batch, gpus;
+    int shape[6];       /* --layers --hidden --ffn --heads --seq --vocab */
+    int vstages;        /* --schedule: 1 (1f1b) or V (interleaved:V) */
+    int stats, no_p2p_sync;
+    /* the Megatron options (issue 15, docs/synthesis.md "Options"): -1 not
+     * given; recompute 0..2 (none, selective, full), grad_reduce 0..1
+     * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4 */
+    int recompute, grad_reduce, attention, grad_bytes;
+    int seq_parallel, dist_opt, scatter_gather, no_dropout, tp_overlap, forward_only, no_mem_check;
+    long seed;
+    int dp_cost;        /* --dp-cost N, 0 not given */
+} lsim_cli_synth_args;
+int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
+
+/* whatif: 0 in a number means not given; what each does: whatif_cmd.c. */
+#define LSIM_CLI_MAXSLOW 64
+typedef struct lsim_cli_whatif_args {
+    const char *in, *out, *topo, *gpu, *from_gpu, *from_topo, *jitter, *model;
+    long dp, tp, layers, hidden, ffn, micro_batch, trace_layers, pp, vstages, micro_batches;
+    long seed, batch;   /* default 1 and 64 */
+    double sigma;       /* --jitter: the relative std-dev, -1 for "trace" */
+    int identify, nslow;
+    int32_t slow_rank[LSIM_CLI_MAXSLOW]; /* --slow-gpu R:F, repeatable */
+    double slow_f[LSIM_CLI_MAXSLOW];
+} lsim_cli_whatif_args;
+int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w);
+
+/* ---- pieces of the parsers, shared with lsim_cli_common_opt (run.c) */
+/* name (canonical spelling, a string literal) met for the first time: 0;
+ * the second time: -1 and "NAME given twice" printed. */
+int lsim_cli_once(lsim_cli_seen *s, const char *name);
+/* a is option `name`, alone or as name=VALUE */
+int lsim_cli_is_opt(const char *a, const char *name);
+/* The value of the option at argv[*i]: after '=' in --name=VALUE, else the
+ * next argument (*i advanced). Missing or empty, or a next argument that
+ * is itself an option (starts with '-', other than "-" alone): NULL and
+ * "NAME needs WHAT" printed -- a value never swallows the next option
+ * (--run --json); a value that starts with '-' is written --name=VALUE. */
+const char *lsim_cli_value(int argc, char **argv, int *i, const char *what);
+/* Print "lumosim: error: MESSAGE" as one line: the message (which may hold
+ * arguments) with control characters and bytes that are not UTF-8
+ * escaped (text.h). */
+void lsim_cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* replay, report and ablate under mpirun (more than one rank): refused
+ * with one line on rank 0, telling to use build + sim. Returns 1 when
+ * refused (exit 2), 0 to go on serially. Defined in store_cmds.c. */
+int lsim_cli_refuse_mpi(const char *command);
 
 #endif

@@ -4,12 +4,15 @@
  * Every PATH is a result archive or a directory searched recursively for
  * *.h5 files; of those, the ones lsim_store_probe calls result archives are
  * read, the others (graph stores, foreign HDF5) are skipped with a note on
- * stderr. The archives are sorted by path (byte order) and each run (name
+ * stderr; a FIFO or device under an archive's name is an error. Each file
+ * is read once, however many names lead to it (d and ./d, a symbolic
+ * link: same real path). The archives are sorted by path (byte order) and each run (name
  * order) and GPU (archive order) becomes one row, so the CSV depends only on
  * the files, not on the order of the arguments or of readdir. Fields are
  * quoted per RFC 4180 (CRLF line ends, a field with a comma, quote, CR or LF
  * in double quotes, quotes doubled). The CSV is written to a temporary name
  * and renamed when complete: a bad archive leaves no CSV behind. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +22,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "lumosim/input.h"
+#include "lumosim/text.h"
 
 static const char *USAGE_COLLECT =
     "usage: lumosim collect RESULT.h5|DIR... -o SWEEP.csv [--run NAME]\n"
@@ -47,8 +52,11 @@ static const char *const COLUMNS[] = {
     "command_line", "config", "mpi_ranks", "mapping", "lumosim_version", "host", "created", "wall_seconds"};
 #define NCOLUMNS (sizeof COLUMNS / sizeof *COLUMNS)
 
+/* The archives found: v[i] as named (the CSV's file column), real[i] its
+ * real path (symbolic links, "." and ".." resolved), which says whether two
+ * names are one file. */
 typedef struct path_list {
-    char **v;
+    char **v, **real;
     size_t n, cap;
 } path_list;
 
@@ -59,22 +67,48 @@ static int list_add(path_list *l, const char *p, lsim_err *err)
         char **v = realloc(l->v, cap * sizeof *v);
         if (!v) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         l->v = v;
+        char **r = realloc(l->real, cap * sizeof *r);
+        if (!r) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        l->real = r;
         l->cap = cap;
     }
-    if (!(l->v[l->n] = strdup(p))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    l->n++;
+    char *rp = realpath(p, NULL); /* it exists (just probed); else the name stands for itself */
+    if (!rp) rp = strdup(p);
+    if (!rp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!(l->v[l->n] = strdup(p))) {
+        free(rp);
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    }
+    l->real[l->n++] = rp;
     return 0;
 }
 
 static void list_free(path_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i]);
+        free(l->real[i]);
+    }
     free(l->v);
+    free(l->real);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* An archive's names, to sort together by name. */
+typedef struct named {
+    char *v, *real;
+    size_t at; /* position in name order */
+} named;
+
+static int cmp_name(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const named *)a)->v, ((const named *)b)->v);
+}
+
+static int cmp_real(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->real, y->real);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
 }
 
 static int ends_with_h5(const char *s)
@@ -121,10 +155,18 @@ static int walk(const char *dir, path_list *out, lsim_err *err)
             continue;
         }
         if (!ends_with_h5(e->d_name)) continue;
-        if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (stat(p, &st) != 0 || S_ISDIR(st.st_mode)) continue; /* a dangling link; a link to a directory */
+        /* a FIFO (socket, device) under an archive's name: an error naming
+         * it, neither opened (HDF5 would wait for a writer) nor skipped
+         * unsaid */
+        if (!S_ISREG(st.st_mode)) {
+            rc = lsim_input_check(p, 0, NULL, err);
+            break;
+        }
         lsim_store_kind k = lsim_store_probe(p);
         if (k != LSIM_STORE_RESULTS) {
-            fprintf(stderr, "lumosim: note: %s: skipped (%s)\n", p, skip_reason(k));
+            char shown[1024]; /* one line, whatever the name holds (text.h) */
+            fprintf(stderr, "lumosim: note: %s: skipped (%s)\n", lsim_text_line(shown, sizeof shown, p), skip_reason(k));
             continue;
         }
         if ((rc = list_add(out, p, err))) break;
@@ -141,9 +183,12 @@ static int expand(char **args, int nargs, path_list *out, lsim_err *err)
     int rc = 0;
     for (int i = 0; !rc && i < nargs; i++) {
         struct stat st;
+        int is_dir = 0;
         if (stat(args[i], &st) != 0) {
             rc = lsim_err_set(err, LSIM_EIO, "%s: %s", args[i], strerror(errno));
-        } else if (S_ISDIR(st.st_mode)) {
+        } else if ((rc = lsim_input_check(args[i], 1, &is_dir, err))) {
+            /* a FIFO: "is a FIFO, not a file" */
+        } else if (is_dir) {
             size_t before = out->n;
             rc = walk(args[i], out, err);
             if (!rc && out->n == before)
@@ -155,12 +200,32 @@ static int expand(char **args, int nargs, path_list *out, lsim_err *err)
         }
     }
     if (rc) return rc;
-    qsort(out->v, out->n, sizeof *out->v, cmp_str);
-    size_t k = 0; /* drop duplicates (a file given twice, or also under a DIR) */
+    /* Sorted by name; then each file once, under the first of its names in
+     * that order: a file given twice, also under a DIR, or by two names of
+     * one file (d and ./d, a symbolic link). */
+    named *t = malloc((out->n ? out->n : 1) * sizeof *t);
+    if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < out->n; i++) t[i] = (named){out->v[i], out->real[i], 0};
+    qsort(t, out->n, sizeof *t, cmp_name);
+    for (size_t i = 0; i < out->n; i++) t[i].at = i;
+    qsort(t, out->n, sizeof *t, cmp_real);
+    for (size_t i = 1; i < out->n; i++)
+        if (!strcmp(t[i].real, t[i - 1].real)) {
+            free(t[i].v);
+            t[i].v = NULL; /* the real path stays with the first */
+        }
     for (size_t i = 0; i < out->n; i++) {
-        if (k && !strcmp(out->v[k - 1], out->v[i])) free(out->v[i]);
-        else out->v[k++] = out->v[i];
+        out->v[t[i].at] = t[i].v;
+        out->real[t[i].at] = t[i].v ? t[i].real : NULL;
+        if (!t[i].v) free(t[i].real);
     }
+    free(t);
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (out->v[i]) {
+            out->v[k] = out->v[i];
+            out->real[k++] = out->real[i];
+        }
     out->n = k;
     return 0;
 }
@@ -310,8 +375,8 @@ static int write_csv(FILE *f, void *vctx, lsim_err *err)
 
 int lsim_cli_collect(int argc, char **argv)
 {
-    const char *out = NULL, *run_name = NULL;
-    int nargs = 0, status = 0, only_paths = 0;
+    lsim_cli_collect_args ca;
+    int status = 0;
     lsim_err err = {0};
     path_list files = {0};
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
@@ -319,37 +384,16 @@ int lsim_cli_collect(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[nargs++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_paths = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_COLLECT, stdout);
-            goto cleanup;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run")) {
-            if (i + 1 >= argc || !argv[i + 1][0]) {
-                fprintf(stderr, "lumosim: error: %s needs a value (see lumosim collect --help)\n", a);
-                status = 2;
-                goto cleanup;
-            }
-            if (!strcmp(a, "--run")) run_name = argv[++i];
-            else out = argv[++i];
-        } else {
-            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim collect --help)\n", a);
-            status = 2;
-            goto cleanup;
-        }
-    }
-    if (!nargs || !out) {
-        fprintf(stderr, "lumosim: error: collect needs result archives or directories and -o SWEEP.csv "
-                        "(see lumosim collect --help)\n");
-        status = 2;
+    int p = lsim_cli_parse_collect(argc, argv, USAGE_COLLECT, &ca, args);
+    if (p <= 0) {
+        status = p < 0 ? 2 : 0;
         goto cleanup;
     }
+    const char *out = ca.out, *run_name = ca.run_name;
+    int nargs = ca.nargs;
     collect_ctx ctx = {&files, run_name};
-    if (lsim_cli_check_output(out, &err) || expand(args, nargs, &files, &err) ||
+    lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_TEXT}};
+    if (lsim_cli_check_io(args, nargs, outs, 1, &err) || expand(args, nargs, &files, &err) ||
         lsim_cli_write_atomic(out, write_csv, &ctx, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;

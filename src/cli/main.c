@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/output.h"
 #include "lumosim/tmpfiles.h"
 
 static const char *USAGE_MAIN =
@@ -39,7 +40,10 @@ static const char *USAGE_MAIN =
     "\n"
     "options:\n"
     "  -h, --help     this help\n"
-    "  -V, --version  print the version\n";
+    "  -V, --version  print the version\n"
+    "  --force        (any command that writes a file) replace an existing graph\n"
+    "                 store or result archive wholesale, or a trace with another\n"
+    "                 kind of file; without it they are refused (README: Outputs)\n";
 
 #define COMMON_OPTS                                                                     \
     "  --latency MODE   model (default): per-API launch latencies learned from\n"       \
@@ -74,7 +78,10 @@ static const char *USAGE_REPLAY =
     "files in name order (PyTorch execution traces, *.et.json*, are skipped).\n"
     "\n"
     "options:\n" COMMON_OPTS "  --json           print the JSON document (docs/report-json.md)\n"
-    "  -h, --help       this help\n";
+    "  -h, --help       this help\n"
+    "\n"
+    "Not under mpirun (refused: it would run once per rank); for a parallel run:\n"
+    "lumosim build, then mpirun lumosim sim.\n";
 
 static const char *USAGE_REPORT =
     "usage: lumosim report [options] PATH... --html OUT.html\n"
@@ -87,7 +94,11 @@ static const char *USAGE_REPORT =
     "(docs/report-html.md).\n"
     "\n"
     "options:\n" COMMON_OPTS "  --html OUT.html  where to write the page (required)\n"
-    "  -h, --help       this help\n";
+    "  --run NAME       the run of a result archive (default: its only run)\n"
+    "  -h, --help       this help\n"
+    "\n"
+    "Not under mpirun (refused: it would run once per rank); for a parallel run:\n"
+    "lumosim build, then mpirun lumosim sim -o RESULT.h5, then lumosim report RESULT.h5.\n";
 
 static const char *USAGE_ABLATE =
     "usage: lumosim ablate [options] PATH...\n"
@@ -101,7 +112,9 @@ static const char *USAGE_ABLATE =
     "options:\n"
     "  --latency MODE   as for replay (default model)\n"
     "  --json           print JSON instead of the table\n"
-    "  -h, --help       this help\n";
+    "  -h, --help       this help\n"
+    "\n"
+    "Not under mpirun (refused: it would run once per rank).\n";
 
 /* Parse [options] PATH... for a simulating command. Options may come before
  * or after the paths; "--" ends options. Returns the number of paths stored
@@ -133,16 +146,29 @@ static int cmd_simulate(int argc, char **argv, int html)
         free(args);
         return 2;
     }
+    {
+        lsim_err cerr = {0};
+        lsim_io_file outs[2] = {{o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE}, {o.html_out, "--html", 1, LSIM_OUT_TEXT}};
+        if (lsim_cli_check_io(args, nargs, outs, 2, &cerr)) {
+            fprintf(stderr, "lumosim: error: %s\n", cerr.msg);
+            free(args);
+            return 1;
+        }
+    }
     if (html && nargs == 1 && lsim_store_probe(args[0]) == LSIM_STORE_RESULTS) {
         int st = lsim_cli_report_results(args[0], o.run_name, o.html_out);
         free(args);
         return st;
     }
+    if (o.run_name) { /* it would be ignored */
+        lsim_cli_usage_error("--run selects a run of a result archive, and %s is not one", args[0]);
+        free(args);
+        return 2;
+    }
     int status = 0;
     lsim_err err = {0};
     lsim_cli_run run = {0};
-    if (lsim_cli_check_output(o.trace_out, &err) || lsim_cli_check_output(o.html_out, &err) ||
-        lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
+    if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
         (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err))) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;
@@ -192,7 +218,58 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* Notices of the output layer (stale temporaries removed, waiting for an
+ * archive's lock): one line each on stderr. */
+static void print_notice(const char *line) { fprintf(stderr, "lumosim: note: %s\n", line); }
+
+/* The commands that write files take --force (replace a graph store or a
+ * result archive, or a trace by something else: output.h) anywhere before
+ * "--". It is taken out of argv here, so that every command's parser stays
+ * as it is; given twice it is a usage error. Returns 0, or -1 (printed). */
+static int take_force(int *argc, char **argv)
+{
+    int k = 0, seen = 0, only_paths = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (!only_paths && !strcmp(argv[i], "--")) only_paths = 1;
+        if (!only_paths && !strcmp(argv[i], "--force")) {
+            if (seen++) {
+                fprintf(stderr, "lumosim: error: --force given twice\n");
+                return -1;
+            }
+            continue;
+        }
+        argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    *argc = k;
+    lsim_cli_force = seen;
+    return 0;
+}
+
+static int run_command(int argc, char **argv);
+
+/* Every command's standard output is checked once at the end: a report
+ * that could not be written (a full disk, a closed pipe) is a failure with
+ * a line saying so, never exit 0 with nothing written. SIGPIPE is ignored so
+ * that a closed pipe shows up here as EPIPE instead of killing silently. */
 int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    lsim_out_set_notice(print_notice);
+    int st = run_command(argc, argv);
+    errno = 0;
+    int bad = ferror(stdout);
+    if (fflush(stdout) != 0 || fclose(stdout) != 0) bad = 1;
+    if (bad && st == 0) { /* a command that failed has said why already */
+        int e = errno;
+        fprintf(stderr, "lumosim: error: cannot write to standard output: %s\n",
+                e ? strerror(e) : "a write failed");
+        st = 1;
+    }
+    return st;
+}
+
+static int run_command(int argc, char **argv)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -210,6 +287,14 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *c = argv[1];
+    static const char *const writers[] = {"replay", "report", "build", "sim", "collect", "synth", "calibrate", "whatif"};
+    for (size_t k = 0; k < sizeof writers / sizeof *writers; k++)
+        if (!strcmp(c, writers[k])) {
+            int rest = argc - 2;
+            if (take_force(&rest, argv + 2)) return 2;
+            argc = rest + 2;
+            break;
+        }
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
         fputs(USAGE_MAIN, stdout);
         return 0;
@@ -230,6 +315,9 @@ int main(int argc, char **argv)
               stdout);
         return 0;
     }
+    /* no parallel engine behind these: under mpirun they are refused
+     * (one line, rank 0) instead of running once per rank */
+    if ((!strcmp(c, "replay") || !strcmp(c, "report") || !strcmp(c, "ablate")) && lsim_cli_refuse_mpi(c)) return 2;
     if (!strcmp(c, "replay")) return cmd_simulate(argc - 2, argv + 2, 0);
     if (!strcmp(c, "report")) return cmd_simulate(argc - 2, argv + 2, 1);
     if (!strcmp(c, "build")) return lsim_cli_build(argc - 2, argv + 2);
@@ -247,6 +335,6 @@ int main(int argc, char **argv)
             }
         return lsim_cli_ablate(argc - 2, argv + 2);
     }
-    fprintf(stderr, "lumosim: error: unknown command '%s' (see lumosim --help)\n", c);
+    lsim_cli_usage_error("unknown command '%s' (see lumosim --help)", c);
     return 2;
 }

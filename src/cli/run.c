@@ -11,7 +11,9 @@
 
 #include "cli.h"
 #include "lumosim/et.h"
+#include "lumosim/input.h"
 #include "lumosim/memlimit.h"
+#include "lumosim/output.h"
 #include "lumosim/tmpfiles.h"
 
 void lsim_cli_opts_default(lsim_cli_opts *o)
@@ -42,17 +44,19 @@ static const struct {
 static int parse_drop(lsim_cli_opts *o, const char *list)
 {
     char buf[256];
-    if (strlen(list) >= sizeof buf) return -1;
+    if (strlen(list) >= sizeof buf) {
+        lsim_cli_usage_error("--drop-edges: the list is too long");
+        return -1;
+    }
     strcpy(buf, list);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         size_t k = 0;
         while (k < sizeof DROP_NAMES / sizeof *DROP_NAMES && strcmp(DROP_NAMES[k].name, tok)) k++;
         if (k == sizeof DROP_NAMES / sizeof *DROP_NAMES) {
-            fprintf(stderr,
-                    "lumosim: error: --drop-edges: unknown class '%s' (event, hidden, sync, cpu_cross_thread, "
-                    "launch_latency, dpro)\n",
-                    tok);
+            lsim_cli_usage_error("--drop-edges: unknown class '%s' (event, hidden, sync, cpu_cross_thread, "
+                                 "launch_latency, dpro)",
+                                 tok);
             return -1;
         }
         o->drop_mask |= DROP_NAMES[k].mask;
@@ -61,65 +65,67 @@ static int parse_drop(lsim_cli_opts *o, const char *list)
     return 0;
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (a[n] == '=') return a + n + 1;
-    if (*i + 1 < argc) return argv[++*i];
-    fprintf(stderr, "lumosim: error: %s needs a value\n", name);
-    return NULL;
-}
-
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
-}
-
+/* Each shared option at most once (args.c): given twice it is a usage
+ * error, as for the commands' own options. */
 int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 {
+    static const char *const NAMES[] = {"--json",    "--independent", "--replicate-from", "--stats",     "--critical-path",
+                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out"};
     const char *a = argv[*i], *v;
-    if (!strcmp(a, "--json")) o->json = 1;
-    else if (!strcmp(a, "--independent")) o->independent = 1;
-    else if (is_opt(a, "--replicate-from")) {
-        if (!(v = opt_value(argc, argv, i, "--replicate-from"))) return -1;
+    size_t k = 0;
+    /* the flags (all but --replicate-from among the first five) match
+     * exactly; options with a value also as --name=VALUE */
+    while (k < sizeof NAMES / sizeof *NAMES &&
+           !((k < 5 && k != 2) ? !strcmp(a, NAMES[k]) : lsim_cli_is_opt(a, NAMES[k])))
+        k++;
+    if (k == sizeof NAMES / sizeof *NAMES) return 0;
+    if (lsim_cli_once(&o->seen, NAMES[k])) return -1;
+    switch (k) {
+    case 0: o->json = 1; break;
+    case 1: o->independent = 1; break;
+    case 2: {
+        if (!(v = lsim_cli_value(argc, argv, i, "a rank number"))) return -1;
         char *e = NULL;
         long x = strtol(v, &e, 10);
-        if (*e || x < 0 || x > 1000000) {
-            fprintf(stderr, "lumosim: error: --replicate-from takes a rank number\n");
+        if (*e || e == v || x < 0 || x > 1000000) {
+            lsim_cli_usage_error("--replicate-from takes a rank number (got '%s')", v);
             return -1;
         }
         o->replicate_from = (int)x;
+        break;
     }
-    else if (!strcmp(a, "--stats")) o->stats = 1;
-    else if (!strcmp(a, "--critical-path")) o->critical = 1;
-    else if (is_opt(a, "--latency")) {
-        if (!(v = opt_value(argc, argv, i, "--latency"))) return -1;
+    case 3: o->stats = 1; break;
+    case 4: o->critical = 1; break;
+    case 5:
+        if (!(v = lsim_cli_value(argc, argv, i, "model or observed"))) return -1;
         if (!strcmp(v, "model")) o->bo.latency = LSIM_LAT_MODEL;
         else if (!strcmp(v, "observed")) o->bo.latency = LSIM_LAT_OBSERVED;
         else {
-            fprintf(stderr, "lumosim: error: --latency takes 'model' or 'observed'\n");
+            lsim_cli_usage_error("--latency takes 'model' or 'observed'");
             return -1;
         }
-    } else if (is_opt(a, "--bin-ms")) {
-        if (!(v = opt_value(argc, argv, i, "--bin-ms"))) return -1;
+        break;
+    case 6: {
+        if (!(v = lsim_cli_value(argc, argv, i, "a number of milliseconds"))) return -1;
         char *e = NULL;
         double x = strtod(v, &e);
         if (*e || !(x > 0) || x > 1e6) {
-            fprintf(stderr, "lumosim: error: --bin-ms takes a positive number of milliseconds\n");
+            lsim_cli_usage_error("--bin-ms takes a positive number of milliseconds");
             return -1;
         }
         o->bin_ns = (lsim_ns)(x * 1e6);
         if (o->bin_ns < 1) o->bin_ns = 1;
-    } else if (is_opt(a, "--drop-edges")) {
-        if (!(v = opt_value(argc, argv, i, "--drop-edges")) || parse_drop(o, v)) return -1;
-    } else if (is_opt(a, "--trace-out")) {
-        if (!(v = opt_value(argc, argv, i, "--trace-out"))) return -1;
+        break;
+    }
+    case 7:
+        if (!(v = lsim_cli_value(argc, argv, i, "edge classes")) || parse_drop(o, v)) return -1;
+        break;
+    default:
+        if (!(v = lsim_cli_value(argc, argv, i, "a file name"))) return -1;
         o->trace_out = v;
         o->critical = 1; /* the trace marks the path */
-    } else
-        return 0;
+        break;
+    }
     return 1;
 }
 
@@ -148,15 +154,18 @@ static int push_path(lsim_cli_run *r, size_t *cap, const char *s)
 }
 
 /* Files as given; a directory stands for its *.json / *.json.gz files in
- * name order, execution traces (*.et.json*) skipped. A graph store (.h5)
- * stands for the graphs it holds; marked in *is_store. */
+ * name order, execution traces (*.et.json*) skipped. Only regular files and
+ * directories: a FIFO (or socket, device) given or found under a trace's
+ * name is an error naming it, never opened (reading it would wait for a
+ * writer) nor skipped unsaid (input.h); other names in a directory are not
+ * traces whatever their type. */
 static int expand_paths(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
     size_t cap = 0;
     for (int i = 0; i < nargs; i++) {
-        struct stat st;
-        if (stat(args[i], &st) != 0) return lsim_err_set(err, LSIM_EIO, "%s: cannot open: %s", args[i], strerror(errno));
-        if (!S_ISDIR(st.st_mode)) {
+        int is_dir = 0, rc = lsim_input_check(args[i], 1, &is_dir, err);
+        if (rc) return rc;
+        if (!is_dir) {
             if (push_path(r, &cap, args[i])) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
             continue;
         }
@@ -164,7 +173,6 @@ static int expand_paths(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
         if (!d) return lsim_err_set(err, LSIM_EIO, "%s: cannot open directory: %s", args[i], strerror(errno));
         size_t first = r->n;
         struct dirent *de;
-        int rc = 0;
         while ((de = readdir(d))) {
             const char *nm = de->d_name;
             if (nm[0] == '.' || strstr(nm, ".et.json")) continue;
@@ -176,12 +184,17 @@ static int expand_paths(char **args, int nargs, lsim_cli_run *r, lsim_err *err)
                 break;
             }
             snprintf(p, len, "%s%s%s", args[i], ends_with(args[i], "/") ? "" : "/", nm);
-            rc = push_path(r, &cap, p);
+            if ((rc = lsim_input_check(p, 0, NULL, err))) {
+                free(p);
+                break;
+            }
+            if ((rc = push_path(r, &cap, p))) lsim_err_set(err, LSIM_ENOMEM, "out of memory");
             free(p);
             if (rc) break;
         }
         closedir(d);
-        if (rc) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        if (rc == LSIM_ENOMEM) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        if (rc) return rc;
         if (r->n == first)
             return lsim_err_set(err, LSIM_ETRACE, "%s: directory holds no *.json or *.json.gz traces", args[i]);
         qsort(r->paths + first, r->n - first, sizeof *r->paths, cmp_str);
@@ -237,6 +250,8 @@ void lsim_cli_run_free(lsim_cli_run *r)
         free(r->paths[i]);
     }
     lsim_job_free(r->job);
+    for (size_t i = 0; r->truth && i < r->ntruth; i++) lsim_graph_free(r->truth[i]);
+    free(r->truth);
     free(r->graphs);
     free(r->engines);
     free(r->reps);
@@ -286,6 +301,54 @@ static int apply_sibling_et(const lsim_cli_opts *o, lsim_trace *t, lsim_err *err
     return rc;
 }
 
+/* A merged multi-rank file (TraceLens TraceFusion, KINETO-NOTES trap 10:
+ * every event tagged args.rank) is one job: one graph per rank, ranks
+ * 0..N-1 of a world of N, each from the file read again and cut to its
+ * rank (lsim_trace_keep_rank), labelled "PATH [rank R]". t is the first
+ * read; *merged says whether it was one (then t is the caller's to free and
+ * nothing else of it is used). Ranks that are not 0..N-1: one error line. */
+static int load_merged(const lsim_cli_opts *o, const char *path, lsim_trace *t, lsim_cli_run *r, size_t *cap,
+                       int *merged, lsim_err *err)
+{
+    int32_t *rk = NULL;
+    size_t n = 0;
+    *merged = 0;
+    if (lsim_trace_row_ranks(t, &rk, &n)) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+    int rc = 0;
+    if (n < 2) goto cleanup;
+    *merged = 1;
+    for (size_t q = 0; q < n && !rc; q++)
+        if (rk[q] != (int32_t)q)
+            rc = lsim_err_set(err, LSIM_ETRACE,
+                              "%s: a merged file of %zu ranks whose events name rank %d: ranks must be 0..%zu "
+                              "(rank %zu is missing)",
+                              path, n, rk[q], n - 1, q);
+    for (size_t q = 0; q < n && !rc; q++) {
+        lsim_trace *u = NULL;
+        lsim_graph *g = NULL;
+        rc = lsim_trace_read(path, &u, err);
+        if (!rc) rc = lsim_trace_keep_rank(u, (int32_t)q, (int32_t)n, err);
+        if (!rc) rc = lsim_graph_build(u, &o->bo, &g, err);
+        lsim_trace_free(u);
+        size_t len = strlen(path) + 32;
+        char *label = rc ? NULL : malloc(len);
+        if (label) snprintf(label, len, "%s [rank %zu]", path, q);
+        if (!rc && g && label) {
+            free(g->source);
+            g->source = label;
+            label = NULL;
+        }
+        /* the file's own path: build checksums it as the graph's source */
+        if (!rc && (!g || !g->source || push_graph(r, cap, g, path)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        free(label);
+        if (rc) lsim_graph_free(g);
+    }
+cleanup:
+    free(rk);
+    return rc;
+}
+
 int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
 {
     lsim_cli_run files = {0};
@@ -321,7 +384,9 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
         if (kind == LSIM_STORE_NOT_HDF5) {
             /* an HDF5 file HDF5 cannot open is damaged, not a trace */
             unsigned char sig[8] = {0};
-            FILE *f = fopen(args[a], "rb");
+            FILE *f = NULL;
+            lsim_err ignored = {0}; /* not a regular file: expand_paths below says why */
+            if (lsim_input_fopen(args[a], &f, &ignored)) f = NULL;
             size_t got = f ? fread(sig, 1, sizeof sig, f) : 0;
             if (f) fclose(f);
             if (got == 8 && !memcmp(sig, "\x89HDF\r\n\x1a\n", 8)) {
@@ -343,7 +408,7 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
             continue;
         }
         /* traces: a file or a directory of them */
-        if ((rc = expand_paths(&args[a], 1, &files, err))) break;
+        rc = expand_paths(&args[a], 1, &files, err); /* on an error, what it found is freed below */
         for (size_t i = 0; i < files.n && !rc; i++) {
             lsim_trace *t = NULL;
             lsim_graph *g = NULL;
@@ -352,6 +417,11 @@ int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *
             progress_line(&pg, "reading");
             double t0 = now_s();
             rc = lsim_trace_read_ex(files.paths[i], pg.on ? on_bytes : NULL, &pg, &t, err);
+            int merged = 0;
+            if (!rc && (rc = load_merged(o, files.paths[i], t, r, &cap, &merged, err)) == 0 && merged) {
+                lsim_trace_free(t);
+                continue;
+            }
             if (!rc) rc = apply_sibling_et(o, t, err);
             double t1 = now_s();
             uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
@@ -477,10 +547,23 @@ static int simulate_job(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     return rc;
 }
 
+int lsim_cli_check_ranks(const lsim_cli_run *r, lsim_err *err)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const lsim_graph *g = r->graphs[i];
+        if (g->world_size >= 1 && (g->rank < -1 || g->rank >= g->world_size))
+            return lsim_err_set(err, LSIM_ETRACE, "%s: rank %d is outside 0..%d (world size %d)", r->paths[i],
+                                g->rank, g->world_size - 1, g->world_size);
+    }
+    return 0;
+}
+
 /* Distributed traces (world size > 1) given together must be the ranks of
  * one job: no mixed world sizes, no rank twice, none missing. */
 static int check_job(const lsim_cli_run *r, lsim_err *err)
 {
+    int rc = lsim_cli_check_ranks(r, err);
+    if (rc) return rc;
     if (r->n < 2) return 0;
     int32_t w = r->graphs[0]->world_size;
     for (size_t i = 0; i < r->n; i++) {
@@ -522,6 +605,16 @@ int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     if (!o->independent) {
         if ((rc = check_job(r, err))) return rc;
         if (one_job(r)) return simulate_job(o, r, err);
+        /* several traces that name no rank: say what happens, and how to
+         * get the job (KINETO-NOTES: "Many files have none of these") */
+        int unnamed = r->n >= 2;
+        for (size_t i = 0; unnamed && i < r->n; i++) unnamed = r->graphs[i]->world_size < 0;
+        if (unnamed)
+            fprintf(stderr,
+                    "lumosim: note: the %zu traces name no rank (no distributedInfo): each is replayed on its own, "
+                    "not as one job; to simulate them together, each trace needs \"distributedInfo\": {\"rank\": R, "
+                    "\"world_size\": %zu}\n",
+                    r->n, r->n);
     }
     progress pg = {isatty(STDERR_FILENO) && !o->stats, NULL, 0};
     for (size_t i = 0; i < r->n; i++) {
@@ -582,6 +675,23 @@ static int replicate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
         free(np);
         return rc;
     }
+    /* every rank of the job given: keep the real ranks, to measure the
+     * copies against the job that really ran */
+    lsim_graph **truth = NULL;
+    if (r->n == (size_t)w && one_job(r) && (truth = calloc((size_t)w, sizeof *truth))) {
+        for (size_t i = 0; i < r->n; i++) {
+            truth[r->graphs[i]->rank] = r->graphs[i];
+            r->graphs[i] = NULL;
+        }
+        for (int32_t q = 0; q < w; q++) {
+            size_t len = strlen(np[q]) + strlen(r->paths[0]) + 64;
+            char *p = malloc(len);
+            if (!p) continue; /* the label only */
+            snprintf(p, len, "%s (copy as rank %d; actual: rank %d's own trace)", r->paths[src], q, q);
+            free(np[q]);
+            np[q] = p;
+        }
+    }
     for (size_t i = 0; i < r->n; i++) {
         lsim_graph_free(r->graphs[i]);
         free(r->paths[i]);
@@ -590,8 +700,65 @@ static int replicate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
     free(r->paths);
     r->graphs = ng;
     r->paths = np;
+    r->truth = truth;
+    r->ntruth = truth ? (size_t)w : 0;
     r->n = (size_t)w;
     return 0;
+}
+
+/* --replicate-from with the whole job given: the "actual" side of each
+ * copy's report becomes the real rank's -- its window (and where it
+ * started, so the job span is the real job's), its iterations by name, its
+ * breakdown and duty cycle -- computed from that rank's trace alone, never
+ * from the simulation. The prediction is untouched. Node agreement still
+ * compares with the source rank's trace (the copies are its nodes). */
+static int measure_against_truth(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        const lsim_graph *t = r->truth[r->graphs[i]->rank];
+        if (!t) continue;
+        /* the observation as if it were a prediction: only its actual side is used */
+        lsim_ns *s = malloc((t->n ? t->n : 1) * sizeof *s), *e = malloc((t->n ? t->n : 1) * sizeof *e);
+        lsim_rank_report tr;
+        memset(&tr, 0, sizeof tr);
+        if (!s || !e) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        lsim_ns t0 = LSIM_OBS_NONE;
+        for (size_t v = 0; !rc && v < t->n; v++)
+            if (t->obs_start[v] != LSIM_OBS_NONE && (t0 == LSIM_OBS_NONE || t->obs_start[v] < t0)) t0 = t->obs_start[v];
+        for (size_t v = 0; !rc && v < t->n; v++) {
+            int seen = t->obs_start[v] != LSIM_OBS_NONE;
+            s[v] = seen ? t->obs_start[v] : (t0 == LSIM_OBS_NONE ? 0 : t0);
+            e[v] = seen ? t->obs_end[v] : s[v];
+        }
+        if (!rc) rc = lsim_metrics_compute(t, s, e, o->bin_ns, &tr, err);
+        if (!rc) {
+            lsim_rank_report *p = &r->reps[i];
+            p->window_actual = tr.window_actual;
+            p->window_actual_start = tr.window_actual_start;
+            p->bd_actual = tr.bd_actual;
+            for (uint32_t k = 0; k < p->niters; k++) {
+                const char *nm = lsim_strtab_get(r->graphs[i]->strings, p->iters[k].name);
+                p->iters[k].actual = 0;
+                memset(&p->iters[k].bd_actual, 0, sizeof p->iters[k].bd_actual);
+                for (uint32_t q = 0; q < tr.niters; q++)
+                    if (nm && !strcmp(nm, lsim_strtab_get(t->strings, tr.iters[q].name))) {
+                        p->iters[k].actual = tr.iters[q].actual;
+                        p->iters[k].bd_actual = tr.iters[q].bd_actual;
+                    }
+            }
+            double *d = tr.duty_actual;
+            tr.duty_actual = p->duty_actual;
+            p->duty_actual = d;
+            uint32_t nb = tr.nbins_actual;
+            tr.nbins_actual = p->nbins_actual;
+            p->nbins_actual = nb;
+        }
+        lsim_rank_report_clear(&tr);
+        free(s);
+        free(e);
+    }
+    return rc;
 }
 
 int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *r, lsim_err *err)
@@ -600,6 +767,7 @@ int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_
     if (!rc && r->n == 0) rc = lsim_err_set(err, LSIM_ETRACE, "no traces to replay");
     if (!rc && o->replicate_from >= 0) rc = replicate(o, r, err);
     if (!rc) rc = lsim_cli_simulate(o, r, err);
+    if (!rc && r->truth) rc = measure_against_truth(o, r, err);
     return rc;
 }
 
@@ -609,39 +777,36 @@ int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *r, lsim_err
     return lsim_chrome_write(o->trace_out, r->items, r->n, err);
 }
 
-int lsim_cli_check_output(const char *path, lsim_err *err)
+int lsim_cli_force;
+
+int lsim_cli_check_io(char *const *inputs, int nin, const lsim_io_file *outs, size_t nout, lsim_err *err)
 {
-    if (!path) return 0;
-    char *dir = lsim_dir_of(path);
-    if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    struct stat st;
-    int rc = 0;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s does not exist", path, dir);
-    else if (access(dir, W_OK | X_OK) != 0)
-        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s is not writable: %s", path, dir, strerror(errno));
-    free(dir);
+    size_t n = (size_t)(nin > 0 ? nin : 0) + nout;
+    lsim_io_file *f = calloc(n ? n : 1, sizeof *f);
+    if (!f) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int i = 0; i < nin; i++) f[k++] = (lsim_io_file){inputs[i], "input", 0, LSIM_OUT_TEXT};
+    for (size_t i = 0; i < nout; i++) f[k++] = outs[i];
+    int rc = lsim_out_check(f, k, lsim_cli_force ? LSIM_OUT_FORCE : 0, err);
+    free(f);
     return rc;
 }
 
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err)
 {
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmp-%ld", path, (long)getpid());
-    int slot = lsim_tmp_register(tmp), rc = 0;
-    FILE *f = fopen(tmp, "w");
+    lsim_out *o = NULL;
+    int rc = lsim_out_begin(path, 0, 0, &o, err);
+    if (rc) return rc;
+    /* written through (a device, /dev/stdout): append, never truncate */
+    FILE *f = fopen(lsim_out_file(o), lsim_out_is_through(o) ? "a" : "w");
     if (!f) {
         rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
-        goto cleanup;
+        lsim_out_abort(o);
+        return rc;
     }
     rc = writer(f, ctx, err);
     if (fclose(f) != 0 && !rc) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
-    if (!rc && rename(tmp, path) != 0) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
-    if (rc) remove(tmp);
-cleanup:
-    lsim_tmp_unregister(slot);
-    free(tmp);
+    if (rc) lsim_out_abort(o);
+    else rc = lsim_out_commit(o, err);
     return rc;
 }

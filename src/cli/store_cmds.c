@@ -19,6 +19,8 @@
 #include <mpi.h>
 
 #include "cli.h"
+#include "lumosim/output.h"
+#include "lumosim/input.h"
 #include "lumosim/memlimit.h"
 #include "lumosim/pdes.h"
 #include "lumosim/whatif.h"
@@ -181,10 +183,13 @@ static int map_gpus(const mpi_ctx *m, const char *mapping, size_t total, size_t 
             goto cleanup;
         }
         for (size_t i = 0; i < total; i++) owner[i] = -1;
-        if (!(f = fopen(path, "r"))) {
+        struct stat mst;
+        if (stat(path, &mst) != 0) {
             rc = lsim_err_set(err, LSIM_EIO, "%s: cannot read the mapping file: %s", path, strerror(errno));
             goto cleanup;
         }
+        /* a FIFO would block every rank in the open (input.h) */
+        if ((rc = lsim_input_fopen(path, &f, err))) goto cleanup;
         while (fgets(line, sizeof line, f)) {
             lineno++;
             if (!strchr(line, '\n') && !feof(f)) {
@@ -267,7 +272,8 @@ int lsim_cli_build(int argc, char **argv)
     o = ba.o;
     out = ba.out;
     nargs = ba.nargs;
-    if (lsim_cli_check_output(out, &err)) {
+    lsim_io_file bouts[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
+    if (lsim_cli_check_io(args, nargs, bouts, 1, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;
         goto done;
@@ -573,6 +579,7 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_run run = {0};
     lsim_store_run *stored = NULL;
     lsim_replay_item *items = NULL;
+    lsim_out *held = NULL; /* rank 0, with --trace-out: the archive written, not yet committed */
     char *cmd = join_argv("sim", argc, argv);
     mpi_ctx m = {0, 0, 1};
     if (!cmd) {
@@ -582,8 +589,9 @@ int lsim_cli_sim(int argc, char **argv)
     /* a result archive is about 1.6 x its graph store (memlimit.h) */
     struct stat jst;
     uint64_t need = out && stat(job, &jst) == 0 ? (uint64_t)jst.st_size * 2 : 0;
-    if (lsim_cli_check_output(out, &err) || lsim_cli_check_output(o.trace_out, &err) ||
-        lsim_disk_check(out, need, &err)) {
+    char *sins[2] = {(char *)job, !strncmp(mapping, "file:", 5) ? (char *)mapping + 5 : NULL};
+    lsim_io_file souts[2] = {{out, "-o", 1, LSIM_OUT_RESULTS}, {o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE}};
+    if (lsim_cli_check_io(sins, 2, souts, 2, &err) || lsim_disk_check(out, need, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         free(cmd);
         return 1;
@@ -597,7 +605,9 @@ int lsim_cli_sim(int argc, char **argv)
     int rc = 0;
     size_t gtotal = 0;
     lsim_store_kind kind = lsim_store_probe(job);
-    if (kind != LSIM_STORE_GRAPHS)
+    /* not a regular file (a FIFO, a directory): say what it is (input.h) */
+    if (kind == LSIM_STORE_NOT_HDF5 && lsim_input_check(job, 0, NULL, &err)) rc = err.code;
+    else if (kind != LSIM_STORE_GRAPHS)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: %s", job,
                           kind == LSIM_STORE_RESULTS ? "is a result file, not a graph store (see lumosim report / info)"
                           : kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
@@ -632,6 +642,8 @@ int lsim_cli_sim(int argc, char **argv)
         }
     }
     double tl = now_s(); /* loaded */
+    if (!rc) rc = lsim_cli_check_ranks(&run, &err); /* a store of another lumosim, or edited */
+    if (m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, &err);
     int coupled = 0;
     if (!rc && m.on && !o.independent) {
         /* the ranks of one job are coupled through their collectives: the
@@ -665,8 +677,11 @@ int lsim_cli_sim(int argc, char **argv)
         for (size_t i = 0; same && run.job && i < run.job->ngpus; i++)
             if (run.job->clock_offset[i]) same = 0;
         if (m.on) MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        /* with --trace-out the archive is committed last, once the trace
+         * is written: a failed trace-out then leaves the archive as it was,
+         * and the same command can simply be run again */
         lsim_store_run_info info = {cmd,  t1 - t0, phases, secs,           5, m.size, mapping_used, NULL, NULL,
-                                    1,    replace, 1,      same ? job : NULL};
+                                    1,    replace, 1,      same ? job : NULL, o.trace_out ? &held : NULL};
         rc = m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, run_name, run.items, gpus, run.n, &info,
                                                         &err)
                   : lsim_store_write_results_ex(out, run_name, run.items, run.n, &info, &err);
@@ -690,15 +705,27 @@ int lsim_cli_sim(int argc, char **argv)
         if (m.on) {
             /* the report of every GPU comes from the archive just written */
             /* the report needs no per-node times; the predicted trace does */
-            rc = lsim_store_read_results_ex(out, run_name, o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES, &stored, &err);
+            const char *written = held ? lsim_out_file(held) : out;
+            rc = lsim_store_read_results_ex(written, run_name, o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES, &stored,
+                                            &err);
             if (!rc) rc = items_of_run(stored, out, &items, &err);
-            if (!rc) rc = print_report(&o, items, stored->ngpus, &err);
             if (!rc && o.trace_out) rc = lsim_chrome_write(o.trace_out, items, stored->ngpus, &err);
+            if (!rc && held) {
+                rc = lsim_out_commit(held, &err);
+                held = NULL;
+            }
+            if (!rc) rc = print_report(&o, items, stored->ngpus, &err);
         } else {
-            rc = print_report(&o, run.items, run.n, &err);
-            if (!rc) rc = lsim_cli_write_trace(&o, &run, &err);
+            rc = lsim_cli_write_trace(&o, &run, &err);
+            if (!rc && held) {
+                rc = lsim_out_commit(held, &err);
+                held = NULL;
+            }
+            if (!rc) rc = print_report(&o, run.items, run.n, &err);
         }
     }
+    lsim_out_abort(held); /* an output above failed: the archive stays as it was */
+    held = NULL;
     if (rc) {
         if (m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         status = 1;
@@ -725,21 +752,58 @@ int lsim_cli_sim(int argc, char **argv)
     return status;
 }
 
+static const char *const USAGE_INFO = "usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n";
+
 int lsim_cli_info(int argc, char **argv)
 {
-    if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
-        fputs("usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n",
-              argc < 1 ? stderr : stdout);
-        return argc < 1 ? 2 : 0;
+    char **args = malloc((size_t)(argc + 1) * sizeof *args);
+    if (!args) {
+        fprintf(stderr, "lumosim: error: out of memory\n");
+        return 1;
     }
-    for (int i = 0; i < argc; i++) {
+    int n = lsim_cli_parse_info(argc, argv, USAGE_INFO, args), status = n < 0 ? 2 : 0;
+    for (int i = 0; i < n && !status; i++) {
         lsim_err err = {0};
-        if (lsim_store_info(argv[i], stdout, &err)) {
+        if (lsim_store_info(args[i], stdout, &err)) {
             fprintf(stderr, "lumosim: error: %s\n", err.msg);
-            return 1;
+            status = 1;
         }
     }
-    return 0;
+    free(args);
+    return status;
+}
+
+int lsim_cli_refuse_mpi(const char *command)
+{
+    if (!under_mpi_launcher()) return 0;
+    /* The launcher's environment does not say how many ranks there are in
+     * every MPI; MPI does. One rank is a serial run like any other. */
+    mpi_ctx m;
+    if (mpi_begin(&m)) {
+        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        return 1;
+    }
+    if (!m.on) return 0;
+    /* Refused rather than run on rank 0 alone: these commands have no
+     * parallel engine, so every rank would redo (and print) the whole
+     * replay; the parallel path is a graph store simulated by sim. */
+    if (m.rank == 0) {
+        if (!strcmp(command, "report"))
+            fprintf(stderr, "lumosim: error: report does not run under mpirun (it would run once per rank): run it "
+                            "without mpirun, or for a parallel run use lumosim build, then mpirun lumosim sim -o "
+                            "RESULT.h5 and lumosim report RESULT.h5\n");
+        else
+            fprintf(stderr, "lumosim: error: %s does not run under mpirun (it would run once per rank): run it "
+                            "without mpirun, or for a parallel run use lumosim build, then mpirun lumosim sim\n",
+                    command);
+        fflush(stderr);
+    }
+    /* every rank here before any exits: the launcher then ends nothing
+     * half-way, and the line above is the only one */
+    MPI_Barrier(MPI_COMM_WORLD);
+    lsim_cli_outcome_known();
+    mpi_end(&m);
+    return 1;
 }
 
 static int write_html_items(FILE *f, void *ctx, lsim_err *err)

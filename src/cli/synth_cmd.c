@@ -17,7 +17,11 @@ static const char *USAGE_SYNTH =
     "                     --seq N --vocab N] --tp N --pp N --dp N --micro-batch N\n"
     "                     --global-batch N [--schedule 1f1b|interleaved:V] [--gpus N]\n"
     "                     [--gpu h100|a100|h200|FILE.json] [--topology FILE.json]\n"
-    "                     [--no-p2p-sync] -o JOB.h5\n"
+    "                     [--no-p2p-sync] [--recompute none|selective|full]\n"
+    "                     [--sequence-parallel] [--grad-reduce overlap|after]\n"
+    "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
+    "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4] [--forward-only]\n"
+    "                     [--no-memory-check] [--seed N] [--dp-cost N] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
     "iteration (tensor, pipeline, data parallel) to a graph store that\n"
@@ -37,6 +41,29 @@ static const char *USAGE_SYNTH =
     "                   NVLink and NIC figures)\n"
     "  --no-p2p-sync    the CPU does not wait for pipeline send/recv groups\n"
     "                   (Megatron's batch_p2p_sync off)\n"
+    "  --recompute R    activation recomputation: none (default), selective (the\n"
+    "                   attention core), full (each layer's forward again before\n"
+    "                   its backward)\n"
+    "  --sequence-parallel  TP all-reduces become reduce-scatter + all-gather\n"
+    "  --grad-reduce G  overlap (default: gradient buckets reduced during the last\n"
+    "                   backward) or after (once the pipeline has flushed)\n"
+    "  --distributed-optimizer  gradient reduce-scatter, optimizer on 1/DP of the\n"
+    "                   parameters, parameter all-gather\n"
+    "  --scatter-gather pipeline sends carry 1/TP of the activations, all-gathered\n"
+    "                   over NVLink after\n"
+    "  --attention A    flash (default) or unfused (batched GEMMs, softmax and\n"
+    "                   dropout kernels, as Megatron without Transformer Engine)\n"
+    "  --no-dropout     unfused attention without its dropout kernel\n"
+    "  --tp-overlap     the backward TP all-reduce runs during the weight gradient\n"
+    "  --grad-bytes N   bytes per gradient in the DP reduction (default 4: fp32)\n"
+    "  --forward-only   forward passes only (no backward, no optimizer)\n"
+    "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
+    "                   than the GPU has (refused by default)\n"
+    "  --seed N         the draws of host stalls (GPU specs with host_stall_prob;\n"
+    "                   default 0)\n"
+    "  --dp-cost N      time the data-parallel collectives (and the distributed\n"
+    "                   optimizer's shards) as in N replicas: a job too large to\n"
+    "                   simulate whole, with fewer replicas (N >= --dp)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -47,91 +74,44 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A positive int option value, or -1 (message printed). */
-static int int_arg(const char *opt, const char *v)
-{
-    char *e;
-    errno = 0;
-    long x = strtol(v, &e, 10);
-    if (errno || *e || e == v || x <= 0 || x > 1000000000L) {
-        fprintf(stderr, "lumosim: error: %s needs a positive integer (got '%s')\n", opt, v);
-        return -1;
-    }
-    return (int)x;
-}
-
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
 int lsim_cli_synth(int argc, char **argv)
 {
     lsim_synth_cfg c;
     lsim_synth_cfg_default(&c);
-    const char *model = NULL, *gpu = NULL, *topo = NULL, *out = NULL, *sched = NULL;
-    int shape[6] = {0, 0, 0, 0, 0, 0}; /* layers hidden ffn heads seq vocab */
-    static const char *const SHAPE_OPT[6] = {"--layers", "--hidden", "--ffn", "--heads", "--seq", "--vocab"};
-    int stats = 0, status = 0, rc = 0;
+    int status = 0, rc = 0;
     lsim_err err = {0};
     lsim_graph **gs = NULL;
     lsim_store_writer *w = NULL;
     size_t ngpu = 0, made = 0;
     char *cmd = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_SYNTH, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--stats")) {
-            stats = 1;
-            continue;
-        }
-        if (!strcmp(a, "--no-p2p-sync")) {
-            c.p2p_sync = 0;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "lumosim: error: %s '%s' (see lumosim synth --help)\n",
-                    a[0] == '-' ? "missing value or unknown option" : "unexpected argument", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        int *ip = NULL;
-        if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--gpu")) gpu = v;
-        else if (!strcmp(a, "--topology")) topo = v;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
-        else if (!strcmp(a, "--schedule")) sched = v;
-        else if (!strcmp(a, "--tp")) ip = &c.tp;
-        else if (!strcmp(a, "--pp")) ip = &c.pp;
-        else if (!strcmp(a, "--dp")) ip = &c.dp;
-        else if (!strcmp(a, "--micro-batch")) ip = &c.micro_batch;
-        else if (!strcmp(a, "--global-batch")) ip = &c.global_batch;
-        else if (!strcmp(a, "--gpus")) ip = &c.gpus;
-        else {
-            int k = 0;
-            while (k < 6 && strcmp(a, SHAPE_OPT[k])) k++;
-            if (k == 6) {
-                fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim synth --help)\n", a);
-                return 2;
-            }
-            ip = &shape[k];
-        }
-        if (ip && (*ip = int_arg(a, v)) < 0) return 2;
-    }
-    if (!model || !out || !c.tp || !c.pp || !c.dp || !c.micro_batch || !c.global_batch) {
-        fprintf(stderr, "lumosim: error: synth needs --model, --tp, --pp, --dp, --micro-batch, --global-batch and -o "
-                        "(see lumosim synth --help)\n");
-        return 2;
-    }
-    if (sched) {
-        if (!strcmp(sched, "1f1b")) c.vstages = 1;
-        else if (!strncmp(sched, "interleaved:", 12) && (c.vstages = int_arg("--schedule interleaved:V", sched + 12)) > 0) {
-        } else {
-            if (strncmp(sched, "interleaved:", 12))
-                fprintf(stderr, "lumosim: error: unknown --schedule '%s' (1f1b or interleaved:V)\n", sched);
-            return 2;
-        }
-    }
+    lsim_cli_synth_args sa;
+    int p = lsim_cli_parse_synth(argc, argv, USAGE_SYNTH, &sa);
+    if (p <= 0) return p < 0 ? 2 : 0;
+    const char *model = sa.model, *gpu = sa.gpu, *topo = sa.topo, *out = sa.out;
+    int *shape = sa.shape, stats = sa.stats;
+    c.tp = sa.tp;
+    c.pp = sa.pp;
+    c.dp = sa.dp;
+    c.micro_batch = sa.micro_batch;
+    c.global_batch = sa.global_batch;
+    if (sa.gpus) c.gpus = sa.gpus;
+    if (sa.vstages) c.vstages = sa.vstages;
+    if (sa.no_p2p_sync) c.p2p_sync = 0;
+    if (sa.recompute >= 0) c.recompute = sa.recompute;
+    if (sa.grad_reduce >= 0) c.grad_reduce = sa.grad_reduce;
+    if (sa.attention >= 0) c.attention = sa.attention;
+    if (sa.grad_bytes >= 0) c.grad_bytes = sa.grad_bytes;
+    c.seq_parallel = sa.seq_parallel;
+    c.dist_opt = sa.dist_opt;
+    c.scatter_gather = sa.scatter_gather;
+    c.dropout = !sa.no_dropout;
+    c.tp_overlap = sa.tp_overlap;
+    c.forward_only = sa.forward_only;
+    c.mem_check = !sa.no_mem_check;
+    c.seed = (uint64_t)sa.seed;
+    c.dp_cost = sa.dp_cost;
     /* inputs: model, GPU, topology; then the whole configuration is checked
      * before anything is generated */
     rc = is_file_name(model) ? lsim_model_load(model, &c.model, &err) : lsim_model_builtin(model, &c.model, &err);
@@ -144,7 +124,11 @@ int lsim_cli_synth(int argc, char **argv)
     }
     if (!rc && topo) rc = lsim_topology_load(topo, &c.topo, &err);
     if (!rc) rc = lsim_synth_check(&c, &err);
-    if (!rc) rc = lsim_cli_check_output(out, &err);
+    if (!rc) {
+        char *ins[3] = {(char *)model, (char *)gpu, (char *)topo};
+        lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
+        rc = lsim_cli_check_io(ins, 3, outs, 1, &err);
+    }
     if (rc) goto done;
     {
         size_t len = 16;
@@ -163,6 +147,8 @@ int lsim_cli_synth(int argc, char **argv)
         size_t batch = 1;
         lsim_store_write_opts wo = {cmd, NULL, 0};
         rc = lsim_store_writer_open(out, &wo, &w, &err);
+        /* the job's GPU, so that a what-if of it starts from the right one */
+        if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
         for (size_t i = 0; !rc && i < ngpu;) {
             size_t nb = i == 0 ? 1 : (ngpu - i < batch ? ngpu - i : batch);
             if (!gs && !(gs = calloc(ngpu < 4096 ? ngpu : 4096, sizeof *gs))) goto nomem;
@@ -198,6 +184,15 @@ int lsim_cli_synth(int argc, char **argv)
             rc = lsim_store_writer_close(w, &err);
             w = NULL;
             twrite += now_s() - c0;
+        }
+        if (!rc && stats) {
+            lsim_synth_mem mm;
+            lsim_synth_memory(&c, &mm);
+            fprintf(stderr,
+                    "lumosim: stats: memory per GPU on stage %d: %.2f GB (weights, gradients, optimizer state %.2f "
+                    "GB; activations %.2f GB, %d micro-batch chunks in flight); the GPU has %.2f GB\n",
+                    mm.stage, mm.total / 1e9, mm.states / 1e9, mm.activations / 1e9, mm.inflight,
+                    c.gpu.mem_capacity / 1e9);
         }
         if (!rc && stats)
             fprintf(stderr,

@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/metrics.h"
 #include "lumosim/store.h"
 #include "lumosim/synth.h"
+#include "lumosim/text.h"
 #include "lumosim/whatif.h"
 
 static const char *USAGE_WHATIF =
@@ -37,7 +39,8 @@ static const char *USAGE_WHATIF =
     "each transformation.\n"
     "\n"
     "  --identify        print what was found (layout, group classes, layers,\n"
-    "                    each rank's role) as JSON and write nothing\n"
+    "                    each rank's role) as JSON and write nothing (so -o\n"
+    "                    and the transformation options are refused with it)\n"
     "  --dp N            data-parallel width N (per-replica batch kept; from\n"
     "                    DP 1, synthesized stores: gradient buckets inserted)\n"
     "  --tp N            tensor-parallel width N: each layer's kernels\n"
@@ -69,13 +72,21 @@ static const char *USAGE_WHATIF =
     "  --from-gpu G      the GPU the source ran on (default h100)\n"
     "  --from-topology F the source's network (default: --from-gpu's default)\n"
     "  --slow-gpu R:F    GPU rank R's compute kernels last F times as long\n"
-    "  --jitter S|trace  per-kernel noise: relative std-dev S, or each kernel\n"
-    "                    name's own spread in the source\n"
+    "                    (repeatable, once per GPU; any other option once)\n"
+    "                    (F in 0.001..1000)\n"
+    "  --jitter S|trace  per-kernel noise: relative std-dev S (0..10), or each\n"
+    "                    kernel name's own spread in the source\n"
     "  --seed N          noise seed (default 1)\n"
     "  --batch N         source GPUs read at a time while identifying (64)\n"
-    "  -o NEW.h5         the graph store to write\n";
+    "  -o NEW.h5         the graph store to write\n"
+    "\n"
+    "Ranges (outside: exit 2): --dp, --tp, --layers, --micro-batch,\n"
+    "--micro-batches, --trace-layers, --batch 1..1000000; --pp 1..100000;\n"
+    "--hidden, --ffn 1..100000000; --seed 1..2147483647; --slow-gpu F\n"
+    "0.001..1000; --jitter S 0..10. The result is sized first: one that\n"
+    "would not fit in memory (LUMOSIM_MEM_LIMIT) is refused before any work.\n";
 
-#define MAXSLOW 64
+#define MAXSLOW LSIM_CLI_MAXSLOW
 
 typedef struct stage {
     const char *name;
@@ -87,17 +98,26 @@ enum { ST_NORM = 0, ST_LAYERS, ST_SHAPE, ST_PIPE, ST_DP, ST_NET, ST_GPU, ST_SLOW
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
-static int pos_int(const char *opt, const char *v, long max, long *out)
+/* Size before work, as synth checks its configuration before it makes
+ * anything: the graphs a transformation holds at once (`held` of them,
+ * with nodes, edges and strings in all) against this process's memory
+ * (memlimit.h), and the largest new GPU (gpu_nodes) against the 2^32 - 1
+ * nodes a graph can number. Estimates, in doubles: --layers 1000000 or
+ * --micro-batches 100000 once grew past 4 GB before failing. */
+static int size_check(const char *out, double held, double nodes, double edges, double strings, double gpu_nodes,
+                      lsim_err *err)
 {
-    char *e;
-    errno = 0;
-    long x = strtol(v, &e, 10);
-    if (errno || *e || e == v || x <= 0 || x > max) {
-        fprintf(stderr, "lumosim: error: %s needs a positive integer (got '%s')\n", opt, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    if (!(gpu_nodes <= (double)UINT32_MAX))
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: the transformed job would have about %.3g nodes on one GPU, more than a graph can "
+                            "number (2^32 - 1)",
+                            out, gpu_nodes);
+    double x[4] = {held, nodes, edges, strings};
+    uint64_t u[4];
+    for (int i = 0; i < 4; i++) u[i] = x[i] >= 1e18 ? (uint64_t)1e18 : x[i] > 0 ? (uint64_t)x[i] : 0;
+    char what[LSIM_ERR_LEN];
+    snprintf(what, sizeof what, "%s (the transformed GPUs held at once)", out);
+    return lsim_mem_check_graphs(what, u[0], u[1], u[2], u[3], err);
 }
 
 static void put_kinds(FILE *f, const char *key, const uint64_t *k)
@@ -201,6 +221,7 @@ int lsim_cli_whatif(int argc, char **argv)
     size_t nread = 0, nblk = 0, nsrcb = 0;
     lsim_store_writer *w = NULL;
     char *cmd = NULL, *text = NULL;
+    char sopts[160] = ""; /* the source's lumosim synth options, if not the defaults */
     size_t tlen = 0;
     FILE *rf = NULL;
     int32_t *ranks = NULL;
@@ -209,106 +230,56 @@ int lsim_cli_whatif(int argc, char **argv)
     memset(st, 0, sizeof st);
     for (int s = 0; s < ST_N; s++) st[s].name = ST_NAME[s];
     st[ST_NORM].used = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(USAGE_WHATIF, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--identify")) {
-            identify = 1;
-            continue;
-        }
-        if (a[0] != '-') {
-            if (in) {
-                fprintf(stderr, "lumosim: error: unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)\n", a);
-                return 2;
-            }
-            in = a;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "lumosim: error: missing value or unknown option '%s' (see lumosim whatif --help)\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
-        else if (!strcmp(a, "--dp")) {
-            if (pos_int(a, v, 1000000, &dp)) return 2;
-        } else if (!strcmp(a, "--layers")) {
-            if (pos_int(a, v, 1000000, &layers)) return 2;
-        } else if (!strcmp(a, "--tp")) {
-            if (pos_int(a, v, 1000000, &tp)) return 2;
-        } else if (!strcmp(a, "--hidden")) {
-            if (pos_int(a, v, 100000000, &hidden)) return 2;
-        } else if (!strcmp(a, "--ffn")) {
-            if (pos_int(a, v, 100000000, &ffn)) return 2;
-        } else if (!strcmp(a, "--micro-batch")) {
-            if (pos_int(a, v, 1000000, &mbatch)) return 2;
-        } else if (!strcmp(a, "--trace-layers")) { /* traces: layers per micro-batch, overriding the detected count */
-            long tl = 0; if (pos_int(a, v, 1000000, &tl)) return 2; lsim_wi_set_trace_layers((int)tl);
-        } else if (!strcmp(a, "--model")) {
-            model_s = v;
-        } else if (!strcmp(a, "--seed")) {
-            if (pos_int(a, v, 2147483647L, &seed)) return 2;
-        } else if (!strcmp(a, "--batch")) {
-            if (pos_int(a, v, 1000000, &batch)) return 2;
-        } else if (!strcmp(a, "--topology")) topo_f = v;
-        else if (!strcmp(a, "--gpu")) gpu_s = v;
-        else if (!strcmp(a, "--from-gpu")) fgpu_s = v;
-        else if (!strcmp(a, "--from-topology")) ftopo_f = v;
-        else if (!strcmp(a, "--jitter")) {
-            jit = v;
-            if (strcmp(v, "trace")) {
-                char *e;
-                sigma = strtod(v, &e);
-                if (*e || e == v || !isfinite(sigma) || sigma < 0) {
-                    fprintf(stderr, "lumosim: error: --jitter needs a relative std-dev >= 0 or 'trace' (got '%s')\n", v);
-                    return 2;
-                }
-            } else {
-                sigma = -1;
-            }
-        } else if (!strcmp(a, "--slow-gpu")) {
-            char *e;
-            errno = 0;
-            long r = strtol(v, &e, 10);
-            double f = 0;
-            if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
-            if (errno || *e || !(f > 0) || !isfinite(f)) {
-                fprintf(stderr, "lumosim: error: --slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')\n", v);
-                return 2;
-            }
-            if (nslow == MAXSLOW) {
-                fprintf(stderr, "lumosim: error: at most %d --slow-gpu options\n", MAXSLOW);
-                return 2;
-            }
-            slow_rank[nslow] = (int32_t)r;
-            slow_f[nslow++] = f;
-        } else if (!strcmp(a, "--pp")) {
-            if (pos_int(a, v, 100000, &pp_new)) return 2;
-        } else if (!strcmp(a, "--micro-batches")) {
-            if (pos_int(a, v, 1000000, &mbs_new)) return 2;
-        } else if (!strcmp(a, "--schedule")) {
-            if (!strcmp(v, "1f1b")) vst_new = 1;
-            else if (!strncmp(v, "interleaved:", 12)) {
-                if (pos_int("--schedule interleaved:V", v + 12, 1000, &vst_new)) return 2;
-            } else {
-                fprintf(stderr, "lumosim: error: unknown --schedule '%s' (1f1b or interleaved:V)\n", v);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "lumosim: error: unknown option '%s' (see lumosim whatif --help)\n", a);
-            return 2;
-        }
+    {
+        lsim_cli_whatif_args wa;
+        int p = lsim_cli_parse_whatif(argc, argv, USAGE_WHATIF, &wa);
+        if (p <= 0) return p < 0 ? 2 : 0;
+        in = wa.in, out = wa.out, topo_f = wa.topo, gpu_s = wa.gpu, fgpu_s = wa.from_gpu, ftopo_f = wa.from_topo;
+        jit = wa.jitter, model_s = wa.model, sigma = wa.sigma;
+        dp = wa.dp, layers = wa.layers, seed = wa.seed, batch = wa.batch, tp = wa.tp, hidden = wa.hidden;
+        ffn = wa.ffn, mbatch = wa.micro_batch, pp_new = wa.pp, vst_new = wa.vstages, mbs_new = wa.micro_batches;
+        identify = wa.identify;
+        nslow = wa.nslow;
+        for (int k = 0; k < nslow; k++) slow_rank[k] = wa.slow_rank[k], slow_f[k] = wa.slow_f[k];
+        if (wa.trace_layers) lsim_wi_set_trace_layers((int)wa.trace_layers);
     }
-    if (!in || (!out && !identify)) {
-        fprintf(stderr, "lumosim: error: whatif needs JOB.h5 and -o NEW.h5 (or --identify) (see lumosim whatif --help)\n");
-        return 2;
+    {
+        /* every file named, before any is read */
+        char *ins[6] = {(char *)in, (char *)fgpu_s, (char *)ftopo_f, (char *)gpu_s, (char *)topo_f, (char *)model_s};
+        lsim_io_file outs[1] = {{identify ? NULL : out, "-o", 1, LSIM_OUT_STORE}};
+        if ((rc = lsim_cli_check_io(ins, 6, outs, 1, &err))) goto done;
     }
     /* the GPUs and networks */
     lsim_gpu_spec gfrom, gto;
     lsim_topology tfrom, tto;
+    /* The source GPU: --from-gpu, else the one the traces name in their
+     * deviceProperties (the store's "device" attribute). A change of GPU or
+     * network needs it; without either, only ratios of the same network's
+     * costs are taken and H100 stands in, which the record says. */
+    char *src_dev = NULL;
+    const char *from_how = "--from-gpu";
+    int from_unknown = 0; /* refused below, once the new GPU and network files have been checked */
+    if (!fgpu_s) {
+        lsim_err aerr = {0};
+        if (lsim_store_read_attr(in, "device", &src_dev, &aerr)) src_dev = NULL;
+        const char *b = lsim_gpu_builtin_for_device(src_dev);
+        if (b) {
+            fgpu_s = b;
+            from_how = "deviceProperties";
+        } else if (gpu_s || topo_f) {
+            from_unknown = 1;
+            rc = lsim_err_set(&err, LSIM_EARG,
+                              "%s: the source GPU is unknown (%s%s%s), so %s cannot be re-timed from it: give "
+                              "--from-gpu h100|a100|h200|FILE.json",
+                              in, src_dev ? "deviceProperties name \"" : "the store names no GPU",
+                              src_dev ? src_dev : "", src_dev ? "\" has no built-in spec" : "",
+                              gpu_s ? "--gpu" : "--topology");
+            rc = 0; /* the message waits in err */
+        } else {
+            from_how = "assumed (no GPU named by the traces)";
+        }
+    }
+    free(src_dev);
     rc = fgpu_s ? (is_file_name(fgpu_s) ? lsim_gpu_spec_load(fgpu_s, &gfrom, &err) : lsim_gpu_spec_builtin(fgpu_s, &gfrom, &err))
                 : lsim_gpu_spec_builtin("h100", &gfrom, &err);
     if (!rc) lsim_topology_default(&gfrom, &tfrom);
@@ -320,7 +291,7 @@ int lsim_cli_whatif(int argc, char **argv)
         if (!rc) lsim_topology_default(&gto, &tto);
     }
     if (!rc && topo_f) rc = lsim_topology_load(topo_f, &tto, &err);
-    if (!rc && out) rc = lsim_cli_check_output(out, &err);
+    if (!rc && from_unknown) rc = LSIM_EARG; /* err holds the line */
     if (rc) goto done;
     /* pass 1: identify, match */
     if ((rc = lsim_store_gpu_table(in, &tab, &n, &err))) goto done;
@@ -336,6 +307,11 @@ int lsim_cli_whatif(int argc, char **argv)
         if (!gid) goto nomem;
         for (size_t i = 0; i < cnt; i++) gid[i] = (uint32_t)(first + i);
         rc = lsim_store_read_graphs(in, first, cnt, &gs, &got, &err);
+        if (!rc && first == 0 && got && gs[0]->source) {
+            /* lumosim synth's non-default options ("synth:M/gpu0 opts:rc=full,sp") */
+            const char *o = strstr(gs[0]->source, " opts:");
+            if (o) snprintf(sopts, sizeof sopts, "%s", o + 6);
+        }
         for (size_t i = 0; !rc && i < got; i++) {
             rc = lsim_wi_identify(gs[i], first + i, &ids[first + i], &err);
             ranks[first + i] = ids[first + i].rank;
@@ -371,7 +347,12 @@ int lsim_cli_whatif(int argc, char **argv)
     Ln = L;
     int dp_from1 = 0; /* DP 1 -> more on a tagged store: buckets emitted by the pipeline re-emission */
     if (dp && dp != L.dp) {
-        if (L.dp == 1 && !ids[0].forward_only) { /* forward-only: no gradient all-reduce to replicate */
+        /* a traced step cut to DP 1 kept its buckets in a group of one
+         * (lsim_wi_relayout): those are widened as they are */
+        int dp_groups = 0;
+        for (size_t i = 0; i < n; i++) dp_groups |= ids[i].colls[LSIM_WI_DP] > 0;
+        if (L.dp == 1 && !ids[0].forward_only && !(dp_groups && !all_tagged(ids, n))) {
+            /* forward-only: no gradient all-reduce to replicate */
             if (!all_tagged(ids, n)) {
                 rc = lsim_err_set(&err, LSIM_EARG,
                                   "--dp %ld: the source has data-parallel width 1 and a backward pass, so gradient "
@@ -444,6 +425,45 @@ int lsim_cli_whatif(int argc, char **argv)
             for (size_t i = 0; i < n; i++) fwd &= ids[i].forward_only != 0;
             rc = lsim_wi_trace_pipe_check(in, fwd, &L, &pcfg, layers ? (int)layers : trace_layers(&ids[0]), src_m, &err);
             if (rc) goto done;
+            {
+                /* each new stage GPU: its source GPU's nodes scaled by the
+                 * new micro-batches and its share of the (new) layers; the
+                 * source column, a new stage and a clone held at once */
+                double tl = trace_layers(&ids[0]) > 0 ? trace_layers(&ids[0]) : 1;
+                double mf = src_m > 0 ? (double)pcfg.micro_batches / src_m : 1;
+                double lf = (layers ? (double)layers / tl : 1.0) * L.pp / (pcfg.pp > 0 ? pcfg.pp : 1);
+                double f = (mf > 1 ? mf : 1) * (lf > 1 ? lf : 1), hn = 0, he = 0, hs = 0, big = 0;
+                size_t per0 = (size_t)L.tp * (size_t)L.dp;
+                for (size_t i = 0; i < per0 && i < n; i++) {
+                    double g = (double)tab[i].nodes * f;
+                    hn += (double)tab[i].nodes + g, he += (double)tab[i].edges * (1 + f), hs += (double)tab[i].strings * (1 + f);
+                    if (g > big) big = g;
+                }
+                if ((rc = size_check(out, 2.0 * (double)per0 + 1, hn + big, he + 1.8 * big, hs, big, &err))) goto done;
+            }
+        }
+    }
+    if (sopts[0]) {
+        /* The structural transforms re-emit or re-time lumosim synth's
+         * default graph (its kernel roles, collectives and buckets); a store
+         * synthesized with other options is refused rather than transformed
+         * into something synthesis would not make. Data parallel width is a
+         * copy, except where the options make a GPU depend on DP (the
+         * distributed optimizer's shards, host stalls' draws). */
+        const char *what = layers ? "--layers"
+                           : (hidden || ffn || Ln.tp != L.tp) ? "--tp, --hidden and --ffn"
+                           : pipe ? "--pp, --schedule, --micro-batches (and DP or TP from width 1)"
+                           : st[ST_DP].used && (strstr(sopts, "distopt") || strstr(sopts, "stalls") ||
+                                                strstr(sopts, "dpcost"))
+                               ? "--dp"
+                               : NULL;
+        if (what) {
+            rc = lsim_err_set(&err, LSIM_EARG,
+                              "%s: synthesized with non-default options (%s), which %s cannot carry over: synthesize "
+                              "the new layout with lumosim synth instead (network, GPU, straggler and noise what-ifs "
+                              "work on it)",
+                              in, sopts, what);
+            goto done;
         }
     }
     if (Ln.tp != L.tp || hidden || ffn || model_s || (pipe && !tpipe)) {
@@ -529,6 +549,25 @@ int lsim_cli_whatif(int argc, char **argv)
             goto done;
         }
         if (layers != (long)ids[0].layers_per_chunk * V * L.pp) st[ST_LAYERS].used = 1;
+        if (st[ST_LAYERS].used) {
+            /* each source GPU's layer nodes copied layers / old times; a
+             * stage's source GPUs, their new graphs, a normalized copy and
+             * a clone held at once */
+            double r = (double)layers / (double)((long)ids[0].layers_per_chunk * V * L.pp), worst = 0, big = 0;
+            double wn = 0, we = 0, ws = 0;
+            size_t per0 = (size_t)L.tp * (size_t)L.dp;
+            for (size_t p0 = 0; per0 && p0 < n; p0 += per0) {
+                double hn = 0, he = 0, hs = 0;
+                for (size_t i = p0; i < p0 + per0 && i < n; i++) {
+                    double n0 = (double)tab[i].nodes, g = n0 + (r > 1 ? (double)ids[i].layer_nodes * (r - 1) : 0);
+                    double f = n0 > 0 ? g / n0 : 1;
+                    hn += n0 + 2 * g, he += (double)tab[i].edges * (1 + 2 * f), hs += (double)tab[i].strings * (1 + 2 * f);
+                    if (g > big) big = g;
+                }
+                if (hn > worst) worst = hn, wn = hn, we = he, ws = hs;
+            }
+            if ((rc = size_check(out, 2.0 * (double)per0 + 1, wn, we, ws, big, &err))) goto done;
+        }
     }
     for (int s = 0; s < nslow; s++)
         if ((size_t)slow_rank[s] >= ngpu_out) {
@@ -634,6 +673,21 @@ int lsim_cli_whatif(int argc, char **argv)
                 pcfg.micro_batches = mbs_new ? (int)mbs_new : src_m;
                 for (size_t i = 0; i < per; i++)
                     if ((rc = lsim_wi_pipe_check(cols[i], &pcfg, &err))) goto done;
+                {
+                    /* a new stage's GPUs, one per column, and a clone when a
+                     * per-GPU step follows, held at once */
+                    double hn = 0, he = 0, hs = 0, big = 0, cn = 0, ce = 0, cs = 0, cl = 0;
+                    for (size_t i = 0; i < per; i++) {
+                        lsim_wi_pipe_estimate(cols[i], &pcfg, &cn, &ce, &cs);
+                        hn += cn, he += ce, hs += cs;
+                        if (cn > big) big = cn;
+                    }
+                    if (st[ST_DP].used || st[ST_NET].used || st[ST_GPU].used || st[ST_SLOW].used || st[ST_JITTER].used)
+                        cl = 1;
+                    if ((rc = size_check(out, (double)per + cl, hn + cl * big, he + cl * 1.8 * big, hs + cl * big / 2, big,
+                                         &err)))
+                        goto done;
+                }
             }
             continue;
         }
@@ -676,6 +730,8 @@ int lsim_cli_whatif(int argc, char **argv)
                 if (st[ST_JITTER].used) STEP(lsim_wi_jitter(cur, sigma, (uint64_t)seed, ng, &nx, &st[ST_JITTER].c, &err));
 #undef STEP
                 const char *nosrc[1] = {NULL};
+                /* never a store that sim would refuse (graph.h bounds) */
+                if (!rc) rc = lsim_graph_check_bounds(cur, out, ng, &err);
                 if (!rc) rc = lsim_store_writer_add(w, &cur, 1, nosrc, &err);
                 if (owned) lsim_graph_free(cur);
                 if (rc) goto done;
@@ -697,12 +753,9 @@ int lsim_cli_whatif(int argc, char **argv)
     }
     /* the record, kept in the new store (root attribute "whatif") */
     if (!(rf = open_memstream(&text, &tlen))) goto nomem;
-    fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":\"", LSIM_VERSION);
-    for (const char *q = in; *q; q++) {
-        if (*q == '"' || *q == '\\') fputc('\\', rf);
-        if ((unsigned char)*q >= 0x20) fputc(*q, rf);
-    }
-    fprintf(rf, "\",\"gpus_in\":%zu,\"gpus_out\":%zu,\"structure\":", n, ngpu_out);
+    fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":", LSIM_VERSION);
+    lsim_text_json(rf, in); /* a file name: any bytes; the record must be valid JSON */
+    fprintf(rf, ",\"gpus_in\":%zu,\"gpus_out\":%zu,\"structure\":", n, ngpu_out);
     put_ident(rf, ids, n, &L, 0);
     fprintf(rf, ",\"layout_out\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"transformations\":[", Ln.tp, Ln.pp, Ln.dp);
     int first = 1;
@@ -732,8 +785,22 @@ int lsim_cli_whatif(int argc, char **argv)
             if (Ln.tp != L.tp) fprintf(rf, "\"args\":{\"tp_from\":%d,\"tp_to\":%d,\"dp_from\":%d,\"dp_to\":%d},", L.tp, Ln.tp, L.dp, Ln.dp);
             else fprintf(rf, "\"args\":{\"from\":%d,\"to\":%d},", L.dp, Ln.dp);
             break;
-        case ST_NET: fprintf(rf, "\"args\":{\"topology\":\"%s\",\"from_topology\":\"%s\"},", topo_f ? topo_f : gpu_s ? "default for --gpu" : "unchanged", ftopo_f ? ftopo_f : "default for --from-gpu"); break;
-        case ST_GPU: fprintf(rf, "\"args\":{\"from\":\"%s\",\"to\":\"%s\"},", gfrom.name, gto.name); break;
+        case ST_NET: /* file and GPU names: escaped (text.h) */
+            fputs("\"args\":{\"topology\":", rf);
+            lsim_text_json(rf, topo_f ? topo_f : gpu_s ? "default for --gpu" : "unchanged");
+            fputs(",\"from_topology\":", rf);
+            lsim_text_json(rf, ftopo_f ? ftopo_f : "default for --from-gpu");
+            fputs("},", rf);
+            break;
+        case ST_GPU:
+            fputs("\"args\":{\"from_how\":", rf);
+            lsim_text_json(rf, from_how);
+            fputs(",\"from\":", rf);
+            lsim_text_json(rf, gfrom.name);
+            fputs(",\"to\":", rf);
+            lsim_text_json(rf, gto.name);
+            fputs("},", rf);
+            break;
         case ST_SLOW:
             fputs("\"args\":[", rf);
             for (int q = 0; q < nslow; q++) fprintf(rf, "%s{\"rank\":%d,\"factor\":%.17g}", q ? "," : "", slow_rank[q], slow_f[q]);
@@ -766,6 +833,9 @@ int lsim_cli_whatif(int argc, char **argv)
     rf = NULL;
     if (tlen && text[tlen - 1] == '\n') text[--tlen] = '\0';
     if ((rc = lsim_store_writer_set_attr(w, "whatif", text, &err))) goto done;
+    /* the new job's GPU, for a what-if of this what-if (unless it was only assumed) */
+    if (strcmp(from_how, "assumed (no GPU named by the traces)") || st[ST_GPU].used)
+        if ((rc = lsim_store_writer_set_attr(w, "device", gto.name, &err))) goto done;
     rc = lsim_store_writer_close(w, &err);
     w = NULL;
     if (rc) goto done;
