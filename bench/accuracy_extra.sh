@@ -8,8 +8,10 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. bench/provenance.sh
 L=${1:-build/lumosim}
 DOC=${2:-docs/accuracy.md}
+lsim_doc_allowed "$DOC" || exit 1
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 sh bench/synth_lumos.sh "$L" >"$tmp/synth.md"
@@ -54,7 +56,7 @@ def job(p):
     return json.loads(subprocess.run([L, "sim", "--json", p], check=True, capture_output=True, text=True).stdout)["job"]["predicted_ns"] / 1e6
 base, t4, t2, back = job(t + "/mg.h5"), job(t + "/t4.h5"), job(t + "/t2.h5"), job(t + "/t8.h5")
 s8, s4, s2 = job(t + "/s8.h5"), job(t + "/s4.h5"), job(t + "/s2.h5")
-print("### A real trace: megatron_tp8_a100 at other tensor-parallel widths\n")
+print("## Neither: what-if on a real trace (megatron_tp8_a100), no ground truth\n")
 print("The trace (8 x A100, TP 8, one forward pass of a 40-layer GPT, micro-batch 4) is transformed on the same")
 print("8 GPUs to TP 4 x DP 2 and TP 2 x DP 4, with the layer structure recovered from the trace's repeating")
 print("kernels and the model shape in `tests/data/models/megatron_tp8_a100.json`. **No ground truth exists for")
@@ -102,13 +104,15 @@ fi
     echo
     cat "$tmp/synth.md"
     echo
-    echo "## What-if against synthesized ground truth"
+    echo "## Self-consistency: what-if against synthesis"
     echo
-    echo "\`sh bench/whatif_matrix.sh build/lumosim\` (GPT-3 15B and 44B at TP 2, PP 2, micro-batch 1, global batch"
-    echo "4 x DP): each row transforms the synthesized job A with \`lumosim whatif\` into configuration B, simulates"
-    echo "it, and compares with B synthesized directly. No real ground truth exists for these (no GPU was at hand"
-    echo "to capture traces at several configurations; see issue 7's capture plan); what this shows is that the"
-    echo "transformations are exact inverses of how the synthesizer builds a job. Target: within 1 %."
+    echo "Produced by \`sh bench/whatif_matrix.sh $L\` at commit $(lsim_commit) (GPT-3 15B and 44B at TP 2, PP 2,"
+    echo "micro-batch 1, global batch 4 x DP): each row transforms the synthesized job A with \`lumosim whatif\` into"
+    echo "configuration B, simulates it, and compares with B synthesized directly. **This is not accuracy**: both"
+    echo "sides are built by synth's own emitter and cost functions (\`src/synth/gbuild.c\`, \`src/whatif/pipeline.c\`),"
+    echo "so a difference of 0 says the transformations are exact inverses of how the synthesizer builds a job,"
+    echo "and nothing about how close either is to a real run. No real ground truth exists for these (no GPU was"
+    echo "at hand to capture traces at several configurations; see issue 7's capture plan). Target: within 1 %."
     echo
     cat "$tmp/whatif_table.md"
     echo

@@ -25,6 +25,8 @@ FRACS=${FRACS:-0.01 0.2}
 CHECK_EVENTS=${CHECK_EVENTS:-5000}
 MPIRUN_OPTS=${MPIRUN_OPTS:-}
 . "$ROOT/bench/mpi_env.sh"
+. "$ROOT/bench/provenance.sh"
+[ -n "${TABLE_ONLY:-}" ] || lsim_doc_allowed docs/scaling-phold.md || exit 1
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null; fi
 cmake --build "$BUILD_DIR" -j2 --target bench_phold >/dev/null
 B="$BUILD_DIR/bench/bench_phold"
@@ -75,7 +77,7 @@ for c in "${configs[@]}"; do
     for k in 2 4 8; do run "$k" "${C[@]}" --label scaling=check --expect-hash "$h" --verify; done
 done
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(lsim_commit)
 python3 - "$raw" "$commit" "$RUNS" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" "$GPUS" "$WEAK" "$EVENTS" \
     >bench/out/scaling-phold.md <<'PY' || fail=1
 import sys, datetime, os
@@ -177,14 +179,25 @@ for c in sorted(cb):
       " | ".join(cells), " / ".join(wins)))
 P()
 P("## Targets\n")
-best1 = max((v for (c, k, m), v in rate.items() if k == 1 and m == "pdes"), default=0)
-best2 = max((v for (c, k, m), v in rate.items() if k == 2), default=0)
-P("- Node-events/s per rank >= 10 million: best %.1f M at K = 1, %.1f M at K = 2 (**%s** at K = 1, **%s** at K = 2)."
-  % (best1 / 1e6, best2 / 1e6, "PASS" if best1 >= 1e7 else "FAIL", "PASS" if best2 >= 1e7 else "FAIL"))
+P("Each target is judged on the worst configuration of the default engine (pdes, ready rounds), not the best.")
+walls = [F(r, "wall_s") for r in strong if r["mode"] == "pdes"]
+if walls and min(walls) < 1.0:
+    P("**Noise-dominated**: these runs take %.3f-%.3f s, under the 1 s below which a timing on this shared "
+      "machine is not trustworthy; the verdicts below hold for these runs only (a larger EVENTS gives longer ones)."
+      % (min(walls), max(walls)))
+P()
+def worst_of(k):
+    v = [(x, c) for (c, kk, m), x in rate.items() if kk == k and m == "pdes"]
+    return min(v) if v else (0, None)
+w1, c1 = worst_of(1)
+w2, c2 = worst_of(2)
+def cs(c): return "L = %g us, F = %g, X = %g" % (c[0] / 1000, c[1], c[2]) if c else "-"
+P("- Node-events/s per rank >= 10 million: worst %.1f M at K = 1 (%s), %.1f M at K = 2 (%s) (**%s** at K = 1, "
+  "**%s** at K = 2)." % (w1 / 1e6, cs(c1), w2 / 1e6, cs(c2), "PASS" if w1 >= 1e7 else "FAIL", "PASS" if w2 >= 1e7 else "FAIL"))
 if eff2:
-    bc = max(eff2, key=eff2.get)
-    P("- Parallel efficiency >= 80 %% at K = 2: best %.0f %% (L = %g us, F = %g, X = %g), worst %.0f %% (**%s**)."
-      % (100 * eff2[bc], bc[0] / 1000, bc[1], bc[2], 100 * min(eff2.values()), "PASS" if eff2[bc] >= 0.8 else "FAIL"))
+    bc, wc = max(eff2, key=eff2.get), min(eff2, key=eff2.get)
+    P("- Parallel efficiency >= 80 %% at K = 2: worst %.0f %% (%s), best %.0f %% (%s) (**%s**)."
+      % (100 * eff2[wc], cs(wc), 100 * eff2[bc], cs(bc), "PASS" if eff2[wc] >= 0.8 else "FAIL"))
 P("- Results identical for every K and both engines: **%s**." % ("yes" if ok else "NO"))
 P()
 P("## Where the time goes\n")
@@ -238,6 +251,7 @@ EOF
     grep 'scaling=strong' "$raw" | grep -v 'windows_mode=start' >bench/out/phold_strong.txt || true
     python3 bench/project.py --markdown bench/out/phold_strong.txt
 } >>bench/out/scaling-phold.md || fail=1
+lsim_doc_allowed docs/scaling-phold.md || exit 1
 cp bench/out/scaling-phold.md docs/scaling-phold.md
 cat docs/scaling-phold.md
 exit $fail

@@ -62,10 +62,9 @@ if [ -z "${TRACES:-}" ]; then
     TRACES="$( (ls "$SHARED"/hta_single/ns_resolution_trace__*.json.gz 2>/dev/null || true) | head -1) $SHARED/megatron_tp8_a100/rank0.json.gz"
 fi
 
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if ! git diff --quiet HEAD -- src io include bench CMakeLists.txt 2>/dev/null; then
-    COMMIT="$COMMIT + uncommitted changes"
-fi
+. "$ROOT/bench/provenance.sh"
+if [ -n "${DOC:-}" ]; then lsim_doc_allowed "$DOC" || exit 1; fi
+COMMIT=$(lsim_commit)
 CPU=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"

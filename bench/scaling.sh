@@ -8,10 +8,16 @@
 # The machine is shared and its speed drifts over minutes, so K = 1 and
 # K = 2 alternate: REPS rounds, each running every configuration once (each
 # run the median of RUNS engine runs); a figure is the median over rounds.
+# A simulate phase shorter than 1 s at either K is noise on this machine:
+# its efficiency is printed but marked noise-dominated, and the target is not
+# judged on it (PASS or FAIL need runs of at least a second).
 #   BUILD_DIR=build-bench  SIZES="64 256 1024"  RUNS=3  REPS=3
+#   LSIM_ALLOW_DIRTY=1     write docs/ from a tree with uncommitted changes
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. bench/provenance.sh
+lsim_doc_allowed docs/scaling.md || exit 1
 BUILD_DIR=${BUILD_DIR:-build-bench}
 SIZES=${SIZES:-64 256 1024}
 RUNS=${RUNS:-3}
@@ -34,7 +40,7 @@ for ((rep = 0; rep < REPS; rep++)); do
         done
     done
 done
-python3 - "$raw" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$RUNS" "$REPS" >bench/out/scaling.md <<'PY'
+python3 - "$raw" "$(lsim_commit)" "$RUNS" "$REPS" >bench/out/scaling.md <<'PY'
 import sys, datetime
 raw, commit, runs, reps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in open(raw)]
@@ -75,9 +81,16 @@ for n in sorted(by):
 print()
 big = max(by)
 if (1, "ready") in by[big] and (2, "ready") in by[big]:
-    e = float(by[big][(1, "ready")]["sim_s"]) / (2 * float(by[big][(2, "ready")]["sim_s"]))
-    print("Target: >= 80 %% parallel efficiency at K = 2 on the %d-GPU job (default rounds): %.0f %% (**%s**)."
-          % (big, 100 * e, "PASS" if e >= 0.8 else "FAIL"))
+    t1, t2 = float(by[big][(1, "ready")]["sim_s"]), float(by[big][(2, "ready")]["sim_s"])
+    e = t1 / (2 * t2)
+    if min(t1, t2) < 1.0:
+        print("Target: >= 80 %% parallel efficiency at K = 2 on the %d-GPU job (default rounds): %.0f %%, "
+              "**noise-dominated, not judged**: the simulate phase takes %.2f s at K = 1 and %.2f s at K = 2, "
+              "under the 1 s below which a timing on this shared machine is not trustworthy (single runs move by "
+              "up to 2x); a larger SIZES gives a verdict." % (big, 100 * e, t1, t2))
+    else:
+        print("Target: >= 80 %% parallel efficiency at K = 2 on the %d-GPU job (default rounds): %.0f %% "
+              "(%.2f s at K = 1, %.2f s at K = 2) (**%s**)." % (big, 100 * e, t1, t2, "PASS" if e >= 0.8 else "FAIL"))
 print()
 print("At K = 1 no collective crosses ranks and one round runs everything. At K = 2 every collective of this")
 print("job crosses ranks. With `start` the shortest transfer (24 us) bounds each window, so each GPU's work")

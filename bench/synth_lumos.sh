@@ -10,8 +10,11 @@ L=${1:-build/lumosim}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 for gb in 256 384; do
+    # 175B over TP 8 x PP 4 needs about 98 GB per GPU of weights, fp32
+    # gradients and Adam state without the distributed optimizer, which the
+    # paper does not state: the memory check is off to keep this comparison
     "$L" synth --model gpt3-175b --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch "$gb" --gpu h100 \
-        -o "$tmp/j$gb.h5" >/dev/null
+        --no-memory-check -o "$tmp/j$gb.h5" >/dev/null
     "$L" sim --json "$tmp/j$gb.h5" >"$tmp/r$gb.json"
 done
 python3 - "$tmp" <<'PY'
@@ -26,7 +29,7 @@ for gb in (256, 384):
             for k in ("exposed_compute_ns", "overlapped_ns", "exposed_comm_ns", "exposed_comm_wait_ns", "other_ns")}
     mean["total"] = d["job"]["predicted_ns"] / 1e6
     cols[gb] = mean
-print("## Synthesis against published figures\n")
+print("## Accuracy: synthesis against published figures\n")
 print("`bash bench/synth_lumos.sh build/lumosim`: `lumosim synth --model gpt3-175b --tp 8 --pp 4 --dp 8 "
       "--micro-batch 1 --global-batch GB --gpu h100` then `lumosim sim --json`; the job span and the breakdown "
       "averaged over the 256 GPUs, against the measured iteration the Lumos paper reports for this job. "

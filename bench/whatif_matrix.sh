@@ -12,8 +12,11 @@
 # simulated; pipeline rows (PP {1, 2, 4} pairs, 1F1B <-> interleaved:2,
 # micro-batches 4 <-> 8, DP at a fixed global batch, TP 8 PP 4 from TP 2
 # PP 2) the same way. Prints a markdown table: configuration, what-if prediction,
-# synthesized prediction, error, and the what-if command. Exit 1 when a case
-# is more than 1 % off.
+# synthesized prediction, their difference, and the what-if command. Exit 1
+# when a case is more than 1 % off. Self-consistency, not accuracy: both
+# sides come from synth's own emitter and cost functions (src/synth/gbuild.c,
+# src/whatif/pipeline.c), so agreement says the transformations invert the
+# synthesizer, not that either is close to a real run.
 set -u
 L=${1:-build/lumosim}
 T=data/topology/example_4gpu_eth100.json
@@ -26,8 +29,10 @@ pred() {
 synth() { # synth NAME MODEL DP LAYERS [EXTRA...]  (TP 2 unless EXTRA has --tp)
     n=$1 m=$2 d=$3 l=$4
     shift 4
+    # GPT-3 15B and 44B at TP 2 x PP 2 need more memory per GPU than an H100
+    # has; the matrix checks what-if against synthesis, not the fit
     [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" --tp 2 --pp 2 --dp "$d" --micro-batch 1 --global-batch $((4 * d)) \
-        --layers "$l" "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
+        --layers "$l" --no-memory-check "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
 }
 row() { # row LABEL SOURCE TARGET WHATIF-ARGS...
     r_label=$1 r_src=$2 r_dst=$3
@@ -39,7 +44,7 @@ row() { # row LABEL SOURCE TARGET WHATIF-ARGS...
         e = (p - q) / q; printf "| %s | %.3f | %.3f | %+.4f %% | `%s` |\n", l, p / 1e6, q / 1e6, 100 * e, c;
         exit !(e <= 0.01 && e >= -0.01) }' || bad=1
 }
-echo "| configuration | what-if ms | synth ms | error | command |"
+echo "| configuration | what-if ms | synth ms | what-if - synth | command |"
 echo "|---|---|---|---|---|"
 for m in gpt3-15b gpt3-44b; do
     for d in 1 2 4 8; do

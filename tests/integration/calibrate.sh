@@ -84,7 +84,10 @@ nccl)
     # Bus bandwidth 80e9 * 2 * 15/16 = 150e9, over 8 NICs per node: inter_bw
     # 18.75e9; inter_lat (25000 - 6600 - 28 * 600) / 2 = 800 ns with the
     # A100 default topology's coll_base 6600 and intra_lat 600.
-    "$LUMOSIM" calibrate --gpu a100 --nccl-tests "$dir/nccl_tests/all_reduce_perf_2x8_h100.txt" \
+    # the fixture's GEMMs follow the efficiency curve: an A100 spec without
+    # an SM count (the tile-and-wave model is test_calibrate's)
+    printf '{"name": "a100", "peak_flops": 312e12, "mem_bw": 2.039e12, "gemm_eff_max": 0.8, "gemm_eff_half": 1e9, "attn_eff_max": 0.65, "attn_eff_half": 2e9, "mem_eff": 0.85, "kernel_min_ns": 2000, "launch_cpu_ns": 4000, "launch_latency_ns": 6000}\n' >"$tmp/curve.json"
+    "$LUMOSIM" calibrate --gpu "$tmp/curve.json" --nccl-tests "$dir/nccl_tests/all_reduce_perf_2x8_h100.txt" \
         "$dir/calibrate/gemm_curve.json" -o "$tmp/gpu.json" --topology-out "$tmp/topo.json" >"$tmp/out" 2>"$tmp/err" ||
         fail "exit $?: $(cat "$tmp/err")"
     "$SPEC_LOAD" topo "$tmp/topo.json" >"$tmp/t" || fail "topo.json does not load"

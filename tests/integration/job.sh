@@ -11,14 +11,22 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "job: $*"; exit 1; }
 
-# 1. accuracy: every rank's window and iteration, and the job, within 0.5 %;
-#    breakdown components within 2 points of the window; clocks agree
+# 1. accuracy of the coupled replay. Bounds: today's figures plus a margin
+#    of max(0.0001, 10 %) (measured, commit 7446f24: windows +0.0000066 ..
+#    +0.0000255, iterations up to +0.0000255, the job +0.0000015, clock
+#    offsets -6 .. +4 us, breakdown components up to 0.00206 of the window).
+#    What the breakdown errors measure: actual and predicted come from the
+#    same sweep (src/metrics.c) over the traced and over the replayed
+#    intervals, so they say how well the replay reproduces the trace's
+#    intervals, not whether the sweep attributes time correctly; that is
+#    checked on this same job, independently, by
+#    breakdown_oracle:megatron_tp8_a100 (tests/integration/test_breakdown.c).
 "$LUMOSIM" replay --json "$M" >"$tmp/r.json" || fail "replay of the job failed"
 "$JSON_CHECK" "$tmp/r.json" "len(ranks)==8" "ranks.*.coupled==true" \
-    "abs(ranks.*.window.error)<=0.005" "abs(ranks.*.iterations.*.error)<=0.005" "abs(job.error)<=0.005" \
-    "abs(ranks.*.breakdown.error.exposed_compute_ns)<=0.02" "abs(ranks.*.breakdown.error.overlapped_ns)<=0.02" \
-    "abs(ranks.*.breakdown.error.exposed_comm_ns)<=0.02" "abs(ranks.*.breakdown.error.other_ns)<=0.02" \
-    "abs(ranks.*.clock_offset_ns)<100000" "ranks.*.breakdown.predicted.exposed_comm_wait_ns>0" || fail "accuracy"
+    "abs(ranks.*.window.error)<=0.00013" "abs(ranks.*.iterations.*.error)<=0.00013" "abs(job.error)<=0.0001" \
+    "abs(ranks.*.breakdown.error.exposed_compute_ns)<=0.0023" "abs(ranks.*.breakdown.error.overlapped_ns)<=0.0023" \
+    "abs(ranks.*.breakdown.error.exposed_comm_ns)<=0.0023" "abs(ranks.*.breakdown.error.other_ns)<=0.0023" \
+    "abs(ranks.*.clock_offset_ns)<=7000" "ranks.*.breakdown.predicted.exposed_comm_wait_ns>0" || fail "accuracy"
 
 # 2. bad input: one clear line, exit 1, nothing on stdout
 bad() { # NAME EXPECTED-TEXT ARGS...
@@ -43,15 +51,20 @@ bad unaligned_collectives "collective #[0-9]* on group world .*rank 1" "$tmp/job
 "$LUMOSIM" replay --independent --json "$M/rank0.json.gz" "$M/rank1.json.gz" >"$tmp/i.json" || fail "--independent"
 "$JSON_CHECK" "$tmp/i.json" "len(ranks)==2" || fail "--independent output"
 # 3. extrapolation from one rank: every rank rebuilt from rank R's trace; the
-#    job it predicts stays within 10 % of the real job for every R
+#    job it predicts against the real job, bounded at today's error plus a
+#    margin of max(0.001, 10 %) (measured, commit 7446f24: R = 0 -7.46 %,
+#    R = 3 -6.96 %, R = 5 -0.34 %; the copies never wait for one another, so
+#    the job comes out short)
 act=$(sed -n 's/.*"job":{"actual_ns":\([0-9]*\).*/\1/p' "$tmp/r.json")
 [ -n "$act" ] || fail "no job span in the report"
-for R in 0 3 5; do
+for case in "0 -0.0821 -0.0672" "3 -0.0766 -0.0627" "5 -0.0044 -0.0024"; do
+    set -- $case
+    R=$1 lo=$2 hi=$3
     "$LUMOSIM" replay --json --replicate-from $R "$M" >"$tmp/rep.json" || fail "--replicate-from $R failed"
     pred=$(sed -n 's/.*"job":{"actual_ns":[0-9]*,"predicted_ns":\([0-9]*\).*/\1/p' "$tmp/rep.json")
     "$JSON_CHECK" "$tmp/rep.json" "len(ranks)==8" "ranks.*.coupled==true" >/dev/null || fail "--replicate-from $R: not 8 coupled ranks"
-    awk -v p="$pred" -v a="$act" 'BEGIN { e = (p - a) / a; if (e < 0) e = -e; exit !(e <= 0.10) }' ||
-        fail "--replicate-from $R: predicted job $pred ns against $act ns"
+    awk -v p="$pred" -v a="$act" -v lo="$lo" -v hi="$hi" 'BEGIN { e = (p - a) / a; exit !(e >= lo && e <= hi) }' ||
+        fail "--replicate-from $R: predicted job $pred ns against $act ns, outside [$lo, $hi]"
 done
 bad replicate_missing "no trace of rank 9" --replicate-from 9 "$M"
 echo "ok: job accuracy, extrapolation and bad input"

@@ -23,9 +23,10 @@ fail() { echo "store_cli $mode: $*"; exit 1; }
 
 case $mode in
 same)
+    for a in "$@"; do [ -e "$a" ] || { echo "SKIP: $a is missing (shared traces not checked out beside the repository?)"; exit 77; }; done
     for lat in model observed; do
         "$LUMOSIM" replay --json --latency $lat "$@" >"$tmp/replay.json" || fail "replay failed"
-        "$LUMOSIM" build --latency $lat "$@" -o "$tmp/job.h5" || fail "build failed"
+        "$LUMOSIM" build --force --latency $lat "$@" -o "$tmp/job.h5" || fail "build failed"
         "$LUMOSIM" sim --json "$tmp/job.h5" -o "$tmp/res.h5" --run $lat >"$tmp/sim.json" || fail "sim failed"
         cmp -s "$tmp/replay.json" "$tmp/sim.json" || fail "sim from the store differs from replay ($lat)"
         "$LUMOSIM" report "$tmp/res.h5" --run $lat --html "$tmp/r.html" || fail "report from the archive failed"

@@ -21,7 +21,10 @@ run)
     grep -q "graph store" "$tmp/info" || fail "info does not call it a graph store"
     grep -q "8 GPUs" "$tmp/info" || fail "the store does not hold 8 GPUs"
     "$LUMOSIM" sim --json "$tmp/job.h5" >"$tmp/sim.json" || fail "sim failed"
-    "$JSON_CHECK" "$tmp/sim.json" >/dev/null 2>&1 || true
+    "$JSON_CHECK" "$tmp/sim.json" "len(ranks)==8" "ranks.*.coupled==true" "ranks.*.window.predicted_ns>0" \
+        "ranks.*.window.actual_ns==null" "ranks.*.window.error==null" "job.predicted_ns>0" "job.actual_ns==null" \
+        "ranks.*.breakdown.predicted.exposed_compute_ns>0" "ranks.*.breakdown.predicted.exposed_comm_ns>0" \
+        >"$tmp/check" 2>&1 || fail "the sim report: $(grep -v '^ok' "$tmp/check" | head -n 5)"
     grep -q '"actual_ns":null' "$tmp/sim.json" || fail "actual times are not absent (null)"
     grep -q '"actual_ns":0' "$tmp/sim.json" && fail "an actual time printed as 0"
     n=$(grep -o '"coupled":true' "$tmp/sim.json" | wc -l)
@@ -33,6 +36,24 @@ run)
     "$LUMOSIM" synth --model gpt3-15b --layers 8 --tp 1 --pp 4 --dp 1 --micro-batch 1 --global-batch 8 \
         --schedule interleaved:2 -o "$tmp/il.h5" || fail "interleaved synth failed"
     "$LUMOSIM" sim "$tmp/il.h5" >/dev/null || fail "interleaved sim failed"
+    # the Megatron options (issue 15): recorded in the graphs' source; what-if
+    # refuses the structural transforms it cannot carry them through, and
+    # runs the others
+    "$LUMOSIM" synth $tiny --recompute full --sequence-parallel --attention unfused --grad-reduce after \
+        --distributed-optimizer --scatter-gather --tp-overlap --grad-bytes 2 -o "$tmp/opt.h5" >/dev/null ||
+        fail "synth with options failed"
+    "$LUMOSIM" sim "$tmp/opt.h5" >"$tmp/opt.txt" || fail "sim with options failed"
+    grep -q "opts:rc=full,sp,grad=after,distopt,sg,attn=unfused,tpoverlap,gradbytes=2" "$tmp/opt.txt" ||
+        fail "the options are not in the source: $(grep -m1 synth: "$tmp/opt.txt")"
+    "$LUMOSIM" whatif --force "$tmp/opt.h5" --pp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --pp accepted"
+    grep -q "non-default options (rc=full" "$tmp/err" || fail "whatif --pp: $(cat "$tmp/err")"
+    "$LUMOSIM" whatif --force "$tmp/opt.h5" --dp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --dp accepted"
+    grep -q "which --dp cannot" "$tmp/err" || fail "whatif --dp: $(cat "$tmp/err")"
+    "$LUMOSIM" whatif --force "$tmp/opt.h5" --slow-gpu 1:1.5 -o "$tmp/w.h5" >/dev/null || fail "whatif --slow-gpu refused"
+    # forward-only and the memory check's override
+    "$LUMOSIM" synth $tiny --forward-only -o "$tmp/fwd.h5" >/dev/null || fail "forward-only synth failed"
+    "$LUMOSIM" synth --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 --global-batch 8 --no-memory-check \
+        -o "$tmp/big.h5" >/dev/null 2>&1 || fail "--no-memory-check refused"
     echo "ok: synthesized job simulated, actual absent"
     ;;
 bad)
@@ -50,15 +71,28 @@ bad)
         return 0
     }
     expect 1 "does not match --gpus 16" $tiny --gpus 16
-    expect 1 "5 layers are not divisible by PP x V = 2 x 1" $tiny --layers 5
+    # (options once each: a repeated option is a usage error, no_data_loss_cli.sh)
+    expect 1 "5 layers are not divisible by PP x V = 2 x 1" $(echo "$tiny" | sed 's/--layers 4/--layers 5/')
     expect 1 "hidden size 6145 is not divisible by TP = 2" $tiny --hidden 6145
     expect 1 "47 attention heads are not divisible by TP = 2" $tiny --heads 47
-    expect 1 "global batch 9 is not divisible by micro-batch x DP = 1 x 2 = 2" $tiny --global-batch 9
+    expect 1 "global batch 9 is not divisible by micro-batch x DP = 1 x 2 = 2" $(echo "$tiny" | sed 's/--global-batch 8/--global-batch 9/')
     expect 1 "unknown model" --model gpt3-13b --tp 1 --pp 1 --dp 1 --micro-batch 1 --global-batch 1
-    expect 1 "divisible by PP = 2" $tiny --schedule interleaved:2 --global-batch 6
+    expect 1 "divisible by PP = 2" $(echo "$tiny" | sed 's/--global-batch 8/--global-batch 6/') --schedule interleaved:2
     expect 2 "unknown option" $tiny --frobnicate 3
-    expect 2 "positive integer" $tiny --tp x
+    expect 2 "positive integer" $(echo "$tiny" | sed 's/--tp 2/--tp x/')
     expect 2 "needs --model" --tp 2
+    # issue 15: the memory check (GPT-3 175B at TP 8 x PP 2: 196 GB of
+    # weights, gradients and optimizer state per GPU), a sequence not
+    # divisible by TP with SP, the options' words, a spec in the wrong unit
+    expect 1 "needs 22[0-9.]* GB per GPU on pipeline stage 0" --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 \
+        --global-batch 8
+    expect 1 "sequence length 2047 is not divisible by TP = 2" $tiny --seq 2047 --sequence-parallel
+    expect 1 "forward-only needs the 1F1B schedule" $tiny --forward-only --schedule interleaved:2
+    expect 2 "expected none|selective|full" $tiny --recompute some
+    expect 2 "expected 2|4" $tiny --grad-bytes 3
+    printf '{"name": "x", "peak_flops": 989.4, "mem_bw": 3.35e12, "gemm_eff_max": 0.8, "gemm_eff_half": 2e9, "attn_eff_max": 0.5, "attn_eff_half": 4e9, "mem_eff": 0.85, "kernel_min_ns": 2000, "launch_cpu_ns": 4000, "launch_latency_ns": 6000}\n' >"$tmp/tflops.json"
+    expect 1 "key peak_flops: 989.4 is outside the range" $tiny --gpu "$tmp/tflops.json"
+    rm -f "$tmp/tflops.json"
     echo "ok: bad configurations refused, nothing written"
     ;;
 *) fail "unknown mode" ;;

@@ -372,6 +372,57 @@ static void trap_threads_and_collectives(void)
     }
 }
 
+/* The modelled launch delay of a call of API a lasting c is
+ * max(ls_a - c, le_a): two constants per API (the latency from the call's
+ * start and the floor from its end, graph.h), whatever the GPU work did.
+ * If any (ls, le) fits every launch of an API, so does ls* = min(d + c) and
+ * le* = min(d) (one of the two terms is tight at each minimum), so the test
+ * is exact: every delay d must equal max(ls* - c, le*). A delay that read
+ * the work's own observed start back would not fit, unless by chance. */
+typedef struct launch_delay {
+    uint32_t api;
+    lsim_ns d, c;
+} launch_delay;
+
+static int cmp_launch_delay(const void *a, const void *b)
+{
+    const launch_delay *x = a, *y = b;
+    return (x->api > y->api) - (x->api < y->api);
+}
+
+static void launch_delays_fit_the_model(const lsim_graph *g, const char *rel)
+{
+    launch_delay *x = malloc((g->nedges ? g->nedges : 1) * sizeof *x);
+    size_t n = 0, bad = 0;
+    if (!x) return;
+    for (size_t v = 0; v < g->n; v++)
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+            if ((g->in_class[k] & 0x7f) == LSIM_E_LAUNCH) {
+                uint32_t u = g->in_src[k];
+                x[n++] = (launch_delay){g->name[u], g->in_delay[k], g->obs_end[u] - g->obs_start[u]};
+            }
+    qsort(x, n, sizeof *x, cmp_launch_delay);
+    for (size_t i = 0; i < n;) {
+        size_t e = i;
+        lsim_ns ls = INT64_MAX, le = INT64_MAX;
+        for (; e < n && x[e].api == x[i].api; e++) {
+            if (x[e].d + x[e].c < ls) ls = x[e].d + x[e].c;
+            if (x[e].d < le) le = x[e].d;
+        }
+        for (size_t j = i; j < e; j++) {
+            lsim_ns want = ls - x[j].c > le ? ls - x[j].c : le;
+            if (x[j].d != want && bad++ < 3)
+                CHECK_MSG(0, "%s: a %s launch (call %lld ns) has delay %lld ns; the per-API model (latency %lld ns from the "
+                          "call's start, floor %lld ns after its end) gives %lld ns", rel,
+                          lsim_strtab_get(g->strings, x[j].api), (long long)x[j].c, (long long)x[j].d, (long long)ls,
+                          (long long)le, (long long)want);
+        }
+        i = e;
+    }
+    CHECK_MSG(bad == 0, "%s: %zu of %zu launch delays do not fit two constants per API", rel, bad, n);
+    free(x);
+}
+
 /* Model mode must not read observed GPU start times back: the delays of
  * edges into GPU work come from learned parameters (one queued-op gap, one
  * signalling delay, per-API latencies), never from the node's own start. */
@@ -406,6 +457,7 @@ static void model_reads_no_gpu_starts(const char *rel, const char *dir)
     }
     /* a learned latency matches some launches exactly; it must not match all */
     CHECK_MSG(launches == 0 || exact_launch < launches, "%s: every launch delay reproduces its observed start", rel);
+    launch_delays_fit_the_model(g, rel);
     lsim_graph_free(g);
 }
 

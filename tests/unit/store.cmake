@@ -5,7 +5,7 @@
 # result file) through HDF5, and feeds damaged files to the readers. It pokes
 # files through the HDF5 API itself, hence the HDF5 include/link lines.
 add_executable(test_store test_store.c)
-target_link_libraries(test_store PRIVATE lumosim_core ${HDF5_C_LIBRARIES})
+target_link_libraries(test_store PRIVATE lumosim_io ${HDF5_C_LIBRARIES})
 target_include_directories(test_store PRIVATE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
 add_test(NAME test_store COMMAND test_store ${LSIM_TEST_DATA} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_store PROPERTIES LABELS "unit;store" TIMEOUT 120)
@@ -18,7 +18,7 @@ endif()
 # The collective (_mpi) functions at several process counts, through
 # MPIEXEC_EXECUTABLE like tests/mpi (labels "mpi;store").
 add_executable(test_store_mpi test_store_mpi.c)
-target_link_libraries(test_store_mpi PRIVATE lumosim_core ${HDF5_C_LIBRARIES})
+target_link_libraries(test_store_mpi PRIVATE lumosim_io ${HDF5_C_LIBRARIES})
 target_include_directories(test_store_mpi PRIVATE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
 set(_store_mpi_flags "")
 if(MPIEXEC_EXECUTABLE)

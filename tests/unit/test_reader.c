@@ -319,6 +319,7 @@ static void test_distributed_info_after(void)
             CHECK_I64(c->in_nelems, 6637568);
             CHECK_I64(c->out_nelems, 6637568);
             CHECK_I64(c->dtype_bytes, 4);
+            CHECK_I64(c->bytes, INT64_C(6637568) * 4); /* nelems x Float's 4 bytes: bytes, not bits */
             CHECK(c->pg_name != UINT32_MAX);
             if (c->pg_name != UINT32_MAX)
                 CHECK_STR(S(t, c->pg_name), "0");
@@ -335,6 +336,7 @@ static void test_distributed_info_after(void)
             CHECK_I64(c->group_size, -1);
             CHECK_I64(c->in_nelems, -1);
             CHECK_I64(c->dtype_bytes, 2);
+            CHECK_I64(c->bytes, -1); /* no element count: unknown, not guessed */
         }
     }
     lsim_trace_free(t);

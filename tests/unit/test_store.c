@@ -23,6 +23,7 @@
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
 #include "lumosim/metrics.h"
+#include "lumosim/output.h"
 #include "lumosim/store.h"
 #include "lumosim/trace.h"
 #include "check.h"
@@ -350,7 +351,7 @@ static void test_graph_roundtrip(lsim_graph **orig, const char *store)
     if (rc) return;
     /* no temporary file left behind */
     char tmp[1300];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", store, (long)getpid());
+    lsim_out_tmp_name(store, (long)getpid(), tmp, sizeof tmp);
     CHECK(access(tmp, F_OK) != 0);
     CHECK(lsim_store_probe(store) == LSIM_STORE_GRAPHS);
     CHECK(lsim_store_probe(g_paths[0]) == LSIM_STORE_NOT_HDF5);
@@ -807,7 +808,7 @@ static void test_streamed_writer(lsim_graph **orig, const char *store)
     memset(&err, 0, sizeof err);
     char path[1300], tmp[1400];
     snprintf(path, sizeof path, "%s.streamed.h5", store);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    lsim_out_tmp_name(path, (long)getpid(), tmp, sizeof tmp);
     remove(path);
     lsim_store_write_opts o = {"test_store streamed", NULL, 0};
     lsim_store_writer *w = NULL;

@@ -1,0 +1,471 @@
+#!/usr/bin/env bash
+# bench/mutate.sh: does the test suite catch the bugs that matter?
+#
+#   bash bench/mutate.sh [OPTIONS] [ID...]
+#
+# Copies the source tree into a scratch directory (the working tree is never
+# touched), builds it once, then for each mutant below: applies its small
+# source change, rebuilds (incrementally), runs the mutant's tests, and
+# restores the file. A mutant is KILLED when a test that passed on the clean
+# copy fails; a mutant that none of its own tests kill is re-run on the whole
+# suite (labels mutation and memcheck left out) before it is called SURVIVED.
+# Equivalent mutants (kind "equiv", argued in the list) are run the same way
+# and must survive; they do not count in the score. Prints one line per
+# mutant and the score; docs/reliability.md records it.
+#
+# Every substitution must match its file exactly once: text that has moved
+# or changed stops the run (exit 2) instead of leaving a mutant that mutates
+# nothing. `--check` verifies that for every mutant without building.
+#
+# Options:
+#   --list          print the mutants (id, kind, tests, what) and exit
+#   --check         verify that every substitution applies, on the sources; exit
+#   --sample        the small sample CI runs (ctest -L mutation): $SAMPLE,
+#                   building only $SAMPLE_TARGETS; implies --check first
+#   --full          run the whole suite on every mutant (default: the mutant's
+#                   own tests, then the whole suite only for survivors)
+#   --no-escalate   do not re-run survivors on the whole suite
+#   --work DIR      scratch directory (default: a new one under $TMPDIR, removed
+#                   at the end unless --keep)
+#   --keep          keep the scratch directory
+#   --src DIR       the tree to mutate (default: the repository of this script)
+#   --shared DIR    the shared traces (default: SRC/../shared/traces, if present)
+#   --exclude PATH  a path under SRC not to copy (repeatable; ./build* and .git
+#                   never are)
+#   -j N            build and test parallelism (default 2)
+#   ID...           run only these mutants
+#
+# Exit status: 0 every non-equivalent mutant killed and every equivalent one
+# survived; 1 otherwise; 2 the run itself failed (a substitution that does
+# not apply, a mutant or the clean copy that does not build, a clean copy
+# whose tests fail).
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$(cd "$HERE/.." && pwd)
+WORK=""
+KEEP=0
+MODE=run
+FULL=0
+ESCALATE=1
+JOBS=2
+SHARED=""
+EXCLUDES=()
+ONLY=()
+
+# ---------------------------------------------------------------- mutants
+# mutant ID KIND TESTS WHAT [WHY]   (KIND: kill | equiv; TESTS: ctest -R regex)
+# sub FILE FROM TO                  (FROM must occur exactly once in FILE)
+M_ID=() M_KIND=() M_TESTS=() M_WHAT=() M_WHY=()
+S_ID=() S_FILE=() S_FROM=() S_TO=()
+mutant() { M_ID+=("$1"); M_KIND+=("$2"); M_TESTS+=("$3"); M_WHAT+=("$4"); M_WHY+=("${5:-}"); }
+sub() { S_ID+=("${M_ID[${#M_ID[@]}-1]}"); S_FILE+=("$1"); S_FROM+=("$2"); S_TO+=("$3"); }
+
+T_ORACLE='^test_oracle$'
+T_REPLAY='^replay_(model|observed_exact):'
+T_JOB='^(job:|breakdown_oracle:)'
+
+mutant latency_plus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "every modelled launch latency 1 us longer (src/graph.c, model_launch_delay)"
+sub src/graph.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) + 1000;'
+
+mutant latency_minus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "every modelled launch latency 1 us shorter"
+sub src/graph.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) - 1000;'
+
+mutant graph_launch_latency kill "$T_REPLAY|^traps$" \
+    "CUDA-graph launches without samples of their own: latency 1 us longer"
+sub src/graph.c 'return ls - (g->obs_end[r] - g->obs_start[r]);' 'return ls - (g->obs_end[r] - g->obs_start[r]) + 1000;'
+
+mutant latency_from_call_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "the launch latency applied from the call's end instead of its start (the call's duration added once more)"
+sub src/graph.c 'lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);' 'lsim_ns from_start = ls;'
+
+mutant model_reads_observed_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "the model reads every third launch's observed GPU start back (the replay no longer predicts)"
+sub src/graph.c ': model_launch_delay(b, r);' ': (v % 3 ? model_launch_delay(b, r) : g->obs_start[v] - g->obs_end[r]);'
+
+mutant no_event_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
+    "cross-stream record/wait pairs give no event edge (src/graph.c, add_event_edges)"
+sub src/graph.c 'if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;' 'if (strncmp(a, "StreamWaitEvent", 15) != 0 || a) continue;'
+
+mutant no_sync_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
+    "blocking calls get no end-edge from the GPU work they wait for"
+sub src/graph.c 'if ((rc = add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;' \
+    'if (d == INT64_MIN && (rc = add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;'
+
+mutant no_hidden_edges kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "no hidden dependency recovered from timing (src/graph.c, add_inferred_edges)"
+sub src/graph.c 'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;' \
+    'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns || v < g->n) continue;'
+
+mutant stream_order_skips_one kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "stream order: each op ordered after the op two before it, not the one before (off by one)"
+sub src/graph.c $'uint32_t prev = b->stream_nodes[p][i - 1];\n                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];' \
+    $'uint32_t prev = b->stream_nodes[p][i > 1 ? i - 2 : 0];\n                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];'
+
+mutant no_queued_gap kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "the gap between back-to-back queued kernels is not learned (0)"
+sub src/graph.c '*out = n >= 8 ? median(gaps, n) : 0;' '*out = n >= 8 ? 0 * median(gaps, n) : 0;'
+
+mutant iteration_drops_gpu_work kill "$T_ORACLE|$T_REPLAY|^traps$" \
+    "GPU work does not inherit the iteration of the call that launched it"
+sub src/graph.c 'g->iter[v] = g->iter[r];' 'g->iter[v] = -1;'
+
+mutant prewindow_not_pinned kill "$T_REPLAY|^traps$" \
+    "observed-latency mode does not pin pre-window GPU work to its observed start"
+sub src/graph.c 'g->release[v] = observed ? g->obs_start[v] : g->t0;' 'g->release[v] = g->t0;'
+
+mutant bytes_in_bits kill "^test_reader$|^traps$|^calibrate:|^et:|$T_JOB" \
+    "a unit error in bytes: collective sizes nelems x dtype x 8 (io/kineto.c)"
+sub io/kineto.c 'c->bytes = c->in_nelems * c->dtype_bytes;' 'c->bytes = c->in_nelems * c->dtype_bytes * 8;'
+
+mutant breakdown_swap kill "$T_ORACLE|$T_JOB" \
+    "breakdown: overlapped and exposed communication swapped (src/metrics.c)"
+sub src/metrics.c 'bd->exposed_comm = comm;' 'bd->exposed_comm = both;'
+sub src/metrics.c 'bd->overlapped = both;' 'bd->overlapped = comm;'
+
+mutant breakdown_other kill "$T_ORACLE|$T_JOB" \
+    "breakdown: 'other' forgets the overlapped time (the components no longer sum to the span)"
+sub src/metrics.c 'bd->other = (s1 - s0) - comp - comm - both;' 'bd->other = (s1 - s0) - comp - comm;'
+
+mutant comm_wait_during_transfer kill "$T_ORACLE|$T_JOB" \
+    "breakdown: waiting for peers counted while another collective transfers"
+sub src/metrics.c 'if (nm == 0) wait += len;' 'wait += len;'
+
+mutant duty_last_bin kill "$T_ORACLE|$T_REPLAY" \
+    "duty cycle: the last bin never filled (off by one)"
+sub src/metrics.c 'if (k >= nbins) break;' 'if (k + 1 >= nbins) break;'
+
+mutant engine_tie_last_edge kill "$T_ORACLE|^critical_path" \
+    "engine: a tie between start edges goes to the last edge, not the first (changes the critical path)"
+sub src/engine.c '} else if (x > s || (x == s && bs < 0)) {' '} else if (x >= s) {'
+
+mutant engine_end_edge_vs_start kill "$T_ORACLE|$T_REPLAY" \
+    "engine: a blocking call's end-edge compared with its start, not start + duration"
+sub src/engine.c 'if (endc >= en) en = endc;' 'if (endc >= s) en = endc;'
+
+mutant cp_launch_as_wait kill "$T_ORACLE|^critical_path" \
+    "critical path: launch latency attributed to waiting"
+sub src/critical.c 'case LSIM_E_LAUNCH: return LSIM_CP_LAUNCH;' 'case LSIM_E_LAUNCH: return LSIM_CP_WAIT;'
+
+mutant coll_seq_off_by_one kill "$T_ORACLE|$T_JOB|^synth:run$" \
+    "collectives matched one sequence number off on odd GPUs (src/job.c)"
+sub src/job.c 'x->seq = c->seq;' 'x->seq = c->seq + (gid & 1);'
+
+mutant p2p_seq_off_by_one kill "$T_ORACLE|^synth:run$|^mpi:sim_synth_np2$" \
+    "the k-th send paired with the (k+1)-th recv"
+sub src/job.c 'x->seq = cnt[k]++;' 'x->seq = cnt[k]++ + (x->kind == LSIM_COLL_RECV);'
+
+mutant clock_offset_sign kill "$T_ORACLE|$T_JOB" \
+    "clock offsets applied with the wrong sign (src/job.c, lsim_job_align_clocks)"
+sub src/job.c 'lsim_ns off = j->clock_offset[i];' 'lsim_ns off = -j->clock_offset[i];'
+
+mutant transfer_of_first_arrival kill "$T_ORACLE|$T_JOB" \
+    "a collective's transfer taken as the longest traced duration (the first arrival's, waiting included)"
+sub src/job.c 'if (ea->obs_start > last_start || (ea->obs_start == last_start && d < transfer)) {' \
+    'if (d > transfer) {'
+
+mutant lookahead_plus_1 kill "^mpi:sim_synth_np2$|^mpi:sim_job_np2$|^mpi:phold_np2$" \
+    "parallel engine: lookahead one nanosecond longer than the shortest cross-rank transfer (mpi/pdes.c)"
+sub mpi/pdes.c 'if (cross && j->transfer[k] < L) L = j->transfer[k]; /* the same on every rank */' \
+    'if (cross && j->transfer[k] < L) L = j->transfer[k] + 1; /* the same on every rank */'
+
+mutant window_end_plus_1 equiv "^mpi:sim_synth_np[23]$|^mpi:sim_job_np[23]$|^mpi:phold_np" \
+    "parallel engine: each time window 1 ns longer (W = B + L + 1)" \
+    "A node enters a window's queue only once all its inputs are final (graph.h: its times are a function of its predecessors), so where a window ends decides in which round a node runs, never its times; the checks compare arrivals with the round's start bound B, not with W. The tests that run --windows start and paths compare every result bit for bit with the serial run."
+sub mpi/pdes.c 'lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead ? INT64_MAX : B + s.lookahead;' \
+    'lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead - 1 ? INT64_MAX : B + s.lookahead + 1;'
+
+mutant pdes_tie_reversed equiv "^mpi:sim_synth_np[23]$|^mpi:sim_job_np[23]$|^mpi:phold_np" \
+    "parallel engine: ties between equal-time events broken by descending node id" \
+    "The heap's order only decides which ready node is processed first; a ready node's start and end are already fixed by its predecessors, and a collective ends at the last arrival whatever the order of arrivals, so no time changes (the issue's 'probably equivalent' reversed tie-break; the tests compare results bit for bit)."
+sub mpi/pdes.c 'return S[a] < S[b] || (S[a] == S[b] && a < b); }' 'return S[a] < S[b] || (S[a] == S[b] && a > b); }'
+
+# The CI sample: fast, killed by bundled tests alone.
+SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
+SAMPLE_TARGETS="test_oracle"
+SAMPLE_TESTS='^test_oracle$'
+
+# ---------------------------------------------------------------- options
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --list) MODE=list; shift ;;
+    --check) MODE=check; shift ;;
+    --sample) MODE=sample; shift ;;
+    --full) FULL=1; shift ;;
+    --no-escalate) ESCALATE=0; shift ;;
+    --keep) KEEP=1; shift ;;
+    --work) WORK=$2; shift 2 ;;
+    --src) SRC=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    --shared) SHARED=$2; shift 2 ;;
+    --exclude) EXCLUDES+=("$2"); shift 2 ;;
+    -j) JOBS=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "mutate.sh: unknown option $1" >&2; exit 2 ;;
+    *) ONLY+=("$1"); shift ;;
+    esac
+done
+[ -n "$SHARED" ] || SHARED="$SRC/../shared/traces"
+
+die() { echo "mutate.sh: $*" >&2; exit 2; }
+
+index_of() { # index_of ID -> the mutant's index, or nothing
+    local i
+    for i in "${!M_ID[@]}"; do [ "${M_ID[$i]}" = "$1" ] && { echo "$i"; return 0; }; done
+    return 1
+}
+
+if [ "$MODE" = list ]; then
+    for i in "${!M_ID[@]}"; do
+        printf '%-26s %-5s %s\n    tests: %s\n' "${M_ID[$i]}" "${M_KIND[$i]}" "${M_WHAT[$i]}" "${M_TESTS[$i]}"
+    done
+    exit 0
+fi
+
+SELECTED=()
+if [ "$MODE" = sample ]; then
+    # shellcheck disable=SC2206
+    SELECTED=($SAMPLE)
+    for i in "${!M_ID[@]}"; do M_TESTS[$i]=$SAMPLE_TESTS; done
+elif [ ${#ONLY[@]} -gt 0 ]; then
+    SELECTED=("${ONLY[@]}")
+else
+    SELECTED=("${M_ID[@]}")
+fi
+for id in "${SELECTED[@]}"; do index_of "$id" >/dev/null || die "no mutant '$id' (--list)"; done
+
+# count_in FILE FROM: occurrences of the literal text FROM in FILE
+count_in() {
+    perl -e 'my ($f, $from) = @ARGV; open(my $h, "<", $f) or exit 99; local $/; my $s = <$h>;
+             my $n = () = $s =~ /\Q$from\E/g; print "$n\n";' "$1" "$2"
+}
+
+# check_all TREE: every substitution of every mutant matches exactly once
+check_all() {
+    local tree=$1 k n bad=0
+    for k in "${!S_ID[@]}"; do
+        n=$(count_in "$tree/${S_FILE[$k]}" "${S_FROM[$k]}")
+        if [ "$n" != 1 ]; then
+            echo "mutate.sh: mutant ${S_ID[$k]}: the text to replace occurs ${n:-?} times in ${S_FILE[$k]}, not once:" >&2
+            printf '    %s\n' "${S_FROM[$k]}" >&2
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+if [ "$MODE" = check ] || [ "$MODE" = sample ]; then
+    check_all "$SRC" || die "the mutant list is stale: fix the substitutions above"
+    echo "ok: all ${#S_ID[@]} substitutions of ${#M_ID[@]} mutants apply to $SRC"
+    [ "$MODE" = check ] && exit 0
+fi
+
+command -v cmake >/dev/null || die "cmake not found"
+command -v ctest >/dev/null || die "ctest not found"
+command -v perl >/dev/null || die "perl not found"
+
+# ---------------------------------------------------------------- scratch copy
+OWN_WORK=0
+if [ -z "$WORK" ]; then
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/lsim-mutate.XXXXXX") || die "mktemp failed"
+    OWN_WORK=1
+else
+    mkdir -p "$WORK" || die "cannot create $WORK"
+    WORK=$(cd "$WORK" && pwd)
+fi
+# remove what this script made, nothing else of a --work directory
+cleanup() {
+    [ "$KEEP" -eq 1 ] && return
+    if [ "$OWN_WORK" -eq 1 ]; then rm -rf "$WORK"; else rm -rf "$WORK/src" "$WORK/orig" "$WORK/log" "$WORK/build" "$WORK/shared"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# inside the source tree only under a path that is not copied
+case "$WORK/" in "$SRC/"*)
+    rel=${WORK#"$SRC"/} ok=0
+    case "$rel" in build*) ok=1 ;; esac
+    for x in "${EXCLUDES[@]+"${EXCLUDES[@]}"}"; do
+        x=${x%/}
+        case "$WORK/" in "$x/"*) ok=1 ;; esac
+    done
+    [ "$ok" -eq 1 ] || die "--work is inside the source tree ($SRC) and would be copied into itself" ;;
+esac
+rm -rf "$WORK/src" "$WORK/orig" "$WORK/log"
+mkdir -p "$WORK/src" "$WORK/orig" "$WORK/log" || die "cannot write $WORK"
+excl=(--exclude='./build*' --exclude=./.git)
+for x in "${EXCLUDES[@]+"${EXCLUDES[@]}"}"; do
+    case "$x" in "$SRC"/*) x="./${x#"$SRC"/}" ;; esac
+    excl+=(--exclude="$x")
+done
+(cd "$SRC" && tar "${excl[@]}" -cf - .) | (cd "$WORK/src" && tar -xf -) || die "copying $SRC failed"
+# ../shared beside the copy, as beside a checkout (tests/mpi looks there)
+if [ -d "$SHARED" ]; then
+    mkdir -p "$WORK/shared" && ln -sfn "$(cd "$SHARED" && pwd)" "$WORK/shared/traces"
+    have_shared="yes ($SHARED)"
+else
+    have_shared="no (tests that need them skip)"
+fi
+check_all "$WORK/src" || die "the mutant list is stale: fix the substitutions above"
+B=$WORK/build
+# a build left by an earlier run (--work) may hold a mutant's objects, newer
+# than the copied sources: make every file a mutant touches look changed
+if [ -d "$B" ]; then
+    for f in "${S_FILE[@]}"; do touch "$WORK/src/$f"; done
+fi
+echo "mutate.sh: scratch copy $WORK/src, shared traces: $have_shared"
+cmake -S "$WORK/src" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSIM_SHARED_TRACES="$WORK/shared/traces" \
+    >"$WORK/log/configure.log" 2>&1 || { tail -n 30 "$WORK/log/configure.log" >&2; die "configure failed"; }
+
+build() { # build LOG
+    if [ "$MODE" = sample ]; then
+        # shellcheck disable=SC2086
+        cmake --build "$B" -j "$JOBS" --target $SAMPLE_TARGETS >"$1" 2>&1
+    else
+        cmake --build "$B" -j "$JOBS" >"$1" 2>&1
+    fi
+}
+
+# run_tests REGEX LOG [STOP]: runs the tests (all when REGEX is empty); prints
+# the names of those that failed, one per line
+run_tests() {
+    local re=$1 log=$2 stop=${3:-0} args=(--test-dir "$B" -j "$JOBS" --timeout 900 --output-on-failure -LE "mutation|memcheck")
+    [ -n "$re" ] && args+=(-R "$re")
+    [ -n "$EXCLUDE_RE" ] && args+=(-E "$EXCLUDE_RE")
+    [ "$stop" -eq 1 ] && args+=(--stop-on-failure)
+    ctest "${args[@]}" >"$log" 2>&1
+    sed -n '/The following tests FAILED:/,$p' "$log" | sed -n 's/^[[:space:]]*[0-9][0-9]* - \(.*\) ([^()]*)$/\1/p'
+    # no test ran at all, or ctest itself failed: say so, neither is a pass
+    if grep -q "No tests were found" "$log"; then echo "(no test matches '$re')";
+    elif ! grep -q "tests passed" "$log"; then echo "(ctest did not run: $log)"; fi
+}
+
+echo "mutate.sh: building the clean copy"
+build "$WORK/log/build-clean.log" || { tail -n 30 "$WORK/log/build-clean.log" >&2; die "the clean copy does not build"; }
+
+# The tests each mutant needs, as one regex, must pass on the clean copy.
+# (split at the top-level '|' and deduplicated: ctest's regex engine allows
+# few parentheses)
+union=""
+if [ "$FULL" -eq 0 ]; then
+    for id in "${SELECTED[@]}"; do
+        i=$(index_of "$id")
+        union="${union:+$union|}${M_TESTS[$i]}"
+    done
+    union=$(perl -e 'my ($d, $cur, %seen, @out) = (0, "");
+        for my $ch (split //, $ARGV[0]) {
+            if ($ch eq "|" && !$d) { push @out, $cur unless $seen{$cur}++; $cur = ""; next }
+            $d++ if $ch eq "("; $d-- if $ch eq ")"; $cur .= $ch;
+        }
+        push @out, $cur unless $seen{$cur}++; print join("|", @out);' "$union")
+fi
+if [ -n "$union" ]; then echo "mutate.sh: the clean copy, the mutants' own tests"; else echo "mutate.sh: the clean copy, the whole suite"; fi
+# Tests that fail without any mutant can judge nothing: the sample (CI)
+# stops; a full run leaves them out, says so, and marks the score.
+EXCLUDE_RE=""
+EXCLUDED=()
+exclude_failing() { # exclude_failing LOG NAMES
+    local names=$2 n
+    [ -n "$names" ] || return 0
+    case "$names" in "("*) die "the clean copy's tests did not run: $names" ;; esac
+    echo "$names" | sed 's/^/    failing on the clean copy: /' >&2
+    [ "$MODE" = sample ] && die "tests fail without any mutant (log: $1); nothing can be judged"
+    echo "mutate.sh: WARNING: these tests fail without any mutant (log: $1): left out, the score below does not count them" >&2
+    while read -r n; do
+        [ -n "$n" ] || continue
+        EXCLUDED+=("$n")
+        EXCLUDE_RE="${EXCLUDE_RE:+$EXCLUDE_RE|}^$(perl -e 'print quotemeta($ARGV[0])' "$n")\$"
+    done <<<"$names"
+}
+exclude_failing "$WORK/log/tests-clean.log" "$(run_tests "$union" "$WORK/log/tests-clean.log")"
+full_base_done=$FULL
+
+# ---------------------------------------------------------------- the run
+apply() { # apply ID
+    local k f
+    for k in "${!S_ID[@]}"; do
+        [ "${S_ID[$k]}" = "$1" ] || continue
+        f=${S_FILE[$k]}
+        [ -e "$WORK/orig/$f" ] || { mkdir -p "$(dirname "$WORK/orig/$f")" && cp -p "$WORK/src/$f" "$WORK/orig/$f"; } || return 1
+        perl -e 'my ($f, $from, $to) = @ARGV; open(my $h, "<", $f) or exit 99; local $/; my $s = <$h>; close $h;
+                 my $n = () = $s =~ /\Q$from\E/g; exit 3 if $n != 1;
+                 $s =~ s/\Q$from\E/$to/; open($h, ">", $f) or exit 99; print $h $s; close $h or exit 99;' \
+            "$WORK/src/$f" "${S_FROM[$k]}" "${S_TO[$k]}" || { echo "mutate.sh: mutant $1 does not apply to $f" >&2; return 1; }
+    done
+}
+restore() {
+    local f
+    (cd "$WORK/orig" && find . -type f) | while read -r f; do cp -p "$WORK/orig/$f" "$WORK/src/$f"; touch "$WORK/src/$f"; done
+    rm -rf "$WORK/orig" && mkdir -p "$WORK/orig"
+}
+
+R_ID=() R_STATUS=() R_BY=()
+errors=0
+for id in "${SELECTED[@]}"; do
+    i=$(index_of "$id")
+    log=$WORK/log/$id
+    t0=$SECONDS
+    if ! apply "$id"; then
+        errors=$((errors + 1)); R_ID+=("$id"); R_STATUS+=("NOT-APPLIED"); R_BY+=("-"); restore; continue
+    fi
+    if ! build "$log.build.log"; then
+        echo "mutate.sh: mutant $id does not build (log: $log.build.log)" >&2
+        errors=$((errors + 1)); R_ID+=("$id"); R_STATUS+=("NO-BUILD"); R_BY+=("-"); restore; continue
+    fi
+    if [ "$FULL" -eq 1 ]; then
+        by=$(run_tests "" "$log.tests.log" 1)
+        scope="whole suite"
+    else
+        by=$(run_tests "${M_TESTS[$i]}" "$log.tests.log")
+        scope="own tests"
+        if [ -z "$by" ] && [ "$ESCALATE" -eq 1 ] && [ "$MODE" != sample ]; then
+            if [ "$full_base_done" -eq 0 ]; then
+                restore
+                build "$WORK/log/build-clean2.log" || die "the clean copy does not rebuild"
+                exclude_failing "$WORK/log/tests-clean-full.log" "$(run_tests "" "$WORK/log/tests-clean-full.log")"
+                full_base_done=1
+                apply "$id" && build "$log.build.log" || die "mutant $id no longer builds"
+            fi
+            by=$(run_tests "" "$log.full.log" 1)
+            scope="whole suite"
+        fi
+    fi
+    case "$by" in "(no test matches"*|"(ctest did not run"*)
+        echo "mutate.sh: mutant $id: $by" >&2; by=""; errors=$((errors + 1)) ;; esac
+    if [ -n "$by" ]; then status=KILLED; else status=SURVIVED; fi
+    names=$(echo "$by" | head -n 6 | paste -sd, - | sed 's/,/, /g')
+    [ "$(echo "$by" | grep -c .)" -gt 6 ] && names="$names, ... ($(echo "$by" | grep -c .) tests)"
+    R_ID+=("$id"); R_STATUS+=("$status"); R_BY+=("${names:--}")
+    if [ -n "$names" ]; then detail="by $names"; else detail="($scope)"; fi
+    printf '%-26s %-5s %-8s %4ss  %s\n' "$id" "${M_KIND[$i]}" "$status" "$((SECONDS - t0))" "$detail"
+    restore
+done
+
+# ---------------------------------------------------------------- the score
+killed=0 nonequiv=0 equiv_ok=0 equiv=0 survivors=() wrong_equiv=()
+for k in "${!R_ID[@]}"; do
+    i=$(index_of "${R_ID[$k]}")
+    if [ "${M_KIND[$i]}" = equiv ]; then
+        equiv=$((equiv + 1))
+        if [ "${R_STATUS[$k]}" = SURVIVED ]; then equiv_ok=$((equiv_ok + 1)); else wrong_equiv+=("${R_ID[$k]}"); fi
+    else
+        nonequiv=$((nonequiv + 1))
+        if [ "${R_STATUS[$k]}" = KILLED ]; then killed=$((killed + 1)); else survivors+=("${R_ID[$k]}"); fi
+    fi
+done
+echo
+printf 'score: %d of %d non-equivalent mutants killed' "$killed" "$nonequiv"
+[ "$nonequiv" -gt 0 ] && printf ' (%d %%)' $((100 * killed / nonequiv))
+printf '; %d of %d equivalent mutants survived as argued\n' "$equiv_ok" "$equiv"
+for s in "${survivors[@]+"${survivors[@]}"}"; do echo "SURVIVED (a missing test): $s"; done
+for s in "${wrong_equiv[@]+"${wrong_equiv[@]}"}"; do echo "KILLED although listed as equivalent (the argument is wrong): $s"; done
+for k in "${!R_ID[@]}"; do
+    i=$(index_of "${R_ID[$k]}")
+    [ "${M_KIND[$i]}" = equiv ] && echo "equivalent: ${R_ID[$k]}: ${M_WHY[$i]}"
+done
+for x in "${EXCLUDED[@]+"${EXCLUDED[@]}"}"; do echo "left out (fails without any mutant): $x"; done
+[ "$KEEP" -eq 1 ] && echo "logs: $WORK/log"
+[ "$errors" -eq 0 ] || exit 2
+[ ${#survivors[@]} -eq 0 ] && [ ${#wrong_equiv[@]} -eq 0 ] || exit 1
+exit 0
