@@ -9,7 +9,23 @@
 
 #include <cjson/cJSON.h>
 
+#include "lumosim/text.h"
+
 static double ms(lsim_ns x) { return (double)x / 1e6; }
+
+/* A string from outside (a file name, a name in a trace) into the JSON:
+ * cJSON escapes control characters but passes bytes that are not UTF-8
+ * through, which would make the document invalid; those become U+FFFD. */
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+    if (lsim_utf8_valid(s)) {
+        cJSON_AddStringToObject(o, key, s);
+        return;
+    }
+    char *v = lsim_text_utf8(s);
+    if (v) cJSON_AddStringToObject(o, key, v); /* out of memory: the key is missing, as cJSON would leave it */
+    free(v);
+}
 
 static double mean(const double *v, uint32_t n)
 {
@@ -92,7 +108,7 @@ static cJSON *critical_path_json(const lsim_graph *g, const lsim_critical_path *
     for (size_t k = 0; top && k < cp->ntop; k++) {
         cJSON *x = cJSON_CreateObject();
         if (!x) break;
-        cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, g->name[cp->top[k]]));
+        add_text(x, "name", lsim_strtab_get(g->strings, g->name[cp->top[k]]));
         cJSON_AddStringToObject(x, "kind", lsim_node_kind_name((lsim_node_kind)g->kind[cp->top[k]]));
         cJSON_AddNumberToObject(x, "time_ns", (double)cp->top_time[k]);
         cJSON_AddItemToArray(top, x);
@@ -275,7 +291,7 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddNumberToObject(o, "rank", rank_of(it, idx));
-    cJSON_AddStringToObject(o, "source", g->source);
+    add_text(o, "source", g->source);
     if (it->coupled) {
         cJSON_AddBoolToObject(o, "coupled", 1);
         cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
@@ -287,7 +303,7 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     for (uint32_t k = 0; its && k < r->niters; k++) {
         cJSON *x = span_json(r->iters[k].actual, r->iters[k].predicted, obs);
         if (!x) break;
-        cJSON_AddStringToObject(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
+        add_text(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
         cJSON *bd = cJSON_AddObjectToObject(x, "breakdown");
         if (bd) {
             cJSON_AddItemToObject(bd, "actual", obs ? bd_json(&r->iters[k].bd_actual, 0) : cJSON_CreateNull());

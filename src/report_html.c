@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lumosim/text.h"
+
 /* ---- fixed colours ------------------------------------------------------ */
 
 /* breakdown parts, bottom to top of a bar */
@@ -28,7 +30,8 @@ static double ms(lsim_ns x) { return (double)x / 1e6; }
 static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
 
 /* Text from a trace (names, paths) for element content and attribute values:
- * & < > " ' escaped, control characters shown as spaces, and "://" broken up
+ * & < > " ' escaped, control characters shown as spaces, bytes that are not
+ * UTF-8 as U+FFFD, and "://" broken up
  * (":&#47;/") so that no text can read as a URL to a checker. At most `max`
  * bytes are written (cut on a UTF-8 boundary, then an ellipsis); max 0 means
  * no limit. */
@@ -52,7 +55,19 @@ static void esc_n(FILE *f, const char *s, size_t max)
             if (i > 0 && s[i - 1] == ':' && i + 1 < len && s[i + 1] == '/') fputs("&#47;", f);
             else fputc('/', f);
             break;
-        default: fputc(c < 0x20 || c == 0x7f ? ' ' : (int)c, f); break;
+        default:
+            if (c >= 0x80) { /* a file name need not be UTF-8; the page says it is */
+                size_t l = lsim_utf8_seq(s + i, lim - i);
+                if (l) {
+                    fwrite(s + i, 1, l, f);
+                    i += l - 1;
+                } else {
+                    fputs("\xEF\xBF\xBD", f); /* U+FFFD */
+                }
+            } else {
+                fputc(c < 0x20 || c == 0x7f ? ' ' : (int)c, f);
+            }
+            break;
         }
     }
     if (lim < len) fputs("\xe2\x80\xa6", f); /* … */
