@@ -25,7 +25,7 @@ cols = {}
 for gb in (256, 384):
     d = json.load(open("%s/r%d.json" % (tmp, gb)))
     ranks = d["ranks"]
-    mean = {k: sum(r["breakdown"]["predicted"][k] for r in ranks) / len(ranks) / 1e6
+    mean = {k: sum(r["breakdown"]["predicted"].get(k, 0) for r in ranks) / len(ranks) / 1e6
             for k in ("exposed_compute_ns", "overlapped_ns", "exposed_comm_ns", "exposed_comm_wait_ns", "other_ns")}
     mean["total"] = d["job"]["predicted_ns"] / 1e6
     cols[gb] = mean
