@@ -18,7 +18,8 @@ sh bench/synth_lumos.sh "$L" >"$tmp/synth.md"
 rc=0
 sh bench/whatif_matrix.sh "$L" >"$tmp/whatif_table.md" || rc=$?
 # A real trace: megatron_tp8_a100 at TP4 DP2 and TP2 DP4 on its 8 GPUs (no
-# ground truth exists), beside synth of the same shape and layout.
+# ground truth exists), beside synth of the same shape and layout
+# (--no-memory-check: the columns compare shapes, not whether a job fits).
 SHARED=${SHARED:-$ROOT/../shared/traces}
 [ -d "$SHARED" ] || SHARED=/work/shared/traces
 MG=$SHARED/megatron_tp8_a100
@@ -32,21 +33,21 @@ if [ -d "$MG" ]; then
         for c in "8 2" "8 4" "4 2" "2 4"; do
             set -- $c
             "$L" whatif "$tmp/mg.h5" --model $M --from-gpu a100 --tp "$1" --pp "$2" -o "$tmp/p$1x$2.h5" >/dev/null || exit 1
-            "$L" synth --model $M --tp "$1" --pp "$2" --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
+            "$L" synth --model $M --tp "$1" --pp "$2" --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 --no-memory-check \
                 -o "$tmp/sp$1x$2.h5" >/dev/null || exit 1
         done &&
         for p in 1 2 4; do
             "$L" whatif "$tmp/mg.h5" --model $M --from-gpu a100 --pp "$p" --micro-batches 4 -o "$tmp/m4p$p.h5" >/dev/null || exit 1
-            "$L" synth --model $M --tp 8 --pp "$p" --dp 1 --micro-batch 4 --global-batch 16 --gpu a100 \
+            "$L" synth --model $M --tp 8 --pp "$p" --dp 1 --micro-batch 4 --global-batch 16 --gpu a100 --no-memory-check \
                 -o "$tmp/sm4p$p.h5" >/dev/null || exit 1
         done &&
         for n in 20 60 80; do
-            "$L" synth --model $M --layers $n --tp 8 --pp 1 --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 \
+            "$L" synth --model $M --layers $n --tp 8 --pp 1 --dp 1 --micro-batch 4 --global-batch 4 --gpu a100 --no-memory-check \
                 -o "$tmp/sl$n.h5" >/dev/null || exit 1
         done &&
         for c in "8 1" "4 2" "2 4"; do
             set -- $c
-            "$L" synth --model $M --tp "$1" --pp 1 --dp "$2" --micro-batch 4 --global-batch $((4 * $2)) --gpu a100 \
+            "$L" synth --model $M --tp "$1" --pp 1 --dp "$2" --micro-batch 4 --global-batch $((4 * $2)) --gpu a100 --no-memory-check \
                 -o "$tmp/s$1.h5" >/dev/null || exit 1
         done &&
         python3 - "$L" "$tmp" >"$tmp/megatron.md" <<'PY' || rc=1

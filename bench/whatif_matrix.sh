@@ -31,13 +31,17 @@ synth() { # synth NAME MODEL DP LAYERS [EXTRA...]  (TP 2 unless EXTRA has --tp)
     shift 4
     # GPT-3 15B and 44B at TP 2 x PP 2 need more memory per GPU than an H100
     # has; the matrix checks what-if against synthesis, not the fit
-    [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" --tp 2 --pp 2 --dp "$d" --micro-batch 1 --global-batch $((4 * d)) \
-        --layers "$l" --no-memory-check "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
+    # TP 2 and PP 2 unless EXTRA gives its own (an option may be given once)
+    tp=2 pp=2
+    case " $* " in *" --tp "*) tp= ;; esac
+    case " $* " in *" --pp "*) pp= ;; esac
+    [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" ${tp:+--tp $tp} ${pp:+--pp $pp} --dp "$d" --micro-batch 1 \
+        --global-batch $((4 * d)) --layers "$l" --no-memory-check "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
 }
 row() { # row LABEL SOURCE TARGET WHATIF-ARGS...
     r_label=$1 r_src=$2 r_dst=$3
     shift 3
-    "$L" whatif "$tmp/$r_src.h5" "$@" -o "$tmp/w.h5" >/dev/null || { echo "| $r_label | failed | | | |"; bad=1; return; }
+    "$L" whatif --force "$tmp/$r_src.h5" "$@" -o "$tmp/w.h5" >/dev/null || { echo "| $r_label | failed | | | |"; bad=1; return; }
     p=$(pred "$tmp/w.h5")
     q=$(pred "$tmp/$r_dst.h5")
     awk -v l="$r_label" -v p="$p" -v q="$q" -v c="lumosim whatif $r_src.h5 $*" 'BEGIN {
