@@ -100,6 +100,11 @@ print("without stages the copies run one after another; with stages they overlap
 print("Synth with 4 micro-batches is a full training step of 4 micro-batches.")
 PY
 fi
+# A real DDP job against itself (ddp_truth.sh prints one line per figure).
+JSON_CHECK=${JSON_CHECK:-$(dirname "$L")/tests/integration/json_check}
+if [ -d "$SHARED/ddp4_mi300" ] && [ -x "$JSON_CHECK" ]; then
+    LUMOSIM=$L JSON_CHECK=$JSON_CHECK bash tests/integration/ddp_truth.sh "$SHARED/ddp4_mi300" >"$tmp/ddp.txt" 2>&1 || rc=1
+fi
 {
     echo "<!-- BEGIN bench/accuracy_extra.sh: generated, do not edit by hand -->"
     echo
@@ -118,6 +123,22 @@ fi
     cat "$tmp/whatif_table.md"
     echo
     if [ -s "$tmp/megatron.md" ]; then cat "$tmp/megatron.md"; echo; fi
+    if [ -s "$tmp/ddp.txt" ]; then
+        echo "## Accuracy: a real DDP training job, from one rank and from one GPU widened back"
+        echo
+        echo "\`ddp4_mi300\` is a real 4-rank DDP ResNet training job on MI300X (three steps of forward, backward with"
+        echo "15 bucketed all-reduces per rank from the autograd thread, optimizer). Each prediction starts from less"
+        echo "than the job and is measured against **the job that ran** (every rank's own trace), not against the rank"
+        echo "it was made from. Produced by \`tests/integration/ddp_truth.sh\` (test \`whatif:ddp_truth\`, which fails"
+        echo "beyond 5 %) at commit $(lsim_commit): \`replay --replicate-from 0 DIR\`; and \`whatif --dp 1\`, then"
+        echo "\`whatif --dp 4\`, then \`sim\`. Both copy rank 0, so every predicted rank has rank 0's window; the real"
+        echo "ranks differ by up to 3 ms, which is most of the per-rank error left."
+        echo
+        echo '```'
+        cat "$tmp/ddp.txt"
+        echo '```'
+        echo
+    fi
     echo "<!-- END bench/accuracy_extra.sh -->"
 } >"$tmp/section.md"
 python3 - "$DOC" "$tmp/section.md" <<'PY'

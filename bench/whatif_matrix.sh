@@ -32,11 +32,12 @@ synth() { # synth NAME MODEL DP LAYERS [EXTRA...]  (TP 2 unless EXTRA has --tp)
     # GPT-3 15B and 44B at TP 2 x PP 2 need more memory per GPU than an H100
     # has; the matrix checks what-if against synthesis, not the fit
     # TP 2 and PP 2 unless EXTRA gives its own (an option may be given once)
-    tp=2 pp=2
+    tp=2 pp=2 gb=$((4 * d))
     case " $* " in *" --tp "*) tp= ;; esac
     case " $* " in *" --pp "*) pp= ;; esac
+    case " $* " in *" --global-batch "*) gb= ;; esac
     [ -e "$tmp/$n.h5" ] || "$L" synth --model "$m" ${tp:+--tp $tp} ${pp:+--pp $pp} --dp "$d" --micro-batch 1 \
-        --global-batch $((4 * d)) --layers "$l" --no-memory-check "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
+        ${gb:+--global-batch $gb} --layers "$l" --no-memory-check "$@" -o "$tmp/$n.h5" >/dev/null || exit 1
 }
 row() { # row LABEL SOURCE TARGET WHATIF-ARGS...
     r_label=$1 r_src=$2 r_dst=$3
@@ -69,7 +70,7 @@ for m in gpt3-15b gpt3-44b; do
     row "$m TP2 PP2 DP2 DP 4 -> 2 and layers 48 -> 24" "$m-dp4-l48" "$m-dp2-l24" --dp 2 --layers 24
     row "$m TP2 PP2 DP2 network -> example_4gpu_eth100" "$m-dp2-l48" "$m-topo" --topology "$T"
     row "$m TP2 PP2 DP2 GPU h100 -> a100" "$m-dp2-l48" "$m-a100" --gpu a100
-    # tensor parallel and width (synth's later --tp wins over the default)
+    # tensor parallel and width (a row's --tp replaces the default)
     for t in 1 4 8; do synth "$m-tp$t" "$m" 2 48 --tp "$t"; done
     synth "$m-tp4dp4" "$m" 4 48 --tp 4
     synth "$m-tp8dp2" "$m" 2 48 --tp 8
@@ -97,7 +98,7 @@ for m in gpt3-15b gpt3-44b; do
     row "$m TP2 PP2 DP2 FFN -> $ffn" "$m-dp2-l48" "$m-f" --ffn "$ffn"
     row "$m PP2 DP2 TP 2 -> 4, hidden -> $hid, FFN -> $ffn" "$m-dp2-l48" "$m-tp4hf" --tp 4 --hidden "$hid" --ffn "$ffn"
     row "$m TP2 PP2 DP4 -> TP4 DP2 and layers 48 -> 24" "$m-dp4-l48" "$m-tp4-l24" --tp 4 --dp 2 --layers 24
-    # pipeline depth, schedule, micro-batches (synth's later --pp / --global-batch win)
+    # pipeline depth, schedule, micro-batches (a row's --pp / --global-batch replace the defaults)
     for p in 1 4; do synth "$m-pp$p" "$m" 2 48 --pp "$p"; done
     synth "$m-i2" "$m" 2 48 --schedule interleaved:2
     synth "$m-pp4i2" "$m" 2 48 --pp 4 --schedule interleaved:2
