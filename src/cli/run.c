@@ -684,13 +684,22 @@ static int replicate(const lsim_cli_opts *o, lsim_cli_run *r, lsim_err *err)
             r->graphs[i] = NULL;
         }
         for (int32_t q = 0; q < w; q++) {
-            size_t len = strlen(np[q]) + strlen(r->paths[0]) + 64;
+            const char *real = truth[q] && truth[q]->source ? truth[q]->source : "?";
+            size_t len = strlen(r->paths[src]) + strlen(real) + 64;
             char *p = malloc(len);
             if (!p) continue; /* the label only */
-            snprintf(p, len, "%s (copy as rank %d; actual: rank %d's own trace)", r->paths[src], q, q);
+            snprintf(p, len, "%s (copy as rank %d; actual: %s)", r->paths[src], q, real);
             free(np[q]);
             np[q] = p;
         }
+    }
+    /* the reports name each copy by its label (what it is, and what its
+     * "actual" column was measured against), not by the source file alone */
+    for (int32_t q = 0; q < w; q++) {
+        char *l = strdup(np[q]);
+        if (!l) continue;
+        free(ng[q]->source);
+        ng[q]->source = l;
     }
     for (size_t i = 0; i < r->n; i++) {
         lsim_graph_free(r->graphs[i]);
