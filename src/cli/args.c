@@ -155,6 +155,19 @@ static int is_help(const char *a, const char *usage)
     return usage && (!strcmp(a, "-h") || !strcmp(a, "--help"));
 }
 
+/* One argument of a command that takes paths: 1 a path (store it), -1 the
+ * "--" that ends the options (skip it; every later argument is a path),
+ * 0 an option. "-" alone is a path (standard input names). */
+static int path_arg(const char *a, int *only_paths)
+{
+    if (*only_paths || a[0] != '-' || !a[1]) return 1;
+    if (!strcmp(a, "--")) {
+        *only_paths = 1;
+        return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ replay, report */
 
 /* replay/report: paths and the shared options. */
@@ -163,12 +176,9 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
     int nargs = 0, only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[nargs++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_paths = 1;
+        int pa = path_arg(a, &only_paths);
+        if (pa) {
+            if (pa > 0) args[nargs++] = argv[i];
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -208,10 +218,9 @@ int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **a
     int only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[b->nargs++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_paths = 1;
+        int pa = path_arg(a, &only_paths);
+        if (pa) {
+            if (pa > 0) args[b->nargs++] = argv[i];
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(LSIM_USAGE_BUILD, stdout);
             return 0;
@@ -339,12 +348,9 @@ int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *u
     int nargs = 0, only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[nargs++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_paths = 1;
+        int pa = path_arg(a, &only_paths);
+        if (pa) {
+            if (pa > 0) args[nargs++] = argv[i];
             continue;
         }
         if (is_help(a, usage)) {
@@ -370,10 +376,9 @@ int lsim_cli_parse_info(int argc, char **argv, const char *usage, char **args)
     int n = 0, only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[n++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_paths = 1;
+        int pa = path_arg(a, &only_paths);
+        if (pa) {
+            if (pa > 0) args[n++] = argv[i];
         } else if (is_help(a, usage)) {
             fputs(usage, stdout);
             return 0;
@@ -396,10 +401,9 @@ int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_co
     int only_paths = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) {
-            args[c->nargs++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_paths = 1;
+        int pa = path_arg(a, &only_paths);
+        if (pa) {
+            if (pa > 0) args[c->nargs++] = argv[i];
         } else if (is_help(a, usage)) {
             fputs(usage, stdout);
             return 0;
@@ -431,12 +435,9 @@ int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_
     o->nnccl = o->ntraces = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (only || a[0] != '-' || !a[1]) {
-            o->traces[o->ntraces++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only = 1;
+        int pa = path_arg(a, &only);
+        if (pa) {
+            if (pa > 0) o->traces[o->ntraces++] = argv[i];
             continue;
         }
         if (is_help(a, usage)) {
