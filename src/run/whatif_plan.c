@@ -1,0 +1,575 @@
+/* The what-if plan object (whatif_plan.h): resolve, pass 1, check, pass 2.
+ *
+ * Two passes over the source, never the whole new job in memory: (1) GPUs
+ * read in batches to identify the structure and match the collectives
+ * (transfer times, clock offsets); (2) one pipeline stage of source GPUs at
+ * a time: normalized, layers changed, reshaped, then each new GPU made from
+ * it (data-parallel copy, re-timed, other GPU, straggler, noise) and added
+ * to the streamed store writer. Everything is checked before the writer
+ * opens; a failure later aborts it (nothing written). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumosim/store.h"
+#include "lumosim/synth.h"
+#include "lumosim/text.h"
+#include "lumosim/whatif_plan.h"
+
+struct lsim_wi_plan {
+    lsim_wi_request rq;
+    /* resolve */
+    lsim_gpu_spec gfrom, gto;
+    lsim_topology tfrom, tto;
+    const char *from_how;        /* how the source GPU was found */
+    lsim_wi_model given;         /* --model / --micro-batch */
+    /* pass 1 */
+    lsim_store_gpu_info *tab;
+    size_t n;
+    lsim_wi_ident *ids;
+    lsim_wi_gpu_size *size;
+    int32_t *ranks;
+    lsim_job_entry *ents;
+    size_t ne;
+    lsim_wi_job *job;
+    char sopts[160];             /* the source's lumosim synth options, if not the defaults */
+    lsim_wi_layout L;
+    /* check */
+    lsim_wi_facts f;
+    lsim_wi_decision d;
+    /* run */
+    lsim_wi_counts c[LSIM_WI_ST_N];
+    lsim_store_writer *w;
+    char *record;
+};
+
+static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
+
+static int load_gpu(const char *s, lsim_gpu_spec *g, lsim_err *err)
+{
+    return is_file_name(s) ? lsim_gpu_spec_load(s, g, err) : lsim_gpu_spec_builtin(s, g, err);
+}
+
+/* The GPUs and networks. The source GPU: --from-gpu, else the one the
+ * traces name in their deviceProperties (the store's "device" attribute).
+ * A change of GPU or network needs it; without either, only ratios of the
+ * same network's costs are taken and H100 stands in, which the record says.
+ * An unknown source GPU is refused only after the new GPU's and network's
+ * files have been checked (their errors come first). */
+static int resolve_hardware(lsim_wi_plan *p, lsim_err *err)
+{
+    const lsim_wi_request *rq = &p->rq;
+    const char *fgpu = rq->from_gpu;
+    char *src_dev = NULL;
+    int from_unknown = 0, rc = 0;
+    p->from_how = "--from-gpu";
+    if (!fgpu) {
+        lsim_err aerr = {0};
+        if (lsim_store_read_attr(rq->in, "device", &src_dev, &aerr)) src_dev = NULL;
+        const char *b = lsim_gpu_builtin_for_device(src_dev);
+        if (b) {
+            fgpu = b;
+            p->from_how = "deviceProperties";
+        } else if (rq->gpu || rq->topo) {
+            from_unknown = 1;
+            lsim_err_set(err, LSIM_EARG,
+                         "%s: the source GPU is unknown (%s%s%s), so %s cannot be re-timed from it: give "
+                         "--from-gpu h100|a100|h200|FILE.json",
+                         rq->in, src_dev ? "deviceProperties name \"" : "the store names no GPU", src_dev ? src_dev : "",
+                         src_dev ? "\" has no built-in spec" : "", rq->gpu ? "--gpu" : "--topology");
+        } else {
+            p->from_how = "assumed (no GPU named by the traces)";
+        }
+    }
+    free(src_dev);
+    rc = fgpu ? load_gpu(fgpu, &p->gfrom, err) : lsim_gpu_spec_builtin("h100", &p->gfrom, err);
+    if (!rc) lsim_topology_default(&p->gfrom, &p->tfrom);
+    if (!rc && rq->from_topo) rc = lsim_topology_load(rq->from_topo, &p->tfrom, err);
+    p->gto = p->gfrom;
+    p->tto = p->tfrom;
+    if (!rc && rq->gpu) {
+        rc = load_gpu(rq->gpu, &p->gto, err);
+        if (!rc) lsim_topology_default(&p->gto, &p->tto);
+    }
+    if (!rc && rq->topo) rc = lsim_topology_load(rq->topo, &p->tto, err);
+    if (!rc && from_unknown) rc = LSIM_EARG; /* err holds the line */
+    return rc;
+}
+
+/* One batch of pass 1: identify each GPU, collect its collective entries
+ * (matched into the job afterwards). */
+static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *err)
+{
+    lsim_graph **gs = NULL;
+    size_t got = 0, nm = 0;
+    lsim_job_entry *mine = NULL;
+    uint32_t *gid = malloc(cnt * sizeof *gid);
+    int rc = 0;
+    if (!gid) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cnt; i++) gid[i] = (uint32_t)(first + i);
+    if ((rc = lsim_store_read_graphs(p->rq.in, first, cnt, &gs, &got, err))) goto cleanup;
+    if (first == 0 && got && gs[0]->source) {
+        /* lumosim synth's non-default options ("synth:M/gpu0 opts:rc=full,sp") */
+        const char *o = strstr(gs[0]->source, " opts:");
+        if (o) snprintf(p->sopts, sizeof p->sopts, "%s", o + 6);
+    }
+    for (size_t i = 0; !rc && i < got; i++) {
+        rc = lsim_wi_identify(gs[i], first + i, &p->ids[first + i], err);
+        p->ranks[first + i] = p->ids[first + i].rank;
+    }
+    if (!rc) rc = lsim_job_entries(gs, gid, got, &mine, &nm, NULL, err);
+    if (!rc && nm) {
+        lsim_job_entry *all = realloc(p->ents, (p->ne + nm) * sizeof *all);
+        if (!all) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        else {
+            memcpy(all + p->ne, mine, nm * sizeof *all);
+            p->ents = all;
+            p->ne += nm;
+        }
+    }
+cleanup:
+    free(mine);
+    lsim_store_free_graphs(gs, got);
+    free(gid);
+    return rc;
+}
+
+/* The source model from the first GPU (whatif.h lsim_wi_model_of), for the
+ * shape rule; computed only when a request may need it, its failure kept
+ * for the rule to report in its turn. */
+static int source_model(lsim_wi_plan *p, lsim_err *err)
+{
+    const lsim_wi_request *rq = &p->rq;
+    lsim_wi_facts *f = &p->f;
+    if (!(rq->tp || rq->hidden || rq->ffn || rq->model || rq->pp || rq->vstages || rq->micro_batches || rq->dp))
+        return 0;
+    lsim_graph **gs = NULL;
+    size_t got = 0;
+    int rc = lsim_store_read_graphs(rq->in, 0, 1, &gs, &got, err);
+    if (rc) return rc;
+    lsim_err merr = {0};
+    int mrc = got ? lsim_wi_model_of(gs[0], &p->L, &p->given, &f->from_model, &merr) : LSIM_EFORMAT;
+    lsim_store_free_graphs(gs, got);
+    f->have_model = mrc == 0;
+    f->model_rc = mrc;
+    snprintf(f->model_err, sizeof f->model_err, "%s", merr.msg);
+    return 0;
+}
+
+int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *err)
+{
+    int rc = 0;
+    lsim_wi_plan *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    p->rq = *rq;
+    p->given.micro_batch = (int)rq->micro_batch;
+    if ((rc = resolve_hardware(p, err))) goto cleanup;
+    if (rq->model) {
+        lsim_model_shape sh;
+        rc = is_file_name(rq->model) ? lsim_model_load(rq->model, &sh, err) : lsim_model_builtin(rq->model, &sh, err);
+        if (rc) goto cleanup;
+        p->given.hidden = sh.hidden, p->given.ffn = sh.ffn, p->given.heads = sh.heads, p->given.head_dim = sh.head_dim;
+        p->given.seq = sh.seq, p->given.vocab = sh.vocab;
+    }
+    if ((rc = lsim_store_gpu_table(rq->in, &p->tab, &p->n, err))) goto cleanup;
+    if (!p->n) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the store holds no GPU", rq->in);
+        goto cleanup;
+    }
+    if (!(p->ids = calloc(p->n, sizeof *p->ids)) || !(p->ranks = malloc(p->n * sizeof *p->ranks)) ||
+        !(p->size = malloc(p->n * sizeof *p->size))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        p->size[i] = (lsim_wi_gpu_size){p->tab[i].nodes, p->tab[i].edges, p->tab[i].strings};
+    size_t batch = rq->batch > 0 ? (size_t)rq->batch : 64;
+    for (size_t first = 0; first < p->n; first += batch)
+        if ((rc = identify_batch(p, first, p->n - first < batch ? p->n - first : batch, err))) goto cleanup;
+    if ((rc = lsim_wi_layout_of(p->ids, p->n, p->tfrom.gpus_per_node, &p->L, err))) goto cleanup;
+    p->f = (lsim_wi_facts){rq->in, p->n, p->ids, p->size, p->L, p->sopts, 0, {0}, "", 0};
+    if (rq->identify) goto cleanup;
+    /* one GPU is not a job: its collectives are not matched (as sim and
+     * replay take a single trace), so one rank of a larger job can be
+     * transformed on its own */
+    if (p->n > 1 && (rc = lsim_wi_job_new(p->ents, p->ne, p->n, p->ranks, &p->job, err))) goto cleanup;
+    rc = source_model(p, err);
+cleanup:
+    *out = p;
+    return rc;
+}
+
+void lsim_wi_plan_put_identify(const lsim_wi_plan *p, FILE *f) { lsim_wi_put_identify(f, p->ids, p->n, &p->L, 1); }
+
+/* One source GPU through the steps that work on the source's layout:
+ * normalized (collectives matched, clocks aligned), layers, shape. */
+static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_graph **out, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    lsim_graph *a = NULL, *b = NULL;
+    int rc = lsim_wi_normalize(g, p->job, gi, &p->L, &a, &p->c[LSIM_WI_ST_NORM], err);
+    if (!rc && d->used[LSIM_WI_ST_LAYERS]) {
+        rc = lsim_wi_layers(a, &p->L, (int)p->rq.layers, &p->tfrom, &b, &p->c[LSIM_WI_ST_LAYERS], err);
+        lsim_graph_free(a);
+        a = b;
+    }
+    if (!rc && d->used[LSIM_WI_ST_SHAPE]) {
+        rc = lsim_wi_reshape(a, &p->L, &d->Mfrom, &d->Mto, &p->gfrom, &p->tfrom, &b, &p->c[LSIM_WI_ST_SHAPE], err);
+        lsim_graph_free(a);
+        a = b;
+    }
+    if (rc) {
+        lsim_graph_free(a);
+        a = NULL;
+    }
+    *out = a;
+    return rc;
+}
+
+/* Source stage pp_i, read and through source_steps: per = TP x DP graphs
+ * into blk (owned by the caller). */
+static int read_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, lsim_err *err)
+{
+    size_t per = (size_t)p->L.tp * (size_t)p->L.dp, nread = 0;
+    lsim_graph **gs = NULL;
+    int rc = lsim_store_read_graphs(p->rq.in, per * (size_t)pp_i, per, &gs, &nread, err);
+    for (size_t i = 0; !rc && i < nread; i++) rc = source_steps(p, gs[i], per * (size_t)pp_i + i, &blk[i], err);
+    lsim_store_free_graphs(gs, nread);
+    if (!rc && nread != per)
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: pipeline stage %d holds %zu GPUs, expected %zu", p->rq.in, pp_i,
+                          nread, per);
+    return rc;
+}
+
+/* The steps from one source GPU (cur, borrowed) to new GPU ng: data-parallel
+ * copy (relayout), re-timed network, other GPU, straggler, noise. *out is a
+ * new graph, or cur itself when no step ran (*owned = 0). */
+static int gpu_steps(lsim_wi_plan *p, lsim_graph *cur, uint32_t ng, lsim_graph **out, int *owned, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    lsim_wi_counts *c = p->c;
+    int rc = 0;
+    *owned = 0;
+    for (int s = LSIM_WI_ST_DP; !rc && s <= LSIM_WI_ST_JITTER; s++) {
+        if (!d->used[s]) continue;
+        for (int k = 0; !rc && k < (s == LSIM_WI_ST_SLOW ? p->rq.nslow : 1); k++) {
+            lsim_graph *nx = NULL;
+            switch (s) {
+            case LSIM_WI_ST_DP: rc = lsim_wi_relayout(cur, &d->Ls, &d->Ln, ng, &nx, &c[s], err); break;
+            case LSIM_WI_ST_NET: rc = lsim_wi_retime(cur, &d->Ls, &d->Ln, &p->tfrom, &p->tto, &nx, &c[s], err); break;
+            case LSIM_WI_ST_GPU: rc = lsim_wi_gpu(cur, &p->gfrom, &p->gto, &nx, &c[s], err); break;
+            case LSIM_WI_ST_SLOW:
+                if (p->rq.slow_rank[k] != (int32_t)ng) continue;
+                rc = lsim_wi_slow(cur, p->rq.slow_f[k], &nx, &c[s], err);
+                break;
+            default: rc = lsim_wi_jitter(cur, p->rq.sigma, (uint64_t)p->rq.seed, ng, &nx, &c[s], err); break;
+            }
+            if (rc) break;
+            if (*owned) lsim_graph_free(cur);
+            cur = nx;
+            *owned = 1;
+        }
+    }
+    if (rc && *owned) {
+        lsim_graph_free(cur);
+        cur = NULL, *owned = 0;
+    }
+    *out = cur;
+    return rc;
+}
+
+/* New stage pp_i from blk (one graph per source (tp, dp) column, in layout
+ * Ls): counts the replicas the new widths drop, then every new GPU of the
+ * stage through gpu_steps into the writer (opened at the first stage, once
+ * everything has been checked). */
+static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    const lsim_wi_layout *Ls = &d->Ls, *Ln = &d->Ln;
+    size_t per = (size_t)Ls->tp * (size_t)Ls->dp;
+    int rc = 0;
+    for (size_t i = 0; i < nblk; i++) {
+        int t, dd, pp;
+        lsim_wi_coords(Ls, (int32_t)(per * (size_t)pp_i + i), &t, &dd, &pp);
+        if (dd >= Ln->dp || t >= Ln->tp) {
+            p->c[LSIM_WI_ST_DP].gpus_removed++;
+            for (size_t v = 0; v < blk[i]->n; v++) p->c[LSIM_WI_ST_DP].removed[blk[i]->kind[v]]++;
+        }
+    }
+    if (!p->w) {
+        lsim_store_write_opts wo = {p->rq.cmd, NULL, 0};
+        if ((rc = lsim_store_writer_open(p->rq.out, &wo, &p->w, err))) return rc;
+    }
+    for (int dd = 0; dd < Ln->dp; dd++)
+        for (int t = 0; t < Ln->tp; t++) {
+            uint32_t ng = (uint32_t)lsim_wi_rank(Ln, t, dd, pp_i);
+            lsim_graph *src = blk[(size_t)(t % Ls->tp) + (size_t)Ls->tp * (size_t)(dd % Ls->dp)], *cur = NULL;
+            int owned = 0;
+            const char *nosrc[1] = {NULL};
+            rc = gpu_steps(p, src, ng, &cur, &owned, err);
+            /* never a store that sim would refuse (graph.h bounds) */
+            if (!rc) rc = lsim_graph_check_bounds(cur, p->rq.out, ng, err);
+            if (!rc) rc = lsim_store_writer_add(p->w, &cur, 1, nosrc, err);
+            if (owned) lsim_graph_free(cur);
+            if (rc) return rc;
+        }
+    return 0;
+}
+
+static void free_graphs(lsim_graph **g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++) lsim_graph_free(g[i]), g[i] = NULL;
+}
+
+/* No pipeline change: each source stage read, transformed and emitted. */
+static int run_plain(lsim_wi_plan *p, lsim_graph **blk, size_t per, lsim_err *err)
+{
+    int rc = 0;
+    for (int s = 0; !rc && s < p->L.pp; s++) {
+        rc = read_stage(p, s, blk, err);
+        if (!rc) rc = emit_stage(p, s, blk, per, err);
+        free_graphs(blk, per);
+    }
+    return rc;
+}
+
+static void count_kinds(lsim_graph *const *g, size_t n, uint64_t *kinds, uint64_t *edges)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t v = 0; v < g[i]->n; v++) kinds[g[i]->kind[v]]++;
+        *edges += g[i]->nedges;
+    }
+}
+
+/* A trace's pipeline: the one source stage kept, each new stage cut from it;
+ * the record counts the difference between the columns and their stages. */
+static int run_trace_pipeline(lsim_wi_plan *p, lsim_graph **blk, size_t per, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    lsim_wi_counts *c = &p->c[LSIM_WI_ST_PIPE];
+    uint64_t tk_src[LSIM_N_NKINDS] = {0}, tk_new[LSIM_N_NKINDS] = {0}, te_src = 0, te_new = 0;
+    lsim_graph **srcb = calloc(per, sizeof *srcb);
+    int rc = srcb ? read_stage(p, 0, srcb, err) : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!rc) count_kinds(srcb, per, tk_src, &te_src);
+    for (int s = 0; !rc && s < d->Ls.pp; s++) {
+        for (size_t i = 0; !rc && i < per; i++)
+            rc = lsim_wi_trace_pipeline(srcb[i], &p->L, &d->pcfg, &p->tfrom, (int)(i % (size_t)p->L.tp),
+                                        (int)(i / (size_t)p->L.tp), s, &blk[i], c, err);
+        if (!rc) count_kinds(blk, per, tk_new, &te_new);
+        if (!rc) rc = emit_stage(p, s, blk, per, err);
+        free_graphs(blk, per);
+    }
+    free_graphs(srcb, per);
+    free(srcb);
+    if (rc) return rc;
+    for (int k = 0; k < LSIM_N_NKINDS; k++) {
+        if (tk_new[k] > tk_src[k]) c->added[k] += tk_new[k] - tk_src[k];
+        else c->removed[k] += tk_src[k] - tk_new[k];
+    }
+    if (te_new > te_src) c->edges_added += te_new - te_src;
+    else c->edges_removed += te_src - te_new;
+    c->gpus_added += (uint64_t)(d->Ls.pp - 1) * per;
+    return 0;
+}
+
+/* The memory of a tagged pipeline's new stage: its GPUs, one per column, and
+ * a clone when a per-GPU step follows, held at once. */
+static int tagged_pipe_size(const lsim_wi_plan *p, lsim_wi_pipe **cols, size_t per, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    double hn = 0, he = 0, hs = 0, big = 0, cn = 0, ce = 0, cs = 0, cl = 0;
+    for (size_t i = 0; i < per; i++) {
+        lsim_wi_pipe_estimate(cols[i], &d->pcfg, &cn, &ce, &cs);
+        hn += cn, he += ce, hs += cs;
+        if (cn > big) big = cn;
+    }
+    for (int s = LSIM_WI_ST_DP; s <= LSIM_WI_ST_JITTER; s++) cl = d->used[s] ? 1 : cl;
+    return lsim_wi_size_check(p->rq.out, (double)per + cl, hn + cl * big, he + cl * 1.8 * big, hs + cl * big / 2, big,
+                              err);
+}
+
+/* A tagged (synthesized) pipeline: every source stage into its (tp, dp)
+ * column's segments (nothing written), the new pipeline checked once the
+ * whole source is read, then the new stages emitted from the columns. */
+static int run_tagged_pipeline(lsim_wi_plan *p, lsim_graph **blk, size_t per, lsim_err *err)
+{
+    lsim_wi_decision *d = &p->d;
+    lsim_wi_pipe **cols = calloc(per, sizeof *cols);
+    int rc = cols ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < per; i++)
+        rc = lsim_wi_pipe_new(&p->L, (int)(i % (size_t)p->L.tp), (int)(i / (size_t)p->L.tp), &cols[i], err);
+    for (int s = 0; !rc && s < p->L.pp; s++) {
+        rc = read_stage(p, s, blk, err);
+        for (size_t i = 0; !rc && i < per; i++) rc = lsim_wi_pipe_add(cols[i], blk[i], s, err);
+        free_graphs(blk, per);
+    }
+    if (!rc) {
+        lsim_wi_pipe_source(cols[0], NULL, &d->src_m);
+        d->pcfg.micro_batches = p->rq.micro_batches ? (int)p->rq.micro_batches : d->src_m;
+        for (size_t i = 0; !rc && i < per; i++) rc = lsim_wi_pipe_check(cols[i], &d->pcfg, err);
+    }
+    if (!rc) rc = tagged_pipe_size(p, cols, per, err);
+    for (int s = 0; !rc && s < d->Ls.pp; s++) {
+        for (size_t i = 0; !rc && i < per; i++)
+            rc = lsim_wi_pipeline(cols[i], &d->pcfg, &d->Mto, &p->tfrom, s, &blk[i], &p->c[LSIM_WI_ST_PIPE], err);
+        if (!rc) rc = emit_stage(p, s, blk, per, err);
+        free_graphs(blk, per);
+    }
+    for (size_t i = 0; !rc && i < per; i++) lsim_wi_pipe_record(cols[i], &p->c[LSIM_WI_ST_PIPE]);
+    for (size_t i = 0; cols && i < per; i++) lsim_wi_pipe_free(cols[i]);
+    free(cols);
+    return rc;
+}
+
+static void put_kinds(FILE *f, const char *key, const uint64_t *k)
+{
+    fprintf(f, "\"%s\":{", key);
+    for (int i = 0; i < LSIM_N_NKINDS; i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : "", lsim_node_kind_name((lsim_node_kind)i), (unsigned long long)k[i]);
+    fputc('}', f);
+}
+
+static void put_schedule(FILE *f, int V)
+{
+    if (V > 1) fprintf(f, "interleaved:%d", V);
+    else fputs("1f1b", f);
+}
+
+/* The "args" member of step s in the record. */
+static void put_step_args(const lsim_wi_plan *p, int s, FILE *f)
+{
+    const lsim_wi_decision *d = &p->d;
+    const lsim_wi_request *rq = &p->rq;
+    const lsim_wi_layout *L = &d->L, *Ln = &d->Ln;
+    switch (s) {
+    case LSIM_WI_ST_LAYERS:
+        fprintf(f, "\"args\":{\"from\":%d,\"to\":%ld},", p->ids[0].layers_per_chunk * p->ids[0].nchunks * L->pp,
+                rq->layers);
+        break;
+    case LSIM_WI_ST_SHAPE:
+        fprintf(f,
+                "\"args\":{\"from\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d},\"to\":{\"hidden\":%d,"
+                "\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d}},",
+                d->Mfrom.hidden, d->Mfrom.ffn, d->Mfrom.tp, d->Mfrom.micro_batch, d->Mto.hidden, d->Mto.ffn, d->Mto.tp,
+                d->Mto.micro_batch);
+        break;
+    case LSIM_WI_ST_PIPE:
+        fprintf(f, "\"args\":{\"pp\":{\"from\":%d,\"to\":%d},\"schedule\":{\"from\":\"", L->pp, d->pcfg.pp);
+        put_schedule(f, p->ids[0].nchunks > 0 ? p->ids[0].nchunks : 1);
+        fputs("\",\"to\":\"", f);
+        put_schedule(f, d->pcfg.vstages);
+        fprintf(f, "\"},\"micro_batches\":{\"from\":%d,\"to\":%d}},", d->src_m, d->pcfg.micro_batches);
+        break;
+    case LSIM_WI_ST_DP:
+        if (Ln->tp != L->tp)
+            fprintf(f, "\"args\":{\"tp_from\":%d,\"tp_to\":%d,\"dp_from\":%d,\"dp_to\":%d},", L->tp, Ln->tp, L->dp, Ln->dp);
+        else fprintf(f, "\"args\":{\"from\":%d,\"to\":%d},", L->dp, Ln->dp);
+        break;
+    case LSIM_WI_ST_NET: /* file and GPU names: escaped (text.h) */
+        fputs("\"args\":{\"topology\":", f);
+        lsim_text_json(f, rq->topo ? rq->topo : rq->gpu ? "default for --gpu" : "unchanged");
+        fputs(",\"from_topology\":", f);
+        lsim_text_json(f, rq->from_topo ? rq->from_topo : "default for --from-gpu");
+        fputs("},", f);
+        break;
+    case LSIM_WI_ST_GPU:
+        fputs("\"args\":{\"from_how\":", f);
+        lsim_text_json(f, p->from_how);
+        fputs(",\"from\":", f);
+        lsim_text_json(f, p->gfrom.name);
+        fputs(",\"to\":", f);
+        lsim_text_json(f, p->gto.name);
+        fputs("},", f);
+        break;
+    case LSIM_WI_ST_SLOW:
+        fputs("\"args\":[", f);
+        for (int q = 0; q < rq->nslow; q++)
+            fprintf(f, "%s{\"rank\":%d,\"factor\":%.17g}", q ? "," : "", rq->slow_rank[q], rq->slow_f[q]);
+        fputs("],", f);
+        break;
+    case LSIM_WI_ST_JITTER:
+        if (rq->sigma < 0) fprintf(f, "\"args\":{\"sigma\":\"trace\",\"seed\":%ld},", rq->seed);
+        else fprintf(f, "\"args\":{\"sigma\":%.17g,\"seed\":%ld},", rq->sigma, rq->seed);
+        break;
+    default: break;
+    }
+}
+
+/* The record of what changed, kept in the new store (root attribute
+ * "whatif") and returned by lsim_wi_plan_record. */
+static int make_record(lsim_wi_plan *p, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    size_t tlen = 0;
+    FILE *rf = open_memstream(&p->record, &tlen);
+    if (!rf) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    fprintf(rf, "{\"lumosim_version\":\"%s\",\"source\":", LSIM_VERSION);
+    lsim_text_json(rf, p->rq.in); /* a file name: any bytes; the record must be valid JSON */
+    fprintf(rf, ",\"gpus_in\":%zu,\"gpus_out\":%zu,\"structure\":", p->n, d->ngpu_out);
+    lsim_wi_put_identify(rf, p->ids, p->n, &p->L, 0);
+    fprintf(rf, ",\"layout_out\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"transformations\":[", d->Ln.tp, d->Ln.pp, d->Ln.dp);
+    int first = 1;
+    for (int s = 0; s < LSIM_WI_ST_N; s++) {
+        if (!d->used[s]) continue;
+        const lsim_wi_counts *c = &p->c[s];
+        fprintf(rf, "%s{\"name\":\"%s\",", first ? "" : ",", d->name[s]);
+        first = 0;
+        put_step_args(p, s, rf);
+        fprintf(rf, "\"gpus_added\":%llu,\"gpus_removed\":%llu,", (unsigned long long)c->gpus_added,
+                (unsigned long long)c->gpus_removed);
+        put_kinds(rf, "nodes_added", c->added);
+        fputc(',', rf);
+        put_kinds(rf, "nodes_removed", c->removed);
+        fputc(',', rf);
+        put_kinds(rf, "nodes_retimed", c->retimed);
+        fputs(",\"collectives_retimed\":{", rf);
+        for (int k = 0; k < LSIM_WI_NGCLASS; k++)
+            fprintf(rf, "%s\"%s\":%llu", k ? "," : "", lsim_wi_gclass_name(k), (unsigned long long)c->coll_retimed[k]);
+        fprintf(rf, "},\"edges_added\":%llu,\"edges_removed\":%llu}", (unsigned long long)c->edges_added,
+                (unsigned long long)c->edges_removed);
+    }
+    fputs("]}", rf);
+    if (fclose(rf)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    return 0;
+}
+
+int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
+{
+    lsim_wi_decision *d = &p->d;
+    int rc = lsim_wi_plan_check(&p->rq, &p->f, d, err);
+    size_t per = (size_t)p->L.tp * (size_t)p->L.dp;
+    lsim_graph **blk = NULL;
+    if (rc) return rc;
+    if (!(blk = calloc(per, sizeof *blk))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    rc = d->tpipe  ? run_trace_pipeline(p, blk, per, err)
+         : d->pipe ? run_tagged_pipeline(p, blk, per, err)
+                   : run_plain(p, blk, per, err);
+    free_graphs(blk, per);
+    free(blk);
+    if (!rc) rc = make_record(p, err);
+    if (!rc) rc = lsim_store_writer_set_attr(p->w, "whatif", p->record, err);
+    /* the new job's GPU, for a what-if of this what-if (unless it was only assumed) */
+    if (!rc && (strcmp(p->from_how, "assumed (no GPU named by the traces)") || d->used[LSIM_WI_ST_GPU]))
+        rc = lsim_store_writer_set_attr(p->w, "device", p->gto.name, err);
+    if (!rc) {
+        rc = lsim_store_writer_close(p->w, err);
+        p->w = NULL;
+    }
+    return rc;
+}
+
+const char *lsim_wi_plan_record(const lsim_wi_plan *p) { return p->record; }
+
+void lsim_wi_plan_free(lsim_wi_plan *p)
+{
+    if (!p) return;
+    if (p->w) lsim_store_writer_abort(p->w);
+    free(p->record);
+    lsim_wi_job_free(p->job);
+    free(p->ents);
+    free(p->size);
+    free(p->ranks);
+    free(p->ids);
+    lsim_store_gpu_table_free(p->tab, p->n);
+    free(p);
+}

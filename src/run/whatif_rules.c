@@ -1,0 +1,406 @@
+/* The what-if plan's feasibility rules (whatif_plan.h): an ordered table of
+ * pure checks on (request, facts). Each rule refuses with one line naming
+ * what the source lacks and what to do instead, or records part of the
+ * plan. The order is the order the messages have always come in: a request
+ * that breaks two rules is told about the first. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lumosim/memlimit.h"
+#include "lumosim/whatif_plan.h"
+
+typedef int (*rule_fn)(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
+
+int lsim_wi_ident_layers(const lsim_wi_ident *id)
+{
+    if (id->layer_source == LSIM_WI_LAYERS_ANNOTATIONS) return id->layers_per_chunk;
+    if (id->layer_source == LSIM_WI_LAYERS_KERNELS && id->klayers.found) return id->klayers.layers;
+    return 0;
+}
+
+int lsim_wi_ident_runs(const lsim_wi_ident *id)
+{
+    return id->layer_source == LSIM_WI_LAYERS_KERNELS ? id->klayers.runs : 1;
+}
+
+/* every GPU synthesized (layer tags): what the pipeline re-emission needs,
+ * which also brings DP and TP up from width 1 */
+static int all_tagged(const lsim_wi_facts *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->ids[i].layer_source != LSIM_WI_LAYERS_TAGS) return 0;
+    return 1;
+}
+
+static int all_forward_only(const lsim_wi_facts *f)
+{
+    int fwd = 1;
+    for (size_t i = 0; i < f->n; i++) fwd &= f->ids[i].forward_only != 0;
+    return fwd;
+}
+
+/* kernel roles for --tp / --hidden / --ffn: tags, or a found kernel structure */
+static int has_roles(const lsim_wi_ident *id)
+{
+    return id->layer_source == LSIM_WI_LAYERS_TAGS || id->klayers.found;
+}
+
+/* Size before work, as synth checks its configuration before it makes
+ * anything: the graphs a transformation holds at once (`held` of them, with
+ * nodes, edges and strings in all) against this process's memory
+ * (memlimit.h), and the largest new GPU (gpu_nodes) against the 2^32 - 1
+ * nodes a graph can number. Estimates, in doubles: --layers 1000000 or
+ * --micro-batches 100000 once grew past 4 GB before failing. */
+int lsim_wi_size_check(const char *out, double held, double nodes, double edges, double strings, double gpu_nodes,
+                      lsim_err *err)
+{
+    if (!(gpu_nodes <= (double)UINT32_MAX))
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: the transformed job would have about %.3g nodes on one GPU, more than a graph can "
+                            "number (2^32 - 1)",
+                            out, gpu_nodes);
+    double x[4] = {held, nodes, edges, strings};
+    uint64_t u[4];
+    for (int i = 0; i < 4; i++) u[i] = x[i] >= 1e18 ? (uint64_t)1e18 : x[i] > 0 ? (uint64_t)x[i] : 0;
+    char what[LSIM_ERR_LEN];
+    snprintf(what, sizeof what, "%s (the transformed GPUs held at once)", out ? out : "the new store");
+    return lsim_mem_check_graphs(what, u[0], u[1], u[2], u[3], err);
+}
+
+/* --dp: a new width. From DP 1, a backward pass needs gradient all-reduces
+ * inserted, which only synthesized stores (layer tags) say where to put; a
+ * traced step cut to DP 1 kept its buckets in a group of one
+ * (lsim_wi_relayout), and those are widened as they are. */
+static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    if (!rq->dp || rq->dp == f->L.dp) return 0;
+    int dp_groups = 0;
+    for (size_t i = 0; i < f->n; i++) dp_groups |= f->ids[i].colls[LSIM_WI_DP] > 0;
+    if (f->L.dp == 1 && !f->ids[0].forward_only && !(dp_groups && !all_tagged(f))) {
+        /* forward-only: no gradient all-reduce to replicate */
+        if (!all_tagged(f))
+            return lsim_err_set(err, LSIM_EARG,
+                                "--dp %ld: the source has data-parallel width 1 and a backward pass, so gradient "
+                                "all-reduces would have to be inserted; lumosim does that for synthesized stores "
+                                "(their layer tags), not for traces: start from a trace with DP >= 2",
+                                rq->dp);
+        d->dp_from1 = 1;
+    }
+    d->Ln.dp = (int)rq->dp;
+    d->used[LSIM_WI_ST_DP] = 1;
+    return 0;
+}
+
+/* --tp: a new width. From TP 1 there is no tensor-parallel all-reduce to
+ * split a layer's work with, except where synthesis placed them (tags). */
+static int rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    if (!rq->tp || rq->tp == f->L.tp) return 0;
+    if (f->L.tp == 1) {
+        if (!all_tagged(f))
+            return lsim_err_set(err, LSIM_EARG,
+                                "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
+                                "all-reduce to split its layers' work with (lumosim inserts them only in "
+                                "synthesized stores); start from a trace with TP >= 2",
+                                rq->tp);
+        d->tp_from1 = 1;
+    }
+    d->Ln.tp = (int)rq->tp;
+    d->used[LSIM_WI_ST_DP] = 1;
+    d->name[LSIM_WI_ST_DP] = "tp";
+    return 0;
+}
+
+/* The trace pipeline's memory: each new stage GPU is its source GPU's nodes
+ * scaled by the new micro-batches and its share of the (new) layers; the
+ * source column, a new stage and a clone held at once. */
+static int trace_pipe_size(const lsim_wi_request *rq, const lsim_wi_facts *f, const lsim_wi_decision *d, lsim_err *err)
+{
+    const lsim_wi_layout *L = &f->L;
+    double tl = lsim_wi_ident_layers(&f->ids[0]) > 0 ? lsim_wi_ident_layers(&f->ids[0]) : 1;
+    double mf = d->src_m > 0 ? (double)d->pcfg.micro_batches / d->src_m : 1;
+    double lf = (rq->layers ? (double)rq->layers / tl : 1.0) * L->pp / (d->pcfg.pp > 0 ? d->pcfg.pp : 1);
+    double g1 = (mf > 1 ? mf : 1) * (lf > 1 ? lf : 1), hn = 0, he = 0, hs = 0, big = 0;
+    size_t per0 = (size_t)L->tp * (size_t)L->dp;
+    for (size_t i = 0; i < per0 && i < f->n; i++) {
+        double g = (double)f->size[i].nodes * g1;
+        hn += (double)f->size[i].nodes + g, he += (double)f->size[i].edges * (1 + g1);
+        hs += (double)f->size[i].strings * (1 + g1);
+        if (g > big) big = g;
+    }
+    return lsim_wi_size_check(rq->out, 2.0 * (double)per0 + 1, hn + big, he + 1.8 * big, hs, big, err);
+}
+
+/* --pp, --schedule, --micro-batches (and DP or TP from width 1): the
+ * pipeline is rebuilt, from a trace whose layers were recovered on every
+ * rank (the same structure everywhere), else from layer tags. */
+static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    d->pipe = rq->pp || rq->vstages || rq->micro_batches || d->dp_from1 || d->tp_from1;
+    if (!d->pipe) return 0;
+    const lsim_wi_ident *ids = f->ids;
+    d->tpipe = 1;
+    for (size_t i = 0; i < f->n; i++)
+        if (!lsim_wi_ident_layers(&ids[i])) d->tpipe = 0;
+    for (size_t i = 0; i < f->n && !d->tpipe; i++)
+        if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: layer structure unknown (%s): --pp, --schedule and --micro-batches "
+                                "need every kernel tagged by layer and micro-batch, as lumosim synth writes them "
+                                "(L12.mb3.fwd.qkv_gemm), or a trace with layer annotations or layers that repeat "
+                                "between tensor-parallel all-reduces, on every rank (see whatif --identify)",
+                                f->in, i,
+                                ids[i].layer_source == LSIM_WI_LAYERS_KERNELS
+                                    ? ids[i].klayers.why
+                                    : "no layer tags, annotations or tensor-parallel all-reduces");
+    d->pcfg.pp = rq->pp ? (int)rq->pp : f->L.pp;
+    d->pcfg.dp_to = d->Ln.dp;
+    d->pcfg.tp_to = d->Ln.tp;
+    d->pcfg.vstages = rq->vstages ? (int)rq->vstages : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
+    d->Ln.pp = d->pcfg.pp;
+    d->used[LSIM_WI_ST_PIPE] = 1;
+    if (!d->tpipe) return 0; /* a tagged source: checked once pass 2 has read it (lsim_wi_pipe_check) */
+    for (size_t i = 1; i < f->n; i++)
+        if (lsim_wi_ident_layers(&ids[i]) != lsim_wi_ident_layers(&ids[0]) ||
+            lsim_wi_ident_runs(&ids[i]) != lsim_wi_ident_runs(&ids[0]))
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --pp needs "
+                                "the same structure on every rank",
+                                f->in, i, lsim_wi_ident_layers(&ids[i]), lsim_wi_ident_runs(&ids[i]),
+                                lsim_wi_ident_layers(&ids[0]), lsim_wi_ident_runs(&ids[0]));
+    d->src_m = lsim_wi_ident_runs(&ids[0]);
+    d->pcfg.micro_batches = rq->micro_batches ? (int)rq->micro_batches : d->src_m;
+    int rc = lsim_wi_trace_pipe_check(f->in, all_forward_only(f), &f->L, &d->pcfg,
+                                      rq->layers ? (int)rq->layers : lsim_wi_ident_layers(&ids[0]), d->src_m, err);
+    if (rc) return rc;
+    return trace_pipe_size(rq, f, d, err);
+}
+
+/* The structural transforms re-emit or re-time lumosim synth's default
+ * graph (its kernel roles, collectives and buckets); a store synthesized
+ * with other options is refused rather than transformed into something
+ * synthesis would not make. Data-parallel width is a copy, except where the
+ * options make a GPU depend on DP (the distributed optimizer's shards, host
+ * stalls' draws). */
+static int rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    const char *so = f->sopts ? f->sopts : "";
+    if (!so[0]) return 0;
+    const char *what = rq->layers                                       ? "--layers"
+                       : (rq->hidden || rq->ffn || d->Ln.tp != f->L.tp) ? "--tp, --hidden and --ffn"
+                       : d->pipe ? "--pp, --schedule, --micro-batches (and DP or TP from width 1)"
+                       : d->used[LSIM_WI_ST_DP] && (strstr(so, "distopt") || strstr(so, "stalls") || strstr(so, "dpcost"))
+                           ? "--dp"
+                           : NULL;
+    if (!what) return 0;
+    return lsim_err_set(err, LSIM_EARG,
+                        "%s: synthesized with non-default options (%s), which %s cannot carry over: synthesize the new "
+                        "layout with lumosim synth instead (network, GPU, straggler and noise what-ifs work on it)",
+                        f->in, so, what);
+}
+
+/* --tp, --hidden, --ffn, --model (and a tagged pipeline): each kernel's role
+ * in its layer, and the source's model shape; the new shape must divide. */
+static int rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    if (!(d->Ln.tp != f->L.tp || rq->hidden || rq->ffn || rq->model || (d->pipe && !d->tpipe))) return 0;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->ids[i].layer_source != LSIM_WI_LAYERS_TAGS && ((d->pipe && !d->tpipe) || !has_roles(&f->ids[i])))
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: layer structure unknown (%s): --tp, --hidden and --ffn need each "
+                                "kernel's role in its layer, which lumosim synth's node tags give "
+                                "(L12.mb3.fwd.qkv_gemm) or a trace's repeating kernel structure (whatif --identify)",
+                                f->in, i,
+                                f->ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
+                                    ? "layer annotations found, kernel roles not"
+                                    : "no layer tags or annotations");
+    if (!f->have_model)
+        return lsim_err_set(err, f->model_rc ? f->model_rc : LSIM_EARG, "%s",
+                            f->model_err[0] ? f->model_err : "the source's model shape is unknown");
+    d->Mfrom = f->from_model;
+    d->Mto = d->Mfrom;
+    if (rq->hidden) d->Mto.hidden = (int)rq->hidden;
+    if (rq->ffn) d->Mto.ffn = (int)rq->ffn;
+    d->Mto.tp = d->Ln.tp;
+    int rc = lsim_wi_model_check(&d->Mto, "the transformed job", err);
+    if (rc) return rc;
+    d->used[LSIM_WI_ST_SHAPE] = memcmp(&d->Mto, &d->Mfrom, sizeof d->Mto) != 0;
+    return 0;
+}
+
+static int rule_job_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    const lsim_wi_layout *Ln = &d->Ln;
+    if ((uint64_t)Ln->tp * (uint64_t)Ln->pp * (uint64_t)Ln->dp > 100000000ull)
+        return lsim_err_set(err, LSIM_EARG, "--dp %ld: a job of more than 10^8 GPUs", rq->dp);
+    d->ngpu_out = (size_t)Ln->tp * (size_t)Ln->pp * (size_t)Ln->dp;
+    return 0;
+}
+
+/* --layers: each source GPU's layer nodes copied layers / old times; a
+ * stage's source GPUs, their new graphs, a normalized copy and a clone
+ * held at once. */
+static int layers_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_err *err)
+{
+    const lsim_wi_ident *ids = f->ids;
+    int V = ids[0].nchunks;
+    double r = (double)rq->layers / (double)((long)ids[0].layers_per_chunk * V * f->L.pp), worst = 0, big = 0;
+    double wn = 0, we = 0, ws = 0;
+    size_t per0 = (size_t)f->L.tp * (size_t)f->L.dp;
+    for (size_t p0 = 0; per0 && p0 < f->n; p0 += per0) {
+        double hn = 0, he = 0, hs = 0;
+        for (size_t i = p0; i < p0 + per0 && i < f->n; i++) {
+            double n0 = (double)f->size[i].nodes, g = n0 + (r > 1 ? (double)ids[i].layer_nodes * (r - 1) : 0);
+            double gf = n0 > 0 ? g / n0 : 1;
+            hn += n0 + 2 * g, he += (double)f->size[i].edges * (1 + 2 * gf);
+            hs += (double)f->size[i].strings * (1 + 2 * gf);
+            if (g > big) big = g;
+        }
+        if (hn > worst) worst = hn, wn = hn, we = he, ws = hs;
+    }
+    return lsim_wi_size_check(rq->out, 2.0 * (double)per0 + 1, wn, we, ws, big, err);
+}
+
+/* --layers N: tagged (synth) graphs, or traces whose layers were recovered
+ * from the kernel structure, the same on every rank (their copies'
+ * collectives must pair up), forward-only; N divisible by PP x V. */
+static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    if (!rq->layers) return 0;
+    const lsim_wi_ident *ids = f->ids;
+    for (size_t i = 0; i < f->n; i++) {
+        const lsim_wi_kernel_layers *k = &ids[i].klayers;
+        int kern = lsim_wi_ident_layers(&ids[i]) > 0;
+        if (ids[i].layer_source != LSIM_WI_LAYERS_TAGS && !kern)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: layer structure unknown (%s): --layers needs graphs tagged by layer, "
+                                "as lumosim synth writes them, a trace with layer annotations (record_function "
+                                "\"layer[i]\"), or one whose layers repeat between tensor-parallel all-reduces (see "
+                                "whatif --identify; --trace-layers N)",
+                                f->in, i,
+                                ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? k->why : "no layer tags or annotations");
+        if (kern && !ids[i].forward_only)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: --layers: the trace has backward-pass or optimizer kernels, whose "
+                                "layers are not recovered (only a forward pass's are)",
+                                f->in, i);
+        if (kern && (ids[0].layer_source != ids[i].layer_source ||
+                     lsim_wi_ident_layers(&ids[i]) != lsim_wi_ident_layers(&ids[0]) ||
+                     lsim_wi_ident_runs(&ids[i]) != lsim_wi_ident_runs(&ids[0])))
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: rank %zu: %d layers x %d forward runs recovered, rank 0 has %d x %d: --layers "
+                                "needs the same structure on every rank",
+                                f->in, i, lsim_wi_ident_layers(&ids[i]), lsim_wi_ident_runs(&ids[i]),
+                                lsim_wi_ident_layers(&ids[0]), lsim_wi_ident_runs(&ids[0]));
+    }
+    int V = ids[0].nchunks;
+    if (V <= 0 || rq->layers % ((long)f->L.pp * V))
+        return lsim_err_set(err, LSIM_EARG, "--layers %ld is not divisible by PP x V = %d x %d", rq->layers, f->L.pp, V);
+    if (rq->layers == (long)ids[0].layers_per_chunk * V * f->L.pp) return 0;
+    d->used[LSIM_WI_ST_LAYERS] = 1;
+    return layers_size(rq, f, err);
+}
+
+static int rule_slow_gpu(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    for (int s = 0; s < rq->nslow; s++)
+        if ((size_t)rq->slow_rank[s] >= d->ngpu_out)
+            return lsim_err_set(err, LSIM_EARG, "--slow-gpu %d:%g: the %s has ranks 0..%zu", rq->slow_rank[s],
+                                rq->slow_f[s], d->used[LSIM_WI_ST_DP] ? "transformed job" : "job", d->ngpu_out - 1);
+    return 0;
+}
+
+/* The per-GPU steps that follow from the request and the decisions. */
+static int rule_steps(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    d->used[LSIM_WI_ST_NET] = rq->topo || rq->gpu || d->used[LSIM_WI_ST_DP] || d->used[LSIM_WI_ST_SHAPE];
+    d->used[LSIM_WI_ST_GPU] = rq->gpu != NULL;
+    d->used[LSIM_WI_ST_SLOW] = rq->nslow > 0;
+    d->used[LSIM_WI_ST_JITTER] = rq->jitter != NULL;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    rule_fn fn;
+} RULES[] = {
+    {"dp", rule_dp},
+    {"tp", rule_tp},
+    {"pipeline", rule_pipeline},
+    {"synth-options", rule_synth_options},
+    {"shape", rule_shape},
+    {"job-size", rule_job_size},
+    {"layers", rule_layers},
+    {"slow-gpu", rule_slow_gpu},
+    {"steps", rule_steps},
+};
+#define NRULES ((int)(sizeof RULES / sizeof RULES[0]))
+
+int lsim_wi_plan_nrules(void) { return NRULES; }
+const char *lsim_wi_plan_rule_name(int i) { return i >= 0 && i < NRULES ? RULES[i].name : NULL; }
+
+int lsim_wi_plan_check(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    static const char *const ST_NAME[LSIM_WI_ST_N] = {"normalize", "layers", "shape",    "pipeline", "dp",
+                                                      "network",   "gpu",    "slow-gpu", "jitter"};
+    memset(d, 0, sizeof *d);
+    for (int s = 0; s < LSIM_WI_ST_N; s++) d->name[s] = ST_NAME[s];
+    d->used[LSIM_WI_ST_NORM] = 1;
+    d->L = d->Ln = f->L;
+    if (!f->n || !f->ids) return lsim_err_set(err, LSIM_EARG, "%s: the store holds no GPU", f->in);
+    for (int r = 0; r < NRULES; r++) {
+        int rc = RULES[r].fn(rq, f, d, err);
+        if (rc) {
+            d->refused = RULES[r].name;
+            return rc;
+        }
+    }
+    d->Ls = d->L;
+    d->Ls.pp = d->Ln.pp;
+    return 0;
+}
+
+static void put_gclasses(FILE *f, const uint64_t *c)
+{
+    for (int k = 0; k < LSIM_WI_NGCLASS; k++)
+        fprintf(f, "%s\"%s\":%llu", k ? "," : "", lsim_wi_gclass_name(k), (unsigned long long)c[k]);
+}
+
+void lsim_wi_put_identify(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi_layout *L, int roles)
+{
+    uint64_t tot[LSIM_WI_NGCLASS] = {0};
+    int src = ids[0].layer_source, same = 1, annot = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < LSIM_WI_NGCLASS; c++) tot[c] += ids[i].colls[c];
+        if (ids[i].layer_source != src) same = 0;
+        if (ids[i].annotations > annot) annot = ids[i].annotations;
+    }
+    fprintf(f, "{\"gpus\":%zu,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"collectives\":{", n, L->tp, L->pp, L->dp);
+    put_gclasses(f, tot);
+    fprintf(f, "},\"layers\":{\"source\":\"%s\"", same ? lsim_wi_layer_source_name(src) : "mixed");
+    if (same && src == LSIM_WI_LAYERS_TAGS) {
+        int tot_l = ids[0].layers_per_chunk * ids[0].nchunks * L->pp;
+        fprintf(f, ",\"layers\":%d,\"chunks_per_gpu\":%d,\"layers_per_chunk\":%d", tot_l, ids[0].nchunks,
+                ids[0].layers_per_chunk);
+    } else if (same && src == LSIM_WI_LAYERS_ANNOTATIONS) {
+        int fwd = 1;
+        for (size_t i = 0; i < n; i++) fwd &= ids[i].forward_only != 0;
+        fprintf(f, ",\"layers\":%d,\"annotated_layers\":%d,\"forward_only\":%s,\"kernel_structure_layers\":%d",
+                ids[0].layers_per_chunk, annot, fwd ? "true" : "false", ids[0].klayers.found ? ids[0].klayers.layers : 0);
+    } else if (same && src == LSIM_WI_LAYERS_KERNELS)
+        lsim_wi_put_kernel_layers(f, ids, n);
+    fputc('}', f);
+    if (roles) {
+        fputs(",\"ranks\":[", f);
+        for (size_t i = 0; i < n; i++) {
+            int t, d, p;
+            lsim_wi_coords(L, (int32_t)i, &t, &d, &p);
+            fprintf(f, "%s{\"rank\":%d,\"tp\":%d,\"dp\":%d,\"pp\":%d,\"collectives\":{", i ? "," : "", ids[i].rank, t, d, p);
+            put_gclasses(f, ids[i].colls);
+            fprintf(f, "},\"layers\":[%d,%d]}", ids[i].layer_lo, ids[i].layer_hi);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}

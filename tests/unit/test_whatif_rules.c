@@ -1,0 +1,287 @@
+/* The what-if plan's feasibility rules (whatif_plan.h), one test per rule:
+ * facts made by hand (what pass 1 would have found), a request, and the
+ * rule's verdict — which rule refused, with what message, or what it
+ * decided. The expectations come from the rules' definitions in
+ * docs/whatif.md, not from running the code. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lumosim/whatif_plan.h"
+
+#define NG 8
+
+typedef struct fixture {
+    lsim_wi_ident ids[NG];
+    lsim_wi_gpu_size size[NG];
+    lsim_wi_facts f;
+    lsim_wi_request rq;
+    lsim_wi_decision d;
+    lsim_err err;
+} fixture;
+
+/* n GPUs of layout (tp, pp, dp), every one identified with layer source
+ * src (tags: 2 layers per chunk, one chunk; kernels: 4 layers x 1 run found),
+ * forward-only or not, 1000 nodes each. */
+static void setup(fixture *x, size_t n, int tp, int pp, int dp, int src, int fwd_only)
+{
+    memset(x, 0, sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        lsim_wi_ident *id = &x->ids[i];
+        id->rank = (int32_t)i;
+        id->world = (int32_t)n;
+        id->layer_source = src;
+        id->forward_only = fwd_only;
+        id->nchunks = 1;
+        id->layers_per_chunk = src == LSIM_WI_LAYERS_TAGS ? 2 : src == LSIM_WI_LAYERS_ANNOTATIONS ? 4 : 0;
+        id->layer_nodes = 600;
+        if (src == LSIM_WI_LAYERS_KERNELS) {
+            id->klayers.found = 1;
+            id->klayers.layers = 4;
+            id->klayers.runs = 1;
+        }
+        x->size[i] = (lsim_wi_gpu_size){1000, 2000, 100};
+    }
+    x->f.in = "job.h5";
+    x->f.n = n;
+    x->f.ids = x->ids;
+    x->f.size = x->size;
+    x->f.L = (lsim_wi_layout){tp, pp, dp};
+    x->f.sopts = "";
+    x->rq.in = "job.h5";
+    x->rq.out = "new.h5";
+    x->rq.seed = 1;
+    x->rq.batch = 64;
+}
+
+static int run(fixture *x) { return lsim_wi_plan_check(&x->rq, &x->f, &x->d, &x->err); }
+
+/* refused by rule `rule` with a message containing `part` */
+#define REFUSED(x, rule, part)                                                                                    \
+    do {                                                                                                          \
+        int rc_ = run(x);                                                                                         \
+        CHECK_MSG(rc_ != 0, "expected rule %s to refuse", rule);                                                  \
+        CHECK_MSG((x)->d.refused && !strcmp((x)->d.refused, rule), "refused by %s, expected %s",                  \
+                  (x)->d.refused ? (x)->d.refused : "(none)", rule);                                              \
+        CHECK_MSG(strstr((x)->err.msg, part) != NULL, "message \"%s\" lacks \"%s\"", (x)->err.msg, part);         \
+    } while (0)
+
+#define PASSES(x)                                                                                                 \
+    do {                                                                                                          \
+        int rc_ = run(x);                                                                                         \
+        CHECK_MSG(rc_ == 0, "refused by %s: %s", (x)->d.refused ? (x)->d.refused : "?", (x)->err.msg);            \
+    } while (0)
+
+static void test_rule_table(void)
+{
+    /* the order is part of the contract: the first broken rule is reported */
+    static const char *const want[] = {"dp", "tp", "pipeline", "synth-options", "shape", "job-size", "layers",
+                                       "slow-gpu", "steps"};
+    CHECK_I64(lsim_wi_plan_nrules(), (int)(sizeof want / sizeof want[0]));
+    for (int i = 0; i < lsim_wi_plan_nrules(); i++) CHECK(!strcmp(lsim_wi_plan_rule_name(i), want[i]));
+    CHECK(lsim_wi_plan_rule_name(lsim_wi_plan_nrules()) == NULL);
+}
+
+static void test_dp(void)
+{
+    fixture x;
+    /* a traced training step at DP 1: no buckets to widen */
+    setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.dp = 4;
+    REFUSED(&x, "dp", "data-parallel width 1 and a backward pass");
+    /* the same step cut to DP 1 by lumosim (its buckets kept in a group of one) */
+    x.ids[0].colls[LSIM_WI_DP] = 3;
+    PASSES(&x);
+    CHECK_I64(x.d.Ln.dp, 4);
+    CHECK(x.d.used[LSIM_WI_ST_DP] && !x.d.dp_from1 && !x.d.pipe);
+    /* forward-only: nothing to reduce, a plain copy */
+    setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
+    x.rq.dp = 4;
+    PASSES(&x);
+    CHECK(!x.d.dp_from1 && x.d.ngpu_out == 4);
+    /* a synthesized store: buckets re-emitted, which rebuilds the pipeline */
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_TAGS, 0);
+    x.f.have_model = 1;
+    x.f.from_model = (lsim_wi_model){1024, 4096, 16, 64, 2048, 51200, 1, 2, 2};
+    x.rq.dp = 2;
+    PASSES(&x);
+    CHECK(x.d.dp_from1 && x.d.pipe && !x.d.tpipe && x.d.Ln.dp == 2);
+    /* the same width: no step */
+    setup(&x, 2, 1, 1, 2, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.dp = 2;
+    PASSES(&x);
+    CHECK(!x.d.used[LSIM_WI_ST_DP]);
+}
+
+static void test_tp(void)
+{
+    fixture x;
+    setup(&x, 2, 1, 1, 2, LSIM_WI_LAYERS_KERNELS, 1);
+    x.rq.tp = 2;
+    REFUSED(&x, "tp", "tensor-parallel width 1");
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
+    x.f.have_model = 1;
+    x.f.from_model = (lsim_wi_model){1024, 4096, 16, 64, 2048, 51200, 1, 2, 2};
+    x.rq.tp = 4;
+    PASSES(&x);
+    CHECK(x.d.Ln.tp == 4 && x.d.used[LSIM_WI_ST_DP] && !strcmp(x.d.name[LSIM_WI_ST_DP], "tp"));
+    CHECK(x.d.used[LSIM_WI_ST_SHAPE] && x.d.Mto.tp == 4 && x.d.Mfrom.tp == 2);
+}
+
+static void test_pipeline(void)
+{
+    fixture x;
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_UNKNOWN, 1);
+    strcpy(x.ids[1].klayers.why, "no repeating structure");
+    x.ids[1].layer_source = LSIM_WI_LAYERS_KERNELS;
+    x.ids[0].layer_source = LSIM_WI_LAYERS_TAGS;
+    x.rq.pp = 2;
+    REFUSED(&x, "pipeline", "rank 1: layer structure unknown (no repeating structure)");
+    /* a trace pipeline needs the same recovered structure on every rank */
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
+    x.ids[1].klayers.layers = 6;
+    x.rq.pp = 2;
+    REFUSED(&x, "pipeline", "rank 1: 6 layers x 1 forward runs recovered, rank 0 has 4 x 1");
+    /* the same structure: a trace pipeline, micro-batches from the runs */
+    x.ids[1].klayers.layers = 4;
+    PASSES(&x);
+    CHECK(x.d.pipe && x.d.tpipe && x.d.pcfg.pp == 2 && x.d.Ln.pp == 2 && x.d.src_m == 1 && x.d.pcfg.micro_batches == 1);
+    CHECK(x.d.Ls.pp == 2 && x.d.Ls.tp == 2 && x.d.ngpu_out == 4);
+}
+
+static void test_synth_options(void)
+{
+    fixture x;
+    setup(&x, 2, 1, 1, 2, LSIM_WI_LAYERS_TAGS, 0);
+    x.f.sopts = "rc=full,sp";
+    x.rq.layers = 4;
+    REFUSED(&x, "synth-options", "synthesized with non-default options (rc=full,sp), which --layers cannot");
+    /* DP is a copy unless the options tie a GPU to its DP rank */
+    setup(&x, 2, 1, 1, 2, LSIM_WI_LAYERS_TAGS, 0);
+    x.f.sopts = "rc=full";
+    x.rq.dp = 4;
+    PASSES(&x);
+    x.f.sopts = "distopt";
+    REFUSED(&x, "synth-options", "which --dp cannot");
+}
+
+static void test_shape(void)
+{
+    fixture x;
+    /* annotations name the layers, not each kernel's role */
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_ANNOTATIONS, 1);
+    x.rq.hidden = 2048;
+    REFUSED(&x, "shape", "layer annotations found, kernel roles not");
+    /* roles known, the model not: the model's own message */
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
+    x.rq.hidden = 2048;
+    x.f.model_rc = LSIM_EARG;
+    strcpy(x.f.model_err, "job.h5: the model shape is unknown: give --model");
+    REFUSED(&x, "shape", "give --model");
+    /* a new width TP must divide */
+    x.f.have_model = 1;
+    x.f.from_model = (lsim_wi_model){1024, 4096, 16, 64, 2048, 51200, 1, 2, 2};
+    x.rq.hidden = 0;
+    x.rq.ffn = 4097;
+    REFUSED(&x, "shape", "the transformed job");
+    x.rq.ffn = 8192;
+    PASSES(&x);
+    CHECK(x.d.used[LSIM_WI_ST_SHAPE] && x.d.Mto.ffn == 8192 && x.d.Mfrom.ffn == 4096 && x.d.used[LSIM_WI_ST_NET]);
+    /* --model with the same shape: no reshape step */
+    x.rq.ffn = 0;
+    x.rq.model = "gpt3-1.3b";
+    PASSES(&x);
+    CHECK(!x.d.used[LSIM_WI_ST_SHAPE]);
+}
+
+static void test_job_size(void)
+{
+    fixture x;
+    setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
+    x.f.L = (lsim_wi_layout){200, 1, 1};
+    x.rq.dp = 1000000;
+    REFUSED(&x, "job-size", "a job of more than 10^8 GPUs");
+    x.rq.dp = 500000; /* exactly 10^8 */
+    PASSES(&x);
+    CHECK(x.d.ngpu_out == 100000000u);
+}
+
+static void test_layers(void)
+{
+    fixture x;
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.layers = 8;
+    REFUSED(&x, "layers", "rank 0: --layers: the trace has backward-pass or optimizer kernels");
+    setup(&x, 2, 2, 1, 1, LSIM_WI_LAYERS_UNKNOWN, 1);
+    x.rq.layers = 8;
+    REFUSED(&x, "layers", "rank 0: layer structure unknown (no layer tags or annotations)");
+    /* tagged: 2 layers per chunk x 1 chunk x PP 2 = 4 layers; 5 does not divide */
+    setup(&x, 4, 2, 2, 1, LSIM_WI_LAYERS_TAGS, 0);
+    x.rq.layers = 5;
+    REFUSED(&x, "layers", "--layers 5 is not divisible by PP x V = 2 x 1");
+    x.rq.layers = 4; /* unchanged */
+    PASSES(&x);
+    CHECK(!x.d.used[LSIM_WI_ST_LAYERS]);
+    x.rq.layers = 8;
+    PASSES(&x);
+    CHECK(x.d.used[LSIM_WI_ST_LAYERS]);
+    /* 5 x 10^9 nodes on one GPU: more than a graph can number */
+    x.rq.layers = 4000000;
+    x.ids[0].layer_nodes = x.ids[1].layer_nodes = 5000;
+    REFUSED(&x, "layers", "more than a graph can number");
+}
+
+static void test_slow_gpu(void)
+{
+    fixture x;
+    setup(&x, 4, 1, 1, 4, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.nslow = 1;
+    x.rq.slow_rank[0] = 4;
+    x.rq.slow_f[0] = 2;
+    REFUSED(&x, "slow-gpu", "--slow-gpu 4:2: the job has ranks 0..3");
+    /* after --dp 8 the rank exists */
+    x.rq.dp = 8;
+    PASSES(&x);
+    CHECK(x.d.used[LSIM_WI_ST_SLOW]);
+}
+
+static void test_steps(void)
+{
+    fixture x;
+    setup(&x, 4, 1, 1, 4, LSIM_WI_LAYERS_KERNELS, 0);
+    PASSES(&x);
+    for (int s = LSIM_WI_ST_LAYERS; s < LSIM_WI_ST_N; s++) CHECK_MSG(!x.d.used[s], "step %d used", s);
+    CHECK(x.d.used[LSIM_WI_ST_NORM]);
+    x.rq.gpu = "a100";
+    x.rq.jitter = "0.1";
+    x.rq.sigma = 0.1;
+    PASSES(&x);
+    CHECK(x.d.used[LSIM_WI_ST_NET] && x.d.used[LSIM_WI_ST_GPU] && x.d.used[LSIM_WI_ST_JITTER]);
+    CHECK(!x.d.used[LSIM_WI_ST_DP] && !x.d.used[LSIM_WI_ST_PIPE]);
+}
+
+static void test_order(void)
+{
+    fixture x;
+    /* --dp from 1 on a training trace and --layers on it: dp is told first */
+    setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.dp = 2;
+    x.rq.layers = 8;
+    REFUSED(&x, "dp", "--dp 2");
+}
+
+int main(void)
+{
+    test_rule_table();
+    test_dp();
+    test_tp();
+    test_pipeline();
+    test_synth_options();
+    test_shape();
+    test_job_size();
+    test_layers();
+    test_slow_gpu();
+    test_steps();
+    test_order();
+    return check_result("test_whatif_rules");
+}
