@@ -68,54 +68,54 @@ T_JOB='^(job:|breakdown_oracle:)'
 
 mutant latency_plus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "every modelled launch latency 1 us longer (src/graph.c, model_launch_delay)"
-sub src/graph.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) + 1000;'
+sub src/build/latency.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) + 1000;'
 
 mutant latency_minus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "every modelled launch latency 1 us shorter"
-sub src/graph.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) - 1000;'
+sub src/build/latency.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) - 1000;'
 
 mutant graph_launch_latency kill "$T_REPLAY|^traps$" \
     "CUDA-graph launches without samples of their own: latency 1 us longer"
-sub src/graph.c 'return ls - (g->obs_end[r] - g->obs_start[r]);' 'return ls - (g->obs_end[r] - g->obs_start[r]) + 1000;'
+sub src/build/latency.c 'return ls - (g->obs_end[r] - g->obs_start[r]);' 'return ls - (g->obs_end[r] - g->obs_start[r]) + 1000;'
 
 mutant latency_from_call_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "the launch latency applied from the call's end instead of its start (the call's duration added once more)"
-sub src/graph.c 'lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);' 'lsim_ns from_start = ls;'
+sub src/build/latency.c 'lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);' 'lsim_ns from_start = ls;'
 
 mutant model_reads_observed_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "the model reads every third launch's observed GPU start back (the replay no longer predicts)"
-sub src/graph.c ': model_launch_delay(b, r);' ': (v % 3 ? model_launch_delay(b, r) : g->obs_start[v] - g->obs_end[r]);'
+sub src/build/latency.c ': bld_model_launch_delay(b, r);' ': (v % 3 ? bld_model_launch_delay(b, r) : g->obs_start[v] - g->obs_end[r]);'
 
 mutant no_event_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
     "cross-stream record/wait pairs give no event edge (src/graph.c, add_event_edges)"
-sub src/graph.c 'if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;' 'if (strncmp(a, "StreamWaitEvent", 15) != 0 || a) continue;'
+sub src/build/sync.c 'if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;' 'if (strncmp(a, "StreamWaitEvent", 15) != 0 || a) continue;'
 
 mutant no_sync_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
     "blocking calls get no end-edge from the GPU work they wait for"
-sub src/graph.c 'if ((rc = add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;' \
-    'if (d == INT64_MIN && (rc = add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;'
+sub src/build/sync.c 'if ((rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;' \
+    'if (d == INT64_MIN && (rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;'
 
 mutant no_hidden_edges kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "no hidden dependency recovered from timing (src/graph.c, add_inferred_edges)"
-sub src/graph.c 'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;' \
+sub src/build/hidden.c 'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;' \
     'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns || v < g->n) continue;'
 
 mutant stream_order_skips_one kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "stream order: each op ordered after the op two before it, not the one before (off by one)"
-sub src/graph.c $'uint32_t prev = b->stream_nodes[p][i - 1];\n                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];' \
+sub src/build/latency.c $'uint32_t prev = b->stream_nodes[p][i - 1];\n                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];' \
     $'uint32_t prev = b->stream_nodes[p][i > 1 ? i - 2 : 0];\n                lsim_ns gap = g->obs_start[v] - g->obs_end[prev];'
 
 mutant no_queued_gap kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "the gap between back-to-back queued kernels is not learned (0)"
-sub src/graph.c '*out = n >= 8 ? median(gaps, n) : 0;' '*out = n >= 8 ? 0 * median(gaps, n) : 0;'
+sub src/build/latency.c '*out = n >= 8 ? lsim_median_i64(gaps, n) : 0;' '*out = n >= 8 ? 0 * lsim_median_i64(gaps, n) : 0;'
 
 mutant iteration_drops_gpu_work kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "GPU work does not inherit the iteration of the call that launched it"
-sub src/graph.c 'g->iter[v] = g->iter[r];' 'g->iter[v] = -1;'
+sub src/build/latency.c 'g->iter[v] = g->iter[r];' 'g->iter[v] = -1;'
 
 mutant prewindow_not_pinned kill "$T_REPLAY|^traps$" \
     "observed-latency mode does not pin pre-window GPU work to its observed start"
-sub src/graph.c 'g->release[v] = observed ? g->obs_start[v] : g->t0;' 'g->release[v] = g->t0;'
+sub src/build/latency.c 'g->release[v] = observed ? g->obs_start[v] : g->t0;' 'g->release[v] = g->t0;'
 
 mutant bytes_in_bits kill "^test_reader$|^traps$|^calibrate:|^et:|$T_JOB" \
     "a unit error in bytes: collective sizes nelems x dtype x 8 (io/kineto.c)"

@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../src/util.h"
+
 /* Output pids: rank index i owns [i * PID_STRIDE, (i + 1) * PID_STRIDE). */
 #define PID_STRIDE 1000000
 #define GPU_PID_LOCAL 999000 /* + device */
@@ -395,13 +397,7 @@ static int build_lanes(const lsim_replay_item *it, rank_map *m)
             if (j == L && L == MAX_LANES) {
                 j = L - 1; /* not seen in practice: the overlap stays */
             } else if (j == L) {
-                if (L == cap_lanes) {
-                    size_t nc = cap_lanes ? 2 * cap_lanes : 8;
-                    lsim_ns *x = realloc(lane_end, nc * sizeof *x);
-                    if (!x) goto out;
-                    lane_end = x;
-                    cap_lanes = nc;
-                }
+                if (LSIM_GROW(lane_end, &cap_lanes, L + 1)) goto out;
                 lane_end[L++] = a[i].end;
             }
             if (a[i].end > lane_end[j]) lane_end[j] = a[i].end;
@@ -720,8 +716,6 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
     return 0;
 }
 
-static const char *mode_name(lsim_latency_mode m) { return m == LSIM_LAT_OBSERVED ? "observed" : "model"; }
-
 static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
 {
     rank_map *maps = calloc(n ? n : 1, sizeof *maps);
@@ -750,7 +744,7 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
     if (!rc) {
         puts_(w, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"lumosim " LSIM_VERSION "\"");
         puts_(w, ",\"latency_mode\":");
-        put_str(w, n ? mode_name(items[0].g->latency) : "model");
+        put_str(w, lsim_latency_mode_name(n && items[0].g->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
         puts_(w, ",\"pid_stride\":" );
         put_u64(w, PID_STRIDE);
         puts_(w, ",\"ranks\":[");
@@ -763,7 +757,7 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
             puts_(w, ",\"source\":");
             put_str(w, g->source ? g->source : "");
             puts_(w, ",\"latency_mode\":");
-            put_str(w, mode_name(g->latency));
+            put_str(w, lsim_latency_mode_name(g->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
             puts_(w, ",\"pid_base\":");
             put_u64(w, (uint64_t)i * PID_STRIDE);
             puts_(w, ",\"nodes\":");

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "lumosim/input.h"
+#include "../src/util.h"
 
 #define MAX_GROUPS 4096
 
@@ -47,15 +48,9 @@ static int too_big(const char *label, lsim_err *err)
 /* Whole file through gzread (plain files pass through unchanged). */
 static int slurp_file(const char *path, char **out, size_t *outlen, lsim_err *err)
 {
-    /* a regular file only: a FIFO or a terminal would block (input.h) */
-    int fd = -1;
-    int orc = lsim_input_open(path, &fd, err);
+    gzFile gz = NULL;
+    int orc = lsim_gz_open(path, 0, &gz, err);
     if (orc) return orc;
-    gzFile gz = gzdopen(fd, "rb");
-    if (!gz) {
-        close(fd);
-        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
-    }
     char *buf = NULL;
     size_t cap = 0, len = 0;
     int rc = 0;
@@ -68,10 +63,7 @@ static int slurp_file(const char *path, char **out, size_t *outlen, lsim_err *er
         int zerr = 0;
         if (got <= 0) (void)gzerror(gz, &zerr);
         if (got < 0 || (got == 0 && zerr != Z_OK && zerr != Z_STREAM_END)) {
-            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", path,
-                              zerr == Z_BUF_ERROR ? "truncated gzip data (unexpected end of file)"
-                              : zerr == Z_DATA_ERROR ? "corrupt gzip data"
-                              : zerr == Z_ERRNO ? "read error" : "corrupt or truncated gzip data");
+            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", path, lsim_gz_why(zerr));
             goto cleanup;
         }
         if (got == 0) break;
@@ -81,9 +73,8 @@ static int slurp_file(const char *path, char **out, size_t *outlen, lsim_err *er
             goto cleanup;
         }
     }
-cleanup:;
-    int zc = gzclose(gz);
-    if (!rc && zc != Z_OK) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
+cleanup:
+    rc = lsim_gz_close(gz, path, rc, err);
     if (rc) {
         free(buf);
         return rc;
@@ -313,13 +304,7 @@ static int find_group(parser *p, int named, const char *name, const char *desc, 
         }
     if (et->npg >= MAX_GROUPS)
         return lsim_err_set(p->err, LSIM_ETRACE, "%s: more than %d process groups: not supported", p->label, MAX_GROUPS);
-    if (et->npg == p->cappg) {
-        size_t nc = p->cappg ? p->cappg * 2 : 8;
-        lsim_et_pg *ng = realloc(et->pgs, nc * sizeof *ng);
-        if (!ng) return oom(p);
-        et->pgs = ng;
-        p->cappg = nc;
-    }
+    if (LSIM_GROW(et->pgs, &p->cappg, et->npg + 1)) return oom(p);
     lsim_et_pg *g = &et->pgs[et->npg];
     memset(g, 0, sizeof *g);
     g->named = named;
@@ -466,13 +451,7 @@ static int parse_comm(parser *p, const cJSON *node, int64_t id)
     int launches, skip;
     lsim_coll_kind kind = kind_of(name, &launches, &skip);
     if (skip) return 0;
-    if (et->nops == p->capops) {
-        size_t nc = p->capops ? p->capops * 2 : 64;
-        lsim_et_op *no = realloc(et->ops, nc * sizeof *no);
-        if (!no) return oom(p);
-        et->ops = no;
-        p->capops = nc;
-    }
+    if (LSIM_GROW(et->ops, &p->capops, et->nops + 1)) return oom(p);
     lsim_et_op *op = &et->ops[et->nops];
     memset(op, 0, sizeof *op);
     op->node_id = id;

@@ -1,4 +1,5 @@
-/* Streaming Kineto trace reader (see include/lumosim/trace.h).
+/* Streaming Kineto trace reader (see include/lumosim/kineto.h; the data
+ * model it fills is trace.h's, in src/trace.c).
  *
  * Why hand-written scanning at all: cJSON parses whole documents, and traces
  * run to gigabytes. So a small scanner walks the top-level object, finds the
@@ -12,7 +13,7 @@
  * cJSON allocations go to a bump arena reset after every event, so parsing an
  * event costs no malloc/free pairs. */
 #include "lumosim/graph.h" /* LSIM_DUR_MAX */
-#include "lumosim/trace.h"
+#include "lumosim/kineto.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include <zlib.h>
 
 #include "lumosim/input.h"
+#include "../src/util.h"
 
 /* ------------------------------------------------------------------ arena */
 
@@ -132,10 +134,7 @@ static int fill(reader *r, size_t need)
                 int zerr = 0;
                 (void)gzerror(r->gz, &zerr); /* its text repeats the path */
                 if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: %s", r->label,
-                                        zerr == Z_BUF_ERROR ? "truncated gzip data (unexpected end of file)"
-                                        : zerr == Z_DATA_ERROR ? "corrupt gzip data"
-                                        : zerr == Z_ERRNO ? "read error" : "corrupt or truncated gzip data");
+                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: %s", r->label, lsim_gz_why(zerr));
                 r->eof = 1;
             }
             r->end += (size_t)got;
@@ -408,15 +407,6 @@ int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out)
     return 0;
 }
 
-static const char *COLL_NAMES[] = {"none",   "allreduce", "allgather", "reducescatter",
-                                   "broadcast", "reduce", "alltoall",  "sendrecv",
-                                   "send",   "recv",      "generic",   "other"};
-
-const char *lsim_coll_kind_name(lsim_coll_kind k)
-{
-    return (unsigned)k < sizeof COLL_NAMES / sizeof *COLL_NAMES ? COLL_NAMES[k] : "other";
-}
-
 /* Kind from a collective name as written in metadata or kernel names
  * ("allreduce", "AllReduce", "all_reduce", "_allgather_base", ...). */
 static lsim_coll_kind coll_from_text(const char *s)
@@ -499,21 +489,6 @@ lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes
 }
 
 /* ------------------------------------------------------------- the trace */
-
-void lsim_trace_free(lsim_trace *t)
-{
-    if (!t) return;
-    for (size_t i = 0; i < t->npg; i++) free(t->pgs[i].ranks);
-    free(t->pgs);
-    free(t->colls);
-    free(t->rows);
-    free(t->syncs);
-    free(t->gemms);
-    free(t->ev);
-    lsim_strtab_free(t->strings);
-    free(t->path);
-    free(t);
-}
 
 static int intern(lsim_trace *t, const char *s, uint32_t *id)
 {
@@ -622,17 +597,6 @@ static int id_field(lsim_trace *t, const cJSON *v, int64_t *out)
     return 0;
 }
 
-void lsim_trace_drop_events(lsim_trace *t)
-{
-    if (!t) return;
-    free(t->ev);
-    t->ev = NULL;
-    t->nev = t->capev = 0;
-    free(t->gemms); /* indexes the events */
-    t->gemms = NULL;
-    t->ngemm = t->capgemm = 0;
-}
-
 static uint64_t row_hash(const lsim_row *r)
 {
     uint64_t h = (uint64_t)r->pid * 0x9e3779b97f4a7c15ull ^ (uint64_t)r->tid * 0xc2b2ae3d27d4eb4full ^
@@ -669,13 +633,7 @@ static int intern_row(lsim_trace *t, rowmap *m, const lsim_row *r, uint32_t *out
         }
         k = (k + 1) & (m->nslots - 1);
     }
-    if (t->nrows == t->caprows) {
-        size_t nc = t->caprows ? t->caprows * 2 : 16;
-        lsim_row *n = realloc(t->rows, nc * sizeof *n);
-        if (!n) return LSIM_ENOMEM;
-        t->rows = n;
-        t->caprows = nc;
-    }
+    if (LSIM_GROW(t->rows, &t->caprows, t->nrows + 1)) return LSIM_ENOMEM;
     t->rows[t->nrows] = *r;
     m->slots[k] = (uint32_t)t->nrows + 1;
     *out = (uint32_t)t->nrows++;
@@ -684,13 +642,7 @@ static int intern_row(lsim_trace *t, rowmap *m, const lsim_row *r, uint32_t *out
 
 static int push_sync(lsim_trace *t, int64_t ws, int64_t wr, int32_t *idx)
 {
-    if (t->nsync == t->capsync) {
-        size_t nc = t->capsync ? t->capsync * 2 : 64;
-        lsim_sync_info *n = realloc(t->syncs, nc * sizeof *n);
-        if (!n) return LSIM_ENOMEM;
-        t->syncs = n;
-        t->capsync = nc;
-    }
+    if (LSIM_GROW(t->syncs, &t->capsync, t->nsync + 1)) return LSIM_ENOMEM;
     if (t->nsync >= INT32_MAX) return LSIM_ENOMEM;
     t->syncs[t->nsync] = (lsim_sync_info){ws, wr};
     *idx = (int32_t)t->nsync++;
@@ -699,26 +651,14 @@ static int push_sync(lsim_trace *t, int64_t ws, int64_t wr, int32_t *idx)
 
 static int push_event(lsim_trace *t, lsim_event **out)
 {
-    if (t->nev == t->capev) {
-        size_t nc = t->capev ? t->capev * 2 : 4096;
-        lsim_event *n = realloc(t->ev, nc * sizeof *n);
-        if (!n) return LSIM_ENOMEM;
-        t->ev = n;
-        t->capev = nc;
-    }
+    if (LSIM_GROW(t->ev, &t->capev, t->nev + 1)) return LSIM_ENOMEM;
     *out = &t->ev[t->nev++];
     return 0;
 }
 
 static int push_coll(lsim_trace *t, int32_t *idx)
 {
-    if (t->ncoll == t->capcoll) {
-        size_t nc = t->capcoll ? t->capcoll * 2 : 64;
-        lsim_coll_info *n = realloc(t->colls, nc * sizeof *n);
-        if (!n) return LSIM_ENOMEM;
-        t->colls = n;
-        t->capcoll = nc;
-    }
+    if (LSIM_GROW(t->colls, &t->capcoll, t->ncoll + 1)) return LSIM_ENOMEM;
     if (t->ncoll >= INT32_MAX) return LSIM_ENOMEM;
     *idx = (int32_t)t->ncoll;
     lsim_coll_info *c = &t->colls[t->ncoll++];
@@ -867,13 +807,7 @@ static int8_t input_type_size(const char *s)
 /* Record a GEMM-like op's input shapes in the side table (lsim_gemm_op). */
 static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
 {
-    if (t->ngemm == t->capgemm) {
-        size_t nc = t->capgemm ? t->capgemm * 2 : 256;
-        lsim_gemm_op *n = realloc(t->gemms, nc * sizeof *n);
-        if (!n) return LSIM_ENOMEM;
-        t->gemms = n;
-        t->capgemm = nc;
-    }
+    if (LSIM_GROW(t->gemms, &t->capgemm, t->ngemm + 1)) return LSIM_ENOMEM;
     lsim_gemm_op *g = &t->gemms[t->ngemm++];
     memset(g, 0, sizeof *g);
     g->ev = (uint64_t)(t->nev - 1);
@@ -1318,22 +1252,15 @@ int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err)
 int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, lsim_trace **out, lsim_err *err)
 {
     *out = NULL;
-    /* a regular file only: a FIFO or a terminal would block (input.h) */
-    int fd = -1;
-    int orc = lsim_input_open(path, &fd, err);
-    if (orc) return orc;
-    gzFile gz = gzdopen(fd, "rb");
-    if (!gz) {
-        close(fd);
-        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
-    }
-    gzbuffer(gz, 1u << 18);
-    int rc = read_any(path, gz, NULL, 0, progress, ctx, out, err);
-    int zc = gzclose(gz);
-    if (!rc && zc != Z_OK) {
+    gzFile gz = NULL;
+    int rc = lsim_gz_open(path, 1u << 18, &gz, err);
+    if (rc) return rc;
+    rc = read_any(path, gz, NULL, 0, progress, ctx, out, err);
+    int zc = lsim_gz_close(gz, path, rc, err);
+    if (zc != rc) {
         lsim_trace_free(*out);
         *out = NULL;
-        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
+        rc = zc;
     }
     return rc;
 }
@@ -1341,62 +1268,4 @@ int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, l
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
 {
     return read_any(label, NULL, buf, len, NULL, NULL, out, err);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n)
-{
-    *ranks = NULL;
-    *n = 0;
-    int32_t *r = malloc((t->nrows ? t->nrows : 1) * sizeof *r);
-    if (!r) return LSIM_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < t->nrows; i++)
-        if (t->rows[i].rank >= 0) r[k++] = t->rows[i].rank;
-    qsort(r, k, sizeof *r, cmp_i32);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (!u || r[u - 1] != r[i]) r[u++] = r[i];
-    if (!u) {
-        free(r);
-        return 0;
-    }
-    *ranks = r;
-    *n = u;
-    return 0;
-}
-
-/* Why in place: a merged file is read once per rank (lsim_cli_load), and
- * each copy keeps only its rank's events, so peak memory is one file's. */
-int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err)
-{
-    int64_t *to = malloc((t->nev ? t->nev : 1) * sizeof *to);
-    if (!to) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
-    size_t k = 0, nev = t->nev;
-    for (size_t i = 0; i < nev; i++) {
-        if (t->rows[t->ev[i].row].rank != rank) {
-            to[i] = -1;
-            continue;
-        }
-        to[i] = (int64_t)k;
-        t->ev[k++] = t->ev[i];
-    }
-    t->nev = k;
-    size_t g = 0;
-    for (size_t i = 0; i < t->ngemm; i++)
-        if (t->gemms[i].ev < nev && to[t->gemms[i].ev] >= 0) {
-            t->gemms[g] = t->gemms[i];
-            t->gemms[g++].ev = (uint64_t)to[t->gemms[i].ev];
-        }
-    t->ngemm = g;
-    free(to);
-    t->rank = rank;
-    t->world_size = world;
-    if (!k) return lsim_err_set(err, LSIM_ETRACE, "%s: rank %d of the merged file has no events", t->path, rank);
-    return 0;
 }

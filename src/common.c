@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "lumosim/text.h"
+#include "util.h"
 
 int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
 {
@@ -31,14 +32,27 @@ int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
 const char *lsim_strerror(int code)
 {
     switch (code) {
-    case LSIM_OK: return "ok";
-    case LSIM_ENOMEM: return "out of memory";
-    case LSIM_EIO: return "I/O error";
-    case LSIM_EFORMAT: return "malformed input";
-    case LSIM_ETRACE: return "not a usable trace";
-    case LSIM_EARG: return "bad argument";
+#define ERR_CASE_(id, value, msg) \
+    case id: return msg;
+        LSIM_ERRNO_MAP(ERR_CASE_)
+#undef ERR_CASE_
     default: return "internal error";
     }
+}
+
+int lsim_strerror_parse(const char *msg, int *code, lsim_err *err)
+{
+#define ERR_NAME_(id, value, m) m,
+    static const char *const MSGS[] = {LSIM_ERRNO_MAP(ERR_NAME_)};
+#undef ERR_NAME_
+#define ERR_VALUE_(id, value, m) id,
+    static const int CODES[] = {LSIM_ERRNO_MAP(ERR_VALUE_)};
+#undef ERR_VALUE_
+    const size_t n = sizeof CODES / sizeof *CODES;
+    int i = lsim_name_index(MSGS, n, msg);
+    if (i < 0) return lsim_name_unknown("status", MSGS, n, msg, err);
+    *code = CODES[i];
+    return 0;
 }
 
 void *lsim_alloc_big(size_t bytes)

@@ -199,7 +199,8 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
 
 void lsim_report_table_head(FILE *f, int observed_latency)
 {
-    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION, observed_latency ? "observed" : "model");
+    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION,
+            lsim_latency_mode_name(observed_latency ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
 }
 
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
@@ -387,7 +388,7 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
     cJSON *doc = cJSON_CreateObject();
     if (!doc) goto nomem;
     cJSON_AddStringToObject(doc, "lumosim_version", LSIM_VERSION);
-    cJSON_AddStringToObject(doc, "latency_mode", observed_latency ? "observed" : "model");
+    cJSON_AddStringToObject(doc, "latency_mode", lsim_latency_mode_name(observed_latency ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
     if (!cJSON_AddArrayToObject(doc, "ranks")) goto nomem;
     lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
     cJSON_AddItemToObject(doc, "job", span_json(ja, jp, p->any_obs || !p->n));

@@ -726,7 +726,7 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
         if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
-    const char *mode = n && items[0].g->latency == LSIM_LAT_OBSERVED ? "observed" : "model";
+    const char *mode = lsim_latency_mode_name(n && items[0].g->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL);
 
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #define BLOCK_MIN (1u << 16)
 
 typedef struct block {
@@ -92,14 +94,9 @@ int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
         i = (i + 1) & (t->nslots - 1);
     }
     if (t->n == t->cap) {
-        uint32_t nc = t->cap ? t->cap * 2 : 256;
-        const char **ns = realloc(t->strs, nc * sizeof *ns);
-        if (!ns) return LSIM_ENOMEM;
-        t->strs = ns;
-        uint32_t *nl = realloc(t->lens, nc * sizeof *nl);
-        if (!nl) return LSIM_ENOMEM;
-        t->lens = nl;
-        t->cap = nc;
+        size_t cs = t->cap, cl = t->cap; /* both arrays hold cap entries */
+        if (LSIM_GROW(t->strs, &cs, (size_t)t->n + 1) || LSIM_GROW(t->lens, &cl, (size_t)t->n + 1)) return LSIM_ENOMEM;
+        t->cap = (uint32_t)(cs < cl ? cs : cl);
     }
     if (!t->blocks || t->blocks->cap - t->blocks->used < len + 1) {
         size_t cap = len + 1 > BLOCK_MIN ? len + 1 : BLOCK_MIN;

@@ -13,15 +13,27 @@
 
 #define LSIM_VERSION "0.1.0"
 
-enum {
-    LSIM_OK = 0,
-    LSIM_ENOMEM = -1,   /* allocation failed */
-    LSIM_EIO = -2,      /* file cannot be opened/read/written */
-    LSIM_EFORMAT = -3,  /* file is not valid JSON / gzip / is truncated */
-    LSIM_ETRACE = -4,   /* valid JSON but not a usable Kineto trace */
-    LSIM_EARG = -5,     /* bad argument from the caller */
-    LSIM_EINTERNAL = -6 /* invariant violated (a bug: please report) */
-};
+/* Name tables, in the style of libuv's UV_ERRNO_MAP: one X-macro per enum
+ * lists each value once, and expands into the enum (the same identifiers and
+ * values, in order), its name function and its parse function (name ->
+ * value). LSIM_ENUM_ENTRY_ and LSIM_ENUM_COUNT_ are the two expansions
+ * headers use: an enumerator, and a +1 per value. */
+#define LSIM_ENUM_ENTRY_(id, name) id,
+#define LSIM_ENUM_COUNT_(id, name) +1
+
+/* Status codes: X(identifier, value, message). */
+#define LSIM_ERRNO_MAP(X)                                                             \
+    X(LSIM_OK, 0, "ok")                                                               \
+    X(LSIM_ENOMEM, -1, "out of memory")        /* allocation failed */                \
+    X(LSIM_EIO, -2, "I/O error")               /* file cannot be opened/read/written */ \
+    X(LSIM_EFORMAT, -3, "malformed input")     /* not valid JSON / gzip / truncated */ \
+    X(LSIM_ETRACE, -4, "not a usable trace")   /* valid JSON but not a usable Kineto trace */ \
+    X(LSIM_EARG, -5, "bad argument")           /* bad argument from the caller */     \
+    X(LSIM_EINTERNAL, -6, "internal error")    /* invariant violated (a bug: please report) */
+
+#define LSIM_ERRNO_ENTRY_(id, value, msg) id = value,
+enum { LSIM_ERRNO_MAP(LSIM_ERRNO_ENTRY_) };
+#undef LSIM_ERRNO_ENTRY_
 
 #define LSIM_ERR_LEN 512
 
@@ -39,8 +51,13 @@ int lsim_err_set(lsim_err *err, int code, const char *fmt, ...)
 #endif
     ;
 
-/* Short name of a status code ("out of memory", "I/O error", ...). */
+/* Short name of a status code ("out of memory", "I/O error", ...;
+ * "internal error" for a code not in LSIM_ERRNO_MAP). Local. */
 const char *lsim_strerror(int code);
+
+/* The code whose lsim_strerror is msg: 0 and *code, or LSIM_EARG (err may
+ * be NULL). Local. */
+int lsim_strerror_parse(const char *msg, int *code, lsim_err *err);
 
 /* Memory for a large array that is written soon after (the engines'
  * per-node state, the simulated waits): from 4 MiB up it is aligned to 2 MiB

@@ -25,31 +25,39 @@
 #include "lumosim/strtab.h"
 #include "lumosim/trace.h"
 
-typedef enum lsim_node_kind {
-    LSIM_N_CPU = 0,  /* a piece of a CPU op / annotation, or a gap-free CPU span */
-    LSIM_N_RUNTIME,  /* a CUDA/HIP runtime or driver call (its last piece) */
-    LSIM_N_KERNEL,
-    LSIM_N_MEMCPY,
-    LSIM_N_MEMSET,
-    LSIM_N_NKINDS
-} lsim_node_kind;
+/* Name tables (common.h, LSIM_ERRNO_MAP): X(identifier, name) per value,
+ * generating the enum, the name function and the parse function; the names
+ * are those reports, stores and the CLI use. */
+/* Node kinds. */
+#define LSIM_NODE_KINDS(X)                                                                   \
+    X(LSIM_N_CPU, "cpu")         /* a piece of a CPU op / annotation, or a gap-free CPU span */ \
+    X(LSIM_N_RUNTIME, "runtime") /* a CUDA/HIP runtime or driver call (its last piece) */     \
+    X(LSIM_N_KERNEL, "kernel")                                                               \
+    X(LSIM_N_MEMCPY, "memcpy")                                                               \
+    X(LSIM_N_MEMSET, "memset")
+
+typedef enum lsim_node_kind { LSIM_NODE_KINDS(LSIM_ENUM_ENTRY_) LSIM_N_NKINDS } lsim_node_kind;
 
 /* Edge classes: the four Lumos classes, split finer for reporting/ablation. */
-typedef enum lsim_edge_class {
-    LSIM_E_CPU_THREAD = 0, /* CPU->CPU same thread, delay = preserved gap */
-    LSIM_E_CPU_XTHREAD,    /* CPU->CPU across threads (one waits for another) */
-    LSIM_E_LAUNCH,         /* CPU->GPU launch correlation, delay = launch latency */
-    LSIM_E_SYNC,           /* GPU->CPU blocking call waits (end-edge) */
-    LSIM_E_STREAM,         /* GPU->GPU same-stream order */
-    LSIM_E_EVENT,          /* GPU->GPU cross-stream event record/wait */
-    LSIM_E_INFERRED,       /* GPU->GPU hidden dependency recovered from timing ("hidden") */
-    LSIM_E_NCLASSES
-} lsim_edge_class;
+#define LSIM_EDGE_CLASSES(X)                                                                         \
+    X(LSIM_E_CPU_THREAD, "cpu_thread")        /* CPU->CPU same thread, delay = preserved gap */        \
+    X(LSIM_E_CPU_XTHREAD, "cpu_cross_thread") /* CPU->CPU across threads (one waits for another) */    \
+    X(LSIM_E_LAUNCH, "launch")                /* CPU->GPU launch correlation, delay = launch latency */ \
+    X(LSIM_E_SYNC, "sync")                    /* GPU->CPU blocking call waits (end-edge) */             \
+    X(LSIM_E_STREAM, "stream")                /* GPU->GPU same-stream order */                          \
+    X(LSIM_E_EVENT, "event")                  /* GPU->GPU cross-stream event record/wait */             \
+    X(LSIM_E_INFERRED, "hidden")              /* GPU->GPU hidden dependency recovered from timing */
+
+typedef enum lsim_edge_class { LSIM_EDGE_CLASSES(LSIM_ENUM_ENTRY_) LSIM_E_NCLASSES } lsim_edge_class;
 
 #define LSIM_EDGE_END 0x80u /* flag in in_class: end-edge (constrains end) */
 
+/* Names: "?" for a value out of range. Parse: the value of a name, 0, or
+ * LSIM_EARG naming the valid ones in err (may be NULL). Local. */
 const char *lsim_edge_class_name(lsim_edge_class c);
 const char *lsim_node_kind_name(lsim_node_kind k);
+int lsim_edge_class_parse(const char *name, lsim_edge_class *out, lsim_err *err);
+int lsim_node_kind_parse(const char *name, lsim_node_kind *out, lsim_err *err);
 
 /* Node flags */
 #define LSIM_NF_PREWINDOW 0x01u /* GPU work whose launch precedes the trace */
@@ -63,10 +71,17 @@ const char *lsim_node_kind_name(lsim_node_kind k);
 #define LSIM_NF_DTOH_PAGEABLE 0x20u /* device-to-pageable-host copy: the
                                        cudaMemcpyAsync that issued it blocks */
 
-typedef enum lsim_latency_mode {
-    LSIM_LAT_MODEL = 0,   /* per-API latencies learned on idle streams */
-    LSIM_LAT_OBSERVED = 1 /* each launch keeps its own latency; pre-window pinned */
-} lsim_latency_mode;
+#define LSIM_LATENCY_MODES(X)                                                      \
+    X(LSIM_LAT_MODEL, "model")       /* per-API latencies learned on idle streams */ \
+    X(LSIM_LAT_OBSERVED, "observed") /* each launch keeps its own latency; pre-window pinned */
+
+typedef enum lsim_latency_mode { LSIM_LATENCY_MODES(LSIM_ENUM_ENTRY_) } lsim_latency_mode;
+enum { LSIM_LAT_NMODES = 0 LSIM_LATENCY_MODES(LSIM_ENUM_COUNT_) };
+
+/* "model" / "observed" ("?" out of range), and back (0, or LSIM_EARG in err,
+ * which may be NULL). Local. */
+const char *lsim_latency_mode_name(lsim_latency_mode m);
+int lsim_latency_mode_parse(const char *name, lsim_latency_mode *out, lsim_err *err);
 
 typedef struct lsim_build_opts {
     lsim_latency_mode latency;
@@ -96,14 +111,43 @@ typedef struct lsim_iter {
 } lsim_iter;
 
 /* Why inferred edges were dropped. */
-typedef enum lsim_drop_reason {
-    LSIM_DROP_CONTRADICTS_TIMES = 0, /* source ended after target started */
-    LSIM_DROP_NO_SOURCE,             /* nothing recorded/enqueued to wait on */
-    LSIM_DROP_NO_TARGET,             /* no later work on the waiting stream */
-    LSIM_DROP_SAME_STREAM,           /* record and wait on one stream: implicit */
-    LSIM_DROP_NREASONS
-} lsim_drop_reason;
+#define LSIM_DROP_REASONS(X)                                                                   \
+    X(LSIM_DROP_CONTRADICTS_TIMES, "contradicts_observed_times") /* source ended after target started */ \
+    X(LSIM_DROP_NO_SOURCE, "no_source")     /* nothing recorded/enqueued to wait on */          \
+    X(LSIM_DROP_NO_TARGET, "no_target")     /* no later work on the waiting stream */           \
+    X(LSIM_DROP_SAME_STREAM, "same_stream") /* record and wait on one stream: implicit */
+
+typedef enum lsim_drop_reason { LSIM_DROP_REASONS(LSIM_ENUM_ENTRY_) LSIM_DROP_NREASONS } lsim_drop_reason;
 const char *lsim_drop_reason_name(lsim_drop_reason r);
+int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *err);
+
+/* The per-node columns of lsim_graph, defined once: X(name, C type), in
+ * struct order. Every place that allocates, resizes, copies, permutes, reads
+ * or writes all node columns expands this list, so a new column is added
+ * here and nowhere else (the HDF5 store, the clone, the allocator).
+ *   kind       lsim_node_kind
+ *   flags      LSIM_NF_*
+ *   proc       index into procs
+ *   name       strtab id
+ *   dur        duration used by the simulation
+ *   obs_start  observed start (reporting/validation only)
+ *   obs_end    observed end
+ *   release    earliest start, INT64_MIN if none
+ *   corr       correlation id or -1
+ *   iter       index into iters or -1
+ *   coll       index into colls or -1 */
+#define LSIM_GRAPH_COLUMNS(X) \
+    X(kind, uint8_t)          \
+    X(flags, uint8_t)         \
+    X(proc, uint32_t)         \
+    X(name, uint32_t)         \
+    X(dur, lsim_ns)           \
+    X(obs_start, lsim_ns)     \
+    X(obs_end, lsim_ns)       \
+    X(release, lsim_ns)       \
+    X(corr, int64_t)          \
+    X(iter, int32_t)          \
+    X(coll, int32_t)
 
 typedef struct lsim_graph {
     char *source;            /* trace path */
@@ -112,19 +156,11 @@ typedef struct lsim_graph {
     lsim_strtab *strings;    /* owned */
     lsim_latency_mode latency;
 
-    /* nodes */
+    /* nodes: one array of n elements per LSIM_GRAPH_COLUMNS entry */
     size_t n;
-    uint8_t *kind;           /* lsim_node_kind */
-    uint8_t *flags;          /* LSIM_NF_* */
-    uint32_t *proc;          /* index into procs */
-    uint32_t *name;          /* strtab id */
-    lsim_ns *dur;            /* duration used by the simulation */
-    lsim_ns *obs_start;      /* observed start (reporting/validation only) */
-    lsim_ns *obs_end;        /* observed end */
-    lsim_ns *release;        /* earliest start, INT64_MIN if none */
-    int64_t *corr;           /* correlation id or -1 */
-    int32_t *iter;           /* index into iters or -1 */
-    int32_t *coll;           /* index into colls or -1 */
+#define LSIM_GRAPH_COLUMN_FIELD_(name, type) type *name;
+    LSIM_GRAPH_COLUMNS(LSIM_GRAPH_COLUMN_FIELD_)
+#undef LSIM_GRAPH_COLUMN_FIELD_
 
     /* incoming edges, CSR: preds of v are in_src[in_off[v] .. in_off[v+1]) */
     uint64_t *in_off;
@@ -203,6 +239,41 @@ int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, l
  * where each layer starts and ends on its thread. Local. */
 int lsim_graph_layer_annotation(const char *name);
 void lsim_graph_free(lsim_graph *g);
+
+/* The one allocator of the node columns: make every LSIM_GRAPH_COLUMNS
+ * array of g hold cap nodes (at least 1), keeping the first min(old, cap)
+ * values; new slots are unset. g->n is not changed. Columns that are NULL
+ * are allocated. On failure (LSIM_ENOMEM, err "SOURCE: out of memory"; err
+ * may be NULL) every column still holds at least its old contents, so g
+ * stays whole. The graph owns the columns (lsim_graph_free). Local. */
+int lsim_graph_resize_nodes(lsim_graph *g, size_t cap, lsim_err *err);
+
+/* One edge, for lsim_graph_set_edges: src -> dst, its class (lsim_edge_class,
+ * possibly | LSIM_EDGE_END) and delay. */
+typedef struct lsim_edge {
+    uint32_t dst, src;
+    lsim_ns delay;
+    uint8_t cls;
+} lsim_edge;
+
+/* Order of each source's targets in the outgoing CSR. */
+typedef enum lsim_out_order {
+    LSIM_OUT_BY_LIST = 0, /* in the order the edges are listed (the trace build) */
+    LSIM_OUT_BY_DST       /* by target, then by the target's incoming order
+                             (synthesis, what-if, ablation, the store) */
+} lsim_out_order;
+
+/* The one CSR builder: replace g's edges (in_off, in_src, in_delay,
+ * in_class, out_off, out_dst, nedges) by the ne edges e[] over g->n nodes.
+ * Incoming edges are grouped by target, keeping list order within a target
+ * (a stable counting sort); outgoing as `order` says. Statistics
+ * (edges_by_class...) are the caller's. Every edge must name nodes < g->n
+ * (LSIM_EINTERNAL otherwise). On failure (LSIM_ENOMEM; err may be NULL) g
+ * is unchanged. e[] stays the caller's. Local. */
+int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_out_order order, lsim_err *err);
+
+/* Recount g->edges_by_class from its incoming CSR. Local. */
+void lsim_graph_count_edges(lsim_graph *g);
 
 /* Deep copy (the copy owns everything, string ids are the same). */
 int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err);

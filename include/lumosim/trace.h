@@ -1,13 +1,10 @@
-/* Kineto (PyTorch profiler) Chrome-trace reader.
+/* The trace data model: what the Kineto reader (kineto.h) produces and the
+ * graph build consumes. 48-byte events, rows (thread or stream), cuda_sync
+ * arguments, collective metadata, process groups and GEMM shapes in side
+ * tables, and a string table. The functions here (src/trace.c) work on a
+ * trace already in memory; reading one is kineto.h's.
  *
- * Reads one trace file, plain JSON or gzip (detected from the content, not the
- * name), as a stream: the traceEvents array is scanned and each event object
- * is parsed on its own with cJSON, so peak memory is the compact event table
- * below, never the document. Timestamps are converted once, exactly, from
- * the decimal text of `ts`/`dur` (microseconds, integer or float) to int64
- * nanoseconds, rounding half away from zero below 1 ns.
- *
- * Ownership: lsim_trace_read allocates *out; the caller releases it with
+ * Ownership: the reader allocates a trace; the caller releases it with
  * lsim_trace_free. Local (no MPI). */
 #ifndef LUMOSIM_TRACE_H
 #define LUMOSIM_TRACE_H
@@ -34,23 +31,29 @@ typedef enum lsim_sync_kind {
     LSIM_SYNC_CONTEXT
 } lsim_sync_kind;
 
-/* Collective kinds recognised from NCCL/RCCL kernel names or metadata. */
-typedef enum lsim_coll_kind {
-    LSIM_COLL_NONE = 0,
-    LSIM_COLL_ALLREDUCE,
-    LSIM_COLL_ALLGATHER,
-    LSIM_COLL_REDUCESCATTER,
-    LSIM_COLL_BROADCAST,
-    LSIM_COLL_REDUCE,
-    LSIM_COLL_ALLTOALL,
-    LSIM_COLL_SENDRECV,
-    LSIM_COLL_SEND,
-    LSIM_COLL_RECV,
-    LSIM_COLL_GENERIC, /* ncclDevKernel_Generic etc.: kind only from parent op */
-    LSIM_COLL_OTHER
-} lsim_coll_kind;
+/* Collective kinds recognised from NCCL/RCCL kernel names or metadata:
+ * X(identifier, name) (common.h, LSIM_ERRNO_MAP). */
+#define LSIM_COLL_KINDS(X)                                                     \
+    X(LSIM_COLL_NONE, "none")                                                  \
+    X(LSIM_COLL_ALLREDUCE, "allreduce")                                        \
+    X(LSIM_COLL_ALLGATHER, "allgather")                                        \
+    X(LSIM_COLL_REDUCESCATTER, "reducescatter")                                \
+    X(LSIM_COLL_BROADCAST, "broadcast")                                        \
+    X(LSIM_COLL_REDUCE, "reduce")                                              \
+    X(LSIM_COLL_ALLTOALL, "alltoall")                                          \
+    X(LSIM_COLL_SENDRECV, "sendrecv")                                          \
+    X(LSIM_COLL_SEND, "send")                                                  \
+    X(LSIM_COLL_RECV, "recv")                                                  \
+    X(LSIM_COLL_GENERIC, "generic") /* ncclDevKernel_Generic etc.: kind only from parent op */ \
+    X(LSIM_COLL_OTHER, "other")
 
+typedef enum lsim_coll_kind { LSIM_COLL_KINDS(LSIM_ENUM_ENTRY_) } lsim_coll_kind;
+enum { LSIM_COLL_NKINDS = 0 LSIM_COLL_KINDS(LSIM_ENUM_COUNT_) };
+
+/* The name of k ("other" out of range), and the kind of an exact name (0,
+ * or LSIM_EARG in err, which may be NULL). Local. */
 const char *lsim_coll_kind_name(lsim_coll_kind k);
+int lsim_coll_kind_parse(const char *name, lsim_coll_kind *out, lsim_err *err);
 
 /* Where an event sits: CPU rows are (pid, tid); GPU and cuda_sync rows are
  * (device, stream) taken from args, falling back to pid/tid. 64-bit ids
@@ -159,22 +162,7 @@ typedef struct lsim_trace {
                                  ("NVIDIA A100-SXM4-80GB"), UINT32_MAX if absent */
 } lsim_trace;
 
-/* Read one trace. On failure returns a negative code, fills err with
- * "PATH: what is wrong", and leaves *out NULL. Errors: unreadable path
- * (LSIM_EIO), truncated/corrupt gzip or malformed JSON (LSIM_EFORMAT), a
- * JSON document that is not a trace, no GPU and no CPU events, negative
- * durations (LSIM_ETRACE). */
-int lsim_trace_read(const char *path, lsim_trace **out, lsim_err *err);
-
-/* The same, calling progress(ctx, uncompressed bytes so far) every 16 MiB
- * of input (progress may be NULL). */
-typedef void (*lsim_progress_fn)(void *ctx, uint64_t bytes);
-int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, lsim_trace **out, lsim_err *err);
-
-/* Read from a memory buffer (fuzzing and tests); `label` names it in errors. */
-int lsim_trace_read_mem(const char *label, const char *buf, size_t len,
-                        lsim_trace **out, lsim_err *err);
-
+/* Free t and everything it owns; NULL is a no-op. Local. */
 void lsim_trace_free(lsim_trace *t);
 
 /* Merged multi-rank files (TraceLens TraceFusion: every event tagged
@@ -204,13 +192,8 @@ static inline int64_t lsim_event_wait_rec_corr(const lsim_trace *t, const lsim_e
     return e->sync >= 0 ? t->syncs[e->sync].wait_rec_corr : -1;
 }
 
-/* Parse a JSON number's decimal text in microseconds into nanoseconds,
- * exactly. Returns 0, or LSIM_EFORMAT if it is not a number. Exposed for
- * unit tests. */
-int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out);
-
-/* Classify a kernel name as a collective (LSIM_COLL_NONE if not NCCL/RCCL);
- * *dtype_bytes gets the element size the name implies, or -1. */
-lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes);
+/* The reader, for callers that include only this header (kineto.h
+ * includes this one first, so either order works). */
+#include "lumosim/kineto.h"
 
 #endif

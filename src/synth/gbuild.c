@@ -1,6 +1,8 @@
-/* Building an lsim_graph by hand (synth.h): grow-only arrays, then the two
- * CSRs by counting sort (in-edges in insertion order per target, out-edges
- * ordered by target per source, as the graph store rebuilds them). */
+/* Building an lsim_graph by hand (synth.h): the node columns grow inside a
+ * graph (lsim_graph_resize_nodes), edges in a list; at the end the one CSR
+ * builder makes the two CSRs (in-edges in insertion order per target,
+ * out-edges ordered by target per source, as the graph store rebuilds
+ * them). */
 #include "lumosim/metrics.h"
 #include "lumosim/synth.h"
 
@@ -8,24 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
+
 struct lsim_gbuilder {
     int rc;
     lsim_err err;
     char *source;
     int32_t rank, world;
     lsim_strtab *strings;
-    /* nodes */
-    size_t n, capn;
-    uint8_t *kind, *flags;
-    uint32_t *proc, *name;
-    lsim_ns *dur, *release;
-    int64_t *corr;
-    int32_t *coll;
+    /* nodes: the columns of g (g->n of them, capn allocated); only kind,
+     * flags, proc, name, dur, release, corr and coll are set before finish */
+    lsim_graph *g;
+    size_t capn;
     /* edges */
     size_t ne, cape;
-    uint32_t *esrc, *edst;
-    lsim_ns *edelay;
-    uint8_t *ecls;
+    lsim_edge *edges;
     /* procs, colls, iteration */
     lsim_proc *procs;
     uint32_t nprocs, capp;
@@ -41,23 +40,12 @@ static int fail(lsim_gbuilder *b, int code, const char *what)
     return b->rc;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 256;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return LSIM_ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuilder **out, lsim_err *err)
 {
     *out = NULL;
     lsim_gbuilder *b = calloc(1, sizeof *b);
-    if (!b || !(b->source = strdup(source ? source : "synth")) || !(b->strings = lsim_strtab_new())) {
+    if (!b || !(b->source = strdup(source ? source : "synth")) || !(b->strings = lsim_strtab_new()) ||
+        !(b->g = calloc(1, sizeof *b->g))) {
         lsim_gb_free(b);
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory building a graph");
     }
@@ -72,18 +60,8 @@ void lsim_gb_free(lsim_gbuilder *b)
     if (!b) return;
     free(b->source);
     lsim_strtab_free(b->strings);
-    free(b->kind);
-    free(b->flags);
-    free(b->proc);
-    free(b->name);
-    free(b->dur);
-    free(b->release);
-    free(b->corr);
-    free(b->coll);
-    free(b->esrc);
-    free(b->edst);
-    free(b->edelay);
-    free(b->ecls);
+    lsim_graph_free(b->g);
+    free(b->edges);
     free(b->procs);
     free(b->colls);
     free(b);
@@ -93,7 +71,7 @@ int lsim_gb_proc(lsim_gbuilder *b, int is_gpu, int64_t pid, int64_t tid, uint32_
 {
     if (b->rc) return b->rc;
     size_t cap = b->capp;
-    if (grow((void **)&b->procs, &cap, (size_t)b->nprocs + 1, sizeof *b->procs)) return fail(b, LSIM_ENOMEM, "out of memory");
+    if (LSIM_GROW(b->procs, &cap, (size_t)b->nprocs + 1)) return fail(b, LSIM_ENOMEM, "out of memory");
     b->capp = (uint32_t)cap;
     b->procs[b->nprocs] = (lsim_proc){(uint8_t)(is_gpu != 0), pid, tid, 0};
     *idx = b->nprocs++;
@@ -115,40 +93,29 @@ int lsim_gb_node2(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t
     if (b->rc) return b->rc;
     if (proc >= b->nprocs || (int)kind < 0 || kind >= LSIM_N_NKINDS || dur < 0)
         return fail(b, LSIM_EARG, "bad node (processor, kind or duration)");
-    if (b->n >= UINT32_MAX - 1) return fail(b, LSIM_EARG, "too many nodes");
-    size_t need = b->n + 1, c = b->capn;
-    size_t c2 = c;
-#define G(f)                                                                                    \
-    do {                                                                                        \
-        c2 = c;                                                                                 \
-        if (grow((void **)&b->f, &c2, need, sizeof *b->f)) return fail(b, LSIM_ENOMEM, "out of memory"); \
-    } while (0)
-    G(kind);
-    G(flags);
-    G(proc);
-    G(name);
-    G(dur);
-    G(release);
-    G(corr);
-    G(coll);
-#undef G
-    b->capn = c2;
+    lsim_graph *g = b->g;
+    if (g->n >= UINT32_MAX - 1) return fail(b, LSIM_EARG, "too many nodes");
+    if (g->n + 1 > b->capn) {
+        size_t c = b->capn ? 2 * b->capn : 256;
+        if (lsim_graph_resize_nodes(g, c, NULL)) return fail(b, LSIM_ENOMEM, "out of memory");
+        b->capn = c;
+    }
     char buf[256];
     size_t lp = strlen(prefix), ls = strlen(suffix);
     if (lp + ls >= sizeof buf) return fail(b, LSIM_EARG, "node name too long");
     memcpy(buf, prefix, lp);
     memcpy(buf + lp, suffix, ls + 1);
-    uint32_t v = (uint32_t)b->n;
-    if (lsim_strtab_intern(b->strings, buf, lp + ls, &b->name[v])) return fail(b, LSIM_ENOMEM, "out of memory");
-    b->kind[v] = (uint8_t)kind;
-    b->flags[v] = flags;
-    b->proc[v] = proc;
-    b->dur[v] = dur;
-    b->release[v] = INT64_MIN;
-    b->corr[v] = -1;
-    b->coll[v] = -1;
+    uint32_t v = (uint32_t)g->n;
+    if (lsim_strtab_intern(b->strings, buf, lp + ls, &g->name[v])) return fail(b, LSIM_ENOMEM, "out of memory");
+    g->kind[v] = (uint8_t)kind;
+    g->flags[v] = flags;
+    g->proc[v] = proc;
+    g->dur[v] = dur;
+    g->release[v] = INT64_MIN;
+    g->corr[v] = -1;
+    g->coll[v] = -1;
     b->procs[proc].nnodes++;
-    b->n++;
+    g->n++;
     *id = v;
     return 0;
 }
@@ -162,41 +129,26 @@ int lsim_gb_node(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t 
 int lsim_gb_set_release(lsim_gbuilder *b, uint32_t node, lsim_ns release)
 {
     if (b->rc) return b->rc;
-    if (node >= b->n) return fail(b, LSIM_EARG, "release of a node that does not exist");
-    b->release[node] = release;
+    if (node >= b->g->n) return fail(b, LSIM_EARG, "release of a node that does not exist");
+    b->g->release[node] = release;
     return 0;
 }
 
 int lsim_gb_set_corr(lsim_gbuilder *b, uint32_t node, int64_t corr)
 {
     if (b->rc) return b->rc;
-    if (node >= b->n) return fail(b, LSIM_EARG, "correlation of a node that does not exist");
-    b->corr[node] = corr;
+    if (node >= b->g->n) return fail(b, LSIM_EARG, "correlation of a node that does not exist");
+    b->g->corr[node] = corr;
     return 0;
 }
 
 int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsim_ns delay)
 {
     if (b->rc) return b->rc;
-    if (src >= b->n || dst >= b->n || src == dst || (cls & 0x7fu) >= LSIM_E_NCLASSES)
+    if (src >= b->g->n || dst >= b->g->n || src == dst || (cls & 0x7fu) >= LSIM_E_NCLASSES)
         return fail(b, LSIM_EARG, "bad edge (node or class)");
-    size_t need = b->ne + 1, c = b->cape, c2;
-#define G(f)                                                                                    \
-    do {                                                                                        \
-        c2 = c;                                                                                 \
-        if (grow((void **)&b->f, &c2, need, sizeof *b->f)) return fail(b, LSIM_ENOMEM, "out of memory"); \
-    } while (0)
-    G(esrc);
-    G(edst);
-    G(edelay);
-    G(ecls);
-#undef G
-    b->cape = c2;
-    b->esrc[b->ne] = src;
-    b->edst[b->ne] = dst;
-    b->edelay[b->ne] = delay;
-    b->ecls[b->ne] = (uint8_t)cls;
-    b->ne++;
+    if (LSIM_GROW(b->edges, &b->cape, b->ne + 1)) return fail(b, LSIM_ENOMEM, "out of memory");
+    b->edges[b->ne++] = (lsim_edge){dst, src, delay, (uint8_t)cls};
     return 0;
 }
 
@@ -204,8 +156,8 @@ int lsim_gb_coll(lsim_gbuilder *b, uint32_t node, lsim_coll_kind kind, int64_t b
                  const char *pg_name, int64_t seq)
 {
     if (b->rc) return b->rc;
-    if (node >= b->n) return fail(b, LSIM_EARG, "collective on a node that does not exist");
-    if (grow((void **)&b->colls, &b->capc, b->ncoll + 1, sizeof *b->colls)) return fail(b, LSIM_ENOMEM, "out of memory");
+    if (node >= b->g->n) return fail(b, LSIM_EARG, "collective on a node that does not exist");
+    if (LSIM_GROW(b->colls, &b->capc, b->ncoll + 1)) return fail(b, LSIM_ENOMEM, "out of memory");
     lsim_coll_info *c = &b->colls[b->ncoll];
     memset(c, 0, sizeof *c);
     c->kind = (uint8_t)kind;
@@ -218,8 +170,8 @@ int lsim_gb_coll(lsim_gbuilder *b, uint32_t node, lsim_coll_kind kind, int64_t b
     c->seq = seq;
     if (pg_name && lsim_strtab_intern(b->strings, pg_name, strlen(pg_name), &c->pg_name))
         return fail(b, LSIM_ENOMEM, "out of memory");
-    b->coll[node] = (int32_t)b->ncoll++;
-    b->flags[node] |= LSIM_NF_COLL;
+    b->g->coll[node] = (int32_t)b->ncoll++;
+    b->g->flags[node] |= LSIM_NF_COLL;
     return 0;
 }
 
@@ -232,67 +184,20 @@ int lsim_gb_finish(lsim_gbuilder *b, lsim_graph **out, lsim_err *err)
         if (err) *err = b->err;
         goto cleanup;
     }
-    g = calloc(1, sizeof *g);
-    if (!g) goto nomem;
-    size_t n = b->n, ne = b->ne, n1 = n ? n : 1, e1 = ne ? ne : 1;
-    g->n = n;
+    /* the node columns are the graph's already: take the graph */
+    g = b->g, b->g = NULL;
+    size_t n = g->n;
     g->rank = b->rank;
     g->world_size = b->world;
     g->device = UINT32_MAX; /* no trace: no deviceProperties */
     g->latency = LSIM_LAT_MODEL;
-    /* move the node arrays (shrunk or not, they are the graph's now) */
-    g->kind = b->kind, b->kind = NULL;
-    g->flags = b->flags, b->flags = NULL;
-    g->proc = b->proc, b->proc = NULL;
-    g->name = b->name, b->name = NULL;
-    g->dur = b->dur, b->dur = NULL;
-    g->release = b->release, b->release = NULL;
-    g->corr = b->corr, b->corr = NULL;
-    g->coll = b->coll, b->coll = NULL;
-    if (!n) {
-        if (!(g->kind = malloc(1)) || !(g->flags = malloc(1)) || !(g->proc = malloc(4)) || !(g->name = malloc(4)) ||
-            !(g->dur = malloc(8)) || !(g->release = malloc(8)) || !(g->corr = malloc(8)) || !(g->coll = malloc(4)))
-            goto nomem;
-    }
-    g->obs_start = malloc(n1 * sizeof *g->obs_start);
-    g->obs_end = malloc(n1 * sizeof *g->obs_end);
-    g->iter = malloc(n1 * sizeof *g->iter);
-    g->in_off = calloc(n + 1, sizeof *g->in_off);
-    g->out_off = calloc(n + 1, sizeof *g->out_off);
-    g->in_src = malloc(e1 * sizeof *g->in_src);
-    g->in_delay = malloc(e1 * sizeof *g->in_delay);
-    g->in_class = malloc(e1 * sizeof *g->in_class);
-    g->out_dst = malloc(e1 * sizeof *g->out_dst);
-    if (!g->obs_start || !g->obs_end || !g->iter || !g->in_off || !g->out_off || !g->in_src || !g->in_delay ||
-        !g->in_class || !g->out_dst)
-        goto nomem;
+    if (!b->capn && lsim_graph_resize_nodes(g, 1, NULL)) goto nomem;
     for (size_t v = 0; v < n; v++) {
         g->obs_start[v] = g->obs_end[v] = LSIM_OBS_NONE;
         g->iter[v] = b->has_iter ? 0 : -1;
     }
-    /* in-CSR: counting sort by target, insertion order kept */
-    for (size_t k = 0; k < ne; k++) g->in_off[b->edst[k] + 1]++;
-    for (size_t v = 0; v < n; v++) g->in_off[v + 1] += g->in_off[v];
-    {
-        uint64_t *pos = malloc(n1 * sizeof *pos);
-        if (!pos) goto nomem;
-        memcpy(pos, g->in_off, n * sizeof *pos);
-        for (size_t k = 0; k < ne; k++) {
-            uint64_t p = pos[b->edst[k]]++;
-            g->in_src[p] = b->esrc[k];
-            g->in_delay[p] = b->edelay[k];
-            g->in_class[p] = b->ecls[k];
-            g->edges_by_class[b->ecls[k] & 0x7fu]++;
-        }
-        /* out-CSR: by source, targets ascending (walk targets in order) */
-        for (size_t k = 0; k < ne; k++) g->out_off[b->esrc[k] + 1]++;
-        for (size_t v = 0; v < n; v++) g->out_off[v + 1] += g->out_off[v];
-        memcpy(pos, g->out_off, n * sizeof *pos);
-        for (size_t v = 0; v < n; v++)
-            for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) g->out_dst[pos[g->in_src[k]]++] = (uint32_t)v;
-        free(pos);
-    }
-    g->nedges = ne;
+    if (lsim_graph_set_edges(g, b->edges, b->ne, LSIM_OUT_BY_DST, NULL)) goto nomem;
+    lsim_graph_count_edges(g);
     g->procs = b->procs, b->procs = NULL;
     g->nprocs = b->nprocs;
     if (!g->procs && !(g->procs = malloc(sizeof *g->procs))) goto nomem;
@@ -423,13 +328,7 @@ uint32_t lsim_emit_comm(lsim_emit *E, int s, const char *what, lsim_ns dur, lsim
 
 int lsim_emit_pend(lsim_emit *E, uint32_t v)
 {
-    if (E->npend == E->cappend) {
-        size_t cap = E->cappend ? 2 * E->cappend : 16;
-        uint32_t *p = realloc(E->pend, cap * sizeof *p);
-        if (!p) return E->rc = LSIM_ENOMEM;
-        E->pend = p;
-        E->cappend = cap;
-    }
+    if (LSIM_GROW(E->pend, &E->cappend, E->npend + 1)) return E->rc = LSIM_ENOMEM;
     E->pend[E->npend++] = v;
     return 0;
 }

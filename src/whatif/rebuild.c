@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lumosim/metrics.h"
+#include "../util.h"
 
 #define NONE UINT32_MAX
 
@@ -24,12 +25,6 @@ static uint32_t proc_pred(const lsim_graph *g, uint32_t v)
         if ((g->in_class[k] & 0x7f) == want && !(g->in_class[k] & LSIM_EDGE_END)) return g->in_src[k];
     return NONE;
 }
-
-typedef struct edge {
-    uint32_t src;
-    lsim_ns delay;
-    uint8_t cls;
-} edge;
 
 typedef struct rkey {
     uint32_t grp;   /* process group name id (UINT32_MAX: none) */
@@ -100,26 +95,23 @@ static int renumber_by_origin(const lsim_graph *g, const wi_plan *P, lsim_graph 
 }
 
 /* A new graph with g's scalars and statistics, its strings (same ids) and
- * every array allocated for n nodes, m edges, nc collectives and nprocs
- * processors (in_off and out_off zeroed, the rest unset); NULL when out of
- * memory. The one place that knows which members of lsim_graph are arrays. */
-static lsim_graph *shell(const lsim_graph *g, size_t n, uint64_t m, size_t nc, uint32_t nprocs, const char *source)
+ * its node columns (lsim_graph_resize_nodes) allocated for n nodes, nc
+ * collectives and nprocs processors (unset), no edges yet (the caller's
+ * lsim_graph_set_edges makes them); NULL when out of memory. */
+static lsim_graph *shell(const lsim_graph *g, size_t n, size_t nc, uint32_t nprocs, const char *source)
 {
     lsim_graph *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     *o = *g;
     o->source = NULL, o->strings = NULL;
-    o->kind = NULL, o->flags = NULL, o->proc = NULL, o->name = NULL, o->dur = NULL, o->obs_start = NULL;
-    o->obs_end = NULL, o->release = NULL, o->corr = NULL, o->iter = NULL, o->coll = NULL;
+#define NULL_(field, type) o->field = NULL;
+    LSIM_GRAPH_COLUMNS(NULL_)
+#undef NULL_
     o->in_off = NULL, o->in_src = NULL, o->in_delay = NULL, o->in_class = NULL, o->out_off = NULL, o->out_dst = NULL;
     o->procs = NULL, o->iters = NULL, o->colls = NULL;
-    o->n = n, o->nedges = m, o->ncoll = nc, o->nprocs = nprocs;
+    o->n = n, o->nedges = 0, o->ncoll = nc, o->nprocs = nprocs;
 #define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
-    if (!ALLOC(kind, n) || !ALLOC(flags, n) || !ALLOC(proc, n) || !ALLOC(name, n) || !ALLOC(dur, n) ||
-        !ALLOC(obs_start, n) || !ALLOC(obs_end, n) || !ALLOC(release, n) || !ALLOC(corr, n) || !ALLOC(iter, n) ||
-        !ALLOC(coll, n) || !ALLOC(in_src, m) || !ALLOC(in_delay, m) || !ALLOC(in_class, m) || !ALLOC(out_dst, m) ||
-        !ALLOC(procs, nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, nc) ||
-        !(o->in_off = calloc(n + 1, sizeof *o->in_off)) || !(o->out_off = calloc(n + 1, sizeof *o->out_off)) ||
+    if (lsim_graph_resize_nodes(o, n, NULL) || !ALLOC(procs, nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, nc) ||
         !(o->source = strdup(source)) || !(o->strings = lsim_strtab_new()))
         goto fail;
 #undef ALLOC
@@ -142,7 +134,7 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
     lsim_graph *o = NULL;
     uint32_t *id0 = NULL, *fin = NULL, *posin = NULL, *cbase = NULL, *segsize = NULL, *from = NULL, *copy = NULL;
     uint32_t *segnodes = NULL, *segoff = NULL, *pl_off = NULL, *pl_proc = NULL, *pl_node = NULL;
-    edge *E = NULL;
+    lsim_edge *E = NULL;
     uint64_t *inoff = NULL;
     size_t ne = 0, cape = 0;
     uint32_t nseg = P->nseg;
@@ -248,14 +240,8 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
                 if (g->in_delay[k] > E[q].delay) E[q].delay = g->in_delay[k];
                 continue;
             }
-            if (ne == cape) {
-                size_t nc = cape ? 2 * cape : 1024;
-                edge *ee = realloc(E, nc * sizeof *ee);
-                if (!ee) goto nomem;
-                E = ee;
-                cape = nc;
-            }
-            E[ne++] = (edge){src, g->in_delay[k], g->in_class[k]};
+            if (LSIM_GROW(E, &cape, ne + 1)) goto nomem;
+            E[ne++] = (lsim_edge){(uint32_t)x, src, g->in_delay[k], g->in_class[k]};
         }
         /* a copy follows the previous copy on every processor, also where
          * the segment's first node there has no predecessor */
@@ -271,14 +257,8 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
                 for (; q < ne; q++)
                     if (E[q].src == src && E[q].cls == cls) break;
                 if (q == ne) {
-                    if (ne == cape) {
-                        size_t nc = cape ? 2 * cape : 1024;
-                        edge *ee = realloc(E, nc * sizeof *ee);
-                        if (!ee) goto nomem;
-                        E = ee;
-                        cape = nc;
-                    }
-                    E[ne++] = (edge){src, 0, cls};
+                    if (LSIM_GROW(E, &cape, ne + 1)) goto nomem;
+                    E[ne++] = (lsim_edge){(uint32_t)x, src, 0, cls};
                 }
             }
         }
@@ -289,14 +269,13 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
     size_t ncoll = 0;
     for (size_t x = 0; x < nn; x++)
         if (g->coll[from[x]] >= 0) ncoll++;
-    if (!(o = shell(g, nn, ne, ncoll, g->nprocs, P->source ? P->source : g->source))) goto nomem;
-    free(o->in_off);
-    o->in_off = inoff;
-    inoff = NULL;
+    if (!(o = shell(g, nn, ncoll, g->nprocs, P->source ? P->source : g->source)) ||
+        lsim_graph_set_edges(o, E, ne, LSIM_OUT_BY_DST, NULL))
+        goto nomem;
     if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
     for (uint32_t p = 0; p < o->nprocs; p++) o->procs[p].nnodes = 0;
     if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
-    memset(o->edges_by_class, 0, sizeof o->edges_by_class);
+    lsim_graph_count_edges(o);
     o->releases = 0;
     {
         size_t ci = 0;
@@ -328,22 +307,6 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
         }
         for (size_t v = 0; v < n; v++)
             if (P->removed[v]) rec->removed[g->kind[v]]++;
-    }
-    for (uint64_t k = 0; k < ne; k++) {
-        o->in_src[k] = E[k].src;
-        o->in_delay[k] = E[k].delay;
-        o->in_class[k] = E[k].cls;
-        o->edges_by_class[E[k].cls & 0x7f]++;
-        o->out_off[E[k].src + 1]++;
-    }
-    for (size_t x = 0; x < nn; x++) o->out_off[x + 1] += o->out_off[x];
-    {
-        uint64_t *fill = malloc((nn + 1) * sizeof *fill);
-        if (!fill) goto nomem;
-        memcpy(fill, o->out_off, (nn + 1) * sizeof *fill);
-        for (size_t x = 0; x < nn; x++)
-            for (uint64_t k = o->in_off[x]; k < o->in_off[x + 1]; k++) o->out_dst[fill[o->in_src[k]]++] = (uint32_t)x;
-        free(fill);
     }
     if (ne > g->nedges) rec->edges_added += ne - g->nedges;
     else rec->edges_removed += g->nedges - ne;
@@ -397,24 +360,24 @@ int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, cons
 {
     *out = NULL;
     lsim_graph *o = NULL;
+    lsim_edge *E = NULL;
     size_t n = g->n + nn, nc = g->ncoll;
     uint64_t m = g->nedges + ne;
     for (size_t i = 0; i < nn; i++) nc += nodes[i].has_coll != 0;
     for (size_t i = 0; i < ne; i++)
         if (edges[i].src >= n || edges[i].dst >= n) return lsim_err_set(err, LSIM_EARG, "%s: edge to no node", g->source);
     if (n >= UINT32_MAX - 1) return lsim_err_set(err, LSIM_EARG, "%s: the graph would have too many nodes", g->source);
-    if (!(o = shell(g, n, m, nc, g->nprocs + nprocs, g->source))) goto nomem;
+    if (!(o = shell(g, n, nc, g->nprocs + nprocs, g->source))) goto nomem;
     if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
     if (nprocs) memcpy(o->procs + g->nprocs, procs, nprocs * sizeof *o->procs);
     for (uint32_t p = g->nprocs; p < o->nprocs; p++) o->procs[p].nnodes = 0;
     if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
     if (g->ncoll) memcpy(o->colls, g->colls, g->ncoll * sizeof *o->colls);
-#define COPY(f) memcpy(o->f, g->f, g->n * sizeof *o->f)
     if (g->n) {
-        COPY(kind), COPY(flags), COPY(proc), COPY(name), COPY(dur), COPY(obs_start), COPY(obs_end);
-        COPY(release), COPY(corr), COPY(iter), COPY(coll);
+#define COPY_(field, type) memcpy(o->field, g->field, g->n * sizeof(type));
+        LSIM_GRAPH_COLUMNS(COPY_)
+#undef COPY_
     }
-#undef COPY
     size_t ci = g->ncoll;
     for (size_t i = 0; i < nn; i++) {
         const wi_addnode *a = &nodes[i];
@@ -437,35 +400,24 @@ int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, cons
         }
         rec->added[a->kind]++;
     }
-    /* incoming CSR: the old edges of each node, then the new ones */
-    for (size_t v = 0; v < g->n; v++) o->in_off[v + 1] = g->in_off[v + 1] - g->in_off[v];
-    for (size_t i = 0; i < ne; i++) o->in_off[edges[i].dst + 1]++;
-    for (size_t v = 0; v < n; v++) o->in_off[v + 1] += o->in_off[v];
-    {
-        uint64_t *fill = malloc((n + 1) * sizeof *fill);
-        if (!fill) goto nomem;
-        memcpy(fill, o->in_off, (n + 1) * sizeof *fill);
-        for (size_t v = 0; v < g->n; v++)
-            for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-                uint64_t q = fill[v]++;
-                o->in_src[q] = g->in_src[k], o->in_delay[q] = g->in_delay[k], o->in_class[q] = g->in_class[k];
-            }
-        for (size_t i = 0; i < ne; i++) {
-            uint64_t q = fill[edges[i].dst]++;
-            o->in_src[q] = edges[i].src, o->in_delay[q] = edges[i].delay, o->in_class[q] = edges[i].cls;
-            o->edges_by_class[edges[i].cls & 0x7f]++;
-        }
-        for (uint64_t k = 0; k < m; k++) o->out_off[o->in_src[k] + 1]++;
-        for (size_t v = 0; v < n; v++) o->out_off[v + 1] += o->out_off[v];
-        memcpy(fill, o->out_off, (n + 1) * sizeof *fill);
-        for (size_t v = 0; v < n; v++)
-            for (uint64_t k = o->in_off[v]; k < o->in_off[v + 1]; k++) o->out_dst[fill[o->in_src[k]]++] = (uint32_t)v;
-        free(fill);
+    /* incoming CSR: the old edges of each node, then the new ones (the
+     * builder keeps list order within a target) */
+    E = malloc((m ? m : 1) * sizeof *E);
+    if (!E) goto nomem;
+    for (size_t v = 0; v < g->n; v++)
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+            E[k] = (lsim_edge){(uint32_t)v, g->in_src[k], g->in_delay[k], g->in_class[k]};
+    for (size_t i = 0; i < ne; i++) {
+        E[g->nedges + i] = (lsim_edge){edges[i].dst, edges[i].src, edges[i].delay, edges[i].cls};
+        o->edges_by_class[edges[i].cls & 0x7f]++;
     }
+    if (lsim_graph_set_edges(o, E, m, LSIM_OUT_BY_DST, NULL)) goto nomem;
+    free(E);
     rec->edges_added += ne;
     *out = o;
     return 0;
 nomem:
+    free(E);
     lsim_graph_free(o);
     return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", g->source);
 }

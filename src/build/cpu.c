@@ -1,0 +1,231 @@
+/* The CPU side of the build: each thread's nested ops flattened into
+ * non-overlapping pieces (children poking 0.25 us out of a parent clamped,
+ * adjacent pieces merged where nothing observable is lost, gaps kept as
+ * edge delays), and CPU nodes placed in their ProfilerStep iteration. */
+#include <ctype.h>
+
+#include "build_internal.h"
+
+/* ---------------------------------------------------------- CPU flatten */
+
+int lsim_graph_layer_annotation(const char *s)
+{
+    const char *p = strstr(s, "layer");
+    if (!p) p = strstr(s, "Layer");
+    if (!p) return -1;
+    p += 5;
+    if (*p == 's') p++;
+    if (*p == '[' || *p == '.' || *p == '_' || *p == ' ') p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    long l = strtol(p, NULL, 10);
+    return l > 1000000 ? -1 : (int)l;
+}
+
+typedef struct cpu_item {
+    lsim_ns ts, end;
+    uint32_t ev;
+    uint8_t prio;
+} cpu_item;
+
+typedef struct flat_state {
+    uint32_t proc;
+    lsim_ns cursor;
+    uint32_t last_node; /* previous piece on this thread */
+    int layer_end;      /* last_node ends a layer annotation: merge nothing into it */
+} flat_state;
+
+/* Emit the piece [s, e) of event item `it` as a node, chained to the previous
+ * piece of the thread with the gap as delay. */
+static int emit_piece(bld_builder *b, flat_state *fs, const cpu_item *it, lsim_ns s, lsim_ns e, int force)
+{
+    if (e <= s && !force) return 0;
+    const lsim_event *x = &b->t->ev[it->ev];
+    uint8_t kind = x->kind == LSIM_EV_RUNTIME ? LSIM_N_RUNTIME : LSIM_N_CPU;
+    uint32_t v = fs->last_node;
+    /* Adjacent CPU pieces with no gap between them are one stretch of CPU
+     * work to the simulation: merge them (keeps memory per event low). Never
+     * across the start of a ProfilerStep, so iteration membership stays, and
+     * never a layer annotation's first or last piece with its neighbours, so
+     * where the layer starts and ends stays visible
+     * (lsim_graph_layer_annotation). */
+    if (kind == LSIM_N_CPU && v != BLD_NONE && b->g->kind[v] == LSIM_N_CPU && b->g->obs_end[v] == s &&
+        !(x->kind == LSIM_EV_ANNOTATION && x->ts == s &&
+          !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13)) &&
+        !(x->kind == LSIM_EV_ANNOTATION && (s == x->ts || e == x->ts + x->dur) &&
+          lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0) &&
+        !fs->layer_end) {
+        b->g->obs_end[v] = e;
+        b->g->dur[v] = e - b->g->obs_start[v];
+        fs->cursor = e;
+        b->ev_node[it->ev] = v;
+        return 0;
+    }
+    int rc = bld_new_node(b, kind, fs->proc, it->ev, s, e, &v);
+    if (rc) return rc;
+    if (fs->last_node == BLD_NONE) {
+        b->g->release[v] = s; /* thread start: CPU time, allowed */
+    } else {
+        lsim_ns gap = s - b->g->obs_end[fs->last_node];
+        if ((rc = bld_add_edge(b, fs->last_node, v, LSIM_E_CPU_THREAD, gap))) return rc;
+    }
+    fs->last_node = v;
+    fs->cursor = e;
+    b->ev_node[it->ev] = v;
+    /* a layer annotation's last piece: what follows is outside the layer */
+    fs->layer_end = x->kind == LSIM_EV_ANNOTATION && e == x->ts + x->dur &&
+                    lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0;
+    return 0;
+}
+
+static const lsim_event *g_sort_events;
+static uint8_t cpu_prio(uint8_t kind) { return kind == LSIM_EV_ANNOTATION ? 0 : kind == LSIM_EV_CPU_OP ? 1 : 2; }
+
+/* Thread order: by start, longer first (the parent), annotations before ops
+ * before runtime calls at a tie, then file order. */
+static int cmp_cpu_idx(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+    const lsim_event *p = &g_sort_events[a], *q = &g_sort_events[c];
+    if (p->ts != q->ts) return p->ts < q->ts ? -1 : 1;
+    lsim_ns pe = p->ts + p->dur, qe = q->ts + q->dur;
+    if (pe != qe) return pe > qe ? -1 : 1;
+    uint8_t pp = cpu_prio(p->kind), qp = cpu_prio(q->kind);
+    if (pp != qp) return pp - qp;
+    return a < c ? -1 : (a > c);
+}
+
+typedef struct cpu_stack {
+    cpu_item *v;
+    size_t n, cap;
+} cpu_stack;
+
+/* One thread: a stack walk over its events in thread order. The stack holds
+ * the open (enclosing) events; only its depth is ever allocated. */
+static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
+{
+    flat_state fs = {proc, INT64_MIN, BLD_NONE, 0};
+    int rc;
+    st->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lsim_event *x = &b->t->ev[idx[i]];
+        cpu_item it = {x->ts, x->ts + x->dur, idx[i], cpu_prio(x->kind)};
+        while (st->n > 0 && st->v[st->n - 1].end <= it.ts) {
+            cpu_item *top = &st->v[--st->n];
+            int force = b->ev_node[top->ev] == BLD_NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
+            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
+        }
+        if (st->n > 0) {
+            cpu_item *top = &st->v[st->n - 1];
+            if (it.end > top->end) it.end = top->end; /* poke-out (0.25 us precision) clamped */
+            if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, it.ts, 0))) return rc;
+        }
+        if (st->n == st->cap) {
+            size_t nc = st->cap ? st->cap * 2 : 64;
+            cpu_item *nv = realloc(st->v, nc * sizeof *nv);
+            if (!nv) return bld_oom(b);
+            st->v = nv;
+            st->cap = nc;
+        }
+        st->v[st->n++] = it;
+        fs.cursor = it.ts;
+        if (x->kind == LSIM_EV_RUNTIME)
+            for (size_t k = st->n - 1; k-- > 0;) {
+                const lsim_event *enc = &b->t->ev[st->v[k].ev];
+                if (enc->kind == LSIM_EV_CPU_OP && enc->coll >= 0) {
+                    b->ev_rpc[it.ev] = enc->coll; /* launched inside record_param_comms */
+                    break;
+                }
+            }
+        if (x->kind == LSIM_EV_RUNTIME && !strncmp(bld_api_base(lsim_strtab_get(b->g->strings, x->name)), "Memcpy", 6)) {
+            if ((rc = emit_piece(b, &fs, &st->v[st->n - 1], it.ts, it.ts, 1))) return rc;
+            b->g->flags[fs.last_node] |= LSIM_NF_ENTER;
+            b->ev_enter[it.ev] = fs.last_node;
+            b->ev_node[it.ev] = BLD_NONE;
+        }
+    }
+    while (st->n > 0) {
+        cpu_item *top = &st->v[--st->n];
+        int force = b->ev_node[top->ev] == BLD_NONE && b->t->ev[top->ev].kind == LSIM_EV_RUNTIME;
+        if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, top->end, force))) return rc;
+    }
+    return 0;
+}
+
+int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    int rc = 0;
+    cpu_stack st = {0};
+    size_t *count = calloc(g->nprocs + 1, sizeof *count);
+    uint32_t *idx = malloc((t->nev ? t->nev : 1) * sizeof *idx);
+    if (!count || !idx) {
+        rc = bld_oom(b);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < t->nev; i++)
+        if (ev_proc[i] != BLD_NONE && !g->procs[ev_proc[i]].is_gpu) count[ev_proc[i] + 1]++;
+    for (uint32_t p = 0; p < g->nprocs; p++) count[p + 1] += count[p];
+    for (size_t i = 0; i < t->nev; i++) {
+        uint32_t p = ev_proc[i];
+        if (p == BLD_NONE || g->procs[p].is_gpu) continue;
+        idx[count[p]++] = (uint32_t)i;
+    }
+    /* count[p] is now the end of p's range; walk ranges */
+    g_sort_events = t->ev;
+    size_t begin = 0;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        size_t end = count[p];
+        if (g->procs[p].is_gpu || end == begin) {
+            begin = end;
+            continue;
+        }
+        qsort(idx + begin, end - begin, sizeof *idx, cmp_cpu_idx);
+        if ((rc = flatten_thread(b, p, idx + begin, end - begin, &st))) goto cleanup;
+        begin = end;
+    }
+cleanup:
+    free(count);
+    free(idx);
+    free(st.v);
+    return rc;
+}
+/* ------------------------------------------------------------ iterations */
+
+static int cmp_iter(const void *x, const void *y)
+{
+    const lsim_iter *p = x, *q = y;
+    if (p->obs_start != q->obs_start) return p->obs_start < q->obs_start ? -1 : 1;
+    return p->name < q->name ? -1 : (p->name > q->name);
+}
+
+int bld_iters(bld_builder *b)
+{
+    lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    size_t n = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].kind == LSIM_EV_ANNOTATION && !strncmp(lsim_strtab_get(g->strings, t->ev[i].name), "ProfilerStep#", 13))
+            n++;
+    g->iters = calloc(n ? n : 1, sizeof *g->iters);
+    if (!g->iters) return bld_oom(b);
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        if (e->kind == LSIM_EV_ANNOTATION && !strncmp(lsim_strtab_get(g->strings, e->name), "ProfilerStep#", 13))
+            g->iters[g->niters++] = (lsim_iter){e->name, e->ts, e->ts + e->dur};
+    }
+    qsort(g->iters, g->niters, sizeof *g->iters, cmp_iter);
+    /* CPU nodes: by observed start inside the annotation (any thread) */
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->procs[g->proc[v]].is_gpu) continue;
+        lsim_ns s = g->obs_start[v];
+        uint32_t lo = 0, hi = g->niters;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (g->iters[mid].obs_start <= s) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo - 1);
+    }
+    return 0;
+}

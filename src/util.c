@@ -1,0 +1,121 @@
+/* Private helpers of lumosim_core (see util.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lumosim/input.h"
+
+double lsim_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int lsim_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap > 16 ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) {
+            c = need;
+            break;
+        }
+        c *= 2;
+    }
+    if (elem && c > SIZE_MAX / elem) return LSIM_ENOMEM;
+    void *q = realloc(*p, c * elem);
+    if (!q) return LSIM_ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+int lsim_time_node_cmp(const void *x, const void *y)
+{
+    const lsim_time_node *a = x, *c = y;
+    if (a->t != c->t) return a->t < c->t ? -1 : 1;
+    return a->node < c->node ? -1 : (a->node > c->node);
+}
+
+size_t lsim_time_node_count_le(const lsim_time_node *v, size_t n, lsim_ns s)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].t <= s) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int lsim_ns_cmp(const void *a, const void *b)
+{
+    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+lsim_ns lsim_median_i64(lsim_ns *v, size_t n)
+{
+    qsort(v, n, sizeof *v, lsim_ns_cmp);
+    return v[n / 2];
+}
+
+int lsim_name_index(const char *const *names, size_t n, const char *s)
+{
+    if (!s) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && !strcmp(names[i], s)) return (int)i;
+    return -1;
+}
+
+int lsim_name_unknown(const char *what, const char *const *names, size_t n, const char *s, lsim_err *err)
+{
+    char list[256];
+    size_t k = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < n && k < sizeof list; i++) {
+        if (!names[i]) continue;
+        int w = snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", names[i]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    return lsim_err_set(err, LSIM_EARG, "unknown %s \"%s\" (one of: %s)", what, s ? s : "", list);
+}
+
+int lsim_gz_open(const char *path, unsigned buf, gzFile *out, lsim_err *err)
+{
+    *out = NULL;
+    /* a regular file only: a FIFO or a terminal would block (input.h) */
+    int fd = -1;
+    int rc = lsim_input_open(path, &fd, err);
+    if (rc) return rc;
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        close(fd);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
+    }
+    if (buf) gzbuffer(gz, buf);
+    *out = gz;
+    return 0;
+}
+
+const char *lsim_gz_why(int zerr)
+{
+    return zerr == Z_BUF_ERROR    ? "truncated gzip data (unexpected end of file)"
+           : zerr == Z_DATA_ERROR ? "corrupt gzip data"
+           : zerr == Z_ERRNO      ? "read error"
+                                  : "corrupt or truncated gzip data";
+}
+
+int lsim_gz_close(gzFile gz, const char *path, int rc, lsim_err *err)
+{
+    int zc = gzclose(gz);
+    if (!rc && zc != Z_OK) return lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
+    return rc;
+}
