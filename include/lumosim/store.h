@@ -1,5 +1,5 @@
-/* HDF5 graph store and result archive (io/h5store.c; schema in
- * docs/hdf5-schema.md).
+/* HDF5 graph store and result archive (io/h5_*.c, private header
+ * io/h5_internal.h; schema in docs/hdf5-schema.md).
  *
  * A graph store holds the execution graphs of the GPUs of one job, one
  * lsim_graph per GPU, as flat column datasets over all GPUs (concatenated in

@@ -1,0 +1,1175 @@
+/* The result archive (store.h "result files", docs/hdf5-schema.md): runs
+ * under /runs/NAME, written (serial or collective) and read (serial) from
+ * one description of their columns, below, so the two halves cannot
+ * drift. A run is
+ *   gpus/...         one row per GPU: run_gpu_cols, over rrow (+ gpus/source)
+ *   iterations/...   one row per iteration: run_iter_cols, over riter (+ name)
+ *   duty/, nodes/, critical_path/   flat per-GPU tables: run_cols
+ *   graph/         optionally, the GPUs' graphs (graph-store layout)
+ *   provenance     attributes that may differ between equal runs */
+#include "h5_internal.h"
+
+#include "lumosim/metrics.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_NAME_MAX 200
+
+/* ------------------------------------------------------------ the run's columns */
+
+/* The run's flat tables: each GPU's rows of table RR_* lie at
+ * gpus/<name>_offset .. + gpus/<name>_count. count_at: where the reader
+ * keeps the count in lsim_store_gpu_result (count_size bytes), which is
+ * also where the writer takes it from. by_gpu: chunks of the largest GPU's
+ * rows (per-node tables), else of all rows (at most CHUNK_MAX_ROWS). */
+enum { RR_NODE, RR_ITER, RR_DUTY_A, RR_DUTY_P, RR_CP, RR_N };
+
+typedef struct rtable {
+    const char *name;
+    size_t count_at, count_size;
+    int by_gpu;
+} rtable;
+
+#define RCOUNT(f) offsetof(lsim_store_gpu_result, f), FSZ(lsim_store_gpu_result, f)
+static const rtable rtables[RR_N] = {
+    [RR_NODE] = {"node", RCOUNT(node_count), 1},
+    [RR_ITER] = {"iter", RCOUNT(report.niters), 0},
+    [RR_DUTY_A] = {"duty_actual", RCOUNT(report.nbins_actual), 0},
+    [RR_DUTY_P] = {"duty_predicted", RCOUNT(report.nbins_predicted), 0},
+    [RR_CP] = {"cp", RCOUNT(cp.n), 0},
+};
+
+/* One GPU's row of gpus/...: the scalars where the reader wants them (g: the
+ * writer fills it from the replay item), the flat tables' offsets and
+ * counts, and what is stored for other readers but derived (window_error). */
+typedef struct rrow {
+    lsim_store_gpu_result g;
+    uint64_t off[RR_N], cnt[RR_N];
+    double window_error;
+} rrow;
+
+/* A breakdown is stored as its first four times (exposed_compute,
+ * overlapped, exposed_comm, other), one 4-wide column; exposed_comm_wait
+ * has a column of its own. */
+_Static_assert(offsetof(lsim_breakdown, overlapped) == 1 * sizeof(lsim_ns) &&
+                   offsetof(lsim_breakdown, exposed_comm) == 2 * sizeof(lsim_ns) &&
+                   offsetof(lsim_breakdown, other) == 3 * sizeof(lsim_ns),
+               "lsim_breakdown: the four stored times must be consecutive");
+#define BD_SZ (4 * sizeof(lsim_ns))
+
+#define RG(nm, f, t) {nm, t, 1, offsetof(rrow, g.f), FSZ(rrow, g.f), M_COPY}
+#define RGA(nm, f, t, w) {nm, t, w, offsetof(rrow, g.f), FSZ(rrow, g.f), M_COPY}
+#define RGC(nm, f, t, mk) {nm, t, 1, offsetof(rrow, g.f), FSZ(rrow, g.f), mk} /* int / size_t field */
+#define RBD(nm, f) {nm, T_I64, 4, offsetof(rrow, g.f), BD_SZ, M_COPY}
+#define ROFF(nm, rr) {nm "_offset", T_U64, 1, offsetof(rrow, off) + (rr) * sizeof(uint64_t), sizeof(uint64_t), M_COPY}, \
+                     {nm "_count", T_U64, 1, offsetof(rrow, cnt) + (rr) * sizeof(uint64_t), sizeof(uint64_t), M_COPY}
+
+/* gpus/..., in the order they are written. Times in ns, errors as fractions. */
+static const mcol run_gpu_cols[] = {
+    RG("rank", rank, T_I32),
+    ROFF("node", RR_NODE),
+    ROFF("iter", RR_ITER),
+    ROFF("duty_actual", RR_DUTY_A),
+    ROFF("duty_predicted", RR_DUTY_P),
+    RG("window_actual", report.window_actual, T_I64),
+    RG("window_predicted", report.window_predicted, T_I64),
+    RG("window_actual_start", report.window_actual_start, T_I64),
+    RG("window_predicted_start", report.window_predicted_start, T_I64),
+    {"window_error", T_F64, 1, offsetof(rrow, window_error), FSZ(rrow, window_error), M_COPY}, /* derived */
+    RBD("breakdown_actual", report.bd_actual),
+    RBD("breakdown_predicted", report.bd_predicted),
+    RG("exposed_comm_wait_actual", report.bd_actual.exposed_comm_wait, T_I64),
+    RG("exposed_comm_wait_predicted", report.bd_predicted.exposed_comm_wait, T_I64),
+    RGC("coupled", coupled, T_U8, M_INT),
+    RG("clock_offset", clock_offset, T_I64),
+    RG("bin_ns", report.bin_ns, T_I64),
+    RG("max_abs_start_err", report.max_abs_start_err, T_I64),
+    RG("max_abs_end_err", report.max_abs_end_err, T_I64),
+    RG("nodes_exact", report.nodes_exact, T_U64),
+    RG("gpu_nodes", report.gpu_nodes, T_U64),
+    RGC("has_critical_path", has_cp, T_U8, M_INT),
+    ROFF("cp", RR_CP),
+    RG("cp_start", cp.start, T_I64),
+    RG("cp_end", cp.end, T_I64),
+    RG("cp_length", cp.length, T_I64), /* -1 without a critical path */
+    RGA("cp_by_cat", cp.by_cat, T_I64, LSIM_CP_NCATS),
+    RGA("cp_by_kind", cp.by_kind, T_I64, LSIM_N_NKINDS),
+    RGA("cp_by_class", cp.by_class, T_I64, LSIM_E_NCLASSES),
+    RGA("cp_edges_by_class", cp.edges_by_class, T_U64, LSIM_E_NCLASSES),
+    RGA("cp_top", cp.top, T_U32, LSIM_CP_TOP),
+    RGA("cp_top_time", cp.top_time, T_I64, LSIM_CP_TOP),
+    RGC("cp_ntop", cp.ntop, T_U64, M_SIZE),
+};
+#define NRUNGPUCOLS (sizeof run_gpu_cols / sizeof run_gpu_cols[0])
+
+/* One iteration row (iterations/...): the report's entry, its GPU, and the
+ * derived relative error. */
+typedef struct riter {
+    lsim_iter_report it;
+    uint32_t gpu;
+    double error;
+} riter;
+
+#define RI(nm, f, t) {nm, t, 1, offsetof(riter, f), FSZ(riter, f), M_COPY}
+static const mcol run_iter_cols[] = {
+    RI("gpu", gpu, T_U32),
+    RI("name_id", it.name, T_U32),
+    RI("actual", it.actual, T_I64),
+    RI("predicted", it.predicted, T_I64),
+    RI("error", error, T_F64), /* derived */
+    {"breakdown_actual", T_I64, 4, offsetof(riter, it.bd_actual), BD_SZ, M_COPY},
+    {"breakdown_predicted", T_I64, 4, offsetof(riter, it.bd_predicted), BD_SZ, M_COPY},
+};
+#define NRUNITERCOLS (sizeof run_iter_cols / sizeof run_iter_cols[0])
+
+/* The flat per-node / per-bin / per-path-step columns, in the order they
+ * are written. at: the array pointer in lsim_store_gpu_result (the writer
+ * takes the item's array from there too). run_at: for the per-node times,
+ * the run's own array in lsim_store_run, which the GPUs' pointers point
+ * into; 0: each GPU owns a copy of its rows. */
+enum {
+    RF_TIMES = 1, /* per-node times: left out by LSIM_STORE_READ_NO_TIMES */
+    RF_BIND = 2,  /* optional: written when every item has bind times, read
+                     when the first RF_BIND column exists */
+    RF_CP = 4     /* only GPUs with a critical path hold rows; their copy is
+                     allocated even when empty (elsewhere: NULL when empty) */
+};
+
+typedef struct runcol {
+    const char *name;
+    int t, rr;
+    size_t at, run_at;
+    unsigned flags;
+    const char *units;
+} runcol;
+
+#define RAT(f) offsetof(lsim_store_gpu_result, f)
+#define RUN(f) offsetof(lsim_store_run, f)
+_Static_assert(offsetof(lsim_store_run, start) != 0, "run_at 0 means: no run array");
+static const runcol run_cols[] = {
+    {"duty/actual", T_F64, RR_DUTY_A, RAT(report.duty_actual), 0, 0, "busy fraction per bin"},
+    {"duty/predicted", T_F64, RR_DUTY_P, RAT(report.duty_predicted), 0, 0, "busy fraction per bin"},
+    {"nodes/start", T_I64, RR_NODE, RAT(start), RUN(start), RF_TIMES, "ns"},
+    {"nodes/end", T_I64, RR_NODE, RAT(end), RUN(end), RF_TIMES, "ns"},
+    {"nodes/bind_start", T_I64, RR_NODE, RAT(bind_start), RUN(bind_start), RF_TIMES | RF_BIND, "in-edge, -1 none"},
+    {"nodes/bind_end", T_I64, RR_NODE, RAT(bind_end), RUN(bind_end), RF_TIMES | RF_BIND, "in-edge, -1 none"},
+    {"critical_path/node", T_U32, RR_CP, RAT(cp.nodes), 0, RF_CP, "node, local to the GPU"},
+    {"critical_path/via", T_I64, RR_CP, RAT(cp.via), 0, RF_CP, "in-edge from the previous node, -1 first"},
+};
+#define NRUNCOLS (sizeof run_cols / sizeof run_cols[0])
+
+static uint64_t get_count(const lsim_store_gpu_result *g, int rr)
+{
+    const char *p = (const char *)g + rtables[rr].count_at;
+    if (rtables[rr].count_size == sizeof(uint32_t)) {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void set_count(lsim_store_gpu_result *g, int rr, uint64_t v)
+{
+    char *p = (char *)g + rtables[rr].count_at;
+    if (rtables[rr].count_size == sizeof(uint32_t)) {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, sizeof x);
+    } else {
+        memcpy(p, &v, sizeof v);
+    }
+}
+
+static int check_run_layout(sctx *c)
+{
+    int rc = h5s_check_cols(c, run_gpu_cols, NRUNGPUCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
+    for (int r = 0; !rc && r < RR_N; r++)
+        if (rtables[r].count_size != sizeof(uint32_t) && rtables[r].count_size != sizeof(uint64_t))
+            rc = h5s_fail(c, LSIM_EINTERNAL, "run table %s: count of an unexpected size", rtables[r].name);
+    return rc;
+}
+
+/* The first RF_BIND column: its presence says whether a run has them. */
+static const char *bind_probe(void)
+{
+    for (size_t k = 0; k < NRUNCOLS; k++)
+        if (run_cols[k].flags & RF_BIND) return run_cols[k].name;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ run write */
+
+static int valid_run_name(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > RUN_NAME_MAX || !strcmp(s, ".") || !strcmp(s, "..")) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr("_-.+=,", ch)))
+            return 0;
+    }
+    return 1;
+}
+
+
+static int label_run(hid_t run)
+{
+    static const char *const bd[4] = {"exposed_compute", "overlapped", "exposed_comm", "other"};
+    const char *cat[LSIM_CP_NCATS], *kind[LSIM_N_NKINDS], *cls[LSIM_E_NCLASSES];
+    for (int i = 0; i < LSIM_CP_NCATS; i++) cat[i] = lsim_cp_cat_name((lsim_cp_cat)i);
+    for (int i = 0; i < LSIM_N_NKINDS; i++) kind[i] = lsim_node_kind_name((lsim_node_kind)i);
+    for (int i = 0; i < LSIM_E_NCLASSES; i++) cls[i] = lsim_edge_class_name((lsim_edge_class)i);
+    int rc = 0;
+    rc |= h5s_label(run, "gpus/breakdown_actual", bd, 4);
+    rc |= h5s_label(run, "gpus/breakdown_predicted", bd, 4);
+    rc |= h5s_label(run, "iterations/breakdown_actual", bd, 4);
+    rc |= h5s_label(run, "iterations/breakdown_predicted", bd, 4);
+    rc |= h5s_label(run, "gpus/cp_by_cat", cat, LSIM_CP_NCATS);
+    rc |= h5s_label(run, "gpus/cp_by_kind", kind, LSIM_N_NKINDS);
+    rc |= h5s_label(run, "gpus/cp_by_class", cls, LSIM_E_NCLASSES);
+    rc |= h5s_label(run, "gpus/cp_edges_by_class", cls, LSIM_E_NCLASSES);
+    return rc;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tmv;
+    if (gmtime_r(&t, &tmv)) strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    else snprintf(buf, len, "unknown");
+}
+
+static int write_provenance(sctx *c, hid_t run, const lsim_store_run_info *info)
+{
+    /* attributes are written collectively with the same value everywhere:
+     * rank 0's host and clock */
+    char host[256] = "", now[64];
+    if (info && info->host) snprintf(host, sizeof host, "%s", info->host);
+    else if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    iso_now(now, sizeof now);
+    if (c->mpi) {
+        MPI_Bcast(host, (int)sizeof host, MPI_CHAR, 0, c->comm);
+        MPI_Bcast(now, (int)sizeof now, MPI_CHAR, 0, c->comm);
+    }
+    hid_t p = H5Gcreate2(run, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (p < 0) return h5s_fail(c, LSIM_EIO, "cannot create the run's provenance group");
+    int bad = 0;
+    bad |= h5s_put_attr_str(p, "lumosim_version", LSIM_VERSION);
+    bad |= h5s_put_attr_str(p, "command_line", info && info->command_line ? info->command_line : "");
+    bad |= h5s_put_attr_str(p, "host", host);
+    bad |= h5s_put_attr_str(p, "created", now);
+    bad |= h5s_put_attr_i32(p, "mpi_ranks", info && info->mpi_ranks > 0 ? info->mpi_ranks : c->size);
+    if (info && info->mapping) bad |= h5s_put_attr_str(p, "mapping", info->mapping);
+    if (info && info->config) bad |= h5s_put_attr_str(p, "config", info->config);
+    if (info && info->wall_seconds > 0) bad |= h5s_put_attr_f64(p, "wall_seconds", info->wall_seconds);
+    if (info && info->nphases && info->phase_names && info->phase_seconds) {
+        bad |= h5s_put_attr_strs(p, "phase_names", info->phase_names, info->nphases);
+        bad |= h5s_put_attr(p, "phase_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, info->nphases, info->phase_seconds);
+    }
+    H5Gclose(p);
+    return bad ? h5s_fail(c, LSIM_EIO, "cannot write the run's provenance attributes") : 0;
+}
+
+
+/* Pointers kept in the structs at byte offsets (no type punning). */
+static void *get_ptr(const void *base, size_t at)
+{
+    void *p;
+    memcpy(&p, (const char *)base + at, sizeof p);
+    return p;
+}
+
+static void set_ptr(void *base, size_t at, const void *p) { memcpy((char *)base + at, &p, sizeof p); }
+
+/* The row of gpus/... for replay item it: what the reader will return, with
+ * the flat tables' counts (offsets come from the whole run). */
+static void row_from_item(rrow *x, const lsim_replay_item *it)
+{
+    lsim_store_gpu_result *g = &x->g;
+    memset(x, 0, sizeof *x);
+    g->rank = it->g->rank;
+    g->node_count = it->g->n;
+    g->report = *it->r; /* the scalars; its arrays are only read */
+    if (!g->report.duty_actual) g->report.nbins_actual = 0;
+    if (!g->report.duty_predicted) g->report.nbins_predicted = 0;
+    g->coupled = it->coupled != 0;
+    g->clock_offset = it->clock_offset;
+    g->start = it->start;
+    g->end = it->end;
+    g->bind_start = it->bind_start;
+    g->bind_end = it->bind_end;
+    g->cp.length = -1; /* no critical path */
+    if (it->cp) {
+        g->has_cp = 1;
+        g->cp = *it->cp;
+        if (g->cp.ntop > LSIM_CP_TOP) g->cp.ntop = LSIM_CP_TOP;
+        for (size_t k = g->cp.ntop; k < LSIM_CP_TOP; k++) {
+            g->cp.top[k] = 0;
+            g->cp.top_time[k] = 0;
+        }
+    }
+    x->window_error = lsim_rel_err(g->report.window_actual, g->report.window_predicted);
+    for (int r = 0; r < RR_N; r++) x->cnt[r] = get_count(g, r);
+}
+
+/* Whether every item of the run (all ranks) has bind times, and the run's
+ * latency mode (-1: mixed). Collective in MPI mode. */
+static void run_modes(sctx *c, const lsim_replay_item *items, size_t nloc, int *bind, int *lat)
+{
+    int b = 1, l = nloc ? (int)items[0].g->latency : -2;
+    for (size_t i = 0; i < nloc; i++) {
+        if (!items[i].bind_start || !items[i].bind_end) b = 0;
+        if ((int)items[i].g->latency != l) l = -1;
+    }
+    if (c->mpi) {
+        /* every rank must agree on which datasets exist and on the mode */
+        MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_MIN, c->comm);
+        int lo = l == -2 ? INT_MAX : l, hi = l == -2 ? INT_MIN : l;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, c->comm);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, c->comm);
+        l = lo == INT_MAX ? 0 : lo != hi ? -1 : lo;
+    } else if (l == -2) {
+        l = 0;
+    }
+    *bind = b;
+    *lat = l;
+}
+
+/* The run's layout over all GPUs: every GPU's counts gathered, the local
+ * rows' offsets set (prefix sums in GPU order), each flat table's total
+ * rows and chunk rows, and this process's rows of each (sg: of gpus/...).
+ * Collective in MPI mode. */
+static int run_layout(sctx *c, rrow *lm, size_t nloc, size_t *ngpu, size_t *gfirst, uint64_t tot[RR_N],
+                      uint64_t chunk[RR_N], rowsel *sg, rowsel sel[RR_N])
+{
+    uint64_t(*lc)[RR_N] = malloc((nloc ? nloc : 1) * sizeof *lc), (*all)[RR_N] = NULL, mx[RR_N] = {0};
+    void *gathered = NULL;
+    int rc = h5s_agree(c, lc ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0; i < nloc; i++) memcpy(lc[i], lm[i].cnt, sizeof lc[i]);
+    rc = h5s_agree(c, h5s_gather_records(c, lc, nloc, sizeof *lc, &gathered, ngpu, gfirst));
+    all = gathered;
+    if (rc) goto out;
+    for (size_t j = 0; j < *ngpu; j++)
+        for (int r = 0; r < RR_N; r++) {
+            uint64_t k = all[j][r];
+            all[j][r] = tot[r]; /* now GPU j's offset */
+            tot[r] += k;
+            if (k > mx[r]) mx[r] = k;
+        }
+    for (int r = 0; r < RR_N; r++) {
+        uint64_t rows = rtables[r].by_gpu ? mx[r] : tot[r];
+        chunk[r] = h5s_min_u64(rows ? rows : 1, CHUNK_MAX_ROWS);
+    }
+    for (size_t i = 0; i < nloc && !rc; i++) {
+        size_t gi = h5s_gpu_at(c, *gfirst, i);
+        memcpy(lm[i].off, all[gi], sizeof lm[i].off);
+        if (h5s_sel_add(c, sg, gi, 1)) rc = LSIM_ENOMEM;
+        for (int r = 0; r < RR_N && !rc; r++)
+            if (h5s_sel_add(c, &sel[r], lm[i].off[r], lm[i].cnt[r])) rc = LSIM_ENOMEM;
+    }
+    rc = h5s_agree(c, rc);
+out:
+    free(all);
+    free(lc);
+    return rc;
+}
+
+/* iterations/...: this process's iterations, rows si of tot. Collective in
+ * MPI mode. */
+static int write_run_iters(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
+                           size_t gfirst, uint64_t tot, uint64_t chunk, const rowsel *si)
+{
+    uint64_t li = si->rows;
+    riter *ri = calloc(li ? li : 1, sizeof *ri);
+    const char **names = calloc(li ? li : 1, sizeof *names);
+    int rc = h5s_agree(c, ri && names ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0, row = 0; i < nloc; i++) {
+        const lsim_rank_report *r = items[i].r;
+        for (uint32_t k = 0; k < r->niters; k++, row++) {
+            ri[row].it = r->iters[k];
+            ri[row].gpu = (uint32_t)h5s_gpu_at(c, gfirst, i);
+            ri[row].error = lsim_rel_err(r->iters[k].actual, r->iters[k].predicted);
+            const char *s = items[i].g->strings ? lsim_strtab_get(items[i].g->strings, r->iters[k].name) : NULL;
+            names[row] = s ? s : "";
+        }
+    }
+    rc = h5s_put_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, tot, si, li,
+                         chunk);
+    if (!rc) rc = h5s_put_strings(c, run, where, "iterations/name", names, li, tot, si, chunk);
+out:
+    free(ri);
+    free(names);
+    return rc;
+}
+
+/* The flat columns (run_cols) of this process's GPUs. Collective in MPI
+ * mode. */
+static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm, size_t nloc, int bind,
+                          const uint64_t tot[RR_N], const uint64_t chunk[RR_N], const rowsel sel[RR_N])
+{
+    uint64_t mx = 0;
+    for (int r = 0; r < RR_N; r++)
+        if (sel[r].rows > mx) mx = sel[r].rows;
+    char *buf = malloc((mx ? mx : 1) * 8);
+    int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
+    for (size_t k = 0; k < NRUNCOLS && !rc; k++) {
+        const runcol *col = &run_cols[k];
+        if ((col->flags & RF_BIND) && !bind) continue;
+        size_t es = h5s_tsize(col->t);
+        uint64_t at = 0;
+        for (size_t i = 0; i < nloc; i++) {
+            uint64_t rows = lm[i].cnt[col->rr];
+            if (rows) memcpy(buf + at * es, get_ptr(&lm[i].g, col->at), rows * es);
+            at += rows;
+        }
+        rc = h5s_agree(c, h5s_put_col(c, run, where, col->name, col->t, 1, tot[col->rr], chunk[col->rr],
+                                      &sel[col->rr], buf));
+    }
+    free(buf);
+    return rc;
+}
+
+/* /runs/NAME/graph: the items' graphs in the graph-store layout (their
+ * flat tables copied from info->graphs_from by prepare_results_tmp, or
+ * written here). Collective in MPI mode. */
+static int write_run_graphs(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
+                            size_t gfirst, const char *const *src, const lsim_store_run_info *info)
+{
+    gmeta *gl = calloc(nloc ? nloc : 1, sizeof *gl), *gm = NULL;
+    lsim_graph **gs = calloc(nloc ? nloc : 1, sizeof *gs);
+    size_t ng = 0, gf = 0;
+    char gw[512];
+    snprintf(gw, sizeof gw, "%s/graph", where);
+    int rc = gl && gs ? 0 : h5s_nomem(c);
+    for (size_t i = 0; !rc && i < nloc; i++) {
+        if (!items[i].g->strings)
+            rc = h5s_fail(c, LSIM_EARG, "graph %zu has no string table", h5s_gpu_at(c, gfirst, i));
+        h5s_meta_from_graph(&gl[i], items[i].g);
+        gs[i] = (lsim_graph *)items[i].g; /* only read */
+    }
+    rc = h5s_agree(c, rc);
+    if (!rc) rc = h5s_gather_meta(c, gl, nloc, &gm, &ng, &gf);
+    hid_t gg = -1;
+    int copied = info->graphs_from != NULL; /* the flat tables were copied by prepare_results_tmp */
+    if (!rc) {
+        gg = copied ? H5Gopen2(run, "graph", H5P_DEFAULT)
+                    : H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        rc = h5s_agree(c, gg < 0 ? h5s_fail(c, LSIM_EIO, "cannot create %s", gw) : 0);
+    }
+    if (!rc) rc = h5s_write_graph_tables(c, gg, gw, gs, nloc, gm, ng, gf, src, !copied);
+    /* copied tables must hold exactly these GPUs' rows */
+    for (size_t k = 0; !rc && copied && k < H5S_NGCOLS; k++) {
+        hid_t d = h5s_open_col(c, gg, gw, h5s_gcols[k].name, H5T_INTEGER, 1, h5s_total_rows(gm, ng, h5s_gcols[k].rk),
+                               NULL);
+        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
+        if (d >= 0) H5Dclose(d);
+    }
+    if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(gg) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", gw) : 0);
+    if (gg >= 0) H5Gclose(gg);
+    free(gl);
+    free(gm);
+    free(gs);
+    return rc;
+}
+
+/* Write one run's datasets and attributes under `run`. This process holds
+ * items[0..nloc), local GPU i being GPU h5s_gpu_at(c, gfirst, i) of the
+ * run (serial: all of them, in order). Collective in MPI mode. */
+static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
+                     const lsim_store_run_info *info)
+{
+    rrow *lm = calloc(nloc ? nloc : 1, sizeof *lm);
+    const char **src = calloc(nloc ? nloc : 1, sizeof *src);
+    size_t ngpu = 0, gfirst = 0;
+    uint64_t tot[RR_N] = {0}, chunk[RR_N] = {0};
+    rowsel sg, sel[RR_N];
+    int bind = 0, lat = 0, embed = info && info->embed_graphs;
+    h5s_sel_one(&sg, 0, 0);
+    for (int r = 0; r < RR_N; r++) h5s_sel_one(&sel[r], 0, 0);
+    int rc = h5s_agree(c, check_run_layout(c));
+    if (!rc) rc = h5s_agree(c, lm && src ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0; i < nloc; i++) {
+        row_from_item(&lm[i], &items[i]);
+        src[i] = items[i].g->source ? items[i].g->source : "";
+    }
+    run_modes(c, items, nloc, &bind, &lat);
+    rc = run_layout(c, lm, nloc, &ngpu, &gfirst, tot, chunk, &sg, sel);
+    uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, &sg, nloc, gchunk);
+    if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
+    if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
+    if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
+    if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
+    if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
+    if (rc) goto out;
+    /* attributes: deterministic counters on the run, the rest in provenance */
+    if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", tot[RR_NODE]) ||
+        h5s_put_attr_u64(run, "events", tot[RR_NODE]) ||
+        h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : h5s_latency_name(lat)) ||
+        h5s_put_attr_i32(run, "graphs_embedded", embed))
+        rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s", where);
+    rc = h5s_agree(c, rc);
+    if (!rc) rc = h5s_agree(c, write_provenance(c, run, info));
+out:
+    h5s_sel_free(&sg);
+    for (int r = 0; r < RR_N; r++) h5s_sel_free(&sel[r]);
+    free(lm);
+    free(src);
+    return rc;
+}
+
+/* The run's embedded graphs are the graphs of a store, unchanged since they
+ * were read (lsim_store_run_info.graphs_from): copy the store's flat tables
+ * into /runs/NAME/graph with H5Ocopy, which moves the compressed chunks as
+ * they are. Writing them again from memory decompressed nothing but had to
+ * deflate and checksum every row (about 6 GB for a 4,096-GPU GPT-3 job,
+ * most of the result write's time and a buffer as large as the largest
+ * column). The datasets' values are the same either way; /gpus is still
+ * written from memory (its source size and checksum describe the run, not
+ * the store). Rank 0 alone, POSIX driver, into the temporary file. */
+static int copy_graph_tables(sctx *c, hid_t druns, const char *run_name, const char *store)
+{
+    static const char *const groups[] = {"nodes", "edges", "procs", "iters", "colls", "strings"};
+    hid_t src = H5Fopen(store, H5F_ACC_RDONLY, H5P_DEFAULT), run = -1, gg = -1;
+    int rc = 0;
+    if (src < 0) return h5s_fail(c, LSIM_EIO, "cannot reopen the graph store %s to copy its graphs", store);
+    run = H5Gcreate2(druns, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    gg = run >= 0 ? H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (gg < 0) rc = h5s_fail(c, LSIM_EIO, "cannot create run group '%s'", run_name);
+    for (size_t k = 0; !rc && k < sizeof groups / sizeof *groups; k++)
+        if (H5Ocopy(src, groups[k], gg, groups[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
+            rc = h5s_fail(c, LSIM_EIO, "cannot copy /%s of the graph store %s", groups[k], store);
+    if (gg >= 0) H5Gclose(gg);
+    if (run >= 0) H5Gclose(run);
+    H5Fclose(src);
+    return rc;
+}
+
+/* Rank 0 alone (POSIX driver): create TMP holding the root attributes,
+ * /runs and every run of an existing result file at PATH except the one
+ * being replaced. On failure TMP is removed. */
+static int prepare_results_tmp(sctx *c, const char *tmp, const char *run_name, const lsim_store_run_info *info)
+{
+    char **runs = NULL;
+    size_t nruns = 0;
+    hid_t src = -1, sruns = -1, dst = -1, druns = -1, fapl = -1;
+    int rc = 0;
+    struct stat st;
+    if (stat(c->path, &st) == 0) {
+        if (H5Fis_hdf5(c->path) <= 0 || (src = H5Fopen(c->path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+            return h5s_fail(c, LSIM_EFORMAT, "exists and is not a lumosim result file (not an HDF5 file or truncated); "
+                                         "not overwritten");
+        hid_t keep = c->file;
+        int keep_mpi = c->mpi;
+        c->file = src;
+        c->mpi = 0; /* rank 0 alone: no agreement here */
+        rc = h5s_check_root(c, LSIM_STORE_KIND_RESULTS);
+        c->file = keep;
+        c->mpi = keep_mpi;
+        if (!rc) {
+            sruns = H5Gopen2(src, "runs", H5P_DEFAULT);
+            rc = sruns < 0 ? h5s_fail(c, LSIM_EFORMAT, "result file without a /runs group")
+                           : h5s_list_links(c, sruns, &runs, &nruns);
+        }
+        for (size_t i = 0; !rc && i < nruns; i++)
+            if (!strcmp(runs[i], run_name) && !(info && info->replace))
+                rc = h5s_fail(c, LSIM_EARG, "already holds a run named '%s' (choose another name)", run_name);
+        if (rc) goto out;
+    }
+    fapl = h5s_fapl_v110();
+    if (fapl < 0) {
+        rc = h5s_fail(c, LSIM_EIO, "cannot create HDF5 property list");
+        goto out;
+    }
+    dst = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (dst < 0) {
+        FILE *f = fopen(tmp, "wb");
+        const char *why = f ? "HDF5 cannot create it" : strerror(errno);
+        if (f) fclose(f);
+        rc = lsim_err_set(&c->e, LSIM_EIO, "%s: cannot create %s: %s", c->path, tmp, why);
+        goto out;
+    }
+    {
+        hid_t keep = c->file;
+        c->file = dst;
+        int keep_mpi = c->mpi;
+        c->mpi = 0;
+        rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_RESULTS, NULL, NULL);
+        c->file = keep;
+        c->mpi = keep_mpi;
+    }
+    if (!rc && (druns = H5Gcreate2(dst, "runs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        rc = h5s_fail(c, LSIM_EIO, "cannot create /runs in %s", tmp);
+    for (size_t i = 0; !rc && i < nruns; i++) {
+        if (!strcmp(runs[i], run_name)) continue; /* replaced */
+        if (H5Ocopy(sruns, runs[i], druns, runs[i], H5P_DEFAULT, H5P_DEFAULT) < 0)
+            rc = h5s_fail(c, LSIM_EIO, "cannot copy run '%s' into the new file", runs[i]);
+    }
+    if (!rc && info && info->embed_graphs && info->graphs_from) rc = copy_graph_tables(c, druns, run_name, info->graphs_from);
+out:
+    if (druns >= 0) H5Gclose(druns);
+    if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot write %s (disk full?)", tmp);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (sruns >= 0) H5Gclose(sruns);
+    if (src >= 0) H5Fclose(src);
+    h5s_free_strs(runs, nruns);
+    if (rc && dst >= 0) remove(tmp);
+    return rc;
+}
+
+static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_item *items, size_t n,
+                              const lsim_store_run_info *info)
+{
+    char tmp[4096];
+    hid_t runs = -1, run = -1, fapl = -1;
+    int rc = 0;
+    if (!valid_run_name(run_name))
+        rc = h5s_fail(c, LSIM_EARG, "bad run name '%s' (1..%d of letters, digits, _ - . + = ,)", run_name ? run_name : "",
+                  RUN_NAME_MAX);
+    else if (n && !items)
+        rc = h5s_fail(c, LSIM_EARG, "no replay items given");
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!items[i].g || !items[i].r || !items[i].start || !items[i].end)
+            rc = h5s_fail(c, LSIM_EARG, "replay item %zu lacks its graph, report or times", i);
+    if (!rc && strlen(c->path) + 32 > sizeof tmp) rc = h5s_fail(c, LSIM_EARG, "path too long");
+    rc = h5s_agree(c, rc);
+    if (rc) return rc;
+    /* 0. rank 0 locks the archive: the new file is built from the old one,
+     * so a second writer must wait for the first one's rename */
+    if ((rc = h5s_begin_tmp(c, LSIM_OUT_LOCK, tmp, sizeof tmp))) return rc;
+    /* 1. rank 0 copies the runs to keep into the temporary file */
+    if (c->rank == 0) rc = prepare_results_tmp(c, tmp, run_name, info);
+    rc = h5s_agree(c, rc);
+    if (rc) {
+        if (c->rank == 0) lsim_out_abort(c->out);
+        c->out = NULL;
+        return rc;
+    }
+    /* 2. everyone adds the new run */
+    fapl = h5s_fapl_v110();
+    if (fapl < 0) rc = h5s_fail(c, LSIM_EIO, "cannot create HDF5 property list");
+    if (!rc) rc = h5s_fapl_mpio(c, fapl, 1);
+    rc = h5s_agree(c, rc);
+    if (!rc) {
+        c->file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+        rc = h5s_agree(c, c->file < 0 ? h5s_fail(c, LSIM_EIO, "cannot reopen %s", tmp) : 0);
+    }
+    if (!rc && c->mpi) rc = h5s_collective_transfers(c);
+    if (!rc) {
+        runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
+        /* with graphs copied from a store, step 1 created the run group */
+        if (info && info->embed_graphs && info->graphs_from)
+            run = runs >= 0 ? H5Gopen2(runs, run_name, H5P_DEFAULT) : -1;
+        else
+            run = runs >= 0 ? H5Gcreate2(runs, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+        rc = h5s_agree(c, run < 0 ? h5s_fail(c, LSIM_EIO, "cannot create run group '%s'", run_name) : 0);
+    }
+    if (!rc) {
+        char where[300];
+        snprintf(where, sizeof where, "/runs/%s", run_name);
+        rc = write_run(c, run, where, items, n, info);
+    }
+    if (run >= 0) H5Gclose(run);
+    if (runs >= 0) H5Gclose(runs);
+    if (fapl >= 0) H5Pclose(fapl);
+    /* 3. close, rename (rank 0) or remove */
+    return h5s_finish_tmp(c, tmp, rc);
+}
+
+/* The entry points of the result writer: serial (mpi 0), collective in
+ * rank order (mapped 0), or collective under a GPU-to-rank mapping (gpus:
+ * this rank's GPUs, strictly ascending). */
+static int write_results_entry(const char *path, int mpi, MPI_Comm comm, const char *run_name,
+                               const lsim_replay_item *items, int mapped, const size_t *gpus, size_t n,
+                               const lsim_store_run_info *info, lsim_err *err)
+{
+    static const size_t none[1] = {0};
+    sctx c;
+    h5s_ctx_init(&c, path, mpi, comm);
+    if (info) {
+        lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
+        h5s_apply_opts(&c, &o);
+        c.hold = info->hold;
+        if (c.hold) *c.hold = NULL;
+    }
+    int rc = path ? 0 : h5s_fail(&c, LSIM_EARG, "no output path");
+    if (mapped) {
+        if (!rc && n && !gpus) rc = h5s_fail(&c, LSIM_EARG, "no GPU list given");
+        for (size_t i = 1; !rc && i < n; i++)
+            if (gpus[i] <= gpus[i - 1]) rc = h5s_fail(&c, LSIM_EARG, "GPU list not ascending at GPU %zu", gpus[i]);
+        c.gids = n ? gpus : none;
+        c.ngids = n;
+    }
+    rc = h5s_agree(&c, rc);
+    if (!rc) rc = write_results_impl(&c, run_name, items, n, info);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_write_results_ex(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
+                                const lsim_store_run_info *info, lsim_err *err)
+{
+    return write_results_entry(path, 0, MPI_COMM_NULL, run_name, items, 0, NULL, n, info, err);
+}
+
+int lsim_store_write_results_mpi(const char *path, MPI_Comm comm, const char *run_name,
+                                 const lsim_replay_item *items, size_t n, const lsim_store_run_info *info,
+                                 lsim_err *err)
+{
+    return write_results_entry(path, 1, comm, run_name, items, 0, NULL, n, info, err);
+}
+
+int lsim_store_write_results_mapped_mpi(const char *path, MPI_Comm comm, const char *run_name,
+                                        const lsim_replay_item *items, const size_t *gpus, size_t n,
+                                        const lsim_store_run_info *info, lsim_err *err)
+{
+    return write_results_entry(path, 1, comm, run_name, items, 1, gpus, n, info, err);
+}
+
+int lsim_store_write_results(const char *path, const char *run_name, const lsim_replay_item *items, size_t n,
+                             const char *command_line, double wall_seconds, lsim_err *err)
+{
+    lsim_store_run_info info;
+    memset(&info, 0, sizeof info);
+    info.command_line = command_line;
+    info.wall_seconds = wall_seconds;
+    return lsim_store_write_results_ex(path, run_name, items, n, &info, err);
+}
+
+/* ------------------------------------------------------------ run read */
+
+void lsim_store_run_free(lsim_store_run *r)
+{
+    if (!r) return;
+    free(r->name);
+    free(r->command_line);
+    free(r->lumosim_version);
+    free(r->host);
+    free(r->mapping);
+    free(r->config);
+    free(r->created);
+    h5s_free_strs(r->phase_names, r->nphases);
+    free(r->phase_seconds);
+    for (size_t i = 0; r->gpus && i < r->ngpus; i++) {
+        lsim_store_gpu_result *g = &r->gpus[i];
+        free(g->source);
+        h5s_free_strs(g->iter_names, g->report.niters);
+        lsim_rank_report_clear(&g->report);
+        lsim_critical_path_clear(&g->cp);
+    }
+    free(r->gpus);
+    free(r->start);
+    free(r->end);
+    free(r->bind_start);
+    free(r->bind_end);
+    lsim_store_free_graphs(r->graphs, r->graphs ? r->ngpus : 0);
+    free(r);
+}
+
+/* Rows of a 1-D dataset (or -1 with the error set). */
+static int64_t dset_rows(sctx *c, hid_t loc, const char *where, const char *name)
+{
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) {
+        h5s_fail(c, LSIM_EFORMAT, "dataset %s/%s is missing", where, name);
+        return -1;
+    }
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t dims[2];
+    int64_t n = -1;
+    if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
+        dims[0] <= ((hsize_t)1 << 31))
+        n = (int64_t)dims[0];
+    else
+        h5s_fail(c, LSIM_EFORMAT, "%s/%s is not a 1-D dataset of a sane size", where, name);
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return n;
+}
+
+static void read_provenance(hid_t run, lsim_store_run *r)
+{
+    r->wall_seconds = -1;
+    r->mpi_ranks = 0;
+    if (H5Lexists(run, "provenance", H5P_DEFAULT) <= 0) return;
+    hid_t p = H5Gopen2(run, "provenance", H5P_DEFAULT);
+    if (p < 0) return;
+    int64_t v = 0;
+    h5s_get_attr_str(p, "command_line", &r->command_line);
+    h5s_get_attr_str(p, "lumosim_version", &r->lumosim_version);
+    h5s_get_attr_str(p, "host", &r->host);
+    h5s_get_attr_str(p, "mapping", &r->mapping);
+    h5s_get_attr_str(p, "config", &r->config);
+    h5s_get_attr_str(p, "created", &r->created);
+    if (h5s_get_attr_num(p, "wall_seconds", 1, &r->wall_seconds) <= 0) r->wall_seconds = -1;
+    if (h5s_get_attr_num(p, "mpi_ranks", 0, &v) > 0 && v > 0 && v <= INT_MAX) r->mpi_ranks = (int)v;
+    char **pn = NULL;
+    double *ps = NULL;
+    size_t npn = 0, nps = 0;
+    if (h5s_get_attr_strs(p, "phase_names", &pn, &npn) > 0 && h5s_get_attr_f64s(p, "phase_seconds", &ps, &nps) > 0 &&
+        npn == nps) {
+        r->phase_names = pn;
+        r->phase_seconds = ps;
+        r->nphases = npn;
+    } else {
+        h5s_free_strs(pn, npn);
+        free(ps);
+    }
+    H5Gclose(p);
+}
+
+/* Check that off[] of records are prefix sums of cnt[] (fields at byte
+ * offsets fo/fc); *total gets the sum. */
+static int check_prefix(sctx *c, const char *where, const char *what, const void *rec, size_t rsz, size_t n,
+                        size_t fo, size_t fc, uint64_t *total)
+{
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t o, k;
+        memcpy(&o, (const char *)rec + i * rsz + fo, 8);
+        memcpy(&k, (const char *)rec + i * rsz + fc, 8);
+        if (o != acc)
+            return h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu", where, what, i,
+                        (unsigned long long)o, (unsigned long long)acc);
+        if (k > ((uint64_t)1 << 40) - acc)
+            return h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_count of GPU %zu is too large", where, what, i);
+        acc += k;
+    }
+    *total = acc;
+    return 0;
+}
+
+/* Read run group `run`; light 1: the per-GPU table and attributes only;
+ * light 2: everything but the per-node times (start, end, bind_*). */
+
+/* The run's deterministic attributes (provenance is read_provenance's). */
+static void read_run_attrs(hid_t run, lsim_store_run *r)
+{
+    char *lat = NULL;
+    int64_t ev = 0;
+    if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !strcmp(lat, "observed")) r->latency = LSIM_LAT_OBSERVED;
+    free(lat);
+    if (h5s_get_attr_num(run, "events", 0, &ev) > 0 && ev >= 0) r->events = (uint64_t)ev;
+}
+
+/* gpus/... of a run: *rows and *src (n GPUs, the caller's), checked; tot
+ * gets each flat table's rows. */
+static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, char ***src, size_t *n,
+                         uint64_t tot[RR_N])
+{
+    int64_t nrows = dset_rows(c, run, where, "gpus/rank");
+    if (nrows < 0) return c->e.code;
+    *n = (size_t)nrows;
+    rrow *x = *rows = calloc(*n ? *n : 1, sizeof **rows);
+    if (!x) return h5s_nomem(c);
+    int rc = h5s_get_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc) rc = h5s_get_strings(c, run, where, "gpus/source", *n, 0, *n, src);
+    for (int r = 0; r < RR_N && !rc; r++)
+        rc = check_prefix(c, where, rtables[r].name, x, sizeof *x, *n, offsetof(rrow, off) + (size_t)r * 8,
+                          offsetof(rrow, cnt) + (size_t)r * 8, &tot[r]);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        const rrow *m = &x[i];
+        if (m->cnt[RR_NODE] > UINT32_MAX || m->cnt[RR_ITER] > UINT32_MAX || m->cnt[RR_DUTY_A] > UINT32_MAX ||
+            m->cnt[RR_DUTY_P] > UINT32_MAX)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has impossibly many rows", where, i);
+        else if (m->g.has_cp > 1 || (!m->g.has_cp && m->cnt[RR_CP]) || m->g.cp.ntop > LSIM_CP_TOP ||
+                 m->cnt[RR_CP] > m->cnt[RR_NODE])
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the critical-path columns of GPU %zu are inconsistent", where, i);
+        for (uint64_t k = 0; !rc && k < m->g.cp.ntop; k++)
+            if (m->g.cp.top[k] >= m->cnt[RR_NODE])
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/cp_top of GPU %zu names node %u, the GPU has %llu", where, i,
+                              m->g.cp.top[k], (unsigned long long)m->cnt[RR_NODE]);
+    }
+    return rc;
+}
+
+/* r->gpus from the rows read (their sources moved). */
+static int gpus_from_rows(sctx *c, lsim_store_run *r, const rrow *rows, char **src, size_t n, uint64_t nnodes)
+{
+    if (!(r->gpus = calloc(n ? n : 1, sizeof *r->gpus))) return h5s_nomem(c);
+    r->ngpus = n;
+    r->nnodes = nnodes;
+    for (size_t i = 0; i < n; i++) {
+        lsim_store_gpu_result *g = &r->gpus[i];
+        *g = rows[i].g;
+        g->source = src[i];
+        src[i] = NULL;
+        g->node_offset = rows[i].off[RR_NODE];
+        g->node_count = rows[i].cnt[RR_NODE];
+        if (!g->has_cp) memset(&g->cp, 0, sizeof g->cp);
+        for (size_t k = g->cp.ntop; k < LSIM_CP_TOP; k++) {
+            g->cp.top[k] = 0;
+            g->cp.top_time[k] = 0;
+        }
+    }
+    return 0;
+}
+
+/* iterations/...: each GPU's report.iters and iter_names. */
+static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run *r, const rrow *rows, uint64_t ni)
+{
+    riter *ri = calloc(ni ? ni : 1, sizeof *ri);
+    char **names = NULL;
+    int rc = ri ? 0 : h5s_nomem(c);
+    if (!rc) rc = h5s_get_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, ni, 0, ni);
+    if (!rc) rc = h5s_get_strings(c, run, where, "iterations/name", ni, 0, ni, &names);
+    for (size_t i = 0; !rc && i < r->ngpus; i++) {
+        lsim_store_gpu_result *g = &r->gpus[i];
+        uint32_t cnt = (uint32_t)rows[i].cnt[RR_ITER];
+        uint64_t at = rows[i].off[RR_ITER];
+        if (!(g->report.iters = calloc(cnt ? cnt : 1, sizeof *g->report.iters)) ||
+            !(g->iter_names = calloc(cnt ? cnt : 1, sizeof *g->iter_names))) {
+            rc = h5s_nomem(c);
+            break;
+        }
+        g->report.niters = cnt;
+        for (uint32_t k = 0; !rc && k < cnt; k++) {
+            if (ri[at + k].gpu != i)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/iterations/gpu: row %llu belongs to GPU %zu but says %u", where,
+                              (unsigned long long)(at + k), i, ri[at + k].gpu);
+            else {
+                g->report.iters[k] = ri[at + k].it;
+                g->iter_names[k] = names[at + k];
+                names[at + k] = NULL;
+            }
+        }
+    }
+    free(ri);
+    h5s_free_strs(names, ni);
+    return rc;
+}
+
+/* The flat columns (run_cols): per-node times into the run's arrays, the
+ * rest into copies owned by each GPU. no_times: without RF_TIMES columns. */
+static int read_run_cols(sctx *c, hid_t run, const char *where, lsim_store_run *r, const rrow *rows,
+                         const uint64_t tot[RR_N], int no_times)
+{
+    const char *probe = bind_probe();
+    int bind = probe && H5Lexists(run, probe, H5P_DEFAULT) > 0, rc = 0;
+    for (size_t k = 0; k < NRUNCOLS && !rc; k++) {
+        const runcol *col = &run_cols[k];
+        if ((no_times && (col->flags & RF_TIMES)) || ((col->flags & RF_BIND) && !bind)) continue;
+        uint64_t total = tot[col->rr];
+        size_t es = h5s_tsize(col->t);
+        char *buf = malloc((total ? total : 1) * es);
+        if (!buf) return h5s_nomem(c);
+        rc = h5s_get_col(c, run, where, col->name, col->t, 1, total, 0, total, buf);
+        if (col->run_at) { /* the run owns it from here on, read or not */
+            set_ptr(r, col->run_at, buf);
+            continue;
+        }
+        for (size_t i = 0; !rc && i < r->ngpus; i++) {
+            lsim_store_gpu_result *g = &r->gpus[i];
+            uint64_t cnt = rows[i].cnt[col->rr];
+            void *p = NULL;
+            if ((col->flags & RF_CP) && !g->has_cp) continue;
+            if ((cnt || (col->flags & RF_CP)) && !(p = malloc((cnt ? cnt : 1) * es))) rc = h5s_nomem(c);
+            else if (cnt) memcpy(p, buf + rows[i].off[col->rr] * es, cnt * es);
+            set_ptr(g, col->at, p);
+            set_count(g, col->rr, cnt);
+        }
+        free(buf);
+    }
+    return rc;
+}
+
+/* The critical paths name nodes and edges of their GPU. */
+static int check_paths(sctx *c, const char *where, const lsim_store_run *r)
+{
+    for (size_t i = 0; i < r->ngpus; i++) {
+        const lsim_store_gpu_result *g = &r->gpus[i];
+        for (size_t j = 0; g->has_cp && j < g->cp.n; j++)
+            if (g->cp.nodes[j] >= g->node_count || g->cp.via[j] < -1)
+                return h5s_fail(c, LSIM_EFORMAT, "%s/critical_path of GPU %zu: entry %zu names node %u / edge %lld "
+                                                 "outside the GPU",
+                                where, i, j, g->cp.nodes[j], (long long)g->cp.via[j]);
+    }
+    return 0;
+}
+
+/* The embedded graphs, when the run has them: they must match the run row
+ * for row. */
+static int read_run_graphs(sctx *c, hid_t run, const char *where, lsim_store_run *r)
+{
+    if (H5Lexists(run, "graph", H5P_DEFAULT) <= 0) return 0;
+    hid_t gg = H5Gopen2(run, "graph", H5P_DEFAULT);
+    char gw[512];
+    size_t ng = 0, n = r->ngpus;
+    int rc;
+    snprintf(gw, sizeof gw, "%s/graph", where);
+    if (gg < 0) rc = h5s_fail(c, LSIM_EFORMAT, "%s cannot be opened", gw);
+    else rc = h5s_read_graph_tables(c, gg, gw, 0, SIZE_MAX, NULL, &r->graphs, &ng);
+    if (gg >= 0) H5Gclose(gg);
+    if (!rc && ng != n) {
+        lsim_store_free_graphs(r->graphs, ng);
+        r->graphs = NULL;
+        rc = h5s_fail(c, LSIM_EFORMAT, "%s holds %zu GPUs, the run %zu", gw, ng, n);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_graph *g = r->graphs[i];
+        const lsim_store_gpu_result *x = &r->gpus[i];
+        if (g->n != x->node_count)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s: GPU %zu has %zu nodes, the run %llu", gw, i, g->n,
+                          (unsigned long long)x->node_count);
+        for (uint32_t k = 0; !rc && k < x->report.niters; k++)
+            if (x->report.iters[k].name >= lsim_strtab_count(g->strings))
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/iterations/name_id of GPU %zu is past the graph's strings", where,
+                              i);
+        for (size_t k = 0; !rc && x->has_cp && k < x->cp.n; k++)
+            if (x->cp.via[k] >= (int64_t)g->nedges)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/critical_path/via of GPU %zu names edge %lld, the graph has %llu",
+                              where, i, (long long)x->cp.via[k], (unsigned long long)g->nedges);
+        for (size_t v = 0; !rc && r->bind_start && v < g->n; v++) {
+            int64_t bs = r->bind_start[x->node_offset + v], be = r->bind_end[x->node_offset + v];
+            if (bs < -1 || be < -1 || bs >= (int64_t)g->nedges || be >= (int64_t)g->nedges)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/nodes/bind_start or bind_end of GPU %zu names an edge outside the "
+                                               "graph (node %zu)",
+                              where, i, v);
+        }
+    }
+    return rc;
+}
+
+/* Point each GPU's per-node times into the run's arrays (the run_at
+ * columns, all per-node). */
+static void attach_times(lsim_store_run *r)
+{
+    for (size_t k = 0; k < NRUNCOLS; k++) {
+        const runcol *col = &run_cols[k];
+        char *base = col->run_at ? get_ptr(r, col->run_at) : NULL;
+        for (size_t i = 0; base && i < r->ngpus; i++)
+            set_ptr(&r->gpus[i], col->at, base + r->gpus[i].node_offset * h5s_tsize(col->t));
+    }
+}
+
+/* Read run group `run`; light 1: the per-GPU table and attributes only;
+ * light 2: everything but the per-node times (start, end, bind_*). */
+static int read_run(sctx *c, hid_t run, const char *where, const char *name, int light, lsim_store_run **out)
+{
+    rrow *rows = NULL;
+    char **src = NULL;
+    size_t n = 0;
+    uint64_t tot[RR_N] = {0};
+    int rc = check_run_layout(c);
+    if (rc) return rc;
+    lsim_store_run *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup(name))) {
+        free(r);
+        return h5s_nomem(c);
+    }
+    read_provenance(run, r);
+    read_run_attrs(run, r);
+    rc = read_run_gpus(c, run, where, &rows, &src, &n, tot);
+    if (!rc) rc = gpus_from_rows(c, r, rows, src, n, tot[RR_NODE]);
+    if (!rc && light != 1) rc = read_run_iters(c, run, where, r, rows, tot[RR_ITER]);
+    if (!rc && light != 1) rc = read_run_cols(c, run, where, r, rows, tot, light == 2);
+    if (!rc && light != 1) rc = check_paths(c, where, r);
+    if (!rc && light != 1) rc = read_run_graphs(c, run, where, r);
+    if (!rc) {
+        attach_times(r);
+        *out = r;
+        r = NULL;
+    }
+    lsim_store_run_free(r);
+    free(rows);
+    h5s_free_strs(src, n);
+    return rc;
+}
+
+int h5s_read_run_summary(sctx *c, hid_t run, const char *where, const char *name, lsim_store_run **out)
+{
+    return read_run(c, run, where, name, 1, out);
+}
+
+static int open_results(sctx *c, hid_t *runs, char ***names, size_t *n)
+{
+    int rc = h5s_open_file(c);
+    if (!rc) rc = h5s_check_root(c, LSIM_STORE_KIND_RESULTS);
+    if (rc) return rc;
+    *runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
+    if (*runs < 0) return h5s_fail(c, LSIM_EFORMAT, "result file without a /runs group");
+    return h5s_list_links(c, *runs, names, n);
+}
+
+int lsim_store_list_runs(const char *path, char ***names, size_t *n, lsim_err *err)
+{
+    sctx c;
+    hid_t runs = -1;
+    *names = NULL;
+    *n = 0;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = open_results(&c, &runs, names, n);
+    if (runs >= 0) H5Gclose(runs);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+static void join_names(char *buf, size_t len, char **names, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at + 1 < len; i++) {
+        int w = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+}
+
+int lsim_store_read_results(const char *path, const char *run_name, lsim_store_run **out, lsim_err *err)
+{
+    return lsim_store_read_results_ex(path, run_name, 0, out, err);
+}
+
+int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
+                               lsim_err *err)
+{
+    sctx c;
+    hid_t runs = -1, run = -1;
+    char **names = NULL;
+    size_t n = 0;
+    *out = NULL;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = open_results(&c, &runs, &names, &n);
+    const char *pick = run_name;
+    if (!rc && !pick) {
+        if (n == 1) pick = names[0];
+        else {
+            char list[256];
+            join_names(list, sizeof list, names, n);
+            rc = h5s_fail(&c, LSIM_EARG, "holds %zu runs (%s): name the one to read", n, n ? list : "none");
+        }
+    }
+    if (!rc) {
+        size_t i;
+        for (i = 0; i < n && strcmp(names[i], pick) != 0; i++) {}
+        if (i == n) {
+            char list[256];
+            join_names(list, sizeof list, names, n);
+            rc = h5s_fail(&c, LSIM_EARG, "no run named '%s' (runs: %s)", pick, n ? list : "none");
+        }
+    }
+    if (!rc && (run = H5Gopen2(runs, pick, H5P_DEFAULT)) < 0) rc = h5s_fail(&c, LSIM_EFORMAT, "cannot open run '%s'", pick);
+    if (!rc) {
+        char where[300];
+        snprintf(where, sizeof where, "/runs/%s", pick);
+        rc = read_run(&c, run, where, pick, flags & LSIM_STORE_READ_NO_TIMES ? 2 : 0, out);
+    }
+    if (run >= 0) H5Gclose(run);
+    if (runs >= 0) H5Gclose(runs);
+    h5s_free_strs(names, n);
+    return h5s_ctx_done(&c, rc, err);
+}
+

@@ -1,0 +1,940 @@
+/* The graph store (include/lumosim/store.h, docs/hdf5-schema.md): the
+ * graph tables (flat columns over all GPUs, /gpus the per-GPU index),
+ * written and read in one code path for serial and MPI I/O
+ * (io/h5_internal.h). Reading a range of GPUs reads one hyperslab per
+ * column and splits it into the graphs. */
+#include "h5_internal.h"
+
+#include "lumosim/memlimit.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ graph tables */
+
+static const char *const rk_name[RK_N] = {"node", "edge", "proc", "iter", "coll", "string", "char"};
+
+#define GSZ(f) sizeof(*((lsim_graph *)0)->f)
+#define GA(nm, f, t, rk) {nm, t, rk, offsetof(lsim_graph, f), GSZ(f), 0, GSZ(f)}
+#define GS(nm, f, st, sf, t, rk) {nm, t, rk, offsetof(lsim_graph, f), sizeof(st), offsetof(st, sf), FSZ(st, sf)}
+
+/* The column type of a C type (the node columns' types come from
+ * LSIM_GRAPH_COLUMNS; h5s_check_layout checks every size). */
+#define GTYPE(type) _Generic((type)0, uint8_t: T_U8, int32_t: T_I32, uint32_t: T_U32, int64_t: T_I64, uint64_t: T_U64)
+#define GNODE(f, type) GA("nodes/" #f, f, GTYPE(type), RK_NODE),
+
+/* The graph tables: the node columns of graph.h (LSIM_GRAPH_COLUMNS, in
+ * its order), then the incoming CSR, processors, iterations, collectives.
+ * The order is the order the datasets are created in. */
+const gcol h5s_gcols[] = {
+    LSIM_GRAPH_COLUMNS(GNODE)
+    GA("nodes/in_off", in_off, T_U64, RK_NODE), /* n per GPU; in_off[n] = edge_count */
+    GA("edges/in_src", in_src, T_U32, RK_EDGE),
+    GA("edges/in_delay", in_delay, T_I64, RK_EDGE),
+    GA("edges/in_class", in_class, T_U8, RK_EDGE),
+    GS("procs/is_gpu", procs, lsim_proc, is_gpu, T_U8, RK_PROC),
+    GS("procs/pid", procs, lsim_proc, pid, T_I64, RK_PROC),
+    GS("procs/tid", procs, lsim_proc, tid, T_I64, RK_PROC),
+    GS("procs/nnodes", procs, lsim_proc, nnodes, T_U32, RK_PROC),
+    GS("iters/name", iters, lsim_iter, name, T_U32, RK_ITER),
+    GS("iters/obs_start", iters, lsim_iter, obs_start, T_I64, RK_ITER),
+    GS("iters/obs_end", iters, lsim_iter, obs_end, T_I64, RK_ITER),
+    GS("colls/kind", colls, lsim_coll_info, kind, T_U8, RK_COLL),
+    GS("colls/from_metadata", colls, lsim_coll_info, from_metadata, T_U8, RK_COLL),
+    GS("colls/group_size", colls, lsim_coll_info, group_size, T_I32, RK_COLL),
+    GS("colls/in_nelems", colls, lsim_coll_info, in_nelems, T_I64, RK_COLL),
+    GS("colls/out_nelems", colls, lsim_coll_info, out_nelems, T_I64, RK_COLL),
+    GS("colls/dtype_bytes", colls, lsim_coll_info, dtype_bytes, T_I32, RK_COLL),
+    GS("colls/bytes", colls, lsim_coll_info, bytes, T_I64, RK_COLL),
+    GS("colls/pg_name", colls, lsim_coll_info, pg_name, T_U32, RK_COLL),
+    GS("colls/pg_ranks", colls, lsim_coll_info, pg_ranks, T_U32, RK_COLL),
+    GS("colls/seq", colls, lsim_coll_info, seq, T_I64, RK_COLL),
+};
+_Static_assert(sizeof h5s_gcols / sizeof h5s_gcols[0] == H5S_NGCOLS, "H5S_NGCOLS (h5_internal.h) is out of date");
+
+#define MC(nm, f, t) {nm, t, 1, offsetof(gmeta, f), FSZ(gmeta, f), M_COPY}
+#define MCA(nm, f, t, w) {nm, t, w, offsetof(gmeta, f), FSZ(gmeta, f), M_COPY}
+#define MOFF(nm, arr, rk) {nm, T_U64, 1, offsetof(gmeta, arr) + (rk) * sizeof(uint64_t), sizeof(uint64_t), M_COPY}
+
+const mcol h5s_gpu_cols[] = {
+    MC("rank", rank, T_I32),
+    MC("world_size", world_size, T_I32),
+    MC("latency_mode", latency, T_U8),
+    MC("source_size", source_size, T_I64),
+    MC("source_crc32", source_crc32, T_U32),
+    MOFF("node_offset", off, RK_NODE), MOFF("node_count", cnt, RK_NODE),
+    MOFF("edge_offset", off, RK_EDGE), MOFF("edge_count", cnt, RK_EDGE),
+    MOFF("proc_offset", off, RK_PROC), MOFF("proc_count", cnt, RK_PROC),
+    MOFF("iter_offset", off, RK_ITER), MOFF("iter_count", cnt, RK_ITER),
+    MOFF("coll_offset", off, RK_COLL), MOFF("coll_count", cnt, RK_COLL),
+    MOFF("string_offset", off, RK_STR), MOFF("string_count", cnt, RK_STR),
+    MOFF("char_offset", off, RK_CHAR), MOFF("char_count", cnt, RK_CHAR),
+    MC("t0", t0, T_I64),
+    MC("queued_gap_ns", queued_gap_ns, T_I64),
+    MC("launch_latency_ns", launch_latency_ns, T_I64),
+    MC("launch_samples", launch_samples, T_U64),
+    MC("prewindow", prewindow, T_U64),
+    MC("releases", releases, T_U64),
+    MC("sync_events_used", sync_events_used, T_U64),
+    MCA("edges_by_class", edges_by_class, T_U64, LSIM_E_NCLASSES),
+    MCA("inferred_by_class", inferred_by_class, T_U64, LSIM_E_NCLASSES),
+    MCA("dropped", dropped, T_U64, LSIM_DROP_NREASONS),
+};
+const size_t h5s_ngpu_cols = sizeof h5s_gpu_cols / sizeof h5s_gpu_cols[0];
+
+/* The per-GPU scalars /gpus keeps of a graph, each the same field in
+ * gmeta and lsim_graph: one list for both directions (h5s_meta_from_graph,
+ * graph_alloc). The latency mode (uint8_t in gmeta, an enum in the graph)
+ * and the counts are converted by hand. */
+typedef struct gscal {
+    const char *name;
+    size_t meta, graph, msz, gsz;
+} gscal;
+#define GSC(f) {#f, offsetof(gmeta, f), offsetof(lsim_graph, f), FSZ(gmeta, f), FSZ(lsim_graph, f)}
+static const gscal gscals[] = {
+    GSC(rank),           GSC(world_size), GSC(t0),       GSC(queued_gap_ns),   GSC(launch_latency_ns),
+    GSC(launch_samples), GSC(prewindow),  GSC(releases), GSC(sync_events_used), GSC(edges_by_class),
+    GSC(inferred_by_class), GSC(dropped),
+};
+#define NGSCALS (sizeof gscals / sizeof gscals[0])
+
+int h5s_check_layout(sctx *c)
+{
+    for (size_t k = 0; k < NGSCALS; k++)
+        if (gscals[k].msz != gscals[k].gsz)
+            return h5s_fail(c, LSIM_EINTERNAL, "store field %s: gmeta and lsim_graph disagree on its size", gscals[k].name);
+    for (size_t k = 0; k < H5S_NGCOLS; k++)
+        if (h5s_gcols[k].esz != h5s_tsize(h5s_gcols[k].t))
+            return h5s_fail(c, LSIM_EINTERNAL, "store column %s: field size %zu does not match its type", h5s_gcols[k].name,
+                        h5s_gcols[k].esz);
+    return h5s_check_cols(c, h5s_gpu_cols, h5s_ngpu_cols);
+}
+
+static void *colbase(const lsim_graph *g, const gcol *k) { return *(void *const *)((const char *)g + k->ptr); }
+
+void h5s_pack(const gcol *k, const lsim_graph *g, size_t rows, char *dst)
+{
+    const char *b = colbase(g, k);
+    size_t es = k->esz;
+    if (k->stride == es) {
+        if (rows) memcpy(dst, b, rows * es);
+        return;
+    }
+    for (size_t i = 0; i < rows; i++) memcpy(dst + i * es, b + i * k->stride + k->field, es);
+}
+
+static void unpack(const gcol *k, lsim_graph *g, size_t rows, const char *src)
+{
+    char *b = colbase(g, k);
+    size_t es = k->esz;
+    if (k->stride == es) {
+        if (rows) memcpy(b, src, rows * es);
+        return;
+    }
+    for (size_t i = 0; i < rows; i++) memcpy(b + i * k->stride + k->field, src + i * es, es);
+}
+
+void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
+{
+    memset(m, 0, sizeof *m);
+    m->latency = (uint8_t)g->latency;
+    m->source_size = -1;
+    m->cnt[RK_NODE] = g->n;
+    m->cnt[RK_EDGE] = g->nedges;
+    m->cnt[RK_PROC] = g->nprocs;
+    m->cnt[RK_ITER] = g->niters;
+    m->cnt[RK_COLL] = g->ncoll;
+    uint32_t ns = g->strings ? lsim_strtab_count(g->strings) : 0;
+    m->cnt[RK_STR] = ns;
+    uint64_t chars = 0;
+    for (uint32_t i = 0; i < ns; i++) chars += strlen(lsim_strtab_get(g->strings, i)) + 1;
+    m->cnt[RK_CHAR] = chars;
+    for (size_t k = 0; k < NGSCALS; k++)
+        memcpy((char *)m + gscals[k].meta, (const char *)g + gscals[k].graph, gscals[k].msz);
+}
+
+/* Offsets = prefix sums of counts, in GPU order. */
+static void meta_offsets(gmeta *m, size_t n)
+{
+    uint64_t acc[RK_N] = {0};
+    for (size_t i = 0; i < n; i++)
+        for (int r = 0; r < RK_N; r++) {
+            m[i].off[r] = acc[r];
+            acc[r] += m[i].cnt[r];
+        }
+}
+
+uint64_t h5s_total_rows(const gmeta *m, size_t n, int rk) { return n ? m[n - 1].off[rk] + m[n - 1].cnt[rk] : 0; }
+
+/* Chunk rows for a flat table: the largest GPU's rows (so chunks line up
+ * with GPU boundaries when GPUs are of equal size), at most 1 Mi rows. */
+static uint64_t chunk_rows(const gmeta *m, size_t n, int rk)
+{
+    uint64_t mx = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m[i].cnt[rk] > mx) mx = m[i].cnt[rk];
+    if (mx > CHUNK_MAX_ROWS) mx = CHUNK_MAX_ROWS;
+    return mx ? mx : 1;
+}
+
+/* The rows of table rk that GPUs lm[0..n) hold, in GPU order. */
+static int sel_table(sctx *c, const gmeta *lm, size_t n, int rk, rowsel *sel)
+{
+    int rc = 0;
+    h5s_sel_one(sel, 0, 0);
+    for (size_t i = 0; i < n && !rc; i++) rc = h5s_sel_add(c, sel, lm[i].off[rk], lm[i].cnt[rk]);
+    return rc;
+}
+
+/* The same for the two string tables (per-string offsets, bytes). */
+static int sel_strings(sctx *c, const gmeta *lm, size_t n, rowsel *ssel, rowsel *csel)
+{
+    int rc = sel_table(c, lm, n, RK_STR, ssel);
+    h5s_sel_one(csel, 0, 0);
+    if (!rc) rc = sel_table(c, lm, n, RK_CHAR, csel);
+    return rc;
+}
+/* ------------------------------------------------------------ graph write */
+
+void h5s_pack_strings(lsim_graph *const *graphs, const gmeta *m, size_t n, uint64_t *o, char *ch)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t at = 0;
+        for (uint64_t k = 0; k < m[i].cnt[RK_STR]; k++) {
+            const char *str = lsim_strtab_get(graphs[i]->strings, (uint32_t)k);
+            size_t len = strlen(str);
+            o[k] = at;
+            memcpy(ch + at, str, len + 1);
+            at += len + 1;
+        }
+        o += m[i].cnt[RK_STR];
+        ch += m[i].cnt[RK_CHAR];
+    }
+}
+
+/* Write the graph tables of all GPUs under loc (where: its path for
+ * messages). This process holds graphs[0..nloc), local GPU i being global
+ * GPU h5s_gpu_at(c, gfirst, i) of the list m[0..ngpu) (offsets set).
+ * sources[i]: local GPU i's source path text. */
+int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *const *graphs, size_t nloc,
+                              const gmeta *m, size_t ngpu, size_t gfirst, const char *const *sources, int flat)
+{
+    int rc = 0;
+    char *buf = NULL;
+    rowsel sel;
+    h5s_sel_one(&sel, 0, 0);
+    /* /gpus: this process writes its own rows */
+    for (size_t i = 0; i < nloc && !rc; i++) rc = h5s_sel_add(c, &sel, h5s_gpu_at(c, gfirst, i), 1);
+    gmeta *lm = malloc((nloc ? nloc : 1) * sizeof *lm);
+    if (!rc && !lm) rc = h5s_nomem(c);
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    for (size_t i = 0; i < nloc; i++) lm[i] = m[h5s_gpu_at(c, gfirst, i)];
+    rc = h5s_put_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, lm, sizeof *lm, ngpu, &sel, nloc,
+                     h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
+    /* /gpus/source: fixed-length strings as wide as the longest anywhere */
+    if (!rc)
+        rc = h5s_put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
+    h5s_sel_free(&sel);
+    if (rc || !flat) goto out; /* !flat: the flat tables are there already (copied) */
+    /* flat graph columns: each GPU's rows, packed in GPU order */
+    for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
+        const gcol *gc = &h5s_gcols[k];
+        int rk = gc->rk;
+        rc = sel_table(c, lm, nloc, rk, &sel);
+        buf = rc ? NULL : malloc(sel.rows ? sel.rows * gc->esz : 1);
+        rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
+        if (rc) goto out;
+        uint64_t at = 0;
+        for (size_t i = 0; i < nloc; i++) {
+            h5s_pack(gc, graphs[i], lm[i].cnt[rk], buf + at * gc->esz);
+            at += lm[i].cnt[rk];
+        }
+        rc = h5s_agree(c, h5s_put_col(c, loc, where, gc->name, gc->t, 1, h5s_total_rows(m, ngpu, rk), chunk_rows(m, ngpu, rk),
+                              &sel, buf));
+        free(buf);
+        buf = NULL;
+        h5s_sel_free(&sel);
+    }
+    if (rc) goto out;
+    /* strings: per-string offsets (local to the GPU's bytes) and the bytes,
+     * each string NUL-terminated */
+    {
+        rowsel ssel, csel;
+        rc = sel_strings(c, lm, nloc, &ssel, &csel);
+        uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
+        rc = h5s_agree(c, rc ? rc : so && chars ? 0 : h5s_nomem(c));
+        if (!rc) {
+            h5s_pack_strings(graphs, lm, nloc, so, chars);
+            rc = h5s_agree(c, h5s_put_col(c, loc, where, "strings/offset", T_U64, 1, h5s_total_rows(m, ngpu, RK_STR),
+                                  chunk_rows(m, ngpu, RK_STR), &ssel, so));
+            if (!rc)
+                rc = h5s_agree(c, h5s_put_col(c, loc, where, "strings/chars", T_U8, 1, h5s_total_rows(m, ngpu, RK_CHAR),
+                                      chunk_rows(m, ngpu, RK_CHAR), &csel, chars));
+        }
+        free(so);
+        free(chars);
+        h5s_sel_free(&ssel);
+        h5s_sel_free(&csel);
+    }
+out:
+    free(buf);
+    free(lm);
+    h5s_sel_free(&sel);
+    return rc;
+}
+
+/* Column names on the 2-D datasets, for h5py/h5dump readers. */
+int h5s_label_graph_tables(hid_t loc)
+{
+    const char *cls[LSIM_E_NCLASSES], *drop[LSIM_DROP_NREASONS];
+    for (int i = 0; i < LSIM_E_NCLASSES; i++) cls[i] = lsim_edge_class_name((lsim_edge_class)i);
+    for (int i = 0; i < LSIM_DROP_NREASONS; i++) drop[i] = lsim_drop_reason_name((lsim_drop_reason)i);
+    int rc = 0;
+    const char *names[] = {"gpus/edges_by_class", "gpus/inferred_by_class", "gpus/dropped"};
+    for (int k = 0; k < 3; k++) {
+        hid_t d = H5Dopen2(loc, names[k], H5P_DEFAULT);
+        if (d < 0) return -1;
+        rc |= h5s_put_attr_strs(d, "columns", k < 2 ? cls : drop, k < 2 ? LSIM_E_NCLASSES : LSIM_DROP_NREASONS);
+        H5Dclose(d);
+    }
+    return rc;
+}
+/* Gather the per-GPU index to every rank, offsets set over all GPUs. */
+int h5s_gather_meta(sctx *c, const gmeta *lm, size_t nloc, gmeta **all, size_t *ngpu, size_t *gfirst)
+{
+    void *m = NULL;
+    int rc = h5s_agree(c, h5s_gather_records(c, lm, nloc, sizeof *lm, &m, ngpu, gfirst));
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    *all = m;
+    meta_offsets(*all, *ngpu);
+    return 0;
+}
+/* Root attribute "device": the GPU every trace of the job names in its
+ * deviceProperties, when they all name the same one (what-if takes the
+ * source GPU from it). Collective under MPI: rank 0's name is the
+ * candidate, every rank checks its own graphs. */
+static int write_device_attr(sctx *c, lsim_graph *const *graphs, size_t n)
+{
+    char dev[256] = "";
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        const lsim_graph *g = graphs[i];
+        const char *d = g->device != UINT32_MAX ? lsim_strtab_get(g->strings, g->device) : NULL;
+        if (!d || !*d || strlen(d) >= sizeof dev) ok = 0;
+        else if (!dev[0]) snprintf(dev, sizeof dev, "%s", d);
+        else if (strcmp(dev, d)) ok = 0;
+    }
+    if (c->mpi) {
+        char root[256];
+        memcpy(root, dev, sizeof root);
+        MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, c->comm);
+        if (n && strcmp(root, dev)) ok = 0;
+        if (!root[0]) ok = 0;
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
+        memcpy(dev, root, sizeof dev);
+    }
+    if (!ok || !dev[0]) return 0;
+    return h5s_agree(c, h5s_put_attr_str(c->file, "device", dev) ? h5s_fail(c, LSIM_EIO, "cannot write the attribute device") : 0);
+}
+
+static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const char *command_line,
+                             const char *const *source_paths)
+{
+    int rc = h5s_check_layout(c);
+    gmeta *lm = NULL, *m = NULL;
+    const char **src = NULL;
+    size_t ngpu = 0, gfirst = 0;
+    char tmp[4096];
+    if (!rc && n && !graphs) rc = h5s_fail(c, LSIM_EARG, "no graphs given");
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!graphs[i] || !graphs[i]->strings)
+            rc = h5s_fail(c, LSIM_EARG, "graph %zu is missing or has no string table", i);
+    rc = h5s_agree(c, rc);
+    if (rc) return rc;
+    lm = calloc(n ? n : 1, sizeof *lm);
+    src = calloc(n ? n : 1, sizeof *src);
+    rc = h5s_agree(c, lm && src ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0; i < n && !rc; i++) {
+        h5s_meta_from_graph(&lm[i], graphs[i]);
+        const char *sp = source_paths ? source_paths[i] : graphs[i]->source;
+        src[i] = graphs[i]->source ? graphs[i]->source : sp ? sp : "";
+        if (sp) rc = h5s_file_crc(c, sp, &lm[i].source_size, &lm[i].source_crc32);
+    }
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    /* latency mode of the set: one mode, or "mixed" */
+    int lat = n ? (int)lm[0].latency : 0, mixed = 0;
+    for (size_t i = 1; i < n; i++)
+        if (lm[i].latency != lat) mixed = 1;
+    if (c->mpi) {
+        int lo[2] = {n ? lat : INT_MAX, n ? -lat : INT_MAX}, go[2];
+        MPI_Allreduce(lo, go, 2, MPI_INT, MPI_MIN, c->comm);
+        int anymixed = 0;
+        MPI_Allreduce(&mixed, &anymixed, 1, MPI_INT, MPI_MAX, c->comm);
+        mixed = anymixed || (go[0] != INT_MAX && go[0] != -go[1]);
+        lat = go[0] == INT_MAX ? 0 : go[0];
+    }
+    rc = h5s_gather_meta(c, lm, n, &m, &ngpu, &gfirst);
+    if (rc) goto out;
+    rc = h5s_create_tmp(c, tmp, sizeof tmp);
+    if (rc) goto out;
+    rc = h5s_agree(c, h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, command_line ? command_line : "",
+                                   mixed ? "mixed" : h5s_latency_name(lat)));
+    if (!rc) rc = write_device_attr(c, graphs, n);
+    if (!rc) rc = h5s_write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
+    if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(c->file) ? h5s_fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);
+    rc = h5s_finish_tmp(c, tmp, rc);
+out:
+    free(lm);
+    free(m);
+    free(src);
+    return rc;
+}
+
+int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size_t n,
+                               const lsim_store_write_opts *o, lsim_err *err)
+{
+    sctx c;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    h5s_apply_opts(&c, o);
+    int rc = path ? write_graphs_impl(&c, graphs, n, o ? o->command_line : NULL, o ? o->source_paths : NULL)
+                  : h5s_fail(&c, LSIM_EARG, "no output path");
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_write_graphs(const char *path, lsim_graph *const *graphs, size_t n, const char *command_line,
+                            const char *const *source_paths, lsim_err *err)
+{
+    lsim_store_write_opts o = {command_line, source_paths, 0};
+    return lsim_store_write_graphs_ex(path, graphs, n, &o, err);
+}
+
+int lsim_store_write_graphs_mpi_ex(const char *path, MPI_Comm comm, lsim_graph *const *graphs, size_t n,
+                                   const lsim_store_write_opts *o, lsim_err *err)
+{
+    sctx c;
+    h5s_ctx_init(&c, path, 1, comm);
+    h5s_apply_opts(&c, o);
+    int rc = path ? write_graphs_impl(&c, graphs, n, o ? o->command_line : NULL, o ? o->source_paths : NULL)
+                  : h5s_fail(&c, LSIM_EARG, "no output path");
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_write_graphs_mpi(const char *path, MPI_Comm comm, lsim_graph *const *graphs, size_t n,
+                                const char *command_line, const char *const *source_paths, lsim_err *err)
+{
+    lsim_store_write_opts o = {command_line, source_paths, 0};
+    return lsim_store_write_graphs_mpi_ex(path, comm, graphs, n, &o, err);
+}
+/* ------------------------------------------------------------ graph read */
+
+/* Read and check /gpus (all GPUs) under loc. */
+int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char ***sources, size_t *ngpu)
+{
+    *out = NULL;
+    *ngpu = 0;
+    if (sources) *sources = NULL;
+    int rc = 0;
+    size_t n = 0;
+    /* the row count comes from /gpus/rank */
+    if (H5Lexists(loc, "gpus", H5P_DEFAULT) <= 0 || H5Lexists(loc, "gpus/rank", H5P_DEFAULT) <= 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "dataset %s/gpus/rank is missing", where);
+    else {
+        hid_t d = H5Dopen2(loc, "gpus/rank", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[2];
+        if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/rank is not a 1-D dataset", where);
+        else if (dims[0] > ((hsize_t)1 << 31))
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/rank has %llu rows", where, (unsigned long long)dims[0]);
+        else
+            n = (size_t)dims[0];
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+    }
+    rc = h5s_agree(c, rc);
+    if (rc) return rc;
+    gmeta *m = calloc(n ? n : 1, sizeof *m);
+    rc = h5s_agree(c, m ? 0 : h5s_nomem(c));
+    if (!rc) rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, m, sizeof *m, n, 0, n);
+    /* offsets must be the prefix sums of the counts (GPU order, no gaps) */
+    uint64_t acc[RK_N] = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        for (int r = 0; r < RK_N && !rc; r++) {
+            if (m[i].off[r] != acc[r])
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu (the sum of the "
+                                           "previous GPUs' counts)",
+                          where, rk_name[r], i, (unsigned long long)m[i].off[r], (unsigned long long)acc[r]);
+            else if (m[i].cnt[r] > UINT64_MAX / 16 - acc[r])
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_count of GPU %zu is too large", where, rk_name[r], i);
+            else
+                acc[r] += m[i].cnt[r];
+        }
+        if (rc) break;
+        if (m[i].cnt[RK_NODE] > UINT32_MAX || m[i].cnt[RK_PROC] > UINT32_MAX || m[i].cnt[RK_ITER] > UINT32_MAX ||
+            m[i].cnt[RK_STR] > UINT32_MAX || m[i].cnt[RK_COLL] > INT32_MAX)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has more rows than node/processor/string ids can address",
+                      where, i);
+        else if (m[i].latency > LSIM_LAT_OBSERVED)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/latency_mode of GPU %zu is %u (0 or 1)", where, i, m[i].latency);
+    }
+    rc = h5s_agree(c, rc);
+    char **src = NULL;
+    if (!rc && sources) rc = h5s_get_strings(c, loc, where, "gpus/source", n, 0, n, &src);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    *out = m;
+    *ngpu = n;
+    if (sources) *sources = src;
+    return 0;
+}
+
+static int graph_alloc(lsim_graph *g, const gmeta *m)
+{
+    size_t n = (size_t)m->cnt[RK_NODE], e = (size_t)m->cnt[RK_EDGE];
+#define AL(f, cnt)                                                                                                     \
+    do {                                                                                                               \
+        size_t c_ = (cnt) ? (cnt) : 1;                                                                                 \
+        if (!(g->f = malloc(c_ * sizeof *g->f))) return LSIM_ENOMEM;                                                  \
+    } while (0)
+#define AL_NODE(f, type) AL(f, n);
+    LSIM_GRAPH_COLUMNS(AL_NODE)
+#undef AL_NODE
+    AL(in_off, n + 1);
+    AL(out_off, n + 1);
+    AL(in_src, e);
+    AL(in_delay, e);
+    AL(in_class, e);
+    AL(out_dst, e);
+    AL(procs, (size_t)m->cnt[RK_PROC]);
+    AL(iters, (size_t)m->cnt[RK_ITER]);
+    AL(colls, (size_t)m->cnt[RK_COLL]);
+#undef AL
+    memset(g->procs, 0, (m->cnt[RK_PROC] ? m->cnt[RK_PROC] : 1) * sizeof *g->procs);
+    memset(g->iters, 0, (m->cnt[RK_ITER] ? m->cnt[RK_ITER] : 1) * sizeof *g->iters);
+    memset(g->colls, 0, (m->cnt[RK_COLL] ? m->cnt[RK_COLL] : 1) * sizeof *g->colls);
+    g->latency = (lsim_latency_mode)m->latency;
+    g->n = n;
+    g->nedges = e;
+    g->nprocs = (uint32_t)m->cnt[RK_PROC];
+    g->niters = (uint32_t)m->cnt[RK_ITER];
+    g->ncoll = (size_t)m->cnt[RK_COLL];
+    for (size_t k = 0; k < NGSCALS; k++)
+        memcpy((char *)g + gscals[k].graph, (const char *)m + gscals[k].meta, gscals[k].gsz);
+    return 0;
+}
+
+/* Everything the engine, metrics, critical path and reports index with. */
+static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_t gi)
+{
+    size_t n = g->n;
+    uint32_t nstr = lsim_strtab_count(g->strings);
+#define BAD(...) return h5s_fail(c, LSIM_EFORMAT, __VA_ARGS__)
+    for (size_t v = 0; v < n; v++) {
+        if (g->kind[v] >= LSIM_N_NKINDS)
+            BAD("%s/nodes/kind of GPU %zu: node %zu has kind %u (valid: 0..%d)", where, gi, v, g->kind[v],
+                LSIM_N_NKINDS - 1);
+        if (g->proc[v] >= g->nprocs)
+            BAD("%s/nodes/proc of GPU %zu: node %zu is on processor %u, the GPU has %u", where, gi, v, g->proc[v],
+                g->nprocs);
+        if (g->name[v] >= nstr)
+            BAD("%s/nodes/name of GPU %zu: node %zu has string id %u, the GPU has %u strings", where, gi, v,
+                g->name[v], nstr);
+        if (g->dur[v] < 0)
+            BAD("%s/nodes/dur of GPU %zu: node %zu has a negative duration (%lld ns)", where, gi, v,
+                (long long)g->dur[v]);
+        if (g->iter[v] < -1 || (g->iter[v] >= 0 && (uint32_t)g->iter[v] >= g->niters))
+            BAD("%s/nodes/iter of GPU %zu: node %zu has iteration %d, the GPU has %u", where, gi, v, g->iter[v],
+                g->niters);
+        if (g->coll[v] < -1 || (g->coll[v] >= 0 && (size_t)g->coll[v] >= g->ncoll))
+            BAD("%s/nodes/coll of GPU %zu: node %zu has collective %d, the GPU has %zu", where, gi, v, g->coll[v],
+                g->ncoll);
+        if (g->in_off[v] > g->in_off[v + 1] || g->in_off[v + 1] > g->nedges)
+            BAD("%s/nodes/in_off of GPU %zu is not a valid offset list at node %zu (%llu, then %llu; %llu edges)",
+                where, gi, v, (unsigned long long)g->in_off[v], (unsigned long long)g->in_off[v + 1],
+                (unsigned long long)g->nedges);
+    }
+    if (g->in_off[0] != 0) BAD("%s/nodes/in_off of GPU %zu does not start at 0", where, gi);
+    for (uint64_t k = 0; k < g->nedges; k++) {
+        if (g->in_src[k] >= n)
+            BAD("%s/edges/in_src of GPU %zu: edge %llu points to node %u, the GPU has %zu nodes", where, gi,
+                (unsigned long long)k, g->in_src[k], n);
+        if ((g->in_class[k] & ~LSIM_EDGE_END) >= LSIM_E_NCLASSES)
+            BAD("%s/edges/in_class of GPU %zu: edge %llu has class %u (valid: 0..%d, + 0x80 for end-edges)", where,
+                gi, (unsigned long long)k, g->in_class[k], LSIM_E_NCLASSES - 1);
+    }
+    uint64_t *cnt = calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt);
+    if (!cnt) return h5s_nomem(c);
+    for (size_t v = 0; v < n; v++) cnt[g->proc[v]]++;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        if (g->procs[p].is_gpu > 1 || cnt[p] != g->procs[p].nnodes) {
+            unsigned long long have = (unsigned long long)cnt[p];
+            free(cnt);
+            BAD("%s/procs of GPU %zu: processor %u claims %u nodes (is_gpu %u), the nodes say %llu", where, gi, p,
+                g->procs[p].nnodes, g->procs[p].is_gpu, have);
+        }
+    }
+    free(cnt);
+    for (uint32_t i = 0; i < g->niters; i++)
+        if (g->iters[i].name >= nstr)
+            BAD("%s/iters/name of GPU %zu: iteration %u has string id %u, the GPU has %u strings", where, gi, i,
+                g->iters[i].name, nstr);
+    for (size_t i = 0; i < g->ncoll; i++) {
+        const lsim_coll_info *ci = &g->colls[i];
+        if (ci->kind > LSIM_COLL_OTHER)
+            BAD("%s/colls/kind of GPU %zu: collective %zu has kind %u", where, gi, i, ci->kind);
+        if ((ci->pg_name != UINT32_MAX && ci->pg_name >= nstr) || (ci->pg_ranks != UINT32_MAX && ci->pg_ranks >= nstr))
+            BAD("%s/colls/pg_name or pg_ranks of GPU %zu: collective %zu names a string past the GPU's %u", where, gi,
+                i, nstr);
+    }
+#undef BAD
+    /* durations, delays and times within the graph bounds (graph.h): a
+     * duration of INT64_MAX would otherwise be simulated into a window of
+     * 10^13 duty-cycle bins or a wrapped, negative one */
+    {
+        char label[LSIM_ERR_LEN];
+        lsim_err e = {0};
+        snprintf(label, sizeof label, "%s%s%s", c->path, *where ? " " : "", where);
+        if (lsim_graph_check_bounds(g, label, gi, &e)) {
+            c->e = e;
+            return e.code;
+        }
+    }
+    return 0;
+}
+
+static int rebuild_out_csr(lsim_graph *g)
+{
+    size_t n = g->n;
+    memset(g->out_off, 0, (n + 1) * sizeof *g->out_off);
+    for (uint64_t k = 0; k < g->nedges; k++) g->out_off[g->in_src[k] + 1]++;
+    for (size_t v = 0; v < n; v++) g->out_off[v + 1] += g->out_off[v];
+    uint64_t *fill = calloc(n ? n : 1, sizeof *fill);
+    if (!fill) return LSIM_ENOMEM;
+    for (size_t v = 0; v < n; v++)
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            uint32_t u = g->in_src[k];
+            g->out_dst[g->out_off[u] + fill[u]++] = (uint32_t)v;
+        }
+    free(fill);
+    return 0;
+}
+
+void lsim_store_free_graphs(lsim_graph **graphs, size_t n)
+{
+    if (!graphs) return;
+    for (size_t i = 0; i < n; i++) lsim_graph_free(graphs[i]);
+    free(graphs);
+}
+
+/* The string tables of GPUs lm[0..count) (global GPU list ? list[i] :
+ * first + i) into gs[i]->strings, each string checked to be a
+ * NUL-terminated range of its GPU's bytes and new. Collective in MPI mode. */
+static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, size_t ngpu, const gmeta *lm,
+                        size_t count, size_t first, const size_t *list, lsim_graph **gs)
+{
+    rowsel ssel, csel;
+    int rc = sel_strings(c, lm, count, &ssel, &csel);
+    uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+    char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
+    rc = h5s_agree(c, rc ? rc : so && chars ? 0 : h5s_nomem(c));
+    if (!rc)
+        rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, "strings/offset", T_U64, h5s_total_rows(m, ngpu, RK_STR), &ssel, so));
+    if (!rc)
+        rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, "strings/chars", T_U8, h5s_total_rows(m, ngpu, RK_CHAR), &csel, chars));
+    uint64_t sat = 0, cat = 0;
+    for (size_t i = 0; !rc && i < count; i++) {
+        const uint64_t *o = so + sat;
+        const char *ch = chars + cat;
+        sat += lm[i].cnt[RK_STR];
+        cat += lm[i].cnt[RK_CHAR];
+        uint64_t nb = lm[i].cnt[RK_CHAR];
+        for (uint64_t s = 0; s < lm[i].cnt[RK_STR] && !rc; s++) {
+            uint64_t b = o[s], e = s + 1 < lm[i].cnt[RK_STR] ? o[s + 1] : nb;
+            uint32_t id;
+            if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated "
+                                           "range inside the GPU's %llu bytes of /strings/chars",
+                          where, (list ? list[i] : first + i), (unsigned long long)s, (unsigned long long)nb);
+            else if (lsim_strtab_intern(gs[i]->strings, ch + b, e - 1 - b, &id))
+                rc = h5s_nomem(c);
+            else if (id != s)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %llu repeats string %u", where,
+                          (list ? list[i] : first + i), (unsigned long long)s, id);
+        }
+        if (!rc && lm[i].cnt[RK_STR] == 0 && nb != 0)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has string bytes but no strings", where, (list ? list[i] : first + i));
+    }
+    free(so);
+    free(chars);
+    h5s_sel_free(&ssel);
+    h5s_sel_free(&csel);
+    return h5s_agree(c, rc);
+}
+
+/* Read GPUs [first, first + count) (count SIZE_MAX: to the end), or, with
+ * list, GPUs list[0..count) (ascending), of the graph tables under loc. */
+int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
+                             lsim_graph ***out, size_t *nout)
+{
+    gmeta *m = NULL, *lm = NULL;
+    char **src = NULL;
+    size_t ngpu = 0;
+    lsim_graph **gs = NULL;
+    char *buf = NULL;
+    rowsel sel;
+    h5s_sel_one(&sel, 0, 0);
+    int rc = h5s_check_layout(c);
+    rc = h5s_agree(c, rc);
+    if (!rc) rc = h5s_read_gpu_table(c, loc, where, &m, &src, &ngpu);
+    if (rc) return rc;
+    if (list) {
+        for (size_t i = 0; i < count && !rc; i++)
+            if (list[i] >= ngpu || (i && list[i] <= list[i - 1]))
+                rc = h5s_fail(c, LSIM_EARG, "GPU %zu requested%s, the store holds %zu (0..%zu)", list[i],
+                          list[i] < ngpu ? " out of order" : "", ngpu, ngpu ? ngpu - 1 : 0);
+    } else if (first > ngpu || (count != SIZE_MAX && count > ngpu - first)) {
+        rc = h5s_fail(c, LSIM_EARG, "GPUs %zu..%zu requested, the store holds %zu (0..%zu)", first,
+                  count == SIZE_MAX ? ngpu : first + count, ngpu, ngpu ? ngpu - 1 : 0);
+    }
+    if (count == SIZE_MAX) count = first <= ngpu ? ngpu - first : 0;
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    lm = malloc((count ? count : 1) * sizeof *lm);
+    rc = h5s_agree(c, lm ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t i = 0; i < count; i++) lm[i] = m[list ? list[i] : first + i];
+    {
+        /* Size before work: the GPU table says how big the graphs are, so
+         * a store too big for this process (memlimit.h) is refused here, in
+         * one line, before anything is allocated for them, not found out
+         * by the OOM killer. Each rank checks its own GPUs. */
+        uint64_t tot[3] = {0, 0, 0};
+        for (size_t i = 0; i < count; i++) {
+            tot[0] += lm[i].cnt[RK_NODE];
+            tot[1] += lm[i].cnt[RK_EDGE];
+            tot[2] += lm[i].cnt[RK_STR];
+        }
+        lsim_err e = {0};
+        int mrc = count ? lsim_mem_check_graphs(c->path, count, tot[0], tot[1], tot[2], &e) : 0;
+        if (mrc) c->e = e;
+        rc = h5s_agree(c, mrc);
+        if (rc) goto out;
+    }
+    /* every dataset's shape first, so nothing is allocated from counts the
+     * datasets do not back */
+    for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
+        hid_t d = h5s_open_col(c, loc, where, h5s_gcols[k].name, H5T_INTEGER, 1, h5s_total_rows(m, ngpu, h5s_gcols[k].rk), NULL);
+        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
+        if (d >= 0) H5Dclose(d);
+    }
+    const char *scols[2] = {"strings/offset", "strings/chars"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        hid_t d = h5s_open_col(c, loc, where, scols[k], H5T_INTEGER, 1, h5s_total_rows(m, ngpu, k ? RK_CHAR : RK_STR), NULL);
+        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
+        if (d >= 0) H5Dclose(d);
+    }
+    if (rc) goto out;
+    gs = calloc(count ? count : 1, sizeof *gs);
+    if (!gs) rc = h5s_nomem(c);
+    for (size_t i = 0; !rc && i < count; i++) {
+        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i]) ||
+            !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
+            rc = h5s_nomem(c);
+        if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
+    }
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    /* One staging buffer for every column, as large as the largest: a
+     * buffer per column was a fresh mapping each time (glibc maps large
+     * blocks and unmaps them on free), so every column's bytes were
+     * page-faulted and zeroed twice, into the buffer and into the graphs
+     * (23 columns, 6 GB on a 4,096-GPU job). */
+    size_t bufsz = 1;
+    for (size_t k = 0; k < H5S_NGCOLS && count > 1; k++) {
+        uint64_t rows = 0;
+        for (size_t i = 0; i < count; i++) rows += lm[i].cnt[h5s_gcols[k].rk];
+        if (rows * h5s_gcols[k].esz > bufsz) bufsz = (size_t)(rows * h5s_gcols[k].esz);
+    }
+    char *stage = NULL;
+    for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
+        const gcol *gc = &h5s_gcols[k];
+        int rk = gc->rk;
+        rc = sel_table(c, lm, count, rk, &sel);
+        int direct = count == 1 && gc->stride == gc->esz;
+        if (rc) buf = NULL;
+        else if (direct) buf = colbase(gs[0], gc);
+        else buf = stage ? stage : (stage = malloc(count > 1 ? bufsz : sel.rows ? sel.rows * gc->esz : 1));
+        rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
+        if (!rc) rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, gc->name, gc->t, h5s_total_rows(m, ngpu, rk), &sel, buf));
+        uint64_t at = 0;
+        for (size_t i = 0; !rc && !direct && i < count; i++) {
+            unpack(gc, gs[i], lm[i].cnt[rk], buf + at * gc->esz);
+            at += lm[i].cnt[rk];
+        }
+        if (count == 1 && !direct) { /* one GPU: sized per column */
+            free(stage);
+            stage = NULL;
+        }
+        buf = NULL;
+        h5s_sel_free(&sel);
+    }
+    free(stage);
+    stage = NULL;
+    if (rc) goto out;
+    rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, gs);
+    if (rc) goto out;
+    for (size_t i = 0; !rc && i < count; i++) {
+        gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
+        rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i));
+        if (!rc && rebuild_out_csr(gs[i])) rc = h5s_nomem(c);
+    }
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    *out = count ? gs : NULL;
+    *nout = count;
+    if (!count) free(gs);
+    gs = NULL;
+out:
+    if (gs) lsim_store_free_graphs(gs, count);
+    h5s_sel_free(&sel);
+    h5s_free_strs(src, ngpu);
+    free(lm);
+    free(m);
+    return rc;
+}
+
+/* MPI reads of GPU rows: independent transfers when every rank's GPUs form
+ * a few runs of consecutive GPUs (each rank then reads and inflates only
+ * the chunks its rows lie in: on 1,024 synthesized GPUs at K = 2, load
+ * 3.2 s -> 2.4 s against 4.3 s at K = 1), collective ones when some rank's
+ * rows are scattered (round-robin: collective buffering reads each chunk
+ * once). Every rank must use the same mode, hence the allreduce. */
+static int read_transfers(sctx *c, size_t count, const size_t *list)
+{
+    if (!c->mpi) return 0;
+    long runs = count ? 1 : 0, most = 0;
+    for (size_t i = 1; list && i < count; i++)
+        if (list[i] != list[i - 1] + 1) runs++;
+    MPI_Allreduce(&runs, &most, 1, MPI_LONG, MPI_MAX, c->comm);
+    int rc = 0;
+    if (most <= 8 && H5Pset_dxpl_mpio(c->dxpl, H5FD_MPIO_INDEPENDENT) < 0)
+        rc = h5s_fail(c, LSIM_EIO, "cannot set up independent transfers");
+    return h5s_agree(c, rc);
+}
+
+static int read_graphs_impl(sctx *c, size_t first, size_t count, const size_t *list, lsim_graph ***out,
+                            size_t *nout)
+{
+    int rc = h5s_open_file(c);
+    if (!rc) rc = read_transfers(c, count, list);
+    if (!rc) rc = h5s_check_root(c, LSIM_STORE_KIND_GRAPHS);
+    if (!rc) rc = h5s_read_graph_tables(c, c->file, "", first, count, list, out, nout);
+    return rc;
+}
+
+int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsim_graph ***out, size_t *nout,
+                           lsim_err *err)
+{
+    sctx c;
+    *out = NULL;
+    *nout = 0;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu, size_t count,
+                               lsim_graph ***out, size_t *nout, lsim_err *err)
+{
+    sctx c;
+    *out = NULL;
+    *nout = 0;
+    h5s_ctx_init(&c, path, 1, comm);
+    int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t *gpus, size_t n,
+                                   lsim_graph ***out, size_t *nout, lsim_err *err)
+{
+    sctx c;
+    *out = NULL;
+    *nout = 0;
+    h5s_ctx_init(&c, path, 1, comm);
+    static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
+    int rc = n && !gpus ? h5s_fail(&c, LSIM_EARG, "no GPU list given") : 0;
+    rc = h5s_agree(&c, rc);
+    if (!rc) rc = read_graphs_impl(&c, 0, n, n ? gpus : none, out, nout);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_count_gpus(const char *path, size_t *n, lsim_err *err)
+{
+    sctx c;
+    gmeta *m = NULL;
+    *n = 0;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&c);
+    if (!rc) rc = h5s_check_root(&c, LSIM_STORE_KIND_GRAPHS);
+    if (!rc) rc = h5s_read_gpu_table(&c, c.file, "", &m, NULL, n);
+    free(m);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_gpu_table(const char *path, lsim_store_gpu_info **out, size_t *nout, lsim_err *err)
+{
+    sctx c;
+    gmeta *m = NULL;
+    char **src = NULL;
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&c);
+    if (!rc) rc = h5s_check_root(&c, LSIM_STORE_KIND_GRAPHS);
+    if (!rc) rc = h5s_read_gpu_table(&c, c.file, "", &m, &src, &n);
+    if (!rc) {
+        lsim_store_gpu_info *t = calloc(n ? n : 1, sizeof *t);
+        if (!t) rc = h5s_nomem(&c);
+        for (size_t i = 0; !rc && i < n; i++) {
+            t[i].rank = m[i].rank;
+            t[i].source = src[i];
+            src[i] = NULL;
+            t[i].source_size = m[i].source_size;
+            t[i].source_crc32 = m[i].source_crc32;
+            t[i].nodes = m[i].cnt[RK_NODE];
+            t[i].edges = m[i].cnt[RK_EDGE];
+            t[i].procs = m[i].cnt[RK_PROC];
+            t[i].iters = m[i].cnt[RK_ITER];
+            t[i].colls = m[i].cnt[RK_COLL];
+            t[i].strings = m[i].cnt[RK_STR];
+        }
+        if (!rc) {
+            *out = t;
+            *nout = n;
+        } else {
+            free(t);
+        }
+    }
+    h5s_free_strs(src, n);
+    free(m);
+    return h5s_ctx_done(&c, rc, err);
+}
+
+void lsim_store_gpu_table_free(lsim_store_gpu_info *t, size_t n)
+{
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) free(t[i].source);
+    free(t);
+}

@@ -1,0 +1,262 @@
+/* What a store or result file is and holds: lsim_store_probe,
+ * lsim_store_read_attr and lsim_store_info (store.h). Local. */
+#include "h5_internal.h"
+
+#include "lumosim/metrics.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_err *err)
+{
+    sctx c;
+    *text = NULL;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&c);
+    if (!rc) {
+        int got = h5s_get_attr_str(c.file, name, text);
+        if (got < 0) rc = h5s_fail(&c, LSIM_EFORMAT, "attribute %s is not a string", name);
+        else if (got == 0) rc = h5s_fail(&c, LSIM_EARG, "no attribute %s", name);
+    }
+    return h5s_ctx_done(&c, rc, err);
+}
+lsim_store_kind lsim_store_probe(const char *path)
+{
+    if (!path) return LSIM_STORE_NOT_HDF5;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return LSIM_STORE_NOT_HDF5;
+    H5E_auto2_t fn;
+    void *data;
+    h5s_quiet_exit();
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    lsim_store_kind k = LSIM_STORE_NOT_HDF5;
+    if (H5Fis_hdf5(path) > 0) {
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f >= 0) {
+            char *kind = NULL;
+            k = LSIM_STORE_OTHER;
+            if (h5s_get_attr_str(f, "kind", &kind) > 0) {
+                if (!strcmp(kind, LSIM_STORE_KIND_GRAPHS)) k = LSIM_STORE_GRAPHS;
+                else if (!strcmp(kind, LSIM_STORE_KIND_RESULTS)) k = LSIM_STORE_RESULTS;
+            }
+            free(kind);
+            H5Fclose(f);
+        }
+    }
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return k;
+}
+/* ------------------------------------------------------------ info */
+
+typedef struct sstat {
+    char name[48];
+    uint64_t raw, stored, ndsets;
+} sstat;
+
+typedef struct walk {
+    sstat s[24];
+    int n;
+} walk;
+
+static void walk_account(walk *w, const char *top, hid_t d)
+{
+    hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
+    size_t ts = t >= 0 ? H5Tget_size(t) : 0;
+    uint64_t raw = np > 0 ? (uint64_t)np * ts : 0, stored = H5Dget_storage_size(d);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    int k;
+    for (k = 0; k < w->n && strcmp(w->s[k].name, top) != 0; k++) {}
+    if (k == w->n) {
+        if (w->n == (int)(sizeof w->s / sizeof w->s[0])) k = w->n - 1;
+        else snprintf(w->s[w->n++].name, sizeof w->s[0].name, "%.47s", top);
+    }
+    w->s[k].raw += raw;
+    w->s[k].stored += stored;
+    w->s[k].ndsets++;
+}
+
+static int cmp_sstat(const void *a, const void *b)
+{
+    return strcmp(((const sstat *)a)->name, ((const sstat *)b)->name);
+}
+
+static void walk_group(hid_t g, const char *top, walk *w, int depth)
+{
+    H5G_info_t gi;
+    if (depth > 6 || H5Gget_info(g, &gi) < 0) return;
+    for (hsize_t i = 0; i < gi.nlinks && i < 100000; i++) {
+        char name[256];
+        /* native order: see h5s_list_links (the groups are summed, then sorted) */
+        if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
+        hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+        if (o < 0) continue;
+        H5I_type_t ty = H5Iget_type(o);
+        if (ty == H5I_GROUP) walk_group(o, top ? top : name, w, depth + 1);
+        else if (ty == H5I_DATASET) walk_account(w, top ? top : name, o);
+        H5Oclose(o);
+    }
+}
+
+static void human(char *buf, size_t len, double b)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int k = 0;
+    while (b >= 1024 && k < 4) {
+        b /= 1024;
+        k++;
+    }
+    snprintf(buf, len, k ? "%.1f %s" : "%.0f %s", b, u[k]);
+}
+
+static void print_storage(FILE *out, hid_t loc, const char *indent)
+{
+    walk w;
+    memset(&w, 0, sizeof w);
+    walk_group(loc, NULL, &w, 0);
+    qsort(w.s, (size_t)w.n, sizeof w.s[0], cmp_sstat);
+    uint64_t tr = 0, ts = 0;
+    fprintf(out, "%sstorage (raw -> stored):\n", indent);
+    for (int k = 0; k < w.n; k++) {
+        char a[32], b[32];
+        human(a, sizeof a, (double)w.s[k].raw);
+        human(b, sizeof b, (double)w.s[k].stored);
+        fprintf(out, "%s  %-14s %3llu datasets %11s -> %11s", indent, w.s[k].name, (unsigned long long)w.s[k].ndsets,
+                a, b);
+        if (w.s[k].stored) fprintf(out, "  (%.1fx)", (double)w.s[k].raw / (double)w.s[k].stored);
+        fputc('\n', out);
+        tr += w.s[k].raw;
+        ts += w.s[k].stored;
+    }
+    char a[32], b[32];
+    human(a, sizeof a, (double)tr);
+    human(b, sizeof b, (double)ts);
+    fprintf(out, "%s  %-14s              %11s -> %11s", indent, "total", a, b);
+    if (ts) fprintf(out, "  (%.1fx)", (double)tr / (double)ts);
+    fputc('\n', out);
+}
+
+static int info_graphs(sctx *c, FILE *out)
+{
+    gmeta *m = NULL;
+    char **src = NULL;
+    size_t n = 0;
+    int rc = h5s_read_gpu_table(c, c->file, "", &m, &src, &n);
+    if (rc) return rc;
+    char *ver = NULL, *cmd = NULL, *lat = NULL;
+    h5s_get_attr_str(c->file, "lumosim_version", &ver);
+    h5s_get_attr_str(c->file, "created_by", &cmd);
+    h5s_get_attr_str(c->file, "latency_mode", &lat);
+    uint64_t tot[RK_N];
+    for (int r = 0; r < RK_N; r++) tot[r] = h5s_total_rows(m, n, r);
+    struct stat st;
+    char fsz[32] = "?";
+    if (stat(c->path, &st) == 0) human(fsz, sizeof fsz, (double)st.st_size);
+    fprintf(out, "%s: lumosim graph store, schema version %d, %s\n", c->path, LSIM_STORE_SCHEMA_VERSION, fsz);
+    fprintf(out, "  written by lumosim %s: %s\n", ver ? ver : "?", cmd && *cmd ? cmd : "(no command line)");
+    fprintf(out, "  latency mode %s\n", lat ? lat : "?");
+    {
+        /* what a transformation (lumosim whatif) recorded, if anything */
+        char *wi = NULL;
+        if (h5s_get_attr_str(c->file, "whatif", &wi) > 0 && wi) fprintf(out, "  what-if record: %s\n", wi);
+        free(wi);
+    }
+    fprintf(out,
+            "  %zu GPUs: %llu nodes, %llu edges, %llu processors, %llu iterations, %llu collectives, %llu strings\n",
+            n, (unsigned long long)tot[RK_NODE], (unsigned long long)tot[RK_EDGE], (unsigned long long)tot[RK_PROC],
+            (unsigned long long)tot[RK_ITER], (unsigned long long)tot[RK_COLL], (unsigned long long)tot[RK_STR]);
+    print_storage(out, c->file, "  ");
+    fprintf(out, "  %4s %5s %10s %10s %6s %6s %7s  %s\n", "gpu", "rank", "nodes", "edges", "procs", "iters", "colls",
+            "source (bytes, crc32)");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "  %4zu %5d %10llu %10llu %6llu %6llu %7llu  %s", i, m[i].rank,
+                (unsigned long long)m[i].cnt[RK_NODE], (unsigned long long)m[i].cnt[RK_EDGE],
+                (unsigned long long)m[i].cnt[RK_PROC], (unsigned long long)m[i].cnt[RK_ITER],
+                (unsigned long long)m[i].cnt[RK_COLL], src[i]);
+        if (m[i].source_size >= 0)
+            fprintf(out, " (%lld bytes, %08" PRIx32 ")", (long long)m[i].source_size, m[i].source_crc32);
+        fputc('\n', out);
+    }
+    free(ver);
+    free(cmd);
+    free(lat);
+    h5s_free_strs(src, n);
+    free(m);
+    return 0;
+}
+
+static int info_results(sctx *c, FILE *out)
+{
+    hid_t runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
+    char **names = NULL;
+    size_t n = 0;
+    int rc = runs < 0 ? h5s_fail(c, LSIM_EFORMAT, "result file without a /runs group") : h5s_list_links(c, runs, &names, &n);
+    struct stat st;
+    char fsz[32] = "?";
+    if (stat(c->path, &st) == 0) human(fsz, sizeof fsz, (double)st.st_size);
+    if (!rc)
+        fprintf(out, "%s: lumosim result file, schema version %d, %s, %zu run%s\n", c->path, LSIM_STORE_SCHEMA_VERSION,
+                fsz, n, n == 1 ? "" : "s");
+    for (size_t k = 0; !rc && k < n; k++) {
+        hid_t run = H5Gopen2(runs, names[k], H5P_DEFAULT);
+        lsim_store_run *r = NULL;
+        char where[300];
+        snprintf(where, sizeof where, "/runs/%s", names[k]);
+        rc = run < 0 ? h5s_fail(c, LSIM_EFORMAT, "cannot open %s", where) : h5s_read_run_summary(c, run, where, names[k], &r);
+        if (!rc) {
+            int32_t emb = 0;
+            int64_t e64 = 0;
+            if (h5s_get_attr_num(run, "graphs_embedded", 0, &e64) > 0) emb = (int32_t)e64;
+            fprintf(out, "\nrun '%s': %zu GPUs, %zu nodes, latency %s%s\n", r->name, r->ngpus, r->nnodes,
+                    h5s_latency_name(r->latency), emb ? ", graphs embedded" : "");
+            fprintf(out, "  lumosim %s on %s, %d MPI rank%s, created %s", r->lumosim_version ? r->lumosim_version : "?",
+                    r->host ? r->host : "?", r->mpi_ranks, r->mpi_ranks == 1 ? "" : "s", r->created ? r->created : "?");
+            if (r->wall_seconds >= 0) fprintf(out, ", wall %.3f s", r->wall_seconds);
+            fputc('\n', out);
+            for (size_t p = 0; p < r->nphases; p++)
+                fprintf(out, "%s%s %.3f s%s", p ? ", " : "  phases: ", r->phase_names[p], r->phase_seconds[p],
+                        p + 1 == r->nphases ? "\n" : "");
+            if (r->command_line && *r->command_line) fprintf(out, "  command: %s\n", r->command_line);
+            if (r->mapping) fprintf(out, "  mapping: %s\n", r->mapping);
+            if (r->config) fprintf(out, "  config: %s\n", r->config);
+            print_storage(out, run, "  ");
+            fprintf(out, "  %4s %5s %10s %14s %14s %8s  %s\n", "gpu", "rank", "nodes", "actual ms", "predicted ms",
+                    "error", "source");
+            for (size_t i = 0; i < r->ngpus; i++) {
+                const lsim_store_gpu_result *g = &r->gpus[i];
+                fprintf(out, "  %4zu %5d %10llu %14.3f %14.3f %+7.2f%%  %s\n", i, g->rank,
+                        (unsigned long long)g->node_count, (double)g->report.window_actual / 1e6,
+                        (double)g->report.window_predicted / 1e6,
+                        100.0 * lsim_rel_err(g->report.window_actual, g->report.window_predicted), g->source);
+            }
+        }
+        lsim_store_run_free(r);
+        if (run >= 0) H5Gclose(run);
+    }
+    h5s_free_strs(names, n);
+    if (runs >= 0) H5Gclose(runs);
+    return rc;
+}
+
+int lsim_store_info(const char *path, FILE *out, lsim_err *err)
+{
+    sctx c;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&c);
+    char *kind = NULL;
+    if (!rc && h5s_get_attr_str(c.file, "kind", &kind) > 0 && !strcmp(kind, LSIM_STORE_KIND_RESULTS)) {
+        rc = h5s_check_root(&c, LSIM_STORE_KIND_RESULTS);
+        if (!rc) rc = info_results(&c, out);
+    } else if (!rc) {
+        rc = h5s_check_root(&c, LSIM_STORE_KIND_GRAPHS);
+        if (!rc) rc = info_graphs(&c, out);
+    }
+    free(kind);
+    return h5s_ctx_done(&c, rc, err);
+}

@@ -1,0 +1,289 @@
+/* The streaming graph-store writer (lsim_store_writer, store.h): the
+ * flat graph columns are appendable datasets, grown batch by batch; /gpus
+ * and the root attributes are written at close. Serial only (POSIX
+ * driver). */
+#include "h5_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows per chunk of the appendable datasets: the final size is not known
+ * when they are created, so a fixed size (64 Ki rows: 512 KiB of int64,
+ * inside HDF5's default 1 MiB chunk cache, so the partly filled last chunk
+ * of a batch stays cached for the next). */
+#define APPEND_CHUNK_ROWS ((hsize_t)1 << 16)
+
+struct lsim_store_writer {
+    sctx c;
+    char tmp[4096];
+    hid_t d[H5S_NGCOLS + 2];      /* the flat columns, then strings/offset, strings/chars */
+    uint64_t rows[RK_N];      /* rows written so far per row kind */
+    gmeta *m;                 /* per-GPU index so far */
+    char **src;
+    size_t n, cap;
+    char *buf;
+    size_t bufcap;
+    lsim_store_write_opts opts;
+    char *command_line;
+    int lat, mixed;
+    char *attr_name[LSIM_STORE_MAX_ATTRS], *attr_text[LSIM_STORE_MAX_ATTRS]; /* extra root attributes */
+    int nattr;
+};
+
+/* Silence HDF5's error printing for the duration of one writer call. */
+static void wq_on(sctx *c)
+{
+    H5Eget_auto2(H5E_DEFAULT, &c->old_fn, &c->old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void wq_off(sctx *c)
+{
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, c->old_fn, c->old_data);
+}
+
+/* An empty dataset that grows by appends (chunked, same filters as h5s_put_raw). */
+static hid_t create_appendable(sctx *c, hid_t loc, const char *name, int t)
+{
+    hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, ch[1] = {APPEND_CHUNK_ROWS};
+    hid_t fs = H5Screate_simple(1, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = h5s_lcpl_parents(), d = -1;
+    if (fs >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_chunk(dcpl, 1, ch) >= 0 &&
+        (c->deflate <= 0 || (H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, (unsigned)c->deflate) >= 0)) &&
+        H5Pset_fletcher32(dcpl) >= 0) {
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+        d = H5Dcreate2(loc, name, h5s_ftype(t), fs, lcpl, dcpl, H5P_DEFAULT);
+    }
+    if (d < 0) h5s_fail(c, LSIM_EIO, "cannot create dataset /%s", name);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (fs >= 0) H5Sclose(fs);
+    return d;
+}
+
+/* Append cnt rows of buf (memory type of t) at row `at` of d. */
+static int append_rows(sctx *c, hid_t d, const char *name, int t, uint64_t at, uint64_t cnt, const void *buf)
+{
+    if (!cnt) return 0;
+    hsize_t nd[1] = {at + cnt}, o[1] = {at}, n[1] = {cnt};
+    int rc = 0;
+    hid_t fs = -1, ms = -1;
+    if (H5Dset_extent(d, nd) < 0 || (fs = H5Dget_space(d)) < 0 ||
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) < 0 || (ms = H5Screate_simple(1, n, NULL)) < 0 ||
+        H5Dwrite(d, h5s_mtype(t), ms, fs, H5P_DEFAULT, buf) < 0)
+        rc = h5s_fail(c, LSIM_EIO, "cannot write /%s (disk full?)", name);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+void lsim_store_writer_abort(lsim_store_writer *w)
+{
+    if (!w) return;
+    wq_on(&w->c);
+    for (size_t k = 0; k < H5S_NGCOLS + 2; k++)
+        if (w->d[k] >= 0) H5Dclose(w->d[k]);
+    if (w->c.file >= 0) H5Fclose(w->c.file);
+    w->c.file = -1;
+    lsim_out_abort(w->c.out); /* removes the temporary; NULL after close */
+    w->c.out = NULL;
+    wq_off(&w->c);
+    for (size_t i = 0; i < w->n; i++) free(w->src[i]);
+    for (int i = 0; i < w->nattr; i++) {
+        free(w->attr_name[i]);
+        free(w->attr_text[i]);
+    }
+    free(w->src);
+    free(w->m);
+    free(w->buf);
+    free(w->command_line);
+    free(w);
+}
+
+int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, lsim_store_writer **out, lsim_err *err)
+{
+    *out = NULL;
+    lsim_store_writer *w = calloc(1, sizeof *w);
+    if (!w) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t k = 0; k < H5S_NGCOLS + 2; k++) w->d[k] = -1;
+    h5s_ctx_init(&w->c, path, 0, MPI_COMM_NULL); /* also silences HDF5 errors */
+    h5s_apply_opts(&w->c, opts);
+    if (opts) w->opts = *opts;
+    w->opts.source_paths = NULL; /* per batch, not kept */
+    w->lat = -1;
+    int rc = h5s_check_layout(&w->c);
+    if (!rc && opts && opts->command_line && !(w->command_line = strdup(opts->command_line))) rc = h5s_nomem(&w->c);
+    if (!rc) rc = h5s_create_tmp(&w->c, w->tmp, sizeof w->tmp);
+    for (size_t k = 0; !rc && k < H5S_NGCOLS; k++)
+        if ((w->d[k] = create_appendable(&w->c, w->c.file, h5s_gcols[k].name, h5s_gcols[k].t)) < 0) rc = w->c.e.code;
+    if (!rc && (w->d[H5S_NGCOLS] = create_appendable(&w->c, w->c.file, "strings/offset", T_U64)) < 0) rc = w->c.e.code;
+    if (!rc && (w->d[H5S_NGCOLS + 1] = create_appendable(&w->c, w->c.file, "strings/chars", T_U8)) < 0) rc = w->c.e.code;
+    if (rc) {
+        if (err) *err = w->c.e;
+        lsim_store_writer_abort(w);
+        return rc;
+    }
+    wq_off(&w->c);
+    *out = w;
+    return 0;
+}
+
+/* Grow the writer's scratch buffer to at least `need` bytes. */
+static int wbuf(lsim_store_writer *w, size_t need)
+{
+    if (need <= w->bufcap) return 0;
+    char *b = realloc(w->buf, need);
+    if (!b) return h5s_nomem(&w->c);
+    w->buf = b;
+    w->bufcap = need;
+    return 0;
+}
+
+int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
+                          const char *const *source_paths, lsim_err *err)
+{
+    sctx *c = &w->c;
+    int rc = 0;
+    wq_on(c);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!graphs || !graphs[i] || !graphs[i]->strings)
+            rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
+    if (!rc && w->n + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 64;
+        while (cap < w->n + n) cap *= 2;
+        gmeta *m = realloc(w->m, cap * sizeof *m);
+        if (m) w->m = m;
+        char **sp = m ? realloc(w->src, cap * sizeof *sp) : NULL;
+        if (sp) w->src = sp;
+        if (!m || !sp) rc = h5s_nomem(c);
+        else w->cap = cap;
+    }
+    /* the batch's index entries, offsets continuing the rows written so far */
+    uint64_t brows[RK_N] = {0};
+    for (size_t i = 0; !rc && i < n; i++) {
+        gmeta *x = &w->m[w->n + i];
+        h5s_meta_from_graph(x, graphs[i]);
+        if (source_paths && source_paths[i]) rc = h5s_file_crc(c, source_paths[i], &x->source_size, &x->source_crc32);
+        for (int r = 0; r < RK_N; r++) {
+            x->off[r] = w->rows[r] + brows[r];
+            brows[r] += x->cnt[r];
+        }
+    }
+    /* each column once per batch (a partly filled chunk is rewritten only
+     * at the batch's two ends) */
+    for (size_t k = 0; !rc && k < H5S_NGCOLS; k++) {
+        const gcol *gc = &h5s_gcols[k];
+        uint64_t cnt = brows[gc->rk];
+        if (!cnt) continue;
+        if ((rc = wbuf(w, cnt * gc->esz))) break;
+        uint64_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = w->m[w->n + i].cnt[gc->rk];
+            h5s_pack(gc, graphs[i], r, w->buf + at * gc->esz);
+            at += r;
+        }
+        rc = append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], cnt, w->buf);
+    }
+    /* strings: per-string offsets within each GPU's bytes, then the bytes */
+    uint64_t ns = brows[RK_STR], nc = brows[RK_CHAR];
+    if (!rc && ns && !(rc = wbuf(w, ns * sizeof(uint64_t) + nc))) {
+        uint64_t *o = (uint64_t *)(void *)w->buf;
+        char *ch = w->buf + ns * sizeof(uint64_t);
+        h5s_pack_strings(graphs, w->m + w->n, n, o, ch);
+        rc = append_rows(c, w->d[H5S_NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], ns, o);
+        if (!rc) rc = append_rows(c, w->d[H5S_NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR], nc, ch);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_graph *g = graphs[i];
+        const char *sp = source_paths ? source_paths[i] : NULL;
+        if (!(w->src[w->n + i] = strdup(g->source ? g->source : sp ? sp : ""))) {
+            for (size_t k = 0; k < i; k++) free(w->src[w->n + k]);
+            rc = h5s_nomem(c);
+        }
+    }
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) {
+            int lat = graphs[i]->latency;
+            if (w->lat < 0) w->lat = lat;
+            else if (w->lat != lat) w->mixed = 1;
+        }
+        for (int r = 0; r < RK_N; r++) w->rows[r] += brows[r];
+        w->n += n;
+    }
+    if (rc && err) *err = c->e;
+    wq_off(c);
+    return rc;
+}
+
+/* Names the store itself writes on its root, or that are not names. */
+static int valid_attr_name(const char *name)
+{
+    static const char *const reserved[] = {"schema_version", "kind", "lumosim_version", "created_by", "latency_mode"};
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            return 0;
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (!strcmp(name, reserved[i])) return 0;
+    return 1;
+}
+
+int lsim_store_writer_set_attr(lsim_store_writer *w, const char *name, const char *text, lsim_err *err)
+{
+    if (!valid_attr_name(name))
+        return lsim_err_set(err, LSIM_EARG, "%s: bad attribute name '%s' (1..64 letters, digits, _; not one the "
+                                            "store writes itself)",
+                            w->c.path, name ? name : "");
+    int i = 0;
+    while (i < w->nattr && strcmp(w->attr_name[i], name)) i++;
+    if (i == LSIM_STORE_MAX_ATTRS) return lsim_err_set(err, LSIM_EARG, "%s: too many attributes", w->c.path);
+    char *t = strdup(text ? text : "");
+    if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (i == w->nattr) {
+        if (!(w->attr_name[i] = strdup(name))) {
+            free(t);
+            return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        }
+        w->nattr++;
+    } else {
+        free(w->attr_text[i]);
+    }
+    w->attr_text[i] = t;
+    return 0;
+}
+
+int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
+{
+    if (!w) return 0;
+    sctx *c = &w->c;
+    wq_on(c);
+    int rc = 0;
+    for (size_t k = 0; k < H5S_NGCOLS + 2; k++) {
+        if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot close a dataset (disk full?)");
+        w->d[k] = -1;
+    }
+    rowsel all;
+    h5s_sel_one(&all, 0, w->n);
+    const char **src = (const char **)w->src;
+    if (!rc)
+        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_cols, h5s_ngpu_cols, w->m, sizeof *w->m, w->n, &all, w->n,
+                         h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->n, &all, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",
+                              w->mixed ? "mixed" : h5s_latency_name(w->lat < 0 ? 0 : w->lat));
+    for (int i = 0; !rc && i < w->nattr; i++)
+        if (h5s_put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
+            rc = h5s_fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);
+    if (!rc && h5s_label_graph_tables(c->file)) rc = h5s_fail(c, LSIM_EIO, "cannot label /gpus columns");
+    rc = h5s_finish_tmp(c, w->tmp, rc);
+    w->tmp[0] = '\0';
+    if (rc && err) *err = c->e;
+    wq_off(c);
+    lsim_store_writer_abort(w); /* frees; the file is already renamed or removed */
+    return rc;
+}
