@@ -20,6 +20,7 @@
 #include "lumosim/graph.h"
 #include "lumosim/job.h"
 #include "lumosim/pdes.h"
+#include "lumosim/run_mpi.h"
 #include "lumosim/trace.h"
 
 static double now_s(void)
@@ -75,37 +76,22 @@ int main(int argc, char **argv)
     if (lsim_trace_read(trace, &t, &err) || lsim_graph_build(t, &o, &tmpl, &err)) return fail("build", &err);
     lsim_trace_free(t);
     /* this rank's block of GPUs, each a copy of the template */
-    size_t q = ngpus / (size_t)np, r = ngpus % (size_t)np, k = (size_t)me;
-    size_t first = k * q + (k < r ? k : r), nloc = q + (k < r ? 1 : 0);
+    size_t first = 0, nloc = 0;
+    lsim_map_block(ngpus, np, me, &first, &nloc);
     lsim_graph **g = calloc(nloc ? nloc : 1, sizeof *g);
     uint32_t *gid = malloc((nloc ? nloc : 1) * sizeof *gid);
-    size_t *nodes = calloc(ngpus, sizeof *nodes);
-    if (!g || !gid || !nodes) return fail("out of memory", NULL);
+    if (!g || !gid) return fail("out of memory", NULL);
     for (size_t i = 0; i < nloc; i++) {
         if (lsim_graph_clone(tmpl, &g[i], &err)) return fail("copy", &err);
         g[i]->rank = (int32_t)(first + i);
         g[i]->world_size = (int32_t)ngpus;
         gid[i] = (uint32_t)(first + i);
-        nodes[first + i] = g[i]->n;
     }
     double t_load = now_s() - t0;
-    /* match the job from the exchanged collective lists */
+    /* match the job from the exchanged collective lists (run_mpi.h) */
     t0 = now_s();
-    lsim_job_entry *mine = NULL, *all = NULL;
-    size_t nmine = 0;
-    if (lsim_job_entries(g, gid, nloc, &mine, &nmine, NULL, &err)) return fail("entries", &err);
-    int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
-    int mybytes = (int)(nmine * sizeof *mine);
-    MPI_Allgather(&mybytes, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-    long long sum = 0;
-    for (int i = 0; i < np; i++) {
-        dsp[i] = (int)sum;
-        sum += cnt[i];
-    }
-    all = malloc(sum ? (size_t)sum : 1);
-    MPI_Allgatherv(mine, mybytes, MPI_BYTE, all, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
     lsim_job *job = NULL;
-    if (lsim_job_from_entries(all, (size_t)sum / sizeof *all, ngpus, NULL, NULL, nodes, &job, &err)) return fail("match", &err);
+    if (lsim_mpi_job_match(MPI_COMM_WORLD, g, gid, nloc, ngpus, &job, NULL, &err)) return fail("match", &err);
     double t_match = now_s() - t0;
     lsim_engine **e = calloc(nloc ? nloc : 1, sizeof *e);
     lsim_ns **waits = calloc(nloc ? nloc : 1, sizeof *waits);
@@ -159,11 +145,6 @@ int main(int argc, char **argv)
     free(waits);
     free(g);
     free(gid);
-    free(nodes);
-    free(cnt);
-    free(dsp);
-    free(mine);
-    free(all);
     free(ts);
     MPI_Finalize();
     return 0;

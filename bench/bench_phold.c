@@ -48,6 +48,7 @@
 #include "lumosim/job.h"
 #include "lumosim/metrics.h"
 #include "lumosim/pdes.h"
+#include "lumosim/run_mpi.h"
 #include "lumosim/strtab.h"
 
 /* ------------------------------------------------------------ MPI timing */
@@ -450,57 +451,32 @@ int main(int argc, char **argv)
     sched sc;
     if (sched_make(&o, &sc)) die("out of memory for the collective schedule", NULL);
     /* this rank's block of GPUs */
-    size_t q = o.ngpus / (size_t)np, rr = o.ngpus % (size_t)np, k = (size_t)me;
-    size_t first = k * q + (k < rr ? k : rr), nloc = q + (k < rr ? 1 : 0);
+    size_t first = 0, nloc = 0;
+    lsim_map_block(o.ngpus, np, me, &first, &nloc);
     lsim_graph **g = calloc(nloc ? nloc : 1, sizeof *g);
     uint32_t *gid = malloc((nloc ? nloc : 1) * sizeof *gid);
-    size_t *nodes = calloc(o.ngpus, sizeof *nodes);
-    if (!g || !gid || !nodes) die("out of memory", NULL);
+    if (!g || !gid) die("out of memory", NULL);
     uint64_t local_nodes = 0, local_edges = 0;
     for (size_t i = 0; i < nloc; i++) {
         gid[i] = (uint32_t)(first + i);
         if (make_graph(&o, &sc, gid[i], &g[i])) die("out of memory generating the graphs", NULL);
-        nodes[gid[i]] = g[i]->n;
         local_nodes += g[i]->n;
         local_edges += g[i]->nedges;
     }
     double t_build = now_s() - t0;
-    /* match the job from the exchanged collective lists (as bench_pdes) */
+    /* match the job from the exchanged collective lists (run_mpi.h) */
     t0 = now_s();
-    lsim_job_entry *mine = NULL, *all = NULL;
-    size_t nmine = 0;
-    if (lsim_job_entries(g, gid, nloc, &mine, &nmine, NULL, &err)) die("entries", &err);
-    int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
-    if ((double)nmine * sizeof *mine > 2e9) die("too many collective entries on one rank for one MPI_Allgatherv", NULL);
-    int mybytes = (int)(nmine * sizeof *mine);
-    MPI_Allgather(&mybytes, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-    long long sum = 0;
-    for (int i = 0; i < np; i++) {
-        dsp[i] = (int)sum;
-        sum += cnt[i];
-    }
-    if (sum > 2000000000LL) die("too many collective entries for one MPI_Allgatherv", NULL);
-    all = malloc(sum ? (size_t)sum : 1);
-    if (!all) die("out of memory", NULL);
-    MPI_Allgatherv(mine, mybytes, MPI_BYTE, all, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
     lsim_job *job = NULL;
-    if (lsim_job_from_entries(all, (size_t)sum / sizeof *all, o.ngpus, NULL, NULL, nodes, &job, &err))
-        die("match", &err);
-    free(all);
-    free(mine);
+    if (lsim_mpi_job_match(MPI_COMM_WORLD, g, gid, nloc, o.ngpus, &job, NULL, &err)) die("match", &err);
     double t_match = now_s() - t0;
     /* the cross-rank share of instances and participations (linear mapping) */
     uint64_t xinst = 0, arrivals = 0, xarrivals = 0;
     for (size_t ki = 0; ki < job->ninst; ki++) {
         uint64_t p0 = job->part_off[ki], p1 = job->part_off[ki + 1];
         int crosses = 0;
-        size_t g0 = job->part_gpu[p0];
-        size_t r0 = q ? (g0 < rr * (q + 1) ? g0 / (q + 1) : rr + (g0 - rr * (q + 1)) / q) : 0;
-        for (uint64_t p = p0 + 1; p < p1 && !crosses; p++) {
-            size_t gg = job->part_gpu[p];
-            size_t rk = q ? (gg < rr * (q + 1) ? gg / (q + 1) : rr + (gg - rr * (q + 1)) / q) : 0;
-            crosses = rk != r0;
-        }
+        int r0 = lsim_map_block_owner(o.ngpus, np, job->part_gpu[p0]);
+        for (uint64_t p = p0 + 1; p < p1 && !crosses; p++)
+            crosses = lsim_map_block_owner(o.ngpus, np, job->part_gpu[p]) != r0;
         arrivals += p1 - p0;
         if (crosses) {
             xinst++;
@@ -645,9 +621,6 @@ int main(int argc, char **argv)
     free(waits);
     free(g);
     free(gid);
-    free(nodes);
-    free(cnt);
-    free(dsp);
     MPI_Finalize();
     return anybad ? 1 : 0;
 }

@@ -1,27 +1,11 @@
 /* The conservative parallel engine: windows bounded by the lookahead, only
  * collective arrivals cross ranks (see include/lumosim/pdes.h). */
 #include "lumosim/pdes.h"
+#include "lumosim/run_mpi.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
-{
-    int me = 0, worst = rc, src;
-    MPI_Comm_rank(comm, &me);
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, comm);
-    if (!worst) return 0;
-    int mine = rc ? me : INT_MAX;
-    MPI_Allreduce(&mine, &src, 1, MPI_INT, MPI_MIN, comm);
-    char msg[LSIM_ERR_LEN];
-    if (me == src) memcpy(msg, err->msg, sizeof msg);
-    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, src, comm);
-    msg[sizeof msg - 1] = '\0';
-    memcpy(err->msg, msg, sizeof msg);
-    err->code = worst;
-    return worst;
-}
 
 /* Ready events, one binary heap per local GPU, ordered by (start, node).
  * Within a window the order of processing does not change any result (a

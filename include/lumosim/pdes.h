@@ -74,9 +74,7 @@ typedef struct lsim_pdes_opts {
 int lsim_pdes_run(MPI_Comm comm, const lsim_job *job, const uint32_t *gpu_ids, lsim_engine *const *engines, size_t nlocal,
                   lsim_ns *const *waits, const lsim_pdes_opts *opts, lsim_pdes_stats *stats, lsim_err *err);
 
-/* Collective: the worst status over the ranks of comm; when it is an
- * error, err on every rank gets the message of the lowest failing rank (so
- * any rank can print it and all exit together, none left waiting). */
-int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err);
+/* The agreement on a failure every rank returns (lsim_mpi_agree) is in
+ * run_mpi.h. */
 
 #endif

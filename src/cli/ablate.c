@@ -80,7 +80,7 @@ int lsim_cli_ablate(int argc, char **argv)
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     int nargs = 0, status = 0;
     lsim_err err = {0};
-    lsim_cli_run run = {0};
+    lsim_run run = {0};
     result *res = NULL;
     cJSON *doc = NULL;
     if (!args) {
@@ -94,7 +94,7 @@ int lsim_cli_ablate(int argc, char **argv)
         return nargs == 0 ? 0 : 2;
     }
     /* read and build once per trace (the full model's run comes with it) */
-    o.critical = 1;
+    o.run.critical = 1;
     if (lsim_cli_run_paths(&o, args, nargs, &run, &err)) goto fail;
     res = calloc(run.n * NVAR, sizeof *res);
     if (!res) {
@@ -103,7 +103,7 @@ int lsim_cli_ablate(int argc, char **argv)
     }
     for (size_t i = 0; i < run.n; i++)
         for (size_t v = 0; v < NVAR; v++)
-            if (simulate_variant(run.graphs[i], &VARIANTS[v], o.bin_ns, &run.cps[i], &res[i * NVAR + v], NULL, &err))
+            if (simulate_variant(run.graphs[i], &VARIANTS[v], o.run.bin_ns, &run.cps[i], &res[i * NVAR + v], NULL, &err))
                 goto fail;
     if (o.json) {
         doc = cJSON_CreateObject();
@@ -144,7 +144,7 @@ int lsim_cli_ablate(int argc, char **argv)
     } else {
         printf("lumosim %s ablation (latency: %s); errors in %% (breakdown: of the actual window), recall of the full "
                "model's critical-path edges\n",
-               LSIM_VERSION, o.bo.latency == LSIM_LAT_OBSERVED ? "observed" : "model");
+               LSIM_VERSION, o.run.bo.latency == LSIM_LAT_OBSERVED ? "observed" : "model");
         for (size_t i = 0; i < run.n; i++) {
             printf("\n%s\n  %-18s %9s %9s %9s %9s %9s %9s %8s\n", run.paths[i], "variant", "iter err", "window",
                    "exp.comp", "overlap", "exp.comm", "other", "recall");
@@ -165,7 +165,7 @@ fail:
 cleanup:
     cJSON_Delete(doc);
     free(res);
-    lsim_cli_run_free(&run);
+    lsim_run_free(&run);
     free(args);
     return status;
 }

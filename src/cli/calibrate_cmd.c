@@ -197,7 +197,7 @@ int lsim_cli_calibrate(int argc, char **argv)
     lsim_err err = {0};
     cal_opts o;
     memset(&o, 0, sizeof o);
-    lsim_cli_run files = {0};
+    lsim_run files = {0};
     lsim_graph **gs = NULL;
     size_t ng = 0;
     lsim_calib *cal = NULL;
@@ -237,7 +237,7 @@ int lsim_cli_calibrate(int argc, char **argv)
     if (o.gpu && (rc = base_from_arg(o.gpu, &base, &err))) goto cleanup;
     lsim_topology tbase;
     if (o.topo && (rc = lsim_topology_load(o.topo, &tbase, &err))) goto cleanup;
-    if ((rc = lsim_cli_expand(o.traces, o.ntraces, &files, &err))) goto cleanup;
+    if ((rc = lsim_run_expand(o.traces, o.ntraces, &files, &err))) goto cleanup;
     {
         uint64_t json = 0;
         if ((rc = lsim_mem_check_inputs((const char *const *)files.paths, files.n, &json, &err))) goto cleanup;

@@ -1,5 +1,6 @@
-/* Private to the command-line program (not installed): the replay pipeline
- * shared by the replay, report and ablate commands. */
+/* Private to the command-line program (not installed): the options the
+ * simulating commands share, the commands, and their parsers. The pipeline
+ * itself is the run layer (include/lumosim/run.h, run_mpi.h). */
 #ifndef LUMOSIM_CLI_H
 #define LUMOSIM_CLI_H
 
@@ -11,6 +12,7 @@
 #include "lumosim/metrics.h"
 #include "lumosim/output.h"
 #include "lumosim/report.h"
+#include "lumosim/run.h"
 #include "lumosim/store.h"
 
 /* The options one parse has met, by canonical name (lsim_cli_once): an
@@ -21,45 +23,18 @@ typedef struct lsim_cli_seen {
     int n;
 } lsim_cli_seen;
 
-/* Options every simulating command takes. */
+/* Options every simulating command takes: what the run layer needs (run),
+ * and what only the CLI does with its results. */
 typedef struct lsim_cli_opts {
-    lsim_build_opts bo;
-    lsim_ns bin_ns;
-    int json, stats, critical;
-    unsigned drop_mask;      /* edge classes removed before simulating */
-    int zero_launch_latency; /* --drop-edges launch_latency */
+    lsim_run_opts run;       /* build options, bins, --critical-path, --drop-edges,
+                                --independent, --replicate-from (run.h) */
+    int json, stats;
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
     const char *store_out;   /* build -o PATH: its free space is checked with the inputs */
     const char *run_name;    /* --run NAME (report from a result archive) */
-    int independent;         /* --independent: never couple ranks */
-    int replicate_from;      /* --replicate-from R, -1 if not given */
     lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
 } lsim_cli_opts;
-
-/* Everything one run produced, per input file. Owned; free with
- * lsim_cli_run_free. */
-typedef struct lsim_cli_run {
-    size_t n;
-    char **paths;
-    lsim_graph **graphs;
-    lsim_engine **engines;
-    lsim_rank_report *reps;
-    lsim_critical_path *cps;
-    lsim_replay_item *items;
-    lsim_job *job;           /* when the ranks were simulated together */
-    /* wall seconds of the phases of lsim_cli_simulate (or of the parallel
-     * engine's run): collective matching; set-up of a coupled run's engines
-     * (allocating and first writing their per-node state, lsim_cli_engines);
-     * the run (for independent replays, engine set-up included); metrics and
-     * critical path. `sim` records them in the result's provenance. */
-    double match_s, setup_s, simulate_s, metrics_s;
-    /* --replicate-from R with every rank of the job among the inputs: the
-     * real ranks' graphs, by rank (owned; NULL otherwise). The copies are
-     * then measured against them, not against rank R's own trace. */
-    lsim_graph **truth;
-    size_t ntruth;
-} lsim_cli_run;
 
 /* Parses one option shared by the simulating commands at argv[*i]; returns
  * 1 if consumed (advancing *i past a value), 0 if not ours, -1 on a usage
@@ -67,31 +42,24 @@ typedef struct lsim_cli_run {
 int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i);
 void lsim_cli_opts_default(lsim_cli_opts *o);
 
-/* Expand PATHs (files, directories) and replay each: read, build, ablate
- * (if asked), simulate, measure, critical path (if asked). Returns 0 or an
- * error with err filled ("PATH: what"). */
-int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *run, lsim_err *err);
+/* The CLI's side of a run: its progress line (on a terminal, without
+ * --stats) and --stats lines, printed from the run's events, and the
+ * outputs whose free space the load checks. Lives as long as the run call. */
+typedef struct lsim_cli_progress {
+    int on, stats;
+    double t0;                 /* the current file's reading started */
+    lsim_run_output outs[3];   /* --trace-out, --html, build -o */
+} lsim_cli_progress;
+/* The run layer's options for o: o->run with the CLI's callback (context
+ * p) and outputs. */
+void lsim_cli_run_opts(const lsim_cli_opts *o, lsim_cli_progress *p, lsim_run_opts *ro);
 
-/* The two halves of lsim_cli_run_paths: load graphs (traces, directories of
- * traces, graph stores) into run->graphs/paths; then simulate run's graphs
- * (ablate, engine, metrics, critical path) and fill items. */
-int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_cli_run *run, lsim_err *err);
-/* Only the expansion of PATHs into trace files (run->paths, run->n). */
-int lsim_cli_expand(char **args, int nargs, lsim_cli_run *run, lsim_err *err);
-int lsim_cli_simulate(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
-/* Every graph's rank inside its world (0..world_size-1, or -1 unknown):
- * one outside would silently turn off the coupling of the whole job.
- * Called by lsim_cli_simulate (unless --independent) and by sim. */
-int lsim_cli_check_ranks(const lsim_cli_run *run, lsim_err *err);
-
-/* The report item of GPU i of run (engine, report and path already there). */
-lsim_replay_item lsim_cli_item(const lsim_cli_run *run, size_t i, int with_cp, int coupled, lsim_ns clock_offset);
-/* Before a coupled run: ablate the graphs (if asked) and create
- * run->engines over one allocation (lsim_engines_new). */
-int lsim_cli_engines(const lsim_cli_opts *o, lsim_cli_run *run, lsim_err *err);
-/* After a coupled run: metrics (with the waits) and critical path of local
- * GPU i, which is GPU `gpu` of run->job; fills run->items[i]. */
-int lsim_cli_finish_gpu(const lsim_cli_opts *o, lsim_cli_run *run, size_t i, size_t gpu, lsim_err *err);
+/* The run layer with the CLI's progress and statistics (lsim_cli_run_opts):
+ * lsim_run_paths (load, replicate, simulate, measure), lsim_run_load and
+ * lsim_run_simulate. Return 0 or an error with err filled ("PATH: what"). */
+int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
+int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
+int lsim_cli_simulate(const lsim_cli_opts *o, lsim_run *run, lsim_err *err);
 
 int lsim_cli_build(int argc, char **argv);
 int lsim_cli_sim(int argc, char **argv);
@@ -106,10 +74,9 @@ int lsim_cli_whatif(int argc, char **argv);
  * nccl-tests output (calibrate_cmd.c). */
 int lsim_cli_calibrate(int argc, char **argv);
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
-void lsim_cli_run_free(lsim_cli_run *run);
 
 /* Write the predicted trace if o->trace_out is set. */
-int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_cli_run *run, lsim_err *err);
+int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *run, lsim_err *err);
 
 /* Before anything is read: the command's input paths (files or
  * directories, NULL entries skipped) and its outputs (path NULL: not

@@ -121,7 +121,7 @@ static const char *USAGE_ABLATE =
  * in args (>= 1), or -1 after printing a usage error, or 0 for --help. */
 static int write_html(FILE *f, void *ctx, lsim_err *err)
 {
-    const lsim_cli_run *r = ctx;
+    const lsim_run *r = ctx;
     return lsim_report_html(f, r->items, r->n, err);
 }
 
@@ -130,7 +130,7 @@ static int cmd_simulate(int argc, char **argv, int html)
 {
     lsim_cli_opts o;
     lsim_cli_opts_default(&o);
-    if (html) o.critical = 1;
+    if (html) o.run.critical = 1;
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     if (!args) {
         fprintf(stderr, "lumosim: error: out of memory\n");
@@ -167,7 +167,7 @@ static int cmd_simulate(int argc, char **argv, int html)
     }
     int status = 0;
     lsim_err err = {0};
-    lsim_cli_run run = {0};
+    lsim_run run = {0};
     if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
         (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err))) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
@@ -189,7 +189,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         }
     }
 cleanup:
-    lsim_cli_run_free(&run);
+    lsim_run_free(&run);
     free(args);
     return status;
 }

@@ -53,20 +53,20 @@ static void parse(int argc, char **argv)
         if (c < 0) break;                   /* usage error: the command exits 2 */
     }
     /* what was parsed is in range */
-    if (o.bin_ns < 1 || o.bin_ns > (lsim_ns)1e12) abort();
-    if (o.bo.latency != LSIM_LAT_MODEL && o.bo.latency != LSIM_LAT_OBSERVED) abort();
-    if (o.replicate_from < -1 || o.replicate_from > 1000000) abort();
-    if (o.trace_out && !o.critical) abort();
-    if (o.zero_launch_latency != 0 && o.zero_launch_latency != 1) abort();
+    if (o.run.bin_ns < 1 || o.run.bin_ns > (lsim_ns)1e12) abort();
+    if (o.run.bo.latency != LSIM_LAT_MODEL && o.run.bo.latency != LSIM_LAT_OBSERVED) abort();
+    if (o.run.replicate_from < -1 || o.run.replicate_from > 1000000) abort();
+    if (o.trace_out && !o.run.critical) abort();
+    if (o.run.zero_launch_latency != 0 && o.run.zero_launch_latency != 1) abort();
 }
 
 /* What an options struct may hold after any parse. */
 static void check_opts(const lsim_cli_opts *o)
 {
-    if (o->bin_ns < 1 || o->bin_ns > (lsim_ns)1e12) abort();
-    if (o->bo.latency != LSIM_LAT_MODEL && o->bo.latency != LSIM_LAT_OBSERVED) abort();
-    if (o->replicate_from < -1 || o->replicate_from > 1000000) abort();
-    if (o->trace_out && !o->critical) abort();
+    if (o->run.bin_ns < 1 || o->run.bin_ns > (lsim_ns)1e12) abort();
+    if (o->run.bo.latency != LSIM_LAT_MODEL && o->run.bo.latency != LSIM_LAT_OBSERVED) abort();
+    if (o->run.replicate_from < -1 || o->run.replicate_from > 1000000) abort();
+    if (o->trace_out && !o->run.critical) abort();
 }
 
 /* A value the parser handed back must be one of the arguments (or a

@@ -1,0 +1,63 @@
+/* The run layer over MPI (src/run/job_mpi.c, in lumosim_mpi): the pieces a
+ * program needs to simulate one job with its GPUs split over the ranks of a
+ * communicator the CALLER passes (the library never uses MPI_COMM_WORLD on
+ * its own): agreeing on a failure, the distributed collective match, and
+ * the parallel coupled run (lsim_run_mpi_job).
+ *
+ * Each function says whether it is collective (every rank of comm must call
+ * it, in the same order) or local. */
+#ifndef LUMOSIM_RUN_MPI_H
+#define LUMOSIM_RUN_MPI_H
+
+#include <mpi.h>
+
+#include "lumosim/job.h"
+#include "lumosim/pdes.h"
+#include "lumosim/run.h"
+
+/* Collective: the status of the lowest rank of comm that failed (rc != 0),
+ * or 0 when none did. When one did, every rank's err gets that same rank's
+ * code AND message (never the code of one rank with the message of
+ * another), so any rank can print it and all stop together, none left
+ * waiting in a later collective. A failing rank whose err was never
+ * filled (code 0) contributes its rc and lsim_strerror(rc) as message.
+ * err must not be NULL. */
+int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err);
+
+/* Collective: the distributed collective match. Every rank passes the
+ * collective entries of its own GPUs (lsim_job_entries); every rank gets
+ * all ranks' entries, concatenated in rank order, in *all (allocated here,
+ * the caller frees; *nall entries). The exchange counts ENTRIES, through an
+ * MPI derived datatype of one entry (MPI_Type_contiguous), not bytes, so it
+ * holds 2^31 - 1 entries per rank and in total; past that it is refused
+ * with LSIM_EARG and a message on every rank (no overflowed count). Any
+ * failure is agreed (lsim_mpi_agree): all ranks return the same status. */
+int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_job_entry **all,
+                            size_t *nall, lsim_err *err);
+
+/* Collective: THE distributed collective match. Each rank passes its own
+ * GPUs' graphs (graphs[i] is global GPU gpu_ids[i] of the job's ngpus;
+ * together the ranks hold every GPU once); every rank gets the job matched
+ * over all GPUs (*job: allocated here, the caller frees with
+ * lsim_job_free; its graphs pointer is left NULL for the caller to set)
+ * and, if p2p is not NULL, the number of its own point-to-point kernels
+ * left uncoupled. Entries exchanged through lsim_mpi_gather_entries. The
+ * status is agreed: the same on every rank. */
+int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t nlocal, size_t ngpus,
+                       lsim_job **job, uint64_t *p2p, lsim_err *err);
+
+/* Collective: rank 0's layout widths (l->tp, l->dp, from lsim_map_layout_of
+ * on its GPU 0; rc its status) given to every rank, after agreeing on rc.
+ * l->ngpus is each rank's own (the same everywhere). */
+int lsim_mpi_bcast_layout(MPI_Comm comm, int rc, lsim_map_layout *l, lsim_err *err);
+
+/* Collective: the ranks of one job simulated together on the parallel
+ * engine (pdes.h). This rank holds GPUs gpus[0..run->n) of `total` in
+ * run->graphs; afterwards run->job, engines, reports and items are filled
+ * as by a serial coupled run (lsim_run_simulate), and run's phase times
+ * set; *st gets the engine's statistics. Ownership as lsim_run. The status
+ * is agreed: the same on every rank. */
+int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const size_t *gpus, size_t total,
+                     const lsim_pdes_opts *popts, lsim_pdes_stats *st, lsim_err *err);
+
+#endif

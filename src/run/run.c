@@ -1,0 +1,650 @@
+/* The run layer, serial half (include/lumosim/run.h): traces into graphs,
+ * the job rules, the serial simulation. Above src/job.c (the coupled-job
+ * engine, lsim_job_*), which it drives; named run.c, not job.c, so that the
+ * two are not confused. In lumosim_core: no MPI, no HDF5 (graph stores are
+ * loaded by load_store.c, in lumosim_io). Never prints: progress and
+ * statistics go to o->on_event. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lumosim/input.h"
+#include "lumosim/run.h"
+#include "lumosim/strtab.h"
+
+void lsim_run_opts_default(lsim_run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    lsim_build_opts_default(&o->bo);
+    o->bo.release_events = 1; /* each trace is freed right after its build */
+    o->bin_ns = 1000000;
+    o->replicate_from = -1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The caller's callback, if any, with one event. */
+static void emit(const lsim_run_opts *o, const lsim_run_event *ev)
+{
+    if (o->on_event) o->on_event(o->ctx, ev);
+}
+
+static void emit_phase(const lsim_run_opts *o, const char *path, const char *what)
+{
+    lsim_run_event ev = {.kind = LSIM_RUN_PHASE, .path = path, .what = what};
+    emit(o, &ev);
+}
+
+/* ----------------------------------------------------------- paths */
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* One more path (a copy of s). The arrays grow by one: their size is
+ * always r->n, whoever filled them (a run may be handed graphs it did not
+ * load), and a few thousand reallocs cost nothing beside reading traces. */
+static int push_path(lsim_run *r, const char *s)
+{
+    char **nv = realloc(r->paths, (r->n + 1) * sizeof *nv);
+    if (!nv) return LSIM_ENOMEM;
+    r->paths = nv;
+    if (!(r->paths[r->n] = strdup(s))) return LSIM_ENOMEM;
+    r->n++;
+    return 0;
+}
+
+/* A directory's traces, appended in name order. Why a FIFO or another
+ * special file under a trace's name is an error rather than skipped:
+ * input.h. */
+static int expand_dir(const char *dir, lsim_run *r, lsim_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return lsim_err_set(err, LSIM_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+    size_t first = r->n;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *nm = de->d_name;
+        if (nm[0] == '.' || strstr(nm, ".et.json")) continue;
+        if (!ends_with(nm, ".json") && !ends_with(nm, ".json.gz")) continue;
+        size_t len = strlen(dir) + strlen(nm) + 2;
+        char *p = malloc(len);
+        if (!p) {
+            rc = LSIM_ENOMEM;
+            break;
+        }
+        snprintf(p, len, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", nm);
+        if ((rc = lsim_input_check(p, 0, NULL, err))) {
+            free(p);
+            break;
+        }
+        rc = push_path(r, p);
+        free(p);
+        if (rc) break;
+    }
+    closedir(d);
+    if (rc == LSIM_ENOMEM) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (rc) return rc;
+    if (r->n == first) return lsim_err_set(err, LSIM_ETRACE, "%s: directory holds no *.json or *.json.gz traces", dir);
+    qsort(r->paths + first, r->n - first, sizeof *r->paths, cmp_str);
+    return 0;
+}
+
+int lsim_run_expand(char **args, int nargs, lsim_run *r, lsim_err *err)
+{
+    for (int i = 0; i < nargs; i++) {
+        int is_dir = 0, rc = lsim_input_check(args[i], 1, &is_dir, err);
+        if (rc) return rc;
+        if (is_dir) rc = expand_dir(args[i], r, err);
+        else if (push_path(r, args[i])) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- the run */
+
+void lsim_run_free(lsim_run *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (!r->paths) break;
+        if (r->graphs) lsim_graph_free(r->graphs[i]);
+        if (r->engines) lsim_engine_free(r->engines[i]);
+        if (r->reps) lsim_rank_report_clear(&r->reps[i]);
+        if (r->cps) lsim_critical_path_clear(&r->cps[i]);
+        free(r->paths[i]);
+    }
+    lsim_job_free(r->job);
+    for (size_t i = 0; r->truth && i < r->ntruth; i++) lsim_graph_free(r->truth[i]);
+    free(r->truth);
+    free(r->graphs);
+    free(r->engines);
+    free(r->reps);
+    free(r->cps);
+    free(r->items);
+    free(r->paths);
+    memset(r, 0, sizeof *r);
+}
+
+int lsim_run_push_graph(lsim_run *r, lsim_graph *g, const char *path, lsim_err *err)
+{
+    lsim_graph **ng = realloc(r->graphs, (r->n + 1) * sizeof *ng);
+    if (ng) r->graphs = ng;
+    char **np = ng ? realloc(r->paths, (r->n + 1) * sizeof *np) : NULL;
+    if (np) r->paths = np;
+    char *p = np ? strdup(path) : NULL;
+    if (!p) {
+        lsim_graph_free(g);
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    }
+    r->paths[r->n] = p;
+    r->graphs[r->n++] = g;
+    return 0;
+}
+
+int lsim_run_add_graphs(lsim_run *r, lsim_graph **gs, size_t ng, const char *fallback, lsim_err *err)
+{
+    int rc = 0;
+    for (size_t k = 0; k < ng; k++) {
+        if (rc) lsim_graph_free(gs[k]);
+        else rc = lsim_run_push_graph(r, gs[k], gs[k]->source ? gs[k]->source : fallback, err);
+    }
+    return rc;
+}
+
+/* The execution trace beside a Kineto trace (PATH minus .json[.gz] plus
+ * .et.json[.gz]), if there is one, fills in the process groups and sizes
+ * its collective kernels do not carry (et.h), before the graph is built. */
+static int apply_sibling_et(const lsim_run_opts *o, lsim_trace *t, lsim_err *err)
+{
+    char *etp = NULL;
+    lsim_et_apply_stats st;
+    int rc = lsim_et_apply_sibling(t, &st, &etp, err);
+    if (!rc && etp) {
+        lsim_run_event ev = {.kind = LSIM_RUN_ET, .path = t->path, .what = etp, .et = &st};
+        emit(o, &ev);
+    }
+    free(etp);
+    return rc;
+}
+
+/* Rank q of a merged file: the file read again, cut to the rank, built,
+ * labelled "PATH [rank q]" and appended under the file's own path (build
+ * checksums it as the graph's source). */
+static int load_rank(const lsim_run_opts *o, const char *path, size_t q, size_t n, lsim_run *r, lsim_err *err)
+{
+    lsim_trace *u = NULL;
+    lsim_graph *g = NULL;
+    int rc = lsim_trace_read(path, &u, err);
+    if (!rc) rc = lsim_trace_keep_rank(u, (int32_t)q, (int32_t)n, err);
+    if (!rc) rc = lsim_graph_build(u, &o->bo, &g, err);
+    lsim_trace_free(u);
+    size_t len = strlen(path) + 32;
+    char *label = rc ? NULL : malloc(len);
+    if (label) snprintf(label, len, "%s [rank %zu]", path, q);
+    if (!rc && g && label) {
+        free(g->source);
+        g->source = label;
+        label = NULL;
+    }
+    free(label);
+    if (!rc && (!g || !g->source)) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (rc) {
+        lsim_graph_free(g);
+        return rc;
+    }
+    return lsim_run_push_graph(r, g, path, err);
+}
+
+/* A merged multi-rank file (TraceLens TraceFusion, KINETO-NOTES trap 10:
+ * every event tagged args.rank) is one job: one graph per rank, ranks
+ * 0..N-1 of a world of N, each from the file read again and cut to its
+ * rank (lsim_trace_keep_rank). t is the first read; *merged says whether it
+ * was one (then t is the caller's to free and nothing else of it is used).
+ * Ranks that are not 0..N-1: one error line. */
+static int load_merged(const lsim_run_opts *o, const char *path, lsim_trace *t, lsim_run *r, int *merged,
+                       lsim_err *err)
+{
+    int32_t *rk = NULL;
+    size_t n = 0;
+    *merged = 0;
+    if (lsim_trace_row_ranks(t, &rk, &n)) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+    int rc = 0;
+    if (n < 2) goto cleanup;
+    *merged = 1;
+    for (size_t q = 0; q < n && !rc; q++)
+        if (rk[q] != (int32_t)q)
+            rc = lsim_err_set(err, LSIM_ETRACE,
+                              "%s: a merged file of %zu ranks whose events name rank %d: ranks must be 0..%zu "
+                              "(rank %zu is missing)",
+                              path, n, rk[q], n - 1, q);
+    for (size_t q = 0; q < n && !rc; q++) rc = load_rank(o, path, q, n, r, err);
+cleanup:
+    free(rk);
+    return rc;
+}
+
+/* The reader's byte count, as an event. */
+typedef struct bytes_ctx {
+    const lsim_run_opts *o;
+    const char *path;
+} bytes_ctx;
+
+static void on_bytes(void *ctx, uint64_t bytes)
+{
+    const bytes_ctx *b = ctx;
+    lsim_run_event ev = {.kind = LSIM_RUN_BYTES, .path = b->path, .bytes = bytes};
+    emit(b->o, &ev);
+}
+
+/* One trace file: read, its execution trace applied, built (or, merged,
+ * one graph per rank), appended. */
+static int load_trace(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_err *err)
+{
+    lsim_trace *t = NULL;
+    lsim_graph *g = NULL;
+    bytes_ctx bc = {o, path};
+    emit_phase(o, path, "reading");
+    double t0 = now_s();
+    int rc = lsim_trace_read_ex(path, o->on_event ? on_bytes : NULL, &bc, &t, err), merged = 0;
+    if (!rc && (rc = load_merged(o, path, t, r, &merged, err)) == 0 && merged) {
+        lsim_trace_free(t);
+        return 0;
+    }
+    if (!rc) rc = apply_sibling_et(o, t, err);
+    double t1 = now_s();
+    uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
+    emit_phase(o, path, "building the graph");
+    if (!rc) rc = lsim_graph_build(t, &o->bo, &g, err);
+    lsim_trace_free(t);
+    if (rc) {
+        lsim_graph_free(g);
+        return rc;
+    }
+    lsim_run_event ev = {.kind = LSIM_RUN_LOADED, .path = path, .bytes = bytes, .events = evs,
+                         .read_s = t1 - t0, .build_s = now_s() - t1, .graph = g};
+    emit(o, &ev);
+    return lsim_run_push_graph(r, g, path, err);
+}
+
+int lsim_run_load_traces(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_err *err)
+{
+    lsim_run files = {0};
+    char *arg = (char *)path;
+    int rc = lsim_run_expand(&arg, 1, &files, err); /* on an error, what it found is freed below */
+    for (size_t i = 0; i < files.n && !rc; i++) rc = load_trace(o, files.paths[i], r, err);
+    lsim_run_free(&files);
+    return rc;
+}
+
+/* ----------------------------------------------------------- simulating */
+
+lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset)
+{
+    const lsim_engine *e = r->engines[i];
+    return (lsim_replay_item){r->graphs[i],        &r->reps[i],
+                              lsim_engine_start(e), lsim_engine_end(e),
+                              lsim_engine_bind_start(e), lsim_engine_bind_end(e),
+                              with_cp ? &r->cps[i] : NULL, coupled,
+                              clock_offset};
+}
+
+int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gpu, lsim_err *err)
+{
+    lsim_graph *g = r->graphs[i];
+    const lsim_engine *e = r->engines[i];
+    lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
+    if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", g->source);
+    lsim_job_waits(r->job, gpu, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
+    int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[gpu],
+                                     wait, &r->reps[i], err);
+    free(wait);
+    if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+    r->items[i] = lsim_run_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);
+    return rc;
+}
+
+/* Ablate (if asked), then one engine per local GPU over one large
+ * allocation (lsim_engines_new, lsim_alloc_big): written first during the
+ * run, the engines' state is most of the fresh memory a run touches. The
+ * simulated waits are not kept during the run; lsim_run_finish_gpu recovers
+ * them (lsim_job_waits). */
+int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        lsim_graph *g = r->graphs[i];
+        if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+    }
+    if (rc) return rc;
+    return lsim_engines_new((const lsim_graph *const *)r->graphs, r->n, r->engines, err);
+}
+
+int lsim_run_alloc_results(lsim_run *r, lsim_err *err)
+{
+    r->engines = calloc(r->n ? r->n : 1, sizeof *r->engines);
+    r->reps = calloc(r->n ? r->n : 1, sizeof *r->reps);
+    r->cps = calloc(r->n ? r->n : 1, sizeof *r->cps);
+    r->items = calloc(r->n ? r->n : 1, sizeof *r->items);
+    if (!r->engines || !r->reps || !r->cps || !r->items) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The inputs are the ranks of one job: each graph says its rank and the
+ * world size, and together they are ranks 0..n-1 of a world of n. */
+static int one_job(const lsim_run *r)
+{
+    if (r->n < 2) return 0;
+    for (size_t i = 0; i < r->n; i++) /* observed latency replays each rank exactly, alone */
+        if (r->graphs[i]->latency != LSIM_LAT_MODEL) return 0;
+    unsigned char *seen = calloc(r->n, 1);
+    int ok = seen != NULL;
+    for (size_t i = 0; ok && i < r->n; i++) {
+        const lsim_graph *g = r->graphs[i];
+        if (g->world_size != (int32_t)r->n || g->rank < 0 || (size_t)g->rank >= r->n || seen[g->rank]) ok = 0;
+        else seen[g->rank] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+int lsim_run_job_like(const lsim_run *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->graphs[i]->world_size < 2 || r->graphs[i]->rank < 0 || r->graphs[i]->latency != LSIM_LAT_MODEL) return 0;
+    return 1;
+}
+
+/* A job rebuilt from one rank (--replicate-from): every copy observed the
+ * same durations, and each of them includes that rank's waiting for its
+ * peers. The least biased transfer estimate the one trace gives for a
+ * collective is the shortest duration among that rank's collectives of the
+ * same kind and size (the instance where it waited least). */
+static void replicated_transfers(lsim_job *j, const lsim_graph *g)
+{
+    for (size_t k = 0; k < j->ninst; k++) {
+        uint32_t v0 = j->part_node[j->part_off[k]];
+        const lsim_coll_info *c0 = &g->colls[g->coll[v0]];
+        if (g->obs_start[v0] == LSIM_OBS_NONE) continue; /* never observed: the matcher's modelled transfer stands */
+        lsim_ns best = g->obs_end[v0] - g->obs_start[v0];
+        for (size_t v = 0; v < g->n; v++) {
+            if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
+            const lsim_coll_info *c = &g->colls[g->coll[v]];
+            if (c->kind != c0->kind || c->bytes != c0->bytes || g->obs_start[v] == LSIM_OBS_NONE) continue;
+            if (g->obs_end[v] - g->obs_start[v] < best) best = g->obs_end[v] - g->obs_start[v];
+        }
+        j->transfer[k] = best;
+    }
+}
+
+/* All ranks of one job together: collectives matched across GPUs, clocks
+ * aligned, one joint run. */
+static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    double t0 = now_s();
+    int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
+    if (rc) return rc;
+    if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
+    lsim_job_align_clocks(r->job);
+    double t1 = now_s();
+    r->match_s = t1 - t0;
+    rc = lsim_run_engines(o, r, err);
+    double t1b = now_s();
+    r->setup_s = t1b - t1;
+    if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
+    double t2 = now_s();
+    r->simulate_s = t2 - t1b;
+    for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_run_finish_gpu(o, r, i, i, err);
+    r->metrics_s = now_s() - t2;
+    return rc;
+}
+
+int lsim_run_check_ranks(const lsim_run *r, lsim_err *err)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const lsim_graph *g = r->graphs[i];
+        if (g->world_size >= 1 && (g->rank < -1 || g->rank >= g->world_size))
+            return lsim_err_set(err, LSIM_ETRACE, "%s: rank %d is outside 0..%d (world size %d)", r->paths[i],
+                                g->rank, g->world_size - 1, g->world_size);
+    }
+    return 0;
+}
+
+/* Distributed traces (world size > 1) given together must be the ranks of
+ * one job: no mixed world sizes, no rank twice, none missing. */
+static int check_job(const lsim_run *r, lsim_err *err)
+{
+    int rc = lsim_run_check_ranks(r, err);
+    if (rc) return rc;
+    if (r->n < 2) return 0;
+    int32_t w = r->graphs[0]->world_size;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->graphs[i]->world_size < 2 || r->graphs[i]->rank < 0) return 0; /* not distributed traces */
+        if (r->graphs[i]->latency != LSIM_LAT_MODEL) return 0; /* observed: each rank replays alone */
+    }
+    for (size_t i = 1; i < r->n; i++)
+        if (r->graphs[i]->world_size != w)
+            return lsim_err_set(err, LSIM_ETRACE, "%s and %s: traces of different jobs (world size %d and %d)",
+                                r->paths[0], r->paths[i], w, r->graphs[i]->world_size);
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t k = i + 1; k < r->n; k++)
+            if (r->graphs[i]->rank == r->graphs[k]->rank)
+                return lsim_err_set(err, LSIM_ETRACE, "%s and %s: both are rank %d", r->paths[i], r->paths[k],
+                                    r->graphs[i]->rank);
+    if ((int32_t)r->n != w) {
+        int32_t miss = -1;
+        for (int32_t q = 0; q < w && miss < 0; q++) {
+            size_t i = 0;
+            while (i < r->n && r->graphs[i]->rank != q) i++;
+            if (i == r->n) miss = q;
+        }
+        return lsim_err_set(err, LSIM_ETRACE,
+                            "%s: %zu traces of a job of %d ranks: rank %d is missing (give every rank's trace, or "
+                            "--independent to replay each on its own)",
+                            r->paths[0], r->n, w, miss);
+    }
+    return 0;
+}
+
+/* Graph i alone: ablate (if asked), engine, run, metrics, critical path. */
+static int simulate_one(const lsim_run_opts *o, lsim_run *r, size_t i, lsim_err *err)
+{
+    lsim_graph *g = r->graphs[i];
+    int rc = 0;
+    emit_phase(o, r->paths[i], "simulating");
+    if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
+    double t2 = now_s();
+    if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
+    if (!rc) rc = lsim_engine_run(r->engines[i], err);
+    double t3 = now_s();
+    const lsim_engine *e = r->engines[i];
+    if (!rc) rc = lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, &r->reps[i], err);
+    if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
+    r->simulate_s += t3 - t2;
+    r->metrics_s += now_s() - t3;
+    if (rc) return rc;
+    lsim_run_event ev = {.kind = LSIM_RUN_SIMULATED, .path = r->paths[i], .simulate_s = t3 - t2,
+                         .events = lsim_engine_events(e), .graph = g};
+    emit(o, &ev);
+    r->items[i] = lsim_run_item(r, i, o->critical, 0, 0);
+    return 0;
+}
+
+int lsim_run_simulate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    int rc = lsim_run_alloc_results(r, err);
+    if (rc) return rc;
+    if (!o->independent) {
+        if ((rc = check_job(r, err))) return rc;
+        if (one_job(r)) return simulate_job(o, r, err);
+        /* several traces that name no rank: the caller says what happens,
+         * and how to get the job (KINETO-NOTES: "Many files have none of
+         * these") */
+        int unnamed = r->n >= 2;
+        for (size_t i = 0; unnamed && i < r->n; i++) unnamed = r->graphs[i]->world_size < 0;
+        if (unnamed) {
+            lsim_run_event ev = {.kind = LSIM_RUN_UNNAMED, .count = r->n};
+            emit(o, &ev);
+        }
+    }
+    for (size_t i = 0; i < r->n && !rc; i++) rc = simulate_one(o, r, i, err);
+    lsim_run_event done = {.kind = LSIM_RUN_DONE};
+    emit(o, &done);
+    return rc;
+}
+
+/* ----------------------------------------------------------- --replicate-from */
+
+/* The copies of rank src to every rank of its world w, into ng/np (label
+ * "PATH (copy as rank q)"); on failure everything made is freed. */
+static int make_copies(const lsim_run *r, size_t src, int32_t w, lsim_graph ***ngp, char ***npp, lsim_err *err)
+{
+    lsim_graph **ng = calloc((size_t)w, sizeof *ng);
+    char **np = calloc((size_t)w, sizeof *np);
+    int rc = ng && np ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (int32_t q = 0; q < w && !rc; q++) {
+        rc = lsim_graph_clone(r->graphs[src], &ng[q], err);
+        if (rc) break;
+        ng[q]->rank = q;
+        size_t len = strlen(r->paths[src]) + 64;
+        if (!(np[q] = malloc(len))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        else snprintf(np[q], len, "%s (copy as rank %d)", r->paths[src], q);
+    }
+    if (rc) {
+        for (int32_t q = 0; q < w; q++) {
+            if (ng) lsim_graph_free(ng[q]);
+            if (np) free(np[q]);
+        }
+        free(ng);
+        free(np);
+        return rc;
+    }
+    *ngp = ng;
+    *npp = np;
+    return 0;
+}
+
+int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    size_t src = r->n;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->graphs[i]->rank == o->replicate_from) src = i;
+    if (src == r->n) return lsim_err_set(err, LSIM_EARG, "--replicate-from %d: no trace of rank %d among the inputs",
+                                         o->replicate_from, o->replicate_from);
+    int32_t w = r->graphs[src]->world_size;
+    if (w < 2) return lsim_err_set(err, LSIM_EARG, "%s: --replicate-from needs a trace that names its world size", r->paths[src]);
+    lsim_graph **ng = NULL;
+    char **np = NULL;
+    int rc = make_copies(r, src, w, &ng, &np, err);
+    if (rc) return rc;
+    /* every rank of the job given: keep the real ranks, to measure the
+     * copies against the job that really ran */
+    lsim_graph **truth = NULL;
+    if (r->n == (size_t)w && one_job(r) && (truth = calloc((size_t)w, sizeof *truth))) {
+        for (size_t i = 0; i < r->n; i++) {
+            truth[r->graphs[i]->rank] = r->graphs[i];
+            r->graphs[i] = NULL;
+        }
+        for (int32_t q = 0; q < w; q++) {
+            const char *real = truth[q] && truth[q]->source ? truth[q]->source : "?";
+            size_t len = strlen(r->paths[src]) + strlen(real) + 64;
+            char *p = malloc(len);
+            if (!p) continue; /* the label only */
+            snprintf(p, len, "%s (copy as rank %d; actual: %s)", r->paths[src], q, real);
+            free(np[q]);
+            np[q] = p;
+        }
+    }
+    /* the reports name each copy by its label (what it is, and what its
+     * "actual" column was measured against), not by the source file alone */
+    for (int32_t q = 0; q < w; q++) {
+        char *l = strdup(np[q]);
+        if (!l) continue;
+        free(ng[q]->source);
+        ng[q]->source = l;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        lsim_graph_free(r->graphs[i]);
+        free(r->paths[i]);
+    }
+    free(r->graphs);
+    free(r->paths);
+    r->graphs = ng;
+    r->paths = np;
+    r->truth = truth;
+    r->ntruth = truth ? (size_t)w : 0;
+    r->n = (size_t)w;
+    return 0;
+}
+
+/* The "actual" side of report p taken from tr, the real rank's report:
+ * window, breakdown, iterations by name (names in g's and t's tables),
+ * duty cycle (swapped, so tr frees p's old one). */
+static void take_actual(lsim_rank_report *p, const lsim_graph *g, lsim_rank_report *tr, const lsim_graph *t)
+{
+    p->window_actual = tr->window_actual;
+    p->window_actual_start = tr->window_actual_start;
+    p->bd_actual = tr->bd_actual;
+    for (uint32_t k = 0; k < p->niters; k++) {
+        const char *nm = lsim_strtab_get(g->strings, p->iters[k].name);
+        p->iters[k].actual = 0;
+        memset(&p->iters[k].bd_actual, 0, sizeof p->iters[k].bd_actual);
+        for (uint32_t q = 0; q < tr->niters; q++)
+            if (nm && !strcmp(nm, lsim_strtab_get(t->strings, tr->iters[q].name))) {
+                p->iters[k].actual = tr->iters[q].actual;
+                p->iters[k].bd_actual = tr->iters[q].bd_actual;
+            }
+    }
+    double *d = tr->duty_actual;
+    tr->duty_actual = p->duty_actual;
+    p->duty_actual = d;
+    uint32_t nb = tr->nbins_actual;
+    tr->nbins_actual = p->nbins_actual;
+    p->nbins_actual = nb;
+}
+
+/* --replicate-from with the whole job given: the "actual" side of each
+ * copy's report becomes the real rank's -- its window (and where it
+ * started, so the job span is the real job's), its iterations by name, its
+ * breakdown and duty cycle -- computed from that rank's trace alone, never
+ * from the simulation. The prediction is untouched. Node agreement still
+ * compares with the source rank's trace (the copies are its nodes). */
+int lsim_run_measure_truth(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        const lsim_graph *t = r->truth[r->graphs[i]->rank];
+        if (!t) continue;
+        /* the observation as if it were a prediction: only its actual side is used */
+        lsim_ns *s = malloc((t->n ? t->n : 1) * sizeof *s), *e = malloc((t->n ? t->n : 1) * sizeof *e);
+        lsim_rank_report tr;
+        memset(&tr, 0, sizeof tr);
+        if (!s || !e) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        lsim_ns t0 = LSIM_OBS_NONE;
+        for (size_t v = 0; !rc && v < t->n; v++)
+            if (t->obs_start[v] != LSIM_OBS_NONE && (t0 == LSIM_OBS_NONE || t->obs_start[v] < t0)) t0 = t->obs_start[v];
+        for (size_t v = 0; !rc && v < t->n; v++) {
+            int seen = t->obs_start[v] != LSIM_OBS_NONE;
+            s[v] = seen ? t->obs_start[v] : (t0 == LSIM_OBS_NONE ? 0 : t0);
+            e[v] = seen ? t->obs_end[v] : s[v];
+        }
+        if (!rc) rc = lsim_metrics_compute(t, s, e, o->bin_ns, &tr, err);
+        if (!rc) take_actual(&r->reps[i], r->graphs[i], &tr, t);
+        lsim_rank_report_clear(&tr);
+        free(s);
+        free(e);
+    }
+    return rc;
+}
