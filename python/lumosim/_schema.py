@@ -1,0 +1,58 @@
+"""The one place where the package mirrors lumosim's C enums and constants.
+
+The HDF5 files name the columns of their 2-D datasets (attribute
+``columns``), and the package reads those names from the file. Values stored
+as small integers have no name table in the file; their names are here, each
+table citing the C definition it mirrors (and docs/hdf5-schema.md, the
+contract). Change them only together with the C code and ``schema_version``.
+"""
+
+# Root attribute ``schema_version`` values this package reads
+# (docs/hdf5-schema.md, "The schema_version rule").
+SCHEMA_VERSIONS = (1,)
+
+# Root attribute ``kind``.
+KIND_STORE = "lumosim-graphs"
+KIND_RESULTS = "lumosim-results"
+
+# /nodes/kind -- enum lsim_node_kind, include/lumosim/graph.h (LSIM_N_*).
+NODE_KINDS = ("cpu", "runtime", "kernel", "memcpy", "memset")
+GPU_NODE_KINDS = ("kernel", "memcpy", "memset")
+
+# /edges/in_class & 0x7f and the columns of the "x 7" datasets --
+# enum lsim_edge_class, include/lumosim/graph.h (LSIM_E_*).
+EDGE_CLASSES = ("cpu_thread", "cpu_cross_thread", "launch", "sync", "stream", "event", "hidden")
+EDGE_END_BIT = 0x80  # end-edge: constrains the target's end
+
+# /nodes/flags bits -- LSIM_NF_*, include/lumosim/graph.h.
+NODE_FLAGS = {
+    "prewindow": 0x01,        # LSIM_NF_PREWINDOW: launch precedes the trace
+    "blocking": 0x02,         # LSIM_NF_BLOCKING: runtime call blocks on the GPU
+    "collective": 0x04,       # LSIM_NF_COLL: collective / point-to-point kernel
+    "graph_launch": 0x08,     # LSIM_NF_GRAPH: launched by a CUDA/HIP graph
+    "memcpy_entry": 0x10,     # LSIM_NF_ENTER: zero-length entry of a memcpy call
+    "dtoh_pageable": 0x20,    # LSIM_NF_DTOH_PAGEABLE: device-to-pageable copy
+}
+
+# /gpus/latency_mode -- enum lsim_latency_mode, include/lumosim/graph.h.
+LATENCY_MODES = ("model", "observed")
+
+# /colls/kind -- enum lsim_coll_kind, include/lumosim/trace.h; the names are
+# lsim_coll_kind_name's (COLL_NAMES in io/kineto.c).
+COLL_KINDS = ("none", "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+              "alltoall", "sendrecv", "send", "recv", "generic", "other")
+
+# /gpus/dropped columns -- enum lsim_drop_reason, include/lumosim/graph.h.
+DROP_REASONS = ("contradicts_observed_times", "no_source", "no_target", "same_stream")
+
+# Breakdown columns (lsim_breakdown, include/lumosim/metrics.h); the file's
+# own ``columns`` attribute is used when present, this is the fallback.
+BREAKDOWN_COMPONENTS = ("exposed_compute", "overlapped", "exposed_comm", "other")
+
+# obs_start/obs_end of a node never observed (LSIM_OBS_NONE, metrics.h), and
+# /nodes/release of a node without one.
+INT64_MIN = -(2 ** 63)
+OBS_NONE = INT64_MIN
+NO_RELEASE = INT64_MIN
+# /colls/pg_name, pg_ranks: unknown string id.
+NO_STRING = 2 ** 32 - 1

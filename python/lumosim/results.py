@@ -1,0 +1,357 @@
+"""Result archives (``lumosim sim STORE -o RESULTS.h5``) as pandas tables.
+
+Layout: docs/hdf5-schema.md, "Result file"; columns: docs/python.md.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+import pandas as pd
+
+from . import _graph, _schema
+from ._h5 import LumosimFileError, Reader, texts
+
+
+@dataclass
+class Results:
+    """A lumosim result archive, read whole into DataFrames.
+
+    Tables (columns with units in docs/python.md):
+
+    - ``runs``: one row per run -- name, command, provenance, deterministic
+      run attributes and an iteration-time summary;
+    - ``ranks``: one row per (run, GPU) -- window, breakdown over the window,
+      node agreement, critical-path totals, mean duty cycle;
+    - ``iterations``: one row per (run, GPU, ``ProfilerStep#N``) -- actual and
+      predicted time and relative error;
+    - ``breakdown``: one row per (run, GPU, iteration, component) --
+      ``actual_ns`` and ``predicted_ns``; the components of one iteration
+      sum to its ``actual_ns`` / ``predicted_ns`` in ``iterations``;
+    - ``kernels``: per (run, node kind, name) over the GPU nodes (kernel,
+      memcpy, memset) of all GPUs: count, total and mean duration, actual
+      and predicted. Computed from the graphs the run embeds
+      (``/runs/NAME/graph/nodes``: kind, name, ``obs_start``/``obs_end``)
+      and the run's simulated ``/runs/NAME/nodes/start``/``end``; ``None``
+      when no run embeds its graphs (or ``load(..., kernels=False)``),
+      and runs without embedded graphs have no rows in it.
+
+    ``nodes`` is one GPU's node table (``load(..., nodes=True)``), else
+    ``None``; ``node_table(run, gpu)`` reads any other.
+
+    An "actual" figure exists only for a GPU whose graph has observed times
+    (column ``observed``); for others (``lumosim synth`` / ``whatif``) the
+    archive stores 0, kept as 0 in the ``*_ns`` columns, and the errors are
+    NaN (``null`` in ``sim --json``).
+    """
+
+    path: str
+    attrs: Dict[str, object]
+    runs: pd.DataFrame
+    ranks: pd.DataFrame
+    iterations: pd.DataFrame
+    breakdown: pd.DataFrame
+    kernels: Optional[pd.DataFrame] = None
+    nodes: Optional[pd.DataFrame] = None
+    _graph_ext: Dict[str, dict] = field(default_factory=dict, repr=False)
+
+    kind = _schema.KIND_RESULTS
+
+    @property
+    def run_names(self) -> List[str]:
+        return list(self.runs["run"])
+
+    def run(self, name=None) -> str:
+        """Resolve a run name: ``None`` means the only run of the archive."""
+        names = self.run_names
+        if name is None:
+            if len(names) != 1:
+                raise LumosimFileError(self.path, "holds %d runs (%s): choose one (run=NAME, --run NAME)" % (len(names), ", ".join(names)))
+            return names[0]
+        if name not in names:
+            raise LumosimFileError(self.path, "no run %r (runs: %s)" % (name, ", ".join(names) or "none"))
+        return name
+
+    def node_table(self, run=None, gpu=0) -> pd.DataFrame:
+        """One GPU's nodes in a run: the embedded graph's node table (as
+        ``GraphStore.node_table``) plus the simulated ``start_ns``, ``end_ns``
+        (and ``bind_start``, ``bind_end``: in-edge that decided them, -1
+        none, when the archive has them)."""
+        run = self.run(run)
+        with Reader(self.path) as r:
+            return _run_node_table(r, run, gpu)
+
+    def graph(self, run=None) -> pd.DataFrame:
+        """The per-GPU table of a run's embedded graph (as ``GraphStore.gpus``)."""
+        run = self.run(run)
+        with Reader(self.path) as r:
+            base = "/runs/%s/graph" % run
+            if not r.has(base):
+                r.fail("run %s does not embed its graphs" % run)
+            return _graph.gpu_table(r, base)[0]
+
+
+def _run_node_table(r, run, gpu):
+    base = "/runs/%s" % run
+    if not r.has(base + "/graph"):
+        r.fail("run %s does not embed its graphs (no %s/graph): node tables need them" % (run, base))
+    _, ext = _graph.gpu_table(r, base + "/graph")
+    df = _graph.node_table(r, base + "/graph", ext, gpu)
+    G = r.nrows(base + "/gpus/rank")
+    off, cnt = r.extents(base + "/gpus", "node", G, base + "/nodes/start", r.nrows(base + "/nodes/start"))
+    o, n = int(off[gpu]), int(cnt[gpu])
+    if n != len(df):
+        r.fail("%s/gpus/node_count of GPU %d is %d, its embedded graph has %d nodes" % (base, gpu, n, len(df)))
+    df["start_ns"] = r.col(base + "/nodes/start", None, "i", o, o + n).astype(np.int64)
+    df["end_ns"] = r.col(base + "/nodes/end", None, "i", o, o + n).astype(np.int64)
+    for b in ("bind_start", "bind_end"):
+        if r.has(base + "/nodes/" + b):
+            df[b] = r.col(base + "/nodes/" + b, None, "i", o, o + n).astype(np.int64)
+    return df
+
+
+def _err(pred, act, observed):
+    pred = np.asarray(pred, dtype=np.float64)
+    act = np.asarray(act, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.where(act != 0, (pred - act) / np.where(act != 0, act, 1), 0.0)
+    return np.where(observed, e, np.nan)
+
+
+def _read_run(r, name, want_kernels):
+    base = "/runs/%s" % name
+    gp = base + "/gpus"
+    ra = r.attrs(base)
+    prov = r.attrs(base + "/provenance") if r.has(base + "/provenance") else {}
+    G = r.nrows(gp + "/rank")
+    if "ngpus" in ra and int(ra["ngpus"]) != G:
+        r.fail("%s/rank has %d rows, the run's attribute ngpus is %d" % (gp, G, int(ra["ngpus"])))
+
+    nnode = r.nrows(base + "/nodes/start")
+    node_off, node_cnt = r.extents(gp, "node", G, base + "/nodes/start", nnode)
+    r.col(base + "/nodes/end", nnode, "i")  # shape check only
+    niter = r.nrows(base + "/iterations/actual")
+    iter_off, iter_cnt = r.extents(gp, "iter", G, base + "/iterations/actual", niter)
+    duty = {}
+    for side in ("actual", "predicted"):
+        nd = r.nrows("%s/duty/%s" % (base, side))
+        d_off, d_cnt = r.extents(gp, "duty_" + side, G, "%s/duty/%s" % (base, side), nd)
+        vals = r.col("%s/duty/%s" % (base, side), nd, "f").astype(np.float64)
+        owner = np.repeat(np.arange(G, dtype=np.int64), d_cnt)
+        s = np.bincount(owner, weights=vals, minlength=G)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            duty[side] = np.where(d_cnt > 0, s / np.where(d_cnt > 0, d_cnt, 1), np.nan)
+    r.extents(gp, "cp", G, base + "/critical_path/node", r.nrows(base + "/critical_path/node"))
+
+    def c(col, kinds="iu"):
+        return r.col("%s/%s" % (gp, col), G, kinds)
+
+    embedded = r.has(base + "/graph")
+    gext = None
+    flat = None
+    if embedded:
+        _, gext = _graph.gpu_table(r, base + "/graph")
+        if len(gext["node"][1]) != G or np.any(gext["node"][1] != node_cnt):
+            r.fail("%s/graph/gpus/node_count disagrees with %s/node_count" % (base, gp))
+        obs = r.col(base + "/graph/nodes/obs_start", nnode, "i")
+        owner = np.repeat(np.arange(G, dtype=np.int64), node_cnt)
+        observed = np.bincount(owner, weights=(obs != _schema.OBS_NONE), minlength=G) > 0
+        if want_kernels:
+            flat = _graph.flat_gpu_nodes(r, base + "/graph", gext)
+    else:
+        # no graph: a GPU has observed times when its actual window is not 0
+        observed = c("window_actual") != 0
+
+    rank = c("rank").astype(np.int64)
+    wa, wp = c("window_actual").astype(np.int64), c("window_predicted").astype(np.int64)
+    ranks = pd.DataFrame({
+        "run": name,
+        "gpu": np.arange(G, dtype=np.int64),
+        "rank": rank,
+        "source": texts(c("source", "S")),
+        "observed": observed,
+        "coupled": c("coupled").astype(bool),
+        "clock_offset_ns": c("clock_offset").astype(np.int64),
+        "nodes": node_cnt,
+        "gpu_nodes": c("gpu_nodes").astype(np.int64),
+        "iterations": iter_cnt,
+        "window_actual_ns": wa,
+        "window_predicted_ns": wp,
+        "window_error": np.where(observed, c("window_error", "f").astype(np.float64), np.nan),
+        "window_actual_ms": wa / 1e6,
+        "window_predicted_ms": wp / 1e6,
+        "window_actual_start_ns": c("window_actual_start").astype(np.int64),
+        "window_predicted_start_ns": c("window_predicted_start").astype(np.int64),
+    })
+    for side in ("actual", "predicted"):
+        a, names = r.col2("%s/breakdown_%s" % (gp, side), G, None, "i")
+        for j, comp in enumerate(names or _schema.BREAKDOWN_COMPONENTS):
+            ranks["%s_%s_ns" % (comp, side)] = a[:, j].astype(np.int64)
+        ranks["exposed_comm_wait_%s_ns" % side] = c("exposed_comm_wait_" + side).astype(np.int64)
+    for side in ("actual", "predicted"):
+        ranks["duty_%s_mean" % side] = duty[side]
+    ranks["bin_ns"] = c("bin_ns").astype(np.int64)
+    ranks["max_abs_start_err_ns"] = c("max_abs_start_err").astype(np.int64)
+    ranks["max_abs_end_err_ns"] = c("max_abs_end_err").astype(np.int64)
+    ranks["nodes_exact"] = c("nodes_exact").astype(np.int64)
+    hcp = c("has_critical_path").astype(bool)
+    ranks["has_critical_path"] = hcp
+    ranks["cp_length_ns"] = c("cp_length").astype(np.int64)
+    a, names = r.col2(gp + "/cp_by_cat", G, None, "i")
+    for j, cat in enumerate(names or ()):
+        ranks["cp_%s_ns" % cat] = a[:, j].astype(np.int64)
+
+    # iterations
+    ip = base + "/iterations"
+    ig = r.col(ip + "/gpu", niter, "u").astype(np.int64)
+    want_gpu = np.repeat(np.arange(G, dtype=np.int64), iter_cnt)
+    bad = np.nonzero(ig != want_gpu)[0]
+    if bad.size:
+        r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d" % (ip, bad[0], ig[bad[0]], want_gpu[bad[0]]))
+    ia = r.col(ip + "/actual", niter, "i").astype(np.int64)
+    ipr = r.col(ip + "/predicted", niter, "i").astype(np.int64)
+    iobs = observed[ig] if niter else np.zeros(0, dtype=bool)
+    index_in_gpu = np.arange(niter, dtype=np.int64) - iter_off[ig] if niter else np.zeros(0, dtype=np.int64)
+    iters = pd.DataFrame({
+        "run": name,
+        "gpu": ig,
+        "rank": rank[ig] if niter else np.zeros(0, dtype=np.int64),
+        "iteration": index_in_gpu,
+        "name": texts(r.col(ip + "/name", niter, "S")),
+        "observed": iobs,
+        "actual_ns": ia,
+        "predicted_ns": ipr,
+        "error": np.where(iobs, r.col(ip + "/error", niter, "f").astype(np.float64), np.nan),
+        "actual_ms": ia / 1e6,
+        "predicted_ms": ipr / 1e6,
+    })
+
+    # breakdown, long: (iteration row) x component
+    ba, na = r.col2(ip + "/breakdown_actual", niter, None, "i")
+    bp, np_ = r.col2(ip + "/breakdown_predicted", niter, None, "i")
+    comps = na or np_ or list(_schema.BREAKDOWN_COMPONENTS)
+    if np_ and na and np_ != na:
+        r.fail("%s: breakdown_actual and breakdown_predicted name different columns" % ip)
+    if ba.shape[1] != len(comps) or bp.shape[1] != len(comps):
+        r.fail("%s: breakdown columns disagree (%d, %d, %d names)" % (ip, ba.shape[1], bp.shape[1], len(comps)))
+    K = len(comps)
+    rep = np.repeat(np.arange(niter), K)
+    bd = pd.DataFrame({
+        "run": name,
+        "gpu": ig[rep],
+        "rank": iters["rank"].to_numpy()[rep],
+        "iteration": index_in_gpu[rep],
+        "name": iters["name"].to_numpy()[rep],
+        "component": pd.Categorical(np.tile(np.array(comps, dtype=object), niter), categories=comps),
+        "observed": iobs[rep],
+        "actual_ns": ba.reshape(-1).astype(np.int64),
+        "predicted_ns": bp.reshape(-1).astype(np.int64),
+    })
+
+    # the run row
+    any_obs = bool(observed.any())
+    ws, we = ranks["window_predicted_start_ns"], ranks["window_predicted_start_ns"] + ranks["window_predicted_ns"]
+    was, wae = ranks["window_actual_start_ns"], ranks["window_actual_start_ns"] + ranks["window_actual_ns"]
+    job_p = int(we.max() - ws.min()) if G else 0
+    job_a = int(wae.max() - was.min()) if G else 0
+    ob = iters[iters["observed"]]
+    row = {
+        "run": name,
+        "command": prov.get("command_line", ""),
+        "lumosim_version": prov.get("lumosim_version", ""),
+        "host": prov.get("host", ""),
+        "created": prov.get("created", ""),
+        "mpi_ranks": prov.get("mpi_ranks"),
+        "mapping": prov.get("mapping"),
+        "config": prov.get("config"),
+        "wall_seconds": prov.get("wall_seconds"),
+        "ngpus": int(ra.get("ngpus", G)),
+        "nnodes": int(ra.get("nnodes", nnode)),
+        "events": ra.get("events"),
+        "latency_mode": ra.get("latency_mode", ""),
+        "graphs_embedded": bool(embedded),
+        "observed": any_obs,
+        "iterations": int(niter),
+        "iter_predicted_mean_ms": float(ipr.mean() / 1e6) if niter else np.nan,
+        "iter_predicted_min_ns": int(ipr.min()) if niter else pd.NA,
+        "iter_predicted_max_ns": int(ipr.max()) if niter else pd.NA,
+        "iter_actual_mean_ms": float(ob["actual_ns"].mean() / 1e6) if len(ob) else np.nan,
+        "iter_error_mean": float(ob["error"].mean()) if len(ob) else np.nan,
+        "iter_abs_error_max": float(ob["error"].abs().max()) if len(ob) else np.nan,
+        "job_predicted_ns": job_p,
+        "job_actual_ns": job_a if any_obs else pd.NA,
+        "job_error": float(_err([job_p], [job_a], [any_obs])[0]),
+        "job_predicted_ms": job_p / 1e6,
+        "job_actual_ms": job_a / 1e6 if any_obs else np.nan,
+    }
+    for pn, ps in zip(prov.get("phase_names", []) or [], prov.get("phase_seconds", []) or []):
+        row["phase_%s_s" % pn] = float(ps)
+
+    kern = None
+    if flat is not None:
+        start = r.col(base + "/nodes/start", nnode, "i").astype(np.int64)
+        end = r.col(base + "/nodes/end", nnode, "i").astype(np.int64)
+        gpu_codes = [_schema.NODE_KINDS.index(k) for k in _schema.GPU_NODE_KINDS]
+        sel = np.isin(flat["kind"], gpu_codes)
+        obs = flat["obs_start"][sel] != _schema.OBS_NONE
+        adur = np.where(obs, flat["obs_end"][sel] - flat["obs_start"][sel], 0)
+        k = pd.DataFrame({
+            "kind": pd.Categorical.from_codes(flat["kind"][sel], categories=list(_schema.NODE_KINDS)),
+            "name": flat["strings"][flat["name_row"][sel]] if sel.any() else np.array([], dtype=object),
+            "gpu": flat["gpu"][sel],
+            "collective": (flat["flags"][sel] & _schema.NODE_FLAGS["collective"]) != 0,
+            "obs": obs,
+            "adur": adur.astype(np.int64),
+            "pdur": (end[sel] - start[sel]).astype(np.int64),
+        })
+        gb = k.groupby(["kind", "name"], observed=True, sort=False)
+        kern = pd.DataFrame({
+            "count": gb.size(),
+            "gpus": gb["gpu"].nunique(),
+            "collective": gb["collective"].any(),
+            "observed_count": gb["obs"].sum(),
+            "actual_total_ns": gb["adur"].sum(),
+            "predicted_total_ns": gb["pdur"].sum(),
+        }).reset_index()
+        kern["kind"] = pd.Categorical(kern["kind"].astype(str), categories=list(_schema.GPU_NODE_KINDS))
+        for col in ("count", "gpus", "observed_count", "actual_total_ns", "predicted_total_ns"):
+            kern[col] = kern[col].astype(np.int64)
+        oc = kern["observed_count"].to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kern["actual_mean_ms"] = np.where(oc > 0, kern["actual_total_ns"] / np.where(oc > 0, oc, 1) / 1e6, np.nan)
+        kern["predicted_mean_ms"] = kern["predicted_total_ns"] / kern["count"] / 1e6
+        kern["error"] = _err(kern["predicted_total_ns"], kern["actual_total_ns"], oc > 0)
+        kern.insert(0, "run", name)
+        kern = kern.sort_values(["predicted_total_ns", "name"], ascending=[False, True], kind="mergesort")
+        kern = kern.reset_index(drop=True)
+    return row, ranks, iters, bd, kern, gext
+
+
+def read_results(r, kernels=True, nodes=False, gpu=0, run=None):
+    runs_grp = r.group("/runs")
+    names = sorted(runs_grp.keys())
+    rows, ranks, iters, bds, kerns, exts = [], [], [], [], [], {}
+    for n in names:
+        row, rk, it, bd, kern, gext = _read_run(r, n, kernels)
+        rows.append(row)
+        ranks.append(rk)
+        iters.append(it)
+        bds.append(bd)
+        if kern is not None:
+            kerns.append(kern)
+        exts[n] = gext
+    runs = pd.DataFrame(rows)
+    if len(runs) == 0:
+        runs = pd.DataFrame({"run": pd.Series([], dtype=object)})
+    for col in ("iter_predicted_min_ns", "iter_predicted_max_ns", "job_actual_ns"):
+        if col in runs:
+            runs[col] = runs[col].astype("Int64")
+
+    def cat(frames):
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    res = Results(path=r.path, attrs=r.attrs("/"), runs=runs, ranks=cat(ranks), iterations=cat(iters),
+                  breakdown=cat(bds), kernels=cat(kerns) if kerns else None, _graph_ext=exts)
+    if nodes:
+        res.nodes = _run_node_table(r, res.run(run), gpu)
+    return res

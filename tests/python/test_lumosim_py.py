@@ -1,0 +1,580 @@
+#!/usr/bin/env python3
+"""Tests of the Python package python/lumosim against files the C binary writes.
+
+    LUMOSIM=build/lumosim LSIM_SOURCE_DIR=. python3 tests/python/test_lumosim_py.py
+    python3 tests/python/test_lumosim_py.py --lumosim build/lumosim --source-dir .  [unittest args]
+
+Builds a graph store from the bundled trace (examples/megatron_tp8_rank0.json.gz)
+and a synthesized 8-GPU job (lumosim synth), simulates each into a result
+archive of two runs, and checks what lumosim.load returns against what the
+C side reports independently: `lumosim info`, `lumosim sim --json`, the raw
+datasets (h5py) and the enum tables of docs/hdf5-schema.md. Exit 77 (CTest
+skip) when h5py or pandas is missing.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SKIP = 77
+
+
+def _take_option(argv, name):
+    """Remove --name VALUE / --name=VALUE from argv; return VALUE or None."""
+    for i, a in enumerate(list(argv)):
+        if a == name and i + 1 < len(argv):
+            v = argv[i + 1]
+            del argv[i:i + 2]
+            return v
+        if a.startswith(name + "="):
+            del argv[i]
+            return a.split("=", 1)[1]
+    return None
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARGV = sys.argv[:]
+SOURCE = os.path.abspath(_take_option(ARGV, "--source-dir") or os.environ.get("LSIM_SOURCE_DIR")
+                         or os.path.join(HERE, "..", ".."))
+LUMOSIM = os.path.abspath(_take_option(ARGV, "--lumosim") or os.environ.get("LUMOSIM")
+                          or os.path.join(SOURCE, "build", "lumosim"))
+TRACE = os.path.join(SOURCE, "examples", "megatron_tp8_rank0.json.gz")
+# optional: the shared real traces beside the checkout (tests/CMakeLists.txt)
+SHARED = os.path.abspath(_take_option(ARGV, "--shared-traces") or os.environ.get("LSIM_SHARED_TRACES")
+                         or os.path.join(SOURCE, "..", "shared", "traces"))
+SHARED_JOB = os.path.join(SHARED, "megatron_tp8_a100")
+SCHEMA_DOC = os.path.join(SOURCE, "docs", "hdf5-schema.md")
+
+try:
+    import numpy as np
+    import h5py
+    import pandas as pd
+except ImportError as e:
+    print("skipped: %s (the package needs python3-h5py and python3-pandas; interpreter %s)" % (e, sys.executable))
+    sys.exit(SKIP)
+
+sys.path.insert(0, os.path.join(SOURCE, "python"))
+import lumosim  # noqa: E402
+from lumosim.compare import compare_runs  # noqa: E402
+
+TMP = None
+F = {}      # name -> path
+JSON = {}   # (archive, run) -> sim --json document
+INFO = {}   # path -> lumosim info text
+
+
+def run(*args, check=True):
+    p = subprocess.run([LUMOSIM] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, cwd=TMP)
+    if check and p.returncode != 0:
+        raise AssertionError("lumosim %s failed (%d): %s" % (" ".join(map(str, args)), p.returncode, p.stderr))
+    return p
+
+
+def py(module, *args):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(SOURCE, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", module] + [str(a) for a in args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, cwd=TMP, env=env)
+
+
+def sim(store, archive, name, *extra):
+    p = run("sim", store, "--json", "-o", archive, "--run", name, *extra)
+    JSON[(archive, name)] = json.loads(p.stdout)
+
+
+def setUpModule():
+    global TMP
+    if not os.access(LUMOSIM, os.X_OK):
+        raise RuntimeError("no lumosim binary at %s (pass --lumosim or LUMOSIM)" % LUMOSIM)
+    TMP = tempfile.mkdtemp(prefix="lumosim-py-")
+    F.update({k: os.path.join(TMP, v) for k, v in {
+        "store": "trace.h5", "res": "trace-res.h5", "obs_store": "obs.h5", "obs_res": "obs-res.h5",
+        "synth": "synth.h5", "synth_res": "synth-res.h5"}.items()})
+    run("build", TRACE, "-o", F["store"])
+    sim(F["store"], F["res"], "base", "--critical-path")
+    sim(F["store"], F["res"], "noev", "--drop-edges", "event")
+    run("build", "--latency", "observed", TRACE, "-o", F["obs_store"])
+    sim(F["obs_store"], F["obs_res"], "observed")
+    run("synth", "--model", "gpt3-15b", "--layers", "4", "--tp", "2", "--pp", "2", "--dp", "2",
+        "--micro-batch", "1", "--global-batch", "8", "-o", F["synth"])
+    sim(F["synth"], F["synth_res"], "full")
+    sim(F["synth"], F["synth_res"], "noev", "--drop-edges", "event")
+    for k in ("store", "synth", "res", "synth_res"):
+        INFO[F[k]] = run("info", F[k]).stdout
+
+
+def tearDownModule():
+    if TMP and not os.environ.get("LSIM_KEEP_TMP"):
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def doc_enum(dataset, table_hint):
+    """Names of an enum from docs/hdf5-schema.md: the row of `dataset` in
+    the table after `table_hint`, meaning "0 a, 1 b, ...". Returns a list."""
+    with open(SCHEMA_DOC, encoding="utf-8") as f:
+        text = f.read()
+    sect = text[text.index(table_hint):]
+    m = re.search(r"^\| `%s` \| uint8 \| ([^|]*)\|" % re.escape(dataset), sect, re.M)
+    assert m, "no row for %s after %s in %s" % (dataset, table_hint, SCHEMA_DOC)
+    pairs = re.findall(r"(\d+) ([a-z_]+)", m.group(1))
+    assert pairs and [int(i) for i, _ in pairs] == list(range(len(pairs))), m.group(1)
+    return [n for _, n in pairs]
+
+
+def doc_breakdown_names():
+    with open(SCHEMA_DOC, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"`breakdown_actual`, `breakdown_predicted` \| int64 `G x 4` \| ([^|]*)\|", text)
+    assert m
+    return re.findall(r"`([a-z_]+)`", m.group(1))
+
+
+def info_gpu_rows(text):
+    """gpu, rank, nodes, edges, procs, iters, colls from `lumosim info STORE`."""
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"^\s+(\d+)\s+(-?\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\S", line)
+        if m:
+            rows.append(tuple(int(x) for x in m.groups()))
+    return rows
+
+
+class StoreTests(unittest.TestCase):
+    def check_store(self, path):
+        st = lumosim.load(path)
+        self.assertEqual(st.kind, "lumosim-graphs")
+        info = INFO[path]
+        m = re.search(r"^\s+(\d+) GPUs: (\d+) nodes, (\d+) edges, (\d+) processors, (\d+) iterations, "
+                      r"(\d+) collectives, (\d+) strings", info, re.M)
+        self.assertTrue(m, info)
+        g, n, e, p, i, c, s = (int(x) for x in m.groups())
+        self.assertEqual(len(st.gpus), g)
+        self.assertEqual(int(st.gpus["nodes"].sum()), n)
+        self.assertEqual(int(st.gpus["edges"].sum()), e)
+        self.assertEqual(int(st.gpus["procs"].sum()), p)
+        self.assertEqual(int(st.gpus["iterations"].sum()), i)
+        self.assertEqual(int(st.gpus["collectives"].sum()), c)
+        self.assertEqual(int(st.gpus["strings"].sum()), s)
+        rows = info_gpu_rows(info)
+        self.assertEqual(len(rows), g)
+        got = [tuple(int(x) for x in r) for r in
+               st.gpus[["gpu", "rank", "nodes", "edges", "procs", "iterations", "collectives"]].itertuples(index=False)]
+        self.assertEqual(got, rows)
+        # edges per class add up to the GPU's edges
+        cls = ["edges_" + c for c in doc_enum_edge_classes()]
+        self.assertEqual(list(st.gpus[cls].sum(axis=1)), list(st.gpus["edges"]))
+        self.assertTrue(set(st.gpus["latency_mode"].astype(str)) <= {"model", "observed"})
+        return st
+
+    def test_trace_store(self):
+        st = self.check_store(F["store"])
+        self.assertEqual(list(st.gpus["source"]), [TRACE])
+        self.assertEqual(int(st.gpus["source_size_bytes"][0]), os.path.getsize(TRACE))
+        import zlib
+        with open(TRACE, "rb") as f:
+            self.assertEqual(int(st.gpus["source_crc32"][0]), zlib.crc32(f.read()) & 0xFFFFFFFF)
+        self.assertIsNone(st.nodes)
+
+    def test_synth_store(self):
+        st = self.check_store(F["synth"])
+        self.assertEqual(len(st.gpus), 8)
+        self.assertEqual(list(st.gpus["rank"]), list(range(8)))
+
+    def check_nodes(self, path, gpu):
+        st = lumosim.load(path, nodes=True, gpu=gpu)
+        nd = st.nodes
+        self.assertEqual(st.nodes_gpu, gpu)
+        self.assertEqual(len(nd), int(st.gpus["nodes"][gpu]))
+        self.assertEqual(int(nd["in_edges"].sum()), int(st.gpus["edges"][gpu]))
+        kinds = doc_enum("kind", "### `/nodes`")
+        self.assertTrue(set(nd["kind"].astype(str)) <= set(kinds))
+        self.assertTrue(set(nd["coll_kind"].astype(str)) <= set(doc_enum("kind", "### `/colls`")))
+        # the names agree with the raw codes read here, mapped by the doc's table
+        with h5py.File(path, "r") as f:
+            o = int(f["gpus/node_offset"][gpu])
+            raw = f["nodes/kind"][o:o + len(nd)]
+            self.assertEqual(list(nd["kind"].astype(str)), [kinds[k] for k in raw])
+            self.assertTrue(np.array_equal(nd["dur_ns"].to_numpy(), f["nodes/dur"][o:o + len(nd)]))
+        self.assertEqual(nd["dur_ns"].dtype, np.int64)
+        self.assertEqual(int((nd["is_gpu"] & (nd["kind"].astype(str).isin(["cpu", "runtime"]))).sum()), 0)
+        self.assertEqual(int(nd["iteration_name"].str.startswith("ProfilerStep#").sum()),
+                         int((nd["iteration"] >= 0).sum()))
+        # the same table through the method
+        pd.testing.assert_frame_equal(nd, st.node_table(gpu))
+        return st
+
+    def test_trace_nodes(self):
+        st = self.check_nodes(F["store"], 0)
+        self.assertTrue(bool(st.nodes["observed"].all()))
+
+    def test_synth_nodes(self):
+        st = self.check_nodes(F["synth"], 5)
+        self.assertFalse(bool(st.nodes["observed"].any()))
+        # collective kernels per kind agree with sim --json's count for that GPU
+        doc = JSON[(F["synth_res"], "full")]["ranks"][5]["graph"]["collectives"]
+        coll = st.nodes[st.nodes["collective"] & (st.nodes["kind"] == "kernel")]
+        self.assertEqual(len(coll), doc["kernels"])
+        self.assertEqual(coll["coll_kind"].astype(str).value_counts().to_dict(), doc["by_kind"])
+
+    def test_gpu_out_of_range(self):
+        st = lumosim.load(F["synth"])
+        with self.assertRaises(IndexError):
+            st.node_table(8)
+
+
+def doc_enum_edge_classes():
+    with open(SCHEMA_DOC, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"Edge classes \(column order.*?\):\s*(.*?)\.\n", text, re.S)
+    assert m
+    pairs = re.findall(r"(\d+) `([a-z_]+)`", m.group(1))
+    assert [int(i) for i, _ in pairs] == list(range(len(pairs)))
+    return [n for _, n in pairs]
+
+
+class ResultTests(unittest.TestCase):
+    def check_archive(self, path, runs):
+        res = lumosim.load(path)
+        self.assertEqual(res.kind, "lumosim-results")
+        self.assertEqual(sorted(res.run_names), sorted(runs))
+        m = re.search(r"schema version 1, .*?, (\d+) runs?", INFO[path])
+        self.assertTrue(m, INFO[path])
+        self.assertEqual(len(res.runs), int(m.group(1)))
+        comps = doc_breakdown_names()
+        for name in runs:
+            doc = JSON[(path, name)]
+            rk = res.ranks[res.ranks["run"] == name]
+            it = res.iterations[res.iterations["run"] == name]
+            bd = res.breakdown[res.breakdown["run"] == name]
+            row = res.runs[res.runs["run"] == name].iloc[0]
+            self.assertEqual(len(rk), len(doc["ranks"]))
+            self.assertEqual(int(row["ngpus"]), len(doc["ranks"]))
+            self.assertEqual(list(rk["rank"]), [r["rank"] for r in doc["ranks"]])
+            self.assertEqual(len(it), sum(len(r["iterations"]) for r in doc["ranks"]))
+            self.assertEqual(int(row["iterations"]), len(it))
+            self.assertEqual(len(bd), len(it) * len(comps))
+            self.assertEqual(list(bd["component"].cat.categories), comps)
+            # per rank and iteration: the JSON report's numbers
+            for g, r in enumerate(doc["ranks"]):
+                x = rk[rk["gpu"] == g].iloc[0]
+                self.assertEqual(int(x["window_predicted_ns"]), r["window"]["predicted_ns"])
+                self.assertEqual(bool(x["observed"]), r.get("observed", True))
+                if r.get("observed", True):
+                    self.assertEqual(int(x["window_actual_ns"]), r["window"]["actual_ns"])
+                else:
+                    self.assertTrue(np.isnan(x["window_error"]))
+                for side in ("actual", "predicted"):
+                    b = r["breakdown"][side]
+                    if b is not None:
+                        for c in comps:
+                            self.assertEqual(int(x["%s_%s_ns" % (c, side)]), b[c + "_ns"])
+                its = it[it["gpu"] == g].sort_values("iteration")
+                self.assertEqual(list(its["name"]), [i["name"] for i in r["iterations"]])
+                self.assertEqual(list(its["predicted_ns"]), [i["predicted_ns"] for i in r["iterations"]])
+                if r.get("observed", True):
+                    self.assertEqual(list(its["actual_ns"]), [i["actual_ns"] for i in r["iterations"]])
+                else:
+                    self.assertTrue(its["error"].isna().all())
+            # the job span
+            self.assertEqual(int(row["job_predicted_ns"]), doc["job"]["predicted_ns"])
+            if doc["job"]["actual_ns"] is None:
+                self.assertTrue(pd.isna(row["job_actual_ns"]))
+                self.assertFalse(bool(row["observed"]))
+            else:
+                self.assertEqual(int(row["job_actual_ns"]), doc["job"]["actual_ns"])
+            # the breakdown components of an iteration sum to its time (schema doc)
+            sums = bd.groupby(["gpu", "iteration"])[["actual_ns", "predicted_ns"]].sum()
+            ref = it.set_index(["gpu", "iteration"])[["actual_ns", "predicted_ns"]].loc[sums.index]
+            self.assertTrue(np.array_equal(sums["predicted_ns"].to_numpy(), ref["predicted_ns"].to_numpy()))
+            self.assertTrue(np.array_equal(sums["actual_ns"].to_numpy(), ref["actual_ns"].to_numpy()))
+            # and the window breakdown sums to the window
+            for side in ("actual", "predicted"):
+                tot = sum(rk["%s_%s_ns" % (c, side)] for c in comps)
+                self.assertEqual(list(tot), list(rk["window_%s_ns" % side]))
+            self.assertEqual(row["command"].split()[:2], ["lumosim", "sim"])
+            self.assertIn("--run %s" % name, row["command"])
+        for df, cols in ((res.ranks, ["window_actual_ns", "window_predicted_ns", "clock_offset_ns"]),
+                         (res.iterations, ["actual_ns", "predicted_ns"]),
+                         (res.breakdown, ["actual_ns", "predicted_ns"])):
+            for c in cols:
+                self.assertEqual(df[c].dtype, np.int64, c)
+        return res
+
+    def test_trace_archive(self):
+        res = self.check_archive(F["res"], ["base", "noev"])
+        rk = res.ranks.set_index("run")
+        self.assertTrue(bool(rk.loc["base", "has_critical_path"]))
+        self.assertFalse(bool(rk.loc["noev", "has_critical_path"]))
+        self.assertEqual(int(rk.loc["base", "cp_length_ns"]), int(rk.loc["base", "window_predicted_ns"]))
+        self.assertTrue(bool(res.runs["observed"].all()))
+
+    def test_synth_archive(self):
+        res = self.check_archive(F["synth_res"], ["full", "noev"])
+        self.assertFalse(bool(res.ranks["observed"].any()))
+        self.assertTrue(bool(res.ranks["coupled"].all()))
+        self.assertEqual(len(res.ranks), 16)
+
+    @unittest.skipUnless(os.path.isdir(SHARED_JOB), "no shared traces at %s" % SHARED_JOB)
+    def test_shared_coupled_job(self):
+        # 8 observed ranks simulated together: clock offsets, windows that
+        # start at different times, so the job span is not any one window
+        store, arch = os.path.join(TMP, "m8.h5"), os.path.join(TMP, "m8-res.h5")
+        run("build", SHARED_JOB, "-o", store)
+        sim(store, arch, "coupled")
+        INFO[arch] = run("info", arch).stdout
+        res = self.check_archive(arch, ["coupled"])
+        self.assertEqual(len(res.ranks), 8)
+        self.assertTrue(bool(res.ranks["coupled"].all()))
+        self.assertGreater(int(res.runs["job_predicted_ns"][0]), int(res.ranks["window_predicted_ns"].max()))
+
+    def test_kernels_model(self):
+        res = lumosim.load(F["synth_res"])
+        k = res.kernels
+        self.assertIsNotNone(k)
+        self.assertTrue(set(k["kind"].astype(str)) <= {"kernel", "memcpy", "memset"})
+        for name in res.run_names:
+            kr = k[k["run"] == name]
+            rk = res.ranks[res.ranks["run"] == name]
+            self.assertEqual(int(kr["count"].sum()), int(rk["gpu_nodes"].sum()))
+            doc = JSON[(F["synth_res"], name)]
+            ncoll = sum(r["graph"]["collectives"]["kernels"] for r in doc["ranks"])
+            self.assertEqual(int(kr.loc[kr["collective"], "count"].sum()), ncoll)
+            self.assertEqual(int(kr["observed_count"].sum()), 0)
+            self.assertTrue(kr["actual_mean_ms"].isna().all())
+        self.assertIsNone(lumosim.load(F["synth_res"], kernels=False).kernels)
+
+    def test_kernels_observed(self):
+        # --latency observed reproduces the trace exactly: every GPU op's
+        # predicted duration is its observed one
+        res = lumosim.load(F["obs_res"])
+        doc = JSON[(F["obs_res"], "observed")]
+        ne = doc["ranks"][0]["node_error"]
+        self.assertEqual(ne["nodes_exact"], ne["nodes"])
+        k = res.kernels
+        self.assertGreater(len(k), 10)
+        self.assertTrue(np.array_equal(k["actual_total_ns"].to_numpy(), k["predicted_total_ns"].to_numpy()))
+        self.assertTrue((k["error"] == 0).all())
+        self.assertEqual(int(k["count"].sum()), int(res.ranks["gpu_nodes"].sum()))
+        self.assertEqual(int(k.loc[k["collective"], "count"].sum()), doc["ranks"][0]["graph"]["collectives"]["kernels"])
+        # totals recomputed here from the raw node table
+        nd = res.node_table("observed", 0)
+        gpu = nd[nd["kind"].astype(str).isin(["kernel", "memcpy", "memset"])]
+        tot = (gpu["end_ns"] - gpu["start_ns"]).groupby(gpu["name"]).sum()
+        mine = k.groupby("name")["predicted_total_ns"].sum()
+        self.assertEqual(tot.sort_index().to_dict(), mine.sort_index().to_dict())
+
+    def test_result_node_table(self):
+        res = lumosim.load(F["res"], nodes=True, run="base")
+        nd = res.nodes
+        self.assertEqual(len(nd), int(res.ranks.set_index("run").loc["base", "nodes"]))
+        with h5py.File(F["res"], "r") as f:
+            self.assertTrue(np.array_equal(nd["start_ns"].to_numpy(), f["runs/base/nodes/start"][()]))
+            win = f["runs/base/gpus/window_predicted"][0]
+        self.assertEqual(int(nd["end_ns"].max() - nd["start_ns"].min()), int(win))
+        g = res.graph("base")
+        self.assertEqual(int(g["nodes"][0]), len(nd))
+
+    def test_run_without_graphs(self):
+        # an archive whose run lacks graph/: no kernel rows or node tables
+        # for it, `observed` from the actual window
+        path = os.path.join(TMP, "nograph.h5")
+        shutil.copy(F["res"], path)
+        with h5py.File(path, "r+") as f:
+            del f["runs/noev/graph"]
+        res = lumosim.load(path)
+        self.assertEqual(set(res.kernels["run"]), {"base"})
+        self.assertEqual(list(res.runs.set_index("run").loc[["base", "noev"], "graphs_embedded"]), [True, False])
+        self.assertTrue(bool(res.ranks["observed"].all()))
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            res.node_table("noev", 0)
+        self.assertIn("does not embed", str(cm.exception))
+        ref = lumosim.load(F["res"])
+        pd.testing.assert_frame_equal(res.iterations, ref.iterations)
+
+    def test_run_selection(self):
+        res = lumosim.load(F["res"])
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            res.node_table(None, 0)
+        self.assertIn(F["res"], str(cm.exception))
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            res.node_table("nosuch", 0)
+        self.assertIn("nosuch", str(cm.exception))
+
+
+class CompareTests(unittest.TestCase):
+    def parse(self, out):
+        rows = []
+        for line in out.splitlines():
+            m = re.match(r"^\s*(\d+|job)\s+(.*?)\s+(-?\d+|-)\s+(-?\d+|-)\s+(-?\d+|-)\s+(\S+)$", line)
+            if m:
+                rows.append(m.groups())
+        return rows
+
+    def test_self_ratio_is_one(self):
+        for path, name in ((F["res"], "base"), (F["synth_res"], "full")):
+            p = py("lumosim.compare", path, path, "--run", name, "--run", name)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = self.parse(p.stdout)
+            res = lumosim.load(path, kernels=False)
+            it = res.iterations[res.iterations["run"] == name]
+            nr = int((res.ranks["run"] == name).sum())
+            # window + (time + 4 components) per iteration, + the job line
+            self.assertEqual(len(rows), nr + 5 * len(it) + 1, p.stdout)
+            self.assertEqual({r[5] for r in rows}, {"1.000000"}, p.stdout)
+            self.assertEqual({r[4] for r in rows}, {"0"})
+            df = compare_runs(path, name, path, name)
+            self.assertTrue((df["ratio"] == 1.0).all())
+            self.assertTrue((df["diff_ns"] == 0).all())
+
+    def test_two_runs(self):
+        path = F["synth_res"]
+        p = py("lumosim.compare", path, "--run", "full", "--run", "noev")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ja = JSON[(path, "full")]["job"]["predicted_ns"]
+        jb = JSON[(path, "noev")]["job"]["predicted_ns"]
+        self.assertNotEqual(ja, jb)
+        job = [r for r in self.parse(p.stdout) if r[0] == "job"]
+        self.assertEqual(len(job), 1)
+        self.assertEqual((int(job[0][2]), int(job[0][3]), int(job[0][4])), (ja, jb, jb - ja))
+        self.assertAlmostEqual(float(job[0][5]), jb / ja, places=6)
+        # per-rank windows against the JSON reports
+        wins = {int(r[0]): (int(r[2]), int(r[3])) for r in self.parse(p.stdout) if r[1] == "window"}
+        for a, b in zip(JSON[(path, "full")]["ranks"], JSON[(path, "noev")]["ranks"]):
+            self.assertEqual(wins[a["rank"]], (a["window"]["predicted_ns"], b["window"]["predicted_ns"]))
+        c = py("lumosim.compare", path, "--run", "full", "--run", "noev", "--csv")
+        self.assertEqual(c.returncode, 0)
+        df = pd.read_csv(__import__("io").StringIO(c.stdout))
+        self.assertEqual(list(df.columns), ["rank", "iteration", "name", "metric", "a_ns", "b_ns", "diff_ns", "ratio"])
+
+    def test_actual_side(self):
+        p = py("lumosim.compare", F["res"], "--run", "base", "--run", "noev", "--side", "actual")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # the same trace: the actual side of two runs is identical
+        self.assertEqual({r[5] for r in self.parse(p.stdout)}, {"1.000000"})
+
+
+class BadInputTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        d = os.path.join(TMP, "bad")
+        os.makedirs(d, exist_ok=True)
+        cls.files = {}
+
+        def path(n):
+            cls.files[n] = os.path.join(d, n)
+            return cls.files[n]
+
+        with open(path("text.h5"), "w") as f:
+            f.write("this is not HDF5\n" * 100)
+        with h5py.File(path("foreign.h5"), "w") as f:
+            f["x"] = np.arange(3)
+        with h5py.File(path("wrongkind.h5"), "w") as f:
+            f.attrs["kind"] = np.bytes_("something-else")
+            f.attrs["schema_version"] = np.int32(1)
+        shutil.copy(F["res"], path("v2.h5"))
+        with h5py.File(cls.files["v2.h5"], "r+") as f:
+            f.attrs["schema_version"] = np.int32(2)
+        shutil.copy(F["store"], path("v2store.h5"))
+        with h5py.File(cls.files["v2store.h5"], "r+") as f:
+            f.attrs["schema_version"] = np.int32(2)
+        shutil.copy(F["res"], path("nods.h5"))
+        with h5py.File(cls.files["nods.h5"], "r+") as f:
+            del f["runs/base/iterations/error"]
+        shutil.copy(F["synth_res"], path("badoff.h5"))
+        with h5py.File(cls.files["badoff.h5"], "r+") as f:
+            f["runs/full/gpus/iter_offset"][3] = 7
+        shutil.copy(F["synth"], path("badkind.h5"))
+        with h5py.File(cls.files["badkind.h5"], "r+") as f:
+            k = f["nodes/kind"][()]
+            k[0] = 9
+            f["nodes/kind"][...] = k
+        with open(F["res"], "rb") as f:
+            data = f.read()
+        with open(path("truncated.h5"), "wb") as f:
+            f.write(data[:len(data) // 2])
+        cls.files["missing.h5"] = os.path.join(d, "missing.h5")
+
+    def expect(self, name, pattern, **kw):
+        path = self.files[name]
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            lumosim.load(path, **kw)
+        e = cm.exception
+        msg = str(e)
+        self.assertTrue(msg.startswith(path + ": "), msg)
+        self.assertEqual(e.path, path)
+        self.assertNotIn("\n", msg)
+        self.assertRegex(msg, pattern)
+        self.assertIsInstance(e, ValueError)
+        return msg
+
+    def test_not_hdf5(self):
+        self.expect("text.h5", "not an HDF5 file")
+
+    def test_missing(self):
+        self.expect("missing.h5", "no such file")
+
+    def test_not_lumosim(self):
+        self.expect("foreign.h5", "not a lumosim file")
+        self.expect("wrongkind.h5", "not a lumosim file")
+
+    def test_schema_version(self):
+        self.expect("v2.h5", r"schema version 2 not supported \(this lumosim reads 1\)")
+        self.expect("v2store.h5", r"schema version 2 not supported")
+
+    def test_missing_dataset(self):
+        self.expect("nods.h5", "/runs/base/iterations/error")
+
+    def test_bad_offsets(self):
+        self.expect("badoff.h5", "iter_offset of GPU 3")
+
+    def test_bad_enum(self):
+        self.expect("badkind.h5", "kind 9", nodes=True, gpu=0)
+
+    def test_truncated(self):
+        self.expect("truncated.h5", "truncated|corrupt")
+
+    def test_directory(self):
+        with self.assertRaises(lumosim.LumosimFileError):
+            lumosim.load(TMP)
+
+    def test_compare_cli(self):
+        for name in ("text.h5", "foreign.h5", "v2.h5", "nods.h5", "truncated.h5", "missing.h5", "badoff.h5"):
+            p = py("lumosim.compare", self.files[name], F["res"], "--run", "base")
+            self.assertNotEqual(p.returncode, 0, name)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertIn(self.files[name], p.stderr)
+            self.assertEqual(p.stdout, "")
+        for args, what in (([F["res"]], "holds 2 runs"),               # which run?
+                           ([F["res"], "--run", "nosuch"], "nosuch"),
+                           ([F["store"]], "graph store"),
+                           ([F["res"], "--frobnicate"], "frobnicate")):
+            p = py("lumosim.compare", *args)
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertIn(what, p.stderr)
+
+    def test_summary_cli(self):
+        p = py("lumosim.summary", F["res"], F["synth_res"], F["synth"], "--ranks", "--kernels", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("base", "noev", "full"):
+            self.assertRegex(p.stdout, r"(?m)^%s\s" % name)
+        p = py("lumosim.summary", self.files["v2.h5"])
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(len(p.stderr.splitlines()), 1)
+        self.assertIn("schema version 2", p.stderr)
+
+
+if __name__ == "__main__":
+    print("lumosim: %s\nsource:  %s\npython:  %s (h5py %s, pandas %s)"
+          % (LUMOSIM, SOURCE, sys.executable, h5py.__version__, pd.__version__))
+    if not os.access(LUMOSIM, os.X_OK):
+        print("error: no lumosim binary at %s (pass --lumosim PATH or LUMOSIM)" % LUMOSIM)
+        sys.exit(1)
+    prog = unittest.main(argv=ARGV, exit=False, verbosity=2)
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
