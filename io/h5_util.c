@@ -5,6 +5,7 @@
 #include "h5_internal.h"
 
 #include "lumosim/input.h"
+#include "lumosim/run_mpi.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -98,15 +99,9 @@ size_t h5s_gpu_at(const sctx *c, size_t gfirst, size_t i) { return c->gids ? c->
  * error (c->e), which the shared one would take as an lsim_err. */
 int h5s_agree(sctx *c, int rc)
 {
-    if (!c->mpi) return rc;
-    int mine = rc ? c->rank : c->size, first = c->size;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
-    if (first == c->size) return 0;
-    lsim_err e = c->e;
-    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, c->comm);
-    e.msg[LSIM_ERR_LEN - 1] = '\0';
-    c->e = e;
-    return e.code ? e.code : LSIM_EINTERNAL;
+    /* the one agreement (run_mpi.h): the lowest failing rank's code and
+     * message on every rank */
+    return c->mpi ? lsim_mpi_agree(c->comm, rc, &c->e) : rc;
 }
 
 /* ------------------------------------------------------------ types */
