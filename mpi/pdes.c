@@ -1,11 +1,14 @@
 /* The conservative parallel engine: windows bounded by the lookahead, only
  * collective arrivals cross ranks (see include/lumosim/pdes.h). */
 #include "lumosim/pdes.h"
-#include "lumosim/run_mpi.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lumosim/alloc.h"
+#include "lumosim/run_mpi.h" /* lsim_mpi_agree */
+#include "../src/sched_inline.h" /* the node model, shared with the serial engines */
 
 /* Ready events, one binary heap per local GPU, ordered by (start, node).
  * Within a window the order of processing does not change any result (a
@@ -22,44 +25,14 @@ typedef struct pheap {
     int lifo;          /* READY rounds: a stack (see lsim_pdes_run) */
 } pheap;
 
-static inline int before(const lsim_ns *S, uint32_t a, uint32_t b) { return S[a] < S[b] || (S[a] == S[b] && a < b); }
-
-static void push(pheap *h, uint32_t l, uint32_t v)
+static inline void push(pheap *h, uint32_t l, uint32_t v)
 {
-    if (h->lifo) {
-        h->node[l][h->n[l]++] = v;
-        return;
-    }
-    uint32_t *H = h->node[l];
-    const lsim_ns *S = h->S[l];
-    size_t i = h->n[l]++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!before(S, v, H[p])) break;
-        H[i] = H[p];
-        i = p;
-    }
-    H[i] = v;
+    if (h->lifo) h->node[l][h->n[l]++] = v;
+    else sched_heap_push(h->node[l], &h->n[l], h->S[l], v);
 }
 
-/* (time windows only: READY rounds drain the stack in the engine) */
-static uint32_t pop(pheap *h, uint32_t l)
-{
-    uint32_t *H = h->node[l];
-    const lsim_ns *S = h->S[l];
-    uint32_t top = H[0], last = H[--h->n[l]];
-    size_t i = 0, n = h->n[l];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(S, H[c + 1], H[c])) c++;
-        if (!before(S, H[c], last)) break;
-        H[i] = H[c];
-        i = c;
-    }
-    if (n) H[i] = last;
-    return top;
-}
+/* (time windows only: READY rounds drain the stack, sched_drain) */
+static inline uint32_t pop(pheap *h, uint32_t l) { return sched_heap_pop(h->node[l], &h->n[l], h->S[l]); }
 
 typedef struct pstate {
     const lsim_job *j;
@@ -81,39 +54,26 @@ typedef struct pstate {
     pheap h;
     /* local GPUs that may have work in the window, most recently given
      * work last (see the window loop) */
-    uint32_t *wq;
-    size_t nwq;
-    uint8_t *queued;
+    sched_wq wq;
 } pstate;
-
-static inline void enqueue(pstate *s, uint32_t l)
-{
-    if (!s->queued[l]) {
-        s->queued[l] = 1;
-        s->wq[s->nwq++] = l;
-    }
-}
 
 /* All arrivals of instance k are known: its local participants end. */
 static void complete(pstate *s, size_t k)
 {
-    lsim_ns end = lsim_ns_add_sat(s->max_arrival[k], s->j->transfer[k]); /* as the serial engine: never wraps */
+    lsim_ns end = sched_coll_end(s->j, s->max_arrival, k);
     for (uint64_t p = s->j->part_off[k]; p < s->j->part_off[k + 1]; p++) {
         int32_t l = s->local_of[s->j->part_gpu[p]];
         if (l < 0) continue;
         uint32_t v = s->j->part_node[p];
-        lsim_engine *e = s->e[l];
-        if (s->waits) s->waits[l][v] = lsim_ns_sub_sat(s->max_arrival[k], lsim_engine_start(e)[v]);
-        lsim_engine_set_end(e, v, end);
+        sched_coll_finish(s->e[l], v, s->max_arrival[k], end, s->waits ? s->waits[l] : NULL);
         push(&s->h, (uint32_t)l, v);
-        enqueue(s, (uint32_t)l);
+        sched_wq_push(&s->wq, (uint32_t)l);
     }
 }
 
 static void arrive(pstate *s, size_t k, lsim_ns t)
 {
-    if (t > s->max_arrival[k]) s->max_arrival[k] = t;
-    if (++s->arrived[k] == s->j->part_off[k + 1] - s->j->part_off[k]) complete(s, k);
+    if (sched_coll_arrive(s->j, s->arrived, s->max_arrival, k, t)) complete(s, k);
 }
 
 /* Collective v (instance k) on local GPU l is resolved: it arrives; an
@@ -121,7 +81,7 @@ static void arrive(pstate *s, size_t k, lsim_ns t)
 static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
 {
     lsim_engine *e = s->e[l];
-    lsim_ns t = lsim_engine_start(e)[v];
+    lsim_ns t = e->start[v];
     if (s->remote[k]) {
         /* a message: its instance must not complete before the window ends */
         if (s->j->transfer[k] < s->lookahead && !s->violation) {
@@ -140,8 +100,8 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
         }
         if (s->nout + 2 > s->capout) {
             size_t nc = s->capout ? s->capout * 2 : 256;
-            int64_t *no = realloc(s->out, nc * sizeof *no);
-            if (!no) return LSIM_ENOMEM;
+            int64_t *no = lsim_realloc(s->out, nc * sizeof *no);
+            if (!no) return lsim_err_set(s->err, LSIM_ENOMEM, "out of memory for the parallel engine's arrivals");
             s->out = no;
             s->capout = nc;
         }
@@ -154,14 +114,14 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
 
 static int ready(pstate *s, uint32_t l, uint32_t v)
 {
-    lsim_engine_resolve(s->e[l], v);
+    sched_resolve(s->e[l], v);
     int32_t k = s->j->inst_of[s->gid[l]][v];
     if (k >= 0) return coll_ready(s, l, v, k);
     push(&s->h, l, v);
     return 0;
 }
 
-/* lsim_engine_drain's hook (READY rounds): the GPU being drained is s->cur */
+/* sched_drain's hook (READY rounds): the GPU being drained is s->cur */
 static int drain_hook(void *ctx, uint32_t v, int32_t k)
 {
     pstate *s = ctx;
@@ -179,7 +139,7 @@ static inline lsim_ns addb(lsim_ns a, lsim_ns b) { return clampb(clampb(a) + cla
 static int push_node(uint64_t **stack, size_t *top, size_t *cap, uint64_t x)
 {
     if (*top == *cap) {
-        uint64_t *ns = realloc(*stack, 2 * *cap * sizeof *ns);
+        uint64_t *ns = lsim_realloc(*stack, 2 * *cap * sizeof *ns);
         if (!ns) return -1;
         *stack = ns;
         *cap *= 2;
@@ -214,10 +174,10 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
     int rc = 0;
     const lsim_job *j = s->j;
     size_t ni = j->ninst ? j->ninst : 1, cap = 1024, top = 0;
-    uint32_t **cnt = calloc(nlocal ? nlocal : 1, sizeof *cnt);
-    uint32_t *icnt = calloc(ni, sizeof *icnt);
-    lsim_ns *imin = malloc(ni * sizeof *imin);
-    uint64_t *stack = malloc(cap * sizeof *stack);
+    uint32_t **cnt = lsim_calloc(nlocal ? nlocal : 1, sizeof *cnt);
+    uint32_t *icnt = lsim_calloc(ni, sizeof *icnt);
+    lsim_ns *imin = lsim_malloc(ni * sizeof *imin);
+    uint64_t *stack = lsim_malloc(cap * sizeof *stack);
     if (!cnt || !icnt || !imin || !stack) {
         rc = LSIM_ENOMEM;
         goto cleanup;
@@ -228,8 +188,8 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
     }
     for (size_t l = 0; l < nlocal; l++) {
         const lsim_graph *g = lsim_engine_graph(s->e[l]);
-        eb[l] = malloc((g->n ? g->n : 1) * sizeof **eb);
-        cnt[l] = malloc((g->n ? g->n : 1) * sizeof **cnt);
+        eb[l] = lsim_malloc((g->n ? g->n : 1) * sizeof **eb);
+        cnt[l] = lsim_malloc((g->n ? g->n : 1) * sizeof **cnt);
         if (!eb[l] || !cnt[l]) {
             rc = LSIM_ENOMEM;
             goto cleanup;
@@ -293,11 +253,11 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
             if (cnt[l][v]) eb[l][v] = -BIG;
     }
 cleanup:
-    for (size_t l = 0; cnt && l < nlocal; l++) free(cnt[l]);
-    free(cnt);
-    free(icnt);
-    free(imin);
-    free(stack);
+    for (size_t l = 0; cnt && l < nlocal; l++) lsim_free(cnt[l]);
+    lsim_free(cnt);
+    lsim_free(icnt);
+    lsim_free(imin);
+    lsim_free(stack);
     return rc;
 }
 
@@ -363,31 +323,31 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         for (size_t v = 0; v < g->n; v++)
             if (g->out_off[v + 1] - g->out_off[v] > maxdeg) maxdeg = g->out_off[v + 1] - g->out_off[v];
     }
-    uint32_t *rbuf = malloc(maxdeg * sizeof *rbuf);
-    int *counts = malloc((size_t)np * sizeof *counts), *displs = malloc((size_t)np * sizeof *displs);
+    uint32_t *rbuf = lsim_malloc(maxdeg * sizeof *rbuf);
+    int *counts = lsim_malloc((size_t)np * sizeof *counts), *displs = lsim_malloc((size_t)np * sizeof *displs);
     int64_t *in = NULL, *gmin = NULL;
     int32_t *xi = NULL; /* per instance: index among the cross-rank ones, or -1 */
-    lsim_ns **eb = calloc(nlocal ? nlocal : 1, sizeof *eb);
-    s.local_of = malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
-    s.arrived = calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
-    s.max_arrival = malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
-    s.remote = calloc(j->ninst ? j->ninst : 1, 1);
-    s.has_local = calloc(j->ninst ? j->ninst : 1, 1);
-    int32_t *owner = malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
-    int64_t *rec = malloc((size_t)np * 4 * sizeof *rec);
-    uint32_t *allgid = malloc((j->ngpus ? j->ngpus : 1) * sizeof *allgid);
-    s.h.node = calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
-    s.h.n = calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
-    s.h.S = malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
+    lsim_ns **eb = lsim_calloc(nlocal ? nlocal : 1, sizeof *eb);
+    s.local_of = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
+    s.arrived = lsim_calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
+    s.max_arrival = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
+    s.remote = lsim_calloc(j->ninst ? j->ninst : 1, 1);
+    s.has_local = lsim_calloc(j->ninst ? j->ninst : 1, 1);
+    int32_t *owner = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
+    int64_t *rec = lsim_malloc((size_t)np * 4 * sizeof *rec);
+    uint32_t *allgid = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *allgid);
+    s.h.node = lsim_calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
+    s.h.n = lsim_calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
+    s.h.S = lsim_malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
     s.h.lifo = opts->windows == LSIM_PDES_READY;
-    s.wq = malloc((nlocal ? nlocal : 1) * sizeof *s.wq);
-    s.queued = calloc(nlocal ? nlocal : 1, 1);
+    s.wq.gpu = lsim_malloc((nlocal ? nlocal : 1) * sizeof *s.wq.gpu);
+    s.wq.queued = lsim_calloc(nlocal ? nlocal : 1, 1);
     int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
-                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq ||
-                     !s.queued || !eb || nlocal > j->ngpus;
+                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq.gpu ||
+                     !s.wq.queued || !eb || nlocal > j->ngpus;
     for (size_t l = 0; !local_fail && l < nlocal; l++) {
         s.h.S[l] = lsim_engine_start(e[l]);
-        s.h.node[l] = lsim_engine_scratch(e[l]);
+        s.h.node[l] = e[l]->heap;
     }
     int any_fail = 0;
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
@@ -432,7 +392,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
      * on one rank must not shrink every window. */
     lsim_ns L = INT64_MAX;
     size_t ncross = 0;
-    xi = malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
+    xi = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
     for (size_t k = 0; xi && k < j->ninst; k++) {
         s.max_arrival[k] = INT64_MIN;
         int nl = 0, cross = 0;
@@ -458,7 +418,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     local_fail = !xi || ncross > INT_MAX;
     double tb = MPI_Wtime();
     if (!local_fail && bounds) {
-        gmin = malloc((ncross ? ncross : 1) * sizeof *gmin);
+        gmin = lsim_malloc((ncross ? ncross : 1) * sizeof *gmin);
         local_fail = !gmin || path_bounds(&s, nlocal, eb) != 0;
         for (size_t q = 0; !local_fail && q < ncross; q++) gmin[q] = BIG;
         for (size_t k = 0; !local_fail && k < j->ninst; k++) {
@@ -480,7 +440,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         MPI_Allreduce(MPI_IN_PLACE, gmin, (int)ncross, MPI_INT64_T, MPI_MIN, comm);
         st->allreduces++;
     }
-    for (size_t l = 0; l < nlocal; l++) lsim_engine_reset(e[l]);
+    for (size_t l = 0; l < nlocal; l++) sched_reset(e[l]);
     for (size_t l = 0; l < nlocal && !rc; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
         if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
@@ -535,23 +495,21 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
          * over every GPU per collective wave, and a cache miss per GPU per
          * sweep: on a 4,096-GPU job at K = 2, 6x the serial engine's time. */
         for (size_t l = 0; l < nlocal; l++)
-            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W) enqueue(&s, (uint32_t)l);
-        while (s.nwq && !rc) {
-            size_t at = s.nwq - 1;
-            uint32_t l = s.wq[at]; /* stays queued while it runs */
+            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W) sched_wq_push(&s.wq, (uint32_t)l);
+        while (s.wq.n && !rc) {
+            size_t at = s.wq.n - 1;
+            uint32_t l = s.wq.gpu[at]; /* stays queued while it runs */
             if (s.h.lifo) { /* READY: no window end, no order */
                 s.cur = l;
-                done += lsim_engine_drain(e[l], &s.h.n[l], j->inst_of[gid[l]], drain_hook, &s, &rc);
+                done += sched_drain(e[l], &s.h.n[l], j->inst_of[gid[l]], drain_hook, &s, &rc);
             }
             while (!s.h.lifo && s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
                 uint32_t v = pop(&s.h, l);
                 done++;
-                size_t nr = lsim_engine_release(e[l], v, rbuf);
+                size_t nr = sched_release(e[l], v, rbuf);
                 for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, l, rbuf[k]);
             }
-            s.queued[l] = 0;
-            s.nwq--;
-            memmove(&s.wq[at], &s.wq[at + 1], (s.nwq - at) * sizeof *s.wq);
+            sched_wq_remove(&s.wq, at);
         }
         /* on failure the queue is left as it is: the run ends below */
         lsim_ns first, eot;
@@ -588,7 +546,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
                  * and agree on success (rarely: the buffer only grows) */
                 size_t cap = incap ? incap : 256;
                 while (cap < (size_t)sum) cap *= 2;
-                int64_t *nin = realloc(in, cap * sizeof *in);
+                int64_t *nin = lsim_realloc(in, cap * sizeof *in);
                 int oom = !nin, any_oom = 0;
                 if (nin) {
                     in = nin;
@@ -642,27 +600,27 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     }
     rc = lsim_mpi_agree(comm, rc, err); /* the same message on every rank */
 cleanup:
-    for (size_t l = 0; eb && l < nlocal; l++) free(eb[l]);
-    free(eb);
-    free(gmin);
-    free(xi);
-    free(rbuf);
-    free(counts);
-    free(displs);
-    free(in);
-    free(s.out);
-    free(s.local_of);
-    free(s.arrived);
-    free(s.max_arrival);
-    free(s.remote);
-    free(s.has_local);
-    free(owner);
-    free(rec);
-    free(allgid);
-    free(s.h.node);
-    free(s.h.n);
-    free(s.h.S);
-    free(s.wq);
-    free(s.queued);
+    for (size_t l = 0; eb && l < nlocal; l++) lsim_free(eb[l]);
+    lsim_free(eb);
+    lsim_free(gmin);
+    lsim_free(xi);
+    lsim_free(rbuf);
+    lsim_free(counts);
+    lsim_free(displs);
+    lsim_free(in);
+    lsim_free(s.out);
+    lsim_free(s.local_of);
+    lsim_free(s.arrived);
+    lsim_free(s.max_arrival);
+    lsim_free(s.remote);
+    lsim_free(s.has_local);
+    lsim_free(owner);
+    lsim_free(rec);
+    lsim_free(allgid);
+    lsim_free(s.h.node);
+    lsim_free(s.h.n);
+    lsim_free(s.h.S);
+    lsim_free(s.wq.gpu);
+    lsim_free(s.wq.queued);
     return rc;
 }

@@ -1,6 +1,8 @@
 /* Critical path (see critical.h). */
 #include "lumosim/critical.h"
 
+#include "lumosim/alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +14,8 @@ const char *lsim_cp_cat_name(lsim_cp_cat c) { return (unsigned)c < LSIM_CP_NCATS
 void lsim_critical_path_clear(lsim_critical_path *cp)
 {
     if (!cp) return;
-    free(cp->nodes);
-    free(cp->via);
+    lsim_free(cp->nodes);
+    lsim_free(cp->via);
     memset(cp, 0, sizeof *cp);
 }
 
@@ -66,7 +68,7 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
      * GPU streams and the threads that launch or wait for GPU work. Side
      * threads (the NCCL watchdog polling cudaEventQuery across the whole
      * window) would otherwise make a chain of their own idle gaps "critical". */
-    uint8_t *active = calloc(g->nprocs ? g->nprocs : 1, 1);
+    uint8_t *active = lsim_calloc(g->nprocs ? g->nprocs : 1, 1);
     if (!active) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the critical path", g->source);
     for (size_t v = 0; v < g->n; v++) {
         if (g->procs[g->proc[v]].is_gpu) active[g->proc[v]] = 1;
@@ -82,7 +84,7 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
         if (S[v] < wstart) wstart = S[v];
         if (active[g->proc[v]] && (lastv < 0 || E[v] > E[lastv])) lastv = (int64_t)v;
     }
-    free(active);
+    lsim_free(active);
     if (lastv < 0) /* no GPU work at all: any thread */
         for (size_t v = 0; v < g->n; v++)
             if (lastv < 0 || E[v] > E[lastv]) lastv = (int64_t)v;
@@ -96,8 +98,8 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
         if (n > g->n) return lsim_err_set(err, LSIM_EINTERNAL, "%s: critical path does not terminate", g->source);
     }
     n++;
-    out->nodes = malloc(n * sizeof *out->nodes);
-    out->via = malloc(n * sizeof *out->via);
+    out->nodes = lsim_malloc(n * sizeof *out->nodes);
+    out->via = lsim_malloc(n * sizeof *out->via);
     if (!out->nodes || !out->via) {
         lsim_critical_path_clear(out);
         return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the critical path", g->source);
@@ -164,7 +166,7 @@ double lsim_critical_path_recall(const lsim_critical_path *ref, const lsim_criti
 {
     if (!ref || ref->n < 2) return 1.0;
     if (!cp || cp->n < 2) return 0.0;
-    pair *v = malloc((cp->n - 1) * sizeof *v);
+    pair *v = lsim_malloc((cp->n - 1) * sizeof *v);
     if (!v) return -1.0;
     for (size_t i = 1; i < cp->n; i++) v[i - 1] = (pair){cp->nodes[i - 1], cp->nodes[i]};
     qsort(v, cp->n - 1, sizeof *v, cmp_pair);
@@ -173,6 +175,6 @@ double lsim_critical_path_recall(const lsim_critical_path *ref, const lsim_criti
         pair key = {ref->nodes[i - 1], ref->nodes[i]};
         if (bsearch(&key, v, cp->n - 1, sizeof *v, cmp_pair)) hit++;
     }
-    free(v);
+    lsim_free(v);
     return (double)hit / (double)(ref->n - 1);
 }

@@ -42,8 +42,9 @@ const int64_t *lsim_engine_bind_end(const lsim_engine *e);
 /* Node-events processed by the last run (one per node). */
 uint64_t lsim_engine_events(const lsim_engine *e);
 
-/* Stepping from outside, for engines driven by the job and parallel
- * engines (mpi/pdes.c). reset: every node waits for all its predecessors
+/* Stepping from outside, for drivers outside the library (the library's
+ * own, the job run and mpi/pdes.c, inline the same node model from the
+ * private src/sched_inline.h). reset: every node waits for all its predecessors
  * (the roots are the nodes without in-edges). resolve: fix a ready node's start, end
  * and deciding edges. set_end: a collective's end decided by its peers.
  * release: v is done; its successors that became ready are written to

@@ -44,8 +44,9 @@
  * participants). The coupled replay shifts each rank's release times by
  * -offset so all ranks run on one clock.
  *
- * Ownership: lsim_job_match allocates *out (lsim_job_free releases it); the
- * graphs are borrowed and must outlive the job. Local. */
+ * Ownership: lsim_job_match allocates *out (lsim_job_free releases it; on
+ * failure *out is NULL); the graphs are borrowed and must outlive the job.
+ * Local. */
 #ifndef LUMOSIM_JOB_H
 #define LUMOSIM_JOB_H
 

@@ -1,0 +1,195 @@
+/* The coupled job run (lsim_job_run) on two GPUs built by hand, expected
+ * times worked out by hand from the model (docs/ARCHITECTURE.md 4c, job.h):
+ * a collective ends on every participant at its last arrival + the
+ * instance's transfer (never observed: the longest modelled duration of the
+ * participants), the time a participant waited for its peers is reported
+ * apart (waits, lsim_job_waits), and a blocking call whose end-edge comes
+ * from the collective returns after it. test_oracle.c checks a 3-GPU job
+ * with observed clocks and a send/recv pair; not repeated here. Also:
+ * collective orders that disagree end in an error naming the instance
+ * (not a hang), and a second run of the same engines gives the same times. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#include "lumosim/engine.h"
+#include "lumosim/job.h"
+#include "lumosim/synth.h"
+
+enum { NC, NY, NK, NX, NZ, NNODES }; /* node ids in build order */
+
+/* GPU i: c (CPU, release 0, 10) launches k (D[i]) with latency 5; the
+ * collective x (X[i], group "tp", seq 0) follows k on the comm stream
+ * (event edge 0) and z (10) follows x (stream edge 0); on the thread, the
+ * blocking call y (1) after c waits for x (end-edge, delay 3). */
+static lsim_graph *gpu(int i, const lsim_ns *D, const lsim_ns *X)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t T, S1, S2, v[NNODES];
+    if (lsim_gb_new(i ? "gpu1" : "gpu0", i, 2, &b, &err)) return NULL;
+    lsim_gb_proc(b, 0, 1, 1, &T);
+    lsim_gb_proc(b, 1, i, 7, &S1);
+    lsim_gb_proc(b, 1, i, 8, &S2);
+    lsim_gb_node(b, LSIM_N_RUNTIME, 0, T, "c", 10, &v[NC]);
+    lsim_gb_node(b, LSIM_N_RUNTIME, LSIM_NF_BLOCKING, T, "y", 1, &v[NY]);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, S1, "k", D[i], &v[NK]);
+    lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S2, "x", X[i], &v[NX]);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, S2, "z", 10, &v[NZ]);
+    lsim_gb_coll(b, v[NX], LSIM_COLL_ALLREDUCE, 1 << 20, 2, "tp", 0);
+    lsim_gb_set_release(b, v[NC], 0);
+    lsim_gb_edge(b, v[NC], v[NY], LSIM_E_CPU_THREAD, 0);
+    lsim_gb_edge(b, v[NC], v[NK], LSIM_E_LAUNCH, 5);
+    lsim_gb_edge(b, v[NK], v[NX], LSIM_E_EVENT, 0);
+    lsim_gb_edge(b, v[NX], v[NZ], LSIM_E_STREAM, 0);
+    lsim_gb_edge(b, v[NX], v[NY], LSIM_E_SYNC | LSIM_EDGE_END, 3);
+    lsim_graph *g = NULL;
+    if (lsim_gb_finish(b, &g, &err)) return NULL;
+    return g;
+}
+
+typedef struct job2 {
+    lsim_graph *g[2];
+    lsim_engine *e[2];
+    lsim_job *j;
+} job2;
+
+static void job2_free(job2 *J)
+{
+    lsim_engine_free(J->e[1]); /* the first engine owns the group's memory: last */
+    lsim_engine_free(J->e[0]);
+    lsim_job_free(J->j);
+    lsim_graph_free(J->g[0]);
+    lsim_graph_free(J->g[1]);
+}
+
+static int job2_new(job2 *J, const lsim_ns *D, const lsim_ns *X, lsim_err *err)
+{
+    memset(J, 0, sizeof *J);
+    for (int i = 0; i < 2; i++)
+        if (!(J->g[i] = gpu(i, D, X))) return lsim_err_set(err, LSIM_EINTERNAL, "building GPU %d", i);
+    int rc = lsim_job_match(J->g, 2, &J->j, err);
+    if (!rc) rc = lsim_engines_new((const lsim_graph *const *)J->g, 2, J->e, err);
+    return rc;
+}
+
+/* D = {100, 300}, X = {30, 50}: x arrives at 15 + D = 115 and 315; the
+ * transfer is max(30, 50) = 50, so x ends at 315 + 50 = 365 on both GPUs;
+ * GPU 0 waited 315 - 115 = 200, GPU 1 nothing. z [365, 375); y returns at
+ * 365 + 3 = 368 (it entered at 10). */
+static void collective(void)
+{
+    const lsim_ns D[2] = {100, 300}, X[2] = {30, 50};
+    job2 J;
+    lsim_err err;
+    lsim_ns w[2][NNODES], rw[NNODES];
+    lsim_ns *waits[2] = {w[0], w[1]};
+    if (job2_new(&J, D, X, &err) || lsim_job_run(J.j, J.e, waits, &err)) {
+        CHECK_MSG(0, "collective: %s", err.msg);
+        job2_free(&J);
+        return;
+    }
+    CHECK_I64(J.j->ninst, 1);
+    CHECK_I64(J.j->transfer[0], 50);
+    for (int i = 0; i < 2; i++) {
+        const lsim_ns *S = lsim_engine_start(J.e[i]), *E = lsim_engine_end(J.e[i]);
+        const int64_t *be = lsim_engine_bind_end(J.e[i]);
+        CHECK_I64(S[NK], 15);
+        CHECK_I64(E[NK], 15 + D[i]);
+        CHECK_MSG(S[NX] == 15 + D[i] && E[NX] == 365, "GPU %d: x [%lld, %lld)", i, (long long)S[NX], (long long)E[NX]);
+        CHECK_I64(be[NX], -1); /* decided by the peers, not by an end-edge */
+        CHECK_I64(S[NZ], 365);
+        CHECK_I64(E[NZ], 375);
+        CHECK_I64(S[NY], 10);
+        CHECK_I64(E[NY], 368);
+        CHECK_I64(waits[i][NX], i ? 0 : 200);
+        for (int v = 0; v < NNODES; v++)
+            if (v != NX) CHECK_I64(waits[i][v], 0);
+        lsim_job_waits(J.j, (size_t)i, S, E, NNODES, rw);
+        CHECK(!memcmp(rw, waits[i], sizeof rw));
+    }
+    CHECK_I64(lsim_engine_events(J.e[0]) + lsim_engine_events(J.e[1]), 2 * NNODES);
+    /* the same engines again: the same times (every run starts afresh) */
+    lsim_ns S0[NNODES], E1[NNODES];
+    memcpy(S0, lsim_engine_start(J.e[0]), sizeof S0);
+    memcpy(E1, lsim_engine_end(J.e[1]), sizeof E1);
+    CHECK(lsim_job_run(J.j, J.e, NULL, &err) == 0);
+    CHECK(!memcmp(S0, lsim_engine_start(J.e[0]), sizeof S0) && !memcmp(E1, lsim_engine_end(J.e[1]), sizeof E1));
+    job2_free(&J);
+}
+
+/* The same job with the arrival order swapped (D = {300, 100}) and equal
+ * modelled durations: now GPU 1 waits 200 and GPU 0 nothing; x still ends
+ * at 315 + 50 = 365. */
+static void collective_swapped(void)
+{
+    const lsim_ns D[2] = {300, 100}, X[2] = {50, 50};
+    job2 J;
+    lsim_err err;
+    lsim_ns w[2][NNODES];
+    lsim_ns *waits[2] = {w[0], w[1]};
+    if (job2_new(&J, D, X, &err) || lsim_job_run(J.j, J.e, waits, &err)) {
+        CHECK_MSG(0, "swapped: %s", err.msg);
+        job2_free(&J);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_I64(lsim_engine_end(J.e[i])[NX], 365);
+        CHECK_I64(waits[i][NX], i ? 200 : 0);
+    }
+    job2_free(&J);
+}
+
+/* GPU 0 runs a (seq 0) then b (seq 1) on its comm stream; GPU 1 runs its
+ * seq 1 before its seq 0. Each GPU arrives at a different instance and then
+ * waits for the other: neither can complete. The run must return an error
+ * naming instance 0 (1 of 2 arrived), not hang. */
+static void orders_disagree(void)
+{
+    lsim_graph *g[2] = {NULL, NULL};
+    lsim_engine *e[2] = {NULL, NULL};
+    lsim_job *j = NULL;
+    lsim_err err;
+    memset(&err, 0, sizeof err);
+    for (int i = 0; i < 2; i++) {
+        lsim_gbuilder *b;
+        uint32_t T, S, c, p, q;
+        if (lsim_gb_new(i ? "gpu1" : "gpu0", i, 2, &b, &err)) goto out;
+        lsim_gb_proc(b, 0, 1, 1, &T);
+        lsim_gb_proc(b, 1, i, 8, &S);
+        lsim_gb_node(b, LSIM_N_RUNTIME, 0, T, "c", 5, &c);
+        lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S, "p", 10, &p);
+        lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S, "q", 10, &q);
+        lsim_gb_coll(b, p, LSIM_COLL_ALLREDUCE, 64, 2, "dp", i ? 1 : 0);
+        lsim_gb_coll(b, q, LSIM_COLL_ALLREDUCE, 64, 2, "dp", i ? 0 : 1);
+        lsim_gb_set_release(b, c, 0);
+        lsim_gb_edge(b, c, p, LSIM_E_LAUNCH, 5);
+        lsim_gb_edge(b, p, q, LSIM_E_STREAM, 0);
+        if (lsim_gb_finish(b, &g[i], &err)) goto out;
+    }
+    if (lsim_job_match(g, 2, &j, &err) || lsim_engines_new((const lsim_graph *const *)g, 2, e, &err)) {
+        CHECK_MSG(0, "orders: %s", err.msg);
+        goto out;
+    }
+    CHECK_I64(j->ninst, 2);
+    CHECK_I64(lsim_job_run(j, e, NULL, &err), LSIM_EINTERNAL);
+    CHECK_MSG(strstr(err.msg, "gpu0") && strstr(err.msg, "instance 0, 1 of 2 participants arrived") &&
+                  strstr(err.msg, "can never complete"),
+              "message: %s", err.msg);
+    CHECK_I64(lsim_engine_events(e[0]) + lsim_engine_events(e[1]), 2); /* only the two launch calls ran */
+out:
+    lsim_engine_free(e[1]);
+    lsim_engine_free(e[0]);
+    lsim_job_free(j);
+    lsim_graph_free(g[0]);
+    lsim_graph_free(g[1]);
+}
+
+int main(void)
+{
+    collective();
+    collective_swapped();
+    orders_disagree();
+    return check_result("test_job_hand");
+}
