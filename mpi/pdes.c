@@ -16,8 +16,8 @@
  * processed in one burst: far better locality than one heap over all GPUs.
  * READY rounds have no window end, so they need no order at all: there the
  * heap is a stack, as in the serial job run (lsim_job_run), which saves the
- * O(log n) sift per event (4,096-GPU GPT-3 at K = 2: simulate 1.27 s with
- * the heap). */
+ * O(log n) sift per event (measured: docs/performance.md, "Figures behind
+ * design choices"). */
 typedef struct pheap {
     uint32_t **node; /* per local GPU: heap of node ids, in its engine's scratch */
     size_t *n;

@@ -43,9 +43,9 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
  * per graph (its string pool's first block, hash, tables) + 124 B per node
  * (74 B of node arrays, 40 B of engine state, the staging buffer of a
  * store read) + 20 B per edge (17 B of CSR arrays) + 48 B per string.
- * Calibrated on `lumosim sim` of a synthesized 256-GPU store
- * (docs/reliability.md): measured 183 MB per million nodes loaded and
- * simulated (2004924 KiB peak for 11.2 M nodes), estimated 186. */
+ * Calibrated on `lumosim sim` of a synthesized 256-GPU store (the
+ * measurement: docs/reliability.md and docs/performance.md, "Figures
+ * behind design choices"). */
 uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings);
 
 /* The check before graphs are read or made: 0 when the estimate above fits

@@ -92,9 +92,9 @@ int lsim_store_write_graphs(const char *path, lsim_graph *const *graphs, size_t 
                             const char *const *source_paths, lsim_err *err);
 
 /* The same with options (NULL: defaults). deflate_level: 0 = default (1:
- * loading is dominated by inflate, and level 1 reads ~1.5x faster than 4
- * for ~10 % more bytes), 1..9 = zlib level, -1 = no compression (chunks
- * keep their Fletcher-32 checksums). */
+ * loading is dominated by inflate, so the fastest level wins; figures in
+ * docs/performance.md, "Figures behind design choices"), 1..9 = zlib
+ * level, -1 = no compression (chunks keep their Fletcher-32 checksums). */
 typedef struct lsim_store_write_opts {
     const char *command_line;
     const char *const *source_paths;
