@@ -269,6 +269,51 @@ int main(int argc, char **argv)
     return st;
 }
 
+static int cmd_replay(int argc, char **argv) { return cmd_simulate(argc, argv, 0); }
+static int cmd_report(int argc, char **argv) { return cmd_simulate(argc, argv, 1); }
+static int cmd_ablate(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(USAGE_ABLATE, stdout);
+            return 0;
+        }
+    return lsim_cli_ablate(argc, argv);
+}
+
+/* The command table (in the manner of Redis's): what each command runs and
+ * how main treats it. `writes`: it writes files the user names, so --force
+ * is taken out of its arguments (main.c take_force); `serial_only`: there
+ * is no parallel engine behind it, so under mpirun it is refused (one
+ * line, rank 0) instead of running once per rank; `usage`: what `lumosim
+ * help NAME` prints (NULL: the command's own --help). */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    int writes, serial_only;
+    const char *const *usage;
+} cli_command;
+
+static const cli_command COMMANDS[] = {
+    {"replay", cmd_replay, 1, 1, &USAGE_REPLAY},
+    {"report", cmd_report, 1, 1, &USAGE_REPORT},
+    {"ablate", cmd_ablate, 0, 1, &USAGE_ABLATE},
+    {"build", lsim_cli_build, 1, 0, NULL},
+    {"sim", lsim_cli_sim, 1, 0, NULL},
+    {"info", lsim_cli_info, 0, 0, NULL},
+    {"collect", lsim_cli_collect, 1, 0, NULL},
+    {"synth", lsim_cli_synth, 1, 0, NULL},
+    {"calibrate", lsim_cli_calibrate, 1, 0, NULL},
+    {"whatif", lsim_cli_whatif, 1, 0, NULL},
+};
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t k = 0; k < sizeof COMMANDS / sizeof *COMMANDS; k++)
+        if (!strcmp(name, COMMANDS[k].name)) return &COMMANDS[k];
+    return NULL;
+}
+
 static int run_command(int argc, char **argv)
 {
     struct sigaction sa;
@@ -287,14 +332,6 @@ static int run_command(int argc, char **argv)
         return 2;
     }
     const char *c = argv[1];
-    static const char *const writers[] = {"replay", "report", "build", "sim", "collect", "synth", "calibrate", "whatif"};
-    for (size_t k = 0; k < sizeof writers / sizeof *writers; k++)
-        if (!strcmp(c, writers[k])) {
-            int rest = argc - 2;
-            if (take_force(&rest, argv + 2)) return 2;
-            argc = rest + 2;
-            break;
-        }
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
         fputs(USAGE_MAIN, stdout);
         return 0;
@@ -304,37 +341,20 @@ static int run_command(int argc, char **argv)
         return 0;
     }
     if (!strcmp(c, "help")) {
-        const char *t = argc > 2 ? argv[2] : "";
-        fputs(!strcmp(t, "replay")   ? USAGE_REPLAY
-              : !strcmp(t, "report") ? USAGE_REPORT
-              : !strcmp(t, "ablate") ? USAGE_ABLATE
-              : !strcmp(t, "build") || !strcmp(t, "sim") || !strcmp(t, "info") || !strcmp(t, "collect") ||
-                        !strcmp(t, "synth") || !strcmp(t, "calibrate") || !strcmp(t, "whatif")
-                  ? "see: lumosim COMMAND --help\n"
-                  : USAGE_MAIN,
-              stdout);
+        const cli_command *h = find_command(argc > 2 ? argv[2] : "");
+        fputs(!h ? USAGE_MAIN : h->usage ? *h->usage : "see: lumosim COMMAND --help\n", stdout);
         return 0;
     }
-    /* no parallel engine behind these: under mpirun they are refused
-     * (one line, rank 0) instead of running once per rank */
-    if ((!strcmp(c, "replay") || !strcmp(c, "report") || !strcmp(c, "ablate")) && lsim_cli_refuse_mpi(c)) return 2;
-    if (!strcmp(c, "replay")) return cmd_simulate(argc - 2, argv + 2, 0);
-    if (!strcmp(c, "report")) return cmd_simulate(argc - 2, argv + 2, 1);
-    if (!strcmp(c, "build")) return lsim_cli_build(argc - 2, argv + 2);
-    if (!strcmp(c, "sim")) return lsim_cli_sim(argc - 2, argv + 2);
-    if (!strcmp(c, "info")) return lsim_cli_info(argc - 2, argv + 2);
-    if (!strcmp(c, "collect")) return lsim_cli_collect(argc - 2, argv + 2);
-    if (!strcmp(c, "synth")) return lsim_cli_synth(argc - 2, argv + 2);
-    if (!strcmp(c, "calibrate")) return lsim_cli_calibrate(argc - 2, argv + 2);
-    if (!strcmp(c, "whatif")) return lsim_cli_whatif(argc - 2, argv + 2);
-    if (!strcmp(c, "ablate")) {
-        for (int i = 2; i < argc; i++)
-            if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-                fputs(USAGE_ABLATE, stdout);
-                return 0;
-            }
-        return lsim_cli_ablate(argc - 2, argv + 2);
+    const cli_command *cmd = find_command(c);
+    if (!cmd) {
+        lsim_cli_usage_error("unknown command '%s' (see lumosim --help)", c);
+        return 2;
     }
-    lsim_cli_usage_error("unknown command '%s' (see lumosim --help)", c);
-    return 2;
+    if (cmd->writes) {
+        int rest = argc - 2;
+        if (take_force(&rest, argv + 2)) return 2;
+        argc = rest + 2;
+    }
+    if (cmd->serial_only && lsim_cli_refuse_mpi(c)) return 2;
+    return cmd->run(argc - 2, argv + 2);
 }
