@@ -67,7 +67,7 @@ T_REPLAY='^replay_(model|observed_exact):'
 T_JOB='^(job:|breakdown_oracle:)'
 
 mutant latency_plus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
-    "every modelled launch latency 1 us longer (src/graph.c, model_launch_delay)"
+    "every modelled launch latency 1 us longer (src/build/latency.c, bld_model_launch_delay)"
 sub src/build/latency.c 'return from_start > le ? from_start : le;' 'return (from_start > le ? from_start : le) + 1000;'
 
 mutant latency_minus_1us kill "$T_ORACLE|$T_REPLAY|^traps$" \
@@ -87,7 +87,7 @@ mutant model_reads_observed_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
 sub src/build/latency.c ': bld_model_launch_delay(b, r);' ': (v % 3 ? bld_model_launch_delay(b, r) : g->obs_start[v] - g->obs_end[r]);'
 
 mutant no_event_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
-    "cross-stream record/wait pairs give no event edge (src/graph.c, add_event_edges)"
+    "cross-stream record/wait pairs give no event edge (src/build/sync.c, bld_event_edges)"
 sub src/build/sync.c 'if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;' 'if (strncmp(a, "StreamWaitEvent", 15) != 0 || a) continue;'
 
 mutant no_sync_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
@@ -96,7 +96,7 @@ sub src/build/sync.c 'if ((rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_EN
     'if (d == INT64_MIN && (rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;'
 
 mutant no_hidden_edges kill "$T_ORACLE|$T_REPLAY|^traps$" \
-    "no hidden dependency recovered from timing (src/graph.c, add_inferred_edges)"
+    "no hidden dependency recovered from timing (src/build/hidden.c, bld_hidden_edges)"
 sub src/build/hidden.c 'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;' \
     'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns || v < g->n) continue;'
 

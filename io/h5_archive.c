@@ -861,7 +861,9 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
 {
     char *lat = NULL;
     int64_t ev = 0;
-    if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !strcmp(lat, "observed")) r->latency = LSIM_LAT_OBSERVED;
+    lsim_latency_mode m;
+    /* "model", "observed"; "mixed" (or nothing) leaves the default, model */
+    if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !lsim_latency_mode_parse(lat, &m, NULL)) r->latency = m;
     free(lat);
     if (h5s_get_attr_num(run, "events", 0, &ev) > 0 && ev >= 0) r->events = (uint64_t)ev;
 }

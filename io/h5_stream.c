@@ -21,7 +21,7 @@ struct lsim_store_writer {
     uint64_t rows[RK_N];      /* rows written so far per row kind */
     gmeta *m;                 /* per-GPU index so far */
     char **src;
-    size_t n, cap;
+    size_t n, capm, capsrc;
     char *buf;
     size_t bufcap;
     lsim_store_write_opts opts;
@@ -149,16 +149,7 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
     for (size_t i = 0; !rc && i < n; i++)
         if (!graphs || !graphs[i] || !graphs[i]->strings)
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
-    if (!rc && w->n + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 64;
-        while (cap < w->n + n) cap *= 2;
-        gmeta *m = realloc(w->m, cap * sizeof *m);
-        if (m) w->m = m;
-        char **sp = m ? realloc(w->src, cap * sizeof *sp) : NULL;
-        if (sp) w->src = sp;
-        if (!m || !sp) rc = h5s_nomem(c);
-        else w->cap = cap;
-    }
+    if (!rc && (LSIM_GROW(w->m, &w->capm, w->n + n) || LSIM_GROW(w->src, &w->capsrc, w->n + n))) rc = h5s_nomem(c);
     /* the batch's index entries, offsets continuing the rows written so far */
     uint64_t brows[RK_N] = {0};
     for (size_t i = 0; !rc && i < n; i++) {

@@ -154,7 +154,7 @@ hid_t h5s_str_type(size_t len)
 
 uint64_t h5s_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-const char *h5s_latency_name(int l) { return l == LSIM_LAT_OBSERVED ? "observed" : "model"; }
+const char *h5s_latency_name(int l) { return lsim_latency_mode_name((lsim_latency_mode)l); }
 
 /* ------------------------------------------------------------ attributes */
 
@@ -214,14 +214,39 @@ int h5s_put_attr_strs(hid_t loc, const char *name, const char *const *s, size_t 
 
 /* Attribute readers: 1 = read, 0 = absent, -1 = present but unreadable or of
  * the wrong kind. */
+
+/* An attribute opened for reading with its type and space; an id that
+ * could not be had is -1 (the readers check the ones they use). */
+typedef struct attr_rd {
+    hid_t a, t, sp;
+} attr_rd;
+
+/* 0: no attribute `name` on loc (nothing opened); 1: r opened (close with
+ * attr_close). */
+static int attr_open(hid_t loc, const char *name, attr_rd *r)
+{
+    r->a = r->t = r->sp = -1;
+    if (H5Aexists(loc, name) <= 0) return 0;
+    r->a = H5Aopen(loc, name, H5P_DEFAULT);
+    r->t = r->a >= 0 ? H5Aget_type(r->a) : -1;
+    r->sp = r->a >= 0 ? H5Aget_space(r->a) : -1;
+    return 1;
+}
+
+static void attr_close(const attr_rd *r)
+{
+    if (r->sp >= 0) H5Sclose(r->sp);
+    if (r->t >= 0) H5Tclose(r->t);
+    if (r->a >= 0) H5Aclose(r->a);
+}
+
 int h5s_get_attr_str(hid_t loc, const char *name, char **out)
 {
     *out = NULL;
-    if (H5Aexists(loc, name) <= 0) return 0;
+    attr_rd r;
+    if (!attr_open(loc, name, &r)) return 0;
     int rc = -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t a = r.a, t = r.t, sp = r.sp;
     if (t < 0 || sp < 0 || H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1) goto out;
     if (H5Tis_variable_str(t) > 0) {
         hid_t mt = H5Tcopy(H5T_C_S1);
@@ -246,27 +271,22 @@ int h5s_get_attr_str(hid_t loc, const char *name, char **out)
         if (mt >= 0) H5Tclose(mt);
     }
 out:
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
+    attr_close(&r);
     return rc;
 }
 
 int h5s_get_attr_num(hid_t loc, const char *name, int is_float, void *out)
 {
-    if (H5Aexists(loc, name) <= 0) return 0;
+    attr_rd r;
+    if (!attr_open(loc, name, &r)) return 0;
     int rc = -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t a = r.a, t = r.t, sp = r.sp;
     if (t >= 0 && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1) {
         H5T_class_t k = H5Tget_class(t);
         if (k == H5T_INTEGER || (is_float && k == H5T_FLOAT))
             rc = H5Aread(a, is_float ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64, out) < 0 ? -1 : 1;
     }
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
+    attr_close(&r);
     return rc;
 }
 
@@ -275,11 +295,10 @@ int h5s_get_attr_strs(hid_t loc, const char *name, char ***out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    if (H5Aexists(loc, name) <= 0) return 0;
+    attr_rd r;
+    if (!attr_open(loc, name, &r)) return 0;
     int rc = -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t a = r.a, t = r.t, sp = r.sp;
     hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     if (t < 0 || np < 0 || H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0) goto out;
     size_t sz = H5Tget_size(t);
@@ -306,9 +325,7 @@ int h5s_get_attr_strs(hid_t loc, const char *name, char ***out, size_t *n)
     free(buf);
     if (mt >= 0) H5Tclose(mt);
 out:
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
+    attr_close(&r);
     return rc;
 }
 
@@ -316,11 +333,10 @@ int h5s_get_attr_f64s(hid_t loc, const char *name, double **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    if (H5Aexists(loc, name) <= 0) return 0;
+    attr_rd r;
+    if (!attr_open(loc, name, &r)) return 0;
     int rc = -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
-    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t a = r.a, t = r.t, sp = r.sp;
     hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     if (t >= 0 && np >= 0 && np <= 1000000 && H5Tget_class(t) == H5T_FLOAT) {
         double *v = calloc((size_t)np ? (size_t)np : 1, sizeof *v);
@@ -332,9 +348,7 @@ int h5s_get_attr_f64s(hid_t loc, const char *name, double **out, size_t *n)
             free(v);
         }
     }
-    if (t >= 0) H5Tclose(t);
-    if (sp >= 0) H5Sclose(sp);
-    if (a >= 0) H5Aclose(a);
+    attr_close(&r);
     return rc;
 }
 /* ------------------------------------------------------------ columns */
@@ -386,16 +400,9 @@ int h5s_sel_add(sctx *c, rowsel *s, uint64_t off, uint64_t cnt)
         s->owned = 1;
         if (had && h5s_sel_add(c, s, o, k)) return LSIM_ENOMEM;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        uint64_t *no = realloc(s->off, cap * sizeof *no);
-        if (!no) return h5s_nomem(c);
-        s->off = no;
-        uint64_t *nc = realloc(s->cnt, cap * sizeof *nc);
-        if (!nc) return h5s_nomem(c);
-        s->cnt = nc;
-        s->cap = cap;
-    }
+    size_t capoff = s->cap, capcnt = s->cap; /* one cap for both: grown alike */
+    if (LSIM_GROW(s->off, &capoff, s->n + 1) || LSIM_GROW(s->cnt, &capcnt, s->n + 1)) return h5s_nomem(c);
+    s->cap = capoff;
     s->off[s->n] = off;
     s->cnt[s->n] = cnt;
     s->n++;

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "lumosim/text.h"
+#include "util.h"
 
 /* A launch call may poke out of its op by float rounding of ts (0.25 us at
  * 1.7e15 us); nest with this tolerance, as the graph build does. */
@@ -70,18 +71,6 @@ struct lsim_calib {
     lsim_calib_coll *fits;
     size_t nfits;
 };
-
-/* Grow *p (elements of size sz) to hold one more. */
-static int grow(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap) return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *q = realloc(*p, nc * sz);
-    if (!q) return LSIM_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
 
 int lsim_calib_new(lsim_calib **out, lsim_err *err)
 {
@@ -225,12 +214,6 @@ static int cmp_sweep(const void *a, const void *b)
     return (x->ev > y->ev) - (x->ev < y->ev);
 }
 
-static int cmp_ns(const void *a, const void *b)
-{
-    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
-    return (x > y) - (x < y);
-}
-
 static int is_launch_name(const char *s) { return s && strstr(s, "LaunchKernel") != NULL; }
 
 /* The ops of the side table that are GEMMs; the others are memory-bound. */
@@ -266,7 +249,7 @@ static double mem_bytes(const char *nm, const lsim_gemm_op *op)
 
 static int push_ns(lsim_ns **v, size_t *n, size_t *cap, lsim_ns x)
 {
-    if (grow((void **)v, cap, *n, sizeof **v)) return LSIM_ENOMEM;
+    if (LSIM_GROW(*v, cap, *n + 1)) return LSIM_ENOMEM;
     (*v)[(*n)++] = x;
     return 0;
 }
@@ -320,7 +303,7 @@ static int add_host(lsim_calib *c, const lsim_trace *t)
             opt_pt o = {h[i].end - h[i].ts, 0, 0};
             for (size_t j = i + 1; j < n && h[j].row == h[i].row && h[j].ts < h[i].end; j++)
                 if (h[j].what == 0) o.launches++, o.launch_ns += h[j].end - h[j].ts;
-            if (grow((void **)&c->opts, &c->capopts, c->nopts, sizeof *c->opts)) rc = LSIM_ENOMEM;
+            if (LSIM_GROW(c->opts, &c->capopts, c->nopts + 1)) rc = LSIM_ENOMEM;
             else c->opts[c->nopts++] = o;
         }
     }
@@ -392,7 +375,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
         if (e->kind != LSIM_EV_KERNEL) continue;
         int is_coll = e->coll >= 0 && t->colls[e->coll].kind != LSIM_COLL_NONE;
         if (!is_coll && e->dur > 0) {
-            if (grow((void **)&c->kern, &c->capkern, c->nkern, sizeof *c->kern)) {
+            if (LSIM_GROW(c->kern, &c->capkern, c->nkern + 1)) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
             goto cleanup;
         }
@@ -423,7 +406,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
     for (size_t i = 0; i < ncalls; i++) {
         const lsim_event *e = &t->ev[calls[i].ev];
         if (!is_launch_name(lsim_strtab_get(t->strings, e->name)) || e->dur <= 0) continue;
-        if (grow((void **)&c->launch, &c->caplaunch, c->nlaunch, sizeof *c->launch)) {
+        if (LSIM_GROW(c->launch, &c->caplaunch, c->nlaunch + 1)) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
             goto cleanup;
         }
@@ -441,7 +424,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
                 if (k == LSIM_CALIB_MEMNAMES) continue;
                 snprintf(c->memops[c->nmemops++].name, sizeof c->memops[0].name, "%s", gn);
             }
-            if (grow((void **)&c->mem, &c->capmem, c->nmem, sizeof *c->mem)) {
+            if (LSIM_GROW(c->mem, &c->capmem, c->nmem + 1)) {
                 rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
                 goto cleanup;
             }
@@ -460,7 +443,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
         }
         p.ns = op_ns[g];
         p.eb = t->gemms[g].elem_bytes;
-        if (grow((void **)&c->gemm, &c->capgemm, c->ngemm, sizeof *c->gemm)) {
+        if (LSIM_GROW(c->gemm, &c->capgemm, c->ngemm + 1)) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
             goto cleanup;
         }
@@ -492,7 +475,7 @@ void lsim_calib_add_graph_latency(lsim_calib *c, const lsim_graph *g)
 static int push_coll(lsim_calib *c, int kind, int32_t n, int64_t bytes, lsim_ns ns, int src, lsim_err *err)
 {
     if (kind == LSIM_COLL_NONE || bytes <= 0 || ns <= 0) return 0;
-    if (grow((void **)&c->coll, &c->capcoll, c->ncoll, sizeof *c->coll))
+    if (LSIM_GROW(c->coll, &c->capcoll, c->ncoll + 1))
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     c->coll[c->ncoll++] = (coll_pt){(uint8_t)kind, (uint8_t)src, n, bytes, ns};
     return 0;
@@ -621,9 +604,13 @@ static int cmp_gemm(const void *a, const void *b)
     return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
+/* The median of v[0..n) (sorted in place; n > 0), the two middle values
+ * averaged when n is even: not util.h's lsim_median_i64, which takes the
+ * upper one. The calibration's figures (gaps, steps, launch costs) are this
+ * statistic, as the GEMM shapes' medians below are. */
 static lsim_ns median_ns(lsim_ns *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_ns);
+    qsort(v, n, sizeof *v, lsim_ns_cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -895,7 +882,7 @@ int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, 
     r.nshapes = c->nshapes;
     /* kernel floor: 1st percentile (nearest rank) */
     if (c->nkern) {
-        qsort(c->kern, c->nkern, sizeof *c->kern, cmp_ns);
+        qsort(c->kern, c->nkern, sizeof *c->kern, lsim_ns_cmp);
         g.kernel_min_ns = c->kern[(size_t)floor(0.01 * (double)(c->nkern - 1))];
         if (g.kernel_min_ns < 1) g.kernel_min_ns = 1;
         r.kernels = c->nkern;

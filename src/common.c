@@ -1,5 +1,5 @@
-/* Error carrier, status names and the large-array allocator (see
- * include/lumosim/common.h). */
+/* Error carrier, status names, the large-array allocator, the grow-array
+ * helper and the monotonic clock (see include/lumosim/common.h). */
 #define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
 #include "lumosim/common.h"
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "lumosim/text.h"
 #include "util.h"
@@ -71,4 +72,30 @@ void *lsim_alloc_big(size_t bytes)
     }
 #endif
     return malloc(bytes ? bytes : 1);
+}
+
+double lsim_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int lsim_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap > 16 ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) {
+            c = need;
+            break;
+        }
+        c *= 2;
+    }
+    if (elem && c > SIZE_MAX / elem) return LSIM_ENOMEM;
+    void *q = realloc(*p, c * elem);
+    if (!q) return LSIM_ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
 }

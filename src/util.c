@@ -1,40 +1,12 @@
 /* Private helpers of lumosim_core (see util.h). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lumosim/input.h"
-
-double lsim_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int lsim_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap > 16 ? *cap : 16;
-    while (c < need) {
-        if (c > SIZE_MAX / 2) {
-            c = need;
-            break;
-        }
-        c *= 2;
-    }
-    if (elem && c > SIZE_MAX / elem) return LSIM_ENOMEM;
-    void *q = realloc(*p, c * elem);
-    if (!q) return LSIM_ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
 
 int lsim_time_node_cmp(const void *x, const void *y)
 {

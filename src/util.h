@@ -1,6 +1,8 @@
-/* Private helpers of lumosim_core (not installed): a monotonic clock, the
- * one grow-array helper, the (time, node) pair, the median, name-table
- * lookup and the gzip open/close the readers share. Local (no MPI). */
+/* Private helpers of lumosim_core (not installed): the (time, node) pair,
+ * the median, name-table lookup and the gzip open/close the readers share.
+ * Local (no MPI). The monotonic clock (lsim_now_s) and the grow-array
+ * helper (lsim_grow, LSIM_GROW) are public, in lumosim/common.h: the CLI
+ * and the io and mpi libraries use them too. */
 #ifndef LSIM_UTIL_H
 #define LSIM_UTIL_H
 
@@ -9,18 +11,6 @@
 #include <zlib.h>
 
 #include "lumosim/common.h"
-
-/* Seconds on a monotonic clock (for durations, never for dates). */
-double lsim_now_s(void);
-
-/* Make *p (an array of elem-byte items, *cap of them) hold at least need
- * items: nothing when it does; else realloc to max(need, 2 * *cap, 16)
- * items. 0, or LSIM_ENOMEM (on overflow of need * elem too) with *p and
- * *cap untouched. The caller owns *p (free). */
-int lsim_grow(void **p, size_t *cap, size_t need, size_t elem);
-
-/* lsim_grow for a typed pointer: LSIM_GROW(t->ev, &t->capev, t->nev + 1). */
-#define LSIM_GROW(ptr, capp, need) lsim_grow((void **)&(ptr), (capp), (need), sizeof *(ptr))
 
 /* A (time, node) pair, ordered by time then node id (lsim_time_node_cmp, a
  * qsort comparator): for ordering by launch and searching by end time. */

@@ -71,6 +71,20 @@ int lsim_strerror_parse(const char *msg, int *code, lsim_err *err);
  * with free(). Local. */
 void *lsim_alloc_big(size_t bytes);
 
+/* Make *p (an array of elem-byte items, *cap of them) hold at least need
+ * items: nothing when it does; else realloc to max(need, 2 * *cap, 16)
+ * items. 0, or LSIM_ENOMEM (on overflow of need * elem too) with *p and
+ * *cap untouched. The caller owns *p (free). The one grow-array helper of
+ * every module (core, io, the CLI). Local. */
+int lsim_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* lsim_grow for a typed pointer: LSIM_GROW(t->ev, &t->capev, t->nev + 1). */
+#define LSIM_GROW(ptr, capp, need) lsim_grow((void **)&(ptr), (capp), (need), sizeof *(ptr))
+
+/* Seconds on a monotonic clock (for durations, never for dates): the phase
+ * timings of every module and of the CLI. Local. */
+double lsim_now_s(void);
+
 /* Time inside the core is always int64 nanoseconds. */
 typedef int64_t lsim_ns;
 

@@ -1,4 +1,4 @@
-/* The run layer over MPI (src/run/job_mpi.c, in lumosim_mpi): the pieces a
+/* The run layer over MPI (src/run/run_mpi.c, in lumosim_mpi): the pieces a
  * program needs to simulate one job with its GPUs split over the ranks of a
  * communicator the CALLER passes (the library never uses MPI_COMM_WORLD on
  * its own): agreeing on a failure, the distributed collective match, and

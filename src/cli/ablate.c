@@ -144,7 +144,7 @@ int lsim_cli_ablate(int argc, char **argv)
     } else {
         printf("lumosim %s ablation (latency: %s); errors in %% (breakdown: of the actual window), recall of the full "
                "model's critical-path edges\n",
-               LSIM_VERSION, o.run.bo.latency == LSIM_LAT_OBSERVED ? "observed" : "model");
+               LSIM_VERSION, lsim_latency_mode_name(o.run.bo.latency));
         for (size_t i = 0; i < run.n; i++) {
             printf("\n%s\n  %-18s %9s %9s %9s %9s %9s %9s %8s\n", run.paths[i], "variant", "iter err", "window",
                    "exp.comp", "overlap", "exp.comm", "other", "recall");

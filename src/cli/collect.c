@@ -57,21 +57,13 @@ static const char *const COLUMNS[] = {
  * names are one file. */
 typedef struct path_list {
     char **v, **real;
-    size_t n, cap;
+    size_t n, capv, capreal;
 } path_list;
 
 static int list_add(path_list *l, const char *p, lsim_err *err)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-        l->v = v;
-        char **r = realloc(l->real, cap * sizeof *r);
-        if (!r) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-        l->real = r;
-        l->cap = cap;
-    }
+    if (LSIM_GROW(l->v, &l->capv, l->n + 1) || LSIM_GROW(l->real, &l->capreal, l->n + 1))
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     char *rp = realpath(p, NULL); /* it exists (just probed); else the name stands for itself */
     if (!rp) rp = strdup(p);
     if (!rp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -272,11 +264,6 @@ static void put_dbl(FILE *f, double v)
     fprintf(f, "%s,", b);
 }
 
-static const char *latency_name(lsim_latency_mode m)
-{
-    return m == LSIM_LAT_OBSERVED ? "observed" : "model";
-}
-
 static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i, lsim_ns ja, lsim_ns jp)
 {
     const lsim_store_gpu_result *g = &r->gpus[i];
@@ -287,7 +274,7 @@ static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i
     put_u64(f, (uint64_t)i);
     put_i64(f, g->rank);
     put_str(f, g->source, 0);
-    put_str(f, latency_name(r->graphs ? r->graphs[i]->latency : r->latency), 0);
+    put_str(f, lsim_latency_mode_name(r->graphs ? r->graphs[i]->latency : r->latency), 0);
     put_i64(f, g->coupled ? 1 : 0);
     put_i64(f, g->clock_offset);
     put_i64(f, rep->window_actual);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -18,21 +17,53 @@ void lsim_cli_opts_default(lsim_cli_opts *o)
     lsim_run_opts_default(&o->run); /* each trace freed right after its build */
 }
 
+/* --drop-edges takes these edge classes by their names
+ * (lsim_edge_class_name), in the order the usage error lists them... */
+static const lsim_edge_class DROPPABLE[] = {LSIM_E_EVENT, LSIM_E_INFERRED, LSIM_E_SYNC, LSIM_E_CPU_XTHREAD};
+#define NDROPPABLE (sizeof DROPPABLE / sizeof *DROPPABLE)
+
+/* ... and these other names (listed after them, but for a mere alias). */
 static const struct {
     const char *name;
     unsigned mask;
     int zero_launch;
-} DROP_NAMES[] = {
-    {"event", 1u << LSIM_E_EVENT, 0},
-    {"hidden", 1u << LSIM_E_INFERRED, 0},
-    {"sync", 1u << LSIM_E_SYNC, 0},
-    {"cpu_cross_thread", 1u << LSIM_E_CPU_XTHREAD, 0},
-    {"xthread", 1u << LSIM_E_CPU_XTHREAD, 0},
-    {"launch_latency", 0, 1},
+    int listed;
+} DROP_ALIASES[] = {
+    {"xthread", 1u << LSIM_E_CPU_XTHREAD, 0, 0},
+    {"launch_latency", 0, 1, 1},
     /* dPRO-like baseline: each thread in order, launches, each stream in
      * order; no cross-stream, sync or cross-thread dependencies */
-    {"dpro", (1u << LSIM_E_EVENT) | (1u << LSIM_E_INFERRED) | (1u << LSIM_E_SYNC) | (1u << LSIM_E_CPU_XTHREAD), 0},
+    {"dpro", (1u << LSIM_E_EVENT) | (1u << LSIM_E_INFERRED) | (1u << LSIM_E_SYNC) | (1u << LSIM_E_CPU_XTHREAD), 0, 1},
 };
+#define NDROP_ALIASES (sizeof DROP_ALIASES / sizeof *DROP_ALIASES)
+
+/* The mask of the droppable class named tok, or 0. */
+static unsigned droppable_mask(const char *tok)
+{
+    lsim_edge_class c;
+    if (lsim_edge_class_parse(tok, &c, NULL)) return 0;
+    for (size_t k = 0; k < NDROPPABLE; k++)
+        if (DROPPABLE[k] == c) return 1u << c;
+    return 0;
+}
+
+/* The usage error of an unknown token: "(event, hidden, sync,
+ * cpu_cross_thread, launch_latency, dpro)". */
+static void drop_usage_error(const char *tok)
+{
+    char list[256];
+    size_t len = 0;
+    list[0] = '\0';
+    for (size_t k = 0; k < NDROPPABLE + NDROP_ALIASES; k++) {
+        int alias = k >= NDROPPABLE;
+        if (alias && !DROP_ALIASES[k - NDROPPABLE].listed) continue;
+        const char *nm = alias ? DROP_ALIASES[k - NDROPPABLE].name : lsim_edge_class_name(DROPPABLE[k]);
+        int w = snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", nm);
+        if (w < 0 || (size_t)w >= sizeof list - len) break;
+        len += (size_t)w;
+    }
+    lsim_cli_usage_error("--drop-edges: unknown class '%s' (%s)", tok, list);
+}
 
 static int parse_drop(lsim_cli_opts *o, const char *list)
 {
@@ -44,16 +75,19 @@ static int parse_drop(lsim_cli_opts *o, const char *list)
     strcpy(buf, list);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned mask = droppable_mask(tok);
+        if (mask) {
+            o->run.drop_mask |= mask;
+            continue;
+        }
         size_t k = 0;
-        while (k < sizeof DROP_NAMES / sizeof *DROP_NAMES && strcmp(DROP_NAMES[k].name, tok)) k++;
-        if (k == sizeof DROP_NAMES / sizeof *DROP_NAMES) {
-            lsim_cli_usage_error("--drop-edges: unknown class '%s' (event, hidden, sync, cpu_cross_thread, "
-                                 "launch_latency, dpro)",
-                                 tok);
+        while (k < NDROP_ALIASES && strcmp(DROP_ALIASES[k].name, tok)) k++;
+        if (k == NDROP_ALIASES) {
+            drop_usage_error(tok);
             return -1;
         }
-        o->run.drop_mask |= DROP_NAMES[k].mask;
-        o->run.zero_launch_latency |= DROP_NAMES[k].zero_launch;
+        o->run.drop_mask |= DROP_ALIASES[k].mask;
+        o->run.zero_launch_latency |= DROP_ALIASES[k].zero_launch;
     }
     return 0;
 }
@@ -91,9 +125,7 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
     case 4: o->run.critical = 1; break;
     case 5:
         if (!(v = lsim_cli_value(argc, argv, i, "model or observed"))) return -1;
-        if (!strcmp(v, "model")) o->run.bo.latency = LSIM_LAT_MODEL;
-        else if (!strcmp(v, "observed")) o->run.bo.latency = LSIM_LAT_OBSERVED;
-        else {
+        if (lsim_latency_mode_parse(v, &o->run.bo.latency, NULL)) {
             lsim_cli_usage_error("--latency takes 'model' or 'observed'");
             return -1;
         }
@@ -124,13 +156,6 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 
 /* ----------------------------------------------------------- progress */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void progress_line(const lsim_cli_progress *p, const char *path, const char *what)
 {
     if (p->on) fprintf(stderr, "\r\033[Klumosim: %s: %s", path, what);
@@ -150,12 +175,12 @@ static void on_event(void *ctx, const lsim_run_event *ev)
     lsim_cli_progress *p = ctx;
     switch (ev->kind) {
     case LSIM_RUN_PHASE:
-        if (!strcmp(ev->what, "reading")) p->t0 = now_s();
+        if (!strcmp(ev->what, "reading")) p->t0 = lsim_now_s();
         progress_line(p, ev->path, ev->what);
         break;
     case LSIM_RUN_BYTES: {
         char buf[96];
-        double dt = now_s() - p->t0, mb = (double)ev->bytes / 1e6;
+        double dt = lsim_now_s() - p->t0, mb = (double)ev->bytes / 1e6;
         snprintf(buf, sizeof buf, "reading, %.0f MB (%.0f MB/s)", mb, dt > 0 ? mb / dt : 0);
         progress_line(p, ev->path, buf);
         break;

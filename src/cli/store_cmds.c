@@ -3,7 +3,7 @@
  * Under mpirun (detected from the launcher's environment) build and sim are
  * MPI programs: the GPUs are split into contiguous blocks over the ranks,
  * each rank reads, builds or simulates only its own GPUs, and the HDF5 files
- * are written and read collectively (io/h5store.c). Rank 0 then prints the
+ * are written and read collectively (io/h5_*.c). Rank 0 then prints the
  * report from the result file it helped write, so the output of `sim` is the
  * same for any number of ranks. Without mpirun everything is serial and MPI
  * is not initialised. */
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <mpi.h>
 
@@ -24,13 +23,6 @@
 #include "lumosim/memlimit.h"
 #include "lumosim/pdes.h"
 #include "lumosim/run_mpi.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The command line as one string (provenance): "lumosim SUB ARGS...".
  * Caller frees. */
@@ -535,7 +527,7 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
  * (bench/gpt3_scaling.sh). */
 static void print_sim_stats(const sim_state *s)
 {
-    double t3 = now_s();
+    double t3 = lsim_now_s();
     struct rusage ru;
     long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
     fprintf(stderr,
@@ -578,17 +570,17 @@ int lsim_cli_sim(int argc, char **argv)
         free(cmd);
         return 1;
     }
-    s.t0 = now_s();
+    s.t0 = lsim_now_s();
     int rc = sim_check_job(&s, &err);
     if (!rc) rc = sim_load(&s, &err);
-    s.tl = now_s();
+    s.tl = lsim_now_s();
     rc = sim_simulate(&s, rc, &err);
-    s.t1 = now_s();
+    s.t1 = lsim_now_s();
     double run_s[4] = {s.run.match_s, s.run.setup_s, s.run.simulate_s, s.run.metrics_s};
     memcpy(s.run_s, run_s, sizeof run_s);
     for (size_t i = 0; i < s.run.n; i++) s.local_nodes += s.run.graphs[i]->n;
     rc = sim_write(&s, rc, &err);
-    s.t2 = now_s();
+    s.t2 = lsim_now_s();
     rc = sim_output(&s, rc, &err);
     int status = 0;
     if (rc) {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "lumosim/memlimit.h"
@@ -66,13 +65,6 @@ static const char *USAGE_SYNTH =
     "                   simulate whole, with fewer replicas (N >= --dp)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
@@ -142,7 +134,7 @@ int lsim_cli_synth(int argc, char **argv)
      * (lsim_store_writer_*), so memory holds one batch, never the job. The
      * batch is sized from the first GPU: about 256 MiB of graphs. */
     {
-        double t0 = now_s(), tgen = 0, twrite = 0;
+        double t0 = lsim_now_s(), tgen = 0, twrite = 0;
         uint64_t nodes = 0, edges = 0;
         size_t batch = 1;
         lsim_store_write_opts wo = {cmd, NULL, 0};
@@ -152,7 +144,7 @@ int lsim_cli_synth(int argc, char **argv)
         for (size_t i = 0; !rc && i < ngpu;) {
             size_t nb = i == 0 ? 1 : (ngpu - i < batch ? ngpu - i : batch);
             if (!gs && !(gs = calloc(ngpu < 4096 ? ngpu : 4096, sizeof *gs))) goto nomem;
-            double g0 = now_s();
+            double g0 = lsim_now_s();
             made = 0;
             for (size_t k = 0; k < nb && !rc; k++) {
                 rc = lsim_synth_gpu(&c, (uint32_t)(i + k), NULL, &gs[k], &err);
@@ -171,19 +163,19 @@ int lsim_cli_synth(int argc, char **argv)
                 uint64_t need = (uint64_t)ngpu * (gs[0]->n + gs[0]->nedges) * 8;
                 if (lsim_disk_check(out, need, &err)) rc = LSIM_EIO;
             }
-            double g1 = now_s();
+            double g1 = lsim_now_s();
             if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, &err);
-            twrite += now_s() - g1;
+            twrite += lsim_now_s() - g1;
             tgen += g1 - g0;
             for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
             made = 0;
             i += nb;
         }
         if (!rc) {
-            double c0 = now_s();
+            double c0 = lsim_now_s();
             rc = lsim_store_writer_close(w, &err);
             w = NULL;
-            twrite += now_s() - c0;
+            twrite += lsim_now_s() - c0;
         }
         if (!rc && stats) {
             lsim_synth_mem mm;
@@ -199,7 +191,7 @@ int lsim_cli_synth(int argc, char **argv)
                     "lumosim: stats: synth %zu GPUs (TP %d PP %d DP %d, %d micro-batches, V %d): %llu nodes, %llu "
                     "edges; generate %.2f s, write %.2f s, total %.2f s (batches of %zu GPUs)\n",
                     ngpu, c.tp, c.pp, c.dp, lsim_synth_microbatches(&c), c.vstages, (unsigned long long)nodes,
-                    (unsigned long long)edges, tgen, twrite, now_s() - t0, batch);
+                    (unsigned long long)edges, tgen, twrite, lsim_now_s() - t0, batch);
     }
     goto done;
 nomem:

@@ -115,7 +115,7 @@ static int parse_pos_double(const char *s, double *v)
 int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err)
 {
     int rc = 0, kind = LSIM_COLL_NONE, col_time = -1, nranks = 0;
-    size_t npts = 0, cap = 0, linecap = 0;
+    size_t npts = 0, capx = 0, capy = 0, linecap = 0;
     double *x = NULL, *y = NULL;
     char *line = NULL;
     FILE *f = NULL;
@@ -168,21 +168,9 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
                               path, lineno, tok[col_time], size);
             goto cleanup;
         }
-        if (npts == cap) {
-            size_t nc = cap ? 2 * cap : 64;
-            double *nx = realloc(x, nc * sizeof *nx);
-            if (!nx) {
-                rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
-                goto cleanup;
-            }
-            x = nx;
-            double *ny = realloc(y, nc * sizeof *ny);
-            if (!ny) {
-                rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
-                goto cleanup;
-            }
-            y = ny;
-            cap = nc;
+        if (LSIM_GROW(x, &capx, npts + 1) || LSIM_GROW(y, &capy, npts + 1)) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+            goto cleanup;
         }
         x[npts] = (double)size;
         y[npts] = us * 1e3;

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lumosim/input.h"
 #include "lumosim/run.h"
@@ -21,13 +20,6 @@ void lsim_run_opts_default(lsim_run_opts *o)
     o->bo.release_events = 1; /* each trace is freed right after its build */
     o->bin_ns = 1000000;
     o->replicate_from = -1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The caller's callback, if any, with one event. */
@@ -257,14 +249,14 @@ static int load_trace(const lsim_run_opts *o, const char *path, lsim_run *r, lsi
     lsim_graph *g = NULL;
     bytes_ctx bc = {o, path};
     emit_phase(o, path, "reading");
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     int rc = lsim_trace_read_ex(path, o->on_event ? on_bytes : NULL, &bc, &t, err), merged = 0;
     if (!rc && (rc = load_merged(o, path, t, r, &merged, err)) == 0 && merged) {
         lsim_trace_free(t);
         return 0;
     }
     if (!rc) rc = apply_sibling_et(o, t, err);
-    double t1 = now_s();
+    double t1 = lsim_now_s();
     uint64_t bytes = t ? t->bytes_read : 0, evs = t ? t->events_seen : 0;
     emit_phase(o, path, "building the graph");
     if (!rc) rc = lsim_graph_build(t, &o->bo, &g, err);
@@ -274,7 +266,7 @@ static int load_trace(const lsim_run_opts *o, const char *path, lsim_run *r, lsi
         return rc;
     }
     lsim_run_event ev = {.kind = LSIM_RUN_LOADED, .path = path, .bytes = bytes, .events = evs,
-                         .read_s = t1 - t0, .build_s = now_s() - t1, .graph = g};
+                         .read_s = t1 - t0, .build_s = lsim_now_s() - t1, .graph = g};
     emit(o, &ev);
     return lsim_run_push_graph(r, g, path, err);
 }
@@ -393,21 +385,21 @@ static void replicated_transfers(lsim_job *j, const lsim_graph *g)
  * aligned, one joint run. */
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
     lsim_job_align_clocks(r->job);
-    double t1 = now_s();
+    double t1 = lsim_now_s();
     r->match_s = t1 - t0;
     rc = lsim_run_engines(o, r, err);
-    double t1b = now_s();
+    double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
     if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
-    double t2 = now_s();
+    double t2 = lsim_now_s();
     r->simulate_s = t2 - t1b;
     for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_run_finish_gpu(o, r, i, i, err);
-    r->metrics_s = now_s() - t2;
+    r->metrics_s = lsim_now_s() - t2;
     return rc;
 }
 
@@ -465,15 +457,15 @@ static int simulate_one(const lsim_run_opts *o, lsim_run *r, size_t i, lsim_err 
     int rc = 0;
     emit_phase(o, r->paths[i], "simulating");
     if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
-    double t2 = now_s();
+    double t2 = lsim_now_s();
     if (!rc) rc = lsim_engine_new(g, &r->engines[i], err);
     if (!rc) rc = lsim_engine_run(r->engines[i], err);
-    double t3 = now_s();
+    double t3 = lsim_now_s();
     const lsim_engine *e = r->engines[i];
     if (!rc) rc = lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, &r->reps[i], err);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->simulate_s += t3 - t2;
-    r->metrics_s += now_s() - t3;
+    r->metrics_s += lsim_now_s() - t3;
     if (rc) return rc;
     lsim_run_event ev = {.kind = LSIM_RUN_SIMULATED, .path = r->paths[i], .simulate_s = t3 - t2,
                          .events = lsim_engine_events(e), .graph = g};

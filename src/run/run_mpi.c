@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lumosim/run_mpi.h"
 
@@ -118,13 +117,6 @@ int lsim_mpi_bcast_layout(MPI_Comm comm, int rc, lsim_map_layout *l, lsim_err *e
     return rc;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The job's graphs by global GPU (this rank's only; the others NULL), for
  * job->graphs; and the local GPUs' global ids as the engine wants them. */
 static int local_tables(const lsim_run *run, const size_t *gpus, size_t total, lsim_graph ***gtab, uint32_t **gid,
@@ -150,24 +142,24 @@ int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const
     memset(st, 0, sizeof *st);
     int rc = local_tables(run, gpus, total, &gtab, &gid, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     if ((rc = lsim_mpi_job_match(comm, run->graphs, gid, run->n, total, &run->job, &p2p, err))) goto cleanup;
     run->job->graphs = gtab;
     run->job->uncoupled_p2p = p2p;
     lsim_job_align_clocks(run->job);
     rc = lsim_run_alloc_results(run, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    double t1 = now_s();
+    double t1 = lsim_now_s();
     run->match_s = t1 - t0;
     rc = lsim_run_engines(o, run, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    run->setup_s = now_s() - t1;
-    t1 = now_s();
+    run->setup_s = lsim_now_s() - t1;
+    t1 = lsim_now_s();
     rc = lsim_pdes_run(comm, run->job, gid, run->engines, run->n, NULL, popts, st, err);
-    double t2 = now_s();
+    double t2 = lsim_now_s();
     run->simulate_s = t2 - t1;
     for (size_t i = 0; !rc && i < run->n; i++) rc = lsim_run_finish_gpu(o, run, i, gid[i], err);
-    run->metrics_s = now_s() - t2;
+    run->metrics_s = lsim_now_s() - t2;
     rc = lsim_mpi_agree(comm, rc, err);
 cleanup:
     if (run->job) run->job->graphs = NULL;

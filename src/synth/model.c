@@ -41,9 +41,8 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
     cJSON *doc = NULL;
     FILE *f = NULL;
     if ((rc = lsim_input_fopen(path, &f, err))) return rc; /* a FIFO: refused, never waited on */
-    size_t cap = 4096, len = 0;
-    txt = malloc(cap);
-    while (txt) {
+    size_t cap = 0, len = 0;
+    while (!(rc = LSIM_GROW(txt, &cap, cap ? cap + 1 : 4096))) { /* 4096 bytes, then doubled */
         size_t k = fread(txt + len, 1, cap - len - 1, f);
         len += k;
         if (len < cap - 1) break;
@@ -51,12 +50,8 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
             rc = lsim_err_set(err, LSIM_EFORMAT, "%s: too large for a model file", path);
             goto cleanup;
         }
-        char *t = realloc(txt, cap * 2);
-        if (!t) break;
-        txt = t;
-        cap *= 2;
     }
-    if (!txt) {
+    if (rc) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }

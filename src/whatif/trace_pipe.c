@@ -24,21 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util.h"
+
 #define NONE UINT32_MAX
 
-static int cmp_ns(const void *a, const void *b)
-{
-    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
-    return (x > y) - (x < y);
-}
-
-/* median of v[0..n) (sorted in place), or dflt when empty */
-static lsim_ns median(lsim_ns *v, size_t n, lsim_ns dflt)
-{
-    if (!n) return dflt;
-    qsort(v, n, sizeof *v, cmp_ns);
-    return v[n / 2];
-}
+/* The upper median of v[0..n) (sorted in place), or dflt when empty. */
+static lsim_ns median_or(lsim_ns *v, size_t n, lsim_ns dflt) { return n ? lsim_median_i64(v, n) : dflt; }
 
 /* Transfers on the pair (a -> b) before boundary j (the boundary that
  * enters virtual stage j), in boundary order: both ends count the same. */
@@ -129,7 +120,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             if (C.seg[v] >= 0 && in->kind[v] == LSIM_N_KERNEL && in->coll[v] >= 0 &&
                 in->colls[in->coll[v]].kind == LSIM_COLL_ALLREDUCE && in->colls[in->coll[v]].bytes > 0)
                 samp[k++] = in->colls[in->coll[v]].bytes;
-        bytes = median(samp, k, 0);
+        bytes = median_or(samp, k, 0);
     }
     if (bytes <= 0) {
         rc = lsim_err_set(err, LSIM_EARG,
@@ -175,11 +166,11 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
         size_t k = 0;
         for (size_t v = 0; v < n; v++)
             if (C.launcher[v] != NONE) samp[k++] = in->dur[C.launcher[v]];
-        lcall = median(samp, k, 5000);
+        lcall = median_or(samp, k, 5000);
         k = 0;
         for (uint64_t e = 0; e < in->nedges; e++)
             if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
-        ldelay = median(samp, k, 5000);
+        ldelay = median_or(samp, k, 5000);
     }
     int64_t corr = 0;
     int64_t tid = 0, pid = 0;

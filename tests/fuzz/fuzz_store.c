@@ -1,4 +1,4 @@
-/* Fuzz target: the HDF5 store readers (io/h5store.c) on arbitrary bytes.
+/* Fuzz target: the HDF5 store readers (io/h5_*.c) on arbitrary bytes.
  * The input is written to a temporary file (mkstemp under /tmp, removed
  * afterwards) and read the way the command-line program reads it: probed,
  * then, for a graph store, its GPU index and all its graphs (what replay,
@@ -34,7 +34,7 @@ const char *__lsan_default_suppressions(void);
  * H5Aexists). The system libhdf5 has no frame pointers, so the allocation
  * stack of such a leak ends at its first libhdf5 frame; leaks allocated
  * inside libhdf5 are suppressed by that module name. Every leak of what the
- * store allocates itself (malloc called from io/h5store.c) is still caught;
+ * store allocates itself (malloc called from io/h5_*.c) is still caught;
  * an HDF5 object the store left open stays reachable and is never reported
  * either way. */
 const char *__lsan_default_suppressions(void) { return "leak:libhdf5\n"; }

@@ -1,4 +1,4 @@
-# HDF5 graph store and result archive (io/h5store.c). Included from
+# HDF5 graph store and result archive (io/h5_*.c). Included from
 # tests/unit/CMakeLists.txt: include(${CMAKE_CURRENT_SOURCE_DIR}/store.cmake)
 #
 # test_store builds graphs from the bundled fixtures, round-trips them (and a

@@ -1,4 +1,4 @@
-/* HDF5 graph store and result archive (io/h5store.c):
+/* HDF5 graph store and result archive (io/h5_*.c):
  *  - graphs built from the bundled traces (one per "GPU") written to a store
  *    and read back, all and by GPU range, are identical field by field and
  *    string by string, and simulate to bit-identical start/end arrays;

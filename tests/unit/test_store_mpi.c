@@ -1,4 +1,4 @@
-/* Parallel HDF5 graph store (io/h5store.c, the _mpi functions), run under
+/* Parallel HDF5 graph store (io/h5_graph.c and io/h5_archive.c, the _mpi functions), run under
  * MPIEXEC at several process counts:
  *  - a collective write where each rank passes its own block of GPUs (one
  *    rank may have none) reads back, serially, identical to the graphs, and
