@@ -23,13 +23,6 @@
 #include "lumosim/run_mpi.h"
 #include "lumosim/trace.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -67,7 +60,7 @@ int main(int argc, char **argv)
         return 2;
     }
     lsim_err err = {0};
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     lsim_trace *t = NULL;
     lsim_graph *tmpl = NULL;
     lsim_build_opts o;
@@ -87,12 +80,12 @@ int main(int argc, char **argv)
         g[i]->world_size = (int32_t)ngpus;
         gid[i] = (uint32_t)(first + i);
     }
-    double t_load = now_s() - t0;
+    double t_load = lsim_now_s() - t0;
     /* match the job from the exchanged collective lists (run_mpi.h) */
-    t0 = now_s();
+    t0 = lsim_now_s();
     lsim_job *job = NULL;
     if (lsim_mpi_job_match(MPI_COMM_WORLD, g, gid, nloc, ngpus, &job, NULL, &err)) return fail("match", &err);
-    double t_match = now_s() - t0;
+    double t_match = lsim_now_s() - t0;
     lsim_engine **e = calloc(nloc ? nloc : 1, sizeof *e);
     lsim_ns **waits = calloc(nloc ? nloc : 1, sizeof *waits);
     uint64_t local_nodes = 0;
@@ -105,9 +98,9 @@ int main(int argc, char **argv)
     lsim_pdes_stats st;
     for (int run = 0; run < runs; run++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double a = now_s();
+        double a = lsim_now_s();
         if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, &popts, &st, &err)) return fail("simulate", &err);
-        double mine_s = now_s() - a, slowest;
+        double mine_s = lsim_now_s() - a, slowest;
         MPI_Allreduce(&mine_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         ts[run] = slowest;
     }

@@ -56,19 +56,12 @@
 static int g_timing;
 static double g_t_allreduce, g_t_allgather;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!g_timing) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    double a = now_s();
+    double a = lsim_now_s();
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    g_t_allreduce += now_s() - a;
+    g_t_allreduce += lsim_now_s() - a;
     return rc;
 }
 
@@ -76,9 +69,9 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!g_timing) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    double a = now_s();
+    double a = lsim_now_s();
     int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    g_t_allgather += now_s() - a;
+    g_t_allgather += lsim_now_s() - a;
     return rc;
 }
 
@@ -86,9 +79,9 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!g_timing) return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    double a = now_s();
+    double a = lsim_now_s();
     int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-    g_t_allgather += now_s() - a;
+    g_t_allgather += lsim_now_s() - a;
     return rc;
 }
 
@@ -447,7 +440,7 @@ int main(int argc, char **argv)
     }
     int do_serial = o.serial < 0 ? np == 1 : (o.serial && np == 1);
     lsim_err err = {0};
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     sched sc;
     if (sched_make(&o, &sc)) die("out of memory for the collective schedule", NULL);
     /* this rank's block of GPUs */
@@ -463,12 +456,12 @@ int main(int argc, char **argv)
         local_nodes += g[i]->n;
         local_edges += g[i]->nedges;
     }
-    double t_build = now_s() - t0;
+    double t_build = lsim_now_s() - t0;
     /* match the job from the exchanged collective lists (run_mpi.h) */
-    t0 = now_s();
+    t0 = lsim_now_s();
     lsim_job *job = NULL;
     if (lsim_mpi_job_match(MPI_COMM_WORLD, g, gid, nloc, o.ngpus, &job, NULL, &err)) die("match", &err);
-    double t_match = now_s() - t0;
+    double t_match = lsim_now_s() - t0;
     /* the cross-rank share of instances and participations (linear mapping) */
     uint64_t xinst = 0, arrivals = 0, xarrivals = 0;
     for (size_t ki = 0; ki < job->ninst; ki++) {
@@ -506,14 +499,14 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             g_t_allreduce = g_t_allgather = 0;
             g_timing = 1;
-            double a = now_s();
+            double a = lsim_now_s();
             if (mode == 0) {
                 job->graphs = g;
                 if (lsim_job_run(job, e, waits, &err)) die("serial run", &err);
             } else if (lsim_pdes_run(MPI_COMM_WORLD, job, gid, e, nloc, waits, &popts, &rs[run].st, &err)) {
                 die("parallel run", &err);
             }
-            double mine_s = now_s() - a;
+            double mine_s = lsim_now_s() - a;
             g_timing = 0;
             double in[4] = {mine_s, g_t_allreduce + g_t_allgather, g_t_allreduce, g_t_allgather}, mx[4], sm[4];
             MPI_Allreduce(in, mx, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

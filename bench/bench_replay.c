@@ -31,13 +31,6 @@
 #include "lumosim/metrics.h"
 #include "lumosim/trace.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Peak resident set so far, MiB (Linux reports ru_maxrss in KiB). */
 static double peak_rss_mib(void)
 {
@@ -70,15 +63,15 @@ static int bench_one(const char *path, const bench_opts *bo)
     memset(&rep, 0, sizeof rep);
 
     double rss_base = peak_rss_mib();
-    double t_start = now_s();
+    double t_start = lsim_now_s();
 
     /* ingest */
-    double t0 = now_s();
+    double t0 = lsim_now_s();
     if (lsim_trace_read(path, &t, &err) != 0) {
         fprintf(stderr, "bench_replay: ingest failed: %s\n", err.msg);
         goto out;
     }
-    double ingest_s = now_s() - t0;
+    double ingest_s = lsim_now_s() - t0;
     double rss_ingest = peak_rss_mib();
     uint64_t bytes = t->bytes_read, events = t->events_seen;
     size_t kept = t->nev;
@@ -94,12 +87,12 @@ static int bench_one(const char *path, const bench_opts *bo)
     lsim_build_opts_default(&o);
     o.latency = bo->latency;
     o.release_events = 1; /* as the CLI does */
-    t0 = now_s();
+    t0 = lsim_now_s();
     if (lsim_graph_build(t, &o, &g, &err) != 0) {
         fprintf(stderr, "bench_replay: graph build failed: %s\n", err.msg);
         goto out;
     }
-    double build_s = now_s() - t0;
+    double build_s = lsim_now_s() - t0;
     lsim_trace_free(t); /* the CLI keeps only the graph from here on */
     t = NULL;
     double rss_build = peak_rss_mib();
@@ -109,25 +102,25 @@ static int bench_one(const char *path, const bench_opts *bo)
            (unsigned long long)lsim_graph_dropped_total(g));
 
     /* engine */
-    t0 = now_s();
+    t0 = lsim_now_s();
     if (lsim_engine_new(g, &e, &err) != 0) {
         fprintf(stderr, "bench_replay: engine setup failed: %s\n", err.msg);
         goto out;
     }
-    double enew_s = now_s() - t0;
+    double enew_s = lsim_now_s() - t0;
     double *runs = malloc((size_t)bo->runs * sizeof *runs);
     if (!runs) {
         fprintf(stderr, "bench_replay: out of memory\n");
         goto out;
     }
     for (int i = 0; i < bo->runs; i++) {
-        t0 = now_s();
+        t0 = lsim_now_s();
         if (lsim_engine_run(e, &err) != 0) {
             fprintf(stderr, "bench_replay: engine run failed: %s\n", err.msg);
             free(runs);
             goto out;
         }
-        runs[i] = now_s() - t0;
+        runs[i] = lsim_now_s() - t0;
     }
     qsort(runs, (size_t)bo->runs, sizeof *runs, cmp_double);
     double run_med = bo->runs % 2 ? runs[bo->runs / 2]
@@ -142,18 +135,18 @@ static int bench_one(const char *path, const bench_opts *bo)
            neps / 1e6);
 
     /* metrics */
-    t0 = now_s();
+    t0 = lsim_now_s();
     if (lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), bo->bin_ns,
                              &rep, &err) != 0) {
         fprintf(stderr, "bench_replay: metrics failed: %s\n", err.msg);
         goto out;
     }
-    double metrics_s = now_s() - t0;
+    double metrics_s = lsim_now_s() - t0;
     printf("  metrics  %9.3f s  window actual %.3f ms, predicted %.3f ms (%+.2f%%)\n",
            metrics_s, (double)rep.window_actual / 1e6, (double)rep.window_predicted / 1e6,
            100.0 * lsim_rel_err(rep.window_actual, rep.window_predicted));
 
-    double total_s = now_s() - t_start;
+    double total_s = lsim_now_s() - t_start;
     double rss = peak_rss_mib();
     double ratio = mb > 0 ? rss * 1048576.0 / (double)bytes : 0;
     printf("  summary  %.1f MB uncompressed, %llu events: ingest %.1f MB/s, %.0f events/s;"

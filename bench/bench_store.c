@@ -18,13 +18,6 @@
 #include "lumosim/store.h"
 #include "lumosim/trace.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -62,7 +55,7 @@ int main(int argc, char **argv)
     uint64_t nodes = 0, json_bytes = 0;
     /* JSON: parse + build, R times (graphs of the last run are kept) */
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = lsim_now_s();
         for (size_t i = 0; i < n; i++) {
             lsim_trace *t = NULL;
             lsim_build_opts o;
@@ -77,7 +70,7 @@ int main(int argc, char **argv)
             if (r == 0) json_bytes += t->bytes_read;
             lsim_trace_free(t);
         }
-        tj[r] = now_s() - t0;
+        tj[r] = lsim_now_s() - t0;
     }
     for (size_t i = 0; i < n; i++) nodes += g[i]->n;
     double json_s = median(tj, runs);
@@ -90,24 +83,24 @@ int main(int argc, char **argv)
         char path[1024];
         snprintf(path, sizeof path, "%s/bench_store_%d_%ld.h5", dir, levels[k], (long)getpid());
         lsim_store_write_opts wo = {"bench_store", NULL, levels[k]};
-        double t0 = now_s();
+        double t0 = lsim_now_s();
         if (lsim_store_write_graphs_ex(path, g, n, &wo, &err)) {
             fprintf(stderr, "bench_store: %s\n", err.msg);
             return 1;
         }
-        double write_s = now_s() - t0;
+        double write_s = lsim_now_s() - t0;
         struct stat st;
         stat(path, &st);
         double *tl = calloc((size_t)runs, sizeof *tl);
         for (int r = 0; r < runs; r++) {
             lsim_graph **back = NULL;
             size_t nb = 0;
-            t0 = now_s();
+            t0 = lsim_now_s();
             if (lsim_store_read_graphs(path, 0, SIZE_MAX, &back, &nb, &err)) {
                 fprintf(stderr, "bench_store: %s\n", err.msg);
                 return 1;
             }
-            tl[r] = now_s() - t0;
+            tl[r] = lsim_now_s() - t0;
             lsim_store_free_graphs(back, nb);
         }
         double load_s = median(tl, runs);

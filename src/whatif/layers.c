@@ -79,12 +79,6 @@ static int rename_node(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_
 }
 
 
-int wi_cmp_tnode(const void *a, const void *b)
-{
-    const wi_tnode *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->v > y->v) - (x->v < y->v);
-}
-
 /* The segment (run * units + layer) whose time range holds t, or -1:
  * segment s covers [t0[s], t0[s + 1]) inside a run, the last layer of a
  * run up to t1 of that layer. */
@@ -121,7 +115,7 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
 {
     memset(C, 0, sizeof *C);
     int rc = 0;
-    wi_tnode *T = NULL;
+    lsim_time_node *T = NULL;
     lsim_ns *c0 = NULL, *c1 = NULL;
     int32_t *cseg = NULL;
     int units = R->layers, runs = R->runs, nseg = units * runs;
@@ -154,14 +148,14 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
         seg[v] = cseg[v] = -1;
         launcher[v] = UINT32_MAX;
         const lsim_proc *pr = &in->procs[in->proc[v]];
-        if (pr->is_gpu && pr->tid == R->stream) T[nt++] = (wi_tnode){ts[v], (uint32_t)v};
+        if (pr->is_gpu && pr->tid == R->stream) T[nt++] = (lsim_time_node){ts[v], (uint32_t)v};
     }
-    qsort(T, nt, sizeof *T, wi_cmp_tnode);
+    qsort(T, nt, sizeof *T, lsim_time_node_cmp);
     for (int s = 0; s < nseg; s++) t0[s] = INT64_MAX, t1[s] = INT64_MIN;
     {
         int run = -1, last = units;
         for (size_t i = 0; i < nt; i++) {
-            int l = R->layer[T[i].v];
+            int l = R->layer[T[i].node];
             if (l < 0) continue;
             if (l < last && (run < 0 || l == 0)) run++;
             else if (l < last) run = runs; /* out of order: reported below */
@@ -169,7 +163,7 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
             if (run >= runs) break;
             int s = run * units + l;
             if (t0[s] == INT64_MAX) t0[s] = T[i].t;
-            if (te[T[i].v] > t1[s]) t1[s] = te[T[i].v];
+            if (te[T[i].node] > t1[s]) t1[s] = te[T[i].node];
         }
         int ok = run == runs - 1;
         for (int s = 0; ok && s < nseg; s++) ok = t0[s] != INT64_MAX && (s == 0 || t0[s] > t0[s - 1]);

@@ -82,7 +82,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     uint8_t *removed = NULL;
     int *copies = NULL;
     uint32_t *nid = NULL;
-    wi_tnode *cpu = NULL;
+    lsim_time_node *cpu = NULL;
     lsim_ns *samp = NULL;
     wi_addnode *A = NULL;
     wi_addedge *E = NULL;
@@ -150,10 +150,10 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
         uint32_t k = 0;
         for (size_t v = 0; v < n; v++) {
             nid[v] = removed[v] ? NONE : k++;
-            if (in->proc[v] == C.cpu_thread) cpu[nc++] = (wi_tnode){ts[v], (uint32_t)v};
+            if (in->proc[v] == C.cpu_thread) cpu[nc++] = (lsim_time_node){ts[v], (uint32_t)v};
         }
     }
-    qsort(cpu, nc, sizeof *cpu, wi_cmp_tnode);
+    qsort(cpu, nc, sizeof *cpu, lsim_time_node_cmp);
     char src[512];
     snprintf(src, sizeof src, "whatif:pp%d/stage%d<-%.400s", P, pp_i, in->source);
     {
@@ -201,13 +201,13 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
                 if (C.seg[v] != l) continue;
                 const lsim_proc *pr = &in->procs[in->proc[v]];
                 if (!pr->is_gpu || pr->tid != C.stream) continue;
-                wi_tnode a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
-                int d = g == NONE ? 0 : wi_cmp_tnode(&a, &b);
+                lsim_time_node a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
+                int d = g == NONE ? 0 : lsim_time_node_cmp(&a, &b);
                 if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
             }
             size_t at = nc;
             for (size_t i = 0; i < nc; i++)
-                if (C.seg[cpu[i].v] == l) {
+                if (C.seg[cpu[i].node] == l) {
                     at = i;
                     if (recv) break;
                 }
@@ -218,16 +218,16 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
                                   in->source, l, recv ? "before" : "after");
                 goto cleanup;
             }
-            uint32_t cp = cpu[at].v;
+            uint32_t cp = cpu[at].node;
             /* the neighbour on the thread that stays: the previous kept node
              * before a receive, the next one after a send */
             uint32_t nb = NONE;
             if (recv) {
                 for (size_t i = at; i-- > 0;)
-                    if (!removed[cpu[i].v]) { nb = cpu[i].v; break; }
+                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
             } else {
                 for (size_t i = at + 1; i < nc; i++)
-                    if (!removed[cpu[i].v]) { nb = cpu[i].v; break; }
+                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
             }
             int peer_stage = recv ? (vs - 1) % P : (vs + 1) % P;
             int32_t peer = lsim_wi_rank(&Ls, tp_i, dp_i, peer_stage);

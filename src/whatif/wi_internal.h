@@ -4,6 +4,7 @@
 
 #include "lumosim/engine.h"
 #include "lumosim/whatif.h"
+#include "../util.h" /* lsim_time_node: (time, node) pairs */
 
 /* A structural edit of one graph: nodes removed, and segments (node sets
  * seg[v] >= 0) present copies[s] times (0: removed -- also flag them in
@@ -63,12 +64,6 @@ int wi_forward_only(const lsim_graph *g);
 /* fill out->layer_source / klayers / forward_only of an untagged graph */
 int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err);
 
-/* A node and a time, ordered by time then node id (qsort: wi_cmp_tnode). */
-typedef struct wi_tnode {
-    lsim_ns t;
-    uint32_t v;
-} wi_tnode;
-int wi_cmp_tnode(const void *a, const void *b);
 
 /* The pipeline shape checks shared by synthesized and traced sources
  * (pipeline.c): positive numbers, stages and chunks within the N layers,
