@@ -17,19 +17,23 @@
 static const char *const rk_name[RK_N] = {"node", "edge", "proc", "iter", "coll", "string", "char"};
 
 #define GSZ(f) sizeof(*((lsim_graph *)0)->f)
-#define GA(nm, f, t, rk) {nm, t, rk, offsetof(lsim_graph, f), GSZ(f), 0, GSZ(f)}
-#define GS(nm, f, st, sf, t, rk) {nm, t, rk, offsetof(lsim_graph, f), sizeof(st), offsetof(st, sf), FSZ(st, sf)}
+#define GA(nm, f, t, rk) {nm, t, rk, offsetof(lsim_graph, f), GSZ(f), 0, GSZ(f), 0, 0}
+#define GS(nm, f, st, sf, t, rk) {nm, t, rk, offsetof(lsim_graph, f), sizeof(st), offsetof(st, sf), FSZ(st, sf), 0, 0}
 
 /* The column type of a C type (the node columns' types come from
  * LSIM_GRAPH_COLUMNS; h5s_check_layout checks every size). */
 #define GTYPE(type) _Generic((type)0, uint8_t: T_U8, int32_t: T_I32, uint32_t: T_U32, int64_t: T_I64, uint64_t: T_U64)
 #define GNODE(f, type) GA("nodes/" #f, f, GTYPE(type), RK_NODE),
+/* An optional node column (graph.h's training columns): absent in stores
+ * written before it, read as its none value there. */
+#define GNODE_OPT(f, type) {"nodes/" #f, GTYPE(type), RK_NODE, offsetof(lsim_graph, f), GSZ(f), 0, GSZ(f), 1, LSIM_GRAPH_NONE_##f},
 
 /* The graph tables: the node columns of graph.h (LSIM_GRAPH_COLUMNS, in
  * its order), then the incoming CSR, processors, iterations, collectives.
  * The order is the order the datasets are created in. */
 const gcol h5s_gcols[] = {
-    LSIM_GRAPH_COLUMNS(GNODE)
+    LSIM_GRAPH_BASE_COLUMNS(GNODE)
+    LSIM_GRAPH_TRAINING_COLUMNS(GNODE_OPT)
     GA("nodes/in_off", in_off, T_U64, RK_NODE), /* n per GPU; in_off[n] = edge_count */
     GA("edges/in_src", in_src, T_U32, RK_EDGE),
     GA("edges/in_delay", in_delay, T_I64, RK_EDGE),
@@ -136,6 +140,23 @@ static void unpack(const gcol *k, lsim_graph *g, size_t rows, const char *src)
     for (size_t i = 0; i < rows; i++) memcpy(b + i * k->stride + k->field, src + i * es, es);
 }
 
+/* Every row of optional column k of g as its none value (a store written
+ * before the column). */
+static void fill_none(const gcol *k, lsim_graph *g, size_t rows)
+{
+    char *b = colbase(g, k);
+    for (size_t i = 0; i < rows; i++) {
+        char *p = b + i * k->stride + k->field;
+        switch (k->t) {
+        case T_U8: *(uint8_t *)p = (uint8_t)k->none; break;
+        case T_I32: *(int32_t *)p = (int32_t)k->none; break;
+        case T_U32: *(uint32_t *)p = (uint32_t)k->none; break;
+        case T_I64: *(int64_t *)p = k->none; break;
+        default: *(uint64_t *)p = (uint64_t)k->none; break;
+        }
+    }
+}
+
 void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
 {
     memset(m, 0, sizeof *m);
@@ -238,11 +259,16 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     if (!rc)
         rc = h5s_put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
     h5s_sel_free(&sel);
-    if (rc || !flat) goto out; /* !flat: the flat tables are there already (copied) */
-    /* flat graph columns: each GPU's rows, packed in GPU order */
+    if (rc) goto out;
+    /* flat graph columns: each GPU's rows, packed in GPU order. !flat: the
+     * flat tables are there already (copied from a store), except the
+     * optional columns a store written before them lacks: those are
+     * written from memory (their none values), so the copy holds every
+     * column this version reads */
     for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
         const gcol *gc = &h5s_gcols[k];
         int rk = gc->rk;
+        if (!flat && (!gc->optional || H5Lexists(loc, gc->name, H5P_DEFAULT) > 0)) continue;
         rc = sel_table(c, lm, nloc, rk, &sel);
         buf = rc ? NULL : malloc(sel.rows ? sel.rows * gc->esz : 1);
         rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
@@ -258,7 +284,7 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
         buf = NULL;
         h5s_sel_free(&sel);
     }
-    if (rc) goto out;
+    if (rc || !flat) goto out;
     /* strings: per-string offsets (local to the GPU's bytes) and the bytes,
      * each string NUL-terminated */
     {
@@ -559,6 +585,12 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
         if (g->coll[v] < -1 || (g->coll[v] >= 0 && (size_t)g->coll[v] >= g->ncoll))
             BAD("%s/nodes/coll of GPU %zu: node %zu has collective %d, the GPU has %zu", where, gi, v, g->coll[v],
                 g->ncoll);
+        if (g->phase[v] >= LSIM_PHASE_N)
+            BAD("%s/nodes/phase of GPU %zu: node %zu has phase %u (valid: 0..%d)", where, gi, v, g->phase[v],
+                LSIM_PHASE_N - 1);
+        if (g->fwd_seq[v] < -1)
+            BAD("%s/nodes/fwd_seq of GPU %zu: node %zu has sequence number %d (valid: -1 or more)", where, gi, v,
+                g->fwd_seq[v]);
         if (g->in_off[v] > g->in_off[v + 1] || g->in_off[v + 1] > g->nedges)
             BAD("%s/nodes/in_off of GPU %zu is not a valid offset list at node %zu (%llu, then %llu; %llu edges)",
                 where, gi, v, (unsigned long long)g->in_off[v], (unsigned long long)g->in_off[v + 1],
@@ -733,7 +765,12 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     }
     /* every dataset's shape first, so nothing is allocated from counts the
      * datasets do not back */
+    uint8_t absent[H5S_NGCOLS] = {0}; /* optional columns this store lacks */
     for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
+        if (h5s_gcols[k].optional && H5Lexists(loc, h5s_gcols[k].name, H5P_DEFAULT) <= 0) {
+            absent[k] = 1;
+            continue;
+        }
         hid_t d = h5s_open_col(c, loc, where, h5s_gcols[k].name, H5T_INTEGER, 1, h5s_total_rows(m, ngpu, h5s_gcols[k].rk), NULL);
         rc = h5s_agree(c, d < 0 ? c->e.code : 0);
         if (d >= 0) H5Dclose(d);
@@ -770,6 +807,10 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
         const gcol *gc = &h5s_gcols[k];
         int rk = gc->rk;
+        if (absent[k]) {
+            for (size_t i = 0; i < count; i++) fill_none(gc, gs[i], lm[i].cnt[rk]);
+            continue;
+        }
         rc = sel_table(c, lm, count, rk, &sel);
         int direct = count == 1 && gc->stride == gc->esz;
         if (rc) buf = NULL;

@@ -256,11 +256,16 @@ typedef struct gcol {
     size_t stride; /* bytes per row in memory */
     size_t field;  /* offset of the field in a row */
     size_t esz;    /* sizeof the field (checked against the type) */
+    int optional;  /* a column stores written before it lack: read as
+                      `none` in every row when absent (graph.h, the
+                      training columns) */
+    int64_t none;
 } gcol;
 
 /* The graph tables' columns (h5_graph.c): the node columns of
- * LSIM_GRAPH_COLUMNS, nodes/in_off, 3 edge, 4 processor, 3 iteration and
- * 10 collective columns (checked where the table is defined). */
+ * LSIM_GRAPH_COLUMNS (the training ones optional), nodes/in_off, 3 edge,
+ * 4 processor, 3 iteration and 10 collective columns (checked where the
+ * table is defined). */
 #define H5S_COUNT_(f, type) +1
 #define H5S_NGCOLS ((size_t)(0 LSIM_GRAPH_COLUMNS(H5S_COUNT_) + 21))
 extern const gcol h5s_gcols[];

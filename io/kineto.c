@@ -529,7 +529,7 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
 typedef struct ev_args {
     const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
     const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
-    const cJSON *input_type, *rank;
+    const cJSON *input_type, *rank, *seq_nr, *fwd_tid;
 } ev_args;
 
 static void index_args(const cJSON *args, ev_args *a)
@@ -562,6 +562,8 @@ static void index_args(const cJSON *args, ev_args *a)
             break;
         case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
         case 'r': if (!strcmp(k, "rank")) a->rank = c; break;
+        case 'S': if (!strcmp(k, "Sequence number")) a->seq_nr = c; break;
+        case 'F': if (!strcmp(k, "Fwd thread id")) a->fwd_tid = c; break;
         case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
         case 'P':
             if (!strcmp(k, "Process Group Name")) a->pg_name = c;
@@ -829,6 +831,20 @@ static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
     return 0;
 }
 
+/* A cpu_op's autograd links in their side table (lsim_autograd_op): only
+ * ops that carry a numeric Sequence number, so the cost is 24 bytes per such
+ * op and none for any other event. */
+static int push_autograd(lsim_trace *t, const ev_args *a)
+{
+    if (!cJSON_IsNumber(a->seq_nr) || !(a->seq_nr->valuedouble >= 0)) return 0;
+    if (LSIM_GROW(t->autograd, &t->capautograd, t->nautograd + 1)) return LSIM_ENOMEM;
+    lsim_autograd_op *o = &t->autograd[t->nautograd++];
+    o->ev = (uint64_t)(t->nev - 1);
+    o->seq = value_int(a->seq_nr, -1);
+    o->fwd_tid = cJSON_IsNumber(a->fwd_tid) && a->fwd_tid->valuedouble >= 0.0 ? value_int(a->fwd_tid, -1) : -1;
+    return 0;
+}
+
 static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, const value_keys *vk)
 {
     t->events_seen++;
@@ -972,6 +988,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     }
     if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S') &&
         is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
+    }
+    if (kind == LSIM_EV_CPU_OP && a.seq_nr && (rc = push_autograd(t, &a))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }

@@ -15,7 +15,10 @@ static const char *const EDGE_NAMES[] = {LSIM_EDGE_CLASSES(NAME_)};
 static const char *const KIND_NAMES[] = {LSIM_NODE_KINDS(NAME_)};
 static const char *const DROP_NAMES[] = {LSIM_DROP_REASONS(NAME_)};
 static const char *const LATENCY_NAMES[] = {LSIM_LATENCY_MODES(NAME_)};
+static const char *const PHASE_NAMES[] = {LSIM_PHASES(NAME_)};
 #undef NAME_
+
+const char *lsim_phase_name(lsim_phase p) { return (unsigned)p < LSIM_PHASE_N ? PHASE_NAMES[p] : "?"; }
 
 const char *lsim_edge_class_name(lsim_edge_class c) { return (unsigned)c < LSIM_E_NCLASSES ? EDGE_NAMES[c] : "?"; }
 const char *lsim_node_kind_name(lsim_node_kind k) { return (unsigned)k < LSIM_N_NKINDS ? KIND_NAMES[k] : "?"; }
@@ -35,12 +38,27 @@ PARSE_(lsim_edge_class_parse, lsim_edge_class, EDGE_NAMES, LSIM_E_NCLASSES, "edg
 PARSE_(lsim_node_kind_parse, lsim_node_kind, KIND_NAMES, LSIM_N_NKINDS, "node kind")
 PARSE_(lsim_drop_reason_parse, lsim_drop_reason, DROP_NAMES, LSIM_DROP_NREASONS, "drop reason")
 PARSE_(lsim_latency_mode_parse, lsim_latency_mode, LATENCY_NAMES, LSIM_LAT_NMODES, "latency mode")
+PARSE_(lsim_phase_parse, lsim_phase, PHASE_NAMES, LSIM_PHASE_N, "training phase")
 #undef PARSE_
+
+/* Synthesized tags (gen.c): "<where>.mb<k>.fwd." / ".bwd." for layer and
+ * gradient work, "grad.opt." for the optimizer step. */
+lsim_phase lsim_phase_of_tag(const char *name)
+{
+    if (!name) return LSIM_PHASE_UNKNOWN;
+    if (!strncmp(name, "grad.opt.", 9)) return LSIM_PHASE_OPTIMIZER;
+    if (strstr(name, ".bwd.")) return LSIM_PHASE_BACKWARD;
+    if (strstr(name, ".fwd.")) return LSIM_PHASE_FORWARD;
+    return LSIM_PHASE_UNKNOWN;
+}
 
 /* ---------------------------------------------------------- node columns */
 
 /* realloc one by one: a failure leaves the columns done so far larger
- * (their contents kept) and the rest as they were, so g stays whole. */
+ * (their contents kept) and the rest as they were, so g stays whole. The
+ * training columns' new slots get their none value: graph makers written
+ * before those columns (what-if rebuilds, say) set every other column of
+ * the nodes they make and leave these "unknown", never garbage. */
 int lsim_graph_resize_nodes(lsim_graph *g, size_t cap, lsim_err *err)
 {
     size_t c = cap ? cap : 1;
@@ -50,7 +68,15 @@ int lsim_graph_resize_nodes(lsim_graph *g, size_t cap, lsim_err *err)
         if (!p_) goto nomem;                                                                 \
         g->field = p_;                                                                       \
     }
-    LSIM_GRAPH_COLUMNS(RESIZE_)
+#define FILL_(field, type)                                                                   \
+    {                                                                                        \
+        size_t from_ = g->field ? g->n : 0;                                                  \
+        RESIZE_(field, type)                                                                 \
+        for (size_t i_ = from_; i_ < c; i_++) g->field[i_] = (type)LSIM_GRAPH_NONE_##field;  \
+    }
+    LSIM_GRAPH_BASE_COLUMNS(RESIZE_)
+    LSIM_GRAPH_TRAINING_COLUMNS(FILL_)
+#undef FILL_
 #undef RESIZE_
     return 0;
 nomem:

@@ -207,7 +207,7 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
     /* the coefficients of memlimit.h; saturated so that absurd counts
      * (a store's table claiming 2^60 nodes) give an absurd estimate, not a
      * wrapped small one */
-    const uint64_t c[4] = {80u << 10, 124, 20, 48}, x[4] = {ngpu, nodes, edges, strings};
+    const uint64_t c[4] = {80u << 10, 129, 20, 48}, x[4] = {ngpu, nodes, edges, strings};
     uint64_t sum = (uint64_t)32 << 20;
     for (int i = 0; i < 4; i++) {
         if (x[i] && c[i] > UINT64_MAX / x[i]) return UINT64_MAX;

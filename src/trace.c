@@ -33,6 +33,7 @@ void lsim_trace_free(lsim_trace *t)
     free(t->rows);
     free(t->syncs);
     free(t->gemms);
+    free(t->autograd);
     free(t->ev);
     lsim_strtab_free(t->strings);
     free(t->path);
@@ -48,6 +49,20 @@ void lsim_trace_drop_events(lsim_trace *t)
     free(t->gemms); /* indexes the events */
     t->gemms = NULL;
     t->ngemm = t->capgemm = 0;
+    free(t->autograd); /* indexes the events too */
+    t->autograd = NULL;
+    t->nautograd = t->capautograd = 0;
+}
+
+const lsim_autograd_op *lsim_trace_autograd_of(const lsim_trace *t, size_t ev)
+{
+    size_t lo = 0, hi = t->nautograd;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->autograd[mid].ev < ev) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->nautograd && t->autograd[lo].ev == ev ? &t->autograd[lo] : NULL;
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -101,6 +116,13 @@ int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *e
             t->gemms[g++].ev = (uint64_t)to[t->gemms[i].ev];
         }
     t->ngemm = g;
+    size_t a = 0;
+    for (size_t i = 0; i < t->nautograd; i++)
+        if (t->autograd[i].ev < nev && to[t->autograd[i].ev] >= 0) {
+            t->autograd[a] = t->autograd[i];
+            t->autograd[a++].ev = (uint64_t)to[t->autograd[i].ev];
+        }
+    t->nautograd = a;
     free(to);
     t->rank = rank;
     t->world_size = world;

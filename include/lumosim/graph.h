@@ -136,7 +136,7 @@ int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *er
  *   corr       correlation id or -1
  *   iter       index into iters or -1
  *   coll       index into colls or -1 */
-#define LSIM_GRAPH_COLUMNS(X) \
+#define LSIM_GRAPH_BASE_COLUMNS(X) \
     X(kind, uint8_t)          \
     X(flags, uint8_t)         \
     X(proc, uint32_t)         \
@@ -148,6 +148,48 @@ int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *er
     X(corr, int64_t)          \
     X(iter, int32_t)          \
     X(coll, int32_t)
+/* The training-step columns (5 bytes a node), after the base ones. No
+ * simulation reads them; they say where in a training step a GPU node
+ * belongs, for what-if identification. Stores written before them lack
+ * them: a store reads them as their none value (LSIM_GRAPH_NONE_<name>),
+ * and so does every slot lsim_graph_resize_nodes adds.
+ *   phase      lsim_phase of GPU nodes (kernel, memcpy, memset), from the
+ *              CPU ops and annotations around the launch; CPU nodes unknown
+ *   fwd_seq    GPU nodes of the forward / backward phase: autograd's
+ *              Sequence number of the forward op that launched it / of the
+ *              forward op its backward op differentiates (modulo 2^31:
+ *              equal to it below 2^31, and pairing needs only equality
+ *              within one window); -1 none */
+#define LSIM_GRAPH_TRAINING_COLUMNS(X) \
+    X(phase, uint8_t)                  \
+    X(fwd_seq, int32_t)
+#define LSIM_GRAPH_NONE_phase 0 /* LSIM_PHASE_UNKNOWN */
+#define LSIM_GRAPH_NONE_fwd_seq (-1)
+#define LSIM_GRAPH_COLUMNS(X) LSIM_GRAPH_BASE_COLUMNS(X) LSIM_GRAPH_TRAINING_COLUMNS(X)
+
+/* Where in a training step a GPU node runs (the phase column). */
+#define LSIM_PHASES(X)                                                                                  \
+    X(LSIM_PHASE_UNKNOWN, "unknown")       /* not recovered: no launch in the trace (pre-window), a  \
+                                              store written before the column, an untagged graph */ \
+    X(LSIM_PHASE_FORWARD, "forward")       /* inside a forward op (Sequence number, Fwd thread id 0) \
+                                              or a "*.forward" annotation */                        \
+    X(LSIM_PHASE_BACKWARD, "backward")     /* inside a backward op, or on the autograd thread */     \
+    X(LSIM_PHASE_OPTIMIZER, "optimizer")   /* inside "Optimizer.step#..." */                         \
+    X(LSIM_PHASE_ZERO_GRAD, "zero_grad")   /* inside "Optimizer.zero_grad#..." */                    \
+    X(LSIM_PHASE_DATALOADER, "dataloader") /* inside "enumerate(DataLoader)#..." */                  \
+    X(LSIM_PHASE_OTHER, "other")           /* launched outside all of the above */
+
+typedef enum lsim_phase { LSIM_PHASES(LSIM_ENUM_ENTRY_) LSIM_PHASE_N } lsim_phase;
+
+/* "forward" ... ("?" out of range), and back (0, or LSIM_EARG in err, which
+ * may be NULL). Local. */
+const char *lsim_phase_name(lsim_phase p);
+int lsim_phase_parse(const char *name, lsim_phase *out, lsim_err *err);
+
+/* The phase a synthesized node's tag implies ("L3.mb0.fwd.qkv_gemm" forward,
+ * "...bwd..." backward, "grad.opt." optimizer), LSIM_PHASE_UNKNOWN when it
+ * has none. Local. */
+lsim_phase lsim_phase_of_tag(const char *name);
 
 typedef struct lsim_graph {
     char *source;            /* trace path */
@@ -242,7 +284,9 @@ void lsim_graph_free(lsim_graph *g);
 
 /* The one allocator of the node columns: make every LSIM_GRAPH_COLUMNS
  * array of g hold cap nodes (at least 1), keeping the first min(old, cap)
- * values; new slots are unset. g->n is not changed. Columns that are NULL
+ * values; new slots are unset, except in the training columns, where
+ * slots from g->n on (from 0 in a column that was NULL) get their none
+ * value, so a graph maker that knows nothing of them leaves them "unknown". g->n is not changed. Columns that are NULL
  * are allocated. On failure (LSIM_ENOMEM, err "SOURCE: out of memory"; err
  * may be NULL) every column still holds at least its old contents, so g
  * stays whole. The graph owns the columns (lsim_graph_free). Local. */

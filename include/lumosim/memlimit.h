@@ -40,8 +40,9 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
 
 /* Peak bytes to hold graphs of these total counts (ngpu graphs, their
  * nodes, edges and strings) and simulate them: 32 MiB of libraries + 80 KiB
- * per graph (its string pool's first block, hash, tables) + 124 B per node
- * (74 B of node arrays, 40 B of engine state, the staging buffer of a
+ * per graph (its string pool's first block, hash, tables) + 129 B per node
+ * (79 B of node arrays, the training phase columns included, 40 B of
+ * engine state, the staging buffer of a
  * store read) + 20 B per edge (17 B of CSR arrays) + 48 B per string.
  * Calibrated on `lumosim sim` of a synthesized 256-GPU store (the
  * measurement: docs/reliability.md and docs/performance.md, "Figures

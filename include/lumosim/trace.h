@@ -134,6 +134,20 @@ typedef struct lsim_gemm_op {
     int64_t dims[LSIM_GEMM_MAX_TENSORS][LSIM_GEMM_MAX_DIMS];
 } lsim_gemm_op;
 
+/* Autograd's own links on a cpu_op (KINETO-NOTES 13): args["Sequence
+ * number"] and args["Fwd thread id"]. A backward op (the
+ * "autograd::engine::evaluate_function: XBackward0" wrapper and the
+ * XBackward0 inside it, on the autograd thread) carries the Sequence number
+ * of the forward op it differentiates and the forward thread's id (> 0);
+ * forward-side ops have Fwd thread id 0. Kept in a side table, only for
+ * cpu_ops that carry a Sequence number (24 bytes each; the 48-byte event
+ * does not grow), in file order, for the graph build's training phases. */
+typedef struct lsim_autograd_op {
+    uint64_t ev;        /* index into lsim_trace.ev */
+    int64_t seq;        /* Sequence number */
+    int64_t fwd_tid;    /* Fwd thread id: 0 forward side, > 0 backward op, -1 absent */
+} lsim_autograd_op;
+
 typedef struct lsim_trace {
     char *path;             /* as given */
     lsim_strtab *strings;   /* names, categories */
@@ -160,6 +174,9 @@ typedef struct lsim_trace {
     size_t ngemm, capgemm;
     uint32_t device_name;     /* strtab id of deviceProperties[0].name
                                  ("NVIDIA A100-SXM4-80GB"), UINT32_MAX if absent */
+    /* cpu_ops with a Sequence number (see lsim_autograd_op), file order */
+    lsim_autograd_op *autograd;
+    size_t nautograd, capautograd;
 } lsim_trace;
 
 /* Free t and everything it owns; NULL is a no-op. Local. */
@@ -172,12 +189,13 @@ void lsim_trace_free(lsim_trace *t);
 int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n);
 
 /* Keep only the events of rank `rank` (rows of other ranks lose their
- * events; the GEMM side table follows), and make t that rank of a world of
+ * events; the GEMM and autograd side tables follow), and make t that rank of a world of
  * `world`. 0, or LSIM_ETRACE naming the file when no event is left, or
  * LSIM_ENOMEM. Local. */
 int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err);
 
-/* Release the event table (and the GEMM side table, which indexes it) only
+/* Release the event table (and the GEMM and autograd side tables, which
+ * index it) only
  * (counters, rows, collectives, process groups and strings stay). Used by the graph build to lower peak memory. */
 void lsim_trace_drop_events(lsim_trace *t);
 
@@ -187,6 +205,11 @@ static inline int64_t lsim_event_wait_stream(const lsim_trace *t, const lsim_eve
 {
     return e->sync >= 0 ? t->syncs[e->sync].wait_stream : -1;
 }
+/* The autograd entry of event index ev (NULL when its cpu_op carries no
+ * Sequence number): a binary search of the side table, which is in event
+ * order. Local. */
+const lsim_autograd_op *lsim_trace_autograd_of(const lsim_trace *t, size_t ev);
+
 static inline int64_t lsim_event_wait_rec_corr(const lsim_trace *t, const lsim_event *e)
 {
     return e->sync >= 0 ? t->syncs[e->sync].wait_rec_corr : -1;

@@ -101,6 +101,50 @@ int lsim_wi_trace_layers(void);
 
 const char *lsim_wi_layer_source_name(int s);
 
+/* One DDP gradient bucket: a data-parallel or world all-reduce launched
+ * during a backward pass. Its position in the pass is the traced time of
+ * the backward compute kernels (not collectives) launched before it in
+ * that pass, against the pass's whole backward compute time. */
+#define LSIM_WI_MAX_BUCKETS 32
+#define LSIM_WI_BUCKET_SEQS 3
+typedef struct lsim_wi_bucket {
+    int64_t bytes;               /* -1 unknown */
+    int64_t bwd_ns_before;       /* backward compute time launched before it */
+    int64_t pass_ns;             /* backward compute time of its whole pass */
+    uint32_t bwd_kernels_before; /* backward compute kernels launched before it */
+    int32_t pass;                /* its backward pass, 0-based */
+    int32_t seqs[LSIM_WI_BUCKET_SEQS]; /* fwd_seq of the latest distinct
+                                  backward kernels launched before it,
+                                  latest first (the layer whose gradients it
+                                  waited for); -1 none */
+} lsim_wi_bucket;
+
+/* The structure of a traced training step, from the graph's phase and
+ * fwd_seq columns (graph.h). Times are traced GPU durations in ns (the
+ * modelled duration for unobserved nodes). GPU work is in launch order:
+ * by the start of the call that launched it (node order when unobserved). */
+typedef struct lsim_wi_training {
+    int known;                       /* some GPU node has a phase */
+    uint32_t iterations;             /* ProfilerStep annotations */
+    uint64_t kernels[LSIM_PHASE_N];  /* per lsim_phase */
+    int64_t kernel_ns[LSIM_PHASE_N];
+    uint64_t memops[LSIM_PHASE_N];   /* memcpy + memset */
+    int64_t memop_ns[LSIM_PHASE_N];
+    uint32_t passes;                 /* backward passes: runs of backward
+                                        work between forward / optimizer /
+                                        zero_grad / data-loader work */
+    uint64_t nbuckets;               /* all of them (listed: the first
+                                        LSIM_WI_MAX_BUCKETS) */
+    int64_t bucket_bytes;            /* their known bytes */
+    lsim_wi_bucket buckets[LSIM_WI_MAX_BUCKETS];
+    /* what could not be recovered */
+    uint64_t gpu_ops, gpu_unknown;   /* GPU nodes; of them without a phase */
+    uint64_t bwd_kernels, bwd_no_fwd; /* backward kernels; of them without
+                                         a forward op (fwd_seq -1) */
+    uint64_t fwd_seqs, fwd_undiff;   /* distinct forward Sequence numbers;
+                                        of them met by no backward work */
+} lsim_wi_training;
+
 /* What one GPU's graph shows about its place in the job. */
 typedef struct lsim_wi_ident {
     int32_t rank;              /* the graph's rank, else its index in the job */
@@ -123,7 +167,11 @@ typedef struct lsim_wi_ident {
      * pass, from the main thread. lsim_wi_layout_of tells them apart. */
     uint64_t world_ar_bwd, world_ar_other;
     lsim_wi_kernel_layers klayers; /* layer_source LSIM_WI_LAYERS_KERNELS */
+    lsim_wi_training training;  /* the training step's structure */
 } lsim_wi_ident;
+
+/* The "training" object of --identify's JSON for one GPU (no newline). */
+void lsim_wi_put_training(FILE *f, const lsim_wi_training *t);
 
 /* The "layers" members of --identify's JSON for kernel-structure layers
  * (after "source"): found, layers, micro-batches, roles per layer, the

@@ -73,6 +73,8 @@ int bld_new_node(bld_builder *b, uint8_t kind, uint32_t proc, uint32_t ev, lsim_
     g->corr[v] = x->corr;
     g->iter[v] = -1;
     g->coll[v] = x->coll;
+    g->phase[v] = LSIM_PHASE_UNKNOWN; /* GPU work: bld_phases */
+    g->fwd_seq[v] = -1;
     b->node_event[v] = ev;
     b->launch_of[v] = BLD_NONE;
     *id = (uint32_t)v;
@@ -195,11 +197,14 @@ static int alloc_event_maps(bld_builder *b)
 {
     size_t n = b->t->nev ? b->t->nev : 1;
     if (!(b->ev_node = malloc(n * sizeof *b->ev_node)) || !(b->ev_enter = malloc(n * sizeof *b->ev_enter)) ||
-        !(b->ev_rpc = malloc(n * sizeof *b->ev_rpc)))
+        !(b->ev_rpc = malloc(n * sizeof *b->ev_rpc)) || !(b->ev_phase = malloc(n * sizeof *b->ev_phase)) ||
+        !(b->ev_fseq = malloc(n * sizeof *b->ev_fseq)))
         return bld_oom(b);
     for (size_t i = 0; i < b->t->nev; i++) {
         b->ev_node[i] = b->ev_enter[i] = BLD_NONE;
         b->ev_rpc[i] = -1;
+        b->ev_phase[i] = LSIM_PHASE_UNKNOWN;
+        b->ev_fseq[i] = -1;
     }
     return 0;
 }
@@ -264,6 +269,9 @@ static void free_builder(bld_builder *b)
     free(b->ev_node);
     free(b->ev_enter);
     free(b->ev_rpc);
+    free(b->ev_phase);
+    free(b->ev_fseq);
+    free(b->proc_autograd);
     free(b->node_rpc);
     free(b->node_event);
     free(b->launch_of);
@@ -310,7 +318,7 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         goto cleanup;
     }
     if ((rc = init_graph(&b)) || (rc = alloc_event_maps(&b)) || (rc = build_procs(&b, &ev_proc)) ||
-        (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)))
+        (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)) || (rc = bld_phases(&b)))
         goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */
@@ -318,8 +326,12 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         free(b.ev_node);
         free(b.ev_enter);
         free(b.ev_rpc);
+        free(b.ev_phase);
+        free(b.ev_fseq);
         b.ev_node = b.ev_enter = NULL;
         b.ev_rpc = NULL;
+        b.ev_phase = NULL;
+        b.ev_fseq = NULL;
     }
     if ((rc = build_edges(&b)) || (rc = finish_graph(&b))) goto cleanup;
     *out = b.g;

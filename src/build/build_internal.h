@@ -2,7 +2,8 @@
  * helpers more than one step uses. The steps, in the order build.c runs
  * them (graph.h says what the graph means, ARCHITECTURE.md 3 why):
  *   build.c    processors, the driver, node and edge storage
- *   cpu.c      CPU nesting flattened per thread; iterations
+ *   cpu.c      CPU nesting flattened per thread; iterations; training
+ *              phases of GPU work from the ops around its launch
  *   gpu.c      GPU nodes in stream order, correlation, launches, collectives
  *   sync.c     blocking calls (end-edges), record/wait, cross-thread wake-ups
  *   latency.c  the launch-latency model; launch and stream-order edges
@@ -65,6 +66,13 @@ typedef struct bld_builder {
     uint32_t nstreams_alloc;
     int32_t *ev_rpc;   /* runtime events: enclosing record_param_comms' coll */
     int32_t *node_rpc; /* runtime call nodes: the same, by node */
+    /* training phases (cpu.c): per runtime event, the phase and forward
+     * Sequence number its enclosing ops give the GPU work it launches
+     * (5 bytes an event, while building); per CPU thread, 1 if it is an
+     * autograd thread (backward ops and no forward-side op) */
+    uint8_t *ev_phase;
+    int32_t *ev_fseq;
+    uint8_t *proc_autograd;
 } bld_builder;
 
 /* The one out-of-memory message of the build. */
@@ -111,6 +119,7 @@ lsim_ns bld_model_launch_delay(const bld_builder *b, uint32_t r);
 /* The steps (0 or a negative LSIM_E* code with b->err filled). */
 int bld_cpu(bld_builder *b, const uint32_t *ev_proc);
 int bld_iters(bld_builder *b);
+int bld_phases(bld_builder *b);
 int bld_gpu(bld_builder *b, const uint32_t *ev_proc);
 int bld_corr_maps(bld_builder *b);
 int bld_link_launches(bld_builder *b);

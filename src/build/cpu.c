@@ -1,7 +1,9 @@
 /* The CPU side of the build: each thread's nested ops flattened into
  * non-overlapping pieces (children poking 0.25 us out of a parent clamped,
  * adjacent pieces merged where nothing observable is lost, gaps kept as
- * edge delays), and CPU nodes placed in their ProfilerStep iteration. */
+ * edge delays), CPU nodes placed in their ProfilerStep iteration, and the
+ * training phase of GPU work read from the ops around its launch while the
+ * nesting is still known. */
 #include <ctype.h>
 
 #include "build_internal.h"
@@ -99,6 +101,109 @@ typedef struct cpu_stack {
     size_t n, cap;
 } cpu_stack;
 
+/* ------------------------------------------------------ training phases */
+
+/* What an enclosing op's or annotation's name says about the step. */
+enum { NM_NONE = 0, NM_OPTIMIZER, NM_ZERO_GRAD, NM_DATALOADER, NM_FORWARD, NM_EVALUATE };
+
+static int name_class(const char *s)
+{
+    static const char eval[] = "autograd::engine::evaluate_function";
+    if (!strncmp(s, "Optimizer.step#", 15)) return NM_OPTIMIZER;
+    if (!strncmp(s, "Optimizer.zero_grad#", 20)) return NM_ZERO_GRAD;
+    if (!strncmp(s, "enumerate(DataLoader)#", 22)) return NM_DATALOADER;
+    if (!strncmp(s, eval, sizeof eval - 1)) return NM_EVALUATE;
+    size_t n = strlen(s);
+    if (n > 8 && !strcmp(s + n - 8, ".forward")) return NM_FORWARD;
+    return NM_NONE;
+}
+
+/* The phase and forward Sequence number of the GPU work launched by the
+ * runtime call on top of the stack, from the events enclosing it (inner
+ * first). Why this order of rules: the optimizer, zero_grad and the data
+ * loader are named by annotations that may hold ops with Sequence numbers
+ * (autograd records one on every op it dispatches, no_grad or not), so an
+ * annotation decides first; a backward op (Fwd thread id > 0, or autograd's
+ * evaluate_function wrapper) or the autograd thread itself (DDP's bucket
+ * hooks run there outside any backward op) then decides backward; a
+ * forward-side op (a Sequence number with Fwd thread id 0 or none) or a
+ * "*.forward" annotation forward; anything else is "other". The Sequence
+ * number is the innermost one of the deciding side. */
+static void launch_phase(bld_builder *b, uint32_t proc, const cpu_stack *st, uint32_t ev)
+{
+    int ann = LSIM_PHASE_UNKNOWN, bwd = b->proc_autograd[proc] != 0, fwd = 0;
+    int64_t bseq = -1, fseq = -1;
+    for (size_t k = st->n - 1; k-- > 0;) {
+        uint32_t e = st->v[k].ev;
+        const lsim_event *enc = &b->t->ev[e];
+        if (enc->kind == LSIM_EV_RUNTIME) continue;
+        int c = name_class(lsim_strtab_get(b->g->strings, enc->name));
+        if (!ann && c == NM_OPTIMIZER) ann = LSIM_PHASE_OPTIMIZER;
+        if (!ann && c == NM_ZERO_GRAD) ann = LSIM_PHASE_ZERO_GRAD;
+        if (!ann && c == NM_DATALOADER) ann = LSIM_PHASE_DATALOADER;
+        if (c == NM_FORWARD) fwd = 1;
+        const lsim_autograd_op *ag = enc->kind == LSIM_EV_CPU_OP ? lsim_trace_autograd_of(b->t, e) : NULL;
+        if (c == NM_EVALUATE || (ag && ag->fwd_tid > 0)) {
+            bwd = 1;
+            if (bseq < 0 && ag) bseq = ag->seq;
+        } else if (ag) {
+            fwd = 1;
+            if (fseq < 0) fseq = ag->seq;
+        }
+    }
+    int64_t seq = -1;
+    uint8_t ph;
+    if (ann) ph = (uint8_t)ann;
+    else if (bwd) ph = LSIM_PHASE_BACKWARD, seq = bseq;
+    else if (fwd) ph = LSIM_PHASE_FORWARD, seq = fseq;
+    else ph = LSIM_PHASE_OTHER;
+    b->ev_phase[ev] = ph;
+    b->ev_fseq[ev] = seq < 0 ? -1 : (int32_t)(seq & 0x7fffffff); /* graph.h: modulo 2^31 */
+}
+
+/* Autograd threads: a CPU thread that runs backward ops and no
+ * forward-side op (with CPU tensors the backward runs on the calling
+ * thread, which then stays a forward thread). */
+static int autograd_threads(bld_builder *b, const uint32_t *ev_proc)
+{
+    const lsim_trace *t = b->t;
+    const lsim_graph *g = b->g;
+    static const char eval[] = "autograd::engine::evaluate_function";
+    uint8_t *fwd = calloc(g->nprocs ? g->nprocs : 1, 1);
+    if (!(b->proc_autograd = calloc(g->nprocs ? g->nprocs : 1, 1)) || !fwd) {
+        free(fwd);
+        return bld_oom(b);
+    }
+    for (size_t i = 0; i < t->nautograd; i++) {
+        uint32_t p = t->autograd[i].ev < t->nev ? ev_proc[t->autograd[i].ev] : BLD_NONE;
+        if (p == BLD_NONE) continue;
+        if (t->autograd[i].fwd_tid > 0) b->proc_autograd[p] = 1;
+        else fwd[p] = 1;
+    }
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].kind == LSIM_EV_CPU_OP && ev_proc[i] != BLD_NONE &&
+            !strncmp(lsim_strtab_get(g->strings, t->ev[i].name), eval, sizeof eval - 1))
+            b->proc_autograd[ev_proc[i]] = 1;
+    for (uint32_t p = 0; p < g->nprocs; p++)
+        if (fwd[p]) b->proc_autograd[p] = 0;
+    free(fwd);
+    return 0;
+}
+
+int bld_phases(bld_builder *b)
+{
+    lsim_graph *g = b->g;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!g->procs[g->proc[v]].is_gpu || g->corr[v] < 0) continue;
+        uint32_t r = bld_map_get(b->ckeys, b->cvals, b->cslots, g->corr[v]);
+        if (r == BLD_NONE) continue; /* pre-window: unknown */
+        uint32_t ev = b->node_event[r];
+        g->phase[v] = b->ev_phase[ev];
+        g->fwd_seq[v] = b->ev_fseq[ev];
+    }
+    return 0;
+}
+
 /* One thread: a stack walk over its events in thread order. The stack holds
  * the open (enclosing) events; only its depth is ever allocated. */
 static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
@@ -128,6 +233,7 @@ static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, si
         }
         st->v[st->n++] = it;
         fs.cursor = it.ts;
+        if (x->kind == LSIM_EV_RUNTIME) launch_phase(b, proc, st, it.ev);
         if (x->kind == LSIM_EV_RUNTIME)
             for (size_t k = st->n - 1; k-- > 0;) {
                 const lsim_event *enc = &b->t->ev[st->v[k].ev];
@@ -171,6 +277,7 @@ int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
         if (p == BLD_NONE || g->procs[p].is_gpu) continue;
         idx[count[p]++] = (uint32_t)i;
     }
+    if ((rc = autograd_threads(b, ev_proc))) goto cleanup;
     /* count[p] is now the end of p's range; walk ranges */
     g_sort_events = t->ev;
     size_t begin = 0;

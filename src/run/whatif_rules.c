@@ -398,7 +398,9 @@ void lsim_wi_put_identify(FILE *f, const lsim_wi_ident *ids, size_t n, const lsi
             lsim_wi_coords(L, (int32_t)i, &t, &d, &p);
             fprintf(f, "%s{\"rank\":%d,\"tp\":%d,\"dp\":%d,\"pp\":%d,\"collectives\":{", i ? "," : "", ids[i].rank, t, d, p);
             put_gclasses(f, ids[i].colls);
-            fprintf(f, "},\"layers\":[%d,%d]}", ids[i].layer_lo, ids[i].layer_hi);
+            fprintf(f, "},\"layers\":[%d,%d],\"training\":", ids[i].layer_lo, ids[i].layer_hi);
+            lsim_wi_put_training(f, &ids[i].training);
+            fputc('}', f);
         }
         fputc(']', f);
     }

@@ -114,6 +114,11 @@ int lsim_gb_node2(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t
     g->release[v] = INT64_MIN;
     g->corr[v] = -1;
     g->coll[v] = -1;
+    /* GPU work's training phase from its tag ("L3.mb0.bwd.fc1_gemm"); no
+     * autograd Sequence numbers in a synthesized graph */
+    g->phase[v] = kind == LSIM_N_KERNEL || kind == LSIM_N_MEMCPY || kind == LSIM_N_MEMSET ? (uint8_t)lsim_phase_of_tag(buf)
+                                                                                          : (uint8_t)LSIM_PHASE_UNKNOWN;
+    g->fwd_seq[v] = -1;
     b->procs[proc].nnodes++;
     g->n++;
     *id = v;

@@ -2,6 +2,8 @@
  * coordinates, the job's layout, and the layers of synthesized graphs. */
 #include "wi_internal.h"
 
+#include "lumosim/metrics.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,183 @@ static uint32_t launcher(const lsim_graph *g, size_t v)
     return UINT32_MAX;
 }
 
+/* ------------------------------------------------------- training step */
+
+typedef struct tr_item {
+    lsim_ns key; /* launch order */
+    uint32_t v;
+} tr_item;
+
+static int cmp_tr_item(const void *a, const void *b)
+{
+    const tr_item *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+static int cmp_i32v(const void *a, const void *b) { return cmp_i32(a, b); }
+
+static lsim_ns traced_ns(const lsim_graph *g, size_t v)
+{
+    return g->obs_start[v] != LSIM_OBS_NONE && g->obs_end[v] != LSIM_OBS_NONE ? g->obs_end[v] - g->obs_start[v]
+                                                                              : g->dur[v];
+}
+
+static size_t uniq_i32(int32_t *a, size_t n)
+{
+    qsort(a, n, sizeof *a, cmp_i32v);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || a[u - 1] != a[i]) a[u++] = a[i];
+    return u;
+}
+
+/* The training step from the phase and fwd_seq columns: time and counts
+ * per phase, then, in launch order, the backward passes and the gradient
+ * buckets in them (DP / world all-reduces launched during backward), then
+ * what is missing: GPU work without a phase, backward kernels without a
+ * forward op, forward Sequence numbers no backward work carries. Why
+ * launch order and not GPU order: a bucket's place in the backward pass is
+ * where autograd's hook fired on the CPU; on the GPU it only waits. */
+static int identify_training(const lsim_graph *g, lsim_wi_training *T)
+{
+    memset(T, 0, sizeof *T);
+    T->iterations = g->niters;
+    tr_item *it = NULL;
+    int32_t *fs = NULL, *bs = NULL;
+    size_t ni = 0, nf = 0, nb = 0;
+    int rc = 0;
+    if (!(it = malloc((g->n ? g->n : 1) * sizeof *it)) || !(fs = malloc((g->n ? g->n : 1) * sizeof *fs)) ||
+        !(bs = malloc((g->n ? g->n : 1) * sizeof *bs))) {
+        rc = LSIM_ENOMEM;
+        goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++) {
+        uint8_t k = g->kind[v];
+        if (k != LSIM_N_KERNEL && k != LSIM_N_MEMCPY && k != LSIM_N_MEMSET) continue;
+        T->gpu_ops++;
+        unsigned ph = g->phase[v] < LSIM_PHASE_N ? g->phase[v] : LSIM_PHASE_UNKNOWN;
+        lsim_ns d = traced_ns(g, v);
+        if (k == LSIM_N_KERNEL) T->kernels[ph]++, T->kernel_ns[ph] += d;
+        else T->memops[ph]++, T->memop_ns[ph] += d;
+        if (ph == LSIM_PHASE_UNKNOWN) {
+            T->gpu_unknown++;
+            continue;
+        }
+        T->known = 1;
+        if (ph == LSIM_PHASE_BACKWARD && k == LSIM_N_KERNEL) {
+            T->bwd_kernels++;
+            if (g->fwd_seq[v] < 0) T->bwd_no_fwd++;
+        }
+        if (g->fwd_seq[v] >= 0 && ph == LSIM_PHASE_FORWARD) fs[nf++] = g->fwd_seq[v];
+        if (g->fwd_seq[v] >= 0 && ph == LSIM_PHASE_BACKWARD) bs[nb++] = g->fwd_seq[v];
+        uint32_t u = UINT32_MAX;
+        for (uint64_t e = g->in_off[v]; e < g->in_off[v + 1]; e++)
+            if ((g->in_class[e] & ~LSIM_EDGE_END) == LSIM_E_LAUNCH) {
+                u = g->in_src[e];
+                break;
+            }
+        lsim_ns key = u != UINT32_MAX && g->obs_start[u] != LSIM_OBS_NONE ? g->obs_start[u] : (lsim_ns)v;
+        it[ni++] = (tr_item){key, (uint32_t)v};
+    }
+    nf = uniq_i32(fs, nf);
+    nb = uniq_i32(bs, nb);
+    T->fwd_seqs = nf;
+    for (size_t i = 0, j = 0; i < nf; i++) {
+        while (j < nb && bs[j] < fs[i]) j++;
+        if (j >= nb || bs[j] != fs[i]) T->fwd_undiff++;
+    }
+    qsort(it, ni, sizeof *it, cmp_tr_item);
+    int in_pass = 0;
+    lsim_ns before = 0;
+    uint32_t kbefore = 0;
+    int32_t recent[LSIM_WI_BUCKET_SEQS];
+    size_t first_listed = 0; /* buckets of the open pass start here */
+    for (size_t i = 0; i <= ni; i++) {
+        uint32_t v = i < ni ? it[i].v : UINT32_MAX;
+        unsigned ph = i < ni ? g->phase[v] : LSIM_PHASE_UNKNOWN;
+        int ends = i == ni || ph == LSIM_PHASE_FORWARD || ph == LSIM_PHASE_OPTIMIZER || ph == LSIM_PHASE_ZERO_GRAD ||
+                   ph == LSIM_PHASE_DATALOADER;
+        if (in_pass && ends) {
+            size_t top = T->nbuckets < LSIM_WI_MAX_BUCKETS ? (size_t)T->nbuckets : LSIM_WI_MAX_BUCKETS;
+            for (size_t b = first_listed; b < top; b++) T->buckets[b].pass_ns = before;
+            in_pass = 0;
+        }
+        if (i == ni || ph != LSIM_PHASE_BACKWARD) continue;
+        if (!in_pass) {
+            in_pass = 1;
+            T->passes++;
+            before = 0;
+            kbefore = 0;
+            for (int r = 0; r < LSIM_WI_BUCKET_SEQS; r++) recent[r] = -1;
+            first_listed = T->nbuckets < LSIM_WI_MAX_BUCKETS ? (size_t)T->nbuckets : LSIM_WI_MAX_BUCKETS;
+        }
+        int32_t c = g->coll[v];
+        if (g->kind[v] == LSIM_N_KERNEL && c >= 0 && (size_t)c < g->ncoll) {
+            lsim_wi_gclass cl = lsim_wi_coll_class(g, (size_t)c);
+            if (g->colls[c].kind == LSIM_COLL_ALLREDUCE && (cl == LSIM_WI_DP || cl == LSIM_WI_WORLD)) {
+                if (T->nbuckets < LSIM_WI_MAX_BUCKETS) {
+                    lsim_wi_bucket *B = &T->buckets[T->nbuckets];
+                    B->bytes = g->colls[c].bytes;
+                    B->bwd_ns_before = before;
+                    B->bwd_kernels_before = kbefore;
+                    B->pass = (int32_t)T->passes - 1;
+                    memcpy(B->seqs, recent, sizeof recent);
+                }
+                T->nbuckets++;
+                if (g->colls[c].bytes > 0) T->bucket_bytes += g->colls[c].bytes;
+            }
+            continue;
+        }
+        if (g->kind[v] != LSIM_N_KERNEL || (g->flags[v] & LSIM_NF_COLL)) continue;
+        before += traced_ns(g, v);
+        kbefore++;
+        int32_t q = g->fwd_seq[v];
+        if (q >= 0 && q != recent[0]) {
+            int r = 0; /* move q to the front, keeping the others in order */
+            while (r < LSIM_WI_BUCKET_SEQS - 1 && recent[r] != q) r++;
+            for (; r > 0; r--) recent[r] = recent[r - 1];
+            recent[0] = q;
+        }
+    }
+cleanup:
+    free(it);
+    free(fs);
+    free(bs);
+    return rc;
+}
+
+void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
+{
+    fprintf(f, "{\"phases_known\":%s,\"iterations\":%u,\"phases\":{", T->known ? "true" : "false", T->iterations);
+    for (int p = 0; p < LSIM_PHASE_N; p++)
+        fprintf(f, "%s\"%s\":{\"kernels\":%llu,\"kernel_ns\":%lld,\"memops\":%llu,\"memop_ns\":%lld}", p ? "," : "",
+                lsim_phase_name((lsim_phase)p), (unsigned long long)T->kernels[p], (long long)T->kernel_ns[p],
+                (unsigned long long)T->memops[p], (long long)T->memop_ns[p]);
+    fprintf(f, "},\"optimizer_ns\":%lld,\"backward_passes\":%u,\"ddp_buckets\":{\"count\":%llu,\"bytes\":%lld,\"listed\":[",
+            (long long)(T->kernel_ns[LSIM_PHASE_OPTIMIZER] + T->memop_ns[LSIM_PHASE_OPTIMIZER]), T->passes,
+            (unsigned long long)T->nbuckets, (long long)T->bucket_bytes);
+    size_t nl = T->nbuckets < LSIM_WI_MAX_BUCKETS ? (size_t)T->nbuckets : LSIM_WI_MAX_BUCKETS;
+    for (size_t b = 0; b < nl; b++) {
+        const lsim_wi_bucket *B = &T->buckets[b];
+        fprintf(f,
+                "%s{\"pass\":%d,\"bytes\":%lld,\"backward_ns_before\":%lld,\"backward_kernels_before\":%u,"
+                "\"position\":%.4f,\"after_seqs\":[",
+                b ? "," : "", B->pass, (long long)B->bytes, (long long)B->bwd_ns_before, B->bwd_kernels_before,
+                B->pass_ns > 0 ? (double)B->bwd_ns_before / (double)B->pass_ns : 0.0);
+        for (int r = 0, k = 0; r < LSIM_WI_BUCKET_SEQS; r++)
+            if (B->seqs[r] >= 0) fprintf(f, "%s%d", k++ ? "," : "", B->seqs[r]);
+        fputs("]}", f);
+    }
+    fprintf(f,
+            "]},\"unrecovered\":["
+            "{\"what\":\"GPU work without a phase (no launch in the trace, or a store without phases)\",\"count\":%llu,\"of\":%llu},"
+            "{\"what\":\"backward kernels without a forward op\",\"count\":%llu,\"of\":%llu},"
+            "{\"what\":\"forward ops never differentiated\",\"count\":%llu,\"of\":%llu}]}",
+            (unsigned long long)T->gpu_unknown, (unsigned long long)T->gpu_ops, (unsigned long long)T->bwd_no_fwd,
+            (unsigned long long)T->bwd_kernels, (unsigned long long)T->fwd_undiff, (unsigned long long)T->fwd_seqs);
+}
+
 int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -117,6 +296,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
     int rc = 0;
     if (!(bwd = calloc(g->nprocs ? g->nprocs : 1, 1))) goto nomem;
     backward_threads(g, bwd);
+    if (identify_training(g, &out->training)) goto nomem;
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
         const lsim_coll_info *ci = &g->colls[g->coll[v]];

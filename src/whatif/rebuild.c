@@ -298,6 +298,8 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
             if (o->release[x] != INT64_MIN) o->releases++;
             o->corr[x] = g->corr[v] < 0 || !c ? g->corr[v] : g->corr[v] + ((int64_t)c << 40);
             o->iter[x] = g->iter[v];
+            o->phase[x] = g->phase[v]; /* a copy keeps its training phase and forward op */
+            o->fwd_seq[x] = g->fwd_seq[v];
             o->coll[x] = -1;
             if (g->coll[v] >= 0) {
                 o->colls[ci] = g->colls[g->coll[v]];
