@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "lumosim/alloc.h" /* allocations through the seam: tests/unit/test_oom.c */
 
 /* ----------------------------------------------------------- name tables */
 
@@ -64,7 +65,7 @@ int lsim_graph_resize_nodes(lsim_graph *g, size_t cap, lsim_err *err)
     size_t c = cap ? cap : 1;
 #define RESIZE_(field, type)                                                                 \
     {                                                                                        \
-        type *p_ = c <= SIZE_MAX / sizeof(type) ? realloc(g->field, c * sizeof(type)) : NULL; \
+        type *p_ = c <= SIZE_MAX / sizeof(type) ? lsim_realloc(g->field, c * sizeof(type)) : NULL; \
         if (!p_) goto nomem;                                                                 \
         g->field = p_;                                                                       \
     }
@@ -106,14 +107,14 @@ int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_ou
         if (e[i].src >= n || e[i].dst >= n)
             return lsim_err_set(err, LSIM_EINTERNAL, "%s: edge %llu names a node past %zu", g->source ? g->source : "graph",
                                 (unsigned long long)i, n);
-    uint64_t *in_off = calloc(n + 1, sizeof *in_off), *out_off = calloc(n + 1, sizeof *out_off);
-    uint64_t *fill = calloc(n + 1, sizeof *fill);
+    uint64_t *in_off = lsim_calloc(n + 1, sizeof *in_off), *out_off = lsim_calloc(n + 1, sizeof *out_off);
+    uint64_t *fill = lsim_calloc(n + 1, sizeof *fill);
     uint32_t *in_src = NULL, *out_dst = NULL;
     lsim_ns *in_delay = NULL;
     uint8_t *in_class = NULL;
-    if (ne > SIZE_MAX / sizeof *in_delay || !in_off || !out_off || !fill || !(in_src = malloc(e1 * sizeof *in_src)) ||
-        !(in_delay = malloc(e1 * sizeof *in_delay)) || !(in_class = malloc(e1 * sizeof *in_class)) ||
-        !(out_dst = malloc(e1 * sizeof *out_dst))) {
+    if (ne > SIZE_MAX / sizeof *in_delay || !in_off || !out_off || !fill || !(in_src = lsim_malloc(e1 * sizeof *in_src)) ||
+        !(in_delay = lsim_malloc(e1 * sizeof *in_delay)) || !(in_class = lsim_malloc(e1 * sizeof *in_class)) ||
+        !(out_dst = lsim_malloc(e1 * sizeof *out_dst))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
         goto cleanup;
     }
@@ -168,7 +169,7 @@ void lsim_graph_count_edges(lsim_graph *g)
 /* The incoming CSR of g as an edge list, in CSR order (caller frees). */
 static lsim_edge *edge_list(const lsim_graph *g)
 {
-    lsim_edge *e = malloc((g->nedges ? g->nedges : 1) * sizeof *e);
+    lsim_edge *e = lsim_malloc((g->nedges ? g->nedges : 1) * sizeof *e);
     if (!e) return NULL;
     for (size_t v = 0; v < g->n; v++)
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
@@ -181,7 +182,7 @@ static lsim_edge *edge_list(const lsim_graph *g)
 int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
 {
     *out = NULL;
-    lsim_graph *c = calloc(1, sizeof *c);
+    lsim_graph *c = lsim_calloc(1, sizeof *c);
     if (!c) goto nomem;
     *c = *g; /* scalars and statistics; every pointer is replaced below */
     c->source = NULL;
@@ -200,7 +201,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
 #define DUP(field, count)                                                      \
     do {                                                                       \
         size_t n_ = (count) ? (count) : 1;                                     \
-        if (!(c->field = malloc(n_ * sizeof *g->field))) goto nomem;           \
+        if (!(c->field = lsim_malloc(n_ * sizeof *g->field))) goto nomem;           \
         if (count) memcpy(c->field, g->field, (count) * sizeof *g->field);     \
     } while (0)
     DUP(in_off, g->n + 1);

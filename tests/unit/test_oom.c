@@ -260,12 +260,51 @@ static void critical(lsim_graph *const *g)
     lsim_engine_free(e);
 }
 
+/* lsim_graph_clone and lsim_graph_ablate: a failure leaves no half graph
+ * behind, and the graph being ablated unchanged (it used to be left with
+ * its CSR half rebuilt). */
+static void graph_ops(lsim_graph *const *g)
+{
+    lsim_err err;
+    uint64_t sum0 = graph_sum(g[0]), e0 = g[0]->nedges;
+    for (long n = 0;; n++) {
+        lsim_graph *c = (lsim_graph *)&err; /* must be cleared */
+        lsim_alloc_fail_after(n);
+        int rc = lsim_graph_clone(g[0], &c, &err);
+        int more = judge("lsim_graph_clone", n, rc, &err);
+        CHECK(more ? c == NULL : c != NULL);
+        CHECK_I64(graph_sum(g[0]), sum0);
+        if (!more) {
+            CHECK_I64(graph_sum(c), sum0);
+            lsim_graph_free(c);
+            break;
+        }
+    }
+    for (long n = 0;; n++) {
+        lsim_graph *c = NULL;
+        CHECK_I64(lsim_graph_clone(g[0], &c, &err), 0);
+        if (!c) break;
+        lsim_alloc_fail_after(n);
+        int rc = lsim_graph_ablate(c, 1u << LSIM_E_EVENT, 1, &err);
+        int more = judge("lsim_graph_ablate", n, rc, &err);
+        if (more) {
+            CHECK_I64(graph_sum(c), sum0); /* unchanged */
+            CHECK_I64(c->nedges, e0);
+        } else {
+            CHECK_I64(c->nedges, e0 - 1); /* the k -> x event edge */
+        }
+        lsim_graph_free(c);
+        if (!more) break;
+    }
+}
+
 int main(void)
 {
     lsim_graph *g[2] = {gpu(0), gpu(1)};
     CHECK(g[0] && g[1]);
     if (g[0] && g[1]) {
         engines(g);
+        graph_ops(g);
         job_setup(g);
         job_run(g);
         critical(g);
