@@ -164,6 +164,16 @@ def node_table(r, group, ext, gpu):
     cg[has_coll] = cgroup[coll[has_coll]]
     df["coll_group_size"] = cg
     df["in_edges"] = np.diff(np.append(in_off, ec)) if nc else np.array([], dtype=np.int64)
+    # the training phase and forward op (optional columns: absent in stores
+    # written before them, which read as unknown / -1, as the C reader does)
+    if r.has("%s/nodes/phase" % group):
+        ph = ncol("phase").astype(np.int64)
+        _check_range(r, group + "/nodes/phase", gpu, ph, 0, len(_schema.PHASES), "phase")
+    else:
+        ph = np.zeros(nc, dtype=np.int64)
+    df["phase"] = pd.Categorical.from_codes(ph, categories=list(_schema.PHASES))
+    df["fwd_seq"] = (ncol("fwd_seq").astype(np.int64) if r.has("%s/nodes/fwd_seq" % group)
+                     else np.full(nc, _schema.NO_FWD_SEQ, dtype=np.int64))
     return df
 
 

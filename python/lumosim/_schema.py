@@ -19,6 +19,12 @@ KIND_RESULTS = "lumosim-results"
 NODE_KINDS = ("cpu", "runtime", "kernel", "memcpy", "memset")
 GPU_NODE_KINDS = ("kernel", "memcpy", "memset")
 
+# /nodes/phase (optional: stores written before it lack it, read as
+# "unknown") -- enum lsim_phase, include/lumosim/graph.h (LSIM_PHASES).
+PHASES = ("unknown", "forward", "backward", "optimizer", "zero_grad", "dataloader", "other")
+# /nodes/fwd_seq (optional): autograd Sequence number of the forward op, -1 none.
+NO_FWD_SEQ = -1
+
 # /edges/in_class & 0x7f and the columns of the "x 7" datasets --
 # enum lsim_edge_class, include/lumosim/graph.h (LSIM_E_*).
 EDGE_CLASSES = ("cpu_thread", "cpu_cross_thread", "launch", "sync", "stream", "event", "hidden")

@@ -222,6 +222,25 @@ class StoreTests(unittest.TestCase):
         self.assertEqual(len(coll), doc["kernels"])
         self.assertEqual(coll["coll_kind"].astype(str).value_counts().to_dict(), doc["by_kind"])
 
+    def test_training_phases(self):
+        # the hand-written training step (tests/data/training_step.json):
+        # GPU ops per phase as the package reads the phase column agree with
+        # whatif --identify's training object (kernels + memops per phase)
+        fx = os.path.join(SOURCE, "tests", "data", "training_step.json")
+        store = os.path.join(TMP, "training.h5")
+        run("build", fx, "-o", store)
+        ident = json.loads(run("whatif", store, "--identify").stdout)
+        want = {k: v["kernels"] + v["memops"] for k, v in ident["ranks"][0]["training"]["phases"].items()}
+        nodes = lumosim.load(store, nodes=True, gpu=0).nodes
+        gpu = nodes[nodes["kind"].isin(["kernel", "memcpy", "memset"])]
+        got = gpu["phase"].astype(str).value_counts().to_dict()
+        self.assertEqual({k: got.get(k, 0) for k in want}, want)
+        self.assertTrue(set(nodes["phase"].cat.categories) >= set(want))
+        # a store written before the columns: all unknown, no forward op
+        old = lumosim.load(os.path.join(SOURCE, "tests", "data", "training_step_oldstore.h5"), nodes=True, gpu=0).nodes
+        self.assertEqual(set(old["phase"].astype(str)), {"unknown"})
+        self.assertEqual(set(old["fwd_seq"]), {-1})
+
     def test_gpu_out_of_range(self):
         st = lumosim.load(F["synth"])
         with self.assertRaises(IndexError):
