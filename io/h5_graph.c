@@ -857,8 +857,8 @@ out:
 
 /* MPI reads of GPU rows: independent transfers when every rank's GPUs form
  * a few runs of consecutive GPUs (each rank then reads and inflates only
- * the chunks its rows lie in: on 1,024 synthesized GPUs at K = 2, load
- * 3.2 s -> 2.4 s against 4.3 s at K = 1), collective ones when some rank's
+ * the chunks its rows lie in: faster, docs/performance.md "Figures behind
+ * design choices"), collective ones when some rank's
  * rows are scattered (round-robin: collective buffering reads each chunk
  * once). Every rank must use the same mode, hence the allreduce. */
 static int read_transfers(sctx *c, size_t count, const size_t *list)

@@ -18,8 +18,9 @@
 
 #include <zlib.h>
 
-#define DEFLATE_DEFAULT 1 /* inflate speed dominates loading: level 1 reads
-                             ~1.5x faster than 4 for ~10 % more bytes */
+#define DEFLATE_DEFAULT 1 /* inflate speed dominates loading, so the fastest
+                             level wins (docs/performance.md, "Figures behind
+                             design choices") */
 
 /* ------------------------------------------------------------ context */
 
