@@ -44,6 +44,10 @@ const char *const LSIM_USAGE_SIM =
     "options:\n"
     "  --json, --critical-path, --trace-out F, --drop-edges C, --bin-ms N, --stats\n"
     "                   as for replay\n"
+    "  --csv F          write one CSV row per GPU x iteration and per GPU window\n"
+    "                   (docs/csv.md; - : standard output, instead of the\n"
+    "                   report); under mpirun written by rank 0 alone, the\n"
+    "                   same bytes as the serial run's\n"
     "  -o RESULT.h5     write the result archive\n"
     "  --run NAME       run name in the archive (default sim)\n"
     "  --replace        replace a run of that name\n"
@@ -170,6 +174,16 @@ static int path_arg(const char *a, int *only_paths)
 
 /* ------------------------------------------------------------ replay, report */
 
+/* --csv to standard output takes the report's place there: with --json
+ * both would be one stream. -1 (printed) when both are asked for. */
+static int csv_stdout_clash(const lsim_cli_opts *o)
+{
+    if (!o->json || !lsim_cli_csv_is_stdout(o->csv_out)) return 0;
+    lsim_cli_usage_error("--csv %s and --json would both write to standard output: give --csv a file name",
+                         o->csv_out);
+    return -1;
+}
+
 /* replay/report: paths and the shared options. */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
 {
@@ -206,6 +220,7 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
         lsim_cli_usage_error("at least one trace file or directory is needed (see --help)");
         return -1;
     }
+    if (csv_stdout_clash(o)) return -1;
     return nargs;
 }
 
@@ -338,6 +353,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
                              s->replace ? "--replace" : "--run");
         return -1;
     }
+    if (csv_stdout_clash(&s->o)) return -1;
     return 1;
 }
 

@@ -31,6 +31,10 @@ typedef struct lsim_cli_opts {
     int json, stats;
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
+    const char *csv_out;     /* --csv PATH or NULL: one row per rank x iteration
+                                and per rank window (docs/csv.md); "-" or
+                                /dev/stdout: standard output, instead of the
+                                report */
     const char *store_out;   /* build -o PATH: its free space is checked with the inputs */
     const char *run_name;    /* --run NAME (report from a result archive) */
     lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
@@ -48,7 +52,7 @@ void lsim_cli_opts_default(lsim_cli_opts *o);
 typedef struct lsim_cli_progress {
     int on, stats;
     double t0;                 /* the current file's reading started */
-    lsim_run_output outs[3];   /* --trace-out, --html, build -o */
+    lsim_run_output outs[4];   /* --trace-out, --html, build -o, --csv */
 } lsim_cli_progress;
 /* The run layer's options for o: o->run with the CLI's callback (context
  * p) and outputs. */
@@ -73,7 +77,7 @@ int lsim_cli_whatif(int argc, char **argv);
 /* lumosim calibrate: fit a GPU spec (and a topology) to traces and
  * nccl-tests output (calibrate_cmd.c). */
 int lsim_cli_calibrate(int argc, char **argv);
-int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out);
+int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out);
 
 /* Write the predicted trace if o->trace_out is set. */
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *run, lsim_err *err);
@@ -88,6 +92,19 @@ extern int lsim_cli_force;
 
 /* Write a text file atomically through a callback (temporary name, rename). */
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);
+
+/* --csv: PATH names standard output ("-" or /dev/stdout): the CSV is then
+ * written there and the report (table or JSON) is not printed. */
+int lsim_cli_csv_is_stdout(const char *path);
+/* The file an output check sees for --csv: NULL for standard output. */
+const char *lsim_cli_csv_checked(const lsim_cli_opts *o);
+/* An output named by the user: standard output (lsim_cli_csv_is_stdout)
+ * written and flushed through writer, any other path written atomically
+ * (lsim_cli_write_atomic). */
+int lsim_cli_write_output(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx,
+                          lsim_err *err);
+/* The CSV of items[0..n) (GPUs 0..n-1) to o->csv_out, if set. */
+int lsim_cli_write_csv(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err);
 
 /* The command's outcome is decided and reported (its error line printed, or
  * success): a SIGTERM from here on -- mpirun ending the ranks still in

@@ -78,6 +78,9 @@ static const char *USAGE_REPLAY =
     "files in name order (PyTorch execution traces, *.et.json*, are skipped).\n"
     "\n"
     "options:\n" COMMON_OPTS "  --json           print the JSON document (docs/report-json.md)\n"
+    "  --csv F          write one CSV row per rank x iteration and per rank\n"
+    "                   window: times, errors, breakdowns (docs/csv.md);\n"
+    "                   - : standard output, instead of the table\n"
     "  -h, --help       this help\n"
     "\n"
     "Not under mpirun (refused: it would run once per rank); for a parallel run:\n"
@@ -94,6 +97,8 @@ static const char *USAGE_REPORT =
     "(docs/report-html.md).\n"
     "\n"
     "options:\n" COMMON_OPTS "  --html OUT.html  where to write the page (required)\n"
+    "  --csv F          also write the CSV of the results (as for replay;\n"
+    "                   docs/csv.md)\n"
     "  --run NAME       the run of a result archive (default: its only run)\n"
     "  -h, --help       this help\n"
     "\n"
@@ -148,15 +153,17 @@ static int cmd_simulate(int argc, char **argv, int html)
     }
     {
         lsim_err cerr = {0};
-        lsim_io_file outs[2] = {{o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE}, {o.html_out, "--html", 1, LSIM_OUT_TEXT}};
-        if (lsim_cli_check_io(args, nargs, outs, 2, &cerr)) {
+        lsim_io_file outs[3] = {{o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE},
+                                {o.html_out, "--html", 1, LSIM_OUT_TEXT},
+                                {lsim_cli_csv_checked(&o), "--csv", 1, LSIM_OUT_TEXT}};
+        if (lsim_cli_check_io(args, nargs, outs, 3, &cerr)) {
             fprintf(stderr, "lumosim: error: %s\n", cerr.msg);
             free(args);
             return 1;
         }
     }
     if (html && nargs == 1 && lsim_store_probe(args[0]) == LSIM_STORE_RESULTS) {
-        int st = lsim_cli_report_results(args[0], o.run_name, o.html_out);
+        int st = lsim_cli_report_results(args[0], o.run_name, o.html_out, o.csv_out);
         free(args);
         return st;
     }
@@ -169,12 +176,13 @@ static int cmd_simulate(int argc, char **argv, int html)
     lsim_err err = {0};
     lsim_run run = {0};
     if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
-        (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err))) {
+        (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err)) ||
+        lsim_cli_write_csv(&o, run.items, run.n, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;
         goto cleanup;
     }
-    if (!html) {
+    if (!html && !lsim_cli_csv_is_stdout(o.csv_out)) { /* --csv -: the CSV is the report */
         if (o.json) {
             if (lsim_report_json(stdout, run.items, run.n, &err)) {
                 fprintf(stderr, "lumosim: error: %s\n", err.msg);

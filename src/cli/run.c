@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lumosim/csv.h"
 #include "lumosim/output.h"
 
 void lsim_cli_opts_default(lsim_cli_opts *o)
@@ -97,7 +98,7 @@ static int parse_drop(lsim_cli_opts *o, const char *list)
 int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 {
     static const char *const NAMES[] = {"--json",    "--independent", "--replicate-from", "--stats",     "--critical-path",
-                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out"};
+                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out", "--csv"};
     const char *a = argv[*i], *v;
     size_t k = 0;
     /* the flags (all but --replicate-from among the first five) match
@@ -144,6 +145,12 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
     }
     case 7:
         if (!(v = lsim_cli_value(argc, argv, i, "edge classes")) || parse_drop(o, v)) return -1;
+        break;
+    case 9:
+        /* "-" alone is a value here: standard output */
+        if (!strcmp(a, "--csv") && *i + 1 < argc && !strcmp(argv[*i + 1], "-")) v = argv[++*i];
+        else if (!(v = lsim_cli_value(argc, argv, i, "a file name (- for standard output)"))) return -1;
+        o->csv_out = v;
         break;
     default:
         if (!(v = lsim_cli_value(argc, argv, i, "a file name"))) return -1;
@@ -227,9 +234,10 @@ void lsim_cli_run_opts(const lsim_cli_opts *o, lsim_cli_progress *p, lsim_run_op
     p->outs[0] = (lsim_run_output){o->trace_out, 10};
     p->outs[1] = (lsim_run_output){o->html_out, 100};
     p->outs[2] = (lsim_run_output){o->store_out, 25};
+    p->outs[3] = (lsim_run_output){lsim_cli_csv_checked(o), 1000};
     *ro = o->run;
     ro->outputs = p->outs;
-    ro->noutputs = 3;
+    ro->noutputs = 4;
     ro->on_event = on_event;
     ro->ctx = p;
 }
@@ -298,4 +306,44 @@ int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, ls
     if (rc) lsim_out_abort(o);
     else rc = lsim_out_commit(o, err);
     return rc;
+}
+
+/* ----------------------------------------------------------- --csv */
+
+int lsim_cli_csv_is_stdout(const char *path) { return path && (!strcmp(path, "-") || !strcmp(path, "/dev/stdout")); }
+
+const char *lsim_cli_csv_checked(const lsim_cli_opts *o)
+{
+    return lsim_cli_csv_is_stdout(o->csv_out) ? NULL : o->csv_out;
+}
+
+int lsim_cli_write_output(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx,
+                          lsim_err *err)
+{
+    if (!lsim_cli_csv_is_stdout(path)) return lsim_cli_write_atomic(path, writer, ctx, err);
+    /* not through /dev/stdout's name: with stdout redirected to a file it
+     * is a link to that file, which an atomic write would replace under
+     * the shell's descriptor */
+    int rc = writer(stdout, ctx, err);
+    if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the CSV to standard output: %s", strerror(errno));
+    return rc;
+}
+
+typedef struct csv_ctx {
+    const lsim_replay_item *items;
+    size_t n;
+} csv_ctx;
+
+static int write_csv_items(FILE *f, void *vctx, lsim_err *err)
+{
+    const csv_ctx *c = vctx;
+    return lsim_csv_write(f, c->items, c->n, err);
+}
+
+int lsim_cli_write_csv(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
+{
+    if (!o->csv_out) return 0;
+    csv_ctx c = {items, n};
+    return lsim_cli_write_output(o->csv_out, write_csv_items, &c, err);
 }

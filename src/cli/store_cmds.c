@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "cli.h"
+#include "lumosim/csv.h"
 #include "lumosim/output.h"
 #include "lumosim/input.h"
 #include "lumosim/memlimit.h"
@@ -175,6 +176,7 @@ done:
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
     int rc = 0;
+    if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
     if (o->json) rc = lsim_report_json(stdout, items, n, err);
     else lsim_report_table(stdout, items, n);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
@@ -187,7 +189,24 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
  * reading every GPU's graphs and results back on rank 0 took longer than the
  * simulation at K = 2 and needed memory for the whole job on one rank.
  * Collective over MPI_COMM_WORLD; rc on every rank (a print error: rank 0's). */
-static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus, size_t total,
+typedef struct csv_parts {
+    char *const *objs;
+    size_t n;
+} csv_parts;
+
+/* The CSV from each GPU's rows (lsim_csv_item_text), in GPU order. */
+static int write_csv_parts(FILE *f, void *ctx, lsim_err *err)
+{
+    const csv_parts *c = ctx;
+    int rc = lsim_csv_header(f, err);
+    for (size_t g = 0; !rc && g < c->n; g++) fputs(c->objs[g], f);
+    if (!rc && ferror(f)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));
+    return rc;
+}
+
+/* csv: instead of the report, the --csv rows of each GPU are gathered the
+ * same way and rank 0 writes o->csv_out (the serial run's bytes). */
+static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus, size_t total, int csv,
                            lsim_err *err)
 {
     int me = 0, np = 1, rc = 0;
@@ -200,7 +219,9 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
     size_t bytes = 0;
     if (!txt || !hdr) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     for (size_t i = 0; !rc && i < n; i++) {
-        txt[i] = o->json ? lsim_report_json_item(&run->items[i], gpus[i]) : lsim_report_table_item(&run->items[i], gpus[i]);
+        txt[i] = csv       ? lsim_csv_item_text(&run->items[i], gpus[i])
+                 : o->json ? lsim_report_json_item(&run->items[i], gpus[i])
+                           : lsim_report_table_item(&run->items[i], gpus[i]);
         if (!txt[i]) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
         else bytes += strlen(txt[i]) + 1;
     }
@@ -260,13 +281,16 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
         lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total};
-        if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
+        csv_parts cp = {objs, total};
+        if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
+        else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
         else if (!rc) {
             lsim_report_table_head(stdout, (int)gmx[3]);
             for (size_t g = 0; g < total; g++) fputs(objs[g], stdout);
             lsim_report_table_tail(stdout, &jp);
         }
-        if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+        if (!rc && !csv && fflush(stdout) != 0)
+            rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     }
 cleanup:
     for (size_t i = 0; txt && i < n; i++) free(txt[i]);
@@ -478,6 +502,7 @@ static int report_from_archive(sim_state *s, lsim_err *err)
                                         &stored, err);
     if (!rc) rc = items_of_run(stored, s->sa->out, &items, err);
     if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, err);
+    if (!rc) rc = lsim_cli_write_csv(&s->o, items, stored->ngpus, err);
     if (!rc && s->held) {
         rc = lsim_out_commit(s->held, err);
         s->held = NULL;
@@ -494,7 +519,10 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
 {
     int reported = 0;
     if (s->m.on && !rc && !s->o.trace_out) {
-        rc = report_parallel(&s->o, &s->run, s->gpus, s->gtotal, err);
+        /* the CSV first (rank 0's outcome agreed: the report below is
+         * collective too), then the report unless the CSV took its place */
+        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 1, err), err);
+        if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 0, err);
         reported = 1;
     }
     if (s->m.on) {
@@ -511,6 +539,7 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
             rc = report_from_archive(s, err);
         } else {
             rc = lsim_cli_write_trace(&s->o, &s->run, err);
+            if (!rc) rc = lsim_cli_write_csv(&s->o, s->run.items, s->run.n, err);
             if (!rc && s->held) {
                 rc = lsim_out_commit(s->held, err);
                 s->held = NULL;
@@ -559,8 +588,10 @@ int lsim_cli_sim(int argc, char **argv)
     struct stat jst;
     uint64_t need = sa.out && stat(sa.job, &jst) == 0 ? (uint64_t)jst.st_size * 2 : 0;
     char *sins[2] = {(char *)sa.job, !strncmp(sa.mapping, "file:", 5) ? (char *)sa.mapping + 5 : NULL};
-    lsim_io_file souts[2] = {{sa.out, "-o", 1, LSIM_OUT_RESULTS}, {s.o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE}};
-    if (lsim_cli_check_io(sins, 2, souts, 2, &err) || lsim_disk_check(sa.out, need, &err)) {
+    lsim_io_file souts[3] = {{sa.out, "-o", 1, LSIM_OUT_RESULTS},
+                             {s.o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE},
+                             {lsim_cli_csv_checked(&s.o), "--csv", 1, LSIM_OUT_TEXT}};
+    if (lsim_cli_check_io(sins, 2, souts, 3, &err) || lsim_disk_check(sa.out, need, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         free(cmd);
         return 1;
@@ -657,7 +688,7 @@ static int write_html_items(FILE *f, void *ctx, lsim_err *err)
     return lsim_report_html(f, items, r->ngpus, err);
 }
 
-int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out)
+int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out)
 {
     lsim_err err = {0};
     lsim_store_run *r = NULL;
@@ -667,6 +698,12 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
     if (!rc) {
         void *ctx[2] = {r, items};
         rc = lsim_cli_write_atomic(html_out, write_html_items, ctx, &err);
+    }
+    if (!rc && csv_out) {
+        lsim_cli_opts co;
+        lsim_cli_opts_default(&co);
+        co.csv_out = csv_out;
+        rc = lsim_cli_write_csv(&co, items, r->ngpus, &err);
     }
     if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
     free(items);
