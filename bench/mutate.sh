@@ -113,9 +113,9 @@ mutant iteration_drops_gpu_work kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "GPU work does not inherit the iteration of the call that launched it"
 sub src/build/latency.c 'g->iter[v] = g->iter[r];' 'g->iter[v] = -1;'
 
-mutant prewindow_not_pinned kill "$T_REPLAY|^traps$" \
-    "observed-latency mode does not pin pre-window GPU work to its observed start"
-sub src/build/latency.c 'g->release[v] = observed ? g->obs_start[v] : g->t0;' 'g->release[v] = g->t0;'
+mutant prewindow_not_pinned kill "$T_REPLAY|^traps$|^prewindow:release$" \
+    "pre-window GPU work is released at the window start, not at its observed start (either latency mode)"
+sub src/build/latency.c 'g->release[v] = g->obs_start[v];' 'g->release[v] = g->t0;'
 
 mutant bytes_in_bits kill "^test_reader$|^traps$|^calibrate:|^et:|$T_JOB" \
     "a unit error in bytes: collective sizes nelems x dtype x 8 (io/kineto.c)"

@@ -327,6 +327,23 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
 
 /* ------------------------------------------------------------ conversions */
 
+/* The trace's timestamp granularity so far (res, a divisor of 1000 ns) after
+ * one more value: older traces write whole microseconds, so the hidden-
+ * dependency rule must read their times as that coarse (src/build/hidden.c).
+ * One modulo per value; nothing changes once the granularity is 1 ns. */
+static lsim_ns gcd_ns(lsim_ns res, lsim_ns v)
+{
+    if (res <= 1) return res;
+    lsim_ns a = res, b = v % 1000;
+    if (b < 0) b = -b;
+    while (b) {
+        lsim_ns r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 /* Exact decimal conversion of a JSON number (microseconds) to integer
  * nanoseconds: the significant digits are kept as text and scaled by a power
  * of ten, so no double rounding ever happens; below 1 ns the first dropped
@@ -902,6 +919,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         }
         for (size_t i = 0; i < n; i++)
             if (p[i] == '.') t->ts_float = 1;
+        t->ts_resolution_ns = gcd_ns(t->ts_resolution_ns, ts);
         if (ts > ((lsim_ns)1 << 62) || ts < -((lsim_ns)1 << 62)) {
             rc = lsim_err_set(r->err, LSIM_ETRACE, "%s: event #%llu (\"%.60s\") has a timestamp out of range", r->label,
                               (unsigned long long)t->events_seen, name);
@@ -920,6 +938,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
                               (unsigned long long)t->events_seen, name);
             goto done;
         }
+        t->ts_resolution_ns = gcd_ns(t->ts_resolution_ns, dur);
         if (dur > LSIM_DUR_MAX) { /* graph.h: 1e13 ns, so that ts + dur cannot overflow */
             rc = lsim_err_set(r->err, LSIM_ETRACE,
                               "%s: event #%llu (\"%.60s\") has a duration out of range (%lld ns, more than 1e13 ns)",
@@ -1235,6 +1254,7 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     t->rank = t->world_size = -1;
     t->backend = UINT32_MAX;
     t->device_name = UINT32_MAX;
+    t->ts_resolution_ns = 1000; /* lowered by every ts/dur with finer digits */
     int have_events = 0;
     if ((rc = read_top(t, &r, &have_events))) goto cleanup;
     t->bytes_read = r.consumed + r.end;

@@ -14,6 +14,16 @@ size_t lsim_metrics_observed_nodes(const lsim_graph *g)
     return k;
 }
 
+/* Counted from the columns, not kept as a graph scalar, so that every graph
+ * (built, loaded from a store, what-if) reports what its replay really read. */
+size_t lsim_metrics_prewindow_released(const lsim_graph *g)
+{
+    size_t k = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if ((g->flags[v] & LSIM_NF_PREWINDOW) && g->release[v] != INT64_MIN) k++;
+    return k;
+}
+
 double lsim_rel_err(lsim_ns actual, lsim_ns predicted)
 {
     if (actual == 0) return 0.0;

@@ -136,8 +136,9 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
                     (unsigned long long)g->dropped[d]);
             any = 1;
         }
-    fprintf(f, "%s; pre-window GPU ops %llu; launch latency %.1f us (%llu idle-stream samples)\n", any ? ")" : "",
-            (unsigned long long)g->prewindow, (double)g->launch_latency_ns / 1e3,
+    fprintf(f, "%s; pre-window GPU ops %llu (released at observed start %llu); launch latency %.1f us (%llu idle-stream samples)\n",
+            any ? ")" : "", (unsigned long long)g->prewindow, (unsigned long long)lsim_metrics_prewindow_released(g),
+            (double)g->launch_latency_ns / 1e3,
             (unsigned long long)g->launch_samples);
     {
         uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;
@@ -342,6 +343,7 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         for (int d = 0; dr && d < LSIM_DROP_NREASONS; d++)
             cJSON_AddNumberToObject(dr, lsim_drop_reason_name((lsim_drop_reason)d), (double)g->dropped[d]);
         cJSON_AddNumberToObject(gr, "prewindow_gpu_nodes", (double)g->prewindow);
+        cJSON_AddNumberToObject(gr, "prewindow_released", (double)lsim_metrics_prewindow_released(g));
         cJSON_AddNumberToObject(gr, "launch_latency_ns", (double)g->launch_latency_ns);
         cJSON_AddNumberToObject(gr, "launch_latency_samples", (double)g->launch_samples);
         cJSON_AddNumberToObject(gr, "sync_events_used", (double)g->sync_events_used);

@@ -614,6 +614,7 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r,
     kv_u(f, "GPU streams", streams);
     kv_u(f, "inferred edges", lsim_graph_inferred_total(g));
     kv_u(f, "pre-window GPU ops", g->prewindow);
+    kv_u(f, "&nbsp;&nbsp;released at observed start", lsim_metrics_prewindow_released(g));
     fputs("<tr><td>launch latency (median)</td><td>", f);
     fprintf(f, "%.1f &micro;s</td></tr>\n", (double)g->launch_latency_ns / 1e3);
     kv_u(f, "launch latency samples", g->launch_samples);

@@ -28,6 +28,11 @@
 /* Number of nodes of g with an observation (obs_start != LSIM_OBS_NONE). */
 size_t lsim_metrics_observed_nodes(const lsim_graph *g);
 
+/* Number of pre-window GPU nodes of g (LSIM_NF_PREWINDOW) that carry a
+ * release time: the GPU's initial state, released at its observed start in
+ * both latency modes -- the only observed starts a replay reads. */
+size_t lsim_metrics_prewindow_released(const lsim_graph *g);
+
 typedef struct lsim_breakdown {
     lsim_ns exposed_compute, overlapped, exposed_comm, other;
     lsim_ns exposed_comm_wait; /* the part of exposed_comm in which the

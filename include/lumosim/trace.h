@@ -169,6 +169,12 @@ typedef struct lsim_trace {
     uint64_t events_seen;     /* all traceEvents elements, any phase */
     uint64_t flow_events;     /* ph s/f (ac2g, fwdbwd): not needed, counted */
     int ts_float;             /* 1 if any ts was written as a float */
+    lsim_ns ts_resolution_ns; /* timestamp granularity: the largest divisor of
+                                 1000 that divides every complete event's ts
+                                 and dur in ns (1000: whole microseconds, as in
+                                 older traces; 1: nanosecond digits); 0 when
+                                 unknown (a trace not read from a file),
+                                 taken as exact */
     /* GEMM-like CPU ops with their shapes (see lsim_gemm_op), file order */
     lsim_gemm_op *gemms;
     size_t ngemm, capgemm;

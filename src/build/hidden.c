@@ -9,12 +9,19 @@
 /* For each GPU op, the start its known start-edges explain (observed ends of
  * predecessors + model delays). If it started later than that by more than
  * the slack, some dependency is missing: take the op on another stream of the
- * same device that ended last, no earlier than infer_gap before the start. */
+ * same device that ended last, no earlier than infer_gap before the start.
+ * "Before" is read at the trace's timestamp granularity: in a trace written
+ * in whole microseconds a source that ended a fraction of a microsecond
+ * before its target can show up to one microsecond after the target's start,
+ * so a source that began before the target and ends up to one resolution
+ * step after its start is a near miss, accepted (its delay keeps the observed
+ * overlap, so the observed schedule stays admissible). */
 int bld_hidden_edges(bld_builder *b)
 {
     lsim_graph *g = b->g;
     int rc = 0;
     size_t ne0 = b->nedges;
+    const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
     lsim_ns *explained = malloc((g->n ? g->n : 1) * sizeof *explained);
     lsim_time_node *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
     if (!explained || !ends) {
@@ -46,10 +53,11 @@ int bld_hidden_edges(bld_builder *b)
         if (!g->procs[g->proc[v]].is_gpu || (g->flags[v] & LSIM_NF_PREWINDOW)) continue;
         if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;
         lsim_ns s = g->obs_start[v];
-        for (size_t k = lsim_time_node_count_le(ends, n, s); k-- > 0;) {
+        for (size_t k = lsim_time_node_count_le(ends, n, s + tol); k-- > 0;) {
             if (s - ends[k].t > b->o->infer_gap_ns) break;
             uint32_t u = ends[k].node;
             if (g->proc[u] == g->proc[v] || b->proc_device[g->proc[u]] != b->proc_device[g->proc[v]]) continue;
+            if (ends[k].t > s && g->obs_start[u] >= s) continue; /* ran after it: no near miss */
             if (ends[k].t <= explained[v]) break; /* would explain nothing */
             if ((rc = bld_add_edge(b, u, (uint32_t)v, LSIM_E_INFERRED, s - ends[k].t))) goto cleanup;
             g->inferred_by_class[LSIM_E_INFERRED]++;

@@ -2,7 +2,8 @@
  * runtime API only from launches onto idle streams that waited for nothing
  * else (two medians: from the call's start and from its end), plus the
  * dispatch gap between queued ops; then every launch and stream-order edge
- * gets its delay (observed mode: each its own). */
+ * gets its delay (observed mode: each its own); pre-window work is released
+ * at its observed start in both modes. */
 #include "build_internal.h"
 
 typedef struct lat_sample {
@@ -183,7 +184,12 @@ int bld_launch_and_stream_edges(bld_builder *b)
                 if ((rc = bld_add_edge(b, r, v, LSIM_E_LAUNCH, d))) return rc;
                 g->iter[v] = g->iter[r];
             } else {
-                g->release[v] = observed ? g->obs_start[v] : g->t0;
+                /* Pre-window work (no launch call in the trace): the GPU's
+                 * initial state, which nothing in the window predicts, so
+                 * in both modes it is released at its observed start -- the
+                 * one observed start a replay reads (counted: the report's
+                 * prewindow_released). Its stream order stays below. */
+                g->release[v] = g->obs_start[v];
             }
             if (i > 0) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
