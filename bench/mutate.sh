@@ -95,6 +95,11 @@ mutant no_sync_edges kill "$T_ORACLE|$T_REPLAY|^traps$|^critical_path" \
 sub src/build/sync.c 'if ((rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;' \
     'if (d == INT64_MIN && (rc = bld_add_edge(b, u, v, LSIM_E_SYNC | LSIM_EDGE_END, d))) goto cleanup;'
 
+mutant near_miss_no_tolerance kill "^hidden:near_miss$|^replay_model:near_miss_us$" \
+    "hidden dependencies: no tolerance for the trace's timestamp resolution (src/build/hidden.c)"
+sub src/build/hidden.c 'const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;' \
+    'const lsim_ns tol = 0;'
+
 mutant no_hidden_edges kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "no hidden dependency recovered from timing (src/build/hidden.c, bld_hidden_edges)"
 sub src/build/hidden.c 'if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;' \

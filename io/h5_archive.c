@@ -520,7 +520,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     /* attributes: deterministic counters on the run, the rest in provenance */
     if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", tot[RR_NODE]) ||
         h5s_put_attr_u64(run, "events", tot[RR_NODE]) ||
-        h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : h5s_latency_name(lat)) ||
+        h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)) ||
         h5s_put_attr_i32(run, "graphs_embedded", embed))
         rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s", where);
     rc = h5s_agree(c, rc);

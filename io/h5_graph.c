@@ -413,7 +413,7 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
     rc = h5s_create_tmp(c, tmp, sizeof tmp);
     if (rc) goto out;
     rc = h5s_agree(c, h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, command_line ? command_line : "",
-                                   mixed ? "mixed" : h5s_latency_name(lat)));
+                                   mixed ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)));
     if (!rc) rc = write_device_attr(c, graphs, n);
     if (!rc) rc = h5s_write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
     if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(c->file) ? h5s_fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);

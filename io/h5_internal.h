@@ -102,7 +102,6 @@ size_t h5s_tsize(int t);
  * closes it), or -1. */
 hid_t h5s_str_type(size_t len);
 uint64_t h5s_min_u64(uint64_t a, uint64_t b);
-const char *h5s_latency_name(int l);
 
 /* ------------------------------------------------------------ attributes */
 

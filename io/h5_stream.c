@@ -266,7 +266,7 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
         rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->n, &all, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
     if (!rc)
         rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",
-                              w->mixed ? "mixed" : h5s_latency_name(w->lat < 0 ? 0 : w->lat));
+                              w->mixed ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)(w->lat < 0 ? 0 : w->lat)));
     for (int i = 0; !rc && i < w->nattr; i++)
         if (h5s_put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
             rc = h5s_fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);

@@ -155,7 +155,6 @@ hid_t h5s_str_type(size_t len)
 
 uint64_t h5s_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-const char *h5s_latency_name(int l) { return lsim_latency_mode_name((lsim_latency_mode)l); }
 
 /* ------------------------------------------------------------ attributes */
 
