@@ -146,6 +146,15 @@ ND=${NULLDEV:-/dev/null}
 "$L" report "$E" --html "$ND" >/dev/null 2>err || fail "--html $ND failed: $(cat err)"
 "$L" collect w/r.h5 -o "$ND" >/dev/null 2>err || fail "collect -o $ND failed: $(cat err)"
 [ -c "$ND" ] && ok || fail "$ND was replaced"
+# --csv follows the same rules: through a link (kept, mode kept), into a
+# device (written through), never over an input
+echo "old" > w/mine.csv && chmod 640 w/mine.csv && ln -s mine.csv w/csvlink.csv
+"$L" replay "$E" --csv w/csvlink.csv >/dev/null 2>err || fail "--csv through a link failed: $(cat err)"
+[ -L w/csvlink.csv ] && [ "$(stat -c %a w/mine.csv)" = 640 ] && head -1 w/mine.csv | grep -q '^source,gpu,rank' && ok ||
+    fail "--csv through a link: link, mode or content of mine.csv"
+"$L" replay "$E" --csv "$ND" >/dev/null 2>err || fail "--csv $ND failed: $(cat err)"
+[ -c "$ND" ] && ok || fail "--csv: $ND was replaced"
+refuse csv_over_input 1 "w/j.h5" -- sim w/j.h5 --csv w/j.h5
 "$L" collect w/r.h5 -o /dev/stdout >csv 2>err || fail "collect -o /dev/stdout failed: $(cat err)"
 if [ ! -L /dev/stdout ]; then # a regression replaced it: put it back
     rm -f /dev/stdout && ln -s /proc/self/fd/1 /dev/stdout
