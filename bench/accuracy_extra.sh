@@ -130,9 +130,14 @@ fi
         echo "15 bucketed all-reduces per rank from the autograd thread, optimizer). Each prediction starts from less"
         echo "than the job and is measured against **the job that ran** (every rank's own trace), not against the rank"
         echo "it was made from. Produced by \`tests/integration/ddp_truth.sh\` (test \`whatif:ddp_truth\`, which fails"
-        echo "beyond 5 %) at commit $(lsim_commit): \`replay --replicate-from 0 DIR\`; and \`whatif --dp 1\`, then"
-        echo "\`whatif --dp 4\`, then \`sim\`. Both copy rank 0, so every predicted rank has rank 0's window; the real"
-        echo "ranks differ by up to 3 ms, which is most of the per-rank error left."
+        echo "beyond 5 %) at commit $(lsim_commit): \`replay --replicate-from 0 DIR\`; \`whatif --dp 1\`, then"
+        echo "\`whatif --dp 4\`, then \`sim\`; and a DP-1 training trace -- rank 0 with every collective removed"
+        echo "(\`tests/data/tools/strip_collectives.py\`) -- widened by \`whatif --dp 4\`, which inserts DDP's gradient"
+        echo "buckets from its AccumulateGrad sizes (docs/whatif.md). The bucket lines compare DDP's rule over each"
+        echo "rank's gradient sizes with the all-reduces the rank really launched. All three copy rank 0, so every"
+        echo "predicted rank has rank 0's window; the real ranks differ by up to 3 ms, which is most of the per-rank"
+        echo "error left. This job is compute-bound: its all-reduces hide behind the backward pass, so the windows"
+        echo "test the placement of the buckets (what waits for them) more than their timing."
         echo
         echo '```'
         cat "$tmp/ddp.txt"

@@ -591,6 +591,11 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
         if (g->fwd_seq[v] < -1)
             BAD("%s/nodes/fwd_seq of GPU %zu: node %zu has sequence number %d (valid: -1 or more)", where, gi, v,
                 g->fwd_seq[v]);
+        if (g->grad_bytes[v] < 0 || g->grad_bytes[v] > LSIM_DUR_MAX ||
+            (g->grad_bytes[v] && g->procs[g->proc[v]].is_gpu))
+            BAD("%s/nodes/grad_bytes of GPU %zu: node %zu has %lld gradient bytes (valid: 0 .. 1e13, on CPU nodes "
+                "only)",
+                where, gi, v, (long long)g->grad_bytes[v]);
         if (g->in_off[v] > g->in_off[v + 1] || g->in_off[v + 1] > g->nedges)
             BAD("%s/nodes/in_off of GPU %zu is not a valid offset list at node %zu (%llu, then %llu; %llu edges)",
                 where, gi, v, (unsigned long long)g->in_off[v], (unsigned long long)g->in_off[v + 1],

@@ -806,6 +806,7 @@ static int is_gemm_op(const char *name)
                                       "aten::sub", "aten::exp", "aten::gelu", "aten::copy_", "aten::native_dropout"};
     for (size_t i = 0; i < sizeof MEM / sizeof *MEM; i++)
         if (!strcmp(name, MEM[i])) return 1;
+    if (!strcmp(name, LSIM_ACCUMULATE_GRAD)) return 1; /* a gradient's size (lsim_gemm_op) */
     if (strncmp(name, "aten::", 6) != 0) return 0;
     const char *n = name + 6;
     return !strcmp(n, "mm") || !strcmp(n, "addmm") || !strcmp(n, "bmm") || !strcmp(n, "baddbmm") ||
@@ -1005,7 +1006,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
             goto done;
         }
     }
-    if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S') &&
+    if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S' || name[0] == 't') &&
         is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;

@@ -414,6 +414,7 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
     }
     for (size_t g = 0; g < t->ngemm; g++) {
         const char *gn = lsim_strtab_get(t->strings, t->gemms[g].name);
+        if (!strcmp(gn, LSIM_ACCUMULATE_GRAD)) continue; /* a gradient's size, not a kernel cost */
         if (!is_gemm_name(gn)) {
             /* a memory-bound op */
             double bytes = mem_bytes(gn, &t->gemms[g]);

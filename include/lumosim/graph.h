@@ -148,7 +148,7 @@ int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *er
     X(corr, int64_t)          \
     X(iter, int32_t)          \
     X(coll, int32_t)
-/* The training-step columns (5 bytes a node), after the base ones. No
+/* The training-step columns (13 bytes a node), after the base ones. No
  * simulation reads them; they say where in a training step a GPU node
  * belongs, for what-if identification. Stores written before them lack
  * them: a store reads them as their none value (LSIM_GRAPH_NONE_<name>),
@@ -159,12 +159,19 @@ int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *er
  *              Sequence number of the forward op that launched it / of the
  *              forward op its backward op differentiates (modulo 2^31:
  *              equal to it below 2^31, and pairing needs only equality
- *              within one window); -1 none */
+ *              within one window); -1 none
+ *   grad_bytes CPU nodes that end an autograd AccumulateGrad op: the bytes
+ *              of the parameter gradient(s) it made ready ("Input Dims"
+ *              x "Input type" of torch::autograd::AccumulateGrad, recorded
+ *              with record_shapes), the size DDP buckets by; 0 none.
+ *              What-if inserts gradient buckets from it (DP 1 -> N). */
 #define LSIM_GRAPH_TRAINING_COLUMNS(X) \
     X(phase, uint8_t)                  \
-    X(fwd_seq, int32_t)
+    X(fwd_seq, int32_t)                \
+    X(grad_bytes, int64_t)
 #define LSIM_GRAPH_NONE_phase 0 /* LSIM_PHASE_UNKNOWN */
 #define LSIM_GRAPH_NONE_fwd_seq (-1)
+#define LSIM_GRAPH_NONE_grad_bytes 0
 #define LSIM_GRAPH_COLUMNS(X) LSIM_GRAPH_BASE_COLUMNS(X) LSIM_GRAPH_TRAINING_COLUMNS(X)
 
 /* Where in a training step a GPU node runs (the phase column). */

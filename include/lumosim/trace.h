@@ -121,7 +121,11 @@ typedef struct lsim_pg {
  * fused ones: the list in io/kineto.c), with the shapes the profiler recorded
  * (record_shapes): "Input Dims" of its first LSIM_GEMM_MAX_TENSORS inputs and
  * the element size of its first input from "Input type". Kept in a side
- * table, only for these ops, for calibration (calibrate.h). */
+ * table, only for these ops, for calibration (calibrate.h). The table also
+ * holds autograd's LSIM_ACCUMULATE_GRAD ops, whose one input is a parameter's
+ * gradient: its size is what DDP buckets by (graph.h, grad_bytes);
+ * calibration skips them. */
+#define LSIM_ACCUMULATE_GRAD "torch::autograd::AccumulateGrad"
 #define LSIM_GEMM_MAX_TENSORS 3
 #define LSIM_GEMM_MAX_DIMS 4
 typedef struct lsim_gemm_op {

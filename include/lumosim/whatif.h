@@ -143,6 +143,15 @@ typedef struct lsim_wi_training {
                                          a forward op (fwd_seq -1) */
     uint64_t fwd_seqs, fwd_undiff;   /* distinct forward Sequence numbers;
                                         of them met by no backward work */
+    /* parameter gradients (graph.h grad_bytes) and the DDP buckets they
+     * make (LSIM_WI_DDP_* caps), what --dp from 1 inserts */
+    uint64_t grad_nodes;             /* CPU nodes that end AccumulateGrad ops */
+    int64_t grad_bytes;              /* their bytes, all passes */
+    uint32_t grad_passes;            /* passes they split into */
+    uint64_t ddp_buckets;            /* buckets over all passes */
+    uint32_t ddp_first;              /* buckets of the first pass (listed: up
+                                        to LSIM_WI_MAX_BUCKETS) */
+    int64_t ddp_bytes[LSIM_WI_MAX_BUCKETS];
 } lsim_wi_training;
 
 /* What one GPU's graph shows about its place in the job. */
@@ -447,5 +456,27 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
 int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
                            const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err);
+
+/* PyTorch DDP's defaults (torch.nn.parallel.DistributedDataParallel:
+ * bucket_cap_mb = 25; torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES =
+ * 1 MiB, a small first bucket so the first all-reduce starts early). */
+#define LSIM_WI_DDP_CAP (25ll * 1024 * 1024)
+#define LSIM_WI_DDP_FIRST_CAP (1024ll * 1024)
+
+/* DP 1 -> N on a traced training step (trace_ddp.c): in's gradient buckets
+ * (DDP's assignment over its AccumulateGrad sizes, graph.h grad_bytes;
+ * LSIM_WI_DDP_* caps) inserted as all-reduces in a group of one, named
+ * "dp:T:P" for rank me of layout L (DP 1): each launched from the thread
+ * right after the bucket's last gradient (median launch call and delay of
+ * the trace), on a new stream of the compute work's device, in bucket
+ * order, waiting (event) for the GPU work that thread launched last; the
+ * first GPU work launched on that stream after a pass's last gradient
+ * waits for the pass's last bucket. Timed lsim_cost_collective(topo) for
+ * the group of one: lsim_wi_relayout then widens them and lsim_wi_retime
+ * re-times them for the new group. *out is new (caller frees); added
+ * nodes in rec, buckets as re-timed (dp). LSIM_EARG: no gradient sizes;
+ * LSIM_ENOMEM. Local. */
+int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
+                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
 #endif

@@ -53,9 +53,11 @@ typedef struct lsim_wi_request {
     const char *cmd;       /* the command line, kept as the new store's provenance */
 } lsim_wi_request;
 
-/* The steps a plan can run, in the order they are applied and recorded. */
+/* The steps a plan can run, in the order they are applied and recorded
+ * (GRAD: a traced DP-1 training step's gradient buckets inserted,
+ * lsim_wi_trace_ddp, before DP widens them). */
 typedef enum lsim_wi_step {
-    LSIM_WI_ST_NORM = 0, LSIM_WI_ST_LAYERS, LSIM_WI_ST_SHAPE, LSIM_WI_ST_PIPE, LSIM_WI_ST_DP,
+    LSIM_WI_ST_NORM = 0, LSIM_WI_ST_GRAD, LSIM_WI_ST_LAYERS, LSIM_WI_ST_SHAPE, LSIM_WI_ST_PIPE, LSIM_WI_ST_DP,
     LSIM_WI_ST_NET, LSIM_WI_ST_GPU, LSIM_WI_ST_SLOW, LSIM_WI_ST_JITTER, LSIM_WI_ST_N
 } lsim_wi_step;
 

@@ -75,6 +75,7 @@ int bld_new_node(bld_builder *b, uint8_t kind, uint32_t proc, uint32_t ev, lsim_
     g->coll[v] = x->coll;
     g->phase[v] = LSIM_PHASE_UNKNOWN; /* GPU work: bld_phases */
     g->fwd_seq[v] = -1;
+    g->grad_bytes[v] = 0; /* bld_grads */
     b->node_event[v] = ev;
     b->launch_of[v] = BLD_NONE;
     *id = (uint32_t)v;
@@ -318,7 +319,8 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         goto cleanup;
     }
     if ((rc = init_graph(&b)) || (rc = alloc_event_maps(&b)) || (rc = build_procs(&b, &ev_proc)) ||
-        (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)) || (rc = bld_phases(&b)))
+        (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)) || (rc = bld_phases(&b)) ||
+        (rc = bld_grads(&b)))
         goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */

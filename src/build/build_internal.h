@@ -120,6 +120,8 @@ lsim_ns bld_model_launch_delay(const bld_builder *b, uint32_t r);
 int bld_cpu(bld_builder *b, const uint32_t *ev_proc);
 int bld_iters(bld_builder *b);
 int bld_phases(bld_builder *b);
+/* grad_bytes of the CPU nodes that end AccumulateGrad ops (graph.h). */
+int bld_grads(bld_builder *b);
 int bld_gpu(bld_builder *b, const uint32_t *ev_proc);
 int bld_corr_maps(bld_builder *b);
 int bld_link_launches(bld_builder *b);

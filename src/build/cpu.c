@@ -336,3 +336,28 @@ int bld_iters(bld_builder *b)
     }
     return 0;
 }
+
+/* ------------------------------------------------------- gradient sizes */
+
+/* Each AccumulateGrad op's gradient bytes on the CPU node that ends it (its
+ * last piece: the gradient is ready once the op returns, and DDP's hook on
+ * it marks the parameter ready right after). Read from the GEMM side table
+ * (trace.h), so it needs record_shapes; ops without a usable shape stay 0,
+ * and lsim_wi_identify counts the ones missing. Must run while the event
+ * maps exist. */
+int bld_grads(bld_builder *b)
+{
+    const lsim_trace *t = b->t;
+    for (size_t i = 0; i < t->ngemm; i++) {
+        const lsim_gemm_op *op = &t->gemms[i];
+        if (strcmp(lsim_strtab_get(b->g->strings, op->name), LSIM_ACCUMULATE_GRAD)) continue;
+        if (op->ev >= t->nev || op->elem_bytes <= 0 || op->ndims[0] < 0) continue;
+        uint32_t v = b->ev_node[op->ev];
+        if (v == BLD_NONE) continue;
+        int64_t n = op->elem_bytes;
+        for (int d = 0; d < op->ndims[0] && n > 0; d++)
+            n = op->dims[0][d] > 0 && n <= INT64_MAX / 4 / op->dims[0][d] ? n * op->dims[0][d] : 0;
+        if (n > 0 && b->g->grad_bytes[v] <= LSIM_DUR_MAX) b->g->grad_bytes[v] += n;
+    }
+    return 0;
+}

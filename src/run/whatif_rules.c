@@ -69,9 +69,11 @@ int lsim_wi_size_check(const char *out, double held, double nodes, double edges,
 }
 
 /* --dp: a new width. From DP 1, a backward pass needs gradient all-reduces
- * inserted, which only synthesized stores (layer tags) say where to put; a
- * traced step cut to DP 1 kept its buckets in a group of one
- * (lsim_wi_relayout), and those are widened as they are. */
+ * inserted: synthesized stores say where by their layer tags (the pipeline
+ * is re-emitted); a traced step by its AccumulateGrad sizes, bucketed as
+ * DDP does (the grad-buckets step) -- unless it was cut to DP 1 from a
+ * larger job and kept its buckets in a group of one (lsim_wi_relayout),
+ * which are widened as they are. */
 static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->dp || rq->dp == f->L.dp) return 0;
@@ -79,13 +81,19 @@ static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_de
     for (size_t i = 0; i < f->n; i++) dp_groups |= f->ids[i].colls[LSIM_WI_DP] > 0;
     if (f->L.dp == 1 && !f->ids[0].forward_only && !(dp_groups && !all_tagged(f))) {
         /* forward-only: no gradient all-reduce to replicate */
-        if (!all_tagged(f))
-            return lsim_err_set(err, LSIM_EARG,
-                                "--dp %ld: the source has data-parallel width 1 and a backward pass, so gradient "
-                                "all-reduces would have to be inserted; lumosim does that for synthesized stores "
-                                "(their layer tags), not for traces: start from a trace with DP >= 2",
-                                rq->dp);
-        d->dp_from1 = 1;
+        if (!all_tagged(f)) {
+            for (size_t i = 0; i < f->n; i++)
+                if (!f->ids[i].training.ddp_buckets)
+                    return lsim_err_set(err, LSIM_EARG,
+                                        "%s: rank %zu: --dp %ld: the source has data-parallel width 1 and a backward "
+                                        "pass, but no parameter gradient sizes (AccumulateGrad ops with Input Dims: "
+                                        "profile with record_shapes=True), so the gradient buckets to insert are "
+                                        "unknown; start from such a trace or one with DP >= 2",
+                                        f->in, i, rq->dp);
+            d->used[LSIM_WI_ST_GRAD] = 1;
+        } else {
+            d->dp_from1 = 1;
+        }
     }
     d->Ln.dp = (int)rq->dp;
     d->used[LSIM_WI_ST_DP] = 1;
@@ -342,8 +350,8 @@ const char *lsim_wi_plan_rule_name(int i) { return i >= 0 && i < NRULES ? RULES[
 
 int lsim_wi_plan_check(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
-    static const char *const ST_NAME[LSIM_WI_ST_N] = {"normalize", "layers", "shape",    "pipeline", "dp",
-                                                      "network",   "gpu",    "slow-gpu", "jitter"};
+    static const char *const ST_NAME[LSIM_WI_ST_N] = {"normalize", "grad-buckets", "layers", "shape",    "pipeline",
+                                                      "dp",        "network",      "gpu",    "slow-gpu", "jitter"};
     memset(d, 0, sizeof *d);
     for (int s = 0; s < LSIM_WI_ST_N; s++) d->name[s] = ST_NAME[s];
     d->used[LSIM_WI_ST_NORM] = 1;

@@ -247,6 +247,19 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
             recent[0] = q;
         }
     }
+    /* the gradients, bucketed as DDP would */
+    {
+        wi_ddp_bucket *B = NULL;
+        size_t n = 0;
+        if ((rc = wi_ddp_buckets(g, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &n, &T->grad_passes))) goto cleanup;
+        T->ddp_buckets = n;
+        for (size_t b = 0; b < n; b++) {
+            T->grad_nodes += B[b].nparams;
+            T->grad_bytes += B[b].bytes;
+            if (B[b].pass == 0 && T->ddp_first < LSIM_WI_MAX_BUCKETS) T->ddp_bytes[T->ddp_first++] = B[b].bytes;
+        }
+        free(B);
+    }
 cleanup:
     free(it);
     free(fs);
@@ -276,6 +289,10 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
             if (B->seqs[r] >= 0) fprintf(f, "%s%d", k++ ? "," : "", B->seqs[r]);
         fputs("]}", f);
     }
+    fprintf(f, "]},\"gradients\":{\"nodes\":%llu,\"bytes\":%lld,\"passes\":%u,\"ddp_buckets\":%llu,\"first_pass_bytes\":[",
+            (unsigned long long)T->grad_nodes, (long long)T->grad_bytes, T->grad_passes,
+            (unsigned long long)T->ddp_buckets);
+    for (uint32_t b = 0; b < T->ddp_first; b++) fprintf(f, "%s%lld", b ? "," : "", (long long)T->ddp_bytes[b]);
     fprintf(f,
             "]},\"unrecovered\":["
             "{\"what\":\"GPU work without a phase (no launch in the trace, or a store without phases)\",\"count\":%llu,\"of\":%llu},"

@@ -137,4 +137,19 @@ typedef struct wi_addedge {
 int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, const wi_addnode *nodes, size_t nn,
               const wi_addedge *edges, size_t ne, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
+/* PyTorch DDP's gradient buckets over a traced step (trace_ddp.c): the
+ * CPU nodes with grad_bytes (graph.h) by pass (ProfilerStep iteration) and
+ * thread order, cut as DDP's compute_bucket_assignment_by_size does (a
+ * bucket closes once its bytes reach its limit: first_cap for a pass's
+ * first bucket, cap after). *out (caller frees) has one entry per bucket,
+ * passes in order. 0 or LSIM_ENOMEM. */
+typedef struct wi_ddp_bucket {
+    int32_t pass;      /* 0-based */
+    int64_t bytes;
+    uint32_t last;     /* the node whose end makes the bucket ready */
+    uint32_t nparams;  /* gradient nodes in it */
+} wi_ddp_bucket;
+int wi_ddp_buckets(const lsim_graph *g, int64_t first_cap, int64_t cap, wi_ddp_bucket **out, size_t *nout,
+                   uint32_t *npass);
+
 #endif

@@ -15,6 +15,13 @@
 #   dp 1 -> 4  the job cut to one GPU (buckets kept in a group of one) and
 #              widened back to four: job span and each rank's window within
 #              5 % of the real job
+#   buckets    DDP's bucket rule over each rank's AccumulateGrad sizes
+#              (whatif --identify, gradients.first_pass_bytes) gives exactly
+#              the all-reduces the rank really launched
+#   DP-1 trace rank 0 with every collective removed (tests/data/tools/
+#              strip_collectives.py: a DP-1 training trace), widened to four
+#              with the buckets inserted from its AccumulateGrad sizes: job
+#              span and each rank's window within 5 % of the real job
 # Exits 77 (skipped) when the shared traces are absent.
 set -u
 : "${LUMOSIM:?}" "${JSON_CHECK:?}"
@@ -39,6 +46,12 @@ mkdir "$tmp/job" && cp "$D"/rank[0-3].json.gz "$tmp/job/"
 "$L" whatif "$tmp/ddp.h5" --dp 1 -o "$tmp/dp1.h5" >/dev/null || fail "whatif --dp 1"
 "$L" whatif "$tmp/dp1.h5" --dp 4 -o "$tmp/dp14.h5" >/dev/null || fail "whatif --dp 4 from the DP 1 cut"
 "$L" sim --json "$tmp/dp14.h5" >"$tmp/dp14.json" || fail "sim of the widened job"
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+python3 "$SRC/tests/data/tools/strip_collectives.py" "$D/rank0.json.gz" "$tmp/dp1.json.gz" >/dev/null || fail "strip_collectives.py"
+"$L" build "$tmp/dp1.json.gz" -o "$tmp/trace1.h5" >/dev/null || fail "build of the DP-1 trace"
+"$L" whatif "$tmp/trace1.h5" --dp 4 -o "$tmp/trace14.h5" >"$tmp/trace14.rec" || fail "whatif --dp 4 from the DP-1 trace"
+"$L" sim --json "$tmp/trace14.h5" >"$tmp/trace14.json" || fail "sim of the DP-1 trace widened"
 
 python3 - "$tmp" <<'PY' || exit 1
 import json, sys
@@ -68,6 +81,23 @@ for i, (r, x) in enumerate(zip(real["ranks"], rep["ranks"])):
 within("dp 1 -> 4: job", w["job"]["predicted_ns"], ja, 0.05)
 for i, (r, x) in enumerate(zip(real["ranks"], w["ranks"])):
     within("dp 1 -> 4: rank %d" % i, x["window"]["predicted_ns"], r["window"]["actual_ns"], 0.05)
+# DDP's bucket rule against the buckets each rank really launched
+ident = json.load(open(t + "/id.json"))
+for r in ident["ranks"]:
+    tr = r["training"]
+    real_b = [b["bytes"] for b in tr["ddp_buckets"]["listed"] if b["pass"] == 0]
+    pred_b = tr["gradients"]["first_pass_bytes"]
+    print("rank %d buckets: traced %s, DDP rule %s" % (r["rank"], real_b, pred_b))
+    if real_b != pred_b or tr["gradients"]["ddp_buckets"] != tr["ddp_buckets"]["count"]:
+        bad.append("rank %d: DDP rule buckets %s, traced %s" % (r["rank"], pred_b, real_b))
+rec = json.load(open(t + "/trace14.rec"))
+ins = [x for x in rec["transformations"] if x["name"] == "grad-buckets"]
+if not ins or ins[0]["nodes_added"]["kernel"] != len(ident["ranks"][0]["training"]["gradients"]["first_pass_bytes"]) * 3:
+    bad.append("the DP-1 trace's widening did not insert 5 buckets x 3 passes: %s" % (ins,))
+t14 = json.load(open(t + "/trace14.json"))
+within("DP-1 trace -> 4: job", t14["job"]["predicted_ns"], ja, 0.05)
+for i, (r, x) in enumerate(zip(real["ranks"], t14["ranks"])):
+    within("DP-1 trace -> 4: rank %d" % i, x["window"]["predicted_ns"], r["window"]["actual_ns"], 0.05)
 if bad:
     print("ddp_truth: FAIL:", "; ".join(bad))
     sys.exit(1)

@@ -85,15 +85,24 @@ static void test_rule_table(void)
 static void test_dp(void)
 {
     fixture x;
-    /* a traced training step at DP 1: no buckets to widen */
+    /* a traced training step at DP 1 without gradient sizes: no buckets
+     * to widen, none to insert */
     setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 0);
     x.rq.dp = 4;
     REFUSED(&x, "dp", "data-parallel width 1 and a backward pass");
-    /* the same step cut to DP 1 by lumosim (its buckets kept in a group of one) */
+    REFUSED(&x, "dp", "record_shapes");
+    /* with them (AccumulateGrad sizes): DDP's buckets inserted, then widened */
+    x.ids[0].training.ddp_buckets = 5;
+    PASSES(&x);
+    CHECK(x.d.used[LSIM_WI_ST_GRAD] && x.d.used[LSIM_WI_ST_DP] && !x.d.dp_from1 && !x.d.pipe);
+    CHECK(!strcmp(x.d.name[LSIM_WI_ST_GRAD], "grad-buckets"));
+    x.ids[0].training.ddp_buckets = 0;
+    /* the same step cut to DP 1 by lumosim (its buckets kept in a group of
+     * one): widened as they are, nothing inserted */
     x.ids[0].colls[LSIM_WI_DP] = 3;
     PASSES(&x);
     CHECK_I64(x.d.Ln.dp, 4);
-    CHECK(x.d.used[LSIM_WI_ST_DP] && !x.d.dp_from1 && !x.d.pipe);
+    CHECK(x.d.used[LSIM_WI_ST_DP] && !x.d.used[LSIM_WI_ST_GRAD] && !x.d.dp_from1 && !x.d.pipe);
     /* forward-only: nothing to reduce, a plain copy */
     setup(&x, 1, 1, 1, 1, LSIM_WI_LAYERS_KERNELS, 1);
     x.rq.dp = 4;

@@ -1,0 +1,246 @@
+/* What-if: the gradient all-reduces of PyTorch DDP inserted into a traced
+ * training step of data-parallel width 1 (whatif --dp N from DP 1; docs/
+ * whatif.md). A trace has no layer tags to place buckets by, but autograd
+ * records each parameter's AccumulateGrad with its shape (graph.h,
+ * grad_bytes), and DDP's bucketing is a rule over exactly that: the
+ * gradients in the order they became ready, cut where a bucket's bytes
+ * reach its cap. Each bucket is launched from the thread that made its last
+ * gradient ready, on a stream of its own that first waits for what that
+ * thread had enqueued, and the first GPU work launched after the backward
+ * pass waits for the pass's last bucket (DDP's finalize: work.wait() makes
+ * the current stream wait). The buckets are placed in a group of one, timed
+ * for it; the DP step then widens them and the network step re-times them
+ * for the new group, as it does for a traced job cut to DP 1. */
+#include "wi_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumosim/cost.h"
+
+#define NONE UINT32_MAX
+
+typedef struct grad_item {
+    int64_t pass;  /* iteration, or INT64_MAX outside every iteration */
+    uint32_t v;
+} grad_item;
+
+static int cmp_grad_item(const void *a, const void *b)
+{
+    const grad_item *x = a, *y = b;
+    if (x->pass != y->pass) return x->pass < y->pass ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+/* The passes: a node's ProfilerStep iteration (one backward pass per
+ * step; gradient accumulation's several passes per step are not told
+ * apart), and within a pass thread order, which the build's node ids
+ * follow (it emits each thread's pieces in time order). */
+int wi_ddp_buckets(const lsim_graph *g, int64_t first_cap, int64_t cap, wi_ddp_bucket **out, size_t *nout,
+                   uint32_t *npass)
+{
+    *out = NULL;
+    *nout = 0;
+    *npass = 0;
+    size_t n = 0, nb = 0;
+    for (size_t v = 0; v < g->n; v++) n += g->grad_bytes[v] > 0;
+    grad_item *it = malloc((n ? n : 1) * sizeof *it);
+    wi_ddp_bucket *B = malloc((n ? n : 1) * sizeof *B);
+    if (!it || !B) {
+        free(it);
+        free(B);
+        return LSIM_ENOMEM;
+    }
+    n = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->grad_bytes[v] > 0) it[n++] = (grad_item){g->iter[v] >= 0 ? g->iter[v] : INT64_MAX, (uint32_t)v};
+    qsort(it, n, sizeof *it, cmp_grad_item);
+    int64_t limit = first_cap, open = 0;
+    uint32_t params = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || it[i].pass != it[i - 1].pass) {
+            if (open) nb++; /* close the last pass's open bucket */
+            open = 0;
+            limit = first_cap;
+            ++*npass;
+        }
+        if (!open) B[nb] = (wi_ddp_bucket){(int32_t)(*npass - 1), 0, NONE, 0}, params = 0;
+        open = 1;
+        B[nb].bytes += g->grad_bytes[it[i].v];
+        B[nb].last = it[i].v;
+        B[nb].nparams = ++params;
+        /* DDP (reducer.cpp, compute_bucket_assignment_by_size): a bucket
+         * closes once its size reaches its limit; the next uses the next
+         * limit (1 MiB first, then bucket_cap_mb) */
+        if (B[nb].bytes >= limit) {
+            nb++;
+            open = 0;
+            limit = cap;
+        }
+    }
+    if (open) nb++;
+    free(it);
+    *out = B;
+    *nout = nb;
+    return 0;
+}
+
+typedef struct launch {
+    uint32_t call, gpu;
+} launch;
+
+/* Median of v[0..n) (v reordered), or dflt when n is 0. */
+static lsim_ns median_or(lsim_ns *v, size_t n, lsim_ns dflt) { return n ? lsim_median_i64(v, n) : dflt; }
+
+int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
+                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    int rc = 0;
+    wi_ddp_bucket *B = NULL;
+    size_t nb = 0, n = in->n;
+    uint32_t npass = 0;
+    lsim_engine *E = NULL;
+    launch *lastl = NULL;   /* per processor: the latest launch seen in node order */
+    uint32_t *wait = NULL;  /* per bucket: the compute node it waits for */
+    lsim_time_node *order = NULL;
+    lsim_ns *samp = NULL;
+    wi_addnode *A = NULL;
+    wi_addedge *Ed = NULL;
+    size_t na = 0, ne = 0;
+    if ((rc = wi_ddp_buckets(in, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &nb, &npass))) goto nomem;
+    if (!nb) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: no parameter gradient sizes (AccumulateGrad ops with Input Dims; profile with "
+                          "record_shapes=True), so the gradient buckets to insert are unknown",
+                          in->source);
+        goto cleanup;
+    }
+    if (!(lastl = malloc((in->nprocs ? in->nprocs : 1) * sizeof *lastl)) || !(wait = malloc(nb * sizeof *wait)) ||
+        !(order = malloc(nb * sizeof *order)) ||
+        !(samp = malloc((n ? n : 1) * sizeof *samp)) || !(A = calloc(2 * nb, sizeof *A)) ||
+        !(Ed = calloc(7 * nb, sizeof *Ed)))
+        goto nomem;
+    if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
+    /* what each bucket waits for: the GPU work its thread launched last
+     * before the bucket's last gradient was ready (DDP's all-reduce is
+     * enqueued on the NCCL stream after an event on the current stream);
+     * buckets are in node order within a pass, so one walk serves */
+    for (uint32_t p = 0; p < in->nprocs; p++) lastl[p] = (launch){NONE, NONE};
+    for (size_t b = 0; b < nb; b++) wait[b] = NONE;
+    {
+        /* buckets by their last node (passes outside every iteration sort
+         * last but may come first) */
+        for (size_t b = 0; b < nb; b++) order[b] = (lsim_time_node){(lsim_ns)B[b].last, (uint32_t)b};
+        qsort(order, nb, sizeof *order, lsim_time_node_cmp);
+        size_t b = 0;
+        for (size_t v = 0; v < n && b < nb; v++) {
+            if (in->kind[v] == LSIM_N_RUNTIME)
+                for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1]; k++) {
+                    uint32_t w = in->out_dst[k];
+                    if (!in->procs[in->proc[w]].is_gpu || (in->flags[w] & LSIM_NF_COLL)) continue;
+                    lastl[in->proc[v]] = (launch){(uint32_t)v, w};
+                }
+            for (; b < nb && B[order[b].node].last == v; b++) wait[order[b].node] = lastl[in->proc[v]].gpu;
+        }
+    }
+    /* launch costs of this trace: median launch call, median launch delay */
+    lsim_ns lcall, ldelay;
+    {
+        size_t k = 0;
+        for (size_t v = 0; v < n; v++)
+            if (in->kind[v] == LSIM_N_RUNTIME && in->out_off[v + 1] > in->out_off[v]) samp[k++] = in->dur[v];
+        lcall = median_or(samp, k, 5000);
+        k = 0;
+        for (uint64_t e = 0; e < in->nedges; e++)
+            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+        ldelay = median_or(samp, k, 5000);
+    }
+    /* the new stream: on the device of the compute work, after its streams */
+    int64_t pid = 0, tid = 0, corr = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (wait[b] != NONE) {
+            pid = in->procs[in->proc[wait[b]]].pid;
+            break;
+        }
+    for (uint32_t p = 0; p < in->nprocs; p++)
+        if (in->procs[p].is_gpu && in->procs[p].pid == pid && in->procs[p].tid >= tid) tid = in->procs[p].tid + 1;
+    for (size_t v = 0; v < n; v++)
+        if (in->corr[v] >= corr) corr = in->corr[v] + 1;
+    lsim_proc pstream = {1, pid, tid, 0};
+    int t_i, d_i, p_i;
+    lsim_wi_coords(L, me, &t_i, &d_i, &p_i);
+    int32_t one[1] = {me};
+    uint32_t prev = NONE;
+    for (size_t b = 0; b < nb; b++) {
+        uint32_t a = B[b].last, call = (uint32_t)(n + na), kern = call + 1;
+        int32_t it = in->iter[a];
+        A[na] = (wi_addnode){LSIM_N_RUNTIME, 0, in->proc[a], "cudaLaunchKernel", lcall, it, corr, 0, {0}, {0}};
+        A[na + 1] = (wi_addnode){LSIM_N_KERNEL, LSIM_NF_COLL, in->nprocs, "ncclDevKernel_AllReduce [ddp gradient bucket]",
+                                 lsim_cost_collective(topo, LSIM_COLL_ALLREDUCE, B[b].bytes, one, 1, LSIM_ALGO_AUTO),
+                                 it, corr, 1, {0}, {0}};
+        lsim_coll_info *ci = &A[na + 1].coll;
+        ci->kind = LSIM_COLL_ALLREDUCE;
+        ci->from_metadata = 1;
+        ci->group_size = 1;
+        ci->dtype_bytes = -1;
+        ci->in_nelems = ci->out_nelems = -1;
+        ci->bytes = B[b].bytes;
+        ci->pg_ranks = NONE;
+        ci->seq = (int64_t)b;
+        snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "dp:%d:%d", t_i, p_i);
+        corr++;
+        na += 2;
+        /* the launch follows the last gradient on its thread; what came
+         * next there keeps its own edge from it and now also waits for
+         * the launch */
+        Ed[ne++] = (wi_addedge){a, call, LSIM_E_CPU_THREAD, 0};
+        for (uint64_t k = in->out_off[a]; k < in->out_off[a + 1]; k++) {
+            uint32_t w = in->out_dst[k];
+            if (in->proc[w] == in->proc[a] && !in->procs[in->proc[w]].is_gpu) {
+                Ed[ne++] = (wi_addedge){call, w, LSIM_E_CPU_THREAD, 0};
+                break;
+            }
+        }
+        Ed[ne++] = (wi_addedge){call, kern, LSIM_E_LAUNCH, ldelay};
+        if (prev != NONE) Ed[ne++] = (wi_addedge){prev, kern, LSIM_E_STREAM, 0};
+        if (wait[b] != NONE) Ed[ne++] = (wi_addedge){wait[b], kern, LSIM_E_EVENT, 0};
+        prev = kern;
+        /* a pass's last bucket: the first GPU work launched on the compute
+         * stream once the pass's last gradient was ready waits for it */
+        if (wait[b] != NONE && (b + 1 == nb || B[b + 1].pass != B[b].pass)) {
+            uint32_t stream = in->proc[wait[b]], best = NONE;
+            for (size_t v = 0; v < n; v++) {
+                if (in->kind[v] != LSIM_N_RUNTIME || ts[v] < te[a]) continue;
+                for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1]; k++) {
+                    uint32_t w = in->out_dst[k];
+                    if (in->proc[w] != stream) continue;
+                    if (best == NONE || ts[v] < ts[best] || (ts[v] == ts[best] && v < best)) best = (uint32_t)v;
+                }
+            }
+            if (best != NONE)
+                for (uint64_t k = in->out_off[best]; k < in->out_off[best + 1]; k++)
+                    if (in->proc[in->out_dst[k]] == stream) {
+                        Ed[ne++] = (wi_addedge){kern, in->out_dst[k], LSIM_E_EVENT, 0};
+                        break;
+                    }
+        }
+        rec->coll_retimed[LSIM_WI_DP]++;
+    }
+    if ((rc = wi_append(in, &pstream, 1, A, na, Ed, ne, out, rec, err))) goto cleanup;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+cleanup:
+    lsim_engine_free(E);
+    free(B);
+    free(lastl);
+    free(wait);
+    free(order);
+    free(samp);
+    free(A);
+    free(Ed);
+    return rc;
+}
