@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/samples.h"
 #include "lumosim/text.h"
 #include "lumosim/whatif.h"
 
@@ -56,6 +57,16 @@ const char *const LSIM_USAGE_SIM =
     "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
     "                   on rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
     "                   results are the same for every mapping\n"
+    "  --samples N      prediction intervals: simulate the job N times, each GPU\n"
+    "                   op's duration drawn from the job's own traced durations\n"
+    "                   of the same op (docs/intervals.md), and print p5 / p50\n"
+    "                   / p95 of the job span, the breakdown and each GPU's\n"
+    "                   window (--json: as JSON); under mpirun the samples are\n"
+    "                   spread over the ranks, with the same numbers\n"
+    "  --seed S         the draws' seed (default 1)\n"
+    "  --draw-from P    job (the default: every GPU's durations) or others (a\n"
+    "                   GPU draws from the other GPUs' durations only, so its\n"
+    "                   measured window tests its interval)\n"
     "  --windows W      under mpirun, what each synchronisation round runs:\n"
     "                   ready (the default: every node whose inputs are final),\n"
     "                   paths (a time window up to the earliest time any rank\n"
@@ -261,6 +272,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
     lsim_cli_opts_default(&s->o);
     s->run_name = "sim";
     s->mapping = "groups";
+    s->seed = 1;
     lsim_cli_seen *seen = &s->o.seen;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -311,6 +323,34 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
             *(la ? &s->lookahead : &s->bound_skew) = (lsim_ns)x;
             continue;
         }
+        if (lsim_cli_is_opt(a, "--samples") || lsim_cli_is_opt(a, "--seed")) {
+            int smp = lsim_cli_is_opt(a, "--samples");
+            const char *name = smp ? "--samples" : "--seed";
+            if (lsim_cli_once(seen, name)) return -1;
+            const char *v = lsim_cli_value(argc, argv, &i, smp ? "a number of samples" : "a seed");
+            char *end = NULL;
+            if (!v) return -1;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_SAMPLES_MAX)) {
+                if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_SAMPLES_MAX, v);
+                else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+                return -1;
+            }
+            *(smp ? &s->samples : &s->seed) = (long)x;
+            continue;
+        }
+        if (lsim_cli_is_opt(a, "--draw-from")) {
+            const char *v = NULL;
+            if (lsim_cli_once(seen, "--draw-from") || !(v = lsim_cli_value(argc, argv, &i, "job or others")))
+                return -1;
+            if (strcmp(v, "job") && strcmp(v, "others")) {
+                lsim_cli_usage_error("unknown --draw-from '%s' (job or others)", v);
+                return -1;
+            }
+            s->draw_others = !strcmp(v, "others");
+            continue;
+        }
         if (lsim_cli_is_opt(a, "--windows")) {
             const char *v = NULL;
             if (lsim_cli_once(seen, "--windows") || !(v = lsim_cli_value(argc, argv, &i, "ready, paths or start")))
@@ -354,6 +394,16 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         return -1;
     }
     if (csv_stdout_clash(&s->o)) return -1;
+    if (!s->samples && (was_seen(seen, "--seed") || was_seen(seen, "--draw-from"))) {
+        lsim_cli_usage_error("%s is about prediction intervals: it needs --samples N",
+                             was_seen(seen, "--seed") ? "--seed" : "--draw-from");
+        return -1;
+    }
+    if (s->samples && (s->out || s->o.trace_out || s->o.csv_out || s->o.run.critical)) {
+        lsim_cli_usage_error("--samples prints the intervals of N simulations; it does not take %s",
+                             s->out ? "-o" : s->o.trace_out ? "--trace-out" : s->o.csv_out ? "--csv" : "--critical-path");
+        return -1;
+    }
     return 1;
 }
 

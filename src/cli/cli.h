@@ -137,6 +137,9 @@ typedef struct lsim_cli_sim_args {
     lsim_ns lookahead;         /* > 0: forced (tests provoke a violation) */
     lsim_ns bound_skew;        /* testing: added to each window's bound */
     int windows;               /* --windows: 0 ready, 1 paths, 2 start (lsim_pdes_windows) */
+    long samples;              /* --samples N: prediction intervals (samples.h), 0 none */
+    long seed;                 /* --seed S (1) */
+    int draw_others;           /* --draw-from others (1) or job (0) */
 } lsim_cli_sim_args;
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
 

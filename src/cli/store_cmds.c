@@ -24,6 +24,7 @@
 #include "lumosim/memlimit.h"
 #include "lumosim/pdes.h"
 #include "lumosim/run_mpi.h"
+#include "lumosim/samples.h"
 
 /* The command line as one string (provenance): "lumosim SUB ARGS...".
  * Caller frees. */
@@ -400,7 +401,8 @@ static int sim_check_job(const sim_state *s, lsim_err *err)
                             kind == LSIM_STORE_RESULTS ? "is a result file, not a graph store (see lumosim report / info)"
                             : kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
                                                        : "not a graph store (missing, truncated, corrupt, or another format)");
-    if (s->m.on && !s->sa->out) return lsim_err_set(err, LSIM_EARG, "under mpirun, sim needs -o RESULT.h5");
+    if (s->m.on && !s->sa->out && !s->sa->samples)
+        return lsim_err_set(err, LSIM_EARG, "under mpirun, sim needs -o RESULT.h5");
     if (s->sa->out && !s->sa->replace) return check_run_free(s->sa->out, s->sa->run_name, err);
     return 0;
 }
@@ -566,6 +568,104 @@ static void print_sim_stats(const sim_state *s)
             s->run_s[2], s->run_s[3], s->t2 - s->t1, t3 - s->t2, t3 - s->t0, (double)rss / 1024.0);
 }
 
+/* sim --samples: every rank reads the whole job and simulates the samples
+ * k = rank (mod ranks); the per-sample results are summed over ranks (each
+ * entry is written by one rank, zero elsewhere, so the sum is exact) and
+ * rank 0 prints the intervals. The plain, undrawn simulation gives the
+ * point prediction and the measured windows. Collective under mpirun;
+ * every failure agreed. */
+static int sim_samples(sim_state *s, lsim_err *err)
+{
+    const lsim_cli_sim_args *sa = s->sa;
+    lsim_graph **gs = NULL;
+    size_t ng = 0;
+    lsim_pools *pools = NULL;
+    lsim_sample *smp = NULL;
+    int64_t *flat = NULL;
+    lsim_ns *actual = NULL, *win = NULL, *aiter = NULL;
+    const char **label = NULL;
+    lsim_run point;
+    memset(&point, 0, sizeof point);
+    uint64_t N = (uint64_t)sa->samples;
+    int rc = sim_check_job(s, err);
+    if (!rc) rc = lsim_store_read_graphs(sa->job, 0, SIZE_MAX, &gs, &ng, err);
+    if (!rc && !ng) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the store holds no GPU", sa->job);
+    if (!rc) rc = lsim_pools_new(gs, ng, sa->draw_others ? LSIM_POOL_OTHERS : LSIM_POOL_JOB, &pools, err);
+    size_t nit = 0;
+    for (size_t i = 0; i < ng; i++)
+        if (gs[i]->niters > nit) nit = gs[i]->niters;
+    size_t rec = 5 + ng + ng * nit; /* job, 4 components, windows, iterations */
+    if (!rc && (!(smp = calloc(N, sizeof *smp)) || !(flat = calloc(N * rec, sizeof *flat)) ||
+                !(win = calloc(N * (ng + ng * nit), sizeof *win)) || !(actual = malloc(ng * sizeof *actual)) ||
+                !(aiter = malloc((ng * nit > 0 ? ng * nit : 1) * sizeof *aiter)) ||
+                !(label = calloc(ng, sizeof *label))))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    lsim_cli_progress prog;
+    lsim_run_opts ro;
+    lsim_cli_run_opts(&s->o, &prog, &ro);
+    ro.on_event = NULL; /* N runs: no per-run progress lines */
+    for (uint64_t k = 0; !rc && k < N; k++) {
+        smp[k].window = win + k * (ng + ng * nit);
+        smp[k].iter = smp[k].window + ng;
+        if ((int)(k % (uint64_t)s->m.size) != s->m.rank) continue;
+        rc = lsim_samples_run(&ro, gs, ng, nit, pools, (uint64_t)sa->seed, k, 1, &smp[k], err);
+        if (rc) break;
+        int64_t *x = flat + k * rec;
+        x[0] = smp[k].job;
+        for (int c = 0; c < 4; c++) x[1 + c] = smp[k].bd[c];
+        for (size_t i = 0; i < ng + ng * nit; i++) x[5 + i] = smp[k].window[i];
+    }
+    if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+    if (!rc && s->m.on)
+        MPI_Allreduce(MPI_IN_PLACE, flat, (int)(N * rec), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (uint64_t k = 0; !rc && k < N; k++) {
+        const int64_t *x = flat + k * rec;
+        smp[k].job = x[0];
+        for (int c = 0; c < 4; c++) smp[k].bd[c] = x[1 + c];
+        for (size_t i = 0; i < ng + ng * nit; i++) smp[k].window[i] = x[5 + i];
+    }
+    /* the point prediction and what was measured (rank 0 reports) */
+    if (!rc && s->m.rank == 0) {
+        for (size_t i = 0; i < ng && !rc; i++) {
+            lsim_graph *c = NULL;
+            rc = lsim_graph_clone(gs[i], &c, err);
+            if (!rc) rc = lsim_run_push_graph(&point, c, gs[i]->source ? gs[i]->source : sa->job, err);
+        }
+        if (!rc) rc = lsim_run_simulate(&ro, &point, err);
+    }
+    if (!rc && s->m.rank == 0) {
+        lsim_report_job_part jp;
+        lsim_report_job_part_of(point.items, point.n, &jp);
+        lsim_ns ja, jpred;
+        lsim_report_job_span(point.items, point.n, &ja, &jpred);
+        for (size_t i = 0; i < ng; i++) {
+            actual[i] = jp.any_obs ? point.reps[i].window_actual : -1;
+            label[i] = point.paths[i];
+            for (size_t j = 0; j < nit; j++)
+                aiter[i * nit + j] = jp.any_obs && j < point.reps[i].niters ? point.reps[i].iters[j].actual : -1;
+        }
+        lsim_pools_info info;
+        lsim_pools_get_info(pools, &info);
+        lsim_samples_report R = {N,    (uint64_t)sa->seed, sa->draw_others ? LSIM_POOL_OTHERS : LSIM_POOL_JOB,
+                                 info, ng,                 smp,
+                                 actual, nit,               aiter,
+                                 jp.any_obs ? ja : -1, jpred, label};
+        rc = lsim_samples_write(stdout, &R, s->o.json, err);
+        if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
+    }
+    if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+    lsim_run_free(&point);
+    lsim_store_free_graphs(gs, ng);
+    lsim_pools_free(pools);
+    free(smp);
+    free(flat);
+    free(win);
+    free(actual);
+    free(aiter);
+    free(label);
+    return rc;
+}
+
 int lsim_cli_sim(int argc, char **argv)
 {
     lsim_cli_sim_args sa;
@@ -602,6 +702,14 @@ int lsim_cli_sim(int argc, char **argv)
         return 1;
     }
     s.t0 = lsim_now_s();
+    if (sa.samples) {
+        int rc = sim_samples(&s, &err);
+        if (rc && s.m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        lsim_cli_outcome_known();
+        mpi_end(&s.m);
+        free(cmd);
+        return rc ? 1 : 0;
+    }
     int rc = sim_check_job(&s, &err);
     if (!rc) rc = sim_load(&s, &err);
     s.tl = lsim_now_s();
