@@ -2,6 +2,7 @@
  * lsim_store_read_attr and lsim_store_info (store.h). Local. */
 #include "h5_internal.h"
 
+#include "lumosim/memest.h"
 #include "lumosim/metrics.h"
 
 #include <inttypes.h>
@@ -166,6 +167,33 @@ static int info_graphs(sctx *c, FILE *out)
         char *wi = NULL;
         if (h5s_get_attr_str(c->file, "whatif", &wi) > 0 && wi) fprintf(out, "  what-if record: %s\n", wi);
         free(wi);
+    }
+    {
+        /* the memory estimate synth recorded (docs/memory.md), if any */
+        char *mt = NULL;
+        lsim_memest_job mj;
+        lsim_err merr = {0};
+        if (h5s_get_attr_str(c->file, "memory", &mt) > 0 && mt) {
+            if (lsim_memest_job_parse(mt, &mj, &merr)) {
+                fprintf(out, "  memory per GPU: unreadable estimate (%s)\n", merr.msg);
+            } else {
+                const lsim_memest_stage *w = &mj.stages[mj.worst];
+                fprintf(out, "  memory per GPU (estimate from the %s shape and layout): peak %.2f GB on pipeline stage %d", mj.source,
+                        w->total / 1e9, mj.worst);
+                if (mj.capacity > 0)
+                    fprintf(out, "; the %s has %.2f GB%s\n", mj.gpu, mj.capacity / 1e9, mj.oom ? ": OOM" : "");
+                else
+                    fprintf(out, "; capacity unknown\n");
+                for (int s = 0; s < mj.nstages; s++)
+                    fprintf(out, "    stage %d: %.2f GB (states %.2f, activations %.2f, buffers and reserve %.2f)%s\n", s,
+                            mj.stages[s].total / 1e9,
+                            (mj.stages[s].weights + mj.stages[s].grads + mj.stages[s].optim) / 1e9,
+                            mj.stages[s].activations / 1e9, (mj.stages[s].comm + mj.stages[s].reserve) / 1e9,
+                            mj.capacity > 0 && mj.stages[s].total > mj.capacity ? "  OOM" : "");
+                lsim_memest_job_free(&mj);
+            }
+        }
+        free(mt);
     }
     fprintf(out,
             "  %zu GPUs: %llu nodes, %llu edges, %llu processors, %llu iterations, %llu collectives, %llu strings\n",

@@ -204,6 +204,29 @@ void lsim_report_table_head(FILE *f, int observed_latency)
             lsim_latency_mode_name(observed_latency ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
 }
 
+/* The memory estimate under the job line: the worst stage with the GPU's
+ * capacity, then every stage (GPU g is on stage g / (TP x DP)), OOM named
+ * on the line of each stage that does not fit. */
+static void table_memory(FILE *f, const lsim_memest_job *j)
+{
+    const lsim_memest_stage *w = &j->stages[j->worst];
+    fprintf(f, "memory per GPU (estimate from the %s shape and layout): peak %.2f GB on pipeline stage %d", j->source,
+            w->total / 1e9, j->worst);
+    if (j->capacity > 0)
+        fprintf(f, "; the %s has %.2f GB%s\n", j->gpu[0] ? j->gpu : "GPU", j->capacity / 1e9,
+                j->oom ? ": OOM, does not fit" : ": fits");
+    else
+        fprintf(f, "; the GPU's capacity is unknown\n");
+    fprintf(f, "  %5s %9s %8s %8s %8s %12s %9s %6s %8s %8s  (GB)\n", "stage", "params", "weights", "grads", "optim",
+            "activations", "inflight", "comm", "reserve", "total");
+    for (int s = 0; s < j->nstages; s++) {
+        const lsim_memest_stage *g = &j->stages[s];
+        fprintf(f, "  %5d %9.3g %8.2f %8.2f %8.2f %12.2f %9d %6.2f %8.2f %8.2f%s\n", s, g->params, g->weights / 1e9,
+                g->grads / 1e9, g->optim / 1e9, g->activations / 1e9, g->inflight, g->comm / 1e9, g->reserve / 1e9,
+                g->total / 1e9, j->capacity > 0 && g->total > j->capacity ? "  OOM" : "");
+    }
+}
+
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
@@ -211,6 +234,7 @@ void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
+    if (p->memory && p->memory->nstages > 0) table_memory(f, p->memory);
 }
 
 char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
@@ -229,7 +253,7 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         if (r->window_actual_start < p->as) p->as = r->window_actual_start;
@@ -241,14 +265,17 @@ void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_repor
     p->n = n;
 }
 
-void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n)
+void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory)
 {
     lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED);
     for (size_t i = 0; i < n; i++) table_item(f, &items[i], i);
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
+    p.memory = memory;
     lsim_report_table_tail(f, &p);
 }
+
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL); }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
 {
@@ -394,6 +421,18 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
     if (!cJSON_AddArrayToObject(doc, "ranks")) goto nomem;
     lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
     cJSON_AddItemToObject(doc, "job", span_json(ja, jp, p->any_obs || !p->n));
+    if (p->memory && p->memory->nstages > 0) {
+        /* the estimate's own document (memest.h), as the store records it */
+        char *mt = NULL;
+        rc = lsim_memest_job_json(p->memory, &mt, err);
+        cJSON *mo = mt ? cJSON_Parse(mt) : NULL;
+        free(mt);
+        if (rc) goto cleanup;
+        if (!mo || !cJSON_AddItemToObject(doc, "memory", mo)) {
+            cJSON_Delete(mo);
+            goto nomem;
+        }
+    }
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;
     const char *at = strstr(txt, "\"ranks\":[]");
@@ -414,6 +453,11 @@ cleanup:
 
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
+    return lsim_report_json_mem(f, items, n, NULL, err);
+}
+
+int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory, lsim_err *err)
+{
     int rc = 0;
     char **objs = calloc(n ? n : 1, sizeof *objs);
     if (!objs) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
@@ -423,6 +467,7 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
     if (!rc) {
         lsim_report_job_part p;
         lsim_report_job_part_of(items, n, &p);
+        p.memory = memory;
         rc = lsim_report_json_assemble(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, objs, n, &p, err);
     }
     for (size_t i = 0; i < n; i++) free(objs[i]);

@@ -9,6 +9,7 @@
 
 #include "lumosim/critical.h"
 #include "lumosim/graph.h"
+#include "lumosim/memest.h"
 #include "lumosim/metrics.h"
 
 /* One replayed rank: its graph, its measurements and, when available, the
@@ -36,6 +37,12 @@ void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *actu
 /* Writes the JSON document; returns 0 or LSIM_ENOMEM / LSIM_EIO. */
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
                      lsim_err *err);
+/* The table and the JSON document with the job's memory estimate (NULL:
+ * exactly lsim_report_table / lsim_report_json): the table's memory lines
+ * and the document's "memory" object (docs/memory.md). */
+void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory);
+int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                         lsim_err *err);
 
 /* The table and the JSON document in pieces, for a report assembled from
  * several processes (sim under mpirun: each rank formats its own GPUs, rank 0
@@ -45,6 +52,9 @@ typedef struct lsim_report_job_part {
     lsim_ns as, ae, ps, pe;  /* earliest window start / latest end, actual and predicted */
     int any_obs;             /* some item has observed times */
     size_t n;                /* items covered */
+    const lsim_memest_job *memory; /* the job's memory estimate (memest.h; a graph store's "memory"
+                                      attribute): printed after the job line, and OOM flagged;
+                                      NULL (lsim_report_job_part_of): nothing said about memory */
 } lsim_report_job_part;
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */

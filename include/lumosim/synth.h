@@ -30,6 +30,7 @@
 #include "lumosim/common.h"
 #include "lumosim/cost.h"
 #include "lumosim/graph.h"
+#include "lumosim/memest.h"
 
 /* ------------------------------------------------------------ model shapes */
 
@@ -101,21 +102,27 @@ enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
  * set). */
 void lsim_synth_cfg_default(lsim_synth_cfg *c);
 
-/* Memory per GPU of the most loaded pipeline stage (bytes), the standard
- * Megatron accounting (docs/synthesis.md, "Memory check"): weights,
- * gradients and optimizer state (18 bytes per parameter: bf16 weight, fp32
- * main gradient, fp32 master weight and two Adam moments; 16 with 2-byte
+/* Memory per GPU of the most loaded pipeline stage (bytes): memest.h's
+ * estimate (docs/memory.md) of the configuration: weights, gradients and
+ * optimizer state (18 bytes per parameter: bf16 weight, fp32 main
+ * gradient, fp32 master weight and two Adam moments; 16 with 2-byte
  * gradients; the distributed optimizer shards the 12 bytes of optimizer
- * state over DP), and activations of the micro-batches in flight (the
+ * state over DP), activations of the micro-batches in flight (the
  * schedule's largest count of forwards whose backward has not run) by
- * Korthikanti et al. 2022. */
+ * Korthikanti et al. 2022, communication buffers and a framework reserve.
+ * A configuration memest.h refuses gives all zeros. */
 typedef struct lsim_synth_mem {
     int stage;                 /* the most loaded stage */
     double params;             /* parameters on one of its GPUs */
     double states, activations, total; /* bytes */
+    double other;              /* communication buffers and framework reserve (in total) */
     int inflight;              /* micro-batch chunks in flight on it */
 } lsim_synth_mem;
 void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out);
+/* The memest.h input of a configuration (shape, layout, micro-batches,
+ * options; the distributed optimizer's shards are dp_cost's replicas when
+ * given). */
+void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in);
 
 /* The options that differ from the defaults, as lumosim synth records them
  * in every graph's source ("synth:MODEL/gpuN opts:rc=full,sp"): "" when all

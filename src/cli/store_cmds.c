@@ -22,6 +22,7 @@
 #include "lumosim/output.h"
 #include "lumosim/input.h"
 #include "lumosim/memlimit.h"
+#include "lumosim/memest.h"
 #include "lumosim/pdes.h"
 #include "lumosim/run_mpi.h"
 #include "lumosim/samples.h"
@@ -174,12 +175,14 @@ done:
 }
 
 
-static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, lsim_err *err)
+/* mem: the store's memory estimate (NULL: none; docs/memory.md) */
+static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, const lsim_memest_job *mem,
+                        lsim_err *err)
 {
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
-    if (o->json) rc = lsim_report_json(stdout, items, n, err);
-    else lsim_report_table(stdout, items, n);
+    if (o->json) rc = lsim_report_json_mem(stdout, items, n, mem, err);
+    else lsim_report_table_mem(stdout, items, n, mem);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
 }
@@ -208,7 +211,7 @@ static int write_csv_parts(FILE *f, void *ctx, lsim_err *err)
 /* csv: instead of the report, the --csv rows of each GPU are gathered the
  * same way and rank 0 writes o->csv_out (the serial run's bytes). */
 static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus, size_t total, int csv,
-                           lsim_err *err)
+                           const lsim_memest_job *mem, lsim_err *err)
 {
     int me = 0, np = 1, rc = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -281,7 +284,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         }
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
-        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total};
+        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
@@ -386,7 +389,23 @@ typedef struct sim_state {
     double t0, tl, t1, t2;          /* started, loaded, simulated, written */
     double run_s[4];                /* this rank's match, setup, simulate, metrics */
     uint64_t local_nodes;
+    lsim_memest_job mem;            /* the store's memory estimate ("memory" attribute); nstages 0: none */
 } sim_state;
+
+/* The store's memory estimate (synthesized jobs record one; docs/memory.md)
+ * into s->mem. None: nothing said. One that cannot be read: a warning, and
+ * nothing said about memory -- the simulation does not depend on it. Local;
+ * every rank reads the same attribute. */
+static void sim_read_memory(sim_state *s)
+{
+    char *text = NULL;
+    lsim_err aerr = {0};
+    if (lsim_store_read_attr(s->sa->job, "memory", &text, &aerr)) return; /* no estimate (a trace's store) */
+    if (lsim_memest_job_parse(text, &s->mem, &aerr) && s->m.rank == 0)
+        fprintf(stderr, "lumosim: warning: %s: the memory estimate is unreadable (%s); nothing is said about memory\n",
+                s->sa->job, aerr.msg);
+    free(text);
+}
 
 /* The job must be a graph store, and the result archive must have room for
  * the run. Local; every rank reaches the same answer. */
@@ -509,7 +528,7 @@ static int report_from_archive(sim_state *s, lsim_err *err)
         rc = lsim_out_commit(s->held, err);
         s->held = NULL;
     }
-    if (!rc) rc = print_report(&s->o, items, stored->ngpus, err);
+    if (!rc) rc = print_report(&s->o, items, stored->ngpus, s->mem.nstages ? &s->mem : NULL, err);
     free(items);
     lsim_store_run_free(stored);
     return rc;
@@ -523,8 +542,8 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
     if (s->m.on && !rc && !s->o.trace_out) {
         /* the CSV first (rank 0's outcome agreed: the report below is
          * collective too), then the report unless the CSV took its place */
-        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 1, err), err);
-        if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 0, err);
+        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 1, NULL, err), err);
+        if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 0, s->mem.nstages ? &s->mem : NULL, err);
         reported = 1;
     }
     if (s->m.on) {
@@ -546,7 +565,7 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
                 rc = lsim_out_commit(s->held, err);
                 s->held = NULL;
             }
-            if (!rc) rc = print_report(&s->o, s->run.items, s->run.n, err);
+            if (!rc) rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL, err);
         }
     }
     lsim_out_abort(s->held); /* an output above failed: the archive stays as it was */
@@ -711,6 +730,7 @@ int lsim_cli_sim(int argc, char **argv)
         return rc ? 1 : 0;
     }
     int rc = sim_check_job(&s, &err);
+    if (!rc) sim_read_memory(&s);
     if (!rc) rc = sim_load(&s, &err);
     s.tl = lsim_now_s();
     rc = sim_simulate(&s, rc, &err);
@@ -726,7 +746,14 @@ int lsim_cli_sim(int argc, char **argv)
         if (s.m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
+    if (!rc && s.m.rank == 0 && s.mem.oom) {
+        /* loudly, and after the report, so that it is the last word */
+        char line[256];
+        lsim_memest_oom_line(&s.mem, line, sizeof line);
+        fprintf(stderr, "lumosim: warning: %s\n", line);
+    }
     if (!rc && s.o.stats) print_sim_stats(&s);
+    lsim_memest_job_free(&s.mem);
     lsim_cli_outcome_known();
     free(s.gpus);
     lsim_run_free(&s.run);

@@ -26,6 +26,8 @@ static const char *USAGE_SYNTH =
     "iteration (tensor, pipeline, data parallel) to a graph store that\n"
     "`lumosim sim` simulates. Kernel and communication times come from the cost\n"
     "models (docs/cost-models.md); what is generated: docs/synthesis.md.\n"
+    "Prints the estimated memory per GPU of every pipeline stage\n"
+    "(docs/memory.md), recorded in the store for lumosim sim and info.\n"
     "\n"
     "  --model NAME     gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, or a JSON file\n"
     "                   {\"layers\":..,\"hidden\":..,\"ffn\":..,\"heads\":..}; the shape\n"
@@ -57,7 +59,8 @@ static const char *USAGE_SYNTH =
     "  --grad-bytes N   bytes per gradient in the DP reduction (default 4: fp32)\n"
     "  --forward-only   forward passes only (no backward, no optimizer)\n"
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
-    "                   than the GPU has (refused by default)\n"
+    "                   than the GPU has (refused by default); it is flagged OOM\n"
+    "                   on stderr, in the store and by lumosim sim\n"
     "  --seed N         the draws of host stalls (GPU specs with host_stall_prob;\n"
     "                   default 0)\n"
     "  --dp-cost N      time the data-parallel collectives (and the distributed\n"
@@ -65,6 +68,31 @@ static const char *USAGE_SYNTH =
     "                   simulate whole, with fewer replicas (N >= --dp)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
+
+/* The memory estimate once the store is written: one line on stdout per
+ * GPU group of a stage, and an OOM warning on stderr naming the stage, the
+ * estimate and the capacity (docs/memory.md). */
+static void print_memory(const lsim_memest_job *j)
+{
+    const lsim_memest_stage *w = &j->stages[j->worst];
+    printf("memory per GPU (estimate): peak %.2f GB on pipeline stage %d (GPUs %d-%d)", w->total / 1e9, j->worst,
+           j->worst * j->tp * j->dp, (j->worst + 1) * j->tp * j->dp - 1);
+    if (j->capacity > 0) printf("; the %s has %.2f GB%s\n", j->gpu, j->capacity / 1e9, j->oom ? ": OOM" : "");
+    else printf("; the %s's capacity is unknown\n", j->gpu);
+    for (int s = 0; s < j->nstages; s++) {
+        const lsim_memest_stage *g = &j->stages[s];
+        printf("  stage %d: %.2f GB = weights %.2f + gradients %.2f + optimizer %.2f + activations %.2f (%d in "
+               "flight) + communication %.2f + reserve %.2f%s\n",
+               s, g->total / 1e9, g->weights / 1e9, g->grads / 1e9, g->optim / 1e9, g->activations / 1e9, g->inflight,
+               g->comm / 1e9, g->reserve / 1e9, j->capacity > 0 && g->total > j->capacity ? "  OOM" : "");
+    }
+    fflush(stdout);
+    if (j->oom) {
+        char line[256];
+        lsim_memest_oom_line(j, line, sizeof line);
+        fprintf(stderr, "lumosim: warning: %s (synthesized anyway: --no-memory-check)\n", line);
+    }
+}
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
@@ -79,6 +107,8 @@ int lsim_cli_synth(int argc, char **argv)
     size_t ngpu = 0, made = 0;
     char *cmd = NULL;
     lsim_cli_synth_args sa;
+    lsim_memest_job mj = {0};
+    char *mjson = NULL;
     int p = lsim_cli_parse_synth(argc, argv, USAGE_SYNTH, &sa);
     if (p <= 0) return p < 0 ? 2 : 0;
     const char *model = sa.model, *gpu = sa.gpu, *topo = sa.topo, *out = sa.out;
@@ -117,6 +147,15 @@ int lsim_cli_synth(int argc, char **argv)
     if (!rc && topo) rc = lsim_topology_load(topo, &c.topo, &err);
     if (!rc) rc = lsim_synth_check(&c, &err);
     if (!rc) {
+        /* the per-GPU memory estimate, recorded in the store (root attribute
+         * "memory", docs/memory.md) for sim and info; with --no-memory-check
+         * a job that does not fit is synthesized, and flagged OOM */
+        lsim_memest_in mi;
+        lsim_synth_memest_in(&c, &mi);
+        rc = lsim_memest_job_of(&mi, c.gpu.name, c.gpu.mem_capacity, &mj, &err);
+        if (!rc) rc = lsim_memest_job_json(&mj, &mjson, &err);
+    }
+    if (!rc) {
         char *ins[3] = {(char *)model, (char *)gpu, (char *)topo};
         lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
         rc = lsim_cli_check_io(ins, 3, outs, 1, &err);
@@ -141,6 +180,7 @@ int lsim_cli_synth(int argc, char **argv)
         rc = lsim_store_writer_open(out, &wo, &w, &err);
         /* the job's GPU, so that a what-if of it starts from the right one */
         if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
+        if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, &err);
         for (size_t i = 0; !rc && i < ngpu;) {
             size_t nb = i == 0 ? 1 : (ngpu - i < batch ? ngpu - i : batch);
             if (!gs && !(gs = calloc(ngpu < 4096 ? ngpu : 4096, sizeof *gs))) goto nomem;
@@ -177,6 +217,7 @@ int lsim_cli_synth(int argc, char **argv)
             w = NULL;
             twrite += lsim_now_s() - c0;
         }
+        if (!rc) print_memory(&mj);
         if (!rc && stats) {
             lsim_synth_mem mm;
             lsim_synth_memory(&c, &mm);
@@ -205,5 +246,7 @@ done:
     lsim_store_writer_abort(w); /* NULL after a close */
     free(gs);
     free(cmd);
+    free(mjson);
+    lsim_memest_job_free(&mj);
     return status;
 }

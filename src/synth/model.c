@@ -193,69 +193,55 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
             return lsim_err_set(err, LSIM_EARG,
                                 "the job needs %.1f GB per GPU on pipeline stage %d (weights, gradients and optimizer "
                                 "state %.1f GB for %.3g parameters, activations %.1f GB for %d micro-batch chunks in "
-                                "flight), more than the %s's %.1f GB: use more TP or PP, --recompute, "
-                                "--distributed-optimizer, a smaller micro-batch, or --no-memory-check",
+                                "flight, buffers and reserve %.1f GB), more than the %s's %.1f GB: use more TP or PP, "
+                                "--recompute, --distributed-optimizer, a smaller micro-batch, or --no-memory-check",
                                 mm.total / 1e9, mm.stage, mm.states / 1e9, mm.params, mm.activations / 1e9, mm.inflight,
-                                c->gpu.name, c->gpu.mem_capacity / 1e9);
+                                mm.other / 1e9, c->gpu.name, c->gpu.mem_capacity / 1e9);
     }
     return 0;
 }
 
-/* Activation bytes of one layer and one micro-batch that stay in memory
- * until its backward (Korthikanti et al. 2022, "Reducing Activation
- * Recomputation in Large Transformer Models", Table 2; 2-byte activations):
- * s b h (10 + 24/t + 5 a s / (h t)) with TP, s b h / t (34 + 5 a s / h)
- * with sequence parallelism; selective recomputation and flash attention
- * keep no s x s tensor (the 5 a s / h term: softmax output, dropout mask and
- * output; 2 a s / h without dropout); full recomputation keeps only the
- * layer's input, 2 s b h (/ t with SP). */
-static double layer_act(const lsim_synth_cfg *c, int stored)
+void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
 {
+    /* Why one mapping: the memory check, --stats and the estimate synth
+     * records in the store are all memest.h's, from the same input. */
     const lsim_model_shape *m = &c->model;
-    double t = c->tp, sbh = (double)m->seq * c->micro_batch * m->hidden, a = m->heads;
-    double s2 = c->attention == LSIM_ATTN_UNFUSED ? (c->dropout ? 5.0 : 2.0) * a * m->seq / m->hidden : 0;
-    if (stored && c->recompute == LSIM_RC_FULL) return 2 * sbh / (c->seq_parallel ? t : 1);
-    if (stored && c->recompute == LSIM_RC_SELECTIVE) s2 = 0;
-    return c->seq_parallel ? sbh / t * (34 + s2) : sbh * (10 + 24 / t + s2 / t);
+    lsim_memest_in_default(in);
+    in->layers = m->layers, in->hidden = m->hidden, in->ffn = m->ffn, in->heads = m->heads;
+    in->head_dim = m->head_dim, in->seq = m->seq, in->vocab = m->vocab;
+    in->tp = c->tp, in->pp = c->pp, in->dp = c->dp, in->vstages = c->vstages > 0 ? c->vstages : 1;
+    in->micro_batch = c->micro_batch;
+    in->microbatches = lsim_synth_microbatches(c);
+    in->recompute = c->recompute == LSIM_RC_FULL        ? LSIM_MEMEST_RC_FULL
+                    : c->recompute == LSIM_RC_SELECTIVE ? LSIM_MEMEST_RC_SELECTIVE
+                                                        : LSIM_MEMEST_RC_NONE;
+    in->seq_parallel = c->seq_parallel;
+    in->dist_opt = c->dist_opt;
+    /* --dp-cost N: the optimizer's shards are those of N replicas */
+    in->opt_shards = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    in->grad_bytes = c->grad_bytes;
+    in->attention = c->attention == LSIM_ATTN_UNFUSED ? LSIM_MEMEST_ATTN_UNFUSED : LSIM_MEMEST_ATTN_FLASH;
+    in->dropout = c->dropout;
+    in->embed_head = c->embed_head;
+    in->forward_only = c->forward_only;
 }
 
 void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
 {
-    const lsim_model_shape *m = &c->model;
+    /* the most loaded stage of memest.h's estimate (docs/memory.md) */
+    lsim_memest_in in;
+    lsim_memest_stage st;
+    int stage = 0;
     memset(out, 0, sizeof *out);
-    double t = c->tp, h = m->hidden, A = (double)m->heads * m->head_dim;
-    double lp = (4 * h * A + 2 * h * m->ffn) / t + 13 * h, ep = (double)m->vocab / t * h;
-    /* bf16 weight + gradient + fp32 master weight and Adam's two moments */
-    int dpn = c->dp_cost > c->dp ? c->dp_cost : c->dp;
-    double opt = 12.0 / (c->dist_opt ? dpn : 1), per = c->forward_only ? 2.0 : 2.0 + c->grad_bytes + opt;
-    int mb = lsim_synth_microbatches(c), V = c->vstages, lpc = m->layers / (c->pp * V);
-    lsim_synth_step *steps = mb > 0 ? malloc((size_t)2 * mb * V * sizeof *steps) : NULL;
-    for (int s = 0; s < c->pp; s++) {
-        double params = lpc * V * lp;
-        if (c->embed_head && (s == 0 || s == c->pp - 1)) params += ep; /* embedding; the tied output layer */
-        int peak = 1;
-        if (!c->forward_only && steps && !lsim_synth_schedule(c->pp, s, mb, V, steps, NULL, NULL)) {
-            int cur = 0;
-            peak = 0;
-            for (int i = 0; i < 2 * mb * V; i++) {
-                cur += steps[i].bwd ? -1 : 1;
-                if (cur > peak) peak = cur;
-            }
-        }
-        double act = c->forward_only ? layer_act(c, 0) : peak * lpc * layer_act(c, 1);
-        if (!c->forward_only && c->recompute == LSIM_RC_FULL) act += layer_act(c, 0); /* the layer being recomputed */
-        if (c->embed_head && s == c->pp - 1) act += (double)m->seq * c->micro_batch * m->vocab / t * 4; /* fp32 logits */
-        double states = params * per, tot = states + act;
-        if (tot > out->total) {
-            out->stage = s;
-            out->params = params;
-            out->states = states;
-            out->activations = act;
-            out->total = tot;
-            out->inflight = peak;
-        }
-    }
-    free(steps);
+    lsim_synth_memest_in(c, &in);
+    if (lsim_memest_worst(&in, &stage, &st, NULL)) return; /* a configuration lsim_synth_check refuses */
+    out->stage = stage;
+    out->params = st.params;
+    out->states = st.weights + st.grads + st.optim;
+    out->activations = st.activations;
+    out->other = st.comm + st.reserve;
+    out->total = st.total;
+    out->inflight = st.inflight;
 }
 
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)

@@ -84,7 +84,7 @@ bad)
     # issue 15: the memory check (GPT-3 175B at TP 8 x PP 2: 196 GB of
     # weights, gradients and optimizer state per GPU), a sequence not
     # divisible by TP with SP, the options' words, a spec in the wrong unit
-    expect 1 "needs 22[0-9.]* GB per GPU on pipeline stage 0" --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 \
+    expect 1 "needs 23[0-9.]* GB per GPU on pipeline stage 0" --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 \
         --global-batch 8
     expect 1 "sequence length 2047 is not divisible by TP = 2" $tiny --seq 2047 --sequence-parallel
     expect 1 "forward-only needs the 1F1B schedule" $tiny --forward-only --schedule interleaved:2
