@@ -5,6 +5,9 @@
  *   gpus/...         one row per GPU: run_gpu_cols, over rrow (+ gpus/source)
  *   iterations/...   one row per iteration: run_iter_cols, over riter (+ name)
  *   duty/, nodes/, critical_path/   flat per-GPU tables: run_cols
+ *   kernels/...      per GPU, one row per (kind, name) of its GPU work:
+ *                    run_kern_cols, over rkern (+ name); written, not read
+ *                    (python/lumosim reads it); optional
  *   graph/         optionally, the GPUs' graphs (graph-store layout)
  *   provenance     attributes that may differ between equal runs */
 #include "h5_internal.h"
@@ -129,6 +132,33 @@ static const mcol run_iter_cols[] = {
 };
 #define NRUNITERCOLS (sizeof run_iter_cols / sizeof run_iter_cols[0])
 
+/* One row of kernels/...: the GPU nodes (kernel, memcpy, memset) of one GPU
+ * with one (kind, name), in the order of the name's first node. Actual
+ * figures are over the nodes with observed times (0 when none is). */
+typedef struct rkern {
+    uint32_t gpu, name_id;
+    uint8_t kind, collective;
+    uint64_t count, observed_count;
+    int64_t actual_total, predicted_total;
+    double actual_mean, predicted_mean;
+    const char *name; /* not a column: kernels/name, its text */
+} rkern;
+
+#define RKC(nm, f, t) {nm, t, 1, offsetof(rkern, f), FSZ(rkern, f), M_COPY}
+static const mcol run_kern_cols[] = {
+    RKC("gpu", gpu, T_U32),
+    RKC("kind", kind, T_U8),
+    RKC("name_id", name_id, T_U32),
+    RKC("count", count, T_U64),
+    RKC("observed_count", observed_count, T_U64),
+    RKC("collective", collective, T_U8),
+    RKC("actual_total", actual_total, T_I64),
+    RKC("actual_mean", actual_mean, T_F64),
+    RKC("predicted_total", predicted_total, T_I64),
+    RKC("predicted_mean", predicted_mean, T_F64),
+};
+#define NRUNKERNCOLS (sizeof run_kern_cols / sizeof run_kern_cols[0])
+
 /* The flat per-node / per-bin / per-path-step columns, in the order they
  * are written. at: the array pointer in lsim_store_gpu_result (the writer
  * takes the item's array from there too). run_at: for the per-node times,
@@ -193,6 +223,7 @@ static int check_run_layout(sctx *c)
 {
     int rc = h5s_check_cols(c, run_gpu_cols, NRUNGPUCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     for (int r = 0; !rc && r < RR_N; r++)
         if (rtables[r].count_size != sizeof(uint32_t) && rtables[r].count_size != sizeof(uint64_t))
             rc = h5s_fail(c, LSIM_EINTERNAL, "run table %s: count of an unexpected size", rtables[r].name);
@@ -485,6 +516,119 @@ static int write_run_graphs(sctx *c, hid_t run, const char *where, const lsim_re
     return rc;
 }
 
+/* ------------------------------------------------------------ kernels (rows: rkern above) */
+
+static int is_gpu_kind(uint8_t k) { return k == LSIM_N_KERNEL || k == LSIM_N_MEMCPY || k == LSIM_N_MEMSET; }
+
+/* Append GPU gi's rows (item it) to *rows (*n of *cap). The summary is a
+ * function of the GPU's own graph and times alone, so the rows are the same
+ * whichever MPI rank holds the GPU. */
+static int kernel_rows(sctx *c, const lsim_replay_item *it, uint32_t gi, rkern **rows, size_t *n, size_t *cap)
+{
+    const lsim_graph *g = it->g;
+    size_t nstr = g->strings ? lsim_strtab_count(g->strings) : 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->name[v] >= nstr) nstr = (size_t)g->name[v] + 1;
+    size_t *at = calloc(3 * (nstr ? nstr : 1), sizeof *at); /* (kind, name) -> row + 1 */
+    if (!at) return h5s_nomem(c);
+    int rc = 0;
+    for (size_t v = 0; v < g->n && !rc; v++) {
+        uint8_t k = g->kind[v];
+        if (!is_gpu_kind(k)) continue;
+        size_t slot = (size_t)(k - LSIM_N_KERNEL) * nstr + g->name[v];
+        if (!at[slot]) {
+            if (*n == *cap) {
+                size_t nc = *cap ? 2 * *cap : 256;
+                rkern *nr = realloc(*rows, nc * sizeof *nr);
+                if (!nr) {
+                    rc = h5s_nomem(c);
+                    break;
+                }
+                *rows = nr;
+                *cap = nc;
+            }
+            rkern *r = &(*rows)[*n];
+            memset(r, 0, sizeof *r);
+            r->gpu = gi;
+            r->kind = k;
+            r->name_id = g->name[v];
+            r->name = g->strings ? lsim_strtab_get(g->strings, g->name[v]) : NULL;
+            if (!r->name) r->name = "";
+            at[slot] = ++*n;
+        }
+        rkern *r = &(*rows)[at[slot] - 1];
+        r->count++;
+        if (g->flags[v] & LSIM_NF_COLL) r->collective = 1;
+        r->predicted_total = lsim_ns_add_sat(r->predicted_total, it->end[v] - it->start[v]);
+        if (g->obs_start[v] != LSIM_OBS_NONE) {
+            r->observed_count++;
+            r->actual_total = lsim_ns_add_sat(r->actual_total, g->obs_end[v] - g->obs_start[v]);
+        }
+    }
+    free(at);
+    return rc;
+}
+
+/* kernels/... and gpus/kernel_offset, kernel_count: every local GPU's rows
+ * at their GPU's place (the per-GPU counts gathered, offsets their prefix
+ * sums). Collective in MPI mode. */
+static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
+                             size_t gfirst, size_t ngpu)
+{
+    rkern *rows = NULL;
+    size_t nrows = 0, cap = 0, ntot = 0, gf = 0;
+    uint64_t *lc = calloc(nloc ? nloc : 1, sizeof *lc), *loff = calloc(nloc ? nloc : 1, sizeof *loff), *all = NULL;
+    const char **names = NULL;
+    void *gathered = NULL;
+    rowsel sg, sk;
+    h5s_sel_one(&sg, 0, 0);
+    h5s_sel_one(&sk, 0, 0);
+    int rc = lc && loff ? 0 : h5s_nomem(c);
+    for (size_t i = 0; i < nloc && !rc; i++) {
+        size_t before = nrows;
+        rc = kernel_rows(c, &items[i], (uint32_t)h5s_gpu_at(c, gfirst, i), &rows, &nrows, &cap);
+        lc[i] = nrows - before;
+    }
+    for (size_t r = 0; r < nrows; r++) {
+        rows[r].actual_mean = rows[r].observed_count ? (double)rows[r].actual_total / (double)rows[r].observed_count : 0;
+        rows[r].predicted_mean = (double)rows[r].predicted_total / (double)rows[r].count;
+    }
+    rc = h5s_agree(c, rc);
+    if (!rc) rc = h5s_agree(c, h5s_gather_records(c, lc, nloc, sizeof *lc, &gathered, &ntot, &gf));
+    all = gathered;
+    if (!rc && ntot != ngpu)
+        rc = h5s_fail(c, LSIM_EINTERNAL, "%s/kernels: %zu GPUs counted, the run has %zu", where, ntot, ngpu);
+    uint64_t tot = 0;
+    for (size_t j = 0; !rc && j < ntot; j++) {
+        uint64_t k = all[j];
+        all[j] = tot; /* now GPU j's offset */
+        tot += k;
+    }
+    names = calloc(nrows ? nrows : 1, sizeof *names);
+    if (!rc && !names) rc = h5s_nomem(c);
+    for (size_t i = 0; i < nloc && !rc; i++) {
+        size_t gi = h5s_gpu_at(c, gfirst, i);
+        loff[i] = all[gi];
+        if (h5s_sel_add(c, &sg, gi, 1) || h5s_sel_add(c, &sk, loff[i], lc[i])) rc = LSIM_ENOMEM;
+    }
+    for (size_t r = 0; r < nrows && !rc; r++) names[r] = rows[r].name;
+    rc = h5s_agree(c, rc);
+    uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS), kchunk = h5s_min_u64(tot ? tot : 1, CHUNK_MAX_ROWS);
+    if (!rc) rc = h5s_put_records(c, run, where, "kernels", run_kern_cols, NRUNKERNCOLS, rows, sizeof *rows, tot, &sk,
+                                  nrows, kchunk);
+    if (!rc) rc = h5s_put_strings(c, run, where, "kernels/name", names, nrows, tot, &sk, kchunk);
+    if (!rc) rc = h5s_agree(c, h5s_put_col(c, run, where, "gpus/kernel_offset", T_U64, 1, ngpu, gchunk, &sg, loff));
+    if (!rc) rc = h5s_agree(c, h5s_put_col(c, run, where, "gpus/kernel_count", T_U64, 1, ngpu, gchunk, &sg, lc));
+    h5s_sel_free(&sg);
+    h5s_sel_free(&sk);
+    free(rows);
+    free(names);
+    free(lc);
+    free(loff);
+    free(all);
+    return rc;
+}
+
 /* Write one run's datasets and attributes under `run`. This process holds
  * items[0..nloc), local GPU i being GPU h5s_gpu_at(c, gfirst, i) of the
  * run (serial: all of them, in order). Collective in MPI mode. */
@@ -515,7 +659,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
     if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
+    if (!rc) rc = write_run_kernels(c, run, where, items, nloc, gfirst, ngpu);
     if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
+    if (!rc) rc = h5s_describe(c, run, where);
     if (rc) goto out;
     /* attributes: deterministic counters on the run, the rest in provenance */
     if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", tot[RR_NODE]) ||

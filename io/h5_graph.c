@@ -417,6 +417,7 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
     if (!rc) rc = write_device_attr(c, graphs, n);
     if (!rc) rc = h5s_write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
     if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(c->file) ? h5s_fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);
+    if (!rc) rc = h5s_describe(c, c->file, "");
     rc = h5s_finish_tmp(c, tmp, rc);
 out:
     free(lm);

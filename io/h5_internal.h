@@ -315,6 +315,14 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                           lsim_graph ***out, size_t *nout);
 
+/* ------------------------------------------------------------ units and enum tables (h5_describe.c) */
+
+/* Attributes `units` on every numeric dataset in the group loc (path
+ * where, for messages) and the groups below it, and `enum_names` on the
+ * enum columns, from the table in h5_describe.c: a numeric dataset it does
+ * not know is LSIM_EINTERNAL. Collective in MPI mode (agreed). */
+int h5s_describe(sctx *c, hid_t loc, const char *where);
+
 /* ------------------------------------------------------------ result archive (h5_archive.c) */
 
 /* Run group `run` (where: its path) without its per-GPU arrays: the

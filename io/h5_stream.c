@@ -271,6 +271,7 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
         if (h5s_put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
             rc = h5s_fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);
     if (!rc && h5s_label_graph_tables(c->file)) rc = h5s_fail(c, LSIM_EIO, "cannot label /gpus columns");
+    if (!rc) rc = h5s_describe(c, c->file, "");
     rc = h5s_finish_tmp(c, w->tmp, rc);
     w->tmp[0] = '\0';
     if (rc && err) *err = c->e;

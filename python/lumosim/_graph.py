@@ -27,9 +27,10 @@ def gpu_table(r, group):
         t = "%s/%s" % (group, tables[p])
         ext[p] = r.extents(g, p, n, t, r.nrows(t))
     lat = r.col(g + "/latency_mode", n, "u")
-    bad = np.nonzero(lat >= len(_schema.LATENCY_MODES))[0]
+    modes = r.enum_names(g + "/latency_mode", _schema.LATENCY_MODES)
+    bad = np.nonzero(lat >= len(modes))[0]
     if bad.size:
-        r.fail("%s/latency_mode of GPU %d is %d, expected 0 or 1" % (g, bad[0], lat[bad[0]]))
+        r.fail("%s/latency_mode of GPU %d is %d, expected 0..%d" % (g, bad[0], lat[bad[0]], len(modes) - 1))
     is_gpu = r.col("%s/procs/is_gpu" % group, int(ext["proc"][1].sum()), "u")
     proc_gpu = np.repeat(np.arange(n, dtype=np.int64), ext["proc"][1])
     streams = np.bincount(proc_gpu, weights=is_gpu.astype(np.int64), minlength=n).astype(np.int64)
@@ -40,8 +41,7 @@ def gpu_table(r, group):
         "source": texts(r.col(g + "/source", n, "S")),
         "source_size_bytes": r.col(g + "/source_size", n, "i").astype(np.int64),
         "source_crc32": r.col(g + "/source_crc32", n, "u").astype(np.int64),
-        "latency_mode": pd.Categorical([_schema.LATENCY_MODES[int(x)] for x in lat],
-                                       categories=list(_schema.LATENCY_MODES)),
+        "latency_mode": pd.Categorical([modes[int(x)] for x in lat], categories=list(modes)),
         "nodes": ext["node"][1],
         "edges": ext["edge"][1],
         "procs": ext["proc"][1],
@@ -104,7 +104,8 @@ def node_table(r, group, ext, gpu):
         return r.col("%s/nodes/%s" % (group, name), None, kinds, no, no + nc)
 
     kind = ncol("kind")
-    _check_range(r, group + "/nodes/kind", gpu, kind, 0, len(_schema.NODE_KINDS), "kind")
+    kinds = r.enum_names(group + "/nodes/kind", _schema.NODE_KINDS)
+    _check_range(r, group + "/nodes/kind", gpu, kind, 0, len(kinds), "kind")
     name = ncol("name").astype(np.int64)
     _check_range(r, group + "/nodes/name", gpu, name, 0, len(strings), "string id")
     proc = ncol("proc").astype(np.int64)
@@ -126,14 +127,15 @@ def node_table(r, group, ext, gpu):
     _check_range(r, group + "/iters/name", gpu, iname, 0, len(strings), "string id")
     iter_names = np.array([strings[k] for k in iname] + [""], dtype=object)
     ckind = r.col("%s/colls/kind" % group, None, "u", co, co + cc).astype(np.int64)
-    _check_range(r, group + "/colls/kind", gpu, ckind, 0, len(_schema.COLL_KINDS), "collective kind")
+    coll_kinds = r.enum_names(group + "/colls/kind", _schema.COLL_KINDS)
+    _check_range(r, group + "/colls/kind", gpu, ckind, 0, len(coll_kinds), "collective kind")
     cbytes = r.col("%s/colls/bytes" % group, None, "i", co, co + cc).astype(np.int64)
     cgroup = r.col("%s/colls/group_size" % group, None, "i", co, co + cc).astype(np.int64)
 
     names = np.array(strings, dtype=object)
     df = pd.DataFrame({
         "node": np.arange(nc, dtype=np.int64),
-        "kind": pd.Categorical.from_codes(kind.astype(np.int64), categories=list(_schema.NODE_KINDS)),
+        "kind": pd.Categorical.from_codes(kind.astype(np.int64), categories=list(kinds)),
         "name": names[name] if nc else np.array([], dtype=object),
         "proc": proc,
         "is_gpu": is_gpu[proc] if nc else np.array([], dtype=bool),
@@ -156,7 +158,7 @@ def node_table(r, group, ext, gpu):
     has_coll = coll >= 0
     ck = np.zeros(nc, dtype=np.int64)
     ck[has_coll] = ckind[coll[has_coll]]
-    df["coll_kind"] = pd.Categorical.from_codes(ck, categories=list(_schema.COLL_KINDS))
+    df["coll_kind"] = pd.Categorical.from_codes(ck, categories=list(coll_kinds))
     cb = np.full(nc, -1, dtype=np.int64)
     cb[has_coll] = cbytes[coll[has_coll]]
     df["coll_bytes"] = cb
@@ -166,12 +168,14 @@ def node_table(r, group, ext, gpu):
     df["in_edges"] = np.diff(np.append(in_off, ec)) if nc else np.array([], dtype=np.int64)
     # the training phase and forward op (optional columns: absent in stores
     # written before them, which read as unknown / -1, as the C reader does)
+    phases = _schema.PHASES
     if r.has("%s/nodes/phase" % group):
         ph = ncol("phase").astype(np.int64)
-        _check_range(r, group + "/nodes/phase", gpu, ph, 0, len(_schema.PHASES), "phase")
+        phases = r.enum_names(group + "/nodes/phase", _schema.PHASES)
+        _check_range(r, group + "/nodes/phase", gpu, ph, 0, len(phases), "phase")
     else:
         ph = np.zeros(nc, dtype=np.int64)
-    df["phase"] = pd.Categorical.from_codes(ph, categories=list(_schema.PHASES))
+    df["phase"] = pd.Categorical.from_codes(ph, categories=list(phases))
     df["fwd_seq"] = (ncol("fwd_seq").astype(np.int64) if r.has("%s/nodes/fwd_seq" % group)
                      else np.full(nc, _schema.NO_FWD_SEQ, dtype=np.int64))
     return df
@@ -185,7 +189,8 @@ def flat_gpu_nodes(r, group, ext):
     strings, soff = decode_strings(r, group, "%s/gpus" % group, ngpus)
     gpu = np.repeat(np.arange(ngpus, dtype=np.int64), ext["node"][1])
     kind = r.col("%s/nodes/kind" % group, n, "u").astype(np.int64)
-    bad = np.nonzero(kind >= len(_schema.NODE_KINDS))[0]
+    kinds = r.enum_names("%s/nodes/kind" % group, _schema.NODE_KINDS)
+    bad = np.nonzero(kind >= len(kinds))[0]
     if bad.size:
         r.fail("%s/nodes/kind: flat row %d has kind %d" % (group, bad[0], kind[bad[0]]))
     name = r.col("%s/nodes/name" % group, n, "u").astype(np.int64)
@@ -198,6 +203,7 @@ def flat_gpu_nodes(r, group, ext):
     return {
         "gpu": gpu,
         "kind": kind,
+        "kinds": kinds,
         "name_row": soff[gpu] + name if n else name,
         "strings": np.array(strings, dtype=object),
         "obs_start": r.col("%s/nodes/obs_start" % group, n, "i").astype(np.int64),

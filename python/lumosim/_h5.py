@@ -227,6 +227,35 @@ class Reader:
             self.fail("%s has %d rows, expected %d (from the offsets and counts)" % (table, table_rows, int(cnt.sum())))
         return off, cnt
 
+    def enum_names(self, where, fallback):
+        """The names of the values 0..N-1 of an enum column: its attribute
+        ``enum_names`` when the file has one (lumosim writes it since the
+        attribute exists), else ``fallback`` (the package's table,
+        _schema.py): files written before still read."""
+        d = self.dataset(where)
+        if "enum_names" not in d.attrs:
+            return tuple(fallback)
+        try:
+            names = tuple(texts(d.attrs["enum_names"]))
+        except (OSError, TypeError, ValueError) as e:
+            self.fail("cannot read attribute enum_names of %s (%s)" % (where, _short(e)))
+        if not names or len(set(names)) != len(names) or any(not n for n in names):
+            self.fail("%s: attribute enum_names is empty, repeats a name or has an empty one" % where)
+        return names
+
+    def units(self, where, expected):
+        """Check a column's ``units`` attribute, when it has one, against
+        the units this package reads it in (the suffix it gives the column,
+        e.g. "ns" for ``*_ns``); a file without the attribute is taken as
+        documented. Returns the units."""
+        d = self.dataset(where)
+        if "units" not in d.attrs:
+            return expected
+        u = text(d.attrs["units"])
+        if u != expected:
+            self.fail("%s has units %r, this package reads it as %r" % (where, u, expected))
+        return u
+
     def nrows(self, where):
         d = self.dataset(where)
         if d.ndim < 1:

@@ -1,10 +1,12 @@
 """The one place where the package mirrors lumosim's C enums and constants.
 
 The HDF5 files name the columns of their 2-D datasets (attribute
-``columns``), and the package reads those names from the file. Values stored
-as small integers have no name table in the file; their names are here, each
-table citing the C definition it mirrors (and docs/hdf5-schema.md, the
-contract). Change them only together with the C code and ``schema_version``.
+``columns``) and the values of their enum columns (attribute ``enum_names``),
+and the package reads those names from the file. Files written before
+``enum_names`` have no name table for values stored as small integers; for
+them the names are here, each table citing the C definition it mirrors (and
+docs/hdf5-schema.md, the contract). Change them only together with the C
+code and ``schema_version``.
 """
 
 # Root attribute ``schema_version`` values this package reads

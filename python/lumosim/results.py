@@ -30,11 +30,14 @@ class Results:
       sum to its ``actual_ns`` / ``predicted_ns`` in ``iterations``;
     - ``kernels``: per (run, node kind, name) over the GPU nodes (kernel,
       memcpy, memset) of all GPUs: count, total and mean duration, actual
-      and predicted. Computed from the graphs the run embeds
-      (``/runs/NAME/graph/nodes``: kind, name, ``obs_start``/``obs_end``)
-      and the run's simulated ``/runs/NAME/nodes/start``/``end``; ``None``
-      when no run embeds its graphs (or ``load(..., kernels=False)``),
-      and runs without embedded graphs have no rows in it.
+      and predicted -- the sum over GPUs of ``gpu_kernels``;
+    - ``gpu_kernels``: the same per (run, GPU, kind, name), as the archive
+      stores it (``/runs/NAME/kernels``). For runs written before that
+      table, both are computed from the graphs the run embeds
+      (``graph/nodes``: kind, name, ``obs_start``/``obs_end``) and the
+      simulated ``nodes/start``/``end``; such a run without embedded
+      graphs has no rows. ``None`` when no run has rows (or
+      ``load(..., kernels=False)``).
 
     ``nodes`` is one GPU's node table (``load(..., nodes=True)``), else
     ``None``; ``node_table(run, gpu)`` reads any other.
@@ -52,6 +55,7 @@ class Results:
     iterations: pd.DataFrame
     breakdown: pd.DataFrame
     kernels: Optional[pd.DataFrame] = None
+    gpu_kernels: Optional[pd.DataFrame] = None
     nodes: Optional[pd.DataFrame] = None
     _graph_ext: Dict[str, dict] = field(default_factory=dict, repr=False)
 
@@ -156,7 +160,7 @@ def _read_run(r, name, want_kernels):
         obs = r.col(base + "/graph/nodes/obs_start", nnode, "i")
         owner = np.repeat(np.arange(G, dtype=np.int64), node_cnt)
         observed = np.bincount(owner, weights=(obs != _schema.OBS_NONE), minlength=G) > 0
-        if want_kernels:
+        if want_kernels and not r.has(base + "/kernels"):
             flat = _graph.flat_gpu_nodes(r, base + "/graph", gext)
     else:
         # no graph: a GPU has observed times when its actual window is not 0
@@ -287,58 +291,138 @@ def _read_run(r, name, want_kernels):
     for pn, ps in zip(prov.get("phase_names", []) or [], prov.get("phase_seconds", []) or []):
         row["phase_%s_s" % pn] = float(ps)
 
-    kern = None
-    if flat is not None:
-        start = r.col(base + "/nodes/start", nnode, "i").astype(np.int64)
-        end = r.col(base + "/nodes/end", nnode, "i").astype(np.int64)
-        gpu_codes = [_schema.NODE_KINDS.index(k) for k in _schema.GPU_NODE_KINDS]
-        sel = np.isin(flat["kind"], gpu_codes)
-        obs = flat["obs_start"][sel] != _schema.OBS_NONE
-        adur = np.where(obs, flat["obs_end"][sel] - flat["obs_start"][sel], 0)
-        k = pd.DataFrame({
-            "kind": pd.Categorical.from_codes(flat["kind"][sel], categories=list(_schema.NODE_KINDS)),
-            "name": flat["strings"][flat["name_row"][sel]] if sel.any() else np.array([], dtype=object),
-            "gpu": flat["gpu"][sel],
-            "collective": (flat["flags"][sel] & _schema.NODE_FLAGS["collective"]) != 0,
-            "obs": obs,
-            "adur": adur.astype(np.int64),
-            "pdur": (end[sel] - start[sel]).astype(np.int64),
-        })
-        gb = k.groupby(["kind", "name"], observed=True, sort=False)
-        kern = pd.DataFrame({
-            "count": gb.size(),
-            "gpus": gb["gpu"].nunique(),
-            "collective": gb["collective"].any(),
-            "observed_count": gb["obs"].sum(),
-            "actual_total_ns": gb["adur"].sum(),
-            "predicted_total_ns": gb["pdur"].sum(),
-        }).reset_index()
-        kern["kind"] = pd.Categorical(kern["kind"].astype(str), categories=list(_schema.GPU_NODE_KINDS))
-        for col in ("count", "gpus", "observed_count", "actual_total_ns", "predicted_total_ns"):
-            kern[col] = kern[col].astype(np.int64)
-        oc = kern["observed_count"].to_numpy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kern["actual_mean_ms"] = np.where(oc > 0, kern["actual_total_ns"] / np.where(oc > 0, oc, 1) / 1e6, np.nan)
-        kern["predicted_mean_ms"] = kern["predicted_total_ns"] / kern["count"] / 1e6
-        kern["error"] = _err(kern["predicted_total_ns"], kern["actual_total_ns"], oc > 0)
-        kern.insert(0, "run", name)
-        kern = kern.sort_values(["predicted_total_ns", "name"], ascending=[False, True], kind="mergesort")
-        kern = kern.reset_index(drop=True)
-    return row, ranks, iters, bd, kern, gext
+    gk = None
+    if want_kernels and r.has(base + "/kernels"):
+        gk = _gpu_kernels_from_file(r, base, name, G, rank)
+    elif flat is not None:
+        gk = _gpu_kernels_from_graph(r, base, name, flat, nnode, rank)
+    kern = _job_kernels(gk, name) if gk is not None else None
+    return row, ranks, iters, bd, kern, gk, gext
+
+
+
+# The per-kernel summary: one row per (GPU, kind, name) of GPU work, the
+# GPU's rows in the order of their first node -- what /runs/NAME/kernels
+# holds (docs/hdf5-schema.md), or, for archives written before it, the same
+# rows summed here from the embedded graph and the simulated times.
+_GK_INT = ("count", "observed_count", "actual_total_ns", "predicted_total_ns")
+
+
+def _gk_frame(name, gpu, rank, kind, names, count, obs, coll, atot, ptot):
+    gk = pd.DataFrame({
+        "run": name,
+        "gpu": np.asarray(gpu, dtype=np.int64),
+        "rank": np.asarray(rank, dtype=np.int64),
+        "kind": pd.Categorical(list(kind), categories=list(_schema.GPU_NODE_KINDS)),
+        "name": np.asarray(list(names), dtype=object),
+        "count": np.asarray(count, dtype=np.int64),
+        "observed_count": np.asarray(obs, dtype=np.int64),
+        "collective": np.asarray(coll, dtype=bool),
+        "actual_total_ns": np.asarray(atot, dtype=np.int64),
+        "predicted_total_ns": np.asarray(ptot, dtype=np.int64),
+    })
+    _means(gk)
+    return gk
+
+
+def _means(k):
+    oc = k["observed_count"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k["actual_mean_ms"] = np.where(oc > 0, k["actual_total_ns"] / np.where(oc > 0, oc, 1) / 1e6, np.nan)
+    k["predicted_mean_ms"] = k["predicted_total_ns"] / k["count"] / 1e6
+    k["error"] = _err(k["predicted_total_ns"], k["actual_total_ns"], oc > 0)
+
+
+def _gpu_kernels_from_file(r, base, name, G, rank):
+    kp = base + "/kernels"
+    nk = r.nrows(kp + "/count")
+    off, cnt = r.extents(base + "/gpus", "kernel", G, kp + "/count", nk)
+    gpu = r.col(kp + "/gpu", nk, "u").astype(np.int64)
+    want = np.repeat(np.arange(G, dtype=np.int64), cnt)
+    bad = np.nonzero(gpu != want)[0]
+    if bad.size:
+        r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d" % (kp, bad[0], gpu[bad[0]], want[bad[0]]))
+    kinds = r.enum_names(kp + "/kind", _schema.NODE_KINDS)
+    kind = r.col(kp + "/kind", nk, "u").astype(np.int64)
+    bad = np.nonzero(kind >= len(kinds))[0]
+    if not bad.size:
+        bad = np.nonzero(~np.isin(np.array(kinds, dtype=object)[kind], list(_schema.GPU_NODE_KINDS)))[0]
+    if bad.size:
+        r.fail("%s/kind: row %d has kind %d, not GPU work" % (kp, bad[0], kind[bad[0]]))
+    for c in ("actual_total", "predicted_total"):
+        r.units("%s/%s" % (kp, c), "ns")
+    cols = {c: r.col("%s/%s" % (kp, c), nk, "iu").astype(np.int64)
+            for c in ("count", "observed_count", "collective", "actual_total", "predicted_total")}
+    if nk and np.any(cols["count"] <= 0):
+        r.fail("%s/count: a row of no nodes" % kp)
+    return _gk_frame(name, gpu, rank[gpu] if nk else gpu, [kinds[int(x)] for x in kind], texts(r.col(kp + "/name", nk, "S")),
+                     cols["count"], cols["observed_count"], cols["collective"] != 0, cols["actual_total"],
+                     cols["predicted_total"])
+
+
+def _gpu_kernels_from_graph(r, base, name, flat, nnode, rank):
+    start = r.col(base + "/nodes/start", nnode, "i").astype(np.int64)
+    end = r.col(base + "/nodes/end", nnode, "i").astype(np.int64)
+    kinds = flat["kinds"]
+    gpu_codes = [kinds.index(k) for k in _schema.GPU_NODE_KINDS if k in kinds]
+    sel = np.isin(flat["kind"], gpu_codes)
+    obs = flat["obs_start"][sel] != _schema.OBS_NONE
+    k = pd.DataFrame({
+        "gpu": flat["gpu"][sel],
+        "kind": np.array(kinds, dtype=object)[flat["kind"][sel]] if sel.any() else np.array([], dtype=object),
+        "name": flat["strings"][flat["name_row"][sel]] if sel.any() else np.array([], dtype=object),
+        "collective": (flat["flags"][sel] & _schema.NODE_FLAGS["collective"]) != 0,
+        "obs": obs,
+        "adur": np.where(obs, flat["obs_end"][sel] - flat["obs_start"][sel], 0).astype(np.int64),
+        "pdur": (end[sel] - start[sel]).astype(np.int64),
+    })
+    gb = k.groupby(["gpu", "kind", "name"], sort=False)
+    s = pd.DataFrame({
+        "count": gb.size(),
+        "observed_count": gb["obs"].sum(),
+        "collective": gb["collective"].any(),
+        "actual_total_ns": gb["adur"].sum(),
+        "predicted_total_ns": gb["pdur"].sum(),
+    }).reset_index()
+    g = s["gpu"].to_numpy(dtype=np.int64)
+    return _gk_frame(name, g, rank[g] if len(g) else g, s["kind"], s["name"], s["count"], s["observed_count"],
+                     s["collective"], s["actual_total_ns"], s["predicted_total_ns"])
+
+
+def _job_kernels(gk, name):
+    """The job-wide summary: gk's rows summed over GPUs per (kind, name)."""
+    gb = gk.groupby(["kind", "name"], observed=True, sort=False)
+    kern = pd.DataFrame({
+        "count": gb["count"].sum(),
+        "gpus": gb["gpu"].nunique(),
+        "collective": gb["collective"].any(),
+        "observed_count": gb["observed_count"].sum(),
+        "actual_total_ns": gb["actual_total_ns"].sum(),
+        "predicted_total_ns": gb["predicted_total_ns"].sum(),
+    }).reset_index()
+    kern["kind"] = pd.Categorical(kern["kind"].astype(str), categories=list(_schema.GPU_NODE_KINDS))
+    for col in ("count", "gpus") + _GK_INT[1:]:
+        kern[col] = kern[col].astype(np.int64)
+    kern["collective"] = kern["collective"].astype(bool)
+    _means(kern)
+    kern.insert(0, "run", name)
+    kern = kern.sort_values(["predicted_total_ns", "name"], ascending=[False, True], kind="mergesort")
+    return kern.reset_index(drop=True)
 
 
 def read_results(r, kernels=True, nodes=False, gpu=0, run=None):
     runs_grp = r.group("/runs")
     names = sorted(runs_grp.keys())
-    rows, ranks, iters, bds, kerns, exts = [], [], [], [], [], {}
+    rows, ranks, iters, bds, kerns, gkerns, exts = [], [], [], [], [], [], {}
     for n in names:
-        row, rk, it, bd, kern, gext = _read_run(r, n, kernels)
+        row, rk, it, bd, kern, gk, gext = _read_run(r, n, kernels)
         rows.append(row)
         ranks.append(rk)
         iters.append(it)
         bds.append(bd)
         if kern is not None:
             kerns.append(kern)
+            gkerns.append(gk)
         exts[n] = gext
     runs = pd.DataFrame(rows)
     if len(runs) == 0:
@@ -351,7 +435,8 @@ def read_results(r, kernels=True, nodes=False, gpu=0, run=None):
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     res = Results(path=r.path, attrs=r.attrs("/"), runs=runs, ranks=cat(ranks), iterations=cat(iters),
-                  breakdown=cat(bds), kernels=cat(kerns) if kerns else None, _graph_ext=exts)
+                  breakdown=cat(bds), kernels=cat(kerns) if kerns else None,
+                  gpu_kernels=cat(gkerns) if gkerns else None, _graph_ext=exts)
     if nodes:
         res.nodes = _run_node_table(r, res.run(run), gpu)
     return res

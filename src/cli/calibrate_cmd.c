@@ -14,7 +14,7 @@
 #include "lumosim/et.h"
 #include "lumosim/memlimit.h"
 
-static const char *USAGE_CALIBRATE =
+const char *const LSIM_USAGE_CALIBRATE =
     "usage: lumosim calibrate [options] TRACES... -o gpu.json\n"
     "\n"
     "Fits the cost models to real traces (docs/cost-models.md, Calibration):\n"
@@ -210,7 +210,7 @@ int lsim_cli_calibrate(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         goto cleanup;
     }
-    int p = lsim_cli_parse_calibrate(argc, argv, USAGE_CALIBRATE, &o);
+    int p = lsim_cli_parse_calibrate(argc, argv, LSIM_USAGE_CALIBRATE, &o);
     if (p <= 0) {
         status = p == 0 ? 0 : 2;
         goto cleanup;

@@ -121,6 +121,13 @@ int lsim_cli_ablate(int argc, char **argv);
  * number of paths put in args (caller-allocated, argc entries) instead of 1. */
 extern const char *const LSIM_USAGE_BUILD;
 extern const char *const LSIM_USAGE_SIM;
+/* The other commands' help texts, kept with each command and printed by
+ * both its --help and `lumosim help NAME` (main.c's command table). */
+extern const char *const LSIM_USAGE_INFO;     /* store_cmds.c */
+extern const char *const LSIM_USAGE_COLLECT;  /* collect.c */
+extern const char *const LSIM_USAGE_SYNTH;    /* synth_cmd.c */
+extern const char *const LSIM_USAGE_CALIBRATE; /* calibrate_cmd.c */
+extern const char *const LSIM_USAGE_WHATIF;   /* whatif_cmd.c */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args);
 
 typedef struct lsim_cli_build_args {

@@ -25,7 +25,7 @@
 #include "lumosim/input.h"
 #include "lumosim/text.h"
 
-static const char *USAGE_COLLECT =
+const char *const LSIM_USAGE_COLLECT =
     "usage: lumosim collect RESULT.h5|DIR... -o SWEEP.csv [--run NAME]\n"
     "\n"
     "Reads every run of every lumosim result archive given (a directory stands\n"
@@ -371,7 +371,7 @@ int lsim_cli_collect(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
     }
-    int p = lsim_cli_parse_collect(argc, argv, USAGE_COLLECT, &ca, args);
+    int p = lsim_cli_parse_collect(argc, argv, LSIM_USAGE_COLLECT, &ca, args);
     if (p <= 0) {
         status = p < 0 ? 2 : 0;
         goto cleanup;

@@ -16,27 +16,17 @@
 #include "lumosim/output.h"
 #include "lumosim/tmpfiles.h"
 
-static const char *USAGE_MAIN =
+/* The main help: this head, the command table's names and summaries
+ * (COMMANDS below: the listing is the table, so `lumosim help` cannot
+ * leave a command out), then the tail. */
+static const char *USAGE_MAIN_HEAD =
     "usage: lumosim <command> [options]\n"
     "\n"
     "Trace-driven performance simulator for distributed LLM training: rebuilds the\n"
     "execution graph of PyTorch profiler (Kineto) traces and replays it.\n"
     "\n"
-    "commands:\n"
-    "  replay    replay Kineto traces and report actual vs predicted time\n"
-    "  report    write a self-contained HTML report (traces, graph store or\n"
-    "            result archive)\n"
-    "  ablate    replay with each dependency class removed in turn\n"
-    "  build     parse traces once into an HDF5 graph store\n"
-    "  sim       simulate a graph store; optionally archive the results\n"
-    "  info      show what a graph store or result archive holds\n"
-    "  collect   result archives (files, directories) into one CSV\n"
-    "  synth     synthesize a training job's graphs into a graph store\n"
-    "  calibrate fit the cost models' GPU (and network) parameters to traces\n"
-    "            and nccl-tests output\n"
-    "  whatif    transform a job's graphs (DP width, layers, network, GPU,\n"
-    "            stragglers, noise) into a new graph store\n"
-    "  help      show help for a command (lumosim help replay)\n"
+    "commands:\n";
+static const char *USAGE_MAIN_TAIL =
     "\n"
     "options:\n"
     "  -h, --help     this help\n"
@@ -44,6 +34,13 @@ static const char *USAGE_MAIN =
     "  --force        (any command that writes a file) replace an existing graph\n"
     "                 store or result archive wholesale, or a trace with another\n"
     "                 kind of file; without it they are refused (README: Outputs)\n";
+
+static const char *USAGE_HELP =
+    "usage: lumosim help [COMMAND]\n"
+    "\n"
+    "Prints the help of COMMAND, the same text as lumosim COMMAND --help; without\n"
+    "COMMAND, the list of commands (lumosim --help). An unknown COMMAND is a usage\n"
+    "error (exit 2).\n";
 
 #define COMMON_OPTS                                                                     \
     "  --latency MODE   model (default): per-API launch latencies learned from\n"       \
@@ -293,26 +290,38 @@ static int cmd_ablate(int argc, char **argv)
  * how main treats it. `writes`: it writes files the user names, so --force
  * is taken out of its arguments (main.c take_force); `serial_only`: there
  * is no parallel engine behind it, so under mpirun it is refused (one
- * line, rank 0) instead of running once per rank; `usage`: what `lumosim
- * help NAME` prints (NULL: the command's own --help). */
+ * line, rank 0) instead of running once per rank; `usage`: the command's
+ * help, the one text both `lumosim NAME --help` (its parser) and `lumosim
+ * help NAME` print; `summary`: its line in the main help (continuation
+ * lines indented to the summary column). */
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv);
     int writes, serial_only;
     const char *const *usage;
+    const char *summary;
 } cli_command;
 
+static int cmd_help(int argc, char **argv);
+
 static const cli_command COMMANDS[] = {
-    {"replay", cmd_replay, 1, 1, &USAGE_REPLAY},
-    {"report", cmd_report, 1, 1, &USAGE_REPORT},
-    {"ablate", cmd_ablate, 0, 1, &USAGE_ABLATE},
-    {"build", lsim_cli_build, 1, 0, NULL},
-    {"sim", lsim_cli_sim, 1, 0, NULL},
-    {"info", lsim_cli_info, 0, 0, NULL},
-    {"collect", lsim_cli_collect, 1, 0, NULL},
-    {"synth", lsim_cli_synth, 1, 0, NULL},
-    {"calibrate", lsim_cli_calibrate, 1, 0, NULL},
-    {"whatif", lsim_cli_whatif, 1, 0, NULL},
+    {"replay", cmd_replay, 1, 1, &USAGE_REPLAY, "replay Kineto traces and report actual vs predicted time"},
+    {"report", cmd_report, 1, 1, &USAGE_REPORT,
+     "write a self-contained HTML report (traces, graph store or\n"
+     "            result archive)"},
+    {"ablate", cmd_ablate, 0, 1, &USAGE_ABLATE, "replay with each dependency class removed in turn"},
+    {"build", lsim_cli_build, 1, 0, &LSIM_USAGE_BUILD, "parse traces once into an HDF5 graph store"},
+    {"sim", lsim_cli_sim, 1, 0, &LSIM_USAGE_SIM, "simulate a graph store; optionally archive the results"},
+    {"info", lsim_cli_info, 0, 0, &LSIM_USAGE_INFO, "show what a graph store or result archive holds"},
+    {"collect", lsim_cli_collect, 1, 0, &LSIM_USAGE_COLLECT, "result archives (files, directories) into one CSV"},
+    {"synth", lsim_cli_synth, 1, 0, &LSIM_USAGE_SYNTH, "synthesize a training job's graphs into a graph store"},
+    {"calibrate", lsim_cli_calibrate, 1, 0, &LSIM_USAGE_CALIBRATE,
+     "fit the cost models' GPU (and network) parameters to traces\n"
+     "            and nccl-tests output"},
+    {"whatif", lsim_cli_whatif, 1, 0, &LSIM_USAGE_WHATIF,
+     "transform a job's graphs (DP width, layers, network, GPU,\n"
+     "            stragglers, noise) into a new graph store"},
+    {"help", cmd_help, 0, 0, &USAGE_HELP, "show help for a command (lumosim help replay)"},
 };
 
 static const cli_command *find_command(const char *name)
@@ -320,6 +329,39 @@ static const cli_command *find_command(const char *name)
     for (size_t k = 0; k < sizeof COMMANDS / sizeof *COMMANDS; k++)
         if (!strcmp(name, COMMANDS[k].name)) return &COMMANDS[k];
     return NULL;
+}
+
+static void print_main_usage(FILE *f)
+{
+    fputs(USAGE_MAIN_HEAD, f);
+    for (size_t k = 0; k < sizeof COMMANDS / sizeof *COMMANDS; k++)
+        fprintf(f, "  %-9s %s\n", COMMANDS[k].name, COMMANDS[k].summary);
+    fputs(USAGE_MAIN_TAIL, f);
+}
+
+/* lumosim help [COMMAND]: the command's own --help text (the table's
+ * usage, which its parser prints too), so the two cannot differ. */
+static int cmd_help(int argc, char **argv)
+{
+    if (argc == 0) {
+        print_main_usage(stdout);
+        return 0;
+    }
+    if (argc > 1) {
+        lsim_cli_usage_error("help takes one command, got %d arguments", argc);
+        return 2;
+    }
+    if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+        fputs(USAGE_HELP, stdout);
+        return 0;
+    }
+    const cli_command *h = find_command(argv[0]);
+    if (!h) {
+        lsim_cli_usage_error("help: unknown command '%s' (see lumosim --help)", argv[0]);
+        return 2;
+    }
+    fputs(*h->usage, stdout);
+    return 0;
 }
 
 static int run_command(int argc, char **argv)
@@ -336,21 +378,16 @@ static int run_command(int argc, char **argv)
      * threshold keeps them mmapped so realloc can use mremap. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
-        fputs(USAGE_MAIN, stderr);
+        print_main_usage(stderr);
         return 2;
     }
     const char *c = argv[1];
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) {
-        fputs(USAGE_MAIN, stdout);
+        print_main_usage(stdout);
         return 0;
     }
     if (!strcmp(c, "-V") || !strcmp(c, "--version") || !strcmp(c, "version")) {
         printf("lumosim %s\n", LSIM_VERSION);
-        return 0;
-    }
-    if (!strcmp(c, "help")) {
-        const cli_command *h = find_command(argc > 2 ? argv[2] : "");
-        fputs(!h ? USAGE_MAIN : h->usage ? *h->usage : "see: lumosim COMMAND --help\n", stdout);
         return 0;
     }
     const cli_command *cmd = find_command(c);

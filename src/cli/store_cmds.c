@@ -762,7 +762,7 @@ int lsim_cli_sim(int argc, char **argv)
     return status;
 }
 
-static const char *const USAGE_INFO = "usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n";
+const char *const LSIM_USAGE_INFO = "usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n";
 
 int lsim_cli_info(int argc, char **argv)
 {
@@ -771,7 +771,7 @@ int lsim_cli_info(int argc, char **argv)
         fprintf(stderr, "lumosim: error: out of memory\n");
         return 1;
     }
-    int n = lsim_cli_parse_info(argc, argv, USAGE_INFO, args), status = n < 0 ? 2 : 0;
+    int n = lsim_cli_parse_info(argc, argv, LSIM_USAGE_INFO, args), status = n < 0 ? 2 : 0;
     for (int i = 0; i < n && !status; i++) {
         lsim_err err = {0};
         if (lsim_store_info(args[i], stdout, &err)) {

@@ -11,7 +11,7 @@
 #include "lumosim/memlimit.h"
 #include "lumosim/synth.h"
 
-static const char *USAGE_SYNTH =
+const char *const LSIM_USAGE_SYNTH =
     "usage: lumosim synth --model NAME|FILE.json [--layers N --hidden N --ffn N --heads N\n"
     "                     --seq N --vocab N] --tp N --pp N --dp N --micro-batch N\n"
     "                     --global-batch N [--schedule 1f1b|interleaved:V] [--gpus N]\n"
@@ -109,7 +109,7 @@ int lsim_cli_synth(int argc, char **argv)
     lsim_cli_synth_args sa;
     lsim_memest_job mj = {0};
     char *mjson = NULL;
-    int p = lsim_cli_parse_synth(argc, argv, USAGE_SYNTH, &sa);
+    int p = lsim_cli_parse_synth(argc, argv, LSIM_USAGE_SYNTH, &sa);
     if (p <= 0) return p < 0 ? 2 : 0;
     const char *model = sa.model, *gpu = sa.gpu, *topo = sa.topo, *out = sa.out;
     int *shape = sa.shape, stats = sa.stats;

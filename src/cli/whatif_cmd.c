@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "lumosim/whatif_plan.h"
 
-static const char *USAGE_WHATIF =
+const char *const LSIM_USAGE_WHATIF =
     "usage: lumosim whatif JOB.h5 [--dp N] [--tp N] [--layers N] [--hidden N] [--ffn N]\n"
     "                     [--model NAME|FILE] [--micro-batch N] [--topology FILE] [--gpu NAME|FILE]\n"
     "                     [--from-gpu NAME|FILE] [--from-topology FILE]\n"
@@ -94,7 +94,7 @@ int lsim_cli_whatif(int argc, char **argv)
     lsim_wi_plan *plan = NULL;
     lsim_err err = {0};
     char *cmd = NULL;
-    int rc = 0, p = lsim_cli_parse_whatif(argc, argv, USAGE_WHATIF, &wa);
+    int rc = 0, p = lsim_cli_parse_whatif(argc, argv, LSIM_USAGE_WHATIF, &wa);
     if (p <= 0) return p < 0 ? 2 : 0;
     if (wa.trace_layers) lsim_wi_set_trace_layers((int)wa.trace_layers);
     memset(&rq, 0, sizeof rq);

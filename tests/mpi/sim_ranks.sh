@@ -63,6 +63,9 @@ par_sim() {
         fail "parallel sim failed ($what)"
     cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one ($what)"
     h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" || fail "result files differ ($what)"
+    # the per-kernel summary (written from each rank's GPUs) is there, and the same
+    h5diff -q "$tmp/res1.h5" "$tmp/resN.h5" /runs/sim/kernels /runs/sim/kernels ||
+        fail "no kernels table, or it differs from the serial one ($what)"
 }
 rep=0
 while [ $rep -lt "${REPEAT:-1}" ]; do

@@ -388,6 +388,65 @@ class ResultTests(unittest.TestCase):
         mine = k.groupby("name")["predicted_total_ns"].sum()
         self.assertEqual(tot.sort_index().to_dict(), mine.sort_index().to_dict())
 
+    def test_kernels_table_and_old_files(self):
+        # the archive's kernels table (C writer) equals the summary this
+        # package computes from the embedded graph, which is what files
+        # written before the table (and before units / enum_names) give:
+        # strip them all and load again
+        for key in ("res", "obs_res", "synth_res"):
+            path = os.path.join(TMP, "old-" + os.path.basename(F[key]))
+            shutil.copy(F[key], path)
+            with h5py.File(path, "r+") as f:
+                for run in f["runs"]:
+                    del f["runs/%s/kernels" % run]
+                    del f["runs/%s/gpus/kernel_offset" % run]
+                    del f["runs/%s/gpus/kernel_count" % run]
+
+                def strip(_, o):
+                    for a in ("units", "enum_names"):
+                        if a in o.attrs:
+                            del o.attrs[a]
+                f.visititems(strip)
+            new, old = lumosim.load(F[key]), lumosim.load(path)
+            self.assertGreater(len(new.gpu_kernels), 10)
+            pd.testing.assert_frame_equal(new.kernels, old.kernels)
+            pd.testing.assert_frame_equal(new.gpu_kernels, old.gpu_kernels)
+            run = new.run_names[0]
+            pd.testing.assert_frame_equal(new.node_table(run, 0), old.node_table(run, 0))
+            pd.testing.assert_frame_equal(new.graph(run), old.graph(run))
+            # per-GPU rows sum to the job-wide ones, and to every GPU node
+            self.assertEqual(int(new.gpu_kernels["count"].sum()), int(new.ranks["gpu_nodes"].sum()))
+            self.assertEqual(int(new.gpu_kernels["predicted_total_ns"].sum()), int(new.kernels["predicted_total_ns"].sum()))
+
+    def test_enum_tables_in_file(self):
+        # the names the file carries are the package's fallback tables and
+        # the schema document's
+        with h5py.File(F["res"], "r") as f:
+            g = f["runs/base/graph"]
+            names = lambda d: [x.decode() for x in d.attrs["enum_names"]]
+            self.assertEqual(names(g["nodes/kind"]), list(lumosim._schema.NODE_KINDS))
+            self.assertEqual(names(g["nodes/kind"]), doc_enum("kind", "### `/nodes`"))
+            self.assertEqual(names(g["colls/kind"]), list(lumosim._schema.COLL_KINDS))
+            self.assertEqual(names(g["colls/kind"]), doc_enum("kind", "### `/colls`"))
+            self.assertEqual(names(g["nodes/phase"]), list(lumosim._schema.PHASES))
+            self.assertEqual(names(g["edges/in_class"]), list(lumosim._schema.EDGE_CLASSES))
+            self.assertEqual(names(g["gpus/latency_mode"]), list(lumosim._schema.LATENCY_MODES))
+            self.assertEqual(names(f["runs/base/kernels/kind"]), list(lumosim._schema.NODE_KINDS))
+            self.assertEqual(f["runs/base/kernels/predicted_total"].attrs["units"], b"ns")
+            self.assertEqual(f["runs/base/graph/nodes/dur"].attrs["units"], b"ns")
+        # a file's names win over the package's: renamed in a copy, read renamed
+        path = os.path.join(TMP, "renamed.h5")
+        shutil.copy(F["res"], path)
+        with h5py.File(path, "r+") as f:
+            d = f["runs/base/graph/nodes/kind"]
+            d.attrs["enum_names"] = np.array([b"c", b"r", b"k", b"mc", b"ms"])
+            f["runs/base/kernels/actual_total"].attrs["units"] = np.bytes_("bytes")
+        nd = lumosim.load(path, kernels=False).node_table("base", 0)
+        self.assertEqual(list(nd["kind"].cat.categories), ["c", "r", "k", "mc", "ms"])
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            lumosim.load(path)
+        self.assertIn("units 'bytes'", str(cm.exception))
+
     def test_result_node_table(self):
         res = lumosim.load(F["res"], nodes=True, run="base")
         nd = res.nodes
@@ -406,6 +465,12 @@ class ResultTests(unittest.TestCase):
         shutil.copy(F["res"], path)
         with h5py.File(path, "r+") as f:
             del f["runs/noev/graph"]
+        res = lumosim.load(path)
+        # the archive's own kernel table needs no graph
+        self.assertEqual(set(res.kernels["run"]), {"base", "noev"})
+        pd.testing.assert_frame_equal(res.gpu_kernels, lumosim.load(F["res"]).gpu_kernels)
+        with h5py.File(path, "r+") as f:
+            del f["runs/noev/kernels"]
         res = lumosim.load(path)
         self.assertEqual(set(res.kernels["run"]), {"base"})
         self.assertEqual(list(res.runs.set_index("run").loc[["base", "noev"], "graphs_embedded"]), [True, False])
