@@ -138,6 +138,12 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err);
  * newline), also kept in the new store as its root attribute "whatif".
  * Borrowed; valid until lsim_wi_plan_free. */
 const char *lsim_wi_plan_record(const lsim_wi_plan *p);
+/* After lsim_wi_plan_run: the new job's OOM line (memest.h: "OOM: pipeline
+ * stage S needs ..."), "" when it fits or has no estimate. The new store
+ * carries the estimate as root attribute "memory" when the source had one
+ * (a synthesized store): re-estimated for the new shape and layout, or the
+ * source's stages on the new GPU. Borrowed from p. */
+const char *lsim_wi_plan_oom(const lsim_wi_plan *p);
 void lsim_wi_plan_free(lsim_wi_plan *p);
 
 #endif

@@ -124,6 +124,8 @@ int lsim_cli_whatif(int argc, char **argv)
     if ((rc = lsim_wi_plan_run(plan, &err))) goto done;
     fputs(lsim_wi_plan_record(plan), stdout);
     fputc('\n', stdout);
+    /* as synth and sim do: a job past its GPUs' memory is flagged, not refused */
+    if (lsim_wi_plan_oom(plan)[0]) fprintf(stderr, "lumosim: warning: %s\n", lsim_wi_plan_oom(plan));
 done:
     if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
     lsim_wi_plan_free(plan);

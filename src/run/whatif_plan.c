@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lumosim/memest.h"
 #include "lumosim/store.h"
 #include "lumosim/synth.h"
 #include "lumosim/text.h"
@@ -32,6 +33,7 @@ struct lsim_wi_plan {
     size_t ne;
     lsim_wi_job *job;
     char sopts[160];             /* the source's lumosim synth options, if not the defaults */
+    char oom[LSIM_ERR_LEN];      /* the new job's OOM line (memest.h), "" when it fits or is unknown */
     lsim_wi_layout L;
     /* check */
     lsim_wi_facts f;
@@ -539,6 +541,89 @@ static int make_record(lsim_wi_plan *p, lsim_err *err)
     return 0;
 }
 
+/* Micro-batches per pipeline of a synthesized graph: the largest "mb<k>"
+ * of its layer tags ("L3.mb7.fwd.qkv_gemm") plus one, 0 when untagged. */
+static int tagged_micro_batches(const lsim_graph *g)
+{
+    int m = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        int l, k, n = 0;
+        const char *nm = lsim_strtab_get(g->strings, g->name[v]);
+        if (nm[0] == 'L' && sscanf(nm, "L%d.mb%d.%n", &l, &k, &n) == 2 && n > 0 && k + 1 > m) m = k + 1;
+    }
+    return m;
+}
+
+/* The new job's memory estimate (memest.h), as the JSON of root attribute
+ * "memory", when the source has one (lumosim synth records it; a trace's
+ * store has none, and neither gets one here). A source synthesized with
+ * synth's default options -- the only ones a structural what-if carries
+ * over (rule synth-options) -- is re-estimated for the new shape, layers
+ * and layout, its micro-batches and schedule; with other options (the
+ * what-if then only copies DP replicas, re-times or slows) the source's
+ * stages are kept. Either way on the new GPU, whose capacity decides OOM.
+ * *json NULL: no estimate. */
+static int new_memory(lsim_wi_plan *p, char **json, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    char *text = NULL;
+    lsim_err aerr = {0};
+    lsim_memest_job src, nj;
+    lsim_graph **gs = NULL;
+    size_t got = 0;
+    memset(&src, 0, sizeof src);
+    memset(&nj, 0, sizeof nj);
+    *json = NULL;
+    if (lsim_store_read_attr(p->rq.in, "memory", &text, &aerr) || !text) return 0;
+    int rc = lsim_memest_job_parse(text, &src, err);
+    if (rc) goto cleanup;
+    int structural = d->used[LSIM_WI_ST_LAYERS] || d->used[LSIM_WI_ST_SHAPE] || d->used[LSIM_WI_ST_PIPE] ||
+                     d->Ln.tp != p->L.tp;
+    if (!p->sopts[0]) {
+        /* re-estimated: the shape from the source's model, layers from its
+         * tags, micro-batches from its tags unless the pipeline is rebuilt */
+        lsim_wi_model M;
+        lsim_err merr = {0};
+        if ((rc = lsim_store_read_graphs(p->rq.in, 0, 1, &gs, &got, err))) goto cleanup;
+        if (!got || lsim_wi_model_of(gs[0], &p->L, &p->given, &M, &merr)) goto keep;
+        if (d->used[LSIM_WI_ST_SHAPE]) M = d->Mto;
+        int layers = 0;
+        for (size_t i = 0; i < p->n; i++)
+            if (p->ids[i].layer_hi + 1 > layers) layers = p->ids[i].layer_hi + 1;
+        if (p->rq.layers) layers = (int)p->rq.layers;
+        int m = d->pipe ? d->pcfg.micro_batches : tagged_micro_batches(gs[0]);
+        if (layers <= 0 || m <= 0) goto keep;
+        lsim_memest_in in;
+        lsim_memest_in_default(&in);
+        in.layers = layers, in.hidden = M.hidden, in.ffn = M.ffn, in.heads = M.heads, in.head_dim = M.head_dim;
+        in.seq = M.seq, in.vocab = M.vocab;
+        in.tp = d->Ln.tp, in.pp = d->Ln.pp, in.dp = d->Ln.dp;
+        in.vstages = d->pipe ? d->pcfg.vstages : (p->ids[0].nchunks > 0 ? p->ids[0].nchunks : 1);
+        in.micro_batch = M.micro_batch > 0 ? M.micro_batch : 1;
+        in.microbatches = m;
+        if (lsim_memest_check(&in, &merr)) goto keep;
+        rc = lsim_memest_job_of(&in, p->gto.name, p->gto.mem_capacity, &nj, err);
+        goto done;
+    }
+keep:
+    if (structural && p->sopts[0]) goto cleanup; /* cannot happen: refused by rule synth-options */
+    /* the source's stages, on the new GPU and in the new layout */
+    nj = src;
+    memset(&src, 0, sizeof src);
+    snprintf(nj.gpu, sizeof nj.gpu, "%s", p->gto.name);
+    nj.capacity = p->gto.mem_capacity;
+    nj.tp = d->Ln.tp, nj.pp = d->Ln.pp, nj.dp = d->Ln.dp;
+    nj.oom = nj.capacity > 0 && nj.nstages > 0 && nj.stages[nj.worst].total > nj.capacity;
+done:
+    if (!rc) rc = lsim_memest_job_json(&nj, json, err);
+cleanup:
+    free(text);
+    lsim_store_free_graphs(gs, got);
+    lsim_memest_job_free(&src);
+    lsim_memest_job_free(&nj);
+    return rc;
+}
+
 int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
 {
     lsim_wi_decision *d = &p->d;
@@ -554,6 +639,17 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
     free(blk);
     if (!rc) rc = make_record(p, err);
     if (!rc) rc = lsim_store_writer_set_attr(p->w, "whatif", p->record, err);
+    if (!rc) {
+        char *mem = NULL;
+        rc = new_memory(p, &mem, err);
+        if (!rc && mem) rc = lsim_store_writer_set_attr(p->w, "memory", mem, err);
+        if (!rc && mem) {
+            lsim_memest_job j = {0};
+            if (!lsim_memest_job_parse(mem, &j, NULL) && j.oom) lsim_memest_oom_line(&j, p->oom, sizeof p->oom);
+            lsim_memest_job_free(&j);
+        }
+        free(mem);
+    }
     /* the new job's GPU, for a what-if of this what-if (unless it was only assumed) */
     if (!rc && (strcmp(p->from_how, "assumed (no GPU named by the traces)") || d->used[LSIM_WI_ST_GPU]))
         rc = lsim_store_writer_set_attr(p->w, "device", p->gto.name, err);
@@ -565,6 +661,8 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
 }
 
 const char *lsim_wi_plan_record(const lsim_wi_plan *p) { return p->record; }
+
+const char *lsim_wi_plan_oom(const lsim_wi_plan *p) { return p->oom; }
 
 void lsim_wi_plan_free(lsim_wi_plan *p)
 {
