@@ -75,6 +75,21 @@ static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
     return (int32_t)(tpi + G->c->tp * (dpi + G->c->dp * ppi));
 }
 
+/* The rank whose place in the network a collective or transfer is timed
+ * for: the GPU's rank in the full job of dp_cost replicas. Why: with fewer
+ * replicas simulated (dp_cost > dp) the GPUs are numbered densely, so a
+ * replica's two pipeline stages can land on one node that, in the job the
+ * user runs, are DP x TP GPUs apart and on different nodes; timing by the
+ * dense numbers made pipeline sends NVLink-fast (TP 1 PP 2 DP 8: the
+ * replica's step 0.3 % short of the full job's). */
+static int32_t cost_rank(const gen *G, int32_t r)
+{
+    const lsim_synth_cfg *c = G->c;
+    if (G->dpc <= c->dp) return r;
+    int t = (int)(r % c->tp), d = (int)((r / c->tp) % c->dp), p = (int)(r / ((int32_t)c->tp * c->dp));
+    return (int32_t)(t + c->tp * (d + G->dpc * p));
+}
+
 /* A compute kernel, named with the recomputation prefix. */
 static void comp(gen *G, const char *what, lsim_ns dur)
 {
@@ -423,7 +438,7 @@ static uint32_t p2p_op(gen *G, int role, int32_t peer, int send, int layer, int 
     int32_t src = send ? G->rank : peer, dst = send ? peer : G->rank;
     snprintf(pg, sizeof pg, "p2p:%d->%d#%s", src, dst, bwd ? "bwd" : "fwd");
     set_layer_tag(G, layer, mb, bwd);
-    lsim_ns d = lsim_cost_p2p(&G->c->topo, G->k.p2p_bytes, src, dst);
+    lsim_ns d = lsim_cost_p2p(&G->c->topo, G->k.p2p_bytes, cost_rank(G, src), cost_rank(G, dst));
     uint32_t v = lsim_emit_comm(&G->e, role, what, d, send ? LSIM_COLL_SEND : LSIM_COLL_RECV, G->k.p2p_bytes, 2, pg,
                                 pair_seq(G, src, dst, bwd));
     if (v != NONE) lsim_emit_pend(&G->e, v);
@@ -647,7 +662,7 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }
-    for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = gpu_rank(&G, t, G.dpi, G.ppi);
+    for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = cost_rank(&G, gpu_rank(&G, t, G.dpi, G.ppi)); /* costs only */
     for (int d = 0; d < c->dp; d++) G.dp_ranks[d] = gpu_rank(&G, G.tpi, d, G.ppi);
     /* the full job's numbering: rank = tp + TP (dp + DPC pp) */
     for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = (int32_t)(G.tpi + c->tp * (d + G.dpc * G.ppi));
