@@ -72,6 +72,7 @@ int lsim_cli_info(int argc, char **argv);
 int lsim_cli_collect(int argc, char **argv);
 /* lumosim synth: a synthesized job into a graph store (synth_cmd.c). */
 int lsim_cli_synth(int argc, char **argv);
+int lsim_cli_search(int argc, char **argv); /* search_cmd.c */
 /* lumosim whatif (whatif_cmd.c) */
 int lsim_cli_whatif(int argc, char **argv);
 /* lumosim calibrate: fit a GPU spec (and a topology) to traces and
@@ -126,6 +127,7 @@ extern const char *const LSIM_USAGE_SIM;
 extern const char *const LSIM_USAGE_INFO;     /* store_cmds.c */
 extern const char *const LSIM_USAGE_COLLECT;  /* collect.c */
 extern const char *const LSIM_USAGE_SYNTH;    /* synth_cmd.c */
+extern const char *const LSIM_USAGE_SEARCH;   /* search_cmd.c */
 extern const char *const LSIM_USAGE_CALIBRATE; /* calibrate_cmd.c */
 extern const char *const LSIM_USAGE_WHATIF;   /* whatif_cmd.c */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args);
@@ -148,6 +150,16 @@ typedef struct lsim_cli_sim_args {
     long seed;                 /* --seed S (1) */
     int draw_others;           /* --draw-from others (1) or job (0) */
 } lsim_cli_sim_args;
+/* MPI for the commands that run under mpirun (store_cmds.c): started when
+ * a launcher started this process (Open MPI, PMIx, Slurm PMI) with more
+ * than one rank (on = 1); one rank works as no mpirun (MPI finalized at
+ * once). begin: 0, or -1 when MPI_Init failed. end: MPI_Finalize if on. */
+typedef struct mpi_ctx {
+    int on, rank, size;
+} mpi_ctx;
+int lsim_cli_mpi_begin(mpi_ctx *m);
+void lsim_cli_mpi_end(mpi_ctx *m);
+
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
 
 /* The other commands' parsers take their help text (usage, kept with the

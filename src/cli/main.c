@@ -321,6 +321,9 @@ static const cli_command COMMANDS[] = {
     {"whatif", lsim_cli_whatif, 1, 0, &LSIM_USAGE_WHATIF,
      "transform a job's graphs (DP width, layers, network, GPU,\n"
      "            stragglers, noise) into a new graph store"},
+    {"search", lsim_cli_search, 1, 0, &LSIM_USAGE_SEARCH,
+     "rank a model's parallel layouts on N GPUs (memory-checked,\n"
+     "            simulated)"},
     {"help", cmd_help, 0, 0, &USAGE_HELP, "show help for a command (lumosim help replay)"},
 };
 

@@ -50,11 +50,7 @@ static int under_mpi_launcher(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
 }
 
-typedef struct mpi_ctx {
-    int on, rank, size;
-} mpi_ctx;
-
-static int mpi_begin(mpi_ctx *m)
+int lsim_cli_mpi_begin(mpi_ctx *m)
 {
     memset(m, 0, sizeof *m);
     m->size = 1;
@@ -75,7 +71,7 @@ static int mpi_begin(mpi_ctx *m)
     return 0;
 }
 
-static void mpi_end(mpi_ctx *m)
+void lsim_cli_mpi_end(mpi_ctx *m)
 {
     if (m->on) MPI_Finalize();
 }
@@ -146,7 +142,7 @@ int lsim_cli_build(int argc, char **argv)
         goto done;
     }
     o.store_out = out;
-    if (mpi_begin(&m)) {
+    if (lsim_cli_mpi_begin(&m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
         status = 1;
         goto done;
@@ -166,7 +162,7 @@ int lsim_cli_build(int argc, char **argv)
         status = 1;
     }
     lsim_cli_outcome_known();
-    mpi_end(&m);
+    lsim_cli_mpi_end(&m);
 done:
     lsim_run_free(&run);
     free(args);
@@ -715,7 +711,7 @@ int lsim_cli_sim(int argc, char **argv)
         free(cmd);
         return 1;
     }
-    if (mpi_begin(&s.m)) {
+    if (lsim_cli_mpi_begin(&s.m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
         free(cmd);
         return 1;
@@ -725,7 +721,7 @@ int lsim_cli_sim(int argc, char **argv)
         int rc = sim_samples(&s, &err);
         if (rc && s.m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
         lsim_cli_outcome_known();
-        mpi_end(&s.m);
+        lsim_cli_mpi_end(&s.m);
         free(cmd);
         return rc ? 1 : 0;
     }
@@ -757,7 +753,7 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_outcome_known();
     free(s.gpus);
     lsim_run_free(&s.run);
-    mpi_end(&s.m);
+    lsim_cli_mpi_end(&s.m);
     free(cmd);
     return status;
 }
@@ -789,7 +785,7 @@ int lsim_cli_refuse_mpi(const char *command)
     /* The launcher's environment does not say how many ranks there are in
      * every MPI; MPI does. One rank is a serial run like any other. */
     mpi_ctx m;
-    if (mpi_begin(&m)) {
+    if (lsim_cli_mpi_begin(&m)) {
         fprintf(stderr, "lumosim: error: MPI_Init failed\n");
         return 1;
     }
@@ -812,7 +808,7 @@ int lsim_cli_refuse_mpi(const char *command)
      * half-way, and the line above is the only one */
     MPI_Barrier(MPI_COMM_WORLD);
     lsim_cli_outcome_known();
-    mpi_end(&m);
+    lsim_cli_mpi_end(&m);
     return 1;
 }
 

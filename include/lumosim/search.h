@@ -1,0 +1,77 @@
+/* Configuration search (docs/search.md): every TP x PP x DP x micro-batch x
+ * schedule x recomputation x distributed-optimizer layout of a model on N
+ * GPUs, the ones that do not divide or do not fit in memory discarded with
+ * the reason counted, the rest synthesized and simulated, ranked by step
+ * time.
+ *
+ * One configuration is simulated as one data-parallel replica (TP x PP
+ * GPUs) whose gradient collectives and optimizer shards are those of the
+ * whole DP group (lsim_synth_cfg.dp_cost): the replicas of a synthesized
+ * job are identical, so the replica's step is the job's, for a DP-times
+ * smaller simulation. Memory is memest.h's estimate of the full job on the
+ * GPU spec's capacity.
+ *
+ * Ownership: lsim_search_enumerate allocates *out (free()). Everything is
+ * local (no MPI); the CLI spreads candidates over MPI ranks. */
+#ifndef LUMOSIM_SEARCH_H
+#define LUMOSIM_SEARCH_H
+
+#include "lumosim/run.h"
+#include "lumosim/synth.h"
+
+#define LSIM_SEARCH_MAXV 32 /* values per searched dimension */
+
+/* The space: base holds the model, GPU, topology, global batch and the
+ * options not searched; each list the values tried (ascending). */
+typedef struct lsim_search_space {
+    lsim_synth_cfg base;
+    int gpus;
+    int tp[LSIM_SEARCH_MAXV], ntp;
+    int pp[LSIM_SEARCH_MAXV], npp;        /* 0 entries: every divisor of the layers */
+    int mb[LSIM_SEARCH_MAXV], nmb;
+    int vst[LSIM_SEARCH_MAXV], nvst;      /* 1: 1F1B; V > 1: interleaved with V chunks */
+    int rc[3], nrc;                       /* LSIM_RC_* */
+    int dopt[2], ndopt;                   /* distributed optimizer off (0) / on (1) */
+} lsim_search_space;
+
+/* Why a candidate is not simulated. */
+#define LSIM_SEARCH_REASONS(X)                                                                      \
+    X(LSIM_SR_OK, "simulated")                /* feasible (simulated unless the budget ran out) */ \
+    X(LSIM_SR_GPUS, "gpus_not_divisible")     /* TP x PP does not divide the GPUs */               \
+    X(LSIM_SR_SHAPE, "shape_not_divisible")   /* heads, hidden, FFN, layers, batch, schedule */    \
+    X(LSIM_SR_MEMORY, "does_not_fit")         /* memest.h's peak above the GPU's capacity */       \
+    X(LSIM_SR_REDUNDANT, "redundant")         /* the same job as another candidate: distributed     \
+                                                 optimizer at DP 1, selective recomputation with     \
+                                                 flash attention */
+
+typedef enum lsim_search_reason { LSIM_SEARCH_REASONS(LSIM_ENUM_ENTRY_) LSIM_SR_N } lsim_search_reason;
+const char *lsim_search_reason_name(lsim_search_reason r);
+
+typedef struct lsim_search_cand {
+    int tp, pp, dp, mb, vstages, recompute, dist_opt;
+    int reason;                /* lsim_search_reason */
+    double mem_bytes;          /* memest.h peak per GPU (0 when it does not divide) */
+    int mem_stage;
+    char why[200];             /* refused: the check's message */
+    /* after lsim_search_eval */
+    int simulated;
+    lsim_ns step;              /* predicted step time (the job span) */
+    lsim_ns bd[4];             /* mean over the replica's GPUs: exposed compute, overlapped, exposed comm, other */
+    double sim_s;              /* wall seconds of synthesis + simulation */
+} lsim_search_cand;
+
+/* Every combination of the space, in a fixed order (TP, PP, micro-batch,
+ * schedule, recomputation, distributed optimizer), each checked:
+ * reason set, memory estimated. 0, LSIM_EARG (an empty space, bad base),
+ * LSIM_ENOMEM. */
+int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, size_t *n, lsim_err *err);
+
+/* Synthesize and simulate feasible candidate c (one replica, see above)
+ * with run options o; fills step, bd, sim_s, simulated. 0 or the error. */
+int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err);
+
+/* The synth configuration of candidate c: the full job (dp = DP) when
+ * replica is 0, else one replica with dp_cost = DP. */
+void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out);
+
+#endif

@@ -1,0 +1,148 @@
+/* Configuration search (include/lumosim/search.h, docs/search.md): the
+ * space enumerated and checked, and one candidate synthesized and
+ * simulated as a single data-parallel replica. */
+#include "lumosim/search.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lumosim/report.h"
+
+#define NAME_(id, name) name,
+static const char *const REASON_NAMES[] = {LSIM_SEARCH_REASONS(NAME_)};
+#undef NAME_
+
+const char *lsim_search_reason_name(lsim_search_reason r) { return (unsigned)r < LSIM_SR_N ? REASON_NAMES[r] : "?"; }
+
+void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out)
+{
+    *out = s->base;
+    out->tp = c->tp, out->pp = c->pp, out->micro_batch = c->mb, out->vstages = c->vstages;
+    out->recompute = c->recompute, out->dist_opt = c->dist_opt;
+    out->gpus = 0;
+    out->mem_check = 0; /* memory is the search's own verdict (reason) */
+    if (replica && c->dp > 1) {
+        /* one replica: its per-replica batch, the whole group's collectives */
+        out->dp = 1;
+        out->dp_cost = c->dp;
+        out->global_batch = s->base.global_batch / c->dp;
+    } else {
+        out->dp = c->dp;
+        out->dp_cost = 0;
+    }
+}
+
+/* Check one candidate: divisibility by synth's own check, memory by
+ * memest.h on the full job (why: the replica's estimate is the same, but
+ * the full job is what the user runs). */
+static void check(const lsim_search_space *s, lsim_search_cand *c)
+{
+    lsim_synth_cfg cfg;
+    lsim_err err = {0};
+    if (c->dist_opt && c->dp == 1) {
+        c->reason = LSIM_SR_REDUNDANT;
+        snprintf(c->why, sizeof c->why, "the distributed optimizer at DP 1 is the plain one");
+        return;
+    }
+    if (c->recompute == LSIM_RC_SELECTIVE && s->base.attention != LSIM_ATTN_UNFUSED) {
+        /* flash attention keeps no s x s tensor and recomputes the scores
+         * itself: selective recomputation is the job without it (synth and
+         * memest.h alike) */
+        c->reason = LSIM_SR_REDUNDANT;
+        snprintf(c->why, sizeof c->why, "selective recomputation with flash attention is no recomputation");
+        return;
+    }
+    lsim_search_cfg(s, c, 0, &cfg);
+    if (lsim_synth_check(&cfg, &err)) {
+        c->reason = LSIM_SR_SHAPE;
+        snprintf(c->why, sizeof c->why, "%.199s", err.msg);
+        return;
+    }
+    lsim_synth_mem m;
+    lsim_synth_memory(&cfg, &m);
+    c->mem_bytes = m.total;
+    c->mem_stage = m.stage;
+    if (cfg.gpu.mem_capacity > 0 && m.total > cfg.gpu.mem_capacity) {
+        c->reason = LSIM_SR_MEMORY;
+        snprintf(c->why, sizeof c->why, "stage %d needs %.1f GB per GPU, the %s has %.1f GB", m.stage, m.total / 1e9,
+                 cfg.gpu.name, cfg.gpu.mem_capacity / 1e9);
+        return;
+    }
+    c->reason = LSIM_SR_OK;
+}
+
+int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, size_t *n, lsim_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    int pps[LSIM_SEARCH_MAXV], npp = s->npp;
+    if (npp) {
+        memcpy(pps, s->pp, (size_t)npp * sizeof *pps);
+    } else {
+        for (int p = 1; p <= s->base.model.layers && npp < LSIM_SEARCH_MAXV; p++)
+            if (s->base.model.layers % p == 0) pps[npp++] = p;
+    }
+    if (s->gpus <= 0 || !s->ntp || !npp || !s->nmb || !s->nvst || !s->nrc || !s->ndopt)
+        return lsim_err_set(err, LSIM_EARG, "the search space is empty (every dimension needs a value, and --gpus N)");
+    size_t total = (size_t)s->ntp * (size_t)npp * (size_t)s->nmb * (size_t)s->nvst * (size_t)s->nrc * (size_t)s->ndopt;
+    lsim_search_cand *c = calloc(total, sizeof *c);
+    if (!c) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int a = 0; a < s->ntp; a++)
+        for (int b = 0; b < npp; b++)
+            for (int m = 0; m < s->nmb; m++)
+                for (int v = 0; v < s->nvst; v++)
+                    for (int r = 0; r < s->nrc; r++)
+                        for (int o = 0; o < s->ndopt; o++) {
+                            lsim_search_cand *x = &c[k++];
+                            x->tp = s->tp[a], x->pp = pps[b], x->mb = s->mb[m], x->vstages = s->vst[v];
+                            x->recompute = s->rc[r], x->dist_opt = s->dopt[o];
+                            long tpp = (long)x->tp * x->pp;
+                            if (tpp <= 0 || s->gpus % tpp) {
+                                x->reason = LSIM_SR_GPUS;
+                                snprintf(x->why, sizeof x->why, "TP x PP = %ld does not divide %d GPUs", tpp, s->gpus);
+                                continue;
+                            }
+                            x->dp = (int)(s->gpus / tpp);
+                            check(s, x);
+                        }
+    *out = c;
+    *n = k;
+    return 0;
+}
+
+int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err)
+{
+    double t0 = lsim_now_s();
+    lsim_synth_cfg cfg;
+    lsim_search_cfg(s, c, 1, &cfg);
+    size_t ng = lsim_synth_ngpus(&cfg);
+    lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
+    lsim_run r;
+    memset(&r, 0, sizeof r);
+    int rc = gs ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < ng; i++) rc = lsim_synth_gpu(&cfg, (uint32_t)i, NULL, &gs[i], err);
+    if (!rc) {
+        rc = lsim_run_add_graphs(&r, gs, ng, "search", err); /* r owns them */
+        memset(gs, 0, ng * sizeof *gs);
+    }
+    if (!rc) rc = lsim_run_simulate(o, &r, err);
+    if (!rc) {
+        lsim_ns a;
+        lsim_report_job_span(r.items, r.n, &a, &c->step);
+        double bd[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < r.n; i++) {
+            const lsim_breakdown *b = &r.reps[i].bd_predicted;
+            bd[0] += (double)b->exposed_compute, bd[1] += (double)b->overlapped;
+            bd[2] += (double)b->exposed_comm, bd[3] += (double)b->other;
+        }
+        for (int k = 0; k < 4; k++) c->bd[k] = r.n ? lsim_ns_from_double(bd[k] / (double)r.n) : 0;
+        c->simulated = 1;
+    }
+    for (size_t i = 0; gs && i < ng; i++) lsim_graph_free(gs[i]);
+    free(gs);
+    lsim_run_free(&r);
+    c->sim_s = lsim_now_s() - t0;
+    return rc;
+}
