@@ -128,16 +128,16 @@ sub io/kineto.c 'c->bytes = c->in_nelems * c->dtype_bytes;' 'c->bytes = c->in_ne
 
 mutant breakdown_swap kill "$T_ORACLE|$T_JOB" \
     "breakdown: overlapped and exposed communication swapped (src/metrics.c)"
-sub src/metrics.c 'bd->exposed_comm = comm;' 'bd->exposed_comm = both;'
-sub src/metrics.c 'bd->overlapped = both;' 'bd->overlapped = comm;'
+sub src/metrics.c 'if (nc > 0 && nm + nw > 0) bd->overlapped += len;' 'if (nc > 0 && nm + nw > 0) bd->exposed_comm += len;'
+sub src/metrics.c '        bd->exposed_comm += len;' '        bd->overlapped += len;'
 
 mutant breakdown_other kill "$T_ORACLE|$T_JOB" \
     "breakdown: 'other' forgets the overlapped time (the components no longer sum to the span)"
-sub src/metrics.c 'bd->other = (s1 - s0) - comp - comm - both;' 'bd->other = (s1 - s0) - comp - comm;'
+sub src/metrics.c 'bd->other = (s1 - s0) - bd->exposed_compute - bd->exposed_comm - bd->overlapped;' 'bd->other = (s1 - s0) - bd->exposed_compute - bd->exposed_comm;'
 
 mutant comm_wait_during_transfer kill "$T_ORACLE|$T_JOB" \
     "breakdown: waiting for peers counted while another collective transfers"
-sub src/metrics.c 'if (nm == 0) wait += len;' 'wait += len;'
+sub src/metrics.c 'if (nm == 0) bd->exposed_comm_wait += len;' 'bd->exposed_comm_wait += len;'
 
 mutant duty_last_bin kill "$T_ORACLE|$T_REPLAY" \
     "duty cycle: the last bin never filled (off by one)"

@@ -112,6 +112,23 @@ static const mcol run_gpu_cols[] = {
 };
 #define NRUNGPUCOLS (sizeof run_gpu_cols / sizeof run_gpu_cols[0])
 
+/* Optional gpus/... columns, added after the schema's first release (node
+ * fidelity): always written; read when the first exists, else the report's
+ * has_fidelity stays 0 and reports leave them out. A distribution is its n
+ * and its (median, p90, max), one 3-wide column. */
+_Static_assert(offsetof(lsim_err_dist, p90) == offsetof(lsim_err_dist, median) + sizeof(lsim_ns) &&
+                   offsetof(lsim_err_dist, max) == offsetof(lsim_err_dist, median) + 2 * sizeof(lsim_ns),
+               "lsim_err_dist: median, p90 and max must be consecutive");
+#define RDIST(nm, f) {nm "_count", T_U64, 1, offsetof(rrow, g.f.n), FSZ(rrow, g.f.n), M_COPY}, \
+                     {nm, T_I64, 3, offsetof(rrow, g.f.median), 3 * sizeof(lsim_ns), M_COPY}
+static const mcol run_gpu_opt_cols[] = {
+    RGC("has_fidelity", report.has_fidelity, T_U8, M_INT),
+    RDIST("start_err_gpu", report.start_err_gpu),
+    RDIST("start_err_cpu", report.start_err_cpu),
+    RG("duty_abs_diff", report.duty_abs_diff, T_F64),
+};
+#define NRUNGPUOPTCOLS (sizeof run_gpu_opt_cols / sizeof run_gpu_opt_cols[0])
+
 /* One iteration row (iterations/...): the report's entry, its GPU, and the
  * derived relative error. */
 typedef struct riter {
@@ -158,6 +175,14 @@ static const mcol run_kern_cols[] = {
     RKC("predicted_mean", predicted_mean, T_F64),
 };
 #define NRUNKERNCOLS (sizeof run_kern_cols / sizeof run_kern_cols[0])
+/* Optional iterations/... columns (the CPU-side span, recorded since the
+ * iteration rows became the GPU partition): read when the first exists,
+ * else LSIM_SPAN_UNKNOWN. */
+static const mcol run_iter_opt_cols[] = {
+    RI("cpu_actual", it.cpu_actual, T_I64),
+    RI("cpu_predicted", it.cpu_predicted, T_I64),
+};
+#define NRUNITEROPTCOLS (sizeof run_iter_opt_cols / sizeof run_iter_opt_cols[0])
 
 /* The flat per-node / per-bin / per-path-step columns, in the order they
  * are written. at: the array pointer in lsim_store_gpu_result (the writer
@@ -222,8 +247,10 @@ static void set_count(lsim_store_gpu_result *g, int rr, uint64_t v)
 static int check_run_layout(sctx *c)
 {
     int rc = h5s_check_cols(c, run_gpu_cols, NRUNGPUCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_gpu_opt_cols, NRUNGPUOPTCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
     for (int r = 0; !rc && r < RR_N; r++)
         if (rtables[r].count_size != sizeof(uint32_t) && rtables[r].count_size != sizeof(uint64_t))
             rc = h5s_fail(c, LSIM_EINTERNAL, "run table %s: count of an unexpected size", rtables[r].name);
@@ -439,6 +466,9 @@ static int write_run_iters(sctx *c, hid_t run, const char *where, const lsim_rep
     }
     rc = h5s_put_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, tot, si, li,
                          chunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "iterations", run_iter_opt_cols, NRUNITEROPTCOLS, ri, sizeof *ri, tot, si,
+                             li, chunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "iterations/name", names, li, tot, si, chunk);
 out:
     free(ri);
@@ -655,6 +685,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS);
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, &sg, nloc, gchunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_opt_cols, NRUNGPUOPTCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
+                             gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
@@ -1025,6 +1058,16 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
     rrow *x = *rows = calloc(*n ? *n : 1, sizeof **rows);
     if (!x) return h5s_nomem(c);
     int rc = h5s_get_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc && H5Lexists(run, "gpus/has_fidelity", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "gpus", run_gpu_opt_cols, NRUNGPUOPTCOLS, x, sizeof *x, *n, 0, *n);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        const lsim_rank_report *q = &x[i].g.report;
+        const lsim_err_dist *d[2] = {&q->start_err_gpu, &q->start_err_cpu};
+        int bad = q->has_fidelity > 1 || !(q->duty_abs_diff >= 0 && q->duty_abs_diff <= 1);
+        for (int k = 0; k < 2; k++)
+            bad |= d[k]->median < 0 || d[k]->median > d[k]->p90 || d[k]->p90 > d[k]->max || (!d[k]->n && d[k]->max);
+        if (bad) rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the node fidelity columns of GPU %zu are inconsistent", where, i);
+    }
     if (!rc) rc = h5s_get_strings(c, run, where, "gpus/source", *n, 0, *n, src);
     for (int r = 0; r < RR_N && !rc; r++)
         rc = check_prefix(c, where, rtables[r].name, x, sizeof *x, *n, offsetof(rrow, off) + (size_t)r * 8,
@@ -1074,6 +1117,11 @@ static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run 
     char **names = NULL;
     int rc = ri ? 0 : h5s_nomem(c);
     if (!rc) rc = h5s_get_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, ni, 0, ni);
+    if (!rc && H5Lexists(run, "iterations/cpu_actual", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "iterations", run_iter_opt_cols, NRUNITEROPTCOLS, ri, sizeof *ri, ni, 0,
+                             ni);
+    else
+        for (uint64_t k = 0; !rc && k < ni; k++) ri[k].it.cpu_actual = ri[k].it.cpu_predicted = LSIM_SPAN_UNKNOWN;
     if (!rc) rc = h5s_get_strings(c, run, where, "iterations/name", ni, 0, ni, &names);
     for (size_t i = 0; !rc && i < r->ngpus; i++) {
         lsim_store_gpu_result *g = &r->gpus[i];

@@ -17,7 +17,7 @@ static const char *const COLUMNS[] = {
     "exposed_compute_actual_ns", "overlapped_actual_ns", "exposed_comm_actual_ns", "exposed_comm_wait_actual_ns",
     "other_actual_ns",
     "exposed_compute_predicted_ns", "overlapped_predicted_ns", "exposed_comm_predicted_ns",
-    "exposed_comm_wait_predicted_ns", "other_predicted_ns"};
+    "exposed_comm_wait_predicted_ns", "other_predicted_ns", "cpu_actual_ns", "cpu_predicted_ns"};
 #define NCOLUMNS (sizeof COLUMNS / sizeof *COLUMNS)
 
 /* One text field, RFC 4180 (followed by the separator): valid UTF-8 first
@@ -59,8 +59,7 @@ static void put_dbl(FILE *f, double v)
     fprintf(f, "%s,", b);
 }
 
-/* The four components and the wait, actual (or empty) then predicted; the
- * last field ends the row. */
+/* The four components and the wait, actual (or empty) then predicted. */
 static void put_breakdowns(FILE *f, const lsim_breakdown *a, const lsim_breakdown *p)
 {
     if (a) {
@@ -76,7 +75,7 @@ static void put_breakdowns(FILE *f, const lsim_breakdown *a, const lsim_breakdow
     put_i64(f, p->overlapped);
     put_i64(f, p->exposed_comm);
     put_i64(f, p->exposed_comm_wait);
-    fprintf(f, "%" PRId64 "\r\n", p->other);
+    put_i64(f, p->other);
 }
 
 int lsim_csv_header(FILE *f, lsim_err *err)
@@ -108,9 +107,11 @@ static int put_lead(FILE *f, const lsim_replay_item *it, size_t idx, long iter)
     return 0;
 }
 
-/* One row: the lead, observed, the span and its error, the breakdowns. */
+/* One row: the lead, observed, the span and its error, the breakdowns, and
+ * an iteration's CPU-side span (ir; empty on window rows, where not
+ * observed, and for an archive that did not record it), which ends it. */
 static int put_row(FILE *f, const lsim_replay_item *it, size_t idx, long iter, int obs, lsim_ns a, lsim_ns p,
-                   const lsim_breakdown *ba, const lsim_breakdown *bp)
+                   const lsim_breakdown *ba, const lsim_breakdown *bp, const lsim_iter_report *ir)
 {
     if (put_lead(f, it, idx, iter)) return -1;
     put_i64(f, obs);
@@ -120,6 +121,11 @@ static int put_row(FILE *f, const lsim_replay_item *it, size_t idx, long iter, i
     if (obs) put_dbl(f, lsim_rel_err(a, p));
     else put_none(f);
     put_breakdowns(f, obs ? ba : NULL, bp);
+    int cpu = ir && ir->cpu_predicted != LSIM_SPAN_UNKNOWN;
+    if (cpu && obs) put_i64(f, ir->cpu_actual);
+    else put_none(f);
+    if (cpu) fprintf(f, "%" PRId64, ir->cpu_predicted);
+    fputs("\r\n", f);
     return 0;
 }
 
@@ -129,10 +135,11 @@ int lsim_csv_item(FILE *f, const lsim_replay_item *it, size_t idx, lsim_err *err
     int obs = lsim_metrics_observed_nodes(it->g) > 0, bad = 0;
     for (uint32_t k = 0; !bad && k < r->niters; k++) {
         const lsim_iter_report *ir = &r->iters[k];
-        bad = put_row(f, it, idx, (long)k, obs, ir->actual, ir->predicted, &ir->bd_actual, &ir->bd_predicted);
+        bad = put_row(f, it, idx, (long)k, obs, ir->actual, ir->predicted, &ir->bd_actual, &ir->bd_predicted, ir);
     }
     if (!bad)
-        bad = put_row(f, it, idx, -1, obs, r->window_actual, r->window_predicted, &r->bd_actual, &r->bd_predicted);
+        bad = put_row(f, it, idx, -1, obs, r->window_actual, r->window_predicted, &r->bd_actual, &r->bd_predicted,
+                      NULL);
     if (bad) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the CSV");
     if (ferror(f)) return lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));
     return 0;

@@ -86,26 +86,44 @@ static void sort_pts(pt *pts, pt *tmp, size_t np)
     if (src != pts) memcpy(pts, src, np * sizeof *pts);
 }
 
+/* One stretch of len ns with nc compute, nm transferring and nw waiting
+ * collectives running, into bd (its `other` is derived at the end). */
+static inline void bd_acc(lsim_breakdown *bd, long nc, long nm, long nw, lsim_ns len)
+{
+    if (nc > 0 && nm + nw > 0) bd->overlapped += len;
+    else if (nc > 0) bd->exposed_compute += len;
+    else if (nm + nw > 0) {
+        bd->exposed_comm += len;
+        if (nm == 0) bd->exposed_comm_wait += len;
+    }
+}
+
 /* Sweep the GPU intervals of the selected nodes (sorted here, with tmp as
- * room for np points); fills the breakdown over [s0, s1) and, if bins is
- * given, adds per-bin active time. */
+ * room for np points); fills the breakdown over [s0, s1), if bins is given
+ * adds per-bin active time, and if nparts > 0 fills parts[k], the breakdown
+ * over [bounds[k], bounds[k + 1]) (bounds: nparts + 1 non-decreasing times
+ * from s0 to s1), in the same pass: one sort for the window and all its
+ * iterations, so the parts add up to the whole by construction. */
 static void sweep(pt *pts, pt *tmp, size_t np, lsim_ns s0, lsim_ns s1, lsim_breakdown *bd, double *bins,
-                  uint32_t nbins, lsim_ns bin_ns)
+                  uint32_t nbins, lsim_ns bin_ns, const lsim_ns *bounds, lsim_breakdown *parts, uint32_t nparts)
 {
     sort_pts(pts, tmp, np);
     long nc = 0, nm = 0, nw = 0;
-    lsim_ns prev = s0, comp = 0, comm = 0, both = 0, wait = 0;
+    lsim_ns prev = s0;
+    uint32_t part = 0;
+    memset(bd, 0, sizeof *bd);
+    if (nparts) memset(parts, 0, nparts * sizeof *parts);
     for (size_t i = 0; i <= np; i++) {
         lsim_ns t = i < np ? pts[i].t : s1;
         if (t < s0) t = s0;
         if (t > s1) t = s1;
         if (t > prev) {
-            lsim_ns len = t - prev;
-            if (nc > 0 && nm + nw > 0) both += len;
-            else if (nc > 0) comp += len;
-            else if (nm + nw > 0) {
-                comm += len;
-                if (nm == 0) wait += len;
+            bd_acc(bd, nc, nm, nw, t - prev);
+            for (lsim_ns a = prev; nparts && a < t && (nc > 0 || nm + nw > 0);) {
+                while (part + 1 < nparts && bounds[part + 1] <= a) part++;
+                lsim_ns b = part + 1 < nparts && bounds[part + 1] < t ? bounds[part + 1] : t;
+                bd_acc(&parts[part], nc, nm, nw, b - a);
+                a = b;
             }
             if (bins && (nc > 0 || nm + nw > 0)) {
                 lsim_ns a = prev;
@@ -126,11 +144,53 @@ static void sweep(pt *pts, pt *tmp, size_t np, lsim_ns s0, lsim_ns s1, lsim_brea
             else nc += pts[i].d;
         }
     }
-    bd->exposed_comm_wait = wait;
-    bd->exposed_compute = comp;
-    bd->exposed_comm = comm;
-    bd->overlapped = both;
-    bd->other = (s1 - s0) - comp - comm - both;
+    bd->other = (s1 - s0) - bd->exposed_compute - bd->exposed_comm - bd->overlapped;
+    for (uint32_t k = 0; k < nparts; k++)
+        parts[k].other = (bounds[k + 1] - bounds[k]) - parts[k].exposed_compute - parts[k].exposed_comm - parts[k].overlapped;
+}
+
+static int cmp_ns(const void *a, const void *b)
+{
+    lsim_ns x = *(const lsim_ns *)a, y = *(const lsim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+/* The nearest-rank distribution of v[0..n) (metrics.h), sorting v. */
+static lsim_err_dist err_dist(lsim_ns *v, size_t n)
+{
+    lsim_err_dist d = {0, 0, 0, 0};
+    if (!n) return d;
+    qsort(v, n, sizeof *v, cmp_ns);
+    d.n = n;
+    d.median = v[(50 * (uint64_t)n + 99) / 100 - 1];
+    d.p90 = v[(90 * (uint64_t)n + 99) / 100 - 1];
+    d.max = v[n - 1];
+    return d;
+}
+
+double lsim_metrics_duty_diff(const lsim_rank_report *r)
+{
+    uint32_t na = r->duty_actual ? r->nbins_actual : 0, np = r->duty_predicted ? r->nbins_predicted : 0;
+    uint32_t nb = na > np ? na : np;
+    double s = 0;
+    for (uint32_t k = 0; k < nb; k++) {
+        double a = k < na ? r->duty_actual[k] : 0.0, p = k < np ? r->duty_predicted[k] : 0.0;
+        s += a > p ? a - p : p - a;
+    }
+    return nb ? s / nb : 0.0;
+}
+
+/* The partition's boundaries (metrics.h) from each step's earliest GPU
+ * start first[i] (INT64_MAX: none): b[0..n] over the window [s0, s1].
+ * Backwards, so that a step without GPU work, or whose work starts after
+ * the next step's, takes the next boundary and gets a row of 0. first and
+ * b may be the same array (first[i] is read before b[i] is written;
+ * first[0] is not used: row 0 starts at the window start). */
+static void partition(const lsim_ns *first, uint32_t n, lsim_ns s0, lsim_ns s1, lsim_ns *b)
+{
+    b[n] = s1;
+    for (uint32_t i = n; i-- > 1;) b[i] = first[i] < b[i + 1] ? first[i] : b[i + 1];
+    if (n) b[0] = s0; /* first[i] >= s0: the window holds every node */
 }
 
 void lsim_rank_report_clear(lsim_rank_report *r)
@@ -182,44 +242,38 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
                             const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *out, lsim_err *err)
 {
     int rc = 0;
-    size_t *ioff = NULL;
-    uint32_t *inodes = NULL;
+    lsim_ns *errs = NULL;
+    lsim_breakdown *parts = NULL;
     memset(out, 0, sizeof *out);
     if (bin_ns <= 0) bin_ns = 1000000;
     out->bin_ns = bin_ns;
-    size_t ngpu = 0;
+    size_t ngpu = 0, nobs_all = lsim_metrics_observed_nodes(g);
     for (size_t v = 0; v < g->n; v++)
         if (g->procs[g->proc[v]].is_gpu) ngpu++;
+    size_t ni = g->niters ? g->niters : 1;
     pt *pts = malloc((4 * ngpu + 1) * sizeof *pts), *tmp = malloc((4 * ngpu + 1) * sizeof *tmp);
-    out->iters = calloc(g->niters ? g->niters : 1, sizeof *out->iters);
-    lsim_ns *is = malloc((size_t)(g->niters ? g->niters : 1) * 4 * sizeof *is);
-    if (!pts || !tmp || !out->iters || !is) {
+    out->iters = calloc(ni, sizeof *out->iters);
+    /* per iteration: CPU span actual (min, max), predicted (min, max), then
+     * the earliest GPU start actual, predicted; boundaries: 2 x (n + 1) */
+    lsim_ns *is = malloc(ni * 6 * sizeof *is), *bnd = malloc((ni + 1) * 2 * sizeof *bnd);
+    parts = malloc(ni * sizeof *parts);
+    /* |start error| of the observed nodes: GPU ones from the front, CPU
+     * ones from the back */
+    errs = malloc((nobs_all ? nobs_all : 1) * sizeof *errs);
+    if (!pts || !tmp || !out->iters || !is || !bnd || !parts || !errs) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
         goto cleanup;
     }
-    /* GPU nodes bucketed by iteration (counting sort) */
-    ioff = calloc((size_t)g->niters + 2, sizeof *ioff);
-    inodes = malloc((ngpu ? ngpu : 1) * sizeof *inodes);
-    if (!ioff || !inodes) {
-        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
-        goto cleanup;
-    }
-    for (size_t v = 0; v < g->n; v++)
-        if (g->iter[v] >= 0 && g->procs[g->proc[v]].is_gpu) ioff[g->iter[v] + 1]++;
-    for (uint32_t i = 0; i < g->niters; i++) ioff[i + 1] += ioff[i];
-    for (size_t v = 0; v < g->n; v++)
-        if (g->iter[v] >= 0 && g->procs[g->proc[v]].is_gpu) inodes[ioff[g->iter[v]]++] = (uint32_t)v;
-    for (uint32_t i = g->niters; i > 0; i--) ioff[i] = ioff[i - 1];
-    ioff[0] = 0;
     out->niters = g->niters;
     out->gpu_nodes = ngpu;
 
     lsim_ns as = INT64_MAX, ae = INT64_MIN, ps = INT64_MAX, pe = INT64_MIN;
     for (uint32_t i = 0; i < g->niters; i++) {
-        is[4 * i] = is[4 * i + 2] = INT64_MAX;
-        is[4 * i + 1] = is[4 * i + 3] = INT64_MIN;
+        lsim_ns *x = &is[6 * i];
+        x[0] = x[2] = x[4] = x[5] = INT64_MAX;
+        x[1] = x[3] = INT64_MIN;
     }
-    size_t nobs = 0;
+    size_t nobs = 0, ngerr = 0, ncerr = 0;
     for (size_t v = 0; v < g->n; v++) {
         /* Every difference below is of two times within +-LSIM_TIME_MAX,
          * which int64 holds; observed times are checked when the graph is
@@ -236,8 +290,10 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         if (start[v] < ps) ps = start[v];
         if (end[v] > pe) pe = end[v];
         int32_t it = g->iter[v];
-        if (it >= 0) {
-            lsim_ns *x = &is[4 * it];
+        int gpu = g->procs[g->proc[v]].is_gpu;
+        lsim_ns *x = it >= 0 ? &is[6 * it] : NULL;
+        if (x && gpu && start[v] < x[5]) x[5] = start[v];
+        if (x && !gpu) {
             if (start[v] < x[2]) x[2] = start[v];
             if (end[v] > x[3]) x[3] = end[v];
         }
@@ -251,8 +307,10 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         if (ds > out->max_abs_start_err) out->max_abs_start_err = ds;
         if (de > out->max_abs_end_err) out->max_abs_end_err = de;
         if (ds == 0 && de == 0) out->nodes_exact++;
-        if (it >= 0) {
-            lsim_ns *x = &is[4 * it];
+        if (gpu) errs[ngerr++] = ds;
+        else errs[nobs_all - ++ncerr] = ds;
+        if (x && gpu && g->obs_start[v] < x[4]) x[4] = g->obs_start[v];
+        if (x && !gpu) {
             if (g->obs_start[v] < x[0]) x[0] = g->obs_start[v];
             if (g->obs_end[v] > x[1]) x[1] = g->obs_end[v];
         }
@@ -263,6 +321,11 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
     out->window_predicted_start = ps;
     out->window_actual = ae - as;
     out->window_predicted = pe - ps;
+    if (nobs) {
+        out->has_fidelity = 1;
+        out->start_err_gpu = err_dist(errs, ngerr);
+        out->start_err_cpu = err_dist(errs + nobs_all - ncerr, ncerr);
+    }
 
     {
         /* bins are sized by the window: refuse sizes no trace window has */
@@ -294,35 +357,39 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         double *bins = pass ? out->duty_predicted : out->duty_actual;
         uint32_t nb = pass ? out->nbins_predicted : out->nbins_actual;
         lsim_ns s0 = pass ? ps : as, s1 = pass ? pe : ae;
-        sweep(pts, tmp, np, s0, s1, pass ? &out->bd_predicted : &out->bd_actual, bins, nb, bin_ns);
+        /* the iterations' rows: the GPU partition of this side's window */
+        lsim_ns *b = &bnd[pass * (ni + 1)];
+        for (uint32_t i = 0; i < g->niters; i++) b[i] = is[6 * i + 4 + pass];
+        partition(b, g->niters, s0, s1, b);
+        sweep(pts, tmp, np, s0, s1, pass ? &out->bd_predicted : &out->bd_actual, bins, nb, bin_ns, b, parts,
+              g->niters);
+        for (uint32_t i = 0; i < g->niters; i++) {
+            if (pass) out->iters[i].bd_predicted = parts[i];
+            else out->iters[i].bd_actual = parts[i];
+        }
         for (uint32_t k = 0; k < nb; k++) {
             lsim_ns blen = bin_ns;
             if (k == nb - 1 && (s1 - s0) % bin_ns) blen = (s1 - s0) % bin_ns;
             bins[k] /= (double)blen;
         }
-        /* per-iteration breakdowns */
-        for (uint32_t i = 0; i < g->niters; i++) {
-            np = 0;
-            for (size_t k = ioff[i]; k < ioff[i + 1]; k++)
-                if (pass || g->obs_start[inodes[k]] != LSIM_OBS_NONE)
-                    np = add_points(pts, np, g, inodes[k], S[inodes[k]], E[inodes[k]], W);
-            lsim_ns a = is[4 * i + (pass ? 2 : 0)], b = is[4 * i + (pass ? 3 : 1)];
-            if (a > b) a = b = 0;
-            sweep(pts, tmp, np, a, b, pass ? &out->iters[i].bd_predicted : &out->iters[i].bd_actual, NULL, 0, bin_ns);
-        }
     }
+    if (nobs) out->duty_abs_diff = lsim_metrics_duty_diff(out);
     for (uint32_t i = 0; i < g->niters; i++) {
-        out->iters[i].name = g->iters[i].name;
-        lsim_ns *x = &is[4 * i];
-        out->iters[i].actual = x[0] <= x[1] ? x[1] - x[0] : 0;
-        out->iters[i].predicted = x[2] <= x[3] ? x[3] - x[2] : 0;
+        lsim_iter_report *r = &out->iters[i];
+        const lsim_ns *x = &is[6 * i];
+        r->name = g->iters[i].name;
+        r->actual = bnd[i + 1] - bnd[i];
+        r->predicted = bnd[(ni + 1) + i + 1] - bnd[(ni + 1) + i];
+        r->cpu_actual = x[0] <= x[1] ? x[1] - x[0] : 0;
+        r->cpu_predicted = x[2] <= x[3] ? x[3] - x[2] : 0;
     }
 cleanup:
     free(pts);
     free(tmp);
     free(is);
-    free(ioff);
-    free(inodes);
+    free(bnd);
+    free(parts);
+    free(errs);
     if (rc) lsim_rank_report_clear(out);
     return rc;
 }

@@ -160,10 +160,20 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
     fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
     fprintf(f, "  %-22s", "window");
     put_actual(f, obs, r->window_actual, r->window_predicted);
+    if (r->niters)
+        fprintf(f, "  iterations: ProfilerSteps projected onto the GPU (rows add up to the window); CPU-side spans below\n");
     for (uint32_t k = 0; k < r->niters; k++) {
         const lsim_iter_report *ir = &r->iters[k];
         fprintf(f, "  %-22.22s", lsim_strtab_get(g->strings, ir->name));
         put_actual(f, obs, ir->actual, ir->predicted);
+    }
+    for (uint32_t k = 0; k < r->niters; k++) {
+        const lsim_iter_report *ir = &r->iters[k];
+        if (ir->cpu_predicted == LSIM_SPAN_UNKNOWN) continue; /* an archive from before they were recorded */
+        char lab[64];
+        snprintf(lab, sizeof lab, "CPU %s", lsim_strtab_get(g->strings, ir->name));
+        fprintf(f, "    %-20.20s", lab);
+        put_actual(f, obs, ir->cpu_actual, ir->cpu_predicted);
     }
     fprintf(f, "  breakdown (window)     %12s %12s %9s\n", "actual ms", "predicted ms", "err/win");
     const lsim_breakdown *a = &r->bd_actual, *p = &r->bd_predicted;
@@ -185,7 +195,12 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
                     r->window_actual ? 100.0 * (double)(p->exposed_comm_wait - a->exposed_comm_wait) / (double)r->window_actual
                                      : 0.0);
     }
-    if (obs)
+    if (obs && r->has_fidelity)
+        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%; "
+                   "bin by bin mean |difference| %.1f points\n",
+                (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
+                100 * mean(r->duty_predicted, r->nbins_predicted), 100 * r->duty_abs_diff);
+    else if (obs)
         fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
                 (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
                 100 * mean(r->duty_predicted, r->nbins_predicted));
@@ -196,6 +211,13 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
     if (obs) fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
             (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
             g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
+    if (obs && r->has_fidelity) {
+        const lsim_err_dist *d[2] = {&r->start_err_gpu, &r->start_err_cpu};
+        for (int k = 0; k < 2; k++)
+            fprintf(f, "    |start err| of %llu %s ops: median %.3f us, p90 %.3f us, max %.3f us\n",
+                    (unsigned long long)d[k]->n, k ? "CPU" : "GPU", (double)d[k]->median / 1e3, (double)d[k]->p90 / 1e3,
+                    (double)d[k]->max / 1e3);
+    }
 }
 
 void lsim_report_table_head(FILE *f, int observed_latency)
@@ -330,9 +352,16 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted, obs));
     cJSON *its = cJSON_AddArrayToObject(o, "iterations");
     for (uint32_t k = 0; its && k < r->niters; k++) {
-        cJSON *x = span_json(r->iters[k].actual, r->iters[k].predicted, obs);
+        const lsim_iter_report *ir = &r->iters[k];
+        cJSON *x = span_json(ir->actual, ir->predicted, obs);
         if (!x) break;
-        add_text(x, "name", lsim_strtab_get(g->strings, r->iters[k].name));
+        add_text(x, "name", lsim_strtab_get(g->strings, ir->name));
+        /* the CPU-side span: null where not observed, or not recorded (an old archive) */
+        int cpu = ir->cpu_predicted != LSIM_SPAN_UNKNOWN;
+        if (obs && cpu) cJSON_AddNumberToObject(x, "cpu_actual_ns", (double)ir->cpu_actual);
+        else cJSON_AddNullToObject(x, "cpu_actual_ns");
+        if (cpu) cJSON_AddNumberToObject(x, "cpu_predicted_ns", (double)ir->cpu_predicted);
+        else cJSON_AddNullToObject(x, "cpu_predicted_ns");
         cJSON *bd = cJSON_AddObjectToObject(x, "breakdown");
         if (bd) {
             cJSON_AddItemToObject(bd, "actual", obs ? bd_json(&r->iters[k].bd_actual, 0) : cJSON_CreateNull());
@@ -353,6 +382,8 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddItemToObject(dc, "actual",
                               obs ? cJSON_CreateDoubleArray(r->duty_actual, (int)r->nbins_actual) : cJSON_CreateNull());
         cJSON_AddItemToObject(dc, "predicted", cJSON_CreateDoubleArray(r->duty_predicted, (int)r->nbins_predicted));
+        if (obs && r->has_fidelity) cJSON_AddNumberToObject(dc, "mean_abs_diff_pp", 100 * r->duty_abs_diff);
+        else cJSON_AddNullToObject(dc, "mean_abs_diff_pp");
     }
     cJSON *gr = cJSON_AddObjectToObject(o, "graph");
     if (gr) {
@@ -394,6 +425,17 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddNumberToObject(ne, "max_abs_end_ns", (double)r->max_abs_end_err);
         cJSON_AddNumberToObject(ne, "nodes_exact", (double)r->nodes_exact);
         cJSON_AddNumberToObject(ne, "nodes", (double)g->n);
+        const lsim_err_dist *d[2] = {&r->start_err_gpu, &r->start_err_cpu};
+        for (int k = 0; k < 2; k++) {
+            const char *key = k ? "start_error_cpu" : "start_error_gpu";
+            cJSON *x = r->has_fidelity ? cJSON_AddObjectToObject(ne, key) : NULL;
+            if (!r->has_fidelity) cJSON_AddNullToObject(ne, key);
+            if (!x) continue;
+            cJSON_AddNumberToObject(x, "nodes", (double)d[k]->n);
+            cJSON_AddNumberToObject(x, "median_ns", (double)d[k]->median);
+            cJSON_AddNumberToObject(x, "p90_ns", (double)d[k]->p90);
+            cJSON_AddNumberToObject(x, "max_ns", (double)d[k]->max);
+        }
     }
     return o;
 }

@@ -349,6 +349,22 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
     fputs("</svg></div>\n", f);
 }
 
+/* The CPU-side span of iteration k (the annotation's own span, beside the
+ * GPU row): "-" for a side not observed or not recorded, and for the
+ * window row of a trace without iterations. */
+static void cpu_span_cell(FILE *f, const lsim_rank_report *r, uint32_t k, int obs)
+{
+    const lsim_iter_report *ir = r->niters ? &r->iters[k] : NULL;
+    int known = ir && ir->cpu_predicted != LSIM_SPAN_UNKNOWN;
+    fputs("<td>", f);
+    if (known && obs) put_ms(f, ms(ir->cpu_actual));
+    else fputc('-', f);
+    fputs(" / ", f);
+    if (known) put_ms(f, ms(ir->cpu_predicted));
+    else fputc('-', f);
+    fputs("</td>", f);
+}
+
 static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
 {
     fputs("<div class=\"scroll\"><table><tr><th class=\"l\">iteration</th><th>actual ms</th><th>predicted ms</th>"
@@ -357,7 +373,7 @@ static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
     for (int k = 0; k < 4; k++)
         fprintf(f, "<th><i class=\"sw\" style=\"background:%s\"></i>%s<br>actual / pred. ms</th>", BD_COLOR[k],
                 BD_NAME[k]);
-    fputs("</tr>\n", f);
+    fputs("<th>CPU-side span<br>actual / pred. ms</th></tr>\n", f);
     uint32_t ng = r->niters ? r->niters : 1;
     for (uint32_t k = 0; k < ng; k++) {
         const char *name = r->niters ? str(g, r->iters[k].name) : "window";
@@ -378,6 +394,7 @@ static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
                 put_ms(f, p[c]);
                 fputs("</td>", f);
             }
+            cpu_span_cell(f, r, k, obs);
             fputs("</tr>\n", f);
             continue;
         }
@@ -395,6 +412,7 @@ static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
             put_ms(f, p[c]);
             fputs("</td>", f);
         }
+        cpu_span_cell(f, r, k, obs);
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n", f);
@@ -654,6 +672,16 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r,
     fprintf(f, "<tr><td>max |end error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_end_err);
     fprintf(f, "<tr><td>nodes exact</td><td>%.1f%%</td></tr>\n",
             g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
+    if (r->has_fidelity) {
+        const lsim_err_dist *d[2] = {&r->start_err_gpu, &r->start_err_cpu};
+        for (int k = 0; k < 2; k++)
+            fprintf(f, "<tr><td>|start error|, %llu %s ops</td><td>median %.3f &micro;s, p90 %.3f &micro;s, "
+                       "max %.3f &micro;s</td></tr>\n",
+                    (unsigned long long)d[k]->n, k ? "CPU" : "GPU", (double)d[k]->median / 1e3,
+                    (double)d[k]->p90 / 1e3, (double)d[k]->max / 1e3);
+        fprintf(f, "<tr><td>duty cycle, mean |difference| per bin</td><td>%.1f points</td></tr>\n",
+                100 * r->duty_abs_diff);
+    }
     fputs("</table></div></div>\n", f);
 }
 
@@ -686,14 +714,19 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
     fprintf(f, "<div class=\"card\"><h3>Iterations: breakdown, %s</h3>\n<p class=\"note\">",
             obs ? "actual beside predicted" : "predicted");
     if (r->niters && obs)
-        fputs("Each iteration (ProfilerStep) as two stacked bars, actual (trace) and predicted (replay), split into "
+        fputs("Each iteration (ProfilerStep) projected onto the GPU, from its first GPU op to the next step's "
+              "(the first from the window start, the last to its end), so the bars add up to the window; as two "
+              "stacked bars, actual (trace) and predicted (replay), split into "
               "the time only compute runs, compute and communication overlap, only communication runs, and no GPU "
-              "work runs. Labels: total ms and the relative error of the prediction.",
+              "work runs. Labels: total ms and the relative error of the prediction. The table also gives each "
+              "step's CPU-side span.",
               f);
     else if (r->niters)
-        fputs("Each iteration (ProfilerStep) as one stacked bar, predicted (replay), split into the time only "
+        fputs("Each iteration (ProfilerStep) projected onto the GPU, from its first GPU op to the next step's "
+              "(the first from the window start, the last to its end), so the bars add up to the window; as one "
+              "stacked bar, predicted (replay), split into the time only "
               "compute runs, compute and communication overlap, only communication runs, and no GPU work runs. "
-              "Labels: total ms.",
+              "Labels: total ms. The table also gives each step's CPU-side span.",
               f);
     else if (obs)
         fputs("No ProfilerStep annotations in this trace: the bars show the whole window.", f);
@@ -713,6 +746,9 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
         fprintf(f, "; neighbouring bins averaged to at most %d points per row", DUTY_MAX_POINTS);
     else if (!obs && r->nbins_predicted > DUTY_MAX_POINTS)
         fprintf(f, "; neighbouring bins averaged to at most %d points", DUTY_MAX_POINTS);
+    if (obs && r->has_fidelity)
+        fprintf(f, ". Bin by bin, actual and predicted differ by %.1f points on average (mean absolute difference)",
+                100 * r->duty_abs_diff);
     fputs(".</p>\n", f);
     duty_chart(f, r, obs);
     fputs("</div>\n", f);

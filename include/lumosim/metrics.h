@@ -3,14 +3,42 @@
  *
  * Definitions (docs/report-json.md is the user-facing version):
  * - window: span of all of the rank's nodes (CPU and GPU).
- * - iteration ProfilerStep#N: span of the nodes that belong to it: CPU nodes
- *   whose observed start lies inside the annotation (any thread, so the
- *   autograd thread counts), and GPU work launched by them.
+ * - a step's nodes: the CPU nodes whose observed start lies inside its
+ *   ProfilerStep#N annotation (any thread, so the autograd thread counts)
+ *   and the GPU work they launched (graph column iter).
+ * - iteration (actual, predicted): the step projected onto the GPU. With
+ *   t_i the earliest start of step i's GPU work, the rows' boundaries are
+ *   b_0 = window start, b_i = min(t_i, b_{i+1}) for 0 < i < n (a step with
+ *   no GPU work: b_{i+1}), b_n = window end, and iteration i is
+ *   [b_i, b_{i+1}). The rows partition the window, so they add up to it
+ *   exactly, actual and predicted alike; the first row also holds whatever
+ *   precedes the first step's GPU work, the last whatever follows the last
+ *   step's start. Each is computed from its own times (observed or
+ *   simulated); a step whose GPU work starts only after the next step's
+ *   has a row of 0.
+ * - CPU span of an iteration (cpu_actual, cpu_predicted): first start to
+ *   last end of the step's CPU nodes (the annotation's own span, plus the
+ *   autograd thread's work that began in it); 0 without CPU nodes. These
+ *   may overlap one another and do not add up to anything.
  * - breakdown over a span: exposed compute = time only non-communication GPU
  *   work runs; overlapped = both kinds run; exposed communication = only
- *   collective/p2p kernels run; other = the rest of the span.
+ *   collective/p2p kernels run; other = the rest of the span. An
+ *   iteration's breakdown is over its row of the partition, of all the GPU
+ *   work in it (whichever step launched it), so the iterations' breakdowns
+ *   add up to the window's.
  * - duty cycle: fraction of each bin (1 ms default) in which at least one GPU
- *   stream is active. Called that, not "SM utilization".
+ *   stream is active. Called that, not "SM utilization". Actual bins count
+ *   from the observed window start, predicted ones from the predicted one.
+ * - duty-cycle difference: mean over k < max(nbins_actual, nbins_predicted)
+ *   of |duty_actual[k] - duty_predicted[k]|, a bin past the end of one
+ *   timeline counting as 0 there; a fraction (reports print points).
+ * - start-error distribution: |simulated start - observed start| of the
+ *   observed GPU nodes and, separately, the observed CPU nodes (pre-window
+ *   GPU work included). Percentiles are nearest-rank: of the n values in
+ *   ascending order x_1 <= ... <= x_n, the p-th percentile is x_k with
+ *   k = ceil(p * n / 100) (so k >= 1 for n >= 1); the median is the 50th
+ *   (x_ceil(n/2): the lower middle value when n is even, never an average),
+ *   so every figure is an error some node really had.
  *
  * Ownership: lsim_metrics_compute fills a caller-provided report and
  * allocates its arrays; lsim_rank_report_clear frees them. Local. */
@@ -40,10 +68,22 @@ typedef struct lsim_breakdown {
                                   (0 unless waits are known: multi-rank) */
 } lsim_breakdown;
 
+/* A start-error distribution (definition above); all 0 when n == 0. */
+typedef struct lsim_err_dist {
+    uint64_t n;               /* nodes counted */
+    lsim_ns median, p90, max; /* ns, nearest-rank */
+} lsim_err_dist;
+
+/* cpu_actual / cpu_predicted of a result archive written before they were
+ * recorded (its actual / predicted: the span of the step's nodes, CPU and
+ * GPU, the definition then). */
+#define LSIM_SPAN_UNKNOWN INT64_MIN
+
 typedef struct lsim_iter_report {
     uint32_t name; /* strtab id in the graph */
-    lsim_ns actual, predicted;
-    lsim_breakdown bd_actual, bd_predicted;
+    lsim_ns actual, predicted;         /* the row of the GPU partition */
+    lsim_ns cpu_actual, cpu_predicted; /* the CPU-side span */
+    lsim_breakdown bd_actual, bd_predicted; /* over the row */
 } lsim_iter_report;
 
 typedef struct lsim_rank_report {
@@ -59,6 +99,11 @@ typedef struct lsim_rank_report {
     lsim_ns max_abs_start_err, max_abs_end_err;
     uint64_t nodes_exact; /* nodes whose start and end match observed */
     uint64_t gpu_nodes;
+    /* node-level fidelity: valid when has_fidelity (the graph has observed
+     * nodes; a result archive written before these were recorded has 0) */
+    int has_fidelity;
+    lsim_err_dist start_err_gpu, start_err_cpu;
+    double duty_abs_diff; /* duty-cycle difference, a fraction */
 } lsim_rank_report;
 
 int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start,
@@ -73,6 +118,11 @@ void lsim_rank_report_clear(lsim_rank_report *r);
  * collective transfers. */
 int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsim_ns *end, lsim_ns bin_ns,
                             const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *out, lsim_err *err);
+
+/* The duty-cycle difference of r's bins (definition above); 0 without bins.
+ * For a caller that replaces one side's bins (run.c's --replicate-from
+ * measurement). */
+double lsim_metrics_duty_diff(const lsim_rank_report *r);
 
 /* Relative error (pred-actual)/actual as a fraction; 0 when actual == 0. */
 double lsim_rel_err(lsim_ns actual, lsim_ns predicted);

@@ -592,10 +592,12 @@ static void take_actual(lsim_rank_report *p, const lsim_graph *g, lsim_rank_repo
     for (uint32_t k = 0; k < p->niters; k++) {
         const char *nm = lsim_strtab_get(g->strings, p->iters[k].name);
         p->iters[k].actual = 0;
+        p->iters[k].cpu_actual = 0;
         memset(&p->iters[k].bd_actual, 0, sizeof p->iters[k].bd_actual);
         for (uint32_t q = 0; q < tr->niters; q++)
             if (nm && !strcmp(nm, lsim_strtab_get(t->strings, tr->iters[q].name))) {
                 p->iters[k].actual = tr->iters[q].actual;
+                p->iters[k].cpu_actual = tr->iters[q].cpu_actual;
                 p->iters[k].bd_actual = tr->iters[q].bd_actual;
             }
     }
@@ -605,6 +607,9 @@ static void take_actual(lsim_rank_report *p, const lsim_graph *g, lsim_rank_repo
     uint32_t nb = tr->nbins_actual;
     tr->nbins_actual = p->nbins_actual;
     p->nbins_actual = nb;
+    /* the bin-by-bin difference is a timeline comparison: against the real
+     * rank's now (the start errors stay the source rank's, as above) */
+    if (p->has_fidelity) p->duty_abs_diff = lsim_metrics_duty_diff(p);
 }
 
 /* --replicate-from with the whole job given: the "actual" side of each

@@ -34,7 +34,7 @@ COLUMNS = ["source", "gpu", "rank", "scope", "iteration", "iteration_name", "lat
            "exposed_compute_actual_ns", "overlapped_actual_ns", "exposed_comm_actual_ns",
            "exposed_comm_wait_actual_ns", "other_actual_ns",
            "exposed_compute_predicted_ns", "overlapped_predicted_ns", "exposed_comm_predicted_ns",
-           "exposed_comm_wait_predicted_ns", "other_predicted_ns"]
+           "exposed_comm_wait_predicted_ns", "other_predicted_ns", "cpu_actual_ns", "cpu_predicted_ns"]
 PARTS = ["exposed_compute", "overlapped", "exposed_comm", "other"]
 TINY = ("--model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 8").split()
 
@@ -121,6 +121,12 @@ def compare(rows, doc, what):
     k = 0
     for g, r in enumerate(ranks):
         obs = r.get("observed", True)
+        its = r["iterations"]
+        for side in ("actual_ns", "predicted_ns") if its else ():
+            # the iterations partition the GPU timeline (docs/report-json.md)
+            if (obs or side == "predicted_ns") and sum(it[side] for it in its) != r["window"][side]:
+                fail("%s: gpu %d: the iterations' %s add up to %d, the window is %d"
+                     % (what, g, side, sum(it[side] for it in its), r["window"][side]))
         scopes = [("iteration", i, it) for i, it in enumerate(r["iterations"])] + [("window", None, r["window"])]
         for scope, i, span in scopes:
             row = rows[k]
@@ -147,11 +153,15 @@ def compare(rows, doc, what):
                 bd = span["breakdown"]
                 check_bd(row, "actual", bd["actual"], where, False)
                 check_bd(row, "predicted", bd["predicted"], where, False)
+                check_int(row, "cpu_actual_ns", span["cpu_actual_ns"], where)
+                check_int(row, "cpu_predicted_ns", span["cpu_predicted_ns"], where)
             else:
                 if row["iteration"] != "" or row["iteration_name"] != "":
                     fail("%s: a window row with an iteration" % where)
                 check_bd(row, "actual", r["breakdown"]["actual"], where, True)
                 check_bd(row, "predicted", r["breakdown"]["predicted"], where, True)
+                check_int(row, "cpu_actual_ns", None, where)
+                check_int(row, "cpu_predicted_ns", None, where)
             check_sum(row, where)
 
 

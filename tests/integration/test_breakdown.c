@@ -47,8 +47,9 @@ static lsim_graph *load(const char *path, lsim_latency_mode mode)
     return g;
 }
 
-/* metrics against the oracle for one GPU's results; waits may be NULL */
-static void judge(const char *what, const lsim_graph *g, const lsim_ns *S, const lsim_ns *E, const lsim_ns *ow,
+/* metrics against the oracle for one GPU's results; waits may be NULL.
+ * Returns the number of iterations (0 on failure). */
+static uint32_t judge(const char *what, const lsim_graph *g, const lsim_ns *S, const lsim_ns *E, const lsim_ns *ow,
                   const lsim_ns *pw)
 {
     lsim_rank_report m;
@@ -56,8 +57,9 @@ static void judge(const char *what, const lsim_graph *g, const lsim_ns *S, const
     lsim_err err;
     if (lsim_metrics_compute_ex(g, S, E, BIN_NS, ow, pw, &m, &err)) {
         CHECK_MSG(0, "%s: %s", what, err.msg);
-        return;
+        return 0;
     }
+    uint32_t ni = m.niters;
     if (ref_compute(g, S, E, BIN_NS, ow, pw, &r)) {
         CHECK_MSG(0, "%s: the oracle failed (out of memory, or more than %d iterations)", what, MAXIT);
     } else {
@@ -70,24 +72,34 @@ static void judge(const char *what, const lsim_graph *g, const lsim_ns *S, const
                    what, m.window_predicted / 1e6, m.bd_predicted.exposed_compute / 1e6, m.bd_predicted.overlapped / 1e6,
                    m.bd_predicted.exposed_comm / 1e6, m.bd_predicted.exposed_comm_wait / 1e6, m.bd_predicted.other / 1e6,
                    m.niters, m.nbins_predicted);
+        if (!bad && m.has_fidelity)
+            printf("    GPU start error median %lld ns, p90 %lld ns (%llu ops); CPU median %lld ns, p90 %lld ns; "
+                   "duty difference %.2f points\n",
+                   (long long)m.start_err_gpu.median, (long long)m.start_err_gpu.p90,
+                   (unsigned long long)m.start_err_gpu.n, (long long)m.start_err_cpu.median,
+                   (long long)m.start_err_cpu.p90, 100 * m.duty_abs_diff);
         ref_free(&r);
     }
     lsim_rank_report_clear(&m);
+    return ni;
 }
 
-static void one_file(const char *path, lsim_latency_mode mode)
+/* Returns the number of iterations (0 on failure). */
+static uint32_t one_file(const char *path, lsim_latency_mode mode)
 {
     lsim_graph *g = load(path, mode);
     lsim_engine *e = NULL;
     lsim_err err;
     char what[512];
-    if (!g) return;
+    uint32_t ni = 0;
+    if (!g) return 0;
     snprintf(what, sizeof what, "%s (%s)", strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
              mode == LSIM_LAT_MODEL ? "model" : "observed");
     if (lsim_engine_new(g, &e, &err) || lsim_engine_run(e, &err)) CHECK_MSG(0, "%s: %s", what, err.msg);
-    else judge(what, g, lsim_engine_start(e), lsim_engine_end(e), NULL, NULL);
+    else ni = judge(what, g, lsim_engine_start(e), lsim_engine_end(e), NULL, NULL);
     lsim_engine_free(e);
     lsim_graph_free(g);
+    return ni;
 }
 
 static int exists(const char *p)
@@ -109,6 +121,7 @@ static int shared(const char *dir)
         "hta_single/trace_filter__sampled_rank-1.json.gz",
         "megatron_tp8_a100/rank0.json.gz",
         "megatron_tp8_a100/rank5.json.gz",
+        "ddp4_mi300/rank0.json.gz", /* 3 ProfilerSteps: the GPU partition has inner boundaries */
     };
     for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
         char p[4096];
@@ -117,7 +130,8 @@ static int shared(const char *dir)
             printf("SKIP: %s is missing: the shared traces cannot be checked\n", p);
             return 77;
         }
-        one_file(p, LSIM_LAT_MODEL);
+        uint32_t ni = one_file(p, LSIM_LAT_MODEL);
+        if (strstr(rel[i], "ddp4_mi300")) CHECK_MSG(ni == 3, "%s: %u iterations, the trace has 3 ProfilerSteps", rel[i], ni);
     }
     return -1;
 }

@@ -66,7 +66,21 @@ par_sim() {
     # the per-kernel summary (written from each rank's GPUs) is there, and the same
     h5diff -q "$tmp/res1.h5" "$tmp/resN.h5" /runs/sim/kernels /runs/sim/kernels ||
         fail "no kernels table, or it differs from the serial one ($what)"
+    # the node fidelity and CPU-side span columns are in both (h5diff
+    # compares the objects the two files share)
+    for d in gpus/start_err_gpu gpus/start_err_cpu gpus/duty_abs_diff iterations/cpu_actual; do
+        h5dump -H -d "/runs/sim/$d" "$tmp/resN.h5" >/dev/null 2>&1 || fail "no /runs/sim/$d in the parallel result file ($what)"
+    done
 }
+# with observed times the compared reports hold the node fidelity and the
+# iterations' CPU-side spans, so the comparisons below cover them
+if [ -z "${SYNTH:-}" ]; then
+    grep -q '"start_error_gpu":{"nodes":[1-9]' "$tmp/out1.json" && grep -q '"mean_abs_diff_pp":[0-9]' "$tmp/out1.json" ||
+        fail "the serial report has no start-error distribution or duty-cycle difference"
+    if grep -q '"iterations":\[{' "$tmp/out1.json"; then
+        grep -q '"cpu_actual_ns":[0-9]' "$tmp/out1.json" || fail "the serial report's iterations have no CPU-side span"
+    fi
+fi
 rep=0
 while [ $rep -lt "${REPEAT:-1}" ]; do
     for mapping in ${MAPPINGS:-groups}; do

@@ -164,6 +164,8 @@ static void breakdown_hand(void)
         CHECK_I64(m.iters[0].bd_actual.exposed_comm, 10);
         CHECK_I64(m.iters[0].bd_predicted.overlapped, 12);
         CHECK_I64(m.iters[0].bd_predicted.exposed_comm_wait, 3);
+        CHECK_I64(m.iters[0].cpu_actual, 53); /* the CPU node's span */
+        CHECK_I64(m.iters[0].cpu_predicted, 60);
     }
     CHECK_I64(m.nbins_actual, 3);
     CHECK_I64(m.nbins_predicted, 3);
@@ -179,6 +181,156 @@ static void breakdown_hand(void)
     CHECK_I64(r.bd[1].exposed_comm_wait, 3);
     compare_report("hand", &m, &r);
     ref_free(&r);
+    lsim_rank_report_clear(&m);
+    lsim_graph_free(g);
+}
+
+/* Three ProfilerSteps on one CPU thread and three streams, every figure
+ * worked out by hand (ns; step -1: in no step):
+ *
+ *   node  step  where            observed     predicted   |start err|
+ *   c0     0    CPU              [0, 10)      [0, 12)      0
+ *   c1     1    CPU              [40, 50)     [45, 52)     5
+ *   c2     2    CPU              [80, 90)     [70, 75)    10
+ *   c3    -1    CPU              [110, 115)   [90, 96)    20
+ *   pw    -1    stream B         [1, 4)       [2, 5)       1
+ *   g0a    0    stream A         [5, 30)      [6, 33)      1
+ *   g0b    0    stream B, coll   [20, 45)     [22, 50)     2
+ *   g1a    1    stream A         [50, 70)     [60, 64)    10
+ *   g2a    2    stream C         [95, 120)    [58, 100)   37
+ *
+ * Windows: observed [0, 120) = 120, predicted [0, 100) = 100.
+ * First GPU start per step: observed 5, 50, 95; predicted 6, 60, 58.
+ * Partition, observed: b = 0, min(50, 95) = 50, min(95, 120) = 95, 120:
+ *   rows 50, 45, 25 (sum 120). Predicted: b3 = 100, b2 = min(58, 100) = 58,
+ *   b1 = min(60, 58) = 58 (step 2's GPU work started first), b0 = 0: rows
+ *   58, 0, 42 (sum 100).
+ * CPU spans: observed 10, 10, 10; predicted 12, 7, 5.
+ * Breakdown of observed row 0 [0, 50): C = [1,4) u [5,30) = 28, M = [20,45)
+ *   = 25, C n M = [20,30) = 10: compute 18, overlapped 10, comm 15, other
+ *   50 - |[1,4) u [5,45)| = 50 - 43 = 7. Row 1 [50, 95): compute 20, other
+ *   25. Row 2 [95, 120): compute 25, other 0.
+ * Predicted row 0 [0, 58): C = [2,5) u [6,33) = 30, M = [22,50) = 28,
+ *   C n M = [22,33) = 11: compute 19, overlapped 11, comm 17, other
+ *   58 - (3 + 44) = 11. Row 1: all 0. Row 2 [58, 100): compute 42.
+ * Start errors, GPU: 1 1 2 10 37 (n 5): median rank ceil(2.5) = 3 -> 2,
+ *   p90 rank ceil(4.5) = 5 -> 37, max 37. CPU: 0 5 10 20 (n 4): median rank
+ *   2 -> 5 (not the average 7.5), p90 rank ceil(3.6) = 4 -> 20, max 20.
+ * Duty, 10 ns bins, observed (12 bins) .8 1 1 1 .5 1 1 0 0 .5 1 1,
+ *   predicted (10 bins) .7 1 1 1 1 .2 1 1 1 1: |differences| .1 0 0 0 .5 .8
+ *   0 1 1 .5 and 1 1 for the two bins past the predicted window: 5.9 / 12. */
+static void iterations_hand(void)
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    uint32_t cpu, sa, sb, sc, id[9];
+    if (lsim_gb_new("steps", 0, 1, &b, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        return;
+    }
+    lsim_gb_proc(b, 0, 1, 1, &cpu);
+    lsim_gb_proc(b, 1, 0, 7, &sa);
+    lsim_gb_proc(b, 1, 0, 8, &sb);
+    lsim_gb_proc(b, 1, 0, 9, &sc);
+    lsim_gb_iteration(b, "ProfilerStep#0");
+    const char *nm[9] = {"c0", "c1", "c2", "c3", "pw", "g0a", "g0b", "g1a", "g2a"};
+    uint32_t pr[9] = {cpu, cpu, cpu, cpu, sb, sa, sb, sa, sc};
+    int32_t step[9] = {0, 1, 2, -1, -1, 0, 0, 1, 2};
+    lsim_ns os[9] = {0, 40, 80, 110, 1, 5, 20, 50, 95}, oe[9] = {10, 50, 90, 115, 4, 30, 45, 70, 120};
+    lsim_ns S[9] = {0, 45, 70, 90, 2, 6, 22, 60, 58}, E[9] = {12, 52, 75, 96, 5, 33, 50, 64, 100};
+    for (int k = 0; k < 9; k++)
+        lsim_gb_node(b, pr[k] == cpu ? LSIM_N_CPU : LSIM_N_KERNEL, k == 6 ? LSIM_NF_COLL : 0, pr[k], nm[k], oe[k] - os[k],
+                     &id[k]);
+    lsim_graph *g = NULL;
+    if (lsim_gb_finish(b, &g, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        return;
+    }
+    /* the builder makes one iteration: make it three, by hand */
+    lsim_iter *its = realloc(g->iters, 3 * sizeof *its);
+    if (!its) {
+        CHECK_MSG(0, "out of memory");
+        lsim_graph_free(g);
+        return;
+    }
+    g->iters = its;
+    g->niters = 3;
+    its[1] = its[2] = its[0];
+    for (int k = 0; k < 9; k++) {
+        g->obs_start[id[k]] = os[k];
+        g->obs_end[id[k]] = oe[k];
+        g->iter[id[k]] = step[k];
+    }
+    lsim_ns Sv[9], Ev[9];
+    for (int k = 0; k < 9; k++) Sv[id[k]] = S[k], Ev[id[k]] = E[k];
+    lsim_rank_report m;
+    if (lsim_metrics_compute_ex(g, Sv, Ev, 10, NULL, NULL, &m, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        lsim_graph_free(g);
+        return;
+    }
+    CHECK_I64(m.window_actual, 120);
+    CHECK_I64(m.window_predicted, 100);
+    CHECK_I64(m.niters, 3);
+    if (m.niters == 3) {
+        lsim_ns ra[3] = {50, 45, 25}, rp[3] = {58, 0, 42}, ca[3] = {10, 10, 10}, cp[3] = {12, 7, 5};
+        for (int i = 0; i < 3; i++) {
+            CHECK_I64(m.iters[i].actual, ra[i]);
+            CHECK_I64(m.iters[i].predicted, rp[i]);
+            CHECK_I64(m.iters[i].cpu_actual, ca[i]);
+            CHECK_I64(m.iters[i].cpu_predicted, cp[i]);
+        }
+        const lsim_breakdown *a = &m.iters[0].bd_actual, *p = &m.iters[0].bd_predicted;
+        CHECK_I64(a->exposed_compute, 18);
+        CHECK_I64(a->overlapped, 10);
+        CHECK_I64(a->exposed_comm, 15);
+        CHECK_I64(a->other, 7);
+        CHECK_I64(m.iters[1].bd_actual.exposed_compute, 20);
+        CHECK_I64(m.iters[1].bd_actual.other, 25);
+        CHECK_I64(m.iters[2].bd_actual.exposed_compute, 25);
+        CHECK_I64(m.iters[2].bd_actual.other, 0);
+        CHECK_I64(p->exposed_compute, 19);
+        CHECK_I64(p->overlapped, 11);
+        CHECK_I64(p->exposed_comm, 17);
+        CHECK_I64(p->other, 11);
+        CHECK_I64(m.iters[1].bd_predicted.exposed_compute + m.iters[1].bd_predicted.other, 0);
+        CHECK_I64(m.iters[2].bd_predicted.exposed_compute, 42);
+        CHECK_I64(m.iters[2].bd_predicted.other, 0);
+    }
+    CHECK_I64(m.bd_actual.exposed_compute, 63);
+    CHECK_I64(m.bd_actual.other, 32);
+    CHECK_I64(m.bd_predicted.exposed_compute, 61);
+    CHECK_I64(m.bd_predicted.other, 11);
+    CHECK_I64(m.has_fidelity, 1);
+    CHECK_I64((int64_t)m.start_err_gpu.n, 5);
+    CHECK_I64(m.start_err_gpu.median, 2);
+    CHECK_I64(m.start_err_gpu.p90, 37);
+    CHECK_I64(m.start_err_gpu.max, 37);
+    CHECK_I64((int64_t)m.start_err_cpu.n, 4);
+    CHECK_I64(m.start_err_cpu.median, 5);
+    CHECK_I64(m.start_err_cpu.p90, 20);
+    CHECK_I64(m.start_err_cpu.max, 20);
+    CHECK_MSG(m.duty_abs_diff - 5.9 / 12 < 1e-12 && 5.9 / 12 - m.duty_abs_diff < 1e-12, "duty difference %.15f, want 5.9 / 12", m.duty_abs_diff);
+    ref_report r;
+    CHECK(ref_compute(g, Sv, Ev, 10, NULL, NULL, &r) == 0);
+    compare_report("steps", &m, &r);
+    ref_free(&r);
+    lsim_rank_report_clear(&m);
+    /* a synthesized graph (nothing observed): no fidelity, predicted rows
+     * still partition the predicted window */
+    for (int k = 0; k < 9; k++) g->obs_start[id[k]] = g->obs_end[id[k]] = LSIM_OBS_NONE;
+    if (lsim_metrics_compute_ex(g, Sv, Ev, 10, NULL, NULL, &m, &err) == 0) {
+        CHECK_I64(m.has_fidelity, 0);
+        CHECK_I64((int64_t)m.start_err_gpu.n, 0);
+        CHECK_I64(m.window_actual, 0);
+        if (m.niters == 3) {
+            CHECK_I64(m.iters[0].predicted + m.iters[1].predicted + m.iters[2].predicted, 100);
+            CHECK_I64(m.iters[1].predicted, 0);
+            CHECK_I64(m.iters[0].actual + m.iters[1].actual + m.iters[2].actual, 0);
+        }
+    } else {
+        CHECK_MSG(0, "%s", err.msg);
+    }
     lsim_rank_report_clear(&m);
     lsim_graph_free(g);
 }
@@ -708,8 +860,9 @@ static int replay(const lsim_graph *g, lsim_engine **e, lsim_rank_report *m)
  * (and the return latency of the one waiting sync is 2 us). The modelled
  * replay must then reproduce the trace exactly: each kernel at its call's
  * start + 10 us, the sync's return and the window (1000 .. 1432 us).
- * ProfilerStep#1 spans [1000, 1220): the calls that start inside it and the
- * GPU work they launch, K3 ending at 1230, make the iteration 230 us. */
+ * ProfilerStep#1 spans [1000, 1220): its CPU nodes (the calls that start
+ * inside it and the annotation's own pieces between them) span 220 us; as
+ * the only step, its row of the GPU partition is the whole window. */
 static const char LATENCY_DOC[] =
     "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":10,"
     "\"ts\":1000,\"dur\":220}," RT("cudaLaunchKernel", 1000, 4, 1) "," KERNEL("K1", 7, 1010, 20, 1) "," RT(
@@ -744,8 +897,11 @@ static void latency_trace(void)
         CHECK_I64(m.nodes_exact, g->n);
         CHECK_I64(m.niters, 1);
         if (m.niters == 1) {
-            CHECK_I64(m.iters[0].actual, 230000);
-            CHECK_I64(m.iters[0].predicted, 230000);
+            /* one step: its GPU row is the window */
+            CHECK_I64(m.iters[0].actual, 432000);
+            CHECK_I64(m.iters[0].predicted, 432000);
+            CHECK_I64(m.iters[0].cpu_actual, 220000);
+            CHECK_I64(m.iters[0].cpu_predicted, 220000);
         }
         const lsim_ns *S = lsim_engine_start(e);
         uint32_t k5 = find_node(g, "K5");
@@ -901,6 +1057,7 @@ int main(void)
 {
     oracle_self_test();
     breakdown_hand();
+    iterations_hand();
     breakdown_random();
     engine_hand();
     critical_hand();

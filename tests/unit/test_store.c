@@ -327,6 +327,19 @@ static int poke(const char *path, const char *dset, hsize_t row, int64_t value)
     return rc;
 }
 
+/* Unlink datasets (NULL-terminated list): an archive as a lumosim from
+ * before they existed wrote it. */
+static int unlink_all(const char *path, const char *const *dsets)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return -1;
+    int rc = 0;
+    for (; *dsets; dsets++)
+        if (H5Ldelete(f, *dsets, H5P_DEFAULT) < 0) rc = -1;
+    H5Fclose(f);
+    return rc;
+}
+
 static int set_root_int(const char *path, const char *attr, int value)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -630,7 +643,13 @@ static void compare_run(const lsim_store_run *r, lsim_graph **gs, sim *sims, siz
             CHECK(memcmp(&b->iters[k].bd_actual, &a->iters[k].bd_actual, sizeof(lsim_breakdown)) == 0);
             CHECK(memcmp(&b->iters[k].bd_predicted, &a->iters[k].bd_predicted, sizeof(lsim_breakdown)) == 0);
             CHECK_STR(g->iter_names[k], lsim_strtab_get(gs[i]->strings, a->iters[k].name));
+            CHECK_I64(b->iters[k].cpu_actual, a->iters[k].cpu_actual);
+            CHECK_I64(b->iters[k].cpu_predicted, a->iters[k].cpu_predicted);
         }
+        CHECK_I64(b->has_fidelity, a->has_fidelity);
+        CHECK(memcmp(&b->start_err_gpu, &a->start_err_gpu, sizeof a->start_err_gpu) == 0);
+        CHECK(memcmp(&b->start_err_cpu, &a->start_err_cpu, sizeof a->start_err_cpu) == 0);
+        CHECK(b->duty_abs_diff == a->duty_abs_diff);
         CHECK_I64(b->nbins_actual, a->nbins_actual);
         CHECK_I64(b->nbins_predicted, a->nbins_predicted);
         if (b->nbins_actual == a->nbins_actual && a->nbins_actual)
@@ -785,6 +804,49 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
     CHECK_I64(rc, LSIM_EFORMAT);
     CHECK(strstr(err.msg, "/runs/base/critical_path of GPU 0") != NULL);
     printf("  ok: %s\n", err.msg);
+    remove(p);
+    /* an archive written before the node fidelity and the CPU-side spans
+     * were recorded still reads: fidelity absent, spans unknown, and the
+     * reports say nothing about them (null, not 0) */
+    path_in_work(p, sizeof p, "results_old.h5");
+    copy_prefix(results, p, -1);
+    static const char *const opt[] = {"/runs/base/gpus/has_fidelity", "/runs/base/gpus/start_err_gpu_count",
+                                      "/runs/base/gpus/start_err_gpu", "/runs/base/gpus/start_err_cpu_count",
+                                      "/runs/base/gpus/start_err_cpu", "/runs/base/gpus/duty_abs_diff",
+                                      "/runs/base/iterations/cpu_actual", "/runs/base/iterations/cpu_predicted", NULL};
+    CHECK(unlink_all(p, opt) == 0);
+    rc = lsim_store_read_results(p, "base", &r, &err);
+    CHECK_MSG(rc == 0, "read an archive without the optional columns: %s", err.msg);
+    if (rc == 0) {
+        lsim_replay_item it[NG];
+        size_t niter = 0;
+        for (size_t i = 0; i < r->ngpus && i < NG; i++) {
+            const lsim_rank_report *q = &r->gpus[i].report;
+            CHECK_I64(q->has_fidelity, 0);
+            CHECK_I64(q->iters[0].actual, sims[i].r.iters[0].actual);
+            for (uint32_t k = 0; k < q->niters; k++, niter++) {
+                CHECK_I64(q->iters[k].cpu_actual, LSIM_SPAN_UNKNOWN);
+                CHECK_I64(q->iters[k].cpu_predicted, LSIM_SPAN_UNKNOWN);
+            }
+            it[i] = (lsim_replay_item){r->graphs[i], &r->gpus[i].report, r->gpus[i].start, r->gpus[i].end,
+                                       r->gpus[i].bind_start, r->gpus[i].bind_end, &r->gpus[i].cp, 0, 0};
+        }
+        CHECK_MSG(niter > 0, "the test graphs have no iterations: the CPU-side spans are not checked");
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mf = open_memstream(&buf, &len);
+        CHECK(mf && lsim_report_json(mf, it, r->ngpus, &err) == 0);
+        if (mf) fclose(mf);
+        if (buf) {
+            size_t nnull = 0;
+            for (const char *q = buf; (q = strstr(q, "\"cpu_predicted_ns\":null")); q++) nnull++;
+            CHECK_I64(nnull, niter);
+            CHECK(strstr(buf, "\"start_error_gpu\":null") != NULL);
+            CHECK(strstr(buf, "\"mean_abs_diff_pp\":null") != NULL);
+        }
+        free(buf);
+        lsim_store_run_free(r);
+    }
     remove(p);
     path_in_work(p, sizeof p, "results_edge.h5");
     copy_prefix(results, p, -1);
