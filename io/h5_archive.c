@@ -330,6 +330,7 @@ static int write_provenance(sctx *c, hid_t run, const lsim_store_run_info *info)
     bad |= h5s_put_attr_i32(p, "mpi_ranks", info && info->mpi_ranks > 0 ? info->mpi_ranks : c->size);
     if (info && info->mapping) bad |= h5s_put_attr_str(p, "mapping", info->mapping);
     if (info && info->config) bad |= h5s_put_attr_str(p, "config", info->config);
+    if (info && info->memory) bad |= h5s_put_attr_str(p, "memory", info->memory);
     if (info && info->wall_seconds > 0) bad |= h5s_put_attr_f64(p, "wall_seconds", info->wall_seconds);
     if (info && info->nphases && info->phase_names && info->phase_seconds) {
         bad |= h5s_put_attr_strs(p, "phase_names", info->phase_names, info->nphases);
@@ -940,6 +941,7 @@ void lsim_store_run_free(lsim_store_run *r)
     free(r->host);
     free(r->mapping);
     free(r->config);
+    free(r->memory);
     free(r->created);
     h5s_free_strs(r->phase_names, r->nphases);
     free(r->phase_seconds);
@@ -993,6 +995,7 @@ static void read_provenance(hid_t run, lsim_store_run *r)
     h5s_get_attr_str(p, "host", &r->host);
     h5s_get_attr_str(p, "mapping", &r->mapping);
     h5s_get_attr_str(p, "config", &r->config);
+    h5s_get_attr_str(p, "memory", &r->memory); /* optional: runs of a synthesized job */
     h5s_get_attr_str(p, "created", &r->created);
     if (h5s_get_attr_num(p, "wall_seconds", 1, &r->wall_seconds) <= 0) r->wall_seconds = -1;
     if (h5s_get_attr_num(p, "mpi_ranks", 0, &v) > 0 && v > 0 && v <= INT_MAX) r->mpi_ranks = (int)v;

@@ -758,7 +758,40 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
     fputs("</section>\n", f);
 }
 
+/* The memory card: the job's per-GPU estimate by stage, OOM in the
+ * error colour where a stage exceeds the GPU (docs/memory.md). */
+static void memory_card(FILE *f, const lsim_memest_job *m)
+{
+    const lsim_memest_stage *w = &m->stages[m->worst];
+    fprintf(f, "<div class=\"card\"><h3>Memory per GPU (estimate)</h3>\n<p>Peak %.2f GB on pipeline stage %d; the ",
+            w->total / 1e9, m->worst);
+    esc(f, m->gpu);
+    if (m->capacity > 0) fprintf(f, " has %.2f GB", m->capacity / 1e9);
+    else fputs(" capacity is unknown", f);
+    if (m->oom) fputs(": <b class=\"bad\">OOM, does not fit</b>", f);
+    fputs(".</p>\n<div class=\"scroll\"><table><tr><th>stage</th><th>weights GB</th><th>gradients GB</th>"
+          "<th>optimizer GB</th><th>activations GB</th><th>in flight</th><th>comm GB</th><th>reserve GB</th>"
+          "<th>total GB</th><th></th></tr>\n",
+          f);
+    for (int s = 0; s < m->nstages; s++) {
+        const lsim_memest_stage *g = &m->stages[s];
+        int over = m->capacity > 0 && g->total > m->capacity;
+        fprintf(f,
+                "<tr><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%d</td><td>%.2f</td>"
+                "<td>%.2f</td><td>%.2f</td><td%s>%s</td></tr>\n",
+                s, g->weights / 1e9, g->grads / 1e9, g->optim / 1e9, g->activations / 1e9, g->inflight, g->comm / 1e9,
+                g->reserve / 1e9, g->total / 1e9, over ? " class=\"bad\"" : "", over ? "OOM" : "");
+    }
+    fputs("</table></div></div>\n", f);
+}
+
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
+{
+    return lsim_report_html_mem(f, items, n, NULL, err);
+}
+
+int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                         lsim_err *err)
 {
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
@@ -821,6 +854,8 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
         fputs("</b></td><td></td></tr>\n", f);
     }
     fputs("</table></div></div>\n", f);
+    if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
+        memory_card(f, memory);
 
     for (size_t i = 0; i < n; i++) rank_section(f, &items[i], i);
 

@@ -75,5 +75,10 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
  * summary of each rank that has one; graph statistics. Returns 0 or
  * LSIM_EIO / LSIM_ENOMEM. (src/report_html.c) */
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err);
+/* The same with the job's memory estimate (NULL: exactly lsim_report_html):
+ * a card after the summary, each stage's parts and total, OOM where a stage
+ * exceeds the GPU (docs/memory.md). */
+int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                         lsim_err *err);
 
 #endif

@@ -221,6 +221,10 @@ typedef struct lsim_store_run_info {
                                             read it back through
                                             lsim_out_file. On failure *hold is
                                             left NULL and nothing remains */
+    const char *memory;                  /* last, so positional initializers stay valid:
+                                            the job's memory estimate (memest.h JSON, the
+                                            graph store's root attribute "memory"), kept as
+                                            the run's attribute "memory"; NULL: none */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';
@@ -273,6 +277,7 @@ typedef struct lsim_store_run {
     char *name;
     /* provenance (NULL / 0 / -1 when not recorded) */
     char *command_line, *lumosim_version, *host, *mapping, *config, *created;
+    char *memory;                        /* memest.h JSON of the job simulated, NULL: none */
     double wall_seconds;
     char **phase_names;
     double *phase_seconds;

@@ -121,10 +121,29 @@ static const char *USAGE_ABLATE =
 /* Parse [options] PATH... for a simulating command. Options may come before
  * or after the paths; "--" ends options. Returns the number of paths stored
  * in args (>= 1), or -1 after printing a usage error, or 0 for --help. */
+typedef struct html_ctx {
+    const lsim_run *r;
+    const lsim_memest_job *mem; /* a graph store's memory estimate, or NULL */
+} html_ctx;
+
 static int write_html(FILE *f, void *ctx, lsim_err *err)
 {
-    const lsim_run *r = ctx;
-    return lsim_report_html(f, r->items, r->n, err);
+    const html_ctx *h = ctx;
+    return lsim_report_html_mem(f, h->r->items, h->r->n, h->mem, err);
+}
+
+/* The memory estimate of report's one input when it is a graph store that
+ * records one (synthesized jobs, docs/memory.md) into *m; else m stays
+ * empty (an unreadable one is said and left out). */
+static void store_memory(char **args, int nargs, lsim_memest_job *m)
+{
+    char *text = NULL;
+    lsim_err e = {0};
+    if (nargs != 1 || lsim_store_probe(args[0]) != LSIM_STORE_GRAPHS) return;
+    if (lsim_store_read_attr(args[0], "memory", &text, &e) || !text) return;
+    if (lsim_memest_job_parse(text, m, &e))
+        fprintf(stderr, "lumosim: warning: %s: the memory estimate is unreadable (%s); left out\n", args[0], e.msg);
+    free(text);
 }
 
 /* replay and report: same pipeline, different output. */
@@ -172,8 +191,12 @@ static int cmd_simulate(int argc, char **argv, int html)
     int status = 0;
     lsim_err err = {0};
     lsim_run run = {0};
+    lsim_memest_job mem;
+    memset(&mem, 0, sizeof mem);
+    if (html) store_memory(args, nargs, &mem);
+    html_ctx hc = {&run, mem.nstages ? &mem : NULL};
     if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
-        (html && lsim_cli_write_atomic(o.html_out, write_html, &run, &err)) ||
+        (html && lsim_cli_write_atomic(o.html_out, write_html, &hc, &err)) ||
         lsim_cli_write_csv(&o, run.items, run.n, &err)) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
         status = 1;
@@ -194,6 +217,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         }
     }
 cleanup:
+    lsim_memest_job_free(&mem);
     lsim_run_free(&run);
     free(args);
     return status;

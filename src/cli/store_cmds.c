@@ -386,6 +386,7 @@ typedef struct sim_state {
     double run_s[4];                /* this rank's match, setup, simulate, metrics */
     uint64_t local_nodes;
     lsim_memest_job mem;            /* the store's memory estimate ("memory" attribute); nstages 0: none */
+    char *mem_text;                 /* its JSON, kept in the result archive's run; NULL: none */
 } sim_state;
 
 /* The store's memory estimate (synthesized jobs record one; docs/memory.md)
@@ -397,10 +398,15 @@ static void sim_read_memory(sim_state *s)
     char *text = NULL;
     lsim_err aerr = {0};
     if (lsim_store_read_attr(s->sa->job, "memory", &text, &aerr)) return; /* no estimate (a trace's store) */
-    if (lsim_memest_job_parse(text, &s->mem, &aerr) && s->m.rank == 0)
-        fprintf(stderr, "lumosim: warning: %s: the memory estimate is unreadable (%s); nothing is said about memory\n",
-                s->sa->job, aerr.msg);
-    free(text);
+    if (lsim_memest_job_parse(text, &s->mem, &aerr)) {
+        if (s->m.rank == 0)
+            fprintf(stderr,
+                    "lumosim: warning: %s: the memory estimate is unreadable (%s); nothing is said about memory\n",
+                    s->sa->job, aerr.msg);
+        free(text);
+        return;
+    }
+    s->mem_text = text; /* the result archive keeps it with the run */
 }
 
 /* The job must be a graph store, and the result archive must have room for
@@ -501,7 +507,8 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
      * is written: a failed trace-out then leaves the archive as it was,
      * and the same command can simply be run again */
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
-                                1, s->sa->replace, 1, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL};
+                                1, s->sa->replace, 1, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
+                                s->mem_text};
     return s->m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, s->sa->run_name, s->run.items, s->gpus,
                                                          s->run.n, &info, err)
                    : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);
@@ -750,6 +757,7 @@ int lsim_cli_sim(int argc, char **argv)
     }
     if (!rc && s.o.stats) print_sim_stats(&s);
     lsim_memest_job_free(&s.mem);
+    free(s.mem_text);
     lsim_cli_outcome_known();
     free(s.gpus);
     lsim_run_free(&s.run);
@@ -816,7 +824,8 @@ static int write_html_items(FILE *f, void *ctx, lsim_err *err)
 {
     const lsim_store_run *r = ((void **)ctx)[0];
     const lsim_replay_item *items = ((void **)ctx)[1];
-    return lsim_report_html(f, items, r->ngpus, err);
+    const lsim_memest_job *mem = ((void **)ctx)[2];
+    return lsim_report_html_mem(f, items, r->ngpus, mem, err);
 }
 
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out)
@@ -824,10 +833,18 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
     lsim_err err = {0};
     lsim_store_run *r = NULL;
     lsim_replay_item *items = NULL;
+    lsim_memest_job mem;
+    memset(&mem, 0, sizeof mem);
     int rc = lsim_store_read_results(path, run_name, &r, &err);
     if (!rc) rc = items_of_run(r, path, &items, &err);
+    /* the run of a synthesized job keeps its memory estimate; an unreadable
+     * one is said and left out (the report does not depend on it) */
+    lsim_err merr = {0};
+    if (!rc && r->memory && lsim_memest_job_parse(r->memory, &mem, &merr))
+        fprintf(stderr, "lumosim: warning: %s: the run's memory estimate is unreadable (%s); left out\n", path,
+                merr.msg);
     if (!rc) {
-        void *ctx[2] = {r, items};
+        void *ctx[3] = {r, items, mem.nstages ? &mem : NULL};
         rc = lsim_cli_write_atomic(html_out, write_html_items, ctx, &err);
     }
     if (!rc && csv_out) {
@@ -837,6 +854,7 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
         rc = lsim_cli_write_csv(&co, items, r->ngpus, &err);
     }
     if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    lsim_memest_job_free(&mem);
     free(items);
     lsim_store_run_free(r);
     return rc ? 1 : 0;

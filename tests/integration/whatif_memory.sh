@@ -41,8 +41,22 @@ mem "$tmp/big.h5" | grep -q '"oom":true' || fail "the big job's estimate is not 
 "$L" sim "$tmp/big.h5" >"$tmp/big.out" 2>"$tmp/big.simerr" || fail "sim of the big job"
 grep -q "OOM" "$tmp/big.out" "$tmp/big.simerr" || fail "sim of the big job says nothing of OOM"
 grep -q "OOM" "$tmp/err.tp1" && fail "a job that fits was flagged OOM"
-# a trace's store: no estimate in, none out
+# the result archive keeps the estimate with the run, and the HTML reports
+# (from the archive, from the store) show it, OOM included
+"$L" sim "$tmp/big.h5" -o "$tmp/big.res.h5" >/dev/null 2>&1 || fail "sim -o of the big job"
+h5dump -a /runs/sim/provenance/memory "$tmp/big.res.h5" 2>/dev/null | grep -q '"oom":true' || fail "the archive's run has no OOM estimate"
+"$L" report "$tmp/big.res.h5" --html "$tmp/big.html" >/dev/null 2>&1 || fail "report of the archive"
+grep -q "Memory per GPU" "$tmp/big.html" && grep -q "OOM, does not fit" "$tmp/big.html" ||
+    fail "the archive's HTML report does not show the OOM estimate"
+"$L" report "$tmp/big.h5" --html "$tmp/bigs.html" >/dev/null 2>&1 || fail "report of the store"
+grep -q "OOM, does not fit" "$tmp/bigs.html" || fail "the store's HTML report does not show the OOM estimate"
+"$L" report "$tmp/w.tp1.h5" --html "$tmp/fits.html" >/dev/null 2>&1 || fail "report of a job that fits"
+grep -q "Memory per GPU" "$tmp/fits.html" && ! grep -q "OOM" "$tmp/fits.html" || fail "a job that fits: no estimate, or OOM"
+
+# a trace's store: no estimate in, none out, nothing in its report
 "$L" build "$(dirname "$0")/../data/hip_trace.json" -o "$tmp/t.h5" >/dev/null || fail "build"
 "$L" whatif "$tmp/t.h5" --slow-gpu 0:1.5 -o "$tmp/t2.h5" >/dev/null 2>&1 || fail "whatif of a trace"
 [ -z "$(mem "$tmp/t2.h5")" ] || fail "a trace's what-if got a memory estimate"
-echo "whatif_memory: 6 what-ifs carry synth's own estimate; OOM flagged"
+"$L" report "$tmp/t.h5" --html "$tmp/t.html" >/dev/null 2>&1 || fail "report of a trace's store"
+grep -q "Memory per GPU" "$tmp/t.html" && fail "a trace's report shows a memory estimate"
+echo "whatif_memory: 6 what-ifs carry synth's own estimate; OOM flagged by whatif, sim, the archive and the HTML"
