@@ -129,6 +129,15 @@ static const mcol run_gpu_opt_cols[] = {
 };
 #define NRUNGPUOPTCOLS (sizeof run_gpu_opt_cols / sizeof run_gpu_opt_cols[0])
 
+/* Optional gpus/... columns of the coupling counts (metrics.h,
+ * has_coupling): always written; read when the first exists. */
+static const mcol run_gpu_cpl_cols[] = {
+    RGC("has_coupling", report.has_coupling, T_U8, M_INT),
+    RGA("coll_coupled", report.coll_coupled, T_U64, LSIM_COLL_NKINDS),
+    RGA("coll_traced", report.coll_traced, T_U64, LSIM_COLL_NKINDS),
+};
+#define NRUNGPUCPLCOLS (sizeof run_gpu_cpl_cols / sizeof run_gpu_cpl_cols[0])
+
 /* One iteration row (iterations/...): the report's entry, its GPU, and the
  * derived relative error. */
 typedef struct riter {
@@ -248,6 +257,7 @@ static int check_run_layout(sctx *c)
 {
     int rc = h5s_check_cols(c, run_gpu_cols, NRUNGPUCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_opt_cols, NRUNGPUOPTCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_gpu_cpl_cols, NRUNGPUCPLCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
@@ -689,6 +699,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_opt_cols, NRUNGPUOPTCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
                              gchunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_cpl_cols, NRUNGPUCPLCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
+                             gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
@@ -1063,6 +1076,12 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
     int rc = h5s_get_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, x, sizeof *x, *n, 0, *n);
     if (!rc && H5Lexists(run, "gpus/has_fidelity", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_opt_cols, NRUNGPUOPTCOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc && H5Lexists(run, "gpus/has_coupling", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "gpus", run_gpu_cpl_cols, NRUNGPUCPLCOLS, x, sizeof *x, *n, 0, *n);
+    for (size_t i = 0; !rc && i < *n; i++)
+        if (x[i].g.report.has_coupling > 1)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/has_coupling of GPU %zu is %d (valid: 0 or 1)", where, i,
+                          x[i].g.report.has_coupling);
     for (size_t i = 0; !rc && i < *n; i++) {
         const lsim_rank_report *q = &x[i].g.report;
         const lsim_err_dist *d[2] = {&q->start_err_gpu, &q->start_err_cpu};

@@ -81,6 +81,7 @@ static const dcol dcols[] = {
     U("gpus", "has_fidelity", "1"), U("gpus", "start_err_gpu_count", "1"), U("gpus", "start_err_gpu", "ns"),
     U("gpus", "start_err_cpu_count", "1"), U("gpus", "start_err_cpu", "ns"),
     U("gpus", "duty_abs_diff", "1"), /* percentage points of the duty cycle */
+    U("gpus", "has_coupling", "1"), U("gpus", "coll_coupled", "1"), U("gpus", "coll_traced", "1"),
     U("iterations", "gpu", "1"), U("iterations", "name_id", "1"), U("iterations", "actual", "ns"),
     U("iterations", "predicted", "ns"), U("iterations", "error", "1"), U("iterations", "breakdown_actual", "ns"),
     U("iterations", "breakdown_predicted", "ns"), U("iterations", "cpu_actual", "ns"),

@@ -393,3 +393,22 @@ cleanup:
     if (rc) lsim_rank_report_clear(out);
     return rc;
 }
+
+void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, lsim_rank_report *r)
+{
+    /* Why here and not in the engine: a job can report "coupled" while part
+     * of its collectives (an all-to-all of SendRecv kernels whose peers the
+     * trace does not name) were replayed with their traced durations; the
+     * counts per kind say how much of the communication the coupling
+     * really covers (issue 16). */
+    memset(r->coll_coupled, 0, sizeof r->coll_coupled);
+    memset(r->coll_traced, 0, sizeof r->coll_traced);
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_KERNEL || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
+        unsigned k = g->colls[g->coll[v]].kind;
+        if (k >= LSIM_COLL_NKINDS || k == LSIM_COLL_NONE) continue;
+        if (inst_of && inst_of[v] >= 0) r->coll_coupled[k]++;
+        else r->coll_traced[k]++;
+    }
+    r->has_coupling = 1;
+}

@@ -218,6 +218,18 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
                     (unsigned long long)d[k]->n, k ? "CPU" : "GPU", (double)d[k]->median / 1e3, (double)d[k]->p90 / 1e3,
                     (double)d[k]->max / 1e3);
     }
+    if (r->has_coupling) {
+        /* what the coupling covers: per kind, coupled / kept traced */
+        int shown = 0;
+        for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
+            if (!r->coll_coupled[k] && !r->coll_traced[k]) continue;
+            fprintf(f, "%s %s %llu coupled, %llu traced", shown ? ";" : "  collective kernels:",
+                    lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)r->coll_coupled[k],
+                    (unsigned long long)r->coll_traced[k]);
+            shown = 1;
+        }
+        if (shown) fputc('\n', f);
+    }
 }
 
 void lsim_report_table_head(FILE *f, int observed_latency)
@@ -418,6 +430,18 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         }
     }
     if (it->cp) cJSON_AddItemToObject(o, "critical_path", critical_path_json(g, it->cp));
+    if (r->has_coupling) {
+        cJSON *cc = cJSON_AddObjectToObject(o, "collectives");
+        for (int k = 0; cc && k < LSIM_COLL_NKINDS; k++) {
+            if (!r->coll_coupled[k] && !r->coll_traced[k]) continue;
+            cJSON *x = cJSON_AddObjectToObject(cc, lsim_coll_kind_name((lsim_coll_kind)k));
+            if (!x) continue;
+            cJSON_AddNumberToObject(x, "coupled", (double)r->coll_coupled[k]);
+            cJSON_AddNumberToObject(x, "traced", (double)r->coll_traced[k]);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "collectives");
+    }
     cJSON *ne = obs ? cJSON_AddObjectToObject(o, "node_error") : NULL;
     if (!obs) cJSON_AddNullToObject(o, "node_error");
     if (ne) {

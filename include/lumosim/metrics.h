@@ -104,7 +104,19 @@ typedef struct lsim_rank_report {
     int has_fidelity;
     lsim_err_dist start_err_gpu, start_err_cpu;
     double duty_abs_diff; /* duty-cycle difference, a fraction */
+    /* the GPU's collective and point-to-point kernels by lsim_coll_kind:
+     * coupled (matched across the job: they end with their peers) or kept
+     * with their traced duration (an independent replay, a peer unknown);
+     * valid when has_coupling (set by the run layer after the metrics;
+     * archives written before it have 0) */
+    int has_coupling;
+    uint64_t coll_coupled[LSIM_COLL_NKINDS], coll_traced[LSIM_COLL_NKINDS];
 } lsim_rank_report;
+
+/* Fill r's coupling counts from g: a collective kernel v is coupled when
+ * inst_of (the job's per-node instance array of this GPU; NULL: the GPU ran
+ * alone) has inst_of[v] >= 0, else it kept its traced duration. Local. */
+void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, lsim_rank_report *r);
 
 int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start,
                          const lsim_ns *end, lsim_ns bin_ns,
