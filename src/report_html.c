@@ -197,6 +197,7 @@ static const char CSS[] =
     "svg .m{fill:#6b7482}"
     "svg text.ok{fill:#2e7d32}svg text.warn{fill:#a15c00}svg text.bad{fill:#c62828}"
     "svg .gl{stroke:#e8ebef}svg .ax{stroke:#8a93a0}"
+    "details{margin:8px 0}summary{cursor:pointer;font-weight:600;padding:6px 2px;font-size:15px}"
     "footer{color:var(--mut);font-size:12px;text-align:center;padding:8px 0 24px}";
 
 /* ---- iteration bars --------------------------------------------------------- */
@@ -758,6 +759,175 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
     fputs("</section>\n", f);
 }
 
+/* Ranks beyond which only the slowest and the fastest get a full section
+ * (a 512-GPU page stays small; every rank is in the overview). */
+#define HTML_FULL_RANKS 16
+#define HTML_TOP_KERNELS 15
+
+typedef struct kagg {
+    uint64_t count, observed;
+    double actual_ms, predicted_ms;
+} kagg;
+
+static const kagg *g_kagg;
+static int cmp_kidx(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    double p = g_kagg[x].predicted_ms, q = g_kagg[y].predicted_ms;
+    if (p != q) return p > q ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* The slowest and fastest ranks by predicted window, and the one whose
+ * predicted window ends last (what the job waits for). */
+static void extremes(const lsim_replay_item *items, size_t n, size_t *slow, size_t *fast, size_t *late)
+{
+    *slow = *fast = *late = 0;
+    for (size_t i = 1; i < n; i++) {
+        const lsim_rank_report *r = items[i].r;
+        if (r->window_predicted > items[*slow].r->window_predicted) *slow = i;
+        if (r->window_predicted < items[*fast].r->window_predicted) *fast = i;
+        lsim_ns e = r->window_predicted_start + r->window_predicted,
+                le = items[*late].r->window_predicted_start + items[*late].r->window_predicted;
+        if (e > le) *late = i;
+    }
+}
+
+/* The job at a glance, for a multi-rank page: the rank that holds the job
+ * up, a bar per rank of its predicted breakdown with the exposed
+ * communication split into waiting for peers and transfer, the collective
+ * kernels by kind (coupled or traced), and the kernels aggregated by name
+ * over all ranks (the largest predicted totals). */
+static void job_overview(FILE *f, const lsim_replay_item *items, size_t n)
+{
+    static const char *const NAME5[5] = {"exposed compute", "overlapped", "exposed comm: transfer",
+                                         "exposed comm: waiting for peers", "other"};
+    static const char *const COL5[5] = {"#4e79a7", "#76b7b2", "#f28e2b", "#e15759", "#c9c3bf"};
+    size_t slow, fast, late;
+    extremes(items, n, &slow, &fast, &late);
+    fputs("<div class=\"card\"><h3>Job overview</h3>\n<p>", f);
+    fprintf(f, "The job ends with rank <b>%d</b> (its predicted window ends last). Slowest rank %d (",
+            rank_of(&items[late], late), rank_of(&items[slow], slow));
+    put_ms(f, ms(items[slow].r->window_predicted));
+    fprintf(f, " ms predicted), fastest rank %d (", rank_of(&items[fast], fast));
+    put_ms(f, ms(items[fast].r->window_predicted));
+    fputs(" ms).</p>\n", f);
+    /* one bar per rank */
+    double maxw = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ms(items[i].r->window_predicted) > maxw) maxw = ms(items[i].r->window_predicted);
+    int bh = n <= 32 ? 12 : n <= 128 ? 4 : 2, gap = n <= 32 ? 4 : 1, lw = 56, W = 740, aw = W - lw - 8;
+    int H = (int)n * (bh + gap) + 24;
+    double sc = maxw > 0 ? aw / maxw : 0;
+    legend(f, 5, NAME5, COL5);
+    fprintf(f, "<svg class=\"ranks\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"predicted breakdown per rank\">\n",
+            W, H, W, H);
+    for (size_t i = 0; i < n; i++) {
+        const lsim_breakdown *b = &items[i].r->bd_predicted;
+        double v[5] = {ms(b->exposed_compute), ms(b->overlapped), ms(b->exposed_comm - b->exposed_comm_wait),
+                       ms(b->exposed_comm_wait), ms(b->other)};
+        double y = (double)i * (bh + gap), x = lw;
+        if (n <= 32 || i == slow || i == fast)
+            fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%d</text>", lw - 4, y + bh, rank_of(&items[i], i));
+        for (int k = 0; k < 5; k++) {
+            if (!(v[k] > 0)) continue;
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y, v[k] * sc, bh,
+                    COL5[k]);
+            x += v[k] * sc;
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"m\">0</text><text x=\"%d\" y=\"%d\" class=\"m\" "
+               "text-anchor=\"end\">",
+            lw, H - 6, W - 8, H - 6);
+    put_ms(f, maxw);
+    fputs(" ms</text>\n</svg>\n", f);
+    /* collective kernels by kind */
+    uint64_t cc[LSIM_COLL_NKINDS] = {0}, ct[LSIM_COLL_NKINDS] = {0};
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        if (items[i].r->has_coupling)
+            for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
+                cc[k] += items[i].r->coll_coupled[k], ct[k] += items[i].r->coll_traced[k];
+                any |= items[i].r->coll_coupled[k] || items[i].r->coll_traced[k];
+            }
+    if (any) {
+        fputs("<h3>Collective kernels by kind</h3>\n<div class=\"scroll\"><table><tr><th class=\"l\">kind</th>"
+              "<th>coupled</th><th>kept traced</th></tr>\n",
+              f);
+        for (int k = 0; k < LSIM_COLL_NKINDS; k++)
+            if (cc[k] || ct[k])
+                fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td%s>%llu</td></tr>\n",
+                        lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)cc[k], ct[k] ? " class=\"warn\"" : "",
+                        (unsigned long long)ct[k]);
+        fputs("</table></div>\n", f);
+    }
+    /* kernels by name over all ranks */
+    lsim_strtab *keys = lsim_strtab_new();
+    kagg *ka = NULL;
+    uint32_t *idx = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; keys && i < n; i++) {
+        const lsim_graph *g = items[i].g;
+        for (size_t v = 0; v < g->n; v++) {
+            if (g->kind[v] != LSIM_N_KERNEL && g->kind[v] != LSIM_N_MEMCPY && g->kind[v] != LSIM_N_MEMSET) continue;
+            const char *nm = str(g, g->name[v]);
+            uint32_t id;
+            if (lsim_strtab_intern(keys, nm, strlen(nm), &id)) goto done;
+            if (id >= cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                while (nc <= id) nc *= 2;
+                kagg *x = realloc(ka, nc * sizeof *x);
+                if (!x) goto done;
+                memset(x + cap, 0, (nc - cap) * sizeof *x);
+                ka = x, cap = nc;
+            }
+            ka[id].count++;
+            ka[id].predicted_ms += ms(items[i].end[v] - items[i].start[v]);
+            if (g->obs_start[v] != LSIM_OBS_NONE && g->obs_end[v] != LSIM_OBS_NONE) {
+                ka[id].observed++;
+                ka[id].actual_ms += ms(g->obs_end[v] - g->obs_start[v]);
+            }
+        }
+    }
+    uint32_t nk = keys ? lsim_strtab_count(keys) : 0;
+    if (nk && (idx = malloc(nk * sizeof *idx))) {
+        for (uint32_t k = 0; k < nk; k++) idx[k] = k;
+        g_kagg = ka;
+        qsort(idx, nk, sizeof *idx, cmp_kidx);
+        fprintf(f, "<h3>Kernels by name, all ranks (the %u largest predicted totals of %u)</h3>\n",
+                nk < HTML_TOP_KERNELS ? nk : HTML_TOP_KERNELS, nk);
+        fputs("<div class=\"scroll\"><table><tr><th class=\"l\">name</th><th>count</th><th>actual ms</th>"
+              "<th>predicted ms</th><th>error</th></tr>\n",
+              f);
+        for (uint32_t j = 0; j < nk && j < HTML_TOP_KERNELS; j++) {
+            const kagg *a = &ka[idx[j]];
+            fputs("<tr><td class=\"nm\">", f);
+            esc_n(f, lsim_strtab_get(keys, idx[j]), 160);
+            fprintf(f, "</td><td>%llu</td><td>", (unsigned long long)a->count);
+            if (a->observed == a->count && a->count) put_ms(f, a->actual_ms);
+            else fputc('-', f);
+            fputs("</td><td>", f);
+            put_ms(f, a->predicted_ms);
+            if (a->observed == a->count && a->count && a->actual_ms > 0) {
+                double e = (a->predicted_ms - a->actual_ms) / a->actual_ms;
+                fprintf(f, "</td><td class=\"%s\">", err_class(e));
+                put_pct(f, e);
+            } else {
+                fputs("</td><td>-", f);
+            }
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+    }
+done:
+    fputs("</div>\n", f);
+    free(idx);
+    free(ka);
+    lsim_strtab_free(keys);
+}
+
 /* The memory card: the job's per-GPU estimate by stage, OOM in the
  * error colour where a stage exceeds the GPU (docs/memory.md). */
 static void memory_card(FILE *f, const lsim_memest_job *m)
@@ -823,7 +993,8 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         double e = lsim_rel_err(r->window_actual, r->window_predicted);
         int obs = has_obs(items[i].g);
         any_obs |= obs;
-        fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
+        if (n <= HTML_FULL_RANKS) fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
+        else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
         esc(f, items[i].g->source);
         fprintf(f, "</td><td>%u</td><td>", r->niters);
         if (obs) put_ms(f, ms(r->window_actual));
@@ -857,7 +1028,26 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
         memory_card(f, memory);
 
-    for (size_t i = 0; i < n; i++) rank_section(f, &items[i], i);
+    size_t slow = 0, fast = 0, late = 0;
+    if (n > 1) {
+        job_overview(f, items, n);
+        extremes(items, n, &slow, &fast, &late);
+    }
+    if (n > HTML_FULL_RANKS)
+        fprintf(f, "<p class=\"note\">%zu ranks: the slowest (%d) and the fastest (%d) in full below; every rank is in "
+                   "the summary and the overview.</p>\n",
+                n, rank_of(&items[slow], slow), rank_of(&items[fast], fast));
+    for (size_t i = 0; i < n; i++) {
+        if (n > HTML_FULL_RANKS && i != slow && i != fast) continue;
+        if (n > 1) {
+            fprintf(f, "<details><summary>Rank %d", rank_of(&items[i], i));
+            if (i == slow) fputs(" (slowest)", f);
+            if (i == fast) fputs(" (fastest)", f);
+            fputs("</summary>\n", f);
+        }
+        rank_section(f, &items[i], i);
+        if (n > 1) fputs("</details>\n", f);
+    }
 
     fprintf(f, "</main>\n<footer>Written by lumosim %s. Self-contained: inline CSS and SVG, no scripts, no external "
                "resources.</footer>\n</body>\n</html>\n",

@@ -72,6 +72,23 @@ lsim_html_add(html_report:synth_predicted_only
   --absent "actual beside predicted" --absent "actual above predicted" --absent "Window: actual 0"
   8 @TMP@/r.h5)
 
+# A 512-GPU job (one rank slowed, so the slowest and fastest differ): the
+# job overview, every rank in the summary, only the slowest and the fastest
+# ranks in full (2 iteration groups), folded, and a page under 2 MB.
+lsim_html_add(html_report:job_overview_512
+  --pre "synth --model gpt3-15b --layers 2 --tp 8 --pp 1 --dp 64 --micro-batch 1 --global-batch 64 -o @TMP@/j.h5"
+  --pre "whatif @TMP@/j.h5 --slow-gpu 5:1.5 -o @TMP@/s.h5"
+  --pre "sim @TMP@/s.h5 -o @TMP@/r.h5"
+  --contains "<h3>Job overview</h3>" --contains "Kernels by name, all ranks"
+  --contains "<details><summary>Rank 5 (slowest)</summary>" --contains "(fastest)</summary>"
+  --contains "<tr><td>511</td>" --contains "The job ends with rank <b>5</b>"
+  --max-bytes 2000000
+  2 @TMP@/r.h5)
+# several ranks: the overview (no more than 16 ranks: every rank in full, folded)
+lsim_html_add(html_report:job_overview_8 --require ${_hs}/megatron_tp8_a100
+  --contains "<h3>Job overview</h3>" --contains "Collective kernels by kind" --contains "<details><summary>Rank 7"
+  8 ${_hs}/megatron_tp8_a100)
+
 # An output that cannot be written: exit 1, one error line, nothing on stdout.
 lsim_cli_test(html_report:unwritable_output "integration;html" ${LSIM_SH} ${LSIM_EXPECT_EXIT}
   1 --stdout-empty --stderr-nonempty --

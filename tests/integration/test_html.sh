@@ -18,6 +18,7 @@
 #   --require P      exit 77 (CTest skip) if P does not exist (shared traces)
 #   --contains TEXT  the page must contain TEXT (fixed string; repeatable)
 #   --absent TEXT    the page must not contain TEXT (fixed string; repeatable)
+#   --max-bytes N    the page must be at most N bytes
 #   --pre ARGS       first run "$LUMOSIM ARGS" (ARGS split at blanks; must
 #                    exit 0), e.g. to synthesize and simulate a job into
 #                    @TMP@/r.h5 (repeatable, run in order)
@@ -38,6 +39,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/lsim-html.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 : >"$tmp/contains"
 : >"$tmp/absent"
+maxbytes=0
 : >"$tmp/pre"
 
 while [ $# -gt 0 ]; do
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
         shift 2 ;;
     --contains) printf '%s\n' "$2" >>"$tmp/contains"; shift 2 ;;
     --absent) printf '%s\n' "$2" >>"$tmp/absent"; shift 2 ;;
+    --max-bytes) maxbytes=$2; shift 2 ;;
     --pre) printf '%s\n' "$2" >>"$tmp/pre"; shift 2 ;;
     --screenshot) screenshot=1; shift ;;
     --) shift; break ;;
@@ -197,6 +200,10 @@ while IFS= read -r text; do
         grep -nF -- "$text" "$page" | head -n 3 | cut -c 1-200
     fi
 done <"$tmp/absent"
+if [ "$maxbytes" -gt 0 ]; then
+    sz=$(wc -c <"$page")
+    [ "$sz" -le "$maxbytes" ] || bad "the page is $sz bytes, more than $maxbytes"
+fi
 
 # deterministic
 "$LUMOSIM" report "$@" --html "$tmp/out2/r.html" >/dev/null 2>&1
