@@ -89,6 +89,8 @@ lsim_html_add(html_report:job_overview_8 --require ${_hs}/megatron_tp8_a100
   --contains "<h3>Job overview</h3>" --contains "Collective kernels by kind" --contains "<details><summary>Rank 7"
   8 ${_hs}/megatron_tp8_a100)
 
+lsim_html_add(html_screenshot:job_overview_8 --require ${_hs}/megatron_tp8_a100 --screenshot 8 ${_hs}/megatron_tp8_a100)
+
 # An output that cannot be written: exit 1, one error line, nothing on stdout.
 lsim_cli_test(html_report:unwritable_output "integration;html" ${LSIM_SH} ${LSIM_EXPECT_EXIT}
   1 --stdout-empty --stderr-nonempty --
