@@ -155,6 +155,23 @@ echo "old" > w/mine.csv && chmod 640 w/mine.csv && ln -s mine.csv w/csvlink.csv
 "$L" replay "$E" --csv "$ND" >/dev/null 2>err || fail "--csv $ND failed: $(cat err)"
 [ -c "$ND" ] && ok || fail "--csv: $ND was replaced"
 refuse csv_over_input 1 "w/j.h5" -- sim w/j.h5 --csv w/j.h5
+# search --csv (its only output): never over its model file or another kind
+# of file; through a link the link is kept; into a device the device stays
+printf '{"layers":2,"hidden":1024,"ffn":4096,"heads":16,"seq":512,"vocab":32000}' >w/m.json
+S="search --model w/m.json --gpus 8 --global-batch 8 --tp 8 --pp 1 --micro-batch 1 --schedule 1f1b --recompute none --distributed-optimizer off"
+# shellcheck disable=SC2086
+refuse search_csv_over_model 1 "w/m.json" -- search --model w/m.json --gpus 8 --global-batch 8 --tp 8 --pp 1 \
+    --micro-batch 1 --schedule 1f1b --recompute none --distributed-optimizer off --csv w/m.json
+# shellcheck disable=SC2086
+refuse search_csv_over_store 1 "w/j.h5" -- $S --csv w/j.h5
+echo "old" >w/mine2.csv && chmod 640 w/mine2.csv && ln -s mine2.csv w/csvlink2.csv
+# shellcheck disable=SC2086
+"$L" $S --csv w/csvlink2.csv >/dev/null 2>err || fail "search --csv through a link failed: $(cat err)"
+[ -L w/csvlink2.csv ] && [ "$(stat -c %a w/mine2.csv)" = 640 ] && head -1 w/mine2.csv | grep -q '^rank,tp,pp' && ok ||
+    fail "search --csv through a link: link, mode or content of mine2.csv"
+# shellcheck disable=SC2086
+"$L" $S --csv "$ND" >/dev/null 2>err || fail "search --csv $ND failed: $(cat err)"
+[ -c "$ND" ] && ok || fail "search --csv: $ND was replaced"
 "$L" collect w/r.h5 -o /dev/stdout >csv 2>err || fail "collect -o /dev/stdout failed: $(cat err)"
 if [ ! -L /dev/stdout ]; then # a regression replaced it: put it back
     rm -f /dev/stdout && ln -s /proc/self/fd/1 /dev/stdout
