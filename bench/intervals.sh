@@ -53,16 +53,4 @@ for job in ("megatron_tp8_a100", "ddp4_mi300"):
         100 * d["pool_info"]["fitted_spread"]))
 PY
 cat "$tmp/section.md"
-if [ -n "$DOC" ]; then
-    python3 - "$DOC" "$tmp/section.md" <<'PY'
-import sys
-doc, sec = sys.argv[1], open(sys.argv[2]).read()
-b, e = "<!-- BEGIN bench/intervals.sh: generated, do not edit by hand -->", "<!-- END bench/intervals.sh -->"
-s = open(doc).read()
-if b in s and e in s:
-    s = s[:s.index(b) + len(b)] + "\n\n" + sec + "\n" + s[s.index(e):]
-else:
-    s += "\n" + b + "\n\n" + sec + "\n" + e + "\n"
-open(doc, "w").write(s)
-PY
-fi
+[ -z "$DOC" ] || lsim_doc_section "$DOC" "$tmp/section.md" bench/intervals.sh

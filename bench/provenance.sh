@@ -40,3 +40,20 @@ lsim_doc_allowed() {
         "(the document then says so)" >&2
     return 1
 }
+
+# lsim_doc_section DOC SECTION_FILE NAME: SECTION_FILE's text into DOC
+# between "<!-- BEGIN NAME: generated, do not edit by hand -->" and
+# "<!-- END NAME -->", replacing what was there, or at the end the first time.
+lsim_doc_section() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import sys
+doc, sec, name = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+b, e = "<!-- BEGIN %s: generated, do not edit by hand -->" % name, "<!-- END %s -->" % name
+s = open(doc).read()
+if b in s and e in s:
+    s = s[:s.index(b) + len(b)] + "\n\n" + sec + "\n" + s[s.index(e):]
+else:
+    s += "\n" + b + "\n\n" + sec + "\n" + e + "\n"
+open(doc, "w").write(s)
+PY
+}

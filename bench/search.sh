@@ -52,16 +52,4 @@ print("%d configurations, %d feasible, %d simulated in %.0f s of wall time on %s
       d["seconds"], np, d["simulated_per_minute"]))
 PY
 cat "$tmp/section.md"
-if [ -n "$DOC" ]; then
-    python3 - "$DOC" "$tmp/section.md" <<'PY'
-import sys
-doc, sec = sys.argv[1], open(sys.argv[2]).read()
-b, e = "<!-- BEGIN bench/search.sh: generated, do not edit by hand -->", "<!-- END bench/search.sh -->"
-s = open(doc).read()
-if b in s and e in s:
-    s = s[:s.index(b) + len(b)] + "\n\n" + sec + "\n" + s[s.index(e):]
-else:
-    s += "\n" + b + "\n\n" + sec + "\n" + e + "\n"
-open(doc, "w").write(s)
-PY
-fi
+[ -z "$DOC" ] || lsim_doc_section "$DOC" "$tmp/section.md" bench/search.sh

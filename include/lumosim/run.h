@@ -168,6 +168,11 @@ int lsim_run_alloc_results(lsim_run *r, lsim_err *err);
  * together must be the ranks of one job, simulated coupled. */
 int lsim_run_simulate(const lsim_run_opts *o, lsim_run *r, lsim_err *err);
 
+/* After a simulation: the predicted breakdown of r's GPUs, mean over them
+ * (exposed compute, overlapped, exposed comm, other; ns, rounded), for the
+ * one-figure-per-run callers (samples.h, search.h). All 0 when r->n is 0. */
+void lsim_run_mean_breakdown(const lsim_run *r, lsim_ns out[4]);
+
 /* The report item of GPU i of r (engine, report and path already there). */
 lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset);
 /* Before a coupled run: ablate the graphs (if asked) and create

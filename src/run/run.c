@@ -647,3 +647,14 @@ int lsim_run_measure_truth(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     }
     return rc;
 }
+
+void lsim_run_mean_breakdown(const lsim_run *r, lsim_ns out[4])
+{
+    double bd[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < r->n; i++) {
+        const lsim_breakdown *b = &r->reps[i].bd_predicted;
+        bd[0] += (double)b->exposed_compute, bd[1] += (double)b->overlapped;
+        bd[2] += (double)b->exposed_comm, bd[3] += (double)b->other;
+    }
+    for (int k = 0; k < 4; k++) out[k] = r->n ? lsim_ns_from_double(bd[k] / (double)r->n) : 0;
+}

@@ -245,16 +245,12 @@ int lsim_samples_run(const lsim_run_opts *o, lsim_graph *const *g, size_t n, siz
             lsim_sample *x = &out[s];
             lsim_ns a;
             lsim_report_job_span(r.items, r.n, &a, &x->job);
-            double bd[4] = {0, 0, 0, 0};
+            lsim_run_mean_breakdown(&r, x->bd);
             for (size_t i = 0; i < r.n; i++) {
-                const lsim_breakdown *b = &r.reps[i].bd_predicted;
-                bd[0] += (double)b->exposed_compute, bd[1] += (double)b->overlapped;
-                bd[2] += (double)b->exposed_comm, bd[3] += (double)b->other;
                 x->window[i] = r.reps[i].window_predicted;
                 for (size_t j = 0; j < nit; j++)
                     x->iter[i * nit + j] = j < r.reps[i].niters ? r.reps[i].iters[j].predicted : -1;
             }
-            for (int c = 0; c < 4; c++) x->bd[c] = r.n ? lsim_ns_from_double(bd[c] / (double)r.n) : 0;
         }
         lsim_run_free(&r);
     }

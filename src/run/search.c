@@ -131,13 +131,7 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
     if (!rc) {
         lsim_ns a;
         lsim_report_job_span(r.items, r.n, &a, &c->step);
-        double bd[4] = {0, 0, 0, 0};
-        for (size_t i = 0; i < r.n; i++) {
-            const lsim_breakdown *b = &r.reps[i].bd_predicted;
-            bd[0] += (double)b->exposed_compute, bd[1] += (double)b->overlapped;
-            bd[2] += (double)b->exposed_comm, bd[3] += (double)b->other;
-        }
-        for (int k = 0; k < 4; k++) c->bd[k] = r.n ? lsim_ns_from_double(bd[k] / (double)r.n) : 0;
+        lsim_run_mean_breakdown(&r, c->bd);
         c->simulated = 1;
     }
     for (size_t i = 0; gs && i < ng; i++) lsim_graph_free(gs[i]);
