@@ -52,7 +52,7 @@ static lsim_graph *hand(int with_grads)
     return g;
 }
 
-/* the source of the in-edge of v with class cls (UINT32_MAX none; -1 any) */
+/* 1 if dst has an incoming edge from src of class cls (-1: any class) */
 static int has_edge(const lsim_graph *g, uint32_t src, uint32_t dst, int cls)
 {
     for (uint64_t k = g->in_off[dst]; k < g->in_off[dst + 1]; k++)
@@ -60,20 +60,27 @@ static int has_edge(const lsim_graph *g, uint32_t src, uint32_t dst, int cls)
     return 0;
 }
 
+/* lsim_wi_trace_ddp of g as GPU 0 of a DP-1 job on the H100's default
+ * network: its return code, *o, *rec and err filled */
+static int run_ddp(const lsim_graph *g, lsim_graph **o, lsim_wi_counts *rec, lsim_err *err)
+{
+    lsim_gpu_spec gpu;
+    lsim_topology topo;
+    CHECK(lsim_gpu_spec_builtin("h100", &gpu, err) == 0);
+    lsim_topology_default(&gpu, &topo);
+    lsim_wi_layout L = {1, 1, 1};
+    memset(rec, 0, sizeof *rec);
+    return lsim_wi_trace_ddp(g, &L, &topo, 0, o, rec, err);
+}
+
 static void inserted(void)
 {
     lsim_graph *g = hand(1), *o = NULL;
     CHECK(g != NULL);
     if (!g) return;
-    lsim_gpu_spec gpu;
-    lsim_topology topo;
     lsim_err err;
-    CHECK(lsim_gpu_spec_builtin("h100", &gpu, &err) == 0);
-    lsim_topology_default(&gpu, &topo);
-    lsim_wi_layout L = {1, 1, 1};
     lsim_wi_counts rec;
-    memset(&rec, 0, sizeof rec);
-    int rc = lsim_wi_trace_ddp(g, &L, &topo, 0, &o, &rec, &err);
+    int rc = run_ddp(g, &o, &rec, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (rc) goto out;
     CHECK_I64((long long)o->n, NN + 4);
@@ -121,15 +128,9 @@ static void refused(void)
     lsim_graph *g = hand(0), *o = NULL;
     CHECK(g != NULL);
     if (!g) return;
-    lsim_gpu_spec gpu;
-    lsim_topology topo;
     lsim_err err;
-    CHECK(lsim_gpu_spec_builtin("h100", &gpu, &err) == 0);
-    lsim_topology_default(&gpu, &topo);
-    lsim_wi_layout L = {1, 1, 1};
     lsim_wi_counts rec;
-    memset(&rec, 0, sizeof rec);
-    CHECK(lsim_wi_trace_ddp(g, &L, &topo, 0, &o, &rec, &err) == LSIM_EARG);
+    CHECK(run_ddp(g, &o, &rec, &err) == LSIM_EARG);
     CHECK(o == NULL);
     CHECK_MSG(strstr(err.msg, "hand") && strstr(err.msg, "record_shapes"), "%s", err.msg);
     lsim_graph_free(g);
