@@ -326,9 +326,15 @@ static int write_provenance(sctx *c, hid_t run, const lsim_store_run_info *info)
     else if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
     iso_now(now, sizeof now);
+    /* the MPI-IO hints the file was written with (h5_util.c), for a rerun
+     * on the same file system */
+    char hints[1024] = "";
+    const char *he = getenv("LUMOSIM_MPIIO_HINTS");
+    if (c->mpi && he) snprintf(hints, sizeof hints, "%s", he);
     if (c->mpi) {
         MPI_Bcast(host, (int)sizeof host, MPI_CHAR, 0, c->comm);
         MPI_Bcast(now, (int)sizeof now, MPI_CHAR, 0, c->comm);
+        MPI_Bcast(hints, (int)sizeof hints, MPI_CHAR, 0, c->comm);
     }
     hid_t p = H5Gcreate2(run, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (p < 0) return h5s_fail(c, LSIM_EIO, "cannot create the run's provenance group");
@@ -341,6 +347,7 @@ static int write_provenance(sctx *c, hid_t run, const lsim_store_run_info *info)
     if (info && info->mapping) bad |= h5s_put_attr_str(p, "mapping", info->mapping);
     if (info && info->config) bad |= h5s_put_attr_str(p, "config", info->config);
     if (info && info->memory) bad |= h5s_put_attr_str(p, "memory", info->memory);
+    if (hints[0]) bad |= h5s_put_attr_str(p, "mpiio_hints", hints);
     if (info && info->wall_seconds > 0) bad |= h5s_put_attr_f64(p, "wall_seconds", info->wall_seconds);
     if (info && info->nphases && info->phase_names && info->phase_seconds) {
         bad |= h5s_put_attr_strs(p, "phase_names", info->phase_names, info->nphases);

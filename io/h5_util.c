@@ -854,15 +854,62 @@ int h5s_collective_transfers(sctx *c)
     return h5s_agree(c, rc);
 }
 
+/* The MPI-IO hints of LUMOSIM_MPIIO_HINTS ("key=value,key=value", ';'
+ * also separates), e.g. Lustre's striping_factor / striping_unit for a file
+ * about to be created, or ROMIO's collective-buffering keys
+ * (docs/slurm.md). A file system ignores the keys it does not know, so
+ * lumosim does not judge them; it only refuses what is not KEY=VALUE, in
+ * serial runs too (the same job script then fails the same way on one
+ * rank and on many). *info stays MPI_INFO_NULL when the variable is unset
+ * or empty; the caller frees a created one. */
+static int mpiio_hints(sctx *c, MPI_Info *info)
+{
+    *info = MPI_INFO_NULL;
+    const char *env = getenv("LUMOSIM_MPIIO_HINTS");
+    if (!env || !*env) return 0;
+    char buf[1024];
+    if (strlen(env) >= sizeof buf)
+        return lsim_err_set(&c->e, LSIM_EARG, "LUMOSIM_MPIIO_HINTS: longer than %zu characters", sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", env);
+    int rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",;", &save); tok && !rc; tok = strtok_r(NULL, ",;", &save)) {
+        char *eq = strchr(tok, '=');
+        int bad = !eq || eq == tok || !eq[1] || strpbrk(tok, " \t") != NULL;
+        if (!bad && (size_t)(eq - tok) >= MPI_MAX_INFO_KEY) bad = 1;
+        if (bad) {
+            rc = lsim_err_set(&c->e, LSIM_EARG,
+                              "LUMOSIM_MPIIO_HINTS: '%s' is not KEY=VALUE (for example striping_factor=8,striping_unit=4194304)",
+                              tok);
+            break;
+        }
+        if (!c->mpi) continue;
+        *eq = '\0';
+        if (*info == MPI_INFO_NULL && MPI_Info_create(info) != MPI_SUCCESS) {
+            *info = MPI_INFO_NULL;
+            rc = lsim_err_set(&c->e, LSIM_ENOMEM, "LUMOSIM_MPIIO_HINTS: cannot create an MPI_Info");
+        } else if (MPI_Info_set(*info, tok, eq + 1) != MPI_SUCCESS) {
+            rc = lsim_err_set(&c->e, LSIM_EARG, "LUMOSIM_MPIIO_HINTS: MPI refused the hint '%s'", tok);
+        }
+    }
+    if (rc && *info != MPI_INFO_NULL) MPI_Info_free(info);
+    return rc;
+}
+
 /* In MPI mode, fapl := the MPI-IO driver with collective metadata reads
- * (and, for writers, writes). Serial: nothing. */
+ * (and, for writers, writes), and the user's MPI-IO hints. Serial: only
+ * the hints' syntax is checked. */
 int h5s_fapl_mpio(sctx *c, hid_t fapl, int write)
 {
-    if (!c->mpi) return 0;
-    if (H5Pset_fapl_mpio(fapl, c->comm, MPI_INFO_NULL) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0 ||
+    MPI_Info info = MPI_INFO_NULL;
+    int rc = mpiio_hints(c, &info);
+    if (rc || !c->mpi) return rc;
+    /* H5Pset_fapl_mpio duplicates the info object */
+    if (H5Pset_fapl_mpio(fapl, c->comm, info) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0 ||
         (write && H5Pset_coll_metadata_write(fapl, 1) < 0))
-        return h5s_fail(c, LSIM_EIO, "cannot set up MPI-IO");
-    return 0;
+        rc = h5s_fail(c, LSIM_EIO, "cannot set up MPI-IO");
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    return rc;
 }
 
 /* Create PATH's temporary file (MPI: all ranks, name from rank 0's pid). */
