@@ -22,6 +22,7 @@ static const char *const edge_classes[] = {LSIM_EDGE_CLASSES(NAME_ENTRY_)};
 static const char *const coll_kinds[] = {LSIM_COLL_KINDS(NAME_ENTRY_)};
 static const char *const phases[] = {LSIM_PHASES(NAME_ENTRY_)};
 static const char *const latency_modes[] = {LSIM_LATENCY_MODES(NAME_ENTRY_)};
+static const char *const mem_sources[] = {LSIM_MEM_SOURCES(NAME_ENTRY_)};
 #undef NAME_ENTRY_
 #define NNAMES(a) (sizeof a / sizeof a[0])
 
@@ -52,6 +53,8 @@ static const dcol dcols[] = {
     U("gpus", "queued_gap_ns", "ns"), U("gpus", "launch_latency_ns", "ns"), U("gpus", "launch_samples", "1"),
     U("gpus", "prewindow", "1"), U("gpus", "releases", "1"), U("gpus", "sync_events_used", "1"),
     U("gpus", "edges_by_class", "1"), U("gpus", "inferred_by_class", "1"), U("gpus", "dropped", "1"),
+    U("gpus", "mem_events", "1"), E("gpus", "mem_source", mem_sources), U("gpus", "mem_device", "1"),
+    U("gpus", "mem_peak_allocated", "bytes"), U("gpus", "mem_peak_reserved", "bytes"), U("gpus", "mem_capacity", "bytes"),
     E("nodes", "kind", node_kinds), U("nodes", "flags", "1"), U("nodes", "proc", "1"), U("nodes", "name", "1"),
     U("nodes", "dur", "ns"), U("nodes", "obs_start", "ns"), U("nodes", "obs_end", "ns"),
     U("nodes", "release", "ns"), U("nodes", "corr", "1"), U("nodes", "iter", "1"), U("nodes", "coll", "1"),

@@ -88,6 +88,16 @@ const mcol h5s_gpu_cols[] = {
 };
 const size_t h5s_ngpu_cols = sizeof h5s_gpu_cols / sizeof h5s_gpu_cols[0];
 
+/* GPU memory from the trace's [memory] events (graph.h mem_*): optional,
+ * since stores written before these columns lack them (read as 0: no
+ * memory figures). Written with, and read after, h5s_gpu_cols. */
+const mcol h5s_gpu_mem_cols[] = {
+    MC("mem_events", mem_events, T_U64), MC("mem_source", mem_source, T_I32),
+    MC("mem_device", mem_device, T_I32), MC("mem_peak_allocated", mem_peak_allocated, T_I64),
+    MC("mem_peak_reserved", mem_peak_reserved, T_I64), MC("mem_capacity", mem_capacity, T_I64),
+};
+const size_t h5s_ngpu_mem_cols = sizeof h5s_gpu_mem_cols / sizeof h5s_gpu_mem_cols[0];
+
 /* The per-GPU scalars /gpus keeps of a graph, each the same field in
  * gmeta and lsim_graph: one list for both directions (h5s_meta_from_graph,
  * graph_alloc). The latency mode (uint8_t in gmeta, an enum in the graph)
@@ -100,7 +110,8 @@ typedef struct gscal {
 static const gscal gscals[] = {
     GSC(rank),           GSC(world_size), GSC(t0),       GSC(queued_gap_ns),   GSC(launch_latency_ns),
     GSC(launch_samples), GSC(prewindow),  GSC(releases), GSC(sync_events_used), GSC(edges_by_class),
-    GSC(inferred_by_class), GSC(dropped),
+    GSC(inferred_by_class), GSC(dropped), GSC(mem_events), GSC(mem_source), GSC(mem_device),
+    GSC(mem_peak_allocated), GSC(mem_peak_reserved), GSC(mem_capacity),
 };
 #define NGSCALS (sizeof gscals / sizeof gscals[0])
 
@@ -113,7 +124,8 @@ int h5s_check_layout(sctx *c)
         if (h5s_gcols[k].esz != h5s_tsize(h5s_gcols[k].t))
             return h5s_fail(c, LSIM_EINTERNAL, "store column %s: field size %zu does not match its type", h5s_gcols[k].name,
                         h5s_gcols[k].esz);
-    return h5s_check_cols(c, h5s_gpu_cols, h5s_ngpu_cols);
+    int rc = h5s_check_cols(c, h5s_gpu_cols, h5s_ngpu_cols);
+    return rc ? rc : h5s_check_cols(c, h5s_gpu_mem_cols, h5s_ngpu_mem_cols);
 }
 
 static void *colbase(const lsim_graph *g, const gcol *k) { return *(void *const *)((const char *)g + k->ptr); }
@@ -255,6 +267,9 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     for (size_t i = 0; i < nloc; i++) lm[i] = m[h5s_gpu_at(c, gfirst, i)];
     rc = h5s_put_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, lm, sizeof *lm, ngpu, &sel, nloc,
                      h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
+    if (!rc)
+        rc = h5s_put_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, lm, sizeof *lm, ngpu, &sel,
+                             nloc, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
     /* /gpus/source: fixed-length strings as wide as the longest anywhere */
     if (!rc)
         rc = h5s_put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
@@ -492,6 +507,9 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
     gmeta *m = calloc(n ? n : 1, sizeof *m);
     rc = h5s_agree(c, m ? 0 : h5s_nomem(c));
     if (!rc) rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, m, sizeof *m, n, 0, n);
+    /* the memory columns are optional (a store written before them: 0) */
+    if (!rc && H5Lexists(loc, "gpus/mem_events", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, m, sizeof *m, n, 0, n);
     /* offsets must be the prefix sums of the counts (GPU order, no gaps) */
     uint64_t acc[RK_N] = {0};
     for (size_t i = 0; !rc && i < n; i++) {

@@ -271,6 +271,8 @@ extern const gcol h5s_gcols[];
 /* The columns of /gpus, over gmeta. */
 extern const mcol h5s_gpu_cols[];
 extern const size_t h5s_ngpu_cols;
+extern const mcol h5s_gpu_mem_cols[]; /* optional: stores before them lack them */
+extern const size_t h5s_ngpu_mem_cols;
 
 /* Per-GPU index and statistics (/gpus), one POD record per GPU. */
 typedef struct gmeta {
@@ -283,6 +285,9 @@ typedef struct gmeta {
     int64_t t0, queued_gap_ns, launch_latency_ns;
     uint64_t launch_samples, prewindow, releases, sync_events_used;
     uint64_t edges_by_class[LSIM_E_NCLASSES], inferred_by_class[LSIM_E_NCLASSES], dropped[LSIM_DROP_NREASONS];
+    uint64_t mem_events;
+    int32_t mem_source, mem_device;
+    int64_t mem_peak_allocated, mem_peak_reserved, mem_capacity;
 } gmeta;
 
 /* LSIM_EINTERNAL when a column table does not match the structs. */

@@ -263,6 +263,9 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
         rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_cols, h5s_ngpu_cols, w->m, sizeof *w->m, w->n, &all, w->n,
                          h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
     if (!rc)
+        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, w->m, sizeof *w->m, w->n, &all,
+                             w->n, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+    if (!rc)
         rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->n, &all, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
     if (!rc)
         rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",

@@ -863,6 +863,63 @@ static int push_autograd(lsim_trace *t, const ev_args *a)
     return 0;
 }
 
+/* Does txt[0..len) contain the NUL-terminated needle? */
+static int has_text(const char *txt, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (txt[i] == needle[0] && !memcmp(txt + i, needle, n)) return 1;
+    return 0;
+}
+
+/* A "[memory]" instant event (profile_memory=True): the allocator's totals
+ * or one allocation's signed size on one device (trace.h,
+ * lsim_trace_memdev). CPU events (Device Type 0) and device ids past the
+ * table are skipped; so is a value beyond 2^50 bytes (a petabyte: no GPU
+ * has it), which keeps the running sum far from overflow on hostile input. */
+static int handle_memory(lsim_trace *t, reader *r, const char *txt, size_t len)
+{
+    int rc = arena_begin();
+    if (rc) return lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    cJSON *o = cJSON_ParseWithLength(txt, len);
+    const cJSON *a = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "args") : NULL;
+    const cJSON *nm = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "name") : NULL;
+    const int64_t lim = (int64_t)1 << 50;
+    if (cJSON_IsObject(a) && cJSON_IsString(nm) && !strcmp(nm->valuestring, "[memory]")) {
+        int64_t type = item_int(a, "Device Type", 0), dev = item_int(a, "Device Id", -1);
+        const cJSON *ta = cJSON_GetObjectItemCaseSensitive(a, "Total Allocated");
+        const cJSON *tr = cJSON_GetObjectItemCaseSensitive(a, "Total Reserved");
+        const cJSON *by = cJSON_GetObjectItemCaseSensitive(a, "Bytes");
+        if (type != 0 && dev >= 0 && dev < LSIM_TRACE_MEM_DEVICES) {
+            lsim_trace_memdev *m = &t->mem[dev];
+            m->events++;
+            if (cJSON_IsNumber(ta) && ta->valuedouble >= 0 && ta->valuedouble <= (double)lim) {
+                m->with_totals++;
+                int64_t v = (int64_t)ta->valuedouble;
+                if (v > m->max_allocated) m->max_allocated = v;
+            }
+            if (cJSON_IsNumber(tr) && tr->valuedouble >= 0 && tr->valuedouble <= (double)lim) {
+                int64_t v = (int64_t)tr->valuedouble;
+                if (v > m->max_reserved) m->max_reserved = v;
+            }
+            if (cJSON_IsNumber(by) && by->valuedouble >= -(double)lim && by->valuedouble <= (double)lim) {
+                int64_t v = (int64_t)by->valuedouble;
+                /* the sum stays within events x 2^50: far inside int64 for
+                 * any file that fits on a disk, but saturate anyway */
+                if (!((v > 0 && m->cum > INT64_MAX - v) || (v < 0 && m->cum < INT64_MIN - v))) m->cum += v;
+                if (m->cum > m->cum_max) m->cum_max = m->cum;
+                if (m->cum < m->cum_min) m->cum_min = m->cum;
+            }
+        }
+    }
+    if (g_arena.fallbacks) {
+        cJSON_Delete(o);
+        g_arena.fallbacks = 0;
+    }
+    arena_end();
+    return 0;
+}
+
 static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, const value_keys *vk)
 {
     t->events_seen++;
@@ -874,6 +931,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         t->flow_events++;
         return 0;
     }
+    if ((ph[1] == 'i' || ph[1] == 'I') && ph[2] == '"') return has_text(txt, len, "\"[memory]\"") ? handle_memory(t, r, txt, len) : 0;
     if (!(ph[1] == 'X' && ph[2] == '"')) return 0;
 
     int rc = arena_begin();
@@ -1108,6 +1166,12 @@ static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t 
     const cJSON *nm = cJSON_IsObject(d0) ? cJSON_GetObjectItemCaseSensitive(d0, "name") : NULL;
     if (cJSON_IsString(nm) && (rc = intern(t, nm->valuestring, &t->device_name)))
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    /* each device's memory, for the OOM check of a traced job */
+    for (const cJSON *d = d0; d; d = d->next) {
+        if (!cJSON_IsObject(d)) continue;
+        int64_t id = item_int(d, "id", -1), mem = item_int(d, "totalGlobalMem", 0);
+        if (id >= 0 && id < LSIM_TRACE_MEM_DEVICES && mem > 0 && mem <= ((int64_t)1 << 50)) t->dev_capacity[id] = mem;
+    }
     cJSON_Delete(o);
     return rc;
 }

@@ -23,6 +23,14 @@ const char *lsim_phase_name(lsim_phase p) { return (unsigned)p < LSIM_PHASE_N ? 
 
 const char *lsim_edge_class_name(lsim_edge_class c) { return (unsigned)c < LSIM_E_NCLASSES ? EDGE_NAMES[c] : "?"; }
 const char *lsim_node_kind_name(lsim_node_kind k) { return (unsigned)k < LSIM_N_NKINDS ? KIND_NAMES[k] : "?"; }
+#define MEM_SOURCE_NAME_(id, name) name,
+static const char *const MEM_SOURCE_NAMES[] = {LSIM_MEM_SOURCES(MEM_SOURCE_NAME_)};
+#undef MEM_SOURCE_NAME_
+const char *lsim_mem_source_name(int32_t source)
+{
+    return source >= 0 && source < LSIM_MEM_NSOURCES ? MEM_SOURCE_NAMES[source] : "?";
+}
+
 const char *lsim_drop_reason_name(lsim_drop_reason r) { return (unsigned)r < LSIM_DROP_NREASONS ? DROP_NAMES[r] : "?"; }
 const char *lsim_latency_mode_name(lsim_latency_mode m) { return (unsigned)m < LSIM_LAT_NMODES ? LATENCY_NAMES[m] : "?"; }
 

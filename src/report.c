@@ -117,6 +117,32 @@ static cJSON *critical_path_json(const lsim_graph *g, const lsim_critical_path *
 }
 
 /* One item's section of the table (idx: its index in the job). */
+/* A traced GPU's memory as its profiler recorded it (graph.h mem_*): the
+ * peak the step reached, what the caching allocator held, and the GPU's
+ * memory; "none" says how to get it. Traced graphs only: a synthesized
+ * job's estimate is the memory table. */
+static void table_trace_memory(FILE *f, const lsim_graph *g)
+{
+    char cap[64] = "";
+    if (g->mem_capacity > 0) snprintf(cap, sizeof cap, " of the GPU's %.2f GB", (double)g->mem_capacity / 1e9);
+    if (g->mem_source == LSIM_MEM_SRC_TOTALS) {
+        fprintf(f, "  memory     peak allocated %.2f GB, reserved %.2f GB%s (%llu [memory] events, device %d)\n",
+                (double)g->mem_peak_allocated / 1e9, (double)g->mem_peak_reserved / 1e9, cap,
+                (unsigned long long)g->mem_events, g->mem_device);
+    } else if (g->mem_source == LSIM_MEM_SRC_DELTAS) {
+        fprintf(f, "  memory     peak allocated at least %.2f GB%s (%llu [memory] events with allocation sizes only, "
+                   "device %d: what was allocated before the window is not in the trace)\n",
+                (double)g->mem_peak_allocated / 1e9, cap, (unsigned long long)g->mem_events, g->mem_device);
+    } else {
+        fprintf(f, "  memory     not recorded (profile with profile_memory=True for the peak)");
+        if (g->mem_capacity > 0) fprintf(f, "; the GPU has %.2f GB", (double)g->mem_capacity / 1e9);
+        fputc('\n', f);
+    }
+    int64_t peak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
+    if (g->mem_capacity > 0 && peak > g->mem_capacity)
+        fprintf(f, "  memory     OVER CAPACITY: the trace's peak exceeds the GPU's memory (a trace of another GPU?)\n");
+}
+
 static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
 {
     const lsim_graph *g = it->g;
@@ -156,6 +182,7 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
         }
     }
     int obs = has_obs(g);
+    if (obs) table_trace_memory(f, g);
     if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
     fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
     fprintf(f, "  %-22s", "window");
@@ -417,6 +444,23 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddNumberToObject(gr, "launch_latency_ns", (double)g->launch_latency_ns);
         cJSON_AddNumberToObject(gr, "launch_latency_samples", (double)g->launch_samples);
         cJSON_AddNumberToObject(gr, "sync_events_used", (double)g->sync_events_used);
+        cJSON *me = has_obs(g) ? cJSON_AddObjectToObject(gr, "memory") : NULL;
+        if (me) {
+            /* the trace's own memory figures (graph.h mem_*); null: unknown */
+            int src = g->mem_source;
+            int64_t peak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
+            cJSON_AddStringToObject(me, "source", lsim_mem_source_name(src));
+            cJSON_AddNumberToObject(me, "events", (double)g->mem_events);
+            if (src != LSIM_MEM_SRC_NONE) cJSON_AddNumberToObject(me, "peak_allocated_bytes", (double)g->mem_peak_allocated);
+            else cJSON_AddNullToObject(me, "peak_allocated_bytes");
+            if (src == LSIM_MEM_SRC_TOTALS) cJSON_AddNumberToObject(me, "peak_reserved_bytes", (double)g->mem_peak_reserved);
+            else cJSON_AddNullToObject(me, "peak_reserved_bytes");
+            cJSON_AddBoolToObject(me, "lower_bound", src == LSIM_MEM_SRC_DELTAS);
+            if (g->mem_capacity > 0) cJSON_AddNumberToObject(me, "capacity_bytes", (double)g->mem_capacity);
+            else cJSON_AddNullToObject(me, "capacity_bytes");
+            cJSON_AddNumberToObject(me, "device", g->mem_device);
+            cJSON_AddBoolToObject(me, "over_capacity", g->mem_capacity > 0 && peak > g->mem_capacity);
+        }
         cJSON *co = cJSON_AddObjectToObject(gr, "collectives");
         if (co) {
             uint64_t byk[LSIM_COLL_OTHER + 1] = {0}, nk = 0, nb = 0, ng = 0;

@@ -638,6 +638,15 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r,
     fprintf(f, "%.1f &micro;s</td></tr>\n", (double)g->launch_latency_ns / 1e3);
     kv_u(f, "launch latency samples", g->launch_samples);
     kv_u(f, "cuda_sync events used", g->sync_events_used);
+    if (g->mem_source != LSIM_MEM_SRC_NONE) {
+        /* the trace's own memory figures (graph.h mem_*) */
+        fprintf(f, "<tr><td>peak memory allocated%s</td><td>%.2f GB</td></tr>\n",
+                g->mem_source == LSIM_MEM_SRC_DELTAS ? " (at least: sizes only)" : "", (double)g->mem_peak_allocated / 1e9);
+        if (g->mem_source == LSIM_MEM_SRC_TOTALS)
+            fprintf(f, "<tr><td>peak memory reserved</td><td>%.2f GB</td></tr>\n", (double)g->mem_peak_reserved / 1e9);
+        kv_u(f, "[memory] events", g->mem_events);
+    }
+    if (g->mem_capacity > 0) fprintf(f, "<tr><td>GPU memory</td><td>%.2f GB</td></tr>\n", (double)g->mem_capacity / 1e9);
     kv_u(f, "collective kernels", nk);
     for (int k = 1; k <= LSIM_COLL_OTHER; k++)
         if (byk[k]) {

@@ -244,7 +244,30 @@ typedef struct lsim_graph {
                                 name, UINT32_MAX unknown (synthesized graphs,
                                 graphs read from a store: the store keeps the
                                 job's GPU as its root attribute "device") */
+    /* GPU memory of a traced GPU, from the trace's [memory] events
+     * (profile_memory=True; trace.h, lsim_trace_memdev) and its
+     * deviceProperties. mem_source: LSIM_MEM_SRC_*; bytes, 0 unknown.
+     * Synthesized and what-if graphs have none (their estimate is the
+     * store's "memory" attribute, memest.h). */
+    uint64_t mem_events;        /* [memory] events of the GPU */
+    int32_t mem_source;
+    int32_t mem_device;         /* the device id the figures are of (-1 none; traces only) */
+    int64_t mem_peak_allocated; /* TOTALS: max Total Allocated; DELTAS: lower bound */
+    int64_t mem_peak_reserved;  /* max Total Reserved (TOTALS only) */
+    int64_t mem_capacity;       /* deviceProperties totalGlobalMem */
 } lsim_graph;
+
+/* Where a graph's mem_peak_* come from: none (no [memory] events for the
+ * GPU), totals (the allocator's running totals), deltas (signed
+ * allocation sizes only, as 2021 traces have them: a lower bound). */
+#define LSIM_MEM_SOURCES(X) X(LSIM_MEM_SRC_NONE, "none") X(LSIM_MEM_SRC_TOTALS, "totals") X(LSIM_MEM_SRC_DELTAS, "deltas")
+#define LSIM_MEM_SOURCE_ENUM_(id, name) id,
+enum { LSIM_MEM_SOURCES(LSIM_MEM_SOURCE_ENUM_) LSIM_MEM_NSOURCES };
+#undef LSIM_MEM_SOURCE_ENUM_
+
+/* A graph's memory source's name ("none", "totals", "deltas"; "?" out of
+ * range). Local. */
+const char *lsim_mem_source_name(int32_t source);
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
                      lsim_err *err);

@@ -152,6 +152,21 @@ typedef struct lsim_autograd_op {
     int64_t fwd_tid;    /* Fwd thread id: 0 forward side, > 0 backward op, -1 absent */
 } lsim_autograd_op;
 
+/* GPU memory as the profiler saw it (profile_memory=True): its "[memory]"
+ * instant events for one device. Newer traces give the allocator's
+ * running totals ("Total Allocated", "Total Reserved"); older ones (2021)
+ * only each allocation's signed "Bytes", so the running sum counts from
+ * the window's start and max - min of it is a lower bound of the peak
+ * (what was allocated before the window is not in the file). */
+#define LSIM_TRACE_MEM_DEVICES 16
+typedef struct lsim_trace_memdev {
+    uint64_t events;        /* [memory] events of this device */
+    uint64_t with_totals;   /* of which carried "Total Allocated" */
+    int64_t max_allocated;  /* max "Total Allocated", bytes */
+    int64_t max_reserved;   /* max "Total Reserved", bytes (0: none seen) */
+    int64_t cum, cum_max, cum_min; /* running sum of "Bytes" in file order */
+} lsim_trace_memdev;
+
 typedef struct lsim_trace {
     char *path;             /* as given */
     lsim_strtab *strings;   /* names, categories */
@@ -187,6 +202,11 @@ typedef struct lsim_trace {
     /* cpu_ops with a Sequence number (see lsim_autograd_op), file order */
     lsim_autograd_op *autograd;
     size_t nautograd, capautograd;
+    /* GPU [memory] events per device id (ids >= LSIM_TRACE_MEM_DEVICES and
+     * CPU events are not kept), and deviceProperties' totalGlobalMem per
+     * device id (0: not listed) */
+    lsim_trace_memdev mem[LSIM_TRACE_MEM_DEVICES];
+    int64_t dev_capacity[LSIM_TRACE_MEM_DEVICES];
 } lsim_trace;
 
 /* Free t and everything it owns; NULL is a no-op. Local. */

@@ -152,6 +152,39 @@ cleanup:
 }
 /* --------------------------------------------------------------- driver */
 
+/* The GPU's memory from the trace's [memory] events and deviceProperties
+ * (graph.h, mem_*). Which device: the one the trace's GPU rows ran on
+ * (most rows; a merged multi-rank file lists every rank's device), else
+ * the one with the most memory events, else none. */
+static void init_memory(const lsim_trace *t, lsim_graph *g)
+{
+    int rows[LSIM_TRACE_MEM_DEVICES] = {0}, dev = -1;
+    for (size_t i = 0; i < t->nrows; i++)
+        if (t->rows[i].stream >= 0 && t->rows[i].device >= 0 && t->rows[i].device < LSIM_TRACE_MEM_DEVICES)
+            rows[t->rows[i].device]++;
+    for (int d = 0; d < LSIM_TRACE_MEM_DEVICES; d++)
+        if (rows[d] > 0 && (dev < 0 || rows[d] > rows[dev])) dev = d;
+    if (dev < 0)
+        for (int d = 0; d < LSIM_TRACE_MEM_DEVICES; d++)
+            if (t->mem[d].events > 0 && (dev < 0 || t->mem[d].events > t->mem[dev].events)) dev = d;
+    g->mem_device = dev;
+    g->mem_source = LSIM_MEM_SRC_NONE;
+    if (dev < 0) return;
+    const lsim_trace_memdev *m = &t->mem[dev];
+    g->mem_capacity = t->dev_capacity[dev];
+    g->mem_events = m->events;
+    if (m->with_totals > 0) {
+        g->mem_source = LSIM_MEM_SRC_TOTALS;
+        g->mem_peak_allocated = m->max_allocated;
+        g->mem_peak_reserved = m->max_reserved;
+    } else if (m->events > 0) {
+        /* allocated(t) = A0 + cum(t) >= 0 everywhere, so A0 >= -cum_min and
+         * the peak A0 + cum_max >= cum_max - cum_min */
+        g->mem_source = LSIM_MEM_SRC_DELTAS;
+        g->mem_peak_allocated = m->cum_max - m->cum_min;
+    }
+}
+
 /* The graph's own scalars from the trace, and its time origin t0. Events a
  * day apart mean a corrupt timestamp (or two traces glued together): one
  * profiling window lasts seconds to minutes, so say so instead of sizing
@@ -167,6 +200,7 @@ static int init_graph(bld_builder *b)
     g->world_size = t->world_size;
     g->latency = b->o->latency;
     g->device = t->device_name; /* an id in t->strings, which the graph now owns */
+    init_memory(t, g);
     if (!g->source || t->nev > UINT32_MAX / 2)
         return lsim_err_set(b->err, LSIM_ENOMEM, "%s: out of memory (or more than 2^31 events)", t->path);
     g->t0 = INT64_MAX;

@@ -103,6 +103,7 @@ static const char *ec(int i) { return lsim_edge_class_name((lsim_edge_class)i); 
 static const char *ck(int i) { return lsim_coll_kind_name((lsim_coll_kind)i); }
 static const char *ph(int i) { return lsim_phase_name((lsim_phase)i); }
 static const char *lm(int i) { return lsim_latency_mode_name((lsim_latency_mode)i); }
+static const char *ms(int i) { return lsim_mem_source_name(i); }
 
 static int enum_of(const char *table, const char *name, name_fn *fn)
 {
@@ -111,6 +112,7 @@ static int enum_of(const char *table, const char *name, name_fn *fn)
     if (!strcmp(table, "colls") && !strcmp(name, "kind")) return *fn = ck, LSIM_COLL_NKINDS;
     if (!strcmp(table, "nodes") && !strcmp(name, "phase")) return *fn = ph, LSIM_PHASE_N;
     if (!strcmp(table, "gpus") && !strcmp(name, "latency_mode")) return *fn = lm, LSIM_LAT_NMODES;
+    if (!strcmp(table, "gpus") && !strcmp(name, "mem_source")) return *fn = ms, LSIM_MEM_NSOURCES;
     return 0;
 }
 
