@@ -12,6 +12,8 @@
 
 #include "lumosim/graph.h"
 #include "lumosim/trace.h"
+#include "lumosim/search.h"
+#include "lumosim/synth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,8 @@ static const char *const coll_kinds[] = {LSIM_COLL_KINDS(NAME_ENTRY_)};
 static const char *const phases[] = {LSIM_PHASES(NAME_ENTRY_)};
 static const char *const latency_modes[] = {LSIM_LATENCY_MODES(NAME_ENTRY_)};
 static const char *const mem_sources[] = {LSIM_MEM_SOURCES(NAME_ENTRY_)};
+static const char *const recompute_modes[] = {LSIM_RECOMPUTE_MODES(NAME_ENTRY_)};
+static const char *const search_reasons[] = {LSIM_SEARCH_REASONS(NAME_ENTRY_)};
 #undef NAME_ENTRY_
 #define NNAMES(a) (sizeof a / sizeof a[0])
 
@@ -67,6 +71,13 @@ static const dcol dcols[] = {
     U("colls", "in_nelems", "elements"), U("colls", "out_nelems", "elements"), U("colls", "dtype_bytes", "bytes"),
     U("colls", "bytes", "bytes"), U("colls", "pg_name", "1"), U("colls", "pg_ranks", "1"), U("colls", "seq", "1"),
     U("strings", "offset", "bytes"), U("strings", "chars", "1"),
+    /* lumosim search -o */
+    U("candidates", "tp", "1"), U("candidates", "pp", "1"), U("candidates", "dp", "1"),
+    U("candidates", "micro_batch", "1"), U("candidates", "vstages", "1"), E("candidates", "recompute", recompute_modes),
+    U("candidates", "distributed_optimizer", "1"), E("candidates", "reason", search_reasons),
+    U("candidates", "peak_memory", "bytes"), U("candidates", "peak_memory_stage", "1"), U("candidates", "simulated", "1"),
+    U("candidates", "step", "ns"), U("candidates", "breakdown", "ns"), U("candidates", "sim_time", "ns"),
+    U("search", "ranking", "1"),
     /* result run */
     U("gpus", "duty_actual_offset", "1"), U("gpus", "duty_actual_count", "1"),
     U("gpus", "duty_predicted_offset", "1"), U("gpus", "duty_predicted_count", "1"),

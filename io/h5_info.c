@@ -43,6 +43,7 @@ lsim_store_kind lsim_store_probe(const char *path)
             if (h5s_get_attr_str(f, "kind", &kind) > 0) {
                 if (!strcmp(kind, LSIM_STORE_KIND_GRAPHS)) k = LSIM_STORE_GRAPHS;
                 else if (!strcmp(kind, LSIM_STORE_KIND_RESULTS)) k = LSIM_STORE_RESULTS;
+                else if (!strcmp(kind, LSIM_STORE_KIND_SEARCH)) k = LSIM_STORE_SEARCH;
             }
             free(kind);
             H5Fclose(f);
@@ -272,6 +273,76 @@ static int info_results(sctx *c, FILE *out)
     return rc;
 }
 
+/* `lumosim info` of a search result (io/h5_search.c): the space, what
+ * became of it, and the best five, read back from the file. */
+static int info_search(sctx *c, FILE *out)
+{
+    hid_t g = H5Gopen2(c->file, "search", H5P_DEFAULT);
+    if (g < 0) return h5s_fail(c, LSIM_EFORMAT, "no /search group");
+    char *model = NULL, *gpu = NULL, *cmd = NULL;
+    int64_t gpus = 0, gb = 0, seq = 0;
+    uint64_t ncand = 0, nsim = 0, nfeas = 0;
+    char **rn = NULL;
+    double *rcnt = NULL;
+    size_t nrn = 0, nrc = 0;
+    int rc = 0;
+    if (h5s_get_attr_str(g, "model", &model) <= 0 || h5s_get_attr_str(g, "gpu", &gpu) <= 0 ||
+        h5s_get_attr_num(g, "gpus", 0, &gpus) <= 0 || h5s_get_attr_num(g, "global_batch", 0, &gb) <= 0 ||
+        h5s_get_attr_num(g, "sequence", 0, &seq) <= 0 || h5s_get_attr_num(g, "candidates", 0, &ncand) <= 0 ||
+        h5s_get_attr_num(g, "feasible", 0, &nfeas) <= 0 || h5s_get_attr_num(g, "simulated", 0, &nsim) <= 0 ||
+        h5s_get_attr_strs(g, "reason_names", &rn, &nrn) <= 0 || h5s_get_attr_f64s(g, "reason_counts", &rcnt, &nrc) <= 0 ||
+        nrn != nrc)
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search: an attribute is missing or malformed");
+    h5s_get_attr_str(c->file, "created_by", &cmd);
+    if (!rc) {
+        fprintf(out, "%s: lumosim search result\n  %s on %lld %s GPUs, global batch %lld, sequence %lld\n", c->path,
+                model, (long long)gpus, gpu, (long long)gb, (long long)seq);
+        fprintf(out, "  %llu configurations:", (unsigned long long)ncand);
+        for (size_t r = 1; r < nrn; r++) fprintf(out, "%s %.0f %s", r > 1 ? "," : "", rcnt[r], rn[r]);
+        fprintf(out, "; %llu feasible, %llu simulated\n", (unsigned long long)nfeas, (unsigned long long)nsim);
+        if (cmd) fprintf(out, "  created by: %s\n", cmd);
+    }
+    /* the best five, from the stored ranking */
+    hsize_t nr = 0;
+    if (!rc) {
+        hid_t d = H5Dopen2(g, "ranking", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &nr, NULL) < 0)
+            rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking is missing or not one-dimensional");
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+    }
+    size_t show = nr < 5 ? (size_t)nr : 5;
+    uint64_t rk[5];
+    int32_t tp = 0, pp = 0, dp = 0, mb = 0, vst = 0;
+    int64_t step = 0;
+    if (!rc && show) rc = h5s_get_col(c, g, "/search", "ranking", T_U64, 1, nr, 0, show, rk);
+    for (size_t i = 0; !rc && i < show; i++) {
+        if (rk[i] >= ncand) {
+            rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking entry %zu (%llu) is not a candidate", i,
+                          (unsigned long long)rk[i]);
+            break;
+        }
+        struct { const char *name; int t; void *v; } col[] = {{"candidates/tp", T_I32, &tp}, {"candidates/pp", T_I32, &pp},
+            {"candidates/dp", T_I32, &dp}, {"candidates/micro_batch", T_I32, &mb}, {"candidates/vstages", T_I32, &vst},
+            {"candidates/step", T_I64, &step}};
+        for (size_t k = 0; !rc && k < sizeof col / sizeof col[0]; k++)
+            rc = h5s_get_col(c, g, "/search", col[k].name, col[k].t, 1, ncand, rk[i], 1, col[k].v);
+        if (!rc) {
+            if (i == 0) fprintf(out, "  best %zu:\n", show);
+            fprintf(out, "    %zu. TP %d PP %d DP %d micro-batch %d %s%.0d: step %.3f s\n", i + 1, tp, pp, dp, mb,
+                    vst > 1 ? "interleaved:" : "1f1b", vst > 1 ? vst : 0, (double)step / 1e9);
+        }
+    }
+    H5Gclose(g);
+    free(model);
+    free(gpu);
+    free(cmd);
+    h5s_free_strs(rn, nrn);
+    free(rcnt);
+    return rc;
+}
+
 int lsim_store_info(const char *path, FILE *out, lsim_err *err)
 {
     sctx c;
@@ -281,6 +352,9 @@ int lsim_store_info(const char *path, FILE *out, lsim_err *err)
     if (!rc && h5s_get_attr_str(c.file, "kind", &kind) > 0 && !strcmp(kind, LSIM_STORE_KIND_RESULTS)) {
         rc = h5s_check_root(&c, LSIM_STORE_KIND_RESULTS);
         if (!rc) rc = info_results(&c, out);
+    } else if (!rc && kind && !strcmp(kind, LSIM_STORE_KIND_SEARCH)) {
+        rc = h5s_check_root(&c, LSIM_STORE_KIND_SEARCH);
+        if (!rc) rc = info_search(&c, out);
     } else if (!rc) {
         rc = h5s_check_root(&c, LSIM_STORE_KIND_GRAPHS);
         if (!rc) rc = info_graphs(&c, out);

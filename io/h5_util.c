@@ -1004,7 +1004,11 @@ int h5s_check_root(sctx *c, const char *want)
     int rk = h5s_get_attr_str(c->file, "kind", &kind);
     int rv = h5s_get_attr_num(c->file, "schema_version", 0, &ver);
     int rc = 0;
-    if (rk <= 0 || (strcmp(kind, LSIM_STORE_KIND_GRAPHS) != 0 && strcmp(kind, LSIM_STORE_KIND_RESULTS) != 0))
+    if (rk > 0 && !strcmp(kind, LSIM_STORE_KIND_SEARCH) && strcmp(want, LSIM_STORE_KIND_SEARCH) != 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "is a lumosim search result (lumosim search -o), not a %s",
+                      strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0 ? "graph store" : "result file");
+    else if (rk <= 0 || (strcmp(kind, LSIM_STORE_KIND_GRAPHS) != 0 && strcmp(kind, LSIM_STORE_KIND_RESULTS) != 0 &&
+                         strcmp(kind, LSIM_STORE_KIND_SEARCH) != 0))
         rc = h5s_fail(c, LSIM_EFORMAT, "HDF5 file, but not a lumosim %s (no lumosim 'kind' attribute)",
                   strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0 ? "graph store" : "result file");
     else if (rv <= 0)
@@ -1014,7 +1018,9 @@ int h5s_check_root(sctx *c, const char *want)
                   LSIM_STORE_SCHEMA_VERSION);
     else if (strcmp(kind, want) != 0)
         rc = h5s_fail(c, LSIM_EFORMAT, "is a %s file, not a %s", kind,
-                  strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0 ? "graph store" : "result file");
+                  strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0   ? "graph store"
+                  : strcmp(want, LSIM_STORE_KIND_SEARCH) == 0 ? "search result"
+                                                              : "result file");
     free(kind);
     return h5s_agree(c, rc);
 }

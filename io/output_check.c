@@ -59,6 +59,7 @@ int lsim_out_classify(const char *path)
     case LSIM_STORE_GRAPHS: return 1;
     case LSIM_STORE_RESULTS: return 2;
     case LSIM_STORE_OTHER: return 3;
+    case LSIM_STORE_SEARCH: return 6;
     default: break;
     }
     /* gzread reads plain files as they are */
@@ -85,6 +86,7 @@ static const char *kind_name(int k)
     case 2: return "a lumosim result archive";
     case 3: return "an HDF5 file";
     case 4: return "a Kineto/Chrome trace";
+    case 6: return "a lumosim search result";
     default: return "a file";
     }
 }
@@ -95,6 +97,7 @@ static const char *out_kind_name(lsim_out_kind k)
     case LSIM_OUT_TRACE: return "a predicted trace";
     case LSIM_OUT_STORE: return "a graph store";
     case LSIM_OUT_RESULTS: return "a result archive";
+    case LSIM_OUT_SEARCH: return "a search result";
     default: return "a text file";
     }
 }
@@ -109,6 +112,7 @@ static int kind_ok(int have, lsim_out_kind want, unsigned flags)
     case 2: return want == LSIM_OUT_RESULTS || force;
     case 3: return force;
     case 4: return want == LSIM_OUT_TRACE || force;
+    case 6: return want == LSIM_OUT_SEARCH || force; /* a search's own previous result */
     default: return 1;
     }
 }

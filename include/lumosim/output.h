@@ -48,7 +48,8 @@ typedef enum lsim_out_kind {
     LSIM_OUT_TEXT = 0,  /* a report, CSV, HTML page, GPU spec or topology JSON */
     LSIM_OUT_TRACE,     /* a predicted trace (Chrome trace JSON, .gz or not) */
     LSIM_OUT_STORE,     /* an HDF5 graph store */
-    LSIM_OUT_RESULTS    /* an HDF5 result archive, updated run by run */
+    LSIM_OUT_RESULTS,   /* an HDF5 result archive, updated run by run */
+    LSIM_OUT_SEARCH     /* an HDF5 search result (lumosim search -o) */
 } lsim_out_kind;
 
 /* One file a command names. role is how the user named it, for messages

@@ -59,6 +59,7 @@
 #include <mpi.h>
 
 #include "lumosim/critical.h"
+#include "lumosim/search.h"
 #include "lumosim/graph.h"
 #include "lumosim/metrics.h"
 #include "lumosim/report.h"
@@ -66,6 +67,7 @@
 #define LSIM_STORE_SCHEMA_VERSION 1
 #define LSIM_STORE_KIND_GRAPHS "lumosim-graphs"
 #define LSIM_STORE_KIND_RESULTS "lumosim-results"
+#define LSIM_STORE_KIND_SEARCH "lumosim-search"
 
 /* ------------------------------------------------------------ probing */
 
@@ -73,7 +75,8 @@ typedef enum lsim_store_kind {
     LSIM_STORE_NOT_HDF5 = 0, /* missing, unreadable, or not an HDF5 file */
     LSIM_STORE_OTHER,        /* HDF5, but no lumosim kind attribute */
     LSIM_STORE_GRAPHS,       /* kind "lumosim-graphs" (any schema version) */
-    LSIM_STORE_RESULTS       /* kind "lumosim-results" (any schema version) */
+    LSIM_STORE_RESULTS,      /* kind "lumosim-results" (any schema version) */
+    LSIM_STORE_SEARCH        /* kind "lumosim-search": lumosim search -o */
 } lsim_store_kind;
 
 /* What PATH is, cheaply (opens the file, reads one attribute). Lets a
@@ -319,5 +322,26 @@ void lsim_store_run_free(lsim_store_run *r);
  * version, provenance, per-GPU sizes and sources, per-dataset stored vs. raw
  * bytes; for results, each run's per-GPU window actual/predicted. Local. */
 int lsim_store_info(const char *path, FILE *out, lsim_err *err);
+
+/* ------------------------------------------------------------ search results */
+
+/* What `lumosim search -o FILE.h5` records besides the candidates
+ * (docs/hdf5-schema.md, "Search results"). Strings are borrowed. */
+typedef struct lsim_search_file_info {
+    const char *command_line, *model, *gpu;
+    int gpus, global_batch, seq;
+    double capacity; /* the GPU's memory, bytes (0: unknown) */
+    double seconds;  /* wall time of the search */
+    double budget;   /* --budget-seconds, 0: none */
+} lsim_search_file_info;
+
+/* Write every candidate c[0..n) (refused ones with their reason and
+ * message) and the ranking (indices into c, best first) to PATH, through a
+ * temporary renamed into place; on failure nothing is left. The caller has
+ * checked PATH (lsim_out_check, kind LSIM_OUT_SEARCH). 0, LSIM_EIO,
+ * LSIM_ENOMEM, LSIM_EARG (a ranking entry out of range). Local: one process
+ * writes it. */
+int lsim_search_write_h5(const char *path, const lsim_search_file_info *info, const lsim_search_cand *c, size_t n,
+                         const size_t *ranking, size_t nrank, lsim_err *err);
 
 #endif

@@ -91,7 +91,11 @@ typedef struct lsim_synth_cfg {
                                        the network model's cost of the full group; 0: dp */
 } lsim_synth_cfg;
 
-enum { LSIM_RC_NONE = 0, LSIM_RC_SELECTIVE, LSIM_RC_FULL };
+/* Activation recomputation, with the names the CLI and the files use. */
+#define LSIM_RECOMPUTE_MODES(X) X(LSIM_RC_NONE, "none") X(LSIM_RC_SELECTIVE, "selective") X(LSIM_RC_FULL, "full")
+enum { LSIM_RECOMPUTE_MODES(LSIM_ENUM_ENTRY_) LSIM_RC_N };
+/* "none", "selective", "full"; "?" out of range. Local. */
+const char *lsim_recompute_name(int mode);
 enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
 

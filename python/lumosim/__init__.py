@@ -23,7 +23,8 @@ def load(path, *, nodes=False, gpu=0, run=None, kernels=True):
     - a result archive (``lumosim sim ... -o res.h5``) -> ``Results``;
       ``kernels=False`` skips the per-kernel summary (it reads every node);
     - a graph store (``lumosim build`` / ``synth`` / ``whatif``) ->
-      ``GraphStore``.
+      ``GraphStore``;
+    - a search result (``lumosim search ... -o search.h5``) -> ``SearchResult``.
 
     ``nodes=True`` also reads GPU ``gpu``'s node table into ``.nodes`` (for
     an archive: of run ``run``, default the only run; needs embedded graphs).
@@ -41,9 +42,13 @@ def load(path, *, nodes=False, gpu=0, run=None, kernels=True):
     from .results import read_results
     from .store import read_store
 
+    from .search import read_search
+
     with Reader(path) as r:
         if r.kind == _schema.KIND_RESULTS:
             return read_results(r, kernels=kernels, nodes=nodes, gpu=gpu, run=run)
+        if r.kind == _schema.KIND_SEARCH:
+            return read_search(r)
         return read_store(r, nodes=nodes, gpu=gpu)
 
 
@@ -51,6 +56,9 @@ def __getattr__(name):  # Results / GraphStore without importing pandas eagerly
     if name == "Results":
         from .results import Results
         return Results
+    if name == "SearchResult":
+        from .search import SearchResult
+        return SearchResult
     if name == "GraphStore":
         from .store import GraphStore
         return GraphStore

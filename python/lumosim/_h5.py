@@ -104,7 +104,7 @@ class Reader:
         if "kind" not in self.f.attrs:
             self.fail("not a lumosim file (no root attribute 'kind')")
         kind = text(self.f.attrs["kind"])
-        if kind not in (_schema.KIND_STORE, _schema.KIND_RESULTS):
+        if kind not in (_schema.KIND_STORE, _schema.KIND_RESULTS, _schema.KIND_SEARCH):
             self.fail("not a lumosim file (root attribute kind is %r)" % kind)
         return kind
 

@@ -10,12 +10,14 @@
 
 #include "cli.h"
 #include "lumosim/search.h"
+#include "lumosim/store.h"
 
 const char *const LSIM_USAGE_SEARCH =
     "usage: lumosim search --model M --gpus N --global-batch B [--gpu G] [--topology F]\n"
     "                      [--tp LIST] [--pp LIST] [--micro-batch LIST] [--schedule LIST]\n"
     "                      [--recompute LIST] [--distributed-optimizer LIST]\n"
     "                      [--sequence-parallel] [--budget-seconds T] [--top K] [--json] [--csv F]\n"
+    "                      [-o FILE.h5]\n"
     "\n"
     "Searches the parallel layouts of a model on N GPUs: every TP x PP x DP x\n"
     "micro-batch x schedule x recomputation x distributed optimizer. Layouts that\n"
@@ -43,10 +45,13 @@ const char *const LSIM_USAGE_SEARCH =
     "                   report how much of the space was covered\n"
     "  --top K          rows of the ranking printed (default 10; 0: all)\n"
     "  --json           the result as one JSON document\n"
-    "  --csv F          every simulated candidate as a CSV row (- : stdout)\n";
+    "  --csv F          every simulated candidate as a CSV row (- : stdout)\n"
+    "  -o FILE.h5       the whole search as HDF5: every candidate, refused ones\n"
+    "                   with their reason, and the ranking (docs/hdf5-schema.md,\n"
+    "                   \"Search results\"; python3 -m lumosim reads it)\n";
 
 typedef struct search_args {
-    const char *model, *gpu, *topo, *csv;
+    const char *model, *gpu, *topo, *csv, *out;
     int gpus, global_batch, top, json, seq_parallel;
     double budget;
     lsim_search_space sp;
@@ -118,7 +123,7 @@ static int parse(int argc, char **argv, search_args *a)
         if (!strcmp(o, "--sequence-parallel")) { a->seq_parallel = 1; continue; }
         static const char *const WITH[] = {"--model", "--gpus", "--global-batch", "--gpu", "--topology", "--tp", "--pp",
                                            "--micro-batch", "--schedule", "--recompute", "--distributed-optimizer",
-                                           "--budget-seconds", "--top", "--csv"};
+                                           "--budget-seconds", "--top", "--csv", "-o"};
         int w = -1;
         for (int k = 0; k < (int)(sizeof WITH / sizeof *WITH); k++)
             if (lsim_cli_is_opt(o, WITH[k])) w = k;
@@ -160,8 +165,9 @@ static int parse(int argc, char **argv, search_args *a)
             break;
         }
         case 9: {
-            static const char *const RC[] = {"none", "selective", "full"};
-            if (name_list("--recompute", v, RC, 3, s->rc, &s->nrc, 3)) return -1;
+            const char *rcn[LSIM_RC_N];
+            for (int k = 0; k < LSIM_RC_N; k++) rcn[k] = lsim_recompute_name(k);
+            if (name_list("--recompute", v, rcn, LSIM_RC_N, s->rc, &s->nrc, 3)) return -1;
             break;
         }
         case 10: {
@@ -189,7 +195,8 @@ static int parse(int argc, char **argv, search_args *a)
             a->top = (int)k;
             break;
         }
-        default: a->csv = v; break;
+        case 13: a->csv = v; break;
+        default: a->out = v; break;
         }
     }
     if (!a->model || !a->gpus || !a->global_batch) {
@@ -228,7 +235,6 @@ static int cmp_step(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static const char *rc_name(int r) { return r == LSIM_RC_FULL ? "full" : r == LSIM_RC_SELECTIVE ? "selective" : "none"; }
 
 typedef struct csv_ctx {
     const search_args *a;
@@ -254,7 +260,7 @@ static int write_csv(FILE *f, const search_args *a, const lsim_search_cand *c, c
     for (size_t i = 0; i < nr && ok; i++) {
         const lsim_search_cand *x = &c[rank[i]];
         ok = fprintf(f, "%zu,%d,%d,%d,%d,%d,%s,%d,%lld,%.1f,%.0f,%lld,%lld,%lld,%lld,%.3f\n", i + 1, x->tp, x->pp, x->dp,
-                     x->mb, x->vstages, rc_name(x->recompute), x->dist_opt, (long long)x->step,
+                     x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step,
                      x->step > 0 ? tok / ((double)x->step / 1e9) : 0, x->mem_bytes, (long long)x->bd[0],
                      (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
     }
@@ -285,11 +291,15 @@ int lsim_cli_search(int argc, char **argv)
         if (!rc) lsim_topology_default(&s->base.gpu, &s->base.topo);
     }
     if (!rc && a.topo) rc = lsim_topology_load(a.topo, &s->base.topo, &err);
-    if (!rc && a.csv && !lsim_cli_csv_is_stdout(a.csv)) {
-        /* the CSV is the only file written: checked before any work */
+    if (!rc && ((a.csv && !lsim_cli_csv_is_stdout(a.csv)) || a.out)) {
+        /* the files written, checked before any work: never over an input,
+         * a store or an archive, nor both the same file */
         char *ins[3] = {(char *)a.model, (char *)a.gpu, (char *)a.topo};
-        lsim_io_file outs[1] = {{a.csv, "--csv", 1, LSIM_OUT_TEXT}};
-        rc = lsim_cli_check_io(ins, 3, outs, 1, &err);
+        lsim_io_file outs[2];
+        size_t no = 0;
+        if (a.csv && !lsim_cli_csv_is_stdout(a.csv)) outs[no++] = (lsim_io_file){a.csv, "--csv", 1, LSIM_OUT_TEXT};
+        if (a.out) outs[no++] = (lsim_io_file){a.out, "-o", 1, LSIM_OUT_SEARCH};
+        rc = lsim_cli_check_io(ins, 3, outs, no, &err);
     }
     if (rc) {
         fprintf(stderr, "lumosim: error: %s\n", err.msg);
@@ -355,6 +365,14 @@ int lsim_cli_search(int argc, char **argv)
             csv_ctx x = {&a, c, order, nsim};
             rc = lsim_cli_write_output(a.csv, csv_writer, &x, &err);
         }
+        if (!rc && a.out) {
+            char cmd[4096] = "lumosim search";
+            for (int i = 0; i < argc; i++)
+                if (strlen(cmd) + strlen(argv[i]) + 2 < sizeof cmd) strcat(strcat(cmd, " "), argv[i]);
+            lsim_search_file_info fi = {cmd, a.model, s->base.gpu.name, a.gpus, a.global_batch,
+                                        s->base.model.seq, s->base.gpu.mem_capacity, secs, a.budget > 0 ? a.budget : 0};
+            rc = lsim_search_write_h5(a.out, &fi, c, n, order, nsim, &err);
+        }
         if (!rc && a.json) {
             printf("{\"lumosim_version\":\"%s\",\"model\":\"%s\",\"gpus\":%d,\"gpu\":\"%s\",\"global_batch\":%d,"
                    "\"candidates\":%zu,\"reasons\":{",
@@ -371,7 +389,7 @@ int lsim_cli_search(int argc, char **argv)
                 printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%d,\"vstages\":%d,\"recompute\":\"%s\","
                        "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"tokens_per_s\":%.1f,\"peak_memory_bytes\":%.0f,"
                        "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f}",
-                       i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, rc_name(x->recompute),
+                       i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute),
                        x->dist_opt ? "true" : "false", (long long)x->step, st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes,
                        st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
             }
@@ -396,7 +414,7 @@ int lsim_cli_search(int argc, char **argv)
                     else snprintf(sch, sizeof sch, "1f1b");
                     double st = (double)x->step;
                     printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f\n", i + 1, x->tp, x->pp,
-                           x->dp, x->mb, sch, rc_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
+                           x->dp, x->mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
                            st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes / 1e9, st > 0 ? 100 * (double)x->bd[3] / st : 0,
                            st > 0 ? 100 * (double)x->bd[2] / st : 0);
                 }
@@ -414,7 +432,7 @@ int lsim_cli_search(int argc, char **argv)
                             best = i;
                     if (best == n) break;
                     printf("  closest miss: TP %d PP %d DP %d mb %d V %d recompute %s dist-opt %s: %s\n", c[best].tp,
-                           c[best].pp, c[best].dp, c[best].mb, c[best].vstages, rc_name(c[best].recompute),
+                           c[best].pp, c[best].dp, c[best].mb, c[best].vstages, lsim_recompute_name(c[best].recompute),
                            c[best].dist_opt ? "on" : "off", c[best].why);
                     c[best].mem_bytes = -1; /* shown */
                 }

@@ -293,3 +293,8 @@ int lsim_synth_schedule(int pp, int stage, int m, int V, lsim_synth_step *out, i
     if (nwarm) *nwarm = w;
     return 0;
 }
+
+#define RC_NAME_(id, name) name,
+static const char *const RC_NAMES[] = {LSIM_RECOMPUTE_MODES(RC_NAME_)};
+#undef RC_NAME_
+const char *lsim_recompute_name(int mode) { return mode >= 0 && mode < LSIM_RC_N ? RC_NAMES[mode] : "?"; }

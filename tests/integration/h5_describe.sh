@@ -19,4 +19,6 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$LUMOSIM" synth --model gpt3-15b --layers 2 --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 2 -o "$t/syn.h5" >/dev/null 2>&1 ||
     fail "synth"
 "$LUMOSIM" sim "$t/syn.h5" -o "$t/synres.h5" >/dev/null || fail "sim synth"
-"$check" "$t/job.h5" "$t/res.h5" "$t/syn.h5" "$t/synres.h5" || fail "see above"
+"$LUMOSIM" search --model gpt3-15b --gpus 8 --global-batch 16 --tp 2,4 --micro-batch 1 --recompute none \
+    --distributed-optimizer on -o "$t/search.h5" >/dev/null || fail "search"
+"$check" "$t/job.h5" "$t/res.h5" "$t/syn.h5" "$t/synres.h5" "$t/search.h5" || fail "see above"

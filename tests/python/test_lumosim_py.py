@@ -543,6 +543,100 @@ class CompareTests(unittest.TestCase):
         self.assertEqual({r[5] for r in self.parse(p.stdout)}, {"1.000000"})
 
 
+def _slurp(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class SearchTests(unittest.TestCase):
+    """lumosim search -o: the HDF5 file against the --csv and the printed
+    ranking (both written by other code paths of the C side), the counts
+    against the enumeration's own summary line, and the output rules."""
+
+    ARGS = ("search", "--model", "gpt3-15b", "--gpus", "16", "--gpu", "h100", "--global-batch", "32",
+            "--tp", "2,4", "--micro-batch", "1,2", "--recompute", "none,full", "--distributed-optimizer", "on")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.h5 = os.path.join(TMP, "search.h5")
+        cls.csv = os.path.join(TMP, "search.csv")
+        cls.out = run(*cls.ARGS, "--top", "0", "-o", cls.h5, "--csv", cls.csv).stdout
+        cls.res = lumosim.load(cls.h5)
+
+    def test_kind_and_space(self):
+        self.assertEqual(self.res.attrs["kind"], "lumosim-search")
+        sp = self.res.space
+        self.assertEqual((sp["model"], sp["gpu"], sp["gpus"], sp["global_batch"]), ("gpt3-15b", "h100", 16, 32))
+        self.assertIn("-o %s" % self.h5, self.res.attrs["created_by"])
+
+    def test_counts_match_the_summary_line(self):
+        m = re.search(r"(\d+) configurations; (.*?); (\d+) feasible, (\d+) simulated", self.out)
+        self.assertIsNotNone(m, self.out)
+        cand = self.res.candidates
+        self.assertEqual(len(cand), int(m.group(1)))
+        for k, name in re.findall(r"(\d+) ([a-z_]+)", m.group(2)):
+            self.assertEqual(int((cand.reason == name).sum()), int(k), name)
+        self.assertEqual(int(cand.simulated.sum()), int(m.group(4)))
+        self.assertEqual(len(self.res.ranking), int(m.group(4)))
+        # every refused candidate says why; no simulated one has a reason text
+        self.assertTrue((cand[cand.reason != "simulated"].why.str.len() > 0).all())
+        self.assertTrue((cand[cand.simulated].why == "").all())
+        self.assertTrue(cand[~cand.simulated].step_ns.isna().all())
+
+    def test_ranking_equals_the_csv(self):
+        rows = _slurp(self.csv).decode().splitlines()
+        head = rows[0].split(",")
+        rk = self.res.ranking
+        self.assertEqual(len(rows) - 1, len(rk))
+        for line, (_, r) in zip(rows[1:], rk.iterrows()):
+            c = dict(zip(head, line.split(",")))
+            self.assertEqual(int(c["rank"]), int(r["rank"]))
+            for k in ("tp", "pp", "dp", "micro_batch", "vstages"):
+                self.assertEqual(int(c[k]), int(r[k]), k)
+            self.assertEqual(c["recompute"], r["recompute"])
+            self.assertEqual(int(c["distributed_optimizer"]), int(r["distributed_optimizer"]))
+            self.assertEqual(int(c["step_ns"]), int(r["step_ns"]))
+            for k in ("exposed_compute_ns", "overlapped_ns", "exposed_comm_ns", "other_ns"):
+                self.assertEqual(int(c[k]), int(r[k]), k)
+            self.assertAlmostEqual(float(c["peak_memory_bytes"]), r["peak_memory_bytes"], delta=1.0)
+        self.assertTrue(rk.step_ns.is_monotonic_increasing)
+
+    def test_info(self):
+        p = run("info", self.h5)
+        best = self.res.ranking.iloc[0]
+        self.assertIn("lumosim search result", p.stdout)
+        self.assertIn("1. TP %d PP %d DP %d" % (best.tp, best.pp, best.dp), p.stdout)
+        self.assertIn("step %.3f s" % (best.step_ns / 1e9), p.stdout)
+
+    def test_output_rules(self):
+        # its own previous result is replaced; a store, an input and the
+        # --csv file are not, and nothing is left behind
+        run(*self.ARGS, "--tp", "2", "-o", self.h5)
+        self.assertEqual(len(lumosim.load(self.h5).candidates), len(self.res.candidates) // 2)
+        store = F["synth"]
+        before = _slurp(store)
+        p = run(*self.ARGS, "-o", store, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertIn("graph store", p.stderr)
+        self.assertEqual(_slurp(store), before)
+        spec = os.path.join(TMP, "h100.json")
+        shutil.copy(os.path.join(SOURCE, "data", "gpu", "h100.json"), spec)
+        sb = _slurp(spec)
+        args = list(self.ARGS)
+        args[args.index("h100")] = spec
+        p = run(*args, "-o", spec, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("input", p.stderr)
+        self.assertEqual(_slurp(spec), sb)
+        p = run(*self.ARGS, "-o", self.csv, "--csv", self.csv, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("both", p.stderr)
+        self.assertEqual(sorted(f for f in os.listdir(TMP) if "tmp" in f), [])
+        p = run("sim", self.h5, check=False)
+        self.assertNotEqual(p.returncode, 0)
+
+
 class BadInputTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
