@@ -903,8 +903,12 @@ int lsim_et_apply(const lsim_et *et, lsim_trace *t, lsim_et_apply_stats *st, lsi
         const lsim_et_pg *g = op->pg >= 0 ? &et->pgs[op->pg] : NULL;
         int grp = 0, sz = 0, nomem = 0;
         s.matched++;
-        if ((c->kind == LSIM_COLL_GENERIC || c->kind == LSIM_COLL_OTHER) && op->kind != LSIM_COLL_NONE &&
-            op->kind != LSIM_COLL_OTHER)
+        /* a generic kernel takes the call's kind; so does a SendRecv kernel
+         * of an all-to-all (NCCL runs one as grouped sends and receives to
+         * every peer): it is matched across its group, not as a pair */
+        if ((c->kind == LSIM_COLL_GENERIC || c->kind == LSIM_COLL_OTHER ||
+             (c->kind == LSIM_COLL_SENDRECV && op->kind == LSIM_COLL_ALLTOALL)) &&
+            op->kind != LSIM_COLL_NONE && op->kind != LSIM_COLL_OTHER)
             c->kind = op->kind;
         if (g && c->pg_name == UINT32_MAX && g->named) {
             if (lsim_strtab_intern(t->strings, g->name, strlen(g->name), &c->pg_name)) nomem = 1;

@@ -138,6 +138,17 @@ static const mcol run_gpu_cpl_cols[] = {
 };
 #define NRUNGPUCPLCOLS (sizeof run_gpu_cpl_cols / sizeof run_gpu_cpl_cols[0])
 
+/* Optional gpus/... columns of the per-kind collective times (metrics.h,
+ * has_coll_time): always written; read when the first exists. */
+static const mcol run_gpu_ctime_cols[] = {
+    RGC("has_coll_time", report.has_coll_time, T_U8, M_INT),
+    RGA("coll_time_actual", report.coll_time_actual, T_I64, LSIM_COLL_NKINDS),
+    RGA("coll_wait_actual", report.coll_wait_actual, T_I64, LSIM_COLL_NKINDS),
+    RGA("coll_time_predicted", report.coll_time_predicted, T_I64, LSIM_COLL_NKINDS),
+    RGA("coll_wait_predicted", report.coll_wait_predicted, T_I64, LSIM_COLL_NKINDS),
+};
+#define NRUNGPUCTIMECOLS (sizeof run_gpu_ctime_cols / sizeof run_gpu_ctime_cols[0])
+
 /* One iteration row (iterations/...): the report's entry, its GPU, and the
  * derived relative error. */
 typedef struct riter {
@@ -258,6 +269,7 @@ static int check_run_layout(sctx *c)
     int rc = h5s_check_cols(c, run_gpu_cols, NRUNGPUCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_opt_cols, NRUNGPUOPTCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_cpl_cols, NRUNGPUCPLCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_gpu_ctime_cols, NRUNGPUCTIMECOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
@@ -709,6 +721,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_cpl_cols, NRUNGPUCPLCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
                              gchunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_ctime_cols, NRUNGPUCTIMECOLS, lm, sizeof *lm, ngpu, &sg,
+                             nloc, gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
@@ -1085,10 +1100,22 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_opt_cols, NRUNGPUOPTCOLS, x, sizeof *x, *n, 0, *n);
     if (!rc && H5Lexists(run, "gpus/has_coupling", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_cpl_cols, NRUNGPUCPLCOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc && H5Lexists(run, "gpus/has_coll_time", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "gpus", run_gpu_ctime_cols, NRUNGPUCTIMECOLS, x, sizeof *x, *n, 0, *n);
     for (size_t i = 0; !rc && i < *n; i++)
         if (x[i].g.report.has_coupling > 1)
             rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/has_coupling of GPU %zu is %d (valid: 0 or 1)", where, i,
                           x[i].g.report.has_coupling);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        /* times are sums of durations, waits parts of them */
+        const lsim_rank_report *q = &x[i].g.report;
+        int bad = q->has_coll_time > 1 || (q->has_coll_time && !q->has_coupling);
+        for (int k = 0; k < LSIM_COLL_NKINDS; k++)
+            bad |= q->coll_wait_actual[k] < 0 || q->coll_wait_actual[k] > q->coll_time_actual[k] ||
+                   q->coll_wait_predicted[k] < 0 || q->coll_wait_predicted[k] > q->coll_time_predicted[k];
+        if (bad)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the collective time columns of GPU %zu are inconsistent", where, i);
+    }
     for (size_t i = 0; !rc && i < *n; i++) {
         const lsim_rank_report *q = &x[i].g.report;
         const lsim_err_dist *d[2] = {&q->start_err_gpu, &q->start_err_cpu};

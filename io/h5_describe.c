@@ -96,6 +96,8 @@ static const dcol dcols[] = {
     U("gpus", "start_err_cpu_count", "1"), U("gpus", "start_err_cpu", "ns"),
     U("gpus", "duty_abs_diff", "1"), /* percentage points of the duty cycle */
     U("gpus", "has_coupling", "1"), U("gpus", "coll_coupled", "1"), U("gpus", "coll_traced", "1"),
+    U("gpus", "has_coll_time", "1"), U("gpus", "coll_time_actual", "ns"), U("gpus", "coll_wait_actual", "ns"),
+    U("gpus", "coll_time_predicted", "ns"), U("gpus", "coll_wait_predicted", "ns"),
     U("iterations", "gpu", "1"), U("iterations", "name_id", "1"), U("iterations", "actual", "ns"),
     U("iterations", "predicted", "ns"), U("iterations", "error", "1"), U("iterations", "breakdown_actual", "ns"),
     U("iterations", "breakdown_predicted", "ns"), U("iterations", "cpu_actual", "ns"),

@@ -394,21 +394,46 @@ cleanup:
     return rc;
 }
 
-void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, lsim_rank_report *r)
+/* A wait clamped to [0, d], as the breakdown's sweep clamps it. */
+static lsim_ns clamp_wait(const lsim_ns *wait, size_t v, lsim_ns d)
+{
+    lsim_ns w = wait ? wait[v] : 0;
+    return w < 0 ? 0 : w > d ? d : w;
+}
+
+void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, const lsim_ns *start, const lsim_ns *end,
+                           const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *r)
 {
     /* Why here and not in the engine: a job can report "coupled" while part
-     * of its collectives (an all-to-all of SendRecv kernels whose peers the
-     * trace does not name) were replayed with their traced durations; the
-     * counts per kind say how much of the communication the coupling
-     * really covers (issue 16). */
+     * of its collectives (point-to-point kernels whose peers the trace does
+     * not name) were replayed with their traced durations; the counts per
+     * kind say how much of the communication the coupling really covers,
+     * and the times per kind how much of it was waiting for the group's
+     * last arrival rather than moving data (issue 16). Sums saturate
+     * (lsim_ns_add_sat): within the graph's bounds they never do. */
     memset(r->coll_coupled, 0, sizeof r->coll_coupled);
     memset(r->coll_traced, 0, sizeof r->coll_traced);
+    memset(r->coll_time_actual, 0, sizeof r->coll_time_actual);
+    memset(r->coll_wait_actual, 0, sizeof r->coll_wait_actual);
+    memset(r->coll_time_predicted, 0, sizeof r->coll_time_predicted);
+    memset(r->coll_wait_predicted, 0, sizeof r->coll_wait_predicted);
     for (size_t v = 0; v < g->n; v++) {
         if (g->kind[v] != LSIM_N_KERNEL || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
         unsigned k = g->colls[g->coll[v]].kind;
         if (k >= LSIM_COLL_NKINDS || k == LSIM_COLL_NONE) continue;
         if (inst_of && inst_of[v] >= 0) r->coll_coupled[k]++;
         else r->coll_traced[k]++;
+        if (start && end) {
+            lsim_ns d = end[v] - start[v] > 0 ? end[v] - start[v] : 0;
+            r->coll_time_predicted[k] = lsim_ns_add_sat(r->coll_time_predicted[k], d);
+            r->coll_wait_predicted[k] = lsim_ns_add_sat(r->coll_wait_predicted[k], clamp_wait(pred_wait, v, d));
+        }
+        if (g->obs_start[v] != LSIM_OBS_NONE && g->obs_end[v] != LSIM_OBS_NONE) {
+            lsim_ns d = g->obs_end[v] - g->obs_start[v] > 0 ? g->obs_end[v] - g->obs_start[v] : 0;
+            r->coll_time_actual[k] = lsim_ns_add_sat(r->coll_time_actual[k], d);
+            r->coll_wait_actual[k] = lsim_ns_add_sat(r->coll_wait_actual[k], clamp_wait(obs_wait, v, d));
+        }
     }
     r->has_coupling = 1;
+    r->has_coll_time = start && end;
 }

@@ -256,6 +256,18 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
             shown = 1;
         }
         if (shown) fputc('\n', f);
+        /* and their time: waiting for the group's last arrival vs transfer */
+        for (int k = 0; r->has_coll_time && k < LSIM_COLL_NKINDS; k++) {
+            if (!r->coll_coupled[k] && !r->coll_traced[k]) continue;
+            lsim_ns tp = r->coll_time_predicted[k], wp = r->coll_wait_predicted[k];
+            fprintf(f, "    %s: predicted %.3f ms (waiting %.3f, transfer %.3f)", lsim_coll_kind_name((lsim_coll_kind)k),
+                    ms(tp), ms(wp), ms(tp - wp));
+            if (obs) {
+                lsim_ns ta = r->coll_time_actual[k], wa = r->coll_wait_actual[k];
+                fprintf(f, ", actual %.3f ms (waiting %.3f, transfer %.3f)", ms(ta), ms(wa), ms(ta - wa));
+            }
+            fputc('\n', f);
+        }
     }
 }
 
@@ -482,6 +494,21 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
             if (!x) continue;
             cJSON_AddNumberToObject(x, "coupled", (double)r->coll_coupled[k]);
             cJSON_AddNumberToObject(x, "traced", (double)r->coll_traced[k]);
+            if (!r->has_coll_time) continue; /* an archive written before the times were kept */
+            for (int a = 0; a < 2; a++) {
+                const char *key = a ? "actual" : "predicted";
+                if (a && !obs) {
+                    cJSON_AddNullToObject(x, key);
+                    continue;
+                }
+                lsim_ns t = a ? r->coll_time_actual[k] : r->coll_time_predicted[k];
+                lsim_ns w = a ? r->coll_wait_actual[k] : r->coll_wait_predicted[k];
+                cJSON *y = cJSON_AddObjectToObject(x, key);
+                if (!y) continue;
+                cJSON_AddNumberToObject(y, "time_ns", (double)t);
+                cJSON_AddNumberToObject(y, "wait_ns", (double)w);
+                cJSON_AddNumberToObject(y, "transfer_ns", (double)(t - w));
+            }
         }
     } else {
         cJSON_AddNullToObject(o, "collectives");

@@ -852,24 +852,39 @@ static void job_overview(FILE *f, const lsim_replay_item *items, size_t n)
             lw, H - 6, W - 8, H - 6);
     put_ms(f, maxw);
     fputs(" ms</text>\n</svg>\n", f);
-    /* collective kernels by kind */
+    /* collective kernels by kind, with their predicted time split into
+     * waiting for the group's last arrival and transfer */
     uint64_t cc[LSIM_COLL_NKINDS] = {0}, ct[LSIM_COLL_NKINDS] = {0};
-    int any = 0;
+    lsim_ns tt[LSIM_COLL_NKINDS] = {0}, tw[LSIM_COLL_NKINDS] = {0};
+    int any = 0, times = 1;
     for (size_t i = 0; i < n; i++)
-        if (items[i].r->has_coupling)
+        if (items[i].r->has_coupling) {
+            times &= items[i].r->has_coll_time;
             for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
                 cc[k] += items[i].r->coll_coupled[k], ct[k] += items[i].r->coll_traced[k];
+                tt[k] = lsim_ns_add_sat(tt[k], items[i].r->coll_time_predicted[k]);
+                tw[k] = lsim_ns_add_sat(tw[k], items[i].r->coll_wait_predicted[k]);
                 any |= items[i].r->coll_coupled[k] || items[i].r->coll_traced[k];
             }
+        }
     if (any) {
-        fputs("<h3>Collective kernels by kind</h3>\n<div class=\"scroll\"><table><tr><th class=\"l\">kind</th>"
-              "<th>coupled</th><th>kept traced</th></tr>\n",
-              f);
-        for (int k = 0; k < LSIM_COLL_NKINDS; k++)
-            if (cc[k] || ct[k])
-                fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td%s>%llu</td></tr>\n",
-                        lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)cc[k], ct[k] ? " class=\"warn\"" : "",
-                        (unsigned long long)ct[k]);
+        fprintf(f, "<h3>Collective kernels by kind</h3>\n<div class=\"scroll\"><table><tr><th class=\"l\">kind</th>"
+                   "<th>coupled</th><th>kept traced</th>%s</tr>\n",
+                times ? "<th>predicted ms</th><th>waiting ms</th><th>transfer ms</th>" : "");
+        for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
+            if (!cc[k] && !ct[k]) continue;
+            fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td%s>%llu</td>", lsim_coll_kind_name((lsim_coll_kind)k),
+                    (unsigned long long)cc[k], ct[k] ? " class=\"warn\"" : "", (unsigned long long)ct[k]);
+            if (times) {
+                double v[3] = {ms(tt[k]), ms(tw[k]), ms(tt[k] - tw[k])};
+                for (int c = 0; c < 3; c++) {
+                    fputs("<td>", f);
+                    put_ms(f, v[c]);
+                    fputs("</td>", f);
+                }
+            }
+            fputs("</tr>\n", f);
+        }
         fputs("</table></div>\n", f);
     }
     /* kernels by name over all ranks */

@@ -111,12 +111,25 @@ typedef struct lsim_rank_report {
      * archives written before it have 0) */
     int has_coupling;
     uint64_t coll_coupled[LSIM_COLL_NKINDS], coll_traced[LSIM_COLL_NKINDS];
+    /* the same kernels' time by kind, summed over the kernels (end - start),
+     * and the part of it spent waiting for the group's last arrival (the
+     * rest, time - wait, is the transfer): actual from the trace (observed
+     * kernels; the observed waiting on aligned clocks) and predicted from
+     * the replay. Valid when has_coll_time (set with the counts; archives
+     * written before it have 0). */
+    int has_coll_time;
+    lsim_ns coll_time_actual[LSIM_COLL_NKINDS], coll_wait_actual[LSIM_COLL_NKINDS];
+    lsim_ns coll_time_predicted[LSIM_COLL_NKINDS], coll_wait_predicted[LSIM_COLL_NKINDS];
 } lsim_rank_report;
 
-/* Fill r's coupling counts from g: a collective kernel v is coupled when
- * inst_of (the job's per-node instance array of this GPU; NULL: the GPU ran
- * alone) has inst_of[v] >= 0, else it kept its traced duration. Local. */
-void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, lsim_rank_report *r);
+/* Fill r's coupling counts and per-kind times from g: a collective kernel v
+ * is coupled when inst_of (the job's per-node instance array of this GPU;
+ * NULL: the GPU ran alone) has inst_of[v] >= 0, else it kept its traced
+ * duration. start/end: the replay's times (g->n each); obs_wait, pred_wait:
+ * per-node waiting for peers, observed and simulated (NULL: none, as for a
+ * GPU run alone), each clamped to the kernel's duration. Borrowed. Local. */
+void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, const lsim_ns *start, const lsim_ns *end,
+                           const lsim_ns *obs_wait, const lsim_ns *pred_wait, lsim_rank_report *r);
 
 int lsim_metrics_compute(const lsim_graph *g, const lsim_ns *start,
                          const lsim_ns *end, lsim_ns bin_ns,

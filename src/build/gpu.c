@@ -214,7 +214,14 @@ int bld_label_collectives(bld_builder *b)
         }
         if (rpc >= 0) {
             const lsim_coll_info *p = &g->colls[rpc];
-            if ((c->kind == LSIM_COLL_GENERIC || c->kind == LSIM_COLL_OTHER) && p->kind != LSIM_COLL_NONE) c->kind = p->kind;
+            /* a generic kernel takes the op's kind; so does a SendRecv kernel
+             * inside an all_to_all (NCCL runs one as grouped sends and
+             * receives to every peer: one SendRecv kernel per rank), which
+             * is then matched across its group rather than as a pair */
+            if ((c->kind == LSIM_COLL_GENERIC || c->kind == LSIM_COLL_OTHER ||
+                 (c->kind == LSIM_COLL_SENDRECV && p->kind == LSIM_COLL_ALLTOALL)) &&
+                p->kind != LSIM_COLL_NONE)
+                c->kind = p->kind;
             if (c->in_nelems < 0) c->in_nelems = p->in_nelems;
             if (c->out_nelems < 0) c->out_nelems = p->out_nelems;
             if (c->group_size < 0) c->group_size = p->group_size;

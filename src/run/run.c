@@ -302,8 +302,10 @@ int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gp
     lsim_job_waits(r->job, gpu, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
     int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[gpu],
                                      wait, &r->reps[i], err);
+    if (!rc)
+        lsim_metrics_coupling(g, r->job->inst_of[gpu], lsim_engine_start(e), lsim_engine_end(e), r->job->obs_wait[gpu],
+                              wait, &r->reps[i]);
     free(wait);
-    if (!rc) lsim_metrics_coupling(g, r->job->inst_of[gpu], &r->reps[i]);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->items[i] = lsim_run_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);
     return rc;
@@ -464,7 +466,7 @@ static int simulate_one(const lsim_run_opts *o, lsim_run *r, size_t i, lsim_err 
     double t3 = lsim_now_s();
     const lsim_engine *e = r->engines[i];
     if (!rc) rc = lsim_metrics_compute(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, &r->reps[i], err);
-    if (!rc) lsim_metrics_coupling(g, NULL, &r->reps[i]);
+    if (!rc) lsim_metrics_coupling(g, NULL, lsim_engine_start(e), lsim_engine_end(e), NULL, NULL, &r->reps[i]);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->simulate_s += t3 - t2;
     r->metrics_s += lsim_now_s() - t3;

@@ -333,6 +333,45 @@ cleanup:
     lsim_et_free(et);
 }
 
+/* A SendRecv kernel is the all-to-all when the call it pairs with is one
+ * (NCCL runs an all-to-all as grouped sends and receives: one SendRecv
+ * kernel per rank), so that the job matches it across its group; paired
+ * with a send it stays a point-to-point kernel. */
+static void test_alltoall(void)
+{
+    static const char TR[] =
+        "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 4}, \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 10, \"ts\": 100, \"dur\": 20, \"args\": {}},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 10, \"ts\": 102, \"dur\": 6, \"args\": {\"correlation\": 10}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 20, \"ts\": 110, \"dur\": 30, \"args\": {\"device\": 0, \"stream\": 20, \"correlation\": 10}},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, \"tid\": 10, \"ts\": 200, \"dur\": 20, \"args\": {}},"
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 10, \"ts\": 202, \"dur\": 6, \"args\": {\"correlation\": 11}},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 20, \"ts\": 210, \"dur\": 30, \"args\": {\"device\": 0, \"stream\": 20, \"correlation\": 11}}"
+        "]}";
+    static const char ET[] =
+        "{\"schema\": \"1.0.1\", \"nodes\": ["
+        "{\"name\": \"record_param_comms\", \"id\": 9, \"inputs\": [[[1, 2, 0, 16, 4, \"cuda:0\"]], 1, 777, 0, \"all_to_all\", [], [], 4]},"
+        "{\"name\": \"record_param_comms\", \"id\": 12, \"inputs\": [[[3, 4, 0, 6, 2, \"cuda:0\"]], 2, 777, 0, \"send\", [], [], 4]}]}";
+    lsim_trace *t = NULL;
+    lsim_et *et = NULL;
+    lsim_err err = {0};
+    lsim_et_apply_stats st;
+    lsim_coll_info *k[4];
+    CHECK_I64(lsim_trace_read_mem("a2a.json", TR, strlen(TR), &t, &err), 0);
+    CHECK_I64(lsim_et_read_mem("a2a.et.json", ET, strlen(ET), &et, &err), 0);
+    if (!t || !et) goto cleanup;
+    CHECK_I64(kernels(t, k, 4), 2);
+    CHECK(k[0]->kind == LSIM_COLL_SENDRECV && k[1]->kind == LSIM_COLL_SENDRECV);
+    CHECK_I64(lsim_et_apply(et, t, &st, &err), 0);
+    CHECK_I64(st.matched, 2);
+    CHECK_I64(k[0]->kind, LSIM_COLL_ALLTOALL);
+    CHECK_I64(k[0]->group_size, 4);
+    CHECK_I64(k[1]->kind, LSIM_COLL_SENDRECV);
+cleanup:
+    lsim_trace_free(t);
+    lsim_et_free(et);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -345,5 +384,6 @@ int main(int argc, char **argv)
     test_bad();
     test_sibling();
     test_apply();
+    test_alltoall();
     return check_result("test_et");
 }

@@ -15,9 +15,14 @@
 
 #include "lumosim/engine.h"
 #include "lumosim/job.h"
+#include "lumosim/metrics.h"
 #include "lumosim/synth.h"
 
 enum { NC, NY, NK, NX, NZ, NNODES }; /* node ids in build order */
+
+/* the collective x's kind and, per GPU, its bytes (coupling_kinds sets them) */
+static int g_kind = LSIM_COLL_ALLREDUCE;
+static int64_t g_bytes[2] = {1 << 20, 1 << 20};
 
 /* GPU i: c (CPU, release 0, 10) launches k (D[i]) with latency 5; the
  * collective x (X[i], group "tp", seq 0) follows k on the comm stream
@@ -37,7 +42,7 @@ static lsim_graph *gpu(int i, const lsim_ns *D, const lsim_ns *X)
     lsim_gb_node(b, LSIM_N_KERNEL, 0, S1, "k", D[i], &v[NK]);
     lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S2, "x", X[i], &v[NX]);
     lsim_gb_node(b, LSIM_N_KERNEL, 0, S2, "z", 10, &v[NZ]);
-    lsim_gb_coll(b, v[NX], LSIM_COLL_ALLREDUCE, 1 << 20, 2, "tp", 0);
+    lsim_gb_coll(b, v[NX], g_kind, g_bytes[i], 2, "tp", 0);
     lsim_gb_set_release(b, v[NC], 0);
     lsim_gb_edge(b, v[NC], v[NY], LSIM_E_CPU_THREAD, 0);
     lsim_gb_edge(b, v[NC], v[NK], LSIM_E_LAUNCH, 5);
@@ -186,10 +191,54 @@ out:
     lsim_graph_free(g[1]);
 }
 
+/* The per-kind report of the collective() job (lsim_metrics_coupling): x is
+ * coupled on both GPUs; GPU 0's x spans [115, 365): 250 ns, of which it
+ * waited 200 and transferred 50; GPU 1's [315, 365): 50, all transfer.
+ * Never observed: the actual times are 0. Run alone (inst_of NULL) the same
+ * kernel counts as traced, with no waiting. And an all-to-all may move a
+ * different amount on each GPU (all_to_allv), an all-reduce may not. */
+static void coupling_kinds(void)
+{
+    const lsim_ns D[2] = {100, 300}, X[2] = {30, 50};
+    job2 J;
+    lsim_err err;
+    lsim_ns w[2][NNODES];
+    lsim_ns *waits[2] = {w[0], w[1]};
+    g_kind = LSIM_COLL_ALLTOALL;
+    g_bytes[1] = 3 << 20;
+    int rc = job2_new(&J, D, X, &err);
+    if (!rc) rc = lsim_job_run(J.j, J.e, waits, &err);
+    CHECK_MSG(rc == 0, "all_to_allv: %s", err.msg);
+    for (int i = 0; !rc && i < 2; i++) {
+        lsim_rank_report r;
+        memset(&r, 0, sizeof r);
+        lsim_metrics_coupling(J.g[i], J.j->inst_of[i], lsim_engine_start(J.e[i]), lsim_engine_end(J.e[i]), NULL,
+                              waits[i], &r);
+        CHECK(r.has_coupling == 1 && r.has_coll_time == 1);
+        CHECK_I64(r.coll_coupled[LSIM_COLL_ALLTOALL], 1);
+        CHECK_I64(r.coll_traced[LSIM_COLL_ALLTOALL], 0);
+        CHECK_I64(r.coll_time_predicted[LSIM_COLL_ALLTOALL], i ? 50 : 250);
+        CHECK_I64(r.coll_wait_predicted[LSIM_COLL_ALLTOALL], i ? 0 : 200);
+        CHECK_I64(r.coll_time_actual[LSIM_COLL_ALLTOALL], 0);
+        CHECK_I64(r.coll_coupled[LSIM_COLL_ALLREDUCE] + r.coll_traced[LSIM_COLL_ALLREDUCE], 0);
+        lsim_metrics_coupling(J.g[i], NULL, lsim_engine_start(J.e[i]), lsim_engine_end(J.e[i]), NULL, NULL, &r);
+        CHECK_I64(r.coll_coupled[LSIM_COLL_ALLTOALL], 0);
+        CHECK_I64(r.coll_traced[LSIM_COLL_ALLTOALL], 1);
+        CHECK_I64(r.coll_wait_predicted[LSIM_COLL_ALLTOALL], 0);
+    }
+    job2_free(&J);
+    g_kind = LSIM_COLL_ALLREDUCE;
+    CHECK_I64(job2_new(&J, D, X, &err), LSIM_ETRACE);
+    CHECK(strstr(err.msg, "moves 1048576 bytes") || strstr(err.msg, "moves 3145728 bytes"));
+    job2_free(&J);
+    g_bytes[1] = 1 << 20;
+}
+
 int main(void)
 {
     collective();
     collective_swapped();
     orders_disagree();
+    coupling_kinds();
     return check_result("test_job_hand");
 }
