@@ -294,6 +294,8 @@ typedef struct rank_map {
     uint32_t *lane_off;
     int64_t *lane_tid;
     uint64_t overlap_nodes;
+    uint64_t ops, ops_clamped; /* CPU ops written as the op tree, and those
+                                  clamped into their parent */
 } rank_map;
 
 static void rank_map_free(rank_map *m)
@@ -567,11 +569,215 @@ static const char *flow_name(const lsim_graph *g, int64_t k)
     return lsim_edge_class_name((lsim_edge_class)(g->in_class[k] & 0x7f));
 }
 
-static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m, uint64_t id_base)
+/* The flow events of node v, on its track (pid, tid): an "s" for each flow
+ * leaving it (at its end), an "f" for each arriving (at its start, or end for
+ * an end-edge). Written right after the slice they belong to (top of file). */
+static void write_node_flows(writer *w, const lsim_replay_item *it, const rank_map *m, uint64_t id_base, size_t v,
+                             int64_t pid, int64_t tid)
+{
+    const lsim_graph *g = it->g;
+    for (uint64_t j = m->src_off[v]; j < m->src_off[v + 1]; j++) {
+        size_t t = (size_t)(m->src_flow[j] >> 1);
+        int e = (int)(m->src_flow[j] & 1);
+        uint32_t u;
+        lsim_ns s, f;
+        flow_of(it, t, e, &u, &s, &f);
+        write_flow(w, "s", id_base + 2 * (uint64_t)t + (uint64_t)e + 1,
+                   flow_name(g, e ? it->bind_end[t] : it->bind_start[t]), pid, tid, s);
+    }
+    for (int e = 0; e < 2; e++) {
+        uint32_t u;
+        lsim_ns s, f;
+        if (flow_of(it, v, e, &u, &s, &f) <= 0) continue;
+        write_flow(w, "f", id_base + 2 * (uint64_t)v + (uint64_t)e + 1,
+                   flow_name(g, e ? it->bind_end[v] : it->bind_start[v]), pid, tid, f);
+    }
+}
+
+/* The op tree (graph.h, lsim_cpu_op) if it can be written for this graph:
+ * valid for its node set, every op on pieces of one CPU thread. Not
+ * required: end_node >= start_node (a zero-length op on the edge of two
+ * pieces starts in the later and ends in the earlier). */
+static const lsim_cpu_ops *usable_ops(const lsim_graph *g)
+{
+    const lsim_cpu_ops *T = lsim_graph_cpu_ops(g);
+    if (!T || !T->node_op) return NULL;
+    for (size_t i = 0; i < T->n; i++) {
+        const lsim_cpu_op *op = &T->op[i];
+        if (op->start_node >= g->n || op->end_node >= g->n || g->proc[op->start_node] != g->proc[op->end_node] ||
+            g->procs[g->proc[op->start_node]].is_gpu)
+            return NULL;
+    }
+    for (size_t v = 0; v < g->n; v++)
+        if (T->node_op[v] != UINT32_MAX && T->node_op[v] >= T->n) return NULL;
+    return T;
+}
+
+/* A boundary of an op at the times of its pieces (observed or simulated):
+ * the piece's start or end plus the offset. */
+static lsim_ns op_time(const lsim_ns *st, const lsim_ns *en, uint32_t v, lsim_ns off, int at_end)
+{
+    return (at_end ? en[v] : st[v]) + off;
+}
+
+/* An element type of the recorded size, for "dtype": the reader takes only
+ * the size from it (the trace's own type name is not kept). */
+static const char *dtype_of_size(int32_t b)
+{
+    switch (b) {
+    case 1: return "Byte";
+    case 2: return "Half";
+    case 4: return "Float";
+    case 8: return "Double";
+    default: return NULL;
+    }
+}
+
+/* record_param_comms' collective args under the names Kineto gives them, so
+ * that reading the predicted trace back finds the same sizes and groups. */
+static void write_comm_args(writer *w, const lsim_graph *g, const lsim_coll_info *c)
+{
+    if (c->from_metadata && c->kind != LSIM_COLL_NONE) {
+        puts_(w, ",\"Collective name\":");
+        put_str(w, lsim_coll_kind_name((lsim_coll_kind)c->kind));
+    }
+    if (c->in_nelems >= 0) {
+        puts_(w, ",\"In msg nelems\":");
+        put_i64(w, c->in_nelems);
+    }
+    if (c->out_nelems >= 0) {
+        puts_(w, ",\"Out msg nelems\":");
+        put_i64(w, c->out_nelems);
+    }
+    const char *dt = dtype_of_size(c->dtype_bytes);
+    if (dt) {
+        puts_(w, ",\"dtype\":");
+        put_str(w, dt);
+    }
+    if (c->group_size >= 0) {
+        puts_(w, ",\"Group size\":");
+        put_i64(w, c->group_size);
+    }
+    if (c->pg_name != UINT32_MAX) {
+        puts_(w, ",\"Process Group Name\":");
+        put_str(w, str_of(g, c->pg_name));
+    }
+    if (c->pg_ranks != UINT32_MAX) {
+        puts_(w, ",\"Process Group Ranks\":");
+        put_str(w, str_of(g, c->pg_ranks));
+    }
+    if (c->bytes >= 0) {
+        puts_(w, ",\"bytes\":");
+        put_i64(w, c->bytes);
+    }
+}
+
+typedef struct open_op {
+    lsim_ns obs_end, start, end;
+} open_op;
+
+/* The CPU threads as their original op tree: one X per op at simulated
+ * times, each followed by the flows of the nodes its own pieces start (so
+ * a flow finds its slice open, as in write_nodes). Why the nesting is
+ * re-checked here: each boundary is mapped through its own piece, and
+ * where two boundaries of a parent and a child meet in a tie (a
+ * zero-length op at a piece edge) the mapping alone could put the child a
+ * step outside; the parent is found from the observed times (the build's
+ * stack rule) and the child clamped into it, counted in m->ops_clamped. */
+static int write_ops(writer *w, const lsim_replay_item *it, rank_map *m, const lsim_cpu_ops *T, uint64_t id_base)
+{
+    const lsim_graph *g = it->g;
+    int rc = LSIM_ENOMEM;
+    uint64_t *off = calloc(T->n + 2, sizeof *off);
+    uint32_t *lst = malloc((g->n ? g->n : 1) * sizeof *lst);
+    open_op *stk = NULL;
+    size_t nst = 0, capst = 0;
+    if (!off || !lst) goto out;
+    /* nodes by op (index T->n: CPU nodes without one, flows written last) */
+    for (size_t v = 0; v < g->n; v++)
+        if (!g->procs[g->proc[v]].is_gpu) off[(T->node_op[v] == UINT32_MAX ? T->n : T->node_op[v]) + 1]++;
+    for (size_t i = 0; i <= T->n; i++) off[i + 1] += off[i];
+    {
+        uint64_t *fill = malloc((T->n + 1) * sizeof *fill);
+        if (!fill) goto out;
+        memcpy(fill, off, (T->n + 1) * sizeof *fill);
+        for (size_t v = 0; v < g->n; v++)
+            if (!g->procs[g->proc[v]].is_gpu) lst[fill[T->node_op[v] == UINT32_MAX ? T->n : T->node_op[v]]++] = (uint32_t)v;
+        free(fill);
+    }
+    uint32_t cur = UINT32_MAX;
+    for (size_t i = 0; i < T->n; i++) {
+        const lsim_cpu_op *op = &T->op[i];
+        uint32_t p = g->proc[op->start_node];
+        if (p != cur) nst = 0, cur = p;
+        int sa = (op->flags & LSIM_OP_START_AT_END) != 0, ea = (op->flags & LSIM_OP_END_AT_END) != 0;
+        lsim_ns os = op_time(g->obs_start, g->obs_end, op->start_node, op->start_off, sa);
+        lsim_ns oe = op_time(g->obs_start, g->obs_end, op->end_node, op->end_off, ea);
+        lsim_ns s = op_time(it->start, it->end, op->start_node, op->start_off, sa);
+        lsim_ns e = op_time(it->start, it->end, op->end_node, op->end_off, ea);
+        /* inside a piece an offset never passes the piece's simulated end */
+        if (!sa && op->start_off >= 0 && s > it->end[op->start_node]) s = it->end[op->start_node];
+        if (!ea && op->end_off >= 0 && e > it->end[op->end_node]) e = it->end[op->end_node];
+        if (e < s) e = s; /* a zero-length op on a piece edge */
+        while (nst > 0 && stk[nst - 1].obs_end <= os) nst--;
+        if (nst > 0) {
+            const open_op *par = &stk[nst - 1];
+            lsim_ns s2 = s < par->start ? par->start : s > par->end ? par->end : s;
+            lsim_ns e2 = e < s2 ? s2 : e > par->end ? par->end : e;
+            if (s2 != s || e2 != e) m->ops_clamped++;
+            s = s2, e = e2;
+        }
+        if (LSIM_GROW(stk, &capst, nst + 1)) goto out;
+        stk[nst++] = (open_op){oe, s, e};
+        int64_t pid = m->proc_pid[p], tid = m->lane_tid[m->lane_off[p]];
+        ev_open(w, "X", str_of(g, op->cat), str_of(g, op->name), pid, tid);
+        puts_(w, ",\"ts\":");
+        put_us(w, s);
+        puts_(w, ",\"dur\":");
+        put_us(w, e - s);
+        puts_(w, ",\"args\":{\"lumosim_pieces\":[");
+        put_u64(w, op->start_node);
+        putch(w, ',');
+        put_u64(w, op->end_node);
+        putch(w, ']');
+        if (op->corr >= 0) {
+            puts_(w, ",\"correlation\":");
+            put_i64(w, op->corr);
+        }
+        if (g->obs_start[op->start_node] != LSIM_OBS_NONE && g->obs_start[op->end_node] != LSIM_OBS_NONE) {
+            puts_(w, ",\"observed_ts\":");
+            put_us(w, os);
+            puts_(w, ",\"observed_dur\":");
+            put_us(w, oe - os);
+        }
+        int32_t k = g->iter[op->start_node];
+        if (k >= 0 && (uint32_t)k < g->niters) {
+            puts_(w, ",\"iteration\":");
+            put_str(w, str_of(g, g->iters[k].name));
+        }
+        if (op->coll >= 0 && (size_t)op->coll < g->ncoll) write_comm_args(w, g, &g->colls[op->coll]);
+        puts_(w, "}}");
+        for (uint64_t j = off[i]; j < off[i + 1]; j++) write_node_flows(w, it, m, id_base, lst[j], pid, tid);
+        m->ops++;
+    }
+    for (uint64_t j = off[T->n]; j < off[T->n + 1]; j++) {
+        uint32_t v = lst[j];
+        write_node_flows(w, it, m, id_base, v, m->proc_pid[g->proc[v]], node_tid(m, g, v));
+    }
+    rc = 0;
+out:
+    free(off);
+    free(lst);
+    free(stk);
+    return rc;
+}
+
+static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m, uint64_t id_base, int skip_cpu)
 {
     const lsim_graph *g = it->g;
     for (size_t v = 0; v < g->n; v++) {
         const lsim_proc *pr = &g->procs[g->proc[v]];
+        if (skip_cpu && !pr->is_gpu) continue; /* written as the op tree */
         int64_t pid = m->proc_pid[g->proc[v]], tid = node_tid(m, g, v);
         ev_open(w, "X", kind_cat(g->kind[v]), str_of(g, g->name[v]), pid, tid);
         puts_(w, ",\"ts\":");
@@ -623,25 +829,7 @@ static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m
         }
         if (g->flags[v] & LSIM_NF_PREWINDOW) puts_(w, ",\"prewindow\":true");
         puts_(w, "}}");
-
-        /* flows leaving v: "s" at its end */
-        for (uint64_t j = m->src_off[v]; j < m->src_off[v + 1]; j++) {
-            size_t t = (size_t)(m->src_flow[j] >> 1);
-            int e = (int)(m->src_flow[j] & 1);
-            uint32_t u;
-            lsim_ns s, f;
-            flow_of(it, t, e, &u, &s, &f);
-            write_flow(w, "s", id_base + 2 * (uint64_t)t + (uint64_t)e + 1,
-                       flow_name(g, e ? it->bind_end[t] : it->bind_start[t]), pid, tid, s);
-        }
-        /* flows arriving at v: "f" at its start (start-edge) or end (end-edge) */
-        for (int e = 0; e < 2; e++) {
-            uint32_t u;
-            lsim_ns s, f;
-            if (flow_of(it, v, e, &u, &s, &f) <= 0) continue;
-            write_flow(w, "f", id_base + 2 * (uint64_t)v + (uint64_t)e + 1,
-                       flow_name(g, e ? it->bind_end[v] : it->bind_start[v]), pid, tid, f);
-        }
+        write_node_flows(w, it, m, id_base, v, pid, tid);
     }
 }
 
@@ -727,7 +915,9 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
         const lsim_replay_item *it = &items[i];
         if ((rc = build_map(it, i, &maps[i]))) break;
         write_metadata(w, it, i, &maps[i]);
-        write_nodes(w, it, &maps[i], id_base);
+        const lsim_cpu_ops *T = usable_ops(it->g);
+        if (T && (rc = write_ops(w, it, &maps[i], T, id_base))) break;
+        write_nodes(w, it, &maps[i], id_base, T != NULL);
         write_counter(w, it, &maps[i]);
         if ((rc = write_critical(w, it, &maps[i]))) break;
         id_base += 2 * (uint64_t)it->g->n;
@@ -768,6 +958,10 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
             put_u64(w, maps[i].flows_skipped);
             puts_(w, ",\"overlap_nodes\":");
             put_u64(w, maps[i].overlap_nodes);
+            puts_(w, ",\"cpu_ops\":");
+            put_u64(w, maps[i].ops);
+            puts_(w, ",\"cpu_ops_clamped\":");
+            put_u64(w, maps[i].ops_clamped);
             puts_(w, "}");
         }
         puts_(w, "]}}\n");

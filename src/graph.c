@@ -200,6 +200,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
 #undef NULL_
     c->in_off = NULL, c->in_src = NULL, c->in_delay = NULL, c->in_class = NULL, c->out_off = NULL, c->out_dst = NULL;
     c->procs = NULL, c->iters = NULL, c->colls = NULL;
+    c->cpu_ops = NULL;
     if (lsim_graph_resize_nodes(c, g->n, NULL)) goto nomem;
     if (g->n) {
 #define COPY_(field, type) memcpy(c->field, g->field, g->n * sizeof(type));
@@ -222,6 +223,17 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
     DUP(iters, g->niters);
     DUP(colls, g->ncoll);
 #undef DUP
+    if (lsim_graph_cpu_ops(g)) { /* the op tree follows its graph (--replicate-from copies) */
+        const lsim_cpu_ops *t = g->cpu_ops;
+        if (!(c->cpu_ops = lsim_calloc(1, sizeof *c->cpu_ops))) goto nomem;
+        c->cpu_ops->n = t->n;
+        c->cpu_ops->nnodes = t->nnodes;
+        if (!(c->cpu_ops->op = lsim_malloc((t->n ? t->n : 1) * sizeof *t->op)) ||
+            !(c->cpu_ops->node_op = lsim_malloc((t->nnodes ? t->nnodes : 1) * sizeof *t->node_op)))
+            goto nomem;
+        if (t->n) memcpy(c->cpu_ops->op, t->op, t->n * sizeof *t->op);
+        if (t->nnodes) memcpy(c->cpu_ops->node_op, t->node_op, t->nnodes * sizeof *t->node_op);
+    }
     if (!(c->source = strdup(g->source)) || !(c->strings = lsim_strtab_new())) goto nomem;
     /* ids are dense in insertion order, so re-interning keeps every id */
     for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
@@ -278,7 +290,21 @@ void lsim_graph_free(lsim_graph *g)
     free(g->procs);
     free(g->iters);
     free(g->colls);
+    lsim_cpu_ops_free(g->cpu_ops);
     free(g);
+}
+
+void lsim_cpu_ops_free(lsim_cpu_ops *t)
+{
+    if (!t) return;
+    free(t->op);
+    free(t->node_op);
+    free(t);
+}
+
+const lsim_cpu_ops *lsim_graph_cpu_ops(const lsim_graph *g)
+{
+    return g && g->cpu_ops && g->cpu_ops->nnodes == g->n ? g->cpu_ops : NULL;
 }
 
 uint64_t lsim_graph_inferred_total(const lsim_graph *g)

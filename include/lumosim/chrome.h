@@ -2,8 +2,12 @@
  * chrome://tracing) of the simulated execution.
  *
  * Layout: the input's processes and threads (CPU: pid/tid) and GPU rows
- * (pid = device, tid = stream), named as in the input; one complete event
- * ("X") per graph node at its simulated time, with its original name, its
+ * (pid = device, tid = stream), named as in the input; on CPU threads, when
+ * the graph keeps the trace's op tree (graph.h, lsim_cpu_ops), one complete
+ * event ("X") per op of the trace, whole and nested, with its category and
+ * record_param_comms' collective args under Kineto's names; otherwise, and
+ * for GPU work, one complete event per graph node at its simulated time,
+ * with its original name, its
  * original category (cpu_op, cuda_runtime, kernel, gpu_memcpy, gpu_memset)
  * and args (correlation, observed ts/dur, iteration, collective kind/bytes/
  * group/seq when known); flow arrows (ph s/f) for every edge that decided a

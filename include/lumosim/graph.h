@@ -95,6 +95,9 @@ typedef struct lsim_build_opts {
                                 build no longer needs it (lower peak memory;
                                 the trace keeps its counters, rows, strings are
                                 moved anyway) (0) */
+    int keep_cpu_ops;        /* keep each CPU thread's original op tree
+                                (lsim_graph.cpu_ops) for the predicted trace;
+                                48 bytes per CPU event and 4 per node (0) */
 } lsim_build_opts;
 
 void lsim_build_opts_default(lsim_build_opts *o);
@@ -198,6 +201,51 @@ int lsim_phase_parse(const char *name, lsim_phase *out, lsim_err *err);
  * has none. Local. */
 lsim_phase lsim_phase_of_tag(const char *name);
 
+/* The original CPU op tree of a trace (every cpu_op, user_annotation and
+ * runtime call of the CPU threads, nesting intact), kept beside the
+ * flattened pieces only when lsim_build_opts.keep_cpu_ops asks for it, so
+ * that the predicted trace (chrome.h) can write each op whole, nested and
+ * with its category, at simulated times. Why positions in pieces and not
+ * times: a piece's duration is traced, so an op boundary inside a piece
+ * keeps its offset from the piece's simulated start, while gaps and waits
+ * between pieces move with the simulation.
+ *
+ * Each boundary (start, end) is a piece and an offset from the piece's
+ * observed start, or (LSIM_OP_*_AT_END) from its observed end: an end that
+ * coincides with a piece's end (a blocking call returning) follows the
+ * piece's simulated end, and a boundary after a thread's last piece keeps
+ * its distance from that piece's end. Its observed time is recovered from
+ * the piece's observed times. Ends are the build's clamped ends (a child
+ * poking out of its parent ends with it), so the tree nests.
+ *
+ * Order: per CPU thread in the build's thread order (by start, longer
+ * first, annotations before ops before runtime calls), threads in
+ * processor order; an op's thread is its pieces' proc. Only graphs built
+ * from a trace with keep_cpu_ops have it (never synthesized or what-if
+ * graphs, nor graphs read from a store: the store does not keep it). Any
+ * change of the node set invalidates it: nnodes records g->n at build, and
+ * readers ignore a table whose nnodes differs. Owned by the graph. */
+#define LSIM_OP_START_AT_END 0x01u /* start_off counts from start_node's observed end */
+#define LSIM_OP_END_AT_END 0x02u   /* end_off counts from end_node's observed end */
+typedef struct lsim_cpu_op {
+    uint32_t name, cat;          /* strtab ids: the event's name and original category */
+    uint32_t start_node, end_node; /* the pieces its start and end fall in (or next to) */
+    lsim_ns start_off, end_off;  /* from the piece's observed start (or end, flags) */
+    int64_t corr;                /* runtime calls: correlation id, else -1 */
+    int32_t coll;                /* record_param_comms: index into colls, else -1 */
+    uint8_t kind;                /* lsim_ev_kind: CPU_OP, ANNOTATION or RUNTIME */
+    uint8_t flags;               /* LSIM_OP_* */
+} lsim_cpu_op;
+
+typedef struct lsim_cpu_ops {
+    lsim_cpu_op *op;
+    size_t n;
+    uint32_t *node_op; /* per node: the op whose own piece starts the node
+                          (CPU nodes; UINT32_MAX for GPU nodes); the
+                          predicted trace writes a node's flows with it */
+    size_t nnodes;     /* g->n when built */
+} lsim_cpu_ops;
+
 typedef struct lsim_graph {
     char *source;            /* trace path */
     int32_t rank;            /* distributedInfo.rank or -1 */
@@ -255,6 +303,7 @@ typedef struct lsim_graph {
     int64_t mem_peak_allocated; /* TOTALS: max Total Allocated; DELTAS: lower bound */
     int64_t mem_peak_reserved;  /* max Total Reserved (TOTALS only) */
     int64_t mem_capacity;       /* deviceProperties totalGlobalMem */
+    lsim_cpu_ops *cpu_ops;   /* NULL unless built with keep_cpu_ops (above) */
 } lsim_graph;
 
 /* Where a graph's mem_peak_* come from: none (no [memory] events for the
@@ -268,6 +317,11 @@ enum { LSIM_MEM_SOURCES(LSIM_MEM_SOURCE_ENUM_) LSIM_MEM_NSOURCES };
 /* A graph's memory source's name ("none", "totals", "deltas"; "?" out of
  * range). Local. */
 const char *lsim_mem_source_name(int32_t source);
+
+/* The CPU op table of g if it is still valid for g's nodes, else NULL;
+ * and its release (NULL is a no-op). Local. */
+const lsim_cpu_ops *lsim_graph_cpu_ops(const lsim_graph *g);
+void lsim_cpu_ops_free(lsim_cpu_ops *t);
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
                      lsim_err *err);

@@ -30,6 +30,7 @@ void lsim_build_opts_default(lsim_build_opts *o)
     o->infer_slack_ns = 5000;
     o->event_tol_ns = 1000;
     o->release_events = 0;
+    o->keep_cpu_ops = 0;
 }
 
 /* ------------------------------------------------------------- storage */
@@ -307,6 +308,7 @@ static void free_builder(bld_builder *b)
     free(b->ev_phase);
     free(b->ev_fseq);
     free(b->proc_autograd);
+    free(b->ev_op);
     free(b->node_rpc);
     free(b->node_event);
     free(b->launch_of);
@@ -354,7 +356,7 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     }
     if ((rc = init_graph(&b)) || (rc = alloc_event_maps(&b)) || (rc = build_procs(&b, &ev_proc)) ||
         (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)) || (rc = bld_phases(&b)) ||
-        (rc = bld_grads(&b)))
+        (rc = bld_grads(&b)) || (rc = bld_cpu_ops_finish(&b)))
         goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */

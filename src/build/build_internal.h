@@ -73,6 +73,10 @@ typedef struct bld_builder {
     uint8_t *ev_phase;
     int32_t *ev_fseq;
     uint8_t *proc_autograd;
+    /* the CPU op tree (keep_cpu_ops, cpu.c): ops kept so far in
+     * g->cpu_ops, and per event its op while building (BLD_NONE none) */
+    size_t capops;
+    uint32_t *ev_op;
 } bld_builder;
 
 /* The one out-of-memory message of the build. */
@@ -118,6 +122,8 @@ lsim_ns bld_model_launch_delay(const bld_builder *b, uint32_t r);
 
 /* The steps (0 or a negative LSIM_E* code with b->err filled). */
 int bld_cpu(bld_builder *b, const uint32_t *ev_proc);
+/* The op tree's per-node map over the final node set (keep_cpu_ops). */
+int bld_cpu_ops_finish(bld_builder *b);
 int bld_iters(bld_builder *b);
 int bld_phases(bld_builder *b);
 /* grad_bytes of the CPU nodes that end AccumulateGrad ops (graph.h). */

@@ -3,7 +3,8 @@
  * adjacent pieces merged where nothing observable is lost, gaps kept as
  * edge delays), CPU nodes placed in their ProfilerStep iteration, and the
  * training phase of GPU work read from the ops around its launch while the
- * nesting is still known. */
+ * nesting is still known; and, for the predicted trace, the op tree itself
+ * kept beside the pieces (graph.h, lsim_cpu_ops). */
 #include <ctype.h>
 
 #include "build_internal.h"
@@ -257,6 +258,123 @@ static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, si
     return 0;
 }
 
+/* ------------------------------------------------------------ op tree */
+
+/* Where observed time t falls among a thread's pieces lo .. hi-1 (in thread
+ * order, non-overlapping, so obs_start and obs_end both ascend), as a piece,
+ * an offset and a flag (graph.h, lsim_cpu_op). A start belongs to the piece
+ * that begins at t or holds it (a piece ending at t is left for the next
+ * one), an end to the piece that ends at t or holds it; a time in a gap
+ * between pieces counts back from the next piece's start (the gap is an
+ * edge delay, so it stays in front of that piece), and one after the last
+ * piece from its end. */
+static void locate(const lsim_graph *g, size_t lo, size_t hi, lsim_ns t, int is_end, uint32_t *node, lsim_ns *off,
+                   uint8_t *at_end)
+{
+    size_t a = lo, z = hi; /* start: first v with obs_end > t or obs_start >= t; end: first v failing
+                              obs_start < t or obs_end <= t */
+    while (a < z) {
+        size_t m = a + (z - a) / 2;
+        int before = is_end ? (g->obs_start[m] < t || g->obs_end[m] <= t) : !(g->obs_end[m] > t || g->obs_start[m] >= t);
+        if (before) a = m + 1;
+        else z = m;
+    }
+    *at_end = 0;
+    if (!is_end) {
+        if (a < hi) {
+            *node = (uint32_t)a;
+            *off = t - g->obs_start[a]; /* >= 0 inside, < 0 in the gap before it */
+        } else {
+            *node = (uint32_t)(hi - 1);
+            *off = t - g->obs_end[hi - 1];
+            *at_end = 1;
+        }
+        return;
+    }
+    if (a == lo) { /* before the first piece */
+        *node = (uint32_t)lo;
+        *off = t - g->obs_start[lo];
+        return;
+    }
+    size_t v = a - 1;
+    if (g->obs_end[v] == t || (g->obs_end[v] < t && v + 1 == hi)) {
+        *node = (uint32_t)v;
+        *off = t - g->obs_end[v];
+        *at_end = 1;
+    } else if (g->obs_end[v] > t) {
+        *node = (uint32_t)v;
+        *off = t - g->obs_start[v];
+    } else { /* in the gap after v */
+        *node = (uint32_t)(v + 1);
+        *off = t - g->obs_start[v + 1];
+    }
+}
+
+/* Keep one thread's ops (idx, in thread order) with the positions of their
+ * boundaries among the thread's pieces lo .. g->n - 1, just flattened. The
+ * stack walk is flatten_thread's, so the ends are the same clamped ends:
+ * what nests in the build nests in the table. A thread without pieces (only
+ * zero-length ops) has nothing to place its ops on; they are left out. */
+static int keep_ops(bld_builder *b, const uint32_t *idx, size_t n, size_t lo, cpu_stack *st)
+{
+    lsim_graph *g = b->g;
+    lsim_cpu_ops *T = g->cpu_ops;
+    size_t hi = g->n;
+    if (hi == lo) return 0;
+    st->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lsim_event *x = &b->t->ev[idx[i]];
+        lsim_ns ts = x->ts, end = x->ts + x->dur;
+        while (st->n > 0 && st->v[st->n - 1].end <= ts) st->n--;
+        if (st->n > 0 && end > st->v[st->n - 1].end) end = st->v[st->n - 1].end;
+        if (st->n == st->cap) {
+            size_t nc = st->cap ? st->cap * 2 : 64;
+            cpu_item *nv = realloc(st->v, nc * sizeof *nv);
+            if (!nv) return bld_oom(b);
+            st->v = nv;
+            st->cap = nc;
+        }
+        st->v[st->n++] = (cpu_item){ts, end, idx[i], 0};
+        if (LSIM_GROW(T->op, &b->capops, T->n + 1)) return bld_oom(b);
+        lsim_cpu_op *op = &T->op[T->n];
+        uint8_t fs, fe;
+        *op = (lsim_cpu_op){x->name, x->cat, 0, 0, 0, 0, x->kind == LSIM_EV_RUNTIME ? x->corr : -1,
+                            x->kind == LSIM_EV_CPU_OP ? x->coll : -1, x->kind, 0};
+        locate(g, lo, hi, ts, 0, &op->start_node, &op->start_off, &fs);
+        locate(g, lo, hi, end, 1, &op->end_node, &op->end_off, &fe);
+        op->flags = (uint8_t)((fs ? LSIM_OP_START_AT_END : 0) | (fe ? LSIM_OP_END_AT_END : 0));
+        b->ev_op[idx[i]] = (uint32_t)T->n++;
+    }
+    return 0;
+}
+
+/* Once every node exists (GPU nodes come after the CPU threads): the op
+ * whose own piece starts each CPU node, for the writer to put the node's
+ * flow arrows after; the table trimmed to its length (it grew by doubling),
+ * and the per-event map, which needs the event table, released. */
+int bld_cpu_ops_finish(bld_builder *b)
+{
+    lsim_graph *g = b->g;
+    lsim_cpu_ops *T = g->cpu_ops;
+    if (!T) return 0;
+    if (T->n && T->n < b->capops) {
+        lsim_cpu_op *x = realloc(T->op, T->n * sizeof *x);
+        if (x) T->op = x, b->capops = T->n;
+    }
+    uint32_t *m = malloc((g->n ? g->n : 1) * sizeof *m);
+    if (!m) return bld_oom(b);
+    for (size_t v = 0; v < g->n; v++) {
+        uint32_t ev = b->node_event[v];
+        m[v] = !g->procs[g->proc[v]].is_gpu && ev < b->t->nev ? b->ev_op[ev] : UINT32_MAX;
+    }
+    free(T->node_op);
+    T->node_op = m;
+    T->nnodes = g->n;
+    free(b->ev_op);
+    b->ev_op = NULL;
+    return 0;
+}
+
 int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
 {
     lsim_trace *t = b->t;
@@ -278,6 +396,13 @@ int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
         idx[count[p]++] = (uint32_t)i;
     }
     if ((rc = autograd_threads(b, ev_proc))) goto cleanup;
+    if (b->o->keep_cpu_ops) {
+        if (!(g->cpu_ops = calloc(1, sizeof *g->cpu_ops)) || !(b->ev_op = malloc((t->nev ? t->nev : 1) * sizeof *b->ev_op))) {
+            rc = bld_oom(b);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < t->nev; i++) b->ev_op[i] = BLD_NONE;
+    }
     /* count[p] is now the end of p's range; walk ranges */
     g_sort_events = t->ev;
     size_t begin = 0;
@@ -288,7 +413,9 @@ int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
             continue;
         }
         qsort(idx + begin, end - begin, sizeof *idx, cmp_cpu_idx);
+        size_t lo = g->n;
         if ((rc = flatten_thread(b, p, idx + begin, end - begin, &st))) goto cleanup;
+        if (g->cpu_ops && (rc = keep_ops(b, idx + begin, end - begin, lo, &st))) goto cleanup;
         begin = end;
     }
 cleanup:

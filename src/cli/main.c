@@ -58,7 +58,8 @@ static const char *USAGE_HELP =
     "  --critical-path  compute the critical path of the simulated execution\n"        \
     "  --trace-out F    write the predicted trace (Chrome trace JSON, gzip if F\n"     \
     "                   ends in .gz) for Perfetto / chrome://tracing; marks the\n"     \
-    "                   critical path\n"                                                \
+    "                   critical path; CPU ops whole and nested, with their\n"         \
+    "                   categories and collective args, as in the trace\n"             \
     "  --stats          print ingest/build/simulation figures to stderr\n"                  \
     "  --independent    replay the ranks of one job each on its own\n"                    \
     "  --replicate-from R  build every rank of the job from rank R's trace alone\n"       \

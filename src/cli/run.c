@@ -155,7 +155,8 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
     default:
         if (!(v = lsim_cli_value(argc, argv, i, "a file name"))) return -1;
         o->trace_out = v;
-        o->run.critical = 1; /* the trace marks the path */
+        o->run.critical = 1;           /* the trace marks the path */
+        o->run.bo.keep_cpu_ops = 1;    /* and writes each CPU op whole (graph.h) */
         break;
     }
     return 1;

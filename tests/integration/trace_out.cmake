@@ -6,6 +6,9 @@
 #   trace_out:escape               awkward names, negative thread ids and times
 #   trace_out:atomic               temporary file + rename; errors leave nothing behind
 #   trace_out:shared:<trace>       the same on shared real traces (skipped, 77, when absent)
+#   trace_out:tree:<trace>         `replay --trace-out` keeps the CPU op tree (depths, op
+#                                  counts, ProfilerSteps, record_param_comms args per
+#                                  thread) and reads back as the same job (python3)
 
 add_executable(test_trace_out ${CMAKE_CURRENT_SOURCE_DIR}/test_trace_out.c)
 target_link_libraries(test_trace_out PRIVATE lumosim_core)
@@ -36,3 +39,34 @@ foreach(f IN ITEMS
   lsim_trace_out_test(shared:${name} roundtrip --require ${LSIM_SHARED_TRACES}/${f})
   set_property(TEST trace_out:shared:${name} APPEND PROPERTY LABELS shared)
 endforeach()
+
+# The CPU op tree through the CLI (trace_tree_check.py: what each check
+# asserts): the fixtures, the bundled example and two shared real traces.
+find_program(LSIM_TREE_PYTHON3 python3)
+if(LSIM_TREE_PYTHON3)
+  foreach(f IN ITEMS
+      ${LSIM_TEST_DATA}/cpu_tree.json
+      ${LSIM_TEST_DATA}/cuda_graph.json
+      ${LSIM_TEST_DATA}/hip_trace.json
+      ${LSIM_TEST_DATA}/training_step.json
+      ${LSIM_TEST_DATA}/prewindow_blocking.json
+      ${LSIM_TEST_DATA}/prewindow_megatron_rank0.json.gz
+      ${PROJECT_SOURCE_DIR}/examples/megatron_tp8_rank0.json.gz
+      ${LSIM_SHARED_TRACES}/megatron_tp8_a100/rank0.json.gz
+      ${LSIM_SHARED_TRACES}/ddp4_mi300/rank0.json.gz)
+    get_filename_component(dir "${f}" DIRECTORY)
+    get_filename_component(dir "${dir}" NAME)
+    get_filename_component(base "${f}" NAME)
+    string(REGEX REPLACE "\\.json(\\.gz)?$" "" base "${base}")
+    set(name trace_out:tree:${dir}/${base})
+    add_test(NAME ${name} COMMAND ${LSIM_SH} ${CMAKE_CURRENT_SOURCE_DIR}/trace_tree.sh ${f})
+    set_tests_properties(${name} PROPERTIES
+      LABELS "integration;trace_out"
+      ENVIRONMENT "LUMOSIM=$<TARGET_FILE:lumosim>;PYTHON=${LSIM_TREE_PYTHON3}"
+      SKIP_RETURN_CODE ${LSIM_SKIP_CODE}
+      TIMEOUT 300)
+    if(f MATCHES "^${LSIM_SHARED_TRACES}")
+      set_property(TEST ${name} APPEND PROPERTY LABELS shared)
+    endif()
+  endforeach()
+endif()
