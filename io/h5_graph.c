@@ -774,15 +774,21 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         /* Size before work: the GPU table says how big the graphs are, so
          * a store too big for this process (memlimit.h) is refused here, in
          * one line, before anything is allocated for them, not found out
-         * by the OOM killer. Each rank checks its own GPUs. */
-        uint64_t tot[3] = {0, 0, 0};
+         * by the OOM killer. Each rank checks its own GPUs; the message
+         * names the K at which the whole job would fit. */
+        uint64_t mine[4] = {count, 0, 0, 0}, job[4] = {ngpu, 0, 0, 0};
         for (size_t i = 0; i < count; i++) {
-            tot[0] += lm[i].cnt[RK_NODE];
-            tot[1] += lm[i].cnt[RK_EDGE];
-            tot[2] += lm[i].cnt[RK_STR];
+            mine[1] += lm[i].cnt[RK_NODE];
+            mine[2] += lm[i].cnt[RK_EDGE];
+            mine[3] += lm[i].cnt[RK_STR];
+        }
+        for (size_t i = 0; i < ngpu; i++) {
+            job[1] += m[i].cnt[RK_NODE];
+            job[2] += m[i].cnt[RK_EDGE];
+            job[3] += m[i].cnt[RK_STR];
         }
         lsim_err e = {0};
-        int mrc = count ? lsim_mem_check_graphs(c->path, count, tot[0], tot[1], tot[2], &e) : 0;
+        int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, &e) : 0;
         if (mrc) c->e = e;
         rc = h5s_agree(c, mrc);
         if (rc) goto out;

@@ -1,6 +1,6 @@
 /* Error carrier, status names, the large-array allocator, the grow-array
  * helper and the monotonic clock (see include/lumosim/common.h). */
-#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE and MADV_POPULATE_WRITE */
 #include "lumosim/common.h"
 
 #include <stdarg.h>
@@ -56,15 +56,25 @@ int lsim_strerror_parse(const char *msg, int *code, lsim_err *err)
     return 0;
 }
 
+/* The huge-page hint only on request (common.h: on a VM with free page
+ * reporting it made filling memory 5x slower: issue 20). */
+static int hugepages_wanted(void)
+{
+    const char *s = getenv("LUMOSIM_HUGEPAGES");
+    return s && s[0] == '1' && s[1] == '\0';
+}
+
 void *lsim_alloc_big(size_t bytes)
 {
-#ifdef MADV_HUGEPAGE
+#if defined(MADV_HUGEPAGE) || defined(MADV_POPULATE_WRITE)
     const size_t huge = (size_t)2 << 20;
     if (bytes >= 2 * huge && bytes <= SIZE_MAX - huge) {
         size_t len = (bytes + huge - 1) / huge * huge;
         void *p = NULL;
         if (posix_memalign(&p, huge, len)) return NULL;
-        (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without it the pages are only smaller */
+#ifdef MADV_HUGEPAGE
+        if (hugepages_wanted()) (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without it the pages are only smaller */
+#endif
 #ifdef MADV_POPULATE_WRITE
         (void)madvise(p, len, MADV_POPULATE_WRITE); /* unsupported: faulted in at first write instead */
 #endif

@@ -217,20 +217,64 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
     return sum;
 }
 
-int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,
-                          lsim_err *err)
+/* Per-rank share of the job at K ranks, rounded up (a rank holds whole
+ * GPUs). */
+static uint64_t share(uint64_t x, uint64_t k) { return x / k + (x % k != 0); }
+
+uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings, uint64_t limit)
+{
+    /* the estimate only falls as K grows (every term is a share of the
+     * job, the fixed footprint stays), so bisect over 1..ngpu */
+    if (ngpu == 0) return 0;
+    uint64_t lo = 1, hi = ngpu;
+    if (lsim_mem_estimate_graphs(1, share(nodes, ngpu), share(edges, ngpu), share(strings, ngpu)) > limit) return 0;
+    while (lo < hi) {
+        uint64_t k = lo + (hi - lo) / 2;
+        if (lsim_mem_estimate_graphs(share(ngpu, k), share(nodes, k), share(edges, k), share(strings, k)) <= limit)
+            hi = k;
+        else
+            lo = k + 1;
+    }
+    return lo;
+}
+
+/* A size for a message: GiB from 1 GiB up (what the brief of a job is
+ * sized in), MiB below, so a small limit does not read "0.03 GiB". */
+static void fmt_size(char *buf, size_t n, uint64_t bytes)
+{
+    if (bytes >= ((uint64_t)1 << 30)) snprintf(buf, n, "%.2f GiB", (double)bytes / 1073741824.0);
+    else snprintf(buf, n, "%.1f MiB", (double)bytes / 1048576.0);
+}
+
+int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks, lsim_err *err)
 {
     uint64_t limit = 0;
     const char *source = NULL;
     int rc = lsim_mem_limit(&limit, &source, err);
     if (rc || limit == 0) return rc;
-    uint64_t need = lsim_mem_estimate_graphs(ngpu, nodes, edges, strings);
-    if (need > limit)
-        return lsim_err_set(err, LSIM_ENOMEM,
-                            "%s: %llu graph(s) of %llu nodes and %llu edges in all need about %.1f MiB, more than the "
-                            "%.1f MiB this process may use (%s); use more MPI ranks or nodes or a smaller job, or set "
-                            "LUMOSIM_MEM_LIMIT (0 = no check)",
-                            what, (unsigned long long)ngpu, (unsigned long long)nodes, (unsigned long long)edges,
-                            (double)need / 1048576.0, (double)limit / 1048576.0, source);
-    return 0;
+    uint64_t need = lsim_mem_estimate_graphs(mine[0], mine[1], mine[2], mine[3]);
+    if (need <= limit) return 0;
+    uint64_t k = lsim_mem_ranks_to_fit(job[0], job[1], job[2], job[3], limit);
+    char fit[160], sneed[32], slim[32];
+    fmt_size(sneed, sizeof sneed, need);
+    fmt_size(slim, sizeof slim, limit);
+    if (k)
+        snprintf(fit, sizeof fit, "the job fits at K >= %llu MPI ranks of %s each (mpirun -np %llu)",
+                 (unsigned long long)k, slim, (unsigned long long)k);
+    else
+        snprintf(fit, sizeof fit, "no K fits: even one GPU per rank (K = %llu) needs more than %s",
+                 (unsigned long long)job[0], slim);
+    return lsim_err_set(err, LSIM_ENOMEM,
+                        "%s: %llu graph(s) of %llu nodes and %llu edges in all need about %s per rank at K = %d, "
+                        "more than the %s each rank may use (%s); %s, or use a smaller job, or set "
+                        "LUMOSIM_MEM_LIMIT (0 = no check)",
+                        what, (unsigned long long)mine[0], (unsigned long long)mine[1], (unsigned long long)mine[2],
+                        sneed, ranks, slim, source, fit);
+}
+
+int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,
+                          lsim_err *err)
+{
+    const uint64_t all[4] = {ngpu, nodes, edges, strings};
+    return lsim_mem_check_job(what, all, all, 1, err);
 }

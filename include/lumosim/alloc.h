@@ -23,7 +23,7 @@ void *lsim_calloc(size_t count, size_t size);
 /* On failure returns NULL and p is left allocated and unchanged. */
 void *lsim_realloc(void *p, size_t bytes);
 void lsim_free(void *p);
-/* lsim_alloc_big (common.h: huge-page advised, faulted in) through the
+/* lsim_alloc_big (common.h: faulted in at once) through the
  * seam; release with lsim_free or free. */
 void *lsim_malloc_big(size_t bytes);
 

@@ -60,15 +60,19 @@ const char *lsim_strerror(int code);
 int lsim_strerror_parse(const char *msg, int *code, lsim_err *err);
 
 /* Memory for a large array that is written soon after (the engines'
- * per-node state, the simulated waits): from 4 MiB up it is aligned to 2 MiB
- * and advised for transparent huge pages, so that its first write faults
- * once per 2 MiB instead of once per 4 KiB page. On a 4,096-GPU job the
- * engines' first writes to fresh 4 KiB pages were half of the simulate
- * phase. Where the kernel can (MADV_POPULATE_WRITE, Linux 5.14), the pages
- * are also faulted in here, in one call, so that the cost is paid by the
- * allocating step (the engines' set-up), not by the first loop that writes.
- * Below 4 MiB, or where the hints are unknown, plain malloc. The caller frees
- * with free(). Local. */
+ * per-node state): from 4 MiB up it is aligned to 2 MiB and, where the
+ * kernel can (MADV_POPULATE_WRITE, Linux 5.14), faulted in here, in one
+ * call, so that the cost is paid by the allocating step (the engines'
+ * set-up), not by the first loop that writes, and paid at batch speed
+ * (2.0-2.5 GB/s against 1.5-1.7 GB/s faulting at first write, CPU time,
+ * bench/bench_setup). The transparent-huge-page hint is given only when
+ * LUMOSIM_HUGEPAGES=1: on a virtual machine that hands free memory back
+ * to its host (free page reporting, virtio-balloon) every fresh huge page
+ * is first refaulted by the host, and filling memory with the hint ran at
+ * 0.4 GB/s, against 2 GB/s without (docs/performance.md, "Figures behind
+ * design choices"); on a host whose free memory stays backed the hint fills
+ * at 8 GB/s and saves TLB misses. Below 4 MiB, or where the hints are
+ * unknown, plain malloc. The caller frees with free(). Local. */
 void *lsim_alloc_big(size_t bytes);
 
 /* Make *p (an array of elem-byte items, *cap of them) hold at least need

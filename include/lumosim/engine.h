@@ -11,7 +11,7 @@
  * owned by the engine and valid until the next run or free. Local.
  *
  * lsim_engines_new creates the engines of many graphs (a job's GPUs) over one
- * allocation (lsim_alloc_big: huge pages where the system offers them), which
+ * allocation (lsim_alloc_big: 2 MiB-aligned, faulted in at once), which
  * the first engine owns: free every engine of the group with
  * lsim_engine_free, and use none after freeing the first. On failure nothing
  * is left allocated and out[] is all NULL. */

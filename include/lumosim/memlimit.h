@@ -49,11 +49,27 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
  * behind design choices"). */
 uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings);
 
-/* The check before graphs are read or made: 0 when the estimate above fits
- * the limit (or the check is off); LSIM_ENOMEM with one message, "WHAT: N
- * graphs of X nodes and Y edges need about A MiB, more than the B MiB this
- * process may use (SOURCE); ..."; LSIM_EARG for a malformed
- * LUMOSIM_MEM_LIMIT. what names the input (a store) or the result. */
+/* The smallest number of MPI ranks K over which graphs of these totals,
+ * split evenly (ceil(ngpu / K) graphs and 1/K of the nodes, edges and
+ * strings on each), need at most limit bytes per rank by the estimate
+ * above; 0 when none does (not even one GPU per rank, K = ngpu) or
+ * ngpu is 0. Pure. */
+uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings, uint64_t limit);
+
+/* The check before graphs are read or made, on each rank for its own
+ * share: mine = {graphs, nodes, edges, strings} this rank would hold, job =
+ * the same for the whole job, ranks = the ranks it runs on now (1 outside
+ * MPI). 0 when mine's estimate fits this rank's limit (or the check is
+ * off); LSIM_ENOMEM with one message, "WHAT: N graph(s) of X nodes and Y
+ * edges in all need about A GiB per rank at K = ranks, more than the B GiB
+ * each rank may use (SOURCE); the whole job fits at K >= M ranks of B GiB
+ * (lsim_mem_ranks_to_fit of job), ..." (or that no K does); LSIM_EARG
+ * for a malformed LUMOSIM_MEM_LIMIT. what names the input (a store) or the
+ * result. Local. */
+int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks, lsim_err *err);
+
+/* lsim_mem_check_job for one process holding all of the graphs (mine =
+ * job, ranks = 1). */
 int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,
                           lsim_err *err);
 

@@ -102,25 +102,35 @@ static int cmp_prockey(const void *x, const void *y)
 
 /* Assign each event a processor; returns per-event proc index (BLD_NONE if the
  * event is not on a processor). Processors are sorted (CPU by pid/tid, GPU by
- * device/stream) so ids are deterministic. */
+ * device/stream) so ids are deterministic. An event's processor is a
+ * function of its row and whether it is GPU work, so only the (row, GPU)
+ * pairs that occur are sorted, a few dozen, not every event: sorting
+ * the events was a quarter of the graph build (issue 20;
+ * docs/performance.md). */
 static int build_procs(bld_builder *b, uint32_t **ev_proc_out)
 {
     lsim_trace *t = b->t;
     lsim_graph *g = b->g;
     int rc = 0;
-    prockey *keys = malloc((t->nev ? t->nev : 1) * sizeof *keys);
+    size_t nslot = 2 * (t->nrows ? t->nrows : 1);
+    prockey *keys = malloc(nslot * sizeof *keys);
+    uint32_t *slot_proc = malloc(nslot * sizeof *slot_proc); /* (row, GPU) pair -> processor */
     uint32_t *ev_proc = malloc((t->nev ? t->nev : 1) * sizeof *ev_proc);
-    if (!keys || !ev_proc) {
+    if (!keys || !slot_proc || !ev_proc) {
         rc = bld_oom(b);
         goto cleanup;
     }
+    for (size_t i = 0; i < nslot; i++) slot_proc[i] = BLD_NONE;
     size_t nk = 0;
     for (size_t i = 0; i < t->nev; i++) {
         const lsim_event *e = &t->ev[i];
-        ev_proc[i] = BLD_NONE;
+        int gpu = bld_is_gpu_kind(e->kind);
+        if (!gpu && !bld_is_cpu_kind(e->kind)) continue;
+        size_t sl = 2 * (size_t)e->row + (size_t)gpu;
+        if (slot_proc[sl] != BLD_NONE) continue;
+        slot_proc[sl] = 0; /* seen; numbered below */
         const lsim_row *r = lsim_event_row(t, e);
-        if (bld_is_gpu_kind(e->kind)) keys[nk++] = (prockey){1, r->device, r->stream, (uint32_t)i};
-        else if (bld_is_cpu_kind(e->kind)) keys[nk++] = (prockey){0, r->pid, r->tid, (uint32_t)i};
+        keys[nk++] = gpu ? (prockey){1, r->device, r->stream, (uint32_t)sl} : (prockey){0, r->pid, r->tid, (uint32_t)sl};
     }
     qsort(keys, nk, sizeof *keys, cmp_prockey);
     size_t np = 0;
@@ -141,13 +151,19 @@ static int build_procs(bld_builder *b, uint32_t **ev_proc_out)
             g->procs[p].tid = keys[i].b;
             b->proc_device[p] = keys[i].is_gpu ? (int32_t)keys[i].a : -1;
         }
-        ev_proc[keys[i].idx] = p;
+        slot_proc[keys[i].idx] = p;
+    }
+    for (size_t i = 0; i < t->nev; i++) {
+        const lsim_event *e = &t->ev[i];
+        int gpu = bld_is_gpu_kind(e->kind);
+        ev_proc[i] = gpu || bld_is_cpu_kind(e->kind) ? slot_proc[2 * (size_t)e->row + (size_t)gpu] : BLD_NONE;
     }
     g->nprocs = (uint32_t)np;
     *ev_proc_out = ev_proc;
     ev_proc = NULL;
 cleanup:
     free(keys);
+    free(slot_proc);
     free(ev_proc);
     return rc;
 }

@@ -203,11 +203,32 @@ static int try_event_edge(bld_builder *b, uint32_t src, uint32_t dst, int inferr
     return 0;
 }
 
+/* Is node k a cudaEventRecord (hipEventRecord) call piece? */
+static int is_event_record(bld_builder *b, size_t k)
+{
+    return b->g->kind[k] == LSIM_N_RUNTIME && !strncmp(bld_api_base(bld_rt_name(b, (uint32_t)k)), "EventRecord", 11);
+}
+
+/* Nodes this far back on the wait's thread (and no further) are searched
+ * for the record a wait without cuda_sync arguments pairs with. */
+#define EVENT_RECORD_REACH 4097
+
+/* The record a wait is paired with, when cuda_sync does not name it, is
+ * the most recent cudaEventRecord on the wait's thread within
+ * EVENT_RECORD_REACH nodes, without crossing another thread's nodes. It is
+ * kept while walking the nodes forward (last_rec: reset where the thread
+ * changes), one look per node, instead of a scan back from every wait,
+ * which with the records missing went 4,097 nodes back each time and was
+ * most of the graph build (issue 20; docs/performance.md, "Figures behind
+ * design choices"). */
 int bld_event_edges(bld_builder *b)
 {
     lsim_graph *g = b->g;
     int rc;
+    size_t last_rec = SIZE_MAX; /* most recent record in the current thread's run of nodes before v */
     for (size_t v = 0; v < g->n; v++) {
+        if (v > 0 && g->proc[v] != g->proc[v - 1]) last_rec = SIZE_MAX;
+        else if (v > 0 && is_event_record(b, v - 1)) last_rec = v - 1;
         if (g->kind[v] != LSIM_N_RUNTIME || (g->flags[v] & LSIM_NF_ENTER)) continue;
         const char *a = bld_api_base(bld_rt_name(b, (uint32_t)v));
         if (strncmp(a, "StreamWaitEvent", 15) != 0) continue;
@@ -228,16 +249,7 @@ int bld_event_edges(bld_builder *b)
         if (se && se->wait_rec_corr >= 0) rec = bld_map_get(b->ckeys, b->cvals, b->cslots, se->wait_rec_corr);
         if (se && se->wait_stream >= 0) sr = bld_stream_proc(b, se->device, se->wait_stream);
         if (se && sr != BLD_NONE && rec != BLD_NONE) inferred = 0;
-        if (rec == BLD_NONE) {
-            /* most recent cudaEventRecord on this thread before the wait */
-            for (size_t k = v; k-- > 0 && g->proc[k] == g->proc[v];) {
-                if (g->kind[k] == LSIM_N_RUNTIME && !strncmp(bld_api_base(bld_rt_name(b, (uint32_t)k)), "EventRecord", 11)) {
-                    rec = (uint32_t)k;
-                    break;
-                }
-                if (v - k > 4096) break;
-            }
-        }
+        if (rec == BLD_NONE && last_rec != SIZE_MAX && v - last_rec <= EVENT_RECORD_REACH) rec = (uint32_t)last_rec;
         if (sr == BLD_NONE && rec != BLD_NONE) sr = bld_thread_launch_stream(b, rec, 0);
         if (sr == sw && sr != BLD_NONE) {
             g->dropped[LSIM_DROP_SAME_STREAM]++;

@@ -74,7 +74,13 @@ const char *const LSIM_USAGE_SIM =
     "                   can still send a collective arrival, bounded by the\n"
     "                   shortest path to one, plus the lookahead) or start (the\n"
     "                   earliest pending event plus the lookahead); the results\n"
-    "                   are the same\n";
+    "                   are the same\n"
+    "\n"
+    "A store too big for the ranks' memory is refused before it is read, with\n"
+    "the estimate per rank and the smallest K (MPI ranks) at which it fits\n"
+    "(LUMOSIM_MEM_LIMIT=8G sets the limit, 0 turns the check off;\n"
+    "docs/reliability.md). LUMOSIM_HUGEPAGES=1 advises the engines' memory\n"
+    "for transparent huge pages (off by default: docs/performance.md).\n";
 
 /* ------------------------------------------------------------ pieces */
 

@@ -405,6 +405,28 @@ static void test_mem_estimate(void)
     setenv("LUMOSIM_MEM_LIMIT", "100M", 1);
     CHECK(lsim_mem_check_graphs("job.h5", 256, 11211712, 18558880, 5622208, &e) == LSIM_ENOMEM);
     says(&e, "job.h5: 256 graph(s)", "100.0 MiB", "LUMOSIM_MEM_LIMIT");
+    /* issue 20: the estimate per rank and the K that fits. By hand, from
+     * memlimit.h's coefficients: 32 MiB + 80 KiB x ceil(256 / K) + 129 B x
+     * ceil(nodes / K) + 20 B x ceil(edges / K) + 48 B x ceil(strings / K)
+     * is 2,141,880,384 B (1.99 GiB) at K = 1, 106,269,531 B (101.3 MiB)
+     * at K = 29 and 103,870,244 B (99.06 MiB) at K = 30, the first under
+     * 100 MiB. */
+    says(&e, "about 1.99 GiB per rank at K = 1", "the job fits at K >= 30 MPI ranks", "mpirun -np 30");
+    CHECK_I64((int64_t)lsim_mem_ranks_to_fit(256, 11211712, 18558880, 5622208, (uint64_t)100 << 20), 30);
+    CHECK_I64((int64_t)lsim_mem_ranks_to_fit(256, 11211712, 18558880, 5622208, (uint64_t)32 << 20), 0); /* the fixed part alone */
+    CHECK_I64((int64_t)lsim_mem_ranks_to_fit(256, 11211712, 18558880, 5622208, UINT64_MAX), 1);
+    CHECK_I64((int64_t)lsim_mem_ranks_to_fit(0, 0, 0, 0, UINT64_MAX), 0);
+    {
+        /* a rank of a 2-rank run holding half the job: its own share in
+         * the estimate, the whole job in the K */
+        const uint64_t mine[4] = {128, 5605856, 9279440, 2811104}, job[4] = {256, 11211712, 18558880, 5622208};
+        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, &e) == LSIM_ENOMEM);
+        says(&e, "job.h5: 128 graph(s)", "per rank at K = 2", "K >= 30");
+    }
+    setenv("LUMOSIM_MEM_LIMIT", "30M", 1);
+    CHECK(lsim_mem_check_graphs("job.h5", 256, 11211712, 18558880, 5622208, &e) == LSIM_ENOMEM);
+    says(&e, "no K fits: even one GPU per rank (K = 256)", "30.0 MiB", "LUMOSIM_MEM_LIMIT");
+    setenv("LUMOSIM_MEM_LIMIT", "100M", 1);
     CHECK(lsim_mem_check_graphs("job.h5", 1, 1000, 1000, 100, &e) == 0);
     setenv("LUMOSIM_MEM_LIMIT", "0", 1);
     CHECK(lsim_mem_check_graphs("job.h5", 256, 11211712, 18558880, 5622208, &e) == 0);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# ab_replay.sh: two builds of bench_replay, before and after a change, on the
+# same traces, alternating run by run (so that the load of a shared machine
+# falls on both alike); prints per trace the medians of ingest, build, total
+# time and peak RSS, and the before/after ratio. Figures quoted in
+# docs/performance.md ("Figures behind design choices") come from it.
+#
+#   bench/ab_replay.sh BEFORE/bench_replay AFTER/bench_replay TRACE...
+#
+# Environment: REPS=5 (processes per build and trace). Make BEFORE from the
+# commit to compare with, e.g.
+#   git archive HEAD | tar -x -C /tmp/before && cmake -S /tmp/before -B /tmp/before/build \
+#     && cmake --build /tmp/before/build -j2 --target bench_replay
+set -euo pipefail
+[ $# -ge 3 ] || { echo "usage: ab_replay.sh BEFORE_BENCH AFTER_BENCH TRACE..." >&2; exit 2; }
+A=$1 B=$2
+shift 2
+REPS=${REPS:-5}
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+for t in "$@"; do
+    for _ in $(seq "$REPS"); do
+        for side in before after; do
+            bin=$A
+            [ $side = after ] && bin=$B
+            line=$("$bin" --runs 1 "$t" | grep '^BENCH ') || { echo "ab_replay: $bin failed on $t" >&2; exit 1; }
+            echo "$side $line" >>"$raw"
+        done
+    done
+done
+python3 - "$raw" "$REPS" <<'PY'
+import sys, statistics as st
+rows = {}
+for l in open(sys.argv[1]):
+    side, _, rest = l.strip().partition(" BENCH ")
+    kv, _, f = rest.partition(" file=")
+    d = dict(x.split("=", 1) for x in kv.split())
+    rows.setdefault((f, side), []).append(d)
+print("medians of %s processes per build, alternating; ratio = before / after" % sys.argv[2])
+for f in dict.fromkeys(k[0] for k in rows):
+    print(f)
+    for key, name in (("ingest_s", "ingest s"), ("build_s", "build s"), ("total_s", "total s"), ("rss_mib", "peak RSS MiB")):
+        b = st.median(float(d[key]) for d in rows[(f, "before")])
+        a = st.median(float(d[key]) for d in rows[(f, "after")])
+        print("  %-13s before %9.4f  after %9.4f  ratio %.2f" % (name, b, a, b / a if a else float("nan")))
+    for key in ("nodes", "edges"):
+        vb = {d[key] for d in rows[(f, "before")]}; va = {d[key] for d in rows[(f, "after")]}
+        print("  %-13s before %s  after %s%s" % (key, ",".join(vb), ",".join(va), "" if vb == va else "  DIFFERENT"))
+PY
