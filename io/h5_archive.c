@@ -289,6 +289,37 @@ static const char *bind_probe(void)
 
 /* ------------------------------------------------------------ run write */
 
+static const char *const detail_names[] = {"nodes", "ops", "summary"};
+
+const char *lsim_store_detail_name(lsim_store_detail d)
+{
+    return (unsigned)d < 3 ? detail_names[d] : "nodes";
+}
+
+int lsim_store_detail_parse(const char *s, lsim_store_detail *out)
+{
+    for (int k = 0; s && k < 3; k++)
+        if (!strcmp(s, detail_names[k])) {
+            *out = (lsim_store_detail)k;
+            return 0;
+        }
+    return -1;
+}
+
+/* The run's level of detail (no info, or out of range: everything). */
+static lsim_store_detail run_detail(const lsim_store_run_info *info)
+{
+    int d = info ? info->detail : 0;
+    return d == LSIM_STORE_DETAIL_OPS || d == LSIM_STORE_DETAIL_SUMMARY ? (lsim_store_detail)d : LSIM_STORE_DETAIL_NODES;
+}
+
+/* The run embeds the graphs by copying a store's tables (prepare_results_tmp
+ * creates its group then); a summary embeds no graphs at all. */
+static int copies_graphs(const lsim_store_run_info *info)
+{
+    return info && info->embed_graphs && info->graphs_from && run_detail(info) != LSIM_STORE_DETAIL_SUMMARY;
+}
+
 static int valid_run_name(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
@@ -508,7 +539,7 @@ out:
 
 /* The flat columns (run_cols) of this process's GPUs. Collective in MPI
  * mode. */
-static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm, size_t nloc, int bind,
+static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm, size_t nloc, int bind, int times,
                           const uint64_t tot[RR_N], const uint64_t chunk[RR_N], const rowsel sel[RR_N])
 {
     uint64_t mx = 0;
@@ -518,7 +549,7 @@ static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm,
     int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
     for (size_t k = 0; k < NRUNCOLS && !rc; k++) {
         const runcol *col = &run_cols[k];
-        if ((col->flags & RF_BIND) && !bind) continue;
+        if (((col->flags & RF_BIND) && !bind) || ((col->flags & RF_TIMES) && !times)) continue;
         size_t es = h5s_tsize(col->t);
         uint64_t at = 0;
         for (size_t i = 0; i < nloc; i++) {
@@ -700,7 +731,8 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     size_t ngpu = 0, gfirst = 0;
     uint64_t tot[RR_N] = {0}, chunk[RR_N] = {0};
     rowsel sg, sel[RR_N];
-    int bind = 0, lat = 0, embed = info && info->embed_graphs;
+    lsim_store_detail detail = run_detail(info);
+    int bind = 0, lat = 0, embed = info && info->embed_graphs && detail != LSIM_STORE_DETAIL_SUMMARY;
     h5s_sel_one(&sg, 0, 0);
     for (int r = 0; r < RR_N; r++) h5s_sel_one(&sel[r], 0, 0);
     int rc = h5s_agree(c, check_run_layout(c));
@@ -711,6 +743,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         src[i] = items[i].g->source ? items[i].g->source : "";
     }
     run_modes(c, items, nloc, &bind, &lat);
+    if (detail != LSIM_STORE_DETAIL_NODES) bind = 0; /* the same on every rank: info is */
     rc = run_layout(c, lm, nloc, &ngpu, &gfirst, tot, chunk, &sg, sel);
     uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS);
     if (!rc)
@@ -726,7 +759,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
                              nloc, gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
-    if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, tot, chunk, sel);
+    if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
     if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
     if (!rc) rc = write_run_kernels(c, run, where, items, nloc, gfirst, ngpu);
     if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
@@ -736,7 +769,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", tot[RR_NODE]) ||
         h5s_put_attr_u64(run, "events", tot[RR_NODE]) ||
         h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)) ||
-        h5s_put_attr_i32(run, "graphs_embedded", embed))
+        h5s_put_attr_i32(run, "graphs_embedded", embed) || h5s_put_attr_str(run, "detail", lsim_store_detail_name(detail)))
         rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s", where);
     rc = h5s_agree(c, rc);
     if (!rc) rc = h5s_agree(c, write_provenance(c, run, info));
@@ -835,7 +868,7 @@ static int prepare_results_tmp(sctx *c, const char *tmp, const char *run_name, c
         if (H5Ocopy(sruns, runs[i], druns, runs[i], H5P_DEFAULT, H5P_DEFAULT) < 0)
             rc = h5s_fail(c, LSIM_EIO, "cannot copy run '%s' into the new file", runs[i]);
     }
-    if (!rc && info && info->embed_graphs && info->graphs_from) rc = copy_graph_tables(c, druns, run_name, info->graphs_from);
+    if (!rc && copies_graphs(info)) rc = copy_graph_tables(c, druns, run_name, info->graphs_from);
 out:
     if (druns >= 0) H5Gclose(druns);
     if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot write %s (disk full?)", tmp);
@@ -888,7 +921,7 @@ static int write_results_impl(sctx *c, const char *run_name, const lsim_replay_i
     if (!rc) {
         runs = H5Gopen2(c->file, "runs", H5P_DEFAULT);
         /* with graphs copied from a store, step 1 created the run group */
-        if (info && info->embed_graphs && info->graphs_from)
+        if (copies_graphs(info))
             run = runs >= 0 ? H5Gopen2(runs, run_name, H5P_DEFAULT) : -1;
         else
             run = runs >= 0 ? H5Gcreate2(runs, run_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
@@ -917,7 +950,7 @@ static int write_results_entry(const char *path, int mpi, MPI_Comm comm, const c
     sctx c;
     h5s_ctx_init(&c, path, mpi, comm);
     if (info) {
-        lsim_store_write_opts o = {NULL, NULL, info->deflate_level};
+        lsim_store_write_opts o = {NULL, NULL, info->deflate_level, {0}};
         h5s_apply_opts(&c, &o);
         c.hold = info->hold;
         if (c.hold) *c.hold = NULL;
@@ -1083,6 +1116,11 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
     if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !lsim_latency_mode_parse(lat, &m, NULL)) r->latency = m;
     free(lat);
     if (h5s_get_attr_num(run, "events", 0, &ev) > 0 && ev >= 0) r->events = (uint64_t)ev;
+    char *d = NULL;
+    lsim_store_detail dv = LSIM_STORE_DETAIL_NODES; /* runs written before the attribute hold everything */
+    if (h5s_get_attr_str(run, "detail", &d) > 0 && lsim_store_detail_parse(d, &dv)) dv = LSIM_STORE_DETAIL_NODES;
+    free(d);
+    r->detail = dv;
 }
 
 /* gpus/... of a run: *rows and *src (n GPUs, the caller's), checked; tot
@@ -1328,7 +1366,9 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
     rc = read_run_gpus(c, run, where, &rows, &src, &n, tot);
     if (!rc) rc = gpus_from_rows(c, r, rows, src, n, tot[RR_NODE]);
     if (!rc && light != 1) rc = read_run_iters(c, run, where, r, rows, tot[RR_ITER]);
-    if (!rc && light != 1) rc = read_run_cols(c, run, where, r, rows, tot, light == 2);
+    /* a summary has no per-node times to read */
+    if (!rc && light != 1)
+        rc = read_run_cols(c, run, where, r, rows, tot, light == 2 || r->detail == LSIM_STORE_DETAIL_SUMMARY);
     if (!rc && light != 1) rc = check_paths(c, where, r);
     if (!rc && light != 1) rc = read_run_graphs(c, run, where, r);
     if (!rc) {

@@ -455,7 +455,7 @@ int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size
 int lsim_store_write_graphs(const char *path, lsim_graph *const *graphs, size_t n, const char *command_line,
                             const char *const *source_paths, lsim_err *err)
 {
-    lsim_store_write_opts o = {command_line, source_paths, 0};
+    lsim_store_write_opts o = {command_line, source_paths, 0, {0}};
     return lsim_store_write_graphs_ex(path, graphs, n, &o, err);
 }
 
@@ -473,7 +473,7 @@ int lsim_store_write_graphs_mpi_ex(const char *path, MPI_Comm comm, lsim_graph *
 int lsim_store_write_graphs_mpi(const char *path, MPI_Comm comm, lsim_graph *const *graphs, size_t n,
                                 const char *command_line, const char *const *source_paths, lsim_err *err)
 {
-    lsim_store_write_opts o = {command_line, source_paths, 0};
+    lsim_store_write_opts o = {command_line, source_paths, 0, {0}};
     return lsim_store_write_graphs_mpi_ex(path, comm, graphs, n, &o, err);
 }
 /* ------------------------------------------------------------ graph read */

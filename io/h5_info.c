@@ -242,8 +242,9 @@ static int info_results(sctx *c, FILE *out)
             int32_t emb = 0;
             int64_t e64 = 0;
             if (h5s_get_attr_num(run, "graphs_embedded", 0, &e64) > 0) emb = (int32_t)e64;
-            fprintf(out, "\nrun '%s': %zu GPUs, %zu nodes, latency %s%s\n", r->name, r->ngpus, r->nnodes,
-                    lsim_latency_mode_name((lsim_latency_mode)r->latency), emb ? ", graphs embedded" : "");
+            fprintf(out, "\nrun '%s': %zu GPUs, %zu nodes, latency %s%s, detail %s\n", r->name, r->ngpus, r->nnodes,
+                    lsim_latency_mode_name((lsim_latency_mode)r->latency), emb ? ", graphs embedded" : "",
+                    lsim_store_detail_name(r->detail));
             fprintf(out, "  lumosim %s on %s, %d MPI rank%s, created %s", r->lumosim_version ? r->lumosim_version : "?",
                     r->host ? r->host : "?", r->mpi_ranks, r->mpi_ranks == 1 ? "" : "s", r->created ? r->created : "?");
             if (r->wall_seconds >= 0) fprintf(out, ", wall %.3f s", r->wall_seconds);

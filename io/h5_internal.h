@@ -53,7 +53,7 @@ typedef struct sctx {
     int mpi;
     MPI_Comm comm;
     int rank, size;
-    int deflate;        /* writers: 0 = no compression, 1..9 = level */
+    int filt[LSIM_STORE_NCLASSES]; /* writers: each class's filter (LSIM_STORE_FILTER_*, 1..9 deflate) */
     H5E_auto2_t old_fn; /* HDF5's error printer, restored on exit */
     void *old_data;
     lsim_out *out;      /* rank 0: the output in progress (output.h), NULL elsewhere */
@@ -84,8 +84,11 @@ size_t h5s_gpu_at(const sctx *c, size_t gfirst, size_t i);
  * failing rank's error becomes everyone's. Serial: rc unchanged.
  * Collective in MPI mode. */
 int h5s_agree(sctx *c, int rc);
-/* Writers: deflate level from the options (NULL: default). */
+/* Writers: each class's filter from the options (NULL: the defaults). */
 void h5s_apply_opts(sctx *c, const lsim_store_write_opts *o);
+/* Writers: dcpl := chunks of a dataset of file type ft named `name` get
+ * its class's filters (c->filt) and Fletcher-32; 0 or -1. Local. */
+int h5s_set_filters(const sctx *c, hid_t dcpl, hid_t ft, const char *name);
 
 /* ------------------------------------------------------------ types */
 
@@ -146,8 +149,8 @@ int h5s_sel_add(sctx *c, rowsel *s, uint64_t off, uint64_t cnt);
 /* Link-creation property list that creates missing parent groups. */
 hid_t h5s_lcpl_parents(void);
 /* Create dataset `name` (relative to loc) of total x width elements of
- * file type ft, chunked by `chunk` rows with shuffle + deflate (unless
- * c->deflate is 0) + Fletcher-32 (chunk 0 or total 0: contiguous,
+ * file type ft, chunked by `chunk` rows with its class's filters
+ * (h5s_set_filters) + Fletcher-32 (chunk 0 or total 0: contiguous,
  * unfiltered), and write this process's rows sel from buf (memory type
  * mt). Collective in MPI mode (sel may be empty). */
 int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,

@@ -50,8 +50,7 @@ static hid_t create_appendable(sctx *c, hid_t loc, const char *name, int t)
     hsize_t dims[1] = {0}, maxd[1] = {H5S_UNLIMITED}, ch[1] = {APPEND_CHUNK_ROWS};
     hid_t fs = H5Screate_simple(1, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = h5s_lcpl_parents(), d = -1;
     if (fs >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_chunk(dcpl, 1, ch) >= 0 &&
-        (c->deflate <= 0 || (H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, (unsigned)c->deflate) >= 0)) &&
-        H5Pset_fletcher32(dcpl) >= 0) {
+        h5s_set_filters(c, dcpl, h5s_ftype(t), name) >= 0) {
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
         d = H5Dcreate2(loc, name, h5s_ftype(t), fs, lcpl, dcpl, H5P_DEFAULT);
     }

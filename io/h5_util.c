@@ -18,9 +18,16 @@
 
 #include <zlib.h>
 
-#define DEFLATE_DEFAULT 1 /* inflate speed dominates loading, so the fastest
-                             level wins (docs/performance.md, "Figures behind
-                             design choices") */
+/* The default filter of each dataset class (store.h LSIM_STORE_CLASS_*):
+ * docs/store-performance.md, "Filters per dataset class", has the figures
+ * it was chosen from (bench/store.sh). */
+static const int filt_default[LSIM_STORE_NCLASSES] = {
+    [LSIM_STORE_CLASS_BYTES] = 1,
+    [LSIM_STORE_CLASS_IDS] = 1,
+    [LSIM_STORE_CLASS_INT64] = 1,
+    [LSIM_STORE_CLASS_FLOAT] = 1,
+    [LSIM_STORE_CLASS_CHARS] = 1,
+};
 
 /* ------------------------------------------------------------ context */
 
@@ -50,7 +57,7 @@ void h5s_ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
     c->comm = comm;
     c->rank = 0;
     c->size = 1;
-    c->deflate = DEFLATE_DEFAULT;
+    memcpy(c->filt, filt_default, sizeof c->filt);
     if (mpi) {
         MPI_Comm_rank(comm, &c->rank);
         MPI_Comm_size(comm, &c->size);
@@ -423,7 +430,7 @@ static int sel_apply(hid_t fs, const rowsel *s, int width)
 
 /* Create dataset `name` (relative to loc; missing parent groups are
  * created) of total x width elements of file type ft, chunked by `chunk`
- * rows with shuffle + deflate (unless c->deflate is 0) + Fletcher-32 (chunk 0
+ * rows with its class's filters (h5s_set_filters) + Fletcher-32 (chunk 0
  * or total 0: contiguous, unfiltered), and write this process's rows (sel)
  * from buf (memory type mt). Collective in MPI mode (sel may be empty). */
 int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,
@@ -440,9 +447,7 @@ int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t f
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
     if (total > 0 && chunk > 0) {
         hsize_t ch[2] = {chunk < total ? chunk : total, (hsize_t)width};
-        if (H5Pset_chunk(dcpl, nd, ch) < 0 ||
-            (c->deflate > 0 && (H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, (unsigned)c->deflate) < 0)) ||
-            H5Pset_fletcher32(dcpl) < 0) {
+        if (H5Pset_chunk(dcpl, nd, ch) < 0 || h5s_set_filters(c, dcpl, ft, name) < 0) {
             rc = h5s_fail(c, LSIM_EIO, "cannot set up chunking for %s/%s", where, name);
             goto out;
         }
@@ -480,6 +485,62 @@ int h5s_put_col(sctx *c, hid_t loc, const char *where, const char *name, int t, 
     return h5s_put_raw(c, loc, where, name, h5s_ftype(t), h5s_mtype(t), width, total, chunk, sel, buf);
 }
 
+/* Who provides HDF5 filter `id` on a Debian machine: the filters lumosim
+ * writes are built into libhdf5; the others are plugins that HDF5 loads
+ * from HDF5_PLUGIN_PATH (Debian: /usr/lib/x86_64-linux-gnu/hdf5/plugins).
+ * Ids: the HDF Group's registry of filter identifiers. */
+static const char *filter_package(H5Z_filter_t id, const char **name)
+{
+    static const struct {
+        H5Z_filter_t id;
+        const char *name, *pkg;
+    } known[] = {
+        {H5Z_FILTER_DEFLATE, "deflate", "zlib, built into libhdf5 (Debian libhdf5-103-1 / libhdf5-openmpi-103-1)"},
+        {H5Z_FILTER_SHUFFLE, "shuffle", "libhdf5 itself (Debian libhdf5-103-1 / libhdf5-openmpi-103-1)"},
+        {H5Z_FILTER_FLETCHER32, "fletcher32", "libhdf5 itself (Debian libhdf5-103-1 / libhdf5-openmpi-103-1)"},
+        {H5Z_FILTER_SZIP, "szip", "libaec's szip, linked by libhdf5 (Debian libsz2)"},
+        {H5Z_FILTER_NBIT, "nbit", "libhdf5 itself (Debian libhdf5-103-1 / libhdf5-openmpi-103-1)"},
+        {H5Z_FILTER_SCALEOFFSET, "scaleoffset", "libhdf5 itself (Debian libhdf5-103-1 / libhdf5-openmpi-103-1)"},
+        {307, "bzip2", "the Debian package hdf5-filter-plugin"},
+        {32004, "lz4", "the Debian package hdf5-filter-plugin"},
+        {32008, "bitshuffle", "the Debian package hdf5-filter-plugin"},
+        {32001, "blosc", "the Debian package hdf5-filter-plugin-blosc-serial"},
+        {32013, "zfp", "the Debian package hdf5-filter-plugin-zfp-serial"},
+        {32000, "lzf", "the Debian package hdf5-plugin-lzf"},
+        {32015, "zstd", "an HDF5 zstd plugin (Debian: python3-hdf5plugin ships one; point HDF5_PLUGIN_PATH at it)"},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+        if (known[k].id == id) {
+            *name = known[k].name;
+            return known[k].pkg;
+        }
+    *name = NULL;
+    return "an HDF5 filter plugin of that id (HDF5_PLUGIN_PATH)";
+}
+
+/* A dataset whose filter pipeline names a filter this machine's HDF5 cannot
+ * apply would fail at the first read with HDF5's generic "can't read data";
+ * say instead which filter it is and which package provides it. Local. */
+static int check_filters(sctx *c, hid_t d, const char *where, const char *name)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : -1, rc = 0;
+    for (int k = 0; k < nf && !rc; k++) {
+        unsigned flags = 0, cd[8];
+        size_t ncd = sizeof cd / sizeof *cd;
+        char fname[64] = "";
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd, sizeof fname, fname, NULL);
+        if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+        const char *known = NULL, *pkg = filter_package(id, &known);
+        rc = h5s_fail(c, LSIM_EFORMAT,
+                      "dataset %s/%s is encoded with HDF5 filter %d (%s), which this machine's HDF5 does not have: "
+                      "it comes with %s",
+                      where, name, (int)id, known ? known : fname[0] ? fname : "unnamed", pkg);
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return rc;
+}
+
 /* Open dataset `name` and check it is total x width elements of the
  * expected class (and, for strings, fixed length: *strsize gets the size).
  * Returns the dataset or -1 with the error set. Collective in MPI mode. */
@@ -494,6 +555,10 @@ hid_t h5s_open_col(sctx *c, hid_t loc, const char *where, const char *name, H5T_
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
     if (d < 0) {
         h5s_fail(c, LSIM_EFORMAT, "%s/%s cannot be opened (not a dataset, or the file is corrupt)", where, name);
+        return -1;
+    }
+    if (check_filters(c, d, where, name)) {
+        H5Dclose(d);
         return -1;
     }
     hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
@@ -965,8 +1030,31 @@ int h5s_finish_tmp(sctx *c, const char *tmp, int rc)
 }
 void h5s_apply_opts(sctx *c, const lsim_store_write_opts *o)
 {
-    if (o && o->deflate_level < 0) c->deflate = 0;
-    else if (o && o->deflate_level > 0) c->deflate = o->deflate_level > 9 ? 9 : o->deflate_level;
+    if (!o) return;
+    for (int k = 0; k < LSIM_STORE_NCLASSES; k++) {
+        int f = o->filters[k] ? o->filters[k] : o->deflate_level;
+        if (f < LSIM_STORE_FILTER_SHUFFLE) f = LSIM_STORE_FILTER_NONE;
+        if (f) c->filt[k] = f > 9 ? 9 : f;
+    }
+}
+
+/* The class of a dataset (store.h): by its element type; the string
+ * tables' bytes (uint8 too) by name. */
+static int dataset_class(hid_t ft, const char *name)
+{
+    size_t n = strlen(name);
+    if (H5Tget_class(ft) == H5T_STRING || (n >= 5 && !strcmp(name + n - 5, "chars"))) return LSIM_STORE_CLASS_CHARS;
+    if (H5Tget_class(ft) == H5T_FLOAT) return LSIM_STORE_CLASS_FLOAT;
+    size_t sz = H5Tget_size(ft);
+    return sz == 1 ? LSIM_STORE_CLASS_BYTES : sz == 4 ? LSIM_STORE_CLASS_IDS : LSIM_STORE_CLASS_INT64;
+}
+
+int h5s_set_filters(const sctx *c, hid_t dcpl, hid_t ft, const char *name)
+{
+    int f = c->filt[dataset_class(ft, name)];
+    if ((f == LSIM_STORE_FILTER_SHUFFLE || f > 0) && H5Pset_shuffle(dcpl) < 0) return -1;
+    if (f > 0 && H5Pset_deflate(dcpl, (unsigned)f) < 0) return -1;
+    return H5Pset_fletcher32(dcpl) < 0 ? -1 : 0;
 }
 /* ------------------------------------------------------------ open + check */
 

@@ -94,14 +94,33 @@ lsim_store_kind lsim_store_probe(const char *path);
 int lsim_store_write_graphs(const char *path, lsim_graph *const *graphs, size_t n, const char *command_line,
                             const char *const *source_paths, lsim_err *err);
 
-/* The same with options (NULL: defaults). deflate_level: 0 = default (1:
- * loading is dominated by inflate, so the fastest level wins; figures in
- * docs/performance.md, "Figures behind design choices"), 1..9 = zlib
- * level, -1 = no compression (chunks keep their Fletcher-32 checksums). */
+/* The classes of datasets whose compression is chosen apart (by element
+ * type: what compresses, and how fast, differs between them;
+ * docs/store-performance.md has the figures behind the defaults). */
+enum {
+    LSIM_STORE_CLASS_BYTES, /* uint8: node kinds and flags, edge classes, phases */
+    LSIM_STORE_CLASS_IDS,   /* 32-bit integers: string ids, processors, edge sources, iterations */
+    LSIM_STORE_CLASS_INT64, /* 64-bit integers: times, durations, delays, offsets, counts */
+    LSIM_STORE_CLASS_FLOAT, /* float64: duty cycles, errors, means */
+    LSIM_STORE_CLASS_CHARS, /* string tables' bytes (strings/chars) and fixed-length strings */
+    LSIM_STORE_NCLASSES
+};
+/* A class's filter (lsim_store_write_opts.filters): every chunk keeps its
+ * Fletcher-32 checksum whatever the choice. */
+#define LSIM_STORE_FILTER_DEFAULT 0  /* the default for the class */
+#define LSIM_STORE_FILTER_NONE (-1)  /* no compression */
+#define LSIM_STORE_FILTER_SHUFFLE (-2) /* byte shuffle only (no compression) */
+/* 1..9: byte shuffle + deflate (zlib) at that level */
+
+/* The same with options (NULL: defaults). deflate_level: 0 = the default
+ * per class (filters below), 1..9 = shuffle + zlib at that level for every
+ * class, -1 = no compression. filters[k], when not 0, sets class k's filter
+ * (over deflate_level). */
 typedef struct lsim_store_write_opts {
     const char *command_line;
     const char *const *source_paths;
     int deflate_level;
+    int filters[LSIM_STORE_NCLASSES];
 } lsim_store_write_opts;
 
 int lsim_store_write_graphs_ex(const char *path, lsim_graph *const *graphs, size_t n,
@@ -185,6 +204,28 @@ int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t
 
 /* ------------------------------------------------------------ result files */
 
+/* The level of detail of a run in a result archive (its attribute
+ * "detail"; docs/hdf5-schema.md, "Level of detail"):
+ *   NODES    everything: the per-GPU, iteration, kernel, duty and
+ *            critical-path tables, every node's simulated start and end and
+ *            the in-edges that decided them (nodes/bind_*), and the graphs
+ *            (when embedded)
+ *   OPS      the same without nodes/bind_*: every op's simulated times with
+ *            its graph (what Results.node_table, lumosim report and
+ *            --trace-out read; only the predicted trace's flow arrows need
+ *            bind_*)
+ *   SUMMARY  the per-GPU, iteration, kernel, duty and critical-path tables
+ *            only: no per-node rows, no graphs */
+typedef enum lsim_store_detail {
+    LSIM_STORE_DETAIL_NODES = 0,
+    LSIM_STORE_DETAIL_OPS = 1,
+    LSIM_STORE_DETAIL_SUMMARY = 2
+} lsim_store_detail;
+
+/* "nodes", "ops", "summary"; parse: 0, or -1 for any other text. Local. */
+const char *lsim_store_detail_name(lsim_store_detail d);
+int lsim_store_detail_parse(const char *s, lsim_store_detail *out);
+
 /* Configuration and counters of a run, stored as attributes. Everything
  * here except embed_graphs and replace lands in /runs/NAME/provenance
  * (allowed to differ between runs with equal results). All fields optional:
@@ -228,6 +269,8 @@ typedef struct lsim_store_run_info {
                                             the job's memory estimate (memest.h JSON, the
                                             graph store's root attribute "memory"), kept as
                                             the run's attribute "memory"; NULL: none */
+    int detail;                          /* lsim_store_detail: what the run keeps
+                                            (0, LSIM_STORE_DETAIL_NODES: everything) */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';
@@ -296,6 +339,8 @@ typedef struct lsim_store_run {
     lsim_ns *start, *end;                /* nnodes, GPU by GPU in graph node order */
     int64_t *bind_start, *bind_end;      /* NULL when not stored */
     lsim_graph **graphs;                 /* ngpus embedded graphs, or NULL */
+    lsim_store_detail detail;            /* the run's level of detail (NODES when
+                                            the attribute is absent: older runs) */
 } lsim_store_run;
 
 /* Names of the runs in a result file, in name order. *names: array of owned
@@ -310,7 +355,9 @@ int lsim_store_list_runs(const char *path, char ***names, size_t *n, lsim_err *e
 int lsim_store_read_results(const char *path, const char *run_name, lsim_store_run **out, lsim_err *err);
 /* The same, with flags: LSIM_STORE_READ_NO_TIMES leaves out the per-node
  * times (start, end, bind_start, bind_end stay NULL), which reports do not
- * use: 32 bytes per node less to read and hold. */
+ * use: 32 bytes per node less to read and hold. A run written at
+ * LSIM_STORE_DETAIL_SUMMARY reads as with this flag (and without graphs):
+ * its detail field says so. */
 #define LSIM_STORE_READ_NO_TIMES 1
 int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
                                lsim_err *err);

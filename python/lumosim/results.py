@@ -97,6 +97,9 @@ class Results:
 
 def _run_node_table(r, run, gpu):
     base = "/runs/%s" % run
+    if r.attrs(base).get("detail") == "summary":
+        r.fail("run %s was written with --detail summary: it has no per-node rows (rerun lumosim sim with "
+               "--detail ops)" % run)
     if not r.has(base + "/graph"):
         r.fail("run %s does not embed its graphs (no %s/graph): node tables need them" % (run, base))
     _, ext = _graph.gpu_table(r, base + "/graph")
@@ -131,9 +134,15 @@ def _read_run(r, name, want_kernels):
     if "ngpus" in ra and int(ra["ngpus"]) != G:
         r.fail("%s/rank has %d rows, the run's attribute ngpus is %d" % (gp, G, int(ra["ngpus"])))
 
-    nnode = r.nrows(base + "/nodes/start")
-    node_off, node_cnt = r.extents(gp, "node", G, base + "/nodes/start", nnode)
-    r.col(base + "/nodes/end", nnode, "i")  # shape check only
+    if ra.get("detail") == "summary":
+        # lumosim sim --detail summary: no per-node rows (docs/hdf5-schema.md,
+        # "Level of detail"); the node counts are the run's own
+        node_off, node_cnt = r.extents(gp, "node", G)
+        nnode = int(node_cnt.sum())
+    else:
+        nnode = r.nrows(base + "/nodes/start")
+        node_off, node_cnt = r.extents(gp, "node", G, base + "/nodes/start", nnode)
+        r.col(base + "/nodes/end", nnode, "i")  # shape check only
     niter = r.nrows(base + "/iterations/actual")
     iter_off, iter_cnt = r.extents(gp, "iter", G, base + "/iterations/actual", niter)
     duty = {}
@@ -274,6 +283,7 @@ def _read_run(r, name, want_kernels):
         "events": ra.get("events"),
         "latency_mode": ra.get("latency_mode", ""),
         "graphs_embedded": bool(embedded),
+        "detail": ra.get("detail", "nodes"),
         "observed": any_obs,
         "iterations": int(niter),
         "iter_predicted_mean_ms": float(ipr.mean() / 1e6) if niter else np.nan,

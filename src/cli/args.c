@@ -53,6 +53,12 @@ const char *const LSIM_USAGE_SIM =
     "  -o RESULT.h5     write the result archive\n"
     "  --run NAME       run name in the archive (default sim)\n"
     "  --replace        replace a run of that name\n"
+    "  --detail D       what the archive's run keeps (docs/hdf5-schema.md, \"Level\n"
+    "                   of detail\"): ops (the default) every op's simulated\n"
+    "                   start and end with the graphs; nodes also the in-edge\n"
+    "                   that decided each (the default with --trace-out);\n"
+    "                   summary only the per-GPU, iteration, kernel, duty and\n"
+    "                   critical-path tables (no per-node rows, no graphs)\n"
     "  --mapping M      under mpirun, which MPI rank simulates which GPU: groups\n"
     "                   (the default: contiguous blocks of whole tensor-parallel\n"
     "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
@@ -300,6 +306,18 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
             s->replace = 1;
             continue;
         }
+        if (lsim_cli_is_opt(a, "--detail")) {
+            const char *v = NULL;
+            lsim_store_detail d;
+            if (lsim_cli_once(seen, "--detail") || !(v = lsim_cli_value(argc, argv, &i, "nodes, ops or summary")))
+                return -1;
+            if (lsim_store_detail_parse(v, &d)) {
+                lsim_cli_usage_error("unknown --detail '%s' (nodes, ops or summary)", v);
+                return -1;
+            }
+            s->detail = (int)d;
+            continue;
+        }
         if (lsim_cli_is_opt(a, "--mapping")) {
             const char *m = NULL;
             if (lsim_cli_once(seen, "--mapping") ||
@@ -394,10 +412,20 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         lsim_cli_usage_error("sim needs a graph store (see lumosim sim --help)");
         return -1;
     }
-    /* a run name or a replacement without an archive would be ignored */
-    if (!s->out && (was_seen(seen, "--run") || s->replace)) {
+    /* a run name, a replacement or a level of detail without an archive
+     * would be ignored */
+    if (!s->out && (was_seen(seen, "--run") || s->replace || was_seen(seen, "--detail"))) {
         lsim_cli_usage_error("%s is about a run of the result archive: it needs -o RESULT.h5",
-                             s->replace ? "--replace" : "--run");
+                             s->replace ? "--replace" : was_seen(seen, "--run") ? "--run" : "--detail");
+        return -1;
+    }
+    /* the predicted trace's flow arrows are the in-edges that decided each
+     * op (nodes/bind_*); under mpirun it is drawn from the archive, so the
+     * archive keeps them: the same trace serial or parallel */
+    if (!was_seen(seen, "--detail")) s->detail = s->o.trace_out ? LSIM_STORE_DETAIL_NODES : LSIM_STORE_DETAIL_OPS;
+    else if (s->o.trace_out && s->detail != LSIM_STORE_DETAIL_NODES) {
+        lsim_cli_usage_error("--trace-out draws each op's deciding in-edge, which only --detail nodes keeps in the "
+                             "archive (leave --detail out, or give --detail nodes)");
         return -1;
     }
     if (csv_stdout_clash(&s->o)) return -1;

@@ -149,6 +149,8 @@ typedef struct lsim_cli_sim_args {
     long samples;              /* --samples N: prediction intervals (samples.h), 0 none */
     long seed;                 /* --seed S (1) */
     int draw_others;           /* --draw-from others (1) or job (0) */
+    int detail;                /* --detail: lsim_store_detail of the archive's run
+                                  (default ops; nodes with --trace-out) */
 } lsim_cli_sim_args;
 /* MPI for the commands that run under mpirun (store_cmds.c): started when
  * a launcher started this process (Open MPI, PMIx, Slurm PMI) with more

@@ -106,7 +106,7 @@ static int build_mpi(const mpi_ctx *m, const lsim_cli_opts *o, char **args, int 
     if (!rc && count) rc = lsim_cli_load(o, files.paths + first, (int)count, run, err);
     lsim_run_free(&files);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) return rc;
-    lsim_store_write_opts wo = {cmd, (const char *const *)run->paths, 1};
+    lsim_store_write_opts wo = {cmd, (const char *const *)run->paths, 0, {0}};
     return lsim_store_write_graphs_mpi_ex(out, MPI_COMM_WORLD, run->graphs, run->n, &wo, err);
 }
 
@@ -152,7 +152,7 @@ int lsim_cli_build(int argc, char **argv)
         rc = build_mpi(&m, &o, args, nargs, out, cmd, &run, &err);
     } else {
         rc = lsim_cli_load(&o, args, nargs, &run, &err);
-        lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 1};
+        lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 0, {0}};
         if (!rc) rc = lsim_store_write_graphs_ex(out, run.graphs, run.n, &wo, &err);
     }
     /* under mpirun the error is agreed (every rank holds the lowest failing
@@ -310,6 +310,9 @@ cleanup:
 /* Items for every GPU of a stored run (graphs embedded in the archive). */
 static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err)
 {
+    if (!r->graphs && r->detail == LSIM_STORE_DETAIL_SUMMARY)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: run %s was written with --detail summary: it holds no graphs or "
+                            "per-node times to report on (rerun lumosim sim with --detail ops)", path, r->name);
     if (!r->graphs) return lsim_err_set(err, LSIM_EFORMAT, "%s: run %s holds no graphs to report on", path, r->name);
     lsim_replay_item *it = calloc(r->ngpus ? r->ngpus : 1, sizeof *it);
     if (!it) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -507,8 +510,8 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
      * is written: a failed trace-out then leaves the archive as it was,
      * and the same command can simply be run again */
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
-                                1, s->sa->replace, 1, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
-                                s->mem_text};
+                                1, s->sa->replace, 0, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
+                                s->mem_text, s->sa->detail};
     return s->m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, s->sa->run_name, s->run.items, s->gpus,
                                                          s->run.n, &info, err)
                    : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);

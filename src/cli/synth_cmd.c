@@ -176,7 +176,7 @@ int lsim_cli_synth(int argc, char **argv)
         double t0 = lsim_now_s(), tgen = 0, twrite = 0;
         uint64_t nodes = 0, edges = 0;
         size_t batch = 1;
-        lsim_store_write_opts wo = {cmd, NULL, 0};
+        lsim_store_write_opts wo = {cmd, NULL, 0, {0}};
         rc = lsim_store_writer_open(out, &wo, &w, &err);
         /* the job's GPU, so that a what-if of it starts from the right one */
         if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);

@@ -305,7 +305,7 @@ static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, 
         }
     }
     if (!p->w) {
-        lsim_store_write_opts wo = {p->rq.cmd, NULL, 0};
+        lsim_store_write_opts wo = {p->rq.cmd, NULL, 0, {0}};
         if ((rc = lsim_store_writer_open(p->rq.out, &wo, &p->w, err))) return rc;
     }
     for (int dd = 0; dd < Ln->dp; dd++)

@@ -481,6 +481,30 @@ class ResultTests(unittest.TestCase):
         ref = lumosim.load(F["res"])
         pd.testing.assert_frame_equal(res.iterations, ref.iterations)
 
+    def test_detail_levels(self):
+        # lumosim sim --detail: summary loads with the same per-GPU,
+        # iteration and kernel tables as nodes, and refuses node tables;
+        # ops has node tables without bind_*, nodes with them
+        paths = {}
+        for d in ("nodes", "ops", "summary"):
+            paths[d] = os.path.join(TMP, "detail-%s.h5" % d)
+            if os.path.exists(paths[d]):
+                os.remove(paths[d])
+            run("sim", F["synth"], "-o", paths[d], "--run", "full", "--detail", d)
+        full = {d: lumosim.load(paths[d]) for d in paths}
+        for d in ("ops", "summary"):
+            self.assertEqual(full[d].runs["detail"].tolist(), [d])
+            for t in ("ranks", "iterations", "breakdown", "gpu_kernels"):
+                pd.testing.assert_frame_equal(getattr(full[d], t), getattr(full["nodes"], t))
+        self.assertEqual(int(full["summary"].runs["nnodes"][0]), int(full["nodes"].runs["nnodes"][0]))
+        with self.assertRaises(lumosim.LumosimFileError) as cm:
+            full["summary"].node_table("full", 0)
+        self.assertIn("--detail summary", str(cm.exception))
+        ops, nodes = full["ops"].node_table("full", 1), full["nodes"].node_table("full", 1)
+        self.assertNotIn("bind_start", ops.columns)
+        self.assertIn("bind_start", nodes.columns)
+        pd.testing.assert_frame_equal(ops, nodes.drop(columns=["bind_start", "bind_end"]))
+
     def test_run_selection(self):
         res = lumosim.load(F["res"])
         with self.assertRaises(lumosim.LumosimFileError) as cm:

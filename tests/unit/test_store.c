@@ -438,7 +438,7 @@ static void test_graph_roundtrip(lsim_graph **orig, const char *store)
     CHECK(lsim_store_probe(p2) == LSIM_STORE_GRAPHS); /* the old file is untouched */
     /* compression levels: none and maximum give the same graphs */
     for (int lvl = -1; lvl <= 9; lvl += 10) {
-        lsim_store_write_opts o = {"test_store levels", srcs, lvl};
+        lsim_store_write_opts o = {"test_store levels", srcs, lvl, {0}};
         rc = lsim_store_write_graphs_ex(p2, orig, NG, &o, &err);
         CHECK_MSG(rc == 0, "write deflate %d: %s", lvl, err.msg);
         rc = lsim_store_read_graphs(p2, 0, SIZE_MAX, &gs, &n, &err);
@@ -446,6 +446,29 @@ static void test_graph_roundtrip(lsim_graph **orig, const char *store)
         for (size_t i = 0; rc == 0 && i < n; i++) compare_graphs(orig[i], gs[i], "deflate level");
         if (rc == 0) lsim_store_free_graphs(gs, n);
     }
+    /* every filter of every dataset class (none, shuffle only, deflate 1
+     * and 9, one class at a time, the others unfiltered) reads back the
+     * same graphs; and a filter is what the file says it is: none is
+     * larger than deflate on these graphs */
+    long none_size = -1, defl_size = -1;
+    static const int filters[] = {LSIM_STORE_FILTER_NONE, LSIM_STORE_FILTER_SHUFFLE, 1, 9};
+    for (int k = 0; k < LSIM_STORE_NCLASSES; k++)
+        for (size_t f = 0; f < sizeof filters / sizeof *filters; f++) {
+            lsim_store_write_opts o = {"test_store classes", srcs, LSIM_STORE_FILTER_NONE, {0}};
+            o.filters[k] = filters[f];
+            rc = lsim_store_write_graphs_ex(p2, orig, NG, &o, &err);
+            CHECK_MSG(rc == 0, "write class %d filter %d: %s", k, filters[f], err.msg);
+            rc = lsim_store_read_graphs(p2, 0, SIZE_MAX, &gs, &n, &err);
+            CHECK_MSG(rc == 0 && n == NG, "read class %d filter %d: %s", k, filters[f], err.msg);
+            for (size_t i = 0; rc == 0 && i < n; i++) compare_graphs(orig[i], gs[i], "class filter");
+            if (rc == 0) lsim_store_free_graphs(gs, n);
+        }
+    for (int w = 0; w < 2; w++) {
+        lsim_store_write_opts o = {"test_store classes", srcs, w ? 1 : LSIM_STORE_FILTER_NONE, {0}};
+        CHECK(lsim_store_write_graphs_ex(p2, orig, NG, &o, &err) == 0);
+        *(w ? &defl_size : &none_size) = file_size(p2);
+    }
+    CHECK_MSG(none_size > defl_size && defl_size > 0, "store sizes: none %ld, deflate %ld", none_size, defl_size);
     /* an empty store */
     rc = lsim_store_write_graphs(p2, orig, 0, NULL, NULL, &err);
     CHECK_MSG(rc == 0, "write empty: %s", err.msg);
@@ -785,6 +808,41 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
     CHECK_MSG(rc == 0, "info results: %s", err.msg);
     fclose(devnull);
 
+    /* levels of detail: each run keeps what its level says, records the
+     * level, and its per-GPU results are the same at every level and for
+     * every filter choice (no compression, deflate 9) */
+    static const lsim_store_detail lv[] = {LSIM_STORE_DETAIL_NODES, LSIM_STORE_DETAIL_OPS, LSIM_STORE_DETAIL_SUMMARY};
+    for (size_t k = 0; k < 3 * 2; k++) {
+        char dp[1200];
+        path_in_work(dp, sizeof dp, "results_detail.h5");
+        remove(dp);
+        lsim_store_run_info di = {.command_line = "test_store detail", .embed_graphs = 1, .detail = lv[k % 3],
+                                  .deflate_level = k < 3 ? LSIM_STORE_FILTER_NONE : 9};
+        rc = lsim_store_write_results_ex(dp, "d", items, NG, &di, &err);
+        CHECK_MSG(rc == 0, "write detail %s: %s", lsim_store_detail_name(lv[k % 3]), err.msg);
+        rc = lsim_store_read_results(dp, "d", &r, &err);
+        CHECK_MSG(rc == 0, "read detail %s: %s", lsim_store_detail_name(lv[k % 3]), err.msg);
+        if (rc) continue;
+        CHECK_I64(r->detail, lv[k % 3]);
+        CHECK((r->bind_start != NULL) == (lv[k % 3] == LSIM_STORE_DETAIL_NODES));
+        CHECK((r->start != NULL) == (lv[k % 3] != LSIM_STORE_DETAIL_SUMMARY));
+        CHECK((r->graphs != NULL) == (lv[k % 3] != LSIM_STORE_DETAIL_SUMMARY));
+        if (lv[k % 3] == LSIM_STORE_DETAIL_NODES) compare_run(r, gs, sims, NG, 1);
+        for (size_t i = 0; i < r->ngpus && i < NG; i++) {
+            const lsim_rank_report *a = &sims[i].r, *b = &r->gpus[i].report;
+            CHECK_I64(b->window_predicted, a->window_predicted);
+            CHECK(memcmp(&b->bd_predicted, &a->bd_predicted, sizeof a->bd_predicted) == 0);
+            CHECK_I64(b->niters, a->niters);
+            for (uint32_t t = 0; t < b->niters && t < a->niters; t++)
+                CHECK_I64(b->iters[t].predicted, a->iters[t].predicted);
+            CHECK_I64(r->gpus[i].cp.n, sims[i].cp.n);
+            if (r->start) CHECK(memcmp(r->gpus[i].start, lsim_engine_start(sims[i].e), gs[i]->n * 8) == 0);
+        }
+        lsim_store_run_free(r);
+        r = NULL;
+        remove(dp);
+    }
+
     /* damaged result files */
     char p[1200];
     long size = file_size(results);
@@ -872,7 +930,7 @@ static void test_streamed_writer(lsim_graph **orig, const char *store)
     snprintf(path, sizeof path, "%s.streamed.h5", store);
     lsim_out_tmp_name(path, (long)getpid(), tmp, sizeof tmp);
     remove(path);
-    lsim_store_write_opts o = {"test_store streamed", NULL, 0};
+    lsim_store_write_opts o = {"test_store streamed", NULL, 0, {0}};
     lsim_store_writer *w = NULL;
     int rc = lsim_store_writer_open(path, &o, &w, &err);
     CHECK_MSG(rc == 0, "writer_open: %s", err.msg);
