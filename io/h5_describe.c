@@ -155,8 +155,11 @@ static int describe_group(sctx *c, hid_t loc, const char *where, const char *tab
             rc = describe_dataset(c, o, where, table, names[i]);
         } else if (ty == H5I_GROUP && depth < 4) {
             char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", where, names[i]);
-            rc = describe_group(c, o, sub, names[i], depth + 1);
+            /* the path names a group only in messages, but a cut one would mislead */
+            if ((size_t)snprintf(sub, sizeof sub, "%s/%s", where, names[i]) >= sizeof sub)
+                rc = h5s_fail(c, LSIM_EINTERNAL, "group path %s/%s is too long", where, names[i]);
+            else
+                rc = describe_group(c, o, sub, names[i], depth + 1);
         }
         H5Oclose(o);
     }

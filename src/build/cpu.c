@@ -225,13 +225,7 @@ static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, si
             if (it.end > top->end) it.end = top->end; /* poke-out (0.25 us precision) clamped */
             if ((rc = emit_piece(b, &fs, top, fs.cursor > top->ts ? fs.cursor : top->ts, it.ts, 0))) return rc;
         }
-        if (st->n == st->cap) {
-            size_t nc = st->cap ? st->cap * 2 : 64;
-            cpu_item *nv = realloc(st->v, nc * sizeof *nv);
-            if (!nv) return bld_oom(b);
-            st->v = nv;
-            st->cap = nc;
-        }
+        if (LSIM_GROW(st->v, &st->cap, st->n + 1)) return bld_oom(b);
         st->v[st->n++] = it;
         fs.cursor = it.ts;
         if (x->kind == LSIM_EV_RUNTIME) launch_phase(b, proc, st, it.ev);
@@ -327,13 +321,7 @@ static int keep_ops(bld_builder *b, const uint32_t *idx, size_t n, size_t lo, cp
         lsim_ns ts = x->ts, end = x->ts + x->dur;
         while (st->n > 0 && st->v[st->n - 1].end <= ts) st->n--;
         if (st->n > 0 && end > st->v[st->n - 1].end) end = st->v[st->n - 1].end;
-        if (st->n == st->cap) {
-            size_t nc = st->cap ? st->cap * 2 : 64;
-            cpu_item *nv = realloc(st->v, nc * sizeof *nv);
-            if (!nv) return bld_oom(b);
-            st->v = nv;
-            st->cap = nc;
-        }
+        if (LSIM_GROW(st->v, &st->cap, st->n + 1)) return bld_oom(b);
         st->v[st->n++] = (cpu_item){ts, end, idx[i], 0};
         if (LSIM_GROW(T->op, &b->capops, T->n + 1)) return bld_oom(b);
         lsim_cpu_op *op = &T->op[T->n];
