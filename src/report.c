@@ -223,20 +223,20 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
                                      : 0.0);
     }
     if (obs && r->has_fidelity)
-        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%; "
+        fprintf(f, "  stream-active duty cycle (%g ms bins): mean actual %.1f%%, predicted %.1f%%; "
                    "bin by bin mean |difference| %.1f points\n",
                 (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
                 100 * mean(r->duty_predicted, r->nbins_predicted), 100 * r->duty_abs_diff);
     else if (obs)
-        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean actual %.1f%%, predicted %.1f%%\n",
+        fprintf(f, "  stream-active duty cycle (%g ms bins): mean actual %.1f%%, predicted %.1f%%\n",
                 (double)r->bin_ns / 1e6, 100 * mean(r->duty_actual, r->nbins_actual),
                 100 * mean(r->duty_predicted, r->nbins_predicted));
     else
-        fprintf(f, "  stream-active duty cycle (%.0f ms bins): mean predicted %.1f%%\n", (double)r->bin_ns / 1e6,
+        fprintf(f, "  stream-active duty cycle (%g ms bins): mean predicted %.1f%%\n", (double)r->bin_ns / 1e6,
                 100 * mean(r->duty_predicted, r->nbins_predicted));
     if (it->cp) print_critical_path(f, g, it->cp);
-    if (obs) fprintf(f, "  node agreement with the trace: max |start err| %lld ns, max |end err| %lld ns, exact %.1f%%\n",
-            (long long)r->max_abs_start_err, (long long)r->max_abs_end_err,
+    if (obs) fprintf(f, "  node agreement with the trace: max |start err| %.3f ms, max |end err| %.3f ms, exact %.1f%%\n",
+            ms(r->max_abs_start_err), ms(r->max_abs_end_err),
             g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
     if (obs && r->has_fidelity) {
         const lsim_err_dist *d[2] = {&r->start_err_gpu, &r->start_err_cpu};
@@ -271,9 +271,12 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
     }
 }
 
-void lsim_report_table_head(FILE *f, int observed_latency)
+void lsim_report_table_head(FILE *f, int observed_latency, int any_obs)
 {
-    fprintf(f, "lumosim %s replay (latency: %s)\n", LSIM_VERSION,
+    /* a job without observed times was synthesized or transformed: it is
+     * a simulation, not the replay of a trace */
+    fprintf(f, "lumosim %s %s (latency: %s)\n", LSIM_VERSION,
+            any_obs ? "replay" : "simulation of a synthesized or what-if job",
             lsim_latency_mode_name(observed_latency ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
 }
 
@@ -340,10 +343,10 @@ void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_repor
 
 void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory)
 {
-    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED);
-    for (size_t i = 0; i < n; i++) table_item(f, &items[i], i);
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
+    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs);
+    for (size_t i = 0; i < n; i++) table_item(f, &items[i], i);
     p.memory = memory;
     lsim_report_table_tail(f, &p);
 }

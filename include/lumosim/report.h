@@ -59,7 +59,9 @@ typedef struct lsim_report_job_part {
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p);
-void lsim_report_table_head(FILE *f, int observed_latency);
+/* The first line: "replay" when some item has observed times (any_obs),
+ * else "simulation of a synthesized or what-if job". */
+void lsim_report_table_head(FILE *f, int observed_latency, int any_obs);
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p);
 /* One item's table section / compact JSON object, as its idx-th GPU:
  * malloc'd text (caller frees), NULL when out of memory. */

@@ -84,7 +84,7 @@ int lsim_cli_ablate(int argc, char **argv)
     result *res = NULL;
     cJSON *doc = NULL;
     if (!args) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         return 1;
     }
     /* the help is main.c's (it holds the text) */
@@ -160,7 +160,7 @@ int lsim_cli_ablate(int argc, char **argv)
 nomem:
     lsim_err_set(&err, LSIM_ENOMEM, "out of memory writing the report");
 fail:
-    fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    lsim_cli_error("%s", err.msg);
     status = 1;
 cleanup:
     cJSON_Delete(doc);

@@ -10,6 +10,8 @@
  * is never the next option (`--run --json` is a missing run name): a value
  * that starts with '-' is written --name=VALUE; "--" ends the options of
  * the commands that take paths. */
+#include <cjson/cJSON.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -90,14 +92,63 @@ const char *const LSIM_USAGE_SIM =
 
 /* ------------------------------------------------------------ pieces */
 
-void lsim_cli_usage_error(const char *fmt, ...)
+static int g_json_errors;
+
+void lsim_cli_set_json_errors(int on) { g_json_errors = on; }
+
+/* The file an error names: the message's text before its first ": " when
+ * that is a path (it exists, or it has a '/'), as every library message
+ * starts with the file it is about; else NULL (into buf). */
+static const char *error_file(const char *msg, char *buf, size_t cap)
 {
-    char raw[1024], line[2048];
+    const char *c = strstr(msg, ": ");
+    size_t n = c ? (size_t)(c - msg) : 0;
+    if (!n || n >= cap) return NULL;
+    memcpy(buf, msg, n);
+    buf[n] = '\0';
+    struct stat st;
+    return stat(buf, &st) == 0 || strchr(buf, '/') ? buf : NULL;
+}
+
+static void print_error(const char *raw)
+{
+    char line[4096], file[1024];
+    lsim_text_line(line, sizeof line, raw);
+    if (!g_json_errors) {
+        fprintf(stderr, "lumosim: error: %s\n", line);
+        return;
+    }
+    /* --json: the error as one JSON object on one line (docs/report-json.md) */
+    cJSON *o = cJSON_CreateObject();
+    const char *f = error_file(raw, file, sizeof file);
+    char *txt = NULL;
+    if (o && cJSON_AddStringToObject(o, "error", line) &&
+        (f ? cJSON_AddStringToObject(o, "file", f) != NULL : cJSON_AddNullToObject(o, "file") != NULL))
+        txt = cJSON_PrintUnformatted(o);
+    if (txt) fprintf(stderr, "%s\n", txt);
+    else fprintf(stderr, "lumosim: error: %s\n", line); /* out of memory: the plain line */
+    cJSON_free(txt);
+    cJSON_Delete(o);
+}
+
+void lsim_cli_error(const char *fmt, ...)
+{
+    char raw[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "lumosim: error: %s\n", lsim_text_line(line, sizeof line, raw));
+    print_error(raw);
+}
+
+void lsim_cli_usage_error(const char *fmt, ...)
+{
+    char raw[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    print_error(raw);
 }
 
 static int was_seen(const lsim_cli_seen *s, const char *name)

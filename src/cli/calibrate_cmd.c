@@ -207,7 +207,7 @@ int lsim_cli_calibrate(int argc, char **argv)
     o.traces = malloc((size_t)(argc + 1) * sizeof *o.traces);
     o.nccl = malloc((size_t)(argc + 1) * sizeof *o.nccl);
     if (!o.traces || !o.nccl) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         goto cleanup;
     }
     int p = lsim_cli_parse_calibrate(argc, argv, LSIM_USAGE_CALIBRATE, &o);
@@ -316,7 +316,7 @@ int lsim_cli_calibrate(int argc, char **argv)
     print_report(&o, base_how, &base, &fitted, &rep, o.topo_out ? &topo : NULL, tchanged);
     status = fflush(stdout) == 0 ? 0 : 1;
 cleanup:
-    if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    if (rc) lsim_cli_error("%s", err.msg);
     lsim_job_free(job);
     for (size_t i = 0; i < ng; i++) lsim_graph_free(gs[i]);
     free(gs);

@@ -235,12 +235,22 @@ int lsim_cli_is_opt(const char *a, const char *name);
 const char *lsim_cli_value(int argc, char **argv, int *i, const char *what);
 /* Print "lumosim: error: MESSAGE" as one line: the message (which may hold
  * arguments) with control characters and bytes that are not UTF-8
- * escaped (text.h). */
+ * escaped (text.h). After lsim_cli_set_json_errors(1) (main, when the
+ * command line has --json) the line is a JSON object instead:
+ * {"error": MESSAGE, "file": the path the message starts with, or null}.
+ * lsim_cli_error is the same for errors that are not usage errors (the
+ * caller chooses the exit code either way). */
 void lsim_cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+void lsim_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void lsim_cli_set_json_errors(int on);
 
 /* replay, report and ablate under mpirun (more than one rank): refused
  * with one line on rank 0, telling to use build + sim. Returns 1 when

@@ -368,7 +368,7 @@ int lsim_cli_collect(int argc, char **argv)
     path_list files = {0};
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     if (!args) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         return 1;
     }
     int p = lsim_cli_parse_collect(argc, argv, LSIM_USAGE_COLLECT, &ca, args);
@@ -382,7 +382,7 @@ int lsim_cli_collect(int argc, char **argv)
     lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_TEXT}};
     if (lsim_cli_check_io(args, nargs, outs, 1, &err) || expand(args, nargs, &files, &err) ||
         lsim_cli_write_atomic(out, write_csv, &ctx, &err)) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        lsim_cli_error("%s", err.msg);
         status = 1;
     }
 cleanup:

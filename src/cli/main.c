@@ -155,7 +155,7 @@ static int cmd_simulate(int argc, char **argv, int html)
     if (html) o.run.critical = 1;
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     if (!args) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         return 1;
     }
     int nargs = lsim_cli_parse_paths(argc, argv, &o, html ? USAGE_REPORT : USAGE_REPLAY, html, args);
@@ -164,7 +164,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         return nargs == 0 ? 0 : 2;
     }
     if (html && !o.html_out) {
-        fprintf(stderr, "lumosim: error: report needs --html OUT.html\n");
+        lsim_cli_error("report needs --html OUT.html");
         free(args);
         return 2;
     }
@@ -174,7 +174,7 @@ static int cmd_simulate(int argc, char **argv, int html)
                                 {o.html_out, "--html", 1, LSIM_OUT_TEXT},
                                 {lsim_cli_csv_checked(&o), "--csv", 1, LSIM_OUT_TEXT}};
         if (lsim_cli_check_io(args, nargs, outs, 3, &cerr)) {
-            fprintf(stderr, "lumosim: error: %s\n", cerr.msg);
+            lsim_cli_error("%s", cerr.msg);
             free(args);
             return 1;
         }
@@ -199,21 +199,21 @@ static int cmd_simulate(int argc, char **argv, int html)
     if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
         (html && lsim_cli_write_atomic(o.html_out, write_html, &hc, &err)) ||
         lsim_cli_write_csv(&o, run.items, run.n, &err)) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        lsim_cli_error("%s", err.msg);
         status = 1;
         goto cleanup;
     }
     if (!html && !lsim_cli_csv_is_stdout(o.csv_out)) { /* --csv -: the CSV is the report */
         if (o.json) {
             if (lsim_report_json(stdout, run.items, run.n, &err)) {
-                fprintf(stderr, "lumosim: error: %s\n", err.msg);
+                lsim_cli_error("%s", err.msg);
                 status = 1;
             }
         } else {
             lsim_report_table(stdout, run.items, run.n);
         }
         if (fflush(stdout) != 0) {
-            fprintf(stderr, "lumosim: error: cannot write the report: %s\n", strerror(errno));
+            lsim_cli_error("cannot write the report: %s", strerror(errno));
             status = 1;
         }
     }
@@ -263,7 +263,7 @@ static int take_force(int *argc, char **argv)
         if (!only_paths && !strcmp(argv[i], "--")) only_paths = 1;
         if (!only_paths && !strcmp(argv[i], "--force")) {
             if (seen++) {
-                fprintf(stderr, "lumosim: error: --force given twice\n");
+                lsim_cli_error("--force given twice");
                 return -1;
             }
             continue;
@@ -292,8 +292,7 @@ int main(int argc, char **argv)
     if (fflush(stdout) != 0 || fclose(stdout) != 0) bad = 1;
     if (bad && st == 0) { /* a command that failed has said why already */
         int e = errno;
-        fprintf(stderr, "lumosim: error: cannot write to standard output: %s\n",
-                e ? strerror(e) : "a write failed");
+        lsim_cli_error("cannot write to standard output: %s", e ? strerror(e) : "a write failed");
         st = 1;
     }
     return st;
@@ -422,6 +421,16 @@ static int run_command(int argc, char **argv)
     if (!cmd) {
         lsim_cli_usage_error("unknown command '%s' (see lumosim --help)", c);
         return 2;
+    }
+    /* every command: --version prints the version; with --json an error is
+     * a JSON object on stderr (the exit codes stay) */
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+            printf("lumosim %s\n", LSIM_VERSION);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--json")) lsim_cli_set_json_errors(1);
     }
     if (cmd->writes) {
         int rest = argc - 2;

@@ -302,11 +302,11 @@ int lsim_cli_search(int argc, char **argv)
         rc = lsim_cli_check_io(ins, 3, outs, no, &err);
     }
     if (rc) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        lsim_cli_error("%s", err.msg);
         return 1;
     }
     if (lsim_cli_mpi_begin(&m)) {
-        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        lsim_cli_error("MPI_Init failed");
         return 1;
     }
     double t0 = lsim_now_s();
@@ -443,7 +443,7 @@ int lsim_cli_search(int argc, char **argv)
     if (!rc && !nf)
         rc = lsim_err_set(&err, LSIM_EARG, "no configuration of %s on %d GPUs is feasible (the reasons above)", a.model,
                           a.gpus);
-    if (rc && m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+    if (rc && m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
     free(c);
     free(order);
     free(flat);

@@ -122,7 +122,7 @@ int lsim_cli_build(int argc, char **argv)
     char *cmd = join_argv("build", argc, argv);
     mpi_ctx m = {0, 0, 1};
     if (!args || !cmd) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         free(args);
         free(cmd);
         return 1;
@@ -137,13 +137,13 @@ int lsim_cli_build(int argc, char **argv)
     nargs = ba.nargs;
     lsim_io_file bouts[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
     if (lsim_cli_check_io(args, nargs, bouts, 1, &err)) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        lsim_cli_error("%s", err.msg);
         status = 1;
         goto done;
     }
     o.store_out = out;
     if (lsim_cli_mpi_begin(&m)) {
-        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        lsim_cli_error("MPI_Init failed");
         status = 1;
         goto done;
     }
@@ -158,7 +158,7 @@ int lsim_cli_build(int argc, char **argv)
     /* under mpirun the error is agreed (every rank holds the lowest failing
      * rank's): one line, from rank 0 */
     if (rc) {
-        if (m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        if (m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
     lsim_cli_outcome_known();
@@ -285,7 +285,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
         else if (!rc) {
-            lsim_report_table_head(stdout, (int)gmx[3]);
+            lsim_report_table_head(stdout, (int)gmx[3], jp.any_obs);
             for (size_t g = 0; g < total; g++) fputs(objs[g], stdout);
             lsim_report_table_tail(stdout, &jp);
         }
@@ -705,7 +705,7 @@ int lsim_cli_sim(int argc, char **argv)
     snprintf(s.mapping_used, sizeof s.mapping_used, "serial");
     char *cmd = join_argv("sim", argc, argv);
     if (!cmd) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         return 1;
     }
     s.cmd = cmd;
@@ -717,19 +717,19 @@ int lsim_cli_sim(int argc, char **argv)
                              {s.o.trace_out, "--trace-out", 1, LSIM_OUT_TRACE},
                              {lsim_cli_csv_checked(&s.o), "--csv", 1, LSIM_OUT_TEXT}};
     if (lsim_cli_check_io(sins, 2, souts, 3, &err) || lsim_disk_check(sa.out, need, &err)) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg);
+        lsim_cli_error("%s", err.msg);
         free(cmd);
         return 1;
     }
     if (lsim_cli_mpi_begin(&s.m)) {
-        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        lsim_cli_error("MPI_Init failed");
         free(cmd);
         return 1;
     }
     s.t0 = lsim_now_s();
     if (sa.samples) {
         int rc = sim_samples(&s, &err);
-        if (rc && s.m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        if (rc && s.m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         lsim_cli_outcome_known();
         lsim_cli_mpi_end(&s.m);
         free(cmd);
@@ -749,7 +749,7 @@ int lsim_cli_sim(int argc, char **argv)
     rc = sim_output(&s, rc, &err);
     int status = 0;
     if (rc) {
-        if (s.m.rank == 0) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        if (s.m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
     if (!rc && s.m.rank == 0 && s.mem.oom) {
@@ -775,14 +775,14 @@ int lsim_cli_info(int argc, char **argv)
 {
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     if (!args) {
-        fprintf(stderr, "lumosim: error: out of memory\n");
+        lsim_cli_error("out of memory");
         return 1;
     }
     int n = lsim_cli_parse_info(argc, argv, LSIM_USAGE_INFO, args), status = n < 0 ? 2 : 0;
     for (int i = 0; i < n && !status; i++) {
         lsim_err err = {0};
         if (lsim_store_info(args[i], stdout, &err)) {
-            fprintf(stderr, "lumosim: error: %s\n", err.msg);
+            lsim_cli_error("%s", err.msg);
             status = 1;
         }
     }
@@ -797,7 +797,7 @@ int lsim_cli_refuse_mpi(const char *command)
      * every MPI; MPI does. One rank is a serial run like any other. */
     mpi_ctx m;
     if (lsim_cli_mpi_begin(&m)) {
-        fprintf(stderr, "lumosim: error: MPI_Init failed\n");
+        lsim_cli_error("MPI_Init failed");
         return 1;
     }
     if (!m.on) return 0;
@@ -806,13 +806,13 @@ int lsim_cli_refuse_mpi(const char *command)
      * replay; the parallel path is a graph store simulated by sim. */
     if (m.rank == 0) {
         if (!strcmp(command, "report"))
-            fprintf(stderr, "lumosim: error: report does not run under mpirun (it would run once per rank): run it "
+            lsim_cli_error("report does not run under mpirun (it would run once per rank): run it "
                             "without mpirun, or for a parallel run use lumosim build, then mpirun lumosim sim -o "
-                            "RESULT.h5 and lumosim report RESULT.h5\n");
+                           "RESULT.h5 and lumosim report RESULT.h5");
         else
-            fprintf(stderr, "lumosim: error: %s does not run under mpirun (it would run once per rank): run it "
-                            "without mpirun, or for a parallel run use lumosim build, then mpirun lumosim sim\n",
-                    command);
+            lsim_cli_error("%s does not run under mpirun (it would run once per rank): run it "
+                           "without mpirun, or for a parallel run use lumosim build, then mpirun lumosim sim",
+                           command);
         fflush(stderr);
     }
     /* every rank here before any exits: the launcher then ends nothing
@@ -856,7 +856,7 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
         co.csv_out = csv_out;
         rc = lsim_cli_write_csv(&co, items, r->ngpus, &err);
     }
-    if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg);
+    if (rc) lsim_cli_error("%s", err.msg);
     lsim_memest_job_free(&mem);
     free(items);
     lsim_store_run_free(r);

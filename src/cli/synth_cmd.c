@@ -239,7 +239,7 @@ nomem:
     rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
 done:
     if (rc) {
-        fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+        lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
     for (size_t i = 0; gs && i < made; i++) lsim_graph_free(gs[i]);

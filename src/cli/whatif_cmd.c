@@ -127,7 +127,7 @@ int lsim_cli_whatif(int argc, char **argv)
     /* as synth and sim do: a job past its GPUs' memory is flagged, not refused */
     if (lsim_wi_plan_oom(plan)[0]) fprintf(stderr, "lumosim: warning: %s\n", lsim_wi_plan_oom(plan));
 done:
-    if (rc) fprintf(stderr, "lumosim: error: %s\n", err.msg[0] ? err.msg : "failed");
+    if (rc) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
     lsim_wi_plan_free(plan);
     free(cmd);
     return rc ? 1 : 0;

@@ -249,7 +249,8 @@ for cmd in "replay --json $E" "replay $E" "sim w/j.h5" "info w/j.h5" "whatif w/j
     # shellcheck disable=SC2086
     "$L" $cmd >/dev/full 2>err
     st=$?
-    [ "$st" != 0 ] && [ "$(wc -l <err)" = 1 ] && grep -q '^lumosim: error: ' err && ok ||
+    # (with --json the one line is a JSON object: {"error": ...})
+    [ "$st" != 0 ] && [ "$(wc -l <err)" = 1 ] && grep -q '^lumosim: error: \|^{"error":' err && ok ||
         fail "'$cmd' > /dev/full: exit $st, stderr: $(cat err)"
 done
 # a closed pipe: the reader is gone before lumosim writes

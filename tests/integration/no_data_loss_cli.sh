@@ -44,7 +44,7 @@ run() {
     [ $rc -eq "$want" ] || { fail "exit $rc, want $want: lumosim $* ($(cat err))"; return 1; }
     [ -s out ] && { fail "stdout not empty: lumosim $*"; return 1; }
     [ "$(wc -l <err)" -eq 1 ] || { fail "not one stderr line: lumosim $*: $(cat err)"; return 1; }
-    grep -q '^lumosim: error: ' err || { fail "not an error line: lumosim $*: $(cat err)"; return 1; }
+    grep -q '^lumosim: error: \|^{"error":' err || { fail "not an error line: lumosim $*: $(cat err)"; return 1; }
     grep -qF -- "$needle" err || { fail "'$needle' not in: $(cat err) (lumosim $*)"; return 1; }
     pass=$((pass + 1))
     return 0

@@ -29,7 +29,8 @@ case_() {
     rc=$?
     [ $rc -ne 124 ] || fail "$name: the ranks hung"
     [ $rc -ne 0 ] || fail "$name: accepted"
-    [ "$(grep -c 'lumosim: error' "$tmp/err")" -eq 1 ] || { cat "$tmp/err"; fail "$name: not exactly one error line"; }
+    # (with --json the line is a JSON object: {"error": ...})
+    [ "$(grep -c 'lumosim: error\|^{"error":' "$tmp/err")" -eq 1 ] || { cat "$tmp/err"; fail "$name: not exactly one error line"; }
     grep -qF -- "$needle" "$tmp/err" || { cat "$tmp/err"; fail "$name: no clear message"; }
     [ ! -s "$tmp/out" ] || { cat "$tmp/out"; fail "$name: something on stdout"; }
     echo "ok: $name"
