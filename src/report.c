@@ -341,17 +341,64 @@ void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_repor
     p->n = n;
 }
 
-void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory)
+size_t lsim_report_pick(const lsim_ns *window, size_t n, int every, uint8_t *show)
+{
+    /* Why these: the slowest ranks hold the job up and the fastest shows
+     * the spread; everything else is in --per-rank, the JSON and the CSV. */
+    int all = every || n <= LSIM_REPORT_FULL_MAX;
+    for (size_t i = 0; i < n; i++) show[i] = (uint8_t)all;
+    if (all) return n;
+    size_t shown = 0;
+    for (int k = 0; k < LSIM_REPORT_SLOWEST; k++) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (!show[i] && (best == n || window[i] > window[best])) best = i;
+        show[best] = 1, shown++;
+    }
+    size_t fast = n;
+    for (size_t i = 0; i < n; i++)
+        if (!show[i] && (fast == n || window[i] < window[fast])) fast = i;
+    show[fast] = 1, shown++;
+    return shown;
+}
+
+void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *show, size_t n)
+{
+    size_t left = 0;
+    lsim_ns lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++)
+        if (!show[i]) {
+            left++;
+            if (window[i] < lo) lo = window[i];
+            if (window[i] > hi) hi = window[i];
+        }
+    if (left)
+        fprintf(f, "\n(%zu more ranks not shown, predicted windows %.3f .. %.3f ms: the %d slowest and the fastest are "
+                   "above; --per-rank prints every rank)\n",
+                left, ms(lo), ms(hi), LSIM_REPORT_SLOWEST);
+}
+
+void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                           int per_rank)
 {
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
     lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs);
-    for (size_t i = 0; i < n; i++) table_item(f, &items[i], i);
+    lsim_ns *w = malloc((n ? n : 1) * sizeof *w);
+    uint8_t *show = malloc(n ? n : 1);
+    if (!w || !show) per_rank = 1; /* out of memory: every rank, as before */
+    for (size_t i = 0; w && i < n; i++) w[i] = items[i].r->window_predicted;
+    if (w && show) lsim_report_pick(w, n, per_rank, show);
+    for (size_t i = 0; i < n; i++)
+        if (per_rank || show[i]) table_item(f, &items[i], i);
+    if (!per_rank) lsim_report_table_omitted(f, w, show, n);
+    free(w);
+    free(show);
     p.memory = memory;
     lsim_report_table_tail(f, &p);
 }
 
-void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL); }
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL, 1); }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
 {

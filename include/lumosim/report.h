@@ -40,7 +40,20 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
 /* The table and the JSON document with the job's memory estimate (NULL:
  * exactly lsim_report_table / lsim_report_json): the table's memory lines
  * and the document's "memory" object (docs/memory.md). */
-void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory);
+/* per_rank 0: a job of more than LSIM_REPORT_FULL_MAX ranks prints only
+ * its LSIM_REPORT_SLOWEST slowest and its fastest rank (by predicted
+ * window) and one line for the others (lsim_report_pick); 1: every rank. */
+void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                           int per_rank);
+/* Which ranks a summarised table prints: show[i] = 1 for every rank when
+ * `every` or n <= LSIM_REPORT_FULL_MAX, else for the LSIM_REPORT_SLOWEST
+ * largest windows and the smallest (ties: the lower index). Returns how
+ * many. And the line that stands for the ranks not printed (nothing when
+ * none is left out). Local. */
+#define LSIM_REPORT_FULL_MAX 16
+#define LSIM_REPORT_SLOWEST 3
+size_t lsim_report_pick(const lsim_ns *window, size_t n, int every, uint8_t *show);
+void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *show, size_t n);
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          lsim_err *err);
 

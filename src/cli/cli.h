@@ -29,6 +29,7 @@ typedef struct lsim_cli_opts {
     lsim_run_opts run;       /* build options, bins, --critical-path, --drop-edges,
                                 --independent, --replicate-from (run.h) */
     int json, stats;
+    int per_rank;            /* --per-rank: the table prints every rank of a large job */
     const char *trace_out;   /* --trace-out PATH or NULL */
     const char *html_out;    /* --html PATH or NULL (report) */
     const char *csv_out;     /* --csv PATH or NULL: one row per rank x iteration

@@ -61,6 +61,8 @@ static const char *USAGE_HELP =
     "                   critical path; CPU ops whole and nested, with their\n"         \
     "                   categories and collective args, as in the trace\n"             \
     "  --stats          print ingest/build/simulation figures to stderr\n"                  \
+    "  --per-rank       the table prints every rank; a job of more than 16 ranks\n"      \
+    "                   otherwise shows its 3 slowest and its fastest\n"                 \
     "  --independent    replay the ranks of one job each on its own\n"                    \
     "  --replicate-from R  build every rank of the job from rank R's trace alone\n"       \
     "                   (its graph copied per rank, collectives on the world group)\n"
@@ -210,7 +212,7 @@ static int cmd_simulate(int argc, char **argv, int html)
                 status = 1;
             }
         } else {
-            lsim_report_table(stdout, run.items, run.n);
+            lsim_report_table_mem(stdout, run.items, run.n, NULL, o.per_rank);
         }
         if (fflush(stdout) != 0) {
             lsim_cli_error("cannot write the report: %s", strerror(errno));

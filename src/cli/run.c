@@ -98,18 +98,20 @@ static int parse_drop(lsim_cli_opts *o, const char *list)
 int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 {
     static const char *const NAMES[] = {"--json",    "--independent", "--replicate-from", "--stats",     "--critical-path",
-                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out", "--csv"};
+                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out", "--csv",
+                                        "--per-rank"};
     const char *a = argv[*i], *v;
     size_t k = 0;
     /* the flags (all but --replicate-from among the first five) match
      * exactly; options with a value also as --name=VALUE */
     while (k < sizeof NAMES / sizeof *NAMES &&
-           !((k < 5 && k != 2) ? !strcmp(a, NAMES[k]) : lsim_cli_is_opt(a, NAMES[k])))
+           !(((k < 5 && k != 2) || k == 10) ? !strcmp(a, NAMES[k]) : lsim_cli_is_opt(a, NAMES[k])))
         k++;
     if (k == sizeof NAMES / sizeof *NAMES) return 0;
     if (lsim_cli_once(&o->seen, NAMES[k])) return -1;
     switch (k) {
     case 0: o->json = 1; break;
+    case 10: o->per_rank = 1; break;
     case 1: o->run.independent = 1; break;
     case 2: {
         if (!(v = lsim_cli_value(argc, argv, i, "a rank number"))) return -1;

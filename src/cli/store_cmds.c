@@ -178,7 +178,7 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
     if (o->json) rc = lsim_report_json_mem(stdout, items, n, mem, err);
-    else lsim_report_table_mem(stdout, items, n, mem);
+    else lsim_report_table_mem(stdout, items, n, mem, o->per_rank);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
 }
@@ -214,7 +214,9 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     size_t n = run->n;
     char **txt = calloc(n ? n : 1, sizeof *txt), *mine = NULL, *all = NULL, **objs = NULL;
-    uint64_t *hdr = malloc((2 * n + 1) * sizeof *hdr), *allhdr = NULL;
+    /* per GPU: its index, its text's bytes, its predicted window (the
+     * table of a large job prints only some GPUs: lsim_report_pick) */
+    uint64_t *hdr = malloc((3 * n + 1) * sizeof *hdr), *allhdr = NULL;
     int *cnt = NULL, *dsp = NULL, *bcnt = NULL, *bdsp = NULL;
     size_t bytes = 0;
     if (!txt || !hdr) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
@@ -231,8 +233,9 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         size_t len = strlen(txt[i]) + 1;
         memcpy(mine + at, txt[i], len);
         at += len;
-        hdr[2 * i] = gpus[i];
-        hdr[2 * i + 1] = len;
+        hdr[3 * i] = gpus[i];
+        hdr[3 * i + 1] = len;
+        hdr[3 * i + 2] = (uint64_t)run->items[i].r->window_predicted;
     }
     if (me == 0) {
         cnt = malloc((size_t)np * 2 * sizeof *cnt);
@@ -250,7 +253,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
             gmn[2], gmx[4];
     MPI_Reduce(mn, gmn, 2, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(mx, gmx, 4, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    int c2[2] = {(int)(2 * n), (int)bytes};
+    int c2[2] = {(int)(3 * n), (int)bytes};
     MPI_Gather(c2, 2, MPI_INT, cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
     long long hsum = 0, bsum = 0;
     if (me == 0) {
@@ -267,15 +270,18 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     }
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
-    MPI_Gatherv(hdr, (int)(2 * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(hdr, (int)(3 * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     MPI_Gatherv(mine, (int)bytes, MPI_CHAR, all, bcnt, bdsp, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (me == 0) {
         /* each GPU's text, in GPU order (every GPU exactly once) */
         long long at = 0;
-        for (long long q = 0; q + 1 < hsum && !rc; q += 2) {
+        lsim_ns *win = calloc(total ? total : 1, sizeof *win);
+        uint8_t *show = malloc(total ? total : 1);
+        if (!win || !show) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+        for (long long q = 0; q + 2 < hsum && !rc; q += 3) {
             uint64_t g = allhdr[q];
             if (g >= total || objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %llu twice", (unsigned long long)g);
-            else objs[g] = all + at;
+            else objs[g] = all + at, win[g] = (lsim_ns)allhdr[q + 2];
             at += (long long)allhdr[q + 1];
         }
         for (size_t g = 0; g < total && !rc; g++)
@@ -286,11 +292,16 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
         else if (!rc) {
             lsim_report_table_head(stdout, (int)gmx[3], jp.any_obs);
-            for (size_t g = 0; g < total; g++) fputs(objs[g], stdout);
+            lsim_report_pick(win, total, o->per_rank, show);
+            for (size_t g = 0; g < total; g++)
+                if (show[g]) fputs(objs[g], stdout);
+            if (!o->per_rank) lsim_report_table_omitted(stdout, win, show, total);
             lsim_report_table_tail(stdout, &jp);
         }
         if (!rc && !csv && fflush(stdout) != 0)
             rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+        free(win);
+        free(show);
     }
 cleanup:
     for (size_t i = 0; txt && i < n; i++) free(txt[i]);
