@@ -10,6 +10,7 @@
  * is never the next option (`--run --json` is a missing run name): a value
  * that starts with '-' is written --name=VALUE; "--" ends the options of
  * the commands that take paths. */
+#include <unistd.h>
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
 #include <errno.h>
@@ -92,6 +93,37 @@ const char *const LSIM_USAGE_SIM =
     "for transparent huge pages (off by default: docs/performance.md).\n";
 
 /* ------------------------------------------------------------ pieces */
+
+/* ------------------------------------------------------- progress */
+
+static int g_progress = -1; /* -1: not decided yet */
+static double g_progress_last;
+
+void lsim_cli_tty_progress_off(void) { g_progress = 0; }
+
+void lsim_cli_tty_progress(int force, const char *fmt, ...)
+{
+    /* on a terminal only (a log file or a pipe gets nothing), at most five
+     * times a second unless a new phase starts */
+    if (g_progress < 0) g_progress = isatty(STDERR_FILENO);
+    if (!g_progress) return;
+    double now = lsim_now_s();
+    if (!force && now - g_progress_last < 0.2) return;
+    g_progress_last = now;
+    char raw[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\r\033[Klumosim: %s", raw);
+    fflush(stderr);
+}
+
+void lsim_cli_tty_progress_done(void)
+{
+    if (g_progress > 0 && g_progress_last > 0) fputs("\r\033[K", stderr);
+    g_progress_last = 0;
+}
 
 static int g_json_errors;
 

@@ -253,6 +253,19 @@ void lsim_cli_error(const char *fmt, ...)
     ;
 void lsim_cli_set_json_errors(int on);
 
+/* A progress line on a terminal (stderr a TTY; nothing otherwise),
+ * rewritten in place: "lumosim: MESSAGE". At most five a second unless
+ * force (a new phase). _done clears it before the command's own output;
+ * _off silences it (--stats, whose lines it would garble; MPI ranks other
+ * than 0). Local. */
+void lsim_cli_tty_progress(int force, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void lsim_cli_tty_progress_done(void);
+void lsim_cli_tty_progress_off(void);
+
 /* replay, report and ablate under mpirun (more than one rank): refused
  * with one line on rank 0, telling to use build + sim. Returns 1 when
  * refused (exit 2), 0 to go on serially. Defined in store_cmds.c. */

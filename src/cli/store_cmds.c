@@ -746,17 +746,22 @@ int lsim_cli_sim(int argc, char **argv)
         free(cmd);
         return rc ? 1 : 0;
     }
+    if (s.m.rank != 0 || s.o.stats) lsim_cli_tty_progress_off();
     int rc = sim_check_job(&s, &err);
     if (!rc) sim_read_memory(&s);
+    lsim_cli_tty_progress(1, "sim: loading %s", sa.job);
     if (!rc) rc = sim_load(&s, &err);
     s.tl = lsim_now_s();
+    lsim_cli_tty_progress(1, "sim: matching collectives and simulating (loaded in %.1f s)", s.tl - s.t0);
     rc = sim_simulate(&s, rc, &err);
     s.t1 = lsim_now_s();
+    if (sa.out) lsim_cli_tty_progress(1, "sim: writing %s (simulated in %.1f s)", sa.out, s.t1 - s.tl);
     double run_s[4] = {s.run.match_s, s.run.setup_s, s.run.simulate_s, s.run.metrics_s};
     memcpy(s.run_s, run_s, sizeof run_s);
     for (size_t i = 0; i < s.run.n; i++) s.local_nodes += s.run.graphs[i]->n;
     rc = sim_write(&s, rc, &err);
     s.t2 = lsim_now_s();
+    lsim_cli_tty_progress_done();
     rc = sim_output(&s, rc, &err);
     int status = 0;
     if (rc) {

@@ -169,6 +169,7 @@ int lsim_cli_synth(int argc, char **argv)
         for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
     }
     ngpu = lsim_synth_ngpus(&c);
+    if (stats) lsim_cli_tty_progress_off();
     /* Streamed: GPUs are generated and written a batch at a time
      * (lsim_store_writer_*), so memory holds one batch, never the job. The
      * batch is sized from the first GPU: about 256 MiB of graphs. */
@@ -204,6 +205,7 @@ int lsim_cli_synth(int argc, char **argv)
                 if (lsim_disk_check(out, need, &err)) rc = LSIM_EIO;
             }
             double g1 = lsim_now_s();
+            lsim_cli_tty_progress(i == 0, "synth: %zu of %zu GPUs written to %s", i + made, ngpu, out);
             if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, &err);
             twrite += lsim_now_s() - g1;
             tgen += g1 - g0;
@@ -213,7 +215,9 @@ int lsim_cli_synth(int argc, char **argv)
         }
         if (!rc) {
             double c0 = lsim_now_s();
+            lsim_cli_tty_progress(1, "synth: closing %s", out);
             rc = lsim_store_writer_close(w, &err);
+            lsim_cli_tty_progress_done();
             w = NULL;
             twrite += lsim_now_s() - c0;
         }
@@ -238,6 +242,7 @@ int lsim_cli_synth(int argc, char **argv)
 nomem:
     rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
 done:
+    lsim_cli_tty_progress_done();
     if (rc) {
         lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         status = 1;

@@ -115,13 +115,19 @@ int lsim_cli_whatif(int argc, char **argv)
         rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = lsim_wi_plan_open(&rq, &plan, &err))) goto done;
+    lsim_cli_tty_progress(1, "whatif: reading %s", wa.in);
+    rc = lsim_wi_plan_open(&rq, &plan, &err);
+    lsim_cli_tty_progress_done();
+    if (rc) goto done;
     if (wa.identify) {
         lsim_wi_plan_put_identify(plan, stdout);
         fputc('\n', stdout);
         goto done;
     }
-    if ((rc = lsim_wi_plan_run(plan, &err))) goto done;
+    lsim_cli_tty_progress(1, "whatif: transforming and writing %s", rq.out ? rq.out : "");
+    rc = lsim_wi_plan_run(plan, &err);
+    lsim_cli_tty_progress_done();
+    if (rc) goto done;
     fputs(lsim_wi_plan_record(plan), stdout);
     fputc('\n', stdout);
     /* as synth and sim do: a job past its GPUs' memory is flagged, not refused */

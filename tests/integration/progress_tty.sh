@@ -1,19 +1,33 @@
 #!/bin/sh
-# progress_tty.sh TRACE
-# A progress line goes to stderr only when stderr is a terminal: under a
-# pseudo-terminal (script(1)) the output must contain the progress text;
-# with stderr redirected to a file, stderr must stay empty.
-# Environment: LUMOSIM = the lumosim binary. Exits 77 without script(1).
-set -u
-command -v script >/dev/null 2>&1 || { echo "script(1) not available: skipped"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-"$LUMOSIM" replay "$1" >"$tmp/out" 2>"$tmp/err" || { echo "replay failed"; exit 1; }
-if [ -s "$tmp/err" ]; then
-    echo "stderr is not a terminal, yet something was written to it:"; cat "$tmp/err"; exit 1
-fi
-script -qec "\"$LUMOSIM\" replay \"$1\" >/dev/null" "$tmp/typescript" >/dev/null 2>&1 </dev/null || { echo "replay under a pty failed"; exit 1; }
-if ! grep -q "simulating" "$tmp/typescript"; then
-    echo "no progress line under a terminal:"; cat "$tmp/typescript"; exit 1
-fi
-echo "ok: progress only on a terminal"
+# progress_tty.sh: synth, sim and whatif show a progress line when stderr is
+# a terminal (a pseudo-terminal from script(1)), and print nothing of it
+# when stderr is a file; the line is cleared before the command ends.
+: "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
+command -v script >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 || { echo "SKIP: script(1) (bsdutils) and python3 are needed"; exit 77; }
+script -qec true /dev/null >/dev/null 2>&1 || { echo "SKIP: script(1) cannot open a pseudo-terminal here"; exit 77; }
+t=$(mktemp -d) || exit 1
+trap 'rm -rf "$t"' EXIT
+fail() { echo "progress_tty: FAIL: $*"; exit 1; }
+synth="synth --model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 4"
+# shellcheck disable=SC2086
+script -qec "$LUMOSIM $synth -o $t/a.h5" /dev/null >"$t/tty1" 2>&1 || fail "synth on a terminal"
+script -qec "$LUMOSIM sim $t/a.h5 -o $t/r.h5" /dev/null >"$t/tty2" 2>&1 || fail "sim on a terminal"
+script -qec "$LUMOSIM whatif $t/a.h5 --dp 4 -o $t/w.h5" /dev/null >"$t/tty3" 2>&1 || fail "whatif on a terminal"
+for pair in "tty1:lumosim: synth: " "tty2:lumosim: sim: loading " "tty2:lumosim: sim: writing " "tty3:lumosim: whatif: reading "; do
+    f=${pair%%:*} want=${pair#*:}
+    grep -q "$want" "$t/$f" || fail "no '$want' on the terminal: $(tr '\r\033' '|~' <"$t/$f" | head -c 300)"
+done
+# cleared: the last progress text is followed by the erase sequence
+for f in tty1 tty2 tty3; do
+    python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+last = max(b.rfind(b"lumosim: synth: "), b.rfind(b"lumosim: sim: "), b.rfind(b"lumosim: whatif: "))
+sys.exit(0 if last >= 0 and b.find(b"\r\x1b[K", last) > last else 1)' "$t/$f" || fail "$f: the progress line is not cleared"
+done
+# not a terminal: nothing of it
+# shellcheck disable=SC2086
+"$LUMOSIM" $synth -o "$t/b.h5" >"$t/o1" 2>"$t/e1" || fail "synth"
+"$LUMOSIM" sim "$t/b.h5" -o "$t/r2.h5" >"$t/o2" 2>"$t/e2" || fail "sim"
+if grep -q "lumosim: synth: \|lumosim: sim: " "$t/e1" "$t/e2"; then fail "a progress line on a file: $(cat "$t/e1" "$t/e2")"; fi
+echo "progress_tty: synth, sim and whatif show progress on a terminal only"
