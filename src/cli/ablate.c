@@ -110,6 +110,9 @@ int lsim_cli_ablate(int argc, char **argv)
         cJSON *traces = doc ? cJSON_AddArrayToObject(doc, "traces") : NULL;
         if (!traces) goto nomem;
         cJSON_AddStringToObject(doc, "lumosim_version", LSIM_VERSION);
+        /* each trace's variants run on its graph alone: a job's collectives
+         * keep their traced durations here (replay couples them) */
+        cJSON_AddBoolToObject(doc, "ranks_coupled", 0);
         for (size_t i = 0; i < run.n; i++) {
             cJSON *t = cJSON_CreateObject();
             if (!t) goto nomem;
@@ -145,6 +148,10 @@ int lsim_cli_ablate(int argc, char **argv)
         printf("lumosim %s ablation (latency: %s); errors in %% (breakdown: of the actual window), recall of the full "
                "model's critical-path edges\n",
                LSIM_VERSION, lsim_latency_mode_name(o.run.bo.latency));
+        if (run.n > 1)
+            printf("each of the %zu traces is simulated alone, its collectives taking their traced durations (lumosim "
+                   "replay simulates the ranks of a job together)\n",
+                   run.n);
         for (size_t i = 0; i < run.n; i++) {
             printf("\n%s\n  %-18s %9s %9s %9s %9s %9s %9s %8s\n", run.paths[i], "variant", "iter err", "window",
                    "exp.comp", "overlap", "exp.comm", "other", "recall");
