@@ -463,10 +463,42 @@ static int32_t dtype_size(const char *t)
     return -1;
 }
 
+/* Communication kernels that are not NCCL's or RCCL's own, by the text
+ * their names contain (docs/execution-trace.md, "Communication kernels").
+ * The kind is what the library's operation does; GENERIC takes it from the
+ * parent op's record_param_comms, as for ncclDevKernel_Generic. To support
+ * another library, add a row: the first match wins, so list the more
+ * specific text first. */
+static const struct {
+    const char *text;
+    lsim_coll_kind kind;
+    const char *library;
+} COMM_KERNELS[] = {
+    /* DeepEP (deepseek-ai/DeepEP): MoE expert dispatch and combine, an
+     * all-to-all over NVLink / RDMA; namespaces deep_ep:: and, in some
+     * builds' demangled names, dpsk::ep:: */
+    {"deep_ep::", LSIM_COLL_ALLTOALL, "DeepEP"},
+    {"dpsk::ep::", LSIM_COLL_ALLTOALL, "DeepEP"},
+    /* vLLM / SGLang custom all-reduce over NVLink peer memory */
+    {"cross_device_reduce", LSIM_COLL_ALLREDUCE, "custom all-reduce (vLLM, SGLang)"},
+    /* TensorRT-LLM's custom all-reduce kernels */
+    {"AllReduceKernel", LSIM_COLL_ALLREDUCE, "TensorRT-LLM all-reduce"},
+    {"allreduce_fusion_kernel", LSIM_COLL_ALLREDUCE, "TensorRT-LLM all-reduce"},
+    /* MSCCL / MSCCL++ (Microsoft): the algorithm is in the XML plan, the
+     * collective in the parent op */
+    {"mscclKernel", LSIM_COLL_GENERIC, "MSCCL"},
+    {"mscclpp", LSIM_COLL_GENERIC, "MSCCL++"},
+    /* NVSHMEM device-initiated communication (kernels of the library and
+     * of applications built on it, e.g. put/get and barrier kernels) */
+    {"nvshmem", LSIM_COLL_GENERIC, "NVSHMEM"},
+};
+
 lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes)
 {
     if (dtype_bytes) *dtype_bytes = -1;
     if (!name) return LSIM_COLL_NONE;
+    for (size_t i = 0; i < sizeof COMM_KERNELS / sizeof *COMM_KERNELS; i++)
+        if (strstr(name, COMM_KERNELS[i].text)) return COMM_KERNELS[i].kind;
     const char *p = NULL;
     if (strncasecmp(name, "nccl", 4) == 0 || strncasecmp(name, "rccl", 4) == 0) p = name;
     else {

@@ -139,8 +139,20 @@ static const char *error_file(const char *msg, char *buf, size_t cap)
     if (!n || n >= cap) return NULL;
     memcpy(buf, msg, n);
     buf[n] = '\0';
+    /* a file that exists, or one in a directory that exists (an output) */
     struct stat st;
-    return stat(buf, &st) == 0 || strchr(buf, '/') ? buf : NULL;
+    if (stat(buf, &st) == 0) return buf;
+    char *slash = strrchr(buf, '/');
+    if (!slash) return NULL;
+    int ok;
+    if (slash == buf) {
+        ok = 1;
+    } else {
+        *slash = '\0';
+        ok = stat(buf, &st) == 0 && S_ISDIR(st.st_mode);
+        *slash = '/';
+    }
+    return ok ? buf : NULL;
 }
 
 static void print_error(const char *raw)
