@@ -329,6 +329,13 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
                 return -1;
             continue;
         }
+        if (allow_html && (!strcmp(a, "--json") || !strcmp(a, "--per-rank"))) {
+            /* report prints no table and no document: an option that would
+             * change them does not apply (it was silently ignored) */
+            lsim_cli_usage_error("report writes an HTML page: %s does not apply (lumosim replay %s prints the report)", a,
+                                 a);
+            return -1;
+        }
         int c = lsim_cli_common_opt(o, argc, argv, &i);
         if (c < 0) return -1;
         if (c == 0) {
@@ -554,7 +561,8 @@ int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *u
             fputs(usage, stdout);
             return 0;
         }
-        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency")) {
+        /* the options that apply to every variant alike */
+        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--bin-ms")) {
             if (lsim_cli_common_opt(o, argc, argv, &i) < 0) return -1;
             continue;
         }
