@@ -176,24 +176,28 @@ static void print_error(const char *raw)
     cJSON_Delete(o);
 }
 
-void lsim_cli_error(const char *fmt, ...)
+static void vprint_error(const char *fmt, va_list ap)
 {
     char raw[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    print_error(raw);
+}
+
+/* The same line for both: the caller's exit code tells usage from input. */
+void lsim_cli_error(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    vprint_error(fmt, ap);
     va_end(ap);
-    print_error(raw);
 }
 
 void lsim_cli_usage_error(const char *fmt, ...)
 {
-    char raw[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    vprint_error(fmt, ap);
     va_end(ap);
-    print_error(raw);
 }
 
 static int was_seen(const lsim_cli_seen *s, const char *name)
