@@ -172,6 +172,24 @@ echo "old" >w/mine2.csv && chmod 640 w/mine2.csv && ln -s mine2.csv w/csvlink2.c
 # shellcheck disable=SC2086
 "$L" $S --csv "$ND" >/dev/null 2>err || fail "search --csv $ND failed: $(cat err)"
 [ -c "$ND" ] && ok || fail "search --csv: $ND was replaced"
+# search -o (an HDF5 search result): never over its model file, a store,
+# an archive or a trace; into a device refused (HDF5 needs a regular file);
+# its own earlier result is replaced
+# shellcheck disable=SC2086
+refuse search_h5_over_model 1 "w/m.json" -- search --model w/m.json --gpus 8 --global-batch 8 --tp 8 --pp 1 \
+    --micro-batch 1 --schedule 1f1b --recompute none --distributed-optimizer off -o w/m.json
+# shellcheck disable=SC2086
+refuse search_h5_over_store 1 "w/j.h5" -- $S -o w/j.h5
+# shellcheck disable=SC2086
+refuse search_h5_over_archive 1 "w/r.h5" -- $S -o w/r.h5
+# shellcheck disable=SC2086
+refuse search_h5_over_trace 1 "w/in.json.gz" -- $S -o w/in.json.gz
+# shellcheck disable=SC2086
+refuse search_h5_into_device 1 "$ND" -- $S -o "$ND"
+[ -c "$ND" ] && ok || fail "search -o: $ND was replaced"
+# shellcheck disable=SC2086
+"$L" $S -o w/s.h5 >/dev/null 2>err && "$L" $S -o w/s.h5 >/dev/null 2>err && "$L" info w/s.h5 | grep -q "search result" &&
+    ok || fail "search -o over its own earlier result: $(cat err)"
 "$L" collect w/r.h5 -o /dev/stdout >csv 2>err || fail "collect -o /dev/stdout failed: $(cat err)"
 if [ ! -L /dev/stdout ]; then # a regression replaced it: put it back
     rm -f /dev/stdout && ln -s /proc/self/fd/1 /dev/stdout
