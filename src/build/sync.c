@@ -316,6 +316,48 @@ int bld_xthread_edges(bld_builder *b)
             break;
         }
     }
+    /* Joins: a long piece of one thread that ends right after a node of
+     * another thread of the process, which was busy through most of the
+     * piece, waited for that thread (the caller of autograd's backward()
+     * for the engine's thread: the main thread shows one piece of its
+     * ProfilerStep over the whole backward pass). Modelled as an end-edge
+     * with the observed return gap, and the piece keeps only its own work
+     * before the other thread took over, so that the wait follows the other
+     * thread when a what-if makes it longer or shorter; replayed as traced,
+     * it ends where it did. */
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->procs[g->proc[v]].is_gpu || g->kind[v] != LSIM_N_CPU) continue;
+        lsim_ns s = g->obs_start[v], e = g->obs_end[v];
+        if (e - s < min_gap) continue;
+        /* the return gap: the wake-up of the waiting thread plus what runs
+         * untraced between (DDP's finalize, the engine's teardown: 230-300
+         * us on ddp4_mi300), at most a tenth of the piece */
+        lsim_ns window = (e - s) / 10 > b->o->infer_gap_ns ? (e - s) / 10 : b->o->infer_gap_ns;
+        if (window > 1000000) window = 1000000;
+        for (size_t k = lsim_time_node_count_le(ends, n, e); k-- > 0;) {
+            if (e - ends[k].t > window) break;
+            uint32_t u = ends[k].node;
+            if (g->proc[u] == g->proc[v] || g->procs[g->proc[u]].pid != g->procs[g->proc[v]].pid ||
+                g->obs_start[u] < s)
+                continue;
+            /* the other thread's last node before the piece ends */
+            if (u + 1 < g->n && g->proc[u + 1] == g->proc[u] && g->obs_start[u + 1] < e) continue;
+            /* the other thread's busy time inside the piece, and where it
+             * took over (its nodes are contiguous and in time order) */
+            lsim_ns busy = 0, first = g->obs_start[u];
+            for (uint32_t w = u; g->proc[w] == g->proc[u] && g->obs_end[w] > s; w--) {
+                lsim_ns a = g->obs_start[w] > s ? g->obs_start[w] : s;
+                busy += g->obs_end[w] - a;
+                if (g->obs_start[w] >= s) first = g->obs_start[w];
+                if (w == 0) break;
+            }
+            if (2 * busy < e - s) continue;
+            if ((rc = bld_add_edge(b, u, (uint32_t)v, LSIM_E_CPU_XTHREAD | LSIM_EDGE_END, e - g->obs_end[u]))) goto cleanup;
+            g->inferred_by_class[LSIM_E_CPU_XTHREAD]++;
+            g->dur[v] = first - s;
+            break;
+        }
+    }
 cleanup:
     free(ends);
     return rc;
