@@ -247,11 +247,23 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
             recent[0] = q;
         }
     }
-    /* the gradients, bucketed as DDP would */
+    /* the gradients, bucketed as DDP would, in the order the graph's own
+     * schedule runs them (a what-if's copied layers are appended after the
+     * nodes they copy, so node ids need not follow the thread) */
     {
         wi_ddp_bucket *B = NULL;
-        size_t n = 0;
-        if ((rc = wi_ddp_buckets(g, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &n, &T->grad_passes))) goto cleanup;
+        size_t n = 0, ng = 0;
+        lsim_engine *E = NULL;
+        for (size_t v = 0; v < g->n; v++) ng += g->grad_bytes[v] > 0;
+        lsim_err e2;
+        if (ng && (lsim_engine_new(g, &E, &e2) || lsim_engine_run(E, &e2))) {
+            lsim_engine_free(E); /* not schedulable (sim says why): node order */
+            E = NULL;
+        }
+        rc = wi_ddp_buckets(g, E ? lsim_engine_start(E) : NULL, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &n,
+                            &T->grad_passes);
+        lsim_engine_free(E);
+        if (rc) goto cleanup;
         T->ddp_buckets = n;
         for (size_t b = 0; b < n; b++) {
             T->grad_nodes += B[b].nparams;

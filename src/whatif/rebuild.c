@@ -300,7 +300,16 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
             o->corr[x] = g->corr[v] < 0 || !c ? g->corr[v] : g->corr[v] + ((int64_t)c << 40);
             o->iter[x] = g->iter[v];
             o->phase[x] = g->phase[v]; /* a copy keeps its training phase and forward op */
-            o->fwd_seq[x] = g->fwd_seq[v];
+            /* a copy's forward op is another op: its own Sequence number,
+             * 2^20 further per copy (modulo 2^31, graph.h), so that a later
+             * what-if pairs each copy's backward with its own forward */
+            {
+                int32_t sg = P->seg ? P->seg[v] : -1;
+                int64_t k = sg >= 0 && P->seq_reverse && P->seq_reverse[sg] ? P->copies[sg] - 1 - (int64_t)c : c;
+                o->fwd_seq[x] = g->fwd_seq[v] < 0 || !k ? g->fwd_seq[v]
+                                                         : (int32_t)(((int64_t)g->fwd_seq[v] + (k << 20)) & 0x7fffffff);
+            }
+            o->grad_bytes[x] = g->grad_bytes[v]; /* and a copied layer's gradients (DDP buckets by them) */
             o->coll[x] = -1;
             if (g->coll[v] >= 0) {
                 o->colls[ci] = g->colls[g->coll[v]];

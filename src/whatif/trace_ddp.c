@@ -23,6 +23,7 @@
 
 typedef struct grad_item {
     int64_t pass;  /* iteration, or INT64_MAX outside every iteration */
+    lsim_ns t;     /* its start in the schedule, or 0 (node order) */
     uint32_t v;
 } grad_item;
 
@@ -30,15 +31,18 @@ static int cmp_grad_item(const void *a, const void *b)
 {
     const grad_item *x = a, *y = b;
     if (x->pass != y->pass) return x->pass < y->pass ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
     return (x->v > y->v) - (x->v < y->v);
 }
 
 /* The passes: a node's ProfilerStep iteration (one backward pass per
  * step; gradient accumulation's several passes per step are not told
- * apart), and within a pass thread order, which the build's node ids
- * follow (it emits each thread's pieces in time order). */
-int wi_ddp_buckets(const lsim_graph *g, int64_t first_cap, int64_t cap, wi_ddp_bucket **out, size_t *nout,
-                   uint32_t *npass)
+ * apart), and within a pass thread order: the schedule's start times when
+ * given (a what-if's copies of a layer are appended after the nodes they
+ * copy, so ids no longer follow a thread), else node ids, which a built
+ * graph's follow (the build emits each thread's pieces in time order). */
+int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap, int64_t cap, wi_ddp_bucket **out,
+                   size_t *nout, uint32_t *npass)
 {
     *out = NULL;
     *nout = 0;
@@ -54,7 +58,8 @@ int wi_ddp_buckets(const lsim_graph *g, int64_t first_cap, int64_t cap, wi_ddp_b
     }
     n = 0;
     for (size_t v = 0; v < g->n; v++)
-        if (g->grad_bytes[v] > 0) it[n++] = (grad_item){g->iter[v] >= 0 ? g->iter[v] : INT64_MAX, (uint32_t)v};
+        if (g->grad_bytes[v] > 0)
+            it[n++] = (grad_item){g->iter[v] >= 0 ? g->iter[v] : INT64_MAX, start ? start[v] : 0, (uint32_t)v};
     qsort(it, n, sizeof *it, cmp_grad_item);
     int64_t limit = first_cap, open = 0;
     uint32_t params = 0;
@@ -104,12 +109,15 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     lsim_engine *E = NULL;
     launch *lastl = NULL;   /* per processor: the latest launch seen in node order */
     uint32_t *wait = NULL;  /* per bucket: the compute node it waits for */
-    lsim_time_node *order = NULL;
+    lsim_time_node *byt = NULL;
+    uint32_t *bof = NULL;  /* per node: the bucket it is the last gradient of */
     lsim_ns *samp = NULL;
     wi_addnode *A = NULL;
     wi_addedge *Ed = NULL;
     size_t na = 0, ne = 0;
-    if ((rc = wi_ddp_buckets(in, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &nb, &npass))) goto nomem;
+    if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
+    if ((rc = wi_ddp_buckets(in, ts, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &nb, &npass))) goto nomem;
     if (!nb) {
         rc = lsim_err_set(err, LSIM_EARG,
                           "%s: no parameter gradient sizes (AccumulateGrad ops with Input Dims; profile with "
@@ -118,32 +126,31 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         goto cleanup;
     }
     if (!(lastl = malloc((in->nprocs ? in->nprocs : 1) * sizeof *lastl)) || !(wait = malloc(nb * sizeof *wait)) ||
-        !(order = malloc(nb * sizeof *order)) ||
+        !(bof = malloc((n ? n : 1) * sizeof *bof)) || !(byt = malloc((n ? n : 1) * sizeof *byt)) ||
         !(samp = malloc((n ? n : 1) * sizeof *samp)) || !(A = calloc(2 * nb, sizeof *A)) ||
         !(Ed = calloc(7 * nb, sizeof *Ed)))
         goto nomem;
-    if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
-    const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
     /* what each bucket waits for: the GPU work its thread launched last
      * before the bucket's last gradient was ready (DDP's all-reduce is
      * enqueued on the NCCL stream after an event on the current stream);
-     * buckets are in node order within a pass, so one walk serves */
+     * one walk of the nodes in schedule order */
     for (uint32_t p = 0; p < in->nprocs; p++) lastl[p] = (launch){NONE, NONE};
     for (size_t b = 0; b < nb; b++) wait[b] = NONE;
     {
-        /* buckets by their last node (passes outside every iteration sort
-         * last but may come first) */
-        for (size_t b = 0; b < nb; b++) order[b] = (lsim_time_node){(lsim_ns)B[b].last, (uint32_t)b};
-        qsort(order, nb, sizeof *order, lsim_time_node_cmp);
-        size_t b = 0;
-        for (size_t v = 0; v < n && b < nb; v++) {
+        /* the bucket each node is the last gradient of */
+        for (size_t v = 0; v < n; v++) bof[v] = NONE;
+        for (size_t b = 0; b < nb; b++) bof[B[b].last] = (uint32_t)b;
+        for (size_t v = 0; v < n; v++) byt[v] = (lsim_time_node){ts[v], (uint32_t)v};
+        qsort(byt, n, sizeof *byt, lsim_time_node_cmp);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v = byt[i].node;
             if (in->kind[v] == LSIM_N_RUNTIME)
                 for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1]; k++) {
                     uint32_t w = in->out_dst[k];
                     if (!in->procs[in->proc[w]].is_gpu || (in->flags[w] & LSIM_NF_COLL)) continue;
                     lastl[in->proc[v]] = (launch){(uint32_t)v, w};
                 }
-            for (; b < nb && B[order[b].node].last == v; b++) wait[order[b].node] = lastl[in->proc[v]].gpu;
+            if (bof[v] != NONE) wait[bof[v]] = lastl[in->proc[v]].gpu;
         }
     }
     /* launch costs of this trace: median launch call, median launch delay */
@@ -238,7 +245,8 @@ cleanup:
     free(B);
     free(lastl);
     free(wait);
-    free(order);
+    free(bof);
+    free(byt);
     free(samp);
     free(A);
     free(Ed);

@@ -157,7 +157,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     char src[512];
     snprintf(src, sizeof src, "whatif:pp%d/stage%d<-%.400s", P, pp_i, in->source);
     {
-        wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL};
+        wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &pl, &o1, &scratch, err))) goto cleanup;
     }
     /* launch costs of the trace: median launch call and launch edge delay */
@@ -291,7 +291,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
             if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
         }
-        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL};
+        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL};
         rc = wi_rebuild(o2, &pl, &o3, &scratch, err);
         for (size_t x = 0; !rc && x < o3->n; x++) {
             if (o3->coll[x] < 0) continue;

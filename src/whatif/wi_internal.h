@@ -26,6 +26,11 @@ typedef struct wi_plan {
     /* new name of node v's copy c (interned in o), or UINT32_MAX to keep */
     int (*name_of)(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_t *id);
     void *ctx;
+    /* per segment, or NULL: 1 when its copies run in the reverse order of
+     * the copies they differentiate (a backward layer: copy c carries the
+     * Sequence numbers of forward copy copies - 1 - c, so that the first
+     * forward copy pairs with the last backward one, as in a real step) */
+    const uint8_t *seq_reverse;
 } wi_plan;
 
 int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
@@ -139,7 +144,7 @@ int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, cons
 
 /* PyTorch DDP's gradient buckets over a traced step (trace_ddp.c): the
  * CPU nodes with grad_bytes (graph.h) by pass (ProfilerStep iteration) and
- * thread order, cut as DDP's compute_bucket_assignment_by_size does (a
+ * thread order (start: per node, the schedule's start times; NULL: node ids), cut as DDP's compute_bucket_assignment_by_size does (a
  * bucket closes once its bytes reach its limit: first_cap for a pass's
  * first bucket, cap after). *out (caller frees) has one entry per bucket,
  * passes in order. 0 or LSIM_ENOMEM. */
@@ -149,7 +154,7 @@ typedef struct wi_ddp_bucket {
     uint32_t last;     /* the node whose end makes the bucket ready */
     uint32_t nparams;  /* gradient nodes in it */
 } wi_ddp_bucket;
-int wi_ddp_buckets(const lsim_graph *g, int64_t first_cap, int64_t cap, wi_ddp_bucket **out, size_t *nout,
-                   uint32_t *npass);
+int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap, int64_t cap, wi_ddp_bucket **out,
+                   size_t *nout, uint32_t *npass);
 
 #endif
