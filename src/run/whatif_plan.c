@@ -210,14 +210,17 @@ static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_gr
     const lsim_wi_decision *d = &p->d;
     lsim_graph *a = NULL, *b = NULL;
     int rc = lsim_wi_normalize(g, p->job, gi, &p->L, &a, &p->c[LSIM_WI_ST_NORM], err);
-    if (!rc && d->used[LSIM_WI_ST_GRAD]) {
-        rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
-                               err);
+    /* layers before DDP's buckets: a copied or cut layer takes its
+     * gradients (AccumulateGrad's bytes) with it, and the buckets are cut
+     * from the gradients the new step has */
+    if (!rc && d->used[LSIM_WI_ST_LAYERS]) {
+        rc = lsim_wi_layers(a, &p->L, (int)p->rq.layers, &p->tfrom, &b, &p->c[LSIM_WI_ST_LAYERS], err);
         lsim_graph_free(a);
         a = b;
     }
-    if (!rc && d->used[LSIM_WI_ST_LAYERS]) {
-        rc = lsim_wi_layers(a, &p->L, (int)p->rq.layers, &p->tfrom, &b, &p->c[LSIM_WI_ST_LAYERS], err);
+    if (!rc && d->used[LSIM_WI_ST_GRAD]) {
+        rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
+                               err);
         lsim_graph_free(a);
         a = b;
     }

@@ -288,11 +288,18 @@ static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_w
                                 "whatif --identify; --trace-layers N)",
                                 f->in, i,
                                 ids[i].layer_source == LSIM_WI_LAYERS_KERNELS ? k->why : "no layer tags or annotations");
-        if (kern && !ids[i].forward_only)
+        /* a training step: its forward layers from annotations, their
+         * backward by autograd's Sequence numbers (layers.c train_cut) */
+        if (kern && !ids[i].forward_only &&
+            !(ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS && ids[i].training.known &&
+              ids[i].training.kernels[LSIM_PHASE_BACKWARD] > 0))
             return lsim_err_set(err, LSIM_EARG,
                                 "%s: rank %zu: --layers: the trace has backward-pass or optimizer kernels, whose "
-                                "layers are not recovered (only a forward pass's are)",
-                                f->in, i);
+                                "layers are recovered only from layer annotations (record_function \"layers.i\") "
+                                "and autograd's Sequence numbers; %s",
+                                f->in, i,
+                                ids[i].layer_source != LSIM_WI_LAYERS_ANNOTATIONS ? "this trace has no layer annotations"
+                                                                                  : "this store has no training phases");
         if (kern && (ids[0].layer_source != ids[i].layer_source ||
                      lsim_wi_ident_layers(&ids[i]) != lsim_wi_ident_layers(&ids[0]) ||
                      lsim_wi_ident_runs(&ids[i]) != lsim_wi_ident_runs(&ids[0])))

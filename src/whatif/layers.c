@@ -340,9 +340,333 @@ cleanup:
     return rc;
 }
 
+/* A run of layer segments in time order on one thread: the end of segment
+ * s's stretch there is the next segment's first launch when that segment is
+ * the next layer of the same pass (work between them belongs to s), else
+ * its own last launch. */
+static lsim_ns stretch_end(const lsim_ns *c0, const lsim_ns *c1, int s, int next) { return next >= 0 && c0[next] != INT64_MAX ? c0[next] : c1[s]; }
+
+/* The layers of a traced training step (wi_layers_cut, docs/whatif.md
+ * "Layers of a training step"). Forward: layer l of forward pass r is the
+ * annotating thread's work inside the r-th occurrence of annotation
+ * layer[l] and the GPU work launched there (as annot_cut). Backward: the
+ * GPU work whose forward op -- autograd's Sequence number, fwd_seq -- lies
+ * in that forward segment's Sequence range, widened to the compute stream's
+ * stretch from the layer's first backward kernel to the next backward
+ * layer's (l - 1: backward runs the layers in reverse), so that
+ * AccumulateGrad copies and kernels without a forward op between them go
+ * with it, plus the launching (autograd) thread's work over the same
+ * stretch of its launches: the evaluate_function wrappers and the
+ * AccumulateGrad ops, whose gradient bytes then follow the layer's copies.
+ * Why Sequence ranges and not one op per kernel: ops that launch nothing in
+ * the forward pass (views, transposes) still own a Sequence number their
+ * backward kernels carry, and they lie between the layer's others.
+ * Segments: forward run * units + l, backward units * runs + run * units +
+ * l. Collectives (DDP's buckets) are in no segment. */
+static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+{
+    memset(C, 0, sizeof *C);
+    C->cpu_thread = UINT32_MAX;
+    C->annotated = 1;
+    int rc = 0, maxl = -1;
+    size_t n = in->n;
+    uint32_t thr = UINT32_MAX, *cnt = NULL, *bthr = NULL;
+    lsim_time_node *A = NULL, *Q = NULL;
+    lsim_ns *a0 = NULL, *a1 = NULL, *c0 = NULL, *c1 = NULL, *lst = NULL;
+    int32_t *smin = NULL, *smax = NULL;
+    for (size_t v = 0; v < n; v++) {
+        if (in->kind[v] != LSIM_N_CPU) continue;
+        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+        if (l < 0 || l >= 1000000) continue;
+        if (thr == UINT32_MAX) thr = in->proc[v];
+        if (in->proc[v] != thr)
+            return lsim_err_set(err, LSIM_EARG, "%s: layer annotations on two threads: %s cannot tell the layers apart",
+                                in->source, what);
+        if (l > maxl) maxl = l;
+    }
+    if (maxl < 0) return lsim_err_set(err, LSIM_EARG, "%s: no layer annotation (%s)", in->source, what);
+    int units = maxl + 1;
+    if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
+    const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
+    /* the annotation pieces in time order: a new forward pass starts where
+     * the layer index falls back */
+    size_t na = 0;
+    if (!(A = malloc((n ? n : 1) * sizeof *A))) goto nomem;
+    for (size_t v = 0; v < n; v++)
+        if (in->kind[v] == LSIM_N_CPU && in->proc[v] == thr) {
+            int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+            if (l >= 0 && l < units) A[na++] = (lsim_time_node){ts[v], (uint32_t)v};
+        }
+    qsort(A, na, sizeof *A, lsim_time_node_cmp);
+    int runs = 0;
+    {
+        int last = units;
+        for (size_t i = 0; i < na; i++) {
+            int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[A[i].node]));
+            if (l < last) runs++;
+            last = l;
+        }
+    }
+    int nf = units * runs, nseg = 2 * nf;
+    C->units = units, C->runs = runs, C->nseg = nseg;
+    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
+    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = malloc((size_t)nseg * sizeof *C->t0);
+    C->t1 = malloc((size_t)nseg * sizeof *C->t1);
+    a0 = malloc((size_t)nf * sizeof *a0), a1 = malloc((size_t)nf * sizeof *a1);
+    c0 = malloc((size_t)nseg * sizeof *c0), c1 = malloc((size_t)nseg * sizeof *c1);
+    lst = malloc((size_t)nseg * sizeof *lst);
+    smin = malloc((size_t)nf * sizeof *smin), smax = malloc((size_t)nf * sizeof *smax);
+    bthr = malloc((size_t)nseg * sizeof *bthr);
+    cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *cnt);
+    if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !a0 || !a1 || !c0 || !c1 || !smin || !smax || !bthr || !cnt || !lst)
+        goto nomem;
+    for (int s = 0; s < nf; s++) a0[s] = INT64_MAX, a1[s] = INT64_MIN, smin[s] = INT32_MAX, smax[s] = -1;
+    for (int s = 0; s < nseg; s++)
+        C->t0[s] = c0[s] = INT64_MAX, C->t1[s] = c1[s] = lst[s] = INT64_MIN, bthr[s] = UINT32_MAX;
+    {
+        int run = -1, last = units;
+        for (size_t i = 0; i < na; i++) {
+            uint32_t v = A[i].node;
+            int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+            if (l < last) run++;
+            last = l;
+            int s = run * units + l;
+            if (ts[v] < a0[s]) a0[s] = ts[v];
+            if (te[v] > a1[s]) a1[s] = te[v];
+        }
+    }
+    for (int s = 0; s < nf; s++) {
+        if (a0[s] == INT64_MAX) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "%s: forward pass %d of %d has no annotation for layer %d (layers 0..%d annotated): %s "
+                              "needs every layer in every pass",
+                              in->source, s / units + 1, runs, s % units, maxl, what);
+            goto cleanup;
+        }
+        if (s && a0[s] < a1[s - 1]) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "%s: the annotations of layers %d and %d overlap (nested layers): %s cuts passes of "
+                              "consecutive layers",
+                              in->source, (s - 1) % units, s % units, what);
+            goto cleanup;
+        }
+    }
+    /* forward: the annotating thread's work inside each annotation, then
+     * the GPU work launched there */
+    for (size_t v = 0; v < n; v++) {
+        C->seg[v] = -1;
+        C->launcher[v] = UINT32_MAX;
+        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
+            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
+        if (in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
+        int lo = 0, hi = nf - 1, at = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2;
+            if (a0[mid] <= ts[v]) at = mid, lo = mid + 1;
+            else hi = mid - 1;
+        }
+        if (at >= 0 && te[v] <= a1[at]) C->seg[v] = at;
+    }
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = C->launcher[v];
+        if (!in->procs[in->proc[v]].is_gpu) continue;
+        if (in->kind[v] == LSIM_N_KERNEL && !(in->flags[v] & LSIM_NF_COLL)) cnt[in->proc[v]]++;
+        if (u == UINT32_MAX || C->seg[u] < 0) continue;
+        int s = C->seg[v] = C->seg[u];
+        if (ts[v] < C->t0[s]) C->t0[s] = ts[v];
+        if (te[v] > C->t1[s]) C->t1[s] = te[v];
+        if (in->phase[v] == LSIM_PHASE_FORWARD && in->fwd_seq[v] >= 0) {
+            if (in->fwd_seq[v] < smin[s]) smin[s] = in->fwd_seq[v];
+            if (in->fwd_seq[v] > smax[s]) smax[s] = in->fwd_seq[v];
+        }
+    }
+    uint32_t cs = 0;
+    for (uint32_t p = 1; p < in->nprocs; p++)
+        if (cnt[p] > cnt[cs]) cs = p;
+    C->stream = in->nprocs ? in->procs[cs].tid : -1;
+    for (int s = 0; s < nf; s++) {
+        if (C->t0[s] == INT64_MAX) {
+            rc = lsim_err_set(err, LSIM_EARG, "%s: layer annotation %d (pass %d) launches no GPU work: %s cannot place it",
+                              in->source, s % units, s / units + 1, what);
+            goto cleanup;
+        }
+        if (smin[s] == INT32_MAX) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "%s: layer %d of forward pass %d has no GPU work with an autograd Sequence number: %s "
+                              "cannot pair its backward pass with it (record the trace with a PyTorch that writes "
+                              "\"Sequence number\")",
+                              in->source, s % units, s / units + 1, what);
+            goto cleanup;
+        }
+    }
+    /* every forward Sequence number of a layer, and its segment: exact
+     * pairs (a what-if's copies of a layer carry numbers of their own,
+     * rebuild.c, so ranges need not grow with the layers) */
+    size_t nq = 0;
+    if (!(Q = malloc((n ? n : 1) * sizeof *Q))) goto nomem;
+    for (size_t v = 0; v < n; v++)
+        if (C->seg[v] >= 0 && C->seg[v] < nf && in->procs[in->proc[v]].is_gpu && in->phase[v] == LSIM_PHASE_FORWARD &&
+            in->fwd_seq[v] >= 0)
+            Q[nq++] = (lsim_time_node){in->fwd_seq[v], (uint32_t)C->seg[v]};
+    qsort(Q, nq, sizeof *Q, lsim_time_node_cmp);
+    {
+        size_t m = 0;
+        for (size_t i = 0; i < nq; i++) {
+            if (m && Q[m - 1].t == Q[i].t) {
+                if (Q[m - 1].node != Q[i].node) {
+                    rc = lsim_err_set(err, LSIM_EARG,
+                                      "%s: autograd Sequence number %lld is in layers %u and %u: %s cannot tell which "
+                                      "one a backward kernel differentiates",
+                                      in->source, (long long)Q[i].t, Q[m - 1].node % (unsigned)units,
+                                      Q[i].node % (unsigned)units, what);
+                    goto cleanup;
+                }
+                continue;
+            }
+            Q[m++] = Q[i];
+        }
+        nq = m;
+    }
+    /* backward: GPU work by the forward op it differentiates */
+    uint64_t nbwd = 0, paired = 0;
+    for (size_t v = 0; v < n; v++) {
+        if (!in->procs[in->proc[v]].is_gpu || in->phase[v] != LSIM_PHASE_BACKWARD || (in->flags[v] & LSIM_NF_COLL))
+            continue;
+        nbwd++;
+        int32_t q = in->fwd_seq[v];
+        if (q < 0) continue;
+        size_t lo = 0, hi = nq;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (Q[mid].t < q) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == nq || Q[lo].t != q) continue;
+        int b = nf + (int)Q[lo].node;
+        paired++;
+        if (in->procs[in->proc[v]].tid == C->stream) {
+            if (ts[v] < C->t0[b]) C->t0[b] = ts[v];
+            if (te[v] > C->t1[b]) C->t1[b] = te[v];
+            if (ts[v] > lst[b]) lst[b] = ts[v];
+        } else {
+            C->seg[v] = b; /* side streams: by pairing alone */
+        }
+    }
+    if (!paired) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: none of the %llu backward kernels carries a forward op inside a layer: %s cannot place "
+                          "the backward pass's layers",
+                          in->source, (unsigned long long)nbwd, what);
+        goto cleanup;
+    }
+    for (int r = 0; r < runs; r++)
+        for (int l = 0; l < units; l++) {
+            int b = nf + r * units + l;
+            if (C->t0[b] == INT64_MAX) {
+                rc = lsim_err_set(err, LSIM_EARG,
+                                  "%s: layer %d of pass %d has no backward kernel paired with its forward ops: %s "
+                                  "cannot cut its backward pass",
+                                  in->source, l, r + 1, what);
+                goto cleanup;
+            }
+            if (l && C->t0[b - 1] <= C->t0[b]) {
+                rc = lsim_err_set(err, LSIM_EARG,
+                                  "%s: the backward kernels of layer %d (pass %d) do not run after layer %d's: %s cuts "
+                                  "a backward pass that runs the layers in reverse",
+                                  in->source, l - 1, r + 1, l, what);
+                goto cleanup;
+            }
+        }
+    /* the compute stream's backward stretches: layer l from its first
+     * kernel to layer l - 1's first, layer 0 up to its last */
+    for (size_t v = 0; v < n; v++) {
+        if (C->seg[v] >= 0 || !in->procs[in->proc[v]].is_gpu || in->procs[in->proc[v]].tid != C->stream ||
+            (in->flags[v] & LSIM_NF_COLL))
+            continue;
+        for (int r = 0; r < runs && C->seg[v] < 0; r++)
+            for (int l = 0; l < units; l++) {
+                int b = nf + r * units + l;
+                /* layer 0 up to its last paired kernel's start: the next
+                 * kernel may start the instant that one ends */
+                if (ts[v] >= C->t0[b] && (l ? ts[v] < C->t0[b - 1] : ts[v] <= lst[b])) {
+                    C->seg[v] = b;
+                    break;
+                }
+            }
+    }
+    /* their launches, and each backward segment's stretch of launches on
+     * its thread */
+    for (size_t v = 0; v < n; v++) {
+        int b = C->seg[v];
+        uint32_t u = C->launcher[v];
+        if (b < nf || u == UINT32_MAX || (in->flags[u] & LSIM_NF_BLOCKING) || C->seg[u] >= 0) continue;
+        C->seg[u] = b;
+        if (bthr[b] == UINT32_MAX) bthr[b] = in->proc[u];
+        if (in->proc[u] != bthr[b]) continue;
+        if (ts[u] < c0[b]) c0[b] = ts[u];
+        if (te[u] > c1[b]) c1[b] = te[u];
+    }
+    /* the launching thread's other work over a backward layer's stretch:
+     * up to the next backward layer's first launch, for layer 0 up to the
+     * first launch of GPU work outside every layer after it (the
+     * embedding's backward), so that its AccumulateGrad ops go with it */
+    for (int r = 0; r < runs; r++)
+        for (int l = 0; l < units; l++) {
+            int b = nf + r * units + l;
+            lsim_ns end = l ? stretch_end(c0, c1, b, b - 1) : INT64_MAX;
+            if (c0[b] == INT64_MAX) continue;
+            if (!l) {
+                for (size_t v = 0; v < n; v++) {
+                    uint32_t u = C->launcher[v];
+                    if (u != UINT32_MAX && C->seg[v] < 0 && in->proc[u] == bthr[b] && ts[u] > c1[b] && ts[u] < end)
+                        end = ts[u];
+                }
+                if (end == INT64_MAX) end = c1[b];
+            }
+            for (size_t v = 0; v < n; v++) {
+                if (C->seg[v] >= 0 || in->proc[v] != bthr[b] || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
+                int is_launch = 0;
+                for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1] && !is_launch; k++)
+                    is_launch = C->launcher[in->out_dst[k]] == v;
+                if (!is_launch && ts[v] >= c0[b] && ts[v] < end) C->seg[v] = b;
+            }
+        }
+    C->cpu_thread = thr;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+cleanup:
+    if (rc) wi_tcut_free(C);
+    free(cnt);
+    free(bthr);
+    free(smin);
+    free(smax);
+    free(c0);
+    free(c1);
+    free(lst);
+    free(a0);
+    free(a1);
+    free(A);
+    free(Q);
+    return rc;
+}
+
+/* A training step: phases recovered, and backward work among them. */
+static int has_backward_phase(const lsim_graph *g)
+{
+    for (size_t v = 0; v < g->n; v++)
+        if (g->phase[v] == LSIM_PHASE_BACKWARD) return 1;
+    return 0;
+}
+
 int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
 {
     memset(C, 0, sizeof *C);
+    if (!wi_forward_only(in) && has_backward_phase(in))
+        for (size_t v = 0; v < in->n; v++)
+            if (in->kind[v] == LSIM_N_CPU && wi_annot_layer(lsim_strtab_get(in->strings, in->name[v])) >= 0)
+                return train_cut(in, what, C, err);
     if (!wi_forward_only(in))
         return lsim_err_set(err, LSIM_EARG,
                             "%s: %s: the trace has backward-pass or optimizer kernels, whose layers are not recovered "
@@ -360,6 +684,40 @@ int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *
     return rc;
 }
 
+/* Layer annotations of a cut trace renamed to the layer they now are:
+ * copy c of layer l becomes layer (copies of the layers before l) + c, so
+ * that the new trace's annotations count 0..N-1 again and a later what-if
+ * (--layers back up, --pp) finds N layers. The number is the digits after
+ * "layer" that lsim_graph_layer_annotation reads. */
+typedef struct tname_ctx {
+    const lsim_graph *g;
+    const int32_t *seg;
+    const int *first;   /* per layer: the new index of its first copy */
+    int units, nf;      /* layers per pass; forward segments (annotations are there) */
+} tname_ctx;
+
+static int rename_annotation(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, uint32_t *id)
+{
+    tname_ctx *T = ctx;
+    *id = UINT32_MAX;
+    if (T->g->kind[v] != LSIM_N_CPU || T->seg[v] < 0 || T->seg[v] >= T->nf) return 0;
+    const char *s = lsim_strtab_get(T->g->strings, T->g->name[v]);
+    int l = wi_annot_layer(s);
+    if (l < 0 || l != T->seg[v] % T->units) return 0;
+    int nl = T->first[l] + (int)c;
+    if (nl == l) return 0;
+    const char *p = strstr(s, "layer");
+    if (!p) p = strstr(s, "Layer");
+    if (!p) return 0;
+    p += 5;
+    while (*p && !isdigit((unsigned char)*p)) p++;
+    const char *q = p;
+    while (isdigit((unsigned char)*q)) q++;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s%d%s", (int)(p - s), s, nl, q);
+    return wi_intern(o, buf, id) ? LSIM_ENOMEM : 0;
+}
+
 /* --layers on a Kineto trace: the layers are those trace_roles.c recovers
  * from the compute stream's repeating structure (wi_trace_cut: run r, layer
  * l, a time range of that stream from the layer's first kernel to the next
@@ -374,8 +732,8 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     int rc = 0;
     wi_tcut C;
     memset(&C, 0, sizeof C);
-    int *copies = NULL;
-    uint8_t *removed = NULL;
+    int *copies = NULL, *first = NULL;
+    uint8_t *removed = NULL, *rev = NULL;
     if (layers <= 0 || layers % L->pp) {
         rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
         goto cleanup;
@@ -389,17 +747,26 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
     }
+    if (!(first = malloc((size_t)C.units * sizeof *first)) || !(rev = malloc((size_t)nseg))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+        goto cleanup;
+    }
     for (int s = 0; s < nseg; s++) copies[s] = layer_copies(s % C.units, C.units, nlpc);
+    for (int l = 0, at = 0; l < C.units; l++) first[l] = at, at += copies[l];
     for (size_t v = 0; v < n; v++)
         if (C.seg[v] >= 0 && copies[C.seg[v]] == 0) removed[v] = 1;
     {
-        wi_plan P = {removed, C.seg, copies, (uint32_t)nseg, NULL, 2, NULL, NULL};
+        tname_ctx T = {in, C.seg, first, C.units, C.units * C.runs};
+        for (int s = 0; s < nseg; s++) rev[s] = s >= C.units * C.runs && C.annotated;
+        wi_plan P = {removed, C.seg, copies, (uint32_t)nseg, NULL, 2, C.annotated ? rename_annotation : NULL, &T, rev};
         rc = wi_rebuild(in, &P, out, rec, err);
     }
 cleanup:
     wi_tcut_free(&C);
     free(removed);
     free(copies);
+    free(first);
+    free(rev);
     return rc;
 }
 
@@ -534,7 +901,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
     }
     {
         lctx C = {in, count, newid, lo, hi};
-        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 1, rename_node, &C};
+        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 1, rename_node, &C, NULL};
         if ((rc = wi_rebuild(in, &P, &o, rec, err))) goto cleanup;
     }
     /* buckets of several layers: resized in proportion, re-timed */

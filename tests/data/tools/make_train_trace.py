@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""make_train_trace.py OUT.json[.gz] [--layers N] [--steps S] [--hidden H]
+[--tokens T] [--seed K] -- a Kineto trace of a GPT-style training step on one
+GPU, written the way torch.profiler writes one with record_shapes=True and
+each transformer layer wrapped in record_function("layers.<i>").
+
+Why: the shared traces with a backward pass (ddp4_mi300, legacy ResNet-50)
+are CNNs; none is a transformer whose layers repeat. This synthetic fixture
+has exactly the structure a real one has -- forward ops with autograd
+Sequence numbers on the main thread, the backward pass on autograd's own
+thread (`autograd::engine::evaluate_function: XBackward0` wrappers carrying
+the forward op's Sequence number and `Fwd thread id`), one
+torch::autograd::AccumulateGrad per parameter with its gradient's shape, the
+optimizer step, zero_grad and a blocking loss.item() per step -- so the
+training-step what-if (--layers on a trace with a backward pass) can be
+tested on it. It is our own synthesis: figures from it are self-consistency,
+never accuracy.
+
+Timing: GPU work runs in stream order, each kernel at max(launch + 4 us, end
+of the previous kernel); GEMMs at 2MNK / 180 TFLOP/s + 4 us, flash attention
+at 4 b s^2 h / 140 TFLOP/s (x2.5 backward), element-wise kernels at bytes /
+1.5 TB/s + 3 us (round A100-class figures: this is a fixture, not a cost
+model), each drawn +-2 % from a seeded generator so layers differ slightly.
+The CPU thread runs ahead of the GPU (as in a GPU-bound step), and
+loss.item() synchronizes once per step.
+"""
+import argparse
+import gzip
+import json
+import random
+
+PID, MAIN, AUTOGRAD, GPU_PID, STREAM = 4242, 4242, 4250, 0, 7
+
+GEMM_F = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"
+GEMM_DG = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn"
+GEMM_WG = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nt"
+LN_F = ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>"
+        "(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)")
+LN_BI = "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, float>(c10::BFloat16 const*)"
+LN_BG = "void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<c10::BFloat16, float>(long, long)"
+ATT_F = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 64, 4, false, false, cutlass::bfloat16_t>>(Flash_fwd_params)"
+ATT_B = "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64>>(Flash_bwd_params)"
+ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int)"
+GELU_F = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&)::lambda>(int)"
+GELU_B = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluBackwardCUDAKernelImpl(at::TensorIteratorBase&)::lambda>(int)"
+EMB_F = "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>(int)"
+EMB_B = "void at::native::(anonymous namespace)::embedding_backward_feature_kernel<c10::BFloat16, float, long>(long const*)"
+XENT_F = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*)"
+XENT_B = "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>(float*)"
+FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int)"
+ADAM = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>(int)"
+
+
+class Gen:
+    def __init__(self, seed):
+        self.ev = []
+        self.rng = random.Random(seed)
+        self.t = {MAIN: 0.0, AUTOGRAD: 0.0}
+        self.gpu = 0.0
+        self.corr = 1000
+        self.ext = 1
+        self.seq = 100
+
+    def jit(self, us):
+        return us * (1.0 + self.rng.uniform(-0.02, 0.02))
+
+    def x(self, cat, name, tid, ts, dur, args):
+        self.ev.append({"ph": "X", "cat": cat, "name": name, "pid": PID, "tid": tid, "ts": round(ts, 3),
+                        "dur": round(dur, 3), "args": args})
+
+    def op(self, tid, name, args, body=None, pre=3.0, post=2.0):
+        """A CPU op: enter cost, its children (body), exit cost."""
+        ts = self.t[tid]
+        self.t[tid] += pre
+        if body:
+            body()
+        self.t[tid] += post
+        a = dict(args)
+        a["External id"] = self.ext
+        self.ext += 1
+        self.x("cpu_op", name, tid, ts, self.t[tid] - ts, a)
+
+    def annot(self, tid, name, body):
+        ts = self.t[tid]
+        self.t[tid] += 1.0
+        body()
+        self.t[tid] += 1.0
+        self.x("user_annotation", name, tid, ts, self.t[tid] - ts, {"External id": 0})
+
+    def kernel(self, tid, name, us, grid=(1024, 1, 1)):
+        """cudaLaunchKernel on thread tid, the kernel on the compute stream."""
+        ts = self.t[tid]
+        c = self.corr
+        self.corr += 1
+        self.x("cuda_runtime", "cudaLaunchKernel", tid, ts, 5.0, {"correlation": c, "External id": self.ext})
+        self.ev.append({"ph": "s", "id": c, "pid": PID, "tid": tid, "ts": round(ts, 3), "cat": "ac2g", "name": "ac2g"})
+        start = max(ts + 4.0, self.gpu)
+        dur = self.jit(us)
+        self.gpu = start + dur
+        self.ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": GPU_PID, "tid": STREAM, "ts": round(start, 3),
+                        "dur": round(dur, 3), "args": {"External id": self.ext, "device": 0, "stream": STREAM,
+                                                       "correlation": c, "grid": list(grid), "block": [128, 1, 1]}})
+        self.ev.append({"ph": "f", "id": c, "pid": GPU_PID, "tid": STREAM, "ts": round(start, 3), "cat": "ac2g",
+                        "name": "ac2g", "bp": "e"})
+        self.t[tid] += 5.0
+
+
+def gemm_us(m, n, k):
+    return 2.0 * m * n * k / 180e12 * 1e6 + 4.0
+
+
+def ew_us(nbytes):
+    return nbytes / 1.5e12 * 1e6 + 3.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--tokens", type=int, default=4096)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--vocab", type=int, default=32768)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    h, T, V, s = a.hidden, a.tokens, a.vocab, a.seq
+    b = T // s
+    G = Gen(a.seed)
+    act = T * h * 2  # bf16 activations
+
+    def fwd_op(name, kernels, params):
+        """A forward op on the main thread: its Sequence number, kernels;
+        remembered for the backward pass with its parameters' shapes."""
+        seq = G.seq
+        G.seq += 1
+        G.op(MAIN, name, {"Sequence number": seq, "Fwd thread id": 0, "Input Dims": [[T, h]], "Input type": ["c10::BFloat16"]},
+             lambda: [G.kernel(MAIN, k, us) for k, us in kernels])
+        return seq
+
+    for step in range(a.steps):
+        tape = []  # (seq, backward name, kernels, parameter shapes)
+
+        def forward():
+            def linear(n_out, n_in, tag):
+                sq = fwd_op("aten::linear", [(GEMM_F, gemm_us(T, n_out, n_in))], None)
+                tape.append((sq, "AddmmBackward0", [(GEMM_DG, gemm_us(T, n_in, n_out)), (GEMM_WG, gemm_us(n_out, n_in, T))],
+                             [[n_out, n_in], [n_out]]))
+
+            def layer_norm():
+                sq = fwd_op("aten::layer_norm", [(LN_F, ew_us(2 * act))], None)
+                tape.append((sq, "NativeLayerNormBackward0", [(LN_BI, ew_us(3 * act)), (LN_BG, ew_us(2 * act))], [[h], [h]]))
+
+            def add():
+                sq = fwd_op("aten::add", [(ADD, ew_us(3 * act))], None)
+                tape.append((sq, "AddBackward0", [], []))
+
+            sq = fwd_op("aten::embedding", [(EMB_F, ew_us(2 * act))], None)
+            tape.append((sq, "EmbeddingBackward0", [(EMB_B, ew_us(3 * act))], [[V, h]]))
+            for l in range(a.layers):
+                def layer():
+                    layer_norm()
+                    linear(3 * h, h, "qkv")
+                    sq = fwd_op("aten::_scaled_dot_product_flash_attention", [(ATT_F, 4.0 * b * s * s * h / 140e12 * 1e6 + 5)], None)
+                    tape.append((sq, "ScaledDotProductFlashAttentionBackward0",
+                                 [(ATT_B, 2.5 * 4.0 * b * s * s * h / 140e12 * 1e6 + 5)], []))
+                    linear(h, h, "proj")
+                    add()
+                    layer_norm()
+                    linear(4 * h, h, "fc1")
+                    sq = fwd_op("aten::gelu", [(GELU_F, ew_us(2 * T * 4 * h * 2))], None)
+                    tape.append((sq, "GeluBackward0", [(GELU_B, ew_us(3 * T * 4 * h * 2))], []))
+                    linear(h, 4 * h, "fc2")
+                    add()
+                G.annot(MAIN, "layers.%d" % l, layer)
+            layer_norm()
+            linear(V, h, "logits")
+            sq = fwd_op("aten::cross_entropy", [(XENT_F, ew_us(2 * T * V * 4))], None)
+            tape.append((sq, "LogSoftmaxBackward0", [(XENT_B, ew_us(3 * T * V * 4))], []))
+
+        def backward():
+            G.t[AUTOGRAD] = max(G.t[AUTOGRAD], G.t[MAIN] + 6.0)  # the engine wakes its thread
+            for sq, name, kernels, params in reversed(tape):
+                bargs = {"Sequence number": sq, "Fwd thread id": 1}
+
+                def inner(kernels=kernels, name=name, bargs=bargs):
+                    G.op(AUTOGRAD, name, bargs, lambda: [G.kernel(AUTOGRAD, k, us) for k, us in kernels])
+                G.op(AUTOGRAD, "autograd::engine::evaluate_function: " + name, bargs, inner)
+                for shp in params:
+                    G.op(AUTOGRAD, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", {},
+                         lambda shp=shp: G.op(AUTOGRAD, "torch::autograd::AccumulateGrad",
+                                              {"Input Dims": [shp], "Input type": ["float"]}))
+            G.t[MAIN] = G.t[AUTOGRAD] + 6.0  # and backward() returns
+
+        def body():
+            G.annot(MAIN, "Optimizer.zero_grad#AdamW.zero_grad", lambda: None)
+            G.annot(MAIN, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", lambda: None)
+            G.op(MAIN, "aten::to", {}, lambda: G.kernel(MAIN, FILL, ew_us(T * 8)))
+            forward()
+            G.op(MAIN, "aten::ones_like", {}, lambda: G.kernel(MAIN, FILL, 3.0))
+            backward()
+            nparams = a.layers * (12 * h * h + 13 * h) + 2 * V * h + 2 * h
+            G.annot(MAIN, "Optimizer.step#AdamW.step", lambda: G.op(
+                MAIN, "aten::_fused_adamw_", {}, lambda: [G.kernel(MAIN, ADAM, ew_us(nparams * 16 / 4)) for _ in range(4)]))
+
+            def item():
+                c = G.corr
+                G.corr += 1
+                ts = G.t[MAIN]
+                G.x("cuda_runtime", "cudaMemcpyAsync", MAIN, ts, 6.0, {"correlation": c, "External id": G.ext})
+                start = max(ts + 4.0, G.gpu)
+                G.ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "pid": GPU_PID,
+                             "tid": STREAM, "ts": round(start, 3), "dur": 2.0,
+                             "args": {"device": 0, "stream": STREAM, "correlation": c, "bytes": 4}})
+                G.gpu = start + 2.0
+                G.t[MAIN] = ts + 6.0
+                end = max(G.t[MAIN], G.gpu) + 3.0
+                G.x("cuda_runtime", "cudaStreamSynchronize", MAIN, G.t[MAIN], end - G.t[MAIN], {"correlation": G.corr,
+                                                                                              "External id": G.ext})
+                G.corr += 1
+                G.t[MAIN] = end
+            G.op(MAIN, "aten::item", {}, item)
+        G.annot(MAIN, "ProfilerStep#%d" % (step + 1), body)
+        G.t[MAIN] += 30.0
+    base = 1_700_000_000_000.0
+    for e in G.ev:
+        e["ts"] = round(e["ts"] + base, 3)
+    meta = [{"name": "thread_name", "ph": "M", "pid": PID, "tid": MAIN, "args": {"name": "python"}},
+            {"name": "thread_name", "ph": "M", "pid": PID, "tid": AUTOGRAD, "args": {"name": "autograd"}},
+            {"name": "process_name", "ph": "M", "pid": GPU_PID, "tid": 0, "args": {"name": "GPU 0"}}]
+    doc = {"schemaVersion": 1,
+           "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85198045184,
+                                 "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
+           "traceEvents": meta + sorted(G.ev, key=lambda e: (e["ts"], e["ph"] != "X"))}
+    data = json.dumps(doc).encode()
+    if a.out.endswith(".gz"):
+        with gzip.GzipFile(a.out, "wb", mtime=0) as f:
+            f.write(data)
+    else:
+        with open(a.out, "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""train_layers.py LUMOSIM MAKE_TRAIN_TRACE [DDP4_DIR]
+
+`whatif --layers N` on a traced training step (forward and backward pass,
+layer annotations; docs/whatif.md "Layers of a training step"), on the
+fixture tests/data/tools/make_train_trace.py writes (a 4-layer GPT-style
+step on one GPU, 2 steps; our own synthesis, so these are checks of the
+transformation, not of accuracy). Every expected figure is computed here
+from the trace JSON, independently of lumosim:
+
+- per (step, layer): its forward kernels (launched inside the r-th
+  "layers.l" annotation) and its backward kernels (launched inside backward
+  ops whose Sequence number is one of that layer's forward ops'), their
+  counts and summed durations; the gradient bytes of its AccumulateGrad ops;
+- the copies each layer gets going from 4 to N layers (docs/whatif.md:
+  down keeps the first ceil(N/2) and last floor(N/2), up repeats every
+  layer and spreads the rest from the front).
+
+Checked:
+1. identity: --layers 4 predicts exactly what replaying the trace does;
+2. conservation: for N = 2, 6, 8 the new store's forward and backward kernel
+   counts and times (whatif --identify of the output) are the trace's minus
+   removed layers plus copies, to the nanosecond; its gradient bytes too;
+3. the prediction grows by what the layers cost: the step is GPU-bound, so
+   job(8) - job(4) is the four extra layers' kernel time within 1 %;
+4. round trips: 4 -> 2 -> 4 keeps 4 layers whose kernel time is that of
+   layers 0 and 3 twice each; 4 -> 8 -> 16 equals 4 -> 16 exactly;
+5. --layers 8 --dp 4: DDP's buckets are cut from the 8-layer step's
+   gradients (the same bytes per pass as computed here);
+6. refusals, one line each and nothing written: backward ops without
+   Sequence numbers; a step without one layer's annotation; a training
+   trace without layer annotations (DDP4_DIR's rank 0, when given).
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+lumosim, maker = sys.argv[1], sys.argv[2]
+ddp4 = sys.argv[3] if len(sys.argv) > 3 else ""
+fails = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        fails.append(what)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([lumosim] + list(args), capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p
+
+
+def load(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        return json.load(f)
+
+
+def truth(doc):
+    """Per (step, layer): forward/backward kernel count and ns; grad bytes."""
+    ev = doc["traceEvents"]
+    x = [e for e in ev if e.get("ph") == "X"]
+    kern = {e["args"]["correlation"]: e for e in x if e.get("cat") == "kernel"}
+    launch = [e for e in x if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
+    ann = sorted([e for e in x if e.get("cat") == "user_annotation" and e["name"].startswith("layers.")],
+                 key=lambda e: e["ts"])
+    spans, run_i, last = [], -1, 10 ** 9
+    for e in ann:
+        l = int(e["name"].split(".")[1])
+        if l < last:
+            run_i += 1
+        last = l
+        spans.append((e["ts"], e["ts"] + e["dur"], run_i, l, e["tid"]))
+
+    def layer_at(ts, tid):
+        for a, b, r, l, t in spans:
+            if t == tid and a <= ts < b:
+                return (r, l)
+        return None
+
+    fwd_seq = {}  # Sequence number -> (step, layer)
+    for e in x:
+        if e.get("cat") == "cpu_op" and e["args"].get("Fwd thread id") == 0 and "Sequence number" in e["args"]:
+            k = layer_at(e["ts"], e["tid"])
+            if k:
+                fwd_seq[e["args"]["Sequence number"]] = k
+    bwd_ops = [e for e in x if e.get("cat") == "cpu_op" and e["name"].startswith("autograd::engine::evaluate_function")
+               and e["args"].get("Sequence number") in fwd_seq]
+    T = {}
+    for c in launch:
+        k = kern.get(c["args"]["correlation"])
+        if not k:
+            continue
+        key = layer_at(c["ts"], c["tid"])
+        side = "fwd"
+        if not key:
+            side = "bwd"
+            for o in bwd_ops:
+                if o["tid"] == c["tid"] and o["ts"] <= c["ts"] <= o["ts"] + o["dur"]:
+                    key = fwd_seq[o["args"]["Sequence number"]]
+                    break
+        if key:
+            t = T.setdefault(key, {"fwd": [0, 0.0], "bwd": [0, 0.0], "grad": 0})
+            t[side][0] += 1
+            t[side][1] += k["dur"]
+    # gradient bytes: AccumulateGrad ops inside the evaluate_function that
+    # follows a layer's backward op on the autograd thread, up to the next
+    grads = sorted([e for e in x if e["name"] == "torch::autograd::AccumulateGrad"], key=lambda e: e["ts"])
+    tops = sorted([e for e in x if e.get("cat") == "cpu_op" and e["name"].startswith("autograd::engine::evaluate_function")
+                   and "AccumulateGrad" not in e["name"]], key=lambda e: e["ts"])
+    total_grad = 0
+    for gr in grads:
+        n = 4
+        for d in gr["args"]["Input Dims"][0]:
+            n *= d
+        total_grad += n
+        prev = [o for o in tops if o["ts"] < gr["ts"]][-1]
+        key = fwd_seq.get(prev["args"].get("Sequence number"))
+        if key:
+            T[key]["grad"] += n
+    kernels_all = sum(1 for c in launch if c["args"]["correlation"] in kern)
+    ns_all = sum(kern[c["args"]["correlation"]]["dur"] for c in launch if c["args"]["correlation"] in kern)
+    return T, total_grad, kernels_all, ns_all
+
+
+def copies(L, N):
+    if N <= L:
+        k1, k2 = (N + 1) // 2, N // 2
+        return [1 if p < k1 or p >= L - k2 else 0 for p in range(L)]
+    extra = N - L
+    return [1 + extra // L + (1 if p < extra % L else 0) for p in range(L)]
+
+
+def identify(store):
+    d = json.loads(run("whatif", store, "--identify").stdout)
+    r = d["ranks"][0]
+    return d, r["training"]
+
+
+def job_ms(args):
+    d = json.loads(run(*args, "--json").stdout)
+    return d["job"]["predicted_ns"] / 1e6
+
+
+tmp = tempfile.mkdtemp(prefix="lsim_train_")
+trace = os.path.join(tmp, "train.json.gz")
+subprocess.run([sys.executable, maker, trace, "--layers", "4", "--steps", "2"], check=True)
+doc = load(trace)
+T, total_grad, k_all, ns_all = truth(doc)
+L, R = 4, 2
+check(len(T) == L * R, "the fixture has %d (step, layer) pairs with kernels (expected %d)" % (len(T), L * R))
+store = os.path.join(tmp, "t.h5")
+run("build", trace, "-o", store)
+d0, t0 = identify(store)
+check(d0["layers"]["source"] == "annotations" and d0["layers"]["layers"] == L and not d0["layers"]["forward_only"],
+      "--identify: 4 annotated layers, a backward pass")
+fwd0, bwd0 = t0["phases"]["forward"], t0["phases"]["backward"]
+
+# 1. identity
+same = os.path.join(tmp, "same.h5")
+run("whatif", store, "--layers", "4", "-o", same)
+rep = job_ms(["replay", trace])
+sim = job_ms(["sim", same])
+check(rep == sim, "identity: --layers 4 predicts %.6f ms, the replay %.6f ms" % (sim, rep))
+
+
+def expect(cp):
+    """forward/backward kernels and ns, grad bytes of the store with copies cp per layer."""
+    ef, eb = [fwd0["kernels"], fwd0["kernel_ns"]], [bwd0["kernels"], bwd0["kernel_ns"]]
+    eg = t0["gradients"]["bytes"]
+    for (r, l), t in T.items():
+        ef[0] += (cp[l] - 1) * t["fwd"][0]
+        ef[1] += (cp[l] - 1) * t["fwd"][1] * 1000
+        eb[0] += (cp[l] - 1) * t["bwd"][0]
+        eb[1] += (cp[l] - 1) * t["bwd"][1] * 1000
+        eg += (cp[l] - 1) * t["grad"]
+    return ef, eb, eg
+
+
+check(t0["gradients"]["bytes"] == total_grad,
+      "gradient bytes of the trace: %d (computed here %d)" % (t0["gradients"]["bytes"], total_grad))
+ms = {}
+for N in (2, 6, 8):
+    out = os.path.join(tmp, "l%d.h5" % N)
+    run("whatif", store, "--layers", str(N), "-o", out)
+    dN, tN = identify(out)
+    ef, eb, eg = expect(copies(L, N))
+    f, b = tN["phases"]["forward"], tN["phases"]["backward"]
+    check(dN["layers"]["layers"] == N, "--layers %d: the output has %d annotated layers" % (N, dN["layers"]["layers"]))
+    check(f["kernels"] == ef[0] and abs(f["kernel_ns"] - ef[1]) <= ef[0],
+          "--layers %d: forward %d kernels %d ns (expected %d, %d)" % (N, f["kernels"], f["kernel_ns"], ef[0], ef[1]))
+    check(b["kernels"] == eb[0] and abs(b["kernel_ns"] - eb[1]) <= eb[0],
+          "--layers %d: backward %d kernels %d ns (expected %d, %d)" % (N, b["kernels"], b["kernel_ns"], eb[0], eb[1]))
+    check(tN["gradients"]["bytes"] == eg, "--layers %d: gradient bytes %d (expected %d)" % (N, tN["gradients"]["bytes"], eg))
+    ms[N] = job_ms(["sim", out])
+ms[4] = rep
+# 3. the step is GPU-bound: 4 more layers add their kernel time
+extra = sum(t["fwd"][1] + t["bwd"][1] for t in T.values()) / 1000.0
+grow = ms[8] - ms[4]
+check(abs(grow - extra) <= 0.01 * extra,
+      "--layers 8 adds %.3f ms to the job, the 4 layers' kernels take %.3f ms (within 1 %%)" % (grow, extra))
+check(ms[2] < ms[4] < ms[6] < ms[8], "the job grows with the layers: %s" % sorted(ms.items()))
+
+# 4. round trips
+back = os.path.join(tmp, "l2_4.h5")
+run("whatif", os.path.join(tmp, "l2.h5"), "--layers", "4", "-o", back)
+db, tb = identify(back)
+ef, eb, _ = expect([2, 0, 0, 2])
+check(db["layers"]["layers"] == 4 and tb["phases"]["backward"]["kernels"] == eb[0] and
+      abs(tb["phases"]["forward"]["kernel_ns"] - ef[1]) <= ef[0],
+      "4 -> 2 -> 4: four layers, layers 0 and 3 twice each (forward %d ns, expected %d)"
+      % (tb["phases"]["forward"]["kernel_ns"], ef[1]))
+l16a, l16b = os.path.join(tmp, "l16a.h5"), os.path.join(tmp, "l16b.h5")
+run("whatif", store, "--layers", "16", "-o", l16a)
+run("whatif", os.path.join(tmp, "l8.h5"), "--layers", "16", "-o", l16b)
+a, b = job_ms(["sim", l16a]), job_ms(["sim", l16b])
+check(a == b, "4 -> 16 and 4 -> 8 -> 16 predict the same: %.6f and %.6f ms" % (a, b))
+
+# 5. buckets from the new step's gradients
+dp = os.path.join(tmp, "l8dp4.h5")
+run("whatif", store, "--layers", "8", "--dp", "4", "-o", dp)
+dd, td = identify(dp)
+_, _, eg8 = expect(copies(L, 8))
+per_pass = td["gradients"]["bytes"] // max(1, td["gradients"]["passes"])
+check(dd["gpus"] == 4 and td["gradients"]["bytes"] == eg8 and sum(td["gradients"]["first_pass_bytes"]) == per_pass,
+      "--layers 8 --dp 4: 4 GPUs, buckets over %d gradient bytes (expected %d), %d per pass"
+      % (td["gradients"]["bytes"], eg8, per_pass))
+check(dd["collectives"]["dp"] == 4 * td["gradients"]["ddp_buckets"],
+      "--layers 8 --dp 4: %d bucket all-reduces, DDP's rule makes %d per GPU"
+      % (dd["collectives"]["dp"], td["gradients"]["ddp_buckets"]))
+check(job_ms(["sim", dp]) >= ms[8], "--layers 8 --dp 4 is not faster than --layers 8 alone")
+
+
+# 6. refusals
+def refused(path, what, args=("--layers", "8")):
+    src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
+    for f in (src, out):
+        if os.path.exists(f):
+            os.remove(f)
+    run("build", path, "-o", src)
+    p = run("whatif", src, *args, "-o", out, ok=False)
+    lines = [s for s in p.stderr.splitlines() if s.strip()]
+    check(p.returncode != 0 and len(lines) == 1 and what in lines[0] and not os.path.exists(out),
+          "refused (%s): %s" % (what, lines[0] if lines else "<no message>"))
+
+
+noseq = dict(doc)
+noseq["traceEvents"] = [dict(e, args={k: v for k, v in e["args"].items() if k not in ("Sequence number", "Fwd thread id")})
+                        if e.get("tid") == 4250 and "args" in e else e for e in doc["traceEvents"]]
+p1 = os.path.join(tmp, "noseq.json")
+json.dump(noseq, open(p1, "w"))
+refused(p1, "backward")
+miss = dict(doc)
+drop = [e for e in doc["traceEvents"] if e.get("name") == "layers.2"][-1]
+miss["traceEvents"] = [e for e in doc["traceEvents"] if e is not drop]
+p2 = os.path.join(tmp, "missing.json")
+json.dump(miss, open(p2, "w"))
+refused(p2, "no annotation for layer 2")
+if ddp4 and os.path.isdir(ddp4):  # optional: the shared traces
+    refused(os.path.join(ddp4, "rank0.json.gz"), "layer structure unknown")
+print("train_layers: %d failures" % len(fails))
+sys.exit(1 if fails else 0)
