@@ -106,6 +106,7 @@ const char *lsim_wi_layer_source_name(int s);
  * the backward compute kernels (not collectives) launched before it in
  * that pass, against the pass's whole backward compute time. */
 #define LSIM_WI_MAX_BUCKETS 32
+#define LSIM_WI_MAX_TLAYERS 64 /* layers listed per GPU by --identify's training object */
 #define LSIM_WI_BUCKET_SEQS 3
 typedef struct lsim_wi_bucket {
     int64_t bytes;               /* -1 unknown */
@@ -152,6 +153,17 @@ typedef struct lsim_wi_training {
     uint32_t ddp_first;              /* buckets of the first pass (listed: up
                                         to LSIM_WI_MAX_BUCKETS) */
     int64_t ddp_bytes[LSIM_WI_MAX_BUCKETS];
+    /* the layers of the step (layer annotations for the forward pass,
+     * autograd's Sequence numbers for the backward: what --layers cuts),
+     * summed over the passes; per layer up to LSIM_WI_MAX_TLAYERS */
+    int layers_cut;                  /* 1: cut; 0: not tried (no annotations) or why says why */
+    int layers, layer_passes;
+    uint64_t bwd_in_layers;          /* backward kernels inside a layer's backward */
+    struct {
+        uint32_t fwd_kernels, bwd_kernels;
+        int64_t fwd_ns, bwd_ns, grad_bytes;
+    } layer[LSIM_WI_MAX_TLAYERS];
+    char layers_why[200];            /* why the layers were not cut ("" when cut or not tried) */
 } lsim_wi_training;
 
 /* What one GPU's graph shows about its place in the job. */

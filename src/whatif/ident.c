@@ -3,6 +3,7 @@
 #include "wi_internal.h"
 
 #include "lumosim/metrics.h"
+#include "lumosim/text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -279,6 +280,61 @@ cleanup:
     return rc;
 }
 
+/* The training step's layers as --layers cuts them (layers.c), per layer
+ * over all passes: forward and backward kernels and traced time, and the
+ * gradient bytes of the AccumulateGrad ops in its backward. Why here: the
+ * user sees what a training-step what-if will copy or cut before asking
+ * for it. A cut that fails is not an error of identification: its reason
+ * is kept and printed. */
+static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
+{
+    int annotated = 0;
+    for (size_t v = 0; v < g->n && !annotated; v++)
+        annotated = g->kind[v] == LSIM_N_CPU && wi_annot_layer(lsim_strtab_get(g->strings, g->name[v])) >= 0;
+    if (!annotated) {
+        snprintf(T->layers_why, sizeof T->layers_why, "%s",
+                 "no layer annotations: a training step's layers come from record_function(\"layers.i\") around "
+                 "each layer's forward pass, their backward from autograd's Sequence numbers");
+        return 0;
+    }
+    wi_tcut C;
+    lsim_err e;
+    int rc = wi_layers_cut(g, "--layers", &C, &e);
+    if (rc == LSIM_ENOMEM) return rc;
+    if (rc) {
+        const char *m = e.msg, *c = strstr(m, ": ");
+        const char *w = c && !strncmp(m, g->source, strlen(g->source)) ? c + 2 : m;
+        size_t k = strlen(w) < sizeof T->layers_why ? strlen(w) : sizeof T->layers_why - 1;
+        memcpy(T->layers_why, w, k);
+        T->layers_why[k] = 0;
+        return 0;
+    }
+    if (C.nseg != 2 * C.units * C.runs) { /* a forward-only trace: not a training cut */
+        wi_tcut_free(&C);
+        return 0;
+    }
+    T->layers_cut = 1;
+    T->layers = C.units;
+    T->layer_passes = C.runs;
+    int nf = C.units * C.runs;
+    for (size_t v = 0; v < g->n; v++) {
+        int s = C.seg[v];
+        if (s < 0) continue;
+        int l = s % C.units, bwd = s >= nf;
+        if (l >= LSIM_WI_MAX_TLAYERS) {
+            if (bwd && g->kind[v] == LSIM_N_KERNEL) T->bwd_in_layers++;
+            continue;
+        }
+        if (g->kind[v] == LSIM_N_KERNEL && !(g->flags[v] & LSIM_NF_COLL)) {
+            if (bwd) T->layer[l].bwd_kernels++, T->layer[l].bwd_ns += traced_ns(g, v), T->bwd_in_layers++;
+            else T->layer[l].fwd_kernels++, T->layer[l].fwd_ns += traced_ns(g, v);
+        }
+        if (bwd) T->layer[l].grad_bytes += g->grad_bytes[v];
+    }
+    wi_tcut_free(&C);
+    return 0;
+}
+
 void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
 {
     fprintf(f, "{\"phases_known\":%s,\"iterations\":%u,\"phases\":{", T->known ? "true" : "false", T->iterations);
@@ -309,9 +365,25 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
             "]},\"unrecovered\":["
             "{\"what\":\"GPU work without a phase (no launch in the trace, or a store without phases)\",\"count\":%llu,\"of\":%llu},"
             "{\"what\":\"backward kernels without a forward op\",\"count\":%llu,\"of\":%llu},"
-            "{\"what\":\"forward ops never differentiated\",\"count\":%llu,\"of\":%llu}]}",
+            "{\"what\":\"forward ops never differentiated\",\"count\":%llu,\"of\":%llu}]",
             (unsigned long long)T->gpu_unknown, (unsigned long long)T->gpu_ops, (unsigned long long)T->bwd_no_fwd,
             (unsigned long long)T->bwd_kernels, (unsigned long long)T->fwd_undiff, (unsigned long long)T->fwd_seqs);
+    fprintf(f, ",\"layers\":{\"found\":%s", T->layers_cut ? "true" : "false");
+    if (T->layers_cut) {
+        fprintf(f, ",\"layers\":%d,\"passes\":%d,\"backward_kernels_in_layers\":%llu,\"backward_kernels\":%llu,\"listed\":[",
+                T->layers, T->layer_passes, (unsigned long long)T->bwd_in_layers, (unsigned long long)T->bwd_kernels);
+        for (int l = 0; l < T->layers && l < LSIM_WI_MAX_TLAYERS; l++)
+            fprintf(f,
+                    "%s{\"layer\":%d,\"forward_kernels\":%u,\"forward_ns\":%lld,\"backward_kernels\":%u,"
+                    "\"backward_ns\":%lld,\"grad_bytes\":%lld}",
+                    l ? "," : "", l, T->layer[l].fwd_kernels, (long long)T->layer[l].fwd_ns, T->layer[l].bwd_kernels,
+                    (long long)T->layer[l].bwd_ns, (long long)T->layer[l].grad_bytes);
+        fputc(']', f);
+    } else {
+        fputs(",\"why\":", f);
+        lsim_text_json(f, T->layers_why[0] ? T->layers_why : "no layer annotations");
+    }
+    fputs("}}", f);
 }
 
 int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
@@ -326,6 +398,9 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
     if (!(bwd = calloc(g->nprocs ? g->nprocs : 1, 1))) goto nomem;
     backward_threads(g, bwd);
     if (identify_training(g, &out->training)) goto nomem;
+    if (out->training.known && out->training.kernels[LSIM_PHASE_BACKWARD] > 0 &&
+        identify_train_layers(g, &out->training))
+        goto nomem;
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
         const lsim_coll_info *ci = &g->colls[g->coll[v]];

@@ -161,6 +161,17 @@ d0, t0 = identify(store)
 check(d0["layers"]["source"] == "annotations" and d0["layers"]["layers"] == L and not d0["layers"]["forward_only"],
       "--identify: 4 annotated layers, a backward pass")
 fwd0, bwd0 = t0["phases"]["forward"], t0["phases"]["backward"]
+tl = t0["layers"]
+check(tl["found"] and tl["layers"] == L and tl["passes"] == R, "--identify: the step's layers: %d x %d passes" % (L, R))
+for l in range(L):
+    got = tl["listed"][l]
+    want = [sum(T[(r, l)][k][i] for r in range(R)) for k in ("fwd", "bwd") for i in (0, 1)]
+    check(got["forward_kernels"] == want[0] and abs(got["forward_ns"] - want[1] * 1000) <= want[0] and
+          got["backward_kernels"] == want[2] and abs(got["backward_ns"] - want[3] * 1000) <= want[2] and
+          got["grad_bytes"] == sum(T[(r, l)]["grad"] for r in range(R)),
+          "--identify layer %d: forward %d kernels %d ns, backward %d kernels %d ns, %d gradient bytes (expected %s)"
+          % (l, got["forward_kernels"], got["forward_ns"], got["backward_kernels"], got["backward_ns"], got["grad_bytes"],
+             want))
 
 # 1. identity
 same = os.path.join(tmp, "same.h5")
