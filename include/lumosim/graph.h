@@ -162,7 +162,8 @@ int lsim_drop_reason_parse(const char *name, lsim_drop_reason *out, lsim_err *er
  *              Sequence number of the forward op that launched it / of the
  *              forward op its backward op differentiates (modulo 2^31:
  *              equal to it below 2^31, and pairing needs only equality
- *              within one window); -1 none
+ *              within one window); a what-if's copy c of a layer carries
+ *              it + c 2^20 (whatif/rebuild.c), so copies pair apart; -1 none
  *   grad_bytes CPU nodes that end an autograd AccumulateGrad op: the bytes
  *              of the parameter gradient(s) it made ready ("Input Dims"
  *              x "Input type" of torch::autograd::AccumulateGrad, recorded

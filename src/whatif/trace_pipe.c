@@ -51,8 +51,9 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
                             source, L->pp);
     if (!forward_only)
         return lsim_err_set(err, LSIM_EARG,
-                            "%s: the trace has a backward pass or an optimizer step, whose layers lumosim does not "
-                            "recover (only the forward pass's): --pp on a trace needs a forward-only trace",
+                            "%s: the trace has a backward pass or an optimizer step: --pp on a trace needs a "
+                            "forward-only trace (a training step's stages need the 1F1B order of its forward and "
+                            "backward layers, not built yet; --layers and --dp take training steps)",
                             source);
     if (runs != 1)
         return lsim_err_set(err, LSIM_EARG,
