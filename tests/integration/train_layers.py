@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""train_layers.py LUMOSIM MAKE_TRAIN_TRACE [DDP4_DIR]
+"""train_layers.py LUMOSIM MAKE_TRAIN_TRACE TOPOLOGY [DDP4_DIR]
 
 `whatif --layers N` on a traced training step (forward and backward pass,
 layer annotations; docs/whatif.md "Layers of a training step"), on the
@@ -27,7 +27,12 @@ Checked:
    layers 0 and 3 twice each; 4 -> 8 -> 16 equals 4 -> 16 exactly;
 5. --layers 8 --dp 4: DDP's buckets are cut from the 8-layer step's
    gradients (the same bytes per pass as computed here);
-6. refusals, one line each and nothing written: backward ops without
+6. scale-out anchored in the trace (docs/whatif.md): --layers 8 --dp 8 and
+   --dp 512 on TOPOLOGY (one DGX node; 64 nodes over InfiniBand): every
+   GPU runs the 8-layer step's own kernels (per-phase kernel time equal to
+   the DP-1 store's), the buckets DDP's rule makes, every rank's window
+   equal, and the step is no faster than at DP 8, nor DP 8 than DP 1;
+7. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
    trace without layer annotations (DDP4_DIR's rank 0, when given).
 """
@@ -38,8 +43,8 @@ import subprocess
 import sys
 import tempfile
 
-lumosim, maker = sys.argv[1], sys.argv[2]
-ddp4 = sys.argv[3] if len(sys.argv) > 3 else ""
+lumosim, maker, topo = sys.argv[1], sys.argv[2], sys.argv[3]
+ddp4 = sys.argv[4] if len(sys.argv) > 4 else ""
 fails = []
 
 
@@ -247,8 +252,27 @@ check(dd["collectives"]["dp"] == 4 * td["gradients"]["ddp_buckets"],
       % (dd["collectives"]["dp"], td["gradients"]["ddp_buckets"]))
 check(job_ms(["sim", dp]) >= ms[8], "--layers 8 --dp 4 is not faster than --layers 8 alone")
 
+# 6. scale-out anchored in the trace
+_, t8 = identify(os.path.join(tmp, "l8.h5"))
+jobs = {1: ms[8]}
+for D in (8, 512):
+    big = os.path.join(tmp, "dp%d.h5" % D)
+    run("whatif", store, "--layers", "8", "--dp", str(D), "--topology", topo, "-o", big)
+    db = json.loads(run("whatif", big, "--identify").stdout)
+    same_k = all(r["training"]["phases"][p]["kernel_ns"] == t8["phases"][p]["kernel_ns"] and
+                 r["training"]["phases"][p]["kernels"] == t8["phases"][p]["kernels"]
+                 for r in db["ranks"] for p in ("forward", "backward", "optimizer"))
+    check(db["gpus"] == D and db["layout"]["dp"] == D and same_k,
+          "--layers 8 --dp %d: %d GPUs, each running the 8-layer step's own kernels" % (D, db["gpus"]))
+    check(db["collectives"]["dp"] == D * t8["gradients"]["ddp_buckets"],
+          "--dp %d: %d bucket all-reduces, %d per GPU by DDP's rule" % (D, db["collectives"]["dp"], t8["gradients"]["ddp_buckets"]))
+    sd = json.loads(run("sim", big, "--json").stdout)
+    w = [r["window"]["predicted_ns"] for r in sd["ranks"]]
+    check(len(w) == D and min(w) == max(w), "--dp %d: every rank's window the same (%d .. %d ns)" % (D, min(w), max(w)))
+    jobs[D] = sd["job"]["predicted_ns"] / 1e6
+check(jobs[1] <= jobs[8] <= jobs[512], "DP 1, 8, 512: %.3f <= %.3f <= %.3f ms" % (jobs[1], jobs[8], jobs[512]))
 
-# 6. refusals
+# 7. refusals
 def refused(path, what, args=("--layers", "8")):
     src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
     for f in (src, out):
