@@ -218,14 +218,16 @@ static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_gr
         lsim_graph_free(a);
         a = b;
     }
-    if (!rc && d->used[LSIM_WI_ST_GRAD]) {
-        rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
-                               err);
+    if (!rc && d->used[LSIM_WI_ST_SHAPE]) {
+        rc = lsim_wi_reshape(a, &p->L, &d->Mfrom, &d->Mto, &p->gfrom, &p->tfrom, &b, &p->c[LSIM_WI_ST_SHAPE], err);
         lsim_graph_free(a);
         a = b;
     }
-    if (!rc && d->used[LSIM_WI_ST_SHAPE]) {
-        rc = lsim_wi_reshape(a, &p->L, &d->Mfrom, &d->Mto, &p->gfrom, &p->tfrom, &b, &p->c[LSIM_WI_ST_SHAPE], err);
+    /* buckets last: cut from the gradients of the new step's layers and
+     * shape */
+    if (!rc && d->used[LSIM_WI_ST_GRAD]) {
+        rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
+                               err);
         lsim_graph_free(a);
         a = b;
     }

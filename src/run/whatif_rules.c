@@ -43,7 +43,7 @@ static int all_forward_only(const lsim_wi_facts *f)
 /* kernel roles for --tp / --hidden / --ffn: tags, or a found kernel structure */
 static int has_roles(const lsim_wi_ident *id)
 {
-    return id->layer_source == LSIM_WI_LAYERS_TAGS || id->klayers.found;
+    return id->layer_source == LSIM_WI_LAYERS_TAGS || id->klayers.found || id->training.layers_cut;
 }
 
 /* Size before work, as synth checks its configuration before it makes

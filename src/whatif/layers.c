@@ -946,3 +946,149 @@ cleanup:
     free(launcher);
     return rc;
 }
+
+/* ------------------------------------------------- training-step roles */
+
+void wi_train_roles_free(wi_train_roles *T)
+{
+    if (!T) return;
+    free(T->role);
+    free(T->where);
+    free(T->pass);
+    free(T->layer_of);
+    memset(T, 0, sizeof *T);
+}
+
+typedef struct seq_role {
+    int32_t seq;
+    uint8_t where, gemm; /* gemm: index into the GEMM role names, else 255 */
+    const char *role;
+} seq_role;
+
+static int cmp_seq_role(const void *a, const void *b)
+{
+    const seq_role *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* wi_train_roles_find (wi_internal.h). Why positions: a Kineto kernel carries no
+ * role, but a transformer layer runs its kernels in one order (norm, QKV,
+ * attention, projection, residual, norm, FC1, activation, FC2, residual),
+ * and the backward kernels name the forward op they differentiate, so the
+ * forward order gives every role. */
+int wi_train_roles_find(const lsim_graph *g, wi_train_roles *T, lsim_err *err)
+{
+    static const char *const GF[] = {"qkv_gemm", "proj_gemm", "fc1_gemm", "fc2_gemm", "logits_gemm"};
+    static const char *const GD[] = {"qkv_dgrad", "proj_dgrad", "fc1_dgrad", "fc2_dgrad", "logits_dgrad"};
+    static const char *const GW[] = {"qkv_wgrad", "proj_wgrad", "fc1_wgrad", "fc2_wgrad", "logits_wgrad"};
+    memset(T, 0, sizeof *T);
+    wi_tcut C;
+    int rc = wi_layers_cut(g, "changing the width", &C, err);
+    if (rc) return rc;
+    size_t n = g->n, nq = 0, nk = 0;
+    lsim_time_node *K = NULL;
+    seq_role *Q = NULL;
+    uint8_t *nb = NULL; /* backward kernels seen per Sequence entry */
+    int nf = C.units * C.runs;
+    if (C.nseg != 2 * nf) {
+        wi_tcut_free(&C);
+        return lsim_err_set(err, LSIM_EARG, "%s: not a training step (no backward pass was cut)", g->source);
+    }
+    T->layers = C.units, T->passes = C.runs;
+    T->role = calloc(n ? n : 1, sizeof *T->role);
+    T->where = calloc(n ? n : 1, 1);
+    T->pass = calloc(n ? n : 1, 1);
+    T->layer_of = malloc((n ? n : 1) * sizeof *T->layer_of);
+    K = malloc((n ? n : 1) * sizeof *K);
+    Q = malloc((n ? n : 1) * sizeof *Q);
+    if (!T->role || !T->where || !T->pass || !T->layer_of || !K || !Q) goto nomem;
+    const lsim_ns *ts = lsim_engine_start(C.E);
+    for (size_t v = 0; v < n; v++) {
+        T->layer_of[v] = C.seg[v] >= 0 ? C.seg[v] % C.units : -1;
+        const lsim_proc *pr = &g->procs[g->proc[v]];
+        if (pr->is_gpu && pr->tid == C.stream && g->kind[v] == LSIM_N_KERNEL && !(g->flags[v] & LSIM_NF_COLL))
+            K[nk++] = (lsim_time_node){ts[v], (uint32_t)v};
+    }
+    qsort(K, nk, sizeof *K, lsim_time_node_cmp);
+    /* forward: per pass, the embedding before layer 0, each layer by
+     * position, the head after the last layer */
+    for (int r = 0; r < C.runs; r++) {
+        lsim_ns p0 = r ? C.t1[r * C.units - 1] : INT64_MIN, first = C.t0[r * C.units];
+        lsim_ns last = C.t1[r * C.units + C.units - 1], next = r + 1 < C.runs ? C.t0[(r + 1) * C.units] : INT64_MAX;
+        int head_norm = 0, head_gemm = 0;
+        for (size_t i = 0; i < nk; i++) {
+            uint32_t v = K[i].node;
+            if (g->phase[v] != LSIM_PHASE_FORWARD || C.seg[v] >= 0) continue;
+            const char *nm = lsim_strtab_get(g->strings, g->name[v]);
+            int kc = wi_kernel_class(nm);
+            if (K[i].t > p0 && K[i].t < first && kc == WI_K_ELEM) {
+                T->role[v] = "lookup", T->where[v] = WI_W_EMB;
+            } else if (K[i].t >= last && K[i].t < next) {
+                if (kc == WI_K_NORM && !head_norm++) T->role[v] = "lnf", T->where[v] = WI_W_HEAD;
+                else if (kc == WI_K_GEMM && !head_gemm++) T->role[v] = GF[4], T->where[v] = WI_W_HEAD;
+            }
+            if (T->role[v] && g->fwd_seq[v] >= 0)
+                Q[nq++] = (seq_role){g->fwd_seq[v], T->where[v], T->role[v] == GF[4] ? 4 : 255, T->role[v]};
+        }
+        for (int l = 0; l < C.units; l++) {
+            int s = r * C.units + l, gi = 0, ni = 0, attn = 0;
+            for (size_t i = 0; i < nk; i++) {
+                uint32_t v = K[i].node;
+                if (C.seg[v] != s) continue;
+                const char *nm = lsim_strtab_get(g->strings, g->name[v]);
+                int kc = wi_kernel_class(nm), gidx = 255;
+                const char *role = NULL;
+                if (kc == WI_K_NORM) role = ni == 0 ? "ln1" : ni == 1 ? "ln2" : NULL, ni++;
+                else if (kc == WI_K_GEMM) role = gi < 4 ? GF[gi] : NULL, gidx = (uint8_t)gi, gi++;
+                else if (kc == WI_K_ATTN) role = "attn", attn++;
+                else if (gi == 2 && ni == 1) role = "dropout_add";
+                else if (gi == 3) role = "gelu";
+                else if (gi == 4) role = "dropout_add2";
+                if (!role) continue;
+                T->role[v] = role, T->where[v] = WI_W_LAYER;
+                if (g->fwd_seq[v] >= 0) Q[nq++] = (seq_role){g->fwd_seq[v], WI_W_LAYER, (uint8_t)gidx, role};
+            }
+            if (gi != 4 || ni != 2 || !attn) {
+                rc = lsim_err_set(err, LSIM_EARG,
+                                  "%s: layer %d of pass %d runs %d GEMMs, %d norms and %d attention kernels: not a "
+                                  "transformer layer (QKV, projection, FC1 and FC2 GEMMs, two norms, attention), so "
+                                  "changing the width cannot tell its kernels' roles",
+                                  g->source, l, r + 1, gi, ni, attn);
+                goto cleanup;
+            }
+        }
+    }
+    qsort(Q, nq, sizeof *Q, cmp_seq_role);
+    if (!(nb = calloc(nq ? nq : 1, 1))) goto nomem;
+    /* backward: the role of the forward op differentiated; a GEMM's first
+     * backward kernel the data gradient, its second the weight gradient */
+    for (size_t i = 0; i < nk; i++) {
+        uint32_t v = K[i].node;
+        if (g->phase[v] == LSIM_PHASE_OPTIMIZER) {
+            T->role[v] = "adam_step", T->where[v] = WI_W_GRAD, T->pass[v] = 2;
+            continue;
+        }
+        if (g->phase[v] != LSIM_PHASE_BACKWARD || g->fwd_seq[v] < 0) continue;
+        seq_role key = {g->fwd_seq[v], 0, 0, NULL};
+        seq_role *q = bsearch(&key, Q, nq, sizeof *Q, cmp_seq_role);
+        if (!q) continue;
+        while (q > Q && q[-1].seq == key.seq) q--;
+        size_t qi = (size_t)(q - Q);
+        const char *role = q->role;
+        if (q->gemm != 255) {
+            if (wi_kernel_class(lsim_strtab_get(g->strings, g->name[v])) != WI_K_GEMM || nb[qi] >= 2) continue;
+            role = nb[qi]++ ? GW[q->gemm] : GD[q->gemm];
+        }
+        T->role[v] = role, T->where[v] = q->where, T->pass[v] = 1;
+    }
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", g->source);
+cleanup:
+    if (rc) wi_train_roles_free(T);
+    wi_tcut_free(&C);
+    free(K);
+    free(Q);
+    free(nb);
+    return rc;
+}

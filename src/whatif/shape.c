@@ -29,7 +29,7 @@ static int is_p2p_kind(int k) { return k == LSIM_COLL_SEND || k == LSIM_COLL_REC
 
 /* ------------------------------------------------------------ roles */
 
-enum { W_NONE = 0, W_LAYER, W_EMB, W_HEAD, W_GRAD };
+enum { W_NONE = WI_W_NONE, W_LAYER = WI_W_LAYER, W_EMB = WI_W_EMB, W_HEAD = WI_W_HEAD, W_GRAD = WI_W_GRAD };
 
 /* Split a tagged name: where (W_*), pass (0 fwd, 1 bwd, 2 opt), the role
  * after the tags. 0 when the name carries no tags. */
@@ -159,9 +159,25 @@ static int trace_roles_ok(const lsim_graph *g, wi_troles *R, const char *what, l
     return 0;
 }
 
-/* Role of node v: from a synthesized tag, or from R (a trace). */
-static int node_role(const lsim_graph *g, const wi_troles *R, size_t v, int *where, int *pass, const char **role)
+/* Role of node v: from a synthesized tag, from R (a forward trace's kernel
+ * structure) or from TT (a training step's layers; its gradient buckets
+ * are DDP's, "dp_allreduce"). */
+static int node_role(const lsim_graph *g, const wi_troles *R, const wi_train_roles *TT, size_t v, int *where,
+                     int *pass, const char **role)
 {
+    if (TT) {
+        if (g->coll[v] >= 0) {
+            lsim_wi_gclass c = lsim_wi_coll_class(g, (size_t)g->coll[v]);
+            if ((c != LSIM_WI_DP && c != LSIM_WI_WORLD) || g->colls[g->coll[v]].kind != LSIM_COLL_ALLREDUCE ||
+                g->phase[v] != LSIM_PHASE_BACKWARD)
+                return 0;
+            *where = W_GRAD, *pass = 1, *role = "dp_allreduce";
+            return 1;
+        }
+        if (!TT->role[v]) return 0;
+        *where = TT->where[v], *pass = TT->pass[v], *role = TT->role[v];
+        return 1;
+    }
     if (!R) return parse_role(lsim_strtab_get(g->strings, g->name[v]), where, pass, role);
     int r = R->role[v];
     if (!r) return 0;
@@ -280,7 +296,11 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
     lsim_wi_ident id;
     if ((rc = lsim_wi_identify(in, 0, &id, err))) return rc;
     wi_troles TR, *R = NULL;
-    if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
+    wi_train_roles TT0, *TT = NULL;
+    if (id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS && id.training.layers_cut) {
+        if ((rc = wi_train_roles_find(in, &TT0, err))) return rc;
+        TT = &TT0;
+    } else if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
         if ((rc = trace_roles_ok(in, &TR, "changing the width or TP", err))) return rc;
         R = &TR;
     } else if (id.layer_source != LSIM_WI_LAYERS_TAGS)
@@ -300,13 +320,30 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
     if ((rc = lsim_graph_clone(in, &g, err))) goto cleanup;
     int64_t act0 = (int64_t)from->micro_batch * from->seq * from->hidden * from->elem_bytes;
     int64_t act1 = (int64_t)to->micro_batch * to->seq * to->hidden * to->elem_bytes;
+    /* a training step: its optimizer steps every parameter (memory-bound,
+     * 30 bytes per parameter as role_cost's Adam), and its gradients
+     * (AccumulateGrad's bytes, what DDP buckets by) follow the new shape:
+     * a layer's by a layer's parameters, the rest (embedding, head) by the
+     * embedding's */
+    lsim_ns adam0 = 0, adam1 = 0;
+    if (TT) {
+        adam0 = lsim_cost_elementwise(gpu, (TT->layers * layer_params(from) + 2 * emb_params(from)) * 30.0);
+        adam1 = lsim_cost_elementwise(gpu, (TT->layers * layer_params(to) + 2 * emb_params(to)) * 30.0);
+        for (size_t v = 0; v < g->n; v++) {
+            if (g->grad_bytes[v] <= 0) continue;
+            double f = TT->layer_of[v] >= 0 ? layer_params(to) / layer_params(from) : emb_params(to) / emb_params(from);
+            g->grad_bytes[v] = lsim_ns_from_double((double)g->grad_bytes[v] * f);
+        }
+    }
     for (size_t v = 0; v < g->n; v++) {
         int where, pass;
         const char *role;
-        if (!node_role(g, R, v, &where, &pass, &role)) continue;
+        if (!node_role(g, R, TT, v, &where, &pass, &role)) continue;
         if (g->coll[v] < 0) {
             if (g->kind[v] != LSIM_N_KERNEL) continue;
-            lsim_ns c0 = role_cost(gpu, from, where, pass, role), c1 = role_cost(gpu, to, where, pass, role);
+            int adam = TT && pass == 2;
+            lsim_ns c0 = adam ? adam0 : role_cost(gpu, from, where, pass, role),
+                    c1 = adam ? adam1 : role_cost(gpu, to, where, pass, role);
             if (c0 <= 0 || c1 < 0 || c0 == c1) continue;
             lsim_ns d = lsim_ns_from_double((double)g->dur[v] * ((double)c1 / (double)c0));
             if (d != g->dur[v]) g->dur[v] = d, rec->retimed[g->kind[v]]++;
@@ -351,6 +388,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
     g = NULL;
 cleanup:
     if (R) wi_troles_free(R);
+    if (TT) wi_train_roles_free(TT);
     free(r);
     lsim_graph_free(g);
     return rc;

@@ -75,6 +75,8 @@ static int kclass(const char *s)
     return K_ELEM;
 }
 
+int wi_kernel_class(const char *name) { return kclass(name); }
+
 /* names that say backward pass, gradient or optimizer */
 static int bwd_name(const char *s)
 {

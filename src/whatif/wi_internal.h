@@ -102,6 +102,42 @@ typedef struct wi_tcut {
 int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_tcut *C, lsim_err *err);
 void wi_tcut_free(wi_tcut *C);
 
+/* The class of a kernel by its name, as the kernel structure reads it
+ * (trace_roles.c): WI_K_ELEM element-wise (anything else), WI_K_GEMM
+ * (gemm, cutlass, xmma, matmul, cublas, _dgrad, _wgrad), WI_K_ATTN
+ * (softmax, flash, fmha, attn, attention), WI_K_NORM (layernorm, rmsnorm). */
+enum { WI_K_ELEM = 0, WI_K_GEMM, WI_K_ATTN, WI_K_NORM };
+int wi_kernel_class(const char *name);
+
+/* Where a kernel role belongs, as shape.c's cost of a role reads it. */
+enum { WI_W_NONE = 0, WI_W_LAYER, WI_W_EMB, WI_W_HEAD, WI_W_GRAD };
+
+/* Kernel roles of a traced training step (layers.c), in lumosim synth's
+ * vocabulary (the names shape.c costs: "qkv_gemm", "fc1_dgrad", "ln1",
+ * "attn", "gelu", "dropout_add", "lnf", "logits_gemm", ...), from the
+ * training cut (wi_layers_cut): a forward layer's compute-stream kernels in
+ * order -- the norms ln1, ln2; the GEMMs QKV, projection, FC1, FC2; the
+ * attention kernels; element-wise kernels after the projection (the
+ * dropout-add), between FC1 and FC2 (GeLU) and after FC2 (the second
+ * dropout-add) --, the head's norm and GEMM after the last layer (lnf,
+ * logits), the embedding's forward kernels before the first; a backward
+ * kernel takes the role of the forward op it differentiates (its Sequence
+ * number), a GEMM's first backward kernel the data gradient, its second
+ * the weight gradient; optimizer kernels "adam_step" (all parameters).
+ * Per node: role (NULL none; static strings), where (WI_W_*), pass (0
+ * forward, 1 backward, 2 optimizer); layer_of (the cut's layer, -1 none).
+ * LSIM_EARG with the reason when a layer is not a transformer layer (not
+ * two norms, four GEMMs and attention) or the step cannot be cut.
+ * wi_train_roles_free after (also after an error). */
+typedef struct wi_train_roles {
+    const char **role;
+    uint8_t *where, *pass;
+    int32_t *layer_of;
+    int layers, passes;
+} wi_train_roles;
+int wi_train_roles_find(const lsim_graph *g, wi_train_roles *T, lsim_err *err);
+void wi_train_roles_free(wi_train_roles *T);
+
 /* The layer of a record_function annotation's name (layer[i], layers.i,
  * layer_i, Layer i), or -1 (ident.c). */
 int wi_annot_layer(const char *name);

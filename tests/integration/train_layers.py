@@ -32,7 +32,20 @@ Checked:
    GPU runs the 8-layer step's own kernels (per-phase kernel time equal to
    the DP-1 store's), the buckets DDP's rule makes, every rank's window
    equal, and the step is no faster than at DP 8, nor DP 8 than DP 1;
-7. refusals, one line each and nothing written: backward ops without
+7. width (--ffn 8192, --hidden 2048, with --model giving the fixture's
+   shape): each kernel's role is read here from the trace's own ops (the
+   fixture's layer runs layer_norm, linear QKV, attention, linear
+   projection, add, layer_norm, linear FC1, gelu, linear FC2, add; a
+   backward kernel has its forward op's role), and per role the predicted
+   kernel durations must follow the shape: --ffn changes the FC1/FC2 GEMMs
+   (forward, data and weight gradient: 1.5-2.05x for twice the FLOPs), the
+   GeLU (more than 1x, at most 2x its bytes) and the optimizer (at most the
+   parameter ratio), and leaves every other kernel to the nanosecond;
+   --hidden leaves attention (heads x head dim kept) and the GeLU alone and
+   changes every GEMM and norm; --ffn 8192 then back to 4096 predicts the
+   replay; --ffn 8192 --dp 4 buckets the new parameters' bytes (computed
+   here from the shapes, within 0.1 %);
+8. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
    trace without layer annotations (DDP4_DIR's rank 0, when given).
 """
@@ -272,7 +285,99 @@ for D in (8, 512):
     jobs[D] = sd["job"]["predicted_ns"] / 1e6
 check(jobs[1] <= jobs[8] <= jobs[512], "DP 1, 8, 512: %.3f <= %.3f <= %.3f ms" % (jobs[1], jobs[8], jobs[512]))
 
-# 7. refusals
+# 7. width
+def roles(doc):
+    """correlation -> role, from the fixture's ops (see the docstring)."""
+    ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    launch = {}
+    for e in ev:
+        if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel":
+            launch.setdefault((e["pid"], e["tid"]), []).append(e)
+    ops = sorted([e for e in ev if e.get("cat") == "cpu_op"], key=lambda e: e["ts"])
+    layer_ops = ["ln", "qkv", "attn", "proj", "add", "ln", "fc1", "gelu", "fc2", "add"]
+    seq_role, pos, role_of = {}, None, {}
+    anns = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("layers.")]
+    for o in ops:
+        if o["args"].get("Fwd thread id") != 0 or "Sequence number" not in o["args"]:
+            continue
+        inside = any(a["tid"] == o["tid"] and a["ts"] <= o["ts"] < a["ts"] + a["dur"] for a in anns)
+        if inside:
+            pos = 0 if pos is None or pos >= 10 else pos
+            seq_role[o["args"]["Sequence number"]] = layer_ops[pos]
+            pos += 1
+        else:
+            pos = None
+            seq_role[o["args"]["Sequence number"]] = {"aten::embedding": "emb", "aten::layer_norm": "lnf",
+                                                      "aten::linear": "logits", "aten::cross_entropy": "xent"}[o["name"]]
+
+    def under(o):
+        return [c for c in launch.get((o["pid"], o["tid"]), []) if o["ts"] <= c["ts"] <= o["ts"] + o["dur"]]
+    for o in ops:
+        q = o["args"].get("Sequence number")
+        if q in seq_role and (o["args"].get("Fwd thread id") == 0 or o["name"].startswith("autograd::engine")):
+            for c in under(o):
+                role_of[c["args"]["correlation"]] = seq_role[q]
+        if o["name"] == "aten::_fused_adamw_":
+            for c in under(o):
+                role_of[c["args"]["correlation"]] = "adam"
+    return role_of
+
+
+def kernel_durs(store):
+    out = os.path.join(tmp, "pred.json")
+    run("sim", store, "--trace-out", out, "--force")
+    d = load(out)
+    return {e["args"]["correlation"]: e["dur"] * 1000 for e in d["traceEvents"] if e.get("cat") == "kernel"}
+
+
+role_of = roles(doc)
+model = os.path.join(tmp, "model.json")
+json.dump({"layers": 4, "hidden": 1024, "ffn": 4096, "heads": 16, "head_dim": 64, "seq": 1024, "vocab": 32768},
+          open(model, "w"))
+base = kernel_durs(same)
+check(len(role_of) >= 200, "roles read from the trace for %d kernels" % len(role_of))
+
+
+def params(h, f, V=32768, layers=4):
+    return layers * (4 * h * h + 2 * h * f + 9 * h + f) + 2 * V * h + 2 * h
+
+
+for opt, val, changed in (("--ffn", 8192, {"fc1", "fc2", "gelu", "adam"}),
+                          ("--hidden", 2048, {"qkv", "proj", "fc1", "fc2", "ln", "add", "lnf", "logits", "emb", "adam"})):
+    out = os.path.join(tmp, "w%s.h5" % opt[2:])
+    run("whatif", store, opt, str(val), "--model", model, "--micro-batch", "4", "-o", out)
+    new = kernel_durs(out)
+    bad = []
+    for c, r in role_of.items():
+        x = new[c] / base[c]
+        if r not in changed:
+            ok = abs(new[c] - base[c]) <= 1
+        elif r in ("qkv", "proj", "fc1", "fc2", "logits"):
+            ok = 1.5 <= x <= (2.05 if opt == "--ffn" else 2.3)
+        elif r == "adam":
+            p0, p1 = params(1024, 4096), params(2048 if opt == "--hidden" else 1024, 8192 if opt == "--ffn" else 4096)
+            ok = 1 < x <= p1 / p0 * 1.001
+        else:
+            ok = 1 < x <= 2.002  # at most its bytes (durations are written to the ns)
+        if not ok:
+            bad.append((r, round(x, 4)))
+    check(not bad, "%s %d: every kernel's duration follows its role (%d kernels; off: %s)"
+          % (opt, val, len(role_of), sorted(set(bad))[:6]))
+model2 = os.path.join(tmp, "model2.json")
+json.dump({"layers": 4, "hidden": 1024, "ffn": 8192, "heads": 16, "head_dim": 64, "seq": 1024, "vocab": 32768},
+          open(model2, "w"))
+back = os.path.join(tmp, "wffn_back.h5")
+run("whatif", os.path.join(tmp, "wffn.h5"), "--ffn", "4096", "--model", model2, "--micro-batch", "4", "-o", back)
+jb = job_ms(["sim", back])
+check(abs(jb - rep) <= 1e-4 * rep, "--ffn 8192 then 4096: %.6f ms, the replay %.6f ms" % (jb, rep))
+wdp = os.path.join(tmp, "wffn_dp4.h5")
+run("whatif", store, "--ffn", "8192", "--dp", "4", "--model", model, "--micro-batch", "4", "-o", wdp)
+_, tw = identify(wdp)
+want = params(1024, 8192) * 4 * R
+check(abs(tw["gradients"]["bytes"] - want) <= 1e-3 * want,
+      "--ffn 8192 --dp 4: %d gradient bytes bucketed, the new shape has %d" % (tw["gradients"]["bytes"], want))
+
+# 8. refusals
 def refused(path, what, args=("--layers", "8")):
     src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
     for f in (src, out):
