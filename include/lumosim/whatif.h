@@ -485,9 +485,14 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
  * first GPU work launched on that stream after a pass's last gradient
  * waits for the pass's last bucket. Timed lsim_cost_collective(topo) for
  * the group of one: lsim_wi_relayout then widens them and lsim_wi_retime
- * re-times them for the new group. *out is new (caller frees); added
- * nodes in rec, buckets as re-timed (dp). LSIM_EARG: no gradient sizes;
- * LSIM_ENOMEM. Local. */
+ * re-times them for the new group. A traced DP > 1 step (its DP or world
+ * all-reduces of the backward pass: the buckets it ran) has them removed
+ * with their launch calls and new ones cut from its gradients in their
+ * group, each timed lsim_cost_collective x the median of the traced
+ * buckets' duration over their modelled cost (after --layers or a new
+ * shape changed the gradients). *out is new (caller frees); added
+ * nodes in rec, buckets as re-timed (dp). LSIM_EARG: no gradient sizes,
+ * traced buckets without sizes; LSIM_ENOMEM. Local. */
 int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
                       lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 

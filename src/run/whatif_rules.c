@@ -329,6 +329,11 @@ static int rule_slow_gpu(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
 /* The per-GPU steps that follow from the request and the decisions. */
 static int rule_steps(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
+    /* a traced data-parallel training step whose layers or shape change:
+     * its DDP buckets are cut again from the new gradients */
+    if (d->used[LSIM_WI_ST_LAYERS] || d->used[LSIM_WI_ST_SHAPE])
+        for (size_t i = 0; i < f->n; i++)
+            if (f->ids[i].training.layers_cut && f->ids[i].training.nbuckets > 0) d->used[LSIM_WI_ST_GRAD] = 1;
     d->used[LSIM_WI_ST_NET] = rq->topo || rq->gpu || d->used[LSIM_WI_ST_DP] || d->used[LSIM_WI_ST_SHAPE];
     d->used[LSIM_WI_ST_GPU] = rq->gpu != NULL;
     d->used[LSIM_WI_ST_SLOW] = rq->nslow > 0;

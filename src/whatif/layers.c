@@ -619,17 +619,28 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
             if (!l) {
                 for (size_t v = 0; v < n; v++) {
                     uint32_t u = C->launcher[v];
-                    if (u != UINT32_MAX && C->seg[v] < 0 && in->proc[u] == bthr[b] && ts[u] > c1[b] && ts[u] < end)
+                    if (u != UINT32_MAX && C->seg[v] < 0 && !(in->flags[v] & LSIM_NF_COLL) && in->proc[u] == bthr[b] &&
+                        ts[u] > c1[b] && ts[u] < end)
                         end = ts[u];
                 }
                 if (end == INT64_MAX) end = c1[b];
             }
+            /* a collective launched there (a DDP bucket) goes with the
+             * stretch, launch and kernel: left outside, its launch call
+             * would split the stretch on its thread, and a copy placed
+             * after the stretch would wait for itself; the what-if cuts
+             * the buckets again from the new gradients (trace_ddp.c) */
             for (size_t v = 0; v < n; v++) {
                 if (C->seg[v] >= 0 || in->proc[v] != bthr[b] || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
-                int is_launch = 0;
-                for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1] && !is_launch; k++)
-                    is_launch = C->launcher[in->out_dst[k]] == v;
-                if (!is_launch && ts[v] >= c0[b] && ts[v] < end) C->seg[v] = b;
+                int is_launch = 0, coll = -1;
+                for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1]; k++)
+                    if (C->launcher[in->out_dst[k]] == v) {
+                        is_launch = 1;
+                        if (in->flags[in->out_dst[k]] & LSIM_NF_COLL) coll = (int)in->out_dst[k];
+                    }
+                if (ts[v] < c0[b] || ts[v] >= end) continue;
+                if (!is_launch) C->seg[v] = b;
+                else if (coll >= 0 && C->seg[coll] < 0) C->seg[v] = C->seg[coll] = b;
             }
         }
     C->cpu_thread = thr;

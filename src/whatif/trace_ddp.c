@@ -98,8 +98,17 @@ typedef struct launch {
 /* Median of v[0..n) (v reordered), or dflt when n is 0. */
 static lsim_ns median_or(lsim_ns *v, size_t n, lsim_ns dflt) { return n ? lsim_median_i64(v, n) : dflt; }
 
-int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
-                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+/* Buckets a traced DP > 1 step already ran (re-cut after its layers or
+ * shape changed): their group, and what the trace measured of them. */
+typedef struct bucket_ref {
+    char pg[48];       /* as wi_addnode's */
+    int32_t group_size;
+    int64_t seq_base;  /* after every other collective's of the group */
+    double k;          /* median of traced duration / modelled cost */
+} bucket_ref;
+
+static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
+                          const bucket_ref *ref, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
     int rc = 0;
@@ -185,19 +194,26 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         uint32_t a = B[b].last, call = (uint32_t)(n + na), kern = call + 1;
         int32_t it = in->iter[a];
         A[na] = (wi_addnode){LSIM_N_RUNTIME, 0, in->proc[a], "cudaLaunchKernel", lcall, it, corr, 0, {0}, {0}};
+        /* timed for a group of one (DP 1: the DP step widens it), or as
+         * the trace's own buckets ran: their measured duration over the
+         * modelled cost, times the modelled cost of this one */
+        lsim_ns dur = ref ? lsim_ns_from_double(ref->k * (double)lsim_cost_collective(topo, LSIM_COLL_ALLREDUCE,
+                                                                                      B[b].bytes, NULL, ref->group_size,
+                                                                                      LSIM_ALGO_AUTO))
+                          : lsim_cost_collective(topo, LSIM_COLL_ALLREDUCE, B[b].bytes, one, 1, LSIM_ALGO_AUTO);
         A[na + 1] = (wi_addnode){LSIM_N_KERNEL, LSIM_NF_COLL, in->nprocs, "ncclDevKernel_AllReduce [ddp gradient bucket]",
-                                 lsim_cost_collective(topo, LSIM_COLL_ALLREDUCE, B[b].bytes, one, 1, LSIM_ALGO_AUTO),
-                                 it, corr, 1, {0}, {0}};
+                                 dur, it, corr, 1, {0}, {0}};
         lsim_coll_info *ci = &A[na + 1].coll;
         ci->kind = LSIM_COLL_ALLREDUCE;
         ci->from_metadata = 1;
-        ci->group_size = 1;
+        ci->group_size = ref ? ref->group_size : 1;
         ci->dtype_bytes = -1;
         ci->in_nelems = ci->out_nelems = -1;
         ci->bytes = B[b].bytes;
         ci->pg_ranks = NONE;
-        ci->seq = (int64_t)b;
-        snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "dp:%d:%d", t_i, p_i);
+        ci->seq = (ref ? ref->seq_base : 0) + (int64_t)b;
+        if (ref) memcpy(A[na + 1].pg, ref->pg, sizeof ref->pg);
+        else snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "dp:%d:%d", t_i, p_i);
         corr++;
         na += 2;
         /* the launch follows the last gradient on its thread; what came
@@ -237,6 +253,9 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         rec->coll_retimed[LSIM_WI_DP]++;
     }
     if ((rc = wi_append(in, &pstream, 1, A, na, Ed, ne, out, rec, err))) goto cleanup;
+    /* the buckets are backward-pass work, as a trace's are (--identify
+     * lists them; a later what-if cuts them again) */
+    for (size_t x = 0; x < na; x++) (*out)->phase[n + x] = LSIM_PHASE_BACKWARD;
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
@@ -250,5 +269,91 @@ cleanup:
     free(samp);
     free(A);
     free(Ed);
+    return rc;
+}
+
+/* A traced gradient bucket: a data-parallel (or world) all-reduce of the
+ * backward pass. */
+static int traced_bucket(const lsim_graph *g, size_t v)
+{
+    if (g->coll[v] < 0 || g->phase[v] != LSIM_PHASE_BACKWARD || !g->procs[g->proc[v]].is_gpu) return 0;
+    lsim_wi_gclass c = lsim_wi_coll_class(g, (size_t)g->coll[v]);
+    return (c == LSIM_WI_DP || c == LSIM_WI_WORLD) && g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE;
+}
+
+/* From DP 1: DDP's buckets inserted in a group of one. From a traced DP >
+ * 1 step whose layers or shape changed (the plan runs this step then): the
+ * buckets it ran no longer match its gradients, so they and their launch
+ * calls are removed and DDP's rule cuts new ones from the new gradients, in
+ * the traced buckets' group, each timed by the cost model scaled by what
+ * the trace measured (the median of traced duration over modelled cost:
+ * the ratio principle, as the network step keeps a measured collective). */
+int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
+                      lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    size_t n = in->n, nt = 0;
+    for (size_t v = 0; v < n; v++) nt += traced_bucket(in, v);
+    if (!nt) return insert_buckets(in, L, topo, me, NULL, out, rec, err);
+    int rc = 0;
+    bucket_ref ref;
+    memset(&ref, 0, sizeof ref);
+    uint8_t *removed = calloc(n ? n : 1, 1);
+    int32_t *seg = malloc((n ? n : 1) * sizeof *seg);
+    double *k = malloc(nt * sizeof *k);
+    lsim_graph *cut = NULL;
+    if (!removed || !seg || !k) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+        goto cleanup;
+    }
+    size_t nk = 0;
+    uint32_t pgn = UINT32_MAX;
+    for (size_t v = 0; v < n; v++) {
+        seg[v] = -1;
+        if (!traced_bucket(in, v)) continue;
+        const lsim_coll_info *ci = &in->colls[in->coll[v]];
+        if (pgn == UINT32_MAX) {
+            pgn = ci->pg_name;
+            ref.group_size = ci->group_size > 0 ? ci->group_size : L->dp;
+            const char *nm = pgn != UINT32_MAX ? lsim_strtab_get(in->strings, pgn) : "";
+            size_t ln = strlen(nm) < sizeof ref.pg ? strlen(nm) : sizeof ref.pg - 1;
+            memcpy(ref.pg, nm, ln);
+            ref.pg[ln] = 0;
+        }
+        lsim_ns c = ci->bytes > 0 ? lsim_cost_collective(topo, LSIM_COLL_ALLREDUCE, ci->bytes, NULL, ref.group_size,
+                                                         LSIM_ALGO_AUTO)
+                                  : 0;
+        if (c > 0 && in->dur[v] > 0) k[nk++] = (double)in->dur[v] / (double)c;
+        removed[v] = 1;
+        for (uint64_t e = in->in_off[v]; e < in->in_off[v + 1]; e++)
+            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) removed[in->in_src[e]] = 1;
+    }
+    if (!nk) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "%s: rank %d: its %zu gradient all-reduces carry no message size, so the buckets a new "
+                          "layer count or shape makes cannot be timed from them",
+                          in->source, me, nt);
+        goto cleanup;
+    }
+    /* the median ratio (insertion sort: a step has tens of buckets) */
+    for (size_t i = 1; i < nk; i++)
+        for (size_t j = i; j > 0 && k[j - 1] > k[j]; j--) {
+            double x = k[j];
+            k[j] = k[j - 1], k[j - 1] = x;
+        }
+    ref.k = nk % 2 ? k[nk / 2] : (k[nk / 2 - 1] + k[nk / 2]) / 2;
+    ref.seq_base = 0;
+    for (size_t c = 0; c < in->ncoll; c++)
+        if (in->colls[c].pg_name == pgn && in->colls[c].seq >= ref.seq_base) ref.seq_base = in->colls[c].seq + 1;
+    {
+        wi_plan P = {removed, seg, NULL, 0, NULL, 0, NULL, NULL, NULL};
+        if ((rc = wi_rebuild(in, &P, &cut, rec, err))) goto cleanup;
+    }
+    rc = insert_buckets(cut, L, topo, me, &ref, out, rec, err);
+cleanup:
+    lsim_graph_free(cut);
+    free(removed);
+    free(seg);
+    free(k);
     return rc;
 }

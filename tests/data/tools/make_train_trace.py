@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """make_train_trace.py OUT.json[.gz] [--layers N] [--steps S] [--hidden H]
-[--tokens T] [--seed K] -- a Kineto trace of a GPT-style training step on one
-GPU, written the way torch.profiler writes one with record_shapes=True and
-each transformer layer wrapped in record_function("layers.<i>").
+[--tokens T] [--seed K] [--world W --rank R] -- a Kineto trace of a GPT-style
+training step on one GPU, written the way torch.profiler writes one with
+record_shapes=True and each transformer layer wrapped in
+record_function("layers.<i>"); with --world W > 1, rank R of a DDP job of W
+GPUs: PyTorch DDP's gradient buckets (1 MiB first, then 25 MiB, over the
+gradients in the order AccumulateGrad makes them ready) all-reduced on an
+NCCL stream from the autograd thread, with record_param_comms metadata, and
+the optimizer waiting for the last bucket (DDP's finalize). Every rank runs
+the same timeline (same seed), so no rank waits for another; a bucket's
+all-reduce takes bytes / 100 GB/s bus bandwidth x 2 (W - 1) / W + 20 us
+(a round ring figure, not a cost model).
 
 Why: the shared traces with a backward pass (ddp4_mi300, legacy ResNet-50)
 are CNNs; none is a transformer whose layers repeat. This synthetic fixture
@@ -29,7 +37,7 @@ import gzip
 import json
 import random
 
-PID, MAIN, AUTOGRAD, GPU_PID, STREAM = 4242, 4242, 4250, 0, 7
+PID, MAIN, AUTOGRAD, GPU_PID, STREAM, NCCL = 4242, 4242, 4250, 0, 7, 20
 
 GEMM_F = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"
 GEMM_DG = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn"
@@ -57,6 +65,7 @@ class Gen:
         self.rng = random.Random(seed)
         self.t = {MAIN: 0.0, AUTOGRAD: 0.0}
         self.gpu = 0.0
+        self.nccl = 0.0
         self.corr = 1000
         self.ext = 1
         self.seq = 100
@@ -105,6 +114,32 @@ class Gen:
         self.t[tid] += 5.0
 
 
+    def allreduce(self, tid, nbytes, world, stamp):
+        """DDP's bucket all-reduce: record_param_comms and its NCCL kernel
+        on the NCCL stream, after the compute stream's work so far."""
+        c = self.corr
+        self.corr += 1
+        ts = self.t[tid]
+        n = nbytes // 4
+        meta = {"Collective name": "allreduce", "In msg nelems": n, "Out msg nelems": n, "Group size": world,
+                "dtype": "Float", "Process Group Name": "0", "Process Group Description": "default_pg",
+                "Process Group Ranks": str(list(range(world))), "In split size": "[]", "Out split size": "[]"}
+        self.x("user_annotation", "nccl:all_reduce", tid, ts, 12.0, {"External id": self.ext})
+        self.x("cpu_op", "record_param_comms", tid, ts + 1.0, 10.0, dict(meta, **{"External id": self.ext, "Rank": stamp}))
+        self.x("cuda_runtime", "cudaLaunchKernel", tid, ts + 3.0, 5.0, {"correlation": c, "External id": self.ext})
+        self.ev.append({"ph": "s", "id": c, "pid": PID, "tid": tid, "ts": round(ts + 3.0, 3), "cat": "ac2g", "name": "ac2g"})
+        start = max(ts + 7.0, self.gpu, self.nccl)
+        dur = nbytes / 100e9 * 1e6 * 2 * (world - 1) / world + 20.0
+        self.nccl = start + dur
+        self.ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+                        "pid": GPU_PID, "tid": NCCL, "ts": round(start, 3), "dur": round(dur, 3),
+                        "args": dict(meta, **{"External id": self.ext, "device": 0, "stream": NCCL, "correlation": c})})
+        self.ev.append({"ph": "f", "id": c, "pid": GPU_PID, "tid": NCCL, "ts": round(start, 3), "cat": "ac2g",
+                        "name": "ac2g", "bp": "e"})
+        self.ext += 1
+        self.t[tid] = ts + 13.0
+
+
 def gemm_us(m, n, k):
     return 2.0 * m * n * k / 180e12 * 1e6 + 4.0
 
@@ -123,6 +158,8 @@ def main():
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--world", type=int, default=1)
+    ap.add_argument("--rank", type=int, default=0)
     a = ap.parse_args()
     h, T, V, s = a.hidden, a.tokens, a.vocab, a.seq
     b = T // s
@@ -178,6 +215,8 @@ def main():
             sq = fwd_op("aten::cross_entropy", [(XENT_F, ew_us(2 * T * V * 4))], None)
             tape.append((sq, "LogSoftmaxBackward0", [(XENT_B, ew_us(3 * T * V * 4))], []))
 
+        bucket = [0, 1024 * 1024]  # open bucket's bytes, its cap
+
         def backward():
             G.t[AUTOGRAD] = max(G.t[AUTOGRAD], G.t[MAIN] + 6.0)  # the engine wakes its thread
             for sq, name, kernels, params in reversed(tape):
@@ -190,6 +229,18 @@ def main():
                     G.op(AUTOGRAD, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", {},
                          lambda shp=shp: G.op(AUTOGRAD, "torch::autograd::AccumulateGrad",
                                               {"Input Dims": [shp], "Input type": ["float"]}))
+                    if a.world > 1:
+                        nb = 4
+                        for d in shp:
+                            nb *= d
+                        bucket[0] += nb
+                        if bucket[0] >= bucket[1]:  # DDP: a bucket closes at its cap
+                            G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
+                            bucket[0], bucket[1] = 0, 25 * 1024 * 1024
+            if a.world > 1 and bucket[0]:
+                G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
+            if a.world > 1:
+                G.gpu = max(G.gpu, G.nccl)  # finalize: the current stream waits for the buckets
             G.t[MAIN] = G.t[AUTOGRAD] + 6.0  # and backward() returns
 
         def body():
@@ -229,6 +280,7 @@ def main():
             {"name": "thread_name", "ph": "M", "pid": PID, "tid": AUTOGRAD, "args": {"name": "autograd"}},
             {"name": "process_name", "ph": "M", "pid": GPU_PID, "tid": 0, "args": {"name": "GPU 0"}}]
     doc = {"schemaVersion": 1,
+           "distributedInfo": {"backend": "nccl", "rank": a.rank, "world_size": a.world},
            "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85198045184,
                                  "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
            "traceEvents": meta + sorted(G.ev, key=lambda e: (e["ts"], e["ph"] != "X"))}
