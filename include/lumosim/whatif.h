@@ -162,7 +162,10 @@ typedef struct lsim_wi_training {
     struct {
         uint32_t fwd_kernels, bwd_kernels;
         int64_t fwd_ns, bwd_ns, grad_bytes;
+        uint32_t buckets;            /* gradient buckets launched in its backward stretch */
+        int64_t bucket_bytes;
     } layer[LSIM_WI_MAX_TLAYERS];
+    uint32_t buckets_outside;        /* buckets launched outside every layer (after the last one's backward) */
     char layers_why[200];            /* why the layers were not cut ("" when cut or not tried) */
 } lsim_wi_training;
 

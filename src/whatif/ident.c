@@ -329,8 +329,16 @@ static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
             if (bwd) T->layer[l].bwd_kernels++, T->layer[l].bwd_ns += traced_ns(g, v), T->bwd_in_layers++;
             else T->layer[l].fwd_kernels++, T->layer[l].fwd_ns += traced_ns(g, v);
         }
+        if (bwd && g->coll[v] >= 0 && g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE && g->procs[g->proc[v]].is_gpu) {
+            T->layer[l].buckets++; /* launched in this layer's backward: the gradients it waited for */
+            if (g->colls[g->coll[v]].bytes > 0) T->layer[l].bucket_bytes += g->colls[g->coll[v]].bytes;
+        }
         if (bwd) T->layer[l].grad_bytes += g->grad_bytes[v];
     }
+    for (size_t v = 0; v < g->n; v++)
+        if (C.seg[v] < 0 && g->coll[v] >= 0 && g->phase[v] == LSIM_PHASE_BACKWARD &&
+            g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE && g->procs[g->proc[v]].is_gpu)
+            T->buckets_outside++;
     wi_tcut_free(&C);
     return 0;
 }
@@ -370,14 +378,18 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
             (unsigned long long)T->bwd_kernels, (unsigned long long)T->fwd_undiff, (unsigned long long)T->fwd_seqs);
     fprintf(f, ",\"layers\":{\"found\":%s", T->layers_cut ? "true" : "false");
     if (T->layers_cut) {
-        fprintf(f, ",\"layers\":%d,\"passes\":%d,\"backward_kernels_in_layers\":%llu,\"backward_kernels\":%llu,\"listed\":[",
-                T->layers, T->layer_passes, (unsigned long long)T->bwd_in_layers, (unsigned long long)T->bwd_kernels);
+        fprintf(f,
+                ",\"layers\":%d,\"passes\":%d,\"backward_kernels_in_layers\":%llu,\"backward_kernels\":%llu,"
+                "\"buckets_outside_layers\":%u,\"listed\":[",
+                T->layers, T->layer_passes, (unsigned long long)T->bwd_in_layers, (unsigned long long)T->bwd_kernels,
+                T->buckets_outside);
         for (int l = 0; l < T->layers && l < LSIM_WI_MAX_TLAYERS; l++)
             fprintf(f,
                     "%s{\"layer\":%d,\"forward_kernels\":%u,\"forward_ns\":%lld,\"backward_kernels\":%u,"
-                    "\"backward_ns\":%lld,\"grad_bytes\":%lld}",
+                    "\"backward_ns\":%lld,\"grad_bytes\":%lld,\"buckets\":%u,\"bucket_bytes\":%lld}",
                     l ? "," : "", l, T->layer[l].fwd_kernels, (long long)T->layer[l].fwd_ns, T->layer[l].bwd_kernels,
-                    (long long)T->layer[l].bwd_ns, (long long)T->layer[l].grad_bytes);
+                    (long long)T->layer[l].bwd_ns, (long long)T->layer[l].grad_bytes, T->layer[l].buckets,
+                    (long long)T->layer[l].bucket_bytes);
         fputc(']', f);
     } else {
         fputs(",\"why\":", f);

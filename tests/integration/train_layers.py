@@ -284,7 +284,8 @@ for D in (8, 512):
     same_k = all(r["training"]["phases"][p]["kernel_ns"] == t8["phases"][p]["kernel_ns"] and
                  r["training"]["phases"][p]["kernels"] == t8["phases"][p]["kernels"]
                  for r in db["ranks"] for p in ("forward", "optimizer")) and \
-        all(r["training"]["layers"]["listed"] == t8["layers"]["listed"] for r in db["ranks"])
+        all([{k: x[k] for k in x if not k.startswith("bucket")} for x in r["training"]["layers"]["listed"]] ==
+            [{k: x[k] for k in x if not k.startswith("bucket")} for x in t8["layers"]["listed"]] for r in db["ranks"])
     check(db["gpus"] == D and db["layout"]["dp"] == D and same_k,
           "--layers 8 --dp %d: %d GPUs, each running the 8-layer step's own kernels" % (D, db["gpus"]))
     check(db["collectives"]["dp"] == D * t8["gradients"]["ddp_buckets"],
@@ -398,6 +399,11 @@ run("build", ddp, "-o", dstore)
 di, dt = identify(dstore)
 check(di["layout"]["dp"] == 2 and dt["ddp_buckets"]["count"] == dt["gradients"]["ddp_buckets"] > 0,
       "DP-2 trace: %d traced buckets per GPU, DDP's rule makes %d" % (dt["ddp_buckets"]["count"], dt["gradients"]["ddp_buckets"]))
+tld = dt["layers"]
+check(sum(x["buckets"] for x in tld["listed"]) + tld["buckets_outside_layers"] == dt["ddp_buckets"]["count"] and
+      tld["buckets_outside_layers"] == 2 * R,
+      "DP-2 --identify: buckets per layer %s, %d outside the layers (the logits' and the embedding's, per pass)"
+      % ([x["buckets"] for x in tld["listed"]], tld["buckets_outside_layers"]))
 drep = job_ms(["replay", ddp])
 d4 = os.path.join(tmp, "ddp2_l4.h5")
 run("whatif", dstore, "--layers", "4", "-o", d4)
