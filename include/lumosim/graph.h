@@ -360,7 +360,9 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
 int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err);
 
 /* The layer named by a record_function annotation (layer[i], layers.i,
- * layer_i, Layer i): i, or -1. The build keeps an annotation's own pieces
+ * layer_i, Layer i) or by a module of the profiler's module hierarchy
+ * whose class name ends in Block or Layer ("nn.Module: GPT2Block_3",
+ * "nn.Module: LlamaDecoderLayer_3"; not LayerNorm_3): i, or -1. The build keeps an annotation's own pieces
  * (its enter and exit cost, the gaps between the ops it holds) as nodes of
  * its name, never merged with the ops around them, so that what-if can find
  * where each layer starts and ends on its thread. Local. */

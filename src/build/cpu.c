@@ -13,6 +13,20 @@
 
 int lsim_graph_layer_annotation(const char *s)
 {
+    /* a module of the profiler's module hierarchy (with_modules /
+     * with_stack: python_function "nn.Module: GPT2Block_3"): a transformer
+     * block by its class name, numbered by instance */
+    if (!strncmp(s, "nn.Module: ", 11)) {
+        const char *c = s + 11, *u = strrchr(c, '_');
+        if (!u || !isdigit((unsigned char)u[1])) return -1;
+        for (const char *q = u + 1; *q; q++)
+            if (!isdigit((unsigned char)*q)) return -1;
+        size_t n = (size_t)(u - c);
+        int block = n >= 5 && (!strncmp(u - 5, "Block", 5) || !strncmp(u - 5, "Layer", 5));
+        if (!block) return -1;
+        long l = strtol(u + 1, NULL, 10);
+        return l > 1000000 ? -1 : (int)l;
+    }
     const char *p = strstr(s, "layer");
     if (!p) p = strstr(s, "Layer");
     if (!p) return -1;
@@ -54,7 +68,7 @@ static int emit_piece(bld_builder *b, flat_state *fs, const cpu_item *it, lsim_n
     if (kind == LSIM_N_CPU && v != BLD_NONE && b->g->kind[v] == LSIM_N_CPU && b->g->obs_end[v] == s &&
         !(x->kind == LSIM_EV_ANNOTATION && x->ts == s &&
           !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13)) &&
-        !(x->kind == LSIM_EV_ANNOTATION && (s == x->ts || e == x->ts + x->dur) &&
+        !((x->kind == LSIM_EV_ANNOTATION || x->kind == LSIM_EV_CPU_OP) && (s == x->ts || e == x->ts + x->dur) &&
           lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0) &&
         !fs->layer_end) {
         b->g->obs_end[v] = e;
@@ -75,7 +89,7 @@ static int emit_piece(bld_builder *b, flat_state *fs, const cpu_item *it, lsim_n
     fs->cursor = e;
     b->ev_node[it->ev] = v;
     /* a layer annotation's last piece: what follows is outside the layer */
-    fs->layer_end = x->kind == LSIM_EV_ANNOTATION && e == x->ts + x->dur &&
+    fs->layer_end = (x->kind == LSIM_EV_ANNOTATION || x->kind == LSIM_EV_CPU_OP) && e == x->ts + x->dur &&
                     lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0;
     return 0;
 }

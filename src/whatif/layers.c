@@ -698,8 +698,9 @@ int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *
 /* Layer annotations of a cut trace renamed to the layer they now are:
  * copy c of layer l becomes layer (copies of the layers before l) + c, so
  * that the new trace's annotations count 0..N-1 again and a later what-if
- * (--layers back up, --pp) finds N layers. The number is the digits after
- * "layer" that lsim_graph_layer_annotation reads. */
+ * (--layers back up, --pp) finds N layers. The number is the one
+ * lsim_graph_layer_annotation reads (after "layer", or a module's instance
+ * number). */
 typedef struct tname_ctx {
     const lsim_graph *g;
     const int32_t *seg;
@@ -717,11 +718,18 @@ static int rename_annotation(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, u
     if (l < 0 || l != T->seg[v] % T->units) return 0;
     int nl = T->first[l] + (int)c;
     if (nl == l) return 0;
-    const char *p = strstr(s, "layer");
-    if (!p) p = strstr(s, "Layer");
-    if (!p) return 0;
-    p += 5;
-    while (*p && !isdigit((unsigned char)*p)) p++;
+    const char *p;
+    if (!strncmp(s, "nn.Module: ", 11)) { /* a module: the instance number after the last '_' */
+        p = strrchr(s, '_');
+        if (!p) return 0;
+        p++;
+    } else {
+        p = strstr(s, "layer");
+        if (!p) p = strstr(s, "Layer");
+        if (!p) return 0;
+        p += 5;
+        while (*p && !isdigit((unsigned char)*p)) p++;
+    }
     const char *q = p;
     while (isdigit((unsigned char)*q)) q++;
     char buf[512];

@@ -52,7 +52,11 @@ Checked:
    the same bytes, every one coupled across the two ranks), the job grows by
    what it grows at DP 1 (within 1 %), and 4 -> 8 -> 4 comes back within
    0.1 %;
-9. refusals, one line each and nothing written: backward ops without
+9. layers from the profiler's module hierarchy (--annotate modules:
+   python_function "nn.Module: GPT2Block_i", with "nn.Module: LayerNorm_k"
+   modules inside that are not layers): the same layers, and --layers 8
+   and 4 -> 2 -> 4 predict what they do from record_function annotations;
+10. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
    trace without layer annotations (DDP4_DIR's rank 0, when given).
 """
@@ -426,7 +430,24 @@ run("whatif", d8, "--layers", "4", "-o", d84)
 j84 = job_ms(["sim", d84])
 check(abs(j84 - drep) <= 1e-3 * drep, "DP-2 4 -> 8 -> 4: %.6f ms, the replay %.6f ms" % (j84, drep))
 
-# 9. refusals
+# 9. module annotations
+mtrace = os.path.join(tmp, "modules.json.gz")
+subprocess.run([sys.executable, maker, mtrace, "--layers", "4", "--steps", "2", "--annotate", "modules"], check=True)
+mstore = os.path.join(tmp, "modules.h5")
+run("build", mtrace, "-o", mstore)
+dm, tm = identify(mstore)
+check(dm["layers"]["source"] == "annotations" and dm["layers"]["layers"] == L and tm["layers"]["listed"] == tl["listed"],
+      "module hierarchy: %d layers, each with the kernels and gradients record_function annotations give"
+      % dm["layers"]["layers"])
+m8, m2, m24 = (os.path.join(tmp, x) for x in ("m8.h5", "m2.h5", "m24.h5"))
+run("whatif", mstore, "--layers", "8", "-o", m8)
+run("whatif", mstore, "--layers", "2", "-o", m2)
+run("whatif", m2, "--layers", "4", "-o", m24)
+a8, a24 = job_ms(["sim", m8]), job_ms(["sim", m24])
+check(a8 == ms[8] and a24 == job_ms(["sim", os.path.join(tmp, "l2_4.h5")]),
+      "module hierarchy: --layers 8 %.6f ms, 4 -> 2 -> 4 %.6f ms, as from record_function" % (a8, a24))
+
+# 10. refusals
 def refused(path, what, args=("--layers", "8")):
     src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
     for f in (src, out):

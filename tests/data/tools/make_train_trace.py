@@ -89,12 +89,12 @@ class Gen:
         self.ext += 1
         self.x("cpu_op", name, tid, ts, self.t[tid] - ts, a)
 
-    def annot(self, tid, name, body):
+    def annot(self, tid, name, body, cat="user_annotation"):
         ts = self.t[tid]
         self.t[tid] += 1.0
         body()
         self.t[tid] += 1.0
-        self.x("user_annotation", name, tid, ts, self.t[tid] - ts, {"External id": 0})
+        self.x(cat, name, tid, ts, self.t[tid] - ts, {"External id": 0})
 
     def kernel(self, tid, name, us, grid=(1024, 1, 1)):
         """cudaLaunchKernel on thread tid, the kernel on the compute stream."""
@@ -160,6 +160,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--world", type=int, default=1)
     ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument("--annotate", choices=("record_function", "modules"), default="record_function",
+                    help="layers as record_function(\"layers.i\") or as the profiler's module hierarchy "
+                         "(with_modules: python_function \"nn.Module: GPT2Block_i\", LayerNorm modules inside)")
     a = ap.parse_args()
     h, T, V, s = a.hidden, a.tokens, a.vocab, a.seq
     b = T // s
@@ -178,6 +181,8 @@ def main():
     for step in range(a.steps):
         tape = []  # (seq, backward name, kernels, parameter shapes)
 
+        lnk = [0]  # LayerNorm module instances, numbered as the profiler does (per instance)
+
         def forward():
             def linear(n_out, n_in, tag):
                 sq = fwd_op("aten::linear", [(GEMM_F, gemm_us(T, n_out, n_in))], None)
@@ -185,8 +190,15 @@ def main():
                              [[n_out, n_in], [n_out]]))
 
             def layer_norm():
-                sq = fwd_op("aten::layer_norm", [(LN_F, ew_us(2 * act))], None)
-                tape.append((sq, "NativeLayerNormBackward0", [(LN_BI, ew_us(3 * act)), (LN_BG, ew_us(2 * act))], [[h], [h]]))
+                def ln():
+                    sq = fwd_op("aten::layer_norm", [(LN_F, ew_us(2 * act))], None)
+                    tape.append((sq, "NativeLayerNormBackward0", [(LN_BI, ew_us(3 * act)), (LN_BG, ew_us(2 * act))],
+                                 [[h], [h]]))
+                if a.annotate == "modules":  # a module that is not a layer, as real hierarchies have
+                    G.annot(MAIN, "nn.Module: LayerNorm_%d" % lnk[0], ln, "python_function")
+                    lnk[0] += 1
+                else:
+                    ln()
 
             def add():
                 sq = fwd_op("aten::add", [(ADD, ew_us(3 * act))], None)
@@ -209,7 +221,10 @@ def main():
                     tape.append((sq, "GeluBackward0", [(GELU_B, ew_us(3 * T * 4 * h * 2))], []))
                     linear(h, 4 * h, "fc2")
                     add()
-                G.annot(MAIN, "layers.%d" % l, layer)
+                if a.annotate == "modules":
+                    G.annot(MAIN, "nn.Module: GPT2Block_%d" % l, layer, "python_function")
+                else:
+                    G.annot(MAIN, "layers.%d" % l, layer)
             layer_norm()
             linear(V, h, "logits")
             sq = fwd_op("aten::cross_entropy", [(XENT_F, ew_us(2 * T * V * 4))], None)
