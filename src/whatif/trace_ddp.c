@@ -35,12 +35,14 @@ static int cmp_grad_item(const void *a, const void *b)
     return (x->v > y->v) - (x->v < y->v);
 }
 
-/* The passes: a node's ProfilerStep iteration (one backward pass per
- * step; gradient accumulation's several passes per step are not told
- * apart), and within a pass thread order: the schedule's start times when
- * given (a what-if's copies of a layer are appended after the nodes they
- * copy, so ids no longer follow a thread), else node ids, which a built
- * graph's follow (the build emits each thread's pieces in time order). */
+/* The passes: with the schedule's start times, each backward pass (a
+ * forward launch between two gradients starts a new one: gradient
+ * accumulation's micro-batches each run their backward, and DDP, unless
+ * told no_sync(), all-reduces after every one), in time order (a
+ * what-if's copies of a layer are appended after the nodes they copy, so
+ * ids no longer follow a thread); without them, a node's ProfilerStep
+ * iteration and node ids, which a built graph's follow (the build emits
+ * each thread's pieces in time order). */
 int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap, int64_t cap, wi_ddp_bucket **out,
                    size_t *nout, uint32_t *npass)
 {
@@ -59,8 +61,40 @@ int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap,
     n = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->grad_bytes[v] > 0)
-            it[n++] = (grad_item){g->iter[v] >= 0 ? g->iter[v] : INT64_MAX, start ? start[v] : 0, (uint32_t)v};
+            it[n++] = (grad_item){start ? 0 : g->iter[v] >= 0 ? g->iter[v] : INT64_MAX, start ? start[v] : 0, (uint32_t)v};
     qsort(it, n, sizeof *it, cmp_grad_item);
+    if (start && n) {
+        /* the launch times of forward work, then a pass number per
+         * gradient: one more at each forward launch between two */
+        size_t nfw = 0;
+        lsim_ns *fw = malloc((g->n ? g->n : 1) * sizeof *fw);
+        if (!fw) {
+            free(it);
+            free(B);
+            return LSIM_ENOMEM;
+        }
+        for (size_t v = 0; v < g->n; v++) {
+            if (g->phase[v] != LSIM_PHASE_FORWARD || !g->procs[g->proc[v]].is_gpu) continue;
+            for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+                if ((g->in_class[k] & 0x7f) == LSIM_E_LAUNCH) fw[nfw++] = start[g->in_src[k]];
+        }
+        for (size_t i = 1; i < nfw; i++) /* insertion sort of a nearly sorted list */
+            for (size_t j = i; j > 0 && fw[j - 1] > fw[j]; j--) {
+                lsim_ns x = fw[j];
+                fw[j] = fw[j - 1], fw[j - 1] = x;
+            }
+        int64_t pass = 0;
+        size_t f = 0;
+        lsim_ns t0 = it[0].t;
+        while (f < nfw && fw[f] <= t0) f++;
+        for (size_t i = 0; i < n; i++) {
+            int moved = 0;
+            while (f < nfw && fw[f] < it[i].t) f++, moved = 1;
+            if (moved && i) pass++;
+            it[i].pass = pass;
+        }
+        free(fw);
+    }
     int64_t limit = first_cap, open = 0;
     uint32_t params = 0;
     for (size_t i = 0; i < n; i++) {
@@ -105,6 +139,9 @@ typedef struct bucket_ref {
     int32_t group_size;
     int64_t seq_base;  /* after every other collective's of the group */
     double k;          /* median of traced duration / modelled cost */
+    const uint8_t *synced; /* per backward pass: it all-reduced in the trace
+                              (DDP's no_sync() leaves the others out) */
+    uint32_t npass;
 } bucket_ref;
 
 static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
@@ -127,6 +164,12 @@ static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const l
     if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
     const lsim_ns *ts = lsim_engine_start(E), *te = lsim_engine_end(E);
     if ((rc = wi_ddp_buckets(in, ts, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &B, &nb, &npass))) goto nomem;
+    if (ref && ref->synced) { /* only the passes that all-reduced in the trace */
+        size_t m = 0;
+        for (size_t b = 0; b < nb; b++)
+            if ((uint32_t)B[b].pass < ref->npass && ref->synced[B[b].pass]) B[m++] = B[b];
+        nb = m;
+    }
     if (!nb) {
         rc = lsim_err_set(err, LSIM_EARG,
                           "%s: no parameter gradient sizes (AccumulateGrad ops with Input Dims; profile with "
@@ -301,6 +344,7 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     uint8_t *removed = calloc(n ? n : 1, 1);
     int32_t *seg = malloc((n ? n : 1) * sizeof *seg);
     double *k = malloc(nt * sizeof *k);
+    uint8_t *synced = NULL;
     lsim_graph *cut = NULL;
     if (!removed || !seg || !k) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
@@ -342,6 +386,39 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             k[j] = k[j - 1], k[j - 1] = x;
         }
     ref.k = nk % 2 ? k[nk / 2] : (k[nk / 2 - 1] + k[nk / 2]) / 2;
+    /* which backward passes all-reduced: the pass of the last gradient
+     * before each traced bucket's launch */
+    {
+        lsim_engine *E = NULL;
+        wi_ddp_bucket *Bin = NULL;
+        size_t nbin = 0;
+        uint32_t np = 0;
+        if ((rc = lsim_engine_new(in, &E, err)) || (rc = lsim_engine_run(E, err))) {
+            lsim_engine_free(E);
+            goto cleanup;
+        }
+        const lsim_ns *ts = lsim_engine_start(E);
+        rc = wi_ddp_buckets(in, ts, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &Bin, &nbin, &np);
+        if (!rc && np && !(synced = calloc(np, 1))) rc = LSIM_ENOMEM;
+        for (size_t v = 0; !rc && v < n; v++) {
+            if (!removed[v] || !in->procs[in->proc[v]].is_gpu) continue;
+            lsim_ns tl = ts[v];
+            for (uint64_t e = in->in_off[v]; e < in->in_off[v + 1]; e++)
+                if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) tl = ts[in->in_src[e]];
+            int32_t pass = -1;
+            for (size_t b = 0; b < nbin; b++)
+                if (ts[Bin[b].last] <= tl) pass = Bin[b].pass;
+            if (pass >= 0) synced[pass] = 1;
+        }
+        free(Bin);
+        lsim_engine_free(E);
+        if (rc) {
+            if (rc == LSIM_ENOMEM) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+            goto cleanup;
+        }
+        ref.synced = synced;
+        ref.npass = np;
+    }
     ref.seq_base = 0;
     for (size_t c = 0; c < in->ncoll; c++)
         if (in->colls[c].pg_name == pgn && in->colls[c].seq >= ref.seq_base) ref.seq_base = in->colls[c].seq + 1;
@@ -355,5 +432,6 @@ cleanup:
     free(removed);
     free(seg);
     free(k);
+    free(synced);
     return rc;
 }

@@ -51,7 +51,10 @@ Checked:
    gradients (as many per GPU as DDP's rule makes on the DP-1 8-layer step,
    the same bytes, every one coupled across the two ranks), the job grows by
    what it grows at DP 1 (within 1 %), and 4 -> 8 -> 4 comes back within
-   0.1 %;
+   0.1 %; with gradient accumulation (--accum 2, DDP's no_sync() on the
+   first micro-batch: only the second all-reduces), the new buckets are cut
+   for the passes that all-reduced in the trace only: half of what DDP's
+   rule makes over every backward pass;
 9. layers from the profiler's module hierarchy (--annotate modules:
    python_function "nn.Module: GPT2Block_i", with "nn.Module: LayerNorm_k"
    modules inside that are not layers): the same layers, and --layers 8
@@ -429,6 +432,22 @@ d84 = os.path.join(tmp, "ddp2_l84.h5")
 run("whatif", d8, "--layers", "4", "-o", d84)
 j84 = job_ms(["sim", d84])
 check(abs(j84 - drep) <= 1e-3 * drep, "DP-2 4 -> 8 -> 4: %.6f ms, the replay %.6f ms" % (j84, drep))
+acc = os.path.join(tmp, "ddpacc")
+os.mkdir(acc)
+for r in (0, 1):
+    subprocess.run([sys.executable, maker, os.path.join(acc, "rank%d.json.gz" % r), "--layers", "4", "--steps", "2",
+                    "--world", "2", "--rank", str(r), "--accum", "2"], check=True)
+astore, a8s = os.path.join(tmp, "acc.h5"), os.path.join(tmp, "acc8.h5")
+run("build", acc, "-o", astore)
+_, ta = identify(astore)
+run("whatif", astore, "--layers", "8", "-o", a8s)
+_, ta8 = identify(a8s)
+check(ta["backward_passes"] == 2 * R and ta["ddp_buckets"]["count"] * 2 == ta["gradients"]["ddp_buckets"] and
+      ta8["ddp_buckets"]["count"] * 2 == ta8["gradients"]["ddp_buckets"] and
+      ta8["ddp_buckets"]["count"] == t8["gradients"]["ddp_buckets"],
+      "accumulation: %d backward passes, %d traced buckets (rule over every pass %d); --layers 8: %d (rule %d)"
+      % (ta["backward_passes"], ta["ddp_buckets"]["count"], ta["gradients"]["ddp_buckets"], ta8["ddp_buckets"]["count"],
+         ta8["gradients"]["ddp_buckets"]))
 
 # 9. module annotations
 mtrace = os.path.join(tmp, "modules.json.gz")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make_train_trace.py OUT.json[.gz] [--layers N] [--steps S] [--hidden H]
-[--tokens T] [--seed K] [--world W --rank R] -- a Kineto trace of a GPT-style
+[--tokens T] [--seed K] [--world W --rank R] [--accum K]
+[--annotate record_function|modules] -- a Kineto trace of a GPT-style
 training step on one GPU, written the way torch.profiler writes one with
 record_shapes=True and each transformer layer wrapped in
 record_function("layers.<i>"); with --world W > 1, rank R of a DDP job of W
@@ -160,6 +161,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--world", type=int, default=1)
     ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument("--accum", type=int, default=1, help="micro-batches per step (gradient accumulation)")
     ap.add_argument("--annotate", choices=("record_function", "modules"), default="record_function",
                     help="layers as record_function(\"layers.i\") or as the profiler's module hierarchy "
                          "(with_modules: python_function \"nn.Module: GPT2Block_i\", LayerNorm modules inside)")
@@ -231,6 +233,7 @@ def main():
             tape.append((sq, "LogSoftmaxBackward0", [(XENT_B, ew_us(3 * T * V * 4))], []))
 
         bucket = [0, 1024 * 1024]  # open bucket's bytes, its cap
+        sync = [True]  # this micro-batch's backward all-reduces (DDP no_sync() for the others)
 
         def backward():
             G.t[AUTOGRAD] = max(G.t[AUTOGRAD], G.t[MAIN] + 6.0)  # the engine wakes its thread
@@ -244,7 +247,7 @@ def main():
                     G.op(AUTOGRAD, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", {},
                          lambda shp=shp: G.op(AUTOGRAD, "torch::autograd::AccumulateGrad",
                                               {"Input Dims": [shp], "Input type": ["float"]}))
-                    if a.world > 1:
+                    if a.world > 1 and sync[0]:
                         nb = 4
                         for d in shp:
                             nb *= d
@@ -252,9 +255,9 @@ def main():
                         if bucket[0] >= bucket[1]:  # DDP: a bucket closes at its cap
                             G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
                             bucket[0], bucket[1] = 0, 25 * 1024 * 1024
-            if a.world > 1 and bucket[0]:
+            if a.world > 1 and sync[0] and bucket[0]:
                 G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
-            if a.world > 1:
+            if a.world > 1 and sync[0]:
                 G.gpu = max(G.gpu, G.nccl)  # finalize: the current stream waits for the buckets
             G.t[MAIN] = G.t[AUTOGRAD] + 6.0  # and backward() returns
 
@@ -262,9 +265,13 @@ def main():
             G.annot(MAIN, "Optimizer.zero_grad#AdamW.zero_grad", lambda: None)
             G.annot(MAIN, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", lambda: None)
             G.op(MAIN, "aten::to", {}, lambda: G.kernel(MAIN, FILL, ew_us(T * 8)))
-            forward()
-            G.op(MAIN, "aten::ones_like", {}, lambda: G.kernel(MAIN, FILL, 3.0))
-            backward()
+            for k in range(a.accum):  # gradient accumulation: DDP all-reduces on the last micro-batch only
+                del tape[:]
+                bucket[:] = [0, 1024 * 1024]
+                sync[0] = k == a.accum - 1
+                forward()
+                G.op(MAIN, "aten::ones_like", {}, lambda: G.kernel(MAIN, FILL, 3.0))
+                backward()
             nparams = a.layers * (12 * h * h + 13 * h) + 2 * V * h + 2 * h
             G.annot(MAIN, "Optimizer.step#AdamW.step", lambda: G.op(
                 MAIN, "aten::_fused_adamw_", {}, lambda: [G.kernel(MAIN, ADAM, ew_us(nparams * 16 / 4)) for _ in range(4)]))
