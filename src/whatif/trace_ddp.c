@@ -36,7 +36,7 @@ static int cmp_grad_item(const void *a, const void *b)
 }
 
 /* The passes: with the schedule's start times, each backward pass (a
- * forward launch between two gradients starts a new one: gradient
+ * forward launch or a new ProfilerStep between two gradients starts a new one: gradient
  * accumulation's micro-batches each run their backward, and DDP, unless
  * told no_sync(), all-reduces after every one), in time order (a
  * what-if's copies of a layer are appended after the nodes they copy, so
@@ -90,7 +90,7 @@ int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap,
         for (size_t i = 0; i < n; i++) {
             int moved = 0;
             while (f < nfw && fw[f] < it[i].t) f++, moved = 1;
-            if (moved && i) pass++;
+            if (i && (moved || g->iter[it[i].v] != g->iter[it[i - 1].v])) pass++; /* also a new ProfilerStep */
             it[i].pass = pass;
         }
         free(fw);
