@@ -106,6 +106,14 @@ const char *lsim_wi_layer_source_name(int s);
  * the backward compute kernels (not collectives) launched before it in
  * that pass, against the pass's whole backward compute time. */
 #define LSIM_WI_MAX_BUCKETS 32
+/* How a training step reduces its gradients across data-parallel ranks,
+ * as its collectives show it (lsim_wi_training.dp_strategy): none seen;
+ * DDP (all-reduces in the backward pass); a sharded optimizer (ZeRO-1/2,
+ * Megatron's distributed optimizer: reduce-scatters of the gradients,
+ * all-gathers of the parameters after the step, none in the forward
+ * pass); FSDP / ZeRO-3 (parameter all-gathers in the forward pass,
+ * reduce-scatters in the backward). */
+enum { LSIM_WI_DPS_NONE = 0, LSIM_WI_DPS_DDP, LSIM_WI_DPS_SHARDED_OPT, LSIM_WI_DPS_FSDP, LSIM_WI_DPS_MIXED };
 #define LSIM_WI_MAX_TLAYERS 64 /* layers listed per GPU by --identify's training object */
 #define LSIM_WI_BUCKET_SEQS 3
 typedef struct lsim_wi_bucket {
@@ -166,6 +174,11 @@ typedef struct lsim_wi_training {
         int64_t bucket_bytes;
     } layer[LSIM_WI_MAX_TLAYERS];
     uint32_t buckets_outside;        /* buckets launched outside every layer (after the last one's backward) */
+    /* the data-parallel collectives of the step (DP or world group, GPU
+     * kernels) per phase and kind, and the strategy they show:
+     * LSIM_WI_DPS_* */
+    uint32_t dp_colls[LSIM_PHASE_N][3]; /* [phase][0 all-reduce, 1 all-gather, 2 reduce-scatter] */
+    int dp_strategy;
     char layers_why[200];            /* why the layers were not cut ("" when cut or not tried) */
 } lsim_wi_training;
 

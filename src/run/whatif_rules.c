@@ -208,6 +208,23 @@ static int rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f,
                         f->in, so, what);
 }
 
+/* A traced training step that shards its parameters or optimizer state
+ * (FSDP, ZeRO, Megatron's distributed optimizer: all-gathers and
+ * reduce-scatters across the data-parallel ranks): what (a structural
+ * what-if) would leave those collectives as they are, so it is refused. */
+static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, lsim_err *err)
+{
+    static const char *const DPS[] = {"none", "ddp", "sharded_optimizer", "fsdp", "mixed"};
+    int s = f->ids[i].training.dp_strategy;
+    if (!f->ids[i].training.layers_cut || (s != LSIM_WI_DPS_FSDP && s != LSIM_WI_DPS_SHARDED_OPT && s != LSIM_WI_DPS_MIXED))
+        return 0;
+    return lsim_err_set(err, LSIM_EARG,
+                        "%s: rank %zu: %s: the step shards its parameters or optimizer state "
+                        "(training.data_parallel.strategy %s: all-gathers and reduce-scatters across the data-parallel "
+                        "ranks), whose per-unit collectives are not re-cut yet (DDP steps are)",
+                        f->in, i, what, DPS[s]);
+}
+
 /* --tp, --hidden, --ffn, --model (and a tagged pipeline): each kernel's role
  * in its layer, and the source's model shape; the new shape must divide. */
 static int rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
@@ -223,6 +240,10 @@ static int rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi
                                 f->ids[i].layer_source == LSIM_WI_LAYERS_ANNOTATIONS
                                     ? "layer annotations found, kernel roles not"
                                     : "no layer tags or annotations");
+    for (size_t i = 0; i < f->n && (rq->hidden || rq->ffn); i++) {
+        int rc0 = refuse_sharded(f, i, "--hidden and --ffn", err);
+        if (rc0) return rc0;
+    }
     if (!f->have_model)
         return lsim_err_set(err, f->model_rc ? f->model_rc : LSIM_EARG, "%s",
                             f->model_err[0] ? f->model_err : "the source's model shape is unknown");
@@ -276,6 +297,7 @@ static int layers_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_e
 static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->layers) return 0;
+    int rc0;
     const lsim_wi_ident *ids = f->ids;
     for (size_t i = 0; i < f->n; i++) {
         const lsim_wi_kernel_layers *k = &ids[i].klayers;
@@ -300,6 +322,7 @@ static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_w
                                 f->in, i,
                                 ids[i].layer_source != LSIM_WI_LAYERS_ANNOTATIONS ? "this trace has no layer annotations"
                                                                                   : "this store has no training phases");
+        if ((rc0 = refuse_sharded(f, i, "--layers", err))) return rc0;
         if (kern && (ids[0].layer_source != ids[i].layer_source ||
                      lsim_wi_ident_layers(&ids[i]) != lsim_wi_ident_layers(&ids[0]) ||
                      lsim_wi_ident_runs(&ids[i]) != lsim_wi_ident_runs(&ids[0])))

@@ -248,6 +248,28 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
             recent[0] = q;
         }
     }
+    /* the data-parallel collectives by phase and kind, and the strategy */
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll || !g->procs[g->proc[v]].is_gpu) continue;
+        lsim_wi_gclass c = lsim_wi_coll_class(g, (size_t)g->coll[v]);
+        if (c != LSIM_WI_DP && c != LSIM_WI_WORLD) continue;
+        int k = g->colls[g->coll[v]].kind, col = k == LSIM_COLL_ALLREDUCE ? 0 : k == LSIM_COLL_ALLGATHER ? 1
+                                                  : k == LSIM_COLL_REDUCESCATTER ? 2 : -1;
+        if (col >= 0 && g->phase[v] < LSIM_PHASE_N) T->dp_colls[g->phase[v]][col]++;
+    }
+    {
+        const uint32_t(*d)[3] = T->dp_colls;
+        int ddp = d[LSIM_PHASE_BACKWARD][0] > 0;
+        int fsdp = d[LSIM_PHASE_FORWARD][1] > 0 && d[LSIM_PHASE_BACKWARD][2] > 0;
+        uint32_t rs = 0, ag = 0;
+        for (int p = 0; p < LSIM_PHASE_N; p++) rs += d[p][2], ag += d[p][1];
+        int sharded = !fsdp && rs > 0 && ag > 0 && !d[LSIM_PHASE_FORWARD][1];
+        T->dp_strategy = ddp + fsdp + sharded > 1 ? LSIM_WI_DPS_MIXED
+                         : ddp                   ? LSIM_WI_DPS_DDP
+                         : fsdp                  ? LSIM_WI_DPS_FSDP
+                         : sharded               ? LSIM_WI_DPS_SHARDED_OPT
+                                                 : LSIM_WI_DPS_NONE;
+    }
     /* the gradients, bucketed as DDP would, in the order the graph's own
      * schedule runs them (a what-if's copied layers are appended after the
      * nodes they copy, so node ids need not follow the thread) */
@@ -376,6 +398,15 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
             "{\"what\":\"forward ops never differentiated\",\"count\":%llu,\"of\":%llu}]",
             (unsigned long long)T->gpu_unknown, (unsigned long long)T->gpu_ops, (unsigned long long)T->bwd_no_fwd,
             (unsigned long long)T->bwd_kernels, (unsigned long long)T->fwd_undiff, (unsigned long long)T->fwd_seqs);
+    static const char *const DPS[] = {"none", "ddp", "sharded_optimizer", "fsdp", "mixed"};
+    fprintf(f, ",\"data_parallel\":{\"strategy\":\"%s\",\"by_phase\":{", DPS[T->dp_strategy]);
+    for (int p = 0, k = 0; p < LSIM_PHASE_N; p++) {
+        const uint32_t *d = T->dp_colls[p];
+        if (!d[0] && !d[1] && !d[2]) continue;
+        fprintf(f, "%s\"%s\":{\"allreduce\":%u,\"allgather\":%u,\"reducescatter\":%u}", k++ ? "," : "",
+                lsim_phase_name((lsim_phase)p), d[0], d[1], d[2]);
+    }
+    fputs("}}", f);
     fprintf(f, ",\"layers\":{\"found\":%s", T->layers_cut ? "true" : "false");
     if (T->layers_cut) {
         fprintf(f,

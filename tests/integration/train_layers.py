@@ -59,9 +59,15 @@ Checked:
    python_function "nn.Module: GPT2Block_i", with "nn.Module: LayerNorm_k"
    modules inside that are not layers): the same layers, and --layers 8
    and 4 -> 2 -> 4 predict what they do from record_function annotations;
-10. refusals, one line each and nothing written: backward ops without
+10. how each step reduces its gradients (training.data_parallel): none on
+   one GPU, ddp with the DDP fixture, fsdp with --dp-mode fsdp (an
+   all-gather per layer before its forward and its backward, a
+   reduce-scatter after: counts computed here from the fixture's shape);
+11. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
-   trace without layer annotations (DDP4_DIR's rank 0, when given).
+   trace without layer annotations (DDP4_DIR's rank 0, when given);
+   --layers and --ffn on the FSDP step (its per-unit collectives are not
+   re-cut).
 """
 import gzip
 import json
@@ -466,7 +472,24 @@ a8, a24 = job_ms(["sim", m8]), job_ms(["sim", m24])
 check(a8 == ms[8] and a24 == job_ms(["sim", os.path.join(tmp, "l2_4.h5")]),
       "module hierarchy: --layers 8 %.6f ms, 4 -> 2 -> 4 %.6f ms, as from record_function" % (a8, a24))
 
-# 10. refusals
+# 10. data-parallel strategy
+fs = os.path.join(tmp, "fsdp")
+os.mkdir(fs)
+for r in (0, 1):
+    subprocess.run([sys.executable, maker, os.path.join(fs, "rank%d.json.gz" % r), "--layers", "4", "--steps", "2",
+                    "--world", "2", "--rank", str(r), "--dp-mode", "fsdp"], check=True)
+fstore = os.path.join(tmp, "fsdp.h5")
+run("build", fs, "-o", fstore)
+_, tf = identify(fstore)
+dpf = tf["data_parallel"]
+want = {"forward": {"allreduce": 0, "allgather": L * R, "reducescatter": 0},
+        "backward": {"allreduce": 0, "allgather": L * R, "reducescatter": L * R}}
+check(t0["data_parallel"]["strategy"] == "none" and dt["data_parallel"]["strategy"] == "ddp" and
+      dpf["strategy"] == "fsdp" and dpf["by_phase"] == want,
+      "data-parallel strategy: one GPU %s, DDP %s, FSDP %s %s"
+      % (t0["data_parallel"]["strategy"], dt["data_parallel"]["strategy"], dpf["strategy"], dpf["by_phase"]))
+
+# 11. refusals
 def refused(path, what, args=("--layers", "8")):
     src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
     for f in (src, out):
@@ -491,6 +514,12 @@ miss["traceEvents"] = [e for e in doc["traceEvents"] if e is not drop]
 p2 = os.path.join(tmp, "missing.json")
 json.dump(miss, open(p2, "w"))
 refused(p2, "no annotation for layer 2")
+for args in (("--layers", "8"), ("--ffn", "8192", "--model", model, "--micro-batch", "4")):
+    out = os.path.join(tmp, "refused.h5")
+    p = run("whatif", fstore, *args, "-o", out, ok=False)
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    check(p.returncode != 0 and len(lines) == 1 and "fsdp" in lines[0] and not os.path.exists(out),
+          "refused (%s on the FSDP step): %s" % (args[0], lines[0] if lines else "<no message>"))
 if ddp4 and os.path.isdir(ddp4):  # optional: the shared traces
     refused(os.path.join(ddp4, "rank0.json.gz"), "layer structure unknown")
 print("train_layers: %d failures" % len(fails))

@@ -115,24 +115,31 @@ class Gen:
         self.t[tid] += 5.0
 
 
-    def allreduce(self, tid, nbytes, world, stamp):
-        """DDP's bucket all-reduce: record_param_comms and its NCCL kernel
-        on the NCCL stream, after the compute stream's work so far."""
+    def allreduce(self, tid, nbytes, world, stamp, kind="allreduce", wait=True):
+        """A data-parallel collective (DDP's bucket all-reduce; FSDP's
+        parameter all-gather and gradient reduce-scatter): record_param_comms
+        and its NCCL kernel on the NCCL stream, after the compute stream's
+        work so far when wait (a gradient is ready once computed)."""
         c = self.corr
         self.corr += 1
         ts = self.t[tid]
         n = nbytes // 4
-        meta = {"Collective name": "allreduce", "In msg nelems": n, "Out msg nelems": n, "Group size": world,
+        nin, nout = (n // world, n) if kind == "allgather" else (n, n // world) if kind == "reducescatter" else (n, n)
+        meta = {"Collective name": kind, "In msg nelems": nin, "Out msg nelems": nout, "Group size": world,
                 "dtype": "Float", "Process Group Name": "0", "Process Group Description": "default_pg",
                 "Process Group Ranks": str(list(range(world))), "In split size": "[]", "Out split size": "[]"}
-        self.x("user_annotation", "nccl:all_reduce", tid, ts, 12.0, {"External id": self.ext})
+        ann = {"allreduce": "nccl:all_reduce", "allgather": "nccl:_all_gather_base",
+               "reducescatter": "nccl:_reduce_scatter_base"}[kind]
+        kname = {"allreduce": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "allgather": "ncclDevKernel_AllGather_RING_LL",
+                 "reducescatter": "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL"}[kind]
+        self.x("user_annotation", ann, tid, ts, 12.0, {"External id": self.ext})
         self.x("cpu_op", "record_param_comms", tid, ts + 1.0, 10.0, dict(meta, **{"External id": self.ext, "Rank": stamp}))
         self.x("cuda_runtime", "cudaLaunchKernel", tid, ts + 3.0, 5.0, {"correlation": c, "External id": self.ext})
         self.ev.append({"ph": "s", "id": c, "pid": PID, "tid": tid, "ts": round(ts + 3.0, 3), "cat": "ac2g", "name": "ac2g"})
-        start = max(ts + 7.0, self.gpu, self.nccl)
-        dur = nbytes / 100e9 * 1e6 * 2 * (world - 1) / world + 20.0
+        start = max(ts + 7.0, self.gpu if wait else 0.0, self.nccl)
+        dur = nbytes / 100e9 * 1e6 * (2 if kind == "allreduce" else 1) * (world - 1) / world + 20.0
         self.nccl = start + dur
-        self.ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+        self.ev.append({"ph": "X", "cat": "kernel", "name": kname + "(ncclDevComm*, unsigned long, ncclWork*)",
                         "pid": GPU_PID, "tid": NCCL, "ts": round(start, 3), "dur": round(dur, 3),
                         "args": dict(meta, **{"External id": self.ext, "device": 0, "stream": NCCL, "correlation": c})})
         self.ev.append({"ph": "f", "id": c, "pid": GPU_PID, "tid": NCCL, "ts": round(start, 3), "cat": "ac2g",
@@ -162,6 +169,9 @@ def main():
     ap.add_argument("--world", type=int, default=1)
     ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--accum", type=int, default=1, help="micro-batches per step (gradient accumulation)")
+    ap.add_argument("--dp-mode", choices=("ddp", "fsdp"), default="ddp",
+                    help="with --world > 1: DDP buckets, or FSDP units per layer (all-gather before its forward and "
+                         "its backward, reduce-scatter of its gradients after)")
     ap.add_argument("--annotate", choices=("record_function", "modules"), default="record_function",
                     help="layers as record_function(\"layers.i\") or as the profiler's module hierarchy "
                          "(with_modules: python_function \"nn.Module: GPT2Block_i\", LayerNorm modules inside)")
@@ -169,6 +179,8 @@ def main():
     h, T, V, s = a.hidden, a.tokens, a.vocab, a.seq
     b = T // s
     G = Gen(a.seed)
+    fsdp = a.world > 1 and a.dp_mode == "fsdp"
+    lparams = 12 * h * h + 13 * h  # one layer's parameters (an FSDP unit)
     act = T * h * 2  # bf16 activations
 
     def fwd_op(name, kernels, params):
@@ -176,6 +188,7 @@ def main():
         remembered for the backward pass with its parameters' shapes."""
         seq = G.seq
         G.seq += 1
+        tlayer[seq] = cur[0]
         G.op(MAIN, name, {"Sequence number": seq, "Fwd thread id": 0, "Input Dims": [[T, h]], "Input type": ["c10::BFloat16"]},
              lambda: [G.kernel(MAIN, k, us) for k, us in kernels])
         return seq
@@ -184,6 +197,8 @@ def main():
         tape = []  # (seq, backward name, kernels, parameter shapes)
 
         lnk = [0]  # LayerNorm module instances, numbered as the profiler does (per instance)
+        cur = [-1]  # the layer being run forward (-1: outside every layer)
+        tlayer = {}  # Sequence number -> layer, for FSDP's backward units
 
         def forward():
             def linear(n_out, n_in, tag):
@@ -210,6 +225,10 @@ def main():
             tape.append((sq, "EmbeddingBackward0", [(EMB_B, ew_us(3 * act))], [[V, h]]))
             for l in range(a.layers):
                 def layer():
+                    if fsdp:  # the unit's parameters gathered before its forward
+                        G.allreduce(MAIN, lparams * 4, a.world, a.rank, "allgather", wait=False)
+                        G.gpu = max(G.gpu, G.nccl)
+                    cur[0] = l
                     layer_norm()
                     linear(3 * h, h, "qkv")
                     sq = fwd_op("aten::_scaled_dot_product_flash_attention", [(ATT_F, 4.0 * b * s * s * h / 140e12 * 1e6 + 5)], None)
@@ -223,10 +242,14 @@ def main():
                     tape.append((sq, "GeluBackward0", [(GELU_B, ew_us(3 * T * 4 * h * 2))], []))
                     linear(h, 4 * h, "fc2")
                     add()
+                run_layer = layer
+                if fsdp:  # each layer an FSDP unit: FSDP's own record_function around its forward
+                    run_layer = lambda layer=layer: G.annot(MAIN, "FullyShardedDataParallel.forward", layer)
                 if a.annotate == "modules":
-                    G.annot(MAIN, "nn.Module: GPT2Block_%d" % l, layer, "python_function")
+                    G.annot(MAIN, "nn.Module: GPT2Block_%d" % l, run_layer, "python_function")
                 else:
-                    G.annot(MAIN, "layers.%d" % l, layer)
+                    G.annot(MAIN, "layers.%d" % l, run_layer)
+                cur[0] = -1
             layer_norm()
             linear(V, h, "logits")
             sq = fwd_op("aten::cross_entropy", [(XENT_F, ew_us(2 * T * V * 4))], None)
@@ -237,8 +260,16 @@ def main():
 
         def backward():
             G.t[AUTOGRAD] = max(G.t[AUTOGRAD], G.t[MAIN] + 6.0)  # the engine wakes its thread
+            unit = -1
             for sq, name, kernels, params in reversed(tape):
                 bargs = {"Sequence number": sq, "Fwd thread id": 1}
+                if fsdp and tlayer.get(sq, -1) != unit:
+                    if unit >= 0:  # the unit's gradients reduce-scattered once computed
+                        G.allreduce(AUTOGRAD, lparams * 4, a.world, a.rank, "reducescatter")
+                    unit = tlayer.get(sq, -1)
+                    if unit >= 0:  # and its parameters gathered again for its backward
+                        G.allreduce(AUTOGRAD, lparams * 4, a.world, a.rank, "allgather", wait=False)
+                        G.gpu = max(G.gpu, G.nccl)
 
                 def inner(kernels=kernels, name=name, bargs=bargs):
                     G.op(AUTOGRAD, name, bargs, lambda: [G.kernel(AUTOGRAD, k, us) for k, us in kernels])
@@ -247,7 +278,7 @@ def main():
                     G.op(AUTOGRAD, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", {},
                          lambda shp=shp: G.op(AUTOGRAD, "torch::autograd::AccumulateGrad",
                                               {"Input Dims": [shp], "Input type": ["float"]}))
-                    if a.world > 1 and sync[0]:
+                    if a.world > 1 and sync[0] and not fsdp:
                         nb = 4
                         for d in shp:
                             nb *= d
@@ -255,9 +286,13 @@ def main():
                         if bucket[0] >= bucket[1]:  # DDP: a bucket closes at its cap
                             G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
                             bucket[0], bucket[1] = 0, 25 * 1024 * 1024
-            if a.world > 1 and sync[0] and bucket[0]:
+            if fsdp and unit >= 0:
+                G.allreduce(AUTOGRAD, lparams * 4, a.world, a.rank, "reducescatter")
+            if fsdp:
+                G.gpu = max(G.gpu, G.nccl)
+            if a.world > 1 and sync[0] and not fsdp and bucket[0]:
                 G.allreduce(AUTOGRAD, bucket[0], a.world, a.rank)
-            if a.world > 1 and sync[0]:
+            if a.world > 1 and sync[0] and not fsdp:
                 G.gpu = max(G.gpu, G.nccl)  # finalize: the current stream waits for the buckets
             G.t[MAIN] = G.t[AUTOGRAD] + 6.0  # and backward() returns
 
