@@ -670,6 +670,10 @@ static void write_comm_args(writer *w, const lsim_graph *g, const lsim_coll_info
         puts_(w, ",\"bytes\":");
         put_i64(w, c->bytes);
     }
+    if (c->root >= 0) { /* read back from the c10d op (io/kineto.c attach_root) */
+        puts_(w, ",\"root_rank\":");
+        put_i64(w, c->root);
+    }
 }
 
 typedef struct open_op {

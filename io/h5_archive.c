@@ -149,6 +149,14 @@ static const mcol run_gpu_ctime_cols[] = {
 };
 #define NRUNGPUCTIMECOLS (sizeof run_gpu_ctime_cols / sizeof run_gpu_ctime_cols[0])
 
+/* Optional gpus/... columns of the rootless counts (metrics.h,
+ * has_rootless): always written; read when the first exists. */
+static const mcol run_gpu_root_cols[] = {
+    RGC("has_rootless", report.has_rootless, T_U8, M_INT),
+    RGA("coll_rootless", report.coll_rootless, T_U64, LSIM_COLL_NKINDS),
+};
+#define NRUNGPUROOTCOLS (sizeof run_gpu_root_cols / sizeof run_gpu_root_cols[0])
+
 /* One iteration row (iterations/...): the report's entry, its GPU, and the
  * derived relative error. */
 typedef struct riter {
@@ -270,6 +278,7 @@ static int check_run_layout(sctx *c)
     if (!rc) rc = h5s_check_cols(c, run_gpu_opt_cols, NRUNGPUOPTCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_cpl_cols, NRUNGPUCPLCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_ctime_cols, NRUNGPUCTIMECOLS);
+    if (!rc) rc = h5s_check_cols(c, run_gpu_root_cols, NRUNGPUROOTCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
@@ -757,6 +766,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_ctime_cols, NRUNGPUCTIMECOLS, lm, sizeof *lm, ngpu, &sg,
                              nloc, gchunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_root_cols, NRUNGPUROOTCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
+                             gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
@@ -1140,6 +1152,14 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_cpl_cols, NRUNGPUCPLCOLS, x, sizeof *x, *n, 0, *n);
     if (!rc && H5Lexists(run, "gpus/has_coll_time", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_ctime_cols, NRUNGPUCTIMECOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc && H5Lexists(run, "gpus/has_rootless", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "gpus", run_gpu_root_cols, NRUNGPUROOTCOLS, x, sizeof *x, *n, 0, *n);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        const lsim_rank_report *q = &x[i].g.report;
+        int bad = q->has_rootless > 1 || (q->has_rootless && !q->has_coupling);
+        for (int k = 0; k < LSIM_COLL_NKINDS; k++) bad |= q->coll_rootless[k] > q->coll_coupled[k];
+        if (bad) rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the rootless counts of GPU %zu are inconsistent", where, i);
+    }
     for (size_t i = 0; !rc && i < *n; i++)
         if (x[i].g.report.has_coupling > 1)
             rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/has_coupling of GPU %zu is %d (valid: 0 or 1)", where, i,

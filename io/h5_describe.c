@@ -70,6 +70,7 @@ static const dcol dcols[] = {
     E("colls", "kind", coll_kinds), U("colls", "from_metadata", "1"), U("colls", "group_size", "1"),
     U("colls", "in_nelems", "elements"), U("colls", "out_nelems", "elements"), U("colls", "dtype_bytes", "bytes"),
     U("colls", "bytes", "bytes"), U("colls", "pg_name", "1"), U("colls", "pg_ranks", "1"), U("colls", "seq", "1"),
+    U("colls", "root", "1"),
     U("strings", "offset", "bytes"), U("strings", "chars", "1"),
     /* lumosim search -o */
     U("candidates", "tp", "1"), U("candidates", "pp", "1"), U("candidates", "dp", "1"),
@@ -98,6 +99,7 @@ static const dcol dcols[] = {
     U("gpus", "has_coupling", "1"), U("gpus", "coll_coupled", "1"), U("gpus", "coll_traced", "1"),
     U("gpus", "has_coll_time", "1"), U("gpus", "coll_time_actual", "ns"), U("gpus", "coll_wait_actual", "ns"),
     U("gpus", "coll_time_predicted", "ns"), U("gpus", "coll_wait_predicted", "ns"),
+    U("gpus", "has_rootless", "1"), U("gpus", "coll_rootless", "1"),
     U("iterations", "gpu", "1"), U("iterations", "name_id", "1"), U("iterations", "actual", "ns"),
     U("iterations", "predicted", "ns"), U("iterations", "error", "1"), U("iterations", "breakdown_actual", "ns"),
     U("iterations", "breakdown_predicted", "ns"), U("iterations", "cpu_actual", "ns"),

@@ -55,6 +55,9 @@ const gcol h5s_gcols[] = {
     GS("colls/pg_name", colls, lsim_coll_info, pg_name, T_U32, RK_COLL),
     GS("colls/pg_ranks", colls, lsim_coll_info, pg_ranks, T_U32, RK_COLL),
     GS("colls/seq", colls, lsim_coll_info, seq, T_I64, RK_COLL),
+    /* optional: stores written before it read every root as unknown (-1) */
+    {"colls/root", T_I32, RK_COLL, offsetof(lsim_graph, colls), sizeof(lsim_coll_info), offsetof(lsim_coll_info, root),
+     FSZ(lsim_coll_info, root), 1, -1},
 };
 _Static_assert(sizeof h5s_gcols / sizeof h5s_gcols[0] == H5S_NGCOLS, "H5S_NGCOLS (h5_internal.h) is out of date");
 

@@ -269,7 +269,7 @@ typedef struct gcol {
  * 4 processor, 3 iteration and 10 collective columns (checked where the
  * table is defined). */
 #define H5S_COUNT_(f, type) +1
-#define H5S_NGCOLS ((size_t)(0 LSIM_GRAPH_COLUMNS(H5S_COUNT_) + 21))
+#define H5S_NGCOLS ((size_t)(0 LSIM_GRAPH_COLUMNS(H5S_COUNT_) + 22))
 extern const gcol h5s_gcols[];
 /* The columns of /gpus, over gmeta. */
 extern const mcol h5s_gpu_cols[];

@@ -578,7 +578,7 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
 typedef struct ev_args {
     const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
     const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
-    const cJSON *input_type, *rank, *seq_nr, *fwd_tid;
+    const cJSON *input_type, *rank, *seq_nr, *fwd_tid, *concrete, *root_rank;
 } ev_args;
 
 static void index_args(const cJSON *args, ev_args *a)
@@ -603,14 +603,20 @@ static void index_args(const cJSON *args, ev_args *a)
             if (!strcmp(k, "wait_on_stream")) a->wait_stream = c;
             else if (!strcmp(k, "wait_on_cuda_event_record_corr_id")) a->wait_rec = c;
             break;
-        case 'C': if (!strcmp(k, "Collective name")) a->coll_name = c; break;
+        case 'C':
+            if (!strcmp(k, "Collective name")) a->coll_name = c;
+            else if (!strcmp(k, "Concrete Inputs")) a->concrete = c;
+            break;
         case 'I':
             if (!strcmp(k, "In msg nelems")) a->in_nelems = c;
             else if (!strcmp(k, "Input Dims")) a->input_dims = c;
             else if (!strcmp(k, "Input type")) a->input_type = c;
             break;
         case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
-        case 'r': if (!strcmp(k, "rank")) a->rank = c; break;
+        case 'r':
+            if (!strcmp(k, "rank")) a->rank = c;
+            else if (!strcmp(k, "root_rank")) a->root_rank = c;
+            break;
         case 'S': if (!strcmp(k, "Sequence number")) a->seq_nr = c; break;
         case 'F': if (!strcmp(k, "Fwd thread id")) a->fwd_tid = c; break;
         case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
@@ -719,6 +725,7 @@ static int push_coll(lsim_trace *t, int32_t *idx)
     c->dtype_bytes = -1;
     c->pg_name = c->pg_ranks = UINT32_MAX;
     c->seq = -1;
+    c->root = -1;
     return 0;
 }
 
@@ -821,6 +828,34 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
     /* a hostile nelems must not overflow: an unknown size is -1, as when absent */
     if (c->in_nelems >= 0 && c->dtype_bytes > 0 && c->in_nelems <= INT64_MAX / c->dtype_bytes)
         c->bytes = c->in_nelems * c->dtype_bytes;
+    e->coll = idx;
+    return 0;
+}
+
+/* The root of a broadcast or reduce, which no kernel or record_param_comms
+ * arg names: c10d's own op around them records its scalar arguments
+ * (record_shapes) in "Concrete Inputs" -- broadcast_(tensors, process_group,
+ * root_rank, root_tensor, asyncOp, timeout), reduce_(tensors, process_group,
+ * reduce_op, root_rank, ...) -- as decimal strings; lumosim's own predicted
+ * trace writes "root_rank". The op gets a collective record holding only
+ * the kind and the root (the graph build hands the root to the kernels
+ * launched inside it); anything else (no such input, not a rank) leaves the
+ * root unknown, which the coupled replay counts (job.h). */
+static int attach_root(lsim_trace *t, lsim_event *e, const ev_args *a, const char *name)
+{
+    int bcast = !strcmp(name, "c10d::broadcast_"), reduce = !strcmp(name, "c10d::reduce_");
+    if (!bcast && !reduce) return 0;
+    int64_t root = value_int(a->root_rank, -1);
+    if (root < 0 && cJSON_IsArray(a->concrete)) {
+        const cJSON *x = cJSON_GetArrayItem(a->concrete, bcast ? 2 : 3);
+        root = cJSON_IsString(x) ? value_int(x, -1) : -1;
+    }
+    if (root < 0 || root > INT32_MAX) return 0;
+    int32_t idx;
+    int rc = push_coll(t, &idx);
+    if (rc) return rc;
+    t->colls[idx].kind = (uint8_t)(bcast ? LSIM_COLL_BROADCAST : LSIM_COLL_REDUCE);
+    t->colls[idx].root = (int32_t)root;
     e->coll = idx;
     return 0;
 }
@@ -1095,6 +1130,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }
+    }
+    if (kind == LSIM_EV_CPU_OP && name[0] == 'c' && (rc = attach_root(t, e, &a, name))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
     }
     if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S' || name[0] == 't') &&
         is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {

@@ -42,6 +42,7 @@ typedef struct pstate {
     int32_t *local_of;        /* global GPU -> local index or -1 */
     uint32_t *arrived;        /* per instance, all ranks' arrivals known here */
     lsim_ns *max_arrival;
+    sched_rooted x;           /* rooted instances: their non-roots' arrivals */
     uint8_t *remote;          /* per instance: has participants on other ranks */
     uint8_t *has_local;       /* per instance: has participants on this rank */
     int64_t *out;             /* outgoing (instance, time) pairs */
@@ -57,23 +58,30 @@ typedef struct pstate {
     sched_wq wq;
 } pstate;
 
-/* All arrivals of instance k are known: its local participants end. */
-static void complete(pstate *s, size_t k)
+/* The arrivals the sides `done` of instance k wait for are known (all of
+ * them, or a rooted instance's root's or others': job.h): those local
+ * participants end. */
+static void complete(pstate *s, size_t k, unsigned done)
 {
-    lsim_ns end = sched_coll_end(s->j, s->max_arrival, k);
-    for (uint64_t p = s->j->part_off[k]; p < s->j->part_off[k + 1]; p++) {
-        int32_t l = s->local_of[s->j->part_gpu[p]];
+    const lsim_job *j = s->j;
+    int rooted = j->rule[k] == LSIM_JOB_BCAST || j->rule[k] == LSIM_JOB_REDUCE;
+    for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
+        int pr = rooted && p == j->root[k];
+        if (!(done & (pr ? SCHED_ROOT_DONE : SCHED_OTHERS_DONE))) continue;
+        int32_t l = s->local_of[j->part_gpu[p]];
         if (l < 0) continue;
-        uint32_t v = s->j->part_node[p];
-        sched_coll_finish(s->e[l], v, s->max_arrival[k], end, s->waits ? s->waits[l] : NULL);
+        uint32_t v = j->part_node[p];
+        lsim_ns last = sched_coll_last(j, s->max_arrival, &s->x, k, pr, s->e[l]->start[v]);
+        sched_coll_finish(s->e[l], v, last, lsim_ns_add_sat(last, j->transfer[k]), s->waits ? s->waits[l] : NULL);
         push(&s->h, (uint32_t)l, v);
         sched_wq_push(&s->wq, (uint32_t)l);
     }
 }
 
-static void arrive(pstate *s, size_t k, lsim_ns t)
+static void arrive(pstate *s, size_t k, lsim_ns t, int is_root)
 {
-    if (sched_coll_arrive(s->j, s->arrived, s->max_arrival, k, t)) complete(s, k);
+    unsigned done = sched_coll_arrive_rooted(s->j, s->arrived, s->max_arrival, &s->x, k, is_root, t);
+    if (done) complete(s, k, done);
 }
 
 /* Collective v (instance k) on local GPU l is resolved: it arrives; an
@@ -82,6 +90,7 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
 {
     lsim_engine *e = s->e[l];
     lsim_ns t = e->start[v];
+    int is_root = sched_coll_is_root(s->j, (size_t)k, s->gid[l], v);
     if (s->remote[k]) {
         /* a message: its instance must not complete before the window ends */
         if (s->j->transfer[k] < s->lookahead && !s->violation) {
@@ -105,10 +114,12 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
             s->out = no;
             s->capout = nc;
         }
-        s->out[s->nout++] = k;
+        /* a root's arrival is told apart (instance + ninst): the others
+         * of a reduce do not wait for it */
+        s->out[s->nout++] = is_root ? (int64_t)s->j->ninst + k : k;
         s->out[s->nout++] = t;
     }
-    arrive(s, (size_t)k, t);
+    arrive(s, (size_t)k, t, is_root);
     return 0;
 }
 
@@ -331,6 +342,8 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.local_of = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
     s.arrived = lsim_calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
     s.max_arrival = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
+    s.x.arrived_x = lsim_calloc(j->ninst ? j->ninst : 1, sizeof *s.x.arrived_x);
+    s.x.max_x = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *s.x.max_x);
     s.remote = lsim_calloc(j->ninst ? j->ninst : 1, 1);
     s.has_local = lsim_calloc(j->ninst ? j->ninst : 1, 1);
     int32_t *owner = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
@@ -342,7 +355,8 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     s.h.lifo = opts->windows == LSIM_PDES_READY;
     s.wq.gpu = lsim_malloc((nlocal ? nlocal : 1) * sizeof *s.wq.gpu);
     s.wq.queued = lsim_calloc(nlocal ? nlocal : 1, 1);
-    int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.remote ||
+    int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.x.arrived_x ||
+                     !s.x.max_x || !s.remote ||
                      !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq.gpu ||
                      !s.wq.queued || !eb || nlocal > j->ngpus;
     for (size_t l = 0; !local_fail && l < nlocal; l++) {
@@ -394,7 +408,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     size_t ncross = 0;
     xi = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
     for (size_t k = 0; xi && k < j->ninst; k++) {
-        s.max_arrival[k] = INT64_MIN;
+        s.max_arrival[k] = s.x.max_x[k] = INT64_MIN;
         int nl = 0, cross = 0;
         uint64_t n = j->part_off[k + 1] - j->part_off[k];
         int32_t o0 = n ? owner[j->part_gpu[j->part_off[k]]] : -1;
@@ -573,13 +587,24 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
                 if (r == me) continue;
                 for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
                     size_t k = (size_t)in[q];
-                    if (k < j->ninst) arrive(&s, k, in[q + 1]);
+                    int root = k >= j->ninst;
+                    if (root) k -= j->ninst;
+                    if (k < j->ninst) arrive(&s, k, in[q + 1], root);
                 }
             }
             for (long long q = 0; bounds && q + 1 < sum; q += 2) {
                 size_t k = (size_t)in[q];
-                if (k >= j->ninst || xi[k] < 0 || s.arrived[k] != j->part_off[k + 1] - j->part_off[k]) continue;
-                lsim_ns c = addb(addb(s.max_arrival[k], j->transfer[k]), gmin[xi[k]]);
+                if (k >= j->ninst) k -= j->ninst;
+                if (k >= j->ninst || xi[k] < 0) continue;
+                /* the earliest end the instance's known arrivals fix: a
+                 * reduce's non-roots end before its root; a broadcast's
+                 * root ended on its own rank, where it is pending */
+                uint64_t npart = j->part_off[k + 1] - j->part_off[k];
+                lsim_ns first_end;
+                if (j->rule[k] == LSIM_JOB_REDUCE && npart > 1 && s.x.arrived_x[k] == npart - 1) first_end = s.x.max_x[k];
+                else if (s.arrived[k] == npart) first_end = s.max_arrival[k];
+                else continue;
+                lsim_ns c = addb(addb(first_end, j->transfer[k]), gmin[xi[k]]);
                 if (c < M) M = c;
             }
             if (next > due) next = due; /* completions just received are due from B + L on */
@@ -612,6 +637,8 @@ cleanup:
     lsim_free(s.local_of);
     lsim_free(s.arrived);
     lsim_free(s.max_arrival);
+    lsim_free(s.x.arrived_x);
+    lsim_free(s.x.max_x);
     lsim_free(s.remote);
     lsim_free(s.has_local);
     lsim_free(owner);

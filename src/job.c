@@ -48,6 +48,8 @@ void lsim_job_free(lsim_job *j)
     lsim_free(j->part_gpu);
     lsim_free(j->part_node);
     lsim_free(j->transfer);
+    lsim_free(j->rule);
+    lsim_free(j->root);
     lsim_free(j->clock_offset);
     lsim_free(j);
 }
@@ -96,6 +98,37 @@ static int parse_two_ranks(const char *s, int32_t *a, int32_t *b)
     *a = (int32_t)v[0];
     *b = (int32_t)v[1];
     return 1;
+}
+
+/* The n-th rank of a ranks list text ("[0, 1, 2, 3]"), -1 if it has no
+ * n-th. */
+static int32_t nth_rank(const char *s, int32_t n)
+{
+    int32_t i = 0;
+    while (s && *s) {
+        if (isdigit((unsigned char)*s)) {
+            char *e;
+            long x = strtol(s, &e, 10);
+            if (x > INT32_MAX) return -1;
+            if (i++ == n) return (int32_t)x;
+            s = e;
+        } else {
+            s++;
+        }
+    }
+    return -1;
+}
+
+/* The rank of a broadcast's or reduce's root, numbered like the GPUs'
+ * ranks: c10d names it within its process group, so through the group's
+ * ranks list; without that list only a root in the world group, whose
+ * ranks are the GPUs', is known. -1 unknown (the instance then keeps the
+ * all-wait rule and is counted, job.h). */
+static int32_t root_rank(const lsim_graph *g, const lsim_coll_info *c)
+{
+    if ((c->kind != LSIM_COLL_BROADCAST && c->kind != LSIM_COLL_REDUCE) || c->root < 0) return -1;
+    if (c->pg_ranks != UINT32_MAX) return nth_rank(lsim_strtab_get(g->strings, c->pg_ranks), c->root);
+    return c->pg_name == UINT32_MAX ? c->root : -1;
 }
 
 /* The pair of a point-to-point kernel: 1 with the group key written,
@@ -224,6 +257,7 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
             x->observed = g[i]->obs_start[v] != LSIM_OBS_NONE && g[i]->obs_end[v] != LSIM_OBS_NONE;
             x->dur = g[i]->dur[v];
             x->rank = gpu_rank(g[i], gid);
+            x->root = root_rank(g[i], c);
         }
         /* p2p entries of this GPU are contiguous in [p2p_first, p2p_last)
          * once the collectives between them are set aside: number them on
@@ -324,6 +358,44 @@ static int check_p2p(const lsim_job_entry *x, size_t np, const char *const *sour
                         src_of(sources, x->gpu), (long long)x->seq, x->group + 4, np, x[0].rank, x[1].rank);
 }
 
+/* Instance inst, entries [k, e): its rule, and for a broadcast or reduce
+ * whose root a participant names, which participant that is (job.h).
+ * Participants naming different roots, or a root outside the instance, is
+ * an error naming the group, the position and the ranks. */
+static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, size_t k, size_t e,
+                     const char *const *sources, const int32_t *ranks, lsim_err *err)
+{
+    const lsim_job_entry *x = &ents[k];
+    const char *gname = *x->group ? x->group : "world";
+    j->rule[inst] = LSIM_JOB_ALL;
+    if (x->kind != LSIM_COLL_BROADCAST && x->kind != LSIM_COLL_REDUCE) return 0;
+    size_t named = SIZE_MAX;
+    for (size_t a = k; a < e; a++) {
+        if (ents[a].root < 0) continue;
+        if (named == SIZE_MAX) named = a;
+        else if (ents[a].root != ents[named].root)
+            return lsim_err_set(err, LSIM_ETRACE, "%s: %s #%lld on group %s has root rank %d on rank %d but %d on rank %d (%s)",
+                                src_of(sources, ents[a].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind),
+                                (long long)x->seq, gname, ents[a].root, rank_of(ranks, ents[a].gpu), ents[named].root,
+                                rank_of(ranks, ents[named].gpu), src_of(sources, ents[named].gpu));
+    }
+    if (named == SIZE_MAX) {
+        j->rule[inst] = LSIM_JOB_ROOTLESS;
+        j->rootless_inst++;
+        return 0;
+    }
+    for (size_t a = k; a < e; a++)
+        if (ents[a].rank == ents[named].root) {
+            j->rule[inst] = x->kind == LSIM_COLL_BROADCAST ? LSIM_JOB_BCAST : LSIM_JOB_REDUCE;
+            j->root[inst] = a;
+            j->rooted_inst++;
+            return 0;
+        }
+    return lsim_err_set(err, LSIM_ETRACE, "%s: %s #%lld on group %s names root rank %d, which is not one of its %zu participants",
+                        src_of(sources, ents[named].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind), (long long)x->seq,
+                        gname, ents[named].root, e - k);
+}
+
 int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
                           const size_t *node_count, lsim_job **out, lsim_err *err)
 {
@@ -379,8 +451,10 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
     j->part_gpu = lsim_malloc((ne ? ne : 1) * sizeof *j->part_gpu);
     j->part_node = lsim_malloc((ne ? ne : 1) * sizeof *j->part_node);
     j->transfer = lsim_malloc((ninst ? ninst : 1) * sizeof *j->transfer);
+    j->rule = lsim_calloc(ninst ? ninst : 1, sizeof *j->rule);
+    j->root = lsim_calloc(ninst ? ninst : 1, sizeof *j->root);
     tmp = lsim_malloc((n ? n : 1) * sizeof *tmp);
-    if (!j->part_off || !j->part_gpu || !j->part_node || !j->transfer || !tmp) goto nomem;
+    if (!j->part_off || !j->part_gpu || !j->part_node || !j->transfer || !j->rule || !j->root || !tmp) goto nomem;
     size_t k = 0, inst = 0;
     const char *last_group = NULL;
     while (k < ne) {
@@ -468,11 +542,20 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         j->part_off[inst] = k;
         /* never observed (synthesized): the modelled duration is the transfer */
         j->transfer[inst] = all_observed ? transfer : modelled;
-        /* clock: each observed participant's end against their median end */
+        if ((rc = find_root(j, inst, ents, k, e, sources, ranks, err))) goto cleanup;
+        /* clock: each observed participant's end against their median end;
+         * a rooted instance's root does not end with the others */
         if (all_observed) {
-            qsort(tmp, nobs, sizeof *tmp, cmp_ns);
-            lsim_ns med = tmp[nobs / 2];
-            for (size_t a = k; a < e; a++) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+            int rooted = j->rule[inst] == LSIM_JOB_BCAST || j->rule[inst] == LSIM_JOB_REDUCE;
+            nobs = 0;
+            for (size_t a = k; a < e; a++)
+                if (!rooted || a != j->root[inst]) tmp[nobs++] = ents[a].obs_end;
+            if (nobs) {
+                qsort(tmp, nobs, sizeof *tmp, cmp_ns);
+                lsim_ns med = tmp[nobs / 2];
+                for (size_t a = k; a < e; a++)
+                    if (!rooted || a != j->root[inst]) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+            }
         }
         inst++;
         k = e;
@@ -484,22 +567,30 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
         j->clock_offset[i] = diffs[i][ndiff[i] / 2];
     }
-    /* observed waiting, on the aligned clocks (local GPUs only) */
+    /* observed waiting, on the aligned clocks (local GPUs only), by the
+     * rule the replay follows: a broadcast's root waits for nobody, a
+     * reduce's non-roots for the last non-root */
     for (size_t q = 0; q < j->ninst; q++) {
-        lsim_ns last = INT64_MIN;
+        lsim_ns last = INT64_MIN, last_x = INT64_MIN;
         int all_observed = 1;
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
             if (!ents[a].observed) all_observed = 0;
         if (!all_observed) continue; /* nothing observed: no observed waiting */
+        int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
             const lsim_job_entry *ea = &ents[a];
             lsim_ns s = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]); /* an offset may be ~2^63 */
             if (s > last) last = s;
+            if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
         }
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
             const lsim_job_entry *ea = &ents[a];
             if (!j->obs_wait[ea->gpu]) continue;
-            lsim_ns w = lsim_ns_sub_sat(last, lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]));
+            lsim_ns own = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]);
+            lsim_ns upto = !rooted ? last
+                           : j->rule[q] == LSIM_JOB_BCAST ? (a == j->root[q] ? own : last)
+                                                          : (a == j->root[q] ? last : last_x);
+            lsim_ns w = lsim_ns_sub_sat(upto, own);
             lsim_ns d = ea->obs_end - ea->obs_start;
             j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
         }
@@ -546,6 +637,17 @@ void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const l
         wait[v] = inst[v] < 0 ? 0 : lsim_ns_sub_sat(lsim_ns_sub_sat(end[v], start[v]), j->transfer[inst[v]]);
 }
 
+void lsim_job_rootless(const lsim_job *j, size_t gpu, const lsim_graph *g, uint64_t *out)
+{
+    memset(out, 0, LSIM_COLL_NKINDS * sizeof *out);
+    const int32_t *inst = j->inst_of ? j->inst_of[gpu] : NULL;
+    for (size_t v = 0; inst && v < g->n; v++) {
+        if (inst[v] < 0 || j->rule[inst[v]] != LSIM_JOB_ROOTLESS || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
+        unsigned k = g->colls[g->coll[v]].kind;
+        if (k < LSIM_COLL_NKINDS) out[k]++;
+    }
+}
+
 /* ------------------------------------------------------ the coupled run */
 
 /* Ready nodes, one stack per GPU (each in its engine's scratch array: each
@@ -569,6 +671,7 @@ typedef struct jstate {
     lsim_ns *const *waits;
     uint32_t *arrived;
     lsim_ns *max_arrival;
+    sched_rooted x; /* rooted instances' non-root arrivals */
     size_t *n;    /* per GPU: ready nodes on its stack */
     sched_wq wq;
     uint32_t cur; /* the GPU being drained */
@@ -581,15 +684,20 @@ static inline void jpush(jstate *s, uint32_t g, uint32_t v)
 }
 
 /* Collective v (instance k) on GPU gi is resolved: it waits for its peers;
- * the last arrival completes it on every participant. */
+ * the last arrival completes it on every participant (a rooted instance's
+ * root and others at the arrivals each waits for: job.h). */
 static void jarrive(jstate *s, uint32_t gi, uint32_t v, int32_t k)
 {
     const lsim_job *j = s->j;
-    if (!sched_coll_arrive(j, s->arrived, s->max_arrival, (size_t)k, s->e[gi]->start[v])) return;
-    lsim_ns end = sched_coll_end(j, s->max_arrival, (size_t)k);
+    int is_root = sched_coll_is_root(j, (size_t)k, gi, v);
+    unsigned done = sched_coll_arrive_rooted(j, s->arrived, s->max_arrival, &s->x, (size_t)k, is_root, s->e[gi]->start[v]);
+    if (!done) return;
     for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
+        int pr = (j->rule[k] == LSIM_JOB_BCAST || j->rule[k] == LSIM_JOB_REDUCE) && p == j->root[k];
+        if (!(done & (pr ? SCHED_ROOT_DONE : SCHED_OTHERS_DONE))) continue;
         uint32_t pg = j->part_gpu[p], pv = j->part_node[p];
-        sched_coll_finish(s->e[pg], pv, s->max_arrival[k], end, s->waits ? s->waits[pg] : NULL);
+        lsim_ns last = sched_coll_last(j, s->max_arrival, &s->x, (size_t)k, pr, s->e[pg]->start[pv]);
+        sched_coll_finish(s->e[pg], pv, last, lsim_ns_add_sat(last, j->transfer[k]), s->waits ? s->waits[pg] : NULL);
         jpush(s, pg, pv);
     }
 }
@@ -626,17 +734,19 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
     int rc = 0;
     uint64_t total = 0, done = 0;
     size_t ni = j->ninst ? j->ninst : 1, ng = j->ngpus ? j->ngpus : 1;
-    jstate s = {j, E, waits, NULL, NULL, NULL, {NULL, 0, NULL}, 0};
+    jstate s = {j, E, waits, NULL, NULL, {NULL, NULL}, NULL, {NULL, 0, NULL}, 0};
     s.arrived = lsim_calloc(ni, sizeof *s.arrived);
     s.max_arrival = lsim_malloc(ni * sizeof *s.max_arrival);
+    s.x.arrived_x = lsim_calloc(ni, sizeof *s.x.arrived_x);
+    s.x.max_x = lsim_malloc(ni * sizeof *s.x.max_x);
     s.n = lsim_calloc(ng, sizeof *s.n);
     s.wq.gpu = lsim_malloc(ng * sizeof *s.wq.gpu);
     s.wq.queued = lsim_calloc(ng, 1);
-    if (!s.arrived || !s.max_arrival || !s.n || !s.wq.gpu || !s.wq.queued) {
+    if (!s.arrived || !s.max_arrival || !s.x.arrived_x || !s.x.max_x || !s.n || !s.wq.gpu || !s.wq.queued) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's engine");
         goto cleanup;
     }
-    for (size_t k = 0; k < j->ninst; k++) s.max_arrival[k] = INT64_MIN;
+    for (size_t k = 0; k < j->ninst; k++) s.max_arrival[k] = s.x.max_x[k] = INT64_MIN;
     for (uint32_t i = 0; i < j->ngpus; i++) {
         const lsim_graph *g = E[i]->g;
         total += g->n;
@@ -668,5 +778,7 @@ cleanup:
     lsim_free(s.n);
     lsim_free(s.max_arrival);
     lsim_free(s.arrived);
+    lsim_free(s.x.arrived_x);
+    lsim_free(s.x.max_x);
     return rc;
 }

@@ -253,6 +253,8 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
             fprintf(f, "%s %s %llu coupled, %llu traced", shown ? ";" : "  collective kernels:",
                     lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)r->coll_coupled[k],
                     (unsigned long long)r->coll_traced[k]);
+            if (r->has_rootless && r->coll_rootless[k])
+                fprintf(f, " (%llu without a known root: all waited)", (unsigned long long)r->coll_rootless[k]);
             shown = 1;
         }
         if (shown) fputc('\n', f);
@@ -544,6 +546,8 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
             if (!x) continue;
             cJSON_AddNumberToObject(x, "coupled", (double)r->coll_coupled[k]);
             cJSON_AddNumberToObject(x, "traced", (double)r->coll_traced[k]);
+            if (r->has_rootless && (k == LSIM_COLL_BROADCAST || k == LSIM_COLL_REDUCE))
+                cJSON_AddNumberToObject(x, "rootless", (double)r->coll_rootless[k]);
             if (!r->has_coll_time) continue; /* an archive written before the times were kept */
             for (int a = 0; a < 2; a++) {
                 const char *key = a ? "actual" : "predicted";

@@ -6,7 +6,8 @@
  *
  *   start(v) = max(release(v), max over start-edges u->v of end(u) + delay)
  *   end(v)   = max(start(v) + dur(v), max over end-edges u->v of end(u) + delay)
- *   a collective ends, on every participant, at its last arrival + transfer.
+ *   a collective ends, on every participant, at its last arrival + transfer
+ *   (a broadcast's or reduce's root by its own rule: job.h).
  *
  * They differ only in the order they visit ready nodes and in where a
  * collective's arrivals come from. Everything they share is here: the
@@ -156,6 +157,63 @@ static inline int sched_coll_arrive(const lsim_job *j, uint32_t *arrived, lsim_n
 static inline lsim_ns sched_coll_end(const lsim_job *j, const lsim_ns *max_arrival, size_t k)
 {
     return lsim_ns_add_sat(max_arrival[k], j->transfer[k]);
+}
+
+/* What an arrival makes known (sched_coll_arrive_rooted): the root's end,
+ * the other participants' end (job.h, rooted collectives). */
+enum { SCHED_ROOT_DONE = 1, SCHED_OTHERS_DONE = 2 };
+
+/* Rooted arrivals: per instance, the arrivals of the non-roots (a reduce's
+ * non-roots wait for those only). One per driver, beside arrived and
+ * max_arrival. */
+typedef struct sched_rooted {
+    uint32_t *arrived_x;
+    lsim_ns *max_x;
+} sched_rooted;
+
+/* Is participant (gpu, v) instance k's root? Only a BCAST or REDUCE
+ * instance has one. */
+static inline int sched_coll_is_root(const lsim_job *j, size_t k, uint32_t gpu, uint32_t v)
+{
+    uint8_t r = j->rule[k];
+    return (r == LSIM_JOB_BCAST || r == LSIM_JOB_REDUCE) && j->part_gpu[j->root[k]] == gpu && j->part_node[j->root[k]] == v;
+}
+
+/* Instance k receives an arrival at t, from its root or not: which ends
+ * it makes known (SCHED_*_DONE bits). All-wait instances: both, at the
+ * last arrival. A broadcast's root: its own end at once; the others at
+ * the last arrival. A reduce's non-roots: at the last non-root arrival;
+ * its root at the last arrival. Why bits and not one completion: the two
+ * sides of a rooted instance become known at different arrivals. */
+static inline unsigned sched_coll_arrive_rooted(const lsim_job *j, uint32_t *arrived, lsim_ns *max_arrival,
+                                                sched_rooted *x, size_t k, int is_root, lsim_ns t)
+{
+    uint64_t n = j->part_off[k + 1] - j->part_off[k];
+    int last = sched_coll_arrive(j, arrived, max_arrival, k, t);
+    switch (j->rule[k]) {
+    case LSIM_JOB_BCAST: return (is_root ? SCHED_ROOT_DONE : 0u) | (last ? SCHED_OTHERS_DONE : 0u);
+    case LSIM_JOB_REDUCE: {
+        unsigned d = last ? SCHED_ROOT_DONE : 0u;
+        if (!is_root) {
+            if (t > x->max_x[k]) x->max_x[k] = t;
+            if (++x->arrived_x[k] == n - 1) d |= SCHED_OTHERS_DONE;
+        }
+        return d;
+    }
+    default: return last ? SCHED_ROOT_DONE | SCHED_OTHERS_DONE : 0u;
+    }
+}
+
+/* The arrival participant (root or not) of a completed side of instance k
+ * waited for: a broadcast's root its own start (own_start), a reduce's
+ * non-roots the last of theirs, everyone else the last arrival. Its end is
+ * that plus the transfer. */
+static inline lsim_ns sched_coll_last(const lsim_job *j, const lsim_ns *max_arrival, const sched_rooted *x, size_t k,
+                                      int is_root, lsim_ns own_start)
+{
+    if (j->rule[k] == LSIM_JOB_BCAST && is_root) return own_start;
+    if (j->rule[k] == LSIM_JOB_REDUCE && !is_root) return x->max_x[k];
+    return max_arrival[k];
 }
 
 /* Participant v of a completed instance (last arrival `last`) on engine e

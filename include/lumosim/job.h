@@ -38,6 +38,27 @@
  * offsets. In observed latency mode the GPUs are
  * replayed independently with their traced durations (the exactness check).
  *
+ * Rooted collectives (broadcast, reduce) whose root is known (the entries'
+ * root, from the trace: lsim_coll_info.root through the group's ranks
+ * list) end per participant, by who each one waits for (NCCL/RCCL's
+ * broadcast root only pushes its data into its peers' buffers; a reduce's
+ * non-roots push theirs towards the root):
+ *   broadcast  root:     its own arrival + transfer (it waits for nobody);
+ *              others:   max(arrival of every participant) + transfer;
+ *   reduce     root:     max(arrival of every participant) + transfer;
+ *              others:   max(arrival of every non-root) + transfer.
+ * Why the others of a broadcast still wait for every participant and not
+ * for the root alone: on the real 4-rank RCCL job (ddp4_mi300) the two
+ * receivers that arrived before the last one ended with it in every
+ * broadcast of 212 kB, and the root ended its own transfer after it
+ * started in all six (docs/cost-models.md, "Rooted collectives"). A
+ * broadcast or reduce whose root no participant names keeps the all-wait
+ * rule and is counted (rootless_inst, lsim_job_rootless); participants
+ * naming different roots, or a root that is not a participant, is an
+ * error naming the group, the position and the ranks. The root of a
+ * rooted instance takes no part in the clock offsets (it does not end
+ * with the others), and observed waiting follows the same rule.
+ *
  * Clock offsets: traces from different hosts may have offset clocks; matched
  * collectives finish together, so each rank's offset is the median, over its
  * collectives, of (its observed end - the median observed end of the
@@ -70,7 +91,20 @@ typedef struct lsim_job {
     uint64_t uncoupled_p2p;      /* send/recv kernels left with traced durations
                                     (peer unknown) */
     uint64_t p2p_inst;           /* instances that are point-to-point pairs */
+    uint8_t *rule;               /* per instance: lsim_job_rule */
+    uint64_t *root;              /* per instance: the root's index into
+                                    part_gpu/part_node (rule BCAST or REDUCE), 0 else */
+    uint64_t rooted_inst;        /* broadcast/reduce instances with a known root */
+    uint64_t rootless_inst;      /* broadcast/reduce instances without one (all wait) */
 } lsim_job;
+
+/* How an instance's participants end (above). */
+typedef enum lsim_job_rule {
+    LSIM_JOB_ALL = 0,      /* every participant: last arrival + transfer */
+    LSIM_JOB_BCAST = 1,    /* broadcast with a known root */
+    LSIM_JOB_REDUCE = 2,   /* reduce with a known root */
+    LSIM_JOB_ROOTLESS = 3  /* broadcast/reduce whose root is unknown: as ALL */
+} lsim_job_rule;
 
 int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err *err);
 
@@ -94,6 +128,8 @@ typedef struct lsim_job_entry {
     lsim_ns dur;          /* the node's simulation duration (modelled when
                              not observed) */
     int32_t rank;         /* the GPU's rank (names it in errors) */
+    int32_t root;         /* broadcast/reduce: the root's rank (the same
+                             numbering as rank), -1 unknown */
 } lsim_job_entry;
 
 /* *p2p (may be NULL) is incremented by the number of send/recv kernels
@@ -124,5 +160,11 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const 
  * per-node array for the whole job during the run. wait: caller-allocated,
  * n entries. Local. */
 void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait);
+
+/* Per collective kind (out[LSIM_COLL_NKINDS], zeroed here): how many of
+ * GPU gpu's n nodes are in rootless instances (a broadcast or reduce whose
+ * root the trace does not name, coupled with every participant waiting for
+ * the last). Local. */
+void lsim_job_rootless(const lsim_job *j, size_t gpu, const lsim_graph *g, uint64_t *out);
 
 #endif

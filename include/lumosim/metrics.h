@@ -120,6 +120,12 @@ typedef struct lsim_rank_report {
     int has_coll_time;
     lsim_ns coll_time_actual[LSIM_COLL_NKINDS], coll_wait_actual[LSIM_COLL_NKINDS];
     lsim_ns coll_time_predicted[LSIM_COLL_NKINDS], coll_wait_predicted[LSIM_COLL_NKINDS];
+    /* of the coupled kernels, by kind, those of broadcasts and reduces
+     * whose root the trace does not name, so every participant waited for
+     * the last (lsim_job_rootless, job.h). Valid when has_rootless (set by
+     * the run layer with the counts; archives written before it have 0). */
+    int has_rootless;
+    uint64_t coll_rootless[LSIM_COLL_NKINDS];
 } lsim_rank_report;
 
 /* Fill r's coupling counts and per-kind times from g: a collective kernel v

@@ -104,6 +104,10 @@ typedef struct lsim_coll_info {
                               on the same process group (pg_name; the world
                               group when unknown), in launch order; set by the
                               graph build, -1 before */
+    int32_t root;          /* broadcast / reduce: the root's rank within the
+                              process group (c10d's root_rank, from the
+                              enclosing c10d::broadcast_ / c10d::reduce_ op's
+                              "Concrete Inputs"), -1 unknown or not rooted */
 } lsim_coll_info;
 
 /* A process group from distributedInfo.pg_config. */

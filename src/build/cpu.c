@@ -221,6 +221,25 @@ int bld_phases(bld_builder *b)
 
 /* One thread: a stack walk over its events in thread order. The stack holds
  * the open (enclosing) events; only its depth is ever allocated. */
+/* The collective op st->v[k] (record_param_comms, whose args never name a
+ * broadcast's or reduce's root) takes the root the c10d op around it read
+ * (io/kineto.c attach_root), so that the kernel launched inside gets it
+ * with the op's other metadata (bld_label_collectives). Only from an op of
+ * the same kind, or into one whose kind is unknown. */
+static void inherit_root(bld_builder *b, const cpu_stack *st, size_t k)
+{
+    lsim_coll_info *c = &b->t->colls[b->t->ev[st->v[k].ev].coll];
+    if (c->root >= 0) return;
+    while (k-- > 0) {
+        const lsim_event *o = &b->t->ev[st->v[k].ev];
+        if (o->kind != LSIM_EV_CPU_OP || o->coll < 0) continue;
+        const lsim_coll_info *p = &b->t->colls[o->coll];
+        if (p->root < 0) continue;
+        if (c->kind == p->kind || c->kind == LSIM_COLL_NONE || c->kind == LSIM_COLL_GENERIC) c->root = p->root;
+        return;
+    }
+}
+
 static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
 {
     flat_state fs = {proc, INT64_MIN, BLD_NONE, 0};
@@ -248,6 +267,7 @@ static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, si
                 const lsim_event *enc = &b->t->ev[st->v[k].ev];
                 if (enc->kind == LSIM_EV_CPU_OP && enc->coll >= 0) {
                     b->ev_rpc[it.ev] = enc->coll; /* launched inside record_param_comms */
+                    inherit_root(b, st, k);
                     break;
                 }
             }

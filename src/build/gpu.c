@@ -228,6 +228,8 @@ int bld_label_collectives(bld_builder *b)
             if (c->dtype_bytes < 0) c->dtype_bytes = p->dtype_bytes;
             if (c->pg_name == UINT32_MAX) c->pg_name = p->pg_name;
             if (c->pg_ranks == UINT32_MAX) c->pg_ranks = p->pg_ranks;
+            if (c->root < 0 && (c->kind == LSIM_COLL_BROADCAST || c->kind == LSIM_COLL_REDUCE) && p->kind == c->kind)
+                c->root = p->root;
             if (c->bytes < 0 && c->in_nelems >= 0 && c->dtype_bytes > 0 && c->in_nelems <= INT64_MAX / c->dtype_bytes)
                 c->bytes = c->in_nelems * c->dtype_bytes;
         }

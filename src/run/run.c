@@ -305,6 +305,10 @@ int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gp
     if (!rc)
         lsim_metrics_coupling(g, r->job->inst_of[gpu], lsim_engine_start(e), lsim_engine_end(e), r->job->obs_wait[gpu],
                               wait, &r->reps[i]);
+    if (!rc) {
+        lsim_job_rootless(r->job, gpu, g, r->reps[i].coll_rootless);
+        r->reps[i].has_rootless = 1;
+    }
     free(wait);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->items[i] = lsim_run_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);

@@ -173,6 +173,7 @@ int lsim_gb_coll(lsim_gbuilder *b, uint32_t node, lsim_coll_kind kind, int64_t b
     c->bytes = bytes;
     c->pg_name = c->pg_ranks = UINT32_MAX;
     c->seq = seq;
+    c->root = -1;
     if (pg_name && lsim_strtab_intern(b->strings, pg_name, strlen(pg_name), &c->pg_name))
         return fail(b, LSIM_ENOMEM, "out of memory");
     b->g->coll[node] = (int32_t)b->ncoll++;

@@ -255,6 +255,7 @@ static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const l
         ci->bytes = B[b].bytes;
         ci->pg_ranks = NONE;
         ci->seq = (ref ? ref->seq_base : 0) + (int64_t)b;
+        ci->root = -1;
         if (ref) memcpy(A[na + 1].pg, ref->pg, sizeof ref->pg);
         else snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "dp:%d:%d", t_i, p_i);
         corr++;

@@ -248,6 +248,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             ci->bytes = bytes;
             ci->pg_ranks = NONE;
             ci->seq = pair_seq(j, (j - 1) % P, j % P, P);
+            ci->root = -1;
             snprintf(A[na + 1].pg, sizeof A[na + 1].pg, "p2p:%d->%d#fwd", a, b);
             A[na + 2] = (wi_addnode){LSIM_N_RUNTIME, LSIM_NF_BLOCKING, in->proc[cp], "cudaDeviceSynchronize", lcall, it,
                                      -1, 0, {0}, {0}};

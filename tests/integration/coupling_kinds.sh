@@ -18,11 +18,15 @@
 #    traced, and both ddp4 fixtures give the same counts;
 #  - in the predicted trace every collective instance (group, seq) has one
 #    kernel on each of its group's ranks and they all end at the same
-#    nanosecond (the coupling invariant: max(arrivals) + transfer);
+#    nanosecond (the coupling invariant: max(arrivals) + transfer), except
+#    a broadcast's root (the c10d::broadcast_ op's root_rank in the
+#    fixture: rank 0), which ends at its own start + the same transfer
+#    (job.h, rooted collectives);
 #  - per rank and kind, the report's predicted time is the sum of the
 #    predicted trace's kernel durations, its waiting the sum of
-#    (last arrival of the instance - own start), and waiting + transfer =
-#    time; actual times likewise from the trace's kernel durations;
+#    (last arrival of the instance - own start; 0 for a broadcast's root),
+#    and waiting + transfer = time; actual times likewise from the trace's
+#    kernel durations;
 #  - a SendRecv kernel outside any all_to_all (its record_param_comms
 #    removed: the peer is unknown) keeps its traced duration and the
 #    report says so (sendrecv traced 1, the other two all-to-alls coupled);
@@ -79,12 +83,15 @@ def ns(x):
     """us (parsed as Decimal: 1.7e15 us is past a double's exact ns) -> ns"""
     return int((Decimal(x) * 1000).to_integral_value())
 
+ROOTS = set()  # the broadcasts' roots named in the fixtures (c10d::broadcast_'s root_rank)
+
 def want_of(d):
     """per rank: kind -> [count, actual time ns], from the fixture's kernels"""
     files = sorted(f for f in os.listdir(d) if f.endswith(".json.gz") and ".et." not in f)
     want = []
     for f in files:
         ev = json.load(gzip.open(os.path.join(d, f)), parse_float=Decimal)["traceEvents"]
+        ROOTS.update(int(e["args"]["Concrete Inputs"][2]) for e in ev if e.get("name") == "c10d::broadcast_")
         w = defaultdict(lambda: [0, 0])
         for e in ev:
             if e.get("cat") == "kernel" and "nccl" in e["name"].lower():
@@ -98,6 +105,8 @@ def want_of(d):
 
 WANT = {"new": want_of(d), "et": want_of(de)}
 WANT["old"] = WANT["new"]
+if ROOTS != {0}:
+    bad.append("the fixtures' broadcasts name roots %s, this test expects rank 0" % sorted(ROOTS))
 docs = {m: json.load(open(os.path.join(t, m + ".json"))) for m in ("new", "old", "et", "peer")}
 for m in ("new", "old", "et"):
     files, want = WANT[m]
@@ -117,16 +126,22 @@ for m in ("new", "old", "et"):
     pid_rank = {p: i for i, p in enumerate(sorted({x[0] for v in inst.values() for x in v}))}
     got = defaultdict(lambda: [0, 0])  # (rank, kind) -> predicted time, wait
     for key, parts in inst.items():
-        ends = {x[3] for x in parts}
+        bcast = parts[0][1] == "broadcast"
+        root = [x for x in parts if bcast and pid_rank[x[0]] == 0]
+        others = [x for x in parts if x not in root]
+        ends = {x[3] for x in others}
         if len(parts) != len(files) or len({x[0] for x in parts}) != len(files):
             bad.append("%s: instance %s has %d kernels on %d ranks" % (m, key, len(parts), len({x[0] for x in parts})))
         if len(ends) != 1:
             bad.append("%s: instance %s (%s) ends at %d different times" % (m, key, parts[0][1], len(ends)))
         last = max(x[2] for x in parts)
+        if root and root[0][3] - root[0][2] != others[0][3] - last:
+            bad.append("%s: broadcast %s: the root took %d ns, the others' transfer is %d" %
+                       (m, key, root[0][3] - root[0][2], others[0][3] - last))
         for p, k, s, e, _ in parts:
             g = got[(pid_rank[p], k)]
             g[0] += e - s
-            g[1] += last - s
+            g[1] += 0 if root and p == root[0][0] else last - s
     for i, r in enumerate(ranks):
         if r.get("coupled") is not True:
             bad.append("%s rank %d: not coupled" % (m, i))

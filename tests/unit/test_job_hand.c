@@ -23,6 +23,9 @@ enum { NC, NY, NK, NX, NZ, NNODES }; /* node ids in build order */
 /* the collective x's kind and, per GPU, its bytes (coupling_kinds sets them) */
 static int g_kind = LSIM_COLL_ALLREDUCE;
 static int64_t g_bytes[2] = {1 << 20, 1 << 20};
+/* x's root within its group (rooted_kinds sets it; the group's ranks list
+ * is then "[0, 1]", as a trace names it), -1 none */
+static int32_t g_root = -1;
 
 /* GPU i: c (CPU, release 0, 10) launches k (D[i]) with latency 5; the
  * collective x (X[i], group "tp", seq 0) follows k on the comm stream
@@ -51,6 +54,14 @@ static lsim_graph *gpu(int i, const lsim_ns *D, const lsim_ns *X)
     lsim_gb_edge(b, v[NX], v[NY], LSIM_E_SYNC | LSIM_EDGE_END, 3);
     lsim_graph *g = NULL;
     if (lsim_gb_finish(b, &g, &err)) return NULL;
+    if (g_root >= 0) {
+        lsim_coll_info *ci = &g->colls[g->coll[v[NX]]];
+        ci->root = g_root;
+        if (lsim_strtab_intern(g->strings, "[0, 1]", 6, &ci->pg_ranks)) {
+            lsim_graph_free(g);
+            return NULL;
+        }
+    }
     return g;
 }
 
@@ -234,11 +245,88 @@ static void coupling_kinds(void)
     g_bytes[1] = 1 << 20;
 }
 
+/* Rooted collectives (job.h): the collective() job with x a broadcast or
+ * a reduce whose root is GPU 0 (arrives first, at 115) or GPU 1 (last, at
+ * 315); transfer 50 (the longest modelled duration). Worked out by hand:
+ *   broadcast, root 0: the root ends at 115 + 50 = 165 without waiting (z
+ *     then [165, 175), y returns at 168); GPU 1 at 315 + 50 = 365;
+ *   broadcast, root 1: both at 365, GPU 0 waited 200 (for the root);
+ *   reduce, root 0: the root waits for GPU 1: both at 365, GPU 0 waited 200;
+ *   reduce, root 1: GPU 0 (a non-root, the only one) ends at 165 without
+ *     waiting, the root at 365.
+ * Without a root (rootless) a broadcast keeps the all-wait rule (both at
+ * 365) and is counted; a root outside the group is an error. */
+static void rooted_kinds(void)
+{
+    const lsim_ns D[2] = {100, 300}, X[2] = {30, 50};
+    const struct {
+        int kind;
+        int32_t root;
+        lsim_ns end[2], wait[2], y0;
+    } C[] = {
+        {LSIM_COLL_BROADCAST, 0, {165, 365}, {0, 0}, 168},
+        {LSIM_COLL_BROADCAST, 1, {365, 365}, {200, 0}, 368},
+        {LSIM_COLL_REDUCE, 0, {365, 365}, {200, 0}, 368},
+        {LSIM_COLL_REDUCE, 1, {165, 365}, {0, 0}, 168},
+        {LSIM_COLL_BROADCAST, -1, {365, 365}, {200, 0}, 368},
+    };
+    for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+        job2 J;
+        lsim_err err;
+        lsim_ns w[2][NNODES], rw[NNODES];
+        lsim_ns *waits[2] = {w[0], w[1]};
+        g_kind = C[c].kind;
+        g_root = C[c].root;
+        int rc = job2_new(&J, D, X, &err);
+        if (!rc) rc = lsim_job_run(J.j, J.e, waits, &err);
+        CHECK_MSG(rc == 0, "rooted case %zu: %s", c, err.msg);
+        for (int i = 0; !rc && i < 2; i++) {
+            const lsim_ns *S = lsim_engine_start(J.e[i]), *E = lsim_engine_end(J.e[i]);
+            CHECK_MSG(S[NX] == 15 + D[i] && E[NX] == C[c].end[i], "case %zu GPU %d: x [%lld, %lld), want end %lld", c, i,
+                      (long long)S[NX], (long long)E[NX], (long long)C[c].end[i]);
+            CHECK_I64(waits[i][NX], C[c].wait[i]);
+            CHECK_I64(S[NZ], C[c].end[i]);
+            lsim_job_waits(J.j, (size_t)i, S, E, NNODES, rw);
+            CHECK(!memcmp(rw, waits[i], sizeof rw));
+        }
+        if (!rc) {
+            CHECK_I64(lsim_engine_end(J.e[0])[NY], C[c].y0);
+            CHECK_I64(J.j->rooted_inst, C[c].root >= 0);
+            CHECK_I64(J.j->rootless_inst, C[c].root < 0);
+            uint64_t rl[LSIM_COLL_NKINDS];
+            lsim_job_rootless(J.j, 0, J.g[0], rl);
+            CHECK_I64(rl[C[c].kind], C[c].root < 0);
+        }
+        job2_free(&J);
+    }
+    /* a root that is not a participant */
+    job2 J;
+    lsim_err err;
+    g_kind = LSIM_COLL_BROADCAST;
+    g_root = 1;
+    CHECK(job2_new(&J, D, X, &err) == 0); /* the graphs, then the job again with root rank 5 */
+    if (J.j) {
+        lsim_job *j2 = NULL;
+        for (int i = 0; i < 2; i++) {
+            lsim_coll_info *ci = &J.g[i]->colls[J.g[i]->coll[NX]];
+            ci->root = 5;
+            lsim_strtab_intern(J.g[i]->strings, "[0, 1, 2, 3, 4, 5]", 18, &ci->pg_ranks);
+        }
+        CHECK_I64(lsim_job_match(J.g, 2, &j2, &err), LSIM_ETRACE);
+        CHECK_MSG(strstr(err.msg, "names root rank 5, which is not one of its 2 participants"), "message: %s", err.msg);
+        lsim_job_free(j2);
+    }
+    job2_free(&J);
+    g_kind = LSIM_COLL_ALLREDUCE;
+    g_root = -1;
+}
+
 int main(void)
 {
     collective();
     collective_swapped();
     orders_disagree();
     coupling_kinds();
+    rooted_kinds();
     return check_result("test_job_hand");
 }
