@@ -10,7 +10,13 @@
 # PP, micro-batch, global batch, the interleaved schedule's layers per virtual
 # stage, "--recompute-method uniform", torch DDP for the models without
 # pipeline parallelism, Megatron's local DDP for the others; fp16; the
-# scatter/gather optimization on, as Megatron's default).
+# scatter/gather optimization on, as Megatron's default). Each DDP sums the
+# micro-batches' gradients its own way (lumosim synth --grad-acc): torch DDP
+# by PyTorch's AccumulateGrad (an add per parameter tensor from the second
+# micro-batch on), Megatron's local DDP of 2021 by its hook adding every
+# micro-batch's gradient into the fp16 main_grad buffer (megatron/model/
+# distributed.py, _make_param_hook: param.main_grad.add_(param.grad.data);
+# fused into the weight-gradient GEMM only in later Megatron).
 #
 # The published figure is achieved teraFLOP/s per GPU X with the paper's
 # Eq. 3, F = 96 B s l h^2 (1 + s / 6h + V / 16 l h) FLOPs per iteration
@@ -119,7 +125,8 @@ for r in rows:
     cmd = [L, "synth", "--model", model, "--tp", str(tp), "--pp", str(pp), "--dp", str(dps),
            "--micro-batch", str(mbs), "--global-batch", str(mbs * dps * m), "--gpu", GPU, "--topology", TOPO,
            "--recompute", "full", "--attention", "unfused", "--grad-bytes", "2", "--scatter-gather",
-           "--grad-reduce", "overlap" if ddp == "torch" else "after"]
+           "--grad-reduce", "overlap" if ddp == "torch" else "after",
+           "--grad-acc", "autograd" if ddp == "torch" else "buffer"]
     if V > 1:
         cmd += ["--schedule", "interleaved:%d" % V]
     if dps < dp:
@@ -206,7 +213,8 @@ if docs:
                "(NVIDIA/Megatron-LM `examples/sc21/run_table_1.sh`: TP, PP, micro-batch, batch, interleaved "
                "schedule, full recomputation, torch DDP with overlapped gradient all-reduce for the rows without "
                "pipeline parallelism, Megatron's local DDP with the all-reduce after the flush for the others, fp16 "
-               "gradients, scatter/gather of pipeline sends, Megatron's unfused attention), then `lumosim sim`. "
+               "gradients summed over the micro-batches as each DDP does it (`--grad-acc autograd` / `buffer`), "
+               "scatter/gather of pipeline sends, Megatron's unfused attention), then `lumosim sim`. "
                "Published step time = Eq. 3 FLOPs / (GPUs x published TFLOP/s per GPU). The GPU spec is "
                "`data/gpu/a100.json`, the network `data/topology/dgx_a100_ib200_cal.json`; nothing is fitted "
                "to this table. MFU counts the model's FLOPs without recomputation over the 312 TFLOP/s peak. "
@@ -223,10 +231,17 @@ if docs:
                 "the forward, the recomputed forward and the backward), the pipeline schedule simulated (bubbles, "
                 "the sends' scatter/gather and all-gathers, the CPU's wait after each group of sends and "
                 "receives), the per-micro-batch data preparation with its device-to-host copy, the gradient "
-                "all-reduce, the optimizer, and the host time of the shipped A100 spec (measured under the "
-                "profiler, so if anything too slow). Not in: the tied embedding's all-reduce between the first "
-                "and last stage, the gradient-norm and overflow checks' all-reduces over the model-parallel "
-                "group, NCCL kernels slowing concurrent compute, clocks under a sustained power limit. The GEMM "
+                "accumulation over the micro-batches (an add per parameter tensor per micro-batch: 6 bytes per "
+                "parameter each time, 2-5 % of the step in rows 6-10, where a pipeline runs 28-512 micro-batches), "
+                "the gradient all-reduce, the optimizer, and the host time of the shipped A100 spec (measured "
+                "under the profiler, so if anything too slow). Not in, each estimated from its formula as too "
+                "small to matter here: the tied embedding's all-reduce between the first and last stage (V/t x h "
+                "fp16 gradients between two nodes: 5-13 ms, at most 0.03 % of rows 6-10), the fp16 optimizer's "
+                "separate passes (gradients copied to fp32, unscaled and checked, their norm: about 22 bytes per "
+                "parameter beyond the fused Adam, 36-47 ms: 0.04-0.3 % of rows 5-10, 0.9 % of row 1; 8 more when the norm is clipped), the "
+                "gradient-norm and overflow checks' one-number all-reduces over the model-parallel group, the "
+                "loss's one-number all-reduce over the data-parallel group per micro-batch; and NCCL kernels "
+                "slowing concurrent compute, clocks under a sustained power limit. The GEMM "
                 "fit comes from five shapes with M = 8192 and K up to 4096 on GPUs that the host-bound trace "
                 "left idle much of the time; the large rows' GEMMs (M 2048-4096, K up to 25600) are "
                 "extrapolations, and those rows are GEMM-bound: that is where the prediction is fastest.", ""]

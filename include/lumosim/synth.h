@@ -82,6 +82,12 @@ typedef struct lsim_synth_cfg {
     int tp_overlap;                 /* backward: the input-gradient TP all-reduce runs during the
                                        weight-gradient GEMM (Megatron's async TP all-reduce) */
     int grad_bytes;                 /* bytes per gradient in the DP reduction: 4 (fp32 main gradients) or 2 */
+    int grad_acc;                   /* how each micro-batch's weight gradients are summed over the
+                                       micro-batches: LSIM_GA_FUSED (in the weight-gradient GEMM, no
+                                       kernel), LSIM_GA_BUFFER (one add per parameter tensor into the
+                                       main-gradient buffer, every micro-batch: Megatron's 2021 local
+                                       DDP), LSIM_GA_AUTOGRAD (PyTorch's AccumulateGrad into .grad: the
+                                       first micro-batch's gradient is kept, an add for every later one) */
     int forward_only;               /* forward passes only: no backward, no optimizer (1F1B needed) */
     int mem_check;                  /* refuse a job that does not fit the GPU's memory (1) */
     uint64_t seed;                  /* host stalls (gpu.host_stall_prob > 0): deterministic draws */
@@ -97,6 +103,7 @@ enum { LSIM_RECOMPUTE_MODES(LSIM_ENUM_ENTRY_) LSIM_RC_N };
 /* "none", "selective", "full"; "?" out of range. Local. */
 const char *lsim_recompute_name(int mode);
 enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
+enum { LSIM_GA_FUSED = 0, LSIM_GA_BUFFER, LSIM_GA_AUTOGRAD };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
 
 /* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,

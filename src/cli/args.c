@@ -687,7 +687,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
     static const char *const INT_OPT[6] = {"--tp", "--pp", "--dp", "--micro-batch", "--global-batch", "--gpus"};
     static const char *const STR_OPT[5] = {"--model", "--gpu", "--topology", "-o", "--schedule"};
     memset(s, 0, sizeof *s);
-    s->recompute = s->grad_reduce = s->attention = s->grad_bytes = -1;
+    s->recompute = s->grad_reduce = s->attention = s->grad_bytes = s->grad_acc = -1;
     lsim_cli_seen seen = {{0}, 0};
     int *ints[6] = {&s->tp, &s->pp, &s->dp, &s->micro_batch, &s->global_batch, &s->gpus};
     /* the Megatron options: switches, and words from a short list */
@@ -696,10 +696,14 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
                                             "--no-memory-check"};
     int *flags[7] = {&s->seq_parallel, &s->dist_opt, &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
                      &s->forward_only, &s->no_mem_check};
-    static const char *const WORD_OPT[4] = {"--recompute", "--grad-reduce", "--attention", "--grad-bytes"};
-    static const char *const WORDS[4][3] = {
-        {"none", "selective", "full"}, {"overlap", "after", NULL}, {"flash", "unfused", NULL}, {"2", "4", NULL}};
-    int *words[4] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes};
+    static const char *const WORD_OPT[5] = {"--recompute", "--grad-reduce", "--attention", "--grad-bytes",
+                                            "--grad-acc"};
+    static const char *const WORDS[5][3] = {{"none", "selective", "full"},
+                                            {"overlap", "after", NULL},
+                                            {"flash", "unfused", NULL},
+                                            {"2", "4", NULL},
+                                            {"fused", "buffer", "autograd"}};
+    int *words[5] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes, &s->grad_acc};
     const char **strs[4] = {&s->model, &s->gpu, &s->topo, &s->out};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -724,8 +728,8 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
             *flags[f] = 1;
             continue;
         }
-        while (w < 4 && !lsim_cli_is_opt(a, WORD_OPT[w])) w++;
-        if (w < 4) {
+        while (w < 5 && !lsim_cli_is_opt(a, WORD_OPT[w])) w++;
+        if (w < 5) {
             const char *v;
             if (lsim_cli_once(&seen, WORD_OPT[w]) || !(v = lsim_cli_value(argc, argv, &i, w == 3 ? "2 or 4" : "a word")))
                 return -1;

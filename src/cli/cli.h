@@ -201,8 +201,9 @@ typedef struct lsim_cli_synth_args {
     int stats, no_p2p_sync;
     /* the Megatron options (issue 15, docs/synthesis.md "Options"): -1 not
      * given; recompute 0..2 (none, selective, full), grad_reduce 0..1
-     * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4 */
-    int recompute, grad_reduce, attention, grad_bytes;
+     * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4,
+     * grad_acc 0..2 (fused, buffer, autograd) */
+    int recompute, grad_reduce, attention, grad_bytes, grad_acc;
     int seq_parallel, dist_opt, scatter_gather, no_dropout, tp_overlap, forward_only, no_mem_check;
     long seed;
     int dp_cost;        /* --dp-cost N, 0 not given */

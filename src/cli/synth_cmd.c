@@ -19,7 +19,8 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--no-p2p-sync] [--recompute none|selective|full]\n"
     "                     [--sequence-parallel] [--grad-reduce overlap|after]\n"
     "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
-    "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4] [--forward-only]\n"
+    "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
+    "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -57,6 +58,12 @@ const char *const LSIM_USAGE_SYNTH =
     "  --no-dropout     unfused attention without its dropout kernel\n"
     "  --tp-overlap     the backward TP all-reduce runs during the weight gradient\n"
     "  --grad-bytes N   bytes per gradient in the DP reduction (default 4: fp32)\n"
+    "  --grad-acc A     how each micro-batch's weight gradients are summed: fused\n"
+    "                   (default: inside the weight-gradient GEMM, no kernel),\n"
+    "                   buffer (an add per parameter tensor into the main-gradient\n"
+    "                   buffer every micro-batch: Megatron's 2021 local DDP) or\n"
+    "                   autograd (PyTorch's AccumulateGrad: an add from the\n"
+    "                   second micro-batch on)\n"
     "  --forward-only   forward passes only (no backward, no optimizer)\n"
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
     "                   than the GPU has (refused by default); it is flagged OOM\n"
@@ -125,6 +132,7 @@ int lsim_cli_synth(int argc, char **argv)
     if (sa.grad_reduce >= 0) c.grad_reduce = sa.grad_reduce;
     if (sa.attention >= 0) c.attention = sa.attention;
     if (sa.grad_bytes >= 0) c.grad_bytes = sa.grad_bytes;
+    if (sa.grad_acc >= 0) c.grad_acc = sa.grad_acc;
     c.seq_parallel = sa.seq_parallel;
     c.dist_opt = sa.dist_opt;
     c.scatter_gather = sa.scatter_gather;

@@ -36,6 +36,7 @@ typedef struct costs {
     int64_t act_bytes;  /* one micro-batch's activations at a stage boundary */
     int64_t p2p_bytes;  /* what one pipeline send carries (act_bytes / TP with SP or scatter/gather) */
     double layer_params, emb_params; /* per GPU */
+    double w_qkv, w_proj, w_fc;   /* one layer's weight matrices per GPU (parameters; fc1 and fc2 alike) */
 } costs;
 
 typedef struct pairseq {
@@ -232,6 +233,35 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
     comp(G, "dropout_add2", k->add);
 }
 
+/* The weight gradients of one micro-batch summed into those of the ones
+ * before (--grad-acc; docs/synthesis.md): an element-wise add per
+ * parameter tensor, as Megatron's DDP hook (main_grad.add_(grad)) or
+ * PyTorch's AccumulateGrad runs it, reading both gradients and writing the
+ * sum. Why it is modelled: it moves the GPU's whole parameter share once
+ * per micro-batch, so it grows with the micro-batches per pipeline (up to
+ * 5 % of a step in the pipeline rows of Megatron's SC'21 Table 1), where
+ * fused into the weight-gradient GEMM (Megatron's
+ * gradient_accumulation_fusion, later) it costs nothing extra. */
+static void grad_acc(gen *G, const char *what, double params, int mb)
+{
+    const lsim_synth_cfg *c = G->c;
+    if (c->grad_acc == LSIM_GA_FUSED || c->forward_only) return;
+    /* AccumulateGrad keeps the first gradient of a .grad that is None */
+    if (c->grad_acc == LSIM_GA_AUTOGRAD && mb == 0) return;
+    double per = c->grad_acc == LSIM_GA_BUFFER ? 2.0 * c->grad_bytes + c->elem_bytes : 3.0 * c->elem_bytes;
+    comp(G, what, lsim_cost_elementwise(&c->gpu, params * per));
+}
+
+/* The small parameter tensors of a layer (biases, layer-norm weights and
+ * biases): one add each, after the layer's backward. */
+static void grad_acc_small(gen *G, int mb)
+{
+    const lsim_model_shape *M = &G->c->model;
+    double t = G->c->tp, h = M->hidden, Al = (double)M->heads * M->head_dim / t, f = M->ffn / t;
+    const double n[8] = {3 * Al, h, f, h, h, h, h, h}; /* qkv, proj, fc1, fc2 biases; ln1, ln2 weight and bias */
+    for (int i = 0; i < 8; i++) grad_acc(G, "small_grad_acc", n[i], mb);
+}
+
 /* The backward of a column-parallel GEMM (QKV, FC1): the input gradient
  * (dgrad) is summed over the TP ranks. Without sequence parallelism or
  * overlap: dgrad, wgrad, then a synchronous all-reduce. With
@@ -240,7 +270,7 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
  * the gradient reduce-scattered during wgrad (Megatron's
  * LinearWithGradAccumulationAndAsyncCommunication). */
 static void col_bwd(gen *G, const char *dgrad, lsim_ns dd, const char *wgrad, lsim_ns dw, const char *ar,
-                    const char *ag, const char *rs)
+                    const char *ag, const char *rs, const char *acc, double wparams, int mb)
 {
     uint32_t g = tp_gather(G, ag, 0);
     comp(G, dgrad, dd);
@@ -249,9 +279,11 @@ static void col_bwd(gen *G, const char *dgrad, lsim_ns dd, const char *wgrad, ls
         uint32_t r = G->c->seq_parallel ? tp_coll(G, rs, LSIM_COLL_REDUCESCATTER, G->k.act_bytes, G->k.tp_rs, 0)
                                         : tp_coll(G, ar, LSIM_COLL_ALLREDUCE, G->k.act_bytes, G->k.tp_ar, 0);
         comp(G, wgrad, dw);
+        grad_acc(G, acc, wparams, mb);
         if (r != NONE) lsim_emit_pend(&G->e, r);
     } else {
         comp(G, wgrad, dw);
+        grad_acc(G, acc, wparams, mb);
         tp_allreduce(G, ar, G->k.act_bytes, G->k.tp_ar);
     }
 }
@@ -303,23 +335,28 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     tp_gather(G, "mlp_grad_ag", 1);
     comp(G, "fc2_dgrad", k->b_fc2d);
     comp(G, "fc2_wgrad", k->b_fc2w);
+    grad_acc(G, "fc2_grad_acc", k->w_fc, mb);
     bias_grad(G, "fc2_bias_grad", k->bg_fc2);
     comp(G, "gelu", k->b_gelu);
     bias_grad(G, "fc1_bias_grad", k->bg_fc1);
-    col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs");
+    col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs",
+            "fc1_grad_acc", k->w_fc, mb);
     comp(G, "ln2", k->b_ln);
     comp(G, "residual_add2", k->b_res);
     comp(G, "dropout_add", k->b_add);
     tp_gather(G, "attn_grad_ag", 1);
     comp(G, "proj_dgrad", k->b_projd);
     comp(G, "proj_wgrad", k->b_projw);
+    grad_acc(G, "proj_grad_acc", k->w_proj, mb);
     bias_grad(G, "proj_bias_grad", k->bg_proj);
     if (G->c->attention == LSIM_ATTN_UNFUSED) comp(G, "qkv_copy", k->b_copy);
     attn_bwd(G);
     bias_grad(G, "qkv_bias_grad", k->bg_qkv);
-    col_bwd(G, "qkv_dgrad", k->b_qkvd, "qkv_wgrad", k->b_qkvw, "attn_allreduce", "attn_in_ag", "attn_grad_rs");
+    col_bwd(G, "qkv_dgrad", k->b_qkvd, "qkv_wgrad", k->b_qkvw, "attn_allreduce", "attn_in_ag", "attn_grad_rs",
+            "qkv_grad_acc", k->w_qkv, mb);
     comp(G, "ln1", k->b_ln);
     comp(G, "residual_add", k->b_res);
+    grad_acc_small(G, mb);
     if (last_mb) dp_add(G, layer, k->layer_params, mb);
 }
 
@@ -400,6 +437,9 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             lsim_emit_compute(&G->e, "xent", k->b_xent);
             lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
             lsim_emit_compute(&G->e, "logits_wgrad", k->b_logitsw);
+            /* the output layer's own copy of the tied embedding (PP > 1); on
+             * one stage its gradient is summed with the embedding's below */
+            if (G->c->pp > 1) grad_acc(G, "head_grad_acc", k->emb_params, s->mb);
             if (G->c->seq_parallel) tp_coll(G, "head_grad_rs", LSIM_COLL_REDUCESCATTER, k->act_bytes, k->tp_rs, 1);
             lsim_emit_compute(&G->e, "lnf", k->b_ln);
             /* the output layer is the embedding (tied): its own copy only
@@ -411,6 +451,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             set_tag(G, "emb", s->mb, 1);
             tp_gather(G, "emb_grad_ag", 1);
             lsim_emit_compute(&G->e, "lookup", k->b_emb);
+            grad_acc(G, "emb_grad_acc", k->emb_params, s->mb);
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
         }
         if (last_mb) dp_flush(G, s->mb); /* the chunk's gradients are complete */
@@ -567,6 +608,9 @@ static void fill_costs(gen *G)
     k->tp_ar_small = lsim_cost_collective(&c->topo, LSIM_COLL_ALLREDUCE, (int64_t)T * 12, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
     k->layer_params = (4 * h * A + 2 * h * M->ffn) / t + 13 * h; /* + biases, layer norms (replicated) */
     k->emb_params = V * h;
+    k->w_qkv = h * 3 * Al;
+    k->w_proj = Al * h;
+    k->w_fc = h * f;
 }
 
 /* ------------------------------------------------------------ one GPU */

@@ -175,6 +175,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "unknown recomputation, gradient reduction or attention kind");
     if (c->grad_bytes != 2 && c->grad_bytes != 4)
         return lsim_err_set(err, LSIM_EARG, "gradient element size must be 2 or 4 bytes (got %d)", c->grad_bytes);
+    if (c->grad_acc < LSIM_GA_FUSED || c->grad_acc > LSIM_GA_AUTOGRAD)
+        return lsim_err_set(err, LSIM_EARG, "unknown gradient accumulation kind %d", c->grad_acc);
     /* Megatron's sequence parallelism splits the sequence over the TP ranks */
     if (c->seq_parallel && m->seq % c->tp)
         return lsim_err_set(err, LSIM_EARG, "--sequence-parallel: sequence length %d is not divisible by TP = %d", m->seq,
@@ -247,13 +249,14 @@ void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
 {
     static const char *const RC[] = {"", "rc=selective,", "rc=full,"};
-    snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s%s", RC[c->recompute > 0 && c->recompute <= 2 ? c->recompute : 0],
+    snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s%s%s", RC[c->recompute > 0 && c->recompute <= 2 ? c->recompute : 0],
              c->seq_parallel ? "sp," : "", c->grad_reduce == LSIM_GR_AFTER ? "grad=after," : "",
              c->dist_opt ? "distopt," : "", c->scatter_gather ? "sg," : "",
              c->attention == LSIM_ATTN_UNFUSED ? "attn=unfused," : "",
              c->attention == LSIM_ATTN_UNFUSED && !c->dropout ? "nodropout," : "", c->tp_overlap ? "tpoverlap," : "",
              c->grad_bytes == 2 ? "gradbytes=2," : "", c->forward_only ? "fwd," : "",
-             c->gpu.host_stall_prob > 0 && c->gpu.host_stall_ns > 0 ? "stalls," : "");
+             c->gpu.host_stall_prob > 0 && c->gpu.host_stall_ns > 0 ? "stalls," : "",
+             c->grad_acc == LSIM_GA_BUFFER ? "gradacc=buffer," : c->grad_acc == LSIM_GA_AUTOGRAD ? "gradacc=autograd," : "");
     if (c->dp_cost > c->dp) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);

@@ -40,10 +40,10 @@ run)
     # refuses the structural transforms it cannot carry them through, and
     # runs the others
     "$LUMOSIM" synth $tiny --recompute full --sequence-parallel --attention unfused --grad-reduce after \
-        --distributed-optimizer --scatter-gather --tp-overlap --grad-bytes 2 -o "$tmp/opt.h5" >/dev/null ||
+        --distributed-optimizer --scatter-gather --tp-overlap --grad-bytes 2 --grad-acc buffer -o "$tmp/opt.h5" >/dev/null ||
         fail "synth with options failed"
     "$LUMOSIM" sim "$tmp/opt.h5" >"$tmp/opt.txt" || fail "sim with options failed"
-    grep -q "opts:rc=full,sp,grad=after,distopt,sg,attn=unfused,tpoverlap,gradbytes=2" "$tmp/opt.txt" ||
+    grep -q "opts:rc=full,sp,grad=after,distopt,sg,attn=unfused,tpoverlap,gradbytes=2,gradacc=buffer" "$tmp/opt.txt" ||
         fail "the options are not in the source: $(grep -m1 synth: "$tmp/opt.txt")"
     "$LUMOSIM" whatif --force "$tmp/opt.h5" --pp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --pp accepted"
     grep -q "non-default options (rc=full" "$tmp/err" || fail "whatif --pp: $(cat "$tmp/err")"
@@ -90,6 +90,7 @@ bad)
     expect 1 "forward-only needs the 1F1B schedule" $tiny --forward-only --schedule interleaved:2
     expect 2 "expected none|selective|full" $tiny --recompute some
     expect 2 "expected 2|4" $tiny --grad-bytes 3
+    expect 2 "expected fused|buffer|autograd" $tiny --grad-acc some
     printf '{"name": "x", "peak_flops": 989.4, "mem_bw": 3.35e12, "gemm_eff_max": 0.8, "gemm_eff_half": 2e9, "attn_eff_max": 0.5, "attn_eff_half": 4e9, "mem_eff": 0.85, "kernel_min_ns": 2000, "launch_cpu_ns": 4000, "launch_latency_ns": 6000}\n' >"$tmp/tflops.json"
     expect 1 "key peak_flops: 989.4 is outside the range" $tiny --gpu "$tmp/tflops.json"
     rm -f "$tmp/tflops.json"

@@ -12,7 +12,12 @@
  *   GPU by the standard accounting) on 80 GB GPUs;
  * - sequence parallelism, scatter/gather and the distributed optimizer
  *   change the collectives as Megatron does;
- * - pipeline bubbles are idle time, not communication. */
+ * - pipeline bubbles are idle time, not communication;
+ * - gradient accumulation over micro-batches (--grad-acc buffer|autograd)
+ *   moves (2 x gradient bytes + element bytes) per parameter per
+ *   micro-batch (3 x element bytes, from the second micro-batch on, for
+ *   autograd), over the parameter count of the model's shape, and nothing
+ *   when fused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +368,105 @@ static void test_bad(void)
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "peak_flops") && strstr(err.msg, "989.4"));
 }
 
+/* ------------------------------------------------------------ gradient accumulation */
+
+/* kernels whose name contains `what` on graph g: count, and summed durations */
+static int count_kernels(const lsim_graph *g, const char *what, lsim_ns *sum)
+{
+    int n = 0;
+    *sum = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->kind[v] == LSIM_N_KERNEL && strstr(nm(g, v), what)) n++, *sum += g->dur[v];
+    return n;
+}
+
+static void test_grad_acc(void)
+{
+    /* one GPU, 4 layers, 4 micro-batches, the embedding (tied head on the
+     * same GPU); element-wise kernels by bytes alone (no floor), so that
+     * the adds' summed time is their bytes over the memory bandwidth */
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.model.layers = 4;
+    c.global_batch = 4;
+    c.optimizer = 0;
+    c.grad_bytes = 2;
+    c.gpu.kernel_min_ns = 1; /* every add here is longer */
+    const int m = 4, L = 4;
+    double h = c.model.hidden, A = (double)c.model.heads * c.model.head_dim, f = c.model.ffn, V = c.model.vocab;
+    /* parameters of the shape, counted here: per layer QKV (h x 3A), the
+     * projection (A x h), FC1 and FC2 (h x f each), their biases (3A, h,
+     * f, h) and two layer norms (2h each); the embedding V x h */
+    double layer = 3 * h * A + A * h + 2 * h * f + 3 * A + h + f + h + 4 * h, params = L * layer + V * h;
+    double bw = c.gpu.mem_bw * c.gpu.mem_eff;
+    lsim_ns span[3] = {0, 0, 0}, acc[3] = {0, 0, 0};
+    int n[3] = {0, 0, 0};
+    for (int a = LSIM_GA_FUSED; a <= LSIM_GA_AUTOGRAD; a++) {
+        c.grad_acc = a;
+        lsim_graph **g = NULL;
+        CHECK(run(&c, &g, &span[a], NULL) == 0);
+        if (!g) return;
+        n[a] = count_kernels(g[0], "grad_acc", &acc[a]);
+        /* autograd keeps the first micro-batch's gradients as they are */
+        int first = 0;
+        for (size_t v = 0; v < g[0]->n; v++)
+            first += g[0]->kind[v] == LSIM_N_KERNEL && strstr(nm(g[0], v), ".mb0.") && strstr(nm(g[0], v), "grad_acc");
+        CHECK_MSG(first == (a == LSIM_GA_BUFFER ? 12 * L + 1 : 0), "grad-acc %d: %d adds in micro-batch 0", a, first);
+        free_job(g, 1);
+    }
+    /* fused: no kernel; buffer: 12 tensors per layer and the embedding,
+     * every micro-batch; autograd: from the second micro-batch on */
+    CHECK_MSG(n[LSIM_GA_FUSED] == 0, "fused: %d adds", n[0]);
+    CHECK_MSG(n[LSIM_GA_BUFFER] == m * (12 * L + 1), "buffer: %d adds, want %d", n[1], m * (12 * L + 1));
+    CHECK_MSG(n[LSIM_GA_AUTOGRAD] == (m - 1) * (12 * L + 1), "autograd: %d adds, want %d", n[2], (m - 1) * (12 * L + 1));
+    /* bytes: main gradient read and written (2 bytes each here) and the new
+     * gradient read (2): 6 per parameter; autograd 3 x 2 */
+    double want_b = m * params * 6 / bw * 1e9, want_a = (m - 1) * params * 6 / bw * 1e9;
+    CHECK_MSG(fabs((double)acc[1] - want_b) <= n[1] + 1e-6 * want_b, "buffer: adds %lld ns, %.0f ns by bytes",
+              (long long)acc[1], want_b);
+    CHECK_MSG(fabs((double)acc[2] - want_a) <= n[2] + 1e-6 * want_a, "autograd: adds %lld ns, %.0f ns by bytes",
+              (long long)acc[2], want_a);
+    /* and the step is longer by at least the adds (one GPU: they are on
+     * its only compute stream) */
+    CHECK_MSG(span[1] - span[0] >= acc[1] - 100, "buffer: step +%lld ns, adds %lld ns", (long long)(span[1] - span[0]),
+              (long long)acc[1]);
+    /* fp32 main gradients: 4 + 4 + 2 bytes per parameter */
+    c.grad_acc = LSIM_GA_BUFFER;
+    c.grad_bytes = 4;
+    lsim_graph **g = NULL;
+    lsim_ns s4 = 0, a4 = 0;
+    CHECK(run(&c, &g, &s4, NULL) == 0);
+    if (!g) return;
+    count_kernels(g[0], "grad_acc", &a4);
+    free_job(g, 1);
+    double want4 = m * params * 10 / bw * 1e9;
+    CHECK_MSG(fabs((double)a4 - want4) <= n[1] + 1e-6 * want4, "fp32 buffer: adds %lld ns, %.0f ns by bytes",
+              (long long)a4, want4);
+    /* PP 2: the first stage adds the embedding's gradient, the last its
+     * tied copy in the output layer; forward-only adds nothing */
+    c.grad_bytes = 2;
+    c.pp = 2;
+    CHECK(run(&c, &g, &s4, NULL) == 0);
+    if (!g) return;
+    lsim_ns d;
+    CHECK(count_kernels(g[0], "emb_grad_acc", &d) == m && count_kernels(g[0], "head_grad_acc", &d) == 0);
+    CHECK(count_kernels(g[1], "emb_grad_acc", &d) == 0 && count_kernels(g[1], "head_grad_acc", &d) == m);
+    CHECK_MSG(fabs((double)d - m * V * h * 6 / bw * 1e9) <= m + 1e-6 * d, "head adds %lld ns", (long long)d);
+    CHECK(count_kernels(g[0], "grad_acc", &d) == m * (12 * L / 2 + 1));
+    free_job(g, 2);
+    c.pp = 1;
+    c.forward_only = 1;
+    CHECK(run(&c, &g, &s4, NULL) == 0);
+    if (!g) return;
+    CHECK(count_kernels(g[0], "grad_acc", &d) == 0);
+    free_job(g, 1);
+    /* an unknown kind is refused */
+    lsim_err err;
+    c.forward_only = 0;
+    c.grad_acc = 7;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "gradient accumulation"));
+}
+
 int main(void)
 {
     test_dp_growth();
@@ -372,5 +476,6 @@ int main(void)
     test_collectives();
     test_bubbles_idle();
     test_bad();
+    test_grad_acc();
     return check_result("test_synth_options");
 }
