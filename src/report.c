@@ -119,13 +119,25 @@ static cJSON *critical_path_json(const lsim_graph *g, const lsim_critical_path *
 /* One item's section of the table (idx: its index in the job). */
 /* A traced GPU's memory as its profiler recorded it (graph.h mem_*): the
  * peak the step reached, what the caching allocator held, and the GPU's
- * memory; "none" says how to get it. Traced graphs only: a synthesized
- * job's estimate is the memory table. */
-static void table_trace_memory(FILE *f, const lsim_graph *g)
+ * memory; "none" says how to get it. Traced graphs, and what-if graphs
+ * (obs 0) that carry their source GPU's figures or had them dropped: there
+ * a peak past the capacity is the new job's OOM. A synthesized job's
+ * estimate is the memory table. */
+static void table_trace_memory(FILE *f, const lsim_graph *g, int obs)
 {
     char cap[64] = "";
+    if (g->mem_source == LSIM_MEM_SRC_DROPPED) {
+        fprintf(f, "  memory     not carried: the what-if changed what this GPU holds, so its source GPU's traced "
+                   "figures no longer apply (the store's whatif record says which option)\n");
+        return;
+    }
+    if (g->mem_source == LSIM_MEM_SRC_REESTIMATED)
+        fprintf(f, "  memory     re-estimated by the what-if: the source GPU's traced peaks plus the model-shape "
+                   "estimate's change (the store's whatif record says how):\n");
+    else if (!obs)
+        fprintf(f, "  memory     carried from the source GPU's trace by the what-if:\n");
     if (g->mem_capacity > 0) snprintf(cap, sizeof cap, " of the GPU's %.2f GB", (double)g->mem_capacity / 1e9);
-    if (g->mem_source == LSIM_MEM_SRC_TOTALS) {
+    if (g->mem_source == LSIM_MEM_SRC_TOTALS || g->mem_source == LSIM_MEM_SRC_REESTIMATED) {
         fprintf(f, "  memory     peak allocated %.2f GB, reserved %.2f GB%s (%llu [memory] events, device %d)\n",
                 (double)g->mem_peak_allocated / 1e9, (double)g->mem_peak_reserved / 1e9, cap,
                 (unsigned long long)g->mem_events, g->mem_device);
@@ -139,8 +151,11 @@ static void table_trace_memory(FILE *f, const lsim_graph *g)
         fputc('\n', f);
     }
     int64_t peak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
-    if (g->mem_capacity > 0 && peak > g->mem_capacity)
+    if (g->mem_capacity > 0 && peak > g->mem_capacity && obs)
         fprintf(f, "  memory     OVER CAPACITY: the trace's peak exceeds the GPU's memory (a trace of another GPU?)\n");
+    else if (g->mem_capacity > 0 && peak > g->mem_capacity)
+        fprintf(f, "  memory     OOM, does not fit: the traced peak exceeds this GPU's %.2f GB\n",
+                (double)g->mem_capacity / 1e9);
 }
 
 static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
@@ -182,7 +197,7 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
         }
     }
     int obs = has_obs(g);
-    if (obs) table_trace_memory(f, g);
+    if (obs || g->mem_source != LSIM_MEM_SRC_NONE) table_trace_memory(f, g, obs);
     if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
     fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
     fprintf(f, "  %-22s", "window");
@@ -508,22 +523,28 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddNumberToObject(gr, "launch_latency_ns", (double)g->launch_latency_ns);
         cJSON_AddNumberToObject(gr, "launch_latency_samples", (double)g->launch_samples);
         cJSON_AddNumberToObject(gr, "sync_events_used", (double)g->sync_events_used);
-        cJSON *me = has_obs(g) ? cJSON_AddObjectToObject(gr, "memory") : NULL;
+        int gobs = has_obs(g);
+        cJSON *me = gobs || g->mem_source != LSIM_MEM_SRC_NONE ? cJSON_AddObjectToObject(gr, "memory") : NULL;
         if (me) {
             /* the trace's own memory figures (graph.h mem_*); null: unknown */
             int src = g->mem_source;
             int64_t peak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
             cJSON_AddStringToObject(me, "source", lsim_mem_source_name(src));
             cJSON_AddNumberToObject(me, "events", (double)g->mem_events);
-            if (src != LSIM_MEM_SRC_NONE) cJSON_AddNumberToObject(me, "peak_allocated_bytes", (double)g->mem_peak_allocated);
+            int fig = src == LSIM_MEM_SRC_TOTALS || src == LSIM_MEM_SRC_DELTAS || src == LSIM_MEM_SRC_REESTIMATED;
+            if (fig) cJSON_AddNumberToObject(me, "peak_allocated_bytes", (double)g->mem_peak_allocated);
             else cJSON_AddNullToObject(me, "peak_allocated_bytes");
-            if (src == LSIM_MEM_SRC_TOTALS) cJSON_AddNumberToObject(me, "peak_reserved_bytes", (double)g->mem_peak_reserved);
+            if (src == LSIM_MEM_SRC_TOTALS || src == LSIM_MEM_SRC_REESTIMATED)
+                cJSON_AddNumberToObject(me, "peak_reserved_bytes", (double)g->mem_peak_reserved);
             else cJSON_AddNullToObject(me, "peak_reserved_bytes");
             cJSON_AddBoolToObject(me, "lower_bound", src == LSIM_MEM_SRC_DELTAS);
             if (g->mem_capacity > 0) cJSON_AddNumberToObject(me, "capacity_bytes", (double)g->mem_capacity);
             else cJSON_AddNullToObject(me, "capacity_bytes");
             cJSON_AddNumberToObject(me, "device", g->mem_device);
             cJSON_AddBoolToObject(me, "over_capacity", g->mem_capacity > 0 && peak > g->mem_capacity);
+            /* a what-if graph's: its source GPU's figures, carried (or dropped) */
+            cJSON_AddBoolToObject(me, "carried", !gobs && (src == LSIM_MEM_SRC_TOTALS || src == LSIM_MEM_SRC_DELTAS));
+            if (!gobs) cJSON_AddBoolToObject(me, "oom", g->mem_capacity > 0 && peak > g->mem_capacity);
         }
         cJSON *co = cJSON_AddObjectToObject(gr, "collectives");
         if (co) {

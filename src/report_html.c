@@ -638,15 +638,25 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r,
     fprintf(f, "%.1f &micro;s</td></tr>\n", (double)g->launch_latency_ns / 1e3);
     kv_u(f, "launch latency samples", g->launch_samples);
     kv_u(f, "cuda_sync events used", g->sync_events_used);
-    if (g->mem_source != LSIM_MEM_SRC_NONE) {
-        /* the trace's own memory figures (graph.h mem_*) */
+    int mfig = g->mem_source == LSIM_MEM_SRC_TOTALS || g->mem_source == LSIM_MEM_SRC_DELTAS ||
+               g->mem_source == LSIM_MEM_SRC_REESTIMATED;
+    if (mfig) {
+        /* the trace's own memory figures (graph.h mem_*; a what-if's: carried from its source GPU, or re-estimated) */
         fprintf(f, "<tr><td>peak memory allocated%s</td><td>%.2f GB</td></tr>\n",
                 g->mem_source == LSIM_MEM_SRC_DELTAS ? " (at least: sizes only)" : "", (double)g->mem_peak_allocated / 1e9);
-        if (g->mem_source == LSIM_MEM_SRC_TOTALS)
+        if (g->mem_source == LSIM_MEM_SRC_TOTALS || g->mem_source == LSIM_MEM_SRC_REESTIMATED)
             fprintf(f, "<tr><td>peak memory reserved</td><td>%.2f GB</td></tr>\n", (double)g->mem_peak_reserved / 1e9);
         kv_u(f, "[memory] events", g->mem_events);
     }
+    if (g->mem_source == LSIM_MEM_SRC_DROPPED)
+        fputs("<tr><td>peak memory</td><td>not carried: the what-if changed what this GPU holds</td></tr>\n", f);
     if (g->mem_capacity > 0) fprintf(f, "<tr><td>GPU memory</td><td>%.2f GB</td></tr>\n", (double)g->mem_capacity / 1e9);
+    int64_t mpeak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
+    if (g->mem_source == LSIM_MEM_SRC_REESTIMATED)
+        fputs("<tr><td>peak memory source</td><td>re-estimated by the what-if (--model)</td></tr>\n", f);
+    if (mfig && g->mem_capacity > 0 && mpeak > g->mem_capacity)
+        fprintf(f, "<tr><td><b>%s</b></td><td><b>the peak exceeds the GPU's memory</b></td></tr>\n",
+                obs ? "OVER CAPACITY" : "OOM");
     kv_u(f, "collective kernels", nk);
     for (int k = 1; k <= LSIM_COLL_OTHER; k++)
         if (byk[k]) {

@@ -296,8 +296,9 @@ typedef struct lsim_graph {
     /* GPU memory of a traced GPU, from the trace's [memory] events
      * (profile_memory=True; trace.h, lsim_trace_memdev) and its
      * deviceProperties. mem_source: LSIM_MEM_SRC_*; bytes, 0 unknown.
-     * Synthesized and what-if graphs have none (their estimate is the
-     * store's "memory" attribute, memest.h). */
+     * Synthesized graphs have none (their estimate is the store's
+     * "memory" attribute, memest.h); a what-if of a trace carries its
+     * source GPU's figures or drops them (LSIM_MEM_SRC_DROPPED). */
     uint64_t mem_events;        /* [memory] events of the GPU */
     int32_t mem_source;
     int32_t mem_device;         /* the device id the figures are of (-1 none; traces only) */
@@ -309,8 +310,17 @@ typedef struct lsim_graph {
 
 /* Where a graph's mem_peak_* come from: none (no [memory] events for the
  * GPU), totals (the allocator's running totals), deltas (signed
- * allocation sizes only, as 2021 traces have them: a lower bound). */
-#define LSIM_MEM_SOURCES(X) X(LSIM_MEM_SRC_NONE, "none") X(LSIM_MEM_SRC_TOTALS, "totals") X(LSIM_MEM_SRC_DELTAS, "deltas")
+ * allocation sizes only, as 2021 traces have them: a lower bound),
+ * dropped (a what-if changed what the GPU holds, so its source GPU's
+ * figures no longer apply: peaks 0, unknown; docs/memory.md),
+ * reestimated (a what-if with --model: the source GPU's measured peaks
+ * plus the model-shape estimate's change from the source's layout to the
+ * new one, memest.h). A what-if
+ * graph (no observed node) with totals or deltas carries its source GPU's
+ * figures (whatif_plan.h). */
+#define LSIM_MEM_SOURCES(X)                                                                                          \
+    X(LSIM_MEM_SRC_NONE, "none") X(LSIM_MEM_SRC_TOTALS, "totals") X(LSIM_MEM_SRC_DELTAS, "deltas")                   \
+    X(LSIM_MEM_SRC_DROPPED, "dropped") X(LSIM_MEM_SRC_REESTIMATED, "reestimated")
 #define LSIM_MEM_SOURCE_ENUM_(id, name) id,
 enum { LSIM_MEM_SOURCES(LSIM_MEM_SOURCE_ENUM_) LSIM_MEM_NSOURCES };
 #undef LSIM_MEM_SOURCE_ENUM_

@@ -144,6 +144,18 @@ const char *lsim_wi_plan_record(const lsim_wi_plan *p);
  * (a synthesized store): re-estimated for the new shape and layout, or the
  * source's stages on the new GPU. Borrowed from p. */
 const char *lsim_wi_plan_oom(const lsim_wi_plan *p);
+/* After lsim_wi_plan_run, a traced source's GPU memory figures (graph.h
+ * mem_*): each new GPU carries its source GPU's (--gpu: on the new GPU's
+ * mem_capacity; from DP 1, plus DDP's gradient buckets), and
+ * lsim_wi_plan_oom above names the worst GPU past its capacity; a step that
+ * changes what a GPU holds (--layers, --tp, --hidden, --ffn, --pp,
+ * --schedule, --micro-batches) re-estimates them with --model (mem_source
+ * "reestimated": measured plus the model-shape estimate's change, memest.h)
+ * or else drops them (mem_source "dropped"), and this is the line saying
+ * so ("memory: not carried: --layers changes ..."), "" when carried or
+ * re-estimated. The record's "memory" members say the same. Borrowed from
+ * p. */
+const char *lsim_wi_plan_memory_note(const lsim_wi_plan *p);
 void lsim_wi_plan_free(lsim_wi_plan *p);
 
 #endif

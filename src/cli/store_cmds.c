@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
 #include <mpi.h>
 
 #include "cli.h"
@@ -401,6 +402,7 @@ typedef struct sim_state {
     uint64_t local_nodes;
     lsim_memest_job mem;            /* the store's memory estimate ("memory" attribute); nstages 0: none */
     char *mem_text;                 /* its JSON, kept in the result archive's run; NULL: none */
+    char trace_oom[256];            /* a what-if's carried traced figures past their GPU's memory, "" none */
 } sim_state;
 
 /* The store's memory estimate (synthesized jobs record one; docs/memory.md)
@@ -421,6 +423,35 @@ static void sim_read_memory(sim_state *s)
         return;
     }
     s->mem_text = text; /* the result archive keeps it with the run */
+}
+
+/* A what-if of a trace carries each source GPU's traced memory figures
+ * (whatif_plan.h); its record (root attribute "whatif", member "memory")
+ * names the most loaded GPU and how many exceed their GPU's memory. Read
+ * from the record rather than from the graphs so that every rank, each
+ * holding only its GPUs, says the same. Nothing when absent or unreadable
+ * (the per-GPU lines still show each GPU's figure). Local. */
+static void sim_read_trace_oom(sim_state *s)
+{
+    char *text = NULL;
+    lsim_err aerr = {0};
+    s->trace_oom[0] = 0;
+    if (lsim_store_read_attr(s->sa->job, "whatif", &text, &aerr) || !text) return;
+    cJSON *r = cJSON_Parse(text);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "memory");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "worst");
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(w, "peak_bytes"), *cp = cJSON_GetObjectItemCaseSensitive(w, "capacity_bytes");
+    const cJSON *gp = cJSON_GetObjectItemCaseSensitive(w, "gpu"), *n = cJSON_GetObjectItemCaseSensitive(m, "oom_gpus");
+    const cJSON *all = cJSON_GetObjectItemCaseSensitive(m, "gpus_with_figures");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "oom")) && cJSON_IsNumber(pk) && cJSON_IsNumber(cp) &&
+        cJSON_IsNumber(gp) && cJSON_IsNumber(n) && cJSON_IsNumber(all))
+        snprintf(s->trace_oom, sizeof s->trace_oom,
+                 "OOM: GPU %d's peak from its source GPU's trace (whatif), %s%.1f GB, exceeds its "
+                 "GPU's %.1f GB (%d of %d GPUs with figures do not fit)",
+                 gp->valueint, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "lower_bound")) ? "at least " : "",
+                 pk->valuedouble / 1e9, cp->valuedouble / 1e9, n->valueint, all->valueint);
+    cJSON_Delete(r);
+    free(text);
 }
 
 /* The job must be a graph store, and the result archive must have room for
@@ -749,6 +780,7 @@ int lsim_cli_sim(int argc, char **argv)
     if (s.m.rank != 0 || s.o.stats) lsim_cli_tty_progress_off();
     int rc = sim_check_job(&s, &err);
     if (!rc) sim_read_memory(&s);
+    if (!rc) sim_read_trace_oom(&s);
     lsim_cli_tty_progress(1, "sim: loading %s", sa.job);
     if (!rc) rc = sim_load(&s, &err);
     s.tl = lsim_now_s();
@@ -773,6 +805,8 @@ int lsim_cli_sim(int argc, char **argv)
         char line[256];
         lsim_memest_oom_line(&s.mem, line, sizeof line);
         fprintf(stderr, "lumosim: warning: %s\n", line);
+    } else if (!rc && s.m.rank == 0 && s.trace_oom[0]) {
+        fprintf(stderr, "lumosim: warning: %s\n", s.trace_oom);
     }
     if (!rc && s.o.stats) print_sim_stats(&s);
     lsim_memest_job_free(&s.mem);

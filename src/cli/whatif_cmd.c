@@ -52,7 +52,9 @@ const char *const LSIM_USAGE_WHATIF =
     "                    with --dp, a fixed global batch; on a forward-only\n"
     "                    trace, its forward pass once per micro-batch)\n"
     "  --model M         the source's model shape (built-in name or JSON as for\n"
-    "                    lumosim synth; default: the name a synth store carries)\n"
+    "                    lumosim synth; default: the name a synth store carries);\n"
+    "                    on a trace with [memory] events, also re-estimates the\n"
+    "                    peaks a layer/width/pipeline change would drop\n"
     "  --micro-batch N   the source's micro-batch size (default: from the\n"
     "                    activations' size, else 1)\n"
     "  --trace-layers N  a trace's layers per micro-batch, overriding the count\n"
@@ -76,7 +78,14 @@ const char *const LSIM_USAGE_WHATIF =
     "--micro-batches, --trace-layers, --batch 1..1000000; --pp 1..100000;\n"
     "--hidden, --ffn 1..100000000; --seed 1..2147483647; --slow-gpu F\n"
     "0.001..1000; --jitter S 0..10. The result is sized first: one that\n"
-    "would not fit in memory (LUMOSIM_MEM_LIMIT) is refused before any work.\n";
+    "would not fit in memory (LUMOSIM_MEM_LIMIT) is refused before any work.\n"
+    "\n"
+    "A trace's own memory figures ([memory] events) follow each new GPU:\n"
+    "carried by --dp (from DP 1 plus DDP's gradient buckets), the network,\n"
+    "--slow-gpu and --jitter; carried onto the new GPU's memory by --gpu (a\n"
+    "peak past it: warning: OOM); dropped, with the reason, by --layers, --tp,\n"
+    "--hidden, --ffn, --pp, --schedule, --micro-batches unless --model\n"
+    "re-estimates them (docs/memory.md, \"A traced job after a what-if\").\n";
 
 _Static_assert(LSIM_CLI_MAXSLOW == LSIM_WI_MAXSLOW, "--slow-gpu limits of the parser and the plan");
 
@@ -137,6 +146,8 @@ int lsim_cli_whatif(int argc, char **argv)
     fputc('\n', stdout);
     /* as synth and sim do: a job past its GPUs' memory is flagged, not refused */
     if (lsim_wi_plan_oom(plan)[0]) fprintf(stderr, "lumosim: warning: %s\n", lsim_wi_plan_oom(plan));
+    /* a traced figure that no longer applies is said to be gone, not left out silently */
+    if (lsim_wi_plan_memory_note(plan)[0]) fprintf(stderr, "lumosim: note: %s\n", lsim_wi_plan_memory_note(plan));
 done:
     if (rc) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
     lsim_wi_plan_free(plan);

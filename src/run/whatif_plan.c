@@ -35,6 +35,18 @@ struct lsim_wi_plan {
     char sopts[160];             /* the source's lumosim synth options, if not the defaults */
     char oom[LSIM_ERR_LEN];      /* the new job's OOM line (memest.h), "" when it fits or is unknown */
     lsim_wi_layout L;
+    /* the traced GPUs' own memory figures (graph.h mem_*) through the steps */
+    size_t mem_src;              /* source GPUs with figures (totals, deltas or reestimated) */
+    size_t mem_src_lb;           /* of them, lower bounds (deltas) */
+    const char *mem_drop;        /* the option that changes what a GPU holds (figures dropped), NULL: carried */
+    int64_t ddp_bytes;           /* DDP's bucket buffers added to a GPU's figures (grad-buckets), the largest */
+    size_t mem_out, mem_oom;     /* new GPUs with carried figures; of them, over their GPU's capacity */
+    int64_t worst_peak, worst_cap; /* the most loaded new GPU's peak and capacity */
+    uint32_t worst_gpu;
+    int worst_lb;                /* its figure is a lower bound (deltas) */
+    char mem_note[LSIM_ERR_LEN]; /* "memory: not carried: ..." or "" */
+    int mem_reest;               /* --model: re-estimated (est_src, est_new), not dropped */
+    double *est_src, *est_new;   /* the model-shape estimate's total per stage, source and new layout */
     /* check */
     lsim_wi_facts f;
     lsim_wi_decision d;
@@ -115,6 +127,9 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
         if (o) snprintf(p->sopts, sizeof p->sopts, "%s", o + 6);
     }
     for (size_t i = 0; !rc && i < got; i++) {
+        p->mem_src += gs[i]->mem_source == LSIM_MEM_SRC_TOTALS || gs[i]->mem_source == LSIM_MEM_SRC_DELTAS ||
+                      gs[i]->mem_source == LSIM_MEM_SRC_REESTIMATED;
+        p->mem_src_lb += gs[i]->mem_source == LSIM_MEM_SRC_DELTAS;
         rc = lsim_wi_identify(gs[i], first + i, &p->ids[first + i], err);
         p->ranks[first + i] = p->ids[first + i].rank;
     }
@@ -203,6 +218,29 @@ cleanup:
 
 void lsim_wi_plan_put_identify(const lsim_wi_plan *p, FILE *f) { lsim_wi_put_identify(f, p->ids, p->n, &p->L, 1); }
 
+/* The bytes DDP's Reducer adds to a GPU that had no DDP: one flat buffer
+ * per gradient bucket (reducer.cpp, initialize_buckets: bucket.gradients =
+ * at::empty(bucket size)), which with gradient_as_bucket_view=False,
+ * PyTorch's default, is one more copy of every gradient. A bucket is built
+ * once and reused every step, so it is one backward pass's AccumulateGrad
+ * bytes (graph.h grad_bytes), passes told apart by ProfilerStep iteration
+ * as lsim_wi_trace_ddp's bucketing tells them: the largest pass. */
+static int ddp_bucket_bytes(const lsim_graph *g, int64_t *out, lsim_err *err)
+{
+    int64_t *pass = calloc((size_t)g->niters + 1, sizeof *pass), best = 0;
+    *out = 0;
+    if (!pass) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->grad_bytes[v] <= 0) continue;
+        size_t k = g->iter[v] >= 0 && (uint32_t)g->iter[v] < g->niters ? (size_t)g->iter[v] : g->niters;
+        if (pass[k] <= INT64_MAX - g->grad_bytes[v]) pass[k] += g->grad_bytes[v];
+    }
+    for (size_t k = 0; k <= g->niters; k++) best = pass[k] > best ? pass[k] : best;
+    free(pass);
+    *out = best;
+    return 0;
+}
+
 /* One source GPU through the steps that work on the source's layout:
  * normalized (collectives matched, clocks aligned), layers, shape. */
 static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_graph **out, lsim_err *err)
@@ -228,6 +266,17 @@ static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_gr
     if (!rc && d->used[LSIM_WI_ST_GRAD]) {
         rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
                                err);
+        int64_t add = 0;
+        /* from DP 1 only: a traced DP > 1 step's memory already holds its
+         * bucket buffers (its buckets are only cut again) */
+        if (!rc && p->L.dp == 1 && (b->mem_source == LSIM_MEM_SRC_TOTALS || b->mem_source == LSIM_MEM_SRC_DELTAS))
+            rc = ddp_bucket_bytes(a, &add, err);
+        if (!rc && add > 0) {
+            /* the buckets live through the whole step, so every peak grows by them */
+            b->mem_peak_allocated += add;
+            if (b->mem_source == LSIM_MEM_SRC_TOTALS) b->mem_peak_reserved += add;
+            if (add > p->ddp_bytes) p->ddp_bytes = add;
+        }
         lsim_graph_free(a);
         a = b;
     }
@@ -291,6 +340,63 @@ static int gpu_steps(lsim_wi_plan *p, lsim_graph *cur, uint32_t ng, lsim_graph *
     return rc;
 }
 
+static int has_figures(const lsim_graph *g)
+{
+    return g->mem_source == LSIM_MEM_SRC_TOTALS || g->mem_source == LSIM_MEM_SRC_DELTAS ||
+           g->mem_source == LSIM_MEM_SRC_REESTIMATED;
+}
+
+/* New GPU ng's (on new stage `stage`) memory figures (graph.h mem_*), from
+ * its source GPU's, set on g. A step that changes what the GPU holds
+ * (p->mem_drop) drops them, the traced peak being of the source's contents,
+ * or with --model re-estimates them (p->mem_reest, see mem_reestimate):
+ * the measured peaks plus the estimate's change from the source GPU's stage
+ * to the new one. --gpu keeps the bytes (the same tensors) on the new GPU's
+ * memory, its spec's mem_capacity (0: unknown), so the OOM check is against
+ * the GPU it now runs on. The rest (DP replicas, network, stragglers,
+ * noise) changes times only. Counts the new GPUs whose figures exceed their
+ * capacity (OOM). g may be the source column's graph itself when no
+ * per-GPU step ran (then it is emitted once), so dropping is idempotent
+ * and a re-estimate is made on a graph of its own (emit_stage). */
+static void mem_apply(lsim_wi_plan *p, lsim_graph *g, int stage, uint32_t ng)
+{
+    int fig = has_figures(g);
+    if (!fig && g->mem_source != LSIM_MEM_SRC_DROPPED && !(p->mem_drop && (p->d.pipe || p->d.tpipe) && p->mem_src))
+        return;
+    if (p->mem_drop && p->mem_reest && g->mem_source != LSIM_MEM_SRC_DELTAS && fig) {
+        /* the source GPU's stage: the same index, or the one stage a trace pipeline cuts */
+        int from = stage < p->L.pp ? stage : 0;
+        double delta = p->est_new[stage] - p->est_src[from];
+        double a = (double)g->mem_peak_allocated + delta, r = (double)g->mem_peak_reserved + delta;
+        if (a > 0 && r > 0 && r < 9e18) {
+            g->mem_peak_allocated = (int64_t)(a + 0.5);
+            g->mem_peak_reserved = (int64_t)(r + 0.5);
+            g->mem_source = LSIM_MEM_SRC_REESTIMATED;
+        } else {
+            g->mem_source = LSIM_MEM_SRC_DROPPED; /* the estimate removes more than was measured */
+        }
+    } else if (p->mem_drop) {
+        g->mem_source = LSIM_MEM_SRC_DROPPED;
+    }
+    if (g->mem_source == LSIM_MEM_SRC_DROPPED) {
+        g->mem_events = 0;
+        g->mem_peak_allocated = g->mem_peak_reserved = 0;
+    }
+    fig = has_figures(g);
+    if (p->d.used[LSIM_WI_ST_GPU]) g->mem_capacity = p->gto.mem_capacity > 0 ? (int64_t)p->gto.mem_capacity : 0;
+    if (!fig) return;
+    int64_t peak = g->mem_peak_reserved > g->mem_peak_allocated ? g->mem_peak_reserved : g->mem_peak_allocated;
+    p->mem_out++;
+    if (g->mem_capacity > 0 && peak > g->mem_capacity) p->mem_oom++;
+    /* the worst: the largest excess over the capacity, else the largest peak */
+    int64_t ex = g->mem_capacity > 0 ? peak - g->mem_capacity : INT64_MIN;
+    int64_t wex = p->worst_cap > 0 ? p->worst_peak - p->worst_cap : INT64_MIN;
+    if (p->mem_out == 1 || ex > wex || (ex == wex && peak > p->worst_peak)) {
+        p->worst_peak = peak, p->worst_cap = g->mem_capacity, p->worst_gpu = ng;
+        p->worst_lb = g->mem_source == LSIM_MEM_SRC_DELTAS;
+    }
+}
+
 /* New stage pp_i from blk (one graph per source (tp, dp) column, in layout
  * Ls): counts the replicas the new widths drop, then every new GPU of the
  * stage through gpu_steps into the writer (opened at the first stage, once
@@ -320,6 +426,13 @@ static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, 
             int owned = 0;
             const char *nosrc[1] = {NULL};
             rc = gpu_steps(p, src, ng, &cur, &owned, err);
+            if (!rc && p->mem_reest && !owned) {
+                /* a re-estimate adds to the figures: on a graph of its own */
+                lsim_graph *c = NULL;
+                rc = lsim_graph_clone(cur, &c, err);
+                if (!rc) cur = c, owned = 1;
+            }
+            if (!rc) mem_apply(p, cur, pp_i, ng);
             /* never a store that sim would refuse (graph.h bounds) */
             if (!rc) rc = lsim_graph_check_bounds(cur, p->rq.out, ng, err);
             if (!rc) rc = lsim_store_writer_add(p->w, &cur, 1, nosrc, err);
@@ -508,6 +621,100 @@ static void put_step_args(const lsim_wi_plan *p, int s, FILE *f)
     }
 }
 
+/* What step s did to the traced GPUs' memory figures: the record's
+ * "memory" member of the step (docs/whatif.md, "Memory"). */
+static void put_step_memory(const lsim_wi_plan *p, int s, FILE *f)
+{
+    const lsim_wi_decision *d = &p->d;
+    const char *why = NULL;
+    if (!p->mem_src) {
+        fputs("\"memory\":{\"figures\":\"none\"},", f);
+        return;
+    }
+    int tp_change = s == LSIM_WI_ST_DP && d->Ln.tp != d->L.tp;
+    if (s == LSIM_WI_ST_LAYERS || s == LSIM_WI_ST_SHAPE || s == LSIM_WI_ST_PIPE || tp_change) {
+        const char *opt = s == LSIM_WI_ST_LAYERS ? "--layers"
+                          : s == LSIM_WI_ST_SHAPE ? (p->rq.hidden ? "--hidden" : p->rq.ffn ? "--ffn" : "--tp")
+                          : s == LSIM_WI_ST_PIPE  ? (p->rq.pp ? "--pp" : p->rq.micro_batches ? "--micro-batches" : "--schedule")
+                                                  : "--tp";
+        if (p->mem_reest)
+            fprintf(f,
+                    "\"memory\":{\"figures\":\"re-estimated\",\"why\":\"%s changes what the GPU holds: its "
+                    "measured peaks plus the model-shape estimate's change from the source's layout to the new one\"},",
+                    opt);
+        else
+            fprintf(f,
+                    "\"memory\":{\"figures\":\"dropped\",\"why\":\"%s changes what the GPU holds (weights, gradients, "
+                    "optimizer state, activations): the traced figures are of the source's contents\"},",
+                    opt);
+        return;
+    }
+    switch (s) {
+    case LSIM_WI_ST_NORM: why = "the same work on the same GPU"; break;
+    case LSIM_WI_ST_GRAD:
+        fprintf(f,
+                "\"memory\":{\"figures\":\"carried\",\"added_bytes\":%lld,\"why\":\"DDP's Reducer holds one flat "
+                "buffer per gradient bucket (gradient_as_bucket_view=False, PyTorch's default): one more copy of the "
+                "gradients, added to the peaks\"},",
+                (long long)p->ddp_bytes);
+        return;
+    case LSIM_WI_ST_DP:
+        why = "DDP: every replica holds the full model, its gradients and optimizer state and its own micro-batch's "
+              "activations, as its source GPU did";
+        break;
+    case LSIM_WI_ST_GPU:
+        fputs("\"memory\":{\"figures\":\"carried\",\"capacity_bytes\":", f);
+        if (p->gto.mem_capacity > 0) fprintf(f, "%lld", (long long)p->gto.mem_capacity);
+        else fputs("null", f);
+        fputs(",\"why\":", f);
+        char w[256];
+        snprintf(w, sizeof w, "the same tensors on the %s: the capacity is its spec's mem_capacity%s", p->gto.name,
+                 p->gto.mem_capacity > 0 ? "" : " (not given: unknown)");
+        lsim_text_json(f, w);
+        fputs("},", f);
+        return;
+    default: why = "times only"; break;
+    }
+    fprintf(f, "\"memory\":{\"figures\":\"carried\",\"why\":\"%s\"},", why);
+}
+
+/* The record's top-level "memory": the new GPUs' traced figures, and the
+ * most loaded one against its GPU's memory. */
+static void put_memory(const lsim_wi_plan *p, FILE *f)
+{
+    int drop = p->mem_drop && !p->mem_reest;
+    fprintf(f, ",\"memory\":{\"source_gpus_with_figures\":%zu,\"figures\":\"%s\"", p->mem_src,
+            !p->mem_src ? "none" : drop ? "dropped" : p->mem_reest ? "re-estimated" : "carried");
+    if (p->mem_src && drop) {
+        fputs(",\"why\":", f);
+        lsim_text_json(f, p->mem_note + strlen("memory: not carried: "));
+    }
+    if (p->mem_reest) {
+        /* what is kept and what is assumed (docs/memory.md, "A traced job after a what-if") */
+        fputs(",\"how\":\"each new GPU: its source GPU's measured peak (allocated, reserved) plus the estimate of its "
+              "new stage minus the estimate of the source GPU's stage; kept per GPU: the measured peak minus the "
+              "source's estimate (framework, fragmentation, what the estimate does not model)\",\"assumes\":\"the "
+              "estimate's defaults (memest.h): bf16 weights, fp32 gradients and Adam (18 bytes per parameter) when "
+              "training, flash attention, no recomputation, 1F1B\",\"estimate_source_bytes\":[",
+              f);
+        for (int st = 0; st < p->L.pp; st++) fprintf(f, "%s%.17g", st ? "," : "", p->est_src[st]);
+        fputs("],\"estimate_new_bytes\":[", f);
+        for (int st = 0; st < p->d.Ln.pp; st++) fprintf(f, "%s%.17g", st ? "," : "", p->est_new[st]);
+        fputc(']', f);
+    }
+    if (p->mem_src && !drop) {
+        fprintf(f, ",\"gpus_with_figures\":%zu,\"oom\":%s,\"oom_gpus\":%zu", p->mem_out, p->mem_oom ? "true" : "false",
+                p->mem_oom);
+        if (p->mem_out) {
+            fprintf(f, ",\"worst\":{\"gpu\":%u,\"peak_bytes\":%lld,\"lower_bound\":%s,\"capacity_bytes\":", p->worst_gpu,
+                    (long long)p->worst_peak, p->worst_lb ? "true" : "false");
+            if (p->worst_cap > 0) fprintf(f, "%lld}", (long long)p->worst_cap);
+            else fputs("null}", f);
+        }
+    }
+    fputc('}', f);
+}
+
 /* The record of what changed, kept in the new store (root attribute
  * "whatif") and returned by lsim_wi_plan_record. */
 static int make_record(lsim_wi_plan *p, lsim_err *err)
@@ -528,6 +735,7 @@ static int make_record(lsim_wi_plan *p, lsim_err *err)
         fprintf(rf, "%s{\"name\":\"%s\",", first ? "" : ",", d->name[s]);
         first = 0;
         put_step_args(p, s, rf);
+        put_step_memory(p, s, rf);
         fprintf(rf, "\"gpus_added\":%llu,\"gpus_removed\":%llu,", (unsigned long long)c->gpus_added,
                 (unsigned long long)c->gpus_removed);
         put_kinds(rf, "nodes_added", c->added);
@@ -541,7 +749,9 @@ static int make_record(lsim_wi_plan *p, lsim_err *err)
         fprintf(rf, "},\"edges_added\":%llu,\"edges_removed\":%llu}", (unsigned long long)c->edges_added,
                 (unsigned long long)c->edges_removed);
     }
-    fputs("]}", rf);
+    fputc(']', rf);
+    put_memory(p, rf);
+    fputc('}', rf);
     if (fclose(rf)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     return 0;
 }
@@ -629,6 +839,82 @@ cleanup:
     return rc;
 }
 
+/* --model on a structural what-if of a trace with memory figures: the
+ * model-shape estimate (memest.h, lumosim synth's default options) of the
+ * source's layout and of the new one, per stage, into p->est_src /
+ * p->est_new, so that mem_apply can give each new GPU its source GPU's
+ * measured peaks plus the change the estimate predicts. What is kept per
+ * GPU is the measured peak minus the source stage's estimate: the CUDA
+ * context and framework beyond the estimate's reserve, the caching
+ * allocator's fragmentation, and whatever the trace's job holds that the
+ * estimate does not model; the estimate only has to get the change right,
+ * not the whole. Not made (why in *why, the figures then dropped) when the
+ * model does not fit the layouts or a figure is a lower bound (deltas:
+ * nothing is known of what was allocated before the window). 0 or
+ * LSIM_ENOMEM. */
+static int mem_reestimate(lsim_wi_plan *p, char *why, size_t cap, lsim_err *err)
+{
+    const lsim_wi_decision *d = &p->d;
+    lsim_err merr = {0};
+    why[0] = 0;
+    if (!p->f.have_model) {
+        snprintf(why, cap, "the model shape does not fit the source (%.200s)", p->f.model_err);
+        return 0;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ids[i].world > (int32_t)p->n) {
+            /* one rank of a larger job: its layout here is not the job's (a TP 8 rank alone reads as TP 1),
+               and the estimate's shards would be wrong */
+            snprintf(why, cap, "the store holds %zu of the job's %d GPUs, so the layout the model is split over is unknown",
+                     p->n, p->ids[i].world);
+            return 0;
+        }
+    if (p->mem_src_lb) {
+        snprintf(why, cap, "the traced figures are lower bounds (allocation sizes only), so the part the model does not "
+                           "cover is unknown");
+        return 0;
+    }
+    lsim_wi_model Ms = p->f.from_model, Mn = d->used[LSIM_WI_ST_SHAPE] ? d->Mto : Ms;
+    int layers = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ids[i].layer_hi + 1 > layers) layers = p->ids[i].layer_hi + 1;
+    lsim_memest_in in[2];
+    for (int k = 0; k < 2; k++) {
+        const lsim_wi_model *M = k ? &Mn : &Ms;
+        lsim_memest_in_default(&in[k]);
+        in[k].layers = k && p->rq.layers ? (int)p->rq.layers : layers;
+        in[k].hidden = M->hidden, in[k].ffn = M->ffn, in[k].heads = M->heads, in[k].head_dim = M->head_dim;
+        in[k].seq = M->seq, in[k].vocab = M->vocab;
+        in[k].tp = k ? d->Ln.tp : p->L.tp, in[k].pp = k ? d->Ln.pp : p->L.pp, in[k].dp = k ? d->Ln.dp : p->L.dp;
+        in[k].vstages = k && d->pipe ? d->pcfg.vstages : 1;
+        in[k].micro_batch = M->micro_batch > 0 ? M->micro_batch : 1;
+        in[k].microbatches = k && d->pipe && d->pcfg.micro_batches > 0 ? d->pcfg.micro_batches
+                             : d->src_m > 0                             ? d->src_m
+                                                                        : 1;
+        in[k].forward_only = p->ids[0].forward_only;
+        if (lsim_memest_check(&in[k], &merr)) {
+            snprintf(why, cap, "the model does not fit the %s layout (%.180s)", k ? "new" : "source's", merr.msg);
+            return 0;
+        }
+    }
+    free(p->est_src);
+    free(p->est_new);
+    p->est_src = calloc((size_t)in[0].pp, sizeof *p->est_src);
+    p->est_new = calloc((size_t)in[1].pp, sizeof *p->est_new);
+    if (!p->est_src || !p->est_new) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (int k = 0; k < 2; k++)
+        for (int st = 0; st < in[k].pp; st++) {
+            lsim_memest_stage e;
+            if (lsim_memest_stage_of(&in[k], st, &e, &merr)) {
+                snprintf(why, cap, "%.200s", merr.msg);
+                return 0;
+            }
+            (k ? p->est_new : p->est_src)[st] = e.total;
+        }
+    p->mem_reest = 1;
+    return 0;
+}
+
 int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
 {
     lsim_wi_decision *d = &p->d;
@@ -636,12 +922,34 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
     size_t per = (size_t)p->L.tp * (size_t)p->L.dp;
     lsim_graph **blk = NULL;
     if (rc) return rc;
+    if (p->mem_src) {
+        /* the option that changes what a GPU holds, first in step order */
+        const lsim_wi_request *rq = &p->rq;
+        p->mem_drop = d->used[LSIM_WI_ST_LAYERS] ? "--layers"
+                      : d->used[LSIM_WI_ST_SHAPE] ? (rq->hidden ? "--hidden" : rq->ffn ? "--ffn" : "--tp")
+                      : d->used[LSIM_WI_ST_PIPE]  ? (rq->pp ? "--pp" : rq->micro_batches ? "--micro-batches" : "--schedule")
+                      : d->Ln.tp != d->L.tp       ? "--tp"
+                                                  : NULL;
+        char why[LSIM_ERR_LEN / 2] = "";
+        if (p->mem_drop && rq->model && (rc = mem_reestimate(p, why, sizeof why, err))) return rc;
+        if (p->mem_drop && !p->mem_reest)
+            snprintf(p->mem_note, sizeof p->mem_note,
+                     "memory: not carried: %s changes what the GPU holds, so the trace's figures no longer apply%s%s",
+                     p->mem_drop, rq->model ? "; --model cannot re-estimate them: " : "; give --model to re-estimate them",
+                     rq->model ? why : "");
+    }
     if (!(blk = calloc(per, sizeof *blk))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     rc = d->tpipe  ? run_trace_pipeline(p, blk, per, err)
          : d->pipe ? run_tagged_pipeline(p, blk, per, err)
                    : run_plain(p, blk, per, err);
     free_graphs(blk, per);
     free(blk);
+    if (!rc && p->mem_oom)
+        snprintf(p->oom, sizeof p->oom,
+                 "OOM: GPU %u's peak from its source GPU's trace, %s%.1f GB, exceeds the %s's %.1f GB (%zu of "
+                 "%zu GPUs with figures do not fit)",
+                 p->worst_gpu, p->worst_lb ? "at least " : "", (double)p->worst_peak / 1e9,
+                 d->used[LSIM_WI_ST_GPU] ? p->gto.name : "GPU", (double)p->worst_cap / 1e9, p->mem_oom, p->mem_out);
     if (!rc) rc = make_record(p, err);
     if (!rc) rc = lsim_store_writer_set_attr(p->w, "whatif", p->record, err);
     if (!rc) {
@@ -650,6 +958,7 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
         if (!rc && mem) rc = lsim_store_writer_set_attr(p->w, "memory", mem, err);
         if (!rc && mem) {
             lsim_memest_job j = {0};
+            /* the model estimate's verdict (a synthesized source) comes first */
             if (!lsim_memest_job_parse(mem, &j, NULL) && j.oom) lsim_memest_oom_line(&j, p->oom, sizeof p->oom);
             lsim_memest_job_free(&j);
         }
@@ -669,11 +978,15 @@ const char *lsim_wi_plan_record(const lsim_wi_plan *p) { return p->record; }
 
 const char *lsim_wi_plan_oom(const lsim_wi_plan *p) { return p->oom; }
 
+const char *lsim_wi_plan_memory_note(const lsim_wi_plan *p) { return p->mem_note; }
+
 void lsim_wi_plan_free(lsim_wi_plan *p)
 {
     if (!p) return;
     if (p->w) lsim_store_writer_abort(p->w);
     free(p->record);
+    free(p->est_src);
+    free(p->est_new);
     lsim_wi_job_free(p->job);
     free(p->ents);
     free(p->size);
