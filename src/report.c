@@ -395,6 +395,85 @@ void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *sh
                 left, ms(lo), ms(hi), LSIM_REPORT_SLOWEST);
 }
 
+_Static_assert(sizeof(lsim_report_sum) == LSIM_REPORT_SUM_WORDS * sizeof(int64_t), "lsim_report_sum is sent as words");
+
+/* "tp:PP:DP" names the tensor-parallel group of stage PP, "dp:TP:PP" the
+ * data-parallel group of stage PP (src/synth/gen.c, src/whatif): the first
+ * such group of the graph gives its stage. A name with anything after the
+ * numbers is not one of these. */
+int lsim_report_stage_of(const lsim_graph *g)
+{
+    if (!g) return -1;
+    for (size_t c = 0; c < g->ncoll; c++) {
+        if (g->colls[c].pg_name == UINT32_MAX) continue;
+        const char *pg = lsim_strtab_get(g->strings, g->colls[c].pg_name);
+        int a, b;
+        char tail;
+        if (!pg) continue;
+        if (sscanf(pg, "tp:%d:%d%c", &a, &b, &tail) == 2 && a >= 0) return a;
+        if (sscanf(pg, "dp:%d:%d%c", &a, &b, &tail) == 2 && b >= 0) return b;
+    }
+    return -1;
+}
+
+void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s)
+{
+    const lsim_rank_report *r = it->r;
+    const lsim_breakdown *b[2] = {&r->bd_actual, &r->bd_predicted};
+    memset(s, 0, sizeof *s);
+    s->stage = lsim_report_stage_of(it->g);
+    s->obs = it->g && has_obs(it->g);
+    s->window[0] = r->window_actual;
+    s->window[1] = r->window_predicted;
+    for (int k = 0; k < 2; k++) {
+        s->bd[k][0] = b[k]->exposed_compute;
+        s->bd[k][1] = b[k]->overlapped;
+        s->bd[k][2] = b[k]->exposed_comm;
+        s->bd[k][3] = b[k]->other;
+    }
+}
+
+/* Why: a summarised table prints four ranks; in a pipeline the stages
+ * differ by design (the first and last hold more), so the job is described
+ * by each stage's typical rank, not only by the extremes. */
+void lsim_report_table_stages(FILE *f, const lsim_report_sum *s, const uint8_t *show, size_t n)
+{
+    int64_t nst = 0;
+    int left = 0, all_obs = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].stage < 0 || s[i].stage >= (int64_t)n) return; /* unknown: nothing to group by */
+        if (s[i].stage + 1 > nst) nst = s[i].stage + 1;
+        if (!show[i]) left = 1;
+        if (!s[i].obs) all_obs = 0;
+    }
+    if (!left || nst < 2) return;
+    fprintf(f, "\nper pipeline stage, mean over its ranks (ms; stage from the tp:PP:DP / dp:TP:PP process groups):\n");
+    fprintf(f, "  %5s %5s %-9s %10s %15s %10s %12s %10s\n", "stage", "ranks", "", "window", "exposed compute",
+            "overlapped", "exposed comm", "other");
+    for (int64_t st = 0; st < nst; st++) {
+        /* summed as doubles (in GPU order: the same on every path), which
+         * cannot overflow as an int64 sum of many long windows could */
+        int64_t cnt = 0;
+        double sum[2][5] = {{0}};
+        for (size_t i = 0; i < n; i++) {
+            if (s[i].stage != st) continue;
+            cnt++;
+            for (int k = 0; k < 2; k++) {
+                sum[k][0] += (double)s[i].window[k];
+                for (int c = 0; c < 4; c++) sum[k][c + 1] += (double)s[i].bd[k][c];
+            }
+        }
+        if (!cnt) continue;
+        for (int k = all_obs ? 0 : 1; k < 2; k++) {
+            if (k == 0 || !all_obs) fprintf(f, "  %5lld %5lld", (long long)st, (long long)cnt);
+            else fprintf(f, "  %5s %5s", "", "");
+            fprintf(f, " %-9s %10.3f %15.3f %10.3f %12.3f %10.3f\n", k ? "predicted" : "actual",
+                    sum[k][0] / (double)cnt / 1e6, sum[k][1] / (double)cnt / 1e6, sum[k][2] / (double)cnt / 1e6,
+                    sum[k][3] / (double)cnt / 1e6, sum[k][4] / (double)cnt / 1e6);
+        }
+    }
+}
+
 void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                            int per_rank)
 {
@@ -409,6 +488,12 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
     for (size_t i = 0; i < n; i++)
         if (per_rank || show[i]) table_item(f, &items[i], i);
     if (!per_rank) lsim_report_table_omitted(f, w, show, n);
+    if (!per_rank && w && show) {
+        lsim_report_sum *sum = malloc((n ? n : 1) * sizeof *sum);
+        for (size_t i = 0; sum && i < n; i++) lsim_report_sum_of(&items[i], &sum[i]);
+        if (sum) lsim_report_table_stages(f, sum, show, n); /* out of memory: the means are left out */
+        free(sum);
+    }
     free(w);
     free(show);
     p.memory = memory;

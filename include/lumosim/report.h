@@ -57,6 +57,30 @@ void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *sh
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          lsim_err *err);
 
+/* One GPU's figures for the job-level lines of a summarised table: its
+ * pipeline stage and its window and breakdown, all int64 words so that sim
+ * under mpirun gathers them to rank 0 as they are (LSIM_REPORT_SUM_WORDS
+ * words per GPU). The stage is read from the process-group names synth and
+ * whatif write (tensor-parallel "tp:PP:DP", data-parallel "dp:TP:PP"); -1
+ * when the graph has neither (a trace without a pipeline, no graph). */
+#define LSIM_REPORT_SUM_WORDS 12
+typedef struct lsim_report_sum {
+    int64_t stage;     /* pipeline stage, -1 unknown */
+    int64_t obs;       /* 1: the graph has observed times (actual figures) */
+    int64_t window[2]; /* actual, predicted window, ns */
+    int64_t bd[2][4];  /* actual, predicted breakdown, ns: exposed compute,
+                          overlapped, exposed comm, other */
+} lsim_report_sum;
+/* The stage of a graph as above (-1 unknown). Local. */
+int lsim_report_stage_of(const lsim_graph *g);
+void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s);
+/* The per-stage means of a summarised table: printed only when some GPU is
+ * left out (show[i] == 0), every GPU has a stage and there are at least two
+ * stages (PP > 1); a mean is the sum (as doubles, in GPU order, so the
+ * serial and the MPI table print the same) of the stage's ns figures over its
+ * GPUs divided by their count. Local. */
+void lsim_report_table_stages(FILE *f, const lsim_report_sum *s, const uint8_t *show, size_t n);
+
 /* The table and the JSON document in pieces, for a report assembled from
  * several processes (sim under mpirun: each rank formats its own GPUs, rank 0
  * prints them in GPU order). lsim_report_table / lsim_report_json are

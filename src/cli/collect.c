@@ -356,7 +356,13 @@ static int write_csv(FILE *f, void *vctx, lsim_err *err)
     const collect_ctx *c = vctx;
     for (size_t k = 0; k < NCOLUMNS; k++) put_str(f, COLUMNS[k], k + 1 == NCOLUMNS);
     int rc = 0;
-    for (size_t i = 0; !rc && i < c->files->n; i++) rc = write_file(f, c->files->v[i], c->run_name, err);
+    for (size_t i = 0; !rc && i < c->files->n; i++) {
+        /* a sweep is hundreds of archives: say which one is being read */
+        lsim_cli_tty_progress(i == 0 || i + 1 == c->files->n, "collect: %zu of %zu archives read (%s)", i,
+                              c->files->n, c->files->v[i]);
+        rc = write_file(f, c->files->v[i], c->run_name, err);
+    }
+    lsim_cli_tty_progress_done();
     return rc;
 }
 

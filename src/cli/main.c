@@ -62,7 +62,8 @@ static const char *USAGE_HELP =
     "                   categories and collective args, as in the trace\n"             \
     "  --stats          print ingest/build/simulation figures to stderr\n"                  \
     "  --per-rank       the table prints every rank; a job of more than 16 ranks\n"      \
-    "                   otherwise shows its 3 slowest and its fastest\n"                 \
+    "                   otherwise shows its 3 slowest and its fastest, and with\n"        \
+    "                   pipeline stages (tp:PP:DP groups) each stage's means\n"           \
     "  --independent    replay the ranks of one job each on its own\n"                    \
     "  --replicate-from R  build every rank of the job from rank R's trace alone\n"       \
     "                   (its graph copied per rank, collectives on the world group)\n"
@@ -200,9 +201,17 @@ static int cmd_simulate(int argc, char **argv, int html)
     memset(&mem, 0, sizeof mem);
     if (html) store_memory(args, nargs, &mem);
     html_ctx hc = {&run, mem.nstages ? &mem : NULL};
-    if (lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err) ||
-        (html && lsim_cli_write_atomic(o.html_out, write_html, &hc, &err)) ||
-        lsim_cli_write_csv(&o, run.items, run.n, &err)) {
+    if (o.stats) lsim_cli_tty_progress_off(); /* its lines would be garbled */
+    int rc = lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err);
+    /* reading, building and simulating say their progress (run events);
+     * a large job's page takes seconds more */
+    if (!rc && html) {
+        lsim_cli_tty_progress(1, "report: writing %s (%zu ranks)", o.html_out, run.n);
+        rc = lsim_cli_write_atomic(o.html_out, write_html, &hc, &err);
+        lsim_cli_tty_progress_done();
+    }
+    if (rc || lsim_cli_write_csv(&o, run.items, run.n, &err)) {
+        lsim_cli_tty_progress_done();
         lsim_cli_error("%s", err.msg);
         status = 1;
         goto cleanup;

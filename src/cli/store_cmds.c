@@ -108,6 +108,7 @@ static int build_mpi(const mpi_ctx *m, const lsim_cli_opts *o, char **args, int 
     lsim_run_free(&files);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) return rc;
     lsim_store_write_opts wo = {cmd, (const char *const *)run->paths, 0, {0}};
+    lsim_cli_tty_progress(1, "build: writing the graphs of %zu traces to %s", files.n, out);
     return lsim_store_write_graphs_mpi_ex(out, MPI_COMM_WORLD, run->graphs, run->n, &wo, err);
 }
 
@@ -149,13 +150,18 @@ int lsim_cli_build(int argc, char **argv)
         goto done;
     }
     int rc = 0;
+    /* reading and building say their progress (run events); the store's
+     * write is the rest: rank 0's terminal only, not with --stats */
+    if (m.rank != 0 || o.stats) lsim_cli_tty_progress_off();
     if (m.on) {
         rc = build_mpi(&m, &o, args, nargs, out, cmd, &run, &err);
     } else {
         rc = lsim_cli_load(&o, args, nargs, &run, &err);
         lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 0, {0}};
+        if (!rc) lsim_cli_tty_progress(1, "build: writing %zu graphs to %s", run.n, out);
         if (!rc) rc = lsim_store_write_graphs_ex(out, run.graphs, run.n, &wo, &err);
     }
+    lsim_cli_tty_progress_done();
     /* under mpirun the error is agreed (every rank holds the lowest failing
      * rank's): one line, from rank 0 */
     if (rc) {
@@ -215,9 +221,11 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     size_t n = run->n;
     char **txt = calloc(n ? n : 1, sizeof *txt), *mine = NULL, *all = NULL, **objs = NULL;
-    /* per GPU: its index, its text's bytes, its predicted window (the
-     * table of a large job prints only some GPUs: lsim_report_pick) */
-    uint64_t *hdr = malloc((3 * n + 1) * sizeof *hdr), *allhdr = NULL;
+    /* per GPU: its index, its text's bytes and its summary words (window,
+     * breakdown, pipeline stage: the table of a large job prints only some
+     * GPUs, lsim_report_pick, and the stages' means, lsim_report_table_stages) */
+    enum { HW = 2 + LSIM_REPORT_SUM_WORDS };
+    uint64_t *hdr = malloc((HW * n + 1) * sizeof *hdr), *allhdr = NULL;
     int *cnt = NULL, *dsp = NULL, *bcnt = NULL, *bdsp = NULL;
     size_t bytes = 0;
     if (!txt || !hdr) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
@@ -234,9 +242,11 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         size_t len = strlen(txt[i]) + 1;
         memcpy(mine + at, txt[i], len);
         at += len;
-        hdr[3 * i] = gpus[i];
-        hdr[3 * i + 1] = len;
-        hdr[3 * i + 2] = (uint64_t)run->items[i].r->window_predicted;
+        lsim_report_sum sm;
+        lsim_report_sum_of(&run->items[i], &sm);
+        hdr[HW * i] = gpus[i];
+        hdr[HW * i + 1] = len;
+        memcpy(&hdr[HW * i + 2], &sm, sizeof sm);
     }
     if (me == 0) {
         cnt = malloc((size_t)np * 2 * sizeof *cnt);
@@ -254,7 +264,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
             gmn[2], gmx[4];
     MPI_Reduce(mn, gmn, 2, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
     MPI_Reduce(mx, gmx, 4, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    int c2[2] = {(int)(3 * n), (int)bytes};
+    int c2[2] = {(int)(HW * n), (int)bytes};
     MPI_Gather(c2, 2, MPI_INT, cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
     long long hsum = 0, bsum = 0;
     if (me == 0) {
@@ -271,18 +281,23 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     }
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
-    MPI_Gatherv(hdr, (int)(3 * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(hdr, (int)(HW * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     MPI_Gatherv(mine, (int)bytes, MPI_CHAR, all, bcnt, bdsp, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (me == 0) {
         /* each GPU's text, in GPU order (every GPU exactly once) */
         long long at = 0;
         lsim_ns *win = calloc(total ? total : 1, sizeof *win);
         uint8_t *show = malloc(total ? total : 1);
-        if (!win || !show) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
-        for (long long q = 0; q + 2 < hsum && !rc; q += 3) {
+        lsim_report_sum *sums = calloc(total ? total : 1, sizeof *sums);
+        if (!win || !show || !sums) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+        for (long long q = 0; q + HW - 1 < hsum && !rc; q += HW) {
             uint64_t g = allhdr[q];
             if (g >= total || objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %llu twice", (unsigned long long)g);
-            else objs[g] = all + at, win[g] = (lsim_ns)allhdr[q + 2];
+            else {
+                objs[g] = all + at;
+                memcpy(&sums[g], &allhdr[q + 2], sizeof sums[g]);
+                win[g] = sums[g].window[1];
+            }
             at += (long long)allhdr[q + 1];
         }
         for (size_t g = 0; g < total && !rc; g++)
@@ -296,13 +311,17 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
             lsim_report_pick(win, total, o->per_rank, show);
             for (size_t g = 0; g < total; g++)
                 if (show[g]) fputs(objs[g], stdout);
-            if (!o->per_rank) lsim_report_table_omitted(stdout, win, show, total);
+            if (!o->per_rank) {
+                lsim_report_table_omitted(stdout, win, show, total);
+                lsim_report_table_stages(stdout, sums, show, total);
+            }
             lsim_report_table_tail(stdout, &jp);
         }
         if (!rc && !csv && fflush(stdout) != 0)
             rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
         free(win);
         free(show);
+        free(sums);
     }
 cleanup:
     for (size_t i = 0; txt && i < n; i++) free(txt[i]);
@@ -888,6 +907,7 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
     lsim_replay_item *items = NULL;
     lsim_memest_job mem;
     memset(&mem, 0, sizeof mem);
+    lsim_cli_tty_progress(1, "report: reading %s", path);
     int rc = lsim_store_read_results(path, run_name, &r, &err);
     if (!rc) rc = items_of_run(r, path, &items, &err);
     /* the run of a synthesized job keeps its memory estimate; an unreadable
@@ -898,8 +918,10 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
                 merr.msg);
     if (!rc) {
         void *ctx[3] = {r, items, mem.nstages ? &mem : NULL};
+        lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, r->ngpus);
         rc = lsim_cli_write_atomic(html_out, write_html_items, ctx, &err);
     }
+    lsim_cli_tty_progress_done();
     if (!rc && csv_out) {
         lsim_cli_opts co;
         lsim_cli_opts_default(&co);

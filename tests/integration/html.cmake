@@ -46,11 +46,11 @@ lsim_html_test(ns_resolution 5
 lsim_html_test(megatron_tp8_a100_rank0 1 ${_hs}/megatron_tp8_a100/rank0.json.gz
   --require ${_hs}/megatron_tp8_a100/rank0.json.gz
   --contains "data-iter=\"ProfilerStep#3\"")
-# No ProfilerStep annotation: one group for the whole window.
-lsim_html_test(simple_add_window 1
-  ${_hs}/hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz
-  --require ${_hs}/hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz
-  --contains "data-iter=\"window\"")
+# No ProfilerStep annotation: one group for the whole window (the bundled
+# copy of the trace when there is one: lsim_real_trace, CMakeLists.txt).
+lsim_real_trace(hta_single/critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz _sa _lab)
+lsim_html_test(simple_add_window 1 ${_sa} --require ${_sa} --contains "data-iter=\"window\"")
+set_property(TEST html_report:simple_add_window html_screenshot:simple_add_window APPEND PROPERTY LABELS ${_lab})
 
 # Structure only: several ranks on one page, and the observed-latency mode.
 lsim_html_add(html_report:two_files 2 ${LSIM_TEST_DATA}/cuda_graph.json ${LSIM_TEST_DATA}/hip_trace.json)

@@ -36,8 +36,9 @@ foreach(f IN ITEMS
     hta_single/amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz
     hta_single/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz)
   string(REGEX REPLACE "\\.json\\.gz$" "" name "${f}")
-  lsim_trace_out_test(shared:${name} roundtrip --require ${LSIM_SHARED_TRACES}/${f})
-  set_property(TEST trace_out:shared:${name} APPEND PROPERTY LABELS shared)
+  lsim_real_trace(${f} _path _lab) # the bundled copy when there is one (CMakeLists.txt)
+  lsim_trace_out_test(shared:${name} roundtrip --require ${_path})
+  set_property(TEST trace_out:shared:${name} APPEND PROPERTY LABELS ${_lab})
 endforeach()
 
 # The CPU op tree through the CLI (trace_tree_check.py: what each check
