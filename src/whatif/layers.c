@@ -240,6 +240,28 @@ cleanup:
     return rc;
 }
 
+/* The thread that carries the layer annotations and the highest layer
+ * they name (annot_cut, train_cut): 0, or LSIM_EARG when there are none or
+ * they are on two threads. */
+static int annot_thread(const lsim_graph *in, const char *what, uint32_t *thr_out, int *maxl_out, lsim_err *err)
+{
+    uint32_t thr = UINT32_MAX;
+    int maxl = -1;
+    for (size_t v = 0; v < in->n; v++) {
+        if (in->kind[v] != LSIM_N_CPU) continue;
+        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
+        if (l < 0 || l >= 1000000) continue;
+        if (thr == UINT32_MAX) thr = in->proc[v];
+        if (in->proc[v] != thr)
+            return lsim_err_set(err, LSIM_EARG, "%s: layer annotations on two threads: %s cannot tell the layers apart",
+                                in->source, what);
+        if (l > maxl) maxl = l;
+    }
+    if (maxl < 0) return lsim_err_set(err, LSIM_EARG, "%s: no layer annotation (%s)", in->source, what);
+    *thr_out = thr, *maxl_out = maxl;
+    return 0;
+}
+
 /* The layers from record_function annotations (wi_layers_cut). Why the
  * first and last piece: the launching thread is flattened, so an annotation
  * survives only as the pieces between (and around) the ops it holds; a
@@ -252,17 +274,7 @@ static int annot_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
     int rc = 0, maxl = -1;
     size_t n = in->n;
     uint32_t thr = UINT32_MAX, *cnt = NULL;
-    for (size_t v = 0; v < n; v++) {
-        if (in->kind[v] != LSIM_N_CPU) continue;
-        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
-        if (l < 0 || l >= 1000000) continue;
-        if (thr == UINT32_MAX) thr = in->proc[v];
-        if (in->proc[v] != thr)
-            return lsim_err_set(err, LSIM_EARG, "%s: layer annotations on two threads: %s cannot tell the layers apart",
-                                in->source, what);
-        if (l > maxl) maxl = l;
-    }
-    if (maxl < 0) return lsim_err_set(err, LSIM_EARG, "%s: no layer annotation (%s)", in->source, what);
+    if ((rc = annot_thread(in, what, &thr, &maxl, err))) return rc;
     int units = maxl + 1;
     C->units = units, C->runs = 1, C->nseg = units;
     if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
@@ -374,17 +386,7 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
     lsim_time_node *A = NULL, *Q = NULL;
     lsim_ns *a0 = NULL, *a1 = NULL, *c0 = NULL, *c1 = NULL, *lst = NULL;
     int32_t *smin = NULL, *smax = NULL;
-    for (size_t v = 0; v < n; v++) {
-        if (in->kind[v] != LSIM_N_CPU) continue;
-        int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
-        if (l < 0 || l >= 1000000) continue;
-        if (thr == UINT32_MAX) thr = in->proc[v];
-        if (in->proc[v] != thr)
-            return lsim_err_set(err, LSIM_EARG, "%s: layer annotations on two threads: %s cannot tell the layers apart",
-                                in->source, what);
-        if (l > maxl) maxl = l;
-    }
-    if (maxl < 0) return lsim_err_set(err, LSIM_EARG, "%s: no layer annotation (%s)", in->source, what);
+    if ((rc = annot_thread(in, what, &thr, &maxl, err))) return rc;
     int units = maxl + 1;
     if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
     const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
