@@ -262,6 +262,41 @@ static int annot_thread(const lsim_graph *in, const char *what, uint32_t *thr_ou
     return 0;
 }
 
+/* Annotated work into segments (annot_cut, train_cut): every node's
+ * launch call (C->launcher); the annotating thread's work inside span s
+ * ([a0[s], a1[s]], spans in time order) to segment s, blocking calls
+ * staying, as for the kernel structure; then the GPU work launched there,
+ * with each segment's GPU span (C->t0, C->t1, which the caller set empty)
+ * and each stream's compute kernels counted (cnt, per processor). */
+static void annot_assign(const lsim_graph *in, uint32_t thr, const lsim_ns *a0, const lsim_ns *a1, int nspan,
+                         const lsim_ns *ts, const lsim_ns *te, wi_tcut *C, uint32_t *cnt)
+{
+    size_t n = in->n;
+    for (size_t v = 0; v < n; v++) {
+        C->seg[v] = -1;
+        C->launcher[v] = UINT32_MAX;
+        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
+            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
+        if (in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
+        int lo = 0, hi = nspan - 1, at = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2;
+            if (a0[mid] <= ts[v]) at = mid, lo = mid + 1;
+            else hi = mid - 1;
+        }
+        if (at >= 0 && te[v] <= a1[at]) C->seg[v] = at;
+    }
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = C->launcher[v];
+        if (!in->procs[in->proc[v]].is_gpu) continue;
+        if (in->kind[v] == LSIM_N_KERNEL && !(in->flags[v] & LSIM_NF_COLL)) cnt[in->proc[v]]++;
+        if (u == UINT32_MAX || C->seg[u] < 0) continue;
+        int s = C->seg[v] = C->seg[u];
+        if (ts[v] < C->t0[s]) C->t0[s] = ts[v];
+        if (te[v] > C->t1[s]) C->t1[s] = te[v];
+    }
+}
+
 /* The layers from record_function annotations (wi_layers_cut). Why the
  * first and last piece: the launching thread is flattened, so an annotation
  * survives only as the pieces between (and around) the ops it holds; a
@@ -309,34 +344,10 @@ static int annot_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
                               "layers): %s cuts one forward pass of consecutive layers",
                               in->source, l - 1, l, what);
     }
-    /* the launching thread's work inside each annotation (blocking calls
-     * stay, as for the kernel structure), then the GPU work launched there */
-    for (size_t v = 0; v < n; v++) {
-        C->seg[v] = -1;
-        C->launcher[v] = UINT32_MAX;
-        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
-        if (rc || in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
-        int lo = 0, hi = units - 1, at = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) / 2;
-            if (a0[mid] <= ts[v]) at = mid, lo = mid + 1;
-            else hi = mid - 1;
-        }
-        if (at >= 0 && te[v] <= a1[at]) C->seg[v] = at;
-    }
+    if (!rc) annot_assign(in, thr, a0, a1, units, ts, te, C, cnt);
     free(a0);
     free(a1);
     if (rc) goto cleanup;
-    for (size_t v = 0; v < n; v++) {
-        uint32_t u = C->launcher[v];
-        if (!in->procs[in->proc[v]].is_gpu) continue;
-        if (in->kind[v] == LSIM_N_KERNEL && !(in->flags[v] & LSIM_NF_COLL)) cnt[in->proc[v]]++;
-        if (u == UINT32_MAX || C->seg[u] < 0) continue;
-        int l = C->seg[v] = C->seg[u];
-        if (ts[v] < C->t0[l]) C->t0[l] = ts[v];
-        if (te[v] > C->t1[l]) C->t1[l] = te[v];
-    }
     uint32_t cs = 0;
     for (uint32_t p = 1; p < in->nprocs; p++)
         if (cnt[p] > cnt[cs]) cs = p;
@@ -455,29 +466,11 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
         }
     }
     /* forward: the annotating thread's work inside each annotation, then
-     * the GPU work launched there */
+     * the GPU work launched there, and each layer's Sequence numbers */
+    annot_assign(in, thr, a0, a1, nf, ts, te, C, cnt);
     for (size_t v = 0; v < n; v++) {
-        C->seg[v] = -1;
-        C->launcher[v] = UINT32_MAX;
-        for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
-        if (in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
-        int lo = 0, hi = nf - 1, at = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) / 2;
-            if (a0[mid] <= ts[v]) at = mid, lo = mid + 1;
-            else hi = mid - 1;
-        }
-        if (at >= 0 && te[v] <= a1[at]) C->seg[v] = at;
-    }
-    for (size_t v = 0; v < n; v++) {
-        uint32_t u = C->launcher[v];
-        if (!in->procs[in->proc[v]].is_gpu) continue;
-        if (in->kind[v] == LSIM_N_KERNEL && !(in->flags[v] & LSIM_NF_COLL)) cnt[in->proc[v]]++;
-        if (u == UINT32_MAX || C->seg[u] < 0) continue;
-        int s = C->seg[v] = C->seg[u];
-        if (ts[v] < C->t0[s]) C->t0[s] = ts[v];
-        if (te[v] > C->t1[s]) C->t1[s] = te[v];
+        int s = C->seg[v];
+        if (s < 0 || !in->procs[in->proc[v]].is_gpu) continue;
         if (in->phase[v] == LSIM_PHASE_FORWARD && in->fwd_seq[v] >= 0) {
             if (in->fwd_seq[v] < smin[s]) smin[s] = in->fwd_seq[v];
             if (in->fwd_seq[v] > smax[s]) smax[s] = in->fwd_seq[v];
