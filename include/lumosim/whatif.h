@@ -422,6 +422,10 @@ typedef struct lsim_wi_pipe_cfg {
                              emitted in a group of one, for lsim_wi_relayout
                              to widen and lsim_wi_retime to time (the cost of
                              the new group: a group of one costs nothing) */
+    int64_t act_bytes;    /* traced training steps without TP all-reduces:
+                             the activations a pipeline transfer carries
+                             (micro-batch x seq x hidden x 2 from --model and
+                             --micro-batch), 0 unknown */
 } lsim_wi_pipe_cfg;
 
 /* An empty column (tp_i, dp_i) of source layout L. 0 or LSIM_ENOMEM. */

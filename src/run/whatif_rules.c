@@ -178,6 +178,11 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
                                 f->in, i, lsim_wi_ident_layers(&ids[i]), lsim_wi_ident_runs(&ids[i]),
                                 lsim_wi_ident_layers(&ids[0]), lsim_wi_ident_runs(&ids[0]));
     d->src_m = lsim_wi_ident_runs(&ids[0]);
+    /* a training step without TP all-reduces: the activations from the
+     * model's shape and the micro-batch the user names */
+    if (f->have_model && rq->micro_batch > 0)
+        d->pcfg.act_bytes = (int64_t)rq->micro_batch * f->from_model.seq * f->from_model.hidden *
+                            (f->from_model.elem_bytes > 0 ? f->from_model.elem_bytes : 2);
     d->pcfg.micro_batches = rq->micro_batches ? (int)rq->micro_batches : d->src_m;
     int rc = lsim_wi_trace_pipe_check(f->in, all_forward_only(f), &f->L, &d->pcfg,
                                       rq->layers ? (int)rq->layers : lsim_wi_ident_layers(&ids[0]), d->src_m, err);

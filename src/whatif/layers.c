@@ -772,7 +772,7 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     {
         tname_ctx T = {in, C.seg, first, C.units, C.units * C.runs};
         for (int s = 0; s < nseg; s++) rev[s] = s >= C.units * C.runs && C.annotated;
-        wi_plan P = {removed, C.seg, copies, (uint32_t)nseg, NULL, 2, C.annotated ? rename_annotation : NULL, &T, rev};
+        wi_plan P = {removed, C.seg, copies, (uint32_t)nseg, NULL, 2, C.annotated ? rename_annotation : NULL, &T, rev, NULL, NULL};
         rc = wi_rebuild(in, &P, out, rec, err);
     }
 cleanup:
@@ -915,7 +915,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
     }
     {
         lctx C = {in, count, newid, lo, hi};
-        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 1, rename_node, &C, NULL};
+        wi_plan P = {removed, seg, copies, (uint32_t)nseg, NULL, 1, rename_node, &C, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &P, &o, rec, err))) goto cleanup;
     }
     /* buckets of several layers: resized in proportion, re-timed */

@@ -325,6 +325,8 @@ int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_
     if (P->renumber == 2) rc = renumber_by_origin(g, P, o, from, copy, err);
     else if (P->renumber) rc = wi_renumber_seq(o, err);
     if (rc) goto cleanup;
+    if (P->from_out) *P->from_out = from, from = NULL;
+    if (P->copy_out) *P->copy_out = copy, copy = NULL;
     *out = o;
     o = NULL;
     goto cleanup;

@@ -470,7 +470,7 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
         /* whole groups go, so the other groups' sequence numbers stand (a
          * renumbering in node order would count a trace's CPU-side
          * collective nodes) */
-        wi_plan P = {removed, seg, NULL, 0, src, 0, NULL, NULL, NULL};
+        wi_plan P = {removed, seg, NULL, 0, src, 0, NULL, NULL, NULL, NULL, NULL};
         rc = wi_rebuild(in, &P, &g, rec, err);
         free(seg);
         free(removed);

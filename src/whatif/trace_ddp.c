@@ -424,7 +424,7 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     for (size_t c = 0; c < in->ncoll; c++)
         if (in->colls[c].pg_name == pgn && in->colls[c].seq >= ref.seq_base) ref.seq_base = in->colls[c].seq + 1;
     {
-        wi_plan P = {removed, seg, NULL, 0, NULL, 0, NULL, NULL, NULL};
+        wi_plan P = {removed, seg, NULL, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &P, &cut, rec, err))) goto cleanup;
     }
     rc = insert_buckets(cut, L, topo, me, &ref, out, rec, err);

@@ -49,12 +49,28 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
         return lsim_err_set(err, LSIM_EARG,
                             "%s: the trace already has a pipeline (PP = %d): --pp on a trace re-cuts a PP-1 trace only",
                             source, L->pp);
-    if (!forward_only)
-        return lsim_err_set(err, LSIM_EARG,
-                            "%s: the trace has a backward pass or an optimizer step: --pp on a trace needs a "
-                            "forward-only trace (a training step's stages need the 1F1B order of its forward and "
-                            "backward layers, not built yet; --layers and --dp take training steps)",
-                            source);
+    if (!forward_only) {
+        /* a training step (train_pipe.c): one traced micro-batch, 1F1B */
+        if (runs != 1)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: the step runs %d forward and backward passes (gradient accumulation): --pp on a "
+                                "training step takes a trace of one micro-batch per step (--micro-batches sets the "
+                                "new count)",
+                                source, runs);
+        if (L->dp > 1 || to->dp_to > 1)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: --pp on a data-parallel training step (DP %d to %d): DDP's buckets would have to "
+                                "be re-cut per stage, which is not built; --pp takes a DP-1 step (whatif --dp 1 cuts "
+                                "one from a DDP job)",
+                                source, L->dp, to->dp_to > 0 ? to->dp_to : L->dp);
+        if (to->vstages > 1)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: --schedule interleaved:%d on a training step: only 1F1B is built for traced "
+                                "training steps; use --schedule 1f1b",
+                                source, to->vstages);
+        if (m > 1024) return lsim_err_set(err, LSIM_EARG, "--micro-batches %d: at most 1024 copies of a traced step", m);
+        return wi_pipe_shape_check(to, layers, "trace's", err);
+    }
     if (runs != 1)
         return lsim_err_set(err, LSIM_EARG,
                             "%s: the trace runs %d forward micro-batches: --pp on a trace needs exactly one (the work "
@@ -91,6 +107,10 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     lsim_wi_counts scratch;
     memset(&scratch, 0, sizeof scratch);
     const int P = to->pp, V = to->vstages;
+    if (!wi_forward_only(in)) {
+        rc = wi_train_pipeline(in, L, to, topo, tp_i, dp_i, pp_i, out, rec, err);
+        goto cleanup;
+    }
     /* the checks that need no layers first, for their own messages */
     if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, to->pp * to->vstages, 1, err)))
         goto cleanup;
@@ -158,7 +178,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     char src[512];
     snprintf(src, sizeof src, "whatif:pp%d/stage%d<-%.400s", P, pp_i, in->source);
     {
-        wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL, NULL};
+        wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &pl, &o1, &scratch, err))) goto cleanup;
     }
     /* launch costs of the trace: median launch call and launch edge delay */
@@ -293,7 +313,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
             if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
         }
-        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL};
+        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
         rc = wi_rebuild(o2, &pl, &o3, &scratch, err);
         for (size_t x = 0; !rc && x < o3->n; x++) {
             if (o3->coll[x] < 0) continue;

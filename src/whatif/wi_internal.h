@@ -31,6 +31,9 @@ typedef struct wi_plan {
      * Sequence numbers of forward copy copies - 1 - c, so that the first
      * forward copy pairs with the last backward one, as in a real step) */
     const uint8_t *seq_reverse;
+    /* or NULL: set to new arrays (the caller frees) giving, per node of the
+     * new graph, its source node and its copy number (0: the original) */
+    uint32_t **from_out, **copy_out;
 } wi_plan;
 
 int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
@@ -151,6 +154,14 @@ int wi_annot_layer(const char *name);
  * recovered; cutting them would leave their backward behind), annotations
  * on several threads, missing, repeated or overlapping. */
 int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err);
+
+/* --pp on a traced training step (train_pipe.c; lsim_wi_trace_pipeline
+ * calls it for a trace with a backward pass): the same contract, the
+ * step's forward and backward layers split into stages and its micro-batch
+ * copied to->micro_batches times in 1F1B order. */
+int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
+                      const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out, lsim_wi_counts *rec,
+                      lsim_err *err);
 
 /* Nodes and edges added to a graph (wi_append): new node i gets id g->n + i;
  * an edge's ends are old or new ids. New processors are appended after g's

@@ -76,6 +76,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_truth import load, truth  # noqa: E402
+
 lumosim, maker, topo = sys.argv[1], sys.argv[2], sys.argv[3]
 ddp4 = sys.argv[4] if len(sys.argv) > 4 else ""
 fails = []
@@ -92,79 +95,6 @@ def run(*args, ok=True):
     if ok and p.returncode != 0:
         sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
     return p
-
-
-def load(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt") as f:
-        return json.load(f)
-
-
-def truth(doc):
-    """Per (step, layer): forward/backward kernel count and ns; grad bytes."""
-    ev = doc["traceEvents"]
-    x = [e for e in ev if e.get("ph") == "X"]
-    kern = {e["args"]["correlation"]: e for e in x if e.get("cat") == "kernel"}
-    launch = [e for e in x if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
-    ann = sorted([e for e in x if e.get("cat") == "user_annotation" and e["name"].startswith("layers.")],
-                 key=lambda e: e["ts"])
-    spans, run_i, last = [], -1, 10 ** 9
-    for e in ann:
-        l = int(e["name"].split(".")[1])
-        if l < last:
-            run_i += 1
-        last = l
-        spans.append((e["ts"], e["ts"] + e["dur"], run_i, l, e["tid"]))
-
-    def layer_at(ts, tid):
-        for a, b, r, l, t in spans:
-            if t == tid and a <= ts < b:
-                return (r, l)
-        return None
-
-    fwd_seq = {}  # Sequence number -> (step, layer)
-    for e in x:
-        if e.get("cat") == "cpu_op" and e["args"].get("Fwd thread id") == 0 and "Sequence number" in e["args"]:
-            k = layer_at(e["ts"], e["tid"])
-            if k:
-                fwd_seq[e["args"]["Sequence number"]] = k
-    bwd_ops = [e for e in x if e.get("cat") == "cpu_op" and e["name"].startswith("autograd::engine::evaluate_function")
-               and e["args"].get("Sequence number") in fwd_seq]
-    T = {}
-    for c in launch:
-        k = kern.get(c["args"]["correlation"])
-        if not k:
-            continue
-        key = layer_at(c["ts"], c["tid"])
-        side = "fwd"
-        if not key:
-            side = "bwd"
-            for o in bwd_ops:
-                if o["tid"] == c["tid"] and o["ts"] <= c["ts"] <= o["ts"] + o["dur"]:
-                    key = fwd_seq[o["args"]["Sequence number"]]
-                    break
-        if key:
-            t = T.setdefault(key, {"fwd": [0, 0.0], "bwd": [0, 0.0], "grad": 0})
-            t[side][0] += 1
-            t[side][1] += k["dur"]
-    # gradient bytes: AccumulateGrad ops inside the evaluate_function that
-    # follows a layer's backward op on the autograd thread, up to the next
-    grads = sorted([e for e in x if e["name"] == "torch::autograd::AccumulateGrad"], key=lambda e: e["ts"])
-    tops = sorted([e for e in x if e.get("cat") == "cpu_op" and e["name"].startswith("autograd::engine::evaluate_function")
-                   and "AccumulateGrad" not in e["name"]], key=lambda e: e["ts"])
-    total_grad = 0
-    for gr in grads:
-        n = 4
-        for d in gr["args"]["Input Dims"][0]:
-            n *= d
-        total_grad += n
-        prev = [o for o in tops if o["ts"] < gr["ts"]][-1]
-        key = fwd_seq.get(prev["args"].get("Sequence number"))
-        if key:
-            T[key]["grad"] += n
-    kernels_all = sum(1 for c in launch if c["args"]["correlation"] in kern)
-    ns_all = sum(kern[c["args"]["correlation"]]["dur"] for c in launch if c["args"]["correlation"] in kern)
-    return T, total_grad, kernels_all, ns_all
 
 
 def copies(L, N):
@@ -190,7 +120,7 @@ tmp = tempfile.mkdtemp(prefix="lsim_train_")
 trace = os.path.join(tmp, "train.json.gz")
 subprocess.run([sys.executable, maker, trace, "--layers", "4", "--steps", "2"], check=True)
 doc = load(trace)
-T, total_grad, k_all, ns_all = truth(doc)
+T, total_grad, k_all, ns_all = truth(doc)[:4]
 L, R = 4, 2
 check(len(T) == L * R, "the fixture has %d (step, layer) pairs with kernels (expected %d)" % (len(T), L * R))
 store = os.path.join(tmp, "t.h5")

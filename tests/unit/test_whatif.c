@@ -456,7 +456,7 @@ static int recut(const lsim_synth_cfg *from, const lsim_synth_cfg *to, lsim_wi_c
     lsim_wi_layout L = {from->tp, from->pp, from->dp};
     lsim_wi_model M = {to->model.hidden, to->model.ffn, to->model.heads, to->model.head_dim, to->model.seq,
                        to->model.vocab, to->micro_batch, 2, to->tp};
-    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0, 0};
+    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0, 0, 0};
     int bad = 0;
     for (int t = 0; t < L.tp; t++)
         for (int d = 0; d < L.dp; d++) {
@@ -541,7 +541,7 @@ static void test_pipeline(void)
             if (g) CHECK(lsim_wi_pipe_add(S, g, p, &err) == 0);
             lsim_graph_free(g);
         }
-        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0, 0}, c3 = {3, 1, 4, 0, 0, 0}, ci = {4, 2, 4, 0, 0, 0}, cm = {2, 2, 3, 0, 0, 0}, c1 = {1, 2, 4, 0, 0, 0};
+        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0, 0, 0}, c3 = {3, 1, 4, 0, 0, 0, 0}, ci = {4, 2, 4, 0, 0, 0, 0}, cm = {2, 2, 3, 0, 0, 0, 0}, c1 = {1, 2, 4, 0, 0, 0, 0};
         CHECK(lsim_wi_pipe_check(S, &c8, &err) == LSIM_EARG && strstr(err.msg, "more pipeline stages than the model's 4 layers"));
         CHECK(lsim_wi_pipe_check(S, &c3, &err) == LSIM_EARG && strstr(err.msg, "not divisible by PP x V = 3 x 1"));
         CHECK(lsim_wi_pipe_check(S, &ci, &err) == LSIM_EARG && strstr(err.msg, "PP x V = 8 model chunks"));
@@ -728,7 +728,7 @@ static void test_trace_pipeline(void)
     lsim_topology topo;
     lsim_topology_default(&gpu, &topo);
     lsim_wi_layout L = {2, 1, 1};
-    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0};
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     static const size_t want_k[3] = {2 + 16 + 1, 16 + 2, 16 + 4 + 1}, want_r[3] = {18 + 2, 16 + 4, 20 + 2};
@@ -799,16 +799,16 @@ static void test_trace_pipeline(void)
     CHECK_I64((int64_t)rec.coll_retimed[LSIM_WI_PP], 4);
     /* what cannot apply: named, nothing made */
     lsim_graph *o = NULL;
-    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0};
+    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "the trace's 3 layers are not divisible by PP x V = 2 x 1") != NULL);
-    bad = (lsim_wi_pipe_cfg){3, 2, 3, 0, 0, 0};
+    bad = (lsim_wi_pipe_cfg){3, 2, 3, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "interleaved:2 with --micro-batches 3 on a trace") != NULL);
     /* 2 micro-batches on 3 stages: stage 1 receives, computes and sends
      * twice, the second copy's transfers numbered 1 on their pairs and its
      * all-reduces after the first copy's */
-    lsim_wi_pipe_cfg two = {3, 1, 2, 0, 0, 0};
+    lsim_wi_pipe_cfg two = {3, 1, 2, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &two, &topo, 0, 0, 1, &o, &rec, &err) == 0);
     if (o) {
         CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), 2 * (16 + 2));
@@ -923,7 +923,7 @@ static void test_annotated_layers(void)
     lsim_gpu_spec_builtin("a100", &gpu, &err);
     lsim_topology topo;
     lsim_topology_default(&gpu, &topo);
-    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0};
     static const size_t want_k[3] = {2 + 1, 2 + 2, 2 + 1 + 1};
     for (int p = 0; p < 3; p++) {
         CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, p, &o, &rec, &err) == 0);

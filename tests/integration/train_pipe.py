@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""train_pipe.py LUMOSIM MAKE_TRAIN_TRACE
+
+`whatif --pp N [--micro-batches M]` on a traced training step (docs/whatif.md
+"Pipeline of a training step"), on the fixture
+tests/data/tools/make_train_trace.py writes (a 4-layer GPT-style step on one
+GPU, one step; our own synthesis, so these are checks of the transformation
+and of the 1F1B schedule, not of accuracy). Every expected figure is
+computed here from the trace JSON (train_truth.py) and the 1F1B rule,
+independently of lumosim:
+
+- which kernels each stage runs: stage p of P holds layers
+  [p L/P, (p+1) L/P); forward work before the first layer (embedding) and
+  backward work after layer 0's (its gradient) on stage 0; forward work
+  after the last layer (head, loss) and backward work before the last
+  layer's backward on the last stage; everything else on every stage;
+- the optimizer's kernels re-timed by the stage's share of the gradient
+  bytes (AccumulateGrad shapes; those before the first layer-owned one are
+  the head's: last stage; after the last: the embedding's: stage 0);
+- with M micro-batches, the work between the step's first forward kernel
+  and its last backward kernel runs M times, the rest (data loading,
+  optimizer) once;
+- the 1F1B order on each stage (Narayanan et al. 2021): min(P-1-p, M)
+  forwards, then one forward and one backward alternating, then the rest.
+
+Checked:
+1. identity: --pp 1 predicts exactly what replaying the trace does;
+2. conservation: for P = 2 and 4, M = 1 and 4, each stage runs exactly its
+   kernels (by correlation id), each as many times as computed here, with
+   the trace's durations (the optimizer's scaled by the share, to 1 ns);
+3. the schedule: on every stage of P = 2 and 4 with M = 4 and 8, the
+   forward and backward micro-batches start on the compute stream in 1F1B
+   order;
+4. the bubble law: job(2M) - job(M) for P = 2 and 4 is M times the busiest
+   stage's per-micro-batch compute (within 3 %), and job(1) is at least the
+   sum of every stage's;
+5. options combine: --layers 8 --pp 2 gives each stage 4 layers' kernels;
+6. refusals, one line each, nothing written: a DDP step (--world 2), a step
+   traced with gradient accumulation, interleaved:2, no --model for the
+   activations, layers not divisible by PP.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_truth import load, truth  # noqa: E402
+
+lumosim, maker = sys.argv[1], sys.argv[2]
+fails = []
+LOW = (1 << 40) - 1
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        fails.append(what)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([lumosim] + list(args), capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p
+
+
+tmp = tempfile.mkdtemp(prefix="lsim_tpipe_")
+trace = os.path.join(tmp, "train.json.gz")
+subprocess.run([sys.executable, maker, trace, "--layers", "4", "--steps", "1"], check=True)
+doc = load(trace)
+T, total_grad, _, _, K, G = truth(doc)
+NL = 4
+store = os.path.join(tmp, "t.h5")
+run("build", trace, "-o", store)
+model = os.path.join(tmp, "model.json")
+json.dump({"layers": 4, "hidden": 1024, "ffn": 4096, "heads": 16, "head_dim": 64, "seq": 1024, "vocab": 32768},
+          open(model, "w"))
+SHAPE = ["--model", model, "--micro-batch", "4"]
+
+# ---- the trace's kernels, classified here
+ev = doc["traceEvents"]
+x = [e for e in ev if e.get("ph") == "X"]
+kern = {e["args"]["correlation"]: e for e in x if e.get("cat") == "kernel"}
+launch = {e["args"]["correlation"]: e for e in x if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"}
+fwd_ops = [e for e in x if e.get("cat") == "cpu_op" and e["args"].get("Fwd thread id") == 0]
+opt = [e for e in x if e.get("cat") == "user_annotation" and e["name"].startswith("Optimizer.step")]
+ann = [e for e in x if e.get("cat") == "user_annotation" and e["name"].startswith("layers.")]
+a_first, a_last = min(e["ts"] for e in ann), max(e["ts"] + e["dur"] for e in ann)
+
+
+def inside(t, spans):
+    return any(o["ts"] <= t <= o["ts"] + o["dur"] for o in spans)
+
+
+bwd_first = {l: min(kern[c]["ts"] for c, k in K.items() if k[1] == l and k[2] == "bwd") for l in range(NL)}
+bwd_last0 = max(kern[c]["ts"] + kern[c]["dur"] for c, k in K.items() if k[1] == 0 and k[2] == "bwd")
+fwd_k = [c for c in kern if c in launch and inside(launch[c]["ts"], fwd_ops)]
+w0 = min(kern[c]["ts"] for c in fwd_k)
+w1 = max(kern[c]["ts"] + kern[c]["dur"] for c, k in K.items() if k[2] == "bwd")
+cls = {}  # corr -> ("layer", l, side) | ("first" | "last" | "all" | "opt", per_mb)
+for c, e in kern.items():
+    per_mb = w0 <= e["ts"] <= w1
+    if c in K:
+        cls[c] = ("layer", K[c][1], K[c][2], True)
+    elif c in launch and inside(launch[c]["ts"], opt):
+        cls[c] = ("opt", per_mb)
+    elif c in launch and inside(launch[c]["ts"], fwd_ops):
+        cls[c] = ("first" if launch[c]["ts"] < a_first else "last", per_mb)
+    elif c in launch and launch[c]["tid"] != ann[0]["tid"] and per_mb:  # backward work outside the layers
+        cls[c] = ("last" if e["ts"] < bwd_first[NL - 1] else "first" if e["ts"] >= bwd_last0 else "all", per_mb)
+    else:
+        cls[c] = ("all", per_mb)
+check(sum(1 for v in cls.values() if v[0] == "opt") > 0 and sum(1 for v in cls.values() if v[0] == "first") > 0 and
+      sum(1 for v in cls.values() if v[0] == "last") > 0, "the fixture has optimizer, embedding and head kernels")
+
+
+def stage_of(l, P):
+    return l // (NL // P)
+
+
+def share(p, P):
+    keyed = [g for g in G if g[2]]
+    t0, t1 = min(g[0] for g in keyed), max(g[0] for g in keyed)
+    mine = 0
+    for ts, n, key in G:
+        st = stage_of(key[1], P) if key else (P - 1 if ts < t0 else 0 if ts > t1 else None)
+        mine += n if st == p else 0
+    return mine / total_grad
+
+
+def expected(p, P, M):
+    """corr -> (count, ns each) on stage p."""
+    out = {}
+    for c, v in cls.items():
+        dur = round(kern[c]["dur"] * 1000)
+        if v[0] == "layer":
+            if stage_of(v[1], P) == p:
+                out[c] = (M, dur)
+        elif v[0] == "opt":
+            out[c] = (1, round(dur * share(p, P)))
+        elif v[0] == "all" or (v[0] == "first" and p == 0) or (v[0] == "last" and p == P - 1):
+            out[c] = (M if v[1] else 1, dur)
+    return out
+
+
+def predicted(st):
+    """per rank: {corr: [ns...]}, and the compute-stream kernels [(ts, corr, copy)]."""
+    out = os.path.join(tmp, "pred.json")
+    run("sim", st, "--trace-out", out, "--force")
+    d = load(out)
+    rank_of = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") == "M" and e["name"] == "process_name" and " GPU " in e["args"]["name"]:
+            rank_of[e["pid"]] = int(e["args"]["name"].split()[1])
+    R, S = {}, {}
+    for e in d["traceEvents"]:
+        if e.get("cat") != "kernel" or "[pipeline" in e["name"]:
+            continue
+        r, c = rank_of[e["pid"]], e["args"]["correlation"]
+        R.setdefault(r, {}).setdefault(c & LOW, []).append(round(e["dur"] * 1000))
+        S.setdefault(r, []).append((e["ts"], c & LOW, c >> 40))
+    return R, S
+
+
+def job_ms(*args):
+    return json.loads(run(*args, "--json").stdout)["job"]["predicted_ns"] / 1e6
+
+
+def pp_store(P, M, *more):
+    out = os.path.join(tmp, "pp%d_m%d%s.h5" % (P, M, "".join(more).replace("-", "")))
+    if not os.path.exists(out):
+        run("whatif", store, "--pp", str(P), "--micro-batches", str(M), *SHAPE, *more, "-o", out)
+    return out
+
+
+def one_f_one_b(p, P, M):
+    w, seq, f, b = min(P - 1 - p, M), [], 0, 0
+    while f < w:
+        seq.append(("F", f))
+        f += 1
+    while f < M:
+        seq += [("F", f), ("B", b)]
+        f, b = f + 1, b + 1
+    while b < M:
+        seq.append(("B", b))
+        b += 1
+    return seq
+
+
+# 1. identity
+same = os.path.join(tmp, "pp1.h5")
+run("whatif", store, "--pp", "1", "-o", same)
+rep, sim = job_ms("replay", trace), job_ms("sim", same)
+check(rep == sim, "identity: --pp 1 predicts %.6f ms, the replay %.6f ms" % (sim, rep))
+
+# 2. conservation, 3. schedule
+busy = {}
+for P in (2, 4):
+    for M in (1, 4, 8):
+        R, S = predicted(pp_store(P, M))
+        check(sorted(R) == list(range(P)), "--pp %d --micro-batches %d: %d stages" % (P, M, len(R)))
+        for p in range(P):
+            want, got = expected(p, P, M), R.get(p, {})
+            bad = [c for c in set(want) | set(got)
+                   if c not in want or c not in got or len(got[c]) != want[c][0] or
+                   any(abs(g - want[c][1]) > 1 for g in got[c])]
+            check(not bad, "--pp %d --micro-batches %d stage %d: %d kernels as computed here (%d differ, e.g. %s)"
+                  % (P, M, p, sum(w[0] for w in want.values()), len(bad),
+                     [(c, want.get(c), got.get(c)) for c in bad[:2]]))
+            if M == 1:
+                busy[(P, p)] = sum(n for c, (k, n) in want.items() if cls[c][0] != "opt" and cls[c][-1])
+            if M >= 4:
+                first = {}
+                for ts, c, cp in S[p]:
+                    v = cls.get(c)
+                    if v and v[0] == "layer":
+                        key = ("F" if v[2] == "fwd" else "B", cp)
+                        first[key] = min(first.get(key, ts), ts)
+                order = [k for _, k in sorted((t, k) for k, t in first.items())]
+                want_o = one_f_one_b(p, P, M)
+                check(order == want_o, "--pp %d --micro-batches %d stage %d runs 1F1B: %s" %
+                      (P, M, p, " ".join("%s%d" % k for k in order[:10])))
+
+# 4. the bubble law
+for P in (2, 4):
+    j = {M: job_ms("sim", pp_store(P, M)) for M in (1, 8, 16)}
+    top = max(busy[(P, p)] for p in range(P)) / 1e6
+    slope = (j[16] - j[8]) / 8
+    check(abs(slope / top - 1) < 0.03, "--pp %d: each micro-batch more adds %.3f ms, the busiest stage's compute "
+          "%.3f ms (%+.2f %%)" % (P, slope, top, 100 * (slope / top - 1)))
+    tot = sum(busy[(P, p)] for p in range(P)) / 1e6
+    check(j[1] >= tot, "--pp %d --micro-batches 1: %.3f ms, at least every stage's compute in turn (%.3f ms)"
+          % (P, j[1], tot))
+
+# 5. options combine
+R, _ = predicted(pp_store(2, 2, "--layers", "8"))
+per_layer = {l: sum(1 for c, k in K.items() if k[1] == l) for l in range(NL)}
+for p in range(2):
+    n = sum(len(v) for c, v in R[p].items() if cls.get(c, ("",))[0] == "layer")
+    # 8 layers from 4: every layer twice; stage p holds copies of layers 2p, 2p+1
+    want = 2 * 2 * (per_layer[2 * p] + per_layer[2 * p + 1])
+    check(n == want, "--layers 8 --pp 2 --micro-batches 2 stage %d: %d layer kernels (expected %d)" % (p, n, want))
+
+
+# 6. refusals
+def refused(src, what, args):
+    out = os.path.join(tmp, "refused.h5")
+    p = run("whatif", src, *args, "-o", out, ok=False)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    check(p.returncode != 0 and len(lines) == 1 and what in lines[0] and not os.path.exists(out),
+          "refused (%s): %s" % (" ".join(args), lines[0] if lines else "no message"))
+
+
+def fixture(name, *args):
+    tr = os.path.join(tmp, name + ".json.gz")
+    subprocess.run([sys.executable, maker, tr, "--layers", "4", "--steps", "1", *args], check=True)
+    st = os.path.join(tmp, name + ".h5")
+    run("build", tr, "-o", st)
+    return st
+
+
+refused(fixture("ddp", "--world", "2"), "data-parallel training step", ["--pp", "2"] + SHAPE)
+refused(fixture("accum", "--accum", "2"), "gradient accumulation", ["--pp", "2"] + SHAPE)
+refused(store, "only 1F1B", ["--pp", "2", "--schedule", "interleaved:2", "--micro-batches", "4"] + SHAPE)
+refused(store, "activations", ["--pp", "2"])
+refused(store, "not divisible", ["--pp", "3"] + SHAPE)
+
+print("%d checks failed" % len(fails) if fails else "all checks passed")
+sys.exit(1 if fails else 0)
