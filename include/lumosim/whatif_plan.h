@@ -92,6 +92,8 @@ typedef struct lsim_wi_decision {
     int pipe;                    /* the pipeline is rebuilt */
     int tpipe;                   /* ... from a trace's recovered layers (else from layer tags) */
     int src_m;                   /* the source's micro-batches (trace pipeline; a tagged one: after pass 2's read) */
+    int grad_per_stage;          /* a traced training step's pipeline: DDP's buckets cut on each new stage
+                                    (by lsim_wi_trace_pipeline), not on the source */
     lsim_wi_pipe_cfg pcfg;
     lsim_wi_model Mfrom, Mto;
     size_t ngpu_out;

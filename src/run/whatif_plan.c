@@ -263,7 +263,7 @@ static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_gr
     }
     /* buckets last: cut from the gradients of the new step's layers and
      * shape */
-    if (!rc && d->used[LSIM_WI_ST_GRAD]) {
+    if (!rc && d->used[LSIM_WI_ST_GRAD] && !d->grad_per_stage) {
         rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
                                err);
         int64_t add = 0;

@@ -184,6 +184,7 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
         d->pcfg.act_bytes = (int64_t)rq->micro_batch * f->from_model.seq * f->from_model.hidden *
                             (f->from_model.elem_bytes > 0 ? f->from_model.elem_bytes : 2);
     d->pcfg.micro_batches = rq->micro_batches ? (int)rq->micro_batches : d->src_m;
+    d->grad_per_stage = !all_forward_only(f) && d->used[LSIM_WI_ST_GRAD];
     int rc = lsim_wi_trace_pipe_check(f->in, all_forward_only(f), &f->L, &d->pcfg,
                                       rq->layers ? (int)rq->layers : lsim_wi_ident_layers(&ids[0]), d->src_m, err);
     if (rc) return rc;

@@ -57,12 +57,12 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
                                 "training step takes a trace of one micro-batch per step (--micro-batches sets the "
                                 "new count)",
                                 source, runs);
-        if (L->dp > 1 || to->dp_to > 1)
+        if (L->dp > 1)
             return lsim_err_set(err, LSIM_EARG,
-                                "%s: --pp on a data-parallel training step (DP %d to %d): DDP's buckets would have to "
+                                "%s: --pp on a data-parallel training step (DP %d): its traced buckets would have to "
                                 "be re-cut per stage, which is not built; --pp takes a DP-1 step (whatif --dp 1 cuts "
-                                "one from a DDP job)",
-                                source, L->dp, to->dp_to > 0 ? to->dp_to : L->dp);
+                                "one from a DDP job; --pp with --dp then inserts DDP's buckets per stage)",
+                                source, L->dp);
         if (to->vstages > 1)
             return lsim_err_set(err, LSIM_EARG,
                                 "%s: --schedule interleaved:%d on a training step: only 1F1B is built for traced "

@@ -293,9 +293,10 @@ static void one_f_one_b(int p, int P, int m, uint8_t *part, int *mb)
  * part into work after it from the last micro-batch; and per processor the
  * chain through the parts in 1F1B order. *out: the new graph. */
 static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, int m, lsim_graph **out,
-                   lsim_wi_counts *rec, lsim_err *err)
+                   uint8_t **accum, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
+    *accum = NULL;
     size_t n = o2->n;
     int rc = 0, cps[2] = {m, m};
     lsim_graph *o3 = NULL;
@@ -399,6 +400,9 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
     free(dpred);
     if (lsim_graph_set_edges(o3, E, ne, LSIM_OUT_BY_DST, err)) goto nomem;
     lsim_graph_count_edges(o3);
+    /* the backward copies before the last: their gradients accumulate */
+    if (!(*accum = malloc(n3 ? n3 : 1))) goto nomem;
+    for (size_t x = 0; x < n3; x++) (*accum)[x] = part[from[x]] == U_B && copy[x] + 1 < (uint32_t)m;
     /* transfers numbered by micro-batch in their direction's group */
     for (size_t x = 0; x < n3; x++) {
         if (o3->coll[x] < 0) continue;
@@ -437,7 +441,9 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     memset(&C, 0, sizeof C);
     int rc = 0;
     lsim_graph *o1 = NULL, *o2 = NULL;
-    uint8_t *removed = NULL, *unit = NULL, *part2 = NULL;
+    uint8_t *removed = NULL, *unit = NULL, *part2 = NULL, *accum = NULL;
+    int64_t *gsave = NULL;
+    int8_t *gstage = NULL;
     int *copies = NULL;
     uint32_t *nid = NULL;
     lsim_time_node *cpu = NULL;
@@ -487,7 +493,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             goto cleanup;
         }
     }
-    if (!(removed = calloc(n ? n : 1, 1)) || !(unit = malloc(n ? n : 1)) || !(copies = malloc(2 * (size_t)N * sizeof *copies)) ||
+    if (!(removed = calloc(n ? n : 1, 1)) || !(unit = malloc(n ? n : 1)) || !(gstage = calloc(n ? n : 1, 1)) || !(copies = malloc(2 * (size_t)N * sizeof *copies)) ||
         !(nid = malloc((n ? n : 1) * sizeof *nid)) || !(cpu = malloc((n ? n : 1) * sizeof *cpu)) ||
         !(samp = malloc((n ? n : 1) * sizeof *samp)))
         goto nomem;
@@ -546,6 +552,14 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             if (st == pp_i) mine += (double)in->grad_bytes[v];
         }
         if (all > 0) share = mine / all;
+        /* the gradient ops of other stages' parameters stay as CPU work
+         * (each rank runs the loop), their sizes do not: they are not this
+         * stage's to reduce */
+        for (size_t v = 0; v < n; v++) {
+            if (in->grad_bytes[v] <= 0) continue;
+            int32_t s = C.seg[v];
+            gstage[v] = (int8_t)((s >= 0 ? STAGE(s % N) : ts[v] < tblc ? P - 1 : 0) == pp_i);
+        }
     }
 #undef STAGE
     if ((rc = label_parts(in, &C, ts, unit, err))) goto cleanup;
@@ -559,9 +573,11 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         wi_plan pl = {removed, C.seg, copies, (uint32_t)(2 * N), src, 2, NULL, NULL, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &pl, &o1, &scratch, err))) goto cleanup;
     }
-    for (size_t v = 0; v < n; v++)
+    for (size_t v = 0; v < n; v++) {
         if (!removed[v] && in->phase[v] == LSIM_PHASE_OPTIMIZER && in->procs[in->proc[v]].is_gpu)
             o1->dur[nid[v]] = (lsim_ns)llround((double)in->dur[v] * share);
+        if (!removed[v] && in->grad_bytes[v] > 0 && !gstage[v]) o1->grad_bytes[nid[v]] = 0;
+    }
     /* launch costs of the trace: median launch call and launch edge delay */
     {
         size_t k = 0;
@@ -612,9 +628,29 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             if (nid[v] != NONE) part2[nid[v]] = unit[v];
         for (size_t i = 0; i < X.na; i++) part2[o1->n + i] = X.part[i];
         lsim_graph *o3 = NULL;
-        if ((rc = reorder(o2, part2, pp_i, P, m, &o3, &scratch, err))) goto cleanup;
+        if ((rc = reorder(o2, part2, pp_i, P, m, &o3, &accum, &scratch, err))) goto cleanup;
         lsim_graph_free(o2);
         o2 = o3;
+    }
+    /* DP from 1: DDP's buckets cut from the stage's own gradients, once
+     * per step -- the last micro-batch's backward (pipeline training
+     * reduces after accumulating: DDP's no_sync() for the other
+     * micro-batches) -- by lsim_wi_trace_ddp with the accumulating copies'
+     * gradient sizes hidden, then given back */
+    if (to->dp_to > 1) {
+        size_t n2 = o2->n;
+        lsim_graph *o4 = NULL;
+        if (!(gsave = malloc((n2 ? n2 : 1) * sizeof *gsave))) goto nomem;
+        memcpy(gsave, o2->grad_bytes, n2 * sizeof *gsave);
+        for (size_t x = 0; accum && x < n2; x++)
+            if (accum[x]) o2->grad_bytes[x] = 0;
+        Ls.dp = L->dp;
+        rc = lsim_wi_trace_ddp(o2, &Ls, topo, me, &o4, rec, err);
+        memcpy(o2->grad_bytes, gsave, n2 * sizeof *gsave);
+        if (rc) goto cleanup;
+        memcpy(o4->grad_bytes, gsave, n2 * sizeof *gsave); /* wi_append keeps ids 0..n2-1 */
+        lsim_graph_free(o2);
+        o2 = o4;
     }
     /* the stage's place in the job: rank, groups of stage pp_i */
     o2->rank = me;
@@ -640,6 +676,9 @@ cleanup:
     free(removed);
     free(unit);
     free(part2);
+    free(accum);
+    free(gsave);
+    free(gstage);
     free(copies);
     free(nid);
     free(cpu);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""train_pipe.py LUMOSIM MAKE_TRAIN_TRACE
+"""train_pipe.py LUMOSIM MAKE_TRAIN_TRACE [TOPOLOGY]
 
 `whatif --pp N [--micro-batches M]` on a traced training step (docs/whatif.md
 "Pipeline of a training step"), on the fixture
@@ -35,7 +35,14 @@ Checked:
    stage's per-micro-batch compute (within 3 %), and job(1) is at least the
    sum of every stage's;
 5. options combine: --layers 8 --pp 2 gives each stage 4 layers' kernels;
-6. refusals, one line each, nothing written: a DDP step (--world 2), a step
+6. --pp 2 --dp 4: each GPU all-reduces the buckets DDP's rule cuts from its
+   stage's own gradients, for one pass, all in the last micro-batch's
+   backward; the replicas of a stage agree; DP is no faster than DP 1;
+   with TOPOLOGY (64 DGX nodes over InfiniBand), the scale-out recipe of
+   docs/whatif.md at 512 GPUs, --pp 4 --dp 128 --micro-batches 8: per GPU
+   the buckets of its stage, 8 transfers each way per boundary, coupled,
+   the replicas of a stage agree, no faster than one pipeline;
+7. refusals, one line each, nothing written: a DDP step (--world 2), a step
    traced with gradient accumulation, interleaved:2, no --model for the
    activations, layers not divisible by PP.
 """
@@ -49,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_truth import load, truth  # noqa: E402
 
 lumosim, maker = sys.argv[1], sys.argv[2]
+topo = sys.argv[3] if len(sys.argv) > 3 else ""
 fails = []
 LOW = (1 << 40) - 1
 
@@ -169,7 +177,7 @@ def job_ms(*args):
 
 
 def pp_store(P, M, *more):
-    out = os.path.join(tmp, "pp%d_m%d%s.h5" % (P, M, "".join(more).replace("-", "")))
+    out = os.path.join(tmp, "pp%d_m%d%s.h5" % (P, M, "".join(os.path.basename(a) for a in more).replace("-", "")))
     if not os.path.exists(out):
         run("whatif", store, "--pp", str(P), "--micro-batches", str(M), *SHAPE, *more, "-o", out)
     return out
@@ -244,7 +252,84 @@ for p in range(2):
     check(n == want, "--layers 8 --pp 2 --micro-batches 2 stage %d: %d layer kernels (expected %d)" % (p, n, want))
 
 
-# 6. refusals
+# 6. data parallelism per stage: DDP's buckets cut from each stage's own
+# gradients (DDP's rule: a bucket closes once it holds 1 MiB for the first,
+# 25 MiB after), all-reduced once per step in the last micro-batch's backward
+def ddp_rule(sizes):
+    out, cur, cap = [], 0, 1 << 20
+    for n in sizes:
+        cur += n
+        if cur >= cap:
+            out.append(cur)
+            cur, cap = 0, 25 << 20
+    return out + ([cur] if cur else [])
+
+
+def stage_grads(p, P):
+    keyed = [g for g in G if g[2]]
+    t0, t1 = min(g[0] for g in keyed), max(g[0] for g in keyed)
+    return [n for ts, n, key in G
+            if (stage_of(key[1], P) if key else (P - 1 if ts < t0 else 0 if ts > t1 else -1)) == p]
+
+
+P, M, D = 2, 4, 4
+st = pp_store(P, M, "--dp", str(D))
+out = os.path.join(tmp, "pred_dp.json")
+sim_dp = json.loads(run("sim", st, "--json").stdout)
+run("sim", st, "--trace-out", out, "--force")
+d = load(out)
+rank_of = {e["pid"]: int(e["args"]["name"].split()[1]) for e in d["traceEvents"]
+           if e.get("ph") == "M" and e["name"] == "process_name" and " GPU " in e["args"]["name"]}
+ar, bstart = {}, {}
+for e in d["traceEvents"]:
+    if e.get("cat") != "kernel":
+        continue
+    r = rank_of[e["pid"]]
+    if "AllReduce" in e["name"]:
+        ar.setdefault(r, []).append(e)
+    else:
+        c = e["args"]["correlation"]
+        # backward work: launched from autograd's thread, not the main one
+        if c & LOW in launch and launch[c & LOW]["tid"] != ann[0]["tid"] and c >> 40 == M - 1:
+            bstart[r] = min(bstart.get(r, e["ts"]), e["ts"])
+check(len(rank_of) == P * D, "--pp %d --dp %d: %d GPUs" % (P, D, len(rank_of)))
+for r in sorted(rank_of.values()):
+    p = r // D  # ranks stage by stage (TP 1): stage p holds ranks p D .. p D + D - 1
+    want = ddp_rule(stage_grads(p, P))
+    got = ar.get(r, [])
+    check(len(got) == len(want) and all(e["ts"] >= bstart[r] for e in got),
+          "--pp %d --dp %d rank %d (stage %d): %d bucket all-reduces, DDP's rule on the stage's gradients makes %d "
+          "for one pass, all in the last micro-batch's backward" % (P, D, r, p, len(got), len(want)))
+wins = {}
+for rk in sim_dp["ranks"]:
+    wins.setdefault(rk["rank"] // D, []).append(rk["window"]["predicted_ns"])
+check(all(max(w) == min(w) for w in wins.values()), "--dp %d: the replicas of a stage have one window each: %s"
+      % (D, {p: sorted(set(w)) for p, w in wins.items()}))
+j1 = job_ms("sim", pp_store(P, M))
+check(sim_dp["job"]["predicted_ns"] / 1e6 >= j1, "--dp %d: %.3f ms, no faster than DP 1's %.3f ms"
+      % (D, sim_dp["job"]["predicted_ns"] / 1e6, j1))
+
+if topo:
+    P, M, D = 4, 8, 128
+    big = json.loads(run("sim", pp_store(P, M, "--dp", str(D), "--topology", topo), "--json").stdout)
+    ranks = big["ranks"]
+    check(len(ranks) == P * D, "recipe: %d GPUs from one traced GPU" % len(ranks))
+    bad, wins = [], {}
+    for rk in ranks:
+        p, co = rk["rank"] // D, rk["collectives"]
+        nt = M * ((p > 0) + (p < P - 1))  # a receive and a send per boundary the stage has, per micro-batch
+        if (co.get("allreduce", {}).get("coupled") != len(ddp_rule(stage_grads(p, P))) or
+                co.get("send", {}).get("coupled", 0) != nt or co.get("recv", {}).get("coupled", 0) != nt):
+            bad.append((rk["rank"], co))
+        wins.setdefault(p, set()).add(rk["window"]["predicted_ns"])
+    check(not bad, "recipe: every GPU's buckets are its stage's (DDP's rule) and its transfers %d per boundary, all "
+          "coupled (%d differ%s)" % (M, len(bad), ", e.g. %s" % (bad[0],) if bad else ""))
+    check(all(len(w) == 1 for w in wins.values()), "recipe: the 128 replicas of each stage have one window")
+    jb, j1 = big["job"]["predicted_ns"] / 1e6, job_ms("sim", pp_store(P, M))
+    check(jb >= j1, "recipe: 512 GPUs take %.3f ms a step, no faster than one pipeline's %.3f ms" % (jb, j1))
+
+
+# 7. refusals
 def refused(src, what, args):
     out = os.path.join(tmp, "refused.h5")
     p = run("whatif", src, *args, "-o", out, ok=False)
