@@ -516,4 +516,20 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
 int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_topology *topo, int32_t me,
                       lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
+/* TP 1 -> N on a traced training step (train_tp.c): Megatron-LM's
+ * tensor-parallel all-reduces inserted where its layers make them (after
+ * each layer's projection and FC2 forward, its FC1 and QKV data gradients
+ * backward, the embedding lookup; kernel roles by wi_train_roles_find), of
+ * act_bytes each, in a group of one named "tp:P:D" for rank me of layout
+ * L (TP 1): each launched right after its kernel from that kernel's
+ * thread, on a new stream, waiting (event) for the kernel, the compute
+ * stream's next kernel waiting for it; timed lsim_cost_collective(topo)
+ * for the group of one, for lsim_wi_relayout to widen and lsim_wi_retime
+ * to re-time. The kernels themselves are re-timed by lsim_wi_reshape at the
+ * new width, before. *out is new (caller frees); added nodes in rec, the
+ * all-reduces as re-timed (tp). LSIM_EARG: no sizes, no such kernels, a
+ * kernel without its launch; LSIM_ENOMEM. Local. */
+int lsim_wi_train_tp(const lsim_graph *in, const lsim_wi_layout *L, int64_t act_bytes, const lsim_topology *topo,
+                     int32_t me, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
+
 #endif

@@ -89,6 +89,7 @@ typedef struct lsim_wi_decision {
     int used[LSIM_WI_ST_N];      /* steps that run */
     const char *name[LSIM_WI_ST_N]; /* their names in the record ("dp" is "tp" when TP changes) */
     int dp_from1, tp_from1;      /* DP/TP from width 1 on a synthesized store: re-emitted */
+    int tp_train;                /* TP from 1 on a traced training step: all-reduces inserted (lsim_wi_train_tp) */
     int pipe;                    /* the pipeline is rebuilt */
     int tpipe;                   /* ... from a trace's recovered layers (else from layer tags) */
     int src_m;                   /* the source's micro-batches (trace pipeline; a tagged one: after pass 2's read) */

@@ -261,6 +261,15 @@ static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_gr
         lsim_graph_free(a);
         a = b;
     }
+    /* TP from 1 on a training step: the all-reduces of the new width's
+     * activations, after its kernels were re-timed */
+    if (!rc && d->tp_train) {
+        int64_t act = (int64_t)d->Mto.micro_batch * d->Mto.seq * d->Mto.hidden * d->Mto.elem_bytes;
+        rc = lsim_wi_train_tp(a, &p->L, act, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b,
+                              &p->c[LSIM_WI_ST_SHAPE], err);
+        lsim_graph_free(a);
+        a = b;
+    }
     /* buckets last: cut from the gradients of the new step's layers and
      * shape */
     if (!rc && d->used[LSIM_WI_ST_GRAD] && !d->grad_per_stage) {

@@ -102,15 +102,33 @@ static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_de
 
 /* --tp: a new width. From TP 1 there is no tensor-parallel all-reduce to
  * split a layer's work with, except where synthesis placed them (tags). */
+static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, lsim_err *err);
+
 static int rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->tp || rq->tp == f->L.tp) return 0;
-    if (f->L.tp == 1) {
+    int train = f->n > 0;
+    for (size_t i = 0; i < f->n; i++) train &= f->ids[i].training.layers_cut;
+    if (f->L.tp == 1 && train && !all_tagged(f)) {
+        /* a traced training step: the roles say where Megatron's
+         * all-reduces go (lsim_wi_train_tp) */
+        for (size_t i = 0; i < f->n; i++) {
+            int rc0 = refuse_sharded(f, i, "--tp", err);
+            if (rc0) return rc0;
+        }
+        if (!rq->model || rq->micro_batch <= 0)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: --tp %ld on a training step of TP 1: give --model (its shape) and --micro-batch "
+                                "(sequences per micro-batch): they size the tensor-parallel all-reduces inserted",
+                                f->in, rq->tp);
+        d->tp_train = 1;
+    } else if (f->L.tp == 1) {
         if (!all_tagged(f))
             return lsim_err_set(err, LSIM_EARG,
                                 "--tp %ld: the source has tensor-parallel width 1, so there is no tensor-parallel "
                                 "all-reduce to split its layers' work with (lumosim inserts them only in "
-                                "synthesized stores); start from a trace with TP >= 2",
+                                "synthesized stores and in traced training steps with layer annotations); start "
+                                "from a trace with TP >= 2",
                                 rq->tp);
         d->tp_from1 = 1;
     }

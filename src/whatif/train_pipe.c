@@ -480,7 +480,8 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     {
         uint64_t dpc = 0;
         for (size_t v = 0; v < n; v++)
-            if ((in->flags[v] & LSIM_NF_COLL) && in->procs[in->proc[v]].is_gpu &&
+            if ((in->flags[v] & LSIM_NF_COLL) && in->procs[in->proc[v]].is_gpu && in->coll[v] >= 0 &&
+                lsim_wi_coll_class(in, (size_t)in->coll[v]) != LSIM_WI_TP &&
                 (C.seg[v] < 0 || C.seg[v] >= nf || in->phase[v] == LSIM_PHASE_BACKWARD))
                 dpc++;
         if (dpc) {

@@ -81,3 +81,44 @@ def truth(doc):
     kernels_all = sum(1 for c in launch if c["args"]["correlation"] in kern)
     ns_all = sum(kern[c["args"]["correlation"]]["dur"] for c in launch if c["args"]["correlation"] in kern)
     return T, total_grad, kernels_all, ns_all, K, G
+
+
+def roles(doc):
+    """correlation -> role, from the fixture's ops: a layer runs layer_norm,
+    linear QKV, attention, linear projection, add, layer_norm, linear FC1,
+    gelu, linear FC2, add; outside the layers the embedding, the final
+    norm, the logits and the loss; a backward kernel has its forward op's
+    role; the fused AdamW's kernels "adam"."""
+    ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    launch = {}
+    for e in ev:
+        if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel":
+            launch.setdefault((e["pid"], e["tid"]), []).append(e)
+    ops = sorted([e for e in ev if e.get("cat") == "cpu_op"], key=lambda e: e["ts"])
+    layer_ops = ["ln", "qkv", "attn", "proj", "add", "ln", "fc1", "gelu", "fc2", "add"]
+    seq_role, pos, role_of = {}, None, {}
+    anns = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("layers.")]
+    for o in ops:
+        if o["args"].get("Fwd thread id") != 0 or "Sequence number" not in o["args"]:
+            continue
+        inside = any(a["tid"] == o["tid"] and a["ts"] <= o["ts"] < a["ts"] + a["dur"] for a in anns)
+        if inside:
+            pos = 0 if pos is None or pos >= 10 else pos
+            seq_role[o["args"]["Sequence number"]] = layer_ops[pos]
+            pos += 1
+        else:
+            pos = None
+            seq_role[o["args"]["Sequence number"]] = {"aten::embedding": "emb", "aten::layer_norm": "lnf",
+                                                      "aten::linear": "logits", "aten::cross_entropy": "xent"}[o["name"]]
+
+    def under(o):
+        return [c for c in launch.get((o["pid"], o["tid"]), []) if o["ts"] <= c["ts"] <= o["ts"] + o["dur"]]
+    for o in ops:
+        q = o["args"].get("Sequence number")
+        if q in seq_role and (o["args"].get("Fwd thread id") == 0 or o["name"].startswith("autograd::engine")):
+            for c in under(o):
+                role_of[c["args"]["correlation"]] = seq_role[q]
+        if o["name"] == "aten::_fused_adamw_":
+            for c in under(o):
+                role_of[c["args"]["correlation"]] = "adam"
+    return role_of
