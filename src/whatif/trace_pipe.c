@@ -63,11 +63,6 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
                                 "be re-cut per stage, which is not built; --pp takes a DP-1 step (whatif --dp 1 cuts "
                                 "one from a DDP job; --pp with --dp then inserts DDP's buckets per stage)",
                                 source, L->dp);
-        if (to->vstages > 1)
-            return lsim_err_set(err, LSIM_EARG,
-                                "%s: --schedule interleaved:%d on a training step: only 1F1B is built for traced "
-                                "training steps; use --schedule 1f1b",
-                                source, to->vstages);
         if (m > 1024) return lsim_err_set(err, LSIM_EARG, "--micro-batches %d: at most 1024 copies of a traced step", m);
         return wi_pipe_shape_check(to, layers, "trace's", err);
     }

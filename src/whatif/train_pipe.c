@@ -50,7 +50,13 @@
 #include "../util.h"
 
 #define NONE UINT32_MAX
-enum { U_ONCE = 0, U_F = 1, U_B = 2 };
+/* Parts: U_ONCE, or with V model chunks per GPU, forward of chunk c
+ * 1 + c and backward of chunk c 2V - c, so that a step's parts run in
+ * increasing order (forward chunks up, backward chunks down). */
+enum { U_ONCE = 0 };
+#define PART_F(c, V) ((uint8_t)(1 + (c)))
+#define PART_B(c, V) ((uint8_t)(2 * (V) - (c)))
+#define IS_B(x, V) ((x) > (V))
 
 static int is_chain(const lsim_graph *g, uint32_t u, uint32_t v, uint8_t cls)
 {
@@ -59,24 +65,36 @@ static int is_chain(const lsim_graph *g, uint32_t u, uint32_t v, uint8_t cls)
     return (cls & 0x7f) == want;
 }
 
-/* The part (U_F / U_B) of every node of the source, or U_ONCE (train_pipe
- * header): GPU work by its training phase and its layer segment, launch
- * calls as what they launch, layer CPU work by its segment; then, per
- * processor in time order, unlabelled nodes between the first and the last
- * labelled one join F before the first B node, else B; a node after a
- * processor's last part that feeds a part's node (the call that wakes
- * autograd's thread) joins that processor's last part, with everything
- * between. LSIM_EARG when B comes before F on a processor. */
-static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts, uint8_t *unit, lsim_err *err)
+/* The part of every node of the source, or U_ONCE (train_pipe header):
+ * GPU work by its layer segment (the chunk its layer is in on its GPU:
+ * (l / lpc) / P) or, outside the layers, by its training phase (forward
+ * work before the first layer chunk 0's, after it the last chunk's;
+ * backward work before the last layer's backward the last chunk's, after
+ * it chunk 0's), launch calls as what they launch, layer CPU work by its
+ * segment; then, per processor in time order, unlabelled nodes between the
+ * first and the last labelled one join the part before them; a node after
+ * a processor's last part that feeds a part's node (the call that wakes
+ * autograd's thread) joins that processor's last part, one that waits for
+ * a backward part elsewhere (backward() returning) joins that part, each
+ * with everything between; one before a processor's first part woken by a
+ * part elsewhere joins its first part. LSIM_EARG when parts run out of
+ * order on a processor. */
+static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts, int P, int V, int lpc, uint8_t *unit,
+                       lsim_err *err)
 {
     size_t n = in->n;
-    int nf = C->units * C->runs, rc = 0;
+    int nf = C->units * C->runs, N = C->units, rc = 0;
+    lsim_ns tf0 = C->t0[0], tbl = C->t0[nf + N - 1];
     for (size_t v = 0; v < n; v++) {
         unit[v] = U_ONCE;
         int s = C->seg[v];
-        if (s >= 0) unit[v] = s < nf ? U_F : U_B;
-        else if (in->procs[in->proc[v]].is_gpu)
-            unit[v] = in->phase[v] == LSIM_PHASE_FORWARD ? U_F : in->phase[v] == LSIM_PHASE_BACKWARD ? U_B : U_ONCE;
+        if (s >= 0) {
+            int c = ((s % N) / lpc) / P;
+            unit[v] = s < nf ? PART_F(c, V) : PART_B(c, V);
+        } else if (in->procs[in->proc[v]].is_gpu) {
+            if (in->phase[v] == LSIM_PHASE_FORWARD) unit[v] = ts[v] < tf0 ? PART_F(0, V) : PART_F(V - 1, V);
+            else if (in->phase[v] == LSIM_PHASE_BACKWARD) unit[v] = ts[v] < tbl ? PART_B(V - 1, V) : PART_B(0, V);
+        }
     }
     for (size_t v = 0; v < n; v++) {
         uint32_t u = C->launcher[v];
@@ -101,24 +119,31 @@ static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts
     }
     for (uint32_t p = 0; p < in->nprocs; p++) {
         lsim_time_node *t = T + off[p];
-        size_t k = off[p + 1] - off[p], i0 = k, i1 = k, ib = k;
+        size_t k = off[p + 1] - off[p];
+        uint8_t cur = U_ONCE;
         qsort(t, k, sizeof *t, lsim_time_node_cmp);
         for (size_t i = 0; i < k; i++) {
             uint8_t x = unit[t[i].node];
             if (x == U_ONCE) continue;
-            if (i0 == k) i0 = i;
-            i1 = i;
-            if (x == U_B && ib == k) ib = i;
-            if (x == U_F && ib != k) {
+            if (x < cur) {
                 rc = lsim_err_set(err, LSIM_EARG,
-                                  "%s: forward work of the step runs after its backward work on one thread or stream "
-                                  "(processor %u): --pp cannot reorder the step into 1F1B micro-batches",
-                                  in->source, p);
+                                  "%s: %s work of the step runs after %s work that follows it in the step on one "
+                                  "thread or stream (processor %u): --pp cannot reorder the step into pipeline "
+                                  "micro-batches",
+                                  in->source, IS_B(x, V) ? "backward" : "forward", IS_B(cur, V) ? "backward" : "later",
+                                  p);
                 goto cleanup;
             }
+            cur = x;
         }
-        for (size_t i = i0; i0 < k && i <= i1; i++)
-            if (unit[t[i].node] == U_ONCE) unit[t[i].node] = i < ib ? U_F : U_B;
+        size_t last = k;
+        for (size_t i = 0; i < k; i++)
+            if (unit[t[i].node] != U_ONCE) last = i;
+        cur = U_ONCE;
+        for (size_t i = 0; i < k && i <= last && last < k; i++) {
+            if (unit[t[i].node] != U_ONCE) cur = unit[t[i].node];
+            else if (cur != U_ONCE) unit[t[i].node] = cur;
+        }
     }
     /* after a processor's last part: work that feeds a part elsewhere (the
      * call that wakes autograd's thread) joins it, and work that waits for
@@ -134,18 +159,23 @@ static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts
                 if (unit[t[i].node] != U_ONCE) last = i;
             if (last == k) continue;
             size_t reach = last, bfrom = k;
+            uint8_t lab = unit[t[last].node], joined = lab;
             for (size_t i = last + 1; i < k; i++) {
                 uint32_t u = t[i].node;
                 for (uint64_t e = in->out_off[u]; e < in->out_off[u + 1]; e++)
                     if (unit[in->out_dst[e]] != U_ONCE && in->proc[in->out_dst[e]] != p) reach = i;
-                for (uint64_t e = in->in_off[u]; e < in->in_off[u + 1]; e++)
-                    if (unit[in->in_src[e]] == U_B && in->proc[in->in_src[e]] != p) {
+                for (uint64_t e = in->in_off[u]; e < in->in_off[u + 1]; e++) {
+                    uint8_t x = unit[in->in_src[e]];
+                    if (IS_B(x, V) && x > lab && in->proc[in->in_src[e]] != p) {
                         reach = i;
                         if (bfrom == k) bfrom = i;
+                        if (x > joined) joined = x;
                     }
+                }
             }
-            for (size_t i = last + 1; i <= reach; i++)
-                unit[t[i].node] = i >= bfrom ? U_B : unit[t[last].node], changed = 1;
+            /* from the first join on, the work waits with the backward
+             * part it joins; before it, it is the last part's */
+            for (size_t i = last + 1; i <= reach; i++) unit[t[i].node] = i >= bfrom ? joined : lab, changed = 1;
             /* before the first part: work woken by a part elsewhere (the
              * wrapper autograd's thread opens the backward with) joins it */
             size_t first = 0;
@@ -161,6 +191,18 @@ cleanup:
     free(T);
     free(off);
     return rc;
+}
+
+/* A tensor-parallel collective, which goes with its layer: in a "tp:P:D"
+ * group (synthesized, or inserted by --tp from 1), or classed TP outside
+ * the backward pass (a traced DP-1 step's buckets in a group of the whole
+ * world may class as TP; their place is the backward). */
+static int tp_group(const lsim_graph *g, size_t v)
+{
+    const lsim_coll_info *ci = &g->colls[g->coll[v]];
+    const char *pg = ci->pg_name != NONE ? lsim_strtab_get(g->strings, ci->pg_name) : "";
+    if (!strncmp(pg, "tp:", 3)) return 1;
+    return lsim_wi_coll_class(g, (size_t)g->coll[v]) == LSIM_WI_TP && g->phase[v] != LSIM_PHASE_BACKWARD;
 }
 
 /* One transfer at a stage boundary (train_pipe header): on thread `thr`
@@ -182,8 +224,8 @@ typedef struct tp_ctx {
     uint32_t ps, pr, last_send, last_recv;
 } tp_ctx;
 
-static int transfer(tp_ctx *X, int seg, int recv, int bwd, lsim_ns dur, int64_t bytes, int32_t a, int32_t b,
-                    lsim_time_node *cpu, size_t *ncpu, lsim_err *err)
+static int transfer(tp_ctx *X, int seg, int recv, int bwd, uint8_t part, int j, lsim_ns dur, int64_t bytes, int32_t a,
+                    int32_t b, lsim_time_node *cpu, size_t *ncpu, lsim_err *err)
 {
     const lsim_graph *in = X->in;
     const wi_tcut *C = X->C;
@@ -228,7 +270,6 @@ static int transfer(tp_ctx *X, int seg, int recv, int bwd, lsim_ns dur, int64_t 
     const lsim_graph *o1 = X->o1;
     uint32_t base = (uint32_t)(o1->n + X->na), call = base, kern = base + 1, sync = base + 2;
     int32_t it = o1->iter[X->nid[cp]];
-    uint8_t part = bwd ? U_B : U_F;
     wi_addnode *A = X->A + X->na;
     A[0] = (wi_addnode){LSIM_N_RUNTIME, 0, in->proc[cp], "cudaLaunchKernel", X->lcall, it, X->corr, 0, {0}, {0}};
     A[1] = (wi_addnode){LSIM_N_KERNEL, LSIM_NF_COLL, recv ? X->pr : X->ps,
@@ -245,7 +286,10 @@ static int transfer(tp_ctx *X, int seg, int recv, int bwd, lsim_ns dur, int64_t 
     ci->pg_ranks = NONE;
     ci->seq = 0; /* the micro-batch, once copied */
     ci->root = -1;
-    snprintf(A[1].pg, sizeof A[1].pg, "p2p:%d->%d#%s", a, b, bwd ? "bwd" : "fwd");
+    /* one group per direction and stage boundary j (> 0 with model
+     * chunks: GPU P-1 sends to GPU 0 at every chunk boundary) */
+    if (j > 0) snprintf(A[1].pg, sizeof A[1].pg, "p2p:%d->%d#%s%d", a, b, bwd ? "bwd" : "fwd", j);
+    else snprintf(A[1].pg, sizeof A[1].pg, "p2p:%d->%d#%s", a, b, bwd ? "bwd" : "fwd");
     X->corr++;
     wi_addedge *E = X->E + X->ne;
     size_t ne = 0;
@@ -275,49 +319,70 @@ static int transfer(tp_ctx *X, int seg, int recv, int bwd, lsim_ns dur, int64_t 
     return 0;
 }
 
-/* The 1F1B order of stage p of P with m micro-batches: part (U_F / U_B)
- * and micro-batch per entry, 2m entries. */
-static void one_f_one_b(int p, int P, int m, uint8_t *part, int *mb)
+/* The order of stage p of P with m micro-batches and V model chunks:
+ * part and micro-batch per entry, 2 V m entries. V = 1: 1F1B, min(P - 1 -
+ * p, m) forwards, then one forward and one backward alternating, then the
+ * remaining backwards. V > 1: Megatron-LM's interleaved 1F1B
+ * (schedules.py, forward_backward_pipelining_with_interleaving): the k-th
+ * forward runs chunk (k / P) mod V of micro-batch (k / (P V)) P + k mod P,
+ * the k-th backward chunk V - 1 - (k / P) mod V of the same micro-batch
+ * formula; (P - p - 1) 2 + (V - 1) P warm-up forwards (at most m V). */
+static void schedule(int p, int P, int V, int m, uint8_t *part, int *mb)
 {
-    int w = P - 1 - p < m ? P - 1 - p : m, k = 0, f = 0, b = 0;
-    for (; f < w; f++) part[k] = U_F, mb[k++] = f;
-    while (f < m) {
-        part[k] = U_F, mb[k++] = f++;
-        part[k] = U_B, mb[k++] = b++;
+    int total = m * V, w, k = 0, f = 0, b = 0;
+    if (V == 1) w = P - 1 - p < m ? P - 1 - p : m;
+    else w = (P - p - 1) * 2 + (V - 1) * P < total ? (P - p - 1) * 2 + (V - 1) * P : total;
+#define FWD_(i) (part[k] = PART_F(((i) / P) % V, V), mb[k++] = ((i) / (P * V)) * P + (i) % P)
+#define BWD_(i) (part[k] = PART_B(V - 1 - ((i) / P) % V, V), mb[k++] = ((i) / (P * V)) * P + (i) % P)
+    for (; f < w; f++) FWD_(f);
+    while (f < total) {
+        FWD_(f);
+        f++;
+        BWD_(b);
+        b++;
     }
-    while (b < m) part[k] = U_B, mb[k++] = b++;
+    while (b < total) {
+        BWD_(b);
+        b++;
+    }
+#undef FWD_
+#undef BWD_
 }
 
-/* o2's parts copied m times (wi_rebuild) and every edge made again: inside
- * a part within its copy, between F and B within the micro-batch, from a
- * part into work after it from the last micro-batch; and per processor the
- * chain through the parts in 1F1B order. *out: the new graph. */
-static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, int m, lsim_graph **out,
+/* o2's 2V parts copied m times (wi_rebuild) and every edge made again:
+ * inside a part within its copy, between parts within the micro-batch,
+ * from a part into work after it from the last micro-batch; and per
+ * processor the chain through the parts in the schedule's order. *out: the
+ * new graph; *accum: per new node, 1 for the backward copies before the
+ * last (their gradients accumulate). */
+static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, int V, int m, lsim_graph **out,
                    uint8_t **accum, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
     *accum = NULL;
     size_t n = o2->n;
-    int rc = 0, cps[2] = {m, m};
+    int rc = 0, *cps = malloc(2 * (size_t)V * sizeof *cps);
+    const size_t NP = 2 * (size_t)V, NE = 2 * (size_t)V * (size_t)m;
     lsim_graph *o3 = NULL;
     int32_t *seg = malloc((n ? n : 1) * sizeof *seg);
-    uint8_t *none = calloc(n ? n : 1, 1), *sp = malloc(2 * (size_t)m);
+    uint8_t *none = calloc(n ? n : 1, 1), *sp = malloc(NE);
     uint32_t *from = NULL, *copy = NULL, *inv = NULL, *pred = NULL, *succ = NULL, *first = NULL, *last = NULL;
-    int *smb = malloc(2 * (size_t)m * sizeof *smb);
+    int *smb = malloc(NE * sizeof *smb);
     lsim_ns *dfirst = NULL;
     lsim_edge *E = NULL;
     size_t ne = 0, cape = 0;
     uint32_t np = o2->nprocs;
-    if (!seg || !none || !sp || !smb) goto nomem;
+    if (!seg || !none || !sp || !smb || !cps) goto nomem;
+    for (size_t i = 0; i < NP; i++) cps[i] = m;
     for (size_t v = 0; v < n; v++) seg[v] = part[v] == U_ONCE ? -1 : part[v] - 1;
     {
-        wi_plan pl = {none, seg, cps, 2, NULL, 2, NULL, NULL, NULL, &from, &copy};
+        wi_plan pl = {none, seg, cps, (uint32_t)NP, NULL, 2, NULL, NULL, NULL, &from, &copy};
         if ((rc = wi_rebuild(o2, &pl, &o3, rec, err))) goto cleanup;
     }
     size_t n3 = o3->n;
     if (!(inv = malloc((n ? n : 1) * (size_t)m * sizeof *inv)) || !(pred = malloc((n ? n : 1) * sizeof *pred)) ||
-        !(succ = malloc((n ? n : 1) * sizeof *succ)) || !(first = malloc(2 * (size_t)np * sizeof *first)) ||
-        !(last = malloc(2 * (size_t)np * sizeof *last)) || !(dfirst = calloc(2 * (size_t)np, sizeof *dfirst)))
+        !(succ = malloc((n ? n : 1) * sizeof *succ)) || !(first = malloc(NP * np * sizeof *first)) ||
+        !(last = malloc(NP * np * sizeof *last)) || !(dfirst = calloc(NP * np, sizeof *dfirst)))
         goto nomem;
     for (size_t i = 0; i < n * (size_t)m; i++) inv[i] = NONE;
     for (size_t x = 0; x < n3; x++) inv[(size_t)copy[x] * n + from[x]] = (uint32_t)x;
@@ -331,7 +396,7 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
                 succ[o2->in_src[k]] = (uint32_t)v;
             }
     /* each part's first and last node per processor: one run each */
-    for (size_t i = 0; i < 2 * (size_t)np; i++) first[i] = last[i] = NONE;
+    for (size_t i = 0; i < NP * np; i++) first[i] = last[i] = NONE;
     for (size_t v = 0; v < n; v++) {
         if (part[v] == U_ONCE) continue;
         size_t k = (size_t)(part[v] - 1) * np + o2->proc[v];
@@ -341,7 +406,7 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
                 rc = lsim_err_set(err, LSIM_EARG,
                                   "%s: the step's %s work is not one run on processor %u: --pp cannot copy it per "
                                   "micro-batch",
-                                  o2->source, part[v] == U_F ? "forward" : "backward", o2->proc[v]);
+                                  o2->source, IS_B(part[v], V) ? "backward" : "forward", o2->proc[v]);
                 goto cleanup;
             }
             first[k] = (uint32_t)v, dfirst[k] = dpred[v];
@@ -366,17 +431,20 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
             E[ne++] = (lsim_edge){(uint32_t)x, src, o2->in_delay[k], cls};
         }
     }
-    /* the chain of every processor through the parts, in 1F1B order */
-    one_f_one_b(pp_i, P, m, sp, smb);
+    /* the chain of every processor through the parts, in the schedule's
+     * order, between the work before the parts and the work after */
+    schedule(pp_i, P, V, m, sp, smb);
     for (uint32_t p = 0; p < np; p++) {
-        uint32_t f0 = first[p], b0 = first[np + p];
-        uint32_t head = f0 != NONE ? f0 : b0;
+        uint32_t head = NONE, tail = NONE;
+        for (size_t q = 0; q < NP; q++) {
+            if (head == NONE) head = first[q * np + p];
+            if (last[q * np + p] != NONE) tail = last[q * np + p];
+        }
         if (head == NONE) continue;
         uint32_t prev = pred[head] != NONE ? inv[pred[head]] : NONE;
-        uint32_t tail = last[np + p] != NONE ? last[np + p] : last[p];
         uint32_t after = succ[tail];
         uint8_t cls = o2->procs[p].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
-        for (int i = 0; i < 2 * m; i++) {
+        for (size_t i = 0; i < NE; i++) {
             size_t k = (size_t)(sp[i] - 1) * np + p;
             if (first[k] == NONE) continue;
             uint32_t x = inv[(size_t)smb[i] * n + first[k]];
@@ -402,7 +470,7 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
     lsim_graph_count_edges(o3);
     /* the backward copies before the last: their gradients accumulate */
     if (!(*accum = malloc(n3 ? n3 : 1))) goto nomem;
-    for (size_t x = 0; x < n3; x++) (*accum)[x] = part[from[x]] == U_B && copy[x] + 1 < (uint32_t)m;
+    for (size_t x = 0; x < n3; x++) (*accum)[x] = IS_B(part[from[x]], V) && copy[x] + 1 < (uint32_t)m;
     /* transfers numbered by micro-batch in their direction's group */
     for (size_t x = 0; x < n3; x++) {
         if (o3->coll[x] < 0) continue;
@@ -416,6 +484,7 @@ nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", o2->source);
 cleanup:
     lsim_graph_free(o3);
+    free(cps);
     free(seg);
     free(none);
     free(sp);
@@ -464,11 +533,10 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     }
     const int N = C.units, nf = N;
     if ((rc = wi_pipe_shape_check(to, N, "trace's", err))) goto cleanup;
-    if (to->vstages > 1) {
-        rc = lsim_err_set(err, LSIM_EARG,
-                          "%s: --schedule interleaved:%d on a training step: only 1F1B is built for traced training "
-                          "steps; use --schedule 1f1b",
-                          in->source, to->vstages);
+    const int V = to->vstages;
+    if (V > 100) {
+        rc = lsim_err_set(err, LSIM_EARG, "--schedule interleaved:%d: at most 100 model chunks per GPU on a training step",
+                          V);
         goto cleanup;
     }
     if (pp_i < 0 || pp_i >= P || tp_i < 0 || tp_i >= L->tp || dp_i < 0 || dp_i >= L->dp) {
@@ -481,8 +549,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         uint64_t dpc = 0;
         for (size_t v = 0; v < n; v++)
             if ((in->flags[v] & LSIM_NF_COLL) && in->procs[in->proc[v]].is_gpu && in->coll[v] >= 0 &&
-                lsim_wi_coll_class(in, (size_t)in->coll[v]) != LSIM_WI_TP &&
-                (C.seg[v] < 0 || C.seg[v] >= nf || in->phase[v] == LSIM_PHASE_BACKWARD))
+                (C.seg[v] < 0 || C.seg[v] >= nf || in->phase[v] == LSIM_PHASE_BACKWARD) && !tp_group(in, v))
                 dpc++;
         if (dpc) {
             rc = lsim_err_set(err, LSIM_EARG,
@@ -516,8 +583,8 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         goto cleanup;
     }
     /* stage of every node (train_pipe header) */
-    const int lpc = N / P;
-#define STAGE(l) ((l) / lpc)
+    const int lpc = N / (P * V);
+#define STAGE(l) (((l) / lpc) % P)
     lsim_ns tf0 = C.t0[0], tbl = C.t0[nf + N - 1], tb0 = C.t1[nf];
     for (int s = 0; s < 2 * N; s++) copies[s] = STAGE(s % N) == pp_i;
     for (size_t v = 0; v < n; v++) {
@@ -563,7 +630,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         }
     }
 #undef STAGE
-    if ((rc = label_parts(in, &C, ts, unit, err))) goto cleanup;
+    if ((rc = label_parts(in, &C, ts, P, V, lpc, unit, err))) goto cleanup;
     {
         uint32_t k = 0;
         for (size_t v = 0; v < n; v++) nid[v] = removed[v] ? NONE : k++;
@@ -600,28 +667,41 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     lsim_proc pstreams[2] = {{1, pid, tid, 0}, {1, pid, tid + 1, 0}};
     X.in = in, X.C = &C, X.ts = ts, X.removed = removed, X.nid = nid, X.o1 = o1;
     X.ps = o1->nprocs, X.pr = o1->nprocs + 1, X.last_send = X.last_recv = NONE;
-    if (!(X.A = calloc(12, sizeof *X.A)) || !(X.E = calloc(32, sizeof *X.E)) || !(X.part = calloc(12, 1))) goto nomem;
+    /* at most 4 transfers per chunk, 3 nodes and 8 edges each */
+    if (!(X.A = calloc(12 * (size_t)V, sizeof *X.A)) || !(X.E = calloc(32 * (size_t)V, sizeof *X.E)) ||
+        !(X.part = calloc(12 * (size_t)V, 1)))
+        goto nomem;
     lsim_wi_layout Ls = *L;
     Ls.pp = P;
     const int32_t me = lsim_wi_rank(&Ls, tp_i, dp_i, pp_i);
-    const int lo = pp_i * lpc, hi = lo + lpc - 1;
-    const int32_t prev = pp_i ? lsim_wi_rank(&Ls, tp_i, dp_i, pp_i - 1) : -1;
-    const int32_t next = pp_i < P - 1 ? lsim_wi_rank(&Ls, tp_i, dp_i, pp_i + 1) : -1;
     size_t nc = 0;
-    /* in the order the stage runs them: forward receive, send; backward
-     * receive, send */
-    if (pp_i > 0 && (rc = transfer(&X, lo, 1, 0, lsim_cost_p2p(topo, bytes, prev, me), bytes, prev, me, cpu, &nc, err)))
-        goto cleanup;
-    if (pp_i < P - 1 &&
-        (rc = transfer(&X, hi, 0, 0, lsim_cost_p2p(topo, bytes, me, next), bytes, me, next, cpu, &nc, err)))
-        goto cleanup;
-    if (pp_i < P - 1 &&
-        (rc = transfer(&X, nf + hi, 1, 1, lsim_cost_p2p(topo, bytes, next, me), bytes, next, me, cpu, &nc, err)))
-        goto cleanup;
-    if (pp_i > 0 &&
-        (rc = transfer(&X, nf + lo, 0, 1, lsim_cost_p2p(topo, bytes, me, prev), bytes, me, prev, cpu, &nc, err)))
-        goto cleanup;
-    rec->coll_retimed[LSIM_WI_PP] += X.na ? (pp_i > 0) * 2 + (pp_i < P - 1) * 2 : 0;
+    /* in the order the stage runs them: per chunk up, forward receive and
+     * send; per chunk down, backward receive and send. Virtual stage vs =
+     * c P + p holds layers [vs lpc, (vs + 1) lpc); its neighbours are the
+     * virtual stages vs - 1 and vs + 1, on GPUs (vs -+ 1) mod P */
+    for (int dir = 0; dir < 2; dir++)
+        for (int cc = 0; cc < V; cc++) {
+            int c = dir ? V - 1 - cc : cc, vs = c * P + pp_i, lo = vs * lpc, hi = lo + lpc - 1, j = V > 1 ? vs : 0;
+            int32_t prev = vs > 0 ? lsim_wi_rank(&Ls, tp_i, dp_i, (vs - 1) % P) : -1;
+            int32_t next = vs < P * V - 1 ? lsim_wi_rank(&Ls, tp_i, dp_i, (vs + 1) % P) : -1;
+            int jn = V > 1 ? vs + 1 : 0;
+            if (!dir) {
+                if (vs > 0 && (rc = transfer(&X, lo, 1, 0, PART_F(c, V), j, lsim_cost_p2p(topo, bytes, prev, me), bytes,
+                                             prev, me, cpu, &nc, err)))
+                    goto cleanup;
+                if (vs < P * V - 1 && (rc = transfer(&X, hi, 0, 0, PART_F(c, V), jn, lsim_cost_p2p(topo, bytes, me, next),
+                                                     bytes, me, next, cpu, &nc, err)))
+                    goto cleanup;
+            } else {
+                if (vs < P * V - 1 && (rc = transfer(&X, nf + hi, 1, 1, PART_B(c, V), jn,
+                                                     lsim_cost_p2p(topo, bytes, next, me), bytes, next, me, cpu, &nc, err)))
+                    goto cleanup;
+                if (vs > 0 && (rc = transfer(&X, nf + lo, 0, 1, PART_B(c, V), j, lsim_cost_p2p(topo, bytes, me, prev),
+                                             bytes, me, prev, cpu, &nc, err)))
+                    goto cleanup;
+            }
+            rec->coll_retimed[LSIM_WI_PP] += (vs > 0) + (vs < P * V - 1);
+        }
     if ((rc = wi_append(o1, pstreams, 2, X.A, X.na, X.E, X.ne, &o2, &scratch, err))) goto cleanup;
     if (m > 1) {
         if (!(part2 = malloc(o2->n ? o2->n : 1))) goto nomem;
@@ -629,7 +709,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             if (nid[v] != NONE) part2[nid[v]] = unit[v];
         for (size_t i = 0; i < X.na; i++) part2[o1->n + i] = X.part[i];
         lsim_graph *o3 = NULL;
-        if ((rc = reorder(o2, part2, pp_i, P, m, &o3, &accum, &scratch, err))) goto cleanup;
+        if ((rc = reorder(o2, part2, pp_i, P, V, m, &o3, &accum, &scratch, err))) goto cleanup;
         lsim_graph_free(o2);
         o2 = o3;
     }

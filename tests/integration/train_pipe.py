@@ -30,7 +30,9 @@ Checked:
    the trace's durations (the optimizer's scaled by the share, to 1 ns);
 3. the schedule: on every stage of P = 2 and 4 with M = 4 and 8, the
    forward and backward micro-batches start on the compute stream in 1F1B
-   order;
+   order; with --schedule interleaved:2 (P = 2, M = 4 and 8) each GPU runs
+   the kernels of its two model chunks, in Megatron-LM's interleaved order,
+   no slower than 1F1B;
 4. the bubble law: job(2M) - job(M) for P = 2 and 4 is M times the busiest
    stage's per-micro-batch compute (within 3 %), and job(1) is at least the
    sum of every stage's;
@@ -124,30 +126,34 @@ check(sum(1 for v in cls.values() if v[0] == "opt") > 0 and sum(1 for v in cls.v
       sum(1 for v in cls.values() if v[0] == "last") > 0, "the fixture has optimizer, embedding and head kernels")
 
 
-def stage_of(l, P):
-    return l // (NL // P)
+def stage_of(l, P, V=1):
+    return (l // (NL // (P * V))) % P
 
 
-def share(p, P):
+def chunk_of(l, P, V=1):
+    return (l // (NL // (P * V))) // P
+
+
+def share(p, P, V=1):
     keyed = [g for g in G if g[2]]
     t0, t1 = min(g[0] for g in keyed), max(g[0] for g in keyed)
     mine = 0
     for ts, n, key in G:
-        st = stage_of(key[1], P) if key else (P - 1 if ts < t0 else 0 if ts > t1 else None)
+        st = stage_of(key[1], P, V) if key else (P - 1 if ts < t0 else 0 if ts > t1 else None)
         mine += n if st == p else 0
     return mine / total_grad
 
 
-def expected(p, P, M):
+def expected(p, P, M, V=1):
     """corr -> (count, ns each) on stage p."""
     out = {}
     for c, v in cls.items():
         dur = round(kern[c]["dur"] * 1000)
         if v[0] == "layer":
-            if stage_of(v[1], P) == p:
+            if stage_of(v[1], P, V) == p:
                 out[c] = (M, dur)
         elif v[0] == "opt":
-            out[c] = (1, round(dur * share(p, P)))
+            out[c] = (1, round(dur * share(p, P, V)))
         elif v[0] == "all" or (v[0] == "first" and p == 0) or (v[0] == "last" and p == P - 1):
             out[c] = (M if v[1] else 1, dur)
     return out
@@ -181,6 +187,25 @@ def pp_store(P, M, *more):
     if not os.path.exists(out):
         run("whatif", store, "--pp", str(P), "--micro-batches", str(M), *SHAPE, *more, "-o", out)
     return out
+
+
+def interleaved(p, P, V, M):
+    """Megatron-LM's interleaved 1F1B (Narayanan et al. 2021, sec. 2.2; its
+    schedules.py): forward k runs model chunk (k // P) % V of micro-batch
+    (k // (P V)) P + k % P, backward k chunk V - 1 - (k // P) % V; (P - p - 1)
+    2 + (V - 1) P warm-up forwards; then one forward, one backward."""
+    total = M * V
+    w = min((P - p - 1) * 2 + (V - 1) * P, total)
+
+    def mb(k):
+        return (k // (P * V)) * P + k % P
+    F = [("F", (k // P) % V, mb(k)) for k in range(total)]
+    B = [("B", V - 1 - (k // P) % V, mb(k)) for k in range(total)]
+    seq, f, b = F[:w], w, 0
+    while f < total:
+        seq += [F[f], B[b]]
+        f, b = f + 1, b + 1
+    return seq + B[b:]
 
 
 def one_f_one_b(p, P, M):
@@ -230,6 +255,32 @@ for P in (2, 4):
                 want_o = one_f_one_b(p, P, M)
                 check(order == want_o, "--pp %d --micro-batches %d stage %d runs 1F1B: %s" %
                       (P, M, p, " ".join("%s%d" % k for k in order[:10])))
+
+# 3b. interleaved 1F1B: V = 2 model chunks per GPU (layers 0, 2 on GPU 0,
+# layers 1, 3 on GPU 1), the kernels and the order Megatron-LM runs them in
+for M in (4, 8):
+    P, V = 2, 2
+    st = pp_store(P, M, "--schedule", "interleaved:2")
+    R, S = predicted(st)
+    for p in range(P):
+        want, got = expected(p, P, M, V), R.get(p, {})
+        bad = [c for c in set(want) | set(got)
+               if c not in want or c not in got or len(got[c]) != want[c][0] or
+               any(abs(g - want[c][1]) > 1 for g in got[c])]
+        check(not bad, "--pp 2 interleaved:2 --micro-batches %d stage %d: %d kernels as computed here (%d differ)"
+              % (M, p, sum(w[0] for w in want.values()), len(bad)))
+        first = {}
+        for ts, c, cp in S[p]:
+            v = cls.get(c)
+            if v and v[0] == "layer":
+                key = ("F" if v[2] == "fwd" else "B", chunk_of(v[1], P, V), cp)
+                first[key] = min(first.get(key, ts), ts)
+        order = [k for _, k in sorted((t, k) for k, t in first.items())]
+        check(order == interleaved(p, P, V, M), "--pp 2 interleaved:2 --micro-batches %d stage %d runs Megatron's "
+              "interleaved order: %s" % (M, p, " ".join("%s%d.%d" % k for k in order[:12])))
+    ji, j1 = job_ms("sim", st), job_ms("sim", pp_store(P, M))
+    check(ji <= j1, "--pp 2 --micro-batches %d: interleaved:2 %.3f ms, no slower than 1F1B's %.3f ms (a bubble of "
+          "(P-1)/(V m) for (P-1)/m)" % (M, ji, j1))
 
 # 4. the bubble law
 for P in (2, 4):
@@ -332,6 +383,8 @@ if topo:
 # 7. refusals
 def refused(src, what, args):
     out = os.path.join(tmp, "refused.h5")
+    if os.path.exists(out):
+        os.remove(out)
     p = run("whatif", src, *args, "-o", out, ok=False)
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     check(p.returncode != 0 and len(lines) == 1 and what in lines[0] and not os.path.exists(out),
@@ -348,7 +401,7 @@ def fixture(name, *args):
 
 refused(fixture("ddp", "--world", "2"), "data-parallel training step", ["--pp", "2"] + SHAPE)
 refused(fixture("accum", "--accum", "2"), "gradient accumulation", ["--pp", "2"] + SHAPE)
-refused(store, "only 1F1B", ["--pp", "2", "--schedule", "interleaved:2", "--micro-batches", "4"] + SHAPE)
+refused(store, "not divisible by PP", ["--pp", "2", "--schedule", "interleaved:2", "--micro-batches", "3"] + SHAPE)
 refused(store, "activations", ["--pp", "2"])
 refused(store, "not divisible", ["--pp", "3"] + SHAPE)
 
