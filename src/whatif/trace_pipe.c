@@ -176,26 +176,10 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
         wi_plan pl = {removed, C.seg, copies, (uint32_t)N, src, 2, NULL, NULL, NULL, NULL, NULL};
         if ((rc = wi_rebuild(in, &pl, &o1, &scratch, err))) goto cleanup;
     }
-    /* launch costs of the trace: median launch call and launch edge delay */
     lsim_ns lcall, ldelay;
-    {
-        size_t k = 0;
-        for (size_t v = 0; v < n; v++)
-            if (C.launcher[v] != NONE) samp[k++] = in->dur[C.launcher[v]];
-        lcall = median_or(samp, k, 5000);
-        k = 0;
-        for (uint64_t e = 0; e < in->nedges; e++)
-            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
-        ldelay = median_or(samp, k, 5000);
-    }
-    int64_t corr = 0;
-    int64_t tid = 0, pid = 0;
-    for (size_t v = 0; v < n; v++)
-        if (in->corr[v] >= corr) corr = in->corr[v] + 1;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].tid == C.stream) pid = in->procs[p].pid;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].pid == pid && in->procs[p].tid >= tid) tid = in->procs[p].tid + 1;
+    wi_launch_costs(in, C.launcher, samp, &lcall, &ldelay);
+    int64_t corr = wi_next_corr(in), pid, tid;
+    wi_free_stream(in, C.stream, &pid, &tid);
     lsim_proc pstream = {1, pid, tid, 0};
     const uint32_t ps = o1->nprocs;
     /* at most 2 transfers per chunk, 3 nodes and 7 edges each */
@@ -321,19 +305,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
         lsim_graph_free(o2);
         o2 = o3;
     }
-    /* the stage's place in the job: rank, groups of stage pp_i */
-    o2->rank = me;
-    o2->world_size = Ls.tp * Ls.dp * Ls.pp;
-    for (size_t k = 0; k < o2->ncoll; k++) {
-        lsim_coll_info *ci = &o2->colls[k];
-        const char *pg = ci->pg_name != NONE ? lsim_strtab_get(o2->strings, ci->pg_name) : "";
-        char name[64];
-        int x, y;
-        if (sscanf(pg, "tp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "tp:%d:%d", pp_i, dp_i);
-        else if (sscanf(pg, "dp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "dp:%d:%d", tp_i, pp_i);
-        else continue;
-        if (wi_intern(o2, name, &ci->pg_name)) goto nomem;
-    }
+    if (wi_stage_place(o2, &Ls, tp_i, dp_i, pp_i)) goto nomem;
     *out = o2;
     o2 = NULL;
     goto cleanup;
@@ -351,4 +323,55 @@ cleanup:
     free(A);
     free(E);
     return rc;
+}
+
+/* The trace's launch costs (wi_internal.h): median launch call over the
+ * launched nodes' launches, median launch-edge delay; 5 us without any. */
+void wi_launch_costs(const lsim_graph *in, const uint32_t *launcher, lsim_ns *samp, lsim_ns *lcall, lsim_ns *ldelay)
+{
+    size_t k = 0;
+    for (size_t v = 0; v < in->n; v++)
+        if (launcher[v] != NONE) samp[k++] = in->dur[launcher[v]];
+    *lcall = median_or(samp, k, 5000);
+    k = 0;
+    for (uint64_t e = 0; e < in->nedges; e++)
+        if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+    *ldelay = median_or(samp, k, 5000);
+}
+
+int64_t wi_next_corr(const lsim_graph *in)
+{
+    int64_t corr = 0;
+    for (size_t v = 0; v < in->n; v++)
+        if (in->corr[v] >= corr) corr = in->corr[v] + 1;
+    return corr;
+}
+
+void wi_free_stream(const lsim_graph *in, int64_t stream, int64_t *pid, int64_t *tid)
+{
+    *pid = 0, *tid = 0;
+    for (uint32_t p = 0; p < in->nprocs; p++)
+        if (in->procs[p].is_gpu && in->procs[p].tid == stream) *pid = in->procs[p].pid;
+    for (uint32_t p = 0; p < in->nprocs; p++)
+        if (in->procs[p].is_gpu && in->procs[p].pid == *pid && in->procs[p].tid >= *tid) *tid = in->procs[p].tid + 1;
+}
+
+/* A new stage's place in the job (wi_internal.h): why its groups are
+ * renamed here and not by the relayout: the relayout keeps PP, and the
+ * stage is new. */
+int wi_stage_place(lsim_graph *o, const lsim_wi_layout *Ls, int tp_i, int dp_i, int pp_i)
+{
+    o->rank = lsim_wi_rank(Ls, tp_i, dp_i, pp_i);
+    o->world_size = Ls->tp * Ls->dp * Ls->pp;
+    for (size_t k = 0; k < o->ncoll; k++) {
+        lsim_coll_info *ci = &o->colls[k];
+        const char *pg = ci->pg_name != NONE ? lsim_strtab_get(o->strings, ci->pg_name) : "";
+        char name[64];
+        int x, y;
+        if (sscanf(pg, "tp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "tp:%d:%d", pp_i, dp_i);
+        else if (sscanf(pg, "dp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "dp:%d:%d", tp_i, pp_i);
+        else continue;
+        if (wi_intern(o, name, &ci->pg_name)) return LSIM_ENOMEM;
+    }
+    return 0;
 }

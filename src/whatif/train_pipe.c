@@ -646,24 +646,10 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             o1->dur[nid[v]] = (lsim_ns)llround((double)in->dur[v] * share);
         if (!removed[v] && in->grad_bytes[v] > 0 && !gstage[v]) o1->grad_bytes[nid[v]] = 0;
     }
-    /* launch costs of the trace: median launch call and launch edge delay */
-    {
-        size_t k = 0;
-        for (size_t v = 0; v < n; v++)
-            if (C.launcher[v] != NONE) samp[k++] = in->dur[C.launcher[v]];
-        X.lcall = k ? lsim_median_i64(samp, k) : 5000;
-        k = 0;
-        for (uint64_t e = 0; e < in->nedges; e++)
-            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
-        X.ldelay = k ? lsim_median_i64(samp, k) : 5000;
-    }
-    int64_t pid = 0, tid = 0;
-    for (size_t v = 0; v < n; v++)
-        if (in->corr[v] >= X.corr) X.corr = in->corr[v] + 1;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].tid == C.stream) pid = in->procs[p].pid;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].pid == pid && in->procs[p].tid >= tid) tid = in->procs[p].tid + 1;
+    wi_launch_costs(in, C.launcher, samp, &X.lcall, &X.ldelay);
+    X.corr = wi_next_corr(in);
+    int64_t pid, tid;
+    wi_free_stream(in, C.stream, &pid, &tid);
     lsim_proc pstreams[2] = {{1, pid, tid, 0}, {1, pid, tid + 1, 0}};
     X.in = in, X.C = &C, X.ts = ts, X.removed = removed, X.nid = nid, X.o1 = o1;
     X.ps = o1->nprocs, X.pr = o1->nprocs + 1, X.last_send = X.last_recv = NONE;
@@ -733,18 +719,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         lsim_graph_free(o2);
         o2 = o4;
     }
-    /* the stage's place in the job: rank, groups of stage pp_i */
-    o2->rank = me;
-    o2->world_size = Ls.tp * Ls.dp * Ls.pp;
-    for (size_t k = 0; k < o2->ncoll; k++) {
-        lsim_coll_info *ci = &o2->colls[k];
-        const char *pg = ci->pg_name != NONE ? lsim_strtab_get(o2->strings, ci->pg_name) : "";
-        char name[64];
-        int x, y;
-        if (sscanf(pg, "tp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "tp:%d:%d", pp_i, dp_i);
-        else continue;
-        if (wi_intern(o2, name, &ci->pg_name)) goto nomem;
-    }
+    if (wi_stage_place(o2, &Ls, tp_i, dp_i, pp_i)) goto nomem;
     *out = o2;
     o2 = NULL;
     goto cleanup;

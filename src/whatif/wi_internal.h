@@ -163,6 +163,17 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
                       const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out, lsim_wi_counts *rec,
                       lsim_err *err);
 
+/* Shared by the trace pipelines (trace_pipe.c): the trace's launch costs
+ * (median launch call over launcher[v]'s, median launch-edge delay; 5 us
+ * when there is none; samp: n scratch values); the next free correlation
+ * id; the device (pid) of stream tid `stream` and its first free stream id;
+ * a new stage's rank, world size and "tp:P:D" / "dp:T:P" group names in
+ * layout Ls (0 or LSIM_ENOMEM). */
+void wi_launch_costs(const lsim_graph *in, const uint32_t *launcher, lsim_ns *samp, lsim_ns *lcall, lsim_ns *ldelay);
+int64_t wi_next_corr(const lsim_graph *in);
+void wi_free_stream(const lsim_graph *in, int64_t stream, int64_t *pid, int64_t *tid);
+int wi_stage_place(lsim_graph *o, const lsim_wi_layout *Ls, int tp_i, int dp_i, int pp_i);
+
 /* Nodes and edges added to a graph (wi_append): new node i gets id g->n + i;
  * an edge's ends are old or new ids. New processors are appended after g's
  * (index g->nprocs + i). Names are strings, interned in the new graph; a

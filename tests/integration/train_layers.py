@@ -77,24 +77,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_truth import load, roles, truth  # noqa: E402
+from train_truth import Checks, load, roles, truth  # noqa: E402
 
 lumosim, maker, topo = sys.argv[1], sys.argv[2], sys.argv[3]
 ddp4 = sys.argv[4] if len(sys.argv) > 4 else ""
-fails = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        fails.append(what)
-
-
-def run(*args, ok=True):
-    p = subprocess.run([lumosim] + list(args), capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
-    return p
+T_ = Checks(lumosim)
+check, run = T_.check, T_.run
 
 
 def copies(L, N):
@@ -415,5 +403,4 @@ for args in (("--layers", "8"), ("--ffn", "8192", "--model", model, "--micro-bat
           "refused (%s on the FSDP step): %s" % (args[0], lines[0] if lines else "<no message>"))
 if ddp4 and os.path.isdir(ddp4):  # optional: the shared traces
     refused(os.path.join(ddp4, "rank0.json.gz"), "layer structure unknown")
-print("train_layers: %d failures" % len(fails))
-sys.exit(1 if fails else 0)
+T_.done("train_layers")

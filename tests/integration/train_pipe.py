@@ -55,25 +55,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_truth import load, truth  # noqa: E402
+from train_truth import Checks, load, truth  # noqa: E402
 
 lumosim, maker = sys.argv[1], sys.argv[2]
 topo = sys.argv[3] if len(sys.argv) > 3 else ""
-fails = []
+T_ = Checks(lumosim)
+check, run = T_.check, T_.run
 LOW = (1 << 40) - 1
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        fails.append(what)
-
-
-def run(*args, ok=True):
-    p = subprocess.run([lumosim] + list(args), capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
-    return p
 
 
 tmp = tempfile.mkdtemp(prefix="lsim_tpipe_")
@@ -405,5 +393,4 @@ refused(store, "not divisible by PP", ["--pp", "2", "--schedule", "interleaved:2
 refused(store, "activations", ["--pp", "2"])
 refused(store, "not divisible", ["--pp", "3"] + SHAPE)
 
-print("%d checks failed" % len(fails) if fails else "all checks passed")
-sys.exit(1 if fails else 0)
+T_.done("train_pipe")

@@ -3,6 +3,8 @@ read from its trace JSON independently of lumosim, for the training-step
 what-if tests (train_layers.py, train_pipe.py)."""
 import gzip
 import json
+import subprocess
+import sys
 
 
 def load(path):
@@ -122,3 +124,27 @@ def roles(doc):
             for c in under(o):
                 role_of[c["args"]["correlation"]] = "adam"
     return role_of
+
+
+class Checks:
+    """The checks of one test script: check() prints ok/FAIL and counts,
+    run() runs lumosim (exiting on failure unless ok=False), done() exits
+    with the verdict."""
+
+    def __init__(self, lumosim):
+        self.lumosim, self.fails = lumosim, []
+
+    def check(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            self.fails.append(what)
+
+    def run(self, *args, ok=True):
+        p = subprocess.run([self.lumosim] + list(args), capture_output=True, text=True)
+        if ok and p.returncode != 0:
+            sys.exit("lumosim %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+        return p
+
+    def done(self, name):
+        print("%s: %d failures" % (name, len(self.fails)) if self.fails else "%s: all checks passed" % name)
+        sys.exit(1 if self.fails else 0)
