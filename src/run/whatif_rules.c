@@ -355,7 +355,10 @@ static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_w
                                 f->in, i,
                                 ids[i].layer_source != LSIM_WI_LAYERS_ANNOTATIONS ? "this trace has no layer annotations"
                                                                                   : "this store has no training phases");
-        if ((rc0 = refuse_sharded(f, i, "--layers", err))) return rc0;
+        /* FSDP's per-unit collectives go with their layers (train_cut);
+         * a sharded optimizer's or a mixed step's do not */
+        if (f->ids[i].training.dp_strategy != LSIM_WI_DPS_FSDP && (rc0 = refuse_sharded(f, i, "--layers", err)))
+            return rc0;
         if (kern && (ids[0].layer_source != ids[i].layer_source ||
                      lsim_wi_ident_layers(&ids[i]) != lsim_wi_ident_layers(&ids[0]) ||
                      lsim_wi_ident_runs(&ids[i]) != lsim_wi_ident_runs(&ids[0])))

@@ -638,6 +638,36 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
                 else if (coll >= 0 && C->seg[coll] < 0) C->seg[v] = C->seg[coll] = b;
             }
         }
+    /* FSDP's backward all-gathers fetch the parameters of the layer about
+     * to run backward: launched after the previous layer's last op (inside
+     * its stretch) or before the first backward layer (outside every
+     * stretch), each belongs to the backward layer that starts next on its
+     * thread, with the launching thread's work from it to that layer's
+     * first launch (its op's closing piece: left out, it would split the
+     * layer's run on the thread and a copy would wait for itself; launches
+     * of other GPU work stay). Reduce-scatters reduce the layer just done:
+     * they stay in its stretch. */
+    for (size_t v = 0; v < n; v++) {
+        uint32_t u = C->launcher[v];
+        if (!(in->flags[v] & LSIM_NF_COLL) || in->coll[v] < 0 || in->phase[v] != LSIM_PHASE_BACKWARD || u == UINT32_MAX ||
+            in->colls[in->coll[v]].kind != LSIM_COLL_ALLGATHER)
+            continue;
+        int nb = -1;
+        for (int b = nf; b < nseg; b++)
+            if (bthr[b] == in->proc[u] && c0[b] != INT64_MAX && c0[b] >= ts[u] && (nb < 0 || c0[b] < c0[nb])) nb = b;
+        if (nb < 0 || C->seg[v] == nb) continue;
+        int was = C->seg[u];
+        C->seg[v] = C->seg[u] = nb;
+        for (size_t w = 0; w < n; w++) {
+            if (C->seg[w] != was || in->proc[w] != in->proc[u] || ts[w] <= ts[u] || ts[w] >= c0[nb] ||
+                (in->flags[w] & LSIM_NF_BLOCKING))
+                continue;
+            int launches = 0;
+            for (uint64_t k = in->out_off[w]; k < in->out_off[w + 1]; k++)
+                launches |= C->launcher[in->out_dst[k]] == w;
+            if (!launches) C->seg[w] = nb;
+        }
+    }
     C->cpu_thread = thr;
     goto cleanup;
 nomem:
@@ -740,10 +770,52 @@ static int rename_annotation(void *ctx, lsim_graph *o, uint32_t v, uint32_t c, u
  * and the next layer's; blocking calls stay, as for tagged graphs). Every
  * rank of a job recovers the same structure, so the copies' collectives pair
  * up again (sequence numbers are renumbered). */
+/* A layer's all-gather (FSDP fetching its parameters) must end before the
+ * layer computes. The trace shows that wait only where the all-gather was
+ * late; one prefetched early carries no edge, and a copy of its layer put
+ * where nothing prefetches it would compute without its parameters. So the
+ * first compute-stream kernel of every segment holding an all-gather gets
+ * an event edge from it where it has none. *aug: the graph with them (NULL
+ * when none is needed); node ids are kept, so the cut stays valid. */
+static int gather_edges(const lsim_graph *in, const wi_tcut *C, lsim_graph **aug, lsim_wi_counts *rec, lsim_err *err)
+{
+    *aug = NULL;
+    const lsim_ns *ts = lsim_engine_start(C->E);
+    size_t n = in->n, ne = 0;
+    uint32_t *first = malloc((size_t)(C->nseg ? C->nseg : 1) * sizeof *first);
+    wi_addedge *E = NULL;
+    if (!first) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+    for (int s = 0; s < C->nseg; s++) first[s] = UINT32_MAX;
+    size_t ng = 0;
+    for (size_t v = 0; v < n; v++) {
+        int s = C->seg[v];
+        if (s < 0 || !in->procs[in->proc[v]].is_gpu) continue;
+        if (in->coll[v] >= 0 && in->colls[in->coll[v]].kind == LSIM_COLL_ALLGATHER) ng++;
+        if ((in->flags[v] & LSIM_NF_COLL) || in->procs[in->proc[v]].tid != C->stream) continue;
+        if (first[s] == UINT32_MAX || ts[v] < ts[first[s]]) first[s] = (uint32_t)v;
+    }
+    int rc = 0;
+    if (ng && !(E = malloc(ng * sizeof *E))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
+    for (size_t v = 0; !rc && ng && v < n; v++) {
+        int s = C->seg[v];
+        if (s < 0 || !in->procs[in->proc[v]].is_gpu || in->coll[v] < 0 ||
+            in->colls[in->coll[v]].kind != LSIM_COLL_ALLGATHER || first[s] == UINT32_MAX)
+            continue;
+        int has = 0;
+        for (uint64_t k = in->out_off[v]; k < in->out_off[v + 1]; k++) has |= in->out_dst[k] == first[s];
+        if (!has && ts[v] <= ts[first[s]]) E[ne++] = (wi_addedge){(uint32_t)v, first[s], LSIM_E_EVENT, 0};
+    }
+    if (!rc && ne) rc = wi_append(in, NULL, 0, NULL, 0, E, ne, aug, rec, err);
+    free(first);
+    free(E);
+    return rc;
+}
+
 static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err)
 {
     int rc = 0;
+    lsim_graph *aug = NULL;
     wi_tcut C;
     memset(&C, 0, sizeof C);
     int *copies = NULL, *first = NULL;
@@ -755,6 +827,8 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     if ((rc = wi_layers_cut(in, "--layers", &C, err))) goto cleanup;
     int nlpc = layers / L->pp, nseg = C.nseg;
     size_t n = in->n;
+    if ((rc = gather_edges(in, &C, &aug, rec, err))) goto cleanup;
+    if (aug) in = aug;
     removed = calloc(n ? n : 1, 1);
     copies = malloc((size_t)nseg * sizeof *copies);
     if (!removed || !copies) {
@@ -777,6 +851,7 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     }
 cleanup:
     wi_tcut_free(&C);
+    lsim_graph_free(aug);
     free(removed);
     free(copies);
     free(first);

@@ -66,8 +66,11 @@ Checked:
 11. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
    trace without layer annotations (DDP4_DIR's rank 0, when given);
-   --layers and --ffn on the FSDP step (its per-unit collectives are not
-   re-cut).
+   --ffn on the FSDP step (its per-unit collectives are not resized).
+12. --layers on the FSDP job (both ranks): each layer takes its all-gathers
+   and reduce-scatter along (per GPU and step 2 x 8 and 8, all coupled),
+   the step grows by at least the extra layers' kernels and at most those
+   and their collectives, and 4 -> 8 -> 4 predicts the replay within 0.1 %.
 """
 import gzip
 import json
@@ -370,6 +373,33 @@ check(t0["data_parallel"]["strategy"] == "none" and dt["data_parallel"]["strateg
       "data-parallel strategy: one GPU %s, DDP %s, FSDP %s %s"
       % (t0["data_parallel"]["strategy"], dt["data_parallel"]["strategy"], dpf["strategy"], dpf["by_phase"]))
 
+# 10b. --layers on the FSDP job (both ranks): each layer's all-gathers and
+# reduce-scatter go with it, so 8 layers run 2 x 8 all-gathers and 8
+# reduce-scatters per step, all coupled; the step grows by the 4 extra
+# layers' kernels plus at most their collectives; 4 -> 8 -> 4 comes back
+fdoc = load(os.path.join(fs, "rank0.json.gz"))
+fT = truth(fdoc)[0]
+fk4 = sum(t["fwd"][1] + t["bwd"][1] for t in fT.values()) * 1000  # all 4 layers, both steps, ns
+fcoll = sum(e["dur"] for e in fdoc["traceEvents"] if e.get("cat") == "kernel" and "nccl" in e["name"].lower()) * 1000
+f8 = os.path.join(tmp, "fsdp8.h5")
+run("whatif", fstore, "--layers", "8", "-o", f8)
+j8 = json.loads(run("sim", f8, "--json").stdout)
+cs = [r["collectives"] for r in j8["ranks"]]
+check(len(cs) == 2 and all(c.get("allgather", {}).get("coupled") == 2 * 8 * R and c["allgather"].get("traced") == 0 and
+                           c.get("reducescatter", {}).get("coupled") == 8 * R for c in cs),
+      "FSDP --layers 8: per GPU %s all-gathers and %s reduce-scatters, all coupled (expected %d and %d)"
+      % ([c.get("allgather", {}).get("coupled") for c in cs], [c.get("reducescatter", {}).get("coupled") for c in cs],
+         2 * 8 * R, 8 * R))
+jf4 = job_ms(["replay", fs])
+jf8 = j8["job"]["predicted_ns"] / 1e6
+grow = (jf8 - jf4) * 1e6
+check(fk4 <= grow <= fk4 + fcoll, "FSDP --layers 8 adds %.3f ms: at least the 4 layers' kernels (%.3f ms), at most those "
+      "and their collectives (%.3f ms)" % (grow / 1e6, fk4 / 1e6, (fk4 + fcoll) / 1e6))
+f84 = os.path.join(tmp, "fsdp84.h5")
+run("whatif", f8, "--layers", "4", "-o", f84)
+jf84 = job_ms(["sim", f84])
+check(abs(jf84 / jf4 - 1) < 1e-3, "FSDP 4 -> 8 -> 4: %.6f ms, the replay %.6f ms" % (jf84, jf4))
+
 # 11. refusals
 def refused(path, what, args=("--layers", "8")):
     src, out = os.path.join(tmp, "refused_src.h5"), os.path.join(tmp, "refused.h5")
@@ -395,7 +425,7 @@ miss["traceEvents"] = [e for e in doc["traceEvents"] if e is not drop]
 p2 = os.path.join(tmp, "missing.json")
 json.dump(miss, open(p2, "w"))
 refused(p2, "no annotation for layer 2")
-for args in (("--layers", "8"), ("--ffn", "8192", "--model", model, "--micro-batch", "4")):
+for args in (("--ffn", "8192", "--model", model, "--micro-batch", "4"),):
     out = os.path.join(tmp, "refused.h5")
     p = run("whatif", fstore, *args, "-o", out, ok=False)
     lines = [x for x in p.stderr.splitlines() if x.strip()]
