@@ -74,9 +74,18 @@ int lsim_wi_size_check(const char *out, double held, double nodes, double edges,
  * DDP does (the grad-buckets step) -- unless it was cut to DP 1 from a
  * larger job and kept its buckets in a group of one (lsim_wi_relayout),
  * which are widened as they are. */
+static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, lsim_err *err);
+
 static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->dp || rq->dp == f->L.dp) return 0;
+    /* a sharded step's collectives are not DDP's buckets: DP from 1 would
+     * add buckets it does not run, and a new width would leave each
+     * rank's shard (its optimizer step, its all-gathers) as traced */
+    for (size_t i = 0; i < f->n; i++) {
+        int rc0 = refuse_sharded(f, i, "--dp", err);
+        if (rc0) return rc0;
+    }
     int dp_groups = 0;
     for (size_t i = 0; i < f->n; i++) dp_groups |= f->ids[i].colls[LSIM_WI_DP] > 0;
     if (f->L.dp == 1 && !f->ids[0].forward_only && !(dp_groups && !all_tagged(f))) {
@@ -102,8 +111,6 @@ static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_de
 
 /* --tp: a new width. From TP 1 there is no tensor-parallel all-reduce to
  * split a layer's work with, except where synthesis placed them (tags). */
-static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, lsim_err *err);
-
 static int rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->tp || rq->tp == f->L.tp) return 0;

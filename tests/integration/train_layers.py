@@ -66,7 +66,8 @@ Checked:
 11. refusals, one line each and nothing written: backward ops without
    Sequence numbers; a step without one layer's annotation; a training
    trace without layer annotations (DDP4_DIR's rank 0, when given);
-   --ffn on the FSDP step (its per-unit collectives are not resized).
+   --ffn and --dp on the FSDP step (its per-unit collectives are not
+   resized, nor its shards re-timed; --dp from DP 1 would add DDP buckets).
 12. --layers on the FSDP job (both ranks): each layer takes its all-gathers
    and reduce-scatter along (per GPU and step 2 x 8 and 8, all coupled),
    the step grows by at least the extra layers' kernels and at most those
@@ -425,7 +426,7 @@ miss["traceEvents"] = [e for e in doc["traceEvents"] if e is not drop]
 p2 = os.path.join(tmp, "missing.json")
 json.dump(miss, open(p2, "w"))
 refused(p2, "no annotation for layer 2")
-for args in (("--ffn", "8192", "--model", model, "--micro-batch", "4"),):
+for args in (("--ffn", "8192", "--model", model, "--micro-batch", "4"), ("--dp", "4")):
     out = os.path.join(tmp, "refused.h5")
     p = run("whatif", fstore, *args, "-o", out, ok=False)
     lines = [x for x in p.stderr.splitlines() if x.strip()]
