@@ -566,7 +566,7 @@ static void write_flow(writer *w, const char *ph, uint64_t id, const char *name,
 
 static const char *flow_name(const lsim_graph *g, int64_t k)
 {
-    return lsim_edge_class_name((lsim_edge_class)(g->in_class[k] & 0x7f));
+    return lsim_edge_class_name((lsim_edge_class)(g->in_class[k] & LSIM_EDGE_CLASS_MASK));
 }
 
 /* The flow events of node v, on its track (pid, tid): an "s" for each flow

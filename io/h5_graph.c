@@ -628,9 +628,10 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
         if (g->in_src[k] >= n)
             BAD("%s/edges/in_src of GPU %zu: edge %llu points to node %u, the GPU has %zu nodes", where, gi,
                 (unsigned long long)k, g->in_src[k], n);
-        if ((g->in_class[k] & ~LSIM_EDGE_END) >= LSIM_E_NCLASSES)
-            BAD("%s/edges/in_class of GPU %zu: edge %llu has class %u (valid: 0..%d, + 0x80 for end-edges)", where,
-                gi, (unsigned long long)k, g->in_class[k], LSIM_E_NCLASSES - 1);
+        if ((g->in_class[k] & LSIM_EDGE_CLASS_MASK) >= LSIM_E_NCLASSES ||
+            ((g->in_class[k] & LSIM_EDGE_SM) && (g->in_class[k] & (LSIM_EDGE_END | LSIM_EDGE_CLASS_MASK)) != LSIM_E_INFERRED))
+            BAD("%s/edges/in_class of GPU %zu: edge %llu has class %u (valid: 0..%d, + 0x80 for end-edges, %u for SM edges)",
+                where, gi, (unsigned long long)k, g->in_class[k], LSIM_E_NCLASSES - 1, LSIM_EDGE_SM | LSIM_E_INFERRED);
     }
     uint64_t *cnt = calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt);
     if (!cnt) return h5s_nomem(c);

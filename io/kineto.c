@@ -579,6 +579,7 @@ typedef struct ev_args {
     const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
     const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
     const cJSON *input_type, *rank, *seq_nr, *fwd_tid, *concrete, *root_rank;
+    const cJSON *grid, *block, *regs, *smem, *occ, *bps; /* kernels' launch configuration */
 } ev_args;
 
 static void index_args(const cJSON *args, ev_args *a)
@@ -589,6 +590,12 @@ static void index_args(const cJSON *args, ev_args *a)
         const char *k = c->string;
         if (!k) continue;
         switch (k[0]) {
+        case 'g': if (!strcmp(k, "grid")) a->grid = c; break;
+        case 'b':
+            if (!strcmp(k, "block")) a->block = c;
+            else if (!strcmp(k, "blocks per SM")) a->bps = c;
+            break;
+        case 'e': if (!strcmp(k, "est. achieved occupancy %")) a->occ = c; break;
         case 'c':
             if (!strcmp(k, "correlation")) a->correlation = c;
             else if (!strcmp(k, "cuda_sync_kind")) a->sync_kind = c;
@@ -598,7 +605,10 @@ static void index_args(const cJSON *args, ev_args *a)
             if (!strcmp(k, "device")) a->device = c;
             else if (!strcmp(k, "dtype")) a->dtype = c;
             break;
-        case 's': if (!strcmp(k, "stream")) a->stream = c; break;
+        case 's':
+            if (!strcmp(k, "stream")) a->stream = c;
+            else if (!strcmp(k, "shared memory")) a->smem = c;
+            break;
         case 'w':
             if (!strcmp(k, "wait_on_stream")) a->wait_stream = c;
             else if (!strcmp(k, "wait_on_cuda_event_record_corr_id")) a->wait_rec = c;
@@ -615,6 +625,7 @@ static void index_args(const cJSON *args, ev_args *a)
         case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
         case 'r':
             if (!strcmp(k, "rank")) a->rank = c;
+            else if (!strcmp(k, "registers per thread")) a->regs = c;
             else if (!strcmp(k, "root_rank")) a->root_rank = c;
             break;
         case 'S': if (!strcmp(k, "Sequence number")) a->seq_nr = c; break;
@@ -930,6 +941,45 @@ static int push_autograd(lsim_trace *t, const ev_args *a)
     return 0;
 }
 
+/* x * y * z of a [x, y, z] array of positive numbers (missing dimensions
+ * count 1), 0 when it is not one or the product passes 2^40. */
+static uint64_t dim3_product(const cJSON *v)
+{
+    if (!cJSON_IsArray(v) || !v->child) return 0;
+    uint64_t p = 1;
+    int n = 0;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        if (!cJSON_IsNumber(c) || !(c->valuedouble >= 1.0) || c->valuedouble > 1e12 || ++n > 3) return 0;
+        p *= (uint64_t)c->valuedouble;
+        if (p > ((uint64_t)1 << 40)) return 0;
+    }
+    return p;
+}
+
+/* A kernel's launch configuration in its side table (lsim_kernel_cfg):
+ * only kernels with a valid grid and block; anything else out of range
+ * reads as absent, since these only refine the SM-occupancy estimate. */
+static int push_kcfg(lsim_trace *t, const ev_args *a)
+{
+    uint64_t blocks = dim3_product(a->grid), threads = dim3_product(a->block);
+    if (!blocks || !threads || threads > 65536) return 0;
+    if (LSIM_GROW(t->kcfg, &t->capkcfg, t->nkcfg + 1)) return LSIM_ENOMEM;
+    lsim_kernel_cfg *k = &t->kcfg[t->nkcfg++];
+    memset(k, 0, sizeof *k);
+    k->ev = (uint64_t)(t->nev - 1);
+    k->blocks = blocks;
+    k->threads = (uint32_t)threads;
+    int64_t r = value_int(a->regs, 0), m = value_int(a->smem, 0), o = value_int(a->occ, 0);
+    k->regs = r > 0 && r <= 65535 ? (uint16_t)r : 0;
+    k->smem = m > 0 && m <= INT32_MAX ? (uint32_t)m : 0;
+    k->occ_pct = o > 0 && o <= 100 ? (uint8_t)o : 0;
+    if (cJSON_IsNumber(a->bps) && a->bps->valuedouble > 0) {
+        double s = (double)blocks / a->bps->valuedouble + 0.5;
+        k->sms_hint = s >= 1 && s <= 65535 ? (uint16_t)s : 0;
+    }
+    return 0;
+}
+
 /* Does txt[0..len) contain the NUL-terminated needle? */
 static int has_text(const char *txt, size_t len, const char *needle)
 {
@@ -1125,6 +1175,10 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         e->dtoh = strstr(name, "DtoH") != NULL || strstr(name, "Device -> Pageable") != NULL ||
                   strstr(name, "Device -> Pinned") != NULL;
     }
+    if (kind == LSIM_EV_KERNEL && a.grid && (rc = push_kcfg(t, &a))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
+    }
     if (kind == LSIM_EV_KERNEL || (kind == LSIM_EV_CPU_OP && name[0] == 'r')) {
         if ((rc = attach_coll(t, e, &a, name, kind == LSIM_EV_KERNEL))) {
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
@@ -1227,7 +1281,8 @@ cleanup:
 }
 
 /* deviceProperties: the first device's name (the GPU model, for
- * calibration's default spec). Anything unexpected is ignored. */
+ * calibration's default spec) and SM limits (the SM-occupancy resource of
+ * the graph build). Anything unexpected is ignored. */
 static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t len)
 {
     cJSON *o = cJSON_ParseWithLength(txt, len);
@@ -1237,6 +1292,15 @@ static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t 
     const cJSON *nm = cJSON_IsObject(d0) ? cJSON_GetObjectItemCaseSensitive(d0, "name") : NULL;
     if (cJSON_IsString(nm) && (rc = intern(t, nm->valuestring, &t->device_name)))
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+    if (cJSON_IsObject(d0)) {
+        lsim_trace_sm *sm = &t->sm;
+        int64_t v[7] = {item_int(d0, "numSms", 0), item_int(d0, "maxThreadsPerMultiprocessor", 0),
+                        item_int(d0, "regsPerMultiprocessor", 0), item_int(d0, "sharedMemPerMultiprocessor", 0),
+                        item_int(d0, "warpSize", 0), item_int(d0, "computeMajor", 0), item_int(d0, "computeMinor", 0)};
+        if (!v[3]) v[3] = item_int(d0, "maxSharedMemoryPerMultiProcessor", 0);
+        int32_t *f[7] = {&sm->sms, &sm->threads_per_sm, &sm->regs_per_sm, &sm->smem_per_sm, &sm->warp, &sm->cc_major, &sm->cc_minor};
+        for (int i = 0; i < 7; i++) *f[i] = v[i] > 0 && v[i] <= INT32_MAX ? (int32_t)v[i] : 0;
+    }
     /* each device's memory, for the OOM check of a traced job */
     for (const cJSON *d = d0; d; d = d->next) {
         if (!cJSON_IsObject(d)) continue;

@@ -444,8 +444,27 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         }
     }
     st->bounds_s = MPI_Wtime() - tb;
+    /* SM edges (graph.h LSIM_EDGE_SM) hold a kernel only while their source
+     * runs: a kernel ready before its source starts runs earlier than the
+     * edge's delay says, which no time window can bound. READY rounds need
+     * no bound. Agreed in the same allreduce (2 outranks 1). */
+    for (size_t l = 0; opts->windows != LSIM_PDES_READY && l < nlocal && local_fail < 2; l++) {
+        const lsim_graph *g = lsim_engine_graph(e[l]);
+        for (uint64_t k = 0; k < g->nedges; k++)
+            if (g->in_class[k] & LSIM_EDGE_SM) {
+                local_fail = 2;
+                break;
+            }
+    }
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
     st->allreduces++;
+    if (any_fail == 2) {
+        rc = lsim_err_set(err, LSIM_EARG,
+                          "--windows %s cannot simulate SM edges (a store built with --sm-contention on): a kernel "
+                          "held for SMs is not bounded by its edges' delays; use --windows ready",
+                          lsim_pdes_windows_name(opts->windows));
+        goto cleanup;
+    }
     if (any_fail) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
         goto cleanup;

@@ -73,7 +73,7 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
     for (size_t v = 0; v < g->n; v++) {
         if (g->procs[g->proc[v]].is_gpu) active[g->proc[v]] = 1;
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            int cls = g->in_class[k] & 0x7f;
+            int cls = g->in_class[k] & LSIM_EDGE_CLASS_MASK;
             if (cls == LSIM_E_LAUNCH) active[g->proc[g->in_src[k]]] = 1;
             if (cls == LSIM_E_SYNC) active[g->proc[v]] = 1;
         }
@@ -127,7 +127,7 @@ int lsim_critical_path_compute(const lsim_graph *g, const lsim_engine *e, lsim_c
         /* the path always leaves v at its end */
         if (j > 0) {
             int64_t k = out->via[j];
-            int cls = g->in_class[k] & 0x7f;
+            int cls = g->in_class[k] & LSIM_EDGE_CLASS_MASK;
             uint32_t u = out->nodes[j - 1];
             if (g->in_class[k] & LSIM_EDGE_END) {
                 /* v (a blocking call) returned when u ended (+ return delay):

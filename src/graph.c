@@ -169,7 +169,7 @@ void lsim_graph_count_edges(lsim_graph *g)
 {
     memset(g->edges_by_class, 0, sizeof g->edges_by_class);
     for (uint64_t k = 0; k < g->nedges; k++) {
-        unsigned c = g->in_class[k] & 0x7fu;
+        unsigned c = g->in_class[k] & LSIM_EDGE_CLASS_MASK;
         if (c < LSIM_E_NCLASSES) g->edges_by_class[c]++;
     }
 }
@@ -260,7 +260,7 @@ int lsim_graph_ablate(lsim_graph *g, unsigned drop_mask, int zero_launch_latency
     if (!e) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source);
     uint64_t w = 0, dropped[LSIM_E_NCLASSES] = {0};
     for (uint64_t k = 0; k < g->nedges; k++) {
-        int cls = e[k].cls & 0x7f;
+        int cls = e[k].cls & LSIM_EDGE_CLASS_MASK;
         if (drop_mask & (1u << cls)) {
             dropped[cls]++;
             continue;

@@ -48,6 +48,41 @@ struct lsim_engine {
 
 /* ------------------------------------------------------------ one node */
 
+/* SM contention (graph.h, LSIM_EDGE_SM): v, ready at *s, waits for the SMs
+ * that the kernels of its SM edges hold. CUDA hands a kernel's thread
+ * blocks to SMs as resources free up, and a kernel's remaining blocks go
+ * before those of kernels queued after it (CUDA C Programming Guide,
+ * "Hardware Implementation": as thread blocks terminate, new blocks are
+ * launched on the vacated multiprocessors): so while a kernel u that fills
+ * every SM still has blocks to hand out, no block of v can start, and v's
+ * first block starts when u's last wave begins, end(u) + delay (delay =
+ * -u's last wave, from its waves; the build decided that a block of v does
+ * not fit beside a full SM of u's). Holding v can put it into another
+ * kernel's first waves, so the edges are tried until none holds it
+ * (each can move s once: s only grows, and an edge that moved it no longer
+ * applies). The edges' sources are v's predecessors, so start(v) stays a
+ * function of its predecessors' times and the three schedulers agree
+ * whatever order they visit nodes in; but v may start before its source
+ * (it was ready before the source started), earlier than the edge's delay
+ * says, so the parallel engine's time windows refuse SM edges (pdes.c). */
+static inline void sched_sm_hold(const lsim_engine *e, uint32_t v, lsim_ns *s, int64_t *bs)
+{
+    const lsim_graph *g = e->g;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+            if (!(g->in_class[k] & LSIM_EDGE_SM)) continue;
+            uint32_t u = g->in_src[k];
+            lsim_ns lw = lsim_ns_add_sat(e->end[u], g->in_delay[k]);
+            if (e->start[u] <= *s && *s < lw) {
+                *s = lw;
+                *bs = (int64_t)k;
+                moved = 1;
+            }
+        }
+    }
+}
+
 /* All predecessors of v are done: fix its start and end, and remember which
  * in-edge decided each (the first one reaching the maximum, so the choice is
  * deterministic). The sums saturate (common.h): graphs within their bounds
@@ -59,10 +94,12 @@ static inline void sched_resolve(lsim_engine *e, uint32_t v)
     lsim_ns s = g->release[v];
     lsim_ns endc = INT64_MIN;
     int64_t bs = -1, be = -1;
+    int sm = 0;
     for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
         lsim_ns x = lsim_ns_add_sat(e->end[g->in_src[k]], g->in_delay[k]);
-        if (g->in_class[k] & LSIM_EDGE_END) {
-            if (x > endc) {
+        if (g->in_class[k] & (LSIM_EDGE_END | LSIM_EDGE_SM)) {
+            if (g->in_class[k] & LSIM_EDGE_SM) sm = 1;
+            else if (x > endc) {
                 endc = x;
                 be = (int64_t)k;
             }
@@ -72,6 +109,7 @@ static inline void sched_resolve(lsim_engine *e, uint32_t v)
         }
     }
     if (s == INT64_MIN) s = g->t0;
+    if (sm) sched_sm_hold(e, v, &s, &bs);
     lsim_ns en = lsim_ns_add_sat(s, g->dur[v]);
     if (endc >= en) en = endc; /* a blocking call that returns with its GPU work waited for it */
     else be = -1;

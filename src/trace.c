@@ -34,6 +34,7 @@ void lsim_trace_free(lsim_trace *t)
     free(t->syncs);
     free(t->gemms);
     free(t->autograd);
+    free(t->kcfg);
     free(t->ev);
     lsim_strtab_free(t->strings);
     free(t->path);
@@ -52,6 +53,20 @@ void lsim_trace_drop_events(lsim_trace *t)
     free(t->autograd); /* indexes the events too */
     t->autograd = NULL;
     t->nautograd = t->capautograd = 0;
+    free(t->kcfg); /* and so does this one */
+    t->kcfg = NULL;
+    t->nkcfg = t->capkcfg = 0;
+}
+
+const lsim_kernel_cfg *lsim_trace_kcfg_of(const lsim_trace *t, size_t ev)
+{
+    size_t lo = 0, hi = t->nkcfg;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->kcfg[mid].ev < ev) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->nkcfg && t->kcfg[lo].ev == ev ? &t->kcfg[lo] : NULL;
 }
 
 const lsim_autograd_op *lsim_trace_autograd_of(const lsim_trace *t, size_t ev)
@@ -123,6 +138,13 @@ int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *e
             t->autograd[a++].ev = (uint64_t)to[t->autograd[i].ev];
         }
     t->nautograd = a;
+    size_t kc = 0;
+    for (size_t i = 0; i < t->nkcfg; i++)
+        if (t->kcfg[i].ev < nev && to[t->kcfg[i].ev] >= 0) {
+            t->kcfg[kc] = t->kcfg[i];
+            t->kcfg[kc++].ev = (uint64_t)to[t->kcfg[i].ev];
+        }
+    t->nkcfg = kc;
     free(to);
     t->rank = rank;
     t->world_size = world;

@@ -51,6 +51,15 @@ typedef enum lsim_node_kind { LSIM_NODE_KINDS(LSIM_ENUM_ENTRY_) LSIM_N_NKINDS } 
 typedef enum lsim_edge_class { LSIM_EDGE_CLASSES(LSIM_ENUM_ENTRY_) LSIM_E_NCLASSES } lsim_edge_class;
 
 #define LSIM_EDGE_END 0x80u /* flag in in_class: end-edge (constrains end) */
+/* Flag in in_class: an SM edge (class LSIM_E_INFERRED, built only with
+ * lsim_build_opts.sm_contention), from a kernel u that fills every SM of
+ * the GPU to a kernel v on another stream that no SM has room for while
+ * it does. Conditional, unlike every other edge: when v becomes ready
+ * (its start from the other edges, s) while u runs and before u's last
+ * wave begins (start(u) <= s < end(u) + delay, delay = -u's last wave),
+ * v starts when that wave begins; otherwise the edge does nothing. */
+#define LSIM_EDGE_SM 0x40u
+#define LSIM_EDGE_CLASS_MASK 0x3fu /* in_class & this: the lsim_edge_class */
 
 /* Names: "?" for a value out of range. Parse: the value of a name, 0, or
  * LSIM_EARG naming the valid ones in err (may be NULL). Local. */
@@ -98,6 +107,10 @@ typedef struct lsim_build_opts {
     int keep_cpu_ops;        /* keep each CPU thread's original op tree
                                 (lsim_graph.cpu_ops) for the predicted trace;
                                 48 bytes per CPU event and 4 per node (0) */
+    int sm_contention;       /* SM edges (LSIM_EDGE_SM) between kernels of
+                                different streams, from their grids, blocks,
+                                registers and shared memory against the
+                                trace's deviceProperties (0) */
 } lsim_build_opts;
 
 void lsim_build_opts_default(lsim_build_opts *o);

@@ -156,6 +156,32 @@ typedef struct lsim_autograd_op {
     int64_t fwd_tid;    /* Fwd thread id: 0 forward side, > 0 backward op, -1 absent */
 } lsim_autograd_op;
 
+/* A kernel's launch configuration, as Kineto records it in the kernel's
+ * args ("grid", "block", "registers per thread", "shared memory", "est.
+ * achieved occupancy %", "blocks per SM"), for the SM-occupancy resource
+ * of the graph build (docs/accuracy.md, "SM contention"); 32 bytes each,
+ * in file order, only for kernels that carry a grid and a block. */
+typedef struct lsim_kernel_cfg {
+    uint64_t ev;        /* index into lsim_trace.ev */
+    uint64_t blocks;    /* grid x * y * z */
+    uint32_t threads;   /* block x * y * z */
+    uint32_t smem;      /* "shared memory" per block, bytes (0 absent) */
+    uint16_t regs;      /* "registers per thread" (0 absent) */
+    uint16_t sms_hint;  /* blocks / "blocks per SM" rounded: Kineto's own SM
+                           count (0 absent), for traces without deviceProperties */
+    uint8_t occ_pct;    /* "est. achieved occupancy %", 1..100 (0 absent) */
+} lsim_kernel_cfg;
+
+/* The first device's SM limits from deviceProperties (0: not listed). */
+typedef struct lsim_trace_sm {
+    int32_t sms;             /* numSms */
+    int32_t threads_per_sm;  /* maxThreadsPerMultiProcessor */
+    int32_t regs_per_sm;     /* regsPerMultiprocessor */
+    int32_t smem_per_sm;     /* sharedMemPerMultiprocessor (maxSharedMemoryPerMultiProcessor on ROCm) */
+    int32_t warp;            /* warpSize */
+    int32_t cc_major, cc_minor; /* computeMajor / computeMinor */
+} lsim_trace_sm;
+
 /* GPU memory as the profiler saw it (profile_memory=True): its "[memory]"
  * instant events for one device. Newer traces give the allocator's
  * running totals ("Total Allocated", "Total Reserved"); older ones (2021)
@@ -211,6 +237,11 @@ typedef struct lsim_trace {
      * device id (0: not listed) */
     lsim_trace_memdev mem[LSIM_TRACE_MEM_DEVICES];
     int64_t dev_capacity[LSIM_TRACE_MEM_DEVICES];
+    /* kernels' launch configurations (see lsim_kernel_cfg), file order, and
+     * the device's SM limits */
+    lsim_kernel_cfg *kcfg;
+    size_t nkcfg, capkcfg;
+    lsim_trace_sm sm;
 } lsim_trace;
 
 /* Free t and everything it owns; NULL is a no-op. Local. */
@@ -223,13 +254,13 @@ void lsim_trace_free(lsim_trace *t);
 int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n);
 
 /* Keep only the events of rank `rank` (rows of other ranks lose their
- * events; the GEMM and autograd side tables follow), and make t that rank of a world of
+ * events; the GEMM, autograd and kernel-config side tables follow), and make t that rank of a world of
  * `world`. 0, or LSIM_ETRACE naming the file when no event is left, or
  * LSIM_ENOMEM. Local. */
 int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err);
 
-/* Release the event table (and the GEMM and autograd side tables, which
- * index it) only
+/* Release the event table (and the GEMM, autograd and kernel-config side
+ * tables, which index it) only
  * (counters, rows, collectives, process groups and strings stay). Used by the graph build to lower peak memory. */
 void lsim_trace_drop_events(lsim_trace *t);
 
@@ -243,6 +274,10 @@ static inline int64_t lsim_event_wait_stream(const lsim_trace *t, const lsim_eve
  * Sequence number): a binary search of the side table, which is in event
  * order. Local. */
 const lsim_autograd_op *lsim_trace_autograd_of(const lsim_trace *t, size_t ev);
+
+/* The launch configuration of event index ev (NULL when none was read): a
+ * binary search of the side table, which is in event order. Local. */
+const lsim_kernel_cfg *lsim_trace_kcfg_of(const lsim_trace *t, size_t ev);
 
 static inline int64_t lsim_event_wait_rec_corr(const lsim_trace *t, const lsim_event *e)
 {

@@ -31,6 +31,7 @@ void lsim_build_opts_default(lsim_build_opts *o)
     o->event_tol_ns = 1000;
     o->release_events = 0;
     o->keep_cpu_ops = 0;
+    o->sm_contention = 0;
 }
 
 /* ------------------------------------------------------------- storage */
@@ -288,14 +289,14 @@ static int build_nodes(bld_builder *b, const uint32_t *ev_proc)
 }
 
 /* Edges, in the order whose list order the CSR keeps: launches linked,
- * collectives labelled, then blocking, event, launch/stream, cross-thread
- * and hidden edges. */
+ * collectives labelled, then blocking, event, launch/stream, cross-thread,
+ * hidden and (sm_contention) SM edges. */
 static int build_edges(bld_builder *b)
 {
     int rc;
     if ((rc = bld_link_launches(b)) || (rc = bld_label_collectives(b)) || (rc = bld_blocking_edges(b)) ||
         (rc = bld_event_edges(b)) || (rc = bld_learn_latency(b)) || (rc = bld_launch_and_stream_edges(b)) ||
-        (rc = bld_xthread_edges(b)) || (rc = bld_hidden_edges(b)))
+        (rc = bld_xthread_edges(b)) || (rc = bld_hidden_edges(b)) || (rc = bld_sm_edges(b)))
         return rc;
     return 0;
 }
@@ -347,6 +348,7 @@ static void free_builder(bld_builder *b)
     free(b->api_lat);
     free(b->api_lat_end);
     free(b->proc_device);
+    free(b->kc);
 }
 
 int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, lsim_err *err)

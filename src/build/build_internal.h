@@ -77,6 +77,11 @@ typedef struct bld_builder {
      * g->cpu_ops, and per event its op while building (BLD_NONE none) */
     size_t capops;
     uint32_t *ev_op;
+    /* SM contention (sm_contention only, gpu.c): per node its kernel's
+     * launch configuration (blocks 0: none), and the SM count Kineto's
+     * "blocks per SM" implies (0 none) */
+    lsim_kernel_cfg *kc;
+    uint32_t sm_hint;
 } bld_builder;
 
 /* The one out-of-memory message of the build. */
@@ -138,5 +143,6 @@ int bld_learn_latency(bld_builder *b);
 int bld_launch_and_stream_edges(bld_builder *b);
 int bld_xthread_edges(bld_builder *b);
 int bld_hidden_edges(bld_builder *b);
+int bld_sm_edges(bld_builder *b);
 
 #endif

@@ -61,6 +61,148 @@ uint32_t bld_map_get(const int64_t *keys, const uint32_t *vals, size_t slots, in
     return BLD_NONE;
 }
 
+/* ----------------------------------------------------- SM contention */
+
+/* Each kernel node's launch configuration, copied from the trace's side
+ * table while the events exist (the edges come after release_events may
+ * have dropped them), and the SM count Kineto's "blocks per SM" (grid
+ * blocks / numSms) implies: the median over the kernels, for traces
+ * without deviceProperties (the sampled ones). */
+static int sm_configs(bld_builder *b)
+{
+    const lsim_trace *t = b->t;
+    lsim_graph *g = b->g;
+    if (!t->nkcfg) return 0;
+    int64_t *hint = malloc(t->nkcfg * sizeof *hint);
+    if (!(b->kc = calloc(g->n ? g->n : 1, sizeof *b->kc)) || !hint) {
+        free(hint);
+        return bld_oom(b);
+    }
+    size_t nh = 0;
+    for (size_t j = 0; j < t->nkcfg; j++) {
+        uint32_t v = t->kcfg[j].ev < t->nev ? b->ev_node[t->kcfg[j].ev] : BLD_NONE;
+        if (v == BLD_NONE || v >= g->n || g->kind[v] != LSIM_N_KERNEL) continue;
+        b->kc[v] = t->kcfg[j];
+        if (t->kcfg[j].sms_hint) hint[nh++] = t->kcfg[j].sms_hint;
+    }
+    b->sm_hint = nh ? (uint32_t)lsim_median_i64(hint, nh) : 0;
+    free(hint);
+    return 0;
+}
+
+/* The SM limits of the trace's GPU (deviceProperties; a trace without
+ * them: the SM count Kineto implies and the limits compute capabilities
+ * 7.0, 8.0 and 9.0 share, 2048 threads and 65536 registers per SM). The
+ * resident-block limit is not in deviceProperties: CUDA C Programming
+ * Guide, "Compute Capabilities" (technical specifications table), 32
+ * blocks per SM for 7.0, 8.0, 9.0 and AMD's CDNA (a compute unit: 32
+ * wavefronts of up to 64 lanes, CDNA3 ISA guide), 16 for 7.5, 8.6, 8.7,
+ * 24 for 8.9. */
+typedef struct sm_dev {
+    int64_t sms, threads, regs, smem, warp, blocks;
+} sm_dev;
+
+static sm_dev sm_device(const bld_builder *b)
+{
+    const lsim_trace_sm *s = &b->t->sm;
+    sm_dev d = {s->sms, s->threads_per_sm, s->regs_per_sm, s->smem_per_sm, s->warp, 32};
+    if (!d.sms) d = (sm_dev){b->sm_hint, 2048, 65536, 0, 32, 32};
+    if (!d.threads) d.threads = 2048;
+    if (!d.warp) d.warp = 32;
+    int cc = s->cc_major * 10 + s->cc_minor;
+    if (cc == 75 || cc == 86 || cc == 87) d.blocks = 16;
+    else if (cc == 89) d.blocks = 24;
+    return d;
+}
+
+/* Blocks of kernel k one SM holds at once: the least of the block, thread
+ * (in whole warps), register and shared-memory limits (register and
+ * shared-memory allocation granularity ignored: a few per cent), lowered
+ * to what Kineto's "est. achieved occupancy %" (resident warps / the SM's
+ * warps) says for a kernel with a full wave. 0: unknown. */
+static int64_t sm_resident(const lsim_kernel_cfg *k, const sm_dev *d)
+{
+    if (!k->blocks || !k->threads || !d->sms) return 0;
+    int64_t warps = ((int64_t)k->threads + d->warp - 1) / d->warp;
+    int64_t r = d->blocks, x = d->threads / d->warp / warps;
+    if (x < r) r = x;
+    if (k->regs && d->regs && (x = d->regs / ((int64_t)k->regs * k->threads)) < r) r = x;
+    if (k->smem && d->smem && (x = d->smem / k->smem) < r) r = x;
+    if (r <= 0) return 0;
+    if (k->occ_pct && (int64_t)k->blocks >= d->sms * r) {
+        int64_t o = (k->occ_pct * (d->threads / d->warp) + 50 * warps) / (100 * warps);
+        if (o >= 1 && o < r) r = o;
+    }
+    return r;
+}
+
+/* Does one block of k fit on an SM that holds r blocks of u? */
+static int sm_fits(const lsim_kernel_cfg *u, int64_t r, const lsim_kernel_cfg *k, const sm_dev *d)
+{
+    int64_t wu = ((int64_t)u->threads + d->warp - 1) / d->warp, wk = ((int64_t)k->threads + d->warp - 1) / d->warp;
+    if (r + 1 > d->blocks || (r * wu + wk) * d->warp > d->threads) return 0;
+    if (d->regs && r * u->regs * (int64_t)u->threads + (int64_t)k->regs * k->threads > d->regs) return 0;
+    if (d->smem && r * (int64_t)u->smem + k->smem > d->smem) return 0;
+    return 1;
+}
+
+/* SM edges (graph.h, LSIM_EDGE_SM; the rule is sched_sm_hold's, in
+ * src/sched_inline.h). A kernel u fills the GPU when its grid is at least
+ * two waves (blocks > SMs x resident blocks: one wave that fills it starts
+ * its last wave at once), each wave dur(u) / waves long (equal waves: the
+ * blocks of one kernel do the same work). Each kernel v gets one edge from
+ * each other stream of its device: from the kernel that started last
+ * before it there (what runs there when v becomes ready), when that one
+ * fills the GPU and leaves no SM room for a block of v. The source started
+ * at least 2 us earlier in the trace, so the edge goes forward in observed
+ * time like every other edge (no cycle: the tolerances of the other rules
+ * are under 1 us), and an edge the trace contradicts (v started while u
+ * held every SM: the occupancy estimate was wrong for the pair) is not
+ * made, so the observed schedule stays admissible. */
+int bld_sm_edges(bld_builder *b)
+{
+    lsim_graph *g = b->g;
+    if (!b->o->sm_contention || !b->kc) return 0;
+    const sm_dev d = sm_device(b);
+    if (!d.sms) return 0;
+    const lsim_ns margin = 2000;
+    for (uint32_t p = 0; p < g->nprocs; p++) {
+        for (uint32_t i = 0; p < b->nstreams_alloc && i < b->stream_len[p]; i++) {
+            uint32_t v = b->stream_nodes[p][i];
+            if (g->kind[v] != LSIM_N_KERNEL || !b->kc[v].blocks) continue;
+            for (uint32_t q = 0; q < b->nstreams_alloc; q++) {
+                if (q == p || !b->stream_len[q] || b->proc_device[q] != b->proc_device[p]) continue;
+                /* the last op on q that started before v (less the margin) */
+                const uint32_t *sn = b->stream_nodes[q];
+                size_t lo = 0, hi = b->stream_len[q];
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (g->obs_start[sn[mid]] < g->obs_start[v] - margin) lo = mid + 1;
+                    else hi = mid;
+                }
+                uint32_t u = BLD_NONE;
+                for (size_t j = lo; j-- > 0 && lo - j <= 16;)
+                    if (g->kind[sn[j]] == LSIM_N_KERNEL) {
+                        u = sn[j];
+                        break;
+                    }
+                if (u == BLD_NONE || !b->kc[u].blocks) continue;
+                int64_t r = sm_resident(&b->kc[u], &d);
+                if (!r) continue;
+                int64_t waves = ((int64_t)b->kc[u].blocks + d.sms * r - 1) / (d.sms * r);
+                if (waves < 2 || sm_fits(&b->kc[u], r, &b->kc[v], &d)) continue;
+                lsim_ns delay = -(g->dur[u] / waves); /* to the last wave's start */
+                lsim_ns lw = g->obs_end[u] + delay;
+                if (g->obs_start[v] < lw && g->obs_start[v] >= g->obs_start[u]) continue; /* contradicted */
+                int rc = bld_add_edge(b, u, v, LSIM_E_INFERRED | LSIM_EDGE_SM, delay);
+                if (rc) return rc;
+                g->inferred_by_class[LSIM_E_INFERRED]++;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------- GPU nodes */
 
 static const lsim_graph *g_sort_graph;
@@ -108,7 +250,7 @@ int bld_gpu(bld_builder *b, const uint32_t *ev_proc)
     g_sort_graph = g;
     for (uint32_t p = 0; p < g->nprocs; p++)
         if (b->stream_len[p]) qsort(b->stream_nodes[p], b->stream_len[p], sizeof(uint32_t), cmp_stream_order);
-    return 0;
+    return b->o->sm_contention ? sm_configs(b) : 0;
 }
 
 /* ----------------------------------------------------- correlation maps */

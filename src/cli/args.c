@@ -27,13 +27,14 @@
 #include "lumosim/whatif.h"
 
 const char *const LSIM_USAGE_BUILD =
-    "usage: lumosim build [--latency model|observed] TRACES... -o JOB.h5\n"
+    "usage: lumosim build [--latency model|observed] [--sm-contention on|off] TRACES... -o JOB.h5\n"
     "\n"
     "Parses the traces once and stores the execution graphs of every GPU (nodes,\n"
     "edges, processors, names, collectives, iterations, the latency model baked\n"
     "into the edge delays) with provenance (source names, sizes, CRC-32, version,\n"
     "command line) in an HDF5 graph store (docs/hdf5-schema.md). Under mpirun the\n"
-    "traces are split over the ranks and the store is written collectively.\n";
+    "traces are split over the ranks and the store is written collectively.\n"
+    "--sm-contention on adds the SM edges of lumosim replay --sm-contention on.\n";
 
 const char *const LSIM_USAGE_SIM =
     "usage: lumosim sim [options] JOB.h5 [-o RESULT.h5 [--run NAME]]\n"
@@ -84,7 +85,8 @@ const char *const LSIM_USAGE_SIM =
     "                   can still send a collective arrival, bounded by the\n"
     "                   shortest path to one, plus the lookahead) or start (the\n"
     "                   earliest pending event plus the lookahead); the results\n"
-    "                   are the same\n"
+    "                   are the same. A store built with --sm-contention on\n"
+    "                   runs with ready only (a held kernel has no time bound)\n"
     "\n"
     "A store too big for the ranks' memory is refused before it is read, with\n"
     "the estimate per rank and the smallest K (MPI ranks) at which it fits\n"
@@ -372,7 +374,7 @@ int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **a
             return 0;
         } else if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
             if (lsim_cli_once(&b->o.seen, "-o") || !(b->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
-        } else if (lsim_cli_is_opt(a, "--latency")) {
+        } else if (lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--sm-contention")) {
             if (lsim_cli_common_opt(&b->o, argc, argv, &i) < 0) return -1;
         } else {
             lsim_cli_usage_error("unknown option '%s' (see lumosim build --help)", a);
@@ -501,6 +503,12 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
                                  "(lumosim build --latency MODE ...)");
             return -1;
         }
+        if (lsim_cli_is_opt(a, "--sm-contention")) {
+            /* so are the SM edges */
+            lsim_cli_usage_error("sim cannot change --sm-contention: it is fixed when the store is built "
+                                 "(lumosim build --sm-contention on ...)");
+            return -1;
+        }
         if (a[0] == '-' && a[1]) {
             int c = lsim_cli_common_opt(&s->o, argc, argv, &i);
             if (c <= 0) {
@@ -566,7 +574,8 @@ int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *u
             return 0;
         }
         /* the options that apply to every variant alike */
-        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--bin-ms")) {
+        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--bin-ms") ||
+            lsim_cli_is_opt(a, "--sm-contention")) {
             if (lsim_cli_common_opt(o, argc, argv, &i) < 0) return -1;
             continue;
         }

@@ -48,6 +48,11 @@ static const char *USAGE_HELP =
     "                   never read back. observed: each launch keeps its own\n"         \
     "                   latency and pre-window work is pinned (reproduces the\n"        \
     "                   trace exactly: a self-check of the graph)\n"                    \
+    "  --sm-contention on|off  off (default): kernels of different streams run\n"  \
+    "                   side by side. on: a kernel waits for the SMs a kernel of\n"  \
+    "                   another stream holds (from grid, block, registers and\n"    \
+    "                   shared memory against deviceProperties) until that\n"       \
+    "                   one's last wave begins (docs/cost-models.md)\n"  \
     "  --bin-ms N       duty-cycle bin width in ms (default 1)\n"                      \
     "  --drop-edges C[,C...]  remove dependency classes before simulating:\n"          \
     "                   event (cross-stream record/wait), hidden (dependencies\n"      \

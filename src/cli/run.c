@@ -99,7 +99,7 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
 {
     static const char *const NAMES[] = {"--json",    "--independent", "--replicate-from", "--stats",     "--critical-path",
                                         "--latency", "--bin-ms",      "--drop-edges",     "--trace-out", "--csv",
-                                        "--per-rank"};
+                                        "--per-rank", "--sm-contention"};
     const char *a = argv[*i], *v;
     size_t k = 0;
     /* the flags (all but --replicate-from among the first five) match
@@ -147,6 +147,14 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
     }
     case 7:
         if (!(v = lsim_cli_value(argc, argv, i, "edge classes")) || parse_drop(o, v)) return -1;
+        break;
+    case 11:
+        if (!(v = lsim_cli_value(argc, argv, i, "on or off"))) return -1;
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            lsim_cli_usage_error("--sm-contention takes 'on' or 'off'");
+            return -1;
+        }
+        o->run.bo.sm_contention = !strcmp(v, "on");
         break;
     case 9:
         /* "-" alone is a value here: standard output */

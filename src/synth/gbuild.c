@@ -150,7 +150,7 @@ int lsim_gb_set_corr(lsim_gbuilder *b, uint32_t node, int64_t corr)
 int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsim_ns delay)
 {
     if (b->rc) return b->rc;
-    if (src >= b->g->n || dst >= b->g->n || src == dst || (cls & 0x7fu) >= LSIM_E_NCLASSES)
+    if (src >= b->g->n || dst >= b->g->n || src == dst || (cls & LSIM_EDGE_CLASS_MASK) >= LSIM_E_NCLASSES)
         return fail(b, LSIM_EARG, "bad edge (node or class)");
     if (LSIM_GROW(b->edges, &b->cape, b->ne + 1)) return fail(b, LSIM_ENOMEM, "out of memory");
     b->edges[b->ne++] = (lsim_edge){dst, src, delay, (uint8_t)cls};

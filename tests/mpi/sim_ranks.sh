@@ -17,7 +17,9 @@
 # replicas and TP groups than ranks).
 # WINDOWS="paths start ..." (default none) also runs the default mapping
 # with each of these --windows modes (ready is the default mode), compared
-# the same way.
+# the same way. BUILD_OPTS="..." (default none): options of both builds
+# (e.g. --sm-contention on); SIM_OPTS="...": options of every sim (e.g.
+# --drop-edges event).
 set -u
 np=$1
 shift
@@ -39,11 +41,13 @@ if [ -n "${SYNTH:-}" ]; then
     "$LUMOSIM" synth $SYNTH -o "$tmp/job1.h5" || fail "synth failed"
     cp "$tmp/job1.h5" "$tmp/jobN.h5"
 else
-    "$LUMOSIM" build "$@" -o "$tmp/job1.h5" || fail "serial build failed"
     # shellcheck disable=SC2086
-    $launcher "$LUMOSIM" build "$@" -o "$tmp/jobN.h5" || fail "parallel build failed"
+    "$LUMOSIM" build ${BUILD_OPTS:-} "$@" -o "$tmp/job1.h5" || fail "serial build failed"
+    # shellcheck disable=SC2086
+    $launcher "$LUMOSIM" build ${BUILD_OPTS:-} "$@" -o "$tmp/jobN.h5" || fail "parallel build failed"
 fi
-"$LUMOSIM" sim --json "$tmp/job1.h5" -o "$tmp/res1.h5" >"$tmp/out1.json" || fail "serial sim failed"
+# shellcheck disable=SC2086
+"$LUMOSIM" sim --json ${SIM_OPTS:-} "$tmp/job1.h5" -o "$tmp/res1.h5" >"$tmp/out1.json" || fail "serial sim failed"
 ngpu=$("$LUMOSIM" info "$tmp/job1.h5" | sed -n 's/^  \([0-9][0-9]*\) GPUs:.*/\1/p')
 [ -n "$ngpu" ] || fail "cannot read the GPU count from lumosim info"
 g=$((ngpu - 1))
@@ -59,7 +63,7 @@ par_sim() {
     shift
     rm -f "$tmp/resN.h5"
     # shellcheck disable=SC2086
-    $launcher "$LUMOSIM" sim --json "$@" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
+    $launcher "$LUMOSIM" sim --json ${SIM_OPTS:-} "$@" "$tmp/jobN.h5" -o "$tmp/resN.h5" >"$tmp/outN.json" ||
         fail "parallel sim failed ($what)"
     cmp -s "$tmp/out1.json" "$tmp/outN.json" || fail "the report differs from the serial one ($what)"
     h5diff -q --exclude-path /runs/sim/provenance "$tmp/res1.h5" "$tmp/resN.h5" || fail "result files differ ($what)"

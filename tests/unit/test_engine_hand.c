@@ -10,8 +10,9 @@
  * is not repeated. Here: a chain with positive, negative and zero delays; a
  * fork and join; a blocking call held by its GPU work (two end-edges, one
  * binding); release times and t0; a cycle refused with an error; the ready
- * heap's order (start, node id); edge-class ablation; and the drain
- * (lsim_engine_drain) equal to the run. */
+ * heap's order (start, node id); edge-class ablation; the drain
+ * (lsim_engine_drain) equal to the run; and SM edges (graph.h
+ * LSIM_EDGE_SM), held, not held, chained, and the same through the drain. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,6 +391,80 @@ static void drain_equals_run(void)
     run_free(&r);
 }
 
+/* SM edges (graph.h LSIM_EDGE_SM, sched_sm_hold): a kernel ready at s
+ * while a kernel u that fills the GPU runs (start(u) <= s < end(u) +
+ * delay) starts at end(u) + delay; otherwise the edge does nothing.
+ *   u  (s1, release 100, 400): [100,500), last wave from 500 - 100 = 400
+ *   u2 (s3, release 300, 400): [300,700), last wave from 700 - 200 = 500
+ *   v  (release 150, 10; SM edge from u): held to 400 -> [400,410)
+ *   w  (release 50): ready before u starts -> [50,60), not held
+ *   x  (release 450): u is in its last wave -> [450,460), not held
+ *   c  (release 150; SM edges from u2, then u): u holds it to 400, where
+ *      u2 (started at 300) holds it to 500 -> [500,510), decided by u2's
+ *      edge, though it comes first in the CSR (the edges are tried again
+ *      until none moves the start).
+ * Then the drain, in its own order, must give the same times and edges. */
+static void sm_edges(void)
+{
+    uint32_t T, s1, s2, s3, u, u2, v, w, x, c;
+    lsim_err err;
+    run r;
+    lsim_gbuilder *b = builder("sm", &T, &s1, &s2);
+    lsim_gb_proc(b, 1, 0, 9, &s3);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s1, "u", 400, &u);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s3, "u2", 400, &u2);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s2, "v", 10, &v);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s2, "w", 10, &w);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s2, "x", 10, &x);
+    lsim_gb_node(b, LSIM_N_KERNEL, 0, s2, "c", 10, &c);
+    const lsim_ns rel[6] = {100, 300, 150, 50, 450, 150};
+    for (uint32_t i = 0; i < 6; i++) lsim_gb_set_release(b, i, rel[i]);
+    const unsigned SM = LSIM_E_INFERRED | LSIM_EDGE_SM;
+    lsim_gb_edge(b, u, v, SM, -100);
+    lsim_gb_edge(b, u, w, SM, -100);
+    lsim_gb_edge(b, u, x, SM, -100);
+    lsim_gb_edge(b, u2, c, SM, -200);
+    lsim_gb_edge(b, u, c, SM, -100);
+    if (simulate(b, &r, &err)) {
+        CHECK_MSG(0, "sm: %s", err.msg);
+        run_free(&r);
+        return;
+    }
+    CHECK_SPAN(&r, u, 100, 500);
+    CHECK_SPAN(&r, u2, 300, 700);
+    CHECK_SPAN(&r, v, 400, 410);
+    CHECK_I64(r.bs[v], edge_from(r.g, u, v));
+    CHECK_SPAN(&r, w, 50, 60);
+    CHECK_I64(r.bs[w], -1);
+    CHECK_SPAN(&r, x, 450, 460);
+    CHECK_I64(r.bs[x], -1);
+    CHECK_SPAN(&r, c, 500, 510);
+    CHECK_I64(r.bs[c], edge_from(r.g, u2, c));
+    /* the drain: every node with an SM edge resolved after its sources, in
+     * stack order, not time order */
+    size_t n = r.g->n;
+    lsim_ns S[6], E[6];
+    int64_t bs[6];
+    memcpy(S, r.S, n * sizeof *S);
+    memcpy(E, r.E, n * sizeof *E);
+    memcpy(bs, r.bs, n * sizeof *bs);
+    int32_t inst[6];
+    for (size_t k = 0; k < n; k++) inst[k] = -1;
+    lsim_engine_reset(r.e);
+    uint32_t *stack = lsim_engine_scratch(r.e);
+    size_t top = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (r.g->in_off[k + 1] == r.g->in_off[k]) {
+            lsim_engine_resolve(r.e, k);
+            stack[top++] = k;
+        }
+    int rc = 0;
+    CHECK_I64(lsim_engine_drain(r.e, &top, inst, never, NULL, &rc), n);
+    CHECK_I64(rc, 0);
+    CHECK(!memcmp(S, r.S, n * sizeof *S) && !memcmp(E, r.E, n * sizeof *E) && !memcmp(bs, r.bs, n * sizeof *bs));
+    run_free(&r);
+}
+
 int main(void)
 {
     chain();
@@ -400,5 +475,6 @@ int main(void)
     heap_order();
     ablation();
     drain_equals_run();
+    sm_edges();
     return check_result("test_engine_hand");
 }

@@ -1,7 +1,8 @@
 /* lsim_trace_read_mem on small in-memory documents: exact timestamps, field
  * order and layout, top-level keys in any order (distributedInfo after
  * traceEvents), bare arrays, escapes, negative ids, cuda_sync, collective
- * metadata, categories, and the error codes and messages of bad input. */
+ * metadata, categories, kernels' launch configurations and the device's SM
+ * limits, and the error codes and messages of bad input. */
 #include <stdlib.h>
 
 #include "lumosim/trace.h"
@@ -366,6 +367,63 @@ static void test_bare_array(void)
     lsim_trace_free(t);
 }
 
+/* Kernels' launch configurations (lsim_kernel_cfg) and deviceProperties'
+ * SM limits, deviceProperties after traceEvents: products of grid and
+ * block, registers, shared memory, occupancy, the SM count "blocks per SM"
+ * implies (4096 / 37.925926 = 108); a kernel without a grid, a memcpy, and
+ * a kernel whose block is not an array of positive numbers get no entry;
+ * an out-of-range occupancy reads as absent. */
+static void test_kernel_cfg(void)
+{
+    const char *json =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":2,"
+        "\"args\":{\"grid\":[8,16,32],\"block\":[128,2,1],\"registers per thread\":40,\"shared memory\":12544,"
+        "\"est. achieved occupancy %\":63,\"blocks per SM\":37.925926}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":2,\"args\":{}},\n"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"m\",\"pid\":0,\"tid\":7,\"ts\":30,\"dur\":2,"
+        "\"args\":{\"grid\":[1,1,1],\"block\":[1,1,1]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":2,"
+        "\"args\":{\"grid\":[2,1,1],\"block\":[0,1,1]}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k4\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":2,"
+        "\"args\":{\"grid\":[3],\"block\":[64],\"est. achieved occupancy %\":250}}\n"
+        "],\"deviceProperties\":[{\"id\":0,\"numSms\":108,\"maxThreadsPerMultiprocessor\":2048,"
+        "\"regsPerMultiprocessor\":65536,\"sharedMemPerMultiprocessor\":167936,\"warpSize\":32,"
+        "\"computeMajor\":8,\"computeMinor\":6}]}\n";
+    lsim_trace *t = READ_OK("kernel-cfg", json);
+    if (!t)
+        return;
+    CHECK_I64(t->nkcfg, 2);
+    const lsim_kernel_cfg *c = lsim_trace_kcfg_of(t, 0);
+    CHECK(c != NULL);
+    if (c) {
+        CHECK_I64(c->blocks, 8 * 16 * 32);
+        CHECK_I64(c->threads, 256);
+        CHECK_I64(c->regs, 40);
+        CHECK_I64(c->smem, 12544);
+        CHECK_I64(c->occ_pct, 63);
+        CHECK_I64(c->sms_hint, 108);
+    }
+    CHECK(lsim_trace_kcfg_of(t, 1) == NULL && lsim_trace_kcfg_of(t, 2) == NULL && lsim_trace_kcfg_of(t, 3) == NULL);
+    c = lsim_trace_kcfg_of(t, 4);
+    CHECK(c != NULL);
+    if (c) {
+        CHECK_I64(c->blocks, 3);
+        CHECK_I64(c->threads, 64);
+        CHECK_I64(c->occ_pct, 0);
+        CHECK_I64(c->regs, 0);
+        CHECK_I64(c->sms_hint, 0);
+    }
+    CHECK_I64(t->sm.sms, 108);
+    CHECK_I64(t->sm.threads_per_sm, 2048);
+    CHECK_I64(t->sm.regs_per_sm, 65536);
+    CHECK_I64(t->sm.smem_per_sm, 167936);
+    CHECK_I64(t->sm.warp, 32);
+    CHECK_I64(t->sm.cc_major, 8);
+    CHECK_I64(t->sm.cc_minor, 6);
+    lsim_trace_free(t);
+}
+
 /* Quotes, braces, brackets and escapes inside strings must not confuse a
  * streaming scanner. */
 static void test_escapes(void)
@@ -655,6 +713,7 @@ int main(void)
     test_negative_tid();
     test_cuda_sync();
     test_categories();
+    test_kernel_cfg();
     test_errors();
     return check_result("test_reader");
 }
