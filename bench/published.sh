@@ -43,7 +43,10 @@
 # traces show (dispatch, stalls), over SEEDS draws of the stalls; against
 # each rank's replayed window (lumosim replay of the 8 ranks as one job).
 # --megatron-bound: exit 1 when the synthesized job's mean over the draws is
-# further than PCT percent from the replayed job.
+# further than PCT percent from the replayed job, or any rank's mean window
+# from that rank's replayed window (a rank's window starts when its host
+# enters the step: the ranks enter it apart, and the synthesized GPUs too,
+# by the host stalls' model, docs/synthesis.md "Host time").
 #
 # --rows: which rows (1 = 1.7B ... 10 = 1T; default all; none). --bound / --mean-bound:
 # exit 1 when a row's |error| or the mean |error| exceeds PCT percent (CTest
@@ -170,15 +173,23 @@ if meg:
     mean = sum(syn) / len(syn)
     mlines.append("| rank | replayed forward ms | synthesized ms (mean of %d stall draws) | error | min .. max over the draws |" % SEEDS)
     mlines.append("|---:|---:|---:|---:|---|")
+    rerr = []
     for i, w in enumerate(real):
         m = sum(per[i]) / len(per[i])
+        rerr.append((m - w) / w)
         mlines.append("| %d | %.1f | %.1f | %+.1f %% | %.1f .. %.1f |" % (i, w, m, 100 * (m - w) / w, min(per[i]), max(per[i])))
     mlines.append("| job | %.1f | %.1f | %+.1f %% | %.1f .. %.1f |" % (real_job, mean, 100 * (mean - real_job) / real_job,
                                                                       min(syn), max(syn)))
     merr = abs(mean - real_job) / real_job
-    if meg_bound and merr > float(meg_bound) / 100:
+    wr = max(range(len(rerr)), key=lambda i: abs(rerr[i]))
+    msum = "Job %+.1f %%; worst rank %d, %+.1f %% (each rank's window against its replayed window)." % (
+        100 * (mean - real_job) / real_job, wr, 100 * rerr[wr])
+    # the bound holds for the job and for every rank's own window
+    if meg_bound and max([merr] + [abs(x) for x in rerr]) > float(meg_bound) / 100:
         mfail = True
     print("\n".join(mlines))
+    print()
+    print(msum)
     print()
 
 lines = []
@@ -255,8 +266,16 @@ if docs:
                     "framework time per launch, under the profiler) and stalled (about 4 %% of the launches wait "
                     "16 ms on average), so this compares the host model learned from these very traces, composed "
                     "with the GPU and network models, with what the ranks did together; the stalls are drawn per "
-                    "GPU, so the figure is the mean over %d seeds, with their range." % SEEDS, ""]
-        section += mlines + [""]
+                    "GPU, so the figure is the mean over %d seeds, with their range. A rank's window starts when "
+                    "its host enters the step: rank 0 entered 30 ms after rank 6 and the others waited for it at "
+                    "the first all-reduce, so its window (603 ms) is its own host's path through the step, while "
+                    "the others' include up to 30 ms of waiting for it and up to 18 ms of their host's return "
+                    "from the final `cudaDeviceSynchronize`. The synthesized GPUs enter the step and return from "
+                    "it as late as a host sharing its core finds it taken (`lsim_emit_wake`), and their hosts lose "
+                    "a fair share of their time to stalls, not independent draws, which spread the hosts, and the "
+                    "job that waits for the slowest, by 4 times more than the trace's ranks (docs/synthesis.md, "
+                    "\"Host time\")." % SEEDS, ""]
+        section += mlines + ["", msum, ""]
     section += ["<!-- END bench/published.sh -->"]
     text = open(docs).read()
     b, e = "<!-- BEGIN bench/published.sh", "<!-- END bench/published.sh -->"
@@ -269,7 +288,7 @@ if docs:
     open(docs, "w").write(text)
 fail = mfail
 if mfail:
-    print("FAIL: the synthesized forward pass is off by more than %s %%" % meg_bound)
+    print("FAIL: the synthesized forward pass (job or a rank) is off by more than %s %%" % meg_bound)
 if bound and worst > float(bound) / 100:
     print("FAIL: a row is off by %.1f %%, more than %s %%" % (100 * worst, bound))
     fail = True

@@ -224,13 +224,18 @@ typedef struct lsim_emit {
     lsim_ns lcpu, ldelay;                      /* launch call duration; launch edge delay */
     char tag[64];                              /* name prefix, "L12.mb3.fwd." */
     int rc;
-    /* host stalls before launch calls (0: none): probability, mean length
-     * (exponential), the deterministic draw's state */
+    /* host stalls before launch calls (0: none): probability, mean length,
+     * the deterministic draw's state */
     double stall_prob;
     lsim_ns stall_ns, stall_sd_ns; /* mean, standard deviation (0: exponential) */
     uint64_t rng;
-    double stall_phase;            /* launches until the next stall (set from rng when 0) */
+    double stall_phase;            /* launches until the next stall (set from rng when 0); after a
+                                    * stall of x: x / stall_ns / stall_prob more (fair share) */
 } lsim_emit;
+/* The wait of a thread that becomes ready at a time unrelated to the host
+ * stalls (the step's start, a blocking call's return): 0 without stalls,
+ * else a draw from E's rng (gbuild.c). Local. */
+lsim_ns lsim_emit_wake(lsim_emit *E);
 /* A CPU node (named tag + what, lcpu long) after the previous one on the thread. */
 uint32_t lsim_emit_cpu(lsim_emit *E, const char *what, uint8_t flags);
 /* A CPU node of its own duration (host work that launches nothing). */

@@ -160,8 +160,8 @@ static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu
                (long long)g->host_dispatch_ns, r->host_gaps, (long long)r->host_gap_mean_ns);
     else printf("host_dispatch_ns: %lld (kept: %zu gaps, fewer than 20)\n", (long long)g->host_dispatch_ns, r->host_gaps);
     if (r->stall_fitted)
-        printf("host_stall_prob: %.4g, host_stall_ns: %lld, host_stall_sd_ns: %lld (%zu of the %zu gaps above 10 x "
-               "the median, less the median)\n",
+        printf("host_stall_prob: %.4g, host_stall_ns: %lld, host_stall_sd_ns: %lld (%zu of the %zu gaps whose gap + "
+               "launch call is over 10 x the median gap + launch_cpu_ns: the excess)\n",
                g->host_stall_prob, (long long)g->host_stall_ns, (long long)g->host_stall_sd_ns, r->host_stalls,
                r->host_gaps);
     else printf("host_stall_prob, host_stall_ns: kept (%.3g, %lld): fewer than 100 gaps\n", g->host_stall_prob,

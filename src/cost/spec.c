@@ -88,7 +88,10 @@ static int check_number(const char *label, const key_desc *d, double v, lsim_err
     if (!isfinite(v)) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a finite number", label, key);
     switch (d->rule) {
     case K_POS:
-        if (v <= 0) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is not positive", label, key, v);
+        /* a zero bandwidth is as likely a unit slip as a typo: say the unit */
+        if (v <= 0)
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: %g is not positive%s%s%s", label, key, v,
+                                d->unit ? " (expected " : "", d->unit ? d->unit : "", d->unit ? ")" : "");
         break;
     case K_EFF:
         if (v <= 0 || v > 1)

@@ -724,10 +724,17 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
-    if (c->gpu.host_step_ns > 0) {
-        /* the host's work before the step's first launch (data loading) */
+    {
+        /* the host's work before the step's first launch (data loading),
+         * from when this GPU's host gets its core: with host stalls the
+         * GPUs enter the step apart (lsim_emit_wake), and the window of a
+         * GPU, like a traced rank's, starts at its own entry */
+        lsim_ns late = lsim_emit_wake(&G.e);
+        uint32_t first = NONE;
         snprintf(G.e.tag, sizeof G.e.tag, "step.begin.");
-        lsim_emit_host(&G.e, "dataloader", c->gpu.host_step_ns);
+        if (c->gpu.host_step_ns > 0) first = lsim_emit_host(&G.e, "dataloader", c->gpu.host_step_ns);
+        else if (late > 0) first = lsim_emit_host(&G.e, "wake", 0);
+        if (first != NONE && late > 0) lsim_gb_set_release(G.e.b, first, late);
     }
 
     /* blocks: [lo, hi) ranges of steps; steady-phase F+B pairs are one
@@ -764,6 +771,11 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     for (int s = 0; s < LSIM_ES_N && fin != NONE; s++)
         if (G.e.last_on[s] != NONE) lsim_gb_edge(G.e.b, G.e.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     for (size_t i = 0; i < G.e.npend && fin != NONE; i++) lsim_gb_edge(G.e.b, G.e.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+    {
+        /* the synchronize returns when the host gets its core back */
+        lsim_ns wake = fin != NONE ? lsim_emit_wake(&G.e) : 0;
+        if (wake > 0) lsim_emit_host(&G.e, "wake", wake);
+    }
     {
         lsim_graph *g = NULL;
         lsim_gbuilder *b = G.e.b;

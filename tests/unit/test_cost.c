@@ -351,6 +351,14 @@ static void test_bad_files(void)
     bad(0, missing, NULL, LSIM_EIO, NULL, "cannot open");
 
     bad(1, "neg_bw.json", TOPO_OK_HEAD ", \"inter_bw\": -50e9}", LSIM_EFORMAT, "inter_bw", "not positive");
+    /* zero bandwidth (issue 15): the field, the value and the unit expected */
+    bad(1, "zero_bw.json", TOPO_OK_HEAD ", \"inter_bw\": 0}", LSIM_EFORMAT, "inter_bw", "0 is not positive (expected bytes/s");
+    bad(0, "zero_mem_bw.json",
+        "{\"name\": \"x\", \"peak_flops\": 1e15, \"mem_bw\": 0, \"gemm_eff_max\": 0.7}", LSIM_EFORMAT,
+        "mem_bw", "0 is not positive (expected bytes/s");
+    /* a peak in TFLOP/s where FLOP/s is expected */
+    bad(0, "tflops.json", "{\"name\": \"x\", \"peak_flops\": 989.4, \"mem_bw\": 3e12, \"gemm_eff_max\": 0.7}",
+        LSIM_EFORMAT, "peak_flops", "989.4 is outside the range 1e+11..1e+17 of FLOP/s");
     bad(1, "topo_unknown.json", TOPO_OK_HEAD ", \"inter_bw\": 50e9, \"nics\": 8}", LSIM_EFORMAT, "nics", "unknown");
     bad(1, "topo_missing.json", TOPO_OK_HEAD "}", LSIM_EFORMAT, "inter_bw", "missing");
     bad(1, "gpn_frac.json",

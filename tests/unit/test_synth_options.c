@@ -17,7 +17,15 @@
  *   moves (2 x gradient bytes + element bytes) per parameter per
  *   micro-batch (3 x element bytes, from the second micro-batch on, for
  *   autograd), over the parameter count of the model's shape, and nothing
- *   when fused. */
+ *   when fused;
+ * - host stalls under fair-share scheduling: a GPU's host loses
+ *   launches x stall_prob x stall_ns to them, within one stall whatever
+ *   the draws (independent lengths at a fixed rate would spread the total
+ *   over sqrt(stalls) x stall_sd_ns); a host becoming ready at a time
+ *   unrelated to them (the step's start, a blocking call's return) waits
+ *   with probability s / (s + w) (s, w: stall and work per launch) and
+ *   then on average (m^2 + sd^2) / 2m (renewal theory's mean residual of a
+ *   length-biased stall). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +475,90 @@ static void test_grad_acc(void)
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "gradient accumulation"));
 }
 
+/* ------------------------------------------------------------ host stalls */
+
+static void stall_cfg(lsim_synth_cfg *c)
+{
+    small_cfg(c);
+    c->gpu.host_dispatch_ns = 200000;
+    c->gpu.launch_cpu_ns = 10000;
+    c->gpu.host_stall_prob = 0.04;
+    c->gpu.host_stall_ns = 15000000;
+    c->gpu.host_stall_sd_ns = 9000000;
+    c->mem_check = 0; /* the 16-layer 15B shape on one GPU: its time, not its memory */
+}
+
+static void test_stall_share(void)
+{
+    lsim_synth_cfg c;
+    lsim_err err;
+    stall_cfg(&c);
+    const lsim_ns lcpu = c.gpu.host_dispatch_ns + c.gpu.launch_cpu_ns;
+    const double m = (double)c.gpu.host_stall_ns;
+    enum { SEEDS = 16 };
+    double tot[SEEDS], sum = 0, want = 0;
+    size_t nl = 0;
+    for (int k = 0; k < SEEDS; k++) {
+        lsim_graph *g = NULL;
+        c.seed = (uint64_t)k + 1;
+        CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0, "%s", err.msg);
+        if (!g) return;
+        tot[k] = 0, nl = 0;
+        for (size_t v = 0; v < g->n; v++)
+            if (g->kind[v] == LSIM_N_RUNTIME && g->corr[v] > 0) { /* a launch call: dispatch + call + its stall */
+                CHECK(g->dur[v] >= lcpu);
+                tot[k] += (double)(g->dur[v] - lcpu);
+                nl++;
+            }
+        lsim_graph_free(g);
+        want = (double)nl * c.gpu.host_stall_prob * m;
+        /* conservation: the stalls sum to the share, within one stall
+         * (the random first phase and the last stall's overshoot) */
+        CHECK_MSG(fabs(tot[k] - want) <= 4 * m, "seed %d: stalls %.1f ms over %zu launches, share %.1f ms", k + 1,
+                  tot[k] / 1e6, nl, want / 1e6);
+        sum += tot[k];
+    }
+    double mean = sum / SEEDS, var = 0;
+    for (int k = 0; k < SEEDS; k++) var += (tot[k] - mean) * (tot[k] - mean);
+    double sd = sqrt(var / (SEEDS - 1)), indep = sqrt(want / m) * (double)c.gpu.host_stall_sd_ns;
+    CHECK_MSG(nl > 500, "%zu launches", nl);
+    CHECK_MSG(sd < 0.35 * indep, "stall totals' sd %.1f ms over %d seeds; independent lengths: %.1f ms", sd / 1e6,
+              SEEDS, indep / 1e6);
+    /* without stalls, every launch lasts exactly dispatch + call */
+    c.gpu.host_stall_prob = 0;
+    lsim_graph *g = NULL;
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0);
+    for (size_t v = 0; g && v < g->n; v++)
+        if (g->kind[v] == LSIM_N_RUNTIME && g->corr[v] > 0) CHECK(g->dur[v] == lcpu);
+    for (size_t v = 0; g && v < g->n; v++) CHECK(g->release[v] <= 0 || g->kind[v] != LSIM_N_RUNTIME);
+    lsim_graph_free(g);
+}
+
+static void test_wake(void)
+{
+    lsim_emit E;
+    memset(&E, 0, sizeof E);
+    E.lcpu = 210000;
+    E.rng = 12345;
+    CHECK(lsim_emit_wake(&E) == 0); /* no stalls: no wait */
+    E.stall_prob = 0.04;
+    E.stall_ns = 15000000;
+    E.stall_sd_ns = 9000000;
+    const double m = 15e6, sd = 9e6, s = 0.04 * m, w = 210000, f = s / (s + w);
+    const int N = 200000;
+    double sum = 0;
+    int late = 0;
+    for (int i = 0; i < N; i++) {
+        lsim_ns y = lsim_emit_wake(&E);
+        CHECK(y >= 0);
+        late += y > 0;
+        sum += (double)y;
+    }
+    double frac = (double)late / N, mean = sum / N, want = f * (m * m + sd * sd) / (2 * m);
+    CHECK_MSG(fabs(frac - f) < 0.01, "late %.4f of the wakes, want %.4f", frac, f);
+    CHECK_MSG(fabs(mean - want) < 0.02 * want, "mean wait %.3f ms, want %.3f ms", mean / 1e6, want / 1e6);
+}
+
 int main(void)
 {
     test_dp_growth();
@@ -477,5 +569,7 @@ int main(void)
     test_bubbles_idle();
     test_bad();
     test_grad_acc();
+    test_stall_share();
+    test_wake();
     return check_result("test_synth_options");
 }

@@ -13,9 +13,11 @@ shapes splits K), so lsim_calib_fit must recover EFF and TILE. The shapes
 differ in waves and in K, which is what separates the two parameters.
 Memory-bound ops (layer norms, softmaxes, adds) take bytes / (MEM_BW *
 MEM_EFF), MEM_EFF = 0.6, so mem_eff must come out 0.6. Launch calls are 5 us
-long and 45 us apart (host_dispatch_ns 45000), except 3 gaps of 20 ms
-(stalls: 3 of the 101 gaps above 10 x the median, 19955 us each beyond it); the
-step begins with a 3 ms enumerate(DataLoader) annotation.
+long and 45 us apart (host_dispatch_ns 45000, launch_cpu_ns 5000), except 3
+gaps of 20 ms and one call of 20 ms (stalls: 4 of the 101 gap + call
+intervals over 10 x the median gap + the median call; beyond those, 19955 us
+for a long gap, 19995 us for the long call); the step begins with a 3 ms
+enumerate(DataLoader) annotation.
 Run: python3 gen_gemm_waves.py > gemm_waves.json
 """
 import json
@@ -40,6 +42,7 @@ cpu_t = 5000.0  # us
 gpu_t = 5010.0
 corr = 100
 stalls = {7, 19, 31}  # launch indices preceded by a 20 ms stall
+call_stalls = {50}  # launch indices whose call lasts 20 ms (stalled inside the call)
 nlaunch = 0
 
 
@@ -50,15 +53,15 @@ def x(name, cat, ts, dur, pid, tid, args=None):
     ev.append(e)
 
 
-def launch(kname, dur_us):
+def launch(kname, dur_us, call_us):
     """A launch call at the current CPU time, its kernel after the previous kernel."""
     global cpu_t, gpu_t, corr
     corr += 1
-    x("cudaLaunchKernel", "cuda_runtime", cpu_t, 5.0, 1, 1, {"correlation": corr})
+    x("cudaLaunchKernel", "cuda_runtime", cpu_t, call_us, 1, 1, {"correlation": corr})
     gs = max(gpu_t, cpu_t + 8.0)
     x(kname, "kernel", gs, dur_us, 0, 7, {"correlation": corr, "device": 0, "stream": 7})
     gpu_t = gs + dur_us + 2.0
-    cpu_t += 5.0
+    cpu_t += call_us
 
 
 def op(name, dims, types, kname, dur_us):
@@ -66,9 +69,10 @@ def op(name, dims, types, kname, dur_us):
     ended: the op opens 1 us before the call and closes 1 us after it."""
     global cpu_t, nlaunch
     cpu_t += 20000.0 if nlaunch in stalls else 45.0
+    call_us = 20000.0 if nlaunch in call_stalls else 5.0
     nlaunch += 1
-    x(name, "cpu_op", cpu_t - 1.0, 7.0, 1, 1, {"Input Dims": dims, "Input type": types})
-    launch(kname, dur_us)
+    x(name, "cpu_op", cpu_t - 1.0, call_us + 2.0, 1, 1, {"Input Dims": dims, "Input type": types})
+    launch(kname, dur_us, call_us)
 
 
 H = "c10::Half"
