@@ -210,15 +210,15 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
                             (f->from_model.elem_bytes > 0 ? f->from_model.elem_bytes : 2);
     d->pcfg.micro_batches = rq->micro_batches ? (int)rq->micro_batches : d->src_m;
     d->grad_per_stage = !all_forward_only(f) && d->used[LSIM_WI_ST_GRAD];
-    /* a traced DDP step: its buckets would have to be re-cut per stage */
+    /* a rank of a data-parallel job on its own: its buckets run over the
+     * world group, whose other members are not in the store */
     for (size_t i = 0; i < f->n && !all_forward_only(f); i++)
-        if (f->ids[i].training.layers_cut && f->ids[i].training.nbuckets > 0)
+        if (f->ids[i].training.layers_cut && f->ids[i].colls[LSIM_WI_WORLD] > 0)
             return lsim_err_set(err, LSIM_EARG,
-                                "%s: rank %zu: --pp on a data-parallel training step (%d traced gradient buckets): "
-                                "they would have to be re-cut per stage, which is not built; --pp takes a DP-1 step "
-                                "(whatif --dp 1 cuts one from a DDP job; --pp with --dp then inserts DDP's buckets per "
-                                "stage)",
-                                f->in, i, (int)f->ids[i].training.nbuckets);
+                                "%s: rank %zu: --pp on a data-parallel training step (%llu collectives over the world "
+                                "group, whose other ranks are not in the store): --pp takes a DP-1 step (whatif JOB "
+                                "--dp 1 on the whole job cuts one; --pp with --dp then inserts DDP's buckets per stage)",
+                                f->in, i, (unsigned long long)f->ids[i].colls[LSIM_WI_WORLD]);
     int rc = lsim_wi_trace_pipe_check(f->in, all_forward_only(f), &f->L, &d->pcfg,
                                       rq->layers ? (int)rq->layers : lsim_wi_ident_layers(&ids[0]), d->src_m, err);
     if (rc) return rc;

@@ -193,16 +193,34 @@ cleanup:
     return rc;
 }
 
-/* A tensor-parallel collective, which goes with its layer: in a "tp:P:D"
- * group (synthesized, or inserted by --tp from 1), or classed TP outside
- * the backward pass (a traced DP-1 step's buckets in a group of the whole
- * world may class as TP; their place is the backward). */
+/* A tensor-parallel collective, which goes with its layer: one --tp from
+ * 1 inserted (a "tp:P:D" group of one, widened after the pipeline), or
+ * one classed TP outside the backward pass. Why not every "tp:" group: a
+ * one-GPU store of a DDP job names its buckets' world group so after
+ * normalization, and those are the backward's gradient reduction. */
 static int tp_group(const lsim_graph *g, size_t v)
 {
     const lsim_coll_info *ci = &g->colls[g->coll[v]];
     const char *pg = ci->pg_name != NONE ? lsim_strtab_get(g->strings, ci->pg_name) : "";
-    if (!strncmp(pg, "tp:", 3)) return 1;
+    if (!strncmp(pg, "tp:", 3) && ci->group_size <= 1) return 1;
     return lsim_wi_coll_class(g, (size_t)g->coll[v]) == LSIM_WI_TP && g->phase[v] != LSIM_PHASE_BACKWARD;
+}
+
+/* A collective of the step's gradient reduction: in the backward pass or
+ * outside the layers, not tensor-parallel. */
+static int grad_coll(const lsim_graph *in, const wi_tcut *C, size_t v)
+{
+    int nf = C->units * C->runs;
+    return (in->flags[v] & LSIM_NF_COLL) && in->procs[in->proc[v]].is_gpu && in->coll[v] >= 0 &&
+           (C->seg[v] < 0 || C->seg[v] >= nf || in->phase[v] == LSIM_PHASE_BACKWARD) && !tp_group(in, v);
+}
+
+/* A gradient all-reduce in a group of one (a DDP step cut to DP 1 keeps its
+ * buckets so: lsim_wi_relayout). */
+static int bucket_of_one(const lsim_graph *in, size_t v)
+{
+    const lsim_coll_info *ci = &in->colls[in->coll[v]];
+    return ci->kind == LSIM_COLL_ALLREDUCE && ci->group_size == 1;
 }
 
 /* One transfer at a stage boundary (train_pipe header): on thread `thr`
@@ -544,13 +562,13 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         goto cleanup;
     }
     const lsim_ns *ts = lsim_engine_start(C.E);
-    /* data-parallel collectives cannot be placed on one stage */
+    /* data-parallel collectives cannot be placed on one stage, except a
+     * DP-1 cut's buckets (a group of one): they are cut again per stage */
     {
         uint64_t dpc = 0;
-        for (size_t v = 0; v < n; v++)
-            if ((in->flags[v] & LSIM_NF_COLL) && in->procs[in->proc[v]].is_gpu && in->coll[v] >= 0 &&
-                (C.seg[v] < 0 || C.seg[v] >= nf || in->phase[v] == LSIM_PHASE_BACKWARD) && !tp_group(in, v))
-                dpc++;
+        for (size_t v = 0; v < n; v++) {
+            if (grad_coll(in, &C, v) && !bucket_of_one(in, v)) dpc++;
+        }
         if (dpc) {
             rc = lsim_err_set(err, LSIM_EARG,
                               "%s: a data-parallel training step (%llu collectives in its backward pass or "
@@ -598,6 +616,10 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             removed[v] = st >= 0 && st != pp_i;
         }
     }
+    /* a DP-1 cut's buckets go (their launch calls stay, as the CPU time
+     * they took): --dp cuts them again from each stage's own gradients */
+    for (size_t v = 0; v < n; v++)
+        if (grad_coll(in, &C, v) && bucket_of_one(in, v)) removed[v] = 1;
     for (size_t v = 0; v < n; v++) {
         uint32_t u = C.launcher[v];
         if (removed[v] && C.seg[v] < 0 && u != NONE && !(in->flags[u] & LSIM_NF_BLOCKING)) removed[u] = 1;

@@ -348,6 +348,26 @@ j1 = job_ms("sim", pp_store(P, M))
 check(sim_dp["job"]["predicted_ns"] / 1e6 >= j1, "--dp %d: %.3f ms, no faster than DP 1's %.3f ms"
       % (D, sim_dp["job"]["predicted_ns"] / 1e6, j1))
 
+# a DDP job (the fixture's 2 ranks, buckets traced) cut to DP 1 first: its
+# traced buckets (a group of one) are cut again per stage
+dd = os.path.join(tmp, "ddp2")
+os.mkdir(dd)
+for r in (0, 1):
+    subprocess.run([sys.executable, maker, os.path.join(dd, "rank%d.json.gz" % r), "--layers", "4", "--steps", "1",
+                    "--world", "2", "--rank", str(r)], check=True)
+dstore, dcut, dpp = (os.path.join(tmp, x) for x in ("ddp2.h5", "ddp2_dp1.h5", "ddp2_pp.h5"))
+run("build", dd, "-o", dstore)
+run("whatif", dstore, "--dp", "1", "-o", dcut)
+run("whatif", dcut, "--pp", "2", "--dp", "4", "--micro-batches", "4", *SHAPE, "-o", dpp)
+jd = json.loads(run("sim", dpp, "--json").stdout)
+bk = {rk["rank"]: rk["collectives"].get("allreduce", {}).get("coupled") for rk in jd["ranks"]}
+want_bk = {r: len(ddp_rule(stage_grads(r // 4, 2))) for r in range(8)}
+jdp, jfx = jd["job"]["predicted_ns"] / 1e6, sim_dp["job"]["predicted_ns"] / 1e6
+check(bk == want_bk and abs(jdp / jfx - 1) < 0.01,
+      "DDP job cut to DP 1, then --pp 2 --dp 4 --micro-batches 4: buckets per GPU %s (DDP's rule: %s), %.3f ms "
+      "against %.3f ms from the DP-1 fixture (its only difference: the traced buckets' launch calls)"
+      % (bk, want_bk, jdp, jfx))
+
 if topo:
     P, M, D = 4, 8, 128
     big = json.loads(run("sim", pp_store(P, M, "--dp", str(D), "--topology", topo), "--json").stdout)
