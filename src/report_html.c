@@ -688,8 +688,8 @@ static void graph_stats(FILE *f, const lsim_graph *g, const lsim_rank_report *r,
               f);
         return;
     }
-    fprintf(f, "<tr><td>max |start error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_start_err);
-    fprintf(f, "<tr><td>max |end error|</td><td>%lld ns</td></tr>\n", (long long)r->max_abs_end_err);
+    fprintf(f, "<tr><td>max |start error|</td><td>%.3f ms</td></tr>\n", (double)r->max_abs_start_err / 1e6);
+    fprintf(f, "<tr><td>max |end error|</td><td>%.3f ms</td></tr>\n", (double)r->max_abs_end_err / 1e6);
     fprintf(f, "<tr><td>nodes exact</td><td>%.1f%%</td></tr>\n",
             g->n ? 100.0 * (double)r->nodes_exact / (double)g->n : 100.0);
     if (r->has_fidelity) {
@@ -1002,12 +1002,17 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
     const char *mode = lsim_latency_mode_name(n && items[0].g->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL);
 
+    /* a job without observed times was synthesized or transformed: a
+     * simulation, not the replay of a trace (as the table's head says) */
+    int replayed = !n;
+    for (size_t i = 0; i < n && !replayed; i++) replayed = has_obs(items[i].g);
+    const char *title = replayed ? "lumosim replay report" : "lumosim simulation report (synthesized or what-if job)";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<title>lumosim replay report</title>\n<style>",
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
           f);
+    fprintf(f, "<title>%s</title>\n<style>", title);
     fputs(CSS, f);
-    fputs("</style>\n</head>\n<body>\n<header><h1>lumosim replay report</h1>\n", f);
+    fprintf(f, "</style>\n</head>\n<body>\n<header><h1>%s</h1>\n", title);
     fprintf(f, "<div class=\"meta\">lumosim %s &middot; latency mode: %s &middot; %zu rank%s</div></header>\n<main>\n",
             LSIM_VERSION, mode, n, n == 1 ? "" : "s");
 

@@ -87,8 +87,7 @@ int lsim_cli_ablate(int argc, char **argv)
         lsim_cli_error("out of memory");
         return 1;
     }
-    /* the help is main.c's (it holds the text) */
-    nargs = lsim_cli_parse_ablate(argc, argv, &o, NULL, args);
+    nargs = lsim_cli_parse_ablate(argc, argv, &o, LSIM_USAGE_ABLATE, args);
     if (nargs <= 0) {
         free(args);
         return nargs == 0 ? 0 : 2;
@@ -142,6 +141,13 @@ int lsim_cli_ablate(int argc, char **argv)
         }
         char *txt = cJSON_PrintUnformatted(doc);
         if (!txt) goto nomem;
+        /* the table says it in its head; a document is read by a program,
+         * so the person running it is told here */
+        if (run.n > 1)
+            fprintf(stderr,
+                    "lumosim: note: each of the %zu traces is simulated alone, its collectives taking their traced "
+                    "durations (ranks_coupled false; lumosim replay simulates the ranks of a job together)\n",
+                    run.n);
         puts(txt);
         free(txt);
     } else {

@@ -1,15 +1,22 @@
-/* The option parsers of the commands (see cli.h), apart from the commands
+/* The option parser of every command (lsim_cli_getopt, on getopt_long)
+ * and each command's table of options (see cli.h), apart from the commands
  * themselves so the fuzz target (tests/fuzz/fuzz_cli.c) drives exactly the
- * loops the commands run. Each parser only reads argv and prints its usage
- * or its one usage-error line; nothing is opened, read or written.
+ * parses the commands run. Each parser only reads argv and prints its
+ * usage or its one usage-error line; nothing is opened, read or written.
  *
- * The rules every parser keeps (README "Usage"): an option given twice is a
- * usage error naming it (the last one silently winning lost a setting:
- * `-o a -o b`, `--dp 2 --dp 4`), except the options documented as
- * repeatable (calibrate --nccl-tests, whatif --slow-gpu); an option's value
- * is never the next option (`--run --json` is a missing run name): a value
- * that starts with '-' is written --name=VALUE; "--" ends the options of
- * the commands that take paths. */
+ * The rules every command keeps, because one function applies them (README
+ * "Usage"): --name VALUE and --name=VALUE alike; options and paths in any
+ * order; an option the command's table lacks is an error naming it and the
+ * command (it was silently ignored, or taken by a command it does nothing
+ * for); an option given twice is a usage error naming it (the last one
+ * silently winning lost a setting: `-o a -o b`, `--dp 2 --dp 4`), except
+ * the ones the table marks repeatable (calibrate --nccl-tests, whatif
+ * --slow-gpu); an option's value is never the next option (`--run --json`
+ * is a missing run name): a value that starts with '-' is written
+ * --name=VALUE; "--" ends the options. What getopt_long does not do is
+ * done around it: the once-only check, the value that is an option, and
+ * refusing abbreviations (getopt takes any unambiguous prefix). */
+#include <getopt.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
@@ -219,39 +226,163 @@ int lsim_cli_once(lsim_cli_seen *s, const char *name)
     return 0;
 }
 
-int lsim_cli_is_opt(const char *a, const char *name)
+/* ------------------------------------------------------- the parser */
+
+/* getopt_long's code of table entry k (the command's own options, then
+ * the shared ones it takes): above every short option's character. */
+#define OPT_CODE0 256
+#define MAX_ENTRIES (LSIM_CLI_MAXSEEN + LSIM_OPT_NCOMMON)
+
+/* The option as written in el (an argument that starts with "--"), up to
+ * its '=': its length. */
+static int spelled_len(const char *el)
 {
-    size_t n = strlen(name);
-    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
+    return (int)strcspn(el, "=");
 }
 
-const char *lsim_cli_value(int argc, char **argv, int *i, const char *what)
+/* el is written as e's name or alias exactly, not abbreviated (getopt_long
+ * takes any unambiguous prefix). Short options are always exact. */
+static int spelled_exactly(const char *el, const lsim_cli_opt *e)
 {
-    const char *a = argv[*i];
-    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
-    int n = (int)(eq ? (size_t)(eq - a) : strlen(a));
-    const char *v = NULL;
-    if (eq) {
-        v = eq + 1;
-    } else if (*i + 1 < argc) {
-        const char *next = argv[*i + 1];
-        if (next[0] == '-' && next[1]) {
-            if (a[1] == '-')
-                lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a value that starts with '-': %.*s=VALUE)", n,
-                                     a, what, next, n, a);
-            else
-                lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a file name that starts with '-': ./NAME)",
-                                     n, a, what, next);
-            return NULL;
-        }
-        v = next;
-        ++*i;
+    if (el[0] != '-' || el[1] != '-') return 1;
+    size_t n = (size_t)spelled_len(el);
+    const char *sp[2] = {e->name, e->alias};
+    for (int j = 0; j < 2; j++)
+        if (sp[j] && sp[j][1] == '-' && strlen(sp[j]) == n && !strncmp(el, sp[j], n)) return 1;
+    return 0;
+}
+
+static void unknown_option(const lsim_cli_spec *s, const char *el)
+{
+    lsim_cli_usage_error("unknown option '%s' for %s (see lumosim %s --help)", el, s->cmd, s->cmd);
+}
+
+/* The value of entry e, written in el: refused when missing, empty, or the
+ * next argument when that is itself an option (-1, printed). */
+static int check_value(const char *el, const lsim_cli_opt *e, const char *v, int from_next)
+{
+    int n = el[1] == '-' ? spelled_len(el) : 2;
+    if (v && from_next && v[0] == '-' && v[1]) {
+        if (el[1] == '-')
+            lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a value that starts with '-': %.*s=VALUE)", n,
+                                 el, e->what, v, n, el);
+        else
+            lsim_cli_usage_error("%.*s needs %s, not the option '%s' (a file name that starts with '-': ./NAME)", n,
+                                 el, e->what, v);
+        return -1;
     }
     if (!v || !*v) {
-        lsim_cli_usage_error("%.*s needs %s", n, a, what);
-        return NULL;
+        lsim_cli_usage_error("%.*s needs %s", n, el, e->what);
+        return -1;
     }
-    return v;
+    return 0;
+}
+
+int lsim_cli_getopt(int argc, char **argv, const lsim_cli_spec *s)
+{
+    const lsim_cli_opt *ent[MAX_ENTRIES];
+    struct option lo[2 * MAX_ENTRIES + 3];
+    char shorts[2 * MAX_ENTRIES + 8] = "-:hV"; /* '-': arguments in order, never permuted, whatever
+                                                  POSIXLY_CORRECT says; ':': a missing value is told apart */
+    size_t nent = 0, nlo = 0, nsh = 4;
+    for (size_t k = 0; k < s->nopts && nent < MAX_ENTRIES; k++) ent[nent++] = &s->opts[k];
+    for (int k = 0; k < LSIM_OPT_NCOMMON && nent < MAX_ENTRIES; k++)
+        if (s->common & LSIM_OPT_BIT(k)) ent[nent++] = &LSIM_CLI_COMMON[k];
+    for (size_t k = 0; k < nent; k++) {
+        const char *sp[2] = {ent[k]->name, ent[k]->alias};
+        for (int j = 0; j < 2; j++) {
+            if (!sp[j]) continue;
+            if (sp[j][1] == '-') {
+                lo[nlo++] = (struct option){sp[j] + 2, ent[k]->what ? required_argument : no_argument, NULL,
+                                            OPT_CODE0 + (int)k};
+            } else {
+                shorts[nsh++] = sp[j][1];
+                if (ent[k]->what) shorts[nsh++] = ':';
+            }
+        }
+    }
+    shorts[nsh] = '\0';
+    lo[nlo++] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[nlo++] = (struct option){"version", no_argument, NULL, 'V'};
+    lo[nlo] = (struct option){NULL, 0, NULL, 0};
+    /* getopt wants the program's name first; the strings stay argv's */
+    char **av = malloc((size_t)(argc + 2) * sizeof *av);
+    if (!av) {
+        lsim_cli_usage_error("out of memory");
+        return -1;
+    }
+    av[0] = (char *)"lumosim";
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+    av[argc + 1] = NULL;
+    int ac = argc + 1, rc = 1;
+    opterr = 0;
+    optind = 0; /* glibc: start afresh (a previous parse, POSIXLY_CORRECT read again) */
+    while (rc > 0) {
+        int at = optind < 1 ? 1 : optind; /* no permutation: the argument being read */
+        int c = getopt_long(ac, av, shorts, lo, NULL);
+        if (c == -1) break;
+        const char *el = at < ac ? av[at] : "";
+        if (c == 1) { /* a path or other argument */
+            rc = s->on(s->ctx, NULL, optarg) ? -1 : 1;
+            continue;
+        }
+        if (c == 'h' || c == 'V') {
+            if ((el[1] == '-' && strcmp(el, c == 'h' ? "--help" : "--version")) || !s->usage) {
+                unknown_option(s, el);
+                rc = -1;
+            } else {
+                if (c == 'h') fputs(s->usage, stdout);
+                else printf("lumosim %s\n", LSIM_VERSION);
+                rc = 0;
+            }
+            continue;
+        }
+        if (c == ':' || c == '?') {
+            /* optopt: the code of the option missing its value or given a
+             * value it does not take; a character not ours; 0: unknown */
+            size_t k = nent;
+            if (optopt >= OPT_CODE0) k = (size_t)(optopt - OPT_CODE0);
+            else if (optopt > 0)
+                for (k = 0; k < nent && !(ent[k]->name[1] == optopt && !ent[k]->name[2]) &&
+                            !(ent[k]->alias && ent[k]->alias[1] == optopt && !ent[k]->alias[2]);
+                     k++) {
+                }
+            if (k < nent && c == ':') check_value(el, ent[k], NULL, 0);
+            else if (k < nent && el[1] == '-' && ent[k]->what == NULL && strchr(el, '='))
+                lsim_cli_usage_error("%.*s takes no value (got '%s')", spelled_len(el), el, el);
+            else unknown_option(s, el);
+            rc = -1;
+            continue;
+        }
+        const lsim_cli_opt *e = c >= OPT_CODE0 && (size_t)(c - OPT_CODE0) < nent ? ent[c - OPT_CODE0] : NULL;
+        if (!e) /* a short option of the table */
+            for (size_t k = 0; k < nent && !e; k++)
+                if ((ent[k]->name[1] == c && !ent[k]->name[2]) ||
+                    (ent[k]->alias && ent[k]->alias[1] == c && !ent[k]->alias[2]))
+                    e = ent[k];
+        if (!e || !spelled_exactly(el, e)) {
+            unknown_option(s, el);
+            rc = -1;
+            continue;
+        }
+        const char *v = e->what ? optarg : NULL;
+        if (e->what && check_value(el, e, v, at + 1 < ac && v == av[at + 1])) {
+            rc = -1;
+            continue;
+        }
+        if (!e->repeat && lsim_cli_once(s->seen, e->name)) {
+            rc = -1;
+            continue;
+        }
+        if (e->repeat && !was_seen(s->seen, e->name) && s->seen->n < LSIM_CLI_MAXSEEN)
+            s->seen->name[s->seen->n++] = e->name;
+        int common = e >= LSIM_CLI_COMMON && e < LSIM_CLI_COMMON + LSIM_OPT_NCOMMON;
+        if (common ? lsim_cli_common_apply(s->o, e->id, v) : s->on(s->ctx, e, v)) rc = -1;
+    }
+    for (int i = optind; rc > 0 && i < ac; i++) /* after "--": paths */
+        if (s->on(s->ctx, NULL, av[i])) rc = -1;
+    free(av);
+    return rc;
 }
 
 /* A positive integer up to max, or -1 (message printed). */
@@ -280,23 +411,13 @@ static int schedule_of(const char *v, long max, long *out)
     return -1;
 }
 
-static int is_help(const char *a, const char *usage)
-{
-    return usage && (!strcmp(a, "-h") || !strcmp(a, "--help"));
-}
+#define NOPTS(t) (sizeof(t) / sizeof *(t))
 
-/* One argument of a command that takes paths: 1 a path (store it), -1 the
- * "--" that ends the options (skip it; every later argument is a path),
- * 0 an option. "-" alone is a path (standard input names). */
-static int path_arg(const char *a, int *only_paths)
-{
-    if (*only_paths || a[0] != '-' || !a[1]) return 1;
-    if (!strcmp(a, "--")) {
-        *only_paths = 1;
-        return -1;
-    }
-    return 0;
-}
+/* The paths of a command that takes them, into the caller's array. */
+typedef struct paths_ctx {
+    char **args;
+    int n;
+} paths_ctx;
 
 /* ------------------------------------------------------------ replay, report */
 
@@ -310,77 +431,86 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
     return -1;
 }
 
+enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
+       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM };
+
+typedef struct report_ctx {
+    paths_ctx p;
+    lsim_cli_opts *o;
+} report_ctx;
+
+static int on_report(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    report_ctx *r = ctx;
+    if (!e) {
+        r->p.args[r->p.n++] = (char *)v;
+        return 0;
+    }
+    switch (e->id) {
+    case O_RUN: r->o->run_name = v; return 0;
+    case O_HTML: r->o->html_out = v; return 0;
+    default:
+        /* report prints no table and no document: an option that would
+         * change them does not apply (it was silently ignored) */
+        lsim_cli_usage_error("report writes an HTML page: %s does not apply (lumosim replay %s prints the report)",
+                             e->name, e->name);
+        return -1;
+    }
+}
+
 /* replay/report: paths and the shared options. */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
 {
-    int nargs = 0, only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only_paths);
-        if (pa) {
-            if (pa > 0) args[nargs++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (allow_html && lsim_cli_is_opt(a, "--run")) {
-            if (lsim_cli_once(&o->seen, "--run") || !(o->run_name = lsim_cli_value(argc, argv, &i, "a run name")))
-                return -1;
-            continue;
-        }
-        if (allow_html && lsim_cli_is_opt(a, "--html")) {
-            if (lsim_cli_once(&o->seen, "--html") || !(o->html_out = lsim_cli_value(argc, argv, &i, "a file name")))
-                return -1;
-            continue;
-        }
-        if (allow_html && (!strcmp(a, "--json") || !strcmp(a, "--per-rank"))) {
-            /* report prints no table and no document: an option that would
-             * change them does not apply (it was silently ignored) */
-            lsim_cli_usage_error("report writes an HTML page: %s does not apply (lumosim replay %s prints the report)", a,
-                                 a);
-            return -1;
-        }
-        int c = lsim_cli_common_opt(o, argc, argv, &i);
-        if (c < 0) return -1;
-        if (c == 0) {
-            lsim_cli_usage_error("unknown option '%s' (see --help)", a);
-            return -1;
-        }
-    }
-    if (nargs == 0) {
+    static const lsim_cli_opt REPORT[] = {{"--run", NULL, "a run name", O_RUN, 0},
+                                          {"--html", NULL, "a file name", O_HTML, 0},
+                                          {"--json", NULL, NULL, O_NOT_REPORT, 0},
+                                          {"--per-rank", NULL, NULL, O_NOT_REPORT, 0}};
+    report_ctx r = {{args, 0}, o};
+    lsim_cli_spec s = {allow_html ? "report" : "replay",
+                       usage,
+                       allow_html ? REPORT : NULL,
+                       allow_html ? NOPTS(REPORT) : 0,
+                       allow_html ? LSIM_OPT_ALL_COMMON & ~(LSIM_OPT_BIT(LSIM_OPT_JSON) | LSIM_OPT_BIT(LSIM_OPT_PER_RANK))
+                                  : LSIM_OPT_ALL_COMMON,
+                       o,
+                       &o->seen,
+                       on_report,
+                       &r};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
+    if (r.p.n == 0) {
         lsim_cli_usage_error("at least one trace file or directory is needed (see --help)");
         return -1;
     }
     if (csv_stdout_clash(o)) return -1;
-    return nargs;
+    return r.p.n;
 }
 
 /* ------------------------------------------------------------ build, sim */
 
+typedef struct build_ctx {
+    lsim_cli_build_args *b;
+    char **args;
+} build_ctx;
+
+static int on_build(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    build_ctx *c = ctx;
+    if (!e) c->args[c->b->nargs++] = (char *)v;
+    else c->b->out = v; /* -o */
+    return 0;
+}
+
 int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **args)
 {
+    static const lsim_cli_opt OPTS[] = {{"-o", "--output", "a file name", O_OUT, 0}};
     memset(b, 0, sizeof *b);
     lsim_cli_opts_default(&b->o);
-    int only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only_paths);
-        if (pa) {
-            if (pa > 0) args[b->nargs++] = argv[i];
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(LSIM_USAGE_BUILD, stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
-            if (lsim_cli_once(&b->o.seen, "-o") || !(b->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
-        } else if (lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--sm-contention")) {
-            if (lsim_cli_common_opt(&b->o, argc, argv, &i) < 0) return -1;
-        } else {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim build --help)", a);
-            return -1;
-        }
-    }
+    build_ctx c = {b, args};
+    lsim_cli_spec s = {"build",   LSIM_USAGE_BUILD, OPTS, NOPTS(OPTS), LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION),
+                       &b->o,     &b->o.seen,       on_build, &c};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
     if (!b->out || !b->nargs) {
         lsim_cli_usage_error("build needs traces and -o JOB.h5 (see lumosim build --help)");
         return -1;
@@ -388,141 +518,117 @@ int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **a
     return 1;
 }
 
+static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    lsim_cli_sim_args *s = ctx;
+    if (!e) {
+        if (s->job) {
+            lsim_cli_usage_error("sim takes one graph store ('%s' and '%s' given)", s->job, v);
+            return -1;
+        }
+        s->job = v;
+        return 0;
+    }
+    switch (e->id) {
+    case O_OUT: s->out = v; break;
+    case O_RUN: s->run_name = v; break;
+    case O_REPLACE: s->replace = 1; break;
+    case O_DETAIL: {
+        lsim_store_detail d;
+        if (lsim_store_detail_parse(v, &d)) {
+            lsim_cli_usage_error("unknown --detail '%s' (nodes, ops or summary)", v);
+            return -1;
+        }
+        s->detail = (int)d;
+        break;
+    }
+    case O_MAPPING:
+        if (strcmp(v, "groups") && strcmp(v, "linear") && strcmp(v, "round-robin") && (strncmp(v, "file:", 5) || !v[5])) {
+            lsim_cli_usage_error("unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", v);
+            return -1;
+        }
+        s->mapping = v;
+        break;
+    case O_LOOKAHEAD:
+    case O_SKEW: { /* testing: force a lookahead; over-promise each window's bound */
+        char *end = NULL;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || *end || end == v || x <= 0) {
+            lsim_cli_usage_error("%s needs a positive integer, not '%s'", e->name, v);
+            return -1;
+        }
+        *(e->id == O_LOOKAHEAD ? &s->lookahead : &s->bound_skew) = (lsim_ns)x;
+        break;
+    }
+    case O_SAMPLES:
+    case O_SEED: {
+        int smp = e->id == O_SAMPLES;
+        char *end = NULL;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_SAMPLES_MAX)) {
+            if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_SAMPLES_MAX, v);
+            else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+            return -1;
+        }
+        *(smp ? &s->samples : &s->seed) = (long)x;
+        break;
+    }
+    case O_DRAW:
+        if (strcmp(v, "job") && strcmp(v, "others")) {
+            lsim_cli_usage_error("unknown --draw-from '%s' (job or others)", v);
+            return -1;
+        }
+        s->draw_others = !strcmp(v, "others");
+        break;
+    case O_WINDOWS:
+        /* the order of lsim_pdes_windows (args.c stays free of MPI) */
+        s->windows = !strcmp(v, "ready") ? 0 : !strcmp(v, "paths") ? 1 : !strcmp(v, "start") ? 2 : -1;
+        if (s->windows < 0) {
+            lsim_cli_usage_error("unknown --windows '%s' (ready, paths or start)", v);
+            return -1;
+        }
+        break;
+    case O_NO_SM: /* so are the SM edges */
+        lsim_cli_usage_error("sim cannot change --sm-contention: it is fixed when the store is built "
+                             "(lumosim build --sm-contention on ...)");
+        return -1;
+    default: /* --latency: baked into the store's edge delays */
+        lsim_cli_usage_error("sim cannot change the latency mode: it is fixed when the store is built "
+                             "(lumosim build --latency MODE ...)");
+        return -1;
+    }
+    return 0;
+}
+
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
 {
+    static const lsim_cli_opt OPTS[] = {
+        {"-o", "--output", "a file name", O_OUT, 0},
+        {"--run", NULL, "a run name", O_RUN, 0},
+        {"--replace", NULL, NULL, O_REPLACE, 0},
+        {"--detail", NULL, "nodes, ops or summary", O_DETAIL, 0},
+        {"--mapping", NULL, "groups, linear, round-robin or file:PATH", O_MAPPING, 0},
+        {"--lookahead-ns", NULL, "a number of nanoseconds", O_LOOKAHEAD, 0},
+        {"--bound-skew-ns", NULL, "a number of nanoseconds", O_SKEW, 0},
+        {"--samples", NULL, "a number of samples", O_SAMPLES, 0},
+        {"--seed", NULL, "a seed", O_SEED, 0},
+        {"--draw-from", NULL, "job or others", O_DRAW, 0},
+        {"--windows", NULL, "ready, paths or start", O_WINDOWS, 0},
+        {"--latency", NULL, "model or observed", O_NO_LATENCY, 0},
+        {"--sm-contention", NULL, "on or off", O_NO_SM, 0},
+    };
     memset(s, 0, sizeof *s);
     lsim_cli_opts_default(&s->o);
     s->run_name = "sim";
     s->mapping = "groups";
     s->seed = 1;
     lsim_cli_seen *seen = &s->o.seen;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(LSIM_USAGE_SIM, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
-            if (lsim_cli_once(seen, "-o") || !(s->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--run")) {
-            if (lsim_cli_once(seen, "--run") || !(s->run_name = lsim_cli_value(argc, argv, &i, "a run name"))) return -1;
-            continue;
-        }
-        if (!strcmp(a, "--replace")) {
-            if (lsim_cli_once(seen, "--replace")) return -1;
-            s->replace = 1;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--detail")) {
-            const char *v = NULL;
-            lsim_store_detail d;
-            if (lsim_cli_once(seen, "--detail") || !(v = lsim_cli_value(argc, argv, &i, "nodes, ops or summary")))
-                return -1;
-            if (lsim_store_detail_parse(v, &d)) {
-                lsim_cli_usage_error("unknown --detail '%s' (nodes, ops or summary)", v);
-                return -1;
-            }
-            s->detail = (int)d;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--mapping")) {
-            const char *m = NULL;
-            if (lsim_cli_once(seen, "--mapping") ||
-                !(m = lsim_cli_value(argc, argv, &i, "groups, linear, round-robin or file:PATH")))
-                return -1;
-            if (strcmp(m, "groups") && strcmp(m, "linear") && strcmp(m, "round-robin") &&
-                (strncmp(m, "file:", 5) || !m[5])) {
-                lsim_cli_usage_error("unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", m);
-                return -1;
-            }
-            s->mapping = m;
-            continue;
-        }
-        /* testing: force a lookahead; over-promise each window's bound */
-        if (lsim_cli_is_opt(a, "--lookahead-ns") || lsim_cli_is_opt(a, "--bound-skew-ns")) {
-            int la = lsim_cli_is_opt(a, "--lookahead-ns");
-            const char *name = la ? "--lookahead-ns" : "--bound-skew-ns";
-            if (lsim_cli_once(seen, name)) return -1;
-            const char *v = lsim_cli_value(argc, argv, &i, "a number of nanoseconds");
-            char *end = NULL;
-            if (!v) return -1;
-            errno = 0;
-            long long x = strtoll(v, &end, 10);
-            if (errno || *end || end == v || x <= 0) {
-                lsim_cli_usage_error("%s needs a positive integer, not '%s'", name, v);
-                return -1;
-            }
-            *(la ? &s->lookahead : &s->bound_skew) = (lsim_ns)x;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--samples") || lsim_cli_is_opt(a, "--seed")) {
-            int smp = lsim_cli_is_opt(a, "--samples");
-            const char *name = smp ? "--samples" : "--seed";
-            if (lsim_cli_once(seen, name)) return -1;
-            const char *v = lsim_cli_value(argc, argv, &i, smp ? "a number of samples" : "a seed");
-            char *end = NULL;
-            if (!v) return -1;
-            errno = 0;
-            long long x = strtoll(v, &end, 10);
-            if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_SAMPLES_MAX)) {
-                if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_SAMPLES_MAX, v);
-                else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
-                return -1;
-            }
-            *(smp ? &s->samples : &s->seed) = (long)x;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--draw-from")) {
-            const char *v = NULL;
-            if (lsim_cli_once(seen, "--draw-from") || !(v = lsim_cli_value(argc, argv, &i, "job or others")))
-                return -1;
-            if (strcmp(v, "job") && strcmp(v, "others")) {
-                lsim_cli_usage_error("unknown --draw-from '%s' (job or others)", v);
-                return -1;
-            }
-            s->draw_others = !strcmp(v, "others");
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--windows")) {
-            const char *v = NULL;
-            if (lsim_cli_once(seen, "--windows") || !(v = lsim_cli_value(argc, argv, &i, "ready, paths or start")))
-                return -1;
-            /* the order of lsim_pdes_windows (args.c stays free of MPI) */
-            s->windows = !strcmp(v, "ready") ? 0 : !strcmp(v, "paths") ? 1 : !strcmp(v, "start") ? 2 : -1;
-            if (s->windows < 0) {
-                lsim_cli_usage_error("unknown --windows '%s' (ready, paths or start)", v);
-                return -1;
-            }
-            continue;
-        }
-        if (!strncmp(a, "--latency", 9)) {
-            /* the latency model is baked into the store's edge delays */
-            lsim_cli_usage_error("sim cannot change the latency mode: it is fixed when the store is built "
-                                 "(lumosim build --latency MODE ...)");
-            return -1;
-        }
-        if (lsim_cli_is_opt(a, "--sm-contention")) {
-            /* so are the SM edges */
-            lsim_cli_usage_error("sim cannot change --sm-contention: it is fixed when the store is built "
-                                 "(lumosim build --sm-contention on ...)");
-            return -1;
-        }
-        if (a[0] == '-' && a[1]) {
-            int c = lsim_cli_common_opt(&s->o, argc, argv, &i);
-            if (c <= 0) {
-                if (c == 0) lsim_cli_usage_error("unknown option '%s' (see lumosim sim --help)", a);
-                return -1;
-            }
-            continue;
-        }
-        if (s->job) {
-            lsim_cli_usage_error("sim takes one graph store ('%s' and '%s' given)", s->job, a);
-            return -1;
-        }
-        s->job = a;
-    }
+    lsim_cli_spec sp = {"sim", LSIM_USAGE_SIM, OPTS,  NOPTS(OPTS), LSIM_OPT_ALL_COMMON & ~(LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION)),
+                        &s->o, seen,           on_sim, s};
+    int rc = lsim_cli_getopt(argc, argv, &sp);
+    if (rc <= 0) return rc;
     if (!s->job) {
         lsim_cli_usage_error("sim needs a graph store (see lumosim sim --help)");
         return -1;
@@ -559,82 +665,75 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
 
 /* ------------------------------------------------------------ ablate, info, collect */
 
+static int on_paths(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    paths_ctx *p = ctx;
+    (void)e; /* only paths: the commands using it have no options of their own */
+    p->args[p->n++] = (char *)v;
+    return 0;
+}
+
 int lsim_cli_parse_ablate(int argc, char **argv, lsim_cli_opts *o, const char *usage, char **args)
 {
-    int nargs = 0, only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only_paths);
-        if (pa) {
-            if (pa > 0) args[nargs++] = argv[i];
-            continue;
-        }
-        if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        /* the options that apply to every variant alike */
-        if (!strcmp(a, "--json") || lsim_cli_is_opt(a, "--latency") || lsim_cli_is_opt(a, "--bin-ms") ||
-            lsim_cli_is_opt(a, "--sm-contention")) {
-            if (lsim_cli_common_opt(o, argc, argv, &i) < 0) return -1;
-            continue;
-        }
-        lsim_cli_usage_error("unknown option '%s' (see lumosim ablate --help)", a);
-        return -1;
-    }
-    if (!nargs) {
+    /* the options that apply to every variant alike */
+    paths_ctx p = {args, 0};
+    lsim_cli_spec s = {"ablate",
+                       usage,
+                       NULL,
+                       0,
+                       LSIM_OPT_BIT(LSIM_OPT_JSON) | LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_BIN_MS) |
+                           LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION),
+                       o,
+                       &o->seen,
+                       on_paths,
+                       &p};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
+    if (!p.n) {
         lsim_cli_usage_error("ablate needs at least one trace file or directory");
         return -1;
     }
-    return nargs;
+    return p.n;
 }
 
 int lsim_cli_parse_info(int argc, char **argv, const char *usage, char **args)
 {
-    int n = 0, only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only_paths);
-        if (pa) {
-            if (pa > 0) args[n++] = argv[i];
-        } else if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        } else {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim info --help)", a);
-            return -1;
-        }
-    }
-    if (!n) {
+    paths_ctx p = {args, 0};
+    lsim_cli_seen seen = {{0}, 0};
+    lsim_cli_spec s = {"info", usage, NULL, 0, 0, NULL, &seen, on_paths, &p};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
+    if (!p.n) {
         lsim_cli_usage_error("info needs a graph store or result archive (see lumosim info --help)");
         return -1;
     }
-    return n;
+    return p.n;
+}
+
+typedef struct collect_ctx {
+    lsim_cli_collect_args *c;
+    char **args;
+} collect_ctx;
+
+static int on_collect(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    collect_ctx *x = ctx;
+    if (!e) x->args[x->c->nargs++] = (char *)v;
+    else if (e->id == O_OUT) x->c->out = v;
+    else x->c->run_name = v;
+    return 0;
 }
 
 int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_collect_args *c, char **args)
 {
+    static const lsim_cli_opt OPTS[] = {{"-o", "--output", "a file name", O_OUT, 0},
+                                        {"--run", NULL, "a run name", O_RUN, 0}};
     memset(c, 0, sizeof *c);
     lsim_cli_seen seen = {{0}, 0};
-    int only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only_paths);
-        if (pa) {
-            if (pa > 0) args[c->nargs++] = argv[i];
-        } else if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) {
-            if (lsim_cli_once(&seen, "-o") || !(c->out = lsim_cli_value(argc, argv, &i, "a file name"))) return -1;
-        } else if (lsim_cli_is_opt(a, "--run")) {
-            if (lsim_cli_once(&seen, "--run") || !(c->run_name = lsim_cli_value(argc, argv, &i, "a run name")))
-                return -1;
-        } else {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim collect --help)", a);
-            return -1;
-        }
-    }
+    collect_ctx x = {c, args};
+    lsim_cli_spec s = {"collect", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_collect, &x};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
     if (!c->nargs || !c->out) {
         lsim_cli_usage_error("collect needs result archives or directories and -o SWEEP.csv "
                              "(see lumosim collect --help)");
@@ -645,38 +744,33 @@ int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_co
 
 /* ------------------------------------------------------------ calibrate */
 
+enum { C_GPU = 200, C_TOPO, C_TOPO_OUT, C_NCCL };
+
+static int on_calibrate(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    lsim_cli_calibrate_args *o = ctx;
+    if (!e) o->traces[o->ntraces++] = (char *)v;
+    else if (e->id == O_OUT) o->out = v;
+    else if (e->id == C_GPU) o->gpu = v;
+    else if (e->id == C_TOPO) o->topo = v;
+    else if (e->id == C_TOPO_OUT) o->topo_out = v;
+    else o->nccl[o->nnccl++] = v; /* --nccl-tests, repeatable, in order */
+    return 0;
+}
+
 int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_calibrate_args *o)
 {
+    static const lsim_cli_opt OPTS[] = {{"-o", "--out", "a file name", O_OUT, 0},
+                                        {"--gpu", NULL, "a GPU name or file", C_GPU, 0},
+                                        {"--topology", NULL, "a file name", C_TOPO, 0},
+                                        {"--topology-out", NULL, "a file name", C_TOPO_OUT, 0},
+                                        {"--nccl-tests", NULL, "a file name", C_NCCL, 1}};
     lsim_cli_seen seen = {{0}, 0};
-    int only = 0;
     o->gpu = o->out = o->topo = o->topo_out = NULL;
     o->nnccl = o->ntraces = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int pa = path_arg(a, &only);
-        if (pa) {
-            if (pa > 0) o->traces[o->ntraces++] = argv[i];
-            continue;
-        }
-        if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        const char **dst = NULL, *name = NULL;
-        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--out")) dst = &o->out, name = "-o";
-        else if (lsim_cli_is_opt(a, "--gpu")) dst = &o->gpu, name = "--gpu";
-        else if (lsim_cli_is_opt(a, "--topology")) dst = &o->topo, name = "--topology";
-        else if (lsim_cli_is_opt(a, "--topology-out")) dst = &o->topo_out, name = "--topology-out";
-        else if (lsim_cli_is_opt(a, "--nccl-tests")) dst = &o->nccl[o->nnccl], name = NULL; /* repeatable */
-        if (!dst) {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim calibrate --help)", a);
-            return -1;
-        }
-        if (name && lsim_cli_once(&seen, name)) return -1;
-        if (!(*dst = lsim_cli_value(argc, argv, &i, !strcmp(a, "--gpu") ? "a GPU name or file" : "a file name")))
-            return -1;
-        if (!name) o->nnccl++;
-    }
+    lsim_cli_spec s = {"calibrate", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_calibrate, o};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc;
     if (!o->ntraces) {
         lsim_cli_usage_error("calibrate needs at least one trace file or directory (see --help)");
         return -1;
@@ -690,119 +784,125 @@ int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_
 
 /* ------------------------------------------------------------ synth */
 
+/* synth's options: the code says where the value goes. */
+enum {
+    S_MODEL = 300, S_GPU, S_TOPO, S_OUT, S_SCHEDULE, /* strings */
+    S_INT0 = 310,                                    /* + index into the ints: --tp ... --gpus */
+    S_SHAPE0 = 320,                                  /* + index into shape[] */
+    S_FLAG0 = 330,                                   /* + index into the switches */
+    S_WORD0 = 340,                                   /* + index into the words */
+    S_DP_COST = 350, S_SEED
+};
+
+static const char *const SYNTH_WORDS[5][3] = {{"none", "selective", "full"},
+                                              {"overlap", "after", NULL},
+                                              {"flash", "unfused", NULL},
+                                              {"2", "4", NULL},
+                                              {"fused", "buffer", "autograd"}};
+
+static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    lsim_cli_synth_args *s = ctx;
+    long x = 0;
+    if (!e) {
+        lsim_cli_usage_error("unexpected argument '%s' (see lumosim synth --help)", v);
+        return -1;
+    }
+    int id = e->id;
+    if (id >= S_FLAG0 && id < S_FLAG0 + 9) {
+        int *flags[9] = {&s->seq_parallel, &s->dist_opt,     &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
+                         &s->forward_only, &s->no_mem_check, &s->stats,          &s->no_p2p_sync};
+        *flags[id - S_FLAG0] = 1;
+        return 0;
+    }
+    if (id >= S_WORD0 && id < S_WORD0 + 5) {
+        int w = id - S_WORD0, k = 0;
+        int *words[5] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes, &s->grad_acc};
+        while (k < 3 && SYNTH_WORDS[w][k] && strcmp(v, SYNTH_WORDS[w][k])) k++;
+        if (k == 3 || !SYNTH_WORDS[w][k]) {
+            lsim_cli_usage_error("%s '%s': expected %s|%s%s%s", e->name, v, SYNTH_WORDS[w][0], SYNTH_WORDS[w][1],
+                                 SYNTH_WORDS[w][2] ? "|" : "", SYNTH_WORDS[w][2] ? SYNTH_WORDS[w][2] : "");
+            return -1;
+        }
+        *words[w] = w == 3 ? atoi(v) : k;
+        return 0;
+    }
+    if (id >= S_INT0 && id < S_INT0 + 6) {
+        int *ints[6] = {&s->tp, &s->pp, &s->dp, &s->micro_batch, &s->global_batch, &s->gpus};
+        if (pos_long(e->name, v, 1000000000L, &x)) return -1;
+        *ints[id - S_INT0] = (int)x;
+        return 0;
+    }
+    if (id >= S_SHAPE0 && id < S_SHAPE0 + 6) {
+        if (pos_long(e->name, v, 1000000000L, &x)) return -1;
+        s->shape[id - S_SHAPE0] = (int)x;
+        return 0;
+    }
+    switch (id) {
+    case S_MODEL: s->model = v; break;
+    case S_GPU: s->gpu = v; break;
+    case S_TOPO: s->topo = v; break;
+    case S_OUT: s->out = v; break;
+    case S_SCHEDULE:
+        if (schedule_of(v, 1000000000L, &x)) return -1;
+        s->vstages = (int)x;
+        break;
+    case S_DP_COST:
+        if (pos_long("--dp-cost", v, 1L << 24, &x)) return -1;
+        s->dp_cost = (int)x;
+        break;
+    default: /* --seed */
+        if (strcmp(v, "0") && pos_long("--seed", v, 2000000000L, &x)) return -1;
+        s->seed = x;
+        break;
+    }
+    return 0;
+}
+
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s)
 {
-    static const char *const SHAPE_OPT[6] = {"--layers", "--hidden", "--ffn", "--heads", "--seq", "--vocab"};
-    static const char *const INT_OPT[6] = {"--tp", "--pp", "--dp", "--micro-batch", "--global-batch", "--gpus"};
-    static const char *const STR_OPT[5] = {"--model", "--gpu", "--topology", "-o", "--schedule"};
+    static const lsim_cli_opt OPTS[] = {
+        {"--model", NULL, "a model name or file", S_MODEL, 0},
+        {"--gpu", NULL, "a GPU name or file", S_GPU, 0},
+        {"--topology", NULL, "a file name", S_TOPO, 0},
+        {"-o", "--output", "a file name", S_OUT, 0},
+        {"--schedule", NULL, "1f1b or interleaved:V", S_SCHEDULE, 0},
+        {"--tp", NULL, "a positive integer", S_INT0 + 0, 0},
+        {"--pp", NULL, "a positive integer", S_INT0 + 1, 0},
+        {"--dp", NULL, "a positive integer", S_INT0 + 2, 0},
+        {"--micro-batch", NULL, "a positive integer", S_INT0 + 3, 0},
+        {"--global-batch", NULL, "a positive integer", S_INT0 + 4, 0},
+        {"--gpus", NULL, "a positive integer", S_INT0 + 5, 0},
+        {"--layers", NULL, "a positive integer", S_SHAPE0 + 0, 0},
+        {"--hidden", NULL, "a positive integer", S_SHAPE0 + 1, 0},
+        {"--ffn", NULL, "a positive integer", S_SHAPE0 + 2, 0},
+        {"--heads", NULL, "a positive integer", S_SHAPE0 + 3, 0},
+        {"--seq", NULL, "a positive integer", S_SHAPE0 + 4, 0},
+        {"--vocab", NULL, "a positive integer", S_SHAPE0 + 5, 0},
+        /* the Megatron options: switches, and words from a short list */
+        {"--sequence-parallel", NULL, NULL, S_FLAG0 + 0, 0},
+        {"--distributed-optimizer", NULL, NULL, S_FLAG0 + 1, 0},
+        {"--scatter-gather", NULL, NULL, S_FLAG0 + 2, 0},
+        {"--no-dropout", NULL, NULL, S_FLAG0 + 3, 0},
+        {"--tp-overlap", NULL, NULL, S_FLAG0 + 4, 0},
+        {"--forward-only", NULL, NULL, S_FLAG0 + 5, 0},
+        {"--no-memory-check", NULL, NULL, S_FLAG0 + 6, 0},
+        {"--stats", NULL, NULL, S_FLAG0 + 7, 0},
+        {"--no-p2p-sync", NULL, NULL, S_FLAG0 + 8, 0},
+        {"--recompute", NULL, "a word", S_WORD0 + 0, 0},
+        {"--grad-reduce", NULL, "a word", S_WORD0 + 1, 0},
+        {"--attention", NULL, "a word", S_WORD0 + 2, 0},
+        {"--grad-bytes", NULL, "2 or 4", S_WORD0 + 3, 0},
+        {"--grad-acc", NULL, "a word", S_WORD0 + 4, 0},
+        {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
+        {"--seed", NULL, "a non-negative integer", S_SEED, 0},
+    };
     memset(s, 0, sizeof *s);
     s->recompute = s->grad_reduce = s->attention = s->grad_bytes = s->grad_acc = -1;
     lsim_cli_seen seen = {{0}, 0};
-    int *ints[6] = {&s->tp, &s->pp, &s->dp, &s->micro_batch, &s->global_batch, &s->gpus};
-    /* the Megatron options: switches, and words from a short list */
-    static const char *const FLAG_OPT[7] = {"--sequence-parallel", "--distributed-optimizer", "--scatter-gather",
-                                            "--no-dropout",        "--tp-overlap",             "--forward-only",
-                                            "--no-memory-check"};
-    int *flags[7] = {&s->seq_parallel, &s->dist_opt, &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
-                     &s->forward_only, &s->no_mem_check};
-    static const char *const WORD_OPT[5] = {"--recompute", "--grad-reduce", "--attention", "--grad-bytes",
-                                            "--grad-acc"};
-    static const char *const WORDS[5][3] = {{"none", "selective", "full"},
-                                            {"overlap", "after", NULL},
-                                            {"flash", "unfused", NULL},
-                                            {"2", "4", NULL},
-                                            {"fused", "buffer", "autograd"}};
-    int *words[5] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes, &s->grad_acc};
-    const char **strs[4] = {&s->model, &s->gpu, &s->topo, &s->out};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (a[0] != '-' || !a[1]) {
-            lsim_cli_usage_error("unexpected argument '%s' (see lumosim synth --help)", a);
-            return -1;
-        }
-        if (!strcmp(a, "--stats") || !strcmp(a, "--no-p2p-sync")) {
-            int st = !strcmp(a, "--stats");
-            if (lsim_cli_once(&seen, st ? "--stats" : "--no-p2p-sync")) return -1;
-            *(st ? &s->stats : &s->no_p2p_sync) = 1;
-            continue;
-        }
-        int f = 0, w = 0;
-        while (f < 7 && strcmp(a, FLAG_OPT[f])) f++;
-        if (f < 7) {
-            if (lsim_cli_once(&seen, FLAG_OPT[f])) return -1;
-            *flags[f] = 1;
-            continue;
-        }
-        while (w < 5 && !lsim_cli_is_opt(a, WORD_OPT[w])) w++;
-        if (w < 5) {
-            const char *v;
-            if (lsim_cli_once(&seen, WORD_OPT[w]) || !(v = lsim_cli_value(argc, argv, &i, w == 3 ? "2 or 4" : "a word")))
-                return -1;
-            int x = 0;
-            while (x < 3 && WORDS[w][x] && strcmp(v, WORDS[w][x])) x++;
-            if (x == 3 || !WORDS[w][x]) {
-                lsim_cli_usage_error("%s '%s': expected %s|%s%s%s", WORD_OPT[w], v, WORDS[w][0], WORDS[w][1],
-                                     WORDS[w][2] ? "|" : "", WORDS[w][2] ? WORDS[w][2] : "");
-                return -1;
-            }
-            *words[w] = w == 3 ? atoi(v) : x;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--dp-cost")) {
-            const char *v;
-            long x = 0;
-            if (lsim_cli_once(&seen, "--dp-cost") || !(v = lsim_cli_value(argc, argv, &i, "a positive integer")) ||
-                pos_long("--dp-cost", v, 1L << 24, &x))
-                return -1;
-            s->dp_cost = (int)x;
-            continue;
-        }
-        if (lsim_cli_is_opt(a, "--seed")) {
-            const char *v;
-            long x = 0;
-            if (lsim_cli_once(&seen, "--seed") || !(v = lsim_cli_value(argc, argv, &i, "a non-negative integer")))
-                return -1;
-            if (!strcmp(v, "0")) x = 0;
-            else if (pos_long("--seed", v, 2000000000L, &x)) return -1;
-            s->seed = x;
-            continue;
-        }
-        int k = -1, kind = 0; /* 1 string, 2 int, 3 shape; k: the index in that table */
-        for (int j = 0; k < 0 && j < 5; j++)
-            if (j == 3 ? (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) : lsim_cli_is_opt(a, STR_OPT[j]))
-                k = j, kind = 1;
-        for (int j = 0; k < 0 && j < 6; j++)
-            if (lsim_cli_is_opt(a, INT_OPT[j])) k = j, kind = 2;
-        for (int j = 0; k < 0 && j < 6; j++)
-            if (lsim_cli_is_opt(a, SHAPE_OPT[j])) k = j, kind = 3;
-        if (k < 0) {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim synth --help)", a);
-            return -1;
-        }
-        const char *name = kind == 1 ? STR_OPT[k] : kind == 2 ? INT_OPT[k] : SHAPE_OPT[k];
-        if (lsim_cli_once(&seen, name)) return -1;
-        const char *v = lsim_cli_value(argc, argv, &i,
-                                       kind != 1               ? "a positive integer"
-                                       : !strcmp(name, "--schedule") ? "1f1b or interleaved:V"
-                                       : !strcmp(name, "--gpu")      ? "a GPU name or file"
-                                       : !strcmp(name, "--model")    ? "a model name or file"
-                                                                     : "a file name");
-        long x = 0;
-        if (!v) return -1;
-        if (kind == 1 && k == 4) {
-            if (schedule_of(v, 1000000000L, &x)) return -1;
-            s->vstages = (int)x;
-        } else if (kind == 1) {
-            *strs[k] = v;
-        } else {
-            if (pos_long(name, v, 1000000000L, &x)) return -1;
-            *(kind == 2 ? ints[k] : &s->shape[k]) = (int)x;
-        }
-    }
+    lsim_cli_spec sp = {"synth", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_synth, s};
+    int rc = lsim_cli_getopt(argc, argv, &sp);
+    if (rc <= 0) return rc;
     if (!s->model || !s->out || !s->tp || !s->pp || !s->dp || !s->micro_batch || !s->global_batch) {
         lsim_cli_usage_error("synth needs --model, --tp, --pp, --dp, --micro-batch, --global-batch and -o "
                              "(see lumosim synth --help)");
@@ -813,32 +913,33 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
 
 /* ------------------------------------------------------------ whatif */
 
-/* whatif's options that take a value, with what the value is. */
-static const struct {
-    const char *name, *what;
-} WHATIF_OPTS[] = {
-    {"-o", "a file name"},
-    {"--dp", "a positive integer"},
-    {"--tp", "a positive integer"},
-    {"--pp", "a positive integer"},
-    {"--layers", "a positive integer"},
-    {"--hidden", "a positive integer"},
-    {"--ffn", "a positive integer"},
-    {"--micro-batch", "a positive integer"},
-    {"--micro-batches", "a positive integer"},
-    {"--trace-layers", "a positive integer"},
-    {"--seed", "a positive integer"},
-    {"--batch", "a positive integer"},
-    {"--schedule", "1f1b or interleaved:V"},
-    {"--model", "a model name or file"},
-    {"--topology", "a file name"},
-    {"--from-topology", "a file name"},
-    {"--gpu", "a GPU name or file"},
-    {"--from-gpu", "a GPU name or file"},
-    {"--jitter", "a relative std-dev or 'trace'"},
-    {"--slow-gpu", "RANK:FACTOR"},
+enum { W_IDENTIFY = 400, W_VALUE };
+
+/* whatif's options that take a value, with what the value is; the code of
+ * each is W_VALUE + its index. */
+static const lsim_cli_opt WHATIF_OPTS[] = {
+    {"-o", "--output", "a file name", W_VALUE + 0, 0},
+    {"--dp", NULL, "a positive integer", W_VALUE + 1, 0},
+    {"--tp", NULL, "a positive integer", W_VALUE + 2, 0},
+    {"--pp", NULL, "a positive integer", W_VALUE + 3, 0},
+    {"--layers", NULL, "a positive integer", W_VALUE + 4, 0},
+    {"--hidden", NULL, "a positive integer", W_VALUE + 5, 0},
+    {"--ffn", NULL, "a positive integer", W_VALUE + 6, 0},
+    {"--micro-batch", NULL, "a positive integer", W_VALUE + 7, 0},
+    {"--micro-batches", NULL, "a positive integer", W_VALUE + 8, 0},
+    {"--trace-layers", NULL, "a positive integer", W_VALUE + 9, 0},
+    {"--seed", NULL, "a positive integer", W_VALUE + 10, 0},
+    {"--batch", NULL, "a positive integer", W_VALUE + 11, 0},
+    {"--schedule", NULL, "1f1b or interleaved:V", W_VALUE + 12, 0},
+    {"--model", NULL, "a model name or file", W_VALUE + 13, 0},
+    {"--topology", NULL, "a file name", W_VALUE + 14, 0},
+    {"--from-topology", NULL, "a file name", W_VALUE + 15, 0},
+    {"--gpu", NULL, "a GPU name or file", W_VALUE + 16, 0},
+    {"--from-gpu", NULL, "a GPU name or file", W_VALUE + 17, 0},
+    {"--jitter", NULL, "a relative std-dev or 'trace'", W_VALUE + 18, 0},
+    {"--slow-gpu", NULL, "RANK:FACTOR", W_VALUE + 19, 1}, /* one per GPU: checked below */
+    {"--identify", NULL, NULL, W_IDENTIFY, 0},
 };
-#define N_WHATIF_OPTS (sizeof WHATIF_OPTS / sizeof *WHATIF_OPTS)
 
 /* What --identify does not use: it only reports the source's structure. */
 static const char *const WHATIF_TRANSFORMS[] = {"-o",        "--dp",      "--tp",         "--pp",         "--layers",
@@ -846,121 +947,106 @@ static const char *const WHATIF_TRANSFORMS[] = {"-o",        "--dp",      "--tp"
                                                "--schedule", "--model",  "--topology",   "--gpu",        "--jitter",
                                                "--seed",    "--slow-gpu"};
 
+static int whatif_slow(lsim_cli_whatif_args *w, const char *v)
+{
+    char *e;
+    errno = 0;
+    long r = strtol(v, &e, 10);
+    double f = 0;
+    if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
+    if (errno || *e || !(f > 0) || !isfinite(f)) {
+        lsim_cli_usage_error("--slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')", v);
+        return -1;
+    }
+    lsim_err re = {0};
+    if (lsim_wi_slow_check(f, &re)) { /* the documented range (whatif.h) */
+        lsim_cli_usage_error("--slow-gpu %s: %s", v, re.msg);
+        return -1;
+    }
+    for (int q = 0; q < w->nslow; q++)
+        if (w->slow_rank[q] == (int32_t)r) {
+            lsim_cli_usage_error("--slow-gpu: GPU %ld given twice", r);
+            return -1;
+        }
+    if (w->nslow == LSIM_CLI_MAXSLOW) {
+        lsim_cli_usage_error("at most %d --slow-gpu options", LSIM_CLI_MAXSLOW);
+        return -1;
+    }
+    w->slow_rank[w->nslow] = (int32_t)r;
+    w->slow_f[w->nslow++] = f;
+    return 0;
+}
+
+static int whatif_jitter(lsim_cli_whatif_args *w, const char *v)
+{
+    w->jitter = v;
+    if (!strcmp(v, "trace")) {
+        w->sigma = -1;
+        return 0;
+    }
+    char *e;
+    w->sigma = strtod(v, &e);
+    if (*e || e == v || !isfinite(w->sigma) || w->sigma < 0) {
+        lsim_cli_usage_error("--jitter needs a relative std-dev >= 0 or 'trace' (got '%s')", v);
+        return -1;
+    }
+    lsim_err re = {0};
+    if (lsim_wi_jitter_check(w->sigma, &re)) { /* the documented range (whatif.h) */
+        lsim_cli_usage_error("--jitter %s: %s", v, re.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int on_whatif(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    lsim_cli_whatif_args *w = ctx;
+    if (!e) {
+        if (w->in) {
+            lsim_cli_usage_error("unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)", v);
+            return -1;
+        }
+        w->in = v;
+        return 0;
+    }
+    if (e->id == W_IDENTIFY) {
+        w->identify = 1;
+        return 0;
+    }
+    const char *name = e->name;
+    switch (e->id - W_VALUE) {
+    case 0: w->out = v; return 0;
+    case 1: return pos_long(name, v, 1000000, &w->dp);
+    case 2: return pos_long(name, v, 1000000, &w->tp);
+    case 3: return pos_long(name, v, 100000, &w->pp);
+    case 4: return pos_long(name, v, 1000000, &w->layers);
+    case 5: return pos_long(name, v, 100000000, &w->hidden);
+    case 6: return pos_long(name, v, 100000000, &w->ffn);
+    case 7: return pos_long(name, v, 1000000, &w->micro_batch);
+    case 8: return pos_long(name, v, 1000000, &w->micro_batches);
+    case 9: return pos_long(name, v, 1000000, &w->trace_layers); /* traces: layers per micro-batch */
+    case 10: return pos_long(name, v, 2147483647L, &w->seed);
+    case 11: return pos_long(name, v, 1000000, &w->batch);
+    case 12: return schedule_of(v, 1000, &w->vstages);
+    case 13: w->model = v; return 0;
+    case 14: w->topo = v; return 0;
+    case 15: w->from_topo = v; return 0;
+    case 16: w->gpu = v; return 0;
+    case 17: w->from_gpu = v; return 0;
+    case 18: return whatif_jitter(w, v);
+    default: return whatif_slow(w, v);
+    }
+}
+
 int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w)
 {
     memset(w, 0, sizeof *w);
     w->seed = 1;
     w->batch = 64;
     lsim_cli_seen seen = {{0}, 0};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (is_help(a, usage)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--identify")) {
-            if (lsim_cli_once(&seen, "--identify")) return -1;
-            w->identify = 1;
-            continue;
-        }
-        if (a[0] != '-' || !a[1]) {
-            if (w->in) {
-                lsim_cli_usage_error("unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)", a);
-                return -1;
-            }
-            w->in = a;
-            continue;
-        }
-        size_t k = 0;
-        if (!strcmp(a, "-o") || lsim_cli_is_opt(a, "--output")) k = 0;
-        else
-            for (k = 1; k < N_WHATIF_OPTS && !lsim_cli_is_opt(a, WHATIF_OPTS[k].name); k++) {
-            }
-        if (k == N_WHATIF_OPTS) {
-            lsim_cli_usage_error("unknown option '%s' (see lumosim whatif --help)", a);
-            return -1;
-        }
-        const char *name = WHATIF_OPTS[k].name;
-        if (strcmp(name, "--slow-gpu") && lsim_cli_once(&seen, name)) return -1; /* --slow-gpu: one per GPU */
-        const char *v = lsim_cli_value(argc, argv, &i, WHATIF_OPTS[k].what);
-        if (!v) return -1;
-        if (!strcmp(name, "-o")) w->out = v;
-        else if (!strcmp(name, "--dp")) {
-            if (pos_long(name, v, 1000000, &w->dp)) return -1;
-        } else if (!strcmp(name, "--layers")) {
-            if (pos_long(name, v, 1000000, &w->layers)) return -1;
-        } else if (!strcmp(name, "--tp")) {
-            if (pos_long(name, v, 1000000, &w->tp)) return -1;
-        } else if (!strcmp(name, "--hidden")) {
-            if (pos_long(name, v, 100000000, &w->hidden)) return -1;
-        } else if (!strcmp(name, "--ffn")) {
-            if (pos_long(name, v, 100000000, &w->ffn)) return -1;
-        } else if (!strcmp(name, "--micro-batch")) {
-            if (pos_long(name, v, 1000000, &w->micro_batch)) return -1;
-        } else if (!strcmp(name, "--trace-layers")) { /* traces: layers per micro-batch, overriding the detected count */
-            if (pos_long(name, v, 1000000, &w->trace_layers)) return -1;
-        } else if (!strcmp(name, "--model")) {
-            w->model = v;
-        } else if (!strcmp(name, "--seed")) {
-            if (pos_long(name, v, 2147483647L, &w->seed)) return -1;
-        } else if (!strcmp(name, "--batch")) {
-            if (pos_long(name, v, 1000000, &w->batch)) return -1;
-        } else if (!strcmp(name, "--topology")) w->topo = v;
-        else if (!strcmp(name, "--gpu")) w->gpu = v;
-        else if (!strcmp(name, "--from-gpu")) w->from_gpu = v;
-        else if (!strcmp(name, "--from-topology")) w->from_topo = v;
-        else if (!strcmp(name, "--jitter")) {
-            w->jitter = v;
-            if (strcmp(v, "trace")) {
-                char *e;
-                w->sigma = strtod(v, &e);
-                if (*e || e == v || !isfinite(w->sigma) || w->sigma < 0) {
-                    lsim_cli_usage_error("--jitter needs a relative std-dev >= 0 or 'trace' (got '%s')", v);
-                    return -1;
-                }
-                lsim_err re = {0};
-                if (lsim_wi_jitter_check(w->sigma, &re)) { /* the documented range (whatif.h) */
-                    lsim_cli_usage_error("--jitter %s: %s", v, re.msg);
-                    return -1;
-                }
-            } else {
-                w->sigma = -1;
-            }
-        } else if (!strcmp(name, "--slow-gpu")) {
-            char *e;
-            errno = 0;
-            long r = strtol(v, &e, 10);
-            double f = 0;
-            if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
-            if (errno || *e || !(f > 0) || !isfinite(f)) {
-                lsim_cli_usage_error("--slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')", v);
-                return -1;
-            }
-            lsim_err re = {0};
-            if (lsim_wi_slow_check(f, &re)) { /* the documented range (whatif.h) */
-                lsim_cli_usage_error("--slow-gpu %s: %s", v, re.msg);
-                return -1;
-            }
-            for (int q = 0; q < w->nslow; q++)
-                if (w->slow_rank[q] == (int32_t)r) {
-                    lsim_cli_usage_error("--slow-gpu: GPU %ld given twice", r);
-                    return -1;
-                }
-            if (w->nslow == LSIM_CLI_MAXSLOW) {
-                lsim_cli_usage_error("at most %d --slow-gpu options", LSIM_CLI_MAXSLOW);
-                return -1;
-            }
-            if (!was_seen(&seen, name) && seen.n < LSIM_CLI_MAXSEEN) seen.name[seen.n++] = name;
-            w->slow_rank[w->nslow] = (int32_t)r;
-            w->slow_f[w->nslow++] = f;
-        } else if (!strcmp(name, "--pp")) {
-            if (pos_long(name, v, 100000, &w->pp)) return -1;
-        } else if (!strcmp(name, "--micro-batches")) {
-            if (pos_long(name, v, 1000000, &w->micro_batches)) return -1;
-        } else if (!strcmp(name, "--schedule")) {
-            if (schedule_of(v, 1000, &w->vstages)) return -1;
-        }
-    }
+    lsim_cli_spec sp = {"whatif", usage, WHATIF_OPTS, NOPTS(WHATIF_OPTS), 0, NULL, &seen, on_whatif, w};
+    int rc = lsim_cli_getopt(argc, argv, &sp);
+    if (rc <= 0) return rc;
     if (!w->in || (!w->out && !w->identify)) {
         lsim_cli_usage_error("whatif needs JOB.h5 and -o NEW.h5 (or --identify) (see lumosim whatif --help)");
         return -1;

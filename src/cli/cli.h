@@ -41,10 +41,65 @@ typedef struct lsim_cli_opts {
     lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
 } lsim_cli_opts;
 
-/* Parses one option shared by the simulating commands at argv[*i]; returns
- * 1 if consumed (advancing *i past a value), 0 if not ours, -1 on a usage
- * error (message printed). */
-int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i);
+/* ---- the one option parser (args.c): every command's options are a
+ * table of these, parsed by lsim_cli_getopt on getopt_long. */
+typedef struct lsim_cli_opt {
+    const char *name;  /* the canonical spelling ("--json", "-o"): in messages and "given twice" */
+    const char *alias; /* a second spelling ("--output" for -o), or NULL */
+    const char *what;  /* what its value is ("a file name"); NULL: a switch, which takes none */
+    int id;            /* the command's code for it (the LSIM_OPT_* codes for the shared ones) */
+    int repeat;        /* may be given more than once (calibrate --nccl-tests, whatif --slow-gpu) */
+} lsim_cli_opt;
+
+/* The options the simulating commands share: codes and table (run.c). */
+enum {
+    LSIM_OPT_JSON,
+    LSIM_OPT_INDEPENDENT,
+    LSIM_OPT_REPLICATE_FROM,
+    LSIM_OPT_STATS,
+    LSIM_OPT_CRITICAL,
+    LSIM_OPT_LATENCY,
+    LSIM_OPT_BIN_MS,
+    LSIM_OPT_DROP_EDGES,
+    LSIM_OPT_TRACE_OUT,
+    LSIM_OPT_CSV,
+    LSIM_OPT_PER_RANK,
+    LSIM_OPT_SM_CONTENTION,
+    LSIM_OPT_NCOMMON
+};
+#define LSIM_OPT_ALL_COMMON ((1u << LSIM_OPT_NCOMMON) - 1)
+#define LSIM_OPT_BIT(id) (1u << (id))
+extern const lsim_cli_opt LSIM_CLI_COMMON[LSIM_OPT_NCOMMON];
+/* Apply shared option id with its value v (NULL for a switch) to o;
+ * 0, or -1 with the usage error printed. Local. */
+int lsim_cli_common_apply(lsim_cli_opts *o, int id, const char *v);
+
+/* One command's options. on is called for each of the command's own
+ * options (opt) with its value (NULL for a switch), and for each path or
+ * other non-option argument (opt NULL, value the argument), in command-line
+ * order; it returns 0, or -1 with the usage error printed. */
+typedef struct lsim_cli_spec {
+    const char *cmd;          /* "replay": named in the messages */
+    const char *usage;        /* printed by -h / --help */
+    const lsim_cli_opt *opts; /* the command's own options */
+    size_t nopts;
+    unsigned common;          /* the shared options it takes: LSIM_OPT_BIT(LSIM_OPT_...) */
+    lsim_cli_opts *o;         /* where they go (common != 0) */
+    lsim_cli_seen *seen;      /* the options met (canonical names): "given twice" */
+    int (*on)(void *ctx, const lsim_cli_opt *opt, const char *value);
+    void *ctx;
+} lsim_cli_spec;
+/* Parses argv[0..argc) (the arguments after the command's name) by s with
+ * getopt_long: --name VALUE and --name=VALUE, -o VALUE and -oVALUE, options
+ * and paths in any order (also under POSIXLY_CORRECT), "--" ends the
+ * options. Spellings are exact (no abbreviations: a new option would
+ * change what an old abbreviation means); a value is never the next option
+ * (--run --json): one that starts with '-' is written --name=VALUE; -h /
+ * --help print s->usage and -V / --version the version. Returns 1 (go on),
+ * 0 (help or version printed: exit 0) or -1 (one usage error line printed:
+ * exit 2). Values point into argv. Local; not reentrant (getopt's state). */
+int lsim_cli_getopt(int argc, char **argv, const lsim_cli_spec *s);
+
 void lsim_cli_opts_default(lsim_cli_opts *o);
 
 /* The CLI's side of a run: its progress line (on a terminal, without
@@ -115,6 +170,7 @@ int lsim_cli_write_csv(const lsim_cli_opts *o, const lsim_replay_item *items, si
 void lsim_cli_outcome_known(void);
 
 int lsim_cli_ablate(int argc, char **argv);
+extern const char *const LSIM_USAGE_ABLATE; /* main.c */
 
 /* ---- option parsers (args.c), apart so tests/fuzz/fuzz_cli.c runs them.
  * They read argv only (values point into it) and print the usage (--help)
@@ -223,18 +279,10 @@ typedef struct lsim_cli_whatif_args {
 } lsim_cli_whatif_args;
 int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w);
 
-/* ---- pieces of the parsers, shared with lsim_cli_common_opt (run.c) */
+/* ---- pieces of the parsers (args.c) */
 /* name (canonical spelling, a string literal) met for the first time: 0;
  * the second time: -1 and "NAME given twice" printed. */
 int lsim_cli_once(lsim_cli_seen *s, const char *name);
-/* a is option `name`, alone or as name=VALUE */
-int lsim_cli_is_opt(const char *a, const char *name);
-/* The value of the option at argv[*i]: after '=' in --name=VALUE, else the
- * next argument (*i advanced). Missing or empty, or a next argument that
- * is itself an option (starts with '-', other than "-" alone): NULL and
- * "NAME needs WHAT" printed -- a value never swallows the next option
- * (--run --json); a value that starts with '-' is written --name=VALUE. */
-const char *lsim_cli_value(int argc, char **argv, int *i, const char *what);
 /* Print "lumosim: error: MESSAGE" as one line: the message (which may hold
  * arguments) with control characters and bytes that are not UTF-8
  * escaped (text.h). After lsim_cli_set_json_errors(1) (main, when the

@@ -29,8 +29,8 @@ static const char *USAGE_MAIN_HEAD =
 static const char *USAGE_MAIN_TAIL =
     "\n"
     "options:\n"
-    "  -h, --help     this help\n"
-    "  -V, --version  print the version\n"
+    "  -h, --help     this help (lumosim COMMAND --help: the command's)\n"
+    "  -V, --version  print the version (also as an option of any command)\n"
     "  --force        (any command that writes a file) replace an existing graph\n"
     "                 store or result archive wholesale, or a trace with another\n"
     "                 kind of file; without it they are refused (README: Outputs)\n";
@@ -111,7 +111,7 @@ static const char *USAGE_REPORT =
     "Not under mpirun (refused: it would run once per rank); for a parallel run:\n"
     "lumosim build, then mpirun lumosim sim -o RESULT.h5, then lumosim report RESULT.h5.\n";
 
-static const char *USAGE_ABLATE =
+const char *const LSIM_USAGE_ABLATE =
     "usage: lumosim ablate [options] PATH...\n"
     "\n"
     "Replays each trace with the full model and with each dependency class\n"
@@ -318,16 +318,6 @@ int main(int argc, char **argv)
 
 static int cmd_replay(int argc, char **argv) { return cmd_simulate(argc, argv, 0); }
 static int cmd_report(int argc, char **argv) { return cmd_simulate(argc, argv, 1); }
-static int cmd_ablate(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(USAGE_ABLATE, stdout);
-            return 0;
-        }
-    return lsim_cli_ablate(argc, argv);
-}
-
 /* The command table (in the manner of Redis's): what each command runs and
  * how main treats it. `writes`: it writes files the user names, so --force
  * is taken out of its arguments (main.c take_force); `serial_only`: there
@@ -351,7 +341,7 @@ static const cli_command COMMANDS[] = {
     {"report", cmd_report, 1, 1, &USAGE_REPORT,
      "write a self-contained HTML report (traces, graph store or\n"
      "            result archive)"},
-    {"ablate", cmd_ablate, 0, 1, &USAGE_ABLATE, "replay with each dependency class removed in turn"},
+    {"ablate", lsim_cli_ablate, 0, 1, &LSIM_USAGE_ABLATE, "replay with each dependency class removed in turn"},
     {"build", lsim_cli_build, 1, 0, &LSIM_USAGE_BUILD, "parse traces once into an HDF5 graph store"},
     {"sim", lsim_cli_sim, 1, 0, &LSIM_USAGE_SIM, "simulate a graph store; optionally archive the results"},
     {"info", lsim_cli_info, 0, 0, &LSIM_USAGE_INFO, "show what a graph store or result archive holds"},
@@ -384,25 +374,35 @@ static void print_main_usage(FILE *f)
     fputs(USAGE_MAIN_TAIL, f);
 }
 
+/* help's one argument: the command named (NULL: none yet). */
+static int on_help(void *ctx, const lsim_cli_opt *e, const char *v)
+{
+    const char **name = ctx;
+    (void)e; /* help has no options of its own */
+    if (*name) {
+        lsim_cli_usage_error("help takes one command ('%s' and '%s' given)", *name, v);
+        return -1;
+    }
+    *name = v;
+    return 0;
+}
+
 /* lumosim help [COMMAND]: the command's own --help text (the table's
  * usage, which its parser prints too), so the two cannot differ. */
 static int cmd_help(int argc, char **argv)
 {
-    if (argc == 0) {
+    const char *name = NULL;
+    lsim_cli_seen seen = {{0}, 0};
+    lsim_cli_spec s = {"help", USAGE_HELP, NULL, 0, 0, NULL, &seen, on_help, &name};
+    int rc = lsim_cli_getopt(argc, argv, &s);
+    if (rc <= 0) return rc == 0 ? 0 : 2;
+    if (!name) {
         print_main_usage(stdout);
         return 0;
     }
-    if (argc > 1) {
-        lsim_cli_usage_error("help takes one command, got %d arguments", argc);
-        return 2;
-    }
-    if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
-        fputs(USAGE_HELP, stdout);
-        return 0;
-    }
-    const cli_command *h = find_command(argv[0]);
+    const cli_command *h = find_command(name);
     if (!h) {
-        lsim_cli_usage_error("help: unknown command '%s' (see lumosim --help)", argv[0]);
+        lsim_cli_usage_error("help: unknown command '%s' (see lumosim --help)", name);
         return 2;
     }
     fputs(*h->usage, stdout);
@@ -440,14 +440,11 @@ static int run_command(int argc, char **argv)
         lsim_cli_usage_error("unknown command '%s' (see lumosim --help)", c);
         return 2;
     }
-    /* every command: --version prints the version; with --json an error is
-     * a JSON object on stderr (the exit codes stay) */
+    /* with --json an error is a JSON object on stderr (the exit codes
+     * stay); decided before anything is parsed, so that the parser's own
+     * errors are objects too (--version: each command's parser) */
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--")) break;
-        if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
-            printf("lumosim %s\n", LSIM_VERSION);
-            return 0;
-        }
         if (!strcmp(argv[i], "--json")) lsim_cli_set_json_errors(1);
     }
     if (cmd->writes) {

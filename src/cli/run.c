@@ -93,28 +93,31 @@ static int parse_drop(lsim_cli_opts *o, const char *list)
     return 0;
 }
 
-/* Each shared option at most once (args.c): given twice it is a usage
- * error, as for the commands' own options. */
-int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
+/* The options the simulating commands share, in the order of the
+ * LSIM_OPT_* codes (cli.h): each command's table (args.c) says which of
+ * them it takes, so that one it does not take is refused by name. */
+const lsim_cli_opt LSIM_CLI_COMMON[LSIM_OPT_NCOMMON] = {
+    [LSIM_OPT_JSON] = {"--json", NULL, NULL, LSIM_OPT_JSON, 0},
+    [LSIM_OPT_INDEPENDENT] = {"--independent", NULL, NULL, LSIM_OPT_INDEPENDENT, 0},
+    [LSIM_OPT_REPLICATE_FROM] = {"--replicate-from", NULL, "a rank number", LSIM_OPT_REPLICATE_FROM, 0},
+    [LSIM_OPT_STATS] = {"--stats", NULL, NULL, LSIM_OPT_STATS, 0},
+    [LSIM_OPT_CRITICAL] = {"--critical-path", NULL, NULL, LSIM_OPT_CRITICAL, 0},
+    [LSIM_OPT_LATENCY] = {"--latency", NULL, "model or observed", LSIM_OPT_LATENCY, 0},
+    [LSIM_OPT_BIN_MS] = {"--bin-ms", NULL, "a number of milliseconds", LSIM_OPT_BIN_MS, 0},
+    [LSIM_OPT_DROP_EDGES] = {"--drop-edges", NULL, "edge classes", LSIM_OPT_DROP_EDGES, 0},
+    [LSIM_OPT_TRACE_OUT] = {"--trace-out", NULL, "a file name", LSIM_OPT_TRACE_OUT, 0},
+    [LSIM_OPT_CSV] = {"--csv", NULL, "a file name (- for standard output)", LSIM_OPT_CSV, 0},
+    [LSIM_OPT_PER_RANK] = {"--per-rank", NULL, NULL, LSIM_OPT_PER_RANK, 0},
+    [LSIM_OPT_SM_CONTENTION] = {"--sm-contention", NULL, "on or off", LSIM_OPT_SM_CONTENTION, 0},
+};
+
+int lsim_cli_common_apply(lsim_cli_opts *o, int id, const char *v)
 {
-    static const char *const NAMES[] = {"--json",    "--independent", "--replicate-from", "--stats",     "--critical-path",
-                                        "--latency", "--bin-ms",      "--drop-edges",     "--trace-out", "--csv",
-                                        "--per-rank", "--sm-contention"};
-    const char *a = argv[*i], *v;
-    size_t k = 0;
-    /* the flags (all but --replicate-from among the first five) match
-     * exactly; options with a value also as --name=VALUE */
-    while (k < sizeof NAMES / sizeof *NAMES &&
-           !(((k < 5 && k != 2) || k == 10) ? !strcmp(a, NAMES[k]) : lsim_cli_is_opt(a, NAMES[k])))
-        k++;
-    if (k == sizeof NAMES / sizeof *NAMES) return 0;
-    if (lsim_cli_once(&o->seen, NAMES[k])) return -1;
-    switch (k) {
-    case 0: o->json = 1; break;
-    case 10: o->per_rank = 1; break;
-    case 1: o->run.independent = 1; break;
-    case 2: {
-        if (!(v = lsim_cli_value(argc, argv, i, "a rank number"))) return -1;
+    switch (id) {
+    case LSIM_OPT_JSON: o->json = 1; break;
+    case LSIM_OPT_PER_RANK: o->per_rank = 1; break;
+    case LSIM_OPT_INDEPENDENT: o->run.independent = 1; break;
+    case LSIM_OPT_REPLICATE_FROM: {
         char *e = NULL;
         long x = strtol(v, &e, 10);
         if (*e || e == v || x < 0 || x > 1000000) {
@@ -124,20 +127,18 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
         o->run.replicate_from = (int)x;
         break;
     }
-    case 3: o->stats = 1; break;
-    case 4: o->run.critical = 1; break;
-    case 5:
-        if (!(v = lsim_cli_value(argc, argv, i, "model or observed"))) return -1;
+    case LSIM_OPT_STATS: o->stats = 1; break;
+    case LSIM_OPT_CRITICAL: o->run.critical = 1; break;
+    case LSIM_OPT_LATENCY:
         if (lsim_latency_mode_parse(v, &o->run.bo.latency, NULL)) {
             lsim_cli_usage_error("--latency takes 'model' or 'observed'");
             return -1;
         }
         break;
-    case 6: {
-        if (!(v = lsim_cli_value(argc, argv, i, "a number of milliseconds"))) return -1;
+    case LSIM_OPT_BIN_MS: {
         char *e = NULL;
         double x = strtod(v, &e);
-        if (*e || !(x > 0) || x > 1e6) {
+        if (*e || e == v || !(x > 0) || x > 1e6) {
             lsim_cli_usage_error("--bin-ms takes a positive number of milliseconds");
             return -1;
         }
@@ -145,31 +146,25 @@ int lsim_cli_common_opt(lsim_cli_opts *o, int argc, char **argv, int *i)
         if (o->run.bin_ns < 1) o->run.bin_ns = 1;
         break;
     }
-    case 7:
-        if (!(v = lsim_cli_value(argc, argv, i, "edge classes")) || parse_drop(o, v)) return -1;
+    case LSIM_OPT_DROP_EDGES:
+        if (parse_drop(o, v)) return -1;
         break;
-    case 11:
-        if (!(v = lsim_cli_value(argc, argv, i, "on or off"))) return -1;
+    case LSIM_OPT_SM_CONTENTION:
         if (strcmp(v, "on") && strcmp(v, "off")) {
             lsim_cli_usage_error("--sm-contention takes 'on' or 'off'");
             return -1;
         }
         o->run.bo.sm_contention = !strcmp(v, "on");
         break;
-    case 9:
-        /* "-" alone is a value here: standard output */
-        if (!strcmp(a, "--csv") && *i + 1 < argc && !strcmp(argv[*i + 1], "-")) v = argv[++*i];
-        else if (!(v = lsim_cli_value(argc, argv, i, "a file name (- for standard output)"))) return -1;
-        o->csv_out = v;
-        break;
-    default:
-        if (!(v = lsim_cli_value(argc, argv, i, "a file name"))) return -1;
+    case LSIM_OPT_CSV: o->csv_out = v; break;
+    case LSIM_OPT_TRACE_OUT:
         o->trace_out = v;
-        o->run.critical = 1;           /* the trace marks the path */
-        o->run.bo.keep_cpu_ops = 1;    /* and writes each CPU op whole (graph.h) */
+        o->run.critical = 1;        /* the trace marks the path */
+        o->run.bo.keep_cpu_ops = 1; /* and writes each CPU op whole (graph.h) */
         break;
+    default: lsim_cli_usage_error("internal: unknown shared option %d", id); return -1;
     }
-    return 1;
+    return 0;
 }
 
 /* ----------------------------------------------------------- progress */

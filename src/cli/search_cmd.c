@@ -101,6 +101,103 @@ static int name_list(const char *opt, const char *s, const char *const *names, i
     return 0;
 }
 
+/* search's options: the code of each is its index here. */
+static const lsim_cli_opt SEARCH_OPTS[] = {
+    {"--model", NULL, "a value", 0, 0},          {"--gpus", NULL, "a value", 1, 0},
+    {"--global-batch", NULL, "a value", 2, 0},   {"--gpu", NULL, "a value", 3, 0},
+    {"--topology", NULL, "a value", 4, 0},       {"--tp", NULL, "a value", 5, 0},
+    {"--pp", NULL, "a value", 6, 0},             {"--micro-batch", NULL, "a value", 7, 0},
+    {"--schedule", NULL, "a value", 8, 0},       {"--recompute", NULL, "a value", 9, 0},
+    {"--distributed-optimizer", NULL, "a value", 10, 0},
+    {"--budget-seconds", NULL, "a value", 11, 0}, {"--top", NULL, "a value", 12, 0},
+    {"--csv", NULL, "a value", 13, 0},           {"-o", "--output", "a value", 14, 0},
+    {"--json", NULL, NULL, 15, 0},               {"--sequence-parallel", NULL, NULL, 16, 0},
+};
+
+static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
+{
+    search_args *a = ctx;
+    lsim_search_space *s = &a->sp;
+    if (!opt) {
+        lsim_cli_usage_error("search takes no positional argument ('%s')", v);
+        return -1;
+    }
+    int w = opt->id;
+    if (w == 15) {
+        a->json = 1;
+        return 0;
+    }
+    if (w == 16) {
+        a->seq_parallel = 1;
+        return 0;
+    }
+    int one[1], n1 = 0;
+    switch (w) {
+    case 0: a->model = v; break;
+    case 1: if (int_list("--gpus", v, one, &n1) || n1 != 1) return -1; a->gpus = one[0]; break;
+    case 2: if (int_list("--global-batch", v, one, &n1) || n1 != 1) return -1; a->global_batch = one[0]; break;
+    case 3: a->gpu = v; break;
+    case 4: a->topo = v; break;
+    case 5: if (int_list("--tp", v, s->tp, &s->ntp)) return -1; break;
+    case 6: if (int_list("--pp", v, s->pp, &s->npp)) return -1; break;
+    case 7: if (int_list("--micro-batch", v, s->mb, &s->nmb)) return -1; break;
+    case 8: {
+        s->nvst = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            int V = 0;
+            if (!strcmp(t, "1f1b")) V = 1;
+            else if (!strncmp(t, "interleaved:", 12)) V = atoi(t + 12);
+            if (V < 1 || V > 64 || s->nvst == LSIM_SEARCH_MAXV) {
+                lsim_cli_usage_error("--schedule: unknown schedule '%s' (1f1b or interleaved:V)", t);
+                return -1;
+            }
+            s->vst[s->nvst++] = V;
+        }
+        if (!s->nvst) {
+            lsim_cli_usage_error("--schedule needs at least one value");
+            return -1;
+        }
+        break;
+    }
+    case 9: {
+        const char *rcn[LSIM_RC_N];
+        for (int k = 0; k < LSIM_RC_N; k++) rcn[k] = lsim_recompute_name(k);
+        if (name_list("--recompute", v, rcn, LSIM_RC_N, s->rc, &s->nrc, 3)) return -1;
+        break;
+    }
+    case 10: {
+        static const char *const DO[] = {"off", "on"};
+        if (name_list("--distributed-optimizer", v, DO, 2, s->dopt, &s->ndopt, 2)) return -1;
+        break;
+    }
+    case 11: {
+        char *end = NULL;
+        double t = strtod(v, &end);
+        if (*end || end == v || !(t > 0) || t > 1e7) {
+            lsim_cli_usage_error("--budget-seconds needs a positive number of seconds, not '%s'", v);
+            return -1;
+        }
+        a->budget = t;
+        break;
+    }
+    case 12: {
+        char *end = NULL;
+        long k = strtol(v, &end, 10);
+        if (*end || end == v || k < 0 || k > 1000000) {
+            lsim_cli_usage_error("--top needs a non-negative integer, not '%s'", v);
+            return -1;
+        }
+        a->top = (int)k;
+        break;
+    }
+    case 13: a->csv = v; break;
+    default: a->out = v; break;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, search_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -113,92 +210,11 @@ static int parse(int argc, char **argv, search_args *a)
     s->vst[0] = 1, s->vst[1] = 2, s->nvst = 2;
     s->rc[0] = LSIM_RC_NONE, s->rc[1] = LSIM_RC_SELECTIVE, s->rc[2] = LSIM_RC_FULL, s->nrc = 3;
     s->dopt[0] = 0, s->dopt[1] = 1, s->ndopt = 2;
-    for (int i = 0; i < argc; i++) {
-        const char *o = argv[i], *v = NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            fputs(LSIM_USAGE_SEARCH, stdout);
-            return 0;
-        }
-        if (!strcmp(o, "--json")) { a->json = 1; continue; }
-        if (!strcmp(o, "--sequence-parallel")) { a->seq_parallel = 1; continue; }
-        static const char *const WITH[] = {"--model", "--gpus", "--global-batch", "--gpu", "--topology", "--tp", "--pp",
-                                           "--micro-batch", "--schedule", "--recompute", "--distributed-optimizer",
-                                           "--budget-seconds", "--top", "--csv", "-o"};
-        int w = -1;
-        for (int k = 0; k < (int)(sizeof WITH / sizeof *WITH); k++)
-            if (lsim_cli_is_opt(o, WITH[k])) w = k;
-        if (w < 0) {
-            lsim_cli_usage_error(o[0] == '-' ? "unknown option '%s' (see lumosim search --help)"
-                                             : "search takes no positional argument ('%s')",
-                                 o);
-            return -1;
-        }
-        if (!(v = lsim_cli_value(argc, argv, &i, "a value"))) return -1;
-        int one[1], n1 = 0;
-        switch (w) {
-        case 0: a->model = v; break;
-        case 1: if (int_list("--gpus", v, one, &n1) || n1 != 1) return -1; a->gpus = one[0]; break;
-        case 2: if (int_list("--global-batch", v, one, &n1) || n1 != 1) return -1; a->global_batch = one[0]; break;
-        case 3: a->gpu = v; break;
-        case 4: a->topo = v; break;
-        case 5: if (int_list("--tp", v, s->tp, &s->ntp)) return -1; break;
-        case 6: if (int_list("--pp", v, s->pp, &s->npp)) return -1; break;
-        case 7: if (int_list("--micro-batch", v, s->mb, &s->nmb)) return -1; break;
-        case 8: {
-            s->nvst = 0;
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v);
-            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-                int V = 0;
-                if (!strcmp(t, "1f1b")) V = 1;
-                else if (!strncmp(t, "interleaved:", 12)) V = atoi(t + 12);
-                if (V < 1 || V > 64 || s->nvst == LSIM_SEARCH_MAXV) {
-                    lsim_cli_usage_error("--schedule: unknown schedule '%s' (1f1b or interleaved:V)", t);
-                    return -1;
-                }
-                s->vst[s->nvst++] = V;
-            }
-            if (!s->nvst) {
-                lsim_cli_usage_error("--schedule needs at least one value");
-                return -1;
-            }
-            break;
-        }
-        case 9: {
-            const char *rcn[LSIM_RC_N];
-            for (int k = 0; k < LSIM_RC_N; k++) rcn[k] = lsim_recompute_name(k);
-            if (name_list("--recompute", v, rcn, LSIM_RC_N, s->rc, &s->nrc, 3)) return -1;
-            break;
-        }
-        case 10: {
-            static const char *const DO[] = {"off", "on"};
-            if (name_list("--distributed-optimizer", v, DO, 2, s->dopt, &s->ndopt, 2)) return -1;
-            break;
-        }
-        case 11: {
-            char *end = NULL;
-            double t = strtod(v, &end);
-            if (*end || end == v || !(t > 0) || t > 1e7) {
-                lsim_cli_usage_error("--budget-seconds needs a positive number of seconds, not '%s'", v);
-                return -1;
-            }
-            a->budget = t;
-            break;
-        }
-        case 12: {
-            char *end = NULL;
-            long k = strtol(v, &end, 10);
-            if (*end || end == v || k < 0 || k > 1000000) {
-                lsim_cli_usage_error("--top needs a non-negative integer, not '%s'", v);
-                return -1;
-            }
-            a->top = (int)k;
-            break;
-        }
-        case 13: a->csv = v; break;
-        default: a->out = v; break;
-        }
-    }
+    lsim_cli_seen seen = {{0}, 0};
+    lsim_cli_spec sp = {"search", LSIM_USAGE_SEARCH, SEARCH_OPTS, sizeof SEARCH_OPTS / sizeof *SEARCH_OPTS, 0, NULL,
+                        &seen, on_search, a};
+    int rc = lsim_cli_getopt(argc, argv, &sp);
+    if (rc <= 0) return rc;
     if (!a->model || !a->gpus || !a->global_batch) {
         lsim_cli_usage_error("search needs --model, --gpus and --global-batch (see lumosim search --help)");
         return -1;

@@ -1,8 +1,8 @@
-/* Fuzz target: the command-line option parsers: lsim_cli_common_opt
- * (src/cli/run.c; every option replay, report, ablate, build and sim share)
- * and every command's own loop (src/cli/args.c: replay/report, build, sim,
- * ablate, info, collect, calibrate, synth, whatif), run exactly as the
- * commands run them. The input is
+/* Fuzz target: the command-line option parser (lsim_cli_getopt in
+ * src/cli/args.c, on getopt_long; the shared options' table in
+ * src/cli/run.c) through every command's table (replay/report, build,
+ * sim, ablate, info, collect, calibrate, synth, whatif), run exactly as
+ * the commands run them. The input is
  * split on NUL or newline into an argv (at most 64 arguments, each its own
  * exact-size allocation so a read past an argument's end is caught); the
  * parser only is called: nothing is simulated, read or written. Nothing may
@@ -24,41 +24,6 @@
 #define MAX_ARGS 64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* The loop of the commands' parsers (parse_args in main.c, lsim_cli_build /
- * lsim_cli_sim in store_cmds.c): their own options first, then the shared
- * ones; the first usage error ends the parse, as the command would exit. */
-static void parse(int argc, char **argv)
-{
-    lsim_cli_opts o;
-    lsim_cli_opts_default(&o);
-    int only_paths = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_paths || a[0] != '-' || !a[1]) continue; /* a path */
-        if (!strcmp(a, "--")) {
-            only_paths = 1;
-            continue;
-        }
-        if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--run") || !strcmp(a, "--html") ||
-             !strcmp(a, "--lookahead-ns")) &&
-            i + 1 < argc) {
-            i++;
-            continue;
-        }
-        int before = i;
-        int c = lsim_cli_common_opt(&o, argc, argv, &i);
-        if (c < -1 || c > 1 || i < before || i > before + 1 || i >= argc) abort();
-        if (c == 0 && i != before) abort(); /* not ours: nothing consumed */
-        if (c < 0) break;                   /* usage error: the command exits 2 */
-    }
-    /* what was parsed is in range */
-    if (o.run.bin_ns < 1 || o.run.bin_ns > (lsim_ns)1e12) abort();
-    if (o.run.bo.latency != LSIM_LAT_MODEL && o.run.bo.latency != LSIM_LAT_OBSERVED) abort();
-    if (o.run.replicate_from < -1 || o.run.replicate_from > 1000000) abort();
-    if (o.trace_out && !o.run.critical) abort();
-    if (o.run.zero_launch_latency != 0 && o.run.zero_launch_latency != 1) abort();
-}
 
 /* What an options struct may hold after any parse. */
 static void check_opts(const lsim_cli_opts *o)
@@ -234,7 +199,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
     g_argc = argc;
     g_argv = argv;
-    parse(argc, argv);
     parse_commands(argc, argv);
     for (int i = 0; i < argc; i++) free(argv[i]);
     return 0;

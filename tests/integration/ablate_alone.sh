@@ -1,7 +1,8 @@
 #!/bin/sh
 # ablate_alone.sh JOBDIR: ablate on a job's rank files says that it
-# simulates each alone, its JSON says ranks_coupled false, and its full
-# variant's window error per rank is exactly replay --independent's.
+# simulates each alone (the table in its head; with --json, a note on
+# stderr), its JSON says ranks_coupled false, and its full variant's window
+# error per rank is exactly replay --independent's.
 : "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
 d=$1
 [ -d "$d" ] || { echo "SKIP: $d is missing"; exit 77; }
@@ -11,7 +12,9 @@ trap 'rm -rf "$t"' EXIT
 fail() { echo "ablate_alone: FAIL: $*"; exit 1; }
 "$LUMOSIM" ablate "$d" >"$t/table" || fail "ablate"
 grep -q "^each of the [0-9]* traces is simulated alone" "$t/table" || fail "no note that the ranks run alone: $(head -3 "$t/table")"
-"$LUMOSIM" ablate --json "$d" >"$t/a.json" || fail "ablate --json"
+"$LUMOSIM" ablate --json "$d" >"$t/a.json" 2>"$t/a.err" || fail "ablate --json"
+grep -q "^lumosim: note: each of the [0-9]* traces is simulated alone" "$t/a.err" ||
+  fail "ablate --json: no note on stderr that the ranks run alone: $(cat "$t/a.err")"
 "$LUMOSIM" replay --independent --json "$d" >"$t/r.json" || fail "replay --independent"
 python3 - "$t/a.json" "$t/r.json" <<'PY' || fail "see above"
 import json, sys

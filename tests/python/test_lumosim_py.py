@@ -635,7 +635,10 @@ class SearchTests(unittest.TestCase):
     def test_output_rules(self):
         # its own previous result is replaced; a store, an input and the
         # --csv file are not, and nothing is left behind
-        run(*self.ARGS, "--tp", "2", "-o", self.h5)
+        # (--tp 2 in place of 2,4: an option is given once, issue 18)
+        args = list(self.ARGS)
+        args[args.index("--tp") + 1] = "2"
+        run(*args, "-o", self.h5)
         self.assertEqual(len(lumosim.load(self.h5).candidates), len(self.res.candidates) // 2)
         store = F["synth"]
         before = _slurp(store)
