@@ -464,10 +464,13 @@ int main(int argc, char **argv)
     double t_match = lsim_now_s() - t0;
     /* the cross-rank share of instances and participations (linear mapping) */
     uint64_t xinst = 0, arrivals = 0, xarrivals = 0;
+    /* each rank holds the instances its GPUs take part in (a distributed
+     * match): counted by the rank of the first participant, then summed */
     for (size_t ki = 0; ki < job->ninst; ki++) {
         uint64_t p0 = job->part_off[ki], p1 = job->part_off[ki + 1];
         int crosses = 0;
         int r0 = lsim_map_block_owner(o.ngpus, np, job->part_gpu[p0]);
+        if (r0 != me) continue;
         for (uint64_t p = p0 + 1; p < p1 && !crosses; p++)
             crosses = lsim_map_block_owner(o.ngpus, np, job->part_gpu[p]) != r0;
         arrivals += p1 - p0;
@@ -486,6 +489,11 @@ int main(int argc, char **argv)
     uint64_t total_nodes = 0, total_edges = 0;
     MPI_Allreduce(&local_nodes, &total_nodes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&local_edges, &total_edges, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    {
+        uint64_t c[3] = {xinst, arrivals, xarrivals}, all[3];
+        MPI_Allreduce(c, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        xinst = all[0], arrivals = all[1], xarrivals = all[2];
+    }
 
     int bad = 0;
     uint64_t serial_hash = 0, pdes_hash = 0;
@@ -549,7 +557,7 @@ int main(int argc, char **argv)
                    (unsigned long long)o.seed, *o.label ? " " : "", o.label, t_build, t_match, m->wall,
                    (double)total_nodes / m->wall / np, (unsigned long long)m->st.windows,
                    (unsigned long long)m->st.messages, (unsigned long long)m->st.allreduces,
-                   (unsigned long long)m->st.allgathers, job->ninst, (unsigned long long)xinst,
+                   (unsigned long long)m->st.allgathers, (size_t)job->ninst_job, (unsigned long long)xinst,
                    (unsigned long long)arrivals, (unsigned long long)xarrivals, m->mpi_mean, m->mpi_max, m->ar_mean,
                    m->ag_mean, rss_max, (long long)job_end, o.runs, (unsigned long long)hall,
                    lsim_pdes_windows_name(o.windows));

@@ -312,8 +312,9 @@ for n in sorted(by):
                                                                    float(r["windows"])) if k > 1 else ""))
 P("\nAt K = 2 every rank reads only the chunks its GPUs' rows lie in (independent reads; the default mapping "
   "gives each rank one block of GPUs) and formats its own GPUs' part of the report, which rank 0 prints (it no "
-  "longer reads the whole archive back). What does not split: *match* (every rank gathers and matches the whole "
-  "job's collective list), and the collective result write synchronises the ranks.")
+  "longer reads the whole archive back) and *match* splits too (each instance matched on the rank its key hashes "
+  "to, each rank given back its GPUs' instances: docs/scaling-match.md). What does not split: the collective "
+  "result write synchronises the ranks.")
 P("\n## Projection to K = 64 ... 1024 ranks\n")
 P("`python3 bench/project.py bench/out/gpt3_raw.txt` (model and assumptions in the script's header; the "
   "simulate phase only: load, matching and output are not projected). No MPI time was measured on these runs "

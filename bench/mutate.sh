@@ -174,8 +174,8 @@ sub src/job.c 'if (ea->obs_start > last_start || (ea->obs_start == last_start &&
 
 mutant lookahead_plus_1 kill "^mpi:sim_synth_np2$|^mpi:sim_job_np2$|^mpi:phold_np2$" \
     "parallel engine: lookahead one nanosecond longer than the shortest cross-rank transfer (mpi/pdes.c)"
-sub mpi/pdes.c 'if (cross && j->transfer[k] < L) L = j->transfer[k]; /* the same on every rank */' \
-    'if (cross && j->transfer[k] < L) L = j->transfer[k] + 1; /* the same on every rank */'
+sub mpi/pdes.c 'if (cross && j->transfer[k] < L) L = j->transfer[k];' \
+    'if (cross && j->transfer[k] < L) L = j->transfer[k] + 1;'
 
 mutant window_end_plus_1 equiv "^mpi:sim_synth_np[23]$|^mpi:sim_job_np[23]$|^mpi:phold_np" \
     "parallel engine: each time window 1 ns longer (W = B + L + 1)" \

@@ -34,6 +34,24 @@ static inline void push(pheap *h, uint32_t l, uint32_t v)
 /* (time windows only: READY rounds drain the stack, sched_drain) */
 static inline uint32_t pop(pheap *h, uint32_t l) { return sched_heap_pop(h->node[l], &h->n[l], h->S[l]); }
 
+/* Instance k's id in the whole job: what a message names, since the ranks
+ * of a distributed match hold different instances (job.h, inst_id). */
+static inline uint64_t inst_gid(const lsim_job *j, size_t k) { return j->inst_id ? j->inst_id[k] : k; }
+
+/* The instance this rank holds under job id id, or -1 (none of its GPUs
+ * takes part: the message is not for it). inst_id ascends: a binary search. */
+static int64_t inst_local(const lsim_job *j, uint64_t id)
+{
+    if (!j->inst_id) return id < j->ninst ? (int64_t)id : -1;
+    size_t lo = 0, hi = j->ninst;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->inst_id[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < j->ninst && j->inst_id[lo] == id ? (int64_t)lo : -1;
+}
+
 typedef struct pstate {
     const lsim_job *j;
     lsim_engine *const *e;
@@ -96,16 +114,18 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
         if (s->j->transfer[k] < s->lookahead && !s->violation) {
             s->violation = 1;
             lsim_err_set(s->err, LSIM_EINTERNAL,
-                         "%s: lookahead violated: collective instance %d transfers in %lld ns, less than the lookahead "
+                         "%s: lookahead violated: collective instance %llu transfers in %lld ns, less than the lookahead "
                          "of %lld ns (it would complete inside a window already simulated)",
-                         lsim_engine_graph(e)->source, k, (long long)s->j->transfer[k], (long long)s->lookahead);
+                         lsim_engine_graph(e)->source, (unsigned long long)inst_gid(s->j, (size_t)k),
+                         (long long)s->j->transfer[k], (long long)s->lookahead);
         }
         if (t < s->bound && !s->violation) {
             s->violation = 1;
             lsim_err_set(s->err, LSIM_EINTERNAL,
-                         "%s: lookahead violated: collective instance %d arrives at %lld ns, before %lld ns, the "
+                         "%s: lookahead violated: collective instance %llu arrives at %lld ns, before %lld ns, the "
                          "earliest cross-rank arrival this window promised (its window ended %lld ns later)",
-                         lsim_engine_graph(e)->source, k, (long long)t, (long long)s->bound, (long long)s->lookahead);
+                         lsim_engine_graph(e)->source, (unsigned long long)inst_gid(s->j, (size_t)k), (long long)t,
+                         (long long)s->bound, (long long)s->lookahead);
         }
         if (s->nout + 2 > s->capout) {
             size_t nc = s->capout ? s->capout * 2 : 256;
@@ -114,9 +134,9 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
             s->out = no;
             s->capout = nc;
         }
-        /* a root's arrival is told apart (instance + ninst): the others
-         * of a reduce do not wait for it */
-        s->out[s->nout++] = is_root ? (int64_t)s->j->ninst + k : k;
+        /* a root's arrival is told apart (the low bit): the others of a
+         * reduce do not wait for it; the instance by its job id */
+        s->out[s->nout++] = (int64_t)(inst_gid(s->j, (size_t)k) << 1 | (uint64_t)(is_root != 0));
         s->out[s->nout++] = t;
     }
     arrive(s, (size_t)k, t, is_root);
@@ -363,7 +383,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         s.h.S[l] = lsim_engine_start(e[l]);
         s.h.node[l] = e[l]->heap;
     }
-    int any_fail = 0;
+    int any_fail = 0, any_cross = 0;
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
     if (any_fail) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine (on some rank)");
@@ -403,7 +423,11 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     /* lookahead: the shortest transfer of any instance whose participants
      * are on more than one rank. Instances inside one rank complete there,
      * within the window, and never need it: a fast NVLink collective kept
-     * on one rank must not shrink every window. */
+     * on one rank must not shrink every window. Each rank knows only the
+     * instances its GPUs take part in (a distributed match, job.h), but
+     * every cross-rank instance has participants on some rank: the least
+     * over the ranks' least is the job's (one allreduce, below, which also
+     * agrees on whether any instance crosses ranks at all). */
     lsim_ns L = INT64_MAX;
     size_t ncross = 0;
     xi = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
@@ -418,20 +442,31 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
         }
         s.remote[k] = (uint64_t)nl < n;
         s.has_local[k] = nl > 0;
-        if (cross && j->transfer[k] < L) L = j->transfer[k]; /* the same on every rank */
+        if (cross && j->transfer[k] < L) L = j->transfer[k];
         xi[k] = cross ? (int32_t)ncross++ : -1;
+    }
+    local_fail = !xi || ncross > INT_MAX;
+    {
+        int64_t v[3] = {local_fail ? -1 : 0, L, -(int64_t)ncross}, all[3];
+        MPI_Allreduce(v, all, 3, MPI_INT64_T, MPI_MIN, comm);
+        st->allreduces++;
+        if (all[0] < 0) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
+            goto cleanup;
+        }
+        L = all[1];
+        any_cross = all[2] < 0;
     }
     if (L == INT64_MAX) L = 1000000000; /* no collectives at all */
     if (L < 1) L = 1;
     s.lookahead = opts->lookahead_ns > 0 ? opts->lookahead_ns : L;
     st->lookahead = s.lookahead;
     /* the path bounds, and for every cross-rank instance the least bound
-     * over all its participants (so that every rank can bound what the
-     * completions it learns of at a window's end lead to, the same way) */
-    int bounds = opts->windows == LSIM_PDES_PATHS && ncross > 0; /* else nothing can be sent */
-    local_fail = !xi || ncross > INT_MAX;
+     * over its participants on this rank: the ranks' least at a round's
+     * end is the job's (an allreduce per round with arrivals, below) */
+    int bounds = opts->windows == LSIM_PDES_PATHS && any_cross; /* else nothing can be sent */
     double tb = MPI_Wtime();
-    if (!local_fail && bounds) {
+    if (bounds) {
         gmin = lsim_malloc((ncross ? ncross : 1) * sizeof *gmin);
         local_fail = !gmin || path_bounds(&s, nlocal, eb) != 0;
         for (size_t q = 0; !local_fail && q < ncross; q++) gmin[q] = BIG;
@@ -442,36 +477,37 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
                 if (l >= 0 && eb[l][j->part_node[p]] < gmin[xi[k]]) gmin[xi[k]] = eb[l][j->part_node[p]];
             }
         }
+        MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
+        st->allreduces++;
+        if (any_fail) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
+            goto cleanup;
+        }
     }
     st->bounds_s = MPI_Wtime() - tb;
     /* SM edges (graph.h LSIM_EDGE_SM) hold a kernel only while their source
      * runs: a kernel ready before its source starts runs earlier than the
      * edge's delay says, which no time window can bound. READY rounds need
-     * no bound. Agreed in the same allreduce (2 outranks 1). */
-    for (size_t l = 0; opts->windows != LSIM_PDES_READY && l < nlocal && local_fail < 2; l++) {
-        const lsim_graph *g = lsim_engine_graph(e[l]);
-        for (uint64_t k = 0; k < g->nedges; k++)
-            if (g->in_class[k] & LSIM_EDGE_SM) {
-                local_fail = 2;
-                break;
-            }
-    }
-    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
-    st->allreduces++;
-    if (any_fail == 2) {
-        rc = lsim_err_set(err, LSIM_EARG,
-                          "--windows %s cannot simulate SM edges (a store built with --sm-contention on): a kernel "
-                          "held for SMs is not bounded by its edges' delays; use --windows ready",
-                          lsim_pdes_windows_name(opts->windows));
-        goto cleanup;
-    }
-    if (any_fail) {
-        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
-        goto cleanup;
-    }
-    if (bounds && ncross) {
-        MPI_Allreduce(MPI_IN_PLACE, gmin, (int)ncross, MPI_INT64_T, MPI_MIN, comm);
+     * no bound, and no agreement (the mode is the same on every rank). */
+    if (opts->windows != LSIM_PDES_READY) {
+        int sm = 0, any_sm = 0;
+        for (size_t l = 0; l < nlocal && !sm; l++) {
+            const lsim_graph *g = lsim_engine_graph(e[l]);
+            for (uint64_t k = 0; k < g->nedges; k++)
+                if (g->in_class[k] & LSIM_EDGE_SM) {
+                    sm = 1;
+                    break;
+                }
+        }
+        MPI_Allreduce(&sm, &any_sm, 1, MPI_INT, MPI_MAX, comm);
         st->allreduces++;
+        if (any_sm) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "--windows %s cannot simulate SM edges (a store built with --sm-contention on): a "
+                              "kernel held for SMs is not bounded by its edges' delays; use --windows ready",
+                              lsim_pdes_windows_name(opts->windows));
+            goto cleanup;
+        }
     }
     for (size_t l = 0; l < nlocal; l++) sched_reset(e[l]);
     for (size_t l = 0; l < nlocal && !rc; l++) {
@@ -513,7 +549,7 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
          * B + L has all its inputs. READY rounds have no W: every ready
          * node runs (its inputs are final by definition), and B + L only
          * bounds when the completions this round's messages cause are due. */
-        lsim_ns B = (bounds || !ncross) && M > T ? M : T; /* no cross-rank instance: one window */
+        lsim_ns B = (bounds || !any_cross) && M > T ? M : T; /* no cross-rank instance: one window */
         B = clampb(B + opts->skew_ns);
         s.bound = B;
         lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead ? INT64_MAX : B + s.lookahead;
@@ -598,23 +634,27 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
             st->sync_s += MPI_Wtime() - ts;
             ts = -1;
             st->messages += (uint64_t)sum / 2;
-            /* every rank follows every cross-rank instance (own arrivals
-             * were counted when made), so all of them know which completed
-             * this window and bound what follows alike: E + the least path
-             * bound over its participants */
+            /* the messages by the instances this rank holds (own arrivals
+             * were counted when made; an instance none of its GPUs takes
+             * part in is none of its business): -1, else local k << 1 |
+             * root */
+            for (long long q = 0; q + 1 < sum; q += 2) {
+                int64_t k = inst_local(j, (uint64_t)in[q] >> 1);
+                in[q] = k < 0 ? -1 : (k << 1 | (in[q] & 1));
+            }
             for (int r = 0; r < np; r++) {
                 if (r == me) continue;
-                for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2) {
-                    size_t k = (size_t)in[q];
-                    int root = k >= j->ninst;
-                    if (root) k -= j->ninst;
-                    if (k < j->ninst) arrive(&s, k, in[q + 1], root);
-                }
+                for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2)
+                    if (in[q] >= 0) arrive(&s, (size_t)(in[q] >> 1), in[q + 1], (int)(in[q] & 1));
             }
+            /* the ranks that hold a cross-rank instance know which completed
+             * this window and bound what follows: E + the least path bound
+             * over its participants; the least over all ranks (an
+             * allreduce) is what every rank bounds the next round by */
             for (long long q = 0; bounds && q + 1 < sum; q += 2) {
-                size_t k = (size_t)in[q];
-                if (k >= j->ninst) k -= j->ninst;
-                if (k >= j->ninst || xi[k] < 0) continue;
+                if (in[q] < 0) continue;
+                size_t k = (size_t)(in[q] >> 1);
+                if (xi[k] < 0) continue;
                 /* the earliest end the instance's known arrivals fix: a
                  * reduce's non-roots end before its root; a broadcast's
                  * root ended on its own rank, where it is pending */
@@ -625,6 +665,12 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
                 else continue;
                 lsim_ns c = addb(addb(first_end, j->transfer[k]), gmin[xi[k]]);
                 if (c < M) M = c;
+            }
+            if (bounds) {
+                double ta = MPI_Wtime();
+                MPI_Allreduce(MPI_IN_PLACE, &M, 1, MPI_INT64_T, MPI_MIN, comm);
+                st->allreduces++;
+                st->sync_s += MPI_Wtime() - ta;
             }
             if (next > due) next = due; /* completions just received are due from B + L on */
         }

@@ -51,6 +51,7 @@ void lsim_job_free(lsim_job *j)
     lsim_free(j->rule);
     lsim_free(j->root);
     lsim_free(j->clock_offset);
+    lsim_free(j->inst_id);
     lsim_free(j);
 }
 
@@ -396,10 +397,16 @@ static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, size_
                         gname, ents[named].root, e - k);
 }
 
-int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
-                          const size_t *node_count, lsim_job **out, lsim_err *err)
+/* lsim_job_from_entries and, for the owner of a distributed match,
+ * lsim_job_match_owned (job.h): one matcher, so the two cannot disagree on
+ * an instance or on an error line. ediff (NULL or ne entries): each sorted
+ * entry's clock-offset term; fail_at (NULL or): where the failing instance
+ * starts. */
+static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
+                           const size_t *node_count, lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err)
 {
     int rc = 0;
+    size_t at = SIZE_MAX; /* the instance being matched, for fail_at */
     lsim_ns *tmp = NULL, **diffs = NULL;
     size_t *ndiff = NULL;
     uint8_t *hasobs = NULL;
@@ -443,6 +450,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
     }
     if (ne) qsort(ents, ne, sizeof *ents, cmp_entry); /* ents may be NULL when there are none */
+    for (size_t q = 0; ediff && q < ne; q++) ediff[q] = INT64_MIN;
     /* instances */
     size_t ninst = 0;
     for (size_t k = 0; k < ne; k++)
@@ -466,6 +474,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
         }
         const lsim_job_entry *x = &ents[k];
         const char *gname = *x->group ? x->group : "world";
+        at = k;
         if (is_p2p(x->kind)) {
             if ((rc = check_p2p(&ents[k], e - k, sources, err))) goto cleanup;
             j->p2p_inst++;
@@ -537,7 +546,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
             if (ea->dur > modelled) modelled = ea->dur;
             j->part_gpu[a] = ea->gpu;
             j->part_node[a] = ea->node;
-            if (j->inst_of[ea->gpu]) j->inst_of[ea->gpu][ea->node] = (int32_t)inst;
+            if (j->inst_of && j->inst_of[ea->gpu]) j->inst_of[ea->gpu][ea->node] = (int32_t)inst;
         }
         j->part_off[inst] = k;
         /* never observed (synthesized): the modelled duration is the transfer */
@@ -554,14 +563,19 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
                 qsort(tmp, nobs, sizeof *tmp, cmp_ns);
                 lsim_ns med = tmp[nobs / 2];
                 for (size_t a = k; a < e; a++)
-                    if (!rooted || a != j->root[inst]) diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+                    if (!rooted || a != j->root[inst]) {
+                        diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
+                        if (ediff) ediff[a] = ents[a].obs_end - med;
+                    }
             }
         }
         inst++;
         k = e;
     }
+    at = SIZE_MAX;
     j->part_off[inst] = k;
     j->ninst = inst;
+    j->ninst_job = inst;
     for (size_t i = 0; i < n; i++) {
         if (!ndiff[i]) continue;
         qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
@@ -601,6 +615,7 @@ int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
 cleanup:
+    if (fail_at) *fail_at = rc ? at : SIZE_MAX;
     if (diffs)
         for (size_t i = 0; i < n; i++) lsim_free(diffs[i]);
     lsim_free(diffs);
@@ -609,6 +624,21 @@ cleanup:
     lsim_free(tmp);
     lsim_job_free(j);
     return rc;
+}
+
+int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
+                          const size_t *node_count, lsim_job **out, lsim_err *err)
+{
+    return from_entries_ex(ents, ne, n, ranks, sources, node_count, NULL, NULL, out, err);
+}
+
+/* The owner matches its keys with the serial matcher itself, so each
+ * instance, its transfer, rule, root and clock terms, and the first error
+ * are the serial ones. */
+int lsim_job_match_owned(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
+                         lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err)
+{
+    return from_entries_ex(ents, ne, n, ranks, sources, NULL, ediff, fail_at, out, err);
 }
 
 /* Saturating (common.h): an offset is a difference of two observed times,

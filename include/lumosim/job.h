@@ -96,6 +96,15 @@ typedef struct lsim_job {
                                     part_gpu/part_node (rule BCAST or REDUCE), 0 else */
     uint64_t rooted_inst;        /* broadcast/reduce instances with a known root */
     uint64_t rootless_inst;      /* broadcast/reduce instances without one (all wait) */
+    /* A distributed match (lsim_mpi_job_match, run_mpi.h) holds only the
+     * instances some GPU of this MPI rank takes part in, each with all its
+     * participants: inst_id[k] is instance k's id in the whole job (the
+     * same on every rank; ascending in k), ninst_job the job's instance
+     * count. ngroups then counts nothing (0); ninst_job, p2p_inst,
+     * rooted_inst and rootless_inst are the job's. A serial match: inst_id
+     * NULL (instance k is k), ninst_job = ninst. */
+    uint64_t *inst_id;
+    uint64_t ninst_job;
 } lsim_job;
 
 /* How an instance's participants end (above). */
@@ -140,6 +149,22 @@ int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t 
 int lsim_job_from_entries(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
                           const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err);
 void lsim_job_free(lsim_job *j);
+
+/* The owner's half of the distributed match (run_mpi.c): entries[0..ne)
+ * hold every participant of the (group, position) keys they contain, of a
+ * job of ngpus GPUs; they are sorted in place and matched and checked
+ * exactly as lsim_job_from_entries does (ranks, sources: of every GPU of
+ * the job, either may be NULL), so an error is the same line. *out gets the instances only (no per-node
+ * arrays); instance k's participants are the sorted entries
+ * [part_off[k], part_off[k+1]). ediff (caller-allocated, ne) gets, per
+ * sorted entry, its term of its GPU's clock offset (its observed end minus
+ * the median end of its instance's participants), INT64_MIN when it has
+ * none. On failure *fail_at is the sorted index of the first entry of the
+ * instance that failed, SIZE_MAX when the failure is no instance's (memory,
+ * an entry out of range): the ranks agree on the failure first in
+ * (group, position) order, which is the one a serial match reports. Local. */
+int lsim_job_match_owned(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
+                         const char *const *sources, lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err);
 
 /* Shift each GPU's release times by -clock_offset (in place, once). */
 void lsim_job_align_clocks(lsim_job *j);

@@ -8,8 +8,11 @@
  * (instance, time) pairs. L, the lookahead, is the shortest transfer time of
  * any collective instance whose participants are on more than one rank
  * (computed at start-up from the matched collectives and the GPU-to-rank
- * layout, the same on every rank): an arrival at t completes its instance
- * at >= t + L. What a round runs is lsim_pdes_windows below; nothing is ever
+ * layout: each rank's least over the instances it holds, then the least
+ * over the ranks, the same on every rank): an arrival at t completes its
+ * instance at >= t + L. A message names its instance by its id in the job
+ * (job.h, inst_id): a rank holds only the instances its GPUs take part in
+ * (lsim_mpi_job_match) and skips the others' messages. What a round runs is lsim_pdes_windows below; nothing is ever
  * rolled back. Every message is checked where it is created (its
  * instance's transfer >= L, its time >= the round's promised bound); a
  * violation is a fatal error on every rank. Results do not depend on the
@@ -49,7 +52,9 @@ typedef struct lsim_pdes_stats {
  *   send an arrival, bounded per pending node by the shortest path of
  *   durations and delays to a cross-rank collective (path_bounds in
  *   pdes.c); never earlier than T. The classic protocol, for node models
- *   whose results would depend on the order of events.
+ *   whose results would depend on the order of events. What the instances
+ *   a round completed bound is known only to the ranks that hold them: one
+ *   MPI_Allreduce per round with arrivals gives every rank the least.
  * START: the plain window [T, T + L) from the earliest pending event T.
  * Every mode gives the same results; only windows and time differ. */
 typedef enum lsim_pdes_windows { LSIM_PDES_READY = 0, LSIM_PDES_PATHS = 1, LSIM_PDES_START = 2 } lsim_pdes_windows;
@@ -66,8 +71,9 @@ typedef struct lsim_pdes_opts {
                                   must fire */
 } lsim_pdes_opts;
 
-/* job: matched over all GPUs of the job (lsim_job_from_entries), with
- * inst_of/obs_wait for this rank's GPUs. gpu_ids[i]: global index of local
+/* job: matched over all GPUs of the job, with inst_of/obs_wait for this
+ * rank's GPUs: by lsim_mpi_job_match (the instances of this rank's GPUs,
+ * inst_id set) or whole (lsim_job_from_entries, inst_id NULL). gpu_ids[i]: global index of local
  * GPU i, whose engine is engines[i] (made from its graph, release times
  * already aligned). waits[i]: caller-allocated, one per node.
  * opts: NULL for the defaults (L from the job, READY rounds, no skew). */

@@ -24,25 +24,39 @@
  * err must not be NULL. */
 int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err);
 
-/* Collective: the distributed collective match. Every rank passes the
- * collective entries of its own GPUs (lsim_job_entries); every rank gets
- * all ranks' entries, concatenated in rank order, in *all (allocated here,
+/* Collective: every rank passes the collective entries of its own GPUs
+ * (lsim_job_entries); every rank gets all ranks' entries, concatenated in rank order, in *all (allocated here,
  * the caller frees; *nall entries). The exchange counts ENTRIES, through an
  * MPI derived datatype of one entry (MPI_Type_contiguous), not bytes, so it
  * holds 2^31 - 1 entries per rank and in total; past that it is refused
  * with LSIM_EARG and a message on every rank (no overflowed count). Any
- * failure is agreed (lsim_mpi_agree): all ranks return the same status. */
+ * failure is agreed (lsim_mpi_agree): all ranks return the same status.
+ * The match before issue 20 (every rank matched the whole job from it);
+ * kept for bench/bench_match.c, which measures the two against each other. */
 int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_job_entry **all,
                             size_t *nall, lsim_err *err);
 
 /* Collective: THE distributed collective match. Each rank passes its own
  * GPUs' graphs (graphs[i] is global GPU gpu_ids[i] of the job's ngpus;
- * together the ranks hold every GPU once); every rank gets the job matched
- * over all GPUs (*job: allocated here, the caller frees with
+ * together the ranks hold every GPU once). Each collective entry
+ * (lsim_job_entries) goes to the owner rank its key (process group,
+ * position) hashes to (MPI_Alltoallv); the owners match their keys with
+ * the serial matcher (lsim_job_match_owned) and send every instance, with
+ * all its participants, back to the ranks whose GPUs take part in it. So
+ * each rank gets (*job: allocated here, the caller frees with
  * lsim_job_free; its graphs pointer is left NULL for the caller to set)
- * and, if p2p is not NULL, the number of its own point-to-point kernels
- * left uncoupled. Entries exchanged through lsim_mpi_gather_entries. The
- * status is agreed: the same on every rank. */
+ * only those instances, numbered by their id in the job (job.h, inst_id),
+ * inst_of and obs_wait for its own GPUs, and every GPU's clock offset: per
+ * rank O(job / K) memory beyond the instances that cross ranks, where the
+ * gather it replaced (lsim_mpi_gather_entries, then lsim_job_from_entries)
+ * held the whole job's entries on every rank. Everything a rank holds
+ * equals what that whole-job match gives for its GPUs (bench_match
+ * --verify, test mpi:match_ranks). Counts are 64-bit; an exchange of more
+ * than 2^31 - 1 records on one rank is refused on every rank (LSIM_EARG).
+ * If p2p is not NULL it gets the number of this rank's own point-to-point
+ * kernels left uncoupled. The status is agreed; a matching error is the
+ * one first in (group, position) order, with the GPUs named by their
+ * sources and ranks (exchanged for it): the line a serial match prints. */
 int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t nlocal, size_t ngpus,
                        lsim_job **job, uint64_t *p2p, lsim_err *err);
 

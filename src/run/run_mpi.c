@@ -78,32 +78,568 @@ cleanup:
     return rc;
 }
 
+/* ------------------------------------------- the distributed match */
+
+/* The owner rank of an instance: FNV-1a over its key (group, position).
+ * Why the position and not the group alone: a job's instances are mostly
+ * on a few kinds of group (tensor-parallel ones carry most), so hashing
+ * groups would leave the ranks' shares as uneven as the groups are few;
+ * keys of one group spread evenly. The same function on every rank. */
+static int owner_of(const lsim_job_entry *e, int np)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t c = 0; c < sizeof e->group && e->group[c]; c++) h = (h ^ (unsigned char)e->group[c]) * 1099511628211ull;
+    uint64_t q = (uint64_t)e->seq;
+    for (int b = 0; b < 8; b++) h = (h ^ ((q >> (8 * b)) & 0xff)) * 1099511628211ull;
+    return (int)(h % (uint64_t)np);
+}
+
+/* One participant of a matched instance as its owner sends it back to the
+ * ranks whose GPUs take part: all of an instance's participants follow
+ * each other, in the serial order (GPU, node). */
+typedef struct mrec {
+    uint64_t inst;             /* the instance's id in the job */
+    lsim_ns obs_start, obs_end;
+    lsim_ns transfer;
+    lsim_ns diff;              /* the participant's clock-offset term, INT64_MIN none */
+    uint32_t gpu, node;
+    uint32_t npart, root;      /* the instance's participants; the root's index among them */
+    uint8_t rule, observed, pad[6];
+} mrec;
+
+/* Collective: an all-to-all of fixed-size records. sbuf holds the records
+ * for rank 0, then rank 1, ... (scount[r] for rank r); *rbuf (allocated
+ * here, the caller frees) gets every rank's records for this one, in rank
+ * order, *nrecv in all. The counts are exchanged as 64-bit numbers and the
+ * records counted through a derived datatype of one record, so a count or
+ * displacement is an int only after it was checked to fit: past 2^31 - 1
+ * records on any rank every rank refuses (LSIM_EARG), none overflows. */
+static int exchange(MPI_Comm comm, const void *sbuf, const size_t *scount, size_t recsize, void **rbuf, size_t *nrecv,
+                    const char *what, lsim_err *err)
+{
+    int np = 1, rc = 0;
+    MPI_Comm_size(comm, &np);
+    int64_t *sc = malloc((size_t)np * sizeof *sc), *rcnt = malloc((size_t)np * sizeof *rcnt);
+    int *si = malloc((size_t)np * sizeof *si), *sd = malloc((size_t)np * sizeof *sd);
+    int *ri = malloc((size_t)np * sizeof *ri), *rd = malloc((size_t)np * sizeof *rd);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    void *buf = NULL;
+    *rbuf = NULL;
+    *nrecv = 0;
+    if (!sc || !rcnt || !si || !sd || !ri || !rd) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (int r = 0; !rc && r < np; r++) sc[r] = (int64_t)scount[r];
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    MPI_Alltoall(sc, 1, MPI_INT64_T, rcnt, 1, MPI_INT64_T, comm);
+    int64_t st = 0, rt = 0;
+    for (int r = 0; r < np; r++) {
+        si[r] = (int)(sc[r] < INT_MAX ? sc[r] : INT_MAX);
+        sd[r] = (int)(st < INT_MAX ? st : INT_MAX);
+        ri[r] = (int)(rcnt[r] < INT_MAX ? rcnt[r] : INT_MAX);
+        rd[r] = (int)(rt < INT_MAX ? rt : INT_MAX);
+        st += sc[r];
+        rt += rcnt[r];
+    }
+    if (st > INT_MAX || rt > INT_MAX)
+        rc = lsim_err_set(err, LSIM_EARG, "%lld %s on one MPI rank: more than one exchange can count (%d); use more ranks",
+                          (long long)(st > rt ? st : rt), what, INT_MAX);
+    else if (!(buf = malloc(rt ? (size_t)rt * recsize : 1)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %lld %s", (long long)rt, what);
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    MPI_Type_contiguous((int)recsize, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    MPI_Alltoallv(sbuf, si, sd, t, buf, ri, rd, t, comm);
+    MPI_Type_free(&t);
+    *rbuf = buf;
+    *nrecv = (size_t)rt;
+    buf = NULL;
+cleanup:
+    free(buf);
+    free(sc);
+    free(rcnt);
+    free(si);
+    free(sd);
+    free(ri);
+    free(rd);
+    return rc;
+}
+
+/* Collective: the agreement on a failure of the owners' matching. An
+ * instance's failure (fail_at < ne) is ranked by its key, so the error
+ * every rank returns is the one first in (group, position) order: the one
+ * the serial match of the whole job reports. Any other failure (memory)
+ * takes precedence, the lowest such rank's. */
+static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_err *err)
+{
+    typedef struct fkey {
+        int64_t kind; /* 0 none, 1 an instance's failure, 2 another */
+        int64_t seq;
+        char group[64];
+    } fkey;
+    int me = 0, np = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    fkey mine, *all = malloc((size_t)np * sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    mine.kind = !rc ? 0 : key ? 1 : 2;
+    if (key) {
+        mine.seq = key->seq;
+        memcpy(mine.group, key->group, sizeof mine.group);
+        mine.group[sizeof mine.group - 1] = '\0';
+    }
+    /* without room to compare, the plain agreement (any failing rank) */
+    int oom = !all, any_oom = 0;
+    MPI_Allreduce(&oom, &any_oom, 1, MPI_INT, MPI_MAX, comm);
+    if (any_oom) {
+        free(all);
+        return lsim_mpi_agree(comm, rc ? rc : oom ? lsim_err_set(err, LSIM_ENOMEM, "out of memory") : 0, err);
+    }
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, comm);
+    int first = -1;
+    for (int r = 0; r < np; r++) {
+        if (!all[r].kind) continue;
+        if (first < 0) first = r;
+        else if (all[first].kind == 1 && (all[r].kind == 2 ||
+                                          (all[r].kind == 1 && (strcmp(all[r].group, all[first].group) < 0 ||
+                                                                (!strcmp(all[r].group, all[first].group) &&
+                                                                 all[r].seq < all[first].seq)))))
+            first = r;
+    }
+    free(all);
+    if (first < 0) return 0;
+    lsim_err e;
+    memset(&e, 0, sizeof e);
+    if (me == first) {
+        e = *err;
+        e.code = rc;
+        if (!e.msg[0]) lsim_err_set(&e, rc, "%s", lsim_strerror(rc));
+    }
+    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
+    e.msg[LSIM_ERR_LEN - 1] = '\0';
+    *err = e;
+    return e.code;
+}
+
+static int cmp_gdiff(const void *x, const void *y)
+{
+    const lsim_ns *a = x, *b = y; /* (GPU, term) pairs */
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* The owners' side: match the owned entries (lsim_job_match_owned), agree
+ * on the first failure, number the instances in the job (the owners' in
+ * rank order, each's in key order), and pack every instance's participants
+ * once for each rank that holds one of them (gpu_rank). On success *sbuf
+ * (allocated here) holds the records by destination, scount[r] for rank r;
+ * totals[4] the job's instances, p2p, rooted and rootless instances. */
+static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t ngpus, const int32_t *gpu_rank,
+                        const int32_t *ranks, const char *const *sources, mrec **sbuf, size_t *scount,
+                        uint64_t *totals, lsim_err *err)
+{
+    int me = 0, np = 1, rc = 0;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    lsim_job *oj = NULL;
+    size_t fail_at = SIZE_MAX;
+    lsim_ns *ediff = malloc((nown ? nown : 1) * sizeof *ediff);
+    size_t *at = calloc((size_t)np, sizeof *at);
+    int64_t *seen = malloc((size_t)np * sizeof *seen);
+    *sbuf = NULL;
+    if (!ediff || !at || !seen) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    else rc = lsim_job_match_owned(own, nown, ngpus, ranks, sources, ediff, &fail_at, &oj, err);
+    if ((rc = agree_match(comm, rc, rc && fail_at < nown ? &own[fail_at] : NULL, err))) goto cleanup;
+    uint64_t base = 0, mine[4] = {oj->ninst, oj->p2p_inst, oj->rooted_inst, oj->rootless_inst};
+    MPI_Exscan(&mine[0], &base, 1, MPI_UINT64_T, MPI_SUM, comm);
+    if (me == 0) base = 0; /* MPI_Exscan leaves rank 0's undefined */
+    MPI_Allreduce(mine, totals, 4, MPI_UINT64_T, MPI_SUM, comm);
+    /* each instance once per rank holding a participant; two passes
+     * (count, fill), a rank's stamp the instance that last counted it */
+    for (int r = 0; r < np; r++) {
+        scount[r] = 0;
+        seen[r] = -1;
+    }
+    for (size_t k = 0; k < oj->ninst; k++) {
+        uint64_t np_k = oj->part_off[k + 1] - oj->part_off[k];
+        for (uint64_t p = oj->part_off[k]; p < oj->part_off[k + 1]; p++) {
+            int32_t d = gpu_rank[oj->part_gpu[p]];
+            if (seen[d] != (int64_t)k) {
+                seen[d] = (int64_t)k;
+                scount[d] += np_k;
+            }
+        }
+    }
+    size_t total = 0;
+    for (int r = 0; r < np; r++) {
+        at[r] = total;
+        total += scount[r];
+        seen[r] = -1;
+    }
+    mrec *buf = calloc(total ? total : 1, sizeof *buf); /* zeroed: no uninitialised padding is sent */
+    if (!buf) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu matched participants", total);
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    for (size_t k = 0; k < oj->ninst; k++) {
+        uint64_t p0 = oj->part_off[k], p1 = oj->part_off[k + 1];
+        int rooted = oj->rule[k] == LSIM_JOB_BCAST || oj->rule[k] == LSIM_JOB_REDUCE;
+        for (uint64_t p = p0; p < p1; p++) {
+            int32_t d = gpu_rank[oj->part_gpu[p]];
+            if (seen[d] == (int64_t)k) continue;
+            seen[d] = (int64_t)k;
+            for (uint64_t a = p0; a < p1; a++) {
+                mrec *m = &buf[at[d]++];
+                const lsim_job_entry *x = &own[a];
+                m->inst = base + k;
+                m->obs_start = x->obs_start;
+                m->obs_end = x->obs_end;
+                m->observed = x->observed;
+                m->transfer = oj->transfer[k];
+                m->diff = ediff[a];
+                m->gpu = oj->part_gpu[a];
+                m->node = oj->part_node[a];
+                m->npart = (uint32_t)(p1 - p0);
+                m->root = rooted ? (uint32_t)(oj->root[k] - p0) : 0;
+                m->rule = oj->rule[k];
+            }
+        }
+    }
+    *sbuf = buf;
+cleanup:
+    lsim_job_free(oj);
+    free(ediff);
+    free(at);
+    free(seen);
+    return rc;
+}
+
+/* This rank's job from the records its GPUs' instances came back as
+ * (rank order = job id order): the instances, inst_of and, once every
+ * GPU's clock offset is known (an allgather of each rank's own GPUs'),
+ * the observed waiting, by the rules of lsim_job_from_entries. Collective
+ * (the allgather); the status is agreed. */
+static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus, const size_t *nodes,
+                       const uint8_t *hasobs, const uint8_t *local, const uint32_t *allgid, const int *gcnt,
+                       const int *gdsp, const uint32_t *gpu_ids, size_t nlocal, const uint64_t *totals, lsim_job **out,
+                       lsim_err *err)
+{
+    int rc = 0;
+    lsim_ns *gd = NULL, *offs = NULL, *alloffs = NULL;
+    size_t ninst = 0, ngd = 0;
+    lsim_job *j = calloc(1, sizeof *j);
+    *out = NULL;
+    for (size_t i = 0; i < nrec;) {
+        if (!rec[i].npart || rec[i].npart > nrec - i) {
+            rc = lsim_err_set(err, LSIM_EINTERNAL, "matched collectives came back malformed");
+            break;
+        }
+        i += rec[i].npart;
+        ninst++;
+    }
+    if (!j) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    if (rc) goto agree;
+    j->ngpus = ngpus;
+    j->ninst = ninst;
+    j->ninst_job = totals[0];
+    j->p2p_inst = totals[1];
+    j->rooted_inst = totals[2];
+    j->rootless_inst = totals[3];
+    j->inst_of = calloc(ngpus ? ngpus : 1, sizeof *j->inst_of);
+    j->obs_wait = calloc(ngpus ? ngpus : 1, sizeof *j->obs_wait);
+    j->clock_offset = calloc(ngpus ? ngpus : 1, sizeof *j->clock_offset);
+    j->part_off = malloc((ninst + 1) * sizeof *j->part_off);
+    j->part_gpu = malloc((nrec ? nrec : 1) * sizeof *j->part_gpu);
+    j->part_node = malloc((nrec ? nrec : 1) * sizeof *j->part_node);
+    j->transfer = malloc((ninst ? ninst : 1) * sizeof *j->transfer);
+    j->rule = calloc(ninst ? ninst : 1, sizeof *j->rule);
+    j->root = calloc(ninst ? ninst : 1, sizeof *j->root);
+    j->inst_id = malloc((ninst ? ninst : 1) * sizeof *j->inst_id);
+    if (!j->inst_of || !j->obs_wait || !j->clock_offset || !j->part_off || !j->part_gpu || !j->part_node ||
+        !j->transfer || !j->rule || !j->root || !j->inst_id) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto agree;
+    }
+    for (size_t i = 0; i < ngpus; i++) {
+        if (!nodes[i]) continue; /* another rank's GPU: no per-node arrays here */
+        j->inst_of[i] = malloc(nodes[i] * sizeof **j->inst_of);
+        if (hasobs[i]) j->obs_wait[i] = calloc(nodes[i], sizeof **j->obs_wait);
+        if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) {
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+            goto agree;
+        }
+        for (size_t v = 0; v < nodes[i]; v++) j->inst_of[i][v] = -1;
+    }
+    for (size_t k = 0, i = 0; k < ninst; k++) {
+        const mrec *m = &rec[i];
+        j->part_off[k] = i;
+        j->inst_id[k] = m->inst;
+        j->transfer[k] = m->transfer;
+        j->rule[k] = m->rule;
+        j->root[k] = m->rule == LSIM_JOB_BCAST || m->rule == LSIM_JOB_REDUCE ? i + m->root : 0;
+        for (uint32_t a = 0; a < m->npart; a++, i++) {
+            const mrec *x = &rec[i];
+            if (x->gpu >= ngpus || (nodes[x->gpu] && x->node >= nodes[x->gpu]) || (k && m->inst <= j->inst_id[k - 1])) {
+                rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
+                goto agree;
+            }
+            j->part_gpu[i] = x->gpu;
+            j->part_node[i] = x->node;
+            if (j->inst_of[x->gpu]) j->inst_of[x->gpu][x->node] = (int32_t)k;
+            if (local[x->gpu] && x->diff != INT64_MIN) ngd++;
+        }
+    }
+    j->part_off[ninst] = nrec;
+    /* each own GPU's clock offset: the median of its terms (the serial
+     * multiset: every instance of the GPU came back to this rank once) */
+    gd = malloc((ngd ? ngd : 1) * 2 * sizeof *gd);
+    offs = malloc((nlocal ? nlocal : 1) * sizeof *offs);
+    alloffs = malloc((ngpus ? ngpus : 1) * sizeof *alloffs);
+    if (!gd || !offs || !alloffs) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto agree;
+    }
+    ngd = 0;
+    for (size_t i = 0; i < nrec; i++)
+        if (local[rec[i].gpu] && rec[i].diff != INT64_MIN) {
+            gd[2 * ngd] = rec[i].gpu;
+            gd[2 * ngd + 1] = rec[i].diff;
+            ngd++;
+        }
+    if (ngd) qsort(gd, ngd, 2 * sizeof *gd, cmp_gdiff);
+    for (size_t a = 0; a < ngd;) {
+        size_t b = a;
+        while (b < ngd && gd[2 * b] == gd[2 * a]) b++;
+        j->clock_offset[gd[2 * a]] = gd[2 * (a + (b - a) / 2) + 1];
+        a = b;
+    }
+agree:
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    for (size_t l = 0; l < nlocal; l++) offs[l] = j->clock_offset[gpu_ids[l]];
+    MPI_Allgatherv(offs, (int)nlocal, MPI_INT64_T, alloffs, gcnt, gdsp, MPI_INT64_T, comm);
+    for (size_t q = 0; q < ngpus; q++) j->clock_offset[allgid[q]] = alloffs[q];
+    /* observed waiting, on the aligned clocks (own GPUs only), by the rule
+     * the replay follows: a broadcast's root waits for nobody, a reduce's
+     * non-roots for the last non-root (as lsim_job_from_entries) */
+    for (size_t q = 0; q < j->ninst; q++) {
+        lsim_ns last = INT64_MIN, last_x = INT64_MIN;
+        int all_observed = 1;
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
+            if (!rec[a].observed) all_observed = 0;
+        if (!all_observed) continue;
+        int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
+            lsim_ns s = lsim_ns_sub_sat(rec[a].obs_start, j->clock_offset[rec[a].gpu]);
+            if (s > last) last = s;
+            if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
+        }
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
+            const mrec *ea = &rec[a];
+            if (!j->obs_wait[ea->gpu]) continue;
+            lsim_ns own = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]);
+            lsim_ns upto = !rooted ? last
+                           : j->rule[q] == LSIM_JOB_BCAST ? (a == j->root[q] ? own : last)
+                                                          : (a == j->root[q] ? last : last_x);
+            lsim_ns w = lsim_ns_sub_sat(upto, own);
+            lsim_ns d = ea->obs_end - ea->obs_start;
+            j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
+        }
+    }
+    *out = j;
+    j = NULL;
+cleanup:
+    lsim_job_free(j);
+    free(gd);
+    free(offs);
+    free(alloffs);
+    return rc;
+}
+
+/* Collective: every GPU's rank and source name (graph->rank, ->source),
+ * by global GPU, so an owner's error names the GPUs as the serial match
+ * does. *ranks, *buf (the names' bytes) and *sources allocated here. */
+static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const uint32_t *allgid, const int *gcnt,
+                 const int *gdsp, size_t ngpus, int32_t **ranks, char **buf, char ***sources, lsim_err *err)
+{
+    int np = 1, rc = 0;
+    MPI_Comm_size(comm, &np);
+    int32_t *myr = malloc((nlocal ? nlocal : 1) * sizeof *myr), *allr = malloc((ngpus ? ngpus : 1) * sizeof *allr);
+    int *mylen = malloc((nlocal ? nlocal : 1) * sizeof *mylen), *alllen = malloc((ngpus ? ngpus : 1) * sizeof *alllen);
+    int *bc = malloc((size_t)np * sizeof *bc), *bd = malloc((size_t)np * sizeof *bd);
+    char *mine = NULL, *all = NULL;
+    *ranks = malloc((ngpus ? ngpus : 1) * sizeof **ranks);
+    *sources = calloc(ngpus ? ngpus : 1, sizeof **sources);
+    *buf = NULL;
+    long long my = 0, total = 0;
+    if (!myr || !allr || !mylen || !alllen || !bc || !bd || !*ranks || !*sources)
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t l = 0; !rc && l < nlocal; l++) {
+        myr[l] = graphs[l]->rank;
+        size_t n = graphs[l]->source ? strlen(graphs[l]->source) + 1 : 0; /* 0: none */
+        mylen[l] = (int)(n < 4096 ? n : 4096); /* a name is cut, never the exchange */
+        my += mylen[l];
+    }
+    if (!rc && !(mine = malloc(my ? (size_t)my : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t l = 0, at = 0; !rc && l < nlocal; l++) {
+        if (!mylen[l]) continue;
+        memcpy(mine + at, graphs[l]->source ? graphs[l]->source : "", (size_t)mylen[l] - 1);
+        mine[at + (size_t)mylen[l] - 1] = '\0';
+        at += (size_t)mylen[l];
+    }
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    MPI_Allgatherv(myr, (int)nlocal, MPI_INT32_T, allr, gcnt, gdsp, MPI_INT32_T, comm);
+    MPI_Allgatherv(mylen, (int)nlocal, MPI_INT, alllen, gcnt, gdsp, MPI_INT, comm);
+    for (int r = 0; r < np; r++) {
+        long long s = 0;
+        for (int q = gdsp[r]; q < gdsp[r] + gcnt[r]; q++) s += alllen[q];
+        bc[r] = (int)(s < INT_MAX ? s : INT_MAX);
+        bd[r] = (int)(total < INT_MAX ? total : INT_MAX);
+        total += s;
+    }
+    if (total > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the job's GPU names take %lld bytes: more than one exchange can count", total);
+    else if (!(all = malloc(total ? (size_t)total : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    MPI_Allgatherv(mine, (int)my, MPI_CHAR, all, bc, bd, MPI_CHAR, comm);
+    for (size_t q = 0, at = 0; q < ngpus; q++) {
+        (*ranks)[allgid[q]] = allr[q];
+        (*sources)[allgid[q]] = alllen[q] ? all + at : NULL;
+        at += (size_t)alllen[q];
+    }
+    *buf = all;
+    all = NULL;
+cleanup:
+    free(myr);
+    free(allr);
+    free(mylen);
+    free(alllen);
+    free(bc);
+    free(bd);
+    free(mine);
+    free(all);
+    return rc;
+}
+
 int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t nlocal, size_t ngpus,
                        lsim_job **job, uint64_t *p2p, lsim_err *err)
 {
-    lsim_job_entry *mine = NULL, *all = NULL;
-    size_t nmine = 0, nall = 0;
+    int me = 0, np = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    lsim_job_entry *mine = NULL, *own = NULL;
+    mrec *back = NULL, *rec = NULL;
+    size_t nmine = 0, nown = 0, nrec = 0;
+    uint64_t totals[4] = {0, 0, 0, 0};
     size_t *nodes = calloc(ngpus ? ngpus : 1, sizeof *nodes);
-    int rc = nodes ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    uint8_t *hasobs = calloc(ngpus ? ngpus : 1, 1), *local = calloc(ngpus ? ngpus : 1, 1);
+    int32_t *gpu_rank = malloc((ngpus ? ngpus : 1) * sizeof *gpu_rank);
+    uint32_t *allgid = malloc((ngpus ? ngpus : 1) * sizeof *allgid);
+    int *gcnt = malloc((size_t)np * sizeof *gcnt), *gdsp = malloc((size_t)np * sizeof *gdsp);
+    size_t *scount = calloc((size_t)np, sizeof *scount), *sat = calloc((size_t)np, sizeof *sat);
+    size_t *pos = NULL;
+    int32_t *ranks = NULL;
+    char *srcbuf = NULL, **sources = NULL;
+    int rc = nodes && hasobs && local && gpu_rank && allgid && gcnt && gdsp && scount && sat
+                 ? 0
+                 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     *job = NULL;
+    if (!rc && nlocal > ngpus) rc = lsim_err_set(err, LSIM_EARG, "%zu GPUs on one rank of a job of %zu GPUs", nlocal, ngpus);
     for (size_t i = 0; !rc && i < nlocal; i++) {
         if (gpu_ids[i] >= ngpus) rc = lsim_err_set(err, LSIM_EARG, "GPU %u of a job of %zu GPUs", gpu_ids[i], ngpus);
         else nodes[gpu_ids[i]] = graphs[i]->n;
     }
     if (!rc) rc = lsim_job_entries(graphs, gpu_ids, nlocal, &mine, &nmine, p2p, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    /* every rank gets every GPU's collective list and matches the whole job */
-    if ((rc = lsim_mpi_gather_entries(comm, mine, nmine, &all, &nall, err))) goto cleanup;
-    rc = lsim_job_from_entries(all, nall, ngpus, NULL, NULL, nodes, job, err);
-    rc = lsim_mpi_agree(comm, rc, err);
-    if (rc) {
-        lsim_job_free(*job);
-        *job = NULL;
+    /* which rank holds every GPU: where a matched instance goes back to */
+    {
+        int my = (int)nlocal, at = 0;
+        MPI_Allgather(&my, 1, MPI_INT, gcnt, 1, MPI_INT, comm);
+        for (int r = 0; r < np; r++) {
+            gdsp[r] = at;
+            at += gcnt[r];
+        }
+        if ((size_t)at != ngpus) {
+            rc = lsim_err_set(err, LSIM_EARG, "the ranks hold %d GPUs, the job has %zu", at, ngpus);
+            goto cleanup; /* every rank sees the same total */
+        }
+        MPI_Allgatherv(gpu_ids, my, MPI_UINT32_T, allgid, gcnt, gdsp, MPI_UINT32_T, comm);
+        for (size_t i = 0; i < ngpus; i++) gpu_rank[i] = -1;
+        for (int r = 0; r < np && !rc; r++)
+            for (int q = gdsp[r]; q < gdsp[r] + gcnt[r]; q++) {
+                if (allgid[q] >= ngpus || gpu_rank[allgid[q]] >= 0) {
+                    rc = lsim_err_set(err, LSIM_EARG, "the ranks' GPUs are not a partition of the job (GPU %u)", allgid[q]);
+                    break;
+                }
+                gpu_rank[allgid[q]] = r;
+            }
+        if (rc) goto cleanup; /* the same tables on every rank */
+        for (size_t l = 0; l < nlocal; l++) local[gpu_ids[l]] = 1;
     }
+    /* each entry to its instance's owner, grouped by destination: a
+     * permutation applied in place (a copy of the entries was the largest
+     * term of the peak: 128 bytes per entry, pos 8) */
+    pos = malloc((nmine ? nmine : 1) * sizeof *pos);
+    if (!pos) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu collective entries", nmine);
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    for (size_t q = 0; q < nmine; q++) {
+        pos[q] = (size_t)owner_of(&mine[q], np);
+        scount[pos[q]]++;
+        if (mine[q].observed) hasobs[mine[q].gpu] = 1;
+    }
+    size_t acc = 0;
+    for (int r = 0; r < np; r++) {
+        sat[r] = acc;
+        acc += scount[r];
+    }
+    for (size_t q = 0; q < nmine; q++) pos[q] = sat[pos[q]]++;
+    for (size_t q = 0; q < nmine; q++)
+        while (pos[q] != q) { /* entry q belongs at pos[q]: swap it there */
+            size_t t = pos[q];
+            lsim_job_entry x;
+            memcpy(&x, &mine[t], sizeof x);
+            memcpy(&mine[t], &mine[q], sizeof x);
+            memcpy(&mine[q], &x, sizeof x);
+            pos[q] = pos[t];
+            pos[t] = t;
+        }
+    free(pos);
+    pos = NULL;
+    void *rb = NULL;
+    rc = exchange(comm, mine, scount, sizeof *mine, &rb, &nown, "collective entries", err);
+    own = rb;
+    free(mine);
+    mine = NULL;
+    if (rc) goto cleanup;
+    /* the owners match their keys and send each instance back to the ranks
+     * of its participants */
+    if ((rc = names(comm, graphs, nlocal, allgid, gcnt, gdsp, ngpus, &ranks, &srcbuf, &sources, err))) goto cleanup;
+    rc = owners_match(comm, own, nown, ngpus, gpu_rank, ranks, (const char *const *)sources, &back, scount, totals, err);
+    free(ranks);
+    free(srcbuf);
+    free(sources);
+    ranks = NULL, srcbuf = NULL, sources = NULL;
+    if (rc) goto cleanup;
+    free(own);
+    own = NULL;
+    rc = exchange(comm, back, scount, sizeof *back, &rb, &nrec, "matched participants", err);
+    rec = rb;
+    free(back);
+    back = NULL;
+    if (rc) goto cleanup;
+    rc = build_local(comm, rec, nrec, ngpus, nodes, hasobs, local, allgid, gcnt, gdsp, gpu_ids, nlocal, totals, job, err);
 cleanup:
     free(mine);
-    free(all);
+    free(own);
+    free(back);
+    free(rec);
+    free(pos);
+    free(ranks);
+    free(srcbuf);
+    free(sources);
     free(nodes);
+    free(hasobs);
+    free(local);
+    free(gpu_rank);
+    free(allgid);
+    free(gcnt);
+    free(gdsp);
+    free(scount);
+    free(sat);
     return rc;
 }
 

@@ -1,0 +1,145 @@
+/* The owner's half of the distributed match (lsim_job_match_owned, job.h)
+ * against the whole-job match (lsim_job_from_entries), on hand-written
+ * entries of a 3-GPU job, the keys split over two "owners" as the MPI match
+ * splits them: together the owners find the serial instances; each GPU's
+ * clock offset, the median of its terms from both owners, is the serial
+ * one (values worked out by hand below); and with two bad instances, on
+ * different owners, each owner points at its own, and the one first in
+ * (group, position) order carries the serial error line. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#include "lumosim/job.h"
+
+/* group, position, GPU, node, observed end (start = end - 100) */
+static lsim_job_entry ent(const char *grp, int64_t seq, uint32_t gpu, uint32_t node, lsim_ns end, int32_t size)
+{
+    lsim_job_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.group, sizeof e.group, "%s", grp);
+    e.seq = seq;
+    e.gpu = gpu;
+    e.node = node;
+    e.kind = LSIM_COLL_ALLREDUCE;
+    e.observed = 1;
+    e.group_size = size;
+    e.bytes = 1024;
+    e.obs_start = end - 100;
+    e.obs_end = end;
+    e.dur = 100;
+    e.rank = (int32_t)gpu;
+    e.root = -1;
+    return e;
+}
+
+/* Owner A holds a:0, a:2 and b:0; owner B a:1. GPU 2's ends run 30 ns late
+ * on a, GPU 0's 10 ns early on b against GPU 1's. Terms by hand (end minus
+ * the instance's median end; of 3 participants the middle one, of 2 the
+ * later, index n / 2 of the sorted ends):
+ *   a:0 ends 1000, 1000, 1030 (GPUs 0, 1, 2): median 1000, terms 0, 0, 30
+ *   a:1 ends 2000, 2000, 2030:                terms 0, 0, 30
+ *   a:2 ends 3000, 3005, 3030:                median 3005: -5, 0, 25
+ *   b:0 ends 4000 (GPU 0), 4010 (GPU 1):      median 4010: -10, 0
+ * GPU 0: terms {0, 0, -5, -10}, sorted -10 -5 0 0, index 2: 0.
+ * GPU 1: {0, 0, 0, 0}: 0. GPU 2: {30, 30, 25}, sorted 25 30 30: 30. */
+static void split_match(void)
+{
+    lsim_job_entry all[] = {
+        ent("a", 0, 0, 1, 1000, 3), ent("a", 0, 1, 1, 1000, 3), ent("a", 0, 2, 1, 1030, 3),
+        ent("a", 1, 0, 2, 2000, 3), ent("a", 1, 1, 2, 2000, 3), ent("a", 1, 2, 2, 2030, 3),
+        ent("a", 2, 0, 3, 3000, 3), ent("a", 2, 1, 3, 3005, 3), ent("a", 2, 2, 3, 3030, 3),
+        ent("b", 0, 0, 4, 4000, 2), ent("b", 0, 1, 4, 4010, 2),
+    };
+    enum { N = sizeof all / sizeof all[0] };
+    lsim_job_entry ownA[8], ownB[3];
+    size_t na = 0, nb = 0;
+    for (size_t q = 0; q < N; q++) {
+        if (!strcmp(all[q].group, "a") && all[q].seq == 1) ownB[nb++] = all[q];
+        else ownA[na++] = all[q];
+    }
+    lsim_err err;
+    lsim_job *whole = NULL, *A = NULL, *B = NULL;
+    lsim_ns da[8], db[3];
+    size_t fa = 0, fb = 0;
+    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &whole, &err), 0);
+    CHECK_I64(lsim_job_match_owned(ownA, na, 3, NULL, NULL, da, &fa, &A, &err), 0);
+    CHECK_I64(lsim_job_match_owned(ownB, nb, 3, NULL, NULL, db, &fb, &B, &err), 0);
+    if (!whole || !A || !B) goto done;
+    CHECK_I64(fa, SIZE_MAX);
+    CHECK_I64(whole->ninst, 4);
+    CHECK_I64(A->ninst + B->ninst, whole->ninst);
+    const lsim_ns want[3] = {0, 0, 30};
+    for (uint32_t g = 0; g < 3; g++) {
+        lsim_ns t[8];
+        size_t n = 0;
+        for (size_t q = 0; q < na; q++)
+            if (ownA[q].gpu == g && da[q] != INT64_MIN) t[n++] = da[q];
+        for (size_t q = 0; q < nb; q++)
+            if (ownB[q].gpu == g && db[q] != INT64_MIN) t[n++] = db[q];
+        CHECK_I64(n, g == 2 ? 3 : 4);
+        /* sort (n <= 4) and take index n / 2, as the match does */
+        for (size_t x = 1; x < n; x++)
+            for (size_t y = x; y > 0 && t[y - 1] > t[y]; y--) {
+                lsim_ns s = t[y];
+                t[y] = t[y - 1];
+                t[y - 1] = s;
+            }
+        CHECK_I64(t[n / 2], want[g]);
+        CHECK_I64(whole->clock_offset[g], want[g]);
+    }
+    /* a:2 on owner A (its sorted entries: a:0, a:2, b:0): GPU 0's term -5 */
+    CHECK_I64(ownA[3].seq, 2);
+    CHECK_I64(ownA[3].gpu, 0);
+    CHECK_I64(da[3], -5);
+done:
+    lsim_job_free(whole);
+    lsim_job_free(A);
+    lsim_job_free(B);
+}
+
+/* Two bad instances: b:1 has GPU 1 only (size 2), a:5 moves 2048 bytes on
+ * GPU 2. Serially a:5 comes first ("a" < "b"); owner A holds b:1 and a
+ * good a:4, owner B a:5. */
+static void first_error(void)
+{
+    lsim_job_entry all[] = {
+        ent("a", 4, 0, 1, 1000, 3), ent("a", 4, 1, 1, 1000, 3), ent("a", 4, 2, 1, 1000, 3),
+        ent("b", 1, 1, 2, 2000, 2),
+        ent("a", 5, 0, 3, 3000, 3), ent("a", 5, 1, 3, 3000, 3), ent("a", 5, 2, 3, 3000, 3),
+    };
+    all[6].bytes = 2048;
+    enum { N = sizeof all / sizeof all[0] };
+    lsim_job_entry ownA[4] = {all[3], all[0], all[1], all[2]}, ownB[3] = {all[4], all[5], all[6]};
+    lsim_err ew, ea, eb;
+    lsim_job *j = NULL;
+    lsim_ns d[4];
+    size_t fa = 0, fb = 0;
+    memset(&ew, 0, sizeof ew);
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &j, &ew), LSIM_ETRACE);
+    CHECK(j == NULL);
+    CHECK_I64(lsim_job_match_owned(ownA, 4, 3, NULL, NULL, d, &fa, &j, &ea), LSIM_ETRACE);
+    CHECK(j == NULL);
+    CHECK_I64(lsim_job_match_owned(ownB, 3, 3, NULL, NULL, d, &fb, &j, &eb), LSIM_ETRACE);
+    CHECK(j == NULL);
+    /* each owner points at its bad instance's first sorted entry */
+    CHECK_I64(fa, 3); /* sorted: a:4 x3, then b:1 */
+    CHECK_STR(ownA[fa < 4 ? fa : 0].group, "b");
+    CHECK_I64(fb, 0);
+    CHECK_STR(ownB[fb < 3 ? fb : 0].group, "a");
+    CHECK_I64(ownB[fb < 3 ? fb : 0].seq, 5);
+    /* the first in (group, position) order is the serial line */
+    CHECK_STR(eb.msg, ew.msg);
+    CHECK(strcmp(ea.msg, ew.msg) != 0);
+    CHECK(strstr(ew.msg, "#5 on group a") != NULL);
+}
+
+int main(void)
+{
+    split_match();
+    first_error();
+    return check_result("test_job_owned");
+}
