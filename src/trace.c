@@ -3,7 +3,9 @@
  * the job and the reports use these without reaching into the reader. */
 #include "lumosim/trace.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -58,26 +60,36 @@ void lsim_trace_drop_events(lsim_trace *t)
     t->nkcfg = t->capkcfg = 0;
 }
 
-const lsim_kernel_cfg *lsim_trace_kcfg_of(const lsim_trace *t, size_t ev)
+/* The entry for event ev in a side table sorted by ev, whose entries
+ * (size bytes each) begin with their uint64_t ev (lsim_kernel_cfg,
+ * lsim_autograd_op); NULL when it has none. */
+_Static_assert(offsetof(lsim_kernel_cfg, ev) == 0 && offsetof(lsim_autograd_op, ev) == 0,
+               "side tables begin with their event index");
+
+static const void *side_entry(const void *base, size_t n, size_t size, size_t ev)
 {
-    size_t lo = 0, hi = t->nkcfg;
+    const char *b = base;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->kcfg[mid].ev < ev) lo = mid + 1;
+        uint64_t x;
+        memcpy(&x, b + mid * size, sizeof x);
+        if (x < ev) lo = mid + 1;
         else hi = mid;
     }
-    return lo < t->nkcfg && t->kcfg[lo].ev == ev ? &t->kcfg[lo] : NULL;
+    uint64_t x = 0;
+    if (lo < n) memcpy(&x, b + lo * size, sizeof x);
+    return lo < n && x == ev ? b + lo * size : NULL;
+}
+
+const lsim_kernel_cfg *lsim_trace_kcfg_of(const lsim_trace *t, size_t ev)
+{
+    return side_entry(t->kcfg, t->nkcfg, sizeof *t->kcfg, ev);
 }
 
 const lsim_autograd_op *lsim_trace_autograd_of(const lsim_trace *t, size_t ev)
 {
-    size_t lo = 0, hi = t->nautograd;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->autograd[mid].ev < ev) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < t->nautograd && t->autograd[lo].ev == ev ? &t->autograd[lo] : NULL;
+    return side_entry(t->autograd, t->nautograd, sizeof *t->autograd, ev);
 }
 
 static int cmp_i32(const void *a, const void *b)

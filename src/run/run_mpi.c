@@ -7,6 +7,24 @@
 
 #include "lumosim/run_mpi.h"
 
+/* Rank `first`'s status and message, broadcast to every rank as one
+ * block: a code from one rank beside the message of another would misname
+ * the failure. Collective. */
+static int bcast_failure(MPI_Comm comm, int me, int first, int rc, lsim_err *err)
+{
+    lsim_err e;
+    memset(&e, 0, sizeof e);
+    if (me == first) {
+        e = *err;
+        e.code = rc;
+        if (!e.msg[0]) lsim_err_set(&e, rc, "%s", lsim_strerror(rc));
+    }
+    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
+    e.msg[LSIM_ERR_LEN - 1] = '\0';
+    *err = e;
+    return e.code;
+}
+
 /* The one agreement on a failure over MPI (run_mpi.h): the engine, the
  * run layer and the CLI all stop on the same status and message. */
 int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
@@ -20,17 +38,7 @@ int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
     /* the failing rank's own status with its own message, as one block:
      * a code from one rank beside the message of another would misname the
      * failure */
-    lsim_err e;
-    memset(&e, 0, sizeof e);
-    if (me == first) {
-        e = *err;
-        e.code = rc;
-        if (!e.msg[0]) lsim_err_set(&e, rc, "%s", lsim_strerror(rc));
-    }
-    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
-    e.msg[LSIM_ERR_LEN - 1] = '\0';
-    *err = e;
-    return e.code;
+    return bcast_failure(comm, me, first, rc, err);
 }
 
 int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_job_entry **all,
@@ -206,17 +214,7 @@ static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_er
     }
     free(all);
     if (first < 0) return 0;
-    lsim_err e;
-    memset(&e, 0, sizeof e);
-    if (me == first) {
-        e = *err;
-        e.code = rc;
-        if (!e.msg[0]) lsim_err_set(&e, rc, "%s", lsim_strerror(rc));
-    }
-    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
-    e.msg[LSIM_ERR_LEN - 1] = '\0';
-    *err = e;
-    return e.code;
+    return bcast_failure(comm, me, first, rc, err);
 }
 
 static int cmp_gdiff(const void *x, const void *y)
