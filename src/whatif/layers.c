@@ -197,7 +197,7 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
     for (int s = 0; s < nseg; s++) c0[s] = INT64_MAX, c1[s] = INT64_MIN;
     for (size_t v = 0; v < n; v++)
         for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) launcher[v] = in->in_src[k];
+            if ((in->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) launcher[v] = in->in_src[k];
     uint32_t cpu_thread = UINT32_MAX;
     for (size_t v = 0; v < n; v++) {
         uint32_t u = launcher[v];
@@ -276,7 +276,7 @@ static void annot_assign(const lsim_graph *in, uint32_t thr, const lsim_ns *a0, 
         C->seg[v] = -1;
         C->launcher[v] = UINT32_MAX;
         for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
+            if ((in->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) C->launcher[v] = in->in_src[k];
         if (in->proc[v] != thr || (in->flags[v] & LSIM_NF_BLOCKING)) continue;
         int lo = 0, hi = nspan - 1, at = -1;
         while (lo <= hi) {
@@ -916,7 +916,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, co
     for (size_t v = 0; v < in->n; v++) launcher[v] = UINT32_MAX;
     for (size_t v = 0; v < in->n; v++)
         for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) launcher[v] = in->in_src[k];
+            if ((in->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) launcher[v] = in->in_src[k];
     /* the gradient size of one layer: the most common single-layer bucket */
     int64_t lbytes = -1;
     {

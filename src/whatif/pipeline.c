@@ -216,7 +216,7 @@ int lsim_wi_pipe_add(lsim_wi_pipe *s, const lsim_graph *g, int pp_i, lsim_err *e
         if (r.where < 0 && pass == P_OPT) s->has_opt_eh = 1;
         if (!s->have_launch)
             for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-                if ((g->in_class[k] & 0x7f) == LSIM_E_LAUNCH) {
+                if ((g->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) {
                     s->have_launch = 1;
                     s->lcpu = g->dur[g->in_src[k]];
                     s->ldelay = g->in_delay[k];

@@ -22,7 +22,7 @@ static uint32_t proc_pred(const lsim_graph *g, uint32_t v)
 {
     int want = g->procs[g->proc[v]].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
     for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-        if ((g->in_class[k] & 0x7f) == want && !(g->in_class[k] & LSIM_EDGE_END)) return g->in_src[k];
+        if ((int)(g->in_class[k] & LSIM_EDGE_CLASS_MASK) == want && !(g->in_class[k] & LSIM_EDGE_END)) return g->in_src[k];
     return NONE;
 }
 
@@ -423,7 +423,7 @@ int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, cons
             E[k] = (lsim_edge){(uint32_t)v, g->in_src[k], g->in_delay[k], g->in_class[k]};
     for (size_t i = 0; i < ne; i++) {
         E[g->nedges + i] = (lsim_edge){edges[i].dst, edges[i].src, edges[i].delay, edges[i].cls};
-        o->edges_by_class[edges[i].cls & 0x7f]++;
+        o->edges_by_class[edges[i].cls & LSIM_EDGE_CLASS_MASK]++;
     }
     if (lsim_graph_set_edges(o, E, m, LSIM_OUT_BY_DST, NULL)) goto nomem;
     free(E);

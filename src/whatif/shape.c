@@ -465,7 +465,7 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
             if (!((c == LSIM_WI_DP && drop_dp) || (c == LSIM_WI_TP && drop_tp))) continue;
             removed[v] = 1;
             for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-                if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) removed[in->in_src[k]] = 1;
+                if ((in->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) removed[in->in_src[k]] = 1;
         }
         /* whole groups go, so the other groups' sequence numbers stand (a
          * renumbering in node order would count a trace's CPU-side

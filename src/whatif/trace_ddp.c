@@ -76,7 +76,7 @@ int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap,
         for (size_t v = 0; v < g->n; v++) {
             if (g->phase[v] != LSIM_PHASE_FORWARD || !g->procs[g->proc[v]].is_gpu) continue;
             for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-                if ((g->in_class[k] & 0x7f) == LSIM_E_LAUNCH) fw[nfw++] = start[g->in_src[k]];
+                if ((g->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) fw[nfw++] = start[g->in_src[k]];
         }
         for (size_t i = 1; i < nfw; i++) /* insertion sort of a nearly sorted list */
             for (size_t j = i; j > 0 && fw[j - 1] > fw[j]; j--) {
@@ -214,7 +214,7 @@ static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const l
         lcall = median_or(samp, k, 5000);
         k = 0;
         for (uint64_t e = 0; e < in->nedges; e++)
-            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+            if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
         ldelay = median_or(samp, k, 5000);
     }
     /* the new stream: on the device of the compute work, after its streams */
@@ -371,7 +371,7 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         if (c > 0 && in->dur[v] > 0) k[nk++] = (double)in->dur[v] / (double)c;
         removed[v] = 1;
         for (uint64_t e = in->in_off[v]; e < in->in_off[v + 1]; e++)
-            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) removed[in->in_src[e]] = 1;
+            if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) removed[in->in_src[e]] = 1;
     }
     if (!nk) {
         rc = lsim_err_set(err, LSIM_EARG,
@@ -405,7 +405,7 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
             if (!removed[v] || !in->procs[in->proc[v]].is_gpu) continue;
             lsim_ns tl = ts[v];
             for (uint64_t e = in->in_off[v]; e < in->in_off[v + 1]; e++)
-                if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) tl = ts[in->in_src[e]];
+                if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) tl = ts[in->in_src[e]];
             int32_t pass = -1;
             for (size_t b = 0; b < nbin; b++)
                 if (ts[Bin[b].last] <= tl) pass = Bin[b].pass;

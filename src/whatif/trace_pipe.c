@@ -335,7 +335,7 @@ void wi_launch_costs(const lsim_graph *in, const uint32_t *launcher, lsim_ns *sa
     *lcall = median_or(samp, k, 5000);
     k = 0;
     for (uint64_t e = 0; e < in->nedges; e++)
-        if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+        if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
     *ldelay = median_or(samp, k, 5000);
 }
 

@@ -62,7 +62,7 @@ static int is_chain(const lsim_graph *g, uint32_t u, uint32_t v, uint8_t cls)
 {
     if (g->proc[u] != g->proc[v] || (cls & LSIM_EDGE_END)) return 0;
     int want = g->procs[g->proc[v]].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
-    return (cls & 0x7f) == want;
+    return (int)(cls & LSIM_EDGE_CLASS_MASK) == want;
 }
 
 /* The part of every node of the source, or U_ONCE (train_pipe header):

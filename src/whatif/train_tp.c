@@ -73,7 +73,7 @@ int lsim_wi_train_tp(const lsim_graph *in, const lsim_wi_layout *L, int64_t act_
     {
         size_t k = 0;
         for (uint64_t e = 0; e < in->nedges; e++)
-            if ((in->in_class[e] & 0x7f) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
+            if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
         if (k) ldelay = lsim_median_i64(samp, k);
         k = 0;
         for (size_t v = 0; v < n && k < in->nedges; v++)
@@ -99,7 +99,7 @@ int lsim_wi_train_tp(const lsim_graph *in, const lsim_wi_layout *L, int64_t act_
     for (size_t i = 0; i < nk; i++) {
         uint32_t v = at[i], u = NONE, next = NONE, after = NONE;
         for (uint64_t k = in->in_off[v]; k < in->in_off[v + 1]; k++)
-            if ((in->in_class[k] & 0x7f) == LSIM_E_LAUNCH) u = in->in_src[k];
+            if ((in->in_class[k] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) u = in->in_src[k];
         if (u == NONE) {
             rc = lsim_err_set(err, LSIM_EARG,
                               "%s: --tp on a training step: the %s kernel (node %u) has no launch in the trace, so its "
