@@ -51,6 +51,11 @@ typedef struct lsim_pools_info {
     double spread;
 } lsim_pools_info;
 void lsim_pools_get_info(const lsim_pools *p, lsim_pools_info *out);
+/* The graphs' durations are modelled, not measured (a synthesized job,
+ * whose repeated kernels have one modelled duration): every op is drawn
+ * with relative std-dev `spread` around its own duration instead of from
+ * the pools, and the info says so. Local. */
+void lsim_pools_modelled(lsim_pools *p, double spread);
 
 /* GPU `gpu`'s graph (the one the pools were built with at that index, or a
  * copy of it) with its GPU ops' durations drawn for sample `sample` of

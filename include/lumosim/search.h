@@ -70,6 +70,24 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
  * with run options o; fills step, bd, sim_s, simulated. 0 or the error. */
 int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err);
 
+/* --top K --samples N: candidate c re-simulated N times with every GPU op's
+ * duration drawn as lsim sim --samples draws them, but around its modelled
+ * duration with relative std-dev `spread` (lsim_pools_modelled: a
+ * synthesized kernel's duration is modelled, and its repeats are copies,
+ * not measurements; *info says what was assumed), samples 0..N-1 of seed:
+ * q = p5, p50, p95 of the step time, ns. Local; the graphs are c's one-replica job, as
+ * lsim_search_eval simulates it. 0, LSIM_ENOMEM or the run's error. */
+/* The default relative std-dev of a synthesized op's duration in
+ * intervals: the fitted spread (samples.c: median relative std-dev of the
+ * kernels seen 5 times or more) of the shared megatron_tp8_a100 trace's
+ * rank 0, 0.40 % (lumosim build examples/megatron_tp8_rank0.json.gz -o
+ * m.h5; lumosim sim m.h5 --samples 8). */
+#define LSIM_SEARCH_SPREAD 0.004
+struct lsim_pools_info;
+int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, const lsim_run_opts *o,
+                         uint64_t samples, uint64_t seed, double spread, lsim_ns q[3], struct lsim_pools_info *info,
+                         lsim_err *err);
+
 /* The synth configuration of candidate c: the full job (dp = DP) when
  * replica is 0, else one replica with dp_cost = DP. */
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out);

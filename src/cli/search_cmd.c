@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/samples.h"
 #include "lumosim/search.h"
 #include "lumosim/store.h"
 
@@ -16,7 +17,7 @@ const char *const LSIM_USAGE_SEARCH =
     "usage: lumosim search --model M --gpus N --global-batch B [--gpu G] [--topology F]\n"
     "                      [--tp LIST] [--pp LIST] [--micro-batch LIST] [--schedule LIST]\n"
     "                      [--recompute LIST] [--distributed-optimizer LIST]\n"
-    "                      [--sequence-parallel] [--budget-seconds T] [--top K] [--json] [--csv F]\n"
+    "                      [--sequence-parallel] [--budget-seconds T] [--top K [--samples N [--seed S] [--spread R]]] [--json] [--csv F]\n"
     "                      [-o FILE.h5]\n"
     "\n"
     "Searches the parallel layouts of a model on N GPUs: every TP x PP x DP x\n"
@@ -44,6 +45,11 @@ const char *const LSIM_USAGE_SEARCH =
     "  --budget-seconds T  stop simulating after T seconds (per MPI rank) and\n"
     "                   report how much of the space was covered\n"
     "  --top K          rows of the ranking printed (default 10; 0: all)\n"
+    "  --samples N      re-simulate those rows N times with drawn kernel\n"
+    "                   durations (as lumosim sim --samples) and print the\n"
+    "                   step's p5/p50/p95 (1..100000; --seed S, default 1;\n"
+    "                   --spread R: each op's relative std-dev, default\n"
+    "                   0.004, fitted on the shared megatron_tp8_a100 trace)\n"
     "  --json           the result as one JSON document\n"
     "  --csv F          every simulated candidate as a CSV row (- : stdout)\n"
     "  -o FILE.h5       the whole search as HDF5: every candidate, refused ones\n"
@@ -53,6 +59,8 @@ const char *const LSIM_USAGE_SEARCH =
 typedef struct search_args {
     const char *model, *gpu, *topo, *csv, *out;
     int gpus, global_batch, top, json, seq_parallel;
+    long long samples, seed; /* --top K --samples N: intervals of the best K */
+    double spread;
     double budget;
     lsim_search_space sp;
 } search_args;
@@ -112,6 +120,8 @@ static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--budget-seconds", NULL, "a value", 11, 0}, {"--top", NULL, "a value", 12, 0},
     {"--csv", NULL, "a value", 13, 0},           {"-o", "--output", "a value", 14, 0},
     {"--json", NULL, NULL, 15, 0},               {"--sequence-parallel", NULL, NULL, 16, 0},
+    {"--samples", NULL, "a value", 17, 0},        {"--seed", NULL, "a value", 18, 0},
+    {"--spread", NULL, "a value", 19, 0},
 };
 
 static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
@@ -193,6 +203,29 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
         break;
     }
     case 13: a->csv = v; break;
+    case 17:
+    case 18: {
+        char *end = NULL;
+        errno = 0;
+        long long k = strtoll(v, &end, 10);
+        if (errno || *end || end == v || k < (w == 17 ? 1 : 0) || (w == 17 && k > LSIM_SAMPLES_MAX)) {
+            if (w == 17) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_SAMPLES_MAX, v);
+            else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+            return -1;
+        }
+        *(w == 17 ? &a->samples : &a->seed) = (long long)k;
+        break;
+    }
+    case 19: {
+        char *end = NULL;
+        double x = strtod(v, &end);
+        if (*end || end == v || !(x > 0) || x > 1) {
+            lsim_cli_usage_error("--spread needs a relative standard deviation in (0, 1], not '%s'", v);
+            return -1;
+        }
+        a->spread = x;
+        break;
+    }
     default: a->out = v; break;
     }
     return 0;
@@ -202,6 +235,8 @@ static int parse(int argc, char **argv, search_args *a)
 {
     memset(a, 0, sizeof *a);
     a->top = 10;
+    a->seed = 1;
+    a->spread = LSIM_SEARCH_SPREAD;
     a->budget = -1;
     lsim_search_space *s = &a->sp;
     static const int tp0[] = {1, 2, 4, 8}, mb0[] = {1, 2, 4, 8};
@@ -373,9 +408,20 @@ int lsim_cli_search(int argc, char **argv)
     for (size_t k = 0; !rc && k < nf; k++)
         if (c[order[k]].simulated) order[nsim++] = order[k];
     if (!rc) qsort(order, nsim, sizeof *order, cmp_step);
+    /* --samples: the shown rows re-simulated with drawn durations (rank 0:
+     * the same numbers for any rank count) */
+    size_t show = a.top && (size_t)a.top < nsim ? (size_t)a.top : nsim;
+    lsim_ns *iv = NULL;
+    lsim_pools_info pinfo;
+    memset(&pinfo, 0, sizeof pinfo);
+    if (!rc && m.rank == 0 && a.samples > 0 && show) {
+        if (!(iv = calloc(3 * show, sizeof *iv))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        for (size_t i = 0; !rc && i < show; i++)
+            rc = lsim_search_interval(s, &c[order[i]], &ro, (uint64_t)a.samples, (uint64_t)a.seed, a.spread, iv + 3 * i,
+                                      &pinfo, &err);
+    }
     if (!rc && m.rank == 0) {
         double tok = (double)a.global_batch * s->base.model.seq;
-        size_t show = a.top && (size_t)a.top < nsim ? (size_t)a.top : nsim;
         if (a.csv) {
             /* atomically, never over another kind of file (cli.h) */
             csv_ctx x = {&a, c, order, nsim};
@@ -404,10 +450,19 @@ int lsim_cli_search(int argc, char **argv)
                 double st = (double)x->step;
                 printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%d,\"vstages\":%d,\"recompute\":\"%s\","
                        "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"tokens_per_s\":%.1f,\"peak_memory_bytes\":%.0f,"
-                       "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f}",
+                       "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
                        i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute),
                        x->dist_opt ? "true" : "false", (long long)x->step, st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes,
                        st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
+                if (iv) {
+                    printf(",\"interval\":{\"samples\":%lld,\"seed\":%lld,\"p5_ns\":%lld,\"p50_ns\":%lld,\"p95_ns\":%lld}",
+                           a.samples, a.seed, (long long)iv[3 * i], (long long)iv[3 * i + 1], (long long)iv[3 * i + 2]);
+                    printf(",\"interval_spread\":{\"ops\":%llu,\"spread\":%.6g,\"assumed\":\"modelled durations, "
+                           "relative std-dev --spread\"}}",
+                           (unsigned long long)pinfo.ops, pinfo.spread);
+                } else {
+                    printf("}");
+                }
             }
             printf("]}\n");
         } else if (!rc && !(a.csv && !strcmp(a.csv, "-"))) {
@@ -429,11 +484,18 @@ int lsim_cli_search(int argc, char **argv)
                     if (x->vstages > 1) snprintf(sch, sizeof sch, "inter:%d", x->vstages);
                     else snprintf(sch, sizeof sch, "1f1b");
                     double st = (double)x->step;
-                    printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f\n", i + 1, x->tp, x->pp,
+                    printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f", i + 1, x->tp, x->pp,
                            x->dp, x->mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
                            st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes / 1e9, st > 0 ? 100 * (double)x->bd[3] / st : 0,
                            st > 0 ? 100 * (double)x->bd[2] / st : 0);
+                    if (iv) printf("  p5/p50/p95 %.3f/%.3f/%.3f s", iv[3 * i] / 1e9, iv[3 * i + 1] / 1e9, iv[3 * i + 2] / 1e9);
+                    printf("\n");
                 }
+                if (iv)
+                    printf("intervals: %lld samples of seed %lld per row; every GPU op's modelled duration drawn "
+                           "with relative std-dev %.2f %% (--spread; the default is the spread of repeated kernels "
+                           "fitted on megatron_tp8_a100, docs/search.md)\n",
+                           a.samples, a.seed, 100.0 * pinfo.spread);
             }
             if (!nf) {
                 /* nothing feasible: why, and the closest misses on memory */
@@ -460,6 +522,7 @@ int lsim_cli_search(int argc, char **argv)
         rc = lsim_err_set(&err, LSIM_EARG, "no configuration of %s on %d GPUs is feasible (the reasons above)", a.model,
                           a.gpus);
     if (rc && m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
+    free(iv);
     free(c);
     free(order);
     free(flat);

@@ -22,6 +22,7 @@ struct lsim_pools {
     uint32_t *kgpu;    /* entries by key, then GPU, then node */
     lsim_ns *kdur;
     lsim_pools_info info;
+    double modelled;   /* > 0: every op drawn with this spread (lsim_pools_modelled) */
 };
 
 static int is_gpu_op(const lsim_graph *g, size_t v)
@@ -199,6 +200,7 @@ int lsim_pools_draw(const lsim_pools *p, lsim_graph *g, size_t gpu, uint64_t see
         uint32_t k = key[v];
         if (k == NONE) continue;
         uint64_t lo, hi, m = usable(p, k, gpu, &lo, &hi), h = draw_hash(seed, sample, gpu, v);
+        if (p->modelled > 0) m = 0; /* modelled durations: no pool to draw from */
         if (m >= 2) {
             uint64_t j = p->koff[k] + h % m;
             if (j >= lo) j += hi - lo; /* skip this GPU's own entries (others) */
@@ -394,4 +396,11 @@ int lsim_samples_write(FILE *f, const lsim_samples_report *R, int json, lsim_err
     }
     free(tmp);
     return ok ? 0 : lsim_err_set(err, LSIM_EIO, "cannot write the report");
+}
+
+void lsim_pools_modelled(lsim_pools *p, double spread)
+{
+    p->modelled = spread;
+    p->info.spread = spread;
+    p->info.ops_spread = p->info.ops;
 }

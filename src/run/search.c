@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lumosim/report.h"
+#include "lumosim/samples.h"
 
 #define NAME_(id, name) name,
 static const char *const REASON_NAMES[] = {LSIM_SEARCH_REASONS(NAME_)};
@@ -138,5 +139,41 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
     free(gs);
     lsim_run_free(&r);
     c->sim_s = lsim_now_s() - t0;
+    return rc;
+}
+
+int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, const lsim_run_opts *o,
+                         uint64_t samples, uint64_t seed, double spread, lsim_ns q[3], lsim_pools_info *info,
+                         lsim_err *err)
+{
+    lsim_synth_cfg cfg;
+    lsim_search_cfg(s, c, 1, &cfg);
+    size_t ng = lsim_synth_ngpus(&cfg);
+    lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
+    lsim_sample *out = calloc(samples ? samples : 1, sizeof *out);
+    lsim_ns *v = malloc((samples ? samples : 1) * sizeof *v);
+    lsim_pools *P = NULL;
+    int rc = gs && out && v ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < ng; i++) rc = lsim_synth_gpu(&cfg, (uint32_t)i, NULL, &gs[i], err);
+    for (uint64_t k = 0; !rc && k < samples; k++)
+        if (!(out[k].window = malloc((ng ? ng : 1) * sizeof *out[k].window)) ||
+            !(out[k].iter = malloc((ng ? ng : 1) * sizeof *out[k].iter)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!rc) rc = lsim_pools_new(gs, ng, LSIM_POOL_JOB, &P, err);
+    if (!rc) lsim_pools_modelled(P, spread);
+    if (!rc) rc = lsim_samples_run(o, gs, ng, 1, P, seed, 0, samples, out, err);
+    if (!rc) {
+        for (uint64_t k = 0; k < samples; k++) v[k] = out[k].job;
+        q[0] = lsim_samples_percentile(v, samples, 5);
+        q[1] = lsim_samples_percentile(v, samples, 50);
+        q[2] = lsim_samples_percentile(v, samples, 95);
+        lsim_pools_get_info(P, info);
+    }
+    lsim_pools_free(P);
+    for (uint64_t k = 0; out && k < samples; k++) free(out[k].window), free(out[k].iter);
+    for (size_t i = 0; gs && i < ng; i++) lsim_graph_free(gs[i]);
+    free(out);
+    free(v);
+    free(gs);
     return rc;
 }

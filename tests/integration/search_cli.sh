@@ -79,7 +79,8 @@ grep -q "does_not_fit" "$tmp/none.out" && grep -q "closest miss" "$tmp/none.out"
 # bad input (and a missing --gpus)
 "$L" search --model gpt3-15b --global-batch 32 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "search without --gpus did not exit 2"
-for bad in "--tp 0" "--schedule zigzag" "--recompute most" "--budget-seconds -1" "--top x"; do
+for bad in "--tp 0" "--schedule zigzag" "--recompute most" "--budget-seconds -1" "--top x" "--samples 0" \
+    "--spread 0" "--spread 2" "--seed -1"; do
     # shellcheck disable=SC2086
     "$L" search --model gpt3-15b --gpus 16 --global-batch 32 $bad >/dev/null 2>"$tmp/bad.err"
     rc=$?
@@ -94,4 +95,29 @@ d = json.load(open(sys.argv[1]))
 assert d["not_reached"] == d["feasible"] - d["simulated"], d
 assert d["simulated"] < d["feasible"], "a 0.3 s budget covered everything: %s" % d
 ' "$tmp/b.json" || fail "the budget's coverage is not reported"
-echo "search_cli: counts, ranking, exact replica shortcut, infeasible and bad input, budget"
+# --top K --samples N: the best K re-simulated with drawn durations; the
+# same seed gives the same intervals, p5 <= p50 <= p95 around the point
+# step, only the K shown rows carry one, and a wider per-op spread gives a
+# wider interval
+for run in 1 2; do
+    # shellcheck disable=SC2086
+    "$L" search $space --top 2 --samples 8 --seed 5 --json >"$tmp/iv$run.json" || fail "search --samples"
+done
+# shellcheck disable=SC2086
+"$L" search $space --top 2 --samples 8 --seed 5 --spread 0.2 --json >"$tmp/ivw.json" || fail "search --spread"
+python3 - "$tmp/iv1.json" "$tmp/iv2.json" "$tmp/ivw.json" <<'PY' || fail "search intervals"
+import json, sys
+a, b, w = (json.load(open(p)) for p in sys.argv[1:4])
+rows = lambda d: [r for r in d["ranking"]]
+assert [r["interval"] for r in rows(a)] == [r["interval"] for r in rows(b)], "the same seed gave other intervals"
+assert len(rows(a)) == 2 and all("interval" in r for r in rows(a)), a["ranking"]
+for r, rw in zip(rows(a), rows(w)):
+    i, iw = r["interval"], rw["interval"]
+    assert 0 < i["p5_ns"] <= i["p50_ns"] <= i["p95_ns"], i
+    assert i["samples"] == 8 and i["seed"] == 5 and r["interval_spread"]["spread"] == 0.004, r
+    # independent per-op noise averages out over the step: within 1 % of the point
+    assert abs(i["p50_ns"] / r["step_ns"] - 1) < 0.01, (i, r["step_ns"])
+    assert iw["p95_ns"] - iw["p5_ns"] > i["p95_ns"] - i["p5_ns"], (iw, i)
+print("search_cli: intervals reproducible, ordered, around the point step, wider with --spread 0.2")
+PY
+echo "search_cli: counts, ranking, exact replica shortcut, infeasible and bad input, budget, intervals"
