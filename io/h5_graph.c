@@ -364,17 +364,24 @@ int h5s_gather_meta(sctx *c, const gmeta *lm, size_t nloc, gmeta **all, size_t *
  * deviceProperties, when they all name the same one (what-if takes the
  * source GPU from it). Collective under MPI: rank 0's name is the
  * candidate, every rank checks its own graphs. */
-static int write_device_attr(sctx *c, lsim_graph *const *graphs, size_t n)
+int lsim_store_job_device(lsim_graph *const *graphs, size_t n, char *dev, size_t cap)
 {
-    char dev[256] = "";
     int ok = 1;
+    dev[0] = 0;
     for (size_t i = 0; i < n && ok; i++) {
         const lsim_graph *g = graphs[i];
         const char *d = g->device != UINT32_MAX ? lsim_strtab_get(g->strings, g->device) : NULL;
-        if (!d || !*d || strlen(d) >= sizeof dev) ok = 0;
-        else if (!dev[0]) snprintf(dev, sizeof dev, "%s", d);
+        if (!d || !*d || strlen(d) >= cap) ok = 0;
+        else if (!dev[0]) snprintf(dev, cap, "%s", d);
         else if (strcmp(dev, d)) ok = 0;
     }
+    return ok && dev[0];
+}
+
+static int write_device_attr(sctx *c, lsim_graph *const *graphs, size_t n)
+{
+    char dev[256] = "";
+    int ok = lsim_store_job_device(graphs, n, dev, sizeof dev) || !n;
     if (c->mpi) {
         char root[256];
         memcpy(root, dev, sizeof root);

@@ -151,6 +151,10 @@ void lsim_store_writer_abort(lsim_store_writer *w);
  * LSIM_EARG / LSIM_ENOMEM. */
 #define LSIM_STORE_MAX_ATTRS 8
 int lsim_store_writer_set_attr(lsim_store_writer *w, const char *name, const char *text, lsim_err *err);
+/* The GPU every graph names (its trace's deviceProperties), what a store's
+ * root attribute "device" holds: 1 with the name in dev (cap bytes) when
+ * all n name the same one, else 0. Local. */
+int lsim_store_job_device(lsim_graph *const *graphs, size_t n, char *dev, size_t cap);
 
 /* The string attribute `name` of the root of a graph store or result file.
  * *text: caller frees. LSIM_EARG when absent, LSIM_EFORMAT when not a

@@ -50,6 +50,10 @@ int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err);
  * ("PATH: key K: what is wrong"). */
 int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err);
 
+/* What --model takes everywhere: a file (the name holds '/' or ".json":
+ * lsim_model_load) or a built-in name (lsim_model_builtin). */
+int lsim_model_named(const char *name_or_path, lsim_model_shape *out, lsim_err *err);
+
 /* ------------------------------------------------------------ configuration */
 
 typedef struct lsim_synth_cfg {

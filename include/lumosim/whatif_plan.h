@@ -123,6 +123,26 @@ int lsim_wi_size_check(const char *out, double held, double nodes, double edges,
 int lsim_wi_ident_layers(const lsim_wi_ident *id);
 int lsim_wi_ident_runs(const lsim_wi_ident *id);
 
+/* The model-shape memory estimate (memest.h) of a traced or synthesized
+ * job as it ran, without a what-if: `lumosim replay --model M`, `build
+ * --model M`. The layout comes from the graphs' collectives
+ * (lsim_wi_layout_of), the micro-batch from their activations
+ * (lsim_wi_model_of, or given->micro_batch), the layers and forward runs
+ * from their structure, forward-only or training from what ran; the rest
+ * are the estimate's defaults (bf16 weights, fp32 gradients and Adam,
+ * flash attention, no recomputation, 1F1B), which *out's JSON does not
+ * say and docs/memory.md does. The GPU: the traces' deviceProperties
+ * (totalGlobalMem; name) or, when they give no capacity, the built-in spec
+ * their device name maps to; else capacity 0 (never OOM).
+ * given: the model (hidden > 0), NULL or hidden 0 for a synthesized job's
+ * built-in shape. When no estimate can be made (the graphs are some of a
+ * larger job, no layer structure, the shape does not fit), *out is left
+ * empty (nstages 0) and why (cap bytes) says why; that is not an error.
+ * 0, LSIM_ENOMEM. *out owned by the caller (lsim_memest_job_free). Local. */
+struct lsim_memest_job;
+int lsim_wi_job_memest(lsim_graph *const *gs, size_t n, const lsim_wi_model *given, struct lsim_memest_job *out,
+                       char *why, size_t cap, lsim_err *err);
+
 /* --identify's JSON (one object, no newline): layout, collectives, layers and,
  * when roles, every rank's coordinates. Also the record's "structure". */
 void lsim_wi_put_identify(FILE *f, const lsim_wi_ident *ids, size_t n, const lsim_wi_layout *L, int roles);

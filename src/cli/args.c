@@ -34,14 +34,17 @@
 #include "lumosim/whatif.h"
 
 const char *const LSIM_USAGE_BUILD =
-    "usage: lumosim build [--latency model|observed] [--sm-contention on|off] TRACES... -o JOB.h5\n"
+    "usage: lumosim build [--latency model|observed] [--sm-contention on|off]\n"
+    "                     [--model M [--micro-batch B]] TRACES... -o JOB.h5\n"
     "\n"
     "Parses the traces once and stores the execution graphs of every GPU (nodes,\n"
     "edges, processors, names, collectives, iterations, the latency model baked\n"
     "into the edge delays) with provenance (source names, sizes, CRC-32, version,\n"
     "command line) in an HDF5 graph store (docs/hdf5-schema.md). Under mpirun the\n"
     "traces are split over the ranks and the store is written collectively.\n"
-    "--sm-contention on adds the SM edges of lumosim replay --sm-contention on.\n";
+    "--sm-contention on adds the SM edges of lumosim replay --sm-contention on.\n"
+    "--model M records the job's memory estimate (as lumosim replay --model M) in\n"
+    "the store, which sim, info and report then show, OOM flagged (serial only).\n";
 
 const char *const LSIM_USAGE_SIM =
     "usage: lumosim sim [options] JOB.h5 [-o RESULT.h5 [--run NAME]]\n"
@@ -507,7 +510,7 @@ int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **a
     memset(b, 0, sizeof *b);
     lsim_cli_opts_default(&b->o);
     build_ctx c = {b, args};
-    lsim_cli_spec s = {"build",   LSIM_USAGE_BUILD, OPTS, NOPTS(OPTS), LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION),
+    lsim_cli_spec s = {"build",   LSIM_USAGE_BUILD, OPTS, NOPTS(OPTS), LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION) | LSIM_OPT_BIT(LSIM_OPT_MODEL) | LSIM_OPT_BIT(LSIM_OPT_MICRO_BATCH),
                        &b->o,     &b->o.seen,       on_build, &c};
     int rc = lsim_cli_getopt(argc, argv, &s);
     if (rc <= 0) return rc;
@@ -625,7 +628,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
     s->mapping = "groups";
     s->seed = 1;
     lsim_cli_seen *seen = &s->o.seen;
-    lsim_cli_spec sp = {"sim", LSIM_USAGE_SIM, OPTS,  NOPTS(OPTS), LSIM_OPT_ALL_COMMON & ~(LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION)),
+    lsim_cli_spec sp = {"sim", LSIM_USAGE_SIM, OPTS,  NOPTS(OPTS), LSIM_OPT_ALL_COMMON & ~(LSIM_OPT_BIT(LSIM_OPT_LATENCY) | LSIM_OPT_BIT(LSIM_OPT_SM_CONTENTION) | LSIM_OPT_BIT(LSIM_OPT_MODEL) | LSIM_OPT_BIT(LSIM_OPT_MICRO_BATCH)),
                         &s->o, seen,           on_sim, s};
     int rc = lsim_cli_getopt(argc, argv, &sp);
     if (rc <= 0) return rc;

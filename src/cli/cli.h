@@ -38,6 +38,8 @@ typedef struct lsim_cli_opts {
                                 report */
     const char *store_out;   /* build -o PATH: its free space is checked with the inputs */
     const char *run_name;    /* --run NAME (report from a result archive) */
+    const char *model;       /* --model NAME|FILE.json: estimate the job's memory from its shape */
+    int micro_batch;         /* --micro-batch B (with --model), 0: from the trace's activations */
     lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
 } lsim_cli_opts;
 
@@ -65,6 +67,8 @@ enum {
     LSIM_OPT_CSV,
     LSIM_OPT_PER_RANK,
     LSIM_OPT_SM_CONTENTION,
+    LSIM_OPT_MODEL,       /* replay, report, build: the model-shape memory estimate (memest.h) */
+    LSIM_OPT_MICRO_BATCH, /* with --model: the sequences per micro-batch, when the trace cannot tell */
     LSIM_OPT_NCOMMON
 };
 #define LSIM_OPT_ALL_COMMON ((1u << LSIM_OPT_NCOMMON) - 1)
@@ -120,6 +124,15 @@ void lsim_cli_run_opts(const lsim_cli_opts *o, lsim_cli_progress *p, lsim_run_op
 int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
 int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
 int lsim_cli_simulate(const lsim_cli_opts *o, lsim_run *run, lsim_err *err);
+
+/* --model on replay, report and build: the job's model-shape memory
+ * estimate (whatif_plan.h lsim_wi_job_memest) into *mem, owned by the
+ * caller (lsim_memest_job_free). When none can be made, one warning line
+ * says why and *mem stays empty (nstages 0). 0; LSIM_EARG etc. with err
+ * filled for a --model that cannot be read. Local. */
+struct lsim_memest_job;
+int lsim_cli_job_memory(const lsim_cli_opts *o, lsim_graph *const *gs, size_t n, struct lsim_memest_job *mem,
+                        lsim_err *err);
 
 int lsim_cli_build(int argc, char **argv);
 int lsim_cli_sim(int argc, char **argv);

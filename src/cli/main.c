@@ -71,7 +71,11 @@ static const char *USAGE_HELP =
     "                   pipeline stages (tp:PP:DP groups) each stage's means\n"           \
     "  --independent    replay the ranks of one job each on its own\n"                    \
     "  --replicate-from R  build every rank of the job from rank R's trace alone\n"       \
-    "                   (its graph copied per rank, collectives on the world group)\n"
+    "                   (its graph copied per rank, collectives on the world group)\n" \
+    "  --model M [--micro-batch B]  the job's peak memory per GPU estimated from\n"  \
+    "                   model M's shape (built-in name or JSON, as for synth) and\n"  \
+    "                   the layout, micro-batch and layers the traces show;\n"       \
+    "                   flagged OOM against deviceProperties (docs/memory.md)\n"
 
 static const char *USAGE_REPLAY =
     "usage: lumosim replay [options] PATH...\n"
@@ -189,6 +193,11 @@ static int cmd_simulate(int argc, char **argv, int html)
             return 1;
         }
     }
+    if (o.micro_batch && !o.model) {
+        lsim_cli_usage_error("--micro-batch goes with --model (the memory estimate's shape)");
+        free(args);
+        return 2;
+    }
     if (html && nargs == 1 && lsim_store_probe(args[0]) == LSIM_STORE_RESULTS) {
         int st = lsim_cli_report_results(args[0], o.run_name, o.html_out, o.csv_out);
         free(args);
@@ -210,6 +219,12 @@ static int cmd_simulate(int argc, char **argv, int html)
     int rc = lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err);
     /* reading, building and simulating say their progress (run events);
      * a large job's page takes seconds more */
+    if (!rc && o.model) {
+        /* --model: the estimate from the job's own layout replaces a store's */
+        lsim_memest_job_free(&mem);
+        rc = lsim_cli_job_memory(&o, run.graphs, run.n, &mem, &err);
+        hc.mem = mem.nstages ? &mem : NULL;
+    }
     if (!rc && html) {
         lsim_cli_tty_progress(1, "report: writing %s (%zu ranks)", o.html_out, run.n);
         rc = lsim_cli_write_atomic(o.html_out, write_html, &hc, &err);
@@ -223,17 +238,23 @@ static int cmd_simulate(int argc, char **argv, int html)
     }
     if (!html && !lsim_cli_csv_is_stdout(o.csv_out)) { /* --csv -: the CSV is the report */
         if (o.json) {
-            if (lsim_report_json(stdout, run.items, run.n, &err)) {
+            if (lsim_report_json_mem(stdout, run.items, run.n, hc.mem, &err)) {
                 lsim_cli_error("%s", err.msg);
                 status = 1;
             }
         } else {
-            lsim_report_table_mem(stdout, run.items, run.n, NULL, o.per_rank);
+            lsim_report_table_mem(stdout, run.items, run.n, hc.mem, o.per_rank);
         }
         if (fflush(stdout) != 0) {
             lsim_cli_error("cannot write the report: %s", strerror(errno));
             status = 1;
         }
+    }
+    if (!status && hc.mem && hc.mem->oom) {
+        /* loudly, and after the report, as sim does */
+        char line[256];
+        lsim_memest_oom_line(hc.mem, line, sizeof line);
+        fprintf(stderr, "lumosim: warning: %s\n", line);
     }
 cleanup:
     lsim_memest_job_free(&mem);

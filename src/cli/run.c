@@ -10,7 +10,10 @@
 
 #include "cli.h"
 #include "lumosim/csv.h"
+#include "lumosim/memest.h"
 #include "lumosim/output.h"
+#include "lumosim/synth.h"
+#include "lumosim/whatif_plan.h"
 
 void lsim_cli_opts_default(lsim_cli_opts *o)
 {
@@ -109,6 +112,8 @@ const lsim_cli_opt LSIM_CLI_COMMON[LSIM_OPT_NCOMMON] = {
     [LSIM_OPT_CSV] = {"--csv", NULL, "a file name (- for standard output)", LSIM_OPT_CSV, 0},
     [LSIM_OPT_PER_RANK] = {"--per-rank", NULL, NULL, LSIM_OPT_PER_RANK, 0},
     [LSIM_OPT_SM_CONTENTION] = {"--sm-contention", NULL, "on or off", LSIM_OPT_SM_CONTENTION, 0},
+    [LSIM_OPT_MODEL] = {"--model", NULL, "a model name or file", LSIM_OPT_MODEL, 0},
+    [LSIM_OPT_MICRO_BATCH] = {"--micro-batch", NULL, "a number of sequences", LSIM_OPT_MICRO_BATCH, 0},
 };
 
 int lsim_cli_common_apply(lsim_cli_opts *o, int id, const char *v)
@@ -157,6 +162,17 @@ int lsim_cli_common_apply(lsim_cli_opts *o, int id, const char *v)
         o->run.bo.sm_contention = !strcmp(v, "on");
         break;
     case LSIM_OPT_CSV: o->csv_out = v; break;
+    case LSIM_OPT_MODEL: o->model = v; break;
+    case LSIM_OPT_MICRO_BATCH: {
+        char *e = NULL;
+        long x = strtol(v, &e, 10);
+        if (*e || e == v || x < 1 || x > 1000000) {
+            lsim_cli_usage_error("--micro-batch takes a number of sequences from 1 to 1000000 (got '%s')", v);
+            return -1;
+        }
+        o->micro_batch = (int)x;
+        break;
+    }
     case LSIM_OPT_TRACE_OUT:
         o->trace_out = v;
         o->run.critical = 1;        /* the trace marks the path */
@@ -352,4 +368,23 @@ int lsim_cli_write_csv(const lsim_cli_opts *o, const lsim_replay_item *items, si
     if (!o->csv_out) return 0;
     csv_ctx c = {items, n};
     return lsim_cli_write_output(o->csv_out, write_csv_items, &c, err);
+}
+
+int lsim_cli_job_memory(const lsim_cli_opts *o, lsim_graph *const *gs, size_t n, lsim_memest_job *mem, lsim_err *err)
+{
+    /* the shape is the user's (a trace names no model); the layout, the
+     * micro-batch (unless --micro-batch) and the layers are the job's */
+    lsim_model_shape sh;
+    memset(mem, 0, sizeof *mem);
+    if (!o->model) return 0;
+    int rc = lsim_model_named(o->model, &sh, err);
+    if (rc) return rc;
+    lsim_wi_model given;
+    memset(&given, 0, sizeof given);
+    given.hidden = sh.hidden, given.ffn = sh.ffn, given.heads = sh.heads, given.head_dim = sh.head_dim;
+    given.seq = sh.seq, given.vocab = sh.vocab, given.micro_batch = o->micro_batch;
+    char why[LSIM_ERR_LEN];
+    rc = lsim_wi_job_memest(gs, n, &given, mem, why, sizeof why, err);
+    if (!rc && !mem->nstages) fprintf(stderr, "lumosim: warning: no memory estimate from --model %s: %s\n", o->model, why);
+    return rc;
 }

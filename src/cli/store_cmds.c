@@ -112,6 +112,40 @@ static int build_mpi(const mpi_ctx *m, const lsim_cli_opts *o, char **args, int 
     return lsim_store_write_graphs_mpi_ex(out, MPI_COMM_WORLD, run->graphs, run->n, &wo, err);
 }
 
+/* build --model: the store with the job's model-shape memory estimate as
+ * its root attribute "memory" (as lumosim synth records one), through the
+ * streamed writer, which takes attributes; sim, info and report then show
+ * it and flag OOM. Without an estimate (the warning said why) the store is
+ * written as without --model. Local. */
+static int build_with_memory(const lsim_cli_opts *o, lsim_run *run, const char *out, const lsim_store_write_opts *wo,
+                             lsim_err *err)
+{
+    lsim_memest_job mem;
+    lsim_store_writer *w = NULL;
+    char *json = NULL;
+    int rc = lsim_cli_job_memory(o, run->graphs, run->n, &mem, err);
+    if (!rc && mem.nstages) rc = lsim_memest_job_json(&mem, &json, err);
+    if (!rc) rc = lsim_store_writer_open(out, wo, &w, err);
+    if (!rc) rc = lsim_store_writer_add(w, run->graphs, run->n, wo->source_paths, err);
+    if (!rc && json) rc = lsim_store_writer_set_attr(w, "memory", json, err);
+    char dev[256];
+    if (!rc && lsim_store_job_device(run->graphs, run->n, dev, sizeof dev)) /* as lsim_store_write_graphs does */
+        rc = lsim_store_writer_set_attr(w, "device", dev, err);
+    if (!rc) {
+        rc = lsim_store_writer_close(w, err); /* frees w, also on failure */
+        w = NULL;
+    }
+    if (w) lsim_store_writer_abort(w);
+    if (!rc && mem.oom) {
+        char line[256];
+        lsim_memest_oom_line(&mem, line, sizeof line);
+        fprintf(stderr, "lumosim: warning: %s\n", line);
+    }
+    free(json);
+    lsim_memest_job_free(&mem);
+    return rc;
+}
+
 int lsim_cli_build(int argc, char **argv)
 {
     lsim_cli_build_args ba;
@@ -144,6 +178,11 @@ int lsim_cli_build(int argc, char **argv)
         goto done;
     }
     o.store_out = out;
+    if (o.micro_batch && !o.model) {
+        lsim_cli_usage_error("--micro-batch goes with --model (the memory estimate's shape)");
+        status = 2;
+        goto done;
+    }
     if (lsim_cli_mpi_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         status = 1;
@@ -153,13 +192,19 @@ int lsim_cli_build(int argc, char **argv)
     /* reading and building say their progress (run events); the store's
      * write is the rest: rank 0's terminal only, not with --stats */
     if (m.rank != 0 || o.stats) lsim_cli_tty_progress_off();
-    if (m.on) {
+    if (m.on && o.model) {
+        /* the estimate needs every GPU's graph in one place */
+        rc = lsim_err_set(&err, LSIM_EARG,
+                          "build --model is not run under mpirun (each rank holds only its traces): build without "
+                          "mpirun, or build first and estimate with lumosim replay --model");
+    } else if (m.on) {
         rc = build_mpi(&m, &o, args, nargs, out, cmd, &run, &err);
     } else {
         rc = lsim_cli_load(&o, args, nargs, &run, &err);
         lsim_store_write_opts wo = {cmd, (const char *const *)run.paths, 0, {0}};
         if (!rc) lsim_cli_tty_progress(1, "build: writing %zu graphs to %s", run.n, out);
-        if (!rc) rc = lsim_store_write_graphs_ex(out, run.graphs, run.n, &wo, &err);
+        if (!rc && o.model) rc = build_with_memory(&o, &run, out, &wo, &err);
+        else if (!rc) rc = lsim_store_write_graphs_ex(out, run.graphs, run.n, &wo, &err);
     }
     lsim_cli_tty_progress_done();
     /* under mpirun the error is agreed (every rank holds the lowest failing

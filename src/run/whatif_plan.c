@@ -183,7 +183,7 @@ int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *e
     if ((rc = resolve_hardware(p, err))) goto cleanup;
     if (rq->model) {
         lsim_model_shape sh;
-        rc = is_file_name(rq->model) ? lsim_model_load(rq->model, &sh, err) : lsim_model_builtin(rq->model, &sh, err);
+        rc = lsim_model_named(rq->model, &sh, err);
         if (rc) goto cleanup;
         p->given.hidden = sh.hidden, p->given.ffn = sh.ffn, p->given.heads = sh.heads, p->given.head_dim = sh.head_dim;
         p->given.seq = sh.seq, p->given.vocab = sh.vocab;

@@ -301,3 +301,8 @@ int lsim_synth_schedule(int pp, int stage, int m, int V, lsim_synth_step *out, i
 static const char *const RC_NAMES[] = {LSIM_RECOMPUTE_MODES(RC_NAME_)};
 #undef RC_NAME_
 const char *lsim_recompute_name(int mode) { return mode >= 0 && mode < LSIM_RC_N ? RC_NAMES[mode] : "?"; }
+
+int lsim_model_named(const char *s, lsim_model_shape *out, lsim_err *err)
+{
+    return strchr(s, '/') || strstr(s, ".json") ? lsim_model_load(s, out, err) : lsim_model_builtin(s, out, err);
+}
