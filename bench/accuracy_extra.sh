@@ -102,6 +102,11 @@ PY
 fi
 # A real DDP job against itself (ddp_truth.sh prints one line per figure).
 JSON_CHECK=${JSON_CHECK:-$(dirname "$L")/tests/integration/json_check}
+# The memory estimate against the published formulas (issue 21): the
+# paper's columns are computed by the unit test from the formulas, not
+# from lumosim's code.
+MEMEST=${MEMEST:-build/tests/unit/test_memest}
+if [ -x "$MEMEST" ]; then "$MEMEST" --table >"$tmp/memest.md" || rc=1; fi
 if [ -d "$SHARED/ddp4_mi300" ] && [ -x "$JSON_CHECK" ]; then
     LUMOSIM=$L JSON_CHECK=$JSON_CHECK bash tests/integration/ddp_truth.sh "$SHARED/ddp4_mi300" >"$tmp/ddp.txt" 2>&1 || rc=1
 fi
@@ -142,6 +147,21 @@ fi
         echo '```'
         cat "$tmp/ddp.txt"
         echo '```'
+        echo
+    fi
+    if [ -s "$tmp/memest.md" ]; then
+        echo "## Accuracy: the memory estimate against the published formulas"
+        echo
+        echo "Per-GPU memory of Megatron-LM GPT models on the first pipeline stage (docs/memory.md), beside"
+        echo "Korthikanti et al. 2022 (\"Reducing Activation Recomputation in Large Transformer Models\", Table 2"
+        echo "per layer, section 4.2.3 for the first stage) and Megatron-LM's \`theoretical_memory_usage.py\` for"
+        echo "the weight, gradient and optimizer states. Published formulas, not measured runs: the \"paper\" and"
+        echo "\"Megatron\" columns are computed by \`$MEMEST --table\` (at commit $(lsim_commit)) from those"
+        echo "formulas, not from lumosim's code. Why the columns differ, row by row: docs/memory.md, \"Compared"
+        echo "with the published formulas\" (the embedding's activations and token ids the paper leaves out,"
+        echo "the layer being recomputed, position embeddings and replicated biases)."
+        echo
+        cat "$tmp/memest.md"
         echo
     fi
     echo "<!-- END bench/accuracy_extra.sh -->"
