@@ -1,9 +1,13 @@
 /* PyTorch execution-trace reader and its pairing with a Kineto trace (see
  * include/lumosim/et.h).
  *
- * The document is small next to a Kineto trace (one node per operator call,
- * no GPU events), so it is read whole, inflated with zlib when it starts
- * with the gzip magic, and parsed by cJSON; LSIM_ET_MAX_BYTES caps it. */
+ * The document's bytes are read whole (inflated with zlib when they start
+ * with the gzip magic; LSIM_ET_MAX_BYTES caps them), but never parsed as
+ * one cJSON tree: the Kineto reader's scanner (json_internal.h) walks the
+ * top-level object and hands over one node at a time, which cJSON parses
+ * in the reader's arena. A whole-document tree cost about three times the
+ * bytes in small allocations, and freeing them dominated the megatron
+ * set's ingest (docs/performance.md). */
 #include "lumosim/et.h"
 
 #include <ctype.h>
@@ -22,6 +26,7 @@
 
 #include "lumosim/input.h"
 #include "../src/util.h"
+#include "json_internal.h"
 
 #define MAX_GROUPS 4096
 
@@ -283,6 +288,11 @@ typedef struct parser {
     const char *label;
     lsim_err *err;
     size_t capops, cappg;
+    const char *text;   /* the document (byte offsets in messages) */
+    int64_t *ids;       /* node ids met so far */
+    size_t nids, capids;
+    int traceevents;    /* the document has a traceEvents member (a Kineto trace) */
+    int nodes_member;   /* "nodes" met, array or not */
 } parser;
 
 static int oom(parser *p) { return lsim_err_set(p->err, LSIM_ENOMEM, "%s: out of memory", p->label); }
@@ -539,56 +549,84 @@ static int cmp_op(const void *a, const void *b)
     return x->node_id < y->node_id ? -1 : x->node_id > y->node_id;
 }
 
+/* Pass 1 (every member but the nodes): the schema, distributedInfo (its
+ * process groups are numbered before the nodes', as when the document was
+ * one tree), and whether this is a Kineto trace. */
+static int doc_member(void *ctx, const char *key, const char *val, size_t len)
+{
+    parser *p = ctx;
+    lsim_et *et = p->et;
+    if (!strcmp(key, "traceEvents")) p->traceevents = 1;
+    if (!strcmp(key, "nodes")) p->nodes_member = 1; /* not an array */
+    if (strcmp(key, "schema") && strcmp(key, "distributedInfo")) return 0;
+    int rc = lsim_json_arena_begin();
+    if (rc) return oom(p);
+    cJSON *v = cJSON_ParseWithLength(val, len);
+    if (!v) rc = lsim_err_set(p->err, LSIM_EFORMAT, "%s: not JSON (malformed at byte %zu)", p->label,
+                              (size_t)(val - p->text));
+    else if (!strcmp(key, "schema") && cJSON_IsString(v))
+        snprintf(et->schema, sizeof et->schema, "%s", v->valuestring);
+    else if (!strcmp(key, "distributedInfo") && cJSON_IsObject(v))
+        rc = parse_distributed(p, v);
+    if (lsim_json_arena_end()) cJSON_Delete(v);
+    return rc;
+}
+
+/* Pass 2: one node, parsed alone: its id kept for the duplicate check,
+ * record_param_comms parsed. */
+static int doc_node(void *ctx, size_t index, const char *val, size_t len)
+{
+    parser *p = ctx;
+    int rc = lsim_json_arena_begin();
+    if (rc) return oom(p);
+    cJSON *nd = cJSON_ParseWithLength(val, len);
+    const cJSON *nm = cJSON_IsObject(nd) ? item(nd, "name") : NULL;
+    int64_t id = 0;
+    if (!nd)
+        rc = lsim_err_set(p->err, LSIM_EFORMAT, "%s: not JSON (malformed at byte %zu)", p->label,
+                          (size_t)(val - p->text));
+    else if (!cJSON_IsObject(nd) || !cJSON_IsString(nm) || !num_i64(item(nd, "id"), &id))
+        rc = lsim_err_set(p->err, LSIM_ETRACE,
+                          "%s: node #%zu is not an execution-trace node (an object with a name and a numeric id)",
+                          p->label, index);
+    else if (LSIM_GROW(p->ids, &p->capids, p->nids + 1))
+        rc = oom(p);
+    else {
+        p->ids[p->nids++] = id;
+        if (!strcmp(nm->valuestring, "record_param_comms")) rc = parse_comm(p, nd, id);
+    }
+    if (lsim_json_arena_end()) cJSON_Delete(nd);
+    return rc;
+}
+
 static int parse_doc(parser *p, const char *text, size_t len)
 {
     lsim_et *et = p->et;
-    int rc = 0;
-    int64_t *ids = NULL;
-    const char *end = NULL;
+    int rc = 0, saw = 0;
     size_t k = 0;
     while (k < len && isspace((unsigned char)text[k])) k++;
     if (k == len) return lsim_err_set(p->err, LSIM_EFORMAT, "%s: file is empty", p->label);
-    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!doc) {
-        size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-        return lsim_err_set(p->err, LSIM_EFORMAT, "%s: not JSON (malformed at byte %zu)", p->label, at);
+    p->text = text;
+    lsim_json_walk w1 = {"nodes", NULL, doc_member, p};
+    rc = lsim_json_walk_mem(p->label, text, len, &w1, &saw, p->err);
+    if (rc == LSIM_EFORMAT && strstr(p->err->msg, ": malformed JSON at byte ")) {
+        /* the scanner's words, as "not JSON (...)" like the other refusals */
+        char why[LSIM_ERR_LEN];
+        snprintf(why, sizeof why, "%s", strstr(p->err->msg, ": malformed JSON at byte ") + 2);
+        lsim_err_set(p->err, LSIM_EFORMAT, "%s: not JSON (%s)", p->label, why);
     }
-    if (end)
-        for (const char *q = end; q < text + len; q++)
-            if (!isspace((unsigned char)*q) && *q) {
-                rc = lsim_err_set(p->err, LSIM_EFORMAT, "%s: not JSON (trailing data after the document at byte %zu)",
-                                  p->label, (size_t)(q - text));
-                goto cleanup;
-            }
-    const cJSON *nodes = cJSON_IsObject(doc) ? item(doc, "nodes") : NULL;
-    if (!cJSON_IsArray(nodes)) {
-        rc = lsim_err_set(p->err, LSIM_ETRACE, "%s: no \"nodes\" array: not a PyTorch execution trace%s", p->label,
-                          cJSON_IsObject(doc) && item(doc, "traceEvents") ? " (this is a Kineto trace)" : "");
-        goto cleanup;
-    }
-    const cJSON *schema = item(doc, "schema");
-    if (cJSON_IsString(schema)) snprintf(et->schema, sizeof et->schema, "%s", schema->valuestring);
-    const cJSON *di = item(doc, "distributedInfo");
-    if (cJSON_IsObject(di) && (rc = parse_distributed(p, di))) goto cleanup;
-    int n = cJSON_GetArraySize(nodes);
-    if (n <= 0) {
+    if (rc) return rc;
+    if (!saw)
+        return lsim_err_set(p->err, LSIM_ETRACE, "%s: no \"nodes\" array: not a PyTorch execution trace%s", p->label,
+                            p->traceevents ? " (this is a Kineto trace)" : "");
+    lsim_json_walk w2 = {"nodes", doc_node, NULL, p};
+    if ((rc = lsim_json_walk_mem(p->label, text, len, &w2, &saw, p->err))) goto cleanup;
+    if (!p->nids) {
         rc = lsim_err_set(p->err, LSIM_ETRACE, "%s: \"nodes\" is empty: not a usable execution trace", p->label);
         goto cleanup;
     }
-    if (!(ids = malloc((size_t)n * sizeof *ids))) {
-        rc = oom(p);
-        goto cleanup;
-    }
-    size_t ni = 0;
-    for (const cJSON *nd = nodes->child; nd; nd = nd->next, ni++) {
-        const cJSON *nm = item(nd, "name");
-        if (!cJSON_IsObject(nd) || !cJSON_IsString(nm) || !num_i64(item(nd, "id"), &ids[ni])) {
-            rc = lsim_err_set(p->err, LSIM_ETRACE, "%s: node #%zu is not an execution-trace node (an object with a name and a numeric id)",
-                              p->label, ni);
-            goto cleanup;
-        }
-        if (!strcmp(nm->valuestring, "record_param_comms") && (rc = parse_comm(p, nd, ids[ni]))) goto cleanup;
-    }
+    size_t ni = p->nids;
+    int64_t *ids = p->ids;
     et->nnodes = ni;
     qsort(ids, ni, sizeof *ids, cmp_i64);
     for (size_t i = 1; i < ni; i++)
@@ -621,8 +659,8 @@ static int parse_doc(parser *p, const char *text, size_t len)
         }
     }
 cleanup:
-    free(ids);
-    cJSON_Delete(doc);
+    free(p->ids);
+    p->ids = NULL;
     return rc;
 }
 

@@ -31,6 +31,7 @@
 
 #include "lumosim/input.h"
 #include "../src/util.h"
+#include "json_internal.h"
 
 /* ------------------------------------------------------------------ arena */
 
@@ -80,6 +81,16 @@ static void arena_end(void)
 {
     g_arena.active = 0;
     g_arena.used = 0;
+}
+
+int lsim_json_arena_begin(void) { return arena_begin(); }
+
+int lsim_json_arena_end(void)
+{
+    int spilled = g_arena.fallbacks != 0;
+    g_arena.fallbacks = 0;
+    arena_end();
+    return spilled;
 }
 
 /* ----------------------------------------------------------------- source */
@@ -1321,29 +1332,43 @@ static int expect_char(reader *r, char want, const char *what)
     return 0;
 }
 
+/* How a top-level object is walked (walk_top): the member `array` streamed
+ * element by element, the others handed over whole. The Kineto reader and
+ * lsim_json_walk_mem (the execution-trace reader) share it. */
+typedef struct walk_cb {
+    const char *array;
+    int strict;  /* `array` must be an array: LSIM_ETRACE "ARRAY is not an array" otherwise */
+    int bare;    /* a bare top-level array is `array` (the Chrome trace format allows it) */
+    int keys;    /* find the ph/ts/dur of object elements (value_keys) */
+    /* the element at r->buf + r->pos, len bytes; vk only for objects when keys */
+    int (*element)(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk);
+    /* another member (or a non-array `array` when not strict): its value at r->buf + r->pos */
+    int (*member)(void *ctx, reader *r, const char *key, size_t len);
+    void *ctx;
+} walk_cb;
+
 /* Streams the array whose '[' was just consumed. */
-static int read_events_array(lsim_trace *t, reader *r)
+static int walk_array(const walk_cb *w, reader *r)
 {
     int rc = 0;
+    char eoi[96], sep[96];
+    snprintf(eoi, sizeof eoi, "unexpected end of input inside %s", w->array);
+    snprintf(sep, sizeof sep, "expected ',' or ']' in %s", w->array);
     int c = peek_nonspace(r, &rc);
     if (c == -2) return rc;
     if (c == ']') {
         r->pos++;
         return 0;
     }
-    for (;;) {
+    for (size_t idx = 0;; idx++) {
         c = peek_nonspace(r, &rc);
         if (c == -2) return rc;
-        if (c == -1) return syntax_error(r, r->pos, "unexpected end of input inside traceEvents");
+        if (c == -1) return syntax_error(r, r->pos, eoi);
         size_t len;
         value_keys vk;
-        if (c != '{') {
-            if ((rc = value_extent(r, &len, NULL))) return rc;
-            t->events_seen++;
-        } else {
-            if ((rc = value_extent(r, &len, &vk))) return rc;
-            if ((rc = handle_event(t, r, r->buf + r->pos, len, &vk))) return rc;
-        }
+        int obj = c == '{' && w->keys;
+        if ((rc = value_extent(r, &len, obj ? &vk : NULL))) return rc;
+        if ((rc = w->element(w->ctx, r, idx, len, obj ? &vk : NULL))) return rc;
         r->pos += len;
         c = peek_nonspace(r, &rc);
         if (c == -2) return rc;
@@ -1355,21 +1380,26 @@ static int read_events_array(lsim_trace *t, reader *r)
             r->pos++;
             return 0;
         }
-        return syntax_error(r, r->pos, c == -1 ? "unexpected end of input inside traceEvents"
-                                               : "expected ',' or ']' in traceEvents");
+        return syntax_error(r, r->pos, c == -1 ? eoi : sep);
     }
 }
 
-static int read_top(lsim_trace *t, reader *r, int *have_events)
+static int walk_top(const walk_cb *w, reader *r, int *have_array)
 {
     int rc = 0;
     int c = peek_nonspace(r, &rc);
     if (c == -2) return rc;
     if (c == -1) return lsim_err_set(r->err, LSIM_EFORMAT, "%s: file is empty", r->label);
-    if (c == '[') { /* Chrome trace format also allows a bare array */
+    if (c == '[' && w->bare) {
         r->pos++;
-        *have_events = 1;
-        if ((rc = read_events_array(t, r))) return rc;
+        *have_array = 1;
+        if ((rc = walk_array(w, r))) return rc;
+        goto trailing;
+    }
+    if (c == '[') { /* not the object the caller reads: its members are missing */
+        size_t vlen;
+        if ((rc = value_extent(r, &vlen, NULL))) return rc;
+        r->pos += vlen;
         goto trailing;
     }
     if (c != '{') return lsim_err_set(r->err, LSIM_EFORMAT, "%s: not JSON (expected '{' or '[' at start)", r->label);
@@ -1386,27 +1416,25 @@ static int read_top(lsim_trace *t, reader *r, int *have_events)
         if (c != '"') return syntax_error(r, r->pos, "expected a key");
         size_t klen;
         if ((rc = value_extent(r, &klen, NULL))) return rc;
-        char key[32] = "";
-        if (klen - 2 < sizeof key) {
-            memcpy(key, r->buf + r->pos + 1, klen - 2);
-            key[klen - 2] = '\0';
-        }
+        char key[64] = "";
+        size_t kn = klen - 2 < sizeof key ? klen - 2 : sizeof key - 1;
+        memcpy(key, r->buf + r->pos + 1, kn);
+        key[kn] = '\0';
         r->pos += klen;
         if ((rc = expect_char(r, ':', "expected ':' after key"))) return rc;
         c = peek_nonspace(r, &rc);
         if (c == -2) return rc;
         if (c == -1) return syntax_error(r, r->pos, "unexpected end of input");
-        if (!strcmp(key, "traceEvents")) {
-            if (c != '[') return lsim_err_set(r->err, LSIM_ETRACE, "%s: traceEvents is not an array", r->label);
+        if (!strcmp(key, w->array) && c == '[') {
             r->pos++;
-            *have_events = 1;
-            if ((rc = read_events_array(t, r))) return rc;
+            *have_array = 1;
+            if ((rc = walk_array(w, r))) return rc;
+        } else if (!strcmp(key, w->array) && w->strict) {
+            return lsim_err_set(r->err, LSIM_ETRACE, "%s: %s is not an array", r->label, w->array);
         } else {
             size_t vlen;
             if ((rc = value_extent(r, &vlen, NULL))) return rc;
-            if (!strcmp(key, "distributedInfo") && (rc = parse_distributed_info(t, r, r->buf + r->pos, vlen)))
-                return rc;
-            if (!strcmp(key, "deviceProperties") && (rc = parse_device_props(t, r, r->buf + r->pos, vlen))) return rc;
+            if (w->member && (rc = w->member(w->ctx, r, key, vlen))) return rc;
             r->pos += vlen;
         }
         c = peek_nonspace(r, &rc);
@@ -1426,6 +1454,33 @@ trailing:
     if (c == -2) return rc;
     if (c != -1) return syntax_error(r, r->pos, "trailing data after the JSON document");
     return 0;
+}
+
+/* The Kineto trace's callbacks: each complete event handled, other
+ * elements counted; distributedInfo and deviceProperties parsed. */
+static int kineto_element(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk)
+{
+    lsim_trace *t = ctx;
+    (void)index;
+    if (!vk) {
+        t->events_seen++;
+        return 0;
+    }
+    return handle_event(t, r, r->buf + r->pos, len, vk);
+}
+
+static int kineto_member(void *ctx, reader *r, const char *key, size_t len)
+{
+    lsim_trace *t = ctx;
+    if (!strcmp(key, "distributedInfo")) return parse_distributed_info(t, r, r->buf + r->pos, len);
+    if (!strcmp(key, "deviceProperties")) return parse_device_props(t, r, r->buf + r->pos, len);
+    return 0;
+}
+
+static int read_top(lsim_trace *t, reader *r, int *have_events)
+{
+    walk_cb w = {"traceEvents", 1, 1, 1, kineto_element, kineto_member, t};
+    return walk_top(&w, r, have_events);
 }
 
 static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen, lsim_progress_fn progress,
@@ -1508,4 +1563,38 @@ int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, l
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
 {
     return read_any(label, NULL, buf, len, NULL, NULL, out, err);
+}
+
+/* ------------------------------------------------- the shared JSON walker */
+
+static int walk_element(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk)
+{
+    const lsim_json_walk *w = ctx;
+    (void)vk;
+    return w->element ? w->element(w->ctx, index, r->buf + r->pos, len) : 0;
+}
+
+static int walk_member(void *ctx, reader *r, const char *key, size_t len)
+{
+    const lsim_json_walk *w = ctx;
+    return w->member ? w->member(w->ctx, key, r->buf + r->pos, len) : 0;
+}
+
+int lsim_json_walk_mem(const char *label, const char *text, size_t len, const lsim_json_walk *w, int *saw_array,
+                       lsim_err *err)
+{
+    /* the reader streams from memory in 1 MiB windows, as it does from gzip */
+    reader r = {0};
+    r.label = label;
+    r.mem = text;
+    r.memlen = len;
+    r.err = err;
+    r.eof = len == 0;
+    r.cap = (size_t)1 << 20;
+    *saw_array = 0;
+    if (!(r.buf = malloc(r.cap + 1))) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
+    walk_cb cb = {w->array, 0, 0, 0, walk_element, walk_member, (void *)w};
+    int rc = walk_top(&cb, &r, saw_array);
+    free(r.buf);
+    return rc;
 }

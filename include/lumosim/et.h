@@ -16,8 +16,9 @@
  * Ops are listed in issue order (node id order: PyTorch assigns ids when an
  * op starts, and writes nodes when they end). "wait" records are not ops.
  *
- * The document is read whole (gzip detected from the content, not the
- * name) and parsed with cJSON: at most LSIM_ET_MAX_BYTES uncompressed.
+ * The document's bytes are read whole (gzip detected from the content,
+ * not the name; at most LSIM_ET_MAX_BYTES uncompressed) and parsed one
+ * node at a time with cJSON, never as one tree.
  * Execution traces hold one node per operator call, a few MB per step.
  *
  * Ownership: lsim_et_read allocates *out; release it with lsim_et_free.
