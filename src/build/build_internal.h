@@ -7,7 +7,8 @@
  *   gpu.c      GPU nodes in stream order, correlation, launches, collectives
  *   sync.c     blocking calls (end-edges), record/wait, cross-thread wake-ups
  *   latency.c  the launch-latency model; launch and stream-order edges
- *   hidden.c   hidden dependencies recovered from timing
+ *   hidden.c   hidden dependencies recovered from timing; the order
+ *              inside CUDA/HIP graph launches
  * Everything is local (no MPI); nothing here is installed. */
 #ifndef LSIM_BUILD_INTERNAL_H
 #define LSIM_BUILD_INTERNAL_H
@@ -39,6 +40,9 @@ typedef struct bld_builder {
     /* per node extras used only while building */
     uint32_t *node_event; /* source event index */
     uint32_t *launch_of;  /* GPU node -> runtime node, BLD_NONE if pre-window */
+    /* graph launch call node -> its graph's first op (the earliest to
+     * start), BLD_NONE for every other node (gpu.c, bld_link_launches) */
+    uint32_t *graph_head;
     /* per event: last piece node (CPU/runtime), GPU node (GPU) */
     uint32_t *ev_node;
     uint32_t *ev_enter; /* runtime memcpy events: their entry node */
@@ -143,6 +147,10 @@ int bld_learn_latency(bld_builder *b);
 int bld_launch_and_stream_edges(bld_builder *b);
 int bld_xthread_edges(bld_builder *b);
 int bld_hidden_edges(bld_builder *b);
+/* hidden.c: the order inside each graph launch (called last by
+ * bld_launch_and_stream_edges, which skips the stream edges between ops of
+ * one graph launch). */
+int bld_graph_edges(bld_builder *b);
 int bld_sm_edges(bld_builder *b);
 
 #endif

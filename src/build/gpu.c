@@ -3,6 +3,8 @@
  * pre-window work), collectives completed from their record_param_comms
  * and numbered per process group, and the stream-position queries the
  * sync and latency steps ask. */
+#include <stdio.h>
+
 #include "build_internal.h"
 
 /* ---------------------------------------------------- correlation maps */
@@ -295,6 +297,45 @@ int bld_corr_maps(bld_builder *b)
 
 /* ------------------------------------------------------------- launches */
 
+/* The rank as error messages name it. */
+static void rank_label(const lsim_graph *g, char *buf, size_t n)
+{
+    if (g->rank >= 0) snprintf(buf, n, "rank %d", (int)g->rank);
+    else snprintf(buf, n, "rank unknown (no distributedInfo)");
+}
+
+/* Each graph launch's first op (the earliest to start; by stream order on a
+ * tie), b->graph_head indexed by the launch call's node. A graph's ops are
+ * placed from it (latency.c, hidden.c), so a graph launch whose ops cannot
+ * be placed is bad input, named, not replayed some other way: an op that
+ * starts before the call began, by more than one timestamp step (the
+ * launch cannot have submitted it). */
+static int graph_heads(bld_builder *b)
+{
+    lsim_graph *g = b->g;
+    const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
+    if (!(b->graph_head = malloc((g->n ? g->n : 1) * sizeof *b->graph_head))) return bld_oom(b);
+    for (size_t v = 0; v < g->n; v++) b->graph_head[v] = BLD_NONE;
+    for (size_t v = 0; v < g->n; v++) {
+        if (!(g->flags[v] & LSIM_NF_GRAPH)) continue;
+        uint32_t r = b->launch_of[v], h = b->graph_head[r];
+        lsim_ns early = g->obs_start[r] - g->obs_start[v];
+        if (early > tol) {
+            char rk[48];
+            rank_label(g, rk, sizeof rk);
+            return lsim_err_set(b->err, LSIM_ETRACE,
+                                "%s: %s: %s (correlation %lld) at %.3f us: its op \"%s\" on stream %lld starts "
+                                "%.3f us before the call began: the graph's ops cannot be placed",
+                                b->t->path, rk, bld_rt_name(b, r), (long long)g->corr[v], (double)g->obs_start[r] / 1e3,
+                                lsim_strtab_get(g->strings, g->name[v]), (long long)g->procs[g->proc[v]].tid,
+                                (double)early / 1e3);
+        }
+        if (h == BLD_NONE || g->obs_start[v] < g->obs_start[h] || (g->obs_start[v] == g->obs_start[h] && v < h))
+            b->graph_head[r] = (uint32_t)v;
+    }
+    return 0;
+}
+
 int bld_link_launches(bld_builder *b)
 {
     lsim_graph *g = b->g;
@@ -310,6 +351,8 @@ int bld_link_launches(bld_builder *b)
             g->flags[v] |= LSIM_NF_GRAPH;
         }
     }
+    int rc = graph_heads(b);
+    if (rc) return rc;
     /* prefix-max launch time per stream position */
     for (uint32_t p = 0; p < g->nprocs; p++) {
         lsim_ns m = INT64_MIN;

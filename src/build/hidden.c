@@ -51,6 +51,8 @@ int bld_hidden_edges(bld_builder *b)
     qsort(ends, n, sizeof *ends, lsim_time_node_cmp);
     for (size_t v = 0; v < g->n; v++) {
         if (!g->procs[g->proc[v]].is_gpu || (g->flags[v] & LSIM_NF_PREWINDOW)) continue;
+        /* a graph's later ops: their graph's order is their dependency */
+        if ((g->flags[v] & LSIM_NF_GRAPH) && b->graph_head[b->launch_of[v]] != v) continue;
         if (explained[v] == INT64_MIN || g->obs_start[v] - explained[v] <= b->o->infer_slack_ns) continue;
         lsim_ns s = g->obs_start[v];
         for (size_t k = lsim_time_node_count_le(ends, n, s + tol); k-- > 0;) {
@@ -74,5 +76,159 @@ int bld_hidden_edges(bld_builder *b)
 cleanup:
     free(explained);
     free(ends);
+    return rc;
+}
+
+/* ------------------------------------------------------ CUDA-graph internals */
+
+/* One graph launch correlation covers all of its graph's ops (KINETO-NOTES
+ * trap 3), and the trace shows none of the graph's internal edges: the
+ * record/wait and stream order captured into it became graph edges, which
+ * CUPTI does not report. What the trace does show is the internal order,
+ * and a replay keeps it: an op of a graph starts after the ops of the same
+ * graph that ended before it started (within one timestamp step), on its
+ * stream and on the graph's other streams. Ops of the graph that overlapped
+ * in the trace (branches, also on one stream) stay unordered.
+ *
+ * The gap between such an op and the last of those ends is the graph's own
+ * device-side dispatch: the CPU was done with the graph when the call
+ * returned, so nothing on the CPU timeline can widen or narrow it, and no
+ * other part of the model predicts it. It is a per-graph-node delay, the
+ * gap this launch of the graph shows at that node, in both latency modes.
+ * (A median over the trace's launches of the same graph -- same ops in the
+ * same order on the same streams -- was tried: on the megatron fixture of
+ * tests/data/tools/make_cuda_graph.py, launches of one graph differ in
+ * their internal gaps by up to milliseconds, and the median moved ops by
+ * up to 19 ms, GPU start-error p90 5.8 ms against 7 us.) An op with no
+ * such predecessor (a root of the graph other than its first op) is
+ * dispatched at its offset from the first op's start. Only the first op
+ * is placed from outside the graph: after the launch call (+ the learned
+ * graph launch latency, latency.c), after earlier work on its stream and
+ * after the events waited for before the call; every other op's time
+ * follows from it and from these edges, never from its observed start.
+ * Before this, stream edges packed a graph's ops back to back (the idle
+ * inside graphs disappeared from the replay), and every op of a graph on
+ * an idle stream was a launch-latency sample (the idle before graphs
+ * went with it). */
+typedef struct gr_key {
+    uint32_t r;
+    lsim_ns s, e;
+    uint32_t v;
+} gr_key;
+
+static int cmp_gr_start(const void *x, const void *y)
+{
+    const gr_key *a = x, *c = y;
+    if (a->r != c->r) return a->r < c->r ? -1 : 1;
+    if (a->s != c->s) return a->s < c->s ? -1 : 1;
+    return a->v < c->v ? -1 : a->v > c->v;
+}
+
+static int cmp_gr_end(const void *x, const void *y)
+{
+    const gr_key *a = x, *c = y;
+    if (a->e != c->e) return a->e < c->e ? -1 : 1;
+    if (a->s != c->s) return a->s < c->s ? -1 : 1;
+    return a->v < c->v ? -1 : a->v > c->v;
+}
+
+typedef struct gr_edge {
+    uint32_t src, dst; /* dst: index into the start-ordered list */
+} gr_edge;
+
+int bld_graph_edges(bld_builder *b)
+{
+    lsim_graph *g = b->g;
+    int rc = 0;
+    const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
+    size_t n = 0, ne = 0, cape = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->flags[v] & LSIM_NF_GRAPH) n++;
+    if (!n) return 0;
+    gr_key *k = malloc(n * sizeof *k), *byend = malloc(n * sizeof *byend);
+    lsim_ns *x = malloc(n * sizeof *x);
+    uint8_t *root = malloc(n);
+    uint32_t *last = malloc(g->nprocs * sizeof *last), *touched = malloc(g->nprocs * sizeof *touched);
+    gr_edge *pe = NULL;
+    if (!k || !byend || !x || !root || !last || !touched) {
+        rc = bld_oom(b);
+        goto cleanup;
+    }
+    n = 0;
+    for (size_t v = 0; v < g->n; v++)
+        if (g->flags[v] & LSIM_NF_GRAPH) k[n++] = (gr_key){b->launch_of[v], g->obs_start[v], g->obs_end[v], (uint32_t)v};
+    qsort(k, n, sizeof *k, cmp_gr_start);
+    for (uint32_t p = 0; p < g->nprocs; p++) last[p] = BLD_NONE;
+    for (size_t a = 0, z; a < n; a = z) {
+        for (z = a + 1; z < n && k[z].r == k[a].r;) z++;
+        for (size_t i = a; i < z; i++) {
+            byend[i] = k[i];
+            byend[i].r = (uint32_t)i; /* its place in the start order */
+        }
+        qsort(byend + a, z - a, sizeof *byend, cmp_gr_end);
+        const uint32_t h = k[a].v; /* the graph's first op (graph_head) */
+        size_t nt = 0, pend = a;
+        x[a] = 0;
+        root[a] = 1;
+        for (size_t i = a; i < z; i++) {
+            /* the ops that ended by this op's start (one timestamp step late: a
+             * near miss), latest per stream */
+            while (pend < z && byend[pend].e <= k[i].s + tol) {
+                uint32_t q = g->proc[byend[pend].v];
+                if (last[q] == BLD_NONE) touched[nt++] = q;
+                last[q] = (uint32_t)pend++;
+            }
+            if (i == a) continue;
+            lsim_ns maxend = INT64_MIN;
+            for (size_t t = 0; t < nt; t++) {
+                /* the latest end on that stream from an op that started
+                 * before this one (one that started with or after it and ended
+                 * within the step is not before it) */
+                size_t j = last[touched[t]], steps = 0;
+                int found = 0;
+                for (;; j--) {
+                    if (g->proc[byend[j].v] == touched[t] && byend[j].r < i) {
+                        found = 1;
+                        break;
+                    }
+                    if (j == a || ++steps >= 256) break;
+                }
+                if (!found) continue;
+                if (LSIM_GROW(pe, &cape, ne + 1)) {
+                    rc = bld_oom(b);
+                    goto cleanup;
+                }
+                pe[ne++] = (gr_edge){byend[j].v, (uint32_t)i};
+                if (byend[j].e > maxend) maxend = byend[j].e;
+            }
+            root[i] = maxend == INT64_MIN;
+            x[i] = root[i] ? k[i].s - k[a].s : k[i].s - maxend;
+            if (root[i]) {
+                if (LSIM_GROW(pe, &cape, ne + 1)) {
+                    rc = bld_oom(b);
+                    goto cleanup;
+                }
+                pe[ne++] = (gr_edge){h, (uint32_t)i};
+            }
+        }
+        for (size_t t = 0; t < nt; t++) last[touched[t]] = BLD_NONE;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        uint32_t u = pe[i].src, d = pe[i].dst, v = k[d].v;
+        /* a root's delay is its offset from the first op's start, from
+         * that op's end */
+        lsim_ns delay = root[d] ? x[d] - (g->obs_end[u] - g->obs_start[u]) : x[d];
+        int cross = g->proc[u] != g->proc[v];
+        if ((rc = bld_add_edge(b, u, v, cross ? LSIM_E_INFERRED : LSIM_E_STREAM, delay))) goto cleanup;
+        if (cross) g->inferred_by_class[LSIM_E_INFERRED]++;
+    }
+cleanup:
+    free(k);
+    free(byend);
+    free(x);
+    free(root);
+    free(last);
+    free(touched);
+    free(pe);
     return rc;
 }

@@ -66,6 +66,11 @@ int bld_learn_latency(bld_builder *b)
             uint32_t r = b->launch_of[v];
             if (r == BLD_NONE) continue;
             if (xready[v] > g->obs_start[r]) continue;
+            /* A graph launch's latency is that of its first op; the others
+             * wait for the graph's own ops (hidden.c, bld_graph_edges), and
+             * sampling them, as if each were launched alone, took a graph's
+             * internal dispatch for launch latency. */
+            if ((g->flags[v] & LSIM_NF_GRAPH) && b->graph_head[r] != v) continue;
             if (i > 0) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
                 if (b->launch_of[prev] == r) continue; /* later op of the same launch */
@@ -156,6 +161,13 @@ static int learn_queued_gap(bld_builder *b, lsim_ns *out)
     return 0;
 }
 
+/* Are u and v ops of one graph launch? Their order is the graph's
+ * (bld_graph_edges), not the stream's. */
+static int same_graph_launch(const bld_builder *b, uint32_t u, uint32_t v)
+{
+    return (b->g->flags[u] & b->g->flags[v] & LSIM_NF_GRAPH) && b->launch_of[u] == b->launch_of[v];
+}
+
 int bld_launch_and_stream_edges(bld_builder *b)
 {
     lsim_graph *g = b->g;
@@ -172,7 +184,8 @@ int bld_launch_and_stream_edges(bld_builder *b)
             /* After ops that overlapped (CUDA-graph branches), the next op
              * that starts after all of them waits for the one that ended
              * last, not only for its immediate predecessor. */
-            if (i > 1 && front != b->stream_nodes[p][i - 1] && g->obs_start[v] >= g->obs_end[front] - b->o->event_tol_ns) {
+            if (i > 1 && front != b->stream_nodes[p][i - 1] && !same_graph_launch(b, front, v) &&
+                g->obs_start[v] >= g->obs_end[front] - b->o->event_tol_ns) {
                 lsim_ns gap = g->obs_start[v] - g->obs_end[front];
                 if ((rc = bld_add_edge(b, front, v, LSIM_E_STREAM, observed ? (gap < 0 ? gap : 0) : (gap < 0 ? 0 : qgap))))
                     return rc;
@@ -191,7 +204,7 @@ int bld_launch_and_stream_edges(bld_builder *b)
                  * prewindow_released). Its stream order stays below. */
                 g->release[v] = g->obs_start[v];
             }
-            if (i > 0) {
+            if (i > 0 && !same_graph_launch(b, b->stream_nodes[p][i - 1], v)) {
                 uint32_t prev = b->stream_nodes[p][i - 1];
                 lsim_ns gap = g->obs_start[v] - g->obs_end[prev];
                 /* Observed mode keeps the observed overlap. The model does not
@@ -206,5 +219,7 @@ int bld_launch_and_stream_edges(bld_builder *b)
             }
         }
     }
-    return 0;
+    /* the order inside each graph launch, in place of the stream edges
+     * skipped above */
+    return bld_graph_edges(b);
 }
