@@ -28,7 +28,9 @@ runs of consecutive launch calls become one graph launch.
 
 usage: make_cuda_graph.py [--max-ops N] [--launch-us US] IN.json[.gz] OUT.json[.gz]
 Prints one line of counts (graphs, ops, graphs on two streams, graphs with
-ops overlapping across streams, idle before / inside graphs).
+ops overlapping across streams, graphs whose call follows an event wait,
+idle before / inside graphs; "before" here: from the call's start or the
+end of earlier work on the stream, whichever is later).
 """
 import argparse
 import gzip
@@ -166,8 +168,18 @@ for g, ops in graphs:
         if any(p["tid"] != q["tid"] and q["ts"] < p["ts"] + p["dur"] and p["ts"] < q["ts"] + q["dur"]
                for p in ops for q in ops):
             overlap += 1
+# graphs whose call follows a cudaStreamWaitEvent (since the thread's
+# previous launch): they wait for an event recorded before the call
+waits = 0
+for g, _ in graphs:
+    for e in reversed([e for e in by_thread.get((g["pid"], g["tid"]), []) if e["ts"] < g["ts"] and X(e, CALL)]):
+        if "StreamWaitEvent" in e["name"]:
+            waits += 1
+            break
+        if is_launch(e) or "GraphLaunch" in e["name"]:
+            break
 with (gzip.open if a.out.endswith(".gz") else open)(a.out, "wt") as f:
     json.dump(doc, f, separators=(",", ":"))
 print("%d graph launches covering %d GPU ops; %d on two streams (%d with cross-stream overlap); "
-      "idle before graphs %.1f us, inside graphs %.1f us" % (
-          len(graphs), sum(len(o) for _, o in graphs), two, overlap, before, inside))
+      "%d after an event wait; idle before graphs %.1f us, inside graphs %.1f us" % (
+          len(graphs), sum(len(o) for _, o in graphs), two, overlap, waits, before, inside))
