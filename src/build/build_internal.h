@@ -107,6 +107,13 @@ static inline const char *bld_api_base(const char *n)
     return n;
 }
 
+/* The trace's timestamp step (0 if unknown): an op that ended up to one
+ * step after another started may have ended before it. */
+static inline lsim_ns bld_ts_step(const bld_builder *b)
+{
+    return b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
+}
+
 static inline const char *bld_rt_name(const bld_builder *b, uint32_t v)
 {
     return lsim_strtab_get(b->g->strings, b->g->name[v]);

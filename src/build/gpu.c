@@ -313,7 +313,7 @@ static void rank_label(const lsim_graph *g, char *buf, size_t n)
 static int graph_heads(bld_builder *b)
 {
     lsim_graph *g = b->g;
-    const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
+    const lsim_ns tol = bld_ts_step(b);
     if (!(b->graph_head = malloc((g->n ? g->n : 1) * sizeof *b->graph_head))) return bld_oom(b);
     for (size_t v = 0; v < g->n; v++) b->graph_head[v] = BLD_NONE;
     for (size_t v = 0; v < g->n; v++) {

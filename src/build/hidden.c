@@ -140,7 +140,7 @@ int bld_graph_edges(bld_builder *b)
 {
     lsim_graph *g = b->g;
     int rc = 0;
-    const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
+    const lsim_ns tol = bld_ts_step(b);
     size_t n = 0, ne = 0, cape = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->flags[v] & LSIM_NF_GRAPH) n++;
