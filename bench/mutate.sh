@@ -78,6 +78,15 @@ mutant graph_launch_latency kill "$T_REPLAY|^traps$" \
     "CUDA-graph launches without samples of their own: latency 1 us longer"
 sub src/build/latency.c 'return ls - (g->obs_end[r] - g->obs_start[r]);' 'return ls - (g->obs_end[r] - g->obs_start[r]) + 1000;'
 
+mutant graph_gaps_dropped kill "^cuda_graph:|$T_REPLAY|^traps$" \
+    "the gaps inside a graph launch dropped: its ops packed back to back (src/build/hidden.c, bld_graph_edges)"
+sub src/build/hidden.c 'x[i] = root[i] ? k[i].s - k[a].s : k[i].s - maxend;' 'x[i] = root[i] ? k[i].s - k[a].s : 0;'
+
+mutant graph_latency_every_op kill "^cuda_graph:|$T_REPLAY|^traps$" \
+    "every op of a graph launch a launch-latency sample, not only its first (src/build/latency.c)"
+sub src/build/latency.c 'if ((g->flags[v] & LSIM_NF_GRAPH) && b->graph_head[r] != v) continue;' \
+    'if ((g->flags[v] & LSIM_NF_GRAPH) && b->graph_head[r] != v && 0) continue;'
+
 mutant latency_from_call_start kill "$T_ORACLE|$T_REPLAY|^traps$" \
     "the launch latency applied from the call's end instead of its start (the call's duration added once more)"
 sub src/build/latency.c 'lsim_ns from_start = ls - (g->obs_end[r] - g->obs_start[r]);' 'lsim_ns from_start = ls;'
