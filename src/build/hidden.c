@@ -1,7 +1,8 @@
 /* Hidden dependencies: a GPU op that started later than all its known
  * dependencies allow gets the dependency its timing shows (the op on
- * another stream of the device that ended just before): CUDA-graph
- * internals and waits whose calls the profiler filtered out. */
+ * another stream of the device that ended just before): waits whose calls
+ * the profiler filtered out. And the order inside CUDA/HIP graph launches,
+ * whose internal edges the trace does not show either (bld_graph_edges). */
 #include "build_internal.h"
 
 /* ---------------------------------------------- timing-inferred GPU deps */

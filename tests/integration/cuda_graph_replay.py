@@ -11,7 +11,8 @@ op's start less the end of the op before it on that stream) and inside it
 before the other started. lumosim's predicted trace (--trace-out) is then
 held to them:
 
-- the internal order: every such pair keeps its order in the replay;
+- the internal order: every such pair keeps its order in the replay, and
+  ops of one graph that ran concurrently on two streams still overlap;
 - idle before graphs and idle inside graphs, each summed over the graphs,
   within 2 % of the trace's;
 - the window within 0.05 % and the GPU start-error p90 under 50 us.
@@ -86,6 +87,9 @@ ogr, ostreams = graphs_of(obs_ev, lambda e: (e["ts"], e["ts"] + e["dur"]))
 order = {o[4]: (o[2], o[3]) for ops in ostreams.values() for o in ops}
 ob, oi = idle(ogr, ostreams, order)
 pairs = [(u[4], v[4]) for ops in ogr.values() for u in ops for v in ops if u is not v and u[3] <= v[2]]
+# ops of one graph on two streams that ran concurrently (by more than 1 us)
+conc = [(u[4], v[4]) for ops in ogr.values() for u in ops for v in ops
+        if u[1] < v[1] and min(u[3], v[3]) - max(u[2], v[2]) > 1]
 
 with tempfile.TemporaryDirectory() as tmp:
     pred = os.path.join(tmp, "pred.json.gz")
@@ -98,6 +102,7 @@ pgr, pstreams = graphs_of(pev, lambda e: (e["ts"], e["ts"] + e["dur"]))
 pb, pi = idle(pgr, pstreams, order)
 ptimes = {o[4]: (o[2], o[3]) for ops in pstreams.values() for o in ops}
 bad = [(u, v) for u, v in pairs if ptimes[u][1] > ptimes[v][0] + 1e-3]
+lost = [(u, v) for u, v in conc if min(ptimes[u][1], ptimes[v][1]) <= max(ptimes[u][0], ptimes[v][0])]
 win = rep["window"]
 werr = (win["predicted_ns"] - win["actual_ns"]) / win["actual_ns"]
 p90 = rep["node_error"]["start_error_gpu"]["p90_ns"] / 1e3
@@ -106,6 +111,7 @@ lines = [
     "idle before graphs: trace %.1f us, replay %.1f us" % (ob, pb),
     "idle inside graphs: trace %.1f us, replay %.1f us" % (oi, pi),
     "internal order kept: %d of %d pairs" % (len(pairs) - len(bad), len(pairs)),
+    "cross-stream overlap kept: %d of %d pairs" % (len(conc) - len(lost), len(conc)),
     "window error %+.4f %%, GPU start-error p90 %.1f us" % (100 * werr, p90),
 ]
 print("\n".join(lines))
@@ -116,6 +122,9 @@ if len(ogr) < 10 or len(pgr) != len(ogr):
     fail.append("expected at least 10 graph launches in the fixture and the same in the replay (%d, %d)" % (len(ogr), len(pgr)))
 if bad:
     fail.append("%d pairs of one graph's ops replayed out of the trace's order, e.g. %s" % (len(bad), bad[0]))
+if lost:
+    fail.append("%d pairs of one graph's ops that ran concurrently on two streams replayed apart, e.g. %s" % (
+        len(lost), lost[0]))
 if abs(pb - ob) > 0.02 * ob:
     fail.append("idle before graphs %.1f us, trace %.1f us (more than 2 %% apart)" % (pb, ob))
 if abs(pi - oi) > 0.02 * oi:
