@@ -7,6 +7,7 @@
 
 #include "lumosim/search.h"
 #include "lumosim/store.h"
+#include "lumosim/whatif_plan.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 /* One candidate as the file holds it (the columns of /search/candidates). */
 typedef struct srow {
-    int32_t tp, pp, dp, micro_batch, vstages, mem_stage;
+    int32_t tp, pp, dp, micro_batch, vstages, mem_stage, micro_batches;
     uint8_t recompute, distributed_optimizer, reason, simulated;
     double mem_bytes;
     int64_t step, breakdown[4], sim_ns;
@@ -36,6 +37,7 @@ static const mcol search_cols[] = {
     SC("step", step, T_I64),
     {"breakdown", T_I64, 4, offsetof(srow, breakdown), FSZ(srow, breakdown), M_COPY},
     SC("sim_time", sim_ns, T_I64),
+    SC("micro_batches", micro_batches, T_I32),
 };
 #define NSCOLS (sizeof search_cols / sizeof search_cols[0])
 
@@ -46,10 +48,11 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
     srow *rows = calloc(n ? n : 1, sizeof *rows);
     uint64_t *rk = calloc(nrank ? nrank : 1, sizeof *rk);
     const char **why = calloc(n ? n : 1, sizeof *why);
+    const char **rule = calloc(n ? n : 1, sizeof *rule);
     rowsel all, rsel;
     h5s_sel_one(&all, 0, n);
     h5s_sel_one(&rsel, 0, nrank);
-    int rc = rows && rk && why ? 0 : h5s_nomem(c);
+    int rc = rows && rk && why && rule ? 0 : h5s_nomem(c);
     if (!rc) rc = h5s_check_cols(c, search_cols, NSCOLS);
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_search_cand *x = &cand[i];
@@ -64,6 +67,9 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
         for (int q = 0; q < 4; q++) r->breakdown[q] = x->simulated ? x->bd[q] : -1;
         r->sim_ns = x->simulated ? (int64_t)(x->sim_s * 1e9) : -1;
         why[i] = x->reason == LSIM_SR_OK ? "" : x->why;
+        /* --from: the what-if rule that refused, and the --micro-batches asked (0: the source's) */
+        rule[i] = x->reason == LSIM_SR_REFUSED && x->rule ? x->rule : "";
+        r->micro_batches = x->from_req[4];
     }
     for (size_t i = 0; !rc && i < nrank; i++) {
         if (ranking[i] >= n) rc = h5s_fail(c, LSIM_EARG, "ranking entry %zu is not a candidate", i);
@@ -100,11 +106,15 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
                   h5s_put_attr_u64(g, "simulated", nsim) | h5s_put_attr_f64(g, "wall_seconds", info->seconds) |
                   h5s_put_attr_f64(g, "budget_seconds", info->budget) |
                   h5s_put_attr_strs(g, "reason_names", reasons, LSIM_SR_N) |
-                  h5s_put_attr(g, "reason_counts", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, LSIM_SR_N, counts);
+                  h5s_put_attr(g, "reason_counts", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, LSIM_SR_N, counts) |
+                  h5s_put_attr_str(g, "from", info->from ? info->from : "") |
+                  h5s_put_attr_i32(g, "shard", info->shards > 1 ? info->shard : 0) |
+                  h5s_put_attr_i32(g, "shards", info->shards > 1 ? info->shards : 1);
         if (bad) rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of /search");
     }
     if (!rc) rc = h5s_put_records(c, c->file, "", "search/candidates", search_cols, NSCOLS, rows, sizeof *rows, n, &all, n, 0);
     if (!rc) rc = h5s_put_strings(c, c->file, "", "search/candidates/why", why, n, n, &all, 0);
+    if (!rc) rc = h5s_put_strings(c, c->file, "", "search/candidates/whatif_rule", rule, n, n, &all, 0);
     if (!rc) rc = h5s_put_col(c, c->file, "", "search/ranking", T_U64, 1, nrank, 0, &rsel, rk);
     if (g >= 0) H5Gclose(g);
     if (!rc) rc = h5s_describe(c, c->file, "");
@@ -115,6 +125,7 @@ out:
     free(rows);
     free(rk);
     free(why);
+    free(rule);
     return rc;
 }
 
@@ -125,4 +136,90 @@ int lsim_search_write_h5(const char *path, const lsim_search_file_info *info, co
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
     int rc = path && info ? write_search(&c, info, cand, n, ranking, nrank) : h5s_fail(&c, LSIM_EARG, "no output path");
     return h5s_ctx_done(&c, rc, err);
+}
+
+/* The what-if's static name of rule `name` (the file's copy is freed). */
+static const char *rule_static(const char *name)
+{
+    for (int i = 0; i < lsim_wi_plan_nrules(); i++)
+        if (!strcmp(name, lsim_wi_plan_rule_name(i))) return lsim_wi_plan_rule_name(i);
+    return name[0] ? "memory" : NULL; /* the one refusal that is not a rule: the result's size */
+}
+
+static int read_search(sctx *c, lsim_search_file *o)
+{
+    hid_t g = H5Gopen2(c->file, "search", H5P_DEFAULT);
+    if (g < 0) return h5s_fail(c, LSIM_EFORMAT, "no /search group");
+    int64_t gpus = 0, gb = 0, seq = 0, shard = 0, shards = 1;
+    uint64_t n = 0;
+    double cap = 0, secs = 0, budget = 0;
+    srow *rows = NULL;
+    char **why = NULL, **rule = NULL;
+    int rc = 0;
+    lsim_search_file_info *fi = &o->info;
+    if (h5s_get_attr_str(c->file, "created_by", &o->strs[0]) <= 0 || h5s_get_attr_str(g, "model", &o->strs[1]) <= 0 ||
+        h5s_get_attr_str(g, "gpu", &o->strs[2]) <= 0 || h5s_get_attr_num(g, "gpus", 0, &gpus) <= 0 ||
+        h5s_get_attr_num(g, "global_batch", 0, &gb) <= 0 || h5s_get_attr_num(g, "sequence", 0, &seq) <= 0 ||
+        h5s_get_attr_num(g, "candidates", 0, &n) <= 0 || h5s_get_attr_num(g, "gpu_memory", 1, &cap) <= 0 ||
+        h5s_get_attr_num(g, "wall_seconds", 1, &secs) <= 0 || h5s_get_attr_num(g, "budget_seconds", 1, &budget) <= 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search: an attribute is missing or malformed");
+    /* written since --from and --shard: absent in older files (a whole search of --model) */
+    if (!rc && h5s_get_attr_str(g, "from", &o->strs[3]) < 0) rc = h5s_fail(c, LSIM_EFORMAT, "/search: bad attribute from");
+    if (!rc && (h5s_get_attr_num(g, "shard", 0, &shard) < 0 || h5s_get_attr_num(g, "shards", 0, &shards) < 0))
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search: bad attribute shard or shards");
+    if (!rc && (n > ((uint64_t)1 << 32) || shards < 1 || shard < 0 || shard >= shards))
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search: %llu candidates, shard %lld of %lld", (unsigned long long)n,
+                      (long long)shard, (long long)shards);
+    if (!rc && (!(rows = calloc(n ? n : 1, sizeof *rows)) || !(o->cand = calloc(n ? n : 1, sizeof *o->cand))))
+        rc = h5s_nomem(c);
+    if (!rc) rc = h5s_get_records(c, c->file, "", "search/candidates", search_cols, NSCOLS, rows, sizeof *rows, n, 0, n);
+    if (!rc && n) rc = h5s_get_strings(c, c->file, "", "search/candidates/why", n, 0, n, &why);
+    if (!rc && n) rc = h5s_get_strings(c, c->file, "", "search/candidates/whatif_rule", n, 0, n, &rule);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const srow *r = &rows[i];
+        lsim_search_cand *x = &o->cand[i];
+        if (r->reason >= LSIM_SR_N || r->recompute > 2)
+            rc = h5s_fail(c, LSIM_EFORMAT, "/search/candidates: row %zu has reason %u, recompute %u", i, r->reason,
+                          r->recompute);
+        x->tp = r->tp, x->pp = r->pp, x->dp = r->dp, x->mb = r->micro_batch, x->vstages = r->vstages;
+        x->mem_stage = r->mem_stage, x->recompute = r->recompute, x->dist_opt = r->distributed_optimizer;
+        x->reason = r->reason, x->simulated = r->simulated != 0, x->mem_bytes = r->mem_bytes;
+        x->step = x->simulated ? r->step : 0;
+        for (int q = 0; q < 4; q++) x->bd[q] = x->simulated ? r->breakdown[q] : 0;
+        x->sim_s = x->simulated ? (double)r->sim_ns / 1e9 : 0;
+        x->from_req[4] = r->micro_batches;
+        snprintf(x->why, sizeof x->why, "%s", why[i]);
+        x->rule = x->reason == LSIM_SR_REFUSED ? rule_static(rule[i]) : NULL;
+    }
+    if (!rc) {
+        o->n = n;
+        *fi = (lsim_search_file_info){o->strs[0], o->strs[1], o->strs[2], (int)gpus, (int)gb, (int)seq, cap, secs,
+                                      budget, o->strs[3] ? o->strs[3] : "", (int)shard, (int)shards};
+    }
+    h5s_free_strs(why, n);
+    h5s_free_strs(rule, n);
+    free(rows);
+    H5Gclose(g);
+    return rc;
+}
+
+int lsim_search_read_h5(const char *path, lsim_search_file *out, lsim_err *err)
+{
+    sctx c;
+    memset(out, 0, sizeof *out);
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&c);
+    if (!rc) rc = h5s_check_root(&c, LSIM_STORE_KIND_SEARCH);
+    if (!rc) rc = read_search(&c, out);
+    rc = h5s_ctx_done(&c, rc, err);
+    if (rc) lsim_search_file_free(out);
+    return rc;
+}
+
+void lsim_search_file_free(lsim_search_file *f)
+{
+    if (!f) return;
+    for (int i = 0; i < 4; i++) free(f->strs[i]);
+    free(f->cand);
+    memset(f, 0, sizeof *f);
 }

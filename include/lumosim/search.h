@@ -42,7 +42,8 @@ typedef struct lsim_search_space {
     X(LSIM_SR_MEMORY, "does_not_fit")         /* memest.h's peak above the GPU's capacity */       \
     X(LSIM_SR_REDUNDANT, "redundant")         /* the same job as another candidate: distributed     \
                                                  optimizer at DP 1, selective recomputation with     \
-                                                 flash attention */
+                                                 flash attention */                                  \
+    X(LSIM_SR_REFUSED, "whatif_refused")      /* --from: a what-if rule refuses it (search_from.h) */
 
 typedef enum lsim_search_reason { LSIM_SEARCH_REASONS(LSIM_ENUM_ENTRY_) LSIM_SR_N } lsim_search_reason;
 const char *lsim_search_reason_name(lsim_search_reason r);
@@ -52,12 +53,15 @@ typedef struct lsim_search_cand {
     int reason;                /* lsim_search_reason */
     double mem_bytes;          /* memest.h peak per GPU (0 when it does not divide) */
     int mem_stage;
-    char why[200];             /* refused: the check's message */
+    char why[LSIM_ERR_LEN];    /* refused: the check's message */
     /* after lsim_search_eval */
     int simulated;
     lsim_ns step;              /* predicted step time (the job span) */
     lsim_ns bd[4];             /* mean over the replica's GPUs: exposed compute, overlapped, exposed comm, other */
     double sim_s;              /* wall seconds of synthesis + simulation */
+    /* --from (search_from.h) */
+    int from_req[5];           /* the what-if's --tp, --pp, --dp, --schedule V, --micro-batches; 0: the source's */
+    const char *rule;          /* LSIM_SR_REFUSED: the what-if rule that refused (static), else NULL */
 } lsim_search_cand;
 
 /* Every combination of the space, in a fixed order (TP, PP, micro-batch,

@@ -384,6 +384,8 @@ typedef struct lsim_search_file_info {
     double capacity; /* the GPU's memory, bytes (0: unknown) */
     double seconds;  /* wall time of the search */
     double budget;   /* --budget-seconds, 0: none */
+    const char *from; /* --from JOB.h5 (search_from.h), NULL or "": a search of --model */
+    int shard, shards; /* --shard I/N: this file simulated candidates i % N == I (N 0 or 1: all) */
 } lsim_search_file_info;
 
 /* Write every candidate c[0..n) (refused ones with their reason and
@@ -394,5 +396,19 @@ typedef struct lsim_search_file_info {
  * writes it. */
 int lsim_search_write_h5(const char *path, const lsim_search_file_info *info, const lsim_search_cand *c, size_t n,
                          const size_t *ranking, size_t nrank, lsim_err *err);
+
+/* A search result read back (lumosim search --merge): what
+ * lsim_search_write_h5 wrote. info's strings are owned by the struct;
+ * cand[i].rule points at the what-if's static rule names. */
+typedef struct lsim_search_file {
+    lsim_search_file_info info;
+    char *strs[4];             /* command line, model, gpu, from (owned) */
+    lsim_search_cand *cand;    /* n, owned */
+    size_t n;
+} lsim_search_file;
+/* 0, or LSIM_EIO / LSIM_EFORMAT naming PATH (not a search result, a
+ * column missing or of the wrong size), LSIM_ENOMEM. Local. */
+int lsim_search_read_h5(const char *path, lsim_search_file *out, lsim_err *err);
+void lsim_search_file_free(lsim_search_file *f);
 
 #endif

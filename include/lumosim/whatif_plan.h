@@ -153,6 +153,10 @@ typedef struct lsim_wi_plan lsim_wi_plan;
 /* Resolve and pass 1 (see above). *out owned by the caller
  * (lsim_wi_plan_free), also on failure (NULL then). Local. */
 int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *err);
+/* What pass 1 found (the facts lsim_wi_plan_check reads), so that other
+ * requests on the same source can be checked without reading it again
+ * (lumosim search --from). Borrowed from p. */
+const lsim_wi_facts *lsim_wi_plan_facts(const lsim_wi_plan *p);
 /* --identify: what pass 1 found, as JSON (lsim_wi_put_identify with roles). */
 void lsim_wi_plan_put_identify(const lsim_wi_plan *p, FILE *f);
 /* Check, then run: rq->out written (atomically, output.h) or nothing. */

@@ -7,18 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lumosim/samples.h"
 #include "lumosim/search.h"
+#include "lumosim/search_from.h"
 #include "lumosim/store.h"
+#include "lumosim/whatif_plan.h"
 
 const char *const LSIM_USAGE_SEARCH =
     "usage: lumosim search --model M --gpus N --global-batch B [--gpu G] [--topology F]\n"
     "                      [--tp LIST] [--pp LIST] [--micro-batch LIST] [--schedule LIST]\n"
     "                      [--recompute LIST] [--distributed-optimizer LIST]\n"
     "                      [--sequence-parallel] [--budget-seconds T] [--top K [--samples N [--seed S] [--spread R]]] [--json] [--csv F]\n"
-    "                      [-o FILE.h5]\n"
+    "                      [-o FILE.h5] [--shard I/N]\n"
+    "       lumosim search --from JOB.h5 [--tp LIST] [--pp LIST] [--dp LIST] [--schedule LIST]\n"
+    "                      [--micro-batches LIST] [--model M] [--micro-batch N] [--gpus N]\n"
+    "                      [--global-batch B] [--gpu G] [--topology F] [--budget-seconds T]\n"
+    "                      [--top K] [--json] [--csv F] [-o FILE.h5] [--shard I/N]\n"
+    "       lumosim search --merge PART.h5... [--top K] [--json] [--csv F] [-o FILE.h5]\n"
     "\n"
     "Searches the parallel layouts of a model on N GPUs: every TP x PP x DP x\n"
     "micro-batch x schedule x recomputation x distributed optimizer. Layouts that\n"
@@ -54,7 +62,26 @@ const char *const LSIM_USAGE_SEARCH =
     "  --csv F          every simulated candidate as a CSV row (- : stdout)\n"
     "  -o FILE.h5       the whole search as HDF5: every candidate, refused ones\n"
     "                   with their reason, and the ranking (docs/hdf5-schema.md,\n"
-    "                   \"Search results\"; python3 -m lumosim reads it)\n";
+    "                   \"Search results\"; python3 -m lumosim reads it)\n"
+    "  --shard I/N      simulate only the candidates whose index in the (fixed)\n"
+    "                   enumeration is I mod N, every candidate still listed in\n"
+    "                   -o FILE.h5: one task of a job array (slurm/search_array.sbatch)\n"
+    "\n"
+    "--from JOB.h5 searches around a traced or synthesized job (lumosim build or\n"
+    "synth) with the what-if transforms instead: every combination of the\n"
+    "given --tp, --pp, --dp, --schedule and --micro-batches (an option not\n"
+    "given: the job's own), checked by the what-if's rules (refused ones\n"
+    "counted as whatif_refused, by rule, with the rule's message), transformed\n"
+    "as lumosim whatif does, discarded when the result does not fit in memory\n"
+    "(the what-if's OOM line), and simulated as lumosim sim does. --model M and\n"
+    "--micro-batch N are the job's shape and micro-batch size (whatif's\n"
+    "--model and --micro-batch); --gpu G and --topology F re-time every\n"
+    "candidate onto that hardware; --gpus N keeps TP x PP x DP = N; --global-batch\n"
+    "B sets each candidate's micro-batches to B / (DP x micro-batch size).\n"
+    "\n"
+    "--merge PART.h5... combines the -o files of the N shards of one search\n"
+    "(one per I = 0..N-1) into the ranking, JSON, CSV and -o file an unsharded\n"
+    "run prints and writes.\n";
 
 typedef struct search_args {
     const char *model, *gpu, *topo, *csv, *out;
@@ -63,6 +90,15 @@ typedef struct search_args {
     double spread;
     double budget;
     lsim_search_space sp;
+    /* --from (search_from.h), --shard, --merge */
+    const char *from;
+    lsim_search_from fs;
+    int micro_batch1;           /* --micro-batch N with --from: the source's size */
+    unsigned long given;        /* bit w: option code w was given */
+    int shard, shards;          /* --shard I/N (shards 0: not sharded) */
+    int merge;
+    char **parts;               /* --merge: the shard files (positional) */
+    int nparts;
 } search_args;
 
 /* "1,2,4" into v (at most LSIM_SEARCH_MAXV positive integers). */
@@ -122,6 +158,9 @@ static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--json", NULL, NULL, 15, 0},               {"--sequence-parallel", NULL, NULL, 16, 0},
     {"--samples", NULL, "a value", 17, 0},        {"--seed", NULL, "a value", 18, 0},
     {"--spread", NULL, "a value", 19, 0},
+    {"--from", NULL, "a value", 20, 0},            {"--dp", NULL, "a value", 21, 0},
+    {"--micro-batches", NULL, "a value", 22, 0},   {"--shard", NULL, "a value", 23, 0},
+    {"--merge", NULL, NULL, 24, 0},
 };
 
 static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
@@ -129,10 +168,16 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
     search_args *a = ctx;
     lsim_search_space *s = &a->sp;
     if (!opt) {
-        lsim_cli_usage_error("search takes no positional argument ('%s')", v);
-        return -1;
+        /* --merge's files (checked after the whole line is read: --merge may come later) */
+        a->parts[a->nparts++] = (char *)v;
+        return 0;
     }
     int w = opt->id;
+    a->given |= 1ul << w;
+    if (w == 24) {
+        a->merge = 1;
+        return 0;
+    }
     if (w == 15) {
         a->json = 1;
         return 0;
@@ -203,6 +248,19 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
         break;
     }
     case 13: a->csv = v; break;
+    case 20: a->from = v; break;
+    case 21: if (int_list("--dp", v, a->fs.dp, &a->fs.ndp)) return -1; break;
+    case 22: if (int_list("--micro-batches", v, a->fs.mbs, &a->fs.nmbs)) return -1; break;
+    case 23: {
+        char *end = NULL, *end2 = NULL;
+        long i = strtol(v, &end, 10), n = *end == '/' ? strtol(end + 1, &end2, 10) : 0;
+        if (*end != '/' || end == v || !end2 || end2 == end + 1 || *end2 || n < 1 || n > 1000000 || i < 0 || i >= n) {
+            lsim_cli_usage_error("--shard needs I/N with 0 <= I < N (a job array's task and its size), not '%s'", v);
+            return -1;
+        }
+        a->shard = (int)i, a->shards = (int)n;
+        break;
+    }
     case 17:
     case 18: {
         char *end = NULL;
@@ -245,11 +303,75 @@ static int parse(int argc, char **argv, search_args *a)
     s->vst[0] = 1, s->vst[1] = 2, s->nvst = 2;
     s->rc[0] = LSIM_RC_NONE, s->rc[1] = LSIM_RC_SELECTIVE, s->rc[2] = LSIM_RC_FULL, s->nrc = 3;
     s->dopt[0] = 0, s->dopt[1] = 1, s->ndopt = 2;
+    if (!(a->parts = calloc((size_t)argc + 1, sizeof *a->parts))) {
+        lsim_cli_usage_error("out of memory");
+        return -1;
+    }
     lsim_cli_seen seen = {{0}, 0};
     lsim_cli_spec sp = {"search", LSIM_USAGE_SEARCH, SEARCH_OPTS, sizeof SEARCH_OPTS / sizeof *SEARCH_OPTS, 0, NULL,
                         &seen, on_search, a};
     int rc = lsim_cli_getopt(argc, argv, &sp);
     if (rc <= 0) return rc;
+#define GIVEN(w) (a->given & (1ul << (w)))
+    if (a->nparts && !a->merge) {
+        lsim_cli_usage_error("search takes no positional argument ('%s'; --merge takes the shards' files)", a->parts[0]);
+        return -1;
+    }
+    if (a->samples && (a->from || a->merge)) {
+        lsim_cli_usage_error("--samples re-synthesizes rows of a --model search (not with --from or --merge)");
+        return -1;
+    }
+    if (a->merge) {
+        /* everything comes from the files */
+        static const int only[] = {12, 13, 14, 15, 24};
+        for (int w = 0; w < 25; w++) {
+            int ok = 0;
+            for (size_t k = 0; k < sizeof only / sizeof *only; k++) ok |= only[k] == w;
+            if (GIVEN(w) && !ok) {
+                lsim_cli_usage_error("--merge takes only the shards' files, --top, --json, --csv and -o (%s given)",
+                                     SEARCH_OPTS[w].name);
+                return -1;
+            }
+        }
+        if (!a->nparts) {
+            lsim_cli_usage_error("--merge needs the shards' files (lumosim search ... --shard I/N -o PART.h5)");
+            return -1;
+        }
+        return 1;
+    }
+    if (a->from) {
+        static const int never[] = {9, 10, 16};
+        for (size_t k = 0; k < sizeof never / sizeof *never; k++)
+            if (GIVEN(never[k])) {
+                lsim_cli_usage_error("%s is not a what-if option (--from takes --tp, --pp, --dp, --schedule, "
+                                     "--micro-batches)",
+                                     SEARCH_OPTS[never[k]].name);
+                return -1;
+            }
+        lsim_search_from *f = &a->fs;
+        f->in = a->from, f->model = a->model, f->gpu = a->gpu, f->topo = a->topo;
+        f->gpus = a->gpus, f->global_batch = a->global_batch;
+        if (GIVEN(5)) memcpy(f->tp, s->tp, sizeof f->tp), f->ntp = s->ntp;
+        if (GIVEN(6)) memcpy(f->pp, s->pp, sizeof f->pp), f->npp = s->npp;
+        if (GIVEN(8)) memcpy(f->vst, s->vst, sizeof f->vst), f->nvst = s->nvst;
+        if (GIVEN(7)) {
+            if (s->nmb != 1) {
+                lsim_cli_usage_error("--micro-batch with --from is the job's micro-batch size: one value");
+                return -1;
+            }
+            f->micro_batch = s->mb[0];
+        }
+        if (f->global_batch && f->nmbs) {
+            lsim_cli_usage_error("--from takes --global-batch B (micro-batches from it) or --micro-batches LIST, not both");
+            return -1;
+        }
+        return 1;
+    }
+    if (GIVEN(21) || GIVEN(22)) {
+        lsim_cli_usage_error("--dp and --micro-batches are what-if options: they need --from JOB.h5");
+        return -1;
+    }
+#undef GIVEN
     if (!a->model || !a->gpus || !a->global_batch) {
         lsim_cli_usage_error("search needs --model, --gpus and --global-batch (see lumosim search --help)");
         return -1;
@@ -287,130 +409,490 @@ static int cmp_step(const void *x, const void *y)
 }
 
 
+/* What a search (or a merge of its shards) found, as the outputs show it.
+ * Strings borrowed. */
+typedef struct sresult {
+    const char *model, *gpu, *from;      /* from: --from's job, NULL for a --model search */
+    int gpus, global_batch, seq;         /* gpus / global_batch 0: not constrained (--from) */
+    double capacity, budget, secs, sim_total;
+    lsim_search_cand *c;
+    size_t n, nf, nsim;
+    size_t *order;                       /* order[0..nsim): the ranking */
+    uint64_t reasons[LSIM_SR_N];
+    int shard, shards;
+    const lsim_search_from_info *src;    /* --from: the job's layout (NULL after --merge) */
+} sresult;
+
+static double tokens_per_step(const sresult *r) { return (double)r->global_batch * r->seq; }
+
 typedef struct csv_ctx {
-    const search_args *a;
-    const lsim_search_cand *c;
-    const size_t *rank;
-    size_t nr;
+    const sresult *r;
 } csv_ctx;
 
-static int write_csv(FILE *f, const search_args *a, const lsim_search_cand *c, const size_t *rank, size_t nr);
+static int write_csv(FILE *f, const sresult *r)
+{
+    int ok = fprintf(f, "rank,tp,pp,dp,micro_batch,vstages,recompute,distributed_optimizer,step_ns,tokens_per_s,"
+                     "peak_memory_bytes,exposed_compute_ns,overlapped_ns,exposed_comm_ns,other_ns,sim_seconds%s\n",
+                     r->from ? ",micro_batches" : "") > 0;
+    double tok = tokens_per_step(r);
+    for (size_t i = 0; i < r->nsim && ok; i++) {
+        const lsim_search_cand *x = &r->c[r->order[i]];
+        ok = fprintf(f, "%zu,%d,%d,%d,%d,%d,%s,%d,%lld,%.1f,%.0f,%lld,%lld,%lld,%lld,%.3f", i + 1, x->tp, x->pp, x->dp,
+                     x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step,
+                     x->step > 0 ? tok / ((double)x->step / 1e9) : 0, x->mem_bytes, (long long)x->bd[0],
+                     (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
+        if (ok && r->from) ok = fprintf(f, ",%d", x->from_req[4]) > 0;
+        if (ok) ok = fputc('\n', f) != EOF;
+    }
+    return ok ? 0 : -1;
+}
 
 static int csv_writer(FILE *f, void *vctx, lsim_err *err)
 {
     const csv_ctx *x = vctx;
-    return write_csv(f, x->a, x->c, x->rank, x->nr) ? lsim_err_set(err, LSIM_EIO, "cannot write the CSV") : 0;
+    return write_csv(f, x->r) ? lsim_err_set(err, LSIM_EIO, "cannot write the CSV") : 0;
 }
 
-static int write_csv(FILE *f, const search_args *a, const lsim_search_cand *c, const size_t *rank, size_t nr)
+/* --from: the refusals counted by the what-if rule that made them */
+static size_t rule_counts(const sresult *r, const char **names, uint64_t *cnt, size_t cap)
 {
-    int ok = fputs("rank,tp,pp,dp,micro_batch,vstages,recompute,distributed_optimizer,step_ns,tokens_per_s,"
-                   "peak_memory_bytes,exposed_compute_ns,overlapped_ns,exposed_comm_ns,other_ns,sim_seconds\n",
-                   f) >= 0;
-    double tok = (double)a->global_batch * a->sp.base.model.seq;
-    for (size_t i = 0; i < nr && ok; i++) {
-        const lsim_search_cand *x = &c[rank[i]];
-        ok = fprintf(f, "%zu,%d,%d,%d,%d,%d,%s,%d,%lld,%.1f,%.0f,%lld,%lld,%lld,%lld,%.3f\n", i + 1, x->tp, x->pp, x->dp,
-                     x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step,
-                     x->step > 0 ? tok / ((double)x->step / 1e9) : 0, x->mem_bytes, (long long)x->bd[0],
-                     (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const lsim_search_cand *x = &r->c[i];
+        if (x->reason != LSIM_SR_REFUSED) continue;
+        const char *nm = x->rule ? x->rule : "?";
+        size_t j = 0;
+        while (j < k && strcmp(names[j], nm)) j++;
+        if (j == k && k < cap) names[k] = nm, cnt[k++] = 0;
+        if (j < k) cnt[j]++;
     }
-    return ok ? 0 : -1;
+    return k;
 }
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+/* The ranking's ties broken by candidate index: the same order for any
+ * rank count and any sharding. */
+static void rank_simulated(sresult *r)
+{
+    r->nsim = 0;
+    memset(r->reasons, 0, sizeof r->reasons);
+    r->nf = 0;
+    r->sim_total = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        r->reasons[r->c[i].reason]++;
+        r->nf += r->c[i].reason == LSIM_SR_OK;
+        r->sim_total += r->c[i].simulated ? r->c[i].sim_s : 0;
+        if (r->c[i].simulated) r->order[r->nsim++] = i;
+    }
+    g_c = r->c;
+    qsort(r->order, r->nsim, sizeof *r->order, cmp_step);
+}
+
+/* The CSV, the -o file, and the JSON or the table (rank 0). */
+static int report(const search_args *a, const sresult *r, int argc, char **argv, const lsim_ns *iv,
+                  const lsim_pools_info *pinfo, lsim_err *err)
+{
+    int rc = 0;
+    double tok = tokens_per_step(r);
+    size_t show = a->top && (size_t)a->top < r->nsim ? (size_t)a->top : r->nsim;
+    const char *names[32];
+    uint64_t cnt[32];
+    size_t nrule = r->from ? rule_counts(r, names, cnt, 32) : 0;
+    if (a->csv) {
+        /* atomically, never over another kind of file (cli.h) */
+        csv_ctx x = {r};
+        rc = lsim_cli_write_output(a->csv, csv_writer, &x, err);
+    }
+    if (!rc && a->out) {
+        char cmd[4096] = "lumosim search";
+        for (int i = 0; i < argc; i++)
+            if (strlen(cmd) + strlen(argv[i]) + 2 < sizeof cmd) strcat(strcat(cmd, " "), argv[i]);
+        lsim_search_file_info fi = {cmd,      r->model,    r->gpu,   r->gpus,   r->global_batch, r->seq, r->capacity,
+                                    r->secs,  r->budget,   r->from,  r->shard,  r->shards};
+        rc = lsim_search_write_h5(a->out, &fi, r->c, r->n, r->order, r->nsim, err);
+    }
+    if (!rc && a->json) {
+        printf("{\"lumosim_version\":\"%s\",\"model\":", LSIM_VERSION);
+        json_str(r->model);
+        if (r->from) {
+            printf(",\"from\":");
+            json_str(r->from);
+        }
+        printf(",\"gpus\":%d,\"gpu\":", r->gpus);
+        json_str(r->gpu);
+        printf(",\"global_batch\":%d,\"candidates\":%zu,\"reasons\":{", r->global_batch, r->n);
+        for (int q = 0; q < LSIM_SR_N; q++)
+            printf("%s\"%s\":%llu", q ? "," : "", lsim_search_reason_name((lsim_search_reason)q),
+                   (unsigned long long)r->reasons[q]);
+        printf("}");
+        if (r->from) {
+            printf(",\"refused_by_rule\":{");
+            for (size_t k = 0; k < nrule; k++) printf("%s\"%s\":%llu", k ? "," : "", names[k], (unsigned long long)cnt[k]);
+            printf("},\"refused\":[");
+            int first = 1;
+            for (size_t i = 0; i < r->n; i++) {
+                const lsim_search_cand *x = &r->c[i];
+                if (x->reason == LSIM_SR_OK) continue;
+                printf("%s{\"candidate\":%zu,\"tp\":%d,\"pp\":%d,\"dp\":%d,\"vstages\":%d,\"micro_batches\":%d,"
+                       "\"reason\":\"%s\",\"rule\":",
+                       first ? "" : ",", i, x->tp, x->pp, x->dp, x->vstages, x->from_req[4],
+                       lsim_search_reason_name((lsim_search_reason)x->reason));
+                json_str(x->rule ? x->rule : "");
+                printf(",\"why\":");
+                json_str(x->why);
+                printf("}");
+                first = 0;
+            }
+            printf("]");
+        }
+        if (r->shards > 1) printf(",\"shard\":%d,\"shards\":%d", r->shard, r->shards);
+        printf(",\"feasible\":%zu,\"simulated\":%zu,\"not_reached\":%zu,\"seconds\":%.3f,"
+               "\"simulated_per_minute\":%.2f,\"ranking\":[",
+               r->nf, r->nsim, r->shards > 1 ? 0 : r->nf - r->nsim, r->secs,
+               r->sim_total > 0 ? 60.0 * (double)r->nsim / r->sim_total : 0);
+        for (size_t i = 0; i < show; i++) {
+            const lsim_search_cand *x = &r->c[r->order[i]];
+            double st = (double)x->step;
+            printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%d,\"vstages\":%d,\"recompute\":\"%s\","
+                   "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"tokens_per_s\":%.1f,\"peak_memory_bytes\":%.0f,"
+                   "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
+                   i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute),
+                   x->dist_opt ? "true" : "false", (long long)x->step, st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes,
+                   st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
+            if (r->from) printf(",\"micro_batches\":%d,\"candidate\":%zu", x->from_req[4], r->order[i]);
+            if (iv) {
+                printf(",\"interval\":{\"samples\":%lld,\"seed\":%lld,\"p5_ns\":%lld,\"p50_ns\":%lld,\"p95_ns\":%lld}",
+                       a->samples, a->seed, (long long)iv[3 * i], (long long)iv[3 * i + 1], (long long)iv[3 * i + 2]);
+                printf(",\"interval_spread\":{\"ops\":%llu,\"spread\":%.6g,\"assumed\":\"modelled durations, "
+                       "relative std-dev --spread\"}}",
+                       (unsigned long long)pinfo->ops, pinfo->spread);
+            } else {
+                printf("}");
+            }
+        }
+        printf("]}\n");
+    } else if (!rc && !(a->csv && !strcmp(a->csv, "-"))) {
+        if (r->from && r->src)
+            printf("search: around %s (TP %d PP %d DP %d, %zu GPUs) with the what-if transforms: %zu configurations; ",
+                   r->from, r->src->tp, r->src->pp, r->src->dp, r->src->gpus, r->n);
+        else if (r->from)
+            printf("search: around %s with the what-if transforms: %zu configurations; ", r->from, r->n);
+        else
+            printf("search: %s on %d %s GPUs, global batch %d: %zu configurations; ", r->model, r->gpus, r->gpu,
+                   r->global_batch, r->n);
+        for (int q = 1; q < LSIM_SR_N; q++)
+            printf("%s%llu %s", q > 1 ? ", " : "", (unsigned long long)r->reasons[q],
+                   lsim_search_reason_name((lsim_search_reason)q));
+        printf("; %zu feasible, %zu simulated", r->nf, r->nsim);
+        if (r->shards > 1) printf(" (shard %d of %d: candidates i mod %d = %d)", r->shard, r->shards, r->shards, r->shard);
+        else if (r->nsim < r->nf) printf(" (%zu not reached within --budget-seconds %g)", r->nf - r->nsim, r->budget);
+        printf(" in %.1f s (%.1f per minute of simulation)\n", r->secs,
+               r->sim_total > 0 ? 60.0 * (double)r->nsim / r->sim_total : 0);
+        if (nrule) {
+            printf("refused by the what-if rules:");
+            for (size_t k = 0; k < nrule; k++) printf("%s %llu %s", k ? "," : "", (unsigned long long)cnt[k], names[k]);
+            printf(" (the messages: --json, -o)\n");
+        }
+        if (show) {
+            printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %12s %8s %6s %7s%s\n", "rank", "tp", "pp", "dp", "mb",
+                   "schedule", "recompute", "dist-opt", "step s", "tokens/s", "peak GB", "idle%", "x-comm%",
+                   r->from ? " micro-batches" : "");
+            for (size_t i = 0; i < show; i++) {
+                const lsim_search_cand *x = &r->c[r->order[i]];
+                char sch[24];
+                if (x->vstages > 1) snprintf(sch, sizeof sch, "inter:%d", x->vstages);
+                else snprintf(sch, sizeof sch, "1f1b");
+                double st = (double)x->step;
+                printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f", i + 1, x->tp, x->pp, x->dp,
+                       x->mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
+                       st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes / 1e9, st > 0 ? 100 * (double)x->bd[3] / st : 0,
+                       st > 0 ? 100 * (double)x->bd[2] / st : 0);
+                if (r->from) {
+                    if (x->from_req[4]) printf(" %13d", x->from_req[4]);
+                    else printf(" %13s", "(job's)");
+                }
+                if (iv) printf("  p5/p50/p95 %.3f/%.3f/%.3f s", iv[3 * i] / 1e9, iv[3 * i + 1] / 1e9, iv[3 * i + 2] / 1e9);
+                printf("\n");
+            }
+            if (iv)
+                printf("intervals: %lld samples of seed %lld per row; every GPU op's modelled duration drawn "
+                       "with relative std-dev %.2f %% (--spread; the default is the spread of repeated kernels "
+                       "fitted on megatron_tp8_a100, docs/search.md)\n",
+                       a->samples, a->seed, 100.0 * pinfo->spread);
+        }
+        if (!r->nf) {
+            /* nothing feasible: why, and the closest misses on memory */
+            printf("no configuration is feasible:");
+            for (int q = 1; q < LSIM_SR_N; q++)
+                if (r->reasons[q])
+                    printf(" %llu %s;", (unsigned long long)r->reasons[q], lsim_search_reason_name((lsim_search_reason)q));
+            printf("\n");
+            int shown_rule[32] = {0};
+            for (size_t i = 0; i < r->n && r->from; i++) {
+                /* --from: each rule's first refusal, with its message */
+                const lsim_search_cand *x = &r->c[i];
+                size_t k = 0;
+                while (k < nrule && (x->reason != LSIM_SR_REFUSED || strcmp(names[k], x->rule ? x->rule : "?"))) k++;
+                if (k == nrule || shown_rule[k]) continue;
+                shown_rule[k] = 1;
+                printf("  refused (rule %s): TP %d PP %d DP %d: %s\n", names[k], x->tp, x->pp, x->dp, x->why);
+            }
+            double last = -1;
+            for (int shown = 0; shown < 5; shown++) {
+                size_t best = r->n;
+                for (size_t i = 0; i < r->n; i++)
+                    if (r->c[i].reason == LSIM_SR_MEMORY && r->c[i].mem_bytes > last &&
+                        (best == r->n || r->c[i].mem_bytes < r->c[best].mem_bytes))
+                        best = i;
+                if (best == r->n) break;
+                const lsim_search_cand *x = &r->c[best];
+                printf("  closest miss: TP %d PP %d DP %d mb %d V %d recompute %s dist-opt %s: %s\n", x->tp, x->pp,
+                       x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", x->why);
+                last = x->mem_bytes;
+            }
+        }
+    }
+    if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the ranking");
+    return rc;
+}
+
+/* --merge: the shards' files into the unsharded result. Each file holds
+ * every candidate of the same enumeration; candidate i is taken from the
+ * shard that simulated it (i mod N). Local (rank 0 of the caller). */
+static int merge(search_args *a, int argc, char **argv, lsim_err *err)
+{
+    int n = a->nparts, rc = 0;
+    lsim_search_file *f = calloc((size_t)n, sizeof *f);
+    int *by = NULL;
+    sresult r;
+    memset(&r, 0, sizeof r);
+    {
+        lsim_io_file outs[2];
+        size_t no = 0;
+        if (a->csv && !lsim_cli_csv_is_stdout(a->csv)) outs[no++] = (lsim_io_file){a->csv, "--csv", 1, LSIM_OUT_TEXT};
+        if (a->out) outs[no++] = (lsim_io_file){a->out, "-o", 1, LSIM_OUT_SEARCH};
+        if ((rc = lsim_cli_check_io(a->parts, n, outs, no, err))) goto cleanup;
+    }
+    if (!f || !(by = malloc((size_t)n * sizeof *by))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (int i = 0; i < n && !rc; i++) rc = lsim_search_read_h5(a->parts[i], &f[i], err);
+    if (rc) goto cleanup;
+    const lsim_search_file_info *f0 = &f[0].info;
+    int N = f0->shards;
+    for (int i = 0; i < N; i++) by[i] = -1;
+    if (N != n) {
+        rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d, but %d files given (one per shard I = 0..%d)",
+                          a->parts[0], f0->shard, N, n, N - 1);
+        goto cleanup;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        const lsim_search_file_info *fi = &f[i].info;
+        if (fi->shards != N || f[i].n != f[0].n || fi->gpus != f0->gpus || fi->global_batch != f0->global_batch ||
+            fi->seq != f0->seq || strcmp(fi->model, f0->model) || strcmp(fi->gpu, f0->gpu) ||
+            strcmp(fi->from, f0->from))
+            rc = lsim_err_set(err, LSIM_EARG, "%s: not a shard of the search %s is (another space, or %d shards, not %d)",
+                              a->parts[i], a->parts[0], fi->shards, N);
+        else if (by[fi->shard] >= 0)
+            rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d again (also %s)", a->parts[i], fi->shard, N,
+                              a->parts[by[fi->shard]]);
+        else
+            by[fi->shard] = i;
+        for (size_t k = 0; !rc && k < f[i].n; k++) {
+            const lsim_search_cand *x = &f[i].cand[k], *y = &f[0].cand[k];
+            if (x->tp != y->tp || x->pp != y->pp || x->dp != y->dp || x->mb != y->mb || x->vstages != y->vstages ||
+                x->recompute != y->recompute || x->dist_opt != y->dist_opt || x->from_req[4] != y->from_req[4])
+                rc = lsim_err_set(err, LSIM_EARG, "%s: candidate %zu is not %s's: not the same enumeration",
+                                  a->parts[i], k, a->parts[0]);
+        }
+    }
+    if (rc) goto cleanup;
+    r.n = f[0].n;
+    if (!(r.c = calloc(r.n ? r.n : 1, sizeof *r.c)) || !(r.order = malloc((r.n ? r.n : 1) * sizeof *r.order))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < r.n; k++) r.c[k] = f[by[k % (size_t)N]].cand[k];
+    for (int i = 0; i < n; i++) r.secs = f[i].info.seconds > r.secs ? f[i].info.seconds : r.secs;
+    r.model = f0->model, r.gpu = f0->gpu, r.from = f0->from[0] ? f0->from : NULL;
+    r.gpus = f0->gpus, r.global_batch = f0->global_batch, r.seq = f0->seq, r.capacity = f0->capacity;
+    r.budget = f0->budget;
+    rank_simulated(&r);
+    rc = report(a, &r, argc, argv, NULL, NULL, err);
+cleanup:
+    for (int i = 0; f && i < n; i++) lsim_search_file_free(&f[i]);
+    free(f);
+    free(by);
+    free(r.c);
+    free(r.order);
+    return rc;
+}
+
+/* A private directory for --from's transformed stores (one at a time). */
+static int make_workdir(char *dir, size_t cap, lsim_err *err)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/lumosim-search-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(dir)) return lsim_err_set(err, LSIM_EIO, "cannot create a work directory in %s: %s", t && *t ? t : "/tmp",
+                                           strerror(errno));
+    return 0;
+}
+
+#define FLAT 9 /* per candidate: state, step, breakdown x 4, sim ns, reason, peak bytes */
 
 int lsim_cli_search(int argc, char **argv)
 {
     search_args a;
     int p = parse(argc, argv, &a);
-    if (p <= 0) return p < 0 ? 2 : 0;
+    if (p <= 0) {
+        free(a.parts);
+        return p < 0 ? 2 : 0;
+    }
     lsim_err err = {0};
     mpi_ctx m;
+    memset(&m, 0, sizeof m);
     lsim_search_cand *c = NULL;
-    size_t n = 0, *order = NULL, nf = 0, nsim = 0;
+    size_t n = 0, *order = NULL, nf = 0;
     int64_t *flat = NULL;
-    int rc = 0;
+    unsigned char *whys = NULL;
+    char workdir[4096] = "";
+    int rc = 0, mpi = 0;
     lsim_search_space *s = &a.sp;
+    lsim_search_from_info src;
+    memset(&src, 0, sizeof src);
+    if (a.merge) {
+        rc = merge(&a, argc, argv, &err);
+        if (rc) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
+        free(a.parts);
+        return rc ? 1 : 0;
+    }
     lsim_synth_cfg_default(&s->base);
     s->gpus = a.gpus;
     s->base.global_batch = a.global_batch;
     s->base.seq_parallel = a.seq_parallel;
-    rc = is_file(a.model) ? lsim_model_load(a.model, &s->base.model, &err)
-                          : lsim_model_builtin(a.model, &s->base.model, &err);
-    if (!rc && a.gpu) {
-        rc = is_file(a.gpu) ? lsim_gpu_spec_load(a.gpu, &s->base.gpu, &err)
-                            : lsim_gpu_spec_builtin(a.gpu, &s->base.gpu, &err);
-        if (!rc) lsim_topology_default(&s->base.gpu, &s->base.topo);
+    if (!a.from) {
+        rc = is_file(a.model) ? lsim_model_load(a.model, &s->base.model, &err)
+                              : lsim_model_builtin(a.model, &s->base.model, &err);
+        if (!rc && a.gpu) {
+            rc = is_file(a.gpu) ? lsim_gpu_spec_load(a.gpu, &s->base.gpu, &err)
+                                : lsim_gpu_spec_builtin(a.gpu, &s->base.gpu, &err);
+            if (!rc) lsim_topology_default(&s->base.gpu, &s->base.topo);
+        }
+        if (!rc && a.topo) rc = lsim_topology_load(a.topo, &s->base.topo, &err);
     }
-    if (!rc && a.topo) rc = lsim_topology_load(a.topo, &s->base.topo, &err);
-    if (!rc && ((a.csv && !lsim_cli_csv_is_stdout(a.csv)) || a.out)) {
+    if (!rc) {
         /* the files written, checked before any work: never over an input,
          * a store or an archive, nor both the same file */
-        char *ins[3] = {(char *)a.model, (char *)a.gpu, (char *)a.topo};
+        char *ins[4] = {(char *)a.model, (char *)a.gpu, (char *)a.topo, (char *)a.from};
         lsim_io_file outs[2];
         size_t no = 0;
         if (a.csv && !lsim_cli_csv_is_stdout(a.csv)) outs[no++] = (lsim_io_file){a.csv, "--csv", 1, LSIM_OUT_TEXT};
         if (a.out) outs[no++] = (lsim_io_file){a.out, "-o", 1, LSIM_OUT_SEARCH};
-        rc = lsim_cli_check_io(ins, 3, outs, no, &err);
+        rc = lsim_cli_check_io(ins, 4, outs, no, &err);
     }
+    if (!rc && a.from) rc = make_workdir(workdir, sizeof workdir, &err);
+    a.fs.workdir = workdir;
     if (rc) {
         lsim_cli_error("%s", err.msg);
+        free(a.parts);
         return 1;
     }
     if (lsim_cli_mpi_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
+        if (workdir[0]) rmdir(workdir);
+        free(a.parts);
         return 1;
     }
+    mpi = 1;
     double t0 = lsim_now_s();
-    rc = lsim_search_enumerate(s, &c, &n, &err);
-    uint64_t reasons[LSIM_SR_N] = {0};
-    if (!rc && (!(order = malloc((n ? n : 1) * sizeof *order)) || !(flat = calloc((n ? n : 1) * 7, sizeof *flat))))
+    rc = a.from ? lsim_search_from_enumerate(&a.fs, &c, &n, &src, &err) : lsim_search_enumerate(s, &c, &n, &err);
+    if (!rc && (!(order = malloc((n ? n : 1) * sizeof *order)) || !(flat = calloc((n ? n : 1) * FLAT, sizeof *flat))))
         rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < n; i++) {
-        reasons[c[i].reason]++;
-        if (c[i].reason == LSIM_SR_OK) order[nf++] = i;
-    }
+    for (size_t i = 0; !rc && i < n; i++)
+        if (c[i].reason == LSIM_SR_OK && (a.shards < 2 || (int)(i % (size_t)a.shards) == a.shard)) order[nf++] = i;
+    /* the proxy orders a --model search for a budget; --from keeps the
+     * enumeration's order (the what-if's cost has no such proxy) */
     g_c = c, g_s = s;
-    if (!rc) qsort(order, nf, sizeof *order, cmp_proxy);
-    /* the feasible candidates, k on rank k mod K, until the budget is spent */
+    if (!rc && !a.from) qsort(order, nf, sizeof *order, cmp_proxy);
+    int any_ok = 0;
+    for (size_t i = 0; !rc && i < n; i++) any_ok |= c[i].reason == LSIM_SR_OK;
+    /* the feasible candidates (of this shard), k on rank k mod K, until the budget is spent */
     lsim_cli_progress prog;
     lsim_run_opts ro;
     lsim_cli_opts co;
     lsim_cli_opts_default(&co);
     lsim_cli_run_opts(&co, &prog, &ro);
     ro.on_event = NULL;
-    for (size_t k = 0; !rc && k < nf; k++) {
+    for (size_t k = 0; !rc && any_ok && k < nf; k++) {
         if ((int)(k % (size_t)m.size) != m.rank) continue;
         if (a.budget > 0 && lsim_now_s() - t0 > a.budget) break;
         lsim_search_cand *x = &c[order[k]];
-        rc = lsim_search_eval(s, x, &ro, &err);
+        rc = a.from ? lsim_search_from_eval(&a.fs, x, &ro, &err) : lsim_search_eval(s, x, &ro, &err);
         if (rc) break;
-        int64_t *f = flat + order[k] * 7;
-        f[0] = 1, f[1] = x->step;
+        int64_t *f = flat + order[k] * FLAT;
+        f[0] = x->simulated ? 1 : 2;
+        f[1] = x->step;
         for (int q = 0; q < 4; q++) f[2 + q] = x->bd[q];
         f[6] = (int64_t)(x->sim_s * 1e9);
+        f[7] = x->reason;
+        f[8] = (int64_t)x->mem_bytes;
     }
     if (m.on) {
         int bad = rc != 0, anybad = 0;
         MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (anybad && !rc) rc = lsim_err_set(&err, LSIM_EINTERNAL, "another rank failed");
-        if (!anybad) MPI_Allreduce(MPI_IN_PLACE, flat, (int)(n * 7), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (!anybad) MPI_Allreduce(MPI_IN_PLACE, flat, (int)(n * FLAT), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (!anybad && a.from) {
+            /* a what-if found past memory on another rank: its OOM line */
+            size_t w = sizeof c->why;
+            if (!(whys = calloc(n ? n * w : 1, 1))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+            for (size_t i = 0; !rc && i < n; i++)
+                if (flat[i * FLAT] == 2) memcpy(whys + i * w, c[i].why, w);
+            int cnt = rc ? 0 : (int)(n * w);
+            if (!rc) MPI_Allreduce(MPI_IN_PLACE, whys, cnt, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
+            for (size_t i = 0; !rc && i < n; i++)
+                if (flat[i * FLAT] == 2) memcpy(c[i].why, whys + i * w, w), c[i].why[w - 1] = 0;
+        }
     }
-    double secs = lsim_now_s() - t0, sim_total = 0;
+    sresult r;
+    memset(&r, 0, sizeof r);
+    r.secs = lsim_now_s() - t0;
     for (size_t i = 0; !rc && i < n; i++) {
-        const int64_t *f = flat + i * 7;
-        c[i].simulated = f[0] != 0;
+        const int64_t *f = flat + i * FLAT;
+        if (!f[0]) continue; /* not evaluated here: as enumerated */
+        c[i].simulated = f[0] == 1;
         c[i].step = f[1];
         for (int q = 0; q < 4; q++) c[i].bd[q] = f[2 + q];
         c[i].sim_s = (double)f[6] / 1e9;
-        sim_total += c[i].sim_s;
+        c[i].reason = (int)f[7];
+        if (a.from) c[i].mem_bytes = (double)f[8];
     }
-    nsim = 0;
-    for (size_t k = 0; !rc && k < nf; k++)
-        if (c[order[k]].simulated) order[nsim++] = order[k];
-    if (!rc) qsort(order, nsim, sizeof *order, cmp_step);
+    r.c = c, r.n = n, r.order = order;
+    if (a.from) {
+        r.model = a.model ? a.model : "", r.gpu = a.gpu ? a.gpu : "", r.from = a.from;
+        r.gpus = a.gpus, r.global_batch = a.global_batch, r.seq = src.seq, r.capacity = 0;
+        r.src = &src;
+    } else {
+        r.model = a.model, r.gpu = s->base.gpu.name, r.gpus = a.gpus, r.global_batch = a.global_batch;
+        r.seq = s->base.model.seq, r.capacity = s->base.gpu.mem_capacity;
+    }
+    r.budget = a.budget > 0 ? a.budget : 0;
+    r.shard = a.shard, r.shards = a.shards;
+    if (!rc) rank_simulated(&r);
     /* --samples: the shown rows re-simulated with drawn durations (rank 0:
      * the same numbers for any rank count) */
-    size_t show = a.top && (size_t)a.top < nsim ? (size_t)a.top : nsim;
+    size_t show = a.top && (size_t)a.top < r.nsim ? (size_t)a.top : r.nsim;
     lsim_ns *iv = NULL;
     lsim_pools_info pinfo;
     memset(&pinfo, 0, sizeof pinfo);
@@ -420,112 +902,30 @@ int lsim_cli_search(int argc, char **argv)
             rc = lsim_search_interval(s, &c[order[i]], &ro, (uint64_t)a.samples, (uint64_t)a.seed, a.spread, iv + 3 * i,
                                       &pinfo, &err);
     }
+    /* nothing feasible: the counts are printed, no file is written (a
+     * shard with none of its own still writes its part when another has) */
+    int none = !rc && (a.shards > 1 ? !any_ok : !r.nf);
     if (!rc && m.rank == 0) {
-        double tok = (double)a.global_batch * s->base.model.seq;
-        if (a.csv) {
-            /* atomically, never over another kind of file (cli.h) */
-            csv_ctx x = {&a, c, order, nsim};
-            rc = lsim_cli_write_output(a.csv, csv_writer, &x, &err);
-        }
-        if (!rc && a.out) {
-            char cmd[4096] = "lumosim search";
-            for (int i = 0; i < argc; i++)
-                if (strlen(cmd) + strlen(argv[i]) + 2 < sizeof cmd) strcat(strcat(cmd, " "), argv[i]);
-            lsim_search_file_info fi = {cmd, a.model, s->base.gpu.name, a.gpus, a.global_batch,
-                                        s->base.model.seq, s->base.gpu.mem_capacity, secs, a.budget > 0 ? a.budget : 0};
-            rc = lsim_search_write_h5(a.out, &fi, c, n, order, nsim, &err);
-        }
-        if (!rc && a.json) {
-            printf("{\"lumosim_version\":\"%s\",\"model\":\"%s\",\"gpus\":%d,\"gpu\":\"%s\",\"global_batch\":%d,"
-                   "\"candidates\":%zu,\"reasons\":{",
-                   LSIM_VERSION, a.model, a.gpus, s->base.gpu.name, a.global_batch, n);
-            for (int r = 0; r < LSIM_SR_N; r++)
-                printf("%s\"%s\":%llu", r ? "," : "", lsim_search_reason_name((lsim_search_reason)r),
-                       (unsigned long long)reasons[r]);
-            printf("},\"feasible\":%zu,\"simulated\":%zu,\"not_reached\":%zu,\"seconds\":%.3f,"
-                   "\"simulated_per_minute\":%.2f,\"ranking\":[",
-                   nf, nsim, nf - nsim, secs, sim_total > 0 ? 60.0 * (double)nsim / sim_total : 0);
-            for (size_t i = 0; i < show; i++) {
-                const lsim_search_cand *x = &c[order[i]];
-                double st = (double)x->step;
-                printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%d,\"vstages\":%d,\"recompute\":\"%s\","
-                       "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"tokens_per_s\":%.1f,\"peak_memory_bytes\":%.0f,"
-                       "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
-                       i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute),
-                       x->dist_opt ? "true" : "false", (long long)x->step, st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes,
-                       st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
-                if (iv) {
-                    printf(",\"interval\":{\"samples\":%lld,\"seed\":%lld,\"p5_ns\":%lld,\"p50_ns\":%lld,\"p95_ns\":%lld}",
-                           a.samples, a.seed, (long long)iv[3 * i], (long long)iv[3 * i + 1], (long long)iv[3 * i + 2]);
-                    printf(",\"interval_spread\":{\"ops\":%llu,\"spread\":%.6g,\"assumed\":\"modelled durations, "
-                           "relative std-dev --spread\"}}",
-                           (unsigned long long)pinfo.ops, pinfo.spread);
-                } else {
-                    printf("}");
-                }
-            }
-            printf("]}\n");
-        } else if (!rc && !(a.csv && !strcmp(a.csv, "-"))) {
-            printf("search: %s on %d %s GPUs, global batch %d: %zu configurations; ", a.model, a.gpus,
-                   s->base.gpu.name, a.global_batch, n);
-            for (int r = 1; r < LSIM_SR_N; r++)
-                printf("%s%llu %s", r > 1 ? ", " : "", (unsigned long long)reasons[r],
-                       lsim_search_reason_name((lsim_search_reason)r));
-            printf("; %zu feasible, %zu simulated", nf, nsim);
-            if (nsim < nf) printf(" (%zu not reached within --budget-seconds %g)", nf - nsim, a.budget);
-            printf(" in %.1f s (%.1f per minute of simulation)\n", secs,
-                   sim_total > 0 ? 60.0 * (double)nsim / sim_total : 0);
-            if (show) {
-                printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %12s %8s %6s %7s\n", "rank", "tp", "pp", "dp", "mb",
-                       "schedule", "recompute", "dist-opt", "step s", "tokens/s", "peak GB", "idle%", "x-comm%");
-                for (size_t i = 0; i < show; i++) {
-                    const lsim_search_cand *x = &c[order[i]];
-                    char sch[24];
-                    if (x->vstages > 1) snprintf(sch, sizeof sch, "inter:%d", x->vstages);
-                    else snprintf(sch, sizeof sch, "1f1b");
-                    double st = (double)x->step;
-                    printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f", i + 1, x->tp, x->pp,
-                           x->dp, x->mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
-                           st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes / 1e9, st > 0 ? 100 * (double)x->bd[3] / st : 0,
-                           st > 0 ? 100 * (double)x->bd[2] / st : 0);
-                    if (iv) printf("  p5/p50/p95 %.3f/%.3f/%.3f s", iv[3 * i] / 1e9, iv[3 * i + 1] / 1e9, iv[3 * i + 2] / 1e9);
-                    printf("\n");
-                }
-                if (iv)
-                    printf("intervals: %lld samples of seed %lld per row; every GPU op's modelled duration drawn "
-                           "with relative std-dev %.2f %% (--spread; the default is the spread of repeated kernels "
-                           "fitted on megatron_tp8_a100, docs/search.md)\n",
-                           a.samples, a.seed, 100.0 * pinfo.spread);
-            }
-            if (!nf) {
-                /* nothing feasible: why, and the closest misses on memory */
-                printf("no configuration is feasible:");
-                for (int r = 1; r < LSIM_SR_N; r++)
-                    if (reasons[r]) printf(" %llu %s;", (unsigned long long)reasons[r], lsim_search_reason_name((lsim_search_reason)r));
-                printf("\n");
-                for (int shown = 0; shown < 5; shown++) {
-                    size_t best = n;
-                    for (size_t i = 0; i < n; i++)
-                        if (c[i].reason == LSIM_SR_MEMORY && c[i].mem_bytes > 0 && (best == n || c[i].mem_bytes < c[best].mem_bytes))
-                            best = i;
-                    if (best == n) break;
-                    printf("  closest miss: TP %d PP %d DP %d mb %d V %d recompute %s dist-opt %s: %s\n", c[best].tp,
-                           c[best].pp, c[best].dp, c[best].mb, c[best].vstages, lsim_recompute_name(c[best].recompute),
-                           c[best].dist_opt ? "on" : "off", c[best].why);
-                    c[best].mem_bytes = -1; /* shown */
-                }
-            }
-        }
-        if (!rc && fflush(stdout)) rc = lsim_err_set(&err, LSIM_EIO, "cannot write the ranking");
+        search_args b = a;
+        if (none) b.csv = NULL, b.out = NULL;
+        rc = report(&b, &r, argc, argv, iv, &pinfo, &err);
     }
-    if (!rc && !nf)
-        rc = lsim_err_set(&err, LSIM_EARG, "no configuration of %s on %d GPUs is feasible (the reasons above)", a.model,
-                          a.gpus);
+    if (!rc && none) {
+        if (a.from)
+            rc = lsim_err_set(&err, LSIM_EARG, "%s: no layout of the what-if transforms asked is feasible (the reasons above)",
+                              a.from);
+        else
+            rc = lsim_err_set(&err, LSIM_EARG, "no configuration of %s on %d GPUs is feasible (the reasons above)",
+                              a.model, a.gpus);
+    }
     if (rc && m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
     free(iv);
     free(c);
     free(order);
     free(flat);
-    lsim_cli_mpi_end(&m);
+    free(whys);
+    free(a.parts);
+    if (workdir[0]) rmdir(workdir);
+    if (mpi) lsim_cli_mpi_end(&m);
     return rc ? 1 : 0;
 }

@@ -216,6 +216,8 @@ cleanup:
     return rc;
 }
 
+const lsim_wi_facts *lsim_wi_plan_facts(const lsim_wi_plan *p) { return &p->f; }
+
 void lsim_wi_plan_put_identify(const lsim_wi_plan *p, FILE *f) { lsim_wi_put_identify(f, p->ids, p->n, &p->L, 1); }
 
 /* The bytes DDP's Reducer adds to a GPU that had no DDP: one flat buffer
