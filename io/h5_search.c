@@ -143,7 +143,8 @@ static const char *rule_static(const char *name)
 {
     for (int i = 0; i < lsim_wi_plan_nrules(); i++)
         if (!strcmp(name, lsim_wi_plan_rule_name(i))) return lsim_wi_plan_rule_name(i);
-    return name[0] ? "memory" : NULL; /* the one refusal that is not a rule: the result's size */
+    /* search_from.c's own: the result's size, and a check the transform makes */
+    return !name[0] ? NULL : !strcmp(name, "memory") ? "memory" : "transform";
 }
 
 static int read_search(sctx *c, lsim_search_file *o)

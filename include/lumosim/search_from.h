@@ -60,8 +60,11 @@ int lsim_search_from_enumerate(const lsim_search_from *s, lsim_search_cand **out
  * becomes LSIM_SR_MEMORY, why the OOM line), simulate it as lumosim sim does
  * with run options o: step, bd, mem_bytes (the new store's estimate of the
  * most loaded GPU, or its largest carried traced peak; 0 unknown), sim_s,
- * simulated. The transformed store is removed. 0 or the error (a what-if
- * that fails although its rules passed is an error, not a refusal). */
+ * simulated. The transformed store is removed. A what-if that the
+ * transform itself refuses (LSIM_EARG: a check made once the source is
+ * read, e.g. a trace's activations unknown without --model) becomes
+ * LSIM_SR_REFUSED with rule "transform". 0 or the error (LSIM_EIO,
+ * LSIM_ENOMEM, ...). */
 int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err);
 
 #endif

@@ -21,7 +21,7 @@ KIND_SEARCH = "lumosim-search"
 # /search/candidates/recompute -- LSIM_RECOMPUTE_MODES, include/lumosim/synth.h.
 RECOMPUTE_MODES = ("none", "selective", "full")
 # /search/candidates/reason -- LSIM_SEARCH_REASONS, include/lumosim/search.h.
-SEARCH_REASONS = ("simulated", "gpus_not_divisible", "shape_not_divisible", "does_not_fit", "redundant")
+SEARCH_REASONS = ("simulated", "gpus_not_divisible", "shape_not_divisible", "does_not_fit", "redundant", "whatif_refused")
 
 # /nodes/kind -- enum lsim_node_kind, include/lumosim/graph.h (LSIM_N_*).
 NODE_KINDS = ("cpu", "runtime", "kernel", "memcpy", "memset")

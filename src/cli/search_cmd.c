@@ -749,7 +749,22 @@ static int make_workdir(char *dir, size_t cap, lsim_err *err)
     return 0;
 }
 
-#define FLAT 9 /* per candidate: state, step, breakdown x 4, sim ns, reason, peak bytes */
+#define FLAT 10 /* per candidate: state, step, breakdown x 4, sim ns, reason, peak bytes, rule */
+
+/* A refusal's rule as a number for the ranks' reduction, and back: the
+ * what-if's rules, then search_from.c's own two ("memory", "transform"). */
+static int64_t rule_code(const char *rule)
+{
+    int nr = lsim_wi_plan_nrules();
+    for (int i = 0; rule && i < nr; i++)
+        if (!strcmp(rule, lsim_wi_plan_rule_name(i))) return i + 1;
+    return !rule ? 0 : !strcmp(rule, "memory") ? nr + 1 : nr + 2;
+}
+static const char *rule_name(int64_t k)
+{
+    int nr = lsim_wi_plan_nrules();
+    return k <= 0 ? NULL : k <= nr ? lsim_wi_plan_rule_name((int)k - 1) : k == nr + 1 ? "memory" : "transform";
+}
 
 int lsim_cli_search(int argc, char **argv)
 {
@@ -847,6 +862,7 @@ int lsim_cli_search(int argc, char **argv)
         f[6] = (int64_t)(x->sim_s * 1e9);
         f[7] = x->reason;
         f[8] = (int64_t)x->mem_bytes;
+        f[9] = rule_code(x->rule);
     }
     if (m.on) {
         int bad = rc != 0, anybad = 0;
@@ -876,7 +892,7 @@ int lsim_cli_search(int argc, char **argv)
         for (int q = 0; q < 4; q++) c[i].bd[q] = f[2 + q];
         c[i].sim_s = (double)f[6] / 1e9;
         c[i].reason = (int)f[7];
-        if (a.from) c[i].mem_bytes = (double)f[8];
+        if (a.from) c[i].mem_bytes = (double)f[8], c[i].rule = rule_name(f[9]);
     }
     r.c = c, r.n = n, r.order = order;
     if (a.from) {

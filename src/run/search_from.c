@@ -207,8 +207,20 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
         return lsim_err_set(err, LSIM_EARG, "the work directory's name is too long");
     cand_request(s, c, &rq);
     rq.out = path;
-    if ((rc = lsim_wi_plan_open(&rq, &p, err))) goto cleanup;
-    if ((rc = lsim_wi_plan_run(p, err))) goto cleanup;
+    rc = lsim_wi_plan_open(&rq, &p, err);
+    if (!rc) rc = lsim_wi_plan_run(p, err);
+    if (rc == LSIM_EARG) {
+        /* a check the transform makes once it has read the source (a tagged
+         * pipeline's structure, a trace's activations): refused as a rule
+         * refuses, with its message */
+        c->reason = LSIM_SR_REFUSED;
+        c->rule = "transform";
+        snprintf(c->why, sizeof c->why, "%s", err->msg);
+        memset(err, 0, sizeof *err);
+        rc = 0;
+        goto cleanup;
+    }
+    if (rc) goto cleanup;
     c->mem_bytes = peak_of(path, lsim_wi_plan_record(p));
     if (lsim_wi_plan_oom(p)[0]) {
         /* as the search discards a layout past the GPU's memory */
