@@ -1,5 +1,9 @@
 #!/bin/sh
-# LUMOSIM=lumosim search_from.sh MAKE_TRAIN_TRACE
+# LUMOSIM=lumosim search_from.sh MAKE_TRAIN_TRACE [LAUNCHER...]
+#
+# With a launcher (test mpi:search_from): the same --from search under it,
+# candidates spread over its ranks, gives the serial JSON (rankings,
+# refusals and the OOM lines found on other ranks) and exits.
 #
 # lumosim search --from JOB.h5 (docs/search.md, "Around a job"), --shard
 # and --merge. Every expected figure comes from running the commands the
@@ -25,6 +29,7 @@
 #      one line, exit 1, no output file.
 L=$LUMOSIM
 MAKER=$1
+shift
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "search_from: FAIL: $*"; exit 1; }
@@ -39,6 +44,31 @@ step_of() { # whatif ARGS... of job $1 + sim: the job's predicted ns
 # ---- 1. a synthesized store
 "$L" synth --model gpt3-15b --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 16 --layers 8 -o "$tmp/s.h5" \
     >/dev/null 2>&1 || fail "synth"
+# an A100 40GB (datasheet: 40 GB HBM2), for layouts that do not fit
+python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1])); g["name"] = "a100-40gb"; g["mem_capacity"] = 40e9
+json.dump(g, open(sys.argv[2], "w"))' "$(dirname "$0")/../../data/gpu/a100.json" "$tmp/a100_40.json" || fail "gpu spec"
+if [ $# -gt 0 ]; then
+    for run in serial launched; do
+        pre=""
+        [ $run = launched ] && pre="$*"
+        # shellcheck disable=SC2086
+        $pre "$L" search --from "$tmp/s.h5" --gpu "$tmp/a100_40.json" --tp 1,2,5 --pp 1,2,3 --dp 1,2 --top 0 --json \
+            >"$tmp/$run.json" || fail "search --from ($run)"
+    done
+    python3 - "$tmp/serial.json" "$tmp/launched.json" <<'PY' || exit 1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    d.pop("seconds"); d.pop("simulated_per_minute")
+assert a["reasons"]["does_not_fit"] and a["ranking"], a
+if a != b:
+    print("search_from: FAIL: the --from search under the launcher differs from the serial one"); sys.exit(1)
+print("search_from: the same --from search (ranking, refusals, OOM lines) under the launcher")
+PY
+    exit 0
+fi
 "$L" search --from "$tmp/s.h5" --tp 1,2,5 --pp 1,2,3 --dp 1,2 --top 0 --json >"$tmp/s.json" || fail "search --from"
 python3 - "$tmp/s.json" >"$tmp/rows.txt" <<'PY' || exit 1
 import json, sys
@@ -79,11 +109,7 @@ done <"$tmp/rows.txt"
 [ "$n" -ge 8 ] || fail "only $n layouts ranked"
 echo "search_from: $n ranked layouts of the synthesized store = whatif + sim; refusals = whatif's messages"
 
-# ---- 2. memory: an A100 40GB (datasheet: 40 GB HBM2)
-python3 -c '
-import json, sys
-g = json.load(open(sys.argv[1])); g["name"] = "a100-40gb"; g["mem_capacity"] = 40e9
-json.dump(g, open(sys.argv[2], "w"))' "$(dirname "$0")/../../data/gpu/a100.json" "$tmp/a100_40.json" || fail "gpu spec"
+# ---- 2. memory: on the A100 40GB
 "$L" search --from "$tmp/s.h5" --gpu "$tmp/a100_40.json" --tp 1,2 --pp 1,2 --dp 1 --top 0 --json >"$tmp/m.json" ||
     fail "search --gpu"
 python3 - "$tmp/m.json" >"$tmp/oom.txt" <<'PY' || exit 1
