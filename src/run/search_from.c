@@ -14,6 +14,7 @@
 #include "lumosim/input.h"
 #include "lumosim/memest.h"
 #include "lumosim/store.h"
+#include "lumosim/tmpfiles.h"
 #include "lumosim/whatif_plan.h"
 
 /* The request every candidate starts from: the source, its shape and the
@@ -202,7 +203,7 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
     size_t ng = 0;
     lsim_run r;
     memset(&r, 0, sizeof r);
-    int rc = 0;
+    int rc = 0, slot = -1;
     if ((size_t)snprintf(path, sizeof path, "%s/candidate.h5", s->workdir ? s->workdir : ".") >= sizeof path)
         return lsim_err_set(err, LSIM_EARG, "the work directory's name is too long");
     cand_request(s, c, &rq);
@@ -221,6 +222,7 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
         goto cleanup;
     }
     if (rc) goto cleanup;
+    slot = lsim_tmp_register(path); /* removed below, or by an interrupted run's handler */
     c->mem_bytes = peak_of(path, lsim_wi_plan_record(p));
     if (lsim_wi_plan_oom(p)[0]) {
         /* as the search discards a layout past the GPU's memory */
@@ -249,6 +251,7 @@ cleanup:
     lsim_run_free(&r);
     lsim_wi_plan_free(p);
     unlink(path);
+    if (slot >= 0) lsim_tmp_unregister(slot);
     c->sim_s = lsim_now_s() - t0;
     return rc;
 }
