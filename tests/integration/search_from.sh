@@ -148,6 +148,18 @@ while read -r tp pp dp m step; do
     [ "$got" = "$step" ] || fail "TP $tp PP $pp DP $dp m $m: search $step ns, whatif + sim $got ns"
 done <"$tmp/g.txt"
 echo "search_from: --gpus 8 and --global-batch 32 as whatif --micro-batches"
+# --top, --csv, --budget-seconds with --from
+"$L" search --from "$tmp/s.h5" --tp 1,2 --pp 1,2 --dp 1,2 --top 2 --json --csv "$tmp/f.csv" >"$tmp/top.json" || fail "--top --csv"
+"$L" search --from "$tmp/s.h5" --tp 1,2 --pp 1,2 --dp 1,2 --budget-seconds 0.000001 --json >"$tmp/b.json" || fail "--budget-seconds"
+python3 - "$tmp/top.json" "$tmp/f.csv" "$tmp/b.json" <<'PY' || fail "--top, --csv or --budget-seconds"
+import csv, json, sys
+d, rows, b = json.load(open(sys.argv[1])), list(csv.DictReader(open(sys.argv[2]))), json.load(open(sys.argv[3]))
+assert len(d["ranking"]) == 2 and d["simulated"] == 8, d
+assert len(rows) == 8 and "micro_batches" in rows[0], rows[:1]
+assert [int(r["step_ns"]) for r in rows[:2]] == [x["step_ns"] for x in d["ranking"]]
+# the budget is spent before the first candidate: none simulated, every feasible one not reached
+assert b["simulated"] == 0 and b["not_reached"] == b["feasible"] == 8, b
+PY
 
 # ---- 4. a traced training step
 python3 "$MAKER" "$tmp/train.json.gz" --layers 4 --steps 1 >/dev/null || fail "make_train_trace"
