@@ -691,12 +691,12 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
     if (rc) goto cleanup;
     const lsim_search_file_info *f0 = &f[0].info;
     int N = f0->shards;
-    for (int i = 0; i < N; i++) by[i] = -1;
     if (N != n) {
         rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d, but %d files given (one per shard I = 0..%d)",
                           a->parts[0], f0->shard, N, n, N - 1);
         goto cleanup;
     }
+    for (int i = 0; i < N; i++) by[i] = -1; /* by has n = N entries */
     for (int i = 0; i < n && !rc; i++) {
         const lsim_search_file_info *fi = &f[i].info;
         if (fi->shards != N || f[i].n != f[0].n || fi->gpus != f0->gpus || fi->global_batch != f0->global_batch ||
