@@ -295,9 +295,21 @@ static int info_search(sctx *c, FILE *out)
         nrn != nrc)
         rc = h5s_fail(c, LSIM_EFORMAT, "/search: an attribute is missing or malformed");
     h5s_get_attr_str(c->file, "created_by", &cmd);
-    if (!rc) {
+    char *from = NULL;
+    int64_t shard = 0, shards = 1;
+    h5s_get_attr_str(g, "from", &from); /* --from and --shard: absent in older files */
+    h5s_get_attr_num(g, "shard", 0, &shard);
+    h5s_get_attr_num(g, "shards", 0, &shards);
+    if (!rc && from && from[0])
+        fprintf(out, "%s: lumosim search result\n  around %s with the what-if transforms\n", c->path, from);
+    else if (!rc)
         fprintf(out, "%s: lumosim search result\n  %s on %lld %s GPUs, global batch %lld, sequence %lld\n", c->path,
                 model, (long long)gpus, gpu, (long long)gb, (long long)seq);
+    if (!rc && shards > 1)
+        fprintf(out, "  shard %lld of %lld: candidates i mod %lld = %lld simulated (lumosim search --merge)\n",
+                (long long)shard, (long long)shards, (long long)shards, (long long)shard);
+    free(from);
+    if (!rc) {
         fprintf(out, "  %llu configurations:", (unsigned long long)ncand);
         for (size_t r = 1; r < nrn; r++) fprintf(out, "%s %.0f %s", r > 1 ? "," : "", rcnt[r], rn[r]);
         fprintf(out, "; %llu feasible, %llu simulated\n", (unsigned long long)nfeas, (unsigned long long)nsim);
