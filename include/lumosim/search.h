@@ -8,7 +8,10 @@
  * GPUs) whose gradient collectives and optimizer shards are those of the
  * whole DP group (lsim_synth_cfg.dp_cost): the replicas of a synthesized
  * job are identical, so the replica's step is the job's, for a DP-times
- * smaller simulation. Memory is memest.h's estimate of the full job on the
+ * smaller simulation. The TP ranks of a replica's stage are identical too,
+ * so the replica is simulated with one TP rank per stage (PP GPUs;
+ * lsim_synth_cfg.tp_one), its TP collectives timed as the TP-wide ones:
+ * the same step again, TP times smaller. Memory is memest.h's estimate of the full job on the
  * GPU spec's capacity.
  *
  * Ownership: lsim_search_enumerate allocates *out (free()). Everything is
@@ -92,8 +95,11 @@ int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, 
                          uint64_t samples, uint64_t seed, double spread, lsim_ns q[3], struct lsim_pools_info *info,
                          lsim_err *err);
 
-/* The synth configuration of candidate c: the full job (dp = DP) when
- * replica is 0, else one replica with dp_cost = DP. */
+/* The synth configuration of candidate c: LSIM_SEARCH_FULL the full job
+ * (dp = DP); LSIM_SEARCH_REPLICA one data-parallel replica with dp_cost =
+ * DP; LSIM_SEARCH_ONE_TP that replica with one TP rank per stage (tp_one)
+ * where lsim_synth_tp_one_exact allows, else the replica. */
+enum { LSIM_SEARCH_FULL = 0, LSIM_SEARCH_REPLICA = 1, LSIM_SEARCH_ONE_TP = 2 };
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out);
 
 #endif

@@ -99,6 +99,14 @@ typedef struct lsim_synth_cfg {
                                        optimizer's shards) are those of dp_cost replicas, so that a
                                        job too large to simulate whole runs with fewer replicas and
                                        the network model's cost of the full group; 0: dp */
+    int tp_one;                     /* 1: only tensor-parallel rank 0 of each stage and replica is
+                                       synthesized (PP x DP GPUs, rank = dp + DP pp), every shape
+                                       still split TP ways; its TP collectives are groups of one,
+                                       timed as the TP-wide groups at the GPUs' places in the full
+                                       job (with dp_cost's replicas), and its pipeline transfers too.
+                                       The TP ranks of a stage are the same program at the same
+                                       times, so the step is the full job's to the nanosecond where
+                                       lsim_synth_tp_one_exact says so; 0: every TP rank */
 } lsim_synth_cfg;
 
 /* Activation recomputation, with the names the CLI and the files use. */
@@ -154,7 +162,15 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
  * every number involved; LSIM_EARG. */
 int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err);
 
+/* GPUs synthesized: TP x PP x DP, PP x DP with tp_one. */
 size_t lsim_synth_ngpus(const lsim_synth_cfg *c);
+/* 1 when tp_one gives the step of the job with every TP rank exactly: no
+ * host stalls (their draws are per GPU, so TP ranks would differ), and TP
+ * divides the GPUs per node or is a multiple of it (then every TP rank's
+ * data-parallel group and pipeline peers span the same nodes in the same
+ * shape as rank 0's, and the network model (cost.h) times a group by its
+ * node shape alone); else 0. Local. */
+int lsim_synth_tp_one_exact(const lsim_synth_cfg *c);
 int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
 
 /* ------------------------------------------------------------ schedules */

@@ -32,6 +32,8 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
         out->dp = c->dp;
         out->dp_cost = 0;
     }
+    /* one TP rank per stage where that is exact (synth.h) */
+    out->tp_one = replica == LSIM_SEARCH_ONE_TP && c->tp > 1 && lsim_synth_tp_one_exact(out);
 }
 
 /* Check one candidate: divisibility by synth's own check, memory by
@@ -54,7 +56,7 @@ static void check(const lsim_search_space *s, lsim_search_cand *c)
         snprintf(c->why, sizeof c->why, "selective recomputation with flash attention is no recomputation");
         return;
     }
-    lsim_search_cfg(s, c, 0, &cfg);
+    lsim_search_cfg(s, c, LSIM_SEARCH_FULL, &cfg);
     if (lsim_synth_check(&cfg, &err)) {
         c->reason = LSIM_SR_SHAPE;
         snprintf(c->why, sizeof c->why, "%.199s", err.msg);
@@ -117,7 +119,7 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
 {
     double t0 = lsim_now_s();
     lsim_synth_cfg cfg;
-    lsim_search_cfg(s, c, 1, &cfg);
+    lsim_search_cfg(s, c, LSIM_SEARCH_ONE_TP, &cfg);
     size_t ng = lsim_synth_ngpus(&cfg);
     lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
     lsim_run r;
@@ -147,7 +149,9 @@ int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, 
                          lsim_err *err)
 {
     lsim_synth_cfg cfg;
-    lsim_search_cfg(s, c, 1, &cfg);
+    /* every TP rank: each draws its own noise, and a TP collective waits
+     * for the slowest */
+    lsim_search_cfg(s, c, LSIM_SEARCH_REPLICA, &cfg);
     size_t ng = lsim_synth_ngpus(&cfg);
     lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
     lsim_sample *out = calloc(samples ? samples : 1, sizeof *out);

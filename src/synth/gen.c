@@ -54,12 +54,13 @@ typedef struct gen {
     const lsim_synth_cfg *c;
     lsim_emit e;                  /* builder, CPU thread, streams, tag, rc */
     int tpi, ppi, dpi, m, V, lpc; /* lpc: layers per chunk */
+    int tps;                      /* TP ranks simulated per stage: TP, or 1 with tp_one */
     int32_t rank;
     int64_t tp_seq, dp_seq;
     pairseq pairs[16];
     int npairs;
     char tp_pg[48], dp_pg[48];
-    int32_t *tp_ranks, *dp_ranks;
+    int32_t *tp_ranks;            /* the TP group's ranks in the full job (costs only) */
     int32_t *dpc_ranks;           /* the DP group the collectives are timed over (dp_cost) */
     int dpc;                      /* its size */
     costs k;
@@ -71,24 +72,34 @@ typedef struct gen {
     const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
 } gen;
 
+/* A GPU's rank in the job synthesized: TP ranks fastest, TPS of them per
+ * stage (1 with tp_one). */
 static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
 {
-    return (int32_t)(tpi + G->c->tp * (dpi + G->c->dp * ppi));
+    return (int32_t)(tpi + G->tps * (dpi + G->c->dp * ppi));
+}
+
+/* The rank of (tp, dp, pp) in the full job the user runs: TP x DPC x PP
+ * GPUs, rank = tp + TP (dp + DPC pp). */
+static int32_t full_rank(const gen *G, int tpi, int dpi, int ppi)
+{
+    return (int32_t)(tpi + G->c->tp * (dpi + G->dpc * ppi));
 }
 
 /* The rank whose place in the network a collective or transfer is timed
- * for: the GPU's rank in the full job of dp_cost replicas. Why: with fewer
- * replicas simulated (dp_cost > dp) the GPUs are numbered densely, so a
- * replica's two pipeline stages can land on one node that, in the job the
- * user runs, are DP x TP GPUs apart and on different nodes; timing by the
- * dense numbers made pipeline sends NVLink-fast (TP 1 PP 2 DP 8: the
- * replica's step 0.3 % short of the full job's). */
+ * for: the GPU's rank in the full job of dp_cost replicas and all TP
+ * ranks. Why: with fewer replicas or TP ranks simulated (dp_cost > dp,
+ * tp_one) the GPUs are numbered densely, so a replica's two pipeline
+ * stages can land on one node that, in the job the user runs, are DP x TP
+ * GPUs apart and on different nodes; timing by the dense numbers made
+ * pipeline sends NVLink-fast (TP 1 PP 2 DP 8: the replica's step 0.3 %
+ * short of the full job's). */
 static int32_t cost_rank(const gen *G, int32_t r)
 {
     const lsim_synth_cfg *c = G->c;
-    if (G->dpc <= c->dp) return r;
-    int t = (int)(r % c->tp), d = (int)((r / c->tp) % c->dp), p = (int)(r / ((int32_t)c->tp * c->dp));
-    return (int32_t)(t + c->tp * (d + G->dpc * p));
+    if (G->dpc <= c->dp && G->tps == c->tp) return r;
+    int t = (int)(r % G->tps), d = (int)((r / G->tps) % c->dp), p = (int)(r / ((int32_t)G->tps * c->dp));
+    return full_rank(G, t, d, p);
 }
 
 /* A compute kernel, named with the recomputation prefix. */
@@ -106,7 +117,8 @@ static uint32_t tp_coll(gen *G, const char *what, lsim_coll_kind kind, int64_t b
     if (G->c->tp <= 1) return NONE;
     char nm[64];
     snprintf(nm, sizeof nm, "%s%s", G->pfx, what);
-    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, nm, dur, kind, bytes, G->c->tp, G->tp_pg, G->tp_seq++);
+    /* with tp_one a group of one (the rank alone), timed as the TP-wide one */
+    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, nm, dur, kind, bytes, G->tps, G->tp_pg, G->tp_seq++);
     if (v != NONE && pend) lsim_emit_pend(&G->e, v);
     return v;
 }
@@ -665,9 +677,10 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     memset(&G, 0, sizeof G);
     G.c = c;
     G.pfx = "";
-    G.tpi = (int)(gpu % (uint32_t)c->tp);
-    G.dpi = (int)(gpu / (uint32_t)c->tp % (uint32_t)c->dp);
-    G.ppi = (int)(gpu / ((uint32_t)c->tp * (uint32_t)c->dp));
+    G.tps = c->tp_one ? 1 : c->tp;
+    G.tpi = (int)(gpu % (uint32_t)G.tps);
+    G.dpi = (int)(gpu / (uint32_t)G.tps % (uint32_t)c->dp);
+    G.ppi = (int)(gpu / ((uint32_t)G.tps * (uint32_t)c->dp));
     G.rank = (int32_t)gpu;
     G.m = lsim_synth_microbatches(c);
     G.V = c->vstages;
@@ -695,21 +708,19 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
     lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
     G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
-    G.dp_ranks = malloc((size_t)c->dp * sizeof *G.dp_ranks);
     G.dpc = c->dp_cost > c->dp ? c->dp_cost : c->dp;
     G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
     char src[256], opts[160];
     lsim_synth_opts(c, opts, sizeof opts);
     /* the options go into the source, where what-if finds them */
     if (!source) snprintf(src, sizeof src, "synth:%s/gpu%u%s%s", c->model.name, gpu, opts[0] ? " opts:" : "", opts);
-    if (!steps || !G.tp_ranks || !G.dp_ranks || !G.dpc_ranks) {
+    if (!steps || !G.tp_ranks || !G.dpc_ranks) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }
-    for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = cost_rank(&G, gpu_rank(&G, t, G.dpi, G.ppi)); /* costs only */
-    for (int d = 0; d < c->dp; d++) G.dp_ranks[d] = gpu_rank(&G, G.tpi, d, G.ppi);
     /* the full job's numbering: rank = tp + TP (dp + DPC pp) */
-    for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = (int32_t)(G.tpi + c->tp * (d + G.dpc * G.ppi));
+    for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = full_rank(&G, t, G.dpi, G.ppi); /* costs only */
+    for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = full_rank(&G, G.tpi, d, G.ppi);
     fill_costs(&G);
     int nwarm = 0, nsteps = 2 * G.m * G.V, total = G.m * G.V;
     if (c->forward_only) {
@@ -801,7 +812,6 @@ cleanup:
     lsim_gb_free(G.e.b);
     free(steps);
     free(G.tp_ranks);
-    free(G.dp_ranks);
     free(G.dpc_ranks);
     free(G.e.pend);
     free(G.done);

@@ -120,7 +120,17 @@ void lsim_synth_cfg_default(lsim_synth_cfg *c)
     lsim_topology_default(&c->gpu, &c->topo);
 }
 
-size_t lsim_synth_ngpus(const lsim_synth_cfg *c) { return (size_t)c->tp * (size_t)c->pp * (size_t)c->dp; }
+size_t lsim_synth_ngpus(const lsim_synth_cfg *c)
+{
+    return (size_t)(c->tp_one ? 1 : c->tp) * (size_t)c->pp * (size_t)c->dp;
+}
+
+int lsim_synth_tp_one_exact(const lsim_synth_cfg *c)
+{
+    int g = c->topo.gpus_per_node;
+    if (c->gpu.host_stall_prob > 0 && c->gpu.host_stall_ns > 0) return 0;
+    return c->tp > 0 && g > 0 && (g % c->tp == 0 || c->tp % g == 0);
+}
 
 int lsim_synth_microbatches(const lsim_synth_cfg *c)
 {
@@ -183,6 +193,7 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
                             c->tp);
     if (c->dp_cost < 0 || c->dp_cost > (1 << 24))
         return lsim_err_set(err, LSIM_EARG, "--dp-cost %d: not a number of replicas", c->dp_cost);
+    if (c->tp_one != 0 && c->tp_one != 1) return lsim_err_set(err, LSIM_EARG, "tp_one %d: not 0 or 1", c->tp_one);
     if (c->forward_only && c->vstages > 1)
         return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
     int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);

@@ -8,9 +8,11 @@
 #     ones counted gpus_not_divisible;
 #   - the ranking is by step time, tokens/s = batch x 2048 / step, and every
 #     ranked layout fits the H100's 80 GB;
-#   - the one-replica shortcut is exact: the best three layouts synthesized
-#     as whole jobs (every DP replica) and simulated by lumosim sim give the
-#     same step, to the nanosecond;
+#   - the reduced replica is exact: the best three layouts, and seven chosen
+#     to stress it (TP 8 with PP > 1, interleaved, sequence parallelism,
+#     other node sizes), synthesized as whole jobs (every DP replica, every
+#     TP rank) and simulated by lumosim sim give the same step, to the
+#     nanosecond;
 #   - nothing feasible: exit 1, one error line, the reasons and the closest
 #     misses; bad lists: exit 2; a budget that runs out says how much was
 #     covered.
@@ -60,17 +62,54 @@ for x in r[:3]:
     sch = "1f1b" if x["vstages"] == 1 else "interleaved:%d" % x["vstages"]
     print(x["tp"], x["pp"], x["dp"], x["micro_batch"], sch, x["recompute"], "1" if x["distributed_optimizer"] else "0", x["step_ns"])
 PY
-while read -r tp pp dp mb sch rc dopt step; do
-    extra=""
-    [ "$dopt" = 1 ] && extra="--distributed-optimizer"
+# the step of the whole job (every replica, every TP rank) as lumosim synth
+# and lumosim sim give it: whole TP PP DP MB SCHEDULE RECOMPUTE DOPT [EXTRA...]
+whole() {
+    tp=$1 pp=$2 dp=$3 mb=$4 sch=$5 rc=$6 dopt=$7
+    shift 7
+    extra="$*"
+    [ "$dopt" = 1 ] && extra="$extra --distributed-optimizer"
     # shellcheck disable=SC2086
     "$L" synth --model gpt3-15b --tp "$tp" --pp "$pp" --dp "$dp" --micro-batch "$mb" --global-batch 32 --schedule "$sch" \
-        --recompute "$rc" $extra -o "$tmp/full.h5" >/dev/null 2>&1 || fail "synth of TP $tp PP $pp DP $dp"
-    full=$("$L" sim --json "$tmp/full.h5" | python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["predicted_ns"])') \
-        || fail "sim of TP $tp PP $pp DP $dp"
-    [ "$full" = "$step" ] || fail "TP $tp PP $pp DP $dp mb $mb $sch: search says $step ns, the whole job simulates to $full ns"
+        --recompute "$rc" $extra -o "$tmp/full.h5" >/dev/null 2>&1 || fail "synth of TP $tp PP $pp DP $dp $extra"
+    "$L" sim --json "$tmp/full.h5" | python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["predicted_ns"])' \
+        || fail "sim of TP $tp PP $pp DP $dp $extra"
     rm -f "$tmp/full.h5"
+}
+while read -r tp pp dp mb sch rc dopt step; do
+    full=$(whole "$tp" "$pp" "$dp" "$mb" "$sch" "$rc" "$dopt") || exit 1
+    [ "$full" = "$step" ] || fail "TP $tp PP $pp DP $dp mb $mb $sch: search says $step ns, the whole job simulates to $full ns"
 done <"$tmp/top.txt"
+# The reduced replica (one DP replica, one TP rank per stage) against the
+# whole job, on layouts chosen to stress it: TP 8 with PP > 1 and DP > 1,
+# interleaved, sequence parallelism with full recomputation, a pipeline
+# whose stages share a node on one boundary and not on the next (TP 2 PP 3
+# DP 2: stages on GPUs 0-3, 4-7, 8-11 of 8-GPU nodes), 4-GPU nodes (TP 8
+# spans two nodes), and 6-GPU nodes where TP 4 does not divide the node
+# (TP ranks see different node shapes: search must keep every TP rank).
+four="$(dirname "$0")/../../data/topology/example_4gpu_eth100.json"
+sed 's/"gpus_per_node": 4/"gpus_per_node": 6/' "$four" >"$tmp/six.json" || fail "six-GPU topology"
+while read -r tp pp dp mb sch rc dopt opts; do
+    [ "$opts" = - ] && opts=""
+    onoff=off
+    [ "$dopt" = 1 ] && onoff=on
+    # shellcheck disable=SC2086
+    step=$("$L" search --model gpt3-15b --gpus $((tp * pp * dp)) --global-batch 32 --tp "$tp" --pp "$pp" --micro-batch "$mb" \
+        --schedule "$sch" --recompute "$rc" --distributed-optimizer "$onoff" $opts --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["ranking"][0]["step_ns"])') \
+        || fail "search of TP $tp PP $pp DP $dp $opts"
+    # shellcheck disable=SC2086
+    full=$(whole "$tp" "$pp" "$dp" "$mb" "$sch" "$rc" "$dopt" $opts) || exit 1
+    [ "$full" = "$step" ] || fail "TP $tp PP $pp DP $dp mb $mb $sch $rc $opts: search says $step ns, the whole job $full ns"
+done <<EOF
+8 2 2 1 1f1b none 1 -
+8 4 1 1 interleaved:2 none 0 -
+4 2 4 1 interleaved:2 full 1 --sequence-parallel
+8 4 2 2 interleaved:3 full 0 --sequence-parallel
+2 3 2 1 1f1b none 0 -
+8 2 2 1 interleaved:2 none 1 --topology $four
+4 3 2 1 1f1b none 1 --topology $tmp/six.json
+EOF
 # nothing feasible: 175B on 16 GPUs without recomputation
 "$L" search --model gpt3-175b --gpus 16 --global-batch 32 --recompute none --distributed-optimizer off >"$tmp/none.out" 2>"$tmp/none.err"
 [ $? -eq 1 ] || fail "an infeasible space did not exit 1"
