@@ -95,6 +95,12 @@ int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, 
                          uint64_t samples, uint64_t seed, double spread, lsim_ns q[3], struct lsim_pools_info *info,
                          lsim_err *err);
 
+/* Process-wide, for a program about to evaluate many candidates (the
+ * search command calls it once): the C library keeps freed memory for the
+ * next candidate instead of returning it to the kernel and faulting it in
+ * again (glibc's mallopt; nothing elsewhere). Local. */
+void lsim_search_keep_memory(void);
+
 /* The synth configuration of candidate c: LSIM_SEARCH_FULL the full job
  * (dp = DP); LSIM_SEARCH_REPLICA one data-parallel replica with dp_cost =
  * DP; LSIM_SEARCH_ONE_TP that replica with one TP rank per stage (tp_one)

@@ -107,6 +107,11 @@ typedef struct lsim_synth_cfg {
                                        The TP ranks of a stage are the same program at the same
                                        times, so the step is the full job's to the nanosecond where
                                        lsim_synth_tp_one_exact says so; 0: every TP rank */
+    int terse_names;                /* 1: node names without their layer and micro-batch
+                                       (".fwd.qkv_gemm", not "L12.mb3.fwd.qkv_gemm"): nothing
+                                       simulated depends on a name, and a GPU's hundreds of
+                                       thousands of distinct names cost the search a third of its
+                                       synthesis (interning, formatting); 0: full names */
 } lsim_synth_cfg;
 
 /* Activation recomputation, with the names the CLI and the files use. */
@@ -197,6 +202,11 @@ int lsim_synth_schedule(int pp, int stage, int m, int V, lsim_synth_step *out, i
  * lsim_synth_check. source: the graph's source text (NULL: "synth:MODEL").
  * 0 or LSIM_ENOMEM / LSIM_EARG. */
 int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err);
+/* Every GPU's graph, out[0 .. lsim_synth_ngpus(c)) (caller-allocated; the
+ * graphs are the caller's, NULL on failure), as lsim_synth_gpu makes them,
+ * each builder sized from the GPU before (the stages of a job are about
+ * the same size). 0 or lsim_synth_gpu's error. */
+int lsim_synth_job(const lsim_synth_cfg *c, lsim_graph **out, lsim_err *err);
 
 /* ------------------------------------------------------------ graph builder */
 
@@ -210,6 +220,9 @@ typedef struct lsim_gbuilder lsim_gbuilder;
 
 int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuilder **out, lsim_err *err);
 void lsim_gb_free(lsim_gbuilder *b);
+/* Room for this many nodes and edges in all (a hint: they still grow past
+ * it), so that a graph of known size is not copied as it grows. */
+int lsim_gb_reserve(lsim_gbuilder *b, size_t nodes, size_t edges);
 /* A processor: CPU thread (pid, tid) or GPU stream (device, stream); its index. */
 int lsim_gb_proc(lsim_gbuilder *b, int is_gpu, int64_t pid, int64_t tid, uint32_t *idx);
 /* Name the graph's single iteration (e.g. "ProfilerStep#0"). */

@@ -830,6 +830,7 @@ int lsim_cli_search(int argc, char **argv)
         return 1;
     }
     mpi = 1;
+    lsim_search_keep_memory();
     double t0 = lsim_now_s();
     rc = a.from ? lsim_search_from_enumerate(&a.fs, &c, &n, &src, &err) : lsim_search_enumerate(s, &c, &n, &err);
     if (!rc && (!(order = malloc((n ? n : 1) * sizeof *order)) || !(flat = calloc((n ? n : 1) * FLAT, sizeof *flat))))

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "lumosim/report.h"
 #include "lumosim/samples.h"
@@ -15,6 +18,20 @@ static const char *const REASON_NAMES[] = {LSIM_SEARCH_REASONS(NAME_)};
 #undef NAME_
 
 const char *lsim_search_reason_name(lsim_search_reason r) { return (unsigned)r < LSIM_SR_N ? REASON_NAMES[r] : "?"; }
+
+void lsim_search_keep_memory(void)
+{
+#ifdef __GLIBC__
+    /* glibc's defaults hand a freed block of more than 128 kB back to the
+     * kernel (mmap, heap trimming; the threshold grows only to the blocks
+     * last freed), so each candidate's graphs, all about the size of the
+     * last one's, were faulted in page by page again: a third of a
+     * candidate's time in the kernel (perf, docs/search.md "Limits"). 32
+     * MiB is the largest mmap threshold glibc takes. */
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
 
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out)
 {
@@ -32,6 +49,8 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
         out->dp = c->dp;
         out->dp_cost = 0;
     }
+    /* nobody reads a candidate's node names (synth.h) */
+    out->terse_names = replica != LSIM_SEARCH_FULL;
     /* one TP rank per stage where that is exact (synth.h) */
     out->tp_one = replica == LSIM_SEARCH_ONE_TP && c->tp > 1 && lsim_synth_tp_one_exact(out);
 }
@@ -125,7 +144,7 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
     lsim_run r;
     memset(&r, 0, sizeof r);
     int rc = gs ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < ng; i++) rc = lsim_synth_gpu(&cfg, (uint32_t)i, NULL, &gs[i], err);
+    if (!rc) rc = lsim_synth_job(&cfg, gs, err);
     if (!rc) {
         rc = lsim_run_add_graphs(&r, gs, ng, "search", err); /* r owns them */
         memset(gs, 0, ng * sizeof *gs);
@@ -158,7 +177,7 @@ int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, 
     lsim_ns *v = malloc((samples ? samples : 1) * sizeof *v);
     lsim_pools *P = NULL;
     int rc = gs && out && v ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < ng; i++) rc = lsim_synth_gpu(&cfg, (uint32_t)i, NULL, &gs[i], err);
+    if (!rc) rc = lsim_synth_job(&cfg, gs, err);
     for (uint64_t k = 0; !rc && k < samples; k++)
         if (!(out[k].window = malloc((ng ? ng : 1) * sizeof *out[k].window)) ||
             !(out[k].iter = malloc((ng ? ng : 1) * sizeof *out[k].iter)))

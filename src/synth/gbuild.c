@@ -32,7 +32,34 @@ struct lsim_gbuilder {
     size_t ncoll, capc;
     int has_iter;
     uint32_t iter_name;
+    /* the last node's name, its id and (-1: not yet asked) its phase: an
+     * emitted kernel follows its launch call of the same name */
+    char last[256];
+    size_t lastlen;
+    uint32_t lastid;
+    int lastphase;
+    /* the phase of the last prefix asked (-1: none yet) */
+    char ptag[64];
+    size_t ptaglen;
+    int pphase;
 };
+
+/* lsim_phase_of_tag(name) of the node named prefix + suffix. A suffix
+ * without a '.' adds nothing to the tests (".fwd.", ".bwd." end with a
+ * '.', "grad.opt." has one at its end), so the prefix's phase, kept from
+ * the last node with the same prefix, is the name's: one strstr per
+ * layer instead of one per kernel. */
+static int phase_of(lsim_gbuilder *b, const char *prefix, size_t lp, const char *suffix, size_t ls)
+{
+    if (memchr(suffix, '.', ls) || lp >= sizeof b->ptag) return (int)lsim_phase_of_tag(b->last);
+    if (b->pphase < 0 || b->ptaglen != lp || memcmp(b->ptag, prefix, lp)) {
+        memcpy(b->ptag, prefix, lp);
+        b->ptag[lp] = 0;
+        b->ptaglen = lp;
+        b->pphase = (int)lsim_phase_of_tag(b->ptag);
+    }
+    return b->pphase;
+}
 
 static int fail(lsim_gbuilder *b, int code, const char *what)
 {
@@ -51,7 +78,25 @@ int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuil
     }
     b->rank = rank;
     b->world = world_size;
+    b->lastlen = SIZE_MAX; /* no last name */
+    b->pphase = -1;
     *out = b;
+    return 0;
+}
+
+int lsim_gb_reserve(lsim_gbuilder *b, size_t nodes, size_t edges)
+{
+    if (b->rc) return b->rc;
+    if (nodes > b->capn) {
+        if (lsim_graph_resize_nodes(b->g, nodes, NULL)) return fail(b, LSIM_ENOMEM, "out of memory");
+        b->capn = nodes;
+    }
+    if (edges > b->cape) {
+        lsim_edge *e = realloc(b->edges, edges * sizeof *e);
+        if (!e) return fail(b, LSIM_ENOMEM, "out of memory");
+        b->edges = e;
+        b->cape = edges;
+    }
     return 0;
 }
 
@@ -100,13 +145,22 @@ int lsim_gb_node2(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t
         if (lsim_graph_resize_nodes(g, c, NULL)) return fail(b, LSIM_ENOMEM, "out of memory");
         b->capn = c;
     }
-    char buf[256];
     size_t lp = strlen(prefix), ls = strlen(suffix);
-    if (lp + ls >= sizeof buf) return fail(b, LSIM_EARG, "node name too long");
-    memcpy(buf, prefix, lp);
-    memcpy(buf + lp, suffix, ls + 1);
+    if (lp + ls >= sizeof b->last) return fail(b, LSIM_EARG, "node name too long");
     uint32_t v = (uint32_t)g->n;
-    if (lsim_strtab_intern(b->strings, buf, lp + ls, &g->name[v])) return fail(b, LSIM_ENOMEM, "out of memory");
+    if (b->lastlen == lp + ls && !memcmp(b->last, prefix, lp) && !memcmp(b->last + lp, suffix, ls)) {
+        g->name[v] = b->lastid;
+    } else {
+        memcpy(b->last, prefix, lp);
+        memcpy(b->last + lp, suffix, ls + 1);
+        if (lsim_strtab_intern(b->strings, b->last, lp + ls, &g->name[v])) {
+            b->lastlen = SIZE_MAX;
+            return fail(b, LSIM_ENOMEM, "out of memory");
+        }
+        b->lastlen = lp + ls;
+        b->lastid = g->name[v];
+        b->lastphase = -1;
+    }
     g->kind[v] = (uint8_t)kind;
     g->flags[v] = flags;
     g->proc[v] = proc;
@@ -116,8 +170,12 @@ int lsim_gb_node2(lsim_gbuilder *b, lsim_node_kind kind, uint8_t flags, uint32_t
     g->coll[v] = -1;
     /* GPU work's training phase from its tag ("L3.mb0.bwd.fc1_gemm"); no
      * autograd Sequence numbers in a synthesized graph */
-    g->phase[v] = kind == LSIM_N_KERNEL || kind == LSIM_N_MEMCPY || kind == LSIM_N_MEMSET ? (uint8_t)lsim_phase_of_tag(buf)
-                                                                                          : (uint8_t)LSIM_PHASE_UNKNOWN;
+    if (kind == LSIM_N_KERNEL || kind == LSIM_N_MEMCPY || kind == LSIM_N_MEMSET) {
+        if (b->lastphase < 0) b->lastphase = phase_of(b, prefix, lp, suffix, ls);
+        g->phase[v] = (uint8_t)b->lastphase;
+    } else {
+        g->phase[v] = (uint8_t)LSIM_PHASE_UNKNOWN;
+    }
     g->fwd_seq[v] = -1;
     b->procs[proc].nnodes++;
     g->n++;

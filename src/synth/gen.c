@@ -103,11 +103,22 @@ static int32_t cost_rank(const gen *G, int32_t r)
 }
 
 /* A compute kernel, named with the recomputation prefix. */
+/* what with the recomputation prefix (nm holds 64 bytes); what itself
+ * when there is none, the common case, without formatting */
+static const char *pfxd(const gen *G, const char *what, char *nm)
+{
+    if (!G->pfx[0]) return what;
+    size_t a = strlen(G->pfx), b = strnlen(what, 63 - a);
+    memcpy(nm, G->pfx, a);
+    memcpy(nm + a, what, b);
+    nm[a + b] = 0;
+    return nm;
+}
+
 static void comp(gen *G, const char *what, lsim_ns dur)
 {
     char nm[64];
-    snprintf(nm, sizeof nm, "%s%s", G->pfx, what);
-    lsim_emit_compute(&G->e, nm, dur);
+    lsim_emit_compute(&G->e, pfxd(G, what, nm), dur);
 }
 
 /* A TP collective; with pend the next compute kernel waits for it (TP is
@@ -116,9 +127,8 @@ static uint32_t tp_coll(gen *G, const char *what, lsim_coll_kind kind, int64_t b
 {
     if (G->c->tp <= 1) return NONE;
     char nm[64];
-    snprintf(nm, sizeof nm, "%s%s", G->pfx, what);
     /* with tp_one a group of one (the rank alone), timed as the TP-wide one */
-    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, nm, dur, kind, bytes, G->tps, G->tp_pg, G->tp_seq++);
+    uint32_t v = lsim_emit_comm(&G->e, LSIM_ES_TP, pfxd(G, what, nm), dur, kind, bytes, G->tps, G->tp_pg, G->tp_seq++);
     if (v != NONE && pend) lsim_emit_pend(&G->e, v);
     return v;
 }
@@ -145,15 +155,18 @@ static uint32_t tp_gather(gen *G, const char *what, int pend)
     return tp_coll(G, what, LSIM_COLL_ALLGATHER, G->k.act_bytes / G->c->tp, G->k.tp_ag, pend);
 }
 
+/* The name prefix of what follows: "L12.mb3.fwd.", or with terse_names
+ * only the pass (".fwd."), which keeps the node's phase (graph.h) */
 static void set_tag(gen *G, const char *where, int mb, int bwd)
 {
-    snprintf(G->e.tag, sizeof G->e.tag, "%s.mb%d.%s.", where, mb, bwd ? "bwd" : "fwd");
+    if (G->c->terse_names) memcpy(G->e.tag, bwd ? ".bwd." : ".fwd.", 6);
+    else snprintf(G->e.tag, sizeof G->e.tag, "%s.mb%d.%s.", where, mb, bwd ? "bwd" : "fwd");
 }
 
 static void set_layer_tag(gen *G, int layer, int mb, int bwd)
 {
-    char w[24];
-    snprintf(w, sizeof w, "L%d", layer);
+    char w[24] = "";
+    if (!G->c->terse_names) snprintf(w, sizeof w, "L%d", layer);
     set_tag(G, w, mb, bwd);
 }
 
@@ -666,7 +679,9 @@ static void optimizer(gen *G)
     }
 }
 
-int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err)
+/* One GPU; like (may be NULL) a graph of about its size. */
+static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, const lsim_graph *like,
+                     lsim_graph **out, lsim_err *err)
 {
     *out = NULL;
     int rc = lsim_synth_check(c, err);
@@ -731,6 +746,9 @@ int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, ls
         goto cleanup;
     }
     if ((rc = lsim_gb_new(source ? source : src, (int32_t)gpu, (int32_t)ngpu, &G.e.b, err))) goto cleanup;
+    /* a little over the neighbour's size: the stages with the embedding
+     * and the head have a few more nodes */
+    if (like) lsim_gb_reserve(G.e.b, like->n + like->n / 16 + 64, like->nedges + like->nedges / 16 + 64);
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
@@ -815,5 +833,23 @@ cleanup:
     free(G.dpc_ranks);
     free(G.e.pend);
     free(G.done);
+    return rc;
+}
+
+int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err)
+{
+    return synth_one(c, gpu, source, NULL, out, err);
+}
+
+int lsim_synth_job(const lsim_synth_cfg *c, lsim_graph **out, lsim_err *err)
+{
+    size_t n = lsim_synth_ngpus(c);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) out[i] = NULL;
+    for (size_t i = 0; !rc && i < n; i++) rc = synth_one(c, (uint32_t)i, NULL, i ? out[i - 1] : NULL, &out[i], err);
+    for (size_t i = 0; rc && i < n; i++) {
+        lsim_graph_free(out[i]);
+        out[i] = NULL;
+    }
     return rc;
 }
