@@ -280,6 +280,12 @@ uint32_t lsim_emit_compute(lsim_emit *E, const char *what, lsim_ns dur);
 /* A communication kernel on stream s, after the compute stream's latest kernel. */
 uint32_t lsim_emit_comm(lsim_emit *E, int s, const char *what, lsim_ns dur, lsim_coll_kind kind, int64_t bytes,
                         int32_t gsize, const char *pg, int64_t seq);
+/* A communication kernel of a group of one, which couples with nobody:
+ * marked a collective (LSIM_NF_COLL: the breakdown counts it as
+ * communication) but with no collective record, so the job's matcher
+ * (job.h) has nothing to pair and the engine runs it for dur, the end an
+ * instance of one participant would get (its own arrival + dur). */
+uint32_t lsim_emit_comm_alone(lsim_emit *E, int s, const char *what, lsim_ns dur);
 /* Make the next compute kernel wait for v. 0 or LSIM_ENOMEM (also in rc). */
 int lsim_emit_pend(lsim_emit *E, uint32_t v);
 /* Mark node a collective / p2p kernel (sets LSIM_NF_COLL): kind, bytes,

@@ -428,6 +428,15 @@ uint32_t lsim_emit_comm(lsim_emit *E, int s, const char *what, lsim_ns dur, lsim
     return v;
 }
 
+uint32_t lsim_emit_comm_alone(lsim_emit *E, int s, const char *what, lsim_ns dur)
+{
+    uint32_t v = lsim_emit_launch(E, s, what, dur);
+    if (v == LSIM_EMIT_NONE) return LSIM_EMIT_NONE;
+    if (E->last_comp != LSIM_EMIT_NONE) lsim_gb_edge(E->b, E->last_comp, v, LSIM_E_EVENT, 0);
+    E->b->g->flags[v] |= LSIM_NF_COLL;
+    return v;
+}
+
 int lsim_emit_pend(lsim_emit *E, uint32_t v)
 {
     if (LSIM_GROW(E->pend, &E->cappend, E->npend + 1)) return E->rc = LSIM_ENOMEM;
