@@ -11,8 +11,8 @@
  * smaller simulation. The TP ranks of a replica's stage are identical too,
  * so the replica is simulated with one TP rank per stage (PP GPUs;
  * lsim_synth_cfg.tp_one), its TP collectives timed as the TP-wide ones:
- * the same step again, TP times smaller. Memory is memest.h's estimate of the full job on the
- * GPU spec's capacity.
+ * the same step again, TP times smaller. Memory is memest.h's estimate of
+ * the full job on the GPU spec's capacity.
  *
  * Ownership: lsim_search_enumerate allocates *out (free()). Everything is
  * local (no MPI); the CLI spreads candidates over MPI ranks. */

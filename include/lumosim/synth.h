@@ -110,8 +110,8 @@ typedef struct lsim_synth_cfg {
     int terse_names;                /* 1: node names without their layer and micro-batch
                                        (".fwd.qkv_gemm", not "L12.mb3.fwd.qkv_gemm"): nothing
                                        simulated depends on a name, and a GPU's hundreds of
-                                       thousands of distinct names cost the search a third of its
-                                       synthesis (interning, formatting); 0: full names */
+                                       thousands of distinct names cost the search a fifth of a
+                                       candidate's time (interning, formatting); 0: full names */
 } lsim_synth_cfg;
 
 /* Activation recomputation, with the names the CLI and the files use. */
