@@ -1,9 +1,15 @@
 /* The streaming graph-store writer (lsim_store_writer, store.h): the
  * flat graph columns are appendable datasets, grown batch by batch; /gpus
- * and the root attributes are written at close. Serial only (POSIX
- * driver). */
+ * and the root attributes are written at close. Serial (POSIX driver) or,
+ * opened with lsim_store_writer_open_mpi, collective (MPI-IO): each add is
+ * then one round in which every rank appends its batch after the lower
+ * ranks' batches of the same round, so the store is the serial one of the
+ * GPUs in that order. */
 #include "h5_internal.h"
 
+#include "lumosim/run_mpi.h"
+
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +25,11 @@ struct lsim_store_writer {
     char tmp[4096];
     hid_t d[H5S_NGCOLS + 2];      /* the flat columns, then strings/offset, strings/chars */
     uint64_t rows[RK_N];      /* rows written so far per row kind */
-    gmeta *m;                 /* per-GPU index so far */
+    gmeta *m;                 /* per-GPU index so far: this rank's GPUs */
     char **src;
-    size_t n, capm, capsrc;
+    size_t n, capm, capsrc;   /* n: this rank's GPUs so far (serial: all) */
+    uint64_t ngpu;            /* GPUs so far over all ranks */
+    rowsel sel;               /* this rank's rows of /gpus (serial: 0..n) */
     char *buf;
     size_t bufcap;
     lsim_store_write_opts opts;
@@ -61,16 +69,21 @@ static hid_t create_appendable(sctx *c, hid_t loc, const char *name, int t)
     return d;
 }
 
-/* Append cnt rows of buf (memory type of t) at row `at` of d. */
-static int append_rows(sctx *c, hid_t d, const char *name, int t, uint64_t at, uint64_t cnt, const void *buf)
+/* Grow d by `all` rows at row `at` and write this process's cnt of them,
+ * at row at + mine, from buf (memory type of t). Collective in MPI mode
+ * (every rank passes the same at and all; cnt may be 0). */
+static int append_rows(sctx *c, hid_t d, const char *name, int t, uint64_t at, uint64_t mine, uint64_t cnt,
+                       uint64_t all, const void *buf)
 {
-    if (!cnt) return 0;
-    hsize_t nd[1] = {at + cnt}, o[1] = {at}, n[1] = {cnt};
+    if (!all) return 0;
+    hsize_t nd[1] = {at + all}, o[1] = {at + mine}, n[1] = {cnt ? cnt : 1};
+    static const char dummy[16];
     int rc = 0;
     hid_t fs = -1, ms = -1;
     if (H5Dset_extent(d, nd) < 0 || (fs = H5Dget_space(d)) < 0 ||
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) < 0 || (ms = H5Screate_simple(1, n, NULL)) < 0 ||
-        H5Dwrite(d, h5s_mtype(t), ms, fs, H5P_DEFAULT, buf) < 0)
+        (cnt ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) : H5Sselect_none(fs)) < 0 ||
+        (ms = H5Screate_simple(1, n, NULL)) < 0 || (!cnt && H5Sselect_none(ms) < 0) ||
+        H5Dwrite(d, h5s_mtype(t), ms, fs, c->dxpl, buf ? buf : dummy) < 0)
         rc = h5s_fail(c, LSIM_EIO, "cannot write /%s (disk full?)", name);
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
@@ -94,30 +107,41 @@ void lsim_store_writer_abort(lsim_store_writer *w)
         free(w->attr_text[i]);
     }
     free(w->src);
+    h5s_sel_free(&w->sel);
     free(w->m);
     free(w->buf);
     free(w->command_line);
     free(w);
 }
 
-int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, lsim_store_writer **out, lsim_err *err)
+static int writer_open(const char *path, int mpi, MPI_Comm comm, const lsim_store_write_opts *opts,
+                       lsim_store_writer **out, lsim_err *err)
 {
     *out = NULL;
     lsim_store_writer *w = calloc(1, sizeof *w);
-    if (!w) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!w) {
+        int rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        return mpi ? lsim_mpi_agree(comm, rc, err) : rc; /* the others' first agreement */
+    }
     for (size_t k = 0; k < H5S_NGCOLS + 2; k++) w->d[k] = -1;
-    h5s_ctx_init(&w->c, path, 0, MPI_COMM_NULL); /* also silences HDF5 errors */
+    h5s_ctx_init(&w->c, path, mpi, comm); /* also silences HDF5 errors */
+    h5s_sel_one(&w->sel, 0, 0);
     h5s_apply_opts(&w->c, opts);
     if (opts) w->opts = *opts;
     w->opts.source_paths = NULL; /* per batch, not kept */
     w->lat = -1;
     int rc = h5s_check_layout(&w->c);
     if (!rc && opts && opts->command_line && !(w->command_line = strdup(opts->command_line))) rc = h5s_nomem(&w->c);
+    rc = h5s_agree(&w->c, rc);
     if (!rc) rc = h5s_create_tmp(&w->c, w->tmp, sizeof w->tmp);
-    for (size_t k = 0; !rc && k < H5S_NGCOLS; k++)
-        if ((w->d[k] = create_appendable(&w->c, w->c.file, h5s_gcols[k].name, h5s_gcols[k].t)) < 0) rc = w->c.e.code;
-    if (!rc && (w->d[H5S_NGCOLS] = create_appendable(&w->c, w->c.file, "strings/offset", T_U64)) < 0) rc = w->c.e.code;
-    if (!rc && (w->d[H5S_NGCOLS + 1] = create_appendable(&w->c, w->c.file, "strings/chars", T_U8)) < 0) rc = w->c.e.code;
+    /* every rank creates every dataset (collective metadata): a failure is
+     * agreed before the next one */
+    for (size_t k = 0; !rc && k < H5S_NGCOLS + 2; k++) {
+        const char *name = k < H5S_NGCOLS ? h5s_gcols[k].name : k == H5S_NGCOLS ? "strings/offset" : "strings/chars";
+        int t = k < H5S_NGCOLS ? h5s_gcols[k].t : k == H5S_NGCOLS ? T_U64 : T_U8;
+        if ((w->d[k] = create_appendable(&w->c, w->c.file, name, t)) < 0) rc = w->c.e.code;
+        rc = h5s_agree(&w->c, rc);
+    }
     if (rc) {
         if (err) *err = w->c.e;
         lsim_store_writer_abort(w);
@@ -126,6 +150,17 @@ int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, 
     wq_off(&w->c);
     *out = w;
     return 0;
+}
+
+int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, lsim_store_writer **out, lsim_err *err)
+{
+    return writer_open(path, 0, MPI_COMM_NULL, opts, out, err);
+}
+
+int lsim_store_writer_open_mpi(const char *path, MPI_Comm comm, const lsim_store_write_opts *opts,
+                               lsim_store_writer **out, lsim_err *err)
+{
+    return writer_open(path, 1, comm, opts, out, err);
 }
 
 /* Grow the writer's scratch buffer to at least `need` bytes. */
@@ -139,6 +174,19 @@ static int wbuf(lsim_store_writer *w, size_t need)
     return 0;
 }
 
+/* Where this rank's batch goes in a round: lo[r] rows of kind r (lo[RK_N]
+ * GPUs) of the lower ranks come before it, tot[r] rows in the round over
+ * all ranks (on entry: this rank's own counts). Collective in MPI mode;
+ * serial: lo = 0, tot unchanged. */
+static void round_place(sctx *c, uint64_t *tot, uint64_t *lo)
+{
+    memset(lo, 0, (RK_N + 1) * sizeof *lo);
+    if (!c->mpi) return;
+    MPI_Exscan(tot, lo, RK_N + 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    if (c->rank == 0) memset(lo, 0, (RK_N + 1) * sizeof *lo); /* Exscan leaves rank 0's undefined */
+    MPI_Allreduce(MPI_IN_PLACE, tot, RK_N + 1, MPI_UINT64_T, MPI_SUM, c->comm);
+}
+
 int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
                           const char *const *source_paths, lsim_err *err)
 {
@@ -149,41 +197,55 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
         if (!graphs || !graphs[i] || !graphs[i]->strings)
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
     if (!rc && (LSIM_GROW(w->m, &w->capm, w->n + n) || LSIM_GROW(w->src, &w->capsrc, w->n + n))) rc = h5s_nomem(c);
-    /* the batch's index entries, offsets continuing the rows written so far */
+    /* the batch's index entries, offsets within this rank's batch for now */
     uint64_t brows[RK_N] = {0};
     for (size_t i = 0; !rc && i < n; i++) {
         gmeta *x = &w->m[w->n + i];
         h5s_meta_from_graph(x, graphs[i]);
         if (source_paths && source_paths[i]) rc = h5s_file_crc(c, source_paths[i], &x->source_size, &x->source_crc32);
         for (int r = 0; r < RK_N; r++) {
-            x->off[r] = w->rows[r] + brows[r];
+            x->off[r] = brows[r];
             brows[r] += x->cnt[r];
         }
     }
+    rc = h5s_agree(c, rc);
+    uint64_t tot[RK_N + 1], lo[RK_N + 1];
+    memcpy(tot, brows, sizeof brows);
+    tot[RK_N] = rc ? 0 : n;
+    if (!rc) round_place(c, tot, lo);
+    for (size_t i = 0; !rc && i < n; i++)
+        for (int r = 0; r < RK_N; r++) w->m[w->n + i].off[r] += w->rows[r] + lo[r];
     /* each column once per batch (a partly filled chunk is rewritten only
-     * at the batch's two ends) */
+     * at the batch's two ends); every rank takes part in every column that
+     * grows in this round, with or without rows of its own */
     for (size_t k = 0; !rc && k < H5S_NGCOLS; k++) {
         const gcol *gc = &h5s_gcols[k];
         uint64_t cnt = brows[gc->rk];
-        if (!cnt) continue;
-        if ((rc = wbuf(w, cnt * gc->esz))) break;
+        if (!tot[gc->rk]) continue;
+        if ((rc = h5s_agree(c, wbuf(w, cnt * gc->esz)))) break;
         uint64_t at = 0;
         for (size_t i = 0; i < n; i++) {
             uint64_t r = w->m[w->n + i].cnt[gc->rk];
             h5s_pack(gc, graphs[i], r, w->buf + at * gc->esz);
             at += r;
         }
-        rc = append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], cnt, w->buf);
+        rc = h5s_agree(c, append_rows(c, w->d[k], gc->name, gc->t, w->rows[gc->rk], lo[gc->rk], cnt, tot[gc->rk],
+                                      w->buf));
     }
     /* strings: per-string offsets within each GPU's bytes, then the bytes */
     uint64_t ns = brows[RK_STR], nc = brows[RK_CHAR];
-    if (!rc && ns && !(rc = wbuf(w, ns * sizeof(uint64_t) + nc))) {
+    if (!rc && tot[RK_STR] && !(rc = h5s_agree(c, wbuf(w, ns * sizeof(uint64_t) + nc)))) {
         uint64_t *o = (uint64_t *)(void *)w->buf;
         char *ch = w->buf + ns * sizeof(uint64_t);
         h5s_pack_strings(graphs, w->m + w->n, n, o, ch);
-        rc = append_rows(c, w->d[H5S_NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], ns, o);
-        if (!rc) rc = append_rows(c, w->d[H5S_NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR], nc, ch);
+        rc = h5s_agree(c, append_rows(c, w->d[H5S_NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], lo[RK_STR], ns,
+                                      tot[RK_STR], o));
+        if (!rc)
+            rc = h5s_agree(c, append_rows(c, w->d[H5S_NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR],
+                                          lo[RK_CHAR], nc, tot[RK_CHAR], ch));
     }
+    /* this rank's GPUs of the round in /gpus */
+    if (!rc) rc = h5s_sel_add(c, &w->sel, w->ngpu + lo[RK_N], n);
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_graph *g = graphs[i];
         const char *sp = source_paths ? source_paths[i] : NULL;
@@ -198,9 +260,11 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
             if (w->lat < 0) w->lat = lat;
             else if (w->lat != lat) w->mixed = 1;
         }
-        for (int r = 0; r < RK_N; r++) w->rows[r] += brows[r];
+        for (int r = 0; r < RK_N; r++) w->rows[r] += tot[r];
+        w->ngpu += tot[RK_N];
         w->n += n;
     }
+    rc = h5s_agree(c, rc);
     if (rc && err) *err = c->e;
     wq_off(c);
     return rc;
@@ -255,24 +319,32 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
         if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot close a dataset (disk full?)");
         w->d[k] = -1;
     }
-    rowsel all;
-    h5s_sel_one(&all, 0, w->n);
+    /* the latency mode over all GPUs: one mode, or "mixed" */
+    int lat_lo = w->n ? w->lat : INT_MAX, lat_hi = w->n ? w->lat : -1, mixed = w->mixed;
+    if (c->mpi) {
+        MPI_Allreduce(MPI_IN_PLACE, &lat_lo, 1, MPI_INT, MPI_MIN, c->comm);
+        MPI_Allreduce(MPI_IN_PLACE, &lat_hi, 1, MPI_INT, MPI_MAX, c->comm);
+        MPI_Allreduce(MPI_IN_PLACE, &mixed, 1, MPI_INT, MPI_MAX, c->comm);
+    }
+    if (lat_hi >= 0 && lat_lo != lat_hi) mixed = 1;
+    rc = h5s_agree(c, rc);
+    uint64_t gch = h5s_min_u64(w->ngpu ? w->ngpu : 1, CHUNK_MAX_ROWS);
     const char **src = (const char **)w->src;
     if (!rc)
-        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_cols, h5s_ngpu_cols, w->m, sizeof *w->m, w->n, &all, w->n,
-                         h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_cols, h5s_ngpu_cols, w->m, sizeof *w->m, w->ngpu, &w->sel,
+                             w->n, gch);
     if (!rc)
-        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, w->m, sizeof *w->m, w->n, &all,
-                             w->n, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
-    if (!rc)
-        rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->n, &all, h5s_min_u64(w->n ? w->n : 1, CHUNK_MAX_ROWS));
+        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, w->m, sizeof *w->m, w->ngpu,
+                             &w->sel, w->n, gch);
+    if (!rc) rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->ngpu, &w->sel, gch);
     if (!rc)
         rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",
-                              w->mixed ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)(w->lat < 0 ? 0 : w->lat)));
+                              mixed ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)(lat_hi < 0 ? 0 : lat_hi)));
     for (int i = 0; !rc && i < w->nattr; i++)
         if (h5s_put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
             rc = h5s_fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);
     if (!rc && h5s_label_graph_tables(c->file)) rc = h5s_fail(c, LSIM_EIO, "cannot label /gpus columns");
+    rc = h5s_agree(c, rc);
     if (!rc) rc = h5s_describe(c, c->file, "");
     rc = h5s_finish_tmp(c, w->tmp, rc);
     w->tmp[0] = '\0';

@@ -141,6 +141,17 @@ int lsim_store_writer_open(const char *path, const lsim_store_write_opts *opts, 
                            lsim_err *err);
 int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n, const char *const *source_paths,
                           lsim_err *err);
+/* The same, collective over comm (lumosim synth under mpirun): every rank
+ * of comm calls open, add, set_attr (same names and texts), close and
+ * abort together, the same number of times; the error of the lowest
+ * failing rank is everyone's (a caller agrees its own failures before the
+ * next call, e.g. lsim_mpi_agree). Each add is one round: rank 0's graphs
+ * of the call, then rank 1's, and so on (n may differ per rank, 0
+ * allowed), so the store is the serial writer's of all the graphs in that
+ * order (same datasets, chunks and filters). Each rank holds only its
+ * batch and the index entries of its own GPUs. */
+int lsim_store_writer_open_mpi(const char *path, MPI_Comm comm, const lsim_store_write_opts *opts,
+                               lsim_store_writer **out, lsim_err *err);
 int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err);
 void lsim_store_writer_abort(lsim_store_writer *w);
 /* A string attribute on the store's root, written at close (e.g. "whatif":

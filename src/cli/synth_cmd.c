@@ -1,14 +1,19 @@
 /* lumosim synth: the execution graphs of every GPU of one synthesized
  * training iteration into an HDF5 graph store (synth.h, docs/synthesis.md).
  * Everything is checked before anything is generated; nothing is written on
- * an error (the store writes to a temporary name). */
+ * an error (the store writes to a temporary name). Under mpirun the GPUs
+ * are split over the ranks and written collectively (synth_gpus). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lumosim/memlimit.h"
+#include "lumosim/run_mpi.h"
 #include "lumosim/synth.h"
 
 const char *const LSIM_USAGE_SYNTH =
@@ -29,6 +34,8 @@ const char *const LSIM_USAGE_SYNTH =
     "models (docs/cost-models.md); what is generated: docs/synthesis.md.\n"
     "Prints the estimated memory per GPU of every pipeline stage\n"
     "(docs/memory.md), recorded in the store for lumosim sim and info.\n"
+    "Under mpirun each rank synthesizes a share of the GPUs and the store is\n"
+    "written collectively, the same as the serial one.\n"
     "\n"
     "  --model NAME     gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, or a JSON file\n"
     "                   {\"layers\":..,\"hidden\":..,\"ffn\":..,\"heads\":..}; the shape\n"
@@ -104,134 +111,249 @@ static void print_memory(const lsim_memest_job *j)
 
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
-int lsim_cli_synth(int argc, char **argv)
+/* Under mpirun every rank parses the same arguments and reaches the same
+ * verdict; rank 0 alone says it (the usage error, --help): the others'
+ * standard output and error point at /dev/null meanwhile. */
+static int parse_args(const mpi_ctx *m, int argc, char **argv, lsim_cli_synth_args *sa)
 {
-    lsim_synth_cfg c;
-    lsim_synth_cfg_default(&c);
-    int status = 0, rc = 0;
-    lsim_err err = {0};
-    lsim_graph **gs = NULL;
-    lsim_store_writer *w = NULL;
-    size_t ngpu = 0, made = 0;
-    char *cmd = NULL;
-    lsim_cli_synth_args sa;
-    lsim_memest_job mj = {0};
-    char *mjson = NULL;
-    int p = lsim_cli_parse_synth(argc, argv, LSIM_USAGE_SYNTH, &sa);
-    if (p <= 0) return p < 0 ? 2 : 0;
-    const char *model = sa.model, *gpu = sa.gpu, *topo = sa.topo, *out = sa.out;
-    int *shape = sa.shape, stats = sa.stats;
-    c.tp = sa.tp;
-    c.pp = sa.pp;
-    c.dp = sa.dp;
-    c.micro_batch = sa.micro_batch;
-    c.global_batch = sa.global_batch;
-    if (sa.gpus) c.gpus = sa.gpus;
-    if (sa.vstages) c.vstages = sa.vstages;
-    if (sa.no_p2p_sync) c.p2p_sync = 0;
-    if (sa.recompute >= 0) c.recompute = sa.recompute;
-    if (sa.grad_reduce >= 0) c.grad_reduce = sa.grad_reduce;
-    if (sa.attention >= 0) c.attention = sa.attention;
-    if (sa.grad_bytes >= 0) c.grad_bytes = sa.grad_bytes;
-    if (sa.grad_acc >= 0) c.grad_acc = sa.grad_acc;
-    c.seq_parallel = sa.seq_parallel;
-    c.dist_opt = sa.dist_opt;
-    c.scatter_gather = sa.scatter_gather;
-    c.dropout = !sa.no_dropout;
-    c.tp_overlap = sa.tp_overlap;
-    c.forward_only = sa.forward_only;
-    c.mem_check = !sa.no_mem_check;
-    c.seed = (uint64_t)sa.seed;
-    c.dp_cost = sa.dp_cost;
-    /* inputs: model, GPU, topology; then the whole configuration is checked
-     * before anything is generated */
-    rc = is_file_name(model) ? lsim_model_load(model, &c.model, &err) : lsim_model_builtin(model, &c.model, &err);
-    int *dst[6] = {&c.model.layers, &c.model.hidden, &c.model.ffn, &c.model.heads, &c.model.seq, &c.model.vocab};
-    for (int k = 0; !rc && k < 6; k++)
-        if (shape[k] > 0) *dst[k] = shape[k];
-    if (!rc && gpu) {
-        rc = is_file_name(gpu) ? lsim_gpu_spec_load(gpu, &c.gpu, &err) : lsim_gpu_spec_builtin(gpu, &c.gpu, &err);
-        if (!rc) lsim_topology_default(&c.gpu, &c.topo);
+    int save[2] = {-1, -1}, nul = m->rank ? open("/dev/null", O_WRONLY) : -1;
+    if (nul >= 0) {
+        fflush(stdout);
+        fflush(stderr);
+        save[0] = dup(1);
+        save[1] = dup(2);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        close(nul);
     }
-    if (!rc && topo) rc = lsim_topology_load(topo, &c.topo, &err);
-    if (!rc) rc = lsim_synth_check(&c, &err);
+    int p = lsim_cli_parse_synth(argc, argv, LSIM_USAGE_SYNTH, sa);
+    for (int k = 0; k < 2; k++)
+        if (save[k] >= 0) {
+            fflush(k ? stderr : stdout);
+            dup2(save[k], k + 1);
+            close(save[k]);
+        }
+    return p;
+}
+
+/* Under mpirun, a failure of any rank is every rank's (the lowest failing
+ * rank's message); serial: rc. Collective when m->on. */
+static int agree(const mpi_ctx *m, int rc, lsim_err *err)
+{
+    return m->on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
+}
+
+/* The memory one batch of graphs may take (synth_gpus): 256 MiB, or
+ * LUMOSIM_SYNTH_BATCH_MB (tests make it small, so that a small job is
+ * written in many rounds). Local. */
+static int batch_bytes(uint64_t *out, lsim_err *err)
+{
+    const char *e = getenv("LUMOSIM_SYNTH_BATCH_MB");
+    *out = (uint64_t)256 << 20;
+    if (!e || !*e) return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(e, &end, 10);
+    if (errno || *end || e[0] == '-' || v < 1 || v > (1ul << 20))
+        return lsim_err_set(err, LSIM_EARG, "LUMOSIM_SYNTH_BATCH_MB: '%s' is not a number of MiB from 1 to 1048576", e);
+    *out = (uint64_t)v << 20;
+    return 0;
+}
+
+/* Figures of the generation (--stats), this rank's. */
+typedef struct synth_figs {
+    uint64_t nodes, edges;
+    size_t made, batch;
+    double gen_s, write_s;
+} synth_figs;
+
+/* The GPUs into the open writer w, streamed: generated and written a batch
+ * at a time, so memory holds one batch, never the job. The batch is sized
+ * from the first GPUs: about `budget` bytes of graphs (256 MiB).
+ *
+ * Under mpirun (K ranks) the writes are rounds (lsim_store_writer_open_mpi):
+ * in each, rank r synthesizes the r-th batch of the next K and they land in
+ * rank order, so GPU order is the serial order whatever K. The first round
+ * is one GPU per rank (GPU r), to size the batches; then B GPUs per rank
+ * per round, the same B on every rank. Each rank holds one batch: memory
+ * per rank does not grow with the job, and the K ranks generate at once.
+ * Serial: K = 1, rank 0. A generation failure is agreed before the round's
+ * write. Collective when m->on. */
+static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out, uint64_t budget,
+                      lsim_store_writer *w, synth_figs *f, lsim_err *err)
+{
+    size_t ngpu = lsim_synth_ngpus(c), K = (size_t)m->size, r = (size_t)m->rank, made = 0;
+    size_t cap = ngpu < 4096 ? ngpu : 4096;
+    lsim_graph **gs = calloc(cap ? cap : 1, sizeof *gs);
+    int rc = gs ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    rc = agree(m, rc, err);
+    size_t batch = 1;
+    for (size_t start = 0, round = 0; !rc && start < ngpu; round++) {
+        /* this rank's GPUs of the round: [lo, hi) */
+        size_t per = round == 0 ? 1 : batch;
+        size_t lo = start + r * per, hi = lo + per;
+        if (lo > ngpu) lo = ngpu;
+        if (hi > ngpu) hi = ngpu;
+        double g0 = lsim_now_s();
+        made = 0;
+        for (size_t i = lo; i < hi && !rc; i++) {
+            rc = lsim_synth_gpu(c, (uint32_t)i, NULL, &gs[made], err);
+            if (!rc) {
+                f->nodes += gs[made]->n;
+                f->edges += gs[made]->nedges;
+                made++;
+            }
+        }
+        if (round == 0) {
+            /* the batch from the largest first GPU of any rank: about 8 bytes
+             * per node and edge in memory, 26 per edge with its CSR ids */
+            uint64_t sz = !rc && made ? gs[0]->n * 80 + gs[0]->nedges * 26 + 1 : 1;
+            if (m->on) MPI_Allreduce(MPI_IN_PLACE, &sz, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+            batch = (size_t)(budget / sz);
+            /* and no more than an even share of the rest, so that a job of
+             * few batches still keeps every rank generating */
+            size_t rest = ngpu > K ? ngpu - K : 0, share = (rest + K - 1) / K;
+            if (batch > share) batch = share;
+            if (batch > cap) batch = cap;
+            if (batch < 1) batch = 1;
+            /* the store on disk, from GPU 0 (rank 0's): about 8 bytes per
+             * node and edge, compressed */
+            if (!rc && r == 0 && made) {
+                uint64_t need = (uint64_t)ngpu * (gs[0]->n + gs[0]->nedges) * 8;
+                if (lsim_disk_check(out, need, err)) rc = LSIM_EIO;
+            }
+        }
+        double g1 = lsim_now_s();
+        rc = agree(m, rc, err);
+        if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, err);
+        f->write_s += lsim_now_s() - g1;
+        f->gen_s += g1 - g0;
+        for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
+        f->made += made;
+        made = 0;
+        start += K * per;
+        lsim_cli_tty_progress(round == 0, "synth: %zu of %zu GPUs written to %s", start < ngpu ? start : ngpu, ngpu,
+                              out);
+    }
+    for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
+    free(gs);
+    f->batch = batch;
+    return rc;
+}
+
+/* The configuration from the parsed arguments, the inputs loaded and the
+ * whole of it checked; the memory estimate (docs/memory.md) as JSON for
+ * the store. Local: every rank comes to the same answer. */
+static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_memest_job *mj, char **mjson,
+                        lsim_err *err)
+{
+    const char *model = sa->model, *gpu = sa->gpu, *topo = sa->topo;
+    lsim_synth_cfg_default(c);
+    c->tp = sa->tp;
+    c->pp = sa->pp;
+    c->dp = sa->dp;
+    c->micro_batch = sa->micro_batch;
+    c->global_batch = sa->global_batch;
+    if (sa->gpus) c->gpus = sa->gpus;
+    if (sa->vstages) c->vstages = sa->vstages;
+    if (sa->no_p2p_sync) c->p2p_sync = 0;
+    if (sa->recompute >= 0) c->recompute = sa->recompute;
+    if (sa->grad_reduce >= 0) c->grad_reduce = sa->grad_reduce;
+    if (sa->attention >= 0) c->attention = sa->attention;
+    if (sa->grad_bytes >= 0) c->grad_bytes = sa->grad_bytes;
+    if (sa->grad_acc >= 0) c->grad_acc = sa->grad_acc;
+    c->seq_parallel = sa->seq_parallel;
+    c->dist_opt = sa->dist_opt;
+    c->scatter_gather = sa->scatter_gather;
+    c->dropout = !sa->no_dropout;
+    c->tp_overlap = sa->tp_overlap;
+    c->forward_only = sa->forward_only;
+    c->mem_check = !sa->no_mem_check;
+    c->seed = (uint64_t)sa->seed;
+    c->dp_cost = sa->dp_cost;
+    int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
+    int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
+    for (int k = 0; !rc && k < 6; k++)
+        if (sa->shape[k] > 0) *dst[k] = sa->shape[k];
+    if (!rc && gpu) {
+        rc = is_file_name(gpu) ? lsim_gpu_spec_load(gpu, &c->gpu, err) : lsim_gpu_spec_builtin(gpu, &c->gpu, err);
+        if (!rc) lsim_topology_default(&c->gpu, &c->topo);
+    }
+    if (!rc && topo) rc = lsim_topology_load(topo, &c->topo, err);
+    if (!rc) rc = lsim_synth_check(c, err);
     if (!rc) {
         /* the per-GPU memory estimate, recorded in the store (root attribute
          * "memory", docs/memory.md) for sim and info; with --no-memory-check
          * a job that does not fit is synthesized, and flagged OOM */
         lsim_memest_in mi;
-        lsim_synth_memest_in(&c, &mi);
-        rc = lsim_memest_job_of(&mi, c.gpu.name, c.gpu.mem_capacity, &mj, &err);
-        if (!rc) rc = lsim_memest_job_json(&mj, &mjson, &err);
+        lsim_synth_memest_in(c, &mi);
+        rc = lsim_memest_job_of(&mi, c->gpu.name, c->gpu.mem_capacity, mj, err);
+        if (!rc) rc = lsim_memest_job_json(mj, mjson, err);
     }
-    if (!rc) {
-        char *ins[3] = {(char *)model, (char *)gpu, (char *)topo};
+    return rc;
+}
+
+/* lumosim synth, serial or under mpirun (m->on: collective over
+ * MPI_COMM_WORLD, every failure agreed, its line printed by rank 0). */
+static int synth_run(const mpi_ctx *m, int argc, char **argv)
+{
+    lsim_synth_cfg c;
+    int status = 0, rc = 0;
+    lsim_err err = {0};
+    lsim_store_writer *w = NULL;
+    char *cmd = NULL;
+    lsim_cli_synth_args sa;
+    lsim_memest_job mj = {0};
+    char *mjson = NULL;
+    synth_figs f = {0};
+    int p = parse_args(m, argc, argv, &sa);
+    if (p <= 0) return p < 0 ? 2 : 0;
+    const char *out = sa.out;
+    double t0 = lsim_now_s();
+    /* inputs: model, GPU, topology; then the whole configuration is checked
+     * before anything is generated (every rank: the same verdict, agreed) */
+    uint64_t budget = 0;
+    rc = synth_config(&sa, &c, &mj, &mjson, &err);
+    if (!rc) rc = batch_bytes(&budget, &err);
+    if (!rc && m->rank == 0) {
+        /* the output is checked once, by rank 0 */
+        char *ins[3] = {(char *)sa.model, (char *)sa.gpu, (char *)sa.topo};
         lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
         rc = lsim_cli_check_io(ins, 3, outs, 1, &err);
     }
-    if (rc) goto done;
-    {
+    if (!rc) {
         size_t len = 16;
         for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
-        if (!(cmd = malloc(len))) goto nomem;
-        strcpy(cmd, "lumosim synth");
-        for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
+        if (!(cmd = malloc(len))) {
+            rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        } else {
+            strcpy(cmd, "lumosim synth");
+            for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
+        }
     }
-    ngpu = lsim_synth_ngpus(&c);
-    if (stats) lsim_cli_tty_progress_off();
-    /* Streamed: GPUs are generated and written a batch at a time
-     * (lsim_store_writer_*), so memory holds one batch, never the job. The
-     * batch is sized from the first GPU: about 256 MiB of graphs. */
-    {
-        double t0 = lsim_now_s(), tgen = 0, twrite = 0;
-        uint64_t nodes = 0, edges = 0;
-        size_t batch = 1;
-        lsim_store_write_opts wo = {cmd, NULL, 0, {0}};
-        rc = lsim_store_writer_open(out, &wo, &w, &err);
-        /* the job's GPU, so that a what-if of it starts from the right one */
-        if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
-        if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, &err);
-        for (size_t i = 0; !rc && i < ngpu;) {
-            size_t nb = i == 0 ? 1 : (ngpu - i < batch ? ngpu - i : batch);
-            if (!gs && !(gs = calloc(ngpu < 4096 ? ngpu : 4096, sizeof *gs))) goto nomem;
-            double g0 = lsim_now_s();
-            made = 0;
-            for (size_t k = 0; k < nb && !rc; k++) {
-                rc = lsim_synth_gpu(&c, (uint32_t)(i + k), NULL, &gs[k], &err);
-                if (!rc) {
-                    made++;
-                    nodes += gs[k]->n;
-                    edges += gs[k]->nedges;
-                }
-            }
-            if (!rc && i == 0) {
-                uint64_t per = gs[0]->n * 80 + gs[0]->nedges * 26 + 1;
-                batch = (size_t)((256u << 20) / per);
-                if (batch < 1) batch = 1;
-                if (batch > 4096) batch = 4096;
-                /* the store on disk: about 8 bytes per node and edge, compressed */
-                uint64_t need = (uint64_t)ngpu * (gs[0]->n + gs[0]->nedges) * 8;
-                if (lsim_disk_check(out, need, &err)) rc = LSIM_EIO;
-            }
-            double g1 = lsim_now_s();
-            lsim_cli_tty_progress(i == 0, "synth: %zu of %zu GPUs written to %s", i + made, ngpu, out);
-            if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, &err);
-            twrite += lsim_now_s() - g1;
-            tgen += g1 - g0;
-            for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
-            made = 0;
-            i += nb;
-        }
-        if (!rc) {
-            double c0 = lsim_now_s();
-            lsim_cli_tty_progress(1, "synth: closing %s", out);
-            rc = lsim_store_writer_close(w, &err);
-            lsim_cli_tty_progress_done();
-            w = NULL;
-            twrite += lsim_now_s() - c0;
-        }
-        if (!rc) print_memory(&mj);
-        if (!rc && stats) {
+    if ((rc = agree(m, rc, &err))) goto done;
+    size_t ngpu = lsim_synth_ngpus(&c);
+    if (sa.stats || m->rank != 0) lsim_cli_tty_progress_off();
+    lsim_store_write_opts wo = {cmd, NULL, 0, {0}};
+    rc = m->on ? lsim_store_writer_open_mpi(out, MPI_COMM_WORLD, &wo, &w, &err) : lsim_store_writer_open(out, &wo, &w, &err);
+    /* the job's GPU, so that a what-if of it starts from the right one */
+    if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
+    if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, &err);
+    rc = agree(m, rc, &err);
+    if (!rc) rc = synth_gpus(m, &c, out, budget, w, &f, &err);
+    if (!rc) {
+        double c0 = lsim_now_s();
+        lsim_cli_tty_progress(1, "synth: closing %s", out);
+        rc = lsim_store_writer_close(w, &err);
+        lsim_cli_tty_progress_done();
+        w = NULL;
+        f.write_s += lsim_now_s() - c0;
+    }
+    if (!rc && m->rank == 0) print_memory(&mj);
+    if (!rc && sa.stats) {
+        uint64_t ne[2] = {f.nodes, f.edges};
+        if (m->on) MPI_Allreduce(MPI_IN_PLACE, ne, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (m->rank == 0) {
             lsim_synth_mem mm;
             lsim_synth_memory(&c, &mm);
             fprintf(stderr,
@@ -239,28 +361,43 @@ int lsim_cli_synth(int argc, char **argv)
                     "GB; activations %.2f GB, %d micro-batch chunks in flight); the GPU has %.2f GB\n",
                     mm.stage, mm.total / 1e9, mm.states / 1e9, mm.activations / 1e9, mm.inflight,
                     c.gpu.mem_capacity / 1e9);
-        }
-        if (!rc && stats)
             fprintf(stderr,
                     "lumosim: stats: synth %zu GPUs (TP %d PP %d DP %d, %d micro-batches, V %d): %llu nodes, %llu "
                     "edges; generate %.2f s, write %.2f s, total %.2f s (batches of %zu GPUs)\n",
-                    ngpu, c.tp, c.pp, c.dp, lsim_synth_microbatches(&c), c.vstages, (unsigned long long)nodes,
-                    (unsigned long long)edges, tgen, twrite, lsim_now_s() - t0, batch);
+                    ngpu, c.tp, c.pp, c.dp, lsim_synth_microbatches(&c), c.vstages, (unsigned long long)ne[0],
+                    (unsigned long long)ne[1], f.gen_s, f.write_s, lsim_now_s() - t0, f.batch);
+        }
+        /* one line per rank, its own figures (bench/gpt3_scaling.sh synth) */
+        struct rusage ru;
+        long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+        fprintf(stderr,
+                "lumosim: stats: synth rank %d of %d: %zu GPUs, %llu nodes; generate %.2f s, write %.2f s, total "
+                "%.2f s; peak RSS %.1f MiB\n",
+                m->rank, m->size, f.made, (unsigned long long)f.nodes, f.gen_s, f.write_s, lsim_now_s() - t0,
+                (double)rss / 1024.0);
     }
-    goto done;
-nomem:
-    rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
 done:
     lsim_cli_tty_progress_done();
     if (rc) {
-        lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
+        if (m->rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         status = 1;
     }
-    for (size_t i = 0; gs && i < made; i++) lsim_graph_free(gs[i]);
-    lsim_store_writer_abort(w); /* NULL after a close */
-    free(gs);
+    lsim_store_writer_abort(w); /* NULL after a close; collective: every rank holds one or none */
     free(cmd);
     free(mjson);
     lsim_memest_job_free(&mj);
+    return status;
+}
+
+int lsim_cli_synth(int argc, char **argv)
+{
+    mpi_ctx m;
+    if (lsim_cli_mpi_begin(&m)) {
+        lsim_cli_error("MPI_Init failed");
+        return 1;
+    }
+    int status = synth_run(&m, argc, argv);
+    lsim_cli_outcome_known();
+    lsim_cli_mpi_end(&m);
     return status;
 }
