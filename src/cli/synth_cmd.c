@@ -369,12 +369,14 @@ static int synth_run(const mpi_ctx *m, int argc, char **argv)
         }
         /* one line per rank, its own figures (bench/gpt3_scaling.sh synth) */
         struct rusage ru;
-        long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+        int ok = getrusage(RUSAGE_SELF, &ru) == 0;
+        double cpu = ok ? ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6
+                        : -1;
         fprintf(stderr,
                 "lumosim: stats: synth rank %d of %d: %zu GPUs, %llu nodes; generate %.2f s, write %.2f s, total "
-                "%.2f s; peak RSS %.1f MiB\n",
-                m->rank, m->size, f.made, (unsigned long long)f.nodes, f.gen_s, f.write_s, lsim_now_s() - t0,
-                (double)rss / 1024.0);
+                "%.2f s; CPU %.2f s; peak RSS %.1f MiB\n",
+                m->rank, m->size, f.made, (unsigned long long)f.nodes, f.gen_s, f.write_s, lsim_now_s() - t0, cpu,
+                ok ? (double)ru.ru_maxrss / 1024.0 : -1.0);
     }
 done:
     lsim_cli_tty_progress_done();
