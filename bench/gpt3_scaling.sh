@@ -225,6 +225,8 @@ for n in sorted(synth):
     d = synth[n]
     P("| %d | %d | %s | %s | %s | %s | %s |" % (n, n // 64, d["nodes"], d["edges"], d["store_mb"], d["synth_s"],
                                                d["synth_peak_rss_mb"]))
+P("\nSynth here runs on one process; under `mpirun -np K` it splits the GPUs over the ranks: "
+  "[docs/scaling-synth.md](scaling-synth.md) (bench/synth_scaling.sh).")
 P("\n## Simulation\n")
 P("| GPUs | K | wall s | load s | match s | setup s | simulate s | metrics s | write + report s | M node-events/s "
   "per rank (with setup) | efficiency: simulate | setup + simulate | wall | windows | messages | peak RSS MB per "
