@@ -141,12 +141,20 @@ for (n, k) in sorted(runs_of):
         n, j.get("nodes", "-"), j.get("store_mb", "-"), k, f("wall_s"), f("generate_s"), f("write_s"), f("cpu_s"),
         f("peak_rss_mb_per_rank"), ", ".join(x["wall_s"] for x in rs), ", ".join(x["load1"] for x in rs),
         "-" if k == 1 else ("yes" if same.get(n) and all(s == "yes" for s in same[n]) else "NO")))
-P("\nEach rank holds one batch of graphs (about 256 MiB, or an even share of the job when that is less) and the "
-  "index entries of its own GPUs, so the peak per rank does not grow with the job or shrink with K; what K "
-  "divides is the generation. The write does not divide on this machine: parallel HDF5 compresses each chunk "
-  "on one rank but moves the rows between ranks, rewrites the chunks two ranks share, and the ranks "
-  "wait for each other at every round (Open MPI waits by polling, which takes a core from the rank still "
-  "working when there are fewer cores than ranks plus the machine's other work).")
+P("\nMemory: each rank holds one batch of graphs (about 256 MiB: 124 GPUs of these jobs, or an even share of the "
+  "job when that is less) and the index entries of its own GPUs, so the peak per rank does not grow with the job; "
+  "K divides the generation, not the peak (K ranks on one node hold K batches).")
+P("\nCPU: K = 2 costs about twice the CPU seconds of K = 1. Where they go, from `perf record -F 999` of "
+  "`lumosim synth --model gpt3-175b --tp 8 --pp 8 --dp 4 --micro-batch 1 --global-batch 96 --no-memory-check` "
+  "(256 GPUs; RelWithDebInfo build of this commit's source), alone and under `mpirun -np 2` (one `perf record` "
+  "per rank), samples by library (`perf report --sort dso -n`): K = 1: 3,894 (zlib 1,124, libc 971, kernel 809, "
+  "lumosim 669, HDF5 312); K = 2, both ranks: 6,972 (zlib 1,466, libc 1,090, kernel 1,438, lumosim 756, HDF5 450, "
+  "and 1,727 in Open MPI's progress engine: btl_vader, opal, libnbc). The generation splits (lumosim 669 -> 382 + "
+  "374); what is added is the ranks polling in the collective writes (Open MPI waits by polling), more kernel "
+  "time, and some 30 % more zlib, as expected since parallel HDF5 bypasses its chunk cache when writing: a chunk "
+  "two ranks or two rounds share is compressed, read back and compressed again. On a machine with a core per rank the "
+  "polling takes a core nobody else wanted and the wall time follows the split generation plus the write; on "
+  "this one, with the machine's other work, it takes cores from the ranks that are working.")
 PY
 cat bench/out/scaling-synth.md
 if [ -n "$DOC" ]; then cp bench/out/scaling-synth.md "$DOC"; fi
