@@ -144,7 +144,7 @@ for (n, k) in sorted(runs_of):
 P("\nMemory: each rank holds one batch of graphs (about 256 MiB: 124 GPUs of these jobs, or an even share of the "
   "job when that is less) and the index entries of its own GPUs, so the peak per rank does not grow with the job; "
   "K divides the generation, not the peak (K ranks on one node hold K batches).")
-P("\nCPU: K = 2 costs about twice the CPU seconds of K = 1. Where they go, from `perf record -F 999` of "
+P("\nCPU: K = 2 costs 1.5-1.8 times the CPU seconds of K = 1 (table). Where they go, from `perf record -F 999` of "
   "`lumosim synth --model gpt3-175b --tp 8 --pp 8 --dp 4 --micro-batch 1 --global-batch 96 --no-memory-check` "
   "(256 GPUs; RelWithDebInfo build of this commit's source), alone and under `mpirun -np 2` (one `perf record` "
   "per rank), samples by library (`perf report --sort dso -n`): K = 1: 3,894 (zlib 1,124, libc 971, kernel 809, "
