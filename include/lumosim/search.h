@@ -77,6 +77,12 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
  * with run options o; fills step, bd, sim_s, simulated. 0 or the error. */
 int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err);
 
+/* Simulate the graphs r holds with options o and record the candidate's
+ * step (the job span), mean breakdown and simulated flag: what
+ * lsim_search_eval and a --from candidate (search_from.h) measure. 0 or
+ * the run's error. Local. */
+int lsim_search_measure(const lsim_run_opts *o, lsim_run *r, lsim_search_cand *c, lsim_err *err);
+
 /* --top K --samples N: candidate c re-simulated N times with every GPU op's
  * duration drawn as lsim sim --samples draws them, but around its modelled
  * duration with relative std-dev `spread` (lsim_pools_modelled: a

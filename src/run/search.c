@@ -135,6 +135,18 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
     return 0;
 }
 
+int lsim_search_measure(const lsim_run_opts *o, lsim_run *r, lsim_search_cand *c, lsim_err *err)
+{
+    int rc = lsim_run_simulate(o, r, err);
+    if (!rc) {
+        lsim_ns a;
+        lsim_report_job_span(r->items, r->n, &a, &c->step);
+        lsim_run_mean_breakdown(r, c->bd);
+        c->simulated = 1;
+    }
+    return rc;
+}
+
 int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err)
 {
     double t0 = lsim_now_s();
@@ -150,13 +162,7 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
         rc = lsim_run_add_graphs(&r, gs, ng, "search", err); /* r owns them */
         memset(gs, 0, ng * sizeof *gs);
     }
-    if (!rc) rc = lsim_run_simulate(o, &r, err);
-    if (!rc) {
-        lsim_ns a;
-        lsim_report_job_span(r.items, r.n, &a, &c->step);
-        lsim_run_mean_breakdown(&r, c->bd);
-        c->simulated = 1;
-    }
+    if (!rc) rc = lsim_search_measure(o, &r, c, err);
     for (size_t i = 0; gs && i < ng; i++) lsim_graph_free(gs[i]);
     free(gs);
     lsim_run_free(&r);

@@ -240,13 +240,7 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
     free(gs);
     gs = NULL;
     if (!rc) rc = lsim_run_check_ranks(&r, err);
-    if (!rc) rc = lsim_run_simulate(o, &r, err);
-    if (!rc) {
-        lsim_ns a;
-        lsim_report_job_span(r.items, r.n, &a, &c->step);
-        lsim_run_mean_breakdown(&r, c->bd);
-        c->simulated = 1;
-    }
+    if (!rc) rc = lsim_search_measure(o, &r, c, err);
 cleanup:
     lsim_run_free(&r);
     lsim_wi_plan_free(p);
