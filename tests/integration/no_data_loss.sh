@@ -74,6 +74,10 @@ runs_of() { h5ls "$1/runs" 2>/dev/null | awk '{print $1}' | sort | tr '\n' ' '; 
 # --- 1. an output is never one of the inputs ----------------------------
 refuse collect_in_is_out 1 "w/r.h5" -- collect w/r.h5 -o w/r.h5
 refuse build_in_is_out 1 "w/in.json.gz" -- build w/in.json.gz -o w/in.json.gz
+# build --model writes through the streaming writer: the same rules
+refuse build_model_in_is_out 1 "w/in.json.gz" -- build w/in.json.gz --model gpt3-15b -o w/in.json.gz
+refuse build_model_over_store 1 "w/j.h5" -- build w/in.json.gz --model gpt3-15b -o w/j.h5
+refuse build_model_over_archive 1 "w/r.h5" -- build w/in.json.gz --model gpt3-15b -o w/r.h5
 refuse whatif_in_is_out 1 "w/j.h5" -- whatif w/j.h5 --dp 2 -o w/j.h5
 refuse calibrate_in_is_out 1 "w/in.json.gz" -- calibrate w/in.json.gz -o w/in.json.gz
 refuse report_in_is_out 1 "w/r.h5" -- report w/r.h5 --html w/r.h5
@@ -190,6 +194,15 @@ refuse search_h5_into_device 1 "$ND" -- $S -o "$ND"
 # shellcheck disable=SC2086
 "$L" $S -o w/s.h5 >/dev/null 2>err && "$L" $S -o w/s.h5 >/dev/null 2>err && "$L" info w/s.h5 | grep -q "search result" &&
     ok || fail "search -o over its own earlier result: $(cat err)"
+# search --merge -o: never over one of its parts, its model or a store
+# shellcheck disable=SC2086
+"$L" $S --shard 0/2 -o w/p0.h5 >/dev/null 2>err && "$L" $S --shard 1/2 -o w/p1.h5 >/dev/null 2>>err ||
+    fail "search --shard: $(cat err)"
+refuse merge_over_part 1 "w/p0.h5" -- search --merge w/p0.h5 w/p1.h5 -o w/p0.h5
+refuse merge_over_store 1 "w/j.h5" -- search --merge w/p0.h5 w/p1.h5 -o w/j.h5
+refuse merge_over_trace 1 "w/in.json.gz" -- search --merge w/p0.h5 w/p1.h5 -o w/in.json.gz
+"$L" search --merge w/p0.h5 w/p1.h5 -o w/all.h5 >/dev/null 2>err && "$L" info w/all.h5 | grep -q "search result" &&
+    ok || fail "search --merge -o: $(cat err)"
 "$L" collect w/r.h5 -o /dev/stdout >csv 2>err || fail "collect -o /dev/stdout failed: $(cat err)"
 if [ ! -L /dev/stdout ]; then # a regression replaced it: put it back
     rm -f /dev/stdout && ln -s /proc/self/fd/1 /dev/stdout
