@@ -573,6 +573,34 @@ static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm,
     return rc;
 }
 
+/* The copied tables keep the store's places: every GPU's offsets (and
+ * which GPUs share node and edge rows) from the store's /gpus, whose
+ * counts must be these graphs'. Every rank reads the small table itself. */
+static int store_places(sctx *c, const char *store, gmeta *gm, size_t ng)
+{
+    sctx sc;
+    gmeta *sm = NULL;
+    size_t sn = 0;
+    h5s_ctx_init(&sc, store, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&sc);
+    if (!rc) rc = h5s_read_gpu_table(&sc, sc.file, "", &sm, NULL, &sn);
+    for (size_t i = 0; !rc && i < ng; i++)
+        if (sn != ng || memcmp(sm[i].cnt, gm[i].cnt, sizeof gm[i].cnt))
+            rc = h5s_fail(&sc, LSIM_EINTERNAL, "the graphs no longer match the store's GPU %zu", i);
+    for (size_t i = 0; !rc && i < ng; i++) {
+        memcpy(gm[i].off, sm[i].off, sizeof gm[i].off);
+        gm[i].same_as = sm[i].same_as;
+    }
+    free(sm);
+    lsim_err e = {0};
+    rc = h5s_ctx_done(&sc, rc, &e);
+    if (rc) {
+        c->e = e;
+        return e.code;
+    }
+    return 0;
+}
+
 /* /runs/NAME/graph: the items' graphs in the graph-store layout (their
  * flat tables copied from info->graphs_from by prepare_results_tmp, or
  * written here). Collective in MPI mode. */
@@ -595,6 +623,7 @@ static int write_run_graphs(sctx *c, hid_t run, const char *where, const lsim_re
     if (!rc) rc = h5s_gather_meta(c, gl, nloc, &gm, &ng, &gf);
     hid_t gg = -1;
     int copied = info->graphs_from != NULL; /* the flat tables were copied by prepare_results_tmp */
+    if (!rc && copied) rc = h5s_agree(c, store_places(c, info->graphs_from, gm, ng));
     if (!rc) {
         gg = copied ? H5Gopen2(run, "graph", H5P_DEFAULT)
                     : H5Gcreate2(run, "graph", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

@@ -175,6 +175,7 @@ static void fill_none(const gcol *k, lsim_graph *g, size_t rows)
 void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
 {
     memset(m, 0, sizeof *m);
+    m->same_as = -1;
     m->latency = (uint8_t)g->latency;
     m->source_size = -1;
     m->cnt[RK_NODE] = g->n;
@@ -191,18 +192,27 @@ void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
         memcpy((char *)m + gscals[k].meta, (const char *)g + gscals[k].graph, gscals[k].msz);
 }
 
-/* Offsets = prefix sums of counts, in GPU order. */
+/* Offsets = prefix sums of counts, in GPU order (every GPU its own rows). */
 static void meta_offsets(gmeta *m, size_t n)
 {
     uint64_t acc[RK_N] = {0};
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        m[i].same_as = -1;
         for (int r = 0; r < RK_N; r++) {
             m[i].off[r] = acc[r];
             acc[r] += m[i].cnt[r];
         }
+    }
 }
 
-uint64_t h5s_total_rows(const gmeta *m, size_t n, int rk) { return n ? m[n - 1].off[rk] + m[n - 1].cnt[rk] : 0; }
+/* The table's length: the end of the last GPU with rows of its own (a GPU
+ * sharing another's node and edge rows adds none). */
+uint64_t h5s_total_rows(const gmeta *m, size_t n, int rk)
+{
+    for (size_t i = n; i-- > 0;)
+        if (m[i].same_as < 0 || (rk != RK_NODE && rk != RK_EDGE)) return m[i].off[rk] + m[i].cnt[rk];
+    return 0;
+}
 
 /* Chunk rows for a flat table: the largest GPU's rows (so chunks line up
  * with GPU boundaries when GPUs are of equal size), at most 1 Mi rows. */
@@ -520,10 +530,36 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
     /* the memory columns are optional (a store written before them: 0) */
     if (!rc && H5Lexists(loc, "gpus/mem_events", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, m, sizeof *m, n, 0, n);
-    /* offsets must be the prefix sums of the counts (GPU order, no gaps) */
+    /* offsets must be the prefix sums of the counts (GPU order, no gaps),
+     * except that a GPU's node and edge offsets may point at the rows of an
+     * earlier GPU with the same counts (shared structure): that GPU adds no
+     * node or edge rows. own[] lists the GPUs with node rows of their own,
+     * whose node offsets ascend, for the lookup. */
     uint64_t acc[RK_N] = {0};
+    size_t *own = rc ? NULL : malloc((n ? n : 1) * sizeof *own), nown = 0;
+    if (!rc && !own) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < n; i++) {
+        m[i].same_as = -1;
+        if (m[i].off[RK_NODE] != acc[RK_NODE] && m[i].cnt[RK_NODE]) {
+            size_t lo = 0, hi = nown; /* the first own GPU whose node offset >= this one's */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (m[own[mid]].off[RK_NODE] < m[i].off[RK_NODE]) lo = mid + 1;
+                else hi = mid;
+            }
+            size_t j = lo < nown ? own[lo] : 0;
+            if (lo < nown && m[j].off[RK_NODE] == m[i].off[RK_NODE] && m[j].cnt[RK_NODE] == m[i].cnt[RK_NODE] &&
+                m[j].off[RK_EDGE] == m[i].off[RK_EDGE] && m[j].cnt[RK_EDGE] == m[i].cnt[RK_EDGE])
+                m[i].same_as = (int64_t)j;
+            else
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/node_offset of GPU %zu is %llu: neither the next rows (%llu) nor "
+                                               "the node and edge rows of an earlier GPU with the same counts",
+                              where, i, (unsigned long long)m[i].off[RK_NODE], (unsigned long long)acc[RK_NODE]);
+        } else if (m[i].cnt[RK_NODE]) {
+            own[nown++] = i;
+        }
         for (int r = 0; r < RK_N && !rc; r++) {
+            if (m[i].same_as >= 0 && (r == RK_NODE || r == RK_EDGE)) continue;
             if (m[i].off[r] != acc[r])
                 rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu (the sum of the "
                                            "previous GPUs' counts)",
@@ -541,6 +577,7 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
         else if (m[i].latency > LSIM_LAT_OBSERVED)
             rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/latency_mode of GPU %zu is %u (0 or 1)", where, i, m[i].latency);
     }
+    free(own);
     rc = h5s_agree(c, rc);
     char **src = NULL;
     if (!rc && sources) rc = h5s_get_strings(c, loc, where, "gpus/source", n, 0, n, &src);
@@ -554,7 +591,9 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
     return 0;
 }
 
-static int graph_alloc(lsim_graph *g, const gmeta *m)
+/* structure 0: not the node columns and edges (a GPU that will share
+ * another's, lsim_graph_share). */
+static int graph_alloc(lsim_graph *g, const gmeta *m, int structure)
 {
     size_t n = (size_t)m->cnt[RK_NODE], e = (size_t)m->cnt[RK_EDGE];
 #define AL(f, cnt)                                                                                                     \
@@ -562,15 +601,17 @@ static int graph_alloc(lsim_graph *g, const gmeta *m)
         size_t c_ = (cnt) ? (cnt) : 1;                                                                                 \
         if (!(g->f = malloc(c_ * sizeof *g->f))) return LSIM_ENOMEM;                                                  \
     } while (0)
+    if (structure) {
 #define AL_NODE(f, type) AL(f, n);
-    LSIM_GRAPH_COLUMNS(AL_NODE)
+        LSIM_GRAPH_COLUMNS(AL_NODE)
 #undef AL_NODE
-    AL(in_off, n + 1);
-    AL(out_off, n + 1);
-    AL(in_src, e);
-    AL(in_delay, e);
-    AL(in_class, e);
-    AL(out_dst, e);
+        AL(in_off, n + 1);
+        AL(out_off, n + 1);
+        AL(in_src, e);
+        AL(in_delay, e);
+        AL(in_class, e);
+        AL(out_dst, e);
+    }
     AL(procs, (size_t)m->cnt[RK_PROC]);
     AL(iters, (size_t)m->cnt[RK_ITER]);
     AL(colls, (size_t)m->cnt[RK_COLL]);
@@ -680,6 +721,22 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
     return 0;
 }
 
+/* dst's node columns and edges := src's (same counts; dst allocated by
+ * graph_alloc with its structure). */
+static void copy_structure(lsim_graph *dst, const lsim_graph *src)
+{
+    size_t n = src->n, e = (size_t)src->nedges;
+#define CP_(f, type) memcpy(dst->f, src->f, (n ? n : 1) * sizeof(type));
+    LSIM_GRAPH_COLUMNS(CP_)
+#undef CP_
+    memcpy(dst->in_off, src->in_off, (n + 1) * sizeof *dst->in_off);
+    memcpy(dst->out_off, src->out_off, (n + 1) * sizeof *dst->out_off);
+    memcpy(dst->in_src, src->in_src, (e ? e : 1) * sizeof *dst->in_src);
+    memcpy(dst->in_delay, src->in_delay, (e ? e : 1) * sizeof *dst->in_delay);
+    memcpy(dst->in_class, src->in_class, (e ? e : 1) * sizeof *dst->in_class);
+    memcpy(dst->out_dst, src->out_dst, (e ? e : 1) * sizeof *dst->out_dst);
+}
+
 static int rebuild_out_csr(lsim_graph *g)
 {
     size_t n = g->n;
@@ -754,9 +811,9 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
-    gmeta *m = NULL, *lm = NULL;
+    gmeta *m = NULL, *lm = NULL, *ll = NULL;
     char **src = NULL;
-    size_t ngpu = 0;
+    size_t ngpu = 0, *lead = NULL, *first_of = NULL, *lidx = NULL, nlead = 0;
     lsim_graph **gs = NULL;
     char *buf = NULL;
     rowsel sel;
@@ -823,10 +880,30 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         if (d >= 0) H5Dclose(d);
     }
     if (rc) goto out;
+    /* Shared structure: lead[i] is the first requested GPU whose node and
+     * edge rows are GPU i's (i itself, or an earlier one). Only leaders'
+     * rows are read; the others share them (c->share) or copy them. */
+    lead = malloc((count ? count : 1) * sizeof *lead);
+    first_of = malloc((ngpu ? ngpu : 1) * sizeof *first_of);
+    ll = malloc((count ? count : 1) * sizeof *ll);
+    lidx = malloc((count ? count : 1) * sizeof *lidx);
+    rc = h5s_agree(c, lead && first_of && ll && lidx ? 0 : h5s_nomem(c));
+    if (rc) goto out;
+    for (size_t q = 0; q < ngpu; q++) first_of[q] = SIZE_MAX;
+    for (size_t i = 0; i < count; i++) {
+        size_t gi = list ? list[i] : first + i;
+        size_t key = lm[i].same_as >= 0 ? (size_t)lm[i].same_as : gi;
+        if (first_of[key] == SIZE_MAX) {
+            first_of[key] = i;
+            ll[nlead] = lm[i];
+            lidx[nlead++] = i;
+        }
+        lead[i] = first_of[key];
+    }
     gs = calloc(count ? count : 1, sizeof *gs);
     if (!gs) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < count; i++) {
-        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i]) ||
+        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share) ||
             !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
             rc = h5s_nomem(c);
         if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
@@ -840,19 +917,24 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
      * (23 columns, 6 GB on a 4,096-GPU job). */
     size_t bufsz = 1;
     for (size_t k = 0; k < H5S_NGCOLS && count > 1; k++) {
+        int st = h5s_gcols[k].rk == RK_NODE || h5s_gcols[k].rk == RK_EDGE;
         uint64_t rows = 0;
-        for (size_t i = 0; i < count; i++) rows += lm[i].cnt[h5s_gcols[k].rk];
+        for (size_t i = 0; i < (st ? nlead : count); i++) rows += (st ? ll : lm)[i].cnt[h5s_gcols[k].rk];
         if (rows * h5s_gcols[k].esz > bufsz) bufsz = (size_t)(rows * h5s_gcols[k].esz);
     }
     char *stage = NULL;
     for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
         const gcol *gc = &h5s_gcols[k];
         int rk = gc->rk;
+        /* node and edge rows: the leaders' only */
+        int st = rk == RK_NODE || rk == RK_EDGE;
+        const gmeta *tm = st ? ll : lm;
+        size_t tn = st ? nlead : count;
         if (absent[k]) {
-            for (size_t i = 0; i < count; i++) fill_none(gc, gs[i], lm[i].cnt[rk]);
+            for (size_t i = 0; i < tn; i++) fill_none(gc, gs[st ? lidx[i] : i], tm[i].cnt[rk]);
             continue;
         }
-        rc = sel_table(c, lm, count, rk, &sel);
+        rc = sel_table(c, tm, tn, rk, &sel);
         int direct = count == 1 && gc->stride == gc->esz;
         if (rc) buf = NULL;
         else if (direct) buf = colbase(gs[0], gc);
@@ -860,9 +942,9 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
         if (!rc) rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, gc->name, gc->t, h5s_total_rows(m, ngpu, rk), &sel, buf));
         uint64_t at = 0;
-        for (size_t i = 0; !rc && !direct && i < count; i++) {
-            unpack(gc, gs[i], lm[i].cnt[rk], buf + at * gc->esz);
-            at += lm[i].cnt[rk];
+        for (size_t i = 0; !rc && !direct && i < tn; i++) {
+            unpack(gc, gs[st ? lidx[i] : i], tm[i].cnt[rk], buf + at * gc->esz);
+            at += tm[i].cnt[rk];
         }
         if (count == 1 && !direct) { /* one GPU: sized per column */
             free(stage);
@@ -877,9 +959,18 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, gs);
     if (rc) goto out;
     for (size_t i = 0; !rc && i < count; i++) {
-        gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
-        rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i));
-        if (!rc && rebuild_out_csr(gs[i])) rc = h5s_nomem(c);
+        if (lead[i] == i) {
+            gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
+            rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i));
+            if (!rc && rebuild_out_csr(gs[i])) rc = h5s_nomem(c);
+            continue;
+        }
+        lsim_err e = {0};
+        if (c->share) rc = lsim_graph_share(gs[i], gs[lead[i]], &e) ? h5s_nomem(c) : 0;
+        else copy_structure(gs[i], gs[lead[i]]);
+        /* the same rows, checked against this GPU's own processors,
+         * strings, iterations and collectives */
+        if (!rc) rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i));
     }
     rc = h5s_agree(c, rc);
     if (rc) goto out;
@@ -891,6 +982,10 @@ out:
     if (gs) lsim_store_free_graphs(gs, count);
     h5s_sel_free(&sel);
     h5s_free_strs(src, ngpu);
+    free(lidx);
+    free(ll);
+    free(first_of);
+    free(lead);
     free(lm);
     free(m);
     return rc;
@@ -925,15 +1020,22 @@ static int read_graphs_impl(sctx *c, size_t first, size_t count, const size_t *l
     return rc;
 }
 
-int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsim_graph ***out, size_t *nout,
-                           lsim_err *err)
+int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
+                              size_t *nout, lsim_err *err)
 {
     sctx c;
     *out = NULL;
     *nout = 0;
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
+}
+
+int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsim_graph ***out, size_t *nout,
+                           lsim_err *err)
+{
+    return lsim_store_read_graphs_ex(path, first_gpu, count, 0, out, nout, err);
 }
 
 int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu, size_t count,
@@ -950,10 +1052,17 @@ int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu
 int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t *gpus, size_t n,
                                    lsim_graph ***out, size_t *nout, lsim_err *err)
 {
+    return lsim_store_read_graph_list_mpi_ex(path, comm, gpus, n, 0, out, nout, err);
+}
+
+int lsim_store_read_graph_list_mpi_ex(const char *path, MPI_Comm comm, const size_t *gpus, size_t n, int flags,
+                                      lsim_graph ***out, size_t *nout, lsim_err *err)
+{
     sctx c;
     *out = NULL;
     *nout = 0;
     h5s_ctx_init(&c, path, 1, comm);
+    c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
     int rc = n && !gpus ? h5s_fail(&c, LSIM_EARG, "no GPU list given") : 0;
     rc = h5s_agree(&c, rc);

@@ -155,8 +155,12 @@ static int info_graphs(sctx *c, FILE *out)
     h5s_get_attr_str(c->file, "lumosim_version", &ver);
     h5s_get_attr_str(c->file, "created_by", &cmd);
     h5s_get_attr_str(c->file, "latency_mode", &lat);
-    uint64_t tot[RK_N];
-    for (int r = 0; r < RK_N; r++) tot[r] = h5s_total_rows(m, n, r);
+    uint64_t tot[RK_N] = {0}, shared = 0, own = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int r = 0; r < RK_N; r++) tot[r] += m[i].cnt[r];
+        if (m[i].same_as >= 0) shared++;
+        else if (m[i].cnt[RK_NODE]) own++;
+    }
     struct stat st;
     char fsz[32] = "?";
     if (stat(c->path, &st) == 0) human(fsz, sizeof fsz, (double)st.st_size);
@@ -200,6 +204,10 @@ static int info_graphs(sctx *c, FILE *out)
             "  %zu GPUs: %llu nodes, %llu edges, %llu processors, %llu iterations, %llu collectives, %llu strings\n",
             n, (unsigned long long)tot[RK_NODE], (unsigned long long)tot[RK_EDGE], (unsigned long long)tot[RK_PROC],
             (unsigned long long)tot[RK_ITER], (unsigned long long)tot[RK_COLL], (unsigned long long)tot[RK_STR]);
+    if (shared)
+        fprintf(out, "  shared structure: %llu GPUs use the node and edge rows of another; %llu node rows held for %llu "
+                     "GPUs with rows of their own\n",
+                (unsigned long long)shared, (unsigned long long)h5s_total_rows(m, n, RK_NODE), (unsigned long long)own);
     print_storage(out, c->file, "  ");
     fprintf(out, "  %4s %5s %10s %10s %6s %6s %7s  %s\n", "gpu", "rank", "nodes", "edges", "procs", "iters", "colls",
             "source (bytes, crc32)");

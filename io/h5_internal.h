@@ -63,6 +63,8 @@ typedef struct sctx {
                            this process's global GPU indices, ascending;
                            NULL = the contiguous block after the lower ranks' */
     size_t ngids;
+    int share;          /* graph reads: GPUs with the same node and edge rows
+                           share one copy in memory (LSIM_STORE_READ_SHARE) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's
@@ -291,6 +293,10 @@ typedef struct gmeta {
     uint64_t mem_events;
     int32_t mem_source, mem_device;
     int64_t mem_peak_allocated, mem_peak_reserved, mem_capacity;
+    /* Not a column: -1 when the GPU's node and edge rows are its own, else
+     * the earlier GPU whose rows its offsets point at (shared structure,
+     * docs/hdf5-schema.md); set by h5s_read_gpu_table and the writers. */
+    int64_t same_as;
 } gmeta;
 
 /* LSIM_EINTERNAL when a column table does not match the structs. */

@@ -30,6 +30,10 @@ struct lsim_store_writer {
     size_t n, capm, capsrc;   /* n: this rank's GPUs so far (serial: all) */
     uint64_t ngpu;            /* GPUs so far over all ranks */
     rowsel sel;               /* this rank's rows of /gpus (serial: 0..n) */
+    uint64_t *gall;           /* per GPU so far, all ranks: node offset, node
+                                 count, edge offset, edge count, own rows (1/0);
+                                 what a later GPU that shares one's rows needs */
+    size_t capg;
     char *buf;
     size_t bufcap;
     lsim_store_write_opts opts;
@@ -108,6 +112,7 @@ void lsim_store_writer_abort(lsim_store_writer *w)
     }
     free(w->src);
     h5s_sel_free(&w->sel);
+    free(w->gall);
     free(w->m);
     free(w->buf);
     free(w->command_line);
@@ -187,8 +192,52 @@ static void round_place(sctx *c, uint64_t *tot, uint64_t *lo)
     MPI_Allreduce(MPI_IN_PLACE, tot, RK_N + 1, MPI_UINT64_T, MPI_SUM, c->comm);
 }
 
+/* The node and edge places of every GPU of the round, on every rank, into
+ * w->gall (from GPU w->ngpu on; the round's own GPUs' offsets are final,
+ * a sharing GPU's are filled in after). Collective in MPI mode. */
+static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus)
+{
+    sctx *c = &w->c;
+    int rc = LSIM_GROW(w->gall, &w->capg, (size_t)(w->ngpu + round_gpus) * 5) ? h5s_nomem(c) : 0;
+    uint64_t *mine = rc ? NULL : malloc((n ? n : 1) * 5 * sizeof *mine);
+    int *cnt = NULL, *dsp = NULL;
+    if (!rc && !mine) rc = h5s_nomem(c);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const gmeta *x = &w->m[w->n + i];
+        uint64_t rec[5] = {x->off[RK_NODE], x->cnt[RK_NODE], x->off[RK_EDGE], x->cnt[RK_EDGE], x->same_as < 0};
+        memcpy(mine + 5 * i, rec, sizeof rec);
+    }
+    if (!c->mpi) {
+        if (!rc && n) memcpy(w->gall + 5 * w->ngpu, mine, n * 5 * sizeof *mine);
+        free(mine);
+        return rc;
+    }
+    rc = h5s_agree(c, rc);
+    if (!rc) {
+        cnt = malloc((size_t)c->size * sizeof *cnt);
+        dsp = malloc((size_t)c->size * sizeof *dsp);
+        rc = h5s_agree(c, cnt && dsp ? 0 : h5s_nomem(c));
+    }
+    if (!rc) {
+        int mn = (int)(n * 5);
+        MPI_Allgather(&mn, 1, MPI_INT, cnt, 1, MPI_INT, c->comm);
+        for (int r = 0, at = 0; r < c->size; r++) dsp[r] = at, at += cnt[r];
+        MPI_Allgatherv(mine, mn, MPI_UINT64_T, w->gall + 5 * w->ngpu, cnt, dsp, MPI_UINT64_T, c->comm);
+    }
+    free(dsp);
+    free(cnt);
+    free(mine);
+    return rc;
+}
+
 int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
                           const char *const *source_paths, lsim_err *err)
+{
+    return lsim_store_writer_add_ex(w, graphs, n, source_paths, NULL, err);
+}
+
+int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
+                             const char *const *source_paths, const int64_t *same_as, lsim_err *err)
 {
     sctx *c = &w->c;
     int rc = 0;
@@ -197,13 +246,16 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
         if (!graphs || !graphs[i] || !graphs[i]->strings)
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
     if (!rc && (LSIM_GROW(w->m, &w->capm, w->n + n) || LSIM_GROW(w->src, &w->capsrc, w->n + n))) rc = h5s_nomem(c);
-    /* the batch's index entries, offsets within this rank's batch for now */
+    /* the batch's index entries, offsets within this rank's batch for now;
+     * a GPU that shares an earlier one's node and edge rows adds none */
     uint64_t brows[RK_N] = {0};
     for (size_t i = 0; !rc && i < n; i++) {
         gmeta *x = &w->m[w->n + i];
         h5s_meta_from_graph(x, graphs[i]);
+        if (same_as && same_as[i] >= 0 && graphs[i]->n) x->same_as = same_as[i];
         if (source_paths && source_paths[i]) rc = h5s_file_crc(c, source_paths[i], &x->source_size, &x->source_crc32);
         for (int r = 0; r < RK_N; r++) {
+            if (x->same_as >= 0 && (r == RK_NODE || r == RK_EDGE)) continue;
             x->off[r] = brows[r];
             brows[r] += x->cnt[r];
         }
@@ -214,7 +266,29 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
     tot[RK_N] = rc ? 0 : n;
     if (!rc) round_place(c, tot, lo);
     for (size_t i = 0; !rc && i < n; i++)
-        for (int r = 0; r < RK_N; r++) w->m[w->n + i].off[r] += w->rows[r] + lo[r];
+        for (int r = 0; r < RK_N; r++)
+            if (w->m[w->n + i].same_as < 0 || (r != RK_NODE && r != RK_EDGE))
+                w->m[w->n + i].off[r] += w->rows[r] + lo[r];
+    /* a sharing GPU's rows are those of an earlier GPU with rows of its own
+     * and the same counts (the caller vouches for the contents) */
+    if (!rc) rc = round_share_table(w, n, tot[RK_N]);
+    for (size_t i = 0; !rc && i < n; i++) {
+        gmeta *x = &w->m[w->n + i];
+        uint64_t gi = w->ngpu + lo[RK_N] + i;
+        if (x->same_as < 0) continue;
+        uint64_t t = (uint64_t)x->same_as;
+        const uint64_t *e = t < gi ? w->gall + 5 * t : NULL;
+        if (!e || !e[4] || e[1] != x->cnt[RK_NODE] || e[3] != x->cnt[RK_EDGE]) {
+            rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch (GPU %llu) cannot share the rows of GPU %lld: not an "
+                                        "earlier GPU with rows of its own and the same node and edge counts",
+                          i, (unsigned long long)gi, (long long)x->same_as);
+            break;
+        }
+        x->off[RK_NODE] = e[0];
+        x->off[RK_EDGE] = e[2];
+        memcpy(w->gall + 5 * gi, (uint64_t[5]){e[0], e[1], e[2], e[3], 0}, 5 * sizeof(uint64_t));
+    }
+    rc = h5s_agree(c, rc);
     /* each column once per batch (a partly filled chunk is rewritten only
      * at the batch's two ends); every rank takes part in every column that
      * grows in this round, with or without rows of its own */
@@ -225,6 +299,7 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
         if ((rc = h5s_agree(c, wbuf(w, cnt * gc->esz)))) break;
         uint64_t at = 0;
         for (size_t i = 0; i < n; i++) {
+            if (w->m[w->n + i].same_as >= 0 && (gc->rk == RK_NODE || gc->rk == RK_EDGE)) continue;
             uint64_t r = w->m[w->n + i].cnt[gc->rk];
             h5s_pack(gc, graphs[i], r, w->buf + at * gc->esz);
             at += r;

@@ -71,6 +71,7 @@ lsim_phase lsim_phase_of_tag(const char *name)
 int lsim_graph_resize_nodes(lsim_graph *g, size_t cap, lsim_err *err)
 {
     size_t c = cap ? cap : 1;
+    if (lsim_graph_unshare(g, err)) return LSIM_ENOMEM;
 #define RESIZE_(field, type)                                                                 \
     {                                                                                        \
         type *p_ = c <= SIZE_MAX / sizeof(type) ? lsim_realloc(g->field, c * sizeof(type)) : NULL; \
@@ -111,6 +112,7 @@ int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_ou
 {
     size_t n = g->n, e1 = ne ? (size_t)ne : 1;
     int rc = 0;
+    if (lsim_graph_unshare(g, err)) return LSIM_ENOMEM;
     for (uint64_t i = 0; i < ne; i++)
         if (e[i].src >= n || e[i].dst >= n)
             return lsim_err_set(err, LSIM_EINTERNAL, "%s: edge %llu names a node past %zu", g->source ? g->source : "graph",
@@ -201,6 +203,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
     c->in_off = NULL, c->in_src = NULL, c->in_delay = NULL, c->in_class = NULL, c->out_off = NULL, c->out_dst = NULL;
     c->procs = NULL, c->iters = NULL, c->colls = NULL;
     c->cpu_ops = NULL;
+    c->share_refs = NULL; /* the copy owns its structure */
     if (lsim_graph_resize_nodes(c, g->n, NULL)) goto nomem;
     if (g->n) {
 #define COPY_(field, type) memcpy(c->field, g->field, g->n * sizeof(type));
@@ -278,15 +281,119 @@ int lsim_graph_ablate(lsim_graph *g, unsigned drop_mask, int zero_launch_latency
 
 /* ------------------------------------------------------------------ free */
 
+/* The structure (node columns, edge CSRs) of g: freed, or, when shared,
+ * released by g (freed with the last graph holding it). */
+static void drop_structure(lsim_graph *g)
+{
+    if (g->share_refs && --*g->share_refs > 0) {
+        g->share_refs = NULL;
+        return;
+    }
+    free(g->share_refs);
+    g->share_refs = NULL;
+#define FREE_(field, type) free(g->field);
+    LSIM_GRAPH_COLUMNS(FREE_)
+#undef FREE_
+    free_edges(g);
+}
+
+/* Why a count and not a copy: the DP replicas and TP ranks of a
+ * synthesized job share one structure per pipeline stage, so a
+ * 16,384-GPU job holds a handful of them (docs/hdf5-schema.md, "Shared
+ * structure"); the engines keep each GPU's times apart. */
+int lsim_graph_share(lsim_graph *g, lsim_graph *src, lsim_err *err)
+{
+    if (g == src) return 0;
+    if (!src->share_refs) {
+        if (!(src->share_refs = lsim_malloc(sizeof *src->share_refs)))
+            return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", src->source ? src->source : "graph");
+        *src->share_refs = 1;
+    }
+    drop_structure(g);
+#define SHARE_(field, type) g->field = src->field;
+    LSIM_GRAPH_COLUMNS(SHARE_)
+#undef SHARE_
+    g->in_off = src->in_off;
+    g->in_src = src->in_src;
+    g->in_delay = src->in_delay;
+    g->in_class = src->in_class;
+    g->out_off = src->out_off;
+    g->out_dst = src->out_dst;
+    g->n = src->n;
+    g->nedges = src->nedges;
+    g->share_refs = src->share_refs;
+    ++*g->share_refs;
+    return 0;
+}
+
+/* One copy per array, all made before g changes, so that a failure leaves
+ * g sharing as before. */
+int lsim_graph_unshare(lsim_graph *g, lsim_err *err)
+{
+    if (!g->share_refs) return 0;
+    if (*g->share_refs == 1) { /* the last holder: the structure is g's own */
+        free(g->share_refs);
+        g->share_refs = NULL;
+        return 0;
+    }
+    size_t n = g->n ? g->n : 1, e = g->nedges ? (size_t)g->nedges : 1;
+    enum { NCOPY = 0
+#define COUNT_(field, type) +1
+        LSIM_GRAPH_COLUMNS(COUNT_)
+#undef COUNT_
+        + 6 };
+    void *src[NCOPY], *dst[NCOPY];
+    size_t bytes[NCOPY], k = 0;
+#define ADD_(field, type) src[k] = g->field, bytes[k++] = n * sizeof(type);
+    LSIM_GRAPH_COLUMNS(ADD_)
+#undef ADD_
+    src[k] = g->in_off, bytes[k++] = (g->n + 1) * sizeof *g->in_off;
+    src[k] = g->out_off, bytes[k++] = (g->n + 1) * sizeof *g->out_off;
+    src[k] = g->in_src, bytes[k++] = e * sizeof *g->in_src;
+    src[k] = g->in_delay, bytes[k++] = e * sizeof *g->in_delay;
+    src[k] = g->in_class, bytes[k++] = e * sizeof *g->in_class;
+    src[k] = g->out_dst, bytes[k++] = e * sizeof *g->out_dst;
+    for (k = 0; k < NCOPY; k++) {
+        if (!(dst[k] = lsim_malloc(bytes[k]))) {
+            while (k-- > 0) free(dst[k]);
+            return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+        }
+        memcpy(dst[k], src[k], bytes[k]);
+    }
+    k = 0;
+#define SET_(field, type) g->field = dst[k++];
+    LSIM_GRAPH_COLUMNS(SET_)
+#undef SET_
+    g->in_off = dst[k++];
+    g->out_off = dst[k++];
+    g->in_src = dst[k++];
+    g->in_delay = dst[k++];
+    g->in_class = dst[k++];
+    g->out_dst = dst[k++];
+    --*g->share_refs;
+    g->share_refs = NULL;
+    return 0;
+}
+
+int lsim_graph_same_structure(const lsim_graph *a, const lsim_graph *b)
+{
+    if (a->n != b->n || a->nedges != b->nedges) return 0;
+    size_t n = a->n, e = (size_t)a->nedges;
+#define CMP_(field, type) if (n && memcmp(a->field, b->field, n * sizeof(type))) return 0;
+    LSIM_GRAPH_COLUMNS(CMP_)
+#undef CMP_
+    return !memcmp(a->in_off, b->in_off, (n + 1) * sizeof *a->in_off) &&
+           (!e || (!memcmp(a->in_src, b->in_src, e * sizeof *a->in_src) &&
+                   !memcmp(a->in_delay, b->in_delay, e * sizeof *a->in_delay) &&
+                   !memcmp(a->in_class, b->in_class, e * sizeof *a->in_class)));
+}
+
 void lsim_graph_free(lsim_graph *g)
 {
     if (!g) return;
     free(g->source);
     lsim_strtab_free(g->strings);
-#define FREE_(field, type) free(g->field);
-    LSIM_GRAPH_COLUMNS(FREE_)
-#undef FREE_
-    free_edges(g);
+    drop_structure(g);
     free(g->procs);
     free(g->iters);
     free(g->colls);

@@ -644,12 +644,13 @@ int lsim_job_match_owned(lsim_job_entry *ents, size_t ne, size_t n, const int32_
 /* Saturating (common.h): an offset is a difference of two observed times,
  * up to 2^63 in magnitude for times within the bounds (graph.h); a release
  * pushed past int64 then gives simulated times the metrics refuse. */
-void lsim_job_align_clocks(lsim_job *j)
+int lsim_job_align_clocks(lsim_job *j, lsim_err *err)
 {
     for (size_t i = 0; j->graphs && i < j->ngpus; i++) {
         lsim_graph *g = j->graphs[i];
         lsim_ns off = j->clock_offset[i];
         if (!off || !g) continue;
+        if (lsim_graph_unshare(g, err)) return LSIM_ENOMEM; /* its own releases move */
         for (size_t v = 0; v < g->n; v++)
             if (g->release[v] != INT64_MIN) { /* saturated, but never to INT64_MIN, which means "none" */
                 lsim_ns r = lsim_ns_sub_sat(g->release[v], off);
@@ -658,6 +659,7 @@ void lsim_job_align_clocks(lsim_job *j)
         g->t0 = lsim_ns_sub_sat(g->t0, off);
         j->clock_offset[i] = off; /* kept for reporting */
     }
+    return 0;
 }
 
 void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait)

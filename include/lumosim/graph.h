@@ -319,7 +319,34 @@ typedef struct lsim_graph {
     int64_t mem_peak_reserved;  /* max Total Reserved (TOTALS only) */
     int64_t mem_capacity;       /* deviceProperties totalGlobalMem */
     lsim_cpu_ops *cpu_ops;   /* NULL unless built with keep_cpu_ops (above) */
+    /* Shared structure. NULL: the graph owns its node columns and edge
+     * CSRs. Else they are held jointly by every graph with the same
+     * share_refs (lsim_graph_share), which counts those graphs: DP
+     * replicas and TP ranks of a synthesized job are identical up to their
+     * strings, processors, iterations and collectives, so a store read
+     * with LSIM_STORE_READ_SHARE (store.h) keeps one copy of each
+     * structure per process. Read-only while shared: a function that
+     * changes the node columns or edges first calls lsim_graph_unshare
+     * (lsim_graph_resize_nodes, lsim_graph_set_edges, lsim_graph_ablate
+     * and lsim_job_align_clocks do). Freed by the last graph holding it. */
+    size_t *share_refs;
 } lsim_graph;
+
+/* Make g use src's node columns and edge CSRs (g's own are freed first;
+ * g->n and g->nedges become src's), held jointly from now on. 0, or
+ * LSIM_ENOMEM (g unchanged). Local. */
+int lsim_graph_share(lsim_graph *g, lsim_graph *src, lsim_err *err);
+
+/* 1 when a and b have the same structure: node count, every node column
+ * (LSIM_GRAPH_COLUMNS) and the incoming CSR (in_off, in_src, in_delay,
+ * in_class), byte for byte; the outgoing CSR follows from it. Strings,
+ * processors, iterations and collectives are not compared: the store
+ * keeps them per GPU. Local. */
+int lsim_graph_same_structure(const lsim_graph *a, const lsim_graph *b);
+
+/* Give g a private copy of its structure if it shares one (no-op
+ * otherwise): 0, or LSIM_ENOMEM with g still sharing. Local. */
+int lsim_graph_unshare(lsim_graph *g, lsim_err *err);
 
 /* Where a graph's mem_peak_* come from: none (no [memory] events for the
  * GPU), totals (the allocator's running totals), deltas (signed

@@ -166,8 +166,10 @@ void lsim_job_free(lsim_job *j);
 int lsim_job_match_owned(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
                          const char *const *sources, lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err);
 
-/* Shift each GPU's release times by -clock_offset (in place, once). */
-void lsim_job_align_clocks(lsim_job *j);
+/* Shift each GPU's release times by -clock_offset (in place, once; a
+ * graph sharing its structure gets its own copy first). 0, or
+ * LSIM_ENOMEM. Local. */
+int lsim_job_align_clocks(lsim_job *j, lsim_err *err);
 
 /* Run the engines of all GPUs of the job together (engines[i] was made from
  * graphs[i]); collectives end as described above. Afterwards each engine's

@@ -150,6 +150,16 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
  * allowed), so the store is the serial writer's of all the graphs in that
  * order (same datasets, chunks and filters). Each rank holds only its
  * batch and the index entries of its own GPUs. */
+/* Add with shared structure: same_as (NULL: none) gives per graph -1, or
+ * the index in the store of an earlier GPU (added before, or earlier in
+ * this round) whose node columns and incoming edges equal this graph's
+ * (lsim_graph_same_structure) and that has rows of its own: the graph's
+ * node and edge rows are then not written again, its offsets point at
+ * that GPU's (docs/hdf5-schema.md, "Shared structure"). The caller vouches
+ * for the equality; the writer checks the counts (LSIM_EARG). Collective
+ * like lsim_store_writer_add. */
+int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
+                             const char *const *source_paths, const int64_t *same_as, lsim_err *err);
 int lsim_store_writer_open_mpi(const char *path, MPI_Comm comm, const lsim_store_write_opts *opts,
                                lsim_store_writer **out, lsim_err *err);
 int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err);
@@ -179,6 +189,16 @@ int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_e
  * first_gpu past the end, or a range past it, is LSIM_EARG. Local. */
 int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsim_graph ***out, size_t *nout,
                            lsim_err *err);
+
+/* The same with flags: LSIM_STORE_READ_SHARE makes GPUs whose node and
+ * edge rows are one (a store's shared structure, docs/hdf5-schema.md)
+ * share one copy of them in memory (graph.h, share_refs): for readers that
+ * simulate without changing the graphs, or change them only through the
+ * functions that unshare first. Without it every graph owns its
+ * structure, as lsim_store_read_graphs gives them. Local. */
+#define LSIM_STORE_READ_SHARE 1
+int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
+                              size_t *nout, lsim_err *err);
 
 /* Free what lsim_store_read_graphs* returned (graphs and the array). */
 void lsim_store_free_graphs(lsim_graph **graphs, size_t n);
@@ -216,6 +236,9 @@ int lsim_store_read_graphs_mpi(const char *path, MPI_Comm comm, size_t first_gpu
  * consecutive GPUs). An index past the end or out of order is LSIM_EARG. */
 int lsim_store_read_graph_list_mpi(const char *path, MPI_Comm comm, const size_t *gpus, size_t n,
                                    lsim_graph ***out, size_t *nout, lsim_err *err);
+/* With flags (LSIM_STORE_READ_SHARE, above). Collective. */
+int lsim_store_read_graph_list_mpi_ex(const char *path, MPI_Comm comm, const size_t *gpus, size_t n, int flags,
+                                      lsim_graph ***out, size_t *nout, lsim_err *err);
 
 /* ------------------------------------------------------------ result files */
 

@@ -25,7 +25,9 @@ def gpu_table(r, group):
               "coll": "colls/kind", "string": "strings/offset", "char": "strings/chars"}
     for p in _GPU_EXTENTS:
         t = "%s/%s" % (group, tables[p])
-        ext[p] = r.extents(g, p, n, t, r.nrows(t))
+        if p not in ("node", "edge"):
+            ext[p] = r.extents(g, p, n, t, r.nrows(t))
+    ext["node"], ext["edge"] = _structure_extents(r, g, n, group)
     lat = r.col(g + "/latency_mode", n, "u")
     modes = r.enum_names(g + "/latency_mode", _schema.LATENCY_MODES)
     bad = np.nonzero(lat >= len(modes))[0]
@@ -65,6 +67,38 @@ def gpu_table(r, group):
         for j, c in enumerate(names or fallback):
             df[prefix + c] = a[:, j].astype(np.int64)
     return df, ext
+
+
+def _structure_extents(r, g, n, group):
+    """Checked node and edge offsets and counts. A GPU's rows are its own
+    (the next ones) or, shared structure (docs/hdf5-schema.md), those of an
+    earlier GPU with rows of its own and the same node and edge counts: it
+    then adds none. Returns ((node_off, node_cnt), (edge_off, edge_cnt))."""
+    no = r.col(g + "/node_offset", n, "u").astype(np.int64)
+    nc = r.col(g + "/node_count", n, "u").astype(np.int64)
+    eo = r.col(g + "/edge_offset", n, "u").astype(np.int64)
+    ec = r.col(g + "/edge_count", n, "u").astype(np.int64)
+    own = {}  # node offset -> GPU with rows of its own there
+    an = ae = 0
+    for i in range(n):
+        if no[i] != an and nc[i]:
+            j = own.get(int(no[i]))
+            if j is None or nc[j] != nc[i] or eo[j] != eo[i] or ec[j] != ec[i]:
+                r.fail("%s/node_offset of GPU %d is %d: neither the next rows (%d) nor the node and edge rows "
+                       "of an earlier GPU with the same counts" % (g, i, no[i], an))
+            continue
+        if eo[i] != ae:
+            r.fail("%s/edge_offset of GPU %d is %d, expected %d (offsets are the prefix sums of the counts)"
+                   % (g, i, eo[i], ae))
+        if nc[i]:
+            own[int(no[i])] = i
+        an += int(nc[i])
+        ae += int(ec[i])
+    for table, rows in (("nodes/kind", an), ("edges/in_src", ae)):
+        t = "%s/%s" % (group, table)
+        if r.nrows(t) != rows:
+            r.fail("%s has %d rows, expected %d (from the offsets and counts)" % (t, r.nrows(t), rows))
+    return (no, nc), (eo, ec)
 
 
 def gpu_strings(r, group, ext, gpu):
@@ -181,6 +215,21 @@ def node_table(r, group, ext, gpu):
     return df
 
 
+def node_rows(ext):
+    """Every GPU's node rows in the flat node table, GPU after GPU: a GPU
+    that shares another's structure reads that GPU's rows."""
+    off, cnt = ext["node"]
+    n = int(cnt.sum())
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(off, cnt) + np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+
+
+def node_column(r, group, ext, name, kinds="iu"):
+    """A node column for every GPU's nodes, GPU after GPU (node_rows)."""
+    return r.col("%s/nodes/%s" % (group, name), r.nrows("%s/nodes/kind" % group), kinds)[node_rows(ext)]
+
+
 def flat_gpu_nodes(r, group, ext):
     """All GPUs' nodes as flat arrays for the per-kernel summary: dict with
     gpu, kind, name (str), obs_start, obs_end, flags (flat row order)."""
@@ -188,12 +237,18 @@ def flat_gpu_nodes(r, group, ext):
     n = int(ext["node"][1].sum())
     strings, soff = decode_strings(r, group, "%s/gpus" % group, ngpus)
     gpu = np.repeat(np.arange(ngpus, dtype=np.int64), ext["node"][1])
-    kind = r.col("%s/nodes/kind" % group, n, "u").astype(np.int64)
+    rows = node_rows(ext)
+    table = r.nrows("%s/nodes/kind" % group)
+
+    def col(name, kinds):
+        return r.col("%s/nodes/%s" % (group, name), table, kinds)[rows]
+
+    kind = col("kind", "u").astype(np.int64)
     kinds = r.enum_names("%s/nodes/kind" % group, _schema.NODE_KINDS)
     bad = np.nonzero(kind >= len(kinds))[0]
     if bad.size:
         r.fail("%s/nodes/kind: flat row %d has kind %d" % (group, bad[0], kind[bad[0]]))
-    name = r.col("%s/nodes/name" % group, n, "u").astype(np.int64)
+    name = col("name", "u").astype(np.int64)
     scnt = ext["string"][1]
     bad = np.nonzero(name >= scnt[gpu])[0] if n else bad
     if bad.size:
@@ -206,7 +261,7 @@ def flat_gpu_nodes(r, group, ext):
         "kinds": kinds,
         "name_row": soff[gpu] + name if n else name,
         "strings": np.array(strings, dtype=object),
-        "obs_start": r.col("%s/nodes/obs_start" % group, n, "i").astype(np.int64),
-        "obs_end": r.col("%s/nodes/obs_end" % group, n, "i").astype(np.int64),
-        "flags": r.col("%s/nodes/flags" % group, n, "u").astype(np.int64),
+        "obs_start": col("obs_start", "i").astype(np.int64),
+        "obs_end": col("obs_end", "i").astype(np.int64),
+        "flags": col("flags", "u").astype(np.int64),
     }

@@ -166,7 +166,7 @@ def _read_run(r, name, want_kernels):
         _, gext = _graph.gpu_table(r, base + "/graph")
         if len(gext["node"][1]) != G or np.any(gext["node"][1] != node_cnt):
             r.fail("%s/graph/gpus/node_count disagrees with %s/node_count" % (base, gp))
-        obs = r.col(base + "/graph/nodes/obs_start", nnode, "i")
+        obs = _graph.node_column(r, base + "/graph", gext, "obs_start", "i")
         owner = np.repeat(np.arange(G, dtype=np.int64), node_cnt)
         observed = np.bincount(owner, weights=(obs != _schema.OBS_NONE), minlength=G) > 0
         if want_kernels and not r.has(base + "/kernels"):

@@ -812,9 +812,9 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         return -1;
     }
     int id = e->id;
-    if (id >= S_FLAG0 && id < S_FLAG0 + 9) {
-        int *flags[9] = {&s->seq_parallel, &s->dist_opt,     &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
-                         &s->forward_only, &s->no_mem_check, &s->stats,          &s->no_p2p_sync};
+    if (id >= S_FLAG0 && id < S_FLAG0 + 10) {
+        int *flags[10] = {&s->seq_parallel, &s->dist_opt,     &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
+                          &s->forward_only, &s->no_mem_check, &s->stats,          &s->no_p2p_sync, &s->no_share};
         *flags[id - S_FLAG0] = 1;
         return 0;
     }
@@ -892,6 +892,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--no-memory-check", NULL, NULL, S_FLAG0 + 6, 0},
         {"--stats", NULL, NULL, S_FLAG0 + 7, 0},
         {"--no-p2p-sync", NULL, NULL, S_FLAG0 + 8, 0},
+        {"--no-shared-structure", NULL, NULL, S_FLAG0 + 9, 0},
         {"--recompute", NULL, "a word", S_WORD0 + 0, 0},
         {"--grad-reduce", NULL, "a word", S_WORD0 + 1, 0},
         {"--attention", NULL, "a word", S_WORD0 + 2, 0},

@@ -268,6 +268,7 @@ typedef struct lsim_cli_synth_args {
     int shape[6];       /* --layers --hidden --ffn --heads --seq --vocab */
     int vstages;        /* --schedule: 1 (1f1b) or V (interleaved:V) */
     int stats, no_p2p_sync;
+    int no_share; /* --no-shared-structure: every GPU's node and edge rows written */
     /* the Megatron options (issue 15, docs/synthesis.md "Options"): -1 not
      * given; recompute 0..2 (none, selective, full), grad_reduce 0..1
      * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4,

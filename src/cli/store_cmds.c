@@ -555,9 +555,11 @@ static int sim_load(sim_state *s, lsim_err *err)
         snprintf(s->mapping_used, sizeof s->mapping_used, "%s", how);
         s->gtotal = l.ngpus;
         rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
-        if (!rc) rc = lsim_store_read_graph_list_mpi(job, MPI_COMM_WORLD, s->gpus, s->nlocal, &gs, &ng, err);
+        if (!rc)
+            rc = lsim_store_read_graph_list_mpi_ex(job, MPI_COMM_WORLD, s->gpus, s->nlocal, LSIM_STORE_READ_SHARE, &gs,
+                                                   &ng, err);
     } else {
-        rc = lsim_store_read_graphs(job, 0, SIZE_MAX, &gs, &ng, err);
+        rc = lsim_store_read_graphs_ex(job, 0, SIZE_MAX, LSIM_STORE_READ_SHARE, &gs, &ng, err);
     }
     if (rc) {
         lsim_store_free_graphs(gs, ng);

@@ -26,7 +26,8 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
-    "                     [--no-memory-check] [--seed N] [--dp-cost N] -o JOB.h5\n"
+    "                     [--no-memory-check] [--seed N] [--dp-cost N]\n"
+    "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
     "iteration (tensor, pipeline, data parallel) to a graph store that\n"
@@ -75,6 +76,11 @@ const char *const LSIM_USAGE_SYNTH =
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
     "                   than the GPU has (refused by default); it is flagged OOM\n"
     "                   on stderr, in the store and by lumosim sim\n"
+    "  --no-shared-structure  write every GPU's node and edge rows, even where\n"
+    "                   they equal those of the first GPU of its pipeline stage\n"
+    "                   (by default such a GPU's rows are that GPU's: a store and\n"
+    "                   a simulation's memory DP x TP times smaller, the same\n"
+    "                   results; docs/hdf5-schema.md \"Shared structure\")\n"
     "  --seed N         the draws of host stalls and of how late each GPU's host\n"
     "                   enters the step and returns from its end (GPU specs\n"
     "                   with host_stall_prob; default 0)\n"
@@ -163,7 +169,7 @@ static int batch_bytes(uint64_t *out, lsim_err *err)
 /* Figures of the generation (--stats), this rank's. */
 typedef struct synth_figs {
     uint64_t nodes, edges;
-    size_t made, batch;
+    size_t made, batch, shared; /* shared: GPUs whose structure is another's (this rank's) */
     double gen_s, write_s;
 } synth_figs;
 
@@ -179,13 +185,22 @@ typedef struct synth_figs {
  * per rank does not grow with the job, and the K ranks generate at once.
  * Serial: K = 1, rank 0. A generation failure is agreed before the round's
  * write. Collective when m->on. */
-static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out, uint64_t budget,
+/* Shared structure (share): a GPU whose node columns and edges equal
+ * those of the first GPU of its pipeline stage (TP ranks and DP replicas
+ * usually do) is written as sharing that GPU's rows (store.h,
+ * lsim_store_writer_add_ex). Each rank generates the stage's first GPU
+ * itself, once, to compare with, whichever rank writes it, so the store
+ * is the same at every K. The comparison is exact: a GPU that differs
+ * (host stalls drawn per GPU, say) keeps rows of its own. */
+static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out, uint64_t budget, int share,
                       lsim_store_writer *w, synth_figs *f, lsim_err *err)
 {
     size_t ngpu = lsim_synth_ngpus(c), K = (size_t)m->size, r = (size_t)m->rank, made = 0;
-    size_t cap = ngpu < 4096 ? ngpu : 4096;
+    size_t cap = ngpu < 4096 ? ngpu : 4096, per_stage = ngpu / (size_t)c->pp;
     lsim_graph **gs = calloc(cap ? cap : 1, sizeof *gs);
-    int rc = gs ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    lsim_graph **tmpl = calloc((size_t)c->pp, sizeof *tmpl); /* each stage's first GPU, once generated */
+    int64_t *same = malloc((cap ? cap : 1) * sizeof *same);
+    int rc = gs && tmpl && same ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     rc = agree(m, rc, err);
     size_t batch = 1;
     for (size_t start = 0, round = 0; !rc && start < ngpu; round++) {
@@ -201,6 +216,13 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
             if (!rc) {
                 f->nodes += gs[made]->n;
                 f->edges += gs[made]->nedges;
+                same[made] = -1;
+                size_t st = i / per_stage, t = st * per_stage;
+                if (share && i != t && !tmpl[st]) rc = lsim_synth_gpu(c, (uint32_t)t, NULL, &tmpl[st], err);
+                if (share && i != t && !rc && lsim_graph_same_structure(gs[made], tmpl[st])) {
+                    same[made] = (int64_t)t;
+                    f->shared++;
+                }
                 made++;
             }
         }
@@ -212,8 +234,8 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
             batch = (size_t)(budget / sz);
             /* and no more than an even share of the rest, so that a job of
              * few batches still keeps every rank generating */
-            size_t rest = ngpu > K ? ngpu - K : 0, share = (rest + K - 1) / K;
-            if (batch > share) batch = share;
+            size_t rest = ngpu > K ? ngpu - K : 0, even = (rest + K - 1) / K;
+            if (batch > even) batch = even;
             if (batch > cap) batch = cap;
             if (batch < 1) batch = 1;
             /* the store on disk, from GPU 0 (rank 0's): about 8 bytes per
@@ -225,7 +247,7 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
         }
         double g1 = lsim_now_s();
         rc = agree(m, rc, err);
-        if (!rc) rc = lsim_store_writer_add(w, gs, made, NULL, err);
+        if (!rc) rc = lsim_store_writer_add_ex(w, gs, made, NULL, same, err);
         f->write_s += lsim_now_s() - g1;
         f->gen_s += g1 - g0;
         for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
@@ -236,6 +258,9 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
                               out);
     }
     for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
+    for (int k = 0; tmpl && k < c->pp; k++) lsim_graph_free(tmpl[k]);
+    free(tmpl);
+    free(same);
     free(gs);
     f->batch = batch;
     return rc;
@@ -340,7 +365,7 @@ static int synth_run(const mpi_ctx *m, int argc, char **argv)
     if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
     if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, &err);
     rc = agree(m, rc, &err);
-    if (!rc) rc = synth_gpus(m, &c, out, budget, w, &f, &err);
+    if (!rc) rc = synth_gpus(m, &c, out, budget, !sa.no_share, w, &f, &err);
     if (!rc) {
         double c0 = lsim_now_s();
         lsim_cli_tty_progress(1, "synth: closing %s", out);

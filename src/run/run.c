@@ -396,7 +396,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
-    lsim_job_align_clocks(r->job);
+    if ((rc = lsim_job_align_clocks(r->job, err))) return rc;
     double t1 = lsim_now_s();
     r->match_s = t1 - t0;
     rc = lsim_run_engines(o, r, err);

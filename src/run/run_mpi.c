@@ -680,8 +680,8 @@ int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const
     if ((rc = lsim_mpi_job_match(comm, run->graphs, gid, run->n, total, &run->job, &p2p, err))) goto cleanup;
     run->job->graphs = gtab;
     run->job->uncoupled_p2p = p2p;
-    lsim_job_align_clocks(run->job);
-    rc = lsim_run_alloc_results(run, err);
+    rc = lsim_job_align_clocks(run->job, err);
+    if (!rc) rc = lsim_run_alloc_results(run, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     double t1 = lsim_now_s();
     run->match_s = t1 - t0;

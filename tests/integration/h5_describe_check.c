@@ -257,6 +257,10 @@ static void check_kernels(hid_t run, const char *rname)
     int64_t *kind = I64(run, "graph/nodes/kind", &nn), *name = I64(run, "graph/nodes/name", &n4);
     int64_t *flags = I64(run, "graph/nodes/flags", &n5), *os = I64(run, "graph/nodes/obs_start", &x);
     int64_t *oe = I64(run, "graph/nodes/obs_end", &x), *st = I64(run, "nodes/start", &nst), *en = I64(run, "nodes/end", &nen);
+    /* the run's per-node rows (nodes/start, nodes/end) have offsets of
+     * their own: the graph's node rows may be shared between GPUs */
+    size_t nr1;
+    int64_t *roff = I64(run, "gpus/node_offset", &nr1);
     int64_t *so = I64(run, "graph/strings/offset", &ns);
     size_t nch;
     uint8_t *chars = col(run, "graph/strings/chars", H5T_NATIVE_UINT8, 1, &nch);
@@ -271,7 +275,7 @@ static void check_kernels(hid_t run, const char *rname)
     krow *rows = calloc(nn ? nn : 1, sizeof *rows);
     int failed_reading = nfail != before;
     int64_t all_p = 0, all_a = 0, table_p = 0, table_a = 0;
-    if (failed_reading || !rows || nc != nk_ || gk1 != G || gk2 != G || nst != nn || nen != nn) {
+    if (failed_reading || !rows || nc != nk_ || gk1 != G || gk2 != G || nr1 != G || nst != nen) {
         FAIL("run %s: kernels tables missing or of inconsistent lengths", rname);
         goto out;
     }
@@ -285,8 +289,13 @@ static void check_kernels(hid_t run, const char *rname)
             while (r < nr && !(rows[r].kind == kind[v] && !strcmp(rows[r].name, s))) r++;
             if (r == nr) rows[nr++] = (krow){kind[v], s, 0, 0, 0, 0, 0, 0};
             rows[r].count++;
-            rows[r].ptot += en[v] - st[v];
-            all_p += en[v] - st[v];
+            int64_t rv = roff[g] + (v - noff[g]);
+            if (rv < 0 || (size_t)rv >= nst) {
+                FAIL("run %s GPU %zu: node %" PRId64 " past the run's %zu node rows", rname, g, v - noff[g], nst);
+                goto out;
+            }
+            rows[r].ptot += en[rv] - st[rv];
+            all_p += en[rv] - st[rv];
             if (flags[v] & LSIM_NF_COLL) rows[r].coll = 1;
             if (os[v] != LSIM_OBS_NONE) {
                 rows[r].obs++;
@@ -324,7 +333,7 @@ static void check_kernels(hid_t run, const char *rname)
              rname, table_a, table_p, all_a, all_p);
 out:
     free(noff), free(ncnt), free(soff), free(coff), free(kind), free(name), free(flags), free(os), free(oe);
-    free(st), free(en), free(so), free(chars), free(kg), free(kk), free(kn), free(kc), free(ko), free(kcoll);
+    free(st), free(en), free(roff), free(so), free(chars), free(kg), free(kk), free(kn), free(kc), free(ko), free(kcoll);
     free(ka), free(kp), free(kam), free(kpm), free(kname), free(gko), free(gkc), free(rows);
 }
 

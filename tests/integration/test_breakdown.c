@@ -160,7 +160,7 @@ static int job(const char *dir)
         CHECK_MSG(0, "match: %s", err.msg);
         goto out;
     }
-    lsim_job_align_clocks(j);
+    CHECK(lsim_job_align_clocks(j, &err) == 0);
     if (lsim_engines_new((const lsim_graph *const *)g, N, e, &err) || lsim_job_run(j, e, NULL, &err)) {
         CHECK_MSG(0, "run: %s", err.msg);
         goto out;

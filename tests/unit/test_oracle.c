@@ -715,7 +715,7 @@ static void job_case(int obs)
             }
         }
     }
-    lsim_job_align_clocks(j);
+    CHECK(lsim_job_align_clocks(j, &err) == 0);
     if (lsim_engines_new((const lsim_graph *const *)g, 3, e, &err) || lsim_job_run(j, e, waits, &err)) {
         CHECK_MSG(0, "%s: run: %s", what, err.msg);
         goto out;
