@@ -56,6 +56,9 @@ typedef struct rrow {
     lsim_store_gpu_result g;
     uint64_t off[RR_N], cnt[RR_N];
     double window_error;
+    int64_t node_same_as; /* writer: -1, or the earlier GPU whose per-node rows
+                             (times, deciding edges) this GPU's equal and
+                             share (results_share); reader: unused */
 } rrow;
 
 /* A breakdown is stored as its first four times (exposed_compute,
@@ -449,6 +452,7 @@ static void row_from_item(rrow *x, const lsim_replay_item *it)
     }
     x->window_error = lsim_rel_err(g->report.window_actual, g->report.window_predicted);
     for (int r = 0; r < RR_N; r++) x->cnt[r] = get_count(g, r);
+    x->node_same_as = -1;
 }
 
 /* Whether every item of the run (all ranks) has bind times, and the run's
@@ -481,17 +485,25 @@ static void run_modes(sctx *c, const lsim_replay_item *items, size_t nloc, int *
 static int run_layout(sctx *c, rrow *lm, size_t nloc, size_t *ngpu, size_t *gfirst, uint64_t tot[RR_N],
                       uint64_t chunk[RR_N], rowsel *sg, rowsel sel[RR_N])
 {
-    uint64_t(*lc)[RR_N] = malloc((nloc ? nloc : 1) * sizeof *lc), (*all)[RR_N] = NULL, mx[RR_N] = {0};
+    /* per GPU: its counts, then 1 + the GPU whose node rows it shares (0: none) */
+    uint64_t(*lc)[RR_N + 1] = malloc((nloc ? nloc : 1) * sizeof *lc), (*all)[RR_N + 1] = NULL, mx[RR_N] = {0};
     void *gathered = NULL;
     int rc = h5s_agree(c, lc ? 0 : h5s_nomem(c));
     if (rc) goto out;
-    for (size_t i = 0; i < nloc; i++) memcpy(lc[i], lm[i].cnt, sizeof lc[i]);
+    for (size_t i = 0; i < nloc; i++) {
+        memcpy(lc[i], lm[i].cnt, sizeof lm[i].cnt);
+        lc[i][RR_N] = lm[i].node_same_as < 0 ? 0 : (uint64_t)lm[i].node_same_as + 1;
+    }
     rc = h5s_agree(c, h5s_gather_records(c, lc, nloc, sizeof *lc, &gathered, ngpu, gfirst));
     all = gathered;
     if (rc) goto out;
     for (size_t j = 0; j < *ngpu; j++)
         for (int r = 0; r < RR_N; r++) {
-            uint64_t k = all[j][r];
+            uint64_t k = all[j][r], t = all[j][RR_N];
+            if (r == RR_NODE && t) { /* the rows of an earlier GPU (results_share) */
+                all[j][r] = all[t - 1][r];
+                continue;
+            }
             all[j][r] = tot[r]; /* now GPU j's offset */
             tot[r] += k;
             if (k > mx[r]) mx[r] = k;
@@ -505,7 +517,8 @@ static int run_layout(sctx *c, rrow *lm, size_t nloc, size_t *ngpu, size_t *gfir
         memcpy(lm[i].off, all[gi], sizeof lm[i].off);
         if (h5s_sel_add(c, sg, gi, 1)) rc = LSIM_ENOMEM;
         for (int r = 0; r < RR_N && !rc; r++)
-            if (h5s_sel_add(c, &sel[r], lm[i].off[r], lm[i].cnt[r])) rc = LSIM_ENOMEM;
+            if ((r != RR_NODE || lm[i].node_same_as < 0) && h5s_sel_add(c, &sel[r], lm[i].off[r], lm[i].cnt[r]))
+                rc = LSIM_ENOMEM;
     }
     rc = h5s_agree(c, rc);
 out:
@@ -562,6 +575,7 @@ static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm,
         size_t es = h5s_tsize(col->t);
         uint64_t at = 0;
         for (size_t i = 0; i < nloc; i++) {
+            if (col->rr == RR_NODE && lm[i].node_same_as >= 0) continue; /* rows shared, not written */
             uint64_t rows = lm[i].cnt[col->rr];
             if (rows) memcpy(buf + at * es, get_ptr(&lm[i].g, col->at), rows * es);
             at += rows;
@@ -701,20 +715,135 @@ static int kernel_rows(sctx *c, const lsim_replay_item *it, uint32_t gi, rkern *
 /* kernels/... and gpus/kernel_offset, kernel_count: every local GPU's rows
  * at their GPU's place (the per-GPU counts gathered, offsets their prefix
  * sums). Collective in MPI mode. */
-static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
-                             size_t gfirst, size_t ngpu)
+/* The fields of a kernel row that say what it is (all but the GPU), packed
+ * as int64 for a broadcast; names go separately. */
+enum { KPACK = 7 };
+static void kpack(const rkern *r, int64_t *o)
+{
+    o[0] = r->kind, o[1] = r->name_id, o[2] = (int64_t)r->count, o[3] = (int64_t)r->observed_count;
+    o[4] = r->collective, o[5] = r->actual_total, o[6] = r->predicted_total;
+}
+
+/* A template GPU's kernel rows: n rows of KPACK fields and their names,
+ * NUL-separated. */
+typedef struct kblob {
+    uint64_t n, nb;
+    int64_t *f;
+    char *names;
+} kblob;
+
+static int kblob_make(const rkern *rows, uint64_t n, kblob *b)
+{
+    b->n = n, b->nb = 0;
+    for (uint64_t r = 0; r < n; r++) b->nb += strlen(rows[r].name) + 1;
+    b->f = malloc((n ? n : 1) * KPACK * sizeof *b->f);
+    b->names = malloc(b->nb ? b->nb : 1);
+    if (!b->f || !b->names) return LSIM_ENOMEM;
+    char *p = b->names;
+    for (uint64_t r = 0; r < n; r++) {
+        kpack(&rows[r], b->f + r * KPACK);
+        size_t len = strlen(rows[r].name) + 1;
+        memcpy(p, rows[r].name, len);
+        p += len;
+    }
+    return 0;
+}
+
+static int kblob_equal(const kblob *b, const rkern *rows, uint64_t n)
+{
+    if (b->n != n) return 0;
+    const char *p = b->names;
+    for (uint64_t r = 0; r < n; r++) {
+        int64_t f[KPACK];
+        kpack(&rows[r], f);
+        if (memcmp(f, b->f + r * KPACK, sizeof f) || strcmp(p, rows[r].name)) return 0;
+        p += strlen(p) + 1;
+    }
+    return 1;
+}
+
+/* Which GPUs' kernel rows equal those of the GPU whose per-node rows they
+ * share (results_share): the rows are a function of the graph, its names
+ * and the times, so they are equal unless a kernel's name differs. The
+ * template's rows reach every rank from the one holding it (a broadcast
+ * per template GPU), so the answer is the same at every K. same[i] gets
+ * the template GPU or -1. Collective in MPI mode. */
+static int kernels_share(sctx *c, const rrow *lm, const rkern *rows, const size_t *kb, const uint64_t *lc,
+                         size_t nloc, size_t gfirst, size_t ngpu, int64_t *same)
+{
+    int64_t *tmpl = malloc((ngpu ? ngpu : 1) * sizeof *tmpl);
+    int32_t *owner = malloc((ngpu ? ngpu : 1) * sizeof *owner);
+    kblob b = {0, 0, NULL, NULL};
+    int rc = h5s_agree(c, tmpl && owner ? 0 : h5s_nomem(c));
+    for (size_t i = 0; i < nloc; i++) same[i] = -1;
+    if (rc) goto out;
+    for (size_t q = 0; q < ngpu; q++) tmpl[q] = -1, owner[q] = -1;
+    for (size_t i = 0; i < nloc; i++) {
+        size_t gi = h5s_gpu_at(c, gfirst, i);
+        if (gi >= ngpu) continue;
+        owner[gi] = c->rank;
+        tmpl[gi] = lm[i].node_same_as;
+    }
+    if (c->mpi) {
+        MPI_Allreduce(MPI_IN_PLACE, owner, (int)ngpu, MPI_INT32_T, MPI_MAX, c->comm);
+        MPI_Allreduce(MPI_IN_PLACE, tmpl, (int)ngpu, MPI_INT64_T, MPI_MAX, c->comm);
+    }
+    /* tmpl[t] < -1: GPU t is some GPU's template */
+    for (size_t q = 0; q < ngpu; q++)
+        if (tmpl[q] >= 0 && (size_t)tmpl[q] < ngpu && tmpl[tmpl[q]] == -1) tmpl[tmpl[q]] = -2;
+    for (size_t t = 0; t < ngpu && !rc; t++) {
+        if (tmpl[t] != -2 || owner[t] < 0) continue;
+        /* the template's rows, on every rank */
+        free(b.f), free(b.names);
+        b = (kblob){0, 0, NULL, NULL};
+        if (owner[t] == c->rank) {
+            size_t tl = 0;
+            while (h5s_gpu_at(c, gfirst, tl) != t) tl++;
+            rc = kblob_make(rows + kb[tl], lc[tl], &b) ? h5s_nomem(c) : 0;
+        }
+        if (c->mpi) {
+            uint64_t sz[3] = {b.n, b.nb, (uint64_t)rc};
+            MPI_Bcast(sz, 3, MPI_UINT64_T, owner[t], c->comm);
+            if (owner[t] != c->rank) {
+                b.n = sz[0], b.nb = sz[1];
+                b.f = malloc((b.n ? b.n : 1) * KPACK * sizeof *b.f);
+                b.names = malloc(b.nb ? b.nb : 1);
+                if (!b.f || !b.names) rc = h5s_nomem(c);
+            }
+            rc = h5s_agree(c, rc);
+            if (rc) break;
+            MPI_Bcast(b.f, (int)(b.n * KPACK), MPI_INT64_T, owner[t], c->comm);
+            MPI_Bcast(b.names, (int)b.nb, MPI_CHAR, owner[t], c->comm);
+        }
+        for (size_t i = 0; i < nloc && !rc; i++)
+            if (lm[i].node_same_as == (int64_t)t && kblob_equal(&b, rows + kb[i], lc[i])) same[i] = (int64_t)t;
+    }
+out:
+    free(b.f);
+    free(b.names);
+    free(owner);
+    free(tmpl);
+    return h5s_agree(c, rc);
+}
+
+static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, const rrow *lm,
+                             size_t nloc, size_t gfirst, size_t ngpu)
 {
     rkern *rows = NULL;
     size_t nrows = 0, cap = 0, ntot = 0, gf = 0;
     uint64_t *lc = calloc(nloc ? nloc : 1, sizeof *lc), *loff = calloc(nloc ? nloc : 1, sizeof *loff), *all = NULL;
+    uint64_t(*rec)[2] = calloc(nloc ? nloc : 1, sizeof *rec); /* count, 1 + template (0 none) */
+    size_t *kb = calloc(nloc ? nloc : 1, sizeof *kb);         /* first row of each local GPU */
+    int64_t *same = calloc(nloc ? nloc : 1, sizeof *same);
     const char **names = NULL;
     void *gathered = NULL;
     rowsel sg, sk;
     h5s_sel_one(&sg, 0, 0);
     h5s_sel_one(&sk, 0, 0);
-    int rc = lc && loff ? 0 : h5s_nomem(c);
+    int rc = lc && loff && rec && kb && same ? 0 : h5s_nomem(c);
     for (size_t i = 0; i < nloc && !rc; i++) {
         size_t before = nrows;
+        kb[i] = nrows;
         rc = kernel_rows(c, &items[i], (uint32_t)h5s_gpu_at(c, gfirst, i), &rows, &nrows, &cap);
         lc[i] = nrows - before;
     }
@@ -723,22 +852,41 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
         rows[r].predicted_mean = (double)rows[r].predicted_total / (double)rows[r].count;
     }
     rc = h5s_agree(c, rc);
-    if (!rc) rc = h5s_agree(c, h5s_gather_records(c, lc, nloc, sizeof *lc, &gathered, &ntot, &gf));
-    all = gathered;
+    /* GPUs whose rows equal their template's keep none of their own: drop
+     * them from the rows written */
+    if (!rc) rc = kernels_share(c, lm, rows, kb, lc, nloc, gfirst, ngpu, same);
+    size_t kept = 0;
+    for (size_t i = 0; i < nloc && !rc; i++) {
+        rec[i][0] = lc[i];
+        rec[i][1] = same[i] < 0 ? 0 : (uint64_t)same[i] + 1;
+        if (same[i] >= 0) continue;
+        if (kept != kb[i]) memmove(rows + kept, rows + kb[i], lc[i] * sizeof *rows);
+        kept += lc[i];
+    }
+    if (!rc) nrows = kept;
+    if (!rc) rc = h5s_agree(c, h5s_gather_records(c, rec, nloc, sizeof *rec, &gathered, &ntot, &gf));
+    uint64_t(*allr)[2] = gathered;
+    all = rc ? NULL : malloc((ntot ? ntot : 1) * sizeof *all);
+    if (!rc && !all) rc = h5s_nomem(c);
     if (!rc && ntot != ngpu)
         rc = h5s_fail(c, LSIM_EINTERNAL, "%s/kernels: %zu GPUs counted, the run has %zu", where, ntot, ngpu);
     uint64_t tot = 0;
     for (size_t j = 0; !rc && j < ntot; j++) {
-        uint64_t k = all[j];
-        all[j] = tot; /* now GPU j's offset */
+        uint64_t k = allr[j][0], t = allr[j][1];
+        if (t) { /* the template's rows (t - 1 < j: placed already) */
+            all[j] = all[t - 1];
+            continue;
+        }
+        all[j] = tot; /* GPU j's offset */
         tot += k;
     }
+    free(gathered);
     names = calloc(nrows ? nrows : 1, sizeof *names);
     if (!rc && !names) rc = h5s_nomem(c);
     for (size_t i = 0; i < nloc && !rc; i++) {
         size_t gi = h5s_gpu_at(c, gfirst, i);
         loff[i] = all[gi];
-        if (h5s_sel_add(c, &sg, gi, 1) || h5s_sel_add(c, &sk, loff[i], lc[i])) rc = LSIM_ENOMEM;
+        if (h5s_sel_add(c, &sg, gi, 1) || (same[i] < 0 && h5s_sel_add(c, &sk, loff[i], lc[i]))) rc = LSIM_ENOMEM;
     }
     for (size_t r = 0; r < nrows && !rc; r++) names[r] = rows[r].name;
     rc = h5s_agree(c, rc);
@@ -752,10 +900,114 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     h5s_sel_free(&sk);
     free(rows);
     free(names);
+    free(same);
+    free(kb);
+    free(rec);
     free(lc);
     free(loff);
     free(all);
     return rc;
+}
+
+/* Which GPUs' per-node rows equal an earlier GPU's, so that the run
+ * stores them once (docs/hdf5-schema.md, "Shared structure"): only when
+ * the run's graphs are a store's, unchanged (info->graphs_from), and then
+ * a GPU is compared with the GPU whose structure the store says it shares,
+ * whose rows are its own. Its start, end (and, when written, deciding
+ * edges) must be equal, value for value. Under MPI the template's rows
+ * come from the rank that holds it (a broadcast per template GPU: a
+ * handful, one per pipeline stage), so the answer is the same at every K.
+ * Sets lm[i].node_same_as. Collective in MPI mode. */
+static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_t nloc, int bind,
+                         const lsim_store_run_info *info)
+{
+    if (!info || !info->graphs_from) return 0;
+    sctx sc;
+    gmeta *sm = NULL;
+    size_t sn = 0, ngpu = nloc;
+    int32_t *owner = NULL;
+    uint8_t *want = NULL;
+    int64_t *buf = NULL;
+    h5s_ctx_init(&sc, info->graphs_from, 0, MPI_COMM_NULL);
+    int rc = h5s_open_file(&sc);
+    if (!rc) rc = h5s_read_gpu_table(&sc, sc.file, "", &sm, NULL, &sn);
+    lsim_err e = {0};
+    if ((rc = h5s_ctx_done(&sc, rc, &e))) c->e = e;
+    size_t gfirst = 0; /* the lower ranks' GPUs, when no mapping names them (h5s_gpu_at) */
+    if (c->mpi) {
+        uint64_t mine = nloc, below = 0;
+        MPI_Exscan(&mine, &below, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+        gfirst = c->rank ? (size_t)below : 0;
+        MPI_Allreduce(MPI_IN_PLACE, &ngpu, 1, MPI_UINT64_T, MPI_SUM, c->comm);
+    }
+    if (!rc && sn != ngpu) rc = h5s_fail(c, LSIM_EINTERNAL, "the run's %zu GPUs are not the store's %zu", ngpu, sn);
+    if (!rc) {
+        owner = malloc((sn ? sn : 1) * sizeof *owner);
+        want = calloc(sn ? sn : 1, 1);
+        if (!owner || !want) rc = h5s_nomem(c);
+    }
+    rc = h5s_agree(c, rc);
+    if (rc) goto out;
+    for (size_t q = 0; q < sn; q++) owner[q] = -1;
+    for (size_t i = 0; i < nloc; i++) {
+        size_t gi = h5s_gpu_at(c, gfirst, i);
+        if (gi < sn) owner[gi] = c->rank;
+    }
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, owner, (int)sn, MPI_INT32_T, MPI_MAX, c->comm);
+    for (size_t q = 0; q < sn; q++)
+        if (sm[q].same_as >= 0) want[sm[q].same_as] = 1;
+    /* per template GPU t: its rows on every rank that holds a GPU sharing
+     * its structure, then each such GPU compared */
+    int ncol = bind ? 4 : 2;
+    for (size_t t = 0; t < sn && !rc; t++) {
+        if (!want[t]) continue;
+        size_t n = (size_t)sm[t].cnt[RK_NODE], tl = SIZE_MAX;
+        for (size_t i = 0; i < nloc && tl == SIZE_MAX; i++)
+            if (h5s_gpu_at(c, gfirst, i) == t) tl = i;
+        const int64_t *src[4] = {NULL, NULL, NULL, NULL};
+        if (tl != SIZE_MAX) {
+            src[0] = items[tl].start, src[1] = items[tl].end, src[2] = items[tl].bind_start, src[3] = items[tl].bind_end;
+        } else if (c->mpi) {
+            int64_t *nb = realloc(buf, (n ? n : 1) * (size_t)ncol * sizeof *nb);
+            if (!nb) { /* every rank takes part in the broadcast regardless */
+                rc = h5s_nomem(c);
+            } else {
+                buf = nb;
+                for (int k = 0; k < ncol; k++) src[k] = buf + (size_t)k * n;
+            }
+        }
+        if (c->mpi) {
+            /* the owner's rows, packed; the other ranks receive (n per column) */
+            int64_t *tmp = NULL;
+            if (tl != SIZE_MAX) {
+                tmp = malloc((n ? n : 1) * (size_t)ncol * sizeof *tmp);
+                for (int k = 0; tmp && k < ncol; k++)
+                    if (n) memcpy(tmp + (size_t)k * n, src[k], n * sizeof *tmp);
+                if (!tmp) rc = h5s_nomem(c);
+            }
+            int64_t *b = tl != SIZE_MAX ? tmp : buf;
+            if (!rc && b) MPI_Bcast(b, (int)(n * (size_t)ncol), MPI_INT64_T, owner[t], c->comm);
+            else if (!rc) rc = h5s_nomem(c);
+            free(tmp);
+            rc = h5s_agree(c, rc);
+            if (rc) break;
+        }
+        for (size_t i = 0; i < nloc; i++) {
+            size_t gi = h5s_gpu_at(c, gfirst, i);
+            if (gi >= sn || gi == t || sm[gi].same_as != (int64_t)t || items[i].g->n != n || !src[0]) continue;
+            const int64_t *mine[4] = {items[i].start, items[i].end, items[i].bind_start, items[i].bind_end};
+            int eq = 1;
+            for (int k = 0; k < ncol && eq; k++)
+                eq = !n || (mine[k] && src[k] && !memcmp(mine[k], src[k], n * sizeof *mine[k]));
+            if (eq) lm[i].node_same_as = (int64_t)t;
+        }
+    }
+out:
+    free(buf);
+    free(want);
+    free(owner);
+    free(sm);
+    return h5s_agree(c, rc);
 }
 
 /* Write one run's datasets and attributes under `run`. This process holds
@@ -782,7 +1034,11 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     }
     run_modes(c, items, nloc, &bind, &lat);
     if (detail != LSIM_STORE_DETAIL_NODES) bind = 0; /* the same on every rank: info is */
-    rc = run_layout(c, lm, nloc, &ngpu, &gfirst, tot, chunk, &sg, sel);
+    if (detail != LSIM_STORE_DETAIL_SUMMARY) rc = results_share(c, items, lm, nloc, bind, info);
+    if (!rc) rc = run_layout(c, lm, nloc, &ngpu, &gfirst, tot, chunk, &sg, sel);
+    uint64_t nnodes = 0; /* every GPU's nodes, shared rows or not */
+    for (size_t i = 0; i < nloc; i++) nnodes += lm[i].cnt[RR_NODE];
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, &nnodes, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS);
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, &sg, nloc, gchunk);
@@ -802,13 +1058,13 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
     if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
-    if (!rc) rc = write_run_kernels(c, run, where, items, nloc, gfirst, ngpu);
+    if (!rc) rc = write_run_kernels(c, run, where, items, lm, nloc, gfirst, ngpu);
     if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
     if (!rc) rc = h5s_describe(c, run, where);
     if (rc) goto out;
     /* attributes: deterministic counters on the run, the rest in provenance */
-    if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", tot[RR_NODE]) ||
-        h5s_put_attr_u64(run, "events", tot[RR_NODE]) ||
+    if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", nnodes) ||
+        h5s_put_attr_u64(run, "events", nnodes) ||
         h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)) ||
         h5s_put_attr_i32(run, "graphs_embedded", embed) || h5s_put_attr_str(run, "detail", lsim_store_detail_name(detail)))
         rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s", where);
@@ -1126,13 +1382,25 @@ static void read_provenance(hid_t run, lsim_store_run *r)
 /* Check that off[] of records are prefix sums of cnt[] (fields at byte
  * offsets fo/fc); *total gets the sum. */
 static int check_prefix(sctx *c, const char *where, const char *what, const void *rec, size_t rsz, size_t n,
-                        size_t fo, size_t fc, uint64_t *total)
+                        size_t fo, size_t fc, int may_share, uint64_t *total)
 {
     uint64_t acc = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t o, k;
         memcpy(&o, (const char *)rec + i * rsz + fo, 8);
         memcpy(&k, (const char *)rec + i * rsz + fc, 8);
+        if (o != acc && may_share && k && o < acc) {
+            /* shared rows: exactly those of an earlier GPU with rows of its
+             * own (its offset is a prefix sum, so a scan finds it) */
+            int found = 0;
+            for (size_t j = 0; j < i && !found; j++) {
+                uint64_t oj, kj;
+                memcpy(&oj, (const char *)rec + j * rsz + fo, 8);
+                memcpy(&kj, (const char *)rec + j * rsz + fc, 8);
+                found = oj == o && kj == k;
+            }
+            if (found) continue;
+        }
         if (o != acc)
             return h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu", where, what, i,
                         (unsigned long long)o, (unsigned long long)acc);
@@ -1214,7 +1482,7 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
     if (!rc) rc = h5s_get_strings(c, run, where, "gpus/source", *n, 0, *n, src);
     for (int r = 0; r < RR_N && !rc; r++)
         rc = check_prefix(c, where, rtables[r].name, x, sizeof *x, *n, offsetof(rrow, off) + (size_t)r * 8,
-                          offsetof(rrow, cnt) + (size_t)r * 8, &tot[r]);
+                          offsetof(rrow, cnt) + (size_t)r * 8, r == RR_NODE, &tot[r]);
     for (size_t i = 0; !rc && i < *n; i++) {
         const rrow *m = &x[i];
         if (m->cnt[RR_NODE] > UINT32_MAX || m->cnt[RR_ITER] > UINT32_MAX || m->cnt[RR_DUTY_A] > UINT32_MAX ||

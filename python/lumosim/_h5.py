@@ -227,6 +227,26 @@ class Reader:
             self.fail("%s has %d rows, expected %d (from the offsets and counts)" % (table, table_rows, int(cnt.sum())))
         return off, cnt
 
+    def extents_shared(self, group, prefix, rows, table=None, table_rows=None):
+        """Like ``extents``, for a table whose rows a GPU may share with an
+        earlier GPU (docs/hdf5-schema.md, "Shared structure"): its offset is
+        then that GPU's, with the same count, and it adds no rows."""
+        off = self.col("%s/%s_offset" % (group, prefix), rows, "u").astype(np.int64)
+        cnt = self.col("%s/%s_count" % (group, prefix), rows, "u").astype(np.int64)
+        own = {}
+        acc = 0
+        for i in range(rows):
+            if off[i] != acc and cnt[i] and own.get(int(off[i])) == int(cnt[i]):
+                continue
+            if off[i] != acc:
+                self.fail("%s/%s_offset of GPU %d is %d, expected %d (the prefix sum of the counts, or an earlier "
+                          "GPU's rows)" % (group, prefix, i, off[i], acc))
+            own[int(off[i])] = int(cnt[i])
+            acc += int(cnt[i])
+        if table is not None and table_rows is not None and acc != table_rows:
+            self.fail("%s has %d rows, expected %d (from the offsets and counts)" % (table, table_rows, acc))
+        return off, cnt
+
     def enum_names(self, where, fallback):
         """The names of the values 0..N-1 of an enum column: its attribute
         ``enum_names`` when the file has one (lumosim writes it since the

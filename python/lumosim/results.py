@@ -105,7 +105,7 @@ def _run_node_table(r, run, gpu):
     _, ext = _graph.gpu_table(r, base + "/graph")
     df = _graph.node_table(r, base + "/graph", ext, gpu)
     G = r.nrows(base + "/gpus/rank")
-    off, cnt = r.extents(base + "/gpus", "node", G, base + "/nodes/start", r.nrows(base + "/nodes/start"))
+    off, cnt = r.extents_shared(base + "/gpus", "node", G, base + "/nodes/start", r.nrows(base + "/nodes/start"))
     o, n = int(off[gpu]), int(cnt[gpu])
     if n != len(df):
         r.fail("%s/gpus/node_count of GPU %d is %d, its embedded graph has %d nodes" % (base, gpu, n, len(df)))
@@ -141,7 +141,7 @@ def _read_run(r, name, want_kernels):
         nnode = int(node_cnt.sum())
     else:
         nnode = r.nrows(base + "/nodes/start")
-        node_off, node_cnt = r.extents(gp, "node", G, base + "/nodes/start", nnode)
+        node_off, node_cnt = r.extents_shared(gp, "node", G, base + "/nodes/start", nnode)
         r.col(base + "/nodes/end", nnode, "i")  # shape check only
     niter = r.nrows(base + "/iterations/actual")
     iter_off, iter_cnt = r.extents(gp, "iter", G, base + "/iterations/actual", niter)
@@ -305,7 +305,8 @@ def _read_run(r, name, want_kernels):
     if want_kernels and r.has(base + "/kernels"):
         gk = _gpu_kernels_from_file(r, base, name, G, rank)
     elif flat is not None:
-        gk = _gpu_kernels_from_graph(r, base, name, flat, nnode, rank)
+        gk = _gpu_kernels_from_graph(r, base, name, flat, nnode, _graph.node_rows({"node": (node_off, node_cnt)}),
+                                     rank)
     kern = _job_kernels(gk, name) if gk is not None else None
     return row, ranks, iters, bd, kern, gk, gext
 
@@ -346,14 +347,25 @@ def _means(k):
 def _gpu_kernels_from_file(r, base, name, G, rank):
     kp = base + "/kernels"
     nk = r.nrows(kp + "/count")
-    off, cnt = r.extents(base + "/gpus", "kernel", G, kp + "/count", nk)
-    gpu = r.col(kp + "/gpu", nk, "u").astype(np.int64)
-    want = np.repeat(np.arange(G, dtype=np.int64), cnt)
-    bad = np.nonzero(gpu != want)[0]
+    off, cnt = r.extents_shared(base + "/gpus", "kernel", G, kp + "/count", nk)
+    # a GPU whose rows are another's (shared structure) reads that GPU's
+    # rows; each row names the GPU that holds it
+    rows = _graph.node_rows({"node": (off, cnt)})
+    holder = np.arange(G, dtype=np.int64)
+    first = {}
+    for g in range(G):
+        if cnt[g]:
+            holder[g] = first.setdefault(int(off[g]), g)
+    stored = r.col(kp + "/gpu", nk, "u").astype(np.int64)[rows]
+    want = np.repeat(holder, cnt)
+    bad = np.nonzero(stored != want)[0]
     if bad.size:
-        r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d" % (kp, bad[0], gpu[bad[0]], want[bad[0]]))
+        r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d"
+               % (kp, rows[bad[0]], stored[bad[0]], want[bad[0]]))
+    gpu = np.repeat(np.arange(G, dtype=np.int64), cnt)
+    nk_all = len(rows)
     kinds = r.enum_names(kp + "/kind", _schema.NODE_KINDS)
-    kind = r.col(kp + "/kind", nk, "u").astype(np.int64)
+    kind = r.col(kp + "/kind", nk, "u").astype(np.int64)[rows]
     bad = np.nonzero(kind >= len(kinds))[0]
     if not bad.size:
         bad = np.nonzero(~np.isin(np.array(kinds, dtype=object)[kind], list(_schema.GPU_NODE_KINDS)))[0]
@@ -361,18 +373,21 @@ def _gpu_kernels_from_file(r, base, name, G, rank):
         r.fail("%s/kind: row %d has kind %d, not GPU work" % (kp, bad[0], kind[bad[0]]))
     for c in ("actual_total", "predicted_total"):
         r.units("%s/%s" % (kp, c), "ns")
-    cols = {c: r.col("%s/%s" % (kp, c), nk, "iu").astype(np.int64)
+    cols = {c: r.col("%s/%s" % (kp, c), nk, "iu").astype(np.int64)[rows]
             for c in ("count", "observed_count", "collective", "actual_total", "predicted_total")}
-    if nk and np.any(cols["count"] <= 0):
+    if nk_all and np.any(cols["count"] <= 0):
         r.fail("%s/count: a row of no nodes" % kp)
-    return _gk_frame(name, gpu, rank[gpu] if nk else gpu, [kinds[int(x)] for x in kind], texts(r.col(kp + "/name", nk, "S")),
+    knames = texts(r.col(kp + "/name", nk, "S"))
+    return _gk_frame(name, gpu, rank[gpu] if nk_all else gpu, [kinds[int(x)] for x in kind], [knames[int(i)] for i in rows],
                      cols["count"], cols["observed_count"], cols["collective"] != 0, cols["actual_total"],
                      cols["predicted_total"])
 
 
-def _gpu_kernels_from_graph(r, base, name, flat, nnode, rank):
-    start = r.col(base + "/nodes/start", nnode, "i").astype(np.int64)
-    end = r.col(base + "/nodes/end", nnode, "i").astype(np.int64)
+def _gpu_kernels_from_graph(r, base, name, flat, nnode, rows, rank):
+    """rows: every GPU's rows of the run's node tables, GPU after GPU
+    (shared rows read again for each GPU sharing them)."""
+    start = r.col(base + "/nodes/start", nnode, "i").astype(np.int64)[rows]
+    end = r.col(base + "/nodes/end", nnode, "i").astype(np.int64)[rows]
     kinds = flat["kinds"]
     gpu_codes = [kinds.index(k) for k in _schema.GPU_NODE_KINDS if k in kinds]
     sel = np.isin(flat["kind"], gpu_codes)
