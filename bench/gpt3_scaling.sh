@@ -56,14 +56,13 @@ else
 fi
 t_script=$(date +%s)
 
-# Memory per node of the job, measured on the 4,096-GPU job (67.4 M nodes)
-# with this build: 196 bytes per node at K = 1 (graphs 100, edges 28,
-# strings 21, engine and job 44); at K = 2, both ranks together: each holds
-# half the job (~104 bytes per node of the whole job) while they simulate,
-# and rank 0 then reads every GPU's graphs and report back from the result
-# file for the report (~150 bytes per node of the whole job).
-BPN1=${BPN1:-200}
-BPN2=${BPN2:-210}
+# Memory per node of the job, measured on the 4,096-GPU job (72.1 M nodes)
+# with shared structure (docs/hdf5-schema.md): 4,129 MiB peak at K = 1,
+# 60 bytes per node (engine 40, job and results, string overlays; the
+# structure is held once per pipeline stage); the sum over the ranks at
+# K = 2 is about the same plus one structure per rank.
+BPN1=${BPN1:-64}
+BPN2=${BPN2:-70}
 mem_avail_kb() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
@@ -110,8 +109,9 @@ for n in $SIZES; do
         continue
     fi
     read -r _ sw sk < <(grep '^TIME' "$WORK/synth.err")
-    nodes=$(h5ls "$job/nodes/kind" | sed -n 's/.*{\([0-9]*\)\/.*/\1/p')
-    edges=$(h5ls "$job/edges/in_src" | sed -n 's/.*{\([0-9]*\)\/.*/\1/p')
+    # the job's nodes and edges (every GPU's: a store with shared structure
+    # holds fewer rows than that, docs/hdf5-schema.md)
+    read -r nodes edges < <("$L" info "$job" | sed -n 's/^ *[0-9]* GPUs: \([0-9]*\) nodes, \([0-9]*\) edges.*/\1 \2/p')
     bytes=$(stat -c %s "$job")
     echo "BENCH gpt3synth gpus=$n nodes=$nodes edges=$edges store_mb=$((bytes / 1000000)) synth_s=$sw synth_peak_rss_mb=$((sk / 1024))" >>"$raw"
     avail=$(($(mem_avail_kb) / 1024))
@@ -272,6 +272,25 @@ for s in skip:
     P("\nSkipped: %s GPUs at K = %s: needs about %s MB (estimate from bytes per node measured on the 4,096-GPU "
       "job), %s MB available." % (s["gpus"], s["ranks"], s["need_mb"], s["avail_mb"]))
 P("\n## Targets\n")
+for n, lim_sim, lim_synth in ((4096, 10, 10),):
+    t = by.get(n, {})
+    if 2 in t and n in synth:
+        ws, wy = float(t[2]["wall_s"]), float(synth[n]["synth_s"])
+        P("- %d GPUs: `sim` end to end at K = 2 %.1f s (target <= %d s: **%s**); `synth` %.1f s (target <= %d s: "
+          "**%s**)." % (n, ws, lim_sim, "PASS" if ws <= lim_sim else "FAIL", wy, lim_synth,
+                        "PASS" if wy <= lim_synth else "FAIL"))
+t = by.get(16384, {})
+if 2 in t and 16384 in synth:
+    e2e = float(synth[16384]["synth_s"]) + float(t[2]["wall_s"])
+    tot = 2 * float(t[2]["peak_rss_mb_per_rank"])
+    P("- 16,384 GPUs (GPT-3 175B at DP 256): `synth` + `sim` at K = 2 %.0f s, both ranks' peaks together %.1f GiB "
+      "(target < 600 s within 24 GB: **%s**)." % (e2e, tot / 1024, "PASS" if e2e < 600 and tot * 1048576 < 24e9
+                                                    else "FAIL"))
+for n in sorted(by):
+    if 1 in by[n] and 2 in by[n]:
+        p1, p2 = float(by[n][1]["peak_rss_mb_per_rank"]), float(by[n][2]["peak_rss_mb_per_rank"])
+        P("- %d GPUs: peak memory per rank x K at K = 2 is %.2f x K = 1's (%.0f x 2 against %.0f MiB; target <= "
+          "1.2: **%s**)." % (n, 2 * p2 / p1, p2, p1, "PASS" if 2 * p2 <= 1.2 * p1 else "FAIL"))
 t = by.get(4096, {})
 if 1 in t and 4096 in synth:
     e2e = float(synth[4096]["synth_s"]) + float(t[1]["wall_s"])

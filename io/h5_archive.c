@@ -762,20 +762,20 @@ static int kblob_equal(const kblob *b, const rkern *rows, uint64_t n)
     return 1;
 }
 
-/* Which GPUs' kernel rows equal those of the GPU whose per-node rows they
- * share (results_share): the rows are a function of the graph, its names
- * and the times, so they are equal unless a kernel's name differs. The
- * template's rows reach every rank from the one holding it (a broadcast
- * per template GPU), so the answer is the same at every K. same[i] gets
- * the template GPU or -1. Collective in MPI mode. */
-static int kernels_share(sctx *c, const rrow *lm, const rkern *rows, const size_t *kb, const uint64_t *lc,
-                         size_t nloc, size_t gfirst, size_t ngpu, int64_t *same)
+/* The kernel rows of every template GPU (one whose per-node rows another
+ * GPU shares, results_share), on every rank: the rank holding it computes
+ * them and broadcasts them (one broadcast per template: a handful, one per
+ * pipeline stage), so that each GPU's rows can be compared with its
+ * template's wherever it is, and the answer is the same at every K.
+ * blobs[t] for template GPU t (others empty). Collective in MPI mode. */
+static int kernel_templates(sctx *c, const lsim_replay_item *items, const rrow *lm, size_t nloc, size_t gfirst,
+                            size_t ngpu, kblob *blobs)
 {
     int64_t *tmpl = malloc((ngpu ? ngpu : 1) * sizeof *tmpl);
     int32_t *owner = malloc((ngpu ? ngpu : 1) * sizeof *owner);
-    kblob b = {0, 0, NULL, NULL};
+    rkern *rows = NULL;
+    size_t nrows = 0, cap = 0;
     int rc = h5s_agree(c, tmpl && owner ? 0 : h5s_nomem(c));
-    for (size_t i = 0; i < nloc; i++) same[i] = -1;
     if (rc) goto out;
     for (size_t q = 0; q < ngpu; q++) tmpl[q] = -1, owner[q] = -1;
     for (size_t i = 0; i < nloc; i++) {
@@ -788,39 +788,36 @@ static int kernels_share(sctx *c, const rrow *lm, const rkern *rows, const size_
         MPI_Allreduce(MPI_IN_PLACE, owner, (int)ngpu, MPI_INT32_T, MPI_MAX, c->comm);
         MPI_Allreduce(MPI_IN_PLACE, tmpl, (int)ngpu, MPI_INT64_T, MPI_MAX, c->comm);
     }
-    /* tmpl[t] < -1: GPU t is some GPU's template */
+    /* tmpl[t] == -2: GPU t is some GPU's template */
     for (size_t q = 0; q < ngpu; q++)
         if (tmpl[q] >= 0 && (size_t)tmpl[q] < ngpu && tmpl[tmpl[q]] == -1) tmpl[tmpl[q]] = -2;
     for (size_t t = 0; t < ngpu && !rc; t++) {
         if (tmpl[t] != -2 || owner[t] < 0) continue;
-        /* the template's rows, on every rank */
-        free(b.f), free(b.names);
-        b = (kblob){0, 0, NULL, NULL};
+        kblob *b = &blobs[t];
         if (owner[t] == c->rank) {
             size_t tl = 0;
             while (h5s_gpu_at(c, gfirst, tl) != t) tl++;
-            rc = kblob_make(rows + kb[tl], lc[tl], &b) ? h5s_nomem(c) : 0;
+            nrows = 0;
+            rc = kernel_rows(c, &items[tl], (uint32_t)t, &rows, &nrows, &cap);
+            if (!rc && kblob_make(rows, nrows, b)) rc = h5s_nomem(c);
         }
         if (c->mpi) {
-            uint64_t sz[3] = {b.n, b.nb, (uint64_t)rc};
-            MPI_Bcast(sz, 3, MPI_UINT64_T, owner[t], c->comm);
+            uint64_t sz[2] = {b->n, b->nb};
+            MPI_Bcast(sz, 2, MPI_UINT64_T, owner[t], c->comm);
             if (owner[t] != c->rank) {
-                b.n = sz[0], b.nb = sz[1];
-                b.f = malloc((b.n ? b.n : 1) * KPACK * sizeof *b.f);
-                b.names = malloc(b.nb ? b.nb : 1);
-                if (!b.f || !b.names) rc = h5s_nomem(c);
+                b->n = sz[0], b->nb = sz[1];
+                b->f = malloc((b->n ? b->n : 1) * KPACK * sizeof *b->f);
+                b->names = malloc(b->nb ? b->nb : 1);
+                if (!b->f || !b->names) rc = h5s_nomem(c);
             }
             rc = h5s_agree(c, rc);
             if (rc) break;
-            MPI_Bcast(b.f, (int)(b.n * KPACK), MPI_INT64_T, owner[t], c->comm);
-            MPI_Bcast(b.names, (int)b.nb, MPI_CHAR, owner[t], c->comm);
+            MPI_Bcast(b->f, (int)(b->n * KPACK), MPI_INT64_T, owner[t], c->comm);
+            MPI_Bcast(b->names, (int)b->nb, MPI_CHAR, owner[t], c->comm);
         }
-        for (size_t i = 0; i < nloc && !rc; i++)
-            if (lm[i].node_same_as == (int64_t)t && kblob_equal(&b, rows + kb[i], lc[i])) same[i] = (int64_t)t;
     }
 out:
-    free(b.f);
-    free(b.names);
+    free(rows);
     free(owner);
     free(tmpl);
     return h5s_agree(c, rc);
@@ -840,30 +837,33 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     rowsel sg, sk;
     h5s_sel_one(&sg, 0, 0);
     h5s_sel_one(&sk, 0, 0);
-    int rc = lc && loff && rec && kb && same ? 0 : h5s_nomem(c);
+    kblob *blobs = calloc(ngpu ? ngpu : 1, sizeof *blobs);
+    int rc = lc && loff && rec && kb && same && blobs ? 0 : h5s_nomem(c);
+    rc = h5s_agree(c, rc);
+    if (!rc) rc = kernel_templates(c, items, lm, nloc, gfirst, ngpu, blobs);
+    /* one GPU at a time: a GPU whose rows equal its template's keeps none
+     * of its own, so memory holds the rows written and one GPU's more */
     for (size_t i = 0; i < nloc && !rc; i++) {
         size_t before = nrows;
         kb[i] = nrows;
+        same[i] = -1;
         rc = kernel_rows(c, &items[i], (uint32_t)h5s_gpu_at(c, gfirst, i), &rows, &nrows, &cap);
         lc[i] = nrows - before;
+        int64_t t = lm[i].node_same_as;
+        if (!rc && t >= 0 && (size_t)t < ngpu && blobs[t].f && kblob_equal(&blobs[t], rows + before, lc[i])) {
+            same[i] = t;
+            nrows = before;
+        }
+        rec[i][0] = lc[i];
+        rec[i][1] = same[i] < 0 ? 0 : (uint64_t)same[i] + 1;
     }
     for (size_t r = 0; r < nrows; r++) {
         rows[r].actual_mean = rows[r].observed_count ? (double)rows[r].actual_total / (double)rows[r].observed_count : 0;
         rows[r].predicted_mean = (double)rows[r].predicted_total / (double)rows[r].count;
     }
+    for (size_t q = 0; blobs && q < ngpu; q++) free(blobs[q].f), free(blobs[q].names);
+    free(blobs);
     rc = h5s_agree(c, rc);
-    /* GPUs whose rows equal their template's keep none of their own: drop
-     * them from the rows written */
-    if (!rc) rc = kernels_share(c, lm, rows, kb, lc, nloc, gfirst, ngpu, same);
-    size_t kept = 0;
-    for (size_t i = 0; i < nloc && !rc; i++) {
-        rec[i][0] = lc[i];
-        rec[i][1] = same[i] < 0 ? 0 : (uint64_t)same[i] + 1;
-        if (same[i] >= 0) continue;
-        if (kept != kb[i]) memmove(rows + kept, rows + kb[i], lc[i] * sizeof *rows);
-        kept += lc[i];
-    }
-    if (!rc) nrows = kept;
     if (!rc) rc = h5s_agree(c, h5s_gather_records(c, rec, nloc, sizeof *rec, &gathered, &ntot, &gf));
     uint64_t(*allr)[2] = gathered;
     all = rc ? NULL : malloc((ntot ? ntot : 1) * sizeof *all);

@@ -764,8 +764,60 @@ void lsim_store_free_graphs(lsim_graph **graphs, size_t n)
 /* The string tables of GPUs lm[0..count) (global GPU list ? list[i] :
  * first + i) into gs[i]->strings, each string checked to be a
  * NUL-terminated range of its GPU's bytes and new. Collective in MPI mode. */
+/* A GPU that shares its leader's structure (lead < its index; reading
+ * shared) and has as many strings: its table is an overlay of the
+ * leader's with the strings that differ replaced (strtab.h), each checked
+ * to be unlike every other string of the GPU, as interning checks the
+ * rest. 0 done, 1 not applicable (intern instead), or an error. */
+static int overlay_strings(sctx *c, const char *where, size_t gi, lsim_graph *g, const lsim_graph *lead,
+                           const uint64_t *o, const char *ch, uint64_t ns, uint64_t nb)
+{
+    if (!lead || !lead->strings || !ns || lsim_strtab_count(lead->strings) != ns) return 1;
+    lsim_strtab *t = NULL;
+    uint32_t *diff = NULL, nd = 0;
+    if (lsim_strtab_new_overlay(lead->strings, &t) || !(diff = malloc((ns ? ns : 1) * sizeof *diff)))
+        goto nomem;
+    for (uint64_t k = 0; k < ns; k++) {
+        uint64_t b = o[k], e = k + 1 < ns ? o[k + 1] : nb;
+        if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL) {
+            lsim_strtab_free(t);
+            free(diff);
+            return h5s_fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated "
+                                              "range inside the GPU's %llu bytes of /strings/chars",
+                            where, gi, (unsigned long long)k, (unsigned long long)nb);
+        }
+        const char *ls = lsim_strtab_get(lead->strings, (uint32_t)k);
+        size_t len = e - 1 - b;
+        if (strlen(ls) == len && !memcmp(ls, ch + b, len)) continue;
+        if (lsim_strtab_replace(t, (uint32_t)k, ch + b, len)) goto nomem;
+        diff[nd++] = (uint32_t)k;
+    }
+    /* a replaced string must not repeat one the leader has at another id
+     * that this GPU keeps, nor another replaced one */
+    for (uint32_t a = 0; a < nd; a++) {
+        const char *sa = lsim_strtab_get(t, diff[a]);
+        uint32_t j;
+        int dup = lsim_strtab_find(lead->strings, sa, strlen(sa), &j) && j != diff[a] &&
+                  lsim_strtab_get(t, j) == lsim_strtab_get(lead->strings, j);
+        for (uint32_t b = 0; b < a && !dup; b++) dup = !strcmp(sa, lsim_strtab_get(t, diff[b]));
+        if (dup) {
+            lsim_strtab_free(t);
+            free(diff);
+            return h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats another", where, gi, diff[a]);
+        }
+    }
+    free(diff);
+    lsim_strtab_free(g->strings);
+    g->strings = t;
+    return 0;
+nomem:
+    lsim_strtab_free(t);
+    free(diff);
+    return h5s_nomem(c);
+}
+
 static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, size_t ngpu, const gmeta *lm,
-                        size_t count, size_t first, const size_t *list, lsim_graph **gs)
+                        size_t count, size_t first, const size_t *list, const size_t *lead, lsim_graph **gs)
 {
     rowsel ssel, csel;
     int rc = sel_strings(c, lm, count, &ssel, &csel);
@@ -783,6 +835,14 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
         sat += lm[i].cnt[RK_STR];
         cat += lm[i].cnt[RK_CHAR];
         uint64_t nb = lm[i].cnt[RK_CHAR];
+        if (c->share && lead[i] != i) {
+            int orc = overlay_strings(c, where, (list ? list[i] : first + i), gs[i], gs[lead[i]], o, ch,
+                                      lm[i].cnt[RK_STR], nb);
+            if (orc <= 0) {
+                rc = orc;
+                continue;
+            }
+        }
         for (uint64_t s = 0; s < lm[i].cnt[RK_STR] && !rc; s++) {
             uint64_t b = o[s], e = s + 1 < lm[i].cnt[RK_STR] ? o[s + 1] : nb;
             uint32_t id;
@@ -845,16 +905,26 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
          * by the OOM killer. Each rank checks its own GPUs; the message
          * names the K at which the whole job would fit. */
         uint64_t mine[4] = {count, 0, 0, 0}, job[4] = {ngpu, 0, 0, 0};
+        /* read shared (c->share), a GPU whose structure another holds
+         * costs only its own state per node (lsim_mem_shared_nodes); the
+         * job's figure counts each GPU with rows of its own once */
+        uint64_t mshared = 0, jshared = 0;
         for (size_t i = 0; i < count; i++) {
-            mine[1] += lm[i].cnt[RK_NODE];
-            mine[2] += lm[i].cnt[RK_EDGE];
-            mine[3] += lm[i].cnt[RK_STR];
+            int sh = c->share && lm[i].same_as >= 0;
+            mine[1] += sh ? 0 : lm[i].cnt[RK_NODE];
+            mshared += sh ? lm[i].cnt[RK_NODE] : 0;
+            mine[2] += sh ? 0 : lm[i].cnt[RK_EDGE];
+            mine[3] += sh ? lsim_mem_shared_strings(lm[i].cnt[RK_STR]) : lm[i].cnt[RK_STR];
         }
         for (size_t i = 0; i < ngpu; i++) {
-            job[1] += m[i].cnt[RK_NODE];
-            job[2] += m[i].cnt[RK_EDGE];
-            job[3] += m[i].cnt[RK_STR];
+            int sh = c->share && m[i].same_as >= 0;
+            job[1] += sh ? 0 : m[i].cnt[RK_NODE];
+            jshared += sh ? m[i].cnt[RK_NODE] : 0;
+            job[2] += sh ? 0 : m[i].cnt[RK_EDGE];
+            job[3] += sh ? lsim_mem_shared_strings(m[i].cnt[RK_STR]) : m[i].cnt[RK_STR];
         }
+        mine[1] += lsim_mem_shared_nodes(mshared);
+        job[1] += lsim_mem_shared_nodes(jshared);
         lsim_err e = {0};
         int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, &e) : 0;
         if (mrc) c->e = e;
@@ -956,7 +1026,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     free(stage);
     stage = NULL;
     if (rc) goto out;
-    rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, gs);
+    rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, lead, gs);
     if (rc) goto out;
     for (size_t i = 0; !rc && i < count; i++) {
         if (lead[i] == i) {

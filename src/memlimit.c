@@ -217,6 +217,14 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
     return sum;
 }
 
+uint64_t lsim_mem_shared_nodes(uint64_t nodes)
+{
+    if (!nodes) return 0;
+    return nodes / 129 * LSIM_MEM_SHARED_NODE_B + (nodes % 129) * LSIM_MEM_SHARED_NODE_B / 129 + 1;
+}
+
+uint64_t lsim_mem_shared_strings(uint64_t strings) { return strings / 4 + (strings % 4 != 0); }
+
 /* Per-rank share of the job at K ranks, rounded up (a rank holds whole
  * GPUs). */
 static uint64_t share(uint64_t x, uint64_t k) { return x / k + (x % k != 0); }

@@ -16,6 +16,8 @@ typedef struct block {
 } block;
 
 struct lsim_strtab {
+    lsim_strtab *base; /* overlay: the table whose strings strs[] points into */
+    uint32_t refs;     /* this table's holders: its owner and its overlays */
     block *blocks;
     const char **strs; /* id -> string */
     uint32_t *lens;
@@ -40,6 +42,7 @@ lsim_strtab *lsim_strtab_new(void)
 {
     lsim_strtab *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->refs = 1;
     t->nslots = 1024;
     t->slots = calloc(t->nslots, sizeof *t->slots);
     if (!t->slots) {
@@ -49,9 +52,37 @@ lsim_strtab *lsim_strtab_new(void)
     return t;
 }
 
+/* Why an overlay: the GPUs that share a structure (graph.h) have string
+ * tables that differ in a handful of names (their process groups), while
+ * 55 bytes a string made the tables a quarter of a 16,384-GPU job's
+ * memory. An overlay keeps 12 bytes a string (its pointer and length) and
+ * its own hash only once something is interned into it. */
+int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out)
+{
+    *out = NULL;
+    lsim_strtab *t = calloc(1, sizeof *t);
+    size_t n = base->n ? base->n : 1;
+    if (!t || !(t->strs = malloc(n * sizeof *t->strs)) || !(t->lens = malloc(n * sizeof *t->lens))) {
+        if (t) free(t->strs);
+        free(t);
+        return LSIM_ENOMEM;
+    }
+    if (base->n) {
+        memcpy(t->strs, base->strs, base->n * sizeof *t->strs);
+        memcpy(t->lens, base->lens, base->n * sizeof *t->lens);
+    }
+    t->n = t->cap = base->n;
+    t->refs = 1;
+    t->base = base;
+    base->refs++;
+    *out = t;
+    return 0;
+}
+
 void lsim_strtab_free(lsim_strtab *t)
 {
-    if (!t) return;
+    if (!t || --t->refs > 0) return;
+    lsim_strtab_free(t->base);
     block *b = t->blocks;
     while (b) {
         block *n = b->next;
@@ -66,7 +97,8 @@ void lsim_strtab_free(lsim_strtab *t)
 
 static int rehash(lsim_strtab *t)
 {
-    uint32_t ns = t->nslots * 2;
+    uint32_t ns = t->nslots ? t->nslots * 2 : 1024;
+    while ((uint64_t)t->n * 2 >= ns) ns *= 2;
     uint32_t *s = calloc(ns, sizeof *s);
     if (!s) return LSIM_ENOMEM;
     for (uint32_t id = 0; id < t->n; id++) {
@@ -81,8 +113,56 @@ static int rehash(lsim_strtab *t)
     return 0;
 }
 
+/* s[0..len) into t's newest block (a new one when it does not fit). */
+static char *store(lsim_strtab *t, const char *s, size_t len)
+{
+    if (!t->blocks || t->blocks->cap - t->blocks->used < len + 1) {
+        size_t cap = len + 1 > BLOCK_MIN ? len + 1 : BLOCK_MIN;
+        block *b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->next = t->blocks;
+        b->used = 0;
+        b->cap = cap;
+        t->blocks = b;
+        t->bytes += sizeof *b + cap;
+    }
+    char *dst = t->blocks->data + t->blocks->used;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    t->blocks->used += len + 1;
+    return dst;
+}
+
+int lsim_strtab_replace(lsim_strtab *t, uint32_t id, const char *s, size_t len)
+{
+    if (id >= t->n || len > UINT32_MAX) return LSIM_EARG;
+    char *dst = store(t, s, len);
+    if (!dst) return LSIM_ENOMEM;
+    t->strs[id] = dst;
+    t->lens[id] = (uint32_t)len;
+    free(t->slots); /* rebuilt when next needed */
+    t->slots = NULL;
+    t->nslots = 0;
+    return 0;
+}
+
+int lsim_strtab_find(const lsim_strtab *t, const char *s, size_t len, uint32_t *id)
+{
+    if (!t->slots) return 0;
+    uint32_t i = (uint32_t)hash_bytes(s, len) & (t->nslots - 1);
+    for (; t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+        uint32_t cand = t->slots[i] - 1;
+        if (t->lens[cand] == len && memcmp(t->strs[cand], s, len) == 0) {
+            *id = cand;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
 {
+    if (!t->slots && rehash(t)) return LSIM_ENOMEM; /* an overlay's first intern */
     uint64_t h = hash_bytes(s, len);
     uint32_t i = (uint32_t)h & (t->nslots - 1);
     while (t->slots[i]) {
@@ -98,26 +178,38 @@ int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
         if (LSIM_GROW(t->strs, &cs, (size_t)t->n + 1) || LSIM_GROW(t->lens, &cl, (size_t)t->n + 1)) return LSIM_ENOMEM;
         t->cap = (uint32_t)(cs < cl ? cs : cl);
     }
-    if (!t->blocks || t->blocks->cap - t->blocks->used < len + 1) {
-        size_t cap = len + 1 > BLOCK_MIN ? len + 1 : BLOCK_MIN;
-        block *b = malloc(sizeof *b + cap);
-        if (!b) return LSIM_ENOMEM;
-        b->next = t->blocks;
-        b->used = 0;
-        b->cap = cap;
-        t->blocks = b;
-        t->bytes += sizeof *b + cap;
-    }
-    char *dst = t->blocks->data + t->blocks->used;
-    memcpy(dst, s, len);
-    dst[len] = '\0';
-    t->blocks->used += len + 1;
+    char *dst = store(t, s, len);
+    if (!dst) return LSIM_ENOMEM;
     uint32_t nid = t->n++;
     t->strs[nid] = dst;
     t->lens[nid] = (uint32_t)len;
     t->slots[i] = nid + 1;
     *id = nid;
     if ((uint64_t)t->n * 2 > t->nslots) return rehash(t);
+    return 0;
+}
+
+int lsim_strtab_reserve(lsim_strtab *t, uint32_t n)
+{
+    if (n > t->cap) {
+        size_t cs = t->cap, cl = t->cap;
+        if (LSIM_GROW(t->strs, &cs, n) || LSIM_GROW(t->lens, &cl, n)) return LSIM_ENOMEM;
+        t->cap = (uint32_t)(cs < cl ? cs : cl);
+    }
+    if (t->slots && (uint64_t)n * 2 > t->nslots) {
+        uint32_t ns = t->nslots;
+        while ((uint64_t)n * 2 >= ns) ns *= 2;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl) return LSIM_ENOMEM;
+        for (uint32_t id = 0; id < t->n; id++) {
+            uint32_t i = (uint32_t)hash_bytes(t->strs[id], t->lens[id]) & (ns - 1);
+            while (sl[i]) i = (i + 1) & (ns - 1);
+            sl[i] = id + 1;
+        }
+        free(t->slots);
+        t->slots = sl;
+        t->nslots = ns;
+    }
     return 0;
 }
 

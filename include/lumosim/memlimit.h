@@ -49,6 +49,19 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
  * behind design choices"). */
 uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings);
 
+/* Nodes of GPUs that share another GPU's structure (graph.h, share_refs)
+ * cost only their own state (engine 40 B, job and results):
+ * LSIM_MEM_SHARED_NODE_B bytes of the 129 a node with its own structure
+ * costs; their strings, an overlay of the other GPU's (strtab.h), 12 of
+ * the 48. These give the numbers of full nodes and strings that cost as
+ * much, for the estimate above. Fitted to `lumosim sim` of a synthesized
+ * 4,096-GPU GPT-3 175B store read shared (72.1 M nodes, 8 GPUs with
+ * structure of their own, 36.1 M strings): peak RSS 4,128.7 MiB, estimate
+ * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). Pure. */
+#define LSIM_MEM_SHARED_NODE_B 48
+uint64_t lsim_mem_shared_nodes(uint64_t nodes);
+uint64_t lsim_mem_shared_strings(uint64_t strings);
+
 /* The smallest number of MPI ranks K over which graphs of these totals,
  * split evenly (ceil(ngpu / K) graphs and 1/K of the nodes, edges and
  * strings on each), need at most limit bytes per rank by the estimate

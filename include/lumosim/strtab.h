@@ -19,6 +19,27 @@ void lsim_strtab_free(lsim_strtab *t);
 /* Intern s[0..len); store its id in *id. Returns 0 or LSIM_ENOMEM. */
 int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id);
 
+/* An overlay of base: a table with base's strings and ids that holds
+ * only pointers to them (12 bytes a string) until changed; base lives at
+ * least as long (reference counted: lsim_strtab_free of either releases
+ * its own hold). Interning into it works as into any table. 0 or
+ * LSIM_ENOMEM (*out NULL). */
+int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out);
+
+/* Give string `id` of t the text s[0..len) (an overlay's own names).
+ * Uniqueness is the caller's to keep. 0, LSIM_EARG (id out of range) or
+ * LSIM_ENOMEM. */
+int lsim_strtab_replace(lsim_strtab *t, uint32_t id, const char *s, size_t len);
+
+/* 1 and *id when s[0..len) is in t, else 0 (also for an overlay that has
+ * no hash yet: look in its base). */
+int lsim_strtab_find(const lsim_strtab *t, const char *s, size_t len, uint32_t *id);
+
+/* Room for n strings without growing (ids and results unchanged; a
+ * builder that knows about how many names it will make skips the
+ * rehashes). 0 or LSIM_ENOMEM. */
+int lsim_strtab_reserve(lsim_strtab *t, uint32_t n);
+
 /* The NUL-terminated string with this id (NULL if id is out of range). */
 const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id);
 

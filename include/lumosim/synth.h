@@ -202,6 +202,10 @@ int lsim_synth_schedule(int pp, int stage, int m, int V, lsim_synth_step *out, i
  * lsim_synth_check. source: the graph's source text (NULL: "synth:MODEL").
  * 0 or LSIM_ENOMEM / LSIM_EARG. */
 int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err);
+/* The same, its builder sized from `like` (a GPU of the same job, or NULL):
+ * the same graph, fewer reallocations and rehashes. */
+int lsim_synth_gpu_like(const lsim_synth_cfg *c, uint32_t gpu, const char *source, const lsim_graph *like,
+                        lsim_graph **out, lsim_err *err);
 /* Every GPU's graph, out[0 .. lsim_synth_ngpus(c)) (caller-allocated; the
  * graphs are the caller's, NULL on failure), as lsim_synth_gpu makes them,
  * each builder sized from the GPU before (the stages of a job are about
@@ -223,6 +227,8 @@ void lsim_gb_free(lsim_gbuilder *b);
 /* Room for this many nodes and edges in all (a hint: they still grow past
  * it), so that a graph of known size is not copied as it grows. */
 int lsim_gb_reserve(lsim_gbuilder *b, size_t nodes, size_t edges);
+/* Room for n names in the builder's string table (lsim_strtab_reserve). */
+int lsim_gb_reserve_strings(lsim_gbuilder *b, uint32_t n);
 /* A processor: CPU thread (pid, tid) or GPU stream (device, stream); its index. */
 int lsim_gb_proc(lsim_gbuilder *b, int is_gpu, int64_t pid, int64_t tid, uint32_t *idx);
 /* Name the graph's single iteration (e.g. "ProfilerStep#0"). */

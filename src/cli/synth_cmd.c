@@ -212,7 +212,10 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
         double g0 = lsim_now_s();
         made = 0;
         for (size_t i = lo; i < hi && !rc; i++) {
-            rc = lsim_synth_gpu(c, (uint32_t)i, NULL, &gs[made], err);
+            /* sized from the stage's first GPU, or the one before */
+            size_t st0 = i / per_stage;
+            const lsim_graph *like = tmpl[st0] ? tmpl[st0] : made ? gs[made - 1] : NULL;
+            rc = lsim_synth_gpu_like(c, (uint32_t)i, NULL, like, &gs[made], err);
             if (!rc) {
                 f->nodes += gs[made]->n;
                 f->edges += gs[made]->nedges;

@@ -84,6 +84,12 @@ int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuil
     return 0;
 }
 
+int lsim_gb_reserve_strings(lsim_gbuilder *b, uint32_t n)
+{
+    if (b->rc) return b->rc;
+    return lsim_strtab_reserve(b->strings, n) ? fail(b, LSIM_ENOMEM, "out of memory") : 0;
+}
+
 int lsim_gb_reserve(lsim_gbuilder *b, size_t nodes, size_t edges)
 {
     if (b->rc) return b->rc;

@@ -752,7 +752,10 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     if ((rc = lsim_gb_new(source ? source : src, (int32_t)gpu, (int32_t)ngpu, &G.e.b, err))) goto cleanup;
     /* a little over the neighbour's size: the stages with the embedding
      * and the head have a few more nodes */
-    if (like) lsim_gb_reserve(G.e.b, like->n + like->n / 16 + 64, like->nedges + like->nedges / 16 + 64);
+    if (like) {
+        lsim_gb_reserve(G.e.b, like->n + like->n / 16 + 64, like->nedges + like->nedges / 16 + 64);
+        if (like->strings) lsim_gb_reserve_strings(G.e.b, lsim_strtab_count(like->strings) + 64);
+    }
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
@@ -843,6 +846,12 @@ cleanup:
 int lsim_synth_gpu(const lsim_synth_cfg *c, uint32_t gpu, const char *source, lsim_graph **out, lsim_err *err)
 {
     return synth_one(c, gpu, source, NULL, out, err);
+}
+
+int lsim_synth_gpu_like(const lsim_synth_cfg *c, uint32_t gpu, const char *source, const lsim_graph *like,
+                        lsim_graph **out, lsim_err *err)
+{
+    return synth_one(c, gpu, source, like, out, err);
 }
 
 int lsim_synth_job(const lsim_synth_cfg *c, lsim_graph **out, lsim_err *err)

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Shared structure (docs/hdf5-schema.md, "Shared structure"): a synthesized
+GPU whose node columns and incoming edges equal those of the first GPU of
+its pipeline stage is stored as sharing that GPU's rows; `sim` holds it
+once and writes its per-node and kernel rows once when they are equal too.
+
+Every expectation is computed here from the files, never taken from the
+code under test:
+
+1. Which GPUs may share: from the store written with
+   --no-shared-structure, this script compares each GPU's node columns and
+   edges with those of its stage's first GPU (stage = GPU // (TP x DP), the
+   synth GPU order); the shared store must point exactly those GPUs at that
+   GPU's rows, give the others rows of their own (offsets the prefix sums
+   of their counts), and be smaller.
+2. Results unchanged: `sim` of both stores prints the same report; every
+   GPU's node table (times, deciding edges) and kernel rows read back from
+   the two archives are equal; so is `sim --drop-edges` (the path that
+   gives a shared graph a copy of its own first).
+3. A job whose GPUs differ (host stalls drawn per GPU, --seed): only GPUs
+   that are equal share, and the results still equal the flat store's.
+4. Bad input: an offset that is neither the next rows nor an earlier GPU's
+   rows, or a shared offset with another count, is one error line naming
+   the dataset and the GPU from `lumosim sim` (exit 1, no archive left) and
+   an error from lumosim.load.
+
+  LUMOSIM=build/lumosim LSIM_SOURCE_DIR=. python3 tests/python/test_shared_structure.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+SRC = os.environ.get("LSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SRC, "python"))
+import lumosim  # noqa: E402
+
+LUMOSIM = os.environ.get("LUMOSIM", "build/lumosim")
+TP, PP, DP = 8, 2, 2  # a TP group per 8-GPU node: every GPU of a stage alike
+SYNTH = ["synth", "--model", "gpt3-175b", "--layers", "4", "--tp", str(TP), "--pp", str(PP), "--dp", str(DP),
+         "--micro-batch", "1", "--global-batch", str(4 * DP), "--no-memory-check"]
+NODE_COLS = ("kind", "flags", "proc", "name", "dur", "obs_start", "obs_end", "release", "corr", "iter", "coll",
+             "phase", "fwd_seq", "grad_bytes", "in_off")
+EDGE_COLS = ("in_src", "in_delay", "in_class")
+
+
+def run(*args, ok=True):
+    p = subprocess.run([LUMOSIM] + list(args), capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        raise AssertionError("lumosim %s: exit %d: %s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def rows_of(f, table, g):
+    gp = f["gpus"]
+    o, c = int(gp["%s_offset" % table][g]), int(gp["%s_count" % table][g])
+    return o, c
+
+
+def structure(f, g):
+    """GPU g's node columns and edges, read from the file by offsets."""
+    no, nc = rows_of(f, "node", g)
+    eo, ec = rows_of(f, "edge", g)
+    return ([f["nodes/" + k][no:no + nc] for k in NODE_COLS], [f["edges/" + k][eo:eo + ec] for k in EDGE_COLS])
+
+
+def same_structure(a, b):
+    return all(len(x) == len(y) and np.array_equal(x, y) for x, y in zip(a[0] + a[1], b[0] + b[1]))
+
+
+class SharedStructureTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lumosim-shared-")
+        cls.flat = os.path.join(cls.tmp, "flat.h5")
+        cls.shared = os.path.join(cls.tmp, "shared.h5")
+        run(*SYNTH, "--no-shared-structure", "-o", cls.flat)
+        run(*SYNTH, "-o", cls.shared)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def expected_sharing(self, flat):
+        """{gpu: stage's first GPU} for every GPU whose structure equals
+        it, from the flat store."""
+        with h5py.File(flat, "r") as f:
+            n = len(f["gpus/rank"])
+            per_stage = n // PP
+            want = {}
+            for g in range(n):
+                t = g // per_stage * per_stage
+                if g != t and same_structure(structure(f, g), structure(f, t)):
+                    want[g] = t
+            return n, want
+
+    def check_layout(self, flat, shared, want):
+        with h5py.File(flat, "r") as ff, h5py.File(shared, "r") as fs:
+            n = len(fs["gpus/rank"])
+            acc = {"node": 0, "edge": 0}
+            for g in range(n):
+                for table in ("node", "edge"):
+                    o, c = rows_of(fs, table, g)
+                    self.assertEqual(c, rows_of(ff, table, g)[1], "GPU %d %s count" % (g, table))
+                    if g in want:
+                        self.assertEqual(o, rows_of(fs, table, want[g])[0], "GPU %d shares GPU %d's %s rows"
+                                         % (g, want[g], table))
+                    else:
+                        self.assertEqual(o, acc[table], "GPU %d has %s rows of its own" % (g, table))
+                        acc[table] += c
+                # what a GPU reads through its offsets is its own structure
+                self.assertTrue(same_structure(structure(fs, g), structure(ff, g)), "GPU %d" % g)
+            self.assertEqual(len(fs["nodes/kind"]), acc["node"])
+            self.assertEqual(len(fs["edges/in_src"]), acc["edge"])
+            # strings and collectives stay per GPU, as in the flat store
+            for k in ("strings/chars", "colls/pg_ranks"):
+                self.assertTrue(np.array_equal(fs[k][:], ff[k][:]), k)
+
+    def expected_result_rows(self, archive, want):
+        """Node rows the shared run must hold: those of every GPU whose
+        times (read from the flat run's archive) are not its template's."""
+        with h5py.File(archive, "r") as f:
+            r = f["runs/sim"]
+            off, cnt = r["gpus/node_offset"][:], r["gpus/node_count"][:]
+
+            def times(g):
+                return [r["nodes/" + k][off[g]:off[g] + cnt[g]] for k in ("start", "end")]
+
+            return sum(int(cnt[g]) for g in range(len(cnt))
+                       if g not in want or not all(np.array_equal(x, y) for x, y in zip(times(g), times(want[g]))))
+
+    def compare_runs(self, flat, shared, *extra, rows_shared=True):
+        a, b = self.path("a.h5"), self.path("b.h5")
+        for p in (a, b):
+            if os.path.exists(p):
+                os.remove(p)
+        ra = run("sim", flat, "-o", a, *extra)
+        rb = run("sim", shared, "-o", b, *extra)
+        self.assertEqual(ra.stdout.replace(flat, "JOB"), rb.stdout.replace(shared, "JOB"))
+        A, B = lumosim.load(a), lumosim.load(b)
+        n = len(A.ranks)
+        self.assertEqual(n, len(B.ranks))
+        for g in range(n):
+            x, y = A.node_table(gpu=g), B.node_table(gpu=g)
+            self.assertTrue(x.equals(y), "GPU %d node table" % g)
+        ka = A.gpu_kernels.reset_index(drop=True)
+        kb = B.gpu_kernels.reset_index(drop=True)
+        self.assertTrue(ka.equals(kb), "kernel rows")
+        # rows are shared only when the run's graphs are the store's, as read
+        _, want = self.expected_sharing(flat) if rows_shared else (0, {})
+        with h5py.File(b, "r") as fb:
+            self.assertEqual(len(fb["runs/sim/nodes/start"]), self.expected_result_rows(a, want))
+            return len(fb["runs/sim/nodes/start"])
+
+    def test_store_layout(self):
+        n, want = self.expected_sharing(self.flat)
+        self.assertEqual(n, TP * PP * DP)
+        # every GPU of a stage but its first: TP and DP ranks differ only
+        # in their strings and collectives in this job
+        self.assertEqual(len(want), n - PP, want)
+        self.check_layout(self.flat, self.shared, want)
+        self.assertLess(os.path.getsize(self.shared), os.path.getsize(self.flat))
+        info = run("info", self.shared).stdout
+        self.assertIn("shared structure: %d GPUs use the node and edge rows of another" % len(want), info)
+
+    def test_results_same(self):
+        nshared = self.compare_runs(self.flat, self.shared)
+        # here every GPU of a stage has its first GPU's times: one GPU's
+        # rows per stage
+        with h5py.File(self.flat, "r") as f:
+            per_gpu = [int(c) for c in f["gpus/node_count"][:]]
+        self.assertEqual(nshared, sum(per_gpu[s * (len(per_gpu) // PP)] for s in range(PP)))
+
+    def test_partly_alike(self):
+        # TP 2 DP 3 on 8-GPU nodes: a stage's GPUs sit on different nodes,
+        # so their pipeline and DP transfers are timed differently; only
+        # the GPUs that are alike share
+        args = [a for a in SYNTH]
+        for k, v in (("--tp", "2"), ("--dp", "3"), ("--global-batch", "12")):
+            args[args.index(k) + 1] = v
+        flat, shared = self.path("pflat.h5"), self.path("pshared.h5")
+        run(*args, "--no-shared-structure", "-o", flat)
+        run(*args, "-o", shared)
+        n, want = self.expected_sharing(flat)
+        self.assertTrue(0 < len(want) < n - PP, want)
+        self.check_layout(flat, shared, want)
+        self.compare_runs(flat, shared)
+
+    def test_drop_edges(self):
+        # the graphs change after loading (each shared one gets a copy of
+        # its own first): the archive then holds every GPU's rows
+        self.compare_runs(self.flat, self.shared, "--drop-edges", "launch_latency", rows_shared=False)
+
+    def test_differing_gpus(self):
+        with open(os.path.join(SRC, "data", "gpu", "h100.json")) as f:
+            spec = json.load(f)
+        spec.update({"name": "h100-stalls", "host_stall_prob": 0.2, "host_stall_ns": 200000})
+        gpu = self.path("stalls.json")
+        with open(gpu, "w") as f:
+            json.dump(spec, f)
+        flat, shared = self.path("sflat.h5"), self.path("sshared.h5")
+        run(*SYNTH, "--gpu", gpu, "--seed", "7", "--no-shared-structure", "-o", flat)
+        run(*SYNTH, "--gpu", gpu, "--seed", "7", "-o", shared)
+        n, want = self.expected_sharing(flat)
+        self.assertLess(len(want), n - PP, "the stalls must make some GPUs differ")
+        self.check_layout(flat, shared, want)
+        self.compare_runs(flat, shared)
+
+    def tamper(self, name, edit):
+        p = self.path(name)
+        shutil.copy(self.shared, p)
+        with h5py.File(p, "r+") as f:
+            edit(f)
+        return p
+
+    def expect_bad(self, p, what):
+        out = self.path("bad-out.h5")
+        r = run("sim", p, "-o", out, ok=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = [x for x in r.stderr.splitlines() if x.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn(what, lines[0])
+        self.assertIn(p, lines[0])
+        self.assertFalse(os.path.exists(out))
+        with self.assertRaises(lumosim.LumosimFileError):
+            lumosim.load(p)
+
+    def test_bad_offsets(self):
+        _, want = self.expected_sharing(self.flat)
+        g = min(want)
+
+        def off_by_one(f):
+            f["gpus/node_offset"][g] = f["gpus/node_offset"][want[g]] + 1
+
+        self.expect_bad(self.tamper("bad1.h5", off_by_one), "node_offset of GPU %d" % g)
+
+        def other_count(f):
+            c = f["gpus/node_count"][:]
+            c[g] -= 1
+            f["gpus/node_count"][:] = c
+
+        self.expect_bad(self.tamper("bad2.h5", other_count), "GPU %d" % g)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
