@@ -215,6 +215,38 @@ class SharedStructureTests(unittest.TestCase):
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
 
+    def estimate(self, store):
+        """memlimit.h's estimate for `sim` of the store, computed here
+        from its tables: 32 MiB + 80 KiB a GPU + 129 B a node and 20 B an
+        edge of a GPU with rows of its own + 48 B a string; a GPU sharing
+        another's rows: 48 B a node, 12 B a string (read shared)."""
+        with h5py.File(store, "r") as f:
+            gp = f["gpus"]
+            no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
+                                                                    "string_count"))
+        est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
+        for g in range(len(nc)):
+            if no[g] != acc and nc[g]:
+                est += 48 * nc[g] + 12 * sc[g]
+            else:
+                est += 129 * nc[g] + 20 * ec[g] + 48 * sc[g]
+                acc += nc[g]
+        return est
+
+    def test_memory_estimate(self):
+        flat, shared = self.estimate(self.flat), self.estimate(self.shared)
+        self.assertLess(shared, flat - 2**20)
+        lim = (flat + shared) // 2
+        env = dict(os.environ, LUMOSIM_MEM_LIMIT=str(lim))
+        out = self.path("mem.h5")
+        for store, ok in ((self.shared, True), (self.flat, False)):
+            if os.path.exists(out):
+                os.remove(out)
+            p = subprocess.run([LUMOSIM, "sim", store, "-o", out], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0 if ok else 1, p.stderr)
+            if not ok:
+                self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
+
     def tamper(self, name, edit):
         p = self.path(name)
         shutil.copy(self.shared, p)
