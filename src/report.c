@@ -480,7 +480,7 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
     lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs);
-    lsim_ns *w = malloc((n ? n : 1) * sizeof *w);
+    lsim_ns *w = calloc(n ? n : 1, sizeof *w);
     uint8_t *show = malloc(n ? n : 1);
     if (!w || !show) per_rank = 1; /* out of memory: every rank, as before */
     for (size_t i = 0; w && i < n; i++) w[i] = items[i].r->window_predicted;
