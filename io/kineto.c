@@ -197,9 +197,28 @@ static const unsigned char k_structural[256] = {
     ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1, [':'] = 1,
 };
 
-/* Positions (relative to the value start) of an event's own ph/ts/dur. */
+/* A member of a plain trace event (event_scan): its key's bytes (without
+ * the quotes) and its value's text, as offsets from the event's '{'. */
+typedef struct ev_member {
+    uint32_t key, klen, val, vlen;
+} ev_member;
+
+/* Members past these counts make an event not plain (it is then parsed whole
+ * by cJSON, as any event is that the fast path does not take): a Kineto
+ * event has 8 members, a kernel's args 15. */
+enum { EV_MAXTOP = 24, EV_MAXARGS = 48, EV_MAXDEPTH = 32 };
+
+/* The members of a plain event: its own, and those of its "args" object. */
+typedef struct ev_scan {
+    unsigned ntop, nargs;
+    ev_member top[EV_MAXTOP], args[EV_MAXARGS];
+} ev_scan;
+
+/* Positions (relative to the value start) of an event's own ph/ts/dur; scan
+ * is its members when the event is plain, else NULL. */
 typedef struct value_keys {
     long ph, ts, dur; /* -1 if absent */
+    const ev_scan *scan;
 } value_keys;
 
 /* Find the extent of the JSON value starting at r->pos. On success the value
@@ -336,6 +355,199 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
     }
 }
 
+/* ------------------------------------------------------- the event scanner */
+
+/* Does the key k (kl bytes) equal the literal, as strcmp on the key made a
+ * C string would say (cJSON's keys are C strings: one with a NUL byte
+ * inside ends there)? */
+#define KEY_IS(k, kl, lit) \
+    ((kl) >= sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1) && ((kl) == sizeof(lit) - 1 || (k)[sizeof(lit) - 1] == '\0'))
+
+/* At least `need` bytes from r->pos, or what is left: 1 when there are that
+ * many, 0 at the end of the input, or a negative code. */
+static int more(reader *r, size_t need)
+{
+    if (r->end - r->pos >= need) return 1;
+    int rc = fill(r, need);
+    if (rc) return rc;
+    return r->end - r->pos >= need;
+}
+
+/* A window of the reader's buffer, b[0, n) with b[n] == '\0', scanned for
+ * one plain event (event_scan). */
+typedef struct scanner {
+    const char *b;
+    size_t n;
+    int eof;   /* the window holds the rest of the input */
+    int short_; /* the scan failed near the window's end: retry with more */
+    int args;   /* the event's "args" member was met */
+    value_keys *vk;
+    ev_scan *sc;
+} scanner;
+
+#define SCAN_FAIL ((size_t)-1)
+
+static size_t scan_fail(scanner *s, size_t at)
+{
+    if (!s->eof && at + 64 >= s->n) s->short_ = 1;
+    return SCAN_FAIL;
+}
+
+/* JSON's four whitespace bytes; the window's NUL stops it. */
+static inline size_t skip_ws(const char *b, size_t i)
+{
+    while (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') i++;
+    return i;
+}
+
+/* The string whose opening quote is at i: the offset after its closing
+ * quote, when it holds no backslash. */
+static inline size_t scan_string(scanner *s, size_t i)
+{
+    const char *q = memchr(s->b + i + 1, '"', s->n - i - 1);
+    if (!q) return scan_fail(s, s->n);
+    if (memchr(s->b + i + 1, '\\', (size_t)(q - s->b) - i - 1)) return SCAN_FAIL;
+    return (size_t)(q - s->b) + 1;
+}
+
+/* Length of the strict JSON number at s (at most n bytes are there):
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or 0 when s does not
+ * begin with one. What follows it is the caller's to check. */
+static size_t plain_number(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-') i++;
+    if (i >= n || s[i] < '0' || s[i] > '9') return 0;
+    if (s[i++] != '0')
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == d) return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == d) return 0;
+    }
+    return i;
+}
+
+static size_t scan_object(scanner *s, size_t i, int depth, int members);
+
+/* The value at i (no whitespace before it): the offset after it. */
+static size_t scan_value(scanner *s, size_t i, int depth)
+{
+    const char *b = s->b;
+    char c = b[i];
+    if (c == '"') return scan_string(s, i);
+    if (c == '{' || c == '[') {
+        if (depth >= EV_MAXDEPTH) return SCAN_FAIL;
+        if (c == '{') return scan_object(s, i, depth + 1, 0);
+        i = skip_ws(b, i + 1);
+        if (b[i] == ']') return i + 1;
+        for (;;) {
+            if ((i = scan_value(s, i, depth + 1)) == SCAN_FAIL) return SCAN_FAIL;
+            i = skip_ws(b, i);
+            if (b[i] == ']') return i + 1;
+            if (b[i] != ',') return scan_fail(s, i);
+            i = skip_ws(b, i + 1);
+        }
+    }
+    size_t k = 0;
+    if (c == '-' || (c >= '0' && c <= '9')) k = plain_number(b + i, s->n - i);
+    else if (c == 't' && s->n - i >= 4 && !memcmp(b + i, "true", 4)) k = 4;
+    else if (c == 'f' && s->n - i >= 5 && !memcmp(b + i, "false", 5)) k = 5;
+    else if (c == 'n' && s->n - i >= 4 && !memcmp(b + i, "null", 4)) k = 4;
+    if (!k || k > 60) return scan_fail(s, i + 60); /* cJSON reads 63 characters of a number */
+    return i + k;
+}
+
+/* The object at i ('{'); members: 1 the event's own (recorded, with ph, ts
+ * and dur), 2 its args' (recorded), 0 none. */
+static size_t scan_object(scanner *s, size_t i, int depth, int members)
+{
+    const char *b = s->b;
+    ev_scan *sc = s->sc;
+    i = skip_ws(b, i + 1);
+    if (b[i] == '}') return i + 1;
+    for (;;) {
+        if (b[i] != '"') return scan_fail(s, i);
+        size_t k = i + 1;
+        if ((i = scan_string(s, i)) == SCAN_FAIL) return SCAN_FAIL;
+        size_t kl = i - 1 - k;
+        i = skip_ws(b, i);
+        if (b[i] != ':') return scan_fail(s, i);
+        i = skip_ws(b, i + 1);
+        ev_member *m = NULL;
+        int args = 0;
+        if (members == 1) {
+            if (sc->ntop == EV_MAXTOP) return SCAN_FAIL;
+            m = &sc->top[sc->ntop++];
+            /* ph, ts and dur as value_extent finds them: the bytes alone */
+            if (kl == 2 && b[k] == 'p' && b[k + 1] == 'h') s->vk->ph = (long)i;
+            else if (kl == 2 && b[k] == 't' && b[k + 1] == 's') s->vk->ts = (long)i;
+            else if (kl == 3 && !memcmp(b + k, "dur", 3)) s->vk->dur = (long)i;
+            if (KEY_IS(b + k, kl, "args")) {
+                if (s->args++) return SCAN_FAIL; /* a second args: leave duplicates to cJSON */
+                args = b[i] == '{';
+            }
+        } else if (members == 2) {
+            if (sc->nargs == EV_MAXARGS) return SCAN_FAIL;
+            m = &sc->args[sc->nargs++];
+        }
+        size_t v = i;
+        if (args) i = depth >= EV_MAXDEPTH ? SCAN_FAIL : scan_object(s, i, depth + 1, 2);
+        else i = scan_value(s, i, depth);
+        if (i == SCAN_FAIL) return SCAN_FAIL;
+        if (m) *m = (ev_member){(uint32_t)k, (uint32_t)kl, (uint32_t)v, (uint32_t)(i - v)};
+        i = skip_ws(b, i);
+        if (b[i] == '}') return i + 1;
+        if (b[i] != ',') return scan_fail(s, i);
+        i = skip_ws(b, i + 1);
+    }
+}
+
+/* The trace event (an object) at r->pos, when it is plain: strict JSON (the
+ * four whitespace bytes only, strict numbers of at most 60 characters),
+ * no backslash anywhere, nesting under EV_MAXDEPTH, at most one "args"
+ * member and no more members than ev_scan holds. Then returns 1 with *len,
+ * vk (ph, ts, dur as value_extent finds them; scan = sc) and sc (the
+ * members) filled. Returns 0, reporting nothing, for anything else
+ * (value_extent then reads the event, and cJSON parses it whole, as before),
+ * or a negative code when reading failed.
+ *
+ * Why: cJSON parsing each whole event was half of `replay` (number
+ * conversions of fields never used, three strncmp per value); a plain event
+ * is strict JSON, which cJSON accepts, so its members can be read in place
+ * (handle_event) with the values cJSON would give. The scan reads a window
+ * of the buffer ending in a NUL, so it never checks for the buffer's end; an
+ * event that runs past the window is scanned again in a larger one. */
+static int event_scan(reader *r, size_t *len, value_keys *vk, ev_scan *sc)
+{
+    size_t want = (size_t)1 << 16;
+    for (;;) {
+        int rc = more(r, want);
+        if (rc < 0) return rc;
+        size_t n = r->end - r->pos;
+        if (n > UINT32_MAX) return 0; /* offsets are 32-bit: leave it to value_extent */
+        r->buf[r->end] = '\0';        /* the buffer has cap + 1 bytes */
+        scanner s = {r->buf + r->pos, n, r->eof, 0, 0, vk, sc};
+        sc->ntop = sc->nargs = 0;
+        vk->ph = vk->ts = vk->dur = -1;
+        vk->scan = NULL;
+        size_t i = scan_object(&s, 0, 1, 1);
+        if (i != SCAN_FAIL) {
+            *len = i;
+            vk->scan = sc;
+            return 1;
+        }
+        if (!s.short_) return 0;
+        want = n * 2;
+    }
+}
 /* ------------------------------------------------------------ conversions */
 
 /* The trace's timestamp granularity so far (res, a divisor of 1000 ns) after
@@ -583,72 +795,187 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
     return value_int(cJSON_GetObjectItemCaseSensitive(o, key), dflt);
 }
 
-/* The args an event may carry that the graph uses, found in one pass over
- * the args object (a kernel has a dozen keys; looking each up separately
- * was a measurable share of ingest time). */
+/* A member of an event that the graph may use: a cJSON item, or, for a
+ * plain event (event_scan), the value's text, made an item when first asked
+ * for (jv) so that values never used are never converted. */
+typedef struct jval {
+    const cJSON *item;
+    char *txt; /* NULL when absent or resolved */
+    uint32_t len;
+} jval;
+
+/* The members of an event that the graph uses (its own and its args'),
+ * found in one pass over each object (a kernel has a dozen args; looking
+ * each up separately was a measurable share of ingest time), and where the
+ * items of a plain event's values live. */
 typedef struct ev_args {
-    const cJSON *correlation, *external_id, *device, *stream, *sync_kind, *wait_stream, *wait_rec;
-    const cJSON *coll_name, *in_nelems, *out_nelems, *group_size, *dtype, *pg_name, *pg_ranks, *input_dims;
-    const cJSON *input_type, *rank, *seq_nr, *fwd_tid, *concrete, *root_rank;
-    const cJSON *grid, *block, *regs, *smem, *occ, *bps; /* kernels' launch configuration */
+    jval cat, name, pid, tid, args;
+    jval correlation, external_id, device, stream, sync_kind, wait_stream, wait_rec;
+    jval coll_name, in_nelems, out_nelems, group_size, dtype, pg_name, pg_ranks, input_dims;
+    jval input_type, rank, seq_nr, fwd_tid, concrete, root_rank;
+    jval grid, block, regs, smem, occ, bps; /* kernels' launch configuration */
+    int bad;                                /* a value cJSON could not parse (out of memory) */
+    int nnodes, nroots;
+    cJSON nodes[32];  /* one per jval at most: strings, literals, short integers */
+    cJSON *roots[32]; /* values cJSON parsed, deleted when the arena spilled */
 } ev_args;
 
-static void index_args(const cJSON *args, ev_args *a)
+#define ARG(a, f) jv((a), &(a)->f)
+
+/* The slot for the key k (kl bytes, as KEY_IS reads them), or NULL. */
+static jval *top_slot(ev_args *a, const char *k, size_t kl)
 {
-    memset(a, 0, sizeof *a);
-    if (!args) return;
-    for (const cJSON *c = args->child; c; c = c->next) {
-        const char *k = c->string;
-        if (!k) continue;
-        switch (k[0]) {
-        case 'g': if (!strcmp(k, "grid")) a->grid = c; break;
-        case 'b':
-            if (!strcmp(k, "block")) a->block = c;
-            else if (!strcmp(k, "blocks per SM")) a->bps = c;
-            break;
-        case 'e': if (!strcmp(k, "est. achieved occupancy %")) a->occ = c; break;
-        case 'c':
-            if (!strcmp(k, "correlation")) a->correlation = c;
-            else if (!strcmp(k, "cuda_sync_kind")) a->sync_kind = c;
-            break;
-        case 'E': if (!strcmp(k, "External id")) a->external_id = c; break;
-        case 'd':
-            if (!strcmp(k, "device")) a->device = c;
-            else if (!strcmp(k, "dtype")) a->dtype = c;
-            break;
-        case 's':
-            if (!strcmp(k, "stream")) a->stream = c;
-            else if (!strcmp(k, "shared memory")) a->smem = c;
-            break;
-        case 'w':
-            if (!strcmp(k, "wait_on_stream")) a->wait_stream = c;
-            else if (!strcmp(k, "wait_on_cuda_event_record_corr_id")) a->wait_rec = c;
-            break;
-        case 'C':
-            if (!strcmp(k, "Collective name")) a->coll_name = c;
-            else if (!strcmp(k, "Concrete Inputs")) a->concrete = c;
-            break;
-        case 'I':
-            if (!strcmp(k, "In msg nelems")) a->in_nelems = c;
-            else if (!strcmp(k, "Input Dims")) a->input_dims = c;
-            else if (!strcmp(k, "Input type")) a->input_type = c;
-            break;
-        case 'O': if (!strcmp(k, "Out msg nelems")) a->out_nelems = c; break;
-        case 'r':
-            if (!strcmp(k, "rank")) a->rank = c;
-            else if (!strcmp(k, "registers per thread")) a->regs = c;
-            else if (!strcmp(k, "root_rank")) a->root_rank = c;
-            break;
-        case 'S': if (!strcmp(k, "Sequence number")) a->seq_nr = c; break;
-        case 'F': if (!strcmp(k, "Fwd thread id")) a->fwd_tid = c; break;
-        case 'G': if (!strcmp(k, "Group size")) a->group_size = c; break;
-        case 'P':
-            if (!strcmp(k, "Process Group Name")) a->pg_name = c;
-            else if (!strcmp(k, "Process Group Ranks")) a->pg_ranks = c;
-            break;
-        default: break;
-        }
+    switch (k[0]) {
+    case 'c': return KEY_IS(k, kl, "cat") ? &a->cat : NULL;
+    case 'n': return KEY_IS(k, kl, "name") ? &a->name : NULL;
+    case 'a': return KEY_IS(k, kl, "args") ? &a->args : NULL;
+    case 'p': return KEY_IS(k, kl, "pid") ? &a->pid : NULL;
+    case 't': return KEY_IS(k, kl, "tid") ? &a->tid : NULL;
+    default: return NULL;
     }
+}
+
+static jval *arg_slot(ev_args *a, const char *k, size_t kl)
+{
+#define K_(name, f) \
+    if (KEY_IS(k, kl, name)) return &a->f
+    switch (k[0]) {
+    case 'g': K_("grid", grid); break;
+    case 'b':
+        K_("block", block);
+        K_("blocks per SM", bps);
+        break;
+    case 'e': K_("est. achieved occupancy %", occ); break;
+    case 'c':
+        K_("correlation", correlation);
+        K_("cuda_sync_kind", sync_kind);
+        break;
+    case 'E': K_("External id", external_id); break;
+    case 'd':
+        K_("device", device);
+        K_("dtype", dtype);
+        break;
+    case 's':
+        K_("stream", stream);
+        K_("shared memory", smem);
+        break;
+    case 'w':
+        K_("wait_on_stream", wait_stream);
+        K_("wait_on_cuda_event_record_corr_id", wait_rec);
+        break;
+    case 'C':
+        K_("Collective name", coll_name);
+        K_("Concrete Inputs", concrete);
+        break;
+    case 'I':
+        K_("In msg nelems", in_nelems);
+        K_("Input Dims", input_dims);
+        K_("Input type", input_type);
+        break;
+    case 'O': K_("Out msg nelems", out_nelems); break;
+    case 'r':
+        K_("rank", rank);
+        K_("registers per thread", regs);
+        K_("root_rank", root_rank);
+        break;
+    case 'S': K_("Sequence number", seq_nr); break;
+    case 'F': K_("Fwd thread id", fwd_tid); break;
+    case 'G': K_("Group size", group_size); break;
+    case 'P':
+        K_("Process Group Name", pg_name);
+        K_("Process Group Ranks", pg_ranks);
+        break;
+    default: break;
+    }
+#undef K_
+    return NULL;
+}
+
+/* Index the members of an event cJSON parsed whole. */
+static void index_tree(ev_args *a, const cJSON *o)
+{
+    memset(a, 0, offsetof(ev_args, nnodes));
+    a->nnodes = a->nroots = 0;
+    jval *v;
+    for (const cJSON *c = o->child; c; c = c->next)
+        if (c->string && (v = top_slot(a, c->string, strlen(c->string)))) v->item = c;
+    if (!cJSON_IsObject(a->args.item)) return;
+    for (const cJSON *c = a->args.item->child; c; c = c->next)
+        if (c->string && (v = arg_slot(a, c->string, strlen(c->string)))) v->item = c;
+}
+
+/* Index the members of a plain event (txt, as event_scan found them). */
+static void index_plain(ev_args *a, char *txt, const ev_scan *sc)
+{
+    memset(a, 0, offsetof(ev_args, nnodes));
+    a->nnodes = a->nroots = 0;
+    jval *v;
+    for (unsigned i = 0; i < sc->ntop; i++) {
+        const ev_member *m = &sc->top[i];
+        if ((v = top_slot(a, txt + m->key, m->klen))) *v = (jval){NULL, txt + m->val, m->vlen};
+    }
+    if (!a->args.txt || a->args.txt[0] != '{') return; /* event_scan read one "args" at most */
+    for (unsigned i = 0; i < sc->nargs; i++) {
+        const ev_member *m = &sc->args[i];
+        if ((v = arg_slot(a, txt + m->key, m->klen))) *v = (jval){NULL, txt + m->val, m->vlen};
+    }
+}
+
+/* The item cJSON would make of a plain event's string, literal or integer
+ * of at most 15 digits (exact as a double, as strtod gives it); the string
+ * is made a C string in place, over its closing quote. NULL for anything
+ * else (fractions, exponents, longer integers, arrays, objects). */
+static cJSON *plain_item(ev_args *a, char *s, size_t n)
+{
+    int type;
+    double d = 0;
+    switch (s[0]) {
+    case '"': type = cJSON_String; break;
+    case 't': type = cJSON_True; break;
+    case 'f': type = cJSON_False; break;
+    case 'n': type = cJSON_NULL; break;
+    default: {
+        size_t i = s[0] == '-';
+        if (n - i > 15) return NULL;
+        int64_t x = 0;
+        for (; i < n; i++) {
+            if (s[i] < '0' || s[i] > '9') return NULL;
+            x = x * 10 + (s[i] - '0');
+        }
+        d = s[0] == '-' ? -(double)x : (double)x;
+        type = cJSON_Number;
+    }
+    }
+    cJSON *c = &a->nodes[a->nnodes++];
+    memset(c, 0, sizeof *c);
+    c->type = type;
+    if (type == cJSON_String) {
+        s[n - 1] = '\0';
+        c->valuestring = s + 1;
+    } else if (type == cJSON_Number) {
+        c->valuedouble = d;
+        c->valueint = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
+    } else if (type == cJSON_True) {
+        c->valueint = 1;
+    }
+    return c;
+}
+
+/* The item of a member (NULL when absent): a plain event's value is
+ * converted on first use, by cJSON when plain_item cannot. */
+static const cJSON *jv(ev_args *a, jval *v)
+{
+    if (!v->txt) return v->item;
+    char *s = v->txt;
+    size_t n = v->len;
+    v->txt = NULL;
+    if (s[0] == '{' || s[0] == '[' || !(v->item = plain_item(a, s, n))) {
+        cJSON *c = cJSON_ParseWithLength(s, n);
+        if (c) a->roots[a->nroots++] = c;
+        else a->bad = 1; /* event_scan's grammar is cJSON's: out of memory */
+        v->item = c;
+    }
+    return v->item;
 }
 
 /* pid/tid: numbers, or strings (numeric or not). Non-numeric strings map to
@@ -793,11 +1120,11 @@ static lsim_sync_kind sync_kind_of(const char *s)
 
 /* Collective metadata from args (newer PyTorch on kernels and on
  * record_param_comms), or from the kernel name. */
-static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const char *name, int is_kernel)
+static int attach_coll(lsim_trace *t, lsim_event *e, ev_args *a, const char *name, int is_kernel)
 {
     int32_t dt = -1;
     lsim_coll_kind kind = is_kernel ? lsim_coll_from_kernel_name(name, &dt) : LSIM_COLL_NONE;
-    const cJSON *cn = a->coll_name;
+    const cJSON *cn = ARG(a, coll_name);
     int is_rpc = !is_kernel && name && strcmp(name, "record_param_comms") == 0;
     if (kind == LSIM_COLL_NONE && !is_rpc) return 0;
     int32_t idx;
@@ -812,21 +1139,21 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
         c->from_metadata = 1;
     }
     {
-        c->in_nelems = value_int(a->in_nelems, -1);
-        c->out_nelems = value_int(a->out_nelems, -1);
-        c->group_size = (int32_t)value_int(a->group_size, -1);
-        const cJSON *d = a->dtype;
+        c->in_nelems = value_int(ARG(a, in_nelems), -1);
+        c->out_nelems = value_int(ARG(a, out_nelems), -1);
+        c->group_size = (int32_t)value_int(ARG(a, group_size), -1);
+        const cJSON *d = ARG(a, dtype);
         if (cJSON_IsString(d)) {
             int32_t s = dtype_size(d->valuestring);
             if (s > 0) c->dtype_bytes = s;
         }
-        const cJSON *pg = a->pg_name;
+        const cJSON *pg = ARG(a, pg_name);
         if (cJSON_IsString(pg) && (rc = intern(t, pg->valuestring, &c->pg_name))) return rc;
-        const cJSON *pr = a->pg_ranks;
+        const cJSON *pr = ARG(a, pg_ranks);
         if (cJSON_IsString(pr) && (rc = intern(t, pr->valuestring, &c->pg_ranks))) return rc;
         if (c->in_nelems < 0) {
             /* older record_param_comms: one tensor's dims in "Input Dims" */
-            const cJSON *dims = a->input_dims;
+            const cJSON *dims = ARG(a, input_dims);
             const cJSON *first = cJSON_IsArray(dims) ? dims->child : NULL;
             if (cJSON_IsArray(first) && first->child && cJSON_IsArray(first->child)) first = first->child;
             if (cJSON_IsArray(first) && first->child) {
@@ -863,13 +1190,14 @@ static int attach_coll(lsim_trace *t, lsim_event *e, const ev_args *a, const cha
  * the kind and the root (the graph build hands the root to the kernels
  * launched inside it); anything else (no such input, not a rank) leaves the
  * root unknown, which the coupled replay counts (job.h). */
-static int attach_root(lsim_trace *t, lsim_event *e, const ev_args *a, const char *name)
+static int attach_root(lsim_trace *t, lsim_event *e, ev_args *a, const char *name)
 {
     int bcast = !strcmp(name, "c10d::broadcast_"), reduce = !strcmp(name, "c10d::reduce_");
     if (!bcast && !reduce) return 0;
-    int64_t root = value_int(a->root_rank, -1);
-    if (root < 0 && cJSON_IsArray(a->concrete)) {
-        const cJSON *x = cJSON_GetArrayItem(a->concrete, bcast ? 2 : 3);
+    int64_t root = value_int(ARG(a, root_rank), -1);
+    const cJSON *concrete = root < 0 ? ARG(a, concrete) : NULL;
+    if (root < 0 && cJSON_IsArray(concrete)) {
+        const cJSON *x = cJSON_GetArrayItem(concrete, bcast ? 2 : 3);
         root = cJSON_IsString(x) ? value_int(x, -1) : -1;
     }
     if (root < 0 || root > INT32_MAX) return 0;
@@ -914,7 +1242,7 @@ static int8_t input_type_size(const char *s)
 }
 
 /* Record a GEMM-like op's input shapes in the side table (lsim_gemm_op). */
-static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
+static int push_gemm(lsim_trace *t, ev_args *a, uint32_t name)
 {
     if (LSIM_GROW(t->gemms, &t->capgemm, t->ngemm + 1)) return LSIM_ENOMEM;
     lsim_gemm_op *g = &t->gemms[t->ngemm++];
@@ -922,7 +1250,8 @@ static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
     g->ev = (uint64_t)(t->nev - 1);
     g->name = name;
     g->elem_bytes = -1;
-    const cJSON *d = cJSON_IsArray(a->input_dims) ? a->input_dims->child : NULL;
+    const cJSON *dims = ARG(a, input_dims), *types = ARG(a, input_type);
+    const cJSON *d = cJSON_IsArray(dims) ? dims->child : NULL;
     for (int i = 0; i < LSIM_GEMM_MAX_TENSORS; i++, d = d ? d->next : NULL) {
         g->ndims[i] = -1;
         if (!cJSON_IsArray(d)) continue;
@@ -933,7 +1262,7 @@ static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
         }
         if (ok) g->ndims[i] = (int8_t)k;
     }
-    const cJSON *ty = cJSON_IsArray(a->input_type) ? a->input_type->child : NULL;
+    const cJSON *ty = cJSON_IsArray(types) ? types->child : NULL;
     if (cJSON_IsString(ty)) g->elem_bytes = input_type_size(ty->valuestring);
     return 0;
 }
@@ -941,14 +1270,15 @@ static int push_gemm(lsim_trace *t, const ev_args *a, uint32_t name)
 /* A cpu_op's autograd links in their side table (lsim_autograd_op): only
  * ops that carry a numeric Sequence number, so the cost is 24 bytes per such
  * op and none for any other event. */
-static int push_autograd(lsim_trace *t, const ev_args *a)
+static int push_autograd(lsim_trace *t, ev_args *a)
 {
-    if (!cJSON_IsNumber(a->seq_nr) || !(a->seq_nr->valuedouble >= 0)) return 0;
+    const cJSON *seq = ARG(a, seq_nr), *fwd = ARG(a, fwd_tid);
+    if (!cJSON_IsNumber(seq) || !(seq->valuedouble >= 0)) return 0;
     if (LSIM_GROW(t->autograd, &t->capautograd, t->nautograd + 1)) return LSIM_ENOMEM;
     lsim_autograd_op *o = &t->autograd[t->nautograd++];
     o->ev = (uint64_t)(t->nev - 1);
-    o->seq = value_int(a->seq_nr, -1);
-    o->fwd_tid = cJSON_IsNumber(a->fwd_tid) && a->fwd_tid->valuedouble >= 0.0 ? value_int(a->fwd_tid, -1) : -1;
+    o->seq = value_int(seq, -1);
+    o->fwd_tid = cJSON_IsNumber(fwd) && fwd->valuedouble >= 0.0 ? value_int(fwd, -1) : -1;
     return 0;
 }
 
@@ -970,9 +1300,9 @@ static uint64_t dim3_product(const cJSON *v)
 /* A kernel's launch configuration in its side table (lsim_kernel_cfg):
  * only kernels with a valid grid and block; anything else out of range
  * reads as absent, since these only refine the SM-occupancy estimate. */
-static int push_kcfg(lsim_trace *t, const ev_args *a)
+static int push_kcfg(lsim_trace *t, ev_args *a)
 {
-    uint64_t blocks = dim3_product(a->grid), threads = dim3_product(a->block);
+    uint64_t blocks = dim3_product(ARG(a, grid)), threads = dim3_product(ARG(a, block));
     if (!blocks || !threads || threads > 65536) return 0;
     if (LSIM_GROW(t->kcfg, &t->capkcfg, t->nkcfg + 1)) return LSIM_ENOMEM;
     lsim_kernel_cfg *k = &t->kcfg[t->nkcfg++];
@@ -980,12 +1310,13 @@ static int push_kcfg(lsim_trace *t, const ev_args *a)
     k->ev = (uint64_t)(t->nev - 1);
     k->blocks = blocks;
     k->threads = (uint32_t)threads;
-    int64_t r = value_int(a->regs, 0), m = value_int(a->smem, 0), o = value_int(a->occ, 0);
+    int64_t r = value_int(ARG(a, regs), 0), m = value_int(ARG(a, smem), 0), o = value_int(ARG(a, occ), 0);
+    const cJSON *bps = ARG(a, bps);
     k->regs = r > 0 && r <= 65535 ? (uint16_t)r : 0;
     k->smem = m > 0 && m <= INT32_MAX ? (uint32_t)m : 0;
     k->occ_pct = o > 0 && o <= 100 ? (uint8_t)o : 0;
-    if (cJSON_IsNumber(a->bps) && a->bps->valuedouble > 0) {
-        double s = (double)blocks / a->bps->valuedouble + 0.5;
+    if (cJSON_IsNumber(bps) && bps->valuedouble > 0) {
+        double s = (double)blocks / bps->valuedouble + 0.5;
         k->sms_hint = s >= 1 && s <= 65535 ? (uint16_t)s : 0;
     }
     return 0;
@@ -1048,7 +1379,10 @@ static int handle_memory(lsim_trace *t, reader *r, const char *txt, size_t len)
     return 0;
 }
 
-static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, const value_keys *vk)
+/* One trace event, txt[0, len) in the reader's buffer (a plain one is read
+ * in place, which writes over the closing quotes of the strings it uses:
+ * see plain_item). */
+static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const value_keys *vk)
 {
     t->events_seen++;
     /* Only complete events are graph material; cheap check on ph first. */
@@ -1064,23 +1398,21 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
 
     int rc = arena_begin();
     if (rc) return lsim_err_set(r->err, rc, "%s: out of memory", r->label);
-    cJSON *o = cJSON_ParseWithLength(txt, len);
-    if (!o || !cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        arena_end();
-        return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed trace event #%llu", r->label,
-                            (unsigned long long)t->events_seen);
+    ev_args a;
+    cJSON *o = NULL;
+    if (vk->scan) {
+        index_plain(&a, txt, vk->scan);
+    } else {
+        o = cJSON_ParseWithLength(txt, len);
+        if (!o || !cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            arena_end();
+            return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed trace event #%llu", r->label,
+                                (unsigned long long)t->events_seen);
+        }
+        index_tree(&a, o);
     }
-    const cJSON *jcat = NULL, *jname = NULL, *jargs = NULL, *jpid = NULL, *jtid = NULL;
-    for (const cJSON *c = o->child; c; c = c->next) {
-        const char *k = c->string;
-        if (!k) continue;
-        if (k[0] == 'c' && !strcmp(k, "cat")) jcat = c;
-        else if (k[0] == 'n' && !strcmp(k, "name")) jname = c;
-        else if (k[0] == 'a' && !strcmp(k, "args")) jargs = c;
-        else if (k[0] == 'p' && !strcmp(k, "pid")) jpid = c;
-        else if (k[0] == 't' && !strcmp(k, "tid")) jtid = c;
-    }
+    const cJSON *jcat = ARG(&a, cat), *jname = ARG(&a, name);
     const char *cat = cJSON_IsString(jcat) ? jcat->valuestring : NULL;
     const char *name = cJSON_IsString(jname) ? jname->valuestring : "";
     lsim_ev_kind kind;
@@ -1150,29 +1482,27 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
     e->coll = -1;
     e->sync = -1;
     lsim_row row = {0, 0, -1, -1, -1};
-    if ((rc = id_field(t, jpid, &row.pid)) || (rc = id_field(t, jtid, &row.tid)) ||
+    if ((rc = id_field(t, ARG(&a, pid), &row.pid)) || (rc = id_field(t, ARG(&a, tid), &row.tid)) ||
         (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
-    ev_args a;
-    index_args(cJSON_IsObject(jargs) ? jargs : NULL, &a);
-    e->corr = value_int(a.correlation, -1);
+    e->corr = value_int(ARG(&a, correlation), -1);
     {
-        int64_t rk = value_int(a.rank, -1);
+        int64_t rk = value_int(ARG(&a, rank), -1);
         row.rank = rk >= 0 && rk <= INT32_MAX ? (int32_t)rk : -1;
     }
     if (kind == LSIM_EV_KERNEL || kind == LSIM_EV_MEMCPY || kind == LSIM_EV_MEMSET || kind == LSIM_EV_SYNC) {
         /* GPU rows: pid = device, tid = stream when args lack them */
-        row.device = (int32_t)value_int(a.device, -1);
-        row.stream = value_int(a.stream, -1);
+        row.device = (int32_t)value_int(ARG(&a, device), -1);
+        row.stream = value_int(ARG(&a, stream), -1);
         if (row.device < 0) row.device = (int32_t)row.pid;
         if (row.stream < 0 && (kind != LSIM_EV_SYNC || row.tid >= 0)) row.stream = row.tid;
     }
     if (kind == LSIM_EV_SYNC) {
-        const cJSON *sk = a.sync_kind;
+        const cJSON *sk = ARG(&a, sync_kind);
         e->sync_kind = (uint8_t)sync_kind_of(cJSON_IsString(sk) ? sk->valuestring : name);
-        if ((rc = push_sync(t, value_int(a.wait_stream, -1), value_int(a.wait_rec, -1), &e->sync))) {
+        if ((rc = push_sync(t, value_int(ARG(&a, wait_stream), -1), value_int(ARG(&a, wait_rec), -1), &e->sync))) {
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }
@@ -1186,7 +1516,7 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         e->dtoh = strstr(name, "DtoH") != NULL || strstr(name, "Device -> Pageable") != NULL ||
                   strstr(name, "Device -> Pinned") != NULL;
     }
-    if (kind == LSIM_EV_KERNEL && a.grid && (rc = push_kcfg(t, &a))) {
+    if (kind == LSIM_EV_KERNEL && ARG(&a, grid) && (rc = push_kcfg(t, &a))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1205,14 +1535,16 @@ static int handle_event(lsim_trace *t, reader *r, const char *txt, size_t len, c
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
-    if (kind == LSIM_EV_CPU_OP && a.seq_nr && (rc = push_autograd(t, &a))) {
+    if (kind == LSIM_EV_CPU_OP && ARG(&a, seq_nr) && (rc = push_autograd(t, &a))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
     rc = 0;
+    if (a.bad) rc = lsim_err_set(r->err, LSIM_ENOMEM, "%s: out of memory", r->label);
 done:
     if (g_arena.fallbacks) {
         cJSON_Delete(o);
+        for (int i = 0; i < a.nroots; i++) cJSON_Delete(a.roots[i]);
         g_arena.fallbacks = 0;
     }
     arena_end();
@@ -1366,8 +1698,10 @@ static int walk_array(const walk_cb *w, reader *r)
         if (c == -1) return syntax_error(r, r->pos, eoi);
         size_t len;
         value_keys vk;
+        ev_scan sc;
         int obj = c == '{' && w->keys;
-        if ((rc = value_extent(r, &len, obj ? &vk : NULL))) return rc;
+        if (obj && (rc = event_scan(r, &len, &vk, &sc)) < 0) return rc;
+        if ((!obj || !rc) && (rc = value_extent(r, &len, obj ? &vk : NULL))) return rc;
         if ((rc = w->element(w->ctx, r, idx, len, obj ? &vk : NULL))) return rc;
         r->pos += len;
         c = peek_nonspace(r, &rc);
