@@ -25,6 +25,9 @@
 #include <strings.h>
 
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
@@ -116,6 +119,7 @@ typedef struct reader {
     lsim_progress_fn progress;
     void *progress_ctx;
     uint64_t next_progress;
+    struct name_memo *memo; /* the Kineto reader's (handle_event); NULL in lsim_json_walk_mem */
 } reader;
 
 /* Make at least `need` bytes available from pos (or hit EOF). Keeps
@@ -197,21 +201,103 @@ static const unsigned char k_structural[256] = {
     ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1, [':'] = 1,
 };
 
-/* A member of a plain trace event (event_scan): its key's bytes (without
- * the quotes) and its value's text, as offsets from the event's '{'. */
-typedef struct ev_member {
-    uint32_t key, klen, val, vlen;
-} ev_member;
+/* Does the key k (kl bytes) equal the literal, as strcmp on the key made a
+ * C string would say (cJSON's keys are C strings: one with a NUL byte
+ * inside ends there)? */
+#define KEY_IS(k, kl, lit) \
+    ((kl) >= sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1) && ((kl) == sizeof(lit) - 1 || (k)[sizeof(lit) - 1] == '\0'))
 
-/* Members past these counts make an event not plain (it is then parsed whole
- * by cJSON, as any event is that the fast path does not take): a Kineto
- * event has 8 members, a kernel's args 15. */
-enum { EV_MAXTOP = 24, EV_MAXARGS = 48, EV_MAXDEPTH = 32 };
+/* The members of an event the graph uses: its own (J_cat .. J_args) and its
+ * args' (the rest). */
+enum {
+    J_cat, J_name, J_pid, J_tid, J_args,
+    J_correlation, J_external_id, J_device, J_stream, J_sync_kind, J_wait_stream, J_wait_rec,
+    J_coll_name, J_in_nelems, J_out_nelems, J_group_size, J_dtype, J_pg_name, J_pg_ranks, J_input_dims,
+    J_input_type, J_rank, J_seq_nr, J_fwd_tid, J_concrete, J_root_rank,
+    J_grid, J_block, J_regs, J_smem, J_occ, J_bps, /* kernels' launch configuration */
+    J_N
+};
 
-/* The members of a plain event: its own, and those of its "args" object. */
+/* The slot of the event's own key k (kl bytes, as KEY_IS reads them), or -1. */
+static inline int top_slot(const char *k, size_t kl)
+{
+    switch (k[0]) {
+    case 'c': return KEY_IS(k, kl, "cat") ? J_cat : -1;
+    case 'n': return KEY_IS(k, kl, "name") ? J_name : -1;
+    case 'a': return KEY_IS(k, kl, "args") ? J_args : -1;
+    case 'p': return KEY_IS(k, kl, "pid") ? J_pid : -1;
+    case 't': return KEY_IS(k, kl, "tid") ? J_tid : -1;
+    default: return -1;
+    }
+}
+
+/* The slot of an args key, or -1. */
+static inline int arg_slot(const char *k, size_t kl)
+{
+#define K_(name, f) \
+    if (KEY_IS(k, kl, name)) return J_##f
+    switch (k[0]) {
+    case 'g': K_("grid", grid); break;
+    case 'b':
+        K_("block", block);
+        K_("blocks per SM", bps);
+        break;
+    case 'e': K_("est. achieved occupancy %", occ); break;
+    case 'c':
+        K_("correlation", correlation);
+        K_("cuda_sync_kind", sync_kind);
+        break;
+    case 'E': K_("External id", external_id); break;
+    case 'd':
+        K_("device", device);
+        K_("dtype", dtype);
+        break;
+    case 's':
+        K_("stream", stream);
+        K_("shared memory", smem);
+        break;
+    case 'w':
+        K_("wait_on_stream", wait_stream);
+        K_("wait_on_cuda_event_record_corr_id", wait_rec);
+        break;
+    case 'C':
+        K_("Collective name", coll_name);
+        K_("Concrete Inputs", concrete);
+        break;
+    case 'I':
+        K_("In msg nelems", in_nelems);
+        K_("Input Dims", input_dims);
+        K_("Input type", input_type);
+        break;
+    case 'O': K_("Out msg nelems", out_nelems); break;
+    case 'r':
+        K_("rank", rank);
+        K_("registers per thread", regs);
+        K_("root_rank", root_rank);
+        break;
+    case 'S': K_("Sequence number", seq_nr); break;
+    case 'F': K_("Fwd thread id", fwd_tid); break;
+    case 'G': K_("Group size", group_size); break;
+    case 'P':
+        K_("Process Group Name", pg_name);
+        K_("Process Group Ranks", pg_ranks);
+        break;
+    default: break;
+    }
+#undef K_
+    return -1;
+}
+
+/* Nesting past this makes an event not plain (it is then parsed whole by
+ * cJSON, as any event is that the fast path does not take). */
+enum { EV_MAXDEPTH = 32 };
+
+/* Where a plain event's members are (event_scan): the value of member J_x
+ * at offsets off[J_x], len[J_x] from the event's '{', when bit J_x of have
+ * is set. A repeated key keeps its last value, as the cJSON path does. */
 typedef struct ev_scan {
-    unsigned ntop, nargs;
-    ev_member top[EV_MAXTOP], args[EV_MAXARGS];
+    uint64_t have;
+    uint32_t off[J_N], len[J_N];
 } ev_scan;
 
 /* Positions (relative to the value start) of an event's own ph/ts/dur; scan
@@ -357,12 +443,6 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
 
 /* ------------------------------------------------------- the event scanner */
 
-/* Does the key k (kl bytes) equal the literal, as strcmp on the key made a
- * C string would say (cJSON's keys are C strings: one with a NUL byte
- * inside ends there)? */
-#define KEY_IS(k, kl, lit) \
-    ((kl) >= sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1) && ((kl) == sizeof(lit) - 1 || (k)[sizeof(lit) - 1] == '\0'))
-
 /* At least `need` bytes from r->pos, or what is left: 1 when there are that
  * many, 0 at the end of the input, or a negative code. */
 static int more(reader *r, size_t need)
@@ -393,36 +473,70 @@ static size_t scan_fail(scanner *s, size_t at)
     return SCAN_FAIL;
 }
 
-/* JSON's four whitespace bytes; the window's NUL stops it. */
+/* JSON's four whitespace bytes. */
+static const unsigned char k_space[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
+/* Past whitespace; the window's NUL stops it. Kineto indents its events, so
+ * this runs over a good part of every file. */
 static inline size_t skip_ws(const char *b, size_t i)
 {
-    while (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') i++;
+    if (b[i] == ' ' && !k_space[(unsigned char)b[i + 1]]) return i + 1; /* the usual one, after ':' or ',' */
+    while (k_space[(unsigned char)b[i]]) i++;
+    return i;
+}
+
+/* Past a run of decimal digits, 8 at a time while 8 bytes are there (the
+ * window ends at n). */
+static inline size_t skip_digits(const char *s, size_t i, size_t n)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        /* each byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
+        uint64_t bad = ((x & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+                       (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
+        if (bad) break;
+    }
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
     return i;
 }
 
 /* The string whose opening quote is at i: the offset after its closing
- * quote, when it holds no backslash. */
+ * quote, when it holds no backslash. One pass for both bytes, 16 at a time
+ * where SSE2 is there (x86-64 always): most keys are shorter than a call
+ * to memchr is worth, and most names longer. */
 static inline size_t scan_string(scanner *s, size_t i)
 {
-    const char *q = memchr(s->b + i + 1, '"', s->n - i - 1);
-    if (!q) return scan_fail(s, s->n);
-    if (memchr(s->b + i + 1, '\\', (size_t)(q - s->b) - i - 1)) return SCAN_FAIL;
-    return (size_t)(q - s->b) + 1;
+    const char *b = s->b;
+    size_t n = s->n, j = i + 1;
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    for (; j + 16 <= n; j += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + j));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        if (m) {
+            j += (size_t)__builtin_ctz(m);
+            return b[j] == '"' ? j + 1 : SCAN_FAIL;
+        }
+    }
+#endif
+    for (; j < n; j++)
+        if (b[j] == '"' || b[j] == '\\') return b[j] == '"' ? j + 1 : SCAN_FAIL;
+    return scan_fail(s, n);
 }
 
 /* Length of the strict JSON number at s (at most n bytes are there):
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or 0 when s does not
  * begin with one. What follows it is the caller's to check. */
-static size_t plain_number(const char *s, size_t n)
+static inline size_t plain_number(const char *s, size_t n)
 {
     size_t i = 0;
     if (i < n && s[i] == '-') i++;
     if (i >= n || s[i] < '0' || s[i] > '9') return 0;
-    if (s[i++] != '0')
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (s[i++] != '0') i = skip_digits(s, i, n);
     if (i < n && s[i] == '.') {
         size_t d = ++i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        i = skip_digits(s, i, n);
         if (i == d) return 0;
     }
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
@@ -436,26 +550,17 @@ static size_t plain_number(const char *s, size_t n)
 }
 
 static size_t scan_object(scanner *s, size_t i, int depth, int members);
+static size_t scan_container(scanner *s, size_t i, int depth);
 
-/* The value at i (no whitespace before it): the offset after it. */
-static size_t scan_value(scanner *s, size_t i, int depth)
+/* The value at i (no whitespace before it): the offset after it. Strings
+ * and numbers, most values, are scanned here inline; containers by
+ * scan_container. */
+static inline size_t scan_value(scanner *s, size_t i, int depth)
 {
     const char *b = s->b;
     char c = b[i];
     if (c == '"') return scan_string(s, i);
-    if (c == '{' || c == '[') {
-        if (depth >= EV_MAXDEPTH) return SCAN_FAIL;
-        if (c == '{') return scan_object(s, i, depth + 1, 0);
-        i = skip_ws(b, i + 1);
-        if (b[i] == ']') return i + 1;
-        for (;;) {
-            if ((i = scan_value(s, i, depth + 1)) == SCAN_FAIL) return SCAN_FAIL;
-            i = skip_ws(b, i);
-            if (b[i] == ']') return i + 1;
-            if (b[i] != ',') return scan_fail(s, i);
-            i = skip_ws(b, i + 1);
-        }
-    }
+    if (c == '{' || c == '[') return scan_container(s, i, depth);
     size_t k = 0;
     if (c == '-' || (c >= '0' && c <= '9')) k = plain_number(b + i, s->n - i);
     else if (c == 't' && s->n - i >= 4 && !memcmp(b + i, "true", 4)) k = 4;
@@ -463,6 +568,23 @@ static size_t scan_value(scanner *s, size_t i, int depth)
     else if (c == 'n' && s->n - i >= 4 && !memcmp(b + i, "null", 4)) k = 4;
     if (!k || k > 60) return scan_fail(s, i + 60); /* cJSON reads 63 characters of a number */
     return i + k;
+}
+
+/* The object or array at i, a value at nesting depth. */
+static size_t scan_container(scanner *s, size_t i, int depth)
+{
+    const char *b = s->b;
+    if (depth >= EV_MAXDEPTH) return SCAN_FAIL;
+    if (b[i] == '{') return scan_object(s, i, depth + 1, 0);
+    i = skip_ws(b, i + 1);
+    if (b[i] == ']') return i + 1;
+    for (;;) {
+        if ((i = scan_value(s, i, depth + 1)) == SCAN_FAIL) return SCAN_FAIL;
+        i = skip_ws(b, i);
+        if (b[i] == ']') return i + 1;
+        if (b[i] != ',') return scan_fail(s, i);
+        i = skip_ws(b, i + 1);
+    }
 }
 
 /* The object at i ('{'); members: 1 the event's own (recorded, with ph, ts
@@ -481,28 +603,29 @@ static size_t scan_object(scanner *s, size_t i, int depth, int members)
         i = skip_ws(b, i);
         if (b[i] != ':') return scan_fail(s, i);
         i = skip_ws(b, i + 1);
-        ev_member *m = NULL;
-        int args = 0;
+        int slot = -1, args = 0;
         if (members == 1) {
-            if (sc->ntop == EV_MAXTOP) return SCAN_FAIL;
-            m = &sc->top[sc->ntop++];
             /* ph, ts and dur as value_extent finds them: the bytes alone */
             if (kl == 2 && b[k] == 'p' && b[k + 1] == 'h') s->vk->ph = (long)i;
             else if (kl == 2 && b[k] == 't' && b[k + 1] == 's') s->vk->ts = (long)i;
             else if (kl == 3 && !memcmp(b + k, "dur", 3)) s->vk->dur = (long)i;
-            if (KEY_IS(b + k, kl, "args")) {
+            slot = top_slot(b + k, kl);
+            if (slot == J_args) {
                 if (s->args++) return SCAN_FAIL; /* a second args: leave duplicates to cJSON */
                 args = b[i] == '{';
             }
         } else if (members == 2) {
-            if (sc->nargs == EV_MAXARGS) return SCAN_FAIL;
-            m = &sc->args[sc->nargs++];
+            slot = arg_slot(b + k, kl);
         }
         size_t v = i;
         if (args) i = depth >= EV_MAXDEPTH ? SCAN_FAIL : scan_object(s, i, depth + 1, 2);
         else i = scan_value(s, i, depth);
         if (i == SCAN_FAIL) return SCAN_FAIL;
-        if (m) *m = (ev_member){(uint32_t)k, (uint32_t)kl, (uint32_t)v, (uint32_t)(i - v)};
+        if (slot >= 0) {
+            sc->have |= (uint64_t)1 << slot;
+            sc->off[slot] = (uint32_t)v;
+            sc->len[slot] = (uint32_t)(i - v);
+        }
         i = skip_ws(b, i);
         if (b[i] == '}') return i + 1;
         if (b[i] != ',') return scan_fail(s, i);
@@ -513,9 +636,8 @@ static size_t scan_object(scanner *s, size_t i, int depth, int members)
 /* The trace event (an object) at r->pos, when it is plain: strict JSON (the
  * four whitespace bytes only, strict numbers of at most 60 characters),
  * no backslash anywhere, nesting under EV_MAXDEPTH, at most one "args"
- * member and no more members than ev_scan holds. Then returns 1 with *len,
- * vk (ph, ts, dur as value_extent finds them; scan = sc) and sc (the
- * members) filled. Returns 0, reporting nothing, for anything else
+ * member. Then returns 1 with *len, vk (ph, ts, dur as value_extent finds
+ * them; scan = sc) and sc (where the members the graph uses are) filled. Returns 0, reporting nothing, for anything else
  * (value_extent then reads the event, and cJSON parses it whole, as before),
  * or a negative code when reading failed.
  *
@@ -535,7 +657,7 @@ static int event_scan(reader *r, size_t *len, value_keys *vk, ev_scan *sc)
         if (n > UINT32_MAX) return 0; /* offsets are 32-bit: leave it to value_extent */
         r->buf[r->end] = '\0';        /* the buffer has cap + 1 bytes */
         scanner s = {r->buf + r->pos, n, r->eof, 0, 0, vk, sc};
-        sc->ntop = sc->nargs = 0;
+        sc->have = 0;
         vk->ph = vk->ts = vk->dur = -1;
         vk->scan = NULL;
         size_t i = scan_object(&s, 0, 1, 1);
@@ -572,8 +694,30 @@ static lsim_ns gcd_ns(lsim_ns res, lsim_ns v)
  * of ten, so no double rounding ever happens; below 1 ns the first dropped
  * digit rounds half away from zero. Grammar is JSON's:
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+/* The common spellings, [-]D[.F] with D at most 16 digits (today's
+ * timestamps in us have 16) and no leading zero, F 1 to 3 digits: exact in
+ * nanoseconds by integer arithmetic. 1 when taken (*out set), 0 for
+ * anything else (lsim_us_text_to_ns's general path, which gives the same
+ * for these). */
+static int us_text_to_ns_short(const char *s, size_t len, lsim_ns *out)
+{
+    size_t i = len && s[0] == '-', d = i;
+    uint64_t v = 0, f = 0;
+    for (; i < len && i - d < 16 && s[i] >= '0' && s[i] <= '9'; i++) v = v * 10 + (uint64_t)(s[i] - '0');
+    if (i == d || (s[d] == '0' && i - d > 1) || v > ((uint64_t)INT64_MAX - 999) / 1000) return 0;
+    int nf = 0;
+    if (i < len && s[i] == '.')
+        for (i++; i < len && nf < 3 && s[i] >= '0' && s[i] <= '9'; i++, nf++) f = f * 10 + (uint64_t)(s[i] - '0');
+    if (i != len || (s[len - 1] == '.')) return 0;
+    for (; nf < 3; nf++) f *= 10;
+    lsim_ns ns = (lsim_ns)(v * 1000 + f); /* bounded above: no overflow */
+    *out = d ? -ns : ns;
+    return 1;
+}
+
 int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out)
 {
+    if (us_text_to_ns_short(s, len, out)) return 0;
     enum { MAXD = 64 };
     unsigned char dig[MAXD];
     int nd = 0;       /* significant digits kept */
@@ -795,137 +939,66 @@ static int64_t item_int(const cJSON *o, const char *key, int64_t dflt)
     return value_int(cJSON_GetObjectItemCaseSensitive(o, key), dflt);
 }
 
-/* A member of an event that the graph may use: a cJSON item, or, for a
- * plain event (event_scan), the value's text, made an item when first asked
- * for (jv) so that values never used are never converted. */
-typedef struct jval {
-    const cJSON *item;
-    char *txt; /* NULL when absent or resolved */
-    uint32_t len;
-} jval;
-
-/* The members of an event that the graph uses (its own and its args'),
- * found in one pass over each object (a kernel has a dozen args; looking
- * each up separately was a measurable share of ingest time), and where the
- * items of a plain event's values live. */
+/* The members of an event that the graph uses (ev_scan's J_*), as cJSON
+ * items: those of an event cJSON parsed whole, found in one pass over each
+ * object (a kernel has a dozen args; looking each up separately was a
+ * measurable share of ingest time), or those of a plain event, made from its
+ * text when first asked for (jv), so that values never used are never
+ * converted. */
 typedef struct ev_args {
-    jval cat, name, pid, tid, args;
-    jval correlation, external_id, device, stream, sync_kind, wait_stream, wait_rec;
-    jval coll_name, in_nelems, out_nelems, group_size, dtype, pg_name, pg_ranks, input_dims;
-    jval input_type, rank, seq_nr, fwd_tid, concrete, root_rank;
-    jval grid, block, regs, smem, occ, bps; /* kernels' launch configuration */
-    int bad;                                /* a value cJSON could not parse (out of memory) */
+    uint64_t have, done;       /* per J_*: present; its item made */
+    const cJSON *item[J_N];
+    char *txt;                 /* a plain event's text, and where its members are */
+    const ev_scan *sc;
+    int bad;                   /* a value cJSON could not parse (out of memory) */
     int nnodes, nroots;
-    cJSON nodes[32];  /* one per jval at most: strings, literals, short integers */
-    cJSON *roots[32]; /* values cJSON parsed, deleted when the arena spilled */
+    cJSON nodes[J_N];  /* one per member at most: strings, literals, short integers */
+    cJSON *roots[J_N]; /* values cJSON parsed, deleted when the arena spilled */
 } ev_args;
 
-#define ARG(a, f) jv((a), &(a)->f)
+#define ARG(a, f) jv((a), J_##f)
 
-/* The slot for the key k (kl bytes, as KEY_IS reads them), or NULL. */
-static jval *top_slot(ev_args *a, const char *k, size_t kl)
+static void index_set(ev_args *a, int slot, const cJSON *c)
 {
-    switch (k[0]) {
-    case 'c': return KEY_IS(k, kl, "cat") ? &a->cat : NULL;
-    case 'n': return KEY_IS(k, kl, "name") ? &a->name : NULL;
-    case 'a': return KEY_IS(k, kl, "args") ? &a->args : NULL;
-    case 'p': return KEY_IS(k, kl, "pid") ? &a->pid : NULL;
-    case 't': return KEY_IS(k, kl, "tid") ? &a->tid : NULL;
-    default: return NULL;
-    }
-}
-
-static jval *arg_slot(ev_args *a, const char *k, size_t kl)
-{
-#define K_(name, f) \
-    if (KEY_IS(k, kl, name)) return &a->f
-    switch (k[0]) {
-    case 'g': K_("grid", grid); break;
-    case 'b':
-        K_("block", block);
-        K_("blocks per SM", bps);
-        break;
-    case 'e': K_("est. achieved occupancy %", occ); break;
-    case 'c':
-        K_("correlation", correlation);
-        K_("cuda_sync_kind", sync_kind);
-        break;
-    case 'E': K_("External id", external_id); break;
-    case 'd':
-        K_("device", device);
-        K_("dtype", dtype);
-        break;
-    case 's':
-        K_("stream", stream);
-        K_("shared memory", smem);
-        break;
-    case 'w':
-        K_("wait_on_stream", wait_stream);
-        K_("wait_on_cuda_event_record_corr_id", wait_rec);
-        break;
-    case 'C':
-        K_("Collective name", coll_name);
-        K_("Concrete Inputs", concrete);
-        break;
-    case 'I':
-        K_("In msg nelems", in_nelems);
-        K_("Input Dims", input_dims);
-        K_("Input type", input_type);
-        break;
-    case 'O': K_("Out msg nelems", out_nelems); break;
-    case 'r':
-        K_("rank", rank);
-        K_("registers per thread", regs);
-        K_("root_rank", root_rank);
-        break;
-    case 'S': K_("Sequence number", seq_nr); break;
-    case 'F': K_("Fwd thread id", fwd_tid); break;
-    case 'G': K_("Group size", group_size); break;
-    case 'P':
-        K_("Process Group Name", pg_name);
-        K_("Process Group Ranks", pg_ranks);
-        break;
-    default: break;
-    }
-#undef K_
-    return NULL;
+    if (slot < 0) return;
+    a->have |= (uint64_t)1 << slot;
+    a->done |= (uint64_t)1 << slot;
+    a->item[slot] = c;
 }
 
 /* Index the members of an event cJSON parsed whole. */
 static void index_tree(ev_args *a, const cJSON *o)
 {
-    memset(a, 0, offsetof(ev_args, nnodes));
-    a->nnodes = a->nroots = 0;
-    jval *v;
+    a->have = a->done = 0;
+    a->bad = a->nnodes = a->nroots = 0;
+    a->sc = NULL;
+    const cJSON *args = NULL;
     for (const cJSON *c = o->child; c; c = c->next)
-        if (c->string && (v = top_slot(a, c->string, strlen(c->string)))) v->item = c;
-    if (!cJSON_IsObject(a->args.item)) return;
-    for (const cJSON *c = a->args.item->child; c; c = c->next)
-        if (c->string && (v = arg_slot(a, c->string, strlen(c->string)))) v->item = c;
+        if (c->string) {
+            int slot = top_slot(c->string, strlen(c->string));
+            index_set(a, slot, c);
+            if (slot == J_args) args = c;
+        }
+    if (!cJSON_IsObject(args)) return;
+    for (const cJSON *c = args->child; c; c = c->next)
+        if (c->string) index_set(a, arg_slot(c->string, strlen(c->string)), c);
 }
 
-/* Index the members of a plain event (txt, as event_scan found them). */
+/* The members of a plain event (txt, as event_scan found them). */
 static void index_plain(ev_args *a, char *txt, const ev_scan *sc)
 {
-    memset(a, 0, offsetof(ev_args, nnodes));
-    a->nnodes = a->nroots = 0;
-    jval *v;
-    for (unsigned i = 0; i < sc->ntop; i++) {
-        const ev_member *m = &sc->top[i];
-        if ((v = top_slot(a, txt + m->key, m->klen))) *v = (jval){NULL, txt + m->val, m->vlen};
-    }
-    if (!a->args.txt || a->args.txt[0] != '{') return; /* event_scan read one "args" at most */
-    for (unsigned i = 0; i < sc->nargs; i++) {
-        const ev_member *m = &sc->args[i];
-        if ((v = arg_slot(a, txt + m->key, m->klen))) *v = (jval){NULL, txt + m->val, m->vlen};
-    }
+    a->have = sc->have;
+    a->done = 0;
+    a->bad = a->nnodes = a->nroots = 0;
+    a->txt = txt;
+    a->sc = sc;
 }
 
-/* The item cJSON would make of a plain event's string, literal or integer
- * of at most 15 digits (exact as a double, as strtod gives it); the string
- * is made a C string in place, over its closing quote. NULL for anything
- * else (fractions, exponents, longer integers, arrays, objects). */
-static cJSON *plain_item(ev_args *a, char *s, size_t n)
+/* Make c the item cJSON would make of a plain event's string, literal or
+ * integer of at most 15 digits (exact as a double, as strtod gives it): the
+ * string is made a C string in place, over its closing quote. 0 for
+ * anything else (fractions, exponents, longer integers), c untouched. */
+static int plain_scalar(cJSON *c, char *s, size_t n)
 {
     int type;
     double d = 0;
@@ -936,17 +1009,16 @@ static cJSON *plain_item(ev_args *a, char *s, size_t n)
     case 'n': type = cJSON_NULL; break;
     default: {
         size_t i = s[0] == '-';
-        if (n - i > 15) return NULL;
+        if (n - i > 15) return 0;
         int64_t x = 0;
         for (; i < n; i++) {
-            if (s[i] < '0' || s[i] > '9') return NULL;
+            if (s[i] < '0' || s[i] > '9') return 0;
             x = x * 10 + (s[i] - '0');
         }
         d = s[0] == '-' ? -(double)x : (double)x;
         type = cJSON_Number;
     }
     }
-    cJSON *c = &a->nodes[a->nnodes++];
     memset(c, 0, sizeof *c);
     c->type = type;
     if (type == cJSON_String) {
@@ -958,24 +1030,102 @@ static cJSON *plain_item(ev_args *a, char *s, size_t n)
     } else if (type == cJSON_True) {
         c->valueint = 1;
     }
+    return 1;
+}
+
+static cJSON *plain_item(ev_args *a, char *s, size_t n)
+{
+    cJSON *c = &a->nodes[a->nnodes];
+    if (!plain_scalar(c, s, n)) return NULL;
+    a->nnodes++;
     return c;
 }
 
-/* The item of a member (NULL when absent): a plain event's value is
- * converted on first use, by cJSON when plain_item cannot. */
-static const cJSON *jv(ev_args *a, jval *v)
+/* The array at s[*i] (whose elements are arrays or what plain_scalar
+ * takes, as plain_tree checked), linked as cJSON's parse_array links it,
+ * in nodes from the arena; *i moves past it. */
+static cJSON *tree_node(char *s, size_t *i, size_t end)
 {
-    if (!v->txt) return v->item;
-    char *s = v->txt;
-    size_t n = v->len;
-    v->txt = NULL;
-    if (s[0] == '{' || s[0] == '[' || !(v->item = plain_item(a, s, n))) {
+    cJSON *c = (cJSON *)(void *)(g_arena.base + g_arena.used);
+    g_arena.used += (sizeof *c + 15u) & ~(size_t)15u;
+    size_t j = *i;
+    if (s[j] != '[') {
+        size_t e = j + 1;
+        if (s[j] == '"') e = (size_t)((char *)memchr(s + e, '"', end - e) - s) + 1;
+        else
+            while (e < end && !k_structural[(unsigned char)s[e]] && !k_space[(unsigned char)s[e]]) e++;
+        plain_scalar(c, s + j, e - j);
+        *i = e;
+        return c;
+    }
+    memset(c, 0, sizeof *c);
+    c->type = cJSON_Array;
+    j = skip_ws(s, j + 1);
+    cJSON *last = NULL;
+    while (s[j] != ']') {
+        cJSON *x = tree_node(s, &j, end);
+        if (last) {
+            last->next = x;
+            x->prev = last;
+        } else {
+            c->child = x;
+        }
+        last = x;
+        j = skip_ws(s, j);
+        if (s[j] == ',') j = skip_ws(s, j + 1);
+    }
+    if (c->child) c->child->prev = last;
+    *i = j + 1;
+    return c;
+}
+
+/* The item cJSON would make of a plain event's array, when every number in
+ * it is an integer plain_scalar takes and it holds no object (Input Dims,
+ * grid, block, Concrete Inputs, Input type), built from the text with no
+ * strtod; NULL for anything else, or when the arena has no room for it (one
+ * node per byte at most). */
+static const cJSON *plain_tree(char *s, size_t n)
+{
+    size_t digits = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            in_str = c != '"';
+            continue;
+        }
+        if (c >= '0' && c <= '9') {
+            if (++digits > 15) return NULL;
+            continue;
+        }
+        if (c == '{' || c == '.' || ((c == 'e' || c == 'E') && digits)) return NULL;
+        digits = 0;
+        in_str = c == '"';
+    }
+    if (!g_arena.active || (g_arena.cap - g_arena.used) / ((sizeof(cJSON) + 15u) & ~(size_t)15u) < n) return NULL;
+    size_t i = 0;
+    return tree_node(s, &i, n);
+}
+
+/* The item of member k (NULL when absent): a plain event's value is made on
+ * first use, by cJSON when plain_item cannot. */
+static const cJSON *jv(ev_args *a, int k)
+{
+    uint64_t bit = (uint64_t)1 << k;
+    if (!(a->have & bit)) return NULL;
+    if (a->done & bit) return a->item[k];
+    a->done |= bit;
+    char *s = a->txt + a->sc->off[k];
+    size_t n = a->sc->len[k];
+    const cJSON *it = s[0] == '{' ? NULL : s[0] == '[' ? plain_tree(s, n) : plain_item(a, s, n);
+    if (!it) {
         cJSON *c = cJSON_ParseWithLength(s, n);
         if (c) a->roots[a->nroots++] = c;
         else a->bad = 1; /* event_scan's grammar is cJSON's: out of memory */
-        v->item = c;
+        it = c;
     }
-    return v->item;
+    a->item[k] = it;
+    return it;
 }
 
 /* pid/tid: numbers, or strings (numeric or not). Non-numeric strings map to
@@ -1078,34 +1228,141 @@ static int push_coll(lsim_trace *t, int32_t *idx)
     return 0;
 }
 
+/* Categories, matched case-insensitively; kind -1: dropped, -2: "operator"
+ * (the step, or an op). */
+static const struct {
+    const char *cat;
+    int kind;
+} CATEGORIES[] = {
+    {"kernel", LSIM_EV_KERNEL},
+    {"gpu_memcpy", LSIM_EV_MEMCPY}, {"memcpy", LSIM_EV_MEMCPY},
+    {"gpu_memset", LSIM_EV_MEMSET}, {"memset", LSIM_EV_MEMSET},
+    {"cuda_runtime", LSIM_EV_RUNTIME}, {"runtime", LSIM_EV_RUNTIME}, {"cuda_driver", LSIM_EV_RUNTIME},
+    {"hip_runtime", LSIM_EV_RUNTIME}, {"driver", LSIM_EV_RUNTIME},
+    {"cuda_sync", LSIM_EV_SYNC},
+    {"user_annotation", LSIM_EV_ANNOTATION},
+    {"operator", -2},
+    {"cpu_op", LSIM_EV_CPU_OP}, {"python_function", LSIM_EV_CPU_OP}, {"python", LSIM_EV_CPU_OP},
+    {"gpu_user_annotation", -1}, {"trace", -1}, {"cpu_instant_event", -1}, {"overhead", -1},
+    {"ac2g", -1}, {"fwdbwd", -1}, {"lumosim_critical_path", -1}, {"lumosim_dep", -1},
+};
+
 static int classify(const char *cat, const char *name, lsim_ev_kind *k)
 {
     /* returns 1 if the event is kept */
     if (!cat) cat = "";
-    if (!strcasecmp(cat, "kernel")) *k = LSIM_EV_KERNEL;
-    else if (!strcasecmp(cat, "gpu_memcpy") || !strcasecmp(cat, "memcpy")) *k = LSIM_EV_MEMCPY;
-    else if (!strcasecmp(cat, "gpu_memset") || !strcasecmp(cat, "memset")) *k = LSIM_EV_MEMSET;
-    else if (!strcasecmp(cat, "cuda_runtime") || !strcasecmp(cat, "runtime") ||
-             !strcasecmp(cat, "cuda_driver") || !strcasecmp(cat, "hip_runtime") ||
-             !strcasecmp(cat, "driver"))
-        *k = LSIM_EV_RUNTIME;
-    else if (!strcasecmp(cat, "cuda_sync")) *k = LSIM_EV_SYNC;
-    else if (!strcasecmp(cat, "user_annotation")) *k = LSIM_EV_ANNOTATION;
-    else if (!strcasecmp(cat, "operator") && name && !strncmp(name, "ProfilerStep#", 13))
-        *k = LSIM_EV_ANNOTATION; /* the 2021 schema records the step as an Operator (trap 9) */
-    else if (!strcasecmp(cat, "cpu_op") || !strcasecmp(cat, "operator") ||
-             !strcasecmp(cat, "python_function") || !strcasecmp(cat, "python"))
-        *k = LSIM_EV_CPU_OP;
-    else if (!strcasecmp(cat, "gpu_user_annotation") || !strcasecmp(cat, "trace") ||
-             !strcasecmp(cat, "cpu_instant_event") || !strcasecmp(cat, "overhead") ||
-             !strcasecmp(cat, "ac2g") || !strcasecmp(cat, "fwdbwd") || !strcasecmp(cat, "lumosim_critical_path") ||
-             !strcasecmp(cat, "lumosim_dep"))
-        return 0;
-    else if (name && (!strncmp(name, "cuda", 4) || !strncmp(name, "hip", 3) || !strncmp(name, "cu", 2)) &&
-             strchr(name, ' ') == NULL && strchr(name, ':') == NULL)
-        *k = LSIM_EV_RUNTIME;
-    else *k = LSIM_EV_CPU_OP;
+    /* no two categories are equal, so the order of the table does not
+     * matter, and one that differs in its first letter cannot match */
+    int c0 = tolower((unsigned char)cat[0]), kind = 0;
+    size_t i = 0, n = sizeof CATEGORIES / sizeof *CATEGORIES;
+    for (; i < n; i++)
+        if (CATEGORIES[i].cat[0] == c0 && !strcasecmp(cat, CATEGORIES[i].cat)) break;
+    if (i < n) {
+        kind = CATEGORIES[i].kind;
+        if (kind == -1) return 0;
+        if (kind == -2) /* the 2021 schema records the step as an Operator (trap 9) */
+            kind = name && !strncmp(name, "ProfilerStep#", 13) ? LSIM_EV_ANNOTATION : LSIM_EV_CPU_OP;
+    } else if (name && (!strncmp(name, "cuda", 4) || !strncmp(name, "hip", 3) || !strncmp(name, "cu", 2)) &&
+               strchr(name, ' ') == NULL && strchr(name, ':') == NULL) {
+        kind = LSIM_EV_RUNTIME;
+    } else {
+        kind = LSIM_EV_CPU_OP;
+    }
+    *k = (lsim_ev_kind)kind;
     return 1;
+}
+
+/* What the reader learns once per distinct name: most events repeat a name
+ * seen before (a kernel's runs to hundreds of bytes). The string table
+ * hashes every byte of a name (FNV-1a), so a direct-mapped cache keyed by a
+ * few of its bytes comes first, checked against the table's copy in full;
+ * and per name id, whether it is a GEMM-like op (is_gemm_op) and the
+ * collective its kernel name implies (lsim_coll_from_kernel_name). Pure
+ * functions of the text: the events read exactly as without it. */
+enum { MEMO_SLOTS = 4096 };
+typedef struct name_memo {
+    struct {
+        uint32_t id1, len; /* id + 1, 0 empty */
+    } slot[MEMO_SLOTS];
+    struct name_info {
+        uint8_t gemm;  /* 0 unknown, 1 no, 2 yes */
+        uint8_t coll;  /* 0 unknown, else the kind + 1 */
+        int8_t dtype;  /* its element size, -1 unknown */
+    } *info;
+    size_t ninfo;
+} name_memo;
+
+static uint32_t memo_hash(const char *s, size_t len)
+{
+    uint64_t a = 0, b = 0, c = 0;
+    if (len >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(&c, s + len / 2 - 4, 8);
+    } else {
+        memcpy(&a, s, len);
+    }
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ (c * 0x165667b19e3779f9ull) ^ len;
+    return (uint32_t)(h >> 40) & (MEMO_SLOTS - 1);
+}
+
+static int intern_memo(lsim_trace *t, name_memo *m, const char *s, uint32_t *id)
+{
+    size_t len = strlen(s);
+    if (!m || len > UINT32_MAX) return lsim_strtab_intern(t->strings, s, len, id);
+    uint32_t h = memo_hash(s, len);
+    if (m->slot[h].id1 && m->slot[h].len == len) {
+        const char *got = lsim_strtab_get(t->strings, m->slot[h].id1 - 1);
+        if (!memcmp(got, s, len)) {
+            *id = m->slot[h].id1 - 1;
+            return 0;
+        }
+    }
+    int rc = lsim_strtab_intern(t->strings, s, len, id);
+    if (!rc && *id < UINT32_MAX) {
+        m->slot[h].id1 = *id + 1;
+        m->slot[h].len = (uint32_t)len;
+    }
+    return rc;
+}
+
+/* The memo entry of name id, zeroed when new; NULL when out of memory. */
+static struct name_info *name_info_of(name_memo *m, uint32_t id)
+{
+    if (id >= m->ninfo) {
+        size_t n = m->ninfo ? m->ninfo : 256;
+        while (n <= id) n *= 2;
+        struct name_info *p = realloc(m->info, n * sizeof *p);
+        if (!p) return NULL;
+        memset(p + m->ninfo, 0, (n - m->ninfo) * sizeof *p);
+        m->info = p;
+        m->ninfo = n;
+    }
+    return &m->info[id];
+}
+
+static int is_gemm_op(const char *name);
+
+static int is_gemm_memo(name_memo *m, uint32_t id, const char *name)
+{
+    struct name_info *ni = m ? name_info_of(m, id) : NULL;
+    if (!ni) return is_gemm_op(name);
+    if (!ni->gemm) ni->gemm = is_gemm_op(name) ? 2 : 1;
+    return ni->gemm == 2;
+}
+
+static lsim_coll_kind kernel_coll_memo(name_memo *m, uint32_t id, const char *name, int32_t *dt)
+{
+    struct name_info *ni = m ? name_info_of(m, id) : NULL;
+    if (!ni) return lsim_coll_from_kernel_name(name, dt);
+    if (!ni->coll) {
+        int32_t d;
+        lsim_coll_kind k = lsim_coll_from_kernel_name(name, &d);
+        ni->coll = (uint8_t)(k + 1);
+        ni->dtype = (int8_t)d; /* -1 or an element size of 1..8 */
+    }
+    *dt = ni->dtype;
+    return (lsim_coll_kind)(ni->coll - 1);
 }
 
 static lsim_sync_kind sync_kind_of(const char *s)
@@ -1120,10 +1377,10 @@ static lsim_sync_kind sync_kind_of(const char *s)
 
 /* Collective metadata from args (newer PyTorch on kernels and on
  * record_param_comms), or from the kernel name. */
-static int attach_coll(lsim_trace *t, lsim_event *e, ev_args *a, const char *name, int is_kernel)
+static int attach_coll(lsim_trace *t, name_memo *m, lsim_event *e, ev_args *a, const char *name, int is_kernel)
 {
     int32_t dt = -1;
-    lsim_coll_kind kind = is_kernel ? lsim_coll_from_kernel_name(name, &dt) : LSIM_COLL_NONE;
+    lsim_coll_kind kind = is_kernel ? kernel_coll_memo(m, e->name, name, &dt) : LSIM_COLL_NONE;
     const cJSON *cn = ARG(a, coll_name);
     int is_rpc = !is_kernel && name && strcmp(name, "record_param_comms") == 0;
     if (kind == LSIM_COLL_NONE && !is_rpc) return 0;
@@ -1483,7 +1740,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
     e->sync = -1;
     lsim_row row = {0, 0, -1, -1, -1};
     if ((rc = id_field(t, ARG(&a, pid), &row.pid)) || (rc = id_field(t, ARG(&a, tid), &row.tid)) ||
-        (rc = intern(t, name, &e->name)) || (rc = intern(t, cat ? cat : "", &e->cat))) {
+        (rc = intern_memo(t, r->memo, name, &e->name)) || (rc = intern_memo(t, r->memo, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1521,7 +1778,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
         goto done;
     }
     if (kind == LSIM_EV_KERNEL || (kind == LSIM_EV_CPU_OP && name[0] == 'r')) {
-        if ((rc = attach_coll(t, e, &a, name, kind == LSIM_EV_KERNEL))) {
+        if ((rc = attach_coll(t, r->memo, e, &a, name, kind == LSIM_EV_KERNEL))) {
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }
@@ -1531,7 +1788,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
         goto done;
     }
     if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S' || name[0] == 't') &&
-        is_gemm_op(name) && (rc = push_gemm(t, &a, e->name))) {
+        is_gemm_memo(r->memo, e->name, name) && (rc = push_gemm(t, &a, e->name))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1835,8 +2092,9 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     r.eof = !gz && memlen == 0;
     r.cap = (size_t)1 << 20;
     r.buf = malloc(r.cap + 1);
+    r.memo = calloc(1, sizeof *r.memo);
     t = calloc(1, sizeof *t);
-    if (!r.buf || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
+    if (!r.buf || !r.memo || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
         goto cleanup;
     }
@@ -1868,6 +2126,8 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     t = NULL;
 cleanup:
     free(r.buf);
+    if (r.memo) free(r.memo->info);
+    free(r.memo);
     free(r.rows.slots);
     lsim_trace_free(t);
     return rc;
