@@ -48,7 +48,10 @@ int bld_add_edge(bld_builder *b, uint32_t src, uint32_t dst, uint8_t cls, lsim_n
 static int grow_nodes(bld_builder *b, size_t need)
 {
     if (need <= b->cap) return 0;
-    size_t nc = b->cap ? b->cap : 1024;
+    /* the first capacity is the number of events that become nodes (most
+     * traces have fewer nodes than that): the training columns are filled
+     * to the capacity, so doubling past the count touched memory for nothing */
+    size_t nc = b->cap ? b->cap : b->node_events > 1024 ? b->node_events : 1024;
     while (nc < need) nc *= 2;
     size_t cev = b->cap, clo = b->cap;
     if (lsim_graph_resize_nodes(b->g, nc, NULL) || LSIM_GROW(b->node_event, &cev, nc) || LSIM_GROW(b->launch_of, &clo, nc))
@@ -158,6 +161,7 @@ static int build_procs(bld_builder *b, uint32_t **ev_proc_out)
         const lsim_event *e = &t->ev[i];
         int gpu = bld_is_gpu_kind(e->kind);
         ev_proc[i] = gpu || bld_is_cpu_kind(e->kind) ? slot_proc[2 * (size_t)e->row + (size_t)gpu] : BLD_NONE;
+        b->node_events += ev_proc[i] != BLD_NONE;
     }
     g->nprocs = (uint32_t)np;
     *ev_proc_out = ev_proc;
@@ -374,9 +378,18 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
         goto cleanup;
     }
     if ((rc = init_graph(&b)) || (rc = alloc_event_maps(&b)) || (rc = build_procs(&b, &ev_proc)) ||
-        (rc = build_nodes(&b, ev_proc)) || (rc = bld_corr_maps(&b)) || (rc = bld_phases(&b)) ||
-        (rc = bld_grads(&b)) || (rc = bld_cpu_ops_finish(&b)))
+        (rc = build_nodes(&b, ev_proc)))
         goto cleanup;
+    /* what only the nodes needed goes before the correlation maps, where the
+     * build's memory peaks (the event table is still there) */
+    free(ev_proc);
+    ev_proc = NULL;
+    free(b.ev_rpc);
+    b.ev_rpc = NULL;
+    if ((rc = bld_corr_maps(&b))) goto cleanup;
+    free(b.ev_enter); /* read by the maps only */
+    b.ev_enter = NULL;
+    if ((rc = bld_phases(&b)) || (rc = bld_grads(&b)) || (rc = bld_cpu_ops_finish(&b))) goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */
         lsim_trace_drop_events(t);

@@ -35,6 +35,7 @@ typedef struct bld_builder {
     lsim_graph *g;
     lsim_err *err;
     size_t cap;
+    size_t node_events; /* events on a processor (build_procs): the first node capacity */
     lsim_edge *edges;
     size_t nedges, capedges;
     /* per node extras used only while building */

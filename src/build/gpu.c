@@ -22,8 +22,11 @@ static uint64_t mix64(uint64_t x)
 /* open addressing int64 -> uint32; key INT64_MIN = empty */
 static int map_init(int64_t **keys, uint32_t **vals, size_t *slots, size_t n)
 {
+    /* at most 2/3 full: the correlation maps (16 bytes a slot with
+     * cvals_launch) were the largest allocation at the graph build's peak
+     * of memory, at half full or less (docs/performance.md) */
     size_t s = 16;
-    while (s < n * 2 + 16) s <<= 1;
+    while (s < n + n / 2 + 16) s <<= 1;
     *keys = malloc(s * sizeof **keys);
     *vals = malloc(s * sizeof **vals);
     if (!*keys || !*vals) return LSIM_ENOMEM;
