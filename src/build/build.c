@@ -380,16 +380,28 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     if ((rc = init_graph(&b)) || (rc = alloc_event_maps(&b)) || (rc = build_procs(&b, &ev_proc)) ||
         (rc = build_nodes(&b, ev_proc)))
         goto cleanup;
-    /* what only the nodes needed goes before the correlation maps, where the
-     * build's memory peaks (the event table is still there) */
+    /* what only the nodes (and the gradients' sizes) needed goes before the
+     * correlation maps, where the build's memory peaks while the event table
+     * is still there (docs/performance.md): per-event maps, and with
+     * release_events the trace's GEMM and kernel-configuration side tables,
+     * which nothing reads after the build then */
     free(ev_proc);
     ev_proc = NULL;
     free(b.ev_rpc);
     b.ev_rpc = NULL;
+    if ((rc = bld_grads(&b))) goto cleanup;
+    if (o->release_events) {
+        free(t->gemms);
+        t->gemms = NULL;
+        t->ngemm = t->capgemm = 0;
+        free(t->kcfg);
+        t->kcfg = NULL;
+        t->nkcfg = t->capkcfg = 0;
+    }
     if ((rc = bld_corr_maps(&b))) goto cleanup;
     free(b.ev_enter); /* read by the maps only */
     b.ev_enter = NULL;
-    if ((rc = bld_phases(&b)) || (rc = bld_grads(&b)) || (rc = bld_cpu_ops_finish(&b))) goto cleanup;
+    if ((rc = bld_phases(&b)) || (rc = bld_cpu_ops_finish(&b))) goto cleanup;
     if (o->release_events) {
         /* from here on the graph needs nothing of the event table */
         lsim_trace_drop_events(t);
