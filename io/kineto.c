@@ -480,7 +480,6 @@ static const unsigned char k_space[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['
  * this runs over a good part of every file. */
 static inline size_t skip_ws(const char *b, size_t i)
 {
-    if (b[i] == ' ' && !k_space[(unsigned char)b[i + 1]]) return i + 1; /* the usual one, after ':' or ',' */
     while (k_space[(unsigned char)b[i]]) i++;
     return i;
 }
@@ -550,12 +549,14 @@ static inline size_t plain_number(const char *s, size_t n)
 }
 
 static size_t scan_object(scanner *s, size_t i, int depth, int members);
-static size_t scan_container(scanner *s, size_t i, int depth);
+/* not inlined, and scan_value always: most values are scalars, and GCC
+ * otherwise inlines this into scan_value and calls that for each value */
+static size_t scan_container(scanner *s, size_t i, int depth) __attribute__((noinline));
 
 /* The value at i (no whitespace before it): the offset after it. Strings
  * and numbers, most values, are scanned here inline; containers by
  * scan_container. */
-static inline size_t scan_value(scanner *s, size_t i, int depth)
+static inline __attribute__((always_inline)) size_t scan_value(scanner *s, size_t i, int depth)
 {
     const char *b = s->b;
     char c = b[i];

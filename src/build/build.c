@@ -334,6 +334,7 @@ static void free_builder(bld_builder *b)
     free(b->node_event);
     free(b->launch_of);
     free(b->graph_head);
+    free(b->name_bits);
     free(b->edges);
     if (b->stream_nodes)
         for (uint32_t p = 0; p < b->nstreams_alloc; p++) {

@@ -36,6 +36,10 @@ typedef struct bld_builder {
     lsim_err *err;
     size_t cap;
     size_t node_events; /* events on a processor (build_procs): the first node capacity */
+    /* per string id, what cpu.c reads from an op's name (bld_name_bits),
+     * learnt once per distinct name: 0 not yet */
+    uint8_t *name_bits;
+    size_t nname_bits;
     lsim_edge *edges;
     size_t nedges, capedges;
     /* per node extras used only while building */

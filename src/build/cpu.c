@@ -38,6 +38,33 @@ int lsim_graph_layer_annotation(const char *s)
     return l > 1000000 ? -1 : (int)l;
 }
 
+/* What the CPU steps read from a name, as bits (NB_*), once per distinct
+ * name: the same string tests ran for every piece and every enclosing op of
+ * every launch, a good part of the graph build (callgrind; issue 20). */
+enum { NB_KNOWN = 1, NB_LAYER = 2, NB_STEP = 4, NB_CLASS_SHIFT = 3 };
+
+static int name_class(const char *s);
+
+static uint8_t name_bits_of(const char *s)
+{
+    return (uint8_t)(NB_KNOWN | (lsim_graph_layer_annotation(s) >= 0 ? NB_LAYER : 0) |
+                     (!strncmp(s, "ProfilerStep#", 13) ? NB_STEP : 0) | (name_class(s) << NB_CLASS_SHIFT));
+}
+
+static uint8_t bld_name_bits(bld_builder *b, uint32_t id)
+{
+    if (id >= b->nname_bits) {
+        size_t n = lsim_strtab_count(b->g->strings);
+        uint8_t *p = n > id ? realloc(b->name_bits, n) : NULL;
+        if (!p) return name_bits_of(lsim_strtab_get(b->g->strings, id)); /* unmemoized, same answer */
+        memset(p + b->nname_bits, 0, n - b->nname_bits);
+        b->name_bits = p;
+        b->nname_bits = n;
+    }
+    if (!b->name_bits[id]) b->name_bits[id] = name_bits_of(lsim_strtab_get(b->g->strings, id));
+    return b->name_bits[id];
+}
+
 typedef struct cpu_item {
     lsim_ns ts, end;
     uint32_t ev;
@@ -66,10 +93,9 @@ static int emit_piece(bld_builder *b, flat_state *fs, const cpu_item *it, lsim_n
      * where the layer starts and ends stays visible
      * (lsim_graph_layer_annotation). */
     if (kind == LSIM_N_CPU && v != BLD_NONE && b->g->kind[v] == LSIM_N_CPU && b->g->obs_end[v] == s &&
-        !(x->kind == LSIM_EV_ANNOTATION && x->ts == s &&
-          !strncmp(lsim_strtab_get(b->g->strings, x->name), "ProfilerStep#", 13)) &&
+        !(x->kind == LSIM_EV_ANNOTATION && x->ts == s && (bld_name_bits(b, x->name) & NB_STEP)) &&
         !((x->kind == LSIM_EV_ANNOTATION || x->kind == LSIM_EV_CPU_OP) && (s == x->ts || e == x->ts + x->dur) &&
-          lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0) &&
+          (bld_name_bits(b, x->name) & NB_LAYER)) &&
         !fs->layer_end) {
         b->g->obs_end[v] = e;
         b->g->dur[v] = e - b->g->obs_start[v];
@@ -90,7 +116,7 @@ static int emit_piece(bld_builder *b, flat_state *fs, const cpu_item *it, lsim_n
     b->ev_node[it->ev] = v;
     /* a layer annotation's last piece: what follows is outside the layer */
     fs->layer_end = (x->kind == LSIM_EV_ANNOTATION || x->kind == LSIM_EV_CPU_OP) && e == x->ts + x->dur &&
-                    lsim_graph_layer_annotation(lsim_strtab_get(b->g->strings, x->name)) >= 0;
+                    (bld_name_bits(b, x->name) & NB_LAYER);
     return 0;
 }
 
@@ -152,7 +178,7 @@ static void launch_phase(bld_builder *b, uint32_t proc, const cpu_stack *st, uin
         uint32_t e = st->v[k].ev;
         const lsim_event *enc = &b->t->ev[e];
         if (enc->kind == LSIM_EV_RUNTIME) continue;
-        int c = name_class(lsim_strtab_get(b->g->strings, enc->name));
+        int c = bld_name_bits(b, enc->name) >> NB_CLASS_SHIFT;
         if (!ann && c == NM_OPTIMIZER) ann = LSIM_PHASE_OPTIMIZER;
         if (!ann && c == NM_ZERO_GRAD) ann = LSIM_PHASE_ZERO_GRAD;
         if (!ann && c == NM_DATALOADER) ann = LSIM_PHASE_DATALOADER;

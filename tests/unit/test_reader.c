@@ -2,7 +2,8 @@
  * order and layout, top-level keys in any order (distributedInfo after
  * traceEvents), bare arrays, escapes, negative ids, cuda_sync, collective
  * metadata, categories, kernels' launch configurations and the device's SM
- * limits, and the error codes and messages of bad input. */
+ * limits, plain events read in place and the rest by cJSON alike, and the
+ * error codes and messages of bad input. */
 #include <stdlib.h>
 
 #include "lumosim/trace.h"
@@ -652,6 +653,81 @@ static void test_categories(void)
     lsim_trace_free(t);
 }
 
+/* The reader takes each event one of two ways (io/kineto.c): a plain one
+ * (strict JSON, no backslash) is read member by member in place, anything
+ * else is parsed whole by cJSON. The same events, once plain and twice made
+ * not plain (an escaped member nobody reads; escapes in the names), must
+ * read alike; the values expected are the JSON text's, worked out by hand. */
+static void test_plain_and_parsed(void)
+{
+    static const char *const extra[3] = {"", ",\"note\":\"a\\tb\"", ""};
+    static const char *const mm[3] = {"aten::mm", "aten::mm", "aten::m\\u006d"};
+    static const char *const launch[3] = {"cudaLaunchKernel", "cudaLaunchKernel", "cudaLaunch\\u004bernel"};
+    for (int v = 0; v < 3; v++) {
+        char json[4096];
+        snprintf(json, sizeof json,
+                 "{\"traceEvents\":[\n"
+                 "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": \"11\", \"tid\": 12,\r\n"
+                 "   \"ts\": 1000.5, \"dur\": 1e1,\n"
+                 "   \"args\": {\"Input Dims\": [[4, 2048], [2048, 16], []], \"Input type\": [\"c10::Half\", \"float\"],\n"
+                 "     \"Sequence number\": 7, \"Fwd thread id\": 0, \"External id\": 3}%s},\n"
+                 "  {\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"%s\",\"pid\":11,\"tid\":12,\"ts\":1001,"
+                 "\"dur\":2,\"args\":{\"correlation\":99,\"correlation\":100}%s},\n"
+                 "  {\"ph\":\"X\",\"cat\":\"cpu_op\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1004,"
+                 "\"dur\":3,\"args\":{\"device\":0,\"stream\":7,\"correlation\":100,\"grid\":[2,3,1],"
+                 "\"block\":[128,1,1],\"blocks per SM\":0.5,\"est. achieved occupancy %%\":-0}%s}\n"
+                 "]}",
+                 mm[v], extra[v], launch[v], extra[v], extra[v]);
+        lsim_trace *t = READ_OK(v == 0 ? "plain" : v == 1 ? "parsed" : "escaped-names", json);
+        if (!t) continue;
+        CHECK_I64(t->nev, 3);
+        const lsim_event *op = find(t, "aten::mm", __LINE__), *rt = find(t, "cudaLaunchKernel", __LINE__),
+                         *k = find(t, "k", __LINE__);
+        if (op) {
+            CHECK_I64(op->kind, LSIM_EV_CPU_OP);
+            CHECK_I64(op->ts, 1000500);
+            CHECK_I64(op->dur, 10000);
+            CHECK_I64(t->rows[op->row].pid, 11); /* "11": a numeric string */
+            CHECK_I64(t->rows[op->row].tid, 12);
+        }
+        CHECK_I64(t->ngemm, 1);
+        if (t->ngemm == 1) {
+            const lsim_gemm_op *g = &t->gemms[0];
+            CHECK_I64(g->ndims[0], 2);
+            CHECK_I64(g->dims[0][0], 4);
+            CHECK_I64(g->dims[0][1], 2048);
+            CHECK_I64(g->ndims[1], 2);
+            CHECK_I64(g->dims[1][0], 2048);
+            CHECK_I64(g->dims[1][1], 16);
+            CHECK_I64(g->ndims[2], 0);
+            CHECK_I64(g->elem_bytes, 2);
+        }
+        const lsim_autograd_op *ag = lsim_trace_autograd_of(t, 0);
+        CHECK(ag != NULL);
+        if (ag) {
+            CHECK_I64(ag->seq, 7);
+            CHECK_I64(ag->fwd_tid, 0);
+        }
+        if (rt) CHECK_I64(rt->corr, 100); /* a repeated key: the last one */
+        if (k) {
+            CHECK_I64(k->kind, LSIM_EV_KERNEL); /* the last "cat" */
+            CHECK_STR(S(t, k->cat), "kernel");
+            CHECK_I64(k->corr, 100);
+            CHECK_I64(t->rows[k->row].device, 0);
+            CHECK_I64(t->rows[k->row].stream, 7);
+        }
+        const lsim_kernel_cfg *c = lsim_trace_kcfg_of(t, 2);
+        CHECK(c != NULL);
+        if (c) {
+            CHECK_I64(c->blocks, 6);
+            CHECK_I64(c->threads, 128);
+            CHECK_I64(c->occ_pct, 0);
+            CHECK_I64(c->sms_hint, 12); /* 6 / 0.5 + 0.5, truncated */
+        }
+        lsim_trace_free(t);
+    }
+}
+
 static void test_errors(void)
 {
     /* not JSON / broken JSON */
@@ -714,6 +790,7 @@ int main(void)
     test_cuda_sync();
     test_categories();
     test_kernel_cfg();
+    test_plain_and_parsed();
     test_errors();
     return check_result("test_reader");
 }
