@@ -17,14 +17,15 @@ A=$1 B=$2
 shift 2
 REPS=${REPS:-5}
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+one=$(mktemp)
+trap 'rm -f "$raw" "$one"' EXIT
 for t in "$@"; do
     for _ in $(seq "$REPS"); do
         for side in before after; do
             bin=$A
             [ $side = after ] && bin=$B
-            m=$( { /usr/bin/time -f '%e %M' "$bin" replay "$t" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-            echo "$side $(stat -c %s "$t") $m $t" >>"$raw"
+            /usr/bin/time -o "$one" -f '%e %M' "$bin" replay "$t" >/dev/null 2>&1 || { echo "replay_e2e: $bin failed on $t" >&2; exit 1; }
+            echo "$side $(stat -c %s "$t") $(tail -1 "$one") $t" >>"$raw"
         done
     done
 done
