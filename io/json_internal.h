@@ -2,7 +2,8 @@
  * scanner of io/kineto.c, which finds each JSON value's extent without
  * building a document, and the per-value cJSON arena. Both readers parse
  * one value (a trace event, an execution-trace node) at a time with cJSON
- * inside the arena, so a large file never becomes one cJSON tree and the
+ * inside the arena (the Kineto reader reads plain events in place first:
+ * io/kineto.c), so a large file never becomes one cJSON tree and the
  * allocator is not called per item.
  *
  * Everything is local and single-threaded: the arena is process-global (it

@@ -4,14 +4,17 @@
  * Why hand-written scanning at all: cJSON parses whole documents, and traces
  * run to gigabytes. So a small scanner walks the top-level object, finds the
  * extent of each traceEvents element (strings, escapes and nesting handled),
- * and hands that one element to cJSON. The scanner also notes where the
- * element's own "ph", "ts" and "dur" values are, so that (a) non-complete
- * events (flows, metadata) are skipped without parsing and (b) timestamps are
- * converted exactly from their decimal text: cJSON's double cannot hold
- * 1.7e15 us with sub-microsecond digits.
+ * and notes where the element's own "ph", "ts" and "dur" values are, so that
+ * (a) non-complete events (flows, metadata) are skipped without parsing and
+ * (b) timestamps are converted exactly from their decimal text: cJSON's
+ * double cannot hold 1.7e15 us with sub-microsecond digits.
  *
- * cJSON allocations go to a bump arena reset after every event, so parsing an
- * event costs no malloc/free pairs. */
+ * A plain event (strict JSON without backslashes: all of today's traces) is
+ * validated by event_scan, which also records where the members the graph
+ * uses are; they are then read in place (jv), with cJSON only for the values
+ * that need it. Any other event is handed whole to cJSON, as every event
+ * was before (issue 20, docs/performance.md). cJSON allocations go to a bump
+ * arena reset after every event, so parsing costs no malloc/free pairs. */
 #include "lumosim/graph.h" /* LSIM_DUR_MAX */
 #include "lumosim/kineto.h"
 
