@@ -95,10 +95,12 @@ void lsim_strtab_free(lsim_strtab *t)
     free(t);
 }
 
-static int rehash(lsim_strtab *t)
+/* The hash rebuilt with room for `room` strings at most half full (at
+ * least double the old size, 1024 slots for a first one). */
+static int rehash_for(lsim_strtab *t, uint64_t room)
 {
     uint32_t ns = t->nslots ? t->nslots * 2 : 1024;
-    while ((uint64_t)t->n * 2 >= ns) ns *= 2;
+    while (room * 2 >= ns) ns *= 2;
     uint32_t *s = calloc(ns, sizeof *s);
     if (!s) return LSIM_ENOMEM;
     for (uint32_t id = 0; id < t->n; id++) {
@@ -112,6 +114,8 @@ static int rehash(lsim_strtab *t)
     t->nslots = ns;
     return 0;
 }
+
+static int rehash(lsim_strtab *t) { return rehash_for(t, t->n); }
 
 /* s[0..len) into t's newest block (a new one when it does not fit). */
 static char *store(lsim_strtab *t, const char *s, size_t len)
@@ -196,20 +200,7 @@ int lsim_strtab_reserve(lsim_strtab *t, uint32_t n)
         if (LSIM_GROW(t->strs, &cs, n) || LSIM_GROW(t->lens, &cl, n)) return LSIM_ENOMEM;
         t->cap = (uint32_t)(cs < cl ? cs : cl);
     }
-    if (t->slots && (uint64_t)n * 2 > t->nslots) {
-        uint32_t ns = t->nslots;
-        while ((uint64_t)n * 2 >= ns) ns *= 2;
-        uint32_t *sl = calloc(ns, sizeof *sl);
-        if (!sl) return LSIM_ENOMEM;
-        for (uint32_t id = 0; id < t->n; id++) {
-            uint32_t i = (uint32_t)hash_bytes(t->strs[id], t->lens[id]) & (ns - 1);
-            while (sl[i]) i = (i + 1) & (ns - 1);
-            sl[i] = id + 1;
-        }
-        free(t->slots);
-        t->slots = sl;
-        t->nslots = ns;
-    }
+    if (t->slots && (uint64_t)n * 2 > t->nslots && rehash_for(t, n)) return LSIM_ENOMEM;
     return 0;
 }
 
