@@ -801,9 +801,10 @@ static int overlay_strings(sctx *c, const char *where, size_t gi, lsim_graph *g,
                   lsim_strtab_get(t, j) == lsim_strtab_get(lead->strings, j);
         for (uint32_t b = 0; b < a && !dup; b++) dup = !strcmp(sa, lsim_strtab_get(t, diff[b]));
         if (dup) {
+            uint32_t id = diff[a];
             lsim_strtab_free(t);
             free(diff);
-            return h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats another", where, gi, diff[a]);
+            return h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats another", where, gi, id);
         }
     }
     free(diff);
