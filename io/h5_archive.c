@@ -590,29 +590,45 @@ static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm,
 /* The copied tables keep the store's places: every GPU's offsets (and
  * which GPUs share node and edge rows) from the store's /gpus, whose
  * counts must be these graphs'. Every rank reads the small table itself. */
-static int store_places(sctx *c, const char *store, gmeta *gm, size_t ng)
+/* The per-GPU index of the store the run's graphs were read from
+ * (*sm: caller frees). Local: every rank reads the small table itself. */
+static int read_store_meta(sctx *c, const char *store, gmeta **sm, size_t *sn)
 {
     sctx sc;
-    gmeta *sm = NULL;
-    size_t sn = 0;
     h5s_ctx_init(&sc, store, 0, MPI_COMM_NULL);
     int rc = h5s_open_file(&sc);
-    if (!rc) rc = h5s_read_gpu_table(&sc, sc.file, "", &sm, NULL, &sn);
+    if (!rc) rc = h5s_read_gpu_table(&sc, sc.file, "", sm, NULL, sn);
+    lsim_err e = {0};
+    if ((rc = h5s_ctx_done(&sc, rc, &e))) c->e = e;
+    return rc;
+}
+
+/* owner[q]: the rank holding GPU q of the run (ngpu GPUs; -1 none), on
+ * every rank. Collective in MPI mode. */
+static void gpu_owners(sctx *c, size_t gfirst, size_t nloc, size_t ngpu, int32_t *owner)
+{
+    for (size_t q = 0; q < ngpu; q++) owner[q] = -1;
+    for (size_t i = 0; i < nloc; i++) {
+        size_t gi = h5s_gpu_at(c, gfirst, i);
+        if (gi < ngpu) owner[gi] = c->rank;
+    }
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, owner, (int)ngpu, MPI_INT32_T, MPI_MAX, c->comm);
+}
+
+static int store_places(sctx *c, const char *store, gmeta *gm, size_t ng)
+{
+    gmeta *sm = NULL;
+    size_t sn = 0;
+    int rc = read_store_meta(c, store, &sm, &sn);
     for (size_t i = 0; !rc && i < ng; i++)
         if (sn != ng || memcmp(sm[i].cnt, gm[i].cnt, sizeof gm[i].cnt))
-            rc = h5s_fail(&sc, LSIM_EINTERNAL, "the graphs no longer match the store's GPU %zu", i);
+            rc = h5s_fail(c, LSIM_EINTERNAL, "%s: the graphs no longer match the store's GPU %zu", store, i);
     for (size_t i = 0; !rc && i < ng; i++) {
         memcpy(gm[i].off, sm[i].off, sizeof gm[i].off);
         gm[i].same_as = sm[i].same_as;
     }
     free(sm);
-    lsim_err e = {0};
-    rc = h5s_ctx_done(&sc, rc, &e);
-    if (rc) {
-        c->e = e;
-        return e.code;
-    }
-    return 0;
+    return rc;
 }
 
 /* /runs/NAME/graph: the items' graphs in the graph-store layout (their
@@ -777,17 +793,13 @@ static int kernel_templates(sctx *c, const lsim_replay_item *items, const rrow *
     size_t nrows = 0, cap = 0;
     int rc = h5s_agree(c, tmpl && owner ? 0 : h5s_nomem(c));
     if (rc) goto out;
-    for (size_t q = 0; q < ngpu; q++) tmpl[q] = -1, owner[q] = -1;
+    gpu_owners(c, gfirst, nloc, ngpu, owner);
+    for (size_t q = 0; q < ngpu; q++) tmpl[q] = -1;
     for (size_t i = 0; i < nloc; i++) {
         size_t gi = h5s_gpu_at(c, gfirst, i);
-        if (gi >= ngpu) continue;
-        owner[gi] = c->rank;
-        tmpl[gi] = lm[i].node_same_as;
+        if (gi < ngpu) tmpl[gi] = lm[i].node_same_as;
     }
-    if (c->mpi) {
-        MPI_Allreduce(MPI_IN_PLACE, owner, (int)ngpu, MPI_INT32_T, MPI_MAX, c->comm);
-        MPI_Allreduce(MPI_IN_PLACE, tmpl, (int)ngpu, MPI_INT64_T, MPI_MAX, c->comm);
-    }
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, tmpl, (int)ngpu, MPI_INT64_T, MPI_MAX, c->comm);
     /* tmpl[t] == -2: GPU t is some GPU's template */
     for (size_t q = 0; q < ngpu; q++)
         if (tmpl[q] >= 0 && (size_t)tmpl[q] < ngpu && tmpl[tmpl[q]] == -1) tmpl[tmpl[q]] = -2;
@@ -922,17 +934,12 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
                          const lsim_store_run_info *info)
 {
     if (!info || !info->graphs_from) return 0;
-    sctx sc;
     gmeta *sm = NULL;
     size_t sn = 0, ngpu = nloc;
     int32_t *owner = NULL;
     uint8_t *want = NULL;
     int64_t *buf = NULL;
-    h5s_ctx_init(&sc, info->graphs_from, 0, MPI_COMM_NULL);
-    int rc = h5s_open_file(&sc);
-    if (!rc) rc = h5s_read_gpu_table(&sc, sc.file, "", &sm, NULL, &sn);
-    lsim_err e = {0};
-    if ((rc = h5s_ctx_done(&sc, rc, &e))) c->e = e;
+    int rc = read_store_meta(c, info->graphs_from, &sm, &sn);
     size_t gfirst = 0; /* the lower ranks' GPUs, when no mapping names them (h5s_gpu_at) */
     if (c->mpi) {
         uint64_t mine = nloc, below = 0;
@@ -948,12 +955,7 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
     }
     rc = h5s_agree(c, rc);
     if (rc) goto out;
-    for (size_t q = 0; q < sn; q++) owner[q] = -1;
-    for (size_t i = 0; i < nloc; i++) {
-        size_t gi = h5s_gpu_at(c, gfirst, i);
-        if (gi < sn) owner[gi] = c->rank;
-    }
-    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, owner, (int)sn, MPI_INT32_T, MPI_MAX, c->comm);
+    gpu_owners(c, gfirst, nloc, sn, owner);
     for (size_t q = 0; q < sn; q++)
         if (sm[q].same_as >= 0) want[sm[q].same_as] = 1;
     /* per template GPU t: its rows on every rank that holds a GPU sharing
