@@ -18,16 +18,13 @@ shift 2
 REPS=${REPS:-5}
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
-for t in "$@"; do
-    for _ in $(seq "$REPS"); do
-        for side in before after; do
-            bin=$A
-            [ $side = after ] && bin=$B
-            line=$("$bin" --runs 1 "$t" | grep '^BENCH ') || { echo "ab_replay: $bin failed on $t" >&2; exit 1; }
-            echo "$side $line" >>"$raw"
-        done
-    done
-done
+. "$(dirname "$0")/ab_loop.sh"
+one_run() {
+    local line
+    line=$("$2" --runs 1 "$3" | grep '^BENCH ') || { echo "ab_replay: $2 failed on $3" >&2; return 1; }
+    echo "$1 $line" >>"$raw"
+}
+ab_loop "$REPS" "$A" "$B" one_run "$@" || exit 1
 python3 - "$raw" "$REPS" <<'PY'
 import sys, statistics as st
 rows = {}

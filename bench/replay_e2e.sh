@@ -19,16 +19,12 @@ REPS=${REPS:-5}
 raw=$(mktemp)
 one=$(mktemp)
 trap 'rm -f "$raw" "$one"' EXIT
-for t in "$@"; do
-    for _ in $(seq "$REPS"); do
-        for side in before after; do
-            bin=$A
-            [ $side = after ] && bin=$B
-            /usr/bin/time -o "$one" -f '%e %M' "$bin" replay "$t" >/dev/null 2>&1 || { echo "replay_e2e: $bin failed on $t" >&2; exit 1; }
-            echo "$side $(stat -c %s "$t") $(tail -1 "$one") $t" >>"$raw"
-        done
-    done
-done
+. "$(dirname "$0")/ab_loop.sh"
+one_run() {
+    /usr/bin/time -o "$one" -f '%e %M' "$2" replay "$3" >/dev/null 2>&1 || { echo "replay_e2e: $2 failed on $3" >&2; return 1; }
+    echo "$1 $(stat -c %s "$3") $(tail -1 "$one") $3" >>"$raw"
+}
+ab_loop "$REPS" "$A" "$B" one_run "$@" || exit 1
 python3 - "$raw" "$REPS" <<'PY'
 import sys, statistics as st
 rows = {}
