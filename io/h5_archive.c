@@ -620,12 +620,23 @@ static int store_places(sctx *c, const char *store, gmeta *gm, size_t ng)
     gmeta *sm = NULL;
     size_t sn = 0;
     int rc = read_store_meta(c, store, &sm, &sn);
-    for (size_t i = 0; !rc && i < ng; i++)
-        if (sn != ng || memcmp(sm[i].cnt, gm[i].cnt, sizeof gm[i].cnt))
+    /* a GPU whose strings are another's holds only the ones it replaces:
+     * its table's size is the other's (nstr) */
+    for (size_t i = 0; !rc && i < ng; i++) {
+        int like = sn == ng && sm[i].strings_like >= 0;
+        int differ = sn != ng;
+        for (int r = 0; r < RK_N && !differ; r++)
+            if (!(like && (r == RK_STR || r == RK_CHAR))) differ = sm[i].cnt[r] != gm[i].cnt[r];
+        if (differ || sm[i].nstr != gm[i].cnt[RK_STR])
             rc = h5s_fail(c, LSIM_EINTERNAL, "%s: the graphs no longer match the store's GPU %zu", store, i);
+    }
     for (size_t i = 0; !rc && i < ng; i++) {
         memcpy(gm[i].off, sm[i].off, sizeof gm[i].off);
+        gm[i].cnt[RK_STR] = sm[i].cnt[RK_STR];
+        gm[i].cnt[RK_CHAR] = sm[i].cnt[RK_CHAR];
         gm[i].same_as = sm[i].same_as;
+        gm[i].strings_like = sm[i].strings_like;
+        gm[i].nstr = sm[i].nstr;
     }
     free(sm);
     return rc;

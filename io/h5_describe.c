@@ -52,7 +52,7 @@ static const dcol dcols[] = {
     U("gpus", "node_offset", "1"), U("gpus", "node_count", "1"), U("gpus", "edge_offset", "1"),
     U("gpus", "edge_count", "1"), U("gpus", "proc_offset", "1"), U("gpus", "proc_count", "1"),
     U("gpus", "iter_offset", "1"), U("gpus", "iter_count", "1"), U("gpus", "coll_offset", "1"),
-    U("gpus", "coll_count", "1"), U("gpus", "string_offset", "1"), U("gpus", "string_count", "1"),
+    U("gpus", "coll_count", "1"), U("gpus", "string_offset", "1"), U("gpus", "string_count", "1"), U("gpus", "strings_like", "1"),
     U("gpus", "char_offset", "bytes"), U("gpus", "char_count", "bytes"), U("gpus", "t0", "ns"),
     U("gpus", "queued_gap_ns", "ns"), U("gpus", "launch_latency_ns", "ns"), U("gpus", "launch_samples", "1"),
     U("gpus", "prewindow", "1"), U("gpus", "releases", "1"), U("gpus", "sync_events_used", "1"),
@@ -71,7 +71,7 @@ static const dcol dcols[] = {
     U("colls", "in_nelems", "elements"), U("colls", "out_nelems", "elements"), U("colls", "dtype_bytes", "bytes"),
     U("colls", "bytes", "bytes"), U("colls", "pg_name", "1"), U("colls", "pg_ranks", "1"), U("colls", "seq", "1"),
     U("colls", "root", "1"),
-    U("strings", "offset", "bytes"), U("strings", "chars", "1"),
+    U("strings", "offset", "bytes"), U("strings", "chars", "1"), U("strings", "id", "1"),
     /* lumosim search -o */
     U("candidates", "tp", "1"), U("candidates", "pp", "1"), U("candidates", "dp", "1"),
     U("candidates", "micro_batch", "1"), U("candidates", "vstages", "1"), E("candidates", "recompute", recompute_modes),

@@ -101,6 +101,9 @@ const mcol h5s_gpu_mem_cols[] = {
 };
 const size_t h5s_ngpu_mem_cols = sizeof h5s_gpu_mem_cols / sizeof h5s_gpu_mem_cols[0];
 
+const mcol h5s_gpu_strlike_cols[] = {MC("strings_like", strings_like, T_I64)};
+const size_t h5s_ngpu_strlike_cols = sizeof h5s_gpu_strlike_cols / sizeof h5s_gpu_strlike_cols[0];
+
 /* The per-GPU scalars /gpus keeps of a graph, each the same field in
  * gmeta and lsim_graph: one list for both directions (h5s_meta_from_graph,
  * graph_alloc). The latency mode (uint8_t in gmeta, an enum in the graph)
@@ -128,7 +131,8 @@ int h5s_check_layout(sctx *c)
             return h5s_fail(c, LSIM_EINTERNAL, "store column %s: field size %zu does not match its type", h5s_gcols[k].name,
                         h5s_gcols[k].esz);
     int rc = h5s_check_cols(c, h5s_gpu_cols, h5s_ngpu_cols);
-    return rc ? rc : h5s_check_cols(c, h5s_gpu_mem_cols, h5s_ngpu_mem_cols);
+    if (!rc) rc = h5s_check_cols(c, h5s_gpu_mem_cols, h5s_ngpu_mem_cols);
+    return rc ? rc : h5s_check_cols(c, h5s_gpu_strlike_cols, h5s_ngpu_strlike_cols);
 }
 
 static void *colbase(const lsim_graph *g, const gcol *k) { return *(void *const *)((const char *)g + k->ptr); }
@@ -176,6 +180,7 @@ void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
 {
     memset(m, 0, sizeof *m);
     m->same_as = -1;
+    m->strings_like = -1;
     m->latency = (uint8_t)g->latency;
     m->source_size = -1;
     m->cnt[RK_NODE] = g->n;
@@ -185,6 +190,7 @@ void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
     m->cnt[RK_COLL] = g->ncoll;
     uint32_t ns = g->strings ? lsim_strtab_count(g->strings) : 0;
     m->cnt[RK_STR] = ns;
+    m->nstr = ns;
     uint64_t chars = 0;
     for (uint32_t i = 0; i < ns; i++) chars += strlen(lsim_strtab_get(g->strings, i)) + 1;
     m->cnt[RK_CHAR] = chars;
@@ -198,6 +204,8 @@ static void meta_offsets(gmeta *m, size_t n)
     uint64_t acc[RK_N] = {0};
     for (size_t i = 0; i < n; i++) {
         m[i].same_as = -1;
+        m[i].strings_like = -1;
+        m[i].nstr = m[i].cnt[RK_STR];
         for (int r = 0; r < RK_N; r++) {
             m[i].off[r] = acc[r];
             acc[r] += m[i].cnt[r];
@@ -244,20 +252,38 @@ static int sel_strings(sctx *c, const gmeta *lm, size_t n, rowsel *ssel, rowsel 
 }
 /* ------------------------------------------------------------ graph write */
 
-void h5s_pack_strings(lsim_graph *const *graphs, const gmeta *m, size_t n, uint64_t *o, char *ch)
+void h5s_pack_strings(lsim_graph *const *graphs, const gmeta *m, size_t n, uint32_t *const *patch, uint64_t *o,
+                      char *ch, uint32_t *ids)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t at = 0;
+        const uint32_t *p = patch ? patch[i] : NULL;
         for (uint64_t k = 0; k < m[i].cnt[RK_STR]; k++) {
-            const char *str = lsim_strtab_get(graphs[i]->strings, (uint32_t)k);
+            uint32_t id = p ? p[k] : (uint32_t)k;
+            const char *str = lsim_strtab_get(graphs[i]->strings, id);
             size_t len = strlen(str);
             o[k] = at;
+            if (ids) ids[k] = id;
             memcpy(ch + at, str, len + 1);
             at += len + 1;
         }
         o += m[i].cnt[RK_STR];
+        if (ids) ids += m[i].cnt[RK_STR];
         ch += m[i].cnt[RK_CHAR];
     }
+}
+
+/* Which strings a GPU replaces of the table it shares: a comparison of
+ * the two tables id by id (pointers first: overlays hold the base's). */
+size_t h5s_string_patches(const lsim_graph *g, const lsim_graph *base, uint32_t *ids)
+{
+    uint32_t ns = lsim_strtab_count(g->strings);
+    size_t np = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        const char *a = lsim_strtab_get(g->strings, k), *b = lsim_strtab_get(base->strings, k);
+        if (a != b && strcmp(a, b)) ids[np++] = k;
+    }
+    return np;
 }
 
 /* Write the graph tables of all GPUs under loc (where: its path for
@@ -283,6 +309,12 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     if (!rc)
         rc = h5s_put_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, lm, sizeof *lm, ngpu, &sel,
                              nloc, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
+    /* shared strings: only in tables copied from a store that has them */
+    int like = 0;
+    for (size_t q = 0; q < ngpu && !like; q++) like = m[q].strings_like >= 0;
+    if (!rc && like)
+        rc = h5s_put_records(c, loc, where, "gpus", h5s_gpu_strlike_cols, h5s_ngpu_strlike_cols, lm, sizeof *lm, ngpu,
+                             &sel, nloc, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
     /* /gpus/source: fixed-length strings as wide as the longest anywhere */
     if (!rc)
         rc = h5s_put_strings(c, loc, where, "gpus/source", sources, nloc, ngpu, &sel, h5s_min_u64(ngpu, CHUNK_MAX_ROWS));
@@ -322,7 +354,7 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
         char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
         rc = h5s_agree(c, rc ? rc : so && chars ? 0 : h5s_nomem(c));
         if (!rc) {
-            h5s_pack_strings(graphs, lm, nloc, so, chars);
+            h5s_pack_strings(graphs, lm, nloc, NULL, so, chars, NULL);
             rc = h5s_agree(c, h5s_put_col(c, loc, where, "strings/offset", T_U64, 1, h5s_total_rows(m, ngpu, RK_STR),
                                   chunk_rows(m, ngpu, RK_STR), &ssel, so));
             if (!rc)
@@ -530,6 +562,24 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
     /* the memory columns are optional (a store written before them: 0) */
     if (!rc && H5Lexists(loc, "gpus/mem_events", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, m, sizeof *m, n, 0, n);
+    /* shared strings are optional too (absent: every table its own) */
+    for (size_t i = 0; i < n; i++) m[i].strings_like = -1;
+    if (!rc && H5Lexists(loc, "gpus/strings_like", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_strlike_cols, h5s_ngpu_strlike_cols, m, sizeof *m, n, 0,
+                             n);
+    /* a GPU's strings may be those of an earlier GPU whose table is its
+     * own, replaced in at most as many places as that table has strings */
+    for (size_t i = 0; !rc && i < n; i++) {
+        int64_t t = m[i].strings_like;
+        m[i].nstr = m[i].cnt[RK_STR];
+        if (t == -1) continue;
+        if (t < 0 || (uint64_t)t >= i || m[t].strings_like != -1 || m[i].cnt[RK_STR] > m[t].cnt[RK_STR])
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/strings_like of GPU %zu is %lld: not -1 nor an earlier GPU with a "
+                                           "string table of its own and at least as many strings",
+                          where, i, (long long)t);
+        else
+            m[i].nstr = m[t].cnt[RK_STR];
+    }
     /* offsets must be the prefix sums of the counts (GPU order, no gaps),
      * except that a GPU's node and edge offsets may point at the rows of an
      * earlier GPU with the same counts (shared structure): that GPU adds no
@@ -761,109 +811,249 @@ void lsim_store_free_graphs(lsim_graph **graphs, size_t n)
     free(graphs);
 }
 
-/* The string tables of GPUs lm[0..count) (global GPU list ? list[i] :
- * first + i) into gs[i]->strings, each string checked to be a
- * NUL-terminated range of its GPU's bytes and new. Collective in MPI mode. */
+/* A replaced string must not repeat one the base has at another id that
+ * this GPU keeps, nor another replaced one (interning checks the rest).
+ * t: the GPU's overlay of base, diff[0..nd): the ids replaced. */
+static int check_replaced(sctx *c, const char *where, size_t gi, const lsim_strtab *t, const lsim_strtab *base,
+                          const uint32_t *diff, uint32_t nd)
+{
+    for (uint32_t a = 0; a < nd; a++) {
+        const char *sa = lsim_strtab_get(t, diff[a]);
+        uint32_t j;
+        int dup = lsim_strtab_find(base, sa, strlen(sa), &j) && j != diff[a] && lsim_strtab_get(t, j) == lsim_strtab_get(base, j);
+        for (uint32_t b = 0; b < a && !dup; b++) dup = !strcmp(sa, lsim_strtab_get(t, diff[b]));
+        if (dup) return h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats another", where, gi, diff[a]);
+    }
+    return 0;
+}
+
+/* String k of a GPU's rows (o: its per-string offsets, ns of them; ch, nb:
+ * its bytes) as a checked NUL-terminated range: *s, *len. */
+static int string_at(sctx *c, const char *where, size_t gi, const uint64_t *o, const char *ch, uint64_t ns, uint64_t nb,
+                     uint64_t k, const char **s, size_t *len)
+{
+    uint64_t b = o[k], e = k + 1 < ns ? o[k + 1] : nb;
+    if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL)
+        return h5s_fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated range "
+                                         "inside the GPU's %llu bytes of /strings/chars",
+                        where, gi, (unsigned long long)k, (unsigned long long)nb);
+    *s = ch + b;
+    *len = e - 1 - b;
+    return 0;
+}
+
 /* A GPU that shares its leader's structure (lead < its index; reading
- * shared) and has as many strings: its table is an overlay of the
- * leader's with the strings that differ replaced (strtab.h), each checked
- * to be unlike every other string of the GPU, as interning checks the
- * rest. 0 done, 1 not applicable (intern instead), or an error. */
+ * shared), in a store without shared strings, and has as many strings:
+ * its table is an overlay of the leader's with the strings that differ
+ * replaced (strtab.h). 0 done, 1 not applicable (intern instead), or an
+ * error. */
 static int overlay_strings(sctx *c, const char *where, size_t gi, lsim_graph *g, const lsim_graph *lead,
                            const uint64_t *o, const char *ch, uint64_t ns, uint64_t nb)
 {
     if (!lead || !lead->strings || !ns || lsim_strtab_count(lead->strings) != ns) return 1;
     lsim_strtab *t = NULL;
     uint32_t *diff = NULL, nd = 0;
-    if (lsim_strtab_new_overlay(lead->strings, &t) || !(diff = malloc((ns ? ns : 1) * sizeof *diff)))
-        goto nomem;
-    for (uint64_t k = 0; k < ns; k++) {
-        uint64_t b = o[k], e = k + 1 < ns ? o[k + 1] : nb;
-        if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL) {
-            lsim_strtab_free(t);
-            free(diff);
-            return h5s_fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated "
-                                              "range inside the GPU's %llu bytes of /strings/chars",
-                            where, gi, (unsigned long long)k, (unsigned long long)nb);
-        }
+    int rc = 0;
+    if (lsim_strtab_new_overlay(lead->strings, &t) || !(diff = malloc((ns ? ns : 1) * sizeof *diff))) {
+        rc = h5s_nomem(c);
+        goto cleanup;
+    }
+    for (uint64_t k = 0; k < ns && !rc; k++) {
+        const char *sk = NULL;
+        size_t len = 0;
+        if ((rc = string_at(c, where, gi, o, ch, ns, nb, k, &sk, &len))) break;
         const char *ls = lsim_strtab_get(lead->strings, (uint32_t)k);
-        size_t len = e - 1 - b;
-        if (strlen(ls) == len && !memcmp(ls, ch + b, len)) continue;
-        if (lsim_strtab_replace(t, (uint32_t)k, ch + b, len)) goto nomem;
+        if (strlen(ls) == len && !memcmp(ls, sk, len)) continue;
+        if (lsim_strtab_replace(t, (uint32_t)k, sk, len)) rc = h5s_nomem(c);
         diff[nd++] = (uint32_t)k;
     }
-    /* a replaced string must not repeat one the leader has at another id
-     * that this GPU keeps, nor another replaced one */
-    for (uint32_t a = 0; a < nd; a++) {
-        const char *sa = lsim_strtab_get(t, diff[a]);
-        uint32_t j;
-        int dup = lsim_strtab_find(lead->strings, sa, strlen(sa), &j) && j != diff[a] &&
-                  lsim_strtab_get(t, j) == lsim_strtab_get(lead->strings, j);
-        for (uint32_t b = 0; b < a && !dup; b++) dup = !strcmp(sa, lsim_strtab_get(t, diff[b]));
-        if (dup) {
-            uint32_t id = diff[a];
-            lsim_strtab_free(t);
-            free(diff);
-            return h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats another", where, gi, id);
-        }
+    if (!rc) rc = check_replaced(c, where, gi, t, lead->strings, diff, nd);
+    if (!rc) {
+        lsim_strtab_free(g->strings);
+        g->strings = t;
+        t = NULL;
     }
-    free(diff);
-    lsim_strtab_free(g->strings);
-    g->strings = t;
-    return 0;
-nomem:
+cleanup:
     lsim_strtab_free(t);
     free(diff);
-    return h5s_nomem(c);
+    return rc;
 }
 
+/* A GPU whose strings are base's but for its own rows (shared strings,
+ * /gpus/strings_like): ids[0..np) say which string each row replaces,
+ * ascending. Shared reading: an overlay of base; otherwise a table of its
+ * own, interned in id order. Into *out (the caller frees the old one). */
+static int patched_strings(sctx *c, const char *where, size_t gi, lsim_strtab *base, const uint32_t *ids,
+                           const uint64_t *o, const char *ch, uint64_t np, uint64_t nb, lsim_strtab **out)
+{
+    uint32_t nbase = lsim_strtab_count(base);
+    lsim_strtab *t = NULL;
+    const char **ps = malloc((np ? np : 1) * sizeof *ps);
+    size_t *pl = malloc((np ? np : 1) * sizeof *pl);
+    int rc = ps && pl ? 0 : h5s_nomem(c);
+    for (uint64_t k = 0; k < np && !rc; k++) {
+        if (ids[k] >= nbase || (k && ids[k] <= ids[k - 1]))
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings/id of GPU %zu: row %llu replaces string %u, not one of the %u "
+                                           "strings of the table it shares, after the previous row's",
+                          where, gi, (unsigned long long)k, ids[k], nbase);
+        else
+            rc = string_at(c, where, gi, o, ch, np, nb, k, &ps[k], &pl[k]);
+    }
+    if (!rc && c->share) {
+        if (lsim_strtab_new_overlay(base, &t)) rc = h5s_nomem(c);
+        for (uint64_t k = 0; k < np && !rc; k++)
+            if (lsim_strtab_replace(t, ids[k], ps[k], pl[k])) rc = h5s_nomem(c);
+        if (!rc) rc = check_replaced(c, where, gi, t, base, ids, (uint32_t)np);
+    } else if (!rc) {
+        if (!(t = lsim_strtab_new()) || lsim_strtab_reserve(t, nbase)) rc = h5s_nomem(c);
+        for (uint32_t k = 0, p = 0; k < nbase && !rc; k++) {
+            int mine = p < np && ids[p] == k;
+            const char *sk = mine ? ps[p] : lsim_strtab_get(base, k);
+            size_t len = mine ? pl[p] : strlen(sk);
+            uint32_t id;
+            p += (uint32_t)mine;
+            if (lsim_strtab_intern(t, sk, len, &id)) rc = h5s_nomem(c);
+            else if (id != k)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %u repeats string %u", where, gi, k, id);
+        }
+    }
+    free(ps);
+    free(pl);
+    if (rc) {
+        lsim_strtab_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+/* The string tables of GPUs lm[0..count) (global GPU list ? list[i] :
+ * first + i) into gs[i]->strings, each string checked to be a
+ * NUL-terminated range of its GPU's bytes and new. A GPU whose strings
+ * are an earlier GPU's (strings_like) needs that GPU's table: read too
+ * when not requested, in GPU order with the others (the rows of string
+ * tables ascend with the GPUs), and freed at the end. Collective in MPI
+ * mode. */
 static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, size_t ngpu, const gmeta *lm,
                         size_t count, size_t first, const size_t *list, const size_t *lead, lsim_graph **gs)
 {
-    rowsel ssel, csel;
-    int rc = sel_strings(c, lm, count, &ssel, &csel);
-    uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
-    char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
-    rc = h5s_agree(c, rc ? rc : so && chars ? 0 : h5s_nomem(c));
+    rowsel ssel, csel, isel;
+    h5s_sel_one(&ssel, 0, 0);
+    h5s_sel_one(&csel, 0, 0);
+    h5s_sel_one(&isel, 0, 0);
+    uint64_t *so = NULL;
+    char *chars = NULL;
+    uint32_t *ids = NULL;
+    /* the GPUs whose rows are read (rd, ascending: the requested ones and
+     * the tables they share), their index among the requested (req, or
+     * SIZE_MAX) and their tables (tab; the requested ones' are gs[]'s) */
+    size_t nrd = 0, *rd = malloc((2 * count + 1) * sizeof *rd), *req = malloc((2 * count + 1) * sizeof *req);
+    gmeta *rm = malloc((2 * count + 1) * sizeof *rm);
+    lsim_strtab **tab = calloc(2 * count + 1, sizeof *tab);
+    int rc = rd && req && rm && tab ? 0 : h5s_nomem(c), any_like = 0;
+    for (size_t i = 0; !rc && i < count; i++) {
+        size_t gi = list ? list[i] : first + i;
+        int64_t t = lm[i].strings_like;
+        if (t >= 0) {
+            any_like = 1;
+            /* t < gi: insert it before gi unless it is there already */
+            size_t p = nrd;
+            while (p > 0 && rd[p - 1] > (size_t)t) p--;
+            if (!(p > 0 && rd[p - 1] == (size_t)t)) {
+                memmove(rd + p + 1, rd + p, (nrd - p) * sizeof *rd);
+                memmove(req + p + 1, req + p, (nrd - p) * sizeof *req);
+                rd[p] = (size_t)t;
+                req[p] = SIZE_MAX;
+                nrd++;
+            }
+        }
+        rd[nrd] = gi;
+        req[nrd++] = i;
+    }
+    for (size_t k = 0; !rc && k < nrd; k++) rm[k] = m[rd[k]];
+    if (!rc) rc = sel_strings(c, rm, nrd, &ssel, &csel);
+    if (!rc) {
+        so = malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        chars = malloc(csel.rows ? csel.rows : 1);
+        if (!so || !chars) rc = h5s_nomem(c);
+    }
+    /* the ids of the rows of GPUs that replace strings */
+    for (size_t k = 0; !rc && any_like && k < nrd; k++)
+        if (rm[k].strings_like >= 0) rc = h5s_sel_add(c, &isel, rm[k].off[RK_STR], rm[k].cnt[RK_STR]);
+    if (!rc && isel.rows && !(ids = malloc(isel.rows * sizeof *ids))) rc = h5s_nomem(c);
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, &any_like, 1, MPI_INT, MPI_MAX, c->comm);
+    if (!rc && any_like && H5Lexists(loc, "strings/id", H5P_DEFAULT) <= 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings/id is missing: /gpus/strings_like says GPUs share string tables", where);
+    rc = h5s_agree(c, rc);
     if (!rc)
         rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, "strings/offset", T_U64, h5s_total_rows(m, ngpu, RK_STR), &ssel, so));
     if (!rc)
         rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, "strings/chars", T_U8, h5s_total_rows(m, ngpu, RK_CHAR), &csel, chars));
-    uint64_t sat = 0, cat = 0;
-    for (size_t i = 0; !rc && i < count; i++) {
+    if (!rc && any_like)
+        rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, "strings/id", T_U32, h5s_total_rows(m, ngpu, RK_STR), &isel, ids));
+    uint64_t sat = 0, cat = 0, iat = 0;
+    for (size_t k = 0; !rc && k < nrd; k++) {
         const uint64_t *o = so + sat;
         const char *ch = chars + cat;
-        sat += lm[i].cnt[RK_STR];
-        cat += lm[i].cnt[RK_CHAR];
-        uint64_t nb = lm[i].cnt[RK_CHAR];
-        if (c->share && lead[i] != i) {
-            int orc = overlay_strings(c, where, (list ? list[i] : first + i), gs[i], gs[lead[i]], o, ch,
-                                      lm[i].cnt[RK_STR], nb);
+        size_t gi = rd[k], i = req[k];
+        uint64_t ns = rm[k].cnt[RK_STR], nb = rm[k].cnt[RK_CHAR];
+        sat += ns;
+        cat += nb;
+        if (rm[k].strings_like >= 0) {
+            size_t lo = 0, hi = k; /* the table it shares: read before it */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (rd[mid] < (size_t)rm[k].strings_like) lo = mid + 1;
+                else hi = mid;
+            }
+            lsim_strtab *t = NULL;
+            rc = patched_strings(c, where, gi, tab[lo], ids + iat, o, ch, ns, nb, &t);
+            iat += ns;
+            if (rc) break;
+            if (i != SIZE_MAX) {
+                lsim_strtab_free(gs[i]->strings);
+                gs[i]->strings = t;
+            }
+            tab[k] = t;
+            continue;
+        }
+        if (i != SIZE_MAX && c->share && lead[i] != i) {
+            int orc = overlay_strings(c, where, gi, gs[i], gs[lead[i]], o, ch, ns, nb);
             if (orc <= 0) {
                 rc = orc;
+                tab[k] = gs[i]->strings;
                 continue;
             }
         }
-        for (uint64_t s = 0; s < lm[i].cnt[RK_STR] && !rc; s++) {
-            uint64_t b = o[s], e = s + 1 < lm[i].cnt[RK_STR] ? o[s + 1] : nb;
+        lsim_strtab *t = i != SIZE_MAX ? gs[i]->strings : (tab[k] = lsim_strtab_new());
+        if (!t) rc = h5s_nomem(c);
+        for (uint64_t q = 0; q < ns && !rc; q++) {
+            const char *sq = NULL;
+            size_t len = 0;
             uint32_t id;
-            if (b >= e || e > nb || ch[e - 1] != '\0' || memchr(ch + b, '\0', e - 1 - b) != NULL)
-                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings/offset of GPU %zu: string %llu is not a NUL-terminated "
-                                           "range inside the GPU's %llu bytes of /strings/chars",
-                          where, (list ? list[i] : first + i), (unsigned long long)s, (unsigned long long)nb);
-            else if (lsim_strtab_intern(gs[i]->strings, ch + b, e - 1 - b, &id))
-                rc = h5s_nomem(c);
-            else if (id != s)
-                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %llu repeats string %u", where,
-                          (list ? list[i] : first + i), (unsigned long long)s, id);
+            if ((rc = string_at(c, where, gi, o, ch, ns, nb, q, &sq, &len))) break;
+            if (lsim_strtab_intern(t, sq, len, &id)) rc = h5s_nomem(c);
+            else if (id != q)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings of GPU %zu: string %llu repeats string %u", where, gi,
+                              (unsigned long long)q, id);
         }
-        if (!rc && lm[i].cnt[RK_STR] == 0 && nb != 0)
-            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has string bytes but no strings", where, (list ? list[i] : first + i));
+        if (!rc && ns == 0 && nb != 0)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: GPU %zu has string bytes but no strings", where, gi);
+        if (i != SIZE_MAX) tab[k] = t;
     }
+    /* the tables read only to be shared (overlays hold their own reference) */
+    for (size_t k = 0; tab && k < nrd; k++)
+        if (req[k] == SIZE_MAX) lsim_strtab_free(tab[k]);
+    free(tab);
+    free(rm);
+    free(req);
+    free(rd);
     free(so);
     free(chars);
+    free(ids);
     h5s_sel_free(&ssel);
     h5s_sel_free(&csel);
+    h5s_sel_free(&isel);
     return h5s_agree(c, rc);
 }
 
@@ -915,14 +1105,16 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
             mine[1] += sh ? 0 : lm[i].cnt[RK_NODE];
             mshared += sh ? lm[i].cnt[RK_NODE] : 0;
             mine[2] += sh ? 0 : lm[i].cnt[RK_EDGE];
-            mine[3] += sh ? lsim_mem_shared_strings(lm[i].cnt[RK_STR]) : lm[i].cnt[RK_STR];
+            int shs = c->share && (lm[i].same_as >= 0 || lm[i].strings_like >= 0); /* an overlay */
+            mine[3] += shs ? lsim_mem_shared_strings(lm[i].nstr) : lm[i].nstr;
         }
         for (size_t i = 0; i < ngpu; i++) {
             int sh = c->share && m[i].same_as >= 0;
             job[1] += sh ? 0 : m[i].cnt[RK_NODE];
             jshared += sh ? m[i].cnt[RK_NODE] : 0;
             job[2] += sh ? 0 : m[i].cnt[RK_EDGE];
-            job[3] += sh ? lsim_mem_shared_strings(m[i].cnt[RK_STR]) : m[i].cnt[RK_STR];
+            int shs = c->share && (m[i].same_as >= 0 || m[i].strings_like >= 0);
+            job[3] += shs ? lsim_mem_shared_strings(m[i].nstr) : m[i].nstr;
         }
         mine[1] += lsim_mem_shared_nodes(mshared);
         job[1] += lsim_mem_shared_nodes(jshared);
@@ -1180,7 +1372,7 @@ int lsim_store_gpu_table(const char *path, lsim_store_gpu_info **out, size_t *no
             t[i].procs = m[i].cnt[RK_PROC];
             t[i].iters = m[i].cnt[RK_ITER];
             t[i].colls = m[i].cnt[RK_COLL];
-            t[i].strings = m[i].cnt[RK_STR];
+            t[i].strings = m[i].nstr;
         }
         if (!rc) {
             *out = t;

@@ -155,9 +155,14 @@ static int info_graphs(sctx *c, FILE *out)
     h5s_get_attr_str(c->file, "lumosim_version", &ver);
     h5s_get_attr_str(c->file, "created_by", &cmd);
     h5s_get_attr_str(c->file, "latency_mode", &lat);
-    uint64_t tot[RK_N] = {0}, shared = 0, own = 0;
+    uint64_t tot[RK_N] = {0}, shared = 0, own = 0, like = 0, patched = 0;
     for (size_t i = 0; i < n; i++) {
         for (int r = 0; r < RK_N; r++) tot[r] += m[i].cnt[r];
+        tot[RK_STR] += m[i].nstr - m[i].cnt[RK_STR]; /* a shared table counts whole, as its nodes do */
+        if (m[i].strings_like >= 0) {
+            like++;
+            patched += m[i].cnt[RK_STR];
+        }
         if (m[i].same_as >= 0) shared++;
         else if (m[i].cnt[RK_NODE]) own++;
     }
@@ -208,6 +213,9 @@ static int info_graphs(sctx *c, FILE *out)
         fprintf(out, "  shared structure: %llu GPUs use the node and edge rows of another; %llu node rows held for %llu "
                      "GPUs with rows of their own\n",
                 (unsigned long long)shared, (unsigned long long)h5s_total_rows(m, n, RK_NODE), (unsigned long long)own);
+    if (like)
+        fprintf(out, "  shared strings: %llu GPUs use the string table of another, %llu of their strings their own\n",
+                (unsigned long long)like, (unsigned long long)patched);
     print_storage(out, c->file, "  ");
     fprintf(out, "  %4s %5s %10s %10s %6s %6s %7s  %s\n", "gpu", "rank", "nodes", "edges", "procs", "iters", "colls",
             "source (bytes, crc32)");

@@ -278,6 +278,10 @@ extern const mcol h5s_gpu_cols[];
 extern const size_t h5s_ngpu_cols;
 extern const mcol h5s_gpu_mem_cols[]; /* optional: stores before them lack them */
 extern const size_t h5s_ngpu_mem_cols;
+/* /gpus/strings_like (shared strings, docs/hdf5-schema.md): optional,
+ * written by the streaming writer only; absent reads as -1 everywhere. */
+extern const mcol h5s_gpu_strlike_cols[];
+extern const size_t h5s_ngpu_strlike_cols;
 
 /* Per-GPU index and statistics (/gpus), one POD record per GPU. */
 typedef struct gmeta {
@@ -293,6 +297,13 @@ typedef struct gmeta {
     uint64_t mem_events;
     int32_t mem_source, mem_device;
     int64_t mem_peak_allocated, mem_peak_reserved, mem_capacity;
+    /* -1 when the GPU's string table is its own rows; else the earlier GPU
+     * t whose table it is, except for the strings its own rows replace
+     * (each row's id in /strings/id): shared strings. */
+    int64_t strings_like;
+    /* Not a column: the GPU's string count (cnt[RK_STR], or t's when its
+     * strings are t's), set with same_as. */
+    uint64_t nstr;
     /* Not a column: -1 when the GPU's node and edge rows are its own, else
      * the earlier GPU whose rows its offsets point at (shared structure,
      * docs/hdf5-schema.md); set by h5s_read_gpu_table and the writers. */
@@ -305,8 +316,17 @@ int h5s_check_layout(sctx *c);
 void h5s_pack(const gcol *k, const lsim_graph *g, size_t rows, char *dst);
 /* Strings of graphs[0..n) (m[i].cnt[RK_STR] each) as the store holds them:
  * per-string offsets local to each GPU's bytes (o), and the bytes, each
- * string NUL-terminated (ch). */
-void h5s_pack_strings(lsim_graph *const *graphs, const gmeta *m, size_t n, uint64_t *o, char *ch);
+ * string NUL-terminated (ch); with ids (may be NULL), each row's string id
+ * (/strings/id). patch (may be NULL) gives per graph NULL (every string,
+ * row k = id k) or the ids of the strings its rows hold (shared strings:
+ * m[i].cnt[RK_STR] of them). */
+void h5s_pack_strings(lsim_graph *const *graphs, const gmeta *m, size_t n, uint32_t *const *patch, uint64_t *o,
+                      char *ch, uint32_t *ids);
+/* The ids of GPU g's rows of /strings when its strings are another's
+ * (m->strings_like >= 0): the ids of the strings of graph g that differ
+ * from those of graph base (the same count), ascending, into ids (room for
+ * the count); returns how many. */
+size_t h5s_string_patches(const lsim_graph *g, const lsim_graph *base, uint32_t *ids);
 /* The index entry of g (counts set, offsets 0, no source checksum). */
 void h5s_meta_from_graph(gmeta *m, const lsim_graph *g);
 uint64_t h5s_total_rows(const gmeta *m, size_t n, int rk);

@@ -19,20 +19,24 @@
  * inside HDF5's default 1 MiB chunk cache, so the partly filled last chunk
  * of a batch stays cached for the next). */
 #define APPEND_CHUNK_ROWS ((hsize_t)1 << 16)
+#define GREC 7 /* words per GPU in lsim_store_writer.gall */
+#define NDSETS (H5S_NGCOLS + 3)
 
 struct lsim_store_writer {
     sctx c;
     char tmp[4096];
-    hid_t d[H5S_NGCOLS + 2];      /* the flat columns, then strings/offset, strings/chars */
+    hid_t d[H5S_NGCOLS + 3];      /* the flat columns, then strings/offset, strings/chars, strings/id */
     uint64_t rows[RK_N];      /* rows written so far per row kind */
     gmeta *m;                 /* per-GPU index so far: this rank's GPUs */
     char **src;
     size_t n, capm, capsrc;   /* n: this rank's GPUs so far (serial: all) */
     uint64_t ngpu;            /* GPUs so far over all ranks */
     rowsel sel;               /* this rank's rows of /gpus (serial: 0..n) */
-    uint64_t *gall;           /* per GPU so far, all ranks: node offset, node
-                                 count, edge offset, edge count, own rows (1/0);
-                                 what a later GPU that shares one's rows needs */
+    uint64_t *gall;           /* per GPU so far, all ranks (GREC each): node
+                                 offset, node count, edge offset, edge count,
+                                 own rows (1/0), own string table (1/0), its
+                                 string count; what a later GPU that shares
+                                 one's rows or strings needs */
     size_t capg;
     char *buf;
     size_t bufcap;
@@ -98,7 +102,7 @@ void lsim_store_writer_abort(lsim_store_writer *w)
 {
     if (!w) return;
     wq_on(&w->c);
-    for (size_t k = 0; k < H5S_NGCOLS + 2; k++)
+    for (size_t k = 0; k < NDSETS; k++)
         if (w->d[k] >= 0) H5Dclose(w->d[k]);
     if (w->c.file >= 0) H5Fclose(w->c.file);
     w->c.file = -1;
@@ -128,7 +132,7 @@ static int writer_open(const char *path, int mpi, MPI_Comm comm, const lsim_stor
         int rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         return mpi ? lsim_mpi_agree(comm, rc, err) : rc; /* the others' first agreement */
     }
-    for (size_t k = 0; k < H5S_NGCOLS + 2; k++) w->d[k] = -1;
+    for (size_t k = 0; k < NDSETS; k++) w->d[k] = -1;
     h5s_ctx_init(&w->c, path, mpi, comm); /* also silences HDF5 errors */
     h5s_sel_one(&w->sel, 0, 0);
     h5s_apply_opts(&w->c, opts);
@@ -141,9 +145,11 @@ static int writer_open(const char *path, int mpi, MPI_Comm comm, const lsim_stor
     if (!rc) rc = h5s_create_tmp(&w->c, w->tmp, sizeof w->tmp);
     /* every rank creates every dataset (collective metadata): a failure is
      * agreed before the next one */
-    for (size_t k = 0; !rc && k < H5S_NGCOLS + 2; k++) {
-        const char *name = k < H5S_NGCOLS ? h5s_gcols[k].name : k == H5S_NGCOLS ? "strings/offset" : "strings/chars";
-        int t = k < H5S_NGCOLS ? h5s_gcols[k].t : k == H5S_NGCOLS ? T_U64 : T_U8;
+    for (size_t k = 0; !rc && k < NDSETS; k++) {
+        static const char *const sname[3] = {"strings/offset", "strings/chars", "strings/id"};
+        static const int stype[3] = {T_U64, T_U8, T_U32};
+        const char *name = k < H5S_NGCOLS ? h5s_gcols[k].name : sname[k - H5S_NGCOLS];
+        int t = k < H5S_NGCOLS ? h5s_gcols[k].t : stype[k - H5S_NGCOLS];
         if ((w->d[k] = create_appendable(&w->c, w->c.file, name, t)) < 0) rc = w->c.e.code;
         rc = h5s_agree(&w->c, rc);
     }
@@ -192,23 +198,25 @@ static void round_place(sctx *c, uint64_t *tot, uint64_t *lo)
     MPI_Allreduce(MPI_IN_PLACE, tot, RK_N + 1, MPI_UINT64_T, MPI_SUM, c->comm);
 }
 
-/* The node and edge places of every GPU of the round, on every rank, into
- * w->gall (from GPU w->ngpu on; the round's own GPUs' offsets are final,
- * a sharing GPU's are filled in after). Collective in MPI mode. */
+/* The node and edge places and string tables of every GPU of the round,
+ * on every rank, into w->gall (from GPU w->ngpu on; the round's own GPUs'
+ * offsets are final, a sharing GPU's are filled in after). Collective in
+ * MPI mode. */
 static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus)
 {
     sctx *c = &w->c;
-    int rc = LSIM_GROW(w->gall, &w->capg, (size_t)(w->ngpu + round_gpus) * 5) ? h5s_nomem(c) : 0;
-    uint64_t *mine = rc ? NULL : malloc((n ? n : 1) * 5 * sizeof *mine);
+    int rc = LSIM_GROW(w->gall, &w->capg, (size_t)(w->ngpu + round_gpus) * GREC) ? h5s_nomem(c) : 0;
+    uint64_t *mine = rc ? NULL : malloc((n ? n : 1) * GREC * sizeof *mine);
     int *cnt = NULL, *dsp = NULL;
     if (!rc && !mine) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < n; i++) {
         const gmeta *x = &w->m[w->n + i];
-        uint64_t rec[5] = {x->off[RK_NODE], x->cnt[RK_NODE], x->off[RK_EDGE], x->cnt[RK_EDGE], x->same_as < 0};
-        memcpy(mine + 5 * i, rec, sizeof rec);
+        uint64_t rec[GREC] = {x->off[RK_NODE], x->cnt[RK_NODE], x->off[RK_EDGE], x->cnt[RK_EDGE], x->same_as < 0,
+                              x->strings_like < 0, x->nstr};
+        memcpy(mine + GREC * i, rec, sizeof rec);
     }
     if (!c->mpi) {
-        if (!rc && n) memcpy(w->gall + 5 * w->ngpu, mine, n * 5 * sizeof *mine);
+        if (!rc && n) memcpy(w->gall + GREC * w->ngpu, mine, n * GREC * sizeof *mine);
         free(mine);
         return rc;
     }
@@ -219,10 +227,10 @@ static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus
         rc = h5s_agree(c, cnt && dsp ? 0 : h5s_nomem(c));
     }
     if (!rc) {
-        int mn = (int)(n * 5);
+        int mn = (int)(n * GREC);
         MPI_Allgather(&mn, 1, MPI_INT, cnt, 1, MPI_INT, c->comm);
         for (int r = 0, at = 0; r < c->size; r++) dsp[r] = at, at += cnt[r];
-        MPI_Allgatherv(mine, mn, MPI_UINT64_T, w->gall + 5 * w->ngpu, cnt, dsp, MPI_UINT64_T, c->comm);
+        MPI_Allgatherv(mine, mn, MPI_UINT64_T, w->gall + GREC * w->ngpu, cnt, dsp, MPI_UINT64_T, c->comm);
     }
     free(dsp);
     free(cnt);
@@ -230,18 +238,35 @@ static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus
     return rc;
 }
 
+/* The strings of graph g that differ from base's (same count): *ids
+ * (allocated), *np, and their bytes with NULs, *bytes. */
+static int find_patches(sctx *c, const lsim_graph *g, const lsim_graph *base, uint32_t **ids, uint64_t *np,
+                        uint64_t *bytes)
+{
+    uint32_t ns = lsim_strtab_count(g->strings);
+    *ids = malloc((ns ? ns : 1) * sizeof **ids);
+    if (!*ids) return h5s_nomem(c);
+    *np = h5s_string_patches(g, base, *ids);
+    *bytes = 0;
+    for (uint64_t k = 0; k < *np; k++) *bytes += strlen(lsim_strtab_get(g->strings, (*ids)[k])) + 1;
+    return 0;
+}
+
 int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
                           const char *const *source_paths, lsim_err *err)
 {
-    return lsim_store_writer_add_ex(w, graphs, n, source_paths, NULL, err);
+    return lsim_store_writer_add_ex(w, graphs, n, source_paths, NULL, NULL, err);
 }
 
 int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
-                             const char *const *source_paths, const int64_t *same_as, lsim_err *err)
+                             const char *const *source_paths, const int64_t *same_as,
+                             const lsim_graph *const *str_base, lsim_err *err)
 {
     sctx *c = &w->c;
     int rc = 0;
+    uint32_t **patch = NULL; /* per graph: the ids its string rows replace, or NULL */
     wq_on(c);
+    if (str_base && !(patch = calloc(n ? n : 1, sizeof *patch))) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < n; i++)
         if (!graphs || !graphs[i] || !graphs[i]->strings)
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
@@ -253,6 +278,15 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
         gmeta *x = &w->m[w->n + i];
         h5s_meta_from_graph(x, graphs[i]);
         if (same_as && same_as[i] >= 0 && graphs[i]->n) x->same_as = same_as[i];
+        /* shared strings: only those that differ from the base's */
+        const lsim_graph *b = str_base && same_as && same_as[i] >= 0 ? str_base[i] : NULL;
+        if (b && b->strings && lsim_strtab_count(b->strings) == x->nstr && x->nstr) {
+            uint64_t np = 0, bytes = 0;
+            if ((rc = find_patches(c, graphs[i], b, &patch[i], &np, &bytes))) break;
+            x->strings_like = same_as[i];
+            x->cnt[RK_STR] = np;
+            x->cnt[RK_CHAR] = bytes;
+        }
         if (source_paths && source_paths[i]) rc = h5s_file_crc(c, source_paths[i], &x->source_size, &x->source_crc32);
         for (int r = 0; r < RK_N; r++) {
             if (x->same_as >= 0 && (r == RK_NODE || r == RK_EDGE)) continue;
@@ -275,9 +309,19 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
     for (size_t i = 0; !rc && i < n; i++) {
         gmeta *x = &w->m[w->n + i];
         uint64_t gi = w->ngpu + lo[RK_N] + i;
+        if (x->strings_like >= 0) {
+            uint64_t t = (uint64_t)x->strings_like;
+            const uint64_t *e = t < gi ? w->gall + GREC * t : NULL;
+            if (!e || !e[5] || e[6] != x->nstr) {
+                rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch (GPU %llu) cannot share the strings of GPU %lld: "
+                                            "not an earlier GPU with a string table of its own of as many strings",
+                              i, (unsigned long long)gi, (long long)x->strings_like);
+                break;
+            }
+        }
         if (x->same_as < 0) continue;
         uint64_t t = (uint64_t)x->same_as;
-        const uint64_t *e = t < gi ? w->gall + 5 * t : NULL;
+        const uint64_t *e = t < gi ? w->gall + GREC * t : NULL;
         if (!e || !e[4] || e[1] != x->cnt[RK_NODE] || e[3] != x->cnt[RK_EDGE]) {
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch (GPU %llu) cannot share the rows of GPU %lld: not an "
                                         "earlier GPU with rows of its own and the same node and edge counts",
@@ -286,7 +330,9 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
         }
         x->off[RK_NODE] = e[0];
         x->off[RK_EDGE] = e[2];
-        memcpy(w->gall + 5 * gi, (uint64_t[5]){e[0], e[1], e[2], e[3], 0}, 5 * sizeof(uint64_t));
+        w->gall[GREC * gi + 0] = e[0];
+        w->gall[GREC * gi + 2] = e[2];
+        w->gall[GREC * gi + 4] = 0;
     }
     rc = h5s_agree(c, rc);
     /* each column once per batch (a partly filled chunk is rewritten only
@@ -309,15 +355,19 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
     }
     /* strings: per-string offsets within each GPU's bytes, then the bytes */
     uint64_t ns = brows[RK_STR], nc = brows[RK_CHAR];
-    if (!rc && tot[RK_STR] && !(rc = h5s_agree(c, wbuf(w, ns * sizeof(uint64_t) + nc)))) {
+    if (!rc && tot[RK_STR] && !(rc = h5s_agree(c, wbuf(w, ns * (sizeof(uint64_t) + sizeof(uint32_t)) + nc)))) {
         uint64_t *o = (uint64_t *)(void *)w->buf;
-        char *ch = w->buf + ns * sizeof(uint64_t);
-        h5s_pack_strings(graphs, w->m + w->n, n, o, ch);
+        uint32_t *ids = (uint32_t *)(void *)(w->buf + ns * sizeof(uint64_t));
+        char *ch = w->buf + ns * (sizeof(uint64_t) + sizeof(uint32_t));
+        h5s_pack_strings(graphs, w->m + w->n, n, patch, o, ch, ids);
         rc = h5s_agree(c, append_rows(c, w->d[H5S_NGCOLS], "strings/offset", T_U64, w->rows[RK_STR], lo[RK_STR], ns,
                                       tot[RK_STR], o));
         if (!rc)
             rc = h5s_agree(c, append_rows(c, w->d[H5S_NGCOLS + 1], "strings/chars", T_U8, w->rows[RK_CHAR],
                                           lo[RK_CHAR], nc, tot[RK_CHAR], ch));
+        if (!rc)
+            rc = h5s_agree(c, append_rows(c, w->d[H5S_NGCOLS + 2], "strings/id", T_U32, w->rows[RK_STR], lo[RK_STR], ns,
+                                          tot[RK_STR], ids));
     }
     /* this rank's GPUs of the round in /gpus */
     if (!rc) rc = h5s_sel_add(c, &w->sel, w->ngpu + lo[RK_N], n);
@@ -341,6 +391,8 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
     }
     rc = h5s_agree(c, rc);
     if (rc && err) *err = c->e;
+    for (size_t i = 0; patch && i < n; i++) free(patch[i]);
+    free(patch);
     wq_off(c);
     return rc;
 }
@@ -390,7 +442,7 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
     sctx *c = &w->c;
     wq_on(c);
     int rc = 0;
-    for (size_t k = 0; k < H5S_NGCOLS + 2; k++) {
+    for (size_t k = 0; k < NDSETS; k++) {
         if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot close a dataset (disk full?)");
         w->d[k] = -1;
     }
@@ -411,6 +463,9 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
     if (!rc)
         rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, w->m, sizeof *w->m, w->ngpu,
                              &w->sel, w->n, gch);
+    if (!rc)
+        rc = h5s_put_records(c, c->file, "", "gpus", h5s_gpu_strlike_cols, h5s_ngpu_strlike_cols, w->m, sizeof *w->m,
+                             w->ngpu, &w->sel, w->n, gch);
     if (!rc) rc = h5s_put_strings(c, c->file, "", "gpus/source", src, w->n, w->ngpu, &w->sel, gch);
     if (!rc)
         rc = h5s_write_root_attrs(c, LSIM_STORE_KIND_GRAPHS, w->command_line ? w->command_line : "",

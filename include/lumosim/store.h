@@ -156,10 +156,17 @@ int lsim_store_writer_add(lsim_store_writer *w, lsim_graph *const *graphs, size_
  * (lsim_graph_same_structure) and that has rows of its own: the graph's
  * node and edge rows are then not written again, its offsets point at
  * that GPU's (docs/hdf5-schema.md, "Shared structure"). The caller vouches
- * for the equality; the writer checks the counts (LSIM_EARG). Collective
- * like lsim_store_writer_add. */
+ * for the equality; the writer checks the counts (LSIM_EARG).
+ * Shared strings: str_base (NULL: none) gives per graph NULL or the graph
+ * of GPU same_as[i] as the caller holds it; when its string table has as
+ * many strings, the graph's table is written as that GPU's with only the
+ * strings that differ in rows of its own (/gpus/strings_like,
+ * /strings/id). The writer finds the differences itself; the GPU must
+ * have written its string table whole. Collective like
+ * lsim_store_writer_add. */
 int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, size_t n,
-                             const char *const *source_paths, const int64_t *same_as, lsim_err *err);
+                             const char *const *source_paths, const int64_t *same_as,
+                             const lsim_graph *const *str_base, lsim_err *err);
 int lsim_store_writer_open_mpi(const char *path, MPI_Comm comm, const lsim_store_write_opts *opts,
                                lsim_store_writer **out, lsim_err *err);
 int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err);

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from . import _schema
-from ._h5 import decode_strings, texts
+from ._h5 import apply_patches, decode_strings, strings_like, texts
 
 _GPU_EXTENTS = ("node", "edge", "proc", "iter", "coll", "string", "char")
 
@@ -28,6 +28,11 @@ def gpu_table(r, group):
         if p not in ("node", "edge"):
             ext[p] = r.extents(g, p, n, t, r.nrows(t))
     ext["node"], ext["edge"] = _structure_extents(r, g, n, group)
+    ext["strings_like"] = strings_like(r, g, n, ext["string"][1])
+    # a GPU's string count: its table's, also when the table is another's
+    like = ext["strings_like"]
+    nstr = np.where(like >= 0, ext["string"][1][np.maximum(like, 0)], ext["string"][1])
+    ext["nstr"] = nstr
     lat = r.col(g + "/latency_mode", n, "u")
     modes = r.enum_names(g + "/latency_mode", _schema.LATENCY_MODES)
     bad = np.nonzero(lat >= len(modes))[0]
@@ -50,7 +55,7 @@ def gpu_table(r, group):
         "gpu_streams": np.asarray(streams, dtype=np.int64),
         "iterations": ext["iter"][1],
         "collectives": ext["coll"][1],
-        "strings": ext["string"][1],
+        "strings": nstr,
         "string_bytes": ext["char"][1],
         "t0_ns": r.col(g + "/t0", n, "i").astype(np.int64),
         "queued_gap_ns": r.col(g + "/queued_gap_ns", n, "i").astype(np.int64),
@@ -101,8 +106,7 @@ def _structure_extents(r, g, n, group):
     return (no, nc), (eo, ec)
 
 
-def gpu_strings(r, group, ext, gpu):
-    """The string table of one GPU as a list (index = local string id)."""
+def _own_strings(r, group, ext, gpu):
     so, sc = int(ext["string"][0][gpu]), int(ext["string"][1][gpu])
     co, cc = int(ext["char"][0][gpu]), int(ext["char"][1][gpu])
     offs = r.col("%s/strings/offset" % group, None, "u", so, so + sc).astype(np.int64)
@@ -114,6 +118,19 @@ def gpu_strings(r, group, ext, gpu):
             r.fail("%s/strings of GPU %d: string %d is out of range or not NUL-terminated" % (group, gpu, k))
         out.append(b[int(o):end].decode("utf-8", "replace"))
     return out
+
+
+def gpu_strings(r, group, ext, gpu):
+    """The string table of one GPU as a list (index = local string id); a
+    GPU whose strings are another's (shared strings) gets that table with
+    its own rows put in place."""
+    rows = _own_strings(r, group, ext, gpu)
+    t = int(ext["strings_like"][gpu])
+    if t < 0:
+        return rows
+    so, sc = int(ext["string"][0][gpu]), int(ext["string"][1][gpu])
+    ids = r.col("%s/strings/id" % group, None, "u", so, so + sc).astype(np.int64)
+    return apply_patches(r, group, gpu, _own_strings(r, group, ext, t), rows, ids)
 
 
 def _check_range(r, where, gpu, a, lo, hi, what):
@@ -249,7 +266,7 @@ def flat_gpu_nodes(r, group, ext):
     if bad.size:
         r.fail("%s/nodes/kind: flat row %d has kind %d" % (group, bad[0], kind[bad[0]]))
     name = col("name", "u").astype(np.int64)
-    scnt = ext["string"][1]
+    scnt = ext["nstr"]
     bad = np.nonzero(name >= scnt[gpu])[0] if n else bad
     if bad.size:
         g = int(gpu[bad[0]])

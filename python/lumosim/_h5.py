@@ -276,6 +276,10 @@ class Reader:
             self.fail("%s has units %r, this package reads it as %r" % (where, u, expected))
         return u
 
+    def exists(self, where):
+        """Whether the file has an object at ``where`` (optional datasets)."""
+        return where in self.f
+
     def nrows(self, where):
         d = self.dataset(where)
         if d.ndim < 1:
@@ -293,27 +297,79 @@ def _kinds(kinds):
     return " or ".join(names.get(k, k) for k in kinds)
 
 
+def strings_like(r, gpus_group, ngpus, scnt):
+    """``/gpus/strings_like`` checked (docs/hdf5-schema.md, "Shared
+    strings"): per GPU -1 (its string table is its own rows) or an earlier
+    GPU with a table of its own whose strings its rows replace in places.
+    Absent (stores written before it): all -1."""
+    name = "%s/strings_like" % gpus_group
+    if not r.exists(name):
+        return np.full(ngpus, -1, dtype=np.int64)
+    like = r.col(name, ngpus, "i").astype(np.int64)
+    for g in range(ngpus):
+        t = int(like[g])
+        if t != -1 and (t < 0 or t >= g or like[t] != -1 or scnt[g] > scnt[t]):
+            r.fail("%s of GPU %d is %d: not -1 nor an earlier GPU with a string table of its own and at least as "
+                   "many strings" % (name, g, t))
+    return like
+
+
+def _one_table(r, group, g, b, offs, base, n, cb, cn):
+    out = []
+    for k in range(n):
+        o = int(offs[base + k])
+        if o >= cn:
+            r.fail("%s/strings/offset of GPU %d: string %d starts at byte %d, the GPU has %d" % (group, g, k, o, cn))
+        end = b.find(b"\0", cb + o, cb + cn)
+        if end < 0:
+            r.fail("%s/strings/chars of GPU %d: string %d is not NUL-terminated" % (group, g, k))
+        out.append(b[cb + o:end].decode("utf-8", "replace"))
+    return out
+
+
+def apply_patches(r, group, g, table, rows, ids):
+    """GPU g's string table from the table it shares and its own rows
+    (the strings they replace: ``ids``, ascending, inside the table)."""
+    out = list(table)
+    last = -1
+    for k, (i, s) in enumerate(zip(ids, rows)):
+        i = int(i)
+        if i <= last or i >= len(out):
+            r.fail("%s/strings/id of GPU %d: row %d replaces string %d, not one of the %d strings of the table it "
+                   "shares, after the previous row's" % (group, g, k, i, len(out)))
+        out[i] = s
+        last = i
+    if len(set(out)) != len(out):
+        r.fail("%s/strings of GPU %d: a string repeats another" % (group, g))
+    return out
+
+
 def decode_strings(r, group, gpus_group, ngpus):
     """Every GPU's string table of a graph (``group`` = "" or
-    "/runs/NAME/graph"): returns (flat list of str, string_offset int64
-    array). String ``k`` of GPU ``g`` is ``flat[string_offset[g] + k]``."""
+    "/runs/NAME/graph"): returns (flat list of str, int64 array of where
+    each GPU's table starts in it). String ``k`` of GPU ``g`` is
+    ``flat[start[g] + k]``. A GPU whose strings are another's (shared
+    strings) gets the whole table, its own rows put in place."""
     nstr = r.nrows("%s/strings/offset" % group)
     nchar = r.nrows("%s/strings/chars" % group)
     soff, scnt = r.extents(gpus_group, "string", ngpus, "%s/strings/offset" % group, nstr)
     coff, ccnt = r.extents(gpus_group, "char", ngpus, "%s/strings/chars" % group, nchar)
+    like = strings_like(r, gpus_group, ngpus, scnt)
     offs = r.col("%s/strings/offset" % group, nstr, "u").astype(np.int64)
     chars = r.col("%s/strings/chars" % group, nchar, "u")
+    ids = r.col("%s/strings/id" % group, nstr, "u").astype(np.int64) if (like >= 0).any() else None
     b = chars.astype(np.uint8).tobytes()
     out = []
+    start = np.zeros(ngpus, dtype=np.int64)
+    own = {}
     for g in range(ngpus):
-        base, n, cb, cn = int(soff[g]), int(scnt[g]), int(coff[g]), int(ccnt[g])
-        for k in range(n):
-            o = int(offs[base + k])
-            if o >= cn:
-                r.fail("%s/strings/offset of GPU %d: string %d starts at byte %d, the GPU has %d"
-                       % (group, g, k, o, cn))
-            end = b.find(b"\0", cb + o, cb + cn)
-            if end < 0:
-                r.fail("%s/strings/chars of GPU %d: string %d is not NUL-terminated" % (group, g, k))
-            out.append(b[cb + o:end].decode("utf-8", "replace"))
-    return out, soff
+        rows = _one_table(r, group, g, b, offs, int(soff[g]), int(scnt[g]), int(coff[g]), int(ccnt[g]))
+        start[g] = len(out)
+        if like[g] >= 0:
+            t = int(like[g])
+            sid = ids[int(soff[g]):int(soff[g]) + int(scnt[g])]
+            rows = apply_patches(r, group, g, out[own[t]:own[t] + int(scnt[t])], rows, sid)
+        else:
+            own[g] = len(out)
+        out.extend(rows)
+    return out, start

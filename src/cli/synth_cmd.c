@@ -191,7 +191,9 @@ typedef struct synth_figs {
  * lsim_store_writer_add_ex). Each rank generates the stage's first GPU
  * itself, once, to compare with, whichever rank writes it, so the store
  * is the same at every K. The comparison is exact: a GPU that differs
- * (host stalls drawn per GPU, say) keeps rows of its own. */
+ * (host stalls drawn per GPU, say) keeps rows of its own. A sharing GPU's
+ * strings are stored as that GPU's table with its own names (process
+ * groups, point-to-point pairs) replacing a few (shared strings). */
 static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out, uint64_t budget, int share,
                       lsim_store_writer *w, synth_figs *f, lsim_err *err)
 {
@@ -200,7 +202,8 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
     lsim_graph **gs = calloc(cap ? cap : 1, sizeof *gs);
     lsim_graph **tmpl = calloc((size_t)c->pp, sizeof *tmpl); /* each stage's first GPU, once generated */
     int64_t *same = malloc((cap ? cap : 1) * sizeof *same);
-    int rc = gs && tmpl && same ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    const lsim_graph **base = calloc(cap ? cap : 1, sizeof *base); /* the graph of GPU same[k] */
+    int rc = gs && tmpl && same && base ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     rc = agree(m, rc, err);
     size_t batch = 1;
     for (size_t start = 0, round = 0; !rc && start < ngpu; round++) {
@@ -220,10 +223,12 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
                 f->nodes += gs[made]->n;
                 f->edges += gs[made]->nedges;
                 same[made] = -1;
+                base[made] = NULL;
                 size_t st = i / per_stage, t = st * per_stage;
                 if (share && i != t && !tmpl[st]) rc = lsim_synth_gpu(c, (uint32_t)t, NULL, &tmpl[st], err);
                 if (share && i != t && !rc && lsim_graph_same_structure(gs[made], tmpl[st])) {
                     same[made] = (int64_t)t;
+                    base[made] = tmpl[st];
                     f->shared++;
                 }
                 made++;
@@ -250,7 +255,7 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
         }
         double g1 = lsim_now_s();
         rc = agree(m, rc, err);
-        if (!rc) rc = lsim_store_writer_add_ex(w, gs, made, NULL, same, err);
+        if (!rc) rc = lsim_store_writer_add_ex(w, gs, made, NULL, same, (const lsim_graph *const *)base, err);
         f->write_s += lsim_now_s() - g1;
         f->gen_s += g1 - g0;
         for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
@@ -263,6 +268,7 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
     for (size_t k = 0; k < made; k++) lsim_graph_free(gs[k]);
     for (int k = 0; tmpl && k < c->pp; k++) lsim_graph_free(tmpl[k]);
     free(tmpl);
+    free(base);
     free(same);
     free(gs);
     f->batch = batch;

@@ -244,6 +244,29 @@ typedef struct krow {
 
 static int nkernel_rows;
 
+/* String id of GPU g's table as the embedded graph holds it: its own row
+ * id, or, when its strings are GPU like[g]'s (shared strings), the row of
+ * its own that replaces id (ids of its rows ascend), else like[g]'s. */
+typedef struct strs {
+    const int64_t *soff, *scnt, *coff, *so, *like, *ids;
+    const uint8_t *chars;
+} strs;
+static const char *str_of(const strs *t, size_t g, int64_t id)
+{
+    if (t->like && t->like[g] >= 0) {
+        int64_t lo = t->soff[g], hi = t->soff[g] + t->scnt[g];
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (t->ids[mid] < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < t->soff[g] + t->scnt[g] && t->ids[lo] == id)
+            return (const char *)t->chars + t->coff[g] + t->so[lo];
+        g = (size_t)t->like[g];
+    }
+    return (const char *)t->chars + t->coff[g] + t->so[t->soff[g] + id];
+}
+
 static void check_kernels(hid_t run, const char *rname)
 {
     int before = nfail;
@@ -254,6 +277,11 @@ static void check_kernels(hid_t run, const char *rname)
     size_t G, n1, n2, n3, n4, n5, nn, nk_, ns, nc, nst, nen, x;
     int64_t *noff = I64(run, "graph/gpus/node_offset", &G), *ncnt = I64(run, "graph/gpus/node_count", &n1);
     int64_t *soff = I64(run, "graph/gpus/string_offset", &n2), *coff = I64(run, "graph/gpus/char_offset", &n3);
+    size_t n6 = 0, n7 = 0, n8 = 0;
+    int64_t *scnt = I64(run, "graph/gpus/string_count", &n6);
+    /* shared strings (optional): the GPU whose table each uses, row ids */
+    int64_t *like = H5Lexists(run, "graph/gpus/strings_like", H5P_DEFAULT) > 0 ? I64(run, "graph/gpus/strings_like", &n7) : NULL;
+    int64_t *ids = like ? I64(run, "graph/strings/id", &n8) : NULL;
     int64_t *kind = I64(run, "graph/nodes/kind", &nn), *name = I64(run, "graph/nodes/name", &n4);
     int64_t *flags = I64(run, "graph/nodes/flags", &n5), *os = I64(run, "graph/nodes/obs_start", &x);
     int64_t *oe = I64(run, "graph/nodes/obs_end", &x), *st = I64(run, "nodes/start", &nst), *en = I64(run, "nodes/end", &nen);
@@ -273,9 +301,11 @@ static void check_kernels(hid_t run, const char *rname)
     char *kname = strcol(run, "kernels/name", &nc, &kw);
     int64_t *gko = I64(run, "gpus/kernel_offset", &gk1), *gkc = I64(run, "gpus/kernel_count", &gk2);
     krow *rows = calloc(nn ? nn : 1, sizeof *rows);
+    strs tab = {soff, scnt, coff, so, like, ids, chars};
     int failed_reading = nfail != before;
     int64_t all_p = 0, all_a = 0, table_p = 0, table_a = 0;
-    if (failed_reading || !rows || nc != nk_ || gk1 != G || gk2 != G || nr1 != G || nst != nen) {
+    if (failed_reading || !rows || nc != nk_ || gk1 != G || gk2 != G || nr1 != G || nst != nen || n6 != G ||
+        (like && (n7 != G || n8 != ns))) {
         FAIL("run %s: kernels tables missing or of inconsistent lengths", rname);
         goto out;
     }
@@ -284,7 +314,7 @@ static void check_kernels(hid_t run, const char *rname)
         size_t nr = 0;
         for (int64_t v = noff[g]; v < noff[g] + ncnt[g]; v++) {
             if (kind[v] != LSIM_N_KERNEL && kind[v] != LSIM_N_MEMCPY && kind[v] != LSIM_N_MEMSET) continue;
-            const char *s = (const char *)chars + coff[g] + so[soff[g] + name[v]];
+            const char *s = str_of(&tab, g, name[v]);
             size_t r = 0;
             while (r < nr && !(rows[r].kind == kind[v] && !strcmp(rows[r].name, s))) r++;
             if (r == nr) rows[nr++] = (krow){kind[v], s, 0, 0, 0, 0, 0, 0};
@@ -323,7 +353,7 @@ static void check_kernels(hid_t run, const char *rname)
             }
             krow *w = &rows[r];
             if (w->seen++) FAIL("run %s GPU %zu: '%s' twice", rname, g, s);
-            const char *sid = (const char *)chars + coff[g] + so[soff[g] + kn[k]];
+            const char *sid = str_of(&tab, g, kn[k]);
             if (strcmp(sid, s)) FAIL("run %s row %" PRId64 ": name_id %" PRId64 " is '%s', name '%s'", rname, k, kn[k], sid, s);
             if (kc[k] != w->count || ko[k] != w->obs || ka[k] != w->atot || kp[k] != w->ptot || kcoll[k] != w->coll)
                 FAIL("run %s GPU %zu '%.60s': count %" PRId64 "/%" PRId64 " observed %" PRId64 "/%" PRId64
@@ -337,6 +367,7 @@ static void check_kernels(hid_t run, const char *rname)
         FAIL("run %s: table totals actual %" PRId64 " predicted %" PRId64 ", over all GPU nodes %" PRId64 " %" PRId64,
              rname, table_a, table_p, all_a, all_p);
 out:
+    free(scnt), free(like), free(ids);
     free(noff), free(ncnt), free(soff), free(coff), free(kind), free(name), free(flags), free(os), free(oe);
     free(st), free(en), free(roff), free(so), free(chars), free(kg), free(kk), free(kn), free(kc), free(ko), free(kcoll);
     free(ka), free(kp), free(kam), free(kpm), free(kname), free(gko), free(gkc), free(rows);

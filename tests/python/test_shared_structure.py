@@ -19,10 +19,16 @@ code under test:
    gives a shared graph a copy of its own first).
 3. A job whose GPUs differ (host stalls drawn per GPU, --seed): only GPUs
    that are equal share, and the results still equal the flat store's.
-4. Bad input: an offset that is neither the next rows nor an earlier GPU's
-   rows, or a shared offset with another count, is one error line naming
-   the dataset and the GPU from `lumosim sim` (exit 1, no archive left) and
-   an error from lumosim.load.
+4. Shared strings: a GPU that shares its stage's first GPU's structure and
+   has as many strings stores only the strings that differ from that
+   GPU's (computed here from the two flat tables), with their ids; every
+   GPU's table rebuilt here from the shared store equals its flat table.
+5. Bad input: an offset that is neither the next rows nor an earlier GPU's
+   rows, or a shared offset with another count, a table shared with a
+   later GPU, replaced ids out of order, a missing /strings/id and a
+   replaced name that repeats another are each one error line naming the
+   dataset and the GPU from `lumosim sim` (exit 1, no archive left) and an
+   error from lumosim.load.
 
   LUMOSIM=build/lumosim LSIM_SOURCE_DIR=. python3 tests/python/test_shared_structure.py
 """
@@ -74,6 +80,28 @@ def same_structure(a, b):
     return all(len(x) == len(y) and np.array_equal(x, y) for x, y in zip(a[0] + a[1], b[0] + b[1]))
 
 
+def own_rows(f, g):
+    """GPU g's own string rows as bytes (its whole table in a flat store)."""
+    so, sc = rows_of(f, "string", g)
+    co, cc = rows_of(f, "char", g)
+    off = [int(x) for x in f["strings/offset"][so:so + sc]] + [cc]
+    ch = f["strings/chars"][co:co + cc].tobytes()
+    return [ch[off[k]:off[k + 1] - 1] for k in range(sc)]
+
+
+def string_table(f, g):
+    """GPU g's string table: its own rows, or (strings_like) the table it
+    shares with its rows put at their ids."""
+    like = int(f["gpus/strings_like"][g]) if "gpus/strings_like" in f else -1
+    if like < 0:
+        return own_rows(f, g)
+    t = own_rows(f, like)
+    so, sc = rows_of(f, "string", g)
+    for i, s in zip(f["strings/id"][so:so + sc], own_rows(f, g)):
+        t[int(i)] = s
+    return t
+
+
 class SharedStructureTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -121,9 +149,25 @@ class SharedStructureTests(unittest.TestCase):
                 self.assertTrue(same_structure(structure(fs, g), structure(ff, g)), "GPU %d" % g)
             self.assertEqual(len(fs["nodes/kind"]), acc["node"])
             self.assertEqual(len(fs["edges/in_src"]), acc["edge"])
-            # strings and collectives stay per GPU, as in the flat store
-            for k in ("strings/chars", "colls/pg_ranks"):
-                self.assertTrue(np.array_equal(fs[k][:], ff[k][:]), k)
+            # collectives stay per GPU, as in the flat store
+            self.assertTrue(np.array_equal(fs["colls/pg_ranks"][:], ff["colls/pg_ranks"][:]))
+            # strings: a sharing GPU with as many strings as its template
+            # stores the ones that differ, at their ids, ascending
+            like = fs["gpus/strings_like"][:]
+            for g in range(n):
+                flat_g = own_rows(ff, g)
+                t = want.get(g)
+                if t is not None and len(flat_g) == len(own_rows(ff, t)):
+                    flat_t = own_rows(ff, t)
+                    diff = [k for k in range(len(flat_g)) if flat_g[k] != flat_t[k]]
+                    self.assertEqual(int(like[g]), t, "GPU %d shares GPU %d's strings" % (g, t))
+                    so, sc = rows_of(fs, "string", g)
+                    self.assertEqual([int(x) for x in fs["strings/id"][so:so + sc]], diff, "GPU %d's ids" % g)
+                    self.assertEqual(own_rows(fs, g), [flat_g[k] for k in diff], "GPU %d's rows" % g)
+                else:
+                    self.assertEqual(int(like[g]), -1, "GPU %d's strings are its own" % g)
+                    self.assertEqual(own_rows(fs, g), flat_g)
+                self.assertEqual(string_table(fs, g), flat_g, "GPU %d's table" % g)
 
     def expected_result_rows(self, archive, want):
         """Node rows the shared run must hold: those of every GPU whose
@@ -171,6 +215,15 @@ class SharedStructureTests(unittest.TestCase):
         self.assertLess(os.path.getsize(self.shared), os.path.getsize(self.flat))
         info = run("info", self.shared).stdout
         self.assertIn("shared structure: %d GPUs use the node and edge rows of another" % len(want), info)
+        with h5py.File(self.shared, "r") as f:
+            like = f["gpus/strings_like"][:]
+            nrows = sum(rows_of(f, "string", g)[1] for g in range(n) if like[g] >= 0)
+        self.assertIn("shared strings: %d GPUs use the string table of another, %d of their strings their own"
+                      % (int((like >= 0).sum()), nrows), info)
+        # the Python reader rebuilds every table (GraphStore.gpus counts them whole)
+        with h5py.File(self.flat, "r") as f:
+            counts = [len(own_rows(f, g)) for g in range(n)]
+        self.assertEqual(list(lumosim.load(self.shared).gpus["strings"]), counts)
 
     def test_results_same(self):
         nshared = self.compare_runs(self.flat, self.shared)
@@ -224,10 +277,14 @@ class SharedStructureTests(unittest.TestCase):
             gp = f["gpus"]
             no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
                                                                     "string_count"))
+            like = gp["strings_like"][:] if "strings_like" in gp else np.full(len(nc), -1)
+        # a table shared with another GPU counts that table's strings
+        sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
-            if no[g] != acc and nc[g]:
-                est += 48 * nc[g] + 12 * sc[g]
+            if (no[g] != acc and nc[g]) or like[g] >= 0:
+                est += (48 * nc[g] if no[g] != acc and nc[g] else 129 * nc[g] + 20 * ec[g]) + 12 * sc[g]
+                acc += 0 if no[g] != acc and nc[g] else nc[g]
             else:
                 est += 129 * nc[g] + 20 * ec[g] + 48 * sc[g]
                 acc += nc[g]
@@ -263,9 +320,12 @@ class SharedStructureTests(unittest.TestCase):
         self.assertIn(what, lines[0])
         self.assertIn(p, lines[0])
         self.assertFalse(os.path.exists(out))
-        if py:  # the Python reader checks offsets, not that names are unique
+        if py is True:  # the Python reader checks the GPU table when loading
             with self.assertRaises(lumosim.LumosimFileError):
                 lumosim.load(p)
+        elif py:  # ... and a GPU's strings when it reads them
+            with self.assertRaises(lumosim.LumosimFileError):
+                py(lumosim.load(p))
 
     def test_bad_offsets(self):
         _, want = self.expected_sharing(self.flat)
@@ -283,28 +343,43 @@ class SharedStructureTests(unittest.TestCase):
 
         self.expect_bad(self.tamper("bad2.h5", other_count), "GPU %d" % g)
 
-        # a GPU's own name (one that differs from its template's) made equal
-        # to another of its names, same length so the offsets stay: the
-        # table would name two strings alike
-        def names(f, gpu):
-            gp = f["gpus"]
-            so, sc = int(gp["string_offset"][gpu]), int(gp["string_count"][gpu])
-            co, cc = int(gp["char_offset"][gpu]), int(gp["char_count"][gpu])
-            off = [int(x) for x in f["strings/offset"][so:so + sc]] + [cc]
-            ch = f["strings/chars"][co:co + cc].tobytes()
-            return co, off, [ch[off[k]:off[k + 1] - 1] for k in range(sc)]
-
+        # a GPU's replaced names (its rows) made equal, same length so the
+        # offsets stay: the table would name two strings alike
         def repeat_name(f):
-            # two of its own names of one length (its pipeline peers' "p2p:1->17#fwd",
-            # "p2p:17->1#bwd"): the second made the first
-            co, off, mine = names(f, g)
-            _, _, lead = names(f, want[g])
-            own = [k for k in range(len(mine)) if mine[k] != lead[k]]
-            a, b = next((a, b) for a in own for b in own if a < b and len(mine[a]) == len(mine[b])
-                        and mine[a] != lead[b])
+            mine = own_rows(f, g)
+            co, _ = rows_of(f, "char", g)
+            so, sc = rows_of(f, "string", g)
+            off = [int(x) for x in f["strings/offset"][so:so + sc]]
+            a, b = next((a, b) for a in range(len(mine)) for b in range(len(mine))
+                        if a < b and len(mine[a]) == len(mine[b]))
             f["strings/chars"][co + off[b]:co + off[b] + len(mine[a])] = np.frombuffer(mine[a], dtype=np.uint8)
 
-        self.expect_bad(self.tamper("bad3.h5", repeat_name), "repeats", py=False)
+        self.expect_bad(self.tamper("bad3.h5", repeat_name), "repeats", py=lambda st: st.node_table(gpu=g))
+
+    def test_bad_shared_strings(self):
+        _, want = self.expected_sharing(self.flat)
+        g = min(want)
+
+        def later(f):
+            like = f["gpus/strings_like"][:]
+            like[g] = g + 1
+            f["gpus/strings_like"][:] = like
+
+        self.expect_bad(self.tamper("bads1.h5", later), "strings_like of GPU %d" % g)
+
+        def unordered(f):
+            so, sc = rows_of(f, "string", g)
+            ids = f["strings/id"][so:so + sc]
+            self.assertGreater(len(ids), 1)
+            f["strings/id"][so:so + sc] = ids[::-1]
+
+        self.expect_bad(self.tamper("bads2.h5", unordered), "strings/id of GPU %d" % g,
+                        py=lambda st: st.node_table(gpu=g))
+
+        def no_ids(f):
+            del f["strings/id"]
+
+        self.expect_bad(self.tamper("bads3.h5", no_ids), "strings/id", py=lambda st: st.node_table(gpu=g))
 
 
 if __name__ == "__main__":
