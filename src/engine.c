@@ -22,9 +22,9 @@
 /* Bytes of one engine's arrays, each rounded to a cache line so that no two
  * GPUs' arrays share one. */
 static size_t line(size_t b) { return (b + 63) / 64 * 64; }
-static size_t engine_bytes(size_t n)
+static size_t engine_bytes(size_t n, int bind)
 {
-    return 4 * line(n * sizeof(lsim_ns)) + 2 * line(n * sizeof(uint32_t));
+    return (bind ? 4 : 2) * line(n * sizeof(lsim_ns)) + 2 * line(n * sizeof(uint32_t));
 }
 
 /* One allocation for the per-node arrays of all the engines, through
@@ -32,12 +32,19 @@ static size_t engine_bytes(size_t n)
  * the run, and freed together. */
 int lsim_engines_new(const lsim_graph *const *g, size_t n, lsim_engine **out, lsim_err *err)
 {
+    return lsim_engines_new_ex(g, n, 1, out, err);
+}
+
+/* keep_bind 0: no deciding-edge arrays, 16 of the 40 bytes a node (a
+ * third of a synthesized job's memory in sim) */
+int lsim_engines_new_ex(const lsim_graph *const *g, size_t n, int keep_bind, lsim_engine **out, lsim_err *err)
+{
     int rc = 0;
     size_t total = 0;
     char *block = NULL;
     for (size_t i = 0; i < n; i++) out[i] = NULL;
     for (size_t i = 0; i < n; i++) {
-        size_t b = engine_bytes(g[i]->n ? g[i]->n : 1);
+        size_t b = engine_bytes(g[i]->n ? g[i]->n : 1, keep_bind);
         if (total > SIZE_MAX - b) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g[i]->source);
             goto cleanup;
@@ -63,8 +70,10 @@ int lsim_engines_new(const lsim_graph *const *g, size_t n, lsim_engine **out, ls
         e->g = g[i];
         e->start = (lsim_ns *)p, p += line(m * sizeof(lsim_ns));
         e->end = (lsim_ns *)p, p += line(m * sizeof(lsim_ns));
-        e->bind_start = (int64_t *)p, p += line(m * sizeof(int64_t));
-        e->bind_end = (int64_t *)p, p += line(m * sizeof(int64_t));
+        if (keep_bind) {
+            e->bind_start = (int64_t *)p, p += line(m * sizeof(int64_t));
+            e->bind_end = (int64_t *)p, p += line(m * sizeof(int64_t));
+        }
         e->indeg = (uint32_t *)p, p += line(m * sizeof(uint32_t));
         e->heap = (uint32_t *)p, p += line(m * sizeof(uint32_t));
     }
@@ -132,7 +141,7 @@ void lsim_engine_resolve(lsim_engine *e, uint32_t v) { sched_resolve(e, v); }
 void lsim_engine_set_end(lsim_engine *e, uint32_t v, lsim_ns end)
 {
     e->end[v] = end;
-    e->bind_end[v] = -1;
+    if (e->bind_end) e->bind_end[v] = -1;
 }
 size_t lsim_engine_release(lsim_engine *e, uint32_t v, uint32_t *ready) { return sched_release(e, v, ready); }
 uint64_t lsim_engine_drain(lsim_engine *e, size_t *n, const int32_t *inst, lsim_engine_hook hook, void *ctx, int *rc)

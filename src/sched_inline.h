@@ -38,7 +38,7 @@
 struct lsim_engine {
     const lsim_graph *g;
     lsim_ns *start, *end;
-    int64_t *bind_start, *bind_end; /* deciding in-edge (index into in_src), -1 none */
+    int64_t *bind_start, *bind_end; /* deciding in-edge (index into in_src), -1 none; NULL: not kept */
     uint32_t *indeg;
     uint32_t *heap;  /* node ids: the run's heap, or the driver's scratch */
     void *block;     /* the one allocation behind every array of the group; set on its first engine */
@@ -115,8 +115,10 @@ static inline void sched_resolve(lsim_engine *e, uint32_t v)
     else be = -1;
     e->start[v] = s;
     e->end[v] = en;
-    e->bind_start[v] = bs;
-    e->bind_end[v] = be;
+    if (e->bind_start) { /* NULL: not kept (lsim_engines_new_ex) */
+        e->bind_start[v] = bs;
+        e->bind_end[v] = be;
+    }
 }
 
 /* Every node waits for all its predecessors again; nothing has run. */
@@ -261,7 +263,7 @@ static inline void sched_coll_finish(lsim_engine *e, uint32_t v, lsim_ns last, l
 {
     if (waits) waits[v] = lsim_ns_sub_sat(last, e->start[v]);
     e->end[v] = end;
-    e->bind_end[v] = -1;
+    if (e->bind_end) e->bind_end[v] = -1;
 }
 
 /* ----------------------------------------------- the queue of GPUs */

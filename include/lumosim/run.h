@@ -69,6 +69,10 @@ typedef struct lsim_run_opts {
     lsim_build_opts bo;
     lsim_ns bin_ns;          /* utilisation bins of the metrics */
     int critical;            /* compute each GPU's critical path */
+    int no_bind;             /* the deciding edges are not wanted (no per-node
+                                bind rows, no predicted trace): the engines
+                                skip them, 16 bytes a node; ignored with
+                                critical */
     unsigned drop_mask;      /* edge classes removed before simulating */
     int zero_launch_latency; /* --drop-edges launch_latency */
     int independent;         /* never couple ranks */

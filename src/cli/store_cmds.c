@@ -575,6 +575,10 @@ static int sim_load(sim_state *s, lsim_err *err)
  * else serially. Collective under mpirun; agreed. */
 static int sim_simulate(sim_state *s, int rc, lsim_err *err)
 {
+    /* the deciding edges are kept only for what shows them: the archive's
+     * nodes/bind_* (--detail nodes, which --trace-out implies) and the
+     * critical path */
+    s->o.run.no_bind = s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out;
     if (!rc) rc = lsim_run_check_ranks(&s->run, err); /* a store of another lumosim, or edited */
     if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
     int coupled = 0;

@@ -328,7 +328,8 @@ int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
     }
     if (rc) return rc;
-    return lsim_engines_new((const lsim_graph *const *)r->graphs, r->n, r->engines, err);
+    return lsim_engines_new_ex((const lsim_graph *const *)r->graphs, r->n, o->critical || !o->no_bind, r->engines,
+                               err);
 }
 
 int lsim_run_alloc_results(lsim_run *r, lsim_err *err)

@@ -73,6 +73,17 @@ detail)
         h5diff "$tmp/nodes.h5" "$tmp/ops.h5" /runs/sim/$x /runs/sim/$x >"$tmp/diff" 2>&1 ||
             fail "/runs/sim/$x differs between --detail nodes and ops: $(head -5 "$tmp/diff")"
     done
+    # the engines keep the deciding edges only when something shows them
+    # (--detail nodes, --critical-path): the critical path is the same
+    # whichever level asked for it, and not empty
+    for d in nodes ops; do
+        "$LUMOSIM" sim "$tmp/job.h5" -o "$tmp/cp$d.h5" --detail $d --critical-path >/dev/null ||
+            fail "sim --critical-path --detail $d failed"
+    done
+    h5diff "$tmp/cpnodes.h5" "$tmp/cpops.h5" /runs/sim/critical_path /runs/sim/critical_path >"$tmp/diff" 2>&1 ||
+        fail "the critical path differs between --detail nodes and ops: $(head -5 "$tmp/diff")"
+    h5ls "$tmp/cpops.h5/runs/sim/critical_path/node" | grep -q 'Dataset {[1-9]' ||
+        fail "--critical-path --detail ops wrote an empty critical path"
     # the HTML report needs the graphs: ops gives one, summary says why not
     "$LUMOSIM" report "$tmp/ops.h5" --html "$tmp/ops.html" >/dev/null || fail "report of an ops archive failed"
     "$LUMOSIM" report "$tmp/summary.h5" --html "$tmp/s.html" >"$tmp/out" 2>"$tmp/err"
