@@ -57,7 +57,12 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * much, for the estimate above. Fitted to `lumosim sim` of a synthesized
  * 4,096-GPU GPT-3 175B store read shared (72.1 M nodes, 8 GPUs with
  * structure of their own, 36.1 M strings): peak RSS 4,128.7 MiB, estimate
- * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). Pure. */
+ * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). The check
+ * runs before the options that decide it are known, so it counts the
+ * engines' deciding edges (16 B a node) that `sim` keeps only for
+ * --detail nodes, --trace-out and --critical-path: without them the same
+ * job peaks at 2,970 MiB, and the estimate is that much on the safe side.
+ * Pure. */
 #define LSIM_MEM_SHARED_NODE_B 48
 uint64_t lsim_mem_shared_nodes(uint64_t nodes);
 uint64_t lsim_mem_shared_strings(uint64_t strings);
