@@ -47,6 +47,7 @@ typedef struct lsim_wi_request {
     long seed, batch;      /* noise seed (1), GPUs read at a time in pass 1 (64) */
     double sigma;          /* --jitter: relative std-dev, -1 for "trace" */
     int identify;          /* --identify: pass 1 only */
+    int no_share;          /* write every GPU's rows (no shared structure) */
     int nslow;
     int32_t slow_rank[LSIM_WI_MAXSLOW];
     double slow_f[LSIM_WI_MAXSLOW];

@@ -917,7 +917,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
 
 /* ------------------------------------------------------------ whatif */
 
-enum { W_IDENTIFY = 400, W_VALUE };
+enum { W_IDENTIFY = 400, W_NO_SHARE, W_VALUE };
 
 /* whatif's options that take a value, with what the value is; the code of
  * each is W_VALUE + its index. */
@@ -943,13 +943,14 @@ static const lsim_cli_opt WHATIF_OPTS[] = {
     {"--jitter", NULL, "a relative std-dev or 'trace'", W_VALUE + 18, 0},
     {"--slow-gpu", NULL, "RANK:FACTOR", W_VALUE + 19, 1}, /* one per GPU: checked below */
     {"--identify", NULL, NULL, W_IDENTIFY, 0},
+    {"--no-shared-structure", NULL, NULL, W_NO_SHARE, 0},
 };
 
 /* What --identify does not use: it only reports the source's structure. */
 static const char *const WHATIF_TRANSFORMS[] = {"-o",        "--dp",      "--tp",         "--pp",         "--layers",
                                                "--hidden",  "--ffn",     "--micro-batch", "--micro-batches",
                                                "--schedule", "--model",  "--topology",   "--gpu",        "--jitter",
-                                               "--seed",    "--slow-gpu"};
+                                               "--seed",    "--slow-gpu", "--no-shared-structure"};
 
 static int whatif_slow(lsim_cli_whatif_args *w, const char *v)
 {
@@ -1015,6 +1016,10 @@ static int on_whatif(void *ctx, const lsim_cli_opt *e, const char *v)
     }
     if (e->id == W_IDENTIFY) {
         w->identify = 1;
+        return 0;
+    }
+    if (e->id == W_NO_SHARE) {
+        w->no_share = 1;
         return 0;
     }
     const char *name = e->name;

@@ -287,7 +287,7 @@ typedef struct lsim_cli_whatif_args {
     long dp, tp, layers, hidden, ffn, micro_batch, trace_layers, pp, vstages, micro_batches;
     long seed, batch;   /* default 1 and 64 */
     double sigma;       /* --jitter: the relative std-dev, -1 for "trace" */
-    int identify, nslow;
+    int identify, nslow, no_share;
     int32_t slow_rank[LSIM_CLI_MAXSLOW]; /* --slow-gpu R:F, repeatable */
     double slow_f[LSIM_CLI_MAXSLOW];
 } lsim_cli_whatif_args;

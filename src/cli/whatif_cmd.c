@@ -14,7 +14,7 @@ const char *const LSIM_USAGE_WHATIF =
     "                     [--from-gpu NAME|FILE] [--from-topology FILE]\n"
     "                     [--slow-gpu RANK:FACTOR]... [--jitter SIGMA|trace] [--seed N]\n"
     "                     [--pp N] [--schedule 1f1b|interleaved:V] [--micro-batches N]\n"
-    "                     -o NEW.h5\n"
+    "                     [--no-shared-structure] -o NEW.h5\n"
     "       lumosim whatif JOB.h5 --identify\n"
     "\n"
     "Transforms the job in the graph store JOB.h5 (lumosim build or synth) and\n"
@@ -80,6 +80,9 @@ const char *const LSIM_USAGE_WHATIF =
     "                    kernel name's own spread in the source\n"
     "  --seed N          noise seed (default 1)\n"
     "  --batch N         source GPUs read at a time while identifying (64)\n"
+    "  --no-shared-structure  write every GPU's node, edge and string rows, even\n"
+    "                    where a GPU's equal those of its pipeline stage's\n"
+    "                    first GPU (docs/hdf5-schema.md, \"Shared structure\")\n"
     "  -o NEW.h5         the graph store to write\n"
     "\n"
     "Ranges (outside: exit 2): --dp, --tp, --layers, --micro-batch,\n"
@@ -125,6 +128,7 @@ int lsim_cli_whatif(int argc, char **argv)
     rq.dp = wa.dp, rq.tp = wa.tp, rq.layers = wa.layers, rq.hidden = wa.hidden, rq.ffn = wa.ffn;
     rq.micro_batch = wa.micro_batch, rq.pp = wa.pp, rq.vstages = wa.vstages, rq.micro_batches = wa.micro_batches;
     rq.seed = wa.seed, rq.batch = wa.batch, rq.sigma = wa.sigma, rq.identify = wa.identify, rq.nslow = wa.nslow;
+    rq.no_share = wa.no_share;
     for (int k = 0; k < wa.nslow; k++) rq.slow_rank[k] = wa.slow_rank[k], rq.slow_f[k] = wa.slow_f[k];
     {
         /* every file named, before any is read */

@@ -411,7 +411,11 @@ static void mem_apply(lsim_wi_plan *p, lsim_graph *g, int stage, uint32_t ng)
 /* New stage pp_i from blk (one graph per source (tp, dp) column, in layout
  * Ls): counts the replicas the new widths drop, then every new GPU of the
  * stage through gpu_steps into the writer (opened at the first stage, once
- * everything has been checked). */
+ * everything has been checked). A GPU whose node columns and edges equal
+ * those of the stage's first GPU is written as sharing that GPU's rows and,
+ * but for the names that differ, its strings (docs/hdf5-schema.md, "Shared
+ * structure"), as synth writes them: a what-if of a synthesized job is
+ * then read shared again. */
 static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, lsim_err *err)
 {
     const lsim_wi_decision *d = &p->d;
@@ -430,7 +434,10 @@ static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, 
         lsim_store_write_opts wo = {p->rq.cmd, NULL, 0, {0}};
         if ((rc = lsim_store_writer_open(p->rq.out, &wo, &p->w, err))) return rc;
     }
-    for (int dd = 0; dd < Ln->dp; dd++)
+    lsim_graph *first = NULL; /* the stage's first GPU as written */
+    int first_owned = 0;
+    int64_t first_gpu = -1;
+    for (int dd = 0; dd < Ln->dp && !rc; dd++)
         for (int t = 0; t < Ln->tp; t++) {
             uint32_t ng = (uint32_t)lsim_wi_rank(Ln, t, dd, pp_i);
             lsim_graph *src = blk[(size_t)(t % Ls->tp) + (size_t)Ls->tp * (size_t)(dd % Ls->dp)], *cur = NULL;
@@ -446,11 +453,19 @@ static int emit_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, size_t nblk, 
             if (!rc) mem_apply(p, cur, pp_i, ng);
             /* never a store that sim would refuse (graph.h bounds) */
             if (!rc) rc = lsim_graph_check_bounds(cur, p->rq.out, ng, err);
-            if (!rc) rc = lsim_store_writer_add(p->w, &cur, 1, nosrc, err);
+            int64_t same = -1;
+            const lsim_graph *base = NULL;
+            if (!rc && first && !p->rq.no_share && lsim_graph_same_structure(cur, first)) same = first_gpu, base = first;
+            if (!rc) rc = lsim_store_writer_add_ex(p->w, &cur, 1, nosrc, &same, &base, err);
+            if (!rc && !first) {
+                first = cur, first_owned = owned, first_gpu = (int64_t)ng;
+                owned = 0; /* kept until the stage is written */
+            }
             if (owned) lsim_graph_free(cur);
-            if (rc) return rc;
+            if (rc) break;
         }
-    return 0;
+    if (first_owned) lsim_graph_free(first);
+    return rc;
 }
 
 static void free_graphs(lsim_graph **g, size_t n)

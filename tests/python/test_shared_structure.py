@@ -18,7 +18,9 @@ code under test:
    the two archives are equal; so is `sim --drop-edges` (the path that
    gives a shared graph a copy of its own first).
 3. A job whose GPUs differ (host stalls drawn per GPU, --seed): only GPUs
-   that are equal share, and the results still equal the flat store's.
+   that are equal share, and the results still equal the flat store's. A
+   what-if of a shared store shares the same way (--no-shared-structure:
+   the flat reference).
 4. Shared strings: a GPU that shares its stage's first GPU's structure and
    has as many strings stores only the strings that differ from that
    GPU's (computed here from the two flat tables), with their ids; every
@@ -247,6 +249,22 @@ class SharedStructureTests(unittest.TestCase):
         self.assertTrue(0 < len(want) < n - PP, want)
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
+
+    def test_whatif(self):
+        # a what-if of a shared store writes shared structure and strings
+        # too (each GPU against its stage's first), and --no-shared-structure
+        # every row: the same job either way
+        flat, shared = self.path("wflat.h5"), self.path("wshared.h5")
+        run("whatif", self.shared, "--dp", "3", "--no-shared-structure", "-o", flat)
+        run("whatif", self.shared, "--dp", "3", "-o", shared)
+        n, want = self.expected_sharing(flat)
+        self.assertEqual(n, TP * PP * 3)
+        self.assertTrue(want)
+        self.check_layout(flat, shared, want)
+        self.compare_runs(flat, shared)
+        with h5py.File(flat, "r") as f:
+            self.assertTrue((f["gpus/strings_like"][:] == -1).all())
+            self.assertEqual(len(f["nodes/kind"]), int(f["gpus/node_count"][:].sum()))
 
     def test_drop_edges(self):
         # the graphs change after loading (each shared one gets a copy of
