@@ -932,15 +932,29 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     return rc;
 }
 
+/* A 64-bit digest of a GPU's simulated times (FNV-1a over the words): a
+ * GPU is compared in full only with an earlier GPU whose digest is its. */
+static uint64_t times_digest(const int64_t *const *cols, int ncol, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int k = 0; k < ncol; k++)
+        for (size_t v = 0; cols[k] && v < n; v++) h = (h ^ (uint64_t)cols[k][v]) * 1099511628211ull;
+    return h ^ (uint64_t)n;
+}
+
 /* Which GPUs' per-node rows equal an earlier GPU's, so that the run
  * stores them once (docs/hdf5-schema.md, "Shared structure"): only when
  * the run's graphs are a store's, unchanged (info->graphs_from), and then
- * a GPU is compared with the GPU whose structure the store says it shares,
- * whose rows are its own. Its start, end (and, when written, deciding
- * edges) must be equal, value for value. Under MPI the template's rows
- * come from the rank that holds it (a broadcast per template GPU: a
- * handful, one per pipeline stage), so the answer is the same at every K.
- * Sets lm[i].node_same_as. Collective in MPI mode. */
+ * among the GPUs of one structure (a GPU and those the store says share
+ * its rows). A GPU shares the rows of the first GPU of its structure whose
+ * times have the same digest, when its start, end (and, when written,
+ * deciding edges) equal that GPU's value for value: not only the
+ * structure's first GPU, so that a job whose replicas time out in a few
+ * ways (a slow GPU holds its own replica back) still writes each way once.
+ * The digests are exchanged; under MPI each GPU whose rows another may
+ * share comes from the rank that holds it (one broadcast each: a handful
+ * per pipeline stage), so the answer is the same at every K. Sets
+ * lm[i].node_same_as. Collective in MPI mode. */
 static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_t nloc, int bind,
                          const lsim_store_run_info *info)
 {
@@ -948,8 +962,8 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
     gmeta *sm = NULL;
     size_t sn = 0, ngpu = nloc;
     int32_t *owner = NULL;
-    uint8_t *want = NULL;
-    int64_t *buf = NULL;
+    int64_t *cand = NULL, *buf = NULL;
+    uint64_t *dig = NULL;
     int rc = read_store_meta(c, info->graphs_from, &sm, &sn);
     size_t gfirst = 0; /* the lower ranks' GPUs, when no mapping names them (h5s_gpu_at) */
     if (c->mpi) {
@@ -961,19 +975,41 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
     if (!rc && sn != ngpu) rc = h5s_fail(c, LSIM_EINTERNAL, "the run's %zu GPUs are not the store's %zu", ngpu, sn);
     if (!rc) {
         owner = malloc((sn ? sn : 1) * sizeof *owner);
-        want = calloc(sn ? sn : 1, 1);
-        if (!owner || !want) rc = h5s_nomem(c);
+        cand = malloc((sn ? sn : 1) * sizeof *cand);
+        dig = calloc(sn ? sn : 1, sizeof *dig);
+        if (!owner || !cand || !dig) rc = h5s_nomem(c);
     }
     rc = h5s_agree(c, rc);
     if (rc) goto out;
     gpu_owners(c, gfirst, nloc, sn, owner);
-    for (size_t q = 0; q < sn; q++)
-        if (sm[q].same_as >= 0) want[sm[q].same_as] = 1;
-    /* per template GPU t: its rows on every rank that holds a GPU sharing
-     * its structure, then each such GPU compared */
     int ncol = bind ? 4 : 2;
+    for (size_t i = 0; i < nloc; i++) {
+        size_t gi = h5s_gpu_at(c, gfirst, i);
+        const int64_t *mine[4] = {items[i].start, items[i].end, items[i].bind_start, items[i].bind_end};
+        if (gi < sn) dig[gi] = times_digest(mine, ncol, items[i].g->n);
+    }
+    if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, dig, (int)sn, MPI_UINT64_T, MPI_BXOR, c->comm); /* one owner each */
+    /* cand[g]: the first GPU of g's structure with g's digest (itself if
+     * none before it); the structures are few, their GPUs in order */
+    for (size_t g = 0; g < sn; g++) {
+        size_t key = sm[g].same_as >= 0 ? (size_t)sm[g].same_as : g;
+        cand[g] = (int64_t)g;
+        for (size_t f = key; f < g; f++) {
+            size_t kf = sm[f].same_as >= 0 ? (size_t)sm[f].same_as : f;
+            if (kf == key && cand[f] == (int64_t)f && dig[f] == dig[g]) {
+                cand[g] = (int64_t)f;
+                break;
+            }
+        }
+    }
+    /* each GPU some later GPU may share with: its rows where they are
+     * compared, then the comparison */
+    for (size_t g = 0; g < sn; g++) /* dig[t] = 1: some later GPU's candidate (digests no longer needed) */
+        dig[g] = 0;
+    for (size_t g = 0; g < sn; g++)
+        if (cand[g] != (int64_t)g) dig[cand[g]] = 1;
     for (size_t t = 0; t < sn && !rc; t++) {
-        if (!want[t]) continue;
+        if (!dig[t]) continue;
         size_t n = (size_t)sm[t].cnt[RK_NODE], tl = SIZE_MAX;
         for (size_t i = 0; i < nloc && tl == SIZE_MAX; i++)
             if (h5s_gpu_at(c, gfirst, i) == t) tl = i;
@@ -1007,7 +1043,7 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
         }
         for (size_t i = 0; i < nloc; i++) {
             size_t gi = h5s_gpu_at(c, gfirst, i);
-            if (gi >= sn || gi == t || sm[gi].same_as != (int64_t)t || items[i].g->n != n || !src[0]) continue;
+            if (gi >= sn || gi == t || cand[gi] != (int64_t)t || items[i].g->n != n || !src[0]) continue;
             const int64_t *mine[4] = {items[i].start, items[i].end, items[i].bind_start, items[i].bind_end};
             int eq = 1;
             for (int k = 0; k < ncol && eq; k++)
@@ -1017,7 +1053,8 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
     }
 out:
     free(buf);
-    free(want);
+    free(dig);
+    free(cand);
     free(owner);
     free(sm);
     return h5s_agree(c, rc);
