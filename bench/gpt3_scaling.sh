@@ -57,12 +57,12 @@ fi
 t_script=$(date +%s)
 
 # Memory per node of the job, measured on the 4,096-GPU job (72.1 M nodes)
-# with shared structure (docs/hdf5-schema.md): 4,129 MiB peak at K = 1,
-# 60 bytes per node (engine 40, job and results, string overlays; the
-# structure is held once per pipeline stage); the sum over the ranks at
-# K = 2 is about the same plus one structure per rank.
-BPN1=${BPN1:-64}
-BPN2=${BPN2:-70}
+# with shared structure and strings (docs/hdf5-schema.md): 2,970 MiB peak
+# at K = 1, 43 bytes per node (engine 24 without the deciding edges, job
+# and results, string overlays; the structure is held once per pipeline
+# stage); the sum over the ranks at K = 2 about 45.
+BPN1=${BPN1:-48}
+BPN2=${BPN2:-52}
 mem_avail_kb() { awk '/MemAvailable/ {print $2}' /proc/meminfo; }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
