@@ -397,6 +397,26 @@ class SharedStructureTests(unittest.TestCase):
 
         self.expect_bad(self.tamper("bad3.h5", repeat_name), "repeats", py=lambda st: st.node_table(gpu=g))
 
+    def test_bad_own_tables(self):
+        # a sharing GPU's own tables are still checked against the shared
+        # nodes: a processor claiming a node too many, a collective naming
+        # a string past its table
+        _, want = self.expected_sharing(self.flat)
+        g = max(want)
+
+        def nnodes(f):
+            po = int(f["gpus/proc_offset"][g])
+            f["procs/nnodes"][po] = f["procs/nnodes"][po] + 1
+
+        self.expect_bad(self.tamper("badt1.h5", nnodes), "procs of GPU %d" % g, py=False)
+
+        def pg_name(f):
+            co, cc = rows_of(f, "coll", g)
+            self.assertGreater(cc, 0)
+            f["colls/pg_name"][co] = 10**6
+
+        self.expect_bad(self.tamper("badt2.h5", pg_name), "colls/pg_name or pg_ranks of GPU %d" % g, py=False)
+
     def test_bad_shared_strings(self):
         _, want = self.expected_sharing(self.flat)
         g = min(want)
