@@ -13,14 +13,223 @@
 #include "lumosim/alloc.h"
 #include "sched_inline.h"
 
-static int cmp_entry(const void *x, const void *y)
+/* ------------------------------------------------- the entries' order
+ *
+ * The matcher takes the entries in (group name by strcmp, seq, GPU, node)
+ * order; equal keys keep their order (a stable sort, as glibc's qsort of
+ * the entries was). Sorting the 136-byte entries themselves with strcmp
+ * was most of the match (a 4,096-GPU job: 5.1 M entries, a string compare
+ * and a pointer chase per comparison), so the order is found on a compact
+ * key per entry instead: each distinct group name gets an id, the ids
+ * given in strcmp order of the names (so comparing ids is comparing the
+ * names); a counting pass by id puts each group's keys together, in entry
+ * order, and each group's keys are sorted on (seq, GPU, node, entry
+ * index) -- the index last makes every key distinct, so any correct sort
+ * gives the stable order. */
+
+typedef struct ekey {
+    int64_t seq;
+    uint32_t gpu, node;
+    size_t idx; /* the entry's index before sorting */
+} ekey;
+
+static inline int key_lt(const ekey *a, const ekey *b)
 {
-    const lsim_job_entry *a = x, *b = y;
-    int c = strcmp(a->group, b->group);
-    if (c) return c;
-    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-    if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
-    return a->node < b->node ? -1 : (a->node > b->node);
+    if (a->seq != b->seq) return a->seq < b->seq;
+    if (a->gpu != b->gpu) return a->gpu < b->gpu;
+    if (a->node != b->node) return a->node < b->node;
+    return a->idx < b->idx;
+}
+
+static int cmp_key(const void *x, const void *y)
+{
+    const ekey *a = x, *b = y;
+    return key_lt(a, b) ? -1 : key_lt(b, a);
+}
+
+/* A quicksort with the comparison inlined (qsort's call per comparison was
+ * the cost); past its depth limit, qsort finishes the range, so a bad
+ * pivot sequence costs no more than qsort would. */
+static void sort_keys(ekey *a, size_t n, int depth)
+{
+    while (n > 16) {
+        if (depth-- <= 0) {
+            qsort(a, n, sizeof *a, cmp_key);
+            return;
+        }
+        /* the median of the first, middle and last keys: the keys are
+         * distinct, so it is not the range's largest and Hoare's partition
+         * below leaves both sides non-empty */
+        const ekey *x = &a[0], *y = &a[n / 2], *z = &a[n - 1];
+        const ekey *m = key_lt(x, y) ? (key_lt(y, z) ? y : key_lt(x, z) ? z : x)
+                                     : (key_lt(x, z) ? x : key_lt(y, z) ? z : y);
+        ekey p = *m, t;
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (key_lt(&a[i], &p)) i++;
+            while (key_lt(&p, &a[j])) j--;
+            if (i >= j) break;
+            t = a[i], a[i] = a[j], a[j] = t;
+            i++, j--;
+        }
+        size_t left = j + 1; /* [0, j] and [j + 1, n) */
+        if (left < n - left) {
+            sort_keys(a, left, depth);
+            a += left, n -= left;
+        } else {
+            sort_keys(a + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        ekey t = a[i];
+        size_t k = i;
+        for (; k > 0 && key_lt(&t, &a[k - 1]); k--) a[k] = a[k - 1];
+        a[k] = t;
+    }
+}
+
+/* Group names compare within their 64 bytes (strcmp's order for the
+ * NUL-terminated names lsim_job_entries writes). */
+static int group_cmp(const char *a, const char *b) { return strncmp(a, b, sizeof((lsim_job_entry *)0)->group); }
+
+static uint64_t group_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t c = 0; c < sizeof((lsim_job_entry *)0)->group && s[c]; c++) h = (h ^ (unsigned char)s[c]) * 1099511628211ull;
+    return h;
+}
+
+static const lsim_job_entry *cmp_names_base; /* the entries rep_cmp reads (qsort passes no context) */
+
+static int rep_cmp(const void *x, const void *y)
+{
+    return group_cmp(cmp_names_base[*(const size_t *)x].group, cmp_names_base[*(const size_t *)y].group);
+}
+
+/* Each entry's group id (gid[q]) and the number of distinct groups: the
+ * distinct names through a hash table (slot: distinct index + 1), then
+ * numbered in strcmp order. */
+static int group_ids(const lsim_job_entry *ents, size_t ne, uint32_t *gid, size_t *ngroups, lsim_err *err)
+{
+    int rc = 0;
+    size_t cap = 1024, nd = 0, dcap = 256;
+    uint32_t *slot = lsim_calloc(cap, sizeof *slot);
+    size_t *rep = lsim_malloc(dcap * sizeof *rep); /* first entry of each distinct name */
+    uint32_t *rank = NULL;
+    if (!slot || !rep) goto nomem;
+    for (size_t q = 0; q < ne; q++) {
+        if (q && !group_cmp(ents[q].group, ents[q - 1].group)) { /* runs of one group are common */
+            gid[q] = gid[q - 1];
+            continue;
+        }
+        size_t s = (size_t)group_hash(ents[q].group) & (cap - 1);
+        while (slot[s] && group_cmp(ents[rep[slot[s] - 1]].group, ents[q].group)) s = (s + 1) & (cap - 1);
+        if (slot[s]) {
+            gid[q] = slot[s] - 1;
+            continue;
+        }
+        if (nd == UINT32_MAX - 1) {
+            rc = lsim_err_set(err, LSIM_EARG, "more than %u process groups in one job", (unsigned)(UINT32_MAX - 1));
+            goto cleanup;
+        }
+        if (nd == dcap) {
+            size_t *r2 = lsim_realloc(rep, 2 * dcap * sizeof *rep);
+            if (!r2) goto nomem;
+            rep = r2;
+            dcap *= 2;
+        }
+        rep[nd] = q;
+        gid[q] = (uint32_t)nd;
+        slot[s] = (uint32_t)++nd;
+        if (2 * nd > cap) { /* grow: rehash the distinct names */
+            uint32_t *s2 = lsim_calloc(2 * cap, sizeof *s2);
+            if (!s2) goto nomem;
+            cap *= 2;
+            for (size_t d = 0; d < nd; d++) {
+                size_t t = (size_t)group_hash(ents[rep[d]].group) & (cap - 1);
+                while (s2[t]) t = (t + 1) & (cap - 1);
+                s2[t] = (uint32_t)(d + 1);
+            }
+            lsim_free(slot);
+            slot = s2;
+        }
+    }
+    /* the ids in strcmp order of the names: sort the distinct names' first
+     * entries, then renumber */
+    size_t *byname = lsim_malloc((nd ? nd : 1) * sizeof *byname);
+    rank = lsim_malloc((nd ? nd : 1) * sizeof *rank);
+    if (!byname || !rank) {
+        lsim_free(byname);
+        goto nomem;
+    }
+    for (size_t d = 0; d < nd; d++) byname[d] = rep[d];
+    cmp_names_base = ents;
+    if (nd) qsort(byname, nd, sizeof *byname, rep_cmp);
+    for (size_t d = 0; d < nd; d++) rank[gid[byname[d]]] = (uint32_t)d;
+    lsim_free(byname);
+    for (size_t q = 0; q < ne; q++) gid[q] = rank[gid[q]];
+    *ngroups = nd;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+cleanup:
+    lsim_free(slot);
+    lsim_free(rep);
+    lsim_free(rank);
+    return rc;
+}
+
+/* The order above of ents[0..ne), which are left where they are: ord[p]
+ * (caller-allocated, ne) gets the index of the p-th entry in that order,
+ * *goff (allocated here, *ngroups + 1 entries) the bounds of each group's
+ * run of positions. Why not the entries sorted in place: moving them was a
+ * chain of dependent cache misses (each cycle of the permutation read the
+ * next source from the entry just moved), half of the match once the keys
+ * were sorted; the matcher reads them through ord instead, whose next
+ * indices are known ahead. Costs 28 bytes per entry while it runs (a key
+ * and a group id), freed before it returns. */
+static int sort_entries(const lsim_job_entry *ents, size_t ne, size_t *ord, size_t **goff, size_t *ngroups,
+                        lsim_err *err)
+{
+    int rc = 0;
+    size_t ng = 0;
+    uint32_t *gid = lsim_malloc((ne ? ne : 1) * sizeof *gid);
+    ekey *key = NULL;
+    size_t *off = NULL;
+    *goff = NULL;
+    *ngroups = 0;
+    if (!gid) goto nomem;
+    if ((rc = group_ids(ents, ne, gid, &ng, err))) goto cleanup;
+    off = lsim_calloc(ng + 1, sizeof *off);
+    key = lsim_malloc((ne ? ne : 1) * sizeof *key);
+    if (!off || !key) goto nomem;
+    for (size_t q = 0; q < ne; q++) off[gid[q] + 1]++;
+    for (size_t g = 0; g < ng; g++) off[g + 1] += off[g];
+    for (size_t q = 0; q < ne; q++) /* off[g] runs ahead as group g fills */
+        key[off[gid[q]]++] = (ekey){ents[q].seq, ents[q].gpu, ents[q].node, q};
+    for (size_t g = ng; g > 0; g--) off[g] = off[g - 1];
+    off[0] = 0;
+    lsim_free(gid);
+    gid = NULL;
+    for (size_t g = 0; g < ng; g++) {
+        size_t n = off[g + 1] - off[g];
+        int depth = 0;
+        for (size_t m = n; m; m >>= 1) depth += 2;
+        sort_keys(key + off[g], n, depth);
+    }
+    for (size_t p = 0; p < ne; p++) ord[p] = key[p].idx;
+    *goff = off;
+    *ngroups = ng;
+    off = NULL;
+    goto cleanup;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+cleanup:
+    lsim_free(gid);
+    lsim_free(key);
+    lsim_free(off);
+    return rc;
 }
 
 static int cmp_ns(const void *x, const void *y)
@@ -320,11 +529,16 @@ cleanup:
     return rc;
 }
 
-/* One p2p instance, ents[0..np) (same pair and position): exactly one send
- * on the sender and one recv on the receiver (or two sendrecvs), equal
- * sizes. */
-static int check_p2p(const lsim_job_entry *x, size_t np, const char *const *sources, lsim_err *err)
+/* One p2p instance of np entries (same pair and position), x0 and x1 its
+ * first two (x1 NULL when np is 1): exactly one send on the sender and one
+ * recv on the receiver (or two sendrecvs), equal sizes. */
+static int check_p2p(const lsim_job_entry *x0, const lsim_job_entry *x1, size_t np, const char *const *sources,
+                     lsim_err *err)
 {
+    lsim_job_entry x[2]; /* copies: the entries are not adjacent (sort_entries) */
+    x[0] = *x0;
+    if (x1) x[1] = *x1;
+    else memset(&x[1], 0, sizeof x[1]);
     int32_t a = -1, b = -1;
     int directed = parse_pair(x->group, &a, &b, NULL);
     if (np == 2 && x[0].gpu != x[1].gpu) {
@@ -363,22 +577,22 @@ static int check_p2p(const lsim_job_entry *x, size_t np, const char *const *sour
  * whose root a participant names, which participant that is (job.h).
  * Participants naming different roots, or a root outside the instance, is
  * an error naming the group, the position and the ranks. */
-static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, size_t k, size_t e,
+static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, const size_t *ord, size_t k, size_t e,
                      const char *const *sources, const int32_t *ranks, lsim_err *err)
 {
-    const lsim_job_entry *x = &ents[k];
+    const lsim_job_entry *x = &ents[ord[k]];
     const char *gname = *x->group ? x->group : "world";
     j->rule[inst] = LSIM_JOB_ALL;
     if (x->kind != LSIM_COLL_BROADCAST && x->kind != LSIM_COLL_REDUCE) return 0;
     size_t named = SIZE_MAX;
     for (size_t a = k; a < e; a++) {
-        if (ents[a].root < 0) continue;
+        if (ents[ord[a]].root < 0) continue;
         if (named == SIZE_MAX) named = a;
-        else if (ents[a].root != ents[named].root)
+        else if (ents[ord[a]].root != ents[ord[named]].root)
             return lsim_err_set(err, LSIM_ETRACE, "%s: %s #%lld on group %s has root rank %d on rank %d but %d on rank %d (%s)",
-                                src_of(sources, ents[a].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind),
-                                (long long)x->seq, gname, ents[a].root, rank_of(ranks, ents[a].gpu), ents[named].root,
-                                rank_of(ranks, ents[named].gpu), src_of(sources, ents[named].gpu));
+                                src_of(sources, ents[ord[a]].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind),
+                                (long long)x->seq, gname, ents[ord[a]].root, rank_of(ranks, ents[ord[a]].gpu), ents[ord[named]].root,
+                                rank_of(ranks, ents[ord[named]].gpu), src_of(sources, ents[ord[named]].gpu));
     }
     if (named == SIZE_MAX) {
         j->rule[inst] = LSIM_JOB_ROOTLESS;
@@ -386,29 +600,31 @@ static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, size_
         return 0;
     }
     for (size_t a = k; a < e; a++)
-        if (ents[a].rank == ents[named].root) {
+        if (ents[ord[a]].rank == ents[ord[named]].root) {
             j->rule[inst] = x->kind == LSIM_COLL_BROADCAST ? LSIM_JOB_BCAST : LSIM_JOB_REDUCE;
             j->root[inst] = a;
             j->rooted_inst++;
             return 0;
         }
     return lsim_err_set(err, LSIM_ETRACE, "%s: %s #%lld on group %s names root rank %d, which is not one of its %zu participants",
-                        src_of(sources, ents[named].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind), (long long)x->seq,
-                        gname, ents[named].root, e - k);
+                        src_of(sources, ents[ord[named]].gpu), lsim_coll_kind_name((lsim_coll_kind)x->kind), (long long)x->seq,
+                        gname, ents[ord[named]].root, e - k);
 }
 
 /* lsim_job_from_entries and, for the owner of a distributed match,
  * lsim_job_match_owned (job.h): one matcher, so the two cannot disagree on
- * an instance or on an error line. ediff (NULL or ne entries): each sorted
- * entry's clock-offset term; fail_at (NULL or): where the failing instance
- * starts. */
-static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
-                           const size_t *node_count, lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err)
+ * an instance or on an error line. order (NULL: made here; else ne
+ * entries): the sorted order (sort_entries); ediff (NULL or ne entries):
+ * each sorted position's clock-offset term; fail_at (NULL or): the sorted
+ * position where the failing instance starts. */
+static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
+                           const char *const *sources, const size_t *node_count, size_t *order, lsim_ns *ediff,
+                           size_t *fail_at, lsim_job **out, lsim_err *err)
 {
     int rc = 0;
     size_t at = SIZE_MAX; /* the instance being matched, for fail_at */
     lsim_ns *tmp = NULL, **diffs = NULL;
-    size_t *ndiff = NULL;
+    size_t *ndiff = NULL, *goff = NULL, ng = 0, *ord = order, *own_ord = NULL;
     uint8_t *hasobs = NULL;
     lsim_job *j = lsim_calloc(1, sizeof *j);
     *out = NULL;
@@ -426,6 +642,10 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
             rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
             goto cleanup;
         }
+    /* sorted before the per-node arrays are made, so that the sort's keys
+     * are freed before them and add nothing to the peak */
+    if (!ord && !(ord = own_ord = lsim_malloc((ne ? ne : 1) * sizeof *ord))) goto nomem;
+    if ((rc = sort_entries(ents, ne, ord, &goff, &ng, err))) goto cleanup;
     /* Per GPU: its entries (ndiff as a count for now; each GPU gets at most
      * one clock difference per entry of its own -- sizing by all entries
      * reserved ne x n slots, 180 GB of address space on a 4,096-GPU job) and
@@ -449,12 +669,12 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
         if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) goto nomem;
         for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
     }
-    if (ne) qsort(ents, ne, sizeof *ents, cmp_entry); /* ents may be NULL when there are none */
     for (size_t q = 0; ediff && q < ne; q++) ediff[q] = INT64_MIN;
-    /* instances */
+    /* instances: group g's entries are [goff[g], goff[g + 1]), none empty */
     size_t ninst = 0;
-    for (size_t k = 0; k < ne; k++)
-        if (k == 0 || strcmp(ents[k].group, ents[k - 1].group) || ents[k].seq != ents[k - 1].seq) ninst++;
+    for (size_t g = 0; g < ng; g++)
+        for (size_t k = goff[g]; k < goff[g + 1]; k++)
+            if (k == goff[g] || ents[ord[k]].seq != ents[ord[k - 1]].seq) ninst++;
     j->part_off = lsim_malloc((ninst + 1) * sizeof *j->part_off);
     j->part_gpu = lsim_malloc((ne ? ne : 1) * sizeof *j->part_gpu);
     j->part_node = lsim_malloc((ne ? ne : 1) * sizeof *j->part_node);
@@ -463,35 +683,32 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
     j->root = lsim_calloc(ninst ? ninst : 1, sizeof *j->root);
     tmp = lsim_malloc((n ? n : 1) * sizeof *tmp);
     if (!j->part_off || !j->part_gpu || !j->part_node || !j->transfer || !j->rule || !j->root || !tmp) goto nomem;
-    size_t k = 0, inst = 0;
-    const char *last_group = NULL;
+    size_t k = 0, inst = 0, g = 0;
     while (k < ne) {
+        while (goff[g + 1] <= k) g++;
         size_t e = k;
-        while (e < ne && !strcmp(ents[e].group, ents[k].group) && ents[e].seq == ents[k].seq) e++;
-        if (!last_group || strcmp(last_group, ents[k].group)) {
-            j->ngroups++;
-            last_group = ents[k].group;
-        }
-        const lsim_job_entry *x = &ents[k];
+        while (e < goff[g + 1] && ents[ord[e]].seq == ents[ord[k]].seq) e++;
+        if (k == goff[g]) j->ngroups++;
+        const lsim_job_entry *x = &ents[ord[k]];
         const char *gname = *x->group ? x->group : "world";
         at = k;
         if (is_p2p(x->kind)) {
-            if ((rc = check_p2p(&ents[k], e - k, sources, err))) goto cleanup;
+            if ((rc = check_p2p(&ents[ord[k]], e - k > 1 ? &ents[ord[k + 1]] : NULL, e - k, sources, err))) goto cleanup;
             j->p2p_inst++;
         }
         /* membership: the world group is every GPU; a named group its size */
         size_t want = *x->group ? (x->group_size > 0 ? (size_t)x->group_size : e - k) : n;
         for (size_t a = k + 1; a < e; a++)
-            if (ents[a].gpu == ents[a - 1].gpu) {
+            if (ents[ord[a]].gpu == ents[ord[a - 1]].gpu) {
                 rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s appears twice on rank %d",
-                                  src_of(sources, ents[a].gpu), (long long)x->seq, gname, rank_of(ranks, ents[a].gpu));
+                                  src_of(sources, ents[ord[a]].gpu), (long long)x->seq, gname, rank_of(ranks, ents[ord[a]].gpu));
                 goto cleanup;
             }
         if (e - k != want) {
             /* name a rank that has it and one that does not */
             uint32_t missing = UINT32_MAX;
             for (uint32_t i = 0, a = (uint32_t)k; i < n && missing == UINT32_MAX; i++) {
-                if (a < e && ents[a].gpu == i) a++;
+                if (a < e && ents[ord[a]].gpu == i) a++;
                 else if (!*x->group) missing = i;
             }
             if (missing != UINT32_MAX)
@@ -510,7 +727,7 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
         int all_observed = 1;
         size_t nobs = 0;
         for (size_t a = k; a < e; a++) {
-            const lsim_job_entry *ea = &ents[a];
+            const lsim_job_entry *ea = &ents[ord[a]];
             int generic = is_p2p(ea->kind) || ea->kind == LSIM_COLL_GENERIC || ea->kind == LSIM_COLL_OTHER || x->kind == LSIM_COLL_GENERIC ||
                           x->kind == LSIM_COLL_OTHER;
             if (ea->kind != x->kind && !generic) {
@@ -551,21 +768,21 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
         j->part_off[inst] = k;
         /* never observed (synthesized): the modelled duration is the transfer */
         j->transfer[inst] = all_observed ? transfer : modelled;
-        if ((rc = find_root(j, inst, ents, k, e, sources, ranks, err))) goto cleanup;
+        if ((rc = find_root(j, inst, ents, ord, k, e, sources, ranks, err))) goto cleanup;
         /* clock: each observed participant's end against their median end;
          * a rooted instance's root does not end with the others */
         if (all_observed) {
             int rooted = j->rule[inst] == LSIM_JOB_BCAST || j->rule[inst] == LSIM_JOB_REDUCE;
             nobs = 0;
             for (size_t a = k; a < e; a++)
-                if (!rooted || a != j->root[inst]) tmp[nobs++] = ents[a].obs_end;
+                if (!rooted || a != j->root[inst]) tmp[nobs++] = ents[ord[a]].obs_end;
             if (nobs) {
                 qsort(tmp, nobs, sizeof *tmp, cmp_ns);
                 lsim_ns med = tmp[nobs / 2];
                 for (size_t a = k; a < e; a++)
                     if (!rooted || a != j->root[inst]) {
-                        diffs[ents[a].gpu][ndiff[ents[a].gpu]++] = ents[a].obs_end - med;
-                        if (ediff) ediff[a] = ents[a].obs_end - med;
+                        diffs[ents[ord[a]].gpu][ndiff[ents[ord[a]].gpu]++] = ents[ord[a]].obs_end - med;
+                        if (ediff) ediff[a] = ents[ord[a]].obs_end - med;
                     }
             }
         }
@@ -588,17 +805,17 @@ static int from_entries_ex(lsim_job_entry *ents, size_t ne, size_t n, const int3
         lsim_ns last = INT64_MIN, last_x = INT64_MIN;
         int all_observed = 1;
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
-            if (!ents[a].observed) all_observed = 0;
+            if (!ents[ord[a]].observed) all_observed = 0;
         if (!all_observed) continue; /* nothing observed: no observed waiting */
         int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            const lsim_job_entry *ea = &ents[a];
+            const lsim_job_entry *ea = &ents[ord[a]];
             lsim_ns s = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]); /* an offset may be ~2^63 */
             if (s > last) last = s;
             if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
         }
         for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            const lsim_job_entry *ea = &ents[a];
+            const lsim_job_entry *ea = &ents[ord[a]];
             if (!j->obs_wait[ea->gpu]) continue;
             lsim_ns own = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]);
             lsim_ns upto = !rooted ? last
@@ -621,24 +838,27 @@ cleanup:
     lsim_free(diffs);
     lsim_free(ndiff);
     lsim_free(hasobs);
+    lsim_free(goff);
+    lsim_free(own_ord);
     lsim_free(tmp);
     lsim_job_free(j);
     return rc;
 }
 
-int lsim_job_from_entries(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
-                          const size_t *node_count, lsim_job **out, lsim_err *err)
+int lsim_job_from_entries(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
+                          const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, node_count, NULL, NULL, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, node_count, NULL, NULL, NULL, out, err);
 }
 
 /* The owner matches its keys with the serial matcher itself, so each
  * instance, its transfer, rule, root and clock terms, and the first error
  * are the serial ones. */
-int lsim_job_match_owned(lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks, const char *const *sources,
-                         lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err)
+int lsim_job_match_owned(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
+                         const char *const *sources, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
+                         lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, NULL, ediff, fail_at, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, NULL, order, ediff, fail_at, out, err);
 }
 
 /* Saturating (common.h): an offset is a difference of two observed times,

@@ -123,7 +123,11 @@ int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err
  * whole job from them. node_count[i] > 0 for GPUs whose per-node arrays
  * (inst_of, obs_wait) this process needs, 0 for the others; ranks[i] and
  * sources[i] name GPU i in errors (either may be NULL). The entries are
- * sorted in place. Local. */
+ * read, not moved: they are matched in (group name in strcmp order,
+ * position, GPU, node) order, equal keys in their given order, through an
+ * order of their indices made while matching (28 bytes per entry for the
+ * sort, freed before the job's per-node arrays are made, then 8 per entry
+ * for the order). Local. */
 typedef struct lsim_job_entry {
     char group[64];       /* process-group name, "" = world; "p2p:A->B" or
                              "p2p:A<->B" for point-to-point pairs */
@@ -146,25 +150,30 @@ typedef struct lsim_job_entry {
  * kernel names a pair its GPU is not the right side of. */
 int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
                      uint64_t *p2p, lsim_err *err);
-int lsim_job_from_entries(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
+int lsim_job_from_entries(const lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
                           const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err);
 void lsim_job_free(lsim_job *j);
 
 /* The owner's half of the distributed match (run_mpi.c): entries[0..ne)
  * hold every participant of the (group, position) keys they contain, of a
- * job of ngpus GPUs; they are sorted in place and matched and checked
- * exactly as lsim_job_from_entries does (ranks, sources: of every GPU of
- * the job, either may be NULL), so an error is the same line. *out gets the instances only (no per-node
- * arrays); instance k's participants are the sorted entries
- * [part_off[k], part_off[k+1]). ediff (caller-allocated, ne) gets, per
- * sorted entry, its term of its GPU's clock offset (its observed end minus
- * the median end of its instance's participants), INT64_MIN when it has
- * none. On failure *fail_at is the sorted index of the first entry of the
- * instance that failed, SIZE_MAX when the failure is no instance's (memory,
- * an entry out of range): the ranks agree on the failure first in
- * (group, position) order, which is the one a serial match reports. Local. */
-int lsim_job_match_owned(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
-                         const char *const *sources, lsim_ns *ediff, size_t *fail_at, lsim_job **out, lsim_err *err);
+ * job of ngpus GPUs; they are matched and checked exactly as
+ * lsim_job_from_entries does (ranks, sources: of every GPU of the job,
+ * either may be NULL), so an error is the same line. The entries are not
+ * moved: order (caller-allocated, ne) gets the sorted order, order[p] the
+ * index in entries of the p-th entry in (group, position, GPU, node)
+ * order. *out gets the instances only (no per-node arrays); instance k's
+ * participants are the sorted positions [part_off[k], part_off[k+1]),
+ * i.e. entries[order[p]]. ediff (caller-allocated, ne) gets, per sorted
+ * position, its entry's term of its GPU's clock offset (its observed end
+ * minus the median end of its instance's participants), INT64_MIN when it
+ * has none. On failure *fail_at is the sorted position of the first entry
+ * of the instance that failed (order is then filled), SIZE_MAX when the
+ * failure is no instance's (memory, an entry out of range): the ranks
+ * agree on the failure first in (group, position) order, which is the one
+ * a serial match reports. Local. */
+int lsim_job_match_owned(const lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
+                         const char *const *sources, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
+                         lsim_err *err);
 
 /* Shift each GPU's release times by -clock_offset (in place, once; a
  * graph sharing its structure gets its own copy first). 0, or

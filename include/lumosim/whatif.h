@@ -262,8 +262,8 @@ typedef struct lsim_wi_counts {
  * instances' transfer times (lsim_job_from_entries) and clock offsets. */
 typedef struct lsim_wi_job lsim_wi_job;
 
-/* From the job's collective entries (lsim_job_entries over every GPU; sorted
- * in place). 0, LSIM_ETRACE (unmatched collectives, as lsim_job_match),
+/* From the job's collective entries (lsim_job_entries over every GPU; read,
+ * not moved: lsim_job_from_entries). 0, LSIM_ETRACE (unmatched collectives, as lsim_job_match),
  * LSIM_ENOMEM. */
 int lsim_wi_job_new(lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks, lsim_wi_job **out,
                     lsim_err *err);

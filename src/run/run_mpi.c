@@ -240,12 +240,13 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
     lsim_job *oj = NULL;
     size_t fail_at = SIZE_MAX;
     lsim_ns *ediff = malloc((nown ? nown : 1) * sizeof *ediff);
+    size_t *order = malloc((nown ? nown : 1) * sizeof *order); /* sorted position -> entry (job.h) */
     size_t *at = calloc((size_t)np, sizeof *at);
     int64_t *seen = malloc((size_t)np * sizeof *seen);
     *sbuf = NULL;
-    if (!ediff || !at || !seen) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
-    else rc = lsim_job_match_owned(own, nown, ngpus, ranks, sources, ediff, &fail_at, &oj, err);
-    if ((rc = agree_match(comm, rc, rc && fail_at < nown ? &own[fail_at] : NULL, err))) goto cleanup;
+    if (!ediff || !order || !at || !seen) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    else rc = lsim_job_match_owned(own, nown, ngpus, ranks, sources, order, ediff, &fail_at, &oj, err);
+    if ((rc = agree_match(comm, rc, rc && fail_at < nown ? &own[order[fail_at]] : NULL, err))) goto cleanup;
     uint64_t base = 0, mine[4] = {oj->ninst, oj->p2p_inst, oj->rooted_inst, oj->rootless_inst};
     MPI_Exscan(&mine[0], &base, 1, MPI_UINT64_T, MPI_SUM, comm);
     if (me == 0) base = 0; /* MPI_Exscan leaves rank 0's undefined */
@@ -284,7 +285,7 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
             seen[d] = (int64_t)k;
             for (uint64_t a = p0; a < p1; a++) {
                 mrec *m = &buf[at[d]++];
-                const lsim_job_entry *x = &own[a];
+                const lsim_job_entry *x = &own[order[a]];
                 m->inst = base + k;
                 m->obs_start = x->obs_start;
                 m->obs_end = x->obs_end;
@@ -303,6 +304,7 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
 cleanup:
     lsim_job_free(oj);
     free(ediff);
+    free(order);
     free(at);
     free(seen);
     return rc;

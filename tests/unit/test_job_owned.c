@@ -62,10 +62,11 @@ static void split_match(void)
     lsim_err err;
     lsim_job *whole = NULL, *A = NULL, *B = NULL;
     lsim_ns da[8], db[3];
+    size_t oa[8], ob[3]; /* sorted position -> entry */
     size_t fa = 0, fb = 0;
     CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &whole, &err), 0);
-    CHECK_I64(lsim_job_match_owned(ownA, na, 3, NULL, NULL, da, &fa, &A, &err), 0);
-    CHECK_I64(lsim_job_match_owned(ownB, nb, 3, NULL, NULL, db, &fb, &B, &err), 0);
+    CHECK_I64(lsim_job_match_owned(ownA, na, 3, NULL, NULL, oa, da, &fa, &A, &err), 0);
+    CHECK_I64(lsim_job_match_owned(ownB, nb, 3, NULL, NULL, ob, db, &fb, &B, &err), 0);
     if (!whole || !A || !B) goto done;
     CHECK_I64(fa, SIZE_MAX);
     CHECK_I64(whole->ninst, 4);
@@ -75,9 +76,9 @@ static void split_match(void)
         lsim_ns t[8];
         size_t n = 0;
         for (size_t q = 0; q < na; q++)
-            if (ownA[q].gpu == g && da[q] != INT64_MIN) t[n++] = da[q];
+            if (ownA[oa[q]].gpu == g && da[q] != INT64_MIN) t[n++] = da[q];
         for (size_t q = 0; q < nb; q++)
-            if (ownB[q].gpu == g && db[q] != INT64_MIN) t[n++] = db[q];
+            if (ownB[ob[q]].gpu == g && db[q] != INT64_MIN) t[n++] = db[q];
         CHECK_I64(n, g == 2 ? 3 : 4);
         /* sort (n <= 4) and take index n / 2, as the match does */
         for (size_t x = 1; x < n; x++)
@@ -89,9 +90,12 @@ static void split_match(void)
         CHECK_I64(t[n / 2], want[g]);
         CHECK_I64(whole->clock_offset[g], want[g]);
     }
-    /* a:2 on owner A (its sorted entries: a:0, a:2, b:0): GPU 0's term -5 */
-    CHECK_I64(ownA[3].seq, 2);
-    CHECK_I64(ownA[3].gpu, 0);
+    /* a:2 on owner A (its sorted entries: a:0, a:2, b:0): GPU 0's term -5;
+     * the entries stay where they were (a:2 on GPU 0 is ownA[3] there too,
+     * a:0 x3 before it) */
+    CHECK_I64(oa[3], 3);
+    CHECK_I64(ownA[oa[3]].seq, 2);
+    CHECK_I64(ownA[oa[3]].gpu, 0);
     CHECK_I64(da[3], -5);
 done:
     lsim_job_free(whole);
@@ -115,22 +119,24 @@ static void first_error(void)
     lsim_err ew, ea, eb;
     lsim_job *j = NULL;
     lsim_ns d[4];
+    size_t oa[4], ob[3];
     size_t fa = 0, fb = 0;
     memset(&ew, 0, sizeof ew);
     memset(&ea, 0, sizeof ea);
     memset(&eb, 0, sizeof eb);
     CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &j, &ew), LSIM_ETRACE);
     CHECK(j == NULL);
-    CHECK_I64(lsim_job_match_owned(ownA, 4, 3, NULL, NULL, d, &fa, &j, &ea), LSIM_ETRACE);
+    CHECK_I64(lsim_job_match_owned(ownA, 4, 3, NULL, NULL, oa, d, &fa, &j, &ea), LSIM_ETRACE);
     CHECK(j == NULL);
-    CHECK_I64(lsim_job_match_owned(ownB, 3, 3, NULL, NULL, d, &fb, &j, &eb), LSIM_ETRACE);
+    CHECK_I64(lsim_job_match_owned(ownB, 3, 3, NULL, NULL, ob, d, &fb, &j, &eb), LSIM_ETRACE);
     CHECK(j == NULL);
     /* each owner points at its bad instance's first sorted entry */
-    CHECK_I64(fa, 3); /* sorted: a:4 x3, then b:1 */
-    CHECK_STR(ownA[fa < 4 ? fa : 0].group, "b");
+    CHECK_I64(fa, 3); /* sorted: a:4 x3, then b:1 (entry 0, not moved) */
+    CHECK_I64(oa[fa < 4 ? fa : 0], 0);
+    CHECK_STR(ownA[oa[fa < 4 ? fa : 0]].group, "b");
     CHECK_I64(fb, 0);
-    CHECK_STR(ownB[fb < 3 ? fb : 0].group, "a");
-    CHECK_I64(ownB[fb < 3 ? fb : 0].seq, 5);
+    CHECK_STR(ownB[ob[fb < 3 ? fb : 0]].group, "a");
+    CHECK_I64(ownB[ob[fb < 3 ? fb : 0]].seq, 5);
     /* the first in (group, position) order is the serial line */
     CHECK_STR(eb.msg, ew.msg);
     CHECK(strcmp(ea.msg, ew.msg) != 0);
