@@ -5,7 +5,8 @@
  * clock offset, the median of its terms from both owners, is the serial
  * one (values worked out by hand below); and with two bad instances, on
  * different owners, each owner points at its own, and the one first in
- * (group, position) order carries the serial error line. */
+ * (group, position) order carries the serial error line. And the order
+ * of the keys itself, against a list worked out by hand (key_order). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,9 +144,92 @@ static void first_error(void)
     CHECK(strstr(ew.msg, "#5 on group a") != NULL);
 }
 
+/* The order the matcher takes the keys in: group names by strcmp (bytes
+ * as unsigned char, a prefix before its extensions), not by length or by
+ * signed char; then the position; then the GPU. The names below are
+ * listed in that order, worked out by hand: "" (the world) first; 'A'
+ * (0x41) before 'a' (0x61); "a" before "a-b" (its prefix); two names
+ * sharing a 44-byte prefix, "...ab" before "...b"; "p2p:10->2" before
+ * "p2p:1<->3" ('0' 0x30 before '<' 0x3c) before "p2p:2->10"; "tp-10"
+ * before "tp-9" (by length it would be after); "z" (0x7a) before "\xc3\xa9"
+ * (UTF-8 e-acute, 0xc3: negative as a signed char, so a signed compare
+ * would put it first of the named ones). The entries are given scrambled
+ * (names in another order, position 1 before 0, GPUs descending); the
+ * instances must come out as the list, each name's position 0 then 1,
+ * with their participants by GPU. */
+static void key_order(void)
+{
+    static const char *const want[] = {
+        "", "A", "a", "a-b",
+        "grp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", "grp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+        "p2p:10->2", "p2p:1<->3", "p2p:2->10", "tp-10", "tp-9", "z", "\xc3\xa9",
+    };
+    enum { NG = sizeof want / sizeof want[0], NGPU = 12, MAXE = 2 * (NGPU + 2 * (NG - 1)) };
+    lsim_job_entry e[MAXE];
+    size_t ne = 0;
+    uint32_t node = 0;
+    for (size_t k = 0; k < NG; k++) {
+        size_t i = (k * 5 + 3) % NG; /* a scrambled order of the names */
+        const char *g = want[i];
+        for (int64_t seq = 1; seq >= 0; seq--) {
+            uint32_t gpus[NGPU];
+            uint8_t kinds[2] = {LSIM_COLL_ALLREDUCE, LSIM_COLL_ALLREDUCE};
+            size_t np = 2;
+            if (!*g) {
+                np = NGPU;
+                for (uint32_t q = 0; q < NGPU; q++) gpus[q] = NGPU - 1 - q;
+            } else if (!strcmp(g, "p2p:10->2")) {
+                gpus[0] = 10, gpus[1] = 2, kinds[0] = LSIM_COLL_SEND, kinds[1] = LSIM_COLL_RECV;
+            } else if (!strcmp(g, "p2p:2->10")) {
+                gpus[0] = 10, gpus[1] = 2, kinds[0] = LSIM_COLL_RECV, kinds[1] = LSIM_COLL_SEND;
+            } else if (!strcmp(g, "p2p:1<->3")) {
+                gpus[0] = 3, gpus[1] = 1, kinds[0] = kinds[1] = LSIM_COLL_SENDRECV;
+            } else {
+                gpus[0] = 7, gpus[1] = 4;
+            }
+            for (size_t q = 0; q < np && ne < MAXE; q++) {
+                e[ne] = ent(g, seq, gpus[q], node++, 1000, (int32_t)np);
+                if (np == 2) e[ne].kind = kinds[q];
+                ne++;
+            }
+        }
+    }
+    CHECK_I64(ne, MAXE);
+    lsim_err err;
+    lsim_job *whole = NULL, *own = NULL;
+    size_t order[MAXE], fail = 0;
+    lsim_ns d[MAXE];
+    CHECK_I64(lsim_job_from_entries(e, ne, NGPU, NULL, NULL, NULL, &whole, &err), 0);
+    CHECK_I64(lsim_job_match_owned(e, ne, NGPU, NULL, NULL, order, d, &fail, &own, &err), 0);
+    if (!whole || !own) goto done;
+    CHECK_I64(whole->ninst, 2 * NG);
+    CHECK_I64(whole->ngroups, NG);
+    CHECK_I64(own->ninst, 2 * NG);
+    for (size_t k = 0; k < own->ninst && k < 2 * NG; k++) {
+        uint64_t p0 = own->part_off[k], p1 = own->part_off[k + 1];
+        CHECK_I64(p1 - p0, *want[k / 2] ? 2 : NGPU);
+        CHECK_I64(whole->part_off[k], p0);
+        for (uint64_t p = p0; p < p1; p++) {
+            const lsim_job_entry *x = &e[order[p]];
+            CHECK_MSG(!strcmp(x->group, want[k / 2]), "instance %zu: group \"%s\", expected \"%s\"", k, x->group,
+                      want[k / 2]);
+            CHECK_I64(x->seq, (int64_t)(k % 2));
+            if (p > p0) CHECK(x->gpu > e[order[p - 1]].gpu);
+            /* the serial match: the same participants in the same order */
+            CHECK_I64(whole->part_gpu[p], x->gpu);
+            CHECK_I64(whole->part_node[p], x->node);
+            CHECK_I64(own->part_gpu[p], x->gpu);
+        }
+    }
+done:
+    lsim_job_free(whole);
+    lsim_job_free(own);
+}
+
 int main(void)
 {
     split_match();
     first_error();
+    key_order();
     return check_result("test_job_owned");
 }
