@@ -93,10 +93,17 @@ cleanup:
  * on a few kinds of group (tensor-parallel ones carry most), so hashing
  * groups would leave the ranks' shares as uneven as the groups are few;
  * keys of one group spread evenly. The same function on every rank. */
-static int owner_of(const lsim_job_entry *e, int np)
+static uint64_t group_fnv(const lsim_job_entry *e)
 {
     uint64_t h = 1469598103934665603ull;
     for (size_t c = 0; c < sizeof e->group && e->group[c]; c++) h = (h ^ (unsigned char)e->group[c]) * 1099511628211ull;
+    return h;
+}
+
+/* h: group_fnv of e's group (the hash runs on over the position), so that
+ * a run of entries on one group hashes its name once */
+static int owner_of(uint64_t h, const lsim_job_entry *e, int np)
+{
     uint64_t q = (uint64_t)e->seq;
     for (int b = 0; b < 8; b++) h = (h ^ ((q >> (8 * b)) & 0xff)) * 1099511628211ull;
     return (int)(h % (uint64_t)np);
@@ -572,13 +579,19 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     }
     /* each entry to its instance's owner, grouped by destination: a
      * permutation applied in place (a copy of the entries was the largest
-     * term of the peak: 128 bytes per entry, pos 8) */
+     * term of the peak: 136 bytes per entry, pos 8). pos[d] is the entry
+     * that goes to slot d, so each cycle is followed with one entry set
+     * aside and every entry copied once (swapping each into its slot copied
+     * it three times); the owners are hashed twice (count, then place)
+     * rather than kept, each run of entries on one group hashing its name
+     * once. */
     pos = malloc((nmine ? nmine : 1) * sizeof *pos);
     if (!pos) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu collective entries", nmine);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    uint64_t gh = 0;
     for (size_t q = 0; q < nmine; q++) {
-        pos[q] = (size_t)owner_of(&mine[q], np);
-        scount[pos[q]]++;
+        if (q == 0 || strncmp(mine[q].group, mine[q - 1].group, sizeof mine[q].group)) gh = group_fnv(&mine[q]);
+        scount[owner_of(gh, &mine[q], np)]++;
         if (mine[q].observed) hasobs[mine[q].gpu] = 1;
     }
     size_t acc = 0;
@@ -586,17 +599,24 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         sat[r] = acc;
         acc += scount[r];
     }
-    for (size_t q = 0; q < nmine; q++) pos[q] = sat[pos[q]]++;
-    for (size_t q = 0; q < nmine; q++)
-        while (pos[q] != q) { /* entry q belongs at pos[q]: swap it there */
-            size_t t = pos[q];
-            lsim_job_entry x;
-            memcpy(&x, &mine[t], sizeof x);
-            memcpy(&mine[t], &mine[q], sizeof x);
-            memcpy(&mine[q], &x, sizeof x);
-            pos[q] = pos[t];
-            pos[t] = t;
+    for (size_t q = 0; q < nmine; q++) {
+        if (q == 0 || strncmp(mine[q].group, mine[q - 1].group, sizeof mine[q].group)) gh = group_fnv(&mine[q]);
+        pos[sat[owner_of(gh, &mine[q], np)]++] = q;
+    }
+    for (size_t d = 0; d < nmine; d++) {
+        if (pos[d] == d) continue;
+        lsim_job_entry x;
+        memcpy(&x, &mine[d], sizeof x);
+        size_t at = d, from = pos[d];
+        while (from != d) { /* slot at takes entry from; mark at placed */
+            memcpy(&mine[at], &mine[from], sizeof x);
+            pos[at] = at;
+            at = from;
+            from = pos[at];
         }
+        memcpy(&mine[at], &x, sizeof x);
+        pos[at] = at;
+    }
     free(pos);
     pos = NULL;
     void *rb = NULL;
