@@ -178,6 +178,90 @@ cleanup:
     return rc;
 }
 
+/* Collective: exchange (above) of records that are not in destination
+ * order: rec[src[d]] is the d-th record sent, src lists rank 0's records
+ * (scount[0] of them), then rank 1's, ... Why: grouping the 136-byte
+ * entries by destination in place followed the permutation's cycles, a
+ * chain of dependent cache misses that cost more than the match itself
+ * (a 4,096-GPU job at K = 2); a copy of them all was the peak's largest
+ * term. So the records are packed into a buffer of at most EX_CHUNK bytes
+ * (the reads independent of each other) and sent in rounds, each round
+ * the next up to c records for every rank, received straight into their
+ * places in *rbuf: the same records in the same places as exchange. The
+ * rounds are as many on every rank (the largest count over all ranks). */
+#define EX_CHUNK ((size_t)16 << 20)
+static int exchange_gather(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize,
+                           void **rbuf, size_t *nrecv, const char *what, lsim_err *err)
+{
+    int np = 1, rc = 0;
+    MPI_Comm_size(comm, &np);
+    int64_t *sc = malloc((size_t)np * sizeof *sc), *rcnt = malloc((size_t)np * sizeof *rcnt);
+    int *si = malloc((size_t)np * sizeof *si), *sd = malloc((size_t)np * sizeof *sd);
+    int *ri = malloc((size_t)np * sizeof *ri), *rd = malloc((size_t)np * sizeof *rd);
+    size_t *soff = malloc((size_t)np * sizeof *soff), *roff = malloc((size_t)np * sizeof *roff);
+    size_t c = EX_CHUNK / recsize / (size_t)np; /* records per rank per round: the same on every rank */
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    char *buf = NULL, *pack = NULL;
+    *rbuf = NULL;
+    *nrecv = 0;
+    if (c < 1) c = 1;
+    if (!sc || !rcnt || !si || !sd || !ri || !rd || !soff || !roff) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (int r = 0; !rc && r < np; r++) sc[r] = (int64_t)scount[r];
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    MPI_Alltoall(sc, 1, MPI_INT64_T, rcnt, 1, MPI_INT64_T, comm);
+    int64_t st = 0, rt = 0, most = 0;
+    for (int r = 0; r < np; r++) {
+        soff[r] = (size_t)st;
+        roff[r] = (size_t)rt;
+        st += sc[r];
+        rt += rcnt[r];
+        if (sc[r] > most) most = sc[r];
+        if (rcnt[r] > most) most = rcnt[r];
+    }
+    if (st > INT_MAX || rt > INT_MAX)
+        rc = lsim_err_set(err, LSIM_EARG, "%lld %s on one MPI rank: more than one exchange can count (%d); use more ranks",
+                          (long long)(st > rt ? st : rt), what, INT_MAX);
+    else if (!(buf = malloc(rt ? (size_t)rt * recsize : 1)) ||
+             !(pack = malloc((st ? ((size_t)st < c * (size_t)np ? (size_t)st : c * (size_t)np) : 1) * recsize)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %lld %s", (long long)rt, what);
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    int64_t rounds = 0, mine = most ? (most + (int64_t)c - 1) / (int64_t)c : 0;
+    MPI_Allreduce(&mine, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+    MPI_Type_contiguous((int)recsize, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    for (int64_t k = 0; k < rounds; k++) {
+        size_t from = (size_t)k * c, at = 0;
+        for (int r = 0; r < np; r++) {
+            size_t ns = (size_t)sc[r] > from ? (size_t)sc[r] - from : 0, nr = (size_t)rcnt[r] > from ? (size_t)rcnt[r] - from : 0;
+            if (ns > c) ns = c;
+            if (nr > c) nr = c;
+            si[r] = (int)ns;
+            sd[r] = (int)at;
+            for (size_t q = 0; q < ns; q++, at++)
+                memcpy(pack + at * recsize, (const char *)rec + src[soff[r] + from + q] * recsize, recsize);
+            ri[r] = (int)nr;
+            rd[r] = (int)(nr ? roff[r] + from : 0); /* < rt <= INT_MAX when anything arrives */
+        }
+        MPI_Alltoallv(pack, si, sd, t, buf, ri, rd, t, comm);
+    }
+    MPI_Type_free(&t);
+    *rbuf = buf;
+    *nrecv = (size_t)rt;
+    buf = NULL;
+cleanup:
+    free(buf);
+    free(pack);
+    free(sc);
+    free(rcnt);
+    free(si);
+    free(sd);
+    free(ri);
+    free(rd);
+    free(soff);
+    free(roff);
+    return rc;
+}
+
 /* Collective: the agreement on a failure of the owners' matching. An
  * instance's failure (fail_at < ne) is ranked by its key, so the error
  * every rank returns is the one first in (group, position) order: the one
@@ -577,14 +661,11 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         if (rc) goto cleanup; /* the same tables on every rank */
         for (size_t l = 0; l < nlocal; l++) local[gpu_ids[l]] = 1;
     }
-    /* each entry to its instance's owner, grouped by destination: a
-     * permutation applied in place (a copy of the entries was the largest
-     * term of the peak: 136 bytes per entry, pos 8). pos[d] is the entry
-     * that goes to slot d, so each cycle is followed with one entry set
-     * aside and every entry copied once (swapping each into its slot copied
-     * it three times); the owners are hashed twice (count, then place)
-     * rather than kept, each run of entries on one group hashing its name
-     * once. */
+    /* each entry to its instance's owner: pos lists the entries by
+     * destination (rank 0's first), each rank's in entry order, and
+     * exchange_gather packs them from there (the entries are not moved).
+     * The owners are hashed twice (count, then place) rather than kept,
+     * each run of entries on one group hashing its name once. */
     pos = malloc((nmine ? nmine : 1) * sizeof *pos);
     if (!pos) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu collective entries", nmine);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
@@ -603,27 +684,13 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         if (q == 0 || strncmp(mine[q].group, mine[q - 1].group, sizeof mine[q].group)) gh = group_fnv(&mine[q]);
         pos[sat[owner_of(gh, &mine[q], np)]++] = q;
     }
-    for (size_t d = 0; d < nmine; d++) {
-        if (pos[d] == d) continue;
-        lsim_job_entry x;
-        memcpy(&x, &mine[d], sizeof x);
-        size_t at = d, from = pos[d];
-        while (from != d) { /* slot at takes entry from; mark at placed */
-            memcpy(&mine[at], &mine[from], sizeof x);
-            pos[at] = at;
-            at = from;
-            from = pos[at];
-        }
-        memcpy(&mine[at], &x, sizeof x);
-        pos[at] = at;
-    }
-    free(pos);
-    pos = NULL;
     void *rb = NULL;
-    rc = exchange(comm, mine, scount, sizeof *mine, &rb, &nown, "collective entries", err);
+    rc = exchange_gather(comm, mine, pos, scount, sizeof *mine, &rb, &nown, "collective entries", err);
     own = rb;
     free(mine);
+    free(pos);
     mine = NULL;
+    pos = NULL;
     if (rc) goto cleanup;
     /* the owners match their keys and send each instance back to the ranks
      * of its participants */
