@@ -89,6 +89,44 @@ static void sort_keys(ekey *a, size_t n, int depth)
     }
 }
 
+/* A group's keys mostly arrive as a few ascending runs, one per GPU (a
+ * GPU's entries in launch order, its positions rising): merged pairwise
+ * they are sorted in log2(runs) linear passes whose branches mostly go
+ * the same way, where the quicksort mispredicted about half its
+ * comparisons. 0 (nothing done) past MERGE_RUNS runs: then the quicksort.
+ * tmp: room for n keys. */
+#define MERGE_RUNS 256
+static int merge_runs(ekey *a, size_t n, ekey *tmp)
+{
+    size_t b[MERGE_RUNS + 1], nr = 1;
+    b[0] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (key_lt(&a[i], &a[i - 1])) {
+            if (nr == MERGE_RUNS) return 0;
+            b[nr++] = i;
+        }
+    b[nr] = n;
+    ekey *src = a, *dst = tmp;
+    while (nr > 1) {
+        size_t w = 0;
+        for (size_t r = 0; r < nr; r += 2) {
+            size_t lo = b[r], mid = b[r + 1], hi = r + 1 < nr ? b[r + 2] : mid;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) dst[k++] = key_lt(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+            b[w++] = lo; /* w <= r: no bound still to be read is overwritten */
+        }
+        b[w] = n;
+        nr = w;
+        ekey *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    return 1;
+}
+
 /* Group names compare within their 64 bytes (strcmp's order for the
  * NUL-terminated names lsim_job_entries writes). */
 static int group_cmp(const char *a, const char *b) { return strncmp(a, b, sizeof((lsim_job_entry *)0)->group); }
@@ -183,19 +221,22 @@ cleanup:
 /* The order above of ents[0..ne), which are left where they are: ord[p]
  * (caller-allocated, ne) gets the index of the p-th entry in that order,
  * *goff (allocated here, *ngroups + 1 entries) the bounds of each group's
- * run of positions. Why not the entries sorted in place: moving them was a
+ * run of positions, *ninstances the number of (group, position) keys.
+ * Why not the entries sorted in place: moving them was a
  * chain of dependent cache misses (each cycle of the permutation read the
  * next source from the entry just moved), half of the match once the keys
  * were sorted; the matcher reads them through ord instead, whose next
  * indices are known ahead. Costs 28 bytes per entry while it runs (a key
- * and a group id), freed before it returns. */
+ * and a group id) and room to merge the largest group (24 bytes per key,
+ * at most MERGE_MAX keys: 24 MiB), freed before it returns. */
+#define MERGE_MAX ((size_t)1 << 20)
 static int sort_entries(const lsim_job_entry *ents, size_t ne, size_t *ord, size_t **goff, size_t *ngroups,
-                        lsim_err *err)
+                        size_t *ninstances, lsim_err *err)
 {
     int rc = 0;
     size_t ng = 0;
     uint32_t *gid = lsim_malloc((ne ? ne : 1) * sizeof *gid);
-    ekey *key = NULL;
+    ekey *key = NULL, *tmp = NULL;
     size_t *off = NULL;
     *goff = NULL;
     *ngroups = 0;
@@ -212,15 +253,24 @@ static int sort_entries(const lsim_job_entry *ents, size_t ne, size_t *ord, size
     off[0] = 0;
     lsim_free(gid);
     gid = NULL;
+    /* room to merge the largest group of at most MERGE_MAX keys (a bigger
+     * one is quicksorted: the room stays under 24 MiB) */
+    size_t most = 0;
+    for (size_t g = 0; g < ng; g++)
+        if (off[g + 1] - off[g] > most && off[g + 1] - off[g] <= MERGE_MAX) most = off[g + 1] - off[g];
+    if (most && !(tmp = lsim_malloc(most * sizeof *tmp))) goto nomem;
+    size_t ninst = 0;
     for (size_t g = 0; g < ng; g++) {
         size_t n = off[g + 1] - off[g];
         int depth = 0;
         for (size_t m = n; m; m >>= 1) depth += 2;
-        sort_keys(key + off[g], n, depth);
+        if (n > MERGE_MAX || !merge_runs(key + off[g], n, tmp)) sort_keys(key + off[g], n, depth);
+        for (size_t p = off[g]; p < off[g + 1]; p++) ninst += p == off[g] || key[p].seq != key[p - 1].seq;
     }
     for (size_t p = 0; p < ne; p++) ord[p] = key[p].idx;
     *goff = off;
     *ngroups = ng;
+    *ninstances = ninst;
     off = NULL;
     goto cleanup;
 nomem:
@@ -228,6 +278,7 @@ nomem:
 cleanup:
     lsim_free(gid);
     lsim_free(key);
+    lsim_free(tmp);
     lsim_free(off);
     return rc;
 }
@@ -666,7 +717,8 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
     /* sorted before the per-node arrays are made, so that the sort's keys
      * are freed before them and add nothing to the peak */
     if (!ord && !(ord = own_ord = lsim_malloc((ne ? ne : 1) * sizeof *ord))) goto nomem;
-    if ((rc = sort_entries(ents, ne, ord, &goff, &ng, err))) goto cleanup;
+    size_t ninst = 0; /* counted on the sorted keys, which are read in order */
+    if ((rc = sort_entries(ents, ne, ord, &goff, &ng, &ninst, err))) goto cleanup;
     /* Per GPU: its entries (ndiff as a count for now; each GPU gets at most
      * one clock difference per entry of its own -- sizing by all entries
      * reserved ne x n slots, 180 GB of address space on a 4,096-GPU job) and
@@ -692,10 +744,6 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
     }
     for (size_t q = 0; ediff && q < ne; q++) ediff[q] = INT64_MIN;
     /* instances: group g's entries are [goff[g], goff[g + 1]), none empty */
-    size_t ninst = 0;
-    for (size_t g = 0; g < ng; g++)
-        for (size_t k = goff[g]; k < goff[g + 1]; k++)
-            if (k == goff[g] || ents[ord[k]].seq != ents[ord[k - 1]].seq) ninst++;
     j->part_off = lsim_malloc((ninst + 1) * sizeof *j->part_off);
     j->part_gpu = lsim_malloc((ne ? ne : 1) * sizeof *j->part_gpu);
     j->part_node = lsim_malloc((ne ? ne : 1) * sizeof *j->part_node);

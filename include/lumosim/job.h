@@ -126,8 +126,8 @@ int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err
  * read, not moved: they are matched in (group name in strcmp order,
  * position, GPU, node) order, equal keys in their given order, through an
  * order of their indices made while matching (28 bytes per entry for the
- * sort, freed before the job's per-node arrays are made, then 8 per entry
- * for the order). Local. */
+ * sort and at most 24 MiB more, freed before the job's per-node arrays are
+ * made, then 8 per entry for the order). Local. */
 typedef struct lsim_job_entry {
     char group[64];       /* process-group name, "" = world; "p2p:A->B" or
                              "p2p:A<->B" for point-to-point pairs */

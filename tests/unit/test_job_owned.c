@@ -226,10 +226,47 @@ done:
     lsim_job_free(own);
 }
 
+/* A group too scattered to merge (more than 256 ascending runs: 300 GPUs,
+ * each key given in descending order) goes through the quicksort: the
+ * world group's three positions, given as 2, 0, 1, come out as three
+ * instances of all 300 GPUs in order, node = 1000 x position + GPU. */
+static void scattered_group(void)
+{
+    enum { NGPU = 300, NE = 3 * NGPU };
+    lsim_job_entry *e = malloc(NE * sizeof *e);
+    size_t *order = malloc(NE * sizeof *order);
+    lsim_ns *d = malloc(NE * sizeof *d);
+    lsim_job *j = NULL;
+    lsim_err err;
+    size_t ne = 0, fail = 0;
+    const int64_t seqs[3] = {2, 0, 1};
+    if (!e || !order || !d) goto done;
+    for (int s = 0; s < 3; s++)
+        for (uint32_t g = NGPU; g-- > 0;) e[ne++] = ent("", seqs[s], g, (uint32_t)(1000 * seqs[s]) + g, 1000, 0);
+    CHECK_I64(lsim_job_match_owned(e, ne, NGPU, NULL, NULL, order, d, &fail, &j, &err), 0);
+    if (!j) goto done;
+    CHECK_I64(j->ninst, 3);
+    for (size_t k = 0; k < j->ninst && k < 3; k++) {
+        CHECK_I64(j->part_off[k], k * NGPU);
+        for (uint32_t g = 0; g < NGPU; g++) {
+            size_t p = k * NGPU + g;
+            CHECK_I64(e[order[p]].seq, (int64_t)k);
+            CHECK_I64(j->part_gpu[p], g);
+            CHECK_I64(j->part_node[p], 1000 * k + g);
+        }
+    }
+done:
+    lsim_job_free(j);
+    free(e);
+    free(order);
+    free(d);
+}
+
 int main(void)
 {
     split_match();
     first_error();
     key_order();
+    scattered_group();
     return check_result("test_job_owned");
 }
