@@ -138,11 +138,14 @@ static uint64_t group_hash(const char *s)
     return h;
 }
 
-static const lsim_job_entry *cmp_names_base; /* the entries rep_cmp reads (qsort passes no context) */
+typedef struct distinct_name {
+    const char *name; /* a distinct group name (in its first entry) */
+    uint32_t d;       /* its index among the distinct names, in entry order */
+} distinct_name;
 
-static int rep_cmp(const void *x, const void *y)
+static int cmp_distinct(const void *x, const void *y)
 {
-    return group_cmp(cmp_names_base[*(const size_t *)x].group, cmp_names_base[*(const size_t *)y].group);
+    return group_cmp(((const distinct_name *)x)->name, ((const distinct_name *)y)->name);
 }
 
 /* Each entry's group id (gid[q]) and the number of distinct groups: the
@@ -195,16 +198,15 @@ static int group_ids(const lsim_job_entry *ents, size_t ne, uint32_t *gid, size_
     }
     /* the ids in strcmp order of the names: sort the distinct names' first
      * entries, then renumber */
-    size_t *byname = lsim_malloc((nd ? nd : 1) * sizeof *byname);
+    distinct_name *byname = lsim_malloc((nd ? nd : 1) * sizeof *byname);
     rank = lsim_malloc((nd ? nd : 1) * sizeof *rank);
     if (!byname || !rank) {
         lsim_free(byname);
         goto nomem;
     }
-    for (size_t d = 0; d < nd; d++) byname[d] = rep[d];
-    cmp_names_base = ents;
-    if (nd) qsort(byname, nd, sizeof *byname, rep_cmp);
-    for (size_t d = 0; d < nd; d++) rank[gid[byname[d]]] = (uint32_t)d;
+    for (size_t d = 0; d < nd; d++) byname[d] = (distinct_name){ents[rep[d]].group, (uint32_t)d};
+    if (nd) qsort(byname, nd, sizeof *byname, cmp_distinct); /* distinct names: no ties */
+    for (size_t d = 0; d < nd; d++) rank[byname[d].d] = (uint32_t)d;
     lsim_free(byname);
     for (size_t q = 0; q < ne; q++) gid[q] = rank[gid[q]];
     *ngroups = nd;
