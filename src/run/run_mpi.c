@@ -185,11 +185,12 @@ cleanup:
  * chain of dependent cache misses that cost more than the match itself
  * (a 4,096-GPU job at K = 2); a copy of them all was the peak's largest
  * term. So the records are packed into a buffer of at most EX_CHUNK bytes
- * (the reads independent of each other) and sent in rounds, each round
+ * (the reads independent of each other; 4 MiB: each round costs little,
+ * the buffer adds to the peak) and sent in rounds, each round
  * the next up to c records for every rank, received straight into their
  * places in *rbuf: the same records in the same places as exchange. The
  * rounds are as many on every rank (the largest count over all ranks). */
-#define EX_CHUNK ((size_t)16 << 20)
+#define EX_CHUNK ((size_t)4 << 20)
 static int exchange_gather(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize,
                            void **rbuf, size_t *nrecv, const char *what, lsim_err *err)
 {
