@@ -146,7 +146,7 @@ P("\nMemory: each rank holds one batch of graphs (about 256 MiB: 124 GPUs of the
   "K divides the generation, not the peak (K ranks on one node hold K batches).")
 P("\nCPU: K = 2 costs 1.5-1.8 times the CPU seconds of K = 1 (table). Where they go, from `perf record -F 999` of "
   "`lumosim synth --model gpt3-175b --tp 8 --pp 8 --dp 4 --micro-batch 1 --global-batch 96 --no-memory-check` "
-  "(256 GPUs; RelWithDebInfo build of this commit's source), alone and under `mpirun -np 2` (one `perf record` "
+  "(256 GPUs; RelWithDebInfo build of commit af08482, before the store's shared structure and strings), alone and under `mpirun -np 2` (one `perf record` "
   "per rank), samples by library (`perf report --sort dso -n`): K = 1: 3,894 (zlib 1,124, libc 971, kernel 809, "
   "lumosim 669, HDF5 312); K = 2, both ranks: 6,972 (zlib 1,466, libc 1,090, kernel 1,438, lumosim 756, HDF5 450, "
   "and 1,727 in Open MPI's progress engine: btl_vader, opal, libnbc). The generation splits (lumosim 669 -> 382 + "
