@@ -122,65 +122,14 @@ typedef struct mrec {
     uint8_t rule, observed, pad[6];
 } mrec;
 
-/* Collective: an all-to-all of fixed-size records. sbuf holds the records
- * for rank 0, then rank 1, ... (scount[r] for rank r); *rbuf (allocated
- * here, the caller frees) gets every rank's records for this one, in rank
- * order, *nrecv in all. The counts are exchanged as 64-bit numbers and the
- * records counted through a derived datatype of one record, so a count or
- * displacement is an int only after it was checked to fit: past 2^31 - 1
- * records on any rank every rank refuses (LSIM_EARG), none overflows. */
-static int exchange(MPI_Comm comm, const void *sbuf, const size_t *scount, size_t recsize, void **rbuf, size_t *nrecv,
-                    const char *what, lsim_err *err)
-{
-    int np = 1, rc = 0;
-    MPI_Comm_size(comm, &np);
-    int64_t *sc = malloc((size_t)np * sizeof *sc), *rcnt = malloc((size_t)np * sizeof *rcnt);
-    int *si = malloc((size_t)np * sizeof *si), *sd = malloc((size_t)np * sizeof *sd);
-    int *ri = malloc((size_t)np * sizeof *ri), *rd = malloc((size_t)np * sizeof *rd);
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    void *buf = NULL;
-    *rbuf = NULL;
-    *nrecv = 0;
-    if (!sc || !rcnt || !si || !sd || !ri || !rd) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (int r = 0; !rc && r < np; r++) sc[r] = (int64_t)scount[r];
-    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    MPI_Alltoall(sc, 1, MPI_INT64_T, rcnt, 1, MPI_INT64_T, comm);
-    int64_t st = 0, rt = 0;
-    for (int r = 0; r < np; r++) {
-        si[r] = (int)(sc[r] < INT_MAX ? sc[r] : INT_MAX);
-        sd[r] = (int)(st < INT_MAX ? st : INT_MAX);
-        ri[r] = (int)(rcnt[r] < INT_MAX ? rcnt[r] : INT_MAX);
-        rd[r] = (int)(rt < INT_MAX ? rt : INT_MAX);
-        st += sc[r];
-        rt += rcnt[r];
-    }
-    if (st > INT_MAX || rt > INT_MAX)
-        rc = lsim_err_set(err, LSIM_EARG, "%lld %s on one MPI rank: more than one exchange can count (%d); use more ranks",
-                          (long long)(st > rt ? st : rt), what, INT_MAX);
-    else if (!(buf = malloc(rt ? (size_t)rt * recsize : 1)))
-        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %lld %s", (long long)rt, what);
-    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
-    MPI_Type_contiguous((int)recsize, MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    MPI_Alltoallv(sbuf, si, sd, t, buf, ri, rd, t, comm);
-    MPI_Type_free(&t);
-    *rbuf = buf;
-    *nrecv = (size_t)rt;
-    buf = NULL;
-cleanup:
-    free(buf);
-    free(sc);
-    free(rcnt);
-    free(si);
-    free(sd);
-    free(ri);
-    free(rd);
-    return rc;
-}
-
-/* Collective: exchange (above) of records that are not in destination
- * order: rec[src[d]] is the d-th record sent, src lists rank 0's records
- * (scount[0] of them), then rank 1's, ... Why: grouping the 136-byte
+/* Collective: an all-to-all of fixed-size records. The d-th record sent
+ * is rec[src[d]] (src NULL: rec[d]); the records go to rank 0 first
+ * (scount[0] of them), then rank 1, ... *rbuf (allocated here, the caller
+ * frees) gets every rank's records for this one, in rank order, *nrecv in
+ * all. The counts are exchanged as 64-bit numbers and the records counted
+ * through a derived datatype of one record, so a count or displacement is
+ * an int only after it was checked to fit: past 2^31 - 1 records on any
+ * rank every rank refuses (LSIM_EARG), none overflows. Why src: grouping the 136-byte
  * entries by destination in place followed the permutation's cycles, a
  * chain of dependent cache misses that cost more than the match itself
  * (a 4,096-GPU job at K = 2); a copy of them all was the peak's largest
@@ -188,11 +137,11 @@ cleanup:
  * (the reads independent of each other; 4 MiB: each round costs little,
  * the buffer adds to the peak) and sent in rounds, each round
  * the next up to c records for every rank, received straight into their
- * places in *rbuf: the same records in the same places as exchange. The
+ * places in *rbuf: the same records in the same places as one all-to-all. The
  * rounds are as many on every rank (the largest count over all ranks). */
 #define EX_CHUNK ((size_t)4 << 20)
-static int exchange_gather(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize,
-                           void **rbuf, size_t *nrecv, const char *what, lsim_err *err)
+static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize, void **rbuf,
+                    size_t *nrecv, const char *what, lsim_err *err)
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
@@ -239,7 +188,8 @@ static int exchange_gather(MPI_Comm comm, const void *rec, const size_t *src, co
             si[r] = (int)ns;
             sd[r] = (int)at;
             for (size_t q = 0; q < ns; q++, at++)
-                memcpy(pack + at * recsize, (const char *)rec + src[soff[r] + from + q] * recsize, recsize);
+                memcpy(pack + at * recsize, (const char *)rec + (src ? src[soff[r] + from + q] : soff[r] + from + q) * recsize,
+                       recsize);
             ri[r] = (int)nr;
             rd[r] = (int)(nr ? roff[r] + from : 0); /* < rt <= INT_MAX when anything arrives */
         }
@@ -664,7 +614,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     }
     /* each entry to its instance's owner: pos lists the entries by
      * destination (rank 0's first), each rank's in entry order, and
-     * exchange_gather packs them from there (the entries are not moved).
+     * exchange packs them from there (the entries are not moved).
      * The owners are hashed twice (count, then place) rather than kept,
      * each run of entries on one group hashing its name once. */
     pos = malloc((nmine ? nmine : 1) * sizeof *pos);
@@ -686,7 +636,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         pos[sat[owner_of(gh, &mine[q], np)]++] = q;
     }
     void *rb = NULL;
-    rc = exchange_gather(comm, mine, pos, scount, sizeof *mine, &rb, &nown, "collective entries", err);
+    rc = exchange(comm, mine, pos, scount, sizeof *mine, &rb, &nown, "collective entries", err);
     own = rb;
     free(mine);
     free(pos);
@@ -704,7 +654,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     if (rc) goto cleanup;
     free(own);
     own = NULL;
-    rc = exchange(comm, back, scount, sizeof *back, &rb, &nrec, "matched participants", err);
+    rc = exchange(comm, back, NULL, scount, sizeof *back, &rb, &nrec, "matched participants", err);
     rec = rb;
     free(back);
     back = NULL;
