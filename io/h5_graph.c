@@ -223,7 +223,7 @@ uint64_t h5s_total_rows(const gmeta *m, size_t n, int rk)
 }
 
 /* Chunk rows for a flat table: the largest GPU's rows (so chunks line up
- * with GPU boundaries when GPUs are of equal size), at most 1 Mi rows. */
+ * with GPU boundaries when GPUs are of equal size), at most CHUNK_MAX_ROWS. */
 static uint64_t chunk_rows(const gmeta *m, size_t n, int rk)
 {
     uint64_t mx = 0;
