@@ -1106,7 +1106,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
          * names the K at which the whole job would fit. */
         uint64_t mine[4] = {count, 0, 0, 0}, job[4] = {ngpu, 0, 0, 0};
         /* read shared (c->share), a GPU whose structure another holds
-         * costs only its own state per node (lsim_mem_shared_nodes); the
+         * costs only its own state per node (LSIM_MEM_SHARED_NODE_B); the
          * job's figure counts each GPU with rows of its own once */
         uint64_t mshared = 0, jshared = 0;
         for (size_t i = 0; i < count; i++) {
@@ -1125,10 +1125,15 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
             int shs = c->share && (m[i].same_as >= 0 || m[i].strings_like >= 0);
             job[3] += shs ? lsim_mem_shared_strings(m[i].nstr) : m[i].nstr;
         }
-        mine[1] += lsim_mem_shared_nodes(mshared);
-        job[1] += lsim_mem_shared_nodes(jshared);
+        /* in full-node equivalents: own nodes at 129 B, shared at 48, each
+         * 16 B less when the engines will not keep the deciding edges */
+        uint64_t nodes_shown = mine[1] + mshared;
+        unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
+        unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
+        mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, bsh);
+        job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
         lsim_err e = {0};
-        int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, &e) : 0;
+        int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, nodes_shown, &e) : 0;
         if (mrc) c->e = e;
         rc = h5s_agree(c, mrc);
         if (rc) goto out;
@@ -1300,6 +1305,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     *nout = 0;
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
+    c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
 }
@@ -1335,6 +1341,7 @@ int lsim_store_read_graph_list_mpi_ex(const char *path, MPI_Comm comm, const siz
     *nout = 0;
     h5s_ctx_init(&c, path, 1, comm);
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
+    c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
     int rc = n && !gpus ? h5s_fail(&c, LSIM_EARG, "no GPU list given") : 0;
     rc = h5s_agree(&c, rc);

@@ -69,6 +69,8 @@ typedef struct sctx {
     size_t ngids;
     int share;          /* graph reads: GPUs with the same node and edge rows
                            share one copy in memory (LSIM_STORE_READ_SHARE) */
+    int no_bind;        /* graph reads: the memory check leaves out the
+                           engines' deciding edges (LSIM_STORE_READ_NO_BIND) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's

@@ -207,7 +207,7 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
     /* the coefficients of memlimit.h; saturated so that absurd counts
      * (a store's table claiming 2^60 nodes) give an absurd estimate, not a
      * wrapped small one */
-    const uint64_t c[4] = {80u << 10, 129, 20, 48}, x[4] = {ngpu, nodes, edges, strings};
+    const uint64_t c[4] = {80u << 10, LSIM_MEM_NODE_B, 20, 48}, x[4] = {ngpu, nodes, edges, strings};
     uint64_t sum = (uint64_t)32 << 20;
     for (int i = 0; i < 4; i++) {
         if (x[i] && c[i] > UINT64_MAX / x[i]) return UINT64_MAX;
@@ -217,10 +217,12 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
     return sum;
 }
 
-uint64_t lsim_mem_shared_nodes(uint64_t nodes)
+uint64_t lsim_mem_nodes_at(uint64_t nodes, unsigned bytes)
 {
-    if (!nodes) return 0;
-    return nodes / 129 * LSIM_MEM_SHARED_NODE_B + (nodes % 129) * LSIM_MEM_SHARED_NODE_B / 129 + 1;
+    /* ceil(nodes * bytes / LSIM_MEM_NODE_B), split so that nodes * bytes
+     * cannot overflow */
+    uint64_t r = nodes % LSIM_MEM_NODE_B * bytes;
+    return nodes / LSIM_MEM_NODE_B * bytes + r / LSIM_MEM_NODE_B + (r % LSIM_MEM_NODE_B != 0);
 }
 
 uint64_t lsim_mem_shared_strings(uint64_t strings) { return strings / 4 + (strings % 4 != 0); }
@@ -254,7 +256,8 @@ static void fmt_size(char *buf, size_t n, uint64_t bytes)
     else snprintf(buf, n, "%.1f MiB", (double)bytes / 1048576.0);
 }
 
-int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks, lsim_err *err)
+int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
+                       uint64_t shown_nodes, lsim_err *err)
 {
     uint64_t limit = 0;
     const char *source = NULL;
@@ -276,7 +279,7 @@ int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t 
                         "%s: %llu graph(s) of %llu nodes and %llu edges in all need about %s per rank at K = %d, "
                         "more than the %s each rank may use (%s); %s, or use a smaller job, or set "
                         "LUMOSIM_MEM_LIMIT (0 = no check)",
-                        what, (unsigned long long)mine[0], (unsigned long long)mine[1], (unsigned long long)mine[2],
+                        what, (unsigned long long)mine[0], (unsigned long long)shown_nodes, (unsigned long long)mine[2],
                         sneed, ranks, slim, source, fit);
 }
 
@@ -284,5 +287,5 @@ int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint6
                           lsim_err *err)
 {
     const uint64_t all[4] = {ngpu, nodes, edges, strings};
-    return lsim_mem_check_job(what, all, all, 1, err);
+    return lsim_mem_check_job(what, all, all, 1, nodes, err);
 }

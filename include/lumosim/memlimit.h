@@ -57,14 +57,26 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * much, for the estimate above. Fitted to `lumosim sim` of a synthesized
  * 4,096-GPU GPT-3 175B store read shared (72.1 M nodes, 8 GPUs with
  * structure of their own, 36.1 M strings): peak RSS 4,128.7 MiB, estimate
- * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). The check
- * runs before the options that decide it are known, so it counts the
- * engines' deciding edges (16 B a node) that `sim` keeps only for
- * --detail nodes, --trace-out and --critical-path: without them the same
- * job peaks at 2,970 MiB, and the estimate is that much on the safe side.
- * Pure. */
+ * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). That run
+ * kept the engines' deciding edges (16 B a node, LSIM_MEM_BIND_B below);
+ * without them the same job peaks at 2,959 MiB, estimate about 2,985 MiB.
+ * lsim_mem_shared_strings gives the strings' equivalent. Pure. */
 #define LSIM_MEM_SHARED_NODE_B 48
-uint64_t lsim_mem_shared_nodes(uint64_t nodes);
+
+/* The estimate's bytes per node of a GPU with a structure of its own
+ * (above), and the part of them (and of LSIM_MEM_SHARED_NODE_B) that is
+ * the engines' deciding edges: 16 B a node (two 8-byte columns, engine.h),
+ * which `sim` keeps only for --detail nodes, --trace-out and
+ * --critical-path. The store reader's check leaves them out when told the
+ * engines will not keep them (LSIM_STORE_READ_NO_BIND, store.h). */
+#define LSIM_MEM_NODE_B 129
+#define LSIM_MEM_BIND_B 16
+
+/* nodes at `bytes` a node, as the number of full nodes (LSIM_MEM_NODE_B)
+ * that cost as much, rounded up. Pure. */
+uint64_t lsim_mem_nodes_at(uint64_t nodes, unsigned bytes);
+
+/* Overlay strings (12 B) as full strings (48 B), rounded up. Pure. */
 uint64_t lsim_mem_shared_strings(uint64_t strings);
 
 /* The smallest number of MPI ranks K over which graphs of these totals,
@@ -77,14 +89,18 @@ uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, ui
 /* The check before graphs are read or made, on each rank for its own
  * share: mine = {graphs, nodes, edges, strings} this rank would hold, job =
  * the same for the whole job, ranks = the ranks it runs on now (1 outside
- * MPI). 0 when mine's estimate fits this rank's limit (or the check is
+ * MPI); nodes and strings may be the full-node and full-string
+ * equivalents of cheaper ones (lsim_mem_nodes_at, lsim_mem_shared_strings),
+ * so the message names shown_nodes, the rank's nodes as they are. 0 when
+ * mine's estimate fits this rank's limit (or the check is
  * off); LSIM_ENOMEM with one message, "WHAT: N graph(s) of X nodes and Y
  * edges in all need about A GiB per rank at K = ranks, more than the B GiB
  * each rank may use (SOURCE); the whole job fits at K >= M ranks of B GiB
  * (lsim_mem_ranks_to_fit of job), ..." (or that no K does); LSIM_EARG
  * for a malformed LUMOSIM_MEM_LIMIT. what names the input (a store) or the
  * result. Local. */
-int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks, lsim_err *err);
+int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
+                       uint64_t shown_nodes, lsim_err *err);
 
 /* lsim_mem_check_job for one process holding all of the graphs (mine =
  * job, ranks = 1). */

@@ -204,6 +204,11 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * functions that unshare first. Without it every graph owns its
  * structure, as lsim_store_read_graphs gives them. Local. */
 #define LSIM_STORE_READ_SHARE 1
+/* LSIM_STORE_READ_NO_BIND: the graphs will be simulated by engines without
+ * the deciding edges (lsim_run_opts.no_bind, engine.h), so the memory check
+ * before reading counts LSIM_MEM_BIND_B bytes a node less (memlimit.h).
+ * It changes nothing read. */
+#define LSIM_STORE_READ_NO_BIND 2
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 

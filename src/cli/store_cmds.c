@@ -537,6 +537,14 @@ static int sim_check_job(const sim_state *s, lsim_err *err)
     return 0;
 }
 
+/* The deciding edges are kept only for what shows them: the archive's
+ * nodes/bind_* (--detail nodes, which --trace-out implies) and the
+ * critical path (run.c keeps them for o.run.critical whatever this says). */
+static int sim_no_bind(const sim_state *s)
+{
+    return s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out;
+}
+
 /* The store's graphs into s->run: all of them, or under mpirun this rank's
  * GPUs by the --mapping (run.h). Collective under mpirun; agreed. */
 static int sim_load(sim_state *s, lsim_err *err)
@@ -545,6 +553,10 @@ static int sim_load(sim_state *s, lsim_err *err)
     lsim_graph **gs = NULL;
     size_t ng = 0;
     int rc = 0;
+    /* the memory check counts the engines' deciding edges only when
+     * sim_simulate will keep them (run.c: --critical-path keeps them too) */
+    int flags = LSIM_STORE_READ_SHARE;
+    if (sim_no_bind(s) && !s->o.run.critical) flags |= LSIM_STORE_READ_NO_BIND;
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;
@@ -556,10 +568,9 @@ static int sim_load(sim_state *s, lsim_err *err)
         s->gtotal = l.ngpus;
         rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
         if (!rc)
-            rc = lsim_store_read_graph_list_mpi_ex(job, MPI_COMM_WORLD, s->gpus, s->nlocal, LSIM_STORE_READ_SHARE, &gs,
-                                                   &ng, err);
+            rc = lsim_store_read_graph_list_mpi_ex(job, MPI_COMM_WORLD, s->gpus, s->nlocal, flags, &gs, &ng, err);
     } else {
-        rc = lsim_store_read_graphs_ex(job, 0, SIZE_MAX, LSIM_STORE_READ_SHARE, &gs, &ng, err);
+        rc = lsim_store_read_graphs_ex(job, 0, SIZE_MAX, flags, &gs, &ng, err);
     }
     if (rc) {
         lsim_store_free_graphs(gs, ng);
@@ -575,10 +586,7 @@ static int sim_load(sim_state *s, lsim_err *err)
  * else serially. Collective under mpirun; agreed. */
 static int sim_simulate(sim_state *s, int rc, lsim_err *err)
 {
-    /* the deciding edges are kept only for what shows them: the archive's
-     * nodes/bind_* (--detail nodes, which --trace-out implies) and the
-     * critical path */
-    s->o.run.no_bind = s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out;
+    s->o.run.no_bind = sim_no_bind(s);
     if (!rc) rc = lsim_run_check_ranks(&s->run, err); /* a store of another lumosim, or edited */
     if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
     int coupled = 0;

@@ -7,7 +7,8 @@
 # estimate at K = 2 and at K = 1, both computed here from the store's
 # counts (`lumosim info`) and the coefficients documented in memlimit.h
 # (32 MiB + 80 KiB per graph + 129 B per node + 20 B per edge + 48 B per
-# string), not by the code under test. Checks:
+# string; 16 B a node less when the engines keep no deciding edges, as
+# plain `sim` does), not by the code under test. Checks:
 #   - serially: exit 1, exactly one line on stderr, "lumosim: error: s.h5:"
 #     naming the estimate per rank (in MiB, as computed here) at K = 1, the
 #     limit, and "K >= 2"; nothing on stdout; no result file, nothing new
@@ -15,7 +16,10 @@
 #   - under the launcher at 2 ranks, the same limit: accepted (exit 0), the
 #     result written: the K the message names does fit;
 #   - a limit under the estimate of one GPU per rank (K = 8): refused, "no K
-#     fits".
+#     fits";
+#   - with --detail nodes (the deciding edges kept), serially, under a limit
+#     between the two estimates of K = 1: refused with the 129-byte figure,
+#     while plain `sim` under it is not refused by the check.
 # Every run is bounded by `timeout`. Environment: LUMOSIM.
 set -u
 launcher=""
@@ -37,8 +41,8 @@ counts=$("$LUMOSIM" info s.h5 | sed -n 's/^ *\([0-9]*\) GPUs: \([0-9]*\) nodes, 
 # est K: the per-rank estimate with the job split evenly over K ranks
 # (shares rounded up), bytes
 est() {
-    echo "$counts" | awk -v k="$1" 'function up(x) { return int(x / k) + (x % k != 0) }
-        { printf "%.0f\n", 33554432 + 81920 * up($1) + 129 * up($2) + 20 * up($3) + 48 * up($4) }'
+    echo "$counts" | awk -v k="$1" -v nb="${2:-113}" 'function up(x) { return int(x / k) + (x % k != 0) }
+        { printf "%.0f\n", 33554432 + 81920 * up($1) + nb * up($2) + 20 * up($3) + 48 * up($4) }'
 }
 e1=$(est 1) e2=$(est 2) ngpu=$(echo "$counts" | cut -d' ' -f1)
 e8=$(est "$ngpu")
@@ -76,3 +80,19 @@ rc=$?
 [ $rc -eq 1 ] || { cat ../err.txt; fail "limit $lim8: exit $rc, expected 1"; }
 grep -qF "no K fits: even one GPU per rank (K = $ngpu)" ../err.txt || { cat ../err.txt; fail "no 'no K fits'"; }
 echo "ok: no K fits under $lim8 B"
+
+# the deciding edges: 16 B a node more with --detail nodes
+eb=$(est 1 129)
+[ "$eb" -gt "$e1" ] || fail "estimates $eb (kept) and $e1 (not kept) do not differ"
+limb=$(( (eb + e1) / 2 ))
+mibb=$(awk -v b="$eb" 'BEGIN { printf "%.1f MiB", b / 1048576 }')
+rm -f res.h5
+timeout 120 env LUMOSIM_MEM_LIMIT="$limb" "$LUMOSIM" sim s.h5 -o res.h5 --detail nodes >../out.txt 2>../err.txt
+rc=$?
+[ $rc -eq 1 ] || { cat ../err.txt; fail "--detail nodes under $limb B: exit $rc, expected 1"; }
+grep -qF "need about $mibb per rank at K = 1" ../err.txt || { cat ../err.txt; fail "--detail nodes: not '$mibb'"; }
+[ ! -e res.h5 ] || fail "--detail nodes: res.h5 written"
+timeout 120 env LUMOSIM_MEM_LIMIT="$limb" "$LUMOSIM" sim s.h5 -o res.h5 >../out.txt 2>../err.txt
+rc=$?
+[ $rc -eq 0 ] || { cat ../err.txt; fail "plain sim under $limb B: exit $rc, expected 0"; }
+echo "ok: --detail nodes counted at 129 B a node ($mibb), plain sim at 113"

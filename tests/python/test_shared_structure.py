@@ -309,11 +309,15 @@ class SharedStructureTests(unittest.TestCase):
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
 
-    def estimate(self, store):
+    def estimate(self, store, bind):
         """memlimit.h's estimate for `sim` of the store, computed here
         from its tables: 32 MiB + 80 KiB a GPU + 129 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
-        another's rows: 48 B a node, 12 B a string (read shared)."""
+        another's rows: 48 B a node, 12 B a string (read shared). Without
+        the engines' deciding edges (bind false: plain `sim`, which keeps
+        them only for --detail nodes, --trace-out and --critical-path)
+        16 B a node less, own or shared. The C code rounds each of those
+        two node terms up to whole 129-byte nodes: at most 258 B more."""
         with h5py.File(store, "r") as f:
             gp = f["gpus"]
             no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
@@ -321,29 +325,40 @@ class SharedStructureTests(unittest.TestCase):
             like = gp["strings_like"][:] if "strings_like" in gp else np.full(len(nc), -1)
         # a table shared with another GPU counts that table's strings
         sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
+        own_b, sh_b = (129, 48) if bind else (113, 32)
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
             if (no[g] != acc and nc[g]) or like[g] >= 0:
-                est += (48 * nc[g] if no[g] != acc and nc[g] else 129 * nc[g] + 20 * ec[g]) + 12 * sc[g]
+                est += (sh_b * nc[g] if no[g] != acc and nc[g] else own_b * nc[g] + 20 * ec[g]) + 12 * sc[g]
                 acc += 0 if no[g] != acc and nc[g] else nc[g]
             else:
-                est += 129 * nc[g] + 20 * ec[g] + 48 * sc[g]
+                est += own_b * nc[g] + 20 * ec[g] + 48 * sc[g]
                 acc += nc[g]
         return est
 
     def test_memory_estimate(self):
-        flat, shared = self.estimate(self.flat), self.estimate(self.shared)
-        self.assertLess(shared, flat - 2**20)
-        lim = (flat + shared) // 2
-        env = dict(os.environ, LUMOSIM_MEM_LIMIT=str(lim))
-        out = self.path("mem.h5")
-        for store, ok in ((self.shared, True), (self.flat, False)):
-            if os.path.exists(out):
-                os.remove(out)
-            p = subprocess.run([LUMOSIM, "sim", store, "-o", out], capture_output=True, text=True, env=env)
-            self.assertEqual(p.returncode, 0 if ok else 1, p.stderr)
-            if not ok:
-                self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
+        # plain sim (no deciding edges kept) and --detail nodes (kept): the
+        # flat store refused with the figure computed here, the shared one
+        # read under the same limit
+        for bind, extra in ((False, []), (True, ["--detail", "nodes"])):
+            flat, shared = self.estimate(self.flat, bind), self.estimate(self.shared, bind)
+            self.assertLess(shared, flat - 2**20)
+            lim = (flat + shared) // 2
+            env = dict(os.environ, LUMOSIM_MEM_LIMIT=str(lim))
+            out = self.path("mem.h5")
+            for store, ok in ((self.shared, True), (self.flat, False)):
+                if os.path.exists(out):
+                    os.remove(out)
+                p = subprocess.run([LUMOSIM, "sim", store, "-o", out, *extra], capture_output=True, text=True,
+                                   env=env)
+                self.assertEqual(p.returncode, 0 if ok else 1, p.stderr)
+                if not ok:
+                    self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
+                    self.assertFalse(os.path.exists(out))
+        # the deciding edges are 16 B a node of the whole job
+        with h5py.File(self.flat, "r") as f:
+            nodes = int(f["gpus"]["node_count"][:].sum())
+        self.assertEqual(self.estimate(self.flat, True) - self.estimate(self.flat, False), 16 * nodes)
 
     def tamper(self, name, edit):
         p = self.path(name)

@@ -416,12 +416,24 @@ static void test_mem_estimate(void)
     CHECK_I64((int64_t)lsim_mem_ranks_to_fit(256, 11211712, 18558880, 5622208, (uint64_t)32 << 20), 0); /* the fixed part alone */
     CHECK_I64((int64_t)lsim_mem_ranks_to_fit(256, 11211712, 18558880, 5622208, UINT64_MAX), 1);
     CHECK_I64((int64_t)lsim_mem_ranks_to_fit(0, 0, 0, 0, UINT64_MAX), 0);
+    /* nodes at other costs as full 129-byte nodes, rounded up: 1,000
+     * nodes at 113 B are 113,000 B = 875.97 full nodes -> 876; at 129 B
+     * exactly themselves; 2^60 nodes without overflow */
+    CHECK_I64((int64_t)lsim_mem_nodes_at(1000, LSIM_MEM_NODE_B - LSIM_MEM_BIND_B), 876);
+    CHECK_I64((int64_t)lsim_mem_nodes_at(1000, LSIM_MEM_NODE_B), 1000);
+    CHECK_I64((int64_t)lsim_mem_nodes_at(129, 48), 48);
+    CHECK_I64((int64_t)lsim_mem_nodes_at(0, 48), 0);
+    CHECK(lsim_mem_nodes_at((uint64_t)1 << 60, 32) == ((uint64_t)1 << 60) / 129 * 32 + 4); /* 2^60 mod 129 = 16: 16 x 32 / 129 = 3.97 */
     {
         /* a rank of a 2-rank run holding half the job: its own share in
          * the estimate, the whole job in the K */
         const uint64_t mine[4] = {128, 5605856, 9279440, 2811104}, job[4] = {256, 11211712, 18558880, 5622208};
-        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, &e) == LSIM_ENOMEM);
-        says(&e, "job.h5: 128 graph(s)", "per rank at K = 2", "K >= 30");
+        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 5605856, &e) == LSIM_ENOMEM);
+        says(&e, "job.h5: 128 graph(s) of 5605856 nodes", "per rank at K = 2", "K >= 30");
+        /* the nodes named are the ones given to show, not the estimate's
+         * equivalents (a store read shared or without deciding edges) */
+        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 7000000, &e) == LSIM_ENOMEM);
+        says(&e, "job.h5: 128 graph(s) of 7000000 nodes", "per rank at K = 2", "K >= 30");
     }
     setenv("LUMOSIM_MEM_LIMIT", "30M", 1);
     CHECK(lsim_mem_check_graphs("job.h5", 256, 11211712, 18558880, 5622208, &e) == LSIM_ENOMEM);
