@@ -75,8 +75,10 @@ const char *const LSIM_USAGE_SIM =
     "                   summary only the per-GPU, iteration, kernel, duty and\n"
     "                   critical-path tables (no per-node rows, no graphs)\n"
     "  --mapping M      under mpirun, which MPI rank simulates which GPU: groups\n"
-    "                   (the default: contiguous blocks of whole tensor-parallel\n"
-    "                   groups), linear (contiguous blocks), round-robin (GPU g\n"
+    "                   (the default: whole data-parallel replicas per rank,\n"
+    "                   else whole tensor-parallel groups: the fewest messages),\n"
+    "                   stages (whole pipeline stages per rank: the least\n"
+    "                   memory), linear (contiguous blocks), round-robin (GPU g\n"
     "                   on rank g mod K) or file:PATH (lines \"GPU RANK\"); the\n"
     "                   results are the same for every mapping\n"
     "  --samples N      prediction intervals: simulate the job N times, each GPU\n"
@@ -546,8 +548,9 @@ static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
         break;
     }
     case O_MAPPING:
-        if (strcmp(v, "groups") && strcmp(v, "linear") && strcmp(v, "round-robin") && (strncmp(v, "file:", 5) || !v[5])) {
-            lsim_cli_usage_error("unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", v);
+        if (strcmp(v, "groups") && strcmp(v, "stages") && strcmp(v, "linear") && strcmp(v, "round-robin") &&
+            (strncmp(v, "file:", 5) || !v[5])) {
+            lsim_cli_usage_error("unknown --mapping '%s' (groups, stages, linear, round-robin or file:PATH)", v);
             return -1;
         }
         s->mapping = v;
@@ -612,7 +615,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         {"--run", NULL, "a run name", O_RUN, 0},
         {"--replace", NULL, NULL, O_REPLACE, 0},
         {"--detail", NULL, "nodes, ops or summary", O_DETAIL, 0},
-        {"--mapping", NULL, "groups, linear, round-robin or file:PATH", O_MAPPING, 0},
+        {"--mapping", NULL, "groups, stages, linear, round-robin or file:PATH", O_MAPPING, 0},
         {"--lookahead-ns", NULL, "a number of nanoseconds", O_LOOKAHEAD, 0},
         {"--bound-skew-ns", NULL, "a number of nanoseconds", O_SKEW, 0},
         {"--samples", NULL, "a number of samples", O_SAMPLES, 0},

@@ -562,7 +562,7 @@ static int sim_load(sim_state *s, lsim_err *err)
         const char *how = mapping;
         rc = lsim_store_count_gpus(job, &l.ngpus, err);
         rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
-        if (!rc && !strcmp(mapping, "groups")) rc = job_layout(&s->m, job, &l, err);
+        if (!rc && (!strcmp(mapping, "groups") || !strcmp(mapping, "stages"))) rc = job_layout(&s->m, job, &l, err);
         if (!rc) rc = lsim_map_local(mapping, &l, s->m.size, s->m.rank, &s->gpus, &s->nlocal, &how, err);
         snprintf(s->mapping_used, sizeof s->mapping_used, "%s", how);
         s->gtotal = l.ngpus;

@@ -67,6 +67,34 @@ static int map_groups(const lsim_map_layout *l, int nranks, const char *arg, int
     return 0;
 }
 
+/* stages: the fewest pipeline stages per rank. A store's GPUs that share
+ * one structure (docs/hdf5-schema.md) are a stage's replicas, and a rank
+ * holds one copy of each structure its GPUs use, so whole stages per rank
+ * hold the least: on the 1,024-GPU GPT-3 job at K = 4, 220 MiB per rank
+ * against groups' 242 (bench/gpt3_scaling.sh MEMMAP). The price: every
+ * pipeline send/recv between stages on different ranks crosses ranks, so
+ * the windows are shorter (29 against 14 on the 4,096-GPU job at K = 2).
+ * With at least as many stages as ranks, contiguous blocks of whole stages
+ * (stage of GPU i: i / (TP DP)); else contiguous blocks of whole TP groups,
+ * which in GPU order fill one stage before the next; else linear. */
+static int map_stages(const lsim_map_layout *l, int nranks, const char *arg, int32_t *owner, const char **how,
+                      lsim_err *err)
+{
+    size_t tp = l->tp, per = l->tp * l->dp, k = (size_t)nranks;
+    size_t pp = per ? l->ngpus / per : 0;
+    if (per > 1 && pp > 1 && pp * per == l->ngpus && pp >= k) {
+        for (size_t i = 0; i < l->ngpus; i++) owner[i] = lsim_map_block_owner(pp, nranks, i / per);
+        *how = "stages:stages";
+    } else if (tp > 1 && l->ngpus / tp >= k) {
+        for (size_t i = 0; i < l->ngpus; i++) owner[i] = lsim_map_block_owner(l->ngpus / tp, nranks, i / tp);
+        *how = "stages:tp";
+    } else {
+        map_linear(l, nranks, arg, owner, how, err);
+        *how = "stages:linear";
+    }
+    return 0;
+}
+
 /* One line "GPU RANK" of a mapping file (blank or comment: 1, nothing
  * set); owner[gpu] set, each GPU once. */
 static int map_file_line(const char *path, long lineno, char *line, const lsim_map_layout *l, int nranks,
@@ -119,6 +147,8 @@ static int map_file(const lsim_map_layout *l, int nranks, const char *path, int3
 static const lsim_map_policy POLICIES[] = {
     {"groups", 0, "whole data-parallel replicas per rank, else whole tensor-parallel groups, else linear (the default)",
      map_groups},
+    {"stages", 0, "whole pipeline stages per rank, else whole tensor-parallel groups, else linear (least memory)",
+     map_stages},
     {"linear", 0, "contiguous blocks of GPUs", map_linear},
     {"round-robin", 0, "GPU g on MPI rank g mod K", map_round_robin},
     {"file", 1, "lines \"GPU RANK\" of the file (# comments), every GPU exactly once", map_file},
@@ -145,7 +175,7 @@ int lsim_map_assign(const char *mapping, const lsim_map_layout *l, int nranks, i
         *how = mapping;
         return p->assign(l, nranks, p->takes_arg ? mapping + len + 1 : NULL, owner, how, err);
     }
-    return lsim_err_set(err, LSIM_EARG, "unknown --mapping '%s' (groups, linear, round-robin or file:PATH)", mapping);
+    return lsim_err_set(err, LSIM_EARG, "unknown --mapping '%s' (groups, stages, linear, round-robin or file:PATH)", mapping);
 }
 
 int lsim_map_local(const char *mapping, const lsim_map_layout *l, int nranks, int rank, size_t **gpus, size_t *n,

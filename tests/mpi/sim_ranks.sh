@@ -12,9 +12,10 @@
 # MAPPINGS="groups linear round-robin file" (default "groups") runs each
 # repeat under each GPU-to-rank mapping; "file" is a scrambled assignment
 # written here (GPU g on rank (np - 1 - g mod np), the GPUs listed
-# backwards). GROUP_MAP: what the groups mapping must have applied, as the
-# provenance records it (default groups:linear: no layout seen, or fewer
-# replicas and TP groups than ranks).
+# backwards). GROUP_MAP, STAGE_MAP: what the groups and stages mappings must
+# have applied, as the provenance records it (default groups:linear and
+# stages:linear: no layout seen, or fewer replicas, stages and TP groups
+# than ranks).
 # WINDOWS="paths start ..." (default none) also runs the default mapping
 # with each of these --windows modes (ready is the default mode), compared
 # the same way. BUILD_OPTS="..." (default none): options of both builds
@@ -94,6 +95,7 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
         # the mapping is recorded, and is not the default when asked for another
         want="\"$opt\""
         [ "$mapping" = groups ] && want="\"${GROUP_MAP:-groups:linear}\""
+        [ "$mapping" = stages ] && want="\"${STAGE_MAP:-stages:linear}\""
         h5dump -a /runs/sim/provenance/mapping "$tmp/resN.h5" 2>/dev/null | grep -q "$want" ||
             fail "provenance does not record mapping $want"
     done

@@ -65,6 +65,36 @@ static void test_groups(void)
     expect("groups", c, 3, lin3, "groups:linear");
 }
 
+static void test_stages(void)
+{
+    /* 8 GPUs, TP 2, DP 2, so PP 2: stage of GPU g = g / 4 */
+    lsim_map_layout a = {8, 2, 2};
+    /* K = 2 <= PP: whole stages, stage 0 (GPUs 0-3) on rank 0, stage 1 on
+     * rank 1 (groups gives whole replicas instead: 0 0 1 1 0 0 1 1) */
+    static const int32_t st2[] = {0, 0, 0, 0, 1, 1, 1, 1};
+    expect("stages", a, 2, st2, "stages:stages");
+    /* K = 3 > PP, 4 TP groups >= 3: blocks of TP groups 2 + 1 + 1 */
+    static const int32_t tp3[] = {0, 0, 0, 0, 1, 1, 2, 2};
+    expect("stages", a, 3, tp3, "stages:tp");
+    /* K = 5 > 4 TP groups: linear */
+    static const int32_t lin5[] = {0, 0, 1, 1, 2, 2, 3, 4};
+    expect("stages", a, 5, lin5, "stages:linear");
+    /* 24 GPUs, TP 2, DP 3, PP 4: stage = g / 6; K = 3: 4 stages = 2 + 1 + 1,
+     * stages 0 1 (GPUs 0-11) on rank 0, stage 2 on 1, stage 3 on 2 */
+    lsim_map_layout b = {24, 2, 3};
+    int32_t st3[24];
+    for (int g = 0; g < 24; g++) st3[g] = g < 12 ? 0 : g < 18 ? 1 : 2;
+    expect("stages", b, 3, st3, "stages:stages");
+    /* no pipeline (TP 2, DP 4: one stage): blocks of TP groups, 4 = 2 + 2 */
+    lsim_map_layout c = {8, 2, 4};
+    static const int32_t tp2[] = {0, 0, 0, 0, 1, 1, 1, 1};
+    expect("stages", c, 2, tp2, "stages:tp");
+    /* no layout known: linear */
+    lsim_map_layout d = {8, 1, 1};
+    static const int32_t lin3[] = {0, 0, 0, 1, 1, 1, 2, 2};
+    expect("stages", d, 3, lin3, "stages:linear");
+}
+
 static void test_linear_round_robin(void)
 {
     lsim_map_layout a = {8, 2, 2};
@@ -142,17 +172,17 @@ static void test_file(void)
 static void test_names(void)
 {
     lsim_map_layout l = {4, 1, 1};
-    const char *unk = "(groups, linear, round-robin or file:PATH)";
+    const char *unk = "(groups, stages, linear, round-robin or file:PATH)";
     refused("foo", l, 2, "unknown --mapping 'foo'");
     refused("file:", l, 2, unk);
     refused("groupsx", l, 2, unk);
     refused("linear:3", l, 2, unk);
     size_t n = 0;
     const lsim_map_policy *p = lsim_map_policies(&n);
-    CHECK_I64(n, 4);
-    if (n == 4) {
-        CHECK(!strcmp(p[0].name, "groups") && !strcmp(p[1].name, "linear") && !strcmp(p[2].name, "round-robin") &&
-              !strcmp(p[3].name, "file") && p[3].takes_arg);
+    CHECK_I64(n, 5);
+    if (n == 5) {
+        CHECK(!strcmp(p[0].name, "groups") && !strcmp(p[1].name, "stages") && !strcmp(p[2].name, "linear") &&
+              !strcmp(p[3].name, "round-robin") && !strcmp(p[4].name, "file") && p[4].takes_arg);
         for (size_t k = 0; k < n; k++) CHECK(p[k].desc && p[k].desc[0] && p[k].assign);
     }
 }
@@ -160,6 +190,7 @@ static void test_names(void)
 int main(void)
 {
     test_groups();
+    test_stages();
     test_linear_round_robin();
     test_file();
     test_names();
