@@ -26,6 +26,9 @@
 #     command on an 8-GPU job (TP8 PP1 DP1, 48 k nodes) at K = 1 and each K,
 #     the per-process memory that does not shrink with the ranks (libraries,
 #     Open MPI, HDF5). MEMK= skips both.
+#   MEMMAP="groups stages": the --mapping of those runs, each in turn (groups:
+#     whole replicas per rank, the default; stages: whole pipeline stages,
+#     one shared structure per stage held, the least memory).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -37,6 +40,7 @@ MPIRUN_OPTS=${MPIRUN_OPTS:-}
 DOC=${DOC-docs/scaling-gpt3.md}
 WORK=${WORK:-bench/out/gpt3}
 MEMK=${MEMK-4 8}
+MEMMAP=${MEMMAP:-groups stages}
 . "$ROOT/bench/mpi_env.sh"
 . "$ROOT/bench/provenance.sh"
 if [ -n "$DOC" ] && [ "${TABLE_ONLY:-0}" != 1 ]; then lsim_doc_allowed "$DOC" || exit 1; fi
@@ -85,14 +89,14 @@ phases_of() {
 
 # one sim run: K, store, result; prints "wall peak_kb" and leaves stderr in $WORK/sim.err
 run_sim() {
-    local k=$1 job=$2 res=$3 out=$4
+    local k=$1 job=$2 res=$3 out=$4 map=${5:-}
     rm -f "$res"
     if [ "$k" = 1 ]; then
         /usr/bin/time -f "TIME %e %M" "$L" sim --stats "$job" -o "$res" >"$out" 2>"$WORK/sim.err"
     else
         # shellcheck disable=SC2086
         /usr/bin/time -f "TIME %e %M" mpirun --oversubscribe $MPIRUN_OPTS -np "$k" "$L" sim --stats "$job" -o "$res" \
-            >"$out" 2>"$WORK/sim.err"
+            ${map:+--mapping "$map"} >"$out" 2>"$WORK/sim.err"
     fi
     local rc=$?
     cat "$WORK/sim.err" >>"$log"
@@ -184,13 +188,15 @@ for n in $SIZES; do
     # memory at K = 4, 8, ...: one run each, the largest rank's peak; the
     # archive must equal K = 1's like K = 2's
     for k in $MEMK; do
-        [ -f "$WORK/res1.h5" ] || break
-        run_sim "$k" "$job" "$WORK/resm.h5" "$WORK/reportm.txt" || { fail=1; continue; }
-        rss=$(sed -n 's/.*peak RSS \([0-9.]*\) MiB$/\1/p' "$WORK/sim.err" | sort -g | tail -1)
-        if h5diff -q --exclude-path /runs/sim/provenance "$WORK/res1.h5" "$WORK/resm.h5" >/dev/null 2>&1 &&
-            cmp -s "$WORK/report1.txt" "$WORK/reportm.txt"; then sm=yes; else sm=NO; fail=1; fi
-        echo "BENCH gpt3mem gpus=$n ranks=$k peak_rss_mb_per_rank=$rss same=$sm" | tee -a "$raw"
-        rm -f "$WORK/resm.h5"
+        for map in $MEMMAP; do
+            [ -f "$WORK/res1.h5" ] || break 2
+            run_sim "$k" "$job" "$WORK/resm.h5" "$WORK/reportm.txt" "$map" || { fail=1; continue; }
+            rss=$(sed -n 's/.*peak RSS \([0-9.]*\) MiB$/\1/p' "$WORK/sim.err" | sort -g | tail -1)
+            if h5diff -q --exclude-path /runs/sim/provenance "$WORK/res1.h5" "$WORK/resm.h5" >/dev/null 2>&1 &&
+                cmp -s "$WORK/report1.txt" "$WORK/reportm.txt"; then sm=yes; else sm=NO; fail=1; fi
+            echo "BENCH gpt3mem gpus=$n ranks=$k mapping=$map peak_rss_mb_per_rank=$rss same=$sm" | tee -a "$raw"
+            rm -f "$WORK/resm.h5"
+        done
     done
     rm -f "$WORK/res1.h5" "$WORK/res2.h5"
     [ "$KEEP" = 1 ] || rm -f "$job"
@@ -234,7 +240,8 @@ for l in open(raw):
     elif t[:2] == ["BENCH", "gpt3synth"]: d = kv(l); synth[int(d["gpus"])] = d
     elif t[0] == "BENCH-SKIP": skip.append(kv(l))
     elif t[0] == "BENCH-SAME": d = kv(l); same[int(d["gpus"])] = d["same"]
-    elif t[:2] == ["BENCH", "gpt3mem"]: d = kv(l); memk.setdefault(int(d["gpus"]), {})[int(d["ranks"])] = d
+    elif t[:2] == ["BENCH", "gpt3mem"]:
+        d = kv(l); memk.setdefault(int(d["gpus"]), {}).setdefault(int(d["ranks"]), {})[d.get("mapping", "groups")] = d
     elif t[:2] == ["BENCH", "gpt3floor"]: d = kv(l); floor[int(d["ranks"])] = float(d["peak_rss_mb_per_rank"])
 P = print
 P("# Scaling: GPT-3 175B jobs from `lumosim synth`\n")
@@ -332,8 +339,6 @@ for n in sorted(memk):
     if 1 not in by.get(n, {}): continue
     p1 = float(by[n][1]["peak_rss_mb_per_rank"])
     for k in sorted(memk[n]):
-        d = memk[n][k]
-        pk = float(d["peak_rss_mb_per_rank"])
         note = ""
         if k in floor and 1 in floor:
             # the least any implementation of this process layout could
@@ -341,9 +346,13 @@ for n in sorted(memk):
             best = (k * floor[k] + (p1 - floor[1])) / p1
             note = ("; the per-process floor (%.0f MiB at K = %d, %.0f at K = 1) alone makes it at least %.2f" %
                     (floor[k], k, floor[1], best))
-        P("- %d GPUs: peak memory per rank x K at K = %d is %.2f x K = 1's (%.0f x %d against %.0f MiB; target <= "
-          "1.2: **%s**%s); archive and report the same as K = 1's: %s." % (
-              n, k, k * pk / p1, pk, k, p1, "PASS" if k * pk <= 1.2 * p1 else "FAIL", note, d["same"]))
+        parts = []
+        for mp, d in sorted(memk[n][k].items()):
+            pk = float(d["peak_rss_mb_per_rank"])
+            parts.append("`--mapping %s` %.2f (%.0f x %d; **%s**; archive and report the same as K = 1's: %s)" % (
+                mp, k * pk / p1, pk, k, "PASS" if k * pk <= 1.2 * p1 else "FAIL", d["same"]))
+        P("- %d GPUs: peak memory per rank x K at K = %d against K = 1's %.0f MiB (target <= 1.2): %s%s." % (
+            n, k, p1, "; ".join(parts), note))
 if floor:
     P("- The per-process floor: `sim` of an 8-GPU job (TP8 PP1 DP1, 48 k nodes) peaks at %s per rank: the "
       "libraries' mapped pages, Open MPI's buffers and HDF5's caches, which every process holds whatever its share "
