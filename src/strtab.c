@@ -53,7 +53,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
         h ^= h >> 32;
     }
     uint64_t w = 0;
-    memcpy(&w, s, len);
+    if (len) memcpy(&w, s, len); /* s may be NULL for "" */
     return mix64(h ^ w);
 }
 
