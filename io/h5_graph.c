@@ -1126,9 +1126,10 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
             job[3] += shs ? lsim_mem_shared_strings(m[i].nstr) : m[i].nstr;
         }
         /* in full-node equivalents: own nodes at 129 B, shared at 48, each
-         * 16 B less when the engines will not keep the deciding edges */
+         * 16 B less when the engines will not keep the deciding edges; own
+         * nodes 64 B more when an archive is written */
         uint64_t nodes_shown = mine[1] + mshared;
-        unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
+        unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
         unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
         mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, bsh);
         job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
@@ -1306,6 +1307,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
+    c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
 }
@@ -1342,6 +1344,7 @@ int lsim_store_read_graph_list_mpi_ex(const char *path, MPI_Comm comm, const siz
     h5s_ctx_init(&c, path, 1, comm);
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
+    c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
     static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
     int rc = n && !gpus ? h5s_fail(&c, LSIM_EARG, "no GPU list given") : 0;
     rc = h5s_agree(&c, rc);

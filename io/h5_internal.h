@@ -71,6 +71,8 @@ typedef struct sctx {
                            share one copy in memory (LSIM_STORE_READ_SHARE) */
     int no_bind;        /* graph reads: the memory check leaves out the
                            engines' deciding edges (LSIM_STORE_READ_NO_BIND) */
+    int archive;        /* graph reads: the memory check counts an archive's
+                           write (LSIM_STORE_READ_ARCHIVE) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's

@@ -209,6 +209,10 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * before reading counts LSIM_MEM_BIND_B bytes a node less (memlimit.h).
  * It changes nothing read. */
 #define LSIM_STORE_READ_NO_BIND 2
+/* LSIM_STORE_READ_ARCHIVE: the run will write a result archive (sim -o),
+ * so the memory check counts LSIM_MEM_WRITE_B bytes more for each node of
+ * a GPU with a structure of its own (memlimit.h). Changes nothing read. */
+#define LSIM_STORE_READ_ARCHIVE 4
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 

@@ -554,9 +554,11 @@ static int sim_load(sim_state *s, lsim_err *err)
     size_t ng = 0;
     int rc = 0;
     /* the memory check counts the engines' deciding edges only when
-     * sim_simulate will keep them (run.c: --critical-path keeps them too) */
+     * sim_simulate will keep them (run.c: --critical-path keeps them too),
+     * and the archive's write only when there is one */
     int flags = LSIM_STORE_READ_SHARE;
     if (sim_no_bind(s) && !s->o.run.critical) flags |= LSIM_STORE_READ_NO_BIND;
+    if (s->sa->out) flags |= LSIM_STORE_READ_ARCHIVE;
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;

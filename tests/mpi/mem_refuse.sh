@@ -8,7 +8,8 @@
 # counts (`lumosim info`) and the coefficients documented in memlimit.h
 # (32 MiB + 80 KiB per graph + 129 B per node + 20 B per edge + 48 B per
 # string; 16 B a node less when the engines keep no deciding edges, as
-# plain `sim` does), not by the code under test. Checks:
+# plain `sim` does; 64 B a node more when it writes an archive, -o), not by
+# the code under test. Checks:
 #   - serially: exit 1, exactly one line on stderr, "lumosim: error: s.h5:"
 #     naming the estimate per rank (in MiB, as computed here) at K = 1, the
 #     limit, and "K >= 2"; nothing on stdout; no result file, nothing new
@@ -41,11 +42,11 @@ counts=$("$LUMOSIM" info s.h5 | sed -n 's/^ *\([0-9]*\) GPUs: \([0-9]*\) nodes, 
 # est K: the per-rank estimate with the job split evenly over K ranks
 # (shares rounded up), bytes
 est() {
-    echo "$counts" | awk -v k="$1" -v nb="${2:-113}" 'function up(x) { return int(x / k) + (x % k != 0) }
+    echo "$counts" | awk -v k="$1" -v nb="${2:-177}" 'function up(x) { return int(x / k) + (x % k != 0) }
         { printf "%.0f\n", 33554432 + 81920 * up($1) + nb * up($2) + 20 * up($3) + 48 * up($4) }'
 }
 e1=$(est 1) e2=$(est 2) ngpu=$(echo "$counts" | cut -d' ' -f1)
-e8=$(est "$ngpu")
+e8=$(est "$ngpu" 113) # the "no K fits" run below writes no archive
 [ "$e2" -lt "$e1" ] || fail "estimates $e1 (K = 1) and $e2 (K = 2) do not fall"
 lim=$(( (e1 + e2) / 2 ))
 mib1=$(awk -v b="$e1" 'BEGIN { printf "%.1f MiB", b / 1048576 }')
@@ -81,8 +82,8 @@ rc=$?
 grep -qF "no K fits: even one GPU per rank (K = $ngpu)" ../err.txt || { cat ../err.txt; fail "no 'no K fits'"; }
 echo "ok: no K fits under $lim8 B"
 
-# the deciding edges: 16 B a node more with --detail nodes
-eb=$(est 1 129)
+# the deciding edges: 16 B a node more with --detail nodes (and -o)
+eb=$(est 1 193)
 [ "$eb" -gt "$e1" ] || fail "estimates $eb (kept) and $e1 (not kept) do not differ"
 limb=$(( (eb + e1) / 2 ))
 mibb=$(awk -v b="$eb" 'BEGIN { printf "%.1f MiB", b / 1048576 }')
@@ -95,4 +96,4 @@ grep -qF "need about $mibb per rank at K = 1" ../err.txt || { cat ../err.txt; fa
 timeout 120 env LUMOSIM_MEM_LIMIT="$limb" "$LUMOSIM" sim s.h5 -o res.h5 >../out.txt 2>../err.txt
 rc=$?
 [ $rc -eq 0 ] || { cat ../err.txt; fail "plain sim under $limb B: exit $rc, expected 0"; }
-echo "ok: --detail nodes counted at 129 B a node ($mibb), plain sim at 113"
+echo "ok: --detail nodes -o counted at 193 B a node ($mibb), sim -o at 177"

@@ -309,15 +309,17 @@ class SharedStructureTests(unittest.TestCase):
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
 
-    def estimate(self, store, bind):
+    def estimate(self, store, bind, archive=True):
         """memlimit.h's estimate for `sim` of the store, computed here
         from its tables: 32 MiB + 80 KiB a GPU + 129 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
         another's rows: 48 B a node, 12 B a string (read shared). Without
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
-        16 B a node less, own or shared. The C code rounds each of those
-        two node terms up to whole 129-byte nodes: at most 258 B more."""
+        16 B a node less, own or shared; with an archive written (-o) 64 B
+        a node more for a GPU with rows of its own. The C code rounds each
+        of those two node terms up to whole 129-byte nodes: at most 258 B
+        more."""
         with h5py.File(store, "r") as f:
             gp = f["gpus"]
             no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
@@ -326,6 +328,7 @@ class SharedStructureTests(unittest.TestCase):
         # a table shared with another GPU counts that table's strings
         sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
         own_b, sh_b = (129, 48) if bind else (113, 32)
+        own_b += 64 if archive else 0
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
             if (no[g] != acc and nc[g]) or like[g] >= 0:
@@ -355,10 +358,25 @@ class SharedStructureTests(unittest.TestCase):
                 if not ok:
                     self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
                     self.assertFalse(os.path.exists(out))
-        # the deciding edges are 16 B a node of the whole job
+        # the deciding edges are 16 B a node of the whole job, the archive's
+        # write 64 B a node of the flat store
         with h5py.File(self.flat, "r") as f:
             nodes = int(f["gpus"]["node_count"][:].sum())
         self.assertEqual(self.estimate(self.flat, True) - self.estimate(self.flat, False), 16 * nodes)
+        self.assertEqual(self.estimate(self.flat, False) - self.estimate(self.flat, False, False), 64 * nodes)
+        # without -o the archive is not counted: a limit between the two
+        # flat estimates refuses `sim -o` and lets `sim` read the store
+        lo, hi = self.estimate(self.flat, False, False), self.estimate(self.flat, False)
+        env = dict(os.environ, LUMOSIM_MEM_LIMIT=str((lo + hi) // 2))
+        p = subprocess.run([LUMOSIM, "sim", self.flat], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.path("mem.h5")
+        if os.path.exists(out):
+            os.remove(out)
+        p = subprocess.run([LUMOSIM, "sim", self.flat, "-o", out], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("need about %.1f MiB per rank" % (hi / 2**20), p.stderr)
+        self.assertFalse(os.path.exists(out))
 
     def tamper(self, name, edit):
         p = self.path(name)
