@@ -1125,7 +1125,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
             int shs = c->share && (m[i].same_as >= 0 || m[i].strings_like >= 0);
             job[3] += shs ? lsim_mem_shared_strings(m[i].nstr) : m[i].nstr;
         }
-        /* in full-node equivalents: own nodes at 129 B, shared at 48, each
+        /* in full-node equivalents: own nodes at 132 B, shared at 48, each
          * 16 B less when the engines will not keep the deciding edges; own
          * nodes 64 B more when an archive is written */
         uint64_t nodes_shown = mine[1] + mshared;

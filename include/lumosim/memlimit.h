@@ -40,18 +40,20 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
 
 /* Peak bytes to hold graphs of these total counts (ngpu graphs, their
  * nodes, edges and strings) and simulate them: 32 MiB of libraries + 80 KiB
- * per graph (its string pool's first block, hash, tables) + 129 B per node
- * (79 B of node arrays, the training phase columns included, 40 B of
- * engine state, the staging buffer of a
- * store read) + 20 B per edge (17 B of CSR arrays) + 48 B per string.
- * Calibrated on `lumosim sim` of a synthesized 256-GPU store (the
- * measurement: docs/reliability.md and docs/performance.md, "Figures
- * behind design choices"). */
+ * per graph (its string pool's first block, hash, tables) +
+ * LSIM_MEM_NODE_B (132) B per node (node arrays, the training phase
+ * columns included, engine state with the deciding edges, the staging
+ * buffer of a store read) + 20 B per edge (17 B of CSR arrays) + 48 B per
+ * string. Fitted to `lumosim sim` (no archive, no deciding edges: 116 B a
+ * node) of the flat 256-GPU GPT-3 175B store (docs/reliability.md: synth
+ * --tp 8 --pp 8 --dp 4 --global-batch 256 --gpu h200
+ * --no-shared-structure; 11,998,144 nodes, 19,738,528 edges, 6,015,424
+ * strings): 2,080,132 KiB peak RSS, estimate 2,079,904 KiB. */
 uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings);
 
 /* Nodes of GPUs that share another GPU's structure (graph.h, share_refs)
  * cost only their own state (engine 40 B, job and results):
- * LSIM_MEM_SHARED_NODE_B bytes of the 129 a node with its own structure
+ * LSIM_MEM_SHARED_NODE_B bytes of the 132 a node with its own structure
  * costs; their strings, an overlay of the other GPU's (strtab.h), 12 of
  * the 48. These give the numbers of full nodes and strings that cost as
  * much, for the estimate above. Fitted to `lumosim sim` of a synthesized
@@ -69,7 +71,7 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * which `sim` keeps only for --detail nodes, --trace-out and
  * --critical-path. The store reader's check leaves them out when told the
  * engines will not keep them (LSIM_STORE_READ_NO_BIND, store.h). */
-#define LSIM_MEM_NODE_B 129
+#define LSIM_MEM_NODE_B 132
 #define LSIM_MEM_BIND_B 16
 
 /* Writing a result archive (sim -o) costs a GPU with a structure of its
@@ -81,7 +83,7 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * Fitted to `lumosim sim -o` of the flat 256-GPU GPT-3 175B store
  * (synth --tp 8 --pp 8 --dp 4 --global-batch 256 --gpu h200
  * --no-shared-structure: 12.0 M nodes, 19.7 M edges, 6.0 M strings):
- * 2,778,124 KiB peak RSS, 62.6 B a node above the 113 of the estimate
+ * 2,778,124 KiB peak RSS, 59.6 B a node above the 116 of the estimate
  * without the archive (2,080,132 KiB without -o). Checked on the flat
  * 1,024-GPU `whatif --jitter 0.05` store: 2,719 MiB, estimate 2,803. */
 #define LSIM_MEM_WRITE_B 64

@@ -311,14 +311,14 @@ class SharedStructureTests(unittest.TestCase):
 
     def estimate(self, store, bind, archive=True):
         """memlimit.h's estimate for `sim` of the store, computed here
-        from its tables: 32 MiB + 80 KiB a GPU + 129 B a node and 20 B an
+        from its tables: 32 MiB + 80 KiB a GPU + 132 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
         another's rows: 48 B a node, 12 B a string (read shared). Without
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
         16 B a node less, own or shared; with an archive written (-o) 64 B
         a node more for a GPU with rows of its own. The C code rounds each
-        of those two node terms up to whole 129-byte nodes: at most 258 B
+        of those two node terms up to whole 132-byte nodes: at most 264 B
         more."""
         with h5py.File(store, "r") as f:
             gp = f["gpus"]
@@ -327,7 +327,7 @@ class SharedStructureTests(unittest.TestCase):
             like = gp["strings_like"][:] if "strings_like" in gp else np.full(len(nc), -1)
         # a table shared with another GPU counts that table's strings
         sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
-        own_b, sh_b = (129, 48) if bind else (113, 32)
+        own_b, sh_b = (132, 48) if bind else (116, 32)
         own_b += 64 if archive else 0
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
