@@ -846,6 +846,13 @@ out:
     return h5s_agree(c, rc);
 }
 
+/* Kernel rows built and written per round (about 20 MB of rows, names
+ * and packed columns): a job whose GPUs share no rows (a flat store, a
+ * jittered what-if) has a row per kernel name per GPU, 6 M rows at 1,024
+ * synthesized GPUs, and held them all at once (700 MB, a quarter of that
+ * run's peak). */
+#define KROWS_ROUND ((size_t)1 << 18)
+
 static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, const rrow *lm,
                              size_t nloc, size_t gfirst, size_t ngpu)
 {
@@ -853,40 +860,39 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     size_t nrows = 0, cap = 0, ntot = 0, gf = 0;
     uint64_t *lc = calloc(nloc ? nloc : 1, sizeof *lc), *loff = calloc(nloc ? nloc : 1, sizeof *loff), *all = NULL;
     uint64_t(*rec)[2] = calloc(nloc ? nloc : 1, sizeof *rec); /* count, 1 + template (0 none) */
-    size_t *kb = calloc(nloc ? nloc : 1, sizeof *kb);         /* first row of each local GPU */
     int64_t *same = calloc(nloc ? nloc : 1, sizeof *same);
-    const char **names = NULL;
+    char *nbuf = NULL;
     void *gathered = NULL;
+    hid_t dk[NRUNKERNCOLS], dn = -1, st = -1;
+    for (size_t k = 0; k < NRUNKERNCOLS; k++) dk[k] = -1;
     rowsel sg, sk;
     h5s_sel_one(&sg, 0, 0);
     h5s_sel_one(&sk, 0, 0);
     kblob *blobs = calloc(ngpu ? ngpu : 1, sizeof *blobs);
-    int rc = lc && loff && rec && kb && same && blobs ? 0 : h5s_nomem(c);
+    int rc = lc && loff && rec && same && blobs ? 0 : h5s_nomem(c);
     rc = h5s_agree(c, rc);
     if (!rc) rc = kernel_templates(c, items, lm, nloc, gfirst, ngpu, blobs);
-    /* one GPU at a time: a GPU whose rows equal its template's keeps none
-     * of its own, so memory holds the rows written and one GPU's more */
+    /* first pass, one GPU at a time: its row count, whether its rows equal
+     * its template's (then it keeps none of its own), the longest name */
+    uint64_t w = 0;
     for (size_t i = 0; i < nloc && !rc; i++) {
-        size_t before = nrows;
-        kb[i] = nrows;
         same[i] = -1;
+        nrows = 0;
         rc = kernel_rows(c, &items[i], (uint32_t)h5s_gpu_at(c, gfirst, i), &rows, &nrows, &cap);
-        lc[i] = nrows - before;
+        lc[i] = nrows;
         int64_t t = lm[i].node_same_as;
-        if (!rc && t >= 0 && (size_t)t < ngpu && blobs[t].f && kblob_equal(&blobs[t], rows + before, lc[i])) {
-            same[i] = t;
-            nrows = before;
+        if (!rc && t >= 0 && (size_t)t < ngpu && blobs[t].f && kblob_equal(&blobs[t], rows, lc[i])) same[i] = t;
+        for (size_t r = 0; same[i] < 0 && r < nrows; r++) {
+            size_t l = strlen(rows[r].name);
+            if (l > w) w = l;
         }
         rec[i][0] = lc[i];
         rec[i][1] = same[i] < 0 ? 0 : (uint64_t)same[i] + 1;
     }
-    for (size_t r = 0; r < nrows; r++) {
-        rows[r].actual_mean = rows[r].observed_count ? (double)rows[r].actual_total / (double)rows[r].observed_count : 0;
-        rows[r].predicted_mean = (double)rows[r].predicted_total / (double)rows[r].count;
-    }
     for (size_t q = 0; blobs && q < ngpu; q++) free(blobs[q].f), free(blobs[q].names);
     free(blobs);
     rc = h5s_agree(c, rc);
+    if (!rc && c->mpi) MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_UINT64_T, MPI_MAX, c->comm);
     if (!rc) rc = h5s_agree(c, h5s_gather_records(c, rec, nloc, sizeof *rec, &gathered, &ntot, &gf));
     uint64_t(*allr)[2] = gathered;
     all = rc ? NULL : malloc((ntot ? ntot : 1) * sizeof *all);
@@ -904,27 +910,75 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
         tot += k;
     }
     free(gathered);
-    names = calloc(nrows ? nrows : 1, sizeof *names);
-    if (!rc && !names) rc = h5s_nomem(c);
     for (size_t i = 0; i < nloc && !rc; i++) {
         size_t gi = h5s_gpu_at(c, gfirst, i);
         loff[i] = all[gi];
-        if (h5s_sel_add(c, &sg, gi, 1) || (same[i] < 0 && h5s_sel_add(c, &sk, loff[i], lc[i]))) rc = LSIM_ENOMEM;
+        if (h5s_sel_add(c, &sg, gi, 1)) rc = LSIM_ENOMEM;
     }
-    for (size_t r = 0; r < nrows && !rc; r++) names[r] = rows[r].name;
     rc = h5s_agree(c, rc);
     uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS), kchunk = h5s_min_u64(tot ? tot : 1, CHUNK_MAX_ROWS);
-    if (!rc) rc = h5s_put_records(c, run, where, "kernels", run_kern_cols, NRUNKERNCOLS, rows, sizeof *rows, tot, &sk,
-                                  nrows, kchunk);
-    if (!rc) rc = h5s_put_strings(c, run, where, "kernels/name", names, nrows, tot, &sk, kchunk);
+    if (!rc) rc = h5s_create_records(c, run, where, "kernels", run_kern_cols, NRUNKERNCOLS, tot, kchunk, dk);
+    if (!rc) {
+        st = h5s_str_type(w);
+        if (st >= 0) dn = h5s_create_raw(c, run, where, "kernels/name", st, 1, tot, kchunk);
+        rc = h5s_agree(c, st < 0 ? h5s_fail(c, LSIM_EIO, "cannot create a string type")
+                                 : dn < 0 ? (c->e.code ? c->e.code : LSIM_EIO) : 0);
+    }
+    /* second pass, in rounds of about KROWS_ROUND rows: the GPUs that keep
+     * rows of their own, their rows built again and written at their
+     * offsets; every rank takes part in as many rounds as the busiest */
+    uint64_t rounds = 0;
+    for (size_t i = 0, acc = 0; i < nloc; i++) {
+        if (same[i] >= 0 || !lc[i]) continue;
+        if (acc == 0) rounds++;
+        acc += lc[i];
+        if (acc >= KROWS_ROUND) acc = 0;
+    }
+    if (!rc && c->mpi) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, c->comm);
+    size_t next = 0;
+    for (uint64_t r = 0; r < rounds && !rc; r++) {
+        nrows = 0;
+        h5s_sel_free(&sk);
+        h5s_sel_one(&sk, 0, 0);
+        for (; next < nloc && nrows < KROWS_ROUND && !rc; next++) {
+            if (same[next] >= 0 || !lc[next]) continue;
+            size_t before = nrows;
+            rc = kernel_rows(c, &items[next], (uint32_t)h5s_gpu_at(c, gfirst, next), &rows, &nrows, &cap);
+            if (!rc && nrows - before != lc[next])
+                rc = h5s_fail(c, LSIM_EINTERNAL, "%s/kernels: GPU %zu gave %zu rows, then %llu", where,
+                              h5s_gpu_at(c, gfirst, next), nrows - before, (unsigned long long)lc[next]);
+            if (!rc && h5s_sel_add(c, &sk, loff[next], lc[next])) rc = h5s_nomem(c);
+        }
+        for (size_t q = 0; q < nrows; q++) {
+            rows[q].actual_mean = rows[q].observed_count ? (double)rows[q].actual_total / (double)rows[q].observed_count : 0;
+            rows[q].predicted_mean = (double)rows[q].predicted_total / (double)rows[q].count;
+        }
+        if (!rc) {
+            free(nbuf);
+            nbuf = calloc(nrows ? nrows : 1, w + 1);
+            if (!nbuf) rc = h5s_nomem(c);
+            for (size_t q = 0; !rc && q < nrows; q++) memcpy(nbuf + q * (w + 1), rows[q].name, strlen(rows[q].name));
+        }
+        rc = h5s_agree(c, rc);
+        if (!rc) rc = h5s_write_records(c, dk, where, "kernels", run_kern_cols, NRUNKERNCOLS, rows, sizeof *rows, tot,
+                                        &sk, nrows);
+        if (!rc) rc = h5s_agree(c, h5s_write_rows(c, dn, where, "kernels/name", st, 1, tot, &sk, nbuf));
+    }
+    for (; !rc && next < nloc; next++) /* the rounds counted above cover every GPU */
+        if (same[next] < 0 && lc[next])
+            rc = h5s_fail(c, LSIM_EINTERNAL, "%s/kernels: GPU %zu left unwritten", where, h5s_gpu_at(c, gfirst, next));
+    rc = h5s_agree(c, rc);
     if (!rc) rc = h5s_agree(c, h5s_put_col(c, run, where, "gpus/kernel_offset", T_U64, 1, ngpu, gchunk, &sg, loff));
     if (!rc) rc = h5s_agree(c, h5s_put_col(c, run, where, "gpus/kernel_count", T_U64, 1, ngpu, gchunk, &sg, lc));
+    for (size_t k = 0; k < NRUNKERNCOLS; k++)
+        if (dk[k] >= 0) H5Dclose(dk[k]);
+    if (dn >= 0) H5Dclose(dn);
+    if (st >= 0) H5Tclose(st);
     h5s_sel_free(&sg);
     h5s_sel_free(&sk);
+    free(nbuf);
     free(rows);
-    free(names);
     free(same);
-    free(kb);
     free(rec);
     free(lc);
     free(loff);

@@ -165,6 +165,13 @@ hid_t h5s_lcpl_parents(void);
  * mt). Collective in MPI mode (sel may be empty). */
 int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,
                 uint64_t total, uint64_t chunk, const rowsel *sel, const void *buf);
+/* h5s_put_raw in two steps, for a table written in rounds: create (the
+ * dataset, caller closes, or -1 with the error set), then write rows sel
+ * of it, as often as needed. Both collective in MPI mode. */
+hid_t h5s_create_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, int width, uint64_t total,
+                     uint64_t chunk);
+int h5s_write_rows(sctx *c, hid_t d, const char *where, const char *name, hid_t mt, int width, uint64_t total,
+                   const rowsel *sel, const void *buf);
 int h5s_put_col(sctx *c, hid_t loc, const char *where, const char *name, int t, int width, uint64_t total,
                 uint64_t chunk, const rowsel *sel, const void *buf);
 /* Open dataset `name` and check it is total x width elements of class cls
@@ -210,6 +217,13 @@ typedef struct mcol {
  * MPI mode. */
 int h5s_put_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
                     const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc, uint64_t chunk);
+/* h5s_put_records in rounds: create the datasets GROUP/NAME (d[0..ncols),
+ * the caller closes those >= 0), then write rows sel of records
+ * rec[0..nloc) into them, as often as needed. Collective in MPI mode. */
+int h5s_create_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
+                       uint64_t total, uint64_t chunk, hid_t *d);
+int h5s_write_records(sctx *c, const hid_t *d, const char *where, const char *group, const mcol *cols, size_t ncols,
+                      const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc);
 /* Read rows [first, first + cnt) of columns cols[] (datasets GROUP/NAME of
  * `total` rows) into records rec[0..cnt). Collective in MPI mode. */
 int h5s_get_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,

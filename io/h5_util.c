@@ -431,34 +431,47 @@ static int sel_apply(hid_t fs, const rowsel *s, int width)
 /* Create dataset `name` (relative to loc; missing parent groups are
  * created) of total x width elements of file type ft, chunked by `chunk`
  * rows with its class's filters (h5s_set_filters) + Fletcher-32 (chunk 0
- * or total 0: contiguous, unfiltered), and write this process's rows (sel)
- * from buf (memory type mt). Collective in MPI mode (sel may be empty). */
-int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,
-                   uint64_t total, uint64_t chunk, const rowsel *sel, const void *buf)
+ * or total 0: contiguous, unfiltered). The dataset (caller closes), or -1
+ * with the error set. Collective in MPI mode. */
+hid_t h5s_create_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, int width, uint64_t total,
+                     uint64_t chunk)
 {
-    int rc = 0, nd = width > 1 ? 2 : 1;
+    int nd = width > 1 ? 2 : 1;
     hsize_t dims[2] = {total, (hsize_t)width};
-    hid_t fs = H5Screate_simple(nd, dims, NULL), ms = -1, d = -1;
+    hid_t fs = H5Screate_simple(nd, dims, NULL), d = -1;
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = h5s_lcpl_parents();
     if (fs < 0 || dcpl < 0 || lcpl < 0) {
-        rc = h5s_fail(c, LSIM_EIO, "cannot create %s/%s", where, name);
+        h5s_fail(c, LSIM_EIO, "cannot create %s/%s", where, name);
         goto out;
     }
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
     if (total > 0 && chunk > 0) {
         hsize_t ch[2] = {chunk < total ? chunk : total, (hsize_t)width};
         if (H5Pset_chunk(dcpl, nd, ch) < 0 || h5s_set_filters(c, dcpl, ft, name) < 0) {
-            rc = h5s_fail(c, LSIM_EIO, "cannot set up chunking for %s/%s", where, name);
+            h5s_fail(c, LSIM_EIO, "cannot set up chunking for %s/%s", where, name);
             goto out;
         }
     }
     d = H5Dcreate2(loc, name, ft, fs, lcpl, dcpl, H5P_DEFAULT);
-    if (d < 0) {
-        rc = h5s_fail(c, LSIM_EIO, "cannot create dataset %s/%s", where, name);
-        goto out;
-    }
-    if (total == 0) goto out;
-    if (sel->rows) {
+    if (d < 0) h5s_fail(c, LSIM_EIO, "cannot create dataset %s/%s", where, name);
+out:
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (fs >= 0) H5Sclose(fs);
+    return d;
+}
+
+/* Write this process's rows sel of dataset d (total x width elements) from
+ * buf (memory type mt). Collective in MPI mode (sel may be empty). */
+int h5s_write_rows(sctx *c, hid_t d, const char *where, const char *name, hid_t mt, int width, uint64_t total,
+                   const rowsel *sel, const void *buf)
+{
+    if (total == 0) return 0;
+    int rc = 0, nd = width > 1 ? 2 : 1;
+    hsize_t dims[2] = {total, (hsize_t)width};
+    hid_t fs = H5Dget_space(d), ms = -1;
+    if (fs < 0) rc = -1;
+    else if (sel->rows) {
         hsize_t n[2] = {sel->rows, (hsize_t)width};
         if (sel_apply(fs, sel, width) < 0) rc = -1;
         ms = H5Screate_simple(nd, n, NULL);
@@ -470,12 +483,19 @@ int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t f
     static const char dummy[16];
     if (rc || ms < 0 || H5Dwrite(d, mt, ms, fs, c->dxpl, buf ? buf : dummy) < 0)
         rc = h5s_fail(c, LSIM_EIO, "cannot write %s/%s (disk full?)", where, name);
-out:
     if (ms >= 0) H5Sclose(ms);
-    if (d >= 0) H5Dclose(d);
-    if (lcpl >= 0) H5Pclose(lcpl);
-    if (dcpl >= 0) H5Pclose(dcpl);
     if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+/* create + write + close. Collective in MPI mode (sel may be empty). */
+int h5s_put_raw(sctx *c, hid_t loc, const char *where, const char *name, hid_t ft, hid_t mt, int width,
+                   uint64_t total, uint64_t chunk, const rowsel *sel, const void *buf)
+{
+    hid_t d = h5s_create_raw(c, loc, where, name, ft, width, total, chunk);
+    if (d < 0) return c->e.code ? c->e.code : LSIM_EIO;
+    int rc = h5s_write_rows(c, d, where, name, mt, width, total, sel, buf);
+    H5Dclose(d);
     return rc;
 }
 
@@ -754,6 +774,37 @@ int h5s_put_records(sctx *c, hid_t loc, const char *where, const char *group, co
         char name[128];
         snprintf(name, sizeof name, "%s/%s", group, mc->name);
         rc = h5s_agree(c, h5s_put_col(c, loc, where, name, mc->t, mc->width, total, chunk, sel, buf));
+    }
+    free(buf);
+    return rc;
+}
+
+int h5s_create_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
+                       uint64_t total, uint64_t chunk, hid_t *d)
+{
+    int rc = 0;
+    for (size_t k = 0; k < ncols; k++) d[k] = -1;
+    for (size_t k = 0; k < ncols && !rc; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, cols[k].name);
+        d[k] = h5s_create_raw(c, loc, where, name, h5s_ftype(cols[k].t), cols[k].width, total, chunk);
+        rc = h5s_agree(c, d[k] < 0 ? (c->e.code ? c->e.code : LSIM_EIO) : 0);
+    }
+    return rc;
+}
+
+int h5s_write_records(sctx *c, const hid_t *d, const char *where, const char *group, const mcol *cols, size_t ncols,
+                      const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc)
+{
+    char *buf = malloc((nloc ? nloc : 1) * rec_buf_row(cols, ncols));
+    int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
+    for (size_t k = 0; k < ncols && !rc; k++) {
+        const mcol *mc = &cols[k];
+        size_t es = rec_row(mc);
+        for (size_t i = 0; i < nloc; i++) rec_move(mc, 1, (char *)rec + i * rsz + mc->field, buf + i * es);
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, mc->name);
+        rc = h5s_agree(c, h5s_write_rows(c, d[k], where, name, h5s_mtype(mc->t), mc->width, total, sel, buf));
     }
     free(buf);
     return rc;
