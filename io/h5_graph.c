@@ -1127,7 +1127,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         }
         /* in full-node equivalents: own nodes at 132 B, shared at 48, each
          * 16 B less when the engines will not keep the deciding edges; own
-         * nodes 64 B more when an archive is written */
+         * nodes 8 B more when an archive is written */
         uint64_t nodes_shown = mine[1] + mshared;
         unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
         unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);

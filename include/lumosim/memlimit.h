@@ -75,18 +75,16 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
 #define LSIM_MEM_BIND_B 16
 
 /* Writing a result archive (sim -o) costs a GPU with a structure of its
- * own 64 B a node more at the write's peak: its start and end times, its
- * kernel summary rows (synthesized kernel names carry micro-batch and
- * layer tags, so about one row per kernel: 72 B each and the name) and
- * their names packed at a common width. An archive shares those rows only
- * among GPUs that share a structure, so a sharing GPU adds nothing.
- * Fitted to `lumosim sim -o` of the flat 256-GPU GPT-3 175B store
- * (synth --tp 8 --pp 8 --dp 4 --global-batch 256 --gpu h200
- * --no-shared-structure: 12.0 M nodes, 19.7 M edges, 6.0 M strings):
- * 2,778,124 KiB peak RSS, 59.6 B a node above the 116 of the estimate
- * without the archive (2,080,132 KiB without -o). Checked on the flat
- * 1,024-GPU `whatif --jitter 0.05` store: 2,719 MiB, estimate 2,803. */
-#define LSIM_MEM_WRITE_B 64
+ * own 8 B a node more at the write's peak: the archive's per-node start
+ * and end columns are packed per table, and its kernel summary rows
+ * (about one per kernel: synthesized names carry micro-batch and layer
+ * tags) are built and written in rounds of 256 Ki rows (h5_archive.c).
+ * An archive shares rows only among GPUs that share a structure, so a
+ * sharing GPU adds nothing. Fitted to `lumosim sim -o` of the flat
+ * 256-GPU GPT-3 175B store (synth --tp 8 --pp 8 --dp 4 --global-batch 256
+ * --gpu h200 --no-shared-structure: 12.0 M nodes): 2,174,108 KiB peak RSS
+ * against 2,080,196 KiB without -o, 8.0 B a node. */
+#define LSIM_MEM_WRITE_B 8
 
 /* nodes at `bytes` a node, as the number of full nodes (LSIM_MEM_NODE_B)
  * that cost as much, rounded up. Pure. */

@@ -8,7 +8,7 @@
 # counts (`lumosim info`) and the coefficients documented in memlimit.h
 # (32 MiB + 80 KiB per graph + 132 B per node + 20 B per edge + 48 B per
 # string; 16 B a node less when the engines keep no deciding edges, as
-# plain `sim` does; 64 B a node more when it writes an archive, -o), not by
+# plain `sim` does; 8 B a node more when it writes an archive, -o), not by
 # the code under test. Checks:
 #   - serially: exit 1, exactly one line on stderr, "lumosim: error: s.h5:"
 #     naming the estimate per rank (in MiB, as computed here) at K = 1, the
@@ -19,8 +19,8 @@
 #   - a limit under the estimate of one GPU per rank (K = 8): refused, "no K
 #     fits";
 #   - with --detail nodes (the deciding edges kept), serially, under a limit
-#     between the two estimates of K = 1: refused with the 196-byte figure
-#     (132 + 64 for the archive),
+#     between the two estimates of K = 1: refused with the 140-byte figure
+#     (132 + 8 for the archive),
 #     while plain `sim` under it is not refused by the check.
 # Every run is bounded by `timeout`. Environment: LUMOSIM.
 set -u
@@ -43,7 +43,7 @@ counts=$("$LUMOSIM" info s.h5 | sed -n 's/^ *\([0-9]*\) GPUs: \([0-9]*\) nodes, 
 # est K: the per-rank estimate with the job split evenly over K ranks
 # (shares rounded up), bytes
 est() {
-    echo "$counts" | awk -v k="$1" -v nb="${2:-180}" 'function up(x) { return int(x / k) + (x % k != 0) }
+    echo "$counts" | awk -v k="$1" -v nb="${2:-124}" 'function up(x) { return int(x / k) + (x % k != 0) }
         { printf "%.0f\n", 33554432 + 81920 * up($1) + nb * up($2) + 20 * up($3) + 48 * up($4) }'
 }
 e1=$(est 1) e2=$(est 2) ngpu=$(echo "$counts" | cut -d' ' -f1)
@@ -84,7 +84,7 @@ grep -qF "no K fits: even one GPU per rank (K = $ngpu)" ../err.txt || { cat ../e
 echo "ok: no K fits under $lim8 B"
 
 # the deciding edges: 16 B a node more with --detail nodes (and -o)
-eb=$(est 1 196)
+eb=$(est 1 140)
 [ "$eb" -gt "$e1" ] || fail "estimates $eb (kept) and $e1 (not kept) do not differ"
 limb=$(( (eb + e1) / 2 ))
 mibb=$(awk -v b="$eb" 'BEGIN { printf "%.1f MiB", b / 1048576 }')
@@ -97,4 +97,4 @@ grep -qF "need about $mibb per rank at K = 1" ../err.txt || { cat ../err.txt; fa
 timeout 120 env LUMOSIM_MEM_LIMIT="$limb" "$LUMOSIM" sim s.h5 -o res.h5 >../out.txt 2>../err.txt
 rc=$?
 [ $rc -eq 0 ] || { cat ../err.txt; fail "plain sim under $limb B: exit $rc, expected 0"; }
-echo "ok: --detail nodes -o counted at 196 B a node ($mibb), sim -o at 180"
+echo "ok: --detail nodes -o counted at 140 B a node ($mibb), sim -o at 124"

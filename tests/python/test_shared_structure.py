@@ -316,7 +316,7 @@ class SharedStructureTests(unittest.TestCase):
         another's rows: 48 B a node, 12 B a string (read shared). Without
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
-        16 B a node less, own or shared; with an archive written (-o) 64 B
+        16 B a node less, own or shared; with an archive written (-o) 8 B
         a node more for a GPU with rows of its own. The C code rounds each
         of those two node terms up to whole 132-byte nodes: at most 264 B
         more."""
@@ -328,7 +328,7 @@ class SharedStructureTests(unittest.TestCase):
         # a table shared with another GPU counts that table's strings
         sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
         own_b, sh_b = (132, 48) if bind else (116, 32)
-        own_b += 64 if archive else 0
+        own_b += 8 if archive else 0
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
             if (no[g] != acc and nc[g]) or like[g] >= 0:
@@ -359,11 +359,11 @@ class SharedStructureTests(unittest.TestCase):
                     self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
                     self.assertFalse(os.path.exists(out))
         # the deciding edges are 16 B a node of the whole job, the archive's
-        # write 64 B a node of the flat store
+        # write 8 B a node of the flat store
         with h5py.File(self.flat, "r") as f:
             nodes = int(f["gpus"]["node_count"][:].sum())
         self.assertEqual(self.estimate(self.flat, True) - self.estimate(self.flat, False), 16 * nodes)
-        self.assertEqual(self.estimate(self.flat, False) - self.estimate(self.flat, False, False), 64 * nodes)
+        self.assertEqual(self.estimate(self.flat, False) - self.estimate(self.flat, False, False), 8 * nodes)
         # without -o the archive is not counted: a limit between the two
         # flat estimates refuses `sim -o` and lets `sim` read the store
         lo, hi = self.estimate(self.flat, False, False), self.estimate(self.flat, False)
