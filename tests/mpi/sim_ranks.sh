@@ -20,7 +20,9 @@
 # with each of these --windows modes (ready is the default mode), compared
 # the same way. BUILD_OPTS="..." (default none): options of both builds
 # (e.g. --sm-contention on); SIM_OPTS="...": options of every sim (e.g.
-# --drop-edges event).
+# --drop-edges event). KERNEL_ROWS_MIN=N: the serial archive's kernel
+# table must have at least N rows (a job big enough for the archive to
+# write it in several rounds, h5_archive.c KROWS_ROUND).
 set -u
 np=$1
 shift
@@ -49,6 +51,11 @@ else
 fi
 # shellcheck disable=SC2086
 "$LUMOSIM" sim --json ${SIM_OPTS:-} "$tmp/job1.h5" -o "$tmp/res1.h5" >"$tmp/out1.json" || fail "serial sim failed"
+if [ -n "${KERNEL_ROWS_MIN:-}" ]; then
+    krows=$(h5dump -H -d /runs/sim/kernels/gpu "$tmp/res1.h5" | sed -n 's/.*DATASPACE  SIMPLE { ( \([0-9]*\) ).*/\1/p')
+    [ -n "$krows" ] && [ "$krows" -ge "$KERNEL_ROWS_MIN" ] ||
+        fail "the kernel table has ${krows:-no} rows, fewer than $KERNEL_ROWS_MIN"
+fi
 ngpu=$("$LUMOSIM" info "$tmp/job1.h5" | sed -n 's/^  \([0-9][0-9]*\) GPUs:.*/\1/p')
 [ -n "$ngpu" ] || fail "cannot read the GPU count from lumosim info"
 g=$((ngpu - 1))
