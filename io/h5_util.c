@@ -765,17 +765,14 @@ static void rec_move(const mcol *k, int to, char *field, char *elem)
 int h5s_put_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
                     const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc, uint64_t chunk)
 {
-    char *buf = malloc((nloc ? nloc : 1) * rec_buf_row(cols, ncols));
-    int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
-    for (size_t k = 0; k < ncols && !rc; k++) {
-        const mcol *mc = &cols[k];
-        size_t es = rec_row(mc);
-        for (size_t i = 0; i < nloc; i++) rec_move(mc, 1, (char *)rec + i * rsz + mc->field, buf + i * es);
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, mc->name);
-        rc = h5s_agree(c, h5s_put_col(c, loc, where, name, mc->t, mc->width, total, chunk, sel, buf));
-    }
-    free(buf);
+    hid_t *d = malloc((ncols ? ncols : 1) * sizeof *d);
+    int rc = h5s_agree(c, d ? 0 : h5s_nomem(c));
+    if (rc) return rc;
+    rc = h5s_create_records(c, loc, where, group, cols, ncols, total, chunk, d);
+    if (!rc) rc = h5s_write_records(c, d, where, group, cols, ncols, rec, rsz, total, sel, nloc);
+    for (size_t k = 0; k < ncols; k++)
+        if (d[k] >= 0) H5Dclose(d[k]);
+    free(d);
     return rc;
 }
 
