@@ -739,9 +739,6 @@ static int kernel_rows(sctx *c, const lsim_replay_item *it, uint32_t gi, rkern *
     return rc;
 }
 
-/* kernels/... and gpus/kernel_offset, kernel_count: every local GPU's rows
- * at their GPU's place (the per-GPU counts gathered, offsets their prefix
- * sums). Collective in MPI mode. */
 /* The fields of a kernel row that say what it is (all but the GPU), packed
  * as int64 for a broadcast; names go separately. */
 enum { KPACK = 7 };
@@ -853,6 +850,10 @@ out:
  * run's peak). */
 #define KROWS_ROUND ((size_t)1 << 18)
 
+/* kernels/... and gpus/kernel_offset, kernel_count: every local GPU's rows
+ * at their GPU's place (the per-GPU counts gathered, offsets their prefix
+ * sums; a GPU whose rows equal its template's points at the template's).
+ * Collective in MPI mode. */
 static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, const rrow *lm,
                              size_t nloc, size_t gfirst, size_t ngpu)
 {

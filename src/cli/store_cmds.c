@@ -539,10 +539,11 @@ static int sim_check_job(const sim_state *s, lsim_err *err)
 
 /* The deciding edges are kept only for what shows them: the archive's
  * nodes/bind_* (--detail nodes, which --trace-out implies) and the
- * critical path (run.c keeps them for o.run.critical whatever this says). */
+ * critical path. Decides both the engines (o.run.no_bind) and the memory
+ * check before loading. */
 static int sim_no_bind(const sim_state *s)
 {
-    return s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out;
+    return s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out && !s->o.run.critical;
 }
 
 /* The store's graphs into s->run: all of them, or under mpirun this rank's
@@ -554,10 +555,10 @@ static int sim_load(sim_state *s, lsim_err *err)
     size_t ng = 0;
     int rc = 0;
     /* the memory check counts the engines' deciding edges only when
-     * sim_simulate will keep them (run.c: --critical-path keeps them too),
-     * and the archive's write only when there is one */
+     * sim_simulate will keep them, and the archive's write only when there
+     * is one */
     int flags = LSIM_STORE_READ_SHARE;
-    if (sim_no_bind(s) && !s->o.run.critical) flags |= LSIM_STORE_READ_NO_BIND;
+    if (sim_no_bind(s)) flags |= LSIM_STORE_READ_NO_BIND;
     if (s->sa->out) flags |= LSIM_STORE_READ_ARCHIVE;
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
