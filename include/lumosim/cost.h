@@ -31,6 +31,16 @@ typedef enum lsim_coll_algo { LSIM_ALGO_AUTO = 0, LSIM_ALGO_RING, LSIM_ALGO_TREE
 /* "auto", "ring", "tree". */
 const char *lsim_coll_algo_name(lsim_coll_algo a);
 
+/* NCCL's protocols (docs/cost-models.md, "NCCL's choice"): LL (8-byte
+ * lines, 4 of them flag), LL128 (128-byte lines, 8 bytes flag), Simple. */
+typedef enum lsim_coll_proto { LSIM_PROTO_AUTO = 0, LSIM_PROTO_LL, LSIM_PROTO_LL128, LSIM_PROTO_SIMPLE } lsim_coll_proto;
+
+/* "auto", "ll", "ll128", "simple". */
+const char *lsim_coll_proto_name(lsim_coll_proto p);
+
+/* The protocol named s (case-insensitive): 0, or LSIM_EARG (no message). */
+int lsim_coll_proto_parse(const char *s, lsim_coll_proto *out);
+
 typedef struct lsim_gpu_spec {
     char name[32];            /* NUL-terminated, e.g. "h100" */
     double peak_flops;        /* dense BF16/FP16 tensor FLOP/s */
@@ -68,6 +78,26 @@ typedef struct lsim_topology {
     lsim_coll_algo algo;      /* default algorithm (AUTO: the faster of ring and tree per call) */
     lsim_ns coll_base_ns;     /* fixed cost of every collective / p2p call (kernel
                                  setup, NCCL's baseLat); 0 when unknown (optional key) */
+    /* The NCCL model of collectives across nodes (optional keys; nccl_tuning
+     * 0, the default of every description made before it: the alpha-beta
+     * model above, unchanged). With nccl_tuning = 1, a collective whose group
+     * spans several nodes is costed per algorithm (ring, tree) and protocol
+     * (LL, LL128, Simple) and NCCL's choice is the one its tuning model
+     * predicts fastest (docs/cost-models.md, "NCCL's choice"); inside a
+     * node nothing changes. The efficiencies are achieved fractions of the
+     * node's NIC line rate (gpus x inter_bw), 0: 1; the latencies are per
+     * ring step / per tree hop of the Simple protocol, fitted by calibrate. */
+    int nccl_tuning;
+    double ring_eff, tree_eff, a2a_eff;
+    lsim_ns ring_step_ns;     /* per ring step (NVLink and network steps alike) */
+    lsim_ns tree_hop_ns;      /* per tree hop, up or down */
+    lsim_ns a2a_peer_ns;      /* all-to-all: per peer on another node */
+    lsim_coll_proto proto;    /* forced protocol (AUTO: NCCL's choice) */
+    /* Fat tree: groups over more than nodes_per_leaf nodes cross the spine,
+     * whose bandwidth is the leaves' divided by oversubscription (>= 1);
+     * 0: one non-blocking fabric. */
+    int nodes_per_leaf;
+    double oversubscription;
 } lsim_topology;
 
 /* Built-in parameters ("h100", "a100", "h200", case-insensitive) compiled
@@ -165,6 +195,14 @@ lsim_ns lsim_cost_elementwise(const lsim_gpu_spec *g, double bytes_moved);
 lsim_ns lsim_cost_collective(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks,
                              int n, lsim_coll_algo algo);
 
+/* lsim_cost_collective with the protocol forced too (AUTO: the topology's,
+ * itself AUTO: NCCL's choice), saying which algorithm and protocol gave the
+ * time (either pointer may be NULL). Without nccl_tuning, or within one
+ * node, the protocol is reported as SIMPLE. */
+lsim_ns lsim_cost_collective_nccl(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks, int n,
+                                  lsim_coll_algo algo, lsim_coll_proto proto, lsim_coll_algo *algo_used,
+                                  lsim_coll_proto *proto_used);
+
 /* The algorithm lsim_cost_collective uses for this call (RING or TREE). */
 lsim_coll_algo lsim_cost_collective_algo(const lsim_topology *t, int kind, int64_t bytes,
                                          const int32_t *ranks, int n, lsim_coll_algo algo);
@@ -215,5 +253,51 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
  * or a slope <= 0 (no bandwidth). */
 int lsim_cost_fit_alpha_beta(const double *bytes, const double *ns, size_t n, lsim_coll_fit *out,
                              lsim_err *err);
+
+/* ---- network calibration from several node counts (docs/network.md) ---- */
+
+/* One measured collective: `kind` over `gpus` GPUs on `nodes` nodes, `bytes`
+ * as nccl-tests' size column, `ns` per call. */
+typedef struct lsim_net_point {
+    int kind;
+    int nodes, gpus;
+    double bytes, ns;
+} lsim_net_point;
+
+/* nccl-tests' bus-bandwidth factor: busbw = algbw x this (all_reduce
+ * 2(n-1)/n; reduce_scatter, all_gather, alltoall (n-1)/n; others 1). */
+double lsim_net_busbw_factor(int kind, int n);
+
+/* Append the rows of a CSV of nccl-tests results in the published format
+ * (a header naming at least Nodes, GPUs, size(MB) and out algbw(GB/s);
+ * ../shared/published/README.md section 3) to *pts (realloc'ed; *n
+ * counts): bytes = size(MB) x 2^20, ns = bytes / out algbw. The kind comes
+ * from the file name (all_reduce, alltoall, reduce_scatter, all_gather).
+ * 0; LSIM_EIO; LSIM_EFORMAT naming the file, the line and the column. */
+int lsim_net_read_csv(const char *path, lsim_net_point **pts, size_t *n, lsim_err *err);
+
+/* Append an nccl-tests output file's rows (the table lsim_cost_fit_nccl_tests
+ * reads), its ranks on nodes of gpus_per_node: LSIM_EFORMAT when the file
+ * does not list its ranks or they are not whole nodes. */
+int lsim_net_read_nccl_tests(const char *path, int gpus_per_node, lsim_net_point **pts, size_t *n, lsim_err *err);
+
+/* What lsim_net_fit did: points used per part, relative residuals
+ * (predicted - measured) / measured of the time over the points used. */
+typedef struct lsim_net_fit_report {
+    size_t coll_points, a2a_points, skipped; /* skipped: within one node */
+    size_t ring_points, tree_points;         /* NCCL's choice at the fit */
+    double coll_rms, coll_max, a2a_rms, a2a_max;
+    int clamped;                             /* an efficiency above 1 set to 1 */
+} lsim_net_fit_report;
+
+/* Least squares across every point spanning several nodes: *out = *base
+ * with nccl_tuning = 1 and, from the all-reduce (and other ring) points,
+ * ring_step_ns, tree_hop_ns, ring_eff, tree_eff, and from the all-to-all
+ * points a2a_peer_ns, a2a_eff (docs/network.md, "Method"). Points whose
+ * gpus / nodes is not base->gpus_per_node: LSIM_EARG naming the point. A
+ * part without points keeps base's values. LSIM_EARG when no point spans
+ * several nodes or the fit has no positive bandwidth. */
+int lsim_net_fit(const lsim_topology *base, const lsim_net_point *pts, size_t n, lsim_topology *out,
+                 lsim_net_fit_report *rep, lsim_err *err);
 
 #endif

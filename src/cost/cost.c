@@ -271,12 +271,113 @@ static int has_tree(int kind)
 
 static int topo_ok(const lsim_topology *t) { return t && good(t->intra_bw) && good(t->inter_bw); }
 
+/* ---- NCCL's algorithm and protocol choice (nccl_tuning) ---- */
+
+/* NCCL src/graph/tuning.cc (NVIDIA/nccl, the tuning model of the 2.1x
+ * releases), per algorithm (ring, tree) and protocol (LL, LL128, Simple):
+ * the bandwidth relative to Simple's (ring LL busBw x 1/4 across nodes,
+ * LL128 x 0.92; tree LL x 1/3.8, LL128 x 0.915) and the per-step latency
+ * relative to Simple's on the network (hwLat NET: ring 2.7, 4.0, 9.6 us;
+ * tree 5.0, 8.5, 50 us). Only the ratios are taken: the absolute step
+ * latency and the achieved bandwidths are fitted (lsim_net_fit). */
+static const double PROTO_BW[2][3] = {{0.25, 0.92, 1.0}, {1.0 / 3.8, 0.915, 1.0}};
+static const double PROTO_LAT[2][3] = {{2.7 / 9.6, 4.0 / 9.6, 1.0}, {5.0 / 50.0, 8.5 / 50.0, 1.0}};
+
+static double eff_or_1(double e) { return e > 0 ? e : 1.0; }
+
+/* Bytes per second leaving a node over its NICs: gmin GPUs' NICs (the
+ * rotated rings of group_bw), divided by the spine's oversubscription when
+ * the group spans more nodes than one leaf holds. */
+static double node_egress(const lsim_topology *t, const group_shape *s)
+{
+    double bw = (double)s->gmin * t->inter_bw;
+    if (t->nodes_per_leaf > 0 && s->nodes > t->nodes_per_leaf && t->oversubscription > 1) bw /= t->oversubscription;
+    return bw;
+}
+
+/* Ring steps and bytes each GPU sends, per kind (as ring_ns). */
+static void ring_work(int kind, double bytes, double n, double *steps, double *moved)
+{
+    switch (kind) {
+    case LSIM_COLL_REDUCESCATTER: *steps = n - 1, *moved = (n - 1) / n * bytes; break;
+    case LSIM_COLL_ALLGATHER: *steps = n - 1, *moved = (n - 1) * bytes; break;
+    case LSIM_COLL_BROADCAST:
+    case LSIM_COLL_REDUCE: *steps = n - 1, *moved = bytes; break;
+    default: *steps = 2 * (n - 1), *moved = 2 * (n - 1) / n * bytes; break;
+    }
+}
+
+/* One (algorithm, protocol)'s time across nodes, ns. nominal: as NCCL's
+ * tuner predicts it (the links at full rate, the tree at TREE_BW_EFF);
+ * else as the hardware delivers it (the fitted efficiencies). A ring puts
+ * its moved bytes through each node's egress (one crossing per channel per
+ * node); the double binary tree puts 2 x bytes through it (each node is
+ * inside one tree and a leaf of the other), 1 x bytes on 2 nodes (no node
+ * has both a parent and children): on 2 nodes the tree's bus bandwidth
+ * can exceed the NICs'. */
+static double nccl_time(const lsim_topology *t, int kind, double bytes, const group_shape *s, int tree, int p,
+                        int nominal)
+{
+    double lat, traffic, eff;
+    if (tree) {
+        lat = 2.0 * ((double)(s->gmax - 1) + ceil_log2(s->nodes)) * (double)t->tree_hop_ns;
+        traffic = (s->nodes == 2 ? 1.0 : 2.0) * bytes;
+        eff = nominal ? TREE_BW_EFF : eff_or_1(t->tree_eff);
+    } else {
+        double steps;
+        ring_work(kind, bytes, (double)s->n, &steps, &traffic);
+        lat = steps * (double)t->ring_step_ns;
+        eff = nominal ? 1.0 : eff_or_1(t->ring_eff);
+    }
+    double bw = node_egress(t, s) * eff;
+    if (s->gmax > 1 && t->intra_bw < bw) bw = t->intra_bw;
+    return (double)t->coll_base_ns + lat * PROTO_LAT[tree][p] + traffic / (bw * PROTO_BW[tree][p]) * 1e9;
+}
+
+/* All-to-all as point-to-point flows: each GPU sends (g-1)/n of its buffer
+ * over NVLink and (n-gmin)/n through its own NIC at once, one message per
+ * peer, a fitted per-peer cost for each peer on another node. */
+static double nccl_alltoall(const lsim_topology *t, double bytes, const group_shape *s)
+{
+    double n = (double)s->n, remote = n - (double)s->gmin;
+    double intra = s->gmax > 1 ? (double)(s->gmax - 1) / n * bytes / t->intra_bw : 0;
+    double inter = remote / n * bytes / (node_egress(t, s) / (double)s->gmin * eff_or_1(t->a2a_eff));
+    return (double)t->coll_base_ns + remote * (double)t->a2a_peer_ns + (intra > inter ? intra : inter) * 1e9;
+}
+
+/* NCCL's choice: the (algorithm, protocol) its tuning model predicts
+ * fastest, among those allowed; the time is that pair's as delivered. */
+static double nccl_collective(const lsim_topology *t, int kind, double bytes, const group_shape *s,
+                              lsim_coll_algo algo, lsim_coll_proto proto, lsim_coll_algo *ua, lsim_coll_proto *up)
+{
+    *ua = LSIM_ALGO_RING;
+    *up = LSIM_PROTO_SIMPLE;
+    if (kind == LSIM_COLL_ALLTOALL) return nccl_alltoall(t, bytes, s);
+    double best_hat = INFINITY, best = 0;
+    for (int tree = 0; tree < 2; tree++) {
+        if (tree && !has_tree(kind)) continue;
+        if (algo != LSIM_ALGO_AUTO && (algo == LSIM_ALGO_TREE) != tree) continue;
+        for (int p = 0; p < 3; p++) {
+            if (proto != LSIM_PROTO_AUTO && (int)proto - 1 != p) continue;
+            double hat = nccl_time(t, kind, bytes, s, tree, p, 1);
+            if (hat < best_hat) {
+                best_hat = hat;
+                best = nccl_time(t, kind, bytes, s, tree, p, 0);
+                *ua = tree ? LSIM_ALGO_TREE : LSIM_ALGO_RING;
+                *up = (lsim_coll_proto)(p + 1);
+            }
+        }
+    }
+    return best;
+}
+
 /* The cost of a collective and the algorithm that gives it; 0 ns for the
  * trivial cases (see cost.h). */
 static double collective(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks, int n,
-                         lsim_coll_algo algo, lsim_coll_algo *used)
+                         lsim_coll_algo algo, lsim_coll_proto proto, lsim_coll_algo *used, lsim_coll_proto *uproto)
 {
     *used = LSIM_ALGO_RING;
+    *uproto = LSIM_PROTO_SIMPLE;
     if (!topo_ok(t) || n <= 1 || bytes <= 0) return 0;
     group_shape s;
     group_shape_of(t, ranks, n, &s);
@@ -287,6 +388,9 @@ static double collective(const lsim_topology *t, int kind, int64_t bytes, const 
                b / (cross ? t->inter_bw : t->intra_bw) * 1e9;
     }
     if (algo == LSIM_ALGO_AUTO) algo = t->algo;
+    if (t->nccl_tuning && s.nodes > 1)
+        return nccl_collective(t, kind, b, &s, has_tree(kind) ? algo : LSIM_ALGO_AUTO,
+                               proto == LSIM_PROTO_AUTO ? t->proto : proto, used, uproto);
     double ring = ring_ns(t, kind, b, &s);
     if (!has_tree(kind) || algo == LSIM_ALGO_RING) return ring;
     double tree = tree_ns(t, b, &s);
@@ -301,14 +405,28 @@ lsim_ns lsim_cost_collective(const lsim_topology *t, int kind, int64_t bytes, co
                              lsim_coll_algo algo)
 {
     lsim_coll_algo used;
-    return to_ns(collective(t, kind, bytes, ranks, n, algo, &used));
+    lsim_coll_proto up;
+    return to_ns(collective(t, kind, bytes, ranks, n, algo, LSIM_PROTO_AUTO, &used, &up));
+}
+
+lsim_ns lsim_cost_collective_nccl(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks, int n,
+                                  lsim_coll_algo algo, lsim_coll_proto proto, lsim_coll_algo *algo_used,
+                                  lsim_coll_proto *proto_used)
+{
+    lsim_coll_algo used;
+    lsim_coll_proto up;
+    lsim_ns ns = to_ns(collective(t, kind, bytes, ranks, n, algo, proto, &used, &up));
+    if (algo_used) *algo_used = used;
+    if (proto_used) *proto_used = up;
+    return ns;
 }
 
 lsim_coll_algo lsim_cost_collective_algo(const lsim_topology *t, int kind, int64_t bytes, const int32_t *ranks,
                                          int n, lsim_coll_algo algo)
 {
     lsim_coll_algo used;
-    collective(t, kind, bytes, ranks, n, algo, &used);
+    lsim_coll_proto up;
+    collective(t, kind, bytes, ranks, n, algo, LSIM_PROTO_AUTO, &used, &up);
     return used;
 }
 
@@ -317,5 +435,6 @@ lsim_ns lsim_cost_p2p(const lsim_topology *t, int64_t bytes, int32_t src, int32_
     if (!topo_ok(t) || src == dst || bytes <= 0) return 0;
     int32_t pair[2] = {src, dst};
     lsim_coll_algo used;
-    return to_ns(collective(t, LSIM_COLL_SEND, bytes, pair, 2, LSIM_ALGO_RING, &used));
+    lsim_coll_proto up;
+    return to_ns(collective(t, LSIM_COLL_SEND, bytes, pair, 2, LSIM_ALGO_RING, LSIM_PROTO_AUTO, &used, &up));
 }

@@ -112,7 +112,11 @@ static int parse_pos_double(const char *s, double *v)
 
 #define MAXTOK 32
 
-int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err)
+/* The table of an nccl-tests output: sizes x[] (B) and times y[] (ns), the
+ * caller frees them (also on failure); *kind from the program name (NONE if
+ * not found), *nranks from its "#  Rank N" lines (0 if none). */
+static int read_nccl_table(const char *path, double **xp, double **yp, size_t *np, int *kindp, int *nranksp,
+                           lsim_err *err)
 {
     int rc = 0, kind = LSIM_COLL_NONE, col_time = -1, nranks = 0;
     size_t npts = 0, capx = 0, capy = 0, linecap = 0;
@@ -184,6 +188,24 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: no nccl-tests table (a \"#  size  count  type ...  time\" header line)", path);
         goto cleanup;
     }
+    if (kind == LSIM_COLL_NONE) {
+        const char *base = strrchr(path, '/');
+        kind = kind_in(base ? base + 1 : path);
+    }
+cleanup:
+    *xp = x, *yp = y, *np = npts, *kindp = kind, *nranksp = nranks;
+    free(line);
+    if (f) fclose(f);
+    return rc;
+}
+
+int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err)
+{
+    int kind = LSIM_COLL_NONE, nranks = 0;
+    size_t npts = 0;
+    double *x = NULL, *y = NULL;
+    int rc = read_nccl_table(path, &x, &y, &npts, &kind, &nranks, err);
+    if (rc) goto cleanup;
     if (npts < 2) {
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %zu data row(s) in the nccl-tests table, at least 2 needed", path, npts);
         goto cleanup;
@@ -216,17 +238,41 @@ int lsim_cost_fit_nccl_tests(const char *path, lsim_coll_fit *out, lsim_err *err
                           path, npts, fit.beta_bytes_per_s, LSIM_FIT_BW_MIN, LSIM_FIT_BW_MAX);
         goto cleanup;
     }
-    if (kind == LSIM_COLL_NONE) {
-        const char *base = strrchr(path, '/');
-        kind = kind_in(base ? base + 1 : path);
-    }
     fit.kind = kind;
     fit.nranks = nranks > 0 ? nranks : -1;
     *out = fit;
 cleanup:
-    free(line);
     free(y);
     free(x);
-    if (f) fclose(f);
+    return rc;
+}
+
+int lsim_net_read_nccl_tests(const char *path, int gpus_per_node, lsim_net_point **pts, size_t *n, lsim_err *err)
+{
+    int kind = LSIM_COLL_NONE, nranks = 0;
+    size_t npts = 0;
+    double *x = NULL, *y = NULL;
+    int rc = read_nccl_table(path, &x, &y, &npts, &kind, &nranks, err);
+    if (rc) goto cleanup;
+    if (gpus_per_node < 1 || nranks < 1 || nranks % gpus_per_node) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %d rank(s) listed (\"#  Rank N\" lines): not whole nodes of %d GPUs",
+                          path, nranks, gpus_per_node);
+        goto cleanup;
+    }
+    if (kind == LSIM_COLL_NONE) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: cannot tell the collective (no nccl-tests program name)", path);
+        goto cleanup;
+    }
+    lsim_net_point *p = realloc(*pts, (*n + npts) * sizeof *p);
+    if (!p) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
+    *pts = p;
+    for (size_t i = 0; i < npts; i++)
+        p[(*n)++] = (lsim_net_point){kind, nranks / gpus_per_node, nranks, x[i], y[i]};
+cleanup:
+    free(y);
+    free(x);
     return rc;
 }

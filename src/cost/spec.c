@@ -33,6 +33,23 @@ static const lsim_gpu_spec BUILTIN[] = {
 /* A parameter file is a few hundred bytes; refuse to slurp anything huge. */
 #define FILE_MAX (1 << 20)
 
+static int name_eq(const char *a, const char *b);
+
+const char *lsim_coll_proto_name(lsim_coll_proto p)
+{
+    return p == LSIM_PROTO_LL ? "ll" : p == LSIM_PROTO_LL128 ? "ll128" : p == LSIM_PROTO_SIMPLE ? "simple" : "auto";
+}
+
+int lsim_coll_proto_parse(const char *s, lsim_coll_proto *out)
+{
+    for (int p = LSIM_PROTO_AUTO; p <= LSIM_PROTO_SIMPLE; p++)
+        if (s && name_eq(s, lsim_coll_proto_name((lsim_coll_proto)p))) {
+            *out = (lsim_coll_proto)p;
+            return 0;
+        }
+    return LSIM_EARG;
+}
+
 const char *lsim_coll_algo_name(lsim_coll_algo a)
 {
     switch (a) {
@@ -65,7 +82,8 @@ int lsim_gpu_spec_builtin(const char *name, lsim_gpu_spec *out, lsim_err *err)
 /* K_FRAC: a probability in [0, 1); K_SOURCES: an object whose members name
  * keys of the same schema and say, as strings, where each value comes from
  * (a datasheet, a fit: documentation the spec file carries with it). */
-typedef enum { K_NAME, K_POS, K_EFF, K_NS_POS, K_NS_NONNEG, K_INT_POS, K_ALGO, K_TEXT, K_FRAC, K_SOURCES } key_rule;
+/* K_BOOL: true or false, stored as int; K_PROTO: a protocol name. */
+typedef enum { K_NAME, K_POS, K_EFF, K_NS_POS, K_NS_NONNEG, K_INT_POS, K_ALGO, K_TEXT, K_FRAC, K_SOURCES, K_BOOL, K_PROTO } key_rule;
 
 /* A number's accepted range [lo, hi] is physical, not just "positive": a
  * value in the wrong unit (peak_flops 989.4, i.e. TFLOP/s, gives a window
@@ -184,7 +202,16 @@ static int read_object(const char *label, const char *text, size_t len, const ke
             }
             continue;
         }
-        int want_string = d->rule == K_NAME || d->rule == K_ALGO || d->rule == K_TEXT;
+        if (d->rule == K_BOOL) {
+            if (!cJSON_IsBool(it)) {
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: wrong type (expected true or false)", label, d->key);
+                goto cleanup;
+            }
+            int b = cJSON_IsTrue(it) ? 1 : 0;
+            memcpy(tmp + d->off, &b, sizeof b);
+            continue;
+        }
+        int want_string = d->rule == K_NAME || d->rule == K_ALGO || d->rule == K_TEXT || d->rule == K_PROTO;
         if (want_string ? !cJSON_IsString(it) : !cJSON_IsNumber(it)) {
             rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: wrong type (expected a %s)", label, d->key,
                               want_string ? "string" : "number");
@@ -210,6 +237,14 @@ static int read_object(const char *label, const char *text, size_t len, const ke
                 goto cleanup;
             }
             memcpy(p, &a, sizeof a);
+        } else if (d->rule == K_PROTO) {
+            lsim_coll_proto q = LSIM_PROTO_AUTO;
+            if (lsim_coll_proto_parse(it->valuestring, &q)) {
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: \"%.32s\" is not auto, ll, ll128 or simple", label,
+                                  d->key, it->valuestring);
+                goto cleanup;
+            }
+            memcpy(p, &q, sizeof q);
         } else {
             double v = it->valuedouble;
             if ((rc = check_number(label, d, v, err))) goto cleanup;
@@ -350,6 +385,23 @@ static const key_desc TOPO_KEYS[] = {
     {"inter_lat_ns", K_NS_NONNEG, 1, offsetof(lsim_topology, inter_lat_ns), 0, 1e8, "ns (per step: 2700 on InfiniBand)"},
     {"algo", K_ALGO, 0, offsetof(lsim_topology, algo), 0, 0, NULL},
     {"coll_base_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, coll_base_ns), 0, 1e8, "ns (fixed cost per call: 6600)"},
+    /* The NCCL model (cost.h; docs/cost-models.md "NCCL's choice"), from
+     * index 9 in lsim_topology_check's order. Efficiencies (0,1]: achieved
+     * fractions of line rate; step latencies 0..1e8 ns as the others;
+     * nodes_per_leaf as gpus_per_node; oversubscription 1..1e3: a fat tree's
+     * uplinks are at most its downlinks (1), 1000:1 is no datacenter fabric. */
+    {"ring_eff", K_EFF, 0, offsetof(lsim_topology, ring_eff), 0, 1, NULL},
+    {"tree_eff", K_EFF, 0, offsetof(lsim_topology, tree_eff), 0, 1, NULL},
+    {"a2a_eff", K_EFF, 0, offsetof(lsim_topology, a2a_eff), 0, 1, NULL},
+    {"ring_step_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, ring_step_ns), 0, 1e8, "ns (per ring step)"},
+    {"tree_hop_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, tree_hop_ns), 0, 1e8, "ns (per tree hop)"},
+    {"a2a_peer_ns", K_NS_NONNEG, 0, offsetof(lsim_topology, a2a_peer_ns), 0, 1e8, "ns (per remote peer)"},
+    {"nodes_per_leaf", K_INT_POS, 0, offsetof(lsim_topology, nodes_per_leaf), 1, 1e6, NULL},
+    {"oversubscription", K_POS, 0, offsetof(lsim_topology, oversubscription), 1, 1e3,
+     "a ratio of a leaf's downlink to uplink bandwidth, at least 1"},
+    {"nccl_tuning", K_BOOL, 0, offsetof(lsim_topology, nccl_tuning), 0, 0, NULL},
+    {"proto", K_PROTO, 0, offsetof(lsim_topology, proto), 0, 0, NULL},
+    {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 
 int lsim_gpu_spec_load(const char *path, lsim_gpu_spec *out, lsim_err *err)
@@ -402,6 +454,12 @@ int lsim_topology_check(const lsim_topology *t, const char *label, lsim_err *err
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
         if (check_number(label, &TOPO_KEYS[i + 2], nums[i], &e)) return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
     if (check_number(label, &TOPO_KEYS[8], (double)t->coll_base_ns, &e)) return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
+    /* the optional NCCL keys: 0 is "not given" */
+    const double opt[] = {t->ring_eff, t->tree_eff, t->a2a_eff, (double)t->ring_step_ns, (double)t->tree_hop_ns,
+                          (double)t->a2a_peer_ns, (double)t->nodes_per_leaf, t->oversubscription};
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
+        if (opt[i] != 0 && check_number(label, &TOPO_KEYS[i + 9], opt[i], &e))
+            return lsim_err_set(err, LSIM_EARG, "%s", e.msg);
     return 0;
 }
 
