@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lumosim/cost.h"
@@ -79,6 +80,40 @@ static void held_out(const lsim_topology *t, int kind, const row *r, size_t nr, 
     }
 }
 
+/* Bad topology files: one line naming the file and the key. */
+static void bad_topologies(void)
+{
+    static const struct {
+        const char *body, *key;
+    } BAD[] = {
+        {"\"inter_bw\": 0", "inter_bw"},
+        {"\"inter_bw\": -5e9", "inter_bw"},
+        {"\"oversubscription\": 0.5", "oversubscription"},
+        {"\"ring_eff\": 1.5", "ring_eff"},
+        {"\"nics_per_gpu\": 4", "nics_per_gpu"},
+        {"\"proto\": \"fast\"", "proto"},
+        {"\"nccl_tuning\": 1", "nccl_tuning"},
+    };
+    char path[] = "/tmp/lsim_netfit_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        FILE *f = fopen(path, "w");
+        if (!f) break;
+        fprintf(f, "{\"gpus_per_node\": 8, \"intra_bw\": 450e9, \"intra_lat_ns\": 600, \"inter_lat_ns\": 2700, %s%s}\n",
+                BAD[i].body, strstr(BAD[i].body, "inter_bw") ? "" : ", \"inter_bw\": 50e9");
+        fclose(f);
+        lsim_topology t;
+        lsim_err e = {0};
+        int rc = lsim_topology_load(path, &t, &e);
+        CHECK_MSG(rc == LSIM_EFORMAT && strstr(e.msg, path) && strstr(e.msg, BAD[i].key) && !strchr(e.msg, '\n'),
+                  "%s: rc %d, \"%s\"", BAD[i].body, rc, e.msg);
+    }
+    remove(path);
+}
+
 int main(void)
 {
     lsim_err err = {0};
@@ -118,6 +153,88 @@ int main(void)
     held_out(&fit, LSIM_COLL_ALLTOALL, r, nr, 256, 0.10, &worst);
     printf("alltoall held out (>= 256 MB): worst %.1f %%\n", 100 * worst);
 
+    /* 2. NCCL's choice with the fitted parameters, against formulas */
+    double g = fit.gpus_per_node, nic = g * fit.inter_bw; /* a node's NIC line rate, B/s */
+    {
+        /* 2 nodes, 8 GiB: the tree, whose 2-node traffic is the buffer once
+         * through each node's NICs, beats the ring and the NICs' rate */
+        int n = 16;
+        double S = 8192.0 * 1048576.0, bf = 2.0 * (n - 1) / n;
+        lsim_coll_algo a;
+        lsim_ns t_auto = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_AUTO,
+                                                   LSIM_PROTO_AUTO, &a, NULL);
+        lsim_ns t_ring = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_RING,
+                                                   LSIM_PROTO_SIMPLE, NULL, NULL);
+        lsim_ns t_tree = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_TREE,
+                                                   LSIM_PROTO_SIMPLE, NULL, NULL);
+        double want_tree = (double)fit.coll_base_ns + 2.0 * ((g - 1) + 1) * (double)fit.tree_hop_ns +
+                           S / (nic * fit.tree_eff) * 1e9;
+        double want_ring = (double)fit.coll_base_ns + 2.0 * (n - 1) * (double)fit.ring_step_ns +
+                           bf * S / (nic * fit.ring_eff) * 1e9;
+        CHECK(a == LSIM_ALGO_TREE);
+        CHECK_MSG(fabs((double)t_tree - want_tree) <= 1, "tree %lld vs %.0f ns", (long long)t_tree, want_tree);
+        CHECK_MSG(fabs((double)t_ring - want_ring) <= 1, "ring %lld vs %.0f ns", (long long)t_ring, want_ring);
+        CHECK(t_auto < t_ring);
+        CHECK_MSG(bf * S / (double)t_auto * 1e9 > nic, "2-node tree busbw %.3g B/s not above the NICs' %.3g",
+                  bf * S / (double)t_auto * 1e9, nic);
+        printf("2 nodes, 8 GiB: tree busbw %.1f GB/s, ring %.1f GB/s, NICs %.0f GB/s\n", bf * S / (double)t_auto,
+               bf * S / (double)t_ring, nic / 1e9);
+    }
+    {
+        /* many nodes, large messages: NCCL picks the ring, whose busbw
+         * approaches the NICs' rate x ring_eff from below */
+        int n = 128 * 8;
+        double S = 64.0 * 1073741824.0, bf = 2.0 * (n - 1) / n;
+        lsim_coll_algo a;
+        lsim_coll_proto q;
+        lsim_ns t = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_AUTO,
+                                              LSIM_PROTO_AUTO, &a, &q);
+        double want = (double)fit.coll_base_ns + 2.0 * (n - 1) * (double)fit.ring_step_ns +
+                      bf * S / (nic * fit.ring_eff) * 1e9, bus = bf * S / (double)t * 1e9;
+        CHECK(a == LSIM_ALGO_RING && q == LSIM_PROTO_SIMPLE);
+        CHECK_MSG(fabs((double)t - want) <= 1, "ring %lld vs %.0f ns", (long long)t, want);
+        CHECK(bus < nic * fit.ring_eff && bus > 0.85 * nic * fit.ring_eff);
+        /* forcing a protocol is obeyed: LL at a quarter of Simple's bandwidth */
+        lsim_ns ll = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_AUTO,
+                                               LSIM_PROTO_LL, &a, &q);
+        CHECK(q == LSIM_PROTO_LL && ll > 3 * t);
+    }
+    {
+        /* the gate: without nccl_tuning, the alpha-beta model of before
+         * (ring over gmin NICs, NCCL's LL latencies), and within one node
+         * the NCCL model changes nothing */
+        lsim_topology off = fit;
+        off.nccl_tuning = 0;
+        off.algo = LSIM_ALGO_RING;
+        int n = 32;
+        double S = 1073741824.0, m = 4;
+        double want = (double)off.coll_base_ns + (2.0 * (n - 1) - 2 * (m - 1)) * (double)off.intra_lat_ns +
+                      2 * (m - 1) * (double)off.inter_lat_ns + 2.0 * (n - 1) / n * S / (g * off.inter_bw) * 1e9;
+        CHECK(fabs((double)lsim_cost_collective(&off, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_AUTO) - want) <= 1);
+        off.algo = LSIM_ALGO_AUTO;
+        CHECK(lsim_cost_collective(&off, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, 8, LSIM_ALGO_AUTO) ==
+              lsim_cost_collective(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, 8, LSIM_ALGO_AUTO));
+    }
+    {
+        /* a fat tree: a group over more nodes than a leaf holds crosses the
+         * oversubscribed spine and is slower by the bandwidth term */
+        lsim_topology ft = fit;
+        ft.nodes_per_leaf = 4;
+        ft.oversubscription = 2;
+        int n = 64;
+        double S = 8.0 * 1073741824.0;
+        lsim_ns in_leaf = lsim_cost_collective_nccl(&ft, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, 32, LSIM_ALGO_RING,
+                                                    LSIM_PROTO_SIMPLE, NULL, NULL);
+        lsim_ns flat = lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_RING,
+                                                 LSIM_PROTO_SIMPLE, NULL, NULL);
+        lsim_ns spine = lsim_cost_collective_nccl(&ft, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, n, LSIM_ALGO_RING,
+                                                  LSIM_PROTO_SIMPLE, NULL, NULL);
+        double bwterm = 2.0 * (n - 1) / n * S / (g * fit.inter_bw * fit.ring_eff) * 1e9;
+        CHECK(in_leaf == lsim_cost_collective_nccl(&fit, LSIM_COLL_ALLREDUCE, (int64_t)S, NULL, 32, LSIM_ALGO_RING,
+                                                   LSIM_PROTO_SIMPLE, NULL, NULL));
+        CHECK_MSG(fabs((double)(spine - flat) - bwterm) <= 2, "spine %lld flat %lld", (long long)spine, (long long)flat);
+    }
+    bad_topologies();
     free(pts);
     return check_result("test_netfit");
 }
