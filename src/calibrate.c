@@ -1056,8 +1056,29 @@ int lsim_calib_write_topology(FILE *f, const lsim_topology *t, const char *name,
     }
     fprintf(f,
             ",\n  \"gpus_per_node\": %d,\n  \"intra_bw\": %.17g,\n  \"intra_lat_ns\": %lld,\n"
-            "  \"inter_bw\": %.17g,\n  \"inter_lat_ns\": %lld,\n  \"coll_base_ns\": %lld,\n  \"algo\": \"%s\"\n}\n",
+            "  \"inter_bw\": %.17g,\n  \"inter_lat_ns\": %lld,\n  \"coll_base_ns\": %lld,\n  \"algo\": \"%s\"",
             t->gpus_per_node, t->intra_bw, (long long)t->intra_lat_ns, t->inter_bw, (long long)t->inter_lat_ns,
             (long long)t->coll_base_ns, lsim_coll_algo_name(t->algo));
+    /* the optional keys that are set (0: absent, as the loader reads them) */
+    if (t->nccl_tuning) fputs(",\n  \"nccl_tuning\": true", f);
+    if (t->proto != LSIM_PROTO_AUTO) fprintf(f, ",\n  \"proto\": \"%s\"", lsim_coll_proto_name(t->proto));
+    const struct {
+        const char *key;
+        double v;
+        int ns;
+    } opt[] = {{"ring_eff", t->ring_eff, 0},
+               {"tree_eff", t->tree_eff, 0},
+               {"a2a_eff", t->a2a_eff, 0},
+               {"ring_step_ns", (double)t->ring_step_ns, 1},
+               {"tree_hop_ns", (double)t->tree_hop_ns, 1},
+               {"a2a_peer_ns", (double)t->a2a_peer_ns, 1},
+               {"nodes_per_leaf", (double)t->nodes_per_leaf, 1},
+               {"oversubscription", t->oversubscription, 0}};
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++)
+        if (opt[i].v != 0) {
+            if (opt[i].ns) fprintf(f, ",\n  \"%s\": %lld", opt[i].key, (long long)opt[i].v);
+            else fprintf(f, ",\n  \"%s\": %.17g", opt[i].key, opt[i].v);
+        }
+    fputs("\n}\n", f);
     return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the topology") : 0;
 }

@@ -750,7 +750,7 @@ int lsim_cli_parse_collect(int argc, char **argv, const char *usage, lsim_cli_co
 
 /* ------------------------------------------------------------ calibrate */
 
-enum { C_GPU = 200, C_TOPO, C_TOPO_OUT, C_NCCL };
+enum { C_GPU = 200, C_TOPO, C_TOPO_OUT, C_NCCL, C_CSV, C_FIT_NODES, C_ALGO, C_PROTO };
 
 static int on_calibrate(void *ctx, const lsim_cli_opt *e, const char *v)
 {
@@ -760,6 +760,10 @@ static int on_calibrate(void *ctx, const lsim_cli_opt *e, const char *v)
     else if (e->id == C_GPU) o->gpu = v;
     else if (e->id == C_TOPO) o->topo = v;
     else if (e->id == C_TOPO_OUT) o->topo_out = v;
+    else if (e->id == C_CSV) o->csv[o->ncsv++] = v;
+    else if (e->id == C_FIT_NODES) o->fit_nodes = v;
+    else if (e->id == C_ALGO) o->algo = v;
+    else if (e->id == C_PROTO) o->proto = v;
     else o->nccl[o->nnccl++] = v; /* --nccl-tests, repeatable, in order */
     return 0;
 }
@@ -770,13 +774,31 @@ int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_
                                         {"--gpu", NULL, "a GPU name or file", C_GPU, 0},
                                         {"--topology", NULL, "a file name", C_TOPO, 0},
                                         {"--topology-out", NULL, "a file name", C_TOPO_OUT, 0},
-                                        {"--nccl-tests", NULL, "a file name", C_NCCL, 1}};
+                                        {"--nccl-tests", NULL, "a file name", C_NCCL, 1},
+                                        {"--nccl-csv", NULL, "a file name", C_CSV, 1},
+                                        {"--fit-nodes", NULL, "a list of node counts", C_FIT_NODES, 0},
+                                        {"--nccl-algo", NULL, "auto, ring or tree", C_ALGO, 0},
+                                        {"--nccl-proto", NULL, "auto, ll, ll128 or simple", C_PROTO, 0}};
     lsim_cli_seen seen = {{0}, 0};
     o->gpu = o->out = o->topo = o->topo_out = NULL;
-    o->nnccl = o->ntraces = 0;
+    o->fit_nodes = o->algo = o->proto = NULL;
+    o->nnccl = o->ntraces = o->ncsv = 0;
     lsim_cli_spec s = {"calibrate", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_calibrate, o};
     int rc = lsim_cli_getopt(argc, argv, &s);
     if (rc <= 0) return rc;
+    int net = o->ncsv || o->fit_nodes || o->algo || o->proto;
+    if (net && o->ntraces) {
+        lsim_cli_usage_error("--nccl-csv, --fit-nodes, --nccl-algo and --nccl-proto calibrate the network alone: give "
+                             "no traces");
+        return -1;
+    }
+    if (!o->ntraces && (o->ncsv || o->nnccl) && !o->out) {
+        if (!o->topo_out) {
+            lsim_cli_usage_error("calibrating the network alone needs --topology-out FILE");
+            return -1;
+        }
+        return 1;
+    }
     if (!o->ntraces) {
         lsim_cli_usage_error("calibrate needs at least one trace file or directory (see --help)");
         return -1;

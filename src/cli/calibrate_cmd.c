@@ -3,6 +3,7 @@
  * Method: include/lumosim/calibrate.h, docs/cost-models.md "Calibration".
  * Nothing is written, and nothing printed on stdout, unless every input
  * was read and every fit succeeded. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,20 @@ const char *const LSIM_USAGE_CALIBRATE =
     "  --topology FILE    base topology for --topology-out (default: the DGX\n"
     "                     topology of the GPU, lsim_topology_default)\n"
     "  --topology-out FILE  write the topology with the collective fits applied\n"
-    "  -h, --help         this help\n";
+    "  -h, --help         this help\n"
+    "\n"
+    "The network alone (no traces, no -o; docs/network.md):\n"
+    "  lumosim calibrate --nccl-csv F.csv... [--nccl-tests F...] --topology-out T.json\n"
+    "fits the NCCL model's link and protocol parameters (ring_step_ns, tree_hop_ns,\n"
+    "ring_eff, tree_eff, a2a_peer_ns, a2a_eff) by least squares across every node\n"
+    "count (--nccl-tests files: their ranks on --topology's nodes), writes the\n"
+    "topology with nccl_tuning on, and prints each row's measured and predicted\n"
+    "bus bandwidth.\n"
+    "  --nccl-csv FILE    nccl-tests results in the published CSV format (repeatable)\n"
+    "  --fit-nodes LIST   fit only the rows of these node counts (e.g. 2,8); the\n"
+    "                     others are predicted and reported as held out\n"
+    "  --nccl-algo A      report with the algorithm forced: auto, ring or tree\n"
+    "  --nccl-proto P     report with the protocol forced: auto, ll, ll128, simple\n";
 
 /* The parsed command line (args.c). */
 typedef lsim_cli_calibrate_args cal_opts;
@@ -191,6 +205,140 @@ static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu
     printf("wrote %s%s%s\n", o->out, o->topo_out ? " and " : "", o->topo_out ? o->topo_out : "");
 }
 
+/* --fit-nodes "2,8": 0, or -1 for a malformed list. *want[i] for node count i < 4096. */
+static int parse_nodes(const char *s, unsigned char *want, int max)
+{
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v >= max) return -1;
+        want[v] = 1;
+        s = end;
+        if (*s == ',') s++;
+        else if (*s) return -1;
+    }
+    return 0;
+}
+
+#define MAX_NODES 4096
+
+/* The report of the network fit: every row, fitted or held out, its
+ * measured and predicted bus bandwidth, then per (kind, node count). */
+static void net_report(const cal_opts *o, const lsim_topology *t, const lsim_net_fit_report *r, const lsim_net_point *p,
+                       size_t n, const unsigned char *want, lsim_coll_algo algo, lsim_coll_proto proto)
+{
+    printf("calibrate network: %zu rows, fitted on %s; base topology %s\n", n, o->fit_nodes ? o->fit_nodes : "all",
+           o->topo ? o->topo : "(the H100 default)");
+    printf("fit: ring_step_ns %lld, tree_hop_ns %lld, ring_eff %.4f, tree_eff %.4f (%zu all-reduce rows: ring %zu, "
+           "tree %zu at the fit; relative time residual rms %.1f %%, max %.1f %%)\n",
+           (long long)t->ring_step_ns, (long long)t->tree_hop_ns, t->ring_eff, t->tree_eff, r->coll_points,
+           r->ring_points, r->tree_points, 100 * r->coll_rms, 100 * r->coll_max);
+    printf("fit: a2a_peer_ns %lld, a2a_eff %.4f (%zu all-to-all rows; rms %.1f %%, max %.1f %%)%s\n",
+           (long long)t->a2a_peer_ns, t->a2a_eff, r->a2a_points, 100 * r->a2a_rms, 100 * r->a2a_max,
+           r->clamped ? "; an efficiency above 1 was set to 1" : "");
+    printf("  %-10s %5s %8s %10s %10s %7s %-13s %s\n", "kind", "nodes", "size_MB", "busbw", "model", "err", "algo/proto",
+           "set");
+    for (size_t i = 0; i < n; i++) {
+        lsim_coll_algo a;
+        lsim_coll_proto q;
+        lsim_ns ns = lsim_cost_collective_nccl(t, p[i].kind, (int64_t)llround(p[i].bytes), NULL, p[i].gpus, algo, proto,
+                                               &a, &q);
+        double f = lsim_net_busbw_factor(p[i].kind, p[i].gpus), meas = p[i].bytes / p[i].ns * f,
+               model = p[i].bytes / (double)ns * f;
+        char aq[32];
+        snprintf(aq, sizeof aq, "%s/%s", lsim_coll_algo_name(a), lsim_coll_proto_name(q));
+        printf("  %-10s %5d %8.0f %10.2f %10.2f %+6.1f%% %-13s %s\n", lsim_coll_kind_name((lsim_coll_kind)p[i].kind),
+               p[i].nodes, p[i].bytes / 1048576.0, meas, model, 100 * (model - meas) / meas, aq,
+               p[i].nodes < 2 ? "one node" : want[p[i].nodes] ? "fit" : "held-out");
+    }
+    /* per kind and node count, in order of appearance */
+    printf("  %-10s %5s %5s %9s %9s %s\n", "kind", "nodes", "rows", "rms_err", "max_err", "set");
+    for (size_t i = 0; i < n; i++) {
+        int first = 1;
+        for (size_t j = 0; j < i && first; j++)
+            if (p[j].kind == p[i].kind && p[j].nodes == p[i].nodes) first = 0;
+        if (!first) continue;
+        double ss = 0, mx = 0;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++) {
+            if (p[j].kind != p[i].kind || p[j].nodes != p[i].nodes) continue;
+            double f = lsim_net_busbw_factor(p[j].kind, p[j].gpus);
+            lsim_ns ns = lsim_cost_collective_nccl(t, p[j].kind, (int64_t)llround(p[j].bytes), NULL, p[j].gpus, algo,
+                                                   proto, NULL, NULL);
+            double e = (p[j].bytes / (double)ns * f - p[j].bytes / p[j].ns * f) / (p[j].bytes / p[j].ns * f);
+            ss += e * e, k++;
+            if (fabs(e) > mx) mx = fabs(e);
+        }
+        printf("  %-10s %5d %5zu %8.1f%% %8.1f%% %s\n", lsim_coll_kind_name((lsim_coll_kind)p[i].kind), p[i].nodes, k,
+               100 * sqrt(ss / (double)k), 100 * mx, want[p[i].nodes] ? "fit" : "held-out");
+    }
+    printf("wrote %s\n", o->topo_out);
+}
+
+/* lumosim calibrate --nccl-csv ... --topology-out T: the network alone. */
+static int calibrate_network(const cal_opts *o, lsim_err *err)
+{
+    int rc = 0;
+    lsim_net_point *pts = NULL, *fitp = NULL;
+    size_t n = 0, nf = 0;
+    unsigned char want[MAX_NODES];
+    lsim_topology base, topo;
+    lsim_coll_algo algo = LSIM_ALGO_AUTO;
+    lsim_coll_proto proto = LSIM_PROTO_AUTO;
+    memset(want, o->fit_nodes ? 0 : 1, sizeof want);
+    if (o->fit_nodes && parse_nodes(o->fit_nodes, want, MAX_NODES))
+        return lsim_err_set(err, LSIM_EARG, "--fit-nodes %s: not a list of node counts 1..%d (e.g. 2,8)", o->fit_nodes,
+                            MAX_NODES - 1);
+    if (o->algo) {
+        if (!strcasecmp(o->algo, "ring")) algo = LSIM_ALGO_RING;
+        else if (!strcasecmp(o->algo, "tree")) algo = LSIM_ALGO_TREE;
+        else if (strcasecmp(o->algo, "auto"))
+            return lsim_err_set(err, LSIM_EARG, "--nccl-algo %s: not auto, ring or tree", o->algo);
+    }
+    if (o->proto && lsim_coll_proto_parse(o->proto, &proto))
+        return lsim_err_set(err, LSIM_EARG, "--nccl-proto %s: not auto, ll, ll128 or simple", o->proto);
+    {
+        char **ins = malloc((size_t)(o->ncsv + o->nnccl + 1) * sizeof *ins);
+        if (!ins) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        int k = 0;
+        for (int i = 0; i < o->ncsv; i++) ins[k++] = (char *)o->csv[i];
+        for (int i = 0; i < o->nnccl; i++) ins[k++] = (char *)o->nccl[i];
+        ins[k++] = (char *)o->topo;
+        lsim_io_file outs[1] = {{o->topo_out, "--topology-out", 1, LSIM_OUT_TEXT}};
+        rc = lsim_cli_check_io(ins, k, outs, 1, err);
+        free(ins);
+        if (rc) return rc;
+    }
+    if (o->topo) {
+        if ((rc = lsim_topology_load(o->topo, &base, err))) goto cleanup;
+    } else {
+        lsim_topology_default(NULL, &base);
+    }
+    for (int i = 0; i < o->ncsv; i++)
+        if ((rc = lsim_net_read_csv(o->csv[i], &pts, &n, err))) goto cleanup;
+    for (int i = 0; i < o->nnccl; i++)
+        if ((rc = lsim_net_read_nccl_tests(o->nccl[i], base.gpus_per_node, &pts, &n, err))) goto cleanup;
+    if (!(fitp = malloc((n ? n : 1) * sizeof *fitp))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].nodes < MAX_NODES && want[pts[i].nodes]) fitp[nf++] = pts[i];
+    lsim_net_fit_report rep;
+    if ((rc = lsim_net_fit(&base, fitp, nf, &topo, &rep, err))) goto cleanup;
+    if ((rc = lsim_topology_check(&topo, o->topo_out, err))) goto cleanup;
+    char desc[512];
+    snprintf(desc, sizeof desc, "calibrated by lumosim %s from %d nccl-tests file(s), fitted on node counts %s, base %s",
+             LSIM_VERSION, o->ncsv + o->nnccl, o->fit_nodes ? o->fit_nodes : "all", o->topo ? o->topo : "default");
+    wctx w = {NULL, &topo, desc, "calibrated"};
+    if ((rc = lsim_cli_write_atomic(o->topo_out, write_topo, &w, err))) goto cleanup;
+    net_report(o, &topo, &rep, pts, n, want, algo, proto);
+cleanup:
+    free(fitp);
+    free(pts);
+    return rc;
+}
+
 int lsim_cli_calibrate(int argc, char **argv)
 {
     int status = 1, rc = 0;
@@ -206,13 +354,19 @@ int lsim_cli_calibrate(int argc, char **argv)
     char label[512];
     o.traces = malloc((size_t)(argc + 1) * sizeof *o.traces);
     o.nccl = malloc((size_t)(argc + 1) * sizeof *o.nccl);
-    if (!o.traces || !o.nccl) {
+    o.csv = malloc((size_t)(argc + 1) * sizeof *o.csv);
+    if (!o.traces || !o.nccl || !o.csv) {
         lsim_cli_error("out of memory");
         goto cleanup;
     }
     int p = lsim_cli_parse_calibrate(argc, argv, LSIM_USAGE_CALIBRATE, &o);
     if (p <= 0) {
         status = p == 0 ? 0 : 2;
+        goto cleanup;
+    }
+    if (!o.ntraces) { /* the network alone (args.c checked the options) */
+        if ((rc = calibrate_network(&o, &err))) goto cleanup;
+        status = fflush(stdout) == 0 ? 0 : 1;
         goto cleanup;
     }
     lsim_gpu_spec base, fitted;
@@ -326,5 +480,6 @@ cleanup:
     free(files.paths);
     free(o.traces);
     free(o.nccl);
+    free(o.csv);
     return status;
 }

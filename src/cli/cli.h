@@ -258,6 +258,11 @@ typedef struct lsim_cli_calibrate_args {
     int nnccl;
     char **traces;
     int ntraces;
+    /* the network alone (no traces): --nccl-csv files, --fit-nodes LIST
+     * (NULL: every node count), --nccl-algo / --nccl-proto for the report */
+    const char **csv;
+    int ncsv;
+    const char *fit_nodes, *algo, *proto;
 } lsim_cli_calibrate_args;
 int lsim_cli_parse_calibrate(int argc, char **argv, const char *usage, lsim_cli_calibrate_args *c);
 
