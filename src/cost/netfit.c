@@ -321,9 +321,9 @@ int lsim_net_fit(const lsim_topology *base, const lsim_net_point *pts, size_t n,
         double best_sse = INFINITY;
         for (int i = 0; i <= 20; i++)
             for (int j = 0; j < 3; j++) {
-                double th[4] = {1e3 * pow(100.0, i / 20.0), 1e3 * pow(10.0, j),
-                                 base->ring_eff > 0 ? 1 / base->ring_eff : 1 / 0.9,
-                                 base->tree_eff > 0 ? 1 / base->tree_eff : 1 / 0.7};
+                /* fixed starts, not base's values: a held-out check must
+                 * not depend on a fit the base file may carry */
+                double th[4] = {1e3 * pow(100.0, i / 20.0), 1e3 * pow(10.0, j), 1 / 0.9, 1 / 0.7};
                 descend(&t, pts, n, th);
                 double mx, s = sse(&t, pts, n, is_coll, &mx);
                 if (s < best_sse) best_sse = s, best = t;
