@@ -911,11 +911,21 @@ int lsim_cli_info(int argc, char **argv)
     }
     int n = lsim_cli_parse_info(argc, argv, LSIM_USAGE_INFO, args), status = n < 0 ? 2 : 0;
     for (int i = 0; i < n && !status; i++) {
+        /* held until the file has been read whole: a file refused half
+         * way prints its one error line and nothing else */
         lsim_err err = {0};
-        if (lsim_store_info(args[i], stdout, &err)) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        int rc = m ? lsim_store_info(args[i], m, &err) : lsim_err_set(&err, LSIM_ENOMEM, "%s: out of memory", args[i]);
+        if (m && fclose(m) && !rc) rc = lsim_err_set(&err, LSIM_ENOMEM, "%s: out of memory", args[i]);
+        if (rc) {
             lsim_cli_error("%s", err.msg);
             status = 1;
+        } else {
+            fwrite(buf, 1, len, stdout);
         }
+        free(buf);
     }
     free(args);
     return status;
