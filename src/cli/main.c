@@ -267,7 +267,7 @@ static volatile sig_atomic_t g_outcome_known;
 
 void lsim_cli_outcome_known(void) { g_outcome_known = 1; }
 
-/* SIGINT/SIGTERM: remove the temporary files of outputs in progress (so an
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2: remove the temporary files of outputs in progress (so an
  * interrupted run leaves nothing that looks like a result), then die of the
  * signal as if unhandled. */
 static void on_signal(int sig)
@@ -436,8 +436,10 @@ static int run_command(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* every signal whose default ends the program: a closed terminal or
+     * ssh session sends SIGHUP; a batch system's warning, SIGUSR1/2 */
+    static const int ends[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) sigaction(ends[i], &sa, NULL);
     /* Large arrays grow by realloc while the graph is built. With glibc's
      * adaptive mmap threshold they would move onto the heap after the first
      * big free and every growth would copy, leaving freed heap behind; a fixed
