@@ -297,12 +297,15 @@ static void print_notice(const char *line) { fprintf(stderr, "lumosim: note: %s\
  * as it is; given twice it is a usage error. Returns 0, or -1 (printed). */
 static int take_force(int *argc, char **argv)
 {
-    int k = 0, seen = 0, only_paths = 0;
+    /* --force-large too: run past a work cap (cli.h, lsim_cli_work_cap) */
+    static const char *const flag[2] = {"--force", "--force-large"};
+    int k = 0, seen[2] = {0, 0}, only_paths = 0;
     for (int i = 0; i < *argc; i++) {
         if (!only_paths && !strcmp(argv[i], "--")) only_paths = 1;
-        if (!only_paths && !strcmp(argv[i], "--force")) {
-            if (seen++) {
-                lsim_cli_error("--force given twice");
+        int f = only_paths ? -1 : !strcmp(argv[i], flag[0]) ? 0 : !strcmp(argv[i], flag[1]) ? 1 : -1;
+        if (f >= 0) {
+            if (seen[f]++) {
+                lsim_cli_error("%s given twice", flag[f]);
                 return -1;
             }
             continue;
@@ -311,7 +314,8 @@ static int take_force(int *argc, char **argv)
     }
     argv[k] = NULL;
     *argc = k;
-    lsim_cli_force = seen;
+    lsim_cli_force = seen[0];
+    lsim_cli_force_large = seen[1];
     return 0;
 }
 

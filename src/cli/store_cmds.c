@@ -716,6 +716,23 @@ static void print_sim_stats(const sim_state *s)
             s->run_s[2], s->run_s[3], s->t2 - s->t1, t3 - s->t2, t3 - s->t0, (double)rss / 1024.0);
 }
 
+/* --samples N runs N simulations of every node of the store: N x its
+ * nodes (from the /gpus table, before any graph is read) against the work
+ * cap (cli.h), summed over ranks as the samples are spread over them. */
+static int samples_cap(const lsim_cli_sim_args *sa, lsim_err *err)
+{
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    int rc = lsim_store_gpu_table(sa->job, &t, &n, err);
+    if (rc) return rc;
+    double nodes = 0;
+    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes;
+    lsim_store_gpu_table_free(t, n);
+    char how[160];
+    snprintf(how, sizeof how, "--samples %lld x %.0f nodes", (long long)sa->samples, nodes);
+    return lsim_cli_work_cap(sa->job, (double)sa->samples * nodes, how, "use fewer --samples", err);
+}
+
 /* sim --samples: every rank reads the whole job and simulates the samples
  * k = rank (mod ranks); the per-sample results are summed over ranks (each
  * entry is written by one rank, zero elsewhere, so the sum is exact) and
@@ -736,6 +753,7 @@ static int sim_samples(sim_state *s, lsim_err *err)
     memset(&point, 0, sizeof point);
     uint64_t N = (uint64_t)sa->samples;
     int rc = sim_check_job(s, err);
+    if (!rc) rc = samples_cap(sa, err);
     if (!rc) rc = lsim_store_read_graphs(sa->job, 0, SIZE_MAX, &gs, &ng, err);
     if (!rc && !ng) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the store holds no GPU", sa->job);
     if (!rc) rc = lsim_pools_new(gs, ng, sa->draw_others ? LSIM_POOL_OTHERS : LSIM_POOL_JOB, &pools, err);

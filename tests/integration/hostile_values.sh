@@ -85,6 +85,29 @@ refuse bytes_max_search 1 "bytes_max.h5" "colls/bytes" -- "$L" search --from byt
 refuse world_zero_info 1 "world_zero.h5" "gpus/world_size" -- "$L" info world_zero.h5
 refuse lat_neg_info 1 "lat_neg.h5" "gpus/launch_latency_ns" -- "$L" info lat_neg.h5
 
+# ---- work caps, refused up front with the cap stated (docs/reliability.md) ---
+refuse cap_whatif_world 1 "new.h5" "4000000 GPUs" "2^20" -- "$L" whatif s.h5 --dp 1000000 -o new.h5
+refuse cap_whatif_work 1 "new.h5" "400000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
+    "$L" whatif s.h5 --dp 100000 -o new.h5
+refuse cap_search_from_world 1 "s.h5" "DP 1000000" "2^20" -- "$L" search --from s.h5 --dp 1000000 --top 1
+refuse cap_search_from_work 1 "s.h5" "over the cap of 1e+08" "--force-large" -- \
+    "$L" search --from s.h5 --dp 100000 --top 1
+# 100,000 (the documented maximum) x the store's nodes
+refuse cap_samples 1 "s.h5" "--samples 100000 x" "over the cap of 1e+08" "--force-large" -- "$L" sim s.h5 --samples 100000
+refuse cap_synth_world 1 "new.h5" "1048640 GPUs" "2^20" -- \
+    "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 16385 --global-batch 16385 --micro-batch 1 -o new.h5
+refuse cap_synth_work 1 "new.h5" "1000000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
+    "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 15625 --global-batch 15625 --micro-batch 1 -o new.h5
+refuse force_large_twice 2 "--force-large given twice" -- "$L" sim s.h5 --samples 3 --force-large --force-large
+# caps on the command line state the cap; a long value is echoed in part
+refuse cap_pp 2 "--pp needs a positive integer up to 100000" -- "$L" whatif s.h5 --pp 1000000 -o new.h5
+refuse cap_gpus 2 "--gpus needs a comma-separated list of at most" "up to 1000000" -- \
+    "$L" search --model gpt3-15b --gpus 1048576 --global-batch 1024
+refuse cap_top 2 "--top needs an integer in 0..1000000" -- "$L" search --from s.h5 --top 1000000000
+long=$(seq -s, 1 1000)
+refuse long_list 2 "--dp needs a comma-separated list" "1,2,3,4" "..." -- "$L" search --from s.h5 --dp "$long"
+[ "$(wc -c <"$tmp/err")" -lt 300 ] || fail "long_list: the 1000-item list echoed whole ($(wc -c <"$tmp/err") bytes)"
+
 # ---- and the untouched inputs pass ------------------------------------------
 "$L" whatif s.h5 --dp 4 -o ok.h5 >/dev/null || fail "whatif --dp 4 of the good store refused"
 "$L" sim ok.h5 >/dev/null || fail "sim of the whatif --dp 4 refused"
