@@ -1562,6 +1562,25 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
         for (int k = 0; k < LSIM_COLL_NKINDS; k++) bad |= q->coll_rootless[k] > q->coll_coupled[k];
         if (bad) rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the rootless counts of GPU %zu are inconsistent", where, i);
     }
+    for (size_t i = 0; !rc && i < *n; i++) {
+        /* the bounds the metrics keep (metrics.c: simulated and observed
+         * times within +-LSIM_TIME_MAX): start and end within them, so
+         * that a report's job span (ends minus starts, report.c) fits in
+         * int64. Compared without arithmetic that could overflow. */
+        const lsim_rank_report *q = &x[i].g.report;
+        const struct { const char *nm; lsim_ns s, w; } win[2] = {
+            {"actual", q->window_actual_start, q->window_actual},
+            {"predicted", q->window_predicted_start, q->window_predicted}};
+        for (int k = 0; !rc && k < 2; k++)
+            if (win[k].s < -LSIM_TIME_MAX || win[k].s > LSIM_TIME_MAX)
+                rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/window_%s_start of GPU %zu is %lld ns (valid: within +-(2^62 - 1) ns)",
+                              where, win[k].nm, i, (long long)win[k].s);
+            else if (win[k].w < 0 || win[k].w > LSIM_TIME_MAX - win[k].s)
+                rc = h5s_fail(c, LSIM_EFORMAT,
+                              "%s/gpus/window_%s of GPU %zu is %lld ns (valid: 0 .. %lld, so that the window ends "
+                              "within 2^62 - 1 ns)",
+                              where, win[k].nm, i, (long long)win[k].w, (long long)(LSIM_TIME_MAX - win[k].s));
+    }
     for (size_t i = 0; !rc && i < *n; i++)
         if (x[i].g.report.has_coupling > 1)
             rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/has_coupling of GPU %zu is %d (valid: 0 or 1)", where, i,

@@ -531,6 +531,24 @@ int lsim_store_write_graphs_mpi(const char *path, MPI_Comm comm, lsim_graph *con
 /* ------------------------------------------------------------ graph read */
 
 /* Read and check /gpus (all GPUs) under loc. */
+/* GPU i's /gpus values (world size, rank, latencies) against the bounds
+ * every graph keeps (lsim_graph_check_tables): checked with the table, so
+ * that every reader of a store (info too, which reads no graph) refuses
+ * the same rows. */
+static int check_gpu_row(sctx *c, const char *where, const gmeta *m, size_t i)
+{
+    lsim_graph t;
+    memset(&t, 0, sizeof t);
+    for (size_t k = 0; k < NGSCALS; k++)
+        memcpy((char *)&t + gscals[k].graph, (const char *)m + gscals[k].meta, gscals[k].gsz);
+    char label[LSIM_ERR_LEN];
+    lsim_err e = {0};
+    snprintf(label, sizeof label, "%s%s%s", c->path, *where ? " " : "", where);
+    if (!lsim_graph_check_tables(&t, label, i, &e)) return 0;
+    c->e = e;
+    return e.code;
+}
+
 int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char ***sources, size_t *ngpu)
 {
     *out = NULL;
@@ -626,6 +644,8 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
                       where, i);
         else if (m[i].latency > LSIM_LAT_OBSERVED)
             rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/latency_mode of GPU %zu is %u (0 or 1)", where, i, m[i].latency);
+        else
+            rc = check_gpu_row(c, where, &m[i], i);
     }
     free(own);
     rc = h5s_agree(c, rc);
@@ -768,11 +788,11 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
     /* durations, delays and times within the graph bounds (graph.h): a
      * duration of INT64_MAX would otherwise be simulated into a window of
      * 10^13 duty-cycle bins or a wrapped, negative one */
-    if (!checked) {
+    {
         char label[LSIM_ERR_LEN];
         lsim_err e = {0};
         snprintf(label, sizeof label, "%s%s%s", c->path, *where ? " " : "", where);
-        if (lsim_graph_check_bounds(g, label, gi, &e)) {
+        if (checked ? lsim_graph_check_tables(g, label, gi, &e) : lsim_graph_check_bounds(g, label, gi, &e)) {
             c->e = e;
             return e.code;
         }

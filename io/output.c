@@ -334,11 +334,25 @@ const char *lsim_out_file(const lsim_out *o) { return o ? (o->through ? o->path 
 int lsim_out_is_through(const lsim_out *o) { return o && o->through; }
 const char *lsim_out_target(const lsim_out *o) { return o ? o->target : NULL; }
 
+/* Test hook: LUMOSIM_TEST_PAUSE=commit stops every writer with its
+ * temporary complete (and an archive's lock held), just before the rename,
+ * after one notice naming the output: a test waits for the notice and
+ * sends its signal there (tests/integration/signals.sh), rather than
+ * sleeping and hoping the kill lands mid-write. Waits for a signal. */
+static void test_pause(const lsim_out *o)
+{
+    const char *v = getenv("LUMOSIM_TEST_PAUSE");
+    if (!v || strcmp(v, "commit")) return;
+    notice("%s: paused before commit (LUMOSIM_TEST_PAUSE=commit, pid %ld)", o->path, (long)getpid());
+    for (;;) pause();
+}
+
 int lsim_out_commit(lsim_out *o, lsim_err *err)
 {
     if (!o) return 0;
     int rc = 0;
     if (!o->through) {
+        test_pause(o);
         /* the data on disk before the name: a crash after the rename must
          * not leave an empty file under the old name */
         int fd = open(o->tmp, O_RDONLY | O_CLOEXEC);

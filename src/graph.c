@@ -434,11 +434,56 @@ uint64_t lsim_graph_dropped_total(const lsim_graph *g)
  * and the ns values are compared before any arithmetic on them, so that the
  * check itself cannot overflow: a span is computed only from two times
  * already known to be within +-LSIM_TIME_MAX. */
+int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err)
+{
+    const char *f = file ? file : (g->source ? g->source : "graph");
+    const lsim_ns D = LSIM_DUR_MAX;
+    int32_t w = g->world_size;
+    if (w == 0 || w < -1 || w > LSIM_WORLD_MAX)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/world_size %d is outside -1 (unknown) or 1..%d", f, gpu,
+                            (int)w, LSIM_WORLD_MAX);
+    if (g->rank < -1 || (w > 0 && g->rank >= w))
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/rank %d is outside -1 (unknown) or 0..%d (world_size %d)",
+                            f, gpu, (int)g->rank, w > 0 ? (int)w - 1 : LSIM_WORLD_MAX - 1, (int)w);
+    if (g->launch_latency_ns < 0 || g->launch_latency_ns > D)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/launch_latency_ns %lld is outside 0..1e13 ns", f, gpu,
+                            (long long)g->launch_latency_ns);
+    if (g->queued_gap_ns < 0 || g->queued_gap_ns > D)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/queued_gap_ns %lld is outside 0..1e13 ns", f, gpu,
+                            (long long)g->queued_gap_ns);
+    /* (values are named by their store datasets, docs/hdf5-schema.md)
+     * a group holds at most the world (or LSIM_WORLD_MAX GPUs when the
+     * trace did not say), and no collective moves more than
+     * LSIM_BYTES_MAX: the cost model multiplies bytes by the group's
+     * steps, and what-if sums them (whatif/ident.c) */
+    int32_t gmax = w > 0 ? w : LSIM_WORLD_MAX;
+    for (size_t i = 0; i < g->ncoll; i++) {
+        const lsim_coll_info *c = &g->colls[i];
+        const struct { const char *nm; int64_t v; } b[3] = {
+            {"bytes", c->bytes}, {"in_nelems", c->in_nelems}, {"out_nelems", c->out_nelems}};
+        if (c->group_size == 0 || c->group_size < -1 || c->group_size > gmax)
+            return lsim_err_set(err, LSIM_EFORMAT,
+                                "%s: GPU %zu, collective %zu: colls/group_size %d is outside -1 (unknown) or 1..%d (%s)", f,
+                                gpu, i, (int)c->group_size, (int)gmax, w > 0 ? "world_size" : "LSIM_WORLD_MAX");
+        for (int k = 0; k < 3; k++)
+            if (b[k].v < -1 || b[k].v > LSIM_BYTES_MAX)
+                return lsim_err_set(err, LSIM_EFORMAT,
+                                    "%s: GPU %zu, collective %zu: colls/%s %lld is outside -1 (unknown) or 0..1e13", f, gpu,
+                                    i, b[k].nm, (long long)b[k].v);
+        if (c->dtype_bytes == 0 || c->dtype_bytes < -1 || c->dtype_bytes > 64)
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, collective %zu: colls/dtype_bytes %d is outside -1 (unknown) or 1..64",
+                                f, gpu, i, (int)c->dtype_bytes);
+    }
+    return 0;
+}
+
 int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err)
 {
     const char *f = file ? file : (g->source ? g->source : "graph");
     const lsim_ns T = LSIM_TIME_MAX, D = LSIM_DUR_MAX;
     lsim_ns sum = 0;
+    int rc = lsim_graph_check_tables(g, file, gpu, err);
+    if (rc) return rc;
 #define OUT_T(t) ((t) < -T || (t) > T)
     if (OUT_T(g->t0))
         return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: start time t0 %lld ns is outside +-(2^62 - 1) ns", f, gpu,
@@ -463,6 +508,9 @@ int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, l
         sum += d; /* <= 2^53 + 1e13 before the test below: no overflow */
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             lsim_ns x = g->in_delay[k];
+            if (g->in_src[k] == v) /* the engine would wait for it forever */
+                return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, node %zu: in-edge %llu is a self-loop (edges/in_src)",
+                                    f, gpu, v, (unsigned long long)k);
             if (x < -D || x > D)
                 return lsim_err_set(err, LSIM_EFORMAT,
                                     "%s: GPU %zu, node %zu: in-edge %llu has a delay of %lld ns, outside +-1e13 ns", f, gpu,

@@ -322,7 +322,7 @@ static void table_memory(FILE *f, const lsim_memest_job *j)
 
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
-    lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
+    lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
     if (p->any_obs || !p->n)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
@@ -349,10 +349,14 @@ void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_repor
     *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
+        /* saturating: an archive's windows are range-checked when read
+         * (h5_archive.c), and a report never wraps a job time besides */
+        lsim_ns ae = lsim_ns_add_sat(r->window_actual_start, r->window_actual);
+        lsim_ns pe = lsim_ns_add_sat(r->window_predicted_start, r->window_predicted);
         if (r->window_actual_start < p->as) p->as = r->window_actual_start;
-        if (r->window_actual_start + r->window_actual > p->ae) p->ae = r->window_actual_start + r->window_actual;
+        if (ae > p->ae) p->ae = ae;
         if (r->window_predicted_start < p->ps) p->ps = r->window_predicted_start;
-        if (r->window_predicted_start + r->window_predicted > p->pe) p->pe = r->window_predicted_start + r->window_predicted;
+        if (pe > p->pe) p->pe = pe;
         if (items[i].g && has_obs(items[i].g)) p->any_obs = 1; /* (lumosim collect passes no graphs) */
     }
     p->n = n;
@@ -716,7 +720,7 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
     cJSON_AddStringToObject(doc, "lumosim_version", LSIM_VERSION);
     cJSON_AddStringToObject(doc, "latency_mode", lsim_latency_mode_name(observed_latency ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL));
     if (!cJSON_AddArrayToObject(doc, "ranks")) goto nomem;
-    lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
+    lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
     cJSON_AddItemToObject(doc, "job", span_json(ja, jp, p->any_obs || !p->n));
     if (p->memory && p->memory->nstages > 0) {
         /* the estimate's own document (memest.h), as the store records it */

@@ -409,6 +409,22 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out,
  * by whatif before it writes one. Local. */
 int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err);
 
+/* The part of lsim_graph_check_bounds that reads no node or edge: the
+ * per-GPU values and the collectives' table (a GPU that shares another's
+ * structure, h5_graph.c, checks only these). Bounds:
+ * - world_size -1 (unknown) or 1..LSIM_WORLD_MAX; rank -1 or below it;
+ * - launch_latency_ns and queued_gap_ns 0..LSIM_DUR_MAX (a negative
+ *   median latency is a trace whose time runs backwards, build/latency.c);
+ * - each collective's group_size -1 or 1..world_size (LSIM_WORLD_MAX
+ *   when unknown); bytes, in_nelems, out_nelems -1 or 0..LSIM_BYTES_MAX;
+ *   dtype_bytes -1 or 1..64.
+ * lsim_graph_check_bounds also refuses a self-loop edge. */
+int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err);
+/* 2^20 GPUs: 10x the largest published training job (about 100,000 GPUs);
+ * 1e13 bytes, 50x the memory of the largest GPU (192 GB) */
+#define LSIM_WORLD_MAX (1 << 20)
+#define LSIM_BYTES_MAX ((int64_t)10000000000000)
+
 /* The layer named by a record_function annotation (layer[i], layers.i,
  * layer_i, Layer i) or by a module of the profiler's module hierarchy
  * whose class name ends in Block or Layer ("nn.Module: GPT2Block_3",

@@ -397,7 +397,7 @@ static int pos_long(const char *opt, const char *v, long max, long *out)
     errno = 0;
     long x = strtol(v, &e, 10);
     if (errno || *e || e == v || x <= 0 || x > max) {
-        lsim_cli_usage_error("%s needs a positive integer (got '%s')", opt, v);
+        lsim_cli_usage_error("%s needs a positive integer up to %ld (got '%.40s%s')", opt, max, v, strlen(v) > 40 ? "..." : "");
         return -1;
     }
     *out = x;

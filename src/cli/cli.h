@@ -159,6 +159,22 @@ int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *run, lsim_err *
 int lsim_cli_check_io(char *const *inputs, int nin, const lsim_io_file *outs, size_t nout, lsim_err *err);
 /* --force on the command line (main.c takes it out of argv). */
 extern int lsim_cli_force;
+/* --force-large, likewise: run past the work cap below. */
+extern int lsim_cli_force_large;
+
+/* The work cap (docs/reliability.md, "Work caps"): a command whose work,
+ * estimated from metadata before it starts, exceeds LSIM_CLI_WORK_CAP node
+ * simulations (GPUs x nodes, samples x nodes, candidates x nodes) is
+ * refused unless --force-large: 0, or LSIM_EARG with one line "what: about
+ * N node simulations (how), over the cap of 1e8 ...: change, or
+ * --force-large". 1e8 is about 2 minutes on one core at the rate measured
+ * on this 2-core machine: whatif --dp 10000 of a synthesized 8-GPU store
+ * (40,000 GPUs, 1.1e7 nodes) took 13 s of CPU to write and sim of it 11 s,
+ * about 1e6 nodes a second (sim --samples reuses a graph: 6e6 a second).
+ * The documented examples stay below it (whatif --dp 4096 of a training
+ * step: 5.1e6 nodes, docs/whatif.md). */
+#define LSIM_CLI_WORK_CAP 1e8
+int lsim_cli_work_cap(const char *what, double work, const char *how, const char *change, lsim_err *err);
 
 /* Write a text file atomically through a callback (temporary name, rename). */
 int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, lsim_err *err), void *ctx, lsim_err *err);

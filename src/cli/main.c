@@ -267,7 +267,7 @@ static volatile sig_atomic_t g_outcome_known;
 
 void lsim_cli_outcome_known(void) { g_outcome_known = 1; }
 
-/* SIGINT/SIGTERM: remove the temporary files of outputs in progress (so an
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2: remove the temporary files of outputs in progress (so an
  * interrupted run leaves nothing that looks like a result), then die of the
  * signal as if unhandled. */
 static void on_signal(int sig)
@@ -297,12 +297,15 @@ static void print_notice(const char *line) { fprintf(stderr, "lumosim: note: %s\
  * as it is; given twice it is a usage error. Returns 0, or -1 (printed). */
 static int take_force(int *argc, char **argv)
 {
-    int k = 0, seen = 0, only_paths = 0;
+    /* --force-large too: run past a work cap (cli.h, lsim_cli_work_cap) */
+    static const char *const flag[2] = {"--force", "--force-large"};
+    int k = 0, seen[2] = {0, 0}, only_paths = 0;
     for (int i = 0; i < *argc; i++) {
         if (!only_paths && !strcmp(argv[i], "--")) only_paths = 1;
-        if (!only_paths && !strcmp(argv[i], "--force")) {
-            if (seen++) {
-                lsim_cli_error("--force given twice");
+        int f = only_paths ? -1 : !strcmp(argv[i], flag[0]) ? 0 : !strcmp(argv[i], flag[1]) ? 1 : -1;
+        if (f >= 0) {
+            if (seen[f]++) {
+                lsim_cli_error("%s given twice", flag[f]);
                 return -1;
             }
             continue;
@@ -311,7 +314,8 @@ static int take_force(int *argc, char **argv)
     }
     argv[k] = NULL;
     *argc = k;
-    lsim_cli_force = seen;
+    lsim_cli_force = seen[0];
+    lsim_cli_force_large = seen[1];
     return 0;
 }
 
@@ -436,8 +440,10 @@ static int run_command(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* every signal whose default ends the program: a closed terminal or
+     * ssh session sends SIGHUP; a batch system's warning, SIGUSR1/2 */
+    static const int ends[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) sigaction(ends[i], &sa, NULL);
     /* Large arrays grow by realloc while the graph is built. With glibc's
      * adaptive mmap threshold they would move onto the heap after the first
      * big free and every growth would copy, leaving freed heap behind; a fixed

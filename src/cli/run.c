@@ -297,6 +297,16 @@ int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *r, lsim_err *er
 }
 
 int lsim_cli_force;
+int lsim_cli_force_large;
+
+int lsim_cli_work_cap(const char *what, double work, const char *how, const char *change, lsim_err *err)
+{
+    if (lsim_cli_force_large || !(work > LSIM_CLI_WORK_CAP)) return 0;
+    return lsim_err_set(err, LSIM_EARG,
+                        "%s: about %.3g node simulations (%s), over the cap of %.0e (docs/reliability.md, \"Work "
+                        "caps\"): %s, or add --force-large",
+                        what, work, how, LSIM_CLI_WORK_CAP, change);
+}
 
 int lsim_cli_check_io(char *const *inputs, int nin, const lsim_io_file *outs, size_t nout, lsim_err *err)
 {

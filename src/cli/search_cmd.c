@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lumosim/graph.h"
 #include "lumosim/samples.h"
 #include "lumosim/search.h"
 #include "lumosim/search_from.h"
@@ -106,12 +107,16 @@ typedef struct search_args {
 static int int_list(const char *opt, const char *s, int *v, int *n)
 {
     *n = 0;
+    const char *all = s;
     while (s && *s) {
         char *end = NULL;
         errno = 0;
         long x = strtol(s, &end, 10);
         if (errno || end == s || x <= 0 || x > 1000000 || (*end && *end != ',') || *n == LSIM_SEARCH_MAXV) {
-            lsim_cli_usage_error("%s needs a comma-separated list of positive integers, not '%s'", opt, s);
+            /* the cap stated; a long list echoed only in part (issue 40) */
+            lsim_cli_usage_error("%s needs a comma-separated list of at most %d positive integers up to 1000000, not "
+                                 "'%.40s%s'",
+                                 opt, LSIM_SEARCH_MAXV, all, strlen(all) > 40 ? "..." : "");
             return -1;
         }
         v[(*n)++] = (int)x;
@@ -242,7 +247,7 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
         char *end = NULL;
         long k = strtol(v, &end, 10);
         if (*end || end == v || k < 0 || k > 1000000) {
-            lsim_cli_usage_error("--top needs a non-negative integer, not '%s'", v);
+            lsim_cli_usage_error("--top needs an integer in 0..1000000, not '%.40s%s'", v, strlen(v) > 40 ? "..." : "");
             return -1;
         }
         a->top = (int)k;
@@ -767,6 +772,36 @@ static const char *rule_name(int64_t k)
     return k <= 0 ? NULL : k <= nr ? lsim_wi_plan_rule_name((int)k - 1) : k == nr + 1 ? "memory" : "transform";
 }
 
+/* search --from makes and simulates each feasible candidate's whole job:
+ * the sum of their GPUs times a source GPU's nodes on average (the /gpus
+ * table), against the work cap (cli.h); a candidate past the GPUs a store
+ * holds (LSIM_WORLD_MAX) is refused outright, before any is made. Every
+ * rank computes the same answer. */
+static int from_cap(const char *in, const lsim_search_cand *c, const size_t *order, size_t nf, lsim_err *err)
+{
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    int rc = lsim_store_gpu_table(in, &t, &n, err);
+    if (rc) return rc;
+    double nodes = 0, gpus = 0;
+    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes;
+    lsim_store_gpu_table_free(t, n);
+    for (size_t k = 0; k < nf; k++) {
+        const lsim_search_cand *x = &c[order[k]];
+        double g = (double)x->tp * (double)x->pp * (double)x->dp;
+        if (g > LSIM_WORLD_MAX)
+            return lsim_err_set(err, LSIM_EARG,
+                                "%s: candidate TP %d x PP %d x DP %d has %.0f GPUs, over the %d (2^20) a store holds "
+                                "(docs/reliability.md, \"Work caps\"): leave it out of --tp, --pp, --dp",
+                                in, x->tp, x->pp, x->dp, g, LSIM_WORLD_MAX);
+        gpus += g;
+    }
+    double per = n ? nodes / (double)n : 0;
+    char how[160];
+    snprintf(how, sizeof how, "%zu candidates of %.0f GPUs in all x %.0f nodes a GPU", nf, gpus, per);
+    return lsim_cli_work_cap(in, gpus * per, how, "try fewer or smaller layouts", err);
+}
+
 int lsim_cli_search(int argc, char **argv)
 {
     search_args a;
@@ -838,6 +873,7 @@ int lsim_cli_search(int argc, char **argv)
         rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
         if (c[i].reason == LSIM_SR_OK && (a.shards < 2 || (int)(i % (size_t)a.shards) == a.shard)) order[nf++] = i;
+    if (!rc && a.from) rc = from_cap(a.fs.in, c, order, nf, &err);
     /* the proxy orders a --model search for a budget; --from keeps the
      * enumeration's order (the what-if's cost has no such proxy) */
     g_c = c, g_s = s;

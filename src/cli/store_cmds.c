@@ -716,6 +716,23 @@ static void print_sim_stats(const sim_state *s)
             s->run_s[2], s->run_s[3], s->t2 - s->t1, t3 - s->t2, t3 - s->t0, (double)rss / 1024.0);
 }
 
+/* --samples N runs N simulations of every node of the store: N x its
+ * nodes (from the /gpus table, before any graph is read) against the work
+ * cap (cli.h), summed over ranks as the samples are spread over them. */
+static int samples_cap(const lsim_cli_sim_args *sa, lsim_err *err)
+{
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    int rc = lsim_store_gpu_table(sa->job, &t, &n, err);
+    if (rc) return rc;
+    double nodes = 0;
+    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes;
+    lsim_store_gpu_table_free(t, n);
+    char how[160];
+    snprintf(how, sizeof how, "--samples %lld x %.0f nodes", (long long)sa->samples, nodes);
+    return lsim_cli_work_cap(sa->job, (double)sa->samples * nodes, how, "use fewer --samples", err);
+}
+
 /* sim --samples: every rank reads the whole job and simulates the samples
  * k = rank (mod ranks); the per-sample results are summed over ranks (each
  * entry is written by one rank, zero elsewhere, so the sum is exact) and
@@ -736,6 +753,7 @@ static int sim_samples(sim_state *s, lsim_err *err)
     memset(&point, 0, sizeof point);
     uint64_t N = (uint64_t)sa->samples;
     int rc = sim_check_job(s, err);
+    if (!rc) rc = samples_cap(sa, err);
     if (!rc) rc = lsim_store_read_graphs(sa->job, 0, SIZE_MAX, &gs, &ng, err);
     if (!rc && !ng) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the store holds no GPU", sa->job);
     if (!rc) rc = lsim_pools_new(gs, ng, sa->draw_others ? LSIM_POOL_OTHERS : LSIM_POOL_JOB, &pools, err);
@@ -911,11 +929,21 @@ int lsim_cli_info(int argc, char **argv)
     }
     int n = lsim_cli_parse_info(argc, argv, LSIM_USAGE_INFO, args), status = n < 0 ? 2 : 0;
     for (int i = 0; i < n && !status; i++) {
+        /* held until the file has been read whole: a file refused half
+         * way prints its one error line and nothing else */
         lsim_err err = {0};
-        if (lsim_store_info(args[i], stdout, &err)) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        int rc = m ? lsim_store_info(args[i], m, &err) : lsim_err_set(&err, LSIM_ENOMEM, "%s: out of memory", args[i]);
+        if (m && fclose(m) && !rc) rc = lsim_err_set(&err, LSIM_ENOMEM, "%s: out of memory", args[i]);
+        if (rc) {
             lsim_cli_error("%s", err.msg);
             status = 1;
+        } else {
+            fwrite(buf, 1, len, stdout);
         }
+        free(buf);
     }
     free(args);
     return status;

@@ -278,6 +278,30 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
 /* The configuration from the parsed arguments, the inputs loaded and the
  * whole of it checked; the memory estimate (docs/memory.md) as JSON for
  * the store. Local: every rank comes to the same answer. */
+/* Size before work (issue 40): every GPU of the job is generated, so the
+ * work is its GPUs times GPU 0's nodes (GPU 0 made once to count them: a
+ * pipeline's stages differ little), against the work cap (cli.h); and its
+ * GPUs against the most a store holds (LSIM_WORLD_MAX, graph.h; not
+ * overridable). Local: every rank comes to the same answer. */
+static int synth_cap(const lsim_synth_cfg *c, const char *out, lsim_err *err)
+{
+    double ngpu = (double)lsim_synth_ngpus(c);
+    const char *what = out ? out : "synth";
+    if (ngpu > LSIM_WORLD_MAX)
+        return lsim_err_set(err, LSIM_EARG, "%s: the job would have %.0f GPUs, over the %d (2^20) a store holds "
+                                            "(docs/reliability.md, \"Work caps\"): use a smaller --tp, --pp, --dp or --gpus",
+                            what, ngpu, LSIM_WORLD_MAX);
+    if (lsim_cli_force_large) return 0;
+    lsim_graph *g = NULL;
+    int rc = lsim_synth_gpu(c, 0, NULL, &g, err);
+    if (rc) return rc;
+    char how[160];
+    snprintf(how, sizeof how, "%.0f GPUs x %zu nodes of GPU 0", ngpu, g->n);
+    double work = ngpu * (double)g->n;
+    lsim_graph_free(g);
+    return lsim_cli_work_cap(what, work, how, "use a smaller --tp, --pp, --dp or --gpus", err);
+}
+
 static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_memest_job *mj, char **mjson,
                         lsim_err *err)
 {
@@ -348,6 +372,7 @@ static int synth_run(const mpi_ctx *m, int argc, char **argv)
      * before anything is generated (every rank: the same verdict, agreed) */
     uint64_t budget = 0;
     rc = synth_config(&sa, &c, &mj, &mjson, &err);
+    if (!rc) rc = synth_cap(&c, out, &err);
     if (!rc) rc = batch_bytes(&budget, &err);
     if (!rc && m->rank == 0) {
         /* the output is checked once, by rank 0 */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/graph.h"
 #include "lumosim/whatif_plan.h"
 
 const char *const LSIM_USAGE_WHATIF =
@@ -112,6 +113,27 @@ static char *command_line(int argc, char **argv)
     return cmd;
 }
 
+/* Size before work (issue 40): the new job's GPUs (the source's layout
+ * with --tp/--pp/--dp applied) times a source GPU's nodes on average,
+ * against the work cap (cli.h), and its GPUs against the most a store
+ * holds (LSIM_WORLD_MAX, graph.h; not overridable: every reader would
+ * refuse the store). From pass 1's metadata, before any GPU is made. */
+static int whatif_cap(const lsim_cli_whatif_args *wa, const lsim_wi_facts *f, lsim_err *err)
+{
+    double nodes = 0;
+    for (size_t i = 0; i < f->n; i++) nodes += (double)f->size[i].nodes;
+    double per = f->n ? nodes / (double)f->n : 0;
+    double gpus = (double)(wa->tp ? wa->tp : f->L.tp) * (double)(wa->pp ? wa->pp : f->L.pp) *
+                  (double)(wa->dp ? wa->dp : f->L.dp);
+    if (gpus > LSIM_WORLD_MAX)
+        return lsim_err_set(err, LSIM_EARG, "%s: the new job would have %.0f GPUs, over the %d (2^20) a store holds "
+                                            "(docs/reliability.md, \"Work caps\"): use a smaller --dp, --tp or --pp",
+                            wa->out ? wa->out : wa->in, gpus, LSIM_WORLD_MAX);
+    char how[160];
+    snprintf(how, sizeof how, "%.0f GPUs x %.0f nodes a GPU", gpus, per);
+    return lsim_cli_work_cap(wa->out ? wa->out : wa->in, gpus * per, how, "use a smaller --dp, --tp or --pp", err);
+}
+
 int lsim_cli_whatif(int argc, char **argv)
 {
     lsim_cli_whatif_args wa;
@@ -150,6 +172,7 @@ int lsim_cli_whatif(int argc, char **argv)
         fputc('\n', stdout);
         goto done;
     }
+    if ((rc = whatif_cap(&wa, lsim_wi_plan_facts(plan), &err))) goto done;
     lsim_cli_tty_progress(1, "whatif: transforming and writing %s", rq.out ? rq.out : "");
     rc = lsim_wi_plan_run(plan, &err);
     lsim_cli_tty_progress_done();

@@ -233,7 +233,7 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
                     memcpy(B->seqs, recent, sizeof recent);
                 }
                 T->nbuckets++;
-                if (g->colls[c].bytes > 0) T->bucket_bytes += g->colls[c].bytes;
+                if (g->colls[c].bytes > 0) T->bucket_bytes = lsim_ns_add_sat(T->bucket_bytes, g->colls[c].bytes);
             }
             continue;
         }
@@ -290,7 +290,7 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
         T->ddp_buckets = n;
         for (size_t b = 0; b < n; b++) {
             T->grad_nodes += B[b].nparams;
-            T->grad_bytes += B[b].bytes;
+            T->grad_bytes = lsim_ns_add_sat(T->grad_bytes, B[b].bytes);
             if (B[b].pass == 0 && T->ddp_first < LSIM_WI_MAX_BUCKETS) T->ddp_bytes[T->ddp_first++] = B[b].bytes;
         }
         free(B);
@@ -353,7 +353,8 @@ static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
         }
         if (bwd && g->coll[v] >= 0 && g->colls[g->coll[v]].kind == LSIM_COLL_ALLREDUCE && g->procs[g->proc[v]].is_gpu) {
             T->layer[l].buckets++; /* launched in this layer's backward: the gradients it waited for */
-            if (g->colls[g->coll[v]].bytes > 0) T->layer[l].bucket_bytes += g->colls[g->coll[v]].bytes;
+            if (g->colls[g->coll[v]].bytes > 0)
+                T->layer[l].bucket_bytes = lsim_ns_add_sat(T->layer[l].bucket_bytes, g->colls[g->coll[v]].bytes);
         }
         if (bwd) T->layer[l].grad_bytes += g->grad_bytes[v];
     }

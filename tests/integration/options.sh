@@ -106,7 +106,7 @@ for f in b3.h5 n2.h5 c2.csv g.json x.html p2.html; do [ -e "$f" ] && fail "a ref
 refused 2 "--bin-ms needs a number of milliseconds" -- replay "$T" --bin-ms
 refused 2 "--bin-ms takes a positive number" -- replay "$T" --bin-ms=abc
 refused 2 "--detail needs nodes, ops or summary" -- sim j.h5 -o r2.h5 --detail=
-refused 2 "--dp needs a positive integer (got 'x')" -- whatif j.h5 --dp=x -o n3.h5
+refused 2 "--dp needs a positive integer up to 1000000 (got 'x')" -- whatif j.h5 --dp=x -o n3.h5
 refused 2 "--tp needs a positive integer" -- synth --model gpt3-15b --tp
 refused 2 "-o needs a file name" -- build "$T" -o
 refused 2 "--json takes no value" -- replay "$T" --json=yes

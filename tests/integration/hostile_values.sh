@@ -1,0 +1,121 @@
+#!/bin/bash
+# hostile_values.sh
+#
+# Issue 40, "Impossible values pass silently" and the two signed overflows:
+# one value of a small store or result archive set out of its range in
+# place (h5poke), and every command that reads it refuses with exit 1, one
+# line naming the file, the dataset and the value, nothing written and the
+# input byte-identical (refuse_lib.sh). Before, whatif --dp 4 of a store
+# whose colls/bytes were INT64_MAX overflowed a signed sum (UBSan) and wrote
+# a new store; collect of an archive whose window_predicted was INT64_MAX
+# printed a wrapped, negative job time. The ranges are lsim_graph_check_tables
+# (graph.h) and the archive reader's window check (h5_archive.c).
+# Environment: LUMOSIM, H5POKE.
+set -u
+: "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
+: "${H5POKE:?set H5POKE to the h5poke helper}"
+L=$LUMOSIM
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lsim-hostile.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+w=$tmp/w
+mkdir "$w" || exit 1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/refuse_lib.sh" || exit 1
+
+cd "$w" || exit 1
+# dp 2: the what-if --dp 4 below has data-parallel all-reduces to sum
+"$L" synth --model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 4 -o s.h5 >/dev/null ||
+    { echo "FAIL: synth"; exit 1; }
+"$L" sim s.h5 -o res.h5 --run A >/dev/null || { echo "FAIL: sim -o res.h5"; exit 1; }
+bad() { # NAME FROM DATASET VALUE INDEX...
+    local name=$1 from=$2 ds=$3 val=$4 i
+    shift 4
+    cp "$from" "$name" || exit 1
+    for i in "$@"; do "$H5POKE" "$name" "$ds" "$i" "$val" || { echo "FAIL: h5poke $name $ds $i $val"; exit 1; }; done
+}
+MAX=9223372036854775807
+ncoll=$(h5ls s.h5/colls/bytes 2>/dev/null | sed -n 's/.*{\([0-9]*\).*/\1/p')
+[ -n "$ncoll" ] && [ "$ncoll" -gt 0 ] || { echo "FAIL: s.h5 has no /colls/bytes"; exit 1; }
+# every collective's bytes at INT64_MAX: the sum whatif/ident.c made overflowed
+bad bytes_max.h5 s.h5 /colls/bytes "$MAX" $(seq 0 $((ncoll - 1)))
+bad bytes_neg.h5 s.h5 /colls/bytes -5 3
+bad group_big.h5 s.h5 /colls/group_size 1073741824 0 # 2^30 on a world of 8
+bad group_zero.h5 s.h5 /colls/group_size 0 0
+bad group_neg.h5 s.h5 /colls/group_size -2 0         # -1 is "unknown"
+bad world_zero.h5 s.h5 /gpus/world_size 0 0
+bad lat_neg.h5 s.h5 /gpus/launch_latency_ns -1000000000000000 3
+bad lat_max.h5 s.h5 /gpus/launch_latency_ns "$MAX" 0
+# a self-loop: the first node with an in-edge gets that edge from itself
+v=
+for i in $(seq 0 63); do
+    [ "$("$H5POKE" s.h5 /nodes/in_off $((i + 1)))" -gt "$("$H5POKE" s.h5 /nodes/in_off "$i")" ] && { v=$i; break; }
+done
+[ -n "$v" ] || { echo "FAIL: no node with an in-edge among the first 64 of s.h5"; exit 1; }
+k=$("$H5POKE" s.h5 /nodes/in_off "$v")
+bad self_loop.h5 s.h5 /edges/in_src "$v" "$k"
+bad win_max.h5 res.h5 /runs/A/gpus/window_predicted "$MAX" 0
+bad win_start.h5 res.h5 /runs/A/gpus/window_actual_start -9223372036854775000 1
+
+# ---- the two overflows ------------------------------------------------------
+refuse bytes_max_whatif_dp 1 "bytes_max.h5" "colls/bytes" "$MAX" -- "$L" whatif bytes_max.h5 --dp 4 -o new.h5
+refuse win_max_collect 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" collect win_max.h5 -o sweep.csv
+refuse win_max_html 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" report win_max.h5 --html new.html
+refuse win_max_info 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" info win_max.h5
+refuse win_start_collect 1 "win_start.h5" "window_actual_start" "-9223372036854775000" -- \
+    "$L" collect win_start.h5 -o sweep.csv
+
+# ---- each column, by sim and whatif (what one refuses, the other does) -------
+col() { # NAME DATASET VALUE
+    refuse "$1_sim" 1 "$1.h5" "$2" "$3" -- "$L" sim "$1.h5"
+    refuse "$1_whatif" 1 "$1.h5" "$2" "$3" -- "$L" whatif "$1.h5" --slow-gpu 0:2 -o new.h5
+}
+col bytes_max colls/bytes "$MAX"
+col bytes_neg colls/bytes -5
+col group_big colls/group_size 1073741824
+col group_zero colls/group_size "group_size 0"
+col group_neg colls/group_size -2
+col world_zero gpus/world_size "world_size 0"
+col lat_neg gpus/launch_latency_ns -1000000000000000
+col lat_max gpus/launch_latency_ns "$MAX"
+col self_loop "self-loop" "node $v"
+refuse bytes_max_search 1 "bytes_max.h5" "colls/bytes" -- "$L" search --from bytes_max.h5 --dp 4 --top 1
+# info reads the /gpus table only: its values, not the collectives
+refuse world_zero_info 1 "world_zero.h5" "gpus/world_size" -- "$L" info world_zero.h5
+refuse lat_neg_info 1 "lat_neg.h5" "gpus/launch_latency_ns" -- "$L" info lat_neg.h5
+
+# ---- work caps, refused up front with the cap stated (docs/reliability.md) ---
+refuse cap_whatif_world 1 "new.h5" "4000000 GPUs" "2^20" -- "$L" whatif s.h5 --dp 1000000 -o new.h5
+refuse cap_whatif_work 1 "new.h5" "400000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
+    "$L" whatif s.h5 --dp 100000 -o new.h5
+refuse cap_search_from_world 1 "s.h5" "DP 1000000" "2^20" -- "$L" search --from s.h5 --dp 1000000 --top 1
+refuse cap_search_from_work 1 "s.h5" "over the cap of 1e+08" "--force-large" -- \
+    "$L" search --from s.h5 --dp 100000 --top 1
+# 100,000 (the documented maximum) x the store's nodes
+refuse cap_samples 1 "s.h5" "--samples 100000 x" "over the cap of 1e+08" "--force-large" -- "$L" sim s.h5 --samples 100000
+refuse cap_synth_world 1 "new.h5" "1048640 GPUs" "2^20" -- \
+    "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 16385 --global-batch 16385 --micro-batch 1 -o new.h5
+refuse cap_synth_work 1 "new.h5" "1000000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
+    "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 15625 --global-batch 15625 --micro-batch 1 -o new.h5
+refuse force_large_twice 2 "--force-large given twice" -- "$L" sim s.h5 --samples 3 --force-large --force-large
+# caps on the command line state the cap; a long value is echoed in part
+refuse cap_pp 2 "--pp needs a positive integer up to 100000" -- "$L" whatif s.h5 --pp 1000000 -o new.h5
+refuse cap_gpus 2 "--gpus needs a comma-separated list of at most" "up to 1000000" -- \
+    "$L" search --model gpt3-15b --gpus 1048576 --global-batch 1024
+refuse cap_top 2 "--top needs an integer in 0..1000000" -- "$L" search --from s.h5 --top 1000000000
+long=$(seq -s, 1 1000)
+refuse long_list 2 "--dp needs a comma-separated list" "1,2,3,4" "..." -- "$L" search --from s.h5 --dp "$long"
+[ "$(wc -c <"$tmp/err")" -lt 300 ] || fail "long_list: the 1000-item list echoed whole ($(wc -c <"$tmp/err") bytes)"
+
+# ---- and the untouched inputs pass ------------------------------------------
+"$L" whatif s.h5 --dp 4 -o ok.h5 >/dev/null || fail "whatif --dp 4 of the good store refused"
+"$L" sim ok.h5 >/dev/null || fail "sim of the whatif --dp 4 refused"
+"$L" collect res.h5 -o ok.csv >/dev/null || fail "collect of the good archive refused"
+rm -f ok.h5 ok.csv
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "PASS"
