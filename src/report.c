@@ -59,6 +59,10 @@ static void collective_counts(const lsim_graph *g, uint64_t *byk, uint64_t *nk, 
  * absent, printed as "-" (table) or null (JSON), never as 0. */
 static int has_obs(const lsim_graph *g) { return lsim_metrics_observed_nodes(g) > 0; }
 
+/* An item's actual side is shown when its graph has observed times that
+ * are its own (not a copy of another rank's trace: unmeasured). */
+static int item_obs(const lsim_replay_item *it) { return it->g && has_obs(it->g) && !it->unmeasured; }
+
 static void put_actual(FILE *f, int obs, lsim_ns a, lsim_ns p)
 {
     if (obs) fprintf(f, " %12.3f %12.3f %+8.2f%%\n", (double)a / 1e6, (double)p / 1e6, 100 * lsim_rel_err(a, p));
@@ -196,9 +200,12 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
             fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
         }
     }
-    int obs = has_obs(g);
+    int obs = item_obs(it);
     if (obs || g->mem_source != LSIM_MEM_SRC_NONE) table_trace_memory(f, g, obs);
-    if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
+    if (it->unmeasured)
+        fprintf(f, "  actual: not measured (a copy of one traced rank, --replicate-from; no trace of this rank)\n");
+    else if (!obs)
+        fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
     fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
     fprintf(f, "  %-22s", "window");
     put_actual(f, obs, r->window_actual, r->window_predicted);
@@ -323,7 +330,9 @@ static void table_memory(FILE *f, const lsim_memest_job *j)
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? p->ae - p->as : 0, jp = p->n ? p->pe - p->ps : 0;
-    if (p->any_obs || !p->n)
+    if (p->unmeasured && !p->any_obs)
+        fprintf(f, "\njob: actual not measured (every rank a copy of one traced rank), predicted %.3f ms\n", ms(jp));
+    else if (p->any_obs || !p->n)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
@@ -346,14 +355,15 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         if (r->window_actual_start < p->as) p->as = r->window_actual_start;
         if (r->window_actual_start + r->window_actual > p->ae) p->ae = r->window_actual_start + r->window_actual;
         if (r->window_predicted_start < p->ps) p->ps = r->window_predicted_start;
         if (r->window_predicted_start + r->window_predicted > p->pe) p->pe = r->window_predicted_start + r->window_predicted;
-        if (items[i].g && has_obs(items[i].g)) p->any_obs = 1; /* (lumosim collect passes no graphs) */
+        if (item_obs(&items[i])) p->any_obs = 1; /* (lumosim collect passes no graphs) */
+        if (items[i].unmeasured) p->unmeasured = 1;
     }
     p->n = n;
 }
@@ -422,7 +432,7 @@ void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s)
     const lsim_breakdown *b[2] = {&r->bd_actual, &r->bd_predicted};
     memset(s, 0, sizeof *s);
     s->stage = lsim_report_stage_of(it->g);
-    s->obs = it->g && has_obs(it->g);
+    s->obs = item_obs(it);
     s->window[0] = r->window_actual;
     s->window[1] = r->window_predicted;
     for (int k = 0; k < 2; k++) {
@@ -479,7 +489,7 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
 {
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
-    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs);
+    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs || p.unmeasured);
     lsim_ns *w = calloc(n ? n : 1, sizeof *w);
     uint8_t *show = malloc(n ? n : 1);
     if (!w || !show) per_rank = 1; /* out of memory: every rank, as before */
@@ -550,8 +560,9 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddBoolToObject(o, "coupled", 1);
         cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
     }
-    int obs = has_obs(g);
+    int obs = item_obs(it);
     if (!obs) cJSON_AddBoolToObject(o, "observed", 0);
+    if (it->unmeasured) cJSON_AddBoolToObject(o, "measured", 0);
     cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted, obs));
     cJSON *its = cJSON_AddArrayToObject(o, "iterations");
     for (uint32_t k = 0; its && k < r->niters; k++) {
