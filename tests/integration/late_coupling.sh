@@ -3,9 +3,12 @@
 #
 # One rank enters a collective 5 ms late; the others must wait 5 ms for it
 # -- for all-to-all, all-gather and reduce-scatter recorded the old way
-# (tests/data/tools/make_late.py: record_param_comms without "Collective
-# name", the kind only in the nccl:* profiling title, bare
-# ncclKernel_SendRecv kernels without args, no process-group metadata).
+# (tests/data/late, tests/data/tools/make_late.py: record_param_comms
+# without "Collective name", the kind only in the nccl:* profiling title,
+# bare ncclKernel_SendRecv kernels without args, no process-group
+# metadata), and for DeepEP's dispatch and combine on 2 ranks
+# (tests/data/deepep, make_deepep.py: kernel names only, the kind from the
+# table of communication kernels, io/kineto.c COMM_KERNELS).
 # Before the title gave the kind, the SendRecv kernels were point-to-point
 # kernels of unknown peers: "sendrecv 0 coupled, 2 traced", 0 waiting.
 # Expected values come from the fixture's own kernels:
@@ -28,17 +31,20 @@ python3 - "$F" "$tmp" <<'PY'
 import json, os, sys
 from collections import defaultdict
 F, t = sys.argv[1], sys.argv[2]
-KIND = [("SendRecv", "alltoall"), ("AllGather", "allgather"), ("ReduceScatter", "reducescatter")]
+KIND = [("SendRecv", "alltoall"), ("AllGather", "allgather"), ("ReduceScatter", "reducescatter"),
+        ("deep_ep::", "alltoall")]
 files = sorted(f for f in os.listdir(F) if f.endswith(".json"))
 fix = []  # per rank: [(kind, traced start ns)] in time order
 for f in files:
     ev = json.load(open(os.path.join(F, f)))["traceEvents"]
-    ks = sorted((e for e in ev if e["cat"] == "kernel" and e["name"].startswith("nccl")), key=lambda e: e["ts"])
+    ks = sorted((e for e in ev if e["cat"] == "kernel" and any(t in e["name"] for t, _ in KIND)), key=lambda e: e["ts"])
     fix.append([(next(k for tok, k in KIND if tok in e["name"]), int(e["ts"] * 1000)) for e in ks])
 n, m = len(fix), len(fix[0])
 bad = []
 want_wait = [defaultdict(int) for _ in range(n)]
 late_us = set()
+if not m:
+    sys.exit("late_coupling: FAIL: no communication kernel in %s" % F)
 for i in range(m):
     starts = [fix[r][i][1] for r in range(n)]
     for r in range(n):
