@@ -908,6 +908,21 @@ lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes
     return kind;
 }
 
+int lsim_comm_like_kernel_name(const char *name)
+{
+    static const char *const LIKE[] = {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv",
+                                       "nccl",      "rccl",      "nvshmem",       "multimem", "deepep"};
+    if (!name || lsim_coll_from_kernel_name(name, NULL) != LSIM_COLL_NONE) return 0;
+    char norm[512];
+    size_t k = 0;
+    for (const char *p = name; *p && k + 1 < sizeof norm; p++)
+        if (isalnum((unsigned char)*p)) norm[k++] = (char)tolower((unsigned char)*p);
+    norm[k] = '\0';
+    for (size_t i = 0; i < sizeof LIKE / sizeof *LIKE; i++)
+        if (strstr(norm, LIKE[i])) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------- the trace */
 
 static int intern(lsim_trace *t, const char *s, uint32_t *id)

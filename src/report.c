@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lumosim/kineto.h"
 #include "lumosim/text.h"
 
 static double ms(lsim_ns x) { return (double)x / 1e6; }
@@ -162,6 +163,27 @@ static void table_trace_memory(FILE *f, const lsim_graph *g, int obs)
                 (double)g->mem_capacity / 1e9);
 }
 
+/* Kernels that look like communication but that no row of the table of
+ * communication kernels made a collective (lsim_comm_like_kernel_name):
+ * they are replayed as compute, so they are counted and one is named
+ * (*example: its name id) instead of being kept silently. A memo per name
+ * id (1 byte a string; without it the count is 0 and nothing is said). */
+static uint64_t comm_like(const lsim_graph *g, uint32_t *example)
+{
+    uint32_t ns = lsim_strtab_count(g->strings);
+    uint8_t *memo = calloc(ns ? ns : 1, 1); /* 0 unknown, 1 no, 2 yes */
+    uint64_t n = 0;
+    if (!memo) return 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_KERNEL || (g->flags[v] & LSIM_NF_COLL) || g->name[v] >= ns) continue;
+        uint8_t *m = &memo[g->name[v]];
+        if (!*m) *m = lsim_comm_like_kernel_name(lsim_strtab_get(g->strings, g->name[v])) ? 2 : 1;
+        if (*m == 2 && !n++) *example = g->name[v];
+    }
+    free(memo);
+    return n;
+}
+
 static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
 {
     const lsim_graph *g = it->g;
@@ -200,6 +222,12 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
             fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
         }
     }
+    uint32_t cl_name = 0;
+    uint64_t cl = comm_like(g, &cl_name);
+    if (cl)
+        fprintf(f, "  warning    %llu kernels look like communication but no table row knows them (e.g. \"%.80s\"): "
+                "replayed as compute (docs/execution-trace.md, \"Communication kernels\")\n",
+                (unsigned long long)cl, lsim_strtab_get(g->strings, cl_name));
     int obs = item_obs(it);
     if (obs || g->mem_source != LSIM_MEM_SRC_NONE) table_trace_memory(f, g, obs);
     if (it->unmeasured)
@@ -559,6 +587,13 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
     if (it->coupled) {
         cJSON_AddBoolToObject(o, "coupled", 1);
         cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
+    }
+    uint32_t cl_name = 0;
+    uint64_t cl = comm_like(g, &cl_name);
+    if (cl) {
+        cJSON *u = cJSON_AddObjectToObject(o, "unknown_comm_kernels");
+        cJSON_AddNumberToObject(u, "count", (double)cl);
+        add_text(u, "example", lsim_strtab_get(g->strings, cl_name));
     }
     int obs = item_obs(it);
     if (!obs) cJSON_AddBoolToObject(o, "observed", 0);
