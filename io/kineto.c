@@ -908,6 +908,21 @@ lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes
     return kind;
 }
 
+int lsim_comm_like_kernel_name(const char *name)
+{
+    static const char *const LIKE[] = {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv",
+                                       "nccl",      "rccl",      "nvshmem",       "multimem", "deepep"};
+    if (!name || lsim_coll_from_kernel_name(name, NULL) != LSIM_COLL_NONE) return 0;
+    char norm[512];
+    size_t k = 0;
+    for (const char *p = name; *p && k + 1 < sizeof norm; p++)
+        if (isalnum((unsigned char)*p)) norm[k++] = (char)tolower((unsigned char)*p);
+    norm[k] = '\0';
+    for (size_t i = 0; i < sizeof LIKE / sizeof *LIKE; i++)
+        if (strstr(norm, LIKE[i])) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------- the trace */
 
 static int intern(lsim_trace *t, const char *s, uint32_t *id)
@@ -1471,6 +1486,28 @@ static int attach_root(lsim_trace *t, lsim_event *e, ev_args *a, const char *nam
     return 0;
 }
 
+/* ProcessGroupNCCL's profiling title around a collective's launch
+ * ("nccl:all_to_all", "nccl:_all_gather_base", "nccl:reduce_scatter", a
+ * user_annotation inside record_param_comms): a record holding only the
+ * kind. Older PyTorch (1.x) writes record_param_comms without "Collective
+ * name", and older NCCL runs an all-to-all as ncclKernel_SendRecv kernels
+ * with no args: the title is then the only place that says the kernels are
+ * one all-to-all of the whole group and not pairs of unknown peers (the
+ * graph build hands the kind to the record_param_comms around the launch,
+ * src/build/cpu.c). */
+static int attach_title(lsim_trace *t, lsim_event *e, const char *name)
+{
+    if (strncmp(name, "nccl:", 5) != 0) return 0;
+    lsim_coll_kind k = coll_from_text(name + 5);
+    if (k == LSIM_COLL_NONE) return 0;
+    int32_t idx;
+    int rc = push_coll(t, &idx);
+    if (rc) return rc;
+    t->colls[idx].kind = (uint8_t)k;
+    e->coll = idx;
+    return 0;
+}
+
 /* GEMM-like CPU ops whose shapes calibration uses (calibrate.h), and the
  * memory-bound ops whose shapes give the bytes it fits mem_eff from:
  * element-wise aten ops, normalizations and softmaxes, and Megatron's fused
@@ -1786,6 +1823,10 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }
+    }
+    if (kind == LSIM_EV_ANNOTATION && name[0] == 'n' && (rc = attach_title(t, e, name))) {
+        lsim_err_set(r->err, rc, "%s: out of memory", r->label);
+        goto done;
     }
     if (kind == LSIM_EV_CPU_OP && name[0] == 'c' && (rc = attach_root(t, e, &a, name))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lumosim/kineto.h"
 #include "lumosim/text.h"
 
 static double ms(lsim_ns x) { return (double)x / 1e6; }
@@ -58,6 +59,10 @@ static void collective_counts(const lsim_graph *g, uint64_t *byk, uint64_t *nk, 
 /* A graph with no observed node (synthesized): its "actual" figures are
  * absent, printed as "-" (table) or null (JSON), never as 0. */
 static int has_obs(const lsim_graph *g) { return lsim_metrics_observed_nodes(g) > 0; }
+
+/* An item's actual side is shown when its graph has observed times that
+ * are its own (not a copy of another rank's trace: unmeasured). */
+static int item_obs(const lsim_replay_item *it) { return it->g && has_obs(it->g) && !it->unmeasured; }
 
 static void put_actual(FILE *f, int obs, lsim_ns a, lsim_ns p)
 {
@@ -158,6 +163,27 @@ static void table_trace_memory(FILE *f, const lsim_graph *g, int obs)
                 (double)g->mem_capacity / 1e9);
 }
 
+/* Kernels that look like communication but that no row of the table of
+ * communication kernels made a collective (lsim_comm_like_kernel_name):
+ * they are replayed as compute, so they are counted and one is named
+ * (*example: its name id) instead of being kept silently. A memo per name
+ * id (1 byte a string; without it the count is 0 and nothing is said). */
+static uint64_t comm_like(const lsim_graph *g, uint32_t *example)
+{
+    uint32_t ns = lsim_strtab_count(g->strings);
+    uint8_t *memo = calloc(ns ? ns : 1, 1); /* 0 unknown, 1 no, 2 yes */
+    uint64_t n = 0;
+    if (!memo) return 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->kind[v] != LSIM_N_KERNEL || (g->flags[v] & LSIM_NF_COLL) || g->name[v] >= ns) continue;
+        uint8_t *m = &memo[g->name[v]];
+        if (!*m) *m = lsim_comm_like_kernel_name(lsim_strtab_get(g->strings, g->name[v])) ? 2 : 1;
+        if (*m == 2 && !n++) *example = g->name[v];
+    }
+    free(memo);
+    return n;
+}
+
 static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
 {
     const lsim_graph *g = it->g;
@@ -196,9 +222,18 @@ static void table_item(FILE *f, const lsim_replay_item *it, size_t idx)
             fprintf(f, "); %llu with size, %llu with process group\n", (unsigned long long)nb, (unsigned long long)ng);
         }
     }
-    int obs = has_obs(g);
+    uint32_t cl_name = 0;
+    uint64_t cl = comm_like(g, &cl_name);
+    if (cl)
+        fprintf(f, "  warning    %llu kernels look like communication but no table row knows them (e.g. \"%.80s\"): "
+                "replayed as compute (docs/execution-trace.md, \"Communication kernels\")\n",
+                (unsigned long long)cl, lsim_strtab_get(g->strings, cl_name));
+    int obs = item_obs(it);
     if (obs || g->mem_source != LSIM_MEM_SRC_NONE) table_trace_memory(f, g, obs);
-    if (!obs) fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
+    if (it->unmeasured)
+        fprintf(f, "  actual: not measured (a copy of one traced rank, --replicate-from; no trace of this rank)\n");
+    else if (!obs)
+        fprintf(f, "  no observed times (synthesized or what-if graph): actual figures are absent\n");
     fprintf(f, "  %-22s %12s %12s %9s\n", "", "actual ms", "predicted ms", "error");
     fprintf(f, "  %-22s", "window");
     put_actual(f, obs, r->window_actual, r->window_predicted);
@@ -323,7 +358,9 @@ static void table_memory(FILE *f, const lsim_memest_job *j)
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
-    if (p->any_obs || !p->n)
+    if (p->unmeasured && !p->any_obs)
+        fprintf(f, "\njob: actual not measured (every rank a copy of one traced rank), predicted %.3f ms\n", ms(jp));
+    else if (p->any_obs || !p->n)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
@@ -346,7 +383,7 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         /* saturating: an archive's windows are range-checked when read
@@ -357,7 +394,8 @@ void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_repor
         if (ae > p->ae) p->ae = ae;
         if (r->window_predicted_start < p->ps) p->ps = r->window_predicted_start;
         if (pe > p->pe) p->pe = pe;
-        if (items[i].g && has_obs(items[i].g)) p->any_obs = 1; /* (lumosim collect passes no graphs) */
+        if (item_obs(&items[i])) p->any_obs = 1; /* (lumosim collect passes no graphs) */
+        if (items[i].unmeasured) p->unmeasured = 1;
     }
     p->n = n;
 }
@@ -426,7 +464,7 @@ void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s)
     const lsim_breakdown *b[2] = {&r->bd_actual, &r->bd_predicted};
     memset(s, 0, sizeof *s);
     s->stage = lsim_report_stage_of(it->g);
-    s->obs = it->g && has_obs(it->g);
+    s->obs = item_obs(it);
     s->window[0] = r->window_actual;
     s->window[1] = r->window_predicted;
     for (int k = 0; k < 2; k++) {
@@ -483,7 +521,7 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
 {
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
-    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs);
+    lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs || p.unmeasured);
     lsim_ns *w = calloc(n ? n : 1, sizeof *w);
     uint8_t *show = malloc(n ? n : 1);
     if (!w || !show) per_rank = 1; /* out of memory: every rank, as before */
@@ -554,8 +592,16 @@ static cJSON *rank_json(const lsim_replay_item *it, size_t idx)
         cJSON_AddBoolToObject(o, "coupled", 1);
         cJSON_AddNumberToObject(o, "clock_offset_ns", (double)it->clock_offset);
     }
-    int obs = has_obs(g);
+    uint32_t cl_name = 0;
+    uint64_t cl = comm_like(g, &cl_name);
+    if (cl) {
+        cJSON *u = cJSON_AddObjectToObject(o, "unknown_comm_kernels");
+        cJSON_AddNumberToObject(u, "count", (double)cl);
+        add_text(u, "example", lsim_strtab_get(g->strings, cl_name));
+    }
+    int obs = item_obs(it);
     if (!obs) cJSON_AddBoolToObject(o, "observed", 0);
+    if (it->unmeasured) cJSON_AddBoolToObject(o, "measured", 0);
     cJSON_AddItemToObject(o, "window", span_json(r->window_actual, r->window_predicted, obs));
     cJSON *its = cJSON_AddArrayToObject(o, "iterations");
     for (uint32_t k = 0; its && k < r->niters; k++) {

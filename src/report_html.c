@@ -711,7 +711,7 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
 {
     const lsim_graph *g = it->g;
     const lsim_rank_report *r = it->r;
-    int rk = rank_of(it, i), obs = has_obs(g);
+    int rk = rank_of(it, i), obs = has_obs(g) && !it->unmeasured;
     double we = lsim_rel_err(r->window_actual, r->window_predicted);
     fprintf(f, "<section id=\"rank-%zu\">\n<h2>Rank %d</h2>\n<div class=\"src\">", i, rk);
     esc(f, g->source);
@@ -1005,7 +1005,7 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     /* a job without observed times was synthesized or transformed: a
      * simulation, not the replay of a trace (as the table's head says) */
     int replayed = !n;
-    for (size_t i = 0; i < n && !replayed; i++) replayed = has_obs(items[i].g);
+    for (size_t i = 0; i < n && !replayed; i++) replayed = has_obs(items[i].g); /* copies included: a replay */
     const char *title = replayed ? "lumosim replay report" : "lumosim simulation report (synthesized or what-if job)";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
@@ -1030,14 +1030,14 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         double e = lsim_rel_err(r->window_actual, r->window_predicted);
-        int obs = has_obs(items[i].g);
+        int obs = has_obs(items[i].g) && !items[i].unmeasured;
         any_obs |= obs;
         if (n <= HTML_FULL_RANKS) fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
         else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
         esc(f, items[i].g->source);
         fprintf(f, "</td><td>%u</td><td>", r->niters);
         if (obs) put_ms(f, ms(r->window_actual));
-        else fputc('-', f);
+        else fputs(items[i].unmeasured ? "not measured" : "-", f);
         fputs("</td><td>", f);
         put_ms(f, ms(r->window_predicted));
         if (obs) {
@@ -1051,7 +1051,8 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         fputs("</td></tr>\n", f);
     }
     if (n > 1 && !any_obs) {
-        fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>-</b></td><td><b>", f);
+        fprintf(f, "<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>%s</b></td><td><b>",
+                items[0].unmeasured ? "not measured" : "-");
         put_ms(f, ms(jp));
         fputs("</b></td><td><b>-</b></td><td></td></tr>\n", f);
     } else if (n > 1) {

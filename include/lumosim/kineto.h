@@ -40,4 +40,13 @@ int lsim_us_text_to_ns(const char *s, size_t len, lsim_ns *out);
  * *dtype_bytes gets the element size the name implies, or -1. Local. */
 lsim_coll_kind lsim_coll_from_kernel_name(const char *name, int32_t *dtype_bytes);
 
+/* 1 when a kernel name that lsim_coll_from_kernel_name does not classify
+ * still looks like communication (it names a collective -- all_reduce,
+ * all_gather, reduce_scatter, all_to_all, sendrecv -- or a communication
+ * library: nccl, rccl, nvshmem, multimem, deep_ep): such a kernel is
+ * replayed as compute, so the report counts it and names one, rather than
+ * keeping it silently (docs/execution-trace.md, "Communication kernels").
+ * 0 otherwise. Local. */
+int lsim_comm_like_kernel_name(const char *name);
+
 #endif

@@ -26,6 +26,12 @@ typedef struct lsim_replay_item {
                                                matched across GPUs) */
     lsim_ns clock_offset;                   /* estimated clock offset of this
                                                rank (coupled runs), ns */
+    int unmeasured;                         /* a copy of another rank's trace
+                                               (--replicate-from without this
+                                               rank's own trace): its "actual"
+                                               side was never measured, so it
+                                               is shown as not measured (null
+                                               in JSON), with no error */
 } lsim_replay_item;
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n);
@@ -92,6 +98,8 @@ typedef struct lsim_report_job_part {
     const lsim_memest_job *memory; /* the job's memory estimate (memest.h; a graph store's "memory"
                                       attribute): printed after the job line, and OOM flagged;
                                       NULL (lsim_report_job_part_of): nothing said about memory */
+    int unmeasured;          /* some item is unmeasured (lsim_replay_item): the
+                                job's actual time is not known */
 } lsim_report_job_part;
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */

@@ -111,6 +111,7 @@ typedef struct lsim_run {
      * then measured against them, not against rank R's own trace. */
     lsim_graph **truth;
     size_t ntruth;
+    int replicated;          /* the graphs are copies made by --replicate-from */
 } lsim_run;
 
 void lsim_run_free(lsim_run *r);

@@ -266,6 +266,29 @@ static void inherit_root(bld_builder *b, const cpu_stack *st, size_t k)
     }
 }
 
+/* The collective a launch call (event ev, the stack's top) sits in: the
+ * innermost record_param_comms (or c10d op) around it, which gets the root
+ * of a c10d op further out and, when it names no kind (PyTorch 1.x writes
+ * no "Collective name"), the kind of the innermost "nccl:*" profiling title
+ * around the launch (io/kineto.c attach_title); without any cpu_op record,
+ * the title itself. */
+static void enclosing_coll(bld_builder *b, const cpu_stack *st, uint32_t ev)
+{
+    int32_t title = -1;
+    for (size_t k = st->n - 1; k-- > 0;) {
+        const lsim_event *enc = &b->t->ev[st->v[k].ev];
+        if (enc->kind == LSIM_EV_ANNOTATION && enc->coll >= 0 && title < 0) title = enc->coll;
+        if (enc->kind == LSIM_EV_CPU_OP && enc->coll >= 0) {
+            b->ev_rpc[ev] = enc->coll; /* launched inside record_param_comms */
+            inherit_root(b, st, k);
+            lsim_coll_info *c = &b->t->colls[enc->coll];
+            if (c->kind == LSIM_COLL_NONE && title >= 0) c->kind = b->t->colls[title].kind;
+            return;
+        }
+    }
+    if (title >= 0) b->ev_rpc[ev] = title;
+}
+
 static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, size_t n, cpu_stack *st)
 {
     flat_state fs = {proc, INT64_MIN, BLD_NONE, 0};
@@ -288,15 +311,7 @@ static int flatten_thread(bld_builder *b, uint32_t proc, const uint32_t *idx, si
         st->v[st->n++] = it;
         fs.cursor = it.ts;
         if (x->kind == LSIM_EV_RUNTIME) launch_phase(b, proc, st, it.ev);
-        if (x->kind == LSIM_EV_RUNTIME)
-            for (size_t k = st->n - 1; k-- > 0;) {
-                const lsim_event *enc = &b->t->ev[st->v[k].ev];
-                if (enc->kind == LSIM_EV_CPU_OP && enc->coll >= 0) {
-                    b->ev_rpc[it.ev] = enc->coll; /* launched inside record_param_comms */
-                    inherit_root(b, st, k);
-                    break;
-                }
-            }
+        if (x->kind == LSIM_EV_RUNTIME) enclosing_coll(b, st, it.ev);
         if (x->kind == LSIM_EV_RUNTIME && !strncmp(bld_api_base(lsim_strtab_get(b->g->strings, x->name)), "Memcpy", 6)) {
             if ((rc = emit_piece(b, &fs, &st->v[st->n - 1], it.ts, it.ts, 1))) return rc;
             b->g->flags[fs.last_node] |= LSIM_NF_ENTER;

@@ -305,10 +305,11 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
     /* the job line: earliest starts, latest ends, any observed, latency */
     lsim_report_job_part p;
     lsim_report_job_part_of(run->items, n, &p);
-    int64_t mn[2] = {p.as, p.ps}, mx[4] = {p.ae, p.pe, p.any_obs, n && run->items[0].g->latency == LSIM_LAT_OBSERVED},
-            gmn[2], gmx[4];
+    int64_t mn[2] = {p.as, p.ps}, mx[5] = {p.ae, p.pe, p.any_obs, n && run->items[0].g->latency == LSIM_LAT_OBSERVED,
+                                               p.unmeasured},
+            gmn[2], gmx[5];
     MPI_Reduce(mn, gmn, 2, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(mx, gmx, 4, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mx, gmx, 5, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     int c2[2] = {(int)(HW * n), (int)bytes};
     MPI_Gather(c2, 2, MPI_INT, cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
     long long hsum = 0, bsum = 0;
@@ -347,12 +348,12 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         }
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
-        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem};
+        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4]};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
         else if (!rc) {
-            lsim_report_table_head(stdout, (int)gmx[3], jp.any_obs);
+            lsim_report_table_head(stdout, (int)gmx[3], jp.any_obs || jp.unmeasured);
             lsim_report_pick(win, total, o->per_rank, show);
             for (size_t g = 0; g < total; g++)
                 if (show[g]) fputs(objs[g], stdout);
@@ -395,7 +396,7 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     for (size_t i = 0; i < r->ngpus; i++) {
         const lsim_store_gpu_result *gr = &r->gpus[i];
         it[i] = (lsim_replay_item){r->graphs[i], &gr->report, gr->start, gr->end, gr->bind_start, gr->bind_end,
-                                   gr->has_cp ? &gr->cp : NULL, gr->coupled, gr->clock_offset};
+                                   gr->has_cp ? &gr->cp : NULL, gr->coupled, gr->clock_offset, 0};
     }
     *out = it;
     return 0;

@@ -290,7 +290,7 @@ lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int cou
                               lsim_engine_start(e), lsim_engine_end(e),
                               lsim_engine_bind_start(e), lsim_engine_bind_end(e),
                               with_cp ? &r->cps[i] : NULL, coupled,
-                              clock_offset};
+                              clock_offset, r->replicated && !r->truth};
 }
 
 int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gpu, lsim_err *err)
@@ -586,6 +586,7 @@ int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     r->paths = np;
     r->truth = truth;
     r->ntruth = truth ? (size_t)w : 0;
+    r->replicated = 1;
     r->n = (size_t)w;
     return 0;
 }

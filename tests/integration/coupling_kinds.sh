@@ -27,8 +27,8 @@
 #    (last arrival of the instance - own start; 0 for a broadcast's root),
 #    and waiting + transfer = time; actual times likewise from the trace's
 #    kernel durations;
-#  - a SendRecv kernel outside any all_to_all (its record_param_comms
-#    removed: the peer is unknown) keeps its traced duration and the
+#  - a SendRecv kernel outside any all_to_all (its record_param_comms and
+#    its nccl:all_to_all title removed: the peer is unknown) keeps its traced duration and the
 #    report says so (sendrecv traced 1, the other two all-to-alls coupled);
 #  - the HTML page's collectives table has the waiting and transfer columns.
 # Exits 77 without the fixtures (they need the shared traces).
@@ -57,7 +57,12 @@ for f in sorted(os.listdir(src)):
     ev = doc["traceEvents"]
     drop = [e for e in ev if e.get("name") == "record_param_comms" and e.get("args", {}).get("Collective name") == "all_to_allv"]
     assert len(drop) == 1, f
-    doc["traceEvents"] = [e for e in ev if e is not drop[0]]
+    r = drop[0]
+    # and the nccl:all_to_all title inside it, which alone says all-to-all
+    drop += [e for e in ev if e.get("cat") == "user_annotation" and e.get("name") == "nccl:all_to_all" and
+             e.get("tid") == r.get("tid") and r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
+    assert len(drop) == 2, f
+    doc["traceEvents"] = [e for e in ev if all(e is not d for d in drop)]
     with gzip.open(os.path.join(dst, f), "wt") as o:
         json.dump(doc, o)
 PY
