@@ -276,10 +276,16 @@ static int info_results(sctx *c, FILE *out)
                     "error", "source");
             for (size_t i = 0; i < r->ngpus; i++) {
                 const lsim_store_gpu_result *g = &r->gpus[i];
-                fprintf(out, "  %4zu %5d %10llu %14.3f %14.3f %+7.2f%%  %s\n", i, g->rank,
-                        (unsigned long long)g->node_count, (double)g->report.window_actual / 1e6,
-                        (double)g->report.window_predicted / 1e6,
-                        100.0 * lsim_rel_err(g->report.window_actual, g->report.window_predicted), g->source);
+                /* a synthesized or what-if GPU: nothing measured, never 0 ms, +0.00 % */
+                if (!lsim_report_observed(&g->report))
+                    fprintf(out, "  %4zu %5d %10llu %14s %14.3f %8s  %s\n", i, g->rank,
+                            (unsigned long long)g->node_count, "not measured",
+                            (double)g->report.window_predicted / 1e6, "-", g->source);
+                else
+                    fprintf(out, "  %4zu %5d %10llu %14.3f %14.3f %+7.2f%%  %s\n", i, g->rank,
+                            (unsigned long long)g->node_count, (double)g->report.window_actual / 1e6,
+                            (double)g->report.window_predicted / 1e6,
+                            100.0 * lsim_rel_err(g->report.window_actual, g->report.window_predicted), g->source);
             }
         }
         lsim_store_run_free(r);

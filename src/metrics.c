@@ -14,6 +14,11 @@ size_t lsim_metrics_observed_nodes(const lsim_graph *g)
     return k;
 }
 
+int lsim_report_observed(const lsim_rank_report *r)
+{
+    return r->window_actual > 0;
+}
+
 /* Counted from the columns, not kept as a graph scalar, so that every graph
  * (built, loaded from a store, what-if) reports what its replay really read. */
 size_t lsim_metrics_prewindow_released(const lsim_graph *g)

@@ -128,6 +128,12 @@ typedef struct lsim_rank_report {
     uint64_t coll_rootless[LSIM_COLL_NKINDS];
 } lsim_rank_report;
 
+/* Whether a report holds "actual" figures, from the report alone (an archive
+ * read without its graphs: lumosim collect, info): a GPU with no observed
+ * node has an actual window of 0 (above), one with observed nodes spans
+ * them (> 0). Python's reader applies the same rule (python/lumosim). */
+int lsim_report_observed(const lsim_rank_report *r);
+
 /* Fill r's coupling counts and per-kind times from g: a collective kernel v
  * is coupled when inst_of (the job's per-node instance array of this GPU;
  * NULL: the GPU ran alone) has inst_of[v] >= 0, else it kept its traced

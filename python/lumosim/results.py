@@ -191,7 +191,7 @@ def _read_run(r, name, want_kernels):
         "window_actual_ns": wa,
         "window_predicted_ns": wp,
         "window_error": np.where(observed, c("window_error", "f").astype(np.float64), np.nan),
-        "window_actual_ms": wa / 1e6,
+        "window_actual_ms": np.where(observed, wa / 1e6, np.nan),
         "window_predicted_ms": wp / 1e6,
         "window_actual_start_ns": c("window_actual_start").astype(np.int64),
         "window_predicted_start_ns": c("window_predicted_start").astype(np.int64),

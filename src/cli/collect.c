@@ -264,11 +264,21 @@ static void put_dbl(FILE *f, double v)
     fprintf(f, "%s,", b);
 }
 
-static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i, lsim_ns ja, lsim_ns jp)
+/* An integer, or an empty field where it was not measured (docs/csv.md:
+ * a synthesized or what-if GPU has no actual figures, never 0). */
+static void put_obs_i64(FILE *f, int obs, int64_t v)
+{
+    if (obs) put_i64(f, v);
+    else fputc(',', f);
+}
+
+/* job_obs: some GPU of the run was observed (the job's actual span exists) */
+static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i, lsim_ns ja, lsim_ns jp, int job_obs)
 {
     const lsim_store_gpu_result *g = &r->gpus[i];
     const lsim_rank_report *rep = &g->report;
     const lsim_breakdown *a = &rep->bd_actual, *p = &rep->bd_predicted;
+    int obs = lsim_report_observed(rep);
     put_str(f, path, 0);
     put_str(f, r->name, 0);
     put_u64(f, (uint64_t)i);
@@ -277,14 +287,15 @@ static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i
     put_str(f, lsim_latency_mode_name(r->graphs ? r->graphs[i]->latency : r->latency), 0);
     put_i64(f, g->coupled ? 1 : 0);
     put_i64(f, g->clock_offset);
-    put_i64(f, rep->window_actual);
+    put_obs_i64(f, obs, rep->window_actual);
     put_i64(f, rep->window_predicted);
-    put_dbl(f, lsim_rel_err(rep->window_actual, rep->window_predicted));
-    put_i64(f, a->exposed_compute);
-    put_i64(f, a->overlapped);
-    put_i64(f, a->exposed_comm);
-    put_i64(f, a->exposed_comm_wait);
-    put_i64(f, a->other);
+    if (obs) put_dbl(f, lsim_rel_err(rep->window_actual, rep->window_predicted));
+    else fputc(',', f);
+    put_obs_i64(f, obs, a->exposed_compute);
+    put_obs_i64(f, obs, a->overlapped);
+    put_obs_i64(f, obs, a->exposed_comm);
+    put_obs_i64(f, obs, a->exposed_comm_wait);
+    put_obs_i64(f, obs, a->other);
     put_i64(f, p->exposed_compute);
     put_i64(f, p->overlapped);
     put_i64(f, p->exposed_comm);
@@ -292,9 +303,10 @@ static void put_row(FILE *f, const char *path, const lsim_store_run *r, size_t i
     put_i64(f, p->other);
     put_u64(f, rep->niters);
     put_u64(f, (uint64_t)r->ngpus);
-    put_i64(f, ja);
+    put_obs_i64(f, job_obs, ja);
     put_i64(f, jp);
-    put_dbl(f, lsim_rel_err(ja, jp));
+    if (job_obs) put_dbl(f, lsim_rel_err(ja, jp));
+    else fputc(',', f);
     put_str(f, r->command_line, 0);
     put_str(f, r->config, 0);
     if (r->mpi_ranks > 0) fprintf(f, "%d,", r->mpi_ranks);
@@ -337,7 +349,9 @@ static int write_file(FILE *f, const char *path, const char *only, lsim_err *err
         for (size_t i = 0; i < r->ngpus; i++) items[i].r = &r->gpus[i].report;
         lsim_ns ja = 0, jp = 0;
         lsim_report_job_span(items, r->ngpus, &ja, &jp);
-        for (size_t i = 0; i < r->ngpus; i++) put_row(f, path, r, i, ja, jp);
+        int job_obs = 0;
+        for (size_t i = 0; i < r->ngpus; i++) job_obs |= lsim_report_observed(&r->gpus[i].report);
+        for (size_t i = 0; i < r->ngpus; i++) put_row(f, path, r, i, ja, jp, job_obs);
         if (ferror(f)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));
         free(items);
         items = NULL;

@@ -27,6 +27,7 @@ const char *const LSIM_USAGE_SEARCH =
     "                      [--micro-batches LIST] [--model M] [--micro-batch N] [--gpus N]\n"
     "                      [--global-batch B] [--gpu G] [--topology F] [--budget-seconds T]\n"
     "                      [--top K] [--json] [--csv F] [-o FILE.h5] [--shard I/N]\n"
+    "                      [--rank-by throughput|step]\n"
     "       lumosim search --merge PART.h5... [--top K] [--json] [--csv F] [-o FILE.h5]\n"
     "\n"
     "Searches the parallel layouts of a model on N GPUs: every TP x PP x DP x\n"
@@ -55,6 +56,10 @@ const char *const LSIM_USAGE_SEARCH =
     "  --budget-seconds T  stop simulating after T seconds (per MPI rank) and\n"
     "                   report how much of the space was covered\n"
     "  --top K          rows of the ranking printed (default 10; 0: all)\n"
+    "  --rank-by K      throughput (default: what a step processes per second)\n"
+    "                   or step (the step time); with --from the unit is\n"
+    "                   samples/s where the batch is known, else micro-batches/s\n"
+    "                   or the job's per-replica batches/s (never tokens/s 0)\n"
     "  --samples N      re-simulate those rows N times with drawn kernel\n"
     "                   durations (as lumosim sim --samples) and print the\n"
     "                   step's p5/p50/p95 (1..100000; --seed S, default 1;\n"
@@ -88,6 +93,7 @@ const char *const LSIM_USAGE_SEARCH =
 typedef struct search_args {
     const char *model, *gpu, *topo, *csv, *out;
     int gpus, global_batch, top, json, seq_parallel;
+    int by_step;                /* --rank-by step (default: throughput) */
     long long samples, seed; /* --top K --samples N: intervals of the best K */
     double spread;
     double budget;
@@ -166,7 +172,7 @@ static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--spread", NULL, "a value", 19, 0},
     {"--from", NULL, "a value", 20, 0},            {"--dp", NULL, "a value", 21, 0},
     {"--micro-batches", NULL, "a value", 22, 0},   {"--shard", NULL, "a value", 23, 0},
-    {"--merge", NULL, NULL, 24, 0},
+    {"--merge", NULL, NULL, 24, 0},                {"--rank-by", NULL, "a value", 25, 0},
 };
 
 static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
@@ -254,6 +260,13 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
         break;
     }
     case 13: a->csv = v; break;
+    case 25:
+        if (strcmp(v, "throughput") && strcmp(v, "step")) {
+            lsim_cli_usage_error("--rank-by takes throughput or step, not '%s'", v);
+            return -1;
+        }
+        a->by_step = !strcmp(v, "step");
+        break;
     case 20: a->from = v; break;
     case 21: if (int_list("--dp", v, a->fs.dp, &a->fs.ndp)) return -1; break;
     case 22: if (int_list("--micro-batches", v, a->fs.mbs, &a->fs.nmbs)) return -1; break;
@@ -329,12 +342,12 @@ static int parse(int argc, char **argv, search_args *a)
     }
     if (a->merge) {
         /* everything comes from the files */
-        static const int only[] = {12, 13, 14, 15, 24};
-        for (int w = 0; w < 25; w++) {
+        static const int only[] = {12, 13, 14, 15, 24, 25};
+        for (int w = 0; w < 26; w++) {
             int ok = 0;
             for (size_t k = 0; k < sizeof only / sizeof *only; k++) ok |= only[k] == w;
             if (GIVEN(w) && !ok) {
-                lsim_cli_usage_error("--merge takes only the shards' files, --top, --json, --csv and -o (%s given)",
+                lsim_cli_usage_error("--merge takes only the shards' files, --top, --json, --csv, -o and --rank-by (%s given)",
                                      SEARCH_OPTS[w].name);
                 return -1;
             }
@@ -413,6 +426,17 @@ static int cmp_step(const void *x, const void *y)
     if (g_c[a].step != g_c[b].step) return g_c[a].step < g_c[b].step ? -1 : 1;
     return (a > b) - (a < b);
 }
+struct sresult;
+static const struct sresult *g_r;
+static double throughput_of(size_t i);
+/* the highest throughput first; ties by step, then by candidate */
+static int cmp_throughput(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    double p = throughput_of(a), q = throughput_of(b);
+    if (p != q) return p > q ? -1 : 1;
+    return cmp_step(x, y);
+}
 
 
 /* What a search (or a merge of its shards) found, as the outputs show it.
@@ -427,9 +451,42 @@ typedef struct sresult {
     uint64_t reasons[LSIM_SR_N];
     int shard, shards;
     const lsim_search_from_info *src;    /* --from: the job's layout (NULL after --merge) */
+    int by_step;                         /* ranked by step time, not by throughput */
 } sresult;
 
-static double tokens_per_step(const sresult *r) { return (double)r->global_batch * r->seq; }
+/* Throughput (issue 39): what one step of a candidate processes, in the
+ * search's unit. A --model search and --from with --global-batch B: B
+ * samples. --from otherwise keeps the job's per-replica batch (whatif's weak
+ * scaling), so DP x micro-batches x micro-batch size samples when
+ * --micro-batches and the micro-batch size are known, DP x micro-batches
+ * micro-batches without the size, and DP of the job's per-replica batches
+ * without --micro-batches (all candidates of one search share the case:
+ * --micro-batches gives every one its count). Never a 0 that reads as
+ * measured: tokens/s only where samples and the sequence are known. */
+enum { U_SAMPLES, U_MICROBATCHES, U_BATCHES };
+static const char *const UNIT_NAME[] = {"samples/s", "micro-batches/s", "batches/s"};
+static int thr_unit(const sresult *r)
+{
+    if (r->global_batch > 0) return U_SAMPLES;
+    int m = 0, b = 0;
+    for (size_t i = 0; i < r->n; i++) m |= r->c[i].from_req[4] > 0, b |= r->c[i].mb > 0;
+    return !m ? U_BATCHES : b ? U_SAMPLES : U_MICROBATCHES;
+}
+static double per_step(const sresult *r, const lsim_search_cand *x)
+{
+    if (r->global_batch > 0) return (double)r->global_batch;
+    double m = x->from_req[4] > 0 ? x->from_req[4] : 1, b = x->from_req[4] > 0 && x->mb > 0 ? x->mb : 1;
+    return (double)x->dp * m * b;
+}
+static double throughput(const sresult *r, const lsim_search_cand *x)
+{
+    return x->step > 0 ? per_step(r, x) / ((double)x->step / 1e9) : 0;
+}
+/* tokens/s, or a negative number where it is not known */
+static double tokens_per_s(const sresult *r, const lsim_search_cand *x)
+{
+    return thr_unit(r) == U_SAMPLES && r->seq > 0 && x->step > 0 ? throughput(r, x) * r->seq : -1;
+}
 
 typedef struct csv_ctx {
     const sresult *r;
@@ -437,17 +494,23 @@ typedef struct csv_ctx {
 
 static int write_csv(FILE *f, const sresult *r)
 {
+    /* not known (a trace's micro-batch size, tokens, memory): an empty field */
     int ok = fprintf(f, "rank,tp,pp,dp,micro_batch,vstages,recompute,distributed_optimizer,step_ns,tokens_per_s,"
-                     "peak_memory_bytes,exposed_compute_ns,overlapped_ns,exposed_comm_ns,other_ns,sim_seconds%s\n",
+                     "peak_memory_bytes,exposed_compute_ns,overlapped_ns,exposed_comm_ns,other_ns,sim_seconds%s,"
+                     "throughput_per_s,throughput_unit\n",
                      r->from ? ",micro_batches" : "") > 0;
-    double tok = tokens_per_step(r);
     for (size_t i = 0; i < r->nsim && ok; i++) {
         const lsim_search_cand *x = &r->c[r->order[i]];
-        ok = fprintf(f, "%zu,%d,%d,%d,%d,%d,%s,%d,%lld,%.1f,%.0f,%lld,%lld,%lld,%lld,%.3f", i + 1, x->tp, x->pp, x->dp,
-                     x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step,
-                     x->step > 0 ? tok / ((double)x->step / 1e9) : 0, x->mem_bytes, (long long)x->bd[0],
-                     (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
+        char mb[16] = "", tok[40] = "", mem[40] = "";
+        double t = tokens_per_s(r, x);
+        if (x->mb > 0) snprintf(mb, sizeof mb, "%d", x->mb);
+        if (t >= 0) snprintf(tok, sizeof tok, "%.1f", t);
+        if (x->mem_bytes > 0) snprintf(mem, sizeof mem, "%.0f", x->mem_bytes);
+        ok = fprintf(f, "%zu,%d,%d,%d,%s,%d,%s,%d,%lld,%s,%s,%lld,%lld,%lld,%lld,%.3f", i + 1, x->tp, x->pp, x->dp,
+                     mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step, tok, mem,
+                     (long long)x->bd[0], (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
         if (ok && r->from) ok = fprintf(f, ",%d", x->from_req[4]) > 0;
+        if (ok) ok = fprintf(f, ",%.3f,%s", throughput(r, x), UNIT_NAME[thr_unit(r)]) > 0;
         if (ok) ok = fputc('\n', f) != EOF;
     }
     return ok ? 0 : -1;
@@ -486,6 +549,8 @@ static void json_str(const char *s)
     putchar('"');
 }
 
+static double throughput_of(size_t i) { return throughput(g_r, &g_r->c[i]); }
+
 /* The ranking's ties broken by candidate index: the same order for any
  * rank count and any sharding. */
 static void rank_simulated(sresult *r)
@@ -501,7 +566,8 @@ static void rank_simulated(sresult *r)
         if (r->c[i].simulated) r->order[r->nsim++] = i;
     }
     g_c = r->c;
-    qsort(r->order, r->nsim, sizeof *r->order, cmp_step);
+    g_r = r;
+    qsort(r->order, r->nsim, sizeof *r->order, r->by_step ? cmp_step : cmp_throughput);
 }
 
 /* The CSV, the -o file, and the JSON or the table (rank 0). */
@@ -509,7 +575,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
                   const lsim_pools_info *pinfo, lsim_err *err)
 {
     int rc = 0;
-    double tok = tokens_per_step(r);
+    int unit = thr_unit(r);
     size_t show = a->top && (size_t)a->top < r->nsim ? (size_t)a->top : r->nsim;
     const char *names[32];
     uint64_t cnt[32];
@@ -536,7 +602,8 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         }
         printf(",\"gpus\":%d,\"gpu\":", r->gpus);
         json_str(r->gpu);
-        printf(",\"global_batch\":%d,\"candidates\":%zu,\"reasons\":{", r->global_batch, r->n);
+        printf(",\"global_batch\":%d,\"rank_by\":\"%s\",\"throughput_unit\":\"%s\",\"candidates\":%zu,\"reasons\":{",
+               r->global_batch, r->by_step ? "step" : "throughput", UNIT_NAME[unit], r->n);
         for (int q = 0; q < LSIM_SR_N; q++)
             printf("%s\"%s\":%llu", q ? "," : "", lsim_search_reason_name((lsim_search_reason)q),
                    (unsigned long long)r->reasons[q]);
@@ -568,12 +635,17 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
                r->sim_total > 0 ? 60.0 * (double)r->nsim / r->sim_total : 0);
         for (size_t i = 0; i < show; i++) {
             const lsim_search_cand *x = &r->c[r->order[i]];
-            double st = (double)x->step;
-            printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%d,\"vstages\":%d,\"recompute\":\"%s\","
-                   "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"tokens_per_s\":%.1f,\"peak_memory_bytes\":%.0f,"
-                   "\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
-                   i ? "," : "", x->tp, x->pp, x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute),
-                   x->dist_opt ? "true" : "false", (long long)x->step, st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes,
+            double st = (double)x->step, t = tokens_per_s(r, x);
+            /* not known: null, never 0 */
+            char mb[16] = "null", tok[40] = "null", mem[40] = "null";
+            if (x->mb > 0) snprintf(mb, sizeof mb, "%d", x->mb);
+            if (t >= 0) snprintf(tok, sizeof tok, "%.1f", t);
+            if (x->mem_bytes > 0) snprintf(mem, sizeof mem, "%.0f", x->mem_bytes);
+            printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%s,\"vstages\":%d,\"recompute\":\"%s\","
+                   "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"throughput_per_s\":%.3f,\"tokens_per_s\":%s,"
+                   "\"peak_memory_bytes\":%s,\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
+                   i ? "," : "", x->tp, x->pp, x->dp, mb, x->vstages, lsim_recompute_name(x->recompute),
+                   x->dist_opt ? "true" : "false", (long long)x->step, throughput(r, x), tok, mem,
                    st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
             if (r->from) printf(",\"micro_batches\":%d,\"candidate\":%zu", x->from_req[4], r->order[i]);
             if (iv) {
@@ -604,24 +676,36 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         else if (r->nsim < r->nf) printf(" (%zu not reached within --budget-seconds %g)", r->nf - r->nsim, r->budget);
         printf(" in %.1f s (%.1f per minute of simulation)\n", r->secs,
                r->sim_total > 0 ? 60.0 * (double)r->nsim / r->sim_total : 0);
+        if (show)
+            printf("ranked by %s%s\n", r->by_step ? "step time" : "throughput, ",
+                   r->by_step                ? ""
+                   : unit == U_SAMPLES       ? "samples/s"
+                   : unit == U_MICROBATCHES  ? "micro-batches/s (the micro-batch size is not known: --micro-batch N)"
+                                             : "batches/s: each data-parallel replica's batch is the job's (whatif's "
+                                               "weak scaling; --global-batch B sets it)");
         if (nrule) {
             printf("refused by the what-if rules:");
             for (size_t k = 0; k < nrule; k++) printf("%s %llu %s", k ? "," : "", (unsigned long long)cnt[k], names[k]);
             printf(" (the messages: --json, -o)\n");
         }
         if (show) {
-            printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %12s %8s %6s %7s%s\n", "rank", "tp", "pp", "dp", "mb",
-                   "schedule", "recompute", "dist-opt", "step s", "tokens/s", "peak GB", "idle%", "x-comm%",
-                   r->from ? " micro-batches" : "");
+            printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %15s %12s %8s %6s %7s%s\n", "rank", "tp", "pp", "dp", "mb",
+                   "schedule", "recompute", "dist-opt", "step s", UNIT_NAME[unit], "tokens/s", "peak GB", "idle%",
+                   "x-comm%", r->from ? " micro-batches" : "");
             for (size_t i = 0; i < show; i++) {
                 const lsim_search_cand *x = &r->c[r->order[i]];
                 char sch[24];
                 if (x->vstages > 1) snprintf(sch, sizeof sch, "inter:%d", x->vstages);
                 else snprintf(sch, sizeof sch, "1f1b");
-                double st = (double)x->step;
-                printf("%4zu %3d %3d %5d %3d %9s %10s %8s %10.3f %12.0f %8.1f %6.1f %7.1f", i + 1, x->tp, x->pp, x->dp,
-                       x->mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
-                       st > 0 ? tok / (st / 1e9) : 0, x->mem_bytes / 1e9, st > 0 ? 100 * (double)x->bd[3] / st : 0,
+                double st = (double)x->step, t = tokens_per_s(r, x);
+                /* not known: "-", never 0 */
+                char mb[16] = "-", tok[40] = "-", mem[40] = "-";
+                if (x->mb > 0) snprintf(mb, sizeof mb, "%d", x->mb);
+                if (t >= 0) snprintf(tok, sizeof tok, "%.0f", t);
+                if (x->mem_bytes > 0) snprintf(mem, sizeof mem, "%.1f", x->mem_bytes / 1e9);
+                printf("%4zu %3d %3d %5d %3s %9s %10s %8s %10.3f %15.2f %12s %8s %6.1f %7.1f", i + 1, x->tp, x->pp,
+                       x->dp, mb, sch, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", st / 1e9,
+                       throughput(r, x), tok, mem, st > 0 ? 100 * (double)x->bd[3] / st : 0,
                        st > 0 ? 100 * (double)x->bd[2] / st : 0);
                 if (r->from) {
                     if (x->from_req[4]) printf(" %13d", x->from_req[4]);
@@ -734,6 +818,7 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
     r.model = f0->model, r.gpu = f0->gpu, r.from = f0->from[0] ? f0->from : NULL;
     r.gpus = f0->gpus, r.global_batch = f0->global_batch, r.seq = f0->seq, r.capacity = f0->capacity;
     r.budget = f0->budget;
+    r.by_step = a->by_step;
     rank_simulated(&r);
     rc = report(a, &r, argc, argv, NULL, NULL, err);
 cleanup:
@@ -943,6 +1028,7 @@ int lsim_cli_search(int argc, char **argv)
     }
     r.budget = a.budget > 0 ? a.budget : 0;
     r.shard = a.shard, r.shards = a.shards;
+    r.by_step = a.by_step;
     if (!rc) rank_simulated(&r);
     /* --samples: the shown rows re-simulated with drawn durations (rank 0:
      * the same numbers for any rank count) */

@@ -138,6 +138,93 @@ int lsim_synth_microbatches(const lsim_synth_cfg *c)
     return d > 0 ? (int)(c->global_batch / d) : 0;
 }
 
+/* The estimate of c changed by one option or layout, or 0 where the change
+ * is not a configuration lsim_synth_check accepts (the memory check off,
+ * so the advice never recurses). */
+static double mem_total_if(const lsim_synth_cfg *c)
+{
+    lsim_synth_cfg t = *c;
+    lsim_synth_mem mm;
+    t.mem_check = 0;
+    t.gpus = 0;
+    if (lsim_synth_check(&t, NULL)) return 0;
+    lsim_synth_memory(&t, &mm);
+    return mm.total;
+}
+
+/* Append "TEXT (X GB)" to one of two lists: fits (within the GPU) or helps
+ * (smaller than now, still too large). A change that saves nothing (the
+ * selective recomputation under flash attention, which keeps no s x s
+ * tensor) is never suggested. */
+static void mem_note(char *fits, char *helps, size_t cap, const char *what, double total, double now, double capacity)
+{
+    if (!(total > 0) || total >= now * (1 - 1e-9)) return;
+    char *dst = total <= capacity ? fits : helps;
+    size_t n = strlen(dst);
+    snprintf(dst + n, cap - n, "%s%s (%.1f GB)", n ? ", " : "", what, total / 1e9);
+}
+
+/* What makes a job that the memory check refuses fit, computed from the
+ * estimate: each option it lacks (distributed optimizer, sequence
+ * parallelism, recomputation, a smaller micro-batch) and twice the PP or TP
+ * on the same GPUs (DP halved), with the GB each gives; then the options
+ * together. One clause for the refusal, ending with --no-memory-check. */
+static void mem_advice(const lsim_synth_cfg *c, double now, char *out, size_t cap)
+{
+    char fits[256] = "", helps[256] = "", what[64];
+    double capacity = c->gpu.mem_capacity;
+    lsim_synth_cfg t = *c, all = *c;
+    int opt_shards = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    if (!c->dist_opt && opt_shards > 1) {
+        t = *c, t.dist_opt = 1, all.dist_opt = 1;
+        mem_note(fits, helps, sizeof fits, "--distributed-optimizer", mem_total_if(&t), now, capacity);
+    }
+    if (!c->seq_parallel && c->tp > 1) {
+        t = *c, t.seq_parallel = 1, all.seq_parallel = 1;
+        mem_note(fits, helps, sizeof fits, "--sequence-parallel", mem_total_if(&t), now, capacity);
+    }
+    for (int rc = c->recompute + 1; rc <= LSIM_RC_FULL; rc++) {
+        t = *c, t.recompute = rc;
+        double total = mem_total_if(&t);
+        snprintf(what, sizeof what, "--recompute %s", lsim_recompute_name(rc));
+        if (rc == LSIM_RC_FULL || (total > 0 && total <= capacity)) {
+            mem_note(fits, helps, sizeof fits, what, total, now, capacity);
+            all.recompute = rc;
+            break;
+        }
+    }
+    for (int mb = c->micro_batch / 2; c->micro_batch > 1 && mb >= 1; mb /= 2) {
+        t = *c, t.micro_batch = mb;
+        double total = mem_total_if(&t);
+        if (mb == 1 || (total > 0 && total <= capacity)) {
+            snprintf(what, sizeof what, "--micro-batch %d", mb);
+            mem_note(fits, helps, sizeof fits, what, total, now, capacity);
+            all.micro_batch = mb;
+            break;
+        }
+    }
+    /* the same GPUs (DP halved) where DP is even, else more of them */
+    int halve = c->dp % 2 == 0;
+    t = *c, t.pp = 2 * c->pp, t.dp = halve ? c->dp / 2 : c->dp;
+    snprintf(what, sizeof what, halve ? "--pp %d --dp %d" : "--pp %d on twice the GPUs", t.pp, t.dp);
+    mem_note(fits, helps, sizeof fits, what, mem_total_if(&t), now, capacity);
+    if (2 * c->tp <= c->topo.gpus_per_node) {
+        t = *c, t.tp = 2 * c->tp, t.dp = halve ? c->dp / 2 : c->dp;
+        snprintf(what, sizeof what, halve ? "--tp %d --dp %d" : "--tp %d on twice the GPUs", t.tp, t.dp);
+        mem_note(fits, helps, sizeof fits, what, mem_total_if(&t), now, capacity);
+    }
+    double together = mem_total_if(&all);
+    if (fits[0])
+        snprintf(out, cap, "it fits with %s; or --no-memory-check", fits);
+    else if (together > 0 && together <= capacity && helps[0])
+        snprintf(out, cap, "no one change fits (%s), all of these options together do (%.1f GB); or --no-memory-check",
+                 helps, together / 1e9);
+    else if (helps[0])
+        snprintf(out, cap, "no change tried fits (%s): use more GPUs (more PP or TP) or a GPU with more memory, or --no-memory-check", helps);
+    else
+        snprintf(out, cap, "use more GPUs (more PP or TP), or --no-memory-check");
+}
+
 int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
 {
     const lsim_model_shape *m = &c->model;
@@ -202,14 +289,16 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->mem_check && c->gpu.mem_capacity > 0) {
         lsim_synth_mem mm;
         lsim_synth_memory(c, &mm);
-        if (mm.total > c->gpu.mem_capacity)
+        if (mm.total > c->gpu.mem_capacity) {
+            char advice[512];
+            mem_advice(c, mm.total, advice, sizeof advice);
             return lsim_err_set(err, LSIM_EARG,
                                 "the job needs %.1f GB per GPU on pipeline stage %d (weights, gradients and optimizer "
                                 "state %.1f GB for %.3g parameters, activations %.1f GB for %d micro-batch chunks in "
-                                "flight, buffers and reserve %.1f GB), more than the %s's %.1f GB: use more TP or PP, "
-                                "--recompute, --distributed-optimizer, a smaller micro-batch, or --no-memory-check",
+                                "flight, buffers and reserve %.1f GB), more than the %s's %.1f GB: %s",
                                 mm.total / 1e9, mm.stage, mm.states / 1e9, mm.params, mm.activations / 1e9, mm.inflight,
-                                mm.other / 1e9, c->gpu.name, c->gpu.mem_capacity / 1e9);
+                                mm.other / 1e9, c->gpu.name, c->gpu.mem_capacity / 1e9, advice);
+        }
     }
     return 0;
 }

@@ -78,7 +78,10 @@ if d["candidates"] != 3 * 3 * 2: bad.append("candidates %d, not 3 x 3 x 2" % d["
 if sum(d["reasons"].values()) != d["candidates"]: bad.append("reasons do not add up")
 r = d["ranking"]
 if not r or len(r) != d["simulated"]: bad.append("ranking")
-if [x["step_ns"] for x in r] != sorted(x["step_ns"] for x in r): bad.append("not by step")
+# issue 39: ranked by throughput (DP x the job's per-replica batch / step), highest first
+if [x["throughput_per_s"] for x in r] != sorted((x["throughput_per_s"] for x in r), reverse=True): bad.append("not by throughput")
+if any(abs(x["throughput_per_s"] - x["dp"] / (x["step_ns"] / 1e9)) > 1e-3 for x in r): bad.append("throughput is not DP / step")
+if any(x["tokens_per_s"] is not None for x in r): bad.append("tokens/s printed without a known batch")
 # TP 5 divides neither 48 heads nor 6144; PP 3 does not divide 8 layers
 want_refused = {(t, p, q) for t in (1, 2, 5) for p in (1, 2, 3) for q in (1, 2) if t == 5 or p == 3}
 got = {(x["tp"], x["pp"], x["dp"]) for x in d["refused"]}

@@ -86,6 +86,20 @@ bad)
     # divisible by TP with SP, the options' words, a spec in the wrong unit
     expect 1 "needs 23[0-9.]* GB per GPU on pipeline stage 0" --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 \
         --global-batch 8
+    # issue 39: the refusal says what fits, from the estimate; the README's
+    # and docs/synthesis.md's jobs without the distributed optimizer (which
+    # the documents give, and doc_commands runs); flash attention keeps no
+    # s x s tensor, so selective recomputation saves nothing and is not
+    # suggested; unfused attention: full recomputation, or more TP
+    expect 1 "80.0 GB: it fits with --distributed-optimizer (52.2 GB), " --model gpt3-175b --tp 8 --pp 8 --dp 64 \
+        --micro-batch 1 --global-batch 1536
+    grep -q "selective" "$tmp/err" && fail "selective recomputation suggested under flash attention: $(cat "$tmp/err")"
+    expect 1 "80.0 GB: it fits with --distributed-optimizer (76.2 GB); or --no-memory-check" --model gpt3-175b \
+        --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch 256 --gpu h100
+    expect 1 "it fits with --recompute full (71.9 GB), --pp 4 --dp 1 (73.8 GB), --tp 4 --dp 1 (57.2 GB)" \
+        --model gpt3-15b --tp 2 --pp 2 --dp 2 --global-batch 64 --micro-batch 1 --attention unfused
+    expect 1 "no change tried fits (.*): use more GPUs" --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 \
+        --global-batch 8
     expect 1 "sequence length 2047 is not divisible by TP = 2" $tiny --seq 2047 --sequence-parallel
     expect 1 "forward-only needs the 1F1B schedule" $tiny --forward-only --schedule interleaved:2
     expect 2 "expected none|selective|full" $tiny --recompute some

@@ -26,6 +26,31 @@ grep -q ',"lumosim [^"]*--drop-edges event,hidden[^"]*",' out.csv || fail "a com
 [ ! -e one.csv ] || fail "a CSV was left after an error"
 "$L" collect sw/b --run zeta -o one.csv 2>/dev/null || fail "--run zeta on sw/b"
 [ "$(wc -l <one.csv)" = 2 ] || fail "--run zeta: want 1 row"
+# issue 39: a synthesized run measured nothing: its actual and error fields
+# are empty (docs/csv.md), never 0, and info says "not measured"; the
+# traced run's are numbers
+"$L" synth --model gpt3-15b --layers 4 --tp 2 --pp 1 --dp 1 --micro-batch 1 --global-batch 2 -o syn.h5 >/dev/null ||
+    fail "synth"
+"$L" sim syn.h5 -o synr.h5 >/dev/null || fail "sim of the synthesized job"
+"$L" collect synr.h5 sw/a/r.h5 -o syn.csv 2>/dev/null || fail "collect of a synthesized run"
+field() { # CSV ROW COLUMN: one field of a row (the columns up to job_error hold no comma)
+    local k
+    k=$(head -n 1 "$1" | tr -d '\r' | tr ',' '\n' | grep -nx "$3" | cut -d: -f1)
+    [ -n "$k" ] || fail "no column $3"
+    sed -n "$(($2 + 1))p" "$1" | tr -d '\r' | cut -d, -f"$k"
+}
+[ "$(wc -l <syn.csv)" = 4 ] || fail "want 2 synthesized + 1 traced rows: $(cat syn.csv)"
+for col in window_actual_ns window_error exposed_compute_actual_ns other_actual_ns job_actual_ns job_error; do
+    for row in 2 3; do
+        [ -z "$(field syn.csv $row $col)" ] || fail "synthesized GPU, $col: '$(field syn.csv $row $col)', want empty"
+    done
+    [ -n "$(field syn.csv 1 $col)" ] || fail "traced GPU, $col empty"
+done
+[ "$(field syn.csv 2 window_predicted_ns)" -gt 0 ] || fail "synthesized GPU: no predicted window"
+"$L" info synr.h5 >info.txt || fail "info"
+[ "$(grep -c ' not measured .* -  synth:' info.txt)" = 2 ] || fail "info: $(tail -n 3 info.txt)"
+grep -q '+0.00%' info.txt && fail "info prints an error for a synthesized GPU: $(tail -n 3 info.txt)"
+"$L" info sw/a/r.h5 | grep -q ' 603.298 .*%  ' || fail "info of the traced run lost its actual figures"
 # bad input: one error line naming the file, exit 1, no output
 bad() { # WANT ARGS...
     local want=$1
