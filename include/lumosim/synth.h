@@ -34,20 +34,42 @@
 
 /* ------------------------------------------------------------ model shapes */
 
+/* A decoder-only transformer. The fields after vocab are 0 for Megatron's
+ * GPT (the gpt3-* models): multi-head attention, a GeLU MLP of two
+ * matrices, LayerNorm, learned position embeddings, the output layer tied
+ * to the word embeddings, biases on every linear layer. docs/models.md. */
+enum { LSIM_MLP_GELU = 0, LSIM_MLP_SWIGLU };
+enum { LSIM_NORM_LAYER = 0, LSIM_NORM_RMS };
 typedef struct lsim_model_shape {
     char name[32];
     int layers, hidden, ffn, heads, head_dim, seq, vocab;
+    int kv_heads;  /* key/value heads (GQA, MQA: 1); 0: heads (MHA) */
+    int mlp;       /* LSIM_MLP_GELU: FC1 (h x ffn), GeLU, FC2; LSIM_MLP_SWIGLU: gate and up
+                      fused (h x 2 ffn), SiLU(gate) * up, down (ffn x h) */
+    int norm;      /* LSIM_NORM_LAYER (weight and bias) or LSIM_NORM_RMS (weight) */
+    int rope;      /* 1: rotary position embeddings (a kernel on Q and K, no position table) */
+    int untied;    /* 1: the output layer has its own vocab x hidden weights */
+    int no_bias;   /* 1: no bias on the linear layers (Llama, Qwen3) */
 } lsim_model_shape;
 
-/* "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b" (the Lumos paper's
- * family; head dim 128, sequence 2048, vocabulary 51200). 0, or LSIM_EARG
- * listing the known names. */
+/* Key/value heads of a shape (kv_heads, or heads when 0). Local. */
+int lsim_model_kv_heads(const lsim_model_shape *m);
+
+/* The built-in models, the same shapes as data/models/NAME.json (a unit
+ * test compares them): "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b"
+ * (the Lumos paper's family; head dim 128, sequence 2048, vocabulary
+ * 51200), "llama3-8b", "llama3-70b", "llama3.1-405b" (Meta's configs).
+ * 0, or LSIM_EARG listing the known names. */
 int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err);
 
-/* A JSON object with keys name (string, optional), layers, hidden, ffn,
- * heads, head_dim (default 128), seq (default 2048), vocab (default 51200):
- * positive integers. Unknown keys are errors. 0, LSIM_EIO, LSIM_EFORMAT
- * ("PATH: key K: what is wrong"). */
+/* A JSON object (docs/models.md) with keys name (string, optional),
+ * layers, hidden, ffn, heads, head_dim (default 128), seq (default 2048),
+ * vocab (default 51200), kv_heads (default heads): positive integers; mlp
+ * "gelu"|"swiglu", norm "layernorm"|"rmsnorm", rope, tie_embeddings (default
+ * true), bias (default true): booleans; description (string) and sources
+ * (an object of strings naming the keys above). heads divisible by
+ * kv_heads. Unknown keys are errors. 0, LSIM_EIO, LSIM_EFORMAT ("PATH: key
+ * K: what is wrong"). */
 int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err);
 
 /* What --model takes everywhere: a file (the name holds '/' or ".json":
