@@ -134,7 +134,17 @@ typedef struct lsim_synth_cfg {
                                        simulated depends on a name, and a GPU's hundreds of
                                        thousands of distinct names cost the search a fifth of a
                                        candidate's time (interning, formatting); 0: full names */
+    int precision;                  /* LSIM_PREC_BF16, or LSIM_PREC_FP8: the layers' linear GEMMs
+                                       (QKV, projection, FC1, FC2; forward, input and weight
+                                       gradients) at the GPU's peak_flops_fp8, each GEMM input cast
+                                       (cast-transpose kernels); the output layer and attention
+                                       stay bf16 (Transformer Engine's and torchao's defaults) */
+    int fp8_scaling;                /* LSIM_FP8_CURRENT: an amax reduction before each cast;
+                                       LSIM_FP8_DELAYED: the previous step's amax, the history
+                                       updated once per scaled tensor per step */
 } lsim_synth_cfg;
+enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
+enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
 
 /* Activation recomputation, with the names the CLI and the files use. */
 #define LSIM_RECOMPUTE_MODES(X) X(LSIM_RC_NONE, "none") X(LSIM_RC_SELECTIVE, "selective") X(LSIM_RC_FULL, "full")
@@ -184,7 +194,8 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
  * global batch divisible by micro_batch * dp; interleaved: micro-batches
  * per pipeline divisible by pp (Megatron's rule), pp >= 2; sequence
  * parallel: seq divisible by tp; forward-only: 1F1B; the GPU spec's and
- * the topology's values in range (lsim_gpu_spec_check); with mem_check and
+ * the topology's values in range (lsim_gpu_spec_check); FP8 only on a GPU
+ * with peak_flops_fp8; KV heads dividing heads and divisible by TP; with mem_check and
  * a known gpu.mem_capacity, lsim_synth_memory within it. One message naming
  * every number involved; LSIM_EARG. */
 int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err);

@@ -23,6 +23,10 @@
 typedef struct costs {
     lsim_ns ln, qkv, attn, proj, add, fc1, gelu, fc2;
     lsim_ns rope, b_rope; /* rotary embeddings on Q and K (models with rope) */
+    /* FP8: the linear GEMMs' durations at FP8, and for each linear (F8_QKV..F8_FC2)
+     * the cast of its input, weight and output gradient, and (current
+     * scaling) their amax; the amax history update (delayed scaling) */
+    lsim_ns f8_cast[4][3], f8_amax[4][3], f8_hist;
     lsim_ns qkv_bias, qkv_copy, qk, softmax, pdrop, pv; /* unfused attention, forward */
     lsim_ns b_add, b_fc2d, b_fc2w, b_gelu, b_fc1d, b_fc1w, b_ln, b_projd, b_projw, b_attn, b_qkvd, b_qkvw;
     lsim_ns b_dv, b_dp, b_pdrop, b_softmax, b_dq, b_dk; /* unfused attention, backward */
@@ -40,6 +44,9 @@ typedef struct costs {
     double w_qkv, w_proj, w_fc1, w_fc2; /* one layer's weight matrices per GPU (parameters) */
     double head_params;           /* per GPU: the output layer's own weights (untied, or tied on another stage) */
 } costs;
+
+enum { F8_QKV = 0, F8_PROJ, F8_FC1, F8_FC2 };   /* the FP8 linears of a layer */
+enum { F8_IN = 0, F8_W, F8_GRAD };              /* their scaled tensors */
 
 typedef struct pairseq {
     int32_t src, dst;
@@ -121,6 +128,34 @@ static void comp(gen *G, const char *what, lsim_ns dur)
 {
     char nm[64];
     lsim_emit_compute(&G->e, pfxd(G, what, nm), dur);
+}
+
+/* --precision fp8: the casts to FP8 before a linear GEMM (docs/models.md,
+ * "Precision"): of the tensors `which` (F8_IN and F8_W before the forward
+ * GEMM, F8_GRAD before the input-gradient GEMM; the weight-gradient GEMM
+ * reuses the transposes the casts wrote), each preceded with current
+ * scaling by the reduction of its amax. */
+static void fp8_cast(gen *G, int lin, int which)
+{
+    static const char *const LIN[4] = {"qkv", "proj", "fc1", "fc2"};
+    static const char *const TEN[3] = {"in", "w", "grad"};
+    if (G->c->precision != LSIM_PREC_FP8) return;
+    char w[48];
+    if (G->c->fp8_scaling == LSIM_FP8_CURRENT) {
+        snprintf(w, sizeof w, "%s_%s_fp8_amax", LIN[lin], TEN[which]);
+        comp(G, w, G->k.f8_amax[lin][which]);
+    }
+    snprintf(w, sizeof w, "%s_%s_fp8_cast", LIN[lin], TEN[which]);
+    comp(G, w, G->k.f8_cast[lin][which]);
+}
+
+/* Delayed scaling: once per step, each scaled tensor's amax history
+ * rolled and its scale recomputed from it (after the layer's last
+ * backward; Transformer Engine's amax_and_scale_update). */
+static void fp8_history(gen *G)
+{
+    if (G->c->precision != LSIM_PREC_FP8 || G->c->fp8_scaling != LSIM_FP8_DELAYED) return;
+    for (int i = 0; i < 12; i++) comp(G, "fp8_amax_history", G->k.f8_hist);
 }
 
 /* A TP collective; with pend the next compute kernel waits for it (TP is
@@ -250,16 +285,24 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
     set_layer_tag(G, layer, mb, bwd_tag);
     comp(G, "ln1", k->ln);
     tp_gather(G, "attn_ag", 1);
+    fp8_cast(G, F8_QKV, F8_IN);
+    fp8_cast(G, F8_QKV, F8_W);
     comp(G, "qkv_gemm", k->qkv);
     if (G->c->model.rope) comp(G, "rope", k->rope);
     attn_fwd(G);
+    fp8_cast(G, F8_PROJ, F8_IN);
+    fp8_cast(G, F8_PROJ, F8_W);
     comp(G, "proj_gemm", k->proj);
     tp_reduce(G, "attn_allreduce", "attn_rs");
     comp(G, "dropout_add", k->add);
     comp(G, "ln2", k->ln);
     tp_gather(G, "mlp_ag", 1);
+    fp8_cast(G, F8_FC1, F8_IN);
+    fp8_cast(G, F8_FC1, F8_W);
     comp(G, "fc1_gemm", k->fc1);
     comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->gelu);
+    fp8_cast(G, F8_FC2, F8_IN);
+    fp8_cast(G, F8_FC2, F8_W);
     comp(G, "fc2_gemm", k->fc2);
     tp_reduce(G, "mlp_allreduce", "mlp_rs");
     comp(G, "dropout_add2", k->add);
@@ -370,18 +413,21 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     set_layer_tag(G, layer, mb, 1);
     comp(G, "dropout_add2", k->b_add);
     tp_gather(G, "mlp_grad_ag", 1);
+    fp8_cast(G, F8_FC2, F8_GRAD);
     comp(G, "fc2_dgrad", k->b_fc2d);
     comp(G, "fc2_wgrad", k->b_fc2w);
     grad_acc(G, "fc2_grad_acc", k->w_fc2, mb);
     bias_grad(G, "fc2_bias_grad", k->bg_fc2);
     comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->b_gelu);
     bias_grad(G, "fc1_bias_grad", k->bg_fc1);
+    fp8_cast(G, F8_FC1, F8_GRAD);
     col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs",
             "fc1_grad_acc", k->w_fc1, mb);
     comp(G, "ln2", k->b_ln);
     comp(G, "residual_add2", k->b_res);
     comp(G, "dropout_add", k->b_add);
     tp_gather(G, "attn_grad_ag", 1);
+    fp8_cast(G, F8_PROJ, F8_GRAD);
     comp(G, "proj_dgrad", k->b_projd);
     comp(G, "proj_wgrad", k->b_projw);
     grad_acc(G, "proj_grad_acc", k->w_proj, mb);
@@ -390,11 +436,13 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     attn_bwd(G);
     if (G->c->model.rope) comp(G, "rope", k->b_rope);
     bias_grad(G, "qkv_bias_grad", k->bg_qkv);
+    fp8_cast(G, F8_QKV, F8_GRAD);
     col_bwd(G, "qkv_dgrad", k->b_qkvd, "qkv_wgrad", k->b_qkvw, "attn_allreduce", "attn_in_ag", "attn_grad_rs",
             "qkv_grad_acc", k->w_qkv, mb);
     comp(G, "ln1", k->b_ln);
     comp(G, "residual_add", k->b_res);
     grad_acc_small(G, mb);
+    if (last_mb) fp8_history(G);
     if (last_mb) dp_add(G, layer, k->layer_params, mb);
 }
 
@@ -577,34 +625,51 @@ static void fill_costs(gen *G)
      * GEMM of 2f outputs (f1), its down GEMM the same as GeLU's FC2 */
     int swiglu = M->mlp == LSIM_MLP_SWIGLU;
     double KVl = (double)lsim_model_kv_heads(M) * M->head_dim / t, Q3 = Al + 2 * KVl, f1 = swiglu ? 2 * f : f;
+    /* the layers' linear GEMMs: 1-byte inputs at the FP8 peak with --precision fp8 */
+    int lb = c->precision == LSIM_PREC_FP8 ? 1 : c->elem_bytes;
+    {
+        /* FP8 casts (docs/models.md, "Precision"): each reads the bf16
+         * tensor and writes it in FP8 and transposed (Transformer Engine's
+         * cast-transpose; the backward's GEMMs need the other layout), eb +
+         * 2 bytes an element; current scaling's amax reads it once more, eb
+         * bytes; the delayed history update rolls a 1024-entry fp32 history
+         * (TE's default amax_history_len): a floor-length kernel */
+        const double el[4][3] = {{T * h, h * Q3, T * Q3}, {T * Al, Al * h, T * h}, {T * h, h * f1, T * f1}, {T * f, f * h, T * h}};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) {
+                k->f8_cast[i][j] = lsim_cost_elementwise(g, el[i][j] * (eb + 2));
+                k->f8_amax[i][j] = lsim_cost_elementwise(g, el[i][j] * eb);
+            }
+        k->f8_hist = lsim_cost_elementwise(g, 1024.0 * 4 * 2);
+    }
     /* norms and dropout-add run on the sequence shard with SP */
     double Ts = c->seq_parallel ? T / t : T;
     k->ln = lsim_cost_elementwise(g, 2 * Ts * h * eb);
-    k->qkv = lsim_cost_gemm(g, T, Q3, h, c->elem_bytes);
+    k->qkv = lsim_cost_gemm(g, T, Q3, h, lb);
     /* RoPE reads and writes Q and K (the cos/sin tables are small); its
      * backward rotates their gradients the same way */
     k->rope = k->b_rope = lsim_cost_elementwise(g, 2 * T * (Al + KVl) * eb);
     k->attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 0);
-    k->proj = lsim_cost_gemm(g, T, h, Al, c->elem_bytes);
+    k->proj = lsim_cost_gemm(g, T, h, Al, lb);
     k->add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->fc1 = lsim_cost_gemm(g, T, f1, h, c->elem_bytes);
+    k->fc1 = lsim_cost_gemm(g, T, f1, h, lb);
     /* GeLU reads f and writes f; SiLU(gate) * up reads 2f, writes f; their
      * backwards read the input(s) and the output gradient and write the
      * input gradient(s): 3f and 5f */
     k->gelu = lsim_cost_elementwise(g, (swiglu ? 3 : 2) * T * f * eb);
-    k->fc2 = lsim_cost_gemm(g, T, h, f, c->elem_bytes);
+    k->fc2 = lsim_cost_gemm(g, T, h, f, lb);
     k->b_add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->b_fc2d = lsim_cost_gemm(g, T, f, h, c->elem_bytes);
-    k->b_fc2w = lsim_cost_gemm(g, f, h, T, c->elem_bytes);
+    k->b_fc2d = lsim_cost_gemm(g, T, f, h, lb);
+    k->b_fc2w = lsim_cost_gemm(g, f, h, T, lb);
     k->b_gelu = lsim_cost_elementwise(g, (swiglu ? 5 : 3) * T * f * eb);
-    k->b_fc1d = lsim_cost_gemm(g, T, h, f1, c->elem_bytes);
-    k->b_fc1w = lsim_cost_gemm(g, h, f1, T, c->elem_bytes);
+    k->b_fc1d = lsim_cost_gemm(g, T, h, f1, lb);
+    k->b_fc1w = lsim_cost_gemm(g, h, f1, T, lb);
     k->b_ln = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->b_projd = lsim_cost_gemm(g, T, Al, h, c->elem_bytes);
-    k->b_projw = lsim_cost_gemm(g, Al, h, T, c->elem_bytes);
+    k->b_projd = lsim_cost_gemm(g, T, Al, h, lb);
+    k->b_projw = lsim_cost_gemm(g, Al, h, T, lb);
     k->b_attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 1);
-    k->b_qkvd = lsim_cost_gemm(g, T, h, Q3, c->elem_bytes);
-    k->b_qkvw = lsim_cost_gemm(g, Q3, h, T, c->elem_bytes);
+    k->b_qkvd = lsim_cost_gemm(g, T, h, Q3, lb);
+    k->b_qkvw = lsim_cost_gemm(g, Q3, h, T, lb);
     {
         /* unfused attention over B = micro-batch x heads / TP matrices of
          * s x s scores (no causal skipping: the mask is applied in the

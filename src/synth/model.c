@@ -310,6 +310,12 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->tp_one != 0 && c->tp_one != 1) return lsim_err_set(err, LSIM_EARG, "tp_one %d: not 0 or 1", c->tp_one);
     if (c->forward_only && c->vstages > 1)
         return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
+    if (c->precision < LSIM_PREC_BF16 || c->precision > LSIM_PREC_FP8 || c->fp8_scaling < LSIM_FP8_CURRENT ||
+        c->fp8_scaling > LSIM_FP8_DELAYED)
+        return lsim_err_set(err, LSIM_EARG, "unknown precision %d or FP8 scaling %d", c->precision, c->fp8_scaling);
+    if (c->precision == LSIM_PREC_FP8 && !(c->gpu.peak_flops_fp8 > 0))
+        return lsim_err_set(err, LSIM_EARG, "--precision fp8: the %s has no FP8 tensor cores (its spec has no peak_flops_fp8)",
+                            c->gpu.name);
     int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
@@ -387,6 +393,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->dp_cost > c->dp) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);
+    }
+    if (c->precision == LSIM_PREC_FP8) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "fp8=%s,", c->fp8_scaling == LSIM_FP8_DELAYED ? "delayed" : "current");
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

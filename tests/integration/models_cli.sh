@@ -3,7 +3,8 @@
 #
 #   run   lumosim synth of the shipped Llama 3 shapes by name and of a model
 #         file, simulated; the model kinds' kernels are in the graphs
-#   bad   model files and layouts refused (issue 36): one "lumosim: error:"
+#         (and in FP8, recorded in the options)
+#   bad   model files and layouts refused (issue 36), FP8 on an A100: one "lumosim: error:"
 #         line naming the file or field, exit 1, empty stdout, nothing written
 set -u
 mode=$1
@@ -22,6 +23,10 @@ run)
     "$LUMOSIM" synth --model "$tmp/toy.json" --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4 -o "$tmp/toy.h5" \
         >/dev/null 2>"$tmp/err" || fail "toy model file: $(cat "$tmp/err")"
     "$LUMOSIM" sim --json "$tmp/toy.h5" >/dev/null || fail "sim of the toy model failed"
+    "$LUMOSIM" synth --model llama3-8b --layers 4 $small --precision fp8 --fp8-scaling delayed -o "$tmp/f8.h5" \
+        >/dev/null 2>"$tmp/err" || fail "fp8: $(cat "$tmp/err")"
+    "$LUMOSIM" sim "$tmp/f8.h5" >"$tmp/f8.txt" || fail "sim of fp8 failed"
+    grep -q "opts:sp,fp8=delayed" "$tmp/f8.txt" || fail "fp8 is not in the options: $(grep -m1 synth: "$tmp/f8.txt")"
     echo "ok: Llama 3 by name and a model file synthesized and simulated"
     ;;
 bad)
@@ -46,6 +51,7 @@ bad)
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
     expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
     expect "unknown model 'llama3-9b'" --model llama3-9b $small
+    expect "precision fp8: the a100 has no FP8 tensor cores" --model llama3-8b --layers 4 $small --gpu a100 --precision fp8
     echo "ok: bad models and layouts refused, nothing written"
     ;;
 *) fail "unknown mode" ;;

@@ -249,6 +249,78 @@ static void test_params(void)
     CHECK_MSG(fabs(st.params - 8030261248.0) < 0.5, "llama3-8b: %.0f parameters", st.params);
 }
 
+/* Kernels of the job whose names end in suf. */
+static double job_count(const lsim_synth_cfg *c, const char *suf)
+{
+    size_t n = lsim_synth_ngpus(c);
+    lsim_graph **g = calloc(n, sizeof *g);
+    double cnt = 0;
+    lsim_err err = {0};
+    int rc = lsim_synth_job(c, g, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    for (size_t i = 0; !rc && i < n; i++) {
+        for (size_t v = 0; v < g[i]->n; v++)
+            if (g[i]->kind[v] == LSIM_N_KERNEL && ends_with(lsim_strtab_get(g[i]->strings, g[i]->name[v]), suf)) cnt++;
+        lsim_graph_free(g[i]);
+    }
+    free(g);
+    return cnt;
+}
+
+/* --precision fp8: the layers' linear GEMMs (forward, input and weight
+ * gradients) at peak_flops_fp8, the output layer and attention at bf16;
+ * per layer and micro-batch 8 casts in the forward (each linear's input and
+ * weight) and 4 in the backward (each output gradient); current scaling an
+ * amax before each, delayed none but 12 history updates per layer and step
+ * (3 tensors x 4 linears). */
+static void test_fp8(void)
+{
+    lsim_synth_cfg c;
+    lsim_err err = {0};
+    lsim_synth_cfg_default(&c);
+    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1};
+    c.model = toy;
+    exact_gpu(&c.gpu);
+    c.gpu.peak_flops_fp8 = 2 * c.gpu.peak_flops;
+    c.tp = c.pp = c.dp = 2;
+    c.micro_batch = 2, c.global_batch = 8;
+    c.mem_check = 0;
+    c.precision = LSIM_PREC_FP8;
+    const lsim_model_shape *m = &c.model;
+    double tokens = (double)c.global_batch * m->seq, head = (double)m->vocab * m->hidden;
+    double lin = 6 * (matmul_params(m) - head) * tokens, att = 12.0 * m->layers * m->heads * m->head_dim * m->seq * tokens;
+    double gemm, attn;
+    if (!job_flops(&c, &gemm, &attn)) {
+        /* read at the bf16 peak: the linears took half their bf16 time */
+        double want = lin / 2 + 6 * head * tokens;
+        CHECK_MSG(fabs(gemm - want) <= 1e-6 * want, "fp8: %.6e bf16-peak GEMM FLOPs, expected %.6e", gemm, want);
+        CHECK_MSG(fabs(attn - att * 7 / 12) <= 1e-6 * att, "fp8: attention %.6e, expected %.6e", attn, att * 7 / 12);
+    }
+    /* every GPU runs its layers' share for every micro-batch of its replica */
+    double layer_mbs = (double)m->layers * c.tp * (c.global_batch / c.micro_batch);
+    CHECK(job_count(&c, "_fp8_cast") == 12 * layer_mbs);
+    CHECK(job_count(&c, "_fp8_amax") == 12 * layer_mbs);
+    CHECK(job_count(&c, "fp8_amax_history") == 0);
+    c.fp8_scaling = LSIM_FP8_DELAYED;
+    CHECK(job_count(&c, "_fp8_cast") == 12 * layer_mbs);
+    CHECK(job_count(&c, "_fp8_amax") == 0);
+    CHECK(job_count(&c, "fp8_amax_history") == 12.0 * m->layers * c.tp * c.dp);
+    char opts[160];
+    lsim_synth_opts(&c, opts, sizeof opts);
+    CHECK_STR(opts, "fp8=delayed");
+    c.precision = LSIM_PREC_BF16;
+    CHECK(job_count(&c, "_fp8_cast") == 0);
+    lsim_synth_opts(&c, opts, sizeof opts);
+    CHECK_STR(opts, "");
+    /* the A100 has no FP8 tensor cores: refused; the H100 and H200 have */
+    c.precision = LSIM_PREC_FP8;
+    CHECK(lsim_gpu_spec_builtin("a100", &c.gpu, NULL) == 0);
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG);
+    CHECK_MSG(strstr(err.msg, "--precision fp8: the a100 has no FP8"), "%s", err.msg);
+    CHECK(lsim_gpu_spec_builtin("h100", &c.gpu, NULL) == 0 && c.gpu.peak_flops_fp8 == 1979e12);
+    CHECK(lsim_gpu_spec_builtin("h200", &c.gpu, NULL) == 0 && c.gpu.peak_flops_fp8 == 1979e12);
+}
+
 /* Layouts refused by lsim_synth_check, naming the field. */
 static void test_bad_layout(void)
 {
@@ -273,5 +345,6 @@ int main(void)
     test_flops();
     test_params();
     test_bad_layout();
+    test_fp8();
     return check_result("test_models");
 }
