@@ -109,11 +109,16 @@ double lsim_memest_layer_act(const lsim_memest_in *in, int stored)
      * input only: 2h per token (2h/t with SP, where the input is the shard). */
     double h = in->hidden, t = in->tp, A = (double)in->heads * in->head_dim, f = in->ffn, a = in->heads;
     double tok = (double)in->seq * in->micro_batch;
+    /* with GQA K and V are kv_heads x head_dim wide (Q, K, V and the
+     * projection's input: 2A + 4KV + 2A, 8A with MHA); SwiGLU keeps its
+     * fused gate-and-up output (2f wide, the input of SiLU * up) and the
+     * down GEMM's input: 4f + 2f */
+    double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
     int sp = in->seq_parallel;
     if (stored && in->recompute == LSIM_MEMEST_RC_FULL) return tok * 2 * h / (sp ? t : 1);
     double s2 = in->attention == LSIM_MEMEST_ATTN_UNFUSED ? (in->dropout ? 5.0 : 2.0) * a * in->seq : 0;
     if (stored && in->recompute == LSIM_MEMEST_RC_SELECTIVE) s2 = 0;
-    double whole = 10 * h, split = 8 * A + 4 * f;
+    double whole = 10 * h, split = 4 * A + 4 * KV + (in->swiglu ? 6 : 4) * f;
     return tok * (sp ? (whole + split + s2) / t : whole + (split + s2) / t);
 }
 
@@ -126,7 +131,17 @@ double lsim_memest_layer_params(const lsim_memest_in *in)
      * (4hA + 2hf + 3A + f)/t + 6h, i.e. 12h^2 + 13h for A = h, f = 4h, t = 1
      * (Narayanan et al. 2021, section 5.1). */
     double h = in->hidden, A = (double)in->heads * in->head_dim, f = in->ffn;
-    return (4 * h * A + 2 * h * f + 3 * A + f) / in->tp + 6 * h;
+    if (!(in->kv_heads || in->swiglu || in->rmsnorm || in->no_bias)) return (4 * h * A + 2 * h * f + 3 * A + f) / in->tp + 6 * h;
+    /* the general layer: QKV h x (A + 2KV) (grouped-query attention: KV =
+     * kv_heads x head_dim), projection A x h, the MLP's matrices (GeLU: h x f
+     * and f x h; SwiGLU: gate and up h x 2f, down f x h), biases of the same
+     * split unless the model has none, and two norms (LayerNorm: weight and
+     * bias, 2h each; RMSNorm: weight, h) */
+    double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
+    double mats = h * (A + 2 * KV) + A * h + (in->swiglu ? 3 : 2) * h * f;
+    /* biases: QKV's and FC1's split, the projection's and FC2's (row-parallel) replicated */
+    double bias_split = in->no_bias ? 0 : A + 2 * KV + (in->swiglu ? 2 : 1) * f, bias_repl = in->no_bias ? 0 : 2 * h;
+    return (mats + bias_split) / in->tp + bias_repl + (in->rmsnorm ? 2 : 4) * h;
 }
 
 int lsim_memest_inflight(int pp, int stage, int m, int vstages)
@@ -168,8 +183,10 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
     double params = out->layers * lsim_memest_layer_params(in);
     if (in->embed_head) {
         double word = (double)in->vocab / t * h;
-        if (first) params += word + (double)in->seq * h;
-        if (last) params += 2 * h + (in->pp > 1 ? word : 0);
+        /* rotary positions have no table; an untied output layer is a
+         * matrix of its own even on one stage; RMSNorm has no bias */
+        if (first) params += word + (in->rope ? 0 : (double)in->seq * h);
+        if (last) params += (in->rmsnorm ? 1 : 2) * h + (in->pp > 1 || in->untied ? word : 0);
     }
     out->params = params;
     out->weights = params * WEIGHT_BYTES;

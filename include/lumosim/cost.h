@@ -67,6 +67,7 @@ typedef struct lsim_gpu_spec {
     double host_stall_prob;   /* probability that a launch is preceded by a stall, [0,1) */
     lsim_ns host_stall_ns;    /* mean length of a stall */
     lsim_ns host_stall_sd_ns; /* its standard deviation: gamma-distributed; 0: exponential */
+    double peak_flops_fp8;    /* dense FP8 tensor FLOP/s (optional; 0: no FP8, as the A100) */
 } lsim_gpu_spec;
 
 typedef struct lsim_topology {
@@ -147,7 +148,8 @@ int lsim_topology_check(const lsim_topology *t, const char *label, lsim_err *err
 /* Kernel costs, ns, always >= kernel_min_ns (also for zero, negative or
  * non-finite shapes, which cost kernel_min_ns). elem_bytes: 2 for bf16/fp16
  * (peak_flops); 4 for fp32 runs on TF32 tensor cores at half of peak_flops;
- * it also sizes the memory-bound term. GEMMs: with g->sms > 0, the best of
+ * it also sizes the memory-bound term; 1 for FP8 runs at peak_flops_fp8
+ * (peak_flops when the spec has none). GEMMs: with g->sms > 0, the best of
  * the 256x128, 128x256 and 128x128 output tiles, waves = ceil(tiles x
  * split / sms), each wave 2 tm tn k/split / (peak / sms x gemm_eff_max) +
  * gemm_tile_ns, split-K when the tiles do not fill the SMs

@@ -28,6 +28,11 @@ enum { LSIM_MEMEST_ATTN_FLASH = 0, LSIM_MEMEST_ATTN_UNFUSED };
  * attention width (it need not equal hidden). */
 typedef struct lsim_memest_in {
     int layers, hidden, ffn, heads, head_dim, seq, vocab;
+    /* the model's kind (synth.h's lsim_model_shape; all 0 for Megatron's
+     * GPT): KV heads (0: heads), a SwiGLU MLP (three matrices), RMSNorm
+     * (a weight, no bias), rotary positions (no position table), an output
+     * layer with its own weights, no linear biases */
+    int kv_heads, swiglu, rmsnorm, rope, untied, no_bias;
     int tp, pp, dp;
     int vstages;      /* model chunks per GPU: 1 (1F1B) or V (interleaved 1F1B) */
     int micro_batch;  /* b: sequences per micro-batch */

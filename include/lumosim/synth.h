@@ -34,20 +34,42 @@
 
 /* ------------------------------------------------------------ model shapes */
 
+/* A decoder-only transformer. The fields after vocab are 0 for Megatron's
+ * GPT (the gpt3-* models): multi-head attention, a GeLU MLP of two
+ * matrices, LayerNorm, learned position embeddings, the output layer tied
+ * to the word embeddings, biases on every linear layer. docs/models.md. */
+enum { LSIM_MLP_GELU = 0, LSIM_MLP_SWIGLU };
+enum { LSIM_NORM_LAYER = 0, LSIM_NORM_RMS };
 typedef struct lsim_model_shape {
     char name[32];
     int layers, hidden, ffn, heads, head_dim, seq, vocab;
+    int kv_heads;  /* key/value heads (GQA, MQA: 1); 0: heads (MHA) */
+    int mlp;       /* LSIM_MLP_GELU: FC1 (h x ffn), GeLU, FC2; LSIM_MLP_SWIGLU: gate and up
+                      fused (h x 2 ffn), SiLU(gate) * up, down (ffn x h) */
+    int norm;      /* LSIM_NORM_LAYER (weight and bias) or LSIM_NORM_RMS (weight) */
+    int rope;      /* 1: rotary position embeddings (a kernel on Q and K, no position table) */
+    int untied;    /* 1: the output layer has its own vocab x hidden weights */
+    int no_bias;   /* 1: no bias on the linear layers (Llama, Qwen3) */
 } lsim_model_shape;
 
-/* "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b" (the Lumos paper's
- * family; head dim 128, sequence 2048, vocabulary 51200). 0, or LSIM_EARG
- * listing the known names. */
+/* Key/value heads of a shape (kv_heads, or heads when 0). Local. */
+int lsim_model_kv_heads(const lsim_model_shape *m);
+
+/* The built-in models, the same shapes as data/models/NAME.json (a unit
+ * test compares them): "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b"
+ * (the Lumos paper's family; head dim 128, sequence 2048, vocabulary
+ * 51200), "llama3-8b", "llama3-70b", "llama3.1-405b" (Meta's configs).
+ * 0, or LSIM_EARG listing the known names. */
 int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err);
 
-/* A JSON object with keys name (string, optional), layers, hidden, ffn,
- * heads, head_dim (default 128), seq (default 2048), vocab (default 51200):
- * positive integers. Unknown keys are errors. 0, LSIM_EIO, LSIM_EFORMAT
- * ("PATH: key K: what is wrong"). */
+/* A JSON object (docs/models.md) with keys name (string, optional),
+ * layers, hidden, ffn, heads, head_dim (default 128), seq (default 2048),
+ * vocab (default 51200), kv_heads (default heads): positive integers; mlp
+ * "gelu"|"swiglu", norm "layernorm"|"rmsnorm", rope, tie_embeddings (default
+ * true), bias (default true): booleans; description (string) and sources
+ * (an object of strings naming the keys above). heads divisible by
+ * kv_heads. Unknown keys are errors. 0, LSIM_EIO, LSIM_EFORMAT ("PATH: key
+ * K: what is wrong"). */
 int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err);
 
 /* What --model takes everywhere: a file (the name holds '/' or ".json":
@@ -112,7 +134,17 @@ typedef struct lsim_synth_cfg {
                                        simulated depends on a name, and a GPU's hundreds of
                                        thousands of distinct names cost the search a fifth of a
                                        candidate's time (interning, formatting); 0: full names */
+    int precision;                  /* LSIM_PREC_BF16, or LSIM_PREC_FP8: the layers' linear GEMMs
+                                       (QKV, projection, FC1, FC2; forward, input and weight
+                                       gradients) at the GPU's peak_flops_fp8, each GEMM input cast
+                                       (cast-transpose kernels); the output layer and attention
+                                       stay bf16 (Transformer Engine's and torchao's defaults) */
+    int fp8_scaling;                /* LSIM_FP8_CURRENT: an amax reduction before each cast;
+                                       LSIM_FP8_DELAYED: the previous step's amax, the history
+                                       updated once per scaled tensor per step */
 } lsim_synth_cfg;
+enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
+enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
 
 /* Activation recomputation, with the names the CLI and the files use. */
 #define LSIM_RECOMPUTE_MODES(X) X(LSIM_RC_NONE, "none") X(LSIM_RC_SELECTIVE, "selective") X(LSIM_RC_FULL, "full")
@@ -162,7 +194,8 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
  * global batch divisible by micro_batch * dp; interleaved: micro-batches
  * per pipeline divisible by pp (Megatron's rule), pp >= 2; sequence
  * parallel: seq divisible by tp; forward-only: 1F1B; the GPU spec's and
- * the topology's values in range (lsim_gpu_spec_check); with mem_check and
+ * the topology's values in range (lsim_gpu_spec_check); FP8 only on a GPU
+ * with peak_flops_fp8; KV heads dividing heads and divisible by TP; with mem_check and
  * a known gpu.mem_capacity, lsim_synth_memory within it. One message naming
  * every number involved; LSIM_EARG. */
 int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err);

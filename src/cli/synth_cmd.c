@@ -26,6 +26,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
+    "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
@@ -38,9 +39,11 @@ const char *const LSIM_USAGE_SYNTH =
     "Under mpirun each rank synthesizes a share of the GPUs and the store is\n"
     "written collectively, the same as the serial one.\n"
     "\n"
-    "  --model NAME     gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, or a JSON file\n"
-    "                   {\"layers\":..,\"hidden\":..,\"ffn\":..,\"heads\":..}; the shape\n"
-    "                   flags override its fields\n"
+    "  --model NAME     gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, llama3-8b,\n"
+    "                   llama3-70b, llama3.1-405b (data/models), or a JSON file\n"
+    "                   {\"layers\":..,\"hidden\":..,\"ffn\":..,\"heads\":..,\"kv_heads\":..,\n"
+    "                   \"mlp\":\"swiglu\",...} (docs/models.md); the shape flags\n"
+    "                   override its fields\n"
     "  --tp/--pp/--dp N tensor, pipeline, data parallel widths\n"
     "  --micro-batch N  sequences per micro-batch; --global-batch N sequences per\n"
     "                   iteration (micro-batches per pipeline = global / (micro x dp))\n"
@@ -73,6 +76,12 @@ const char *const LSIM_USAGE_SYNTH =
     "                   autograd (PyTorch's AccumulateGrad: an add from the\n"
     "                   second micro-batch on)\n"
     "  --forward-only   forward passes only (no backward, no optimizer)\n"
+    "  --precision P    bf16 (default) or fp8: the layers' linear GEMMs at the\n"
+    "                   GPU's dense FP8 peak (peak_flops_fp8; refused without\n"
+    "                   it), with a cast kernel per GEMM input (docs/models.md)\n"
+    "  --fp8-scaling S  current (default: an amax reduction before each cast) or\n"
+    "                   delayed (the previous steps' amax; the history updated\n"
+    "                   once per scaled tensor per step)\n"
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
     "                   than the GPU has (refused by default); it is flagged OOM\n"
     "                   on stderr, in the store and by lumosim sim\n"
@@ -320,6 +329,8 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     if (sa->attention >= 0) c->attention = sa->attention;
     if (sa->grad_bytes >= 0) c->grad_bytes = sa->grad_bytes;
     if (sa->grad_acc >= 0) c->grad_acc = sa->grad_acc;
+    if (sa->precision >= 0) c->precision = sa->precision;
+    if (sa->fp8_scaling >= 0) c->fp8_scaling = sa->fp8_scaling;
     c->seq_parallel = sa->seq_parallel;
     c->dist_opt = sa->dist_opt;
     c->scatter_gather = sa->scatter_gather;

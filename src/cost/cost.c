@@ -93,6 +93,7 @@ lsim_ns lsim_cost_bgemm(const lsim_gpu_spec *g, double batch, double m, double n
     if (!good(batch) || !good(m) || !good(n) || !good(k)) return g->kernel_min_ns;
     double eb = elem_bytes > 0 ? elem_bytes : 2;
     double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops; /* fp32 runs as TF32 */
+    if (elem_bytes == 1 && g->peak_flops_fp8 > 0) peak = g->peak_flops_fp8; /* FP8 tensor cores */
     double bytes = batch * (m * k + k * n + m * n) * eb;
     if (g->sms <= 0 || !good(peak) || !good(g->gemm_eff_max))
         return roofline(g, 2 * batch * m * n * k, peak, g->gemm_eff_max, g->gemm_eff_half, bytes);

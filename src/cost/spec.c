@@ -21,12 +21,12 @@
 /* name, peak_flops, mem_bw, gemm_eff_max, gemm_eff_half, attn_eff_max,
  * attn_eff_half, mem_eff, kernel_min_ns, launch_cpu_ns, launch_latency_ns,
  * sms, gemm_tile_ns, mem_capacity, host_dispatch_ns, host_step_ns,
- * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns */
+ * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns, peak_flops_fp8 */
 static const lsim_gpu_spec BUILTIN[] = {
-    {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0},
+    {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0, 1979e12},
     {"a100", 312.0e12, 2.039e12, 0.895, 1.0e9, 0.65, 2.0e9, 0.563, 1000, 11000, 12000, 108, 3220, 80e9, 198500, 2304500, 0,
-     0, 0, 0},
-    {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0},
+     0, 0, 0, 0},
+    {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0, 1979e12},
 };
 #define NBUILTIN (sizeof BUILTIN / sizeof *BUILTIN)
 
@@ -370,6 +370,11 @@ static const key_desc GPU_KEYS[] = {
      "ns (the mean length of a host stall)"},
     {"host_stall_sd_ns", K_NS_NONNEG, 0, offsetof(lsim_gpu_spec, host_stall_sd_ns), 0, 1e10,
      "ns (the standard deviation of a host stall's length)"},
+    /* peak_flops_fp8 as peak_flops: dense FP8 tensor throughput (1979e12
+     * for an H100 SXM, 4.5e15 for a B200); absent: no FP8 tensor cores
+     * (A100), --precision fp8 refused */
+    {"peak_flops_fp8", K_POS, 0, offsetof(lsim_gpu_spec, peak_flops_fp8), 1e11, 1e17,
+     "FLOP/s (dense FP8 tensor FLOP per second: 1979e12 for an H100, not TFLOP/s)"},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 
@@ -434,7 +439,7 @@ int lsim_gpu_spec_check(const lsim_gpu_spec *g, const char *label, lsim_err *err
                            /* optional keys, in GPU_KEYS order: 0 is "not given" */
                            (double)g->sms, (double)g->gemm_tile_ns, g->mem_capacity, (double)g->host_dispatch_ns,
                            (double)g->host_step_ns, (double)g->host_opt_ns, g->host_stall_prob,
-                           (double)g->host_stall_ns, (double)g->host_stall_sd_ns};
+                           (double)g->host_stall_ns, (double)g->host_stall_sd_ns, g->peak_flops_fp8};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (!GPU_KEYS[i + 2].required && nums[i] == 0) continue;
         if ((rc = check_number(label, &GPU_KEYS[i + 2], nums[i], &e)))

@@ -22,6 +22,11 @@
  * layer and micro-batch of the job) */
 typedef struct costs {
     lsim_ns ln, qkv, attn, proj, add, fc1, gelu, fc2;
+    lsim_ns rope, b_rope; /* rotary embeddings on Q and K (models with rope) */
+    /* FP8: the linear GEMMs' durations at FP8, and for each linear (F8_QKV..F8_FC2)
+     * the cast of its input, weight and output gradient, and (current
+     * scaling) their amax; the amax history update (delayed scaling) */
+    lsim_ns f8_cast[4][3], f8_amax[4][3], f8_hist;
     lsim_ns qkv_bias, qkv_copy, qk, softmax, pdrop, pv; /* unfused attention, forward */
     lsim_ns b_add, b_fc2d, b_fc2w, b_gelu, b_fc1d, b_fc1w, b_ln, b_projd, b_projw, b_attn, b_qkvd, b_qkvw;
     lsim_ns b_dv, b_dp, b_pdrop, b_softmax, b_dq, b_dk; /* unfused attention, backward */
@@ -36,8 +41,12 @@ typedef struct costs {
     int64_t act_bytes;  /* one micro-batch's activations at a stage boundary */
     int64_t p2p_bytes;  /* what one pipeline send carries (act_bytes / TP with SP or scatter/gather) */
     double layer_params, emb_params; /* per GPU */
-    double w_qkv, w_proj, w_fc;   /* one layer's weight matrices per GPU (parameters; fc1 and fc2 alike) */
+    double w_qkv, w_proj, w_fc1, w_fc2; /* one layer's weight matrices per GPU (parameters) */
+    double head_params;           /* per GPU: the output layer's own weights (untied, or tied on another stage) */
 } costs;
+
+enum { F8_QKV = 0, F8_PROJ, F8_FC1, F8_FC2 };   /* the FP8 linears of a layer */
+enum { F8_IN = 0, F8_W, F8_GRAD };              /* their scaled tensors */
 
 typedef struct pairseq {
     int32_t src, dst;
@@ -119,6 +128,34 @@ static void comp(gen *G, const char *what, lsim_ns dur)
 {
     char nm[64];
     lsim_emit_compute(&G->e, pfxd(G, what, nm), dur);
+}
+
+/* --precision fp8: the casts to FP8 before a linear GEMM (docs/models.md,
+ * "Precision"): of the tensors `which` (F8_IN and F8_W before the forward
+ * GEMM, F8_GRAD before the input-gradient GEMM; the weight-gradient GEMM
+ * reuses the transposes the casts wrote), each preceded with current
+ * scaling by the reduction of its amax. */
+static void fp8_cast(gen *G, int lin, int which)
+{
+    static const char *const LIN[4] = {"qkv", "proj", "fc1", "fc2"};
+    static const char *const TEN[3] = {"in", "w", "grad"};
+    if (G->c->precision != LSIM_PREC_FP8) return;
+    char w[48];
+    if (G->c->fp8_scaling == LSIM_FP8_CURRENT) {
+        snprintf(w, sizeof w, "%s_%s_fp8_amax", LIN[lin], TEN[which]);
+        comp(G, w, G->k.f8_amax[lin][which]);
+    }
+    snprintf(w, sizeof w, "%s_%s_fp8_cast", LIN[lin], TEN[which]);
+    comp(G, w, G->k.f8_cast[lin][which]);
+}
+
+/* Delayed scaling: once per step, each scaled tensor's amax history
+ * rolled and its scale recomputed from it (after the layer's last
+ * backward; Transformer Engine's amax_and_scale_update). */
+static void fp8_history(gen *G)
+{
+    if (G->c->precision != LSIM_PREC_FP8 || G->c->fp8_scaling != LSIM_FP8_DELAYED) return;
+    for (int i = 0; i < 12; i++) comp(G, "fp8_amax_history", G->k.f8_hist);
 }
 
 /* A TP collective; with pend the next compute kernel waits for it (TP is
@@ -234,7 +271,7 @@ static void attn_fwd(gen *G)
         comp(G, "attn", k->attn);
         return;
     }
-    comp(G, "qkv_bias", k->qkv_bias);
+    if (!G->c->model.no_bias) comp(G, "qkv_bias", k->qkv_bias);
     comp(G, "qkv_copy", k->qkv_copy);
     comp(G, "qk_gemm", k->qk);
     comp(G, "softmax", k->softmax);
@@ -248,15 +285,24 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
     set_layer_tag(G, layer, mb, bwd_tag);
     comp(G, "ln1", k->ln);
     tp_gather(G, "attn_ag", 1);
+    fp8_cast(G, F8_QKV, F8_IN);
+    fp8_cast(G, F8_QKV, F8_W);
     comp(G, "qkv_gemm", k->qkv);
+    if (G->c->model.rope) comp(G, "rope", k->rope);
     attn_fwd(G);
+    fp8_cast(G, F8_PROJ, F8_IN);
+    fp8_cast(G, F8_PROJ, F8_W);
     comp(G, "proj_gemm", k->proj);
     tp_reduce(G, "attn_allreduce", "attn_rs");
     comp(G, "dropout_add", k->add);
     comp(G, "ln2", k->ln);
     tp_gather(G, "mlp_ag", 1);
+    fp8_cast(G, F8_FC1, F8_IN);
+    fp8_cast(G, F8_FC1, F8_W);
     comp(G, "fc1_gemm", k->fc1);
-    comp(G, "gelu", k->gelu);
+    comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->gelu);
+    fp8_cast(G, F8_FC2, F8_IN);
+    fp8_cast(G, F8_FC2, F8_W);
     comp(G, "fc2_gemm", k->fc2);
     tp_reduce(G, "mlp_allreduce", "mlp_rs");
     comp(G, "dropout_add2", k->add);
@@ -287,8 +333,13 @@ static void grad_acc_small(gen *G, int mb)
 {
     const lsim_model_shape *M = &G->c->model;
     double t = G->c->tp, h = M->hidden, Al = (double)M->heads * M->head_dim / t, f = M->ffn / t;
-    const double n[8] = {3 * Al, h, f, h, h, h, h, h}; /* qkv, proj, fc1, fc2 biases; ln1, ln2 weight and bias */
-    for (int i = 0; i < 8; i++) grad_acc(G, "small_grad_acc", n[i], mb);
+    double KVl = (double)lsim_model_kv_heads(M) * M->head_dim / t, f1 = M->mlp == LSIM_MLP_SWIGLU ? 2 * f : f;
+    /* qkv, proj, fc1, fc2 biases (none without biases); ln1, ln2 weight and
+     * bias (RMSNorm: weight only) */
+    const double n[8] = {Al + 2 * KVl, h, f1, h, h, h, h, h};
+    int lo = M->no_bias ? 4 : 0, rms = M->norm == LSIM_NORM_RMS;
+    for (int i = lo; i < 8; i++)
+        if (!(rms && (i == 5 || i == 7))) grad_acc(G, "small_grad_acc", n[i], mb);
 }
 
 /* The backward of a column-parallel GEMM (QKV, FC1): the input gradient
@@ -346,7 +397,7 @@ static void attn_bwd(gen *G)
  * Transformer Engine fuses it into the GEMM's epilogue. */
 static void bias_grad(gen *G, const char *what, lsim_ns d)
 {
-    if (G->c->attention == LSIM_ATTN_UNFUSED) comp(G, what, d);
+    if (G->c->attention == LSIM_ATTN_UNFUSED && !G->c->model.no_bias) comp(G, what, d);
 }
 
 static void layer_bwd(gen *G, int layer, int mb, int last_mb)
@@ -362,30 +413,36 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     set_layer_tag(G, layer, mb, 1);
     comp(G, "dropout_add2", k->b_add);
     tp_gather(G, "mlp_grad_ag", 1);
+    fp8_cast(G, F8_FC2, F8_GRAD);
     comp(G, "fc2_dgrad", k->b_fc2d);
     comp(G, "fc2_wgrad", k->b_fc2w);
-    grad_acc(G, "fc2_grad_acc", k->w_fc, mb);
+    grad_acc(G, "fc2_grad_acc", k->w_fc2, mb);
     bias_grad(G, "fc2_bias_grad", k->bg_fc2);
-    comp(G, "gelu", k->b_gelu);
+    comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->b_gelu);
     bias_grad(G, "fc1_bias_grad", k->bg_fc1);
+    fp8_cast(G, F8_FC1, F8_GRAD);
     col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs",
-            "fc1_grad_acc", k->w_fc, mb);
+            "fc1_grad_acc", k->w_fc1, mb);
     comp(G, "ln2", k->b_ln);
     comp(G, "residual_add2", k->b_res);
     comp(G, "dropout_add", k->b_add);
     tp_gather(G, "attn_grad_ag", 1);
+    fp8_cast(G, F8_PROJ, F8_GRAD);
     comp(G, "proj_dgrad", k->b_projd);
     comp(G, "proj_wgrad", k->b_projw);
     grad_acc(G, "proj_grad_acc", k->w_proj, mb);
     bias_grad(G, "proj_bias_grad", k->bg_proj);
     if (G->c->attention == LSIM_ATTN_UNFUSED) comp(G, "qkv_copy", k->b_copy);
     attn_bwd(G);
+    if (G->c->model.rope) comp(G, "rope", k->b_rope);
     bias_grad(G, "qkv_bias_grad", k->bg_qkv);
+    fp8_cast(G, F8_QKV, F8_GRAD);
     col_bwd(G, "qkv_dgrad", k->b_qkvd, "qkv_wgrad", k->b_qkvw, "attn_allreduce", "attn_in_ag", "attn_grad_rs",
             "qkv_grad_acc", k->w_qkv, mb);
     comp(G, "ln1", k->b_ln);
     comp(G, "residual_add", k->b_res);
     grad_acc_small(G, mb);
+    if (last_mb) fp8_history(G);
     if (last_mb) dp_add(G, layer, k->layer_params, mb);
 }
 
@@ -466,14 +523,15 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             lsim_emit_compute(&G->e, "xent", k->b_xent);
             lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
             lsim_emit_compute(&G->e, "logits_wgrad", k->b_logitsw);
-            /* the output layer's own copy of the tied embedding (PP > 1); on
-             * one stage its gradient is summed with the embedding's below */
-            if (G->c->pp > 1) grad_acc(G, "head_grad_acc", k->emb_params, s->mb);
+            /* the output layer's own weights (untied) or copy of the tied
+             * embedding (PP > 1); tied on one stage its gradient is summed
+             * with the embedding's below */
+            if (k->head_params > 0) grad_acc(G, "head_grad_acc", k->head_params, s->mb);
             if (G->c->seq_parallel) tp_coll(G, "head_grad_rs", LSIM_COLL_REDUCESCATTER, k->act_bytes, k->tp_rs, 1);
             lsim_emit_compute(&G->e, "lnf", k->b_ln);
             /* the output layer is the embedding (tied): its own copy only
              * when the embedding lives on another stage */
-            if (last_mb && G->c->pp > 1) dp_add(G, -2, k->emb_params, s->mb);
+            if (last_mb && k->head_params > 0) dp_add(G, -2, k->head_params, s->mb);
         }
         for (int l = hi; l >= lo; l--) layer_bwd(G, l, s->mb, last_mb);
         if (eh && is_first_vs(G, s->chunk)) {
@@ -562,35 +620,63 @@ static void fill_costs(gen *G)
     costs *k = &G->k;
     double t = c->tp, T = (double)c->micro_batch * M->seq, h = M->hidden, f = M->ffn / t, A = (double)M->heads * M->head_dim,
            Al = A / t, V = M->vocab / t, eb = c->elem_bytes;
+    /* grouped-query attention: K and V are KVl wide per GPU, the QKV GEMM's
+     * output Q3 = Al + 2 KVl (3 Al with MHA); SwiGLU's gate and up are one
+     * GEMM of 2f outputs (f1), its down GEMM the same as GeLU's FC2 */
+    int swiglu = M->mlp == LSIM_MLP_SWIGLU;
+    double KVl = (double)lsim_model_kv_heads(M) * M->head_dim / t, Q3 = Al + 2 * KVl, f1 = swiglu ? 2 * f : f;
+    /* the layers' linear GEMMs: 1-byte inputs at the FP8 peak with --precision fp8 */
+    int lb = c->precision == LSIM_PREC_FP8 ? 1 : c->elem_bytes;
+    {
+        /* FP8 casts (docs/models.md, "Precision"): each reads the bf16
+         * tensor and writes it in FP8 and transposed (Transformer Engine's
+         * cast-transpose; the backward's GEMMs need the other layout), eb +
+         * 2 bytes an element; current scaling's amax reads it once more, eb
+         * bytes; the delayed history update rolls a 1024-entry fp32 history
+         * (TE's default amax_history_len): a floor-length kernel */
+        const double el[4][3] = {{T * h, h * Q3, T * Q3}, {T * Al, Al * h, T * h}, {T * h, h * f1, T * f1}, {T * f, f * h, T * h}};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) {
+                k->f8_cast[i][j] = lsim_cost_elementwise(g, el[i][j] * (eb + 2));
+                k->f8_amax[i][j] = lsim_cost_elementwise(g, el[i][j] * eb);
+            }
+        k->f8_hist = lsim_cost_elementwise(g, 1024.0 * 4 * 2);
+    }
     /* norms and dropout-add run on the sequence shard with SP */
     double Ts = c->seq_parallel ? T / t : T;
     k->ln = lsim_cost_elementwise(g, 2 * Ts * h * eb);
-    k->qkv = lsim_cost_gemm(g, T, 3 * Al, h, c->elem_bytes);
+    k->qkv = lsim_cost_gemm(g, T, Q3, h, lb);
+    /* RoPE reads and writes Q and K (the cos/sin tables are small); its
+     * backward rotates their gradients the same way */
+    k->rope = k->b_rope = lsim_cost_elementwise(g, 2 * T * (Al + KVl) * eb);
     k->attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 0);
-    k->proj = lsim_cost_gemm(g, T, h, Al, c->elem_bytes);
+    k->proj = lsim_cost_gemm(g, T, h, Al, lb);
     k->add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->fc1 = lsim_cost_gemm(g, T, f, h, c->elem_bytes);
-    k->gelu = lsim_cost_elementwise(g, 2 * T * f * eb);
-    k->fc2 = lsim_cost_gemm(g, T, h, f, c->elem_bytes);
+    k->fc1 = lsim_cost_gemm(g, T, f1, h, lb);
+    /* GeLU reads f and writes f; SiLU(gate) * up reads 2f, writes f; their
+     * backwards read the input(s) and the output gradient and write the
+     * input gradient(s): 3f and 5f */
+    k->gelu = lsim_cost_elementwise(g, (swiglu ? 3 : 2) * T * f * eb);
+    k->fc2 = lsim_cost_gemm(g, T, h, f, lb);
     k->b_add = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->b_fc2d = lsim_cost_gemm(g, T, f, h, c->elem_bytes);
-    k->b_fc2w = lsim_cost_gemm(g, f, h, T, c->elem_bytes);
-    k->b_gelu = lsim_cost_elementwise(g, 3 * T * f * eb);
-    k->b_fc1d = lsim_cost_gemm(g, T, h, f, c->elem_bytes);
-    k->b_fc1w = lsim_cost_gemm(g, h, f, T, c->elem_bytes);
+    k->b_fc2d = lsim_cost_gemm(g, T, f, h, lb);
+    k->b_fc2w = lsim_cost_gemm(g, f, h, T, lb);
+    k->b_gelu = lsim_cost_elementwise(g, (swiglu ? 5 : 3) * T * f * eb);
+    k->b_fc1d = lsim_cost_gemm(g, T, h, f1, lb);
+    k->b_fc1w = lsim_cost_gemm(g, h, f1, T, lb);
     k->b_ln = lsim_cost_elementwise(g, 3 * Ts * h * eb);
-    k->b_projd = lsim_cost_gemm(g, T, Al, h, c->elem_bytes);
-    k->b_projw = lsim_cost_gemm(g, Al, h, T, c->elem_bytes);
+    k->b_projd = lsim_cost_gemm(g, T, Al, h, lb);
+    k->b_projw = lsim_cost_gemm(g, Al, h, T, lb);
     k->b_attn = lsim_cost_attention(g, c->micro_batch, M->heads / t, M->seq, M->head_dim, 1, 1);
-    k->b_qkvd = lsim_cost_gemm(g, T, h, 3 * Al, c->elem_bytes);
-    k->b_qkvw = lsim_cost_gemm(g, 3 * Al, h, T, c->elem_bytes);
+    k->b_qkvd = lsim_cost_gemm(g, T, h, Q3, lb);
+    k->b_qkvw = lsim_cost_gemm(g, Q3, h, T, lb);
     {
         /* unfused attention over B = micro-batch x heads / TP matrices of
          * s x s scores (no causal skipping: the mask is applied in the
          * softmax); dropout reads and writes 2-byte values and writes
          * (forward) or reads (backward) a 1-byte mask */
         double B = (double)c->micro_batch * M->heads / t, s = M->seq, d = M->head_dim, ss = B * s * s;
-        k->qkv_bias = lsim_cost_elementwise(g, 2 * T * 3 * Al * eb);
+        k->qkv_bias = lsim_cost_elementwise(g, 2 * T * Q3 * eb);
         k->qkv_copy = lsim_cost_elementwise(g, 2 * T * Al * eb);
         k->qk = lsim_cost_bgemm(g, B, s, s, d, c->elem_bytes);
         k->softmax = lsim_cost_elementwise(g, 2 * ss * eb);
@@ -604,9 +690,9 @@ static void fill_costs(gen *G)
         k->b_dk = lsim_cost_bgemm(g, B, s, d, s, c->elem_bytes);
         /* a bias gradient reads the output gradient once (its sum over the
          * tokens is tiny) */
-        k->bg_qkv = lsim_cost_elementwise(g, T * 3 * Al * eb);
+        k->bg_qkv = lsim_cost_elementwise(g, T * Q3 * eb);
         k->bg_proj = lsim_cost_elementwise(g, Ts * h * eb);
-        k->bg_fc1 = lsim_cost_elementwise(g, T * f * eb);
+        k->bg_fc1 = lsim_cost_elementwise(g, T * f1 * eb);
         k->bg_fc2 = lsim_cost_elementwise(g, Ts * h * eb);
         k->b_copy = lsim_cost_elementwise(g, 2 * T * Al * eb);
         /* the cross entropy over T x V/t fp32 logits: made fp32 (2 B read,
@@ -635,11 +721,23 @@ static void fill_costs(gen *G)
     k->tp_ag = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, k->act_bytes / c->tp, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
     k->pp_ag = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, k->p2p_bytes, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
     k->tp_ar_small = lsim_cost_collective(&c->topo, LSIM_COLL_ALLREDUCE, (int64_t)T * 12, G->tp_ranks, c->tp, LSIM_ALGO_AUTO);
-    k->layer_params = (4 * h * A + 2 * h * M->ffn) / t + 13 * h; /* + biases, layer norms (replicated) */
+    if (!(M->kv_heads || swiglu || M->norm || M->no_bias)) {
+        k->layer_params = (4 * h * A + 2 * h * M->ffn) / t + 13 * h; /* + biases, layer norms (replicated) */
+    } else {
+        /* the matrices split over TP; biases (QKV's, FC1's split, two
+         * replicated) unless the model has none; two norms of 2h (LayerNorm)
+         * or h (RMSNorm) */
+        double bias = M->no_bias ? 0 : Q3 + f1 + 2 * h;
+        k->layer_params = h * Q3 + Al * h + h * f1 + f * h + bias + (M->norm == LSIM_NORM_RMS ? 2 : 4) * h;
+    }
     k->emb_params = V * h;
-    k->w_qkv = h * 3 * Al;
+    /* the output layer: its own matrix when untied; tied, a copy of the
+     * embedding on the last stage when that is not the first */
+    k->head_params = M->untied || c->pp > 1 ? V * h : 0;
+    k->w_qkv = h * Q3;
     k->w_proj = Al * h;
-    k->w_fc = h * f;
+    k->w_fc1 = h * f1;
+    k->w_fc2 = f * h;
 }
 
 /* ------------------------------------------------------------ one GPU */
@@ -668,7 +766,9 @@ static void optimizer(gen *G)
         }
         if (c->embed_head && (is_first_vs(G, ch) || is_last_vs(G, ch))) {
             snprintf(G->e.tag, sizeof G->e.tag, "%s.opt.", is_first_vs(G, ch) ? "emb" : "head");
-            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, k->emb_params * share * 30.0));
+            /* the embedding, and the output layer's own weights (untied, or a tied copy on another stage) */
+            double p = (is_first_vs(G, ch) ? k->emb_params : 0) + (is_last_vs(G, ch) ? k->head_params : 0);
+            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, p * share * 30.0));
         }
     }
     if (!c->dist_opt || G->dpc <= 1) return;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,24 @@
 #include "lumosim/input.h"
 
 /* The Lumos paper's GPT-3 family (its Table of model sizes): layers,
- * hidden, FFN, heads; head dim 128, sequence 2048, vocabulary 51200. */
+ * hidden, FFN, heads; head dim 128, sequence 2048, vocabulary 51200. The
+ * Llama 3 shapes are Meta's published configs (data/models/NAME.json gives
+ * the source of each value; a unit test checks that these agree): GQA with 8
+ * KV heads, SwiGLU, RMSNorm, RoPE, untied embeddings, no biases, a 128,256
+ * token vocabulary, pre-trained at sequence 8192. */
+#define LLAMA3 8, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1
 static const lsim_model_shape BUILTIN[] = {
-    {"gpt3-15b", 48, 6144, 12288, 48, 128, 2048, 51200},
-    {"gpt3-44b", 48, 12288, 24576, 48, 128, 2048, 51200},
-    {"gpt3-117b", 96, 12288, 24576, 96, 128, 2048, 51200},
-    {"gpt3-175b", 96, 12288, 49152, 96, 128, 2048, 51200},
+    {"gpt3-15b", 48, 6144, 12288, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
+    {"gpt3-44b", 48, 12288, 24576, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
+    {"gpt3-117b", 96, 12288, 24576, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
+    {"gpt3-175b", 96, 12288, 49152, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
+    {"llama3-8b", 32, 4096, 14336, 32, 128, 8192, 128256, LLAMA3},
+    {"llama3-70b", 80, 8192, 28672, 64, 128, 8192, 128256, LLAMA3},
+    {"llama3.1-405b", 126, 16384, 53248, 128, 128, 8192, 128256, LLAMA3},
 };
+#undef LLAMA3
+
+int lsim_model_kv_heads(const lsim_model_shape *m) { return m->kv_heads > 0 ? m->kv_heads : m->heads; }
 
 int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err)
 {
@@ -30,8 +42,104 @@ int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err)
             *out = BUILTIN[i];
             return 0;
         }
-    return lsim_err_set(err, LSIM_EARG, "unknown model '%s' (known: gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, or a JSON file)",
+    return lsim_err_set(err, LSIM_EARG,
+                        "unknown model '%s' (known: gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, llama3-8b, llama3-70b, "
+                        "llama3.1-405b, or a JSON file)",
                         name);
+}
+
+/* The model file's keys (docs/models.md). Integers are positive; words
+ * pick an index of their list; booleans set a field to 1 when the value
+ * differs from the GPT default (tie_embeddings and bias default true). */
+typedef enum { MK_INT, MK_WORD, MK_BOOL, MK_NOTBOOL, MK_NAME, MK_TEXT, MK_SOURCES } mkey_rule;
+typedef struct mkey {
+    const char *key;
+    mkey_rule rule;
+    size_t off;
+    const char *words[2];
+} mkey;
+#define MOFF(f) offsetof(lsim_model_shape, f)
+static const mkey MKEYS[] = {
+    {"name", MK_NAME, 0, {0}},
+    {"description", MK_TEXT, 0, {0}},
+    {"sources", MK_SOURCES, 0, {0}},
+    {"layers", MK_INT, MOFF(layers), {0}},
+    {"hidden", MK_INT, MOFF(hidden), {0}},
+    {"ffn", MK_INT, MOFF(ffn), {0}},
+    {"heads", MK_INT, MOFF(heads), {0}},
+    {"head_dim", MK_INT, MOFF(head_dim), {0}},
+    {"seq", MK_INT, MOFF(seq), {0}},
+    {"vocab", MK_INT, MOFF(vocab), {0}},
+    {"kv_heads", MK_INT, MOFF(kv_heads), {0}},
+    {"mlp", MK_WORD, MOFF(mlp), {"gelu", "swiglu"}},
+    {"norm", MK_WORD, MOFF(norm), {"layernorm", "rmsnorm"}},
+    {"rope", MK_BOOL, MOFF(rope), {0}},
+    {"tie_embeddings", MK_NOTBOOL, MOFF(untied), {0}},
+    {"bias", MK_NOTBOOL, MOFF(no_bias), {0}},
+};
+#define NMKEYS (sizeof MKEYS / sizeof *MKEYS)
+#undef MOFF
+
+/* The index of key in MKEYS, or NMKEYS. */
+static size_t mkey_find(const char *key)
+{
+    size_t k = 0;
+    while (k < NMKEYS && strcmp(key, MKEYS[k].key)) k++;
+    return k;
+}
+
+/* One member of the model object into m. */
+static int model_key(const char *path, const cJSON *it, lsim_model_shape *m, lsim_err *err)
+{
+    size_t k = mkey_find(it->string);
+    if (k == NMKEYS)
+        return lsim_err_set(err, LSIM_EFORMAT,
+                            "%s: key %s: unknown (known: name, description, sources, layers, hidden, ffn, heads, "
+                            "head_dim, seq, vocab, kv_heads, mlp, norm, rope, tie_embeddings, bias)",
+                            path, it->string);
+    const mkey *d = &MKEYS[k];
+    int *dst = (int *)((char *)m + d->off);
+    switch (d->rule) {
+    case MK_NAME:
+        if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof m->name)
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key name: not a string of at most 31 characters", path);
+        snprintf(m->name, sizeof m->name, "%s", it->valuestring);
+        return 0;
+    case MK_TEXT:
+        if (!cJSON_IsString(it)) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a string", path, d->key);
+        return 0;
+    case MK_SOURCES:
+        /* documentation the file carries: each member names a key and says
+         * where its value comes from */
+        if (!cJSON_IsObject(it)) return lsim_err_set(err, LSIM_EFORMAT, "%s: key sources: not an object", path);
+        for (const cJSON *s = it->child; s; s = s->next) {
+            size_t j = mkey_find(s->string);
+            if (j == NMKEYS || MKEYS[j].rule == MK_SOURCES || !cJSON_IsString(s))
+                return lsim_err_set(err, LSIM_EFORMAT, "%s: key sources: member %s: not a string naming a model key",
+                                    path, s->string);
+        }
+        return 0;
+    case MK_WORD:
+        for (int w = 0; w < 2; w++)
+            if (cJSON_IsString(it) && !strcmp(it->valuestring, d->words[w])) {
+                *dst = w;
+                return 0;
+            }
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: expected \"%s\" or \"%s\"", path, d->key, d->words[0],
+                            d->words[1]);
+    case MK_BOOL:
+    case MK_NOTBOOL:
+        if (!cJSON_IsBool(it)) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not true or false", path, d->key);
+        *dst = d->rule == MK_BOOL ? cJSON_IsTrue(it) : !cJSON_IsTrue(it);
+        return 0;
+    default: {
+        double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+        if (!(v >= 1 && v <= INT_MAX && floor(v) == v))
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a positive integer", path, d->key);
+        *dst = (int)v;
+        return 0;
+    }
+    }
 }
 
 int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
@@ -65,37 +173,29 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: not a JSON object", path);
         goto cleanup;
     }
-    lsim_model_shape m = {"custom", 0, 0, 0, 0, 128, 2048, 51200};
-    static const char *const KEYS[] = {"layers", "hidden", "ffn", "heads", "head_dim", "seq", "vocab"};
-    int *dst[] = {&m.layers, &m.hidden, &m.ffn, &m.heads, &m.head_dim, &m.seq, &m.vocab};
+    lsim_model_shape m = {"custom", 0, 0, 0, 0, 128, 2048, 51200, 0, 0, 0, 0, 0, 0};
     for (const cJSON *it = doc->child; it; it = it->next) {
-        if (!strcmp(it->string, "name")) {
-            if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof m.name) {
-                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key name: not a string of at most 31 characters", path);
+        /* a key given twice: the second would silently win */
+        for (const cJSON *p = doc->child; p != it; p = p->next)
+            if (!strcmp(p->string, it->string)) {
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: given twice", path, it->string);
                 goto cleanup;
             }
-            snprintf(m.name, sizeof m.name, "%s", it->valuestring);
-            continue;
-        }
-        size_t k = 0;
-        while (k < 7 && strcmp(it->string, KEYS[k])) k++;
-        if (k == 7) {
-            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: unknown (known: name, layers, hidden, ffn, heads, head_dim, seq, vocab)",
-                              path, it->string);
-            goto cleanup;
-        }
-        double d = cJSON_IsNumber(it) ? it->valuedouble : -1;
-        if (!(d >= 1 && d <= INT_MAX && floor(d) == d)) {
-            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a positive integer", path, it->string);
-            goto cleanup;
-        }
-        *dst[k] = (int)d;
+        if ((rc = model_key(path, it, &m, err))) goto cleanup;
     }
+    static const char *const REQ[] = {"layers", "hidden", "ffn", "heads"};
+    const int *req[] = {&m.layers, &m.hidden, &m.ffn, &m.heads};
     for (size_t k = 0; k < 4; k++)
-        if (*dst[k] <= 0) {
-            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: missing", path, KEYS[k]);
+        if (*req[k] <= 0) {
+            rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: missing", path, REQ[k]);
             goto cleanup;
         }
+    /* grouped-query attention: every KV head serves heads / kv_heads query heads */
+    if (m.kv_heads > m.heads || m.heads % lsim_model_kv_heads(&m)) {
+        rc = lsim_err_set(err, LSIM_EFORMAT, "%s: key kv_heads: %d query heads are not divisible by %d KV heads", path,
+                          m.heads, m.kv_heads);
+        goto cleanup;
+    }
     *out = m;
 cleanup:
     cJSON_Delete(doc);
@@ -248,6 +348,20 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (m->hidden % c->tp) return lsim_err_set(err, LSIM_EARG, "hidden size %d is not divisible by TP = %d", m->hidden, c->tp);
     if (m->heads % c->tp) return lsim_err_set(err, LSIM_EARG, "%d attention heads are not divisible by TP = %d", m->heads, c->tp);
     if (m->ffn % c->tp) return lsim_err_set(err, LSIM_EARG, "FFN size %d is not divisible by TP = %d", m->ffn, c->tp);
+    {
+        /* grouped-query attention: a query head's KV head must be on its
+         * GPU; Megatron splits the KV heads over TP and refuses TP above
+         * them (no replication) */
+        int kv = lsim_model_kv_heads(m);
+        if (kv > m->heads || m->heads % kv)
+            return lsim_err_set(err, LSIM_EARG, "model %s: kv_heads: %d query heads are not divisible by %d KV heads",
+                                m->name, m->heads, kv);
+        if (kv % c->tp)
+            return lsim_err_set(err, LSIM_EARG, "model %s: kv_heads: %d KV heads are not divisible by TP = %d", m->name,
+                                kv, c->tp);
+        if (m->mlp < LSIM_MLP_GELU || m->mlp > LSIM_MLP_SWIGLU || m->norm < LSIM_NORM_LAYER || m->norm > LSIM_NORM_RMS)
+            return lsim_err_set(err, LSIM_EARG, "model %s: unknown MLP or norm kind", m->name);
+    }
     if (m->vocab % c->tp) return lsim_err_set(err, LSIM_EARG, "vocabulary %d is not divisible by TP = %d", m->vocab, c->tp);
     long long mbdp = (long long)c->micro_batch * c->dp;
     if (c->global_batch % mbdp)
@@ -283,6 +397,12 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->tp_one != 0 && c->tp_one != 1) return lsim_err_set(err, LSIM_EARG, "tp_one %d: not 0 or 1", c->tp_one);
     if (c->forward_only && c->vstages > 1)
         return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
+    if (c->precision < LSIM_PREC_BF16 || c->precision > LSIM_PREC_FP8 || c->fp8_scaling < LSIM_FP8_CURRENT ||
+        c->fp8_scaling > LSIM_FP8_DELAYED)
+        return lsim_err_set(err, LSIM_EARG, "unknown precision %d or FP8 scaling %d", c->precision, c->fp8_scaling);
+    if (c->precision == LSIM_PREC_FP8 && !(c->gpu.peak_flops_fp8 > 0))
+        return lsim_err_set(err, LSIM_EARG, "--precision fp8: the %s has no FP8 tensor cores (its spec has no peak_flops_fp8)",
+                            c->gpu.name);
     int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
@@ -311,6 +431,8 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     lsim_memest_in_default(in);
     in->layers = m->layers, in->hidden = m->hidden, in->ffn = m->ffn, in->heads = m->heads;
     in->head_dim = m->head_dim, in->seq = m->seq, in->vocab = m->vocab;
+    in->kv_heads = m->kv_heads, in->swiglu = m->mlp == LSIM_MLP_SWIGLU, in->rmsnorm = m->norm == LSIM_NORM_RMS;
+    in->rope = m->rope, in->untied = m->untied, in->no_bias = m->no_bias;
     in->tp = c->tp, in->pp = c->pp, in->dp = c->dp, in->vstages = c->vstages > 0 ? c->vstages : 1;
     in->micro_batch = c->micro_batch;
     in->microbatches = lsim_synth_microbatches(c);
@@ -360,6 +482,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->dp_cost > c->dp) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);
+    }
+    if (c->precision == LSIM_PREC_FP8) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "fp8=%s,", c->fp8_scaling == LSIM_FP8_DELAYED ? "delayed" : "current");
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

@@ -1,0 +1,58 @@
+#!/bin/sh
+# models_cli.sh MODE  (environment: LUMOSIM)
+#
+#   run   lumosim synth of the shipped Llama 3 shapes by name and of a model
+#         file, simulated; the model kinds' kernels are in the graphs
+#         (and in FP8, recorded in the options)
+#   bad   model files and layouts refused (issue 36), FP8 on an A100: one "lumosim: error:"
+#         line naming the file or field, exit 1, empty stdout, nothing written
+set -u
+mode=$1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "models_cli $mode: $*"; exit 1; }
+small="--tp 8 --pp 1 --dp 1 --micro-batch 1 --global-batch 2 --sequence-parallel"
+printf '{"layers": 2, "hidden": 512, "ffn": 1376, "heads": 8, "kv_heads": 2, "head_dim": 64, "seq": 256, "vocab": 1024, "mlp": "swiglu", "norm": "rmsnorm", "rope": true, "tie_embeddings": false, "bias": false}\n' >"$tmp/toy.json"
+
+case $mode in
+run)
+    "$LUMOSIM" synth --model llama3-8b --layers 4 $small -o "$tmp/l8.h5" >"$tmp/out" 2>"$tmp/err" ||
+        fail "llama3-8b: $(cat "$tmp/err")"
+    "$LUMOSIM" sim "$tmp/l8.h5" >"$tmp/sim.txt" || fail "sim of llama3-8b failed"
+    grep -q "synth:llama3-8b/gpu0" "$tmp/sim.txt" || fail "the model's name is not in the source"
+    "$LUMOSIM" synth --model "$tmp/toy.json" --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4 -o "$tmp/toy.h5" \
+        >/dev/null 2>"$tmp/err" || fail "toy model file: $(cat "$tmp/err")"
+    "$LUMOSIM" sim --json "$tmp/toy.h5" >/dev/null || fail "sim of the toy model failed"
+    "$LUMOSIM" synth --model llama3-8b --layers 4 $small --precision fp8 --fp8-scaling delayed -o "$tmp/f8.h5" \
+        >/dev/null 2>"$tmp/err" || fail "fp8: $(cat "$tmp/err")"
+    "$LUMOSIM" sim "$tmp/f8.h5" >"$tmp/f8.txt" || fail "sim of fp8 failed"
+    grep -q "opts:sp,fp8=delayed" "$tmp/f8.txt" || fail "fp8 is not in the options: $(grep -m1 synth: "$tmp/f8.txt")"
+    echo "ok: Llama 3 by name and a model file synthesized and simulated"
+    ;;
+bad)
+    expect() { # expect NEEDLE ARGS...
+        needle=$1
+        shift
+        "$LUMOSIM" synth "$@" -o "$tmp/bad.h5" >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        [ $rc -eq 1 ] || fail "exit $rc, expected 1: $*"
+        [ -s "$tmp/out" ] && fail "stdout not empty: $*"
+        [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "not one error line: $(cat "$tmp/err")"
+        grep -q -- "$needle" "$tmp/err" || fail "'$needle' not in: $(cat "$tmp/err")"
+        [ -e "$tmp/bad.h5" ] && fail "a file was written: $*"
+        return 0
+    }
+    expect "kv_heads: 8 KV heads are not divisible by TP = 16" --model llama3-70b --tp 16 --pp 8 --dp 1 \
+        --micro-batch 1 --global-batch 8
+    sed 's/"kv_heads": 2/"kv_heads": 3/' "$tmp/toy.json" >"$tmp/kv3.json"
+    expect "kv3.json: key kv_heads: 8 query heads are not divisible by 3 KV heads" --model "$tmp/kv3.json" $small
+    sed 's/"bias": false/"bias": false, "experts": 8/' "$tmp/toy.json" >"$tmp/unk.json"
+    expect "unk.json: key experts: unknown" --model "$tmp/unk.json" $small
+    sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
+    expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
+    expect "unknown model 'llama3-9b'" --model llama3-9b $small
+    expect "precision fp8: the a100 has no FP8 tensor cores" --model llama3-8b --layers 4 $small --gpu a100 --precision fp8
+    echo "ok: bad models and layouts refused, nothing written"
+    ;;
+*) fail "unknown mode" ;;
+esac
