@@ -112,6 +112,10 @@ typedef struct lsim_synth_cfg {
                                        simulated depends on a name, and a GPU's hundreds of
                                        thousands of distinct names cost the search a fifth of a
                                        candidate's time (interning, formatting); 0: full names */
+    int fsdp;                       /* FSDP shard group size N (PyTorch FSDP2 as torchtitan runs it;
+                                       docs/synthesis.md "FSDP"): 0 off; N = DP full shard, N < DP
+                                       hybrid shard (DP / N replica groups all-reduce the shards);
+                                       replaces the DP buckets */
 } lsim_synth_cfg;
 
 /* Activation recomputation, with the names the CLI and the files use. */
@@ -251,12 +255,17 @@ int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsi
  * LSIM_EMIT_NONE and tag[] as it goes; free pend when done. Errors: the
  * adders return LSIM_EMIT_NONE, pend growth sets rc. Local. */
 enum { LSIM_ES_COMP = 0, LSIM_ES_TP, LSIM_ES_DP, LSIM_ES_SENDF, LSIM_ES_SENDB, LSIM_ES_RECVF, LSIM_ES_RECVB, LSIM_ES_N };
+/* Streams only some jobs have (their processors made by whoever uses them,
+ * last_on[] set to LSIM_EMIT_NONE by the caller): FSDP's parameter
+ * all-gathers (stream 17). */
+enum { LSIM_ES_FSDP = LSIM_ES_N, LSIM_ES_MAX };
+#define LSIM_ES_FSDP_ID 17
 #define LSIM_EMIT_NONE UINT32_MAX
 extern const int64_t lsim_emit_stream_id[LSIM_ES_N]; /* the streams' ids */
 typedef struct lsim_emit {
     lsim_gbuilder *b;
-    uint32_t cpu, stream[LSIM_ES_N];          /* processors */
-    uint32_t last_cpu, last_on[LSIM_ES_N], last_comp;
+    uint32_t cpu, stream[LSIM_ES_MAX];        /* processors */
+    uint32_t last_cpu, last_on[LSIM_ES_MAX], last_comp;
     uint32_t *pend;                            /* GPU nodes the next compute kernel waits for */
     size_t npend, cappend;
     int64_t corr;                              /* last correlation id given */

@@ -11,6 +11,8 @@
  * p2p_sync, the CPU blocks until they have completed. */
 #include "lumosim/synth.h"
 
+#include "fsdp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,7 @@ typedef struct gen {
     bucket *done;                 /* every bucket of the step, in order */
     size_t ndone, capdone;
     const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
+    synth_fsdp fsdp;              /* --fsdp (fsdp.c); fsdp.n = 0: off */
 } gen;
 
 /* A GPU's rank in the job synthesized: TP ranks fastest, TPS of them per
@@ -194,7 +197,7 @@ static void dp_emit(gen *G, const bucket *bk)
 
 static void dp_flush(gen *G, int mb)
 {
-    if (G->bucket_lo < 0) return;
+    if (G->bucket_lo < 0 || G->fsdp.n) return; /* FSDP reduces per unit (fsdp.c) */
     bucket bk = {G->bucket, G->bucket_lo, G->bucket_hi, G->bucket_n, mb};
     if (G->ndone == G->capdone) {
         size_t cap = G->capdone ? 2 * G->capdone : 64;
@@ -214,6 +217,7 @@ static void dp_flush(gen *G, int mb)
 /* params of `layer` (or -1 embedding, -2 head) are ready: bucket them */
 static void dp_add(gen *G, int layer, double params, int mb)
 {
+    if (G->fsdp.n) return; /* FSDP reduces per unit (fsdp.c) */
     int l = layer < 0 ? (layer == -1 ? 0 : G->c->model.layers - 1) : layer;
     if (G->bucket_lo < 0 || l < G->bucket_lo) G->bucket_lo = l;
     if (G->bucket_hi < 0 || l > G->bucket_hi) G->bucket_hi = l;
@@ -444,15 +448,22 @@ static void step_compute(gen *G, const lsim_synth_step *s)
     int lo = first_layer(G, s->chunk), hi = lo + G->lpc - 1;
     int eh = G->c->embed_head;
     int last_mb = s->mb == G->m - 1;
+    synth_fsdp *F = &G->fsdp;
+    synth_fsdp_chunk fch = {lo, hi, eh && is_first_vs(G, s->chunk), eh && is_last_vs(G, s->chunk)};
     if (!s->bwd) {
         if (eh && is_first_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_EMB, s->mb, 0);
             set_tag(G, "emb", s->mb, 0);
             batch_prep(G);
             lsim_emit_compute(&G->e, "lookup", k->emb);
             tp_reduce(G, "emb_allreduce", "emb_rs");
         }
-        for (int l = lo; l <= hi; l++) layer_fwd(G, l, s->mb, 0);
+        for (int l = lo; l <= hi; l++) {
+            synth_fsdp_pre(F, &G->e, &fch, l, s->mb, 0);
+            layer_fwd(G, l, s->mb, 0);
+        }
         if (eh && is_last_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_HEAD, s->mb, 0);
             set_tag(G, "head", s->mb, 0);
             if (!is_first_vs(G, s->chunk)) batch_prep(G); /* the labels and the loss mask */
             lsim_emit_compute(&G->e, "lnf", k->lnf);
@@ -462,6 +473,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
         }
     } else {
         if (eh && is_last_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_HEAD, s->mb, 1);
             set_tag(G, "head", s->mb, 1);
             lsim_emit_compute(&G->e, "xent", k->b_xent);
             lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
@@ -474,14 +486,21 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             /* the output layer is the embedding (tied): its own copy only
              * when the embedding lives on another stage */
             if (last_mb && G->c->pp > 1) dp_add(G, -2, k->emb_params, s->mb);
+            synth_fsdp_post(F, &G->e, SYNTH_FSDP_HEAD, s->mb);
         }
-        for (int l = hi; l >= lo; l--) layer_bwd(G, l, s->mb, last_mb);
+        for (int l = hi; l >= lo; l--) {
+            synth_fsdp_pre(F, &G->e, &fch, l, s->mb, 1);
+            layer_bwd(G, l, s->mb, last_mb);
+            synth_fsdp_post(F, &G->e, l, s->mb);
+        }
         if (eh && is_first_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_EMB, s->mb, 1);
             set_tag(G, "emb", s->mb, 1);
             tp_gather(G, "emb_grad_ag", 1);
             lsim_emit_compute(&G->e, "lookup", k->b_emb);
             grad_acc(G, "emb_grad_acc", k->emb_params, s->mb);
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
+            synth_fsdp_post(F, &G->e, SYNTH_FSDP_EMB, s->mb);
         }
         if (last_mb) dp_flush(G, s->mb); /* the chunk's gradients are complete */
     }
@@ -653,7 +672,8 @@ static void optimizer(gen *G)
 {
     const lsim_synth_cfg *c = G->c;
     const costs *k = &G->k;
-    double share = c->dist_opt ? 1.0 / G->dpc : 1.0;
+    /* FSDP: each rank steps its shard (fsdp.c) */
+    double share = c->dist_opt ? 1.0 / G->dpc : G->fsdp.n ? 1.0 / G->fsdp.n : 1.0;
     if (c->gpu.host_opt_ns > 0) {
         snprintf(G->e.tag, sizeof G->e.tag, "step.opt.");
         lsim_emit_host(&G->e, "host", c->gpu.host_opt_ns);
@@ -721,7 +741,8 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         G.e.rng = z ^ (z >> 31);
     }
-    for (int s = 0; s < LSIM_ES_N; s++) G.e.last_on[s] = NONE;
+    for (int s = 0; s < LSIM_ES_MAX; s++) G.e.last_on[s] = NONE;
+    G.fsdp.ahead = NONE;
     G.bucket_lo = G.bucket_hi = -1;
     snprintf(G.tp_pg, sizeof G.tp_pg, "tp:%d:%d", G.ppi, G.dpi);
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
@@ -741,6 +762,10 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = full_rank(&G, t, G.dpi, G.ppi); /* costs only */
     for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = full_rank(&G, G.tpi, d, G.ppi);
     fill_costs(&G);
+    if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
+        goto cleanup;
+    }
     int nwarm = 0, nsteps = 2 * G.m * G.V, total = G.m * G.V;
     if (c->forward_only) {
         /* forward passes only: m forwards in order on every stage */
@@ -759,6 +784,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
+    if (G.fsdp.n) lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_FSDP_ID, &G.e.stream[LSIM_ES_FSDP]);
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
     {
         /* the host's work before the step's first launch (data loading),
@@ -804,7 +830,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     /* the step ends when every stream is done (loss.item(), logging) */
     snprintf(G.e.tag, sizeof G.e.tag, "step.end.");
     uint32_t fin = lsim_emit_cpu(&G.e, "synchronize", LSIM_NF_BLOCKING);
-    for (int s = 0; s < LSIM_ES_N && fin != NONE; s++)
+    for (int s = 0; s < LSIM_ES_MAX && fin != NONE; s++)
         if (G.e.last_on[s] != NONE) lsim_gb_edge(G.e.b, G.e.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     for (size_t i = 0; i < G.e.npend && fin != NONE; i++) lsim_gb_edge(G.e.b, G.e.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     {
@@ -840,6 +866,7 @@ cleanup:
     free(G.dpc_ranks);
     free(G.e.pend);
     free(G.done);
+    synth_fsdp_free(&G.fsdp);
     return rc;
 }
 

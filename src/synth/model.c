@@ -2,6 +2,8 @@
  * pipeline schedules (synth.h). */
 #include "lumosim/synth.h"
 
+#include "fsdp.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -196,7 +198,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->tp_one != 0 && c->tp_one != 1) return lsim_err_set(err, LSIM_EARG, "tp_one %d: not 0 or 1", c->tp_one);
     if (c->forward_only && c->vstages > 1)
         return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
-    int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
+    int rc = synth_fsdp_check(c, err);
+    if (!rc) rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
     if (c->mem_check && c->gpu.mem_capacity > 0) {
@@ -237,6 +240,8 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->dropout = c->dropout;
     in->embed_head = c->embed_head;
     in->forward_only = c->forward_only;
+    in->fsdp = c->fsdp > 1 ? c->fsdp : 0;
+    in->fsdp_keep = c->fsdp > 1 && synth_fsdp_keeps(c);
 }
 
 void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
@@ -271,6 +276,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->dp_cost > c->dp) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);
+    }
+    if (c->fsdp > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,", c->fsdp);
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;
