@@ -797,7 +797,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP
 };
 
 static const char *const SYNTH_WORDS[5][3] = {{"none", "selective", "full"},
@@ -861,6 +861,10 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         if (pos_long("--fsdp", v, 1L << 24, &x)) return -1;
         s->fsdp = (int)x;
         break;
+    case S_CP:
+        if (pos_long("--cp", v, 1L << 24, &x)) return -1;
+        s->cp = (int)x;
+        break;
     default: /* --seed */
         if (strcmp(v, "0") && pos_long("--seed", v, 2000000000L, &x)) return -1;
         s->seed = x;
@@ -907,6 +911,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--grad-acc", NULL, "a word", S_WORD0 + 4, 0},
         {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
         {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
+        {"--cp", NULL, "a positive integer", S_CP, 0},
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };
     memset(s, 0, sizeof *s);

@@ -26,7 +26,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
-    "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N]\n"
+    "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -90,6 +90,8 @@ const char *const LSIM_USAGE_SYNTH =
     "  --fsdp N         FSDP (PyTorch FSDP2, torchtitan): parameters, gradients and\n"
     "                   optimizer state sharded over groups of N of the DP\n"
     "                   replicas (N = DP full shard, N < DP hybrid shard)\n"
+    "  --cp N           context parallelism: the sequence split over N GPUs,\n"
+    "                   ring attention (TP x CP x DP x PP GPUs)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -309,6 +311,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->seed = (uint64_t)sa->seed;
     c->dp_cost = sa->dp_cost;
     c->fsdp = sa->fsdp;
+    c->cp = sa->cp;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)

@@ -47,9 +47,11 @@ int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
     return 0;
 }
 
+/* d: the index cp + CP dp in the DP x CP dimension (synth.h's numbering) */
 static int32_t rank_of(const lsim_synth_cfg *c, int t, int d, int p)
 {
-    return (int32_t)(t + c->tp * (d + c->dp * p)); /* synth.h's numbering */
+    int cp = c->cp > 1 ? c->cp : 1;
+    return (int32_t)(t + c->tp * (d + c->dp * cp * p));
 }
 
 int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
@@ -60,7 +62,9 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
     F->ahead_key = SYNTH_FSDP_NOKEY;
     if (c->fsdp <= 1) return 0;
     F->c = c;
-    F->n = c->fsdp;
+    /* with context parallelism the shard group is FSDP x CP GPUs
+     * (torchtitan's dp_shard_cp mesh); dpi is then cp + CP dp */
+    F->n = c->fsdp * (c->cp > 1 ? c->cp : 1);
     F->nrep = c->dp / c->fsdp;
     F->keep = synth_fsdp_keeps(c);
     F->m = m;

@@ -22,7 +22,7 @@ typedef struct synth_fsdp_chunk {
 
 typedef struct synth_fsdp {
     const lsim_synth_cfg *c;
-    int n, nrep;                 /* shard group size, replica groups (DP / n) */
+    int n, nrep;                 /* shard group size (FSDP x CP), replica groups (DP / FSDP) */
     int keep;                    /* gathered once per step and kept (PP > 1: torchtitan's
                                     reshard_after_forward = not pp_enabled), gradients reduced
                                     on the last micro-batch only */
@@ -38,7 +38,8 @@ typedef struct synth_fsdp {
 } synth_fsdp;
 
 /* Off (c->fsdp <= 1 after the checks): F->n = 0 and nothing is allocated.
- * Else the groups of GPU (tpi, dpi, ppi) and the collectives' costs;
+ * Else the groups of GPU (tpi, dpi, ppi) (dpi: cp + CP dp with context
+ * parallelism, whose ranks join the shard group) and the collectives' costs;
  * layer_params and emb_params are per GPU (TP shard). 0 or LSIM_ENOMEM. */
 int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
                     double emb_params);

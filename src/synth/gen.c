@@ -11,6 +11,7 @@
  * p2p_sync, the CPU blocks until they have completed. */
 #include "lumosim/synth.h"
 
+#include "cp.h"
 #include "fsdp.h"
 
 #include <stdio.h>
@@ -73,13 +74,16 @@ typedef struct gen {
     size_t ndone, capdone;
     const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
     synth_fsdp fsdp;              /* --fsdp (fsdp.c); fsdp.n = 0: off */
+    synth_cp cp;                  /* --cp (cp.c); cp.n = 0: off */
+    int dpx;                      /* GPUs of the data-parallel dimension: DP x CP (dpi is the index
+                                     cp + CP dp in it, so the gradients' group spans DP x CP) */
 } gen;
 
 /* A GPU's rank in the job synthesized: TP ranks fastest, TPS of them per
  * stage (1 with tp_one). */
 static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
 {
-    return (int32_t)(tpi + G->tps * (dpi + G->c->dp * ppi));
+    return (int32_t)(tpi + G->tps * (dpi + G->dpx * ppi));
 }
 
 /* The rank of (tp, dp, pp) in the full job the user runs: TP x DPC x PP
@@ -100,8 +104,8 @@ static int32_t full_rank(const gen *G, int tpi, int dpi, int ppi)
 static int32_t cost_rank(const gen *G, int32_t r)
 {
     const lsim_synth_cfg *c = G->c;
-    if (G->dpc <= c->dp && G->tps == c->tp) return r;
-    int t = (int)(r % G->tps), d = (int)((r / G->tps) % c->dp), p = (int)(r / ((int32_t)G->tps * c->dp));
+    if (G->dpc <= G->dpx && G->tps == c->tp) return r;
+    int t = (int)(r % G->tps), d = (int)((r / G->tps) % G->dpx), p = (int)(r / ((int32_t)G->tps * G->dpx));
     return full_rank(G, t, d, p);
 }
 
@@ -192,7 +196,7 @@ static void dp_emit(gen *G, const bucket *bk)
     snprintf(what, sizeof what, "%s.b%d.L%d-%d", G->c->dist_opt ? "dp_reducescatter" : "dp_allreduce", bk->n, bk->lo,
              bk->hi);
     snprintf(G->e.tag, sizeof G->e.tag, "grad.mb%d.bwd.", bk->mb);
-    lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, (lsim_coll_kind)kind, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
+    lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, (lsim_coll_kind)kind, bytes, G->dpx, G->dp_pg, G->dp_seq++);
 }
 
 static void dp_flush(gen *G, int mb)
@@ -234,6 +238,10 @@ static void dp_add(gen *G, int layer, double params, int mb)
 static void attn_fwd(gen *G)
 {
     const costs *k = &G->k;
+    if (G->cp.n) { /* ring attention (cp.c): k->attn is one block's, seq / CP tokens */
+        synth_cp_attn_fwd(&G->cp, &G->e, G->pfx, k->attn);
+        return;
+    }
     if (G->c->attention != LSIM_ATTN_UNFUSED) {
         comp(G, "attn", k->attn);
         return;
@@ -324,6 +332,10 @@ static void col_bwd(gen *G, const char *dgrad, lsim_ns dd, const char *wgrad, ls
 static void attn_bwd(gen *G)
 {
     const costs *k = &G->k;
+    if (G->cp.n) {
+        synth_cp_attn_bwd(&G->cp, &G->e, k->b_attn);
+        return;
+    }
     if (G->c->attention != LSIM_ATTN_UNFUSED) {
         comp(G, "attn", k->b_attn); /* flash attention recomputes its scores itself */
         return;
@@ -699,7 +711,7 @@ static void optimizer(gen *G)
         char what[64];
         snprintf(what, sizeof what, "dp_allgather.b%d.L%d-%d", bk->n, bk->lo, bk->hi);
         snprintf(G->e.tag, sizeof G->e.tag, "grad.opt.");
-        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLGATHER, shard, c->dp, G->dp_pg, G->dp_seq++);
+        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLGATHER, shard, G->dpx, G->dp_pg, G->dp_seq++);
     }
 }
 
@@ -710,6 +722,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     *out = NULL;
     int rc = lsim_synth_check(c, err);
     if (rc) return rc;
+    lsim_synth_cfg cpcfg; /* with CP: the configuration with the rank's seq / CP tokens */
     size_t ngpu = lsim_synth_ngpus(c);
     if (gpu >= ngpu) return lsim_err_set(err, LSIM_EARG, "GPU %u of a job of %zu", gpu, ngpu);
     gen G;
@@ -718,8 +731,9 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     G.pfx = "";
     G.tps = c->tp_one ? 1 : c->tp;
     G.tpi = (int)(gpu % (uint32_t)G.tps);
-    G.dpi = (int)(gpu / (uint32_t)G.tps % (uint32_t)c->dp);
-    G.ppi = (int)(gpu / ((uint32_t)G.tps * (uint32_t)c->dp));
+    G.dpx = c->dp * (c->cp > 1 ? c->cp : 1);
+    G.dpi = (int)(gpu / (uint32_t)G.tps % (uint32_t)G.dpx);
+    G.ppi = (int)(gpu / ((uint32_t)G.tps * (uint32_t)G.dpx));
     G.rank = (int32_t)gpu;
     G.m = lsim_synth_microbatches(c);
     G.V = c->vstages;
@@ -748,7 +762,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
     lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
     G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
-    G.dpc = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    G.dpc = c->dp_cost > c->dp ? c->dp_cost : G.dpx;
     G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
     char src[256], opts[160];
     lsim_synth_opts(c, opts, sizeof opts);
@@ -761,6 +775,16 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     /* the full job's numbering: rank = tp + TP (dp + DPC pp) */
     for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = full_rank(&G, t, G.dpi, G.ppi); /* costs only */
     for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = full_rank(&G, G.tpi, d, G.ppi);
+    if (c->cp > 1) {
+        /* context parallelism: the ring's peers, then every kernel costed
+         * on the rank's seq / CP tokens (cp.c) */
+        int cpi = G.dpi % c->cp, base = G.dpi - cpi;
+        synth_cp_init(&G.cp, c, G.rank, gpu_rank(&G, G.tpi, base + (cpi + 1) % c->cp, G.ppi),
+                      gpu_rank(&G, G.tpi, base + (cpi + c->cp - 1) % c->cp, G.ppi));
+        cpcfg = *c;
+        cpcfg.model.seq /= c->cp;
+        G.c = &cpcfg;
+    }
     fill_costs(&G);
     if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
@@ -785,6 +809,10 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
     if (G.fsdp.n) lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_FSDP_ID, &G.e.stream[LSIM_ES_FSDP]);
+    if (G.cp.n) {
+        lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPS_ID, &G.e.stream[LSIM_ES_CPS]);
+        lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPR_ID, &G.e.stream[LSIM_ES_CPR]);
+    }
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
     {
         /* the host's work before the step's first launch (data loading),

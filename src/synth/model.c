@@ -2,6 +2,7 @@
  * pipeline schedules (synth.h). */
 #include "lumosim/synth.h"
 
+#include "cp.h"
 #include "fsdp.h"
 
 #include <errno.h>
@@ -124,7 +125,7 @@ void lsim_synth_cfg_default(lsim_synth_cfg *c)
 
 size_t lsim_synth_ngpus(const lsim_synth_cfg *c)
 {
-    return (size_t)(c->tp_one ? 1 : c->tp) * (size_t)c->pp * (size_t)c->dp;
+    return (size_t)(c->tp_one ? 1 : c->tp) * (size_t)c->pp * (size_t)c->dp * (size_t)(c->cp > 1 ? c->cp : 1);
 }
 
 int lsim_synth_tp_one_exact(const lsim_synth_cfg *c)
@@ -152,7 +153,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "--micro-batch and --global-batch must be positive (got %d, %d)", c->micro_batch,
                             c->global_batch);
     if (c->vstages <= 0) return lsim_err_set(err, LSIM_EARG, "interleaved:V needs V >= 1 (got %d)", c->vstages);
-    unsigned long long n = (unsigned long long)c->tp * (unsigned long long)c->pp * (unsigned long long)c->dp;
+    unsigned long long n = (unsigned long long)c->tp * (unsigned long long)c->pp * (unsigned long long)c->dp *
+                           (unsigned long long)(c->cp > 1 ? c->cp : 1); /* CP: synth_cp_check */
     if (n > (1u << 24)) return lsim_err_set(err, LSIM_EARG, "TP x PP x DP = %llu GPUs is more than lumosim synthesizes (16777216)", n);
     if (c->gpus > 0 && n != (unsigned long long)c->gpus)
         return lsim_err_set(err, LSIM_EARG, "TP x PP x DP = %d x %d x %d = %llu does not match --gpus %d", c->tp, c->pp, c->dp, n,
@@ -199,6 +201,7 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->forward_only && c->vstages > 1)
         return lsim_err_set(err, LSIM_EARG, "--forward-only needs the 1F1B schedule (got interleaved:%d)", c->vstages);
     int rc = synth_fsdp_check(c, err);
+    if (!rc) rc = synth_cp_check(c, err);
     if (!rc) rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
@@ -242,6 +245,14 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->forward_only = c->forward_only;
     in->fsdp = c->fsdp > 1 ? c->fsdp : 0;
     in->fsdp_keep = c->fsdp > 1 && synth_fsdp_keeps(c);
+    if (c->cp > 1) {
+        /* context parallelism: every rank's activations and logits are its
+         * seq / CP tokens'; the gradients (and FSDP's shards, the
+         * distributed optimizer's) span DP x CP */
+        in->seq = m->seq / c->cp;
+        in->dp *= c->cp, in->opt_shards *= c->cp;
+        if (in->fsdp) in->fsdp *= c->cp;
+    }
 }
 
 void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
@@ -280,6 +291,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->fsdp > 1) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,", c->fsdp);
+    }
+    if (c->cp > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "cp=%d,", c->cp);
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;
