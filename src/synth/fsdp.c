@@ -27,11 +27,20 @@ int synth_fsdp_keeps(const lsim_synth_cfg *c)
     return c->pp > 1;
 }
 
+int synth_fsdp_shards(const lsim_synth_cfg *c)
+{
+    /* with context parallelism the shard group is FSDP x CP GPUs
+     * (torchtitan's dp_shard_cp mesh): --fsdp 1 --cp 8 shards over 8 */
+    if (c->fsdp <= 0) return 0;
+    int n = c->fsdp * (c->cp > 1 ? c->cp : 1);
+    return n > 1 ? n : 0;
+}
+
 int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
 {
     if (c->fsdp == 0) return 0;
-    if (c->fsdp < 2 || c->fsdp > (1 << 24))
-        return lsim_err_set(err, LSIM_EARG, "--fsdp %d: the shard group needs at least 2 GPUs", c->fsdp);
+    if (c->fsdp < 0 || c->fsdp > (1 << 24) || !synth_fsdp_shards(c))
+        return lsim_err_set(err, LSIM_EARG, "--fsdp %d: the shard group (FSDP x CP) needs at least 2 GPUs", c->fsdp);
     if (c->dp % c->fsdp)
         return lsim_err_set(err, LSIM_EARG, "--fsdp %d does not divide DP = %d (shard group x replica groups = DP)", c->fsdp,
                             c->dp);
@@ -60,11 +69,9 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
     memset(F, 0, sizeof *F);
     F->ahead = NONE;
     F->ahead_key = SYNTH_FSDP_NOKEY;
-    if (c->fsdp <= 1) return 0;
+    if (!synth_fsdp_shards(c)) return 0;
     F->c = c;
-    /* with context parallelism the shard group is FSDP x CP GPUs
-     * (torchtitan's dp_shard_cp mesh); dpi is then cp + CP dp */
-    F->n = c->fsdp * (c->cp > 1 ? c->cp : 1);
+    F->n = synth_fsdp_shards(c); /* dpi is cp + CP dp with context parallelism */
     F->nrep = c->dp / c->fsdp;
     F->keep = synth_fsdp_keeps(c);
     F->m = m;

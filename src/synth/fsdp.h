@@ -37,7 +37,7 @@ typedef struct synth_fsdp {
     int ahead_key;
 } synth_fsdp;
 
-/* Off (c->fsdp <= 1 after the checks): F->n = 0 and nothing is allocated.
+/* Off (synth_fsdp_shards 0): F->n = 0 and nothing is allocated.
  * Else the groups of GPU (tpi, dpi, ppi) (dpi: cp + CP dp with context
  * parallelism, whose ranks join the shard group) and the collectives' costs;
  * layer_params and emb_params are per GPU (TP shard). 0 or LSIM_ENOMEM. */
@@ -52,6 +52,8 @@ void synth_fsdp_pre(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int
  * group (and, hybrid, the shard all-reduced over the replica group) on the
  * data-parallel stream, overlapping the rest of the backward. */
 void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb);
+/* GPUs of the shard group: FSDP x CP; 0 when nothing is sharded. */
+int synth_fsdp_shards(const lsim_synth_cfg *c);
 /* The configuration checks of --fsdp (synth.h's lsim_synth_check). */
 int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err);
 /* 1: each unit's gathered parameters are kept over the step (PP > 1), 0:

@@ -243,8 +243,8 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->dropout = c->dropout;
     in->embed_head = c->embed_head;
     in->forward_only = c->forward_only;
-    in->fsdp = c->fsdp > 1 ? c->fsdp : 0;
-    in->fsdp_keep = c->fsdp > 1 && synth_fsdp_keeps(c);
+    in->fsdp = synth_fsdp_shards(c) ? c->fsdp : 0; /* x CP below */
+    in->fsdp_keep = in->fsdp && synth_fsdp_keeps(c);
     if (c->cp > 1) {
         /* context parallelism: every rank's activations and logits are its
          * seq / CP tokens'; the gradients (and FSDP's shards, the
@@ -288,7 +288,7 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "dpcost=%d,", c->dp_cost);
     }
-    if (c->fsdp > 1) {
+    if (synth_fsdp_shards(c)) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,", c->fsdp);
     }

@@ -131,6 +131,33 @@ static void test_job(void)
     lsim_job_free(j);
 }
 
+/* torchtitan's CP table: FSDP 1 x CP 8 still shards over the 8 CP ranks
+ * (the dp_shard_cp mesh) */
+static void test_fsdp_over_cp(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c, 1, 1, 1, 4);
+    c.fsdp = 1;
+    lsim_err err;
+    lsim_graph *g = NULL;
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0);
+    if (!g) return;
+    size_t rs = 0, dp = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        const char *pg = lsim_strtab_get(g->strings, ci->pg_name);
+        if (ci->kind == LSIM_COLL_REDUCESCATTER && !strcmp(pg, "fsdp:0:0:0")) {
+            rs++;
+            CHECK_I64(ci->group_size, 4);
+        }
+        if (!strncmp(pg, "dp:", 3)) dp++;
+    }
+    CHECK_I64(rs, (size_t)c.model.layers + 2);
+    CHECK_I64(dp, 0);
+    lsim_graph_free(g);
+}
+
 static void test_bad(void)
 {
     lsim_synth_cfg c;
@@ -151,6 +178,7 @@ int main(void)
 {
     test_attention_halves();
     test_job();
+    test_fsdp_over_cp();
     test_bad();
     return check_result("test_synth_cp");
 }
