@@ -84,6 +84,9 @@ int lsim_memest_check(const lsim_memest_in *in, lsim_err *err)
                             "memory estimate: unknown recomputation %d, attention %d, gradient bytes %d or optimizer "
                             "shards %d",
                             in->recompute, in->attention, in->grad_bytes, in->opt_shards);
+    if (in->fsdp < 0 || (in->fsdp > 1 && in->dp % in->fsdp))
+        return lsim_err_set(err, LSIM_EARG, "memory estimate: FSDP shard group %d does not divide DP = %d", in->fsdp,
+                            in->dp);
     return 0;
 }
 
@@ -160,6 +163,25 @@ int lsim_memest_inflight(int pp, int stage, int m, int vstages)
     return peak < 1 ? 1 : (int)peak;
 }
 
+/* FSDP (PyTorch FSDP2 with torchtitan's mixed precision: bf16 compute
+ * parameters, fp32 sharded parameters and reduction): the fp32 parameter
+ * (the master weight), its fp32 gradient and Adam's two moments sharded
+ * over the n ranks of the shard group, 16 / n bytes per parameter with
+ * 4-byte gradients (ZeRO stage 3: Rajbhandari et al. 2020, section 5.3,
+ * (2 + 2 + K) / N_d, with fp32 gradients and no separate bf16 copy); the
+ * bf16 weights held whole only while gathered: two units at a time (the
+ * running one and the one prefetched), or, when the pipeline keeps them
+ * gathered over the step, the stage's all. A unit is a layer, or the word
+ * embedding / output layer (vocabulary / TP x hidden). */
+static void fsdp_states(const lsim_memest_in *in, int first, int last, lsim_memest_stage *out)
+{
+    double n = in->fsdp, unit = lsim_memest_layer_params(in), word = (double)in->vocab / in->tp * in->hidden;
+    if (in->embed_head && (first || last) && word > unit) unit = word;
+    out->weights = in->fsdp_keep ? out->params * WEIGHT_BYTES : 2 * unit * WEIGHT_BYTES;
+    out->grads = out->params * in->grad_bytes / n;
+    out->optim = out->params * OPTIM_BYTES / n;
+}
+
 int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage *out, lsim_err *err)
 {
     /* Why per stage: the stages differ (the embedding on the first, the
@@ -195,6 +217,7 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
         out->grads = params * in->grad_bytes;
         out->optim = params * OPTIM_BYTES / (in->dist_opt ? shards : 1);
     }
+    if (in->fsdp > 1 && !in->forward_only) fsdp_states(in, first, last, out);
     /* activations: each chunk forward in flight keeps its layers'
      * activations until its backward (Korthikanti et al. 2022, section 4.2.3:
      * the first stage of 1F1B holds pp micro-batches of L/pp layers, L
@@ -230,7 +253,8 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
      * flight (an activation sent, a gradient received: s b h x 2 bytes each,
      * the shard with SP); with sequence parallelism Megatron's global buffer
      * for the all-gathered input of a column-parallel GEMM (s b h x 2) */
-    int comms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->pp > 1 && in->embed_head && (first || last));
+    int comms = (in->tp > 1) + (in->dp > 1) + (in->pp > 1) + (in->pp > 1 && in->embed_head && (first || last)) +
+                (in->fsdp > 1 && in->fsdp < in->dp); /* hybrid FSDP: the replica group's */
     out->comm = comms * NCCL_CHANNELS * NCCL_CONNS * NCCL_BUFFSIZE;
     if (in->pp > 1) out->comm += (in->forward_only ? 1 : 2) * 2 * sbh / sp_div;
     if (in->seq_parallel && in->tp > 1) out->comm += 2 * sbh;

@@ -46,6 +46,10 @@ typedef struct lsim_memest_in {
     int dropout;      /* unfused attention keeps the attention-probability dropout (mask, output) */
     int embed_head;   /* embedding on the first stage, final norm + (tied) output layer on the last */
     int forward_only; /* forward passes only: bf16 weights, one layer's activations */
+    int fsdp;         /* FSDP shard group (0: none): fp32 master weights, gradients and Adam's moments
+                         sharded over it, bf16 weights gathered per unit (docs/memory.md) */
+    int fsdp_keep;    /* FSDP: the stage's gathered bf16 weights kept over the step (PP), not two
+                         units at a time */
 } lsim_memest_in;
 
 /* Defaults: 1F1B, flash attention with dropout, no recomputation, no SP, no

@@ -142,6 +142,14 @@ typedef struct lsim_synth_cfg {
     int fp8_scaling;                /* LSIM_FP8_CURRENT: an amax reduction before each cast;
                                        LSIM_FP8_DELAYED: the previous step's amax, the history
                                        updated once per scaled tensor per step */
+    int fsdp;                       /* FSDP shard group size N (PyTorch FSDP2 as torchtitan runs it;
+                                       docs/synthesis.md "FSDP"): 0 off; N = DP full shard, N < DP
+                                       hybrid shard (DP / N replica groups all-reduce the shards);
+                                       replaces the DP buckets */
+    int cp;                         /* context parallel ranks (ring attention; docs/synthesis.md
+                                       "Context parallelism"): 0 or 1 off; the GPUs are TP x CP x
+                                       DP x PP, rank = tp + TP (cp + CP (dp + DP pp)), the
+                                       gradients reduced over DP x CP */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
@@ -284,12 +292,20 @@ int lsim_gb_edge(lsim_gbuilder *b, uint32_t src, uint32_t dst, unsigned cls, lsi
  * LSIM_EMIT_NONE and tag[] as it goes; free pend when done. Errors: the
  * adders return LSIM_EMIT_NONE, pend growth sets rc. Local. */
 enum { LSIM_ES_COMP = 0, LSIM_ES_TP, LSIM_ES_DP, LSIM_ES_SENDF, LSIM_ES_SENDB, LSIM_ES_RECVF, LSIM_ES_RECVB, LSIM_ES_N };
+/* Streams only some jobs have (their processors made by whoever uses them,
+ * last_on[] set to LSIM_EMIT_NONE by the caller): FSDP's parameter
+ * all-gathers (stream 17), context parallelism's ring sends and receives
+ * (40, 41). */
+enum { LSIM_ES_FSDP = LSIM_ES_N, LSIM_ES_CPS, LSIM_ES_CPR, LSIM_ES_MAX };
+#define LSIM_ES_FSDP_ID 17
+#define LSIM_ES_CPS_ID 40
+#define LSIM_ES_CPR_ID 41
 #define LSIM_EMIT_NONE UINT32_MAX
 extern const int64_t lsim_emit_stream_id[LSIM_ES_N]; /* the streams' ids */
 typedef struct lsim_emit {
     lsim_gbuilder *b;
-    uint32_t cpu, stream[LSIM_ES_N];          /* processors */
-    uint32_t last_cpu, last_on[LSIM_ES_N], last_comp;
+    uint32_t cpu, stream[LSIM_ES_MAX];        /* processors */
+    uint32_t last_cpu, last_on[LSIM_ES_MAX], last_comp;
     uint32_t *pend;                            /* GPU nodes the next compute kernel waits for */
     size_t npend, cappend;
     int64_t corr;                              /* last correlation id given */

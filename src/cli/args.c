@@ -819,7 +819,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP
 };
 
 #define NSYNTH_WORDS 7
@@ -883,6 +883,14 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         if (pos_long("--dp-cost", v, 1L << 24, &x)) return -1;
         s->dp_cost = (int)x;
         break;
+    case S_FSDP:
+        if (pos_long("--fsdp", v, 1L << 24, &x)) return -1;
+        s->fsdp = (int)x;
+        break;
+    case S_CP:
+        if (pos_long("--cp", v, 1L << 24, &x)) return -1;
+        s->cp = (int)x;
+        break;
     default: /* --seed */
         if (strcmp(v, "0") && pos_long("--seed", v, 2000000000L, &x)) return -1;
         s->seed = x;
@@ -930,6 +938,8 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--precision", NULL, "a word", S_WORD0 + 5, 0},
         {"--fp8-scaling", NULL, "a word", S_WORD0 + 6, 0},
         {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
+        {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
+        {"--cp", NULL, "a positive integer", S_CP, 0},
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };
     memset(s, 0, sizeof *s);

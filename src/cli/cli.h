@@ -299,6 +299,8 @@ typedef struct lsim_cli_synth_args {
     int seq_parallel, dist_opt, scatter_gather, no_dropout, tp_overlap, forward_only, no_mem_check;
     long seed;
     int dp_cost;        /* --dp-cost N, 0 not given */
+    int fsdp;           /* --fsdp N, 0 not given */
+    int cp;             /* --cp N, 0 not given */
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
 

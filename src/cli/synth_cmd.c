@@ -27,7 +27,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
-    "                     [--no-memory-check] [--seed N] [--dp-cost N]\n"
+    "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -96,6 +96,11 @@ const char *const LSIM_USAGE_SYNTH =
     "  --dp-cost N      time the data-parallel collectives (and the distributed\n"
     "                   optimizer's shards) as in N replicas: a job too large to\n"
     "                   simulate whole, with fewer replicas (N >= --dp)\n"
+    "  --fsdp N         FSDP (PyTorch FSDP2, torchtitan): parameters, gradients and\n"
+    "                   optimizer state sharded over groups of N of the DP\n"
+    "                   replicas (N = DP full shard, N < DP hybrid shard)\n"
+    "  --cp N           context parallelism: the sequence split over N GPUs,\n"
+    "                   ring attention (TP x CP x DP x PP GPUs)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -340,6 +345,8 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->mem_check = !sa->no_mem_check;
     c->seed = (uint64_t)sa->seed;
     c->dp_cost = sa->dp_cost;
+    c->fsdp = sa->fsdp;
+    c->cp = sa->cp;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)

@@ -229,8 +229,8 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
  * graph (its kernel roles, collectives and buckets); a store synthesized
  * with other options is refused rather than transformed into something
  * synthesis would not make. Data-parallel width is a copy, except where the
- * options make a GPU depend on DP (the distributed optimizer's shards, host
- * stalls' draws). */
+ * options make a GPU depend on DP (the distributed optimizer's and FSDP's
+ * shards, host stalls' draws, context parallelism's DP x CP numbering). */
 static int rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     const char *so = f->sopts ? f->sopts : "";
@@ -238,7 +238,8 @@ static int rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f,
     const char *what = rq->layers                                       ? "--layers"
                        : (rq->hidden || rq->ffn || d->Ln.tp != f->L.tp) ? "--tp, --hidden and --ffn"
                        : d->pipe ? "--pp, --schedule, --micro-batches (and DP or TP from width 1)"
-                       : d->used[LSIM_WI_ST_DP] && (strstr(so, "distopt") || strstr(so, "stalls") || strstr(so, "dpcost"))
+                       : d->used[LSIM_WI_ST_DP] && (strstr(so, "distopt") || strstr(so, "stalls") || strstr(so, "dpcost") ||
+                                                    strstr(so, "fsdp=") || strstr(so, "cp="))
                            ? "--dp"
                            : NULL;
     if (!what) return 0;

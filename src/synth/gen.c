@@ -11,6 +11,9 @@
  * p2p_sync, the CPU blocks until they have completed. */
 #include "lumosim/synth.h"
 
+#include "cp.h"
+#include "fsdp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,13 +82,17 @@ typedef struct gen {
     bucket *done;                 /* every bucket of the step, in order */
     size_t ndone, capdone;
     const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
+    synth_fsdp fsdp;              /* --fsdp (fsdp.c); fsdp.n = 0: off */
+    synth_cp cp;                  /* --cp (cp.c); cp.n = 0: off */
+    int dpx;                      /* GPUs of the data-parallel dimension: DP x CP (dpi is the index
+                                     cp + CP dp in it, so the gradients' group spans DP x CP) */
 } gen;
 
 /* A GPU's rank in the job synthesized: TP ranks fastest, TPS of them per
  * stage (1 with tp_one). */
 static int32_t gpu_rank(const gen *G, int tpi, int dpi, int ppi)
 {
-    return (int32_t)(tpi + G->tps * (dpi + G->c->dp * ppi));
+    return (int32_t)(tpi + G->tps * (dpi + G->dpx * ppi));
 }
 
 /* The rank of (tp, dp, pp) in the full job the user runs: TP x DPC x PP
@@ -106,8 +113,8 @@ static int32_t full_rank(const gen *G, int tpi, int dpi, int ppi)
 static int32_t cost_rank(const gen *G, int32_t r)
 {
     const lsim_synth_cfg *c = G->c;
-    if (G->dpc <= c->dp && G->tps == c->tp) return r;
-    int t = (int)(r % G->tps), d = (int)((r / G->tps) % c->dp), p = (int)(r / ((int32_t)G->tps * c->dp));
+    if (G->dpc <= G->dpx && G->tps == c->tp) return r;
+    int t = (int)(r % G->tps), d = (int)((r / G->tps) % G->dpx), p = (int)(r / ((int32_t)G->tps * G->dpx));
     return full_rank(G, t, d, p);
 }
 
@@ -226,12 +233,12 @@ static void dp_emit(gen *G, const bucket *bk)
     snprintf(what, sizeof what, "%s.b%d.L%d-%d", G->c->dist_opt ? "dp_reducescatter" : "dp_allreduce", bk->n, bk->lo,
              bk->hi);
     snprintf(G->e.tag, sizeof G->e.tag, "grad.mb%d.bwd.", bk->mb);
-    lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, (lsim_coll_kind)kind, bytes, G->c->dp, G->dp_pg, G->dp_seq++);
+    lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, (lsim_coll_kind)kind, bytes, G->dpx, G->dp_pg, G->dp_seq++);
 }
 
 static void dp_flush(gen *G, int mb)
 {
-    if (G->bucket_lo < 0) return;
+    if (G->bucket_lo < 0 || G->fsdp.n) return; /* FSDP reduces per unit (fsdp.c) */
     bucket bk = {G->bucket, G->bucket_lo, G->bucket_hi, G->bucket_n, mb};
     if (G->ndone == G->capdone) {
         size_t cap = G->capdone ? 2 * G->capdone : 64;
@@ -251,6 +258,7 @@ static void dp_flush(gen *G, int mb)
 /* params of `layer` (or -1 embedding, -2 head) are ready: bucket them */
 static void dp_add(gen *G, int layer, double params, int mb)
 {
+    if (G->fsdp.n) return; /* FSDP reduces per unit (fsdp.c) */
     int l = layer < 0 ? (layer == -1 ? 0 : G->c->model.layers - 1) : layer;
     if (G->bucket_lo < 0 || l < G->bucket_lo) G->bucket_lo = l;
     if (G->bucket_hi < 0 || l > G->bucket_hi) G->bucket_hi = l;
@@ -267,6 +275,10 @@ static void dp_add(gen *G, int layer, double params, int mb)
 static void attn_fwd(gen *G)
 {
     const costs *k = &G->k;
+    if (G->cp.n) { /* ring attention (cp.c): k->attn is one block's, seq / CP tokens */
+        synth_cp_attn_fwd(&G->cp, &G->e, G->pfx, k->attn);
+        return;
+    }
     if (G->c->attention != LSIM_ATTN_UNFUSED) {
         comp(G, "attn", k->attn);
         return;
@@ -371,6 +383,10 @@ static void col_bwd(gen *G, const char *dgrad, lsim_ns dd, const char *wgrad, ls
 static void attn_bwd(gen *G)
 {
     const costs *k = &G->k;
+    if (G->cp.n) {
+        synth_cp_attn_bwd(&G->cp, &G->e, k->b_attn);
+        return;
+    }
     if (G->c->attention != LSIM_ATTN_UNFUSED) {
         comp(G, "attn", k->b_attn); /* flash attention recomputes its scores itself */
         return;
@@ -501,15 +517,22 @@ static void step_compute(gen *G, const lsim_synth_step *s)
     int lo = first_layer(G, s->chunk), hi = lo + G->lpc - 1;
     int eh = G->c->embed_head;
     int last_mb = s->mb == G->m - 1;
+    synth_fsdp *F = &G->fsdp;
+    synth_fsdp_chunk fch = {lo, hi, eh && is_first_vs(G, s->chunk), eh && is_last_vs(G, s->chunk)};
     if (!s->bwd) {
         if (eh && is_first_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_EMB, s->mb, 0);
             set_tag(G, "emb", s->mb, 0);
             batch_prep(G);
             lsim_emit_compute(&G->e, "lookup", k->emb);
             tp_reduce(G, "emb_allreduce", "emb_rs");
         }
-        for (int l = lo; l <= hi; l++) layer_fwd(G, l, s->mb, 0);
+        for (int l = lo; l <= hi; l++) {
+            synth_fsdp_pre(F, &G->e, &fch, l, s->mb, 0);
+            layer_fwd(G, l, s->mb, 0);
+        }
         if (eh && is_last_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_HEAD, s->mb, 0);
             set_tag(G, "head", s->mb, 0);
             if (!is_first_vs(G, s->chunk)) batch_prep(G); /* the labels and the loss mask */
             lsim_emit_compute(&G->e, "lnf", k->lnf);
@@ -519,6 +542,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
         }
     } else {
         if (eh && is_last_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_HEAD, s->mb, 1);
             set_tag(G, "head", s->mb, 1);
             lsim_emit_compute(&G->e, "xent", k->b_xent);
             lsim_emit_compute(&G->e, "logits_dgrad", k->b_logitsd);
@@ -532,14 +556,21 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             /* the output layer is the embedding (tied): its own copy only
              * when the embedding lives on another stage */
             if (last_mb && k->head_params > 0) dp_add(G, -2, k->head_params, s->mb);
+            synth_fsdp_post(F, &G->e, SYNTH_FSDP_HEAD, s->mb);
         }
-        for (int l = hi; l >= lo; l--) layer_bwd(G, l, s->mb, last_mb);
+        for (int l = hi; l >= lo; l--) {
+            synth_fsdp_pre(F, &G->e, &fch, l, s->mb, 1);
+            layer_bwd(G, l, s->mb, last_mb);
+            synth_fsdp_post(F, &G->e, l, s->mb);
+        }
         if (eh && is_first_vs(G, s->chunk)) {
+            synth_fsdp_pre(F, &G->e, &fch, SYNTH_FSDP_EMB, s->mb, 1);
             set_tag(G, "emb", s->mb, 1);
             tp_gather(G, "emb_grad_ag", 1);
             lsim_emit_compute(&G->e, "lookup", k->b_emb);
             grad_acc(G, "emb_grad_acc", k->emb_params, s->mb);
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
+            synth_fsdp_post(F, &G->e, SYNTH_FSDP_EMB, s->mb);
         }
         if (last_mb) dp_flush(G, s->mb); /* the chunk's gradients are complete */
     }
@@ -751,7 +782,8 @@ static void optimizer(gen *G)
 {
     const lsim_synth_cfg *c = G->c;
     const costs *k = &G->k;
-    double share = c->dist_opt ? 1.0 / G->dpc : 1.0;
+    /* FSDP: each rank steps its shard (fsdp.c) */
+    double share = c->dist_opt ? 1.0 / G->dpc : G->fsdp.n ? 1.0 / G->fsdp.n : 1.0;
     if (c->gpu.host_opt_ns > 0) {
         snprintf(G->e.tag, sizeof G->e.tag, "step.opt.");
         lsim_emit_host(&G->e, "host", c->gpu.host_opt_ns);
@@ -779,7 +811,7 @@ static void optimizer(gen *G)
         char what[64];
         snprintf(what, sizeof what, "dp_allgather.b%d.L%d-%d", bk->n, bk->lo, bk->hi);
         snprintf(G->e.tag, sizeof G->e.tag, "grad.opt.");
-        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLGATHER, shard, c->dp, G->dp_pg, G->dp_seq++);
+        lsim_emit_comm(&G->e, LSIM_ES_DP, what, d, LSIM_COLL_ALLGATHER, shard, G->dpx, G->dp_pg, G->dp_seq++);
     }
 }
 
@@ -790,6 +822,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     *out = NULL;
     int rc = lsim_synth_check(c, err);
     if (rc) return rc;
+    lsim_synth_cfg cpcfg; /* with CP: the configuration with the rank's seq / CP tokens */
     size_t ngpu = lsim_synth_ngpus(c);
     if (gpu >= ngpu) return lsim_err_set(err, LSIM_EARG, "GPU %u of a job of %zu", gpu, ngpu);
     gen G;
@@ -798,8 +831,9 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     G.pfx = "";
     G.tps = c->tp_one ? 1 : c->tp;
     G.tpi = (int)(gpu % (uint32_t)G.tps);
-    G.dpi = (int)(gpu / (uint32_t)G.tps % (uint32_t)c->dp);
-    G.ppi = (int)(gpu / ((uint32_t)G.tps * (uint32_t)c->dp));
+    G.dpx = c->dp * (c->cp > 1 ? c->cp : 1);
+    G.dpi = (int)(gpu / (uint32_t)G.tps % (uint32_t)G.dpx);
+    G.ppi = (int)(gpu / ((uint32_t)G.tps * (uint32_t)G.dpx));
     G.rank = (int32_t)gpu;
     G.m = lsim_synth_microbatches(c);
     G.V = c->vstages;
@@ -821,13 +855,14 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         G.e.rng = z ^ (z >> 31);
     }
-    for (int s = 0; s < LSIM_ES_N; s++) G.e.last_on[s] = NONE;
+    for (int s = 0; s < LSIM_ES_MAX; s++) G.e.last_on[s] = NONE;
+    G.fsdp.ahead = NONE;
     G.bucket_lo = G.bucket_hi = -1;
     snprintf(G.tp_pg, sizeof G.tp_pg, "tp:%d:%d", G.ppi, G.dpi);
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
     lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
     G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
-    G.dpc = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    G.dpc = c->dp_cost > c->dp ? c->dp_cost : G.dpx;
     G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
     char src[256], opts[160];
     lsim_synth_opts(c, opts, sizeof opts);
@@ -840,7 +875,21 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     /* the full job's numbering: rank = tp + TP (dp + DPC pp) */
     for (int t = 0; t < c->tp; t++) G.tp_ranks[t] = full_rank(&G, t, G.dpi, G.ppi); /* costs only */
     for (int d = 0; d < G.dpc; d++) G.dpc_ranks[d] = full_rank(&G, G.tpi, d, G.ppi);
+    if (c->cp > 1) {
+        /* context parallelism: the ring's peers, then every kernel costed
+         * on the rank's seq / CP tokens (cp.c) */
+        int cpi = G.dpi % c->cp, base = G.dpi - cpi;
+        synth_cp_init(&G.cp, c, G.rank, gpu_rank(&G, G.tpi, base + (cpi + 1) % c->cp, G.ppi),
+                      gpu_rank(&G, G.tpi, base + (cpi + c->cp - 1) % c->cp, G.ppi));
+        cpcfg = *c;
+        cpcfg.model.seq /= c->cp;
+        G.c = &cpcfg;
+    }
     fill_costs(&G);
+    if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
+        goto cleanup;
+    }
     int nwarm = 0, nsteps = 2 * G.m * G.V, total = G.m * G.V;
     if (c->forward_only) {
         /* forward passes only: m forwards in order on every stage */
@@ -859,6 +908,11 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     int dev = (int)(gpu % (uint32_t)(c->topo.gpus_per_node > 0 ? c->topo.gpus_per_node : 8));
     lsim_gb_proc(G.e.b, 0, 1000 + (int64_t)gpu, 1, &G.e.cpu);
     for (int s = 0; s < LSIM_ES_N; s++) lsim_gb_proc(G.e.b, 1, dev, lsim_emit_stream_id[s], &G.e.stream[s]);
+    if (G.fsdp.n) lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_FSDP_ID, &G.e.stream[LSIM_ES_FSDP]);
+    if (G.cp.n) {
+        lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPS_ID, &G.e.stream[LSIM_ES_CPS]);
+        lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPR_ID, &G.e.stream[LSIM_ES_CPR]);
+    }
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
     {
         /* the host's work before the step's first launch (data loading),
@@ -904,7 +958,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     /* the step ends when every stream is done (loss.item(), logging) */
     snprintf(G.e.tag, sizeof G.e.tag, "step.end.");
     uint32_t fin = lsim_emit_cpu(&G.e, "synchronize", LSIM_NF_BLOCKING);
-    for (int s = 0; s < LSIM_ES_N && fin != NONE; s++)
+    for (int s = 0; s < LSIM_ES_MAX && fin != NONE; s++)
         if (G.e.last_on[s] != NONE) lsim_gb_edge(G.e.b, G.e.last_on[s], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     for (size_t i = 0; i < G.e.npend && fin != NONE; i++) lsim_gb_edge(G.e.b, G.e.pend[i], fin, LSIM_E_SYNC | LSIM_EDGE_END, 0);
     {
@@ -940,6 +994,7 @@ cleanup:
     free(G.dpc_ranks);
     free(G.e.pend);
     free(G.done);
+    synth_fsdp_free(&G.fsdp);
     return rc;
 }
 

@@ -2,6 +2,9 @@
  * pipeline schedules (synth.h). */
 #include "lumosim/synth.h"
 
+#include "cp.h"
+#include "fsdp.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -222,7 +225,7 @@ void lsim_synth_cfg_default(lsim_synth_cfg *c)
 
 size_t lsim_synth_ngpus(const lsim_synth_cfg *c)
 {
-    return (size_t)(c->tp_one ? 1 : c->tp) * (size_t)c->pp * (size_t)c->dp;
+    return (size_t)(c->tp_one ? 1 : c->tp) * (size_t)c->pp * (size_t)c->dp * (size_t)(c->cp > 1 ? c->cp : 1);
 }
 
 int lsim_synth_tp_one_exact(const lsim_synth_cfg *c)
@@ -337,7 +340,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "--micro-batch and --global-batch must be positive (got %d, %d)", c->micro_batch,
                             c->global_batch);
     if (c->vstages <= 0) return lsim_err_set(err, LSIM_EARG, "interleaved:V needs V >= 1 (got %d)", c->vstages);
-    unsigned long long n = (unsigned long long)c->tp * (unsigned long long)c->pp * (unsigned long long)c->dp;
+    unsigned long long n = (unsigned long long)c->tp * (unsigned long long)c->pp * (unsigned long long)c->dp *
+                           (unsigned long long)(c->cp > 1 ? c->cp : 1); /* CP: synth_cp_check */
     if (n > (1u << 24)) return lsim_err_set(err, LSIM_EARG, "TP x PP x DP = %llu GPUs is more than lumosim synthesizes (16777216)", n);
     if (c->gpus > 0 && n != (unsigned long long)c->gpus)
         return lsim_err_set(err, LSIM_EARG, "TP x PP x DP = %d x %d x %d = %llu does not match --gpus %d", c->tp, c->pp, c->dp, n,
@@ -403,7 +407,9 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->precision == LSIM_PREC_FP8 && !(c->gpu.peak_flops_fp8 > 0))
         return lsim_err_set(err, LSIM_EARG, "--precision fp8: the %s has no FP8 tensor cores (its spec has no peak_flops_fp8)",
                             c->gpu.name);
-    int rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
+    int rc = synth_fsdp_check(c, err);
+    if (!rc) rc = synth_cp_check(c, err);
+    if (!rc) rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
     if (c->mem_check && c->gpu.mem_capacity > 0) {
@@ -448,6 +454,16 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->dropout = c->dropout;
     in->embed_head = c->embed_head;
     in->forward_only = c->forward_only;
+    in->fsdp = synth_fsdp_shards(c) ? c->fsdp : 0; /* x CP below */
+    in->fsdp_keep = in->fsdp && synth_fsdp_keeps(c);
+    if (c->cp > 1) {
+        /* context parallelism: every rank's activations and logits are its
+         * seq / CP tokens'; the gradients (and FSDP's shards, the
+         * distributed optimizer's) span DP x CP */
+        in->seq = m->seq / c->cp;
+        in->dp *= c->cp, in->opt_shards *= c->cp;
+        if (in->fsdp) in->fsdp *= c->cp;
+    }
 }
 
 void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
@@ -486,6 +502,14 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->precision == LSIM_PREC_FP8) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "fp8=%s,", c->fp8_scaling == LSIM_FP8_DELAYED ? "delayed" : "current");
+    }
+    if (synth_fsdp_shards(c)) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,", c->fsdp);
+    }
+    if (c->cp > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "cp=%d,", c->cp);
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

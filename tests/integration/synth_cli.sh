@@ -105,6 +105,14 @@ bad)
     expect 2 "expected none|selective|full" $tiny --recompute some
     expect 2 "expected 2|4" $tiny --grad-bytes 3
     expect 2 "expected fused|buffer|autograd" $tiny --grad-acc some
+    # issue 36: FSDP's shard group must divide DP; combinations not modelled
+    expect 1 "fsdp 3 does not divide DP = 2" $tiny --fsdp 3
+    expect 1 "fsdp with --distributed-optimizer is not modelled" $tiny --fsdp 2 --distributed-optimizer
+    expect 1 "fsdp with --grad-reduce after is not modelled" $tiny --fsdp 2 --grad-reduce after
+    expect 2 "positive integer" $tiny --fsdp 0
+    expect 1 "cp 3: the sequence length 2048 is not divisible by 2 x CP = 6" $tiny --cp 3
+    expect 1 "cp with --attention unfused is not modelled" $tiny --cp 2 --attention unfused
+    expect 1 "does not match --gpus 8" $tiny --cp 2 --gpus 8
     printf '{"name": "x", "peak_flops": 989.4, "mem_bw": 3.35e12, "gemm_eff_max": 0.8, "gemm_eff_half": 2e9, "attn_eff_max": 0.5, "attn_eff_half": 4e9, "mem_eff": 0.85, "kernel_min_ns": 2000, "launch_cpu_ns": 4000, "launch_latency_ns": 6000}\n' >"$tmp/tflops.json"
     expect 1 "key peak_flops: 989.4 is outside the range" $tiny --gpu "$tmp/tflops.json"
     rm -f "$tmp/tflops.json"

@@ -172,6 +172,10 @@ static void test_synth_options(void)
     PASSES(&x);
     x.f.sopts = "distopt";
     REFUSED(&x, "synth-options", "which --dp cannot");
+    x.f.sopts = "fsdp=2"; /* the shards depend on DP (issue 36) */
+    REFUSED(&x, "synth-options", "which --dp cannot");
+    x.f.sopts = "cp=2";
+    REFUSED(&x, "synth-options", "which --dp cannot");
 }
 
 static void test_shape(void)

@@ -1,0 +1,189 @@
+/* FSDP (ZeRO-3: parameters, gradients and optimizer state sharded) in a
+ * synthesized job, as PyTorch FSDP2 runs it under torchtitan
+ * (docs/synthesis.md, "FSDP"; contract: fsdp.h).
+ *
+ * Each transformer layer, the embedding and the output head are units
+ * (torchtitan's apply_fsdp: fully_shard per block, the embedding and the
+ * norm + output). A unit's bf16 parameters are all-gathered over the shard
+ * group on a stream of their own before it runs, the next unit's issued
+ * when this one starts (FSDP2's prefetch: at most two units' gathered
+ * parameters in flight), and its fp32 gradients (torchtitan's
+ * mixed_precision_reduce = "float32", param "bfloat16") reduce-scattered
+ * on the data-parallel stream after its backward; with hybrid sharding the
+ * shard is then all-reduced over the replica group. */
+#include "fsdp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE LSIM_EMIT_NONE
+#define PARAM_BYTES 2 /* bf16 parameters all-gathered (torchtitan's mixed_precision_param) */
+
+int synth_fsdp_keeps(const lsim_synth_cfg *c)
+{
+    /* torchtitan's reshard_after_forward policy "default": not pp_enabled
+     * (a pipeline would gather every unit again for each micro-batch) */
+    return c->pp > 1;
+}
+
+int synth_fsdp_shards(const lsim_synth_cfg *c)
+{
+    /* with context parallelism the shard group is FSDP x CP GPUs
+     * (torchtitan's dp_shard_cp mesh): --fsdp 1 --cp 8 shards over 8 */
+    if (c->fsdp <= 0) return 0;
+    int n = c->fsdp * (c->cp > 1 ? c->cp : 1);
+    return n > 1 ? n : 0;
+}
+
+int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
+{
+    if (c->fsdp == 0) return 0;
+    if (c->fsdp < 0 || c->fsdp > (1 << 24) || !synth_fsdp_shards(c))
+        return lsim_err_set(err, LSIM_EARG, "--fsdp %d: the shard group (FSDP x CP) needs at least 2 GPUs", c->fsdp);
+    if (c->dp % c->fsdp)
+        return lsim_err_set(err, LSIM_EARG, "--fsdp %d does not divide DP = %d (shard group x replica groups = DP)", c->fsdp,
+                            c->dp);
+    const char *bad = c->dist_opt                          ? "--distributed-optimizer"
+                      : c->dp_cost > c->dp                 ? "--dp-cost"
+                      : c->tp_one                          ? "one TP rank per stage (search)"
+                      : c->forward_only                    ? "--forward-only"
+                      : c->grad_reduce != LSIM_GR_OVERLAP  ? "--grad-reduce after"
+                      : c->grad_acc != LSIM_GA_FUSED       ? "--grad-acc buffer|autograd"
+                      : !c->embed_head                     ? "equal stages without embedding and head"
+                                                           : NULL;
+    if (bad) return lsim_err_set(err, LSIM_EARG, "--fsdp with %s is not modelled", bad);
+    return 0;
+}
+
+/* d: the index cp + CP dp in the DP x CP dimension (synth.h's numbering) */
+static int32_t rank_of(const lsim_synth_cfg *c, int t, int d, int p)
+{
+    int cp = c->cp > 1 ? c->cp : 1;
+    return (int32_t)(t + c->tp * (d + c->dp * cp * p));
+}
+
+int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
+                    double emb_params)
+{
+    memset(F, 0, sizeof *F);
+    F->ahead = NONE;
+    F->ahead_key = SYNTH_FSDP_NOKEY;
+    if (!synth_fsdp_shards(c)) return 0;
+    F->c = c;
+    F->n = synth_fsdp_shards(c); /* dpi is cp + CP dp with context parallelism */
+    F->nrep = c->dp / c->fsdp;
+    F->keep = synth_fsdp_keeps(c);
+    F->m = m;
+    /* torchtitan's mesh ["dp_replicate", "dp_shard"]: the shard group is n
+     * consecutive data-parallel indices, the replica group every n-th */
+    int r = dpi / F->n, s = dpi % F->n;
+    F->shard_ranks = malloc((size_t)F->n * sizeof *F->shard_ranks);
+    F->rep_ranks = malloc((size_t)F->nrep * sizeof *F->rep_ranks);
+    if (!F->shard_ranks || !F->rep_ranks) return LSIM_ENOMEM;
+    for (int j = 0; j < F->n; j++) F->shard_ranks[j] = rank_of(c, tpi, r * F->n + j, ppi);
+    for (int j = 0; j < F->nrep; j++) F->rep_ranks[j] = rank_of(c, tpi, j * F->n + s, ppi);
+    snprintf(F->shard_pg, sizeof F->shard_pg, "fsdp:%d:%d:%d", tpi, ppi, r);
+    snprintf(F->rep_pg, sizeof F->rep_pg, "hsdp:%d:%d:%d", tpi, ppi, s);
+    F->params[0] = layer_params;
+    F->params[1] = emb_params;
+    for (int i = 0; i < 2; i++) {
+        /* all-gather: each rank's shard of bf16 parameters (cost.h's
+         * convention: bytes = the rank's input); reduce-scatter: the whole
+         * fp32 gradient (its input), each rank keeping 1/n; all-reduce: the shard */
+        F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES / F->n);
+        F->rs_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes);
+        F->ar_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes / F->n);
+        F->ag[i] = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->shard_ranks, F->n, LSIM_ALGO_AUTO);
+        F->rs[i] = lsim_cost_collective(&c->topo, LSIM_COLL_REDUCESCATTER, F->rs_bytes[i], F->shard_ranks, F->n,
+                                        LSIM_ALGO_AUTO);
+        F->ar[i] = F->nrep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLREDUCE, F->ar_bytes[i], F->rep_ranks, F->nrep,
+                                                      LSIM_ALGO_AUTO)
+                               : 0;
+    }
+    return 0;
+}
+
+void synth_fsdp_free(synth_fsdp *F)
+{
+    free(F->shard_ranks);
+    free(F->rep_ranks);
+    F->shard_ranks = F->rep_ranks = NULL;
+}
+
+/* The unit after key in the chunk's forward (bwd = 0) or backward order. */
+static int next_key(const synth_fsdp_chunk *ch, int key, int bwd)
+{
+    if (!bwd) {
+        if (key == SYNTH_FSDP_EMB) return ch->lo;
+        if (key >= 0 && key < ch->hi) return key + 1;
+        if (key == ch->hi && ch->head) return SYNTH_FSDP_HEAD;
+        return SYNTH_FSDP_NOKEY;
+    }
+    if (key == SYNTH_FSDP_HEAD) return ch->hi;
+    if (key > ch->lo) return key - 1;
+    if (key == ch->lo && ch->emb) return SYNTH_FSDP_EMB;
+    return SYNTH_FSDP_NOKEY;
+}
+
+/* Whether unit key is gathered before it runs. Kept (PP): once, at its
+ * chunk's first forward (micro-batch 0). Else every forward, and every
+ * backward but that of the chunk's last forward unit, which torchtitan
+ * does not reshard after forward (the backward would gather it at once). */
+static int needs_gather(const synth_fsdp *F, const synth_fsdp_chunk *ch, int key, int mb, int bwd)
+{
+    if (F->keep) return !bwd && mb == 0;
+    if (!bwd) return 1;
+    return key != (ch->head ? SYNTH_FSDP_HEAD : ch->hi);
+}
+
+static void set_tag(const synth_fsdp *F, lsim_emit *E, int key, int mb, int bwd)
+{
+    const char *pass = bwd ? "bwd" : "fwd";
+    if (F->c->terse_names) snprintf(E->tag, sizeof E->tag, ".%s.", pass);
+    else if (key >= 0) snprintf(E->tag, sizeof E->tag, "L%d.mb%d.%s.", key, mb, pass);
+    else snprintf(E->tag, sizeof E->tag, "%s.mb%d.%s.", key == SYNTH_FSDP_EMB ? "emb" : "head", mb, pass);
+}
+
+static uint32_t all_gather(synth_fsdp *F, lsim_emit *E, int key, int mb, int bwd)
+{
+    int i = key < 0;
+    set_tag(F, E, key, mb, bwd);
+    return lsim_emit_comm(E, LSIM_ES_FSDP, "fsdp_allgather", F->ag[i], LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->n,
+                          F->shard_pg, F->shard_seq++);
+}
+
+void synth_fsdp_pre(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int key, int mb, int bwd)
+{
+    if (F->n <= 1) return;
+    uint32_t v = NONE;
+    if (needs_gather(F, ch, key, mb, bwd))
+        v = F->ahead_key == key && F->ahead != NONE ? F->ahead : all_gather(F, E, key, mb, bwd);
+    F->ahead = NONE;
+    F->ahead_key = SYNTH_FSDP_NOKEY;
+    if (v != NONE) lsim_emit_pend(E, v);
+    /* the next unit's all-gather issued now: it waits for the compute
+     * stream's latest kernel (the unit before this one), so it runs while
+     * this unit computes */
+    int nk = next_key(ch, key, bwd);
+    if (nk != SYNTH_FSDP_NOKEY && needs_gather(F, ch, nk, mb, bwd)) {
+        F->ahead = all_gather(F, E, nk, mb, bwd);
+        F->ahead_key = nk;
+    }
+}
+
+void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb)
+{
+    if (F->n <= 1) return;
+    /* torchtitan without PP reduces every micro-batch's gradients (no
+     * no_sync in its accumulation loop); the pipeline schedules sync only
+     * the last backward (set_requires_gradient_sync) */
+    if (F->keep && mb != F->m - 1) return;
+    int i = key < 0;
+    set_tag(F, E, key, mb, 1);
+    lsim_emit_comm(E, LSIM_ES_DP, "fsdp_reducescatter", F->rs[i], LSIM_COLL_REDUCESCATTER, F->rs_bytes[i], F->n,
+                   F->shard_pg, F->shard_seq++);
+    if (F->nrep > 1)
+        lsim_emit_comm(E, LSIM_ES_DP, "hsdp_allreduce", F->ar[i], LSIM_COLL_ALLREDUCE, F->ar_bytes[i], F->nrep, F->rep_pg,
+                       F->rep_seq++);
+}
