@@ -378,16 +378,21 @@ static void trap_threads_and_collectives(void)
         CHECK_MSG(seq_ok, "sequence numbers must be 0..83, each once");
         int rpc_sized = 0;
         for (size_t i = 0; i < g->ncoll; i++)
-            if (g->colls[i].kind == LSIM_COLL_NONE && g->colls[i].in_nelems == 4LL * 2048 * 4096) rpc_sized++;
+            if (g->colls[i].in_nelems == 4LL * 2048 * 4096) rpc_sized++; /* any kind: the nccl:* title now names it */
         CHECK_MSG(rpc_sized > 0, "record_param_comms Input Dims [4, 2048, 4096] must give the message size");
         lsim_graph_free(g);
     }
     g = load(g_shared, "hta_single/timeline_analysis__sampled_rank-0.json.gz", LSIM_LAT_OBSERVED, NULL);
     if (g) {
-        int sr = 0;
-        for (size_t v = 0; v < g->n; v++)
-            if ((g->flags[v] & LSIM_NF_COLL) && g->colls[g->coll[v]].kind == LSIM_COLL_SENDRECV) sr++;
-        CHECK_MSG(sr == 10, "10 ncclKernel_SendRecv kernels, found %d", sr);
+        /* 10 ncclKernel_SendRecv kernels; the 4 inside the trace's own
+         * nccl:all_to_all titles are all-to-alls, the other 6 stay sendrecv */
+        int sr = 0, a2a = 0;
+        for (size_t v = 0; v < g->n; v++) {
+            if (!(g->flags[v] & LSIM_NF_COLL)) continue;
+            if (g->colls[g->coll[v]].kind == LSIM_COLL_SENDRECV) sr++;
+            if (g->colls[g->coll[v]].kind == LSIM_COLL_ALLTOALL) a2a++;
+        }
+        CHECK_MSG(sr == 6 && a2a == 4, "10 ncclKernel_SendRecv kernels: 4 all-to-all (nccl:all_to_all), 6 sendrecv; found %d, %d", a2a, sr);
         lsim_graph_free(g);
     }
 }
