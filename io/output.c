@@ -312,7 +312,10 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
         o->uid = st.st_uid;
         o->gid = st.st_gid;
     }
-    if ((flags & LSIM_OUT_LOCK) && (rc = take_lock(o, path, err))) goto cleanup;
+    /* every writer of a regular file takes the lock (LSIM_OUT_LOCK is now
+     * implied): two runs writing one new store would otherwise both exit 0
+     * with one result silently replaced; now the second waits its turn */
+    if ((rc = take_lock(o, path, err))) goto cleanup;
     remove_stale(o->target);
     size_t len = strlen(o->target) + 96;
     if (!(o->tmp = malloc(len))) {

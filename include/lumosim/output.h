@@ -23,9 +23,12 @@
  *     - temporaries of the same output left by a process that is gone (a
  *       SIGKILL, a node crash on this host) are removed, and the notice
  *       hook says so;
- *     - with LSIM_OUT_LOCK (a result archive, whose new version is built
- *       from the old one) a lock is held from begin to commit, so two
- *       writers to one archive are serialized and neither run is lost.
+ *     - a lock is held from begin to commit by every writer of a regular
+ *       file (store, archive, trace, CSV, HTML, JSON, calibration), so two
+ *       writers to one path are serialized: the second waits, then
+ *       replaces (a store) or adds its run (an archive, whose new version
+ *       is built from the old one), and no run is lost silently.
+ *       LSIM_OUT_LOCK is kept for the callers that name it; it is implied.
  *
  * The lock is flock(2) on a sidecar PATH.lock, removed on release (a waiter
  * that finds its lock file unlinked tries again, so removal is safe). The

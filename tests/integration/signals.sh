@@ -35,7 +35,7 @@ killed() {
     done
     grep -q 'paused before commit' err || { fail "$name: no pause notice: $(head -c 300 err)"; wait "$pid"; return; }
     ls "$out".tmp-"$pid".* >/dev/null 2>&1 || fail "$name: no temporary $out.tmp-$pid.* at the pause: $(ls)"
-    case $name in archive_*) [ -e "$out.lock" ] || fail "$name: no lock $out.lock at the pause: $(ls)" ;; esac
+    [ -e "$out.lock" ] || fail "$name: no lock $out.lock at the pause: $(ls)" # every writer holds one
     kill -s "$sig" "$pid"
     wait "$pid"
     rc=$?
@@ -52,6 +52,34 @@ for sig in HUP QUIT USR1 USR2 INT TERM; do
         --global-batch 4 -o new.h5
     killed "$sig" "archive_$sig" res.h5 "$L" sim s.h5 -o res.h5 # an archive holds res.h5.lock
 done
+# two writers of one new store (issue 40): the first pauses before its
+# commit holding new2.h5.lock; a second writer that may not wait
+# (LUMOSIM_LOCK_TIMEOUT=0) is refused with one line naming the file, writes
+# nothing, and the first's store is the one that lands once it goes on
+LUMOSIM_TEST_PAUSE=commit "$L" synth --model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 1 --micro-batch 1 \
+    --global-batch 4 -o new2.h5 >/dev/null 2>err1 &
+first=$!
+for i in $(seq 1 3000); do
+    grep -q 'paused before commit' err1 2>/dev/null && break
+    kill -0 "$first" 2>/dev/null || break
+    sleep 0.05
+done
+if grep -q 'paused before commit' err1; then
+    LUMOSIM_LOCK_TIMEOUT=0 "$L" synth --model gpt3-15b --layers 2 --tp 1 --pp 1 --dp 1 --micro-batch 1 \
+        --global-batch 1 -o new2.h5 >/dev/null 2>err2
+    rc=$?
+    [ "$rc" -ne 0 ] || fail "second writer of new2.h5: exit 0 while the first held the lock"
+    [ "$(wc -l <err2)" -eq 1 ] && grep -q 'new2.h5' err2 || fail "second writer: not one line naming new2.h5: $(head -c 300 err2)"
+    [ ! -e new2.h5 ] || fail "second writer wrote new2.h5 while the first held the lock"
+    kill -TERM "$first"
+    wait "$first"
+    [ -z "$(ls | grep -F new2.h5)" ] || fail "two writers left $(ls | grep -F new2.h5)"
+    [ "$rc" -ne 0 ] && echo "ok: a second writer of one store is refused while the first holds its lock"
+else
+    fail "two writers: the first never paused: $(head -c 300 err1)"
+    wait "$first"
+fi
+
 # and without the hook the same commands finish: the pause is the hook's only
 "$L" sim s.h5 -o res.h5 >/dev/null 2>&1 || fail "sim -o res.h5 without the hook"
 [ -z "$(ls | grep -E 'tmp-|\.lock')" ] || fail "a normal run left $(ls)"
