@@ -4,6 +4,7 @@
  * Nothing is written, and nothing printed on stdout, unless every input
  * was read and every fit succeeded. */
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +203,6 @@ static void print_report(const cal_opts *o, const char *base_how, const lsim_gpu
                "inter_lat_ns %lld, algo %s\n",
                tchanged, topo->intra_bw, (long long)topo->intra_lat_ns, (long long)topo->coll_base_ns, topo->inter_bw,
                (long long)topo->inter_lat_ns, lsim_coll_algo_name(topo->algo));
-    printf("wrote %s%s%s\n", o->out, o->topo_out ? " and " : "", o->topo_out ? o->topo_out : "");
 }
 
 /* --fit-nodes "2,8": 0, or -1 for a malformed list. *want[i] for node count i < 4096. */
@@ -272,7 +272,6 @@ static void net_report(const cal_opts *o, const lsim_topology *t, const lsim_net
         printf("  %-10s %5d %5zu %8.1f%% %8.1f%% %s\n", lsim_coll_kind_name((lsim_coll_kind)p[i].kind), p[i].nodes, k,
                100 * sqrt(ss / (double)k), 100 * mx, want[p[i].nodes] ? "fit" : "held-out");
     }
-    printf("wrote %s\n", o->topo_out);
 }
 
 /* lumosim calibrate --nccl-csv ... --topology-out T: the network alone. */
@@ -331,8 +330,15 @@ static int calibrate_network(const cal_opts *o, lsim_err *err)
     snprintf(desc, sizeof desc, "calibrated by lumosim %s from %d nccl-tests file(s), fitted on node counts %s, base %s",
              LSIM_VERSION, o->ncsv + o->nnccl, o->fit_nodes ? o->fit_nodes : "all", o->topo ? o->topo : "default");
     wctx w = {NULL, &topo, desc, "calibrated"};
+    net_report(o, &topo, &rep, pts, n, want, algo, proto); /* before the file: see lsim_cli_calibrate */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report to stdout: %s; %s not written",
+                          errno ? strerror(errno) : "write error", o->topo_out);
+        goto cleanup;
+    }
     if ((rc = lsim_cli_write_atomic(o->topo_out, write_topo, &w, err))) goto cleanup;
-    net_report(o, &topo, &rep, pts, n, want, algo, proto);
+    printf("wrote %s\n", o->topo_out);
 cleanup:
     free(fitp);
     free(pts);
@@ -462,13 +468,27 @@ int lsim_cli_calibrate(int argc, char **argv)
     snprintf(desc, sizeof desc, "calibrated by lumosim %s from %zu trace(s) (%s) and %d nccl-tests file(s), base %s",
              LSIM_VERSION, files.n, files.paths[0], o.nnccl, base.name);
     wctx w = {&fitted, o.topo_out ? &topo : NULL, desc, "calibrated"};
+    /* the report before the files: a stdout that cannot be written (a full
+     * disk, a closed pipe) ends the run with one line and nothing written,
+     * rather than exit 1 in silence with the -o file replaced (issue 40) */
+    print_report(&o, base_how, &base, &fitted, &rep, o.topo_out ? &topo : NULL, tchanged);
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        rc = lsim_err_set(&err, LSIM_EIO, "cannot write the report to stdout: %s; %s not written",
+                          errno ? strerror(errno) : "write error", o.out);
+        goto cleanup;
+    }
     if ((rc = lsim_cli_write_atomic(o.out, write_gpu, &w, &err))) goto cleanup;
     if (o.topo_out && (rc = lsim_cli_write_atomic(o.topo_out, write_topo, &w, &err))) {
         remove(o.out); /* all or nothing */
         goto cleanup;
     }
-    print_report(&o, base_how, &base, &fitted, &rep, o.topo_out ? &topo : NULL, tchanged);
-    status = fflush(stdout) == 0 ? 0 : 1;
+    printf("wrote %s%s%s\n", o.out, o.topo_out ? " and " : "", o.topo_out ? o.topo_out : "");
+    if (fflush(stdout) != 0) {
+        rc = lsim_err_set(&err, LSIM_EIO, "cannot write the report to stdout: %s", strerror(errno));
+        goto cleanup;
+    }
+    status = 0;
 cleanup:
     if (rc) lsim_cli_error("%s", err.msg);
     lsim_job_free(job);

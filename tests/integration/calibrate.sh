@@ -124,6 +124,19 @@ bad)
     bad no_gpu_known "hip_trace.json: cannot tell the GPU model" "$dir/hip_trace.json"
     bad nccl_one_row "one_row.txt" --gpu a100 --nccl-tests "$dir/nccl_tests/one_row.txt" "$dir/calibrate/gemm_curve.json"
     bad good_then_bad "bad_malformed.json" "$dir/calibrate/gemm_curve.json" "$dir/bad_malformed.json"
+    # a stdout that cannot be written (issue 40): one line, exit 1, and
+    # neither output written (before: exit 1 in silence, gpu.json written)
+    if [ -w /dev/full ]; then
+        mkdir "$tmp/o" || exit 1
+        "$LUMOSIM" calibrate --gpu a100 "$dir/calibrate/gemm_curve.json" -o "$tmp/o/gpu.json" \
+            --topology-out "$tmp/o/topo.json" >/dev/full 2>"$tmp/err"
+        rc=$?
+        [ $rc -eq 1 ] || fail "stdout full: exit $rc, want 1"
+        [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^lumosim: error: cannot write the report to stdout" "$tmp/err" ||
+            fail "stdout full: want one line 'cannot write the report to stdout', got: $(cat "$tmp/err")"
+        [ -z "$(ls -A "$tmp/o")" ] || fail "stdout full: left files: $(ls -A "$tmp/o")"
+        rm -rf "$tmp/o"
+    fi
     # usage errors: exit 2
     "$LUMOSIM" calibrate "$dir/calibrate/gemm_curve.json" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "missing -o: want exit 2"
