@@ -204,8 +204,8 @@ static int take_lock(lsim_out *o, const char *path, lsim_err *err)
     for (;;) {
         int fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
-            return lsim_err_set(err, LSIM_EIO, "%s: cannot create the lock file %s: %s", path, o->lock_path,
-                                strerror(errno));
+            return lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s (creating the lock file %s)", path,
+                                strerror(errno), o->lock_path);
         if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
             struct stat a, b;
             if (fstat(fd, &a) == 0 && stat(o->lock_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -286,6 +286,16 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
+    if (!strcmp(path, "-")) { /* "-" is stdout for every writer (collect -o - wrote a file named "-") */
+        if (flags & LSIM_OUT_REGULAR) {
+            rc = lsim_err_set(err, LSIM_EARG, "-o -: an HDF5 file cannot go to stdout; name a file");
+            goto cleanup;
+        }
+        fflush(stdout); /* what the command printed before stays before the file */
+        o->through = 1;
+        if (!(o->target = dup_str("/dev/stdout"))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
@@ -333,7 +343,7 @@ cleanup:
     return rc;
 }
 
-const char *lsim_out_file(const lsim_out *o) { return o ? (o->through ? o->path : o->tmp) : NULL; }
+const char *lsim_out_file(const lsim_out *o) { return o ? (o->through ? o->target : o->tmp) : NULL; }
 int lsim_out_is_through(const lsim_out *o) { return o && o->through; }
 const char *lsim_out_target(const lsim_out *o) { return o ? o->target : NULL; }
 
@@ -371,6 +381,12 @@ int lsim_out_commit(lsim_out *o, lsim_err *err)
         if (!rc && rename(o->tmp, o->target) != 0)
             rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", o->path, strerror(errno));
         if (rc) remove(o->tmp);
+    } else if (!strcmp(o->path, "-")) {
+        /* "-" went to stdout through its own open of /dev/stdout (append):
+         * where stdout is a regular file, move the program's own offset past
+         * what was written, or its next line would overwrite the output */
+        if (lseek(STDOUT_FILENO, 0, SEEK_END) < 0) { /* a pipe or terminal: nothing to move */
+        }
     }
     out_free(o);
     return rc;

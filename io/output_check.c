@@ -160,6 +160,12 @@ int lsim_out_check(const lsim_io_file *files, size_t n, unsigned flags, lsim_err
             rc = lsim_err_set(err, LSIM_EARG, "%s needs a file name", o->role);
             break;
         }
+        if (!strcmp(o->path, "-")) { /* stdout: no file to check (lsim_out_begin) */
+            if (o->kind == LSIM_OUT_STORE || o->kind == LSIM_OUT_RESULTS || o->kind == LSIM_OUT_SEARCH)
+                rc = lsim_err_set(err, LSIM_EARG, "%s -: %s cannot go to stdout (HDF5 needs a regular file); name a "
+                                  "file", o->role, out_kind_name(o->kind));
+            continue;
+        }
         struct stat ost;
         int oex = stat(o->path, &ost) == 0;
         if (oex && S_ISDIR(ost.st_mode)) {
