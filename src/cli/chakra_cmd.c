@@ -195,8 +195,8 @@ int lsim_cli_export(int argc, char **argv)
         rc = lsim_err_set(&err, LSIM_EARG, "%s: not a lumosim graph store (lumosim build, synth or whatif make one)",
                           a.store);
     if (!rc) rc = lsim_store_count_gpus(a.store, &n, &err);
-    if (!rc) rc = check_outputs(&a, prefix, n, &err);
     if (!rc) rc = prepare_dir(a.dir, prefix, n, &made, &err);
+    if (!rc) rc = check_outputs(&a, prefix, n, &err);
     if (!rc && !(outs = calloc(n + 1, sizeof *outs))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
     if (!rc) rc = write_all(&a, prefix, n, outs, &nodes, &err);
     /* all or nothing: the files are renamed into place only once every
@@ -288,9 +288,6 @@ static int write_store(const char *out, const char *cmd, lsim_graph **gs, const 
     if (!rc) rc = lsim_store_writer_add(w, gs, d->n, (const char *const *)d->paths, err);
     for (int k = 0; !rc && k < LSIM_CHAKRA_NSTORE_ATTRS; k++)
         if (attrs[k]) rc = lsim_store_writer_set_attr(w, lsim_chakra_store_attr[k], attrs[k], err);
-    char dev[256];
-    if (!rc && !attrs[0] && lsim_store_job_device(gs, d->n, dev, sizeof dev))
-        rc = lsim_store_writer_set_attr(w, "device", dev, err);
     if (!rc) {
         rc = lsim_store_writer_close(w, err); /* frees w, also on failure */
         w = NULL;
