@@ -136,6 +136,7 @@ static const char *get_str(cattr *const *a, size_t n, const char *name)
 static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size_t *cnt)
 {
     const cattr *x = find(a, n, name);
+    *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST || !x->int64_list) return NULL;
     *cnt = x->int64_list->n_values;
     return x->int64_list->values;
@@ -144,6 +145,7 @@ static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size
 static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t *cnt)
 {
     const cattr *x = find(a, n, name);
+    *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST || !x->string_list) return NULL;
     *cnt = x->string_list->n_values;
     return x->string_list->values;
@@ -510,6 +512,39 @@ static int fill_node(rctx *c, lsim_graph *g, size_t v, uint32_t *proc, pgseq *ps
     return 0;
 }
 
+/* What the graph store's reader checks (io/h5_graph.c validate_graph) and
+ * the bounds do not: a file lumosim wrote but someone edited gives the
+ * line here, not a store that sim refuses later. */
+static int check_columns(rctx *c, const lsim_graph *g)
+{
+    if (g->latency != LSIM_LAT_MODEL && g->latency != LSIM_LAT_OBSERVED)
+        return bad_meta(c, LSIM_CK_A_GRAPH ": latency mode out of range");
+    if (g->mem_source < 0 || g->mem_source >= LSIM_MEM_NSOURCES)
+        return bad_meta(c, LSIM_CK_A_GRAPH ": memory source out of range");
+    uint32_t *cnt = calloc(g->nprocs + 1, sizeof *cnt);
+    if (!cnt) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0;
+    for (size_t v = 0; !rc && v < g->n; v++) {
+        const cnode *m = c->nodes[v];
+        cnt[g->proc[v]]++;
+        if (g->dur[v] < 0) rc = bad_node(c, m, "negative duration", g->dur[v]);
+        else if (g->fwd_seq[v] < -1) rc = bad_node(c, m, LSIM_CK_A_FWD_SEQ " below -1", g->fwd_seq[v]);
+        else if (g->grad_bytes[v] < 0 || g->grad_bytes[v] > LSIM_BYTES_MAX ||
+                 (g->grad_bytes[v] && g->procs[g->proc[v]].is_gpu))
+            rc = bad_node(c, m, LSIM_CK_A_GRAD_BYTES " out of range or on a GPU node", g->grad_bytes[v]);
+        for (uint64_t k = g->in_off[v]; !rc && k < g->in_off[v + 1]; k++)
+            if ((g->in_class[k] & LSIM_EDGE_SM) &&
+                (g->in_class[k] & (LSIM_EDGE_END | LSIM_EDGE_CLASS_MASK)) != LSIM_E_INFERRED)
+                rc = bad_node(c, m, "an SM edge of a class other than hidden", g->in_class[k]);
+    }
+    for (uint32_t p = 0; !rc && p < g->nprocs; p++)
+        if (cnt[p] != g->procs[p].nnodes)
+            rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: GlobalMetadata: %s: processor %u claims %u nodes, the nodes say %u",
+                              c->path, LSIM_CK_A_PROCS, p, g->procs[p].nnodes, cnt[p]);
+    free(cnt);
+    return rc;
+}
+
 static int store_attrs(rctx *c, char **attrs)
 {
     for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) {
@@ -555,6 +590,7 @@ int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_gr
     if (!rc) rc = lsim_graph_set_edges(g, edges, ne, LSIM_OUT_BY_DST, err);
     if (!rc && !c.own) lsim_graph_count_edges(g);
     if (!rc) rc = check_acyclic(&c, g);
+    if (!rc) rc = check_columns(&c, g);
     if (!rc) rc = lsim_graph_check_bounds(g, path, rank >= 0 ? (size_t)rank : 0, err);
     if (!rc && attrs) rc = store_attrs(&c, attrs);
     if (!rc) *out = g, g = NULL;

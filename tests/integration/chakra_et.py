@@ -95,6 +95,8 @@ def attr(name, value):
         body += f_varint(27, int(value))
     elif isinstance(value, int):
         body += f_varint(9, value)
+    elif isinstance(value, list):  # Int64List (field 10), values packed
+        body += f_bytes(10, f_packed(1, value) or f_bytes(1, b""))
     else:
         body += f_bytes(29, value)
     return body
@@ -375,6 +377,14 @@ def mode_bad(tmp):
     for label, (nodes, words) in msgs.items():
         d = build_dir(tmp, label, {"x.0.et": nodes})
         expect_refusal(tmp, d, ["x.0.et"] + words, label)
+    # a lumosim file edited by hand: its processor table claims 5 nodes on
+    # the one processor, which holds 1 (lsim.graph: 16 scalars, 7 + 7 edge
+    # classes, 4 drop reasons, all 0 here)
+    own = f_bytes(1, "0.0.4") + f_bytes(2, attr("lsim.graph", [0] * 34)) + f_bytes(2, attr("lsim.procs", [0, 0, 0, 5]))
+    d = os.path.join(tmp, "edited")
+    os.mkdir(d)
+    et_file(os.path.join(d, "x.0.et"), [own, node(1, "a", COMP, 1, attrs=[("lsim.kind", 0), ("lsim.proc", 0)])])
+    expect_refusal(tmp, d, ["x.0.et", "claims 5 nodes", "say 1"], "edited")
     # two ranks whose all-reduces are on different groups of two
     files = {"g.%d.et" % r: [node(0, "ar", COLL, 5, attrs=[("comm_type", ALL_REDUCE), ("pg_name", "g%d" % r),
                                                            ("comm_group_size", 2)])] for r in range(2)}
@@ -384,7 +394,7 @@ def mode_bad(tmp):
     expect_refusal(tmp, d, ["x.1.et", "missing"], "gap")
     d = build_dir(tmp, "two", {"x.0.et": good, "y.1.et": good})
     expect_refusal(tmp, d, ["two jobs"], "two")
-    print("ok bad: %d corrupt inputs refused with one line, nothing written" % (len(cases) + len(msgs) + 3))
+    print("ok bad: %d corrupt inputs refused with one line, nothing written" % (len(cases) + len(msgs) + 4))
 
 
 def mode_refuse(tmp):
