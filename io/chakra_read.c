@@ -138,8 +138,9 @@ static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size
     const cattr *x = find(a, n, name);
     *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST || !x->int64_list) return NULL;
+    static const int64_t none[1] = {0}; /* present but empty: not NULL, which says absent */
     *cnt = x->int64_list->n_values;
-    return x->int64_list->values;
+    return *cnt ? x->int64_list->values : none;
 }
 
 static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t *cnt)
@@ -147,8 +148,9 @@ static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t
     const cattr *x = find(a, n, name);
     *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST || !x->string_list) return NULL;
+    static char *const none[1] = {NULL};
     *cnt = x->string_list->n_values;
-    return x->string_list->values;
+    return *cnt ? x->string_list->values : none;
 }
 
 #define NA(m) (m)->attr, (m)->n_attr
