@@ -176,6 +176,8 @@ int lsim_cli_build(int argc, char **argv)
         if (o.seen.n != 2) {
             lsim_cli_usage_error("build --chakra takes -o alone (the trace options do not apply)");
             status = 2;
+        } else if (lsim_cli_refuse_mpi("build --chakra")) { /* serial: every rank would write the store */
+            status = 2;
         } else {
             status = lsim_cli_build_chakra(ba.chakra, out, cmd, &o);
         }
