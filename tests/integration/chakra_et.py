@@ -22,7 +22,7 @@ protobuf-c code, so the two must agree on the format independently.
         hand-made Chakra files (a three-node chain with a parallel branch,
         a two-rank all-reduce, a send/recv pair) imported and simulated:
         predicted times against the times worked out here from the
-        durations
+        durations; whatif and report take the imported store
   bad
         corrupt files (truncated varint, truncated message, unknown node
         type, unsupported node type, a dependency on a missing node, a
@@ -322,6 +322,15 @@ def mode_fixtures(tmp):
     want = [(end + post[r]) * 1000 for r in range(2)]
     if got != want:
         fail("all-reduce: predicted %s ns, expected %s" % (got, want))
+    # the imported store is one whatif and report take like any other
+    ar = os.path.join(tmp, "allreduce.h5")
+    wi, html = os.path.join(tmp, "wi.h5"), os.path.join(tmp, "ar.html")
+    run(["whatif", ar, "--dp", "2", "-o", wi])
+    if len(json.loads(sim_json(wi))["ranks"]) != 4:
+        fail("whatif --dp 2 of the imported all-reduce job does not simulate 4 GPUs")
+    run(["report", ar, "--html", html])
+    if not os.path.getsize(html):
+        fail("report of the imported store wrote nothing")
     # a send from rank 0 to rank 1 and its receive: the receive ends with
     # the send, at the later of the two arrivals + the transfer
     s_pre, r_pre, xfer = 12, 3, 9
