@@ -24,8 +24,7 @@ typedef struct rctx {
     size_t n, cap;
     int own;            /* written by lumosim: the lsim.* attributes hold the graph */
     int32_t rank, world;
-    uint64_t *ids;      /* sorted (id << 0) with the node index beside: idx[] */
-    uint32_t *idx;
+    uint64_t *ids;      /* (id, node index) pairs sorted by id */
 } rctx;
 
 static const char *nname(const cnode *m) { return m->name && m->name[0] ? m->name : "?"; }

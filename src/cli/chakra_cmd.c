@@ -296,9 +296,8 @@ static int write_store(const char *out, const char *cmd, lsim_graph **gs, const 
     return rc;
 }
 
-int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd, const lsim_cli_opts *o)
+int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd)
 {
-    (void)o;
     lsim_err err = {0};
     et_dir d = {NULL, 0};
     lsim_graph **gs = NULL;

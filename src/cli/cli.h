@@ -203,7 +203,7 @@ int lsim_cli_ablate(int argc, char **argv);
  * (chakra_cmd.c, docs/chakra.md). */
 int lsim_cli_export(int argc, char **argv);
 extern const char *const LSIM_USAGE_EXPORT;
-int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd, const lsim_cli_opts *o);
+int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd);
 extern const char *const LSIM_USAGE_ABLATE; /* main.c */
 
 /* ---- option parsers (args.c), apart so tests/fuzz/fuzz_cli.c runs them.

@@ -179,7 +179,7 @@ int lsim_cli_build(int argc, char **argv)
         } else if (lsim_cli_refuse_mpi("build --chakra")) { /* serial: every rank would write the store */
             status = 2;
         } else {
-            status = lsim_cli_build_chakra(ba.chakra, out, cmd, &o);
+            status = lsim_cli_build_chakra(ba.chakra, out, cmd);
         }
         goto done;
     }
