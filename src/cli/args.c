@@ -36,6 +36,7 @@
 const char *const LSIM_USAGE_BUILD =
     "usage: lumosim build [--latency model|observed] [--sm-contention on|off]\n"
     "                     [--model M [--micro-batch B]] TRACES... -o JOB.h5\n"
+    "       lumosim build --chakra DIR -o JOB.h5\n"
     "\n"
     "Parses the traces once and stores the execution graphs of every GPU (nodes,\n"
     "edges, processors, names, collectives, iterations, the latency model baked\n"
@@ -44,7 +45,9 @@ const char *const LSIM_USAGE_BUILD =
     "traces are split over the ranks and the store is written collectively.\n"
     "--sm-contention on adds the SM edges of lumosim replay --sm-contention on.\n"
     "--model M records the job's memory estimate (as lumosim replay --model M) in\n"
-    "the store, which sim, info and report then show, OOM flagged (serial only).\n";
+    "the store, which sim, info and report then show, OOM flagged (serial only).\n"
+    "--chakra DIR reads MLCommons Chakra execution traces instead, one rank per\n"
+    "file PREFIX.RANK.et (lumosim export --chakra writes them; docs/chakra.md).\n";
 
 const char *const LSIM_USAGE_SIM =
     "usage: lumosim sim [options] JOB.h5 [-o RESULT.h5 [--run NAME]]\n"
@@ -437,7 +440,7 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
 }
 
 enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
-       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM };
+       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA };
 
 typedef struct report_ctx {
     paths_ctx p;
@@ -502,13 +505,15 @@ static int on_build(void *ctx, const lsim_cli_opt *e, const char *v)
 {
     build_ctx *c = ctx;
     if (!e) c->args[c->b->nargs++] = (char *)v;
+    else if (e->id == O_CHAKRA) c->b->chakra = v;
     else c->b->out = v; /* -o */
     return 0;
 }
 
 int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **args)
 {
-    static const lsim_cli_opt OPTS[] = {{"-o", "--output", "a file name", O_OUT, 0}};
+    static const lsim_cli_opt OPTS[] = {{"-o", "--output", "a file name", O_OUT, 0},
+                                        {"--chakra", NULL, "a directory of Chakra ET files", O_CHAKRA, 0}};
     memset(b, 0, sizeof *b);
     lsim_cli_opts_default(&b->o);
     build_ctx c = {b, args};
@@ -516,8 +521,12 @@ int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **a
                        &b->o,     &b->o.seen,       on_build, &c};
     int rc = lsim_cli_getopt(argc, argv, &s);
     if (rc <= 0) return rc;
-    if (!b->out || !b->nargs) {
-        lsim_cli_usage_error("build needs traces and -o JOB.h5 (see lumosim build --help)");
+    if (b->chakra && b->nargs) {
+        lsim_cli_usage_error("build takes traces or --chakra DIR, not both");
+        return -1;
+    }
+    if (!b->out || (!b->nargs && !b->chakra)) {
+        lsim_cli_usage_error("build needs traces (or --chakra DIR) and -o JOB.h5 (see lumosim build --help)");
         return -1;
     }
     return 1;

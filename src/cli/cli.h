@@ -199,6 +199,11 @@ int lsim_cli_write_csv(const lsim_cli_opts *o, const lsim_replay_item *items, si
 void lsim_cli_outcome_known(void);
 
 int lsim_cli_ablate(int argc, char **argv);
+/* lumosim export --chakra DIR STORE, and build --chakra DIR -o STORE
+ * (chakra_cmd.c, docs/chakra.md). */
+int lsim_cli_export(int argc, char **argv);
+extern const char *const LSIM_USAGE_EXPORT;
+int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd);
 extern const char *const LSIM_USAGE_ABLATE; /* main.c */
 
 /* ---- option parsers (args.c), apart so tests/fuzz/fuzz_cli.c runs them.
@@ -221,6 +226,7 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
 typedef struct lsim_cli_build_args {
     lsim_cli_opts o;
     const char *out;
+    const char *chakra;        /* --chakra DIR: Chakra ET files instead of traces */
     int nargs;                 /* traces put in the caller's args[] */
 } lsim_cli_build_args;
 int lsim_cli_parse_build(int argc, char **argv, lsim_cli_build_args *b, char **args);

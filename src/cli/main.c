@@ -381,6 +381,9 @@ static const cli_command COMMANDS[] = {
     {"search", lsim_cli_search, 1, 0, &LSIM_USAGE_SEARCH,
      "rank a model's parallel layouts on N GPUs (memory-checked,\n"
      "            simulated)"},
+    {"export", lsim_cli_export, 1, 1, &LSIM_USAGE_EXPORT,
+     "write a graph store as Chakra execution traces (one .et file\n"
+     "            per GPU; build --chakra reads them back)"},
     {"help", cmd_help, 0, 0, &USAGE_HELP, "show help for a command (lumosim help replay)"},
 };
 

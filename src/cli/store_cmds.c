@@ -171,6 +171,18 @@ int lsim_cli_build(int argc, char **argv)
     o = ba.o;
     out = ba.out;
     nargs = ba.nargs;
+    if (ba.chakra) {
+        /* the build options shape a graph made from traces; a Chakra file's graph is made */
+        if (o.seen.n != 2) {
+            lsim_cli_usage_error("build --chakra takes -o alone (the trace options do not apply)");
+            status = 2;
+        } else if (lsim_cli_refuse_mpi("build --chakra")) { /* serial: every rank would write the store */
+            status = 2;
+        } else {
+            status = lsim_cli_build_chakra(ba.chakra, out, cmd);
+        }
+        goto done;
+    }
     lsim_io_file bouts[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
     if (lsim_cli_check_io(args, nargs, bouts, 1, &err)) {
         lsim_cli_error("%s", err.msg);

@@ -1,0 +1,613 @@
+/* Chakra ET import (include/lumosim/chakra.h): one file, one graph. The
+ * file is read whole and split into its varint-prefixed messages, which
+ * protobuf-c unpacks one at a time; the nodes are then checked (types,
+ * dependencies, cycles) before any graph is made of them. */
+#include "lumosim/chakra.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra_internal.h"
+
+typedef ChakraProtoMsg__Node cnode;
+typedef ChakraProtoMsg__AttributeProto cattr;
+
+typedef struct rctx {
+    const char *path;
+    lsim_err *err;
+    uint8_t *bytes;
+    size_t size;
+    ChakraProtoMsg__GlobalMetadata *meta;
+    cnode **nodes;
+    size_t n, cap;
+    int own;            /* written by lumosim: the lsim.* attributes hold the graph */
+    int32_t rank, world;
+    uint64_t *ids;      /* (id, node index) pairs sorted by id */
+} rctx;
+
+static const char *nname(const cnode *m) { return m->name && m->name[0] ? m->name : "?"; }
+
+static int read_all(rctx *c)
+{
+    FILE *f = fopen(c->path, "rb");
+    if (!f) return lsim_err_set(c->err, LSIM_EIO, "%s: cannot open: %s", c->path, strerror(errno));
+    int rc = 0;
+    size_t cap = 1 << 16;
+    c->bytes = malloc(cap);
+    while (!rc && c->bytes) {
+        c->size += fread(c->bytes + c->size, 1, cap - c->size, f);
+        if (c->size < cap) break;
+        uint8_t *nb = realloc(c->bytes, cap * 2);
+        if (!nb) break;
+        c->bytes = nb, cap *= 2;
+    }
+    if (!c->bytes || c->size == cap) rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    else if (ferror(f)) rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, strerror(errno));
+    fclose(f);
+    return rc;
+}
+
+/* The message at *pos: its bytes [*body, *body + *len). 1 when one is
+ * there, 0 at the end, an error for a truncated prefix or body. k: the
+ * message's number (0: the metadata), for the message. */
+static int next_msg(rctx *c, size_t *pos, size_t *body, size_t *len, size_t k)
+{
+    if (*pos == c->size) return 0;
+    uint64_t v = 0;
+    size_t p = *pos;
+    for (int sh = 0;; sh += 7) {
+        if (p == c->size || sh > 63)
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message %zu at byte %zu: truncated or corrupt length prefix",
+                                c->path, k, *pos);
+        uint8_t b = c->bytes[p++];
+        v |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) break;
+    }
+    if (v > c->size - p)
+        return lsim_err_set(c->err, LSIM_EFORMAT,
+                            "%s: message %zu at byte %zu: truncated (%" PRIu64 " bytes announced, %zu left)", c->path,
+                            k, *pos, v, c->size - p);
+    *body = p, *len = (size_t)v, *pos = p + (size_t)v;
+    return 1;
+}
+
+static int unpack_all(rctx *c)
+{
+    size_t pos = 0, body, len;
+    int r = next_msg(c, &pos, &body, &len, 0);
+    if (r < 0) return r;
+    if (!r) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: empty: a Chakra ET file starts with its GlobalMetadata", c->path);
+    c->meta = chakra_proto_msg__global_metadata__unpack(NULL, len, c->bytes + body);
+    if (!c->meta) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message 0: not a Chakra GlobalMetadata", c->path);
+    for (size_t k = 1;; k++) {
+        if ((r = next_msg(c, &pos, &body, &len, k)) <= 0) return r;
+        if (LSIM_GROW(c->nodes, &c->cap, c->n + 1)) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+        cnode *m = chakra_proto_msg__node__unpack(NULL, len, c->bytes + body);
+        if (!m) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message %zu: not a valid Chakra Node", c->path, k);
+        c->nodes[c->n++] = m;
+        if (c->n > UINT32_MAX - 1)
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: more than 2^32 nodes", c->path);
+    }
+}
+
+/* ------------------------------------------------------------ attributes */
+
+static const cattr *find(cattr *const *a, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i]->name && !strcmp(a[i]->name, name)) return a[i];
+    return NULL;
+}
+
+/* An integer attribute of any integer (or bool) type: 1 with *v, 0 absent
+ * or not an integer. */
+static int get_int(cattr *const *a, size_t n, const char *name, int64_t *v)
+{
+    const cattr *x = find(a, n, name);
+    if (!x) return 0;
+    switch (x->value_case) {
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: *v = x->int64_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL: *v = x->int32_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL: *v = x->uint32_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL: *v = (int64_t)x->uint64_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL: *v = x->sint32_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT64_VAL: *v = x->sint64_val; return 1;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL: *v = x->bool_val; return 1;
+    default: return 0;
+    }
+}
+
+static int64_t int_or(cattr *const *a, size_t n, const char *name, int64_t dflt)
+{
+    int64_t v;
+    return get_int(a, n, name, &v) ? v : dflt;
+}
+
+static const char *get_str(cattr *const *a, size_t n, const char *name)
+{
+    const cattr *x = find(a, n, name);
+    return x && x->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL ? x->string_val : NULL;
+}
+
+/* An int64 list attribute: its values and count, NULL when absent. */
+static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size_t *cnt)
+{
+    const cattr *x = find(a, n, name);
+    *cnt = 0;
+    if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST || !x->int64_list) return NULL;
+    static const int64_t none[1] = {0}; /* present but empty: not NULL, which says absent */
+    *cnt = x->int64_list->n_values;
+    return *cnt ? x->int64_list->values : none;
+}
+
+static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t *cnt)
+{
+    const cattr *x = find(a, n, name);
+    *cnt = 0;
+    if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST || !x->string_list) return NULL;
+    static char *const none[1] = {NULL};
+    *cnt = x->string_list->n_values;
+    return *cnt ? x->string_list->values : none;
+}
+
+#define NA(m) (m)->attr, (m)->n_attr
+
+/* ------------------------------------------------------------ checks */
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+/* ids: (id, index) pairs sorted by id; a repeated id is an error. */
+static int index_ids(rctx *c)
+{
+    uint64_t *pairs = malloc((2 * c->n + 1) * sizeof *pairs);
+    if (!pairs) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    for (size_t i = 0; i < c->n; i++) pairs[2 * i] = c->nodes[i]->id, pairs[2 * i + 1] = i;
+    qsort(pairs, c->n, 2 * sizeof *pairs, cmp_id);
+    c->ids = pairs;
+    for (size_t i = 1; i < c->n; i++)
+        if (pairs[2 * i] == pairs[2 * i - 2])
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': a second node with the same id",
+                                c->path, pairs[2 * i], nname(c->nodes[pairs[2 * i + 1]]));
+    return 0;
+}
+
+/* The index of the node with id `id`, or -1. */
+static int64_t lookup(const rctx *c, uint64_t id)
+{
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->ids[2 * mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->n && c->ids[2 * lo] == id ? (int64_t)c->ids[2 * lo + 1] : -1;
+}
+
+static int check_type(const rctx *c, const cnode *m)
+{
+    static const char *const names[] = {"INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
+                                        "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
+                                        "STORAGE_NODE", "BATCH_NODE", "CHECKPOINT_NODE"};
+    int t = (int)m->type;
+    if (t >= CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && t <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) return 0;
+    if (t >= 0 && t <= CHAKRA_PROTO_MSG__NODE_TYPE__CHECKPOINT_NODE)
+        return lsim_err_set(c->err, LSIM_EFORMAT,
+                            "%s: node %" PRIu64 " '%s': node type %s is not one lumosim reads (metadata, memory, "
+                            "compute and communication nodes)",
+                            c->path, m->id, nname(m), names[t]);
+    return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': unknown node type %d", c->path, m->id,
+                        nname(m), t);
+}
+
+/* ------------------------------------------------------------ the graph */
+
+static int is_cpu(const rctx *c, const cnode *m)
+{
+    int64_t k;
+    if (c->own && get_int(NA(m), LSIM_CK_A_KIND, &k)) return k == LSIM_N_CPU || k == LSIM_N_RUNTIME;
+    return int_or(NA(m), "is_cpu_op", m->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) != 0;
+}
+
+/* The edges into every node: ctrl_deps, then data_deps, each an edge from
+ * the node named. Own files: classes and delays from lsim.deps. Others:
+ * delay 0, the class from the two ends (docs/chakra.md). */
+static int make_edges(rctx *c, const uint32_t *proc, lsim_edge **out, uint64_t *ne)
+{
+    uint64_t total = 0;
+    for (size_t v = 0; v < c->n; v++) total += c->nodes[v]->n_ctrl_deps + c->nodes[v]->n_data_deps;
+    lsim_edge *e = malloc((total + 1) * sizeof *e);
+    if (!e) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    *out = e;
+    uint64_t k = 0;
+    for (size_t v = 0; v < c->n; v++) {
+        const cnode *m = c->nodes[v];
+        size_t nd = 0;
+        const int64_t *deps = c->own ? get_i64s(NA(m), LSIM_CK_A_DEPS, &nd) : NULL;
+        if (c->own && m->n_ctrl_deps && (!deps || nd != 2 * m->n_ctrl_deps))
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': %s does not match its %zu ctrl_deps",
+                                c->path, m->id, nname(m), LSIM_CK_A_DEPS, m->n_ctrl_deps);
+        for (size_t j = 0; j < m->n_ctrl_deps + m->n_data_deps; j++) {
+            uint64_t id = j < m->n_ctrl_deps ? m->ctrl_deps[j] : m->data_deps[j - m->n_ctrl_deps];
+            int64_t u = lookup(c, id);
+            if (u < 0)
+                return lsim_err_set(c->err, LSIM_EFORMAT,
+                                    "%s: node %" PRIu64 " '%s': depends on node %" PRIu64 ", which the file does not hold",
+                                    c->path, m->id, nname(m), id);
+            if ((size_t)u == v)
+                return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': depends on itself (a cycle)",
+                                    c->path, m->id, nname(m));
+            lsim_edge *x = &e[k++];
+            x->dst = (uint32_t)v, x->src = (uint32_t)u, x->delay = 0;
+            if (deps && j < m->n_ctrl_deps) {
+                x->delay = deps[2 * j];
+                if ((deps[2 * j + 1] & LSIM_EDGE_CLASS_MASK) >= LSIM_E_NCLASSES || deps[2 * j + 1] < 0 ||
+                    deps[2 * j + 1] > 0xff)
+                    return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': edge class %" PRId64 " out of range",
+                                        c->path, m->id, nname(m), deps[2 * j + 1]);
+                x->cls = (uint8_t)deps[2 * j + 1];
+                continue;
+            }
+            int cu = is_cpu(c, c->nodes[u]), cv = is_cpu(c, m), same = proc[u] == proc[v];
+            x->cls = cu && cv ? (same ? LSIM_E_CPU_THREAD : LSIM_E_CPU_XTHREAD)
+                     : cu    ? LSIM_E_LAUNCH
+                     : cv    ? LSIM_E_SYNC
+                             : (same ? LSIM_E_STREAM : LSIM_E_EVENT);
+        }
+    }
+    *ne = k;
+    return 0;
+}
+
+/* A dependency cycle: Kahn's order over the edges; a node left over waits
+ * on a cycle, and walking back along left-over predecessors reaches one of
+ * its nodes, which the message names. */
+static int check_acyclic(rctx *c, const lsim_graph *g)
+{
+    size_t n = g->n, done = 0, head = 0;
+    uint32_t *indeg = malloc((n + 1) * sizeof *indeg), *queue = malloc((n + 1) * sizeof *queue);
+    int rc = 0;
+    if (!indeg || !queue) {
+        rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+        goto cleanup;
+    }
+    for (size_t v = 0; v < n; v++) {
+        indeg[v] = (uint32_t)(g->in_off[v + 1] - g->in_off[v]);
+        if (!indeg[v]) queue[done++] = (uint32_t)v;
+    }
+    while (head < done) {
+        uint32_t u = queue[head++];
+        for (uint64_t k = g->out_off[u]; k < g->out_off[u + 1]; k++)
+            if (--indeg[g->out_dst[k]] == 0) queue[done++] = g->out_dst[k];
+    }
+    if (done == n) goto cleanup;
+    size_t v = 0;
+    while (!indeg[v]) v++;
+    for (size_t step = 0; step < n; step++) /* n steps back: inside the cycle */
+        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+            if (indeg[g->in_src[k]]) {
+                v = g->in_src[k];
+                break;
+            }
+    rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': on a dependency cycle", c->path,
+                      c->nodes[v]->id, nname(c->nodes[v]));
+cleanup:
+    free(indeg);
+    free(queue);
+    return rc;
+}
+
+static int intern(rctx *c, lsim_graph *g, const char *s, uint32_t *id)
+{
+    if (lsim_strtab_intern(g->strings, s, strlen(s), id))
+        return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    return 0;
+}
+
+static int bad_meta(const rctx *c, const char *what)
+{
+    return lsim_err_set(c->err, LSIM_EFORMAT, "%s: GlobalMetadata: %s", c->path, what);
+}
+
+/* A lumosim file's tables: the graph's scalars, processors, iterations and
+ * collectives from the GlobalMetadata. */
+static int own_tables(rctx *c, lsim_graph *g)
+{
+    ChakraProtoMsg__GlobalMetadata *md = c->meta;
+    size_t n = 0, n2 = 0, n3 = 0;
+    const int64_t *w = get_i64s(NA(md), LSIM_CK_A_GRAPH, &n);
+    lsim_ck_graph_set(g, w);
+    const char *s = get_str(NA(md), LSIM_CK_A_SOURCE);
+    if (s && !(g->source = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    if ((s = get_str(NA(md), LSIM_CK_A_DEVICE)) && intern(c, g, s, &g->device)) return LSIM_ENOMEM;
+    const int64_t *p = get_i64s(NA(md), LSIM_CK_A_PROCS, &n);
+    if (!p || n % 4 || n / 4 > UINT32_MAX) return bad_meta(c, LSIM_CK_A_PROCS " missing or malformed");
+    g->nprocs = (uint32_t)(n / 4);
+    if (!(g->procs = calloc(g->nprocs + 1, sizeof *g->procs))) return LSIM_ENOMEM;
+    for (size_t i = 0; i < g->nprocs; i++)
+        g->procs[i] = (lsim_proc){(uint8_t)(p[4 * i] != 0), p[4 * i + 1], p[4 * i + 2], (uint32_t)p[4 * i + 3]};
+    char *const *names = get_strs(NA(md), LSIM_CK_A_ITER_NAMES, &n);
+    const int64_t *io = get_i64s(NA(md), LSIM_CK_A_ITER_OBS, &n2);
+    if ((n && !names) || (n2 && !io) || n2 != 2 * n || n > INT32_MAX)
+        return bad_meta(c, "iteration names and times do not match");
+    g->niters = (uint32_t)n;
+    if (!(g->iters = calloc(n + 1, sizeof *g->iters))) return LSIM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (intern(c, g, names[i], &g->iters[i].name)) return LSIM_ENOMEM;
+        g->iters[i].obs_start = io[2 * i], g->iters[i].obs_end = io[2 * i + 1];
+    }
+    const int64_t *cw = get_i64s(NA(md), LSIM_CK_A_COLLS, &n);
+    char *const *pgn = get_strs(NA(md), LSIM_CK_A_COLL_PG, &n2), *const *pgr = get_strs(NA(md), LSIM_CK_A_COLL_RANKS, &n3);
+    size_t nc = n / LSIM_CK_COLL_WORDS;
+    if (n % LSIM_CK_COLL_WORDS || (nc && (!cw || !pgn || !pgr)) || n2 != nc || n3 != nc || nc > INT32_MAX)
+        return bad_meta(c, "collective table malformed");
+    g->ncoll = nc;
+    if (!(g->colls = calloc(nc + 1, sizeof *g->colls))) return LSIM_ENOMEM;
+    for (size_t i = 0; i < nc; i++) {
+        const int64_t *x = cw + i * LSIM_CK_COLL_WORDS;
+        lsim_coll_info *k = &g->colls[i];
+        if (x[0] < 0 || x[0] >= LSIM_COLL_NKINDS) return bad_meta(c, "collective kind out of range");
+        *k = (lsim_coll_info){(uint8_t)x[0], (uint8_t)x[1], (int32_t)x[2], x[3], x[4], (int32_t)x[5], x[6],
+                              UINT32_MAX, UINT32_MAX, x[7], (int32_t)x[8]};
+        if (x[9] && intern(c, g, pgn[i], &k->pg_name)) return LSIM_ENOMEM;
+        if (x[10] && intern(c, g, pgr[i], &k->pg_ranks)) return LSIM_ENOMEM;
+    }
+    return 0;
+}
+
+/* Another tool's file: one processor per CPU thread (pid, tid) and per GPU
+ * stream (device, stream) the nodes name; one iteration holding every
+ * node, as a synthesized graph has. */
+static int foreign_tables(rctx *c, lsim_graph *g, uint32_t *proc)
+{
+    uint32_t cap = 0;
+    g->rank = c->rank;
+    g->world_size = c->world;
+    g->latency = LSIM_LAT_MODEL;
+    g->device = UINT32_MAX;
+    g->mem_device = -1;
+    if (!(g->source = strdup(c->path))) return LSIM_ENOMEM;
+    for (size_t v = 0; v < c->n; v++) {
+        const cnode *m = c->nodes[v];
+        int gpu = !is_cpu(c, m);
+        int64_t pid = int_or(NA(m), gpu ? "device" : "pid", c->rank >= 0 ? c->rank : 0);
+        int64_t tid = int_or(NA(m), gpu ? "stream" : "tid", 0);
+        uint32_t i = 0;
+        while (i < g->nprocs && (g->procs[i].is_gpu != gpu || g->procs[i].pid != pid || g->procs[i].tid != tid)) i++;
+        if (i == g->nprocs) {
+            size_t cp = cap;
+            if (LSIM_GROW(g->procs, &cp, (size_t)g->nprocs + 1)) return LSIM_ENOMEM;
+            cap = (uint32_t)cp;
+            g->procs[g->nprocs++] = (lsim_proc){(uint8_t)gpu, pid, tid, 0};
+        }
+        g->procs[i].nnodes++;
+        proc[v] = i;
+    }
+    if (!g->procs && !(g->procs = calloc(1, sizeof *g->procs))) return LSIM_ENOMEM;
+    if (!(g->iters = calloc(1, sizeof *g->iters))) return LSIM_ENOMEM;
+    g->niters = 1;
+    g->iters[0] = (lsim_iter){0, LSIM_OBS_NONE, LSIM_OBS_NONE};
+    return intern(c, g, "chakra", &g->iters[0].name);
+}
+
+/* Another tool's communication node v: its collective, keyed for matching
+ * by its process group (pg_name; the world group when absent) and its
+ * position on it in the file's order; a send or receive by the directed
+ * pair of ranks comm_src -> comm_dst (job.h, "Point to point"). */
+typedef struct pgseq {
+    char **name;
+    int64_t *next;
+    size_t n, cap, capn;
+    size_t capc; /* of g->colls */
+} pgseq;
+
+static int foreign_coll(rctx *c, lsim_graph *g, const cnode *m, size_t v, pgseq *ps)
+{
+    lsim_coll_info k = {LSIM_COLL_OTHER, 1, -1, -1, -1, -1, -1, UINT32_MAX, UINT32_MAX, -1, -1};
+    char pair[64];
+    const char *pg = get_str(NA(m), "pg_name");
+    int64_t me = c->rank >= 0 ? c->rank : 0, src, dst;
+    if (m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
+        int send = m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+        k.kind = send ? LSIM_COLL_SEND : LSIM_COLL_RECV;
+        k.group_size = 2;
+        src = int_or(NA(m), "comm_src", send ? me : -1);
+        dst = int_or(NA(m), "comm_dst", send ? -1 : me);
+        pg = NULL;
+        if (src >= 0 && dst >= 0) {
+            snprintf(pair, sizeof pair, "p2p:%" PRId64 "->%" PRId64, src, dst);
+            pg = pair;
+        }
+    } else if (m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
+        int64_t t;
+        if (!get_int(NA(m), "comm_type", &t))
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': a COMM_COLL_NODE without comm_type",
+                                c->path, m->id, nname(m));
+        k.kind = (uint8_t)lsim_ck_coll_kind_of(t);
+        k.group_size = (int32_t)int_or(NA(m), "comm_group_size", -1);
+    }
+    k.bytes = int_or(NA(m), "comm_size", -1);
+    if (pg && intern(c, g, pg, &k.pg_name)) return LSIM_ENOMEM;
+    const char *key = pg ? pg : "";
+    size_t i = 0;
+    while (i < ps->n && strcmp(ps->name[i], key)) i++;
+    if (i == ps->n) {
+        if (LSIM_GROW(ps->name, &ps->cap, ps->n + 1) || LSIM_GROW(ps->next, &ps->capn, ps->n + 1) ||
+            !(ps->name[ps->n] = strdup(key)))
+            return LSIM_ENOMEM;
+        ps->next[ps->n++] = 0;
+    }
+    k.seq = ps->next[i]++;
+    if (LSIM_GROW(g->colls, &ps->capc, g->ncoll + 1)) return LSIM_ENOMEM;
+    g->colls[g->ncoll] = k;
+    g->coll[v] = (int32_t)g->ncoll++;
+    g->flags[v] |= LSIM_NF_COLL;
+    return 0;
+}
+
+static int bad_node(const rctx *c, const cnode *m, const char *what, int64_t value)
+{
+    return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': %s (%" PRId64 ")", c->path, m->id, nname(m),
+                        what, value);
+}
+
+/* The columns of node v: lumosim's attributes where the file has them (own
+ * files), Chakra's fields otherwise. */
+static int fill_node(rctx *c, lsim_graph *g, size_t v, uint32_t *proc, pgseq *ps)
+{
+    const cnode *m = c->nodes[v];
+    int64_t x;
+    size_t no = 0;
+    if (intern(c, g, m->name ? m->name : "", &g->name[v])) return LSIM_ENOMEM;
+    if (c->own) {
+        x = int_or(NA(m), LSIM_CK_A_KIND, -1);
+        if (x < 0 || x >= LSIM_N_NKINDS) return bad_node(c, m, LSIM_CK_A_KIND " missing or out of range", x);
+        g->kind[v] = (uint8_t)x;
+        x = int_or(NA(m), LSIM_CK_A_PROC, -1);
+        if (x < 0 || x >= g->nprocs) return bad_node(c, m, LSIM_CK_A_PROC " missing or out of range", x);
+        proc[v] = (uint32_t)x;
+    } else {
+        int t = m->type;
+        g->kind[v] = is_cpu(c, m) ? LSIM_N_CPU
+                     : t == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE || t == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE
+                         ? LSIM_N_MEMCPY
+                         : LSIM_N_KERNEL;
+    }
+    g->proc[v] = proc[v];
+    g->flags[v] = (uint8_t)int_or(NA(m), LSIM_CK_A_FLAGS, 0);
+    if (!get_int(NA(m), LSIM_CK_A_DUR, &x)) {
+        if (m->duration_micros > (uint64_t)(LSIM_DUR_MAX / 1000))
+            return bad_node(c, m, "duration_micros past the bound of 1e10 us", (int64_t)m->duration_micros);
+        x = (int64_t)m->duration_micros * 1000;
+    }
+    g->dur[v] = x;
+    const int64_t *obs = c->own ? get_i64s(NA(m), LSIM_CK_A_OBS, &no) : NULL;
+    if (obs && no != 2) return bad_node(c, m, LSIM_CK_A_OBS " is not two times", (int64_t)no);
+    g->obs_start[v] = obs ? obs[0] : LSIM_OBS_NONE;
+    g->obs_end[v] = obs ? obs[1] : LSIM_OBS_NONE;
+    g->release[v] = int_or(NA(m), LSIM_CK_A_RELEASE, INT64_MIN);
+    g->corr[v] = int_or(NA(m), LSIM_CK_A_CORR, -1);
+    x = int_or(NA(m), LSIM_CK_A_ITER, c->own ? -1 : 0);
+    if (x < -1 || x >= (int64_t)g->niters) return bad_node(c, m, "iteration out of range", x);
+    g->iter[v] = (int32_t)x;
+    g->coll[v] = -1;
+    if (c->own) {
+        x = int_or(NA(m), LSIM_CK_A_COLL, -1);
+        if (x < -1 || x >= (int64_t)g->ncoll) return bad_node(c, m, "collective out of range", x);
+        g->coll[v] = (int32_t)x;
+    } else if (m->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
+               m->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
+        int rc = foreign_coll(c, g, m, v, ps);
+        if (rc) return rc == LSIM_ENOMEM ? lsim_err_set(c->err, rc, "%s: out of memory", c->path) : rc;
+    }
+    x = int_or(NA(m), LSIM_CK_A_PHASE, LSIM_PHASE_UNKNOWN);
+    if (x < 0 || x >= LSIM_PHASE_N) return bad_node(c, m, "phase out of range", x);
+    g->phase[v] = (uint8_t)x;
+    g->fwd_seq[v] = (int32_t)int_or(NA(m), LSIM_CK_A_FWD_SEQ, -1);
+    g->grad_bytes[v] = int_or(NA(m), LSIM_CK_A_GRAD_BYTES, 0);
+    return 0;
+}
+
+/* What the graph store's reader checks (io/h5_graph.c validate_graph) and
+ * the bounds do not: a file lumosim wrote but someone edited gives the
+ * line here, not a store that sim refuses later. */
+static int check_columns(rctx *c, const lsim_graph *g)
+{
+    if (g->latency != LSIM_LAT_MODEL && g->latency != LSIM_LAT_OBSERVED)
+        return bad_meta(c, LSIM_CK_A_GRAPH ": latency mode out of range");
+    if (g->mem_source < 0 || g->mem_source >= LSIM_MEM_NSOURCES)
+        return bad_meta(c, LSIM_CK_A_GRAPH ": memory source out of range");
+    uint32_t *cnt = calloc(g->nprocs + 1, sizeof *cnt);
+    if (!cnt) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    int rc = 0;
+    for (size_t v = 0; !rc && v < g->n; v++) {
+        const cnode *m = c->nodes[v];
+        cnt[g->proc[v]]++;
+        if (g->dur[v] < 0) rc = bad_node(c, m, "negative duration", g->dur[v]);
+        else if (g->fwd_seq[v] < -1) rc = bad_node(c, m, LSIM_CK_A_FWD_SEQ " below -1", g->fwd_seq[v]);
+        else if (g->grad_bytes[v] < 0 || g->grad_bytes[v] > LSIM_BYTES_MAX ||
+                 (g->grad_bytes[v] && g->procs[g->proc[v]].is_gpu))
+            rc = bad_node(c, m, LSIM_CK_A_GRAD_BYTES " out of range or on a GPU node", g->grad_bytes[v]);
+        for (uint64_t k = g->in_off[v]; !rc && k < g->in_off[v + 1]; k++)
+            if ((g->in_class[k] & LSIM_EDGE_SM) &&
+                (g->in_class[k] & (LSIM_EDGE_END | LSIM_EDGE_CLASS_MASK)) != LSIM_E_INFERRED)
+                rc = bad_node(c, m, "an SM edge of a class other than hidden", g->in_class[k]);
+    }
+    for (uint32_t p = 0; !rc && p < g->nprocs; p++)
+        if (cnt[p] != g->procs[p].nnodes)
+            rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: GlobalMetadata: %s: processor %u claims %u nodes, the nodes say %u",
+                              c->path, LSIM_CK_A_PROCS, p, g->procs[p].nnodes, cnt[p]);
+    free(cnt);
+    return rc;
+}
+
+static int store_attrs(rctx *c, char **attrs)
+{
+    for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", LSIM_CK_A_STORE, lsim_chakra_store_attr[k]);
+        const char *s = get_str(c->meta->attr, c->meta->n_attr, name);
+        if (s && !(attrs[k] = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    }
+    return 0;
+}
+
+int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
+                     lsim_err *err)
+{
+    rctx c = {.path = path, .err = err, .rank = rank, .world = world_size};
+    lsim_graph *g = NULL;
+    uint32_t *proc = NULL;
+    lsim_edge *edges = NULL;
+    uint64_t ne = 0;
+    pgseq ps = {0};
+    size_t nw = 0;
+    *out = NULL;
+    for (int k = 0; attrs && k < LSIM_CHAKRA_NSTORE_ATTRS; k++) attrs[k] = NULL;
+    int rc = read_all(&c);
+    if (!rc) rc = unpack_all(&c);
+    for (size_t v = 0; !rc && v < c.n; v++) rc = check_type(&c, c.nodes[v]);
+    if (!rc) rc = index_ids(&c);
+    if (rc) goto cleanup;
+    c.own = get_i64s(c.meta->attr, c.meta->n_attr, LSIM_CK_A_GRAPH, &nw) && nw == LSIM_CK_GRAPH_WORDS;
+    g = calloc(1, sizeof *g);
+    proc = malloc((c.n + 1) * sizeof *proc);
+    if (!g || !proc || !(g->strings = lsim_strtab_new()) || lsim_graph_resize_nodes(g, c.n ? c.n : 1, NULL)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
+    g->n = c.n;
+    rc = c.own ? own_tables(&c, g) : foreign_tables(&c, g, proc);
+    if (rc == LSIM_ENOMEM) rc = lsim_err_set(err, rc, "%s: out of memory", path);
+    for (size_t v = 0; !rc && v < c.n; v++) rc = fill_node(&c, g, v, proc, &ps);
+    if (!rc && !g->colls && !(g->colls = calloc(1, sizeof *g->colls)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+    if (!rc) rc = make_edges(&c, proc, &edges, &ne);
+    if (!rc) rc = lsim_graph_set_edges(g, edges, ne, LSIM_OUT_BY_DST, err);
+    if (!rc && !c.own) lsim_graph_count_edges(g);
+    if (!rc) rc = check_acyclic(&c, g);
+    if (!rc) rc = check_columns(&c, g);
+    if (!rc) rc = lsim_graph_check_bounds(g, path, rank >= 0 ? (size_t)rank : 0, err);
+    if (!rc && attrs) rc = store_attrs(&c, attrs);
+    if (!rc) *out = g, g = NULL;
+cleanup:
+    if (rc && attrs)
+        for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) free(attrs[k]), attrs[k] = NULL;
+    lsim_graph_free(g);
+    free(proc);
+    free(edges);
+    for (size_t i = 0; i < ps.n; i++) free(ps.name[i]);
+    free(ps.name);
+    free(ps.next);
+    for (size_t i = 0; i < c.n; i++) chakra_proto_msg__node__free_unpacked(c.nodes[i], NULL);
+    free(c.nodes);
+    if (c.meta) chakra_proto_msg__global_metadata__free_unpacked(c.meta, NULL);
+    free(c.ids);
+    free(c.bytes);
+    return rc;
+}
