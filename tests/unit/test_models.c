@@ -208,7 +208,7 @@ static void test_flops(void)
      * DP 2, 4 micro-batches, untied; and the same with MQA-like 2 KV heads
      * tied, GeLU */
     lsim_synth_cfg_default(&c);
-    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1};
+    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1, 0, 0, 0, 0, 0, 0};
     c.model = toy;
     exact_gpu(&c.gpu);
     c.tp = c.pp = c.dp = 2;
@@ -278,7 +278,7 @@ static void test_fp8(void)
     lsim_synth_cfg c;
     lsim_err err = {0};
     lsim_synth_cfg_default(&c);
-    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1};
+    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1, 0, 0, 0, 0, 0, 0};
     c.model = toy;
     exact_gpu(&c.gpu);
     c.gpu.peak_flops_fp8 = 2 * c.gpu.peak_flops;
