@@ -27,7 +27,12 @@ run)
         >/dev/null 2>"$tmp/err" || fail "fp8: $(cat "$tmp/err")"
     "$LUMOSIM" sim "$tmp/f8.h5" >"$tmp/f8.txt" || fail "sim of fp8 failed"
     grep -q "opts:sp,fp8=delayed" "$tmp/f8.txt" || fail "fp8 is not in the options: $(grep -m1 synth: "$tmp/f8.txt")"
-    echo "ok: Llama 3 by name and a model file synthesized and simulated"
+    "$LUMOSIM" synth --model qwen3-30b-a3b --layers 2 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+        --global-batch 4 -o "$tmp/moe.h5" >/dev/null 2>"$tmp/err" || fail "qwen3-30b-a3b --ep 4: $(cat "$tmp/err")"
+    "$LUMOSIM" sim "$tmp/moe.h5" >"$tmp/moe.txt" || fail "sim of the EP job failed"
+    grep -q "opts:ep=4" "$tmp/moe.txt" || fail "ep is not in the options: $(grep -m1 synth: "$tmp/moe.txt")"
+    grep -q "alltoall" "$tmp/moe.txt" || fail "no all-to-all in the EP job"
+    echo "ok: Llama 3 by name, a model file and a MoE job with EP synthesized and simulated"
     ;;
 bad)
     expect() { # expect NEEDLE ARGS...
@@ -46,8 +51,15 @@ bad)
         --micro-batch 1 --global-batch 8
     sed 's/"kv_heads": 2/"kv_heads": 3/' "$tmp/toy.json" >"$tmp/kv3.json"
     expect "kv3.json: key kv_heads: 8 query heads are not divisible by 3 KV heads" --model "$tmp/kv3.json" $small
-    sed 's/"bias": false/"bias": false, "experts": 8/' "$tmp/toy.json" >"$tmp/unk.json"
-    expect "unk.json: key experts: unknown" --model "$tmp/unk.json" $small
+    sed 's/"bias": false/"bias": false, "expertz": 8/' "$tmp/toy.json" >"$tmp/unk.json"
+    expect "unk.json: key expertz: unknown" --model "$tmp/unk.json" $small
+    # mixture of experts: top-k above the experts (the file), experts not
+    # divisible by EP (the layout)
+    sed 's/"bias": false/"bias": false, "experts": 8, "top_k": 9, "expert_ffn": 256/' "$tmp/toy.json" >"$tmp/topk.json"
+    expect "topk.json: key top_k: 9 experts per token is more than the 8 experts" --model "$tmp/topk.json" $small
+    expect "ep 3: the 128 experts of model qwen3-30b-a3b are not divisible by EP = 3" --model qwen3-30b-a3b \
+        --layers 2 --tp 1 --pp 1 --dp 3 --ep 3 --micro-batch 1 --global-batch 3
+    expect "ep 2: model llama3-8b has no experts" --model llama3-8b --layers 4 $small --ep 2
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
     expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
     expect "unknown model 'llama3-9b'" --model llama3-9b $small
