@@ -154,6 +154,9 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
     /* the dispatch's send buffer: the rank's tokens' top-k copies (dropless,
      * balanced: as many come back); NCCL's all-to-all cost over the group */
     X->a2a_bytes = (int64_t)(Tm * k * h * eb);
+    X->count_bytes = (int64_t)m->experts * 8;
+    X->count_a2a = X->ep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLTOALL, X->count_bytes, X->ep_ranks, X->ep, LSIM_ALGO_AUTO) : 0;
+    X->d2h = lsim_cost_elementwise(g, (double)X->count_bytes);
     X->a2a = X->ep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLTOALL, X->a2a_bytes, X->ep_ranks, X->ep, LSIM_ALGO_AUTO) : 0;
 }
 
@@ -223,6 +226,29 @@ static uint32_t a2a(synth_moe *X, lsim_emit *E, const char *pfx, const char *wha
     return lsim_emit_comm(E, LSIM_ES_EP, nm, X->a2a, LSIM_COLL_ALLTOALL, X->a2a_bytes, X->ep, X->ep_pg, X->ep_seq++);
 }
 
+/* Dropless routing sizes its buffers on the host: Megatron's all-to-all
+ * dispatcher exchanges each rank's tokens-per-expert counts (an all-to-all
+ * of E int64 counts in the EP group), copies the split sizes to the host
+ * and synchronizes the stream (MoEAlltoAllTokenDispatcher.preprocess, its
+ * cuda_sync_point) before it permutes, once per MoE layer forward. The CPU
+ * loses its lead over the GPU there: every kernel after it is launched
+ * late by the launch latency. */
+static void host_sync(synth_moe *X, lsim_emit *E, const char *pfx)
+{
+    char nm[64];
+    if (X->ep > 1) {
+        snprintf(nm, sizeof nm, "%smoe_counts", pfx);
+        uint32_t n = lsim_emit_comm(E, LSIM_ES_EP, nm, X->count_a2a, LSIM_COLL_ALLTOALL, X->count_bytes, X->ep, X->ep_pg,
+                                    X->ep_seq++);
+        if (n != NONE) lsim_emit_pend(E, n);
+    }
+    snprintf(nm, sizeof nm, "%smoe_splits_d2h", pfx);
+    uint32_t d2h = lsim_emit_compute(E, nm, X->d2h);
+    snprintf(nm, sizeof nm, "%smoe_splits_wait", pfx);
+    uint32_t w = lsim_emit_cpu(E, nm, LSIM_NF_BLOCKING);
+    if (d2h != NONE && w != NONE) lsim_gb_edge(E->b, d2h, w, LSIM_E_SYNC | LSIM_EDGE_END, 0);
+}
+
 /* FP8 casts of a grouped GEMM's tensor j (0 input, 1 weight, 2 gradient) */
 static void f8(const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, const char *lin, int j, lsim_ns cast, lsim_ns amax)
 {
@@ -242,6 +268,7 @@ void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const ch
     int swiglu = c->model.mlp == LSIM_MLP_SWIGLU;
     kern(E, pfx, "router_gemm", X->router);
     kern(E, pfx, "router_topk", X->topk);
+    host_sync(X, E, pfx);
     kern(E, pfx, "moe_permute", X->permute);
     uint32_t d = a2a(X, E, pfx, "moe_dispatch");
     if (c->model.shared_experts > 0) { /* overlaps the dispatch */

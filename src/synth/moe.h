@@ -16,6 +16,8 @@ typedef struct synth_moe {
     int64_t ep_seq, edp_seq;
     int64_t a2a_bytes;           /* one dispatch (or combine) send buffer: the rank's tokens x top_k x h x 2 */
     lsim_ns a2a;
+    int64_t count_bytes;         /* the tokens-per-expert counts exchanged before the dispatch */
+    lsim_ns count_a2a, d2h;      /* their all-to-all; the split sizes' copy to the host */
     /* forward: router GEMM and top-k softmax, permute, the local experts'
      * grouped GEMMs and activation, unpermute; shared experts */
     lsim_ns router, topk, permute, unpermute, efc1, eact, efc2, sfc1, sact, sfc2;

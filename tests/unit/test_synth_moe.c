@@ -7,7 +7,8 @@
  *   EP groups of that many rows;
  * - all-to-all bytes per EP rank: per MoE layer and micro-batch a dispatch
  *   and a combine in the forward and both again in the backward, each the
- *   rank's tokens x top_k x hidden x 2 bytes, in the group of EP ranks;
+ *   rank's tokens x top_k x hidden x 2 bytes, and the forward's exchange of
+ *   the E tokens-per-expert counts (8 bytes each), in the group of EP ranks;
  * - the GEMM FLOPs of a step = 6 x active parameters x tokens (+ the
  *   attention's, counted apart), active = attention and dense MLPs, the
  *   router (h x E), top_k routed and the shared experts of each MoE layer,
@@ -92,12 +93,14 @@ static void test_a2a_bytes(int tp, int dp, int ep)
     int m = lsim_synth_microbatches(&c), mine = 0;
     for (int l = 0; l < M->layers / c.pp; l++) mine += lsim_model_moe_layer(M, l); /* stage 0's layers */
     int64_t per = (int64_t)c.micro_batch * M->seq / c.tp * M->top_k * M->hidden * 2;
-    int64_t want = (int64_t)4 * mine * m * per, got = 0;
+    /* and before each forward's dispatch the tokens-per-expert counts, E
+     * int64 values, for the host to size the dropless buffers */
+    int64_t counts = (int64_t)M->experts * 8, want = (int64_t)mine * m * (4 * per + counts), got = 0;
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0) continue;
         const lsim_coll_info *ci = &g->colls[g->coll[v]];
         if (ci->kind != LSIM_COLL_ALLTOALL) continue;
-        CHECK_I64(ci->bytes, per);
+        CHECK_I64(ci->bytes, strstr(nm(g, v), "moe_counts") ? counts : per);
         CHECK_I64(ci->group_size, ep);
         CHECK_STR(lsim_strtab_get(g->strings, ci->pg_name), "ep:0:0");
         got += ci->bytes;
