@@ -166,6 +166,9 @@ typedef struct lsim_synth_cfg {
                                        stage's TP x CP x DP GPUs (Megatron's expert layout ETP 1 x EP x
                                        EDP), each holding experts / EP whole experts; tokens dispatched
                                        and combined by all-to-alls in the group */
+    double routing_skew;            /* Zipf exponent of the tokens each expert receives (docs/synthesis.md
+                                       "Skewed routing"): 0 balanced; > 0 drawn per step, MoE layer,
+                                       micro-batch and EP group from seed */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
@@ -235,12 +238,16 @@ size_t lsim_synth_ngpus(const lsim_synth_cfg *c);
 int lsim_synth_tp_one_exact(const lsim_synth_cfg *c);
 int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
 /* Tokens routed to each of the model's experts (tokens[0..experts-1]) in
- * one MoE layer and micro-batch of one EP group, under balanced routing
- * (what the published MoE rows force): the group's tokens (EP ranks x the
- * micro-batch's tokens a rank routes: micro_batch x seq / CP / TP) times
- * top_k, spread evenly (the remainder one each to the first experts).
- * Returns their sum; 0 for a dense model. Local. */
-int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int64_t *tokens);
+ * MoE layer `layer`, micro-batch mb of EP group `group` of pipeline stage
+ * `stage`: the group's tokens (EP ranks x the micro-batch's tokens a rank
+ * routes: micro_batch x seq / CP / TP) times top_k. Balanced routing
+ * (routing_skew 0, what the published MoE rows force): spread evenly (the
+ * remainder one each to the first experts). Skewed (routing_skew z > 0):
+ * the r-th most loaded expert gets the share r^-z / sum_k k^-z (Zipf;
+ * rounded by largest remainder, so the total is exact), the experts'
+ * ranks a permutation drawn from (seed, stage, group, layer, mb).
+ * Returns the total; 0 for a dense model. Local. */
+int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens);
 
 /* ------------------------------------------------------------ schedules */
 

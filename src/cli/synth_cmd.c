@@ -28,7 +28,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
-    "                     [--ep N]\n"
+    "                     [--ep N] [--routing-skew Z]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -105,6 +105,9 @@ const char *const LSIM_USAGE_SYNTH =
     "  --ep N           expert parallelism (MoE models): each MoE layer's experts\n"
     "                   split over groups of N of a stage's TP x CP x DP GPUs,\n"
     "                   tokens dispatched and combined by all-to-alls\n"
+    "  --routing-skew Z tokens per expert drawn per MoE layer and micro-batch\n"
+    "                   from a Zipf law of exponent Z (seeded by --seed);\n"
+    "                   0, the default: balanced routing\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -352,6 +355,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->fsdp = sa->fsdp;
     c->cp = sa->cp;
     c->ep = sa->ep;
+    c->routing_skew = sa->routing_skew;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)

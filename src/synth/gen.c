@@ -319,7 +319,7 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
     comp(G, "dropout_add", k->add);
     comp(G, "ln2", k->ln);
     if (lsim_model_moe_layer(&G->c->model, layer)) {
-        synth_moe_fwd(&G->moe, G->c, &G->e, G->pfx);
+        synth_moe_fwd(&G->moe, G->c, &G->e, G->pfx, layer, mb);
         comp(G, "dropout_add2", k->add);
         return;
     }
@@ -461,7 +461,7 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     set_layer_tag(G, layer, mb, 1);
     comp(G, "dropout_add2", k->b_add);
     int moe = lsim_model_moe_layer(&G->c->model, layer);
-    if (moe) synth_moe_bwd(&G->moe, G->c, &G->e);
+    if (moe) synth_moe_bwd(&G->moe, G->c, &G->e, layer, mb);
     else
         mlp_bwd(G, mb);
     comp(G, "ln2", k->b_ln);

@@ -571,6 +571,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "ep=%d,", c->ep);
     }
+    if (c->routing_skew > 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "skew=%g,", c->routing_skew);
+    }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;
 }

@@ -21,6 +21,7 @@
  * the same place in their EP group). */
 #include "moe.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->ep < 0 || c->ep > (1 << 24)) return lsim_err_set(err, LSIM_EARG, "--ep %d: not a number of ranks", c->ep);
     if (m->experts <= 0) {
         if (c->ep > 1) return lsim_err_set(err, LSIM_EARG, "--ep %d: model %s has no experts", c->ep, m->name);
+        if (c->routing_skew != 0)
+            return lsim_err_set(err, LSIM_EARG, "--routing-skew %g: model %s has no experts", c->routing_skew, m->name);
         return 0;
     }
     if (m->top_k < 1 || m->top_k > m->experts)
@@ -56,6 +59,8 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (m->shared_experts > 0 && ((long long)m->shared_experts * m->expert_ffn) % c->tp)
         return lsim_err_set(err, LSIM_EARG, "model %s: the shared experts' width %lld is not divisible by TP = %d", m->name,
                             (long long)m->shared_experts * m->expert_ffn, c->tp);
+    if (!(c->routing_skew >= 0) || isinf(c->routing_skew))
+        return lsim_err_set(err, LSIM_EARG, "--routing-skew %g: not a Zipf exponent (finite, 0 or more)", c->routing_skew);
     const char *bad = c->fsdp > 0 ? "--fsdp" : c->dp_cost > c->dp ? "--dp-cost" : c->tp_one && c->tp > 1 ? "one TP rank per stage (search)" : NULL;
     if (bad) return lsim_err_set(err, LSIM_EARG, "model %s: experts with %s are not modelled", m->name, bad);
     return 0;
@@ -74,29 +79,98 @@ static int64_t rank_tokens(const lsim_synth_cfg *c, int seq)
     return (int64_t)c->micro_batch * seq / c->tp;
 }
 
-int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int64_t *tokens)
+/* splitmix64: the draws of the skewed routing (the generator gen.c uses
+ * for the host stalls' streams) */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Zipf routing of `routed` token copies over E experts with exponent z:
+ * shares r^-z / H, rounded by largest remainder (ties to the lower rank),
+ * the ranks given to the experts by a Fisher-Yates permutation drawn from
+ * key. Sizes per expert into out; rem (E doubles) is scratch. */
+static void zipf(int64_t routed, int E, double z, uint64_t key, int64_t *out, double *rem)
+{
+    double H = 0;
+    for (int r = 1; r <= E; r++) H += pow(r, -z);
+    int64_t left = routed;
+    for (int r = 0; r < E; r++) {
+        double x = (double)routed * pow(r + 1, -z) / H;
+        out[r] = (int64_t)floor(x);
+        rem[r] = x - (double)out[r];
+        left -= out[r];
+    }
+    for (; left > 0; left--) { /* at most E: each remainder is below 1 */
+        int best = 0;
+        for (int r = 1; r < E; r++)
+            if (rem[r] > rem[best]) best = r;
+        out[best]++;
+        rem[best] = -1;
+    }
+    uint64_t st = key;
+    for (int i = E - 1; i > 0; i--) { /* out[i] <-> out[j], j uniform in 0..i */
+        st += 0x9E3779B97F4A7C15ull;
+        int j = (int)(mix64(st) % (uint64_t)(i + 1));
+        int64_t t = out[i];
+        out[i] = out[j], out[j] = t;
+    }
+}
+
+/* The tokens per expert of (stage, group, layer, mb); rem: E doubles of scratch. */
+static int64_t route(const lsim_synth_cfg *c, int seq, int stage, int group, int layer, int mb, int64_t *tok, double *rem)
+{
+    const lsim_model_shape *m = &c->model;
+    int ep = c->ep > 1 ? c->ep : 1;
+    int64_t routed = rank_tokens(c, seq) * ep * m->top_k;
+    if (!(c->routing_skew > 0)) {
+        balance(routed, m->experts, tok);
+        return routed;
+    }
+    uint64_t key = mix64(c->seed * 0xD1B54A32D192ED03ull + (uint64_t)stage * 0x9E3779B97F4A7C15ull);
+    key = mix64(key ^ ((uint64_t)group << 32 | (uint32_t)layer));
+    key = mix64(key ^ (uint64_t)(uint32_t)mb);
+    zipf(routed, m->experts, c->routing_skew, key, tok, rem);
+    return routed;
+}
+
+int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens)
 {
     const lsim_model_shape *m = &c->model;
     if (m->experts <= 0 || c->tp <= 0) return 0;
-    int ep = c->ep > 1 ? c->ep : 1, cp = c->cp > 1 ? c->cp : 1;
-    int64_t routed = rank_tokens(c, m->seq / cp) * ep * m->top_k;
-    balance(routed, m->experts, tokens);
-    return routed;
+    int cp = c->cp > 1 ? c->cp : 1;
+    double *rem = malloc((size_t)m->experts * sizeof *rem);
+    if (!rem) return 0;
+    int64_t n = route(c, m->seq / cp, stage, group, layer, mb, tokens, rem);
+    free(rem);
+    return n;
 }
 
 /* A grouped GEMM over n experts of tok[e] tokens each: fwd/dgrad (tok x
  * N x K, tokens_k 0) or wgrad (N x K x tok, tokens_k 1). Equal groups run
  * as one batched GEMM (the grouped kernel's tiles of all experts share the
- * waves); unequal ones as the sum of their GEMMs. */
+ * waves). Unequal ones (skewed routing): the batched GEMM of their mean,
+ * scaled by how much the experts' own GEMMs cost more than n GEMMs of the
+ * mean (tile quantization of the small groups, the large ones' extra
+ * waves); 1 when equal, so the cost is continuous in the skew. */
+static lsim_ns one(const lsim_gpu_spec *g, double t, double N, double K, int lb, int tokens_k)
+{
+    return tokens_k ? lsim_cost_gemm(g, N, K, t, lb) : lsim_cost_gemm(g, t, N, K, lb);
+}
+
 static lsim_ns grouped(const lsim_gpu_spec *g, const int64_t *tok, int n, double N, double K, int lb, int tokens_k)
 {
     int eq = 1;
-    for (int e = 1; e < n; e++) eq &= tok[e] == tok[0];
+    double sum = 0;
+    for (int e = 0; e < n; e++) eq &= tok[e] == tok[0], sum += (double)tok[e];
     if (eq) return tokens_k ? lsim_cost_bgemm(g, n, N, K, (double)tok[0], lb) : lsim_cost_bgemm(g, n, (double)tok[0], N, K, lb);
-    lsim_ns t = 0;
+    double mean = sum / n, own = 0;
     for (int e = 0; e < n; e++)
-        if (tok[e] > 0) t += tokens_k ? lsim_cost_gemm(g, N, K, (double)tok[e], lb) : lsim_cost_gemm(g, (double)tok[e], N, K, lb);
-    return t;
+        if (tok[e] > 0) own += (double)one(g, (double)tok[e], N, K, lb, tokens_k);
+    lsim_ns batched = tokens_k ? lsim_cost_bgemm(g, n, N, K, mean, lb) : lsim_cost_bgemm(g, n, mean, N, K, lb);
+    return (lsim_ns)llround((double)batched * own / (n * (double)one(g, mean, N, K, lb, tokens_k)));
 }
 
 /* The kernels' costs of one MoE layer and micro-batch on this GPU. */
@@ -172,21 +246,22 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
     int grp = w / X->ep, idx = w % X->ep, base = ppi * stage_gpus;
     X->ep_ranks = malloc((size_t)X->ep * sizeof *X->ep_ranks);
     X->edp_ranks = malloc((size_t)X->edp * sizeof *X->edp_ranks);
-    int64_t *tok = malloc((size_t)m->experts * sizeof *tok);
-    if (!X->ep_ranks || !X->edp_ranks || !tok) {
-        free(tok);
+    X->tok = malloc((size_t)m->experts * sizeof *X->tok);
+    X->rem = malloc((size_t)m->experts * sizeof *X->rem);
+    if (!X->ep_ranks || !X->edp_ranks || !X->tok || !X->rem) {
         synth_moe_free(X);
         return LSIM_ENOMEM;
     }
+    X->ppi = ppi, X->grp = grp, X->idx = idx;
     for (int j = 0; j < X->ep; j++) X->ep_ranks[j] = base + grp * X->ep + j;
     for (int i = 0; i < X->edp; i++) X->edp_ranks[i] = base + idx + X->ep * i;
     snprintf(X->ep_pg, sizeof X->ep_pg, "ep:%d:%d", ppi, grp);
     snprintf(X->edp_pg, sizeof X->edp_pg, "edp:%d:%d", ppi, idx);
-    /* balanced routing over the group's tokens; this rank's experts are
-     * idx x eloc .. + eloc */
-    balance(rank_tokens(c, m->seq) * X->ep * m->top_k, m->experts, tok);
-    moe_costs(X, c, tok + (size_t)idx * X->eloc);
-    free(tok);
+    /* balanced routing over the group's tokens (skewed: redrawn per layer
+     * and micro-batch, synth_moe_fwd); this rank's experts are idx x eloc
+     * .. + eloc */
+    route(c, m->seq, ppi, grp, 0, 0, X->tok, X->rem);
+    moe_costs(X, c, X->tok + (size_t)idx * X->eloc);
     /* the parameters: memest.h's count, the one rule for the graph and
      * the memory estimate */
     lsim_memest_in in;
@@ -206,7 +281,11 @@ void synth_moe_free(synth_moe *X)
 {
     free(X->ep_ranks);
     free(X->edp_ranks);
+    free(X->tok);
+    free(X->rem);
     X->ep_ranks = X->edp_ranks = NULL;
+    X->tok = NULL;
+    X->rem = NULL;
 }
 
 static void kern(lsim_emit *E, const char *pfx, const char *what, lsim_ns d)
@@ -263,8 +342,19 @@ static void f8(const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, const cha
     kern(E, pfx, w, cast);
 }
 
-void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx)
+/* Skewed routing: this layer and micro-batch's draw, and the kernels'
+ * costs for the tokens it gives this GPU's experts (the forward and the
+ * backward of one layer and micro-batch draw the same). */
+static void redraw(synth_moe *X, const lsim_synth_cfg *c, int layer, int mb)
 {
+    if (!(c->routing_skew > 0)) return;
+    route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
+    moe_costs(X, c, X->tok + (size_t)X->idx * X->eloc);
+}
+
+void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, int layer, int mb)
+{
+    redraw(X, c, layer, mb);
     int swiglu = c->model.mlp == LSIM_MLP_SWIGLU;
     kern(E, pfx, "router_gemm", X->router);
     kern(E, pfx, "router_topk", X->topk);
@@ -289,8 +379,9 @@ void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const ch
     kern(E, pfx, "moe_unpermute", X->unpermute);
 }
 
-void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E)
+void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int layer, int mb)
 {
+    redraw(X, c, layer, mb);
     int swiglu = c->model.mlp == LSIM_MLP_SWIGLU;
     kern(E, "", "moe_unpermute", X->b_unpermute);
     /* the output gradients back to the experts' ranks (the combine's

@@ -29,6 +29,9 @@ typedef struct synth_moe {
     int64_t edp_bytes;
     lsim_ns edp_red, edp_ag;
     int64_t edp_ag_bytes;
+    int ppi, grp, idx;           /* stage, EP group, place in it */
+    int64_t *tok;                /* tokens per expert of the group (the last draw) */
+    double *rem;                 /* the draw's scratch */
 } synth_moe;
 
 /* Off (a dense model): X->on = 0, nothing allocated. Else the EP and
@@ -39,9 +42,11 @@ typedef struct synth_moe {
 int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus);
 void synth_moe_free(synth_moe *X);
 /* The MoE block of one layer and micro-batch, forward (pfx: the
- * recomputation prefix) and backward. */
-void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx);
-void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E);
+ * recomputation prefix) and backward; with routing_skew the tokens of
+ * (layer, mb) are drawn (lsim_synth_expert_tokens) and the kernels costed
+ * for them. */
+void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, int layer, int mb);
+void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int layer, int mb);
 /* After a MoE layer's last backward: its routed experts' gradients reduced
  * over the expert-data-parallel group (all-reduce, or reduce-scatter with
  * the distributed optimizer) on the data-parallel stream. */

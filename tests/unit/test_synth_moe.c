@@ -14,6 +14,8 @@
  *   router (h x E), top_k routed and the shared experts of each MoE layer,
  *   and the output layer;
  * - expert parameters per GPU divided by EP in the memory estimate;
+ * - skewed routing: the loads sorted are the Zipf shares of the exponent,
+ *   the total exact, the draw repeatable and varying over micro-batches;
  * - refusals: experts not divisible by EP, top_k above the experts, EP not
  *   dividing the stage, --ep on a dense model;
  * - the whole EP job (TP 2 with SP, PP 2, DP 2, EP 4) matches and runs. */
@@ -58,7 +60,7 @@ static void test_balanced(void)
     int64_t tok[8];
     /* the EP group's tokens: EP ranks x b s / TP; each expert its share */
     int64_t group = (int64_t)c.ep * c.micro_batch * M->seq / c.tp, each = group * M->top_k / M->experts;
-    CHECK_I64(lsim_synth_expert_tokens(&c, tok), group * M->top_k);
+    CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, 1, 0, tok), group * M->top_k);
     for (int e = 0; e < M->experts; e++) CHECK_I64(tok[e], each);
     CHECK(moe_layers(M) == 3 && !lsim_model_moe_layer(M, 0));
     lsim_graph *g = NULL;
@@ -79,6 +81,56 @@ static void test_balanced(void)
     CHECK_I64(n, 1);
     CHECK_I64(dense, 1);
     lsim_graph_free(g);
+}
+
+/* skewed routing: the sorted loads are the Zipf shares n r^-z / H (each
+ * within one of its floor: largest remainder), the total exact, the same
+ * draw for the same (seed, layer, micro-batch), another order for others */
+static void test_skew(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c, 1, 1, 4, 4);
+    c.routing_skew = 1.2;
+    const lsim_model_shape *M = &c.model;
+    int E = M->experts;
+    int64_t a[8], b[8], s[8];
+    int64_t n = (int64_t)c.ep * c.micro_batch * M->seq * M->top_k;
+    CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, 1, 0, a), n);
+    double H = 0;
+    for (int r = 1; r <= E; r++) H += pow(r, -c.routing_skew);
+    memcpy(s, a, sizeof s);
+    int64_t sum = 0;
+    for (int i = 0; i < E; i++) /* sort descending */
+        for (int j = i + 1; j < E; j++)
+            if (s[j] > s[i]) {
+                int64_t t = s[i];
+                s[i] = s[j], s[j] = t;
+            }
+    for (int r = 0; r < E; r++) {
+        double x = (double)n * pow(r + 1, -c.routing_skew) / H;
+        CHECK_MSG(s[r] == (int64_t)floor(x) || s[r] == (int64_t)floor(x) + 1, "rank %d: %lld tokens, Zipf share %.2f", r,
+                  (long long)s[r], x);
+        sum += s[r];
+    }
+    CHECK_I64(sum, n);
+    CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, 1, 0, b), n);
+    CHECK(!memcmp(a, b, sizeof a));
+    int differ = 0;
+    for (int mb = 1; mb < 6; mb++) {
+        lsim_synth_expert_tokens(&c, 0, 0, 1, mb, b);
+        differ += memcmp(a, b, sizeof a) != 0;
+    }
+    CHECK(differ > 0);
+    /* the GPUs of a group get different loads: their expert GEMMs differ */
+    lsim_graph *g0 = NULL, *g1 = NULL;
+    lsim_err err = {0};
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g0, &err) == 0 && lsim_synth_gpu(&c, 1, NULL, &g1, &err) == 0);
+    if (g0 && g1) CHECK(!lsim_graph_same_structure(g0, g1));
+    lsim_graph_free(g0);
+    lsim_graph_free(g1);
+    c.routing_skew = -1;
+    lsim_err e2 = {0};
+    CHECK(lsim_synth_check(&c, &e2) == LSIM_EARG && strstr(e2.msg, "--routing-skew -1: not a Zipf exponent"));
 }
 
 static void test_a2a_bytes(int tp, int dp, int ep)
@@ -230,6 +282,7 @@ static void test_job(void)
 int main(void)
 {
     test_balanced();
+    test_skew();
     test_a2a_bytes(1, 4, 4);
     test_a2a_bytes(2, 4, 8);
     test_a2a_bytes(1, 8, 2);
