@@ -13,7 +13,8 @@
  *   attention's, counted apart), active = attention and dense MLPs, the
  *   router (h x E), top_k routed and the shared experts of each MoE layer,
  *   and the output layer;
- * - expert parameters per GPU divided by EP in the memory estimate;
+ * - expert parameters per GPU divided by EP in the memory estimate; their
+ *   gradients reduce-scattered over the expert-data-parallel group;
  * - skewed routing: the loads sorted are the Zipf shares of the exponent,
  *   the total exact, the draw repeatable and varying over micro-batches;
  * - refusals: experts not divisible by EP, top_k above the experts, EP not
@@ -227,6 +228,42 @@ static void test_memory(void)
     CHECK(b.total < a.total && b.total > 0);
 }
 
+/* the routed experts' gradients: with the distributed optimizer one
+ * reduce-scatter per MoE layer over the expert-data-parallel group (DP x TP
+ * / EP GPUs) of the GPU's E / EP experts' fp32 gradients, and the bf16
+ * all-gather of one shard after the optimizer */
+static void test_edp(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c, 1, 1, 8, 2);
+    c.dist_opt = 1;
+    const lsim_model_shape *M = &c.model;
+    lsim_graph *g = NULL;
+    lsim_err err = {0};
+    CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0, "%s", err.msg);
+    if (!g) return;
+    int edp = 8 / 2;
+    double ex = (double)M->experts / 2 * 3.0 * M->hidden * M->expert_ffn;
+    size_t rs = 0, ag = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        if (strcmp(lsim_strtab_get(g->strings, ci->pg_name), "edp:0:0")) continue;
+        CHECK_I64(ci->group_size, edp);
+        if (ci->kind == LSIM_COLL_REDUCESCATTER) {
+            rs++;
+            CHECK_I64(ci->bytes, (int64_t)(ex * 4));
+        }
+        if (ci->kind == LSIM_COLL_ALLGATHER) {
+            ag++;
+            CHECK_I64(ci->bytes, (int64_t)(ex * 2 / edp));
+        }
+    }
+    CHECK_I64(rs, (size_t)moe_layers(M));
+    CHECK_I64(ag, (size_t)moe_layers(M));
+    lsim_graph_free(g);
+}
+
 static void expect_refused(lsim_synth_cfg *c, const char *needle)
 {
     lsim_err err = {0};
@@ -290,6 +327,7 @@ int main(void)
     test_flops(2, 2, 2, 4);
     test_flops(1, 2, 4, 2);
     test_memory();
+    test_edp();
     test_refusals();
     test_job();
     return check_result("test_synth_moe");
