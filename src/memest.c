@@ -147,6 +147,66 @@ double lsim_memest_layer_params(const lsim_memest_in *in)
     return (mats + bias_split) / in->tp + bias_repl + (in->rmsnorm ? 2 : 4) * h;
 }
 
+int lsim_memest_moe_layer(int experts, int dense_layers, int moe_every, int layer)
+{
+    if (experts <= 0 || layer < dense_layers) return 0;
+    return moe_every <= 1 || (layer - dense_layers) % moe_every == 0;
+}
+
+double lsim_memest_moe_params(const lsim_memest_in *in, double *experts)
+{
+    /* the layer without its MLP: QKV and projection with their biases
+     * (QKV's split, the projection's replicated), two norms; then the
+     * router (h x E, replicated, a bias with biases), the shared experts
+     * (shared x expert_ffn wide, split over TP like the dense MLP), and the
+     * GPU's E / EP routed experts whole (expert-tensor parallelism 1), each
+     * FC1 (h x f, SwiGLU h x 2f) and FC2 (f x h) with their biases */
+    double h = in->hidden, A = (double)in->heads * in->head_dim, t = in->tp, b = in->no_bias ? 0 : 1;
+    double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
+    double fe = in->expert_ffn, f1e = in->swiglu ? 2 * fe : fe, fs = (double)in->shared_experts * fe;
+    double f1s = in->swiglu ? 2 * fs : fs, E = in->experts, ep = in->ep > 1 ? in->ep : 1;
+    double attn = (h * (A + 2 * KV) + A * h + b * (A + 2 * KV)) / t + b * h + (in->rmsnorm ? 2 : 4) * h;
+    *experts = E / ep * (h * f1e + fe * h + b * (f1e + h));
+    return attn + h * E + b * E + (h * f1s + fs * h + b * f1s) / t + b * (fs > 0) * h;
+}
+
+/* Activation bytes a MoE layer keeps for one micro-batch: the dense
+ * layer's less its MLP's (4f or SwiGLU's 6f per token over TP), plus, per
+ * token the rank routes (its sequence shard with TP), each of its top-k
+ * copies' expert input (2h) and FC1 output and activation (4f or 6f of the
+ * expert width), the router's fp32 probabilities (4E, and the logits 4E);
+ * and the shared experts' as a dense MLP's. */
+static double moe_layer_act(const lsim_memest_in *in, int stored)
+{
+    double act = lsim_memest_layer_act(in, stored);
+    if (stored && in->recompute == LSIM_MEMEST_RC_FULL) return act;
+    double tok = (double)in->seq * in->micro_batch, t = in->tp, mk = in->swiglu ? 6 : 4;
+    double fe = in->expert_ffn, fs = (double)in->shared_experts * fe, h = in->hidden;
+    return act - tok * mk * in->ffn / t + tok / t * (in->top_k * (2 * h + mk * fe) + 8.0 * in->experts) +
+           tok * mk * fs / t;
+}
+
+/* Parameters, optimizer-state bytes and kept activation bytes (one
+ * micro-batch) of the layers of `stage` of a MoE model: the routed
+ * experts' optimizer state is sharded over the expert-data-parallel group
+ * (TP x DP / EP GPUs; DP here is DP x CP) with the distributed optimizer. */
+static void moe_stage(const lsim_memest_in *in, int stage, int shards, double *params, double *optim, double *act)
+{
+    int V = in->vstages, lpc = in->layers / (in->pp * V);
+    double ex = 0, dense = lsim_memest_layer_params(in), moe = lsim_memest_moe_params(in, &ex);
+    double edp = (double)in->tp * shards / (in->ep > 1 ? in->ep : 1), a_d = lsim_memest_layer_act(in, 1);
+    double a_m = moe_layer_act(in, 1), so = in->dist_opt ? shards : 1, eo = in->dist_opt && edp > 1 ? edp : 1;
+    *params = *optim = *act = 0;
+    for (int ch = 0; ch < V; ch++)
+        for (int l = (ch * in->pp + stage) * lpc; l < (ch * in->pp + stage + 1) * lpc; l++) {
+            int m = lsim_memest_moe_layer(in->experts, in->dense_layers, in->moe_every, l);
+            *params += m ? moe + ex : dense;
+            *optim += m ? moe * OPTIM_BYTES / so + ex * OPTIM_BYTES / eo : dense * OPTIM_BYTES / so;
+            *act += m ? a_m : a_d;
+        }
+    *act /= V; /* a chunk's layers, on average */
+}
+
 int lsim_memest_inflight(int pp, int stage, int m, int vstages)
 {
     /* Why closed form: the peak of (forwards - backwards) over the schedule
@@ -218,6 +278,20 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
         out->optim = params * OPTIM_BYTES / (in->dist_opt ? shards : 1);
     }
     if (in->fsdp > 1 && !in->forward_only) fsdp_states(in, first, last, out);
+    double moe_optim = 0, moe_act = 0;
+    if (in->experts > 0) {
+        /* MoE: the stage's layers differ (dense, MoE); the embedding and
+         * head as above */
+        double lp = 0, shards = in->opt_shards > 0 ? in->opt_shards : in->dp;
+        moe_stage(in, stage, (int)shards, &lp, &moe_optim, &moe_act);
+        params += lp - out->layers * lsim_memest_layer_params(in);
+        out->params = params;
+        out->weights = params * WEIGHT_BYTES;
+        if (!in->forward_only) {
+            out->grads = params * in->grad_bytes;
+            out->optim = (params - lp) * OPTIM_BYTES / (in->dist_opt ? shards : 1) + moe_optim;
+        }
+    }
     /* activations: each chunk forward in flight keeps its layers'
      * activations until its backward (Korthikanti et al. 2022, section 4.2.3:
      * the first stage of 1F1B holds pp micro-batches of L/pp layers, L
@@ -230,7 +304,7 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
         act = lsim_memest_layer_act(in, 0);
     } else {
         out->inflight = lsim_memest_inflight(in->pp, stage, in->microbatches, V);
-        act = (double)out->inflight * lpc * lsim_memest_layer_act(in, 1);
+        act = (double)out->inflight * (in->experts > 0 ? moe_act : lpc * lsim_memest_layer_act(in, 1));
         if (in->recompute == LSIM_MEMEST_RC_FULL) act += lsim_memest_layer_act(in, 0);
     }
     if (in->embed_head) {

@@ -50,6 +50,10 @@ typedef struct lsim_memest_in {
                          sharded over it, bf16 weights gathered per unit (docs/memory.md) */
     int fsdp_keep;    /* FSDP: the stage's gathered bf16 weights kept over the step (PP), not two
                          units at a time */
+    /* mixture of experts (synth.h's lsim_model_shape; experts 0: dense):
+     * routed experts, top-k, shared experts, expert FFN width, leading dense
+     * layers, MoE every N layers; ep: expert parallel ranks (0 or 1: none) */
+    int experts, top_k, shared_experts, expert_ffn, dense_layers, moe_every, ep;
 } lsim_memest_in;
 
 /* Defaults: 1F1B, flash attention with dropout, no recomputation, no SP, no
@@ -93,6 +97,14 @@ int lsim_memest_worst(const lsim_memest_in *in, int *stage, lsim_memest_stage *o
 double lsim_memest_layer_act(const lsim_memest_in *in, int stored);
 /* Parameters of one transformer layer on one GPU (its TP shard). */
 double lsim_memest_layer_params(const lsim_memest_in *in);
+/* 1 when layer `layer` of a model with `experts` routed experts, the first
+ * dense_layers dense and then every moe_every-th MoE (0 or 1: all), is a
+ * MoE layer (the one rule; synth.h's lsim_model_moe_layer). */
+int lsim_memest_moe_layer(int experts, int dense_layers, int moe_every, int layer);
+/* A MoE layer's parameters on one GPU: returns those of everything but the
+ * routed experts (attention, norms, router, TP-split shared experts) and
+ * sets *experts to the GPU's experts / EP routed experts'. */
+double lsim_memest_moe_params(const lsim_memest_in *in, double *experts);
 /* Model-chunk forwards in flight at the peak on `stage`: 1F1B min(pp -
  * stage, m); interleaved min((pp - stage - 1) * 2 + (V - 1) * pp + 1, m V)
  * (Megatron's warm-up count plus the steady phase's one forward). */

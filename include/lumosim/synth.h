@@ -50,10 +50,21 @@ typedef struct lsim_model_shape {
     int rope;      /* 1: rotary position embeddings (a kernel on Q and K, no position table) */
     int untied;    /* 1: the output layer has its own vocab x hidden weights */
     int no_bias;   /* 1: no bias on the linear layers (Llama, Qwen3) */
+    /* mixture of experts (docs/models.md, "Mixture of experts"); experts 0: a dense model */
+    int experts;        /* routed experts E per MoE layer */
+    int top_k;          /* routed experts each token runs (1..E) */
+    int shared_experts; /* experts every token runs besides (each expert_ffn wide) */
+    int expert_ffn;     /* an expert's FFN width (the MLP kind of mlp) */
+    int dense_layers;   /* the first K layers keep the dense MLP of width ffn (DeepSeek's first_k_dense_replace) */
+    int moe_every;      /* after them every N-th layer is MoE, the others dense (Megatron's moe_layer_freq;
+                           0 or 1: all) */
 } lsim_model_shape;
 
 /* Key/value heads of a shape (kv_heads, or heads when 0). Local. */
 int lsim_model_kv_heads(const lsim_model_shape *m);
+/* 1 when transformer layer `layer` (0-based) of m has a mixture-of-experts
+ * block in place of its dense MLP, else 0. Local. */
+int lsim_model_moe_layer(const lsim_model_shape *m, int layer);
 
 /* The built-in models, the same shapes as data/models/NAME.json (a unit
  * test compares them): "gpt3-15b", "gpt3-44b", "gpt3-117b", "gpt3-175b"
@@ -150,6 +161,14 @@ typedef struct lsim_synth_cfg {
                                        "Context parallelism"): 0 or 1 off; the GPUs are TP x CP x
                                        DP x PP, rank = tp + TP (cp + CP (dp + DP pp)), the
                                        gradients reduced over DP x CP */
+    int ep;                         /* expert parallel ranks (docs/synthesis.md "Expert parallelism"):
+                                       0 or 1 off; EP groups are consecutive blocks of EP ranks of a
+                                       stage's TP x CP x DP GPUs (Megatron's expert layout ETP 1 x EP x
+                                       EDP), each holding experts / EP whole experts; tokens dispatched
+                                       and combined by all-to-alls in the group */
+    double routing_skew;            /* Zipf exponent of the tokens each expert receives (docs/synthesis.md
+                                       "Skewed routing"): 0 balanced; > 0 drawn per step, MoE layer,
+                                       micro-batch and EP group from seed */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
@@ -218,6 +237,17 @@ size_t lsim_synth_ngpus(const lsim_synth_cfg *c);
  * node shape alone); else 0. Local. */
 int lsim_synth_tp_one_exact(const lsim_synth_cfg *c);
 int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
+/* Tokens routed to each of the model's experts (tokens[0..experts-1]) in
+ * MoE layer `layer`, micro-batch mb of EP group `group` of pipeline stage
+ * `stage`: the group's tokens (EP ranks x the micro-batch's tokens a rank
+ * routes: micro_batch x seq / CP / TP) times top_k. Balanced routing
+ * (routing_skew 0, what the published MoE rows force): spread evenly (the
+ * remainder one each to the first experts). Skewed (routing_skew z > 0):
+ * the r-th most loaded expert gets the share r^-z / sum_k k^-z (Zipf;
+ * rounded by largest remainder, so the total is exact), the experts'
+ * ranks a permutation drawn from (seed, stage, group, layer, mb).
+ * Returns the total; 0 for a dense model. Local. */
+int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens);
 
 /* ------------------------------------------------------------ schedules */
 
@@ -296,10 +326,11 @@ enum { LSIM_ES_COMP = 0, LSIM_ES_TP, LSIM_ES_DP, LSIM_ES_SENDF, LSIM_ES_SENDB, L
  * last_on[] set to LSIM_EMIT_NONE by the caller): FSDP's parameter
  * all-gathers (stream 17), context parallelism's ring sends and receives
  * (40, 41). */
-enum { LSIM_ES_FSDP = LSIM_ES_N, LSIM_ES_CPS, LSIM_ES_CPR, LSIM_ES_MAX };
+enum { LSIM_ES_FSDP = LSIM_ES_N, LSIM_ES_CPS, LSIM_ES_CPR, LSIM_ES_EP, LSIM_ES_MAX };
 #define LSIM_ES_FSDP_ID 17
 #define LSIM_ES_CPS_ID 40
 #define LSIM_ES_CPR_ID 41
+#define LSIM_ES_EP_ID 42 /* expert parallelism's dispatch and combine all-to-alls */
 #define LSIM_EMIT_NONE UINT32_MAX
 extern const int64_t lsim_emit_stream_id[LSIM_ES_N]; /* the streams' ids */
 typedef struct lsim_emit {

@@ -828,7 +828,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP, S_CP
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW
 };
 
 #define NSYNTH_WORDS 7
@@ -900,6 +900,21 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         if (pos_long("--cp", v, 1L << 24, &x)) return -1;
         s->cp = (int)x;
         break;
+    case S_EP:
+        if (pos_long("--ep", v, 1L << 24, &x)) return -1;
+        s->ep = (int)x;
+        break;
+    case S_SKEW: {
+        /* a Zipf exponent: any finite number parses; synth refuses one
+         * below 0 naming it (not a distribution) */
+        char *end;
+        s->routing_skew = strtod(v, &end);
+        if (*end || end == v || !isfinite(s->routing_skew)) {
+            lsim_cli_usage_error("--routing-skew needs a Zipf exponent >= 0 (got '%.40s')", v);
+            return -1;
+        }
+        break;
+    }
     default: /* --seed */
         if (strcmp(v, "0") && pos_long("--seed", v, 2000000000L, &x)) return -1;
         s->seed = x;
@@ -949,6 +964,8 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
         {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
         {"--cp", NULL, "a positive integer", S_CP, 0},
+        {"--ep", NULL, "a positive integer", S_EP, 0},
+        {"--routing-skew", NULL, "a Zipf exponent", S_SKEW, 0},
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };
     memset(s, 0, sizeof *s);

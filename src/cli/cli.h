@@ -307,6 +307,8 @@ typedef struct lsim_cli_synth_args {
     int dp_cost;        /* --dp-cost N, 0 not given */
     int fsdp;           /* --fsdp N, 0 not given */
     int cp;             /* --cp N, 0 not given */
+    int ep;             /* --ep N, 0 not given */
+    double routing_skew;/* --routing-skew Z, 0 not given (balanced) */
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
 

@@ -28,6 +28,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
+    "                     [--ep N] [--routing-skew Z]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -101,6 +102,12 @@ const char *const LSIM_USAGE_SYNTH =
     "                   replicas (N = DP full shard, N < DP hybrid shard)\n"
     "  --cp N           context parallelism: the sequence split over N GPUs,\n"
     "                   ring attention (TP x CP x DP x PP GPUs)\n"
+    "  --ep N           expert parallelism (MoE models): each MoE layer's experts\n"
+    "                   split over groups of N of a stage's TP x CP x DP GPUs,\n"
+    "                   tokens dispatched and combined by all-to-alls\n"
+    "  --routing-skew Z tokens per expert drawn per MoE layer and micro-batch\n"
+    "                   from a Zipf law of exponent Z (seeded by --seed);\n"
+    "                   0, the default: balanced routing\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -347,6 +354,8 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->dp_cost = sa->dp_cost;
     c->fsdp = sa->fsdp;
     c->cp = sa->cp;
+    c->ep = sa->ep;
+    c->routing_skew = sa->routing_skew;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)

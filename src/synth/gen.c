@@ -13,6 +13,7 @@
 
 #include "cp.h"
 #include "fsdp.h"
+#include "moe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ typedef struct gen {
     const char *pfx;              /* "rc_" while a layer's forward is recomputed, else "" */
     synth_fsdp fsdp;              /* --fsdp (fsdp.c); fsdp.n = 0: off */
     synth_cp cp;                  /* --cp (cp.c); cp.n = 0: off */
+    synth_moe moe;                /* mixture-of-experts layers, --ep (moe.c); moe.on = 0: a dense model */
     int dpx;                      /* GPUs of the data-parallel dimension: DP x CP (dpi is the index
                                      cp + CP dp in it, so the gradients' group spans DP x CP) */
 } gen;
@@ -291,6 +293,14 @@ static void attn_fwd(gen *G)
     comp(G, "pv_gemm", k->pv);
 }
 
+/* The parameters of `layer` per GPU that the data-parallel gradient
+ * buckets and the optimizer hold: a MoE layer's routed experts are the
+ * expert-data-parallel group's (moe.c). */
+static double layer_params_of(const gen *G, int layer)
+{
+    return lsim_model_moe_layer(&G->c->model, layer) ? G->moe.dense_params : G->k.layer_params;
+}
+
 static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
 {
     const costs *k = &G->k;
@@ -308,6 +318,11 @@ static void layer_fwd(gen *G, int layer, int mb, int bwd_tag)
     tp_reduce(G, "attn_allreduce", "attn_rs");
     comp(G, "dropout_add", k->add);
     comp(G, "ln2", k->ln);
+    if (lsim_model_moe_layer(&G->c->model, layer)) {
+        synth_moe_fwd(&G->moe, G->c, &G->e, G->pfx, layer, mb);
+        comp(G, "dropout_add2", k->add);
+        return;
+    }
     tp_gather(G, "mlp_ag", 1);
     fp8_cast(G, F8_FC1, F8_IN);
     fp8_cast(G, F8_FC1, F8_W);
@@ -416,6 +431,23 @@ static void bias_grad(gen *G, const char *what, lsim_ns d)
     if (G->c->attention == LSIM_ATTN_UNFUSED && !G->c->model.no_bias) comp(G, what, d);
 }
 
+/* The dense MLP's backward, FC2 to FC1's input gradient. */
+static void mlp_bwd(gen *G, int mb)
+{
+    const costs *k = &G->k;
+    tp_gather(G, "mlp_grad_ag", 1);
+    fp8_cast(G, F8_FC2, F8_GRAD);
+    comp(G, "fc2_dgrad", k->b_fc2d);
+    comp(G, "fc2_wgrad", k->b_fc2w);
+    grad_acc(G, "fc2_grad_acc", k->w_fc2, mb);
+    bias_grad(G, "fc2_bias_grad", k->bg_fc2);
+    comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->b_gelu);
+    bias_grad(G, "fc1_bias_grad", k->bg_fc1);
+    fp8_cast(G, F8_FC1, F8_GRAD);
+    col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs",
+            "fc1_grad_acc", k->w_fc1, mb);
+}
+
 static void layer_bwd(gen *G, int layer, int mb, int last_mb)
 {
     const costs *k = &G->k;
@@ -428,17 +460,10 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     }
     set_layer_tag(G, layer, mb, 1);
     comp(G, "dropout_add2", k->b_add);
-    tp_gather(G, "mlp_grad_ag", 1);
-    fp8_cast(G, F8_FC2, F8_GRAD);
-    comp(G, "fc2_dgrad", k->b_fc2d);
-    comp(G, "fc2_wgrad", k->b_fc2w);
-    grad_acc(G, "fc2_grad_acc", k->w_fc2, mb);
-    bias_grad(G, "fc2_bias_grad", k->bg_fc2);
-    comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->b_gelu);
-    bias_grad(G, "fc1_bias_grad", k->bg_fc1);
-    fp8_cast(G, F8_FC1, F8_GRAD);
-    col_bwd(G, "fc1_dgrad", k->b_fc1d, "fc1_wgrad", k->b_fc1w, "mlp_allreduce", "mlp_in_ag", "mlp_grad_rs",
-            "fc1_grad_acc", k->w_fc1, mb);
+    int moe = lsim_model_moe_layer(&G->c->model, layer);
+    if (moe) synth_moe_bwd(&G->moe, G->c, &G->e, layer, mb);
+    else
+        mlp_bwd(G, mb);
     comp(G, "ln2", k->b_ln);
     comp(G, "residual_add2", k->b_res);
     comp(G, "dropout_add", k->b_add);
@@ -459,7 +484,8 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
     comp(G, "residual_add", k->b_res);
     grad_acc_small(G, mb);
     if (last_mb) fp8_history(G);
-    if (last_mb) dp_add(G, layer, k->layer_params, mb);
+    if (last_mb && moe) synth_moe_grads(&G->moe, G->c, &G->e, layer);
+    if (last_mb) dp_add(G, layer, layer_params_of(G, layer), mb);
 }
 
 /* Megatron's path without Transformer Engine (--attention unfused) runs
@@ -794,7 +820,8 @@ static void optimizer(gen *G)
             char w[24];
             snprintf(w, sizeof w, "L%d.opt.", l);
             snprintf(G->e.tag, sizeof G->e.tag, "%s", w);
-            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, k->layer_params * share * 30.0));
+            lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, layer_params_of(G, l) * share * 30.0));
+            if (lsim_model_moe_layer(&c->model, l)) synth_moe_opt(&G->moe, c, &G->e, l);
         }
         if (c->embed_head && (is_first_vs(G, ch) || is_last_vs(G, ch))) {
             snprintf(G->e.tag, sizeof G->e.tag, "%s.opt.", is_first_vs(G, ch) ? "emb" : "head");
@@ -886,6 +913,10 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         G.c = &cpcfg;
     }
     fill_costs(&G);
+    if (synth_moe_init(&G.moe, G.c, G.ppi, G.tpi + G.tps * G.dpi, G.tps * G.dpx)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
+        goto cleanup;
+    }
     if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
@@ -913,6 +944,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPS_ID, &G.e.stream[LSIM_ES_CPS]);
         lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_CPR_ID, &G.e.stream[LSIM_ES_CPR]);
     }
+    if (G.moe.ep > 1) lsim_gb_proc(G.e.b, 1, dev, LSIM_ES_EP_ID, &G.e.stream[LSIM_ES_EP]);
     lsim_gb_iteration(G.e.b, "ProfilerStep#0");
     {
         /* the host's work before the step's first launch (data loading),
@@ -995,6 +1027,7 @@ cleanup:
     free(G.e.pend);
     free(G.done);
     synth_fsdp_free(&G.fsdp);
+    synth_moe_free(&G.moe);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cp.h"
 #include "fsdp.h"
+#include "moe.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,18 +26,37 @@
  * KV heads, SwiGLU, RMSNorm, RoPE, untied embeddings, no biases, a 128,256
  * token vocabulary, pre-trained at sequence 8192. */
 #define LLAMA3 8, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1
+#define DENSE 0, 0, 0, 0, 0, 0
+/* The mixture-of-experts shapes are their publishers' config.json files
+ * (data/models/NAME.json names each value's source; DeepSeek-V3's MLA is
+ * approximated by multi-head attention there, docs/models.md): GQA or MHA,
+ * SwiGLU experts, RMSNorm, RoPE, untied; then experts, top-k, shared
+ * experts, expert FFN, leading dense layers, MoE every N layers. */
+#define MOE_BASE LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1
 static const lsim_model_shape BUILTIN[] = {
-    {"gpt3-15b", 48, 6144, 12288, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
-    {"gpt3-44b", 48, 12288, 24576, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
-    {"gpt3-117b", 96, 12288, 24576, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
-    {"gpt3-175b", 96, 12288, 49152, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0},
-    {"llama3-8b", 32, 4096, 14336, 32, 128, 8192, 128256, LLAMA3},
-    {"llama3-70b", 80, 8192, 28672, 64, 128, 8192, 128256, LLAMA3},
-    {"llama3.1-405b", 126, 16384, 53248, 128, 128, 8192, 128256, LLAMA3},
+    {"gpt3-15b", 48, 6144, 12288, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0, DENSE},
+    {"gpt3-44b", 48, 12288, 24576, 48, 128, 2048, 51200, 0, 0, 0, 0, 0, 0, DENSE},
+    {"gpt3-117b", 96, 12288, 24576, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0, DENSE},
+    {"gpt3-175b", 96, 12288, 49152, 96, 128, 2048, 51200, 0, 0, 0, 0, 0, 0, DENSE},
+    {"llama3-8b", 32, 4096, 14336, 32, 128, 8192, 128256, LLAMA3, DENSE},
+    {"llama3-70b", 80, 8192, 28672, 64, 128, 8192, 128256, LLAMA3, DENSE},
+    {"llama3.1-405b", 126, 16384, 53248, 128, 128, 8192, 128256, LLAMA3, DENSE},
+    {"gpt-oss-120b", 36, 2880, 2880, 64, 64, 4096, 201088, 8, MOE_BASE, 0, 128, 4, 0, 2880, 0, 1},
+    {"qwen3-30b-a3b", 48, 2048, 6144, 32, 128, 4096, 151936, 4, MOE_BASE, 1, 128, 8, 0, 768, 0, 1},
+    {"qwen3-235b-a22b", 94, 4096, 12288, 64, 128, 4096, 151936, 4, MOE_BASE, 1, 128, 8, 0, 1536, 0, 1},
+    {"mixtral-8x7b", 32, 4096, 14336, 32, 128, 32768, 32000, 8, MOE_BASE, 1, 8, 2, 0, 14336, 0, 1},
+    {"deepseek-v3", 61, 7168, 18432, 128, 128, 4096, 129280, 128, MOE_BASE, 1, 256, 8, 1, 2048, 3, 1},
 };
+#undef MOE_BASE
+#undef DENSE
 #undef LLAMA3
 
 int lsim_model_kv_heads(const lsim_model_shape *m) { return m->kv_heads > 0 ? m->kv_heads : m->heads; }
+
+int lsim_model_moe_layer(const lsim_model_shape *m, int layer)
+{
+    return lsim_memest_moe_layer(m->experts, m->dense_layers, m->moe_every, layer);
+}
 
 int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err)
 {
@@ -47,14 +67,15 @@ int lsim_model_builtin(const char *name, lsim_model_shape *out, lsim_err *err)
         }
     return lsim_err_set(err, LSIM_EARG,
                         "unknown model '%s' (known: gpt3-15b, gpt3-44b, gpt3-117b, gpt3-175b, llama3-8b, llama3-70b, "
-                        "llama3.1-405b, or a JSON file)",
+                        "llama3.1-405b, gpt-oss-120b, qwen3-30b-a3b, qwen3-235b-a22b, mixtral-8x7b, deepseek-v3, or a JSON "
+                        "file)",
                         name);
 }
 
 /* The model file's keys (docs/models.md). Integers are positive; words
  * pick an index of their list; booleans set a field to 1 when the value
  * differs from the GPT default (tie_embeddings and bias default true). */
-typedef enum { MK_INT, MK_WORD, MK_BOOL, MK_NOTBOOL, MK_NAME, MK_TEXT, MK_SOURCES } mkey_rule;
+typedef enum { MK_INT, MK_COUNT, MK_WORD, MK_BOOL, MK_NOTBOOL, MK_NAME, MK_TEXT, MK_SOURCES } mkey_rule;
 typedef struct mkey {
     const char *key;
     mkey_rule rule;
@@ -79,6 +100,12 @@ static const mkey MKEYS[] = {
     {"rope", MK_BOOL, MOFF(rope), {0}},
     {"tie_embeddings", MK_NOTBOOL, MOFF(untied), {0}},
     {"bias", MK_NOTBOOL, MOFF(no_bias), {0}},
+    {"experts", MK_INT, MOFF(experts), {0}},
+    {"top_k", MK_INT, MOFF(top_k), {0}},
+    {"shared_experts", MK_COUNT, MOFF(shared_experts), {0}},
+    {"expert_ffn", MK_INT, MOFF(expert_ffn), {0}},
+    {"dense_layers", MK_COUNT, MOFF(dense_layers), {0}},
+    {"moe_every", MK_INT, MOFF(moe_every), {0}},
 };
 #define NMKEYS (sizeof MKEYS / sizeof *MKEYS)
 #undef MOFF
@@ -98,7 +125,8 @@ static int model_key(const char *path, const cJSON *it, lsim_model_shape *m, lsi
     if (k == NMKEYS)
         return lsim_err_set(err, LSIM_EFORMAT,
                             "%s: key %s: unknown (known: name, description, sources, layers, hidden, ffn, heads, "
-                            "head_dim, seq, vocab, kv_heads, mlp, norm, rope, tie_embeddings, bias)",
+                            "head_dim, seq, vocab, kv_heads, mlp, norm, rope, tie_embeddings, bias, experts, top_k, "
+                            "shared_experts, expert_ffn, dense_layers, moe_every)",
                             path, it->string);
     const mkey *d = &MKEYS[k];
     int *dst = (int *)((char *)m + d->off);
@@ -136,13 +164,36 @@ static int model_key(const char *path, const cJSON *it, lsim_model_shape *m, lsi
         *dst = d->rule == MK_BOOL ? cJSON_IsTrue(it) : !cJSON_IsTrue(it);
         return 0;
     default: {
-        double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
-        if (!(v >= 1 && v <= INT_MAX && floor(v) == v))
-            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a positive integer", path, d->key);
+        double v = cJSON_IsNumber(it) ? it->valuedouble : -1, lo = d->rule == MK_COUNT ? 0 : 1;
+        if (!(v >= lo && v <= INT_MAX && floor(v) == v))
+            return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: not a %s integer", path, d->key,
+                                lo ? "positive" : "non-negative");
         *dst = (int)v;
         return 0;
     }
     }
+}
+
+/* The mixture-of-experts keys together: experts needs top_k (at most
+ * experts) and expert_ffn; the others mean nothing without experts. */
+static int moe_keys_check(const char *path, const lsim_model_shape *m, lsim_err *err)
+{
+    static const char *const K[] = {"top_k", "shared_experts", "expert_ffn", "dense_layers", "moe_every"};
+    const int v[] = {m->top_k, m->shared_experts, m->expert_ffn, m->dense_layers, m->moe_every};
+    if (!m->experts) {
+        for (size_t i = 0; i < 5; i++)
+            if (v[i]) return lsim_err_set(err, LSIM_EFORMAT, "%s: key %s: given without experts", path, K[i]);
+        return 0;
+    }
+    if (!m->top_k) return lsim_err_set(err, LSIM_EFORMAT, "%s: key top_k: missing (the model has experts)", path);
+    if (m->top_k > m->experts)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: key top_k: %d experts per token is more than the %d experts", path,
+                            m->top_k, m->experts);
+    if (!m->expert_ffn) return lsim_err_set(err, LSIM_EFORMAT, "%s: key expert_ffn: missing (the model has experts)", path);
+    if (m->dense_layers >= m->layers)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: key dense_layers: %d of %d layers leaves no MoE layer", path,
+                            m->dense_layers, m->layers);
+    return 0;
 }
 
 int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
@@ -176,7 +227,7 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: not a JSON object", path);
         goto cleanup;
     }
-    lsim_model_shape m = {"custom", 0, 0, 0, 0, 128, 2048, 51200, 0, 0, 0, 0, 0, 0};
+    lsim_model_shape m = {"custom", 0, 0, 0, 0, 128, 2048, 51200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (const cJSON *it = doc->child; it; it = it->next) {
         /* a key given twice: the second would silently win */
         for (const cJSON *p = doc->child; p != it; p = p->next)
@@ -199,6 +250,7 @@ int lsim_model_load(const char *path, lsim_model_shape *out, lsim_err *err)
                           m.heads, m.kv_heads);
         goto cleanup;
     }
+    if ((rc = moe_keys_check(path, &m, err))) goto cleanup;
     *out = m;
 cleanup:
     cJSON_Delete(doc);
@@ -409,6 +461,7 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
                             c->gpu.name);
     int rc = synth_fsdp_check(c, err);
     if (!rc) rc = synth_cp_check(c, err);
+    if (!rc) rc = synth_moe_check(c, err);
     if (!rc) rc = lsim_gpu_spec_check(&c->gpu, c->gpu.name, err);
     if (!rc) rc = lsim_topology_check(&c->topo, "topology", err);
     if (rc) return rc;
@@ -456,6 +509,9 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->forward_only = c->forward_only;
     in->fsdp = synth_fsdp_shards(c) ? c->fsdp : 0; /* x CP below */
     in->fsdp_keep = in->fsdp && synth_fsdp_keeps(c);
+    in->experts = m->experts, in->top_k = m->top_k, in->shared_experts = m->shared_experts;
+    in->expert_ffn = m->expert_ffn, in->dense_layers = m->dense_layers, in->moe_every = m->moe_every;
+    in->ep = c->ep;
     if (c->cp > 1) {
         /* context parallelism: every rank's activations and logits are its
          * seq / CP tokens'; the gradients (and FSDP's shards, the
@@ -510,6 +566,14 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->cp > 1) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "cp=%d,", c->cp);
+    }
+    if (c->ep > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "ep=%d,", c->ep);
+    }
+    if (c->routing_skew > 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "skew=%g,", c->routing_skew);
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

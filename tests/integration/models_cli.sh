@@ -27,7 +27,24 @@ run)
         >/dev/null 2>"$tmp/err" || fail "fp8: $(cat "$tmp/err")"
     "$LUMOSIM" sim "$tmp/f8.h5" >"$tmp/f8.txt" || fail "sim of fp8 failed"
     grep -q "opts:sp,fp8=delayed" "$tmp/f8.txt" || fail "fp8 is not in the options: $(grep -m1 synth: "$tmp/f8.txt")"
-    echo "ok: Llama 3 by name and a model file synthesized and simulated"
+    "$LUMOSIM" synth --model qwen3-30b-a3b --layers 2 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+        --global-batch 4 -o "$tmp/moe.h5" >/dev/null 2>"$tmp/err" || fail "qwen3-30b-a3b --ep 4: $(cat "$tmp/err")"
+    "$LUMOSIM" sim "$tmp/moe.h5" >"$tmp/moe.txt" || fail "sim of the EP job failed"
+    grep -q "opts:ep=4" "$tmp/moe.txt" || fail "ep is not in the options: $(grep -m1 synth: "$tmp/moe.txt")"
+    grep -q "alltoall" "$tmp/moe.txt" || fail "no all-to-all in the EP job"
+    # skewed routing: skew 0 gives one step (p5 = p95 over sim --samples),
+    # a Zipf skew spreads it (each GPU's experts get other loads)
+    for z in 0 1; do
+        "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+            --global-batch 8 --routing-skew $z -o "$tmp/z$z.h5" >/dev/null 2>"$tmp/err" || fail "skew $z: $(cat "$tmp/err")"
+        "$LUMOSIM" sim --samples 20 "$tmp/z$z.h5" >"$tmp/z$z.txt" 2>&1 || fail "sim --samples of skew $z failed"
+    done
+    set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/z0.txt")
+    [ $# -eq 2 ] && [ "$1" = "$2" ] || fail "skew 0: p5 $* not equal to p95"
+    set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/z1.txt")
+    [ $# -eq 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }' || fail "skew 1: p95 not above p5 ($*)"
+    "$LUMOSIM" sim "$tmp/z1.h5" | grep -q "opts:ep=4,skew=1" || fail "skew is not in the options"
+    echo "ok: Llama 3 by name, a model file and a MoE job with EP synthesized and simulated; routing skew spreads the step"
     ;;
 bad)
     expect() { # expect NEEDLE ARGS...
@@ -46,8 +63,17 @@ bad)
         --micro-batch 1 --global-batch 8
     sed 's/"kv_heads": 2/"kv_heads": 3/' "$tmp/toy.json" >"$tmp/kv3.json"
     expect "kv3.json: key kv_heads: 8 query heads are not divisible by 3 KV heads" --model "$tmp/kv3.json" $small
-    sed 's/"bias": false/"bias": false, "experts": 8/' "$tmp/toy.json" >"$tmp/unk.json"
-    expect "unk.json: key experts: unknown" --model "$tmp/unk.json" $small
+    sed 's/"bias": false/"bias": false, "expertz": 8/' "$tmp/toy.json" >"$tmp/unk.json"
+    expect "unk.json: key expertz: unknown" --model "$tmp/unk.json" $small
+    # mixture of experts: top-k above the experts (the file), experts not
+    # divisible by EP (the layout)
+    sed 's/"bias": false/"bias": false, "experts": 8, "top_k": 9, "expert_ffn": 256/' "$tmp/toy.json" >"$tmp/topk.json"
+    expect "topk.json: key top_k: 9 experts per token is more than the 8 experts" --model "$tmp/topk.json" $small
+    expect "ep 3: the 128 experts of model qwen3-30b-a3b are not divisible by EP = 3" --model qwen3-30b-a3b \
+        --layers 2 --tp 1 --pp 1 --dp 3 --ep 3 --micro-batch 1 --global-batch 3
+    expect "ep 2: model llama3-8b has no experts" --model llama3-8b --layers 4 $small --ep 2
+    expect "routing-skew -1: not a Zipf exponent" --model qwen3-30b-a3b --layers 2 --tp 1 --pp 1 --dp 4 --ep 4 \
+        --micro-batch 1 --global-batch 4 --routing-skew=-1
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
     expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
     expect "unknown model 'llama3-9b'" --model llama3-9b $small

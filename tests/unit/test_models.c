@@ -18,8 +18,9 @@
 #error "LSIM_SOURCE_DIR must be defined (tests/unit/CMakeLists.txt)"
 #endif
 
-static const char *const SHIPPED[] = {"gpt3-15b",  "gpt3-44b",   "gpt3-117b",    "gpt3-175b",
-                                      "llama3-8b", "llama3-70b", "llama3.1-405b"};
+static const char *const SHIPPED[] = {"gpt3-15b",     "gpt3-44b",      "gpt3-117b",       "gpt3-175b",
+                                      "llama3-8b",    "llama3-70b",    "llama3.1-405b",   "gpt-oss-120b",
+                                      "qwen3-30b-a3b", "qwen3-235b-a22b", "mixtral-8x7b", "deepseek-v3"};
 
 static void test_shipped(void)
 {
@@ -45,6 +46,17 @@ static void test_shipped(void)
           m.heads == 64 && m.kv_heads == 8);
     CHECK(lsim_model_builtin("llama3.1-405b", &m, NULL) == 0 && m.layers == 126 && m.hidden == 16384 &&
           m.ffn == 53248 && m.heads == 128 && m.kv_heads == 8);
+    /* the MoE shapes: their publishers' config.json (the files' sources) */
+    CHECK(lsim_model_builtin("gpt-oss-120b", &m, NULL) == 0 && m.layers == 36 && m.hidden == 2880 && m.experts == 128 &&
+          m.top_k == 4 && m.expert_ffn == 2880 && m.kv_heads == 8 && m.head_dim == 64 && !m.no_bias);
+    CHECK(lsim_model_builtin("qwen3-30b-a3b", &m, NULL) == 0 && m.layers == 48 && m.experts == 128 && m.top_k == 8 &&
+          m.expert_ffn == 768 && m.shared_experts == 0);
+    CHECK(lsim_model_builtin("qwen3-235b-a22b", &m, NULL) == 0 && m.layers == 94 && m.hidden == 4096 &&
+          m.expert_ffn == 1536);
+    CHECK(lsim_model_builtin("mixtral-8x7b", &m, NULL) == 0 && m.experts == 8 && m.top_k == 2 && m.expert_ffn == 14336);
+    CHECK(lsim_model_builtin("deepseek-v3", &m, NULL) == 0 && m.experts == 256 && m.top_k == 8 &&
+          m.shared_experts == 1 && m.dense_layers == 3 && m.expert_ffn == 2048 && !lsim_model_moe_layer(&m, 2) &&
+          lsim_model_moe_layer(&m, 3));
     /* the GPT-3 built-ins are what they were: MHA, GeLU, LayerNorm, tied */
     CHECK(lsim_model_builtin("gpt3-175b", &m, NULL) == 0 && m.kv_heads == 0 && m.mlp == 0 && m.norm == 0 &&
           !m.rope && !m.untied && !m.no_bias && lsim_model_kv_heads(&m) == 96);
@@ -84,7 +96,17 @@ static void test_bad_files(void)
     snprintf(t, sizeof t, "%s, \"kv_heads\": 16}", base);
     expect_bad(t, "key kv_heads");
     snprintf(t, sizeof t, "%s, \"experts\": 8}", base);
-    expect_bad(t, "key experts: unknown");
+    expect_bad(t, "key top_k: missing");
+    snprintf(t, sizeof t, "%s, \"experts\": 8, \"top_k\": 9, \"expert_ffn\": 64}", base);
+    expect_bad(t, "key top_k: 9 experts per token is more than the 8 experts");
+    snprintf(t, sizeof t, "%s, \"experts\": 8, \"top_k\": 2}", base);
+    expect_bad(t, "key expert_ffn: missing");
+    snprintf(t, sizeof t, "%s, \"top_k\": 2}", base);
+    expect_bad(t, "key top_k: given without experts");
+    snprintf(t, sizeof t, "%s, \"experts\": 8, \"top_k\": 2, \"expert_ffn\": 64, \"dense_layers\": 2}", base);
+    expect_bad(t, "key dense_layers");
+    snprintf(t, sizeof t, "%s, \"experts\": 0}", base);
+    expect_bad(t, "key experts: not a positive integer");
     snprintf(t, sizeof t, "%s, \"mlp\": \"relu\"}", base);
     expect_bad(t, "key mlp: expected \"gelu\" or \"swiglu\"");
     snprintf(t, sizeof t, "%s, \"norm\": \"batchnorm\"}", base);
@@ -208,7 +230,7 @@ static void test_flops(void)
      * DP 2, 4 micro-batches, untied; and the same with MQA-like 2 KV heads
      * tied, GeLU */
     lsim_synth_cfg_default(&c);
-    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1};
+    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1, 0, 0, 0, 0, 0, 0};
     c.model = toy;
     exact_gpu(&c.gpu);
     c.tp = c.pp = c.dp = 2;
@@ -278,7 +300,7 @@ static void test_fp8(void)
     lsim_synth_cfg c;
     lsim_err err = {0};
     lsim_synth_cfg_default(&c);
-    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1};
+    lsim_model_shape toy = {"toy", 4, 512, 1376, 8, 64, 256, 1000, 4, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1, 0, 0, 0, 0, 0, 0};
     c.model = toy;
     exact_gpu(&c.gpu);
     c.gpu.peak_flops_fp8 = 2 * c.gpu.peak_flops;

@@ -440,7 +440,7 @@ static int same_graph(const lsim_graph *a, const lsim_graph *b)
 static void small_cfg(lsim_synth_cfg *c, int pp, int V, int m)
 {
     lsim_synth_cfg_default(c);
-    lsim_model_shape sh = {"tiny", 4, 256, 1024, 4, 64, 128, 1024, 0, 0, 0, 0, 0, 0};
+    lsim_model_shape sh = {"tiny", 4, 256, 1024, 4, 64, 128, 1024, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     c->model = sh;
     c->tp = 2, c->dp = 2, c->pp = pp, c->vstages = V;
     c->micro_batch = 1;
