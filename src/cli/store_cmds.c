@@ -406,6 +406,21 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
  * rank spent in the round-end exchanges (waiting for the slowest
  * included): with balanced work, what K = 2 loses. Printed by rank 0.
  * Collective over MPI_COMM_WORLD. */
+/* --stats with --link-sharing: what the last sweep did (netshare.h). The
+ * flow updates per simulated second are over the span of the flows. */
+static void print_share_stats(const lsim_netshare_stats *st)
+{
+    double span = st->span_ns > 0 ? (double)st->span_ns * 1e-9 : 0;
+    fprintf(stderr,
+            "lumosim: stats: link sharing: %llu flows, %llu slowed (at most x%.3f), alone %.3f ms, shared %.3f ms "
+            "in all; %llu events, %llu flow updates (%.3g per simulated second); NIC busy %.3f ms, leaf "
+            "uplinks busy %.3f ms (link-time at full load)\n",
+            (unsigned long long)st->flows, (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0,
+            st->alone_ns * 1e-6, st->shared_ns * 1e-6, (unsigned long long)st->events,
+            (unsigned long long)st->updates, span > 0 ? (double)st->updates / span : 0.0, st->nic_busy_ns * 1e-6,
+            st->uplink_busy_ns * 1e-6);
+}
+
 static void print_pdes_stats(const lsim_pdes_stats *st)
 {
     int me = 0, np = 1;
@@ -609,6 +624,7 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
     } else if (!rc) {
         rc = lsim_cli_simulate(&s->o, &s->run, err);
     }
+    if (!rc && s->o.stats && s->run.shared && s->m.rank == 0) print_share_stats(&s->run.share_st);
     return s->m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
 }
 
@@ -833,6 +849,24 @@ static int sim_samples(sim_state *s, lsim_err *err)
     return rc;
 }
 
+/* --link-sharing TOPOLOGY.json: the topology the flows are swept on. A fat
+ * tree whose collectives' own times already carry the spine's
+ * oversubscription (no "link_sharing": true) would count it twice. */
+static int sim_share_topology(const lsim_cli_sim_args *sa, lsim_topology *t, lsim_run_opts *ro, lsim_err *err)
+{
+    int rc = lsim_topology_load(sa->share_topo, t, err);
+    if (rc) return rc;
+    if (t->nodes_per_leaf > 0 && t->oversubscription > 1 && !t->link_sharing)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: --link-sharing on an oversubscribed fat tree needs \"link_sharing\": true in the "
+                            "topology (synthesize the job with it too: its collectives' own times must leave the "
+                            "oversubscription to the uplinks' sharing)",
+                            sa->share_topo);
+    ro->share = t;
+    ro->share_passes = sa->share_passes;
+    return 0;
+}
+
 int lsim_cli_sim(int argc, char **argv)
 {
     lsim_cli_sim_args sa;
@@ -878,7 +912,9 @@ int lsim_cli_sim(int argc, char **argv)
         return rc ? 1 : 0;
     }
     if (s.m.rank != 0 || s.o.stats) lsim_cli_tty_progress_off();
+    lsim_topology share_topo;
     int rc = sim_check_job(&s, &err);
+    if (!rc && sa.share_topo) rc = sim_share_topology(&sa, &share_topo, &s.o.run, &err);
     if (!rc) sim_read_memory(&s);
     if (!rc) sim_read_trace_oom(&s);
     lsim_cli_tty_progress(1, "sim: loading %s", sa.job);

@@ -406,6 +406,10 @@ static const key_desc TOPO_KEYS[] = {
      "a ratio of a leaf's downlink to uplink bandwidth, at least 1"},
     {"nccl_tuning", K_BOOL, 0, offsetof(lsim_topology, nccl_tuning), 0, 0, NULL},
     {"proto", K_PROTO, 0, offsetof(lsim_topology, proto), 0, 0, NULL},
+    /* link_sharing (netshare.h): concurrent transfers share the NICs and
+     * the leaves' uplinks in lumosim sim --link-sharing, so a collective's
+     * own time leaves the oversubscribed spine to that model */
+    {"link_sharing", K_BOOL, 0, offsetof(lsim_topology, link_sharing), 0, 0, NULL},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 
