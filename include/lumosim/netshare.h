@@ -24,8 +24,8 @@
  *
  * What it leaves out (a first step, docs/network.md): the starts come
  * from the previous run of the job (the run is repeated with the shared
- * times, `passes` times), not from a run that re-times transfers while
- * it goes; the whole transfer time is shared, its latency part too;
+ * times until they no longer change, at most `passes` times), not from a
+ * run that re-times transfers while it goes; the whole transfer time is shared, its latency part too;
  * NVLink is never shared; the spine itself is non-blocking beyond the
  * leaves' uplinks; traced (observed) instances and broadcasts or reduces
  * with a known root keep their times and load no link.
@@ -81,6 +81,8 @@ typedef struct lsim_netshare_stats {
     double max_slowdown;        /* the largest shared / alone */
     double nic_busy_ns, uplink_busy_ns; /* time-integral of the links' load / capacity, per class */
     lsim_ns span_ns;     /* first start to last end */
+    int passes;          /* sweeps run (set by the run, lsim_run_opts.share_passes) */
+    int converged;       /* the last sweep gave the times of the one before: a fixed point */
 } lsim_netshare_stats;
 
 /* Sweep the flows of a job of ngpus GPUs, in (start, id) order whatever

@@ -84,11 +84,13 @@ typedef struct lsim_run_opts {
     void *ctx;                  /* passed to on_event */
     /* Link sharing (netshare.h; sim --link-sharing): after the coupled run,
      * the network flows are swept on this topology (borrowed) and the job
-     * run again with the shared transfers, share_passes times (0 counts as
-     * 1). NULL: off. The job's GPU i must be rank i. */
+     * run again with the shared transfers, until a sweep gives the times
+     * of the one before (a fixed point) or after share_passes sweeps (0:
+     * LSIM_SHARE_PASSES). NULL: off. The job's GPU i must be rank i. */
     const lsim_topology *share;
     int share_passes;
 } lsim_run_opts;
+#define LSIM_SHARE_PASSES 10
 
 /* The defaults: trace events released after each build (release_events),
  * 1 ms bins, replicate_from -1, nothing else. */

@@ -412,10 +412,11 @@ static void print_share_stats(const lsim_netshare_stats *st)
 {
     double span = st->span_ns > 0 ? (double)st->span_ns * 1e-9 : 0;
     fprintf(stderr,
-            "lumosim: stats: link sharing: %llu flows, %llu slowed (at most x%.3f), alone %.3f ms, shared %.3f ms "
+            "lumosim: stats: link sharing: %d passes (%s), %llu flows, %llu slowed (at most x%.3f), alone %.3f ms, shared %.3f ms "
             "in all; %llu events, %llu flow updates (%.3g per simulated second); NIC busy %.3f ms, leaf "
             "uplinks busy %.3f ms (link-time at full load)\n",
-            (unsigned long long)st->flows, (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0,
+            st->passes, st->converged ? "a fixed point" : "not converged", (unsigned long long)st->flows,
+            (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0,
             st->alone_ns * 1e-6, st->shared_ns * 1e-6, (unsigned long long)st->events,
             (unsigned long long)st->updates, span > 0 ? (double)st->updates / span : 0.0, st->nic_busy_ns * 1e-6,
             st->uplink_busy_ns * 1e-6);

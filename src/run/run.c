@@ -398,7 +398,8 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     lsim_netflows f = {0};
     lsim_ns *alone = malloc((j->ninst ? j->ninst : 1) * sizeof *alone);
     const lsim_ns **ends = malloc((r->n ? r->n : 1) * sizeof *ends);
-    lsim_ns *shared = NULL;
+    lsim_ns *shared = NULL, *prev = NULL;
+    size_t nprev = 0;
     int rc = 0;
     if (!alone || !ends) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
@@ -415,23 +416,34 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         ends[i] = lsim_engine_end(r->engines[i]);
     }
     memcpy(alone, j->transfer, j->ninst * sizeof *alone);
-    for (int pass = 0; pass < (o->share_passes > 0 ? o->share_passes : 1) && !rc; pass++) {
+    int passes = o->share_passes > 0 ? o->share_passes : LSIM_SHARE_PASSES, pass = 0, same = 0;
+    for (; pass < passes && !rc && !same; pass++) {
         f.n = f.nl = 0;
         rc = lsim_netshare_collect(j, ends, alone, o->share, &f, err);
-        free(shared);
+        free(prev);
+        prev = shared;
         shared = rc ? NULL : malloc((f.n ? f.n : 1) * sizeof *shared);
         if (!rc && !shared) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, err);
         if (rc) break;
+        /* a fixed point: the engines already hold the run with these times */
+        if (prev && f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)) {
+            same = 1;
+            break;
+        }
+        nprev = f.n;
         lsim_netshare_apply(j, &f, shared);
         rc = lsim_job_run(j, r->engines, NULL, err);
     }
     r->shared = !rc;
+    r->share_st.passes = pass + same;
+    r->share_st.converged = same;
 cleanup:
     lsim_netflows_free(&f);
     free(alone);
     free(ends);
     free(shared);
+    free(prev);
     return rc;
 }
 
