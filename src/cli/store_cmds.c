@@ -223,13 +223,14 @@ done:
 }
 
 
-/* mem: the store's memory estimate (NULL: none; docs/memory.md) */
+/* mem: the store's memory estimate (NULL: none; docs/memory.md); net:
+ * link sharing's figures (NULL: none) */
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, const lsim_memest_job *mem,
-                        lsim_err *err)
+                        const lsim_netshare_stats *net, lsim_err *err)
 {
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
-    if (o->json) rc = lsim_report_json_mem(stdout, items, n, mem, err);
+    if (o->json) rc = lsim_report_json_net(stdout, items, n, mem, net, err);
     else lsim_report_table_mem(stdout, items, n, mem, o->per_rank);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
@@ -348,7 +349,8 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         }
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
-        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4]};
+        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4],
+                                   run->shared ? &run->share_st : NULL};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
@@ -477,6 +479,8 @@ typedef struct sim_state {
     size_t *gpus, nlocal, gtotal;   /* under mpirun: this rank's GPUs of gtotal */
     char mapping_used[64 + 4096];   /* provenance: the mapping as applied */
     lsim_run run;
+    int shared;                     /* --link-sharing ran: share_st is its last sweep (kept past run) */
+    lsim_netshare_stats share_st;
     lsim_out *held;                 /* rank 0, with --trace-out: the archive written, not yet committed */
     double t0, tl, t1, t2;          /* started, loaded, simulated, written */
     double run_s[4];                /* this rank's match, setup, simulate, metrics */
@@ -675,7 +679,9 @@ static int report_from_archive(sim_state *s, lsim_err *err)
         rc = lsim_out_commit(s->held, err);
         s->held = NULL;
     }
-    if (!rc) rc = print_report(&s->o, items, stored->ngpus, s->mem.nstages ? &s->mem : NULL, err);
+    if (!rc)
+        rc = print_report(&s->o, items, stored->ngpus, s->mem.nstages ? &s->mem : NULL, s->shared ? &s->share_st : NULL,
+                          err);
     free(items);
     lsim_store_run_free(stored);
     return rc;
@@ -686,6 +692,8 @@ static int report_from_archive(sim_state *s, lsim_err *err)
 static int sim_output(sim_state *s, int rc, lsim_err *err)
 {
     int reported = 0;
+    s->shared = s->run.shared;
+    s->share_st = s->run.share_st;
     if (s->m.on && !rc && !s->o.trace_out) {
         /* the CSV first (rank 0's outcome agreed: the report below is
          * collective too), then the report unless the CSV took its place */
@@ -712,7 +720,9 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
                 rc = lsim_out_commit(s->held, err);
                 s->held = NULL;
             }
-            if (!rc) rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL, err);
+            if (!rc)
+                rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL,
+                                  s->run.shared ? &s->run.share_st : NULL, err);
         }
     }
     lsim_out_abort(s->held); /* an output above failed: the archive stays as it was */

@@ -12,8 +12,11 @@
  *   - a flow starting half-way through another on the same links: the
  *     first ends at 1.5 W, the second at 2 W (re-timed when it starts and
  *     when the first ends).
+ * The links' busy time (work x demand / capacity, summed) is the same
+ * whatever the sharing: checked against the flows' links.
  * The job is then run again with the shared transfers (as sim
  * --link-sharing does) and the span checked. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +130,10 @@ static void same_nics(void)
     CHECK_I64(span, want);
     CHECK_I64(st.flows, 2);
     CHECK_I64(st.slowed, 2);
+    /* the NICs carry the flows' work whatever the sharing: 2 flows x W x 4
+     * NIC links (transmit and receive of 2 GPUs) x demand 1 */
+    CHECK_MSG(fabs(st.nic_busy_ns - 2.0 * W * 4) < 1e-6 * W, "NIC busy %g", st.nic_busy_ns);
+    CHECK(st.uplink_busy_ns == 0);
 }
 
 static void disjoint_and_alone(void)
@@ -165,7 +172,8 @@ static void oversubscribed(void)
     CHECK_I64(share_span(&t, 2, names, mem, tr, &st), want);
     CHECK_I64(tr[0], want);
     CHECK_I64(tr[1], want);
-    CHECK(st.uplink_busy_ns > 0);
+    /* the uplinks: 2 flows x W x 2 leaves x (up + down, demand 1 each) / capacity */
+    CHECK_MSG(fabs(st.uplink_busy_ns - 2.0 * W * 2 * 2 / upcap) < 1e-6 * W, "uplink busy %g", st.uplink_busy_ns);
     /* one group alone fills the uplink exactly: no slowdown */
     CHECK_I64(share_span(&t, 1, names, mem, tr, &st), W);
     /* without oversubscription the same two groups do not slow each other */
