@@ -426,8 +426,10 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         if (!rc && !shared) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, err);
         if (rc) break;
-        /* a fixed point: the engines already hold the run with these times */
-        if (prev && f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)) {
+        /* a fixed point (the first sweep: no flow slowed): the engines already
+         * hold the run with these times */
+        if ((prev ? f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)
+                  : !memcmp(f.work, shared, f.n * sizeof *shared))) {
             same = 1;
             break;
         }

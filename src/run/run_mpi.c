@@ -827,9 +827,11 @@ static int share_links_mpi(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run,
             rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         if (!rc) rc = lsim_netshare_sweep(&all, j->ngpus, o->share, shared, &run->share_st, err);
         if ((rc = lsim_mpi_agree(comm, rc, err))) break;
-        /* a fixed point: the engines already hold the run with these times
+        /* a fixed point (the first sweep: no flow slowed): the engines already
+         * hold the run with these times
          * (every rank compares the same gathered flows: no message) */
-        if (prev && all.n == nprev && !memcmp(prev, shared, all.n * sizeof *shared)) {
+        if ((prev ? all.n == nprev && !memcmp(prev, shared, all.n * sizeof *shared)
+                  : !memcmp(all.work, shared, all.n * sizeof *shared))) {
             same = 1;
             break;
         }
