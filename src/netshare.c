@@ -4,6 +4,7 @@
 #include "lumosim/netshare.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,7 +208,7 @@ typedef struct sweep {
     size_t nlinks, nnic;
     double upcap;
     size_t *act, na;
-    double *rem, *rate, *rcap, *udem, *nicw, *upw;
+    double *rem, *rate, *rcap, *udem, *nicw, *upw, *lbusy;
     uint8_t *frozen, *slowed;
 } sweep;
 
@@ -288,6 +289,8 @@ static void advance(sweep *s, double dt, double now, lsim_ns *out, lsim_netshare
         s->rem[a] -= s->rate[a] * dt;
         st->nic_busy_ns += s->rate[a] * s->nicw[a] * dt;
         st->uplink_busy_ns += s->rate[a] * s->upw[a] * dt;
+        for (uint64_t q = s->f->loff[a]; q < s->f->loff[a + 1]; q++)
+            s->lbusy[s->f->link[q]] += s->rate[a] * s->f->dem[q] / link_cap(s, s->f->link[q]) * dt;
         if (s->rem[a] <= 1e-9 * (double)s->f->work[a] + 1e-6) {
             out[a] = shared_of(s, a, now);
             st->shared_ns += (double)out[a];
@@ -313,7 +316,10 @@ static int sweep_alloc(sweep *s, size_t n)
     s->slowed = calloc(n ? n : 1, 1);
     s->rcap = malloc(s->nlinks * sizeof *s->rcap);
     s->udem = malloc(s->nlinks * sizeof *s->udem);
-    return s->act && s->rem && s->rate && s->nicw && s->upw && s->frozen && s->slowed && s->rcap && s->udem ? 0 : -1;
+    s->lbusy = calloc(s->nlinks, sizeof *s->lbusy);
+    return s->act && s->rem && s->rate && s->nicw && s->upw && s->frozen && s->slowed && s->rcap && s->udem && s->lbusy
+               ? 0
+               : -1;
 }
 
 static void sweep_free(sweep *s)
@@ -327,6 +333,36 @@ static void sweep_free(sweep *s)
     free(s->slowed);
     free(s->rcap);
     free(s->udem);
+    free(s->lbusy);
+}
+
+/* The LSIM_NETSHARE_HOT busiest links into st (busiest first, ties by
+ * lower id: the same on every MPI rank). */
+static void hottest(const sweep *s, lsim_netshare_stats *st)
+{
+    st->nhot = 0;
+    for (size_t l = 0; l < s->nlinks; l++) {
+        double b = s->lbusy[l];
+        if (!(b > 0)) continue;
+        int i = st->nhot < LSIM_NETSHARE_HOT ? st->nhot++ : LSIM_NETSHARE_HOT;
+        if (i == LSIM_NETSHARE_HOT) {
+            if (b <= st->hot_busy_ns[i - 1]) continue;
+            i--;
+        }
+        while (i > 0 && st->hot_busy_ns[i - 1] < b) {
+            st->hot_busy_ns[i] = st->hot_busy_ns[i - 1];
+            st->hot_link[i] = st->hot_link[i - 1];
+            i--;
+        }
+        st->hot_busy_ns[i] = b;
+        st->hot_link[i] = (uint32_t)l;
+    }
+}
+
+void lsim_netshare_link_name(uint32_t link, size_t ngpus, char *buf, size_t cap)
+{
+    if (link < 2 * ngpus) snprintf(buf, cap, "gpu %u nic %s", link / 2, link % 2 ? "rx" : "tx");
+    else snprintf(buf, cap, "leaf %zu %s", (size_t)(link / 2) - ngpus, link % 2 ? "down" : "up");
 }
 
 int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topology *t, lsim_ns *out,
@@ -389,6 +425,8 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
         st.updates += s.na;
     }
     st.flows = n;
+    st.ngpus = ngpus;
+    hottest(&s, &st);
     if (n) st.span_ns = (lsim_ns)llround(now) - key[0].start;
 cleanup:
     if (st_out) *st_out = st;

@@ -775,6 +775,20 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
     if (!b) return NULL;
     cJSON_AddNumberToObject(b, "nic", st->nic_busy_ns);
     cJSON_AddNumberToObject(b, "leaf_uplink", st->uplink_busy_ns);
+    cJSON *h = cJSON_AddArrayToObject(o, "hottest_links");
+    if (!h) return NULL;
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        cJSON *x = cJSON_CreateObject();
+        if (!x || !cJSON_AddItemToArray(h, x)) {
+            cJSON_Delete(x);
+            return NULL;
+        }
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, name, sizeof name);
+        cJSON_AddStringToObject(x, "link", name);
+        cJSON_AddNumberToObject(x, "busy_ns", st->hot_busy_ns[i]);
+        cJSON_AddNumberToObject(x, "utilization", st->span_ns > 0 ? st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
+    }
     return o;
 }
 

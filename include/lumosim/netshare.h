@@ -71,6 +71,11 @@ int lsim_netflows_add(lsim_netflows *f, uint64_t id, lsim_ns start, lsim_ns work
 int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const lsim_ns *work,
                           const lsim_topology *t, lsim_netflows *out, lsim_err *err);
 
+#define LSIM_NETSHARE_HOT 8
+
+/* A link's name ("gpu 12 nic tx", "leaf 3 up") for reports, into buf. */
+void lsim_netshare_link_name(uint32_t link, size_t ngpus, char *buf, size_t cap);
+
 /* What the sweep did. */
 typedef struct lsim_netshare_stats {
     uint64_t flows;      /* flows swept */
@@ -81,6 +86,13 @@ typedef struct lsim_netshare_stats {
     double max_slowdown;        /* the largest shared / alone */
     double nic_busy_ns, uplink_busy_ns; /* time-integral of the links' load / capacity, per class */
     lsim_ns span_ns;     /* first start to last end */
+    /* the busiest links: id (netshare.h's numbering) and busy time at full
+     * load, busiest first (ties: lower id), nhot of them (at most
+     * LSIM_NETSHARE_HOT) */
+    uint32_t hot_link[LSIM_NETSHARE_HOT];
+    double hot_busy_ns[LSIM_NETSHARE_HOT];
+    int nhot;
+    uint64_t ngpus;      /* the job's GPUs (names the links) */
     int passes;          /* sweeps run (set by the run, lsim_run_opts.share_passes) */
     int converged;       /* the last sweep gave the times of the one before: a fixed point */
 } lsim_netshare_stats;

@@ -422,6 +422,12 @@ static void print_share_stats(const lsim_netshare_stats *st)
             st->alone_ns * 1e-6, st->shared_ns * 1e-6, (unsigned long long)st->events,
             (unsigned long long)st->updates, span > 0 ? (double)st->updates / span : 0.0, st->nic_busy_ns * 1e-6,
             st->uplink_busy_ns * 1e-6);
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, name, sizeof name);
+        fprintf(stderr, "%s%s %.3f ms%s", i ? ", " : "lumosim: stats: link sharing: hottest links: ", name,
+                st->hot_busy_ns[i] * 1e-6, i + 1 == st->nhot ? "\n" : "");
+    }
 }
 
 static void print_pdes_stats(const lsim_pdes_stats *st)
