@@ -174,6 +174,16 @@ static void oversubscribed(void)
     CHECK_I64(tr[1], want);
     /* the uplinks: 2 flows x W x 2 leaves x (up + down, demand 1 each) / capacity */
     CHECK_MSG(fabs(st.uplink_busy_ns - 2.0 * W * 2 * 2 / upcap) < 1e-6 * W, "uplink busy %g", st.uplink_busy_ns);
+    /* the busiest: the 4 leaf links (2 flows x W / capacity 1 each), leaf
+     * 0's uplink first (lowest number), then NIC links (1 flow x W) */
+    CHECK_I64(st.nhot, LSIM_NETSHARE_HOT);
+    CHECK_I64(st.hot_link[0], 2 * NG);
+    CHECK_MSG(fabs(st.hot_busy_ns[0] - 2.0 * W / upcap) < 1e-6 * W, "hottest %g", st.hot_busy_ns[0]);
+    CHECK_MSG(fabs(st.hot_busy_ns[4] - 1.0 * W) < 1e-6 * W, "fifth %g", st.hot_busy_ns[4]);
+    CHECK(st.hot_link[4] < 2 * NG);
+    char name[64];
+    lsim_netshare_link_name(st.hot_link[0], NG, name, sizeof name);
+    CHECK(!strcmp(name, "leaf 0 up"));
     /* one group alone fills the uplink exactly: no slowdown */
     CHECK_I64(share_span(&t, 1, names, mem, tr, &st), W);
     /* without oversubscription the same two groups do not slow each other */
