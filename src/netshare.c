@@ -91,19 +91,57 @@ static int lb_push(lbuf *b, uint32_t l, double d)
     return 0;
 }
 
-/* The fat tree's links of instance k (participants p0..p0+n): per leaf
- * touched, its uplink and downlink with the NICs' worth of traffic that
- * crosses them (netshare.h). src/dst >= 0: a send from src to dst. */
-static int leaf_links(const lsim_job *j, const lsim_topology *t, uint64_t p0, uint64_t n, int kind, int64_t src,
-                      int64_t dst, lbuf *b)
+/* Equal-cost paths per leaf uplink (ecmp_paths; 1: one aggregated link). */
+static uint32_t paths_of(const lsim_topology *t) { return t->ecmp_paths > 1 ? (uint32_t)t->ecmp_paths : 1; }
+
+/* Leaf links are modelled: a fat tree that is oversubscribed, or whose
+ * uplinks are split into ECMP paths. */
+static int has_leaves(const lsim_topology *t)
+{
+    return t->nodes_per_leaf > 0 && (t->oversubscription > 1 || paths_of(t) > 1);
+}
+
+/* ECMP's hash of one channel of a flow onto a path (splitmix64 of the
+ * instance id, the leaf, the direction and the channel): a function of
+ * the job alone, the same on every MPI rank. */
+static uint32_t ecmp_path(uint64_t id, uint32_t leaf, int dir, uint64_t c, uint32_t paths)
+{
+    uint64_t x = id * 0x9e3779b97f4a7c15ull ^ ((uint64_t)leaf << 20) ^ ((uint64_t)dir << 19) ^ c;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return (uint32_t)(x % paths);
+}
+
+/* Demand d (in NICs) leaving (dir 0) or entering (1) leaf L: on one
+ * aggregated link, or in ceil(d) equal channels each hashed onto a path. */
+static int leaf_push(lbuf *b, const lsim_job *j, const lsim_topology *t, uint64_t id, uint32_t leaf, int dir, double d)
+{
+    uint32_t S = paths_of(t);
+    uint64_t base = 2 * (uint64_t)j->ngpus;
+    if (S == 1) return lb_push(b, (uint32_t)(base + 2 * (uint64_t)leaf + (uint64_t)dir), d);
+    uint64_t k = d > 1 ? (uint64_t)ceil(d) : 1;
+    for (uint64_t c = 0; c < k; c++) {
+        uint64_t p = (uint64_t)leaf * S + ecmp_path(id, leaf, dir, c, S);
+        if (lb_push(b, (uint32_t)(base + 2 * p + (uint64_t)dir), d / (double)k)) return -1;
+    }
+    return 0;
+}
+
+/* The fat tree's links of instance k (participants p0..p0+n; id its id in
+ * the job): per leaf touched, its uplink and downlink (or their ECMP
+ * paths) with the NICs' worth of traffic that crosses them (netshare.h).
+ * src/dst >= 0: a send from src to dst. */
+static int leaf_links(const lsim_job *j, const lsim_topology *t, uint64_t id, uint64_t p0, uint64_t n, int kind,
+                      int64_t src, int64_t dst, lbuf *b)
 {
     uint32_t gpn = (uint32_t)t->gpus_per_node, npl = (uint32_t)t->nodes_per_leaf;
-    uint64_t base = 2 * (uint64_t)j->ngpus;
     if (src >= 0) {
         uint32_t ls = (uint32_t)src / gpn / npl, ld = (uint32_t)dst / gpn / npl;
         if (ls == ld) return 0;
-        return lb_push(b, (uint32_t)(base + 2 * (uint64_t)ls), 1.0) ||
-               lb_push(b, (uint32_t)(base + 2 * (uint64_t)ld + 1), 1.0);
+        return leaf_push(b, j, t, id, ls, 0, 1.0) || leaf_push(b, j, t, id, ld, 1, 1.0);
     }
     size_t tc = b->tcap;
     if (grow((void **)&b->tmp, &tc, 2 * n, sizeof *b->tmp)) return -1;
@@ -126,9 +164,7 @@ static int leaf_links(const lsim_job *j, const lsim_topology *t, uint64_t p0, ui
     for (uint64_t i = 0, r = 1; i < n; i++, r++)
         if (i + 1 == n || leaf[i + 1] != leaf[i]) {
             double d = kind == LSIM_COLL_ALLTOALL ? (double)r * (double)(n - r) / (double)(n - gmin) : (double)gmin;
-            if (lb_push(b, (uint32_t)(base + 2 * (uint64_t)leaf[i]), d) ||
-                lb_push(b, (uint32_t)(base + 2 * (uint64_t)leaf[i] + 1), d))
-                return -1;
+            if (leaf_push(b, j, t, id, leaf[i], 0, d) || leaf_push(b, j, t, id, leaf[i], 1, d)) return -1;
             r = 0;
         }
     return 0;
@@ -156,7 +192,7 @@ static int inst_links(const lsim_job *j, const lsim_topology *t, size_t k, const
         for (uint64_t i = 0; i < n; i++)
             if (lb_push(b, 2 * j->part_gpu[p0 + i], 1.0) || lb_push(b, 2 * j->part_gpu[p0 + i] + 1, 1.0)) return -1;
     }
-    if (t->nodes_per_leaf > 0 && t->oversubscription > 1) return leaf_links(j, t, p0, n, kind, src, dst, b);
+    if (has_leaves(t)) return leaf_links(j, t, j->inst_id ? j->inst_id[k] : k, p0, n, kind, src, dst, b);
     return 0;
 }
 
@@ -359,10 +395,12 @@ static void hottest(const sweep *s, lsim_netshare_stats *st)
     }
 }
 
-void lsim_netshare_link_name(uint32_t link, size_t ngpus, char *buf, size_t cap)
+void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *buf, size_t cap)
 {
+    size_t p = (size_t)(link / 2) - ngpus;
     if (link < 2 * ngpus) snprintf(buf, cap, "gpu %u nic %s", link / 2, link % 2 ? "rx" : "tx");
-    else snprintf(buf, cap, "leaf %zu %s", (size_t)(link / 2) - ngpus, link % 2 ? "down" : "up");
+    else if (paths > 1) snprintf(buf, cap, "leaf %zu path %zu %s", p / paths, p % paths, link % 2 ? "down" : "up");
+    else snprintf(buf, cap, "leaf %zu %s", p, link % 2 ? "down" : "up");
 }
 
 int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topology *t, lsim_ns *out,
@@ -376,10 +414,13 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     size_t gpn = t->gpus_per_node > 0 ? (size_t)t->gpus_per_node : 1;
     size_t nodes = (ngpus + gpn - 1) / gpn;
     size_t nleaf = t->nodes_per_leaf > 0 ? (nodes + (size_t)t->nodes_per_leaf - 1) / (size_t)t->nodes_per_leaf : 0;
+    nleaf *= paths_of(t); /* each path its own link */
     s.f = f;
     s.nnic = 2 * ngpus;
     s.nlinks = ngpus + nleaf > 0 ? 2 * (ngpus + nleaf) : 1;
-    s.upcap = t->oversubscription > 1 ? (double)t->nodes_per_leaf * (double)gpn / t->oversubscription : INFINITY;
+    s.upcap = has_leaves(t) ? (double)t->nodes_per_leaf * (double)gpn /
+                                  (t->oversubscription > 1 ? t->oversubscription : 1.0) / (double)paths_of(t)
+                            : INFINITY;
     key = malloc((n ? n : 1) * sizeof *key);
     if (!key || sweep_alloc(&s, n)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
@@ -426,6 +467,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     }
     st.flows = n;
     st.ngpus = ngpus;
+    st.paths = paths_of(t);
     hottest(&s, &st);
     if (n) st.span_ns = (lsim_ns)llround(now) - key[0].start;
 cleanup:

@@ -784,7 +784,7 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
             cJSON_Delete(x);
             return NULL;
         }
-        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, name, sizeof name);
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
         cJSON_AddStringToObject(x, "link", name);
         cJSON_AddNumberToObject(x, "busy_ns", st->hot_busy_ns[i]);
         cJSON_AddNumberToObject(x, "utilization", st->span_ns > 0 ? st->hot_busy_ns[i] / (double)st->span_ns : 0.0);

@@ -106,6 +106,11 @@ typedef struct lsim_topology {
      * no longer divided by oversubscription here (the uplinks' sharing
      * gives that slowdown when the fabric is loaded). */
     int link_sharing;
+    /* ECMP (netshare.h; optional, 0 or 1: one aggregated uplink per leaf):
+     * each leaf's uplink is ecmp_paths equal paths, and each channel of a
+     * flow leaving or entering a leaf is hashed onto one of them, so flows
+     * can collide on a path while another is idle. Needs nodes_per_leaf. */
+    int ecmp_paths;
 } lsim_topology;
 
 /* Built-in parameters ("h100", "a100", "h200", case-insensitive) compiled

@@ -11,13 +11,17 @@
  *     (a collective: every participant's NIC both ways; a send: the
  *     sender's transmit and the receiver's receive), demand 1: alone,
  *     the modelled time already runs each NIC at its full rate;
- *   - with a fat tree (nodes_per_leaf > 0, oversubscription > 1), the
- *     uplink and downlink of each leaf its traffic leaves and enters:
+ *   - with a fat tree (nodes_per_leaf > 0, and oversubscription > 1 or
+ *     ecmp_paths > 1), the uplink and downlink of each leaf its traffic
+ *     leaves and enters:
  *     a ring collective crosses each leaf boundary once per channel
  *     (channels = the fewest participants on one node), an all-to-all
  *     sends n_L (n - n_L) / (n - g) NICs' worth out of a leaf holding n_L
  *     of its n participants, a send one. A leaf's uplink carries
- *     nodes_per_leaf x gpus_per_node / oversubscription NICs.
+ *     nodes_per_leaf x gpus_per_node / oversubscription NICs. With ECMP
+ *     (ecmp_paths S > 1) the uplink is S paths of 1/S of that each, and a
+ *     demand d is ceil(d) channels, each hashed (instance id, leaf,
+ *     direction, channel) onto one path: flows can collide on a path.
  * Links are shared max-min fairly (progressive filling, each flow capped
  * at its alone rate 1), and the shares are recomputed whenever a flow
  * starts or ends; a flow ends when its work is done at the rates it got.
@@ -73,8 +77,9 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
 
 #define LSIM_NETSHARE_HOT 8
 
-/* A link's name ("gpu 12 nic tx", "leaf 3 up") for reports, into buf. */
-void lsim_netshare_link_name(uint32_t link, size_t ngpus, char *buf, size_t cap);
+/* A link's name ("gpu 12 nic tx", "leaf 3 up", "leaf 3 path 1 up" with
+ * ECMP paths) for reports, into buf. */
+void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *buf, size_t cap);
 
 /* What the sweep did. */
 typedef struct lsim_netshare_stats {
@@ -93,6 +98,7 @@ typedef struct lsim_netshare_stats {
     double hot_busy_ns[LSIM_NETSHARE_HOT];
     int nhot;
     uint64_t ngpus;      /* the job's GPUs (names the links) */
+    uint32_t paths;      /* ECMP paths per leaf uplink (names the links) */
     int passes;          /* sweeps run (set by the run, lsim_run_opts.share_passes) */
     int converged;       /* the last sweep gave the times of the one before: a fixed point */
 } lsim_netshare_stats;

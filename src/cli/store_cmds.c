@@ -424,7 +424,7 @@ static void print_share_stats(const lsim_netshare_stats *st)
             st->uplink_busy_ns * 1e-6);
     for (int i = 0; i < st->nhot; i++) {
         char name[64];
-        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, name, sizeof name);
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
         fprintf(stderr, "%s%s %.3f ms%s", i ? ", " : "lumosim: stats: link sharing: hottest links: ", name,
                 st->hot_busy_ns[i] * 1e-6, i + 1 == st->nhot ? "\n" : "");
     }

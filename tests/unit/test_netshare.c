@@ -52,6 +52,9 @@ static lsim_graph *gpu(int i, int ng, const char *const *names, const int (*mem)
 
 /* Run the job, share on topology t, run again: the span (latest end). The
  * shared transfers go to tr[0..ninst) (instances in the job's order). */
+/* g_maxshare: after share_span, the most flows on one link */
+static size_t g_maxshare;
+
 static lsim_ns share_span(const lsim_topology *t, int ng, const char *const *names, const int (*mem)[2], lsim_ns *tr,
                           lsim_netshare_stats *st)
 {
@@ -75,6 +78,12 @@ static lsim_ns share_span(const lsim_topology *t, int ng, const char *const *nam
     if (lsim_netshare_collect(j, ends, alone, t, &f, &err)) {
         CHECK_MSG(0, "%s", err.msg);
         goto cleanup;
+    }
+    g_maxshare = 0;
+    for (size_t q = 0; q < f.nl; q++) {
+        size_t c = 0;
+        for (size_t r = 0; r < f.nl; r++) c += f.link[r] == f.link[q];
+        if (c > g_maxshare) g_maxshare = c;
     }
     out = malloc((f.n ? f.n : 1) * sizeof *out);
     if (lsim_netshare_sweep(&f, NG, t, out, st, &err)) {
@@ -182,13 +191,40 @@ static void oversubscribed(void)
     CHECK_MSG(fabs(st.hot_busy_ns[4] - 1.0 * W) < 1e-6 * W, "fifth %g", st.hot_busy_ns[4]);
     CHECK(st.hot_link[4] < 2 * NG);
     char name[64];
-    lsim_netshare_link_name(st.hot_link[0], NG, name, sizeof name);
+    lsim_netshare_link_name(st.hot_link[0], NG, st.paths, name, sizeof name);
     CHECK(!strcmp(name, "leaf 0 up"));
     /* one group alone fills the uplink exactly: no slowdown */
     CHECK_I64(share_span(&t, 1, names, mem, tr, &st), W);
     /* without oversubscription the same two groups do not slow each other */
     t = topo(npl, 1);
     CHECK_I64(share_span(&t, 2, names, mem, tr, &st), W);
+}
+
+/* ECMP: 1:1 leaves whose uplink is 2 paths of 1 NIC each; each group's
+ * one channel per leaf and direction is hashed onto a path. Where the two
+ * groups' channels land on one path they share it (2 W each), else W:
+ * the expected time is W x the most flows on one link, read from the
+ * flows' links; a flow's links are NIC links or paths of its leaves. */
+static void ecmp(void)
+{
+    const char *names[] = {"a", "b"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    lsim_topology t = topo(1, 1);
+    t.ecmp_paths = 2;
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    lsim_ns span = share_span(&t, 2, names, mem, tr, &st);
+    CHECK(g_maxshare == 1 || g_maxshare == 2);
+    CHECK_I64(span, (lsim_ns)W * (lsim_ns)g_maxshare);
+    CHECK_I64(tr[0], (lsim_ns)W * (lsim_ns)g_maxshare);
+    CHECK_I64(st.paths, 2);
+    /* one path: the aggregated uplink of 2 NICs holds both groups */
+    t.ecmp_paths = 1;
+    CHECK_I64(share_span(&t, 2, names, mem, tr, &st), W);
+    /* every path's busy time names a path of leaf 0 or 1 */
+    t.ecmp_paths = 2;
+    share_span(&t, 2, names, mem, tr, &st);
+    for (int i = 0; i < st.nhot; i++) CHECK(st.hot_link[i] < 2 * (NG + 2 * 2));
 }
 
 /* Flows by hand: the second starts at W/2 on the first's links. */
@@ -220,5 +256,6 @@ int main(void)
     disjoint_and_alone();
     oversubscribed();
     staggered();
+    ecmp();
     return check_result("test_netshare");
 }
