@@ -16,6 +16,7 @@ void lsim_netflows_free(lsim_netflows *f)
 {
     if (!f) return;
     free(f->id);
+    free(f->key);
     free(f->start);
     free(f->work);
     free(f->loff);
@@ -35,11 +36,12 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, lsim_ns start, lsim_ns work, const uint32_t *link,
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, lsim_ns start, lsim_ns work, const uint32_t *link,
                       const double *dem, size_t nlinks, lsim_err *err)
 {
     size_t fc = f->cap, lc = f->lcap;
     if (grow((void **)&f->id, &fc, f->n + 1, sizeof *f->id) ||
+        grow((void **)&f->key, &(size_t){f->cap}, f->n + 1, sizeof *f->key) ||
         grow((void **)&f->start, &(size_t){f->cap}, f->n + 1, sizeof *f->start) ||
         grow((void **)&f->work, &(size_t){f->cap}, f->n + 1, sizeof *f->work) ||
         grow((void **)&f->loff, &(size_t){f->cap ? f->cap + 1 : 0}, f->n + 2, sizeof *f->loff) ||
@@ -50,6 +52,7 @@ int lsim_netflows_add(lsim_netflows *f, uint64_t id, lsim_ns start, lsim_ns work
     f->lcap = lc;
     if (f->n == 0) f->loff[0] = 0;
     f->id[f->n] = id;
+    f->key[f->n] = key;
     f->start[f->n] = start;
     f->work[f->n] = work;
     if (nlinks) {
@@ -102,7 +105,7 @@ static int has_leaves(const lsim_topology *t)
 }
 
 /* ECMP's hash of one channel of a flow onto a path (splitmix64 of the
- * instance id, the leaf, the direction and the channel): a function of
+ * flow's key, the leaf, the direction and the channel): a function of
  * the job alone, the same on every MPI rank. */
 static uint32_t ecmp_path(uint64_t id, uint32_t leaf, int dir, uint64_t c, uint32_t paths)
 {
@@ -130,8 +133,8 @@ static int leaf_push(lbuf *b, const lsim_job *j, const lsim_topology *t, uint64_
     return 0;
 }
 
-/* The fat tree's links of instance k (participants p0..p0+n; id its id in
- * the job): per leaf touched, its uplink and downlink (or their ECMP
+/* The fat tree's links of instance k (participants p0..p0+n; id its key,
+ * netshare.h): per leaf touched, its uplink and downlink (or their ECMP
  * paths) with the NICs' worth of traffic that crosses them (netshare.h).
  * src/dst >= 0: a send from src to dst. */
 static int leaf_links(const lsim_job *j, const lsim_topology *t, uint64_t id, uint64_t p0, uint64_t n, int kind,
@@ -192,7 +195,7 @@ static int inst_links(const lsim_job *j, const lsim_topology *t, size_t k, const
         for (uint64_t i = 0; i < n; i++)
             if (lb_push(b, 2 * j->part_gpu[p0 + i], 1.0) || lb_push(b, 2 * j->part_gpu[p0 + i] + 1, 1.0)) return -1;
     }
-    if (has_leaves(t)) return leaf_links(j, t, j->inst_id ? j->inst_id[k] : k, p0, n, kind, src, dst, b);
+    if (has_leaves(t)) return leaf_links(j, t, (uint64_t)j->part_gpu[p0] << 32 | v, p0, n, kind, src, dst, b);
     return 0;
 }
 
@@ -215,7 +218,8 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
         }
         if (!b.n) continue;
         uint64_t id = j->inst_id ? j->inst_id[k] : k;
-        rc = lsim_netflows_add(out, id, ends[gpu][v] - j->transfer[k], work[k], b.link, b.dem, b.n, err);
+        rc = lsim_netflows_add(out, id, (uint64_t)gpu << 32 | v, ends[gpu][v] - j->transfer[k], work[k], b.link, b.dem,
+                               b.n, err);
     }
     free(b.link);
     free(b.tmp);
@@ -427,7 +431,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
         goto cleanup;
     }
     for (size_t a = 0; a < n; a++) {
-        key[a] = (skey){f->start[a], f->id[a], a};
+        key[a] = (skey){f->start[a], f->key[a], a};
         for (uint64_t q = f->loff[a]; q < f->loff[a + 1]; q++) {
             if (f->link[q] >= 2 * (ngpus + nleaf)) {
                 rc = lsim_err_set(err, LSIM_EARG, "link sharing: flow of instance %llu names link %u of %zu",

@@ -20,7 +20,7 @@
  *     of its n participants, a send one. A leaf's uplink carries
  *     nodes_per_leaf x gpus_per_node / oversubscription NICs. With ECMP
  *     (ecmp_paths S > 1) the uplink is S paths of 1/S of that each, and a
- *     demand d is ceil(d) channels, each hashed (instance id, leaf,
+ *     demand d is ceil(d) channels, each hashed (the flow's key, leaf,
  *     direction, channel) onto one path: flows can collide on a path.
  * Links are shared max-min fairly (progressive filling, each flow capped
  * at its alone rate 1), and the shares are recomputed whenever a flow
@@ -35,7 +35,7 @@
  * with a known root keep their times and load no link.
  *
  * Determinism: the sweep runs on every MPI rank over the same flows in
- * (start, id) order, so every rank computes the same times, bit for bit,
+ * (start, key) order, so every rank computes the same times, bit for bit,
  * whatever the number of ranks. Local (no MPI here). */
 #ifndef LUMOSIM_NETSHARE_H
 #define LUMOSIM_NETSHARE_H
@@ -49,10 +49,14 @@
 
 /* Flows: flow f is instance id[f] of the job, links [loff[f], loff[f+1])
  * of link[] with demand dem[]. Link ids: 2 g transmit and 2 g + 1 receive
- * of GPU g's NIC; 2 (ngpus + L) up and 2 (ngpus + L) + 1 down of leaf L. */
+ * of GPU g's NIC; 2 (ngpus + L) up and 2 (ngpus + L) + 1 down of leaf L
+ * (of leaf path L S + p with ECMP). key[f]: the instance's first
+ * participant, GPU << 32 | node: unlike id, which a distributed match
+ * numbers by its owners, it is the same for any number of MPI ranks, so
+ * the sweep's order and ECMP's hash use it. */
 typedef struct lsim_netflows {
     size_t n, cap;
-    uint64_t *id;
+    uint64_t *id, *key;
     lsim_ns *start, *work;
     uint64_t *loff;
     size_t nl, lcap;
@@ -63,7 +67,7 @@ typedef struct lsim_netflows {
 void lsim_netflows_free(lsim_netflows *f);
 
 /* Append one flow (links and demands copied). 0 or LSIM_ENOMEM. */
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, lsim_ns start, lsim_ns work, const uint32_t *link,
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, lsim_ns start, lsim_ns work, const uint32_t *link,
                       const double *dem, size_t nlinks, lsim_err *err);
 
 /* The flows of the instances this process contributes: those held whose
@@ -103,7 +107,7 @@ typedef struct lsim_netshare_stats {
     int converged;       /* the last sweep gave the times of the one before: a fixed point */
 } lsim_netshare_stats;
 
-/* Sweep the flows of a job of ngpus GPUs, in (start, id) order whatever
+/* Sweep the flows of a job of ngpus GPUs, in (start, key) order whatever
  * their order in f: out[f] (caller-allocated, f->n) gets flow f's shared
  * transfer; a flow never slowed keeps its work exactly. st (may be NULL) is filled. 0, LSIM_ENOMEM or LSIM_EARG (a link
  * id outside the topology). */

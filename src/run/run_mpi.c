@@ -753,7 +753,7 @@ static int gather_counts(MPI_Comm comm, uint64_t n, size_t size, int *cnt, int *
 
 /* Every rank's flows (netshare.h) into *all, in rank order: each rank then
  * sweeps the same flows, so the shared times are the same everywhere and
- * the same as a serial run's (the sweep orders them by (start, id)).
+ * the same as a serial run's (the sweep orders them by (start, key)).
  * Collective; agreed. */
 static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *all, lsim_err *err)
 {
@@ -770,6 +770,7 @@ static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *al
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     for (size_t a = 0; a < f->n; a++) nlk[a] = f->loff[a + 1] - f->loff[a];
     if (gather_part(comm, f->id, cf, df, tf, 8, (void **)&all->id) ||
+        gather_part(comm, f->key, cf, df, tf, 8, (void **)&all->key) ||
         gather_part(comm, f->start, cf, df, tf, 8, (void **)&all->start) ||
         gather_part(comm, f->work, cf, df, tf, 8, (void **)&all->work) ||
         gather_part(comm, nlk, cf, df, tf, 8, (void **)&anl) ||

@@ -236,8 +236,8 @@ static void staggered(void)
     uint32_t l[2] = {0, 5};
     double d[2] = {1, 1};
     lsim_ns out[3];
-    CHECK(lsim_netflows_add(&f, 7, 1000, W, l, d, 2, &err) == 0);
-    CHECK(lsim_netflows_add(&f, 3, 1000 + W / 2, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 7, 7, 1000, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 3, 3, 1000 + W / 2, W, l, d, 2, &err) == 0);
     CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == 0);
     /* first: W/2 alone, then W/2 of work at 1/2 -> W/2 + W */
     CHECK_I64(out[0], W / 2 + W);
@@ -245,7 +245,7 @@ static void staggered(void)
     CHECK_I64(out[1], W + W / 2);
     /* a link outside the topology is refused */
     uint32_t bad = 2 * NG + 7;
-    CHECK(lsim_netflows_add(&f, 9, 0, W, &bad, d, 1, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 9, 9, 0, W, &bad, d, 1, &err) == 0);
     CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == LSIM_EARG);
     lsim_netflows_free(&f);
 }
