@@ -9,6 +9,8 @@
  *   - on a 2:1 oversubscribed fat tree (one node of 2 GPUs per leaf), two
  *     groups crossing the same leaf uplink take W x (2 x 1 channel) /
  *     (nodes_per_leaf x gpus_per_node / 2) each, one alone W;
+ *   - a pipeline send crossing the spine beside a data-parallel
+ *     reduce-scatter: both slowed by the shared fraction of the uplink;
  *   - a flow starting half-way through another on the same links: the
  *     first ends at 1.5 W, the second at 2 W (re-timed when it starts and
  *     when the first ends).
@@ -29,9 +31,13 @@
 
 enum { W = 1000000, NG = 4 };
 
+/* g_kinds: the kind of each group (NULL: all-reduces); a SEND group
+ * "p2p:A->B" has member 0 send and member 1 receive. */
+static const int *g_kinds;
+
 /* GPU i of 4 with the collectives whose group lists it: group k of ng
- * named names[k], members mem[k][0..1] (GPU ids), all-reduce of 1 MiB,
- * duration W, on stream k. */
+ * named names[k], members mem[k][0..1] (GPU ids), of 1 MiB, duration W,
+ * on stream k. */
 static lsim_graph *gpu(int i, int ng, const char *const *names, const int (*mem)[2])
 {
     lsim_gbuilder *b;
@@ -42,7 +48,9 @@ static lsim_graph *gpu(int i, int ng, const char *const *names, const int (*mem)
         uint32_t S, v;
         lsim_gb_proc(b, 1, i, 7 + k, &S);
         lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S, names[k], W, &v);
-        lsim_gb_coll(b, v, LSIM_COLL_ALLREDUCE, 1 << 20, 2, names[k], 0);
+        int kind = g_kinds ? g_kinds[k] : LSIM_COLL_ALLREDUCE;
+        if (kind == LSIM_COLL_SEND && mem[k][1] == i) kind = LSIM_COLL_RECV;
+        lsim_gb_coll(b, v, (lsim_coll_kind)kind, 1 << 20, 2, names[k], 0);
         lsim_gb_set_release(b, v, 0);
     }
     lsim_graph *g = NULL;
@@ -227,6 +235,31 @@ static void ecmp(void)
     for (int i = 0; i < st.nhot; i++) CHECK(st.hot_link[i] < 2 * (NG + 2 * 2));
 }
 
+/* A pipeline send crossing the spine beside a data-parallel
+ * reduce-scatter (2:1 uplinks of 1 NIC): the send puts 1 NIC on leaf 0's
+ * uplink and leaf 1's downlink, the reduce-scatter (one GPU per node, 1
+ * channel) 1 on each leaf's uplink and downlink; both slow by the shared
+ * fraction, capacity / demand = 1 / 2, to 2 W. NICs are not shared (the
+ * send is GPU 0 -> 2, the reduce-scatter GPUs 1 and 3). */
+static void pp_beside_dp(void)
+{
+    const char *names[] = {"p2p:0->2", "dp"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    const int kinds[] = {LSIM_COLL_SEND, LSIM_COLL_REDUCESCATTER};
+    lsim_topology t = topo(1, 2);
+    double upcap = 1.0 * 2 / 2, demand = 1 + 1;
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    g_kinds = kinds;
+    lsim_ns span = share_span(&t, 2, names, mem, tr, &st);
+    g_kinds = NULL;
+    lsim_ns want = (lsim_ns)(W * demand / upcap);
+    CHECK_I64(span, want);
+    CHECK_I64(tr[0], want);
+    CHECK_I64(tr[1], want);
+    CHECK_I64(st.flows, 2);
+}
+
 /* Flows by hand: the second starts at W/2 on the first's links. */
 static void staggered(void)
 {
@@ -257,5 +290,6 @@ int main(void)
     oversubscribed();
     staggered();
     ecmp();
+    pp_beside_dp();
     return check_result("test_netshare");
 }
