@@ -1061,6 +1061,8 @@ int lsim_calib_write_topology(FILE *f, const lsim_topology *t, const char *name,
             (long long)t->coll_base_ns, lsim_coll_algo_name(t->algo));
     /* the optional keys that are set (0: absent, as the loader reads them) */
     if (t->nccl_tuning) fputs(",\n  \"nccl_tuning\": true", f);
+    if (t->link_sharing) fputs(",\n  \"link_sharing\": true", f);
+    if (t->ecmp_paths > 1) fprintf(f, ",\n  \"ecmp_paths\": %d", t->ecmp_paths);
     if (t->proto != LSIM_PROTO_AUTO) fprintf(f, ",\n  \"proto\": \"%s\"", lsim_coll_proto_name(t->proto));
     const struct {
         const char *key;

@@ -383,7 +383,7 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0, NULL};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         /* saturating: an archive's windows are range-checked when read
@@ -753,6 +753,45 @@ char *lsim_report_json_item(const lsim_replay_item *it, size_t idx)
     return txt;
 }
 
+/* sim --link-sharing's figures (netshare.h, docs/report-json.md): NULL
+ * when out of memory. Busy times are link-time at full load per class. */
+static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
+{
+    cJSON *o = cJSON_AddObjectToObject(doc, "network");
+    if (!o) return NULL;
+    double span = st->span_ns > 0 ? (double)st->span_ns * 1e-9 : 0;
+    cJSON_AddStringToObject(o, "model", "link_sharing");
+    cJSON_AddNumberToObject(o, "passes", st->passes);
+    cJSON_AddBoolToObject(o, "converged", st->converged);
+    cJSON_AddNumberToObject(o, "flows", (double)st->flows);
+    cJSON_AddNumberToObject(o, "slowed", (double)st->slowed);
+    cJSON_AddNumberToObject(o, "max_slowdown", st->max_slowdown > 1 ? st->max_slowdown : 1.0);
+    cJSON_AddNumberToObject(o, "alone_ns", st->alone_ns);
+    cJSON_AddNumberToObject(o, "shared_ns", st->shared_ns);
+    cJSON_AddNumberToObject(o, "flow_events", (double)st->events);
+    cJSON_AddNumberToObject(o, "flow_updates", (double)st->updates);
+    cJSON_AddNumberToObject(o, "flow_updates_per_sim_s", span > 0 ? (double)st->updates / span : 0.0);
+    cJSON *b = cJSON_AddObjectToObject(o, "busy_ns");
+    if (!b) return NULL;
+    cJSON_AddNumberToObject(b, "nic", st->nic_busy_ns);
+    cJSON_AddNumberToObject(b, "leaf_uplink", st->uplink_busy_ns);
+    cJSON *h = cJSON_AddArrayToObject(o, "hottest_links");
+    if (!h) return NULL;
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        cJSON *x = cJSON_CreateObject();
+        if (!x || !cJSON_AddItemToArray(h, x)) {
+            cJSON_Delete(x);
+            return NULL;
+        }
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
+        cJSON_AddStringToObject(x, "link", name);
+        cJSON_AddNumberToObject(x, "busy_ns", st->hot_busy_ns[i]);
+        cJSON_AddNumberToObject(x, "utilization", st->span_ns > 0 ? st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
+    }
+    return o;
+}
+
 int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, size_t n, const lsim_report_job_part *p,
                               lsim_err *err)
 {
@@ -780,6 +819,7 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
             goto nomem;
         }
     }
+    if (p->network && !network_json(doc, p->network)) goto nomem;
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;
     const char *at = strstr(txt, "\"ranks\":[]");
@@ -805,6 +845,12 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
 
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory, lsim_err *err)
 {
+    return lsim_report_json_net(f, items, n, memory, NULL, err);
+}
+
+int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                         const lsim_netshare_stats *network, lsim_err *err)
+{
     int rc = 0;
     char **objs = calloc(n ? n : 1, sizeof *objs);
     if (!objs) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
@@ -815,6 +861,7 @@ int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         lsim_report_job_part p;
         lsim_report_job_part_of(items, n, &p);
         p.memory = memory;
+        p.network = network;
         rc = lsim_report_json_assemble(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, objs, n, &p, err);
     }
     for (size_t i = 0; i < n; i++) free(objs[i]);

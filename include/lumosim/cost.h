@@ -99,6 +99,18 @@ typedef struct lsim_topology {
      * 0: one non-blocking fabric. */
     int nodes_per_leaf;
     double oversubscription;
+    /* Link sharing (netshare.h, docs/network.md "Link sharing"; optional,
+     * 0 by default): 1 when lumosim sim --link-sharing shares the NICs and
+     * the leaves' uplinks between concurrent transfers. A collective is
+     * then costed alone on an idle fabric: its group crossing the spine is
+     * no longer divided by oversubscription here (the uplinks' sharing
+     * gives that slowdown when the fabric is loaded). */
+    int link_sharing;
+    /* ECMP (netshare.h; optional, 0 or 1: one aggregated uplink per leaf):
+     * each leaf's uplink is ecmp_paths equal paths, and each channel of a
+     * flow leaving or entering a leaf is hashed onto one of them, so flows
+     * can collide on a path while another is idle. Needs nodes_per_leaf. */
+    int ecmp_paths;
 } lsim_topology;
 
 /* Built-in parameters ("h100", "a100", "h200", case-insensitive) compiled

@@ -11,6 +11,7 @@
 #include "lumosim/graph.h"
 #include "lumosim/memest.h"
 #include "lumosim/metrics.h"
+#include "lumosim/netshare.h"
 
 /* One replayed rank: its graph, its measurements and, when available, the
  * simulated times, the deciding edges and the critical path (NULL if not
@@ -60,6 +61,10 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
 #define LSIM_REPORT_SLOWEST 3
 size_t lsim_report_pick(const lsim_ns *window, size_t n, int every, uint8_t *show);
 void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *show, size_t n);
+/* lsim_report_json_mem with link sharing's figures (NULL: none), the
+ * "network" object. */
+int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
+                         const lsim_netshare_stats *network, lsim_err *err);
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          lsim_err *err);
 
@@ -100,6 +105,9 @@ typedef struct lsim_report_job_part {
                                       NULL (lsim_report_job_part_of): nothing said about memory */
     int unmeasured;          /* some item is unmeasured (lsim_replay_item): the
                                 job's actual time is not known */
+    const lsim_netshare_stats *network; /* sim --link-sharing's last sweep: the JSON's
+                                           "network" object (docs/report-json.md); NULL:
+                                           no such key (lsim_report_job_part_of) */
 } lsim_report_job_part;
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */

@@ -22,6 +22,7 @@
 #include "lumosim/graph.h"
 #include "lumosim/job.h"
 #include "lumosim/metrics.h"
+#include "lumosim/netshare.h"
 #include "lumosim/report.h"
 
 /* ------------------------------------------------------------ events */
@@ -81,7 +82,15 @@ typedef struct lsim_run_opts {
     size_t noutputs;
     lsim_run_event_fn on_event; /* progress and statistics, NULL: none */
     void *ctx;                  /* passed to on_event */
+    /* Link sharing (netshare.h; sim --link-sharing): after the coupled run,
+     * the network flows are swept on this topology (borrowed) and the job
+     * run again with the shared transfers, until a sweep gives the times
+     * of the one before (a fixed point) or after share_passes sweeps (0:
+     * LSIM_SHARE_PASSES). NULL: off. The job's GPU i must be rank i. */
+    const lsim_topology *share;
+    int share_passes;
 } lsim_run_opts;
+#define LSIM_SHARE_PASSES 10
 
 /* The defaults: trace events released after each build (release_events),
  * 1 ms bins, replicate_from -1, nothing else. */
@@ -112,6 +121,8 @@ typedef struct lsim_run {
     lsim_graph **truth;
     size_t ntruth;
     int replicated;          /* the graphs are copies made by --replicate-from */
+    int shared;              /* link sharing ran (lsim_run_opts.share) */
+    lsim_netshare_stats share_st; /* its last sweep */
 } lsim_run;
 
 void lsim_run_free(lsim_run *r);

@@ -94,6 +94,12 @@ const char *const LSIM_USAGE_SIM =
     "  --draw-from P    job (the default: every GPU's durations) or others (a\n"
     "                   GPU draws from the other GPUs' durations only, so its\n"
     "                   measured window tests its interval)\n"
+    "  --link-sharing T concurrent network transfers share the NICs and the\n"
+    "                   leaves' uplinks of topology file T, max-min fairly\n"
+    "                   (docs/network.md, \"Link sharing\"): the job is run,\n"
+    "                   its transfers re-timed, and run again until the times\n"
+    "                   no longer change; GPU i of the job is rank i\n"
+    "  --share-passes N at most N runs with re-timed transfers (default 10)\n"
     "  --windows W      under mpirun, what each synchronisation round runs:\n"
     "                   ready (the default: every node whose inputs are final),\n"
     "                   paths (a time window up to the earliest time any rank\n"
@@ -440,7 +446,7 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
 }
 
 enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
-       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA };
+       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES };
 
 typedef struct report_ctx {
     paths_ctx p;
@@ -590,6 +596,17 @@ static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
         *(smp ? &s->samples : &s->seed) = (long)x;
         break;
     }
+    case O_SHARE: s->share_topo = v; break;
+    case O_PASSES: {
+        char *end = NULL;
+        long x = strtol(v, &end, 10);
+        if (*end || end == v || x < 1 || x > 100) {
+            lsim_cli_usage_error("--share-passes needs an integer in 1..100, not '%s'", v);
+            return -1;
+        }
+        s->share_passes = (int)x;
+        break;
+    }
     case O_DRAW:
         if (strcmp(v, "job") && strcmp(v, "others")) {
             lsim_cli_usage_error("unknown --draw-from '%s' (job or others)", v);
@@ -631,6 +648,8 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         {"--seed", NULL, "a seed", O_SEED, 0},
         {"--draw-from", NULL, "job or others", O_DRAW, 0},
         {"--windows", NULL, "ready, paths or start", O_WINDOWS, 0},
+        {"--link-sharing", NULL, "a topology file", O_SHARE, 0},
+        {"--share-passes", NULL, "a number of passes", O_PASSES, 0},
         {"--latency", NULL, "model or observed", O_NO_LATENCY, 0},
         {"--sm-contention", NULL, "on or off", O_NO_SM, 0},
     };
@@ -665,6 +684,15 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         return -1;
     }
     if (csv_stdout_clash(&s->o)) return -1;
+    if (s->share_passes && !s->share_topo) {
+        lsim_cli_usage_error("--share-passes is about link sharing: it needs --link-sharing TOPOLOGY.json");
+        return -1;
+    }
+    if (s->share_topo && (s->samples || s->o.run.independent)) {
+        lsim_cli_usage_error("--link-sharing shares the links of one coupled run: it does not take %s",
+                             s->samples ? "--samples" : "--independent");
+        return -1;
+    }
     if (!s->samples && (was_seen(seen, "--seed") || was_seen(seen, "--draw-from"))) {
         lsim_cli_usage_error("%s is about prediction intervals: it needs --samples N",
                              was_seen(seen, "--seed") ? "--seed" : "--draw-from");

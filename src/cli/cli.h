@@ -243,6 +243,8 @@ typedef struct lsim_cli_sim_args {
     int draw_others;           /* --draw-from others (1) or job (0) */
     int detail;                /* --detail: lsim_store_detail of the archive's run
                                   (default ops; nodes with --trace-out) */
+    const char *share_topo;    /* --link-sharing TOPOLOGY.json (netshare.h), NULL: off */
+    int share_passes;          /* --share-passes N (0: not given, 1) */
 } lsim_cli_sim_args;
 /* MPI for the commands that run under mpirun (store_cmds.c): started when
  * a launcher started this process (Open MPI, PMIx, Slurm PMI) with more

@@ -235,13 +235,14 @@ done:
 }
 
 
-/* mem: the store's memory estimate (NULL: none; docs/memory.md) */
+/* mem: the store's memory estimate (NULL: none; docs/memory.md); net:
+ * link sharing's figures (NULL: none) */
 static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, size_t n, const lsim_memest_job *mem,
-                        lsim_err *err)
+                        const lsim_netshare_stats *net, lsim_err *err)
 {
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
-    if (o->json) rc = lsim_report_json_mem(stdout, items, n, mem, err);
+    if (o->json) rc = lsim_report_json_net(stdout, items, n, mem, net, err);
     else lsim_report_table_mem(stdout, items, n, mem, o->per_rank);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
@@ -360,7 +361,8 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         }
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
-        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4]};
+        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4],
+                                   run->shared ? &run->share_st : NULL};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
@@ -418,6 +420,28 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
  * rank spent in the round-end exchanges (waiting for the slowest
  * included): with balanced work, what K = 2 loses. Printed by rank 0.
  * Collective over MPI_COMM_WORLD. */
+/* --stats with --link-sharing: what the last sweep did (netshare.h). The
+ * flow updates per simulated second are over the span of the flows. */
+static void print_share_stats(const lsim_netshare_stats *st)
+{
+    double span = st->span_ns > 0 ? (double)st->span_ns * 1e-9 : 0;
+    fprintf(stderr,
+            "lumosim: stats: link sharing: %d passes (%s), %llu flows, %llu slowed (at most x%.3f), alone %.3f ms, shared %.3f ms "
+            "in all; %llu events, %llu flow updates (%.3g per simulated second); NIC busy %.3f ms, leaf "
+            "uplinks busy %.3f ms (link-time at full load)\n",
+            st->passes, st->converged ? "a fixed point" : "not converged", (unsigned long long)st->flows,
+            (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0,
+            st->alone_ns * 1e-6, st->shared_ns * 1e-6, (unsigned long long)st->events,
+            (unsigned long long)st->updates, span > 0 ? (double)st->updates / span : 0.0, st->nic_busy_ns * 1e-6,
+            st->uplink_busy_ns * 1e-6);
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
+        fprintf(stderr, "%s%s %.3f ms%s", i ? ", " : "lumosim: stats: link sharing: hottest links: ", name,
+                st->hot_busy_ns[i] * 1e-6, i + 1 == st->nhot ? "\n" : "");
+    }
+}
+
 static void print_pdes_stats(const lsim_pdes_stats *st)
 {
     int me = 0, np = 1;
@@ -473,6 +497,8 @@ typedef struct sim_state {
     size_t *gpus, nlocal, gtotal;   /* under mpirun: this rank's GPUs of gtotal */
     char mapping_used[64 + 4096];   /* provenance: the mapping as applied */
     lsim_run run;
+    int shared;                     /* --link-sharing ran: share_st is its last sweep (kept past run) */
+    lsim_netshare_stats share_st;
     lsim_out *held;                 /* rank 0, with --trace-out: the archive written, not yet committed */
     double t0, tl, t1, t2;          /* started, loaded, simulated, written */
     double run_s[4];                /* this rank's match, setup, simulate, metrics */
@@ -621,6 +647,7 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
     } else if (!rc) {
         rc = lsim_cli_simulate(&s->o, &s->run, err);
     }
+    if (!rc && s->o.stats && s->run.shared && s->m.rank == 0) print_share_stats(&s->run.share_st);
     return s->m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
 }
 
@@ -670,7 +697,9 @@ static int report_from_archive(sim_state *s, lsim_err *err)
         rc = lsim_out_commit(s->held, err);
         s->held = NULL;
     }
-    if (!rc) rc = print_report(&s->o, items, stored->ngpus, s->mem.nstages ? &s->mem : NULL, err);
+    if (!rc)
+        rc = print_report(&s->o, items, stored->ngpus, s->mem.nstages ? &s->mem : NULL, s->shared ? &s->share_st : NULL,
+                          err);
     free(items);
     lsim_store_run_free(stored);
     return rc;
@@ -681,6 +710,8 @@ static int report_from_archive(sim_state *s, lsim_err *err)
 static int sim_output(sim_state *s, int rc, lsim_err *err)
 {
     int reported = 0;
+    s->shared = s->run.shared;
+    s->share_st = s->run.share_st;
     if (s->m.on && !rc && !s->o.trace_out) {
         /* the CSV first (rank 0's outcome agreed: the report below is
          * collective too), then the report unless the CSV took its place */
@@ -707,7 +738,9 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
                 rc = lsim_out_commit(s->held, err);
                 s->held = NULL;
             }
-            if (!rc) rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL, err);
+            if (!rc)
+                rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL,
+                                  s->run.shared ? &s->run.share_st : NULL, err);
         }
     }
     lsim_out_abort(s->held); /* an output above failed: the archive stays as it was */
@@ -845,6 +878,24 @@ static int sim_samples(sim_state *s, lsim_err *err)
     return rc;
 }
 
+/* --link-sharing TOPOLOGY.json: the topology the flows are swept on. A fat
+ * tree whose collectives' own times already carry the spine's
+ * oversubscription (no "link_sharing": true) would count it twice. */
+static int sim_share_topology(const lsim_cli_sim_args *sa, lsim_topology *t, lsim_run_opts *ro, lsim_err *err)
+{
+    int rc = lsim_topology_load(sa->share_topo, t, err);
+    if (rc) return rc;
+    if (t->nodes_per_leaf > 0 && t->oversubscription > 1 && !t->link_sharing)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: --link-sharing on an oversubscribed fat tree needs \"link_sharing\": true in the "
+                            "topology (synthesize the job with it too: its collectives' own times must leave the "
+                            "oversubscription to the uplinks' sharing)",
+                            sa->share_topo);
+    ro->share = t;
+    ro->share_passes = sa->share_passes;
+    return 0;
+}
+
 int lsim_cli_sim(int argc, char **argv)
 {
     lsim_cli_sim_args sa;
@@ -890,7 +941,9 @@ int lsim_cli_sim(int argc, char **argv)
         return rc ? 1 : 0;
     }
     if (s.m.rank != 0 || s.o.stats) lsim_cli_tty_progress_off();
+    lsim_topology share_topo;
     int rc = sim_check_job(&s, &err);
+    if (!rc && sa.share_topo) rc = sim_share_topology(&sa, &share_topo, &s.o.run, &err);
     if (!rc) sim_read_memory(&s);
     if (!rc) sim_read_trace_oom(&s);
     lsim_cli_tty_progress(1, "sim: loading %s", sa.job);

@@ -288,11 +288,14 @@ static double eff_or_1(double e) { return e > 0 ? e : 1.0; }
 
 /* Bytes per second leaving a node over its NICs: gmin GPUs' NICs (the
  * rotated rings of group_bw), divided by the spine's oversubscription when
- * the group spans more nodes than one leaf holds. */
+ * the group spans more nodes than one leaf holds (every GPU of the leaf
+ * sending across at once), unless link_sharing leaves that to the sharing
+ * of the uplinks (netshare.h). */
 static double node_egress(const lsim_topology *t, const group_shape *s)
 {
     double bw = (double)s->gmin * t->inter_bw;
-    if (t->nodes_per_leaf > 0 && s->nodes > t->nodes_per_leaf && t->oversubscription > 1) bw /= t->oversubscription;
+    if (t->nodes_per_leaf > 0 && s->nodes > t->nodes_per_leaf && t->oversubscription > 1 && !t->link_sharing)
+        bw /= t->oversubscription;
     return bw;
 }
 

@@ -406,6 +406,13 @@ static const key_desc TOPO_KEYS[] = {
      "a ratio of a leaf's downlink to uplink bandwidth, at least 1"},
     {"nccl_tuning", K_BOOL, 0, offsetof(lsim_topology, nccl_tuning), 0, 0, NULL},
     {"proto", K_PROTO, 0, offsetof(lsim_topology, proto), 0, 0, NULL},
+    /* link_sharing (netshare.h): concurrent transfers share the NICs and
+     * the leaves' uplinks in lumosim sim --link-sharing, so a collective's
+     * own time leaves the oversubscribed spine to that model */
+    {"link_sharing", K_BOOL, 0, offsetof(lsim_topology, link_sharing), 0, 0, NULL},
+    /* ecmp_paths 1..1024: equal-cost paths up from a leaf (a leaf switch
+     * with more spine ports than 1024 is no switch sold) */
+    {"ecmp_paths", K_INT_POS, 0, offsetof(lsim_topology, ecmp_paths), 1, 1024, NULL},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 

@@ -389,6 +389,66 @@ static void replicated_transfers(lsim_job *j, const lsim_graph *g)
     }
 }
 
+/* Link sharing (netshare.h): sweep the flows of the run just done and run
+ * again with the shared transfers, o->share_passes times. The alone
+ * transfers are the job's before the first sweep. */
+static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    lsim_job *j = r->job;
+    lsim_netflows f = {0};
+    lsim_ns *alone = malloc((j->ninst ? j->ninst : 1) * sizeof *alone);
+    const lsim_ns **ends = malloc((r->n ? r->n : 1) * sizeof *ends);
+    lsim_ns *shared = NULL, *prev = NULL;
+    size_t nprev = 0;
+    int rc = 0;
+    if (!alone || !ends) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->graphs[i]->rank >= 0 && (size_t)r->graphs[i]->rank != i) {
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "--link-sharing: %s is rank %d but GPU %zu of the job: the job's GPUs must be its "
+                              "ranks in order",
+                              r->paths[i], (int)r->graphs[i]->rank, i);
+            goto cleanup;
+        }
+        ends[i] = lsim_engine_end(r->engines[i]);
+    }
+    memcpy(alone, j->transfer, j->ninst * sizeof *alone);
+    int passes = o->share_passes > 0 ? o->share_passes : LSIM_SHARE_PASSES, pass = 0, same = 0;
+    for (; pass < passes && !rc && !same; pass++) {
+        f.n = f.nl = 0;
+        rc = lsim_netshare_collect(j, ends, alone, o->share, &f, err);
+        free(prev);
+        prev = shared;
+        shared = rc ? NULL : malloc((f.n ? f.n : 1) * sizeof *shared);
+        if (!rc && !shared) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+        if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, err);
+        if (rc) break;
+        /* a fixed point (the first sweep: no flow slowed): the engines already
+         * hold the run with these times */
+        if ((prev ? f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)
+                  : !memcmp(f.work, shared, f.n * sizeof *shared))) {
+            same = 1;
+            break;
+        }
+        nprev = f.n;
+        lsim_netshare_apply(j, &f, shared);
+        rc = lsim_job_run(j, r->engines, NULL, err);
+    }
+    r->shared = !rc;
+    r->share_st.passes = pass + same;
+    r->share_st.converged = same;
+cleanup:
+    lsim_netflows_free(&f);
+    free(alone);
+    free(ends);
+    free(shared);
+    free(prev);
+    return rc;
+}
+
 /* All ranks of one job together: collectives matched across GPUs, clocks
  * aligned, one joint run. */
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
@@ -404,6 +464,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
     if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
+    if (!rc && o->share) rc = share_links(o, r, err);
     double t2 = lsim_now_s();
     r->simulate_s = t2 - t1b;
     for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_run_finish_gpu(o, r, i, i, err);

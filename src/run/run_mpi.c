@@ -707,6 +707,152 @@ static int local_tables(const lsim_run *run, const size_t *gpus, size_t total, l
     return 0;
 }
 
+/* Every rank's items of `size` bytes (cnt[r] from rank r, at dsp[r]; tot
+ * in all) into one array *all, in rank order. 0, or -1 on any rank (out of
+ * memory). Collective. */
+static int gather_part(MPI_Comm comm, const void *mine, const int *cnt, const int *dsp, int tot, size_t size,
+                       void **all)
+{
+    int np = 1, me = 0;
+    MPI_Comm_size(comm, &np);
+    MPI_Comm_rank(comm, &me);
+    int *bc = malloc((size_t)np * sizeof *bc), *bd = malloc((size_t)np * sizeof *bd);
+    *all = malloc(tot ? (size_t)tot * size : 1);
+    int ok = bc && bd && *all, all_ok = 0;
+    for (int r = 0; ok && r < np; r++) {
+        bc[r] = cnt[r] * (int)size;
+        bd[r] = dsp[r] * (int)size;
+    }
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (all_ok) MPI_Allgatherv(mine, bc[me], MPI_BYTE, *all, bc, bd, MPI_BYTE, comm);
+    free(bc);
+    free(bd);
+    return all_ok ? 0 : -1;
+}
+
+/* Counts and displacements of one gather (cnt[r] = n from rank r); -1
+ * when the bytes of the whole gather of `size`-byte items pass INT_MAX. */
+static int gather_counts(MPI_Comm comm, uint64_t n, size_t size, int *cnt, int *dsp, int *tot)
+{
+    int np = 1;
+    MPI_Comm_size(comm, &np);
+    uint64_t *all = malloc((size_t)np * sizeof *all), t = 0;
+    if (!all) return -1;
+    MPI_Allgather(&n, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm);
+    for (int r = 0; r < np; r++) t += all[r];
+    int fits = t * size <= INT_MAX;
+    for (int r = 0, d = 0; fits && r < np; r++) {
+        dsp[r] = d;
+        cnt[r] = (int)all[r];
+        d += cnt[r];
+    }
+    free(all);
+    *tot = fits ? (int)t : 0;
+    return fits ? 0 : -1;
+}
+
+/* Every rank's flows (netshare.h) into *all, in rank order: each rank then
+ * sweeps the same flows, so the shared times are the same everywhere and
+ * the same as a serial run's (the sweep orders them by (start, key)).
+ * Collective; agreed. */
+static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *all, lsim_err *err)
+{
+    int np = 1, rc = 0, tf = 0, tl = 0;
+    MPI_Comm_size(comm, &np);
+    int *cf = malloc((size_t)np * sizeof *cf), *df = malloc((size_t)np * sizeof *df);
+    int *cl = malloc((size_t)np * sizeof *cl), *dl = malloc((size_t)np * sizeof *dl);
+    uint64_t *nlk = malloc((f->n ? f->n : 1) * sizeof *nlk), *anl = NULL;
+    memset(all, 0, sizeof *all);
+    if (!cf || !df || !cl || !dl || !nlk) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    if (gather_counts(comm, f->n, 8, cf, df, &tf) || gather_counts(comm, f->nl, 8, cl, dl, &tl))
+        rc = lsim_err_set(err, LSIM_EARG, "link sharing: more flows than one MPI gather can count");
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    for (size_t a = 0; a < f->n; a++) nlk[a] = f->loff[a + 1] - f->loff[a];
+    if (gather_part(comm, f->id, cf, df, tf, 8, (void **)&all->id) ||
+        gather_part(comm, f->key, cf, df, tf, 8, (void **)&all->key) ||
+        gather_part(comm, f->start, cf, df, tf, 8, (void **)&all->start) ||
+        gather_part(comm, f->work, cf, df, tf, 8, (void **)&all->work) ||
+        gather_part(comm, nlk, cf, df, tf, 8, (void **)&anl) ||
+        gather_part(comm, f->link, cl, dl, tl, sizeof *f->link, (void **)&all->link) ||
+        gather_part(comm, f->dem, cl, dl, tl, sizeof *f->dem, (void **)&all->dem) ||
+        !(all->loff = malloc(((size_t)tf + 1) * sizeof *all->loff)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    all->n = all->cap = (size_t)tf;
+    all->nl = all->lcap = (size_t)tl;
+    all->loff[0] = 0;
+    for (size_t a = 0; a < all->n; a++) all->loff[a + 1] = all->loff[a] + anl[a];
+cleanup:
+    free(cf);
+    free(df);
+    free(cl);
+    free(dl);
+    free(nlk);
+    free(anl);
+    return rc;
+}
+
+/* Link sharing under mpirun: as the serial run (run.c, share_links), the
+ * flows gathered from every rank and the parallel run repeated. */
+static int share_links_mpi(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const uint32_t *gid,
+                           const lsim_pdes_opts *popts, lsim_pdes_stats *st, lsim_err *err)
+{
+    lsim_job *j = run->job;
+    lsim_netflows f = {0}, all = {0};
+    lsim_ns *alone = malloc((j->ninst ? j->ninst : 1) * sizeof *alone), *shared = NULL, *prev = NULL;
+    const lsim_ns **ends = calloc(j->ngpus ? j->ngpus : 1, sizeof *ends);
+    size_t nprev = 0;
+    int rc = 0;
+    if (!alone || !ends) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+    for (size_t i = 0; !rc && i < run->n; i++) {
+        if (run->graphs[i]->rank >= 0 && (uint32_t)run->graphs[i]->rank != gid[i])
+            rc = lsim_err_set(err, LSIM_EARG,
+                              "--link-sharing: %s is rank %d but GPU %u of the job: the job's GPUs must be its "
+                              "ranks in order",
+                              run->paths[i], (int)run->graphs[i]->rank, gid[i]);
+        else ends[gid[i]] = lsim_engine_end(run->engines[i]);
+    }
+    if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    memcpy(alone, j->transfer, j->ninst * sizeof *alone);
+    int passes = o->share_passes > 0 ? o->share_passes : LSIM_SHARE_PASSES, pass = 0, same = 0;
+    for (; pass < passes && !rc && !same; pass++) {
+        f.n = f.nl = 0;
+        rc = lsim_netshare_collect(j, ends, alone, o->share, &f, err);
+        if ((rc = lsim_mpi_agree(comm, rc, err))) break;
+        lsim_netflows_free(&all);
+        if ((rc = gather_flows(comm, &f, &all, err))) break;
+        free(prev);
+        prev = shared;
+        if (!(shared = malloc((all.n ? all.n : 1) * sizeof *shared)))
+            rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
+        if (!rc) rc = lsim_netshare_sweep(&all, j->ngpus, o->share, shared, &run->share_st, err);
+        if ((rc = lsim_mpi_agree(comm, rc, err))) break;
+        /* a fixed point (the first sweep: no flow slowed): the engines already
+         * hold the run with these times
+         * (every rank compares the same gathered flows: no message) */
+        if ((prev ? all.n == nprev && !memcmp(prev, shared, all.n * sizeof *shared)
+                  : !memcmp(all.work, shared, all.n * sizeof *shared))) {
+            same = 1;
+            break;
+        }
+        nprev = all.n;
+        lsim_netshare_apply(j, &all, shared);
+        rc = lsim_mpi_agree(comm, lsim_pdes_run(comm, j, gid, run->engines, run->n, NULL, popts, st, err), err);
+    }
+    run->shared = !rc;
+    run->share_st.passes = pass + same;
+    run->share_st.converged = same;
+cleanup:
+    lsim_netflows_free(&f);
+    lsim_netflows_free(&all);
+    free(alone);
+    free(ends);
+    free(shared);
+    free(prev);
+    return rc;
+}
+
 int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const size_t *gpus, size_t total,
                      const lsim_pdes_opts *popts, lsim_pdes_stats *st, lsim_err *err)
 {
@@ -730,6 +876,10 @@ int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const
     run->setup_s = lsim_now_s() - t1;
     t1 = lsim_now_s();
     rc = lsim_pdes_run(comm, run->job, gid, run->engines, run->n, NULL, popts, st, err);
+    if (o->share) {
+        rc = lsim_mpi_agree(comm, rc, err);
+        if (!rc) rc = share_links_mpi(comm, o, run, gid, popts, st, err);
+    }
     double t2 = lsim_now_s();
     run->simulate_s = t2 - t1;
     for (size_t i = 0; !rc && i < run->n; i++) rc = lsim_run_finish_gpu(o, run, i, gid[i], err);

@@ -1,0 +1,295 @@
+/* Link sharing (netshare.h) on jobs built by hand: GPUs whose only work is
+ * collectives released at time 0, each on its own stream, so that which
+ * transfers overlap is known. Each collective's modelled time is W; the
+ * expected times are worked out here from the links' capacities:
+ *   - one collective alone on an idle fabric keeps W exactly (today's time);
+ *   - two identical all-reduces on the same NICs at once take 2 W each
+ *     (each NIC carries 2 flows of demand 1, capacity 1);
+ *   - two on disjoint NICs take W each;
+ *   - on a 2:1 oversubscribed fat tree (one node of 2 GPUs per leaf), two
+ *     groups crossing the same leaf uplink take W x (2 x 1 channel) /
+ *     (nodes_per_leaf x gpus_per_node / 2) each, one alone W;
+ *   - a pipeline send crossing the spine beside a data-parallel
+ *     reduce-scatter: both slowed by the shared fraction of the uplink;
+ *   - a flow starting half-way through another on the same links: the
+ *     first ends at 1.5 W, the second at 2 W (re-timed when it starts and
+ *     when the first ends).
+ * The links' busy time (work x demand / capacity, summed) is the same
+ * whatever the sharing: checked against the flows' links.
+ * The job is then run again with the shared transfers (as sim
+ * --link-sharing does) and the span checked. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#include "lumosim/engine.h"
+#include "lumosim/job.h"
+#include "lumosim/netshare.h"
+#include "lumosim/synth.h"
+
+enum { W = 1000000, NG = 4 };
+
+/* g_kinds: the kind of each group (NULL: all-reduces); a SEND group
+ * "p2p:A->B" has member 0 send and member 1 receive. */
+static const int *g_kinds;
+
+/* GPU i of 4 with the collectives whose group lists it: group k of ng
+ * named names[k], members mem[k][0..1] (GPU ids), of 1 MiB, duration W,
+ * on stream k. */
+static lsim_graph *gpu(int i, int ng, const char *const *names, const int (*mem)[2])
+{
+    lsim_gbuilder *b;
+    lsim_err err;
+    if (lsim_gb_new("gpu", i, NG, &b, &err)) return NULL;
+    for (int k = 0; k < ng; k++) {
+        if (mem[k][0] != i && mem[k][1] != i) continue;
+        uint32_t S, v;
+        lsim_gb_proc(b, 1, i, 7 + k, &S);
+        lsim_gb_node(b, LSIM_N_KERNEL, LSIM_NF_COLL, S, names[k], W, &v);
+        int kind = g_kinds ? g_kinds[k] : LSIM_COLL_ALLREDUCE;
+        if (kind == LSIM_COLL_SEND && mem[k][1] == i) kind = LSIM_COLL_RECV;
+        lsim_gb_coll(b, v, (lsim_coll_kind)kind, 1 << 20, 2, names[k], 0);
+        lsim_gb_set_release(b, v, 0);
+    }
+    lsim_graph *g = NULL;
+    if (lsim_gb_finish(b, &g, &err)) return NULL;
+    return g;
+}
+
+/* Run the job, share on topology t, run again: the span (latest end). The
+ * shared transfers go to tr[0..ninst) (instances in the job's order). */
+/* g_maxshare: after share_span, the most flows on one link */
+static size_t g_maxshare;
+
+static lsim_ns share_span(const lsim_topology *t, int ng, const char *const *names, const int (*mem)[2], lsim_ns *tr,
+                          lsim_netshare_stats *st)
+{
+    lsim_graph *g[NG] = {0};
+    lsim_engine *e[NG] = {0};
+    lsim_job *j = NULL;
+    lsim_netflows f = {0};
+    lsim_err err;
+    lsim_ns span = -1, *out = NULL, *alone = NULL;
+    const lsim_ns *ends[NG];
+    for (int i = 0; i < NG; i++)
+        if (!(g[i] = gpu(i, ng, names, mem))) goto cleanup;
+    if (lsim_job_match(g, NG, &j, &err) || lsim_engines_new((const lsim_graph *const *)g, NG, e, &err) ||
+        lsim_job_run(j, e, NULL, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto cleanup;
+    }
+    for (int i = 0; i < NG; i++) ends[i] = lsim_engine_end(e[i]);
+    alone = malloc(j->ninst * sizeof *alone);
+    memcpy(alone, j->transfer, j->ninst * sizeof *alone);
+    if (lsim_netshare_collect(j, ends, alone, t, &f, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto cleanup;
+    }
+    g_maxshare = 0;
+    for (size_t q = 0; q < f.nl; q++) {
+        size_t c = 0;
+        for (size_t r = 0; r < f.nl; r++) c += f.link[r] == f.link[q];
+        if (c > g_maxshare) g_maxshare = c;
+    }
+    out = malloc((f.n ? f.n : 1) * sizeof *out);
+    if (lsim_netshare_sweep(&f, NG, t, out, st, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto cleanup;
+    }
+    lsim_netshare_apply(j, &f, out);
+    for (size_t k = 0; k < j->ninst; k++) tr[k] = j->transfer[k];
+    if (lsim_job_run(j, e, NULL, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto cleanup;
+    }
+    span = 0;
+    for (int i = 0; i < NG; i++)
+        for (size_t v = 0; v < g[i]->n; v++)
+            if (lsim_engine_end(e[i])[v] > span) span = lsim_engine_end(e[i])[v];
+cleanup:
+    for (int i = NG - 1; i >= 0; i--) lsim_engine_free(e[i]);
+    lsim_job_free(j);
+    for (int i = 0; i < NG; i++) lsim_graph_free(g[i]);
+    lsim_netflows_free(&f);
+    free(out);
+    free(alone);
+    return span;
+}
+
+/* 2 GPUs per node: GPUs 0, 1 on node 0 (leaf 0), 2, 3 on node 1 (leaf 1) */
+static lsim_topology topo(int leaf, double over)
+{
+    lsim_topology t;
+    memset(&t, 0, sizeof t);
+    t.gpus_per_node = 2;
+    t.intra_bw = 100e9;
+    t.inter_bw = 12.5e9;
+    t.nodes_per_leaf = leaf;
+    t.oversubscription = over;
+    t.link_sharing = 1;
+    return t;
+}
+
+static void same_nics(void)
+{
+    const char *names[] = {"a", "c"};
+    const int mem[][2] = {{0, 2}, {0, 2}};
+    lsim_topology t = topo(0, 0);
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    lsim_ns span = share_span(&t, 2, names, mem, tr, &st);
+    /* 2 flows on each of GPU 0's and 2's NIC links, capacity 1 each */
+    lsim_ns want = (lsim_ns)W * 2 / 1;
+    CHECK_I64(tr[0], want);
+    CHECK_I64(tr[1], want);
+    CHECK_I64(span, want);
+    CHECK_I64(st.flows, 2);
+    CHECK_I64(st.slowed, 2);
+    /* the NICs carry the flows' work whatever the sharing: 2 flows x W x 4
+     * NIC links (transmit and receive of 2 GPUs) x demand 1 */
+    CHECK_MSG(fabs(st.nic_busy_ns - 2.0 * W * 4) < 1e-6 * W, "NIC busy %g", st.nic_busy_ns);
+    CHECK(st.uplink_busy_ns == 0);
+}
+
+static void disjoint_and_alone(void)
+{
+    const char *names[] = {"a", "b"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    lsim_topology t = topo(0, 0);
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    CHECK_I64(share_span(&t, 2, names, mem, tr, &st), W);
+    CHECK_I64(tr[0], W);
+    CHECK_I64(tr[1], W);
+    CHECK_I64(st.slowed, 0);
+    /* one alone: exactly its time today */
+    CHECK_I64(share_span(&t, 1, names, mem, tr, &st), W);
+    CHECK_I64(tr[0], W);
+    /* inside one node: no network flow at all */
+    const int in[][2] = {{0, 1}};
+    CHECK_I64(share_span(&t, 1, names, in, tr, &st), W);
+    CHECK_I64(st.flows, 0);
+}
+
+static void oversubscribed(void)
+{
+    const char *names[] = {"a", "b"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    int npl = 1, gpn = 2;
+    double over = 2;
+    lsim_topology t = topo(npl, over);
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    /* each ring has one GPU per node: 1 channel across the leaf boundary */
+    double upcap = npl * gpn / over, demand = 2 * 1.0;
+    double factor = demand / upcap > 1 ? demand / upcap : 1;
+    lsim_ns want = (lsim_ns)(W * factor);
+    CHECK_I64(share_span(&t, 2, names, mem, tr, &st), want);
+    CHECK_I64(tr[0], want);
+    CHECK_I64(tr[1], want);
+    /* the uplinks: 2 flows x W x 2 leaves x (up + down, demand 1 each) / capacity */
+    CHECK_MSG(fabs(st.uplink_busy_ns - 2.0 * W * 2 * 2 / upcap) < 1e-6 * W, "uplink busy %g", st.uplink_busy_ns);
+    /* the busiest: the 4 leaf links (2 flows x W / capacity 1 each), leaf
+     * 0's uplink first (lowest number), then NIC links (1 flow x W) */
+    CHECK_I64(st.nhot, LSIM_NETSHARE_HOT);
+    CHECK_I64(st.hot_link[0], 2 * NG);
+    CHECK_MSG(fabs(st.hot_busy_ns[0] - 2.0 * W / upcap) < 1e-6 * W, "hottest %g", st.hot_busy_ns[0]);
+    CHECK_MSG(fabs(st.hot_busy_ns[4] - 1.0 * W) < 1e-6 * W, "fifth %g", st.hot_busy_ns[4]);
+    CHECK(st.hot_link[4] < 2 * NG);
+    char name[64];
+    lsim_netshare_link_name(st.hot_link[0], NG, st.paths, name, sizeof name);
+    CHECK(!strcmp(name, "leaf 0 up"));
+    /* one group alone fills the uplink exactly: no slowdown */
+    CHECK_I64(share_span(&t, 1, names, mem, tr, &st), W);
+    /* without oversubscription the same two groups do not slow each other */
+    t = topo(npl, 1);
+    CHECK_I64(share_span(&t, 2, names, mem, tr, &st), W);
+}
+
+/* ECMP: 1:1 leaves whose uplink is 2 paths of 1 NIC each; each group's
+ * one channel per leaf and direction is hashed onto a path. Where the two
+ * groups' channels land on one path they share it (2 W each), else W:
+ * the expected time is W x the most flows on one link, read from the
+ * flows' links; a flow's links are NIC links or paths of its leaves. */
+static void ecmp(void)
+{
+    const char *names[] = {"a", "b"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    lsim_topology t = topo(1, 1);
+    t.ecmp_paths = 2;
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    lsim_ns span = share_span(&t, 2, names, mem, tr, &st);
+    CHECK(g_maxshare == 1 || g_maxshare == 2);
+    CHECK_I64(span, (lsim_ns)W * (lsim_ns)g_maxshare);
+    CHECK_I64(tr[0], (lsim_ns)W * (lsim_ns)g_maxshare);
+    CHECK_I64(st.paths, 2);
+    /* one path: the aggregated uplink of 2 NICs holds both groups */
+    t.ecmp_paths = 1;
+    CHECK_I64(share_span(&t, 2, names, mem, tr, &st), W);
+    /* every path's busy time names a path of leaf 0 or 1 */
+    t.ecmp_paths = 2;
+    share_span(&t, 2, names, mem, tr, &st);
+    for (int i = 0; i < st.nhot; i++) CHECK(st.hot_link[i] < 2 * (NG + 2 * 2));
+}
+
+/* A pipeline send crossing the spine beside a data-parallel
+ * reduce-scatter (2:1 uplinks of 1 NIC): the send puts 1 NIC on leaf 0's
+ * uplink and leaf 1's downlink, the reduce-scatter (one GPU per node, 1
+ * channel) 1 on each leaf's uplink and downlink; both slow by the shared
+ * fraction, capacity / demand = 1 / 2, to 2 W. NICs are not shared (the
+ * send is GPU 0 -> 2, the reduce-scatter GPUs 1 and 3). */
+static void pp_beside_dp(void)
+{
+    const char *names[] = {"p2p:0->2", "dp"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    const int kinds[] = {LSIM_COLL_SEND, LSIM_COLL_REDUCESCATTER};
+    lsim_topology t = topo(1, 2);
+    double upcap = 1.0 * 2 / 2, demand = 1 + 1;
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    g_kinds = kinds;
+    lsim_ns span = share_span(&t, 2, names, mem, tr, &st);
+    g_kinds = NULL;
+    lsim_ns want = (lsim_ns)(W * demand / upcap);
+    CHECK_I64(span, want);
+    CHECK_I64(tr[0], want);
+    CHECK_I64(tr[1], want);
+    CHECK_I64(st.flows, 2);
+}
+
+/* Flows by hand: the second starts at W/2 on the first's links. */
+static void staggered(void)
+{
+    lsim_topology t = topo(0, 0);
+    lsim_netflows f = {0};
+    lsim_err err;
+    uint32_t l[2] = {0, 5};
+    double d[2] = {1, 1};
+    lsim_ns out[3];
+    CHECK(lsim_netflows_add(&f, 7, 7, 1000, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 3, 3, 1000 + W / 2, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == 0);
+    /* first: W/2 alone, then W/2 of work at 1/2 -> W/2 + W */
+    CHECK_I64(out[0], W / 2 + W);
+    /* second: from W/2 to 1.5 W at 1/2 (W/2 done), then W/2 alone -> 1.5 W in all */
+    CHECK_I64(out[1], W + W / 2);
+    /* a link outside the topology is refused */
+    uint32_t bad = 2 * NG + 7;
+    CHECK(lsim_netflows_add(&f, 9, 9, 0, W, &bad, d, 1, &err) == 0);
+    CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == LSIM_EARG);
+    lsim_netflows_free(&f);
+}
+
+int main(void)
+{
+    same_nics();
+    disjoint_and_alone();
+    oversubscribed();
+    staggered();
+    ecmp();
+    pp_beside_dp();
+    return check_result("test_netshare");
+}
