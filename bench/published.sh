@@ -48,6 +48,19 @@
 # enters the step: the ranks enter it apart, and the synthesized GPUs too,
 # by the host stalls' model, docs/synthesis.md "Host time").
 #
+# --modern IDS|all|none (default none): the dense rows of modern jobs in
+# ../shared/published/README.md (torchtitan's Llama 3.1 8B tables 1, 2, 3
+# on the 500 W 96 GB H100, Megatron-Bridge's Llama 3 rows on DGX-H100),
+# configured as published; ids t1-eager, t1-compile, t1-fp8, t3-*, t2-32k,
+# t2-64k, t2-128k, t2-256k, mb-8b, mb-70b, mb-70b-2602 (the 405B rows are
+# listed, not simulated: 126 layers do not split evenly over their pipeline
+# stages). Published step time = tokens per step / (TPS per GPU x GPUs).
+# With --docs they go to their own section of the accuracy page.
+# --trend: exit 1 unless the FSDP 8 -> 128 step change (t1-eager, t3-eager)
+# is within 3 points of the published +2.8 % and the CP rows' predicted
+# throughput falls as the sequence grows (whichever of them ran).
+# --modern-bound PCT: exit 1 when a modern row's |error| exceeds PCT percent.
+#
 # --rows: which rows (1 = 1.7B ... 10 = 1T; default all; none). --bound / --mean-bound:
 # exit 1 when a row's |error| or the mean |error| exceeds PCT percent (CTest
 # runs the three smallest rows with a loose bound). --docs FILE: replace the
@@ -61,6 +74,9 @@ MEAN=
 DOCS=
 MEG=
 MEGB=
+MODERN=none
+TREND=
+MBOUND=
 case ${1:-} in -*|"") ;; *) L=$1; shift ;; esac
 while [ $# -gt 0 ]; do
     case $1 in
@@ -70,6 +86,9 @@ while [ $# -gt 0 ]; do
     --docs) DOCS=$2; shift 2 ;;
     --megatron) MEG=$2; shift 2 ;;
     --megatron-bound) MEGB=$2; shift 2 ;;
+    --modern) MODERN=$2; shift 2 ;;
+    --trend) TREND=1; shift ;;
+    --modern-bound) MBOUND=$2; shift 2 ;;
     *) echo "usage: $0 [LUMOSIM] [--rows 1,2,3] [--bound PCT] [--mean-bound PCT] [--docs FILE]" >&2; exit 2 ;;
     esac
 done
@@ -216,7 +235,7 @@ if out:
     print(summary)
 for o in out:
     print("row %d: %s (%.0f s)" % (o["row"], o["cmd"], o["wall"]))
-if docs:
+if docs and (out or mlines):
     section = ["<!-- BEGIN bench/published.sh: generated, do not edit by hand -->", "",
                "## Comparison against published measurements", "",
                "`sh bench/published.sh build/lumosim --docs docs/accuracy.md` (%s): each row of Megatron-LM SC'21 "
@@ -296,4 +315,146 @@ if mean_bound and meanerr > float(mean_bound) / 100:
     print("FAIL: the mean |error| %.1f %% is more than %s %%" % (100 * meanerr, mean_bound))
     fail = True
 sys.exit(1 if fail else 0)
+PY
+[ "$MODERN" = none ] && exit 0
+python3 - "$L" "$MODERN" "$tmp" "$here" "${DOCS:-}" "${TREND:-}" "${MBOUND:-}" <<'PY'
+import json, os, re, subprocess, sys, time
+
+L, which, tmp, here, docs, trend, mbound = sys.argv[1:8]
+TOPO_DGX = os.path.join(here, "data/topology/dgx_h100_ib400.json")
+GIB = 2.0 ** 30
+
+
+def fpt(m, seq):
+    """Model FLOPs per token as torchtitan and Megatron count them: 6 x the
+    parameters without the embedding + 12 l h s for the attention (no
+    causal halving, no recomputation)."""
+    h, l, f, A, KV, V = m["hidden"], m["layers"], m["ffn"], m["heads"] * m["head_dim"], m["kv_heads"] * m["head_dim"], m["vocab"]
+    layer = h * (A + 2 * KV) + A * h + 3 * h * f + 2 * h
+    return 6 * (l * layer + h + V * h) + 12 * l * A * seq
+
+
+# id, source, model, GPUs, seq, args, published TPS/GPU, published GiB (None: not published), tokens per step
+R = []
+TT = ["--gpu", "h100-96gb", "--topology", TOPO_DGX]
+for tab, gpus in (("t1", 8), ("t3", 128)):
+    for var, extra, tps, mem in (("eager", ["--kernels", "eager"], (5762, 5605), (82.4, 67.0)),
+                                 ("compile", [], (6667, 6514), (77.0, 62.0)),
+                                 ("fp8", ["--precision", "fp8", "--fp8-scaling", "current"], (8532, 8380), (76.8, 61.8))):
+        i = 0 if tab == "t1" else 1
+        R.append(("%s-%s" % (tab, var), "torchtitan table %s" % tab[1], "llama3-8b", gpus, 8192,
+                  TT + ["--tp", "1", "--pp", "1", "--dp", str(gpus), "--fsdp", str(gpus), "--micro-batch", "2",
+                        "--global-batch", str(2 * gpus), "--recompute", "op"] + extra, tps[i], mem[i], 2 * gpus * 8192))
+for seq, cp, tps, mem in ((32768, 1, 3890, 83.9), (65536, 2, 2540, 84.2), (131072, 4, 1071, 84.0), (262144, 8, 548, 84.5)):
+    dp = 8 // cp
+    R.append(("t2-%dk" % (seq // 1024), "torchtitan table 2", "llama3-8b", 8, seq,
+              TT + ["--seq", str(seq), "--tp", "1", "--pp", "1", "--dp", str(dp), "--fsdp", str(dp), "--cp", str(cp),
+                    "--micro-batch", "1", "--global-batch", str(dp), "--recompute", "full", "--precision", "fp8"],
+              tps, mem, dp * seq))
+MB = ["--gpu", "h100", "--topology", TOPO_DGX, "--precision", "fp8", "--fp8-scaling", "current"]
+R.append(("mb-8b", "Megatron-Bridge 25.11", "llama3-8b", 8, 8192,
+          MB + ["--tp", "1", "--pp", "1", "--dp", "8", "--fsdp", "8", "--micro-batch", "1", "--global-batch", "128"],
+          14451, None, 128 * 8192))
+for rid, rel, gbs, tps in (("mb-70b", "25.11", 128, 1602), ("mb-70b-2602", "26.02", 256, 1621)):
+    R.append((rid, "Megatron-Bridge " + rel, "llama3-70b", 64, 8192,
+              MB + ["--tp", "4", "--pp", "8", "--dp", "2", "--schedule", "interleaved:5", "--sequence-parallel",
+                    "--distributed-optimizer", "--micro-batch", "1", "--global-batch", str(gbs)], tps, None, gbs * 8192))
+NOT = [("t5-1f1b", "torchtitan table 5", "Llama 3.1 405B, 512 GPUs, FSDP 8 TP 8 PP 8, 1F1B: 100 TPS/GPU, 82.5 GiB"),
+       ("t5-interleaved", "torchtitan table 5", "the same, interleaved 1F1B: 128 TPS/GPU, 72.7 GiB"),
+       ("mb-405b", "Megatron-Bridge 25.11 / 26.02", "Llama 3.1 405B, 1024 GPUs, TP 8 PP 8 CP 2 VP 8: 292 / 311 TPS/GPU")]
+pick = [r for r in R if which == "all" or r[0] in which.split(",")]
+out = []
+for rid, src, model, gpus, seq, args, tps, mem, tokens in pick:
+    store = os.path.join(tmp, rid + ".h5")
+    cmd = [L, "synth", "--model", model] + args + ["--no-memory-check", "-o", store]
+    t0 = time.time()
+    p = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = re.search(r"peak ([0-9.]+) GB", p.stdout)
+    res = json.loads(subprocess.run([L, "sim", "--json", store], check=True, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL).stdout)
+    os.unlink(store)
+    pred = res["job"]["predicted_ns"] / 1e9
+    pub = tokens / (tps * gpus)
+    mdl = json.load(open(os.path.join(here, "data/models/%s.json" % model)))
+    spec = json.load(open(os.path.join(here, "data/gpu/%s.json" % args[args.index("--gpu") + 1])))
+    F = fpt(mdl, seq) * tokens / gpus
+    out.append(dict(id=rid, src=src, gpus=gpus, pub=pub, pred=pred, err=(pred - pub) / pub, tps=tps,
+                    tpsp=tokens / (gpus * pred), mfu_pub=F / pub / spec["peak_flops"], mfu=F / pred / spec["peak_flops"],
+                    mem=mem, memp=float(peak.group(1)) * 1e9 / GIB if peak else None, wall=time.time() - t0,
+                    cmd="lumosim synth --model %s %s" % (model, " ".join(a.replace(here + "/", "") for a in args))))
+lines = ["| row | source | GPUs | published s | predicted s | error | TPS/GPU published | predicted | MFU published | predicted | memory GiB published | predicted | error |",
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for o in out:
+    mem = ("%.1f | %.1f | %+.0f %%" % (o["mem"], o["memp"], 100 * (o["memp"] - o["mem"]) / o["mem"])) if o["mem"] else \
+          ("- | %.1f | -" % o["memp"] if o["memp"] else "- | - | -")
+    lines.append("| %s | %s | %d | %.3f | %.3f | %+.1f %% | %d | %.0f | %.1f %% | %.1f %% | %s |" % (
+        o["id"], o["src"], o["gpus"], o["pub"], o["pred"], 100 * o["err"], o["tps"], o["tpsp"], 100 * o["mfu_pub"],
+        100 * o["mfu"], mem))
+for rid, src, what in NOT:
+    lines.append("| %s | %s | | | not simulated | | | | | | | | |" % (rid, src))
+errs = [abs(o["err"]) for o in out]
+summary = "Rows: %d; mean |error| %.1f %%, worst %.1f %%." % (len(errs), 100 * sum(errs) / max(len(errs), 1),
+                                                               100 * max(errs or [0]))
+by = {o["id"]: o for o in out}
+checks, fail = [], False
+if "t1-eager" in by and "t3-eager" in by:
+    ch = by["t3-eager"]["pred"] / by["t1-eager"]["pred"] - 1
+    pc = by["t3-eager"]["pub"] / by["t1-eager"]["pub"] - 1
+    ok = abs(ch - pc) <= 0.03
+    checks.append("FSDP 8 -> 128 (eager): step %+.1f %% predicted, %+.1f %% published: %s" % (100 * ch, 100 * pc,
+                                                                                          "within 3 points" if ok else "OFF"))
+    fail |= not ok
+cps = [by[k] for k in ("t2-32k", "t2-64k", "t2-128k", "t2-256k") if k in by]
+if len(cps) > 1:
+    ok = all(a["tpsp"] > b["tpsp"] for a, b in zip(cps, cps[1:]))
+    checks.append("CP rows' predicted TPS/GPU %s: %s" % (" -> ".join("%.0f" % c["tpsp"] for c in cps),
+                                                         "falls with the sequence" if ok else "NOT monotonic"))
+    fail |= not ok
+print("\n".join(lines))
+print()
+print(summary)
+for c in checks:
+    print(c)
+for o in out:
+    print("%s: %s (%.0f s)" % (o["id"], o["cmd"], o["wall"]))
+for rid, src, what in NOT:
+    print("%s (%s): %s: not simulated" % (rid, src, what))
+if docs:
+    sec = ["<!-- BEGIN bench/published.sh modern: generated, do not edit by hand -->", "",
+           "## Modern dense jobs against published measurements", "",
+           "`sh bench/published.sh build/lumosim --rows none --modern all --docs docs/accuracy.md` (%s): the dense "
+           "rows of `../shared/published/README.md` configured as published, then `lumosim sim`. Published step "
+           "time = tokens per step / (TPS per GPU x GPUs). torchtitan's rows run on the `h100-96gb` spec (the 500 W "
+           "96 GB part: its peak interpolated between the NVL and SXM5 datasheets, docs/cost-models.md), FSDP2 "
+           "over the data-parallel GPUs, `--recompute op` for \"selective\" (its Llama 3 8B config: "
+           "`selective_ac_option = \"op\"`), `--kernels eager` for the eager rows and fused kernels for "
+           "`torch.compile`; Float8 as current scaling (torchao's dynamic tensorwise scaling). Megatron-Bridge's "
+           "rows run on the `h100` spec and `dgx_h100_ib400`, FP8 with current scaling, the distributed "
+           "optimizer and sequence parallelism with TP. MFU: model FLOPs (6 x the parameters without the "
+           "embedding + 12 l h s per token, torchtitan's count; Megatron-Bridge's own TFLOP/s halve the attention "
+           "term for the causal mask) over the spec's dense BF16 peak. Memory: the estimate's peak "
+           "(docs/memory.md) in GiB against the published maximum. Nothing is fitted to these rows." %
+           time.strftime("%Y-%m-%d"), ""]
+    sec += lines + ["", summary, ""] + ["- " + c for c in checks] + [""]
+    sec += ["Not simulated: " + "; ".join("%s (%s: %s)" % n for n in NOT) + ": Llama 3.1 405B's 126 layers do not "
+            "split evenly over 8 pipeline stages (nor 64 virtual stages), which torchtitan and Megatron-Bridge "
+            "handle by uneven stages or by counting the embedding and loss as layers; `lumosim synth` splits "
+            "layers evenly.", ""]
+    sec += ["<!-- END bench/published.sh modern -->"]
+    text = open(docs).read()
+    b, e = "<!-- BEGIN bench/published.sh modern", "<!-- END bench/published.sh modern -->"
+    sec = "\n".join(sec)
+    if b in text and e in text:
+        i, j = text.index(b), text.index(e) + len(e)
+        text = text[:i] + sec + text[j:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + sec + "\n"
+    open(docs, "w").write(text)
+bad = bool(trend) and fail
+if trend and fail:
+    print("FAIL: a published trend is not reproduced")
+if mbound and errs and max(errs) > float(mbound) / 100:
+    print("FAIL: a row is off by %.1f %%, more than %s %%" % (100 * max(errs), mbound))
+    bad = True
+sys.exit(1 if bad else 0)
 PY

@@ -1041,6 +1041,8 @@ int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *descriptio
     if (g->host_stall_prob > 0) fprintf(f, ",\n  \"host_stall_prob\": %.17g", g->host_stall_prob);
     if (g->host_stall_ns > 0) fprintf(f, ",\n  \"host_stall_ns\": %lld", (long long)g->host_stall_ns);
     if (g->host_stall_sd_ns > 0) fprintf(f, ",\n  \"host_stall_sd_ns\": %lld", (long long)g->host_stall_sd_ns);
+    /* kept from the base spec: a calibrated H100 must still run --precision fp8 */
+    if (g->peak_flops_fp8 > 0) fprintf(f, ",\n  \"peak_flops_fp8\": %.17g", g->peak_flops_fp8);
     fputs("\n}\n", f);
     return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the GPU spec") : 0;
 }

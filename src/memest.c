@@ -77,7 +77,7 @@ int lsim_memest_check(const lsim_memest_in *in, lsim_err *err)
     if (in->seq_parallel && in->seq % in->tp)
         return lsim_err_set(err, LSIM_EARG, "memory estimate: sequence parallelism needs seq %d divisible by TP = %d",
                             in->seq, in->tp);
-    if (in->recompute < LSIM_MEMEST_RC_NONE || in->recompute > LSIM_MEMEST_RC_FULL ||
+    if (in->recompute < LSIM_MEMEST_RC_NONE || in->recompute > LSIM_MEMEST_RC_OP ||
         in->attention < LSIM_MEMEST_ATTN_FLASH || in->attention > LSIM_MEMEST_ATTN_UNFUSED ||
         (in->grad_bytes != 2 && in->grad_bytes != 4) || in->opt_shards < 0)
         return lsim_err_set(err, LSIM_EARG,
@@ -119,6 +119,18 @@ double lsim_memest_layer_act(const lsim_memest_in *in, int stored)
     double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
     int sp = in->seq_parallel;
     if (stored && in->recompute == LSIM_MEMEST_RC_FULL) return tok * 2 * h / (sp ? t : 1);
+    if (stored && in->recompute == LSIM_MEMEST_RC_OP) {
+        /* torchtitan's per-op selective checkpointing (_apply_ac_to_transformer_block,
+         * selective_ac_option "op"): a layer keeps its input (2h, what the
+         * recomputation starts from) and the outputs of the matmuls it saves
+         * -- every odd one of wq, wk, wv, wo, w1, w3, w2: Q (2A), V (2KV), W1's
+         * gate (2f), W2's output (2h) -- and the attention's output (2A);
+         * the rest (norms, K, RoPE, wo, W3, SiLU x up) is recomputed before
+         * the layer's backward. Split over TP as Korthikanti's: h whole
+         * without SP, A, KV, f split */
+        double opw = 4 * h, ops = 4 * A + 2 * KV + 2 * f;
+        return tok * (sp ? (opw + ops) / t : opw + ops / t);
+    }
     double s2 = in->attention == LSIM_MEMEST_ATTN_UNFUSED ? (in->dropout ? 5.0 : 2.0) * a * in->seq : 0;
     if (stored && in->recompute == LSIM_MEMEST_RC_SELECTIVE) s2 = 0;
     double whole = 10 * h, split = 4 * A + 4 * KV + (in->swiglu ? 6 : 4) * f;
@@ -305,7 +317,7 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
     } else {
         out->inflight = lsim_memest_inflight(in->pp, stage, in->microbatches, V);
         act = (double)out->inflight * (in->experts > 0 ? moe_act : lpc * lsim_memest_layer_act(in, 1));
-        if (in->recompute == LSIM_MEMEST_RC_FULL) act += lsim_memest_layer_act(in, 0);
+        if (in->recompute == LSIM_MEMEST_RC_FULL || in->recompute == LSIM_MEMEST_RC_OP) act += lsim_memest_layer_act(in, 0);
     }
     if (in->embed_head) {
         /* Korthikanti et al. section 4.3: the embedding keeps its dropout

@@ -21,7 +21,7 @@
 
 #include "lumosim/common.h"
 
-enum { LSIM_MEMEST_RC_NONE = 0, LSIM_MEMEST_RC_SELECTIVE, LSIM_MEMEST_RC_FULL };
+enum { LSIM_MEMEST_RC_NONE = 0, LSIM_MEMEST_RC_SELECTIVE, LSIM_MEMEST_RC_FULL, LSIM_MEMEST_RC_OP };
 enum { LSIM_MEMEST_ATTN_FLASH = 0, LSIM_MEMEST_ATTN_UNFUSED };
 
 /* What the estimate needs. Sizes are positive; heads * head_dim is the

@@ -106,7 +106,9 @@ typedef struct lsim_synth_cfg {
     int optimizer;                  /* optimizer step after the backward pass (1) */
     /* Megatron options that change the step (docs/synthesis.md, "Options");
      * the defaults are the first value named */
-    int recompute;                  /* LSIM_RC_NONE, _SELECTIVE (attention core), _FULL (each layer's forward) */
+    int recompute;                  /* LSIM_RC_NONE, _SELECTIVE (attention core), _FULL (each layer's forward),
+                                       _OP (torchtitan's per-op selective checkpointing: every second
+                                       matmul of a layer and the element-wise ops recomputed) */
     int seq_parallel;               /* TP all-reduces become reduce-scatter + all-gather, norms and
                                        dropout on seq / TP tokens */
     int grad_reduce;                /* LSIM_GR_OVERLAP: buckets during the last backward; LSIM_GR_AFTER:
@@ -169,18 +171,24 @@ typedef struct lsim_synth_cfg {
     double routing_skew;            /* Zipf exponent of the tokens each expert receives (docs/synthesis.md
                                        "Skewed routing"): 0 balanced; > 0 drawn per step, MoE layer,
                                        micro-batch and EP group from seed */
+    int kernels;                    /* LSIM_KERN_FUSED: norms, RoPE, SwiGLU and the loss as fused
+                                       kernels (Transformer Engine, torch.compile); LSIM_KERN_EAGER:
+                                       as PyTorch eager runs torchtitan's model, op by op in fp32
+                                       (docs/synthesis.md "Eager kernels") */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
 
 /* Activation recomputation, with the names the CLI and the files use. */
-#define LSIM_RECOMPUTE_MODES(X) X(LSIM_RC_NONE, "none") X(LSIM_RC_SELECTIVE, "selective") X(LSIM_RC_FULL, "full")
+#define LSIM_RECOMPUTE_MODES(X)                                                                                        \
+    X(LSIM_RC_NONE, "none") X(LSIM_RC_SELECTIVE, "selective") X(LSIM_RC_FULL, "full") X(LSIM_RC_OP, "op")
 enum { LSIM_RECOMPUTE_MODES(LSIM_ENUM_ENTRY_) LSIM_RC_N };
-/* "none", "selective", "full"; "?" out of range. Local. */
+/* "none", "selective", "full", "op"; "?" out of range. Local. */
 const char *lsim_recompute_name(int mode);
 enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
 enum { LSIM_GA_FUSED = 0, LSIM_GA_BUFFER, LSIM_GA_AUTOGRAD };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
+enum { LSIM_KERN_FUSED = 0, LSIM_KERN_EAGER };
 
 /* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,
  * embed_head and optimizer on, gpus 0, the options above at their first

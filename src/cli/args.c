@@ -859,14 +859,15 @@ enum {
     S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW
 };
 
-#define NSYNTH_WORDS 7
-static const char *const SYNTH_WORDS[NSYNTH_WORDS][3] = {{"none", "selective", "full"},
+#define NSYNTH_WORDS 8
+static const char *const SYNTH_WORDS[NSYNTH_WORDS][4] = {{"none", "selective", "full", "op"},
                                                         {"overlap", "after", NULL},
                                                         {"flash", "unfused", NULL},
                                                         {"2", "4", NULL},
                                                         {"fused", "buffer", "autograd"},
                                                         {"bf16", "fp8", NULL},
-                                                        {"current", "delayed", NULL}};
+                                                        {"current", "delayed", NULL},
+                                                        {"fused", "eager", NULL}};
 
 static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
 {
@@ -886,11 +887,12 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
     if (id >= S_WORD0 && id < S_WORD0 + NSYNTH_WORDS) {
         int w = id - S_WORD0, k = 0;
         int *words[NSYNTH_WORDS] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes,
-                                    &s->grad_acc,  &s->precision,   &s->fp8_scaling};
-        while (k < 3 && SYNTH_WORDS[w][k] && strcmp(v, SYNTH_WORDS[w][k])) k++;
-        if (k == 3 || !SYNTH_WORDS[w][k]) {
-            lsim_cli_usage_error("%s '%s': expected %s|%s%s%s", e->name, v, SYNTH_WORDS[w][0], SYNTH_WORDS[w][1],
-                                 SYNTH_WORDS[w][2] ? "|" : "", SYNTH_WORDS[w][2] ? SYNTH_WORDS[w][2] : "");
+                                    &s->grad_acc,  &s->precision,   &s->fp8_scaling, &s->kernels};
+        while (k < 4 && SYNTH_WORDS[w][k] && strcmp(v, SYNTH_WORDS[w][k])) k++;
+        if (k == 4 || !SYNTH_WORDS[w][k]) {
+            lsim_cli_usage_error("%s '%s': expected %s|%s%s%s%s%s", e->name, v, SYNTH_WORDS[w][0], SYNTH_WORDS[w][1],
+                                 SYNTH_WORDS[w][2] ? "|" : "", SYNTH_WORDS[w][2] ? SYNTH_WORDS[w][2] : "",
+                                 SYNTH_WORDS[w][3] ? "|" : "", SYNTH_WORDS[w][3] ? SYNTH_WORDS[w][3] : "");
             return -1;
         }
         *words[w] = w == 3 ? atoi(v) : k;
@@ -989,6 +991,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--grad-acc", NULL, "a word", S_WORD0 + 4, 0},
         {"--precision", NULL, "a word", S_WORD0 + 5, 0},
         {"--fp8-scaling", NULL, "a word", S_WORD0 + 6, 0},
+        {"--kernels", NULL, "a word", S_WORD0 + 7, 0},
         {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
         {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
         {"--cp", NULL, "a positive integer", S_CP, 0},
@@ -997,7 +1000,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };
     memset(s, 0, sizeof *s);
-    s->recompute = s->grad_reduce = s->attention = s->grad_bytes = s->grad_acc = s->precision = s->fp8_scaling = -1;
+    s->recompute = s->grad_reduce = s->attention = s->grad_bytes = s->grad_acc = s->precision = s->fp8_scaling = s->kernels = -1;
     lsim_cli_seen seen = {{0}, 0};
     lsim_cli_spec sp = {"synth", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_synth, s};
     int rc = lsim_cli_getopt(argc, argv, &sp);

@@ -57,10 +57,10 @@ typedef lsim_cli_calibrate_args cal_opts;
 /* The base spec from --gpu: a built-in name, else a JSON file. */
 static int base_from_arg(const char *arg, lsim_gpu_spec *g, lsim_err *err)
 {
-    if (!strcasecmp(arg, "h100") || !strcasecmp(arg, "a100") || !strcasecmp(arg, "h200"))
-        return lsim_gpu_spec_builtin(arg, g, err);
     if (strchr(arg, '/') || strchr(arg, '.')) return lsim_gpu_spec_load(arg, g, err);
-    return lsim_err_set(err, LSIM_EARG, "--gpu %s: unknown GPU (h100, a100, h200, or a GPU JSON file)", arg);
+    if (lsim_gpu_spec_builtin(arg, g, NULL) == 0) return 0;
+    return lsim_err_set(err, LSIM_EARG, "--gpu %s: unknown GPU (h100, a100, h200, h100-96gb, b200, gb200, or a GPU JSON file)",
+                        arg);
 }
 
 /* The base spec from a deviceProperties name ("NVIDIA A100-SXM4-80GB"). */

@@ -20,13 +20,14 @@ const char *const LSIM_USAGE_SYNTH =
     "usage: lumosim synth --model NAME|FILE.json [--layers N --hidden N --ffn N --heads N\n"
     "                     --seq N --vocab N] --tp N --pp N --dp N --micro-batch N\n"
     "                     --global-batch N [--schedule 1f1b|interleaved:V] [--gpus N]\n"
-    "                     [--gpu h100|a100|h200|FILE.json] [--topology FILE.json]\n"
-    "                     [--no-p2p-sync] [--recompute none|selective|full]\n"
+    "                     [--gpu NAME|FILE.json] [--topology FILE.json]\n"
+    "                     [--no-p2p-sync] [--recompute none|selective|full|op]\n"
     "                     [--sequence-parallel] [--grad-reduce overlap|after]\n"
     "                     [--distributed-optimizer] [--scatter-gather] [--attention flash|unfused]\n"
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
+    "                     [--kernels fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--ep N] [--routing-skew Z]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
@@ -50,14 +51,17 @@ const char *const LSIM_USAGE_SYNTH =
     "                   iteration (micro-batches per pipeline = global / (micro x dp))\n"
     "  --schedule S     1f1b (default) or interleaved:V (V model chunks per GPU)\n"
     "  --gpus N         check that TP x PP x DP = N\n"
-    "  --gpu G          GPU parameters: built-in name or JSON file (default h100)\n"
+    "  --gpu G          GPU parameters: h100, a100, h200, h100-96gb, b200, gb200\n"
+    "                   (data/gpu) or a JSON file (default h100)\n"
     "  --topology F     network JSON file (default: 8 GPUs per node, the GPU's\n"
     "                   NVLink and NIC figures)\n"
     "  --no-p2p-sync    the CPU does not wait for pipeline send/recv groups\n"
     "                   (Megatron's batch_p2p_sync off)\n"
     "  --recompute R    activation recomputation: none (default), selective (the\n"
     "                   attention core), full (each layer's forward again before\n"
-    "                   its backward)\n"
+    "                   its backward), op (torchtitan's selective per-op\n"
+    "                   checkpointing: every second matmul of a layer and its\n"
+    "                   element-wise ops again before its backward)\n"
     "  --sequence-parallel  TP all-reduces become reduce-scatter + all-gather\n"
     "  --grad-reduce G  overlap (default: gradient buckets reduced during the last\n"
     "                   backward) or after (once the pipeline has flushed)\n"
@@ -83,6 +87,10 @@ const char *const LSIM_USAGE_SYNTH =
     "  --fp8-scaling S  current (default: an amax reduction before each cast) or\n"
     "                   delayed (the previous steps' amax; the history updated\n"
     "                   once per scaled tensor per step)\n"
+    "  --kernels K      fused (default: norms, RoPE, SwiGLU and the loss as fused\n"
+    "                   kernels, as Transformer Engine or torch.compile) or eager\n"
+    "                   (PyTorch eager running torchtitan's Llama op by op, fp32\n"
+    "                   norms, RoPE and loss; docs/synthesis.md)\n"
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
     "                   than the GPU has (refused by default); it is flagged OOM\n"
     "                   on stderr, in the store and by lumosim sim\n"
@@ -343,6 +351,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     if (sa->grad_acc >= 0) c->grad_acc = sa->grad_acc;
     if (sa->precision >= 0) c->precision = sa->precision;
     if (sa->fp8_scaling >= 0) c->fp8_scaling = sa->fp8_scaling;
+    if (sa->kernels >= 0) c->kernels = sa->kernels;
     c->seq_parallel = sa->seq_parallel;
     c->dist_opt = sa->dist_opt;
     c->scatter_gather = sa->scatter_gather;

@@ -27,6 +27,10 @@ static const lsim_gpu_spec BUILTIN[] = {
     {"a100", 312.0e12, 2.039e12, 0.895, 1.0e9, 0.65, 2.0e9, 0.563, 1000, 11000, 12000, 108, 3220, 80e9, 198500, 2304500, 0,
      0, 0, 0, 0},
     {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0, 1979e12},
+    {"h100-96gb", 886.8e12, 2.4e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 96e9, 0, 0, 0, 0, 0, 0,
+     1773.3e12},
+    {"b200", 2250e12, 7.7e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 180e9, 0, 0, 0, 0, 0, 0, 4500e12},
+    {"gb200", 2500e12, 8.0e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 186e9, 0, 0, 0, 0, 0, 0, 5000e12},
 };
 #define NBUILTIN (sizeof BUILTIN / sizeof *BUILTIN)
 
@@ -73,7 +77,7 @@ int lsim_gpu_spec_builtin(const char *name, lsim_gpu_spec *out, lsim_err *err)
             *out = BUILTIN[i];
             return 0;
         }
-    return lsim_err_set(err, LSIM_EARG, "unknown GPU \"%s\" (known: h100, a100, h200)",
+    return lsim_err_set(err, LSIM_EARG, "unknown GPU \"%s\" (known: h100, a100, h200, h100-96gb, b200, gb200)",
                         name ? name : "(null)");
 }
 
@@ -477,15 +481,20 @@ int lsim_topology_check(const lsim_topology *t, const char *label, lsim_err *err
 
 void lsim_topology_default(const lsim_gpu_spec *gpu, lsim_topology *out)
 {
-    int ampere = 0;
+    int ampere = 0, blackwell = 0, nvl72 = 0;
     if (gpu)
         for (size_t i = 0; i + 4 <= sizeof gpu->name && gpu->name[i]; i++) {
             char four[5] = {gpu->name[i], gpu->name[i + 1], gpu->name[i + 2], gpu->name[i + 3], '\0'};
             if (name_eq(four, "a100")) ampere = 1;
+            if (name_eq(four, "b200")) blackwell = 1;
+            if (i > 0 && blackwell && (gpu->name[i - 1] == 'g' || gpu->name[i - 1] == 'G')) nvl72 = 1;
         }
     memset(out, 0, sizeof *out);
-    out->gpus_per_node = 8;
-    out->intra_bw = ampere ? 300e9 : 450e9; /* NVLink3 12 x 25 GB/s; NVLink4 18 x 25 GB/s per direction */
+    /* GB200 NVL72: 72 GPUs behind one NVLink switch system (its datasheet) */
+    out->gpus_per_node = nvl72 ? 72 : 8;
+    /* NVLink3 12 x 25 GB/s; NVLink4 18 x 25 GB/s; NVLink5 18 x 50 GB/s (1.8 TB/s both ways, Blackwell
+     * datasheets) per direction */
+    out->intra_bw = ampere ? 300e9 : blackwell ? 900e9 : 450e9;
     out->inter_bw = ampere ? 25e9 : 50e9;   /* HDR 200 Gb/s; NDR 400 Gb/s per GPU */
     out->intra_lat_ns = 600;                /* NCCL hwLat NVLink ring LL, 0.6 us */
     out->inter_lat_ns = 2700;               /* NCCL hwLat NET ring LL, 2.7 us */
@@ -512,9 +521,9 @@ cleanup:
 
 const char *lsim_gpu_builtin_for_device(const char *devname)
 {
-    /* longest names first: "h200" before "h100" cannot clash, but keep the
-     * order explicit should another be added that contains one of these */
-    static const char *const known[] = {"h200", "h100", "a100"};
+    /* a name that contains another first ("gb200" before "b200"); the
+     * 96 GB H100 is told apart by its spec file, not its device name */
+    static const char *const known[] = {"gb200", "b200", "h200", "h100", "a100"};
     for (size_t i = 0; devname && i < sizeof known / sizeof *known; i++) {
         size_t l = strlen(known[i]);
         for (const char *p = devname; *p; p++)

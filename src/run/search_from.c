@@ -133,6 +133,7 @@ int lsim_search_from_enumerate(const lsim_search_from *s, lsim_search_cand **out
     int rc0 = LSIM_RC_NONE;
     if (f->sopts && strstr(f->sopts, "rc=full")) rc0 = LSIM_RC_FULL;
     else if (f->sopts && strstr(f->sopts, "rc=selective")) rc0 = LSIM_RC_SELECTIVE;
+    else if (f->sopts && strstr(f->sopts, "rc=op")) rc0 = LSIM_RC_OP; /* torchtitan's per-op checkpointing */
     size_t total = (size_t)nz(s->ntp) * (size_t)nz(s->npp) * (size_t)nz(s->ndp) * (size_t)nz(s->nvst) *
                    (size_t)nz(s->nmbs);
     if (!(c = calloc(total, sizeof *c))) {

@@ -50,9 +50,10 @@ void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t n
     const lsim_model_shape *M = &c->model;
     F->n = c->cp;
     F->self = self, F->next = next, F->prev = prev;
-    /* K and V of the rank's tokens; every head is a KV head (the shape has
-     * no GQA yet: multi-head attention) */
-    int kv_heads = M->heads;
+    /* K and V of the rank's tokens: the model's KV heads (grouped-query
+     * attention passes kv_heads, not heads, around the ring: Llama 3 8B's 8
+     * of 32 make each block 4 times smaller than multi-head attention's) */
+    int kv_heads = lsim_model_kv_heads(M);
     F->kv_bytes = 2 * (int64_t)c->micro_batch * (M->seq / c->cp) * (kv_heads / c->tp) * M->head_dim * c->elem_bytes;
     F->kv_ns = lsim_cost_p2p(&c->topo, F->kv_bytes, self, next);
     static const char *const CH[2] = {"cpkv", "cpdkv"};

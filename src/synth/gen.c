@@ -47,6 +47,7 @@ typedef struct costs {
     double layer_params, emb_params; /* per GPU */
     double w_qkv, w_proj, w_fc1, w_fc2; /* one layer's weight matrices per GPU (parameters) */
     double head_params;           /* per GPU: the output layer's own weights (untied, or tied on another stage) */
+    lsim_ns rc_k, rc_w3;          /* --recompute op: the K projection's and W3's (up) GEMMs alone */
 } costs;
 
 enum { F8_QKV = 0, F8_PROJ, F8_FC1, F8_FC2 };   /* the FP8 linears of a layer */
@@ -448,6 +449,33 @@ static void mlp_bwd(gen *G, int mb)
             "fc1_grad_acc", k->w_fc1, mb);
 }
 
+/* torchtitan's per-op selective checkpointing (selective_ac_option "op",
+ * _apply_ac_to_transformer_block): the layer's matmuls are counted in
+ * order -- wq, wk, wv, wo, w1, w3, w2 -- and every second one (wk, wo, w3)
+ * is recomputed, with every op that is not a matmul or the attention
+ * (norms, RoPE, the residual add, SiLU x up), before the layer's backward.
+ * The saved reduce-scatter output (torchtitan's TP) needs no collective
+ * again. FP8: the recomputed projections cast their inputs again. */
+static void layer_rc_op(gen *G, int layer, int mb)
+{
+    const costs *k = &G->k;
+    set_layer_tag(G, layer, mb, 1);
+    G->pfx = "rc_";
+    comp(G, "ln1", k->ln);
+    comp(G, "k_gemm", k->rc_k);
+    if (G->c->model.rope) comp(G, "rope", k->rope);
+    fp8_cast(G, F8_PROJ, F8_IN);
+    comp(G, "proj_gemm", k->proj);
+    comp(G, "dropout_add", k->add);
+    comp(G, "ln2", k->ln);
+    if (!lsim_model_moe_layer(&G->c->model, layer)) { /* a MoE layer's experts are not torchtitan's dense W3 */
+        fp8_cast(G, F8_FC1, F8_IN);
+        comp(G, "w3_gemm", k->rc_w3);
+        comp(G, G->c->model.mlp == LSIM_MLP_SWIGLU ? "swiglu" : "gelu", k->gelu);
+    }
+    G->pfx = "";
+}
+
 static void layer_bwd(gen *G, int layer, int mb, int last_mb)
 {
     const costs *k = &G->k;
@@ -458,6 +486,7 @@ static void layer_bwd(gen *G, int layer, int mb, int last_mb)
         layer_fwd(G, layer, mb, 1);
         G->pfx = "";
     }
+    if (G->c->recompute == LSIM_RC_OP) layer_rc_op(G, layer, mb);
     set_layer_tag(G, layer, mb, 1);
     comp(G, "dropout_add2", k->b_add);
     int moe = lsim_model_moe_layer(&G->c->model, layer);
@@ -669,6 +698,42 @@ static void p2p_group_sync(gen *G, const uint32_t *ops, int n, const uint32_t *r
 
 /* ------------------------------------------------------------ costs */
 
+/* --kernels eager: torchtitan's Llama as PyTorch eager runs it (no
+ * torch.compile; docs/synthesis.md "Eager kernels"): each op its own
+ * kernel over HBM, the bytes of a layer's ops summed into one node per
+ * fused kernel it replaces. Bytes per element, from torchtitan's model
+ * code (models/norms.py RMSNorm, models/llama/model.py
+ * apply_rotary_emb and FeedForward, train.py's cross_entropy_loss):
+ * - RMSNorm forward: x.float() (2 read + 4 written), pow (4 + 4), mean
+ *   (4), x * rsqrt (4 + 4), type_as (4 + 2), * weight (2 + 2): 36 (fused:
+ *   2 + 2); backward, autograd of the same ops (the weight's product and
+ *   its reduction 4 + 4, the cast 6, the two products 8 + 8, pow's 8, the
+ *   two gradients of x summed 12, the cast back 6): 56 (fused: 6);
+ * - RoPE, per element of Q and K: float() (2 + 4), the complex product
+ *   (4 + 4), type_as (4 + 2): 20 each way (fused: 4);
+ * - SiLU(gate) x up: silu (2 + 2), the product (4 + 2): 10 per FFN element
+ *   (fused: 6); backward: the product's two gradients (4 + 2 each) and
+ *   silu's (4 + 2): 18 (fused: 10);
+ * - the loss on fp32 logits: float() (2 + 4), log_softmax (two reads of 4,
+ *   a write of 4), 18 per logit (fused: 8); backward: nll's gradient
+ *   written (4), log_softmax's (4 + 4 read, 4 written), the cast back
+ *   (4 + 2): 22 (fused: 4). */
+static void eager_costs(gen *G, double T, double Ts, double f, double qk, double V)
+{
+    const lsim_gpu_spec *g = &G->c->gpu;
+    costs *k = &G->k;
+    double h = G->c->model.hidden;
+    k->ln = k->lnf = lsim_cost_elementwise(g, 36 * Ts * h);
+    k->b_ln = lsim_cost_elementwise(g, 56 * Ts * h);
+    k->rope = k->b_rope = lsim_cost_elementwise(g, 20 * T * qk);
+    if (G->c->model.mlp == LSIM_MLP_SWIGLU) {
+        k->gelu = lsim_cost_elementwise(g, 10 * T * f);
+        k->b_gelu = lsim_cost_elementwise(g, 18 * T * f);
+    }
+    k->xent = lsim_cost_elementwise(g, 18 * T * V);
+    k->b_xent = lsim_cost_elementwise(g, 22 * T * V);
+}
+
 static void fill_costs(gen *G)
 {
     const lsim_synth_cfg *c = G->c;
@@ -795,6 +860,9 @@ static void fill_costs(gen *G)
     k->w_proj = Al * h;
     k->w_fc1 = h * f1;
     k->w_fc2 = f * h;
+    k->rc_k = lsim_cost_gemm(g, T, KVl, h, lb);
+    k->rc_w3 = lsim_cost_gemm(g, T, f, h, lb);
+    if (c->kernels == LSIM_KERN_EAGER) eager_costs(G, T, Ts, f, Al + KVl, V);
 }
 
 /* ------------------------------------------------------------ one GPU */

@@ -437,7 +437,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "element size must be 2 or 4 bytes (got %d)", c->elem_bytes);
     if (!(c->dp_bucket_params > 0)) return lsim_err_set(err, LSIM_EARG, "gradient bucket size must be positive");
     if (c->topo.gpus_per_node <= 0) return lsim_err_set(err, LSIM_EARG, "topology: gpus_per_node must be positive");
-    if (c->recompute < LSIM_RC_NONE || c->recompute > LSIM_RC_FULL || c->grad_reduce < LSIM_GR_OVERLAP ||
+    if (c->recompute < LSIM_RC_NONE || c->recompute >= LSIM_RC_N || c->kernels < LSIM_KERN_FUSED ||
+        c->kernels > LSIM_KERN_EAGER || c->grad_reduce < LSIM_GR_OVERLAP ||
         c->grad_reduce > LSIM_GR_AFTER || c->attention < LSIM_ATTN_FLASH || c->attention > LSIM_ATTN_UNFUSED)
         return lsim_err_set(err, LSIM_EARG, "unknown recomputation, gradient reduction or attention kind");
     if (c->grad_bytes != 2 && c->grad_bytes != 4)
@@ -497,6 +498,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->microbatches = lsim_synth_microbatches(c);
     in->recompute = c->recompute == LSIM_RC_FULL        ? LSIM_MEMEST_RC_FULL
                     : c->recompute == LSIM_RC_SELECTIVE ? LSIM_MEMEST_RC_SELECTIVE
+                    : c->recompute == LSIM_RC_OP        ? LSIM_MEMEST_RC_OP
                                                         : LSIM_MEMEST_RC_NONE;
     in->seq_parallel = c->seq_parallel;
     in->dist_opt = c->dist_opt;
@@ -542,8 +544,8 @@ void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
 
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
 {
-    static const char *const RC[] = {"", "rc=selective,", "rc=full,"};
-    snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s%s%s", RC[c->recompute > 0 && c->recompute <= 2 ? c->recompute : 0],
+    static const char *const RC[] = {"", "rc=selective,", "rc=full,", "rc=op,"};
+    snprintf(out, cap, "%s%s%s%s%s%s%s%s%s%s%s%s", RC[c->recompute > 0 && c->recompute <= 3 ? c->recompute : 0],
              c->seq_parallel ? "sp," : "", c->grad_reduce == LSIM_GR_AFTER ? "grad=after," : "",
              c->dist_opt ? "distopt," : "", c->scatter_gather ? "sg," : "",
              c->attention == LSIM_ATTN_UNFUSED ? "attn=unfused," : "",
@@ -574,6 +576,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->routing_skew > 0) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "skew=%g,", c->routing_skew);
+    }
+    if (c->kernels == LSIM_KERN_EAGER) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "eager,");
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

@@ -133,6 +133,24 @@ static void test_fit(void)
               back.kernel_min_ns == out.kernel_min_ns && back.launch_latency_ns == out.launch_latency_ns);
         unlink(tmp);
     }
+    /* a spec with FP8 tensor cores keeps its peak_flops_fp8 through the
+     * writer (else a calibrated H100 refuses --precision fp8) */
+    {
+        lsim_gpu_spec h, back;
+        CHECK(lsim_gpu_spec_builtin("h100", &h, NULL) == 0);
+        char tmp2[] = "/tmp/lsim_calib_XXXXXX";
+        int fd2 = mkstemp(tmp2);
+        FILE *f = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
+        CHECK(f != NULL);
+        if (f) {
+            CHECK(lsim_calib_write_gpu(f, &h, "test", &err) == 0);
+            fclose(f);
+            CHECK_MSG(lsim_gpu_spec_load(tmp2, &back, &err) == 0, "%s", err.msg);
+            CHECK(back.peak_flops_fp8 == h.peak_flops_fp8 && back.peak_flops_fp8 > 0);
+            CHECK(memcmp(&back, &h, sizeof h) == 0);
+            unlink(tmp2);
+        }
+    }
     lsim_calib_free(c);
     lsim_trace_free(t);
 }

@@ -209,9 +209,9 @@ static void test_collectives(void)
 
 static void test_shipped_files(void)
 {
-    static const char *names[] = {"h100", "a100", "h200"};
+    static const char *names[] = {"h100", "a100", "h200", "h100-96gb", "b200", "gb200"};
     char path[512];
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         lsim_gpu_spec b, f;
         lsim_err err = {0};
         memset(&f, 0xab, sizeof f);
@@ -234,6 +234,27 @@ static void test_shipped_files(void)
     CHECK(lsim_gpu_spec_builtin("h100", &g, NULL) == 0 && g.peak_flops == 989.4e12 && g.mem_bw == 3.35e12);
     CHECK(lsim_gpu_spec_builtin("a100", &g, NULL) == 0 && g.peak_flops == 312e12 && g.mem_bw == 2.039e12);
     CHECK(lsim_gpu_spec_builtin("h200", &g, NULL) == 0 && g.peak_flops == 989.4e12 && g.mem_bw == 4.8e12);
+    /* the 500 W 96 GB H100: the NVL (835.5 at 400 W) and SXM5 (989.4 at
+     * 700 W) datasheet peaks interpolated by board power */
+    CHECK(lsim_gpu_spec_builtin("h100-96gb", &g, NULL) == 0 && g.mem_bw == 2.4e12 && g.mem_capacity == 96e9);
+    CHECK_MSG(fabs(g.peak_flops - (835.5e12 + (989.4e12 - 835.5e12) * (500 - 400) / (700 - 400))) < 1e11, "%g",
+              g.peak_flops);
+    CHECK(g.peak_flops > 835.5e12 && g.peak_flops < 989.4e12 && g.peak_flops_fp8 > 1670.5e12 && g.peak_flops_fp8 < 1979e12);
+    /* Blackwell datasheets: HGX B200 2.25 / 4.5 PFLOP/s dense BF16 / FP8;
+     * GB200 NVL72 360 / 720 PFLOP/s sparse over 72 GPUs */
+    CHECK(lsim_gpu_spec_builtin("b200", &g, NULL) == 0 && g.peak_flops == 2250e12 && g.peak_flops_fp8 == 4500e12);
+    CHECK(lsim_gpu_spec_builtin("gb200", &g, NULL) == 0 && g.peak_flops == 360e15 / 72 / 2 &&
+          g.peak_flops_fp8 == 720e15 / 72 / 2);
+    {
+        lsim_topology d;
+        lsim_topology_default(&g, &d);
+        CHECK(d.gpus_per_node == 72 && d.intra_bw == 900e9);
+        CHECK(lsim_gpu_spec_builtin("b200", &g, NULL) == 0);
+        lsim_topology_default(&g, &d);
+        CHECK(d.gpus_per_node == 8 && d.intra_bw == 900e9);
+        CHECK_STR(lsim_gpu_builtin_for_device("NVIDIA GB200"), "gb200");
+        CHECK_STR(lsim_gpu_builtin_for_device("NVIDIA B200"), "b200");
+    }
     lsim_err err = {0};
     CHECK(lsim_gpu_spec_builtin("v100", &g, &err) == LSIM_EARG);
     CHECK(strstr(err.msg, "v100") && strstr(err.msg, "h100") && strstr(err.msg, "a100") && strstr(err.msg, "h200"));

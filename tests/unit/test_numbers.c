@@ -227,8 +227,8 @@ static void test_spec_ranges(void)
 {
     lsim_err e = {0};
     lsim_gpu_spec g, h;
-    const char *names[] = {"h100", "a100", "h200"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"h100", "a100", "h200", "h100-96gb", "b200", "gb200"};
+    for (int i = 0; i < 6; i++) {
         CHECK(lsim_gpu_spec_builtin(names[i], &h, NULL) == 0);
         CHECK_MSG(lsim_gpu_spec_check(&h, names[i], &e) == 0, "%s", e.msg);
     }

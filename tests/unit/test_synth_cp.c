@@ -158,6 +158,32 @@ static void test_fsdp_over_cp(void)
     lsim_graph_free(g);
 }
 
+/* grouped-query attention: the ring passes the KV heads' K and V (Llama 3
+ * 8B: 8 of its 32 heads), 2 x (s / CP) x b x kv_heads / TP x d x 2 bytes */
+static void test_gqa_blocks(void)
+{
+    lsim_synth_cfg c;
+    lsim_synth_cfg_default(&c);
+    CHECK(lsim_model_builtin("llama3-8b", &c.model, NULL) == 0);
+    c.model.layers = 2;
+    c.tp = 2, c.pp = 1, c.dp = 1, c.cp = 4, c.micro_batch = 1, c.global_batch = 1, c.mem_check = 0;
+    lsim_err err;
+    lsim_graph *g = NULL;
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0);
+    if (!g) return;
+    const lsim_model_shape *M = &c.model;
+    CHECK_I64(M->kv_heads, 8);
+    int64_t kv = 2 * (int64_t)(M->seq / c.cp) * (M->kv_heads / c.tp) * M->head_dim * 2;
+    size_t sends = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0 || !strstr(nm(g, v), "cp_kv_send")) continue;
+        CHECK_I64(g->colls[g->coll[v]].bytes, kv);
+        sends++;
+    }
+    CHECK(sends > 0);
+    lsim_graph_free(g);
+}
+
 static void test_bad(void)
 {
     lsim_synth_cfg c;
@@ -179,6 +205,7 @@ int main(void)
     test_attention_halves();
     test_job();
     test_fsdp_over_cp();
+    test_gqa_blocks();
     test_bad();
     return check_result("test_synth_cp");
 }
