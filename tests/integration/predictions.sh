@@ -14,9 +14,15 @@
 #                bandwidth" = algorithm bandwidth x 2(n-1)/n in NCCL's
 #                PERFORMANCE.md), inside one node (DP 2, 4) and across two
 #                (DP 8: each node's egress 4 NICs wide, capped by NVLink;
-#                2 of the 14 steps cross nodes). An all-reduce twice as
+#                2 of the 14 steps cross nodes); the buckets carry the
+#                model's fp32 gradients once. An all-reduce twice as
 #                fast (algorithm bandwidth taken for bus bandwidth) is off
 #                by a factor 2.
+#   fsdp         synth --fsdp 4: the all-gathers (bf16 shards, 2 P / 4
+#                bytes) and reduce-scatters (fp32 gradients, 4 P) of each
+#                layer and of the embedding, sized and timed by formula.
+#   cp           synth --cp 2: the ring attention's K/V blocks (2 b s/CP
+#                heads head_dim x 2 bytes), sized and timed by formula.
 #   whatif_dp    lumosim whatif --dp 4 of the DP 2 job, --topology and
 #                --from-topology the same file: the copied and the old
 #                all-reduces must be re-timed for the new group of 4 (the
@@ -24,7 +30,9 @@
 #                written for each is 4. A --dp what-if that leaves them at
 #                DP 2's time is 50 % short on each.
 #   memory       synth --dp 4 (TP 1, PP 1) with and without
-#                --distributed-optimizer: sim --json's memory terms against
+#                --distributed-optimizer, and PP 2 (both stages): sim
+#                --json's memory terms (and the NCCL buffers, the reserve,
+#                the total) against
 #                the formulas of docs/memory.md, written out here:
 #                parameters 12h^2 + 13h per layer (Narayanan et al. 2021,
 #                section 5.1) + the word and position embeddings + the final
@@ -64,36 +72,71 @@ cat >"$tmp/topo.json" <<'EOF'
 EOF
 # a 2-layer GPT (h 1024, 8 heads of 128, FFN 4096; GPT-3's sequence and
 # vocabulary): seconds to synthesize and simulate
-SHAPE="--model gpt3-15b --layers 2 --hidden 1024 --ffn 4096 --heads 8 --tp 1 --pp 1 --micro-batch 1 --gpu a100"
+SHAPE0="--model gpt3-15b --layers 2 --hidden 1024 --ffn 4096 --heads 8 --tp 1 --micro-batch 1 --gpu a100"
+SHAPE="$SHAPE0 --pp 1"
 
-# ring_check TRACE DP: every all-reduce of the predicted trace against the
-# ring formula for DP GPUs, 4 per node
-ring_check() {
-    python3 - "$1" "$2" <<'PY' || fail "$1: all-reduce times differ from the ring formula (above)"
+# coll_check TRACE [DP]: every collective of the predicted trace against
+# NCCL's ring alpha-beta time for its kind, bytes and group (the group's
+# GPUs consecutive, 4 per node): all-reduce 2(n-1) steps moving
+# 2(n-1)/n x bytes, reduce-scatter n-1 steps moving (n-1)/n x bytes,
+# all-gather n-1 steps moving (n-1) x bytes (bytes: each GPU's input),
+# a send/receive pair one step moving bytes (docs/cost-models.md; NCCL's
+# PERFORMANCE.md). A collective may wait for its peers, never finish early:
+# none is shorter than its formula, and the shortest of each kind, size and
+# group meets it to 1 ns. With DP: every all-reduce's group is DP wide.
+coll_check() {
+    python3 - "$1" "${2:-0}" <<'PY' || fail "$1: collective times differ from the alpha-beta formulas (above)"
 import json, sys
-tr, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+tr, dp = json.load(open(sys.argv[1])), int(sys.argv[2])
 base, lat_in, lat_out, bw_in, bw_nic, gpn = 6600, 1000, 5000, 100e9, 12.5e9, 4
-nodes = (n + gpn - 1) // gpn
-per_node = min(n, gpn)
-# across nodes the ring leaves each node through its GPUs' NICs, capped by NVLink
-bw = bw_in if nodes == 1 else min(per_node * bw_nic, bw_in)
-steps, cross = 2 * (n - 1), 2 * (nodes - 1)
-ar = [e for e in tr["traceEvents"] if e.get("ph") == "X" and e.get("args", {}).get("collective") == "allreduce"]
-if not ar:
-    sys.exit("no all-reduce in the predicted trace")
-bad = 0
-for e in ar:
-    a = e["args"]
-    want = base + (steps - cross) * lat_in + cross * lat_out + 2 * (n - 1) / n * a["bytes"] / bw * 1e9
+def formula(kind, b, n):
+    nodes = (n + gpn - 1) // gpn
+    # across nodes a ring leaves each node through its GPUs' NICs, capped by NVLink
+    bw = bw_in if nodes == 1 else min(min(n, gpn) * bw_nic, bw_in)
+    if kind in ("send", "recv"):
+        return base + (lat_out if nodes > 1 else lat_in) + b / bw * 1e9
+    steps, cross, moved = {"allreduce": (2 * (n - 1), 2 * (nodes - 1), 2 * (n - 1) / n * b),
+                           "reducescatter": (n - 1, nodes - 1, (n - 1) / n * b),
+                           "allgather": (n - 1, nodes - 1, (n - 1) * b)}[kind]
+    return base + (steps - cross) * lat_in + cross * lat_out + moved / bw * 1e9
+shortest, bad = {}, 0
+for e in tr["traceEvents"]:
+    a = e.get("args", {})
+    if e.get("ph") != "X" or "collective" not in a:
+        continue
+    # a send lasts until its receive is posted: the pair's transfer is the shorter
+    key = ("send" if a["collective"] in ("send", "recv") else a["collective"], a["bytes"], a["group_size"])
     got = round(e["dur"] * 1000)
-    if a["group_size"] != n or abs(got - want) > 1:
-        print("%s (%d bytes, group %d): %d ns, the ring formula for %d GPUs gives %.0f ns"
-              % (e["name"], a["bytes"], a["group_size"], got, n, want))
-        bad += 1
+    shortest[key] = min(shortest.get(key, got), got)
+    if dp and a["collective"] == "allreduce" and a["group_size"] != dp:
+        print("%s: an all-reduce over %d GPUs, DP is %d" % (e["name"], a["group_size"], dp)); bad += 1
+if not shortest:
+    sys.exit("no collective in the predicted trace")
+for (kind, b, n), got in sorted(shortest.items()):
+    want = formula(kind, b, n)
+    if got < want - 1 or got > want + 1:
+        print("%s of %d bytes over %d GPUs: %d ns, the formula gives %.0f ns" % (kind, b, n, got, want)); bad += 1
 sys.exit(1 if bad else 0)
 PY
-    echo "ok: $1: every all-reduce at the ring formula for $2 GPUs"
+    echo "ok: $1: every collective at its alpha-beta formula"
 }
+
+# coll_bytes TRACE KIND NAME_PART: the sorted distinct sizes of GPU 0's
+# collectives of that kind whose name holds NAME_PART, and their count
+coll_bytes() {
+    python3 - "$@" <<'PY'
+import json, sys
+tr, kind, part = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+b = [e["args"]["bytes"] for e in tr["traceEvents"] if e.get("ph") == "X" and e.get("args", {}).get("collective") == kind
+     and e["args"].get("device", 0) == 0 and e["pid"] < 1000000 and part in e["name"]]
+print(" ".join(str(x) for x in sorted(set(b))), len(b))
+PY
+}
+
+# the shape's parameters (Narayanan et al. 2021 section 5.1: 12h^2 + 13h a
+# layer, A = h, f = 4h) and the word embedding's (vocabulary x h)
+LAYER_PARAMS=$((12 * 1024 * 1024 + 13 * 1024))
+WORD_PARAMS=$((51200 * 1024))
 
 case $mode in
 collectives)
@@ -101,8 +144,49 @@ collectives)
         "$LUMOSIM" synth $SHAPE --dp $dp --global-batch $dp --topology "$tmp/topo.json" -o "$tmp/s$dp.h5" >/dev/null ||
             fail "synth --dp $dp failed"
         "$LUMOSIM" sim --trace-out "$tmp/t$dp.json" "$tmp/s$dp.h5" >/dev/null || fail "sim --dp $dp failed"
-        ring_check "$tmp/t$dp.json" $dp
+        coll_check "$tmp/t$dp.json" $dp
     done
+    # the gradient buckets carry every layer's and the word embedding's fp32
+    # gradient once (4 bytes a parameter); the learned positions (s h) and
+    # the final norm (2h) may ride along: between the two sums
+    python3 - "$tmp/t2.json" $((4 * (2 * LAYER_PARAMS + WORD_PARAMS))) $((4 * (2 * LAYER_PARAMS + WORD_PARAMS + 2048 * 1024 + 2 * 1024))) <<'PY' ||
+import json, sys
+tr, lo, hi = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+b = sum(e["args"]["bytes"] for e in tr["traceEvents"] if e.get("ph") == "X" and e["pid"] < 1000000
+        and e.get("args", {}).get("collective") == "allreduce")
+print("GPU 0's gradient all-reduces: %d bytes, the model's fp32 gradients %d to %d" % (b, lo, hi))
+sys.exit(0 if lo <= b <= hi else 1)
+PY
+        fail "the gradient all-reduces do not carry the model's gradients once"
+    ;;
+fsdp)
+    # FSDP over 4 GPUs (ZeRO-3, torchtitan's mixed precision): each unit (a
+    # layer; the embedding) all-gathers its bf16 shard (2 bytes x params / 4
+    # per GPU) and reduce-scatters its fp32 gradient (4 bytes x params)
+    "$LUMOSIM" synth $SHAPE --dp 4 --fsdp 4 --global-batch 4 --topology "$tmp/topo.json" -o "$tmp/f.h5" >/dev/null ||
+        fail "synth --fsdp 4 failed"
+    "$LUMOSIM" sim --trace-out "$tmp/f.json" "$tmp/f.h5" >/dev/null || fail "sim --fsdp 4 failed"
+    coll_check "$tmp/f.json"
+    got=$(coll_bytes "$tmp/f.json" allgather fsdp_allgather | cut -d' ' -f1,2)
+    want="$((2 * LAYER_PARAMS / 4)) $((2 * WORD_PARAMS / 4))"
+    [ "$got" = "$want" ] || fail "FSDP all-gathers of $got bytes, the bf16 shards are $want"
+    got=$(coll_bytes "$tmp/f.json" reducescatter fsdp_reducescatter | cut -d' ' -f1,2)
+    want="$((4 * LAYER_PARAMS)) $((4 * WORD_PARAMS))"
+    [ "$got" = "$want" ] || fail "FSDP reduce-scatters of $got bytes, the fp32 gradients are $want"
+    echo "ok: FSDP's all-gathers and reduce-scatters carry the shards and gradients"
+    ;;
+cp)
+    # context parallelism over 2 GPUs (ring attention): each step passes the
+    # rank's K and V, 2 x micro-batch x seq/CP x heads x head_dim x 2 bytes
+    "$LUMOSIM" synth $SHAPE --dp 1 --cp 2 --global-batch 1 --topology "$tmp/topo.json" -o "$tmp/c.h5" >/dev/null ||
+        fail "synth --cp 2 failed"
+    "$LUMOSIM" sim --trace-out "$tmp/c.json" "$tmp/c.h5" >/dev/null || fail "sim --cp 2 failed"
+    coll_check "$tmp/c.json"
+    got=$(coll_bytes "$tmp/c.json" recv cp_kv_recv)
+    # one K/V block received per layer per pass (CP - 1 = 1 step), forward
+    # and the backward's own: 2 layers x 2
+    [ "$got" = "$((2 * 1 * 1024 * 8 * 128 * 2)) 4" ] || fail "CP K/V receives: $got (bytes count), want $((2 * 1024 * 8 * 128 * 2)) 4"
+    echo "ok: CP's ring passes K and V of the rank's tokens"
     ;;
 whatif_dp)
     "$LUMOSIM" synth $SHAPE --dp 2 --global-batch 2 --topology "$tmp/topo.json" -o "$tmp/s2.h5" >/dev/null ||
@@ -110,40 +194,65 @@ whatif_dp)
     "$LUMOSIM" whatif "$tmp/s2.h5" --dp 4 --topology "$tmp/topo.json" --from-topology "$tmp/topo.json" \
         -o "$tmp/w4.h5" >/dev/null || fail "whatif --dp 4 failed"
     "$LUMOSIM" sim --trace-out "$tmp/w4.json" "$tmp/w4.h5" >/dev/null || fail "sim of the what-if failed"
-    ring_check "$tmp/w4.json" 4
+    coll_check "$tmp/w4.json" 4
     ;;
 memory)
-    for opt in "" --distributed-optimizer; do
-        "$LUMOSIM" synth $SHAPE --dp 4 --global-batch 4 $opt -o "$tmp/m.h5" --force >/dev/null || fail "synth $opt failed"
-        "$LUMOSIM" sim --json "$tmp/m.h5" >"$tmp/m.json" 2>/dev/null || fail "sim --json $opt failed"
-        python3 - "$tmp/m.json" "${opt:-none}" <<'PY' || fail "memory terms ${opt:-without the distributed optimizer} (above)"
+    for case in "dp 4" "dp 4 --distributed-optimizer" "pp 2"; do
+        set -- $case
+        if [ "$1" = dp ]; then lay="--pp 1 --dp 4 --global-batch 4 ${3:-}"; else lay="--pp 2 --dp 1 --global-batch 4"; fi
+        "$LUMOSIM" synth $SHAPE0 $lay -o "$tmp/m.h5" --force >/dev/null || fail "synth $lay failed"
+        "$LUMOSIM" sim --json "$tmp/m.h5" >"$tmp/m.json" 2>/dev/null || fail "sim --json ($lay) failed"
+        python3 - "$tmp/m.json" "$case" <<'PY' || fail "memory terms ($lay) (above)"
 import json, sys
-m, opt = json.load(open(sys.argv[1]))["memory"], sys.argv[2]
-L, h, f, s, V, b, dp = 2, 1024, 4096, 2048, 51200, 1, 4
+m, case = json.load(open(sys.argv[1]))["memory"], sys.argv[2].split()
+L, h, f, s, V, b = 2, 1024, 4096, 2048, 51200, 1
+dp = 4 if case[0] == "dp" else 1
+pp = 2 if case[0] == "pp" else 1
+distopt = "--distributed-optimizer" in case
+m_b = 4 // dp  # micro-batches per pipeline (global batch 4, micro-batch 1)
 # Narayanan et al. 2021 section 5.1: 12h^2 + 13h per layer (A = h, f = 4h);
 # word embeddings V h and learned positions s h on the first stage; the
-# final LayerNorm (2h) on the last; with one stage the output layer is the
-# word embedding itself (tied)
-params = L * (12 * h * h + 13 * h) + V * h + s * h + 2 * h
-tok, sbh = s * b, s * b * h
-# Korthikanti et al. 2022 (flash attention: no s x s term): 34 sbh bytes per
-# layer at TP 1; one micro-batch in flight on one stage; the embedding's
-# dropout mask (sbh) and int64 token ids; the last stage's norm and output
-# layer inputs (4 sbh) and fp32 logits (4 s b V)
-act = L * 34 * sbh + (sbh + 8 * tok) + 4 * sbh + 4 * tok * V
-want = {"params": params, "weights_bytes": 2 * params, "gradients_bytes": 4 * params,
-        "optimizer_bytes": 12 * params / (dp if opt != "none" else 1), "activations_bytes": act}
-st = m["stages"][0]
+# final LayerNorm (2h) on the last, with the output layer: the word
+# embedding itself on one stage (tied), a copy of it on the last of several
+layer = 12 * h * h + 13 * h
+tok, sbh, MiB = s * b, s * b * h, 1 << 20
+want_stages = []
+for st in range(pp):
+    first, last = st == 0, st == pp - 1
+    params = (L // pp) * layer + (V * h + s * h if first else 0) + (2 * h + (V * h if pp > 1 else 0) if last else 0)
+    # 1F1B: stage st holds min(pp - st, micro-batches) forwards at its peak
+    # (Korthikanti et al. 2022 section 4.2.3); flash attention: 34 sbh bytes
+    # a layer at TP 1 (no s x s term); the embedding's dropout mask (sbh)
+    # and int64 token ids per micro-batch in flight on the first stage; the
+    # final norm's and output layer's inputs (4 sbh) and fp32 logits (4 s b V)
+    # on the last
+    infl = min(pp - st, m_b)
+    act = infl * (L // pp) * 34 * sbh + (infl * (sbh + 8 * tok) if first else 0) + (4 * sbh + 4 * tok * V if last else 0)
+    # NCCL: 24 channels x 2 connections x 4 MiB per communicator the GPU is
+    # in (DP; the pipeline's; the embedding group of the first and last
+    # stage); the pipeline's activation and gradient buffers, 2 sbh each
+    comms = (dp > 1) + (pp > 1) + (pp > 1 and (first or last))
+    comm = comms * 24 * 2 * 4 * MiB + (2 * 2 * sbh if pp > 1 else 0)
+    # the CUDA context with PyTorch's kernels (666,632,192 bytes, PyTorch
+    # PR #86509) and 5 % of the activations for temporaries (Megatron-LM's
+    # theoretical_memory_usage.py)
+    reserve = 666632192 + 0.05 * act
+    w = {"params": params, "weights_bytes": 2 * params, "gradients_bytes": 4 * params,
+         "optimizer_bytes": 12 * params / (dp if distopt else 1), "activations_bytes": act,
+         "comm_bytes": comm, "reserve_bytes": reserve}
+    w["total_bytes"] = sum(w[k] for k in w if k.endswith("_bytes"))
+    want_stages.append(w)
 bad = 0
-for k, v in want.items():
-    if abs(st[k] - v) > 1e-9 * v + 1:
-        print("%s: %s is %.0f, the formula gives %.0f" % (opt, k, st[k], v))
-        bad += 1
-if m["dp"] != dp:
-    print("dp %s, not %d" % (m["dp"], dp)); bad += 1
+if len(m["stages"]) != pp or m["dp"] != dp or m["pp"] != pp:
+    sys.exit("%d stages, DP %s, PP %s: want %d, %d, %d" % (len(m["stages"]), m["dp"], m["pp"], pp, dp, pp))
+for st, w in enumerate(want_stages):
+    for k, v in w.items():
+        if abs(m["stages"][st][k] - v) > 1e-9 * v + 1:
+            print("%s: stage %d: %s is %.0f, the formula gives %.0f" % (" ".join(case), st, k, m["stages"][st][k], v))
+            bad += 1
 sys.exit(1 if bad else 0)
 PY
-        echo "ok: memory terms at the formulas (${opt:-no distributed optimizer})"
+        echo "ok: memory terms at the formulas ($lay)"
     done
     ;;
 iterations)
