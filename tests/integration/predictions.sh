@@ -44,6 +44,11 @@
 #                embedding's and the logits' (section 4.3). Optimizer
 #                memory divided by DP without the distributed optimizer is
 #                4x too small.
+#   nccl         DP 16 and 32 across nodes on the AWS p5 topology (NCCL's
+#                algorithm and protocol choice on), and on it with a 2:1
+#                oversubscribed spine: each all-reduce at the (algorithm,
+#                protocol) NCCL's tuning model picks, timed with the fitted
+#                efficiencies (the model written out here from tuning.cc).
 #   iterations   a 4-step training trace (tests/data/tools/make_train_trace.py),
 #                lumosim replay --json: each step's actual_ns is its row of
 #                the GPU partition, computed here from the trace alone: a
@@ -253,6 +258,75 @@ for st, w in enumerate(want_stages):
 sys.exit(1 if bad else 0)
 PY
         echo "ok: memory terms at the formulas ($lay)"
+    done
+    ;;
+nccl)
+    # NCCL's own algorithm and protocol choice across nodes (nccl_tuning):
+    # DP 16 and 32 on the shipped AWS p5 topology (fitted to the published
+    # nccl-tests rows, data/topology/aws_p5_efa.json) and on the same with 2
+    # nodes per leaf behind a 2:1 oversubscribed spine; buckets of 310 MB and
+    # 28 MB. Each all-reduce against NCCL's tuning model written out here
+    # (NVIDIA/nccl src/graph/tuning.cc): the (algorithm, protocol) its
+    # nominal model predicts fastest, timed with the fitted efficiencies.
+    # The cases pick the tree on 2 nodes (where no node both sends and
+    # receives: 1 x the buffer through the NIC), the ring on 4, LL128.
+    [ -n "$tools" ] || fail "usage: predictions.sh nccl TOPOLOGY_DIR"
+    python3 - "$tools/aws_p5_efa.json" "$tmp/p5_leaf2.json" <<'PY' || fail "cannot write the oversubscribed topology"
+import json, sys
+t = json.load(open(sys.argv[1]))
+t.pop("sources", None)
+t.update(name="p5_leaf2", nodes_per_leaf=2, oversubscription=2.0)
+json.dump(t, open(sys.argv[2], "w"))
+PY
+    for topo in "$tools/aws_p5_efa.json" "$tmp/p5_leaf2.json"; do
+        for dp in 16 32; do
+            for h in 1024 128; do
+                "$LUMOSIM" synth --model gpt3-15b --layers 2 --hidden $h --ffn $((4 * h)) --heads $((h / 128)) --tp 1 --pp 1 \
+                    --micro-batch 1 --gpu h100 --dp $dp --global-batch $dp --topology "$topo" -o "$tmp/n.h5" --force \
+                    >/dev/null 2>"$tmp/err" || fail "synth --dp $dp --hidden $h on $topo: $(cat "$tmp/err")"
+                "$LUMOSIM" sim --trace-out "$tmp/n.json" "$tmp/n.h5" >/dev/null || fail "sim failed"
+                python3 - "$topo" "$tmp/n.json" "$dp" <<'PY' || fail "$topo, DP $dp, hidden $h: all-reduces off NCCL's model (above)"
+import json, math, sys
+t, tr, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+gpn = t["gpus_per_node"]
+nodes, g = -(-n // gpn), min(n, gpn)
+# tuning.cc: LL, LL128, Simple bandwidth relative to Simple's (ring 1/4,
+# 0.92; tree 1/3.8, 0.915) and step latency relative to Simple's on the
+# network (hwLat NET ring 2.7, 4.0, 9.6 us; tree 5.0, 8.5, 50 us); the
+# tree's nominal bus bandwidth derated to 0.9
+PBW = [[0.25, 0.92, 1.0], [1 / 3.8, 0.915, 1.0]]
+PLAT = [[2.7 / 9.6, 4.0 / 9.6, 1.0], [5.0 / 50.0, 8.5 / 50.0, 1.0]]
+egress = g * t["inter_bw"]  # one NIC per GPU, rings rotated over them
+if t.get("nodes_per_leaf", 0) > 0 and nodes > t["nodes_per_leaf"] and t.get("oversubscription", 1) > 1:
+    egress /= t["oversubscription"]
+def time(b, tree, p, nominal):
+    if tree:  # a chain in the node, a double binary tree across nodes, up and down
+        lat = 2 * ((g - 1) + math.ceil(math.log2(nodes))) * t["tree_hop_ns"]
+        traffic = (1 if nodes == 2 else 2) * b
+        eff = 0.9 if nominal else t["tree_eff"]
+    else:
+        lat = 2 * (n - 1) * t["ring_step_ns"]
+        traffic = 2 * (n - 1) / n * b
+        eff = 1.0 if nominal else t["ring_eff"]
+    bw = min(egress * eff, t["intra_bw"]) if g > 1 else egress * eff
+    return t.get("coll_base_ns", 0) + lat * PLAT[tree][p] + traffic / (bw * PBW[tree][p]) * 1e9
+bad, seen = 0, 0
+for e in tr["traceEvents"]:
+    a = e.get("args", {})
+    if e.get("ph") != "X" or a.get("collective") != "allreduce":
+        continue
+    seen += 1
+    b = a["bytes"]
+    _, tree, p = min((time(b, x, q, 1), x, q) for x in (0, 1) for q in (0, 1, 2))
+    want, got = time(b, tree, p, 0), round(e["dur"] * 1000)
+    if abs(got - want) > 1:
+        print("%d bytes over %d GPUs: %d ns; NCCL's choice (%s, %s) gives %.0f ns"
+              % (b, n, got, ("ring", "tree")[tree], ("LL", "LL128", "Simple")[p], want)); bad += 1
+sys.exit(1 if bad or not seen else 0)
+PY
+            done
+        done
+        echo "ok: $topo: DP 16 and 32 all-reduces at NCCL's choice and time"
     done
     ;;
 iterations)
