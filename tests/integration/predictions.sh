@@ -14,7 +14,9 @@
 #                bandwidth" = algorithm bandwidth x 2(n-1)/n in NCCL's
 #                PERFORMANCE.md), inside one node (DP 2, 4) and across two
 #                (DP 8: each node's egress 4 NICs wide, capped by NVLink;
-#                2 of the 14 steps cross nodes); the buckets carry the
+#                2 of the 14 steps cross nodes), and DP 8 with the tree
+#                forced (2 x the buffer at 0.9 of the bandwidth, latency
+#                2 (chain + log2 nodes) hops); the buckets carry the
 #                model's fp32 gradients once. An all-reduce twice as
 #                fast (algorithm bandwidth taken for bus bandwidth) is off
 #                by a factor 2.
@@ -90,9 +92,9 @@ SHAPE="$SHAPE0 --pp 1"
 # none is shorter than its formula, and the shortest of each kind, size and
 # group meets it to 1 ns. With DP: every all-reduce's group is DP wide.
 coll_check() {
-    python3 - "$1" "${2:-0}" <<'PY' || fail "$1: collective times differ from the alpha-beta formulas (above)"
-import json, sys
-tr, dp = json.load(open(sys.argv[1])), int(sys.argv[2])
+    python3 - "$1" "${2:-0}" "${3:-ring}" <<'PY' || fail "$1: collective times differ from the alpha-beta formulas (above)"
+import json, math, sys
+tr, dp, algo = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
 base, lat_in, lat_out, bw_in, bw_nic, gpn = 6600, 1000, 5000, 100e9, 12.5e9, 4
 def formula(kind, b, n):
     nodes = (n + gpn - 1) // gpn
@@ -100,6 +102,13 @@ def formula(kind, b, n):
     bw = bw_in if nodes == 1 else min(min(n, gpn) * bw_nic, bw_in)
     if kind in ("send", "recv"):
         return base + (lat_out if nodes > 1 else lat_in) + b / bw * 1e9
+    if kind == "allreduce" and algo == "tree":
+        # NCCL's tree: a chain in each node and a double binary tree across
+        # nodes, traversed up and down (2 x the buffer), its bandwidth
+        # derated to 0.9 (tuning.cc: busBw * .9, ratio .5)
+        per = min(n, gpn)
+        lat = 2 * ((per - 1) * lat_in + math.ceil(math.log2(nodes)) * lat_out)
+        return base + lat + 2 * b / (0.9 * bw) * 1e9
     steps, cross, moved = {"allreduce": (2 * (n - 1), 2 * (nodes - 1), 2 * (n - 1) / n * b),
                            "reducescatter": (n - 1, nodes - 1, (n - 1) / n * b),
                            "allgather": (n - 1, nodes - 1, (n - 1) * b)}[kind]
@@ -151,6 +160,12 @@ collectives)
         "$LUMOSIM" sim --trace-out "$tmp/t$dp.json" "$tmp/s$dp.h5" >/dev/null || fail "sim --dp $dp failed"
         coll_check "$tmp/t$dp.json" $dp
     done
+    # the same network with NCCL's tree forced: DP 8 over 2 nodes
+    sed 's/"algo": "ring"/"algo": "tree"/' "$tmp/topo.json" >"$tmp/tree.json"
+    "$LUMOSIM" synth $SHAPE --dp 8 --global-batch 8 --topology "$tmp/tree.json" -o "$tmp/tree.h5" >/dev/null ||
+        fail "synth --dp 8 on the tree failed"
+    "$LUMOSIM" sim --trace-out "$tmp/tree.json.out" "$tmp/tree.h5" >/dev/null || fail "sim (tree) failed"
+    coll_check "$tmp/tree.json.out" 8 tree
     # the gradient buckets carry every layer's and the word embedding's fp32
     # gradient once (4 bytes a parameter); the learned positions (s h) and
     # the final norm (2h) may ride along: between the two sums
