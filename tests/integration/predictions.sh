@@ -16,7 +16,9 @@
 #                (DP 8: each node's egress 4 NICs wide, capped by NVLink;
 #                2 of the 14 steps cross nodes), and DP 8 with the tree
 #                forced (2 x the buffer at 0.9 of the bandwidth, latency
-#                2 (chain + log2 nodes) hops); the buckets carry the
+#                2 (chain + log2 nodes) hops), and PP 2 x DP 4 (pipeline
+#                sends between nodes: one NIC, the network's latency); the
+#                buckets carry the
 #                model's fp32 gradients once. An all-reduce twice as
 #                fast (algorithm bandwidth taken for bus bandwidth) is off
 #                by a factor 2.
@@ -96,12 +98,12 @@ coll_check() {
 import json, math, sys
 tr, dp, algo = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
 base, lat_in, lat_out, bw_in, bw_nic, gpn = 6600, 1000, 5000, 100e9, 12.5e9, 4
-def formula(kind, b, n):
+def formula(kind, b, n, cross):
     nodes = (n + gpn - 1) // gpn
     # across nodes a ring leaves each node through its GPUs' NICs, capped by NVLink
     bw = bw_in if nodes == 1 else min(min(n, gpn) * bw_nic, bw_in)
-    if kind in ("send", "recv"):
-        return base + (lat_out if nodes > 1 else lat_in) + b / bw * 1e9
+    if kind in ("send", "recv"):  # one NIC when the pair is on two nodes
+        return base + (lat_out if cross else lat_in) + b / (bw_nic if cross else bw_in) * 1e9
     if kind == "allreduce" and algo == "tree":
         # NCCL's tree: a chain in each node and a double binary tree across
         # nodes, traversed up and down (2 x the buffer), its bandwidth
@@ -118,16 +120,22 @@ for e in tr["traceEvents"]:
     a = e.get("args", {})
     if e.get("ph") != "X" or "collective" not in a:
         continue
-    # a send lasts until its receive is posted: the pair's transfer is the shorter
-    key = ("send" if a["collective"] in ("send", "recv") else a["collective"], a["bytes"], a["group_size"])
+    # a send lasts until its receive is posted: the pair's transfer is the
+    # shorter; its group "p2p:A->B" names the two GPUs
+    p2p = a["collective"] in ("send", "recv")
+    cross = 0
+    if p2p:
+        ends = a["group"].split(":")[1].split("#")[0].split("->")
+        cross = int(ends[0]) // gpn != int(ends[1]) // gpn
+    key = ("send" if p2p else a["collective"], a["bytes"], a["group_size"], cross)
     got = round(e["dur"] * 1000)
     shortest[key] = min(shortest.get(key, got), got)
     if dp and a["collective"] == "allreduce" and a["group_size"] != dp:
         print("%s: an all-reduce over %d GPUs, DP is %d" % (e["name"], a["group_size"], dp)); bad += 1
 if not shortest:
     sys.exit("no collective in the predicted trace")
-for (kind, b, n), got in sorted(shortest.items()):
-    want = formula(kind, b, n)
+for (kind, b, n, cross), got in sorted(shortest.items()):
+    want = formula(kind, b, n, cross)
     if got < want - 1 or got > want + 1:
         print("%s of %d bytes over %d GPUs: %d ns, the formula gives %.0f ns" % (kind, b, n, got, want)); bad += 1
 sys.exit(1 if bad else 0)
@@ -166,6 +174,12 @@ collectives)
         fail "synth --dp 8 on the tree failed"
     "$LUMOSIM" sim --trace-out "$tmp/tree.json.out" "$tmp/tree.h5" >/dev/null || fail "sim (tree) failed"
     coll_check "$tmp/tree.json.out" 8 tree
+    # PP 2 x DP 4: the stages on two nodes, every pipeline send crosses them
+    "$LUMOSIM" synth $SHAPE0 --pp 2 --dp 4 --global-batch 8 --topology "$tmp/topo.json" -o "$tmp/pp.h5" >/dev/null ||
+        fail "synth --pp 2 --dp 4 failed"
+    "$LUMOSIM" sim --trace-out "$tmp/pp.json" "$tmp/pp.h5" >/dev/null || fail "sim (PP 2) failed"
+    coll_check "$tmp/pp.json" 4
+    grep -q '"collective":"recv"' "$tmp/pp.json" || fail "PP 2: no pipeline receive in the trace"
     # the gradient buckets carry every layer's and the word embedding's fp32
     # gradient once (4 bytes a parameter); the learned positions (s h) and
     # the final norm (2h) may ride along: between the two sums
