@@ -53,6 +53,8 @@
 #                oversubscribed spine: each all-reduce at the (algorithm,
 #                protocol) NCCL's tuning model picks, timed with the fitted
 #                efficiencies (the model written out here from tuning.cc).
+#   attention    flash attention kernels (causal, forward and backward) at
+#                the roofline of their FLOP count on the A100 spec.
 #   iterations   a 4-step training trace (tests/data/tools/make_train_trace.py),
 #                lumosim replay --json: each step's actual_ns is its row of
 #                the GPU partition, computed here from the trace alone: a
@@ -357,6 +359,36 @@ PY
         done
         echo "ok: $topo: DP 16 and 32 all-reduces at NCCL's choice and time"
     done
+    ;;
+attention)
+    # flash attention's kernel time, forward and backward, on the shipped
+    # A100 spec: FLOPs 4 b h s^2 d, half of them under a causal mask,
+    # backward 2.5 x the forward (FlashAttention-2, Dao 2023, section 3:
+    # five matmuls against two), at the roofline with the spec's attention
+    # efficiency curve, (F + half) / (peak x eff_max), or its memory floor
+    [ -n "$tools" ] || fail "usage: predictions.sh attention GPU_DIR"
+    "$LUMOSIM" synth $SHAPE --dp 1 --global-batch 1 -o "$tmp/a.h5" >/dev/null || fail "synth failed"
+    "$LUMOSIM" sim --trace-out "$tmp/a.json" "$tmp/a.h5" >/dev/null || fail "sim failed"
+    python3 - "$tools/a100.json" "$tmp/a.json" <<'PY' || fail "attention kernels off the FLOP count (above)"
+import json, sys
+g, tr = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+b, heads, s, d = 1, 8, 2048, 128
+bhsd = b * heads * s * d
+bad, seen = 0, 0
+for e in tr["traceEvents"]:
+    if e.get("ph") != "X" or "stream" not in e.get("args", {}) or not e["name"].endswith(".attn"):
+        continue
+    bwd = ".bwd." in e["name"]
+    flops = 4 * bhsd * s * 0.5 * (2.5 if bwd else 1.0)
+    t = (flops + g["attn_eff_half"]) / (g["peak_flops"] * g["attn_eff_max"])
+    t = max(t, (8 if bwd else 4) * bhsd * 2 / (g["mem_bw"] * g["mem_eff"]))  # bf16 Q K V O (+ dO dQ dK dV)
+    want, got = max(round(t * 1e9), g["kernel_min_ns"]), round(e["dur"] * 1000)
+    seen += 1
+    if abs(got - want) > 1:
+        print("%s: %d ns, the FLOP count gives %d ns" % (e["name"], got, want)); bad += 1
+sys.exit(1 if bad or seen != 4 else 0)
+PY
+    echo "ok: 2 layers' flash attention forward and backward at the FLOP count's roofline"
     ;;
 iterations)
     [ -n "$tools" ] || fail "usage: predictions.sh iterations TOOLS_DIR"
