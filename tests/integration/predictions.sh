@@ -34,7 +34,7 @@
 #                written for each is 4. A --dp what-if that leaves them at
 #                DP 2's time is 50 % short on each.
 #   memory       synth --dp 4 (TP 1, PP 1) with and without
-#                --distributed-optimizer, and PP 2 (both stages): sim
+#                --distributed-optimizer, with --fsdp 4, and PP 2 (both stages): sim
 #                --json's memory terms (and the NCCL buffers, the reserve,
 #                the total) against
 #                the formulas of docs/memory.md, written out here:
@@ -233,9 +233,9 @@ whatif_dp)
     coll_check "$tmp/w4.json" 4
     ;;
 memory)
-    for case in "dp 4" "dp 4 --distributed-optimizer" "pp 2"; do
+    for case in "dp 4" "dp 4 --distributed-optimizer" "dp 4 --fsdp 4" "pp 2"; do
         set -- $case
-        if [ "$1" = dp ]; then lay="--pp 1 --dp 4 --global-batch 4 ${3:-}"; else lay="--pp 2 --dp 1 --global-batch 4"; fi
+        if [ "$1" = dp ]; then lay="--pp 1 --dp 4 --global-batch 4 ${3:-} ${4:-}"; else lay="--pp 2 --dp 1 --global-batch 4"; fi
         "$LUMOSIM" synth $SHAPE0 $lay -o "$tmp/m.h5" --force >/dev/null || fail "synth $lay failed"
         "$LUMOSIM" sim --json "$tmp/m.h5" >"$tmp/m.json" 2>/dev/null || fail "sim --json ($lay) failed"
         python3 - "$tmp/m.json" "$case" <<'PY' || fail "memory terms ($lay) (above)"
@@ -245,6 +245,7 @@ L, h, f, s, V, b = 2, 1024, 4096, 2048, 51200, 1
 dp = 4 if case[0] == "dp" else 1
 pp = 2 if case[0] == "pp" else 1
 distopt = "--distributed-optimizer" in case
+fsdp = 4 if "--fsdp" in case else 0
 m_b = 4 // dp  # micro-batches per pipeline (global batch 4, micro-batch 1)
 # Narayanan et al. 2021 section 5.1: 12h^2 + 13h per layer (A = h, f = 4h);
 # word embeddings V h and learned positions s h on the first stage; the
@@ -276,6 +277,13 @@ for st in range(pp):
     w = {"params": params, "weights_bytes": 2 * params, "gradients_bytes": 4 * params,
          "optimizer_bytes": 12 * params / (dp if distopt else 1), "activations_bytes": act,
          "comm_bytes": comm, "reserve_bytes": reserve}
+    if fsdp:
+        # ZeRO-3 (Rajbhandari et al. 2020, section 5.3) as torchtitan's FSDP2
+        # runs it: fp32 gradient and Adam's state (4 + 12 bytes) sharded over
+        # the 4 ranks; bf16 weights whole only for the unit running and the
+        # one prefetched, a unit the largest of a layer and the word embedding
+        w.update(weights_bytes=2 * 2 * max(layer, V * h), gradients_bytes=4 * params / fsdp,
+                 optimizer_bytes=12 * params / fsdp)
     w["total_bytes"] = sum(w[k] for k in w if k.endswith("_bytes"))
     want_stages.append(w)
 bad = 0
