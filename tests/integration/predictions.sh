@@ -407,6 +407,19 @@ for e in tr["traceEvents"]:
         print("%s: %d ns, 30 bytes a parameter give %d ns" % (e["name"], got, want)); bad += 1
 sys.exit(1 if bad or seen != 5 else 0)
 PY
+    # with the distributed optimizer each of DP 4 ranks steps a quarter of
+    # the parameters (Megatron-LM distrib_optimizer.md)
+    "$LUMOSIM" synth $SHAPE --dp 4 --global-batch 4 --distributed-optimizer -o "$tmp/d.h5" >/dev/null || fail "synth failed"
+    "$LUMOSIM" sim --trace-out "$tmp/d.json" "$tmp/d.h5" >/dev/null || fail "sim failed"
+    python3 - "$tools/a100.json" "$tmp/d.json" <<'PY' || fail "--distributed-optimizer: Adam off a quarter of the parameters (above)"
+import json, sys
+g, tr = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+want = round(30 * (12 * 1024 * 1024 + 13 * 1024) / 4 / (g["mem_bw"] * g["mem_eff"]) * 1e9)
+got = [round(e["dur"] * 1000) for e in tr["traceEvents"] if e.get("ph") == "X" and "stream" in e.get("args", {})
+       and e["name"].startswith("L0.opt.")]
+print("L0's Adam on the 4 GPUs: %s ns, a quarter of the layer gives %d ns" % (got, want))
+sys.exit(0 if len(got) == 4 and all(abs(x - want) <= 1 for x in got) else 1)
+PY
     echo "ok: 2 layers' flash attention forward and backward at the FLOP count's roofline, Adam at 30 bytes a parameter"
     ;;
 iterations)
