@@ -25,6 +25,11 @@
 #   --full          run the whole suite on every mutant (default: the mutant's
 #                   own tests, then the whole suite only for survivors)
 #   --no-escalate   do not re-run survivors on the whole suite
+#   --targets "T..." rebuild only these CMake targets for each mutant (the
+#                   clean copy builds them all): a fraction of the link time.
+#                   Every executable the mutants' tests run must be listed;
+#                   the others keep the clean copy's build, so they can
+#                   miss a kill, never invent one
 #   --work DIR      scratch directory (default: a new one under $TMPDIR, removed
 #                   at the end unless --keep)
 #   --keep          keep the scratch directory
@@ -49,6 +54,7 @@ KEEP=0
 MODE=run
 FULL=0
 ESCALATE=1
+TARGETS=""
 JOBS=2
 SHARED=""
 EXCLUDES=()
@@ -197,6 +203,257 @@ mutant pdes_tie_reversed kill "^test_engine_hand$" \
     "No simulated time changes (a ready node's start and end are already fixed by its predecessors; the mpi tests compare results bit for bit), but the documented dispatch order (start, node id) does: test_engine_hand checks the heap's order."
 sub src/sched_inline.h 'return S[a] < S[b] || (S[a] == S[b] && a < b);' 'return S[a] < S[b] || (S[a] == S[b] && a > b);'
 
+# ---- issue 41: the models behind the predictions. Each mutant names the
+# file it plants in; the ones in src/synth, src/whatif and src/cost/netfit.c
+# follow code that other work is changing: `--check` says when one no
+# longer applies. T_PRED: the end-to-end checks of tests/integration/predictions.sh.
+T_PRED='^predictions:'
+T_COSTE2E="^test_cost$|$T_PRED|^synth:published_table1|^calibrate:(nccl_tests|network_p5)$|^whatif:consistency$"
+T_SYNTHE2E="$T_PRED|^synth:(run|models|memory)$|^synth:published_table1|^whatif:(consistency|width|pipeline)$"
+
+# -- cost models (src/cost/cost.c)
+mutant allreduce_twice_as_fast kill "$T_COSTE2E" \
+    "(planted) the ring all-reduce moves (n-1)/n of the buffer, not 2(n-1)/n: algorithm bandwidth taken for bus bandwidth; every DP and TP all-reduce twice as fast"
+sub src/cost/cost.c 'isteps = 2 * (m - 1), moved = 2 * (n - 1) / n * bytes;' 'isteps = 2 * (m - 1), moved = (n - 1) / n * bytes;'
+
+mutant allgather_moves_one kill "$T_COSTE2E" \
+    "the ring all-gather moves one input, not n-1: sequence-parallel, distributed-optimizer and FSDP all-gathers too fast"
+sub src/cost/cost.c 'steps = n - 1, isteps = m - 1, moved = (n - 1) * bytes;' 'steps = n - 1, isteps = m - 1, moved = bytes;'
+
+mutant reducescatter_whole kill "$T_COSTE2E" \
+    "the ring reduce-scatter moves the whole buffer, not (n-1)/n of it"
+sub src/cost/cost.c 'steps = n - 1, isteps = m - 1, moved = (n - 1) / n * bytes;' 'steps = n - 1, isteps = m - 1, moved = bytes;'
+
+mutant ring_inter_latency_as_intra kill "$T_COSTE2E" \
+    "ring steps that cross nodes cost the NVLink step latency, not the network's"
+sub src/cost/cost.c $'isteps * (double)t->inter_lat_ns +\n           moved / bw * 1e9;' $'isteps * (double)t->intra_lat_ns +\n           moved / bw * 1e9;'
+
+mutant ring_one_nic_per_node kill "$T_COSTE2E" \
+    "a ring across nodes leaves each node through one NIC, not one per GPU (rotated rings): inter-node collectives up to 8x slower"
+sub src/cost/cost.c $'if (s->nodes <= 1) return t->intra_bw;\n    double bw = (double)s->gmin * t->inter_bw;' \
+    $'if (s->nodes <= 1) return t->intra_bw;\n    double bw = t->inter_bw;'
+
+mutant tree_bus_eff_1 kill "$T_COSTE2E" \
+    "the tree's bandwidth not derated by NCCL's 0.9"
+sub src/cost/cost.c '#define TREE_BW_EFF 0.9' '#define TREE_BW_EFF 1.0'
+
+mutant tree_moves_once kill "$T_COSTE2E" \
+    "the tree all-reduce moves the buffer once, not up and down (2x)"
+sub src/cost/cost.c 'return (double)t->coll_base_ns + lat + 2.0 * bytes / (TREE_BW_EFF * group_bw(t, s)) * 1e9;' \
+    'return (double)t->coll_base_ns + lat + 1.0 * bytes / (TREE_BW_EFF * group_bw(t, s)) * 1e9;'
+
+mutant nccl_choice_last kill "$T_COSTE2E" \
+    "NCCL tuning: the last allowed (algorithm, protocol) taken, not the fastest by NCCL's own model"
+sub src/cost/cost.c 'if (hat < best_hat) {' 'if (hat < best_hat || 1) {'
+
+mutant nccl_delivered_nominal kill "$T_COSTE2E" \
+    "NCCL tuning: the chosen pair timed at the links' nominal rate, the fitted efficiencies ignored"
+sub src/cost/cost.c 'best = nccl_time(t, kind, bytes, s, tree, p, 0);' 'best = nccl_time(t, kind, bytes, s, tree, p, 1);'
+
+mutant oversubscription_ignored kill "$T_COSTE2E" \
+    "a spine's oversubscription never divides the egress of groups wider than a leaf"
+sub src/cost/cost.c 'bw /= t->oversubscription;' 'bw /= 1;'
+
+mutant proto_ll128_full_bw kill "$T_COSTE2E" \
+    "NCCL's LL128 protocol at Simple's bandwidth (ring 0.92 dropped)"
+sub src/cost/cost.c 'static const double PROTO_BW[2][3] = {{0.25, 0.92, 1.0},' 'static const double PROTO_BW[2][3] = {{0.25, 1.0, 1.0},'
+
+mutant tree_two_nodes_traffic kill "$T_COSTE2E" \
+    "the double binary tree on 2 nodes puts 2x the buffer through each node, as on more"
+sub src/cost/cost.c 'traffic = (s->nodes == 2 ? 1.0 : 2.0) * bytes;' 'traffic = 2.0 * bytes;'
+
+mutant p2p_cross_node_nvlink kill "$T_COSTE2E|^whatif:(pipeline|train_pipe)$" \
+    "a send between nodes at NVLink bandwidth, not the NIC's"
+sub src/cost/cost.c 'b / (cross ? t->inter_bw : t->intra_bw) * 1e9;' 'b / t->intra_bw * 1e9;'
+
+mutant gemm_no_wave_quantization kill "$T_COSTE2E|^synth:megatron_forward$|^whatif:width$" \
+    "GEMM waves not rounded up: a partial last wave costs its fraction (tile quantization lost)"
+sub src/cost/cost.c 'double w = ceil(tiles * split / sms),' 'double w = tiles * split / sms,'
+
+mutant gemm_fp32_at_bf16_peak kill "$T_COSTE2E|^synth:megatron_forward$" \
+    "fp32 (TF32) GEMMs at the bf16 peak, not half of it"
+sub src/cost/cost.c 'double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops; /* fp32 runs as TF32 */' \
+    'double peak = g->peak_flops; /* fp32 runs as TF32 */'
+
+mutant fp8_at_bf16_peak kill "$T_COSTE2E|^test_synth$|^synth:models$" \
+    "--precision fp8: the GEMMs at the bf16 peak, the FP8 tensor cores' ignored"
+sub src/cost/cost.c 'if (elem_bytes == 1 && g->peak_flops_fp8 > 0) peak = g->peak_flops_fp8; /* FP8 tensor cores */' \
+    '/* FP8 tensor cores */'
+
+mutant splitk_free_reduction kill "$T_COSTE2E|^synth:megatron_forward$" \
+    "split-K GEMMs: the fp32 partial sums' reduction costs nothing"
+sub src/cost/cost.c 'if (split > 1 && good(g->mem_bw) && good(g->mem_eff)) red = split * batch * m * n * 4' \
+    'if (split > 1 && good(g->mem_bw) && good(g->mem_eff)) red = 0 * split * batch * m * n * 4'
+
+mutant attention_causal_full kill "$T_COSTE2E|^synth:megatron_forward$" \
+    "causal attention costed as full (the masked half's FLOPs counted)"
+sub src/cost/cost.c 'double flops = 4 * bhsd * seq * (causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);' \
+    'double flops = 4 * bhsd * seq * (causal ? 1.0 : 1.0) * (backward ? 2.5 : 1.0);'
+
+mutant attention_backward_2x kill "$T_COSTE2E" \
+    "attention's backward 2x its forward, not 2.5x (flash attention's recomputed scores dropped)"
+sub src/cost/cost.c 'double flops = 4 * bhsd * seq * (causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);' \
+    'double flops = 4 * bhsd * seq * (causal ? 0.5 : 1.0) * (backward ? 2.0 : 1.0);'
+
+mutant elementwise_half_bytes kill "$T_COSTE2E|^synth:megatron_forward$" \
+    "memory-bound kernels move half their bytes (read or write forgotten)"
+sub src/cost/cost.c 'return roofline(g, 0, 0, 0, 0, good(bytes_moved) ? bytes_moved : 0);' \
+    'return roofline(g, 0, 0, 0, 0, good(bytes_moved) ? bytes_moved / 2 : 0);'
+
+# -- the network fit (src/cost/netfit.c; link sharing is being added there)
+mutant netfit_ring_eff_inverted kill "^test_netfit$|^calibrate:network_p5$" \
+    "lumosim calibrate --network: the fitted ring efficiency written as its inverse"
+sub src/cost/netfit.c 't->ring_eff = 1.0 / th[2];' 't->ring_eff = th[2];'
+
+mutant netfit_tree_hop_halved kill "^test_netfit$|^calibrate:network_p5$" \
+    "lumosim calibrate --network: the fitted tree hop latency halved"
+sub src/cost/netfit.c 't->tree_hop_ns = llround(th[1] > 0 ? th[1] : 0);' 't->tree_hop_ns = llround(th[1] > 0 ? th[1] / 2 : 0);'
+
+# -- synthesis (src/synth: gen.c, model.c, fsdp.c, cp.c; MoE is being added there)
+mutant synth_no_full_recompute kill "$T_SYNTHE2E" \
+    "--recompute full: the layer's forward not run again before its backward (SC'21 Table 1 runs with it)"
+sub src/synth/gen.c $'if (G->c->recompute == LSIM_RC_FULL) {\n        /* full recomputation: the layer\'s forward' \
+    $'if (0) {\n        /* full recomputation: the layer\'s forward'
+
+mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
+    "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"
+sub src/synth/model.c 'if (V == 1) w = pp - stage - 1;' 'if (V == 1) w = pp - stage;'
+
+mutant synth_bucket_bf16 kill "$T_SYNTHE2E" \
+    "DP gradient buckets sized at 2 bytes a gradient whatever --grad-bytes (the fp32 default's half)"
+sub src/synth/gen.c 'static int64_t bucket_bytes(const gen *G, double params) { return (int64_t)(params * (double)G->c->grad_bytes); }' \
+    'static int64_t bucket_bytes(const gen *G, double params) { return (int64_t)(params * 2.0); }'
+
+mutant synth_dist_opt_full_adam kill "$T_SYNTHE2E" \
+    "--distributed-optimizer: Adam steps every parameter, not 1/DP of them"
+sub src/synth/gen.c 'double share = c->dist_opt ? 1.0 / G->dpc : G->fsdp.n ? 1.0 / G->fsdp.n : 1.0;' \
+    'double share = G->fsdp.n ? 1.0 / G->fsdp.n : 1.0;'
+
+mutant synth_tp_bytes_elems kill "$T_SYNTHE2E" \
+    "TP collectives sized in elements, not bytes (the activation's element size dropped)"
+sub src/synth/gen.c 'k->act_bytes = (int64_t)(T * h * eb);' 'k->act_bytes = (int64_t)(T * h);'
+
+mutant synth_scatter_gather_ignored kill "$T_SYNTHE2E" \
+    "--scatter-gather / sequence parallelism: pipeline sends carry the whole activation, not 1/TP"
+sub src/synth/gen.c 'k->p2p_bytes = (c->seq_parallel || c->scatter_gather) ? k->act_bytes / c->tp : k->act_bytes;' \
+    'k->p2p_bytes = k->act_bytes;'
+
+mutant synth_grad_reduce_after kill "$T_SYNTHE2E" \
+    "--grad-reduce overlap: buckets never reduced during the backward (as 'after' without its flush: no DP all-reduce at all)"
+sub src/synth/gen.c 'if (G->dpc > 1 && G->c->grad_reduce == LSIM_GR_OVERLAP) dp_emit(G, &bk);' \
+    'if (G->dpc > 1 && G->c->grad_reduce == LSIM_GR_OVERLAP && 0) dp_emit(G, &bk);'
+
+mutant fsdp_gather_unsharded kill "$T_PRED|^test_synth_fsdp$" \
+    "FSDP: each rank all-gathers the whole unit, not its 1/N shard (src/synth/fsdp.c)"
+sub src/synth/fsdp.c 'F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES / F->n);' 'F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES);'
+
+mutant fsdp_scatter_sharded kill "$T_PRED|^test_synth_fsdp$" \
+    "FSDP: the reduce-scatter's input taken as the shard, not the whole gradient"
+sub src/synth/fsdp.c 'F->rs_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes);' 'F->rs_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes / F->n);'
+
+mutant cp_kv_only_k kill "$T_PRED|^test_synth_cp$" \
+    "CP ring attention passes K only, not K and V (src/synth/cp.c)"
+sub src/synth/cp.c 'F->kv_bytes = 2 * (int64_t)c->micro_batch' 'F->kv_bytes = 1 * (int64_t)c->micro_batch'
+
+mutant fp8_no_casts kill "^test_synth$|^synth:models$|$T_PRED" \
+    "--precision fp8: no cast kernels before the FP8 GEMMs (src/synth/gen.c)"
+sub src/synth/gen.c 'if (G->c->precision != LSIM_PREC_FP8) return;' 'return;'
+
+# -- what-if transforms (src/whatif; being refactored into a step table)
+mutant whatif_dp_not_retimed kill "^test_whatif$|^whatif:consistency$|$T_PRED" \
+    "(planted) whatif --dp: the DP collectives keep the source group's time (src/whatif/transform.c, lsim_wi_retime)"
+sub src/whatif/transform.c 'if (co == cn) continue;' 'if (co == cn || sscanf(pg, "dp:%d:%d", &a, &b) == 2) continue;'
+
+mutant whatif_regpu_mem_eff kill "^test_whatif$|^whatif:(source_gpu|real)$" \
+    "whatif --gpu: memory-bound kernels re-timed at the new GPU's peak bandwidth, its efficiency dropped"
+sub src/whatif/transform.c 'r = bytes / (to->mem_bw * to->mem_eff);' 'r = bytes / to->mem_bw;'
+
+mutant whatif_layers_remainder kill "^test_whatif$|^whatif:(real|real_annotated|train_layers)$" \
+    "whatif --layers: the layers beyond a whole multiple of the source's never copied (src/whatif/layers.c)"
+sub src/whatif/layers.c 'return 1 + extra / lpc + (pos < extra % lpc ? 1 : 0);' 'return 1 + extra / lpc;'
+
+mutant whatif_hidden_colls_kept kill "^test_whatif$|^whatif:width$" \
+    "whatif --hidden: collectives keep the old size's time (src/whatif/shape.c)"
+sub src/whatif/shape.c 'c1 = lsim_cost_collective(topo, ci->kind, nb, n ? r : NULL' 'c1 = lsim_cost_collective(topo, ci->kind, ci->bytes, n ? r : NULL'
+
+mutant whatif_pipe_bucket_bf16 kill "^test_whatif$|^whatif:pipeline$" \
+    "whatif --pp: the new gradient buckets sized at 2 bytes a parameter, not fp32's 4 (src/whatif/pipeline.c)"
+sub src/whatif/pipeline.c 'int64_t bytes = (int64_t)(E->bucket * 4.0); /* fp32 main gradients */' 'int64_t bytes = (int64_t)(E->bucket * 2.0); /* fp32 main gradients */'
+
+# -- the memory estimate (src/memest.c)
+T_MEM="^test_memest$|^predictions:memory$|^synth:memory$|^whatif:memory$"
+mutant memest_optimizer_over_dp kill "$T_MEM" \
+    "(planted) optimizer state divided by DP without --distributed-optimizer"
+sub src/memest.c 'out->optim = params * OPTIM_BYTES / (in->dist_opt ? shards : 1);' 'out->optim = params * OPTIM_BYTES / shards;'
+
+mutant memest_grads_bf16 kill "$T_MEM" \
+    "gradients 2 bytes a parameter whatever --grad-bytes"
+sub src/memest.c 'out->grads = params * in->grad_bytes;' 'out->grads = params * 2;'
+
+mutant memest_one_in_flight kill "$T_MEM" \
+    "activations of one micro-batch on every stage, not the 1F1B stage's in-flight count"
+sub src/memest.c 'act = (double)out->inflight * lpc * lsim_memest_layer_act(in, 1);' 'act = (double)lpc * lsim_memest_layer_act(in, 1);'
+
+mutant memest_logits_bf16 kill "$T_MEM" \
+    "the cross entropy's logits at 2 bytes, not fp32's 4"
+sub src/memest.c '+ 4 * tok * in->vocab / t;' '+ 2 * tok * in->vocab / t;'
+
+mutant memest_no_cuda_context kill "$T_MEM" \
+    "the CUDA context left out of the reserve"
+sub src/memest.c 'out->reserve = CUDA_CONTEXT + TEMP_FRACTION * act;' 'out->reserve = TEMP_FRACTION * act;'
+
+mutant memest_layer_norms_once kill "$T_MEM" \
+    "a layer's replicated parameters 4h, not 6h (a layer norm forgotten)"
+sub src/memest.c 'return (4 * h * A + 2 * h * f + 3 * A + f) / in->tp + 6 * h;' 'return (4 * h * A + 2 * h * f + 3 * A + f) / in->tp + 4 * h;'
+
+mutant memest_fsdp_optimizer_whole kill "$T_MEM|^test_synth_fsdp$" \
+    "FSDP: Adam's state not sharded over the shard group"
+sub src/memest.c 'out->optim = out->params * OPTIM_BYTES / n;' 'out->optim = out->params * OPTIM_BYTES;'
+
+# -- the configuration search's ranking (src/cli/search_cmd.c)
+T_SEARCH="^search:(cli|throughput|from)$|^mpi:search"
+mutant search_lowest_throughput_first kill "$T_SEARCH" \
+    "search ranks the lowest throughput first"
+sub src/cli/search_cmd.c $'if (p != q) return p > q ? -1 : 1;\n    return cmp_step(x, y);' $'if (p != q) return p < q ? -1 : 1;\n    return cmp_step(x, y);'
+
+mutant search_slowest_step_first kill "$T_SEARCH" \
+    "search --rank step: the slowest step first"
+sub src/cli/search_cmd.c 'if (g_c[a].step != g_c[b].step) return g_c[a].step < g_c[b].step ? -1 : 1;' \
+    'if (g_c[a].step != g_c[b].step) return g_c[a].step > g_c[b].step ? -1 : 1;'
+
+mutant search_throughput_one_replica kill "$T_SEARCH" \
+    "search --from: a candidate's throughput counts one replica's batch, not DP of them"
+sub src/cli/search_cmd.c 'return (double)x->dp * m * b;' 'return m * b;'
+
+# -- the writers: CSV (src/csv.c), the predicted trace (io/chrome_writer.c),
+# the JSON report (src/report.c), the result archive (io/h5_archive.c)
+mutant csv_comm_wait_swapped kill "^csv:|^test_output$|^mpi:csv_np2$" \
+    "--csv: the predicted exposed communication and its waiting part in each other's columns"
+sub src/csv.c $'put_i64(f, p->exposed_comm);\n    put_i64(f, p->exposed_comm_wait);' $'put_i64(f, p->exposed_comm_wait);\n    put_i64(f, p->exposed_comm);'
+
+mutant trace_out_us_digits kill "^trace_out:|$T_PRED" \
+    "--trace-out: the last two of the three decimals of every time swapped"
+sub io/chrome_writer.c "(char)('0' + r / 10 % 10), (char)('0' + r % 10)};" "(char)('0' + r % 10), (char)('0' + r / 10 % 10)};"
+
+mutant json_error_sign kill "^replay_|^job:|^report|^csv:|$T_PRED" \
+    "--json: a span's error (predicted - actual)/predicted, not over the actual"
+sub src/report.c 'if (obs) cJSON_AddNumberToObject(o, "error", lsim_rel_err(a, p));' 'if (obs) cJSON_AddNumberToObject(o, "error", lsim_rel_err(p, a));'
+
+mutant archive_window_predicted_actual kill "^store:(detail|same:fixtures)$|^html_report:|^test_store$|^job:" \
+    "the result archive stores the actual window as the predicted one"
+sub io/h5_archive.c 'RG("window_predicted", report.window_predicted, T_I64),' 'RG("window_predicted", report.window_actual, T_I64),'
+
+# -- iterations (the GPU partition's rows)
+mutant iteration_boundary_off_by_one kill "$T_ORACLE|^predictions:iterations$|$T_REPLAY" \
+    "(planted) each iteration's row starts at the next step's first GPU op (src/metrics.c)"
+sub src/metrics.c 'for (uint32_t i = 0; i < g->niters; i++) b[i] = is[6 * i + 4 + pass];' \
+    'for (uint32_t i = 0; i < g->niters; i++) b[i] = is[6 * (i + 1 < g->niters ? i + 1 : i) + 4 + pass];'
+
+mutant iteration_cpu_next_step kill "$T_ORACLE|^predictions:iterations$|$T_REPLAY" \
+    "CPU ops (and the GPU work they launch) placed in the step after the one that holds them (src/build/cpu.c)"
+sub src/build/cpu.c 'if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo - 1);' \
+    'if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo < g->niters ? lo : lo - 1);'
+
 # The CI sample: fast, killed by bundled tests alone.
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
@@ -210,6 +467,7 @@ while [ $# -gt 0 ]; do
     --sample) MODE=sample; shift ;;
     --full) FULL=1; shift ;;
     --no-escalate) ESCALATE=0; shift ;;
+    --targets) TARGETS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --work) WORK=$2; shift 2 ;;
     --src) SRC=$(cd "$2" && pwd) || exit 2; shift 2 ;;
@@ -332,10 +590,13 @@ echo "mutate.sh: scratch copy $WORK/src, shared traces: $have_shared"
 cmake -S "$WORK/src" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSIM_SHARED_TRACES="$WORK/shared/traces" \
     >"$WORK/log/configure.log" 2>&1 || { tail -n 30 "$WORK/log/configure.log" >&2; die "configure failed"; }
 
-build() { # build LOG
+build() { # build LOG [all]
     if [ "$MODE" = sample ]; then
         # shellcheck disable=SC2086
         cmake --build "$B" -j "$JOBS" --target $SAMPLE_TARGETS >"$1" 2>&1
+    elif [ -n "$TARGETS" ] && [ "${2:-}" != all ]; then
+        # shellcheck disable=SC2086
+        cmake --build "$B" -j "$JOBS" --target $TARGETS >"$1" 2>&1
     else
         cmake --build "$B" -j "$JOBS" >"$1" 2>&1
     fi
@@ -356,7 +617,7 @@ run_tests() {
 }
 
 echo "mutate.sh: building the clean copy"
-build "$WORK/log/build-clean.log" || { tail -n 30 "$WORK/log/build-clean.log" >&2; die "the clean copy does not build"; }
+build "$WORK/log/build-clean.log" all || { tail -n 30 "$WORK/log/build-clean.log" >&2; die "the clean copy does not build"; }
 
 # The tests each mutant needs, as one regex, must pass on the clean copy.
 # (split at the top-level '|' and deduplicated: ctest's regex engine allows
@@ -472,6 +733,31 @@ echo
 printf 'score: %d of %d non-equivalent mutants killed' "$killed" "$nonequiv"
 [ "$nonequiv" -gt 0 ] && printf ' (%d %%)' $((100 * killed / nonequiv))
 printf '; %d of %d equivalent mutants survived as argued\n' "$equiv_ok" "$equiv"
+# per area: the directory (or top-level file) of each mutant's first substitution
+area_of() {
+    local k f
+    for k in "${!S_ID[@]}"; do
+        [ "${S_ID[$k]}" = "$1" ] || continue
+        f=${S_FILE[$k]}
+        case "$f" in
+        src/cost/*) echo cost ;; src/synth/*) echo synth ;; src/whatif/*) echo whatif ;; src/memest.c) echo memory ;;
+        src/cli/search_cmd.c) echo search ;; src/csv.c|src/report.c|io/chrome_writer.c|io/h5_*) echo writers ;;
+        src/build/*|src/metrics.c|io/kineto.c|src/critical.c) echo replay ;; *) echo engine/job ;;
+        esac
+        return
+    done
+}
+declare -A A_K=() A_N=() A_E=()
+for k in "${!R_ID[@]}"; do
+    i=$(index_of "${R_ID[$k]}") a=$(area_of "${R_ID[$k]}")
+    if [ "${M_KIND[$i]}" = equiv ]; then A_E[$a]=$(( ${A_E[$a]:-0} + 1 ));
+    else A_N[$a]=$(( ${A_N[$a]:-0} + 1 )); [ "${R_STATUS[$k]}" = KILLED ] && A_K[$a]=$(( ${A_K[$a]:-0} + 1 )); fi
+done
+for a in cost synth whatif memory search writers replay engine/job; do
+    [ -n "${A_N[$a]:-}${A_E[$a]:-}" ] || continue
+    printf '  %-11s killed %d of %d, survived %d, equivalent %d\n' "$a" "${A_K[$a]:-0}" "${A_N[$a]:-0}" \
+        $(( ${A_N[$a]:-0} - ${A_K[$a]:-0} )) "${A_E[$a]:-0}"
+done
 for s in "${survivors[@]+"${survivors[@]}"}"; do echo "SURVIVED (a missing test): $s"; done
 for s in "${wrong_equiv[@]+"${wrong_equiv[@]}"}"; do echo "KILLED although listed as equivalent (the argument is wrong): $s"; done
 for k in "${!R_ID[@]}"; do

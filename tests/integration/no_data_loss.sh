@@ -231,13 +231,17 @@ ls c.h5.lock >/dev/null 2>&1 && fail "the lock file was left behind"
 # a lock held by someone else: a bounded wait, then one line naming the holder
 if command -v flock >/dev/null 2>&1; then
     snapshot
-    flock w/r.h5.lock sleep 3 &
+    # the holder keeps the lock until told to let go (a file, not a sleep):
+    # on a loaded machine a timed holder could start late or let go before
+    # lumosim asks
+    rm -f held release
+    flock w/r.h5.lock sh -c 'touch held; while [ ! -e release ]; do sleep 0.05; done' &
     holder=$!
-    sleep 0.3
+    while [ ! -e held ] && kill -0 $holder 2>/dev/null; do sleep 0.05; done
     LUMOSIM_LOCK_TIMEOUT=0.5 "$L" sim w/j.h5 -o w/r.h5 --run Z >out 2>err
     st=$?
-    kill $holder 2>/dev/null; wait $holder 2>/dev/null
-    rm -f w/r.h5.lock
+    touch release; wait $holder 2>/dev/null
+    rm -f w/r.h5.lock held release
     [ "$st" = 1 ] && grep -q 'gave up' err && ! grep -q ' Z ' <<<" $(runs_of w/r.h5) " && ok ||
         fail "held lock: exit $st: $(cat err)"
 fi
@@ -264,11 +268,15 @@ echo junk > "w/r.h5.tmp-$$"
 [ ! -e "w/r.h5.tmp-$dead" ] && grep -q "removed.*r.h5.tmp-$dead" err && ok || fail "stale temporary of dead pid $dead not removed/reported: $(cat err)"
 [ -e "w/r.h5.tmp-$dead.some-other-host" ] && [ -e "w/r.h5.tmp-$$" ] && ok || fail "a temporary of another host or a live process was removed"
 rm -f w/r.h5.tmp-*
-# a real SIGKILL in the middle of a write, then a rerun cleans up
-"$L" synth --model gpt3-15b --layers 16 --tp 2 --pp 2 --dp 4 --micro-batch 1 --global-batch 64 -o big.h5 >/dev/null 2>&1 &
+# a real SIGKILL in the middle of a write, then a rerun cleans up: the
+# writer paused with its temporary complete, just before the rename
+# (LUMOSIM_TEST_PAUSE=commit), so the kill lands mid-write on any machine
+LUMOSIM_TEST_PAUSE=commit "$L" synth --model gpt3-15b --layers 2 --tp 1 --pp 1 --dp 1 --micro-batch 1 --global-batch 1 \
+    -o big.h5 >/dev/null 2>pause.err &
 k=$!
-for i in $(seq 50); do ls big.h5.tmp-* >/dev/null 2>&1 && break; sleep 0.05; done
+while ! grep -q 'paused before commit' pause.err 2>/dev/null && kill -0 $k 2>/dev/null; do sleep 0.05; done
 kill -9 $k 2>/dev/null; wait $k 2>/dev/null
+ls big.h5.tmp-* >/dev/null 2>&1 || fail "SIGKILL at the pause before commit left no temporary to clean up: $(cat pause.err)"
 if ls big.h5.tmp-* >/dev/null 2>&1; then
     "$L" synth --model gpt3-15b --layers 2 --tp 1 --pp 1 --dp 1 --micro-batch 1 --global-batch 1 -o big.h5 >/dev/null 2>err
     ls big.h5.tmp-* >/dev/null 2>&1 && fail "after SIGKILL: the rerun left the stale temporary" || ok

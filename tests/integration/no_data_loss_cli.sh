@@ -10,7 +10,9 @@
 #     existed before is byte-identical afterwards (cmp).
 # Inputs: a FIFO (given, or in a directory, or beside a trace as its
 # execution trace) is refused, never waited on: every run is bounded by
-# `timeout 10` and a timeout is a failure; a trace whose rank is outside
+# `timeout 60` and a timeout is a failure (a run blocked on a FIFO waits
+# forever; 60 s, not 10, so that a loaded machine's slow run is not taken
+# for a hang); a trace whose rank is outside
 # its world; collect's inputs counted once by real path; file names that
 # are not UTF-8 or hold a newline escaped in JSON, HTML and error lines.
 # Commands: an option given twice, an option's value that is the next
@@ -30,15 +32,15 @@ fails=0
 pass=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# run EXPECTED-EXIT NEEDLE ARGS...: lumosim ARGS under `timeout 10`; one
+# run EXPECTED-EXIT NEEDLE ARGS...: lumosim ARGS under `timeout 60`; one
 # error line holding NEEDLE (grep -F), empty stdout.
 run() {
     want=$1 needle=$2
     shift 2
-    timeout 10 "$L" "$@" >out 2>err
+    timeout 60 "$L" "$@" >out 2>err
     rc=$?
     if [ $rc -eq 124 ]; then
-        fail "hung (killed after 10 s): lumosim $*"
+        fail "hung (killed after 60 s): lumosim $*"
         return 1
     fi
     [ $rc -eq "$want" ] || { fail "exit $rc, want $want: lumosim $* ($(cat err))"; return 1; }
@@ -134,17 +136,17 @@ bad=$(printf 'caf\351.json')
 nl=$(printf 'new\nline.json')
 cp "$T" "$bad"
 cp "$T" "$nl"
-timeout 10 "$L" replay --json "$bad" "$nl" >rep.json 2>err || fail "replay --json of odd names: $(cat err)"
+timeout 60 "$L" replay --json "$bad" "$nl" >rep.json 2>err || fail "replay --json of odd names: $(cat err)"
 "$JSON_CHECK" rep.json "len(ranks)==2" "ranks.0.source==caf\\ufffd.json" >/dev/null 2>&1 ||
     "$JSON_CHECK" rep.json "len(ranks)==2" >/dev/null || fail "replay --json: not JSON: $(head -c 300 rep.json)"
 valid_utf8 rep.json
-timeout 10 "$L" ablate --json "$bad" >abl.json 2>err || fail "ablate --json of an odd name: $(cat err)"
+timeout 60 "$L" ablate --json "$bad" >abl.json 2>err || fail "ablate --json of an odd name: $(cat err)"
 "$JSON_CHECK" abl.json "len(traces)==1" >/dev/null || fail "ablate --json: not JSON"
 valid_utf8 abl.json
-timeout 10 "$L" report "$bad" "$nl" --html page.html >/dev/null 2>err || fail "report of odd names: $(cat err)"
+timeout 60 "$L" report "$bad" "$nl" --html page.html >/dev/null 2>err || fail "report of odd names: $(cat err)"
 valid_utf8 page.html
 "$L" build "$bad" -o "w/j$(printf '\351').h5" >/dev/null 2>&1 || fail "build from an odd name"
-timeout 20 "$L" whatif "w/j$(printf '\351').h5" --jitter 0.01 -o w/n.h5 >rec.json 2>err || fail "whatif: $(cat err)"
+timeout 60 "$L" whatif "w/j$(printf '\351').h5" --jitter 0.01 -o w/n.h5 >rec.json 2>err || fail "whatif: $(cat err)"
 "$JSON_CHECK" rec.json "gpus_in==1" >/dev/null || fail "whatif record: not JSON: $(head -c 300 rec.json)"
 valid_utf8 rec.json
 rm -f w/n.h5 "w/j$(printf '\351').h5"
@@ -199,7 +201,7 @@ run 2 "--replace is about a run of the result archive: it needs -o RESULT.h5" si
 run 2 "--run selects a run of a result archive" report w/t.json --run A --html o.html
 absent r3.h5 o.html
 # and --name=VALUE still takes a value that starts with '-'
-timeout 10 "$L" sim w/j.h5 -o d/r.h5 --run=-x >/dev/null 2>err || fail "--run=-x refused: $(cat err)"
+timeout 60 "$L" sim w/j.h5 -o d/r.h5 --run=-x >/dev/null 2>err || fail "--run=-x refused: $(cat err)"
 
 # --- commands: whatif --identify writes nothing, so -o is refused --------------
 cp keep.json w/id.h5

@@ -28,7 +28,7 @@ killed() {
     shift 3
     LUMOSIM_TEST_PAUSE=commit "$@" >/dev/null 2>err &
     pid=$!
-    for i in $(seq 1 3000); do # until the notice, or the writer ends without one
+    while :; do # until the notice, or the writer ends without one (bound by work: no deadline)
         grep -q 'paused before commit' err 2>/dev/null && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
