@@ -308,7 +308,7 @@ cleanup:
  * user sees what a training-step what-if will copy or cut before asking
  * for it. A cut that fails is not an error of identification: its reason
  * is kept and printed. */
-static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
+static int identify_train_layers(const lsim_graph *g, int trace_layers, lsim_wi_training *T)
 {
     int annotated = 0;
     for (size_t v = 0; v < g->n && !annotated; v++)
@@ -321,7 +321,7 @@ static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
     }
     wi_tcut C;
     lsim_err e;
-    int rc = wi_layers_cut(g, "--layers", &C, &e);
+    int rc = wi_layers_cut(g, trace_layers, "--layers", &C, &e);
     if (rc == LSIM_ENOMEM) return rc;
     if (rc) {
         const char *m = e.msg, *c = strstr(m, ": ");
@@ -430,7 +430,7 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
     fputs("}}", f);
 }
 
-int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
+int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_ident *out, lsim_err *err)
 {
     memset(out, 0, sizeof *out);
     out->rank = g->rank >= 0 ? g->rank : (int32_t)gpu;
@@ -443,7 +443,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
     backward_threads(g, bwd);
     if (identify_training(g, &out->training)) goto nomem;
     if (out->training.known && out->training.kernels[LSIM_PHASE_BACKWARD] > 0 &&
-        identify_train_layers(g, &out->training))
+        identify_train_layers(g, trace_layers, &out->training))
         goto nomem;
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
@@ -516,7 +516,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
             }
             /* the kernel structure too, for the kernel roles (--tp,
              * --hidden, --ffn) and to compare with the annotations */
-            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
+            if ((rc = wi_ident_kernels(g, trace_layers, out, err))) goto cleanup;
             out->layer_source = LSIM_WI_LAYERS_ANNOTATIONS;
             out->forward_only = wi_forward_only(g);
             out->layer_lo = 0;
@@ -525,7 +525,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
             out->layers_per_chunk = maxl + 1;
         } else {
             /* Kineto without annotations: the repeating kernel structure */
-            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
+            if ((rc = wi_ident_kernels(g, trace_layers, out, err))) goto cleanup;
         }
     }
     if (out->layer_source == LSIM_WI_LAYERS_TAGS) out->forward_only = wi_forward_only(g);

@@ -696,7 +696,7 @@ static int has_backward_phase(const lsim_graph *g)
     return 0;
 }
 
-int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+int wi_layers_cut(const lsim_graph *in, int trace_layers, const char *what, wi_tcut *C, lsim_err *err)
 {
     memset(C, 0, sizeof *C);
     if (!wi_forward_only(in) && has_backward_phase(in))
@@ -713,7 +713,7 @@ int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *
         if (in->kind[v] == LSIM_N_CPU && wi_annot_layer(lsim_strtab_get(in->strings, in->name[v])) >= 0)
             return annot_cut(in, what, C, err);
     wi_troles R;
-    int rc = wi_trace_roles(in, lsim_wi_trace_layers(), &R, err);
+    int rc = wi_trace_roles(in, trace_layers > 0 ? trace_layers : 0, &R, err);
     if (rc) return rc;
     rc = wi_trace_cut(in, &R, what, C, err);
     wi_troles_free(&R);
@@ -811,7 +811,7 @@ static int gather_edges(const lsim_graph *in, const wi_tcut *C, lsim_graph **aug
     return rc;
 }
 
-static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, lsim_graph **out,
+static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int layers, int trace_layers, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err)
 {
     int rc = 0;
@@ -824,7 +824,7 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
         rc = lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP = %d", layers, L->pp);
         goto cleanup;
     }
-    if ((rc = wi_layers_cut(in, "--layers", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, trace_layers, "--layers", &C, err))) goto cleanup;
     int nlpc = layers / L->pp, nseg = C.nseg;
     size_t n = in->n;
     if ((rc = gather_edges(in, &C, &aug, rec, err))) goto cleanup;
@@ -859,15 +859,15 @@ cleanup:
     return rc;
 }
 
-int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, const lsim_topology *topo,
+int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, int trace_layers, const lsim_topology *topo,
                    lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     *out = NULL;
     lsim_wi_ident id;
-    int rc = lsim_wi_identify(in, 0, &id, err);
+    int rc = lsim_wi_identify(in, 0, trace_layers, &id, err);
     if (rc) return rc;
     if (id.layer_source == LSIM_WI_LAYERS_KERNELS || id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS)
-        return layers_of_trace(in, L, layers, out, rec, err);
+        return layers_of_trace(in, L, layers, trace_layers, out, rec, err);
     if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,
                             "%s: layer structure unknown (no layer tags, annotations or repeating kernel structure): "
@@ -1072,7 +1072,9 @@ int wi_train_roles_find(const lsim_graph *g, wi_train_roles *T, lsim_err *err)
     static const char *const GW[] = {"qkv_wgrad", "proj_wgrad", "fc1_wgrad", "fc2_wgrad", "logits_wgrad"};
     memset(T, 0, sizeof *T);
     wi_tcut C;
-    int rc = wi_layers_cut(g, "changing the width", &C, err);
+    /* a training step: its layers from its annotations (train_cut), never
+     * from a forward-only trace's count (--trace-layers) */
+    int rc = wi_layers_cut(g, 0, "changing the width", &C, err);
     if (rc) return rc;
     size_t n = g->n, nq = 0, nk = 0;
     lsim_time_node *K = NULL;

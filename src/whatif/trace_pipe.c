@@ -109,7 +109,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     /* the checks that need no layers first, for their own messages */
     if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, to->pp * to->vstages, 1, err)))
         goto cleanup;
-    if ((rc = wi_layers_cut(in, "--pp", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, to->trace_layers, "--pp", &C, err))) goto cleanup;
     if ((rc = lsim_wi_trace_pipe_check(in->source, 1, L, to, C.units, C.runs, err))) goto cleanup;
     if (pp_i < 0 || pp_i >= P || tp_i < 0 || tp_i >= L->tp || dp_i < 0 || dp_i >= L->dp) {
         rc = lsim_err_set(err, LSIM_EARG, "pipeline stage %d of %d (tp %d, dp %d)", pp_i, P, tp_i, dp_i);

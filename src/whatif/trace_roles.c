@@ -30,10 +30,7 @@
 
 #include "lumosim/engine.h"
 
-static int g_trace_layers; /* --trace-layers (0: detect) */
 
-void lsim_wi_set_trace_layers(int n) { g_trace_layers = n > 0 ? n : 0; }
-int lsim_wi_trace_layers(void) { return g_trace_layers; }
 
 static const char *const ROLE_NAME[WI_TR_NROLES] = {
     "",          "ln1",         "qkv_gemm", "attn",          "proj_gemm",     "attn_allreduce",
@@ -438,10 +435,10 @@ cleanup:
 
 /* ------------------------------------------------------------ identification */
 
-int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err)
+int wi_ident_kernels(const lsim_graph *g, int trace_layers, lsim_wi_ident *out, lsim_err *err)
 {
     wi_troles R;
-    int rc = wi_trace_roles(g, g_trace_layers, &R, err);
+    int rc = wi_trace_roles(g, trace_layers > 0 ? trace_layers : 0, &R, err);
     if (rc) return rc;
     out->forward_only = R.forward_only;
     if (R.has_tp) {
@@ -459,7 +456,7 @@ int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err)
         k->memops = R.memops;
         k->kernels_per_layer = R.kernels_per_layer;
         k->kernels_per_layer_max = R.kernels_per_layer_max;
-        k->forced = g_trace_layers > 0;
+        k->forced = trace_layers > 0;
         memcpy(k->why_count, R.why_count, sizeof k->why_count);
         memcpy(k->role_kernels, R.role_kernels, sizeof k->role_kernels);
         snprintf(k->why, sizeof k->why, "%s", R.why);

@@ -541,7 +541,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     lsim_wi_counts scratch;
     memset(&scratch, 0, sizeof scratch);
     const int P = to->pp, m = to->micro_batches;
-    if ((rc = wi_layers_cut(in, "--pp", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, to->trace_layers, "--pp", &C, err))) goto cleanup;
     if (C.runs != 1) {
         rc = lsim_err_set(err, LSIM_EARG,
                           "%s: the step runs %d forward and backward passes (gradient accumulation): --pp on a "
