@@ -36,10 +36,6 @@ KNOWN = {
     ('long-function', 'io/et.c:lsim_et_apply'): 1,
     ('long-function', 'mpi/pdes.c:lsim_pdes_run'): 1,
     ('long-function', 'src/job.c:from_entries_ex'): 1,
-    ('long-function', 'src/whatif/cut.c:train_cut'): 1,
-    ('long-function', 'src/whatif/rebuild.c:wi_rebuild'): 1,
-    ('long-function', 'src/whatif/trace_pipe.c:lsim_wi_trace_pipeline'): 1,
-    ('long-function', 'src/whatif/trace_roles.c:wi_trace_roles'): 1,
     ('long-function', 'src/whatif/train_pipe.c:wi_train_pipeline'): 1,
 }
 

@@ -320,30 +320,48 @@ static lsim_ns stretch_end(const lsim_ns *c0, const lsim_ns *c1, int s, int next
  * backward kernels carry, and they lie between the layer's others.
  * Segments: forward run * units + l, backward units * runs + run * units +
  * l. Collectives (DDP's buckets) are in no segment. */
-static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+/* train_cut's state across its phases. */
+typedef struct tc_state {
+    const lsim_graph *in;
+    const char *what;
+    wi_tcut *C;
+    int units, runs, nf, nseg, maxl;
+    uint32_t thr;                 /* the annotating thread */
+    const lsim_ns *ts, *te;       /* each node's simulated start and end */
+    lsim_time_node *A, *Q;        /* annotation pieces in time order; forward Sequence numbers and their segments */
+    size_t na, nq;
+    lsim_ns *a0, *a1;             /* forward segment's annotation span */
+    lsim_ns *c0, *c1, *lst;       /* backward segment's stretch of launches; its last paired kernel's start */
+    int32_t *smin, *smax;         /* forward segment's Sequence range */
+    uint32_t *bthr, *cnt;         /* backward segment's launching thread; GPU nodes per processor */
+} tc_state;
+
+static int tc_nomem(const tc_state *S, lsim_err *err)
 {
-    memset(C, 0, sizeof *C);
-    C->cpu_thread = UINT32_MAX;
-    C->annotated = 1;
-    int rc = 0, maxl = -1;
+    return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", S->in->source);
+}
+
+/* The annotation pieces in time order (a new forward pass starts where the
+ * layer index falls back), the segments' arrays, and each forward segment's
+ * annotation span: every layer in every pass, none nested. */
+static int tc_annotations(tc_state *S, lsim_err *err)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    const char *what = S->what;
     size_t n = in->n;
-    uint32_t thr = UINT32_MAX, *cnt = NULL, *bthr = NULL;
-    lsim_time_node *A = NULL, *Q = NULL;
-    lsim_ns *a0 = NULL, *a1 = NULL, *c0 = NULL, *c1 = NULL, *lst = NULL;
-    int32_t *smin = NULL, *smax = NULL;
-    if ((rc = annot_thread(in, what, &thr, &maxl, err))) return rc;
-    int units = maxl + 1;
-    if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
-    const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
-    /* the annotation pieces in time order: a new forward pass starts where
-     * the layer index falls back */
+    int units = S->units, maxl = S->maxl;
+    uint32_t thr = S->thr;
+    const lsim_ns *ts = S->ts, *te = S->te;
+    lsim_time_node *A;
     size_t na = 0;
-    if (!(A = malloc((n ? n : 1) * sizeof *A))) goto nomem;
+    if (!(A = S->A = malloc((n ? n : 1) * sizeof *A))) return tc_nomem(S, err);
     for (size_t v = 0; v < n; v++)
         if (in->kind[v] == LSIM_N_CPU && in->proc[v] == thr) {
             int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
             if (l >= 0 && l < units) A[na++] = (lsim_time_node){ts[v], (uint32_t)v};
         }
+    S->na = na;
     qsort(A, na, sizeof *A, lsim_time_node_cmp);
     int runs = 0;
     {
@@ -355,22 +373,25 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
         }
     }
     int nf = units * runs, nseg = 2 * nf;
+    S->runs = runs, S->nf = nf, S->nseg = nseg;
     C->units = units, C->runs = runs, C->nseg = nseg;
     C->seg = malloc((n ? n : 1) * sizeof *C->seg);
     C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
     C->t0 = malloc((size_t)nseg * sizeof *C->t0);
     C->t1 = malloc((size_t)nseg * sizeof *C->t1);
-    a0 = malloc((size_t)nf * sizeof *a0), a1 = malloc((size_t)nf * sizeof *a1);
-    c0 = malloc((size_t)nseg * sizeof *c0), c1 = malloc((size_t)nseg * sizeof *c1);
-    lst = malloc((size_t)nseg * sizeof *lst);
-    smin = malloc((size_t)nf * sizeof *smin), smax = malloc((size_t)nf * sizeof *smax);
-    bthr = malloc((size_t)nseg * sizeof *bthr);
-    cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *cnt);
-    if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !a0 || !a1 || !c0 || !c1 || !smin || !smax || !bthr || !cnt || !lst)
-        goto nomem;
-    for (int s = 0; s < nf; s++) a0[s] = INT64_MAX, a1[s] = INT64_MIN, smin[s] = INT32_MAX, smax[s] = -1;
+    S->a0 = malloc((size_t)nf * sizeof *S->a0), S->a1 = malloc((size_t)nf * sizeof *S->a1);
+    S->c0 = malloc((size_t)nseg * sizeof *S->c0), S->c1 = malloc((size_t)nseg * sizeof *S->c1);
+    S->lst = malloc((size_t)nseg * sizeof *S->lst);
+    S->smin = malloc((size_t)nf * sizeof *S->smin), S->smax = malloc((size_t)nf * sizeof *S->smax);
+    S->bthr = malloc((size_t)nseg * sizeof *S->bthr);
+    S->cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *S->cnt);
+    if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !S->a0 || !S->a1 || !S->c0 || !S->c1 || !S->smin || !S->smax ||
+        !S->bthr || !S->cnt || !S->lst)
+        return tc_nomem(S, err);
+    lsim_ns *a0 = S->a0, *a1 = S->a1;
+    for (int s = 0; s < nf; s++) a0[s] = INT64_MAX, a1[s] = INT64_MIN, S->smin[s] = INT32_MAX, S->smax[s] = -1;
     for (int s = 0; s < nseg; s++)
-        C->t0[s] = c0[s] = INT64_MAX, C->t1[s] = c1[s] = lst[s] = INT64_MIN, bthr[s] = UINT32_MAX;
+        C->t0[s] = S->c0[s] = INT64_MAX, C->t1[s] = S->c1[s] = S->lst[s] = INT64_MIN, S->bthr[s] = UINT32_MAX;
     {
         int run = -1, last = units;
         for (size_t i = 0; i < na; i++) {
@@ -385,23 +406,34 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
     }
     for (int s = 0; s < nf; s++) {
         if (a0[s] == INT64_MAX) {
-            rc = lsim_err_set(err, LSIM_EARG,
+            return lsim_err_set(err, LSIM_EARG,
                               "%s: forward pass %d of %d has no annotation for layer %d (layers 0..%d annotated): %s "
                               "needs every layer in every pass",
                               in->source, s / units + 1, runs, s % units, maxl, what);
-            goto cleanup;
         }
         if (s && a0[s] < a1[s - 1]) {
-            rc = lsim_err_set(err, LSIM_EARG,
+            return lsim_err_set(err, LSIM_EARG,
                               "%s: the annotations of layers %d and %d overlap (nested layers): %s cuts passes of "
                               "consecutive layers",
                               in->source, (s - 1) % units, s % units, what);
-            goto cleanup;
         }
     }
-    /* forward: the annotating thread's work inside each annotation, then
-     * the GPU work launched there, and each layer's Sequence numbers */
-    annot_assign(in, thr, a0, a1, nf, ts, te, C, cnt);
+    return 0;
+}
+
+/* Forward: the annotating thread's work inside each annotation, then the
+ * GPU work launched there, and each layer's Sequence numbers; the compute
+ * stream (the GPU processor with the most of it). */
+static int tc_forward(tc_state *S, lsim_err *err)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    const char *what = S->what;
+    size_t n = in->n;
+    int units = S->units, nf = S->nf;
+    int32_t *smin = S->smin, *smax = S->smax;
+    uint32_t *cnt = S->cnt;
+    annot_assign(in, S->thr, S->a0, S->a1, nf, S->ts, S->te, C, cnt);
     for (size_t v = 0; v < n; v++) {
         int s = C->seg[v];
         if (s < 0 || !in->procs[in->proc[v]].is_gpu) continue;
@@ -416,24 +448,33 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
     C->stream = in->nprocs ? in->procs[cs].tid : -1;
     for (int s = 0; s < nf; s++) {
         if (C->t0[s] == INT64_MAX) {
-            rc = lsim_err_set(err, LSIM_EARG, "%s: layer annotation %d (pass %d) launches no GPU work: %s cannot place it",
+            return lsim_err_set(err, LSIM_EARG, "%s: layer annotation %d (pass %d) launches no GPU work: %s cannot place it",
                               in->source, s % units, s / units + 1, what);
-            goto cleanup;
         }
         if (smin[s] == INT32_MAX) {
-            rc = lsim_err_set(err, LSIM_EARG,
+            return lsim_err_set(err, LSIM_EARG,
                               "%s: layer %d of forward pass %d has no GPU work with an autograd Sequence number: %s "
                               "cannot pair its backward pass with it (record the trace with a PyTorch that writes "
                               "\"Sequence number\")",
                               in->source, s % units, s / units + 1, what);
-            goto cleanup;
         }
     }
-    /* every forward Sequence number of a layer, and its segment: exact
-     * pairs (a what-if's copies of a layer carry numbers of their own,
-     * rebuild.c, so ranges need not grow with the layers) */
+    return 0;
+}
+
+/* Every forward Sequence number of a layer, and its segment: exact pairs
+ * (a what-if's copies of a layer carry numbers of their own, rebuild.c, so
+ * ranges need not grow with the layers); a number in two layers refused. */
+static int tc_sequences(tc_state *S, lsim_err *err)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    const char *what = S->what;
+    size_t n = in->n;
+    int units = S->units, nf = S->nf;
+    lsim_time_node *Q;
     size_t nq = 0;
-    if (!(Q = malloc((n ? n : 1) * sizeof *Q))) goto nomem;
+    if (!(Q = S->Q = malloc((n ? n : 1) * sizeof *Q))) return tc_nomem(S, err);
     for (size_t v = 0; v < n; v++)
         if (C->seg[v] >= 0 && C->seg[v] < nf && in->procs[in->proc[v]].is_gpu && in->phase[v] == LSIM_PHASE_FORWARD &&
             in->fwd_seq[v] >= 0)
@@ -444,12 +485,11 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
         for (size_t i = 0; i < nq; i++) {
             if (m && Q[m - 1].t == Q[i].t) {
                 if (Q[m - 1].node != Q[i].node) {
-                    rc = lsim_err_set(err, LSIM_EARG,
+                    return lsim_err_set(err, LSIM_EARG,
                                       "%s: autograd Sequence number %lld is in layers %u and %u: %s cannot tell which "
                                       "one a backward kernel differentiates",
                                       in->source, (long long)Q[i].t, Q[m - 1].node % (unsigned)units,
                                       Q[i].node % (unsigned)units, what);
-                    goto cleanup;
                 }
                 continue;
             }
@@ -457,7 +497,23 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
         }
         nq = m;
     }
-    /* backward: GPU work by the forward op it differentiates */
+    S->nq = nq;
+    return 0;
+}
+
+/* Backward: GPU work by the forward op it differentiates (side streams by
+ * pairing alone; the compute stream's paired kernels bound each backward
+ * layer), every layer paired, in reverse layer order. */
+static int tc_backward(tc_state *S, lsim_err *err)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    const char *what = S->what;
+    size_t n = in->n, nq = S->nq;
+    int units = S->units, nf = S->nf, runs = S->runs;
+    const lsim_time_node *Q = S->Q;
+    const lsim_ns *ts = S->ts, *te = S->te;
+    lsim_ns *lst = S->lst;
     uint64_t nbwd = 0, paired = 0;
     for (size_t v = 0; v < n; v++) {
         if (!in->procs[in->proc[v]].is_gpu || in->phase[v] != LSIM_PHASE_BACKWARD || (in->flags[v] & LSIM_NF_COLL))
@@ -483,32 +539,42 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
         }
     }
     if (!paired) {
-        rc = lsim_err_set(err, LSIM_EARG,
+        return lsim_err_set(err, LSIM_EARG,
                           "%s: none of the %llu backward kernels carries a forward op inside a layer: %s cannot place "
                           "the backward pass's layers",
                           in->source, (unsigned long long)nbwd, what);
-        goto cleanup;
     }
     for (int r = 0; r < runs; r++)
         for (int l = 0; l < units; l++) {
             int b = nf + r * units + l;
             if (C->t0[b] == INT64_MAX) {
-                rc = lsim_err_set(err, LSIM_EARG,
+                return lsim_err_set(err, LSIM_EARG,
                                   "%s: layer %d of pass %d has no backward kernel paired with its forward ops: %s "
                                   "cannot cut its backward pass",
                                   in->source, l, r + 1, what);
-                goto cleanup;
             }
             if (l && C->t0[b - 1] <= C->t0[b]) {
-                rc = lsim_err_set(err, LSIM_EARG,
+                return lsim_err_set(err, LSIM_EARG,
                                   "%s: the backward kernels of layer %d (pass %d) do not run after layer %d's: %s cuts "
                                   "a backward pass that runs the layers in reverse",
                                   in->source, l - 1, r + 1, l, what);
-                goto cleanup;
             }
         }
-    /* the compute stream's backward stretches: layer l from its first
-     * kernel to layer l - 1's first, layer 0 up to its last */
+    return 0;
+}
+
+/* The compute stream's backward stretches (layer l from its first kernel
+ * to layer l - 1's first, layer 0 up to its last), their launches, and the
+ * launching thread's other work over each stretch. */
+static void tc_stretches(tc_state *S)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    size_t n = in->n;
+    int units = S->units, nf = S->nf, runs = S->runs;
+    const lsim_ns *ts = S->ts, *te = S->te;
+    lsim_ns *c0 = S->c0, *c1 = S->c1, *lst = S->lst;
+    uint32_t *bthr = S->bthr;
     for (size_t v = 0; v < n; v++) {
         if (C->seg[v] >= 0 || !in->procs[in->proc[v]].is_gpu || in->procs[in->proc[v]].tid != C->stream ||
             (in->flags[v] & LSIM_NF_COLL))
@@ -572,6 +638,19 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
                 else if (coll >= 0 && C->seg[coll] < 0) C->seg[v] = C->seg[coll] = b;
             }
         }
+}
+
+/* FSDP's backward all-gathers: each to the backward layer that starts next
+ * on its thread (below). */
+static void tc_fsdp_gathers(tc_state *S)
+{
+    const lsim_graph *in = S->in;
+    wi_tcut *C = S->C;
+    size_t n = in->n;
+    int nf = S->nf, nseg = S->nseg;
+    const lsim_ns *ts = S->ts;
+    const lsim_ns *c0 = S->c0;
+    const uint32_t *bthr = S->bthr;
     /* FSDP's backward all-gathers fetch the parameters of the layer about
      * to run backward: launched after the previous layer's last op (inside
      * its stretch) or before the first backward layer (outside every
@@ -602,23 +681,40 @@ static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
             if (!launches) C->seg[w] = nb;
         }
     }
-    C->cpu_thread = thr;
-    goto cleanup;
-nomem:
-    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
+}
+
+static int train_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err)
+{
+    memset(C, 0, sizeof *C);
+    C->cpu_thread = UINT32_MAX;
+    C->annotated = 1;
+    tc_state S;
+    memset(&S, 0, sizeof S);
+    S.in = in, S.what = what, S.C = C, S.thr = UINT32_MAX, S.maxl = -1;
+    int rc = annot_thread(in, what, &S.thr, &S.maxl, err);
+    if (rc) return rc;
+    S.units = S.maxl + 1;
+    if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
+    S.ts = lsim_engine_start(C->E), S.te = lsim_engine_end(C->E);
+    if ((rc = tc_annotations(&S, err)) || (rc = tc_forward(&S, err)) || (rc = tc_sequences(&S, err)) ||
+        (rc = tc_backward(&S, err)))
+        goto cleanup;
+    tc_stretches(&S);
+    tc_fsdp_gathers(&S);
+    C->cpu_thread = S.thr;
 cleanup:
     if (rc) wi_tcut_free(C);
-    free(cnt);
-    free(bthr);
-    free(smin);
-    free(smax);
-    free(c0);
-    free(c1);
-    free(lst);
-    free(a0);
-    free(a1);
-    free(A);
-    free(Q);
+    free(S.cnt);
+    free(S.bthr);
+    free(S.smin);
+    free(S.smax);
+    free(S.c0);
+    free(S.c1);
+    free(S.lst);
+    free(S.a0);
+    free(S.a1);
+    free(S.A);
+    free(S.Q);
     return rc;
 }
 

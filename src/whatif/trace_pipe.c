@@ -79,6 +79,90 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
     return wi_pipe_shape_check(to, layers, "trace's", err);
 }
 
+/* A transfer's anchors on layer l (recv: before it, else after it): the
+ * layer's first (last) compute kernel g, its first (last) node on the
+ * launching thread cp, and the neighbour there that stays nb (the previous
+ * kept node before a receive, the next one after a send; NONE if none). */
+static int transfer_anchors(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts, const lsim_time_node *cpu,
+                            size_t nc, const uint8_t *removed, int l, int recv, uint32_t *g_out, uint32_t *cp,
+                            uint32_t *nb_out, lsim_err *err)
+{
+    /* anchors: the layer's first (last) compute kernel and its first
+     * (last) node on the launching thread */
+    uint32_t g = NONE;
+    for (size_t v = 0; v < in->n; v++) {
+        if (C->seg[v] != l) continue;
+        const lsim_proc *pr = &in->procs[in->proc[v]];
+        if (!pr->is_gpu || pr->tid != C->stream) continue;
+        lsim_time_node a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
+        int d = g == NONE ? 0 : lsim_time_node_cmp(&a, &b);
+        if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
+    }
+    size_t at = nc;
+    for (size_t i = 0; i < nc; i++)
+        if (C->seg[cpu[i].node] == l) {
+            at = i;
+            if (recv) break;
+        }
+    if (g == NONE || at == nc)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: layer %d has no compute kernel or no launch on the launching thread: --pp "
+                            "cannot place the transfer %s it",
+                            in->source, l, recv ? "before" : "after");
+    *cp = cpu[at].node;
+    /* the neighbour on the thread that stays: the previous kept node
+     * before a receive, the next one after a send */
+    uint32_t nb = NONE;
+    if (recv) {
+        for (size_t i = at; i-- > 0;)
+            if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
+    } else {
+        for (size_t i = at + 1; i < nc; i++)
+            if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
+    }
+    *g_out = g;
+    *nb_out = nb;
+    return 0;
+}
+
+/* The stage's whole forward pass, transfers included, once per
+ * micro-batch (M), each copy after the previous one on every thread and
+ * stream (wi_rebuild puts copy c of node v at c n + v); each group's
+ * collectives numbered copy after copy. */
+static int micro_batches(const char *source, const lsim_graph *o2, size_t M, lsim_graph **out, lsim_wi_counts *scratch,
+                         lsim_err *err)
+{
+    size_t n2 = o2->n;
+    uint8_t *none = calloc(n2 ? n2 : 1, 1);
+    int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
+    uint32_t ns = lsim_strtab_count(o2->strings) + 1;
+    int64_t *per = calloc(ns, sizeof *per);
+    int cp = (int)M, rc = 0;
+    lsim_graph *o3 = NULL;
+    *out = NULL;
+    if (!none || !all || !per) {
+        free(none), free(all), free(per);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", source);
+    }
+    for (size_t v = 0; v < n2; v++) all[v] = 0;
+    for (size_t k = 0; k < o2->ncoll; k++) {
+        uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
+        if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
+    }
+    wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    rc = wi_rebuild(o2, &pl, &o3, scratch, err);
+    for (size_t x = 0; !rc && x < o3->n; x++) {
+        if (o3->coll[x] < 0) continue;
+        lsim_coll_info *ci = &o3->colls[o3->coll[x]];
+        uint32_t gname = ci->pg_name == NONE ? ns - 1 : ci->pg_name;
+        ci->seq += (int64_t)(x / n2) * per[gname];
+    }
+    free(none), free(all), free(per);
+    if (rc) return rc;
+    *out = o3;
+    return 0;
+}
+
 int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
                            const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err)
@@ -191,41 +275,8 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             int recv = side == 0;
             if (recv ? vs == 0 : vs == P * V - 1) continue;
             int l = recv ? lo : hi, j = recv ? vs : vs + 1;
-            /* anchors: the layer's first (last) compute kernel and its first
-             * (last) node on the launching thread */
-            uint32_t g = NONE;
-            for (size_t v = 0; v < n; v++) {
-                if (C.seg[v] != l) continue;
-                const lsim_proc *pr = &in->procs[in->proc[v]];
-                if (!pr->is_gpu || pr->tid != C.stream) continue;
-                lsim_time_node a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
-                int d = g == NONE ? 0 : lsim_time_node_cmp(&a, &b);
-                if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
-            }
-            size_t at = nc;
-            for (size_t i = 0; i < nc; i++)
-                if (C.seg[cpu[i].node] == l) {
-                    at = i;
-                    if (recv) break;
-                }
-            if (g == NONE || at == nc) {
-                rc = lsim_err_set(err, LSIM_EARG,
-                                  "%s: layer %d has no compute kernel or no launch on the launching thread: --pp "
-                                  "cannot place the transfer %s it",
-                                  in->source, l, recv ? "before" : "after");
-                goto cleanup;
-            }
-            uint32_t cp = cpu[at].node;
-            /* the neighbour on the thread that stays: the previous kept node
-             * before a receive, the next one after a send */
-            uint32_t nb = NONE;
-            if (recv) {
-                for (size_t i = at; i-- > 0;)
-                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
-            } else {
-                for (size_t i = at + 1; i < nc; i++)
-                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
-            }
+            uint32_t g = NONE, cp = NONE, nb = NONE;
+            if ((rc = transfer_anchors(in, &C, ts, cpu, nc, removed, l, recv, &g, &cp, &nb, err))) goto cleanup;
             int peer_stage = recv ? (vs - 1) % P : (vs + 1) % P;
             int32_t peer = lsim_wi_rank(&Ls, tp_i, dp_i, peer_stage);
             int32_t a = recv ? peer : me, b = recv ? me : peer;
@@ -269,36 +320,8 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
 #undef STAGE
     if ((rc = wi_append(o1, &pstream, 1, A, na, E, ne, &o2, &scratch, err))) goto cleanup;
     if (to->micro_batches > 1) {
-        /* micro-batches: the stage's whole forward pass, transfers
-         * included, once per micro-batch, each copy after the previous one
-         * on every thread and stream (wi_rebuild puts copy c of node v at
-         * c n + v); each group's collectives numbered copy after copy */
-        size_t n2 = o2->n, M = (size_t)to->micro_batches;
-        uint8_t *none = calloc(n2 ? n2 : 1, 1);
-        int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
-        uint32_t ns = lsim_strtab_count(o2->strings) + 1;
-        int64_t *per = calloc(ns, sizeof *per);
-        int cp = (int)M;
         lsim_graph *o3 = NULL;
-        if (!none || !all || !per) {
-            free(none), free(all), free(per);
-            goto nomem;
-        }
-        for (size_t v = 0; v < n2; v++) all[v] = 0;
-        for (size_t k = 0; k < o2->ncoll; k++) {
-            uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
-            if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
-        }
-        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
-        rc = wi_rebuild(o2, &pl, &o3, &scratch, err);
-        for (size_t x = 0; !rc && x < o3->n; x++) {
-            if (o3->coll[x] < 0) continue;
-            lsim_coll_info *ci = &o3->colls[o3->coll[x]];
-            uint32_t gname = ci->pg_name == NONE ? ns - 1 : ci->pg_name;
-            ci->seq += (int64_t)(x / n2) * per[gname];
-        }
-        free(none), free(all), free(per);
-        if (rc) goto cleanup;
+        if ((rc = micro_batches(in->source, o2, (size_t)to->micro_batches, &o3, &scratch, err))) goto cleanup;
         lsim_graph_free(o2);
         o2 = o3;
     }
