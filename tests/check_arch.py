@@ -36,7 +36,6 @@ KNOWN = {
     ('long-function', 'io/et.c:lsim_et_apply'): 1,
     ('long-function', 'mpi/pdes.c:lsim_pdes_run'): 1,
     ('long-function', 'src/job.c:from_entries_ex'): 1,
-    ('long-function', 'src/whatif/train_pipe.c:wi_train_pipeline'): 1,
 }
 
 
