@@ -816,23 +816,6 @@ static void copy_structure(lsim_graph *dst, const lsim_graph *src)
     memcpy(dst->out_dst, src->out_dst, (e ? e : 1) * sizeof *dst->out_dst);
 }
 
-static int rebuild_out_csr(lsim_graph *g)
-{
-    size_t n = g->n;
-    memset(g->out_off, 0, (n + 1) * sizeof *g->out_off);
-    for (uint64_t k = 0; k < g->nedges; k++) g->out_off[g->in_src[k] + 1]++;
-    for (size_t v = 0; v < n; v++) g->out_off[v + 1] += g->out_off[v];
-    uint64_t *fill = calloc(n ? n : 1, sizeof *fill);
-    if (!fill) return LSIM_ENOMEM;
-    for (size_t v = 0; v < n; v++)
-        for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-            uint32_t u = g->in_src[k];
-            g->out_dst[g->out_off[u] + fill[u]++] = (uint32_t)v;
-        }
-    free(fill);
-    return 0;
-}
-
 void lsim_store_free_graphs(lsim_graph **graphs, size_t n)
 {
     if (!graphs) return;
@@ -1260,7 +1243,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         if (lead[i] == i) {
             gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
             rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i), NULL);
-            if (!rc && rebuild_out_csr(gs[i])) rc = h5s_nomem(c);
+            if (!rc && lsim_graph_outgoing(gs[i], NULL)) rc = h5s_nomem(c); /* graph.h: the one CSR builder */
             continue;
         }
         lsim_err e = {0};

@@ -23,10 +23,10 @@ static const char *const COLUMNS[] = {
 /* One text field, RFC 4180 (followed by the separator): valid UTF-8 first
  * (malformed bytes as U+FFFD), quoted when it holds a comma, quote, CR or
  * LF, or has leading or trailing blanks (which some readers trim). */
-static int put_str(FILE *f, const char *raw, int last)
+int lsim_csv_field(FILE *f, const char *raw, int last)
 {
     char *s = lsim_text_utf8(raw ? raw : "");
-    if (!s) return -1;
+    if (!s) return LSIM_ENOMEM;
     size_t n = strlen(s);
     int quote = n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t');
     if (quote) {
@@ -51,7 +51,7 @@ static void put_none(FILE *f) { fputc(',', f); }
 
 /* A double that reads back to the same value: the shortest of %.15g and
  * %.17g, as cJSON prints numbers (CSV and --json agree digit for digit). */
-static void put_dbl(FILE *f, double v)
+void lsim_csv_double(FILE *f, double v)
 {
     char b[40];
     snprintf(b, sizeof b, "%.15g", v);
@@ -80,7 +80,7 @@ static void put_breakdowns(FILE *f, const lsim_breakdown *a, const lsim_breakdow
 
 int lsim_csv_header(FILE *f, lsim_err *err)
 {
-    for (size_t k = 0; k < NCOLUMNS; k++) put_str(f, COLUMNS[k], k + 1 == NCOLUMNS);
+    for (size_t k = 0; k < NCOLUMNS; k++) lsim_csv_field(f, COLUMNS[k], k + 1 == NCOLUMNS);
     if (ferror(f)) return lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));
     return 0;
 }
@@ -90,18 +90,18 @@ int lsim_csv_header(FILE *f, lsim_err *err)
 static int put_lead(FILE *f, const lsim_replay_item *it, size_t idx, long iter)
 {
     const lsim_graph *g = it->g;
-    if (put_str(f, g->source, 0)) return -1;
+    if (lsim_csv_field(f, g->source, 0)) return -1;
     fprintf(f, "%zu,", idx);
     put_i64(f, g->rank >= 0 ? (int64_t)g->rank : (int64_t)idx);
-    if (put_str(f, iter < 0 ? "window" : "iteration", 0)) return -1;
+    if (lsim_csv_field(f, iter < 0 ? "window" : "iteration", 0)) return -1;
     if (iter < 0) {
         put_none(f);
         put_none(f);
     } else {
         fprintf(f, "%ld,", iter);
-        if (put_str(f, lsim_strtab_get(g->strings, it->r->iters[iter].name), 0)) return -1;
+        if (lsim_csv_field(f, lsim_strtab_get(g->strings, it->r->iters[iter].name), 0)) return -1;
     }
-    if (put_str(f, lsim_latency_mode_name(g->latency), 0)) return -1;
+    if (lsim_csv_field(f, lsim_latency_mode_name(g->latency), 0)) return -1;
     put_i64(f, it->coupled ? 1 : 0);
     put_i64(f, it->coupled ? it->clock_offset : 0);
     return 0;
@@ -118,7 +118,7 @@ static int put_row(FILE *f, const lsim_replay_item *it, size_t idx, long iter, i
     if (obs) put_i64(f, a);
     else put_none(f);
     put_i64(f, p);
-    if (obs) put_dbl(f, lsim_rel_err(a, p));
+    if (obs) lsim_csv_double(f, lsim_rel_err(a, p));
     else put_none(f);
     put_breakdowns(f, obs ? ba : NULL, bp);
     int cpu = ir && ir->cpu_predicted != LSIM_SPAN_UNKNOWN;

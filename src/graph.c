@@ -108,6 +108,30 @@ static void free_edges(lsim_graph *g)
 /* Counting sorts: by target for the incoming CSR (list order kept within a
  * target), by source for the outgoing one, over the list or over the
  * incoming CSR. Everything is allocated before g is touched. */
+/* The outgoing CSR (out_off, n + 1, and out_dst, one per edge: allocated
+ * by the caller) from the incoming one, LSIM_OUT_BY_DST: by target, then by
+ * the target's incoming order. 0 or LSIM_ENOMEM (nothing changed then). */
+static int out_by_dst(size_t n, uint64_t ne, const uint64_t *in_off, const uint32_t *in_src, uint64_t *out_off,
+                      uint32_t *out_dst)
+{
+    uint64_t *fill = lsim_calloc(n + 1, sizeof *fill);
+    if (!fill) return LSIM_ENOMEM;
+    memset(out_off, 0, (n + 1) * sizeof *out_off);
+    for (uint64_t k = 0; k < ne; k++) out_off[in_src[k] + 1]++;
+    for (size_t v = 0; v < n; v++) out_off[v + 1] += out_off[v];
+    for (size_t v = 0; v < n; v++)
+        for (uint64_t k = in_off[v]; k < in_off[v + 1]; k++) out_dst[out_off[in_src[k]] + fill[in_src[k]]++] = (uint32_t)v;
+    free(fill);
+    return 0;
+}
+
+int lsim_graph_outgoing(lsim_graph *g, lsim_err *err)
+{
+    if (out_by_dst(g->n, g->nedges, g->in_off, g->in_src, g->out_off, g->out_dst))
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+    return 0;
+}
+
 int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_out_order order, lsim_err *err)
 {
     size_t n = g->n, e1 = ne ? (size_t)ne : 1;
@@ -145,10 +169,9 @@ int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_ou
     memset(fill, 0, (n + 1) * sizeof *fill);
     if (order == LSIM_OUT_BY_LIST) {
         for (uint64_t i = 0; i < ne; i++) out_dst[out_off[e[i].src] + fill[e[i].src]++] = e[i].dst;
-    } else {
-        for (size_t v = 0; v < n; v++)
-            for (uint64_t k = in_off[v]; k < in_off[v + 1]; k++)
-                out_dst[out_off[in_src[k]] + fill[in_src[k]]++] = (uint32_t)v;
+    } else if (out_by_dst(n, ne, in_off, in_src, out_off, out_dst)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+        goto cleanup;
     }
     /* commit */
     free_edges(g);

@@ -685,6 +685,53 @@ static int find_root(lsim_job *j, size_t inst, const lsim_job_entry *ents, const
                         gname, ents[ord[named]].root, e - k);
 }
 
+/* The entries of lsim_job_from_entries in part order (through ord). */
+typedef struct job_parts {
+    const lsim_job_entry *ents;
+    const size_t *ord;
+} job_parts;
+
+static void entry_part(const void *ctx, uint64_t a, lsim_job_obs *o)
+{
+    const job_parts *jp = ctx;
+    const lsim_job_entry *e = &jp->ents[jp->ord[a]];
+    *o = (lsim_job_obs){e->gpu, e->node, e->observed, e->obs_start, e->obs_end};
+}
+
+void lsim_job_observed_waits(lsim_job *j, lsim_job_part_fn part, const void *ctx)
+{
+    /* the rule the replay follows: a broadcast's root waits for nobody, a
+     * reduce's non-roots for the last non-root */
+    for (size_t q = 0; q < j->ninst; q++) {
+        lsim_ns last = INT64_MIN, last_x = INT64_MIN;
+        lsim_job_obs ea;
+        int all_observed = 1;
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
+            part(ctx, a, &ea);
+            if (!ea.observed) all_observed = 0;
+        }
+        if (!all_observed) continue; /* nothing observed: no observed waiting */
+        int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
+            part(ctx, a, &ea);
+            lsim_ns s = lsim_ns_sub_sat(ea.obs_start, j->clock_offset[ea.gpu]); /* an offset may be ~2^63 */
+            if (s > last) last = s;
+            if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
+        }
+        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
+            part(ctx, a, &ea);
+            if (!j->obs_wait[ea.gpu]) continue;
+            lsim_ns own = lsim_ns_sub_sat(ea.obs_start, j->clock_offset[ea.gpu]);
+            lsim_ns upto = !rooted ? last
+                           : j->rule[q] == LSIM_JOB_BCAST ? (a == j->root[q] ? own : last)
+                                                          : (a == j->root[q] ? last : last_x);
+            lsim_ns w = lsim_ns_sub_sat(upto, own);
+            lsim_ns d = ea.obs_end - ea.obs_start;
+            j->obs_wait[ea.gpu][ea.node] = w < 0 ? 0 : w > d ? d : w;
+        }
+    }
+}
+
 /* lsim_job_from_entries and, for the owner of a distributed match,
  * lsim_job_match_owned (job.h): one matcher, so the two cannot disagree on
  * an instance or on an error line. order (NULL: made here; else ne
@@ -869,33 +916,10 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
         qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
         j->clock_offset[i] = diffs[i][ndiff[i] / 2];
     }
-    /* observed waiting, on the aligned clocks (local GPUs only), by the
-     * rule the replay follows: a broadcast's root waits for nobody, a
-     * reduce's non-roots for the last non-root */
-    for (size_t q = 0; q < j->ninst; q++) {
-        lsim_ns last = INT64_MIN, last_x = INT64_MIN;
-        int all_observed = 1;
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
-            if (!ents[ord[a]].observed) all_observed = 0;
-        if (!all_observed) continue; /* nothing observed: no observed waiting */
-        int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            const lsim_job_entry *ea = &ents[ord[a]];
-            lsim_ns s = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]); /* an offset may be ~2^63 */
-            if (s > last) last = s;
-            if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
-        }
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            const lsim_job_entry *ea = &ents[ord[a]];
-            if (!j->obs_wait[ea->gpu]) continue;
-            lsim_ns own = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]);
-            lsim_ns upto = !rooted ? last
-                           : j->rule[q] == LSIM_JOB_BCAST ? (a == j->root[q] ? own : last)
-                                                          : (a == j->root[q] ? last : last_x);
-            lsim_ns w = lsim_ns_sub_sat(upto, own);
-            lsim_ns d = ea->obs_end - ea->obs_start;
-            j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
-        }
+    /* observed waiting, on the aligned clocks (local GPUs only) */
+    {
+        job_parts jp = {ents, ord};
+        lsim_job_observed_waits(j, entry_part, &jp);
     }
     *out = j;
     j = NULL;

@@ -24,6 +24,17 @@
 
 #include "lumosim/report.h"
 
+/* The field rules every CSV of lumosim keeps (this one and lumosim
+ * collect's), so that they cannot drift apart: */
+/* One text field, RFC 4180, then "," (or CRLF when last): valid UTF-8 first
+ * (malformed bytes as U+FFFD), quoted when it holds a comma, quote, CR or
+ * LF, or has leading or trailing blanks or tabs (which some readers trim);
+ * NULL is empty. 0, or LSIM_ENOMEM. */
+int lsim_csv_field(FILE *f, const char *s, int last);
+/* A double that reads back to the same value (the shortest of %.15g and
+ * %.17g, as cJSON prints numbers), then ",". */
+void lsim_csv_double(FILE *f, double v);
+
 /* The header row. Returns 0 or LSIM_EIO. */
 int lsim_csv_header(FILE *f, lsim_err *err);
 

@@ -468,6 +468,10 @@ typedef enum lsim_out_order {
  * (LSIM_EINTERNAL otherwise). On failure (LSIM_ENOMEM; err may be NULL) g
  * is unchanged. e[] stays the caller's. Local. */
 int lsim_graph_set_edges(lsim_graph *g, const lsim_edge *e, uint64_t ne, lsim_out_order order, lsim_err *err);
+/* The same builder's outgoing half: g's out_off and out_dst (allocated,
+ * written in place) from its incoming edges, LSIM_OUT_BY_DST (the store
+ * reader, which reads the incoming CSR as stored). 0 or LSIM_ENOMEM. Local. */
+int lsim_graph_outgoing(lsim_graph *g, lsim_err *err);
 
 /* Recount g->edges_by_class from its incoming CSR. Local. */
 void lsim_graph_count_edges(lsim_graph *g);

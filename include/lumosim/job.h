@@ -189,6 +189,22 @@ int lsim_job_align_clocks(lsim_job *j, lsim_err *err);
  * naming the instance if a collective can never complete. Local. */
 int lsim_job_run(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const *waits, lsim_err *err);
 
+/* The observed waiting of every participant (j->obs_wait, on the aligned
+ * clocks; GPUs whose obs_wait is NULL skipped), by the one rule the replay
+ * follows: an instance with an unobserved participant has none; a
+ * broadcast's root waits for nobody, a reduce's non-roots for the last
+ * non-root, everyone else for the last arrival; clamped to [0, duration].
+ * part(ctx, a, o) gives participant a (an index of j->part_off's ranges).
+ * Serial (lsim_job_from_entries) and parallel (run_mpi.c) matching both
+ * call it. Local. */
+typedef struct lsim_job_obs {
+    uint32_t gpu, node;
+    uint8_t observed;
+    lsim_ns obs_start, obs_end;
+} lsim_job_obs;
+typedef void (*lsim_job_part_fn)(const void *ctx, uint64_t a, lsim_job_obs *o);
+void lsim_job_observed_waits(lsim_job *j, lsim_job_part_fn part, const void *ctx);
+
 /* The same waits, recovered after a run from GPU gpu's start and end arrays
  * (n nodes): a collective of instance k ends at its last arrival + transfer[k]
  * on every participant, so it waited end - start - transfer[k]; other nodes

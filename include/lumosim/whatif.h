@@ -94,10 +94,6 @@ typedef struct lsim_wi_kernel_layers {
     char why[192];             /* when not found */
 } lsim_wi_kernel_layers;
 
-/* --trace-layers N: the layer count of traces, overriding the detected one
- * (0: detect). A process-wide setting read by every identification. */
-void lsim_wi_set_trace_layers(int n);
-int lsim_wi_trace_layers(void);
 
 const char *lsim_wi_layer_source_name(int s);
 
@@ -219,7 +215,10 @@ void lsim_wi_put_kernel_layers(FILE *f, const lsim_wi_ident *ids, size_t n);
  * has no rank). Group classes of real traces come from the process groups'
  * rank lists (pg_ranks): all ranks = world, consecutive = tp, equally spaced
  * = dp, two ranks with send/recv = pp. 0 or LSIM_ENOMEM. */
-int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err);
+/* trace_layers: a trace's layers per micro-batch (--trace-layers), overriding
+ * the count found from its repeating kernel structure; 0: found. The same
+ * argument of the transforms below (and lsim_wi_pipe_cfg.trace_layers). */
+int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_ident *out, lsim_err *err);
 
 /* The class of collective c (index into g->colls). */
 lsim_wi_gclass lsim_wi_coll_class(const lsim_graph *g, size_t c);
@@ -291,7 +290,7 @@ int lsim_wi_normalize(const lsim_graph *in, const lsim_wi_job *job, size_t gpu, 
  * layers renamed. Gradient buckets that hold several layers are resized
  * (and re-timed on topo) in proportion. layers must be divisible by PP x V
  * (LSIM_EARG naming the numbers). */
-int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, const lsim_topology *topo,
+int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, int trace_layers, const lsim_topology *topo,
                    lsim_graph **out, lsim_wi_counts *rec, lsim_err *err);
 
 /* Data parallel: the graph of GPU new_gpu of a job with width new_dp, made
@@ -319,8 +318,8 @@ int lsim_wi_model_check(const lsim_wi_model *M, const char *what, lsim_err *err)
  * pipeline transfer = micro-batch x seq x hidden x elem_bytes), which must
  * be whole (else the shape is not the source's: LSIM_EARG), else given's,
  * else 1. LSIM_EARG when the shape is unknown. */
-int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi_model *given, lsim_wi_model *out,
-                     lsim_err *err);
+int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi_model *given, int trace_layers,
+                     lsim_wi_model *out, lsim_err *err);
 
 /* Width and TP: every layer-tagged kernel (its role from the tag,
  * "L12.mb3.bwd.fc1_wgrad") re-timed by dur x cost(role in `to`) /
@@ -331,7 +330,7 @@ int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi
  * layout L on topo (group sizes are lsim_wi_relayout's). Graphs without
  * layer tags: LSIM_EARG "layer structure unknown". */
 int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_model *from, const lsim_wi_model *to,
-                    const lsim_gpu_spec *gpu, const lsim_topology *topo, lsim_graph **out, lsim_wi_counts *rec,
+                    int trace_layers, const lsim_gpu_spec *gpu, const lsim_topology *topo, lsim_graph **out, lsim_wi_counts *rec,
                     lsim_err *err);
 
 /* TP and DP widths: the graph of GPU new_gpu of layout `to` (same PP),
@@ -426,6 +425,7 @@ typedef struct lsim_wi_pipe_cfg {
                              the activations a pipeline transfer carries
                              (micro-batch x seq x hidden x 2 from --model and
                              --micro-batch), 0 unknown */
+    int trace_layers;     /* a trace's layers per micro-batch (--trace-layers), 0: found (lsim_wi_identify) */
 } lsim_wi_pipe_cfg;
 
 /* An empty column (tp_i, dp_i) of source layout L. 0 or LSIM_ENOMEM. */

@@ -18,8 +18,9 @@
  *            (including the ones that need the whole source read) has passed,
  *            and a failure aborts the writer (no partial store).
  *
- * Libraries: the request, facts, rules and the record's JSON pieces are in
- * lumosim_core (src/run/whatif_rules.c); the plan object, which reads and
+ * Libraries: the request, facts, rules, the step table (whatif_steps.h) and
+ * the record's JSON pieces are in lumosim_core (src/run/whatif_rules.c,
+ * src/run/whatif_steps.c); the plan object, which reads and
  * writes graph stores, is in lumosim_io (src/run/whatif_plan.c). Everything
  * here is local (no MPI communication). The library never prints: the
  * identification and the record are written to a FILE the caller gives or
@@ -36,7 +37,9 @@
 #define LSIM_WI_MAXSLOW 64 /* --slow-gpu options, at most (one per GPU) */
 
 /* What the user asked for. Strings are borrowed (the caller keeps them for
- * the plan's lifetime). Widths, counts and sizes: 0 = not given. */
+ * the plan's lifetime). Widths, counts and sizes: 0 = not given. Filled
+ * from the options of the step table (whatif_steps.h: lsim_wi_request_init,
+ * lsim_wi_opt_apply). */
 typedef struct lsim_wi_request {
     const char *in;        /* the source graph store */
     const char *out;       /* the new graph store (NULL with identify) */
@@ -45,6 +48,7 @@ typedef struct lsim_wi_request {
     const char *jitter;    /* --jitter as given (NULL: none); sigma holds it */
     long dp, tp, layers, hidden, ffn, micro_batch, pp, vstages, micro_batches;
     long seed, batch;      /* noise seed (1), GPUs read at a time in pass 1 (64) */
+    long trace_layers;     /* --trace-layers: a trace's layers per micro-batch (0: found from its kernels) */
     double sigma;          /* --jitter: relative std-dev, -1 for "trace" */
     int identify;          /* --identify: pass 1 only */
     int no_share;          /* write every GPU's rows (no shared structure) */
@@ -54,9 +58,10 @@ typedef struct lsim_wi_request {
     const char *cmd;       /* the command line, kept as the new store's provenance */
 } lsim_wi_request;
 
-/* The steps a plan can run, in the order they are applied and recorded
- * (GRAD: a traced DP-1 training step's gradient buckets inserted,
- * lsim_wi_trace_ddp, before DP widens them). */
+/* The steps a plan can run, in the order they are recorded (GRAD: a traced
+ * DP-1 training step's gradient buckets inserted, lsim_wi_trace_ddp, before
+ * DP widens them). Each is a row of the step table (whatif_steps.h), which
+ * says when and in what order it is applied. */
 typedef enum lsim_wi_step {
     LSIM_WI_ST_NORM = 0, LSIM_WI_ST_GRAD, LSIM_WI_ST_LAYERS, LSIM_WI_ST_SHAPE, LSIM_WI_ST_PIPE, LSIM_WI_ST_DP,
     LSIM_WI_ST_NET, LSIM_WI_ST_GPU, LSIM_WI_ST_SLOW, LSIM_WI_ST_JITTER, LSIM_WI_ST_N

@@ -31,7 +31,7 @@
 #include "cli.h"
 #include "lumosim/samples.h"
 #include "lumosim/text.h"
-#include "lumosim/whatif.h"
+#include "lumosim/whatif_steps.h"
 
 const char *const LSIM_USAGE_BUILD =
     "usage: lumosim build [--latency model|observed] [--sm-contention on|off]\n"
@@ -1015,95 +1015,14 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
 
 /* ------------------------------------------------------------ whatif */
 
-enum { W_IDENTIFY = 400, W_NO_SHARE, W_VALUE };
-
-/* whatif's options that take a value, with what the value is; the code of
- * each is W_VALUE + its index. */
-static const lsim_cli_opt WHATIF_OPTS[] = {
-    {"-o", "--output", "a file name", W_VALUE + 0, 0},
-    {"--dp", NULL, "a positive integer", W_VALUE + 1, 0},
-    {"--tp", NULL, "a positive integer", W_VALUE + 2, 0},
-    {"--pp", NULL, "a positive integer", W_VALUE + 3, 0},
-    {"--layers", NULL, "a positive integer", W_VALUE + 4, 0},
-    {"--hidden", NULL, "a positive integer", W_VALUE + 5, 0},
-    {"--ffn", NULL, "a positive integer", W_VALUE + 6, 0},
-    {"--micro-batch", NULL, "a positive integer", W_VALUE + 7, 0},
-    {"--micro-batches", NULL, "a positive integer", W_VALUE + 8, 0},
-    {"--trace-layers", NULL, "a positive integer", W_VALUE + 9, 0},
-    {"--seed", NULL, "a positive integer", W_VALUE + 10, 0},
-    {"--batch", NULL, "a positive integer", W_VALUE + 11, 0},
-    {"--schedule", NULL, "1f1b or interleaved:V", W_VALUE + 12, 0},
-    {"--model", NULL, "a model name or file", W_VALUE + 13, 0},
-    {"--topology", NULL, "a file name", W_VALUE + 14, 0},
-    {"--from-topology", NULL, "a file name", W_VALUE + 15, 0},
-    {"--gpu", NULL, "a GPU name or file", W_VALUE + 16, 0},
-    {"--from-gpu", NULL, "a GPU name or file", W_VALUE + 17, 0},
-    {"--jitter", NULL, "a relative std-dev or 'trace'", W_VALUE + 18, 0},
-    {"--slow-gpu", NULL, "RANK:FACTOR", W_VALUE + 19, 1}, /* one per GPU: checked below */
-    {"--identify", NULL, NULL, W_IDENTIFY, 0},
-    {"--no-shared-structure", NULL, NULL, W_NO_SHARE, 0},
-};
-
-/* What --identify does not use: it only reports the source's structure. */
-static const char *const WHATIF_TRANSFORMS[] = {"-o",        "--dp",      "--tp",         "--pp",         "--layers",
-                                               "--hidden",  "--ffn",     "--micro-batch", "--micro-batches",
-                                               "--schedule", "--model",  "--topology",   "--gpu",        "--jitter",
-                                               "--seed",    "--slow-gpu", "--no-shared-structure"};
-
-static int whatif_slow(lsim_cli_whatif_args *w, const char *v)
-{
-    char *e;
-    errno = 0;
-    long r = strtol(v, &e, 10);
-    double f = 0;
-    if (!errno && e != v && *e == ':' && r >= 0 && r <= INT32_MAX) f = strtod(e + 1, &e);
-    if (errno || *e || !(f > 0) || !isfinite(f)) {
-        lsim_cli_usage_error("--slow-gpu needs RANK:FACTOR with FACTOR > 0 (got '%s')", v);
-        return -1;
-    }
-    lsim_err re = {0};
-    if (lsim_wi_slow_check(f, &re)) { /* the documented range (whatif.h) */
-        lsim_cli_usage_error("--slow-gpu %s: %s", v, re.msg);
-        return -1;
-    }
-    for (int q = 0; q < w->nslow; q++)
-        if (w->slow_rank[q] == (int32_t)r) {
-            lsim_cli_usage_error("--slow-gpu: GPU %ld given twice", r);
-            return -1;
-        }
-    if (w->nslow == LSIM_CLI_MAXSLOW) {
-        lsim_cli_usage_error("at most %d --slow-gpu options", LSIM_CLI_MAXSLOW);
-        return -1;
-    }
-    w->slow_rank[w->nslow] = (int32_t)r;
-    w->slow_f[w->nslow++] = f;
-    return 0;
-}
-
-static int whatif_jitter(lsim_cli_whatif_args *w, const char *v)
-{
-    w->jitter = v;
-    if (!strcmp(v, "trace")) {
-        w->sigma = -1;
-        return 0;
-    }
-    char *e;
-    w->sigma = strtod(v, &e);
-    if (*e || e == v || !isfinite(w->sigma) || w->sigma < 0) {
-        lsim_cli_usage_error("--jitter needs a relative std-dev >= 0 or 'trace' (got '%s')", v);
-        return -1;
-    }
-    lsim_err re = {0};
-    if (lsim_wi_jitter_check(w->sigma, &re)) { /* the documented range (whatif.h) */
-        lsim_cli_usage_error("--jitter %s: %s", v, re.msg);
-        return -1;
-    }
-    return 0;
-}
+/* whatif's options are the what-if step table's (whatif_steps.h): the
+ * parser's table is made from it, the code of each its index there, and a
+ * value goes into the request by the table's rule. */
+#define W_MAXOPTS 64
 
 static int on_whatif(void *ctx, const lsim_cli_opt *e, const char *v)
 {
-    lsim_cli_whatif_args *w = ctx;
+    lsim_wi_request *w = ctx;
     if (!e) {
         if (w->in) {
             lsim_cli_usage_error("unexpected argument '%s' (one JOB.h5; see lumosim whatif --help)", v);
@@ -1112,60 +1031,41 @@ static int on_whatif(void *ctx, const lsim_cli_opt *e, const char *v)
         w->in = v;
         return 0;
     }
-    if (e->id == W_IDENTIFY) {
-        w->identify = 1;
-        return 0;
+    lsim_err err = {0};
+    if (lsim_wi_opt_apply(w, lsim_wi_opt_at((size_t)e->id), v, &err)) {
+        lsim_cli_usage_error("%s", err.msg);
+        return -1;
     }
-    if (e->id == W_NO_SHARE) {
-        w->no_share = 1;
-        return 0;
-    }
-    const char *name = e->name;
-    switch (e->id - W_VALUE) {
-    case 0: w->out = v; return 0;
-    case 1: return pos_long(name, v, 1000000, &w->dp);
-    case 2: return pos_long(name, v, 1000000, &w->tp);
-    case 3: return pos_long(name, v, 100000, &w->pp);
-    case 4: return pos_long(name, v, 1000000, &w->layers);
-    case 5: return pos_long(name, v, 100000000, &w->hidden);
-    case 6: return pos_long(name, v, 100000000, &w->ffn);
-    case 7: return pos_long(name, v, 1000000, &w->micro_batch);
-    case 8: return pos_long(name, v, 1000000, &w->micro_batches);
-    case 9: return pos_long(name, v, 1000000, &w->trace_layers); /* traces: layers per micro-batch */
-    case 10: return pos_long(name, v, 2147483647L, &w->seed);
-    case 11: return pos_long(name, v, 1000000, &w->batch);
-    case 12: return schedule_of(v, 1000, &w->vstages);
-    case 13: w->model = v; return 0;
-    case 14: w->topo = v; return 0;
-    case 15: w->from_topo = v; return 0;
-    case 16: w->gpu = v; return 0;
-    case 17: w->from_gpu = v; return 0;
-    case 18: return whatif_jitter(w, v);
-    default: return whatif_slow(w, v);
-    }
+    return 0;
 }
 
 int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w)
 {
-    memset(w, 0, sizeof *w);
-    w->seed = 1;
-    w->batch = 64;
+    lsim_cli_opt opts[W_MAXOPTS];
+    size_t n = lsim_wi_nopts();
+    if (n > W_MAXOPTS) abort(); /* the table outgrew this parser: a build error in spirit */
+    for (size_t k = 0; k < n; k++) {
+        const lsim_wi_opt *o = lsim_wi_opt_at(k);
+        opts[k] = (lsim_cli_opt){o->name, o->alias, o->what, (int)k, o->repeat};
+    }
+    lsim_wi_request_init(w);
     lsim_cli_seen seen = {{0}, 0};
-    lsim_cli_spec sp = {"whatif", usage, WHATIF_OPTS, NOPTS(WHATIF_OPTS), 0, NULL, &seen, on_whatif, w};
+    lsim_cli_spec sp = {"whatif", usage, opts, n, 0, NULL, &seen, on_whatif, w};
     int rc = lsim_cli_getopt(argc, argv, &sp);
     if (rc <= 0) return rc;
     if (!w->in || (!w->out && !w->identify)) {
         lsim_cli_usage_error("whatif needs JOB.h5 and -o NEW.h5 (or --identify) (see lumosim whatif --help)");
         return -1;
     }
-    for (size_t k = 0; w->identify && k < sizeof WHATIF_TRANSFORMS / sizeof *WHATIF_TRANSFORMS; k++)
-        if (was_seen(&seen, WHATIF_TRANSFORMS[k])) {
-            /* it would be ignored: say so rather than seem to have done it */
-            if (!strcmp(WHATIF_TRANSFORMS[k], "-o"))
-                lsim_cli_usage_error("--identify writes nothing: -o is not used with it (see lumosim whatif --help)");
-            else
-                lsim_cli_usage_error("--identify transforms nothing: %s is not used with it (see lumosim whatif --help)",
-                                     WHATIF_TRANSFORMS[k]);
+    if (w->identify && w->out) {
+        /* it would be ignored: say so rather than seem to have done it */
+        lsim_cli_usage_error("--identify writes nothing: -o is not used with it (see lumosim whatif --help)");
+        return -1;
+    }
+    for (size_t k = 0; w->identify && k < n; k++)
+        if (!lsim_wi_opt_at(k)->with_identify && was_seen(&seen, lsim_wi_opt_at(k)->name)) {
+            lsim_cli_usage_error("--identify transforms nothing: %s is not used with it (see lumosim whatif --help)",
+                                 lsim_wi_opt_at(k)->name);
             return -1;
         }
     return 1;

@@ -14,6 +14,7 @@
 #include "lumosim/report.h"
 #include "lumosim/run.h"
 #include "lumosim/store.h"
+#include "lumosim/whatif_plan.h"
 
 /* The options one parse has met, by canonical name (lsim_cli_once): an
  * option given twice is a usage error, not the last one winning. */
@@ -220,7 +221,7 @@ extern const char *const LSIM_USAGE_COLLECT;  /* collect.c */
 extern const char *const LSIM_USAGE_SYNTH;    /* synth_cmd.c */
 extern const char *const LSIM_USAGE_SEARCH;   /* search_cmd.c */
 extern const char *const LSIM_USAGE_CALIBRATE; /* calibrate_cmd.c */
-extern const char *const LSIM_USAGE_WHATIF;   /* whatif_cmd.c */
+extern const char *LSIM_USAGE_WHATIF;         /* whatif_cmd.c: made from the step table */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args);
 
 typedef struct lsim_cli_build_args {
@@ -315,17 +316,10 @@ typedef struct lsim_cli_synth_args {
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
 
-/* whatif: 0 in a number means not given; what each does: whatif_cmd.c. */
-#define LSIM_CLI_MAXSLOW 64
-typedef struct lsim_cli_whatif_args {
-    const char *in, *out, *topo, *gpu, *from_gpu, *from_topo, *jitter, *model;
-    long dp, tp, layers, hidden, ffn, micro_batch, trace_layers, pp, vstages, micro_batches;
-    long seed, batch;   /* default 1 and 64 */
-    double sigma;       /* --jitter: the relative std-dev, -1 for "trace" */
-    int identify, nslow, no_share;
-    int32_t slow_rank[LSIM_CLI_MAXSLOW]; /* --slow-gpu R:F, repeatable */
-    double slow_f[LSIM_CLI_MAXSLOW];
-} lsim_cli_whatif_args;
+/* whatif: its options are the what-if step table's (whatif_steps.h), parsed
+ * straight into the plan's request (0 in a number means not given). */
+#define LSIM_CLI_MAXSLOW LSIM_WI_MAXSLOW
+typedef lsim_wi_request lsim_cli_whatif_args;
 int lsim_cli_parse_whatif(int argc, char **argv, const char *usage, lsim_cli_whatif_args *w);
 
 /* ---- pieces of the parsers (args.c) */

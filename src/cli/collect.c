@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "lumosim/csv.h"
 #include "lumosim/input.h"
 #include "lumosim/text.h"
 
@@ -224,25 +225,9 @@ static int expand(char **args, int nargs, path_list *out, lsim_err *err)
 
 /* ------------------------------------------------------------ CSV output */
 
-/* One field, RFC 4180: quoted when it holds a comma, quote, CR or LF (and
- * when it has leading or trailing blanks, which some readers trim). */
-static void put_str(FILE *f, const char *s, int last)
-{
-    if (!s) s = "";
-    size_t n = strlen(s);
-    int quote = n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ');
-    if (quote) {
-        fputc('"', f);
-        for (const char *c = s; *c; c++) {
-            if (*c == '"') fputc('"', f);
-            fputc(*c, f);
-        }
-        fputc('"', f);
-    } else {
-        fputs(s, f);
-    }
-    fputs(last ? "\r\n" : ",", f);
-}
+/* Text fields and doubles by the CSV rules of csv.h (lsim_csv_field,
+ * lsim_csv_double): one copy of them for every CSV lumosim writes. */
+static void put_str(FILE *f, const char *s, int last) { (void)lsim_csv_field(f, s, last); }
 
 static void put_i64(FILE *f, int64_t v)
 {
@@ -254,15 +239,7 @@ static void put_u64(FILE *f, uint64_t v)
     fprintf(f, "%" PRIu64 ",", v);
 }
 
-/* A double that reads back to the same value (shortest of %.15g / %.17g,
- * as cJSON prints numbers, so CSV and --json agree digit for digit). */
-static void put_dbl(FILE *f, double v)
-{
-    char b[40];
-    snprintf(b, sizeof b, "%.15g", v);
-    if (strtod(b, NULL) != v) snprintf(b, sizeof b, "%.17g", v);
-    fprintf(f, "%s,", b);
-}
+static void put_dbl(FILE *f, double v) { lsim_csv_double(f, v); }
 
 /* An integer, or an empty field where it was not measured (docs/csv.md:
  * a synthesized or what-if GPU has no actual figures, never 0). */

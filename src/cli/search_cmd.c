@@ -15,6 +15,7 @@
 #include "lumosim/search.h"
 #include "lumosim/search_from.h"
 #include "lumosim/store.h"
+#include "lumosim/text.h"
 #include "lumosim/whatif_plan.h"
 
 const char *const LSIM_USAGE_SEARCH =
@@ -538,16 +539,8 @@ static size_t rule_counts(const sresult *r, const char **names, uint64_t *cnt, s
     return k;
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
+/* A JSON string by the one escaper (text.h): valid UTF-8, control bytes escaped. */
+static void json_str(const char *s) { lsim_text_json(stdout, s); }
 
 static double throughput_of(size_t i) { return throughput(g_r, &g_r->c[i]); }
 

@@ -63,7 +63,7 @@ int lsim_wi_job_memest(lsim_graph *const *gs, size_t n, const lsim_wi_model *giv
         return 0;
     }
     if (!(ids = calloc(n, sizeof *ids))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < n; i++) rc = lsim_wi_identify(gs[i], i, &ids[i], err);
+    for (size_t i = 0; !rc && i < n; i++) rc = lsim_wi_identify(gs[i], i, 0, &ids[i], err);
     if (rc) goto cleanup;
     for (size_t i = 0; i < n; i++)
         if (ids[i].world > (int32_t)n) {
@@ -84,7 +84,7 @@ int lsim_wi_job_memest(lsim_graph *const *gs, size_t n, const lsim_wi_model *giv
         goto cleanup;
     }
     lsim_wi_model M;
-    if (lsim_wi_model_of(gs[0], &L, given, &M, &merr)) {
+    if (lsim_wi_model_of(gs[0], &L, given, 0, &M, &merr)) {
         snprintf(why, cap, "%.240s", merr.msg);
         goto cleanup;
     }

@@ -206,7 +206,7 @@ int lsim_map_layout_of(const lsim_graph *g0, size_t ngpus, lsim_map_layout *l, l
     l->ngpus = ngpus;
     l->tp = l->dp = 1;
     if (!g0 || ngpus < 2) return 0;
-    int rc = lsim_wi_identify(g0, 0, &id, err);
+    int rc = lsim_wi_identify(g0, 0, 0, &id, err);
     if (rc) return rc;
     if (id.tp_size > 1 && ngpus % (size_t)id.tp_size == 0) l->tp = (size_t)id.tp_size;
     if (id.dp_size > 1 && ngpus % (l->tp * (size_t)id.dp_size) == 0) l->dp = (size_t)id.dp_size;

@@ -122,6 +122,13 @@ typedef struct mrec {
     uint8_t rule, observed, pad[6];
 } mrec;
 
+/* Participant a of the owned instances, for lsim_job_observed_waits. */
+static void mrec_part(const void *ctx, uint64_t a, lsim_job_obs *o)
+{
+    const mrec *r = (const mrec *)ctx + a;
+    *o = (lsim_job_obs){r->gpu, r->node, r->observed, r->obs_start, r->obs_end};
+}
+
 /* Collective: an all-to-all of fixed-size records. The d-th record sent
  * is rec[src[d]] (src NULL: rec[d]); the records go to rank 0 first
  * (scount[0] of them), then rank 1, ... *rbuf (allocated here, the caller
@@ -457,32 +464,8 @@ agree:
     MPI_Allgatherv(offs, (int)nlocal, MPI_INT64_T, alloffs, gcnt, gdsp, MPI_INT64_T, comm);
     for (size_t q = 0; q < ngpus; q++) j->clock_offset[allgid[q]] = alloffs[q];
     /* observed waiting, on the aligned clocks (own GPUs only), by the rule
-     * the replay follows: a broadcast's root waits for nobody, a reduce's
-     * non-roots for the last non-root (as lsim_job_from_entries) */
-    for (size_t q = 0; q < j->ninst; q++) {
-        lsim_ns last = INT64_MIN, last_x = INT64_MIN;
-        int all_observed = 1;
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++)
-            if (!rec[a].observed) all_observed = 0;
-        if (!all_observed) continue;
-        int rooted = j->rule[q] == LSIM_JOB_BCAST || j->rule[q] == LSIM_JOB_REDUCE;
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            lsim_ns s = lsim_ns_sub_sat(rec[a].obs_start, j->clock_offset[rec[a].gpu]);
-            if (s > last) last = s;
-            if ((!rooted || a != j->root[q]) && s > last_x) last_x = s;
-        }
-        for (uint64_t a = j->part_off[q]; a < j->part_off[q + 1]; a++) {
-            const mrec *ea = &rec[a];
-            if (!j->obs_wait[ea->gpu]) continue;
-            lsim_ns own = lsim_ns_sub_sat(ea->obs_start, j->clock_offset[ea->gpu]);
-            lsim_ns upto = !rooted ? last
-                           : j->rule[q] == LSIM_JOB_BCAST ? (a == j->root[q] ? own : last)
-                                                          : (a == j->root[q] ? last : last_x);
-            lsim_ns w = lsim_ns_sub_sat(upto, own);
-            lsim_ns d = ea->obs_end - ea->obs_start;
-            j->obs_wait[ea->gpu][ea->node] = w < 0 ? 0 : w > d ? d : w;
-        }
-    }
+     * of lsim_job_from_entries (job.h lsim_job_observed_waits) */
+    lsim_job_observed_waits(j, mrec_part, rec);
     *out = j;
     j = NULL;
 cleanup:

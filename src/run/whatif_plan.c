@@ -14,7 +14,7 @@
 #include "lumosim/store.h"
 #include "lumosim/synth.h"
 #include "lumosim/text.h"
-#include "lumosim/whatif_plan.h"
+#include "lumosim/whatif_steps.h"
 
 struct lsim_wi_plan {
     lsim_wi_request rq;
@@ -39,7 +39,6 @@ struct lsim_wi_plan {
     size_t mem_src;              /* source GPUs with figures (totals, deltas or reestimated) */
     size_t mem_src_lb;           /* of them, lower bounds (deltas) */
     const char *mem_drop;        /* the option that changes what a GPU holds (figures dropped), NULL: carried */
-    int64_t ddp_bytes;           /* DDP's bucket buffers added to a GPU's figures (grad-buckets), the largest */
     size_t mem_out, mem_oom;     /* new GPUs with carried figures; of them, over their GPU's capacity */
     int64_t worst_peak, worst_cap; /* the most loaded new GPU's peak and capacity */
     uint32_t worst_gpu;
@@ -50,6 +49,7 @@ struct lsim_wi_plan {
     /* check */
     lsim_wi_facts f;
     lsim_wi_decision d;
+    lsim_wi_ctx ctx;             /* what the steps read (whatif_steps.h), once checked */
     /* run */
     lsim_wi_counts c[LSIM_WI_ST_N];
     lsim_store_writer *w;
@@ -130,7 +130,7 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
         p->mem_src += gs[i]->mem_source == LSIM_MEM_SRC_TOTALS || gs[i]->mem_source == LSIM_MEM_SRC_DELTAS ||
                       gs[i]->mem_source == LSIM_MEM_SRC_REESTIMATED;
         p->mem_src_lb += gs[i]->mem_source == LSIM_MEM_SRC_DELTAS;
-        rc = lsim_wi_identify(gs[i], first + i, &p->ids[first + i], err);
+        rc = lsim_wi_identify(gs[i], first + i, (int)p->rq.trace_layers, &p->ids[first + i], err);
         p->ranks[first + i] = p->ids[first + i].rank;
     }
     if (!rc) rc = lsim_job_entries(gs, gid, got, &mine, &nm, NULL, err);
@@ -164,7 +164,7 @@ static int source_model(lsim_wi_plan *p, lsim_err *err)
     int rc = lsim_store_read_graphs(rq->in, 0, 1, &gs, &got, err);
     if (rc) return rc;
     lsim_err merr = {0};
-    int mrc = got ? lsim_wi_model_of(gs[0], &p->L, &p->given, &f->from_model, &merr) : LSIM_EFORMAT;
+    int mrc = got ? lsim_wi_model_of(gs[0], &p->L, &p->given, (int)rq->trace_layers, &f->from_model, &merr) : LSIM_EFORMAT;
     lsim_store_free_graphs(gs, got);
     f->have_model = mrc == 0;
     f->model_rc = mrc;
@@ -220,82 +220,57 @@ const lsim_wi_facts *lsim_wi_plan_facts(const lsim_wi_plan *p) { return &p->f; }
 
 void lsim_wi_plan_put_identify(const lsim_wi_plan *p, FILE *f) { lsim_wi_put_identify(f, p->ids, p->n, &p->L, 1); }
 
-/* The bytes DDP's Reducer adds to a GPU that had no DDP: one flat buffer
- * per gradient bucket (reducer.cpp, initialize_buckets: bucket.gradients =
- * at::empty(bucket size)), which with gradient_as_bucket_view=False,
- * PyTorch's default, is one more copy of every gradient. A bucket is built
- * once and reused every step, so it is one backward pass's AccumulateGrad
- * bytes (graph.h grad_bytes), passes told apart by ProfilerStep iteration
- * as lsim_wi_trace_ddp's bucketing tells them: the largest pass. */
-static int ddp_bucket_bytes(const lsim_graph *g, int64_t *out, lsim_err *err)
+/* The transforms of one phase (whatif_steps.h), in their order, on cur
+ * (borrowed); *out is a new graph, or cur itself when none ran (*owned 0). */
+static int phase_steps(lsim_wi_plan *p, int phase, lsim_graph *cur, int32_t gpu, lsim_graph **out, int *owned,
+                       lsim_err *err)
 {
-    int64_t *pass = calloc((size_t)g->niters + 1, sizeof *pass), best = 0;
-    *out = 0;
-    if (!pass) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t v = 0; v < g->n; v++) {
-        if (g->grad_bytes[v] <= 0) continue;
-        size_t k = g->iter[v] >= 0 && (uint32_t)g->iter[v] < g->niters ? (size_t)g->iter[v] : g->niters;
-        if (pass[k] <= INT64_MAX - g->grad_bytes[v]) pass[k] += g->grad_bytes[v];
+    const lsim_wi_row *rows[LSIM_WI_ST_N];
+    size_t n = 0;
+    for (size_t i = 0; i < lsim_wi_nrows() && n < LSIM_WI_ST_N; i++) {
+        const lsim_wi_row *r = lsim_wi_row_at(i);
+        if ((int)r->phase != phase || !r->apply) continue;
+        size_t j = n++;
+        for (; j > 0 && rows[j - 1]->apply_at > r->apply_at; j--) rows[j] = rows[j - 1];
+        rows[j] = r;
     }
-    for (size_t k = 0; k <= g->niters; k++) best = pass[k] > best ? pass[k] : best;
-    free(pass);
-    *out = best;
-    return 0;
+    int rc = 0;
+    *owned = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_wi_row *r = rows[i];
+        if (!(r->runs ? r->runs(&p->ctx) : p->d.used[r->step])) continue;
+        int reps = r->reps ? r->reps(&p->ctx) : 1;
+        for (int k = 0; !rc && k < reps; k++) {
+            lsim_graph *nx = NULL;
+            rc = r->apply(&p->ctx, cur, gpu, k, &nx, &p->c[r->step], err);
+            if (rc) lsim_graph_free(nx);
+            if (rc || !nx) continue; /* nx NULL: nothing to do for this k */
+            if (*owned) lsim_graph_free(cur);
+            cur = nx;
+            *owned = 1;
+        }
+    }
+    if (rc && *owned) {
+        lsim_graph_free(cur);
+        cur = NULL, *owned = 0;
+    }
+    *out = cur;
+    return rc;
 }
 
-/* One source GPU through the steps that work on the source's layout:
- * normalized (collectives matched, clocks aligned), layers, shape. */
+/* One source GPU normalized (collectives matched, clocks aligned), then
+ * through the steps that work on the source's layout (layers before DDP's
+ * buckets: a copied or cut layer takes its gradients with it, and the
+ * buckets are cut from the gradients the new step has). */
 static int source_steps(lsim_wi_plan *p, const lsim_graph *g, size_t gi, lsim_graph **out, lsim_err *err)
 {
-    const lsim_wi_decision *d = &p->d;
     lsim_graph *a = NULL, *b = NULL;
+    int owned = 0;
     int rc = lsim_wi_normalize(g, p->job, gi, &p->L, &a, &p->c[LSIM_WI_ST_NORM], err);
-    /* layers before DDP's buckets: a copied or cut layer takes its
-     * gradients (AccumulateGrad's bytes) with it, and the buckets are cut
-     * from the gradients the new step has */
-    if (!rc && d->used[LSIM_WI_ST_LAYERS]) {
-        rc = lsim_wi_layers(a, &p->L, (int)p->rq.layers, &p->tfrom, &b, &p->c[LSIM_WI_ST_LAYERS], err);
-        lsim_graph_free(a);
-        a = b;
-    }
-    if (!rc && d->used[LSIM_WI_ST_SHAPE]) {
-        rc = lsim_wi_reshape(a, &p->L, &d->Mfrom, &d->Mto, &p->gfrom, &p->tfrom, &b, &p->c[LSIM_WI_ST_SHAPE], err);
-        lsim_graph_free(a);
-        a = b;
-    }
-    /* TP from 1 on a training step: the all-reduces of the new width's
-     * activations, after its kernels were re-timed */
-    if (!rc && d->tp_train) {
-        int64_t act = (int64_t)d->Mto.micro_batch * d->Mto.seq * d->Mto.hidden * d->Mto.elem_bytes;
-        rc = lsim_wi_train_tp(a, &p->L, act, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b,
-                              &p->c[LSIM_WI_ST_SHAPE], err);
-        lsim_graph_free(a);
-        a = b;
-    }
-    /* buckets last: cut from the gradients of the new step's layers and
-     * shape */
-    if (!rc && d->used[LSIM_WI_ST_GRAD] && !d->grad_per_stage) {
-        rc = lsim_wi_trace_ddp(a, &p->L, &p->tfrom, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &p->c[LSIM_WI_ST_GRAD],
-                               err);
-        int64_t add = 0;
-        /* from DP 1 only: a traced DP > 1 step's memory already holds its
-         * bucket buffers (its buckets are only cut again) */
-        if (!rc && p->L.dp == 1 && (b->mem_source == LSIM_MEM_SRC_TOTALS || b->mem_source == LSIM_MEM_SRC_DELTAS))
-            rc = ddp_bucket_bytes(a, &add, err);
-        if (!rc && add > 0) {
-            /* the buckets live through the whole step, so every peak grows by them */
-            b->mem_peak_allocated += add;
-            if (b->mem_source == LSIM_MEM_SRC_TOTALS) b->mem_peak_reserved += add;
-            if (add > p->ddp_bytes) p->ddp_bytes = add;
-        }
-        lsim_graph_free(a);
-        a = b;
-    }
-    if (rc) {
-        lsim_graph_free(a);
-        a = NULL;
-    }
-    *out = a;
+    if (!rc) rc = phase_steps(p, LSIM_WI_PH_SOURCE, a, g->rank >= 0 ? g->rank : (int32_t)gi, &b, &owned, err);
+    if (owned) lsim_graph_free(a);
+    else if (rc) lsim_graph_free(a), b = NULL;
+    *out = rc ? NULL : b;
     return rc;
 }
 
@@ -315,40 +290,12 @@ static int read_stage(lsim_wi_plan *p, int pp_i, lsim_graph **blk, lsim_err *err
 }
 
 /* The steps from one source GPU (cur, borrowed) to new GPU ng: data-parallel
- * copy (relayout), re-timed network, other GPU, straggler, noise. *out is a
- * new graph, or cur itself when no step ran (*owned = 0). */
+ * copy (relayout), re-timed network, other GPU, straggler, noise (the
+ * table's GPU phase). *out is a new graph, or cur itself when no step ran
+ * (*owned = 0). */
 static int gpu_steps(lsim_wi_plan *p, lsim_graph *cur, uint32_t ng, lsim_graph **out, int *owned, lsim_err *err)
 {
-    const lsim_wi_decision *d = &p->d;
-    lsim_wi_counts *c = p->c;
-    int rc = 0;
-    *owned = 0;
-    for (int s = LSIM_WI_ST_DP; !rc && s <= LSIM_WI_ST_JITTER; s++) {
-        if (!d->used[s]) continue;
-        for (int k = 0; !rc && k < (s == LSIM_WI_ST_SLOW ? p->rq.nslow : 1); k++) {
-            lsim_graph *nx = NULL;
-            switch (s) {
-            case LSIM_WI_ST_DP: rc = lsim_wi_relayout(cur, &d->Ls, &d->Ln, ng, &nx, &c[s], err); break;
-            case LSIM_WI_ST_NET: rc = lsim_wi_retime(cur, &d->Ls, &d->Ln, &p->tfrom, &p->tto, &nx, &c[s], err); break;
-            case LSIM_WI_ST_GPU: rc = lsim_wi_gpu(cur, &p->gfrom, &p->gto, &nx, &c[s], err); break;
-            case LSIM_WI_ST_SLOW:
-                if (p->rq.slow_rank[k] != (int32_t)ng) continue;
-                rc = lsim_wi_slow(cur, p->rq.slow_f[k], &nx, &c[s], err);
-                break;
-            default: rc = lsim_wi_jitter(cur, p->rq.sigma, (uint64_t)p->rq.seed, ng, &nx, &c[s], err); break;
-            }
-            if (rc) break;
-            if (*owned) lsim_graph_free(cur);
-            cur = nx;
-            *owned = 1;
-        }
-    }
-    if (rc && *owned) {
-        lsim_graph_free(cur);
-        cur = NULL, *owned = 0;
-    }
-    *out = cur;
-    return rc;
+    return phase_steps(p, LSIM_WI_PH_GPU, cur, (int32_t)ng, out, owned, err);
 }
 
 static int has_figures(const lsim_graph *g)
@@ -535,7 +482,10 @@ static int tagged_pipe_size(const lsim_wi_plan *p, lsim_wi_pipe **cols, size_t p
         hn += cn, he += ce, hs += cs;
         if (cn > big) big = cn;
     }
-    for (int s = LSIM_WI_ST_DP; s <= LSIM_WI_ST_JITTER; s++) cl = d->used[s] ? 1 : cl;
+    for (size_t i = 0; i < lsim_wi_nrows(); i++) { /* a per-GPU step follows */
+        const lsim_wi_row *r = lsim_wi_row_at(i);
+        if (r->phase == LSIM_WI_PH_GPU && d->used[r->step]) cl = 1;
+    }
     return lsim_wi_size_check(p->rq.out, (double)per + cl, hn + cl * big, he + cl * 1.8 * big, hs + cl * big / 2, big,
                               err);
 }
@@ -581,88 +531,18 @@ static void put_kinds(FILE *f, const char *key, const uint64_t *k)
     fputc('}', f);
 }
 
-static void put_schedule(FILE *f, int V)
-{
-    if (V > 1) fprintf(f, "interleaved:%d", V);
-    else fputs("1f1b", f);
-}
-
-/* The "args" member of step s in the record. */
-static void put_step_args(const lsim_wi_plan *p, int s, FILE *f)
-{
-    const lsim_wi_decision *d = &p->d;
-    const lsim_wi_request *rq = &p->rq;
-    const lsim_wi_layout *L = &d->L, *Ln = &d->Ln;
-    switch (s) {
-    case LSIM_WI_ST_LAYERS:
-        fprintf(f, "\"args\":{\"from\":%d,\"to\":%ld},", p->ids[0].layers_per_chunk * p->ids[0].nchunks * L->pp,
-                rq->layers);
-        break;
-    case LSIM_WI_ST_SHAPE:
-        fprintf(f,
-                "\"args\":{\"from\":{\"hidden\":%d,\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d},\"to\":{\"hidden\":%d,"
-                "\"ffn\":%d,\"tp\":%d,\"micro_batch\":%d}},",
-                d->Mfrom.hidden, d->Mfrom.ffn, d->Mfrom.tp, d->Mfrom.micro_batch, d->Mto.hidden, d->Mto.ffn, d->Mto.tp,
-                d->Mto.micro_batch);
-        break;
-    case LSIM_WI_ST_PIPE:
-        fprintf(f, "\"args\":{\"pp\":{\"from\":%d,\"to\":%d},\"schedule\":{\"from\":\"", L->pp, d->pcfg.pp);
-        put_schedule(f, p->ids[0].nchunks > 0 ? p->ids[0].nchunks : 1);
-        fputs("\",\"to\":\"", f);
-        put_schedule(f, d->pcfg.vstages);
-        fprintf(f, "\"},\"micro_batches\":{\"from\":%d,\"to\":%d}},", d->src_m, d->pcfg.micro_batches);
-        break;
-    case LSIM_WI_ST_DP:
-        if (Ln->tp != L->tp)
-            fprintf(f, "\"args\":{\"tp_from\":%d,\"tp_to\":%d,\"dp_from\":%d,\"dp_to\":%d},", L->tp, Ln->tp, L->dp, Ln->dp);
-        else fprintf(f, "\"args\":{\"from\":%d,\"to\":%d},", L->dp, Ln->dp);
-        break;
-    case LSIM_WI_ST_NET: /* file and GPU names: escaped (text.h) */
-        fputs("\"args\":{\"topology\":", f);
-        lsim_text_json(f, rq->topo ? rq->topo : rq->gpu ? "default for --gpu" : "unchanged");
-        fputs(",\"from_topology\":", f);
-        lsim_text_json(f, rq->from_topo ? rq->from_topo : "default for --from-gpu");
-        fputs("},", f);
-        break;
-    case LSIM_WI_ST_GPU:
-        fputs("\"args\":{\"from_how\":", f);
-        lsim_text_json(f, p->from_how);
-        fputs(",\"from\":", f);
-        lsim_text_json(f, p->gfrom.name);
-        fputs(",\"to\":", f);
-        lsim_text_json(f, p->gto.name);
-        fputs("},", f);
-        break;
-    case LSIM_WI_ST_SLOW:
-        fputs("\"args\":[", f);
-        for (int q = 0; q < rq->nslow; q++)
-            fprintf(f, "%s{\"rank\":%d,\"factor\":%.17g}", q ? "," : "", rq->slow_rank[q], rq->slow_f[q]);
-        fputs("],", f);
-        break;
-    case LSIM_WI_ST_JITTER:
-        if (rq->sigma < 0) fprintf(f, "\"args\":{\"sigma\":\"trace\",\"seed\":%ld},", rq->seed);
-        else fprintf(f, "\"args\":{\"sigma\":%.17g,\"seed\":%ld},", rq->sigma, rq->seed);
-        break;
-    default: break;
-    }
-}
-
 /* What step s did to the traced GPUs' memory figures: the record's
- * "memory" member of the step (docs/whatif.md, "Memory"). */
-static void put_step_memory(const lsim_wi_plan *p, int s, FILE *f)
+ * "memory" member of the step (docs/whatif.md, "Memory"), from its row:
+ * dropped or re-estimated when it changes what a GPU holds, else carried
+ * (with the row's reason, or a member of its own). */
+static void put_step_memory(const lsim_wi_plan *p, const lsim_wi_row *r, FILE *f)
 {
-    const lsim_wi_decision *d = &p->d;
-    const char *why = NULL;
     if (!p->mem_src) {
         fputs("\"memory\":{\"figures\":\"none\"},", f);
         return;
     }
-    int tp_change = s == LSIM_WI_ST_DP && d->Ln.tp != d->L.tp;
-    if (s == LSIM_WI_ST_LAYERS || s == LSIM_WI_ST_SHAPE || s == LSIM_WI_ST_PIPE || tp_change) {
-        const char *opt = s == LSIM_WI_ST_LAYERS ? "--layers"
-                          : s == LSIM_WI_ST_SHAPE ? (p->rq.hidden ? "--hidden" : p->rq.ffn ? "--ffn" : "--tp")
-                          : s == LSIM_WI_ST_PIPE  ? (p->rq.pp ? "--pp" : p->rq.micro_batches ? "--micro-batches" : "--schedule")
-                                                  : "--tp";
+    const char *opt = r && r->changes ? r->changes(&p->ctx) : NULL;
+    if (opt) {
         if (p->mem_reest)
             fprintf(f,
                     "\"memory\":{\"figures\":\"re-estimated\",\"why\":\"%s changes what the GPU holds: its "
@@ -675,33 +555,8 @@ static void put_step_memory(const lsim_wi_plan *p, int s, FILE *f)
                     opt);
         return;
     }
-    switch (s) {
-    case LSIM_WI_ST_NORM: why = "the same work on the same GPU"; break;
-    case LSIM_WI_ST_GRAD:
-        fprintf(f,
-                "\"memory\":{\"figures\":\"carried\",\"added_bytes\":%lld,\"why\":\"DDP's Reducer holds one flat "
-                "buffer per gradient bucket (gradient_as_bucket_view=False, PyTorch's default): one more copy of the "
-                "gradients, added to the peaks\"},",
-                (long long)p->ddp_bytes);
-        return;
-    case LSIM_WI_ST_DP:
-        why = "DDP: every replica holds the full model, its gradients and optimizer state and its own micro-batch's "
-              "activations, as its source GPU did";
-        break;
-    case LSIM_WI_ST_GPU:
-        fputs("\"memory\":{\"figures\":\"carried\",\"capacity_bytes\":", f);
-        if (p->gto.mem_capacity > 0) fprintf(f, "%lld", (long long)p->gto.mem_capacity);
-        else fputs("null", f);
-        fputs(",\"why\":", f);
-        char w[256];
-        snprintf(w, sizeof w, "the same tensors on the %s: the capacity is its spec's mem_capacity%s", p->gto.name,
-                 p->gto.mem_capacity > 0 ? "" : " (not given: unknown)");
-        lsim_text_json(f, w);
-        fputs("},", f);
-        return;
-    default: why = "times only"; break;
-    }
-    fprintf(f, "\"memory\":{\"figures\":\"carried\",\"why\":\"%s\"},", why);
+    if (r && r->memory) r->memory(&p->ctx, f);
+    else fprintf(f, "\"memory\":{\"figures\":\"carried\",\"why\":\"%s\"},", r && r->carried_why ? r->carried_why : "times only");
 }
 
 /* The record's top-level "memory": the new GPUs' traced figures, and the
@@ -760,8 +615,9 @@ static int make_record(lsim_wi_plan *p, lsim_err *err)
         const lsim_wi_counts *c = &p->c[s];
         fprintf(rf, "%s{\"name\":\"%s\",", first ? "" : ",", d->name[s]);
         first = 0;
-        put_step_args(p, s, rf);
-        put_step_memory(p, s, rf);
+        const lsim_wi_row *r = lsim_wi_row_of_step(s);
+        if (r && r->args) r->args(&p->ctx, rf);
+        put_step_memory(p, r, rf);
         fprintf(rf, "\"gpus_added\":%llu,\"gpus_removed\":%llu,", (unsigned long long)c->gpus_added,
                 (unsigned long long)c->gpus_removed);
         put_kinds(rf, "nodes_added", c->added);
@@ -826,7 +682,7 @@ static int new_memory(lsim_wi_plan *p, char **json, lsim_err *err)
         lsim_wi_model M;
         lsim_err merr = {0};
         if ((rc = lsim_store_read_graphs(p->rq.in, 0, 1, &gs, &got, err))) goto cleanup;
-        if (!got || lsim_wi_model_of(gs[0], &p->L, &p->given, &M, &merr)) goto keep;
+        if (!got || lsim_wi_model_of(gs[0], &p->L, &p->given, (int)p->rq.trace_layers, &M, &merr)) goto keep;
         if (d->used[LSIM_WI_ST_SHAPE]) M = d->Mto;
         int layers = 0;
         for (size_t i = 0; i < p->n; i++)
@@ -948,16 +804,18 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
     size_t per = (size_t)p->L.tp * (size_t)p->L.dp;
     lsim_graph **blk = NULL;
     if (rc) return rc;
+    p->ctx = (lsim_wi_ctx){&p->rq, d, &p->L, p->ids, &p->gfrom, &p->gto, &p->tfrom, &p->tto, p->from_how,
+                           p->mem_src > 0, 0, 0};
     if (p->mem_src) {
         /* the option that changes what a GPU holds, first in step order */
         const lsim_wi_request *rq = &p->rq;
-        p->mem_drop = d->used[LSIM_WI_ST_LAYERS] ? "--layers"
-                      : d->used[LSIM_WI_ST_SHAPE] ? (rq->hidden ? "--hidden" : rq->ffn ? "--ffn" : "--tp")
-                      : d->used[LSIM_WI_ST_PIPE]  ? (rq->pp ? "--pp" : rq->micro_batches ? "--micro-batches" : "--schedule")
-                      : d->Ln.tp != d->L.tp       ? "--tp"
-                                                  : NULL;
+        for (int s = 0; s < LSIM_WI_ST_N && !p->mem_drop; s++) {
+            const lsim_wi_row *r = lsim_wi_row_of_step(s);
+            if (d->used[s] && r && r->changes) p->mem_drop = r->changes(&p->ctx);
+        }
         char why[LSIM_ERR_LEN / 2] = "";
         if (p->mem_drop && rq->model && (rc = mem_reestimate(p, why, sizeof why, err))) return rc;
+        p->ctx.mem_reest = p->mem_reest;
         if (p->mem_drop && !p->mem_reest)
             snprintf(p->mem_note, sizeof p->mem_note,
                      "memory: not carried: %s changes what the GPU holds, so the trace's figures no longer apply%s%s",

@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "lumosim/memlimit.h"
-#include "lumosim/whatif_plan.h"
+#include "lumosim/whatif_steps.h"
 
-typedef int (*rule_fn)(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 
 int lsim_wi_ident_layers(const lsim_wi_ident *id)
 {
@@ -76,7 +75,7 @@ int lsim_wi_size_check(const char *out, double held, double nodes, double edges,
  * which are widened as they are. */
 static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, lsim_err *err);
 
-static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->dp || rq->dp == f->L.dp) return 0;
     /* a sharded step's collectives are not DDP's buckets: DP from 1 would
@@ -111,7 +110,7 @@ static int rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_de
 
 /* --tp: a new width. From TP 1 there is no tensor-parallel all-reduce to
  * split a layer's work with, except where synthesis placed them (tags). */
-static int rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->tp || rq->tp == f->L.tp) return 0;
     int train = f->n > 0;
@@ -168,7 +167,7 @@ static int trace_pipe_size(const lsim_wi_request *rq, const lsim_wi_facts *f, co
 /* --pp, --schedule, --micro-batches (and DP or TP from width 1): the
  * pipeline is rebuilt, from a trace whose layers were recovered on every
  * rank (the same structure everywhere), else from layer tags. */
-static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     d->pipe = rq->pp || rq->vstages || rq->micro_batches || d->dp_from1 || d->tp_from1;
     if (!d->pipe) return 0;
@@ -188,6 +187,7 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
                                     ? ids[i].klayers.why
                                     : "no layer tags, annotations or tensor-parallel all-reduces");
     d->pcfg.pp = rq->pp ? (int)rq->pp : f->L.pp;
+    d->pcfg.trace_layers = (int)rq->trace_layers;
     d->pcfg.dp_to = d->Ln.dp;
     d->pcfg.tp_to = d->Ln.tp;
     d->pcfg.vstages = rq->vstages ? (int)rq->vstages : (ids[0].nchunks > 0 ? ids[0].nchunks : 1);
@@ -231,7 +231,7 @@ static int rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
  * synthesis would not make. Data-parallel width is a copy, except where the
  * options make a GPU depend on DP (the distributed optimizer's and FSDP's
  * shards, host stalls' draws, context parallelism's DP x CP numbering). */
-static int rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     const char *so = f->sopts ? f->sopts : "";
     if (!so[0]) return 0;
@@ -268,7 +268,7 @@ static int refuse_sharded(const lsim_wi_facts *f, size_t i, const char *what, ls
 
 /* --tp, --hidden, --ffn, --model (and a tagged pipeline): each kernel's role
  * in its layer, and the source's model shape; the new shape must divide. */
-static int rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!(d->Ln.tp != f->L.tp || rq->hidden || rq->ffn || rq->model || (d->pipe && !d->tpipe))) return 0;
     for (size_t i = 0; i < f->n; i++)
@@ -299,7 +299,7 @@ static int rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi
     return 0;
 }
 
-static int rule_job_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_job_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     const lsim_wi_layout *Ln = &d->Ln;
     if ((uint64_t)Ln->tp * (uint64_t)Ln->pp * (uint64_t)Ln->dp > 100000000ull)
@@ -335,7 +335,7 @@ static int layers_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_e
 /* --layers N: tagged (synth) graphs, or traces whose layers were recovered
  * from the kernel structure, the same on every rank (their copies'
  * collectives must pair up), forward-only; N divisible by PP x V. */
-static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     if (!rq->layers) return 0;
     int rc0;
@@ -384,7 +384,7 @@ static int rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_w
     return layers_size(rq, f, err);
 }
 
-static int rule_slow_gpu(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+int lsim_wi_rule_slow_gpu(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     for (int s = 0; s < rq->nslow; s++)
         if ((size_t)rq->slow_rank[s] >= d->ngpu_out)
@@ -393,56 +393,64 @@ static int rule_slow_gpu(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim
     return 0;
 }
 
-/* The per-GPU steps that follow from the request and the decisions. */
-static int rule_steps(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+/* The checks are the step table's (whatif_steps.h), in ascending check_at,
+ * then "steps": which steps run beyond what the checks decided (the rows'
+ * when), which never refuses. Sorted once into a local list: the table is
+ * small and the order is part of the interface (search archives keep a
+ * refusing rule's index). */
+#define MAXRULES 32
+
+static int checks(const lsim_wi_row **out)
 {
-    /* a traced data-parallel training step whose layers or shape change:
-     * its DDP buckets are cut again from the new gradients */
-    if (d->used[LSIM_WI_ST_LAYERS] || d->used[LSIM_WI_ST_SHAPE])
-        for (size_t i = 0; i < f->n; i++)
-            if (f->ids[i].training.layers_cut && f->ids[i].training.nbuckets > 0) d->used[LSIM_WI_ST_GRAD] = 1;
-    d->used[LSIM_WI_ST_NET] = rq->topo || rq->gpu || d->used[LSIM_WI_ST_DP] || d->used[LSIM_WI_ST_SHAPE];
-    d->used[LSIM_WI_ST_GPU] = rq->gpu != NULL;
-    d->used[LSIM_WI_ST_SLOW] = rq->nslow > 0;
-    d->used[LSIM_WI_ST_JITTER] = rq->jitter != NULL;
-    return 0;
+    int n = 0;
+    for (size_t i = 0; i < lsim_wi_nrows(); i++) {
+        const lsim_wi_row *r = lsim_wi_row_at(i);
+        if (!r->check || n == MAXRULES) continue;
+        int j = n++;
+        for (; j > 0 && out[j - 1]->check_at > r->check_at; j--) out[j] = out[j - 1];
+        out[j] = r;
+    }
+    return n;
 }
 
-static const struct {
-    const char *name;
-    rule_fn fn;
-} RULES[] = {
-    {"dp", rule_dp},
-    {"tp", rule_tp},
-    {"pipeline", rule_pipeline},
-    {"synth-options", rule_synth_options},
-    {"shape", rule_shape},
-    {"job-size", rule_job_size},
-    {"layers", rule_layers},
-    {"slow-gpu", rule_slow_gpu},
-    {"steps", rule_steps},
-};
-#define NRULES ((int)(sizeof RULES / sizeof RULES[0]))
+int lsim_wi_plan_nrules(void)
+{
+    const lsim_wi_row *r[MAXRULES];
+    return checks(r) + 1;
+}
 
-int lsim_wi_plan_nrules(void) { return NRULES; }
-const char *lsim_wi_plan_rule_name(int i) { return i >= 0 && i < NRULES ? RULES[i].name : NULL; }
+const char *lsim_wi_plan_rule_name(int i)
+{
+    const lsim_wi_row *r[MAXRULES];
+    int n = checks(r);
+    return i >= 0 && i < n ? r[i]->name : i == n ? "steps" : NULL;
+}
 
 int lsim_wi_plan_check(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
-    static const char *const ST_NAME[LSIM_WI_ST_N] = {"normalize", "grad-buckets", "layers", "shape",    "pipeline",
-                                                      "dp",        "network",      "gpu",    "slow-gpu", "jitter"};
+    const lsim_wi_row *rules[MAXRULES];
+    int nr = checks(rules);
     memset(d, 0, sizeof *d);
-    for (int s = 0; s < LSIM_WI_ST_N; s++) d->name[s] = ST_NAME[s];
+    for (int s = 0; s < LSIM_WI_ST_N; s++) {
+        const lsim_wi_row *r = lsim_wi_row_of_step(s);
+        d->name[s] = r ? r->name : "?";
+    }
     d->used[LSIM_WI_ST_NORM] = 1;
     d->L = d->Ln = f->L;
     if (!f->n || !f->ids) return lsim_err_set(err, LSIM_EARG, "%s: the store holds no GPU", f->in);
-    for (int r = 0; r < NRULES; r++) {
-        int rc = RULES[r].fn(rq, f, d, err);
+    for (int r = 0; r < nr; r++) {
+        int rc = rules[r]->check(rq, f, d, err);
         if (rc) {
-            d->refused = RULES[r].name;
+            d->refused = rules[r]->name;
             return rc;
         }
     }
+    int when[LSIM_WI_ST_N] = {0};
+    for (size_t i = 0; i < lsim_wi_nrows(); i++) {
+        const lsim_wi_row *r = lsim_wi_row_at(i);
+        if (r->when && r->step >= 0) when[r->step] = r->when(rq, f, d);
+    }
+    for (int s = 0; s < LSIM_WI_ST_N; s++) d->used[s] |= when[s];
     d->Ls = d->L;
     d->Ls.pp = d->Ln.pp;
     return 0;

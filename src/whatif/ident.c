@@ -24,58 +24,10 @@ const char *lsim_wi_layer_source_name(int s)
                                              : "unknown";
 }
 
-static int is_p2p_kind(int k) { return k == LSIM_COLL_SEND || k == LSIM_COLL_RECV || k == LSIM_COLL_SENDRECV; }
-
-/* Parse a rank list text ("[0, 1, 2]", "0,1,2") into r (cap); count or -1. */
-static int parse_ranks(const char *s, int32_t *r, int cap)
-{
-    int n = 0;
-    if (!s) return -1;
-    while (*s) {
-        if (isdigit((unsigned char)*s)) {
-            char *e;
-            long x = strtol(s, &e, 10);
-            if (x > INT32_MAX) return -1;
-            if (n < cap) r[n] = (int32_t)x;
-            n++;
-            s = e;
-        } else if (*s == '-') {
-            return -1;
-        } else {
-            s++;
-        }
-    }
-    return n;
-}
-
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
-}
-
-lsim_wi_gclass lsim_wi_coll_class(const lsim_graph *g, size_t c)
-{
-    const lsim_coll_info *ci = &g->colls[c];
-    const char *pg = ci->pg_name != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_name) : NULL;
-    if (pg && !strncmp(pg, "tp:", 3)) return LSIM_WI_TP;
-    if (pg && !strncmp(pg, "dp:", 3)) return LSIM_WI_DP;
-    if (pg && !strncmp(pg, "p2p:", 4)) return LSIM_WI_PP;
-    const char *pr = ci->pg_ranks != UINT32_MAX ? lsim_strtab_get(g->strings, ci->pg_ranks) : NULL;
-    int32_t r[4096];
-    int n = parse_ranks(pr, r, 4096);
-    if (n <= 0 || n > 4096) {
-        if (is_p2p_kind(ci->kind)) return LSIM_WI_PP;
-        return pg ? LSIM_WI_OTHER : LSIM_WI_WORLD;
-    }
-    if (n == 2 && is_p2p_kind(ci->kind)) return LSIM_WI_PP;
-    qsort(r, (size_t)n, sizeof *r, cmp_i32);
-    if (g->world_size > 0 && n == g->world_size && r[0] == 0 && r[n - 1] == n - 1) return LSIM_WI_WORLD;
-    if (n == 1) return LSIM_WI_OTHER;
-    int32_t step = r[1] - r[0];
-    for (int i = 2; i < n; i++)
-        if (r[i] - r[i - 1] != step) return LSIM_WI_OTHER;
-    return step == 1 ? LSIM_WI_TP : step > 1 ? LSIM_WI_DP : LSIM_WI_OTHER;
 }
 
 /* "L<n>." at the start of a name: n, else -1. */
@@ -87,8 +39,6 @@ static int tag_layer(const char *s)
     return *e == '.' && x < 100000000 ? (int)x : -1;
 }
 
-/* a record_function annotation naming a layer (graph.h) */
-int wi_annot_layer(const char *s) { return lsim_graph_layer_annotation(s); }
 
 /* The CPU threads that run autograd's backward ops: 1 per proc in bwd. */
 static void backward_threads(const lsim_graph *g, uint8_t *bwd)
@@ -308,7 +258,7 @@ cleanup:
  * user sees what a training-step what-if will copy or cut before asking
  * for it. A cut that fails is not an error of identification: its reason
  * is kept and printed. */
-static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
+static int identify_train_layers(const lsim_graph *g, int trace_layers, lsim_wi_training *T)
 {
     int annotated = 0;
     for (size_t v = 0; v < g->n && !annotated; v++)
@@ -321,7 +271,7 @@ static int identify_train_layers(const lsim_graph *g, lsim_wi_training *T)
     }
     wi_tcut C;
     lsim_err e;
-    int rc = wi_layers_cut(g, "--layers", &C, &e);
+    int rc = wi_layers_cut(g, trace_layers, "--layers", &C, &e);
     if (rc == LSIM_ENOMEM) return rc;
     if (rc) {
         const char *m = e.msg, *c = strstr(m, ": ");
@@ -430,7 +380,7 @@ void lsim_wi_put_training(FILE *f, const lsim_wi_training *T)
     fputs("}}", f);
 }
 
-int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_err *err)
+int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_ident *out, lsim_err *err)
 {
     memset(out, 0, sizeof *out);
     out->rank = g->rank >= 0 ? g->rank : (int32_t)gpu;
@@ -443,7 +393,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
     backward_threads(g, bwd);
     if (identify_training(g, &out->training)) goto nomem;
     if (out->training.known && out->training.kernels[LSIM_PHASE_BACKWARD] > 0 &&
-        identify_train_layers(g, &out->training))
+        identify_train_layers(g, trace_layers, &out->training))
         goto nomem;
     for (size_t v = 0; v < g->n; v++) {
         if (g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
@@ -516,7 +466,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
             }
             /* the kernel structure too, for the kernel roles (--tp,
              * --hidden, --ffn) and to compare with the annotations */
-            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
+            if ((rc = wi_ident_kernels(g, trace_layers, out, err))) goto cleanup;
             out->layer_source = LSIM_WI_LAYERS_ANNOTATIONS;
             out->forward_only = wi_forward_only(g);
             out->layer_lo = 0;
@@ -525,7 +475,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, lsim_wi_ident *out, lsim_e
             out->layers_per_chunk = maxl + 1;
         } else {
             /* Kineto without annotations: the repeating kernel structure */
-            if ((rc = wi_ident_kernels(g, out, err))) goto cleanup;
+            if ((rc = wi_ident_kernels(g, trace_layers, out, err))) goto cleanup;
         }
     }
     if (out->layer_source == LSIM_WI_LAYERS_TAGS) out->forward_only = wi_forward_only(g);
@@ -538,15 +488,6 @@ cleanup:
     free(annot);
     return rc;
 }
-
-void lsim_wi_coords(const lsim_wi_layout *L, int32_t rank, int *tp, int *dp, int *pp)
-{
-    *tp = (int)(rank % L->tp);
-    *dp = (int)(rank / L->tp % L->dp);
-    *pp = (int)(rank / (L->tp * L->dp));
-}
-
-int32_t lsim_wi_rank(const lsim_wi_layout *L, int tp, int dp, int pp) { return (int32_t)(tp + L->tp * (dp + L->dp * pp)); }
 
 int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsim_wi_layout *out, lsim_err *err)
 {
@@ -592,28 +533,6 @@ int lsim_wi_layout_of(const lsim_wi_ident *ids, size_t n, int gpus_per_node, lsi
                                 "rank %zu's groups name it (tp %d, dp %d, pp %d), but Megatron's numbering with TP %d, DP "
                                 "%d, PP %d gives (tp %d, dp %d, pp %d)",
                                 i, ids[i].tp_i, ids[i].dp_i, ids[i].pp_i, out->tp, out->dp, out->pp, t, d, p);
-    }
-    return 0;
-}
-
-int lsim_wi_group_ranks(const char *pg, const lsim_wi_layout *L, int32_t *ranks, int cap)
-{
-    int a, b, n = 0;
-    char tail;
-    if (!pg) return 0;
-    if (sscanf(pg, "tp:%d:%d%c", &a, &b, &tail) == 2) {
-        for (int t = 0; t < L->tp; t++, n++)
-            if (n < cap) ranks[n] = lsim_wi_rank(L, t, b, a);
-        return n;
-    }
-    if (sscanf(pg, "dp:%d:%d%c", &a, &b, &tail) == 2) {
-        for (int d = 0; d < L->dp; d++, n++)
-            if (n < cap) ranks[n] = lsim_wi_rank(L, a, d, b);
-        return n;
-    }
-    if (sscanf(pg, "p2p:%d->%d", &a, &b) == 2 || sscanf(pg, "p2p:%d<->%d", &a, &b) == 2) {
-        if (cap >= 2) ranks[0] = a, ranks[1] = b;
-        return 2;
     }
     return 0;
 }

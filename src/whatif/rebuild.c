@@ -128,226 +128,283 @@ fail:
     return NULL;
 }
 
-int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+/* wi_rebuild's working arrays, one set per call. */
+typedef struct rb_state {
+    size_t n, nn;                 /* source nodes; new nodes */
+    uint32_t nseg;
+    uint32_t *segoff, *segnodes, *segsize, *posin; /* segments: their nodes in id order, a node's place */
+    uint32_t *pl_off, *pl_proc, *pl_node;          /* last node of each segment per processor */
+    uint32_t *id0, *cbase, *from, *copy, *fin;     /* new ids: kept, copies' base, origin, copy, final */
+    lsim_edge *E;
+    size_t ne, cape;
+    uint64_t *inoff;
+} rb_state;
+
+static void rb_free(rb_state *S)
 {
-    *out = NULL;
-    size_t n = g->n;
-    int rc = 0;
-    lsim_graph *o = NULL;
-    uint32_t *id0 = NULL, *fin = NULL, *posin = NULL, *cbase = NULL, *segsize = NULL, *from = NULL, *copy = NULL;
-    uint32_t *segnodes = NULL, *segoff = NULL, *pl_off = NULL, *pl_proc = NULL, *pl_node = NULL;
-    lsim_edge *E = NULL;
-    uint64_t *inoff = NULL;
-    size_t ne = 0, cape = 0;
-    uint32_t nseg = P->nseg;
-    /* segments: their nodes in id order */
-    if (!(segoff = calloc((size_t)nseg + 2, sizeof *segoff)) || !(posin = malloc((n ? n : 1) * sizeof *posin)) ||
-        !(segsize = calloc((size_t)nseg + 1, sizeof *segsize)) || !(cbase = calloc((size_t)nseg + 1, sizeof *cbase)))
-        goto nomem;
+    free(S->inoff);
+    free(S->id0);
+    free(S->fin);
+    free(S->posin);
+    free(S->cbase);
+    free(S->segsize);
+    free(S->from);
+    free(S->copy);
+    free(S->segnodes);
+    free(S->segoff);
+    free(S->pl_off);
+    free(S->pl_proc);
+    free(S->pl_node);
+    free(S->E);
+}
+
+/* Segments: their nodes in id order, and the last node of each segment per
+ * processor. LSIM_ENOMEM (no message) or 0. */
+static int rb_segments(const lsim_graph *g, const wi_plan *P, rb_state *S)
+{
+    size_t n = S->n;
+    uint32_t nseg = S->nseg;
+    if (!(S->segoff = calloc((size_t)nseg + 2, sizeof *S->segoff)) || !(S->posin = malloc((n ? n : 1) * sizeof *S->posin)) ||
+        !(S->segsize = calloc((size_t)nseg + 1, sizeof *S->segsize)) || !(S->cbase = calloc((size_t)nseg + 1, sizeof *S->cbase)))
+        return LSIM_ENOMEM;
+    uint32_t *segoff = S->segoff;
     for (size_t v = 0; v < n; v++)
         if (P->seg[v] >= 0) segoff[P->seg[v] + 1]++;
-    for (uint32_t s = 0; s < nseg; s++) segsize[s] = segoff[s + 1], segoff[s + 1] += segoff[s];
-    if (!(segnodes = malloc(((size_t)segoff[nseg] + 1) * sizeof *segnodes))) goto nomem;
-    {
-        uint32_t *fill = calloc((size_t)nseg + 1, sizeof *fill);
-        if (!fill) goto nomem;
-        for (size_t v = 0; v < n; v++)
-            if (P->seg[v] >= 0) {
-                int32_t s = P->seg[v];
-                posin[v] = fill[s];
-                segnodes[segoff[s] + fill[s]++] = (uint32_t)v;
-            }
-        free(fill);
-    }
+    for (uint32_t s = 0; s < nseg; s++) S->segsize[s] = segoff[s + 1], segoff[s + 1] += segoff[s];
+    if (!(S->segnodes = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->segnodes))) return LSIM_ENOMEM;
+    uint32_t *fill = calloc((size_t)nseg + 1, sizeof *fill);
+    if (!fill) return LSIM_ENOMEM;
+    for (size_t v = 0; v < n; v++)
+        if (P->seg[v] >= 0) {
+            int32_t s = P->seg[v];
+            S->posin[v] = fill[s];
+            S->segnodes[segoff[s] + fill[s]++] = (uint32_t)v;
+        }
+    free(fill);
     /* last node of each segment per processor */
-    if (!(pl_off = calloc((size_t)nseg + 1, sizeof *pl_off)) ||
-        !(pl_proc = malloc(((size_t)segoff[nseg] + 1) * sizeof *pl_proc)) ||
-        !(pl_node = malloc(((size_t)segoff[nseg] + 1) * sizeof *pl_node)))
-        goto nomem;
-    {
-        uint32_t w = 0;
-        for (uint32_t s = 0; s < nseg; s++) {
-            pl_off[s] = w;
-            for (uint32_t q = segoff[s]; q < segoff[s + 1]; q++) {
-                uint32_t v = segnodes[q], k = pl_off[s];
-                while (k < w && pl_proc[k] != g->proc[v]) k++;
-                if (k == w) pl_proc[w++] = g->proc[v];
-                pl_node[k] = v; /* ascending ids: the last wins */
-            }
-        }
-        pl_off[nseg] = w;
-    }
-    /* new node ids: kept nodes in order, a segment's copies right after its
-     * last node */
-    size_t nn = 0;
-    if (!(id0 = malloc((n ? n : 1) * sizeof *id0))) goto nomem;
-    for (size_t v = 0; v < n; v++) {
-        int32_t s = P->seg[v];
-        id0[v] = P->removed[v] ? NONE : (uint32_t)nn++;
-        if (s >= 0 && segnodes[segoff[s + 1] - 1] == v && P->copies[s] > 1) {
-            cbase[s] = (uint32_t)nn;
-            nn += (size_t)(P->copies[s] - 1) * segsize[s];
+    if (!(S->pl_off = calloc((size_t)nseg + 1, sizeof *S->pl_off)) ||
+        !(S->pl_proc = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_proc)) ||
+        !(S->pl_node = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_node)))
+        return LSIM_ENOMEM;
+    uint32_t w = 0;
+    for (uint32_t s = 0; s < nseg; s++) {
+        S->pl_off[s] = w;
+        for (uint32_t q = segoff[s]; q < segoff[s + 1]; q++) {
+            uint32_t v = S->segnodes[q], k = S->pl_off[s];
+            while (k < w && S->pl_proc[k] != g->proc[v]) k++;
+            if (k == w) S->pl_proc[w++] = g->proc[v];
+            S->pl_node[k] = v; /* ascending ids: the last wins */
         }
     }
-    if (nn >= UINT32_MAX - 1) {
-        rc = lsim_err_set(err, LSIM_EARG, "%s: the transformed graph would have too many nodes", g->source);
-        goto cleanup;
-    }
-    if (!(from = malloc((nn ? nn : 1) * sizeof *from)) || !(copy = malloc((nn ? nn : 1) * sizeof *copy)) ||
-        !(fin = malloc((n ? n : 1) * sizeof *fin)))
-        goto nomem;
+    S->pl_off[nseg] = w;
+    return 0;
+}
+
+/* New node ids: kept nodes in order, a segment's copies right after its
+ * last node; each new node's origin and copy, each source node's final
+ * copy. LSIM_ENOMEM (no message), LSIM_EARG (err set) or 0. */
+static int rb_ids(const lsim_graph *g, const wi_plan *P, rb_state *S, lsim_err *err)
+{
+    size_t n = S->n, nn = 0;
+    if (!(S->id0 = malloc((n ? n : 1) * sizeof *S->id0))) return LSIM_ENOMEM;
     for (size_t v = 0; v < n; v++) {
         int32_t s = P->seg[v];
-        if (id0[v] != NONE) from[id0[v]] = (uint32_t)v, copy[id0[v]] = 0;
-        fin[v] = id0[v];
+        S->id0[v] = P->removed[v] ? NONE : (uint32_t)nn++;
+        if (s >= 0 && S->segnodes[S->segoff[s + 1] - 1] == v && P->copies[s] > 1) {
+            S->cbase[s] = (uint32_t)nn;
+            nn += (size_t)(P->copies[s] - 1) * S->segsize[s];
+        }
+    }
+    if (nn >= UINT32_MAX - 1)
+        return lsim_err_set(err, LSIM_EARG, "%s: the transformed graph would have too many nodes", g->source);
+    S->nn = nn;
+    if (!(S->from = malloc((nn ? nn : 1) * sizeof *S->from)) || !(S->copy = malloc((nn ? nn : 1) * sizeof *S->copy)) ||
+        !(S->fin = malloc((n ? n : 1) * sizeof *S->fin)))
+        return LSIM_ENOMEM;
+    for (size_t v = 0; v < n; v++) {
+        int32_t s = P->seg[v];
+        if (S->id0[v] != NONE) S->from[S->id0[v]] = (uint32_t)v, S->copy[S->id0[v]] = 0;
+        S->fin[v] = S->id0[v];
         if (s >= 0 && P->copies[s] > 1) {
             for (int c = 1; c < P->copies[s]; c++) {
-                uint32_t x = cbase[s] + (uint32_t)(c - 1) * segsize[s] + posin[v];
-                from[x] = (uint32_t)v;
-                copy[x] = (uint32_t)c;
+                uint32_t x = S->cbase[s] + (uint32_t)(c - 1) * S->segsize[s] + S->posin[v];
+                S->from[x] = (uint32_t)v;
+                S->copy[x] = (uint32_t)c;
             }
-            fin[v] = cbase[s] + (uint32_t)(P->copies[s] - 2) * segsize[s] + posin[v];
+            S->fin[v] = S->cbase[s] + (uint32_t)(P->copies[s] - 2) * S->segsize[s] + S->posin[v];
         }
     }
-#define NODE_OF(v, c) ((c) == 0 ? id0[v] : cbase[P->seg[v]] + (uint32_t)((c) - 1) * segsize[P->seg[v]] + posin[v])
-    /* edges, per new node in order */
-    if (!(inoff = malloc((nn + 1) * sizeof *inoff))) goto nomem;
-    for (size_t x = 0; x < nn; x++) {
-        uint32_t v = from[x], c = copy[x];
+    return 0;
+}
+
+/* New node of copy c of source node v. */
+static uint32_t rb_node_of(const wi_plan *P, const rb_state *S, uint32_t v, uint32_t c)
+{
+    return c == 0 ? S->id0[v] : S->cbase[P->seg[v]] + (c - 1) * S->segsize[P->seg[v]] + S->posin[v];
+}
+
+/* The last node of segment s on processor proc, NONE when none. */
+static uint32_t rb_last_on(const rb_state *S, int32_t s, uint32_t proc)
+{
+    uint32_t last = NONE;
+    for (uint32_t q = S->pl_off[s]; q < S->pl_off[s + 1]; q++)
+        if (S->pl_proc[q] == proc) last = S->pl_node[q];
+    return last;
+}
+
+/* Edge (x <- src, cls) once per (source, class) of x: the largest delay.
+ * LSIM_ENOMEM or 0. */
+static int rb_edge(rb_state *S, uint32_t x, uint32_t src, lsim_ns delay, uint8_t cls)
+{
+    uint64_t q = S->inoff[x];
+    for (; q < S->ne; q++)
+        if (S->E[q].src == src && S->E[q].cls == cls) break;
+    if (q < S->ne) {
+        if (delay > S->E[q].delay) S->E[q].delay = delay;
+        return 0;
+    }
+    if (LSIM_GROW(S->E, &S->cape, S->ne + 1)) return LSIM_ENOMEM;
+    S->E[S->ne++] = (lsim_edge){x, src, delay, cls};
+    return 0;
+}
+
+/* Edges, per new node in order. LSIM_ENOMEM or 0. */
+static int rb_edges(const lsim_graph *g, const wi_plan *P, rb_state *S)
+{
+    if (!(S->inoff = malloc((S->nn + 1) * sizeof *S->inoff))) return LSIM_ENOMEM;
+    for (size_t x = 0; x < S->nn; x++) {
+        uint32_t v = S->from[x], c = S->copy[x];
         int32_t s = P->seg[v];
-        inoff[x] = ne;
+        S->inoff[x] = S->ne;
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
             uint32_t u = g->in_src[k], src;
             if (s >= 0 && P->seg[u] == s) {
-                src = NODE_OF(u, c);
+                src = rb_node_of(P, S, u, c);
             } else if (P->removed[u]) {
                 uint32_t w = u;
                 while (w != NONE && P->removed[w]) w = proc_pred(g, w);
                 if (w == NONE) continue;
-                src = fin[w];
+                src = S->fin[w];
             } else if (c >= 1) {
-                uint32_t last = NONE;
-                for (uint32_t q = pl_off[s]; q < pl_off[s + 1]; q++)
-                    if (pl_proc[q] == g->proc[u]) last = pl_node[q];
-                src = last != NONE ? NODE_OF(last, c - 1) : fin[u];
+                uint32_t last = rb_last_on(S, s, g->proc[u]);
+                src = last != NONE ? rb_node_of(P, S, last, c - 1) : S->fin[u];
             } else {
-                src = fin[u];
+                src = S->fin[u];
             }
             if (src == NONE || src == x) continue;
             /* one edge per (source, class): the largest delay */
-            uint64_t q = inoff[x];
-            for (; q < ne; q++)
-                if (E[q].src == src && E[q].cls == g->in_class[k]) break;
-            if (q < ne) {
-                if (g->in_delay[k] > E[q].delay) E[q].delay = g->in_delay[k];
-                continue;
-            }
-            if (LSIM_GROW(E, &cape, ne + 1)) goto nomem;
-            E[ne++] = (lsim_edge){(uint32_t)x, src, g->in_delay[k], g->in_class[k]};
+            if (rb_edge(S, (uint32_t)x, src, g->in_delay[k], g->in_class[k])) return LSIM_ENOMEM;
         }
         /* a copy follows the previous copy on every processor, also where
          * the segment's first node there has no predecessor */
         if (c >= 1) {
             uint32_t pp = proc_pred(g, v);
             if (pp == NONE || P->seg[pp] != s) {
-                uint32_t last = NONE;
-                for (uint32_t q = pl_off[s]; q < pl_off[s + 1]; q++)
-                    if (pl_proc[q] == g->proc[v]) last = pl_node[q];
+                uint32_t last = rb_last_on(S, s, g->proc[v]);
                 uint8_t cls = g->procs[g->proc[v]].is_gpu ? LSIM_E_STREAM : LSIM_E_CPU_THREAD;
-                uint32_t src = NODE_OF(last, c - 1);
-                uint64_t q = inoff[x];
-                for (; q < ne; q++)
-                    if (E[q].src == src && E[q].cls == cls) break;
-                if (q == ne) {
-                    if (LSIM_GROW(E, &cape, ne + 1)) goto nomem;
-                    E[ne++] = (lsim_edge){(uint32_t)x, src, 0, cls};
+                uint32_t src = rb_node_of(P, S, last, c - 1);
+                uint64_t q = S->inoff[x];
+                for (; q < S->ne; q++)
+                    if (S->E[q].src == src && S->E[q].cls == cls) break;
+                if (q == S->ne) {
+                    if (LSIM_GROW(S->E, &S->cape, S->ne + 1)) return LSIM_ENOMEM;
+                    S->E[S->ne++] = (lsim_edge){(uint32_t)x, src, 0, cls};
                 }
             }
         }
     }
-    inoff[nn] = ne;
-#undef NODE_OF
+    S->inoff[S->nn] = S->ne;
+    return 0;
+}
+
+/* The new graph's node columns, each from its origin (a copy: unobserved,
+ * its own correlation and forward Sequence number), and the record. */
+static int rb_columns(const lsim_graph *g, const wi_plan *P, const rb_state *S, lsim_graph *o, lsim_wi_counts *rec)
+{
+    size_t ci = 0;
+    for (size_t x = 0; x < S->nn; x++) {
+        uint32_t v = S->from[x], c = S->copy[x];
+        o->kind[x] = g->kind[v];
+        o->flags[x] = g->flags[v];
+        o->proc[x] = g->proc[v];
+        o->procs[g->proc[v]].nnodes++;
+        o->name[x] = g->name[v];
+        if (P->name_of) {
+            uint32_t id = UINT32_MAX;
+            int rc = P->name_of(P->ctx, o, v, c, &id);
+            if (rc) return rc;
+            if (id != UINT32_MAX) o->name[x] = id;
+        }
+        o->dur[x] = g->dur[v];
+        o->obs_start[x] = c ? LSIM_OBS_NONE : g->obs_start[v];
+        o->obs_end[x] = c ? LSIM_OBS_NONE : g->obs_end[v];
+        o->release[x] = c ? INT64_MIN : g->release[v];
+        if (o->release[x] != INT64_MIN) o->releases++;
+        o->corr[x] = g->corr[v] < 0 || !c ? g->corr[v] : g->corr[v] + ((int64_t)c << 40);
+        o->iter[x] = g->iter[v];
+        o->phase[x] = g->phase[v]; /* a copy keeps its training phase and forward op */
+        /* a copy's forward op is another op: its own Sequence number,
+         * 2^20 further per copy (modulo 2^31, graph.h), so that a later
+         * what-if pairs each copy's backward with its own forward */
+        {
+            int32_t sg = P->seg ? P->seg[v] : -1;
+            int64_t k = sg >= 0 && P->seq_reverse && P->seq_reverse[sg] ? P->copies[sg] - 1 - (int64_t)c : c;
+            o->fwd_seq[x] = g->fwd_seq[v] < 0 || !k ? g->fwd_seq[v]
+                                                     : (int32_t)(((int64_t)g->fwd_seq[v] + (k << 20)) & 0x7fffffff);
+        }
+        o->grad_bytes[x] = g->grad_bytes[v]; /* and a copied layer's gradients (DDP buckets by them) */
+        o->coll[x] = -1;
+        if (g->coll[v] >= 0) {
+            o->colls[ci] = g->colls[g->coll[v]];
+            o->coll[x] = (int32_t)ci++;
+        }
+        if (c) rec->added[g->kind[v]]++;
+    }
+    for (size_t v = 0; v < S->n; v++)
+        if (P->removed[v]) rec->removed[g->kind[v]]++;
+    return 0;
+}
+
+int wi_rebuild(const lsim_graph *g, const wi_plan *P, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    *out = NULL;
+    rb_state S;
+    memset(&S, 0, sizeof S);
+    S.n = g->n;
+    S.nseg = P->nseg;
+    lsim_graph *o = NULL;
+    int rc = rb_segments(g, P, &S);
+    if (!rc) rc = rb_ids(g, P, &S, err);
+    if (rc == LSIM_EARG) goto cleanup;
+    if (!rc) rc = rb_edges(g, P, &S);
+    if (rc) goto nomem;
     /* the graph: scalars and statistics from g, every array new */
     size_t ncoll = 0;
-    for (size_t x = 0; x < nn; x++)
-        if (g->coll[from[x]] >= 0) ncoll++;
-    if (!(o = shell(g, nn, ncoll, g->nprocs, P->source ? P->source : g->source)) ||
-        lsim_graph_set_edges(o, E, ne, LSIM_OUT_BY_DST, NULL))
+    for (size_t x = 0; x < S.nn; x++)
+        if (g->coll[S.from[x]] >= 0) ncoll++;
+    if (!(o = shell(g, S.nn, ncoll, g->nprocs, P->source ? P->source : g->source)) ||
+        lsim_graph_set_edges(o, S.E, S.ne, LSIM_OUT_BY_DST, NULL))
         goto nomem;
     if (g->nprocs) memcpy(o->procs, g->procs, g->nprocs * sizeof *o->procs);
     for (uint32_t p = 0; p < o->nprocs; p++) o->procs[p].nnodes = 0;
     if (g->niters) memcpy(o->iters, g->iters, g->niters * sizeof *o->iters);
     lsim_graph_count_edges(o);
     o->releases = 0;
-    {
-        size_t ci = 0;
-        for (size_t x = 0; x < nn; x++) {
-            uint32_t v = from[x], c = copy[x];
-            o->kind[x] = g->kind[v];
-            o->flags[x] = g->flags[v];
-            o->proc[x] = g->proc[v];
-            o->procs[g->proc[v]].nnodes++;
-            o->name[x] = g->name[v];
-            if (P->name_of) {
-                uint32_t id = UINT32_MAX;
-                if ((rc = P->name_of(P->ctx, o, v, c, &id))) goto cleanup;
-                if (id != UINT32_MAX) o->name[x] = id;
-            }
-            o->dur[x] = g->dur[v];
-            o->obs_start[x] = c ? LSIM_OBS_NONE : g->obs_start[v];
-            o->obs_end[x] = c ? LSIM_OBS_NONE : g->obs_end[v];
-            o->release[x] = c ? INT64_MIN : g->release[v];
-            if (o->release[x] != INT64_MIN) o->releases++;
-            o->corr[x] = g->corr[v] < 0 || !c ? g->corr[v] : g->corr[v] + ((int64_t)c << 40);
-            o->iter[x] = g->iter[v];
-            o->phase[x] = g->phase[v]; /* a copy keeps its training phase and forward op */
-            /* a copy's forward op is another op: its own Sequence number,
-             * 2^20 further per copy (modulo 2^31, graph.h), so that a later
-             * what-if pairs each copy's backward with its own forward */
-            {
-                int32_t sg = P->seg ? P->seg[v] : -1;
-                int64_t k = sg >= 0 && P->seq_reverse && P->seq_reverse[sg] ? P->copies[sg] - 1 - (int64_t)c : c;
-                o->fwd_seq[x] = g->fwd_seq[v] < 0 || !k ? g->fwd_seq[v]
-                                                         : (int32_t)(((int64_t)g->fwd_seq[v] + (k << 20)) & 0x7fffffff);
-            }
-            o->grad_bytes[x] = g->grad_bytes[v]; /* and a copied layer's gradients (DDP buckets by them) */
-            o->coll[x] = -1;
-            if (g->coll[v] >= 0) {
-                o->colls[ci] = g->colls[g->coll[v]];
-                o->coll[x] = (int32_t)ci++;
-            }
-            if (c) rec->added[g->kind[v]]++;
-        }
-        for (size_t v = 0; v < n; v++)
-            if (P->removed[v]) rec->removed[g->kind[v]]++;
-    }
-    if (ne > g->nedges) rec->edges_added += ne - g->nedges;
-    else rec->edges_removed += g->nedges - ne;
-    if (P->renumber == 2) rc = renumber_by_origin(g, P, o, from, copy, err);
+    if ((rc = rb_columns(g, P, &S, o, rec))) goto cleanup;
+    if (S.ne > g->nedges) rec->edges_added += S.ne - g->nedges;
+    else rec->edges_removed += g->nedges - S.ne;
+    if (P->renumber == 2) rc = renumber_by_origin(g, P, o, S.from, S.copy, err);
     else if (P->renumber) rc = wi_renumber_seq(o, err);
     if (rc) goto cleanup;
-    if (P->from_out) *P->from_out = from, from = NULL;
-    if (P->copy_out) *P->copy_out = copy, copy = NULL;
+    if (P->from_out) *P->from_out = S.from, S.from = NULL;
+    if (P->copy_out) *P->copy_out = S.copy, S.copy = NULL;
     *out = o;
     o = NULL;
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", g->source);
 cleanup:
-    free(inoff);
-    free(id0);
-    free(fin);
-    free(posin);
-    free(cbase);
-    free(segsize);
-    free(from);
-    free(copy);
-    free(segnodes);
-    free(segoff);
-    free(pl_off);
-    free(pl_proc);
-    free(pl_node);
-    free(E);
+    rb_free(&S);
     lsim_graph_free(o);
     return rc;
 }

@@ -137,9 +137,9 @@ static int split_bucket(const lsim_wi_model *M, double x, double *nl, double *k)
 
 /* The recovered roles of trace g, or LSIM_EARG saying why there are none
  * (what: the transformation that needs them). */
-static int trace_roles_ok(const lsim_graph *g, wi_troles *R, const char *what, lsim_err *err)
+static int trace_roles_ok(const lsim_graph *g, int trace_layers, wi_troles *R, const char *what, lsim_err *err)
 {
-    int rc = wi_trace_roles(g, lsim_wi_trace_layers(), R, err);
+    int rc = wi_trace_roles(g, trace_layers > 0 ? trace_layers : 0, R, err);
     if (rc) return rc;
     if (!R->found) {
         rc = lsim_err_set(err, LSIM_EARG,
@@ -202,8 +202,8 @@ int lsim_wi_model_check(const lsim_wi_model *M, const char *what, lsim_err *err)
     return 0;
 }
 
-int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi_model *given, lsim_wi_model *out,
-                     lsim_err *err)
+int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi_model *given, int trace_layers,
+                     lsim_wi_model *out, lsim_err *err)
 {
     lsim_wi_model M;
     memset(&M, 0, sizeof M);
@@ -236,11 +236,11 @@ int lsim_wi_model_of(const lsim_graph *g, const lsim_wi_layout *L, const lsim_wi
     {
         /* a trace: the layers' TP all-reduces from its kernel structure */
         lsim_wi_ident id;
-        int rc0 = lsim_wi_identify(g, 0, &id, err);
+        int rc0 = lsim_wi_identify(g, 0, trace_layers, &id, err);
         if (rc0) return rc0;
         if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
             wi_troles R;
-            if ((rc0 = trace_roles_ok(g, &R, "the model shape", err))) return rc0;
+            if ((rc0 = trace_roles_ok(g, trace_layers, &R, "the model shape", err))) return rc0;
             for (size_t v = 0; v < g->n && act < 0; v++)
                 if (R.role[v] == WI_TR_ATTN_AR || R.role[v] == WI_TR_MLP_AR) act = g->colls[g->coll[v]].bytes;
             wi_troles_free(&R);
@@ -287,21 +287,21 @@ static int group_ranks(const lsim_graph *g, const lsim_coll_info *ci, const lsim
 }
 
 int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_model *from, const lsim_wi_model *to,
-                    const lsim_gpu_spec *gpu, const lsim_topology *topo, lsim_graph **out, lsim_wi_counts *rec,
+                    int trace_layers, const lsim_gpu_spec *gpu, const lsim_topology *topo, lsim_graph **out, lsim_wi_counts *rec,
                     lsim_err *err)
 {
     *out = NULL;
     int rc = lsim_wi_model_check(to, "the new model", err);
     if (rc) return rc;
     lsim_wi_ident id;
-    if ((rc = lsim_wi_identify(in, 0, &id, err))) return rc;
+    if ((rc = lsim_wi_identify(in, 0, trace_layers, &id, err))) return rc;
     wi_troles TR, *R = NULL;
     wi_train_roles TT0, *TT = NULL;
     if (id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS && id.training.layers_cut) {
         if ((rc = wi_train_roles_find(in, &TT0, err))) return rc;
         TT = &TT0;
     } else if (id.layer_source == LSIM_WI_LAYERS_KERNELS) {
-        if ((rc = trace_roles_ok(in, &TR, "changing the width or TP", err))) return rc;
+        if ((rc = trace_roles_ok(in, trace_layers, &TR, "changing the width or TP", err))) return rc;
         R = &TR;
     } else if (id.layer_source != LSIM_WI_LAYERS_TAGS)
         return lsim_err_set(err, LSIM_EARG,

@@ -28,9 +28,6 @@
 
 #define NONE UINT32_MAX
 
-/* The upper median of v[0..n) (sorted in place), or dflt when empty. */
-static lsim_ns median_or(lsim_ns *v, size_t n, lsim_ns dflt) { return n ? lsim_median_i64(v, n) : dflt; }
-
 /* Transfers on the pair (a -> b) before boundary j (the boundary that
  * enters virtual stage j), in boundary order: both ends count the same. */
 static int64_t pair_seq(int j, int a, int b, int P)
@@ -82,6 +79,90 @@ int lsim_wi_trace_pipe_check(const char *source, int forward_only, const lsim_wi
     return wi_pipe_shape_check(to, layers, "trace's", err);
 }
 
+/* A transfer's anchors on layer l (recv: before it, else after it): the
+ * layer's first (last) compute kernel g, its first (last) node on the
+ * launching thread cp, and the neighbour there that stays nb (the previous
+ * kept node before a receive, the next one after a send; NONE if none). */
+static int transfer_anchors(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts, const lsim_time_node *cpu,
+                            size_t nc, const uint8_t *removed, int l, int recv, uint32_t *g_out, uint32_t *cp,
+                            uint32_t *nb_out, lsim_err *err)
+{
+    /* anchors: the layer's first (last) compute kernel and its first
+     * (last) node on the launching thread */
+    uint32_t g = NONE;
+    for (size_t v = 0; v < in->n; v++) {
+        if (C->seg[v] != l) continue;
+        const lsim_proc *pr = &in->procs[in->proc[v]];
+        if (!pr->is_gpu || pr->tid != C->stream) continue;
+        lsim_time_node a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
+        int d = g == NONE ? 0 : lsim_time_node_cmp(&a, &b);
+        if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
+    }
+    size_t at = nc;
+    for (size_t i = 0; i < nc; i++)
+        if (C->seg[cpu[i].node] == l) {
+            at = i;
+            if (recv) break;
+        }
+    if (g == NONE || at == nc)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: layer %d has no compute kernel or no launch on the launching thread: --pp "
+                            "cannot place the transfer %s it",
+                            in->source, l, recv ? "before" : "after");
+    *cp = cpu[at].node;
+    /* the neighbour on the thread that stays: the previous kept node
+     * before a receive, the next one after a send */
+    uint32_t nb = NONE;
+    if (recv) {
+        for (size_t i = at; i-- > 0;)
+            if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
+    } else {
+        for (size_t i = at + 1; i < nc; i++)
+            if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
+    }
+    *g_out = g;
+    *nb_out = nb;
+    return 0;
+}
+
+/* The stage's whole forward pass, transfers included, once per
+ * micro-batch (M), each copy after the previous one on every thread and
+ * stream (wi_rebuild puts copy c of node v at c n + v); each group's
+ * collectives numbered copy after copy. */
+static int micro_batches(const char *source, const lsim_graph *o2, size_t M, lsim_graph **out, lsim_wi_counts *scratch,
+                         lsim_err *err)
+{
+    size_t n2 = o2->n;
+    uint8_t *none = calloc(n2 ? n2 : 1, 1);
+    int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
+    uint32_t ns = lsim_strtab_count(o2->strings) + 1;
+    int64_t *per = calloc(ns, sizeof *per);
+    int cp = (int)M, rc = 0;
+    lsim_graph *o3 = NULL;
+    *out = NULL;
+    if (!none || !all || !per) {
+        free(none), free(all), free(per);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", source);
+    }
+    for (size_t v = 0; v < n2; v++) all[v] = 0;
+    for (size_t k = 0; k < o2->ncoll; k++) {
+        uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
+        if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
+    }
+    wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    rc = wi_rebuild(o2, &pl, &o3, scratch, err);
+    for (size_t x = 0; !rc && x < o3->n; x++) {
+        if (o3->coll[x] < 0) continue;
+        lsim_coll_info *ci = &o3->colls[o3->coll[x]];
+        uint32_t gname = ci->pg_name == NONE ? ns - 1 : ci->pg_name;
+        ci->seq += (int64_t)(x / n2) * per[gname];
+    }
+    free(none), free(all), free(per);
+    if (rc) return rc;
+    *out = o3;
+    return 0;
+}
+
 int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
                            const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out,
                            lsim_wi_counts *rec, lsim_err *err)
@@ -109,7 +190,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     /* the checks that need no layers first, for their own messages */
     if ((rc = lsim_wi_trace_pipe_check(in->source, wi_forward_only(in), L, to, to->pp * to->vstages, 1, err)))
         goto cleanup;
-    if ((rc = wi_layers_cut(in, "--pp", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, to->trace_layers, "--pp", &C, err))) goto cleanup;
     if ((rc = lsim_wi_trace_pipe_check(in->source, 1, L, to, C.units, C.runs, err))) goto cleanup;
     if (pp_i < 0 || pp_i >= P || tp_i < 0 || tp_i >= L->tp || dp_i < 0 || dp_i >= L->dp) {
         rc = lsim_err_set(err, LSIM_EARG, "pipeline stage %d of %d (tp %d, dp %d)", pp_i, P, tp_i, dp_i);
@@ -136,7 +217,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             if (C.seg[v] >= 0 && in->kind[v] == LSIM_N_KERNEL && in->coll[v] >= 0 &&
                 in->colls[in->coll[v]].kind == LSIM_COLL_ALLREDUCE && in->colls[in->coll[v]].bytes > 0)
                 samp[k++] = in->colls[in->coll[v]].bytes;
-        bytes = median_or(samp, k, 0);
+        bytes = k ? lsim_median_i64(samp, k) : 0; /* the upper median, 0 with none */
     }
     if (bytes <= 0) {
         rc = lsim_err_set(err, LSIM_EARG,
@@ -194,41 +275,8 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
             int recv = side == 0;
             if (recv ? vs == 0 : vs == P * V - 1) continue;
             int l = recv ? lo : hi, j = recv ? vs : vs + 1;
-            /* anchors: the layer's first (last) compute kernel and its first
-             * (last) node on the launching thread */
-            uint32_t g = NONE;
-            for (size_t v = 0; v < n; v++) {
-                if (C.seg[v] != l) continue;
-                const lsim_proc *pr = &in->procs[in->proc[v]];
-                if (!pr->is_gpu || pr->tid != C.stream) continue;
-                lsim_time_node a = {ts[v], (uint32_t)v}, b = {g == NONE ? 0 : ts[g], g};
-                int d = g == NONE ? 0 : lsim_time_node_cmp(&a, &b);
-                if (g == NONE || (recv ? d < 0 : d > 0)) g = (uint32_t)v;
-            }
-            size_t at = nc;
-            for (size_t i = 0; i < nc; i++)
-                if (C.seg[cpu[i].node] == l) {
-                    at = i;
-                    if (recv) break;
-                }
-            if (g == NONE || at == nc) {
-                rc = lsim_err_set(err, LSIM_EARG,
-                                  "%s: layer %d has no compute kernel or no launch on the launching thread: --pp "
-                                  "cannot place the transfer %s it",
-                                  in->source, l, recv ? "before" : "after");
-                goto cleanup;
-            }
-            uint32_t cp = cpu[at].node;
-            /* the neighbour on the thread that stays: the previous kept node
-             * before a receive, the next one after a send */
-            uint32_t nb = NONE;
-            if (recv) {
-                for (size_t i = at; i-- > 0;)
-                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
-            } else {
-                for (size_t i = at + 1; i < nc; i++)
-                    if (!removed[cpu[i].node]) { nb = cpu[i].node; break; }
-            }
+            uint32_t g = NONE, cp = NONE, nb = NONE;
+            if ((rc = transfer_anchors(in, &C, ts, cpu, nc, removed, l, recv, &g, &cp, &nb, err))) goto cleanup;
             int peer_stage = recv ? (vs - 1) % P : (vs + 1) % P;
             int32_t peer = lsim_wi_rank(&Ls, tp_i, dp_i, peer_stage);
             int32_t a = recv ? peer : me, b = recv ? me : peer;
@@ -272,36 +320,8 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
 #undef STAGE
     if ((rc = wi_append(o1, &pstream, 1, A, na, E, ne, &o2, &scratch, err))) goto cleanup;
     if (to->micro_batches > 1) {
-        /* micro-batches: the stage's whole forward pass, transfers
-         * included, once per micro-batch, each copy after the previous one
-         * on every thread and stream (wi_rebuild puts copy c of node v at
-         * c n + v); each group's collectives numbered copy after copy */
-        size_t n2 = o2->n, M = (size_t)to->micro_batches;
-        uint8_t *none = calloc(n2 ? n2 : 1, 1);
-        int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
-        uint32_t ns = lsim_strtab_count(o2->strings) + 1;
-        int64_t *per = calloc(ns, sizeof *per);
-        int cp = (int)M;
         lsim_graph *o3 = NULL;
-        if (!none || !all || !per) {
-            free(none), free(all), free(per);
-            goto nomem;
-        }
-        for (size_t v = 0; v < n2; v++) all[v] = 0;
-        for (size_t k = 0; k < o2->ncoll; k++) {
-            uint32_t gname = o2->colls[k].pg_name == NONE ? ns - 1 : o2->colls[k].pg_name;
-            if (o2->colls[k].seq + 1 > per[gname]) per[gname] = o2->colls[k].seq + 1;
-        }
-        wi_plan pl = {none, all, &cp, 1, NULL, 0, NULL, NULL, NULL, NULL, NULL};
-        rc = wi_rebuild(o2, &pl, &o3, &scratch, err);
-        for (size_t x = 0; !rc && x < o3->n; x++) {
-            if (o3->coll[x] < 0) continue;
-            lsim_coll_info *ci = &o3->colls[o3->coll[x]];
-            uint32_t gname = ci->pg_name == NONE ? ns - 1 : ci->pg_name;
-            ci->seq += (int64_t)(x / n2) * per[gname];
-        }
-        free(none), free(all), free(per);
-        if (rc) goto cleanup;
+        if ((rc = micro_batches(in->source, o2, (size_t)to->micro_batches, &o3, &scratch, err))) goto cleanup;
         lsim_graph_free(o2);
         o2 = o3;
     }
@@ -323,55 +343,4 @@ cleanup:
     free(A);
     free(E);
     return rc;
-}
-
-/* The trace's launch costs (wi_internal.h): median launch call over the
- * launched nodes' launches, median launch-edge delay; 5 us without any. */
-void wi_launch_costs(const lsim_graph *in, const uint32_t *launcher, lsim_ns *samp, lsim_ns *lcall, lsim_ns *ldelay)
-{
-    size_t k = 0;
-    for (size_t v = 0; v < in->n; v++)
-        if (launcher[v] != NONE) samp[k++] = in->dur[launcher[v]];
-    *lcall = median_or(samp, k, 5000);
-    k = 0;
-    for (uint64_t e = 0; e < in->nedges; e++)
-        if ((in->in_class[e] & LSIM_EDGE_CLASS_MASK) == LSIM_E_LAUNCH) samp[k++] = in->in_delay[e];
-    *ldelay = median_or(samp, k, 5000);
-}
-
-int64_t wi_next_corr(const lsim_graph *in)
-{
-    int64_t corr = 0;
-    for (size_t v = 0; v < in->n; v++)
-        if (in->corr[v] >= corr) corr = in->corr[v] + 1;
-    return corr;
-}
-
-void wi_free_stream(const lsim_graph *in, int64_t stream, int64_t *pid, int64_t *tid)
-{
-    *pid = 0, *tid = 0;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].tid == stream) *pid = in->procs[p].pid;
-    for (uint32_t p = 0; p < in->nprocs; p++)
-        if (in->procs[p].is_gpu && in->procs[p].pid == *pid && in->procs[p].tid >= *tid) *tid = in->procs[p].tid + 1;
-}
-
-/* A new stage's place in the job (wi_internal.h): why its groups are
- * renamed here and not by the relayout: the relayout keeps PP, and the
- * stage is new. */
-int wi_stage_place(lsim_graph *o, const lsim_wi_layout *Ls, int tp_i, int dp_i, int pp_i)
-{
-    o->rank = lsim_wi_rank(Ls, tp_i, dp_i, pp_i);
-    o->world_size = Ls->tp * Ls->dp * Ls->pp;
-    for (size_t k = 0; k < o->ncoll; k++) {
-        lsim_coll_info *ci = &o->colls[k];
-        const char *pg = ci->pg_name != NONE ? lsim_strtab_get(o->strings, ci->pg_name) : "";
-        char name[64];
-        int x, y;
-        if (sscanf(pg, "tp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "tp:%d:%d", pp_i, dp_i);
-        else if (sscanf(pg, "dp:%d:%d", &x, &y) == 2) snprintf(name, sizeof name, "dp:%d:%d", tp_i, pp_i);
-        else continue;
-        if (wi_intern(o, name, &ci->pg_name)) return LSIM_ENOMEM;
-    }
-    return 0;
 }

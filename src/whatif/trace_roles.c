@@ -30,10 +30,7 @@
 
 #include "lumosim/engine.h"
 
-static int g_trace_layers; /* --trace-layers (0: detect) */
 
-void lsim_wi_set_trace_layers(int n) { g_trace_layers = n > 0 ? n : 0; }
-int lsim_wi_trace_layers(void) { return g_trace_layers; }
 
 static const char *const ROLE_NAME[WI_TR_NROLES] = {
     "",          "ln1",         "qkv_gemm", "attn",          "proj_gemm",     "attn_allreduce",
@@ -145,22 +142,37 @@ static int repeats(const seg *S, size_t a, int p, int u)
     return 1;
 }
 
-int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err *err)
+/* wi_trace_roles's state across its phases. */
+typedef struct tr_state {
+    const lsim_graph *g;
+    wi_troles *R;
+    lsim_engine *E;
+    item *K, *A;                 /* compute-stream kernels; TP all-reduces; by scheduled start */
+    seg *S;                      /* the segments between all-reduces */
+    uint32_t *kn, *cnt;          /* each kernel's class; kernels per processor */
+    int64_t *layer_kernels;
+    size_t nk, na, ns, nar;
+    uint32_t cs;                 /* the compute stream's processor */
+    int bp, runs, units, P;      /* period (all-reduces), runs, layers per run, segments per layer */
+    size_t run_a[4096];
+    int run_u[4096];
+} tr_state;
+
+static int tr_nomem(const tr_state *T, lsim_err *err)
 {
-    memset(R, 0, sizeof *R);
-    R->forward_only = wi_forward_only(g);
+    return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying kernel roles", T->g->source);
+}
+
+/* The compute stream (the GPU processor with most non-collective kernels)
+ * and, in the order of a schedule of this graph alone, its kernels and the
+ * tensor-parallel all-reduces. 1: none (R->why says so), else 0 or rc. */
+static int tr_items(tr_state *T, lsim_err *err)
+{
+    const lsim_graph *g = T->g;
+    wi_troles *R = T->R;
+    uint32_t *cnt;
     int rc = 0;
-    lsim_engine *E = NULL;
-    item *K = NULL, *A = NULL;
-    seg *S = NULL;
-    uint32_t *kn = NULL;
-    int64_t *layer_kernels = NULL;
-    uint32_t *cnt = NULL;
-    if (!(R->role = calloc(g->n ? g->n : 1, 1)) || !(R->layer = malloc((g->n ? g->n : 1) * sizeof *R->layer)))
-        goto nomem;
-    for (size_t v = 0; v < g->n; v++) R->layer[v] = -1;
-    /* the compute stream: the GPU processor with most non-collective kernels */
-    if (!(cnt = calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt))) goto nomem;
+    if (!(cnt = T->cnt = calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt))) return tr_nomem(T, err);
     size_t nar = 0;
     for (size_t v = 0; v < g->n; v++) {
         if (g->kind[v] != LSIM_N_KERNEL) continue;
@@ -173,17 +185,19 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     uint32_t cs = 0;
     for (uint32_t p = 1; p < g->nprocs; p++)
         if (cnt[p] > cnt[cs]) cs = p;
+    T->cs = cs, T->nar = nar;
     if (!g->nprocs || !cnt[cs] || nar < 2) {
         why(R, "no compute stream with tensor-parallel all-reduces (%d all-reduces)", (int)nar, 0, 0);
-        goto cleanup;
+        return 1;
     }
     R->has_tp = 1;
     R->stream = g->procs[cs].tid;
     /* order: a schedule of this graph alone */
-    if ((rc = lsim_engine_new(g, &E, err)) || (rc = lsim_engine_run(E, err))) goto cleanup;
-    const lsim_ns *st = lsim_engine_start(E);
+    if ((rc = lsim_engine_new(g, &T->E, err)) || (rc = lsim_engine_run(T->E, err))) return rc;
+    const lsim_ns *st = lsim_engine_start(T->E);
     size_t nk = 0, na = 0;
-    if (!(K = malloc(cnt[cs] * sizeof *K)) || !(A = malloc(nar * sizeof *A))) goto nomem;
+    item *K, *A;
+    if (!(K = T->K = malloc(cnt[cs] * sizeof *K)) || !(A = T->A = malloc(nar * sizeof *A))) return tr_nomem(T, err);
     for (size_t v = 0; v < g->n; v++) {
         if (g->kind[v] != LSIM_N_KERNEL) continue;
         if (g->coll[v] < 0) {
@@ -197,9 +211,22 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     qsort(K, nk, sizeof *K, cmp_item);
     qsort(A, na, sizeof *A, cmp_item);
     R->kernels = nk;
-    /* segments */
+    T->nk = nk, T->na = na;
+    return 0;
+}
+
+/* The segments between all-reduces: their kernels' classes and a
+ * signature of each (the classes in order and the all-reduce's size). */
+static int tr_segments(tr_state *T, lsim_err *err)
+{
+    const lsim_graph *g = T->g;
+    const item *K = T->K, *A = T->A;
+    size_t nk = T->nk, na = T->na;
+    seg *S;
+    uint32_t *kn;
     size_t ns = na + 1;
-    if (!(S = calloc(ns, sizeof *S)) || !(kn = malloc(nk * sizeof *kn))) goto nomem;
+    T->ns = ns;
+    if (!(S = T->S = calloc(ns, sizeof *S)) || !(kn = T->kn = malloc(nk * sizeof *kn))) return tr_nomem(T, err);
     for (size_t i = 0; i < nk; i++) kn[i] = (uint32_t)kclass(lsim_strtab_get(g->strings, g->name[K[i].v]));
     size_t i = 0;
     for (size_t s = 0; s < ns; s++) {
@@ -222,7 +249,21 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
         S[s].sig = h;
         S[s].type = S[s].attn > 0 || S[s].gemms >= 3 ? 1 : S[s].gemms == 2 ? 2 : 0;
     }
-    /* the period: the smallest that covers the longest run */
+    return 0;
+}
+
+/* The period (the smallest that covers the longest run of repeating
+ * segments), the runs with that period, each starting at an attention
+ * segment, and --trace-layers' override. 1: not found (R->why), else 0 or
+ * rc. */
+static int tr_runs(tr_state *T, int force_layers, lsim_err *err)
+{
+    const lsim_graph *g = T->g;
+    wi_troles *R = T->R;
+    const seg *S = T->S;
+    size_t ns = T->ns;
+    size_t *run_a = T->run_a;
+    int *run_u = T->run_u;
     int bp = 0;
     size_t bcover = 0;
     for (int p = 1; p <= 8 && (size_t)p < ns; p++) {
@@ -236,12 +277,10 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     }
     if (!bp) {
         why(R, "the %d segments between tensor-parallel all-reduces do not repeat", (int)ns, 0, 0);
-        goto cleanup;
+        return 1;
     }
     /* runs with period bp, each starting at an attention segment */
     int runs = 0, units = -1, consistent = 1;
-    size_t run_a[4096];
-    int run_u[4096];
     for (size_t s = 0; s + (size_t)bp < ns;) {
         if (!(S[s].sig == S[s + (size_t)bp].sig && S[s].gemms > 0)) {
             s++;
@@ -265,7 +304,7 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     }
     if (!runs) {
         why(R, "no run of at least two layers with period %d", bp, 0, 0);
-        goto cleanup;
+        return 1;
     }
     if (!consistent) {
         int lo = units, hi = units;
@@ -276,20 +315,18 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
         why(R, "the structure does not repeat consistently: runs of %d to %d layers (period %d all-reduces)", lo, hi,
             bp);
         R->runs = runs;
-        if (force_layers <= 0) goto cleanup;
+        if (force_layers <= 0) return 1;
     }
     int P = bp;
     if (force_layers > 0) {
         for (int r = 0; r < runs; r++) {
             int nseg = run_u[r] * bp;
-            if (nseg % force_layers || !repeats(S, run_a[r], nseg / force_layers, force_layers)) {
-                rc = lsim_err_set(err, LSIM_EARG,
-                                  "%s: --trace-layers %d: the structure does not repeat consistently: run %d of the "
-                                  "compute stream has %d segments between tensor-parallel all-reduces (%d layers of %d "
-                                  "found), which do not form %d equal layers",
-                                  g->source, force_layers, r, nseg, run_u[r], bp, force_layers);
-                goto cleanup;
-            }
+            if (nseg % force_layers || !repeats(S, run_a[r], nseg / force_layers, force_layers))
+                return lsim_err_set(err, LSIM_EARG,
+                                    "%s: --trace-layers %d: the structure does not repeat consistently: run %d of the "
+                                    "compute stream has %d segments between tensor-parallel all-reduces (%d layers of %d "
+                                    "found), which do not form %d equal layers",
+                                    g->source, force_layers, r, nseg, run_u[r], bp, force_layers);
             P = nseg / force_layers;
             run_u[r] = force_layers;
         }
@@ -300,8 +337,21 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
     R->layers = units;
     R->runs = runs;
     R->period = P;
-    /* roles by position and class */
-    if (!(layer_kernels = calloc((size_t)units, sizeof *layer_kernels))) goto nomem;
+    T->bp = bp, T->runs = runs, T->units = units, T->P = P;
+    return 0;
+}
+
+/* Roles by position and class, in each run's segments. */
+static void tr_roles(tr_state *T)
+{
+    const lsim_graph *g = T->g;
+    wi_troles *R = T->R;
+    const item *K = T->K;
+    const seg *S = T->S;
+    const uint32_t *kn = T->kn;
+    size_t ns = T->ns;
+    int runs = T->runs, units = T->units, P = T->P;
+    const size_t *run_a = T->run_a;
 #define SET(k, r, l)                                                                                                   \
     do {                                                                                                               \
         R->role[K[k].v] = (uint8_t)(r);                                                                                \
@@ -361,7 +411,23 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
         }
     }
 #undef SET
-    /* what was found: per-layer counts, roles, the unassigned */
+}
+
+/* What was found: per-layer counts, roles, why the others have none; a
+ * unit without a placed attention or MLP GEMM is not a transformer layer. */
+static int tr_tally(tr_state *T, lsim_err *err)
+{
+    const lsim_graph *g = T->g;
+    wi_troles *R = T->R;
+    const item *K = T->K;
+    const seg *S = T->S;
+    const uint32_t *kn = T->kn;
+    size_t nk = T->nk, ns = T->ns, na = T->na;
+    int runs = T->runs, units = T->units, P = T->P;
+    uint32_t cs = T->cs;
+    const size_t *run_a = T->run_a;
+    int64_t *layer_kernels;
+    if (!(layer_kernels = T->layer_kernels = calloc((size_t)units, sizeof *layer_kernels))) return tr_nomem(T, err);
     for (size_t q = 0; q < nk; q++) {
         uint32_t v = K[q].v;
         int ro = R->role[v];
@@ -421,27 +487,48 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
         memset(R->role, 0, g->n ? g->n : 1);
         for (size_t v = 0; v < g->n; v++) R->layer[v] = -1;
     }
-    goto cleanup;
-nomem:
-    rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying kernel roles", g->source);
+    return 0;
+}
+
+int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err *err)
+{
+    memset(R, 0, sizeof *R);
+    R->forward_only = wi_forward_only(g);
+    tr_state *T = calloc(1, sizeof *T);
+    int rc = 0;
+    if (!T || !(R->role = calloc(g->n ? g->n : 1, 1)) || !(R->layer = malloc((g->n ? g->n : 1) * sizeof *R->layer))) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying kernel roles", g->source);
+        goto cleanup;
+    }
+    for (size_t v = 0; v < g->n; v++) R->layer[v] = -1;
+    T->g = g, T->R = R;
+    if ((rc = tr_items(T, err)) || (rc = tr_segments(T, err)) || (rc = tr_runs(T, force_layers, err))) {
+        if (rc == 1) rc = 0; /* not found: R says why */
+        goto cleanup;
+    }
+    tr_roles(T);
+    rc = tr_tally(T, err);
 cleanup:
     if (rc) wi_troles_free(R);
-    lsim_engine_free(E);
-    free(K);
-    free(A);
-    free(S);
-    free(kn);
-    free(layer_kernels);
-    free(cnt);
+    if (T) {
+        lsim_engine_free(T->E);
+        free(T->K);
+        free(T->A);
+        free(T->S);
+        free(T->kn);
+        free(T->layer_kernels);
+        free(T->cnt);
+        free(T);
+    }
     return rc;
 }
 
 /* ------------------------------------------------------------ identification */
 
-int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err)
+int wi_ident_kernels(const lsim_graph *g, int trace_layers, lsim_wi_ident *out, lsim_err *err)
 {
     wi_troles R;
-    int rc = wi_trace_roles(g, g_trace_layers, &R, err);
+    int rc = wi_trace_roles(g, trace_layers > 0 ? trace_layers : 0, &R, err);
     if (rc) return rc;
     out->forward_only = R.forward_only;
     if (R.has_tp) {
@@ -459,7 +546,7 @@ int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err)
         k->memops = R.memops;
         k->kernels_per_layer = R.kernels_per_layer;
         k->kernels_per_layer_max = R.kernels_per_layer_max;
-        k->forced = g_trace_layers > 0;
+        k->forced = trace_layers > 0;
         memcpy(k->why_count, R.why_count, sizeof k->why_count);
         memcpy(k->role_kernels, R.role_kernels, sizeof k->role_kernels);
         snprintf(k->why, sizeof k->why, "%s", R.why);

@@ -519,6 +519,81 @@ cleanup:
     return rc;
 }
 
+/* Data-parallel collectives cannot be placed on one stage, except a DP-1
+ * cut's buckets (a group of one): they are cut again per stage. */
+static int dp_collectives_check(const lsim_graph *in, const wi_tcut *C, lsim_err *err)
+{
+    uint64_t dpc = 0;
+    for (size_t v = 0; v < in->n; v++) {
+        if (grad_coll(in, C, v) && !bucket_of_one(in, v)) dpc++;
+    }
+    if (dpc)
+        return lsim_err_set(err, LSIM_EARG,
+                            "%s: a data-parallel training step (%llu collectives in its backward pass or "
+                            "outside its layers: gradient reduction): DDP's buckets would have to be re-cut per "
+                            "stage, which is not built; --pp takes a DP-1 step (whatif --dp 1 cuts one from a DDP "
+                            "job)",
+                            in->source, (unsigned long long)dpc);
+    return 0;
+}
+
+/* Stage pp_i's share of the parameters (of P stages; layer l on stage
+ * (l / lpc) % P), for the optimizer's kernels, and which gradient ops are
+ * of its own parameters (gstage). Gradients outside the layers go by the
+ * CPU-side time of the last layer's backward (the launching thread runs
+ * ahead of the GPU): before it the head's, after it the embedding's. The
+ * gradient ops of other stages' parameters stay as CPU work (each rank runs
+ * the loop), their sizes do not: they are not this stage's to reduce. */
+static double param_share(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts, int P, int N, int lpc, int pp_i,
+                          int8_t *gstage)
+{
+#define STAGE(l) (((l) / lpc) % P)
+    size_t n = in->n;
+    int nf = N;
+    double share = 1.0 / P;
+    lsim_ns tblc = INT64_MAX;
+    for (size_t v = 0; v < n; v++)
+        if (C->seg[v] == nf + N - 1 && !in->procs[in->proc[v]].is_gpu && ts[v] < tblc) tblc = ts[v];
+    double mine = 0, all = 0;
+    for (size_t v = 0; v < n; v++) {
+        if (in->grad_bytes[v] <= 0) continue;
+        int32_t s = C->seg[v];
+        int st = s >= 0 ? STAGE(s % N) : ts[v] < tblc ? P - 1 : 0;
+        all += (double)in->grad_bytes[v];
+        if (st == pp_i) mine += (double)in->grad_bytes[v];
+    }
+    if (all > 0) share = mine / all;
+    for (size_t v = 0; v < n; v++) {
+        if (in->grad_bytes[v] <= 0) continue;
+        int32_t s = C->seg[v];
+        gstage[v] = (int8_t)((s >= 0 ? STAGE(s % N) : ts[v] < tblc ? P - 1 : 0) == pp_i);
+    }
+#undef STAGE
+    return share;
+}
+
+/* DP from 1: DDP's buckets cut from the stage's own gradients, once per
+ * step -- the last micro-batch's backward (pipeline training reduces after
+ * accumulating: DDP's no_sync() for the other micro-batches) -- by
+ * lsim_wi_trace_ddp with the accumulating copies' gradient sizes hidden,
+ * then given back. o2 is left as it was. */
+static int stage_ddp(const char *source, lsim_graph *o2, const uint8_t *accum, const lsim_wi_layout *Ls,
+                     const lsim_topology *topo, int32_t me, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
+{
+    size_t n2 = o2->n;
+    int64_t *gsave = malloc((n2 ? n2 : 1) * sizeof *gsave);
+    *out = NULL;
+    if (!gsave) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", source);
+    memcpy(gsave, o2->grad_bytes, n2 * sizeof *gsave);
+    for (size_t x = 0; accum && x < n2; x++)
+        if (accum[x]) o2->grad_bytes[x] = 0;
+    int rc = lsim_wi_trace_ddp(o2, Ls, topo, me, out, rec, err);
+    memcpy(o2->grad_bytes, gsave, n2 * sizeof *gsave);
+    if (!rc) memcpy((*out)->grad_bytes, gsave, n2 * sizeof *gsave); /* wi_append keeps ids 0..n2-1 */
+    free(gsave);
+    return rc;
+}
+
 int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi_pipe_cfg *to,
                       const lsim_topology *topo, int tp_i, int dp_i, int pp_i, lsim_graph **out, lsim_wi_counts *rec,
                       lsim_err *err)
@@ -529,7 +604,6 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     int rc = 0;
     lsim_graph *o1 = NULL, *o2 = NULL;
     uint8_t *removed = NULL, *unit = NULL, *part2 = NULL, *accum = NULL;
-    int64_t *gsave = NULL;
     int8_t *gstage = NULL;
     int *copies = NULL;
     uint32_t *nid = NULL;
@@ -541,7 +615,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     lsim_wi_counts scratch;
     memset(&scratch, 0, sizeof scratch);
     const int P = to->pp, m = to->micro_batches;
-    if ((rc = wi_layers_cut(in, "--pp", &C, err))) goto cleanup;
+    if ((rc = wi_layers_cut(in, to->trace_layers, "--pp", &C, err))) goto cleanup;
     if (C.runs != 1) {
         rc = lsim_err_set(err, LSIM_EARG,
                           "%s: the step runs %d forward and backward passes (gradient accumulation): --pp on a "
@@ -564,21 +638,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     const lsim_ns *ts = lsim_engine_start(C.E);
     /* data-parallel collectives cannot be placed on one stage, except a
      * DP-1 cut's buckets (a group of one): they are cut again per stage */
-    {
-        uint64_t dpc = 0;
-        for (size_t v = 0; v < n; v++) {
-            if (grad_coll(in, &C, v) && !bucket_of_one(in, v)) dpc++;
-        }
-        if (dpc) {
-            rc = lsim_err_set(err, LSIM_EARG,
-                              "%s: a data-parallel training step (%llu collectives in its backward pass or "
-                              "outside its layers: gradient reduction): DDP's buckets would have to be re-cut per "
-                              "stage, which is not built; --pp takes a DP-1 step (whatif --dp 1 cuts one from a DDP "
-                              "job)",
-                              in->source, (unsigned long long)dpc);
-            goto cleanup;
-        }
-    }
+    if ((rc = dp_collectives_check(in, &C, err))) goto cleanup;
     if (!(removed = calloc(n ? n : 1, 1)) || !(unit = malloc(n ? n : 1)) || !(gstage = calloc(n ? n : 1, 1)) || !(copies = malloc(2 * (size_t)N * sizeof *copies)) ||
         !(nid = malloc((n ? n : 1) * sizeof *nid)) || !(cpu = malloc((n ? n : 1) * sizeof *cpu)) ||
         !(samp = malloc((n ? n : 1) * sizeof *samp)))
@@ -625,32 +685,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         if (removed[v] && C.seg[v] < 0 && u != NONE && !(in->flags[u] & LSIM_NF_BLOCKING)) removed[u] = 1;
     }
     /* the stage's share of the parameters, for the optimizer's kernels */
-    double share = 1.0 / P;
-    {
-        /* gradients outside the layers by the CPU-side time of the last
-         * layer's backward (the launching thread runs ahead of the GPU):
-         * before it the head's, after it the embedding's */
-        lsim_ns tblc = INT64_MAX;
-        for (size_t v = 0; v < n; v++)
-            if (C.seg[v] == nf + N - 1 && !in->procs[in->proc[v]].is_gpu && ts[v] < tblc) tblc = ts[v];
-        double mine = 0, all = 0;
-        for (size_t v = 0; v < n; v++) {
-            if (in->grad_bytes[v] <= 0) continue;
-            int32_t s = C.seg[v];
-            int st = s >= 0 ? STAGE(s % N) : ts[v] < tblc ? P - 1 : 0;
-            all += (double)in->grad_bytes[v];
-            if (st == pp_i) mine += (double)in->grad_bytes[v];
-        }
-        if (all > 0) share = mine / all;
-        /* the gradient ops of other stages' parameters stay as CPU work
-         * (each rank runs the loop), their sizes do not: they are not this
-         * stage's to reduce */
-        for (size_t v = 0; v < n; v++) {
-            if (in->grad_bytes[v] <= 0) continue;
-            int32_t s = C.seg[v];
-            gstage[v] = (int8_t)((s >= 0 ? STAGE(s % N) : ts[v] < tblc ? P - 1 : 0) == pp_i);
-        }
-    }
+    double share = param_share(in, &C, ts, P, N, lpc, pp_i, gstage);
 #undef STAGE
     if ((rc = label_parts(in, &C, ts, P, V, lpc, unit, err))) goto cleanup;
     {
@@ -721,23 +756,11 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         lsim_graph_free(o2);
         o2 = o3;
     }
-    /* DP from 1: DDP's buckets cut from the stage's own gradients, once
-     * per step -- the last micro-batch's backward (pipeline training
-     * reduces after accumulating: DDP's no_sync() for the other
-     * micro-batches) -- by lsim_wi_trace_ddp with the accumulating copies'
-     * gradient sizes hidden, then given back */
+    /* DP from 1: DDP's buckets cut from the stage's own gradients (below) */
     if (to->dp_to > 1) {
-        size_t n2 = o2->n;
         lsim_graph *o4 = NULL;
-        if (!(gsave = malloc((n2 ? n2 : 1) * sizeof *gsave))) goto nomem;
-        memcpy(gsave, o2->grad_bytes, n2 * sizeof *gsave);
-        for (size_t x = 0; accum && x < n2; x++)
-            if (accum[x]) o2->grad_bytes[x] = 0;
         Ls.dp = L->dp;
-        rc = lsim_wi_trace_ddp(o2, &Ls, topo, me, &o4, rec, err);
-        memcpy(o2->grad_bytes, gsave, n2 * sizeof *gsave);
-        if (rc) goto cleanup;
-        memcpy(o4->grad_bytes, gsave, n2 * sizeof *gsave); /* wi_append keeps ids 0..n2-1 */
+        if ((rc = stage_ddp(in->source, o2, accum, &Ls, topo, me, &o4, rec, err))) goto cleanup;
         lsim_graph_free(o2);
         o2 = o4;
     }
@@ -755,7 +778,6 @@ cleanup:
     free(unit);
     free(part2);
     free(accum);
-    free(gsave);
     free(gstage);
     free(copies);
     free(nid);

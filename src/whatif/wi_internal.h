@@ -70,7 +70,7 @@ const char *wi_trole_name(int r);
 /* no backward-pass or optimizer kernel (names, synthesized tags) */
 int wi_forward_only(const lsim_graph *g);
 /* fill out->layer_source / klayers / forward_only of an untagged graph */
-int wi_ident_kernels(const lsim_graph *g, lsim_wi_ident *out, lsim_err *err);
+int wi_ident_kernels(const lsim_graph *g, int trace_layers, lsim_wi_ident *out, lsim_err *err);
 
 
 /* The pipeline shape checks shared by synthesized and traced sources
@@ -153,7 +153,7 @@ int wi_annot_layer(const char *name);
  * no structure, a backward pass or optimizer step (only forward layers are
  * recovered; cutting them would leave their backward behind), annotations
  * on several threads, missing, repeated or overlapping. */
-int wi_layers_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_err *err);
+int wi_layers_cut(const lsim_graph *in, int trace_layers, const char *what, wi_tcut *C, lsim_err *err);
 
 /* --pp on a traced training step (train_pipe.c; lsim_wi_trace_pipeline
  * calls it for a trace with a backward pass): the same contract, the

@@ -113,7 +113,7 @@ static void inserted(void)
     CHECK(!has_edge(o, k[0], K3, -1) && !has_edge(o, k[1], K2, -1) && !has_edge(o, k[0], K2, -1));
     /* the identification buckets the same way */
     lsim_wi_ident id;
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
     CHECK_I64((long long)id.training.ddp_buckets, 2);
     CHECK_I64((long long)id.training.grad_nodes, 3);
     CHECK_I64(id.training.ddp_bytes[0], want[0]);
@@ -157,7 +157,7 @@ static void passes(void)
     it[0] = (lsim_iter){0, 0, 0};
     it[1] = (lsim_iter){0, 0, 0};
     for (size_t v = 0; v < g->n; v++) g->iter[v] = v >= A2 && v <= C3 ? 1 : 0;
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
     CHECK_I64((long long)id.training.ddp_buckets, 2);
     CHECK_I64((long long)id.training.grad_passes, 2);
     CHECK_I64((long long)id.training.ddp_first, 1);

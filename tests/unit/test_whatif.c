@@ -63,7 +63,7 @@ static void test_layers(void)
     if (!g) return;
     lsim_wi_ident id;
     lsim_err err;
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
     CHECK_I64(id.layer_source, LSIM_WI_LAYERS_TAGS);
     CHECK_I64(id.nchunks, 1);
     CHECK_I64(id.layers_per_chunk, 3);
@@ -77,7 +77,7 @@ static void test_layers(void)
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     lsim_graph *o = NULL;
-    CHECK(lsim_wi_layers(g, &L, 2, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_layers(g, &L, 2, 0, &topo, &o, &rec, &err) == 0);
     CHECK_I64(g->n, n0);      /* input untouched */
     CHECK_I64(g->nedges, e0);
     if (o) {
@@ -105,7 +105,7 @@ static void test_layers(void)
 
     /* 3 -> 6: every layer twice, in order, renumbered L0..L5 */
     memset(&rec, 0, sizeof rec);
-    CHECK(lsim_wi_layers(g, &L, 6, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_layers(g, &L, 6, 0, &topo, &o, &rec, &err) == 0);
     if (o) {
         CHECK_I64(o->n, 16);
         CHECK_I64(rec.added[LSIM_N_KERNEL], 3);
@@ -130,9 +130,9 @@ static void test_layers(void)
     o = NULL;
 
     /* not divisible, and no layer structure */
-    CHECK(lsim_wi_layers(g, &L, 0, &topo, &o, &rec, &err) == LSIM_EARG);
+    CHECK(lsim_wi_layers(g, &L, 0, 0, &topo, &o, &rec, &err) == LSIM_EARG);
     lsim_wi_layout L2 = {1, 2, 1};
-    CHECK(lsim_wi_layers(g, &L2, 5, &topo, &o, &rec, &err) == LSIM_EARG);
+    CHECK(lsim_wi_layers(g, &L2, 5, 0, &topo, &o, &rec, &err) == LSIM_EARG);
     CHECK(strstr(err.msg, "not divisible by PP x V = 2 x 1") != NULL);
     lsim_graph_free(g);
 }
@@ -167,7 +167,7 @@ static void test_identify_and_retime(void)
     CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[2]]), LSIM_WI_PP);
     CHECK_I64(lsim_wi_coll_class(g, (size_t)g->coll[k[3]]), LSIM_WI_DP);
     lsim_wi_ident id;
-    CHECK(lsim_wi_identify(g, 2, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 2, 0, &id, &err) == 0);
     CHECK_I64(id.layer_source, LSIM_WI_LAYERS_UNKNOWN);
     CHECK_I64(id.colls[LSIM_WI_DP], 2);
     CHECK_I64(id.tp_i, 0);  /* from "dp:0:1" */
@@ -306,7 +306,7 @@ static void test_shape_tp(void)
     if (!g) return;
     lsim_wi_layout L = {2, 1, 1};
     lsim_wi_model M;
-    CHECK(lsim_wi_model_of(g, &L, NULL, &M, &err) == 0);
+    CHECK(lsim_wi_model_of(g, &L, NULL, 0, &M, &err) == 0);
     CHECK(M.hidden == 6144 && M.ffn == 12288 && M.heads == 48 && M.head_dim == 128 && M.vocab == 51200);
     CHECK_I64(M.micro_batch, 2); /* from the all-reduce's size */
     CHECK_I64(M.tp, 2);
@@ -322,7 +322,7 @@ static void test_shape_tp(void)
      * tiles fill 5.8 waves, then 11.6, so at most twice as long) */
     lsim_wi_model F = M;
     F.ffn = 24576;
-    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, 0, &gpu, &topo, &o, &rec, &err) == 0);
     if (o) {
         double r = (double)lsim_cost_gemm(&gpu, 4096, 12288, 6144, 2) / (double)lsim_cost_gemm(&gpu, 4096, 6144, 6144, 2);
         CHECK(llabs(o->dur[k[1]] - llround(3e6 * r)) <= 20); /* the model's times are whole ns */
@@ -339,7 +339,7 @@ static void test_shape_tp(void)
      * memory-bound layer norm doubles */
     F = M;
     F.hidden = 12288;
-    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, 0, &gpu, &topo, &o, &rec, &err) == 0);
     if (o) {
         CHECK_I64(o->colls[o->coll[k[2]]].bytes, 2 * act);
         CHECK(llabs(o->dur[k[0]] - 100000) <= 1);
@@ -354,7 +354,7 @@ static void test_shape_tp(void)
     /* TP 2 -> 4: the FC1 GEMM's output shard halves */
     F = M;
     F.tp = 4;
-    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, 0, &gpu, &topo, &o, &rec, &err) == 0);
     if (o) CHECK(o->dur[k[1]] > 1500000 && o->dur[k[1]] < 1530000);
     lsim_graph_free(o);
     o = NULL;
@@ -385,13 +385,13 @@ static void test_shape_tp(void)
     /* TP must divide heads (48), hidden, FFN, vocabulary */
     F = M;
     F.tp = 5;
-    CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
+    CHECK(lsim_wi_reshape(g, &L, &M, &F, 0, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
     CHECK(strstr(err.msg, "TP 5 does not divide the model (heads 48") != NULL);
     CHECK(o == NULL);
     /* a wrong source shape shows in the activations */
     lsim_wi_model W = M;
     W.hidden = 5000;
-    CHECK(lsim_wi_model_of(g, &L, &W, &M, &err) == LSIM_EARG);
+    CHECK(lsim_wi_model_of(g, &L, &W, 0, &M, &err) == LSIM_EARG);
     CHECK(strstr(err.msg, "not the source's") != NULL);
     lsim_graph_free(g);
     /* no tags: no roles */
@@ -401,7 +401,7 @@ static void test_shape_tp(void)
         g->source = strdup("k");
         for (size_t v = 0; v < g->n; v++) lsim_strtab_intern(g->strings, "gemm", 4, &g->name[v]);
         F = M;
-        CHECK(lsim_wi_reshape(g, &L, &M, &F, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
+        CHECK(lsim_wi_reshape(g, &L, &M, &F, 0, &gpu, &topo, &o, &rec, &err) == LSIM_EARG);
         CHECK(strstr(err.msg, "layer structure unknown") != NULL);
     }
     lsim_graph_free(g);
@@ -456,7 +456,7 @@ static int recut(const lsim_synth_cfg *from, const lsim_synth_cfg *to, lsim_wi_c
     lsim_wi_layout L = {from->tp, from->pp, from->dp};
     lsim_wi_model M = {to->model.hidden, to->model.ffn, to->model.heads, to->model.head_dim, to->model.seq,
                        to->model.vocab, to->micro_batch, 2, to->tp};
-    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0, 0, 0};
+    lsim_wi_pipe_cfg pc = {to->pp, to->vstages, lsim_synth_microbatches(to), to->dp_bucket_params, 0, 0, 0, 0};
     int bad = 0;
     for (int t = 0; t < L.tp; t++)
         for (int d = 0; d < L.dp; d++) {
@@ -541,7 +541,7 @@ static void test_pipeline(void)
             if (g) CHECK(lsim_wi_pipe_add(S, g, p, &err) == 0);
             lsim_graph_free(g);
         }
-        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0, 0, 0}, c3 = {3, 1, 4, 0, 0, 0, 0}, ci = {4, 2, 4, 0, 0, 0, 0}, cm = {2, 2, 3, 0, 0, 0, 0}, c1 = {1, 2, 4, 0, 0, 0, 0};
+        lsim_wi_pipe_cfg c8 = {8, 1, 4, 0, 0, 0, 0, 0}, c3 = {3, 1, 4, 0, 0, 0, 0, 0}, ci = {4, 2, 4, 0, 0, 0, 0, 0}, cm = {2, 2, 3, 0, 0, 0, 0, 0}, c1 = {1, 2, 4, 0, 0, 0, 0, 0};
         CHECK(lsim_wi_pipe_check(S, &c8, &err) == LSIM_EARG && strstr(err.msg, "more pipeline stages than the model's 4 layers"));
         CHECK(lsim_wi_pipe_check(S, &c3, &err) == LSIM_EARG && strstr(err.msg, "not divisible by PP x V = 3 x 1"));
         CHECK(lsim_wi_pipe_check(S, &ci, &err) == LSIM_EARG && strstr(err.msg, "PP x V = 8 model chunks"));
@@ -642,7 +642,7 @@ static void test_trace_roles(void)
     const int64_t act = 1LL * 128 * 256 * 2;
     (void)act;
     lsim_wi_ident id;
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
     CHECK_I64(id.layer_source, LSIM_WI_LAYERS_KERNELS);
     CHECK_I64(id.klayers.found, 1);
     CHECK_I64(id.klayers.layers, 3);
@@ -662,19 +662,19 @@ static void test_trace_roles(void)
     CHECK_I64(id.forward_only, 1);
     CHECK(!strcmp(lsim_wi_trace_role_name(2), "qkv_gemm"));
     /* the override: 3 layers holds, 2 does not repeat */
-    lsim_wi_set_trace_layers(3);
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 3, &id, &err) == 0);
     CHECK_I64(id.klayers.layers, 3);
     CHECK_I64(id.klayers.forced, 1);
-    lsim_wi_set_trace_layers(2);
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == LSIM_EARG);
+    CHECK(lsim_wi_identify(g, 0, 2, &id, &err) == LSIM_EARG);
     CHECK(strstr(err.msg, "--trace-layers 2: the structure does not repeat consistently") != NULL);
-    lsim_wi_set_trace_layers(0);
+    /* a request's count is its own: the next identification finds them again */
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
+    CHECK_I64(id.klayers.forced, 0);
     /* TP 2 -> 4: the QKV GEMM re-timed by the cost ratio, layer norm kept,
      * the micro-batch from the layers' all-reduces */
     lsim_wi_layout L = {2, 1, 1};
     lsim_wi_model given = {256, 1024, 4, 64, 128, 512, 0, 2, 0}, M;
-    CHECK(lsim_wi_model_of(g, &L, &given, &M, &err) == 0);
+    CHECK(lsim_wi_model_of(g, &L, &given, 0, &M, &err) == 0);
     CHECK_I64(M.micro_batch, 1);
     lsim_gpu_spec gpu;
     lsim_gpu_spec_builtin("a100", &gpu, &err);
@@ -685,7 +685,7 @@ static void test_trace_roles(void)
     lsim_wi_model T = M;
     T.tp = 4;
     lsim_graph *o = NULL;
-    CHECK(lsim_wi_reshape(g, &L, &M, &T, &gpu, &topo, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_reshape(g, &L, &M, &T, 0, &gpu, &topo, &o, &rec, &err) == 0);
     if (o) {
         /* node ids: kernel of step i is 2 i + 1 */
         uint32_t q = 2 * 3 + 1, n1 = 2 * 2 + 1;
@@ -728,7 +728,7 @@ static void test_trace_pipeline(void)
     lsim_topology topo;
     lsim_topology_default(&gpu, &topo);
     lsim_wi_layout L = {2, 1, 1};
-    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0, 0};
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     static const size_t want_k[3] = {2 + 16 + 1, 16 + 2, 16 + 4 + 1}, want_r[3] = {18 + 2, 16 + 4, 20 + 2};
@@ -799,16 +799,16 @@ static void test_trace_pipeline(void)
     CHECK_I64((int64_t)rec.coll_retimed[LSIM_WI_PP], 4);
     /* what cannot apply: named, nothing made */
     lsim_graph *o = NULL;
-    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0, 0};
+    lsim_wi_pipe_cfg bad = {2, 1, 1, 0, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "the trace's 3 layers are not divisible by PP x V = 2 x 1") != NULL);
-    bad = (lsim_wi_pipe_cfg){3, 2, 3, 0, 0, 0, 0};
+    bad = (lsim_wi_pipe_cfg){3, 2, 3, 0, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &bad, &topo, 0, 0, 0, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "interleaved:2 with --micro-batches 3 on a trace") != NULL);
     /* 2 micro-batches on 3 stages: stage 1 receives, computes and sends
      * twice, the second copy's transfers numbered 1 on their pairs and its
      * all-reduces after the first copy's */
-    lsim_wi_pipe_cfg two = {3, 1, 2, 0, 0, 0, 0};
+    lsim_wi_pipe_cfg two = {3, 1, 2, 0, 0, 0, 0, 0};
     CHECK(lsim_wi_trace_pipeline(g, &L, &two, &topo, 0, 0, 1, &o, &rec, &err) == 0);
     if (o) {
         CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), 2 * (16 + 2));
@@ -838,7 +838,7 @@ static void test_trace_pipeline(void)
     CHECK(strstr(err.msg, "backward-pass or optimizer kernels") != NULL);
     /* and --layers would cut the forward layers and leave their backward */
     lsim_wi_layout L1 = {2, 1, 1};
-    CHECK(lsim_wi_layers(g, &L1, 6, &topo, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(lsim_wi_layers(g, &L1, 6, 0, &topo, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "backward-pass or optimizer kernels") != NULL);
     lsim_graph_free(g);
 }
@@ -903,7 +903,7 @@ static void test_annotated_layers(void)
     CHECK_I64(lsim_graph_layer_annotation("model.layers.3"), 3);
     CHECK_I64(lsim_graph_layer_annotation("aten::layer_norm"), -1);
     lsim_wi_ident id;
-    CHECK(lsim_wi_identify(g, 0, &id, &err) == 0);
+    CHECK(lsim_wi_identify(g, 0, 0, &id, &err) == 0);
     CHECK_I64(id.layer_source, LSIM_WI_LAYERS_ANNOTATIONS);
     CHECK_I64(id.layers_per_chunk, 3);
     /* 3 -> 6 layers: each layer's GEMM and all-reduce (and their launches
@@ -912,7 +912,7 @@ static void test_annotated_layers(void)
     lsim_wi_counts rec;
     memset(&rec, 0, sizeof rec);
     lsim_graph *o = NULL;
-    CHECK(lsim_wi_layers(g, &L, 6, NULL, &o, &rec, &err) == 0);
+    CHECK(lsim_wi_layers(g, &L, 6, 0, NULL, &o, &rec, &err) == 0);
     if (o) {
         CHECK_I64((int64_t)count_kind(o, LSIM_N_KERNEL), 2 * 6 + 1);
         CHECK_I64((int64_t)count_kind(o, LSIM_N_CPU), 2 * 6);
@@ -925,7 +925,7 @@ static void test_annotated_layers(void)
     lsim_gpu_spec_builtin("a100", &gpu, &err);
     lsim_topology topo;
     lsim_topology_default(&gpu, &topo);
-    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0};
+    lsim_wi_pipe_cfg to = {3, 1, 1, 0, 0, 0, 0, 0};
     static const size_t want_k[3] = {2 + 1, 2 + 2, 2 + 1 + 1};
     for (int p = 0; p < 3; p++) {
         CHECK(lsim_wi_trace_pipeline(g, &L, &to, &topo, 0, 0, p, &o, &rec, &err) == 0);
@@ -939,13 +939,13 @@ static void test_annotated_layers(void)
     static const char *const gap[3] = {"layer[0]", "layer[2]", "layer[3]"};
     g = annotated(gap, 3);
     if (!g) return;
-    CHECK(lsim_wi_layers(g, &L, 8, NULL, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(lsim_wi_layers(g, &L, 8, 0, NULL, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "none for layer 1") != NULL);
     lsim_graph_free(g);
     static const char *const again[3] = {"layer[0]", "layer[1]", "layer[0]"};
     g = annotated(again, 3);
     if (!g) return;
-    CHECK(lsim_wi_layers(g, &L, 4, NULL, &o, &rec, &err) == LSIM_EARG && !o);
+    CHECK(lsim_wi_layers(g, &L, 4, 0, NULL, &o, &rec, &err) == LSIM_EARG && !o);
     CHECK(strstr(err.msg, "overlap") != NULL);
     lsim_graph_free(g);
 }

@@ -3,11 +3,12 @@
  * rule's verdict — which rule refused, with what message, or what it
  * decided. The expectations come from the rules' definitions in
  * docs/whatif.md, not from running the code. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "lumosim/whatif_plan.h"
+#include "lumosim/whatif_steps.h"
 
 #define NG 8
 
@@ -283,6 +284,75 @@ static void test_order(void)
     REFUSED(&x, "dp", "--dp 2");
 }
 
+/* The step table (whatif_steps.h): every step has one row, its record name
+ * the decision's; every option parses into the request by its kind, a
+ * bounded integer refused outside 1..max with the parser's message; the
+ * usage holds each option's help; --identify's companions are the options
+ * that change what is read, not the transformation. */
+static void test_step_table(void)
+{
+    for (int s = 0; s < LSIM_WI_ST_N; s++) {
+        const lsim_wi_row *r = lsim_wi_row_of_step(s);
+        CHECK_MSG(r != NULL, "step %d has no row", s);
+        int rows = 0;
+        for (size_t i = 0; i < lsim_wi_nrows(); i++) rows += lsim_wi_row_at(i)->step == s;
+        CHECK_I64(rows, 1);
+    }
+    CHECK(!strcmp(lsim_wi_row_of_step(LSIM_WI_ST_JITTER)->name, "jitter"));
+    CHECK(lsim_wi_row_at(lsim_wi_nrows()) == NULL && lsim_wi_opt_at(lsim_wi_nopts()) == NULL);
+    char *usage = NULL;
+    size_t ulen = 0;
+    FILE *f = open_memstream(&usage, &ulen);
+    lsim_wi_put_usage(f);
+    fclose(f);
+    for (size_t k = 0; k < lsim_wi_nopts(); k++) {
+        const lsim_wi_opt *o = lsim_wi_opt_at(k);
+        CHECK_MSG(strstr(usage, o->help) != NULL, "%s: its help is not in the usage", o->name);
+        for (size_t j = 0; j < k; j++) CHECK_MSG(strcmp(lsim_wi_opt_at(j)->name, o->name), "%s twice", o->name);
+        if (o->kind != LSIM_WI_OPT_LONG) continue;
+        lsim_wi_request rq;
+        lsim_err err = {0};
+        char v[32], want[96];
+        lsim_wi_request_init(&rq);
+        snprintf(v, sizeof v, "%ld", o->max);
+        CHECK_MSG(lsim_wi_opt_apply(&rq, o, v, &err) == 0, "%s %s: %s", o->name, v, err.msg);
+        CHECK_I64(*(const long *)(const void *)((const char *)&rq + o->off), o->max);
+        snprintf(v, sizeof v, "%ld", o->max + 1);
+        snprintf(want, sizeof want, "%s needs a positive integer up to %ld (got '%s')", o->name, o->max, v);
+        CHECK(lsim_wi_opt_apply(&rq, o, v, &err) == LSIM_EARG && !strcmp(err.msg, want));
+        CHECK(lsim_wi_opt_apply(&rq, o, "0", &err) == LSIM_EARG);
+    }
+    free(usage);
+    /* the options --identify takes: how the source is read */
+    const char *with_id[] = {"--identify", "--trace-layers", "--from-topology", "--from-gpu", "--batch"};
+    int nw = 0;
+    for (size_t k = 0; k < lsim_wi_nopts(); k++) {
+        const lsim_wi_opt *o = lsim_wi_opt_at(k);
+        int listed = 0;
+        for (size_t j = 0; j < sizeof with_id / sizeof *with_id; j++) listed |= !strcmp(o->name, with_id[j]);
+        CHECK_MSG(listed == o->with_identify, "%s: with --identify %d", o->name, o->with_identify);
+        nw += o->with_identify;
+    }
+    CHECK_I64(nw, (int64_t)(sizeof with_id / sizeof *with_id));
+    /* the value parsers: --slow-gpu repeatable, once per GPU; --schedule */
+    lsim_wi_request rq;
+    lsim_err err = {0};
+    lsim_wi_request_init(&rq);
+    CHECK(rq.seed == 1 && rq.batch == 64);
+    const lsim_wi_opt *slow = NULL, *sched = NULL, *jit = NULL;
+    for (size_t k = 0; k < lsim_wi_nopts(); k++) {
+        if (!strcmp(lsim_wi_opt_at(k)->name, "--slow-gpu")) slow = lsim_wi_opt_at(k);
+        if (!strcmp(lsim_wi_opt_at(k)->name, "--schedule")) sched = lsim_wi_opt_at(k);
+        if (!strcmp(lsim_wi_opt_at(k)->name, "--jitter")) jit = lsim_wi_opt_at(k);
+    }
+    CHECK(slow && slow->repeat && sched && jit);
+    CHECK(lsim_wi_opt_apply(&rq, slow, "3:1.5", &err) == 0 && rq.nslow == 1 && rq.slow_rank[0] == 3);
+    CHECK(lsim_wi_opt_apply(&rq, slow, "3:2", &err) == LSIM_EARG && strstr(err.msg, "GPU 3 given twice"));
+    CHECK(lsim_wi_opt_apply(&rq, sched, "interleaved:4", &err) == 0 && rq.vstages == 4);
+    CHECK(lsim_wi_opt_apply(&rq, sched, "gpipe", &err) == LSIM_EARG && strstr(err.msg, "unknown --schedule 'gpipe'"));
+    CHECK(lsim_wi_opt_apply(&rq, jit, "trace", &err) == 0 && rq.sigma == -1 && !strcmp(rq.jitter, "trace"));
+}
+
 int main(void)
 {
     test_rule_table();
@@ -296,5 +366,6 @@ int main(void)
     test_slow_gpu();
     test_steps();
     test_order();
+    test_step_table();
     return check_result("test_whatif_rules");
 }
