@@ -189,6 +189,45 @@ def decode_file(path):
     return nodes
 
 
+def decode_file_pb(path, pb2):
+    """The same as decode_file, read by Python's protobuf (python3-protobuf)
+    with classes protoc generated from io/chakra/et_def.proto: a decoder
+    that is not the test's own, as the issue asks."""
+    from google.protobuf.internal.decoder import _DecodeVarint
+    buf = open(path, "rb").read()
+    pos, first, nodes = 0, True, []
+    while pos < len(buf):
+        n, pos = _DecodeVarint(buf, pos)
+        msg = pb2.GlobalMetadata() if first else pb2.Node()
+        msg.ParseFromString(buf[pos:pos + n])
+        pos += n
+        if first:
+            first = False
+            continue
+        attrs = {a.name: a.int64_val for a in msg.attr if a.WhichOneof("value") == "int64_val"}
+        nodes.append({"type": msg.type, "ctrl": len(msg.ctrl_deps), "data": len(msg.data_deps), "attr": attrs})
+    return nodes
+
+
+def protobuf_classes(tmp):
+    """et_def_pb2 compiled by protoc from the project's .proto, or None where
+    python3-protobuf or protoc is missing (CI installs both)."""
+    protoc = shutil.which("protoc")
+    try:
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        return None
+    if not protoc:
+        return None
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "io", "chakra")
+    out = os.path.join(tmp, "pb")
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([protoc, "--proto_path", src, "--python_out", out, "et_def.proto"], check=True)
+    sys.path.insert(0, out)
+    import et_def_pb2
+    return et_def_pb2
+
+
 def _varints(b):
     pos = 0
     while pos < len(b):
@@ -257,8 +296,16 @@ def mode_decode(tmp):
     if len(rows) != 8:
         fail("info lists %d GPUs, not 8" % len(rows))
     sizes = []
+    pb2 = protobuf_classes(tmp)
+    if pb2 is None and os.environ.get("CI"):
+        fail("python3-protobuf and protoc are needed for the independent decode (CI installs them)")
     for gpu, (nn, ne, nc) in sorted(rows.items()):
         nodes = decode_file(os.path.join(et, "job.%d.et" % gpu))
+        if pb2 is not None:
+            # Python's protobuf must read the same nodes as the test's decoder
+            pbn = decode_file_pb(os.path.join(et, "job.%d.et" % gpu), pb2)
+            if pbn != nodes:
+                fail("GPU %d: python3-protobuf decodes other nodes than the test's own decoder" % gpu)
         comm = [d for d in nodes if d["type"] in (SEND, RECV, COLL)]
         if len(nodes) != nn:
             fail("GPU %d: %d nodes decoded, the store holds %d" % (gpu, len(nodes), nn))
@@ -278,8 +325,9 @@ def mode_decode(tmp):
         stored = [int(x) for x in data.replace(",", " ").split()]
         if sorted(stored) != sorted(sizes):
             fail("the collectives' sizes decoded differ from the store's /colls/bytes")
-    print("ok decode: 8 GPUs, nodes, dependencies and collectives as the store holds them%s"
-          % (", sizes as /colls/bytes" if h5dump else ""))
+    print("ok decode: 8 GPUs, nodes, dependencies and collectives as the store holds them%s%s"
+          % (", sizes as /colls/bytes" if h5dump else "",
+             ", read alike by python3-protobuf" if pb2 is not None else " (python3-protobuf missing: own decoder only)"))
 
 
 def build_dir(tmp, name, files):
