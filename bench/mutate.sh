@@ -392,7 +392,7 @@ sub src/memest.c 'out->grads = params * in->grad_bytes;' 'out->grads = params * 
 
 mutant memest_one_in_flight kill "$T_MEM" \
     "activations of one micro-batch on every stage, not the 1F1B stage's in-flight count"
-sub src/memest.c 'act = (double)out->inflight * lpc * lsim_memest_layer_act(in, 1);' 'act = (double)lpc * lsim_memest_layer_act(in, 1);'
+sub src/memest.c 'act = (double)out->inflight * (in->experts > 0 ? moe_act : lpc * lsim_memest_layer_act(in, 1));' 'act = (in->experts > 0 ? moe_act : lpc * lsim_memest_layer_act(in, 1));'
 
 mutant memest_logits_bf16 kill "$T_MEM" \
     "the cross entropy's logits at 2 bytes, not fp32's 4"

@@ -300,7 +300,7 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
         out->params = params;
         out->weights = params * WEIGHT_BYTES;
         if (!in->forward_only) {
-            out->grads = params * in->grad_bytes;
+            out->grads = in->grad_bytes * params;
             out->optim = (params - lp) * OPTIM_BYTES / (in->dist_opt ? shards : 1) + moe_optim;
         }
     }
