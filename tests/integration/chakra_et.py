@@ -33,6 +33,7 @@ protobuf-c code, so the two must agree on the format independently.
         files, from something that is not a store, onto a name that is a
         directory: one line, exit 1, nothing written
 """
+import hashlib
 import json
 import os
 import shutil
@@ -458,6 +459,7 @@ def mode_refuse(tmp):
     store = os.path.join(tmp, "job.h5")
     run(["synth", "--model", "gpt3-15b", "--layers", "2", "--tp", "2", "--pp", "1", "--dp", "1",
          "--micro-batch", "1", "--global-batch", "2", "-o", store])
+    store_sha = hashlib.sha256(open(store, "rb").read()).hexdigest()
 
     def refused(args, words, label):
         before = sorted(os.listdir(tmp))
@@ -486,7 +488,15 @@ def mode_refuse(tmp):
     refused(["export", "--chakra", blocked, store], ["job.1.et"], "directory in the way")
     if sorted(os.listdir(blocked)) != ["job.1.et"]:
         fail("directory in the way: a partial export was left: %s" % os.listdir(blocked))
-    print("ok refuse: 4 bad exports refused with one line, nothing written")
+    # no file the user did not name as output is changed: the plain file,
+    # the foreign .et and the store keep their bytes
+    if open(afile).read() != "x":
+        fail("existing file: its bytes changed")
+    if open(os.path.join(other, "foreign.0.et"), "rb").read() != b"":
+        fail("foreign .et: its bytes changed")
+    if hashlib.sha256(open(store, "rb").read()).hexdigest() != store_sha:
+        fail("the input store changed")
+    print("ok refuse: 4 bad exports refused with one line, nothing written, nothing changed")
 
 
 def main():
