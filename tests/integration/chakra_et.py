@@ -499,9 +499,29 @@ def mode_refuse(tmp):
     print("ok refuse: 4 bad exports refused with one line, nothing written, nothing changed")
 
 
+def protobuf_python():
+    """Re-run this script under an interpreter that has google.protobuf when
+    the one CTest found lacks it: python3 on PATH may be a pyenv or venv one,
+    while Debian's python3-protobuf is in /usr/bin/python3 (as in
+    tests/python/run.sh)."""
+    try:
+        import google.protobuf  # noqa: F401
+        return
+    except ImportError:
+        pass
+    for p in (os.environ.get("LSIM_PYTHON", ""), "/usr/bin/python3"):
+        if not p or not os.path.exists(p) or os.path.realpath(p) == os.path.realpath(sys.executable):
+            continue
+        if subprocess.run([p, "-c", "import google.protobuf"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            os.execv(p, [p] + sys.argv)
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: chakra_et.py MODE ARGS...")
+    if sys.argv[1] == "decode":
+        protobuf_python()
     tmp = tempfile.mkdtemp(prefix="lsim_chakra_")
     try:
         mode = sys.argv[1]
