@@ -1273,7 +1273,7 @@ static int prepare_results_tmp(sctx *c, const char *tmp, const char *run_name, c
     if (!rc && copies_graphs(info)) rc = copy_graph_tables(c, druns, run_name, info->graphs_from);
 out:
     if (druns >= 0) H5Gclose(druns);
-    if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot write %s (disk full?)", tmp);
+    if (dst >= 0 && H5Fclose(dst) < 0 && !rc) rc = h5s_fail_cause(c, LSIM_EIO, " (disk full?)", "cannot write %s", tmp);
     if (fapl >= 0) H5Pclose(fapl);
     if (sruns >= 0) H5Gclose(sruns);
     if (src >= 0) H5Fclose(src);

@@ -88,6 +88,10 @@ __attribute__((format(printf, 3, 4)))
 #endif
 int h5s_fail(sctx *c, int code, const char *fmt, ...);
 int h5s_nomem(sctx *c);
+/* h5s_fail of "FMT: out of memory" (LSIM_ENOMEM) or "FMT: no space left on
+ * the device" (LSIM_EIO) when HDF5's error stack names that cause, else
+ * of FMT followed by otherwise (e.g. " (disk full?)") with code. */
+int h5s_fail_cause(sctx *c, int code, const char *otherwise, const char *fmt, ...);
 /* Global index of local GPU i (gfirst from h5s_gather_records). */
 size_t h5s_gpu_at(const sctx *c, size_t gfirst, size_t i);
 /* MPI: every rank learns whether any rank failed (rc != 0); the lowest

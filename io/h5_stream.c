@@ -92,7 +92,7 @@ static int append_rows(sctx *c, hid_t d, const char *name, int t, uint64_t at, u
         (cnt ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, n, NULL) : H5Sselect_none(fs)) < 0 ||
         (ms = H5Screate_simple(1, n, NULL)) < 0 || (!cnt && H5Sselect_none(ms) < 0) ||
         H5Dwrite(d, h5s_mtype(t), ms, fs, c->dxpl, buf ? buf : dummy) < 0)
-        rc = h5s_fail(c, LSIM_EIO, "cannot write /%s (disk full?)", name);
+        rc = h5s_fail_cause(c, LSIM_EIO, " (disk full?)", "cannot write /%s", name);
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     return rc;
@@ -443,7 +443,7 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
     wq_on(c);
     int rc = 0;
     for (size_t k = 0; k < NDSETS; k++) {
-        if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot close a dataset (disk full?)");
+        if (w->d[k] >= 0 && H5Dclose(w->d[k]) < 0 && !rc) rc = h5s_fail_cause(c, LSIM_EIO, " (disk full?)", "cannot close a dataset");
         w->d[k] = -1;
     }
     /* the latency mode over all GPUs: one mode, or "mixed" */

@@ -94,6 +94,43 @@ int h5s_fail(sctx *c, int code, const char *fmt, ...)
 
 int h5s_nomem(sctx *c) { return h5s_fail(c, LSIM_ENOMEM, "out of memory"); }
 
+/* HDF5 reports every failed read as a failed read and every failed write
+ * as a failed write; what caused it is in its error stack (the messages
+ * auto-printing would have shown). Memory is named by H5MM's "memory
+ * allocation failed", the resource class's "no space available for
+ * allocation" (H5E_NOSPACE) or the system's ENOMEM text; a full device by
+ * the system's ENOSPC text, which HDF5's POSIX and MPI-IO drivers copy into
+ * the description. Without this a run under `ulimit -v` was told its
+ * intact input was corrupt, and a write with gigabytes free that the disk
+ * was full (issue 40). */
+enum { CAUSE_NONE = 0, CAUSE_NOMEM = 1, CAUSE_NOSPC = 2 };
+
+static herr_t cause_of(unsigned n, const H5E_error2_t *e, void *data)
+{
+    int *cause = data;
+    (void)n;
+    const char *d = e->desc ? e->desc : "";
+    if (e->min_num == H5E_NOSPACE || strstr(d, "memory allocation failed") || strstr(d, strerror(ENOMEM)))
+        *cause = CAUSE_NOMEM;
+    else if (!*cause && strstr(d, strerror(ENOSPC)))
+        *cause = CAUSE_NOSPC;
+    return 0;
+}
+
+int h5s_fail_cause(sctx *c, int code, const char *otherwise, const char *fmt, ...)
+{
+    char buf[LSIM_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    int cause = CAUSE_NONE;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, cause_of, &cause);
+    if (cause == CAUSE_NOMEM) return h5s_fail(c, LSIM_ENOMEM, "%s: out of memory", buf);
+    if (cause == CAUSE_NOSPC) return h5s_fail(c, LSIM_EIO, "%s: no space left on the device", buf);
+    return h5s_fail(c, code, "%s%s", buf, otherwise);
+}
+
 /* Global index of local GPU i (gfirst from h5s_gather_records). */
 size_t h5s_gpu_at(const sctx *c, size_t gfirst, size_t i) { return c->gids ? c->gids[i] : gfirst + i; }
 
@@ -482,7 +519,7 @@ int h5s_write_rows(sctx *c, hid_t d, const char *where, const char *name, hid_t 
     }
     static const char dummy[16];
     if (rc || ms < 0 || H5Dwrite(d, mt, ms, fs, c->dxpl, buf ? buf : dummy) < 0)
-        rc = h5s_fail(c, LSIM_EIO, "cannot write %s/%s (disk full?)", where, name);
+        rc = h5s_fail_cause(c, LSIM_EIO, " (disk full?)", "cannot write %s/%s", where, name);
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     return rc;
@@ -636,9 +673,8 @@ static int read_sel(sctx *c, hid_t d, const char *where, const char *name, hid_t
     }
     static char dummy[16];
     if (rc || ms < 0 || H5Dread(d, mt, ms, fs, c->dxpl, buf ? buf : dummy) < 0)
-        rc = h5s_fail(c, LSIM_EFORMAT, "cannot read %s/%s: the file is truncated or corrupt (checksum or decompression "
-                                   "failure)",
-                  where, name);
+        rc = h5s_fail_cause(c, LSIM_EFORMAT, ": the file is truncated or corrupt (checksum or decompression failure)",
+                            "cannot read %s/%s", where, name);
     if (ms >= 0) H5Sclose(ms);
     H5Sclose(fs);
     return rc;
@@ -1063,7 +1099,7 @@ int h5s_finish_tmp(sctx *c, const char *tmp, int rc)
     if (c->dxpl != H5P_DEFAULT) H5Pclose(c->dxpl);
     c->dxpl = H5P_DEFAULT;
     if (c->file >= 0) {
-        if (H5Fclose(c->file) < 0 && !rc) rc = h5s_fail(c, LSIM_EIO, "cannot close %s (disk full?)", tmp);
+        if (H5Fclose(c->file) < 0 && !rc) rc = h5s_fail_cause(c, LSIM_EIO, " (disk full?)", "cannot close %s", tmp);
         c->file = -1;
     }
     rc = h5s_agree(c, rc);

@@ -139,6 +139,17 @@ int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err)
     return 0;
 }
 
+int lsim_mem_floor_check(lsim_err *err)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || (uint64_t)rl.rlim_cur >= LSIM_MEM_FLOOR_B)
+        return 0;
+    return lsim_err_set(err, LSIM_ENOMEM,
+                        "the address space this process may use (ulimit -v) is %.1f MiB, below the %llu MiB lumosim "
+                        "needs to start (its libraries: HDF5, Open MPI); raise ulimit -v",
+                        (double)rl.rlim_cur / 1048576.0, (unsigned long long)(LSIM_MEM_FLOOR_B >> 20));
+}
+
 int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_bytes, lsim_err *err)
 {
     if (total_bytes) *total_bytes = 0;

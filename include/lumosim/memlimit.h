@@ -33,6 +33,17 @@ uint64_t lsim_mem_estimate(const uint64_t *sizes, size_t n);
  * Returns 0 on success, LSIM_EARG when LUMOSIM_MEM_LIMIT is malformed. */
 int lsim_mem_limit(uint64_t *limit, const char **source, lsim_err *err);
 
+/* The address space (RLIMIT_AS, `ulimit -v`) every command needs before it
+ * reads anything: LSIM_MEM_FLOOR_B. Measured: `lumosim info` and `sim` of a
+ * small store run at 31,000 KiB; at 30,500 KiB HDF5 reports its file
+ * open out of memory; at 30,000 KiB H5Fopen crashes inside HDF5
+ * (H5AC_create does not check an allocation, Debian 12's HDF5 1.10.8).
+ * Above 40 MiB the commands' own estimates speak (lsim_mem_limit). 0 when
+ * the limit is at least the floor or unset; else LSIM_ENOMEM with one line
+ * stating the floor and the limit. Local. */
+#define LSIM_MEM_FLOOR_B (40ULL << 20)
+int lsim_mem_floor_check(lsim_err *err);
+
 /* The whole check over n trace paths: 0 when they fit (or the check is
  * off); *total_bytes (may be NULL) gets their uncompressed size; LSIM_ENOMEM with one message naming the largest input, the
  * estimate and the limit when not; LSIM_EIO/LSIM_EARG as above. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/output.h"
 #include "lumosim/tmpfiles.h"
 
@@ -483,5 +484,10 @@ static int run_command(int argc, char **argv)
         argc = rest + 2;
     }
     if (cmd->serial_only && lsim_cli_refuse_mpi(c)) return 2;
+    lsim_err ferr;
+    if (lsim_mem_floor_check(&ferr)) { /* before HDF5, which crashes below it */
+        lsim_cli_error("%s", ferr.msg);
+        return 1;
+    }
     return cmd->run(argc - 2, argv + 2);
 }
