@@ -1239,6 +1239,17 @@ static int prepare_results_tmp(sctx *c, const char *tmp, const char *run_name, c
         for (size_t i = 0; !rc && i < nruns; i++)
             if (!strcmp(runs[i], run_name) && !(info && info->replace))
                 rc = h5s_fail(c, LSIM_EARG, "already holds a run named '%s' (choose another name)", run_name);
+        /* the runs to be copied are checked as every reader checks them
+         * (issue 40: a damaged run was copied into the new file silently) */
+        for (size_t i = 0; !rc && i < nruns; i++) {
+            if (!strcmp(runs[i], run_name)) continue; /* replaced */
+            lsim_store_run *r = NULL;
+            lsim_err e;
+            if (lsim_store_read_results_ex(c->path, runs[i], LSIM_STORE_READ_NO_TIMES, &r, &e))
+                rc = lsim_err_set(&c->e, e.code, "%s (run '%s' would be copied with the new one; nothing written)",
+                                  e.msg, runs[i]);
+            lsim_store_run_free(r);
+        }
         if (rc) goto out;
     }
     fapl = h5s_fapl_v110();

@@ -63,6 +63,9 @@ refuse bytes_max_whatif_dp 1 "bytes_max.h5" "colls/bytes" "$MAX" -- "$L" whatif 
 refuse win_max_collect 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" collect win_max.h5 -o sweep.csv
 refuse win_max_html 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" report win_max.h5 --html new.html
 refuse win_max_info 1 "win_max.h5" "window_predicted" "$MAX" -- "$L" info win_max.h5
+# adding a run copies the others: a damaged one is refused, the file unchanged
+refuse win_max_addrun 1 "win_max.h5" "window_predicted" "run 'A' would be copied" -- \
+    "$L" sim s.h5 -o win_max.h5 --run B
 refuse win_start_collect 1 "win_start.h5" "window_actual_start" "-9223372036854775000" -- \
     "$L" collect win_start.h5 -o sweep.csv
 
