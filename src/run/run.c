@@ -428,8 +428,8 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         if (rc) break;
         /* a fixed point (the first sweep: no flow slowed): the engines already
          * hold the run with these times */
-        if ((prev ? f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)
-                  : !memcmp(f.work, shared, f.n * sizeof *shared))) {
+        if (!f.n || (prev ? f.n == nprev && !memcmp(prev, shared, f.n * sizeof *shared)
+                          : !memcmp(f.work, shared, f.n * sizeof *shared))) { /* no flow: f.work is NULL */
             same = 1;
             break;
         }
