@@ -102,6 +102,17 @@ int bld_learn_latency(bld_builder *b)
         b->lat_default = 5000;
         b->lat_default_end = 0;
     }
+    if (n && b->lat_default < 0) {
+        /* GPU work that starts, in the median, before the launch that issued
+         * it: time runs backwards (every ts negated) or the CPU and GPU
+         * clocks disagree; said as such instead of as an impossible latency
+         * by the bounds check (issue 40) */
+        rc = lsim_err_set(b->err, LSIM_ETRACE,
+                          "%s: the GPU work starts %lld ns before the launches that issue it (median of %zu launches): "
+                          "the trace's time runs backwards or its CPU and GPU clocks disagree",
+                          b->t->path, (long long)-b->lat_default, n);
+        goto cleanup;
+    }
     g->launch_latency_ns = b->lat_default;
 cleanup:
     free(xready);
