@@ -36,8 +36,7 @@ static int flush_buf(wctx *w)
  * least its packed size (the attrset's bound and the fields' below), so
  * that protobuf-c packs it straight into the buffer without sizing the
  * whole message first (which walks every attribute once more); it is
- * packed after a gap for the longest prefix, closed once the size is
- * known. */
+ * packed after a gap for the prefix, closed once the size is known. */
 static int put_msg(wctx *w, const ProtobufCMessage *m, size_t bound)
 {
     if (w->len + bound + 10 > w->cap) {
@@ -47,16 +46,21 @@ static int put_msg(wctx *w, const ProtobufCMessage *m, size_t bound)
         if (!nb) return lsim_err_set(w->err, LSIM_ENOMEM, "%s: out of memory", w->name);
         w->buf = nb, w->cap = nc;
     }
-    uint8_t *at = w->buf + w->len, h[10];
-    size_t len = protobuf_c_message_pack(m, at + 10), nh = 0;
+    /* the prefix of a message of `bound` bytes: most messages are as long
+     * in varint bytes as their bound, and need no moving */
+    size_t gap = 1;
+    for (size_t b = bound; b >= 0x80; b >>= 7) gap++;
+    uint8_t *at = w->buf + w->len;
+    size_t len = protobuf_c_message_pack(m, at + gap), nh = 0;
     if (len > bound) /* would have overrun: a bound below is wrong */
         return lsim_err_set(w->err, LSIM_EINTERNAL, "%s: a message of %zu bytes over its bound %zu", w->name, len, bound);
+    uint8_t h[10];
     for (uint64_t v = len;; v >>= 7) {
         h[nh++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
         if (v < 0x80) break;
     }
+    if (nh != gap) memmove(at + nh, at + gap, len);
     memcpy(at, h, nh);
-    memmove(at + nh, at + 10, len);
     w->len += nh + len;
     return w->len >= WBLOCK ? flush_buf(w) : 0;
 }
