@@ -1,13 +1,18 @@
 /* Chakra ET export and import against the HDF5 graph store's own write and
  * read, per node, on one store (issue 42, "Speed"; docs/chakra.md):
  *
- *   bench_chakra JOB.h5 SCRATCH_DIR [REPEATS]
+ *   bench_chakra JOB.h5 SCRATCH_DIR [REPEATS [GPUS]]
  *
- * Times, each the median of REPEATS (3): the store read whole
+ * Times, each the median of REPEATS (3): the store read
  * (lsim_store_read_graphs), the store written (lsim_store_write_graphs, the
  * default filters), every GPU written as a Chakra file (lsim_chakra_write)
  * and every file read back (lsim_chakra_read). Prints M nodes/s of each and
- * the two ratios. Wall seconds: the machine's other work disturbs them. */
+ * the two ratios. CPU seconds of the process (clock()): the machine's other
+ * work disturbs them less than wall seconds. GPUS (default: all): the
+ * store is taken GPUS at a time, each slice read, written as a store of
+ * its own and as Chakra files, those read back and all deleted before the
+ * next, the times summed: a 4,096-GPU store unshared in memory, or its
+ * Chakra files, would not fit this machine whole. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,56 +44,69 @@ int main(int argc, char **argv)
     }
     int reps = argc > 3 ? atoi(argv[3]) : 3;
     if (reps < 1 || reps > 50) reps = 3;
+    long long slice = argc > 4 ? atoll(argv[4]) : 0;
+    size_t step = slice > 0 ? (size_t)slice : SIZE_MAX;
     lsim_err err = {0};
     lsim_graph **gs = NULL;
-    size_t n = 0, nodes = 0;
+    size_t n = 0, nodes = 0, gpus = 0;
     double t[4][50];
     char path[4096];
+    size_t total = 0;
+    if (lsim_store_count_gpus(argv[1], &total, &err)) goto fail;
     for (int r = 0; r < reps; r++) {
-        if (gs) lsim_store_free_graphs(gs, n);
-        double t0 = cpu_s();
-        if (lsim_store_read_graphs(argv[1], 0, SIZE_MAX, &gs, &n, &err)) goto fail;
-        t[0][r] = cpu_s() - t0;
-        snprintf(path, sizeof path, "%s/bench_chakra.h5", argv[2]);
-        t0 = cpu_s();
-        /* no source checksums: a synthesized store's sources are no files */
-        const char **none = calloc(n + 1, sizeof *none);
-        int wrc = !none || lsim_store_write_graphs(path, gs, n, "bench_chakra", none, &err);
-        free(none);
-        if (wrc) goto fail;
-        t[1][r] = cpu_s() - t0;
-        unlink(path);
-        t0 = cpu_s();
-        for (size_t i = 0; i < n; i++) {
-            snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
-            FILE *f = fopen(path, "wb");
-            if (!f || lsim_chakra_write(f, path, gs[i], NULL, &err)) goto fail;
-            fclose(f);
-        }
-        t[2][r] = cpu_s() - t0;
-        t0 = cpu_s();
-        for (size_t i = 0; i < n; i++) {
-            lsim_graph *g = NULL;
-            snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
-            if (lsim_chakra_read(path, (int32_t)i, (int32_t)n, &g, NULL, &err)) goto fail;
-            lsim_graph_free(g);
-        }
-        t[3][r] = cpu_s() - t0;
-        for (size_t i = 0; i < n; i++) {
-            snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
+        for (int k = 0; k < 4; k++) t[k][r] = 0;
+        for (size_t first = 0; first < total; first += n) {
+            if (gs) lsim_store_free_graphs(gs, n), gs = NULL;
+            double t0 = cpu_s();
+            if (lsim_store_read_graphs(argv[1], first, total - first < step ? total - first : step, &gs, &n, &err))
+                goto fail;
+            t[0][r] += cpu_s() - t0;
+            if (!r) {
+                gpus += n;
+                for (size_t i = 0; i < n; i++) nodes += gs[i]->n;
+            }
+            snprintf(path, sizeof path, "%s/bench_chakra.h5", argv[2]);
+            t0 = cpu_s();
+            /* no source checksums: a synthesized store's sources are no files */
+            const char **none = calloc(n + 1, sizeof *none);
+            int wrc = !none || lsim_store_write_graphs(path, gs, n, "bench_chakra", none, &err);
+            free(none);
+            if (wrc) goto fail;
+            t[1][r] += cpu_s() - t0;
             unlink(path);
+            t0 = cpu_s();
+            for (size_t i = 0; i < n; i++) {
+                snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
+                FILE *f = fopen(path, "wb");
+                if (!f || lsim_chakra_write(f, path, gs[i], NULL, &err)) goto fail;
+                fclose(f);
+            }
+            t[2][r] += cpu_s() - t0;
+            t0 = cpu_s();
+            for (size_t i = 0; i < n; i++) {
+                lsim_graph *g = NULL;
+                snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
+                if (lsim_chakra_read(path, (int32_t)(first + i), (int32_t)n, &g, NULL, &err)) goto fail;
+                lsim_graph_free(g);
+            }
+            t[3][r] += cpu_s() - t0;
+            for (size_t i = 0; i < n; i++) {
+                snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
+                unlink(path);
+            }
         }
     }
-    for (size_t i = 0; i < n; i++) nodes += gs[i]->n;
     static const char *const what[4] = {"store read", "store write", "chakra write", "chakra read"};
     double m[4];
-    printf("%s: %zu GPUs, %zu nodes; medians of %d\n", argv[1], n, nodes, reps);
+    printf("%s: %zu GPUs, %zu nodes; medians of %d", argv[1], gpus, nodes, reps);
+    if (step != SIZE_MAX) printf(", %zu GPUs at a time", step);
+    printf("\n");
     for (int k = 0; k < 4; k++) {
         m[k] = median(t[k], reps);
         printf("%-13s %8.3f cpu s  %7.2f M nodes/s\n", what[k], m[k], nodes / m[k] / 1e6);
     }
     printf("export vs store write: %.2fx the rate; import vs store read: %.2fx the rate\n", m[1] / m[2], m[0] / m[3]);
-    lsim_store_free_graphs(gs, n);
+    if (gs) lsim_store_free_graphs(gs, n);
     return 0;
 fail:
     fprintf(stderr, "bench_chakra: %s\n", err.msg);

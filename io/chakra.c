@@ -13,34 +13,56 @@ const char *const lsim_chakra_store_attr[LSIM_CHAKRA_NSTORE_ATTRS] = {"device", 
 
 /* ------------------------------------------------------------ the stream */
 
+/* The file's bytes are gathered in buf and written a block at a time. */
 typedef struct wctx {
     FILE *f;
     const char *name;
     uint8_t *buf;
-    size_t cap;
+    size_t cap, len;
     lsim_err *err;
 } wctx;
 
-/* One message: its packed size as a varint, then its bytes. */
-static int put_msg(wctx *w, const ProtobufCMessage *m)
+#define WBLOCK ((size_t)1 << 20) /* written when this much is gathered */
+
+static int flush_buf(wctx *w)
 {
-    size_t len = protobuf_c_message_get_packed_size(m);
-    if (len + 10 > w->cap) {
-        size_t nc = w->cap ? w->cap : 4096;
-        while (nc < len + 10) nc *= 2;
+    if (w->len && fwrite(w->buf, 1, w->len, w->f) != w->len)
+        return lsim_err_set(w->err, LSIM_EIO, "%s: cannot write: %s", w->name, strerror(errno));
+    w->len = 0;
+    return 0;
+}
+
+/* One message: its packed size as a varint, then its bytes. bound: at
+ * least its packed size (the attrset's bound and the fields' below), so
+ * that protobuf-c packs it straight into the buffer without sizing the
+ * whole message first (which walks every attribute once more); it is
+ * packed after a gap for the prefix, closed once the size is known. */
+static int put_msg(wctx *w, const ProtobufCMessage *m, size_t bound)
+{
+    if (w->len + bound + 10 > w->cap) {
+        size_t nc = w->cap ? w->cap : WBLOCK + 4096;
+        while (nc < w->len + bound + 10) nc *= 2;
         uint8_t *nb = realloc(w->buf, nc);
         if (!nb) return lsim_err_set(w->err, LSIM_ENOMEM, "%s: out of memory", w->name);
         w->buf = nb, w->cap = nc;
     }
-    size_t h = 0;
-    for (uint64_t v = len; ; v >>= 7) {
-        w->buf[h++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    /* the prefix of a message of `bound` bytes: most messages are as long
+     * in varint bytes as their bound, and need no moving */
+    size_t gap = 1;
+    for (size_t b = bound; b >= 0x80; b >>= 7) gap++;
+    uint8_t *at = w->buf + w->len;
+    size_t len = protobuf_c_message_pack(m, at + gap), nh = 0;
+    if (len > bound) /* would have overrun: a bound below is wrong */
+        return lsim_err_set(w->err, LSIM_EINTERNAL, "%s: a message of %zu bytes over its bound %zu", w->name, len, bound);
+    uint8_t h[10];
+    for (uint64_t v = len;; v >>= 7) {
+        h[nh++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
         if (v < 0x80) break;
     }
-    protobuf_c_message_pack(m, w->buf + h);
-    if (fwrite(w->buf, 1, h + len, w->f) != h + len)
-        return lsim_err_set(w->err, LSIM_EIO, "%s: cannot write: %s", w->name, strerror(errno));
-    return 0;
+    if (nh != gap) memmove(at + nh, at + gap, len);
+    memcpy(at, h, nh);
+    w->len += nh + len;
+    return w->len >= WBLOCK ? flush_buf(w) : 0;
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -54,7 +76,13 @@ typedef struct attrset {
     ChakraProtoMsg__Int64List l64[MAXA];
     ChakraProtoMsg__StringList ls[MAXA];
     size_t n;
+    size_t bound; /* at least the attributes' packed size in their message (put_msg) */
 } attrset;
+
+/* Upper bounds of packed sizes: a tag (at most 2 bytes for these field
+ * numbers), a length (5) and the bytes; a varint at most 10 bytes. */
+#define B_FRAME 7     /* a length-delimited field's tag and length */
+#define B_VARINT 12   /* a varint field's tag and value */
 
 static ChakraProtoMsg__AttributeProto *add(attrset *s, const char *name)
 {
@@ -62,6 +90,7 @@ static ChakraProtoMsg__AttributeProto *add(attrset *s, const char *name)
     chakra_proto_msg__attribute_proto__init(a);
     a->name = (char *)name;
     s->p[s->n++] = a;
+    s->bound += B_FRAME + B_FRAME + strlen(name) + B_VARINT; /* a scalar value; lists and strings add theirs */
     return a;
 }
 
@@ -84,6 +113,7 @@ static void add_str(attrset *s, const char *name, const char *v)
     ChakraProtoMsg__AttributeProto *a = add(s, name);
     a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
     a->string_val = (char *)v;
+    s->bound += B_FRAME + strlen(v);
 }
 
 static void add_i64s(attrset *s, const char *name, int64_t *v, size_t n)
@@ -95,6 +125,7 @@ static void add_i64s(attrset *s, const char *name, int64_t *v, size_t n)
     s->l64[k].n_values = n;
     a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
     a->int64_list = &s->l64[k];
+    s->bound += 2 * B_FRAME + 10 * n;
 }
 
 static void add_strs(attrset *s, const char *name, char **v, size_t n)
@@ -106,6 +137,8 @@ static void add_strs(attrset *s, const char *name, char **v, size_t n)
     s->ls[k].n_values = n;
     a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST;
     a->string_list = &s->ls[k];
+    for (size_t i = 0; i < n; i++) s->bound += B_FRAME + strlen(v[i]);
+    s->bound += B_FRAME;
 }
 
 /* ------------------------------------------------------------ metadata */
@@ -167,7 +200,7 @@ static int put_meta(wctx *w, const lsim_graph *g, const char *const *store_attrs
     m.version = (char *)LSIM_CK_SCHEMA_VERSION;
     m.n_attr = s->n;
     m.attr = s->p;
-    rc = put_msg(w, &m.base);
+    rc = put_msg(w, &m.base, s->bound + B_FRAME + strlen(m.version));
 cleanup:
     free(s);
     free(procs);
@@ -260,6 +293,7 @@ static int put_nodes(wctx *w, const lsim_graph *g)
         ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
         int comm_type;
         s->n = 0;
+        s->bound = 0;
         m.id = v;
         m.name = (char *)str_or_empty(g, g->name[v]);
         m.type = node_type(g, v, &comm_type);
@@ -275,7 +309,8 @@ static int put_nodes(wctx *w, const lsim_graph *g)
         node_attrs(g, v, s, obs, deps, comm_type);
         m.n_attr = s->n;
         m.attr = s->p;
-        rc = put_msg(w, &m.base);
+        /* id, type, the two times; name; ctrl_deps (packed) */
+        rc = put_msg(w, &m.base, s->bound + 4 * B_VARINT + B_FRAME + strlen(m.name) + B_FRAME + 10 * m.n_ctrl_deps);
     }
     free(s);
     free(ctrl);
@@ -285,9 +320,10 @@ static int put_nodes(wctx *w, const lsim_graph *g)
 
 int lsim_chakra_write(FILE *f, const char *name, const lsim_graph *g, const char *const *attrs, lsim_err *err)
 {
-    wctx w = {f, name ? name : "chakra", NULL, 0, err};
+    wctx w = {f, name ? name : "chakra", NULL, 0, 0, err};
     int rc = put_meta(&w, g, attrs);
     if (!rc) rc = put_nodes(&w, g);
+    if (!rc) rc = flush_buf(&w);
     if (!rc && fflush(f) != 0) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", w.name, strerror(errno));
     free(w.buf);
     return rc;

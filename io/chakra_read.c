@@ -1,18 +1,79 @@
 /* Chakra ET import (include/lumosim/chakra.h): one file, one graph. The
- * file is read whole and split into its varint-prefixed messages, which
- * protobuf-c unpacks one at a time; the nodes are then checked (types,
- * dependencies, cycles) before any graph is made of them. */
+ * file is read whole with one read and split into its varint-prefixed
+ * messages (protobuf's delimited-stream framing, checked before any is
+ * unpacked); protobuf-c unpacks the nodes one at a time into one arena,
+ * reset for the next, and each node's columns and edges are taken before
+ * the next is unpacked. The dependencies (ids, cycles) are checked once
+ * every node is read. */
 #include "lumosim/chakra.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chakra_internal.h"
 
 typedef ChakraProtoMsg__Node cnode;
 typedef ChakraProtoMsg__AttributeProto cattr;
+
+/* protobuf-c's allocations while unpacking one node: bumped out of one
+ * block and reset, not freed, for the next node, so that after the first
+ * node unpacking calls no malloc and reuses the same cached bytes. A node
+ * larger than the block gets blocks of its own until the reset, which
+ * enlarges the block to fit it next time. */
+typedef struct arena {
+    uint8_t *mem;
+    size_t cap, used, want;
+    void **extra;
+    size_t nextra, capextra;
+} arena;
+
+static void *arena_alloc(void *data, size_t size)
+{
+    arena *a = data;
+    size = (size + 15) & ~(size_t)15;
+    a->want += size;
+    if (size <= a->cap - a->used) {
+        void *p = a->mem + a->used;
+        a->used += size;
+        return p;
+    }
+    void *p = malloc(size);
+    if (p && LSIM_GROW(a->extra, &a->capextra, a->nextra + 1)) free(p), p = NULL;
+    if (p) a->extra[a->nextra++] = p;
+    return p;
+}
+
+static void arena_free(void *data, void *p) { (void)data, (void)p; }
+
+static void arena_drop_extra(arena *a)
+{
+    for (size_t i = 0; i < a->nextra; i++) free(a->extra[i]);
+    a->nextra = 0;
+}
+
+/* Ready for the next node. A block that cannot be enlarged leaves the next
+ * large node to extra blocks again: slower, not wrong. */
+static void arena_reset(arena *a)
+{
+    arena_drop_extra(a);
+    if (a->want > a->cap) {
+        size_t nc = a->cap ? a->cap : 1;
+        while (nc < a->want) nc *= 2;
+        uint8_t *nb = malloc(nc);
+        if (nb) free(a->mem), a->mem = nb, a->cap = nc;
+    }
+    a->used = a->want = 0;
+}
+
+static void arena_free_all(arena *a)
+{
+    arena_drop_extra(a);
+    free(a->extra);
+    free(a->mem);
+}
 
 typedef struct rctx {
     const char *path;
@@ -20,31 +81,38 @@ typedef struct rctx {
     uint8_t *bytes;
     size_t size;
     ChakraProtoMsg__GlobalMetadata *meta;
-    cnode **nodes;
-    size_t n, cap;
+    size_t *body, *len; /* each node message's bytes, from the framing */
+    size_t n;
     int own;            /* written by lumosim: the lsim.* attributes hold the graph */
     int32_t rank, world;
-    uint64_t *ids;      /* (id, node index) pairs sorted by id */
+    uint64_t *id;       /* each node's Chakra id */
+    uint8_t *cpu;       /* each node a CPU node (lsim's or Chakra's sense) */
+    uint64_t *ids;      /* (id, node index) pairs sorted by id; NULL: ids are 0..n-1 in order */
+    uint64_t *dep;      /* each edge's source id, until resolved */
+    lsim_edge *e;
+    size_t ne, cape, capdep;
+    const lsim_graph *g; /* for the names of nodes already read */
 } rctx;
 
 static const char *nname(const cnode *m) { return m->name && m->name[0] ? m->name : "?"; }
+
+/* Node v's name once it is read (the error lines after the nodes). */
+static const char *vname(const rctx *c, size_t v)
+{
+    const char *s = lsim_strtab_get(c->g->strings, c->g->name[v]);
+    return s && s[0] ? s : "?";
+}
 
 static int read_all(rctx *c)
 {
     FILE *f = fopen(c->path, "rb");
     if (!f) return lsim_err_set(c->err, LSIM_EIO, "%s: cannot open: %s", c->path, strerror(errno));
     int rc = 0;
-    size_t cap = 1 << 16;
-    c->bytes = malloc(cap);
-    while (!rc && c->bytes) {
-        c->size += fread(c->bytes + c->size, 1, cap - c->size, f);
-        if (c->size < cap) break;
-        uint8_t *nb = realloc(c->bytes, cap * 2);
-        if (!nb) break;
-        c->bytes = nb, cap *= 2;
-    }
-    if (!c->bytes || c->size == cap) rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-    else if (ferror(f)) rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) || st.st_size < 0) rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, strerror(errno));
+    else if (!(c->bytes = malloc((size_t)st.st_size + 1))) rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    else if ((c->size = fread(c->bytes, 1, (size_t)st.st_size, f)) != (size_t)st.st_size || ferror(f))
+        rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, ferror(f) ? strerror(errno) : "shorter than its size");
     fclose(f);
     return rc;
 }
@@ -73,23 +141,27 @@ static int next_msg(rctx *c, size_t *pos, size_t *body, size_t *len, size_t k)
     return 1;
 }
 
-static int unpack_all(rctx *c)
+/* The framing of the whole file (every message's place), then the
+ * GlobalMetadata unpacked. */
+static int frame_all(rctx *c)
 {
-    size_t pos = 0, body, len;
+    size_t pos = 0, body, len, cap = 0, capl = 0;
     int r = next_msg(c, &pos, &body, &len, 0);
     if (r < 0) return r;
     if (!r) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: empty: a Chakra ET file starts with its GlobalMetadata", c->path);
-    c->meta = chakra_proto_msg__global_metadata__unpack(NULL, len, c->bytes + body);
-    if (!c->meta) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message 0: not a Chakra GlobalMetadata", c->path);
+    size_t mb = body, ml = len;
     for (size_t k = 1;; k++) {
-        if ((r = next_msg(c, &pos, &body, &len, k)) <= 0) return r;
-        if (LSIM_GROW(c->nodes, &c->cap, c->n + 1)) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-        cnode *m = chakra_proto_msg__node__unpack(NULL, len, c->bytes + body);
-        if (!m) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message %zu: not a valid Chakra Node", c->path, k);
-        c->nodes[c->n++] = m;
-        if (c->n > UINT32_MAX - 1)
-            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: more than 2^32 nodes", c->path);
+        size_t b, l;
+        if ((r = next_msg(c, &pos, &b, &l, k)) < 0) return r;
+        if (!r) break;
+        if (c->n >= UINT32_MAX - 1) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: more than 2^32 nodes", c->path);
+        if (LSIM_GROW(c->body, &cap, c->n + 1) || LSIM_GROW(c->len, &capl, c->n + 1))
+            return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+        c->body[c->n] = b, c->len[c->n++] = l;
     }
+    c->meta = chakra_proto_msg__global_metadata__unpack(NULL, ml, c->bytes + mb);
+    if (!c->meta) return lsim_err_set(c->err, LSIM_EFORMAT, "%s: message 0: not a Chakra GlobalMetadata", c->path);
+    return 0;
 }
 
 /* ------------------------------------------------------------ attributes */
@@ -103,9 +175,8 @@ static const cattr *find(cattr *const *a, size_t n, const char *name)
 
 /* An integer attribute of any integer (or bool) type: 1 with *v, 0 absent
  * or not an integer. */
-static int get_int(cattr *const *a, size_t n, const char *name, int64_t *v)
+static int int_of(const cattr *x, int64_t *v)
 {
-    const cattr *x = find(a, n, name);
     if (!x) return 0;
     switch (x->value_case) {
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: *v = x->int64_val; return 1;
@@ -119,22 +190,20 @@ static int get_int(cattr *const *a, size_t n, const char *name, int64_t *v)
     }
 }
 
-static int64_t int_or(cattr *const *a, size_t n, const char *name, int64_t dflt)
+static int64_t int_or(const cattr *x, int64_t dflt)
 {
     int64_t v;
-    return get_int(a, n, name, &v) ? v : dflt;
+    return int_of(x, &v) ? v : dflt;
 }
 
-static const char *get_str(cattr *const *a, size_t n, const char *name)
+static const char *str_of(const cattr *x)
 {
-    const cattr *x = find(a, n, name);
     return x && x->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL ? x->string_val : NULL;
 }
 
 /* An int64 list attribute: its values and count, NULL when absent. */
-static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size_t *cnt)
+static const int64_t *i64s_of(const cattr *x, size_t *cnt)
 {
-    const cattr *x = find(a, n, name);
     *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST || !x->int64_list) return NULL;
     static const int64_t none[1] = {0}; /* present but empty: not NULL, which says absent */
@@ -142,9 +211,8 @@ static const int64_t *get_i64s(cattr *const *a, size_t n, const char *name, size
     return *cnt ? x->int64_list->values : none;
 }
 
-static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t *cnt)
+static char *const *strs_of(const cattr *x, size_t *cnt)
 {
-    const cattr *x = find(a, n, name);
     *cnt = 0;
     if (!x || x->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST || !x->string_list) return NULL;
     static char *const none[1] = {NULL};
@@ -154,6 +222,41 @@ static char *const *get_strs(cattr *const *a, size_t n, const char *name, size_t
 
 #define NA(m) (m)->attr, (m)->n_attr
 
+/* The node attributes lumosim reads: each node's attributes are sorted
+ * into these slots in one pass (the first of a name counts, as a search by
+ * name would find), instead of a search by name per attribute read. */
+enum {
+    S_IS_CPU, S_PID, S_TID, S_DEVICE, S_STREAM, S_COMM_TYPE, S_COMM_SIZE, S_PG_NAME, S_COMM_GROUP_SIZE,
+    S_COMM_SRC, S_COMM_DST, S_KIND, S_PROC, S_FLAGS, S_DUR, S_OBS, S_RELEASE, S_CORR, S_ITER, S_COLL,
+    S_PHASE, S_FWD_SEQ, S_GRAD_BYTES, S_DEPS, S_N
+};
+
+#define SLOT(x) {x, sizeof x - 1}
+static const struct {
+    const char *name;
+    size_t len;
+} slot_name[S_N] = {SLOT("is_cpu_op"),     SLOT("pid"),          SLOT("tid"),           SLOT("device"),
+                    SLOT("stream"),        SLOT("comm_type"),    SLOT("comm_size"),     SLOT("pg_name"),
+                    SLOT("comm_group_size"), SLOT("comm_src"),   SLOT("comm_dst"),      SLOT(LSIM_CK_A_KIND),
+                    SLOT(LSIM_CK_A_PROC),  SLOT(LSIM_CK_A_FLAGS), SLOT(LSIM_CK_A_DUR),  SLOT(LSIM_CK_A_OBS),
+                    SLOT(LSIM_CK_A_RELEASE), SLOT(LSIM_CK_A_CORR), SLOT(LSIM_CK_A_ITER), SLOT(LSIM_CK_A_COLL),
+                    SLOT(LSIM_CK_A_PHASE), SLOT(LSIM_CK_A_FWD_SEQ), SLOT(LSIM_CK_A_GRAD_BYTES), SLOT(LSIM_CK_A_DEPS)};
+
+static void slots_of(const cnode *m, const cattr **sl)
+{
+    for (int k = 0; k < S_N; k++) sl[k] = NULL;
+    for (size_t i = 0; i < m->n_attr; i++) {
+        const char *nm = m->attr[i]->name;
+        if (!nm) continue;
+        size_t len = strlen(nm);
+        for (int k = 0; k < S_N; k++)
+            if (slot_name[k].len == len && nm[len - 1] == slot_name[k].name[len - 1] && !memcmp(nm, slot_name[k].name, len)) {
+                if (!sl[k]) sl[k] = m->attr[i];
+                break;
+            }
+    }
+}
+
 /* ------------------------------------------------------------ checks */
 
 static int cmp_id(const void *a, const void *b)
@@ -162,24 +265,29 @@ static int cmp_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* ids: (id, index) pairs sorted by id; a repeated id is an error. */
+/* ids: (id, index) pairs sorted by id; a repeated id is an error. Ids
+ * 0..n-1 in order (every file lumosim writes) need no table. */
 static int index_ids(rctx *c)
 {
+    size_t v = 0;
+    while (v < c->n && c->id[v] == v) v++;
+    if (v == c->n) return 0;
     uint64_t *pairs = malloc((2 * c->n + 1) * sizeof *pairs);
     if (!pairs) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-    for (size_t i = 0; i < c->n; i++) pairs[2 * i] = c->nodes[i]->id, pairs[2 * i + 1] = i;
+    for (size_t i = 0; i < c->n; i++) pairs[2 * i] = c->id[i], pairs[2 * i + 1] = i;
     qsort(pairs, c->n, 2 * sizeof *pairs, cmp_id);
     c->ids = pairs;
     for (size_t i = 1; i < c->n; i++)
         if (pairs[2 * i] == pairs[2 * i - 2])
             return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': a second node with the same id",
-                                c->path, pairs[2 * i], nname(c->nodes[pairs[2 * i + 1]]));
+                                c->path, pairs[2 * i], vname(c, pairs[2 * i + 1]));
     return 0;
 }
 
 /* The index of the node with id `id`, or -1. */
 static int64_t lookup(const rctx *c, uint64_t id)
 {
+    if (!c->ids) return id < c->n ? (int64_t)id : -1;
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -207,60 +315,64 @@ static int check_type(const rctx *c, const cnode *m)
 
 /* ------------------------------------------------------------ the graph */
 
-static int is_cpu(const rctx *c, const cnode *m)
+static int is_cpu(const rctx *c, const cnode *m, const cattr *const *sl)
 {
     int64_t k;
-    if (c->own && get_int(NA(m), LSIM_CK_A_KIND, &k)) return k == LSIM_N_CPU || k == LSIM_N_RUNTIME;
-    return int_or(NA(m), "is_cpu_op", m->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) != 0;
+    if (c->own && int_of(sl[S_KIND], &k)) return k == LSIM_N_CPU || k == LSIM_N_RUNTIME;
+    return int_or(sl[S_IS_CPU], m->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) != 0;
 }
 
-/* The edges into every node: ctrl_deps, then data_deps, each an edge from
- * the node named. Own files: classes and delays from lsim.deps. Others:
- * delay 0, the class from the two ends (docs/chakra.md). */
-static int make_edges(rctx *c, const uint32_t *proc, lsim_edge **out, uint64_t *ne)
+/* Node v's incoming edges, in order: ctrl_deps, then data_deps, each an
+ * edge from the node named (resolved by resolve_edges once every id is
+ * known). Own files: classes and delays from lsim.deps; others: delay 0,
+ * the class from the two ends (resolve_edges, docs/chakra.md). */
+static int take_edges(rctx *c, const cnode *m, const cattr *const *sl, size_t v)
 {
-    uint64_t total = 0;
-    for (size_t v = 0; v < c->n; v++) total += c->nodes[v]->n_ctrl_deps + c->nodes[v]->n_data_deps;
-    lsim_edge *e = malloc((total + 1) * sizeof *e);
-    if (!e) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-    *out = e;
-    uint64_t k = 0;
-    for (size_t v = 0; v < c->n; v++) {
-        const cnode *m = c->nodes[v];
-        size_t nd = 0;
-        const int64_t *deps = c->own ? get_i64s(NA(m), LSIM_CK_A_DEPS, &nd) : NULL;
-        if (c->own && m->n_ctrl_deps && (!deps || nd != 2 * m->n_ctrl_deps))
-            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': %s does not match its %zu ctrl_deps",
-                                c->path, m->id, nname(m), LSIM_CK_A_DEPS, m->n_ctrl_deps);
-        for (size_t j = 0; j < m->n_ctrl_deps + m->n_data_deps; j++) {
-            uint64_t id = j < m->n_ctrl_deps ? m->ctrl_deps[j] : m->data_deps[j - m->n_ctrl_deps];
-            int64_t u = lookup(c, id);
-            if (u < 0)
-                return lsim_err_set(c->err, LSIM_EFORMAT,
-                                    "%s: node %" PRIu64 " '%s': depends on node %" PRIu64 ", which the file does not hold",
-                                    c->path, m->id, nname(m), id);
-            if ((size_t)u == v)
-                return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': depends on itself (a cycle)",
-                                    c->path, m->id, nname(m));
-            lsim_edge *x = &e[k++];
-            x->dst = (uint32_t)v, x->src = (uint32_t)u, x->delay = 0;
-            if (deps && j < m->n_ctrl_deps) {
-                x->delay = deps[2 * j];
-                if ((deps[2 * j + 1] & LSIM_EDGE_CLASS_MASK) >= LSIM_E_NCLASSES || deps[2 * j + 1] < 0 ||
-                    deps[2 * j + 1] > 0xff)
-                    return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': edge class %" PRId64 " out of range",
-                                        c->path, m->id, nname(m), deps[2 * j + 1]);
-                x->cls = (uint8_t)deps[2 * j + 1];
-                continue;
-            }
-            int cu = is_cpu(c, c->nodes[u]), cv = is_cpu(c, m), same = proc[u] == proc[v];
-            x->cls = cu && cv ? (same ? LSIM_E_CPU_THREAD : LSIM_E_CPU_XTHREAD)
-                     : cu    ? LSIM_E_LAUNCH
-                     : cv    ? LSIM_E_SYNC
-                             : (same ? LSIM_E_STREAM : LSIM_E_EVENT);
+    size_t nd = 0, nn = m->n_ctrl_deps + m->n_data_deps;
+    const int64_t *deps = c->own ? i64s_of(sl[S_DEPS], &nd) : NULL;
+    if (c->own && m->n_ctrl_deps && (!deps || nd != 2 * m->n_ctrl_deps))
+        return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': %s does not match its %zu ctrl_deps",
+                            c->path, m->id, nname(m), LSIM_CK_A_DEPS, m->n_ctrl_deps);
+    if (LSIM_GROW(c->e, &c->cape, c->ne + nn) || LSIM_GROW(c->dep, &c->capdep, c->ne + nn))
+        return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    for (size_t j = 0; j < nn; j++) {
+        lsim_edge *x = &c->e[c->ne];
+        c->dep[c->ne++] = j < m->n_ctrl_deps ? m->ctrl_deps[j] : m->data_deps[j - m->n_ctrl_deps];
+        x->dst = (uint32_t)v, x->src = 0, x->delay = 0, x->cls = 0xff; /* 0xff: from the ends */
+        if (deps && j < m->n_ctrl_deps) {
+            x->delay = deps[2 * j];
+            if ((deps[2 * j + 1] & LSIM_EDGE_CLASS_MASK) >= LSIM_E_NCLASSES || deps[2 * j + 1] < 0 ||
+                deps[2 * j + 1] > 0xff)
+                return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': edge class %" PRId64 " out of range",
+                                    c->path, m->id, nname(m), deps[2 * j + 1]);
+            x->cls = (uint8_t)deps[2 * j + 1];
         }
     }
-    *ne = k;
+    return 0;
+}
+
+/* Every edge's source from its id, once every node is read. */
+static int resolve_edges(rctx *c, const uint32_t *proc)
+{
+    for (size_t k = 0; k < c->ne; k++) {
+        lsim_edge *x = &c->e[k];
+        size_t v = x->dst;
+        int64_t u = lookup(c, c->dep[k]);
+        if (u < 0)
+            return lsim_err_set(c->err, LSIM_EFORMAT,
+                                "%s: node %" PRIu64 " '%s': depends on node %" PRIu64 ", which the file does not hold",
+                                c->path, c->id[v], vname(c, v), c->dep[k]);
+        if ((size_t)u == v)
+            return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': depends on itself (a cycle)", c->path,
+                                c->id[v], vname(c, v));
+        x->src = (uint32_t)u;
+        if (x->cls != 0xff) continue;
+        int cu = c->cpu[u], cv = c->cpu[v], same = proc[u] == proc[v];
+        x->cls = cu && cv ? (same ? LSIM_E_CPU_THREAD : LSIM_E_CPU_XTHREAD)
+                 : cu    ? LSIM_E_LAUNCH
+                 : cv    ? LSIM_E_SYNC
+                         : (same ? LSIM_E_STREAM : LSIM_E_EVENT);
+    }
     return 0;
 }
 
@@ -294,8 +406,8 @@ static int check_acyclic(rctx *c, const lsim_graph *g)
                 v = g->in_src[k];
                 break;
             }
-    rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': on a dependency cycle", c->path,
-                      c->nodes[v]->id, nname(c->nodes[v]));
+    rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': on a dependency cycle", c->path, c->id[v],
+                      vname(c, v));
 cleanup:
     free(indeg);
     free(queue);
@@ -320,19 +432,19 @@ static int own_tables(rctx *c, lsim_graph *g)
 {
     ChakraProtoMsg__GlobalMetadata *md = c->meta;
     size_t n = 0, n2 = 0, n3 = 0;
-    const int64_t *w = get_i64s(NA(md), LSIM_CK_A_GRAPH, &n);
+    const int64_t *w = i64s_of(find(NA(md), LSIM_CK_A_GRAPH), &n);
     lsim_ck_graph_set(g, w);
-    const char *s = get_str(NA(md), LSIM_CK_A_SOURCE);
+    const char *s = str_of(find(NA(md), LSIM_CK_A_SOURCE));
     if (s && !(g->source = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-    if ((s = get_str(NA(md), LSIM_CK_A_DEVICE)) && intern(c, g, s, &g->device)) return LSIM_ENOMEM;
-    const int64_t *p = get_i64s(NA(md), LSIM_CK_A_PROCS, &n);
+    if ((s = str_of(find(NA(md), LSIM_CK_A_DEVICE))) && intern(c, g, s, &g->device)) return LSIM_ENOMEM;
+    const int64_t *p = i64s_of(find(NA(md), LSIM_CK_A_PROCS), &n);
     if (!p || n % 4 || n / 4 > UINT32_MAX) return bad_meta(c, LSIM_CK_A_PROCS " missing or malformed");
     g->nprocs = (uint32_t)(n / 4);
     if (!(g->procs = calloc(g->nprocs + 1, sizeof *g->procs))) return LSIM_ENOMEM;
     for (size_t i = 0; i < g->nprocs; i++)
         g->procs[i] = (lsim_proc){(uint8_t)(p[4 * i] != 0), p[4 * i + 1], p[4 * i + 2], (uint32_t)p[4 * i + 3]};
-    char *const *names = get_strs(NA(md), LSIM_CK_A_ITER_NAMES, &n);
-    const int64_t *io = get_i64s(NA(md), LSIM_CK_A_ITER_OBS, &n2);
+    char *const *names = strs_of(find(NA(md), LSIM_CK_A_ITER_NAMES), &n);
+    const int64_t *io = i64s_of(find(NA(md), LSIM_CK_A_ITER_OBS), &n2);
     if ((n && !names) || (n2 && !io) || n2 != 2 * n || n > INT32_MAX)
         return bad_meta(c, "iteration names and times do not match");
     g->niters = (uint32_t)n;
@@ -341,8 +453,8 @@ static int own_tables(rctx *c, lsim_graph *g)
         if (intern(c, g, names[i], &g->iters[i].name)) return LSIM_ENOMEM;
         g->iters[i].obs_start = io[2 * i], g->iters[i].obs_end = io[2 * i + 1];
     }
-    const int64_t *cw = get_i64s(NA(md), LSIM_CK_A_COLLS, &n);
-    char *const *pgn = get_strs(NA(md), LSIM_CK_A_COLL_PG, &n2), *const *pgr = get_strs(NA(md), LSIM_CK_A_COLL_RANKS, &n3);
+    const int64_t *cw = i64s_of(find(NA(md), LSIM_CK_A_COLLS), &n);
+    char *const *pgn = strs_of(find(NA(md), LSIM_CK_A_COLL_PG), &n2), *const *pgr = strs_of(find(NA(md), LSIM_CK_A_COLL_RANKS), &n3);
     size_t nc = n / LSIM_CK_COLL_WORDS;
     if (n % LSIM_CK_COLL_WORDS || (nc && (!cw || !pgn || !pgr)) || n2 != nc || n3 != nc || nc > INT32_MAX)
         return bad_meta(c, "collective table malformed");
@@ -360,39 +472,39 @@ static int own_tables(rctx *c, lsim_graph *g)
     return 0;
 }
 
-/* Another tool's file: one processor per CPU thread (pid, tid) and per GPU
- * stream (device, stream) the nodes name; one iteration holding every
- * node, as a synthesized graph has. */
-static int foreign_tables(rctx *c, lsim_graph *g, uint32_t *proc)
+/* Another tool's file: one iteration holding every node, as a synthesized
+ * graph has; the processors come with the nodes (foreign_proc). */
+static int foreign_tables(rctx *c, lsim_graph *g)
 {
-    uint32_t cap = 0;
     g->rank = c->rank;
     g->world_size = c->world;
     g->latency = LSIM_LAT_MODEL;
     g->device = UINT32_MAX;
     g->mem_device = -1;
     if (!(g->source = strdup(c->path))) return LSIM_ENOMEM;
-    for (size_t v = 0; v < c->n; v++) {
-        const cnode *m = c->nodes[v];
-        int gpu = !is_cpu(c, m);
-        int64_t pid = int_or(NA(m), gpu ? "device" : "pid", c->rank >= 0 ? c->rank : 0);
-        int64_t tid = int_or(NA(m), gpu ? "stream" : "tid", 0);
-        uint32_t i = 0;
-        while (i < g->nprocs && (g->procs[i].is_gpu != gpu || g->procs[i].pid != pid || g->procs[i].tid != tid)) i++;
-        if (i == g->nprocs) {
-            size_t cp = cap;
-            if (LSIM_GROW(g->procs, &cp, (size_t)g->nprocs + 1)) return LSIM_ENOMEM;
-            cap = (uint32_t)cp;
-            g->procs[g->nprocs++] = (lsim_proc){(uint8_t)gpu, pid, tid, 0};
-        }
-        g->procs[i].nnodes++;
-        proc[v] = i;
-    }
-    if (!g->procs && !(g->procs = calloc(1, sizeof *g->procs))) return LSIM_ENOMEM;
     if (!(g->iters = calloc(1, sizeof *g->iters))) return LSIM_ENOMEM;
     g->niters = 1;
     g->iters[0] = (lsim_iter){0, LSIM_OBS_NONE, LSIM_OBS_NONE};
     return intern(c, g, "chakra", &g->iters[0].name);
+}
+
+/* Another tool's node: one processor per CPU thread (pid, tid) and per GPU
+ * stream (device, stream) the nodes name, in the order first named. */
+static int foreign_proc(rctx *c, lsim_graph *g, const cattr *const *sl, int gpu, uint32_t *capp, uint32_t *out)
+{
+    int64_t pid = int_or(sl[gpu ? S_DEVICE : S_PID], c->rank >= 0 ? c->rank : 0);
+    int64_t tid = int_or(sl[gpu ? S_STREAM : S_TID], 0);
+    uint32_t i = 0;
+    while (i < g->nprocs && (g->procs[i].is_gpu != gpu || g->procs[i].pid != pid || g->procs[i].tid != tid)) i++;
+    if (i == g->nprocs) {
+        size_t cp = *capp;
+        if (LSIM_GROW(g->procs, &cp, (size_t)g->nprocs + 1)) return LSIM_ENOMEM;
+        *capp = (uint32_t)cp;
+        g->procs[g->nprocs++] = (lsim_proc){(uint8_t)gpu, pid, tid, 0};
+    }
+    g->procs[i].nnodes++;
+    *out = i;
+    return 0;
 }
 
 /* Another tool's communication node v: its collective, keyed for matching
@@ -404,20 +516,21 @@ typedef struct pgseq {
     int64_t *next;
     size_t n, cap, capn;
     size_t capc; /* of g->colls */
+    uint32_t capp; /* of g->procs */
 } pgseq;
 
-static int foreign_coll(rctx *c, lsim_graph *g, const cnode *m, size_t v, pgseq *ps)
+static int foreign_coll(rctx *c, lsim_graph *g, const cnode *m, const cattr *const *sl, size_t v, pgseq *ps)
 {
     lsim_coll_info k = {LSIM_COLL_OTHER, 1, -1, -1, -1, -1, -1, UINT32_MAX, UINT32_MAX, -1, -1};
     char pair[64];
-    const char *pg = get_str(NA(m), "pg_name");
+    const char *pg = str_of(sl[S_PG_NAME]);
     int64_t me = c->rank >= 0 ? c->rank : 0, src, dst;
     if (m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
         int send = m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
         k.kind = send ? LSIM_COLL_SEND : LSIM_COLL_RECV;
         k.group_size = 2;
-        src = int_or(NA(m), "comm_src", send ? me : -1);
-        dst = int_or(NA(m), "comm_dst", send ? -1 : me);
+        src = int_or(sl[S_COMM_SRC], send ? me : -1);
+        dst = int_or(sl[S_COMM_DST], send ? -1 : me);
         pg = NULL;
         if (src >= 0 && dst >= 0) {
             snprintf(pair, sizeof pair, "p2p:%" PRId64 "->%" PRId64, src, dst);
@@ -425,13 +538,13 @@ static int foreign_coll(rctx *c, lsim_graph *g, const cnode *m, size_t v, pgseq 
         }
     } else if (m->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
         int64_t t;
-        if (!get_int(NA(m), "comm_type", &t))
+        if (!int_of(sl[S_COMM_TYPE], &t))
             return lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': a COMM_COLL_NODE without comm_type",
                                 c->path, m->id, nname(m));
         k.kind = (uint8_t)lsim_ck_coll_kind_of(t);
-        k.group_size = (int32_t)int_or(NA(m), "comm_group_size", -1);
+        k.group_size = (int32_t)int_or(sl[S_COMM_GROUP_SIZE], -1);
     }
-    k.bytes = int_or(NA(m), "comm_size", -1);
+    k.bytes = int_or(sl[S_COMM_SIZE], -1);
     if (pg && intern(c, g, pg, &k.pg_name)) return LSIM_ENOMEM;
     const char *key = pg ? pg : "";
     size_t i = 0;
@@ -458,59 +571,87 @@ static int bad_node(const rctx *c, const cnode *m, const char *what, int64_t val
 
 /* The columns of node v: lumosim's attributes where the file has them (own
  * files), Chakra's fields otherwise. */
-static int fill_node(rctx *c, lsim_graph *g, size_t v, uint32_t *proc, pgseq *ps)
+static int fill_node(rctx *c, lsim_graph *g, size_t v, const cnode *m, const cattr *const *sl, uint32_t *proc,
+                     pgseq *ps)
 {
-    const cnode *m = c->nodes[v];
     int64_t x;
     size_t no = 0;
     if (intern(c, g, m->name ? m->name : "", &g->name[v])) return LSIM_ENOMEM;
+    int cpu = c->cpu[v] = (uint8_t)is_cpu(c, m, sl);
     if (c->own) {
-        x = int_or(NA(m), LSIM_CK_A_KIND, -1);
+        x = int_or(sl[S_KIND], -1);
         if (x < 0 || x >= LSIM_N_NKINDS) return bad_node(c, m, LSIM_CK_A_KIND " missing or out of range", x);
         g->kind[v] = (uint8_t)x;
-        x = int_or(NA(m), LSIM_CK_A_PROC, -1);
+        x = int_or(sl[S_PROC], -1);
         if (x < 0 || x >= g->nprocs) return bad_node(c, m, LSIM_CK_A_PROC " missing or out of range", x);
         proc[v] = (uint32_t)x;
     } else {
         int t = m->type;
-        g->kind[v] = is_cpu(c, m) ? LSIM_N_CPU
+        if (foreign_proc(c, g, sl, !cpu, &ps->capp, &proc[v]))
+            return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+        g->kind[v] = cpu ? LSIM_N_CPU
                      : t == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE || t == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE
                          ? LSIM_N_MEMCPY
                          : LSIM_N_KERNEL;
     }
     g->proc[v] = proc[v];
-    g->flags[v] = (uint8_t)int_or(NA(m), LSIM_CK_A_FLAGS, 0);
-    if (!get_int(NA(m), LSIM_CK_A_DUR, &x)) {
+    g->flags[v] = (uint8_t)int_or(sl[S_FLAGS], 0);
+    if (!int_of(sl[S_DUR], &x)) {
         if (m->duration_micros > (uint64_t)(LSIM_DUR_MAX / 1000))
             return bad_node(c, m, "duration_micros past the bound of 1e10 us", (int64_t)m->duration_micros);
         x = (int64_t)m->duration_micros * 1000;
     }
     g->dur[v] = x;
-    const int64_t *obs = c->own ? get_i64s(NA(m), LSIM_CK_A_OBS, &no) : NULL;
+    const int64_t *obs = c->own ? i64s_of(sl[S_OBS], &no) : NULL;
     if (obs && no != 2) return bad_node(c, m, LSIM_CK_A_OBS " is not two times", (int64_t)no);
     g->obs_start[v] = obs ? obs[0] : LSIM_OBS_NONE;
     g->obs_end[v] = obs ? obs[1] : LSIM_OBS_NONE;
-    g->release[v] = int_or(NA(m), LSIM_CK_A_RELEASE, INT64_MIN);
-    g->corr[v] = int_or(NA(m), LSIM_CK_A_CORR, -1);
-    x = int_or(NA(m), LSIM_CK_A_ITER, c->own ? -1 : 0);
+    g->release[v] = int_or(sl[S_RELEASE], INT64_MIN);
+    g->corr[v] = int_or(sl[S_CORR], -1);
+    x = int_or(sl[S_ITER], c->own ? -1 : 0);
     if (x < -1 || x >= (int64_t)g->niters) return bad_node(c, m, "iteration out of range", x);
     g->iter[v] = (int32_t)x;
     g->coll[v] = -1;
     if (c->own) {
-        x = int_or(NA(m), LSIM_CK_A_COLL, -1);
+        x = int_or(sl[S_COLL], -1);
         if (x < -1 || x >= (int64_t)g->ncoll) return bad_node(c, m, "collective out of range", x);
         g->coll[v] = (int32_t)x;
     } else if (m->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
                m->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
-        int rc = foreign_coll(c, g, m, v, ps);
+        int rc = foreign_coll(c, g, m, sl, v, ps);
         if (rc) return rc == LSIM_ENOMEM ? lsim_err_set(c->err, rc, "%s: out of memory", c->path) : rc;
     }
-    x = int_or(NA(m), LSIM_CK_A_PHASE, LSIM_PHASE_UNKNOWN);
+    x = int_or(sl[S_PHASE], LSIM_PHASE_UNKNOWN);
     if (x < 0 || x >= LSIM_PHASE_N) return bad_node(c, m, "phase out of range", x);
     g->phase[v] = (uint8_t)x;
-    g->fwd_seq[v] = (int32_t)int_or(NA(m), LSIM_CK_A_FWD_SEQ, -1);
-    g->grad_bytes[v] = int_or(NA(m), LSIM_CK_A_GRAD_BYTES, 0);
+    g->fwd_seq[v] = (int32_t)int_or(sl[S_FWD_SEQ], -1);
+    g->grad_bytes[v] = int_or(sl[S_GRAD_BYTES], 0);
     return 0;
+}
+
+/* Every node in file order: unpacked into the arena, its type checked, its
+ * columns and edges taken, the arena reset for the next. */
+static int read_nodes(rctx *c, lsim_graph *g, uint32_t *proc, pgseq *ps)
+{
+    arena ar = {0};
+    ProtobufCAllocator alloc = {arena_alloc, arena_free, &ar};
+    const cattr *sl[S_N];
+    int rc = 0;
+    ar.cap = 1 << 16;
+    if (!(ar.mem = malloc(ar.cap))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    for (size_t v = 0; !rc && v < c->n; v++) {
+        cnode *m = chakra_proto_msg__node__unpack(&alloc, c->len[v], c->bytes + c->body[v]);
+        if (!m) {
+            rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: message %zu: not a valid Chakra Node", c->path, v + 1);
+            break;
+        }
+        c->id[v] = m->id;
+        slots_of(m, sl);
+        if (!(rc = check_type(c, m)) && !(rc = fill_node(c, g, v, m, sl, proc, ps))) rc = take_edges(c, m, sl, v);
+        arena_reset(&ar);
+    }
+    arena_free_all(&ar);
+    return rc;
 }
 
 /* What the graph store's reader checks (io/h5_graph.c validate_graph) and
@@ -525,19 +666,22 @@ static int check_columns(rctx *c, const lsim_graph *g)
     uint32_t *cnt = calloc(g->nprocs + 1, sizeof *cnt);
     if (!cnt) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     int rc = 0;
+#define BAD(what, value) \
+    lsim_err_set(c->err, LSIM_EFORMAT, "%s: node %" PRIu64 " '%s': %s (%" PRId64 ")", c->path, c->id[v], vname(c, v), \
+                 what, (int64_t)(value))
     for (size_t v = 0; !rc && v < g->n; v++) {
-        const cnode *m = c->nodes[v];
         cnt[g->proc[v]]++;
-        if (g->dur[v] < 0) rc = bad_node(c, m, "negative duration", g->dur[v]);
-        else if (g->fwd_seq[v] < -1) rc = bad_node(c, m, LSIM_CK_A_FWD_SEQ " below -1", g->fwd_seq[v]);
+        if (g->dur[v] < 0) rc = BAD("negative duration", g->dur[v]);
+        else if (g->fwd_seq[v] < -1) rc = BAD(LSIM_CK_A_FWD_SEQ " below -1", g->fwd_seq[v]);
         else if (g->grad_bytes[v] < 0 || g->grad_bytes[v] > LSIM_BYTES_MAX ||
                  (g->grad_bytes[v] && g->procs[g->proc[v]].is_gpu))
-            rc = bad_node(c, m, LSIM_CK_A_GRAD_BYTES " out of range or on a GPU node", g->grad_bytes[v]);
+            rc = BAD(LSIM_CK_A_GRAD_BYTES " out of range or on a GPU node", g->grad_bytes[v]);
         for (uint64_t k = g->in_off[v]; !rc && k < g->in_off[v + 1]; k++)
             if ((g->in_class[k] & LSIM_EDGE_SM) &&
                 (g->in_class[k] & (LSIM_EDGE_END | LSIM_EDGE_CLASS_MASK)) != LSIM_E_INFERRED)
-                rc = bad_node(c, m, "an SM edge of a class other than hidden", g->in_class[k]);
+                rc = BAD("an SM edge of a class other than hidden", g->in_class[k]);
     }
+#undef BAD
     for (uint32_t p = 0; !rc && p < g->nprocs; p++)
         if (cnt[p] != g->procs[p].nnodes)
             rc = lsim_err_set(c->err, LSIM_EFORMAT, "%s: GlobalMetadata: %s: processor %u claims %u nodes, the nodes say %u",
@@ -551,7 +695,7 @@ static int store_attrs(rctx *c, char **attrs)
     for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", LSIM_CK_A_STORE, lsim_chakra_store_attr[k]);
-        const char *s = get_str(c->meta->attr, c->meta->n_attr, name);
+        const char *s = str_of(find(c->meta->attr, c->meta->n_attr, name));
         if (s && !(attrs[k] = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     }
     return 0;
@@ -563,32 +707,34 @@ int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_gr
     rctx c = {.path = path, .err = err, .rank = rank, .world = world_size};
     lsim_graph *g = NULL;
     uint32_t *proc = NULL;
-    lsim_edge *edges = NULL;
-    uint64_t ne = 0;
     pgseq ps = {0};
     size_t nw = 0;
     *out = NULL;
     for (int k = 0; attrs && k < LSIM_CHAKRA_NSTORE_ATTRS; k++) attrs[k] = NULL;
     int rc = read_all(&c);
-    if (!rc) rc = unpack_all(&c);
-    for (size_t v = 0; !rc && v < c.n; v++) rc = check_type(&c, c.nodes[v]);
-    if (!rc) rc = index_ids(&c);
+    if (!rc) rc = frame_all(&c);
     if (rc) goto cleanup;
-    c.own = get_i64s(c.meta->attr, c.meta->n_attr, LSIM_CK_A_GRAPH, &nw) && nw == LSIM_CK_GRAPH_WORDS;
-    g = calloc(1, sizeof *g);
+    c.own = i64s_of(find(c.meta->attr, c.meta->n_attr, LSIM_CK_A_GRAPH), &nw) && nw == LSIM_CK_GRAPH_WORDS;
+    c.g = g = calloc(1, sizeof *g);
     proc = malloc((c.n + 1) * sizeof *proc);
-    if (!g || !proc || !(g->strings = lsim_strtab_new()) || lsim_graph_resize_nodes(g, c.n ? c.n : 1, NULL)) {
+    c.id = malloc((c.n + 1) * sizeof *c.id);
+    c.cpu = malloc(c.n + 1);
+    if (!g || !proc || !c.id || !c.cpu || !(g->strings = lsim_strtab_new()) ||
+        lsim_graph_resize_nodes(g, c.n ? c.n : 1, NULL)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
     g->n = c.n;
-    rc = c.own ? own_tables(&c, g) : foreign_tables(&c, g, proc);
+    rc = c.own ? own_tables(&c, g) : foreign_tables(&c, g);
     if (rc == LSIM_ENOMEM) rc = lsim_err_set(err, rc, "%s: out of memory", path);
-    for (size_t v = 0; !rc && v < c.n; v++) rc = fill_node(&c, g, v, proc, &ps);
+    if (!rc) rc = read_nodes(&c, g, proc, &ps);
+    if (!rc && !g->procs && !(g->procs = calloc(1, sizeof *g->procs)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
     if (!rc && !g->colls && !(g->colls = calloc(1, sizeof *g->colls)))
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
-    if (!rc) rc = make_edges(&c, proc, &edges, &ne);
-    if (!rc) rc = lsim_graph_set_edges(g, edges, ne, LSIM_OUT_BY_DST, err);
+    if (!rc) rc = index_ids(&c);
+    if (!rc) rc = resolve_edges(&c, proc);
+    if (!rc) rc = lsim_graph_set_edges(g, c.e, c.ne, LSIM_OUT_BY_DST, err);
     if (!rc && !c.own) lsim_graph_count_edges(g);
     if (!rc) rc = check_acyclic(&c, g);
     if (!rc) rc = check_columns(&c, g);
@@ -600,13 +746,16 @@ cleanup:
         for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) free(attrs[k]), attrs[k] = NULL;
     lsim_graph_free(g);
     free(proc);
-    free(edges);
+    free(c.e);
+    free(c.dep);
     for (size_t i = 0; i < ps.n; i++) free(ps.name[i]);
     free(ps.name);
     free(ps.next);
-    for (size_t i = 0; i < c.n; i++) chakra_proto_msg__node__free_unpacked(c.nodes[i], NULL);
-    free(c.nodes);
     if (c.meta) chakra_proto_msg__global_metadata__free_unpacked(c.meta, NULL);
+    free(c.body);
+    free(c.len);
+    free(c.id);
+    free(c.cpu);
     free(c.ids);
     free(c.bytes);
     return rc;
