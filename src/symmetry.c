@@ -21,18 +21,53 @@ static uint64_t fmix(uint64_t x)
 
 static uint64_t mix(uint64_t h, uint64_t x) { return fmix(h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))); }
 
+/* Words of n bytes into h (a trailing partial word zero-padded). */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = fmix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, b + i, n - i);
+        h = fmix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+    }
+    return fmix(h ^ n);
+}
+
+uint64_t lsim_sym_structure_hash(const lsim_graph *g)
+{
+    size_t n = g->n, e = (size_t)g->nedges;
+    uint64_t h = mix(n, e);
+#define HASH_(field, type) if (n) h = hash_bytes(h, g->field, n * sizeof(type));
+    LSIM_GRAPH_COLUMNS(HASH_)
+#undef HASH_
+    h = hash_bytes(h, g->in_off, (n + 1) * sizeof *g->in_off);
+    if (e) {
+        h = hash_bytes(h, g->in_src, e * sizeof *g->in_src);
+        h = hash_bytes(h, g->in_delay, e * sizeof *g->in_delay);
+        h = hash_bytes(h, g->in_class, e * sizeof *g->in_class);
+    }
+    return h;
+}
+
 /* A GPU's key for one round: colours are numbered by sorting these. */
 typedef struct ckey {
-    uint64_t a, b, c;
+    lsim_sym_key k;
     uint32_t gpu;
 } ckey;
 
 static int cmp_ckey(const void *x, const void *y)
 {
     const ckey *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    if (p->b != q->b) return p->b < q->b ? -1 : 1;
-    if (p->c != q->c) return p->c < q->c ? -1 : 1;
+    const uint64_t a[4] = {p->k.structure, p->k.t0, p->k.offset, p->k.own};
+    const uint64_t b[4] = {q->k.structure, q->k.t0, q->k.offset, q->k.own};
+    for (int w = 0; w < 4; w++)
+        if (a[w] != b[w]) return a[w] < b[w] ? -1 : 1;
     return (p->gpu > q->gpu) - (p->gpu < q->gpu);
 }
 
@@ -42,10 +77,56 @@ static size_t number(ckey *k, size_t n, uint32_t *col)
     qsort(k, n, sizeof *k, cmp_ckey);
     size_t c = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i && (k[i].a != k[i - 1].a || k[i].b != k[i - 1].b || k[i].c != k[i - 1].c)) c++;
+        if (i && cmp_ckey(&(ckey){k[i].k, 0}, &(ckey){k[i - 1].k, 0})) c++;
         col[k[i].gpu] = (uint32_t)c;
     }
     return n ? c + 1 : 0;
+}
+
+typedef struct sptr {
+    uintptr_t p;
+    uint32_t gpu;
+} sptr;
+
+static int cmp_sptr(const void *x, const void *y)
+{
+    const sptr *a = x, *b = y;
+    if (a->p != b->p) return a->p < b->p ? -1 : 1;
+    return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+int lsim_sym_keys(const lsim_job *j, lsim_sym_key *keys, lsim_err *err)
+{
+    size_t n = j->ngpus;
+    sptr *s = lsim_malloc((n ? n : 1) * sizeof *s);
+    if (!s) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
+    /* one hash per structure object: the GPUs sharing one are sorted together */
+    for (size_t i = 0; i < n; i++) {
+        const lsim_graph *g = j->graphs[i];
+        s[i] = (sptr){(uintptr_t)(g->share_refs ? (const void *)g->share_refs : (const void *)g), (uint32_t)i};
+    }
+    qsort(s, n, sizeof *s, cmp_sptr);
+    uint64_t h = 0;
+    for (size_t a = 0; a < n; a++) {
+        uint32_t i = s[a].gpu;
+        const lsim_graph *g = j->graphs[i];
+        if (!a || s[a].p != s[a - 1].p) h = lsim_sym_structure_hash(g);
+        keys[i] = (lsim_sym_key){h, (uint64_t)g->t0, (uint64_t)j->clock_offset[i], j->obs_wait[i] ? (uint64_t)i + 1 : 0};
+    }
+    lsim_free(s);
+    return 0;
+}
+
+int lsim_sym_same_members(const lsim_job *j, const uint32_t *rep)
+{
+    for (size_t i = 0; i < j->ngpus; i++) {
+        const lsim_graph *a = j->graphs[i], *b = j->graphs[rep[i]];
+        if (rep[i] == i) continue;
+        if (j->obs_wait[i] || j->obs_wait[rep[i]] || a->t0 != b->t0 || j->clock_offset[i] != j->clock_offset[rep[i]])
+            return 0;
+        if (!(a->share_refs && a->share_refs == b->share_refs) && !lsim_graph_same_structure(a, b)) return 0;
+    }
+    return 1;
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -77,7 +158,7 @@ static void round_hashes(const lsim_job *j, const uint32_t *col, uint64_t *h, ui
     }
 }
 
-int lsim_sym_classes(const lsim_job *j, uint32_t *rep, size_t *nclass, lsim_err *err)
+int lsim_sym_classes(const lsim_job *j, const lsim_sym_key *keys, uint32_t *rep, size_t *nclass, lsim_err *err)
 {
     size_t n = j->ngpus, maxp = 1;
     int rc = 0;
@@ -92,15 +173,11 @@ int lsim_sym_classes(const lsim_job *j, uint32_t *rep, size_t *nclass, lsim_err 
         goto cleanup;
     }
     /* the first colour: what the GPU's own engine reads */
-    for (size_t i = 0; i < n; i++) {
-        const lsim_graph *g = j->graphs[i];
-        const void *s = j->obs_wait[i] ? (const void *)g : g->share_refs ? (const void *)g->share_refs : (const void *)g;
-        k[i] = (ckey){(uint64_t)(uintptr_t)s, (uint64_t)g->t0, (uint64_t)j->clock_offset[i], (uint32_t)i};
-    }
+    for (size_t i = 0; i < n; i++) k[i] = (ckey){keys[i], (uint32_t)i};
     size_t c = number(k, n, col);
     for (;;) {
         round_hashes(j, col, h, buf);
-        for (size_t i = 0; i < n; i++) k[i] = (ckey){col[i], h[i], 0, (uint32_t)i};
+        for (size_t i = 0; i < n; i++) k[i] = (ckey){{col[i], h[i], 0, 0}, (uint32_t)i};
         size_t c2 = number(k, n, col);
         if (c2 == c) break; /* refinement only splits: the same count is the same partition */
         c = c2;
@@ -192,7 +269,7 @@ static int place(const lsim_job *j, size_t k, const imem *buf, size_t m, lsim_jo
 
 /* The quotient's arrays for nrep GPUs (a bound on its instances and
  * participants: the full job's). */
-static int quotient_new(const lsim_job *j, const uint32_t *qidx, size_t nrep, lsim_job **out)
+static int quotient_new(const lsim_job *j, const size_t *node_count, const uint32_t *qidx, size_t nrep, lsim_job **out)
 {
     lsim_job *q = lsim_calloc(1, sizeof *q);
     if (!q) return LSIM_ENOMEM;
@@ -213,7 +290,7 @@ static int quotient_new(const lsim_job *j, const uint32_t *qidx, size_t nrep, ls
         return LSIM_ENOMEM;
     for (size_t i = 0; i < j->ngpus; i++) {
         if (qidx[i] == UINT32_MAX) continue;
-        size_t nn = j->graphs[i]->n;
+        size_t nn = node_count[i];
         int32_t *a = lsim_malloc((nn ? nn : 1) * sizeof *a);
         if (!(q->inst_of[qidx[i]] = a)) return LSIM_ENOMEM;
         for (size_t v = 0; v < nn; v++) a[v] = -1;
@@ -227,7 +304,8 @@ static int quotient_new(const lsim_job *j, const uint32_t *qidx, size_t nrep, ls
     return 0;
 }
 
-int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, uint32_t *qidx, lsim_job **out, lsim_err *err)
+int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, uint32_t *qidx, lsim_job **out,
+                      lsim_err *err)
 {
     size_t nrep = 0, maxp = 1;
     lsim_job *q = NULL;
@@ -237,21 +315,23 @@ int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, uint32_t *qidx, ls
     for (size_t i = 0; i < j->ngpus; i++) qidx[i] = rep[i] == i ? (uint32_t)nrep++ : UINT32_MAX;
     for (size_t k = 0; k < j->ninst; k++)
         if (j->part_off[k + 1] - j->part_off[k] > maxp) maxp = j->part_off[k + 1] - j->part_off[k];
-    if (!(buf = lsim_malloc(maxp * sizeof *buf)) || quotient_new(j, qidx, nrep, &q)) {
+    if (!(buf = lsim_malloc(maxp * sizeof *buf)) || quotient_new(j, node_count, qidx, nrep, &q)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry quotient");
         goto cleanup;
     }
     for (size_t k = 0; k < j->ninst && exact; k++) {
-        size_t m = image(j, k, rep, qidx, buf);
-        exact = m && place(j, k, buf, m, q);
+        size_t m = 0;
+        for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1] && exact; p++)
+            if (j->part_node[p] >= node_count[rep[j->part_gpu[p]]]) exact = 0; /* no such node on the representative */
+        if (exact) m = image(j, k, rep, qidx, buf);
+        exact = exact && m && place(j, k, buf, m, q);
     }
-    /* a representative's collective nodes are exactly its images' members */
-    for (size_t i = 0; i < j->ngpus && exact; i++) {
-        if (qidx[i] == UINT32_MAX) continue;
-        const int32_t *a = j->inst_of[i], *b = q->inst_of[qidx[i]];
-        for (size_t v = 0; v < j->graphs[i]->n && exact; v++)
-            if ((a[v] >= 0) != (b[v] >= 0)) exact = 0;
-    }
+    /* A representative's collective nodes are exactly its images' members:
+     * each of its participations is a member of its instance's image, the
+     * members are distinct, so equal counts make equal sets. */
+    uint64_t own = 0;
+    for (uint64_t p = 0; exact && p < j->part_off[j->ninst]; p++) own += rep[j->part_gpu[p]] == j->part_gpu[p];
+    if (exact && own != q->part_off[q->ninst]) exact = 0;
     if (!exact) goto cleanup;
     q->ninst_job = q->ninst;
     *out = q;

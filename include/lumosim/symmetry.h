@@ -32,18 +32,40 @@
 
 #include "lumosim/job.h"
 
+/* A GPU's first colour: its structure's hash (lsim_sym_structure_hash:
+ * the same value on every MPI rank, where structure objects are not
+ * shared), t0, clock offset, and own (0, or a value no other GPU has: the
+ * GPU index + 1 of a GPU with observed waiting). */
+typedef struct lsim_sym_key {
+    uint64_t structure, t0, offset, own;
+} lsim_sym_key;
+
+/* A hash of g's node columns (LSIM_GRAPH_COLUMNS) and incoming CSR: what
+ * lsim_graph_same_structure compares. */
+uint64_t lsim_sym_structure_hash(const lsim_graph *g);
+
+/* Every GPU's key from j->graphs (a serial match), one hash per structure
+ * object. 0, or LSIM_ENOMEM. */
+int lsim_sym_keys(const lsim_job *j, lsim_sym_key *keys, lsim_err *err);
+
 /* rep (caller-allocated, j->ngpus) gets each GPU's representative, *nclass
- * the number of classes. j->graphs must hold every GPU's graph (a serial
- * match). 0, or LSIM_ENOMEM. */
-int lsim_sym_classes(const lsim_job *j, uint32_t *rep, size_t *nclass, lsim_err *err);
+ * the number of classes, refined from keys over j's instances (j needs no
+ * graphs nor per-node arrays). 0, or LSIM_ENOMEM. */
+int lsim_sym_classes(const lsim_job *j, const lsim_sym_key *keys, uint32_t *rep, size_t *nclass, lsim_err *err);
+
+/* 1 when every GPU of j->graphs has its representative's structure (byte
+ * for byte: what a structure hash only proposed), t0 and clock offset, and
+ * no GPU of a class of several has observed waiting. */
+int lsim_sym_same_members(const lsim_job *j, const uint32_t *rep);
 
 /* The quotient of j by rep (lsim_sym_classes): *out a job of one GPU per
  * class (GPU q is the q-th representative in index order; graphs NULL,
  * the caller sets them), qidx (caller-allocated, j->ngpus) each
  * representative's index in it (UINT32_MAX for the others); its obs_wait
  * entries are NULL (the caller moves the representatives' in). Not exact (above):
- * *out NULL and 0. j->inst_of must hold every representative's nodes.
- * 0, or LSIM_ENOMEM. */
-int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, uint32_t *qidx, lsim_job **out, lsim_err *err);
+ * *out NULL and 0. node_count: each GPU's node count (the
+ * representatives' are read). 0, or LSIM_ENOMEM. */
+int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, uint32_t *qidx, lsim_job **out,
+                      lsim_err *err);
 
 #endif

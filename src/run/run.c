@@ -486,14 +486,27 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     size_t n = r->n;
     lsim_job *q = NULL;
+    lsim_sym_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    size_t *nodes = malloc((n ? n : 1) * sizeof *nodes);
     int rc = 0;
     r->sym_rep = malloc((n ? n : 1) * sizeof *r->sym_rep);
     r->sym_qidx = malloc((n ? n : 1) * sizeof *r->sym_qidx);
-    if (!r->sym_rep || !r->sym_qidx) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
+    if (!r->sym_rep || !r->sym_qidx || !keys || !nodes)
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
     r->nclasses = n;
-    if (!o->share) rc = lsim_sym_classes(r->job, r->sym_rep, &r->nclasses, err);
-    if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, r->sym_qidx, &q, err);
+    for (size_t i = 0; !rc && i < n; i++) nodes[i] = r->graphs[i]->n;
+    if (!rc && !o->share) rc = lsim_sym_keys(r->job, keys, err);
+    if (!rc && !o->share) rc = lsim_sym_classes(r->job, keys, r->sym_rep, &r->nclasses, err);
+    if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, nodes, r->sym_qidx, &q, err);
+    free(keys);
+    free(nodes);
     if (rc) return rc;
+    /* the hashes proposed the first colours: the members' structures are
+     * compared in full before anything is reduced */
+    if (q && !lsim_sym_same_members(r->job, r->sym_rep)) {
+        lsim_job_free(q);
+        q = NULL;
+    }
     if (!q || o->share) { /* not exact (or not computed): the identity */
         for (size_t i = 0; i < n; i++) r->sym_rep[i] = (uint32_t)i;
         r->nclasses = n;
