@@ -10,7 +10,8 @@
 # (wall and peak RSS from /usr/bin/time -v; classes from sim --stats). Each
 # big step runs once: the machine is shared. Prints figures, asserts only
 # that the 4,096-GPU archives are equal.
-#   BUILD_DIR=build  STEPS="4096 65536 98304"  WORK=bench/out/symmetry
+#   BUILD_DIR=build  STEPS="4096 65536 98304" (16384: reduced only, the
+#   step between)  WORK=bench/out/symmetry
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -38,7 +39,7 @@ run() {
 # gpt3 DP: synth then sim of GPT-3 175B TP8 PP8 (24 micro-batches per pipeline)
 for s in $STEPS; do
     case $s in
-    4096 | 65536)
+    4096 | 16384 | 65536)
         dp=$((s / 64))
         run "synth_$s" "$s" "$L" synth --model gpt3-175b --tp 8 --pp 8 --dp $dp --micro-batch 1 \
             --global-batch $((24 * dp)) --no-memory-check --force-large -o "$W/g$s.h5" || continue
