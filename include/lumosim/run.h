@@ -89,6 +89,11 @@ typedef struct lsim_run_opts {
      * LSIM_SHARE_PASSES). NULL: off. The job's GPU i must be rank i. */
     const lsim_topology *share;
     int share_passes;
+    /* Symmetry reduction (symmetry.h; sim --symmetry off): a coupled job
+     * simulates one representative GPU per class, every other GPU getting
+     * its representative's times (the same results). 0: on. The classes
+     * are computed either way (lsim_run.sym_rep). */
+    int symmetry_off;
 } lsim_run_opts;
 #define LSIM_SHARE_PASSES 10
 
@@ -123,6 +128,19 @@ typedef struct lsim_run {
     int replicated;          /* the graphs are copies made by --replicate-from */
     int shared;              /* link sharing ran (lsim_run_opts.share) */
     lsim_netshare_stats share_st; /* its last sweep */
+    /* The coupled job's symmetry classes (symmetry.h; NULL: none computed,
+     * not a coupled serial job): each GPU's representative; nclasses of
+     * them. Every GPU its own class with link sharing (every GPU's flows
+     * share the links) and when the quotient is not exact. reduced: only
+     * the representatives were simulated (sym_job, the quotient, over
+     * sym_graphs; engines[i] is NULL for the others, whose items hold
+     * their representative's arrays). */
+    uint32_t *sym_rep, *sym_qidx;
+    size_t nclasses;
+    int reduced;
+    lsim_job *sym_job;
+    lsim_graph **sym_graphs;
+    lsim_engine **sym_engines;
 } lsim_run;
 
 void lsim_run_free(lsim_run *r);

@@ -100,6 +100,13 @@ const char *const LSIM_USAGE_SIM =
     "                   its transfers re-timed, and run again until the times\n"
     "                   no longer change; GPU i of the job is rank i\n"
     "  --share-passes N at most N runs with re-timed transfers (default 10)\n"
+    "  --symmetry S     on (the default): GPUs that reach the same times\n"
+    "                   (colour refinement over their structure, clock and\n"
+    "                   collective partners; docs/scaling.md, \"Symmetry\n"
+    "                   reduction\") are simulated once per class, with the\n"
+    "                   same results; off simulates every GPU. Every GPU is\n"
+    "                   its own class with --link-sharing; under mpirun\n"
+    "                   every GPU is simulated\n"
     "  --windows W      under mpirun, what each synchronisation round runs:\n"
     "                   ready (the default: every node whose inputs are final),\n"
     "                   paths (a time window up to the earliest time any rank\n"
@@ -446,7 +453,7 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
 }
 
 enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
-       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES };
+       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES, O_SYMMETRY };
 
 typedef struct report_ctx {
     paths_ctx p;
@@ -607,6 +614,13 @@ static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
         s->share_passes = (int)x;
         break;
     }
+    case O_SYMMETRY:
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            lsim_cli_usage_error("unknown --symmetry '%s' (on or off)", v);
+            return -1;
+        }
+        s->o.run.symmetry_off = !strcmp(v, "off");
+        break;
     case O_DRAW:
         if (strcmp(v, "job") && strcmp(v, "others")) {
             lsim_cli_usage_error("unknown --draw-from '%s' (job or others)", v);
@@ -650,6 +664,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         {"--windows", NULL, "ready, paths or start", O_WINDOWS, 0},
         {"--link-sharing", NULL, "a topology file", O_SHARE, 0},
         {"--share-passes", NULL, "a number of passes", O_PASSES, 0},
+        {"--symmetry", NULL, "on or off", O_SYMMETRY, 0},
         {"--latency", NULL, "model or observed", O_NO_LATENCY, 0},
         {"--sm-contention", NULL, "on or off", O_NO_SM, 0},
     };

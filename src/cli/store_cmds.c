@@ -648,6 +648,10 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
         rc = lsim_cli_simulate(&s->o, &s->run, err);
     }
     if (!rc && s->o.stats && s->run.shared && s->m.rank == 0) print_share_stats(&s->run.share_st);
+    if (!rc && s->o.stats && s->run.sym_rep)
+        fprintf(stderr, "lumosim: stats: symmetry: %zu classes of %zu GPUs (reduction %.2fx), %s\n", s->run.nclasses,
+                s->run.n, s->run.nclasses ? (double)s->run.n / (double)s->run.nclasses : 1.0,
+                s->run.reduced ? "one GPU simulated per class" : "every GPU simulated");
     return s->m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
 }
 

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lumosim/alloc.h"
 #include "lumosim/input.h"
 #include "lumosim/run.h"
 #include "lumosim/strtab.h"
+#include "lumosim/symmetry.h"
 
 void lsim_run_opts_default(lsim_run_opts *o)
 {
@@ -119,6 +121,11 @@ void lsim_run_free(lsim_run *r)
         free(r->paths[i]);
     }
     lsim_job_free(r->job);
+    lsim_job_free(r->sym_job);
+    free(r->sym_rep);
+    free(r->sym_qidx);
+    free(r->sym_graphs);
+    free(r->sym_engines);
     for (size_t i = 0; r->truth && i < r->ntruth; i++) lsim_graph_free(r->truth[i]);
     free(r->truth);
     free(r->graphs);
@@ -283,9 +290,11 @@ int lsim_run_load_traces(const lsim_run_opts *o, const char *path, lsim_run *r, 
 
 /* ----------------------------------------------------------- simulating */
 
-lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset)
+/* GPU i's item, its times from engine e (its own, or its class
+ * representative's). */
+static lsim_replay_item item_with(const lsim_run *r, size_t i, const lsim_engine *e, int with_cp, int coupled,
+                                  lsim_ns clock_offset)
 {
-    const lsim_engine *e = r->engines[i];
     return (lsim_replay_item){r->graphs[i],        &r->reps[i],
                               lsim_engine_start(e), lsim_engine_end(e),
                               lsim_engine_bind_start(e), lsim_engine_bind_end(e),
@@ -293,26 +302,39 @@ lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int cou
                               clock_offset, r->replicated && !r->truth};
 }
 
-int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gpu, lsim_err *err)
+lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset)
+{
+    return item_with(r, i, r->engines[i], with_cp, coupled, clock_offset);
+}
+
+/* GPU i's metrics, waits and critical path from engine e, GPU gj of job j
+ * (the run's job, or the quotient with e the representative's engine:
+ * the same structure, so the same numbers over GPU i's own graph). */
+static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim_job *j, size_t gj,
+                       const lsim_engine *e, lsim_err *err)
 {
     lsim_graph *g = r->graphs[i];
-    const lsim_engine *e = r->engines[i];
     lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
     if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", g->source);
-    lsim_job_waits(r->job, gpu, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
-    int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, r->job->obs_wait[gpu],
-                                     wait, &r->reps[i], err);
+    lsim_job_waits(j, gj, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
+    int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, j->obs_wait[gj], wait,
+                                     &r->reps[i], err);
     if (!rc)
-        lsim_metrics_coupling(g, r->job->inst_of[gpu], lsim_engine_start(e), lsim_engine_end(e), r->job->obs_wait[gpu],
-                              wait, &r->reps[i]);
+        lsim_metrics_coupling(g, j->inst_of[gj], lsim_engine_start(e), lsim_engine_end(e), j->obs_wait[gj], wait,
+                              &r->reps[i]);
     if (!rc) {
-        lsim_job_rootless(r->job, gpu, g, r->reps[i].coll_rootless);
+        lsim_job_rootless(j, gj, g, r->reps[i].coll_rootless);
         r->reps[i].has_rootless = 1;
     }
     free(wait);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
-    r->items[i] = lsim_run_item(r, i, o->critical, 1, r->job->clock_offset[gpu]);
+    r->items[i] = item_with(r, i, e, o->critical, 1, j->clock_offset[gj]);
     return rc;
+}
+
+int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gpu, lsim_err *err)
+{
+    return finish_with(o, r, i, r->job, gpu, r->engines[i], err);
 }
 
 /* Ablate (if asked), then one engine per local GPU over one large
@@ -320,13 +342,19 @@ int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gp
  * run, the engines' state is most of the fresh memory a run touches. The
  * simulated waits are not kept during the run; lsim_run_finish_gpu recovers
  * them (lsim_job_waits). */
-int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+static int ablate_all(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     int rc = 0;
     for (size_t i = 0; i < r->n && !rc; i++) {
         lsim_graph *g = r->graphs[i];
         if (o->drop_mask || o->zero_launch_latency) rc = lsim_graph_ablate(g, o->drop_mask, o->zero_launch_latency, err);
     }
+    return rc;
+}
+
+int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    int rc = ablate_all(o, r, err);
     if (rc) return rc;
     return lsim_engines_new_ex((const lsim_graph *const *)r->graphs, r->n, o->critical || !o->no_bind, r->engines,
                                err);
@@ -449,8 +477,80 @@ cleanup:
     return rc;
 }
 
+/* The job's symmetry classes (symmetry.h), kept for the archive's class
+ * map whether or not the run is reduced, and the quotient when it is
+ * exact and wanted. Link sharing: every GPU its own class (netshare.c
+ * sweeps the flows of every GPU over the shared links, and a class's
+ * members cross different links). */
+static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    size_t n = r->n;
+    lsim_job *q = NULL;
+    lsim_sym_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    size_t *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    int rc = 0;
+    r->sym_rep = malloc((n ? n : 1) * sizeof *r->sym_rep);
+    r->sym_qidx = malloc((n ? n : 1) * sizeof *r->sym_qidx);
+    if (!r->sym_rep || !r->sym_qidx || !keys || !nodes)
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
+    r->nclasses = n;
+    for (size_t i = 0; !rc && i < n; i++) nodes[i] = r->graphs[i]->n;
+    if (!rc && !o->share) rc = lsim_sym_keys(r->job, keys, err);
+    if (!rc && !o->share) rc = lsim_sym_classes(r->job, keys, r->sym_rep, &r->nclasses, err);
+    if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, nodes, r->sym_qidx, &q, err);
+    free(keys);
+    free(nodes);
+    if (rc) return rc;
+    /* the hashes proposed the first colours: the members' structures are
+     * compared in full before anything is reduced */
+    if (q && !lsim_sym_same_members(r->job, r->sym_rep)) {
+        lsim_job_free(q);
+        q = NULL;
+    }
+    if (!q || o->share) { /* not exact (or not computed): the identity */
+        for (size_t i = 0; i < n; i++) r->sym_rep[i] = (uint32_t)i;
+        r->nclasses = n;
+    }
+    if (q && !o->symmetry_off) r->sym_job = q;
+    else lsim_job_free(q);
+    return 0;
+}
+
+/* The quotient run: engines for the representatives only (the memory a
+ * reduced run saves), which now hold their observed waits; the full
+ * job's per-node instance map is no longer read, and freed. */
+static int run_reduced(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    lsim_job *q = r->sym_job, *j = r->job;
+    size_t nq = q->ngpus;
+    int rc = ablate_all(o, r, err);
+    if (rc) return rc;
+    r->sym_graphs = calloc(nq ? nq : 1, sizeof *r->sym_graphs);
+    r->sym_engines = calloc(nq ? nq : 1, sizeof *r->sym_engines);
+    if (!r->sym_graphs || !r->sym_engines) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the quotient run");
+    for (size_t i = 0; i < r->n; i++) {
+        if (j->inst_of) {
+            lsim_free(j->inst_of[i]);
+            j->inst_of[i] = NULL;
+        }
+        if (r->sym_qidx[i] == UINT32_MAX) continue;
+        r->sym_graphs[r->sym_qidx[i]] = r->graphs[i];
+        q->obs_wait[r->sym_qidx[i]] = j->obs_wait[i];
+        j->obs_wait[i] = NULL;
+    }
+    q->graphs = r->sym_graphs;
+    rc = lsim_engines_new_ex((const lsim_graph *const *)r->sym_graphs, nq, o->critical || !o->no_bind, r->sym_engines,
+                             err);
+    if (rc) return rc;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->sym_qidx[i] != UINT32_MAX) r->engines[i] = r->sym_engines[r->sym_qidx[i]];
+    r->reduced = 1;
+    return 0;
+}
+
 /* All ranks of one job together: collectives matched across GPUs, clocks
- * aligned, one joint run. */
+ * aligned, symmetry classes, one joint run (of the representatives only
+ * when reduced). */
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
@@ -458,16 +558,25 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     if (rc) return rc;
     if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
     if ((rc = lsim_job_align_clocks(r->job, err))) return rc;
+    if ((rc = sym_classes(o, r, err))) return rc;
     double t1 = lsim_now_s();
     r->match_s = t1 - t0;
-    rc = lsim_run_engines(o, r, err);
+    rc = r->sym_job ? run_reduced(o, r, err) : lsim_run_engines(o, r, err);
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
-    if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
+    if (!rc && r->reduced) rc = lsim_job_run(r->sym_job, r->sym_engines, NULL, err);
+    else if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
     if (!rc && o->share) rc = share_links(o, r, err);
     double t2 = lsim_now_s();
     r->simulate_s = t2 - t1b;
-    for (size_t i = 0; i < r->n && !rc; i++) rc = lsim_run_finish_gpu(o, r, i, i, err);
+    for (size_t i = 0; i < r->n && !rc; i++) {
+        if (!r->reduced) {
+            rc = lsim_run_finish_gpu(o, r, i, i, err);
+            continue;
+        }
+        uint32_t qi = r->sym_qidx[r->sym_rep[i]];
+        rc = finish_with(o, r, i, r->sym_job, qi, r->sym_engines[qi], err);
+    }
     r->metrics_s = lsim_now_s() - t2;
     return rc;
 }

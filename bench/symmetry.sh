@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Exact symmetry reduction (sim --symmetry, issue 43; docs/scaling.md,
+# "Symmetry reduction"): GPT-3 175B TP8 PP8 synthesized and simulated
+#   - at 4,096 GPUs (DP 64), full (--symmetry off) and reduced (the
+#     default), the archives compared (h5diff without the provenance);
+#   - at 65,536 GPUs (DP 1024), reduced;
+#   - a Llama-3.1-405B-class job (its 126 layers rounded to 128, which PP 16
+#     divides), TP8 PP16 DP768 = 98,304 GPUs, reduced.
+# Per step one line: BENCH symmetry step= gpus= wall_s= peak_rss_mb= [classes=]
+# (wall and peak RSS from /usr/bin/time -v; classes from sim --stats). Each
+# big step runs once: the machine is shared. Prints figures, asserts only
+# that the 4,096-GPU archives are equal.
+#   BUILD_DIR=build  STEPS="4096 65536 98304" (16384: reduced only, the
+#   step between)  WORK=bench/out/symmetry
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+L=${BUILD_DIR:-build}/lumosim
+STEPS=${STEPS:-4096 65536 98304}
+W=${WORK:-bench/out/symmetry}
+mkdir -p "$W"
+TIME=/usr/bin/time
+
+# run NAME GPUS CMD...: one BENCH line from /usr/bin/time -v and --stats
+run() {
+    name=$1 gpus=$2
+    shift 2
+    if ! nice "$TIME" -v "$@" >"$W/$name.out" 2>"$W/$name.err"; then
+        echo "BENCH symmetry step=$name gpus=$gpus FAILED: $(grep -v '^	' "$W/$name.err" | head -3)"
+        return 1
+    fi
+    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$W/$name.err" |
+        awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
+    rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$W/$name.err")
+    cls=$(sed -n 's/^lumosim: stats: symmetry: \([0-9]*\) classes.*/\1/p' "$W/$name.err")
+    echo "BENCH symmetry step=$name gpus=$gpus wall_s=$wall peak_rss_mb=$((rss / 1024))${cls:+ classes=$cls}"
+}
+
+# gpt3 DP: synth then sim of GPT-3 175B TP8 PP8 (24 micro-batches per pipeline)
+for s in $STEPS; do
+    case $s in
+    4096 | 16384 | 65536)
+        dp=$((s / 64))
+        run "synth_$s" "$s" "$L" synth --model gpt3-175b --tp 8 --pp 8 --dp $dp --micro-batch 1 \
+            --global-batch $((24 * dp)) --no-memory-check --force-large -o "$W/g$s.h5" || continue
+        if [ "$s" = 4096 ]; then
+            run "sim_full_$s" "$s" "$L" sim --stats --symmetry off "$W/g$s.h5" -o "$W/full$s.h5" || continue
+        fi
+        run "sim_reduced_$s" "$s" "$L" sim --stats "$W/g$s.h5" -o "$W/red$s.h5" || continue
+        if [ "$s" = 4096 ]; then
+            if h5diff -q --exclude-path /runs/sim/provenance "$W/full$s.h5" "$W/red$s.h5"; then
+                echo "BENCH symmetry step=compare_$s archives=equal"
+            else
+                echo "BENCH symmetry step=compare_$s archives=DIFFERENT"
+                exit 1
+            fi
+        fi
+        rm -f "$W"/*"$s".h5
+        ;;
+    98304)
+        run "synth_$s" "$s" "$L" synth --model llama3.1-405b --layers 128 --tp 8 --pp 16 --dp 768 --micro-batch 1 \
+            --global-batch $((32 * 768)) --no-memory-check --force-large -o "$W/l$s.h5" || continue
+        run "sim_reduced_$s" "$s" "$L" sim --stats "$W/l$s.h5" -o "$W/red$s.h5"
+        rm -f "$W"/*"$s".h5
+        ;;
+    esac
+done
