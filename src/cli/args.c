@@ -380,6 +380,9 @@ int lsim_cli_getopt(int argc, char **argv, const lsim_cli_spec *s)
             continue;
         }
         const char *v = e->what ? optarg : NULL;
+        /* "-o=job.h5" means job.h5, as "--output=job.h5" does (getopt
+         * would take "=job.h5" for the file's name) */
+        if (v && el[1] != '-' && v == el + 2 && v[0] == '=') v++;
         if (e->what && check_value(el, e, v, at + 1 < ac && v == av[at + 1])) {
             rc = -1;
             continue;
