@@ -1137,7 +1137,11 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, bsh);
         job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
         lsim_err e = {0};
-        int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, nodes_shown, &e) : 0;
+        /* an archive's embedded graphs (where names its run) are read by
+         * report, one process only, as are replay's and report's stores
+         * (one_proc): ranks 0, no mpirun advice */
+        int ranks = c->mpi ? c->size : c->one_proc || (where && where[0]) ? 0 : 1;
+        int mrc = count ? lsim_mem_check_job(c->path, mine, job, ranks, nodes_shown, &e) : 0;
         if (mrc) c->e = e;
         rc = h5s_agree(c, mrc);
         if (rc) goto out;
@@ -1311,6 +1315,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
+    c.one_proc = (flags & LSIM_STORE_READ_ONE_PROCESS) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
 }

@@ -6,9 +6,12 @@
   `lumosim help sim | head -1`) ends the command quietly: nothing on stderr,
   killed by SIGPIPE as coreutils are; made deterministic by closing the
   pipe's read end before lumosim starts;
-- a full disk on standard output (/dev/full) still fails with one line.
+- a full disk on standard output (/dev/full) still fails with one line;
+- report, which refuses mpirun, never advises mpirun when an archive or a
+  store is over LUMOSIM_MEM_LIMIT: one line, exit 1, no "mpirun -np".
 """
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,6 +41,26 @@ with tempfile.TemporaryDirectory() as d:
         err = p.stderr.decode("utf-8", "replace").strip().split("\n")
         if p.returncode != 1 or len(err) != 1 or "standard output" not in err[0]:
             fails.append("help sim > /dev/full: exit %d, stderr %r (expected 1 and one line)" % (p.returncode, err))
+    p = subprocess.run([lumosim, "sim", "j.h5", "-o", "r.h5"], cwd=d, capture_output=True)
+    if p.returncode:
+        fails.append("sim j.h5: exit %d: %s" % (p.returncode, p.stderr[-300:]))
+    for inp in ("r.h5", "j.h5"):
+        # a limit of 0.6 x the need, where 2 MPI ranks would fit (a 1 KiB
+        # limit fits no K, and nothing would be advised anyway)
+        err = ["no need read"]
+        for lim in ("1K", None):
+            if lim is None:
+                m = re.search(r"need about ([0-9.]+) (MiB|KiB|GiB)", err[0])
+                if not m:
+                    break
+                lim = "%dK" % (float(m.group(1)) * {"KiB": 1, "MiB": 1024, "GiB": 1048576}[m.group(2)] * 0.6)
+            p = subprocess.run([lumosim, "report", inp, "--html", "x.html"], cwd=d, capture_output=True,
+                               env=dict(os.environ, LUMOSIM_MEM_LIMIT=lim))
+            err = p.stderr.decode("utf-8", "replace").strip().split("\n")
+        if p.returncode != 1 or len(err) != 1 or "LUMOSIM_MEM_LIMIT" not in err[0] or "mpirun -np" in err[0] \
+                or "no K fits" in err[0] or os.path.exists(os.path.join(d, "x.html")):
+            fails.append("report %s over the limit: exit %d, stderr %r (expected 1, one line, no mpirun advice)"
+                         % (inp, p.returncode, err))
 for f in fails:
     print("FAIL: " + f)
 print("ok" if not fails else "%d failed" % len(fails))
