@@ -215,8 +215,22 @@ void lsim_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A rank of an MPI launch other than 0, from the launcher's environment
+ * (usage errors come before MPI_Init, and every rank parses the same
+ * arguments, so rank 0 alone says it once: issue 39). */
+static int launched_rank_not_0(void)
+{
+    static const char *const VARS[3] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (int k = 0; k < 3; k++) {
+        const char *v = getenv(VARS[k]);
+        if (v && *v) return strcmp(v, "0") != 0;
+    }
+    return 0;
+}
+
 void lsim_cli_usage_error(const char *fmt, ...)
 {
+    if (launched_rank_not_0()) return;
     va_list ap;
     va_start(ap, fmt);
     vprint_error(fmt, ap);
