@@ -17,6 +17,8 @@
  * done around it: the once-only check, the value that is an option, and
  * refusing abbreviations (getopt takes any unambiguous prefix). */
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
@@ -178,8 +180,18 @@ static const char *error_file(const char *msg, char *buf, size_t cap)
     return ok ? buf : NULL;
 }
 
+int lsim_cli_stdout_gone(void)
+{
+    struct pollfd p = {.fd = 1, .events = POLLOUT};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 static void print_error(const char *raw)
 {
+    if (lsim_cli_stdout_gone()) { /* the reader went away: quietly, as coreutils (issue 39) */
+        signal(SIGPIPE, SIG_DFL);
+        raise(SIGPIPE);
+    }
     char line[4096], file[1024];
     lsim_text_line(line, sizeof line, raw);
     if (!g_json_errors) {

@@ -6,7 +6,6 @@
  * written to a temporary name and renamed when complete. */
 #include <errno.h>
 #include <malloc.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -327,14 +326,6 @@ static int run_command(int argc, char **argv);
  * a line saying so, never exit 0 with nothing written. SIGPIPE is ignored so
  * that a closed pipe shows up here as EPIPE instead of killing mid-write;
  * EPIPE then ends the process by SIGPIPE, quietly, as coreutils end. */
-/* Standard output is a pipe whose reader has closed it (a write that failed
- * earlier may have left errno to later calls): poll reports POLLERR. */
-static int reader_gone(void)
-{
-    struct pollfd p = {.fd = 1, .events = POLLOUT};
-    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
-}
-
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -343,7 +334,7 @@ int main(int argc, char **argv)
     errno = 0;
     int bad = ferror(stdout);
     if (fflush(stdout) != 0) bad = 1;
-    int e = errno, gone = bad && st == 0 && (e == EPIPE || reader_gone()); /* before fclose closes fd 1 */
+    int e = errno, gone = bad && st == 0 && (e == EPIPE || lsim_cli_stdout_gone()); /* before fclose closes fd 1 */
     if (fclose(stdout) != 0 && !bad) bad = 1, e = errno;
     if (gone) {
         /* the reader went away (`lumosim info x.h5 | head -1`): end quietly

@@ -35,6 +35,16 @@ with tempfile.TemporaryDirectory() as d:
         fails.append("help sim into a closed pipe: exit %d (expected killed by SIGPIPE), stderr %r"
                      % (p.returncode, p.stderr[:300]))
 
+    # a command that checks its own writes (replay's report) ends as quietly
+    r, w = os.pipe()
+    os.close(r)
+    ex = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "megatron_tp8_rank0.json.gz")
+    p = subprocess.run([lumosim, "replay", ex], stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    if p.returncode != -signal.SIGPIPE or p.stderr:
+        fails.append("replay into a closed pipe: exit %d (expected killed by SIGPIPE), stderr %r"
+                     % (p.returncode, p.stderr[:300]))
+
     if os.path.exists("/dev/full"):
         with open("/dev/full", "w") as full:
             p = subprocess.run([lumosim, "help", "sim"], stdout=full, stderr=subprocess.PIPE)
