@@ -1071,6 +1071,14 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
 
 /* Read GPUs [first, first + count) (count SIZE_MAX: to the end), or, with
  * list, GPUs list[0..count) (ascending), of the graph tables under loc. */
+/* The ranks the memory check names: an archive's embedded graphs (where
+ * names its run) are read by report, one process only, as are replay's and
+ * report's stores (one_proc): 0, so that no mpirun is advised. */
+static int check_ranks(const sctx *c, const char *where)
+{
+    return c->mpi ? c->size : c->one_proc || (where && where[0]) ? 0 : 1;
+}
+
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
@@ -1137,7 +1145,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, bsh);
         job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
         lsim_err e = {0};
-        int mrc = count ? lsim_mem_check_job(c->path, mine, job, c->mpi ? c->size : 1, nodes_shown, &e) : 0;
+        int mrc = count ? lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, &e) : 0;
         if (mrc) c->e = e;
         rc = h5s_agree(c, mrc);
         if (rc) goto out;
@@ -1311,6 +1319,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
+    c.one_proc = (flags & LSIM_STORE_READ_ONE_PROCESS) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
 }

@@ -73,6 +73,8 @@ typedef struct sctx {
                            engines' deciding edges (LSIM_STORE_READ_NO_BIND) */
     int archive;        /* graph reads: the memory check counts an archive's
                            write (LSIM_STORE_READ_ARCHIVE) */
+    int one_proc;       /* graph reads: the reader cannot run under mpirun
+                           (LSIM_STORE_READ_ONE_PROCESS) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's

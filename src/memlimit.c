@@ -280,7 +280,9 @@ int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t 
     char fit[160], sneed[32], slim[32];
     fmt_size(sneed, sizeof sneed, need);
     fmt_size(slim, sizeof slim, limit);
-    if (k)
+    if (ranks <= 0) /* issue 39: never advise what the command refuses */
+        snprintf(fit, sizeof fit, "replay and report read every GPU in one process (they do not run under mpirun)");
+    else if (k)
         snprintf(fit, sizeof fit, "the job fits at K >= %llu MPI ranks of %s each (mpirun -np %llu)",
                  (unsigned long long)k, slim, (unsigned long long)k);
     else
@@ -291,7 +293,7 @@ int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t 
                         "more than the %s each rank may use (%s); %s, or use a smaller job, or set "
                         "LUMOSIM_MEM_LIMIT (0 = no check)",
                         what, (unsigned long long)mine[0], (unsigned long long)shown_nodes, (unsigned long long)mine[2],
-                        sneed, ranks, slim, source, fit);
+                        sneed, ranks > 0 ? ranks : 1, slim, source, fit);
 }
 
 int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint64_t edges, uint64_t strings,

@@ -445,17 +445,28 @@ _Static_assert(sizeof(lsim_report_sum) == LSIM_REPORT_SUM_WORDS * sizeof(int64_t
  * numbers is not one of these. */
 int lsim_report_stage_of(const lsim_graph *g)
 {
-    if (!g) return -1;
-    for (size_t c = 0; c < g->ncoll; c++) {
+    int stage, replica;
+    lsim_report_coords_of(g, &stage, &replica);
+    return stage;
+}
+
+void lsim_report_coords_of(const lsim_graph *g, int *stage, int *replica)
+{
+    *stage = *replica = -1;
+    if (!g) return;
+    for (size_t c = 0; c < g->ncoll && (*stage < 0 || *replica < 0); c++) {
         if (g->colls[c].pg_name == UINT32_MAX) continue;
         const char *pg = lsim_strtab_get(g->strings, g->colls[c].pg_name);
         int a, b;
         char tail;
         if (!pg) continue;
-        if (sscanf(pg, "tp:%d:%d%c", &a, &b, &tail) == 2 && a >= 0) return a;
-        if (sscanf(pg, "dp:%d:%d%c", &a, &b, &tail) == 2 && b >= 0) return b;
+        if (sscanf(pg, "tp:%d:%d%c", &a, &b, &tail) == 2 && a >= 0) {
+            if (*stage < 0) *stage = a;
+            if (b >= 0) *replica = b;
+        } else if (sscanf(pg, "dp:%d:%d%c", &a, &b, &tail) == 2 && b >= 0 && *stage < 0) {
+            *stage = b;
+        }
     }
-    return -1;
 }
 
 void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s)

@@ -6,6 +6,7 @@
 #include "lumosim/report.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,7 +174,7 @@ static const char CSS[] =
     "header .meta{color:#c3ccd8;font-size:13px;margin-top:3px}"
     "main{max-width:1240px;margin:0 auto;padding:8px 20px 40px}"
     "h2{font-size:19px;margin:26px 0 2px}"
-    "h3{font-size:15px;margin:0 0 4px}"
+    "h3{font-size:15px;margin:0 0 4px}h3.sub{margin-top:16px}"
     ".card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:12px 18px 14px;margin:12px 0}"
     ".note{color:var(--mut);font-size:12.5px;margin:0 0 8px}"
     ".src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:var(--mut);"
@@ -812,33 +813,295 @@ static void extremes(const lsim_replay_item *items, size_t n, size_t *slow, size
     }
 }
 
-/* The job at a glance, for a multi-rank page: the rank that holds the job
- * up, a bar per rank of its predicted breakdown with the exposed
- * communication split into waiting for peers and transfer, the collective
- * kernels by kind (coupled or traced), and the kernels aggregated by name
- * over all ranks (the largest predicted totals). */
-static void job_overview(FILE *f, const lsim_replay_item *items, size_t n)
+/* ---- the job at scale --------------------------------------------------------- */
+
+/* GPUs beyond which the page shows the job aggregated (heat map by pipeline
+ * stage x data-parallel replica, distributions, the slowest GPUs named) instead
+ * of one bar and one open table row per GPU: 64 hairline bars are still
+ * readable, 512 are not (issue 39). */
+#define HTML_AGG_MIN 64
+/* the slowest GPUs named in the aggregated view, each with a full section */
+#define HTML_SLOWEST 5
+/* heat-map colours, low to high (ColorBrewer YlOrRd, 8 classes) */
+#define HEAT_N 8
+static const char *const HEAT_COLOR[HEAT_N] = {"#ffffcc", "#ffeda0", "#fed976", "#feb24c",
+                                               "#fd8d3c", "#fc4e2a", "#e31a1c", "#b10026"};
+
+static int cmp_dbl(const void *a, const void *b)
 {
-    static const char *const NAME5[5] = {"exposed compute", "overlapped", "exposed comm: transfer",
-                                         "exposed comm: waiting for peers", "other"};
-    static const char *const COL5[5] = {"#4e79a7", "#76b7b2", "#f28e2b", "#e15759", "#c9c3bf"};
-    size_t slow, fast, late;
-    extremes(items, n, &slow, &fast, &late);
-    fputs("<div class=\"card\"><h3>Job overview</h3>\n<p>", f);
-    fprintf(f, "The job ends with rank <b>%d</b> (its predicted window ends last). Slowest rank %d (",
-            rank_of(&items[late], late), rank_of(&items[slow], slow));
-    put_ms(f, ms(items[slow].r->window_predicted));
-    fprintf(f, " ms predicted), fastest rank %d (", rank_of(&items[fast], fast));
-    put_ms(f, ms(items[fast].r->window_predicted));
-    fputs(" ms).</p>\n", f);
-    /* one bar per rank */
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* nearest-rank percentile of sorted v[0..n) */
+static double pctl(const double *v, size_t n, double p)
+{
+    if (!n) return 0;
+    size_t k = (size_t)ceil(p / 100.0 * (double)n);
+    return v[k ? k - 1 : 0];
+}
+
+/* The GPU indices of the HTML_SLOWEST largest predicted windows, slowest
+ * first (ties: the lower index); returns how many (at most n). */
+static size_t slowest_of(const lsim_replay_item *items, size_t n, size_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        lsim_ns w = items[i].r->window_predicted;
+        if (k == HTML_SLOWEST && !(w > items[out[k - 1]].r->window_predicted)) continue;
+        size_t j = k < HTML_SLOWEST ? k++ : HTML_SLOWEST - 1;
+        for (; j > 0 && w > items[out[j - 1]].r->window_predicted; j--) out[j] = out[j - 1];
+        out[j] = i;
+    }
+    return k;
+}
+
+/* One GPU's place and figures in the aggregated view. */
+typedef struct gpu_pos {
+    int stage, replica;
+    double win, comm; /* predicted window, exposed communication, ms */
+} gpu_pos;
+
+/* Where each GPU sits: stage and replica from its process groups
+ * (lsim_report_coords_of); a GPU whose replica is unknown (TP 1: no "tp:"
+ * group) is its stage's k-th GPU in GPU order, and a job without stages is
+ * laid out 64 GPUs to a row. *nst, *nrep: the grid's rows and columns. */
+static int gpu_positions(const lsim_replay_item *items, size_t n, gpu_pos *p, int *nst, int *nrep, int *by_coords)
+{
+    int *seen = calloc(n, sizeof *seen), known = 1;
+    if (!seen) return LSIM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        lsim_report_coords_of(items[i].g, &p[i].stage, &p[i].replica);
+        if (p[i].stage < 0 || (size_t)p[i].stage >= n) known = 0;
+        p[i].win = ms(items[i].r->window_predicted);
+        p[i].comm = ms(items[i].r->bd_predicted.exposed_comm);
+    }
+    *nst = *nrep = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!known) {
+            p[i].stage = (int)(i / HTML_AGG_MIN), p[i].replica = (int)(i % HTML_AGG_MIN);
+        } else if (p[i].replica < 0 || (size_t)p[i].replica >= n) {
+            p[i].replica = seen[p[i].stage]++;
+        }
+        if (p[i].stage + 1 > *nst) *nst = p[i].stage + 1;
+        if (p[i].replica + 1 > *nrep) *nrep = p[i].replica + 1;
+    }
+    *by_coords = known;
+    free(seen);
+    return 0;
+}
+
+/* A heat map of one figure: a cell per (stage, replica), the largest value
+ * of the cell's GPUs (its TP group: the one the others wait for), coloured
+ * in HEAT_N equal classes from the smallest cell to the largest; hovering a
+ * cell names its GPU and value. */
+static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, size_t n, int nst, int nrep,
+                    int comm, const char *what)
+{
+    size_t cells = (size_t)nst * (size_t)nrep;
+    double *v = malloc(cells * sizeof *v);
+    size_t *who = malloc(cells * sizeof *who);
+    if (!v || !who) {
+        free(v);
+        free(who);
+        return LSIM_ENOMEM;
+    }
+    for (size_t c = 0; c < cells; c++) v[c] = -1, who[c] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = (size_t)p[i].stage * (size_t)nrep + (size_t)p[i].replica;
+        double x = comm ? p[i].comm : p[i].win;
+        if (who[c] == SIZE_MAX || x > v[c]) v[c] = x, who[c] = i;
+    }
+    double lo = 0, hi = 0;
+    int first = 1;
+    for (size_t c = 0; c < cells; c++) {
+        if (who[c] == SIZE_MAX) continue;
+        if (first || v[c] < lo) lo = v[c];
+        if (first || v[c] > hi) hi = v[c];
+        first = 0;
+    }
+    int lw = 64, W = 740, cw = (W - lw - 8) / (nrep > 0 ? nrep : 1);
+    if (cw > 24) cw = 24;
+    if (cw < 1) cw = 1;
+    int ch = nst <= 8 ? 22 : nst <= 32 ? 8 : 3, H = nst * ch + 36, gw = lw + cw * nrep + 8;
+    fprintf(f, "<h3 class=\"sub\">%s per GPU: stage &times; replica</h3>\n<p class=\"note\">", what);
+    fprintf(f, "Rows: pipeline stages (%d); columns: data-parallel replicas (%d); a cell is the largest of its GPUs "
+               "(the tensor-parallel group, which waits for its slowest). Colour from ",
+            nst, nrep);
+    put_ms(f, lo);
+    fputs(" ms (light) to ", f);
+    put_ms(f, hi);
+    fputs(" ms (dark), in 8 equal classes.</p>\n", f);
+    fprintf(f, "<svg class=\"heat\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"%s heat map\">\n",
+            gw, H, gw, H, comm ? "exposed communication" : "step time");
+    for (int s = 0; s < nst; s++) {
+        if (nst <= 32 || s % 8 == 0)
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">stage %d</text>", lw - 4, s * ch + (ch < 11 ? 9 : ch / 2 + 4), s);
+        for (int r = 0; r < nrep; r++) {
+            size_t c = (size_t)s * (size_t)nrep + (size_t)r;
+            if (who[c] == SIZE_MAX) continue;
+            int k = hi > lo ? (int)((v[c] - lo) / (hi - lo) * HEAT_N) : 0;
+            if (k >= HEAT_N) k = HEAT_N - 1;
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>stage %d, replica %d: GPU %d, ",
+                    lw + r * cw, s * ch, cw, ch, HEAT_COLOR[k], s, r, rank_of(&items[who[c]], who[c]));
+            put_ms(f, v[c]);
+            fputs(" ms</title></rect>", f);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"m\">replica 0</text><text x=\"%d\" y=\"%d\" class=\"m\" "
+               "text-anchor=\"end\">%d</text>\n</svg>\n",
+            lw, nst * ch + 16, lw + cw * nrep, nst * ch + 16, nrep - 1);
+    free(v);
+    free(who);
+    return 0;
+}
+
+/* A histogram of the predicted windows (24 equal bins from the smallest to
+ * the largest) with the p5 / p50 / p95 marked. */
+static void histogram(FILE *f, const double *sorted, size_t n)
+{
+    enum { NB = 24, W = 740, H = 150, L = 48, B = 30 };
+    size_t cnt[NB] = {0}, top = 0;
+    double lo = sorted[0], hi = sorted[n - 1], span = hi > lo ? hi - lo : 1;
+    for (size_t i = 0; i < n; i++) {
+        int b = hi > lo ? (int)((sorted[i] - lo) / span * NB) : 0;
+        cnt[b >= NB ? NB - 1 : b]++;
+    }
+    for (int b = 0; b < NB; b++)
+        if (cnt[b] > top) top = cnt[b];
+    double bw = (double)(W - L - 10) / NB, sc = (double)(H - B - 10) / (double)top;
+    fprintf(f, "<svg class=\"hist\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"histogram of predicted windows\">\n",
+            W, H, W, H);
+    for (int b = 0; b < NB; b++) {
+        if (!cnt[b]) continue;
+        double h = (double)cnt[b] * sc;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%zu GPUs</title></rect>",
+                L + b * bw + 0.5, H - B - h, bw - 1, h, BD_COLOR[0], cnt[b]);
+    }
+    static const double P[3] = {5, 50, 95};
+    for (int k = 0; k < 3; k++) {
+        double x = L + (hi > lo ? (pctl(sorted, n, P[k]) - lo) / span : 0) * (W - L - 10);
+        fprintf(f, "\n<line x1=\"%.1f\" x2=\"%.1f\" y1=\"4\" y2=\"%d\" stroke=\"#e15759\" stroke-dasharray=\"3 2\"/>"
+                   "<text x=\"%.1f\" y=\"%d\" class=\"m\">p%g</text>",
+                x, x, H - B, x + 2, 12 + 12 * k, P[k]);
+    }
+    fprintf(f, "\n<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%zu</text><text x=\"%d\" y=\"%d\">", L - 4, 14, top, L, H - 12);
+    put_ms(f, lo);
+    fprintf(f, " ms</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">", W - 10, H - 12);
+    put_ms(f, hi);
+    fputs(" ms</text>\n</svg>\n", f);
+}
+
+/* The job at a glance when it has more than HTML_AGG_MIN GPUs: the slowest
+ * GPUs named and linked to their sections, the distributions (p5, p50, p95,
+ * max) of the predicted breakdown and a histogram of the windows, the
+ * figures per pipeline stage, and the heat maps of step time and of exposed
+ * communication by stage x replica. */
+static int job_at_scale(FILE *f, const lsim_replay_item *items, size_t n, const size_t *slow, size_t nslow)
+{
+    int rc = LSIM_ENOMEM, nst, nrep, by_coords;
+    gpu_pos *p = malloc(n * sizeof *p);
+    double *col = malloc(5 * n * sizeof *col);
+    if (!p || !col || gpu_positions(items, n, p, &nst, &nrep, &by_coords)) goto cleanup;
+
+    fputs("<h3 class=\"sub\">Slowest GPUs</h3>\n<div class=\"scroll\"><table><tr><th>GPU</th><th>stage</th><th>replica</th>"
+          "<th>predicted window ms</th><th>exposed comm ms</th><th>waiting for peers ms</th></tr>\n",
+          f);
+    for (size_t k = 0; k < nslow; k++) {
+        size_t i = slow[k];
+        fprintf(f, "<tr><td><a href=\"#rank-%zu\">GPU %d</a></td><td>%d</td><td>%d</td><td>", i, rank_of(&items[i], i),
+                p[i].stage, p[i].replica);
+        put_ms(f, p[i].win);
+        fputs("</td><td>", f);
+        put_ms(f, p[i].comm);
+        fputs("</td><td>", f);
+        put_ms(f, ms(items[i].r->bd_predicted.exposed_comm_wait));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+
+    /* distributions over the GPUs */
+    static const char *const DNAME[5] = {"predicted window", "exposed compute", "overlapped", "exposed comm",
+                                         "waiting for peers"};
+    for (size_t i = 0; i < n; i++) {
+        const lsim_breakdown *b = &items[i].r->bd_predicted;
+        col[i] = p[i].win, col[n + i] = ms(b->exposed_compute), col[2 * n + i] = ms(b->overlapped);
+        col[3 * n + i] = p[i].comm, col[4 * n + i] = ms(b->exposed_comm_wait);
+    }
+    fprintf(f, "<h3 class=\"sub\">Distributions over the %zu GPUs</h3>\n<div class=\"scroll\"><table><tr><th class=\"l\">ms</th>"
+               "<th>p5</th><th>p50</th><th>p95</th><th>max</th></tr>\n",
+            n);
+    for (int d = 0; d < 5; d++) {
+        qsort(col + (size_t)d * n, n, sizeof *col, cmp_dbl);
+        fprintf(f, "<tr><td class=\"l\">%s</td>", DNAME[d]);
+        static const double P[4] = {5, 50, 95, 100};
+        for (int k = 0; k < 4; k++) {
+            fputs("<td>", f);
+            put_ms(f, pctl(col + (size_t)d * n, n, P[k]));
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n<p class=\"note\">The predicted windows, 24 equal bins from the smallest to the largest "
+          "(hover a bar for its count):</p>\n",
+          f);
+    histogram(f, col, n);
+
+    if (by_coords && nst > 1) {
+        fputs("<h3 class=\"sub\">Per pipeline stage</h3>\n<div class=\"scroll\"><table><tr><th>stage</th><th>GPUs</th>"
+              "<th>window p50 ms</th><th>window max ms</th><th>exposed comm p50 ms</th><th>slowest GPU</th></tr>\n",
+              f);
+        for (int s = 0; s < nst; s++) {
+            size_t m = 0, worst = SIZE_MAX;
+            for (size_t i = 0; i < n; i++) {
+                if (p[i].stage != s) continue;
+                col[m] = p[i].win, col[n + m] = p[i].comm, m++;
+                if (worst == SIZE_MAX || p[i].win > p[worst].win) worst = i;
+            }
+            if (!m) continue;
+            qsort(col, m, sizeof *col, cmp_dbl);
+            qsort(col + n, m, sizeof *col, cmp_dbl);
+            fprintf(f, "<tr><td>%d</td><td>%zu</td><td>", s, m);
+            put_ms(f, pctl(col, m, 50));
+            fputs("</td><td>", f);
+            put_ms(f, col[m - 1]);
+            fputs("</td><td>", f);
+            put_ms(f, pctl(col + n, m, 50));
+            fprintf(f, "</td><td>%d</td></tr>\n", rank_of(&items[worst], worst));
+        }
+        fputs("</table></div>\n", f);
+    }
+    if (!by_coords)
+        fprintf(f, "<p class=\"note\">The GPUs carry no pipeline coordinates (no tp:PP:DP / dp:TP:PP process groups): "
+                   "the maps below lay them out in GPU order, %d to a row.</p>\n",
+                HTML_AGG_MIN);
+    if (heat_map(f, items, p, n, nst, nrep, 0, "Step time (predicted window)") ||
+        heat_map(f, items, p, n, nst, nrep, 1, "Exposed communication"))
+        goto cleanup;
+    fputs("<div class=\"legend\"><span>lowest", f);
+    for (int k = 0; k < HEAT_N; k++) fprintf(f, " <i class=\"sw\" style=\"background:%s\"></i>", HEAT_COLOR[k]);
+    fputs("highest</span></div>\n", f);
+    rc = 0;
+cleanup:
+    free(p);
+    free(col);
+    return rc;
+}
+
+/* One bar per rank of its predicted breakdown (COL5: the overview's five
+ * parts), ranks labelled up to 32 (beyond, the slowest and the fastest). */
+static void rank_bars(FILE *f, const lsim_replay_item *items, size_t n, size_t slow, size_t fast,
+                      const char *const *COL5)
+{
     double maxw = 0;
     for (size_t i = 0; i < n; i++)
         if (ms(items[i].r->window_predicted) > maxw) maxw = ms(items[i].r->window_predicted);
     int bh = n <= 32 ? 12 : n <= 128 ? 4 : 2, gap = n <= 32 ? 4 : 1, lw = 56, W = 740, aw = W - lw - 8;
     int H = (int)n * (bh + gap) + 24;
     double sc = maxw > 0 ? aw / maxw : 0;
-    legend(f, 5, NAME5, COL5);
     fprintf(f, "<svg class=\"ranks\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"predicted breakdown per rank\">\n",
             W, H, W, H);
@@ -862,6 +1125,35 @@ static void job_overview(FILE *f, const lsim_replay_item *items, size_t n)
             lw, H - 6, W - 8, H - 6);
     put_ms(f, maxw);
     fputs(" ms</text>\n</svg>\n", f);
+}
+
+/* The job at a glance, for a multi-rank page: the rank that holds the job
+ * up, a bar per rank of its predicted breakdown with the exposed
+ * communication split into waiting for peers and transfer, the collective
+ * kernels by kind (coupled or traced), and the kernels aggregated by name
+ * over all ranks (the largest predicted totals). */
+static int job_overview(FILE *f, const lsim_replay_item *items, size_t n)
+{
+    static const char *const NAME5[5] = {"exposed compute", "overlapped", "exposed comm: transfer",
+                                         "exposed comm: waiting for peers", "other"};
+    static const char *const COL5[5] = {"#4e79a7", "#76b7b2", "#f28e2b", "#e15759", "#c9c3bf"};
+    size_t slow, fast, late;
+    extremes(items, n, &slow, &fast, &late);
+    fputs("<div class=\"card\"><h3>Job overview</h3>\n<p>", f);
+    fprintf(f, "The job ends with rank <b>%d</b> (its predicted window ends last). Slowest rank %d (",
+            rank_of(&items[late], late), rank_of(&items[slow], slow));
+    put_ms(f, ms(items[slow].r->window_predicted));
+    fprintf(f, " ms predicted), fastest rank %d (", rank_of(&items[fast], fast));
+    put_ms(f, ms(items[fast].r->window_predicted));
+    fputs(" ms).</p>\n", f);
+    int rc = 0;
+    if (n <= HTML_AGG_MIN) {
+        legend(f, 5, NAME5, COL5);
+        rank_bars(f, items, n, slow, fast, COL5);
+    } else {
+        size_t top[HTML_SLOWEST];
+        rc = job_at_scale(f, items, n, top, slowest_of(items, n, top));
+    }
     /* collective kernels by kind, with their predicted time split into
      * waiting for the group's last arrival and transfer */
     uint64_t cc[LSIM_COLL_NKINDS] = {0}, ct[LSIM_COLL_NKINDS] = {0};
@@ -960,6 +1252,7 @@ done:
     free(idx);
     free(ka);
     lsim_strtab_free(keys);
+    return rc;
 }
 
 /* The memory card: the job's per-GPU estimate by stage, OOM in the
@@ -987,6 +1280,41 @@ static void memory_card(FILE *f, const lsim_memest_job *m)
                 g->reserve / 1e9, g->total / 1e9, over ? " class=\"bad\"" : "", over ? "OOM" : "");
     }
     fputs("</table></div></div>\n", f);
+}
+
+static const char SUMMARY_HEAD[] =
+    "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"l\">source</th><th>iterations</th>"
+    "<th>window actual ms</th><th>predicted ms</th><th>error</th><th>critical path ms</th></tr>\n";
+
+/* The summary's last row: the whole job, earliest start to latest end. */
+static void job_row(FILE *f, const lsim_replay_item *items, size_t n, int any_obs, lsim_ns ja, lsim_ns jp)
+{
+    if (n > 1 && !any_obs) {
+        fprintf(f, "<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>%s</b></td><td><b>",
+                items[0].unmeasured ? "not measured" : "-");
+        put_ms(f, ms(jp));
+        fputs("</b></td><td><b>-</b></td><td></td></tr>\n", f);
+    } else if (n > 1) {
+        double je = lsim_rel_err(ja, jp);
+        fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>", f);
+        put_ms(f, ms(ja));
+        fputs("</b></td><td><b>", f);
+        put_ms(f, ms(jp));
+        fprintf(f, "</b></td><td class=\"%s\"><b>", err_class(je));
+        put_pct(f, je);
+        fputs("</b></td><td></td></tr>\n", f);
+    }
+}
+
+/* Whether GPU i gets a full section: every rank up to HTML_FULL_RANKS, then
+ * the slowest and the fastest, and beyond HTML_AGG_MIN the slowest ones named
+ * in the overview (top[0..ntop)). */
+static int in_full(size_t i, size_t n, size_t slow, size_t fast, const size_t *top, size_t ntop)
+{
+    if (n <= HTML_FULL_RANKS || i == slow || i == fast) return 1;
+    for (size_t k = 0; k < ntop; k++)
+        if (top[k] == i) return 1;
+    return 0;
 }
 
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
@@ -1019,20 +1347,25 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     /* summary */
     lsim_ns ja, jp;
     lsim_report_job_span(items, n, &ja, &jp);
-    double je = lsim_rel_err(ja, jp);
+    int any_obs = !n, agg = n > HTML_AGG_MIN;
+    for (size_t i = 0; i < n; i++) any_obs |= has_obs(items[i].g) && !items[i].unmeasured;
+    size_t slow = 0, fast = 0, late = 0, top[HTML_SLOWEST], ntop = agg ? slowest_of(items, n, top) : 0;
+    if (n > 1) extremes(items, n, &slow, &fast, &late);
     fputs("<div class=\"card\"><h3>Summary</h3>\n<p class=\"note\">Actual: what the trace recorded; predicted: what "
           "the replay produced. Error = (predicted &minus; actual) / actual.</p>\n",
           f);
-    fputs("<div class=\"scroll\"><table><tr><th>rank</th><th class=\"l\">source</th><th>iterations</th>"
-          "<th>window actual ms</th><th>predicted ms</th><th>error</th><th>critical path ms</th></tr>\n",
-          f);
-    int any_obs = !n;
+    if (agg) { /* the job's line open, the GPUs' rows folded */
+        fputs(SUMMARY_HEAD, f);
+        job_row(f, items, n, any_obs, ja, jp);
+        fprintf(f, "</table></div>\n<details><summary>Every GPU (%zu rows)</summary>\n", n);
+    }
+    fputs(SUMMARY_HEAD, f);
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         double e = lsim_rel_err(r->window_actual, r->window_predicted);
         int obs = has_obs(items[i].g) && !items[i].unmeasured;
-        any_obs |= obs;
-        if (n <= HTML_FULL_RANKS) fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
+        if (in_full(i, n, slow, fast, top, ntop))
+            fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
         else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
         esc(f, items[i].g->source);
         fprintf(f, "</td><td>%u</td><td>", r->niters);
@@ -1050,38 +1383,27 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         else fputs("&ndash;", f);
         fputs("</td></tr>\n", f);
     }
-    if (n > 1 && !any_obs) {
-        fprintf(f, "<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>%s</b></td><td><b>",
-                items[0].unmeasured ? "not measured" : "-");
-        put_ms(f, ms(jp));
-        fputs("</b></td><td><b>-</b></td><td></td></tr>\n", f);
-    } else if (n > 1) {
-        fputs("<tr><td></td><td class=\"l\"><b>job</b> (all ranks)</td><td></td><td><b>", f);
-        put_ms(f, ms(ja));
-        fputs("</b></td><td><b>", f);
-        put_ms(f, ms(jp));
-        fprintf(f, "</b></td><td class=\"%s\"><b>", err_class(je));
-        put_pct(f, je);
-        fputs("</b></td><td></td></tr>\n", f);
-    }
-    fputs("</table></div></div>\n", f);
+    if (!agg) job_row(f, items, n, any_obs, ja, jp);
+    fputs(agg ? "</table></div></details></div>\n" : "</table></div></div>\n", f);
     if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
         memory_card(f, memory);
 
-    size_t slow = 0, fast = 0, late = 0;
-    if (n > 1) {
-        job_overview(f, items, n);
-        extremes(items, n, &slow, &fast, &late);
-    }
-    if (n > HTML_FULL_RANKS)
+    if (n > 1 && job_overview(f, items, n)) return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
+    if (agg)
+        fprintf(f, "<p class=\"note\">%zu GPUs: the %zu slowest and the fastest (%d) in full below; every GPU is in "
+                   "the summary, the distributions and the heat maps.</p>\n",
+                n, ntop, rank_of(&items[fast], fast));
+    else if (n > HTML_FULL_RANKS)
         fprintf(f, "<p class=\"note\">%zu ranks: the slowest (%d) and the fastest (%d) in full below; every rank is in "
                    "the summary and the overview.</p>\n",
                 n, rank_of(&items[slow], slow), rank_of(&items[fast], fast));
     for (size_t i = 0; i < n; i++) {
-        if (n > HTML_FULL_RANKS && i != slow && i != fast) continue;
+        if (!in_full(i, n, slow, fast, top, ntop)) continue;
         if (n > 1) {
             fprintf(f, "<details><summary>Rank %d", rank_of(&items[i], i));
             if (i == slow) fputs(" (slowest)", f);
+            else if (agg && in_full(i, n, SIZE_MAX, SIZE_MAX, top, ntop))
+                fputs(" (among the slowest)", f);
             if (i == fast) fputs(" (fastest)", f);
             fputs("</summary>\n", f);
         }

@@ -123,7 +123,9 @@ uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, ui
  * each rank may use (SOURCE); the whole job fits at K >= M ranks of B GiB
  * (lsim_mem_ranks_to_fit of job), ..." (or that no K does); LSIM_EARG
  * for a malformed LUMOSIM_MEM_LIMIT. what names the input (a store) or the
- * result. Local. */
+ * result. ranks 0: the reader runs in one process only (report of a result
+ * archive, refused under mpirun): the message says so instead of advising
+ * mpirun. Local. */
 int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
                        uint64_t shown_nodes, lsim_err *err);
 

@@ -84,6 +84,9 @@ typedef struct lsim_report_sum {
 } lsim_report_sum;
 /* The stage of a graph as above (-1 unknown). Local. */
 int lsim_report_stage_of(const lsim_graph *g);
+/* Its stage and its data-parallel replica (the DP of its "tp:PP:DP" group;
+ * -1 when the graph has none, as with TP 1). Local. */
+void lsim_report_coords_of(const lsim_graph *g, int *stage, int *replica);
 void lsim_report_sum_of(const lsim_replay_item *it, lsim_report_sum *s);
 /* The per-stage means of a summarised table: printed only when some GPU is
  * left out (show[i] == 0), every GPU has a stage and there are at least two

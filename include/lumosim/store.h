@@ -213,6 +213,10 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * so the memory check counts LSIM_MEM_WRITE_B bytes more for each node of
  * a GPU with a structure of its own (memlimit.h). Changes nothing read. */
 #define LSIM_STORE_READ_ARCHIVE 4
+/* LSIM_STORE_READ_ONE_PROCESS: the reader runs in one process only (replay,
+ * report: refused under mpirun), so a memory refusal does not advise
+ * mpirun (memlimit.h, ranks 0). Changes nothing read. */
+#define LSIM_STORE_READ_ONE_PROCESS 8
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 

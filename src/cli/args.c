@@ -17,6 +17,8 @@
  * done around it: the once-only check, the value that is an option, and
  * refusing abbreviations (getopt takes any unambiguous prefix). */
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
@@ -185,8 +187,18 @@ static const char *error_file(const char *msg, char *buf, size_t cap)
     return ok ? buf : NULL;
 }
 
+int lsim_cli_stdout_gone(void)
+{
+    struct pollfd p = {.fd = 1, .events = POLLOUT};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 static void print_error(const char *raw)
 {
+    if (lsim_cli_stdout_gone()) { /* the reader went away: quietly, as coreutils (issue 39) */
+        signal(SIGPIPE, SIG_DFL);
+        raise(SIGPIPE);
+    }
     char line[4096], file[1024];
     lsim_text_line(line, sizeof line, raw);
     if (!g_json_errors) {
@@ -222,8 +234,22 @@ void lsim_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* A rank of an MPI launch other than 0, from the launcher's environment
+ * (usage errors come before MPI_Init, and every rank parses the same
+ * arguments, so rank 0 alone says it once: issue 39). */
+static int launched_rank_not_0(void)
+{
+    static const char *const VARS[3] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (int k = 0; k < 3; k++) {
+        const char *v = getenv(VARS[k]);
+        if (v && *v) return strcmp(v, "0") != 0;
+    }
+    return 0;
+}
+
 void lsim_cli_usage_error(const char *fmt, ...)
 {
+    if (launched_rank_not_0()) return;
     va_list ap;
     va_start(ap, fmt);
     vprint_error(fmt, ap);
@@ -387,6 +413,9 @@ int lsim_cli_getopt(int argc, char **argv, const lsim_cli_spec *s)
             continue;
         }
         const char *v = e->what ? optarg : NULL;
+        /* "-o=job.h5" means job.h5, as "--output=job.h5" does (getopt
+         * would take "=job.h5" for the file's name) */
+        if (v && el[1] != '-' && v == el + 2 && v[0] == '=') v++;
         if (e->what && check_value(el, e, v, at + 1 < ac && v == av[at + 1])) {
             rc = -1;
             continue;

@@ -338,6 +338,10 @@ void lsim_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Standard output is a pipe whose reader has closed it (poll: POLLERR),
+ * whatever errno a failed write left. An error printed then ends the
+ * process by SIGPIPE instead, quietly, as coreutils end (issue 39). */
+int lsim_cli_stdout_gone(void);
 void lsim_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

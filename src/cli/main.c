@@ -325,7 +325,8 @@ static int run_command(int argc, char **argv);
 /* Every command's standard output is checked once at the end: a report
  * that could not be written (a full disk, a closed pipe) is a failure with
  * a line saying so, never exit 0 with nothing written. SIGPIPE is ignored so
- * that a closed pipe shows up here as EPIPE instead of killing silently. */
+ * that a closed pipe shows up here as EPIPE instead of killing mid-write;
+ * EPIPE then ends the process by SIGPIPE, quietly, as coreutils end. */
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -333,9 +334,16 @@ int main(int argc, char **argv)
     int st = run_command(argc, argv);
     errno = 0;
     int bad = ferror(stdout);
-    if (fflush(stdout) != 0 || fclose(stdout) != 0) bad = 1;
+    if (fflush(stdout) != 0) bad = 1;
+    int e = errno, gone = bad && st == 0 && (e == EPIPE || lsim_cli_stdout_gone()); /* before fclose closes fd 1 */
+    if (fclose(stdout) != 0 && !bad) bad = 1, e = errno;
+    if (gone) {
+        /* the reader went away (`lumosim info x.h5 | head -1`): end quietly
+         * with the status coreutils get there, killed by SIGPIPE */
+        signal(SIGPIPE, SIG_DFL);
+        raise(SIGPIPE);
+    }
     if (bad && st == 0) { /* a command that failed has said why already */
-        int e = errno;
         lsim_cli_error("cannot write to standard output: %s", e ? strerror(e) : "a write failed");
         st = 1;
     }

@@ -73,8 +73,8 @@ lsim_html_add(html_report:synth_predicted_only
   8 @TMP@/r.h5)
 
 # A 512-GPU job (one rank slowed, so the slowest and fastest differ): the
-# job overview, every rank in the summary, only the slowest and the fastest
-# ranks in full (2 iteration groups), folded, and a page under 2 MB.
+# job overview, every rank in the summary, only the 5 slowest and the
+# fastest ranks in full (6 iteration groups), folded, and a page under 2 MB.
 lsim_html_add(html_report:job_overview_512
   --pre "synth --model gpt3-15b --layers 2 --tp 8 --pp 1 --dp 64 --micro-batch 1 --global-batch 64 -o @TMP@/j.h5"
   --pre "whatif @TMP@/j.h5 --slow-gpu 5:1.5 -o @TMP@/s.h5"
@@ -83,7 +83,18 @@ lsim_html_add(html_report:job_overview_512
   --contains "<details><summary>Rank 5 (slowest)</summary>" --contains "(fastest)</summary>"
   --contains "<tr><td>511</td>" --contains "The job ends with rank <b>5</b>"
   --max-bytes 2000000
-  2 @TMP@/r.h5)
+  6 @TMP@/r.h5)
+# More than 64 GPUs (issue 39): the job aggregated by stage x replica (heat
+# maps, distributions, the slowest GPUs named from the archive, the per-GPU
+# rows folded) and a page whose size per GPU keeps 4,096 GPUs under 5 MB
+# (html_scale.sh); the screenshot shows the heat maps (their 8 colours).
+lsim_cli_test(html_report:job_at_scale "integration;html" ${LSIM_SH} ${CMAKE_CURRENT_SOURCE_DIR}/html_scale.sh)
+lsim_html_add(html_screenshot:job_at_scale
+  --pre "synth --model gpt3-15b --layers 4 --tp 8 --pp 4 --dp 16 --micro-batch 1 --global-batch 64 -o @TMP@/j.h5"
+  --pre "whatif @TMP@/j.h5 --slow-gpu 41:2 -o @TMP@/s.h5"
+  --pre "sim @TMP@/s.h5 -o @TMP@/r.h5"
+  --screenshot --png-color ffffcc,ffeda0,fed976,feb24c,fd8d3c,fc4e2a,e31a1c,b10026:20000
+  6 @TMP@/r.h5)
 # several ranks: the overview (no more than 16 ranks: every rank in full, folded)
 lsim_html_add(html_report:job_overview_8 --require ${_hs}/megatron_tp8_a100
   --contains "<h3>Job overview</h3>" --contains "Collective kernels by kind" --contains "<details><summary>Rank 7"

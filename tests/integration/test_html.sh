@@ -26,6 +26,9 @@
 #                    chromium-browser; $CHROMIUM overrides) and check the PNG
 #                    with $HTML_PNG_CHECK (not blank, chart colours present).
 #                    Exit 77 (skip) when no chromium is installed.
+#   --png-color SPEC with --screenshot: the colours the PNG must show
+#                    (html_png_check's --color RRGGBB[,RRGGBB...]:MINPIXELS;
+#                    repeatable) instead of the breakdown bars' colours
 #
 # Environment: LUMOSIM = the lumosim binary; HTML_PNG_CHECK = the
 # html_png_check binary (--screenshot only); HTML_KEEP = a directory to copy
@@ -41,6 +44,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 : >"$tmp/absent"
 maxbytes=0
 : >"$tmp/pre"
+pngcolors=
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
     --max-bytes) maxbytes=$2; shift 2 ;;
     --pre) printf '%s\n' "$2" >>"$tmp/pre"; shift 2 ;;
     --screenshot) screenshot=1; shift ;;
+    --png-color) pngcolors="$pngcolors --color $2"; shift 2 ;;
     --) shift; break ;;
     -*) echo "test_html.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -232,7 +237,9 @@ if [ "$screenshot" -eq 1 ] && [ "$fail" -eq 0 ]; then
     [ "$crc" -eq 0 ] || echo "note: chromium exited with $crc but wrote the screenshot"
     # the four breakdown colours fill the bars: far more pixels than the
     # legend swatches in those colours (about 2000)
-    "$HTML_PNG_CHECK" "$shot" --min-nonbg 1 --min-colors 8 --color 4e79a7,76b7b2,f28e2b,c9c3bf:6000 || fail=1
+    [ -n "$pngcolors" ] || pngcolors="--color 4e79a7,76b7b2,f28e2b,c9c3bf:6000"
+    # shellcheck disable=SC2086 # split on purpose (colour specs have no blanks)
+    "$HTML_PNG_CHECK" "$shot" --min-nonbg 1 --min-colors 8 $pngcolors || fail=1
     if [ -n "${HTML_KEEP:-}" ]; then
         cp "$shot" "$HTML_KEEP/" && echo "kept: $HTML_KEEP/shot.png"
     fi

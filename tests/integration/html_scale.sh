@@ -1,0 +1,83 @@
+#!/bin/sh
+# html_scale.sh  (environment: LUMOSIM)
+#
+# The HTML report of a job of more than 64 GPUs shows the job aggregated
+# (issue 39, docs/report-html.md "The job at scale"). Two synthesized GPT-3
+# 15B jobs of 4 layers, TP 8 x PP 4, DP 4 (128 GPUs) and DP 16 (512 GPUs),
+# GPU 41 slowed twice (whatif --slow-gpu), simulated and reported. Checked on
+# the 512-GPU page, against figures read from the archive with h5dump (not
+# from the page's code):
+#   - the aggregated view is there: the distributions, both heat maps with one
+#     cell per stage x replica (4 x 16 = 64 each), the per-stage table, the
+#     per-GPU rows folded, no bar per GPU;
+#   - the slowest GPU (largest /runs/sim/gpus/window_predicted, the lower
+#     index on a tie) heads the "Slowest GPUs" table, linked to its section,
+#     and that section is on the page;
+#   - the predicted window's p5 / p50 / p95 / max row equals the nearest-rank
+#     percentiles of the archive's windows;
+#   - the page grows by at most 1,000 bytes per GPU between 128 and 512 GPUs,
+#     and the 512-GPU page is at most 5 MB x 512 / 4096 (the 4,096-GPU bound
+#     scaled down).
+set -u
+: "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
+command -v h5dump >/dev/null 2>&1 || { echo "SKIP: h5dump not installed (hdf5-tools)"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "html_scale: FAIL: $*"; exit 1; }
+
+# $1: DP; writes $tmp/dp$1.h5 (the result) and $tmp/dp$1.html
+job() {
+    "$LUMOSIM" synth --model gpt3-15b --layers 4 --tp 8 --pp 4 --dp "$1" --micro-batch 1 --global-batch $((4 * $1)) \
+        -o "$tmp/j$1.h5" >/dev/null || fail "synth --dp $1 failed"
+    "$LUMOSIM" whatif "$tmp/j$1.h5" --slow-gpu 41:2 -o "$tmp/s$1.h5" >/dev/null || fail "whatif --dp $1 failed"
+    "$LUMOSIM" sim "$tmp/s$1.h5" -o "$tmp/dp$1.h5" >/dev/null || fail "sim --dp $1 failed"
+    "$LUMOSIM" report "$tmp/dp$1.h5" --html "$tmp/dp$1.html" || fail "report --dp $1 failed"
+}
+job 4
+job 16
+page=$tmp/dp16.html
+has() { grep -qF -- "$1" "$page" || fail "the 512-GPU page lacks '$1'"; }
+count() { grep -oF -- "$1" "$page" | wc -l; }
+
+# the aggregated view
+has "<h3 class=\"sub\">Distributions over the 512 GPUs</h3>"
+has "aria-label=\"step time heat map\""
+has "aria-label=\"exposed communication heat map\""
+has "<h3 class=\"sub\">Per pipeline stage</h3>"
+has "<details><summary>Every GPU (512 rows)</summary>"
+grep -qF 'aria-label="predicted breakdown per rank"' "$page" && fail "the 512-GPU page still draws a bar per GPU"
+cells=$(count "<title>stage ")
+[ "$cells" -eq $((2 * 4 * 16)) ] || fail "$cells heat-map cells, expected 2 maps x 4 stages x 16 replicas = 128"
+
+# the archive's predicted windows, one per line, in GPU order
+h5dump -y -w 0 -d /runs/sim/gpus/window_predicted "$tmp/dp16.h5" | sed -n '/DATA {/,/}/p' | tr -c '0-9\n' ' ' |
+    tr -s ' ' '\n' | grep -E '^[0-9]+$' >"$tmp/win" || fail "h5dump found no windows"
+n=$(wc -l <"$tmp/win")
+[ "$n" -eq 512 ] || fail "$n windows in the archive, expected 512"
+slow=$(awk '$1 > m || NR == 1 { m = $1; i = NR - 1 } END { print i }' "$tmp/win")
+ranks=$(h5dump -y -w 0 -d /runs/sim/gpus/rank "$tmp/dp16.h5" | sed -n '/DATA {/,/}/p' | tr -c '0-9\n' ' ' |
+    tr -s ' ' '\n' | grep -E '^[0-9]+$')
+rank=$(printf '%s\n' "$ranks" | sed -n "$((slow + 1))p")
+echo "slowest GPU from the archive: index $slow, rank $rank"
+first=$(grep -A2 -F '<h3 class="sub">Slowest GPUs</h3>' "$page" | sed -n 3p)
+case "$first" in
+"<tr><td><a href=\"#rank-$slow\">GPU $rank</a></td>"*) ;;
+*) fail "the first of the slowest GPUs is not GPU $rank (#rank-$slow): $first" ;;
+esac
+has "<section id=\"rank-$slow\">"
+
+# nearest-rank percentiles (k = ceil(p n / 100)), formatted as the page's ms
+row=$(sort -n "$tmp/win" | awk '{ v[NR] = $1 } END {
+    split("5 50 95 100", p, " "); s = "<tr><td class=\"l\">predicted window</td>"
+    for (j = 1; j <= 4; j++) { k = int(p[j] * NR / 100); if (k * 100 < p[j] * NR) k++; if (k < 1) k = 1
+        x = v[k] / 1e6; s = s sprintf(x >= 100 ? "<td>%.1f</td>" : "<td>%.2f</td>", x) }
+    print s "</tr>" }')
+has "$row"
+
+# the size bound
+s4=$(wc -c <"$tmp/dp4.html")
+s16=$(wc -c <"$page")
+echo "page: $s4 bytes at 128 GPUs, $s16 bytes at 512 GPUs, $(((s16 - s4) / 384)) bytes per added GPU"
+[ $((s16 - s4)) -le $((1000 * 384)) ] || fail "the page grows by more than 1,000 bytes per GPU"
+[ "$s16" -le $((5000000 * 512 / 4096)) ] || fail "the 512-GPU page is over 5 MB x 512 / 4096"
+echo "ok"
