@@ -34,14 +34,7 @@ struct lsim_strtab {
  * names interned; perf). Internal to the table: ids are given in insertion
  * order, so no output depends on the hash. Deterministic on one machine;
  * words are read in its byte order. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+#define mix64 lsim_mix64
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {

@@ -6,18 +6,12 @@
 
 #include "lumosim/alloc.h"
 #include "lumosim/symmetry.h"
+#include "util.h"
 
 /* SplitMix64's finaliser: the refinement's hashes only propose classes,
  * the quotient's check decides exactness, so a collision costs the
  * reduction, never a wrong result. */
-static uint64_t fmix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+#define fmix lsim_mix64
 
 static uint64_t mix(uint64_t h, uint64_t x) { return fmix(h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))); }
 

@@ -51,4 +51,15 @@ const char *lsim_gz_why(int zerr);
  * otherwise rc. */
 int lsim_gz_close(gzFile gz, const char *path, int rc, lsim_err *err);
 
+/* splitmix64's finaliser: every output bit depends on every input bit
+ * (the string table's slots, the symmetry reduction's colours). */
+static inline uint64_t lsim_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 #endif
