@@ -908,7 +908,68 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
     return 0;
 }
 
-static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
+/* The job's critical path (critical.h, lsim_job_path) as one process after
+ * every rank's (pid n * PID_STRIDE): one X per stretch of the path, on the
+ * lanes write_critical uses, each naming the GPU (rank) it was spent on. A
+ * collective the path reached from its last arrival starts at that
+ * arrival ("from_rank"); the arrival itself, left at its start, is not a
+ * slice of its own. */
+static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, const lsim_job_path *jp)
+{
+    int64_t pid = (int64_t)n * PID_STRIDE;
+    lsim_ns *lane_end = NULL;
+    size_t nlanes = 0;
+    for (size_t i = 0; i < jp->n; i++) {
+        uint32_t gi = jp->gpu[i], v = jp->node[i];
+        if (gi >= n || v >= items[gi].g->n) continue;
+        if (i + 1 < jp->n && jp->via[i + 1] == LSIM_CP_VIA_PEER) continue; /* the arrival */
+        const lsim_graph *g = items[gi].g;
+        lsim_ns t0 = jp->via[i] == LSIM_CP_VIA_PEER ? jp->at[i - 1] : items[gi].start[v];
+        size_t L = 0;
+        while (L < nlanes && t0 < lane_end[L]) L++;
+        if (L == nlanes) {
+            lsim_ns *x = realloc(lane_end, (nlanes + 1) * sizeof *x);
+            if (!x) {
+                free(lane_end);
+                return LSIM_ENOMEM;
+            }
+            lane_end = x;
+            nlanes++;
+        }
+        lane_end[L] = jp->at[i];
+        ev_open(w, "X", "lumosim_job_critical_path", str_of(g, g->name[v]), pid, (int64_t)L + 1);
+        puts_(w, ",\"ts\":");
+        put_us(w, t0);
+        puts_(w, ",\"dur\":");
+        put_us(w, jp->at[i] - t0);
+        puts_(w, ",\"args\":{\"rank\":");
+        put_i64(w, g->rank >= 0 ? g->rank : (int64_t)gi);
+        puts_(w, ",\"gpu_index\":");
+        put_u64(w, gi);
+        puts_(w, ",\"lumosim_node\":");
+        put_u64(w, v);
+        puts_(w, ",\"kind\":");
+        put_str(w, lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+        if (jp->via[i] == LSIM_CP_VIA_PEER) {
+            const lsim_graph *pg = items[jp->gpu[i - 1]].g;
+            puts_(w, ",\"from_rank\":");
+            put_i64(w, pg->rank >= 0 ? pg->rank : (int64_t)jp->gpu[i - 1]);
+        }
+        puts_(w, "}}");
+    }
+    meta(w, "process_name", pid, 0, "job critical path", 0);
+    for (size_t L = 0; L < nlanes; L++) {
+        char name[64];
+        if (L == 0) snprintf(name, sizeof name, "job critical path");
+        else snprintf(name, sizeof name, "job critical path (overlap %zu)", L);
+        meta(w, "thread_name", pid, (int64_t)L + 1, name, 0);
+        meta(w, "thread_sort_index", pid, (int64_t)L + 1, NULL, (int64_t)L);
+    }
+    free(lane_end);
+    return 0;
+}
+
+static int write_doc(writer *w, const lsim_replay_item *items, size_t n, const lsim_job_path *jp)
 {
     rank_map *maps = calloc(n ? n : 1, sizeof *maps);
     if (!maps) return LSIM_ENOMEM;
@@ -935,6 +996,7 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n)
         maps[i].lane_tid = NULL;
         maps[i].lane_off = NULL;
     }
+    if (!rc && jp) rc = write_job_path(w, items, n, jp);
     if (!rc) {
         puts_(w, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"lumosim " LSIM_VERSION "\"");
         puts_(w, ",\"latency_mode\":");
@@ -982,7 +1044,8 @@ static int ends_with_gz(const char *p)
     return l >= 3 && (p[l - 3] == '.') && (p[l - 2] == 'g' || p[l - 2] == 'G') && (p[l - 1] == 'z' || p[l - 1] == 'Z');
 }
 
-int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n, lsim_err *err)
+int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n, const lsim_job_path *jp,
+                      lsim_err *err)
 {
     if (!path || !*path) return lsim_err_set(err, LSIM_EARG, "trace output: no path given");
     if (n && !items) return lsim_err_set(err, LSIM_EARG, "%s: no ranks to write", path);
@@ -1020,7 +1083,7 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
         return lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(e));
     }
 
-    int rc = write_doc(w, items, n);
+    int rc = write_doc(w, items, n, jp);
     /* close, and check that too: a full disk may show up only here */
     errno = 0;
     if (w->gz) {

@@ -355,6 +355,106 @@ static void table_memory(FILE *f, const lsim_memest_job *j)
     }
 }
 
+/* ------------------------------------------------ the job's critical path */
+
+/* How a job path names its GPU gi: its rank, else its index in the job. */
+static int jp_rank(const lsim_job_path *jp, uint32_t gi)
+{
+    const lsim_graph *g = jp->graphs ? jp->graphs[gi] : NULL;
+    return g && g->rank >= 0 ? g->rank : (int)gi;
+}
+
+typedef struct gpu_share {
+    lsim_ns t;
+    uint32_t gpu;
+} gpu_share;
+
+static int cmp_share(const void *a, const void *b)
+{
+    const gpu_share *x = a, *y = b;
+    if (x->t != y->t) return x->t > y->t ? -1 : 1;
+    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+/* The GPUs with path time, most first (ties: lower index); *n of them.
+ * NULL when out of memory. */
+static gpu_share *jp_shares(const lsim_job_path *jp, size_t *n)
+{
+    gpu_share *s = malloc((jp->ngpus ? jp->ngpus : 1) * sizeof *s);
+    *n = 0;
+    for (size_t i = 0; s && i < jp->ngpus; i++)
+        if (jp->by_gpu[i] > 0) s[(*n)++] = (gpu_share){jp->by_gpu[i], (uint32_t)i};
+    if (s) qsort(s, *n, sizeof *s, cmp_share);
+    return s;
+}
+
+#define JP_GPUS_SHOWN 8
+
+static void print_job_path(FILE *f, const lsim_job_path *jp)
+{
+    double L = jp->length ? (double)jp->length : 1.0;
+    fprintf(f, "job critical path %.3f ms through %zu nodes, moving to the last-arriving GPU at %llu collectives:",
+            ms(jp->length), jp->n, (unsigned long long)jp->crossings);
+    for (int c = 0; c < LSIM_CP_NCATS; c++)
+        if (jp->by_cat[c]) fprintf(f, " %s %.1f%%", lsim_cp_cat_name((lsim_cp_cat)c), 100.0 * (double)jp->by_cat[c] / L);
+    size_t ns = 0;
+    gpu_share *sh = jp_shares(jp, &ns);
+    fprintf(f, "\n  per GPU (most first):");
+    lsim_ns rest = 0;
+    for (size_t i = 0; sh && i < ns; i++) {
+        if (i < JP_GPUS_SHOWN) fprintf(f, " rank %d %.1f%%", jp_rank(jp, sh[i].gpu), 100.0 * (double)sh[i].t / L);
+        else rest += sh[i].t;
+    }
+    if (sh && ns > JP_GPUS_SHOWN) fprintf(f, ", %zu more %.1f%%", ns - JP_GPUS_SHOWN, 100.0 * (double)rest / L);
+    free(sh);
+    fprintf(f, "\n  top contributors:\n");
+    for (size_t k = 0; k < jp->ntop; k++) {
+        const lsim_graph *g = jp->graphs[jp->top_gpu[k]];
+        uint32_t v = jp->top_node[k];
+        fprintf(f, "    %10.3f ms  rank %-4d %-7s %.70s\n", ms(jp->top_time[k]), jp_rank(jp, jp->top_gpu[k]),
+                lsim_node_kind_name((lsim_node_kind)g->kind[v]), lsim_strtab_get(g->strings, g->name[v]));
+    }
+}
+
+static cJSON *job_path_json(const lsim_job_path *jp)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "length_ns", (double)jp->length);
+    cJSON_AddNumberToObject(o, "nodes", (double)jp->n);
+    cJSON_AddNumberToObject(o, "crossings", (double)jp->crossings);
+    cJSON *c = cJSON_AddObjectToObject(o, "by_category_ns");
+    for (int k = 0; c && k < LSIM_CP_NCATS; k++)
+        cJSON_AddNumberToObject(c, lsim_cp_cat_name((lsim_cp_cat)k), (double)jp->by_cat[k]);
+    cJSON *gs = cJSON_AddArrayToObject(o, "by_gpu");
+    size_t ns = 0;
+    gpu_share *sh = jp_shares(jp, &ns);
+    if (!sh) gs = NULL;
+    for (size_t i = 0; gs && i < ns; i++) {
+        cJSON *x = cJSON_CreateObject();
+        if (!x) break;
+        cJSON_AddNumberToObject(x, "gpu", sh[i].gpu);
+        cJSON_AddNumberToObject(x, "rank", jp_rank(jp, sh[i].gpu));
+        cJSON_AddNumberToObject(x, "time_ns", (double)sh[i].t);
+        cJSON_AddItemToArray(gs, x);
+    }
+    free(sh);
+    cJSON *top = cJSON_AddArrayToObject(o, "top");
+    for (size_t k = 0; top && k < jp->ntop; k++) {
+        const lsim_graph *g = jp->graphs[jp->top_gpu[k]];
+        uint32_t v = jp->top_node[k];
+        cJSON *x = cJSON_CreateObject();
+        if (!x) break;
+        cJSON_AddNumberToObject(x, "gpu", jp->top_gpu[k]);
+        cJSON_AddNumberToObject(x, "rank", jp_rank(jp, jp->top_gpu[k]));
+        add_text(x, "name", lsim_strtab_get(g->strings, g->name[v]));
+        cJSON_AddStringToObject(x, "kind", lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+        cJSON_AddNumberToObject(x, "time_ns", (double)jp->top_time[k]);
+        cJSON_AddItemToArray(top, x);
+    }
+    return o;
+}
+
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
@@ -364,6 +464,7 @@ void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
+    if (p->path) print_job_path(f, p->path);
     if (p->memory && p->memory->nstages > 0) table_memory(f, p->memory);
 }
 
@@ -383,7 +484,7 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0, NULL};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0, NULL, NULL};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         /* saturating: an archive's windows are range-checked when read
@@ -528,7 +629,7 @@ void lsim_report_table_stages(FILE *f, const lsim_report_sum *s, const uint8_t *
 }
 
 void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                           int per_rank)
+                           int per_rank, const lsim_job_path *path)
 {
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
@@ -550,10 +651,11 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
     free(w);
     free(show);
     p.memory = memory;
+    p.path = path;
     lsim_report_table_tail(f, &p);
 }
 
-void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL, 1); }
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL, 1, NULL); }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
 {
@@ -831,6 +933,13 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
         }
     }
     if (p->network && !network_json(doc, p->network)) goto nomem;
+    if (p->path) {
+        cJSON *po = job_path_json(p->path);
+        if (!po || !cJSON_AddItemToObject(doc, "job_critical_path", po)) {
+            cJSON_Delete(po);
+            goto nomem;
+        }
+    }
     txt = cJSON_PrintUnformatted(doc);
     if (!txt) goto nomem;
     const char *at = strstr(txt, "\"ranks\":[]");
@@ -856,11 +965,11 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
 
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory, lsim_err *err)
 {
-    return lsim_report_json_net(f, items, n, memory, NULL, err);
+    return lsim_report_json_net(f, items, n, memory, NULL, NULL, err);
 }
 
 int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         const lsim_netshare_stats *network, lsim_err *err)
+                         const lsim_netshare_stats *network, const lsim_job_path *path, lsim_err *err)
 {
     int rc = 0;
     char **objs = calloc(n ? n : 1, sizeof *objs);
@@ -873,6 +982,7 @@ int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const
         lsim_report_job_part_of(items, n, &p);
         p.memory = memory;
         p.network = network;
+        p.path = path;
         rc = lsim_report_json_assemble(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, objs, n, &p, err);
     }
     for (size_t i = 0; i < n; i++) free(objs[i]);

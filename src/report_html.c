@@ -603,6 +603,70 @@ static void cp_section(FILE *f, const lsim_graph *g, const lsim_critical_path *c
     fputs("</div>\n", f);
 }
 
+/* The job's critical path (critical.h, lsim_job_path): where the step's
+ * time went across GPUs, each GPU's share, and the nodes with most time. */
+static void job_path_card(FILE *f, const lsim_job_path *jp)
+{
+    fputs("<div class=\"card\"><h3>Job critical path</h3>\n<p class=\"note\">One path across the GPUs: walked back "
+          "from the node that ends last in the job, at each collective it continues on the participant that "
+          "arrived last, so waiting for peers is replaced by the late GPU's own work. Every nanosecond of the "
+          "job's span is counted once, on the GPU where it was spent.</p>\n",
+          f);
+    fputs("<p>Length <b>", f);
+    put_ms(f, ms(jp->length));
+    fprintf(f, " ms</b> over %zu nodes; it moves to the last-arriving GPU at %llu collectives.</p>\n", jp->n,
+            (unsigned long long)jp->crossings);
+    fputs("<div class=\"cols\"><table><tr><th class=\"l\">category</th><th>ms</th><th>share</th></tr>\n", f);
+    for (int c = 0; c < LSIM_CP_NCATS; c++) {
+        if (!jp->by_cat[c]) continue;
+        fprintf(f, "<tr><td class=\"l\"><i class=\"sw\" style=\"background:%s\"></i>%s</td><td>", CP_COLOR[c],
+                lsim_cp_cat_name((lsim_cp_cat)c));
+        put_ms(f, ms(jp->by_cat[c]));
+        fputs("</td><td>", f);
+        put_share(f, jp->by_cat[c], jp->length);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n<table><tr><th class=\"l\">GPU (rank)</th><th>ms on the path</th><th>share</th></tr>\n", f);
+    /* the GPUs with the most path time, in order (a selection: at most 10) */
+    uint8_t *done = calloc(jp->ngpus ? jp->ngpus : 1, 1);
+    for (int shown = 0; done && shown < 10; shown++) {
+        size_t best = jp->ngpus;
+        for (size_t i = 0; i < jp->ngpus; i++)
+            if (!done[i] && jp->by_gpu[i] > 0 && (best == jp->ngpus || jp->by_gpu[i] > jp->by_gpu[best])) best = i;
+        if (best == jp->ngpus) break;
+        done[best] = 1;
+        const lsim_graph *g = jp->graphs[best];
+        fprintf(f, "<tr><td class=\"l\">%d</td><td>", g->rank >= 0 ? g->rank : (int)best);
+        put_ms(f, ms(jp->by_gpu[best]));
+        fputs("</td><td>", f);
+        put_share(f, jp->by_gpu[best], jp->length);
+        fputs("</td></tr>\n", f);
+    }
+    free(done);
+    fputs("</table></div>\n", f);
+    if (jp->ntop) {
+        fputs("<div class=\"scroll\"><table><tr><th>#</th><th class=\"l\">node</th><th class=\"l\">kind</th>"
+              "<th>rank</th><th>time &micro;s</th><th>share</th></tr>\n",
+              f);
+        for (size_t i = 0; i < jp->ntop; i++) {
+            const lsim_graph *g = jp->graphs[jp->top_gpu[i]];
+            uint32_t v = jp->top_node[i];
+            const char *nm = str(g, g->name[v]);
+            fprintf(f, "<tr><td>%zu</td><td class=\"nm\" title=\"", i + 1);
+            esc(f, nm);
+            fputs("\">", f);
+            esc_n(f, nm, 160);
+            fprintf(f, "</td><td class=\"l\">%s</td><td>%d</td><td>%.1f</td><td>",
+                    lsim_node_kind_name((lsim_node_kind)g->kind[v]), g->rank >= 0 ? g->rank : (int)jp->top_gpu[i],
+                    (double)jp->top_time[i] / 1e3);
+            put_share(f, jp->top_time[i], jp->length);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+    }
+    fputs("</div>\n", f);
+}
+
 /* ---- graph statistics ----------------------------------------------------------- */
 
 static void kv_u(FILE *f, const char *k, uint64_t v)
@@ -1319,11 +1383,11 @@ static int in_full(size_t i, size_t n, size_t slow, size_t fast, const size_t *t
 
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
-    return lsim_report_html_mem(f, items, n, NULL, err);
+    return lsim_report_html_mem(f, items, n, NULL, NULL, err);
 }
 
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         lsim_err *err)
+                         const lsim_job_path *path, lsim_err *err)
 {
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
@@ -1387,6 +1451,7 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     fputs(agg ? "</table></div></details></div>\n" : "</table></div></div>\n", f);
     if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
         memory_card(f, memory);
+    if (path) job_path_card(f, path);
 
     if (n > 1 && job_overview(f, items, n)) return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
     if (agg)

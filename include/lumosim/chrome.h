@@ -30,6 +30,9 @@
 
 #include "lumosim/report.h"
 
-int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n, lsim_err *err);
+/* jp: the job's critical path (critical.h; NULL: none), written as one
+ * more process after every rank's (docs/trace-out.md). */
+int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n, const lsim_job_path *jp,
+                      lsim_err *err);
 
 #endif

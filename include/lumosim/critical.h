@@ -17,6 +17,7 @@
 
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
+#include "lumosim/job.h"
 
 #define LSIM_CP_TOP 20
 
@@ -60,5 +61,57 @@ void lsim_critical_path_clear(lsim_critical_path *cp);
  * `cp`'s path: the critical-path edge recall of an ablated run against the
  * full model (both runs on the same graph nodes). 1.0 when ref has no edges. */
 double lsim_critical_path_recall(const lsim_critical_path *ref, const lsim_critical_path *cp);
+
+/* The job's critical path: one path across the GPUs of a coupled run
+ * (job.h). It walks back from the node that ends last in the whole job
+ * (among the work lsim_critical_path_compute would end a GPU's path on),
+ * and at every collective whose end was decided by another participant it
+ * continues on the participant that arrived last among those this one
+ * waited for (by the instance's rule, job.h: a broadcast's root waits for
+ * nobody, a reduce's non-roots for the last non-root; ties: the first in
+ * participant order). Within a GPU it is lsim_critical_path_compute's walk.
+ * Every nanosecond of [start, end) is booked once, on the GPU of the
+ * stretch: a node's own time, an edge's delay, a blocking call's wait, or,
+ * at a crossing, the collective's transfer (from the last arrival to this
+ * participant's end) as communication. Peer waiting is never on the path:
+ * the path is the late GPU's work instead. length equals the job's
+ * predicted span (earliest start to latest end over all GPUs) whenever the
+ * last-ending node is GPU-related work.
+ *
+ * Ownership: lsim_job_path_compute allocates out's arrays (the graphs are
+ * borrowed: they must outlive it); lsim_job_path_clear frees them. Local;
+ * for a serial coupled run (every GPU's graph and engine present). */
+#define LSIM_CP_VIA_PEER (-2)
+
+typedef struct lsim_job_path {
+    size_t n;
+    uint32_t *gpu, *node;    /* entries first to last: the GPU (after gpu_ids)
+                                and its node id */
+    int64_t *via;            /* how entry i's stretch follows entry i-1: an
+                                in-edge (CSR index) of entry i's graph from
+                                entry i-1's node; LSIM_CP_VIA_PEER: entry i-1
+                                is the last arrival of entry i's collective
+                                (the path left it at its start); -1 for i = 0 */
+    lsim_ns *at;             /* the path's time when it leaves entry i */
+    lsim_ns start, end, length;
+    lsim_ns by_cat[LSIM_CP_NCATS];
+    size_t ngpus;
+    lsim_ns *by_gpu;         /* path time booked on each GPU (after gpu_ids) */
+    uint64_t crossings;      /* collectives where the path moved to another GPU */
+    uint32_t top_gpu[LSIM_CP_TOP], top_node[LSIM_CP_TOP];
+    lsim_ns top_time[LSIM_CP_TOP];
+    size_t ntop;
+    lsim_graph *const *graphs; /* borrowed: graphs[gpu[i]] names entry i */
+} lsim_job_path;
+
+/* j was run by lsim_job_run over engines[0..j->ngpus) made from
+ * graphs[0..j->ngpus) (with their deciding edges). gpu_ids (NULL: the
+ * identity) maps the run's GPU index to the one reported, ngpus_out
+ * GPUs in all, named by names[0..ngpus_out) (borrowed). 0, LSIM_ENOMEM,
+ * LSIM_EINTERNAL (a walk that does not end). */
+int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_engine *const *engines,
+                          const uint32_t *gpu_ids, size_t ngpus_out, lsim_graph *const *names, lsim_job_path *out,
+                          lsim_err *err);
+void lsim_job_path_clear(lsim_job_path *p);
 
 #endif

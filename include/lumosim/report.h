@@ -50,8 +50,10 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
 /* per_rank 0: a job of more than LSIM_REPORT_FULL_MAX ranks prints only
  * its LSIM_REPORT_SLOWEST slowest and its fastest rank (by predicted
  * window) and one line for the others (lsim_report_pick); 1: every rank. */
+/* path: the job's critical path (critical.h; NULL: none), printed after
+ * the job line. */
 void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                           int per_rank);
+                           int per_rank, const lsim_job_path *path);
 /* Which ranks a summarised table prints: show[i] = 1 for every rank when
  * `every` or n <= LSIM_REPORT_FULL_MAX, else for the LSIM_REPORT_SLOWEST
  * largest windows and the smallest (ties: the lower index). Returns how
@@ -62,9 +64,10 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
 size_t lsim_report_pick(const lsim_ns *window, size_t n, int every, uint8_t *show);
 void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *show, size_t n);
 /* lsim_report_json_mem with link sharing's figures (NULL: none), the
- * "network" object. */
+ * "network" object, and the job's critical path (NULL: none), the
+ * "job_critical_path" object (docs/report-json.md). */
 int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         const lsim_netshare_stats *network, lsim_err *err);
+                         const lsim_netshare_stats *network, const lsim_job_path *path, lsim_err *err);
 int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          lsim_err *err);
 
@@ -111,6 +114,9 @@ typedef struct lsim_report_job_part {
     const lsim_netshare_stats *network; /* sim --link-sharing's last sweep: the JSON's
                                            "network" object (docs/report-json.md); NULL:
                                            no such key (lsim_report_job_part_of) */
+    const lsim_job_path *path; /* the job's critical path: the table's lines after the
+                                  job line and the JSON's "job_critical_path"; NULL
+                                  (lsim_report_job_part_of): none */
 } lsim_report_job_part;
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */
@@ -135,8 +141,9 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
 int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err);
 /* The same with the job's memory estimate (NULL: exactly lsim_report_html):
  * a card after the summary, each stage's parts and total, OOM where a stage
- * exceeds the GPU (docs/memory.md). */
+ * exceeds the GPU (docs/memory.md); and with the job's critical path (NULL:
+ * none), a card after it. */
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         lsim_err *err);
+                         const lsim_job_path *path, lsim_err *err);
 
 #endif

@@ -114,6 +114,9 @@ typedef struct lsim_run {
     lsim_critical_path *cps;
     lsim_replay_item *items;
     lsim_job *job;           /* when the ranks were simulated together */
+    lsim_job_path *job_path; /* with critical, a coupled serial run: the job's
+                                critical path across its GPUs (critical.h);
+                                NULL otherwise */
     /* wall seconds of the phases of lsim_run_simulate (or of the parallel
      * run): collective matching; set-up of a coupled run's engines
      * (allocating and first writing their per-node state, lsim_run_engines);

@@ -145,7 +145,7 @@ typedef struct html_ctx {
 static int write_html(FILE *f, void *ctx, lsim_err *err)
 {
     const html_ctx *h = ctx;
-    return lsim_report_html_mem(f, h->r->items, h->r->n, h->mem, err);
+    return lsim_report_html_mem(f, h->r->items, h->r->n, h->mem, h->r->job_path, err);
 }
 
 /* The memory estimate of report's one input when it is a graph store that
@@ -239,12 +239,12 @@ static int cmd_simulate(int argc, char **argv, int html)
     }
     if (!html && !lsim_cli_csv_is_stdout(o.csv_out)) { /* --csv -: the CSV is the report */
         if (o.json) {
-            if (lsim_report_json_mem(stdout, run.items, run.n, hc.mem, &err)) {
+            if (lsim_report_json_net(stdout, run.items, run.n, hc.mem, NULL, run.job_path, &err)) {
                 lsim_cli_error("%s", err.msg);
                 status = 1;
             }
         } else {
-            lsim_report_table_mem(stdout, run.items, run.n, hc.mem, o.per_rank);
+            lsim_report_table_mem(stdout, run.items, run.n, hc.mem, o.per_rank, run.job_path);
         }
         if (fflush(stdout) != 0) {
             lsim_cli_error("cannot write the report: %s", strerror(errno));

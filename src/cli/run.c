@@ -293,7 +293,7 @@ int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_run 
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *r, lsim_err *err)
 {
     if (!o->trace_out) return 0;
-    return lsim_chrome_write(o->trace_out, r->items, r->n, err);
+    return lsim_chrome_write(o->trace_out, r->items, r->n, r->job_path, err);
 }
 
 int lsim_cli_force;

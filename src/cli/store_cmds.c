@@ -242,8 +242,8 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
 {
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
-    if (o->json) rc = lsim_report_json_net(stdout, items, n, mem, net, err);
-    else lsim_report_table_mem(stdout, items, n, mem, o->per_rank);
+    if (o->json) rc = lsim_report_json_net(stdout, items, n, mem, net, NULL, err);
+    else lsim_report_table_mem(stdout, items, n, mem, o->per_rank, NULL);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
 }
@@ -362,7 +362,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
         lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4],
-                                   run->shared ? &run->share_st : NULL};
+                                   run->shared ? &run->share_st : NULL, NULL};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
@@ -695,7 +695,7 @@ static int report_from_archive(sim_state *s, lsim_err *err)
     int rc = lsim_store_read_results_ex(written, s->sa->run_name, s->o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES,
                                         &stored, err);
     if (!rc) rc = items_of_run(stored, s->sa->out, &items, err);
-    if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, err);
+    if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, NULL, err);
     if (!rc) rc = lsim_cli_write_csv(&s->o, items, stored->ngpus, err);
     if (!rc && s->held) {
         rc = lsim_out_commit(s->held, err);
@@ -1057,7 +1057,7 @@ static int write_html_items(FILE *f, void *ctx, lsim_err *err)
     const lsim_store_run *r = ((void **)ctx)[0];
     const lsim_replay_item *items = ((void **)ctx)[1];
     const lsim_memest_job *mem = ((void **)ctx)[2];
-    return lsim_report_html_mem(f, items, r->ngpus, mem, err);
+    return lsim_report_html_mem(f, items, r->ngpus, mem, NULL, err);
 }
 
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out)

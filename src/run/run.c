@@ -120,6 +120,8 @@ void lsim_run_free(lsim_run *r)
         if (r->cps) lsim_critical_path_clear(&r->cps[i]);
         free(r->paths[i]);
     }
+    lsim_job_path_clear(r->job_path);
+    free(r->job_path);
     lsim_job_free(r->job);
     lsim_job_free(r->sym_job);
     free(r->sym_rep);
@@ -551,6 +553,27 @@ static int run_reduced(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 /* All ranks of one job together: collectives matched across GPUs, clocks
  * aligned, symmetry classes, one joint run (of the representatives only
  * when reduced). */
+/* The job's critical path over the engines that ran: with the symmetry
+ * reduction, the quotient's, each representative named as its GPU (its
+ * class's members have its times). */
+static int job_path(lsim_run *r, lsim_err *err)
+{
+    size_t nq = r->reduced ? r->sym_job->ngpus : r->n;
+    uint32_t *ids = r->reduced ? malloc((nq ? nq : 1) * sizeof *ids) : NULL;
+    r->job_path = calloc(1, sizeof *r->job_path);
+    if ((r->reduced && !ids) || !r->job_path) {
+        free(ids);
+        return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
+    }
+    for (size_t i = 0; ids && i < r->n; i++)
+        if (r->sym_qidx[i] != UINT32_MAX) ids[r->sym_qidx[i]] = (uint32_t)i;
+    int rc = r->reduced ? lsim_job_path_compute(r->sym_job, r->sym_graphs, r->sym_engines, ids, r->n, r->graphs,
+                                                r->job_path, err)
+                        : lsim_job_path_compute(r->job, r->graphs, r->engines, NULL, r->n, r->graphs, r->job_path, err);
+    free(ids);
+    return rc;
+}
+
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
@@ -577,6 +600,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         uint32_t qi = r->sym_qidx[r->sym_rep[i]];
         rc = finish_with(o, r, i, r->sym_job, qi, r->sym_engines[qi], err);
     }
+    if (!rc && o->critical) rc = job_path(r, err);
     r->metrics_s = lsim_now_s() - t2;
     return rc;
 }

@@ -560,7 +560,7 @@ static int write_and_check(replay *xs, size_t n, const char *stem)
     for (size_t i = 0; i < n; i++) items[i] = xs[i].item;
     for (int gz = 0; gz < 2; gz++) {
         snprintf(out, sizeof out, "%s/%s.json%s", g_dir, stem, gz ? ".gz" : "");
-        int rc = lsim_chrome_write(out, items, n, &err);
+        int rc = lsim_chrome_write(out, items, n, NULL, &err);
         CHECK(rc == 0, "lsim_chrome_write(%s) = %d: %s", out, rc, err.msg);
         if (rc) continue;
         CHECK(count_tmp(g_dir) == 0, "%s: a temporary file was left behind", out);
@@ -607,7 +607,7 @@ static int cmd_roundtrip(int argc, char **argv)
         char out[1024];
         lsim_err err = {0};
         snprintf(out, sizeof out, "%s/%s.bare.json", g_dir, stem);
-        CHECK(lsim_chrome_write(out, &x.item, 1, &err) == 0, "%s: %s", out, err.msg);
+        CHECK(lsim_chrome_write(out, &x.item, 1, NULL, &err) == 0, "%s: %s", out, err.msg);
         check_read_back(out, &x, 1);
         replay_free(&x);
         ran++;
@@ -667,7 +667,7 @@ static int cmd_atomic(const char *trace)
         snprintf(dir, sizeof dir, "%s/no_such_dir", g_dir);
         snprintf(p, sizeof p, "%s/out.json%s", dir, gz ? ".gz" : "");
         memset(&err, 0, sizeof err);
-        int rc = lsim_chrome_write(p, &x.item, 1, &err);
+        int rc = lsim_chrome_write(p, &x.item, 1, NULL, &err);
         CHECK(rc == LSIM_EIO, "writing into a missing directory returned %d", rc);
         CHECK(!strncmp(err.msg, p, strlen(p)) && strstr(err.msg, "cannot write"), "message: %s", err.msg);
         CHECK(access(dir, F_OK) != 0, "%s was created", dir);
@@ -678,7 +678,7 @@ static int cmd_atomic(const char *trace)
     FILE *f = fopen(p, "w");
     fputs("old contents\n", f);
     fclose(f);
-    CHECK(lsim_chrome_write(p, &x.item, 1, &err) == 0, "overwrite: %s", err.msg);
+    CHECK(lsim_chrome_write(p, &x.item, 1, NULL, &err) == 0, "overwrite: %s", err.msg);
     size_t len = 0;
     char *txt = slurp(p, &len);
     CHECK(txt && !strncmp(txt, "{\"traceEvents\":[", 16) && len > 100 && txt[len - 1] == '\n', "overwrite: new file");
@@ -692,7 +692,7 @@ static int cmd_atomic(const char *trace)
     f = fopen(keep, "w");
     if (f) fclose(f);
     memset(&err, 0, sizeof err);
-    CHECK(lsim_chrome_write(p, &x.item, 1, &err) == LSIM_EIO, "writing over a directory: %s", err.msg);
+    CHECK(lsim_chrome_write(p, &x.item, 1, NULL, &err) == LSIM_EIO, "writing over a directory: %s", err.msg);
     CHECK(strstr(err.msg, "cannot write") != NULL, "message: %s", err.msg);
     CHECK(count_tmp(g_dir) == 0, "temporary file left after a failed rename");
     CHECK(access(keep, F_OK) == 0, "the directory's contents were touched");
@@ -704,13 +704,13 @@ static int cmd_atomic(const char *trace)
         lsim_replay_item bad = x.item;
         bad.start = NULL;
         snprintf(p, sizeof p, "%s/bad.json", g_dir);
-        CHECK(lsim_chrome_write(p, &bad, 1, &err) == LSIM_EARG, "no simulated times: %s", err.msg);
+        CHECK(lsim_chrome_write(p, &bad, 1, NULL, &err) == LSIM_EARG, "no simulated times: %s", err.msg);
         CHECK(access(p, F_OK) != 0, "a file was written for bad arguments");
-        CHECK(lsim_chrome_write(NULL, &x.item, 1, &err) == LSIM_EARG, "NULL path");
+        CHECK(lsim_chrome_write(NULL, &x.item, 1, NULL, &err) == LSIM_EARG, "NULL path");
     }
     /* 6. zero ranks: an empty but valid document */
     snprintf(p, sizeof p, "%s/empty.json", g_dir);
-    CHECK(lsim_chrome_write(p, NULL, 0, &err) == 0, "zero ranks: %s", err.msg);
+    CHECK(lsim_chrome_write(p, NULL, 0, NULL, &err) == 0, "zero ranks: %s", err.msg);
     txt = slurp(p, &len);
     cJSON *doc = txt ? cJSON_Parse(txt) : NULL;
     CHECK(doc && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "traceEvents")) &&
