@@ -6,7 +6,7 @@
  * this test too, so anything a failing run leaks fails it there. Covered:
  * lsim_engine_new, lsim_engines_new, lsim_engine_run (which must allocate
  * nothing), the job setup (lsim_job_match, lsim_job_entries,
- * lsim_job_from_entries), lsim_job_run and the critical path.
+ * lsim_job_from_entries), lsim_job_run, the critical path and the job's.
  *
  * lsim_graph_ablate (src/graph.c) does not allocate through the seam yet,
  * so it cannot be made to fail from here. */
@@ -251,6 +251,64 @@ static void critical(lsim_graph *const *g)
     lsim_engine_free(e);
 }
 
+/* The job's critical path on the hand-built job (job_run above): y returns
+ * at 207 on both GPUs (GPU 0 ends the path: ties keep the lower GPU); x
+ * ended when GPU 1's x arrived at 165, so the path crosses there and runs
+ * back through GPU 1's k (15 + 150) and c. Booked by hand: c 10 (cpu),
+ * launch 5, k 150 (gpu_compute), x's transfer 205 - 165 = 40
+ * (communication), y's return 2 (waiting): 207 = the job's span; GPU 1
+ * 165, GPU 0 42. Every failed allocation leaves the path cleared. */
+static void job_path(lsim_graph *const *g)
+{
+    lsim_err err;
+    lsim_job *j = NULL;
+    lsim_engine *e[2] = {NULL, NULL};
+    if (lsim_job_match(g, 2, &j, &err) || lsim_engines_new((const lsim_graph *const *)g, 2, e, &err) ||
+        lsim_job_run(j, e, NULL, &err)) {
+        CHECK_MSG(0, "job path: %s", err.msg);
+        goto out;
+    }
+    for (long n = 0;; n++) {
+        lsim_job_path p;
+        memset(&p, 0xab, sizeof p); /* must be cleared */
+        lsim_alloc_fail_after(n);
+        int rc = lsim_job_path_compute(j, g, e, NULL, 2, g, &p, &err);
+        int more = judge("lsim_job_path_compute", n, rc, &err);
+        if (more) {
+            CHECK(p.gpu == NULL && p.node == NULL && p.via == NULL && p.at == NULL && p.by_gpu == NULL && p.n == 0);
+            continue;
+        }
+        static const uint32_t gpu[5] = {1, 1, 1, 0, 0}, node[5] = {0, 2, 3, 3, 1};
+        CHECK_I64(p.n, 5);
+        for (size_t i = 0; i < 5 && i < p.n; i++) {
+            CHECK_I64(p.gpu[i], gpu[i]);
+            CHECK_I64(p.node[i], node[i]);
+        }
+        if (p.n == 5) CHECK_I64(p.via[3], LSIM_CP_VIA_PEER);
+        CHECK_I64(p.start, 0);
+        CHECK_I64(p.end, 207);
+        CHECK_I64(p.length, 207);
+        CHECK_I64(p.crossings, 1);
+        CHECK_I64(p.by_cat[LSIM_CP_CPU], 10);
+        CHECK_I64(p.by_cat[LSIM_CP_LAUNCH], 5);
+        CHECK_I64(p.by_cat[LSIM_CP_GPU_COMPUTE], 150);
+        CHECK_I64(p.by_cat[LSIM_CP_COMM], 40);
+        CHECK_I64(p.by_cat[LSIM_CP_WAIT], 2);
+        CHECK_I64(p.by_gpu[0], 42);
+        CHECK_I64(p.by_gpu[1], 165);
+        CHECK_I64(p.ntop, 3); /* k 150, x 40, c 10 */
+        CHECK_I64(p.top_gpu[0], 1);
+        CHECK_I64(p.top_node[0], 2);
+        CHECK_I64(p.top_time[1], 40);
+        lsim_job_path_clear(&p);
+        break;
+    }
+out:
+    lsim_engine_free(e[1]);
+    lsim_engine_free(e[0]);
+    lsim_job_free(j);
+}
+
 /* lsim_graph_clone and lsim_graph_ablate: a failure leaves no half graph
  * behind, and the graph being ablated unchanged (it used to be left with
  * its CSR half rebuilt). */
@@ -299,6 +357,7 @@ int main(void)
         job_setup(g);
         job_run(g);
         critical(g);
+        job_path(g);
     }
     lsim_graph_free(g[0]);
     lsim_graph_free(g[1]);
