@@ -43,6 +43,8 @@ typedef struct writer {
     char why[160];       /* what failed (strerror or zlib's message) */
     size_t len;
     uint64_t nevents;    /* events written so far (for separators) */
+    int64_t rank_tag;    /* a document of several ranks: the rank being written,
+                            in every op's and node's args (-1: one rank) */
     char buf[WBUF];
 } writer;
 
@@ -217,6 +219,18 @@ static void put_str(writer *w, const char *str)
 }
 
 /* Starts an event object: {"ph":"X","cat":...,"name":...,"pid":..,"tid":.. */
+/* A document of several ranks tags every op and node with its rank
+ * (args.rank, first), the merged multi-rank form the reader splits into
+ * one graph per rank (KINETO-NOTES trap 10): a predicted job replays as
+ * the job. */
+static void put_rank_tag(writer *w)
+{
+    if (w->rank_tag < 0) return;
+    puts_(w, "\"rank\":");
+    put_i64(w, w->rank_tag);
+    putch(w, ',');
+}
+
 static void ev_open(writer *w, const char *ph, const char *cat, const char *name, int64_t pid, int64_t tid)
 {
     puts_(w, w->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
@@ -739,7 +753,9 @@ static int write_ops(writer *w, const lsim_replay_item *it, rank_map *m, const l
         put_us(w, s);
         puts_(w, ",\"dur\":");
         put_us(w, e - s);
-        puts_(w, ",\"args\":{\"lumosim_pieces\":[");
+        puts_(w, ",\"args\":{");
+        put_rank_tag(w);
+        puts_(w, "\"lumosim_pieces\":[");
         put_u64(w, op->start_node);
         putch(w, ',');
         put_u64(w, op->end_node);
@@ -788,7 +804,9 @@ static void write_nodes(writer *w, const lsim_replay_item *it, const rank_map *m
         put_us(w, it->start[v]);
         puts_(w, ",\"dur\":");
         put_us(w, it->end[v] - it->start[v]);
-        puts_(w, ",\"args\":{\"lumosim_node\":");
+        puts_(w, ",\"args\":{");
+        put_rank_tag(w);
+        puts_(w, "\"lumosim_node\":");
         put_u64(w, v);
         if (g->corr[v] >= 0) {
             puts_(w, ",\"correlation\":");
@@ -978,6 +996,7 @@ static int write_doc(writer *w, const lsim_replay_item *items, size_t n, const l
     uint64_t id_base = 0;
     for (size_t i = 0; i < n && !w->failed; i++) {
         const lsim_replay_item *it = &items[i];
+        w->rank_tag = n > 1 ? (it->g->rank >= 0 ? it->g->rank : (int64_t)i) : -1;
         if ((rc = build_map(it, i, &maps[i]))) break;
         write_metadata(w, it, i, &maps[i]);
         const lsim_cpu_ops *T = usable_ops(it->g);

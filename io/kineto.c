@@ -1263,7 +1263,8 @@ static const struct {
     {"operator", -2},
     {"cpu_op", LSIM_EV_CPU_OP}, {"python_function", LSIM_EV_CPU_OP}, {"python", LSIM_EV_CPU_OP},
     {"gpu_user_annotation", -1}, {"trace", -1}, {"cpu_instant_event", -1}, {"overhead", -1},
-    {"ac2g", -1}, {"fwdbwd", -1}, {"lumosim_critical_path", -1}, {"lumosim_dep", -1},
+    {"ac2g", -1}, {"fwdbwd", -1}, {"lumosim_critical_path", -1}, {"lumosim_job_critical_path", -1},
+    {"lumosim_dep", -1},
 };
 
 static int classify(const char *cat, const char *name, lsim_ev_kind *k)

@@ -18,7 +18,9 @@
 #  - the text report prints it after the job line; the HTML report has its
 #    card with the late ranks' compute; the predicted trace (--trace-out)
 #    its process, the late compute as slices of their ranks, one slice per
-#    crossing that names the rank it came from.
+#    crossing that names the rank it came from; and that trace replays as
+#    the same job (its ops and nodes tagged with their rank, the reader's
+#    merged multi-rank form), the job path's slices skipped.
 set -u
 : "${LUMOSIM:?}"
 F=$1
@@ -32,6 +34,9 @@ grep -q '^job: actual' "$tmp/rep.txt" || fail "no job line"
 sed -n '/^job: actual/,$p' "$tmp/rep.txt" | grep -q '^job critical path [0-9.]* ms through' ||
     fail "the text report has no job critical path after the job line"
 "$LUMOSIM" replay --json "$F" | grep -q '"job_critical_path"' && fail "job_critical_path without --critical-path"
+# the predicted trace of the job (every op and node tagged with its rank)
+# replays as the job: its "actual" job span is the span predicted above
+"$LUMOSIM" replay --json "$tmp/pred.json" >"$tmp/again.json" || fail "replay of the predicted trace"
 python3 - "$F" "$tmp/rep.json" "$tmp/pred.json" "$tmp/rep.html" <<'PY'
 import json, os, sys
 F, rep, pred, html = sys.argv[1:5]
@@ -73,6 +78,10 @@ if sum(p["by_category_ns"].values()) != L:
     bad.append("categories sum to %d, not the length %d" % (sum(p["by_category_ns"].values()), L))
 if sum(g["time_ns"] for g in p["by_gpu"]) != L:
     bad.append("GPU shares sum to %d, not the length %d" % (sum(g["time_ns"] for g in p["by_gpu"]), L))
+again = json.load(open(os.path.join(os.path.dirname(rep), "again.json")))
+if len(again["ranks"]) != len(files) or again["job"]["actual_ns"] != d["job"]["predicted_ns"]:
+    bad.append("the predicted trace reads back as %d ranks, job %s ns, not %d ranks, %d ns"
+               % (len(again["ranks"]), again["job"]["actual_ns"], len(files), d["job"]["predicted_ns"]))
 if L != d["job"]["predicted_ns"]:
     bad.append("length %d, the job's predicted span %d" % (L, d["job"]["predicted_ns"]))
 # the predicted trace's job path process
