@@ -871,32 +871,62 @@ static void write_counter(writer *w, const lsim_replay_item *it, const rank_map 
     }
 }
 
-/* The critical path as its own process: one X per path node. A node that
- * starts before an earlier path node on the track has ended (a blocking call
- * and the GPU work it waited for) goes to the next track down, so each track
- * stays a sequence of disjoint slices. */
+/* The lanes of a path's track: a slice that starts before the previous one
+ * on a lane has ended (a blocking call and the GPU work it waited for)
+ * goes to the next lane down, so each lane stays a sequence of disjoint
+ * slices. lane_take: the lane for [start, end) in *L (0, or LSIM_ENOMEM
+ * with the lanes freed); lanes_name: each lane's name ("BASE", then
+ * "BASE (overlap k)"), and the lanes freed. */
+typedef struct lanes {
+    lsim_ns *end;
+    size_t n;
+} lanes;
+
+static int lane_take(lanes *l, lsim_ns start, lsim_ns end, size_t *L)
+{
+    size_t k = 0;
+    while (k < l->n && start < l->end[k]) k++;
+    if (k == l->n) {
+        lsim_ns *x = realloc(l->end, (l->n + 1) * sizeof *x);
+        if (!x) {
+            free(l->end);
+            l->end = NULL;
+            return LSIM_ENOMEM;
+        }
+        l->end = x;
+        l->n++;
+    }
+    l->end[k] = end;
+    *L = k;
+    return 0;
+}
+
+static void lanes_name(writer *w, lanes *l, int64_t pid, const char *base)
+{
+    for (size_t L = 0; L < l->n; L++) {
+        char name[96];
+        if (L == 0) snprintf(name, sizeof name, "%s", base);
+        else snprintf(name, sizeof name, "%s (overlap %zu)", base, L);
+        meta(w, "thread_name", pid, (int64_t)L + 1, name, 0);
+        meta(w, "thread_sort_index", pid, (int64_t)L + 1, NULL, (int64_t)L);
+    }
+    free(l->end);
+    l->end = NULL;
+}
+
+/* The critical path as its own process: one X per path node, on lanes
+ * (lane_take). */
 static int write_critical(writer *w, const lsim_replay_item *it, const rank_map *m)
 {
     const lsim_critical_path *cp = it->cp;
     const lsim_graph *g = it->g;
     if (!cp || m->cp_pid < 0) return 0;
-    lsim_ns *lane_end = NULL;
-    size_t nlanes = 0;
+    lanes ln = {NULL, 0};
     for (size_t i = 0; i < cp->n; i++) {
         uint32_t v = cp->nodes[i];
         if (v >= g->n) continue;
-        size_t L = 0;
-        while (L < nlanes && it->start[v] < lane_end[L]) L++;
-        if (L == nlanes) {
-            lsim_ns *x = realloc(lane_end, (nlanes + 1) * sizeof *x);
-            if (!x) {
-                free(lane_end);
-                return LSIM_ENOMEM;
-            }
-            lane_end = x;
-            nlanes++;
-        }
-        lane_end[L] = it->end[v];
+        size_t L;
+        if (lane_take(&ln, it->start[v], it->end[v], &L)) return LSIM_ENOMEM;
         ev_open(w, "X", "lumosim_critical_path", str_of(g, g->name[v]), m->cp_pid, (int64_t)L + 1);
         puts_(w, ",\"ts\":");
         put_us(w, it->start[v]);
@@ -915,14 +945,7 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
         }
         puts_(w, "}}");
     }
-    for (size_t L = 0; L < nlanes; L++) {
-        char name[64];
-        if (L == 0) snprintf(name, sizeof name, "critical path");
-        else snprintf(name, sizeof name, "critical path (overlap %zu)", L);
-        meta(w, "thread_name", m->cp_pid, (int64_t)L + 1, name, 0);
-        meta(w, "thread_sort_index", m->cp_pid, (int64_t)L + 1, NULL, (int64_t)L);
-    }
-    free(lane_end);
+    lanes_name(w, &ln, m->cp_pid, "critical path");
     return 0;
 }
 
@@ -935,26 +958,15 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
 static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, const lsim_job_path *jp)
 {
     int64_t pid = (int64_t)n * PID_STRIDE;
-    lsim_ns *lane_end = NULL;
-    size_t nlanes = 0;
+    lanes ln = {NULL, 0};
     for (size_t i = 0; i < jp->n; i++) {
         uint32_t gi = jp->gpu[i], v = jp->node[i];
         if (gi >= n || v >= items[gi].g->n) continue;
         if (i + 1 < jp->n && jp->via[i + 1] == LSIM_CP_VIA_PEER) continue; /* the arrival */
         const lsim_graph *g = items[gi].g;
         lsim_ns t0 = jp->via[i] == LSIM_CP_VIA_PEER ? jp->at[i - 1] : items[gi].start[v];
-        size_t L = 0;
-        while (L < nlanes && t0 < lane_end[L]) L++;
-        if (L == nlanes) {
-            lsim_ns *x = realloc(lane_end, (nlanes + 1) * sizeof *x);
-            if (!x) {
-                free(lane_end);
-                return LSIM_ENOMEM;
-            }
-            lane_end = x;
-            nlanes++;
-        }
-        lane_end[L] = jp->at[i];
+        size_t L;
+        if (lane_take(&ln, t0, jp->at[i], &L)) return LSIM_ENOMEM;
         ev_open(w, "X", "lumosim_job_critical_path", str_of(g, g->name[v]), pid, (int64_t)L + 1);
         puts_(w, ",\"ts\":");
         put_us(w, t0);
@@ -976,14 +988,7 @@ static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, co
         puts_(w, "}}");
     }
     meta(w, "process_name", pid, 0, "job critical path", 0);
-    for (size_t L = 0; L < nlanes; L++) {
-        char name[64];
-        if (L == 0) snprintf(name, sizeof name, "job critical path");
-        else snprintf(name, sizeof name, "job critical path (overlap %zu)", L);
-        meta(w, "thread_name", pid, (int64_t)L + 1, name, 0);
-        meta(w, "thread_sort_index", pid, (int64_t)L + 1, NULL, (int64_t)L);
-    }
-    free(lane_end);
+    lanes_name(w, &ln, pid, "job critical path");
     return 0;
 }
 
