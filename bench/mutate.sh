@@ -170,6 +170,14 @@ mutant cp_launch_as_wait kill "$T_ORACLE|^critical_path" \
     "critical path: launch latency attributed to waiting"
 sub src/critical.c 'case LSIM_E_LAUNCH: return LSIM_CP_LAUNCH;' 'case LSIM_E_LAUNCH: return LSIM_CP_WAIT;'
 
+mutant jp_first_arrival kill "^replay:job_path|^test_oom$" \
+    "job critical path: at a collective, continue on the first participant to arrive, not the last"
+sub src/critical.c 'if (t > bt) {' 'if (t < bt) {'
+
+mutant jp_transfer_as_wait kill "^replay:job_path|^test_oom$" \
+    "job critical path: a crossing's transfer booked as waiting, not communication"
+sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += t;' 'out->by_cat[LSIM_CP_WAIT] += t;'
+
 mutant coll_seq_off_by_one kill "$T_ORACLE|$T_JOB|^synth:run$" \
     "collectives matched one sequence number off on odd GPUs (src/job.c)"
 sub src/job.c 'x->seq = c->seq;' 'x->seq = c->seq + (gid & 1);'
