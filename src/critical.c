@@ -231,7 +231,8 @@ typedef struct jwalk {
     size_t n, cap;
 } jwalk;
 
-static int jwalk_push(jwalk *w, uint32_t gi, uint32_t v, int64_t via)
+/* Append entry (gi, v), entered by an edge not known yet (-1). */
+static int jwalk_push(jwalk *w, uint32_t gi, uint32_t v)
 {
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 256;
@@ -246,7 +247,7 @@ static int jwalk_push(jwalk *w, uint32_t gi, uint32_t v, int64_t via)
     }
     w->gpu[w->n] = gi;
     w->node[w->n] = v;
-    w->via[w->n++] = via;
+    w->via[w->n++] = -1;
     return 0;
 }
 
@@ -257,7 +258,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine 
 {
     uint64_t bound = 0;
     for (size_t i = 0; i < j->ngpus; i++) bound += 2 * graphs[i]->n + 2;
-    int rc = jwalk_push(w, gi, v, -1);
+    int rc = jwalk_push(w, gi, v);
     for (int crossed = 0; !rc;) {
         if (w->n > bound) return lsim_err_set(err, LSIM_EINTERNAL, "the job's critical path does not terminate");
         int32_t k = j->inst_of && j->inst_of[gi] ? j->inst_of[gi][v] : -1;
@@ -268,7 +269,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine 
                 w->via[w->n - 1] = LSIM_CP_VIA_PEER;
                 gi = j->part_gpu[p];
                 v = j->part_node[p];
-                rc = jwalk_push(w, gi, v, -1);
+                rc = jwalk_push(w, gi, v);
                 crossed = 1; /* left at its start: its own start-edge next */
                 continue;
             }
@@ -279,7 +280,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine 
         if (e < 0) break;
         w->via[w->n - 1] = e;
         v = graphs[gi]->in_src[e];
-        rc = jwalk_push(w, gi, v, -1);
+        rc = jwalk_push(w, gi, v);
     }
     return rc ? lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path") : 0;
 }
@@ -310,31 +311,36 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
     if (rc || lg < 0) return rc;
     if ((rc = jwalk_back(j, graphs, engines, (uint32_t)lg, lv, &w, err))) goto cleanup;
     size_t n = w.n;
-    out->gpu = lsim_malloc(n * sizeof *out->gpu);
-    out->node = lsim_malloc(n * sizeof *out->node);
-    out->via = lsim_malloc(n * sizeof *out->via);
+    /* the walk's arrays, first to last, become the path's */
+    for (size_t a = 0, b = n - 1; a < b; a++, b--) {
+        uint32_t tg = w.gpu[a], tv = w.node[a];
+        int64_t ti = w.via[a];
+        w.gpu[a] = w.gpu[b], w.node[a] = w.node[b], w.via[a] = w.via[b];
+        w.gpu[b] = tg, w.node[b] = tv, w.via[b] = ti;
+    }
+    out->gpu = w.gpu, out->node = w.node, out->via = w.via;
+    w.gpu = w.node = NULL;
+    w.via = NULL;
+    out->n = n;
     out->at = lsim_malloc(n * sizeof *out->at);
     out->by_gpu = lsim_calloc(ngpus_out ? ngpus_out : 1, sizeof *out->by_gpu);
-    if (!out->gpu || !out->node || !out->via || !out->at || !out->by_gpu) {
+    if (!out->at || !out->by_gpu) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
         goto cleanup;
     }
-    out->n = n;
     out->ngpus = ngpus_out;
     out->graphs = names;
     out->start = start;
     out->end = lend;
     out->length = lend - start;
     for (size_t i = 0; i < n; i++) { /* first to last */
-        uint32_t gi = w.gpu[n - 1 - i], v = w.node[n - 1 - i];
-        int64_t via = i ? w.via[n - 1 - i] : -1;
-        int decider = i + 1 < n && w.via[n - 2 - i] == LSIM_CP_VIA_PEER;
+        uint32_t gi = out->gpu[i], v = out->node[i];
+        int64_t via = out->via[i];
+        int decider = i + 1 < n && out->via[i + 1] == LSIM_CP_VIA_PEER;
         uint32_t go = gpu_ids ? gpu_ids[gi] : gi;
         const lsim_graph *g = graphs[gi];
         const lsim_ns *S = lsim_engine_start(engines[gi]), *E = lsim_engine_end(engines[gi]);
-        out->gpu[i] = go;
-        out->node[i] = v;
-        out->via[i] = via;
+        out->gpu[i] = go; /* in place: later entries read only node[i - 1] */
         out->at[i] = decider ? S[v] : E[v];
         if (i == 0) {
             out->by_cat[LSIM_CP_OTHER] += S[v] - start;
@@ -364,6 +370,37 @@ cleanup:
     lsim_free(w.via);
     if (rc) lsim_job_path_clear(out);
     return rc;
+}
+
+typedef struct gpu_share {
+    lsim_ns t;
+    uint32_t gpu;
+} gpu_share;
+
+static int cmp_share(const void *a, const void *b)
+{
+    const gpu_share *x = a, *y = b;
+    if (x->t != y->t) return x->t > y->t ? -1 : 1;
+    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
+}
+
+int lsim_job_path_gpu_order(const lsim_job_path *p, uint32_t **order, size_t *n)
+{
+    *n = 0;
+    gpu_share *s = lsim_malloc((p->ngpus ? p->ngpus : 1) * sizeof *s);
+    *order = lsim_malloc((p->ngpus ? p->ngpus : 1) * sizeof **order);
+    if (!s || !*order) {
+        lsim_free(s);
+        lsim_free(*order);
+        *order = NULL;
+        return LSIM_ENOMEM;
+    }
+    for (size_t i = 0; i < p->ngpus; i++)
+        if (p->by_gpu[i] > 0) s[(*n)++] = (gpu_share){p->by_gpu[i], (uint32_t)i};
+    qsort(s, *n, sizeof *s, cmp_share);
+    for (size_t i = 0; i < *n; i++) (*order)[i] = s[i].gpu;
+    lsim_free(s);
+    return 0;
 }
 
 typedef struct pair {

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lumosim/alloc.h"
 #include "lumosim/kineto.h"
 #include "lumosim/text.h"
 
@@ -364,30 +365,6 @@ static int jp_rank(const lsim_job_path *jp, uint32_t gi)
     return g && g->rank >= 0 ? g->rank : (int)gi;
 }
 
-typedef struct gpu_share {
-    lsim_ns t;
-    uint32_t gpu;
-} gpu_share;
-
-static int cmp_share(const void *a, const void *b)
-{
-    const gpu_share *x = a, *y = b;
-    if (x->t != y->t) return x->t > y->t ? -1 : 1;
-    return (x->gpu > y->gpu) - (x->gpu < y->gpu);
-}
-
-/* The GPUs with path time, most first (ties: lower index); *n of them.
- * NULL when out of memory. */
-static gpu_share *jp_shares(const lsim_job_path *jp, size_t *n)
-{
-    gpu_share *s = malloc((jp->ngpus ? jp->ngpus : 1) * sizeof *s);
-    *n = 0;
-    for (size_t i = 0; s && i < jp->ngpus; i++)
-        if (jp->by_gpu[i] > 0) s[(*n)++] = (gpu_share){jp->by_gpu[i], (uint32_t)i};
-    if (s) qsort(s, *n, sizeof *s, cmp_share);
-    return s;
-}
-
 #define JP_GPUS_SHOWN 8
 
 static void print_job_path(FILE *f, const lsim_job_path *jp)
@@ -398,15 +375,17 @@ static void print_job_path(FILE *f, const lsim_job_path *jp)
     for (int c = 0; c < LSIM_CP_NCATS; c++)
         if (jp->by_cat[c]) fprintf(f, " %s %.1f%%", lsim_cp_cat_name((lsim_cp_cat)c), 100.0 * (double)jp->by_cat[c] / L);
     size_t ns = 0;
-    gpu_share *sh = jp_shares(jp, &ns);
+    uint32_t *order = NULL;
+    int ok = !lsim_job_path_gpu_order(jp, &order, &ns); /* out of memory: the shares are left out */
     fprintf(f, "\n  per GPU (most first):");
     lsim_ns rest = 0;
-    for (size_t i = 0; sh && i < ns; i++) {
-        if (i < JP_GPUS_SHOWN) fprintf(f, " rank %d %.1f%%", jp_rank(jp, sh[i].gpu), 100.0 * (double)sh[i].t / L);
-        else rest += sh[i].t;
+    for (size_t i = 0; ok && i < ns; i++) {
+        lsim_ns t = jp->by_gpu[order[i]];
+        if (i < JP_GPUS_SHOWN) fprintf(f, " rank %d %.1f%%", jp_rank(jp, order[i]), 100.0 * (double)t / L);
+        else rest += t;
     }
-    if (sh && ns > JP_GPUS_SHOWN) fprintf(f, ", %zu more %.1f%%", ns - JP_GPUS_SHOWN, 100.0 * (double)rest / L);
-    free(sh);
+    if (ok && ns > JP_GPUS_SHOWN) fprintf(f, ", %zu more %.1f%%", ns - JP_GPUS_SHOWN, 100.0 * (double)rest / L);
+    lsim_free(order);
     fprintf(f, "\n  top contributors:\n");
     for (size_t k = 0; k < jp->ntop; k++) {
         const lsim_graph *g = jp->graphs[jp->top_gpu[k]];
@@ -428,17 +407,17 @@ static cJSON *job_path_json(const lsim_job_path *jp)
         cJSON_AddNumberToObject(c, lsim_cp_cat_name((lsim_cp_cat)k), (double)jp->by_cat[k]);
     cJSON *gs = cJSON_AddArrayToObject(o, "by_gpu");
     size_t ns = 0;
-    gpu_share *sh = jp_shares(jp, &ns);
-    if (!sh) gs = NULL;
+    uint32_t *order = NULL;
+    if (lsim_job_path_gpu_order(jp, &order, &ns)) gs = NULL;
     for (size_t i = 0; gs && i < ns; i++) {
         cJSON *x = cJSON_CreateObject();
         if (!x) break;
-        cJSON_AddNumberToObject(x, "gpu", sh[i].gpu);
-        cJSON_AddNumberToObject(x, "rank", jp_rank(jp, sh[i].gpu));
-        cJSON_AddNumberToObject(x, "time_ns", (double)sh[i].t);
+        cJSON_AddNumberToObject(x, "gpu", order[i]);
+        cJSON_AddNumberToObject(x, "rank", jp_rank(jp, order[i]));
+        cJSON_AddNumberToObject(x, "time_ns", (double)jp->by_gpu[order[i]]);
         cJSON_AddItemToArray(gs, x);
     }
-    free(sh);
+    lsim_free(order);
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     for (size_t k = 0; top && k < jp->ntop; k++) {
         const lsim_graph *g = jp->graphs[jp->top_gpu[k]];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lumosim/alloc.h"
 #include "lumosim/text.h"
 
 /* ---- fixed colours ------------------------------------------------------ */
@@ -627,14 +628,12 @@ static void job_path_card(FILE *f, const lsim_job_path *jp)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n<table><tr><th class=\"l\">GPU (rank)</th><th>ms on the path</th><th>share</th></tr>\n", f);
-    /* the GPUs with the most path time, in order (a selection: at most 10) */
-    uint8_t *done = calloc(jp->ngpus ? jp->ngpus : 1, 1);
-    for (int shown = 0; done && shown < 10; shown++) {
-        size_t best = jp->ngpus;
-        for (size_t i = 0; i < jp->ngpus; i++)
-            if (!done[i] && jp->by_gpu[i] > 0 && (best == jp->ngpus || jp->by_gpu[i] > jp->by_gpu[best])) best = i;
-        if (best == jp->ngpus) break;
-        done[best] = 1;
+    /* the 10 GPUs with the most path time (out of memory: none listed) */
+    uint32_t *order = NULL;
+    size_t ns = 0;
+    if (lsim_job_path_gpu_order(jp, &order, &ns)) ns = 0;
+    for (size_t k = 0; k < ns && k < 10; k++) {
+        uint32_t best = order[k];
         const lsim_graph *g = jp->graphs[best];
         fprintf(f, "<tr><td class=\"l\">%d</td><td>", g->rank >= 0 ? g->rank : (int)best);
         put_ms(f, ms(jp->by_gpu[best]));
@@ -642,7 +641,7 @@ static void job_path_card(FILE *f, const lsim_job_path *jp)
         put_share(f, jp->by_gpu[best], jp->length);
         fputs("</td></tr>\n", f);
     }
-    free(done);
+    lsim_free(order);
     fputs("</table></div>\n", f);
     if (jp->ntop) {
         fputs("<div class=\"scroll\"><table><tr><th>#</th><th class=\"l\">node</th><th class=\"l\">kind</th>"

@@ -113,5 +113,9 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
                           const uint32_t *gpu_ids, size_t ngpus_out, lsim_graph *const *names, lsim_job_path *out,
                           lsim_err *err);
 void lsim_job_path_clear(lsim_job_path *p);
+/* The GPUs with time on the path, most first (ties: the lower index):
+ * *order (lsim_malloc'd, the caller frees it with lsim_free) holds *n of
+ * them. 0, or LSIM_ENOMEM. Local. */
+int lsim_job_path_gpu_order(const lsim_job_path *p, uint32_t **order, size_t *n);
 
 #endif
