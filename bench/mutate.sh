@@ -178,6 +178,14 @@ mutant jp_transfer_as_wait kill "^replay:job_path|^test_oom$" \
     "job critical path: a crossing's transfer booked as waiting, not communication"
 sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += t;' 'out->by_cat[LSIM_CP_WAIT] += t;'
 
+mutant range_no_wait_draw kill "^replay:replica_range$" \
+    "replay --replicate-from's range: the collectives keep the shortest duration instead of a drawn one"
+sub src/run/run.c 'if (o->replica_draw && m >= 2) {' 'if (o->replica_draw && m >= 2 && 0) {'
+
+mutant range_waits_counted_once kill "^replay:replica_range$" \
+    "replay --replicate-from's range: a collective's waiting against the first of its kind and size, not the shortest"
+sub src/run/run.c '        if (d < best) best = d;' '        if (d < best && 0) best = d;'
+
 mutant coll_seq_off_by_one kill "$T_ORACLE|$T_JOB|^synth:run$" \
     "collectives matched one sequence number off on odd GPUs (src/job.c)"
 sub src/job.c 'x->seq = c->seq;' 'x->seq = c->seq + (gid & 1);'

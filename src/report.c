@@ -434,6 +434,23 @@ static cJSON *job_path_json(const lsim_job_path *jp)
     return o;
 }
 
+/* replay --replicate-from's range: what it is, what it assumes, and the
+ * real job against it when there is one (docs/intervals.md). */
+static void print_job_range(FILE *f, const lsim_job_range *r)
+{
+    fprintf(f, "job range from rank %d's own durations (%llu samples, seed %llu): p5 %.3f ms, p50 %.3f ms, p95 %.3f ms\n",
+            (int)r->source, (unsigned long long)r->n, (unsigned long long)r->seed, ms(r->q[0]), ms(r->q[1]), ms(r->q[2]));
+    fprintf(f,
+            "  assumes: every rank runs rank %d's work; each collective takes one of rank %d's durations of its kind "
+            "and size, its waiting for peers included (rank %d waited %.3f ms in %llu of %llu collectives); each "
+            "copy's kernels one of rank %d's durations of the same kernel\n",
+            (int)r->source, (int)r->source, (int)r->source, ms(r->waited), (unsigned long long)r->colls_waited,
+            (unsigned long long)r->colls, (int)r->source);
+    if (r->actual >= 0)
+        fprintf(f, "  real job: %.3f ms, %s the p5..p95 range\n", ms(r->actual),
+                r->actual >= r->q[0] && r->actual <= r->q[2] ? "inside" : "OUTSIDE");
+}
+
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
@@ -443,6 +460,7 @@ void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
         fprintf(f, "\njob: actual %.3f ms, predicted %.3f ms, error %+.2f%%\n", ms(ja), ms(jp), 100 * lsim_rel_err(ja, jp));
     else
         fprintf(f, "\njob: predicted %.3f ms (no observed times: nothing to compare with)\n", ms(jp));
+    if (p->range) print_job_range(f, p->range);
     if (p->path) print_job_path(f, p->path);
     if (p->memory && p->memory->nstages > 0) table_memory(f, p->memory);
 }
@@ -463,7 +481,7 @@ char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
 
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p)
 {
-    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0, NULL, NULL};
+    *p = (lsim_report_job_part){INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 0, 0, NULL, 0, NULL, NULL, NULL};
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         /* saturating: an archive's windows are range-checked when read
@@ -607,8 +625,7 @@ void lsim_report_table_stages(FILE *f, const lsim_report_sum *s, const uint8_t *
     }
 }
 
-void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                           int per_rank, const lsim_job_path *path)
+void lsim_report_table_x(FILE *f, const lsim_replay_item *items, size_t n, int per_rank, const lsim_report_extra *x)
 {
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
@@ -629,12 +646,11 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
     }
     free(w);
     free(show);
-    p.memory = memory;
-    p.path = path;
+    if (x) p.memory = x->memory, p.network = x->network, p.path = x->path, p.range = x->range;
     lsim_report_table_tail(f, &p);
 }
 
-void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_mem(f, items, n, NULL, 1, NULL); }
+void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n) { lsim_report_table_x(f, items, n, 1, NULL); }
 
 static cJSON *bd_json(const lsim_breakdown *b, int with_wait)
 {
@@ -884,6 +900,30 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
     return o;
 }
 
+/* doc's "job_range" (docs/report-json.md); NULL when out of memory. */
+static cJSON *job_range_json(cJSON *doc, const lsim_job_range *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(doc, "job_range");
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "source_rank", r->source);
+    cJSON_AddNumberToObject(o, "samples", (double)r->n);
+    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    cJSON_AddNumberToObject(o, "p5_ns", (double)r->q[0]);
+    cJSON_AddNumberToObject(o, "p50_ns", (double)r->q[1]);
+    cJSON_AddNumberToObject(o, "p95_ns", (double)r->q[2]);
+    cJSON_AddNumberToObject(o, "source_collectives", (double)r->colls);
+    cJSON_AddNumberToObject(o, "source_collectives_waited", (double)r->colls_waited);
+    cJSON_AddNumberToObject(o, "source_waited_ns", (double)r->waited);
+    if (r->actual >= 0) {
+        cJSON_AddNumberToObject(o, "actual_ns", (double)r->actual);
+        cJSON_AddBoolToObject(o, "inside", r->actual >= r->q[0] && r->actual <= r->q[2]);
+    } else {
+        cJSON_AddNullToObject(o, "actual_ns");
+        cJSON_AddNullToObject(o, "inside");
+    }
+    return o;
+}
+
 int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, size_t n, const lsim_report_job_part *p,
                               lsim_err *err)
 {
@@ -912,6 +952,7 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
         }
     }
     if (p->network && !network_json(doc, p->network)) goto nomem;
+    if (p->range && !job_range_json(doc, p->range)) goto nomem;
     if (p->path) {
         cJSON *po = job_path_json(p->path);
         if (!po || !cJSON_AddItemToObject(doc, "job_critical_path", po)) {
@@ -939,16 +980,10 @@ cleanup:
 
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err *err)
 {
-    return lsim_report_json_mem(f, items, n, NULL, err);
+    return lsim_report_json_x(f, items, n, NULL, err);
 }
 
-int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory, lsim_err *err)
-{
-    return lsim_report_json_net(f, items, n, memory, NULL, NULL, err);
-}
-
-int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         const lsim_netshare_stats *network, const lsim_job_path *path, lsim_err *err)
+int lsim_report_json_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err)
 {
     int rc = 0;
     char **objs = calloc(n ? n : 1, sizeof *objs);
@@ -959,9 +994,7 @@ int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const
     if (!rc) {
         lsim_report_job_part p;
         lsim_report_job_part_of(items, n, &p);
-        p.memory = memory;
-        p.network = network;
-        p.path = path;
+        if (x) p.memory = x->memory, p.network = x->network, p.path = x->path, p.range = x->range;
         rc = lsim_report_json_assemble(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, objs, n, &p, err);
     }
     for (size_t i = 0; i < n; i++) free(objs[i]);

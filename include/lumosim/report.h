@@ -37,6 +37,34 @@ typedef struct lsim_replay_item {
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n);
 
+/* replay --replicate-from's range of the job span (samples.h,
+ * lsim_samples_replica_range): p5/p50/p95 of n samples of seed, drawn from
+ * the traced rank's own durations; that rank's collectives (colls), those
+ * that show waiting for peers (colls_waited) and its sum (waited, ns);
+ * actual: the real job's span when every rank's trace was given, -1 when
+ * it was not measured. */
+typedef struct lsim_job_range {
+    uint64_t n, seed;
+    int32_t source;
+    lsim_ns q[3];
+    lsim_ns actual;
+    uint64_t colls, colls_waited;
+    lsim_ns waited;
+} lsim_job_range;
+
+/* What a report says about the job beside its items, each NULL when there
+ * is none: the memory estimate (the table's memory lines, the JSON's
+ * "memory", docs/memory.md), link sharing's last sweep (the JSON's
+ * "network"), the job's critical path (printed after the job line, the
+ * JSON's "job_critical_path") and replay --replicate-from's range (after
+ * the job line, the JSON's "job_range"; docs/report-json.md). */
+typedef struct lsim_report_extra {
+    const lsim_memest_job *memory;
+    const lsim_netshare_stats *network;
+    const lsim_job_path *path;
+    const lsim_job_range *range;
+} lsim_report_extra;
+
 /* The job's span over all items (earliest start to latest end of their
  * windows), actual and predicted. */
 void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *actual, lsim_ns *predicted);
@@ -44,16 +72,13 @@ void lsim_report_job_span(const lsim_replay_item *items, size_t n, lsim_ns *actu
 /* Writes the JSON document; returns 0 or LSIM_ENOMEM / LSIM_EIO. */
 int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n,
                      lsim_err *err);
-/* The table and the JSON document with the job's memory estimate (NULL:
- * exactly lsim_report_table / lsim_report_json): the table's memory lines
- * and the document's "memory" object (docs/memory.md). */
-/* per_rank 0: a job of more than LSIM_REPORT_FULL_MAX ranks prints only
+/* The table and the JSON document with what x says about the job (NULL,
+ * or all of it NULL: exactly lsim_report_table / lsim_report_json).
+ * per_rank 0: a job of more than LSIM_REPORT_FULL_MAX ranks prints only
  * its LSIM_REPORT_SLOWEST slowest and its fastest rank (by predicted
  * window) and one line for the others (lsim_report_pick); 1: every rank. */
-/* path: the job's critical path (critical.h; NULL: none), printed after
- * the job line. */
-void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                           int per_rank, const lsim_job_path *path);
+void lsim_report_table_x(FILE *f, const lsim_replay_item *items, size_t n, int per_rank, const lsim_report_extra *x);
+int lsim_report_json_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err);
 /* Which ranks a summarised table prints: show[i] = 1 for every rank when
  * `every` or n <= LSIM_REPORT_FULL_MAX, else for the LSIM_REPORT_SLOWEST
  * largest windows and the smallest (ties: the lower index). Returns how
@@ -63,14 +88,6 @@ void lsim_report_table_mem(FILE *f, const lsim_replay_item *items, size_t n, con
 #define LSIM_REPORT_SLOWEST 3
 size_t lsim_report_pick(const lsim_ns *window, size_t n, int every, uint8_t *show);
 void lsim_report_table_omitted(FILE *f, const lsim_ns *window, const uint8_t *show, size_t n);
-/* lsim_report_json_mem with link sharing's figures (NULL: none), the
- * "network" object, and the job's critical path (NULL: none), the
- * "job_critical_path" object (docs/report-json.md). */
-int lsim_report_json_net(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         const lsim_netshare_stats *network, const lsim_job_path *path, lsim_err *err);
-int lsim_report_json_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
-                         lsim_err *err);
-
 /* One GPU's figures for the job-level lines of a summarised table: its
  * pipeline stage and its window and breakdown, all int64 words so that sim
  * under mpirun gathers them to rank 0 as they are (LSIM_REPORT_SUM_WORDS
@@ -117,6 +134,8 @@ typedef struct lsim_report_job_part {
     const lsim_job_path *path; /* the job's critical path: the table's lines after the
                                   job line and the JSON's "job_critical_path"; NULL
                                   (lsim_report_job_part_of): none */
+    const lsim_job_range *range; /* replay --replicate-from's range: after the job line,
+                                    the JSON's "job_range"; NULL: none */
 } lsim_report_job_part;
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */

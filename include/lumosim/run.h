@@ -94,6 +94,16 @@ typedef struct lsim_run_opts {
      * its representative's times (the same results). 0: on. The classes
      * are computed either way (lsim_run.sym_rep). */
     int symmetry_off;
+    /* --replicate-from's collectives (run.c replicated_transfers). 0: each
+     * instance takes the shortest duration the traced rank shows for a
+     * collective of its kind and size (the least waiting: the point
+     * prediction). 1: one of those durations drawn uniformly, waiting for
+     * the peers included, by (replica_seed, replica_sample, instance)
+     * (lsim_samples_hash): a sample of replay's range (samples.h,
+     * lsim_samples_replica_range; lsim_samples_run sets replica_seed and
+     * replica_sample per sample). */
+    int replica_draw;
+    uint64_t replica_seed, replica_sample;
 } lsim_run_opts;
 #define LSIM_SHARE_PASSES 10
 
@@ -193,6 +203,13 @@ int lsim_run_job_like(const lsim_run *r);
  * every rank of its world; with every rank of the job among the inputs,
  * the real ranks are kept in r->truth. */
 int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err);
+/* The waiting a traced rank's collectives show, by the rule the copies'
+ * collectives are timed with: a collective node's waiting is its traced
+ * duration less the shortest traced duration of a collective of its kind
+ * and size on that rank (its transfer estimate). *colls: observed
+ * collective nodes; *waited: those with waiting > 0; *total: its sum, ns.
+ * 0 or LSIM_ENOMEM. Local. */
+int lsim_run_replica_waits(const lsim_graph *g, uint64_t *colls, uint64_t *waited, lsim_ns *total, lsim_err *err);
 /* After the simulation, with r->truth: the "actual" side of each copy's
  * report becomes the real rank's (the prediction is untouched). */
 int lsim_run_measure_truth(const lsim_run_opts *o, lsim_run *r, lsim_err *err);

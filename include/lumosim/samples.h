@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "lumosim/graph.h"
+#include "lumosim/report.h"
 #include "lumosim/run.h"
 
 #define LSIM_SAMPLES_SPREAD_MIN 5 /* durations a key needs to count in the fitted spread */
@@ -84,6 +85,24 @@ int lsim_samples_run(const lsim_run_opts *o, lsim_graph *const *g, size_t n, siz
  * place): the smallest value with at least q % of the values at or below
  * it. n > 0. */
 lsim_ns lsim_samples_percentile(lsim_ns *v, size_t n, double q);
+
+/* The draw behind every sample: a hash of (seed, sample, gpu, node),
+ * uniform over 64 bits. Local. */
+uint64_t lsim_samples_hash(uint64_t seed, uint64_t sample, uint64_t gpu, uint64_t node);
+
+/* replay --replicate-from's range (docs/intervals.md, "One traced rank"):
+ * the job r (made by lsim_run_replicate and simulated, its truth measured
+ * when it has one) simulated n times (samples 0..n-1 of seed) with
+ *  - each collective instance taking one of the traced rank's durations of
+ *    a collective of its kind and size, drawn uniformly, the rank's waiting
+ *    for its peers included (o->replica_draw; run.h), and
+ *  - each copy's GPU ops drawn from the traced rank's durations of the same
+ *    op (lsim_pools_draw, LSIM_POOL_JOB), independently per copy,
+ * and p5/p50/p95 of the job span into *out, with the traced rank's waiting
+ * (lsim_run_replica_waits) and, when r holds the real ranks (r->ntruth),
+ * the real job's span. The point simulation in r is not touched. Local. */
+int lsim_samples_replica_range(const lsim_run_opts *o, const lsim_run *r, uint64_t n, uint64_t seed,
+                               lsim_job_range *out, lsim_err *err);
 
 /* The report of n samples of a job of ngpu GPUs: a table (json 0) or one
  * JSON document. actual[i]: GPU i's measured window, or -1 (none: a

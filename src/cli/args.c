@@ -499,6 +499,20 @@ static int on_report(void *ctx, const lsim_cli_opt *e, const char *v)
     switch (e->id) {
     case O_RUN: r->o->run_name = v; return 0;
     case O_HTML: r->o->html_out = v; return 0;
+    case O_SAMPLES:
+    case O_SEED: {
+        int smp = e->id == O_SAMPLES;
+        char *end = NULL;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_CLI_RANGE_SAMPLES_MAX)) {
+            if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_CLI_RANGE_SAMPLES_MAX, v);
+            else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+            return -1;
+        }
+        *(smp ? &r->o->range_samples : &r->o->range_seed) = (long)x;
+        return 0;
+    }
     default:
         /* report prints no table and no document: an option that would
          * change them does not apply (it was silently ignored) */
@@ -515,11 +529,14 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
                                           {"--html", NULL, "a file name", O_HTML, 0},
                                           {"--json", NULL, NULL, O_NOT_REPORT, 0},
                                           {"--per-rank", NULL, NULL, O_NOT_REPORT, 0}};
+    /* replay --replicate-from's range (docs/intervals.md, "One traced rank") */
+    static const lsim_cli_opt REPLAY[] = {{"--samples", NULL, "a number of samples", O_SAMPLES, 0},
+                                          {"--seed", NULL, "a seed", O_SEED, 0}};
     report_ctx r = {{args, 0}, o};
     lsim_cli_spec s = {allow_html ? "report" : "replay",
                        usage,
-                       allow_html ? REPORT : NULL,
-                       allow_html ? NOPTS(REPORT) : 0,
+                       allow_html ? REPORT : REPLAY,
+                       allow_html ? NOPTS(REPORT) : NOPTS(REPLAY),
                        allow_html ? LSIM_OPT_ALL_COMMON & ~(LSIM_OPT_BIT(LSIM_OPT_JSON) | LSIM_OPT_BIT(LSIM_OPT_PER_RANK))
                                   : LSIM_OPT_ALL_COMMON,
                        o,
@@ -533,6 +550,12 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
         return -1;
     }
     if (csv_stdout_clash(o)) return -1;
+    if (o->run.replicate_from < 0 && (was_seen(&o->seen, "--samples") || was_seen(&o->seen, "--seed"))) {
+        lsim_cli_usage_error("replay %s is about the range of a job rebuilt from one rank: it needs --replicate-from R "
+                             "(a job's prediction intervals: lumosim build, then lumosim sim --samples N)",
+                             was_seen(&o->seen, "--samples") ? "--samples" : "--seed");
+        return -1;
+    }
     return r.p.n;
 }
 

@@ -24,6 +24,11 @@ typedef struct lsim_cli_seen {
     int n;
 } lsim_cli_seen;
 
+/* replay --replicate-from's range: samples unless --samples says, and the
+ * most --samples may ask (each is a simulation of the whole job). */
+#define LSIM_CLI_RANGE_SAMPLES 20
+#define LSIM_CLI_RANGE_SAMPLES_MAX 10000
+
 /* Options every simulating command takes: what the run layer needs (run),
  * and what only the CLI does with its results. */
 typedef struct lsim_cli_opts {
@@ -41,6 +46,9 @@ typedef struct lsim_cli_opts {
     const char *run_name;    /* --run NAME (report from a result archive) */
     const char *model;       /* --model NAME|FILE.json: estimate the job's memory from its shape */
     int micro_batch;         /* --micro-batch B (with --model), 0: from the trace's activations */
+    long range_samples;      /* replay --samples N: the samples of --replicate-from's range
+                                (0: the default, LSIM_CLI_RANGE_SAMPLES) */
+    long range_seed;         /* replay --seed S (0 unless given) */
     lsim_cli_seen seen;      /* options given so far (the command's own ones too) */
 } lsim_cli_opts;
 

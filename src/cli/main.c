@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "lumosim/memlimit.h"
 #include "lumosim/output.h"
+#include "lumosim/samples.h"
 #include "lumosim/tmpfiles.h"
 
 /* The main help: this head, the command table's names and summaries
@@ -88,7 +89,11 @@ static const char *USAGE_REPLAY =
     "the critical path. A directory PATH stands for its *.json and *.json.gz\n"
     "files in name order (PyTorch execution traces, *.et.json*, are skipped).\n"
     "\n"
-    "options:\n" COMMON_OPTS "  --json           print the JSON document (docs/report-json.md)\n"
+    "options:\n" COMMON_OPTS "  --samples N      with --replicate-from: the job's p5/p50/p95 range from rank\n"
+    "                   R's own durations, collectives with R's waiting drawn in,\n"
+    "                   from N simulations (default 20; docs/intervals.md)\n"
+    "  --seed S         the range's seed (default 0)\n"
+    "  --json           print the JSON document (docs/report-json.md)\n"
     "  --csv F          write one CSV row per rank x iteration and per rank\n"
     "                   window: times, errors, breakdowns (docs/csv.md);\n"
     "                   - : standard output, instead of the table\n"
@@ -226,6 +231,15 @@ static int cmd_simulate(int argc, char **argv, int html)
         rc = lsim_cli_job_memory(&o, run.graphs, run.n, &mem, &err);
         hc.mem = mem.nstages ? &mem : NULL;
     }
+    lsim_job_range range;
+    int with_range = !rc && !html && o.run.replicate_from >= 0;
+    if (with_range) {
+        /* the job rebuilt from one rank: its range from that rank's own durations */
+        long n = o.range_samples ? o.range_samples : LSIM_CLI_RANGE_SAMPLES;
+        lsim_cli_tty_progress(1, "replay: %ld samples of the range", n);
+        rc = lsim_samples_replica_range(&o.run, &run, (uint64_t)n, (uint64_t)o.range_seed, &range, &err);
+        lsim_cli_tty_progress_done();
+    }
     if (!rc && html) {
         lsim_cli_tty_progress(1, "report: writing %s (%zu ranks)", o.html_out, run.n);
         rc = lsim_cli_write_atomic(o.html_out, write_html, &hc, &err);
@@ -238,13 +252,14 @@ static int cmd_simulate(int argc, char **argv, int html)
         goto cleanup;
     }
     if (!html && !lsim_cli_csv_is_stdout(o.csv_out)) { /* --csv -: the CSV is the report */
+        lsim_report_extra x = {hc.mem, NULL, run.job_path, with_range ? &range : NULL};
         if (o.json) {
-            if (lsim_report_json_net(stdout, run.items, run.n, hc.mem, NULL, run.job_path, &err)) {
+            if (lsim_report_json_x(stdout, run.items, run.n, &x, &err)) {
                 lsim_cli_error("%s", err.msg);
                 status = 1;
             }
         } else {
-            lsim_report_table_mem(stdout, run.items, run.n, hc.mem, o.per_rank, run.job_path);
+            lsim_report_table_x(stdout, run.items, run.n, o.per_rank, &x);
         }
         if (fflush(stdout) != 0) {
             lsim_cli_error("cannot write the report: %s", strerror(errno));

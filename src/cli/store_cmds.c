@@ -242,8 +242,9 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
 {
     int rc = 0;
     if (lsim_cli_csv_is_stdout(o->csv_out)) return 0; /* --csv -: the CSV is the report */
-    if (o->json) rc = lsim_report_json_net(stdout, items, n, mem, net, NULL, err);
-    else lsim_report_table_mem(stdout, items, n, mem, o->per_rank, NULL);
+    lsim_report_extra x = {mem, net, NULL, NULL};
+    if (o->json) rc = lsim_report_json_x(stdout, items, n, &x, err);
+    else lsim_report_table_x(stdout, items, n, o->per_rank, &x);
     if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
     return rc;
 }
@@ -362,7 +363,7 @@ static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const si
         for (size_t g = 0; g < total && !rc; g++)
             if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
         lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4],
-                                   run->shared ? &run->share_st : NULL, NULL};
+                                   run->shared ? &run->share_st : NULL, NULL, NULL};
         csv_parts cp = {objs, total};
         if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
         else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);

@@ -12,6 +12,7 @@
 #include "lumosim/alloc.h"
 #include "lumosim/input.h"
 #include "lumosim/run.h"
+#include "lumosim/samples.h"
 #include "lumosim/strtab.h"
 #include "lumosim/symmetry.h"
 
@@ -401,22 +402,74 @@ int lsim_run_job_like(const lsim_run *r)
  * same durations, and each of them includes that rank's waiting for its
  * peers. The least biased transfer estimate the one trace gives for a
  * collective is the shortest duration among that rank's collectives of the
- * same kind and size (the instance where it waited least). */
-static void replicated_transfers(lsim_job *j, const lsim_graph *g)
+ * same kind and size (the instance where it waited least).
+ *
+ * g's observed collective nodes, in node order: *cv (malloc'd), *nc. */
+static int observed_colls(const lsim_graph *g, uint32_t **cv, size_t *nc, lsim_err *err)
 {
-    for (size_t k = 0; k < j->ninst; k++) {
-        uint32_t v0 = j->part_node[j->part_off[k]];
-        const lsim_coll_info *c0 = &g->colls[g->coll[v0]];
-        if (g->obs_start[v0] == LSIM_OBS_NONE) continue; /* never observed: the matcher's modelled transfer stands */
-        lsim_ns best = g->obs_end[v0] - g->obs_start[v0];
-        for (size_t v = 0; v < g->n; v++) {
-            if (!(g->flags[v] & LSIM_NF_COLL) || g->coll[v] < 0) continue;
-            const lsim_coll_info *c = &g->colls[g->coll[v]];
-            if (c->kind != c0->kind || c->bytes != c0->bytes || g->obs_start[v] == LSIM_OBS_NONE) continue;
-            if (g->obs_end[v] - g->obs_start[v] < best) best = g->obs_end[v] - g->obs_start[v];
-        }
-        j->transfer[k] = best;
+    *nc = 0;
+    *cv = malloc((g->n ? g->n : 1) * sizeof **cv);
+    if (!*cv) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+    for (size_t v = 0; v < g->n; v++)
+        if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0 && g->obs_start[v] != LSIM_OBS_NONE) (*cv)[(*nc)++] = (uint32_t)v;
+    return 0;
+}
+
+/* Collective v0's durations of its kind and size among cv[0..nc): how
+ * many (*m), the shortest (returned), and the pick-th of them (*picked,
+ * when pick < *m and picked is not NULL). */
+static lsim_ns same_kind_size(const lsim_graph *g, const uint32_t *cv, size_t nc, size_t v0, uint64_t pick, uint64_t *m,
+                              lsim_ns *picked)
+{
+    const lsim_coll_info *c0 = &g->colls[g->coll[v0]];
+    lsim_ns best = g->obs_end[v0] - g->obs_start[v0];
+    *m = 0;
+    for (size_t i = 0; i < nc; i++) {
+        const lsim_coll_info *c = &g->colls[g->coll[cv[i]]];
+        if (c->kind != c0->kind || c->bytes != c0->bytes) continue;
+        lsim_ns d = g->obs_end[cv[i]] - g->obs_start[cv[i]];
+        if (d < best) best = d;
+        if (picked && *m == pick) *picked = d;
+        ++*m;
     }
+    return best;
+}
+
+static int replicated_transfers(const lsim_run_opts *o, lsim_job *j, const lsim_graph *g, lsim_err *err)
+{
+    uint32_t *cv;
+    size_t nc;
+    int rc = observed_colls(g, &cv, &nc, err);
+    for (size_t k = 0; !rc && k < j->ninst; k++) {
+        uint32_t v0 = j->part_node[j->part_off[k]];
+        if (g->obs_start[v0] == LSIM_OBS_NONE) continue; /* never observed: the matcher's modelled transfer stands */
+        uint64_t m = 0;
+        j->transfer[k] = same_kind_size(g, cv, nc, v0, UINT64_MAX, &m, NULL);
+        if (o->replica_draw && m >= 2) {
+            /* a sample of the range: one of the rank's durations, its waiting included */
+            uint64_t pick = lsim_samples_hash(o->replica_seed, o->replica_sample, UINT64_MAX, k) % m;
+            same_kind_size(g, cv, nc, v0, pick, &m, &j->transfer[k]);
+        }
+    }
+    free(cv);
+    return rc;
+}
+
+int lsim_run_replica_waits(const lsim_graph *g, uint64_t *colls, uint64_t *waited, lsim_ns *total, lsim_err *err)
+{
+    uint32_t *cv;
+    size_t nc;
+    *colls = *waited = 0;
+    *total = 0;
+    int rc = observed_colls(g, &cv, &nc, err);
+    for (size_t i = 0; !rc && i < nc; i++) {
+        uint64_t m;
+        lsim_ns w = g->obs_end[cv[i]] - g->obs_start[cv[i]] - same_kind_size(g, cv, nc, cv[i], UINT64_MAX, &m, NULL);
+        ++*colls;
+        if (w > 0) ++*waited, *total += w;
+    }
+    free(cv);
+    return rc;
 }
 
 /* Link sharing (netshare.h): sweep the flows of the run just done and run
@@ -579,7 +632,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     double t0 = lsim_now_s();
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
-    if (o->replicate_from >= 0) replicated_transfers(r->job, r->graphs[0]);
+    if (o->replicate_from >= 0 && (rc = replicated_transfers(o, r->job, r->graphs[0], err))) return rc;
     if ((rc = lsim_job_align_clocks(r->job, err))) return rc;
     if ((rc = sym_classes(o, r, err))) return rc;
     double t1 = lsim_now_s();

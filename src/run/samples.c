@@ -186,7 +186,7 @@ static uint64_t splitmix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t draw_hash(uint64_t seed, uint64_t sample, uint64_t gpu, uint64_t node)
+uint64_t lsim_samples_hash(uint64_t seed, uint64_t sample, uint64_t gpu, uint64_t node)
 {
     return splitmix(seed ^ splitmix(sample ^ splitmix((gpu << 40) ^ node)));
 }
@@ -199,7 +199,7 @@ int lsim_pools_draw(const lsim_pools *p, lsim_graph *g, size_t gpu, uint64_t see
     for (size_t v = 0; v < g->n; v++) {
         uint32_t k = key[v];
         if (k == NONE) continue;
-        uint64_t lo, hi, m = usable(p, k, gpu, &lo, &hi), h = draw_hash(seed, sample, gpu, v);
+        uint64_t lo, hi, m = usable(p, k, gpu, &lo, &hi), h = lsim_samples_hash(seed, sample, gpu, v);
         if (p->modelled > 0) m = 0; /* modelled durations: no pool to draw from */
         if (m >= 2) {
             uint64_t j = p->koff[k] + h % m;
@@ -242,7 +242,10 @@ int lsim_samples_run(const lsim_run_opts *o, lsim_graph *const *g, size_t n, siz
         }
         rc = lsim_run_add_graphs(&r, cp, n, "sample", err); /* r owns them now */
         memset(cp, 0, n * sizeof *cp);
-        if (!rc) rc = lsim_run_simulate(o, &r, err);
+        lsim_run_opts so = *o; /* the sample's own collective draws (replica_draw) */
+        so.replica_seed = seed;
+        so.replica_sample = first + s;
+        if (!rc) rc = lsim_run_simulate(&so, &r, err);
         if (!rc) {
             lsim_sample *x = &out[s];
             lsim_ns a;
@@ -403,4 +406,44 @@ void lsim_pools_modelled(lsim_pools *p, double spread)
     p->modelled = spread;
     p->info.spread = spread;
     p->info.ops_spread = p->info.ops;
+}
+
+int lsim_samples_replica_range(const lsim_run_opts *o, const lsim_run *r, uint64_t n, uint64_t seed,
+                               lsim_job_range *out, lsim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->replicated || !r->n || !n) return lsim_err_set(err, LSIM_EARG, "the range needs a job made by --replicate-from");
+    lsim_pools *p = NULL;
+    lsim_sample *smp = calloc(n, sizeof *smp);
+    lsim_ns *win = malloc(n * r->n * sizeof *win), *job = malloc(n * sizeof *job);
+    int rc = smp && win && job ? 0 : lsim_err_set(err, LSIM_ENOMEM, "the range: out of memory");
+    if (!rc) rc = lsim_pools_new(r->graphs, r->n, LSIM_POOL_JOB, &p, err);
+    for (uint64_t k = 0; !rc && k < n; k++) smp[k].window = win + k * r->n;
+    /* the point run's options, without what only the point run shows */
+    lsim_run_opts ro = *o;
+    ro.critical = 0;
+    ro.no_bind = 1;
+    ro.on_event = NULL;
+    ro.replica_draw = 1;
+    if (!rc) rc = lsim_samples_run(&ro, r->graphs, r->n, 0, p, seed, 0, n, smp, err);
+    if (!rc) rc = lsim_run_replica_waits(r->graphs[0], &out->colls, &out->colls_waited, &out->waited, err);
+    if (!rc) {
+        for (uint64_t k = 0; k < n; k++) job[k] = smp[k].job;
+        out->q[0] = lsim_samples_percentile(job, n, 5);
+        out->q[1] = lsim_samples_percentile(job, n, 50);
+        out->q[2] = lsim_samples_percentile(job, n, 95);
+        out->n = n;
+        out->seed = seed;
+        out->source = o->replicate_from;
+        out->actual = -1;
+        if (r->ntruth) { /* the real ranks' windows (lsim_run_measure_truth) */
+            lsim_ns pr;
+            lsim_report_job_span(r->items, r->n, &out->actual, &pr);
+        }
+    }
+    lsim_pools_free(p);
+    free(smp);
+    free(win);
+    free(job);
+    return rc;
 }
