@@ -61,6 +61,10 @@ typedef struct sctx {
     H5E_auto2_t old_fn; /* HDF5's error printer, restored on exit */
     void *old_data;
     lsim_out *out;      /* rank 0: the output in progress (output.h), NULL elsewhere */
+    int tmp_slot[2];    /* other ranks: the temporary's and the lock's names
+                           registered with tmpfiles.h while the collective
+                           write runs (a rank that mpirun ends after rank 0
+                           was SIGKILLed removes them), -1 none */
     lsim_out **hold;    /* results: leave the file under its temporary name and
                            hand the output to the caller (lsim_store_run_info.hold) */
     const size_t *gids; /* collective writes/reads under a GPU-to-rank mapping:

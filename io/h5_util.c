@@ -3,6 +3,7 @@
  * agreement, types, attributes, chunked and compressed columns, row
  * selections, per-GPU record tables, and the temporary-file life cycle. */
 #include "h5_internal.h"
+#include "lumosim/tmpfiles.h"
 
 #include "lumosim/input.h"
 #include "lumosim/run_mpi.h"
@@ -50,6 +51,7 @@ void h5s_quiet_exit(void)
 void h5s_ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
 {
     memset(c, 0, sizeof *c);
+    c->tmp_slot[0] = c->tmp_slot[1] = -1;
     c->path = path ? path : "(null)";
     c->file = -1;
     c->dxpl = H5P_DEFAULT;
@@ -67,10 +69,19 @@ void h5s_ctx_init(sctx *c, const char *path, int mpi, MPI_Comm comm)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
+static void unregister_tmp(sctx *c)
+{
+    for (int k = 0; k < 2; k++) {
+        lsim_tmp_unregister(c->tmp_slot[k]);
+        c->tmp_slot[k] = -1;
+    }
+}
+
 int h5s_ctx_done(sctx *c, int rc, lsim_err *err)
 {
     lsim_out_abort(c->out); /* an error path that never reached h5s_finish_tmp */
     c->out = NULL;
+    unregister_tmp(c);
     if (c->dxpl != H5P_DEFAULT) H5Pclose(c->dxpl);
     c->dxpl = H5P_DEFAULT;
     if (c->file >= 0) H5Fclose(c->file);
@@ -980,14 +991,28 @@ int h5s_write_root_attrs(sctx *c, const char *kind, const char *command_line, co
 int h5s_begin_tmp(sctx *c, unsigned flags, char *tmp, size_t tmplen)
 {
     int rc = 0;
+    char lock[4096] = "";
     tmp[0] = '\0';
     if (c->rank == 0) {
         rc = lsim_out_begin(c->path, flags | LSIM_OUT_REGULAR, 0, &c->out, &c->e);
-        if (!rc && strlen(lsim_out_file(c->out)) >= tmplen) rc = h5s_fail(c, LSIM_EARG, "path too long");
+        const char *lk = rc ? NULL : lsim_out_lock(c->out);
+        if (!rc && (strlen(lsim_out_file(c->out)) >= tmplen || (lk && strlen(lk) >= sizeof lock)))
+            rc = h5s_fail(c, LSIM_EARG, "path too long");
         if (!rc) snprintf(tmp, tmplen, "%s", lsim_out_file(c->out));
+        if (!rc && lk) snprintf(lock, sizeof lock, "%s", lk);
     }
     rc = h5s_agree(c, rc);
-    if (!rc && c->mpi) MPI_Bcast(tmp, (int)tmplen, MPI_CHAR, 0, c->comm);
+    if (!rc && c->mpi) {
+        MPI_Bcast(tmp, (int)tmplen, MPI_CHAR, 0, c->comm);
+        MPI_Bcast(lock, (int)sizeof lock, MPI_CHAR, 0, c->comm);
+    }
+    /* SIGKILL on rank 0 leaves its temporary and lock behind; mpirun then
+     * ends the other ranks with SIGTERM, whose handler removes what is
+     * registered (tmpfiles.h) */
+    if (!rc && c->rank != 0) {
+        c->tmp_slot[0] = lsim_tmp_register(tmp);
+        if (lock[0]) c->tmp_slot[1] = lsim_tmp_register(lock);
+    }
     return rc;
 }
 
@@ -1110,7 +1135,9 @@ int h5s_finish_tmp(sctx *c, const char *tmp, int rc)
         else rc = lsim_out_commit(c->out, &c->e);
     }
     c->out = NULL;
-    return h5s_agree(c, rc);
+    rc = h5s_agree(c, rc);
+    unregister_tmp(c); /* renamed or removed by rank 0 by now */
+    return rc;
 }
 void h5s_apply_opts(sctx *c, const lsim_store_write_opts *o)
 {

@@ -346,6 +346,7 @@ cleanup:
 const char *lsim_out_file(const lsim_out *o) { return o ? (o->through ? o->target : o->tmp) : NULL; }
 int lsim_out_is_through(const lsim_out *o) { return o && o->through; }
 const char *lsim_out_target(const lsim_out *o) { return o ? o->target : NULL; }
+const char *lsim_out_lock(const lsim_out *o) { return o && o->lock_fd >= 0 ? o->lock_path : NULL; }
 
 /* Test hook: LUMOSIM_TEST_PAUSE=commit stops every writer with its
  * temporary complete (and an archive's lock held), just before the rename,

@@ -108,6 +108,10 @@ int lsim_out_is_through(const lsim_out *o);
 /* The file that commit replaces (a symlink's final target), for messages
  * and for reading the old version of an archive. */
 const char *lsim_out_target(const lsim_out *o);
+/* The lock file held while o is in progress (TARGET.lock), or NULL (written
+ * through): a collective writer's other ranks remove it with the temporary
+ * when a signal ends them after rank 0 was SIGKILLed (tmpfiles.h). */
+const char *lsim_out_lock(const lsim_out *o);
 
 /* The temporary's name (restores the old mode, renames it over the target)
  * and release the lock; frees o. A file written through needs nothing.

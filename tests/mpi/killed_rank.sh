@@ -8,7 +8,9 @@
 #   its temporary complete and the lock held; the other rank is SIGKILLed
 #   there, so the kill lands mid-write on any machine, fast or loaded. Each
 #   such run must end non-zero with nothing left beside the result's name
-#   (the paused writer gets mpirun's SIGTERM and removes its files);
+#   (the paused writer gets mpirun's SIGTERM and removes its files); then the
+#   writer itself is SIGKILLed there, and the other rank, ended by mpirun,
+#   must remove the writer's temporary and lock;
 # - timed: 8 delays over start-up, simulation and the collective write. Where
 #   they land depends on the machine's speed (on a fast one the job may end
 #   first, as CI showed), so they only check that whatever happened left a
@@ -76,6 +78,24 @@ for n in p0 p1; do
         || { echo "the job survived a rank killed mid-write"; exit 1; }
 done
 
+# deterministic: the writer itself SIGKILLed while paused before its commit.
+# It cannot clean up; mpirun ends the other rank with SIGTERM, and that
+# rank removes the temporary and the lock, whose names rank 0 gave it when
+# the collective write began (io/h5_util.c h5s_begin_tmp)
+out="$tmp/runw"
+mkdir "$out"
+# shellcheck disable=SC2086
+LUMOSIM_TEST_PAUSE=commit $launcher "$LUMOSIM" sim "$tmp/job.h5" -o "$out/res.h5" >"$out/stdout" 2>"$out/stderr" &
+mp=$!
+while ! grep -q "paused before commit" "$out/stderr" 2>/dev/null && kill -0 $mp 2>/dev/null; do sleep 0.1; done
+writer=$(sed -n 's/.*paused before commit.*pid \([0-9]*\)).*/\1/p' "$out/stderr" | head -n 1)
+[ -n "$writer" ] || { echo "the writer never paused before its commit:"; cat "$out/stderr"; exit 1; }
+kill -9 "$writer"
+wait $mp
+rc=$?
+check_run "$out" "$rc" "the writer killed before its commit (pid $writer)" ||
+    { echo "the job survived its writer's SIGKILL"; exit 1; }
+
 n=0 killed=0
 for d in 0 0.02 0.05 0.1 0.16 0.25 0.4 0.6; do
     out="$tmp/run$n"
@@ -97,4 +117,4 @@ for d in 0 0.02 0.05 0.1 0.16 0.25 0.4 0.6; do
     check_run "$out" "$rc" "${d}s" && killed=$((killed + 1))
     n=$((n + 1))
 done
-echo "ok: 2 runs killed mid-write and $killed of $n timed kills landed before a result existed; none left a temporary or partial file"
+echo "ok: 3 runs killed mid-write (the writer once) and $killed of $n timed kills landed before a result existed; none left a temporary or partial file"
