@@ -258,7 +258,7 @@ static int eval_node(const assertion *a, const cJSON *node, char *why, size_t ca
             return 0;
         }
         if (parse_number(value, &want) != 0) {
-            snprintf(why, cap, "len() compared with a non-number '%s'", value);
+            snprintf(why, cap, "len() compared with a non-number '%.60s'", value);
             return 0;
         }
         snprintf(why, cap, "len = %.17g", len);
@@ -269,7 +269,7 @@ static int eval_node(const assertion *a, const cJSON *node, char *why, size_t ca
         if (a->fn == FN_ABS)
             x = fabs(x);
         if (parse_number(value, &want) != 0) {
-            snprintf(why, cap, "number %s compared with non-number '%s'", got, value);
+            snprintf(why, cap, "number %s compared with non-number '%.60s'", got, value);
             return 0;
         }
         if (isnan(x) || isinf(x)) {

@@ -749,7 +749,7 @@ static void test_trace_pipeline(void)
             const lsim_coll_info *ci = &o->colls[o->coll[v]];
             const char *pg = lsim_strtab_get(o->strings, ci->pg_name);
             if (ci->kind == LSIM_COLL_ALLREDUCE) {
-                char want[16];
+                char want[32];
                 snprintf(want, sizeof want, "tp:%d:0", p);
                 CHECK(!strcmp(pg, want));
                 CHECK_I64(ci->seq, ars);
