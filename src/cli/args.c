@@ -484,6 +484,22 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
 enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
        O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES, O_SYMMETRY };
 
+/* --samples N (smp: 1..max) or --seed S (a non-negative integer) into *out;
+ * -1 after the usage error line. */
+static int samples_or_seed(int smp, const char *v, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > max)) {
+        if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%ld, not '%s'", max, v);
+        else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+        return -1;
+    }
+    *out = (long)x;
+    return 0;
+}
+
 typedef struct report_ctx {
     paths_ctx p;
     lsim_cli_opts *o;
@@ -500,19 +516,9 @@ static int on_report(void *ctx, const lsim_cli_opt *e, const char *v)
     case O_RUN: r->o->run_name = v; return 0;
     case O_HTML: r->o->html_out = v; return 0;
     case O_SAMPLES:
-    case O_SEED: {
-        int smp = e->id == O_SAMPLES;
-        char *end = NULL;
-        errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_CLI_RANGE_SAMPLES_MAX)) {
-            if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_CLI_RANGE_SAMPLES_MAX, v);
-            else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
-            return -1;
-        }
-        *(smp ? &r->o->range_samples : &r->o->range_seed) = (long)x;
-        return 0;
-    }
+    case O_SEED:
+        return samples_or_seed(e->id == O_SAMPLES, v, LSIM_CLI_RANGE_SAMPLES_MAX,
+                               e->id == O_SAMPLES ? &r->o->range_samples : &r->o->range_seed);
     default:
         /* report prints no table and no document: an option that would
          * change them does not apply (it was silently ignored) */
@@ -642,19 +648,10 @@ static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
         break;
     }
     case O_SAMPLES:
-    case O_SEED: {
-        int smp = e->id == O_SAMPLES;
-        char *end = NULL;
-        errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (errno || *end || end == v || x < (smp ? 1 : 0) || (smp && x > LSIM_SAMPLES_MAX)) {
-            if (smp) lsim_cli_usage_error("--samples needs an integer in 1..%d, not '%s'", LSIM_SAMPLES_MAX, v);
-            else lsim_cli_usage_error("--seed needs a non-negative integer, not '%s'", v);
+    case O_SEED:
+        if (samples_or_seed(e->id == O_SAMPLES, v, LSIM_SAMPLES_MAX, e->id == O_SAMPLES ? &s->samples : &s->seed))
             return -1;
-        }
-        *(smp ? &s->samples : &s->seed) = (long)x;
         break;
-    }
     case O_SHARE: s->share_topo = v; break;
     case O_PASSES: {
         char *end = NULL;

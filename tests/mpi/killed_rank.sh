@@ -57,10 +57,11 @@ check_run() {
     return 0
 }
 
-# deterministic: kill the rank that is not paused while the writer waits
-# before its commit (the notice names the writer's pid)
-for n in p0 p1; do
-    out="$tmp/run$n"
+# run_paused OUT: the job started in the background ($mp), its output in
+# OUT, the writer stopped before its commit; $writer: the writer's pid (the
+# notice names it)
+run_paused() {
+    out=$1
     mkdir "$out"
     # shellcheck disable=SC2086
     LUMOSIM_TEST_PAUSE=commit $launcher "$LUMOSIM" sim "$tmp/job.h5" -o "$out/res.h5" >"$out/stdout" 2>"$out/stderr" &
@@ -69,6 +70,12 @@ for n in p0 p1; do
     while ! grep -q "paused before commit" "$out/stderr" 2>/dev/null && kill -0 $mp 2>/dev/null; do sleep 0.1; done
     writer=$(sed -n 's/.*paused before commit.*pid \([0-9]*\)).*/\1/p' "$out/stderr" | head -n 1)
     [ -n "$writer" ] || { echo "the writer never paused before its commit:"; cat "$out/stderr"; exit 1; }
+}
+
+# deterministic: kill the rank that is not paused while the writer waits
+# before its commit
+for n in p0 p1; do
+    run_paused "$tmp/run$n"
     victim=$(ranks_of "$out/res.h5" | grep -vx "$writer" | head -n 1)
     [ -n "$victim" ] || { echo "no second rank beside the paused writer $writer"; kill -TERM "$writer"; exit 1; }
     kill -9 "$victim"
@@ -82,14 +89,7 @@ done
 # It cannot clean up; mpirun ends the other rank with SIGTERM, and that
 # rank removes the temporary and the lock, whose names rank 0 gave it when
 # the collective write began (io/h5_util.c h5s_begin_tmp)
-out="$tmp/runw"
-mkdir "$out"
-# shellcheck disable=SC2086
-LUMOSIM_TEST_PAUSE=commit $launcher "$LUMOSIM" sim "$tmp/job.h5" -o "$out/res.h5" >"$out/stdout" 2>"$out/stderr" &
-mp=$!
-while ! grep -q "paused before commit" "$out/stderr" 2>/dev/null && kill -0 $mp 2>/dev/null; do sleep 0.1; done
-writer=$(sed -n 's/.*paused before commit.*pid \([0-9]*\)).*/\1/p' "$out/stderr" | head -n 1)
-[ -n "$writer" ] || { echo "the writer never paused before its commit:"; cat "$out/stderr"; exit 1; }
+run_paused "$tmp/runw"
 kill -9 "$writer"
 wait $mp
 rc=$?
