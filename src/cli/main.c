@@ -236,8 +236,13 @@ static int cmd_simulate(int argc, char **argv, int html)
     if (with_range) {
         /* the job rebuilt from one rank: its range from that rank's own durations */
         long n = o.range_samples ? o.range_samples : LSIM_CLI_RANGE_SAMPLES;
+        double nodes = 0; /* each sample simulates every copy's nodes */
+        for (size_t i = 0; i < run.n; i++) nodes += (double)run.graphs[i]->n;
+        char how[160];
+        snprintf(how, sizeof how, "the range's %ld samples x %.0f nodes", n, nodes);
+        rc = lsim_cli_work_cap(args[0], (double)n * nodes, how, "use fewer --samples", &err);
         lsim_cli_tty_progress(1, "replay: %ld samples of the range", n);
-        rc = lsim_samples_replica_range(&o.run, &run, (uint64_t)n, (uint64_t)o.range_seed, &range, &err);
+        if (!rc) rc = lsim_samples_replica_range(&o.run, &run, (uint64_t)n, (uint64_t)o.range_seed, &range, &err);
         lsim_cli_tty_progress_done();
     }
     if (!rc && html) {

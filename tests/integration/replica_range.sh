@@ -14,7 +14,8 @@
 #    instance's largest duration; the real job is "not measured" (null);
 #  - the same seed gives the same bytes, and the options are refused
 #    without --replicate-from or out of range (exit 2, one line, no stdout);
-#  - with MEGATRON_DIR (the eight megatron_tp8_a100 ranks): the range from
+#  - with MEGATRON_DIR (the eight megatron_tp8_a100 ranks): 10,000 samples
+#    are refused by the work cap; the range from
 #    each rank's trace covers the real job (every trace given) for at least
 #    6 of the 8 source ranks, and its p50 is nearer the real job than the
 #    point prediction is, on average over the 8 (docs/accuracy.md).
@@ -112,6 +113,12 @@ done
 for R in 0 1 2 3 4 5 6 7; do
     "$LUMOSIM" replay --json --replicate-from $R "$M" >"$tmp/m$R.json" || fail "megatron --replicate-from $R"
 done
+# the work cap (docs/reliability.md): 10,000 samples of 8 copies of 60,176
+# nodes is 6e8 node simulations, refused in one line before any is run
+"$LUMOSIM" replay --replicate-from 0 --samples 10000 "$M/rank0.json.gz" >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "over the cap" "$tmp/err" ||
+    fail "10,000 samples of the 8-rank job: exit $st, $(cat "$tmp/err")"
 python3 - "$M" "$tmp" <<'PY' || exit 1
 import gzip, json, sys
 m, t = sys.argv[1], sys.argv[2]
