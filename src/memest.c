@@ -67,9 +67,9 @@ int lsim_memest_check(const lsim_memest_in *in, lsim_err *err)
                             "memory estimate: TP %d, PP %d, DP %d, chunks %d, micro-batch %d and micro-batches %d "
                             "must be positive",
                             in->tp, in->pp, in->dp, in->vstages, in->micro_batch, in->microbatches);
-    if (in->layers % (in->pp * in->vstages))
-        return lsim_err_set(err, LSIM_EARG, "memory estimate: %d layers are not divisible by PP x V = %d x %d",
-                            in->layers, in->pp, in->vstages);
+    lsim_err se = {0};
+    if (lsim_split_check(&in->split, in->layers, in->pp, in->vstages, &se))
+        return lsim_err_set(err, LSIM_EARG, "memory estimate: %s", se.msg);
     if (in->hidden % in->tp || in->heads % in->tp || in->ffn % in->tp || in->vocab % in->tp)
         return lsim_err_set(err, LSIM_EARG,
                             "memory estimate: hidden %d, heads %d, FFN %d and vocabulary %d must be divisible by TP = %d",
@@ -204,18 +204,20 @@ static double moe_layer_act(const lsim_memest_in *in, int stored)
  * (TP x DP / EP GPUs; DP here is DP x CP) with the distributed optimizer. */
 static void moe_stage(const lsim_memest_in *in, int stage, int shards, double *params, double *optim, double *act)
 {
-    int V = in->vstages, lpc = in->layers / (in->pp * V);
+    int V = in->vstages;
     double ex = 0, dense = lsim_memest_layer_params(in), moe = lsim_memest_moe_params(in, &ex);
     double edp = (double)in->tp * shards / (in->ep > 1 ? in->ep : 1), a_d = lsim_memest_layer_act(in, 1);
     double a_m = moe_layer_act(in, 1), so = in->dist_opt ? shards : 1, eo = in->dist_opt && edp > 1 ? edp : 1;
     *params = *optim = *act = 0;
-    for (int ch = 0; ch < V; ch++)
-        for (int l = (ch * in->pp + stage) * lpc; l < (ch * in->pp + stage + 1) * lpc; l++) {
+    for (int ch = 0; ch < V; ch++) {
+        int lo, n = lsim_split_span(&in->split, in->layers, in->pp, V, ch * in->pp + stage, &lo);
+        for (int l = lo; l < lo + n; l++) {
             int m = lsim_memest_moe_layer(in->experts, in->dense_layers, in->moe_every, l);
             *params += m ? moe + ex : dense;
             *optim += m ? moe * OPTIM_BYTES / so + ex * OPTIM_BYTES / eo : dense * OPTIM_BYTES / so;
             *act += m ? a_m : a_d;
         }
+    }
     *act /= V; /* a chunk's layers, on average */
 }
 
@@ -267,8 +269,11 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
         return lsim_err_set(err, LSIM_EARG, "memory estimate: stage %d of a %d-stage pipeline", stage, in->pp);
     double h = in->hidden, t = in->tp, tok = (double)in->seq * in->micro_batch;
     double sbh = tok * h, sp_div = in->seq_parallel ? t : 1;
-    int V = in->vstages, lpc = in->layers / (in->pp * V), first = stage == 0, last = stage == in->pp - 1;
-    out->layers = lpc * V;
+    int V = in->vstages, first = stage == 0, last = stage == in->pp - 1;
+    out->layers = 0;
+    for (int ch = 0; ch < V; ch++) out->layers += lsim_split_span(&in->split, in->layers, in->pp, V, ch * in->pp + stage, NULL);
+    /* a chunk's layers, on average over the stage's chunks (uneven splits) */
+    double lpc = (double)out->layers / V;
     /* parameters: the stage's layers; the word embeddings (vocabulary split
      * over TP) and the learned position embeddings (replicated) on the
      * first stage; the final layer norm and the output layer on the last,

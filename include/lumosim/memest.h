@@ -20,6 +20,7 @@
 #define LUMOSIM_MEMEST_H
 
 #include "lumosim/common.h"
+#include "lumosim/stages.h"
 
 enum { LSIM_MEMEST_RC_NONE = 0, LSIM_MEMEST_RC_SELECTIVE, LSIM_MEMEST_RC_FULL, LSIM_MEMEST_RC_OP };
 enum { LSIM_MEMEST_ATTN_FLASH = 0, LSIM_MEMEST_ATTN_UNFUSED };
@@ -35,6 +36,7 @@ typedef struct lsim_memest_in {
     int kv_heads, swiglu, rmsnorm, rope, untied, no_bias;
     int tp, pp, dp;
     int vstages;      /* model chunks per GPU: 1 (1F1B) or V (interleaved 1F1B) */
+    lsim_split split; /* the layers over the pp x vstages virtual stages (stages.h; zeroed: even) */
     int micro_batch;  /* b: sequences per micro-batch */
     int microbatches; /* m: micro-batches per pipeline and step */
     int recompute;    /* LSIM_MEMEST_RC_* */
@@ -78,7 +80,7 @@ typedef struct lsim_memest_stage {
     int layers;         /* transformer layers on the GPU (all its chunks) */
 } lsim_memest_stage;
 
-/* Check the input: positive sizes, layers divisible by pp * vstages,
+/* Check the input: positive sizes, layers split over pp * vstages by split,
  * hidden / heads / ffn / vocab divisible by tp, seq divisible by tp with
  * sequence parallelism, known options. 0 or LSIM_EARG naming the numbers. */
 int lsim_memest_check(const lsim_memest_in *in, lsim_err *err);

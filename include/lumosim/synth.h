@@ -94,6 +94,8 @@ typedef struct lsim_synth_cfg {
     int tp, pp, dp;
     int micro_batch, global_batch;  /* micro-batches per pipeline m = global / (micro * dp) */
     int vstages;                    /* 1: 1F1B; V > 1: interleaved 1F1B with V model chunks per GPU */
+    lsim_split split;               /* the layers over the pp x vstages virtual stages (stages.h,
+                                       --pp-layers; default even) */
     int gpus;                       /* 0: not given; else must equal tp * pp * dp */
     lsim_gpu_spec gpu;
     lsim_topology topo;
@@ -225,7 +227,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in);
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
 
 /* Check a configuration: positive sizes; tp * pp * dp == gpus (if given);
- * layers divisible by pp * vstages; hidden, heads and ffn divisible by tp;
+ * layers split over pp * vstages by split (stages.h); hidden, heads and ffn divisible by tp;
  * global batch divisible by micro_batch * dp; interleaved: micro-batches
  * per pipeline divisible by pp (Megatron's rule), pp >= 2; sequence
  * parallel: seq divisible by tp; forward-only: 1F1B; the GPU spec's and

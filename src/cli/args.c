@@ -920,7 +920,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL
 };
 
 #define NSYNTH_WORDS 8
@@ -998,6 +998,14 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         if (pos_long("--ep", v, 1L << 24, &x)) return -1;
         s->ep = (int)x;
         break;
+    case S_PPL: {
+        lsim_err err = {0};
+        if (lsim_split_parse(v, &s->split, &err)) {
+            lsim_cli_usage_error("%s", err.msg);
+            return -1;
+        }
+        break;
+    }
     case S_SKEW: {
         /* a Zipf exponent: any finite number parses; synth refuses one
          * below 0 naming it (not a distribution) */
@@ -1061,6 +1069,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--cp", NULL, "a positive integer", S_CP, 0},
         {"--ep", NULL, "a positive integer", S_EP, 0},
         {"--routing-skew", NULL, "a Zipf exponent", S_SKEW, 0},
+        {"--pp-layers", NULL, "even, embed-loss, middle or N,N,...", S_PPL, 0},
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };
     memset(s, 0, sizeof *s);

@@ -321,6 +321,7 @@ typedef struct lsim_cli_synth_args {
     int cp;             /* --cp N, 0 not given */
     int ep;             /* --ep N, 0 not given */
     double routing_skew;/* --routing-skew Z, 0 not given (balanced) */
+    lsim_split split;   /* --pp-layers (zeroed: even) */
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
 

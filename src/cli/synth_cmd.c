@@ -29,7 +29,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--kernels fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
-    "                     [--ep N] [--routing-skew Z]\n"
+    "                     [--ep N] [--routing-skew Z] [--pp-layers SPLIT]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -50,6 +50,12 @@ const char *const LSIM_USAGE_SYNTH =
     "  --micro-batch N  sequences per micro-batch; --global-batch N sequences per\n"
     "                   iteration (micro-batches per pipeline = global / (micro x dp))\n"
     "  --schedule S     1f1b (default) or interleaved:V (V model chunks per GPU)\n"
+    "  --pp-layers SPLIT  the layers over the PP x V virtual stages when they do\n"
+    "                   not divide evenly: even (default), embed-loss (Megatron's\n"
+    "                   account_for_embedding/loss_in_pipeline_split: the\n"
+    "                   embedding and the loss count as a layer each), middle\n"
+    "                   (torchtitan: the extra layers on the stages after the\n"
+    "                   first) or a list N,N,... per virtual stage\n"
     "  --gpus N         check that TP x PP x DP = N\n"
     "  --gpu G          GPU parameters: h100, a100, h200, h100-96gb, b200, gb200\n"
     "                   (data/gpu) or a JSON file (default h100)\n"
@@ -365,6 +371,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->cp = sa->cp;
     c->ep = sa->ep;
     c->routing_skew = sa->routing_skew;
+    c->split = sa->split;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)

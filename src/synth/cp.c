@@ -36,14 +36,14 @@ int synth_cp_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "--cp %d with --sequence-parallel: seq / CP = %d is not divisible by TP = %d",
                             c->cp, c->model.seq / c->cp, c->tp);
     const char *bad = c->attention == LSIM_ATTN_UNFUSED ? "--attention unfused"
-                      : c->dp_cost > c->dp             ? "--dp-cost"
                       : c->tp_one                      ? "one TP rank per stage (search)"
                                                        : NULL;
     if (bad) return lsim_err_set(err, LSIM_EARG, "--cp with %s is not modelled", bad);
     return 0;
 }
 
-void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t next, int32_t prev)
+void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t next, int32_t prev, int32_t cost_self,
+                   int32_t cost_next)
 {
     memset(F, 0, sizeof *F);
     if (c->cp <= 1) return;
@@ -55,7 +55,7 @@ void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t n
      * of 32 make each block 4 times smaller than multi-head attention's) */
     int kv_heads = lsim_model_kv_heads(M);
     F->kv_bytes = 2 * (int64_t)c->micro_batch * (M->seq / c->cp) * (kv_heads / c->tp) * M->head_dim * c->elem_bytes;
-    F->kv_ns = lsim_cost_p2p(&c->topo, F->kv_bytes, self, next);
+    F->kv_ns = lsim_cost_p2p(&c->topo, F->kv_bytes, cost_self, cost_next);
     static const char *const CH[2] = {"cpkv", "cpdkv"};
     for (int i = 0; i < 2; i++) {
         snprintf(F->pg[2 * i], sizeof F->pg[0], "p2p:%d->%d#%s", self, next, CH[i]);

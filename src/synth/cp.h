@@ -17,8 +17,12 @@ typedef struct synth_cp {
 } synth_cp;
 
 /* Off (c->cp <= 1): F->n = 0. Else the ring of GPU `self` whose CP peers
- * are next and prev; micro_batch x (seq / cp) tokens. */
-void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t next, int32_t prev);
+ * are next and prev; micro_batch x (seq / cp) tokens. cost_self and
+ * cost_next: the two GPUs' places in the full job, where the transfer is
+ * timed (they differ from self and next when --dp-cost simulates fewer
+ * replicas, gen.c's cost_rank). */
+void synth_cp_init(synth_cp *F, const lsim_synth_cfg *c, int32_t self, int32_t next, int32_t prev, int32_t cost_self,
+                   int32_t cost_next);
 /* The attention core of one layer and micro-batch, forward: CP blocks of
  * attention (blk_ns each: causal attention of seq / CP queries and keys,
  * the load-balanced share of one block), the K/V blocks passed around the

@@ -67,7 +67,7 @@ typedef struct bucket {
 typedef struct gen {
     const lsim_synth_cfg *c;
     lsim_emit e;                  /* builder, CPU thread, streams, tag, rc */
-    int tpi, ppi, dpi, m, V, lpc; /* lpc: layers per chunk */
+    int tpi, ppi, dpi, m, V;
     int tps;                      /* TP ranks simulated per stage: TP, or 1 with tp_one */
     int32_t rank;
     int64_t tp_seq, dp_seq;
@@ -562,14 +562,21 @@ static void xent_fwd(gen *G)
     for (int i = 0; i < 3; i++) lsim_emit_compute(&G->e, "loss_mask", k->x_small);
 }
 
-static int first_layer(const gen *G, int chunk) { return (chunk * G->c->pp + G->ppi) * G->lpc; }
+/* The layers of this GPU's model chunk `chunk`: their count, the first in
+ * *lo (stages.h: even, or the split --pp-layers chose). */
+static int chunk_layers(const gen *G, int chunk, int *lo)
+{
+    const lsim_synth_cfg *c = G->c;
+    return lsim_split_span(&c->split, c->model.layers, c->pp, G->V, chunk * c->pp + G->ppi, lo);
+}
 static int is_first_vs(const gen *G, int chunk) { return chunk == 0 && G->ppi == 0; }
 static int is_last_vs(const gen *G, int chunk) { return chunk == G->V - 1 && G->ppi == G->c->pp - 1; }
 
 static void step_compute(gen *G, const lsim_synth_step *s)
 {
     const costs *k = &G->k;
-    int lo = first_layer(G, s->chunk), hi = lo + G->lpc - 1;
+    int lo, hi = chunk_layers(G, s->chunk, &lo) - 1;
+    hi += lo;
     int eh = G->c->embed_head;
     int last_mb = s->mb == G->m - 1;
     synth_fsdp *F = &G->fsdp;
@@ -662,8 +669,8 @@ static uint32_t p2p_op(gen *G, int role, int32_t peer, int send, int layer, int 
 /* Sends of step s (done). */
 static int step_sends(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 {
-    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk);
-    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_SENDF, vs_rank(G, vs + 1), 1, lo + G->lpc - 1, s->mb, 0, "send_next");
+    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo, nl = chunk_layers(G, s->chunk, &lo);
+    if (!s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_SENDF, vs_rank(G, vs + 1), 1, lo + nl - 1, s->mb, 0, "send_next");
     if (s->bwd && vs > 0) ops[n++] = p2p_op(G, LSIM_ES_SENDB, vs_rank(G, vs - 1), 1, lo, s->mb, 1, "send_prev");
     return n;
 }
@@ -671,9 +678,9 @@ static int step_sends(gen *G, const lsim_synth_step *s, uint32_t *ops, int n)
 /* Receives step s needs; their kernels also go to rcv[*nr] (may be NULL). */
 static int step_recvs(gen *G, const lsim_synth_step *s, uint32_t *ops, int n, uint32_t *rcv, int *nr)
 {
-    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo = first_layer(G, s->chunk), n0 = n;
+    int vs = s->chunk * G->c->pp + G->ppi, nvs = G->c->pp * G->V, lo, nl = chunk_layers(G, s->chunk, &lo), n0 = n;
     if (!s->bwd && vs > 0) ops[n++] = p2p_op(G, LSIM_ES_RECVF, vs_rank(G, vs - 1), 0, lo, s->mb, 0, "recv_prev");
-    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_RECVB, vs_rank(G, vs + 1), 0, lo + G->lpc - 1, s->mb, 1, "recv_next");
+    if (s->bwd && vs + 1 < nvs) ops[n++] = p2p_op(G, LSIM_ES_RECVB, vs_rank(G, vs + 1), 0, lo + nl - 1, s->mb, 1, "recv_next");
     for (int i = n0; rcv && i < n; i++) rcv[(*nr)++] = ops[i];
     return n;
 }
@@ -883,8 +890,8 @@ static void optimizer(gen *G)
         lsim_emit_host(&G->e, "host", c->gpu.host_opt_ns);
     }
     for (int ch = 0; ch < G->V; ch++) {
-        int lo = first_layer(G, ch);
-        for (int l = lo; l < lo + G->lpc; l++) {
+        int lo, nl = chunk_layers(G, ch, &lo);
+        for (int l = lo; l < lo + nl; l++) {
             char w[24];
             snprintf(w, sizeof w, "L%d.opt.", l);
             snprintf(G->e.tag, sizeof G->e.tag, "%s", w);
@@ -932,7 +939,6 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     G.rank = (int32_t)gpu;
     G.m = lsim_synth_microbatches(c);
     G.V = c->vstages;
-    G.lpc = c->model.layers / (c->pp * c->vstages);
     G.e.last_cpu = G.e.last_comp = NONE;
     /* launch_latency_ns counts from the call's start; edges count from the
      * predecessor's end. The framework's dispatch precedes the call, so a
@@ -957,7 +963,9 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
     lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
     G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
-    G.dpc = c->dp_cost > c->dp ? c->dp_cost : G.dpx;
+    /* the data-parallel group of the full job: DP x CP GPUs (gradients and
+     * the distributed optimizer's shards span both), dp_cost replicas */
+    G.dpc = c->dp_cost > c->dp ? c->dp_cost * (c->cp > 1 ? c->cp : 1) : G.dpx;
     G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
     char src[256], opts[160];
     lsim_synth_opts(c, opts, sizeof opts);
@@ -974,8 +982,9 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         /* context parallelism: the ring's peers, then every kernel costed
          * on the rank's seq / CP tokens (cp.c) */
         int cpi = G.dpi % c->cp, base = G.dpi - cpi;
-        synth_cp_init(&G.cp, c, G.rank, gpu_rank(&G, G.tpi, base + (cpi + 1) % c->cp, G.ppi),
-                      gpu_rank(&G, G.tpi, base + (cpi + c->cp - 1) % c->cp, G.ppi));
+        int32_t next = gpu_rank(&G, G.tpi, base + (cpi + 1) % c->cp, G.ppi);
+        synth_cp_init(&G.cp, c, G.rank, next, gpu_rank(&G, G.tpi, base + (cpi + c->cp - 1) % c->cp, G.ppi),
+                      cost_rank(&G, G.rank), cost_rank(&G, next));
         cpcfg = *c;
         cpcfg.model.seq /= c->cp;
         G.c = &cpcfg;

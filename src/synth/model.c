@@ -398,9 +398,7 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->gpus > 0 && n != (unsigned long long)c->gpus)
         return lsim_err_set(err, LSIM_EARG, "TP x PP x DP = %d x %d x %d = %llu does not match --gpus %d", c->tp, c->pp, c->dp, n,
                             c->gpus);
-    if (m->layers % (c->pp * c->vstages))
-        return lsim_err_set(err, LSIM_EARG, "%d layers are not divisible by PP x V = %d x %d (pipeline stages x model chunks)",
-                            m->layers, c->pp, c->vstages);
+    if (lsim_split_check(&c->split, m->layers, c->pp, c->vstages, err)) return LSIM_EARG;
     if (m->hidden % c->tp) return lsim_err_set(err, LSIM_EARG, "hidden size %d is not divisible by TP = %d", m->hidden, c->tp);
     if (m->heads % c->tp) return lsim_err_set(err, LSIM_EARG, "%d attention heads are not divisible by TP = %d", m->heads, c->tp);
     if (m->ffn % c->tp) return lsim_err_set(err, LSIM_EARG, "FFN size %d is not divisible by TP = %d", m->ffn, c->tp);
@@ -494,6 +492,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->kv_heads = m->kv_heads, in->swiglu = m->mlp == LSIM_MLP_SWIGLU, in->rmsnorm = m->norm == LSIM_NORM_RMS;
     in->rope = m->rope, in->untied = m->untied, in->no_bias = m->no_bias;
     in->tp = c->tp, in->pp = c->pp, in->dp = c->dp, in->vstages = c->vstages > 0 ? c->vstages : 1;
+    in->split = c->split;
     in->micro_batch = c->micro_batch;
     in->microbatches = lsim_synth_microbatches(c);
     in->recompute = c->recompute == LSIM_RC_FULL        ? LSIM_MEMEST_RC_FULL
@@ -580,6 +579,12 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->kernels == LSIM_KERN_EAGER) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "eager,");
+    }
+    if (c->split.mode != LSIM_SPLIT_EVEN) {
+        /* "pplayers=" also makes the structural what-ifs refuse the store
+         * (whatif_rules.c): they re-emit even stages */
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "pplayers=%s,", lsim_split_name(&c->split));
     }
     size_t n = strlen(out);
     if (n && out[n - 1] == ',') out[n - 1] = 0;

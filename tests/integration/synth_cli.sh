@@ -50,6 +50,13 @@ run)
     "$LUMOSIM" whatif --force "$tmp/opt.h5" --dp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --dp accepted"
     grep -q "which --dp cannot" "$tmp/err" || fail "whatif --dp: $(cat "$tmp/err")"
     "$LUMOSIM" whatif --force "$tmp/opt.h5" --slow-gpu 1:1.5 -o "$tmp/w.h5" >/dev/null || fail "whatif --slow-gpu refused"
+    # uneven stages: recorded in the source, a structural what-if refused
+    "$LUMOSIM" synth $(echo "$tiny" | sed 's/--layers 4/--layers 5/') --pp-layers middle -o "$tmp/unev.h5" >/dev/null ||
+        fail "synth --pp-layers middle failed"
+    "$LUMOSIM" sim "$tmp/unev.h5" >"$tmp/unev.txt" || fail "sim of uneven stages failed"
+    grep -q "opts:pplayers=middle" "$tmp/unev.txt" || fail "the split is not in the source: $(grep -m1 synth: "$tmp/unev.txt")"
+    "$LUMOSIM" whatif --force "$tmp/unev.h5" --pp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --pp of uneven accepted"
+    grep -q "non-default options (pplayers=middle" "$tmp/err" || fail "whatif --pp of uneven: $(cat "$tmp/err")"
     # forward-only and the memory check's override
     "$LUMOSIM" synth $tiny --forward-only -o "$tmp/fwd.h5" >/dev/null || fail "forward-only synth failed"
     "$LUMOSIM" synth --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 --global-batch 8 --no-memory-check \
@@ -73,6 +80,15 @@ bad)
     expect 1 "does not match --gpus 16" $tiny --gpus 16
     # (options once each: a repeated option is a usage error, no_data_loss_cli.sh)
     expect 1 "5 layers are not divisible by PP x V = 2 x 1" $(echo "$tiny" | sed 's/--layers 4/--layers 5/')
+    # uneven pipeline stages (--pp-layers): refused before any work, naming the numbers
+    expect 1 "lists 3 virtual stages, but PP x V = 2 x 1 = 2" $tiny --pp-layers 1,2,1
+    expect 1 "lists 5 layers in all, but the model has 4" $tiny --pp-layers 2,3
+    expect 1 "4 layers + the embedding + the loss = 6 are not divisible by PP x V = 2 x 2" $tiny --pp-layers embed-loss \
+        --schedule interleaved:2
+    expect 1 "3 layers over PP x V = 2 x 2 virtual stages leaves a stage without a layer" \
+        $(echo "$tiny" | sed 's/--layers 4/--layers 3/') --pp-layers middle --schedule interleaved:2
+    expect 2 "expected even, embed-loss, middle or a comma list" $tiny --pp-layers 2,,2
+    expect 2 "expected even, embed-loss, middle or a comma list" $tiny --pp-layers 0,4
     expect 1 "hidden size 6145 is not divisible by TP = 2" $tiny --hidden 6145
     expect 1 "47 attention heads are not divisible by TP = 2" $tiny --heads 47
     expect 1 "global batch 9 is not divisible by micro-batch x DP = 1 x 2 = 2" $(echo "$tiny" | sed 's/--global-batch 8/--global-batch 9/')

@@ -96,24 +96,22 @@ static void test_attention_halves(void)
     CHECK_MSG(f2 > 0 && f4 * 2 == f2 && f8 * 2 == f4, "FLOPs %.4g %.4g %.4g", f2, f4, f8);
 }
 
-static void test_job(void)
+/* Synthesize and simulate c's job: the step (the last GPU end), and the
+ * group size of GPU 0's "dp:" collectives (0: none) */
+static lsim_ns run_job(const lsim_synth_cfg *c, int *dp_group)
 {
-    lsim_synth_cfg c;
-    cfg_of(&c, 2, 2, 2, 2);
-    c.global_batch = 4;
-    size_t n = lsim_synth_ngpus(&c);
-    CHECK_I64(n, 16);
+    size_t n = lsim_synth_ngpus(c);
     lsim_graph **g = calloc(n, sizeof *g);
     lsim_engine **e = calloc(n, sizeof *e);
-    lsim_ns **w = calloc(n, sizeof *w);
+    lsim_ns **w = calloc(n, sizeof *w), span = 0;
     lsim_job *j = NULL;
     lsim_err err;
-    int rc = lsim_synth_job(&c, g, &err);
-    /* the gradients' all-reduce spans DP x CP = 4 GPUs */
+    int rc = lsim_synth_job(c, g, &err);
+    *dp_group = 0;
     for (size_t v = 0; !rc && v < g[0]->n; v++) {
         if (g[0]->coll[v] < 0) continue;
         const lsim_coll_info *ci = &g[0]->colls[g[0]->coll[v]];
-        if (!strncmp(lsim_strtab_get(g[0]->strings, ci->pg_name), "dp:", 3)) CHECK_I64(ci->group_size, 4);
+        if (!strncmp(lsim_strtab_get(g[0]->strings, ci->pg_name), "dp:", 3)) *dp_group = (int)ci->group_size;
     }
     if (!rc) rc = lsim_job_match(g, n, &j, &err);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -122,6 +120,9 @@ static void test_job(void)
     }
     if (!rc) rc = lsim_job_run(j, e, w, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
+    for (size_t i = 0; !rc && i < n; i++)
+        for (size_t v = 0; v < g[i]->n; v++)
+            if (w[i][v] + g[i]->dur[v] > span) span = w[i][v] + g[i]->dur[v];
     for (size_t i = 0; i < n; i++) {
         lsim_engine_free(e[i]);
         lsim_graph_free(g[i]);
@@ -129,6 +130,41 @@ static void test_job(void)
     }
     free(g), free(e), free(w);
     lsim_job_free(j);
+    return span;
+}
+
+static void test_job(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c, 2, 2, 2, 2);
+    c.global_batch = 4;
+    CHECK_I64(lsim_synth_ngpus(&c), 16);
+    int grp;
+    CHECK(run_job(&c, &grp) > 0);
+    CHECK_I64(grp, 4); /* the gradients' all-reduce spans DP x CP = 4 GPUs */
+}
+
+/* --dp-cost with CP (the 1,024-GPU Megatron-Bridge 405B rows): one
+ * replica of the TP 2 PP 2 CP 2 job whose data-parallel collectives are
+ * those of 4 replicas, timed at the GPUs' places in the 32-GPU job, is the
+ * 32-GPU job's step (replicas are symmetric; the all-reduces after the
+ * flush, as the --dp-cost test of test_synth_options does) */
+static void test_dp_cost(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c, 2, 2, 4, 2);
+    c.grad_reduce = LSIM_GR_AFTER, c.dist_opt = 1;
+    c.global_batch = 4 * 4; /* 4 micro-batches per pipeline */
+    int g4, g1;
+    lsim_ns full = run_job(&c, &g4);
+    c.dp = 1, c.dp_cost = 4, c.global_batch = 4;
+    lsim_err err;
+    CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+    lsim_ns one = run_job(&c, &g1);
+    CHECK_I64(g4, 8);
+    CHECK_I64(g1, 2); /* simulated: the replica's CP pair; timed for 8 */
+    CHECK_MSG(full > 0 && llabs(one - full) <= 100, "--dp-cost 4 at DP 1: %lld ns, DP 4: %lld ns", (long long)one,
+              (long long)full);
 }
 
 /* torchtitan's CP table: FSDP 1 x CP 8 still shards over the 8 CP ranks
@@ -204,6 +240,7 @@ int main(void)
 {
     test_attention_halves();
     test_job();
+    test_dp_cost();
     test_fsdp_over_cp();
     test_gqa_blocks();
     test_bad();
