@@ -78,7 +78,8 @@ static const dcol dcols[] = {
     U("candidates", "distributed_optimizer", "1"), E("candidates", "reason", search_reasons),
     U("candidates", "peak_memory", "bytes"), U("candidates", "peak_memory_stage", "1"), U("candidates", "simulated", "1"),
     U("candidates", "step", "ns"), U("candidates", "breakdown", "ns"), U("candidates", "sim_time", "ns"),
-    U("candidates", "micro_batches", "1"),
+    U("candidates", "micro_batches", "1"), U("candidates", "cp", "1"), U("candidates", "ep", "1"),
+    U("candidates", "fsdp", "1"),
     U("search", "ranking", "1"),
     /* result run */
     U("gpus", "duty_actual_offset", "1"), U("gpus", "duty_actual_count", "1"),

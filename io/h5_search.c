@@ -15,7 +15,7 @@
 
 /* One candidate as the file holds it (the columns of /search/candidates). */
 typedef struct srow {
-    int32_t tp, pp, dp, micro_batch, vstages, mem_stage, micro_batches;
+    int32_t tp, pp, dp, micro_batch, vstages, mem_stage, micro_batches, cp, ep, fsdp;
     uint8_t recompute, distributed_optimizer, reason, simulated;
     double mem_bytes;
     int64_t step, breakdown[4], sim_ns;
@@ -38,6 +38,9 @@ static const mcol search_cols[] = {
     {"breakdown", T_I64, 4, offsetof(srow, breakdown), FSZ(srow, breakdown), M_COPY},
     SC("sim_time", sim_ns, T_I64),
     SC("micro_batches", micro_batches, T_I32),
+    SC("cp", cp, T_I32),
+    SC("ep", ep, T_I32),
+    SC("fsdp", fsdp, T_I32),
 };
 #define NSCOLS (sizeof search_cols / sizeof search_cols[0])
 
@@ -70,6 +73,7 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
         /* --from: the what-if rule that refused, and the --micro-batches asked (0: the source's) */
         rule[i] = x->reason == LSIM_SR_REFUSED && x->rule ? x->rule : "";
         r->micro_batches = x->from_req[4];
+        r->cp = x->cp > 1 ? x->cp : 1, r->ep = x->ep > 1 ? x->ep : 1, r->fsdp = x->fsdp;
     }
     for (size_t i = 0; !rc && i < nrank; i++) {
         if (ranking[i] >= n) rc = h5s_fail(c, LSIM_EARG, "ranking entry %zu is not a candidate", i);
@@ -179,9 +183,9 @@ static int read_search(sctx *c, lsim_search_file *o)
     for (size_t i = 0; !rc && i < n; i++) {
         const srow *r = &rows[i];
         lsim_search_cand *x = &o->cand[i];
-        if (r->reason >= LSIM_SR_N || r->recompute > 2)
-            rc = h5s_fail(c, LSIM_EFORMAT, "/search/candidates: row %zu has reason %u, recompute %u", i, r->reason,
-                          r->recompute);
+        if (r->reason >= LSIM_SR_N || r->recompute >= LSIM_RC_N || r->cp < 1 || r->ep < 1 || r->fsdp < 0)
+            rc = h5s_fail(c, LSIM_EFORMAT, "/search/candidates: row %zu has reason %u, recompute %u, cp %d, ep %d, fsdp %d",
+                          i, r->reason, r->recompute, (int)r->cp, (int)r->ep, (int)r->fsdp);
         x->tp = r->tp, x->pp = r->pp, x->dp = r->dp, x->mb = r->micro_batch, x->vstages = r->vstages;
         x->mem_stage = r->mem_stage, x->recompute = r->recompute, x->dist_opt = r->distributed_optimizer;
         x->reason = r->reason, x->simulated = r->simulated != 0, x->mem_bytes = r->mem_bytes;
@@ -189,6 +193,7 @@ static int read_search(sctx *c, lsim_search_file *o)
         for (int q = 0; q < 4; q++) x->bd[q] = x->simulated ? r->breakdown[q] : 0;
         x->sim_s = x->simulated ? (double)r->sim_ns / 1e9 : 0;
         x->from_req[4] = r->micro_batches;
+        x->cp = r->cp, x->ep = r->ep, x->fsdp = r->fsdp;
         snprintf(x->why, sizeof x->why, "%s", why[i]);
         x->rule = x->reason == LSIM_SR_REFUSED ? rule_static(rule[i]) : NULL;
     }

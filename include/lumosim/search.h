@@ -12,7 +12,9 @@
  * so the replica is simulated with one TP rank per stage (PP GPUs;
  * lsim_synth_cfg.tp_one), its TP collectives timed as the TP-wide ones:
  * the same step again, TP times smaller. Memory is memest.h's estimate of
- * the full job on the GPU spec's capacity.
+ * the full job on the GPU spec's capacity. A candidate with FSDP, expert
+ * parallelism or a MoE model is simulated whole (synth refuses --dp-cost
+ * with them), and one with CP keeps every TP rank.
  *
  * Ownership: lsim_search_enumerate allocates *out (free()). Everything is
  * local (no MPI); the CLI spreads candidates over MPI ranks. */
@@ -35,7 +37,13 @@ typedef struct lsim_search_space {
     int vst[LSIM_SEARCH_MAXV], nvst;      /* 1: 1F1B; V > 1: interleaved with V chunks */
     int rc[3], nrc;                       /* LSIM_RC_* */
     int dopt[2], ndopt;                   /* distributed optimizer off (0) / on (1) */
+    /* the modern modes (docs/search.md "Context, expert and FSDP"); 0
+     * entries: the default, {1} ({0} for fsdp) */
+    int cp[LSIM_SEARCH_MAXV], ncp;        /* context-parallel ranks */
+    int ep[LSIM_SEARCH_MAXV], nep;        /* expert-parallel ranks (MoE models) */
+    int fsdp[LSIM_SEARCH_MAXV], nfsdp;    /* FSDP shard group: 0 off, LSIM_SEARCH_FSDP_FULL (DP), or N */
 } lsim_search_space;
+#define LSIM_SEARCH_FSDP_FULL (-1)
 
 /* Why a candidate is not simulated. */
 #define LSIM_SEARCH_REASONS(X)                                                                      \
@@ -53,6 +61,7 @@ const char *lsim_search_reason_name(lsim_search_reason r);
 
 typedef struct lsim_search_cand {
     int tp, pp, dp, mb, vstages, recompute, dist_opt;
+    int cp, ep, fsdp;          /* context and expert parallel ranks (1: none), FSDP shard group (0: off) */
     int reason;                /* lsim_search_reason */
     double mem_bytes;          /* memest.h peak per GPU (0 when it does not divide) */
     int mem_stage;
@@ -68,7 +77,7 @@ typedef struct lsim_search_cand {
 } lsim_search_cand;
 
 /* Every combination of the space, in a fixed order (TP, PP, micro-batch,
- * schedule, recomputation, distributed optimizer), each checked:
+ * schedule, recomputation, distributed optimizer, CP, EP, FSDP), each checked:
  * reason set, memory estimated. 0, LSIM_EARG (an empty space, bad base),
  * LSIM_ENOMEM. */
 int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, size_t *n, lsim_err *err);

@@ -19,7 +19,7 @@ KIND_RESULTS = "lumosim-results"
 KIND_SEARCH = "lumosim-search"
 
 # /search/candidates/recompute -- LSIM_RECOMPUTE_MODES, include/lumosim/synth.h.
-RECOMPUTE_MODES = ("none", "selective", "full")
+RECOMPUTE_MODES = ("none", "selective", "full", "op")
 # /search/candidates/reason -- LSIM_SEARCH_REASONS, include/lumosim/search.h.
 SEARCH_REASONS = ("simulated", "gpus_not_divisible", "shape_not_divisible", "does_not_fit", "redundant", "whatif_refused")
 

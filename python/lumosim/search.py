@@ -45,6 +45,9 @@ def read_search(r):
     cols = {}
     for c in _INT_COLS:
         cols[c] = r.col("%s/%s" % (g, c), n).astype(np.int64)
+    # CP, EP and FSDP (issue 36): absent in files written before them
+    for c, none in (("cp", 1), ("ep", 1), ("fsdp", 0)):
+        cols[c] = r.col("%s/%s" % (g, c), n).astype(np.int64) if r.has(g + "/" + c) else np.full(n, none, np.int64)
     for c, fallback in (("recompute", _schema.RECOMPUTE_MODES), ("reason", _schema.SEARCH_REASONS)):
         names = r.enum_names("%s/%s" % (g, c), fallback)
         v = r.col("%s/%s" % (g, c), n, "u").astype(np.int64)

@@ -22,6 +22,7 @@ const char *const LSIM_USAGE_SEARCH =
     "usage: lumosim search --model M --gpus N --global-batch B [--gpu G] [--topology F]\n"
     "                      [--tp LIST] [--pp LIST] [--micro-batch LIST] [--schedule LIST]\n"
     "                      [--recompute LIST] [--distributed-optimizer LIST]\n"
+    "                      [--cp LIST] [--ep LIST] [--fsdp LIST]\n"
     "                      [--sequence-parallel] [--budget-seconds T] [--top K [--samples N [--seed S] [--spread R]]] [--json] [--csv F]\n"
     "                      [-o FILE.h5] [--shard I/N]\n"
     "       lumosim search --from JOB.h5 [--tp LIST] [--pp LIST] [--dp LIST] [--schedule LIST]\n"
@@ -32,7 +33,8 @@ const char *const LSIM_USAGE_SEARCH =
     "       lumosim search --merge PART.h5... [--top K] [--json] [--csv F] [-o FILE.h5]\n"
     "\n"
     "Searches the parallel layouts of a model on N GPUs: every TP x PP x DP x\n"
-    "micro-batch x schedule x recomputation x distributed optimizer. Layouts that\n"
+    "micro-batch x schedule x recomputation x distributed optimizer (x CP x EP x\n"
+    "FSDP when asked, or EP for a MoE model). Layouts that\n"
     "do not divide (heads, hidden, FFN, layers, batch, schedule) or do not fit in\n"
     "the GPU's memory (the estimate of docs/memory.md) are discarded and counted\n"
     "by reason; the rest are synthesized as lumosim synth would (one data-parallel\n"
@@ -53,6 +55,14 @@ const char *const LSIM_USAGE_SEARCH =
     "  --schedule LIST  1f1b and/or interleaved:V (default 1f1b,interleaved:2)\n"
     "  --recompute LIST none, selective, full (default all three)\n"
     "  --distributed-optimizer LIST  off, on (default both)\n"
+    "  --cp LIST        context-parallel ranks (default 1; TP x PP x CP divides\n"
+    "                   the GPUs, DP the rest)\n"
+    "  --ep LIST        expert-parallel ranks of a MoE model (default: the powers\n"
+    "                   of two dividing its experts; a MoE model's search runs\n"
+    "                   with sequence parallelism, which its TP needs)\n"
+    "  --fsdp LIST      off, full (the whole DP group) or shard group sizes\n"
+    "                   (default off); a candidate with FSDP or experts is\n"
+    "                   simulated whole, not as one replica\n"
     "  --sequence-parallel  every candidate with sequence parallelism\n"
     "  --budget-seconds T  stop simulating after T seconds (per MPI rank) and\n"
     "                   report how much of the space was covered\n"
@@ -174,7 +184,10 @@ static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--from", NULL, "a value", 20, 0},            {"--dp", NULL, "a value", 21, 0},
     {"--micro-batches", NULL, "a value", 22, 0},   {"--shard", NULL, "a value", 23, 0},
     {"--merge", NULL, NULL, 24, 0},                {"--rank-by", NULL, "a value", 25, 0},
+    {"--cp", NULL, "a value", 26, 0},              {"--ep", NULL, "a value", 27, 0},
+    {"--fsdp", NULL, "a value", 28, 0},
 };
+#define SEARCH_NOPTS 29
 
 static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
 {
@@ -261,6 +274,28 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
         break;
     }
     case 13: a->csv = v; break;
+    case 26: if (int_list("--cp", v, s->cp, &s->ncp)) return -1; break;
+    case 27: if (int_list("--ep", v, s->ep, &s->nep)) return -1; break;
+    case 28: {
+        /* off, full (the whole DP group) or a shard group size */
+        s->nfsdp = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            char *end = NULL;
+            long n = !strcmp(t, "off") ? 0 : !strcmp(t, "full") ? LSIM_SEARCH_FSDP_FULL : strtol(t, &end, 10);
+            if ((end && (*end || end == t || n < 1 || n > (1L << 24))) || s->nfsdp == LSIM_SEARCH_MAXV) {
+                lsim_cli_usage_error("--fsdp: '%s' is not off, full or a shard group size", t);
+                return -1;
+            }
+            s->fsdp[s->nfsdp++] = (int)n;
+        }
+        if (!s->nfsdp) {
+            lsim_cli_usage_error("--fsdp needs at least one value");
+            return -1;
+        }
+        break;
+    }
     case 25:
         if (strcmp(v, "throughput") && strcmp(v, "step")) {
             lsim_cli_usage_error("--rank-by takes throughput or step, not '%s'", v);
@@ -344,7 +379,7 @@ static int parse(int argc, char **argv, search_args *a)
     if (a->merge) {
         /* everything comes from the files */
         static const int only[] = {12, 13, 14, 15, 24, 25};
-        for (int w = 0; w < 26; w++) {
+        for (int w = 0; w < SEARCH_NOPTS; w++) {
             int ok = 0;
             for (size_t k = 0; k < sizeof only / sizeof *only; k++) ok |= only[k] == w;
             if (GIVEN(w) && !ok) {
@@ -360,7 +395,7 @@ static int parse(int argc, char **argv, search_args *a)
         return 1;
     }
     if (a->from) {
-        static const int never[] = {9, 10, 16};
+        static const int never[] = {9, 10, 16, 26, 27, 28};
         for (size_t k = 0; k < sizeof never / sizeof *never; k++)
             if (GIVEN(never[k])) {
                 lsim_cli_usage_error("%s is not a what-if option (--from takes --tp, --pp, --dp, --schedule, "
@@ -498,7 +533,7 @@ static int write_csv(FILE *f, const sresult *r)
     /* not known (a trace's micro-batch size, tokens, memory): an empty field */
     int ok = fprintf(f, "rank,tp,pp,dp,micro_batch,vstages,recompute,distributed_optimizer,step_ns,tokens_per_s,"
                      "peak_memory_bytes,exposed_compute_ns,overlapped_ns,exposed_comm_ns,other_ns,sim_seconds%s,"
-                     "throughput_per_s,throughput_unit\n",
+                     "throughput_per_s,throughput_unit,cp,ep,fsdp\n",
                      r->from ? ",micro_batches" : "") > 0;
     for (size_t i = 0; i < r->nsim && ok; i++) {
         const lsim_search_cand *x = &r->c[r->order[i]];
@@ -511,7 +546,8 @@ static int write_csv(FILE *f, const sresult *r)
                      mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step, tok, mem,
                      (long long)x->bd[0], (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
         if (ok && r->from) ok = fprintf(f, ",%d", x->from_req[4]) > 0;
-        if (ok) ok = fprintf(f, ",%.3f,%s", throughput(r, x), UNIT_NAME[thr_unit(r)]) > 0;
+        if (ok) ok = fprintf(f, ",%.3f,%s,%d,%d,%d", throughput(r, x), UNIT_NAME[thr_unit(r)], x->cp > 1 ? x->cp : 1,
+                             x->ep > 1 ? x->ep : 1, x->fsdp) > 0;
         if (ok) ok = fputc('\n', f) != EOF;
     }
     return ok ? 0 : -1;
@@ -636,10 +672,12 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
             if (x->mem_bytes > 0) snprintf(mem, sizeof mem, "%.0f", x->mem_bytes);
             printf("%s{\"tp\":%d,\"pp\":%d,\"dp\":%d,\"micro_batch\":%s,\"vstages\":%d,\"recompute\":\"%s\","
                    "\"distributed_optimizer\":%s,\"step_ns\":%lld,\"throughput_per_s\":%.3f,\"tokens_per_s\":%s,"
-                   "\"peak_memory_bytes\":%s,\"idle_share\":%.4f,\"exposed_comm_share\":%.4f",
+                   "\"peak_memory_bytes\":%s,\"idle_share\":%.4f,\"exposed_comm_share\":%.4f,\"cp\":%d,\"ep\":%d,"
+                   "\"fsdp\":%d",
                    i ? "," : "", x->tp, x->pp, x->dp, mb, x->vstages, lsim_recompute_name(x->recompute),
                    x->dist_opt ? "true" : "false", (long long)x->step, throughput(r, x), tok, mem,
-                   st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0);
+                   st > 0 ? (double)x->bd[3] / st : 0, st > 0 ? (double)x->bd[2] / st : 0, x->cp > 1 ? x->cp : 1,
+                   x->ep > 1 ? x->ep : 1, x->fsdp);
             if (r->from) printf(",\"micro_batches\":%d,\"candidate\":%zu", x->from_req[4], r->order[i]);
             if (iv) {
                 printf(",\"interval\":{\"samples\":%lld,\"seed\":%lld,\"p5_ns\":%lld,\"p50_ns\":%lld,\"p95_ns\":%lld}",
@@ -681,10 +719,12 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
             for (size_t k = 0; k < nrule; k++) printf("%s %llu %s", k ? "," : "", (unsigned long long)cnt[k], names[k]);
             printf(" (the messages: --json, -o)\n");
         }
+        int modes = 0; /* CP, EP or FSDP searched: their columns */
+        for (size_t i = 0; i < r->n; i++) modes |= r->c[i].cp > 1 || r->c[i].ep > 1 || r->c[i].fsdp > 0;
         if (show) {
-            printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %15s %12s %8s %6s %7s%s\n", "rank", "tp", "pp", "dp", "mb",
+            printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %15s %12s %8s %6s %7s%s%s\n", "rank", "tp", "pp", "dp", "mb",
                    "schedule", "recompute", "dist-opt", "step s", UNIT_NAME[unit], "tokens/s", "peak GB", "idle%",
-                   "x-comm%", r->from ? " micro-batches" : "");
+                   "x-comm%", r->from ? " micro-batches" : "", modes ? "  cp  ep  fsdp" : "");
             for (size_t i = 0; i < show; i++) {
                 const lsim_search_cand *x = &r->c[r->order[i]];
                 char sch[24];
@@ -704,6 +744,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
                     if (x->from_req[4]) printf(" %13d", x->from_req[4]);
                     else printf(" %13s", "(job's)");
                 }
+                if (modes) printf(" %3d %3d %5d", x->cp > 1 ? x->cp : 1, x->ep > 1 ? x->ep : 1, x->fsdp);
                 if (iv) printf("  p5/p50/p95 %.3f/%.3f/%.3f s", iv[3 * i] / 1e9, iv[3 * i + 1] / 1e9, iv[3 * i + 2] / 1e9);
                 printf("\n");
             }
@@ -739,8 +780,11 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
                         best = i;
                 if (best == r->n) break;
                 const lsim_search_cand *x = &r->c[best];
-                printf("  closest miss: TP %d PP %d DP %d mb %d V %d recompute %s dist-opt %s: %s\n", x->tp, x->pp,
-                       x->dp, x->mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off", x->why);
+                printf("  closest miss: TP %d PP %d DP %d mb %d V %d recompute %s dist-opt %s", x->tp, x->pp, x->dp, x->mb,
+                       x->vstages, lsim_recompute_name(x->recompute), x->dist_opt ? "on" : "off");
+                if (x->cp > 1 || x->ep > 1 || x->fsdp) printf(" CP %d EP %d FSDP %d", x->cp > 1 ? x->cp : 1,
+                                                              x->ep > 1 ? x->ep : 1, x->fsdp);
+                printf(": %s\n", x->why);
                 last = x->mem_bytes;
             }
         }
@@ -795,7 +839,8 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
         for (size_t k = 0; !rc && k < f[i].n; k++) {
             const lsim_search_cand *x = &f[i].cand[k], *y = &f[0].cand[k];
             if (x->tp != y->tp || x->pp != y->pp || x->dp != y->dp || x->mb != y->mb || x->vstages != y->vstages ||
-                x->recompute != y->recompute || x->dist_opt != y->dist_opt || x->from_req[4] != y->from_req[4])
+                x->recompute != y->recompute || x->dist_opt != y->dist_opt || x->from_req[4] != y->from_req[4] ||
+                x->cp != y->cp || x->ep != y->ep || x->fsdp != y->fsdp)
                 rc = lsim_err_set(err, LSIM_EARG, "%s: candidate %zu is not %s's: not the same enumeration",
                                   a->parts[i], k, a->parts[0]);
         }
@@ -919,6 +964,15 @@ int lsim_cli_search(int argc, char **argv)
             if (!rc) lsim_topology_default(&s->base.gpu, &s->base.topo);
         }
         if (!rc && a.topo) rc = lsim_topology_load(a.topo, &s->base.topo, &err);
+        if (!rc && s->base.model.experts > 0 && !s->nep)
+            /* a MoE model: expert parallelism searched by default, every
+             * power of two that divides the experts (the check refuses those
+             * that do not divide a stage's GPUs) */
+            for (int e = 1; e <= s->base.model.experts && s->nep < LSIM_SEARCH_MAXV; e *= 2)
+                if (s->base.model.experts % e == 0) s->ep[s->nep++] = e;
+        /* MoE blocks with TP need sequence parallelism (synth refuses them
+         * without it, docs/synthesis.md): on for a MoE model's search */
+        if (!rc && s->base.model.experts > 0) s->base.seq_parallel = 1;
     }
     if (!rc) {
         /* the files written, checked before any work: never over an input,

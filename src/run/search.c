@@ -39,7 +39,11 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
     *out = s->base;
     out->tp = c->tp, out->pp = c->pp, out->micro_batch = c->mb, out->vstages = c->vstages;
     out->recompute = c->recompute, out->dist_opt = c->dist_opt;
+    out->cp = c->cp > 1 ? c->cp : 0, out->ep = c->ep > 1 ? c->ep : 0, out->fsdp = c->fsdp;
     out->gpus = 0;
+    /* synth times FSDP's and the experts' collectives only for the GPUs it
+     * holds (no --dp-cost with them): such a candidate runs whole */
+    if (c->fsdp || out->model.experts > 0) replica = LSIM_SEARCH_FULL;
     out->mem_check = 0; /* memory is the search's own verdict (reason) */
     if (replica && c->dp > 1) {
         /* one replica: its per-replica batch, the whole group's collectives */
@@ -53,7 +57,7 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
     /* nobody reads a candidate's node names (synth.h) */
     out->terse_names = replica != LSIM_SEARCH_FULL;
     /* one TP rank per stage where that is exact (synth.h) */
-    out->tp_one = replica == LSIM_SEARCH_ONE_TP && c->tp > 1 && lsim_synth_tp_one_exact(out);
+    out->tp_one = replica == LSIM_SEARCH_ONE_TP && c->tp > 1 && out->cp <= 1 && lsim_synth_tp_one_exact(out);
 }
 
 /* Check one candidate: divisibility by synth's own check, memory by
@@ -76,6 +80,16 @@ static void check(const lsim_search_space *s, lsim_search_cand *c)
         snprintf(c->why, sizeof c->why, "selective recomputation with flash attention is no recomputation");
         return;
     }
+    if (c->fsdp == 1 && c->cp <= 1) {
+        c->reason = LSIM_SR_REDUNDANT;
+        snprintf(c->why, sizeof c->why, "FSDP over one GPU is the job without it");
+        return;
+    }
+    if (c->fsdp && c->dist_opt) {
+        c->reason = LSIM_SR_REDUNDANT;
+        snprintf(c->why, sizeof c->why, "FSDP shards the optimizer state itself (no distributed optimizer with it)");
+        return;
+    }
     lsim_search_cfg(s, c, LSIM_SEARCH_FULL, &cfg);
     if (lsim_synth_check(&cfg, &err)) {
         c->reason = LSIM_SR_SHAPE;
@@ -95,6 +109,23 @@ static void check(const lsim_search_space *s, lsim_search_cand *c)
     c->reason = LSIM_SR_OK;
 }
 
+/* One candidate of the enumeration: its layout, DP from the GPUs, checked. */
+static void place(const lsim_search_space *s, lsim_search_cand *x, int tp, int pp, int mb, int V, int rc, int dopt, int cp,
+                  int ep, int fsdp)
+{
+    x->tp = tp, x->pp = pp, x->mb = mb, x->vstages = V, x->recompute = rc, x->dist_opt = dopt;
+    x->cp = cp, x->ep = ep;
+    long tpp = (long)tp * pp * cp;
+    if (tpp <= 0 || s->gpus % tpp) {
+        x->reason = LSIM_SR_GPUS;
+        snprintf(x->why, sizeof x->why, "TP x PP x CP = %ld does not divide %d GPUs", tpp, s->gpus);
+        return;
+    }
+    x->dp = (int)(s->gpus / tpp);
+    x->fsdp = fsdp == LSIM_SEARCH_FSDP_FULL ? x->dp : fsdp;
+    check(s, x);
+}
+
 int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, size_t *n, lsim_err *err)
 {
     *out = NULL;
@@ -106,9 +137,13 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
         for (int p = 1; p <= s->base.model.layers && npp < LSIM_SEARCH_MAXV; p++)
             if (s->base.model.layers % p == 0) pps[npp++] = p;
     }
+    static const int one[1] = {1}, off[1] = {0};
+    const int *cps = s->ncp ? s->cp : one, *eps = s->nep ? s->ep : one, *fss = s->nfsdp ? s->fsdp : off;
+    int ncp = s->ncp ? s->ncp : 1, nep = s->nep ? s->nep : 1, nfs = s->nfsdp ? s->nfsdp : 1;
     if (s->gpus <= 0 || !s->ntp || !npp || !s->nmb || !s->nvst || !s->nrc || !s->ndopt)
         return lsim_err_set(err, LSIM_EARG, "the search space is empty (every dimension needs a value, and --gpus N)");
-    size_t total = (size_t)s->ntp * (size_t)npp * (size_t)s->nmb * (size_t)s->nvst * (size_t)s->nrc * (size_t)s->ndopt;
+    size_t total = (size_t)s->ntp * (size_t)npp * (size_t)s->nmb * (size_t)s->nvst * (size_t)s->nrc * (size_t)s->ndopt *
+                   (size_t)ncp * (size_t)nep * (size_t)nfs;
     lsim_search_cand *c = calloc(total, sizeof *c);
     if (!c) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     size_t k = 0;
@@ -117,19 +152,10 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
             for (int m = 0; m < s->nmb; m++)
                 for (int v = 0; v < s->nvst; v++)
                     for (int r = 0; r < s->nrc; r++)
-                        for (int o = 0; o < s->ndopt; o++) {
-                            lsim_search_cand *x = &c[k++];
-                            x->tp = s->tp[a], x->pp = pps[b], x->mb = s->mb[m], x->vstages = s->vst[v];
-                            x->recompute = s->rc[r], x->dist_opt = s->dopt[o];
-                            long tpp = (long)x->tp * x->pp;
-                            if (tpp <= 0 || s->gpus % tpp) {
-                                x->reason = LSIM_SR_GPUS;
-                                snprintf(x->why, sizeof x->why, "TP x PP = %ld does not divide %d GPUs", tpp, s->gpus);
-                                continue;
-                            }
-                            x->dp = (int)(s->gpus / tpp);
-                            check(s, x);
-                        }
+                        for (int o = 0; o < s->ndopt; o++)
+                            for (size_t q = 0; q < (size_t)ncp * nep * nfs; q++)
+                                place(s, &c[k++], s->tp[a], pps[b], s->mb[m], s->vst[v], s->rc[r], s->dopt[o],
+                                      cps[q / ((size_t)nep * nfs)], eps[q / nfs % nep], fss[q % nfs]);
     *out = c;
     *n = k;
     return 0;
