@@ -168,6 +168,43 @@ static int name_list(const char *opt, const char *s, const char *const *names, i
     return 0;
 }
 
+/* A comma list of words, each made a value by one(); 0, or -1 after one
+ * usage line naming the word and what `expected` says. */
+static int token_list(const char *opt, const char *v, const char *expected, int (*one)(const char *, int *), int *out,
+                      int *n)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    *n = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (*n == LSIM_SEARCH_MAXV || one(t, &out[*n])) {
+            lsim_cli_usage_error("%s: '%s' is not %s", opt, t, expected);
+            return -1;
+        }
+        (*n)++;
+    }
+    if (!*n) {
+        lsim_cli_usage_error("%s needs at least one value", opt);
+        return -1;
+    }
+    return 0;
+}
+
+static int schedule_of_word(const char *t, int *V)
+{
+    *V = !strcmp(t, "1f1b") ? 1 : !strncmp(t, "interleaved:", 12) ? atoi(t + 12) : 0;
+    return *V < 1 || *V > 64;
+}
+
+/* --fsdp: off, full (the whole DP group) or a shard group size */
+static int fsdp_of_word(const char *t, int *g)
+{
+    char *end = NULL;
+    long n = !strcmp(t, "off") ? 0 : !strcmp(t, "full") ? LSIM_SEARCH_FSDP_FULL : strtol(t, &end, 10);
+    *g = (int)n;
+    return end && (*end || end == t || n < 1 || n > (1L << 24));
+}
+
 /* search's options: the code of each is its index here. */
 static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--model", NULL, "a value", 0, 0},          {"--gpus", NULL, "a value", 1, 0},
@@ -222,26 +259,9 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
     case 5: if (int_list("--tp", v, s->tp, &s->ntp)) return -1; break;
     case 6: if (int_list("--pp", v, s->pp, &s->npp)) return -1; break;
     case 7: if (int_list("--micro-batch", v, s->mb, &s->nmb)) return -1; break;
-    case 8: {
-        s->nvst = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-            int V = 0;
-            if (!strcmp(t, "1f1b")) V = 1;
-            else if (!strncmp(t, "interleaved:", 12)) V = atoi(t + 12);
-            if (V < 1 || V > 64 || s->nvst == LSIM_SEARCH_MAXV) {
-                lsim_cli_usage_error("--schedule: unknown schedule '%s' (1f1b or interleaved:V)", t);
-                return -1;
-            }
-            s->vst[s->nvst++] = V;
-        }
-        if (!s->nvst) {
-            lsim_cli_usage_error("--schedule needs at least one value");
-            return -1;
-        }
+    case 8:
+        if (token_list("--schedule", v, "1f1b or interleaved:V", schedule_of_word, s->vst, &s->nvst)) return -1;
         break;
-    }
     case 9: {
         const char *rcn[LSIM_RC_N];
         for (int k = 0; k < LSIM_RC_N; k++) rcn[k] = lsim_recompute_name(k);
@@ -276,26 +296,9 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
     case 13: a->csv = v; break;
     case 26: if (int_list("--cp", v, s->cp, &s->ncp)) return -1; break;
     case 27: if (int_list("--ep", v, s->ep, &s->nep)) return -1; break;
-    case 28: {
-        /* off, full (the whole DP group) or a shard group size */
-        s->nfsdp = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-            char *end = NULL;
-            long n = !strcmp(t, "off") ? 0 : !strcmp(t, "full") ? LSIM_SEARCH_FSDP_FULL : strtol(t, &end, 10);
-            if ((end && (*end || end == t || n < 1 || n > (1L << 24))) || s->nfsdp == LSIM_SEARCH_MAXV) {
-                lsim_cli_usage_error("--fsdp: '%s' is not off, full or a shard group size", t);
-                return -1;
-            }
-            s->fsdp[s->nfsdp++] = (int)n;
-        }
-        if (!s->nfsdp) {
-            lsim_cli_usage_error("--fsdp needs at least one value");
-            return -1;
-        }
+    case 28:
+        if (token_list("--fsdp", v, "off, full or a shard group size", fsdp_of_word, s->fsdp, &s->nfsdp)) return -1;
         break;
-    }
     case 25:
         if (strcmp(v, "throughput") && strcmp(v, "step")) {
             lsim_cli_usage_error("--rank-by takes throughput or step, not '%s'", v);
