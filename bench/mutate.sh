@@ -765,7 +765,7 @@ area_of() {
         [ "${S_ID[$k]}" = "$1" ] || continue
         f=${S_FILE[$k]}
         case "$f" in
-        src/cost/*) echo cost ;; src/synth/*) echo synth ;; src/whatif/*) echo whatif ;; src/memest.c) echo memory ;;
+        src/cost/*) echo cost ;; src/synth/*|src/stages.c) echo synth ;; src/whatif/*) echo whatif ;; src/memest.c) echo memory ;;
         src/cli/search_cmd.c) echo search ;; src/csv.c|src/report.c|io/chrome_writer.c|io/h5_*) echo writers ;;
         src/build/*|src/metrics.c|io/kineto.c|src/critical.c) echo replay ;; *) echo engine/job ;;
         esac
