@@ -340,6 +340,30 @@ mutant split_embed_loss_uneven_ends kill "^test_stages$" \
     "uneven stages (--pp-layers embed-loss): the last virtual stage keeps the loss's slot as a layer"
 sub src/stages.c '        n = q - (vs == 0) - (vs == S - 1);' '        n = q - (vs == 0);'
 
+mutant routing_dirichlet_ignores_hist kill "^test_routing$" \
+    "routing (--routing-dirichlet with --routing-hist): the draw's concentration per expert ignores the histogram's shares"
+sub src/synth/routing.c 'W += w[e] = gamma_draw(A * E * (p ? p[e] : 1.0 / E), &st);' 'W += w[e] = gamma_draw(A, &st);'
+
+mutant routing_hist_row_off_by_one kill "^test_routing$" \
+    "routing (--routing-hist, a row per MoE layer): a layer takes the next MoE layer's row"
+sub src/synth/routing.c 'for (int l = 0; l < layer && l < c->model.layers; l++) k +=' \
+    'for (int l = 0; l <= layer && l < c->model.layers; l++) k +='
+
+mutant resynth_fsdp_full_not_kept kill "^whatif:resynth$" \
+    "whatif --dp on a full-shard FSDP store re-synthesized: the shard group stays the old DP instead of the new one"
+sub src/cli/resynth.c ': sa0->fsdp > 0 && sa0->fsdp == sa0->dp ? dp /* full shard stays full shard */' \
+    ': sa0->fsdp > 0 && sa0->fsdp == sa0->dp ? sa0->fsdp /* full shard stays full shard */'
+
+mutant resynth_global_batch_fixed kill "^whatif:resynth$" \
+    "whatif --dp re-synthesized: the global batch kept (fewer micro-batches per pipeline) instead of the per-replica batch"
+sub src/cli/resynth.c 'rc = push_long(a, "--global-batch", (long)sa0->micro_batch * dp * m);' \
+    'rc = push_long(a, "--global-batch", (long)sa0->global_batch);'
+
+mutant fsdp_fp8_gather_in_bf16 kill "^test_synth_fsdp$" \
+    "FSDP FP8 all-gather (--fp8-all-gather): the linear weights gathered at 2 bytes, as without it"
+sub src/synth/fsdp.c 'F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + f8) / F->n);' \
+    'F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + 2 * f8) / F->n);'
+
 mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
     "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"
 sub src/synth/model.c 'if (V == 1) w = pp - stage - 1;' 'if (V == 1) w = pp - stage;'
@@ -370,7 +394,8 @@ sub src/synth/gen.c 'if (G->dpc > 1 && G->c->grad_reduce == LSIM_GR_OVERLAP) dp_
 
 mutant fsdp_gather_unsharded kill "$T_PRED|^test_synth_fsdp$" \
     "FSDP: each rank all-gathers the whole unit, not its 1/N shard (src/synth/fsdp.c)"
-sub src/synth/fsdp.c 'F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES / F->n);' 'F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES);'
+sub src/synth/fsdp.c 'F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + f8) / F->n);' \
+    'F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + f8));'
 
 mutant fsdp_scatter_sharded kill "$T_PRED|^test_synth_fsdp$" \
     "FSDP: the reduce-scatter's input taken as the shard, not the whole gradient"

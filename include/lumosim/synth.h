@@ -157,6 +157,10 @@ typedef struct lsim_synth_cfg {
     int fp8_scaling;                /* LSIM_FP8_CURRENT: an amax reduction before each cast;
                                        LSIM_FP8_DELAYED: the previous step's amax, the history
                                        updated once per scaled tensor per step */
+    int fp8_all_gather;             /* FP8 with FSDP: each layer's linear weights cast to FP8 before
+                                       their all-gather (torchao's enable_fsdp_float8_all_gather,
+                                       with precompute_float8_dynamic_scale_for_fsdp: one amax
+                                       kernel and one scale all-reduce after the optimizer); 0 off */
     int fsdp;                       /* FSDP shard group size N (PyTorch FSDP2 as torchtitan runs it;
                                        docs/synthesis.md "FSDP"): 0 off; N = DP full shard, N < DP
                                        hybrid shard (DP / N replica groups all-reduce the shards);
@@ -173,6 +177,16 @@ typedef struct lsim_synth_cfg {
     double routing_skew;            /* Zipf exponent of the tokens each expert receives (docs/synthesis.md
                                        "Skewed routing"): 0 balanced; > 0 drawn per step, MoE layer,
                                        micro-batch and EP group from seed */
+    double routing_dirichlet;       /* Dirichlet concentration A (docs/synthesis.md "Skewed routing"):
+                                       > 0: each (stage, EP group, MoE layer, micro-batch) draws the
+                                       experts' shares from Dirichlet(A E p), p routing_hist's row or
+                                       uniform; 0 off */
+    const double *routing_hist;     /* measured shares of the tokens per expert (--routing-hist,
+                                       lsim_synth_routing_load): routing_hist_rows rows of
+                                       model.experts values, each row summing to 1; alone, every
+                                       layer's tokens are its row's shares; NULL none. Not owned:
+                                       the caller keeps it while the configuration is used */
+    int routing_hist_rows;          /* 1 (every MoE layer) or one per MoE layer, in layer order */
     int kernels;                    /* LSIM_KERN_FUSED: norms, RoPE, SwiGLU and the loss as fused
                                        kernels (Transformer Engine, torch.compile); LSIM_KERN_EAGER:
                                        as PyTorch eager runs torchtitan's model, op by op in fp32
@@ -256,8 +270,23 @@ int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
  * the r-th most loaded expert gets the share r^-z / sum_k k^-z (Zipf;
  * rounded by largest remainder, so the total is exact), the experts'
  * ranks a permutation drawn from (seed, stage, group, layer, mb).
- * Returns the total; 0 for a dense model. Local. */
+ * routing_hist alone: the layer's row's shares, rounded the same way;
+ * routing_dirichlet A: shares drawn from Dirichlet(A E p) per (seed,
+ * stage, group, layer, mb), p the row or uniform.
+ * Returns the total; 0 for a dense model (or no memory). Local. */
 int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens);
+
+/* The MoE layers of a model (lsim_model_moe_layer over its layers). Local. */
+int lsim_synth_moe_layers(const lsim_model_shape *m);
+/* A measured histogram of the tokens each expert receives (synth
+ * --routing-hist FILE): a text file of rows of m->experts numbers (token
+ * counts or shares, 0 or more, not all 0), separated by commas, spaces or
+ * tabs; '#' starts a comment, blank lines are skipped. One row (every MoE
+ * layer) or one per MoE layer of m, in layer order. *out (the caller
+ * frees it) gets the rows normalized to sum to 1, *rows their number.
+ * LSIM_EFORMAT with one line naming the file, the line and what is wrong;
+ * LSIM_EIO; LSIM_EARG for a model without experts. Local. */
+int lsim_synth_routing_load(const char *path, const lsim_model_shape *m, double **out, int *rows, lsim_err *err);
 
 /* ------------------------------------------------------------ schedules */
 

@@ -40,6 +40,7 @@
  * the plan's lifetime). Widths, counts and sizes: 0 = not given. Filled
  * from the options of the step table (whatif_steps.h: lsim_wi_request_init,
  * lsim_wi_opt_apply). */
+enum { LSIM_WI_FSDP_FULL = -1, LSIM_WI_FSDP_OFF = -2 };
 typedef struct lsim_wi_request {
     const char *in;        /* the source graph store */
     const char *out;       /* the new graph store (NULL with identify) */
@@ -49,6 +50,8 @@ typedef struct lsim_wi_request {
     long dp, tp, layers, hidden, ffn, micro_batch, pp, vstages, micro_batches;
     long seed, batch;      /* noise seed (1), GPUs read at a time in pass 1 (64) */
     long trace_layers;     /* --trace-layers: a trace's layers per micro-batch (0: found from its kernels) */
+    long ep, cp;           /* --ep, --cp: a synthesized store's job synthesized again (whatif_resynth.c) */
+    long fsdp;             /* --fsdp: N, LSIM_WI_FSDP_FULL, LSIM_WI_FSDP_OFF; 0 not given */
     double sigma;          /* --jitter: relative std-dev, -1 for "trace" */
     int identify;          /* --identify: pass 1 only */
     int no_share;          /* write every GPU's rows (no shared structure) */

@@ -119,6 +119,13 @@ int lsim_wi_opt_apply(lsim_wi_request *rq, const lsim_wi_opt *o, const char *v, 
  * and the ranges, from the table. */
 void lsim_wi_put_usage(FILE *f);
 
+/* The rows that live in their own files. */
+extern const lsim_wi_row lsim_wi_row_resynth; /* --ep, --cp, --fsdp (whatif_resynth.c) */
+/* 1 when rq asks for --ep, --cp or --fsdp: the job is synthesized again
+ * from the store's recorded arguments (the CLI's resynth.c), not planned.
+ * Local. */
+int lsim_wi_resynth_wanted(const lsim_wi_request *rq);
+
 /* The feasibility checks (src/run/whatif_rules.c), referenced by the rows. */
 int lsim_wi_rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 int lsim_wi_rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);

@@ -920,7 +920,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG
 };
 
 #define NSYNTH_WORDS 8
@@ -942,7 +942,11 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         return -1;
     }
     int id = e->id;
-    if (id >= S_FLAG0 && id < S_FLAG0 + 10) {
+    if (id == S_FP8AG) {
+        s->fp8_all_gather = 1;
+        return 0;
+    }
+    if (id >= S_FLAG0 && id < S_FLAG0 + 10) { /* ids below S_WORD0 */
         int *flags[10] = {&s->seq_parallel, &s->dist_opt,     &s->scatter_gather, &s->no_dropout, &s->tp_overlap,
                           &s->forward_only, &s->no_mem_check, &s->stats,          &s->no_p2p_sync, &s->no_share};
         *flags[id - S_FLAG0] = 1;
@@ -1006,17 +1010,23 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         }
         break;
     }
-    case S_SKEW: {
-        /* a Zipf exponent: any finite number parses; synth refuses one
-         * below 0 naming it (not a distribution) */
+    case S_SKEW:
+    case S_DIRICHLET: {
+        /* a Zipf exponent or a Dirichlet concentration: any finite number
+         * parses; synth refuses one below 0 naming it (not a distribution) */
         char *end;
-        s->routing_skew = strtod(v, &end);
-        if (*end || end == v || !isfinite(s->routing_skew)) {
-            lsim_cli_usage_error("--routing-skew needs a Zipf exponent >= 0 (got '%.40s')", v);
+        double *dst = id == S_SKEW ? &s->routing_skew : &s->routing_dirichlet;
+        *dst = strtod(v, &end);
+        if (*end || end == v || !isfinite(*dst)) {
+            lsim_cli_usage_error(id == S_SKEW ? "--routing-skew needs a Zipf exponent >= 0 (got '%.40s')"
+                                              : "--routing-dirichlet needs a concentration > 0 (got '%.40s')", v);
             return -1;
         }
         break;
     }
+    case S_HIST:
+        s->routing_hist = v;
+        break;
     default: /* --seed */
         if (strcmp(v, "0") && pos_long("--seed", v, 2000000000L, &x)) return -1;
         s->seed = x;
@@ -1056,6 +1066,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--stats", NULL, NULL, S_FLAG0 + 7, 0},
         {"--no-p2p-sync", NULL, NULL, S_FLAG0 + 8, 0},
         {"--no-shared-structure", NULL, NULL, S_FLAG0 + 9, 0},
+        {"--fp8-all-gather", NULL, NULL, S_FP8AG, 0},
         {"--recompute", NULL, "a word", S_WORD0 + 0, 0},
         {"--grad-reduce", NULL, "a word", S_WORD0 + 1, 0},
         {"--attention", NULL, "a word", S_WORD0 + 2, 0},
@@ -1069,6 +1080,8 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--cp", NULL, "a positive integer", S_CP, 0},
         {"--ep", NULL, "a positive integer", S_EP, 0},
         {"--routing-skew", NULL, "a Zipf exponent", S_SKEW, 0},
+        {"--routing-dirichlet", NULL, "a Dirichlet concentration", S_DIRICHLET, 0},
+        {"--routing-hist", NULL, "a file name", S_HIST, 0},
         {"--pp-layers", NULL, "even, embed-loss, middle or N,N,...", S_PPL, 0},
         {"--seed", NULL, "a non-negative integer", S_SEED, 0},
     };

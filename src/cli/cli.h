@@ -307,6 +307,7 @@ typedef struct lsim_cli_synth_args {
     int vstages;        /* --schedule: 1 (1f1b) or V (interleaved:V) */
     int stats, no_p2p_sync;
     int no_share; /* --no-shared-structure: every GPU's node and edge rows written */
+    int fp8_all_gather; /* --fp8-all-gather */
     /* the Megatron options (issue 15, docs/synthesis.md "Options"): -1 not
      * given; recompute 0..2 (none, selective, full), grad_reduce 0..1
      * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4,
@@ -321,9 +322,35 @@ typedef struct lsim_cli_synth_args {
     int cp;             /* --cp N, 0 not given */
     int ep;             /* --ep N, 0 not given */
     double routing_skew;/* --routing-skew Z, 0 not given (balanced) */
+    double routing_dirichlet; /* --routing-dirichlet A, 0 not given */
+    const char *routing_hist; /* --routing-hist FILE, NULL not given */
     lsim_split split;   /* --pp-layers (zeroed: even) */
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
+
+/* One synthesized job to write (synth_cmd.c): lumosim synth's, or a
+ * what-if's re-synthesis of a synthesized store (resynth.c). Borrowed. */
+typedef struct lsim_cli_synth_job {
+    const lsim_cli_synth_args *sa; /* sa->out: the store written */
+    const char *cmd;               /* the store's command line */
+    const char *args_json;         /* its "synth_args" attribute: the arguments as a JSON array
+                                      of strings, file names absolute, without -o */
+    const char *whatif;            /* its "whatif" attribute (the what-if's record), or NULL:
+                                      lumosim synth, which prints the memory estimate */
+    const char *also_in;           /* one more input the output must not replace, or NULL */
+} lsim_cli_synth_job;
+/* Check the configuration, then synthesize every GPU and write the store
+ * (nothing on failure: 0 or LSIM_E* with err). Collective over
+ * MPI_COMM_WORLD when m->on, local otherwise. */
+int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err *err);
+/* synth's arguments (argv, argc of them) as the "synth_args" JSON array:
+ * the files named by --model, --gpu, --topology, --routing-hist made
+ * absolute, -o and its value left out. NULL: out of memory. Caller frees. */
+char *lsim_cli_synth_args_json(int argc, char **argv);
+/* whatif --ep/--cp/--fsdp (lsim_wi_resynth_wanted): the synthesized store
+ * rq->in's job synthesized again with the new widths into rq->out, its
+ * record printed on stdout (resynth.c). 0 or LSIM_E* with err. Local. */
+int lsim_cli_whatif_resynth(const lsim_wi_request *rq, lsim_err *err);
 
 /* whatif: its options are the what-if step table's (whatif_steps.h), parsed
  * straight into the plan's request (0 in a number means not given). */

@@ -3,6 +3,7 @@
  * Everything is checked before anything is generated; nothing is written on
  * an error (the store writes to a temporary name). Under mpirun the GPUs
  * are split over the ranks and written collectively (synth_gpus). */
+#define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "lumosim/memlimit.h"
@@ -27,9 +30,11 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--no-dropout] [--tp-overlap] [--grad-bytes 2|4]\n"
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
+    "                     [--fp8-all-gather]\n"
     "                     [--kernels fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
-    "                     [--ep N] [--routing-skew Z] [--pp-layers SPLIT]\n"
+    "                     [--ep N] [--routing-skew Z] [--routing-hist FILE]\n"
+    "                     [--routing-dirichlet A] [--pp-layers SPLIT]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -93,6 +98,10 @@ const char *const LSIM_USAGE_SYNTH =
     "  --fp8-scaling S  current (default: an amax reduction before each cast) or\n"
     "                   delayed (the previous steps' amax; the history updated\n"
     "                   once per scaled tensor per step)\n"
+    "  --fp8-all-gather with --fsdp: each layer's linear weights cast to FP8\n"
+    "                   before their all-gather, scales precomputed once a\n"
+    "                   step (torchao's enable_fsdp_float8_all_gather and\n"
+    "                   precompute_float8_dynamic_scale_for_fsdp)\n"
     "  --kernels K      fused (default: norms, RoPE, SwiGLU and the loss as fused\n"
     "                   kernels, as Transformer Engine or torch.compile) or eager\n"
     "                   (PyTorch eager running torchtitan's Llama op by op, fp32\n"
@@ -122,6 +131,12 @@ const char *const LSIM_USAGE_SYNTH =
     "  --routing-skew Z tokens per expert drawn per MoE layer and micro-batch\n"
     "                   from a Zipf law of exponent Z (seeded by --seed);\n"
     "                   0, the default: balanced routing\n"
+    "  --routing-hist F a measured histogram of tokens per expert: rows of\n"
+    "                   one number per expert (counts or shares), one row for\n"
+    "                   every MoE layer or one per MoE layer\n"
+    "  --routing-dirichlet A  shares drawn per MoE layer and micro-batch from\n"
+    "                   Dirichlet(A x experts x p), p the histogram's row or\n"
+    "                   uniform: large A stays near p, small A is skewed\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -364,6 +379,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->dropout = !sa->no_dropout;
     c->tp_overlap = sa->tp_overlap;
     c->forward_only = sa->forward_only;
+    c->fp8_all_gather = sa->fp8_all_gather;
     c->mem_check = !sa->no_mem_check;
     c->seed = (uint64_t)sa->seed;
     c->dp_cost = sa->dp_cost;
@@ -371,11 +387,18 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->cp = sa->cp;
     c->ep = sa->ep;
     c->routing_skew = sa->routing_skew;
+    c->routing_dirichlet = sa->routing_dirichlet;
     c->split = sa->split;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};
     for (int k = 0; !rc && k < 6; k++)
         if (sa->shape[k] > 0) *dst[k] = sa->shape[k];
+    if (!rc && sa->routing_hist) {
+        /* the measured shares: the caller frees c->routing_hist */
+        double *h = NULL;
+        rc = lsim_synth_routing_load(sa->routing_hist, &c->model, &h, &c->routing_hist_rows, err);
+        c->routing_hist = h;
+    }
     if (!rc && gpu) {
         rc = is_file_name(gpu) ? lsim_gpu_spec_load(gpu, &c->gpu, err) : lsim_gpu_spec_builtin(gpu, &c->gpu, err);
         if (!rc) lsim_topology_default(&c->gpu, &c->topo);
@@ -396,63 +419,53 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
 
 /* lumosim synth, serial or under mpirun (m->on: collective over
  * MPI_COMM_WORLD, every failure agreed, its line printed by rank 0). */
-static int synth_run(const mpi_ctx *m, int argc, char **argv)
+int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err *err)
 {
     lsim_synth_cfg c;
-    int status = 0, rc = 0;
-    lsim_err err = {0};
+    int rc = 0;
     lsim_store_writer *w = NULL;
-    char *cmd = NULL;
-    lsim_cli_synth_args sa;
+    const lsim_cli_synth_args *sa = j->sa;
     lsim_memest_job mj = {0};
     char *mjson = NULL;
     synth_figs f = {0};
-    int p = parse_args(m, argc, argv, &sa);
-    if (p <= 0) return p < 0 ? 2 : 0;
-    const char *out = sa.out;
+    const char *out = sa->out;
     double t0 = lsim_now_s();
+    memset(&c, 0, sizeof c);
     /* inputs: model, GPU, topology; then the whole configuration is checked
      * before anything is generated (every rank: the same verdict, agreed) */
     uint64_t budget = 0;
-    rc = synth_config(&sa, &c, &mj, &mjson, &err);
-    if (!rc) rc = synth_cap(&c, out, &err);
-    if (!rc) rc = batch_bytes(&budget, &err);
+    rc = synth_config(sa, &c, &mj, &mjson, err);
+    if (!rc) rc = synth_cap(&c, out, err);
+    if (!rc) rc = batch_bytes(&budget, err);
     if (!rc && m->rank == 0) {
         /* the output is checked once, by rank 0 */
-        char *ins[3] = {(char *)sa.model, (char *)sa.gpu, (char *)sa.topo};
+        char *ins[5] = {(char *)sa->model, (char *)sa->gpu, (char *)sa->topo, (char *)sa->routing_hist, (char *)j->also_in};
         lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
-        rc = lsim_cli_check_io(ins, 3, outs, 1, &err);
+        rc = lsim_cli_check_io(ins, 5, outs, 1, err);
     }
-    if (!rc) {
-        size_t len = 16;
-        for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
-        if (!(cmd = malloc(len))) {
-            rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
-        } else {
-            strcpy(cmd, "lumosim synth");
-            for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
-        }
-    }
-    if ((rc = agree(m, rc, &err))) goto done;
+    if ((rc = agree(m, rc, err))) goto done;
     size_t ngpu = lsim_synth_ngpus(&c);
-    if (sa.stats || m->rank != 0) lsim_cli_tty_progress_off();
-    lsim_store_write_opts wo = {cmd, NULL, 0, {0}};
-    rc = m->on ? lsim_store_writer_open_mpi(out, MPI_COMM_WORLD, &wo, &w, &err) : lsim_store_writer_open(out, &wo, &w, &err);
-    /* the job's GPU, so that a what-if of it starts from the right one */
-    if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, &err);
-    if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, &err);
-    rc = agree(m, rc, &err);
-    if (!rc) rc = synth_gpus(m, &c, out, budget, !sa.no_share, w, &f, &err);
+    if (sa->stats || m->rank != 0) lsim_cli_tty_progress_off();
+    lsim_store_write_opts wo = {j->cmd, NULL, 0, {0}};
+    rc = m->on ? lsim_store_writer_open_mpi(out, MPI_COMM_WORLD, &wo, &w, err) : lsim_store_writer_open(out, &wo, &w, err);
+    /* the job's GPU, so that a what-if of it starts from the right one; the
+     * arguments, so that a what-if can synthesize it again (resynth.c) */
+    if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, err);
+    if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, err);
+    if (!rc) rc = lsim_store_writer_set_attr(w, "synth_args", j->args_json, err);
+    if (!rc && j->whatif) rc = lsim_store_writer_set_attr(w, "whatif", j->whatif, err);
+    rc = agree(m, rc, err);
+    if (!rc) rc = synth_gpus(m, &c, out, budget, !sa->no_share, w, &f, err);
     if (!rc) {
         double c0 = lsim_now_s();
         lsim_cli_tty_progress(1, "synth: closing %s", out);
-        rc = lsim_store_writer_close(w, &err);
+        rc = lsim_store_writer_close(w, err);
         lsim_cli_tty_progress_done();
         w = NULL;
         f.write_s += lsim_now_s() - c0;
     }
-    if (!rc && m->rank == 0) print_memory(&mj);
-    if (!rc && sa.stats) {
+    if (!rc && m->rank == 0 && !j->whatif) print_memory(&mj);
+    if (!rc && sa->stats) {
         uint64_t ne[2] = {f.nodes, f.edges};
         if (m->on) MPI_Allreduce(MPI_IN_PLACE, ne, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         if (m->rank == 0) {
@@ -482,15 +495,87 @@ static int synth_run(const mpi_ctx *m, int argc, char **argv)
     }
 done:
     lsim_cli_tty_progress_done();
-    if (rc) {
-        if (m->rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
-        status = 1;
-    }
     lsim_store_writer_abort(w); /* NULL after a close; collective: every rank holds one or none */
-    free(cmd);
     free(mjson);
+    free((void *)c.routing_hist);
     lsim_memest_job_free(&mj);
-    return status;
+    return rc;
+}
+
+/* The "synth_args" attribute: argv as a JSON array of strings, the files
+ * named (--model, --gpu, --topology, --routing-hist, given as names of
+ * files) made absolute, so that a what-if in another directory reads the
+ * same ones; "-o" and its value left out (the what-if names its own). */
+char *lsim_cli_synth_args_json(int argc, char **argv)
+{
+    static const char *const FILES[] = {"--model", "--gpu", "--topology", "--routing-hist"};
+    cJSON *a = cJSON_CreateArray();
+    char *txt = NULL;
+    if (!a) return NULL;
+    for (int i = 0; i < argc; i++) {
+        char name[32] = "";
+        const char *v = NULL, *eq = strchr(argv[i], '=');
+        if (!strncmp(argv[i], "--", 2) && eq && (size_t)(eq - argv[i]) < sizeof name) {
+            memcpy(name, argv[i], (size_t)(eq - argv[i]));
+            v = eq + 1;
+        } else if (i + 1 < argc) {
+            snprintf(name, sizeof name, "%s", argv[i]);
+            v = argv[i + 1];
+        }
+        if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
+            i += eq ? 0 : 1;
+            continue;
+        }
+        int file = 0;
+        for (size_t k = 0; k < sizeof FILES / sizeof *FILES; k++)
+            file |= !strcmp(name, FILES[k]) && v && (k >= 2 || is_file_name(v));
+        char *abs = file ? realpath(v, NULL) : NULL;
+        if (file && abs) {
+            char *both = malloc(strlen(name) + strlen(abs) + 2);
+            if (both) sprintf(both, "%s=%s", name, abs);
+            cJSON *s = both ? cJSON_CreateString(both) : NULL;
+            free(both);
+            free(abs);
+            if (!s || !cJSON_AddItemToArray(a, s)) goto cleanup;
+            i += eq ? 0 : 1;
+            continue;
+        }
+        free(abs);
+        cJSON *s = cJSON_CreateString(argv[i]);
+        if (!s || !cJSON_AddItemToArray(a, s)) goto cleanup;
+    }
+    txt = cJSON_PrintUnformatted(a);
+cleanup:
+    cJSON_Delete(a);
+    return txt;
+}
+
+/* lumosim synth, serial or under mpirun (m->on: collective over
+ * MPI_COMM_WORLD, every failure agreed, its line printed by rank 0). */
+static int synth_run(const mpi_ctx *m, int argc, char **argv)
+{
+    lsim_err err = {0};
+    lsim_cli_synth_args sa;
+    char *cmd = NULL, *aj = NULL;
+    int rc = 0, p = parse_args(m, argc, argv, &sa);
+    if (p <= 0) return p < 0 ? 2 : 0;
+    size_t len = 16;
+    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
+    if (!(cmd = malloc(len)) || !(aj = lsim_cli_synth_args_json(argc, argv))) {
+        rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+    } else {
+        strcpy(cmd, "lumosim synth");
+        for (int i = 0; i < argc; i++) strcat(strcat(cmd, " "), argv[i]);
+    }
+    rc = agree(m, rc, &err);
+    if (!rc) {
+        lsim_cli_synth_job j = {&sa, cmd, aj, NULL, NULL};
+        rc = lsim_cli_synth_write(m, &j, &err);
+    }
+    if (rc && m->rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
+    free(cmd);
+    free(aj);
+    return rc ? 1 : 0;
 }
 
 int lsim_cli_synth(int argc, char **argv)

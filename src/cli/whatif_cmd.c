@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "lumosim/graph.h"
-#include "lumosim/whatif_steps.h"
+#include "lumosim/whatif_steps.h" /* lsim_wi_resynth_wanted */
 
 /* --help is made from the what-if step table (whatif_steps.h) before main
  * runs, so `lumosim help whatif` and `lumosim whatif --help` print it as
@@ -77,6 +77,11 @@ int lsim_cli_whatif(int argc, char **argv)
     }
     if (!(rq.cmd = cmd = command_line(argc, argv))) {
         rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (lsim_wi_resynth_wanted(wa)) {
+        /* --ep, --cp, --fsdp: the job synthesized again, no plan */
+        rc = lsim_cli_whatif_resynth(wa, &err);
         goto done;
     }
     lsim_cli_tty_progress(1, "whatif: reading %s", wa->in);

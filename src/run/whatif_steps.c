@@ -501,7 +501,7 @@ static const lsim_wi_row ROW_STORE = {.name = "store", .step = -1, .opts = O_STO
 
 /* The table, in --help order. A new what-if: its row's name here. */
 static const lsim_wi_row *const ROWS[] = {
-    &ROW_IDENTIFY, &ROW_DP,   &ROW_TP,  &ROW_LAYERS, &ROW_SHAPE,  &ROW_PIPE,       &ROW_SOURCE,   &ROW_GRAD,
+    &ROW_IDENTIFY, &ROW_DP,   &ROW_TP,  &ROW_LAYERS, &ROW_SHAPE,  &ROW_PIPE, &lsim_wi_row_resynth, &ROW_SOURCE, &ROW_GRAD,
     &ROW_NET,      &ROW_GPU,  &ROW_SLOW, &ROW_JITTER, &ROW_SYNTH_OPTS, &ROW_JOB_SIZE, &ROW_STORE,
 };
 

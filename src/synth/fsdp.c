@@ -38,6 +38,9 @@ int synth_fsdp_shards(const lsim_synth_cfg *c)
 
 int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
 {
+    if (c->fp8_all_gather && (c->precision != LSIM_PREC_FP8 || c->fsdp <= 0))
+        return lsim_err_set(err, LSIM_EARG, "--fp8-all-gather needs --precision fp8 and --fsdp (it casts the FSDP "
+                            "all-gathers' linear weights to FP8)");
     if (c->fsdp == 0) return 0;
     if (c->fsdp < 0 || c->fsdp > (1 << 24) || !synth_fsdp_shards(c))
         return lsim_err_set(err, LSIM_EARG, "--fsdp %d: the shard group (FSDP x CP) needs at least 2 GPUs", c->fsdp);
@@ -64,7 +67,7 @@ static int32_t rank_of(const lsim_synth_cfg *c, int t, int d, int p)
 }
 
 int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
-                    double emb_params)
+                    double emb_params, double lin, int nlin)
 {
     memset(F, 0, sizeof *F);
     F->ahead = NONE;
@@ -87,11 +90,17 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
     snprintf(F->rep_pg, sizeof F->rep_pg, "hsdp:%d:%d:%d", tpi, ppi, s);
     F->params[0] = layer_params;
     F->params[1] = emb_params;
+    F->lin = c->fp8_all_gather ? lin : 0, F->nlin = nlin;
     for (int i = 0; i < 2; i++) {
         /* all-gather: each rank's shard of bf16 parameters (cost.h's
-         * convention: bytes = the rank's input); reduce-scatter: the whole
-         * fp32 gradient (its input), each rank keeping 1/n; all-reduce: the shard */
-        F->ag_bytes[i] = (int64_t)(F->params[i] * PARAM_BYTES / F->n);
+         * convention: bytes = the rank's input), a layer's linear weights
+         * in FP8 (1 byte) with fp8_all_gather (torchao casts
+         * Float8Linear.weight's shard before the gather; norms, the
+         * embedding and the output layer, which torchtitan leaves out of
+         * the float8 conversion, stay bf16); reduce-scatter: the whole fp32
+         * gradient (its input), each rank keeping 1/n; all-reduce: the shard */
+        double f8 = i == 0 ? F->lin : 0;
+        F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + f8) / F->n);
         F->rs_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes);
         F->ar_bytes[i] = (int64_t)(F->params[i] * c->grad_bytes / F->n);
         F->ag[i] = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->shard_ranks, F->n, LSIM_ALGO_AUTO);
@@ -101,7 +110,25 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
                                                       LSIM_ALGO_AUTO)
                                : 0;
     }
+    if (F->lin > 0) {
+        /* the shard's cast (fp32 sharded weight read, FP8 written) before
+         * each gather, with the scale precomputed after the last step; the
+         * step's amax over every linear weight shard and the all-reduce
+         * (max) of one fp32 scale per weight matrix */
+        F->f8cast = lsim_cost_elementwise(&c->gpu, F->lin / F->n * 5.0);
+    }
     return 0;
+}
+
+void synth_fsdp_fp8_scales(synth_fsdp *F, lsim_emit *E, int layers)
+{
+    if (F->n <= 1 || !(F->lin > 0) || layers <= 0) return;
+    int64_t bytes = (int64_t)F->nlin * layers * 4;
+    snprintf(E->tag, sizeof E->tag, "step.opt.");
+    lsim_emit_compute(E, "fp8_weight_amax", lsim_cost_elementwise(&F->c->gpu, F->lin / F->n * 4.0 * layers));
+    lsim_emit_comm(E, LSIM_ES_DP, "fp8_scale_allreduce",
+                   lsim_cost_collective(&F->c->topo, LSIM_COLL_ALLREDUCE, bytes, F->shard_ranks, F->n, LSIM_ALGO_AUTO),
+                   LSIM_COLL_ALLREDUCE, bytes, F->n, F->shard_pg, F->shard_seq++);
 }
 
 void synth_fsdp_free(synth_fsdp *F)
@@ -149,6 +176,7 @@ static uint32_t all_gather(synth_fsdp *F, lsim_emit *E, int key, int mb, int bwd
 {
     int i = key < 0;
     set_tag(F, E, key, mb, bwd);
+    if (i == 0 && F->lin > 0) lsim_emit_launch(E, LSIM_ES_FSDP, "fsdp_fp8_cast", F->f8cast);
     return lsim_emit_comm(E, LSIM_ES_FSDP, "fsdp_allgather", F->ag[i], LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->n,
                           F->shard_pg, F->shard_seq++);
 }

@@ -31,6 +31,9 @@ typedef struct synth_fsdp {
     char shard_pg[48], rep_pg[48];
     int64_t shard_seq, rep_seq;
     double params[2];            /* a layer's, the embedding's / head's parameters per GPU */
+    double lin;                  /* a layer's linear weights per GPU (gathered in FP8 with fp8_all_gather) */
+    int nlin;                    /* weight matrices per layer (their FP8 scales) */
+    lsim_ns f8cast;              /* fp8_all_gather: a layer shard's cast before its gather */
     int64_t ag_bytes[2], rs_bytes[2], ar_bytes[2]; /* [0] a layer, [1] the embedding / head */
     lsim_ns ag[2], rs[2], ar[2];
     uint32_t ahead;              /* the all-gather issued one unit ahead */
@@ -40,9 +43,11 @@ typedef struct synth_fsdp {
 /* Off (synth_fsdp_shards 0): F->n = 0 and nothing is allocated.
  * Else the groups of GPU (tpi, dpi, ppi) (dpi: cp + CP dp with context
  * parallelism, whose ranks join the shard group) and the collectives' costs;
- * layer_params and emb_params are per GPU (TP shard). 0 or LSIM_ENOMEM. */
+ * layer_params and emb_params are per GPU (TP shard), lin of layer_params
+ * the nlin weight matrices of the layer's linears (FP8 all-gather). 0 or
+ * LSIM_ENOMEM. */
 int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
-                    double emb_params);
+                    double emb_params, double lin, int nlin);
 void synth_fsdp_free(synth_fsdp *F);
 /* Before unit `key` of chunk ch runs (forward, or backward with bwd) for
  * micro-batch mb: its all-gather (the one prefetched, or issued now) for
@@ -52,6 +57,11 @@ void synth_fsdp_pre(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int
  * group (and, hybrid, the shard all-reduced over the replica group) on the
  * data-parallel stream, overlapping the rest of the backward. */
 void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb);
+/* fp8_all_gather, after the optimizer: torchao's
+ * precompute_float8_dynamic_scale_for_fsdp, the amax of every linear
+ * weight shard of the GPU's `layers` layers (one kernel) and one all-reduce
+ * of their scales over the shard group. */
+void synth_fsdp_fp8_scales(synth_fsdp *F, lsim_emit *E, int layers);
 /* GPUs of the shard group: FSDP x CP; 0 when nothing is sharded. */
 int synth_fsdp_shards(const lsim_synth_cfg *c);
 /* The configuration checks of --fsdp (synth.h's lsim_synth_check). */

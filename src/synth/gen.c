@@ -150,6 +150,9 @@ static void fp8_cast(gen *G, int lin, int which)
     static const char *const LIN[4] = {"qkv", "proj", "fc1", "fc2"};
     static const char *const TEN[3] = {"in", "w", "grad"};
     if (G->c->precision != LSIM_PREC_FP8) return;
+    /* FP8 all-gather under FSDP: the weight arrives cast, its scale
+     * precomputed after the last optimizer step (fsdp.c) */
+    if (which == F8_W && G->c->fp8_all_gather) return;
     char w[48];
     if (G->c->fp8_scaling == LSIM_FP8_CURRENT) {
         snprintf(w, sizeof w, "%s_%s_fp8_amax", LIN[lin], TEN[which]);
@@ -905,6 +908,12 @@ static void optimizer(gen *G)
             lsim_emit_compute(&G->e, "adam", lsim_cost_elementwise(&c->gpu, p * share * 30.0));
         }
     }
+    int nl_gpu = 0;
+    for (int ch = 0; ch < G->V; ch++) {
+        int lo;
+        nl_gpu += chunk_layers(G, ch, &lo);
+    }
+    synth_fsdp_fp8_scales(&G->fsdp, &G->e, nl_gpu);
     if (!c->dist_opt || G->dpc <= 1) return;
     for (size_t i = 0; i < G->ndone; i++) {
         const bucket *bk = &G->done[i];
@@ -994,7 +1003,11 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }
-    if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params)) {
+    /* the layer's weight matrices: Q, K, V (one fused QKV in the GPT
+     * models), the projection, FC1 (gate and up: two with SwiGLU), FC2 */
+    int nlin = (c->model.kv_heads > 0 ? 3 : 1) + 1 + (c->model.mlp == LSIM_MLP_SWIGLU ? 2 : 1) + 1;
+    if (synth_fsdp_init(&G.fsdp, c, G.tpi, G.dpi, G.ppi, G.m, G.k.layer_params, G.k.emb_params,
+                        G.k.w_qkv + G.k.w_proj + G.k.w_fc1 + G.k.w_fc2, nlin)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }

@@ -562,7 +562,7 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     }
     if (synth_fsdp_shards(c)) {
         size_t n = strlen(out);
-        snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,", c->fsdp);
+        snprintf(out + n, cap > n ? cap - n : 0, "fsdp=%d,%s", c->fsdp, c->fp8_all_gather ? "fp8ag," : "");
     }
     if (c->cp > 1) {
         size_t n = strlen(out);
@@ -575,6 +575,14 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->routing_skew > 0) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "skew=%g,", c->routing_skew);
+    }
+    if (c->routing_dirichlet > 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "dirichlet=%g,", c->routing_dirichlet);
+    }
+    if (c->routing_hist) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "hist=%d,", c->routing_hist_rows);
     }
     if (c->kernels == LSIM_KERN_EAGER) {
         size_t n = strlen(out);

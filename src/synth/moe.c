@@ -20,6 +20,7 @@
  * reduced over the expert-data-parallel group (the GPUs of the stage with
  * the same place in their EP group). */
 #include "moe.h"
+#include "routing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,9 +35,7 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->ep < 0 || c->ep > (1 << 24)) return lsim_err_set(err, LSIM_EARG, "--ep %d: not a number of ranks", c->ep);
     if (m->experts <= 0) {
         if (c->ep > 1) return lsim_err_set(err, LSIM_EARG, "--ep %d: model %s has no experts", c->ep, m->name);
-        if (c->routing_skew != 0)
-            return lsim_err_set(err, LSIM_EARG, "--routing-skew %g: model %s has no experts", c->routing_skew, m->name);
-        return 0;
+        return synth_routing_check(c, err);
     }
     if (m->top_k < 1 || m->top_k > m->experts)
         return lsim_err_set(err, LSIM_EARG, "model %s: top_k: %d experts per token is not within 1 .. the %d experts",
@@ -59,93 +58,11 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (m->shared_experts > 0 && ((long long)m->shared_experts * m->expert_ffn) % c->tp)
         return lsim_err_set(err, LSIM_EARG, "model %s: the shared experts' width %lld is not divisible by TP = %d", m->name,
                             (long long)m->shared_experts * m->expert_ffn, c->tp);
-    if (!(c->routing_skew >= 0) || isinf(c->routing_skew))
-        return lsim_err_set(err, LSIM_EARG, "--routing-skew %g: not a Zipf exponent (finite, 0 or more)", c->routing_skew);
+    int rc = synth_routing_check(c, err);
+    if (rc) return rc;
     const char *bad = c->fsdp > 0 ? "--fsdp" : c->dp_cost > c->dp ? "--dp-cost" : c->tp_one && c->tp > 1 ? "one TP rank per stage (search)" : NULL;
     if (bad) return lsim_err_set(err, LSIM_EARG, "model %s: experts with %s are not modelled", m->name, bad);
     return 0;
-}
-
-/* Balanced routing of `tokens` routed tokens (a group's tokens x top_k)
- * over E experts: tokens / E each, the remainder one each to the first. */
-static void balance(int64_t tokens, int E, int64_t *out)
-{
-    for (int e = 0; e < E; e++) out[e] = tokens / E + (e < tokens % E);
-}
-
-/* Tokens a rank routes per micro-batch: b x s (s already / CP) / TP. */
-static int64_t rank_tokens(const lsim_synth_cfg *c, int seq)
-{
-    return (int64_t)c->micro_batch * seq / c->tp;
-}
-
-/* splitmix64: the draws of the skewed routing (the generator gen.c uses
- * for the host stalls' streams) */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Zipf routing of `routed` token copies over E experts with exponent z:
- * shares r^-z / H, rounded by largest remainder (ties to the lower rank),
- * the ranks given to the experts by a Fisher-Yates permutation drawn from
- * key. Sizes per expert into out; rem (E doubles) is scratch. */
-static void zipf(int64_t routed, int E, double z, uint64_t key, int64_t *out, double *rem)
-{
-    double H = 0;
-    for (int r = 1; r <= E; r++) H += pow(r, -z);
-    int64_t left = routed;
-    for (int r = 0; r < E; r++) {
-        double x = (double)routed * pow(r + 1, -z) / H;
-        out[r] = (int64_t)floor(x);
-        rem[r] = x - (double)out[r];
-        left -= out[r];
-    }
-    for (; left > 0; left--) { /* at most E: each remainder is below 1 */
-        int best = 0;
-        for (int r = 1; r < E; r++)
-            if (rem[r] > rem[best]) best = r;
-        out[best]++;
-        rem[best] = -1;
-    }
-    uint64_t st = key;
-    for (int i = E - 1; i > 0; i--) { /* out[i] <-> out[j], j uniform in 0..i */
-        st += 0x9E3779B97F4A7C15ull;
-        int j = (int)(mix64(st) % (uint64_t)(i + 1));
-        int64_t t = out[i];
-        out[i] = out[j], out[j] = t;
-    }
-}
-
-/* The tokens per expert of (stage, group, layer, mb); rem: E doubles of scratch. */
-static int64_t route(const lsim_synth_cfg *c, int seq, int stage, int group, int layer, int mb, int64_t *tok, double *rem)
-{
-    const lsim_model_shape *m = &c->model;
-    int ep = c->ep > 1 ? c->ep : 1;
-    int64_t routed = rank_tokens(c, seq) * ep * m->top_k;
-    if (!(c->routing_skew > 0)) {
-        balance(routed, m->experts, tok);
-        return routed;
-    }
-    uint64_t key = mix64(c->seed * 0xD1B54A32D192ED03ull + (uint64_t)stage * 0x9E3779B97F4A7C15ull);
-    key = mix64(key ^ ((uint64_t)group << 32 | (uint32_t)layer));
-    key = mix64(key ^ (uint64_t)(uint32_t)mb);
-    zipf(routed, m->experts, c->routing_skew, key, tok, rem);
-    return routed;
-}
-
-int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens)
-{
-    const lsim_model_shape *m = &c->model;
-    if (m->experts <= 0 || c->tp <= 0) return 0;
-    int cp = c->cp > 1 ? c->cp : 1;
-    double *rem = malloc((size_t)m->experts * sizeof *rem);
-    if (!rem) return 0;
-    int64_t n = route(c, m->seq / cp, stage, group, layer, mb, tokens, rem);
-    free(rem);
-    return n;
 }
 
 /* A grouped GEMM over n experts of tok[e] tokens each: fwd/dgrad (tok x
@@ -180,7 +97,7 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
     const lsim_model_shape *m = &c->model;
     int swiglu = m->mlp == LSIM_MLP_SWIGLU, lb = c->precision == LSIM_PREC_FP8 ? 1 : c->elem_bytes, k = m->top_k;
     double h = m->hidden, E = m->experts, fe = m->expert_ffn, f1e = swiglu ? 2 * fe : fe, eb = c->elem_bytes;
-    double Tm = (double)rank_tokens(c, m->seq), T = (double)c->micro_batch * m->seq, rows = 0;
+    double Tm = (double)synth_rank_tokens(c, m->seq), T = (double)c->micro_batch * m->seq, rows = 0;
     for (int e = 0; e < X->eloc; e++) rows += (double)tok[e];
     /* the router: a GEMM of the rank's tokens into E logits (bf16: the
      * logits' fp32 softmax, Megatron's moe_router_dtype, is the top-k
@@ -247,7 +164,7 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
     X->ep_ranks = malloc((size_t)X->ep * sizeof *X->ep_ranks);
     X->edp_ranks = malloc((size_t)X->edp * sizeof *X->edp_ranks);
     X->tok = malloc((size_t)m->experts * sizeof *X->tok);
-    X->rem = malloc((size_t)m->experts * sizeof *X->rem);
+    X->rem = malloc((size_t)2 * m->experts * sizeof *X->rem);
     if (!X->ep_ranks || !X->edp_ranks || !X->tok || !X->rem) {
         synth_moe_free(X);
         return LSIM_ENOMEM;
@@ -260,7 +177,7 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
     /* balanced routing over the group's tokens (skewed: redrawn per layer
      * and micro-batch, synth_moe_fwd); this rank's experts are idx x eloc
      * .. + eloc */
-    route(c, m->seq, ppi, grp, 0, 0, X->tok, X->rem);
+    synth_route(c, m->seq, ppi, grp, 0, 0, X->tok, X->rem);
     moe_costs(X, c, X->tok + (size_t)idx * X->eloc);
     /* the parameters: memest.h's count, the one rule for the graph and
      * the memory estimate */
@@ -347,8 +264,8 @@ static void f8(const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, const cha
  * backward of one layer and micro-batch draw the same). */
 static void redraw(synth_moe *X, const lsim_synth_cfg *c, int layer, int mb)
 {
-    if (!(c->routing_skew > 0)) return;
-    route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
+    if (!synth_routing_drawn(c)) return;
+    synth_route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
     moe_costs(X, c, X->tok + (size_t)X->idx * X->eloc);
 }
 

@@ -3,7 +3,8 @@
 #
 #   run   lumosim synth of the shipped Llama 3 shapes by name and of a model
 #         file, simulated; the model kinds' kernels are in the graphs
-#         (and in FP8, recorded in the options)
+#         (and in FP8, recorded in the options); routing that is not
+#         balanced: Zipf, a measured histogram, a Dirichlet draw around it
 #   bad   model files and layouts refused (issue 36), FP8 on an A100: one "lumosim: error:"
 #         line naming the file or field, exit 1, empty stdout, nothing written
 set -u
@@ -44,6 +45,29 @@ run)
     set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/z1.txt")
     [ $# -eq 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }' || fail "skew 1: p95 not above p5 ($*)"
     "$LUMOSIM" sim "$tmp/z1.h5" | grep -q "opts:ep=4,skew=1" || fail "skew is not in the options"
+    # a measured histogram (one row of counts for every MoE layer): one
+    # expert of each GPU's 32 takes 3 x the tokens of the others, so the
+    # grouped GEMMs cost more than the balanced job's (tile waves) and the
+    # step is longer; a Dirichlet draw around it spreads the step
+    printf '# tokens per expert\n' >"$tmp/hist.csv"
+    awk 'BEGIN { for (e = 0; e < 128; e++) printf "%s%d", e ? "," : "", e % 32 == 0 ? 3000 : 1000; print "" }' \
+        >>"$tmp/hist.csv"
+    for r in "hist" "dir"; do
+        extra="--routing-hist $tmp/hist.csv"
+        [ $r = dir ] && extra="$extra --routing-dirichlet 2"
+        "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+            --global-batch 8 $extra -o "$tmp/$r.h5" >/dev/null 2>"$tmp/err" || fail "$r: $(cat "$tmp/err")"
+        "$LUMOSIM" sim "$tmp/$r.h5" >"$tmp/$r.txt" 2>&1 || fail "sim of $r failed"
+    done
+    grep -q "opts:ep=4,hist=1 " "$tmp/hist.txt" || fail "the histogram is not in the options"
+    grep -q "opts:ep=4,dirichlet=2,hist=1 " "$tmp/dir.txt" || fail "the Dirichlet draw is not in the options"
+    step() { "$LUMOSIM" sim --json "$1" | sed -n 's/.*"job": *{[^}]*"predicted_ns": *\([0-9]*\).*/\1/p'; }
+    h=$(step "$tmp/hist.h5")
+    b=$(step "$tmp/z0.h5")
+    [ -n "$h" ] && [ -n "$b" ] && [ "$h" -gt "$b" ] || fail "histogram: step '$h' ns not above the balanced '$b' ns"
+    "$LUMOSIM" sim --samples 20 "$tmp/dir.h5" >"$tmp/dirs.txt" 2>&1 || fail "sim --samples of the Dirichlet job failed"
+    set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/dirs.txt")
+    [ $# -eq 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }' || fail "Dirichlet: p95 not above p5 ($*)"
     echo "ok: Llama 3 by name, a model file and a MoE job with EP synthesized and simulated; routing skew spreads the step"
     ;;
 bad)
@@ -74,9 +98,22 @@ bad)
     expect "ep 2: model llama3-8b has no experts" --model llama3-8b --layers 4 $small --ep 2
     expect "routing-skew -1: not a Zipf exponent" --model qwen3-30b-a3b --layers 2 --tp 1 --pp 1 --dp 4 --ep 4 \
         --micro-batch 1 --global-batch 4 --routing-skew=-1
+    moe4="--model qwen3-30b-a3b --layers 2 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 --global-batch 4"
+    printf '1 2 3\n' >"$tmp/h3.csv"
+    expect "h3.csv: line 1: 3 values, the model has 128 experts" $moe4 --routing-hist "$tmp/h3.csv"
+    awk 'BEGIN { for (e = 0; e < 128; e++) printf "%s%d", e ? " " : "", e == 5 ? -1 : 1; print "" }' >"$tmp/hneg.csv"
+    expect "hneg.csv: line 1: value 6 is -1" $moe4 --routing-hist "$tmp/hneg.csv"
+    awk 'BEGIN { for (e = 0; e < 128; e++) printf "%s0", e ? " " : ""; print "" }' >"$tmp/h0.csv"
+    expect "h0.csv: line 1: the values sum to 0: not a distribution" $moe4 --routing-hist "$tmp/h0.csv"
+    expect "nonexistent.csv: cannot open" $moe4 --routing-hist "$tmp/nonexistent.csv"
+    expect "routing-dirichlet -2: not a Dirichlet concentration" $moe4 --routing-dirichlet=-2
+    expect "routing-skew with --routing-dirichlet" $moe4 --routing-dirichlet 1 --routing-skew 1
+    expect "routing-hist $tmp/h3.csv: model llama3-8b has no experts" --model llama3-8b --layers 4 $small \
+        --routing-hist "$tmp/h3.csv"
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
     expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
     expect "unknown model 'llama3-9b'" --model llama3-9b $small
+    expect "fp8-all-gather needs --precision fp8 and --fsdp" --model llama3-8b --layers 4 $small --fp8-all-gather
     expect "precision fp8: the a100 has no FP8 tensor cores" --model llama3-8b --layers 4 $small --gpu a100 --precision fp8
     echo "ok: bad models and layouts refused, nothing written"
     ;;

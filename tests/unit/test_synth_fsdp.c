@@ -15,6 +15,9 @@
  * - the Adam kernels run on params / N;
  * - the memory: 16 / N bytes per parameter plus two units' bf16 weights
  *   (all the stage's with PP);
+ * - FP8 all-gather: a layer's linear weights gathered in 1 byte, the rest
+ *   in 2, a shard cast before each layer gather, no forward weight cast,
+ *   one scale all-reduce of 4 bytes per weight matrix;
  * - every bad combination is refused with one message naming it. */
 #include <math.h>
 #include <stdio.h>
@@ -238,6 +241,53 @@ static void test_memory(void)
     CHECK_MSG(fabs(got - want) <= 1e-9 * want, "PP: stage 0 states %.6g, want %.6g", got, want);
 }
 
+/* FP8 all-gather (torchao): a layer's gather carries its linear weights
+ * (12 h^2 at TP 1: QKV 3h^2, projection h^2, FC1 and FC2 4h^2 each) in 1
+ * byte and its other parameters in 2, / N; the embedding and head stay
+ * bf16; a cast kernel on the gather's stream before each layer gather; no
+ * forward weight cast; one scale all-reduce after the optimizer of 4
+ * bytes per weight matrix (4 per GPT layer) */
+static void test_fp8_all_gather(void)
+{
+    lsim_synth_cfg c;
+    int N = 4, m = 2;
+    cfg_of(&c, 1, 1, 4, N, 4 * m);
+    c.precision = LSIM_PREC_FP8;
+    c.fp8_all_gather = 1;
+    lsim_err err;
+    CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+    lsim_graph *g = NULL;
+    CHECK(lsim_synth_gpu(&c, 1, NULL, &g, &err) == 0);
+    if (!g) return;
+    double h = c.model.hidden, P = layer_params(&c.model), E = (double)c.model.vocab * h, lin = 12 * h * h;
+    size_t ag = 0, casts = 0, ar = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        const char *name = nm(g, v);
+        if (g->kind[v] != LSIM_N_KERNEL) continue;
+        if (strstr(name, "_w_fp8_cast")) CHECK_MSG(0, "a weight cast with FP8 all-gather: %s", name);
+        if (strstr(name, "fsdp_fp8_cast")) casts++;
+        const lsim_coll_info *ci = coll(g, v);
+        if (!ci) continue;
+        if (ci->kind == LSIM_COLL_ALLGATHER) {
+            double want = name[0] == 'L' ? (lin + (P - lin) * 2) / N : E * 2 / N;
+            ag += name[0] == 'L';
+            CHECK_MSG(llabs(ci->bytes - (int64_t)want) <= 1, "%s: %lld bytes, want %.0f", name, (long long)ci->bytes, want);
+        }
+        if (ci->kind == LSIM_COLL_ALLREDUCE) {
+            ar++;
+            CHECK(!strcmp(name, "step.opt.fp8_scale_allreduce"));
+            CHECK_I64(ci->bytes, 4 * L * 4);
+        }
+    }
+    CHECK_I64(ag, (size_t)m * (2 * L));
+    CHECK_I64(casts, ag);
+    CHECK_I64(ar, 1);
+    CHECK(find(g, "L1.mb0.fwd.qkv_in_fp8_cast") != SIZE_MAX);
+    lsim_graph_free(g);
+    c.precision = LSIM_PREC_BF16;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--fp8-all-gather needs --precision fp8 and --fsdp"));
+}
+
 static void test_bad(void)
 {
     lsim_synth_cfg c;
@@ -265,6 +315,7 @@ int main(void)
     test_hybrid_and_pp();
     test_runs();
     test_memory();
+    test_fp8_all_gather();
     test_bad();
     return check_result("test_synth_fsdp");
 }

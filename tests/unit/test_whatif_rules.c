@@ -77,7 +77,7 @@ static void test_rule_table(void)
 {
     /* the order is part of the contract: the first broken rule is reported */
     static const char *const want[] = {"dp", "tp", "pipeline", "synth-options", "shape", "job-size", "layers",
-                                       "slow-gpu", "steps"};
+                                       "slow-gpu", "resynth", "steps"};
     CHECK_I64(lsim_wi_plan_nrules(), (int)(sizeof want / sizeof want[0]));
     for (int i = 0; i < lsim_wi_plan_nrules(); i++) CHECK(!strcmp(lsim_wi_plan_rule_name(i), want[i]));
     CHECK(lsim_wi_plan_rule_name(lsim_wi_plan_nrules()) == NULL);
@@ -259,6 +259,22 @@ static void test_slow_gpu(void)
     CHECK(x.d.used[LSIM_WI_ST_SLOW]);
 }
 
+/* --ep, --cp, --fsdp: the CLI synthesizes the job again before any plan;
+ * a plan asked for them refuses, whatever the store */
+static void test_resynth(void)
+{
+    fixture x;
+    setup(&x, 4, 1, 1, 4, LSIM_WI_LAYERS_KERNELS, 0);
+    x.rq.ep = 2;
+    REFUSED(&x, "resynth", "--ep, --cp and --fsdp synthesize a synthesized store's job again");
+    CHECK(lsim_wi_resynth_wanted(&x.rq));
+    x.rq.ep = 0, x.rq.fsdp = LSIM_WI_FSDP_OFF;
+    REFUSED(&x, "resynth", "no per-GPU transform makes them");
+    x.rq.fsdp = 0;
+    CHECK(!lsim_wi_resynth_wanted(&x.rq));
+    PASSES(&x);
+}
+
 static void test_steps(void)
 {
     fixture x;
@@ -364,6 +380,7 @@ int main(void)
     test_job_size();
     test_layers();
     test_slow_gpu();
+    test_resynth();
     test_steps();
     test_order();
     test_step_table();

@@ -1,0 +1,30 @@
+/* How a MoE layer's routed tokens fall on the experts in a synthesized job
+ * (internal to src/synth; the model: docs/synthesis.md, "Skewed routing").
+ * Balanced (the default, what the published MoE rows force), a Zipf law
+ * (--routing-skew), a Dirichlet draw (--routing-dirichlet) around uniform
+ * shares or around a measured histogram (--routing-hist), or the histogram
+ * itself. Every draw is a function of (seed, stage, EP group, layer,
+ * micro-batch) alone, so any number of MPI ranks makes the same job.
+ * Local. */
+#ifndef LUMOSIM_SYNTH_ROUTING_H
+#define LUMOSIM_SYNTH_ROUTING_H
+
+#include "lumosim/synth.h"
+
+/* Tokens a rank routes per micro-batch: micro_batch x seq / TP (seq
+ * already / CP). */
+int64_t synth_rank_tokens(const lsim_synth_cfg *c, int seq);
+/* 1 when the tokens per expert differ from layer to layer or micro-batch
+ * to micro-batch (a skew, a Dirichlet or a histogram), 0 when balanced. */
+int synth_routing_drawn(const lsim_synth_cfg *c);
+/* The tokens per expert (tok[0 .. experts-1]) of EP group `group` of
+ * stage `stage` in layer `layer`, micro-batch mb, its ranks routing
+ * seq-token micro-batches; scratch holds 2 x experts doubles. Returns the
+ * total, EP x synth_rank_tokens x top_k, which the counts sum to exactly. */
+int64_t synth_route(const lsim_synth_cfg *c, int seq, int stage, int group, int layer, int mb, int64_t *tok,
+                    double *scratch);
+/* The routing options' checks (synth_moe_check calls it): one line naming
+ * the option. */
+int synth_routing_check(const lsim_synth_cfg *c, lsim_err *err);
+
+#endif

@@ -1,0 +1,231 @@
+/* Routing of a MoE layer's tokens that is not balanced (routing.c,
+ * lsim_synth_routing_load; docs/synthesis.md "Skewed routing"; issue 36).
+ * Expected values come from formulas written here:
+ * - a measured histogram alone: each expert's tokens are the largest-
+ *   remainder rounding of routed x its share (shares computed here from the
+ *   file's counts), per MoE layer when the file has a row per MoE layer
+ *   (the dense first layer has none), the total exact;
+ * - Dirichlet(A E p): the total exact every draw; over many draws each
+ *   expert's mean share is p_e within 4 standard errors of the Dirichlet's
+ *   own variance p (1 - p) / (A E + 1); a large A gives p within a token
+ *   or two; a small A a most-loaded expert far above p's; the same
+ *   (seed, layer, mb) the same draw; the spread of the GPUs' expert GEMMs;
+ * - the file's refusals, each one line naming the file and the line;
+ * - the configuration's refusals (two laws at once, a negative
+ *   concentration, a dense model, a row count that is neither 1 nor the
+ *   MoE layers). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lumosim/synth.h"
+
+/* test_synth_moe's toy model: 4 layers, the first dense; 8 experts, top-2 */
+static void cfg_of(lsim_synth_cfg *c)
+{
+    lsim_synth_cfg_default(c);
+    lsim_model_shape m = {"toymoe", 4, 256, 512, 4, 64, 256, 1024, 2, LSIM_MLP_SWIGLU, LSIM_NORM_RMS, 1, 1, 1,
+                          8, 2, 1, 128, 1, 1};
+    c->model = m;
+    c->tp = 1, c->pp = 1, c->dp = 4, c->ep = 4;
+    c->micro_batch = 2;
+    c->global_batch = 16;
+    c->mem_check = 0;
+}
+
+/* A file holding text; its path in path (PATH_MAX-free: a fixed template). */
+static void write_file(char *path, const char *text)
+{
+    strcpy(path, "/tmp/lsim_routing_XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* routed x w_e / W rounded by largest remainder, written here */
+static void expect_apportion(int64_t routed, int E, const double *w, int64_t *out)
+{
+    double W = 0, rem[64];
+    for (int e = 0; e < E; e++) W += w[e];
+    int64_t left = routed;
+    for (int e = 0; e < E; e++) {
+        double x = (double)routed * w[e] / W;
+        out[e] = (int64_t)floor(x), rem[e] = x - floor(x), left -= out[e];
+    }
+    while (left-- > 0) {
+        int b = 0;
+        for (int e = 1; e < E; e++)
+            if (rem[e] > rem[b]) b = e;
+        out[b]++, rem[b] = -1;
+    }
+}
+
+static void test_hist(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    char p1[64], p3[64];
+    /* one row of counts, with a comment and a blank line */
+    write_file(p1, "# tokens per expert, measured\n\n10, 30 5 5\t0,50,100,0  # a comment\n");
+    double *h = NULL;
+    int rows = 0;
+    lsim_err err = {0};
+    CHECK_MSG(lsim_synth_routing_load(p1, &c.model, &h, &rows, &err) == 0, "%s", err.msg);
+    CHECK_I64(rows, 1);
+    const double counts[8] = {10, 30, 5, 5, 0, 50, 100, 0};
+    for (int e = 0; h && e < 8; e++) CHECK(fabs(h[e] - counts[e] / 200.0) < 1e-15);
+    c.routing_hist = h, c.routing_hist_rows = rows;
+    CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+    int64_t n = (int64_t)c.ep * c.micro_batch * c.model.seq * c.model.top_k, tok[8], want[8];
+    expect_apportion(n, 8, counts, want);
+    for (int layer = 1; layer < 4; layer++)
+        for (int mb = 0; mb < 3; mb++) {
+            CHECK_I64(lsim_synth_expert_tokens(&c, 0, 1, layer, mb, tok), n);
+            CHECK(!memcmp(tok, want, sizeof tok));
+        }
+    CHECK_I64(tok[4] + tok[7], 0); /* experts that got nothing get nothing */
+    /* a row per MoE layer (3: layers 1..3); layer l uses row l - 1 */
+    write_file(p3, "1 1 1 1 1 1 1 1\n8 0 0 0 0 0 0 0\n1 2 3 4 5 6 7 8\n");
+    double *h3 = NULL;
+    CHECK_MSG(lsim_synth_routing_load(p3, &c.model, &h3, &rows, &err) == 0, "%s", err.msg);
+    CHECK_I64(rows, 3);
+    c.routing_hist = h3, c.routing_hist_rows = rows;
+    CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+    const double r1[8] = {1, 1, 1, 1, 1, 1, 1, 1}, r2[8] = {8, 0, 0, 0, 0, 0, 0, 0}, r3[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const double *rr[3] = {r1, r2, r3};
+    for (int layer = 1; layer < 4; layer++) {
+        expect_apportion(n, 8, rr[layer - 1], want);
+        CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, layer, 1, tok), n);
+        CHECK_MSG(!memcmp(tok, want, sizeof tok), "layer %d", layer);
+    }
+    /* two rows: neither one nor one per MoE layer */
+    c.routing_hist_rows = 2;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-hist: 2 rows: give 1"));
+    /* with a Zipf exponent: two laws */
+    c.routing_hist_rows = 3, c.routing_skew = 1;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-skew with --routing-hist"));
+    free(h), free(h3);
+    unlink(p1), unlink(p3);
+}
+
+/* the share each expert got over draws (layers x micro-batches x groups) */
+static void mean_shares(lsim_synth_cfg *c, int draws, double *mean, double *max_share)
+{
+    int64_t tok[8];
+    memset(mean, 0, 8 * sizeof *mean);
+    *max_share = 0;
+    for (int k = 0; k < draws; k++) {
+        int64_t n = lsim_synth_expert_tokens(c, 0, k % 7, 1 + k % 3, k / 21, tok), sum = 0;
+        for (int e = 0; e < 8; e++) {
+            sum += tok[e], mean[e] += (double)tok[e] / (double)n / draws;
+            if ((double)tok[e] / (double)n > *max_share) *max_share = (double)tok[e] / (double)n;
+        }
+        CHECK_I64(sum, n);
+    }
+}
+
+static void test_dirichlet(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    const double p[8] = {0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05};
+    c.routing_hist = p, c.routing_hist_rows = 1;
+    lsim_err err = {0};
+    int draws = 2100;
+    double mean[8], mx;
+    const double As[3] = {0.5, 2, 20};
+    for (int a = 0; a < 3; a++) {
+        c.routing_dirichlet = As[a];
+        CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+        mean_shares(&c, draws, mean, &mx);
+        for (int e = 0; e < 8; e++) {
+            double se = sqrt(p[e] * (1 - p[e]) / (As[a] * 8 + 1) / draws);
+            CHECK_MSG(fabs(mean[e] - p[e]) < 4 * se + 1e-4, "A %g: expert %d: mean share %.4f, expected %.4f (se %.4f)",
+                      As[a], e, mean[e], p[e], se);
+        }
+        if (a == 0) CHECK_MSG(mx > 0.8, "A 0.5: the most loaded expert's share is at most %.3f", mx);
+    }
+    /* a large concentration: the histogram itself, within a token or two */
+    c.routing_dirichlet = 1e7;
+    int64_t tok[8], want[8], n = lsim_synth_expert_tokens(&c, 0, 0, 1, 0, tok);
+    expect_apportion(n, 8, p, want);
+    for (int e = 0; e < 8; e++) CHECK_MSG(llabs(tok[e] - want[e]) <= 2, "expert %d: %lld, expected %lld", e,
+                                          (long long)tok[e], (long long)want[e]);
+    /* uniform p (no histogram): repeatable, varying with the micro-batch */
+    c.routing_hist = NULL, c.routing_hist_rows = 0, c.routing_dirichlet = 1;
+    int64_t a1[8], b1[8];
+    lsim_synth_expert_tokens(&c, 0, 0, 2, 3, a1);
+    lsim_synth_expert_tokens(&c, 0, 0, 2, 3, b1);
+    CHECK(!memcmp(a1, b1, sizeof a1));
+    lsim_synth_expert_tokens(&c, 0, 0, 2, 4, b1);
+    CHECK(memcmp(a1, b1, sizeof a1));
+    c.seed = 7;
+    lsim_synth_expert_tokens(&c, 0, 0, 2, 3, b1);
+    CHECK(memcmp(a1, b1, sizeof a1));
+    /* the GPUs of a group get different loads: their expert GEMMs differ */
+    lsim_graph *g0 = NULL, *g1 = NULL;
+    CHECK(lsim_synth_gpu(&c, 0, NULL, &g0, &err) == 0 && lsim_synth_gpu(&c, 1, NULL, &g1, &err) == 0);
+    if (g0 && g1) CHECK(!lsim_graph_same_structure(g0, g1));
+    lsim_graph_free(g0);
+    lsim_graph_free(g1);
+    /* refusals */
+    c.routing_dirichlet = -1;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-dirichlet -1: not a Dirichlet"));
+    c.routing_dirichlet = 1, c.routing_skew = 2;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-skew with --routing-dirichlet"));
+    c.routing_skew = 0;
+    lsim_model_builtin("llama3-8b", &c.model, NULL);
+    c.ep = 1;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-dirichlet: model llama3-8b has no experts"));
+}
+
+/* each bad file: refused with one line naming the file (and the line) */
+static void bad_file(const char *text, const char *needle)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    char path[64];
+    write_file(path, text);
+    double *h = (double *)&c;
+    int rows = -1;
+    lsim_err err = {0};
+    CHECK_MSG(lsim_synth_routing_load(path, &c.model, &h, &rows, &err) == LSIM_EFORMAT, "accepted: %s", needle);
+    CHECK_MSG(strstr(err.msg, path) && strstr(err.msg, needle) && !strchr(err.msg, '\n'), "'%s' not in: %s", needle,
+              err.msg);
+    CHECK(h == NULL && rows == 0);
+    unlink(path);
+}
+
+static void test_bad_files(void)
+{
+    bad_file("1 2 3 4 5 6 7\n", "line 1: 7 values, the model has 8 experts");
+    bad_file("# c\n1 2 3 4 5 6 7 8 9\n", "line 2: 9 values, the model has 8 experts");
+    bad_file("1 2 3 -4 5 6 7 8\n", "line 1: value 4 is -4");
+    bad_file("1 2 3 nan 5 6 7 8\n", "value 4 is nan");
+    bad_file("1 2 3 x 5 6 7 8\n", "line 1: 'x 5 6 7 8' is not a number");
+    bad_file("0 0 0 0 0 0 0 0\n", "line 1: the values sum to 0: not a distribution");
+    bad_file("1 1 1 1 1 1 1 1\n1 1 1 1 1 1 1 1\n", "2 rows: give 1 (every MoE layer) or one per MoE layer of model toymoe (3)");
+    bad_file("# nothing\n", "0 rows");
+    bad_file("1 1 1 1 1 1 1 1\n1 1 1 1 1 1 1 1\n1 1 1 1 1 1 1 1\n1 1 1 1 1 1 1 1\n", "line 4: more rows than the 3 MoE layers");
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    double *h = NULL;
+    int rows = 0;
+    lsim_err err = {0};
+    CHECK(lsim_synth_routing_load("/nonexistent/hist.csv", &c.model, &h, &rows, &err) < 0 &&
+          strstr(err.msg, "/nonexistent/hist.csv"));
+}
+
+int main(void)
+{
+    test_hist();
+    test_dirichlet();
+    test_bad_files();
+    return check_result("test_routing");
+}
