@@ -187,6 +187,12 @@ typedef struct lsim_synth_cfg {
                                        layer's tokens are its row's shares; NULL none. Not owned:
                                        the caller keeps it while the configuration is used */
     int routing_hist_rows;          /* 1 (every MoE layer) or one per MoE layer, in layer order */
+    double capacity_factor;         /* MoE expert capacity (Megatron's moe_expert_capacity_factor):
+                                       > 0: each rank sends an expert at most ceil(its tokens x
+                                       top_k / experts x C) tokens, the rest dropped; 0 dropless */
+    int pad_to_capacity;            /* with capacity_factor: every expert's input padded to its
+                                       capacity (moe_pad_expert_input_to_capacity): static sizes,
+                                       no counts exchange nor host sync */
     int kernels;                    /* LSIM_KERN_FUSED: norms, RoPE, SwiGLU and the loss as fused
                                        kernels (Transformer Engine, torch.compile); LSIM_KERN_EAGER:
                                        as PyTorch eager runs torchtitan's model, op by op in fp32
@@ -237,7 +243,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in);
 
 /* The options that differ from the defaults, as lumosim synth records them
  * in every graph's source ("synth:MODEL/gpuN opts:rc=full,sp"): "" when all
- * are defaults. out holds at least 128 bytes. */
+ * are defaults. out holds at least 320 bytes (every option at once). */
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap);
 
 /* Check a configuration: positive sizes; tp * pp * dp == gpus (if given);
@@ -272,7 +278,11 @@ int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
  * ranks a permutation drawn from (seed, stage, group, layer, mb).
  * routing_hist alone: the layer's row's shares, rounded the same way;
  * routing_dirichlet A: shares drawn from Dirichlet(A E p) per (seed,
- * stage, group, layer, mb), p the row or uniform.
+ * stage, group, layer, mb), p the row or uniform. With capacity_factor C
+ * each expert keeps at most EP x ceil(rank tokens x top_k / experts x C)
+ * (every rank's capacity; the ranks' shares of an expert taken as equal),
+ * exactly that with pad_to_capacity: the counts then sum to at most the
+ * total.
  * Returns the total; 0 for a dense model (or no memory). Local. */
 int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens);
 

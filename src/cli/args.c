@@ -920,7 +920,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG
+    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG, S_CAP, S_PAD
 };
 
 #define NSYNTH_WORDS 8
@@ -942,8 +942,8 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         return -1;
     }
     int id = e->id;
-    if (id == S_FP8AG) {
-        s->fp8_all_gather = 1;
+    if (id == S_FP8AG || id == S_PAD) {
+        *(id == S_FP8AG ? &s->fp8_all_gather : &s->pad_to_capacity) = 1;
         return 0;
     }
     if (id >= S_FLAG0 && id < S_FLAG0 + 10) { /* ids below S_WORD0 */
@@ -1011,15 +1011,19 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         break;
     }
     case S_SKEW:
-    case S_DIRICHLET: {
-        /* a Zipf exponent or a Dirichlet concentration: any finite number
-         * parses; synth refuses one below 0 naming it (not a distribution) */
+    case S_DIRICHLET:
+    case S_CAP: {
+        /* a Zipf exponent, a Dirichlet concentration or a capacity factor:
+         * any finite number parses; synth refuses one below 0 naming it */
+        static const char *const WHAT[] = {"--routing-skew needs a Zipf exponent >= 0",
+                                           "--routing-dirichlet needs a concentration > 0",
+                                           "--capacity-factor needs a factor > 0"};
         char *end;
-        double *dst = id == S_SKEW ? &s->routing_skew : &s->routing_dirichlet;
+        int w = id == S_SKEW ? 0 : id == S_DIRICHLET ? 1 : 2;
+        double *dst = w == 0 ? &s->routing_skew : w == 1 ? &s->routing_dirichlet : &s->capacity_factor;
         *dst = strtod(v, &end);
         if (*end || end == v || !isfinite(*dst)) {
-            lsim_cli_usage_error(id == S_SKEW ? "--routing-skew needs a Zipf exponent >= 0 (got '%.40s')"
-                                              : "--routing-dirichlet needs a concentration > 0 (got '%.40s')", v);
+            lsim_cli_usage_error("%s (got '%.40s')", WHAT[w], v);
             return -1;
         }
         break;
@@ -1067,6 +1071,8 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--no-p2p-sync", NULL, NULL, S_FLAG0 + 8, 0},
         {"--no-shared-structure", NULL, NULL, S_FLAG0 + 9, 0},
         {"--fp8-all-gather", NULL, NULL, S_FP8AG, 0},
+        {"--capacity-factor", NULL, "a capacity factor", S_CAP, 0},
+        {"--pad-to-capacity", NULL, NULL, S_PAD, 0},
         {"--recompute", NULL, "a word", S_WORD0 + 0, 0},
         {"--grad-reduce", NULL, "a word", S_WORD0 + 1, 0},
         {"--attention", NULL, "a word", S_WORD0 + 2, 0},

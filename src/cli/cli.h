@@ -308,6 +308,8 @@ typedef struct lsim_cli_synth_args {
     int stats, no_p2p_sync;
     int no_share; /* --no-shared-structure: every GPU's node and edge rows written */
     int fp8_all_gather; /* --fp8-all-gather */
+    double capacity_factor; /* --capacity-factor C, 0 not given (dropless) */
+    int pad_to_capacity;    /* --pad-to-capacity */
     /* the Megatron options (issue 15, docs/synthesis.md "Options"): -1 not
      * given; recompute 0..2 (none, selective, full), grad_reduce 0..1
      * (overlap, after), attention 0..1 (flash, unfused), grad_bytes 2|4,

@@ -34,7 +34,8 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--kernels fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--ep N] [--routing-skew Z] [--routing-hist FILE]\n"
-    "                     [--routing-dirichlet A] [--pp-layers SPLIT]\n"
+    "                     [--routing-dirichlet A] [--capacity-factor C]\n"
+    "                     [--pad-to-capacity] [--pp-layers SPLIT]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
     "\n"
     "Writes the execution graphs of every GPU of one Megatron-style training\n"
@@ -137,6 +138,11 @@ const char *const LSIM_USAGE_SYNTH =
     "  --routing-dirichlet A  shares drawn per MoE layer and micro-batch from\n"
     "                   Dirichlet(A x experts x p), p the histogram's row or\n"
     "                   uniform: large A stays near p, small A is skewed\n"
+    "  --capacity-factor C  each rank sends an expert at most ceil(its tokens x\n"
+    "                   top_k / experts x C) tokens, the rest dropped (Megatron's\n"
+    "                   moe_expert_capacity_factor); 0, the default: dropless\n"
+    "  --pad-to-capacity  every expert's input padded to its capacity (static\n"
+    "                   sizes: no counts exchange, no host sync)\n"
     "  --stats          print generation figures to stderr\n"
     "  -o JOB.h5        the graph store to write\n";
 
@@ -388,6 +394,8 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     c->ep = sa->ep;
     c->routing_skew = sa->routing_skew;
     c->routing_dirichlet = sa->routing_dirichlet;
+    c->capacity_factor = sa->capacity_factor;
+    c->pad_to_capacity = sa->pad_to_capacity;
     c->split = sa->split;
     int rc = is_file_name(model) ? lsim_model_load(model, &c->model, err) : lsim_model_builtin(model, &c->model, err);
     int *dst[6] = {&c->model.layers, &c->model.hidden, &c->model.ffn, &c->model.heads, &c->model.seq, &c->model.vocab};

@@ -976,7 +976,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
      * the distributed optimizer's shards span both), dp_cost replicas */
     G.dpc = c->dp_cost > c->dp ? c->dp_cost * (c->cp > 1 ? c->cp : 1) : G.dpx;
     G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
-    char src[256], opts[160];
+    char src[448], opts[320];
     lsim_synth_opts(c, opts, sizeof opts);
     /* the options go into the source, where what-if finds them */
     if (!source) snprintf(src, sizeof src, "synth:%s/gpu%u%s%s", c->model.name, gpu, opts[0] ? " opts:" : "", opts);

@@ -584,6 +584,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "hist=%d,", c->routing_hist_rows);
     }
+    if (c->capacity_factor > 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "cap=%g,%s", c->capacity_factor, c->pad_to_capacity ? "pad," : "");
+    }
     if (c->kernels == LSIM_KERN_EAGER) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "eager,");

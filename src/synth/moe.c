@@ -143,8 +143,16 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
         X->f8_amax2[j] = lsim_cost_elementwise(g, el[1][j] * eb);
     }
     /* the dispatch's send buffer: the rank's tokens' top-k copies (dropless,
-     * balanced: as many come back); NCCL's all-to-all cost over the group */
+     * balanced: as many come back); NCCL's all-to-all cost over the group.
+     * With a capacity: the copies kept (the group's kept fraction, the same
+     * on every rank of the group), or padded, the capacity of every expert */
     X->a2a_bytes = (int64_t)(Tm * k * h * eb);
+    if (c->capacity_factor > 0) {
+        double kept = 0, all = (double)synth_rank_tokens(c, m->seq) * X->ep * k;
+        for (int e = 0; e < m->experts; e++) kept += (double)X->tok[e];
+        X->a2a_bytes = c->pad_to_capacity ? (int64_t)((double)synth_capacity(c, m->seq) * m->experts * h * eb)
+                                          : (int64_t)(Tm * k * h * eb * (all > 0 ? kept / all : 1));
+    }
     X->count_bytes = (int64_t)m->experts * 8;
     X->count_a2a = X->ep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLTOALL, X->count_bytes, X->ep_ranks, X->ep, LSIM_ALGO_AUTO) : 0;
     X->d2h = lsim_cost_elementwise(g, (double)X->count_bytes);
@@ -229,9 +237,10 @@ static uint32_t a2a(synth_moe *X, lsim_emit *E, const char *pfx, const char *wha
  * cuda_sync_point) before it permutes, once per MoE layer forward. The CPU
  * loses its lead over the GPU there: every kernel after it is launched
  * late by the launch latency. */
-static void host_sync(synth_moe *X, lsim_emit *E, const char *pfx)
+static void host_sync(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx)
 {
     char nm[64];
+    if (c->pad_to_capacity) return; /* padded to capacity: sizes known, nothing to exchange or wait for */
     if (X->ep > 1) {
         snprintf(nm, sizeof nm, "%smoe_counts", pfx);
         uint32_t n = lsim_emit_comm(E, LSIM_ES_EP, nm, X->count_a2a, LSIM_COLL_ALLTOALL, X->count_bytes, X->ep, X->ep_pg,
@@ -275,7 +284,7 @@ void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const ch
     int swiglu = c->model.mlp == LSIM_MLP_SWIGLU;
     kern(E, pfx, "router_gemm", X->router);
     kern(E, pfx, "router_topk", X->topk);
-    host_sync(X, E, pfx);
+    host_sync(X, c, E, pfx);
     kern(E, pfx, "moe_permute", X->permute);
     uint32_t d = a2a(X, E, pfx, "moe_dispatch");
     if (c->model.shared_experts > 0) { /* overlaps the dispatch */

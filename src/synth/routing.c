@@ -51,9 +51,24 @@ static const double *hist_row(const lsim_synth_cfg *c, int layer)
     return c->routing_hist + (size_t)k * c->model.experts;
 }
 
+int64_t synth_capacity(const lsim_synth_cfg *c, int seq)
+{
+    if (!(c->capacity_factor > 0) || c->model.experts <= 0) return 0;
+    /* Megatron's get_capacity: ceil(tokens x top_k / experts x C) */
+    double x = ceil((double)synth_rank_tokens(c, seq) * c->model.top_k / c->model.experts * c->capacity_factor);
+    return x < 1 ? 1 : (int64_t)x;
+}
+
 int synth_routing_check(const lsim_synth_cfg *c, lsim_err *err)
 {
     const lsim_model_shape *m = &c->model;
+    if (!(c->capacity_factor >= 0) || isinf(c->capacity_factor))
+        return lsim_err_set(err, LSIM_EARG, "--capacity-factor %g: not a capacity factor (finite, above 0)",
+                            c->capacity_factor);
+    if (c->pad_to_capacity && !(c->capacity_factor > 0))
+        return lsim_err_set(err, LSIM_EARG, "--pad-to-capacity needs --capacity-factor (the capacity it pads to)");
+    if (m->experts <= 0 && c->capacity_factor > 0)
+        return lsim_err_set(err, LSIM_EARG, "--capacity-factor: model %s has no experts", m->name);
     if (!(c->routing_skew >= 0) || isinf(c->routing_skew))
         return lsim_err_set(err, LSIM_EARG, "--routing-skew %g: not a Zipf exponent (finite, 0 or more)", c->routing_skew);
     if (!(c->routing_dirichlet >= 0) || isinf(c->routing_dirichlet))
@@ -180,6 +195,8 @@ int64_t synth_route(const lsim_synth_cfg *c, int seq, int stage, int group, int 
     } else {
         for (int e = 0; e < E; e++) tok[e] = routed / E + (e < routed % E); /* balanced */
     }
+    int64_t cap = synth_capacity(c, seq) * ep; /* the expert's capacity over the group's ranks */
+    for (int e = 0; cap > 0 && e < E; e++) tok[e] = c->pad_to_capacity || tok[e] > cap ? cap : tok[e];
     return routed;
 }
 

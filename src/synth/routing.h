@@ -20,9 +20,15 @@ int synth_routing_drawn(const lsim_synth_cfg *c);
 /* The tokens per expert (tok[0 .. experts-1]) of EP group `group` of
  * stage `stage` in layer `layer`, micro-batch mb, its ranks routing
  * seq-token micro-batches; scratch holds 2 x experts doubles. Returns the
- * total, EP x synth_rank_tokens x top_k, which the counts sum to exactly. */
+ * total, EP x synth_rank_tokens x top_k, which the counts sum to exactly
+ * when dropless; with a capacity each expert is cut to (padded to, with
+ * pad_to_capacity) EP x synth_capacity. */
 int64_t synth_route(const lsim_synth_cfg *c, int seq, int stage, int group, int layer, int mb, int64_t *tok,
                     double *scratch);
+/* A rank's capacity per expert (Megatron's get_capacity: ceil(the rank's
+ * tokens x top_k / experts x capacity_factor), at least 1) for seq-token
+ * micro-batches; 0 when dropless. */
+int64_t synth_capacity(const lsim_synth_cfg *c, int seq);
 /* The routing options' checks (synth_moe_check calls it): one line naming
  * the option. */
 int synth_routing_check(const lsim_synth_cfg *c, lsim_err *err);

@@ -65,6 +65,13 @@ run)
     h=$(step "$tmp/hist.h5")
     b=$(step "$tmp/z0.h5")
     [ -n "$h" ] && [ -n "$b" ] && [ "$h" -gt "$b" ] || fail "histogram: step '$h' ns not above the balanced '$b' ns"
+    # a capacity of 1 x the balanced share drops the hot experts' excess:
+    # the step falls below the histogram's
+    "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+        --global-batch 8 --routing-hist "$tmp/hist.csv" --capacity-factor 1 -o "$tmp/cap.h5" >/dev/null 2>"$tmp/err" ||
+        fail "capacity: $(cat "$tmp/err")"
+    c=$(step "$tmp/cap.h5")
+    [ -n "$c" ] && [ "$c" -lt "$h" ] || fail "capacity 1: step '$c' ns not below the histogram's '$h' ns"
     "$LUMOSIM" sim --samples 20 "$tmp/dir.h5" >"$tmp/dirs.txt" 2>&1 || fail "sim --samples of the Dirichlet job failed"
     set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/dirs.txt")
     [ $# -eq 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }' || fail "Dirichlet: p95 not above p5 ($*)"
@@ -108,6 +115,8 @@ bad)
     expect "nonexistent.csv: cannot open" $moe4 --routing-hist "$tmp/nonexistent.csv"
     expect "routing-dirichlet -2: not a Dirichlet concentration" $moe4 --routing-dirichlet=-2
     expect "routing-skew with --routing-dirichlet" $moe4 --routing-dirichlet 1 --routing-skew 1
+    expect "pad-to-capacity needs --capacity-factor" $moe4 --pad-to-capacity
+    expect "capacity-factor -1: not a capacity factor" $moe4 --capacity-factor=-1
     expect "routing-hist $tmp/h3.csv: model llama3-8b has no experts" --model llama3-8b --layers 4 $small \
         --routing-hist "$tmp/h3.csv"
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"

@@ -10,6 +10,9 @@
  *   own variance p (1 - p) / (A E + 1); a large A gives p within a token
  *   or two; a small A a most-loaded expert far above p's; the same
  *   (seed, layer, mb) the same draw; the spread of the GPUs' expert GEMMs;
+ * - a capacity factor: each expert cut to EP x ceil(T k / E C) tokens, the
+ *   dispatch bytes the kept fraction of the dropless ones; padded, every
+ *   expert at capacity, E x capacity x h x 2 bytes, no counts exchange;
  * - the file's refusals, each one line naming the file and the line;
  * - the configuration's refusals (two laws at once, a negative
  *   concentration, a dense model, a row count that is neither 1 nor the
@@ -185,6 +188,75 @@ static void test_dirichlet(void)
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--routing-dirichlet: model llama3-8b has no experts"));
 }
 
+static const char *gname(const lsim_graph *g, size_t v) { return lsim_strtab_get(g->strings, g->name[v]); }
+
+/* the bytes of GPU 0's first collective named `what` (-1: none) */
+static int64_t coll_bytes(const lsim_synth_cfg *c, const char *what)
+{
+    lsim_graph *g = NULL;
+    lsim_err err = {0};
+    int64_t b = -1;
+    CHECK_MSG(lsim_synth_gpu(c, 0, NULL, &g, &err) == 0, "%s", err.msg);
+    for (size_t v = 0; g && v < g->n && b < 0; v++)
+        if (g->coll[v] >= 0 && strstr(gname(g, v), what)) b = g->colls[g->coll[v]].bytes;
+    lsim_graph_free(g);
+    return b;
+}
+
+/* A capacity factor (Megatron's): each rank sends an expert at most
+ * ceil(T k / E C) tokens, T = b s / TP the rank's tokens; the group's
+ * expert at most EP times that; the dispatch carries the kept copies; with
+ * padding every expert gets the capacity, the dispatch E x capacity x h x
+ * 2 bytes, and no counts are exchanged */
+static void test_capacity(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    const double counts[8] = {10, 30, 5, 5, 0, 50, 100, 0};
+    double p[8];
+    for (int e = 0; e < 8; e++) p[e] = counts[e] / 200.0;
+    c.routing_hist = p, c.routing_hist_rows = 1;
+    int64_t T = (int64_t)c.micro_batch * c.model.seq / c.tp, k = c.model.top_k, n = c.ep * T * k, tok[8], want[8];
+    double h = c.model.hidden;
+    lsim_err err = {0};
+    /* dropless first: the bytes every rank sends */
+    CHECK_I64(coll_bytes(&c, "moe_dispatch"), T * k * (int64_t)h * 2);
+    c.capacity_factor = 1.0;
+    CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+    int64_t cap = c.ep * (int64_t)ceil((double)T * k / 8 * 1.0), kept = 0;
+    expect_apportion(n, 8, counts, want);
+    CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, 1, 0, tok), n);
+    for (int e = 0; e < 8; e++) {
+        int64_t w = want[e] > cap ? cap : want[e];
+        CHECK_MSG(tok[e] == w, "expert %d: %lld tokens, expected min(%lld, capacity %lld)", e, (long long)tok[e],
+                  (long long)want[e], (long long)cap);
+        kept += w;
+    }
+    CHECK(kept < n);
+    CHECK_I64(coll_bytes(&c, "moe_dispatch"), (int64_t)((double)T * k * h * 2 * ((double)kept / (double)n)));
+    CHECK(coll_bytes(&c, "moe_counts") > 0);
+    /* balanced routing under the same capacity: nothing dropped */
+    c.routing_hist = NULL, c.routing_hist_rows = 0;
+    CHECK_I64(lsim_synth_expert_tokens(&c, 0, 0, 1, 0, tok), n);
+    for (int e = 0; e < 8; e++) CHECK_I64(tok[e], n / 8);
+    /* padded: every expert at capacity (C = 1.5) */
+    c.routing_hist = p, c.routing_hist_rows = 1;
+    c.capacity_factor = 1.5, c.pad_to_capacity = 1;
+    int64_t cap1 = (int64_t)ceil((double)T * k / 8 * 1.5);
+    lsim_synth_expert_tokens(&c, 0, 0, 1, 0, tok);
+    for (int e = 0; e < 8; e++) CHECK_I64(tok[e], c.ep * cap1);
+    CHECK_I64(coll_bytes(&c, "moe_dispatch"), cap1 * 8 * (int64_t)h * 2);
+    CHECK_I64(coll_bytes(&c, "moe_counts"), -1);
+    /* refusals */
+    c.capacity_factor = -1;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--capacity-factor -1: not a capacity factor"));
+    c.capacity_factor = 0;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--pad-to-capacity needs --capacity-factor"));
+    c.pad_to_capacity = 0, c.capacity_factor = 1, c.routing_hist = NULL, c.routing_hist_rows = 0, c.ep = 1;
+    lsim_model_builtin("llama3-8b", &c.model, NULL);
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--capacity-factor: model llama3-8b has no experts"));
+}
+
 /* each bad file: refused with one line naming the file (and the line) */
 static void bad_file(const char *text, const char *needle)
 {
@@ -226,6 +298,7 @@ int main(void)
 {
     test_hist();
     test_dirichlet();
+    test_capacity();
     test_bad_files();
     return check_result("test_routing");
 }
