@@ -369,6 +369,10 @@ mutant routing_capacity_not_per_group kill "^test_routing$" \
 sub src/synth/routing.c 'int64_t cap = synth_capacity(c, seq) * ep; /* the expert' \
     'int64_t cap = synth_capacity(c, seq) * 1; /* the expert'
 
+mutant attn_fa2_curve_spec kill "^test_cost$" \
+    "the Hopper parts' FlashAttention-2 curve (--attention-kernel fa2) at the spec's default efficiency, not the fit to the FA3 paper's FA2 points"
+sub src/cost/spec.c '#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10' '#define HOPPER_FA 0.50, 2.7e10, 0.662, 4.04e10'
+
 mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
     "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"
 sub src/synth/model.c 'if (V == 1) w = pp - stage - 1;' 'if (V == 1) w = pp - stage;'

@@ -346,7 +346,13 @@ def fpt(m, seq):
 
 # id, source, model, GPUs, seq, args, published TPS/GPU, published GiB (None: not published), tokens per step
 R = []
-TT = ["--gpu", "h100-96gb", "--topology", TOPO_DGX]
+# torchtitan's attention is PyTorch's SDPA, whose flash backend on the H100
+# of its benchmarks (PyTorch 2.6 nightlies, December 2024) is
+# FlashAttention-2: cuDNN attention was made opt-in after 2.5's bugs
+# (pytorch/pytorch#138522), and pytorch/pytorch#142132 measures SDPA at 329
+# TFLOP/s against 631 for cuDNN and FA3 on the same shape. So its rows take
+# the spec's FlashAttention-2 curve (a fit to the FA3 paper's FA2 figures).
+TT = ["--gpu", "h100-96gb", "--topology", TOPO_DGX, "--attention-kernel", "fa2"]
 for tab, gpus in (("t1", 8), ("t3", 128)):
     for var, extra, tps, mem in (("eager", ["--kernels", "eager"], (5762, 5605), (82.4, 67.0)),
                                  ("compile", [], (6667, 6514), (77.0, 62.0)),

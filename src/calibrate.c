@@ -1043,6 +1043,12 @@ int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *descriptio
     if (g->host_stall_sd_ns > 0) fprintf(f, ",\n  \"host_stall_sd_ns\": %lld", (long long)g->host_stall_sd_ns);
     /* kept from the base spec: a calibrated H100 must still run --precision fp8 */
     if (g->peak_flops_fp8 > 0) fprintf(f, ",\n  \"peak_flops_fp8\": %.17g", g->peak_flops_fp8);
+    if (g->attn_fa2_eff_max > 0)
+        fprintf(f, ",\n  \"attn_fa2_eff_max\": %.17g,\n  \"attn_fa2_eff_half\": %.17g", g->attn_fa2_eff_max,
+                g->attn_fa2_eff_half);
+    if (g->attn_fa3_eff_max > 0)
+        fprintf(f, ",\n  \"attn_fa3_eff_max\": %.17g,\n  \"attn_fa3_eff_half\": %.17g", g->attn_fa3_eff_max,
+                g->attn_fa3_eff_half);
     fputs("\n}\n", f);
     return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the GPU spec") : 0;
 }

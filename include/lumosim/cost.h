@@ -68,6 +68,10 @@ typedef struct lsim_gpu_spec {
     lsim_ns host_stall_ns;    /* mean length of a stall */
     lsim_ns host_stall_sd_ns; /* its standard deviation: gamma-distributed; 0: exponential */
     double peak_flops_fp8;    /* dense FP8 tensor FLOP/s (optional; 0: no FP8, as the A100) */
+    /* The attention curve of named kernels on this part (optional; 0: not
+     * measured), which synth --attention-kernel puts in place of
+     * attn_eff_max / attn_eff_half: FlashAttention-2 and -3 */
+    double attn_fa2_eff_max, attn_fa2_eff_half, attn_fa3_eff_max, attn_fa3_eff_half;
 } lsim_gpu_spec;
 
 typedef struct lsim_topology {

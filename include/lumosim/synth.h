@@ -193,6 +193,10 @@ typedef struct lsim_synth_cfg {
     int pad_to_capacity;            /* with capacity_factor: every expert's input padded to its
                                        capacity (moe_pad_expert_input_to_capacity): static sizes,
                                        no counts exchange nor host sync */
+    int attn_kernel;                /* the attention kernel whose curve the GPU spec gives
+                                       (gpu.attn_eff_* already replaced by lsim_synth_attn_kernel):
+                                       LSIM_AK_SPEC (the spec's own), LSIM_AK_FA2, LSIM_AK_FA3;
+                                       recorded in the options */
     int kernels;                    /* LSIM_KERN_FUSED: norms, RoPE, SwiGLU and the loss as fused
                                        kernels (Transformer Engine, torch.compile); LSIM_KERN_EAGER:
                                        as PyTorch eager runs torchtitan's model, op by op in fp32
@@ -211,6 +215,13 @@ enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
 enum { LSIM_GA_FUSED = 0, LSIM_GA_BUFFER, LSIM_GA_AUTOGRAD };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
 enum { LSIM_KERN_FUSED = 0, LSIM_KERN_EAGER };
+enum { LSIM_AK_SPEC = 0, LSIM_AK_FA2, LSIM_AK_FA3 };
+/* Put the named attention kernel's curve (the GPU spec's attn_fa2_* or
+ * attn_fa3_*) in c->gpu's attn_eff_max / attn_eff_half and record it in
+ * c->attn_kernel: 0, or LSIM_EARG naming the spec when it has no such
+ * curve or the attention is unfused. LSIM_AK_SPEC: nothing changes.
+ * Local. */
+int lsim_synth_attn_kernel(lsim_synth_cfg *c, int kernel, lsim_err *err);
 
 /* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,
  * embed_head and optimizer on, gpus 0, the options above at their first

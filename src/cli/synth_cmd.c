@@ -31,7 +31,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--grad-acc fused|buffer|autograd] [--forward-only]\n"
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--fp8-all-gather]\n"
-    "                     [--kernels fused|eager]\n"
+    "                     [--kernels fused|eager] [--attention-kernel spec|fa2|fa3]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--ep N] [--routing-skew Z] [--routing-hist FILE]\n"
     "                     [--routing-dirichlet A] [--capacity-factor C]\n"
@@ -99,6 +99,10 @@ const char *const LSIM_USAGE_SYNTH =
     "  --fp8-scaling S  current (default: an amax reduction before each cast) or\n"
     "                   delayed (the previous steps' amax; the history updated\n"
     "                   once per scaled tensor per step)\n"
+    "  --attention-kernel K  spec (default: the GPU spec's attention curve), fa2\n"
+    "                   or fa3: FlashAttention-2 or -3's curve from the spec\n"
+    "                   (attn_fa2_* / attn_fa3_*: the Hopper parts' fits to the\n"
+    "                   FlashAttention-3 paper; PyTorch's SDPA runs FA2)\n"
     "  --fp8-all-gather with --fsdp: each layer's linear weights cast to FP8\n"
     "                   before their all-gather, scales precomputed once a\n"
     "                   step (torchao's enable_fsdp_float8_all_gather and\n"
@@ -412,6 +416,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
         if (!rc) lsim_topology_default(&c->gpu, &c->topo);
     }
     if (!rc && topo) rc = lsim_topology_load(topo, &c->topo, err);
+    if (!rc && sa->attn_kernel > 0) rc = lsim_synth_attn_kernel(c, sa->attn_kernel, err);
     if (!rc) rc = lsim_synth_check(c, err);
     if (!rc) {
         /* the per-GPU memory estimate, recorded in the store (root attribute

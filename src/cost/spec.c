@@ -21,16 +21,25 @@
 /* name, peak_flops, mem_bw, gemm_eff_max, gemm_eff_half, attn_eff_max,
  * attn_eff_half, mem_eff, kernel_min_ns, launch_cpu_ns, launch_latency_ns,
  * sms, gemm_tile_ns, mem_capacity, host_dispatch_ns, host_step_ns,
- * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns, peak_flops_fp8 */
+ * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns, peak_flops_fp8,
+ * attn_fa2_eff_max, attn_fa2_eff_half, attn_fa3_eff_max, attn_fa3_eff_half.
+ * The FlashAttention curves of the Hopper parts are fits to Shah et al.
+ * 2024 (FlashAttention-3), Figure 5, forward, causal, head dim 128 on an
+ * H100 SXM5 (FA2 191-335, FA3 292-616 TFLOP/s over sequences 512-16k;
+ * within 3.2 % at every point), as fractions of the part's peak. */
+#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10
+#define NO_FA 0, 0, 0, 0 /* not measured on the part */
 static const lsim_gpu_spec BUILTIN[] = {
-    {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0, 1979e12},
+    {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0, 1979e12,
+     HOPPER_FA},
     {"a100", 312.0e12, 2.039e12, 0.895, 1.0e9, 0.65, 2.0e9, 0.563, 1000, 11000, 12000, 108, 3220, 80e9, 198500, 2304500, 0,
-     0, 0, 0, 0},
-    {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0, 1979e12},
+     0, 0, 0, 0, NO_FA},
+    {"h200", 989.4e12, 4.8e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 141e9, 0, 0, 0, 0, 0, 0, 1979e12,
+     HOPPER_FA},
     {"h100-96gb", 886.8e12, 2.4e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 96e9, 0, 0, 0, 0, 0, 0,
-     1773.3e12},
-    {"b200", 2250e12, 7.7e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 180e9, 0, 0, 0, 0, 0, 0, 4500e12},
-    {"gb200", 2500e12, 8.0e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 186e9, 0, 0, 0, 0, 0, 0, 5000e12},
+     1773.3e12, HOPPER_FA},
+    {"b200", 2250e12, 7.7e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 180e9, 0, 0, 0, 0, 0, 0, 4500e12, NO_FA},
+    {"gb200", 2500e12, 8.0e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 148, 3300, 186e9, 0, 0, 0, 0, 0, 0, 5000e12, NO_FA},
 };
 #define NBUILTIN (sizeof BUILTIN / sizeof *BUILTIN)
 
@@ -379,6 +388,13 @@ static const key_desc GPU_KEYS[] = {
      * (A100), --precision fp8 refused */
     {"peak_flops_fp8", K_POS, 0, offsetof(lsim_gpu_spec, peak_flops_fp8), 1e11, 1e17,
      "FLOP/s (dense FP8 tensor FLOP per second: 1979e12 for an H100, not TFLOP/s)"},
+    /* named attention kernels' curves, as attn_eff_max / attn_eff_half */
+    {"attn_fa2_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_fa2_eff_max), 0, 1, NULL},
+    {"attn_fa2_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_fa2_eff_half), 1, 1e15,
+     "FLOP (FlashAttention-2's attention size at half efficiency)"},
+    {"attn_fa3_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_fa3_eff_max), 0, 1, NULL},
+    {"attn_fa3_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_fa3_eff_half), 1, 1e15,
+     "FLOP (FlashAttention-3's attention size at half efficiency)"},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
 
@@ -450,7 +466,8 @@ int lsim_gpu_spec_check(const lsim_gpu_spec *g, const char *label, lsim_err *err
                            /* optional keys, in GPU_KEYS order: 0 is "not given" */
                            (double)g->sms, (double)g->gemm_tile_ns, g->mem_capacity, (double)g->host_dispatch_ns,
                            (double)g->host_step_ns, (double)g->host_opt_ns, g->host_stall_prob,
-                           (double)g->host_stall_ns, (double)g->host_stall_sd_ns, g->peak_flops_fp8};
+                           (double)g->host_stall_ns, (double)g->host_stall_sd_ns, g->peak_flops_fp8,
+                           g->attn_fa2_eff_max, g->attn_fa2_eff_half, g->attn_fa3_eff_max, g->attn_fa3_eff_half};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (!GPU_KEYS[i + 2].required && nums[i] == 0) continue;
         if ((rc = check_number(label, &GPU_KEYS[i + 2], nums[i], &e)))

@@ -541,6 +541,26 @@ void lsim_synth_memory(const lsim_synth_cfg *c, lsim_synth_mem *out)
     out->inflight = st.inflight;
 }
 
+int lsim_synth_attn_kernel(lsim_synth_cfg *c, int kernel, lsim_err *err)
+{
+    static const char *const NAME[] = {"spec", "fa2", "fa3"};
+    if (kernel == LSIM_AK_SPEC) return 0;
+    if (kernel != LSIM_AK_FA2 && kernel != LSIM_AK_FA3)
+        return lsim_err_set(err, LSIM_EARG, "--attention-kernel: unknown kernel %d", kernel);
+    if (c->attention == LSIM_ATTN_UNFUSED)
+        return lsim_err_set(err, LSIM_EARG, "--attention-kernel %s with --attention unfused: the unfused attention "
+                            "has no fused kernel (its batched GEMMs are costed as GEMMs)", NAME[kernel]);
+    double em = kernel == LSIM_AK_FA2 ? c->gpu.attn_fa2_eff_max : c->gpu.attn_fa3_eff_max;
+    double half = kernel == LSIM_AK_FA2 ? c->gpu.attn_fa2_eff_half : c->gpu.attn_fa3_eff_half;
+    if (!(em > 0))
+        return lsim_err_set(err, LSIM_EARG, "--attention-kernel %s: the GPU spec %s has no FlashAttention-%c curve "
+                            "(attn_%s_eff_max): give a spec file with it", NAME[kernel], c->gpu.name,
+                            kernel == LSIM_AK_FA2 ? '2' : '3', NAME[kernel]);
+    c->gpu.attn_eff_max = em, c->gpu.attn_eff_half = half;
+    c->attn_kernel = kernel;
+    return 0;
+}
+
 void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
 {
     static const char *const RC[] = {"", "rc=selective,", "rc=full,", "rc=op,"};
@@ -587,6 +607,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->capacity_factor > 0) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "cap=%g,%s", c->capacity_factor, c->pad_to_capacity ? "pad," : "");
+    }
+    if (c->attn_kernel == LSIM_AK_FA2 || c->attn_kernel == LSIM_AK_FA3) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "attn=%s,", c->attn_kernel == LSIM_AK_FA2 ? "fa2" : "fa3");
     }
     if (c->kernels == LSIM_KERN_EAGER) {
         size_t n = strlen(out);

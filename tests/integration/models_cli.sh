@@ -122,6 +122,8 @@ bad)
     sed 's/"swiglu"/"relu"/' "$tmp/toy.json" >"$tmp/mlp.json"
     expect "mlp.json: key mlp: expected" --model "$tmp/mlp.json" $small
     expect "unknown model 'llama3-9b'" --model llama3-9b $small
+    expect "attention-kernel fa2: the GPU spec a100 has no FlashAttention-2 curve" --model llama3-8b --layers 4 $small \
+        --gpu a100 --attention-kernel fa2
     expect "fp8-all-gather needs --precision fp8 and --fsdp" --model llama3-8b --layers 4 $small --fp8-all-gather
     expect "precision fp8: the a100 has no FP8 tensor cores" --model llama3-8b --layers 4 $small --gpu a100 --precision fp8
     echo "ok: bad models and layouts refused, nothing written"

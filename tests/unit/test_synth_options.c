@@ -559,8 +559,52 @@ static void test_wake(void)
     CHECK_MSG(fabs(mean - want) < 0.02 * want, "mean wait %.3f ms, want %.3f ms", mean / 1e6, want / 1e6);
 }
 
+/* --attention-kernel fa2: the layer's attention kernels (forward and
+ * backward) costed by the spec's FlashAttention-2 curve (the cost model
+ * called here with that curve), the options recording it; refused on a
+ * spec without the curve and with the unfused attention */
+static void test_attention_kernel(void)
+{
+    lsim_synth_cfg c;
+    small_cfg(&c);
+    c.mem_check = 0; /* 16 layers of GPT-3 15B on one GPU: the curve is what is checked */
+    lsim_err err = {0};
+    lsim_gpu_spec g = c.gpu;
+    CHECK(g.attn_fa2_eff_max > 0);
+    CHECK_MSG(lsim_synth_attn_kernel(&c, LSIM_AK_FA2, &err) == 0, "%s", err.msg);
+    g.attn_eff_max = g.attn_fa2_eff_max, g.attn_eff_half = g.attn_fa2_eff_half;
+    const lsim_model_shape *M = &c.model;
+    lsim_ns f = lsim_cost_attention(&g, c.micro_batch, M->heads / c.tp, M->seq, M->head_dim, 1, 0);
+    lsim_ns b = lsim_cost_attention(&g, c.micro_batch, M->heads / c.tp, M->seq, M->head_dim, 1, 1);
+    lsim_graph *gr = NULL;
+    CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &gr, &err) == 0, "%s", err.msg);
+    size_t nf = 0, nb = 0;
+    for (size_t v = 0; gr && v < gr->n; v++) {
+        const char *nm = lsim_strtab_get(gr->strings, gr->name[v]);
+        if (gr->kind[v] != LSIM_N_KERNEL) continue;
+        if (!strcmp(nm, "L0.mb0.fwd.attn")) {
+            nf++;
+            CHECK_I64(gr->dur[v], f);
+        }
+        if (!strcmp(nm, "L0.mb0.bwd.attn")) {
+            nb++;
+            CHECK_I64(gr->dur[v], b);
+        }
+    }
+    CHECK(nf == 1 && nb == 1);
+    CHECK(gr && strstr(gr->source, "attn=fa2") != NULL);
+    lsim_graph_free(gr);
+    small_cfg(&c);
+    c.attention = LSIM_ATTN_UNFUSED;
+    CHECK(lsim_synth_attn_kernel(&c, LSIM_AK_FA3, &err) == LSIM_EARG && strstr(err.msg, "with --attention unfused"));
+    small_cfg(&c);
+    CHECK(lsim_gpu_spec_builtin("a100", &c.gpu, NULL) == 0);
+    CHECK(lsim_synth_attn_kernel(&c, LSIM_AK_FA2, &err) == LSIM_EARG && strstr(err.msg, "a100 has no FlashAttention-2"));
+}
+
 int main(void)
 {
+    test_attention_kernel();
     test_dp_growth();
     test_bubble_law();
     test_recompute();
