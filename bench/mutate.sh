@@ -371,7 +371,11 @@ sub src/synth/routing.c 'int64_t cap = synth_capacity(c, seq) * ep; /* the exper
 
 mutant attn_fa2_curve_spec kill "^test_cost$" \
     "the Hopper parts' FlashAttention-2 curve (--attention-kernel fa2) at the spec's default efficiency, not the fit to the FA3 paper's FA2 points"
-sub src/cost/spec.c '#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10' '#define HOPPER_FA 0.50, 2.7e10, 0.662, 4.04e10'
+sub src/cost/spec.c '#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10, 0, 0, 0.333,' '#define HOPPER_FA 0.50, 2.7e10, 0.662, 4.04e10, 0, 0, 0.333,'
+
+mutant attn_bwd_curve_ignored kill "^test_cost$" \
+    "the attention backward at the forward's curve even when the spec gives the backward its own"
+sub src/cost/cost.c 'if (backward && g->attn_bwd_eff_max > 0) /* the backward' 'if (0 && backward && g->attn_bwd_eff_max > 0) /* the backward'
 
 mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
     "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"

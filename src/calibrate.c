@@ -1049,6 +1049,15 @@ int lsim_calib_write_gpu(FILE *f, const lsim_gpu_spec *g, const char *descriptio
     if (g->attn_fa3_eff_max > 0)
         fprintf(f, ",\n  \"attn_fa3_eff_max\": %.17g,\n  \"attn_fa3_eff_half\": %.17g", g->attn_fa3_eff_max,
                 g->attn_fa3_eff_half);
+    if (g->attn_bwd_eff_max > 0)
+        fprintf(f, ",\n  \"attn_bwd_eff_max\": %.17g,\n  \"attn_bwd_eff_half\": %.17g", g->attn_bwd_eff_max,
+                g->attn_bwd_eff_half);
+    if (g->attn_fa2_bwd_eff_max > 0)
+        fprintf(f, ",\n  \"attn_fa2_bwd_eff_max\": %.17g,\n  \"attn_fa2_bwd_eff_half\": %.17g",
+                g->attn_fa2_bwd_eff_max, g->attn_fa2_bwd_eff_half);
+    if (g->attn_fa3_bwd_eff_max > 0)
+        fprintf(f, ",\n  \"attn_fa3_bwd_eff_max\": %.17g,\n  \"attn_fa3_bwd_eff_half\": %.17g",
+                g->attn_fa3_bwd_eff_max, g->attn_fa3_bwd_eff_half);
     fputs("\n}\n", f);
     return ferror(f) ? lsim_err_set(err, LSIM_EIO, "cannot write the GPU spec") : 0;
 }

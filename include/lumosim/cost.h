@@ -72,6 +72,10 @@ typedef struct lsim_gpu_spec {
      * measured), which synth --attention-kernel puts in place of
      * attn_eff_max / attn_eff_half: FlashAttention-2 and -3 */
     double attn_fa2_eff_max, attn_fa2_eff_half, attn_fa3_eff_max, attn_fa3_eff_half;
+    /* The backward's own curves (optional; 0: the forward's): the spec's,
+     * and the named kernels' */
+    double attn_bwd_eff_max, attn_bwd_eff_half;
+    double attn_fa2_bwd_eff_max, attn_fa2_bwd_eff_half, attn_fa3_bwd_eff_max, attn_fa3_bwd_eff_half;
 } lsim_gpu_spec;
 
 typedef struct lsim_topology {

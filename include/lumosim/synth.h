@@ -216,7 +216,7 @@ enum { LSIM_GA_FUSED = 0, LSIM_GA_BUFFER, LSIM_GA_AUTOGRAD };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
 enum { LSIM_KERN_FUSED = 0, LSIM_KERN_EAGER };
 enum { LSIM_AK_SPEC = 0, LSIM_AK_FA2, LSIM_AK_FA3 };
-/* Put the named attention kernel's curve (the GPU spec's attn_fa2_* or
+/* Put the named attention kernel's curves, forward and backward (the GPU spec's attn_fa2_* or
  * attn_fa3_*) in c->gpu's attn_eff_max / attn_eff_half and record it in
  * c->attn_kernel: 0, or LSIM_EARG naming the spec when it has no such
  * curve or the attention is unfused. LSIM_AK_SPEC: nothing changes.

@@ -121,6 +121,8 @@ lsim_ns lsim_cost_attention(const lsim_gpu_spec *g, double batch, double heads, 
     /* bf16 tensors of b*h*s*d elements: forward reads Q, K, V and writes O;
      * backward reads Q, K, V, O, dO and writes dQ, dK, dV. */
     double bytes = (backward ? 8 : 4) * bhsd * 2;
+    if (backward && g->attn_bwd_eff_max > 0) /* the backward's own curve */
+        return roofline(g, flops, g->peak_flops, g->attn_bwd_eff_max, g->attn_bwd_eff_half, bytes);
     return roofline(g, flops, g->peak_flops, g->attn_eff_max, g->attn_eff_half, bytes);
 }
 

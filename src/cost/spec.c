@@ -22,13 +22,15 @@
  * attn_eff_half, mem_eff, kernel_min_ns, launch_cpu_ns, launch_latency_ns,
  * sms, gemm_tile_ns, mem_capacity, host_dispatch_ns, host_step_ns,
  * host_opt_ns, host_stall_prob, host_stall_ns, host_stall_sd_ns, peak_flops_fp8,
- * attn_fa2_eff_max, attn_fa2_eff_half, attn_fa3_eff_max, attn_fa3_eff_half.
- * The FlashAttention curves of the Hopper parts are fits to Shah et al.
- * 2024 (FlashAttention-3), Figure 5, forward, causal, head dim 128 on an
- * H100 SXM5 (FA2 191-335, FA3 292-616 TFLOP/s over sequences 512-16k;
- * within 3.2 % at every point), as fractions of the part's peak. */
-#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10
-#define NO_FA 0, 0, 0, 0 /* not measured on the part */
+ * attn_fa2_eff_max, attn_fa2_eff_half, attn_fa3_eff_max, attn_fa3_eff_half,
+ * attn_bwd_eff_max, attn_bwd_eff_half, then the same for FA2's and FA3's
+ * backward. The FlashAttention curves of the Hopper parts are fits to Shah
+ * et al. 2024 (FlashAttention-3) on an H100 SXM5, head dim 128, as
+ * fractions of the part's peak: the forward to Figure 5 with causal mask
+ * (FA2 191-335, FA3 292-616 TFLOP/s over sequences 512-16k), the backward
+ * to Figure 6 (no mask: FA2 214-322, FA3 316-561), every point within 3.2 %. */
+#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10, 0, 0, 0.333, 9.18e10, 0.598, 1.43e11
+#define NO_FA 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 /* not measured on the part */
 static const lsim_gpu_spec BUILTIN[] = {
     {"h100", 989.4e12, 3.35e12, 0.80, 2.0e9, 0.50, 4.0e9, 0.85, 2000, 4000, 6000, 132, 3300, 80e9, 0, 0, 0, 0, 0, 0, 1979e12,
      HOPPER_FA},
@@ -155,11 +157,14 @@ static int check_number(const char *label, const key_desc *d, double v, lsim_err
 /* Parse `text` as one JSON object whose keys are all in `keys`, storing the
  * values into `dst` at each key's offset. dst is only written after every
  * check passed, through a scratch copy of `size` bytes. */
+/* The most keys a schema has (GPU_KEYS: 36): read_object's seen flags. */
+#define MAX_KEYS 64
+
 static int read_object(const char *label, const char *text, size_t len, const key_desc *keys, size_t nkeys,
                        void *dst, size_t size, lsim_err *err)
 {
     int rc = 0;
-    unsigned char seen[32] = {0}; /* more than any schema's keys */
+    unsigned char seen[MAX_KEYS] = {0}; /* every schema's keys (checked where the tables are) */
     unsigned char *tmp = NULL;
     cJSON *doc = cJSON_ParseWithLength(text, len);
     if (!doc) {
@@ -395,8 +400,19 @@ static const key_desc GPU_KEYS[] = {
     {"attn_fa3_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_fa3_eff_max), 0, 1, NULL},
     {"attn_fa3_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_fa3_eff_half), 1, 1e15,
      "FLOP (FlashAttention-3's attention size at half efficiency)"},
+    {"attn_bwd_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_bwd_eff_max), 0, 1, NULL},
+    {"attn_bwd_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_bwd_eff_half), 1, 1e15,
+     "FLOP (the attention backward's size at half efficiency)"},
+    {"attn_fa2_bwd_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_fa2_bwd_eff_max), 0, 1, NULL},
+    {"attn_fa2_bwd_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_fa2_bwd_eff_half), 1, 1e15,
+     "FLOP (FlashAttention-2's backward size at half efficiency)"},
+    {"attn_fa3_bwd_eff_max", K_EFF, 0, offsetof(lsim_gpu_spec, attn_fa3_bwd_eff_max), 0, 1, NULL},
+    {"attn_fa3_bwd_eff_half", K_POS, 0, offsetof(lsim_gpu_spec, attn_fa3_bwd_eff_half), 1, 1e15,
+     "FLOP (FlashAttention-3's backward size at half efficiency)"},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
+
+_Static_assert(sizeof GPU_KEYS / sizeof *GPU_KEYS <= MAX_KEYS, "GPU_KEYS outgrew read_object's flags");
 
 static const key_desc TOPO_KEYS[] = {
     {"name", K_TEXT, 0, 0, 0, 0, NULL},
@@ -435,6 +451,7 @@ static const key_desc TOPO_KEYS[] = {
     {"ecmp_paths", K_INT_POS, 0, offsetof(lsim_topology, ecmp_paths), 1, 1024, NULL},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL},
 };
+_Static_assert(sizeof TOPO_KEYS / sizeof *TOPO_KEYS <= MAX_KEYS, "TOPO_KEYS outgrew read_object's flags");
 
 int lsim_gpu_spec_load(const char *path, lsim_gpu_spec *out, lsim_err *err)
 {
@@ -467,7 +484,9 @@ int lsim_gpu_spec_check(const lsim_gpu_spec *g, const char *label, lsim_err *err
                            (double)g->sms, (double)g->gemm_tile_ns, g->mem_capacity, (double)g->host_dispatch_ns,
                            (double)g->host_step_ns, (double)g->host_opt_ns, g->host_stall_prob,
                            (double)g->host_stall_ns, (double)g->host_stall_sd_ns, g->peak_flops_fp8,
-                           g->attn_fa2_eff_max, g->attn_fa2_eff_half, g->attn_fa3_eff_max, g->attn_fa3_eff_half};
+                           g->attn_fa2_eff_max, g->attn_fa2_eff_half, g->attn_fa3_eff_max, g->attn_fa3_eff_half,
+                           g->attn_bwd_eff_max, g->attn_bwd_eff_half, g->attn_fa2_bwd_eff_max, g->attn_fa2_bwd_eff_half,
+                           g->attn_fa3_bwd_eff_max, g->attn_fa3_bwd_eff_half};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
         if (!GPU_KEYS[i + 2].required && nums[i] == 0) continue;
         if ((rc = check_number(label, &GPU_KEYS[i + 2], nums[i], &e)))

@@ -550,13 +550,17 @@ int lsim_synth_attn_kernel(lsim_synth_cfg *c, int kernel, lsim_err *err)
     if (c->attention == LSIM_ATTN_UNFUSED)
         return lsim_err_set(err, LSIM_EARG, "--attention-kernel %s with --attention unfused: the unfused attention "
                             "has no fused kernel (its batched GEMMs are costed as GEMMs)", NAME[kernel]);
-    double em = kernel == LSIM_AK_FA2 ? c->gpu.attn_fa2_eff_max : c->gpu.attn_fa3_eff_max;
-    double half = kernel == LSIM_AK_FA2 ? c->gpu.attn_fa2_eff_half : c->gpu.attn_fa3_eff_half;
+    const lsim_gpu_spec *g = &c->gpu;
+    double em = kernel == LSIM_AK_FA2 ? g->attn_fa2_eff_max : g->attn_fa3_eff_max;
+    double half = kernel == LSIM_AK_FA2 ? g->attn_fa2_eff_half : g->attn_fa3_eff_half;
+    double bem = kernel == LSIM_AK_FA2 ? g->attn_fa2_bwd_eff_max : g->attn_fa3_bwd_eff_max;
+    double bhalf = kernel == LSIM_AK_FA2 ? g->attn_fa2_bwd_eff_half : g->attn_fa3_bwd_eff_half;
     if (!(em > 0))
         return lsim_err_set(err, LSIM_EARG, "--attention-kernel %s: the GPU spec %s has no FlashAttention-%c curve "
                             "(attn_%s_eff_max): give a spec file with it", NAME[kernel], c->gpu.name,
                             kernel == LSIM_AK_FA2 ? '2' : '3', NAME[kernel]);
     c->gpu.attn_eff_max = em, c->gpu.attn_eff_half = half;
+    c->gpu.attn_bwd_eff_max = bem, c->gpu.attn_bwd_eff_half = bhalf; /* 0: the forward's curve */
     c->attn_kernel = kernel;
     return 0;
 }

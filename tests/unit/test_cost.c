@@ -477,6 +477,21 @@ static void test_attention_kernels(void)
                       want);
         }
     }
+    /* the backward (Figure 6, no mask): FA2 214-322, FA3 316-561 TFLOP/s,
+     * 2.5 x the forward's FLOPs (the papers' count) */
+    static const double B2[6] = {214, 260, 291, 310, 318, 322}, B3[6] = {316, 424, 501, 542, 559, 561};
+    for (int k = 0; k < 2; k++) {
+        lsim_gpu_spec g = h;
+        g.attn_bwd_eff_max = k ? h.attn_fa3_bwd_eff_max : h.attn_fa2_bwd_eff_max;
+        g.attn_bwd_eff_half = k ? h.attn_fa3_bwd_eff_half : h.attn_fa2_bwd_eff_half;
+        for (int i = 0; i < 6; i++) {
+            double b = 16384 / S[i], flops = 2.5 * 4 * b * 16 * S[i] * S[i] * 128;
+            lsim_ns t = lsim_cost_attention(&g, b, 16, S[i], 128, 0, 1);
+            double tflops = flops / (double)t * 1e9 / 1e12, want = k ? B3[i] : B2[i];
+            CHECK_MSG(fabs(tflops / want - 1) < 0.04, "FA%d backward at %g: %.0f TFLOP/s, measured %.0f", k ? 3 : 2, S[i],
+                      tflops, want);
+        }
+    }
     /* the spec's own curve (no kernel named) is not either of them */
     CHECK(h.attn_eff_max != h.attn_fa2_eff_max && h.attn_eff_max != h.attn_fa3_eff_max);
     lsim_gpu_spec a;

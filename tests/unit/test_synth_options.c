@@ -573,6 +573,8 @@ static void test_attention_kernel(void)
     CHECK(g.attn_fa2_eff_max > 0);
     CHECK_MSG(lsim_synth_attn_kernel(&c, LSIM_AK_FA2, &err) == 0, "%s", err.msg);
     g.attn_eff_max = g.attn_fa2_eff_max, g.attn_eff_half = g.attn_fa2_eff_half;
+    g.attn_bwd_eff_max = g.attn_fa2_bwd_eff_max, g.attn_bwd_eff_half = g.attn_fa2_bwd_eff_half;
+    CHECK(g.attn_bwd_eff_max > 0 && g.attn_bwd_eff_max != g.attn_eff_max);
     const lsim_model_shape *M = &c.model;
     lsim_ns f = lsim_cost_attention(&g, c.micro_batch, M->heads / c.tp, M->seq, M->head_dim, 1, 0);
     lsim_ns b = lsim_cost_attention(&g, c.micro_batch, M->heads / c.tp, M->seq, M->head_dim, 1, 1);
