@@ -377,6 +377,10 @@ mutant attn_bwd_curve_ignored kill "^test_cost$" \
     "the attention backward at the forward's curve even when the spec gives the backward its own"
 sub src/cost/cost.c 'if (backward && g->attn_bwd_eff_max > 0) /* the backward' 'if (0 && backward && g->attn_bwd_eff_max > 0) /* the backward'
 
+mutant routing_summary_wrong_gpu kill "^test_routing$" \
+    "the routing summary (synth's routing line): an expert put on GPU e mod EP of its group, not e / (experts / EP)"
+sub src/synth/routing.c 'load[g * ep + e / eloc] += (double)tok[e];' 'load[g * ep + e % ep] += (double)tok[e];'
+
 mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
     "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"
 sub src/synth/model.c 'if (V == 1) w = pp - stage - 1;' 'if (V == 1) w = pp - stage;'

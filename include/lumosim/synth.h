@@ -297,6 +297,25 @@ int lsim_synth_microbatches(const lsim_synth_cfg *c); /* m, per pipeline */
  * Returns the total; 0 for a dense model (or no memory). Local. */
 int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, int layer, int mb, int64_t *tokens);
 
+/* Where routing that is not balanced loads the step most (synth prints it
+ * and records it as the store's "routing" attribute): over every MoE
+ * layer, micro-batch and EP group of the step (lsim_synth_expert_tokens),
+ * the GPU whose local experts receive the most token copies in all, as a
+ * multiple of the mean GPU's (the EP rank that holds up its group at the
+ * combines most), and the single most loaded expert, as a multiple of its
+ * balanced share. */
+typedef struct lsim_synth_routing_sum {
+    int on;                   /* 0: balanced routing or a dense model (nothing below) */
+    int64_t gpu;              /* the most loaded GPU (global rank) */
+    int stage, group, ep_rank;/* its pipeline stage, EP group in the stage and place in the group */
+    double gpu_load;          /* its token copies over the step / the mean GPU's */
+    int expert, layer, mb;    /* the most loaded expert, where */
+    int64_t expert_gpu;       /* the GPU holding it */
+    double expert_load;       /* its copies / the balanced share (group copies / experts) */
+} lsim_synth_routing_sum;
+/* 0 or LSIM_ENOMEM. Local. */
+int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *out);
+
 /* The MoE layers of a model (lsim_model_moe_layer over its layers). Local. */
 int lsim_synth_moe_layers(const lsim_model_shape *m);
 /* A measured histogram of the tokens each expert receives (synth

@@ -175,6 +175,28 @@ static void print_memory(const lsim_memest_job *j)
     }
 }
 
+/* Routing that is not balanced: where it loads the step most, as the
+ * "routing" attribute (JSON) and the line synth prints (NULL json: none). */
+static int routing_summary(const lsim_synth_cfg *c, char *json, size_t cap, char *line, size_t lcap, lsim_err *err)
+{
+    lsim_synth_routing_sum r;
+    json[0] = line[0] = 0;
+    if (lsim_synth_routing_summary(c, &r)) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!r.on) return 0;
+    snprintf(json, cap,
+             "{\"gpu\":%lld,\"stage\":%d,\"ep_group\":%d,\"ep_rank\":%d,\"gpu_load\":%.6g,\"expert\":%d,"
+             "\"expert_gpu\":%lld,\"layer\":%d,\"micro_batch\":%d,\"expert_load\":%.6g}",
+             (long long)r.gpu, r.stage, r.group, r.ep_rank, r.gpu_load, r.expert, (long long)r.expert_gpu, r.layer, r.mb,
+             r.expert_load);
+    snprintf(line, lcap,
+             "routing: the most loaded GPU is %lld (EP rank %d of group ep:%d:%d), %.2fx the mean GPU's token copies "
+             "over the step; the most loaded expert is %d on GPU %lld, %.2fx its balanced share (layer %d, "
+             "micro-batch %d)\n",
+             (long long)r.gpu, r.ep_rank, r.stage, r.group, r.gpu_load, r.expert, (long long)r.expert_gpu, r.expert_load,
+             r.layer, r.mb);
+    return 0;
+}
+
 static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
 /* Under mpirun every rank parses the same arguments and reaches the same
@@ -456,6 +478,8 @@ int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err
         lsim_io_file outs[1] = {{out, "-o", 1, LSIM_OUT_STORE}};
         rc = lsim_cli_check_io(ins, 5, outs, 1, err);
     }
+    char rjson[512], rline[512];
+    if (!rc) rc = routing_summary(&c, rjson, sizeof rjson, rline, sizeof rline, err);
     if ((rc = agree(m, rc, err))) goto done;
     size_t ngpu = lsim_synth_ngpus(&c);
     if (sa->stats || m->rank != 0) lsim_cli_tty_progress_off();
@@ -467,6 +491,7 @@ int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err
     if (!rc) rc = lsim_store_writer_set_attr(w, "memory", mjson, err);
     if (!rc) rc = lsim_store_writer_set_attr(w, "synth_args", j->args_json, err);
     if (!rc && j->whatif) rc = lsim_store_writer_set_attr(w, "whatif", j->whatif, err);
+    if (!rc && rjson[0]) rc = lsim_store_writer_set_attr(w, "routing", rjson, err);
     rc = agree(m, rc, err);
     if (!rc) rc = synth_gpus(m, &c, out, budget, !sa->no_share, w, &f, err);
     if (!rc) {
@@ -478,6 +503,7 @@ int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err
         f.write_s += lsim_now_s() - c0;
     }
     if (!rc && m->rank == 0 && !j->whatif) print_memory(&mj);
+    if (!rc && m->rank == 0 && !j->whatif) fputs(rline, stdout);
     if (!rc && sa->stats) {
         uint64_t ne[2] = {f.nodes, f.edges};
         if (m->on) MPI_Allreduce(MPI_IN_PLACE, ne, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

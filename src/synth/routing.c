@@ -17,6 +17,7 @@
  *   the uniform distribution over all routings. */
 #include "routing.h"
 #include "lumosim/input.h"
+#include "lumosim/stages.h"
 
 #include "../util.h"
 
@@ -210,6 +211,65 @@ int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, 
     int64_t n = synth_route(c, m->seq / cp, stage, group, layer, mb, tokens, scratch);
     free(scratch);
     return n;
+}
+
+/* ------------------------------------------------------------ the summary */
+
+int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *out)
+{
+    const lsim_model_shape *m = &c->model;
+    memset(out, 0, sizeof *out);
+    if (m->experts <= 0 || !synth_routing_drawn(c)) return 0;
+    int ep = c->ep > 1 ? c->ep : 1, E = m->experts, eloc = E / ep, V = c->vstages > 0 ? c->vstages : 1;
+    int mbs = lsim_synth_microbatches(c);
+    int64_t stage_gpus = (int64_t)c->tp * (c->cp > 1 ? c->cp : 1) * c->dp;
+    int64_t ngroups = stage_gpus / ep;
+    int64_t *tok = malloc((size_t)E * sizeof *tok);
+    double *load = calloc((size_t)stage_gpus, sizeof *load);
+    if (!tok || !load) {
+        free(tok);
+        free(load);
+        return LSIM_ENOMEM;
+    }
+    double best = -1, worst_gpu = -1;
+    for (int s = 0; s < c->pp; s++) {
+        memset(load, 0, (size_t)stage_gpus * sizeof *load);
+        double sum = 0;
+        for (int ch = 0; ch < V; ch++) {
+            int lo, n = lsim_split_span(&c->split, m->layers, c->pp, V, ch * c->pp + s, &lo);
+            for (int l = lo; l < lo + n; l++) {
+                if (!lsim_model_moe_layer(m, l)) continue;
+                for (int64_t g = 0; g < ngroups; g++)
+                    for (int mb = 0; mb < mbs; mb++) {
+                        int64_t all = lsim_synth_expert_tokens(c, s, (int)g, l, mb, tok);
+                        for (int e = 0; e < E && all > 0; e++) {
+                            load[g * ep + e / eloc] += (double)tok[e];
+                            sum += (double)tok[e];
+                            double x = (double)tok[e] * E / (double)all;
+                            if (x > best) {
+                                best = x;
+                                out->expert = e, out->layer = l, out->mb = mb;
+                                out->expert_gpu = (int64_t)s * stage_gpus + g * ep + e / eloc;
+                            }
+                        }
+                    }
+            }
+        }
+        for (int64_t w = 0; w < stage_gpus && sum > 0; w++) {
+            double x = load[w] * (double)stage_gpus / sum;
+            if (x > worst_gpu) {
+                worst_gpu = x;
+                out->gpu = (int64_t)s * stage_gpus + w;
+                out->stage = s, out->group = (int)(w / ep), out->ep_rank = (int)(w % ep);
+                out->gpu_load = x;
+            }
+        }
+    }
+    out->expert_load = best > 0 ? best : 0;
+    out->on = best > 0;
+    free(tok);
+    free(load);
+    return 0;
 }
 
 /* ------------------------------------------------------------ the file */

@@ -60,6 +60,12 @@ run)
         "$LUMOSIM" sim "$tmp/$r.h5" >"$tmp/$r.txt" 2>&1 || fail "sim of $r failed"
     done
     grep -q "opts:ep=4,hist=1 " "$tmp/hist.txt" || fail "the histogram is not in the options"
+    # one hot expert (45 of 128, on GPU 1 with EP 4): synth names it and its GPU
+    awk 'BEGIN { for (e = 0; e < 128; e++) printf "%s%d", e ? " " : "", e == 45 ? 8000 : 1000; print "" }' >"$tmp/hot.csv"
+    "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+        --global-batch 8 --routing-hist "$tmp/hot.csv" -o "$tmp/hot.h5" >"$tmp/hot.out" 2>"$tmp/err" || fail "hot: $(cat "$tmp/err")"
+    grep -q "routing: the most loaded GPU is 1 (EP rank 1 of group ep:0:0), 1.16x .* the most loaded expert is 45 on GPU 1, 7.59x" \
+        "$tmp/hot.out" || fail "the hot expert is not named: $(cat "$tmp/hot.out")"
     grep -q "opts:ep=4,dirichlet=2,hist=1 " "$tmp/dir.txt" || fail "the Dirichlet draw is not in the options"
     step() { "$LUMOSIM" sim --json "$1" | sed -n 's/.*"job": *{[^}]*"predicted_ns": *\([0-9]*\).*/\1/p'; }
     h=$(step "$tmp/hist.h5")

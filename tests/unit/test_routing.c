@@ -257,6 +257,33 @@ static void test_capacity(void)
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--capacity-factor: model llama3-8b has no experts"));
 }
 
+/* Where the routing loads the step most: one expert (5 of 8) takes 8 x the
+ * others' tokens in every layer; with EP 4 it sits on GPU 2 (experts 4
+ * and 5), whose load over the step is (tok[4] + tok[5]) x 4 / the group's
+ * copies, the expert's tok[5] x 8 / them (counts from the test's own
+ * apportionment); balanced routing reports nothing */
+static void test_summary(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    lsim_synth_routing_sum r;
+    CHECK(lsim_synth_routing_summary(&c, &r) == 0 && !r.on);
+    const double hot[8] = {1, 1, 1, 1, 1, 8, 1, 1};
+    double p[8];
+    for (int e = 0; e < 8; e++) p[e] = hot[e] / 15;
+    c.routing_hist = p, c.routing_hist_rows = 1;
+    int64_t n = (int64_t)c.ep * c.micro_batch * c.model.seq * c.model.top_k, want[8];
+    expect_apportion(n, 8, hot, want);
+    CHECK(lsim_synth_routing_summary(&c, &r) == 0 && r.on);
+    CHECK_I64(r.gpu, 2);
+    CHECK(r.stage == 0 && r.group == 0 && r.ep_rank == 2);
+    CHECK_I64(r.expert, 5);
+    CHECK_I64(r.expert_gpu, 2);
+    CHECK(r.layer == 1 && r.mb == 0); /* the first MoE layer's first draw: every one is the same */
+    CHECK_MSG(fabs(r.gpu_load - (double)(want[4] + want[5]) * 4 / (double)n) < 1e-12, "GPU load %g", r.gpu_load);
+    CHECK_MSG(fabs(r.expert_load - (double)want[5] * 8 / (double)n) < 1e-12, "expert load %g", r.expert_load);
+}
+
 /* each bad file: refused with one line naming the file (and the line) */
 static void bad_file(const char *text, const char *needle)
 {
@@ -299,6 +326,7 @@ int main(void)
     test_hist();
     test_dirichlet();
     test_capacity();
+    test_summary();
     test_bad_files();
     return check_result("test_routing");
 }
