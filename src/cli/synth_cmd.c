@@ -176,7 +176,8 @@ static void print_memory(const lsim_memest_job *j)
 }
 
 /* Routing that is not balanced: where it loads the step most, as the
- * "routing" attribute (JSON) and the line synth prints (NULL json: none). */
+ * "routing" attribute (JSON) and the line synth prints; both empty when the
+ * routing is balanced. */
 static int routing_summary(const lsim_synth_cfg *c, char *json, size_t cap, char *line, size_t lcap, lsim_err *err)
 {
     lsim_synth_routing_sum r;

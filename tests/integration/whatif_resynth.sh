@@ -17,7 +17,8 @@
 # and the record names each width that changed. Refused, one line, exit 1,
 # nothing written: a store a graph-editing what-if wrote (no synth_args),
 # --jitter with --ep, --ep on a dense model (synth's own line), --fsdp
-# that does not divide DP, a bad --fsdp word.
+# that does not divide DP, a bad --fsdp word; the source or an existing
+# store as the output (no --force) are refused and left byte for byte.
 set -u
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -87,4 +88,13 @@ expect "jitter with --ep, --cp or --fsdp" l.h5 --ep 2 --jitter 0.1
 expect "ep 2: model llama3-8b has no experts" l.h5 --ep 2
 expect "fsdp 3 does not divide DP = 2" l.h5 --fsdp 3
 expect "fsdp needs off, full or a shard group" l.h5 --fsdp most
+# no file the user did not name as the output is changed: the source as
+# the output, and an existing store without --force, are refused as they
+# are for every what-if, and both stay byte for byte
+cp e2.h5 e2.bak && cp w4.h5 w4.bak || fail "copies"
+"$L" whatif e2.h5 --ep 4 -o e2.h5 >/dev/null 2>err && fail "the source written over"
+grep -q "e2.h5" err || fail "no line naming the source: $(cat err)"
+"$L" whatif e2.h5 --ep 4 -o w4.h5 >/dev/null 2>err && fail "an existing store replaced without --force"
+grep -q "force" err || fail "no --force hint: $(cat err)"
+cmp -s e2.h5 e2.bak && cmp -s w4.h5 w4.bak || fail "a file not named as the output changed"
 echo "ok: whatif --ep, --cp, --fsdp re-synthesize the job node for node as synth, refusals one line"
