@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_failures;
@@ -50,6 +51,23 @@ static int check_failures;
             check_failures++;                                                \
         }                                                                    \
     } while (0)
+
+/* A temporary file holding text (the tests' input files: mappings, model
+ * files, histograms); its name, /tmp/<prefix>_XXXXXX made unique, in path
+ * (cap bytes). The caller unlinks it. A failure to make it is a failed
+ * check. */
+static inline void check_write_tmp(char *path, size_t cap, const char *prefix, const char *text)
+{
+    snprintf(path, cap, "/tmp/%s_XXXXXX", prefix);
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
 
 static int check_result(const char *name)
 {

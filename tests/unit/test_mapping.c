@@ -127,24 +127,12 @@ static void test_linear_round_robin(void)
     CHECK_I64(count, 2);
 }
 
-/* A mapping file with content text; its path in path (PATH_MAX). */
-static void write_map(char *path, const char *text)
-{
-    strcpy(path, "/tmp/lsim_test_mapping_XXXXXX");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_file(void)
 {
     lsim_map_layout l = {4, 1, 1};
     char path[64], mapping[80];
     /* comments, blank lines and trailing comments skipped; as written */
-    write_map(path, "# GPU RANK\n3 1\n0 0\n\n1 1  # trailing\n2 0\n");
+    check_write_tmp(path, sizeof path, "lsim_test_mapping", "# GPU RANK\n3 1\n0 0\n\n1 1  # trailing\n2 0\n");
     snprintf(mapping, sizeof mapping, "file:%s", path);
     static const int32_t want[] = {0, 1, 0, 1};
     expect(mapping, l, 2, want, mapping);
@@ -161,7 +149,7 @@ static void test_file(void)
         {"0 0 0\n", ":1: expected \"GPU RANK\" (two integers)"},
     };
     for (size_t k = 0; k < sizeof BAD / sizeof *BAD; k++) {
-        write_map(path, BAD[k].text);
+        check_write_tmp(path, sizeof path, "lsim_test_mapping", BAD[k].text);
         snprintf(mapping, sizeof mapping, "file:%s", path);
         refused(mapping, l, 2, BAD[k].msg);
         unlink(path);

@@ -62,24 +62,12 @@ static void test_shipped(void)
           !m.rope && !m.untied && !m.no_bias && lsim_model_kv_heads(&m) == 96);
 }
 
-/* Write text to a temporary model file; its path in path. */
-static void model_file(char *path, size_t cap, const char *text)
-{
-    snprintf(path, cap, "%s", "/tmp/lsim_test_models_XXXXXX");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-}
-
 static void expect_bad(const char *text, const char *needle)
 {
     char path[64];
     lsim_model_shape m;
     lsim_err err = {0};
-    model_file(path, sizeof path, text);
+    check_write_tmp(path, sizeof path, "lsim_test_models", text);
     int rc = lsim_model_load(path, &m, &err);
     CHECK_MSG(rc == LSIM_EFORMAT, "accepted: %s", text);
     CHECK_MSG(strstr(err.msg, needle) && strstr(err.msg, path) && !strchr(err.msg, '\n'), "'%s' not in: %s", needle,
@@ -126,7 +114,7 @@ static void test_bad_files(void)
              "%s, \"kv_heads\": 2, \"mlp\": \"swiglu\", \"norm\": \"rmsnorm\", \"rope\": true, "
              "\"tie_embeddings\": false, \"bias\": false, \"description\": \"toy\", \"sources\": {\"ffn\": \"x\"}}",
              base);
-    model_file(path, sizeof path, t);
+    check_write_tmp(path, sizeof path, "lsim_test_models", t);
     CHECK_MSG(lsim_model_load(path, &m, &err) == 0, "%s", err.msg);
     CHECK(m.kv_heads == 2 && m.mlp == LSIM_MLP_SWIGLU && m.norm == LSIM_NORM_RMS && m.rope && m.untied && m.no_bias &&
           m.head_dim == 128 && m.seq == 2048 && m.vocab == 51200);

@@ -39,18 +39,6 @@ static void cfg_of(lsim_synth_cfg *c)
     c->mem_check = 0;
 }
 
-/* A file holding text; its path in path (PATH_MAX-free: a fixed template). */
-static void write_file(char *path, const char *text)
-{
-    strcpy(path, "/tmp/lsim_routing_XXXXXX");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-}
-
 /* routed x w_e / W rounded by largest remainder, written here */
 static void expect_apportion(int64_t routed, int E, const double *w, int64_t *out)
 {
@@ -75,7 +63,7 @@ static void test_hist(void)
     cfg_of(&c);
     char p1[64], p3[64];
     /* one row of counts, with a comment and a blank line */
-    write_file(p1, "# tokens per expert, measured\n\n10, 30 5 5\t0,50,100,0  # a comment\n");
+    check_write_tmp(p1, sizeof p1, "lsim_routing", "# tokens per expert, measured\n\n10, 30 5 5\t0,50,100,0  # a comment\n");
     double *h = NULL;
     int rows = 0;
     lsim_err err = {0};
@@ -94,7 +82,7 @@ static void test_hist(void)
         }
     CHECK_I64(tok[4] + tok[7], 0); /* experts that got nothing get nothing */
     /* a row per MoE layer (3: layers 1..3); layer l uses row l - 1 */
-    write_file(p3, "1 1 1 1 1 1 1 1\n8 0 0 0 0 0 0 0\n1 2 3 4 5 6 7 8\n");
+    check_write_tmp(p3, sizeof p3, "lsim_routing", "1 1 1 1 1 1 1 1\n8 0 0 0 0 0 0 0\n1 2 3 4 5 6 7 8\n");
     double *h3 = NULL;
     CHECK_MSG(lsim_synth_routing_load(p3, &c.model, &h3, &rows, &err) == 0, "%s", err.msg);
     CHECK_I64(rows, 3);
@@ -290,7 +278,7 @@ static void bad_file(const char *text, const char *needle)
     lsim_synth_cfg c;
     cfg_of(&c);
     char path[64];
-    write_file(path, text);
+    check_write_tmp(path, sizeof path, "lsim_routing", text);
     double *h = (double *)&c;
     int rows = -1;
     lsim_err err = {0};
