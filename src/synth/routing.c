@@ -224,11 +224,13 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
     int mbs = lsim_synth_microbatches(c);
     int64_t stage_gpus = (int64_t)c->tp * (c->cp > 1 ? c->cp : 1) * c->dp;
     int64_t ngroups = stage_gpus / ep;
+    int seq = m->seq / (c->cp > 1 ? c->cp : 1);
     int64_t *tok = malloc((size_t)E * sizeof *tok);
-    double *load = calloc((size_t)stage_gpus, sizeof *load);
-    if (!tok || !load) {
+    double *load = calloc((size_t)stage_gpus, sizeof *load), *scratch = malloc((size_t)2 * E * sizeof *scratch);
+    if (!tok || !load || !scratch) {
         free(tok);
         free(load);
+        free(scratch);
         return LSIM_ENOMEM;
     }
     double best = -1, worst_gpu = -1;
@@ -241,7 +243,7 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
                 if (!lsim_model_moe_layer(m, l)) continue;
                 for (int64_t g = 0; g < ngroups; g++)
                     for (int mb = 0; mb < mbs; mb++) {
-                        int64_t all = lsim_synth_expert_tokens(c, s, (int)g, l, mb, tok);
+                        int64_t all = synth_route(c, seq, s, (int)g, l, mb, tok, scratch);
                         for (int e = 0; e < E && all > 0; e++) {
                             load[g * ep + e / eloc] += (double)tok[e];
                             sum += (double)tok[e];
@@ -269,6 +271,7 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
     out->on = best > 0;
     free(tok);
     free(load);
+    free(scratch);
     return 0;
 }
 
