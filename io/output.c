@@ -39,6 +39,23 @@ struct lsim_out {
 };
 
 static void (*g_notice)(const char *line);
+static lsim_out_watch_fn g_watch; /* lsim_out_set_watch */
+static void *g_watch_ctx;
+
+void lsim_out_set_watch(lsim_out_watch_fn fn, void *ctx)
+{
+    g_watch = fn;
+    g_watch_ctx = fn ? ctx : NULL;
+}
+
+/* The watcher hears of o's temporary and lock when they appear (begin) and
+ * when they go (commit, abort). */
+static void watch(const lsim_out *o, int appears)
+{
+    if (!g_watch) return;
+    if (o->tmp) g_watch(appears, o->tmp, g_watch_ctx);
+    if (o->lock_fd >= 0) g_watch(appears, o->lock_path, g_watch_ctx);
+}
 
 void lsim_out_set_notice(void (*fn)(const char *line)) { g_notice = fn; }
 
@@ -263,6 +280,7 @@ static void release(lsim_out *o)
 static void out_free(lsim_out *o)
 {
     if (!o) return;
+    watch(o, 0); /* a name the watcher never heard of is nothing to it */
     release(o);
     lsim_tmp_unregister(o->slot);
     free(o->lock_path);
@@ -337,6 +355,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
         goto cleanup;
     }
     o->slot = lsim_tmp_register(o->tmp); /* removed if a signal ends the program */
+    watch(o, 1);
 cleanup:
     if (rc) out_free(o);
     else *out = o;

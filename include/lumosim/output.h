@@ -131,4 +131,13 @@ int lsim_out_tmp_name(const char *target, long pid, char *buf, size_t len);
  * stderr. NULL: notices are dropped. Local, process-wide. */
 void lsim_out_set_notice(void (*fn)(const char *line));
 
+/* A watcher of the names outputs create: fn(1, NAME, ctx) when an output's
+ * temporary or lock appears (lsim_out_begin), fn(0, NAME, ctx) when it goes
+ * (commit or abort). Under mpirun the run layer relays them to the other
+ * ranks while rank 0 writes alone (lsim_mpi_rank0_writes, run_mpi.h), so
+ * that they can remove what a SIGKILLed rank 0 leaves. At most one watcher;
+ * NULL stops watching. Local, process-wide. */
+typedef void (*lsim_out_watch_fn)(int appears, const char *name, void *ctx);
+void lsim_out_set_watch(lsim_out_watch_fn fn, void *ctx);
+
 #endif

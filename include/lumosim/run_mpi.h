@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "lumosim/job.h"
+#include "lumosim/output.h"
 #include "lumosim/pdes.h"
 #include "lumosim/run.h"
 
@@ -73,5 +74,16 @@ int lsim_mpi_bcast_layout(MPI_Comm comm, int rc, lsim_map_layout *l, lsim_err *e
  * is agreed: the same on every rank. */
 int lsim_run_mpi_job(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run, const size_t *gpus, size_t total,
                      const lsim_pdes_opts *popts, lsim_pdes_stats *st, lsim_err *err);
+
+/* Collective: rank 0 runs fn(ctx, err) alone (e.g. writes the predicted
+ * trace of the whole job) while every other rank keeps the names of the
+ * files it creates registered (tmpfiles.h): the temporary and lock of
+ * `held`, an output rank 0 began earlier (NULL on the other ranks, or
+ * none), and those of every output fn begins. Rank 0 relays each name as it
+ * appears and goes (lsim_out_set_watch). A SIGKILLed rank 0 then leaves
+ * nothing once mpirun ends the others with SIGTERM (issue 40). fn is called
+ * on rank 0 only; the status is rank 0's, agreed on every rank. */
+int lsim_mpi_rank0_writes(MPI_Comm comm, const lsim_out *held, int (*fn)(void *ctx, lsim_err *err), void *ctx,
+                          lsim_err *err);
 
 #endif

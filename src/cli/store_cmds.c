@@ -710,6 +710,8 @@ static int report_from_archive(sim_state *s, lsim_err *err)
     return rc;
 }
 
+static int report_from_archive_cb(void *s, lsim_err *err) { return report_from_archive(s, err); }
+
 /* The report (and --trace-out) once the archive is written. Collective
  * under mpirun. */
 static int sim_output(sim_state *s, int rc, lsim_err *err)
@@ -733,20 +735,20 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
         s->gpus = NULL;
         lsim_run_free(&s->run);
     }
-    if (!rc && s->m.rank == 0 && !reported) {
-        if (s->m.on) {
-            rc = report_from_archive(s, err);
-        } else {
-            rc = lsim_cli_write_trace(&s->o, &s->run, err);
-            if (!rc) rc = lsim_cli_write_csv(&s->o, s->run.items, s->run.n, err);
-            if (!rc && s->held) {
-                rc = lsim_out_commit(s->held, err);
-                s->held = NULL;
-            }
-            if (!rc)
-                rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL,
-                                  s->run.shared ? &s->run.share_st : NULL, err);
+    if (!rc && s->m.on && !reported) {
+        /* the other ranks hold the names of the files rank 0 writes alone,
+         * so that its SIGKILL leaves none of them (issue 40) */
+        rc = lsim_mpi_rank0_writes(MPI_COMM_WORLD, s->held, report_from_archive_cb, s, err);
+    } else if (!rc && !reported) {
+        rc = lsim_cli_write_trace(&s->o, &s->run, err);
+        if (!rc) rc = lsim_cli_write_csv(&s->o, s->run.items, s->run.n, err);
+        if (!rc && s->held) {
+            rc = lsim_out_commit(s->held, err);
+            s->held = NULL;
         }
+        if (!rc)
+            rc = print_report(&s->o, s->run.items, s->run.n, s->mem.nstages ? &s->mem : NULL,
+                              s->run.shared ? &s->run.share_st : NULL, err);
     }
     lsim_out_abort(s->held); /* an output above failed: the archive stays as it was */
     s->held = NULL;

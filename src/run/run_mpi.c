@@ -2,10 +2,12 @@
  * failure, the distributed collective match, the parallel coupled run. In
  * lumosim_mpi. Every MPI call goes to the communicator the caller passes. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lumosim/run_mpi.h"
+#include "lumosim/tmpfiles.h"
 
 /* Rank `first`'s status and message, broadcast to every rank as one
  * block: a code from one rank beside the message of another would misname
@@ -873,4 +875,85 @@ cleanup:
     free(gtab);
     free(gid);
     return rc;
+}
+
+/* lsim_mpi_rank0_writes: one message per name, '+' or '-' and the name;
+ * '.' ends. Point-to-point messages from one sender on one communicator
+ * arrive in order, so a name always appears before it goes. */
+#define RELAY_NAME_MAX 4096
+#define RELAY_SLOTS 16 /* rank 0 writes a trace, a CSV and holds an archive: 2 names each */
+
+typedef struct {
+    MPI_Comm comm;
+    int np;
+} relay_ctx;
+
+static void relay_send(int appears, const char *name, void *ctx)
+{
+    const relay_ctx *r = ctx;
+    char msg[RELAY_NAME_MAX + 1];
+    size_t n = strlen(name);
+    if (n >= RELAY_NAME_MAX) return; /* no such path gets this far (lsim_out_begin) */
+    msg[0] = appears ? '+' : '-';
+    memcpy(msg + 1, name, n + 1);
+    for (int q = 1; q < r->np; q++) MPI_Send(msg, (int)n + 2, MPI_CHAR, q, 0, r->comm);
+}
+
+/* The other ranks: hold each name rank 0 relays until it goes or rank 0 is
+ * done. A registry that is full keeps what it has (the next writer of that
+ * output removes a stale temporary, output.c). */
+static void relay_hold(MPI_Comm comm)
+{
+    char msg[RELAY_NAME_MAX + 1];
+    char names[RELAY_SLOTS][RELAY_NAME_MAX];
+    int slot[RELAY_SLOTS];
+    for (int k = 0; k < RELAY_SLOTS; k++) slot[k] = -1;
+    for (;;) {
+        MPI_Status st;
+        int len = 0;
+        MPI_Recv(msg, (int)sizeof msg, MPI_CHAR, 0, 0, comm, &st);
+        MPI_Get_count(&st, MPI_CHAR, &len);
+        if (len < 1 || msg[0] == '.') break;
+        msg[len < (int)sizeof msg ? len : (int)sizeof msg - 1] = '\0';
+        const char *name = msg + 1;
+        int k = 0;
+        if (msg[0] == '+') {
+            while (k < RELAY_SLOTS && slot[k] >= 0) k++;
+            if (k == RELAY_SLOTS) continue;
+            snprintf(names[k], sizeof names[k], "%s", name);
+            slot[k] = lsim_tmp_register(names[k]);
+        } else {
+            while (k < RELAY_SLOTS && !(slot[k] >= 0 && !strcmp(names[k], name))) k++;
+            if (k == RELAY_SLOTS) continue;
+            lsim_tmp_unregister(slot[k]);
+            slot[k] = -1;
+        }
+    }
+    for (int k = 0; k < RELAY_SLOTS; k++) lsim_tmp_unregister(slot[k]);
+}
+
+int lsim_mpi_rank0_writes(MPI_Comm comm, const lsim_out *held, int (*fn)(void *ctx, lsim_err *err), void *ctx,
+                          lsim_err *err)
+{
+    int me = 0, rc = 0;
+    relay_ctx r = {MPI_COMM_NULL, 1};
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &r.np);
+    /* a communicator of its own: the relay's messages never meet fn's or
+     * the caller's */
+    MPI_Comm_dup(comm, &r.comm);
+    if (me == 0) {
+        const char *held_names[2] = {lsim_out_is_through(held) ? NULL : lsim_out_file(held), lsim_out_lock(held)};
+        for (int k = 0; k < 2; k++)
+            if (held_names[k]) relay_send(1, held_names[k], &r);
+        lsim_out_set_watch(relay_send, &r);
+        rc = fn(ctx, err);
+        lsim_out_set_watch(NULL, NULL);
+        char done = '.';
+        for (int q = 1; q < r.np; q++) MPI_Send(&done, 1, MPI_CHAR, q, 0, r.comm);
+    } else {
+        relay_hold(r.comm);
+    }
+    MPI_Comm_free(&r.comm);
+    return lsim_mpi_agree(comm, rc, err);
 }

@@ -62,9 +62,10 @@ check_run() {
 # notice names it)
 run_paused() {
     out=$1
+    shift
     mkdir "$out"
     # shellcheck disable=SC2086
-    LUMOSIM_TEST_PAUSE=commit $launcher "$LUMOSIM" sim "$tmp/job.h5" -o "$out/res.h5" >"$out/stdout" 2>"$out/stderr" &
+    LUMOSIM_TEST_PAUSE=commit $launcher "$LUMOSIM" sim "$tmp/job.h5" -o "$out/res.h5" "$@" >"$out/stdout" 2>"$out/stderr" &
     mp=$!
     # bounded by the job itself: without the pause it ends and so does this
     while ! grep -q "paused before commit" "$out/stderr" 2>/dev/null && kill -0 $mp 2>/dev/null; do sleep 0.1; done
@@ -96,6 +97,22 @@ rc=$?
 check_run "$out" "$rc" "the writer killed before its commit (pid $writer)" ||
     { echo "the job survived its writer's SIGKILL"; exit 1; }
 
+# deterministic: with --trace-out, rank 0 alone writes the predicted trace
+# and the CSV after the collective write, holding the archive under its
+# temporary name until they are complete. SIGKILLed while paused before the
+# trace's commit, it leaves the archive's temporary and lock and the
+# trace's; the other rank, which rank 0 told each name as it appeared
+# (run_mpi.c lsim_mpi_rank0_writes), must remove all four, and no trace or
+# CSV may appear
+run_paused "$tmp/runt" --trace-out "$tmp/runt/t.json" --csv "$tmp/runt/k.csv"
+grep -q "t.json: paused before commit" "$out/stderr" ||
+    { echo "the writer paused elsewhere than before the trace's commit:"; cat "$out/stderr"; exit 1; }
+kill -9 "$writer"
+wait $mp
+rc=$?
+check_run "$out" "$rc" "rank 0 killed before the trace's commit (pid $writer)" ||
+    { echo "the job survived its writer's SIGKILL during the trace"; exit 1; }
+
 n=0 killed=0
 for d in 0 0.02 0.05 0.1 0.16 0.25 0.4 0.6; do
     out="$tmp/run$n"
@@ -117,4 +134,4 @@ for d in 0 0.02 0.05 0.1 0.16 0.25 0.4 0.6; do
     check_run "$out" "$rc" "${d}s" && killed=$((killed + 1))
     n=$((n + 1))
 done
-echo "ok: 3 runs killed mid-write (the writer once) and $killed of $n timed kills landed before a result existed; none left a temporary or partial file"
+echo "ok: 4 runs killed mid-write (the writer twice, once while it wrote the trace alone) and $killed of $n timed kills landed before a result existed; none left a temporary or partial file"
