@@ -178,6 +178,10 @@ mutant jp_transfer_as_wait kill "^replay:job_path|^test_oom$" \
     "job critical path: a crossing's transfer booked as waiting, not communication"
 sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += t;' 'out->by_cat[LSIM_CP_WAIT] += t;'
 
+mutant relay_names_not_held kill "^mpi:killed_rank$" \
+    "sim --trace-out under mpirun: the other ranks hear rank 0's names but do not register them (a SIGKILLed rank 0 leaves its files)"
+sub src/run/run_mpi.c 'slot[k] = lsim_tmp_register(names[k]);' 'slot[k] = -1;'
+
 mutant range_no_wait_draw kill "^replay:replica_range$" \
     "replay --replicate-from's range: the collectives keep the shortest duration instead of a drawn one"
 sub src/run/run.c 'if (o->replica_draw && m >= 2) {' 'if (o->replica_draw && m >= 2 && 0) {'
