@@ -272,12 +272,10 @@ static int write_csv_parts(FILE *f, void *ctx, lsim_err *err)
 
 /* csv: instead of the report, the --csv rows of each GPU are gathered the
  * same way and rank 0 writes o->csv_out (the serial run's bytes). */
-static int report_parallel(const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus, size_t total, int csv,
-                           const lsim_memest_job *mem, lsim_err *err)
+static int report_parallel(const mpi_ctx *m, const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus,
+                           size_t total, int csv, const lsim_memest_job *mem, lsim_err *err)
 {
-    int me = 0, np = 1, rc = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    int me = m->rank, np = m->size, rc = 0;
     size_t n = run->n;
     char **txt = calloc(n ? n : 1, sizeof *txt), *mine = NULL, *all = NULL, **objs = NULL;
     /* per GPU: its index, its text's bytes and its summary words (window,
@@ -722,8 +720,9 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
     if (s->m.on && !rc && !s->o.trace_out) {
         /* the CSV first (rank 0's outcome agreed: the report below is
          * collective too), then the report unless the CSV took its place */
-        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 1, NULL, err), err);
-        if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->o, &s->run, s->gpus, s->gtotal, 0, s->mem.nstages ? &s->mem : NULL, err);
+        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->m, &s->o, &s->run, s->gpus, s->gtotal, 1, NULL, err), err);
+        if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->m, &s->o, &s->run, s->gpus, s->gtotal, 0,
+                                  s->mem.nstages ? &s->mem : NULL, err);
         reported = 1;
     }
     if (s->m.on) {
