@@ -137,6 +137,15 @@ double lsim_memest_layer_act(const lsim_memest_in *in, int stored)
     return tok * (sp ? (whole + split + s2) / t : whole + (split + s2) / t);
 }
 
+/* A layer's GEMM weights (no biases, no norms) on one TP rank: QKV, the
+ * projection and the MLP's matrices (lsim_memest_layer_params). */
+static double layer_linear(const lsim_memest_in *in)
+{
+    double h = in->hidden, A = (double)in->heads * in->head_dim, f = in->ffn;
+    double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
+    return (h * (A + 2 * KV) + A * h + (in->swiglu ? 3 : 2) * h * f) / in->tp;
+}
+
 double lsim_memest_layer_params(const lsim_memest_in *in)
 {
     /* A Megatron GPT layer: QKV (h x 3A weights, 3A bias), projection (A x h,
@@ -250,8 +259,13 @@ int lsim_memest_inflight(int pp, int stage, int m, int vstages)
 static void fsdp_states(const lsim_memest_in *in, int first, int last, lsim_memest_stage *out)
 {
     double n = in->fsdp, unit = lsim_memest_layer_params(in), word = (double)in->vocab / in->tp * in->hidden;
-    if (in->embed_head && (first || last) && word > unit) unit = word;
-    out->weights = in->fsdp_keep ? out->params * WEIGHT_BYTES : 2 * unit * WEIGHT_BYTES;
+    /* FP8 all-gather: a layer's linear weights gathered as Float8 tensors
+     * (1 byte) and used as such by the FP8 GEMMs; the embedding and output
+     * layer stay bf16 (torchtitan leaves them out of the conversion) */
+    double f8 = in->fsdp_fp8 ? layer_linear(in) * (WEIGHT_BYTES - 1) : 0;
+    double unit_bytes = unit * WEIGHT_BYTES - f8;
+    if (in->embed_head && (first || last) && word * WEIGHT_BYTES > unit_bytes) unit_bytes = word * WEIGHT_BYTES;
+    out->weights = in->fsdp_keep ? out->params * WEIGHT_BYTES - out->layers * f8 : 2 * unit_bytes;
     out->grads = out->params * in->grad_bytes / n;
     out->optim = out->params * OPTIM_BYTES / n;
 }

@@ -52,6 +52,8 @@ typedef struct lsim_memest_in {
                          sharded over it, bf16 weights gathered per unit (docs/memory.md) */
     int fsdp_keep;    /* FSDP: the stage's gathered bf16 weights kept over the step (PP), not two
                          units at a time */
+    int fsdp_fp8;     /* FSDP with FP8 all-gather (torchao): a layer's linear weights are gathered
+                         and held in 1 byte, its norms and biases in 2 */
     /* mixture of experts (synth.h's lsim_model_shape; experts 0: dense):
      * routed experts, top-k, shared experts, expert FFN width, leading dense
      * layers, MoE every N layers; ep: expert parallel ranks (0 or 1: none) */

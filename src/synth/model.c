@@ -510,6 +510,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->forward_only = c->forward_only;
     in->fsdp = synth_fsdp_shards(c) ? c->fsdp : 0; /* x CP below */
     in->fsdp_keep = in->fsdp && synth_fsdp_keeps(c);
+    in->fsdp_fp8 = in->fsdp && c->fp8_all_gather;
     in->experts = m->experts, in->top_k = m->top_k, in->shared_experts = m->shared_experts;
     in->expert_ffn = m->expert_ffn, in->dense_layers = m->dense_layers, in->moe_every = m->moe_every;
     in->ep = c->ep;

@@ -284,6 +284,32 @@ static void test_fp8_all_gather(void)
     CHECK_I64(ar, 1);
     CHECK(find(g, "L1.mb0.fwd.qkv_in_fp8_cast") != SIZE_MAX);
     lsim_graph_free(g);
+    /* the memory: two gathered units, a layer's linear weights in 1 byte
+     * (the largest unit is the larger of a layer so held and the bf16
+     * embedding); PP 2 keeps the stage's gathered, each layer so held */
+    lsim_synth_mem mm;
+    lsim_synth_memory(&c, &mm);
+    double Pall = L * P + E + (double)c.model.seq * h + 2 * h;
+    double Ub = P * 2 - lin > E * 2 ? P * 2 - lin : E * 2;
+    double want = Pall * 16.0 / N + 2 * Ub;
+    CHECK_MSG(fabs(mm.states - want) <= 1e-9 * want, "fp8 gather: states %.6g, want %.6g", mm.states, want);
+    c.fp8_all_gather = 0;
+    lsim_synth_memory(&c, &mm);
+    double Ub16 = P > E ? P * 2 : E * 2;
+    want = Pall * 16.0 / N + 2 * Ub16;
+    CHECK_MSG(fabs(mm.states - want) <= 1e-9 * want, "bf16 gather: states %.6g, want %.6g", mm.states, want);
+    c.fp8_all_gather = 1;
+    cfg_of(&c, 1, 2, 4, N, 4 * m);
+    c.precision = LSIM_PREC_FP8;
+    c.fp8_all_gather = 1;
+    lsim_memest_in in;
+    lsim_memest_stage st;
+    lsim_synth_memest_in(&c, &in);
+    CHECK(lsim_memest_stage_of(&in, 0, &st, NULL) == 0);
+    double P0 = L / 2 * P + E + (double)c.model.seq * h;
+    want = P0 * 2 - L / 2 * lin + P0 * 16 / N;
+    double got = st.weights + st.grads + st.optim;
+    CHECK_MSG(fabs(got - want) <= 1e-9 * want, "fp8 gather, PP: stage 0 states %.6g, want %.6g", got, want);
     c.precision = LSIM_PREC_BF16;
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--fp8-all-gather needs --precision fp8 and --fsdp"));
 }
