@@ -363,6 +363,11 @@ mutant resynth_global_batch_fixed kill "^whatif:resynth$" \
 sub src/cli/resynth.c 'rc = push_long(a, "--global-batch", (long)sa0->micro_batch * dp * m);' \
     'rc = push_long(a, "--global-batch", (long)sa0->global_batch);'
 
+mutant memest_fp8_gather_held_bf16 kill "^test_synth_fsdp$" \
+    "memory estimate, FSDP with FP8 all-gather: the gathered linear weights counted at 2 bytes"
+sub src/memest.c 'double f8 = in->fsdp_fp8 ? layer_linear(in) * (WEIGHT_BYTES - 1) : 0;' \
+    'double f8 = in->fsdp_fp8 ? layer_linear(in) * (WEIGHT_BYTES - 2) : 0;'
+
 mutant fsdp_fp8_gather_in_bf16 kill "^test_synth_fsdp$" \
     "FSDP FP8 all-gather (--fp8-all-gather): the linear weights gathered at 2 bytes, as without it"
 sub src/synth/fsdp.c 'F->ag_bytes[i] = (int64_t)(((F->params[i] - f8) * PARAM_BYTES + f8) / F->n);' \
