@@ -62,6 +62,9 @@ int lsim_memest_check(const lsim_memest_in *in, lsim_err *err)
                             "memory estimate: model sizes must be positive (layers %d, hidden %d, ffn %d, heads %d, "
                             "head dim %d, seq %d, vocab %d)",
                             in->layers, in->hidden, in->ffn, in->heads, in->head_dim, in->seq, in->vocab);
+    if (!(in->expert_load >= 0) || isinf(in->expert_load))
+        return lsim_err_set(err, LSIM_EARG, "memory estimate: expert load %g is not a load (finite, 0 or more)",
+                            in->expert_load);
     if (in->tp <= 0 || in->pp <= 0 || in->dp <= 0 || in->vstages <= 0 || in->micro_batch <= 0 || in->microbatches <= 0)
         return lsim_err_set(err, LSIM_EARG,
                             "memory estimate: TP %d, PP %d, DP %d, chunks %d, micro-batch %d and micro-batches %d "
@@ -203,7 +206,11 @@ static double moe_layer_act(const lsim_memest_in *in, int stored)
     if (stored && in->recompute == LSIM_MEMEST_RC_FULL) return act;
     double tok = (double)in->seq * in->micro_batch, t = in->tp, mk = in->swiglu ? 6 : 4;
     double fe = in->expert_ffn, fs = (double)in->shared_experts * fe, h = in->hidden;
-    return act - tok * mk * in->ffn / t + tok / t * (in->top_k * (2 * h + mk * fe) + 8.0 * in->experts) +
+    /* the routed copies the GPU's experts keep (their input and the
+     * MLP's), scaled by its load: routing that is not balanced, or a
+     * capacity that pads or cuts */
+    double load = in->expert_load > 0 ? in->expert_load : 1;
+    return act - tok * mk * in->ffn / t + tok / t * (in->top_k * (2 * h + mk * fe) * load + 8.0 * in->experts) +
            tok * mk * fs / t;
 }
 

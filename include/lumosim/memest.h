@@ -58,6 +58,8 @@ typedef struct lsim_memest_in {
      * routed experts, top-k, shared experts, expert FFN width, leading dense
      * layers, MoE every N layers; ep: expert parallel ranks (0 or 1: none) */
     int experts, top_k, shared_experts, expert_ffn, dense_layers, moe_every, ep;
+    double expert_load; /* the most loaded GPU's routed token copies over the balanced share
+                           (0: balanced, 1): scales the routed experts' activations */
 } lsim_memest_in;
 
 /* Defaults: 1F1B, flash attention with dropout, no recomputation, no SP, no

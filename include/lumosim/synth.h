@@ -312,6 +312,9 @@ typedef struct lsim_synth_routing_sum {
     int expert, layer, mb;    /* the most loaded expert, where */
     int64_t expert_gpu;       /* the GPU holding it */
     double expert_load;       /* its copies / the balanced share (group copies / experts) */
+    double act_load;          /* the most loaded GPU's copies over the step / its balanced share
+                                 (before any capacity cut or padding): what its routed experts'
+                                 activations are of the balanced ones (the memory estimate) */
 } lsim_synth_routing_sum;
 /* 0 or LSIM_ENOMEM. Local. */
 int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *out);

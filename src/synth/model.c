@@ -5,6 +5,7 @@
 #include "cp.h"
 #include "fsdp.h"
 #include "moe.h"
+#include "routing.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -514,6 +515,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->experts = m->experts, in->top_k = m->top_k, in->shared_experts = m->shared_experts;
     in->expert_ffn = m->expert_ffn, in->dense_layers = m->dense_layers, in->moe_every = m->moe_every;
     in->ep = c->ep;
+    in->expert_load = synth_expert_act_load(c);
     if (c->cp > 1) {
         /* context parallelism: every rank's activations and logits are its
          * seq / CP tokens'; the gradients (and FSDP's shards, the

@@ -213,6 +213,27 @@ int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, 
     return n;
 }
 
+/* ------------------------------------------------------------ the memory */
+
+double synth_expert_act_load(const lsim_synth_cfg *c)
+{
+    const lsim_model_shape *m = &c->model;
+    if (m->experts <= 0 || c->tp <= 0) return 1;
+    int seq = m->seq / (c->cp > 1 ? c->cp : 1);
+    int64_t cap = synth_capacity(c, seq);
+    /* an expert at capacity over its balanced share: every expert under
+     * padding, the cut's bound without it */
+    double full = cap > 0 ? (double)cap * m->experts / ((double)synth_rank_tokens(c, seq) * m->top_k) : 0;
+    if (synth_routing_drawn(c)) {
+        lsim_synth_routing_sum r;
+        if (!lsim_synth_routing_summary(c, &r) && r.act_load > 0) return r.act_load;
+        /* out of memory for the draws: the most a capacity lets through */
+        return full > 0 ? full : 1;
+    }
+    if (cap > 0 && (c->pad_to_capacity || full < 1)) return full;
+    return 1;
+}
+
 /* ------------------------------------------------------------ the summary */
 
 int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *out)
@@ -236,7 +257,7 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
     double best = -1, worst_gpu = -1;
     for (int s = 0; s < c->pp; s++) {
         memset(load, 0, (size_t)stage_gpus * sizeof *load);
-        double sum = 0;
+        double sum = 0, routed = 0;
         for (int ch = 0; ch < V; ch++) {
             int lo, n = lsim_split_span(&c->split, m->layers, c->pp, V, ch * c->pp + s, &lo);
             for (int l = lo; l < lo + n; l++) {
@@ -244,6 +265,7 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
                 for (int64_t g = 0; g < ngroups; g++)
                     for (int mb = 0; mb < mbs; mb++) {
                         int64_t all = synth_route(c, seq, s, (int)g, l, mb, tok, scratch);
+                        routed += (double)all;
                         for (int e = 0; e < E && all > 0; e++) {
                             load[g * ep + e / eloc] += (double)tok[e];
                             sum += (double)tok[e];
@@ -256,6 +278,10 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
                         }
                     }
             }
+        }
+        for (int64_t w = 0; w < stage_gpus && routed > 0; w++) {
+            double a = load[w] * (double)stage_gpus / routed;
+            if (a > out->act_load) out->act_load = a;
         }
         for (int64_t w = 0; w < stage_gpus && sum > 0; w++) {
             double x = load[w] * (double)stage_gpus / sum;

@@ -29,6 +29,14 @@ int64_t synth_route(const lsim_synth_cfg *c, int seq, int stage, int group, int 
  * tokens x top_k / experts x capacity_factor), at least 1) for seq-token
  * micro-batches; 0 when dropless. */
 int64_t synth_capacity(const lsim_synth_cfg *c, int seq);
+
+/* The most loaded GPU's routed token copies over the step, over its
+ * balanced share: 1 for balanced dropless routing; the capacity's share
+ * with padding (and below 1 when a capacity factor under 1 cuts balanced
+ * routing); the routing summary's act_load when routing is drawn (every
+ * stage's layers, groups and micro-batches; 0 or more). Scales the routed
+ * experts' activations in the memory estimate. Local. */
+double synth_expert_act_load(const lsim_synth_cfg *c);
 /* The routing options' checks (synth_moe_check calls it): one line naming
  * the option. */
 int synth_routing_check(const lsim_synth_cfg *c, lsim_err *err);

@@ -270,6 +270,62 @@ static void test_summary(void)
     CHECK(r.layer == 1 && r.mb == 0); /* the first MoE layer's first draw: every one is the same */
     CHECK_MSG(fabs(r.gpu_load - (double)(want[4] + want[5]) * 4 / (double)n) < 1e-12, "GPU load %g", r.gpu_load);
     CHECK_MSG(fabs(r.expert_load - (double)want[5] * 8 / (double)n) < 1e-12, "expert load %g", r.expert_load);
+    /* dropless: the activations' load is the GPU's */
+    CHECK_MSG(fabs(r.act_load - r.gpu_load) < 1e-12, "act load %g, GPU load %g", r.act_load, r.gpu_load);
+    /* a capacity cuts the hot expert: the GPU keeps min(copies, capacity)
+     * of each of its experts, over its balanced share n / 4 */
+    c.capacity_factor = 1.0;
+    int64_t T = (int64_t)c.micro_batch * c.model.seq / c.tp, cap = c.ep * (int64_t)ceil((double)T * c.model.top_k / 8);
+    CHECK(lsim_synth_routing_summary(&c, &r) == 0 && r.on);
+    double kept2 = (double)(want[4] < cap ? want[4] : cap) + (double)(want[5] < cap ? want[5] : cap);
+    CHECK_MSG(fabs(r.act_load - kept2 * 4 / (double)n) < 1e-12, "cut: act load %g, want %g", r.act_load,
+              kept2 * 4 / (double)n);
+}
+
+/* The memory estimate's routed activations: the most loaded GPU's share
+ * (the summary's act_load) with drawn routing; capacity x E / (T k) with
+ * padding (every expert at capacity), and for a factor under 1 without
+ * it; 1 when balanced and dropless. The routed term of the kept
+ * activations, inflight x MoE layers x T x k x (2h + 6 f_e) bytes (SwiGLU:
+ * the expert MLP's six f_e-wide values; memest.c), scales by it. */
+static void test_memory_load(void)
+{
+    lsim_synth_cfg c;
+    cfg_of(&c);
+    lsim_memest_in in;
+    lsim_synth_memest_in(&c, &in);
+    CHECK_MSG(in.expert_load == 1.0, "balanced: %g", in.expert_load);
+    int64_t T = (int64_t)c.micro_batch * c.model.seq / c.tp, k = c.model.top_k;
+    c.capacity_factor = 1.5, c.pad_to_capacity = 1;
+    lsim_synth_memest_in(&c, &in);
+    double want = ceil((double)T * k / 8 * 1.5) * 8 / ((double)T * k);
+    CHECK_MSG(fabs(in.expert_load - want) < 1e-12, "padded: %g, want %g", in.expert_load, want);
+    c.capacity_factor = 0.5, c.pad_to_capacity = 0;
+    lsim_synth_memest_in(&c, &in);
+    want = ceil((double)T * k / 8 * 0.5) * 8 / ((double)T * k);
+    CHECK_MSG(fabs(in.expert_load - want) < 1e-12 && want < 1, "cut: %g, want %g", in.expert_load, want);
+    c.capacity_factor = 0;
+    const double hot[8] = {1, 1, 1, 1, 1, 8, 1, 1};
+    double p[8];
+    for (int e = 0; e < 8; e++) p[e] = hot[e] / 15;
+    c.routing_hist = p, c.routing_hist_rows = 1;
+    lsim_synth_routing_sum r;
+    CHECK(lsim_synth_routing_summary(&c, &r) == 0 && r.on);
+    lsim_synth_memest_in(&c, &in);
+    CHECK_MSG(in.expert_load == r.act_load && r.act_load > 1, "drawn: %g, summary %g", in.expert_load, r.act_load);
+    /* the estimate: its routed term, scaled */
+    lsim_memest_stage a, b;
+    in.expert_load = 1;
+    CHECK(lsim_memest_stage_of(&in, 0, &a, NULL) == 0);
+    in.expert_load = 2.5;
+    CHECK(lsim_memest_stage_of(&in, 0, &b, NULL) == 0);
+    double tok = (double)in.seq * in.micro_batch / in.tp, moe_layers = c.model.layers - c.model.dense_layers;
+    double term = a.inflight * moe_layers * tok * k * (2.0 * in.hidden + 6.0 * in.expert_ffn);
+    CHECK_MSG(fabs((b.activations - a.activations) - 1.5 * term) <= 1e-9 * term, "activations %.6g -> %.6g, want +%.6g",
+              a.activations, b.activations, 1.5 * term);
+    in.expert_load = NAN;
+    lsim_err err = {0};
+    CHECK(lsim_memest_stage_of(&in, 0, &b, &err) == LSIM_EARG && strstr(err.msg, "expert load nan is not a load"));
 }
 
 /* each bad file: refused with one line naming the file (and the line) */
@@ -314,6 +370,7 @@ int main(void)
     test_hist();
     test_dirichlet();
     test_capacity();
+    test_memory_load();
     test_summary();
     test_bad_files();
     return check_result("test_routing");
