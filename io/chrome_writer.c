@@ -26,7 +26,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../src/util.h"
 
 /* Output pids: rank index i owns [i * PID_STRIDE, (i + 1) * PID_STRIDE). */
 #define PID_STRIDE 1000000

@@ -25,7 +25,6 @@
 #include <zlib.h>
 
 #include "lumosim/input.h"
-#include "../src/util.h"
 #include "json_internal.h"
 
 #define MAX_GROUPS 4096

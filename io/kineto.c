@@ -36,7 +36,6 @@
 #include <zlib.h>
 
 #include "lumosim/input.h"
-#include "../src/util.h"
 #include "json_internal.h"
 
 /* ------------------------------------------------------------------ arena */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* What a non-regular file is, for the message. */
 static const char *kind_of(mode_t m)
@@ -75,5 +76,37 @@ int lsim_input_fopen(const char *path, FILE **f, lsim_err *err)
         rc = lsim_err_set(err, errno == ENOMEM ? LSIM_ENOMEM : LSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
         close(fd);
     }
+    return rc;
+}
+
+int lsim_gz_open(const char *path, unsigned buf, gzFile *out, lsim_err *err)
+{
+    *out = NULL;
+    /* a regular file only: a FIFO or a terminal would block (input.h) */
+    int fd = -1;
+    int rc = lsim_input_open(path, &fd, err);
+    if (rc) return rc;
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        close(fd);
+        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
+    }
+    if (buf) gzbuffer(gz, buf);
+    *out = gz;
+    return 0;
+}
+
+const char *lsim_gz_why(int zerr)
+{
+    return zerr == Z_BUF_ERROR    ? "truncated gzip data (unexpected end of file)"
+           : zerr == Z_DATA_ERROR ? "corrupt gzip data"
+           : zerr == Z_ERRNO      ? "read error"
+                                  : "corrupt or truncated gzip data";
+}
+
+int lsim_gz_close(gzFile gz, const char *path, int rc, lsim_err *err)
+{
+    int zc = gzclose(gz);
+    if (!rc && zc != Z_OK) return lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
     return rc;
 }

@@ -4,9 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include "lumosim/input.h"
 
 int lsim_time_node_cmp(const void *x, const void *y)
 {
@@ -58,36 +55,4 @@ int lsim_name_unknown(const char *what, const char *const *names, size_t n, cons
         k += (size_t)w;
     }
     return lsim_err_set(err, LSIM_EARG, "unknown %s \"%s\" (one of: %s)", what, s ? s : "", list);
-}
-
-int lsim_gz_open(const char *path, unsigned buf, gzFile *out, lsim_err *err)
-{
-    *out = NULL;
-    /* a regular file only: a FIFO or a terminal would block (input.h) */
-    int fd = -1;
-    int rc = lsim_input_open(path, &fd, err);
-    if (rc) return rc;
-    gzFile gz = gzdopen(fd, "rb");
-    if (!gz) {
-        close(fd);
-        return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory opening it", path);
-    }
-    if (buf) gzbuffer(gz, buf);
-    *out = gz;
-    return 0;
-}
-
-const char *lsim_gz_why(int zerr)
-{
-    return zerr == Z_BUF_ERROR    ? "truncated gzip data (unexpected end of file)"
-           : zerr == Z_DATA_ERROR ? "corrupt gzip data"
-           : zerr == Z_ERRNO      ? "read error"
-                                  : "corrupt or truncated gzip data";
-}
-
-int lsim_gz_close(gzFile gz, const char *path, int rc, lsim_err *err)
-{
-    int zc = gzclose(gz);
-    if (!rc && zc != Z_OK) return lsim_err_set(err, LSIM_EFORMAT, "%s: corrupt gzip data (checksum or trailer)", path);
-    return rc;
 }

@@ -1,6 +1,7 @@
 /* Private helpers of lumosim_core (not installed): the (time, node) pair,
- * the median, name-table lookup and the gzip open/close the readers share.
- * Local (no MPI). The monotonic clock (lsim_now_s) and the grow-array
+ * the median, name-table lookup.
+ * Local (no MPI). The gzip open/close of the trace readers is public, in
+ * lumosim/input.h. The monotonic clock (lsim_now_s) and the grow-array
  * helper (lsim_grow, LSIM_GROW) are public, in lumosim/common.h: the CLI
  * and the io and mpi libraries use them too. */
 #ifndef LSIM_UTIL_H
@@ -8,7 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <zlib.h>
 
 #include "lumosim/common.h"
 
@@ -35,21 +35,6 @@ int lsim_name_index(const char *const *names, size_t n, const char *s);
 /* The LSIM_EARG message of a failed parse: "unknown WHAT \"S\" (one of:
  * a, b, ...)" in err (may be NULL); returns LSIM_EARG. */
 int lsim_name_unknown(const char *what, const char *const *names, size_t n, const char *s, lsim_err *err);
-
-/* Open a trace-like file for gzread: a regular file only (input.h),
- * gzip or plain (zlib detects which), with a read buffer of buf bytes (0:
- * zlib's default). 0 and *out, or the open's error / LSIM_ENOMEM in err
- * ("PATH: ..."). Close with lsim_gz_close. */
-int lsim_gz_open(const char *path, unsigned buf, gzFile *out, lsim_err *err);
-
-/* What a failed gzread means, from gzerror's code ("truncated gzip data
- * (unexpected end of file)", "corrupt gzip data", ...). */
-const char *lsim_gz_why(int zerr);
-
-/* gzclose gz; when rc is 0 and the close fails (checksum, trailer), returns
- * LSIM_EFORMAT "PATH: corrupt gzip data (checksum or trailer)" in err;
- * otherwise rc. */
-int lsim_gz_close(gzFile gz, const char *path, int rc, lsim_err *err);
 
 /* splitmix64's finaliser: every output bit depends on every input bit
  * (the string table's slots, the symmetry reduction's colours). */

@@ -35,4 +35,21 @@ int lsim_input_open(const char *path, int *fd, lsim_err *err);
 /* lsim_input_open + fdopen(fd, "rb"): *f for fclose. */
 int lsim_input_fopen(const char *path, FILE **f, lsim_err *err);
 
+/* Open a trace-like file for gzread: a regular file only (as above),
+ * gzip or plain (zlib detects which), with a read buffer of buf bytes (0:
+ * zlib's default). 0 and *out, or the open's error / LSIM_ENOMEM in err
+ * ("PATH: ..."). Close with lsim_gz_close. (struct gzFile_s * is zlib's
+ * gzFile; named so that this header needs no zlib.h.) */
+struct gzFile_s;
+int lsim_gz_open(const char *path, unsigned buf, struct gzFile_s **out, lsim_err *err);
+
+/* What a failed gzread means, from gzerror's code ("truncated gzip data
+ * (unexpected end of file)", "corrupt gzip data", ...). */
+const char *lsim_gz_why(int zerr);
+
+/* gzclose gz; when rc is 0 and the close fails (checksum, trailer), returns
+ * LSIM_EFORMAT "PATH: corrupt gzip data (checksum or trailer)" in err;
+ * otherwise rc. */
+int lsim_gz_close(struct gzFile_s *gz, const char *path, int rc, lsim_err *err);
+
 #endif
