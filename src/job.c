@@ -738,6 +738,36 @@ void lsim_job_observed_waits(lsim_job *j, lsim_job_part_fn part, const void *ctx
  * entries): the sorted order (sort_entries); ediff (NULL or ne entries):
  * each sorted position's clock-offset term; fail_at (NULL or): the sorted
  * position where the failing instance starts. */
+/* Membership of the instance made of the sorted entries [k, e): each GPU
+ * once, and as many as its group holds (the world group: every GPU; a
+ * named group: its size). LSIM_ETRACE naming a rank that has it and one
+ * that does not, or the counts. */
+static int check_members(const lsim_job_entry *ents, const size_t *ord, size_t k, size_t e, size_t n,
+                         const int32_t *ranks, const char *const *sources, lsim_err *err)
+{
+    const lsim_job_entry *x = &ents[ord[k]];
+    const char *gname = *x->group ? x->group : "world";
+    size_t want = *x->group ? (x->group_size > 0 ? (size_t)x->group_size : e - k) : n;
+    for (size_t a = k + 1; a < e; a++)
+        if (ents[ord[a]].gpu == ents[ord[a - 1]].gpu)
+            return lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s appears twice on rank %d",
+                                src_of(sources, ents[ord[a]].gpu), (long long)x->seq, gname,
+                                rank_of(ranks, ents[ord[a]].gpu));
+    if (e - k == want) return 0;
+    uint32_t missing = UINT32_MAX;
+    for (uint32_t i = 0, a = (uint32_t)k; i < n && missing == UINT32_MAX; i++) {
+        if (a < e && ents[ord[a]].gpu == i) a++;
+        else if (!*x->group) missing = i;
+    }
+    if (missing != UINT32_MAX)
+        return lsim_err_set(err, LSIM_ETRACE,
+                            "%s: collective #%lld (%s) on the world group is on rank %d (%s) but missing on rank %d",
+                            src_of(sources, missing), (long long)x->seq, lsim_coll_kind_name((lsim_coll_kind)x->kind),
+                            rank_of(ranks, x->gpu), src_of(sources, x->gpu), rank_of(ranks, missing));
+    return lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s has %zu participants, the group has %zu",
+                        src_of(sources, x->gpu), (long long)x->seq, gname, e - k, want);
+}
+
 static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
                            const char *const *sources, const size_t *node_count, size_t *order, lsim_ns *ediff,
                            size_t *fail_at, lsim_job **out, lsim_err *err)
@@ -814,31 +844,7 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
             if ((rc = check_p2p(&ents[ord[k]], e - k > 1 ? &ents[ord[k + 1]] : NULL, e - k, sources, err))) goto cleanup;
             j->p2p_inst++;
         }
-        /* membership: the world group is every GPU; a named group its size */
-        size_t want = *x->group ? (x->group_size > 0 ? (size_t)x->group_size : e - k) : n;
-        for (size_t a = k + 1; a < e; a++)
-            if (ents[ord[a]].gpu == ents[ord[a - 1]].gpu) {
-                rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s appears twice on rank %d",
-                                  src_of(sources, ents[ord[a]].gpu), (long long)x->seq, gname, rank_of(ranks, ents[ord[a]].gpu));
-                goto cleanup;
-            }
-        if (e - k != want) {
-            /* name a rank that has it and one that does not */
-            uint32_t missing = UINT32_MAX;
-            for (uint32_t i = 0, a = (uint32_t)k; i < n && missing == UINT32_MAX; i++) {
-                if (a < e && ents[ord[a]].gpu == i) a++;
-                else if (!*x->group) missing = i;
-            }
-            if (missing != UINT32_MAX)
-                rc = lsim_err_set(err, LSIM_ETRACE,
-                                  "%s: collective #%lld (%s) on the world group is on rank %d (%s) but missing on rank %d",
-                                  src_of(sources, missing), (long long)x->seq, lsim_coll_kind_name((lsim_coll_kind)x->kind),
-                                  rank_of(ranks, x->gpu), src_of(sources, x->gpu), rank_of(ranks, missing));
-            else
-                rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective #%lld on group %s has %zu participants, the group has %zu",
-                                  src_of(sources, x->gpu), (long long)x->seq, gname, e - k, want);
-            goto cleanup;
-        }
+        if ((rc = check_members(ents, ord, k, e, n, ranks, sources, err))) goto cleanup;
         /* agreement on kind and size */
         lsim_ns last_start = INT64_MIN;
         lsim_ns transfer = 0, modelled = 0;

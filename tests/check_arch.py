@@ -32,7 +32,6 @@ KNOWN = {
     ('cli-mpi', 'src/cli/synth_cmd.c'): 13,
     ('long-function', 'io/et.c:lsim_et_apply'): 1,
     ('long-function', 'mpi/pdes.c:lsim_pdes_run'): 1,
-    ('long-function', 'src/job.c:from_entries_ex'): 1,
 }
 
 
