@@ -6,7 +6,8 @@
  * one (values worked out by hand below); and with two bad instances, on
  * different owners, each owner points at its own, and the one first in
  * (group, position) order carries the serial error line. And the order
- * of the keys itself, against a list worked out by hand (key_order). */
+ * of the keys itself, against a list worked out by hand (key_order). And
+ * the membership errors of one instance (membership). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,8 +263,32 @@ done:
     free(d);
 }
 
+/* Membership (job.c check_members), one line naming the ranks: a GPU
+ * twice in one instance; a world-group collective missing on a rank (the
+ * first such rank named, with one that has it); a named group with fewer
+ * participants than its size. Sources "s0".."s2" name the files. */
+static void membership(void)
+{
+    const char *src[] = {"s0", "s1", "s2"};
+    int32_t ranks[] = {0, 1, 2};
+    size_t nodes[] = {4, 4, 4};
+    lsim_job *j = NULL;
+    lsim_err err = {0};
+    lsim_job_entry twice[] = {ent("g", 0, 0, 0, 1000, 2), ent("g", 0, 0, 1, 1000, 2)};
+    CHECK(lsim_job_from_entries(twice, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK_MSG(strstr(err.msg, "s0: collective #0 on group g appears twice on rank 0"), "%s", err.msg);
+    lsim_job_entry world[] = {ent("", 5, 0, 0, 1000, 0), ent("", 5, 2, 0, 1000, 0)};
+    CHECK(lsim_job_from_entries(world, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK_MSG(strstr(err.msg, "s1: collective #5 (allreduce) on the world group is on rank 0 (s0) but missing on rank 1"),
+              "%s", err.msg);
+    lsim_job_entry few[] = {ent("g", 2, 1, 0, 1000, 3), ent("g", 2, 2, 0, 1000, 3)};
+    CHECK(lsim_job_from_entries(few, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK_MSG(strstr(err.msg, "s1: collective #2 on group g has 2 participants, the group has 3"), "%s", err.msg);
+}
+
 int main(void)
 {
+    membership();
     split_match();
     first_error();
     key_order();
