@@ -799,6 +799,31 @@ static char *ranks_text(const int32_t *ranks, int32_t n, int32_t first, int *nom
     return s;
 }
 
+/* Why the trace's collective kernel c and the execution trace's call op
+ * (on group g, or NULL) cannot be the same call, or NULL when they can: the
+ * kind, the element size, the bytes, the group's size or name; numbers go
+ * into num. */
+static const char *mismatch(const lsim_trace *t, const lsim_coll_info *c, const lsim_et_op *op, const lsim_et_pg *g,
+                            char *num, size_t len)
+{
+    if (!compatible(c->kind, op->kind)) return "different kinds";
+    if (c->dtype_bytes > 0 && op->dtype_bytes > 0 && c->dtype_bytes != op->dtype_bytes) {
+        snprintf(num, len, "element size %d against %d bytes", c->dtype_bytes, op->dtype_bytes);
+        return num;
+    }
+    if (c->bytes >= 0 && op->in_bytes >= 0 && c->bytes != op->in_bytes) {
+        snprintf(num, len, "%lld against %lld bytes", (long long)c->bytes, (long long)op->in_bytes);
+        return num;
+    }
+    if (c->group_size > 0 && g && g->size > 0 && c->group_size != g->size) {
+        snprintf(num, len, "group size %d against %d", c->group_size, g->size);
+        return num;
+    }
+    const char *nm = c->pg_name != UINT32_MAX ? lsim_strtab_get(t->strings, c->pg_name) : NULL;
+    if (c->pg_name != UINT32_MAX && g && g->named && strcmp(nm ? nm : "", g->name)) return "different process groups";
+    return NULL;
+}
+
 int lsim_et_apply(const lsim_et *et, lsim_trace *t, lsim_et_apply_stats *st, lsim_err *err)
 {
     int rc = 0;
@@ -903,23 +928,8 @@ int lsim_et_apply(const lsim_et *et, lsim_trace *t, lsim_et_apply_stats *st, lsi
             size_t k = kpos[q];
             const lsim_et_op *op = &et->ops[opos[q]];
             const lsim_coll_info *c = &t->colls[t->ev[ks[k].ev].coll];
-            const char *why = NULL;
             char num[96];
-            const lsim_et_pg *g = op->pg >= 0 ? &et->pgs[op->pg] : NULL;
-            if (!compatible(c->kind, op->kind)) why = "different kinds";
-            else if (c->dtype_bytes > 0 && op->dtype_bytes > 0 && c->dtype_bytes != op->dtype_bytes) {
-                snprintf(num, sizeof num, "element size %d against %d bytes", c->dtype_bytes, op->dtype_bytes);
-                why = num;
-            } else if (c->bytes >= 0 && op->in_bytes >= 0 && c->bytes != op->in_bytes) {
-                snprintf(num, sizeof num, "%lld against %lld bytes", (long long)c->bytes, (long long)op->in_bytes);
-                why = num;
-            } else if (c->group_size > 0 && g && g->size > 0 && c->group_size != g->size) {
-                snprintf(num, sizeof num, "group size %d against %d", c->group_size, g->size);
-                why = num;
-            } else if (c->pg_name != UINT32_MAX && g && g->named &&
-                       strcmp(lsim_strtab_get(t->strings, c->pg_name) ? lsim_strtab_get(t->strings, c->pg_name) : "",
-                              g->name))
-                why = "different process groups";
+            const char *why = mismatch(t, c, op, op->pg >= 0 ? &et->pgs[op->pg] : NULL, num, sizeof num);
             if (why) {
                 const char *kn = lsim_strtab_get(t->strings, t->ev[ks[k].ev].name);
                 rc = lsim_err_set(err, LSIM_ETRACE,
