@@ -10,11 +10,15 @@ candidate runs; then drops each kept test (dearest first) whose lines the
 others all run. Prints the candidates left out, one per line, after a
 header of '#' lines stating what was measured.
 
-usage: asan_subset.py LINES_DIR NAMES COSTDATA CANDIDATES CHEAP_S
+usage: asan_subset.py LINES_DIR NAMES COSTDATA CANDIDATES CHEAP_S [TRADE_LINES TRADE_S]
   LINES_DIR   holds L<index> files; NAMES maps "<index>: <name>"
   COSTDATA    CTestCostData.txt of the sanitizer build
   CANDIDATES  one test name per line
   CHEAP_S     tests cheaper than this (seconds) are always kept
+  TRADE_LINES, TRADE_S  (optional) then also leave out each kept test of
+              TRADE_S seconds or more that alone runs at most TRADE_LINES
+              lines, dearest per line first: those lines are listed in the
+              header as not sanitized (a measured trade, stated)
 """
 import os
 import sys
@@ -55,13 +59,30 @@ def main():
         others = set().union(*(cov[k] for k in kept if k != c))
         if cov[c] <= others:
             kept.remove(c)
+    traded = []
+    if len(sys.argv) > 7:
+        tl, ts = int(sys.argv[6]), float(sys.argv[7])
+        while True:
+            best = None
+            for c in kept:
+                if cst[c] < ts:
+                    continue
+                only = cov[c] - set().union(*(cov[k] for k in kept if k != c))
+                if len(only) <= tl and (best is None or cst[c] / max(len(only), 1) > best[0]):
+                    best = (cst[c] / max(len(only), 1), c, only)
+            if best is None:
+                break
+            kept.remove(best[1])
+            traded.append((best[1], sorted(best[2])))
     left = sorted(c for c in cands if c not in kept)
     t_all = sum(cst[c] for c in cands if c in cost)
     t_kept = sum(cst[c] for c in kept if c in cost)
-    print("# product lines run by the candidates: %d; by the kept tests: %d" %
+    print("# product lines run by the candidates: %d; by the kept tests: %d (the traded tests' lines below)" %
           (len(universe), len(set().union(*(cov[c] for c in kept)))))
     print("# candidates %d (%.0f s of sanitizer test time), kept %d (%.0f s), left out %d" %
           (len(cands), t_all, len(kept), t_kept, len(left)))
+    for c, only in traded:
+        print("# traded: %s (%.0f s) alone ran %s" % (c, cst[c], " ".join(only) or "nothing"))
     for c in left:
         print(c)
 

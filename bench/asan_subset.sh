@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/asan_subset.sh: which tests may CI's sanitizer phase leave out?
 #
-#   bash bench/asan_subset.sh [--work DIR] [-j N] [--cheap S] [-R REGEX] ASAN_BUILD > tests/asan-covered.txt
+#   bash bench/asan_subset.sh [--work DIR] [-j N] [--cheap S] [--trade L:S] [-R REGEX] ASAN_BUILD > tests/asan-covered.txt
 #
 # CI runs the whole suite twice: plain (the README's command) and under
 # AddressSanitizer + UndefinedBehaviorSanitizer. Under the sanitizers a test
@@ -15,7 +15,10 @@
 #   3. keeps every test cheaper than S seconds (default 3) under the
 #      sanitizers, then greedily the test that runs the most lines not yet
 #      run per sanitizer second, until every line that any candidate runs is
-#      run, then drops kept tests the others cover (bench/asan_subset.py).
+#      run, then drops kept tests the others cover (bench/asan_subset.py);
+#   4. with --trade L:S, also leaves out each kept test of S seconds or more
+#      that alone runs at most L lines, and names those lines in the header
+#      (a measured trade of sanitizer coverage for time, stated).
 # The candidates are ASAN_BUILD's tests not labelled heavy; their costs are
 # ASAN_BUILD's CTestCostData.txt, so run the sanitizer suite there first.
 # Prints the tests left out (with a header stating the line counts and the
@@ -25,17 +28,18 @@
 # $TMPDIR, removed at the end unless --work was given).
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work="" jobs=2 cheap=3 only=""
+work="" jobs=2 cheap=3 only="" trade=""
 while [ $# -gt 1 ]; do
     case $1 in
         --work) work=$2; shift 2 ;;
         -j) jobs=$2; shift 2 ;;
         --cheap) cheap=$2; shift 2 ;;
+        --trade) trade=$2; shift 2 ;;
         -R) only=$2; shift 2 ;; # only these tests, as candidates too (a quick check of the script)
         *) echo "asan_subset.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ $# -eq 1 ] || { echo "usage: bash bench/asan_subset.sh [--work DIR] [-j N] [--cheap S] [-R REGEX] ASAN_BUILD" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: bash bench/asan_subset.sh [--work DIR] [-j N] [--cheap S] [--trade L:S] [-R REGEX] ASAN_BUILD" >&2; exit 2; }
 asan=$(cd "$1" && pwd)
 [ -f "$asan/Testing/Temporary/CTestCostData.txt" ] ||
     { echo "asan_subset.sh: $asan has no CTestCostData.txt: run its tests first" >&2; exit 2; }
@@ -95,4 +99,4 @@ if [ -s "$work/failed" ]; then
     echo "# failed under coverage (their lines still count): $(tr '\n' ' ' <"$work/failed")"
 fi
 python3 "$src/bench/asan_subset.py" "$work" "$work/names" "$asan/Testing/Temporary/CTestCostData.txt" \
-    "$work/candidates" "$cheap"
+    "$work/candidates" "$cheap" ${trade:+${trade%%:*} ${trade#*:}}
