@@ -243,7 +243,7 @@ static int archive(const char *res, const char *store, const char *dir, int runs
     for (size_t i = 0; i < r->ngpus; i++) {
         const lsim_store_gpu_result *g = &r->gpus[i];
         it[i] = (lsim_replay_item){r->graphs[i], &g->report, g->start, g->end, g->bind_start, g->bind_end,
-                                   g->has_cp ? &g->cp : NULL, g->coupled, g->clock_offset, 0};
+                                   g->has_cp ? &g->cp : NULL, g->coupled, g->clock_offset, 0, NULL};
     }
     char path[1024], nb[16];
     snprintf(path, sizeof path, "%s/bench_store_archive_%ld.h5", dir, (long)getpid());

@@ -363,6 +363,18 @@ mutant resynth_global_batch_fixed kill "^whatif:resynth$" \
 sub src/cli/resynth.c 'rc = push_long(a, "--global-batch", (long)sa0->micro_batch * dp * m);' \
     'rc = push_long(a, "--global-batch", (long)sa0->global_batch);'
 
+mutant report_kernel_rows_once kill "^report:from_tables$" \
+    "report --html from an archive's tables: a kernel row that several GPUs share counted once, not once per GPU"
+sub io/h5_report_read.c 'uint64_t u = uses[k0 + q];' 'uint64_t u = uses[k0 + q] ? 1 : 0;'
+
+mutant report_place_replica_lost kill "^report:from_tables$" \
+    "the archive's place columns: every GPU written as replica -1 (the page's heat maps lay GPUs out in GPU order)"
+sub io/h5_archive.c '    g->replica = b.replica;' '    g->replica = -1;'
+
+mutant summary_not_shared kill "^report:from_tables$" \
+    "--detail summary archives: no GPU shares another's rows (its tables differ from the full archive's, kernel rows kept per GPU)"
+sub io/h5_archive.c '    rc = results_share(c, items, lm, nloc, bind, info);' '    rc = 0;'
+
 mutant memest_expert_load_ignored kill "^test_routing$" \
     "memory estimate of a MoE model: the routed activations at the balanced share whatever the routing's load"
 sub src/memest.c 'double load = in->expert_load > 0 ? in->expert_load : 1;' 'double load = 1;'

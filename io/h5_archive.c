@@ -160,6 +160,19 @@ static const mcol run_gpu_root_cols[] = {
 };
 #define NRUNGPUROOTCOLS (sizeof run_gpu_root_cols / sizeof run_gpu_root_cols[0])
 
+/* Optional gpus/... columns of the GPU's place in the job (report.h,
+ * lsim_report_brief): what the HTML page needs of a GPU it does not show in
+ * full, so that lumosim report reads only the graphs it shows (and a
+ * --detail summary run, which keeps none, can be shown). Always written;
+ * read when the first exists. */
+static const mcol run_gpu_place_cols[] = {
+    RGC("has_place", has_place, T_U8, M_INT),
+    RG("stage", stage, T_I32),
+    RG("replica", replica, T_I32),
+    RGC("observed", observed, T_U8, M_INT),
+};
+#define NRUNGPUPLACECOLS (sizeof run_gpu_place_cols / sizeof run_gpu_place_cols[0])
+
 /* One iteration row (iterations/...): the report's entry, its GPU, and the
  * derived relative error. */
 typedef struct riter {
@@ -282,6 +295,7 @@ static int check_run_layout(sctx *c)
     if (!rc) rc = h5s_check_cols(c, run_gpu_cpl_cols, NRUNGPUCPLCOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_ctime_cols, NRUNGPUCTIMECOLS);
     if (!rc) rc = h5s_check_cols(c, run_gpu_root_cols, NRUNGPUROOTCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_gpu_place_cols, NRUNGPUPLACECOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
@@ -431,6 +445,12 @@ static void row_from_item(rrow *x, const lsim_replay_item *it)
     memset(x, 0, sizeof *x);
     g->rank = it->g->rank;
     g->node_count = it->g->n;
+    lsim_report_brief b;
+    lsim_report_brief_of(it->g, &b);
+    g->has_place = 1;
+    g->stage = b.stage;
+    g->replica = b.replica;
+    g->observed = b.observed;
     g->report = *it->r; /* the scalars; its arrays are only read */
     if (!g->report.duty_actual) g->report.nbins_actual = 0;
     if (!g->report.duty_predicted) g->report.nbins_predicted = 0;
@@ -1139,7 +1159,11 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     }
     run_modes(c, items, nloc, &bind, &lat);
     if (detail != LSIM_STORE_DETAIL_NODES) bind = 0; /* the same on every rank: info is */
-    if (detail != LSIM_STORE_DETAIL_SUMMARY) rc = results_share(c, items, lm, nloc, bind, info);
+    /* a summary shares too: it keeps no per-node rows, but its gpus table
+     * is then the other levels' value for value, and a GPU whose times are
+     * another's keeps no kernel rows of its own (4,096 GPUs: 32.8 -> 1.2 MB, the
+     * full archive 4.5 MB; bench/html_scale.sh) */
+    rc = results_share(c, items, lm, nloc, bind, info);
     if (!rc) rc = run_layout(c, lm, nloc, &ngpu, &gfirst, tot, chunk, &sg, sel);
     uint64_t nnodes = 0; /* every GPU's nodes, shared rows or not */
     for (size_t i = 0; i < nloc; i++) nnodes += lm[i].cnt[RR_NODE];
@@ -1159,6 +1183,9 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_root_cols, NRUNGPUROOTCOLS, lm, sizeof *lm, ngpu, &sg, nloc,
                              gchunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "gpus", run_gpu_place_cols, NRUNGPUPLACECOLS, lm, sizeof *lm, ngpu, &sg,
+                             nloc, gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
@@ -1443,7 +1470,7 @@ void lsim_store_run_free(lsim_store_run *r)
 }
 
 /* Rows of a 1-D dataset (or -1 with the error set). */
-static int64_t dset_rows(sctx *c, hid_t loc, const char *where, const char *name)
+int64_t h5s_dset_rows(sctx *c, hid_t loc, const char *where, const char *name)
 {
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) {
         h5s_fail(c, LSIM_EFORMAT, "dataset %s/%s is missing", where, name);
@@ -1528,9 +1555,6 @@ static int check_prefix(sctx *c, const char *where, const char *what, const void
     return 0;
 }
 
-/* Read run group `run`; light 1: the per-GPU table and attributes only;
- * light 2: everything but the per-node times (start, end, bind_*). */
-
 /* The run's deterministic attributes (provenance is read_provenance's). */
 static void read_run_attrs(hid_t run, lsim_store_run *r)
 {
@@ -1553,7 +1577,7 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
 static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, char ***src, size_t *n,
                          uint64_t tot[RR_N])
 {
-    int64_t nrows = dset_rows(c, run, where, "gpus/rank");
+    int64_t nrows = h5s_dset_rows(c, run, where, "gpus/rank");
     if (nrows < 0) return c->e.code;
     *n = (size_t)nrows;
     rrow *x = *rows = calloc(*n ? *n : 1, sizeof **rows);
@@ -1567,6 +1591,15 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_ctime_cols, NRUNGPUCTIMECOLS, x, sizeof *x, *n, 0, *n);
     if (!rc && H5Lexists(run, "gpus/has_rootless", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, run, where, "gpus", run_gpu_root_cols, NRUNGPUROOTCOLS, x, sizeof *x, *n, 0, *n);
+    if (!rc && H5Lexists(run, "gpus/has_place", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "gpus", run_gpu_place_cols, NRUNGPUPLACECOLS, x, sizeof *x, *n, 0, *n);
+    for (size_t i = 0; !rc && i < *n; i++) {
+        const lsim_store_gpu_result *q = &x[i].g;
+        if (!q->has_place) x[i].g.stage = x[i].g.replica = -1;
+        else if (q->has_place > 1 || q->observed > 1 || q->stage < -1 || q->replica < -1)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus: the place columns of GPU %zu are out of range (has_place and "
+                          "observed 0 or 1, stage and replica -1 or more)", where, i);
+    }
     for (size_t i = 0; !rc && i < *n; i++) {
         const lsim_rank_report *q = &x[i].g.report;
         int bad = q->has_rootless > 1 || (q->has_rootless && !q->has_coupling);
@@ -1743,6 +1776,24 @@ static int check_paths(sctx *c, const char *where, const lsim_store_run *r)
     return 0;
 }
 
+/* GPU i's embedded graph against its run rows (node count, iteration
+ * names, the critical path's edges). */
+int h5s_check_run_graph(sctx *c, const char *where, size_t i, const lsim_graph *g, const lsim_store_gpu_result *x)
+{
+    int rc = 0;
+    if (g->n != x->node_count)
+        rc = h5s_fail(c, LSIM_EFORMAT, "%s/graph: GPU %zu has %zu nodes, the run %llu", where, i, g->n,
+                      (unsigned long long)x->node_count);
+    for (uint32_t k = 0; !rc && k < x->report.niters; k++)
+        if (x->report.iters[k].name >= lsim_strtab_count(g->strings))
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/iterations/name_id of GPU %zu is past the graph's strings", where, i);
+    for (size_t k = 0; !rc && x->has_cp && k < x->cp.n; k++)
+        if (x->cp.via[k] >= (int64_t)g->nedges)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/critical_path/via of GPU %zu names edge %lld, the graph has %llu",
+                          where, i, (long long)x->cp.via[k], (unsigned long long)g->nedges);
+    return rc;
+}
+
 /* The embedded graphs, when the run has them: they must match the run row
  * for row. */
 static int read_run_graphs(sctx *c, hid_t run, const char *where, lsim_store_run *r)
@@ -1764,17 +1815,7 @@ static int read_run_graphs(sctx *c, hid_t run, const char *where, lsim_store_run
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_graph *g = r->graphs[i];
         const lsim_store_gpu_result *x = &r->gpus[i];
-        if (g->n != x->node_count)
-            rc = h5s_fail(c, LSIM_EFORMAT, "%s: GPU %zu has %zu nodes, the run %llu", gw, i, g->n,
-                          (unsigned long long)x->node_count);
-        for (uint32_t k = 0; !rc && k < x->report.niters; k++)
-            if (x->report.iters[k].name >= lsim_strtab_count(g->strings))
-                rc = h5s_fail(c, LSIM_EFORMAT, "%s/iterations/name_id of GPU %zu is past the graph's strings", where,
-                              i);
-        for (size_t k = 0; !rc && x->has_cp && k < x->cp.n; k++)
-            if (x->cp.via[k] >= (int64_t)g->nedges)
-                rc = h5s_fail(c, LSIM_EFORMAT, "%s/critical_path/via of GPU %zu names edge %lld, the graph has %llu",
-                              where, i, (long long)x->cp.via[k], (unsigned long long)g->nedges);
+        rc = h5s_check_run_graph(c, where, i, g, x);
         for (size_t v = 0; !rc && r->bind_start && v < g->n; v++) {
             int64_t bs = r->bind_start[x->node_offset + v], be = r->bind_end[x->node_offset + v];
             if (bs < -1 || be < -1 || bs >= (int64_t)g->nedges || be >= (int64_t)g->nedges)
@@ -1799,7 +1840,8 @@ static void attach_times(lsim_store_run *r)
 }
 
 /* Read run group `run`; light 1: the per-GPU table and attributes only;
- * light 2: everything but the per-node times (start, end, bind_*). */
+ * light 2: everything but the per-node times (start, end, bind_*); light 3:
+ * nor the embedded graphs. */
 static int read_run(sctx *c, hid_t run, const char *where, const char *name, int light, lsim_store_run **out)
 {
     rrow *rows = NULL;
@@ -1820,9 +1862,9 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
     if (!rc && light != 1) rc = read_run_iters(c, run, where, r, rows, tot[RR_ITER]);
     /* a summary has no per-node times to read */
     if (!rc && light != 1)
-        rc = read_run_cols(c, run, where, r, rows, tot, light == 2 || r->detail == LSIM_STORE_DETAIL_SUMMARY);
+        rc = read_run_cols(c, run, where, r, rows, tot, light >= 2 || r->detail == LSIM_STORE_DETAIL_SUMMARY);
     if (!rc && light != 1) rc = check_paths(c, where, r);
-    if (!rc && light != 1) rc = read_run_graphs(c, run, where, r);
+    if (!rc && light != 1 && light != 3) rc = read_run_graphs(c, run, where, r);
     if (!rc) {
         attach_times(r);
         *out = r;
@@ -1877,23 +1919,22 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
     return lsim_store_read_results_ex(path, run_name, 0, out, err);
 }
 
-int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
-                               lsim_err *err)
+/* Open run `run_name` of the result file c names (NULL: its only run);
+ * *runs and *run: the caller closes them (-1 when not open); where: the
+ * run's path. Local. */
+int h5s_open_run(sctx *c, const char *run_name, hid_t *runs, hid_t *run, char *where, size_t wlen)
 {
-    sctx c;
-    hid_t runs = -1, run = -1;
     char **names = NULL;
     size_t n = 0;
-    *out = NULL;
-    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
-    int rc = open_results(&c, &runs, &names, &n);
+    *runs = *run = -1;
+    int rc = open_results(c, runs, &names, &n);
     const char *pick = run_name;
     if (!rc && !pick) {
         if (n == 1) pick = names[0];
         else {
             char list[256];
             join_names(list, sizeof list, names, n);
-            rc = h5s_fail(&c, LSIM_EARG, "holds %zu runs (%s): name the one to read", n, n ? list : "none");
+            rc = h5s_fail(c, LSIM_EARG, "holds %zu runs (%s): name the one to read", n, n ? list : "none");
         }
     }
     if (!rc) {
@@ -1902,18 +1943,27 @@ int lsim_store_read_results_ex(const char *path, const char *run_name, int flags
         if (i == n) {
             char list[256];
             join_names(list, sizeof list, names, n);
-            rc = h5s_fail(&c, LSIM_EARG, "no run named '%s' (runs: %s)", pick, n ? list : "none");
+            rc = h5s_fail(c, LSIM_EARG, "no run named '%s' (runs: %s)", pick, n ? list : "none");
         }
     }
-    if (!rc && (run = H5Gopen2(runs, pick, H5P_DEFAULT)) < 0) rc = h5s_fail(&c, LSIM_EFORMAT, "cannot open run '%s'", pick);
-    if (!rc) {
-        char where[300];
-        snprintf(where, sizeof where, "/runs/%s", pick);
-        rc = read_run(&c, run, where, pick, flags & LSIM_STORE_READ_NO_TIMES ? 2 : 0, out);
-    }
-    if (run >= 0) H5Gclose(run);
-    if (runs >= 0) H5Gclose(runs);
+    if (!rc && (*run = H5Gopen2(*runs, pick, H5P_DEFAULT)) < 0) rc = h5s_fail(c, LSIM_EFORMAT, "cannot open run '%s'", pick);
+    if (!rc) snprintf(where, wlen, "/runs/%s", pick);
     h5s_free_strs(names, n);
-    return h5s_ctx_done(&c, rc, err);
+    return rc;
 }
 
+int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
+                               lsim_err *err)
+{
+    sctx c;
+    hid_t runs = -1, run = -1;
+    char where[300];
+    *out = NULL;
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_run(&c, run_name, &runs, &run, where, sizeof where);
+    int light = (flags & LSIM_STORE_READ_NO_GRAPHS) ? 3 : (flags & LSIM_STORE_READ_NO_TIMES) ? 2 : 0;
+    if (!rc) rc = read_run(&c, run, where, where + strlen("/runs/"), light, out);
+    if (run >= 0) H5Gclose(run);
+    if (runs >= 0) H5Gclose(runs);
+    return h5s_ctx_done(&c, rc, err);
+}

@@ -102,6 +102,7 @@ static const dcol dcols[] = {
     U("gpus", "has_coll_time", "1"), U("gpus", "coll_time_actual", "ns"), U("gpus", "coll_wait_actual", "ns"),
     U("gpus", "coll_time_predicted", "ns"), U("gpus", "coll_wait_predicted", "ns"),
     U("gpus", "has_rootless", "1"), U("gpus", "coll_rootless", "1"),
+    U("gpus", "has_place", "1"), U("gpus", "stage", "1"), U("gpus", "replica", "1"), U("gpus", "observed", "1"),
     U("iterations", "gpu", "1"), U("iterations", "name_id", "1"), U("iterations", "actual", "ns"),
     U("iterations", "predicted", "ns"), U("iterations", "error", "1"), U("iterations", "breakdown_actual", "ns"),
     U("iterations", "breakdown_predicted", "ns"), U("iterations", "cpu_actual", "ns"),

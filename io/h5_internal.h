@@ -395,5 +395,13 @@ int h5s_describe(sctx *c, hid_t loc, const char *where);
  * per-GPU table, sources and attributes (lumosim info). *out: caller's
  * (lsim_store_run_free). Local. */
 int h5s_read_run_summary(sctx *c, hid_t run, const char *where, const char *name, lsim_store_run **out);
+/* Rows of the 1-D dataset loc/name (at most 2^31), -1 with the error set. */
+int64_t h5s_dset_rows(sctx *c, hid_t loc, const char *where, const char *name);
+/* Open run run_name of the result file (NULL: its only run): *runs and *run
+ * for the caller to close (-1 when not opened), where: "/runs/NAME". */
+int h5s_open_run(sctx *c, const char *run_name, hid_t *runs, hid_t *run, char *where, size_t wlen);
+/* GPU i's embedded graph against its run rows: node count, iteration
+ * names, the critical path's edges. */
+int h5s_check_run_graph(sctx *c, const char *where, size_t i, const lsim_graph *g, const lsim_store_gpu_result *x);
 
 #endif

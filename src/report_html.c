@@ -29,7 +29,14 @@ static const char *const DUTY_COLOR[2] = {"#4e79a7", "#59a14f"}; /* actual, pred
 
 static double ms(lsim_ns x) { return (double)x / 1e6; }
 
-static int rank_of(const lsim_replay_item *it, size_t i) { return it->g->rank >= 0 ? it->g->rank : (int)i; }
+/* An item's rank, source and iteration names: from its brief when it has
+ * one (a GPU of an archive read without its graph), else from its graph. */
+static int rank_of(const lsim_replay_item *it, size_t i)
+{
+    int r = it->brief ? it->brief->rank : it->g->rank;
+    return r >= 0 ? r : (int)i;
+}
+static const char *source_of(const lsim_replay_item *it) { return it->brief ? it->brief->source : it->g->source; }
 
 /* Text from a trace (names, paths) for element content and attribute values:
  * & < > " ' escaped, control characters shown as spaces, bytes that are not
@@ -158,7 +165,18 @@ static double mean(const double *v, uint32_t n)
 /* A graph with no observed node (synthesized or what-if): its "actual"
  * figures are absent. Such a rank is drawn predicted only, with "-" where an
  * actual figure would be; ranks with observations are drawn as before. */
-static int has_obs(const lsim_graph *g) { return lsim_metrics_observed_nodes(g) > 0; }
+static int has_obs(const lsim_replay_item *it)
+{
+    return it->brief ? it->brief->observed : lsim_metrics_observed_nodes(it->g) > 0;
+}
+/* the actual side is shown: observed, and not a copy of another rank */
+static int shows_obs(const lsim_replay_item *it) { return has_obs(it) && !it->unmeasured; }
+
+static const char *iter_name(const lsim_replay_item *it, uint32_t k)
+{
+    if (it->brief && it->brief->iter_names) return it->brief->iter_names[k] ? it->brief->iter_names[k] : "?";
+    return it->g ? str(it->g, it->r->iters[k].name) : "?";
+}
 
 static const char NO_OBS_NOTE[] = "no observed times (synthesized or what-if graph)";
 
@@ -226,7 +244,7 @@ static void bar(FILE *f, double x, double w, double y0, double scale, const doub
     }
 }
 
-static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
+static void iter_chart(FILE *f, const lsim_replay_item *it, const lsim_rank_report *r, int obs)
 {
     uint32_t ng = r->niters ? r->niters : 1;
     double ymax = 0;
@@ -270,7 +288,7 @@ static void iter_chart(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
             IT_MT + IT_H / 2.0, IT_MT + IT_H / 2.0);
 
     for (uint32_t k = 0; k < ng; k++) {
-        const char *name = r->niters ? str(g, r->iters[k].name) : "window";
+        const char *name = r->niters ? iter_name(it, k) : "window";
         double a[4], p[4];
         bd_ms(r->niters ? &r->iters[k].bd_actual : &r->bd_actual, a);
         bd_ms(r->niters ? &r->iters[k].bd_predicted : &r->bd_predicted, p);
@@ -368,7 +386,7 @@ static void cpu_span_cell(FILE *f, const lsim_rank_report *r, uint32_t k, int ob
     fputs("</td>", f);
 }
 
-static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, int obs)
+static void iter_table(FILE *f, const lsim_replay_item *it, const lsim_rank_report *r, int obs)
 {
     fputs("<div class=\"scroll\"><table><tr><th class=\"l\">iteration</th><th>actual ms</th><th>predicted ms</th>"
           "<th>error</th>",
@@ -379,7 +397,7 @@ static void iter_table(FILE *f, const lsim_graph *g, const lsim_rank_report *r, 
     fputs("<th>CPU-side span<br>actual / pred. ms</th></tr>\n", f);
     uint32_t ng = r->niters ? r->niters : 1;
     for (uint32_t k = 0; k < ng; k++) {
-        const char *name = r->niters ? str(g, r->iters[k].name) : "window";
+        const char *name = r->niters ? iter_name(it, k) : "window";
         lsim_ns ta = r->niters ? r->iters[k].actual : r->window_actual;
         lsim_ns tp = r->niters ? r->iters[k].predicted : r->window_predicted;
         double a[4], p[4];
@@ -775,10 +793,10 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
 {
     const lsim_graph *g = it->g;
     const lsim_rank_report *r = it->r;
-    int rk = rank_of(it, i), obs = has_obs(g) && !it->unmeasured;
+    int rk = rank_of(it, i), obs = shows_obs(it);
     double we = lsim_rel_err(r->window_actual, r->window_predicted);
     fprintf(f, "<section id=\"rank-%zu\">\n<h2>Rank %d</h2>\n<div class=\"src\">", i, rk);
-    esc(f, g->source);
+    esc(f, source_of(it));
     if (obs) {
         fputs("</div>\n<p class=\"note\" style=\"margin-top:4px\">Window: actual ", f);
         put_ms(f, ms(r->window_actual));
@@ -818,8 +836,8 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
         fputs("No ProfilerStep annotations in this graph: the bar shows the whole window.", f);
     fputs("</p>\n", f);
     legend(f, 4, BD_NAME, BD_COLOR);
-    iter_chart(f, g, r, obs);
-    iter_table(f, g, r, obs);
+    iter_chart(f, it, r, obs);
+    iter_table(f, it, r, obs);
     fputs("</div>\n", f);
 
     fputs("<div class=\"card\"><h3>Timeline: stream-active duty cycle</h3>\n<p class=\"note\">", f);
@@ -837,8 +855,15 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
     duty_chart(f, r, obs);
     fputs("</div>\n", f);
 
-    if (it->cp) cp_section(f, g, it->cp);
-    graph_stats(f, g, r, obs);
+    if (!g) {
+        fputs("<p class=\"note\">The run keeps no graph of this GPU (it was written with --detail summary): "
+              "its critical path's ops and its graph statistics are not in the archive (rerun lumosim sim with "
+              "--detail ops for them).</p>\n",
+              f);
+    } else {
+        if (it->cp) cp_section(f, g, it->cp);
+        graph_stats(f, g, r, obs);
+    }
     fputs("</section>\n", f);
 }
 
@@ -847,16 +872,12 @@ static void rank_section(FILE *f, const lsim_replay_item *it, size_t i)
 #define HTML_FULL_RANKS 16
 #define HTML_TOP_KERNELS 15
 
-typedef struct kagg {
-    uint64_t count, observed;
-    double actual_ms, predicted_ms;
-} kagg;
-
-static const kagg *g_kagg;
+/* qsort has no context argument: the array being sorted (one page at a time) */
+static const lsim_report_kernel *g_kern;
 static int cmp_kidx(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    double p = g_kagg[x].predicted_ms, q = g_kagg[y].predicted_ms;
+    lsim_ns p = g_kern[x].predicted_ns, q = g_kern[y].predicted_ns;
     if (p != q) return p > q ? -1 : 1;
     return (x > y) - (x < y);
 }
@@ -934,7 +955,8 @@ static int gpu_positions(const lsim_replay_item *items, size_t n, gpu_pos *p, in
     int *seen = calloc(n, sizeof *seen), known = 1;
     if (!seen) return LSIM_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        lsim_report_coords_of(items[i].g, &p[i].stage, &p[i].replica);
+        if (items[i].brief) p[i].stage = items[i].brief->stage, p[i].replica = items[i].brief->replica;
+        else lsim_report_coords_of(items[i].g, &p[i].stage, &p[i].replica);
         if (p[i].stage < 0 || (size_t)p[i].stage >= n) known = 0;
         p[i].win = ms(items[i].r->window_predicted);
         p[i].comm = ms(items[i].r->bd_predicted.exposed_comm);
@@ -1195,7 +1217,7 @@ static void rank_bars(FILE *f, const lsim_replay_item *items, size_t n, size_t s
  * communication split into waiting for peers and transfer, the collective
  * kernels by kind (coupled or traced), and the kernels aggregated by name
  * over all ranks (the largest predicted totals). */
-static int job_overview(FILE *f, const lsim_replay_item *items, size_t n)
+static int job_overview(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_kernel *kern, size_t nk)
 {
     static const char *const NAME5[5] = {"exposed compute", "overlapped", "exposed comm: transfer",
                                          "exposed comm: waiting for peers", "other"};
@@ -1253,54 +1275,29 @@ static int job_overview(FILE *f, const lsim_replay_item *items, size_t n)
         fputs("</table></div>\n", f);
     }
     /* kernels by name over all ranks */
-    lsim_strtab *keys = lsim_strtab_new();
-    kagg *ka = NULL;
-    uint32_t *idx = NULL;
-    size_t cap = 0;
-    for (size_t i = 0; keys && i < n; i++) {
-        const lsim_graph *g = items[i].g;
-        for (size_t v = 0; v < g->n; v++) {
-            if (g->kind[v] != LSIM_N_KERNEL && g->kind[v] != LSIM_N_MEMCPY && g->kind[v] != LSIM_N_MEMSET) continue;
-            const char *nm = str(g, g->name[v]);
-            uint32_t id;
-            if (lsim_strtab_intern(keys, nm, strlen(nm), &id)) goto done;
-            if (id >= cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                while (nc <= id) nc *= 2;
-                kagg *x = realloc(ka, nc * sizeof *x);
-                if (!x) goto done;
-                memset(x + cap, 0, (nc - cap) * sizeof *x);
-                ka = x, cap = nc;
-            }
-            ka[id].count++;
-            ka[id].predicted_ms += ms(items[i].end[v] - items[i].start[v]);
-            if (g->obs_start[v] != LSIM_OBS_NONE && g->obs_end[v] != LSIM_OBS_NONE) {
-                ka[id].observed++;
-                ka[id].actual_ms += ms(g->obs_end[v] - g->obs_start[v]);
-            }
-        }
-    }
-    uint32_t nk = keys ? lsim_strtab_count(keys) : 0;
-    if (nk && (idx = malloc(nk * sizeof *idx))) {
-        for (uint32_t k = 0; k < nk; k++) idx[k] = k;
-        g_kagg = ka;
+    uint32_t *idx = nk ? malloc(nk * sizeof *idx) : NULL;
+    if (nk && !idx) rc = LSIM_ENOMEM;
+    if (idx) {
+        for (size_t k = 0; k < nk; k++) idx[k] = (uint32_t)k;
+        g_kern = kern;
         qsort(idx, nk, sizeof *idx, cmp_kidx);
-        fprintf(f, "<h3>Kernels by name, all ranks (the %u largest predicted totals of %u)</h3>\n",
-                nk < HTML_TOP_KERNELS ? nk : HTML_TOP_KERNELS, nk);
+        fprintf(f, "<h3>Kernels by name, all ranks (the %zu largest predicted totals of %zu)</h3>\n",
+                nk < HTML_TOP_KERNELS ? nk : (size_t)HTML_TOP_KERNELS, nk);
         fputs("<div class=\"scroll\"><table><tr><th class=\"l\">name</th><th>count</th><th>actual ms</th>"
               "<th>predicted ms</th><th>error</th></tr>\n",
               f);
-        for (uint32_t j = 0; j < nk && j < HTML_TOP_KERNELS; j++) {
-            const kagg *a = &ka[idx[j]];
+        for (size_t j = 0; j < nk && j < HTML_TOP_KERNELS; j++) {
+            const lsim_report_kernel *a = &kern[idx[j]];
+            int all_obs = a->observed == a->count && a->count;
             fputs("<tr><td class=\"nm\">", f);
-            esc_n(f, lsim_strtab_get(keys, idx[j]), 160);
+            esc_n(f, a->name, 160);
             fprintf(f, "</td><td>%llu</td><td>", (unsigned long long)a->count);
-            if (a->observed == a->count && a->count) put_ms(f, a->actual_ms);
+            if (all_obs) put_ms(f, ms(a->actual_ns));
             else fputc('-', f);
             fputs("</td><td>", f);
-            put_ms(f, a->predicted_ms);
-            if (a->observed == a->count && a->count && a->actual_ms > 0) {
-                double e = (a->predicted_ms - a->actual_ms) / a->actual_ms;
+            put_ms(f, ms(a->predicted_ns));
+            if (all_obs && a->actual_ns > 0) {
+                double e = lsim_rel_err(a->actual_ns, a->predicted_ns);
                 fprintf(f, "</td><td class=\"%s\">", err_class(e));
                 put_pct(f, e);
             } else {
@@ -1310,11 +1307,8 @@ static int job_overview(FILE *f, const lsim_replay_item *items, size_t n)
         }
         fputs("</table></div>\n", f);
     }
-done:
     fputs("</div>\n", f);
     free(idx);
-    free(ka);
-    lsim_strtab_free(keys);
     return rc;
 }
 
@@ -1385,18 +1379,124 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
     return lsim_report_html_mem(f, items, n, NULL, NULL, err);
 }
 
+void lsim_report_brief_of(const lsim_graph *g, lsim_report_brief *b)
+{
+    memset(b, 0, sizeof *b);
+    b->rank = g->rank;
+    b->source = g->source;
+    b->observed = lsim_metrics_observed_nodes(g) > 0;
+    lsim_report_coords_of(g, &b->stage, &b->replica);
+}
+
+void lsim_report_kernels_free(lsim_report_kernel *k, size_t n)
+{
+    for (size_t i = 0; k && i < n; i++) free(k[i].name);
+    free(k);
+}
+
+int lsim_report_kernels_of(const lsim_replay_item *items, size_t n, lsim_report_kernel **out, size_t *nout)
+{
+    lsim_strtab *keys = lsim_strtab_new();
+    lsim_report_kernel *ka = NULL;
+    size_t cap = 0;
+    int rc = keys ? 0 : LSIM_ENOMEM;
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_graph *g = items[i].g;
+        for (size_t v = 0; !rc && v < g->n; v++) {
+            if (g->kind[v] != LSIM_N_KERNEL && g->kind[v] != LSIM_N_MEMCPY && g->kind[v] != LSIM_N_MEMSET) continue;
+            const char *nm = str(g, g->name[v]);
+            uint32_t id;
+            if ((rc = lsim_strtab_intern(keys, nm, strlen(nm), &id) ? LSIM_ENOMEM : 0)) break;
+            if (id >= cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                while (nc <= id) nc *= 2;
+                lsim_report_kernel *x = realloc(ka, nc * sizeof *x);
+                if (!x) {
+                    rc = LSIM_ENOMEM;
+                    break;
+                }
+                memset(x + cap, 0, (nc - cap) * sizeof *x);
+                ka = x, cap = nc;
+            }
+            lsim_report_kernel *k = &ka[id];
+            k->count++;
+            k->predicted_ns = lsim_ns_add_sat(k->predicted_ns, items[i].end[v] - items[i].start[v]);
+            if (g->obs_start[v] != LSIM_OBS_NONE) { /* as the archive's kernels table counts them */
+                k->observed++;
+                k->actual_ns = lsim_ns_add_sat(k->actual_ns, g->obs_end[v] - g->obs_start[v]);
+            }
+        }
+    }
+    uint32_t nk = rc ? 0 : lsim_strtab_count(keys);
+    for (uint32_t k = 0; k < nk && !rc; k++)
+        if (!(ka[k].name = strdup(lsim_strtab_get(keys, k)))) rc = LSIM_ENOMEM;
+    lsim_strtab_free(keys);
+    if (rc) {
+        lsim_report_kernels_free(ka, nk);
+        return rc;
+    }
+    *out = ka;
+    *nout = nk;
+    return 0;
+}
+
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          const lsim_job_path *path, lsim_err *err)
 {
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
         if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
-    const char *mode = lsim_latency_mode_name(n && items[0].g->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL);
+    lsim_report_view v = {NULL, 0, n ? items[0].g->latency : LSIM_LAT_MODEL, memory, path};
+    lsim_report_kernel *kern = NULL;
+    if (n > 1 && lsim_report_kernels_of(items, n, &kern, &v.nkernels))
+        return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
+    v.kernels = kern;
+    int rc = lsim_report_html_view(f, items, n, &v, err);
+    lsim_report_kernels_free(kern, v.nkernels);
+    return rc;
+}
+
+/* The slowest and the fastest GPU, and the slowest named in the aggregated
+ * view (top[0..*ntop)): what in_full tests. */
+static void full_set(const lsim_replay_item *items, size_t n, size_t *slow, size_t *fast, size_t *top, size_t *ntop)
+{
+    size_t late = 0;
+    *slow = *fast = 0;
+    *ntop = n > HTML_AGG_MIN ? slowest_of(items, n, top) : 0;
+    if (n > 1) extremes(items, n, slow, fast, &late);
+}
+
+size_t lsim_report_html_full(const lsim_replay_item *items, size_t n, size_t *out)
+{
+    size_t slow, fast, top[HTML_SLOWEST], ntop, k = 0;
+    full_set(items, n, &slow, &fast, top, &ntop);
+    for (size_t i = 0; i < n && k < LSIM_REPORT_HTML_FULL_MAX; i++)
+        if (in_full(i, n, slow, fast, top, ntop)) out[k++] = i;
+    return k;
+}
+
+int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_view *view,
+                          lsim_err *err)
+{
+    if (!f || (n && !items) || !view) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
+    for (size_t i = 0; i < n; i++)
+        if ((!items[i].g && !items[i].brief) || !items[i].r)
+            return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
+    const lsim_memest_job *memory = view->memory;
+    const lsim_job_path *path = view->path;
+    const char *mode = lsim_latency_mode_name(view->latency == LSIM_LAT_OBSERVED ? LSIM_LAT_OBSERVED : LSIM_LAT_MODEL);
+    size_t slow, fast, top[HTML_SLOWEST], ntop;
+    full_set(items, n, &slow, &fast, top, &ntop);
+    for (size_t i = 0; i < n; i++)
+        if (in_full(i, n, slow, fast, top, ntop) && ((!items[i].g && !items[i].brief) || (items[i].g && (!items[i].start || !items[i].end))))
+            return lsim_err_set(err, LSIM_EARG, "HTML report: GPU %zu is shown in full and has no graph or times", i);
 
     /* a job without observed times was synthesized or transformed: a
      * simulation, not the replay of a trace (as the table's head says) */
     int replayed = !n;
-    for (size_t i = 0; i < n && !replayed; i++) replayed = has_obs(items[i].g); /* copies included: a replay */
+    for (size_t i = 0; i < n && !replayed; i++) replayed = has_obs(&items[i]); /* copies included: a replay */
     const char *title = replayed ? "lumosim replay report" : "lumosim simulation report (synthesized or what-if job)";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
@@ -1411,9 +1511,7 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     lsim_ns ja, jp;
     lsim_report_job_span(items, n, &ja, &jp);
     int any_obs = !n, agg = n > HTML_AGG_MIN;
-    for (size_t i = 0; i < n; i++) any_obs |= has_obs(items[i].g) && !items[i].unmeasured;
-    size_t slow = 0, fast = 0, late = 0, top[HTML_SLOWEST], ntop = agg ? slowest_of(items, n, top) : 0;
-    if (n > 1) extremes(items, n, &slow, &fast, &late);
+    for (size_t i = 0; i < n; i++) any_obs |= shows_obs(&items[i]);
     fputs("<div class=\"card\"><h3>Summary</h3>\n<p class=\"note\">Actual: what the trace recorded; predicted: what "
           "the replay produced. Error = (predicted &minus; actual) / actual.</p>\n",
           f);
@@ -1426,11 +1524,11 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
     for (size_t i = 0; i < n; i++) {
         const lsim_rank_report *r = items[i].r;
         double e = lsim_rel_err(r->window_actual, r->window_predicted);
-        int obs = has_obs(items[i].g) && !items[i].unmeasured;
+        int obs = shows_obs(&items[i]);
         if (in_full(i, n, slow, fast, top, ntop))
             fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
         else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
-        esc(f, items[i].g->source);
+        esc(f, source_of(&items[i]));
         fprintf(f, "</td><td>%u</td><td>", r->niters);
         if (obs) put_ms(f, ms(r->window_actual));
         else fputs(items[i].unmeasured ? "not measured" : "-", f);
@@ -1452,7 +1550,7 @@ int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const
         memory_card(f, memory);
     if (path) job_path_card(f, path);
 
-    if (n > 1 && job_overview(f, items, n)) return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
+    if (n > 1 && job_overview(f, items, n, view->kernels, view->nkernels)) return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
     if (agg)
         fprintf(f, "<p class=\"note\">%zu GPUs: the %zu slowest and the fastest (%d) in full below; every GPU is in "
                    "the summary, the distributions and the heat maps.</p>\n",

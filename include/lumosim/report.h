@@ -13,6 +13,19 @@
 #include "lumosim/metrics.h"
 #include "lumosim/netshare.h"
 
+/* What the reports need of a GPU beyond its measurements, when its graph is
+ * not at hand: a result archive read without its graphs (lumosim report of
+ * a large or a --detail summary archive; the archive's gpus/stage, replica,
+ * observed columns, docs/hdf5-schema.md). Each field is what the GPU's graph
+ * would give. */
+typedef struct lsim_report_brief {
+    int rank;                      /* the graph's rank (-1: its index) */
+    const char *source;            /* the trace path it was built from (borrowed) */
+    int observed;                  /* it has observed times (lsim_metrics_observed_nodes > 0) */
+    int stage, replica;            /* lsim_report_coords_of */
+    char *const *iter_names;       /* the report's iteration names (its niters), borrowed */
+} lsim_report_brief;
+
 /* One replayed rank: its graph, its measurements and, when available, the
  * simulated times, the deciding edges and the critical path (NULL if not
  * computed). */
@@ -33,7 +46,31 @@ typedef struct lsim_replay_item {
                                                side was never measured, so it
                                                is shown as not measured (null
                                                in JSON), with no error */
+    const lsim_report_brief *brief;         /* last, so positional initializers
+                                               stay valid: non-NULL when g may be
+                                               NULL (the HTML page: a GPU not
+                                               shown in full, or a run kept
+                                               without graphs); the reports then
+                                               take rank, source, observed and
+                                               coordinates from it */
 } lsim_replay_item;
+
+/* The brief of a graph (iter_names NULL: the graph's strings). Local. */
+void lsim_report_brief_of(const lsim_graph *g, lsim_report_brief *b);
+
+/* The job's GPU work by name: kernel, memcpy and memset nodes of every GPU
+ * summed by name (any kind), in order of first appearance (GPU order, then
+ * node order). The sums saturate. */
+typedef struct lsim_report_kernel {
+    char *name;                    /* owned by the array (lsim_report_kernels_free) */
+    uint64_t count, observed;      /* nodes, and of them nodes with observed times */
+    lsim_ns actual_ns;             /* sum of observed durations over the observed ones */
+    lsim_ns predicted_ns;          /* sum of simulated durations */
+} lsim_report_kernel;
+/* From the items' graphs and simulated times (every item needs g, start and
+ * end). 0 or LSIM_ENOMEM; *out: caller's. Local. */
+int lsim_report_kernels_of(const lsim_replay_item *items, size_t n, lsim_report_kernel **out, size_t *nout);
+void lsim_report_kernels_free(lsim_report_kernel *k, size_t n);
 
 void lsim_report_table(FILE *f, const lsim_replay_item *items, size_t n);
 
@@ -164,5 +201,29 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
  * none), a card after it. */
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          const lsim_job_path *path, lsim_err *err);
+
+/* The page from what a result archive keeps, without holding every graph
+ * (lumosim report RESULT.h5 --html): each item has its report and a brief;
+ * only the GPUs lsim_report_html_full names need g, start and end (and cp
+ * when the run has critical paths). A GPU shown in full without a graph (a
+ * run written with --detail summary) gets its iterations and timeline, and
+ * a line saying what the run did not keep. The page is byte for byte what
+ * lsim_report_html_mem writes from the graphs. Local. */
+typedef struct lsim_report_view {
+    const lsim_report_kernel *kernels; /* the job's kernels by name (NULL with nkernels 0
+                                          and no graphs: the table is left out) */
+    size_t nkernels;
+    int latency;                       /* lsim_latency_mode of the run */
+    const lsim_memest_job *memory;     /* as lsim_report_html_mem; NULL: none */
+    const lsim_job_path *path;
+} lsim_report_view;
+int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_view *v,
+                          lsim_err *err);
+/* The GPUs the page shows in full, ascending, from the items' reports alone
+ * (every GPU up to 16, else the slowest, the fastest and, beyond 64 GPUs,
+ * the slowest five); out needs LSIM_REPORT_HTML_FULL_MAX entries. Returns
+ * how many. Local. */
+#define LSIM_REPORT_HTML_FULL_MAX 16
+size_t lsim_report_html_full(const lsim_replay_item *items, size_t n, size_t *out);
 
 #endif

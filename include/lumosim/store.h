@@ -375,6 +375,11 @@ typedef struct lsim_store_gpu_result {
     const int64_t *bind_start, *bind_end; /* NULL when not stored */
     int coupled;                         /* simulated with the job's other ranks */
     lsim_ns clock_offset;                /* its estimated clock offset, ns */
+    int has_place;                       /* the next three were stored (runs
+                                            written before them: 0, and
+                                            stage, replica -1) */
+    int32_t stage, replica;              /* lsim_report_coords_of its graph, -1 unknown */
+    int observed;                        /* its graph has observed times */
 } lsim_store_gpu_result;
 
 typedef struct lsim_store_run {
@@ -417,9 +422,35 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
  * LSIM_STORE_DETAIL_SUMMARY reads as with this flag (and without graphs):
  * its detail field says so. */
 #define LSIM_STORE_READ_NO_TIMES 1
+/* LSIM_STORE_READ_NO_GRAPHS: nor the embedded graphs (run->graphs NULL):
+ * the per-GPU table, iterations, duty cycles and critical paths only, read
+ * in memory that does not grow with the graphs (lumosim report takes the
+ * graphs of the GPUs it shows with lsim_store_read_gpu_details). */
+#define LSIM_STORE_READ_NO_GRAPHS 2
 int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
                                lsim_err *err);
 void lsim_store_run_free(lsim_store_run *r);
+
+/* The embedded graphs and simulated times (start, end; no bind_*) of the
+ * GPUs gpus[0..n) (ascending) of run r as read from PATH (run_name as
+ * given to that read), each checked against r's rows. *out: n details,
+ * caller's (lsim_store_gpu_details_free). A run without graphs (--detail
+ * summary) is LSIM_EARG. Local. */
+typedef struct lsim_store_gpu_detail {
+    lsim_graph *graph;
+    lsim_ns *start, *end; /* the GPU's node_count each */
+} lsim_store_gpu_detail;
+int lsim_store_read_gpu_details(const char *path, const char *run_name, const lsim_store_run *r, const size_t *gpus,
+                                size_t n, lsim_store_gpu_detail **out, lsim_err *err);
+void lsim_store_gpu_details_free(lsim_store_gpu_detail *d, size_t n);
+
+/* The run's kernels table summed over its GPUs by name: what
+ * lsim_report_kernels_of gives from the graphs, read in pieces (memory
+ * bounded by the distinct names and a chunk of rows). *have 0 (and nothing
+ * allocated): the run has no kernels table (written before it). *out:
+ * caller's (lsim_report_kernels_free). Local. */
+int lsim_store_read_kernel_totals(const char *path, const char *run_name, lsim_report_kernel **out, size_t *n,
+                                  int *have, lsim_err *err);
 
 /* ------------------------------------------------------------ info */
 

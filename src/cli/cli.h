@@ -157,6 +157,10 @@ int lsim_cli_whatif(int argc, char **argv);
  * nccl-tests output (calibrate_cmd.c). */
 int lsim_cli_calibrate(int argc, char **argv);
 int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out);
+/* Items for every GPU of a stored run read with its graphs (the archive's
+ * embedded ones); a run without graphs is refused in one line naming path
+ * and the --detail that keeps them. *out: caller's. (store_cmds.c) */
+int lsim_cli_items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err);
 
 /* Write the predicted trace if o->trace_out is set. */
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *run, lsim_err *err);

@@ -397,8 +397,7 @@ cleanup:
     return rc;
 }
 
-/* Items for every GPU of a stored run (graphs embedded in the archive). */
-static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err)
+int lsim_cli_items_of_run(const lsim_store_run *r, const char *path, lsim_replay_item **out, lsim_err *err)
 {
     if (!r->graphs && r->detail == LSIM_STORE_DETAIL_SUMMARY)
         return lsim_err_set(err, LSIM_EFORMAT, "%s: run %s was written with --detail summary: it holds no graphs or "
@@ -409,7 +408,7 @@ static int items_of_run(const lsim_store_run *r, const char *path, lsim_replay_i
     for (size_t i = 0; i < r->ngpus; i++) {
         const lsim_store_gpu_result *gr = &r->gpus[i];
         it[i] = (lsim_replay_item){r->graphs[i], &gr->report, gr->start, gr->end, gr->bind_start, gr->bind_end,
-                                   gr->has_cp ? &gr->cp : NULL, gr->coupled, gr->clock_offset, 0};
+                                   gr->has_cp ? &gr->cp : NULL, gr->coupled, gr->clock_offset, 0, NULL};
     }
     *out = it;
     return 0;
@@ -693,7 +692,7 @@ static int report_from_archive(sim_state *s, lsim_err *err)
     const char *written = s->held ? lsim_out_file(s->held) : s->sa->out;
     int rc = lsim_store_read_results_ex(written, s->sa->run_name, s->o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES,
                                         &stored, err);
-    if (!rc) rc = items_of_run(stored, s->sa->out, &items, err);
+    if (!rc) rc = lsim_cli_items_of_run(stored, s->sa->out, &items, err);
     if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, NULL, err);
     if (!rc) rc = lsim_cli_write_csv(&s->o, items, stored->ngpus, err);
     if (!rc && s->held) {
@@ -1054,45 +1053,3 @@ int lsim_cli_refuse_mpi(const char *command)
     return 1;
 }
 
-static int write_html_items(FILE *f, void *ctx, lsim_err *err)
-{
-    const lsim_store_run *r = ((void **)ctx)[0];
-    const lsim_replay_item *items = ((void **)ctx)[1];
-    const lsim_memest_job *mem = ((void **)ctx)[2];
-    return lsim_report_html_mem(f, items, r->ngpus, mem, NULL, err);
-}
-
-int lsim_cli_report_results(const char *path, const char *run_name, const char *html_out, const char *csv_out)
-{
-    lsim_err err = {0};
-    lsim_store_run *r = NULL;
-    lsim_replay_item *items = NULL;
-    lsim_memest_job mem;
-    memset(&mem, 0, sizeof mem);
-    lsim_cli_tty_progress(1, "report: reading %s", path);
-    int rc = lsim_store_read_results(path, run_name, &r, &err);
-    if (!rc) rc = items_of_run(r, path, &items, &err);
-    /* the run of a synthesized job keeps its memory estimate; an unreadable
-     * one is said and left out (the report does not depend on it) */
-    lsim_err merr = {0};
-    if (!rc && r->memory && lsim_memest_job_parse(r->memory, &mem, &merr))
-        fprintf(stderr, "lumosim: warning: %s: the run's memory estimate is unreadable (%s); left out\n", path,
-                merr.msg);
-    if (!rc) {
-        void *ctx[3] = {r, items, mem.nstages ? &mem : NULL};
-        lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, r->ngpus);
-        rc = lsim_cli_write_atomic(html_out, write_html_items, ctx, &err);
-    }
-    lsim_cli_tty_progress_done();
-    if (!rc && csv_out) {
-        lsim_cli_opts co;
-        lsim_cli_opts_default(&co);
-        co.csv_out = csv_out;
-        rc = lsim_cli_write_csv(&co, items, r->ngpus, &err);
-    }
-    if (rc) lsim_cli_error("%s", err.msg);
-    lsim_memest_job_free(&mem);
-    free(items);
-    lsim_store_run_free(r);
-    return rc ? 1 : 0;
-}

@@ -302,7 +302,7 @@ static lsim_replay_item item_with(const lsim_run *r, size_t i, const lsim_engine
                               lsim_engine_start(e), lsim_engine_end(e),
                               lsim_engine_bind_start(e), lsim_engine_bind_end(e),
                               with_cp ? &r->cps[i] : NULL, coupled,
-                              clock_offset, r->replicated && !r->truth};
+                              clock_offset, r->replicated && !r->truth, NULL};
 }
 
 lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int coupled, lsim_ns clock_offset)

@@ -89,6 +89,12 @@ lsim_html_add(html_report:job_overview_512
 # rows folded) and a page whose size per GPU keeps 4,096 GPUs under 5 MB
 # (html_scale.sh); the screenshot shows the heat maps (their 8 colours).
 lsim_cli_test(html_report:job_at_scale "integration;html" ${LSIM_SH} ${CMAKE_CURRENT_SOURCE_DIR}/html_scale.sh)
+# report RESULT.h5 --html from the archive's tables, the graphs of the GPUs
+# shown in full only: the same page as from every graph, in memory the
+# every-graph path is refused at; --detail summary archives shown
+# (report_tables.sh, issue 39).
+lsim_cli_test(report:from_tables "integration;html;store" ${LSIM_SH} ${CMAKE_CURRENT_SOURCE_DIR}/report_tables.sh
+  ${LSIM_SHARED_TRACES})
 lsim_html_add(html_screenshot:job_at_scale
   --pre "synth --model gpt3-15b --layers 4 --tp 8 --pp 4 --dp 16 --micro-batch 1 --global-batch 64 -o @TMP@/j.h5"
   --pre "whatif @TMP@/j.h5 --slow-gpu 41:2 -o @TMP@/s.h5"

@@ -6,7 +6,8 @@
 #            level (attribute, lumosim info), its per-GPU, iteration,
 #            kernel, duty and critical-path tables are the same at every
 #            level (h5diff), the report printed is the same, and what needs
-#            per-node rows (lumosim report, --trace-out) says so in one line
+#            per-node rows (lumosim report --csv, --trace-out) says so in one
+#            line
 #   filters  a store whose /nodes/dur names a filter this HDF5 lacks (zstd,
 #            lz4: rewritten by h5refilter): sim fails with one line
 #            naming the file, the dataset, the filter and its package;
@@ -84,11 +85,13 @@ detail)
         fail "the critical path differs between --detail nodes and ops: $(head -5 "$tmp/diff")"
     h5ls "$tmp/cpops.h5/runs/sim/critical_path/node" | grep -q 'Dataset {[1-9]' ||
         fail "--critical-path --detail ops wrote an empty critical path"
-    # the HTML report needs the graphs: ops gives one, summary says why not
+    # the HTML page is drawn from the tables (a summary's too); report's
+    # --csv rows need the graphs: a summary says why not
     "$LUMOSIM" report "$tmp/ops.h5" --html "$tmp/ops.html" >/dev/null || fail "report of an ops archive failed"
-    "$LUMOSIM" report "$tmp/summary.h5" --html "$tmp/s.html" >"$tmp/out" 2>"$tmp/err"
+    "$LUMOSIM" report "$tmp/summary.h5" --html "$tmp/s.html" >/dev/null || fail "report of a summary archive failed"
+    "$LUMOSIM" report "$tmp/summary.h5" --html "$tmp/s2.html" --csv "$tmp/s2.csv" >"$tmp/out" 2>"$tmp/err"
     one_error $? "$tmp/summary.h5" "--detail summary"
-    [ ! -e "$tmp/s.html" ] || fail "report of a summary archive left $tmp/s.html"
+    [ ! -e "$tmp/s2.html" ] && [ ! -e "$tmp/s2.csv" ] || fail "report --csv of a summary archive left output"
     # usage: an unknown level, a level without an archive, --trace-out without nodes
     "$LUMOSIM" sim "$tmp/job.h5" -o "$tmp/x.h5" --detail all >"$tmp/out" 2>"$tmp/err"
     [ $? = 2 ] && grep -q "unknown --detail 'all'" "$tmp/err" || fail "--detail all: $(cat "$tmp/err")"

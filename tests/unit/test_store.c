@@ -715,7 +715,7 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
     for (int i = 0; i < NG; i++) {
         if (simulate(gs[i], &sims[i])) ok = 0;
         items[i] = (lsim_replay_item){gs[i], &sims[i].r, lsim_engine_start(sims[i].e), lsim_engine_end(sims[i].e),
-                                      lsim_engine_bind_start(sims[i].e), lsim_engine_bind_end(sims[i].e), &sims[i].cp, 0, 0, 0};
+                                      lsim_engine_bind_start(sims[i].e), lsim_engine_bind_end(sims[i].e), &sims[i].cp, 0, 0, 0, NULL};
     }
     if (!ok) return;
     lsim_err err;
@@ -790,7 +790,7 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
         lsim_replay_item it[NG];
         for (size_t i = 0; i < r->ngpus && i < NG; i++)
             it[i] = (lsim_replay_item){r->graphs[i], &r->gpus[i].report, r->gpus[i].start, r->gpus[i].end,
-                                       r->gpus[i].bind_start, r->gpus[i].bind_end, &r->gpus[i].cp, 0, 0, 0};
+                                       r->gpus[i].bind_start, r->gpus[i].bind_end, &r->gpus[i].cp, 0, 0, 0, NULL};
         FILE *devnull = fopen("/dev/null", "w");
         lsim_report_table(devnull, it, r->ngpus);
         CHECK(lsim_report_json(devnull, it, r->ngpus, &err) == 0);
@@ -887,7 +887,7 @@ static void test_results(lsim_graph **gs, const char *results, const char *store
                 CHECK_I64(q->iters[k].cpu_predicted, LSIM_SPAN_UNKNOWN);
             }
             it[i] = (lsim_replay_item){r->graphs[i], &r->gpus[i].report, r->gpus[i].start, r->gpus[i].end,
-                                       r->gpus[i].bind_start, r->gpus[i].bind_end, &r->gpus[i].cp, 0, 0, 0};
+                                       r->gpus[i].bind_start, r->gpus[i].bind_end, &r->gpus[i].cp, 0, 0, 0, NULL};
         }
         CHECK_MSG(niter > 0, "the test graphs have no iterations: the CPU-side spans are not checked");
         char *buf = NULL;

@@ -151,7 +151,7 @@ static void simulate(const lsim_graph *g, sim *s)
 static lsim_replay_item item_of(const lsim_graph *g, sim *s)
 {
     return (lsim_replay_item){g, &s->r, lsim_engine_start(s->e), lsim_engine_end(s->e), lsim_engine_bind_start(s->e),
-                              lsim_engine_bind_end(s->e), &s->cp, 0, 0, 0};
+                              lsim_engine_bind_end(s->e), &s->cp, 0, 0, 0, NULL};
 }
 
 static void test_results(lsim_graph **orig, size_t first, size_t count, const char *work)
