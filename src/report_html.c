@@ -624,6 +624,38 @@ static void cp_section(FILE *f, const lsim_graph *g, const lsim_critical_path *c
 
 /* The job's critical path (critical.h, lsim_job_path): where the step's
  * time went across GPUs, each GPU's share, and the nodes with most time. */
+/* replay --replicate-from's range (docs/intervals.md): the job's p5 / p50 /
+ * p95 from the traced rank's own durations, what it assumes, and the real
+ * job against it when every rank's trace was given (the text report's
+ * "job range" lines, report.c). */
+static void job_range_card(FILE *f, const lsim_job_range *r)
+{
+    fprintf(f, "<div class=\"card\"><h3>Job range from one traced rank</h3>\n<p>From rank %d's own durations "
+               "(%llu samples, seed %llu): p5 <b>",
+            (int)r->source, (unsigned long long)r->n, (unsigned long long)r->seed);
+    static const char *const QN[3] = {"p5", "p50", "p95"};
+    for (int k = 0; k < 3; k++) {
+        if (k) fprintf(f, "</b> ms, %s <b>", QN[k]);
+        put_ms(f, ms(r->q[k]));
+    }
+    fputs("</b> ms.</p>\n<p class=\"note\">", f);
+    fprintf(f, "Assumes every rank runs rank %d's work; each collective takes one of rank %d's durations of its "
+               "kind and size, its waiting for peers included (rank %d waited ",
+            (int)r->source, (int)r->source, (int)r->source);
+    put_ms(f, ms(r->waited));
+    fprintf(f, " ms in %llu of %llu collectives); each copy's kernels one of rank %d's durations of the same "
+               "kernel.</p>\n<p>Real job: ",
+            (unsigned long long)r->colls_waited, (unsigned long long)r->colls, (int)r->source);
+    if (r->actual < 0) {
+        fputs("not measured (only one rank's trace was given).</p></div>\n", f);
+        return;
+    }
+    int in = r->actual >= r->q[0] && r->actual <= r->q[2];
+    put_ms(f, ms(r->actual));
+    fprintf(f, " ms, <b class=\"%s\">%s</b> the p5..p95 range.</p></div>\n", in ? "ok" : "bad",
+            in ? "inside" : "outside");
+}
+
 static void job_path_card(FILE *f, const lsim_job_path *jp)
 {
     fputs("<div class=\"card\"><h3>Job critical path</h3>\n<p class=\"note\">One path across the GPUs: walked back "
@@ -1445,10 +1477,16 @@ int lsim_report_kernels_of(const lsim_replay_item *items, size_t n, lsim_report_
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          const lsim_job_path *path, lsim_err *err)
 {
+    lsim_report_extra x = {memory, NULL, path, NULL};
+    return lsim_report_html_x(f, items, n, &x, err);
+}
+
+int lsim_report_html_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err)
+{
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
         if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
-    lsim_report_view v = {NULL, 0, n ? items[0].g->latency : LSIM_LAT_MODEL, memory, path};
+    lsim_report_view v = {NULL, 0, n ? items[0].g->latency : LSIM_LAT_MODEL, x->memory, x->path, x->range};
     lsim_report_kernel *kern = NULL;
     if (n > 1 && lsim_report_kernels_of(items, n, &kern, &v.nkernels))
         return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
@@ -1549,6 +1587,7 @@ int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, cons
     if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
         memory_card(f, memory);
     if (path) job_path_card(f, path);
+    if (view->range) job_range_card(f, view->range);
 
     if (n > 1 && job_overview(f, items, n, view->kernels, view->nkernels)) return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
     if (agg)

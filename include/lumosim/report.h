@@ -201,6 +201,10 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
  * none), a card after it. */
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          const lsim_job_path *path, lsim_err *err);
+/* The same with everything lsim_report_extra carries (network: not shown;
+ * range: a card after the summary, as the text report's "job range"
+ * lines). */
+int lsim_report_html_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err);
 
 /* The page from what a result archive keeps, without holding every graph
  * (lumosim report RESULT.h5 --html): each item has its report and a brief;
@@ -216,6 +220,8 @@ typedef struct lsim_report_view {
     int latency;                       /* lsim_latency_mode of the run */
     const lsim_memest_job *memory;     /* as lsim_report_html_mem; NULL: none */
     const lsim_job_path *path;
+    const lsim_job_range *range;       /* replay --replicate-from's range: a card after
+                                          the summary; NULL: none */
 } lsim_report_view;
 int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_view *v,
                           lsim_err *err);

@@ -531,11 +531,14 @@ static int on_report(void *ctx, const lsim_cli_opt *e, const char *v)
 /* replay/report: paths and the shared options. */
 int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *usage, int allow_html, char **args)
 {
+    /* --samples, --seed: replay --replicate-from's range (docs/intervals.md,
+     * "One traced rank"), which the page shows too */
     static const lsim_cli_opt REPORT[] = {{"--run", NULL, "a run name", O_RUN, 0},
                                           {"--html", NULL, "a file name", O_HTML, 0},
                                           {"--json", NULL, NULL, O_NOT_REPORT, 0},
-                                          {"--per-rank", NULL, NULL, O_NOT_REPORT, 0}};
-    /* replay --replicate-from's range (docs/intervals.md, "One traced rank") */
+                                          {"--per-rank", NULL, NULL, O_NOT_REPORT, 0},
+                                          {"--samples", NULL, "a number of samples", O_SAMPLES, 0},
+                                          {"--seed", NULL, "a seed", O_SEED, 0}};
     static const lsim_cli_opt REPLAY[] = {{"--samples", NULL, "a number of samples", O_SAMPLES, 0},
                                           {"--seed", NULL, "a seed", O_SEED, 0}};
     report_ctx r = {{args, 0}, o};
@@ -557,9 +560,9 @@ int lsim_cli_parse_paths(int argc, char **argv, lsim_cli_opts *o, const char *us
     }
     if (csv_stdout_clash(o)) return -1;
     if (o->run.replicate_from < 0 && (was_seen(&o->seen, "--samples") || was_seen(&o->seen, "--seed"))) {
-        lsim_cli_usage_error("replay %s is about the range of a job rebuilt from one rank: it needs --replicate-from R "
+        lsim_cli_usage_error("%s %s is about the range of a job rebuilt from one rank: it needs --replicate-from R "
                              "(a job's prediction intervals: lumosim build, then lumosim sim --samples N)",
-                             was_seen(&o->seen, "--samples") ? "--samples" : "--seed");
+                             s.cmd, was_seen(&o->seen, "--samples") ? "--samples" : "--seed");
         return -1;
     }
     return r.p.n;

@@ -116,8 +116,13 @@ static const char *USAGE_REPORT =
     "  --csv F          also write the CSV of the results (as for replay;\n"
     "                   docs/csv.md)\n"
     "  --run NAME       the run of a result archive (default: its only run)\n"
+    "  --samples N      with --replicate-from: the job's p5/p50/p95 range from rank\n"
+    "                   R's own durations, on the page (as for replay)\n"
+    "  --seed S         the range's seed (default 0)\n"
     "  -h, --help       this help\n"
     "\n"
+    "A result archive's page is drawn from its tables; only the GPUs shown in\n"
+    "full (at most 16) have their graphs read.\n"
     "Not under mpirun (refused: it would run once per rank); for a parallel run:\n"
     "lumosim build, then mpirun lumosim sim -o RESULT.h5, then lumosim report RESULT.h5.\n";
 
@@ -144,13 +149,15 @@ const char *const LSIM_USAGE_ABLATE =
  * in args (>= 1), or -1 after printing a usage error, or 0 for --help. */
 typedef struct html_ctx {
     const lsim_run *r;
-    const lsim_memest_job *mem; /* a graph store's memory estimate, or NULL */
+    const lsim_memest_job *mem;   /* a graph store's memory estimate, or NULL */
+    const lsim_job_range *range;  /* --replicate-from's range, or NULL */
 } html_ctx;
 
 static int write_html(FILE *f, void *ctx, lsim_err *err)
 {
     const html_ctx *h = ctx;
-    return lsim_report_html_mem(f, h->r->items, h->r->n, h->mem, h->r->job_path, err);
+    lsim_report_extra x = {h->mem, NULL, h->r->job_path, h->range};
+    return lsim_report_html_x(f, h->r->items, h->r->n, &x, err);
 }
 
 /* The memory estimate of report's one input when it is a graph store that
@@ -220,7 +227,7 @@ static int cmd_simulate(int argc, char **argv, int html)
     lsim_memest_job mem;
     memset(&mem, 0, sizeof mem);
     if (html) store_memory(args, nargs, &mem);
-    html_ctx hc = {&run, mem.nstages ? &mem : NULL};
+    html_ctx hc = {&run, mem.nstages ? &mem : NULL, NULL};
     if (o.stats) lsim_cli_tty_progress_off(); /* its lines would be garbled */
     int rc = lsim_cli_run_paths(&o, args, nargs, &run, &err) || lsim_cli_write_trace(&o, &run, &err);
     /* reading, building and simulating say their progress (run events);
@@ -232,7 +239,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         hc.mem = mem.nstages ? &mem : NULL;
     }
     lsim_job_range range;
-    int with_range = !rc && !html && o.run.replicate_from >= 0;
+    int with_range = !rc && o.run.replicate_from >= 0;
     if (with_range) {
         /* the job rebuilt from one rank: its range from that rank's own durations */
         long n = o.range_samples ? o.range_samples : LSIM_CLI_RANGE_SAMPLES;
@@ -246,6 +253,7 @@ static int cmd_simulate(int argc, char **argv, int html)
         lsim_cli_tty_progress_done();
     }
     if (!rc && html) {
+        hc.range = with_range ? &range : NULL;
         lsim_cli_tty_progress(1, "report: writing %s (%zu ranks)", o.html_out, run.n);
         rc = lsim_cli_write_atomic(o.html_out, write_html, &hc, &err);
         lsim_cli_tty_progress_done();

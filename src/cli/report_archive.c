@@ -68,7 +68,7 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
         it[full[k]].start = det[k].start;
         it[full[k]].end = det[k].end;
     }
-    lsim_report_view v = {kern, nk, r->latency, mem, NULL};
+    lsim_report_view v = {kern, nk, r->latency, mem, NULL, NULL};
     page_ctx pc = {it, n, &v};
     if (!rc) {
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, n);

@@ -12,6 +12,7 @@
 #    (each instance draws one duration of its key); at 100 samples the p5 is
 #    the point (no waiting drawn) and the p95 is the point plus every
 #    instance's largest duration; the real job is "not measured" (null);
+#    report --html shows the same range and says the same;
 #  - the same seed gives the same bytes, and the options are refused
 #    without --replicate-from or out of range (exit 2, one line, no stdout);
 #  - with MEGATRON_DIR (the eight megatron_tp8_a100 ranks): 10,000 samples
@@ -95,6 +96,31 @@ if bad:
     sys.exit(1)
 print("replica_range: fixture ok (waiting %d ns in %d of %d collectives)" % (sum(waits), want["source_collectives_waited"], colls))
 PY
+
+# the HTML page shows the same range (report --html, same samples and seed):
+# its p5 / p50 / p95 are the JSON's, checked against the trace above, and the
+# real job is not measured
+"$LUMOSIM" report --replicate-from 0 --samples 100 --seed 7 "$D/late/rank0.json" --html "$tmp/r.html" ||
+    fail "report --replicate-from 0 --html"
+python3 - "$tmp/a.json" "$tmp/r.html" <<'PY' || exit 1
+import json, re, sys
+r, page = json.load(open(sys.argv[1]))["job_range"], open(sys.argv[2]).read()
+def ms(ns):  # the page's figures: two decimals from 1 ms to 100 ms
+    return "%.2f" % (ns / 1e6)
+m = re.search(r"Job range from one traced rank</h3>\n<p>From rank (\d+)'s own durations \((\d+) samples, seed (\d+)\): "
+              r"p5 <b>([0-9.]+)</b> ms, p50 <b>([0-9.]+)</b> ms, p95 <b>([0-9.]+)</b> ms", page)
+if not m:
+    sys.exit("replica_range: FAIL: the page has no job range card")
+want = (str(r["source_rank"]), str(r["samples"]), str(r["seed"]), ms(r["p5_ns"]), ms(r["p50_ns"]), ms(r["p95_ns"]))
+if m.groups() != want:
+    sys.exit("replica_range: FAIL: the page's range %r, the JSON's %r" % (m.groups(), want))
+if "<p>Real job: not measured" not in page:
+    sys.exit("replica_range: FAIL: the page does not say the real job was not measured")
+PY
+"$LUMOSIM" report --samples 5 "$D/late/rank0.json" --html "$tmp/x.html" 2>&1 >/dev/null |
+    grep -q "report --samples is about the range.*it needs --replicate-from R" ||
+    fail "report --samples without --replicate-from does not say what it needs"
+[ ! -e "$tmp/x.html" ] || fail "a refused report wrote its page"
 
 # refused: without --replicate-from, out of range, and where it does not apply
 for bad in "--samples 5" "--seed 3" "--replicate-from 0 --samples 0" "--replicate-from 0 --samples 10001" \
