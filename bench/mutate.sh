@@ -375,6 +375,19 @@ mutant summary_not_shared kill "^report:from_tables$" \
     "--detail summary archives: no GPU shares another's rows (its tables differ from the full archive's, kernel rows kept per GPU)"
 sub io/h5_archive.c '    rc = results_share(c, items, lm, nloc, bind, info);' '    rc = 0;'
 
+mutant store_cpu_ops_unread kill "^trace_out:store$" \
+    "a graph store's CPU op trees never read back (the predicted trace of a store cuts every CPU op into pieces)"
+sub io/h5_graph.c '    if (!rc && c->cpu_ops) rc = h5s_read_cpu_ops(' '    if (!rc && c->cpu_ops && 0) rc = h5s_read_cpu_ops('
+
+mutant store_cpu_ops_node_op_shifted kill "^trace_out:store$" \
+    "a store's CPU op trees read back with every node's op one row late (flow arrows and slices follow the wrong op)"
+sub io/h5_cpu_ops.c '        memcpy(m, nop + an, nn * sizeof *m);' '        memcpy(m, nop + an, nn * sizeof *m);
+        for (uint64_t v = nn; v-- > 1;) m[v] = m[v - 1];'
+
+mutant html_range_card_dropped kill "^replay:replica_range$" \
+    "report --replicate-from --html: the job range computed but never drawn"
+sub src/report_html.c '    if (view->range) job_range_card(f, view->range);' '    (void)job_range_card;'
+
 mutant memest_expert_load_ignored kill "^test_routing$" \
     "memory estimate of a MoE model: the routed activations at the balanced share whatever the routing's load"
 sub src/memest.c 'double load = in->expert_load > 0 ? in->expert_load : 1;' 'double load = 1;'

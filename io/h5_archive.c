@@ -1231,6 +1231,10 @@ static int copy_graph_tables(sctx *c, hid_t druns, const char *run_name, const c
     for (size_t k = 0; !rc && k < sizeof groups / sizeof *groups; k++)
         if (H5Ocopy(src, groups[k], gg, groups[k], H5P_DEFAULT, H5P_DEFAULT) < 0)
             rc = h5s_fail(c, LSIM_EIO, "cannot copy /%s of the graph store %s", groups[k], store);
+    /* optional: the CPU op trees of traced GPUs */
+    if (!rc && H5Lexists(src, "cpu_ops", H5P_DEFAULT) > 0 &&
+        H5Ocopy(src, "cpu_ops", gg, "cpu_ops", H5P_DEFAULT, H5P_DEFAULT) < 0)
+        rc = h5s_fail(c, LSIM_EIO, "cannot copy /cpu_ops of the graph store %s", store);
     if (gg >= 0) H5Gclose(gg);
     if (run >= 0) H5Gclose(run);
     H5Fclose(src);
@@ -1960,6 +1964,7 @@ int lsim_store_read_results_ex(const char *path, const char *run_name, int flags
     char where[300];
     *out = NULL;
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    c.cpu_ops = (flags & LSIM_STORE_READ_RUN_CPU_OPS) != 0;
     int rc = h5s_open_run(&c, run_name, &runs, &run, where, sizeof where);
     int light = (flags & LSIM_STORE_READ_NO_GRAPHS) ? 3 : (flags & LSIM_STORE_READ_NO_TIMES) ? 2 : 0;
     if (!rc) rc = read_run(&c, run, where, where + strlen("/runs/"), light, out);

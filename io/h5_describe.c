@@ -103,6 +103,12 @@ static const dcol dcols[] = {
     U("gpus", "coll_time_predicted", "ns"), U("gpus", "coll_wait_predicted", "ns"),
     U("gpus", "has_rootless", "1"), U("gpus", "coll_rootless", "1"),
     U("gpus", "has_place", "1"), U("gpus", "stage", "1"), U("gpus", "replica", "1"), U("gpus", "observed", "1"),
+    /* the graph store's CPU op trees (h5_cpu_ops.c): per GPU, then per op */
+    U("cpu_ops", "op_offset", "1"), U("cpu_ops", "op_count", "1"), U("cpu_ops", "node_offset", "1"),
+    U("cpu_ops", "node_count", "1"), U("cpu_ops", "node_op", "1"),
+    U("op", "name", "1"), U("op", "cat", "1"), U("op", "start_node", "1"), U("op", "end_node", "1"),
+    U("op", "start_off", "ns"), U("op", "end_off", "ns"), U("op", "corr", "1"), U("op", "coll", "1"),
+    U("op", "kind", "1"), U("op", "flags", "1"),
     U("iterations", "gpu", "1"), U("iterations", "name_id", "1"), U("iterations", "actual", "ns"),
     U("iterations", "predicted", "ns"), U("iterations", "error", "1"), U("iterations", "breakdown_actual", "ns"),
     U("iterations", "breakdown_predicted", "ns"), U("iterations", "cpu_actual", "ns"),

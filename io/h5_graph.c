@@ -366,6 +366,14 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
         h5s_sel_free(&ssel);
         h5s_sel_free(&csel);
     }
+    /* the CPU op trees of traced GPUs (none: no group) */
+    if (!rc) {
+        uint64_t *gid = malloc((nloc ? nloc : 1) * sizeof *gid);
+        rc = h5s_agree(c, gid ? 0 : h5s_nomem(c));
+        for (size_t i = 0; !rc && i < nloc; i++) gid[i] = h5s_gpu_at(c, gfirst, i);
+        if (!rc) rc = h5s_write_cpu_ops(c, loc, where, graphs, gid, nloc, ngpu);
+        free(gid);
+    }
 out:
     free(buf);
     free(lm);
@@ -1243,7 +1251,6 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         h5s_sel_free(&sel);
     }
     free(stage);
-    stage = NULL;
     if (rc) goto out;
     rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, lead, gs);
     if (rc) goto out;
@@ -1262,6 +1269,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         if (!rc) rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i), gs[lead[i]]);
     }
     rc = h5s_agree(c, rc);
+    if (!rc && c->cpu_ops) rc = h5s_read_cpu_ops(c, loc, where, gs, first, count, list, ngpu); /* when kept */
     if (rc) goto out;
     *out = count ? gs : NULL;
     *nout = count;
@@ -1319,6 +1327,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
+    c.cpu_ops = (flags & LSIM_STORE_READ_CPU_OPS) != 0;
     c.one_proc = (flags & LSIM_STORE_READ_ONE_PROCESS) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
@@ -1357,6 +1366,7 @@ int lsim_store_read_graph_list_mpi_ex(const char *path, MPI_Comm comm, const siz
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
+    c.cpu_ops = (flags & LSIM_STORE_READ_CPU_OPS) != 0;
     static const size_t none[1] = {0}; /* a list, empty: no GPUs on this rank */
     int rc = n && !gpus ? h5s_fail(&c, LSIM_EARG, "no GPU list given") : 0;
     rc = h5s_agree(&c, rc);

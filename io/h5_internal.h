@@ -79,6 +79,8 @@ typedef struct sctx {
                            write (LSIM_STORE_READ_ARCHIVE) */
     int one_proc;       /* graph reads: the reader cannot run under mpirun
                            (LSIM_STORE_READ_ONE_PROCESS) */
+    int cpu_ops;        /* graph reads: also the CPU op trees
+                           (LSIM_STORE_READ_CPU_OPS) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's
@@ -395,6 +397,19 @@ int h5s_describe(sctx *c, hid_t loc, const char *where);
  * per-GPU table, sources and attributes (lumosim info). *out: caller's
  * (lsim_store_run_free). Local. */
 int h5s_read_run_summary(sctx *c, hid_t run, const char *where, const char *name, lsim_store_run **out);
+/* ------------------------------------------------------------ CPU op trees (h5_cpu_ops.c) */
+
+/* Write /cpu_ops under loc for this process's graphs[0..nloc) (GPU gid[i],
+ * ascending, of ngpu): every valid lsim_cpu_ops table; no GPU with one:
+ * nothing. Collective in MPI mode. */
+int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *graphs, const uint64_t *gid,
+                      size_t nloc, uint64_t ngpu);
+/* Attach to gs[0..count) (GPUs first + i, or list[i], ascending, of ngpu)
+ * their tables from /cpu_ops under loc, each checked against its graph; no
+ * group: nothing. Collective in MPI mode. */
+int h5s_read_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph **gs, size_t first, size_t count,
+                     const size_t *list, uint64_t ngpu);
+
 /* Rows of the 1-D dataset loc/name (at most 2^31), -1 with the error set. */
 int64_t h5s_dset_rows(sctx *c, hid_t loc, const char *where, const char *name);
 /* Open run run_name of the result file (NULL: its only run): *runs and *run

@@ -217,6 +217,10 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * report: refused under mpirun), so a memory refusal does not advise
  * mpirun (memlimit.h, ranks 0). Changes nothing read. */
 #define LSIM_STORE_READ_ONE_PROCESS 8
+/* LSIM_STORE_READ_CPU_OPS: also each traced GPU's CPU op tree when the store
+ * keeps it (/cpu_ops; lsim_graph.cpu_ops), for a predicted trace that writes
+ * every CPU op whole; other reads leave it (48 bytes per op) unread. */
+#define LSIM_STORE_READ_CPU_OPS 16
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 
@@ -427,6 +431,10 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
  * in memory that does not grow with the graphs (lumosim report takes the
  * graphs of the GPUs it shows with lsim_store_read_gpu_details). */
 #define LSIM_STORE_READ_NO_GRAPHS 2
+/* LSIM_STORE_READ_RUN_CPU_OPS: the embedded graphs with their CPU op trees
+ * (as LSIM_STORE_READ_CPU_OPS), for the predicted trace drawn from an
+ * archive (sim --trace-out under mpirun). */
+#define LSIM_STORE_READ_RUN_CPU_OPS 4
 int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
                                lsim_err *err);
 void lsim_store_run_free(lsim_store_run *r);

@@ -136,8 +136,10 @@ def _read_run(r, name, want_kernels):
 
     if ra.get("detail") == "summary":
         # lumosim sim --detail summary: no per-node rows (docs/hdf5-schema.md,
-        # "Level of detail"); the node counts are the run's own
-        node_off, node_cnt = r.extents(gp, "node", G)
+        # "Level of detail"); the node counts are the run's own, and a GPU
+        # whose times are an earlier GPU's points at that GPU's offset, as
+        # at the other levels
+        node_off, node_cnt = r.extents_shared(gp, "node", G)
         nnode = int(node_cnt.sum())
     else:
         nnode = r.nrows(base + "/nodes/start")

@@ -190,6 +190,7 @@ int lsim_cli_build(int argc, char **argv)
         goto done;
     }
     o.store_out = out;
+    o.run.bo.keep_cpu_ops = 1; /* the store keeps each CPU op tree: a predicted trace of it writes every op whole */
     if (o.micro_batch && !o.model) {
         lsim_cli_usage_error("--micro-batch goes with --model (the memory estimate's shape)");
         status = 2;
@@ -597,6 +598,7 @@ static int sim_load(sim_state *s, lsim_err *err)
     int flags = LSIM_STORE_READ_SHARE;
     if (sim_no_bind(s)) flags |= LSIM_STORE_READ_NO_BIND;
     if (s->sa->out) flags |= LSIM_STORE_READ_ARCHIVE;
+    if (s->o.trace_out) flags |= LSIM_STORE_READ_CPU_OPS; /* each CPU op written whole */
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;
@@ -690,7 +692,7 @@ static int report_from_archive(sim_state *s, lsim_err *err)
     lsim_replay_item *items = NULL;
     /* the report needs no per-node times; the predicted trace does */
     const char *written = s->held ? lsim_out_file(s->held) : s->sa->out;
-    int rc = lsim_store_read_results_ex(written, s->sa->run_name, s->o.trace_out ? 0 : LSIM_STORE_READ_NO_TIMES,
+    int rc = lsim_store_read_results_ex(written, s->sa->run_name, s->o.trace_out ? LSIM_STORE_READ_RUN_CPU_OPS : LSIM_STORE_READ_NO_TIMES,
                                         &stored, err);
     if (!rc) rc = lsim_cli_items_of_run(stored, s->sa->out, &items, err);
     if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, NULL, err);

@@ -55,7 +55,8 @@ static int load_one(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_
     lsim_run_event ev = {.kind = LSIM_RUN_PHASE, .path = path, .what = "loading the graph store"};
     if (o->on_event) o->on_event(o->ctx, &ev);
     /* replay and report run in one process (refused under mpirun) */
-    if ((rc = lsim_store_read_graphs_ex(path, 0, SIZE_MAX, LSIM_STORE_READ_ONE_PROCESS, &gs, &ng, err))) return rc;
+    int flags = LSIM_STORE_READ_ONE_PROCESS | (o->bo.keep_cpu_ops ? LSIM_STORE_READ_CPU_OPS : 0);
+    if ((rc = lsim_store_read_graphs_ex(path, 0, SIZE_MAX, flags, &gs, &ng, err))) return rc;
     rc = lsim_run_add_graphs(r, gs, ng, path, err);
     free(gs);
     return rc;

@@ -82,7 +82,8 @@ static int ends_with(const char *s, const char *suf)
 static const char *implied_units(const char *table, const char *name)
 {
     static const char *const not_times[] = {"bind_start",          "bind_end",           "window_error", "prewindow",
-                                            "start_err_gpu_count", "start_err_cpu_count", "has_coll_time"};
+                                            "start_err_gpu_count", "start_err_cpu_count", "has_coll_time",
+                                            "start_node",          "end_node"}; /* cpu_ops/op: node ids */
     for (size_t k = 0; k < sizeof not_times / sizeof *not_times; k++)
         if (!strcmp(name, not_times[k])) return "1";
     if (!strcmp(table, "duty")) return "1"; /* busy fractions */

@@ -45,6 +45,17 @@ endforeach()
 # asserts): the fixtures, the bundled example and two shared real traces.
 find_program(LSIM_TREE_PYTHON3 python3)
 if(LSIM_TREE_PYTHON3)
+  # a graph store keeps the CPU op trees: build + sim --trace-out writes the
+  # replay's trace, ProfilerStep whole (trace_out_store.sh; the launcher's
+  # variant is mpi:trace_out_store)
+  add_test(NAME trace_out:store COMMAND ${LSIM_SH} ${CMAKE_CURRENT_SOURCE_DIR}/trace_out_store.sh
+           ${PROJECT_SOURCE_DIR}/examples/megatron_tp8_rank0.json.gz ${LSIM_TEST_DATA}/hip_trace.json
+           ${LSIM_TEST_DATA}/cuda_graph.json ${LSIM_TEST_DATA}/training_step.json)
+  set_tests_properties(trace_out:store PROPERTIES
+    LABELS "integration;trace_out;store"
+    ENVIRONMENT "LUMOSIM=$<TARGET_FILE:lumosim>"
+    SKIP_RETURN_CODE ${LSIM_SKIP_CODE}
+    TIMEOUT 300)
   foreach(f IN ITEMS
       ${LSIM_TEST_DATA}/cpu_tree.json
       ${LSIM_TEST_DATA}/cuda_graph.json
