@@ -331,356 +331,456 @@ const char *lsim_pdes_windows_name(lsim_pdes_windows mode)
     return mode == LSIM_PDES_PATHS ? "paths" : mode == LSIM_PDES_START ? "start" : "ready";
 }
 
-int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_engine *const *e, size_t nlocal,
-                  lsim_ns *const *waits, const lsim_pdes_opts *opts, lsim_pdes_stats *st, lsim_err *err)
-{
-    lsim_pdes_opts dflt = {0, LSIM_PDES_READY, 0};
-    if (!opts) opts = &dflt;
-    int rc = 0, me = 0, np = 1;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &np);
-    memset(st, 0, sizeof *st);
+/* One run of the engine: the state of the rounds and the exchange buffers
+ * (pd_* below: set up, agree on the lookahead and the path bounds, run
+ * windows until no rank has an event, check every node ran). */
+typedef struct prun {
+    MPI_Comm comm;
+    int me, np;
+    const lsim_pdes_opts *opts;
+    lsim_pdes_stats *st;
+    size_t nlocal, total;   /* local GPUs, their nodes */
     pstate s;
-    memset(&s, 0, sizeof s);
-    s.j = j;
-    s.e = e;
-    s.waits = waits;
-    s.gid = gid;
-    s.err = err;
-    size_t total = 0, maxdeg = 1;
-    for (size_t l = 0; l < nlocal; l++) {
+    uint32_t *rbuf;         /* released nodes, the largest out-degree */
+    int *counts, *displs;   /* per rank: the allgathers' counts and offsets */
+    int64_t *in;            /* arrivals received (instance << 1 | root, time) */
+    size_t incap;
+    int64_t *gmin;          /* per cross-rank instance: least path bound here */
+    int32_t *xi;            /* per instance: index among the cross-rank ones, or -1 */
+    lsim_ns **eb;           /* path bounds per local node (path_bounds) */
+    int32_t *owner;         /* per GPU: its rank */
+    int64_t *rec;           /* per rank: a round's four figures */
+    uint32_t *allgid;
+    size_t ncross;
+    int any_cross, bounds;
+    uint64_t done;          /* nodes run here */
+} prun;
+
+/* Every buffer the run needs; 1 when some allocation failed here. */
+static int pd_alloc(prun *p, const lsim_job *j, lsim_engine *const *e)
+{
+    pstate *s = &p->s;
+    size_t maxdeg = 1, nl = p->nlocal ? p->nlocal : 1, ni = j->ninst ? j->ninst : 1, ng = j->ngpus ? j->ngpus : 1;
+    for (size_t l = 0; l < p->nlocal; l++) {
         const lsim_graph *g = lsim_engine_graph(e[l]);
-        total += g->n;
+        p->total += g->n;
         for (size_t v = 0; v < g->n; v++)
             if (g->out_off[v + 1] - g->out_off[v] > maxdeg) maxdeg = g->out_off[v + 1] - g->out_off[v];
     }
-    uint32_t *rbuf = lsim_malloc(maxdeg * sizeof *rbuf);
-    int *counts = lsim_malloc((size_t)np * sizeof *counts), *displs = lsim_malloc((size_t)np * sizeof *displs);
-    int64_t *in = NULL, *gmin = NULL;
-    int32_t *xi = NULL; /* per instance: index among the cross-rank ones, or -1 */
-    lsim_ns **eb = lsim_calloc(nlocal ? nlocal : 1, sizeof *eb);
-    s.local_of = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *s.local_of);
-    s.arrived = lsim_calloc(j->ninst ? j->ninst : 1, sizeof *s.arrived);
-    s.max_arrival = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *s.max_arrival);
-    s.x.arrived_x = lsim_calloc(j->ninst ? j->ninst : 1, sizeof *s.x.arrived_x);
-    s.x.max_x = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *s.x.max_x);
-    s.remote = lsim_calloc(j->ninst ? j->ninst : 1, 1);
-    s.has_local = lsim_calloc(j->ninst ? j->ninst : 1, 1);
-    int32_t *owner = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *owner);
-    int64_t *rec = lsim_malloc((size_t)np * 4 * sizeof *rec);
-    uint32_t *allgid = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *allgid);
-    s.h.node = lsim_calloc(nlocal ? nlocal : 1, sizeof *s.h.node);
-    s.h.n = lsim_calloc(nlocal ? nlocal : 1, sizeof *s.h.n);
-    s.h.S = lsim_malloc((nlocal ? nlocal : 1) * sizeof *s.h.S);
-    s.h.lifo = opts->windows == LSIM_PDES_READY;
-    s.wq.gpu = lsim_malloc((nlocal ? nlocal : 1) * sizeof *s.wq.gpu);
-    s.wq.queued = lsim_calloc(nlocal ? nlocal : 1, 1);
-    int local_fail = !rbuf || !counts || !displs || !s.local_of || !s.arrived || !s.max_arrival || !s.x.arrived_x ||
-                     !s.x.max_x || !s.remote ||
-                     !s.has_local || !owner || !rec || !allgid || !s.h.node || !s.h.n || !s.h.S || !s.wq.gpu ||
-                     !s.wq.queued || !eb || nlocal > j->ngpus;
-    for (size_t l = 0; !local_fail && l < nlocal; l++) {
-        s.h.S[l] = lsim_engine_start(e[l]);
-        s.h.node[l] = e[l]->heap;
+    p->rbuf = lsim_malloc(maxdeg * sizeof *p->rbuf);
+    p->counts = lsim_malloc((size_t)p->np * sizeof *p->counts);
+    p->displs = lsim_malloc((size_t)p->np * sizeof *p->displs);
+    p->eb = lsim_calloc(nl, sizeof *p->eb);
+    s->local_of = lsim_malloc(ng * sizeof *s->local_of);
+    s->arrived = lsim_calloc(ni, sizeof *s->arrived);
+    s->max_arrival = lsim_malloc(ni * sizeof *s->max_arrival);
+    s->x.arrived_x = lsim_calloc(ni, sizeof *s->x.arrived_x);
+    s->x.max_x = lsim_malloc(ni * sizeof *s->x.max_x);
+    s->remote = lsim_calloc(ni, 1);
+    s->has_local = lsim_calloc(ni, 1);
+    p->owner = lsim_malloc(ng * sizeof *p->owner);
+    p->rec = lsim_malloc((size_t)p->np * 4 * sizeof *p->rec);
+    p->allgid = lsim_malloc(ng * sizeof *p->allgid);
+    s->h.node = lsim_calloc(nl, sizeof *s->h.node);
+    s->h.n = lsim_calloc(nl, sizeof *s->h.n);
+    s->h.S = lsim_malloc(nl * sizeof *s->h.S);
+    s->h.lifo = p->opts->windows == LSIM_PDES_READY;
+    s->wq.gpu = lsim_malloc(nl * sizeof *s->wq.gpu);
+    s->wq.queued = lsim_calloc(nl, 1);
+    int fail = !p->rbuf || !p->counts || !p->displs || !s->local_of || !s->arrived || !s->max_arrival ||
+               !s->x.arrived_x || !s->x.max_x || !s->remote || !s->has_local || !p->owner || !p->rec || !p->allgid ||
+               !s->h.node || !s->h.n || !s->h.S || !s->wq.gpu || !s->wq.queued || !p->eb || p->nlocal > j->ngpus;
+    for (size_t l = 0; !fail && l < p->nlocal; l++) {
+        s->h.S[l] = lsim_engine_start(e[l]);
+        s->h.node[l] = e[l]->heap;
     }
-    int any_fail = 0, any_cross = 0;
-    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
-    if (any_fail) {
-        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine (on some rank)");
-        goto cleanup;
+    return fail;
+}
+
+static void pd_free(prun *p)
+{
+    pstate *s = &p->s;
+    for (size_t l = 0; p->eb && l < p->nlocal; l++) lsim_free(p->eb[l]);
+    lsim_free(p->eb);
+    lsim_free(p->gmin);
+    lsim_free(p->xi);
+    lsim_free(p->rbuf);
+    lsim_free(p->counts);
+    lsim_free(p->displs);
+    lsim_free(p->in);
+    lsim_free(s->out);
+    lsim_free(s->local_of);
+    lsim_free(s->arrived);
+    lsim_free(s->max_arrival);
+    lsim_free(s->x.arrived_x);
+    lsim_free(s->x.max_x);
+    lsim_free(s->remote);
+    lsim_free(s->has_local);
+    lsim_free(p->owner);
+    lsim_free(p->rec);
+    lsim_free(p->allgid);
+    lsim_free(s->h.node);
+    lsim_free(s->h.n);
+    lsim_free(s->h.S);
+    lsim_free(s->wq.gpu);
+    lsim_free(s->wq.queued);
+}
+
+/* Which rank owns every GPU, so that every rank knows which instances
+ * cross ranks and agrees on the lookahead. Collective. */
+static int pd_owners(prun *p)
+{
+    const lsim_job *j = p->s.j;
+    int mine = (int)p->nlocal, at = 0;
+    for (size_t i = 0; i < j->ngpus; i++) p->s.local_of[i] = -1;
+    for (size_t l = 0; l < p->nlocal; l++) p->s.local_of[p->s.gid[l]] = (int32_t)l;
+    MPI_Allgather(&mine, 1, MPI_INT, p->counts, 1, MPI_INT, p->comm);
+    for (int r = 0; r < p->np; r++) {
+        p->displs[r] = at;
+        at += p->counts[r];
     }
-    for (size_t i = 0; i < j->ngpus; i++) s.local_of[i] = -1;
-    for (size_t l = 0; l < nlocal; l++) s.local_of[gid[l]] = (int32_t)l;
-    /* which rank owns every GPU (so every rank knows which instances cross
-     * ranks, and agrees on the lookahead) */
-    {
-        int mine = (int)nlocal, at = 0;
-        MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, comm);
-        for (int r = 0; r < np; r++) {
-            displs[r] = at;
-            at += counts[r];
+    p->st->allgathers++;
+    if ((size_t)at != j->ngpus) /* every rank sees the same total */
+        return lsim_err_set(p->s.err, LSIM_EINTERNAL, "parallel engine: the ranks hold %d GPUs, the job has %zu", at,
+                            j->ngpus);
+    MPI_Allgatherv(p->s.gid, mine, MPI_UINT32_T, p->allgid, p->counts, p->displs, MPI_UINT32_T, p->comm);
+    p->st->allgathers++;
+    for (size_t i = 0; i < j->ngpus; i++) p->owner[i] = -1;
+    int bad = 0;
+    for (int r = 0; r < p->np; r++)
+        for (int q = p->displs[r]; q < p->displs[r] + p->counts[r]; q++) {
+            if (p->allgid[q] >= j->ngpus || p->owner[p->allgid[q]] >= 0) bad = 1;
+            else p->owner[p->allgid[q]] = r;
         }
-        st->allgathers++;
-        if ((size_t)at != j->ngpus) {
-            rc = lsim_err_set(err, LSIM_EINTERNAL, "parallel engine: the ranks hold %d GPUs, the job has %zu", at,
-                              j->ngpus);
-            goto cleanup; /* every rank sees the same total */
-        }
-        MPI_Allgatherv(gid, mine, MPI_UINT32_T, allgid, counts, displs, MPI_UINT32_T, comm);
-        st->allgathers++;
-        for (size_t i = 0; i < j->ngpus; i++) owner[i] = -1;
-        int bad = 0;
-        for (int r = 0; r < np; r++)
-            for (int q = displs[r]; q < displs[r] + counts[r]; q++) {
-                if (allgid[q] >= j->ngpus || owner[allgid[q]] >= 0) bad = 1;
-                else owner[allgid[q]] = r;
-            }
-        if (bad) {
-            rc = lsim_err_set(err, LSIM_EINTERNAL, "parallel engine: the ranks' GPUs are not a partition of the job");
-            goto cleanup;
-        }
-    }
-    /* lookahead: the shortest transfer of any instance whose participants
-     * are on more than one rank. Instances inside one rank complete there,
-     * within the window, and never need it: a fast NVLink collective kept
-     * on one rank must not shrink every window. Each rank knows only the
-     * instances its GPUs take part in (a distributed match, job.h), but
-     * every cross-rank instance has participants on some rank: the least
-     * over the ranks' least is the job's (one allreduce, below, which also
-     * agrees on whether any instance crosses ranks at all). */
+    if (bad) return lsim_err_set(p->s.err, LSIM_EINTERNAL, "parallel engine: the ranks' GPUs are not a partition of the job");
+    return 0;
+}
+
+/* The lookahead: the shortest transfer of any instance whose participants
+ * are on more than one rank. Instances inside one rank complete there,
+ * within the window, and never need it: a fast NVLink collective kept on
+ * one rank must not shrink every window. Each rank knows only the
+ * instances its GPUs take part in (a distributed match, job.h), but every
+ * cross-rank instance has participants on some rank: the least over the
+ * ranks' least is the job's (one allreduce, which also agrees on whether
+ * any instance crosses ranks at all). Collective. */
+static int pd_lookahead(prun *p)
+{
+    pstate *s = &p->s;
+    const lsim_job *j = s->j;
     lsim_ns L = INT64_MAX;
-    size_t ncross = 0;
-    xi = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *xi);
-    for (size_t k = 0; xi && k < j->ninst; k++) {
-        s.max_arrival[k] = s.x.max_x[k] = INT64_MIN;
+    p->xi = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *p->xi);
+    for (size_t k = 0; p->xi && k < j->ninst; k++) {
+        s->max_arrival[k] = s->x.max_x[k] = INT64_MIN;
         int nl = 0, cross = 0;
         uint64_t n = j->part_off[k + 1] - j->part_off[k];
-        int32_t o0 = n ? owner[j->part_gpu[j->part_off[k]]] : -1;
-        for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
-            if (s.local_of[j->part_gpu[p]] >= 0) nl++;
-            if (owner[j->part_gpu[p]] != o0) cross = 1;
+        int32_t o0 = n ? p->owner[j->part_gpu[j->part_off[k]]] : -1;
+        for (uint64_t q = j->part_off[k]; q < j->part_off[k + 1]; q++) {
+            if (s->local_of[j->part_gpu[q]] >= 0) nl++;
+            if (p->owner[j->part_gpu[q]] != o0) cross = 1;
         }
-        s.remote[k] = (uint64_t)nl < n;
-        s.has_local[k] = nl > 0;
+        s->remote[k] = (uint64_t)nl < n;
+        s->has_local[k] = nl > 0;
         if (cross && j->transfer[k] < L) L = j->transfer[k];
-        xi[k] = cross ? (int32_t)ncross++ : -1;
+        p->xi[k] = cross ? (int32_t)p->ncross++ : -1;
     }
-    local_fail = !xi || ncross > INT_MAX;
-    {
-        int64_t v[3] = {local_fail ? -1 : 0, L, -(int64_t)ncross}, all[3];
-        MPI_Allreduce(v, all, 3, MPI_INT64_T, MPI_MIN, comm);
-        st->allreduces++;
-        if (all[0] < 0) {
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
-            goto cleanup;
-        }
-        L = all[1];
-        any_cross = all[2] < 0;
-    }
+    int local_fail = !p->xi || p->ncross > INT_MAX;
+    int64_t v[3] = {local_fail ? -1 : 0, L, -(int64_t)p->ncross}, all[3];
+    MPI_Allreduce(v, all, 3, MPI_INT64_T, MPI_MIN, p->comm);
+    p->st->allreduces++;
+    if (all[0] < 0)
+        return lsim_err_set(s->err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
+    L = all[1];
+    p->any_cross = all[2] < 0;
     if (L == INT64_MAX) L = 1000000000; /* no collectives at all */
     if (L < 1) L = 1;
-    s.lookahead = opts->lookahead_ns > 0 ? opts->lookahead_ns : L;
-    st->lookahead = s.lookahead;
-    /* the path bounds, and for every cross-rank instance the least bound
-     * over its participants on this rank: the ranks' least at a round's
-     * end is the job's (an allreduce per round with arrivals, below) */
-    int bounds = opts->windows == LSIM_PDES_PATHS && any_cross; /* else nothing can be sent */
+    s->lookahead = p->opts->lookahead_ns > 0 ? p->opts->lookahead_ns : L;
+    p->st->lookahead = s->lookahead;
+    return 0;
+}
+
+/* The path bounds, and for every cross-rank instance the least bound over
+ * its participants on this rank: the ranks' least at a round's end is the
+ * job's (an allreduce per round with arrivals). Collective. */
+static int pd_path_bounds(prun *p)
+{
+    pstate *s = &p->s;
+    const lsim_job *j = s->j;
+    int any_fail = 0;
+    p->bounds = p->opts->windows == LSIM_PDES_PATHS && p->any_cross; /* else nothing can be sent */
     double tb = MPI_Wtime();
-    if (bounds) {
-        gmin = lsim_malloc((ncross ? ncross : 1) * sizeof *gmin);
-        local_fail = !gmin || path_bounds(&s, nlocal, eb) != 0;
-        for (size_t q = 0; !local_fail && q < ncross; q++) gmin[q] = BIG;
+    if (p->bounds) {
+        p->gmin = lsim_malloc((p->ncross ? p->ncross : 1) * sizeof *p->gmin);
+        int local_fail = !p->gmin || path_bounds(s, p->nlocal, p->eb) != 0;
+        for (size_t q = 0; !local_fail && q < p->ncross; q++) p->gmin[q] = BIG;
         for (size_t k = 0; !local_fail && k < j->ninst; k++) {
-            if (xi[k] < 0) continue;
-            for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
-                int32_t l = s.local_of[j->part_gpu[p]];
-                if (l >= 0 && eb[l][j->part_node[p]] < gmin[xi[k]]) gmin[xi[k]] = eb[l][j->part_node[p]];
+            if (p->xi[k] < 0) continue;
+            for (uint64_t q = j->part_off[k]; q < j->part_off[k + 1]; q++) {
+                int32_t l = s->local_of[j->part_gpu[q]];
+                if (l >= 0 && p->eb[l][j->part_node[q]] < p->gmin[p->xi[k]]) p->gmin[p->xi[k]] = p->eb[l][j->part_node[q]];
             }
         }
-        MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
-        st->allreduces++;
-        if (any_fail) {
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
-            goto cleanup;
+        MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, p->comm);
+        p->st->allreduces++;
+    }
+    p->st->bounds_s = MPI_Wtime() - tb;
+    if (any_fail)
+        return lsim_err_set(s->err, LSIM_ENOMEM, "out of memory for the parallel engine's window bounds (on some rank)");
+    return 0;
+}
+
+/* SM edges (graph.h LSIM_EDGE_SM) hold a kernel only while their source
+ * runs: a kernel ready before its source starts runs earlier than the
+ * edge's delay says, which no time window can bound. READY rounds need no
+ * bound, and no agreement (the mode is the same on every rank). Collective
+ * in window modes. */
+static int pd_sm_check(prun *p)
+{
+    if (p->opts->windows == LSIM_PDES_READY) return 0;
+    int sm = 0, any_sm = 0;
+    for (size_t l = 0; l < p->nlocal && !sm; l++) {
+        const lsim_graph *g = lsim_engine_graph(p->s.e[l]);
+        for (uint64_t k = 0; k < g->nedges; k++)
+            if (g->in_class[k] & LSIM_EDGE_SM) {
+                sm = 1;
+                break;
+            }
+    }
+    MPI_Allreduce(&sm, &any_sm, 1, MPI_INT, MPI_MAX, p->comm);
+    p->st->allreduces++;
+    if (!any_sm) return 0;
+    return lsim_err_set(p->s.err, LSIM_EARG,
+                        "--windows %s cannot simulate SM edges (a store built with --sm-contention on): a kernel held "
+                        "for SMs is not bounded by its edges' delays; use --windows ready",
+                        lsim_pdes_windows_name(p->opts->windows));
+}
+
+/* Every local GPU's events before W. A collective completing on one GPU
+ * gives its local peers work: they are queued above the GPU running and
+ * run after it, while their data is still in cache (the GPUs of a
+ * tensor-parallel group advance together). Sweeping the local GPUs in
+ * index order until none made progress cost a sweep over every GPU per
+ * collective wave, and a cache miss per GPU per sweep: on a 4,096-GPU job
+ * at K = 2, 6x the serial engine's time. Local; rc as ready() sets it. */
+static int pd_window(prun *p, lsim_ns W)
+{
+    pstate *s = &p->s;
+    lsim_engine *const *e = s->e;
+    int rc = 0;
+    for (size_t l = 0; l < p->nlocal; l++)
+        if (s->h.n[l] && s->h.S[l][s->h.node[l][0]] < W) sched_wq_push(&s->wq, (uint32_t)l);
+    while (s->wq.n && !rc) {
+        size_t at = s->wq.n - 1;
+        uint32_t l = s->wq.gpu[at]; /* stays queued while it runs */
+        if (s->h.lifo) { /* READY: no window end, no order */
+            s->cur = l;
+            p->done += sched_drain(e[l], &s->h.n[l], s->j->inst_of[s->gid[l]], drain_hook, s, &rc);
+        }
+        while (!s->h.lifo && s->h.n[l] && s->h.S[l][s->h.node[l][0]] < W && !rc) {
+            uint32_t v = pop(&s->h, l);
+            p->done++;
+            size_t nr = sched_release(e[l], v, p->rbuf);
+            for (size_t k = 0; k < nr && !rc; k++) rc = ready(s, l, p->rbuf[k]);
+        }
+        sched_wq_remove(&s->wq, at);
+    }
+    return rc; /* on failure the queue is left as it is: the run ends */
+}
+
+/* The arrivals of a round, sum of them from every rank (counts/displs set):
+ * received, applied to the instances this rank holds, and the bound M of
+ * the next round lowered by the instances they complete. The time from ts
+ * to the arrivals' receipt, and the bound's allreduce, count as
+ * synchronization (stats). Collective. */
+static int pd_arrivals(prun *p, long long sum, double ts, lsim_ns *M, int *peer_failed)
+{
+    pstate *s = &p->s;
+    const lsim_job *j = s->j;
+    if ((size_t)sum > p->incap) {
+        /* every rank sees the same sums, so all grow here together and
+         * agree on success (rarely: the buffer only grows) */
+        size_t cap = p->incap ? p->incap : 256;
+        while (cap < (size_t)sum) cap *= 2;
+        int64_t *nin = lsim_realloc(p->in, cap * sizeof *nin);
+        int oom = !nin, any_oom = 0;
+        if (nin) {
+            p->in = nin;
+            p->incap = cap;
+        }
+        MPI_Allreduce(&oom, &any_oom, 1, MPI_INT, MPI_MAX, p->comm);
+        p->st->allreduces++;
+        if (any_oom) {
+            *peer_failed = 1;
+            return oom ? lsim_err_set(s->err, LSIM_ENOMEM, "out of memory exchanging arrivals") : 0;
         }
     }
-    st->bounds_s = MPI_Wtime() - tb;
-    /* SM edges (graph.h LSIM_EDGE_SM) hold a kernel only while their source
-     * runs: a kernel ready before its source starts runs earlier than the
-     * edge's delay says, which no time window can bound. READY rounds need
-     * no bound, and no agreement (the mode is the same on every rank). */
-    if (opts->windows != LSIM_PDES_READY) {
-        int sm = 0, any_sm = 0;
-        for (size_t l = 0; l < nlocal && !sm; l++) {
-            const lsim_graph *g = lsim_engine_graph(e[l]);
-            for (uint64_t k = 0; k < g->nedges; k++)
-                if (g->in_class[k] & LSIM_EDGE_SM) {
-                    sm = 1;
-                    break;
-                }
-        }
-        MPI_Allreduce(&sm, &any_sm, 1, MPI_INT, MPI_MAX, comm);
-        st->allreduces++;
-        if (any_sm) {
-            rc = lsim_err_set(err, LSIM_EARG,
-                              "--windows %s cannot simulate SM edges (a store built with --sm-contention on): a "
-                              "kernel held for SMs is not bounded by its edges' delays; use --windows ready",
-                              lsim_pdes_windows_name(opts->windows));
-            goto cleanup;
-        }
+    int64_t *in = p->in;
+    MPI_Allgatherv(s->out, (int)s->nout, MPI_INT64_T, in, p->counts, p->displs, MPI_INT64_T, p->comm);
+    p->st->allgathers++;
+    p->st->sync_s += MPI_Wtime() - ts;
+    p->st->messages += (uint64_t)sum / 2;
+    /* the messages by the instances this rank holds (own arrivals were
+     * counted when made; an instance none of its GPUs takes part in is none
+     * of its business): -1, else local k << 1 | root */
+    for (long long q = 0; q + 1 < sum; q += 2) {
+        int64_t k = inst_local(j, (uint64_t)in[q] >> 1);
+        in[q] = k < 0 ? -1 : (k << 1 | (in[q] & 1));
     }
-    for (size_t l = 0; l < nlocal; l++) sched_reset(e[l]);
-    for (size_t l = 0; l < nlocal && !rc; l++) {
-        const lsim_graph *g = lsim_engine_graph(e[l]);
-        if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
-        for (uint32_t v = 0; v < g->n && !rc; v++) /* roots: no in-edge */
-            if (g->in_off[v + 1] == g->in_off[v]) rc = ready(&s, (uint32_t)l, v);
+    for (int r = 0; r < p->np; r++) {
+        if (r == p->me) continue;
+        for (int q = p->displs[r]; q + 1 < p->displs[r] + p->counts[r]; q += 2)
+            if (in[q] >= 0) arrive(s, (size_t)(in[q] >> 1), in[q + 1], (int)(in[q] & 1));
     }
-    uint64_t done = 0;
-    int peer_failed = 0; /* some rank failed: stop, the agreement below names it */
-    size_t incap = 0;    /* room in `in` */
-    /* T: the earliest pending event of any rank; M: the earliest time any
-     * rank can still send an arrival (path bounds; BIG without them). One
-     * allreduce to start; after that, one allgather per round carries each
-     * rank's arrival count, earliest pending event, earliest possible
-     * arrival and failure flag together, and an allgatherv the arrivals
-     * when there are any. Every message of a round arrives at >= T: it
-     * starts a node reachable from a pending one, or from a collective
-     * completed by the last exchange, which ends at >= the previous B + L
-     * ("due"), so the next T is never later than that (rounds never shrink
-     * behind a completion keyed by its earlier start). */
-    lsim_ns T = INT64_MAX, M = -BIG;
-    {
-        lsim_ns first, eot;
-        pending_bounds(&s, nlocal, bounds ? eb : NULL, &first, &eot);
-        int64_t neg[3] = {first, eot, rc ? -1 : 0}, all[3];
-        MPI_Allreduce(neg, all, 3, MPI_INT64_T, MPI_MIN, comm);
-        st->allreduces++;
-        if (all[2] < 0) peer_failed = 1;
-        else {
-            T = all[0];
-            M = all[1];
-        }
+    /* the ranks that hold a cross-rank instance know which completed this
+     * window and bound what follows: E + the least path bound over its
+     * participants; the least over all ranks (an allreduce) is what every
+     * rank bounds the next round by */
+    for (long long q = 0; p->bounds && q + 1 < sum; q += 2) {
+        if (in[q] < 0) continue;
+        size_t k = (size_t)(in[q] >> 1);
+        if (p->xi[k] < 0) continue;
+        /* the earliest end the instance's known arrivals fix: a reduce's
+         * non-roots end before its root; a broadcast's root ended on its
+         * own rank, where it is pending */
+        uint64_t npart = j->part_off[k + 1] - j->part_off[k];
+        lsim_ns first_end;
+        if (j->rule[k] == LSIM_JOB_REDUCE && npart > 1 && s->x.arrived_x[k] == npart - 1) first_end = s->x.max_x[k];
+        else if (s->arrived[k] == npart) first_end = s->max_arrival[k];
+        else continue;
+        lsim_ns c = addb(addb(first_end, j->transfer[k]), p->gmin[p->xi[k]]);
+        if (c < *M) *M = c;
     }
-    while (T != INT64_MAX && !peer_failed) {
+    if (p->bounds) {
+        double ta = MPI_Wtime();
+        MPI_Allreduce(MPI_IN_PLACE, M, 1, MPI_INT64_T, MPI_MIN, p->comm);
+        p->st->allreduces++;
+        p->st->sync_s += MPI_Wtime() - ta;
+    }
+    return 0;
+}
+
+/* A round's end: every rank's arrival count, earliest pending event,
+ * earliest possible arrival and failure flag in one allgather, then the
+ * arrivals when there are any. *T: the next round's earliest event (no
+ * later than due), *M its bound; *peer_failed when some rank failed.
+ * Collective. */
+static int pd_exchange(prun *p, int rc, lsim_ns due, lsim_ns *T, lsim_ns *M, int *peer_failed)
+{
+    pstate *s = &p->s;
+    lsim_ns first, eot;
+    pending_bounds(s, p->nlocal, p->bounds ? p->eb : NULL, &first, &eot);
+    if (s->violation && !rc) rc = LSIM_EINTERNAL; /* its message is already in err */
+    int64_t mine[4] = {(int64_t)s->nout, first, eot, rc ? 1 : 0};
+    double ts = MPI_Wtime();
+    MPI_Allgather(mine, 4, MPI_INT64_T, p->rec, 4, MPI_INT64_T, p->comm);
+    p->st->allgathers++;
+    long long sum = 0;
+    int fail = 0;
+    lsim_ns next = INT64_MAX;
+    *M = BIG;
+    for (int r = 0; r < p->np; r++) {
+        p->displs[r] = (int)sum;
+        p->counts[r] = (int)p->rec[4 * r];
+        sum += p->rec[4 * r];
+        if (p->rec[4 * r + 1] < next) next = p->rec[4 * r + 1];
+        if (p->rec[4 * r + 2] < *M) *M = p->rec[4 * r + 2];
+        if (p->rec[4 * r + 3]) fail = 1;
+    }
+    if (fail) {
+        *peer_failed = 1;
+        return rc;
+    }
+    if (sum > INT_MAX) {
+        *peer_failed = 1; /* every rank sees the same sum */
+        return lsim_err_set(s->err, LSIM_EINTERNAL, "too many collective arrivals in one window");
+    }
+    if (sum > 0) {
+        rc = pd_arrivals(p, sum, ts, M, peer_failed);
+        if (*peer_failed) return rc;
+        if (next > due) next = due; /* completions just received are due from B + L on */
+    } else {
+        p->st->sync_s += MPI_Wtime() - ts;
+    }
+    s->nout = 0;
+    *T = next;
+    return rc;
+}
+
+/* Rounds until no rank has an event. T: the earliest pending event of any
+ * rank; M: the earliest time any rank can still send an arrival (path
+ * bounds; BIG without them). One allreduce to start; after that, one
+ * allgather per round (pd_exchange). Every message of a round arrives at
+ * >= T: it starts a node reachable from a pending one, or from a collective
+ * completed by the last exchange, which ends at >= the previous B + L
+ * ("due"), so the next T is never later than that (rounds never shrink
+ * behind a completion keyed by its earlier start). Collective. */
+static int pd_rounds(prun *p, int rc, int *peer_failed)
+{
+    pstate *s = &p->s;
+    lsim_ns T = INT64_MAX, M = -BIG, first, eot;
+    pending_bounds(s, p->nlocal, p->bounds ? p->eb : NULL, &first, &eot);
+    int64_t neg[3] = {first, eot, rc ? -1 : 0}, all[3];
+    MPI_Allreduce(neg, all, 3, MPI_INT64_T, MPI_MIN, p->comm);
+    p->st->allreduces++;
+    if (all[2] < 0) *peer_failed = 1;
+    else T = all[0], M = all[1];
+    while (T != INT64_MAX && !*peer_failed) {
         /* B: no message of this window arrives before it (T by the
          * argument above, M by the path bounds); a message at t >= B
          * completes its instance at >= B + L, so every event before W =
          * B + L has all its inputs. READY rounds have no W: every ready
          * node runs (its inputs are final by definition), and B + L only
          * bounds when the completions this round's messages cause are due. */
-        lsim_ns B = (bounds || !any_cross) && M > T ? M : T; /* no cross-rank instance: one window */
-        B = clampb(B + opts->skew_ns);
-        s.bound = B;
-        lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead ? INT64_MAX : B + s.lookahead;
+        lsim_ns B = (p->bounds || !p->any_cross) && M > T ? M : T; /* no cross-rank instance: one window */
+        B = clampb(B + p->opts->skew_ns);
+        s->bound = B;
+        lsim_ns W = B >= BIG || B > INT64_MAX - s->lookahead ? INT64_MAX : B + s->lookahead;
         lsim_ns due = W == INT64_MAX ? INT64_MAX - 1 : W; /* completions by this window's messages: not before */
-        if (opts->windows == LSIM_PDES_READY) W = INT64_MAX;
-        st->windows++;
-        /* every local GPU's events before W. A collective completing on
-         * one GPU gives its local peers work: they are queued above the GPU
-         * running and run after it, while their data is still in cache (the
-         * GPUs of a tensor-parallel group advance together). Sweeping the
-         * local GPUs in index order until none made progress cost a sweep
-         * over every GPU per collective wave, and a cache miss per GPU per
-         * sweep: on a 4,096-GPU job at K = 2, 6x the serial engine's time. */
-        for (size_t l = 0; l < nlocal; l++)
-            if (s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W) sched_wq_push(&s.wq, (uint32_t)l);
-        while (s.wq.n && !rc) {
-            size_t at = s.wq.n - 1;
-            uint32_t l = s.wq.gpu[at]; /* stays queued while it runs */
-            if (s.h.lifo) { /* READY: no window end, no order */
-                s.cur = l;
-                done += sched_drain(e[l], &s.h.n[l], j->inst_of[gid[l]], drain_hook, &s, &rc);
-            }
-            while (!s.h.lifo && s.h.n[l] && s.h.S[l][s.h.node[l][0]] < W && !rc) {
-                uint32_t v = pop(&s.h, l);
-                done++;
-                size_t nr = sched_release(e[l], v, rbuf);
-                for (size_t k = 0; k < nr && !rc; k++) rc = ready(&s, l, rbuf[k]);
-            }
-            sched_wq_remove(&s.wq, at);
-        }
-        /* on failure the queue is left as it is: the run ends below */
-        lsim_ns first, eot;
-        pending_bounds(&s, nlocal, bounds ? eb : NULL, &first, &eot);
-        if (s.violation && !rc) rc = LSIM_EINTERNAL; /* its message is already in err */
-        int64_t mine[4] = {(int64_t)s.nout, first, eot, rc ? 1 : 0};
-        double ts = MPI_Wtime();
-        MPI_Allgather(mine, 4, MPI_INT64_T, rec, 4, MPI_INT64_T, comm);
-        st->allgathers++;
-        long long sum = 0;
-        int fail = 0;
-        lsim_ns next = INT64_MAX;
-        M = BIG;
-        for (int r = 0; r < np; r++) {
-            displs[r] = (int)sum;
-            counts[r] = (int)rec[4 * r];
-            sum += rec[4 * r];
-            if (rec[4 * r + 1] < next) next = rec[4 * r + 1];
-            if (rec[4 * r + 2] < M) M = rec[4 * r + 2];
-            if (rec[4 * r + 3]) fail = 1;
-        }
-        if (fail) {
-            peer_failed = 1;
-            break;
-        }
-        if (sum > INT_MAX) {
-            rc = lsim_err_set(err, LSIM_EINTERNAL, "too many collective arrivals in one window");
-            peer_failed = 1; /* every rank sees the same sum */
-            break;
-        }
-        if (sum > 0) {
-            if ((size_t)sum > incap) {
-                /* every rank sees the same sums, so all grow here together
-                 * and agree on success (rarely: the buffer only grows) */
-                size_t cap = incap ? incap : 256;
-                while (cap < (size_t)sum) cap *= 2;
-                int64_t *nin = lsim_realloc(in, cap * sizeof *in);
-                int oom = !nin, any_oom = 0;
-                if (nin) {
-                    in = nin;
-                    incap = cap;
-                }
-                MPI_Allreduce(&oom, &any_oom, 1, MPI_INT, MPI_MAX, comm);
-                st->allreduces++;
-                if (any_oom) {
-                    if (oom) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory exchanging arrivals");
-                    peer_failed = 1;
-                    break;
-                }
-            }
-            MPI_Allgatherv(s.out, (int)s.nout, MPI_INT64_T, in, counts, displs, MPI_INT64_T, comm);
-            st->allgathers++;
-            st->sync_s += MPI_Wtime() - ts;
-            ts = -1;
-            st->messages += (uint64_t)sum / 2;
-            /* the messages by the instances this rank holds (own arrivals
-             * were counted when made; an instance none of its GPUs takes
-             * part in is none of its business): -1, else local k << 1 |
-             * root */
-            for (long long q = 0; q + 1 < sum; q += 2) {
-                int64_t k = inst_local(j, (uint64_t)in[q] >> 1);
-                in[q] = k < 0 ? -1 : (k << 1 | (in[q] & 1));
-            }
-            for (int r = 0; r < np; r++) {
-                if (r == me) continue;
-                for (int q = displs[r]; q + 1 < displs[r] + counts[r]; q += 2)
-                    if (in[q] >= 0) arrive(&s, (size_t)(in[q] >> 1), in[q + 1], (int)(in[q] & 1));
-            }
-            /* the ranks that hold a cross-rank instance know which completed
-             * this window and bound what follows: E + the least path bound
-             * over its participants; the least over all ranks (an
-             * allreduce) is what every rank bounds the next round by */
-            for (long long q = 0; bounds && q + 1 < sum; q += 2) {
-                if (in[q] < 0) continue;
-                size_t k = (size_t)(in[q] >> 1);
-                if (xi[k] < 0) continue;
-                /* the earliest end the instance's known arrivals fix: a
-                 * reduce's non-roots end before its root; a broadcast's
-                 * root ended on its own rank, where it is pending */
-                uint64_t npart = j->part_off[k + 1] - j->part_off[k];
-                lsim_ns first_end;
-                if (j->rule[k] == LSIM_JOB_REDUCE && npart > 1 && s.x.arrived_x[k] == npart - 1) first_end = s.x.max_x[k];
-                else if (s.arrived[k] == npart) first_end = s.max_arrival[k];
-                else continue;
-                lsim_ns c = addb(addb(first_end, j->transfer[k]), gmin[xi[k]]);
-                if (c < M) M = c;
-            }
-            if (bounds) {
-                double ta = MPI_Wtime();
-                MPI_Allreduce(MPI_IN_PLACE, &M, 1, MPI_INT64_T, MPI_MIN, comm);
-                st->allreduces++;
-                st->sync_s += MPI_Wtime() - ta;
-            }
-            if (next > due) next = due; /* completions just received are due from B + L on */
-        }
-        if (ts >= 0) st->sync_s += MPI_Wtime() - ts;
-        s.nout = 0;
-        T = next;
+        if (p->opts->windows == LSIM_PDES_READY) W = INT64_MAX;
+        p->st->windows++;
+        rc = pd_window(p, W);
+        rc = pd_exchange(p, rc, due, &T, &M, peer_failed);
     }
+    return rc;
+}
+
+int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_engine *const *e, size_t nlocal,
+                  lsim_ns *const *waits, const lsim_pdes_opts *opts, lsim_pdes_stats *st, lsim_err *err)
+{
+    lsim_pdes_opts dflt = {0, LSIM_PDES_READY, 0};
+    prun p;
+    memset(&p, 0, sizeof p);
+    p.comm = comm;
+    p.opts = opts ? opts : &dflt;
+    p.st = st;
+    p.nlocal = nlocal;
+    MPI_Comm_rank(comm, &p.me);
+    MPI_Comm_size(comm, &p.np);
+    memset(st, 0, sizeof *st);
+    p.s.j = j;
+    p.s.e = e;
+    p.s.waits = waits;
+    p.s.gid = gid;
+    p.s.err = err;
+    int rc = 0, peer_failed = 0, local_fail = pd_alloc(&p, j, e), any_fail = 0;
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, comm);
+    if (any_fail) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the parallel engine (on some rank)");
+    if (!rc) rc = pd_owners(&p);
+    if (!rc) rc = pd_lookahead(&p);
+    if (!rc) rc = pd_path_bounds(&p);
+    if (!rc) rc = pd_sm_check(&p);
+    if (rc) goto cleanup; /* every rank agrees on each of the above */
+    for (size_t l = 0; l < nlocal; l++) sched_reset(e[l]);
+    for (size_t l = 0; l < nlocal && !rc; l++) {
+        const lsim_graph *g = lsim_engine_graph(e[l]);
+        if (waits) memset(waits[l], 0, (g->n ? g->n : 1) * sizeof **waits);
+        for (uint32_t v = 0; v < g->n && !rc; v++) /* roots: no in-edge */
+            if (g->in_off[v + 1] == g->in_off[v]) rc = ready(&p.s, (uint32_t)l, v);
+    }
+    rc = pd_rounds(&p, rc, &peer_failed);
     if (!rc && !peer_failed) {
-        uint64_t all_done = 0, all_total = 0, t64 = total;
-        MPI_Allreduce(&done, &all_done, 1, MPI_UINT64_T, MPI_SUM, comm);
+        uint64_t all_done = 0, all_total = 0, t64 = p.total;
+        MPI_Allreduce(&p.done, &all_done, 1, MPI_UINT64_T, MPI_SUM, comm);
         MPI_Allreduce(&t64, &all_total, 1, MPI_UINT64_T, MPI_SUM, comm);
         st->allreduces += 2;
         if (all_done != all_total)
@@ -690,29 +790,6 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *j, const uint32_t *gid, lsim_en
     }
     rc = lsim_mpi_agree(comm, rc, err); /* the same message on every rank */
 cleanup:
-    for (size_t l = 0; eb && l < nlocal; l++) lsim_free(eb[l]);
-    lsim_free(eb);
-    lsim_free(gmin);
-    lsim_free(xi);
-    lsim_free(rbuf);
-    lsim_free(counts);
-    lsim_free(displs);
-    lsim_free(in);
-    lsim_free(s.out);
-    lsim_free(s.local_of);
-    lsim_free(s.arrived);
-    lsim_free(s.max_arrival);
-    lsim_free(s.x.arrived_x);
-    lsim_free(s.x.max_x);
-    lsim_free(s.remote);
-    lsim_free(s.has_local);
-    lsim_free(owner);
-    lsim_free(rec);
-    lsim_free(allgid);
-    lsim_free(s.h.node);
-    lsim_free(s.h.n);
-    lsim_free(s.h.S);
-    lsim_free(s.wq.gpu);
-    lsim_free(s.wq.queued);
+    pd_free(&p);
     return rc;
 }

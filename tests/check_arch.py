@@ -30,7 +30,6 @@ KNOWN = {
     ('cli-mpi', 'src/cli/search_cmd.c'): 15,
     ('cli-mpi', 'src/cli/store_cmds.c'): 77,
     ('cli-mpi', 'src/cli/synth_cmd.c'): 13,
-    ('long-function', 'mpi/pdes.c:lsim_pdes_run'): 1,
 }
 
 
