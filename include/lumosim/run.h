@@ -38,8 +38,11 @@ typedef enum lsim_run_event_kind {
                            `events` (node events) */
     LSIM_RUN_UNNAMED,   /* `count` traces that name no rank: each is replayed
                            on its own, not as one job */
-    LSIM_RUN_DONE       /* the loading or the simulating loop is over (a
+    LSIM_RUN_DONE,      /* the loading or the simulating loop is over (a
                            progress line can be cleared) */
+    LSIM_RUN_PROGRESS   /* inside a long phase of the job `what`: `count` of
+                           `events` done (GPUs measured); as often as every
+                           step, the receiver throttles */
 } lsim_run_event_kind;
 
 /* Borrowed for the call only. Fields not named by the kind are 0/NULL. */

@@ -121,6 +121,7 @@ void lsim_cli_opts_default(lsim_cli_opts *o);
 typedef struct lsim_cli_progress {
     int on, stats;
     double t0;                 /* the current file's reading started */
+    double shown;              /* when the last LSIM_RUN_PROGRESS line was drawn */
     lsim_run_output outs[4];   /* --trace-out, --html, build -o, --csv */
 } lsim_cli_progress;
 /* The run layer's options for o: o->run with the CLI's callback (context

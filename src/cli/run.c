@@ -244,6 +244,15 @@ static void on_event(void *ctx, const lsim_run_event *ev)
     case LSIM_RUN_DONE:
         if (p->on) fputs("\r\033[K", stderr);
         break;
+    case LSIM_RUN_PROGRESS: { /* at most five lines a second, and the last */
+        double now = lsim_now_s();
+        if (!p->on || (now - p->shown < 0.2 && ev->count != ev->events)) break;
+        p->shown = now;
+        char buf[96];
+        snprintf(buf, sizeof buf, "%s, %zu of %llu", ev->what, ev->count, (unsigned long long)ev->events);
+        progress_line(p, ev->path, buf);
+        break;
+    }
     }
 }
 

@@ -627,9 +627,18 @@ static int job_path(lsim_run *r, lsim_err *err)
     return rc;
 }
 
+/* One job's phases as progress (lsim_run_event, "the job"). */
+static void job_step(const lsim_run_opts *o, const char *what, size_t done, size_t total)
+{
+    lsim_run_event ev = {.kind = total ? LSIM_RUN_PROGRESS : LSIM_RUN_PHASE, .path = "the job", .what = what,
+                         .count = done, .events = total};
+    emit(o, &ev);
+}
+
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
+    job_step(o, "matching collectives across GPUs", 0, 0);
     int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0 && (rc = replicated_transfers(o, r->job, r->graphs[0], err))) return rc;
@@ -640,12 +649,14 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     rc = r->sym_job ? run_reduced(o, r, err) : lsim_run_engines(o, r, err);
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
+    job_step(o, "simulating", 0, 0);
     if (!rc && r->reduced) rc = lsim_job_run(r->sym_job, r->sym_engines, NULL, err);
     else if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
     if (!rc && o->share) rc = share_links(o, r, err);
     double t2 = lsim_now_s();
     r->simulate_s = t2 - t1b;
     for (size_t i = 0; i < r->n && !rc; i++) {
+        job_step(o, "measuring GPUs", i + 1, r->n);
         if (!r->reduced) {
             rc = lsim_run_finish_gpu(o, r, i, i, err);
             continue;
@@ -653,8 +664,13 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         uint32_t qi = r->sym_qidx[r->sym_rep[i]];
         rc = finish_with(o, r, i, r->sym_job, qi, r->sym_engines[qi], err);
     }
-    if (!rc && o->critical) rc = job_path(r, err);
+    if (!rc && o->critical) {
+        job_step(o, "the job's critical path", 0, 0);
+        rc = job_path(r, err);
+    }
     r->metrics_s = lsim_now_s() - t2;
+    lsim_run_event done = {.kind = LSIM_RUN_DONE};
+    emit(o, &done);
     return rc;
 }
 

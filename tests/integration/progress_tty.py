@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""progress_tty.py: progress inside a job's long phases, on a terminal only
+(issue 39: "sim of 4,096 GPUs: 40 s on one line").
+
+`lumosim sim` of a synthesized 128-GPU job run under a pseudo-terminal
+names the job's phases as it enters them (matching collectives, simulating)
+and counts the GPUs measured, ending with "128 of 128", each line drawn over
+the last and the line cleared at the end. With stderr not a terminal, or
+with --stats, none of it is written. Environment: LUMOSIM."""
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+
+L = os.environ["LUMOSIM"]
+
+
+def fail(msg):
+    print("progress_tty: FAIL: " + msg)
+    sys.exit(1)
+
+
+def on_tty(args):
+    """Everything the command writes to its terminal, and its exit status."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(L, [L] + args)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, st = os.waitpid(pid, 0)
+    os.close(fd)
+    return out.decode("utf-8", "replace"), os.waitstatus_to_exitcode(st)
+
+
+with tempfile.TemporaryDirectory() as d:
+    job = os.path.join(d, "job.h5")
+    subprocess.run([L, "synth", "--model", "gpt3-15b", "--layers", "4", "--tp", "8", "--pp", "4", "--dp", "4",
+                    "--micro-batch", "1", "--global-batch", "16", "-o", job], check=True, stdout=subprocess.DEVNULL)
+    out, st = on_tty(["sim", job])
+    if st != 0:
+        fail("sim on a terminal exited %d: %s" % (st, out[-500:]))
+    for want in ("lumosim: the job: matching collectives across GPUs", "lumosim: the job: simulating",
+                 "lumosim: the job: measuring GPUs, 128 of 128"):
+        if want not in out:
+            fail("the terminal never showed '%s'" % want)
+    last = out.rfind("measuring GPUs, 128 of 128")
+    if "\r\x1b[K" not in out[last:]:
+        fail("the last progress line is not cleared")
+    shown = out.count("measuring GPUs, ")
+    if shown > 128:
+        fail("%d measuring lines for 128 GPUs" % shown)
+    # the same run without a terminal, and with --stats: no progress
+    p = subprocess.run([L, "sim", job], capture_output=True, text=True)
+    if p.returncode != 0 or "measuring GPUs" in p.stderr or "\x1b[K" in p.stderr:
+        fail("without a terminal: exit %d, stderr %r" % (p.returncode, p.stderr[:300]))
+    out, st = on_tty(["sim", "--stats", job])
+    if st != 0 or "measuring GPUs" in out:
+        fail("--stats on a terminal: exit %d, progress lines among the stats" % st)
+print("progress_tty: ok (%d progress lines of the job's measuring)" % shown)
