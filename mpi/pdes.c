@@ -567,6 +567,7 @@ static int pd_window(prun *p, lsim_ns W)
     pstate *s = &p->s;
     lsim_engine *const *e = s->e;
     int rc = 0;
+    uint64_t done = 0; /* a local counter: the loop's stores never alias it */
     for (size_t l = 0; l < p->nlocal; l++)
         if (s->h.n[l] && s->h.S[l][s->h.node[l][0]] < W) sched_wq_push(&s->wq, (uint32_t)l);
     while (s->wq.n && !rc) {
@@ -574,16 +575,17 @@ static int pd_window(prun *p, lsim_ns W)
         uint32_t l = s->wq.gpu[at]; /* stays queued while it runs */
         if (s->h.lifo) { /* READY: no window end, no order */
             s->cur = l;
-            p->done += sched_drain(e[l], &s->h.n[l], s->j->inst_of[s->gid[l]], drain_hook, s, &rc);
+            done += sched_drain(e[l], &s->h.n[l], s->j->inst_of[s->gid[l]], drain_hook, s, &rc);
         }
         while (!s->h.lifo && s->h.n[l] && s->h.S[l][s->h.node[l][0]] < W && !rc) {
             uint32_t v = pop(&s->h, l);
-            p->done++;
+            done++;
             size_t nr = sched_release(e[l], v, p->rbuf);
             for (size_t k = 0; k < nr && !rc; k++) rc = ready(s, l, p->rbuf[k]);
         }
         sched_wq_remove(&s->wq, at);
     }
+    p->done += done;
     return rc; /* on failure the queue is left as it is: the run ends */
 }
 
