@@ -215,8 +215,8 @@ sub mpi/pdes.c 'if (cross && j->transfer[k] < L) L = j->transfer[k];' \
 mutant window_end_plus_1 equiv "^mpi:sim_synth_np[23]$|^mpi:sim_job_np[23]$|^mpi:phold_np" \
     "parallel engine: each time window 1 ns longer (W = B + L + 1)" \
     "A node enters a window's queue only once all its inputs are final (graph.h: its times are a function of its predecessors), so where a window ends decides in which round a node runs, never its times; the checks compare arrivals with the round's start bound B, not with W. The tests that run --windows start and paths compare every result bit for bit with the serial run."
-sub mpi/pdes.c 'lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead ? INT64_MAX : B + s.lookahead;' \
-    'lsim_ns W = B >= BIG || B > INT64_MAX - s.lookahead - 1 ? INT64_MAX : B + s.lookahead + 1;'
+sub mpi/pdes.c 'lsim_ns W = B >= BIG || B > INT64_MAX - s->lookahead ? INT64_MAX : B + s->lookahead;' \
+    'lsim_ns W = B >= BIG || B > INT64_MAX - s->lookahead - 1 ? INT64_MAX : B + s->lookahead + 1;'
 
 mutant pdes_tie_reversed kill "^test_engine_hand$" \
     "ready heap (serial and parallel engines, src/sched_inline.h): ties between equal-time events broken by descending node id" \
@@ -387,6 +387,10 @@ sub io/h5_cpu_ops.c '        memcpy(m, nop + an, nn * sizeof *m);' '        memc
 mutant html_range_card_dropped kill "^replay:replica_range$" \
     "report --replicate-from --html: the job range computed but never drawn"
 sub src/report_html.c '    if (view->range) job_range_card(f, view->range);' '    (void)job_range_card;'
+
+mutant resynth_switch_ignored kill "^whatif:resynth$" \
+    "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
+sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'
 
 mutant memest_expert_load_ignored kill "^test_routing$" \
     "memory estimate of a MoE model: the routed activations at the balanced share whatever the routing's load"

@@ -55,6 +55,8 @@ typedef struct lsim_wi_request {
     double sigma;          /* --jitter: relative std-dev, -1 for "trace" */
     int identify;          /* --identify: pass 1 only */
     int no_share;          /* write every GPU's rows (no shared structure) */
+    int resynth;           /* --resynth: any structural what-if of a synthesized store by
+                              synthesizing its job again (whatif_resynth.c) */
     int nslow;
     int32_t slow_rank[LSIM_WI_MAXSLOW];
     double slow_f[LSIM_WI_MAXSLOW];

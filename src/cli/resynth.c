@@ -183,15 +183,15 @@ int lsim_cli_whatif_resynth(const lsim_wi_request *rq, lsim_err *err)
     const char *g = graph_option(rq);
     if (g) {
         return lsim_err_set(err, LSIM_EARG,
-                            "%s with --ep, --cp or --fsdp: those synthesize the job again, %s edits a job's graphs: "
+                            "%s with --ep, --cp, --fsdp or --resynth: those synthesize the job again, %s edits a job's graphs: "
                             "apply it to the new store with a second lumosim whatif",
                             g, g);
     }
-    if (!rq->out) return lsim_err_set(err, LSIM_EARG, "whatif --ep, --cp and --fsdp need -o NEW.h5");
+    if (!rq->out) return lsim_err_set(err, LSIM_EARG, "whatif --ep, --cp, --fsdp and --resynth need -o NEW.h5");
     rc = lsim_store_read_attr(rq->in, "synth_args", &txt, err);
     if (rc == LSIM_EARG)
         return lsim_err_set(err, LSIM_EARG,
-                            "%s: no synth_args attribute: --ep, --cp and --fsdp synthesize the job again from the "
+                            "%s: no synth_args attribute: --ep, --cp, --fsdp and --resynth synthesize the job again from the "
                             "arguments lumosim synth records, and this store was built from traces, written by a "
                             "what-if's graph edits, or synthesized before they were recorded",
                             rq->in);

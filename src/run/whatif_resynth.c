@@ -36,15 +36,15 @@ static int opt_fsdp(lsim_wi_request *rq, const char *v, lsim_err *err)
     return 0;
 }
 
-int lsim_wi_resynth_wanted(const lsim_wi_request *rq) { return rq->ep || rq->cp || rq->fsdp; }
+int lsim_wi_resynth_wanted(const lsim_wi_request *rq) { return rq->ep || rq->cp || rq->fsdp || rq->resynth; }
 
 static int rule_resynth(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     (void)d;
     if (!lsim_wi_resynth_wanted(rq)) return 0;
     return lsim_err_set(err, LSIM_EARG,
-                        "%s: --ep, --cp and --fsdp synthesize a synthesized store's job again (lumosim whatif does it "
-                        "from the store's synth_args); no per-GPU transform makes them",
+                        "%s: --ep, --cp, --fsdp and --resynth synthesize a synthesized store's job again (lumosim "
+                        "whatif does it from the store's synth_args); no per-GPU transform makes them",
                         f->in);
 }
 
@@ -61,6 +61,13 @@ static const lsim_wi_opt O_RESYNTH[] = {
     {"--fsdp", NULL, "off, full or a positive integer", 0, 0, LSIM_WI_OPT_FN, 0, 0, opt_fsdp,
      "  --fsdp off|full|N FSDP off, over all DP replicas, or shard groups of N;\n"
      "                    re-synthesized as --ep\n"},
+    {"--resynth", NULL, NULL, 0, 0, LSIM_WI_OPT_SWITCH, OFF(resynth), 0, NULL,
+     "  --resynth         any of --tp, --pp, --dp, --schedule, --micro-batches,\n"
+     "                    --layers, --hidden, --ffn, --gpu, --topology of a\n"
+     "                    synthesized store by synthesizing its job again, as\n"
+     "                    --ep (for a job synthesized with options the graph\n"
+     "                    edits cannot carry: the distributed optimizer, FSDP,\n"
+     "                    CP, host stalls)\n"},
 };
 
 const lsim_wi_row lsim_wi_row_resynth = {.name = "resynth", .step = -1, .opts = O_RESYNTH,

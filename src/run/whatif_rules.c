@@ -244,8 +244,9 @@ int lsim_wi_rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f
                            : NULL;
     if (!what) return 0;
     return lsim_err_set(err, LSIM_EARG,
-                        "%s: synthesized with non-default options (%s), which %s cannot carry over: synthesize the new "
-                        "layout with lumosim synth instead (network, GPU, straggler and noise what-ifs work on it)",
+                        "%s: synthesized with non-default options (%s), which %s cannot carry over by editing the graphs: "
+                        "add --resynth to synthesize the job again with the new layout from the store's recorded "
+                        "arguments (network, GPU, straggler and noise what-ifs work on it as it is)",
                         f->in, so, what);
 }
 

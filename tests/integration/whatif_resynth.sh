@@ -14,6 +14,8 @@
 #   - --fsdp off;
 #   - a model file and a routing histogram named by relative paths, the
 #     what-if run from another directory;
+#   - --resynth of a distributed-optimizer job's TP and DP (which the graph
+#     edits refuse, naming --resynth);
 # and the record names each width that changed. Refused, one line, exit 1,
 # nothing written: a store a graph-editing what-if wrote (no synth_args),
 # --jitter with --ep, --ep on a dense model (synth's own line), --fsdp
@@ -84,10 +86,24 @@ expect() { # expect NEEDLE ARGS...
 }
 "$L" whatif l.h5 --jitter 0.1 -o lj.h5 >/dev/null || fail "whatif --jitter"
 expect "lj.h5: no synth_args attribute" lj.h5 --ep 2
-expect "jitter with --ep, --cp or --fsdp" l.h5 --ep 2 --jitter 0.1
+expect "jitter with --ep, --cp, --fsdp or --resynth" l.h5 --ep 2 --jitter 0.1
 expect "ep 2: model llama3-8b has no experts" l.h5 --ep 2
 expect "fsdp 3 does not divide DP = 2" l.h5 --fsdp 3
 expect "fsdp needs off, full or a shard group" l.h5 --fsdp most
+# --resynth: a job synthesized with the distributed optimizer, which the
+# graph edits cannot carry through --dp or --tp (refused, naming --resynth),
+# synthesized again with TP 2 -> 4 and DP 2 -> 4 (per-replica batch kept:
+# 4 micro-batches of 1, global batch 8 -> 16)
+d="--model gpt3-15b --layers 4 --pp 2 --micro-batch 1 --distributed-optimizer"
+"$L" synth $d --tp 2 --dp 2 --global-batch 8 -o d2.h5 >/dev/null 2>err || fail "synth distopt: $(cat err)"
+"$L" whatif d2.h5 --dp 4 -o bad.h5 >/dev/null 2>err && fail "whatif --dp of a distopt store accepted without --resynth"
+grep -q -- "add --resynth" err || fail "the refusal does not name --resynth: $(cat err)"
+[ -e bad.h5 ] && fail "a refused what-if wrote its output"
+"$L" whatif d2.h5 --dp 4 --tp 4 --resynth -o d4.h5 >recd.json 2>err || fail "whatif --resynth: $(cat err)"
+"$L" synth $d --tp 4 --dp 4 --global-batch 16 -o s4.h5 >/dev/null 2>err || fail "synth tp 4 dp 4: $(cat err)"
+same d4.h5 s4.h5 "--resynth --tp 4 --dp 4"
+grep -q '"dp":\[2,4\]' recd.json && grep -q '"tp":\[2,4\]' recd.json || fail "the record lacks the widths: $(cat recd.json)"
+expect "jitter with --ep, --cp, --fsdp or --resynth" d2.h5 --resynth --jitter 0.1
 # no file the user did not name as the output is changed: the source as
 # the output, and an existing store without --force, are refused as they
 # are for every what-if, and both stay byte for byte
@@ -97,4 +113,4 @@ grep -q "e2.h5" err || fail "no line naming the source: $(cat err)"
 "$L" whatif e2.h5 --ep 4 -o w4.h5 >/dev/null 2>err && fail "an existing store replaced without --force"
 grep -q "force" err || fail "no --force hint: $(cat err)"
 cmp -s e2.h5 e2.bak && cmp -s w4.h5 w4.bak || fail "a file not named as the output changed"
-echo "ok: whatif --ep, --cp, --fsdp re-synthesize the job node for node as synth, refusals one line"
+echo "ok: whatif --ep, --cp, --fsdp, --resynth re-synthesize the job node for node as synth, refusals one line"

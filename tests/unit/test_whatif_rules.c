@@ -266,7 +266,7 @@ static void test_resynth(void)
     fixture x;
     setup(&x, 4, 1, 1, 4, LSIM_WI_LAYERS_KERNELS, 0);
     x.rq.ep = 2;
-    REFUSED(&x, "resynth", "--ep, --cp and --fsdp synthesize a synthesized store's job again");
+    REFUSED(&x, "resynth", "--ep, --cp, --fsdp and --resynth synthesize a synthesized store's job again");
     CHECK(lsim_wi_resynth_wanted(&x.rq));
     x.rq.ep = 0, x.rq.fsdp = LSIM_WI_FSDP_OFF;
     REFUSED(&x, "resynth", "no per-GPU transform makes them");
