@@ -147,17 +147,12 @@ static int add_rows(sctx *c, hid_t run, const char *where, uint64_t ktot, uint64
             rc = h5s_nomem(c);
             break;
         }
-        if (id >= *cap) {
-            size_t nc = *cap ? *cap * 2 : 256;
-            while (nc <= id) nc *= 2;
-            lsim_report_kernel *x = realloc(*ka, nc * sizeof *x);
-            if (!x) {
-                rc = h5s_nomem(c);
-                break;
-            }
-            memset(x + *cap, 0, (nc - *cap) * sizeof *x);
-            *ka = x, *cap = nc;
+        size_t old = *cap;
+        if (LSIM_GROW(*ka, cap, (size_t)id + 1)) {
+            rc = h5s_nomem(c);
+            break;
         }
+        if (*cap > old) memset(*ka + old, 0, (*cap - old) * sizeof **ka);
         lsim_report_kernel *k = &(*ka)[id];
         k->count += cnt[q] * u;
         k->observed += obs[q] * u;

@@ -1441,17 +1441,9 @@ int lsim_report_kernels_of(const lsim_replay_item *items, size_t n, lsim_report_
             const char *nm = str(g, g->name[v]);
             uint32_t id;
             if ((rc = lsim_strtab_intern(keys, nm, strlen(nm), &id) ? LSIM_ENOMEM : 0)) break;
-            if (id >= cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                while (nc <= id) nc *= 2;
-                lsim_report_kernel *x = realloc(ka, nc * sizeof *x);
-                if (!x) {
-                    rc = LSIM_ENOMEM;
-                    break;
-                }
-                memset(x + cap, 0, (nc - cap) * sizeof *x);
-                ka = x, cap = nc;
-            }
+            size_t old = cap;
+            if ((rc = LSIM_GROW(ka, &cap, (size_t)id + 1))) break;
+            if (cap > old) memset(ka + old, 0, (cap - old) * sizeof *ka);
             lsim_report_kernel *k = &ka[id];
             k->count++;
             k->predicted_ns = lsim_ns_add_sat(k->predicted_ns, items[i].end[v] - items[i].start[v]);
