@@ -373,7 +373,7 @@ sub io/h5_archive.c '    g->replica = b.replica;' '    g->replica = -1;'
 
 mutant summary_not_shared kill "^report:from_tables$" \
     "--detail summary archives: no GPU shares another's rows (its tables differ from the full archive's, kernel rows kept per GPU)"
-sub io/h5_archive.c '    rc = results_share(c, items, lm, nloc, bind, info);' '    rc = 0;'
+sub io/h5_archive.c '    rc = results_share(c, items, lm, nloc, bind, info);' '    rc = detail == LSIM_STORE_DETAIL_SUMMARY ? 0 : results_share(c, items, lm, nloc, bind, info);'
 
 mutant store_cpu_ops_unread kill "^trace_out:store$" \
     "a graph store's CPU op trees never read back (the predicted trace of a store cuts every CPU op into pieces)"
