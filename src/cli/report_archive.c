@@ -15,16 +15,20 @@
 #include "lumosim/report.h"
 #include "lumosim/store.h"
 
+/* The page to write: from a view (the tables path), else from the items'
+ * graphs with the job's memory estimate (mem, may be NULL). */
 typedef struct page_ctx {
     const lsim_replay_item *items;
     size_t n;
     const lsim_report_view *view;
+    const lsim_memest_job *mem;
 } page_ctx;
 
 static int write_page(FILE *f, void *ctx, lsim_err *err)
 {
     const page_ctx *p = ctx;
-    return lsim_report_html_view(f, p->items, p->n, p->view, err);
+    return p->view ? lsim_report_html_view(f, p->items, p->n, p->view, err)
+                   : lsim_report_html_mem(f, p->items, p->n, p->mem, NULL, err);
 }
 
 /* Whether the archive holds what the tables-only page needs: every GPU's
@@ -69,7 +73,7 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
         it[full[k]].end = det[k].end;
     }
     lsim_report_view v = {kern, nk, r->latency, mem, NULL, NULL};
-    page_ctx pc = {it, n, &v};
+    page_ctx pc = {it, n, &v, NULL};
     if (!rc) {
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, n);
         rc = lsim_cli_write_atomic(html_out, write_page, &pc, err);
@@ -82,18 +86,6 @@ cleanup:
     return rc;
 }
 
-typedef struct graphs_ctx {
-    const lsim_replay_item *items;
-    size_t n;
-    const lsim_memest_job *mem;
-} graphs_ctx;
-
-static int write_page_graphs(FILE *f, void *ctx, lsim_err *err)
-{
-    const graphs_ctx *p = ctx;
-    return lsim_report_html_mem(f, p->items, p->n, p->mem, NULL, err);
-}
-
 /* The page and CSV from every GPU's graph: the CSV's rows need them, and an
  * archive written before the place columns has nothing else. */
 static int report_from_graphs(const char *path, const char *run_name, const char *html_out, const char *csv_out,
@@ -104,9 +96,9 @@ static int report_from_graphs(const char *path, const char *run_name, const char
     int rc = lsim_store_read_results(path, run_name, &r, err);
     if (!rc) rc = lsim_cli_items_of_run(r, path, &items, err);
     if (!rc) {
-        graphs_ctx gc = {items, r->ngpus, mem};
+        page_ctx pc = {items, r->ngpus, NULL, mem};
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, r->ngpus);
-        rc = lsim_cli_write_atomic(html_out, write_page_graphs, &gc, err);
+        rc = lsim_cli_write_atomic(html_out, write_page, &pc, err);
     }
     lsim_cli_tty_progress_done();
     if (!rc && csv_out) {
