@@ -4,7 +4,8 @@
 # 5 MB bound of issue 39 (docs/report-html.md "The job at scale"). Takes
 # minutes of CPU and about 2 GB (sim); run it with nice on a quiet machine.
 # Prints the page's size, bytes per GPU, the peak RSS of sim and the median
-# peak RSS and wall time of report over three runs (GNU time), of the full
+# peak RSS and wall time of report (--html, and --html --csv; once --csv
+# drawn from every graph, as before) over three runs (GNU time), of the full
 # and of a --detail summary archive, with both archives' sizes, and
 # renders a screenshot with headless chromium when one is installed. DIR
 # (default a temporary one) keeps the files.
@@ -24,6 +25,12 @@ med3() {
     -o "$d/job.h5" >/dev/null
 echo "sim peak RSS:    $(rss "$L" sim "$d/job.h5" -o "$d/result.h5" --force)"
 echo "report peak RSS: $(med3 "$L" report "$d/result.h5" --html "$d/job.html")"
+echo "report --csv:    $(med3 "$L" report "$d/result.h5" --html "$d/job.html" --csv "$d/job.csv")"
+# the CSV drawn from every graph, as report --csv did before it read the
+# tables (one run: about 10 GB and minutes)
+echo "report --csv from every graph (before): $(LUMOSIM_TEST_REPORT_GRAPHS=1 rss "$L" report "$d/result.h5" \
+    --html "$d/g.html" --csv "$d/g.csv")"
+cmp -s "$d/job.csv" "$d/g.csv" && echo "CSV: the same bytes both ways ($(wc -l <"$d/job.csv") lines)" || echo "CSV: DIFFERS"
 "$L" sim "$d/job.h5" -o "$d/summary.h5" --detail summary --force >/dev/null
 echo "archive: $(wc -c <"$d/result.h5") bytes (--detail ops), $(wc -c <"$d/summary.h5") bytes (--detail summary)"
 echo "report of the summary archive: $(med3 "$L" report "$d/summary.h5" --html "$d/summary.html")"

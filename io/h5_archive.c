@@ -227,6 +227,14 @@ static const mcol run_iter_opt_cols[] = {
     RI("cpu_predicted", it.cpu_predicted, T_I64),
 };
 #define NRUNITEROPTCOLS (sizeof run_iter_opt_cols / sizeof run_iter_opt_cols[0])
+/* Optional iterations/... columns, the waits of the iteration's breakdowns
+ * (the 4-wide columns hold the rest): read when the first exists, else 0,
+ * as an archive written before them gave. */
+static const mcol run_iter_wait_cols[] = {
+    RI("exposed_comm_wait_actual", it.bd_actual.exposed_comm_wait, T_I64),
+    RI("exposed_comm_wait_predicted", it.bd_predicted.exposed_comm_wait, T_I64),
+};
+#define NRUNITERWAITCOLS (sizeof run_iter_wait_cols / sizeof run_iter_wait_cols[0])
 
 /* The flat per-node / per-bin / per-path-step columns, in the order they
  * are written. at: the array pointer in lsim_store_gpu_result (the writer
@@ -299,6 +307,7 @@ static int check_run_layout(sctx *c)
     if (!rc) rc = h5s_check_cols(c, run_iter_cols, NRUNITERCOLS);
     if (!rc) rc = h5s_check_cols(c, run_kern_cols, NRUNKERNCOLS);
     if (!rc) rc = h5s_check_cols(c, run_iter_opt_cols, NRUNITEROPTCOLS);
+    if (!rc) rc = h5s_check_cols(c, run_iter_wait_cols, NRUNITERWAITCOLS);
     for (int r = 0; !rc && r < RR_N; r++)
         if (rtables[r].count_size != sizeof(uint32_t) && rtables[r].count_size != sizeof(uint64_t))
             rc = h5s_fail(c, LSIM_EINTERNAL, "run table %s: count of an unexpected size", rtables[r].name);
@@ -572,6 +581,9 @@ static int write_run_iters(sctx *c, hid_t run, const char *where, const lsim_rep
     if (!rc)
         rc = h5s_put_records(c, run, where, "iterations", run_iter_opt_cols, NRUNITEROPTCOLS, ri, sizeof *ri, tot, si,
                              li, chunk);
+    if (!rc)
+        rc = h5s_put_records(c, run, where, "iterations", run_iter_wait_cols, NRUNITERWAITCOLS, ri, sizeof *ri, tot,
+                             si, li, chunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "iterations/name", names, li, tot, si, chunk);
 out:
     free(ri);
@@ -1566,7 +1578,8 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
     int64_t ev = 0;
     lsim_latency_mode m;
     /* "model", "observed"; "mixed" (or nothing) leaves the default, model */
-    if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !lsim_latency_mode_parse(lat, &m, NULL)) r->latency = m;
+    if (h5s_get_attr_str(run, "latency_mode", &lat) > 0 && !lsim_latency_mode_parse(lat, &m, NULL))
+        r->latency = m, r->latency_known = 1;
     free(lat);
     if (h5s_get_attr_num(run, "events", 0, &ev) > 0 && ev >= 0) r->events = (uint64_t)ev;
     char *d = NULL;
@@ -1705,6 +1718,9 @@ static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run 
                              ni);
     else
         for (uint64_t k = 0; !rc && k < ni; k++) ri[k].it.cpu_actual = ri[k].it.cpu_predicted = LSIM_SPAN_UNKNOWN;
+    if (!rc && H5Lexists(run, "iterations/exposed_comm_wait_actual", H5P_DEFAULT) > 0)
+        rc = h5s_get_records(c, run, where, "iterations", run_iter_wait_cols, NRUNITERWAITCOLS, ri, sizeof *ri, ni, 0,
+                             ni);
     if (!rc) rc = h5s_get_strings(c, run, where, "iterations/name", ni, 0, ni, &names);
     for (size_t i = 0; !rc && i < r->ngpus; i++) {
         lsim_store_gpu_result *g = &r->gpus[i];

@@ -85,23 +85,39 @@ int lsim_csv_header(FILE *f, lsim_err *err)
     return 0;
 }
 
-/* The fields every row of an item starts with, up to and including
- * iteration_name; iter < 0: the window row. */
-static int put_lead(FILE *f, const lsim_replay_item *it, size_t idx, long iter)
+/* What a row says of its GPU: from the item's brief when it has one (an
+ * archive read without its graphs: report RESULT.h5 --csv), else from its
+ * graph (report.h). */
+static lsim_report_brief brief_of(const lsim_replay_item *it)
 {
-    const lsim_graph *g = it->g;
-    if (lsim_csv_field(f, g->source, 0)) return -1;
+    lsim_report_brief b;
+    if (it->brief) return *it->brief;
+    lsim_report_brief_of(it->g, &b);
+    return b;
+}
+
+static const char *iter_name(const lsim_replay_item *it, const lsim_report_brief *b, uint32_t k)
+{
+    if (b->iter_names) return b->iter_names[k] ? b->iter_names[k] : "";
+    return lsim_strtab_get(it->g->strings, it->r->iters[k].name);
+}
+
+/* The fields every row of an item starts with, up to and including
+ * clock_offset_ns; iter < 0: the window row. */
+static int put_lead(FILE *f, const lsim_replay_item *it, const lsim_report_brief *b, size_t idx, long iter)
+{
+    if (lsim_csv_field(f, b->source, 0)) return -1;
     fprintf(f, "%zu,", idx);
-    put_i64(f, g->rank >= 0 ? (int64_t)g->rank : (int64_t)idx);
+    put_i64(f, b->rank >= 0 ? (int64_t)b->rank : (int64_t)idx);
     if (lsim_csv_field(f, iter < 0 ? "window" : "iteration", 0)) return -1;
     if (iter < 0) {
         put_none(f);
         put_none(f);
     } else {
         fprintf(f, "%ld,", iter);
-        if (lsim_csv_field(f, lsim_strtab_get(g->strings, it->r->iters[iter].name), 0)) return -1;
+        if (lsim_csv_field(f, iter_name(it, b, (uint32_t)iter), 0)) return -1;
     }
-    if (lsim_csv_field(f, lsim_latency_mode_name(g->latency), 0)) return -1;
+    if (lsim_csv_field(f, lsim_latency_mode_name(b->latency), 0)) return -1;
     put_i64(f, it->coupled ? 1 : 0);
     put_i64(f, it->coupled ? it->clock_offset : 0);
     return 0;
@@ -110,10 +126,11 @@ static int put_lead(FILE *f, const lsim_replay_item *it, size_t idx, long iter)
 /* One row: the lead, observed, the span and its error, the breakdowns, and
  * an iteration's CPU-side span (ir; empty on window rows, where not
  * observed, and for an archive that did not record it), which ends it. */
-static int put_row(FILE *f, const lsim_replay_item *it, size_t idx, long iter, int obs, lsim_ns a, lsim_ns p,
-                   const lsim_breakdown *ba, const lsim_breakdown *bp, const lsim_iter_report *ir)
+static int put_row(FILE *f, const lsim_replay_item *it, const lsim_report_brief *b, size_t idx, long iter, lsim_ns a,
+                   lsim_ns p, const lsim_breakdown *ba, const lsim_breakdown *bp, const lsim_iter_report *ir)
 {
-    if (put_lead(f, it, idx, iter)) return -1;
+    int obs = b->observed;
+    if (put_lead(f, it, b, idx, iter)) return -1;
     put_i64(f, obs);
     if (obs) put_i64(f, a);
     else put_none(f);
@@ -132,13 +149,14 @@ static int put_row(FILE *f, const lsim_replay_item *it, size_t idx, long iter, i
 int lsim_csv_item(FILE *f, const lsim_replay_item *it, size_t idx, lsim_err *err)
 {
     const lsim_rank_report *r = it->r;
-    int obs = lsim_metrics_observed_nodes(it->g) > 0, bad = 0;
+    lsim_report_brief b = brief_of(it);
+    int bad = 0;
     for (uint32_t k = 0; !bad && k < r->niters; k++) {
         const lsim_iter_report *ir = &r->iters[k];
-        bad = put_row(f, it, idx, (long)k, obs, ir->actual, ir->predicted, &ir->bd_actual, &ir->bd_predicted, ir);
+        bad = put_row(f, it, &b, idx, (long)k, ir->actual, ir->predicted, &ir->bd_actual, &ir->bd_predicted, ir);
     }
     if (!bad)
-        bad = put_row(f, it, idx, -1, obs, r->window_actual, r->window_predicted, &r->bd_actual, &r->bd_predicted,
+        bad = put_row(f, it, &b, idx, -1, r->window_actual, r->window_predicted, &r->bd_actual, &r->bd_predicted,
                       NULL);
     if (bad) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the CSV");
     if (ferror(f)) return lsim_err_set(err, LSIM_EIO, "cannot write the CSV: %s", strerror(errno));

@@ -1417,6 +1417,7 @@ void lsim_report_brief_of(const lsim_graph *g, lsim_report_brief *b)
     b->rank = g->rank;
     b->source = g->source;
     b->observed = lsim_metrics_observed_nodes(g) > 0;
+    b->latency = g->latency;
     lsim_report_coords_of(g, &b->stage, &b->replica);
 }
 

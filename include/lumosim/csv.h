@@ -40,7 +40,10 @@ int lsim_csv_header(FILE *f, lsim_err *err);
 
 /* The rows of one item, as GPU idx of its run (the gpu column; the rank
  * column is the graph's rank, or idx when it names none, as in --json):
- * its iterations in order, then its window row. Returns 0 or LSIM_EIO. */
+ * its iterations in order, then its window row. The item needs its report
+ * r, and its graph g or its brief (rank, source, observed, latency and,
+ * without g, iter_names: an archive read without its graphs gives the same
+ * rows). Returns 0 or LSIM_EIO. */
 int lsim_csv_item(FILE *f, const lsim_replay_item *it, size_t idx, lsim_err *err);
 
 /* The same rows as malloc'd text (caller frees), for a CSV assembled from

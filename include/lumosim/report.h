@@ -24,6 +24,7 @@ typedef struct lsim_report_brief {
     int observed;                  /* it has observed times (lsim_metrics_observed_nodes > 0) */
     int stage, replica;            /* lsim_report_coords_of */
     char *const *iter_names;       /* the report's iteration names (its niters), borrowed */
+    lsim_latency_mode latency;     /* the graph's --latency mode (the CSV's latency_mode) */
 } lsim_report_brief;
 
 /* One replayed rank: its graph, its measurements and, when available, the

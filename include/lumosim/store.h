@@ -398,6 +398,8 @@ typedef struct lsim_store_run {
     int mpi_ranks;
     /* counters (deterministic) */
     lsim_latency_mode latency;
+    int latency_known;                   /* 1: every GPU ran in mode `latency`
+                                            (0: "mixed", or not recorded) */
     uint64_t events;                     /* node-events simulated */
     /* data */
     size_t ngpus;

@@ -240,6 +240,12 @@ def _read_run(r, name, want_kernels):
         "actual_ms": ia / 1e6,
         "predicted_ms": ipr / 1e6,
     })
+    # the waits of the iteration's breakdown (optional columns: an archive
+    # written before them has none, NaN here; the C reader gives 0)
+    for side in ("actual", "predicted"):
+        w = ip + "/exposed_comm_wait_" + side
+        iters["exposed_comm_wait_%s_ns" % side] = (r.col(w, niter, "i").astype(np.float64) if r.has(w)
+                                                   else np.full(niter, np.nan))
 
     # breakdown, long: (iteration row) x component
     ba, na = r.col2(ip + "/breakdown_actual", niter, None, "i")

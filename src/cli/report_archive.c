@@ -1,11 +1,13 @@
-/* lumosim report RESULT.h5 --html: the page of a result archive, reading
- * only what the page shows (see cli.h). Why a path of its own: drawing the
- * page from every GPU's graph held three times the memory of the sim that
- * wrote a 4,096-GPU archive (issue 39). The overview needs each GPU's
- * report and place (the archive's gpus table) and the kernels by name (its
- * kernels table); only the few GPUs shown in full need their graph and
- * times, read one list at a time. The page is byte for byte the one drawn
- * from the graphs (test report:from_tables). */
+/* lumosim report RESULT.h5 --html [--csv]: the page and CSV of a result
+ * archive, reading only what they show (see cli.h). Why a path of its own:
+ * drawing the page from every GPU's graph held three times the memory of
+ * the sim that wrote a 4,096-GPU archive (issue 39). The overview and the
+ * CSV's rows need each GPU's report and place (the archive's gpus and
+ * iterations tables) and the kernels by name (its kernels table); only the
+ * few GPUs shown in full need their graph and times, read one list at a
+ * time. Page and CSV are byte for byte those drawn from the graphs (test
+ * report:from_tables; LUMOSIM_TEST_REPORT_GRAPHS=1 takes the graphs' path,
+ * for that comparison). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +42,11 @@ static int has_places(const lsim_store_run *r)
     return 1;
 }
 
-/* The page of run r (read without graphs) from its tables; *old set (and
- * nothing written) when the run predates the tables the page needs. */
-static int page_from_tables(const char *path, const lsim_store_run *r, const char *html_out,
+/* The page (and CSV, csv_out non-NULL) of run r (read without graphs) from
+ * its tables; *old set (and nothing written) when the run predates the
+ * tables they need, or its GPUs ran in mixed latency modes, which the run
+ * records only per graph. */
+static int page_from_tables(const char *path, const lsim_store_run *r, const char *html_out, const char *csv_out,
                             const lsim_memest_job *mem, int *old, lsim_err *err)
 {
     lsim_report_kernel *kern = NULL;
@@ -54,13 +58,13 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
     *old = 0;
     if (!b || !it) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (!rc) rc = lsim_store_read_kernel_totals(path, r->name, &kern, &nk, &have, err);
-    if (!rc && (!has_places(r) || (!have && n > 1))) {
+    if (!rc && (!has_places(r) || (!have && n > 1) || (csv_out && !r->latency_known))) {
         *old = 1;
         goto cleanup;
     }
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_store_gpu_result *g = &r->gpus[i];
-        b[i] = (lsim_report_brief){g->rank, g->source, g->observed, g->stage, g->replica, g->iter_names};
+        b[i] = (lsim_report_brief){g->rank, g->source, g->observed, g->stage, g->replica, g->iter_names, r->latency};
         it[i] = (lsim_replay_item){NULL, &g->report, NULL, NULL, NULL, NULL, g->has_cp ? &g->cp : NULL,
                                    g->coupled, g->clock_offset, 0, &b[i]};
     }
@@ -78,6 +82,12 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, n);
         rc = lsim_cli_write_atomic(html_out, write_page, &pc, err);
     }
+    if (!rc && csv_out) {
+        lsim_cli_opts co;
+        lsim_cli_opts_default(&co);
+        co.csv_out = csv_out;
+        rc = lsim_cli_write_csv(&co, it, n, err);
+    }
 cleanup:
     lsim_store_gpu_details_free(det, nfull);
     lsim_report_kernels_free(kern, nk);
@@ -86,8 +96,8 @@ cleanup:
     return rc;
 }
 
-/* The page and CSV from every GPU's graph: the CSV's rows need them, and an
- * archive written before the place columns has nothing else. */
+/* The page and CSV from every GPU's graph: an archive written before the
+ * place columns has nothing else. */
 static int report_from_graphs(const char *path, const char *run_name, const char *html_out, const char *csv_out,
                               const lsim_memest_job *mem, lsim_err *err)
 {
@@ -127,12 +137,16 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
         fprintf(stderr, "lumosim: warning: %s: the run's memory estimate is unreadable (%s); left out\n", path,
                 merr.msg);
     const lsim_memest_job *m = mem.nstages ? &mem : NULL;
-    if (!rc && !csv_out) rc = page_from_tables(path, r, html_out, m, &old, &err);
+    const char *force = getenv("LUMOSIM_TEST_REPORT_GRAPHS");
+    if (!rc && !(force && !strcmp(force, "1"))) rc = page_from_tables(path, r, html_out, csv_out, m, &old, &err);
     lsim_cli_tty_progress_done();
-    if (!rc && old && !csv_out && r->detail == LSIM_STORE_DETAIL_SUMMARY)
+    if (!rc && old && r->detail == LSIM_STORE_DETAIL_SUMMARY && has_places(r) && !r->latency_known)
+        rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: run %s (--detail summary) simulated GPUs of mixed latency modes, "
+                          "which only their graphs record: --csv needs a full run (lumosim sim without --detail "
+                          "summary)", path, r->name);
+    else if (!rc && old && r->detail == LSIM_STORE_DETAIL_SUMMARY)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: run %s was written with --detail summary by an older lumosim: it "
                           "lacks the tables a page is drawn from (rerun lumosim sim)", path, r->name);
-    /* --csv: its rows need every graph (a summary run is refused there) */
     if (!rc && old) rc = report_from_graphs(path, r->name, html_out, csv_out, m, &err);
     if (rc) lsim_cli_error("%s", err.msg);
     lsim_memest_job_free(&mem);
