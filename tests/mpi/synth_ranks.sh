@@ -16,7 +16,9 @@
 #  2. Bad arguments, a bad model, an output that cannot be written or is
 #     an input: at K = 2 and 3, exactly the serial error line, the
 #     serial exit status on every rank, no store and no temporary left.
-# Environment: LUMOSIM; PART=stores or errors runs only that part.
+# Environment: LUMOSIM; PART=stores or errors runs only that part; ONLY_K=K
+# writes each store at that K only (the sanitizer build: K = 3 runs the
+# uneven split and, with the 2-GPU job, a rank without GPUs).
 set -u
 PART=${PART:-all}
 launcher=$1
@@ -48,7 +50,7 @@ same_store() {
 
 # job NAME KS SYNTH-OPTIONS...: serial, then under the launcher at each K
 job() {
-    name=$1 ks=$2
+    name=$1 ks=${ONLY_K:-$2}
     shift 2
     mkdir -p "$tmp/s"
     (cd "$tmp/s" && "$LUMOSIM" synth "$@" -o "$name.h5" >"$name.out" 2>"$tmp/err") ||
