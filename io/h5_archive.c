@@ -1150,6 +1150,12 @@ out:
 /* Write one run's datasets and attributes under `run`. This process holds
  * items[0..nloc), local GPU i being GPU h5s_gpu_at(c, gfirst, i) of the
  * run (serial: all of them, in order). Collective in MPI mode. */
+/* The write's progress (lsim_store_run_info.progress). */
+static void write_step(const lsim_store_run_info *info, const char *part, int k, int n)
+{
+    if (info && info->progress) info->progress(info->progress_ctx, part, k, n);
+}
+
 static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
                      const lsim_store_run_info *info)
 {
@@ -1171,6 +1177,8 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     }
     run_modes(c, items, nloc, &bind, &lat);
     if (detail != LSIM_STORE_DETAIL_NODES) bind = 0; /* the same on every rank: info is */
+    int parts = embed ? 6 : 5;
+    write_step(info, "sharing equal rows", 1, parts);
     /* a summary shares too: it keeps no per-node rows, but its gpus table
      * is then the other levels' value for value, and a GPU whose times are
      * another's keeps no kernel rows of its own (4,096 GPUs: 32.8 -> 1.2 MB, the
@@ -1181,6 +1189,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     for (size_t i = 0; i < nloc; i++) nnodes += lm[i].cnt[RR_NODE];
     if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, &nnodes, 1, MPI_UINT64_T, MPI_SUM, c->comm);
     uint64_t gchunk = h5s_min_u64(ngpu ? ngpu : 1, CHUNK_MAX_ROWS);
+    write_step(info, "GPUs", 2, parts);
     if (!rc)
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, lm, sizeof *lm, ngpu, &sg, nloc, gchunk);
     if (!rc)
@@ -1199,10 +1208,14 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
         rc = h5s_put_records(c, run, where, "gpus", run_gpu_place_cols, NRUNGPUPLACECOLS, lm, sizeof *lm, ngpu, &sg,
                              nloc, gchunk);
     if (!rc) rc = h5s_put_strings(c, run, where, "gpus/source", src, nloc, ngpu, &sg, gchunk);
+    write_step(info, "iterations", 3, parts);
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
+    write_step(info, "node rows", 4, parts);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
     if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
+    write_step(info, "kernels", 5, parts);
     if (!rc) rc = write_run_kernels(c, run, where, items, lm, nloc, gfirst, ngpu);
+    if (embed) write_step(info, "graphs", 6, parts);
     if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
     if (!rc) rc = h5s_describe(c, run, where);
     if (rc) goto out;

@@ -333,6 +333,13 @@ typedef struct lsim_store_run_info {
                                             the run's attribute "memory"; NULL: none */
     int detail;                          /* lsim_store_detail: what the run keeps
                                             (0, LSIM_STORE_DETAIL_NODES: everything) */
+    /* Progress of the write, NULL: none. Called on every rank as the
+     * writer enters part k (1-based) of n ("sharing equal rows", "GPUs",
+     * "iterations", "node rows", "kernels", "graphs"), with progress_ctx;
+     * it must return quickly and call no MPI (the caller's terminal line,
+     * issue 39). */
+    void (*progress)(void *ctx, const char *part, int k, int n);
+    void *progress_ctx;
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';

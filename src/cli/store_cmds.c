@@ -655,6 +655,13 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
     return s->m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
 }
 
+/* A step of the archive's write on the terminal line (rank 0 only: the
+ * others' progress is off). */
+static void write_progress(void *ctx, const char *part, int k, int n)
+{
+    lsim_cli_tty_progress(1, "sim: writing %s: %s (%d of %d)", (const char *)ctx, part, k, n);
+}
+
 /* The result archive (-o), with the wall time per phase as provenance
  * (under mpirun the slowest rank's, so every rank writes the same
  * attribute). Collective under mpirun. */
@@ -678,7 +685,7 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
      * and the same command can simply be run again */
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
                                 1, s->sa->replace, 0, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
-                                s->mem_text, s->sa->detail};
+                                s->mem_text, s->sa->detail, write_progress, (void *)out};
     return s->m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, s->sa->run_name, s->run.items, s->gpus,
                                                          s->run.n, &info, err)
                    : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);

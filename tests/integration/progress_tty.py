@@ -5,7 +5,8 @@
 `lumosim sim` of a synthesized 128-GPU job run under a pseudo-terminal
 names the job's phases as it enters them (matching collectives, simulating)
 and counts the GPUs measured, ending with "128 of 128", each line drawn over
-the last and the line cleared at the end. With stderr not a terminal, or
+the last and the line cleared at the end; with -o it names each part of the
+archive's write as it starts ("graphs (6 of 6)"). With stderr not a terminal, or
 with --stats, none of it is written. Environment: LUMOSIM."""
 import os
 import pty
@@ -68,6 +69,15 @@ with tempfile.TemporaryDirectory() as d:
     shown = out.count("measuring GPUs, ")
     if shown > 128:
         fail("%d measuring lines for 128 GPUs" % shown)
+    # the archive's write, part by part (the graphs embedded: 6 parts)
+    res = os.path.join(d, "res.h5")
+    out, st = on_tty(["sim", job, "-o", res])
+    if st != 0:
+        fail("sim -o on a terminal exited %d: %s" % (st, out[-500:]))
+    for k, part in enumerate(("sharing equal rows", "GPUs", "iterations", "node rows", "kernels", "graphs")):
+        want = "lumosim: sim: writing %s: %s (%d of 6)" % (res, part, k + 1)
+        if want not in out:
+            fail("the terminal never showed '%s'" % want)
     # the same run without a terminal, and with --stats: no progress
     p = subprocess.run([L, "sim", job], capture_output=True, text=True)
     if p.returncode != 0 or "measuring GPUs" in p.stderr or "\x1b[K" in p.stderr:
