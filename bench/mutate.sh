@@ -392,6 +392,20 @@ mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'
 
+mutant archive_iter_waits_unread kill "^report:from_tables$" \
+    "result archive: the iterations' waits for peers written but not read back (0, as before the columns)"
+sub io/h5_archive.c 'if (!rc && H5Lexists(run, "iterations/exposed_comm_wait_actual", H5P_DEFAULT) > 0)' \
+    'if (0 && !rc && H5Lexists(run, "iterations/exposed_comm_wait_actual", H5P_DEFAULT) > 0)'
+
+mutant memest_eager_loss_as_fused kill "^test_synth_torchtitan$" \
+    "memory estimate, --loss eager: the loss holds the fused loss's 4 bytes a logit, not eager PyTorch's 12"
+sub src/memest.c 'return in->forward_only ? 10 : 12;' 'return in->forward_only ? 10 : 4;'
+
+mutant eager_loss_time_dropped kill "^test_synth_torchtitan$" \
+    "--loss eager alone: the loss kernels keep the fused loss's bytes (only --kernels eager re-costs them)"
+sub src/synth/gen.c 'if (lsim_synth_loss_eager(c)) eager_loss_costs(G, T, V);' \
+    'if (c->kernels == LSIM_KERN_EAGER) eager_loss_costs(G, T, V);'
+
 mutant memest_expert_load_ignored kill "^test_routing$" \
     "memory estimate of a MoE model: the routed activations at the balanced share whatever the routing's load"
 sub src/memest.c 'double load = in->expert_load > 0 ? in->expert_load : 1;' 'double load = 1;'
@@ -505,7 +519,7 @@ sub src/memest.c 'act = (double)out->inflight * (in->experts > 0 ? moe_act : lpc
 
 mutant memest_logits_bf16 kill "$T_MEM" \
     "the cross entropy's logits at 2 bytes, not fp32's 4"
-sub src/memest.c '+ 4 * tok * in->vocab / t;' '+ 2 * tok * in->vocab / t;'
+sub src/memest.c 'if (!in->loss_eager) return 4;' 'if (!in->loss_eager) return 2;'
 
 mutant memest_no_cuda_context kill "$T_MEM" \
     "the CUDA context left out of the reserve"

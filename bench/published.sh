@@ -60,6 +60,8 @@
 # is within 3 points of the published +2.8 % and the CP rows' predicted
 # throughput falls as the sequence grows (whichever of them ran).
 # --modern-bound PCT: exit 1 when a modern row's |error| exceeds PCT percent.
+# --memory-bound PCT: exit 1 when a modern row's memory estimate is further
+# than PCT percent from its published maximum (rows that publish one).
 #
 # --rows: which rows (1 = 1.7B ... 10 = 1T; default all; none). --bound / --mean-bound:
 # exit 1 when a row's |error| or the mean |error| exceeds PCT percent (CTest
@@ -77,6 +79,7 @@ MEGB=
 MODERN=none
 TREND=
 MBOUND=
+MEMBOUND=
 case ${1:-} in -*|"") ;; *) L=$1; shift ;; esac
 while [ $# -gt 0 ]; do
     case $1 in
@@ -89,6 +92,7 @@ while [ $# -gt 0 ]; do
     --modern) MODERN=$2; shift 2 ;;
     --trend) TREND=1; shift ;;
     --modern-bound) MBOUND=$2; shift 2 ;;
+    --memory-bound) MEMBOUND=$2; shift 2 ;;
     *) echo "usage: $0 [LUMOSIM] [--rows 1,2,3] [--bound PCT] [--mean-bound PCT] [--docs FILE]" >&2; exit 2 ;;
     esac
 done
@@ -317,10 +321,10 @@ if mean_bound and meanerr > float(mean_bound) / 100:
 sys.exit(1 if fail else 0)
 PY
 [ "$MODERN" = none ] && exit 0
-python3 - "$L" "$MODERN" "$tmp" "$here" "${DOCS:-}" "${TREND:-}" "${MBOUND:-}" <<'PY'
+python3 - "$L" "$MODERN" "$tmp" "$here" "${DOCS:-}" "${TREND:-}" "${MBOUND:-}" "${MEMBOUND:-}" <<'PY'
 import json, os, re, subprocess, sys, time
 
-L, which, tmp, here, docs, trend, mbound = sys.argv[1:8]
+L, which, tmp, here, docs, trend, mbound, membound = sys.argv[1:9]
 TOPO_DGX = os.path.join(here, "data/topology/dgx_h100_ib400.json")
 GIB = 2.0 ** 30
 
@@ -352,7 +356,11 @@ R = []
 # (pytorch/pytorch#138522), and pytorch/pytorch#142132 measures SDPA at 329
 # TFLOP/s against 631 for cuDNN and FA3 on the same shape. So its rows take
 # the spec's FlashAttention-2 curve (a fit to the FA3 paper's FA2 figures).
-TT = ["--gpu", "h100-96gb", "--topology", TOPO_DGX, "--attention-kernel", "fa2"]
+# Its loss is PyTorch's cross_entropy on an fp32 copy of the logits
+# (train.py: cross_entropy(pred.flatten(0, 1).float(), ...)), which its
+# torch.compile (each transformer block, apply_compile) leaves eager: --loss
+# eager, in every torchtitan row.
+TT = ["--gpu", "h100-96gb", "--topology", TOPO_DGX, "--attention-kernel", "fa2", "--loss", "eager"]
 for tab, gpus in (("t1", 8), ("t3", 128)):
     for var, extra, tps, mem in (("eager", ["--kernels", "eager"], (5762, 5605), (82.4, 67.0)),
                                  ("compile", [], (6667, 6514), (77.0, 62.0)),
@@ -509,7 +517,8 @@ if docs:
            "96 GB part: its peak interpolated between the NVL and SXM5 datasheets, docs/cost-models.md), FSDP2 "
            "over the data-parallel GPUs, `--recompute op` for \"selective\" (its Llama 3 8B config: "
            "`selective_ac_option = \"op\"`), `--kernels eager` for the eager rows and fused kernels for "
-           "`torch.compile`; Float8 as current scaling (torchao's dynamic tensorwise scaling). Megatron-Bridge's "
+           "`torch.compile`, the loss PyTorch's eager cross entropy on fp32 logits in every row (`--loss eager`: "
+           "torchtitan compiled its blocks, not its loss); Float8 as current scaling (torchao's dynamic tensorwise scaling). Megatron-Bridge's "
            "rows run on the `h100` spec and `dgx_h100_ib400`, FP8 with current scaling, the distributed "
            "optimizer and sequence parallelism with TP. MFU: model FLOPs (6 x the parameters without the "
            "embedding + 12 l h s per token, torchtitan's count; Megatron-Bridge's own TFLOP/s halve the attention "
@@ -540,6 +549,14 @@ if trend and fail:
     print("FAIL: a published trend is not reproduced")
 if mbound and errs and max(errs) > float(mbound) / 100:
     print("FAIL: a row is off by %.1f %%, more than %s %%" % (100 * max(errs), mbound))
+    bad = True
+merrs = [(abs(o["memp"] - o["mem"]) / o["mem"], o["id"]) for o in out if o["mem"] and o["memp"]]
+if membound and not merrs:
+    print("FAIL: --memory-bound: none of the rows run publishes its memory")
+    bad = True
+if membound and merrs and max(merrs)[0] > float(membound) / 100:
+    print("FAIL: %s's memory estimate is off by %.1f %%, more than %s %%" % (max(merrs)[1], 100 * max(merrs)[0],
+                                                                           membound))
     bad = True
 sys.exit(1 if bad else 0)
 PY

@@ -43,6 +43,19 @@
  * (theoretical_memory_usage.py: "8 * seq_length * micro_batch_size"). */
 #define TOKEN_ID_BYTES 8.0
 
+/* Bytes a logit holds at the loss's peak on the last stage. Fused (Megatron's
+ * vocab-parallel cross entropy, Korthikanti et al. section 4.3): the fp32
+ * logits, 4. PyTorch eager on an fp32 copy (torchtitan's
+ * cross_entropy(pred.float(), labels)): log_softmax's output is saved for
+ * the backward (4), whose peak also holds nll_loss's gradient (4) and
+ * log_softmax's gradient (4): 12; its forward peak is 10 (the bf16
+ * logits, the fp32 copy, the output), 10 forward-only. */
+static double logit_bytes(const lsim_memest_in *in)
+{
+    if (!in->loss_eager) return 4;
+    return in->forward_only ? 10 : 12;
+}
+
 void lsim_memest_in_default(lsim_memest_in *in)
 {
     memset(in, 0, sizeof *in);
@@ -355,7 +368,7 @@ int lsim_memest_stage_of(const lsim_memest_in *in, int stage, lsim_memest_stage 
             int mb_in_flight = (out->inflight + V - 1) / V;
             act += mb_in_flight * (sbh / sp_div + TOKEN_ID_BYTES * tok);
         }
-        if (last) act += (in->forward_only ? 0 : 4 * sbh / sp_div) + 4 * tok * in->vocab / t;
+        if (last) act += (in->forward_only ? 0 : 4 * sbh / sp_div) + logit_bytes(in) * tok * in->vocab / t;
     }
     out->act_layer = lsim_memest_layer_act(in, !in->forward_only);
     out->activations = act;

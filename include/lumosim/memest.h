@@ -60,6 +60,9 @@ typedef struct lsim_memest_in {
     int experts, top_k, shared_experts, expert_ffn, dense_layers, moe_every, ep;
     double expert_load; /* the most loaded GPU's routed token copies over the balanced share
                            (0: balanced, 1): scales the routed experts' activations */
+    int loss_eager;     /* the cross entropy as PyTorch eager on an fp32 copy of the logits
+                           (synth.h LSIM_LOSS_EAGER): its backward holds 12 bytes a logit, not
+                           the fused loss's 4 (docs/memory.md) */
 } lsim_memest_in;
 
 /* Defaults: 1F1B, flash attention with dropout, no recomputation, no SP, no

@@ -201,6 +201,13 @@ typedef struct lsim_synth_cfg {
                                        kernels (Transformer Engine, torch.compile); LSIM_KERN_EAGER:
                                        as PyTorch eager runs torchtitan's model, op by op in fp32
                                        (docs/synthesis.md "Eager kernels") */
+    int loss;                       /* LSIM_LOSS_FUSED: the cross entropy as one fused kernel on
+                                       the logits (Megatron's vocab-parallel cross entropy,
+                                       Transformer Engine); LSIM_LOSS_EAGER: PyTorch's
+                                       cross_entropy on an fp32 copy of the logits, op by op, as
+                                       torchtitan computes it (its blocks compiled, not its loss).
+                                       --kernels eager implies it. Time and memory
+                                       (docs/synthesis.md, docs/memory.md) */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };
@@ -215,6 +222,7 @@ enum { LSIM_GR_OVERLAP = 0, LSIM_GR_AFTER };
 enum { LSIM_GA_FUSED = 0, LSIM_GA_BUFFER, LSIM_GA_AUTOGRAD };
 enum { LSIM_ATTN_FLASH = 0, LSIM_ATTN_UNFUSED };
 enum { LSIM_KERN_FUSED = 0, LSIM_KERN_EAGER };
+enum { LSIM_LOSS_FUSED = 0, LSIM_LOSS_EAGER };
 enum { LSIM_AK_SPEC = 0, LSIM_AK_FA2, LSIM_AK_FA3 };
 /* Put the named attention kernel's curves, forward and backward (the GPU spec's attn_fa2_* or
  * attn_fa3_*) in c->gpu's attn_eff_max / attn_eff_half and record it in
@@ -222,6 +230,9 @@ enum { LSIM_AK_SPEC = 0, LSIM_AK_FA2, LSIM_AK_FA3 };
  * curve or the attention is unfused. LSIM_AK_SPEC: nothing changes.
  * Local. */
 int lsim_synth_attn_kernel(lsim_synth_cfg *c, int kernel, lsim_err *err);
+/* Whether the loss runs as PyTorch eager (c->loss LSIM_LOSS_EAGER, or
+ * --kernels eager, which runs everything eager). Local. */
+int lsim_synth_loss_eager(const lsim_synth_cfg *c);
 
 /* Defaults: 1F1B, elem_bytes 2, buckets of 40e6 parameters, p2p_sync,
  * embed_head and optimizer on, gpus 0, the options above at their first

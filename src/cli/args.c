@@ -923,10 +923,10 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 350, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG, S_CAP, S_PAD
+    S_DP_COST = 360, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG, S_CAP, S_PAD
 };
 
-#define NSYNTH_WORDS 9 /* S_WORD0 + 9 stays below S_DP_COST */
+#define NSYNTH_WORDS 10 /* S_WORD0 + 10 stays below S_DP_COST */
 static const char *const SYNTH_WORDS[NSYNTH_WORDS][4] = {{"none", "selective", "full", "op"},
                                                         {"overlap", "after", NULL},
                                                         {"flash", "unfused", NULL},
@@ -935,7 +935,8 @@ static const char *const SYNTH_WORDS[NSYNTH_WORDS][4] = {{"none", "selective", "
                                                         {"bf16", "fp8", NULL},
                                                         {"current", "delayed", NULL},
                                                         {"fused", "eager", NULL},
-                                                        {"spec", "fa2", "fa3", NULL}};
+                                                        {"spec", "fa2", "fa3", NULL},
+                                                        {"fused", "eager", NULL}};
 
 static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
 {
@@ -960,7 +961,7 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
         int w = id - S_WORD0, k = 0;
         int *words[NSYNTH_WORDS] = {&s->recompute, &s->grad_reduce, &s->attention, &s->grad_bytes,
                                     &s->grad_acc,  &s->precision,   &s->fp8_scaling, &s->kernels,
-                                    &s->attn_kernel};
+                                    &s->attn_kernel, &s->loss};
         while (k < 4 && SYNTH_WORDS[w][k] && strcmp(v, SYNTH_WORDS[w][k])) k++;
         if (k == 4 || !SYNTH_WORDS[w][k]) {
             lsim_cli_usage_error("%s '%s': expected %s|%s%s%s%s%s", e->name, v, SYNTH_WORDS[w][0], SYNTH_WORDS[w][1],
@@ -1087,6 +1088,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
         {"--fp8-scaling", NULL, "a word", S_WORD0 + 6, 0},
         {"--kernels", NULL, "a word", S_WORD0 + 7, 0},
         {"--attention-kernel", NULL, "a word", S_WORD0 + 8, 0},
+        {"--loss", NULL, "a word", S_WORD0 + 9, 0},
         {"--dp-cost", NULL, "a positive integer", S_DP_COST, 0},
         {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
         {"--cp", NULL, "a positive integer", S_CP, 0},
@@ -1099,7 +1101,7 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
     };
     memset(s, 0, sizeof *s);
     s->recompute = s->grad_reduce = s->attention = s->grad_bytes = s->grad_acc = s->precision = s->fp8_scaling = s->kernels = -1;
-    s->attn_kernel = -1;
+    s->attn_kernel = s->loss = -1;
     lsim_cli_seen seen = {{0}, 0};
     lsim_cli_spec sp = {"synth", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_synth, s};
     int rc = lsim_cli_getopt(argc, argv, &sp);

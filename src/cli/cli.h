@@ -323,6 +323,7 @@ typedef struct lsim_cli_synth_args {
     int precision, fp8_scaling; /* -1 not given; 0..1 (bf16, fp8), (current, delayed) */
     int kernels;                /* --kernels: -1 not given; 0..1 (fused, eager) */
     int attn_kernel;            /* --attention-kernel: -1 not given; 0..2 (spec, fa2, fa3) */
+    int loss;                   /* --loss: -1 not given; 0..1 (fused, eager) */
     int seq_parallel, dist_opt, scatter_gather, no_dropout, tp_overlap, forward_only, no_mem_check;
     long seed;
     int dp_cost;        /* --dp-cost N, 0 not given */

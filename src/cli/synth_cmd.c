@@ -32,6 +32,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--precision bf16|fp8] [--fp8-scaling current|delayed]\n"
     "                     [--fp8-all-gather]\n"
     "                     [--kernels fused|eager] [--attention-kernel spec|fa2|fa3]\n"
+    "                     [--loss fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
     "                     [--ep N] [--routing-skew Z] [--routing-hist FILE]\n"
     "                     [--routing-dirichlet A] [--capacity-factor C]\n"
@@ -111,6 +112,12 @@ const char *const LSIM_USAGE_SYNTH =
     "                   kernels, as Transformer Engine or torch.compile) or eager\n"
     "                   (PyTorch eager running torchtitan's Llama op by op, fp32\n"
     "                   norms, RoPE and loss; docs/synthesis.md)\n"
+    "  --loss L         fused (default: one fused cross entropy on the logits,\n"
+    "                   as Megatron) or eager (PyTorch's cross_entropy on an\n"
+    "                   fp32 copy of the logits, op by op: torchtitan's loss,\n"
+    "                   which torch.compile of its blocks leaves eager; 12 bytes\n"
+    "                   a logit at its peak, docs/memory.md); --kernels eager\n"
+    "                   implies it\n"
     "  --no-memory-check  synthesize even when the job needs more memory per GPU\n"
     "                   than the GPU has (refused by default); it is flagged OOM\n"
     "                   on stderr, in the store and by lumosim sim\n"
@@ -406,6 +413,7 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     if (sa->precision >= 0) c->precision = sa->precision;
     if (sa->fp8_scaling >= 0) c->fp8_scaling = sa->fp8_scaling;
     if (sa->kernels >= 0) c->kernels = sa->kernels;
+    if (sa->loss >= 0) c->loss = sa->loss;
     c->seq_parallel = sa->seq_parallel;
     c->dist_opt = sa->dist_opt;
     c->scatter_gather = sa->scatter_gather;

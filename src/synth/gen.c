@@ -728,7 +728,7 @@ static void p2p_group_sync(gen *G, const uint32_t *ops, int n, const uint32_t *r
  *   a write of 4), 18 per logit (fused: 8); backward: nll's gradient
  *   written (4), log_softmax's (4 + 4 read, 4 written), the cast back
  *   (4 + 2): 22 (fused: 4). */
-static void eager_costs(gen *G, double T, double Ts, double f, double qk, double V)
+static void eager_costs(gen *G, double T, double Ts, double f, double qk)
 {
     const lsim_gpu_spec *g = &G->c->gpu;
     costs *k = &G->k;
@@ -740,8 +740,15 @@ static void eager_costs(gen *G, double T, double Ts, double f, double qk, double
         k->gelu = lsim_cost_elementwise(g, 10 * T * f);
         k->b_gelu = lsim_cost_elementwise(g, 18 * T * f);
     }
-    k->xent = lsim_cost_elementwise(g, 18 * T * V);
-    k->b_xent = lsim_cost_elementwise(g, 22 * T * V);
+}
+
+/* The loss as PyTorch eager runs it (--loss eager; torchtitan's, whose
+ * blocks torch.compile compiles but not its loss): the bytes per fp32
+ * logit of eager_costs' comment, 18 forward, 22 backward. */
+static void eager_loss_costs(gen *G, double T, double V)
+{
+    G->k.xent = lsim_cost_elementwise(&G->c->gpu, 18 * T * V);
+    G->k.b_xent = lsim_cost_elementwise(&G->c->gpu, 22 * T * V);
 }
 
 static void fill_costs(gen *G)
@@ -872,7 +879,8 @@ static void fill_costs(gen *G)
     k->w_fc2 = f * h;
     k->rc_k = lsim_cost_gemm(g, T, KVl, h, lb);
     k->rc_w3 = lsim_cost_gemm(g, T, f, h, lb);
-    if (c->kernels == LSIM_KERN_EAGER) eager_costs(G, T, Ts, f, Al + KVl, V);
+    if (c->kernels == LSIM_KERN_EAGER) eager_costs(G, T, Ts, f, Al + KVl);
+    if (lsim_synth_loss_eager(c)) eager_loss_costs(G, T, V);
 }
 
 /* ------------------------------------------------------------ one GPU */

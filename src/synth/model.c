@@ -437,9 +437,10 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     if (!(c->dp_bucket_params > 0)) return lsim_err_set(err, LSIM_EARG, "gradient bucket size must be positive");
     if (c->topo.gpus_per_node <= 0) return lsim_err_set(err, LSIM_EARG, "topology: gpus_per_node must be positive");
     if (c->recompute < LSIM_RC_NONE || c->recompute >= LSIM_RC_N || c->kernels < LSIM_KERN_FUSED ||
-        c->kernels > LSIM_KERN_EAGER || c->grad_reduce < LSIM_GR_OVERLAP ||
-        c->grad_reduce > LSIM_GR_AFTER || c->attention < LSIM_ATTN_FLASH || c->attention > LSIM_ATTN_UNFUSED)
-        return lsim_err_set(err, LSIM_EARG, "unknown recomputation, gradient reduction or attention kind");
+        c->kernels > LSIM_KERN_EAGER || c->loss < LSIM_LOSS_FUSED || c->loss > LSIM_LOSS_EAGER ||
+        c->grad_reduce < LSIM_GR_OVERLAP || c->grad_reduce > LSIM_GR_AFTER || c->attention < LSIM_ATTN_FLASH ||
+        c->attention > LSIM_ATTN_UNFUSED)
+        return lsim_err_set(err, LSIM_EARG, "unknown recomputation, gradient reduction, attention or loss kind");
     if (c->grad_bytes != 2 && c->grad_bytes != 4)
         return lsim_err_set(err, LSIM_EARG, "gradient element size must be 2 or 4 bytes (got %d)", c->grad_bytes);
     if (c->grad_acc < LSIM_GA_FUSED || c->grad_acc > LSIM_GA_AUTOGRAD)
@@ -482,6 +483,8 @@ int lsim_synth_check(const lsim_synth_cfg *c, lsim_err *err)
     return 0;
 }
 
+int lsim_synth_loss_eager(const lsim_synth_cfg *c) { return c->loss == LSIM_LOSS_EAGER || c->kernels == LSIM_KERN_EAGER; }
+
 void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
 {
     /* Why one mapping: the memory check, --stats and the estimate synth
@@ -516,6 +519,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->expert_ffn = m->expert_ffn, in->dense_layers = m->dense_layers, in->moe_every = m->moe_every;
     in->ep = c->ep;
     in->expert_load = synth_expert_act_load(c);
+    in->loss_eager = lsim_synth_loss_eager(c);
     if (c->cp > 1) {
         /* context parallelism: every rank's activations and logits are its
          * seq / CP tokens'; the gradients (and FSDP's shards, the
@@ -622,6 +626,9 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->kernels == LSIM_KERN_EAGER) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "eager,");
+    } else if (c->loss == LSIM_LOSS_EAGER) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "loss=eager,");
     }
     if (c->split.mode != LSIM_SPLIT_EVEN) {
         /* "pplayers=" also makes the structural what-ifs refuse the store

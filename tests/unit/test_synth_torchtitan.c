@@ -7,7 +7,13 @@
  * - its memory keeps per token the layer's input and W2's output (2h
  *   each), Q and the attention's output (2A each), V (2KV), the gate (2f);
  * - eager kernels move the bytes torchtitan's ops move: RMSNorm 36 per
- *   element forward, the loss 18 per fp32 logit, SwiGLU 10 per FFN element. */
+ *   element forward, the loss 18 per fp32 logit, SwiGLU 10 per FFN element;
+ * - its loss alone (--loss eager: torchtitan's cross_entropy(pred.float()),
+ *   left eager by its per-block torch.compile) moves 18 bytes a logit
+ *   forward and 22 backward, and holds 12 bytes a logit at the backward's
+ *   peak (log_softmax's saved output, nll's gradient, log_softmax's
+ *   gradient: 4 each) where the fused loss holds the fp32 logits, 4; 10
+ *   against 4 forward-only. Only the last stage holds logits. */
 #include <string.h>
 
 #include "check.h"
@@ -126,9 +132,65 @@ static void test_eager(void)
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG);
 }
 
+/* the last stage's activations with the loss eager minus fused */
+static double loss_act_gap(lsim_synth_cfg *c, int stage)
+{
+    lsim_memest_in in;
+    lsim_memest_stage a, b;
+    lsim_err err;
+    c->loss = LSIM_LOSS_EAGER;
+    lsim_synth_memest_in(c, &in);
+    CHECK_MSG(lsim_memest_stage_of(&in, stage, &a, &err) == 0, "%s", err.msg);
+    c->loss = LSIM_LOSS_FUSED;
+    lsim_synth_memest_in(c, &in);
+    CHECK_MSG(lsim_memest_stage_of(&in, stage, &b, &err) == 0, "%s", err.msg);
+    return a.activations - b.activations;
+}
+
+static void test_eager_loss(void)
+{
+    lsim_synth_cfg c;
+    lsim_err err;
+    lsim_graph *g = NULL, *f = NULL;
+    cfg_of(&c, LSIM_RC_NONE, LSIM_KERN_FUSED);
+    c.loss = LSIM_LOSS_EAGER;
+    CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0, "%s", err.msg);
+    cfg_of(&c, LSIM_RC_NONE, LSIM_KERN_FUSED);
+    CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &f, &err) == 0, "%s", err.msg);
+    if (!g || !f) return;
+    const lsim_model_shape *M = &c.model;
+    double T = (double)c.micro_batch * M->seq, V = (double)M->vocab / c.tp;
+    size_t n, m;
+    CHECK(dur_of(g, "fwd", ".xent", &n) == (double)lsim_cost_elementwise(&c.gpu, 18 * T * V) && n == 1);
+    CHECK(dur_of(g, "bwd", ".xent", &n) == (double)lsim_cost_elementwise(&c.gpu, 22 * T * V) && n == 1);
+    /* the layers' kernels stay fused */
+    CHECK(dur_of(g, NULL, ".ln1", &n) == dur_of(f, NULL, ".ln1", &m) && n == m && n > 0);
+    lsim_graph_free(g);
+    lsim_graph_free(f);
+
+    /* memory: 8 bytes a logit more on the last stage, nothing on the first */
+    cfg_of(&c, LSIM_RC_NONE, LSIM_KERN_FUSED);
+    c.pp = 2, c.global_batch = 2;
+    CHECK(loss_act_gap(&c, 1) == 8 * T * V);
+    CHECK(loss_act_gap(&c, 0) == 0);
+    c.forward_only = 1;
+    CHECK(loss_act_gap(&c, 1) == 6 * T * V);
+    c.forward_only = 0;
+    /* --kernels eager runs the loss eager too */
+    lsim_memest_in in, in2;
+    c.kernels = LSIM_KERN_EAGER;
+    lsim_synth_memest_in(&c, &in);
+    c.kernels = LSIM_KERN_FUSED, c.loss = LSIM_LOSS_EAGER;
+    lsim_synth_memest_in(&c, &in2);
+    CHECK(in.loss_eager && in2.loss_eager);
+    c.loss = 2;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG);
+}
+
 int main(void)
 {
     test_op_recompute();
     test_eager();
+    test_eager_loss();
     return check_result("test_synth_torchtitan");
 }
