@@ -406,6 +406,15 @@ mutant eager_loss_time_dropped kill "^test_synth_torchtitan$" \
 sub src/synth/gen.c 'if (lsim_synth_loss_eager(c)) eager_loss_costs(G, T, V);' \
     'if (c->kernels == LSIM_KERN_EAGER) eager_loss_costs(G, T, V);'
 
+mutant memest_fsdp_pp_grads_sharded kill "^test_synth_fsdp$" \
+    "memory estimate, FSDP under a pipeline: the gradients counted sharded, not accumulated unsharded until the last backward"
+sub src/memest.c 'out->grads = out->params * in->grad_bytes / (in->fsdp_keep ? 1 : n);' \
+    'out->grads = out->params * in->grad_bytes / n;'
+
+mutant fsdp_pp_reduce_first_backward kill "^test_synth_fsdp$" \
+    "FSDP under a pipeline: the stage's gradients reduced after its first micro-batch's backward, not its last"
+sub src/synth/fsdp.c 'if (F->n <= 1 || !F->keep || mb != F->m - 1) return;' 'if (F->n <= 1 || !F->keep || mb != 0) return;'
+
 mutant memest_expert_load_ignored kill "^test_routing$" \
     "memory estimate of a MoE model: the routed activations at the balanced share whatever the routing's load"
 sub src/memest.c 'double load = in->expert_load > 0 ? in->expert_load : 1;' 'double load = 1;'

@@ -286,7 +286,13 @@ static void fsdp_states(const lsim_memest_in *in, int first, int last, lsim_meme
     double unit_bytes = unit * WEIGHT_BYTES - f8;
     if (in->embed_head && (first || last) && word * WEIGHT_BYTES > unit_bytes) unit_bytes = word * WEIGHT_BYTES;
     out->weights = in->fsdp_keep ? out->params * WEIGHT_BYTES - out->layers * f8 : 2 * unit_bytes;
-    out->grads = out->params * in->grad_bytes / n;
+    /* under a pipeline every backward but the last runs with gradient sync
+     * off (torch.distributed.pipelining's stage, backward_maybe_with_nosync:
+     * set_requires_gradient_sync(False), post_backward by hand after the
+     * last): the stage's gradients accumulate unsharded, in the reduce dtype
+     * (FSDP2's FSDPParam.to_accumulated_grad_if_needed), until the
+     * reduce-scatter; the sharded .grad is None until then (zero_grad) */
+    out->grads = out->params * in->grad_bytes / (in->fsdp_keep ? 1 : n);
     out->optim = out->params * OPTIM_BYTES / n;
 }
 

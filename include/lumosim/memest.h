@@ -51,7 +51,8 @@ typedef struct lsim_memest_in {
     int fsdp;         /* FSDP shard group (0: none): fp32 master weights, gradients and Adam's moments
                          sharded over it, bf16 weights gathered per unit (docs/memory.md) */
     int fsdp_keep;    /* FSDP: the stage's gathered bf16 weights kept over the step (PP), not two
-                         units at a time */
+                         units at a time, and its gradients accumulated unsharded until the last
+                         micro-batch's reduce-scatter */
     int fsdp_fp8;     /* FSDP with FP8 all-gather (torchao): a layer's linear weights are gathered
                          and held in 1 byte, its norms and biases in 2 */
     /* mixture of experts (synth.h's lsim_model_shape; experts 0: dense):

@@ -200,13 +200,9 @@ void synth_fsdp_pre(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int
     }
 }
 
-void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb)
+/* Unit key's reduce-scatter (and HSDP all-reduce) after micro-batch mb. */
+static void reduce_unit(synth_fsdp *F, lsim_emit *E, int key, int mb)
 {
-    if (F->n <= 1) return;
-    /* torchtitan without PP reduces every micro-batch's gradients (no
-     * no_sync in its accumulation loop); the pipeline schedules sync only
-     * the last backward (set_requires_gradient_sync) */
-    if (F->keep && mb != F->m - 1) return;
     int i = key < 0;
     set_tag(F, E, key, mb, 1);
     lsim_emit_comm(E, LSIM_ES_DP, "fsdp_reducescatter", F->rs[i], LSIM_COLL_REDUCESCATTER, F->rs_bytes[i], F->n,
@@ -214,4 +210,24 @@ void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb)
     if (F->nrep > 1)
         lsim_emit_comm(E, LSIM_ES_DP, "hsdp_allreduce", F->ar[i], LSIM_COLL_ALLREDUCE, F->ar_bytes[i], F->nrep, F->rep_pg,
                        F->rep_seq++);
+}
+
+void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb)
+{
+    /* torchtitan without PP reduces every micro-batch's gradients (no
+     * no_sync in its accumulation loop); under a pipeline the stage
+     * reduces once, after its last backward (synth_fsdp_post_chunk) */
+    if (F->n > 1 && !F->keep) reduce_unit(F, E, key, mb);
+}
+
+void synth_fsdp_post_chunk(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int mb)
+{
+    /* the pipeline's stage runs every backward with gradient sync off and,
+     * after the last, FSDP's post_backward for each of its FSDP states
+     * (stage.py backward_maybe_with_nosync): all the chunk's units at once,
+     * once its whole backward is done, not overlapping it */
+    if (F->n <= 1 || !F->keep || mb != F->m - 1) return;
+    if (ch->emb) reduce_unit(F, E, SYNTH_FSDP_EMB, mb);
+    for (int l = ch->lo; l <= ch->hi; l++) reduce_unit(F, E, l, mb);
+    if (ch->head) reduce_unit(F, E, SYNTH_FSDP_HEAD, mb);
 }

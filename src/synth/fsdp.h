@@ -55,8 +55,14 @@ void synth_fsdp_free(synth_fsdp *F);
 void synth_fsdp_pre(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int key, int mb, int bwd);
 /* After unit key's backward: its gradients reduce-scattered over the shard
  * group (and, hybrid, the shard all-reduced over the replica group) on the
- * data-parallel stream, overlapping the rest of the backward. */
+ * data-parallel stream, overlapping the rest of the backward. Not with a
+ * pipeline (F->keep): synth_fsdp_post_chunk. */
 void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb);
+/* After chunk ch's whole backward of micro-batch mb, under a pipeline: on
+ * its last micro-batch every unit of the chunk reduced at once, in forward
+ * order (torch.distributed.pipelining's stage calls FSDP's post_backward by
+ * hand once the last backward is done); nothing otherwise. */
+void synth_fsdp_post_chunk(synth_fsdp *F, lsim_emit *E, const synth_fsdp_chunk *ch, int mb);
 /* fp8_all_gather, after the optimizer: torchao's
  * precompute_float8_dynamic_scale_for_fsdp, the amax of every linear
  * weight shard of the GPU's `layers` layers (one kernel) and one all-reduce

@@ -637,6 +637,7 @@ static void step_compute(gen *G, const lsim_synth_step *s)
             if (last_mb) dp_add(G, -1, k->emb_params, s->mb);
             synth_fsdp_post(F, &G->e, SYNTH_FSDP_EMB, s->mb);
         }
+        synth_fsdp_post_chunk(F, &G->e, &fch, s->mb);
         if (last_mb) dp_flush(G, s->mb); /* the chunk's gradients are complete */
     }
 }
