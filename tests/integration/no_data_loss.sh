@@ -81,6 +81,8 @@ refuse build_model_over_archive 1 "w/r.h5" -- build w/in.json.gz --model gpt3-15
 refuse whatif_in_is_out 1 "w/j.h5" -- whatif w/j.h5 --dp 2 -o w/j.h5
 refuse calibrate_in_is_out 1 "w/in.json.gz" -- calibrate w/in.json.gz -o w/in.json.gz
 refuse report_in_is_out 1 "w/r.h5" -- report w/r.h5 --html w/r.h5
+# report's CSV of an archive (drawn from its tables): the same rules
+refuse report_csv_is_in 1 "w/r.h5" -- report w/r.h5 --html w/p.html --csv w/r.h5
 refuse replay_trace_out_is_in 1 "w/in.json.gz" -- replay w/in.json.gz --trace-out w/in.json.gz
 refuse sim_in_is_out 1 "w/j.h5" -- sim w/j.h5 -o w/j.h5
 # through a symlink: still the same file
@@ -102,6 +104,7 @@ refuse whatif_over_archive 1 "w/r.h5" -- whatif w/j.h5 --dp 2 -o w/r.h5
 refuse build_over_trace 1 "Kineto" -- build "$E" -o w/in.json.gz
 refuse report_over_trace 1 "w/in.json.gz" -- report "$E" --html w/in.json.gz
 refuse report_over_store 1 "w/j.h5" -- report "$E" --html w/j.h5
+refuse report_csv_over_store 1 "w/j.h5" -- report w/r.h5 --html w/p.html --csv w/j.h5
 refuse collect_over_archive 1 "w/r.h5" -- collect w/r.h5 -o w/r.h5
 refuse calibrate_over_store 1 "w/j.h5" -- calibrate "$E" -o w/j.h5
 refuse sim_trace_over_store 1 "w/j.h5" -- sim w/j.h5 -o w/r2.h5 --trace-out w/j.h5
