@@ -229,6 +229,10 @@ sub src/sched_inline.h 'return S[a] < S[b] || (S[a] == S[b] && a < b);' 'return 
 # longer applies. T_PRED: the end-to-end checks of tests/integration/predictions.sh.
 T_PRED='^predictions:'
 T_COSTE2E="^test_cost$|$T_PRED|^synth:published_table1|^calibrate:(nccl_tests|network_p5)$|^whatif:consistency$"
+# the modern published rows CTest bounds (bench/published.sh --modern): FP8
+# on H100, torchtitan's and Megatron-Bridge's stacks, 1F1B against
+# interleaved on 405B
+T_MODERN="^synth:published_(modern_8b|memory_8b|cp_trend|405b_schedules)$"
 T_SYNTHE2E="$T_PRED|^synth:(run|models|memory)$|^synth:published_table1|^whatif:(consistency|width|pipeline)$"
 
 # -- cost models (src/cost/cost.c)
@@ -295,7 +299,7 @@ mutant gemm_fp32_at_bf16_peak kill "$T_COSTE2E|^synth:megatron_forward$" \
 sub src/cost/cost.c 'double peak = elem_bytes >= 4 ? g->peak_flops / 2 : g->peak_flops; /* fp32 runs as TF32 */' \
     'double peak = g->peak_flops; /* fp32 runs as TF32 */'
 
-mutant fp8_at_bf16_peak kill "$T_COSTE2E|^test_synth$|^synth:models$" \
+mutant fp8_at_bf16_peak kill "$T_COSTE2E|^test_synth$|^synth:models$|$T_MODERN" \
     "--precision fp8: the GEMMs at the bf16 peak, the FP8 tensor cores' ignored"
 sub src/cost/cost.c 'if (elem_bytes == 1 && g->peak_flops_fp8 > 0) peak = g->peak_flops_fp8; /* FP8 tensor cores */' \
     '/* FP8 tensor cores */'
@@ -446,7 +450,7 @@ mutant routing_summary_wrong_gpu kill "^test_routing$" \
     "the routing summary (synth's routing line): an expert put on GPU e mod EP of its group, not e / (experts / EP)"
 sub src/synth/routing.c 'load[g * ep + e / eloc] += (double)tok[e];' 'load[g * ep + e % ep] += (double)tok[e];'
 
-mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$" \
+mutant synth_warmup_one_more kill "$T_SYNTHE2E|^test_memest$|$T_MODERN" \
     "1F1B: one warm-up forward more on every stage (pp - stage, not pp - stage - 1)"
 sub src/synth/model.c 'if (V == 1) w = pp - stage - 1;' 'if (V == 1) w = pp - stage;'
 
@@ -487,7 +491,7 @@ mutant cp_kv_only_k kill "$T_PRED|^test_synth_cp$" \
     "CP ring attention passes K only, not K and V (src/synth/cp.c)"
 sub src/synth/cp.c 'F->kv_bytes = 2 * (int64_t)c->micro_batch' 'F->kv_bytes = 1 * (int64_t)c->micro_batch'
 
-mutant fp8_no_casts kill "^test_synth$|^synth:models$|$T_PRED" \
+mutant fp8_no_casts kill "^test_synth$|^synth:models$|$T_PRED|$T_MODERN" \
     "--precision fp8: no cast kernels before the FP8 GEMMs (src/synth/gen.c)"
 sub src/synth/gen.c 'if (G->c->precision != LSIM_PREC_FP8) return;' 'return;'
 

@@ -182,6 +182,16 @@ collectives)
     "$LUMOSIM" sim --trace-out "$tmp/pp.json" "$tmp/pp.h5" >/dev/null || fail "sim (PP 2) failed"
     coll_check "$tmp/pp.json" 4
     grep -q '"collective":"recv"' "$tmp/pp.json" || fail "PP 2: no pipeline receive in the trace"
+    # PP 2 x TP 2 with the scatter/gather optimization: each pipeline send
+    # carries its TP rank's share of the activation, s b h x 2 bytes / TP
+    # (Narayanan et al. 2021 section 4.1; sequence 2048, micro-batch 1,
+    # hidden 1024)
+    "$LUMOSIM" synth --model gpt3-15b --layers 2 --hidden 1024 --ffn 4096 --heads 8 --micro-batch 1 --gpu a100 \
+        --tp 2 --pp 2 --dp 2 --global-batch 4 --scatter-gather -o "$tmp/sg.h5" >/dev/null || fail "synth --scatter-gather failed"
+    "$LUMOSIM" sim --trace-out "$tmp/sg.json" "$tmp/sg.h5" >/dev/null || fail "sim (scatter/gather) failed"
+    got=$(coll_bytes "$tmp/sg.json" send send_next | cut -d' ' -f1)
+    [ "$got" = "$((2048 * 1024 * 2 / 2))" ] ||
+        fail "scatter/gather: pipeline sends of $got bytes, the TP rank's share is $((2048 * 1024 * 2 / 2))"
     # the gradient buckets carry every layer's and the word embedding's fp32
     # gradient once (4 bytes a parameter); the learned positions (s h) and
     # the final norm (2h) may ride along: between the two sums

@@ -350,6 +350,27 @@ pipeline)
     [ "$((n1 - n0))" -eq "$((added - removed))" ] ||
         fail "pipeline record: +$added -$removed nodes, the stores differ by $((n1 - n0))"
     [ "$n1" -eq "$(nodes "$tmp/pp4.h5")" ] || fail "PP 4 has $n1 nodes, synth of PP 4 $(nodes "$tmp/pp4.h5")"
+    # the new stages' gradient buckets carry what synthesis's do: GPU 0's
+    # data-parallel all-reduces sum to its stage's fp32 gradients (8 layers:
+    # the same buckets' rule, a smaller trace)
+    for pp in 2 4; do
+        "$LUMOSIM" synth $P --tp 2 --dp 2 --pp $pp --global-batch 8 --layers 8 -o "$tmp/l8pp$pp.h5" >/dev/null ||
+            fail "synth --layers 8 --pp $pp"
+    done
+    "$LUMOSIM" whatif "$tmp/l8pp2.h5" --pp 4 -o "$tmp/l8w.h5" >/dev/null || fail "whatif --pp 4 (8 layers)"
+    "$LUMOSIM" sim --trace-out "$tmp/w.trace.json" "$tmp/l8w.h5" >/dev/null || fail "sim of the PP 4 what-if"
+    "$LUMOSIM" sim --trace-out "$tmp/pp4.trace.json" "$tmp/l8pp4.h5" >/dev/null || fail "sim of PP 4"
+    python3 - "$tmp/w.trace.json" "$tmp/pp4.trace.json" <<'PY' || fail "the PP 4 what-if's gradient buckets differ from synthesis's"
+import json, sys
+def dp_bytes(path):
+    tr = json.load(open(path))
+    return sum(e["args"]["bytes"] for e in tr["traceEvents"] if e.get("ph") == "X" and e["pid"] < 1000000
+               and e.get("args", {}).get("collective") == "allreduce" and e["args"].get("device", 0) == 0
+               and "dp_allreduce" in e["name"])
+w, s = dp_bytes(sys.argv[1]), dp_bytes(sys.argv[2])
+print("GPU 0's gradient all-reduces: %d bytes in the what-if, %d synthesized" % (w, s))
+sys.exit(0 if w == s and s > 0 else 1)
+PY
     p4=$(pred "$tmp/pp4.h5")
     within "pp 2->4" "$(pred "$tmp/w.h5")" "$p4"
     [ "$p4" -lt "$(pred "$tmp/pp2.h5")" ] || fail "PP 4 is not faster than PP 2"
