@@ -546,20 +546,20 @@ mutant memest_fsdp_optimizer_whole kill "$T_MEM|^test_synth_fsdp$" \
     "FSDP: Adam's state not sharded over the shard group"
 sub src/memest.c 'out->optim = out->params * OPTIM_BYTES / n;' 'out->optim = out->params * OPTIM_BYTES;'
 
-# -- the configuration search's ranking (src/cli/search_cmd.c)
+# -- the configuration search's ranking (src/run/search_rank.c)
 T_SEARCH="^search:(cli|throughput|from)$|^mpi:search"
 mutant search_lowest_throughput_first kill "$T_SEARCH" \
     "search ranks the lowest throughput first"
-sub src/cli/search_cmd.c $'if (p != q) return p > q ? -1 : 1;\n    return cmp_step(x, y);' $'if (p != q) return p < q ? -1 : 1;\n    return cmp_step(x, y);'
+sub src/run/search_rank.c 'double k = r->by_step ? 0 : -lsim_search_throughput(&r->c[i], r->global_batch);' \
+    'double k = r->by_step ? 0 : lsim_search_throughput(&r->c[i], r->global_batch);'
 
 mutant search_slowest_step_first kill "$T_SEARCH" \
     "search --rank step: the slowest step first"
-sub src/cli/search_cmd.c 'if (g_c[a].step != g_c[b].step) return g_c[a].step < g_c[b].step ? -1 : 1;' \
-    'if (g_c[a].step != g_c[b].step) return g_c[a].step > g_c[b].step ? -1 : 1;'
+sub src/run/search_rank.c 'return (rank_key){k, r->c[i].step, i};' 'return (rank_key){k, -r->c[i].step, i};'
 
 mutant search_throughput_one_replica kill "$T_SEARCH" \
     "search --from: a candidate's throughput counts one replica's batch, not DP of them"
-sub src/cli/search_cmd.c 'return (double)x->dp * m * b;' 'return m * b;'
+sub src/run/search_rank.c 'return (double)x->dp * m * b;' 'return m * b;'
 
 # -- the writers: CSV (src/csv.c), the predicted trace (io/chrome_writer.c),
 # the JSON report (src/report.c), the result archive (io/h5_archive.c)
@@ -877,7 +877,7 @@ area_of() {
         f=${S_FILE[$k]}
         case "$f" in
         src/cost/*) echo cost ;; src/synth/*|src/stages.c) echo synth ;; src/whatif/*) echo whatif ;; src/memest.c) echo memory ;;
-        src/cli/search_cmd.c) echo search ;; src/csv.c|src/report.c|io/chrome_writer.c|io/h5_*) echo writers ;;
+        src/run/search_rank.c) echo search ;; src/csv.c|src/report.c|io/chrome_writer.c|io/h5_*) echo writers ;;
         src/build/*|src/metrics.c|io/kineto.c|src/critical.c) echo replay ;; *) echo engine/job ;;
         esac
         return

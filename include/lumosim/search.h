@@ -123,4 +123,36 @@ void lsim_search_keep_memory(void);
 enum { LSIM_SEARCH_FULL = 0, LSIM_SEARCH_REPLICA = 1, LSIM_SEARCH_ONE_TP = 2 };
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out);
 
+/* ---- the ranking model (search_rank.c). Every order below is total, ties
+ * broken by candidate index: the same for any MPI rank count and any
+ * sharding. Local. */
+
+/* The order a budget spends itself in: order[0..n) (indices into c)
+ * sorted by an analytic proxy of the step, ascending: the 1F1B bubble
+ * (pp - 1) / (m V) plus the recomputed share (full 1/3, selective 1/30).
+ * 0 or LSIM_ENOMEM (order unchanged). */
+int lsim_search_order_proxy(const lsim_search_space *s, const lsim_search_cand *c, size_t *order, size_t n,
+                            lsim_err *err);
+
+/* Throughput (issue 39): what one step of a candidate processes, in a unit
+ * every candidate of one search shares. global_batch > 0 (a --model
+ * search, --from with --global-batch): that many samples. --from
+ * otherwise keeps the job's per-replica batch (the what-if's weak
+ * scaling): DP x micro-batches x micro-batch size samples when
+ * --micro-batches (from_req[4]) and the micro-batch size are known, DP x
+ * micro-batches micro-batches without the size, DP of the job's
+ * per-replica batches without --micro-batches. Never a 0 that reads as
+ * measured: a step not simulated has throughput 0 and ranks last. */
+typedef enum lsim_search_unit { LSIM_SEARCH_SAMPLES, LSIM_SEARCH_MICROBATCHES, LSIM_SEARCH_BATCHES } lsim_search_unit;
+lsim_search_unit lsim_search_unit_of(const lsim_search_cand *c, size_t n, int global_batch);
+const char *lsim_search_unit_name(lsim_search_unit u); /* "samples/s", ... */
+double lsim_search_per_step(const lsim_search_cand *x, int global_batch);
+double lsim_search_throughput(const lsim_search_cand *x, int global_batch); /* per second */
+
+/* The ranking of order[0..n) (indices into c, simulated candidates): the
+ * highest throughput first, ties by the shorter step; by_step: the
+ * shortest step first. 0 or LSIM_ENOMEM (order unchanged). */
+int lsim_search_rank(const lsim_search_cand *c, size_t *order, size_t n, int global_batch, int by_step,
+                     lsim_err *err);
+
 #endif

@@ -439,45 +439,6 @@ static int parse(int argc, char **argv, search_args *a)
 
 static int is_file(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
-/* Feasible candidates first by an analytic proxy of their step, so that a
- * budget spends itself on the likely best: the 1F1B bubble (pp - 1) / (m V)
- * and the recomputed share (full: one more forward of three passes,
- * selective: a tenth of that), then the enumeration order. */
-static const lsim_search_cand *g_c;
-static const lsim_search_space *g_s;
-static double proxy(const lsim_search_cand *c)
-{
-    double m = (double)g_s->base.global_batch / ((double)c->mb * c->dp);
-    double bubble = (c->pp - 1) / (m * c->vstages);
-    double rc = c->recompute == LSIM_RC_FULL ? 1.0 / 3 : c->recompute == LSIM_RC_SELECTIVE ? 1.0 / 30 : 0;
-    return bubble + rc;
-}
-static int cmp_proxy(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    double p = proxy(&g_c[a]), q = proxy(&g_c[b]);
-    if (p != q) return p < q ? -1 : 1;
-    return (a > b) - (a < b);
-}
-static int cmp_step(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    if (g_c[a].step != g_c[b].step) return g_c[a].step < g_c[b].step ? -1 : 1;
-    return (a > b) - (a < b);
-}
-struct sresult;
-static const struct sresult *g_r;
-static double throughput_of(size_t i);
-/* the highest throughput first; ties by step, then by candidate */
-static int cmp_throughput(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    double p = throughput_of(a), q = throughput_of(b);
-    if (p != q) return p > q ? -1 : 1;
-    return cmp_step(x, y);
-}
-
-
 /* What a search (or a merge of its shards) found, as the outputs show it.
  * Strings borrowed. */
 typedef struct sresult {
@@ -493,38 +454,17 @@ typedef struct sresult {
     int by_step;                         /* ranked by step time, not by throughput */
 } sresult;
 
-/* Throughput (issue 39): what one step of a candidate processes, in the
- * search's unit. A --model search and --from with --global-batch B: B
- * samples. --from otherwise keeps the job's per-replica batch (whatif's weak
- * scaling), so DP x micro-batches x micro-batch size samples when
- * --micro-batches and the micro-batch size are known, DP x micro-batches
- * micro-batches without the size, and DP of the job's per-replica batches
- * without --micro-batches (all candidates of one search share the case:
- * --micro-batches gives every one its count). Never a 0 that reads as
- * measured: tokens/s only where samples and the sequence are known. */
-enum { U_SAMPLES, U_MICROBATCHES, U_BATCHES };
-static const char *const UNIT_NAME[] = {"samples/s", "micro-batches/s", "batches/s"};
-static int thr_unit(const sresult *r)
-{
-    if (r->global_batch > 0) return U_SAMPLES;
-    int m = 0, b = 0;
-    for (size_t i = 0; i < r->n; i++) m |= r->c[i].from_req[4] > 0, b |= r->c[i].mb > 0;
-    return !m ? U_BATCHES : b ? U_SAMPLES : U_MICROBATCHES;
-}
-static double per_step(const sresult *r, const lsim_search_cand *x)
-{
-    if (r->global_batch > 0) return (double)r->global_batch;
-    double m = x->from_req[4] > 0 ? x->from_req[4] : 1, b = x->from_req[4] > 0 && x->mb > 0 ? x->mb : 1;
-    return (double)x->dp * m * b;
-}
+/* Throughput in the search's unit (search.h lsim_search_throughput). */
+static lsim_search_unit thr_unit(const sresult *r) { return lsim_search_unit_of(r->c, r->n, r->global_batch); }
 static double throughput(const sresult *r, const lsim_search_cand *x)
 {
-    return x->step > 0 ? per_step(r, x) / ((double)x->step / 1e9) : 0;
+    return lsim_search_throughput(x, r->global_batch);
 }
-/* tokens/s, or a negative number where it is not known */
+/* tokens/s, or a negative number where it is not known (never a 0 that
+ * reads as measured: tokens only where samples and the sequence are) */
 static double tokens_per_s(const sresult *r, const lsim_search_cand *x)
 {
-    return thr_unit(r) == U_SAMPLES && r->seq > 0 && x->step > 0 ? throughput(r, x) * r->seq : -1;
+    return thr_unit(r) == LSIM_SEARCH_SAMPLES && r->seq > 0 && x->step > 0 ? throughput(r, x) * r->seq : -1;
 }
 
 typedef struct csv_ctx {
@@ -549,7 +489,7 @@ static int write_csv(FILE *f, const sresult *r)
                      mb, x->vstages, lsim_recompute_name(x->recompute), x->dist_opt, (long long)x->step, tok, mem,
                      (long long)x->bd[0], (long long)x->bd[1], (long long)x->bd[2], (long long)x->bd[3], x->sim_s) > 0;
         if (ok && r->from) ok = fprintf(f, ",%d", x->from_req[4]) > 0;
-        if (ok) ok = fprintf(f, ",%.3f,%s,%d,%d,%d", throughput(r, x), UNIT_NAME[thr_unit(r)], x->cp > 1 ? x->cp : 1,
+        if (ok) ok = fprintf(f, ",%.3f,%s,%d,%d,%d", throughput(r, x), lsim_search_unit_name(thr_unit(r)), x->cp > 1 ? x->cp : 1,
                              x->ep > 1 ? x->ep : 1, x->fsdp) > 0;
         if (ok) ok = fputc('\n', f) != EOF;
     }
@@ -581,11 +521,8 @@ static size_t rule_counts(const sresult *r, const char **names, uint64_t *cnt, s
 /* A JSON string by the one escaper (text.h): valid UTF-8, control bytes escaped. */
 static void json_str(const char *s) { lsim_text_json(stdout, s); }
 
-static double throughput_of(size_t i) { return throughput(g_r, &g_r->c[i]); }
-
-/* The ranking's ties broken by candidate index: the same order for any
- * rank count and any sharding. */
-static void rank_simulated(sresult *r)
+/* The ranking (search.h lsim_search_rank) of the simulated candidates. */
+static int rank_simulated(sresult *r, lsim_err *err)
 {
     r->nsim = 0;
     memset(r->reasons, 0, sizeof r->reasons);
@@ -597,9 +534,7 @@ static void rank_simulated(sresult *r)
         r->sim_total += r->c[i].simulated ? r->c[i].sim_s : 0;
         if (r->c[i].simulated) r->order[r->nsim++] = i;
     }
-    g_c = r->c;
-    g_r = r;
-    qsort(r->order, r->nsim, sizeof *r->order, r->by_step ? cmp_step : cmp_throughput);
+    return lsim_search_rank(r->c, r->order, r->nsim, r->global_batch, r->by_step, err);
 }
 
 /* The CSV, the -o file, and the JSON or the table (rank 0). */
@@ -607,7 +542,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
                   const lsim_pools_info *pinfo, lsim_err *err)
 {
     int rc = 0;
-    int unit = thr_unit(r);
+    lsim_search_unit unit = thr_unit(r);
     size_t show = a->top && (size_t)a->top < r->nsim ? (size_t)a->top : r->nsim;
     const char *names[32];
     uint64_t cnt[32];
@@ -635,7 +570,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         printf(",\"gpus\":%d,\"gpu\":", r->gpus);
         json_str(r->gpu);
         printf(",\"global_batch\":%d,\"rank_by\":\"%s\",\"throughput_unit\":\"%s\",\"candidates\":%zu,\"reasons\":{",
-               r->global_batch, r->by_step ? "step" : "throughput", UNIT_NAME[unit], r->n);
+               r->global_batch, r->by_step ? "step" : "throughput", lsim_search_unit_name(unit), r->n);
         for (int q = 0; q < LSIM_SR_N; q++)
             printf("%s\"%s\":%llu", q ? "," : "", lsim_search_reason_name((lsim_search_reason)q),
                    (unsigned long long)r->reasons[q]);
@@ -713,8 +648,8 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         if (show)
             printf("ranked by %s%s\n", r->by_step ? "step time" : "throughput, ",
                    r->by_step                ? ""
-                   : unit == U_SAMPLES       ? "samples/s"
-                   : unit == U_MICROBATCHES  ? "micro-batches/s (the micro-batch size is not known: --micro-batch N)"
+                   : unit == LSIM_SEARCH_SAMPLES       ? "samples/s"
+                   : unit == LSIM_SEARCH_MICROBATCHES  ? "micro-batches/s (the micro-batch size is not known: --micro-batch N)"
                                              : "batches/s: each data-parallel replica's batch is the job's (whatif's "
                                                "weak scaling; --global-batch B sets it)");
         if (nrule) {
@@ -726,7 +661,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         for (size_t i = 0; i < r->n; i++) modes |= r->c[i].cp > 1 || r->c[i].ep > 1 || r->c[i].fsdp > 0;
         if (show) {
             printf("%4s %3s %3s %5s %3s %9s %10s %8s %10s %15s %12s %8s %6s %7s%s%s\n", "rank", "tp", "pp", "dp", "mb",
-                   "schedule", "recompute", "dist-opt", "step s", UNIT_NAME[unit], "tokens/s", "peak GB", "idle%",
+                   "schedule", "recompute", "dist-opt", "step s", lsim_search_unit_name(unit), "tokens/s", "peak GB", "idle%",
                    "x-comm%", r->from ? " micro-batches" : "", modes ? "  cp  ep  fsdp" : "");
             for (size_t i = 0; i < show; i++) {
                 const lsim_search_cand *x = &r->c[r->order[i]];
@@ -860,8 +795,8 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
     r.gpus = f0->gpus, r.global_batch = f0->global_batch, r.seq = f0->seq, r.capacity = f0->capacity;
     r.budget = f0->budget;
     r.by_step = a->by_step;
-    rank_simulated(&r);
-    rc = report(a, &r, argc, argv, NULL, NULL, err);
+    rc = rank_simulated(&r, err);
+    if (!rc) rc = report(a, &r, argc, argv, NULL, NULL, err);
 cleanup:
     for (int i = 0; f && i < n; i++) lsim_search_file_free(&f[i]);
     free(f);
@@ -1011,8 +946,7 @@ int lsim_cli_search(int argc, char **argv)
     if (!rc && a.from) rc = from_cap(a.fs.in, c, order, nf, &err);
     /* the proxy orders a --model search for a budget; --from keeps the
      * enumeration's order (the what-if's cost has no such proxy) */
-    g_c = c, g_s = s;
-    if (!rc && !a.from) qsort(order, nf, sizeof *order, cmp_proxy);
+    if (!rc && !a.from) rc = lsim_search_order_proxy(s, c, order, nf, &err);
     int any_ok = 0;
     for (size_t i = 0; !rc && i < n; i++) any_ok |= c[i].reason == LSIM_SR_OK;
     /* the feasible candidates (of this shard), k on rank k mod K, until the budget is spent */
@@ -1079,7 +1013,7 @@ int lsim_cli_search(int argc, char **argv)
     r.budget = a.budget > 0 ? a.budget : 0;
     r.shard = a.shard, r.shards = a.shards;
     r.by_step = a.by_step;
-    if (!rc) rank_simulated(&r);
+    if (!rc) rc = rank_simulated(&r, &err);
     /* --samples: the shown rows re-simulated with drawn durations (rank 0:
      * the same numbers for any rank count) */
     size_t show = a.top && (size_t)a.top < r.nsim ? (size_t)a.top : r.nsim;
