@@ -392,6 +392,10 @@ mutant html_range_card_dropped kill "^replay:replica_range$" \
     "report --replicate-from --html: the job range computed but never drawn"
 sub src/report_html.c '    if (view->range) job_range_card(f, view->range);' '    (void)job_range_card;'
 
+mutant job_path_stored_dropped kill "^mpi:sim_synth_np2$|^mpi:sim_symmetry_np2$" \
+    "sim --trace-out under mpirun: the job's critical path walked over the archive but never drawn"
+sub src/cli/store_cmds.c 'items, stored->ngpus, jp.n ? &jp : NULL, err);' 'items, stored->ngpus, NULL, err);'
+
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'

@@ -198,19 +198,19 @@ void lsim_job_path_clear(lsim_job_path *p)
 /* Participant index of instance k that decided when participant self ended:
  * the latest arrival among those self waits for (job.h's rules); self
  * itself when it arrived last (ties stay on self, else the first). */
-static uint64_t last_arrival(const lsim_job *j, uint64_t k, uint64_t self, lsim_engine *const *eng)
+static uint64_t last_arrival(const lsim_job *j, uint64_t k, uint64_t self, const lsim_cp_times *t)
 {
     int rule = j->rule ? j->rule[k] : LSIM_JOB_ALL;
     int root = rule == LSIM_JOB_BCAST || rule == LSIM_JOB_REDUCE;
     if (root && rule == LSIM_JOB_BCAST && self == j->root[k]) return self; /* waits for nobody */
     int skip_root = root && rule == LSIM_JOB_REDUCE && self != j->root[k];
     uint64_t best = self;
-    lsim_ns bt = lsim_engine_start(eng[j->part_gpu[self]])[j->part_node[self]];
+    lsim_ns bt = t[j->part_gpu[self]].start[j->part_node[self]];
     for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++) {
         if (skip_root && p == j->root[k]) continue;
-        lsim_ns t = lsim_engine_start(eng[j->part_gpu[p]])[j->part_node[p]];
-        if (t > bt) {
-            bt = t;
+        lsim_ns tp = t[j->part_gpu[p]].start[j->part_node[p]];
+        if (tp > bt) {
+            bt = tp;
             best = p;
         }
     }
@@ -253,7 +253,7 @@ static int jwalk_push(jwalk *w, uint32_t gi, uint32_t v)
 
 /* Walk back from (gi, v) to the path's first node, entries last to first:
  * via[i] is how entry i was entered (filled when its predecessor is found). */
-static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine *const *eng, uint32_t gi, uint32_t v,
+static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, const lsim_cp_times *t, uint32_t gi, uint32_t v,
                       jwalk *w, lsim_err *err)
 {
     uint64_t bound = 0;
@@ -264,7 +264,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine 
         int32_t k = j->inst_of && j->inst_of[gi] ? j->inst_of[gi][v] : -1;
         if (k >= 0 && !crossed) {
             uint64_t self = participant(j, (uint64_t)k, gi, v);
-            uint64_t p = last_arrival(j, (uint64_t)k, self, eng);
+            uint64_t p = last_arrival(j, (uint64_t)k, self, t);
             if (p != self) { /* the path continues on the GPU that arrived last */
                 w->via[w->n - 1] = LSIM_CP_VIA_PEER;
                 gi = j->part_gpu[p];
@@ -274,8 +274,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, lsim_engine 
                 continue;
             }
         }
-        int64_t e = crossed ? lsim_engine_bind_start(eng[gi])[v]
-                            : decided_by(lsim_engine_bind_start(eng[gi]), lsim_engine_bind_end(eng[gi]), v);
+        int64_t e = crossed ? t[gi].bind_start[v] : decided_by(t[gi].bind_start, t[gi].bind_end, v);
         crossed = 0;
         if (e < 0) break;
         w->via[w->n - 1] = e;
@@ -290,6 +289,25 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
                           lsim_err *err)
 {
     memset(out, 0, sizeof *out);
+    lsim_cp_times *t = lsim_malloc((j->ngpus ? j->ngpus : 1) * sizeof *t);
+    if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
+    for (size_t i = 0; i < j->ngpus; i++)
+        t[i] = (lsim_cp_times){lsim_engine_start(engines[i]), lsim_engine_end(engines[i]),
+                               lsim_engine_bind_start(engines[i]), lsim_engine_bind_end(engines[i])};
+    int rc = lsim_job_path_compute_times(j, graphs, t, gpu_ids, ngpus_out, names, out, err);
+    lsim_free(t);
+    return rc;
+}
+
+int lsim_job_path_compute_times(const lsim_job *j, lsim_graph *const *graphs, const lsim_cp_times *t,
+                                const uint32_t *gpu_ids, size_t ngpus_out, lsim_graph *const *names,
+                                lsim_job_path *out, lsim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < j->ngpus; i++)
+        if (graphs[i]->n && (!t[i].start || !t[i].end || !t[i].bind_start || !t[i].bind_end))
+            return lsim_err_set(err, LSIM_EARG, "%s: no deciding edges to walk the job's critical path on",
+                                graphs[i]->source ? graphs[i]->source : "a GPU");
     jwalk w = {0};
     int rc = 0;
     int64_t lg = -1;
@@ -299,8 +317,8 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
         if (!graphs[i]->n) continue;
         uint32_t v;
         lsim_ns ws;
-        if ((rc = path_end(graphs[i], lsim_engine_start(engines[i]), lsim_engine_end(engines[i]), &v, &ws, err))) break;
-        lsim_ns e = lsim_engine_end(engines[i])[v];
+        if ((rc = path_end(graphs[i], t[i].start, t[i].end, &v, &ws, err))) break;
+        lsim_ns e = t[i].end[v];
         if (lg < 0 || ws < start) start = ws;
         if (lg < 0 || e > lend) {
             lg = (int64_t)i;
@@ -309,7 +327,7 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
         }
     }
     if (rc || lg < 0) return rc;
-    if ((rc = jwalk_back(j, graphs, engines, (uint32_t)lg, lv, &w, err))) goto cleanup;
+    if ((rc = jwalk_back(j, graphs, t, (uint32_t)lg, lv, &w, err))) goto cleanup;
     size_t n = w.n;
     /* the walk's arrays, first to last, become the path's */
     for (size_t a = 0, b = n - 1; a < b; a++, b--) {
@@ -339,7 +357,7 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
         int decider = i + 1 < n && out->via[i + 1] == LSIM_CP_VIA_PEER;
         uint32_t go = gpu_ids ? gpu_ids[gi] : gi;
         const lsim_graph *g = graphs[gi];
-        const lsim_ns *S = lsim_engine_start(engines[gi]), *E = lsim_engine_end(engines[gi]);
+        const lsim_ns *S = t[gi].start, *E = t[gi].end;
         out->gpu[i] = go; /* in place: later entries read only node[i - 1] */
         out->at[i] = decider ? S[v] : E[v];
         if (i == 0) {
@@ -347,11 +365,11 @@ int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_eng
             out->by_gpu[go] += S[v] - start;
         }
         if (via == LSIM_CP_VIA_PEER) { /* from the last arrival to this end */
-            lsim_ns t = E[v] - out->at[i - 1];
-            out->by_cat[LSIM_CP_COMM] += t;
-            out->by_gpu[go] += t;
+            lsim_ns dt = E[v] - out->at[i - 1];
+            out->by_cat[LSIM_CP_COMM] += dt;
+            out->by_gpu[go] += dt;
             out->crossings++;
-            top_put(out->top_node, out->top_gpu, out->top_time, &out->ntop, go, v, t);
+            top_put(out->top_node, out->top_gpu, out->top_time, &out->ntop, go, v, dt);
             continue;
         }
         step st = step_into(g, S, E, i ? out->node[i - 1] : v, v, via);

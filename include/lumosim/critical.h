@@ -112,6 +112,20 @@ typedef struct lsim_job_path {
 int lsim_job_path_compute(const lsim_job *j, lsim_graph *const *graphs, lsim_engine *const *engines,
                           const uint32_t *gpu_ids, size_t ngpus_out, lsim_graph *const *names, lsim_job_path *out,
                           lsim_err *err);
+/* One GPU's simulated times as the job's path reads them (borrowed): an
+ * engine's (lsim_engine_start/_end/_bind_start/_bind_end), or a result
+ * archive's written with --detail nodes (store.h, lsim_store_gpu_result). */
+typedef struct lsim_cp_times {
+    const lsim_ns *start, *end;
+    const int64_t *bind_start, *bind_end;
+} lsim_cp_times;
+/* The same walk on times[0..j->ngpus) instead of engines: the path of a
+ * run read back from its archive (under mpirun no process holds every
+ * engine) is the serial run's. LSIM_EARG when a GPU with nodes lacks one
+ * of the four arrays. */
+int lsim_job_path_compute_times(const lsim_job *j, lsim_graph *const *graphs, const lsim_cp_times *times,
+                                const uint32_t *gpu_ids, size_t ngpus_out, lsim_graph *const *names,
+                                lsim_job_path *out, lsim_err *err);
 void lsim_job_path_clear(lsim_job_path *p);
 /* The GPUs with time on the path, most first (ties: the lower index):
  * *order (lsim_malloc'd, the caller frees it with lsim_free) holds *n of

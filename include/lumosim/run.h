@@ -238,6 +238,18 @@ int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err);
 /* After a coupled run: metrics (with the waits) and critical path of local
  * GPU i, which is GPU `gpu` of r->job; fills r->items[i]. */
 int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gpu, lsim_err *err);
+/* The job's critical path of a run read back from its result archive
+ * (store.h; read with its graphs and per-node times: a run written with
+ * --detail nodes keeps the deciding edges): the collectives matched again
+ * over the archived graphs in GPU order (lsim_job_match, as the serial run
+ * matches them), then lsim_job_path_compute_times. What a serial run draws,
+ * for a run none of whose processes held every engine (mpirun). 0 with
+ * out->n 0 when not every GPU was coupled (a serial run has no job path
+ * then); LSIM_EARG when the deciding edges were not kept, or the
+ * matching's error. *out as lsim_job_path_compute's, its names the run's
+ * graphs (borrowed: r must outlive it). Local (src/run/load_store.c). */
+struct lsim_store_run;
+int lsim_run_job_path_stored(const struct lsim_store_run *r, lsim_job_path *out, lsim_err *err);
 
 /* ------------------------------------------------------------ mapping
  * (src/run/mapping.c) The GPUs of a job assigned to the ranks of a

@@ -702,7 +702,12 @@ static int report_from_archive(sim_state *s, lsim_err *err)
     int rc = lsim_store_read_results_ex(written, s->sa->run_name, s->o.trace_out ? LSIM_STORE_READ_RUN_CPU_OPS : LSIM_STORE_READ_NO_TIMES,
                                         &stored, err);
     if (!rc) rc = lsim_cli_items_of_run(stored, s->sa->out, &items, err);
-    if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, NULL, err);
+    /* the job's critical path, as the serial run draws it: walked over the
+     * archive's times (no rank held every engine) */
+    lsim_job_path jp = {0};
+    if (!rc && s->o.trace_out) rc = lsim_run_job_path_stored(stored, &jp, err);
+    if (!rc && s->o.trace_out) rc = lsim_chrome_write(s->o.trace_out, items, stored->ngpus, jp.n ? &jp : NULL, err);
+    lsim_job_path_clear(&jp);
     if (!rc) rc = lsim_cli_write_csv(&s->o, items, stored->ngpus, err);
     if (!rc && s->held) {
         rc = lsim_out_commit(s->held, err);

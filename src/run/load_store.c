@@ -87,3 +87,23 @@ int lsim_run_paths(const lsim_run_opts *o, char **args, int nargs, lsim_run *r, 
     if (!rc && r->truth) rc = lsim_run_measure_truth(o, r, err);
     return rc;
 }
+
+int lsim_run_job_path_stored(const lsim_store_run *r, lsim_job_path *out, lsim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->graphs || r->ngpus < 2) return 0;
+    for (size_t i = 0; i < r->ngpus; i++)
+        if (!r->gpus[i].coupled) return 0;
+    lsim_job *j = NULL;
+    lsim_cp_times *t = malloc(r->ngpus * sizeof *t);
+    int rc = t ? lsim_job_match(r->graphs, r->ngpus, &j, err)
+               : lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
+    for (size_t i = 0; !rc && i < r->ngpus; i++) {
+        const lsim_store_gpu_result *g = &r->gpus[i];
+        t[i] = (lsim_cp_times){g->start, g->end, g->bind_start, g->bind_end};
+    }
+    if (!rc) rc = lsim_job_path_compute_times(j, r->graphs, t, NULL, r->ngpus, r->graphs, out, err);
+    lsim_job_free(j);
+    free(t);
+    return rc;
+}

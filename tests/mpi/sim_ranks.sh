@@ -23,6 +23,10 @@
 # --drop-edges event). KERNEL_ROWS_MIN=N: the serial archive's kernel
 # table must have at least N rows (a job big enough for the archive to
 # write it in several rounds, h5_archive.c KROWS_ROUND).
+# TRACE=1: sim --trace-out too, serially and once under the launcher: the
+# two predicted traces must be the same bytes, and the serial one must hold
+# the job's critical path (the track of a coupled job; under the launcher
+# rank 0 walks it over the archive's times, critical.h).
 set -u
 np=$1
 shift
@@ -109,8 +113,18 @@ while [ $rep -lt "${REPEAT:-1}" ]; do
     rep=$((rep + 1))
 done
 for mode in ${WINDOWS:-}; do par_sim "--windows $mode" --windows "$mode"; done
+if [ -n "${TRACE:-}" ]; then
+    # shellcheck disable=SC2086
+    "$LUMOSIM" sim ${SIM_OPTS:-} "$tmp/job1.h5" --trace-out "$tmp/t1.json" >/dev/null || fail "serial sim --trace-out failed"
+    grep -q '"cat":"lumosim_job_critical_path"' "$tmp/t1.json" || fail "the serial trace has no job critical path track"
+    rm -f "$tmp/resN.h5"
+    # shellcheck disable=SC2086
+    $launcher "$LUMOSIM" sim ${SIM_OPTS:-} "$tmp/jobN.h5" -o "$tmp/resN.h5" --trace-out "$tmp/tN.json" >/dev/null ||
+        fail "parallel sim --trace-out failed"
+    cmp -s "$tmp/t1.json" "$tmp/tN.json" || fail "the predicted trace differs from the serial one: $(cmp "$tmp/t1.json" "$tmp/tN.json")"
+fi
 if [ -z "${SYNTH:-}" ]; then
     h5diff -q --exclude-attribute /created_by "$tmp/job1.h5" "$tmp/jobN.h5" 2>/dev/null ||
         h5diff -q "$tmp/job1.h5" "$tmp/jobN.h5" /nodes /nodes || fail "graph stores differ"
 fi
-echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-groups}; windows: ready ${WINDOWS:-})"
+echo "ok: $np ranks give the serial results bit for bit (${REPEAT:-1} runs, mappings: ${MAPPINGS:-groups}; windows: ready ${WINDOWS:-}${TRACE:+; the predicted trace})"
