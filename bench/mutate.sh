@@ -172,11 +172,11 @@ sub src/critical.c 'case LSIM_E_LAUNCH: return LSIM_CP_LAUNCH;' 'case LSIM_E_LAU
 
 mutant jp_first_arrival kill "^replay:job_path|^test_oom$" \
     "job critical path: at a collective, continue on the first participant to arrive, not the last"
-sub src/critical.c 'if (t > bt) {' 'if (t < bt) {'
+sub src/critical.c 'if (tp > bt) {' 'if (tp < bt) {'
 
 mutant jp_transfer_as_wait kill "^replay:job_path|^test_oom$" \
     "job critical path: a crossing's transfer booked as waiting, not communication"
-sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += t;' 'out->by_cat[LSIM_CP_WAIT] += t;'
+sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += dt;' 'out->by_cat[LSIM_CP_WAIT] += dt;'
 
 mutant relay_names_not_held kill "^mpi:killed_rank$" \
     "sim --trace-out under mpirun: the other ranks hear rank 0's names but do not register them (a SIGKILLed rank 0 leaves its files)"
