@@ -1045,7 +1045,7 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
     return 0;
 }
 
-int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s)
+int lsim_cli_parse_synth_opts(int argc, char **argv, const char *usage, lsim_cli_synth_args *s)
 {
     static const lsim_cli_opt OPTS[] = {
         {"--model", NULL, "a model name or file", S_MODEL, 0},
@@ -1104,7 +1104,12 @@ int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synt
     s->attn_kernel = s->loss = -1;
     lsim_cli_seen seen = {{0}, 0};
     lsim_cli_spec sp = {"synth", usage, OPTS, NOPTS(OPTS), 0, NULL, &seen, on_synth, s};
-    int rc = lsim_cli_getopt(argc, argv, &sp);
+    return lsim_cli_getopt(argc, argv, &sp);
+}
+
+int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s)
+{
+    int rc = lsim_cli_parse_synth_opts(argc, argv, usage, s);
     if (rc <= 0) return rc;
     if (!s->model || !s->out || !s->tp || !s->pp || !s->dp || !s->micro_batch || !s->global_batch) {
         lsim_cli_usage_error("synth needs --model, --tp, --pp, --dp, --micro-batch, --global-batch and -o "

@@ -14,6 +14,7 @@
 #include "lumosim/report.h"
 #include "lumosim/run.h"
 #include "lumosim/store.h"
+#include "lumosim/synth.h"
 #include "lumosim/whatif_plan.h"
 
 /* The options one parse has met, by canonical name (lsim_cli_once): an
@@ -336,6 +337,15 @@ typedef struct lsim_cli_synth_args {
     lsim_split split;   /* --pp-layers (zeroed: even) */
 } lsim_cli_synth_args;
 int lsim_cli_parse_synth(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
+/* synth's options without the ones a job needs (--model aside): the fixed
+ * options of a job that search lays out itself (search_cmd.c). 1, 0
+ * (--help) or -1 (the usage line printed). */
+int lsim_cli_parse_synth_opts(int argc, char **argv, const char *usage, lsim_cli_synth_args *s);
+/* The job synth's arguments describe, before its check: the defaults, each
+ * option given, the model (its shape options over it), the GPU, the
+ * network, the measured routing (c->routing_hist: the caller frees it).
+ * search starts every candidate from it (one copy of the rules). Local. */
+int lsim_cli_synth_base(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_err *err);
 
 /* One synthesized job to write (synth_cmd.c): lumosim synth's, or a
  * what-if's re-synthesis of a synthesized store (resynth.c). Borrowed. */

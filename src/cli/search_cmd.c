@@ -97,9 +97,37 @@ const char *const LSIM_USAGE_SEARCH =
     "candidate onto that hardware; --gpus N keeps TP x PP x DP = N; --global-batch\n"
     "B sets each candidate's micro-batches to B / (DP x micro-batch size).\n"
     "\n"
+    "JOB OPTIONS fix the job of a --model search, every candidate the same, as\n"
+    "lumosim synth takes them (synth --help): --layers --hidden --ffn --heads\n"
+    "--seq --vocab --pp-layers --precision --fp8-scaling --fp8-all-gather\n"
+    "--kernels --loss --attention --attention-kernel --no-dropout --grad-bytes\n"
+    "--grad-acc --grad-reduce --tp-overlap --scatter-gather --no-p2p-sync\n"
+    "--routing-skew --routing-dirichlet --routing-hist --capacity-factor\n"
+    "--pad-to-capacity. A row's step is what lumosim synth gives with the same\n"
+    "options and the row's layout.\n"
+    "\n"
     "--merge PART.h5... combines the -o files of the N shards of one search\n"
     "(one per I = 0..N-1) into the ranking, JSON, CSV and -o file an unsharded\n"
     "run prints and writes.\n";
+
+/* synth's options a --model search passes to every candidate as lumosim
+ * synth takes them (the rest of synth's options are searched, or are
+ * search's own verdict: --dp-cost, --no-memory-check; --seed is the
+ * samples' seed here). Their code in SEARCH_OPTS: SEARCH_JOB. */
+#define SEARCH_JOB 29
+#define SEARCH_NJOB 26
+#define JOB(name, what) {name, NULL, what, SEARCH_JOB, 0}
+#define JOB_OPTS                                                                                                        \
+    JOB("--layers", "a positive integer"), JOB("--hidden", "a positive integer"),                                       \
+        JOB("--ffn", "a positive integer"), JOB("--heads", "a positive integer"), JOB("--seq", "a positive integer"),   \
+        JOB("--vocab", "a positive integer"), JOB("--pp-layers", "even, embed-loss, middle or N,N,..."),                \
+        JOB("--no-p2p-sync", NULL), JOB("--grad-reduce", "a word"), JOB("--scatter-gather", NULL),                      \
+        JOB("--attention", "a word"), JOB("--no-dropout", NULL), JOB("--tp-overlap", NULL),                            \
+        JOB("--grad-bytes", "2 or 4"), JOB("--grad-acc", "a word"), JOB("--precision", "a word"),                       \
+        JOB("--fp8-scaling", "a word"), JOB("--fp8-all-gather", NULL), JOB("--attention-kernel", "a word"),             \
+        JOB("--kernels", "a word"), JOB("--loss", "a word"), JOB("--routing-skew", "a Zipf exponent"),                 \
+        JOB("--routing-dirichlet", "a Dirichlet concentration"), JOB("--routing-hist", "a file name"),                  \
+        JOB("--capacity-factor", "a capacity factor"), JOB("--pad-to-capacity", NULL)
 
 typedef struct search_args {
     const char *model, *gpu, *topo, *csv, *out;
@@ -118,6 +146,12 @@ typedef struct search_args {
     int merge;
     char **parts;               /* --merge: the shard files (positional) */
     int nparts;
+    /* synth's options that fix the job of a --model search (JOB_OPTS):
+     * given in order, then parsed by synth's parser into sa */
+    const char *jargv[2 * SEARCH_NJOB + 6];
+    int njargv;
+    const char *job_first;      /* the first of them given (messages) */
+    lsim_cli_synth_args sa;
 } search_args;
 
 /* "1,2,4" into v (at most LSIM_SEARCH_MAXV positive integers). */
@@ -223,8 +257,9 @@ static const lsim_cli_opt SEARCH_OPTS[] = {
     {"--merge", NULL, NULL, 24, 0},                {"--rank-by", NULL, "a value", 25, 0},
     {"--cp", NULL, "a value", 26, 0},              {"--ep", NULL, "a value", 27, 0},
     {"--fsdp", NULL, "a value", 28, 0},
+    JOB_OPTS,
 };
-#define SEARCH_NOPTS 29
+#define SEARCH_NOPTS 29 /* codes 0..28; the job's options share code SEARCH_JOB */
 
 static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
 {
@@ -237,6 +272,12 @@ static int on_search(void *ctx, const lsim_cli_opt *opt, const char *v)
     }
     int w = opt->id;
     a->given |= 1ul << w;
+    if (w == SEARCH_JOB) { /* parsed by synth's parser once the line is read */
+        if (!a->job_first) a->job_first = opt->name;
+        a->jargv[a->njargv++] = opt->name;
+        if (opt->what) a->jargv[a->njargv++] = v;
+        return 0;
+    }
     if (w == 24) {
         a->merge = 1;
         return 0;
@@ -379,6 +420,11 @@ static int parse(int argc, char **argv, search_args *a)
         lsim_cli_usage_error("--samples re-synthesizes rows of a --model search (not with --from or --merge)");
         return -1;
     }
+    if (a->job_first && (a->from || a->merge)) {
+        lsim_cli_usage_error("%s describes the job of a --model search (%s takes the job's own)", a->job_first,
+                             a->from ? "--from" : "--merge");
+        return -1;
+    }
     if (a->merge) {
         /* everything comes from the files */
         static const int only[] = {12, 13, 14, 15, 24, 25};
@@ -434,10 +480,18 @@ static int parse(int argc, char **argv, search_args *a)
         lsim_cli_usage_error("search needs --model, --gpus and --global-batch (see lumosim search --help)");
         return -1;
     }
-    return 1;
+    /* the job's options through synth's own parser (one copy of their
+     * rules and messages); --model, --gpu and --topology with them */
+    const char **jv = a->jargv;
+    int nj = a->njargv;
+    memmove(jv + 6, jv, (size_t)nj * sizeof *jv);
+    int k = 0;
+    jv[k++] = "--model", jv[k++] = a->model;
+    if (a->gpu) jv[k++] = "--gpu", jv[k++] = a->gpu;
+    if (a->topo) jv[k++] = "--topology", jv[k++] = a->topo;
+    if (k < 6) memmove(jv + k, jv + 6, (size_t)nj * sizeof *jv);
+    return lsim_cli_parse_synth_opts(k + nj, (char **)jv, LSIM_USAGE_SEARCH, &a->sa);
 }
-
-static int is_file(const char *s) { return strchr(s, '/') || strstr(s, ".json"); }
 
 /* What a search (or a merge of its shards) found, as the outputs show it.
  * Strings borrowed. */
@@ -890,18 +944,13 @@ int lsim_cli_search(int argc, char **argv)
         return rc ? 1 : 0;
     }
     lsim_synth_cfg_default(&s->base);
+    /* a --model search: every candidate starts from the job synth's
+     * parser and rules make of the line (cli.h, lsim_cli_synth_base) */
+    if (!a.from) rc = lsim_cli_synth_base(&a.sa, &s->base, &err);
     s->gpus = a.gpus;
     s->base.global_batch = a.global_batch;
     s->base.seq_parallel = a.seq_parallel;
     if (!a.from) {
-        rc = is_file(a.model) ? lsim_model_load(a.model, &s->base.model, &err)
-                              : lsim_model_builtin(a.model, &s->base.model, &err);
-        if (!rc && a.gpu) {
-            rc = is_file(a.gpu) ? lsim_gpu_spec_load(a.gpu, &s->base.gpu, &err)
-                                : lsim_gpu_spec_builtin(a.gpu, &s->base.gpu, &err);
-            if (!rc) lsim_topology_default(&s->base.gpu, &s->base.topo);
-        }
-        if (!rc && a.topo) rc = lsim_topology_load(a.topo, &s->base.topo, &err);
         if (!rc && s->base.model.experts > 0 && !s->nep)
             /* a MoE model: expert parallelism searched by default, every
              * power of two that divides the experts (the check refuses those
@@ -915,23 +964,25 @@ int lsim_cli_search(int argc, char **argv)
     if (!rc) {
         /* the files written, checked before any work: never over an input,
          * a store or an archive, nor both the same file */
-        char *ins[4] = {(char *)a.model, (char *)a.gpu, (char *)a.topo, (char *)a.from};
+        char *ins[5] = {(char *)a.model, (char *)a.gpu, (char *)a.topo, (char *)a.from, (char *)a.sa.routing_hist};
         lsim_io_file outs[2];
         size_t no = 0;
         if (a.csv && !lsim_cli_csv_is_stdout(a.csv)) outs[no++] = (lsim_io_file){a.csv, "--csv", 1, LSIM_OUT_TEXT};
         if (a.out) outs[no++] = (lsim_io_file){a.out, "-o", 1, LSIM_OUT_SEARCH};
-        rc = lsim_cli_check_io(ins, 4, outs, no, &err);
+        rc = lsim_cli_check_io(ins, 5, outs, no, &err);
     }
     if (!rc && a.from) rc = make_workdir(workdir, sizeof workdir, &err);
     a.fs.workdir = workdir;
     if (rc) {
         lsim_cli_error("%s", err.msg);
+        free((void *)s->base.routing_hist);
         free(a.parts);
         return 1;
     }
     if (lsim_cli_mpi_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         if (workdir[0]) rmdir(workdir);
+        free((void *)s->base.routing_hist);
         free(a.parts);
         return 1;
     }
@@ -1048,6 +1099,7 @@ int lsim_cli_search(int argc, char **argv)
     free(order);
     free(flat);
     free(whys);
+    free((void *)s->base.routing_hist);
     free(a.parts);
     if (workdir[0]) rmdir(workdir);
     if (mpi) lsim_cli_mpi_end(&m);

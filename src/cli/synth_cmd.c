@@ -392,8 +392,7 @@ static int synth_cap(const lsim_synth_cfg *c, const char *out, lsim_err *err)
     return lsim_cli_work_cap(what, work, how, "use a smaller --tp, --pp, --dp or --gpus", err);
 }
 
-static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_memest_job *mj, char **mjson,
-                        lsim_err *err)
+int lsim_cli_synth_base(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_err *err)
 {
     const char *model = sa->model, *gpu = sa->gpu, *topo = sa->topo;
     lsim_synth_cfg_default(c);
@@ -448,6 +447,13 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     }
     if (!rc && topo) rc = lsim_topology_load(topo, &c->topo, err);
     if (!rc && sa->attn_kernel > 0) rc = lsim_synth_attn_kernel(c, sa->attn_kernel, err);
+    return rc;
+}
+
+static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_memest_job *mj, char **mjson,
+                        lsim_err *err)
+{
+    int rc = lsim_cli_synth_base(sa, c, err);
     if (!rc) rc = lsim_synth_check(c, err);
     if (!rc) {
         /* the per-GPU memory estimate, recorded in the store (root attribute

@@ -14,7 +14,9 @@
 #   - memory: every ranked row carries its peak, within the GPU's 80 GB;
 #   - an EP that divides no expert count refuses every candidate, naming it;
 #   - the archive (-o) and --merge keep CP, EP and FSDP;
-#   - bad lists exit 2 with one line.
+#   - synth's job options (--seq, --precision, --kernels, ...) fix every
+#     candidate's job: its rows are synth + sim with them to the nanosecond;
+#   - bad lists and values exit 2 with one line.
 set -u
 : "${LUMOSIM:?}"
 L=$LUMOSIM
@@ -114,8 +116,44 @@ key = lambda x: (x["tp"], x["dp"], x["cp"], x["ep"], x["fsdp"], x["distributed_o
 assert [key(x) for x in a] == [key(x) for x in b], "the archive lost a mode"
 PY
 
-# 3. bad lists
-for bad in "--fsdp half" "--cp 0" "--ep 1,x"; do
+# 3. the job's own options (synth's, fixed for every candidate): a
+# torchtitan-like job, FP8 with eager kernels and loss on the 96 GB part at
+# 2,048 tokens. Each row is synth + sim with the same options to the
+# nanosecond, and the options count: the plain job's rows differ, its
+# tokens/s 8 sequences of 2,048 tokens per step (not the model's 8,192).
+job="--seq 2048 --layers 4 --precision fp8 --kernels eager --loss eager --gpu h100-96gb --attention-kernel fa2"
+tt="--model llama3-8b --gpus 8 --global-batch 8 --tp 1,2 --pp 1 --micro-batch 1 --schedule 1f1b --recompute none --distributed-optimizer off --fsdp full"
+# shellcheck disable=SC2086
+"$L" search $tt $job --top 0 --json >"$tmp/j.json" || fail "search with the job's options"
+# shellcheck disable=SC2086
+"$L" search $tt --seq 2048 --layers 4 --top 0 --json >"$tmp/p.json" || fail "search of the plain job"
+python3 - "$tmp/j.json" "$tmp/p.json" >"$tmp/j.txt" <<'PY' || exit 1
+import json, sys
+j, p = (json.load(open(f)) for f in sys.argv[1:3])
+rj, rp = j["ranking"], p["ranking"]
+assert len(rj) == len(rp) == 2, (rj, rp)
+for x in rj + rp:
+    want = 8 * 2048 / (x["step_ns"] * 1e-9)  # the global batch's tokens per step
+    assert abs(x["tokens_per_s"] - want) <= 1e-6 * want, (x, want)
+step = lambda r, tp: next(x["step_ns"] for x in r if x["tp"] == tp)
+for tp in (1, 2):
+    assert step(rj, tp) != step(rp, tp), "the job's options changed no step (TP %d)" % tp
+for x in rj:
+    print(x["tp"], x["dp"], x["fsdp"], x["step_ns"])
+PY
+while read -r tp dp fs step; do
+    # shellcheck disable=SC2086
+    got=$(step_of --model llama3-8b --tp "$tp" --pp 1 --dp "$dp" --fsdp "$fs" --micro-batch 1 --global-batch 8 $job)
+    [ "$got" = "$step" ] || fail "with $job, TP $tp DP $dp FSDP $fs: search $step ns, synth + sim $got ns"
+done <"$tmp/j.txt"
+# a job option with --from (the store's job) or --merge: one line, exit 2
+"$L" search --from "$tmp/s.h5" --kernels eager >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--kernels" "$tmp/err" ||
+    fail "--from with --kernels: exit $rc, $(cat "$tmp/err")"
+
+# 4. bad lists and values
+for bad in "--fsdp half" "--cp 0" "--ep 1,x" "--kernels bogus" "--seq 0"; do
     # shellcheck disable=SC2086
     "$L" search --model llama3-8b --gpus 8 --global-batch 8 $bad >"$tmp/out" 2>"$tmp/err"
     rc=$?
