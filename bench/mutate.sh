@@ -396,6 +396,10 @@ mutant job_path_stored_dropped kill "^mpi:sim_synth_np2$|^mpi:sim_symmetry_np2$"
     "sim --trace-out under mpirun: the job's critical path walked over the archive but never drawn"
 sub src/cli/store_cmds.c 'items, stored->ngpus, jp.n ? &jp : NULL, err);' 'items, stored->ngpus, NULL, err);'
 
+mutant search_job_options_dropped kill "^search:modes$" \
+    "search --model: synth's job options (--seq, --kernels, ...) accepted but never reach the candidates"
+sub src/cli/search_cmd.c 'return lsim_cli_parse_synth_opts(k + nj, (char **)jv, LSIM_USAGE_SEARCH, &a->sa);' 'return lsim_cli_parse_synth_opts(k, (char **)jv, LSIM_USAGE_SEARCH, &a->sa);'
+
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'
