@@ -5,8 +5,9 @@
   private-header  a file includes a private header of another library's
                   folder ("../src/util.h" from io/ or mpi/); public headers
                   are include/lumosim/*.h;
-  cli-mpi         src/cli/ names an MPI symbol (MPI_*): MPI belongs below the
-                  CLI, in the run layer;
+  cli-mpi         src/cli/ names an MPI symbol (MPI_*, outside comments and
+                  strings): MPI belongs below the CLI, in the run layer
+                  (include/lumosim/world.h);
   long-function   a library function (src/ but src/cli/, io/, mpi/) exceeds
                   200 lines;
   whatif-option   a what-if option is defined outside the step table
@@ -27,9 +28,6 @@ MAX_LINES = 200
 # entry) when a violation is fixed; never raise one.
 KNOWN = {
     ('private-header', 'mpi/pdes.c -> src/sched_inline.h'): 1,
-    ('cli-mpi', 'src/cli/search_cmd.c'): 15,
-    ('cli-mpi', 'src/cli/store_cmds.c'): 77,
-    ('cli-mpi', 'src/cli/synth_cmd.c'): 13,
 }
 
 
@@ -72,10 +70,16 @@ def check_private_headers(found):
 def check_cli_mpi(found):
     sym = re.compile(r'\bMPI_[A-Za-z_0-9]+')
     for f in sources('src/cli/*.[ch]'):
-        s = strip_comments(open(f, errors='replace').read())
+        s = strip_strings(strip_comments(open(f, errors='replace').read()))
         n = len(sym.findall(s))
         if n:
             found[('cli-mpi', rel(f))] = n
+
+
+def strip_strings(s):
+    """String and character literals emptied: a message that says "MPI_Init
+    failed" names no symbol."""
+    return re.sub(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', '""', s)
 
 
 def strip_comments(s):

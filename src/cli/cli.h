@@ -1,6 +1,7 @@
 /* Private to the command-line program (not installed): the options the
  * simulating commands share, the commands, and their parsers. The pipeline
- * itself is the run layer (include/lumosim/run.h, run_mpi.h). */
+ * itself is the run layer (include/lumosim/run.h), and MPI stays under it
+ * (include/lumosim/world.h). */
 #ifndef LUMOSIM_CLI_H
 #define LUMOSIM_CLI_H
 
@@ -16,6 +17,7 @@
 #include "lumosim/store.h"
 #include "lumosim/synth.h"
 #include "lumosim/whatif_plan.h"
+#include "lumosim/world.h"
 
 /* The options one parse has met, by canonical name (lsim_cli_once): an
  * option given twice is a usage error, not the last one winning. */
@@ -261,15 +263,8 @@ typedef struct lsim_cli_sim_args {
     const char *share_topo;    /* --link-sharing TOPOLOGY.json (netshare.h), NULL: off */
     int share_passes;          /* --share-passes N (0: not given, 1) */
 } lsim_cli_sim_args;
-/* MPI for the commands that run under mpirun (store_cmds.c): started when
- * a launcher started this process (Open MPI, PMIx, Slurm PMI) with more
- * than one rank (on = 1); one rank works as no mpirun (MPI finalized at
- * once). begin: 0, or -1 when MPI_Init failed. end: MPI_Finalize if on. */
-typedef struct mpi_ctx {
-    int on, rank, size;
-} mpi_ctx;
-int lsim_cli_mpi_begin(mpi_ctx *m);
-void lsim_cli_mpi_end(mpi_ctx *m);
+/* The commands that run under mpirun (store_cmds.c, synth_cmd.c,
+ * search_cmd.c) hold an lsim_world (world.h): MPI stays below them. */
 
 int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s);
 
@@ -359,9 +354,9 @@ typedef struct lsim_cli_synth_job {
     const char *also_in;           /* one more input the output must not replace, or NULL */
 } lsim_cli_synth_job;
 /* Check the configuration, then synthesize every GPU and write the store
- * (nothing on failure: 0 or LSIM_E* with err). Collective over
- * MPI_COMM_WORLD when m->on, local otherwise. */
-int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err *err);
+ * (nothing on failure: 0 or LSIM_E* with err). Collective over the
+ * world (world.h) when m->on, local otherwise. */
+int lsim_cli_synth_write(const lsim_world *m, const lsim_cli_synth_job *j, lsim_err *err);
 /* synth's arguments (argv, argc of them) as the "synth_args" JSON array:
  * the files named by --model, --gpu, --topology, --routing-hist made
  * absolute, -o and its value left out. NULL: out of memory. Caller frees. */

@@ -210,7 +210,7 @@ int lsim_cli_whatif_resynth(const lsim_wi_request *rq, lsim_err *err)
         goto cleanup;
     }
     if (!(to_json = lsim_cli_synth_args_json(neu.n, neu.v)) || !(rec = record(rq, txt, to_json, &s0, &s1))) goto nomem;
-    mpi_ctx one = {0, 0, 1};
+    lsim_world one = {0, 0, 1};
     lsim_cli_synth_job j = {&s1, rq->cmd, to_json, rec, rq->in};
     if ((rc = lsim_cli_synth_write(&one, &j, err))) goto cleanup;
     fputs(rec, stdout);

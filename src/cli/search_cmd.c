@@ -3,7 +3,6 @@
  * feasible candidates (spread over MPI ranks, within a time budget), rank
  * and print. */
 #include <errno.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -926,7 +925,7 @@ int lsim_cli_search(int argc, char **argv)
         return p < 0 ? 2 : 0;
     }
     lsim_err err = {0};
-    mpi_ctx m;
+    lsim_world m;
     memset(&m, 0, sizeof m);
     lsim_search_cand *c = NULL;
     size_t n = 0, *order = NULL, nf = 0;
@@ -979,7 +978,7 @@ int lsim_cli_search(int argc, char **argv)
         free(a.parts);
         return 1;
     }
-    if (lsim_cli_mpi_begin(&m)) {
+    if (lsim_world_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         if (workdir[0]) rmdir(workdir);
         free((void *)s->base.routing_hist);
@@ -1023,18 +1022,18 @@ int lsim_cli_search(int argc, char **argv)
         f[9] = rule_code(x->rule);
     }
     if (m.on) {
-        int bad = rc != 0, anybad = 0;
-        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int anybad = rc != 0;
+        lsim_world_reduce(&m, &anybad, 1, LSIM_W_INT, LSIM_W_MAX);
         if (anybad && !rc) rc = lsim_err_set(&err, LSIM_EINTERNAL, "another rank failed");
-        if (!anybad) MPI_Allreduce(MPI_IN_PLACE, flat, (int)(n * FLAT), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (!anybad) lsim_world_reduce(&m, flat, n * FLAT, LSIM_W_I64, LSIM_W_SUM);
         if (!anybad && a.from) {
             /* a what-if found past memory on another rank: its OOM line */
             size_t w = sizeof c->why;
             if (!(whys = calloc(n ? n * w : 1, 1))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
             for (size_t i = 0; !rc && i < n; i++)
                 if (flat[i * FLAT] == 2) memcpy(whys + i * w, c[i].why, w);
-            int cnt = rc ? 0 : (int)(n * w);
-            if (!rc) MPI_Allreduce(MPI_IN_PLACE, whys, cnt, MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD);
+            rc = lsim_world_agree(&m, rc, &err); /* every rank reduces, or none */
+            if (!rc) lsim_world_reduce(&m, whys, n * w, LSIM_W_U8, LSIM_W_MAX);
             for (size_t i = 0; !rc && i < n; i++)
                 if (flat[i * FLAT] == 2) memcpy(c[i].why, whys + i * w, w), c[i].why[w - 1] = 0;
         }
@@ -1102,6 +1101,6 @@ int lsim_cli_search(int argc, char **argv)
     free((void *)s->base.routing_hist);
     free(a.parts);
     if (workdir[0]) rmdir(workdir);
-    if (mpi) lsim_cli_mpi_end(&m);
+    if (mpi) lsim_world_end(&m);
     return rc ? 1 : 0;
 }

@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
-#include <mpi.h>
 
 #include "cli.h"
 #include "lumosim/csv.h"
@@ -25,7 +24,6 @@
 #include "lumosim/memlimit.h"
 #include "lumosim/memest.h"
 #include "lumosim/pdes.h"
-#include "lumosim/run_mpi.h"
 #include "lumosim/samples.h"
 
 /* The command line as one string (provenance): "lumosim SUB ARGS...".
@@ -45,42 +43,10 @@ static char *join_argv(const char *sub, int argc, char **argv)
     return s;
 }
 
-/* Launched by mpirun/srun? (Open MPI, PMIx, Slurm PMI) */
-static int under_mpi_launcher(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
-
-int lsim_cli_mpi_begin(mpi_ctx *m)
-{
-    memset(m, 0, sizeof *m);
-    m->size = 1;
-    if (!under_mpi_launcher()) return 0;
-    int inited = 0;
-    MPI_Initialized(&inited);
-    /* Open MPI's lockedfile shared-file-pointer component probes every file
-     * we open by creating OUTPUT.locktest.RANK beside it; a rank killed
-     * during that probe leaves the file behind where no other rank knows
-     * its name. We never use shared file pointers, so leave the component
-     * out (unless the user chose otherwise). Read by MPI_Init. */
-    if (!inited) setenv("OMPI_MCA_sharedfp", "^lockedfile", 0);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) return -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
-    m->on = m->size > 1;
-    if (!m->on) MPI_Finalize(); /* a single rank works like no mpirun */
-    return 0;
-}
-
-void lsim_cli_mpi_end(mpi_ctx *m)
-{
-    if (m->on) MPI_Finalize();
-}
-
 /* The parallel layout of a job, for the "groups" mapping (run.h,
  * lsim_map_layout_of): rank 0 reads GPU 0's graph alone and tells the
- * others. Collective over MPI_COMM_WORLD. */
-static int job_layout(const mpi_ctx *m, const char *job, lsim_map_layout *l, lsim_err *err)
+ * others. Collective over the world (world.h). */
+static int job_layout(const lsim_world *m, const char *job, lsim_map_layout *l, lsim_err *err)
 {
     int rc = 0;
     if (m->rank == 0 && l->ngpus > 1) {
@@ -90,14 +56,14 @@ static int job_layout(const mpi_ctx *m, const char *job, lsim_map_layout *l, lsi
         if (!rc) rc = lsim_map_layout_of(ng ? gs[0] : NULL, l->ngpus, l, err);
         lsim_store_free_graphs(gs, ng);
     }
-    return lsim_mpi_bcast_layout(MPI_COMM_WORLD, rc, l, err);
+    return lsim_world_bcast_layout(m, rc, l, err);
 }
 
 /* Under mpirun: every rank expands the same inputs, then builds its
  * contiguous block of the files, so GPU order is the serial order; the
- * store is written collectively. Collective over MPI_COMM_WORLD; the
+ * store is written collectively. Collective over the world (world.h); the
  * status is agreed. */
-static int build_mpi(const mpi_ctx *m, const lsim_cli_opts *o, char **args, int nargs, const char *out,
+static int build_mpi(const lsim_world *m, const lsim_cli_opts *o, char **args, int nargs, const char *out,
                      const char *cmd, lsim_run *run, lsim_err *err)
 {
     lsim_run files = {0};
@@ -106,10 +72,10 @@ static int build_mpi(const mpi_ctx *m, const lsim_cli_opts *o, char **args, int 
     if (!rc) lsim_map_block(files.n, m->size, m->rank, &first, &count);
     if (!rc && count) rc = lsim_cli_load(o, files.paths + first, (int)count, run, err);
     lsim_run_free(&files);
-    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) return rc;
+    if ((rc = lsim_world_agree(m, rc, err))) return rc;
     lsim_store_write_opts wo = {cmd, (const char *const *)run->paths, 0, {0}};
     lsim_cli_tty_progress(1, "build: writing the graphs of %zu traces to %s", files.n, out);
-    return lsim_store_write_graphs_mpi_ex(out, MPI_COMM_WORLD, run->graphs, run->n, &wo, err);
+    return lsim_world_write_graphs(m, out, run->graphs, run->n, &wo, err);
 }
 
 /* build --model: the store with the job's model-shape memory estimate as
@@ -156,7 +122,7 @@ int lsim_cli_build(int argc, char **argv)
     lsim_err err = {0};
     lsim_run run = {0};
     char *cmd = join_argv("build", argc, argv);
-    mpi_ctx m = {0, 0, 1};
+    lsim_world m = {0, 0, 1};
     if (!args || !cmd) {
         lsim_cli_error("out of memory");
         free(args);
@@ -196,7 +162,7 @@ int lsim_cli_build(int argc, char **argv)
         status = 2;
         goto done;
     }
-    if (lsim_cli_mpi_begin(&m)) {
+    if (lsim_world_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         status = 1;
         goto done;
@@ -227,7 +193,7 @@ int lsim_cli_build(int argc, char **argv)
         status = 1;
     }
     lsim_cli_outcome_known();
-    lsim_cli_mpi_end(&m);
+    lsim_world_end(&m);
 done:
     lsim_run_free(&run);
     free(args);
@@ -255,7 +221,7 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
  * the report in GPU order, byte for byte what the serial run prints. Why:
  * reading every GPU's graphs and results back on rank 0 took longer than the
  * simulation at K = 2 and needed memory for the whole job on one rank.
- * Collective over MPI_COMM_WORLD; rc on every rank (a print error: rank 0's). */
+ * Collective over the world (world.h); rc on every rank (a print error: rank 0's). */
 typedef struct csv_parts {
     char *const *objs;
     size_t n;
@@ -273,128 +239,74 @@ static int write_csv_parts(FILE *f, void *ctx, lsim_err *err)
 
 /* csv: instead of the report, the --csv rows of each GPU are gathered the
  * same way and rank 0 writes o->csv_out (the serial run's bytes). */
-static int report_parallel(const mpi_ctx *m, const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus,
+static int report_parallel(const lsim_world *m, const lsim_cli_opts *o, const lsim_run *run, const size_t *gpus,
                            size_t total, int csv, const lsim_memest_job *mem, lsim_err *err)
 {
-    int me = m->rank, np = m->size, rc = 0;
+    int rc = 0;
     size_t n = run->n;
-    char **txt = calloc(n ? n : 1, sizeof *txt), *mine = NULL, *all = NULL, **objs = NULL;
-    /* per GPU: its index, its text's bytes and its summary words (window,
-     * breakdown, pipeline stage: the table of a large job prints only some
-     * GPUs, lsim_report_pick, and the stages' means, lsim_report_table_stages) */
-    enum { HW = 2 + LSIM_REPORT_SUM_WORDS };
-    uint64_t *hdr = malloc((HW * n + 1) * sizeof *hdr), *allhdr = NULL;
-    int *cnt = NULL, *dsp = NULL, *bcnt = NULL, *bdsp = NULL;
-    size_t bytes = 0;
-    if (!txt || !hdr) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    char **txt = calloc(n ? n : 1, sizeof *txt);
+    /* per GPU its summary words (window, breakdown, pipeline stage: the
+     * table of a large job prints only some GPUs, lsim_report_pick, and the
+     * stages' means, lsim_report_table_stages) */
+    enum { SW = LSIM_REPORT_SUM_WORDS };
+    uint64_t *words = malloc((SW * n + 1) * sizeof *words);
+    lsim_world_parts parts;
+    memset(&parts, 0, sizeof parts);
+    if (!txt || !words) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     for (size_t i = 0; !rc && i < n; i++) {
         txt[i] = csv       ? lsim_csv_item_text(&run->items[i], gpus[i])
                  : o->json ? lsim_report_json_item(&run->items[i], gpus[i])
                            : lsim_report_table_item(&run->items[i], gpus[i]);
         if (!txt[i]) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
-        else bytes += strlen(txt[i]) + 1;
-    }
-    if (!rc && bytes > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the report of this rank's GPUs exceeds 2 GB");
-    if (!rc && !(mine = malloc(bytes ? bytes : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
-    for (size_t i = 0, at = 0; !rc && i < n; i++) {
-        size_t len = strlen(txt[i]) + 1;
-        memcpy(mine + at, txt[i], len);
-        at += len;
         lsim_report_sum sm;
         lsim_report_sum_of(&run->items[i], &sm);
-        hdr[HW * i] = gpus[i];
-        hdr[HW * i + 1] = len;
-        memcpy(&hdr[HW * i + 2], &sm, sizeof sm);
+        memcpy(&words[SW * i], &sm, sizeof sm);
     }
-    if (me == 0) {
-        cnt = malloc((size_t)np * 2 * sizeof *cnt);
-        dsp = malloc((size_t)np * sizeof *dsp);
-        bcnt = malloc((size_t)np * sizeof *bcnt);
-        bdsp = malloc((size_t)np * sizeof *bdsp);
-        objs = calloc(total ? total : 1, sizeof *objs);
-        if (!cnt || !dsp || !bcnt || !bdsp || !objs) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
-    }
-    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
+    if ((rc = lsim_world_agree(m, rc, err))) goto cleanup;
     /* the job line: earliest starts, latest ends, any observed, latency */
     lsim_report_job_part p;
     lsim_report_job_part_of(run->items, n, &p);
     int64_t mn[2] = {p.as, p.ps}, mx[5] = {p.ae, p.pe, p.any_obs, n && run->items[0].g->latency == LSIM_LAT_OBSERVED,
-                                               p.unmeasured},
-            gmn[2], gmx[5];
-    MPI_Reduce(mn, gmn, 2, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(mx, gmx, 5, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    int c2[2] = {(int)(HW * n), (int)bytes};
-    MPI_Gather(c2, 2, MPI_INT, cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
-    long long hsum = 0, bsum = 0;
-    if (me == 0) {
-        for (int r = 0; r < np; r++) {
-            dsp[r] = (int)hsum;
-            bdsp[r] = (int)bsum;
-            hsum += cnt[2 * r];
-            bsum += cnt[2 * r + 1];
-            bcnt[r] = cnt[2 * r + 1];
-            cnt[r] = cnt[2 * r]; /* compacted in place: r <= 2 r */
-        }
-        if (bsum > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the report exceeds 2 GB: use -o and lumosim collect");
-        else if (!(allhdr = malloc((size_t)(hsum ? hsum : 1) * sizeof *allhdr)) || !(all = malloc((size_t)(bsum ? bsum : 1))))
-            rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+                                               p.unmeasured};
+    lsim_world_reduce(m, mn, 2, LSIM_W_I64, LSIM_W_MIN);
+    lsim_world_reduce(m, mx, 5, LSIM_W_I64, LSIM_W_MAX);
+    if ((rc = lsim_world_gather_parts(m, txt, gpus, words, SW, n, total, &parts, err)) || m->rank != 0) goto cleanup;
+    /* rank 0: each GPU's text, in GPU order */
+    lsim_ns *win = calloc(total ? total : 1, sizeof *win);
+    uint8_t *show = malloc(total ? total : 1);
+    lsim_report_sum *sums = calloc(total ? total : 1, sizeof *sums);
+    if (!win || !show || !sums) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
+    for (size_t g = 0; g < total && !rc; g++) {
+        memcpy(&sums[g], &parts.words[SW * g], sizeof sums[g]);
+        win[g] = sums[g].window[1];
     }
-    if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
-    MPI_Gatherv(hdr, (int)(HW * n), MPI_UINT64_T, allhdr, cnt, dsp, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    MPI_Gatherv(mine, (int)bytes, MPI_CHAR, all, bcnt, bdsp, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (me == 0) {
-        /* each GPU's text, in GPU order (every GPU exactly once) */
-        long long at = 0;
-        lsim_ns *win = calloc(total ? total : 1, sizeof *win);
-        uint8_t *show = malloc(total ? total : 1);
-        lsim_report_sum *sums = calloc(total ? total : 1, sizeof *sums);
-        if (!win || !show || !sums) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
-        for (long long q = 0; q + HW - 1 < hsum && !rc; q += HW) {
-            uint64_t g = allhdr[q];
-            if (g >= total || objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %llu twice", (unsigned long long)g);
-            else {
-                objs[g] = all + at;
-                memcpy(&sums[g], &allhdr[q + 2], sizeof sums[g]);
-                win[g] = sums[g].window[1];
-            }
-            at += (long long)allhdr[q + 1];
+    char *const *objs = (char *const *)parts.text;
+    lsim_report_job_part jp = {mn[0], mx[0], mn[1], mx[1], (int)mx[2], total, mem, (int)mx[4],
+                               run->shared ? &run->share_st : NULL, NULL, NULL};
+    csv_parts cp = {objs, total};
+    if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
+    else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)mx[3], objs, total, &jp, err);
+    else if (!rc) {
+        lsim_report_table_head(stdout, (int)mx[3], jp.any_obs || jp.unmeasured);
+        lsim_report_pick(win, total, o->per_rank, show);
+        for (size_t g = 0; g < total; g++)
+            if (show[g]) fputs(objs[g], stdout);
+        if (!o->per_rank) {
+            lsim_report_table_omitted(stdout, win, show, total);
+            lsim_report_table_stages(stdout, sums, show, total);
         }
-        for (size_t g = 0; g < total && !rc; g++)
-            if (!objs[g]) rc = lsim_err_set(err, LSIM_EINTERNAL, "report: GPU %zu missing", g);
-        lsim_report_job_part jp = {gmn[0], gmx[0], gmn[1], gmx[1], (int)gmx[2], total, mem, (int)gmx[4],
-                                   run->shared ? &run->share_st : NULL, NULL, NULL};
-        csv_parts cp = {objs, total};
-        if (!rc && csv) rc = lsim_cli_write_output(o->csv_out, write_csv_parts, &cp, err);
-        else if (!rc && o->json) rc = lsim_report_json_assemble(stdout, (int)gmx[3], objs, total, &jp, err);
-        else if (!rc) {
-            lsim_report_table_head(stdout, (int)gmx[3], jp.any_obs || jp.unmeasured);
-            lsim_report_pick(win, total, o->per_rank, show);
-            for (size_t g = 0; g < total; g++)
-                if (show[g]) fputs(objs[g], stdout);
-            if (!o->per_rank) {
-                lsim_report_table_omitted(stdout, win, show, total);
-                lsim_report_table_stages(stdout, sums, show, total);
-            }
-            lsim_report_table_tail(stdout, &jp);
-        }
-        if (!rc && !csv && fflush(stdout) != 0)
-            rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
-        free(win);
-        free(show);
-        free(sums);
+        lsim_report_table_tail(stdout, &jp);
     }
+    if (!rc && !csv && fflush(stdout) != 0)
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+    free(win);
+    free(show);
+    free(sums);
 cleanup:
     for (size_t i = 0; txt && i < n; i++) free(txt[i]);
     free(txt);
-    free(hdr);
-    free(mine);
-    free(all);
-    free(allhdr);
-    free(objs);
-    free(cnt);
-    free(dsp);
-    free(bcnt);
-    free(bdsp);
+    free(words);
+    lsim_world_parts_free(&parts);
     return rc;
 }
 
@@ -418,7 +330,7 @@ int lsim_cli_items_of_run(const lsim_store_run *r, const char *path, lsim_replay
 /* --stats under mpirun: the parallel engine's counters, and the time each
  * rank spent in the round-end exchanges (waiting for the slowest
  * included): with balanced work, what K = 2 loses. Printed by rank 0.
- * Collective over MPI_COMM_WORLD. */
+ * Collective over the world (world.h). */
 /* --stats with --link-sharing: what the last sweep did (netshare.h). The
  * flow updates per simulated second are over the span of the flows. */
 static void print_share_stats(const lsim_netshare_stats *st)
@@ -441,20 +353,18 @@ static void print_share_stats(const lsim_netshare_stats *st)
     }
 }
 
-static void print_pdes_stats(const lsim_pdes_stats *st)
+static void print_pdes_stats(const lsim_world *w, const lsim_pdes_stats *st)
 {
-    int me = 0, np = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    double *sy = me == 0 ? malloc((size_t)np * sizeof *sy) : NULL;
-    MPI_Gather(&st->sync_s, 1, MPI_DOUBLE, sy, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (me == 0) {
+    double *sy = NULL;
+    lsim_err err = {0};
+    if (lsim_world_gather_f64(w, st->sync_s, &sy, &err)) return; /* out of memory: the stats line left out */
+    if (w->rank == 0) {
         fprintf(stderr,
                 "lumosim: stats: parallel engine on %d ranks: lookahead %lld ns, %llu windows, %llu arrival "
                 "messages, %llu allreduces, %llu allgathers; seconds in round-end exchanges per rank:",
-                np, (long long)st->lookahead, (unsigned long long)st->windows, (unsigned long long)st->messages,
+                w->size, (long long)st->lookahead, (unsigned long long)st->windows, (unsigned long long)st->messages,
                 (unsigned long long)st->allreduces, (unsigned long long)st->allgathers);
-        for (int r = 0; sy && r < np; r++) fprintf(stderr, " %.3f", sy[r]);
+        for (int r = 0; sy && r < w->size; r++) fprintf(stderr, " %.3f", sy[r]);
         fputc('\n', stderr);
     }
     free(sy);
@@ -491,7 +401,7 @@ static int check_run_free(const char *out, const char *run_name, lsim_err *err)
 typedef struct sim_state {
     const lsim_cli_sim_args *sa;
     lsim_cli_opts o;
-    mpi_ctx m;
+    lsim_world m;
     const char *cmd;
     size_t *gpus, nlocal, gtotal;   /* under mpirun: this rank's GPUs of gtotal */
     char mapping_used[64 + 4096];   /* provenance: the mapping as applied */
@@ -603,14 +513,13 @@ static int sim_load(sim_state *s, lsim_err *err)
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;
         rc = lsim_store_count_gpus(job, &l.ngpus, err);
-        rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+        rc = lsim_world_agree(&s->m, rc, err);
         if (!rc && (!strcmp(mapping, "groups") || !strcmp(mapping, "stages"))) rc = job_layout(&s->m, job, &l, err);
         if (!rc) rc = lsim_map_local(mapping, &l, s->m.size, s->m.rank, &s->gpus, &s->nlocal, &how, err);
         snprintf(s->mapping_used, sizeof s->mapping_used, "%s", how);
         s->gtotal = l.ngpus;
-        rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
-        if (!rc)
-            rc = lsim_store_read_graph_list_mpi_ex(job, MPI_COMM_WORLD, s->gpus, s->nlocal, flags, &gs, &ng, err);
+        rc = lsim_world_agree(&s->m, rc, err);
+        if (!rc) rc = lsim_world_read_graph_list(&s->m, job, s->gpus, s->nlocal, flags, &gs, &ng, err);
     } else {
         rc = lsim_store_read_graphs_ex(job, 0, SIZE_MAX, flags, &gs, &ng, err);
     }
@@ -630,11 +539,11 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
 {
     s->o.run.no_bind = sim_no_bind(s);
     if (!rc) rc = lsim_run_check_ranks(&s->run, err); /* a store of another lumosim, or edited */
-    if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+    rc = lsim_world_agree(&s->m, rc, err);
     int coupled = 0;
     if (!rc && s->m.on && !s->o.run.independent) {
-        int job_like = lsim_run_job_like(&s->run);
-        MPI_Allreduce(&job_like, &coupled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        coupled = lsim_run_job_like(&s->run);
+        lsim_world_reduce(&s->m, &coupled, 1, LSIM_W_INT, LSIM_W_MIN);
     }
     if (coupled) {
         lsim_cli_progress p;
@@ -642,8 +551,8 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
         lsim_pdes_opts popts = {s->sa->lookahead, (lsim_pdes_windows)s->sa->windows, s->sa->bound_skew};
         lsim_pdes_stats st;
         lsim_cli_run_opts(&s->o, &p, &ro);
-        rc = lsim_run_mpi_job(MPI_COMM_WORLD, &ro, &s->run, s->gpus, s->gtotal, &popts, &st, err);
-        if (!rc && s->o.stats) print_pdes_stats(&st);
+        rc = lsim_world_run_job(&s->m, &ro, &s->run, s->gpus, s->gtotal, &popts, &st, err);
+        if (!rc && s->o.stats) print_pdes_stats(&s->m, &st);
     } else if (!rc) {
         rc = lsim_cli_simulate(&s->o, &s->run, err);
     }
@@ -652,7 +561,7 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
         fprintf(stderr, "lumosim: stats: symmetry: %zu classes of %zu GPUs (reduction %.2fx), %s\n", s->run.nclasses,
                 s->run.n, s->run.nclasses ? (double)s->run.n / (double)s->run.nclasses : 1.0,
                 s->run.reduced ? "one GPU simulated per class" : "every GPU simulated");
-    return s->m.on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
+    return lsim_world_agree(&s->m, rc, err);
 }
 
 /* A step of the archive's write on the terminal line (rank 0 only: the
@@ -670,7 +579,7 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
     static const char *phases[] = {"load", "match", "setup", "simulate", "metrics"};
     const char *out = s->sa->out;
     double secs[] = {s->tl - s->t0, s->run_s[0], s->run_s[1], s->run_s[2], s->run_s[3]};
-    if (s->m.on) MPI_Allreduce(MPI_IN_PLACE, secs, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    lsim_world_reduce(&s->m, secs, 5, LSIM_W_F64, LSIM_W_MAX);
     if (rc || !out) return rc;
     /* The graphs to embed are the store's own when nothing changed them
      * after loading (no --drop-edges, no clock shift: synthesized jobs,
@@ -679,14 +588,14 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
     int same = !s->o.run.drop_mask && !s->o.run.zero_launch_latency;
     for (size_t i = 0; same && s->run.job && i < s->run.job->ngpus; i++)
         if (s->run.job->clock_offset[i]) same = 0;
-    if (s->m.on) MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    lsim_world_reduce(&s->m, &same, 1, LSIM_W_INT, LSIM_W_MIN);
     /* with --trace-out the archive is committed last, once the trace
      * is written: a failed trace-out then leaves the archive as it was,
      * and the same command can simply be run again */
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
                                 1, s->sa->replace, 0, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
                                 s->mem_text, s->sa->detail, write_progress, (void *)out};
-    return s->m.on ? lsim_store_write_results_mapped_mpi(out, MPI_COMM_WORLD, s->sa->run_name, s->run.items, s->gpus,
+    return s->m.on ? lsim_world_write_results(&s->m, out, s->sa->run_name, s->run.items, s->gpus,
                                                          s->run.n, &info, err)
                    : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);
 }
@@ -733,7 +642,7 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
     if (s->m.on && !rc && !s->o.trace_out) {
         /* the CSV first (rank 0's outcome agreed: the report below is
          * collective too), then the report unless the CSV took its place */
-        if (s->o.csv_out) rc = lsim_mpi_agree(MPI_COMM_WORLD, report_parallel(&s->m, &s->o, &s->run, s->gpus, s->gtotal, 1, NULL, err), err);
+        if (s->o.csv_out) rc = lsim_world_agree(&s->m, report_parallel(&s->m, &s->o, &s->run, s->gpus, s->gtotal, 1, NULL, err), err);
         if (!rc && !lsim_cli_csv_is_stdout(s->o.csv_out)) rc = report_parallel(&s->m, &s->o, &s->run, s->gpus, s->gtotal, 0,
                                   s->mem.nstages ? &s->mem : NULL, err);
         reported = 1;
@@ -750,7 +659,7 @@ static int sim_output(sim_state *s, int rc, lsim_err *err)
     if (!rc && s->m.on && !reported) {
         /* the other ranks hold the names of the files rank 0 writes alone,
          * so that its SIGKILL leaves none of them (issue 40) */
-        rc = lsim_mpi_rank0_writes(MPI_COMM_WORLD, s->held, report_from_archive_cb, s, err);
+        rc = lsim_world_rank0_writes(&s->m, s->held, report_from_archive_cb, s, err);
     } else if (!rc && !reported) {
         rc = lsim_cli_write_trace(&s->o, &s->run, err);
         if (!rc) rc = lsim_cli_write_csv(&s->o, s->run.items, s->run.n, err);
@@ -846,9 +755,8 @@ static int sim_samples(sim_state *s, lsim_err *err)
         for (int c = 0; c < 4; c++) x[1 + c] = smp[k].bd[c];
         for (size_t i = 0; i < ng + ng * nit; i++) x[5 + i] = smp[k].window[i];
     }
-    if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
-    if (!rc && s->m.on)
-        MPI_Allreduce(MPI_IN_PLACE, flat, (int)(N * rec), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    rc = lsim_world_agree(&s->m, rc, err);
+    if (!rc) lsim_world_reduce(&s->m, flat, N * rec, LSIM_W_I64, LSIM_W_SUM);
     for (uint64_t k = 0; !rc && k < N; k++) {
         const int64_t *x = flat + k * rec;
         smp[k].job = x[0];
@@ -884,7 +792,7 @@ static int sim_samples(sim_state *s, lsim_err *err)
         rc = lsim_samples_write(stdout, &R, s->o.json, err);
         if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
     }
-    if (s->m.on) rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
+    rc = lsim_world_agree(&s->m, rc, err);
     lsim_run_free(&point);
     lsim_store_free_graphs(gs, ng);
     lsim_pools_free(pools);
@@ -925,7 +833,7 @@ int lsim_cli_sim(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.sa = &sa;
     s.o = sa.o;
-    s.m = (mpi_ctx){0, 0, 1};
+    s.m = (lsim_world){0, 0, 1};
     snprintf(s.mapping_used, sizeof s.mapping_used, "serial");
     char *cmd = join_argv("sim", argc, argv);
     if (!cmd) {
@@ -945,7 +853,7 @@ int lsim_cli_sim(int argc, char **argv)
         free(cmd);
         return 1;
     }
-    if (lsim_cli_mpi_begin(&s.m)) {
+    if (lsim_world_begin(&s.m)) {
         lsim_cli_error("MPI_Init failed");
         free(cmd);
         return 1;
@@ -955,7 +863,7 @@ int lsim_cli_sim(int argc, char **argv)
         int rc = sim_samples(&s, &err);
         if (rc && s.m.rank == 0) lsim_cli_error("%s", err.msg[0] ? err.msg : "failed");
         lsim_cli_outcome_known();
-        lsim_cli_mpi_end(&s.m);
+        lsim_world_end(&s.m);
         free(cmd);
         return rc ? 1 : 0;
     }
@@ -998,7 +906,7 @@ int lsim_cli_sim(int argc, char **argv)
     lsim_cli_outcome_known();
     free(s.gpus);
     lsim_run_free(&s.run);
-    lsim_cli_mpi_end(&s.m);
+    lsim_world_end(&s.m);
     free(cmd);
     return status;
 }
@@ -1036,11 +944,10 @@ int lsim_cli_info(int argc, char **argv)
 
 int lsim_cli_refuse_mpi(const char *command)
 {
-    if (!under_mpi_launcher()) return 0;
     /* The launcher's environment does not say how many ranks there are in
      * every MPI; MPI does. One rank is a serial run like any other. */
-    mpi_ctx m;
-    if (lsim_cli_mpi_begin(&m)) {
+    lsim_world m;
+    if (lsim_world_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         return 1;
     }
@@ -1061,9 +968,9 @@ int lsim_cli_refuse_mpi(const char *command)
     }
     /* every rank here before any exits: the launcher then ends nothing
      * half-way, and the line above is the only one */
-    MPI_Barrier(MPI_COMM_WORLD);
+    lsim_world_barrier(&m);
     lsim_cli_outcome_known();
-    lsim_cli_mpi_end(&m);
+    lsim_world_end(&m);
     return 1;
 }
 

@@ -16,7 +16,6 @@
 
 #include "cli.h"
 #include "lumosim/memlimit.h"
-#include "lumosim/run_mpi.h"
 #include "lumosim/synth.h"
 
 const char *const LSIM_USAGE_SYNTH =
@@ -210,7 +209,7 @@ static int is_file_name(const char *s) { return strchr(s, '/') || strstr(s, ".js
 /* Under mpirun every rank parses the same arguments and reaches the same
  * verdict; rank 0 alone says it (the usage error, --help): the others'
  * standard output and error point at /dev/null meanwhile. */
-static int parse_args(const mpi_ctx *m, int argc, char **argv, lsim_cli_synth_args *sa)
+static int parse_args(const lsim_world *m, int argc, char **argv, lsim_cli_synth_args *sa)
 {
     int save[2] = {-1, -1}, nul = m->rank ? open("/dev/null", O_WRONLY) : -1;
     if (nul >= 0) {
@@ -234,9 +233,9 @@ static int parse_args(const mpi_ctx *m, int argc, char **argv, lsim_cli_synth_ar
 
 /* Under mpirun, a failure of any rank is every rank's (the lowest failing
  * rank's message); serial: rc. Collective when m->on. */
-static int agree(const mpi_ctx *m, int rc, lsim_err *err)
+static int agree(const lsim_world *m, int rc, lsim_err *err)
 {
-    return m->on ? lsim_mpi_agree(MPI_COMM_WORLD, rc, err) : rc;
+    return lsim_world_agree(m, rc, err);
 }
 
 /* The memory one batch of graphs may take (synth_gpus): 256 MiB, or
@@ -284,7 +283,7 @@ typedef struct synth_figs {
  * (host stalls drawn per GPU, say) keeps rows of its own. A sharing GPU's
  * strings are stored as that GPU's table with its own names (process
  * groups, point-to-point pairs) replacing a few (shared strings). */
-static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out, uint64_t budget, int share,
+static int synth_gpus(const lsim_world *m, const lsim_synth_cfg *c, const char *out, uint64_t budget, int share,
                       lsim_store_writer *w, synth_figs *f, lsim_err *err)
 {
     size_t ngpu = lsim_synth_ngpus(c), K = (size_t)m->size, r = (size_t)m->rank, made = 0;
@@ -328,7 +327,7 @@ static int synth_gpus(const mpi_ctx *m, const lsim_synth_cfg *c, const char *out
             /* the batch from the largest first GPU of any rank: about 8 bytes
              * per node and edge in memory, 26 per edge with its CSR ids */
             uint64_t sz = !rc && made ? gs[0]->n * 80 + gs[0]->nedges * 26 + 1 : 1;
-            if (m->on) MPI_Allreduce(MPI_IN_PLACE, &sz, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+            lsim_world_reduce(m, &sz, 1, LSIM_W_U64, LSIM_W_MAX);
             batch = (size_t)(budget / sz);
             /* and no more than an even share of the rest, so that a job of
              * few batches still keeps every rank generating */
@@ -467,9 +466,9 @@ static int synth_config(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_m
     return rc;
 }
 
-/* lumosim synth, serial or under mpirun (m->on: collective over
- * MPI_COMM_WORLD, every failure agreed, its line printed by rank 0). */
-int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err *err)
+/* lumosim synth, serial or under mpirun (m->on: collective over the
+ * world, every failure agreed, its line printed by rank 0). */
+int lsim_cli_synth_write(const lsim_world *m, const lsim_cli_synth_job *j, lsim_err *err)
 {
     lsim_synth_cfg c;
     int rc = 0;
@@ -499,7 +498,7 @@ int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err
     size_t ngpu = lsim_synth_ngpus(&c);
     if (sa->stats || m->rank != 0) lsim_cli_tty_progress_off();
     lsim_store_write_opts wo = {j->cmd, NULL, 0, {0}};
-    rc = m->on ? lsim_store_writer_open_mpi(out, MPI_COMM_WORLD, &wo, &w, err) : lsim_store_writer_open(out, &wo, &w, err);
+    rc = m->on ? lsim_world_writer_open(m, out, &wo, &w, err) : lsim_store_writer_open(out, &wo, &w, err);
     /* the job's GPU, so that a what-if of it starts from the right one; the
      * arguments, so that a what-if can synthesize it again (resynth.c) */
     if (!rc) rc = lsim_store_writer_set_attr(w, "device", c.gpu.name, err);
@@ -521,7 +520,7 @@ int lsim_cli_synth_write(const mpi_ctx *m, const lsim_cli_synth_job *j, lsim_err
     if (!rc && m->rank == 0 && !j->whatif) fputs(rline, stdout);
     if (!rc && sa->stats) {
         uint64_t ne[2] = {f.nodes, f.edges};
-        if (m->on) MPI_Allreduce(MPI_IN_PLACE, ne, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        lsim_world_reduce(m, ne, 2, LSIM_W_U64, LSIM_W_SUM);
         if (m->rank == 0) {
             lsim_synth_mem mm;
             lsim_synth_memory(&c, &mm);
@@ -604,9 +603,9 @@ cleanup:
     return txt;
 }
 
-/* lumosim synth, serial or under mpirun (m->on: collective over
- * MPI_COMM_WORLD, every failure agreed, its line printed by rank 0). */
-static int synth_run(const mpi_ctx *m, int argc, char **argv)
+/* lumosim synth, serial or under mpirun (m->on: collective over the
+ * world, every failure agreed, its line printed by rank 0). */
+static int synth_run(const lsim_world *m, int argc, char **argv)
 {
     lsim_err err = {0};
     lsim_cli_synth_args sa;
@@ -634,13 +633,13 @@ static int synth_run(const mpi_ctx *m, int argc, char **argv)
 
 int lsim_cli_synth(int argc, char **argv)
 {
-    mpi_ctx m;
-    if (lsim_cli_mpi_begin(&m)) {
+    lsim_world m;
+    if (lsim_world_begin(&m)) {
         lsim_cli_error("MPI_Init failed");
         return 1;
     }
     int status = synth_run(&m, argc, argv);
     lsim_cli_outcome_known();
-    lsim_cli_mpi_end(&m);
+    lsim_world_end(&m);
     return status;
 }
