@@ -160,11 +160,11 @@ sub src/metrics.c 'if (k >= nbins) break;' 'if (k + 1 >= nbins) break;'
 
 mutant engine_tie_last_edge kill "$T_ORACLE|^critical_path" \
     "engine: a tie between start edges goes to the last edge, not the first (changes the critical path)"
-sub src/sched_inline.h '} else if (x > s || (x == s && bs < 0)) {' '} else if (x >= s) {'
+sub include/internal/sched_inline.h '} else if (x > s || (x == s && bs < 0)) {' '} else if (x >= s) {'
 
 mutant engine_end_edge_vs_start kill "$T_ORACLE|$T_REPLAY" \
     "engine: a blocking call's end-edge compared with its start, not start + duration"
-sub src/sched_inline.h 'if (endc >= en) en = endc;' 'if (endc >= s) en = endc;'
+sub include/internal/sched_inline.h 'if (endc >= en) en = endc;' 'if (endc >= s) en = endc;'
 
 mutant cp_launch_as_wait kill "$T_ORACLE|^critical_path" \
     "critical path: launch latency attributed to waiting"
@@ -219,9 +219,9 @@ sub mpi/pdes.c 'lsim_ns W = B >= BIG || B > INT64_MAX - s->lookahead ? INT64_MAX
     'lsim_ns W = B >= BIG || B > INT64_MAX - s->lookahead - 1 ? INT64_MAX : B + s->lookahead + 1;'
 
 mutant pdes_tie_reversed kill "^test_engine_hand$" \
-    "ready heap (serial and parallel engines, src/sched_inline.h): ties between equal-time events broken by descending node id" \
+    "ready heap (serial and parallel engines, include/internal/sched_inline.h): ties between equal-time events broken by descending node id" \
     "No simulated time changes (a ready node's start and end are already fixed by its predecessors; the mpi tests compare results bit for bit), but the documented dispatch order (start, node id) does: test_engine_hand checks the heap's order."
-sub src/sched_inline.h 'return S[a] < S[b] || (S[a] == S[b] && a < b);' 'return S[a] < S[b] || (S[a] == S[b] && a > b);'
+sub include/internal/sched_inline.h 'return S[a] < S[b] || (S[a] == S[b] && a < b);' 'return S[a] < S[b] || (S[a] == S[b] && a > b);'
 
 # ---- issue 41: the models behind the predictions. Each mutant names the
 # file it plants in; the ones in src/synth, src/whatif and src/cost/netfit.c

@@ -8,7 +8,7 @@
 
 #include "lumosim/alloc.h"
 #include "lumosim/run_mpi.h" /* lsim_mpi_agree */
-#include "../src/sched_inline.h" /* the node model, shared with the serial engines */
+#include "internal/sched_inline.h" /* the node model, shared with the serial engines */
 
 /* Ready events, one binary heap per local GPU, ordered by (start, node).
  * Within a window the order of processing does not change any result (a

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "lumosim/alloc.h"
-#include "sched_inline.h" /* struct lsim_engine and the node model */
+#include "internal/sched_inline.h" /* struct lsim_engine and the node model */
 
 /* Bytes of one engine's arrays, each rounded to a cache line so that no two
  * GPUs' arrays share one. */

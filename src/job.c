@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "lumosim/alloc.h"
-#include "sched_inline.h"
+#include "internal/sched_inline.h"
 
 /* ------------------------------------------------- the entries' order
  *

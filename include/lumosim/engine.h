@@ -49,7 +49,7 @@ uint64_t lsim_engine_events(const lsim_engine *e);
 
 /* Stepping from outside, for drivers outside the library (the library's
  * own, the job run and mpi/pdes.c, inline the same node model from the
- * private src/sched_inline.h). reset: every node waits for all its predecessors
+ * private include/internal/sched_inline.h). reset: every node waits for all its predecessors
  * (the roots are the nodes without in-edges). resolve: fix a ready node's start, end
  * and deciding edges. set_end: a collective's end decided by its peers.
  * release: v is done; its successors that became ready are written to

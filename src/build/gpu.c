@@ -152,7 +152,7 @@ static int sm_fits(const lsim_kernel_cfg *u, int64_t r, const lsim_kernel_cfg *k
 }
 
 /* SM edges (graph.h, LSIM_EDGE_SM; the rule is sched_sm_hold's, in
- * src/sched_inline.h). A kernel u fills the GPU when its grid is at least
+ * include/internal/sched_inline.h). A kernel u fills the GPU when its grid is at least
  * two waves (blocks > SMs x resident blocks: one wave that fills it starts
  * its last wave at once), each wave dur(u) / waves long (equal waves: the
  * blocks of one kernel do the same work). Each kernel v gets one edge from

@@ -2,7 +2,7 @@
 # sm_contention.sh MAKER   (environment: LUMOSIM)
 #
 # Concurrent kernels competing for SMs (issue 16; graph.h LSIM_EDGE_SM,
-# the rule in src/sched_inline.h sched_sm_hold), on the one-GPU trace
+# the rule in include/internal/sched_inline.h sched_sm_hold), on the one-GPU trace
 # tests/data/tools/make_sm_contention.py writes: a long kernel that fills
 # every SM with a small kernel launched on another stream while it runs,
 # then a long kernel limited by shared memory that leaves room beside it,

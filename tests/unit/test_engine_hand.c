@@ -21,7 +21,7 @@
 #include "lumosim/engine.h"
 #include "lumosim/synth.h"
 
-#include "../../src/sched_inline.h" /* the ready heap, tested directly */
+#include "internal/sched_inline.h" /* the ready heap, tested directly */
 
 typedef struct run {
     lsim_graph *g;
