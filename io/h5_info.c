@@ -327,6 +327,10 @@ static int info_search(sctx *c, FILE *out)
     else if (!rc)
         fprintf(out, "%s: lumosim search result\n  %s on %lld %s GPUs, global batch %lld, sequence %lld\n", c->path,
                 model, (long long)gpus, gpu, (long long)gb, (long long)seq);
+    char *job = NULL;
+    h5s_get_attr_str(g, "job_options", &job); /* absent in older files: none */
+    if (!rc && job && job[0]) fprintf(out, "  job options: %s\n", job);
+    free(job);
     if (!rc && shards > 1)
         fprintf(out, "  shard %lld of %lld: candidates i mod %lld = %lld simulated (lumosim search --merge)\n",
                 (long long)shard, (long long)shards, (long long)shards, (long long)shard);

@@ -112,6 +112,7 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
                   h5s_put_attr_strs(g, "reason_names", reasons, LSIM_SR_N) |
                   h5s_put_attr(g, "reason_counts", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, LSIM_SR_N, counts) |
                   h5s_put_attr_str(g, "from", info->from ? info->from : "") |
+                  h5s_put_attr_str(g, "job_options", info->job ? info->job : "") |
                   h5s_put_attr_i32(g, "shard", info->shards > 1 ? info->shard : 0) |
                   h5s_put_attr_i32(g, "shards", info->shards > 1 ? info->shards : 1);
         if (bad) rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of /search");
@@ -170,6 +171,9 @@ static int read_search(sctx *c, lsim_search_file *o)
         rc = h5s_fail(c, LSIM_EFORMAT, "/search: an attribute is missing or malformed");
     /* written since --from and --shard: absent in older files (a whole search of --model) */
     if (!rc && h5s_get_attr_str(g, "from", &o->strs[3]) < 0) rc = h5s_fail(c, LSIM_EFORMAT, "/search: bad attribute from");
+    /* written since search took synth's job options: absent, none */
+    if (!rc && h5s_get_attr_str(g, "job_options", &o->strs[4]) < 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search: bad attribute job_options");
     if (!rc && (h5s_get_attr_num(g, "shard", 0, &shard) < 0 || h5s_get_attr_num(g, "shards", 0, &shards) < 0))
         rc = h5s_fail(c, LSIM_EFORMAT, "/search: bad attribute shard or shards");
     if (!rc && (n > ((uint64_t)1 << 32) || shards < 1 || shard < 0 || shard >= shards))
@@ -200,7 +204,8 @@ static int read_search(sctx *c, lsim_search_file *o)
     if (!rc) {
         o->n = n;
         *fi = (lsim_search_file_info){o->strs[0], o->strs[1], o->strs[2], (int)gpus, (int)gb, (int)seq, cap, secs,
-                                      budget, o->strs[3] ? o->strs[3] : "", (int)shard, (int)shards};
+                                      budget, o->strs[3] ? o->strs[3] : "", (int)shard, (int)shards,
+                                      o->strs[4] ? o->strs[4] : ""};
     }
     h5s_free_strs(why, n);
     h5s_free_strs(rule, n);
@@ -225,7 +230,7 @@ int lsim_search_read_h5(const char *path, lsim_search_file *out, lsim_err *err)
 void lsim_search_file_free(lsim_search_file *f)
 {
     if (!f) return;
-    for (int i = 0; i < 4; i++) free(f->strs[i]);
+    for (int i = 0; i < 5; i++) free(f->strs[i]);
     free(f->cand);
     memset(f, 0, sizeof *f);
 }

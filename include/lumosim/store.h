@@ -488,6 +488,8 @@ typedef struct lsim_search_file_info {
     double budget;   /* --budget-seconds, 0: none */
     const char *from; /* --from JOB.h5 (search_from.h), NULL or "": a search of --model */
     int shard, shards; /* --shard I/N: this file simulated candidates i % N == I (N 0 or 1: all) */
+    const char *job;   /* the job's options of a --model search (synth's, as given, space-separated;
+                          NULL or "": none; files written before them read as "") */
 } lsim_search_file_info;
 
 /* Write every candidate c[0..n) (refused ones with their reason and
@@ -504,7 +506,7 @@ int lsim_search_write_h5(const char *path, const lsim_search_file_info *info, co
  * cand[i].rule points at the what-if's static rule names. */
 typedef struct lsim_search_file {
     lsim_search_file_info info;
-    char *strs[4];             /* command line, model, gpu, from (owned) */
+    char *strs[5];             /* command line, model, gpu, from, job (owned) */
     lsim_search_cand *cand;    /* n, owned */
     size_t n;
 } lsim_search_file;

@@ -150,6 +150,7 @@ typedef struct search_args {
     const char *jargv[2 * SEARCH_NJOB + 6];
     int njargv;
     const char *job_first;      /* the first of them given (messages) */
+    char job[2048];             /* the same, space-separated (the -o file's job_options) */
     lsim_cli_synth_args sa;
 } search_args;
 
@@ -483,6 +484,13 @@ static int parse(int argc, char **argv, search_args *a)
      * rules and messages); --model, --gpu and --topology with them */
     const char **jv = a->jargv;
     int nj = a->njargv;
+    for (int q = 0, at = 0; q < nj; q++) {
+        int w = snprintf(a->job + at, sizeof a->job - (size_t)at, "%s%s", q ? " " : "", jv[q]);
+        if (w < 0 || (size_t)(at += w) >= sizeof a->job) {
+            lsim_cli_usage_error("the job's options are longer than %zu characters", sizeof a->job - 1);
+            return -1;
+        }
+    }
     memmove(jv + 6, jv, (size_t)nj * sizeof *jv);
     int k = 0;
     jv[k++] = "--model", jv[k++] = a->model;
@@ -505,6 +513,7 @@ typedef struct sresult {
     int shard, shards;
     const lsim_search_from_info *src;    /* --from: the job's layout (NULL after --merge) */
     int by_step;                         /* ranked by step time, not by throughput */
+    const char *job;                     /* a --model search's job options ("": none) */
 } sresult;
 
 /* Throughput in the search's unit (search.h lsim_search_throughput). */
@@ -609,8 +618,8 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         char cmd[4096] = "lumosim search";
         for (int i = 0; i < argc; i++)
             if (strlen(cmd) + strlen(argv[i]) + 2 < sizeof cmd) strcat(strcat(cmd, " "), argv[i]);
-        lsim_search_file_info fi = {cmd,      r->model,    r->gpu,   r->gpus,   r->global_batch, r->seq, r->capacity,
-                                    r->secs,  r->budget,   r->from,  r->shard,  r->shards};
+        lsim_search_file_info fi = {cmd,      r->model,  r->gpu,   r->gpus,   r->global_batch, r->seq, r->capacity,
+                                    r->secs,  r->budget, r->from,  r->shard,  r->shards,      r->job};
         rc = lsim_search_write_h5(a->out, &fi, r->c, r->n, r->order, r->nsim, err);
     }
     if (!rc && a->json) {
@@ -819,7 +828,7 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
         const lsim_search_file_info *fi = &f[i].info;
         if (fi->shards != N || f[i].n != f[0].n || fi->gpus != f0->gpus || fi->global_batch != f0->global_batch ||
             fi->seq != f0->seq || strcmp(fi->model, f0->model) || strcmp(fi->gpu, f0->gpu) ||
-            strcmp(fi->from, f0->from))
+            strcmp(fi->from, f0->from) || strcmp(fi->job, f0->job))
             rc = lsim_err_set(err, LSIM_EARG, "%s: not a shard of the search %s is (another space, or %d shards, not %d)",
                               a->parts[i], a->parts[0], fi->shards, N);
         else if (by[fi->shard] >= 0)
@@ -847,6 +856,7 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
     r.model = f0->model, r.gpu = f0->gpu, r.from = f0->from[0] ? f0->from : NULL;
     r.gpus = f0->gpus, r.global_batch = f0->global_batch, r.seq = f0->seq, r.capacity = f0->capacity;
     r.budget = f0->budget;
+    r.job = f0->job;
     r.by_step = a->by_step;
     rc = rank_simulated(&r, err);
     if (!rc) rc = report(a, &r, argc, argv, NULL, NULL, err);
@@ -1057,6 +1067,7 @@ int lsim_cli_search(int argc, char **argv)
         r.gpus = a.gpus, r.global_batch = a.global_batch, r.seq = src.seq, r.capacity = 0;
         r.src = &src;
     } else {
+        r.job = a.job;
         r.model = a.model, r.gpu = s->base.gpu.name, r.gpus = a.gpus, r.global_batch = a.global_batch;
         r.seq = s->base.model.seq, r.capacity = s->base.gpu.mem_capacity;
     }

@@ -146,6 +146,27 @@ while read -r tp dp fs step; do
     got=$(step_of --model llama3-8b --tp "$tp" --pp 1 --dp "$dp" --fsdp "$fs" --micro-batch 1 --global-batch 8 $job)
     [ "$got" = "$step" ] || fail "with $job, TP $tp DP $dp FSDP $fs: search $step ns, synth + sim $got ns"
 done <"$tmp/j.txt"
+# sharded, the job's options go with each part: two shards merge into the
+# unsharded ranking; a shard of the plain job is another search, refused
+for i in 0 1; do
+    # shellcheck disable=SC2086
+    "$L" search $tt $job --shard "$i/2" -o "$tmp/sh$i.h5" >/dev/null || fail "shard $i/2 with the job's options"
+done
+# shellcheck disable=SC2086
+"$L" search $tt --seq 2048 --layers 4 --shard 1/2 -o "$tmp/plain1.h5" >/dev/null || fail "shard 1/2 of the plain job"
+"$L" search --merge "$tmp/sh0.h5" "$tmp/sh1.h5" --top 0 --json >"$tmp/jm.json" || fail "--merge of the job's shards"
+python3 - "$tmp/j.json" "$tmp/jm.json" <<'PY' || exit 1
+import json, sys
+a, b = (json.load(open(f))["ranking"] for f in sys.argv[1:3])
+assert [(x["tp"], x["step_ns"]) for x in a] == [(x["tp"], x["step_ns"]) for x in b], (a, b)
+PY
+# (--gpu is search's own option, not one of the job's)
+"$L" info "$tmp/sh0.h5" | grep -qxF "  job options: --seq 2048 --layers 4 --precision fp8 --kernels eager --loss eager --attention-kernel fa2" ||
+    fail "info of a shard does not list the job's options: $("$L" info "$tmp/sh0.h5" | grep 'job options')"
+"$L" search --merge "$tmp/sh0.h5" "$tmp/plain1.h5" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "not a shard of the search" "$tmp/err" ||
+    fail "--merge of shards with other job options: exit $rc, $(cat "$tmp/err")"
 # a job option with --from (the store's job) or --merge: one line, exit 2
 "$L" search --from "$tmp/s.h5" --kernels eager >"$tmp/out" 2>"$tmp/err"
 rc=$?
