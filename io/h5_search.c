@@ -234,3 +234,59 @@ void lsim_search_file_free(lsim_search_file *f)
     free(f->cand);
     memset(f, 0, sizeof *f);
 }
+
+/* Shard i of the search f[0] is: the same space, model, GPU, job options
+ * and --from, and the same enumeration. */
+static int same_search(const lsim_search_file *f, int i, char *const *names, lsim_err *err)
+{
+    const lsim_search_file_info *fi = &f[i].info, *f0 = &f[0].info;
+    if (fi->shards != f0->shards || f[i].n != f[0].n || fi->gpus != f0->gpus || fi->global_batch != f0->global_batch ||
+        fi->seq != f0->seq || strcmp(fi->model, f0->model) || strcmp(fi->gpu, f0->gpu) || strcmp(fi->from, f0->from) ||
+        strcmp(fi->job ? fi->job : "", f0->job ? f0->job : ""))
+        return lsim_err_set(err, LSIM_EARG, "%s: not a shard of the search %s is (another space, or %d shards, not %d)",
+                            names[i], names[0], fi->shards, f0->shards);
+    for (size_t k = 0; k < f[i].n; k++) {
+        const lsim_search_cand *x = &f[i].cand[k], *y = &f[0].cand[k];
+        if (x->tp != y->tp || x->pp != y->pp || x->dp != y->dp || x->mb != y->mb || x->vstages != y->vstages ||
+            x->recompute != y->recompute || x->dist_opt != y->dist_opt || x->from_req[4] != y->from_req[4] ||
+            x->cp != y->cp || x->ep != y->ep || x->fsdp != y->fsdp)
+            return lsim_err_set(err, LSIM_EARG, "%s: candidate %zu is not %s's: not the same enumeration", names[i], k,
+                                names[0]);
+    }
+    return 0;
+}
+
+int lsim_search_merge(const lsim_search_file *f, int n, char *const *names, lsim_search_cand **out, size_t *nout,
+                      double *secs, lsim_err *err)
+{
+    *out = NULL;
+    *nout = 0;
+    *secs = 0;
+    int N = f[0].info.shards, rc = 0;
+    if (N != n)
+        return lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d, but %d files given (one per shard I = 0..%d)", names[0],
+                            f[0].info.shard, N, n, N - 1);
+    int *by = malloc((size_t)N * sizeof *by); /* the file of each shard */
+    lsim_search_cand *c = calloc(f[0].n ? f[0].n : 1, sizeof *c);
+    if (!by || !c) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory merging the shards");
+    for (int i = 0; !rc && i < N; i++) by[i] = -1;
+    for (int i = 0; !rc && i < n; i++) {
+        int sh = f[i].info.shard;
+        if ((rc = same_search(f, i, names, err))) break;
+        if (by[sh] >= 0)
+            rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d again (also %s)", names[i], sh, N, names[by[sh]]);
+        else
+            by[sh] = i;
+        if (f[i].info.seconds > *secs) *secs = f[i].info.seconds;
+    }
+    for (size_t k = 0; !rc && k < f[0].n; k++) c[k] = f[by[k % (size_t)N]].cand[k];
+    free(by);
+    if (rc) {
+        free(c);
+        *secs = 0;
+        return rc;
+    }
+    *out = c;
+    *nout = f[0].n;
+    return 0;
+}

@@ -514,5 +514,14 @@ typedef struct lsim_search_file {
  * column missing or of the wrong size), LSIM_ENOMEM. Local. */
 int lsim_search_read_h5(const char *path, lsim_search_file *out, lsim_err *err);
 void lsim_search_file_free(lsim_search_file *f);
+/* The N shards' files f[0..n) (read by lsim_search_read_h5, named
+ * names[i] in messages) as the unsharded search: one file per shard I =
+ * 0..N-1, each of the same search (space, model, GPU, job options, --from)
+ * and enumeration; candidate i is taken from the shard that simulated it
+ * (i mod N). *out: n candidates (malloc'd, the caller frees it), *secs the
+ * longest shard's wall time. 0, LSIM_EARG (which file and why), LSIM_ENOMEM.
+ * Local. */
+int lsim_search_merge(const lsim_search_file *f, int n, char *const *names, lsim_search_cand **out, size_t *nout,
+                      double *secs, lsim_err *err);
 
 #endif

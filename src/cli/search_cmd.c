@@ -793,14 +793,12 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
     return rc;
 }
 
-/* --merge: the shards' files into the unsharded result. Each file holds
- * every candidate of the same enumeration; candidate i is taken from the
- * shard that simulated it (i mod N). Local (rank 0 of the caller). */
+/* --merge: the shards' files into the unsharded result (store.h,
+ * lsim_search_merge), ranked and reported as an unsharded search. Local. */
 static int merge(search_args *a, int argc, char **argv, lsim_err *err)
 {
     int n = a->nparts, rc = 0;
     lsim_search_file *f = calloc((size_t)n, sizeof *f);
-    int *by = NULL;
     sresult r;
     memset(&r, 0, sizeof r);
     {
@@ -810,49 +808,18 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
         if (a->out) outs[no++] = (lsim_io_file){a->out, "-o", 1, LSIM_OUT_SEARCH};
         if ((rc = lsim_cli_check_io(a->parts, n, outs, no, err))) goto cleanup;
     }
-    if (!f || !(by = malloc((size_t)n * sizeof *by))) {
+    if (!f) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
     }
     for (int i = 0; i < n && !rc; i++) rc = lsim_search_read_h5(a->parts[i], &f[i], err);
     if (rc) goto cleanup;
+    if ((rc = lsim_search_merge(f, n, a->parts, &r.c, &r.n, &r.secs, err))) goto cleanup;
     const lsim_search_file_info *f0 = &f[0].info;
-    int N = f0->shards;
-    if (N != n) {
-        rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d, but %d files given (one per shard I = 0..%d)",
-                          a->parts[0], f0->shard, N, n, N - 1);
-        goto cleanup;
-    }
-    for (int i = 0; i < N; i++) by[i] = -1; /* by has n = N entries */
-    for (int i = 0; i < n && !rc; i++) {
-        const lsim_search_file_info *fi = &f[i].info;
-        if (fi->shards != N || f[i].n != f[0].n || fi->gpus != f0->gpus || fi->global_batch != f0->global_batch ||
-            fi->seq != f0->seq || strcmp(fi->model, f0->model) || strcmp(fi->gpu, f0->gpu) ||
-            strcmp(fi->from, f0->from) || strcmp(fi->job, f0->job))
-            rc = lsim_err_set(err, LSIM_EARG, "%s: not a shard of the search %s is (another space, or %d shards, not %d)",
-                              a->parts[i], a->parts[0], fi->shards, N);
-        else if (by[fi->shard] >= 0)
-            rc = lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d again (also %s)", a->parts[i], fi->shard, N,
-                              a->parts[by[fi->shard]]);
-        else
-            by[fi->shard] = i;
-        for (size_t k = 0; !rc && k < f[i].n; k++) {
-            const lsim_search_cand *x = &f[i].cand[k], *y = &f[0].cand[k];
-            if (x->tp != y->tp || x->pp != y->pp || x->dp != y->dp || x->mb != y->mb || x->vstages != y->vstages ||
-                x->recompute != y->recompute || x->dist_opt != y->dist_opt || x->from_req[4] != y->from_req[4] ||
-                x->cp != y->cp || x->ep != y->ep || x->fsdp != y->fsdp)
-                rc = lsim_err_set(err, LSIM_EARG, "%s: candidate %zu is not %s's: not the same enumeration",
-                                  a->parts[i], k, a->parts[0]);
-        }
-    }
-    if (rc) goto cleanup;
-    r.n = f[0].n;
-    if (!(r.c = calloc(r.n ? r.n : 1, sizeof *r.c)) || !(r.order = malloc((r.n ? r.n : 1) * sizeof *r.order))) {
+    if (!(r.order = malloc((r.n ? r.n : 1) * sizeof *r.order))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
     }
-    for (size_t k = 0; k < r.n; k++) r.c[k] = f[by[k % (size_t)N]].cand[k];
-    for (int i = 0; i < n; i++) r.secs = f[i].info.seconds > r.secs ? f[i].info.seconds : r.secs;
     r.model = f0->model, r.gpu = f0->gpu, r.from = f0->from[0] ? f0->from : NULL;
     r.gpus = f0->gpus, r.global_batch = f0->global_batch, r.seq = f0->seq, r.capacity = f0->capacity;
     r.budget = f0->budget;
@@ -863,7 +830,6 @@ static int merge(search_args *a, int argc, char **argv, lsim_err *err)
 cleanup:
     for (int i = 0; f && i < n; i++) lsim_search_file_free(&f[i]);
     free(f);
-    free(by);
     free(r.c);
     free(r.order);
     return rc;
