@@ -400,6 +400,10 @@ mutant search_job_options_dropped kill "^search:modes$" \
     "search --model: synth's job options (--seq, --kernels, ...) accepted but never reach the candidates"
 sub src/cli/search_cmd.c 'return lsim_cli_parse_synth_opts(k + nj, (char **)jv, LSIM_USAGE_SEARCH, &a->sa);' 'return lsim_cli_parse_synth_opts(k, (char **)jv, LSIM_USAGE_SEARCH, &a->sa);'
 
+mutant archive_network_dropped kill "^sim:link_sharing$|^mpi:sim_share_np2$" \
+    "sim --link-sharing -o: the network figures never reach the archive (report --html and the reader lose them)"
+sub io/h5_archive.c '(info && info->network && h5s_put_attr_str(run, "network", info->network)))' '(info && info->network && 0))'
+
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'

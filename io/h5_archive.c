@@ -1223,7 +1223,8 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (h5s_put_attr_u64(run, "ngpus", ngpu) || h5s_put_attr_u64(run, "nnodes", nnodes) ||
         h5s_put_attr_u64(run, "events", nnodes) ||
         h5s_put_attr_str(run, "latency_mode", lat < 0 ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)) ||
-        h5s_put_attr_i32(run, "graphs_embedded", embed) || h5s_put_attr_str(run, "detail", lsim_store_detail_name(detail)))
+        h5s_put_attr_i32(run, "graphs_embedded", embed) || h5s_put_attr_str(run, "detail", lsim_store_detail_name(detail)) ||
+        (info && info->network && h5s_put_attr_str(run, "network", info->network)))
         rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s", where);
     rc = h5s_agree(c, rc);
     if (!rc) rc = h5s_agree(c, write_provenance(c, run, info));
@@ -1479,6 +1480,7 @@ void lsim_store_run_free(lsim_store_run *r)
     free(r->mapping);
     free(r->config);
     free(r->memory);
+    free(r->network);
     free(r->created);
     h5s_free_strs(r->phase_names, r->nphases);
     free(r->phase_seconds);
@@ -1600,6 +1602,7 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
     if (h5s_get_attr_str(run, "detail", &d) > 0 && lsim_store_detail_parse(d, &dv)) dv = LSIM_STORE_DETAIL_NODES;
     free(d);
     r->detail = dv;
+    h5s_get_attr_str(run, "network", &r->network); /* sim --link-sharing's runs only */
 }
 
 /* gpus/... of a run: *rows and *src (n GPUs, the caller's), checked; tot

@@ -451,6 +451,25 @@ static void print_job_range(FILE *f, const lsim_job_range *r)
                 r->actual >= r->q[0] && r->actual <= r->q[2] ? "inside" : "OUTSIDE");
 }
 
+/* sim --link-sharing's figures after the job line: the flows, what the
+ * sharing cost them, and the busiest links with their utilization over
+ * the flows' span (docs/network.md). */
+static void table_network(FILE *f, const lsim_netshare_stats *st)
+{
+    fprintf(f, "network (link sharing, %d pass%s%s): %llu flows, %llu slowed (at most x%.3f); transfers %.3f ms alone, "
+               "%.3f ms shared\n",
+            st->passes, st->passes == 1 ? "" : "es", st->converged ? "" : ", not converged", (unsigned long long)st->flows,
+            (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0, st->alone_ns * 1e-6,
+            st->shared_ns * 1e-6);
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
+        fprintf(f, "%s%s %.1f %%", i ? ", " : "  busiest links (utilization over the flows' span): ", name,
+                st->span_ns > 0 ? 100.0 * st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
+    }
+    if (st->nhot) fputc('\n', f);
+}
+
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
 {
     lsim_ns ja = p->n ? lsim_ns_sub_sat(p->ae, p->as) : 0, jp = p->n ? lsim_ns_sub_sat(p->pe, p->ps) : 0;
@@ -463,6 +482,7 @@ void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
     if (p->range) print_job_range(f, p->range);
     if (p->path) print_job_path(f, p->path);
     if (p->memory && p->memory->nstages > 0) table_memory(f, p->memory);
+    if (p->network) table_network(f, p->network);
 }
 
 char *lsim_report_table_item(const lsim_replay_item *it, size_t idx)
@@ -879,6 +899,9 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
     cJSON_AddNumberToObject(o, "flow_events", (double)st->events);
     cJSON_AddNumberToObject(o, "flow_updates", (double)st->updates);
     cJSON_AddNumberToObject(o, "flow_updates_per_sim_s", span > 0 ? (double)st->updates / span : 0.0);
+    cJSON_AddNumberToObject(o, "span_ns", (double)st->span_ns);
+    cJSON_AddNumberToObject(o, "gpus", (double)st->ngpus);
+    cJSON_AddNumberToObject(o, "ecmp_paths", st->paths);
     cJSON *b = cJSON_AddObjectToObject(o, "busy_ns");
     if (!b) return NULL;
     cJSON_AddNumberToObject(b, "nic", st->nic_busy_ns);
@@ -894,10 +917,70 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
         }
         lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
         cJSON_AddStringToObject(x, "link", name);
+        cJSON_AddNumberToObject(x, "id", st->hot_link[i]);
         cJSON_AddNumberToObject(x, "busy_ns", st->hot_busy_ns[i]);
         cJSON_AddNumberToObject(x, "utilization", st->span_ns > 0 ? st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
     }
     return o;
+}
+
+char *lsim_report_network_text(const lsim_netshare_stats *st)
+{
+    cJSON *doc = cJSON_CreateObject();
+    char *txt = doc && network_json(doc, st) ? cJSON_PrintUnformatted(cJSON_GetObjectItem(doc, "network")) : NULL;
+    cJSON_Delete(doc);
+    return txt;
+}
+
+/* A non-negative finite number o[k] into *v; 0 or -1. */
+static int net_num(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0) return -1;
+    *v = x->valuedouble;
+    return 0;
+}
+
+int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_err *err)
+{
+    static const char *const KEYS[] = {"passes",  "flows",      "slowed",       "max_slowdown", "alone_ns", "shared_ns",
+                                       "flow_events", "flow_updates", "span_ns", "gpus",         "ecmp_paths"};
+    enum { NK = sizeof KEYS / sizeof *KEYS };
+    double v[NK], nic = 0, up = 0;
+    memset(st, 0, sizeof *st);
+    cJSON *o = cJSON_Parse(text ? text : "");
+    const char *bad = !cJSON_IsObject(o) ? "not a JSON object" : NULL;
+    for (int k = 0; !bad && k < NK; k++)
+        if (net_num(o, KEYS[k], &v[k]) || v[k] > 9e15) bad = KEYS[k];
+    const cJSON *busy = o ? cJSON_GetObjectItemCaseSensitive(o, "busy_ns") : NULL;
+    if (!bad && (net_num(busy, "nic", &nic) || net_num(busy, "leaf_uplink", &up))) bad = "busy_ns";
+    const cJSON *conv = o ? cJSON_GetObjectItemCaseSensitive(o, "converged") : NULL;
+    if (!bad && !cJSON_IsBool(conv)) bad = "converged";
+    const cJSON *hot = o ? cJSON_GetObjectItemCaseSensitive(o, "hottest_links") : NULL;
+    if (!bad && (!cJSON_IsArray(hot) || cJSON_GetArraySize(hot) > LSIM_NETSHARE_HOT)) bad = "hottest_links";
+    if (!bad) {
+        *st = (lsim_netshare_stats){.flows = (uint64_t)v[1], .slowed = (uint64_t)v[2], .events = (uint64_t)v[6],
+                                    .updates = (uint64_t)v[7], .alone_ns = v[4], .shared_ns = v[5],
+                                    .max_slowdown = v[3], .nic_busy_ns = nic, .uplink_busy_ns = up,
+                                    .span_ns = (lsim_ns)v[8], .ngpus = (uint64_t)v[9], .paths = (uint32_t)v[10],
+                                    .passes = (int)v[0], .converged = cJSON_IsTrue(conv)};
+        const cJSON *x;
+        cJSON_ArrayForEach(x, hot)
+        {
+            double id, b;
+            if (net_num(x, "id", &id) || id > UINT32_MAX || net_num(x, "busy_ns", &b)) {
+                bad = "hottest_links";
+                break;
+            }
+            st->hot_link[st->nhot] = (uint32_t)id;
+            st->hot_busy_ns[st->nhot++] = b;
+        }
+    }
+    cJSON_Delete(o);
+    if (!bad) return 0;
+    memset(st, 0, sizeof *st);
+    return lsim_err_set(err, LSIM_EFORMAT, "the link-sharing figures (network): %s%s", bad,
+                        strchr(bad, ' ') ? "" : " is missing or not a valid number");
 }
 
 /* doc's "job_range" (docs/report-json.md); NULL when out of memory. */

@@ -1371,6 +1371,39 @@ static void memory_card(FILE *f, const lsim_memest_job *m)
     fputs("</table></div></div>\n", f);
 }
 
+/* The network card (sim --link-sharing, docs/network.md): what sharing
+ * the links cost the flows, and the busiest links, each with its busy time
+ * at full load and its utilization over the flows' span, as a bar. */
+static void network_card(FILE *f, const lsim_netshare_stats *st)
+{
+    double span = (double)st->span_ns;
+    fprintf(f, "<div class=\"card\"><h3>Network (link sharing)</h3>\n<p>%llu flows, %llu slowed by sharing a link (at "
+               "most x%.3f); their transfers %.3f ms alone on an idle fabric, %.3f ms as simulated; %d sweep%s%s. "
+               "Busy time at full load: NICs %.3f ms, leaf uplinks %.3f ms.</p>\n",
+            (unsigned long long)st->flows, (unsigned long long)st->slowed, st->max_slowdown > 1 ? st->max_slowdown : 1.0,
+            st->alone_ns * 1e-6, st->shared_ns * 1e-6, st->passes, st->passes == 1 ? "" : "s",
+            st->converged ? ", converged" : ", <b class=\"bad\">not converged</b>", st->nic_busy_ns * 1e-6,
+            st->uplink_busy_ns * 1e-6);
+    if (!st->nhot) {
+        fputs("</div>\n", f);
+        return;
+    }
+    fputs("<div class=\"scroll\"><table><tr><th class=\"l\">busiest links</th><th>busy ms</th><th>utilization</th>"
+          "<th class=\"l\"></th></tr>\n",
+          f);
+    for (int i = 0; i < st->nhot; i++) {
+        char name[64];
+        lsim_netshare_link_name(st->hot_link[i], (size_t)st->ngpus, st->paths, name, sizeof name);
+        double u = span > 0 ? st->hot_busy_ns[i] / span : 0;
+        fputs("<tr><td class=\"l\">", f);
+        esc(f, name);
+        fprintf(f, "</td><td>%.3f</td><td>%.1f %%</td><td class=\"l\"><svg width=\"200\" height=\"10\">"
+                   "<rect width=\"%.1f\" height=\"10\" fill=\"#4e79a7\"/></svg></td></tr>\n",
+                st->hot_busy_ns[i] * 1e-6, 100 * u, 200 * (u < 1 ? u : 1));
+    }
+    fputs("</table></div></div>\n", f);
+}
+
 static const char SUMMARY_HEAD[] =
     "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"l\">source</th><th>iterations</th>"
     "<th>window actual ms</th><th>predicted ms</th><th>error</th><th>critical path ms</th></tr>\n";
@@ -1479,7 +1512,7 @@ int lsim_report_html_x(FILE *f, const lsim_replay_item *items, size_t n, const l
     if (!f || (n && !items)) return lsim_err_set(err, LSIM_EARG, "HTML report: no output stream or no ranks");
     for (size_t i = 0; i < n; i++)
         if (!items[i].g || !items[i].r) return lsim_err_set(err, LSIM_EARG, "HTML report: rank %zu has no data", i);
-    lsim_report_view v = {NULL, 0, n ? items[0].g->latency : LSIM_LAT_MODEL, x->memory, x->path, x->range};
+    lsim_report_view v = {NULL, 0, n ? items[0].g->latency : LSIM_LAT_MODEL, x->memory, x->path, x->range, x->network};
     lsim_report_kernel *kern = NULL;
     if (n > 1 && lsim_report_kernels_of(items, n, &kern, &v.nkernels))
         return lsim_err_set(err, LSIM_ENOMEM, "HTML report: out of memory");
@@ -1579,6 +1612,7 @@ int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, cons
     fputs(agg ? "</table></div></details></div>\n" : "</table></div></div>\n", f);
     if (memory && memory->nstages > 0 && memory->worst >= 0 && memory->worst < memory->nstages)
         memory_card(f, memory);
+    if (view->network) network_card(f, view->network);
     if (path) job_path_card(f, path);
     if (view->range) job_range_card(f, view->range);
 

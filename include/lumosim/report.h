@@ -175,6 +175,14 @@ typedef struct lsim_report_job_part {
     const lsim_job_range *range; /* replay --replicate-from's range: after the job line,
                                     the JSON's "job_range"; NULL: none */
 } lsim_report_job_part;
+/* sim --link-sharing's figures (netshare.h) as the JSON object the
+ * report's "network" is (docs/report-json.md; with the links' ids, the
+ * span and the GPUs and ECMP paths that name them): text (malloc'd, the
+ * caller frees it; NULL when out of memory), and back: 0, or LSIM_EFORMAT
+ * naming the field that is missing or wrong. The result archive keeps the
+ * text as the run's attribute "network" (store.h). Local. */
+char *lsim_report_network_text(const lsim_netshare_stats *st);
+int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_err *err);
 /* The part of a set of items (n may be 0: neutral values; items without a
  * graph count as unobserved). */
 void lsim_report_job_part_of(const lsim_replay_item *items, size_t n, lsim_report_job_part *p);
@@ -202,9 +210,9 @@ int lsim_report_html(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
  * none), a card after it. */
 int lsim_report_html_mem(FILE *f, const lsim_replay_item *items, size_t n, const lsim_memest_job *memory,
                          const lsim_job_path *path, lsim_err *err);
-/* The same with everything lsim_report_extra carries (network: not shown;
- * range: a card after the summary, as the text report's "job range"
- * lines). */
+/* The same with everything lsim_report_extra carries (network: a card of
+ * the link sharing's figures and busiest links; range: a card after the
+ * summary, as the text report's "job range" lines). */
 int lsim_report_html_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err);
 
 /* The page from what a result archive keeps, without holding every graph
@@ -223,6 +231,8 @@ typedef struct lsim_report_view {
     const lsim_job_path *path;
     const lsim_job_range *range;       /* replay --replicate-from's range: a card after
                                           the summary; NULL: none */
+    const lsim_netshare_stats *network; /* sim --link-sharing's figures: a card after
+                                           the memory card; NULL: none */
 } lsim_report_view;
 int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_view *v,
                           lsim_err *err);

@@ -340,6 +340,11 @@ typedef struct lsim_store_run_info {
      * issue 39). */
     void (*progress)(void *ctx, const char *part, int k, int n);
     void *progress_ctx;
+    const char *network;                 /* sim --link-sharing's figures (the
+                                            report's "network" object,
+                                            lsim_report_network_text), kept
+                                            as the run's attribute "network";
+                                            NULL: none */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';
@@ -398,6 +403,8 @@ typedef struct lsim_store_run {
     /* provenance (NULL / 0 / -1 when not recorded) */
     char *command_line, *lumosim_version, *host, *mapping, *config, *created;
     char *memory;                        /* memest.h JSON of the job simulated, NULL: none */
+    char *network;                       /* the run's link-sharing figures (report.h,
+                                            lsim_report_network_parse), NULL: none */
     double wall_seconds;
     char **phase_names;
     double *phase_seconds;

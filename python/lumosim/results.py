@@ -3,6 +3,7 @@
 Layout: docs/hdf5-schema.md, "Result file"; columns: docs/python.md.
 """
 
+import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -115,6 +116,21 @@ def _run_node_table(r, run, gpu):
         if r.has(base + "/nodes/" + b):
             df[b] = r.col(base + "/nodes/" + b, None, "i", o, o + n).astype(np.int64)
     return df
+
+
+def _network(r, name, ra):
+    """sim --link-sharing's figures (the run's attribute ``network``, the
+    report's JSON object), a dict; None for a run without link sharing."""
+    t = ra.get("network")
+    if t is None:
+        return None
+    try:
+        d = json.loads(t)
+    except ValueError:
+        d = None
+    if not isinstance(d, dict) or not isinstance(d.get("hottest_links"), list):
+        r.fail("run %s: the attribute network is not the link-sharing figures" % name)
+    return d
 
 
 def _err(pred, act, observed):
@@ -292,6 +308,7 @@ def _read_run(r, name, want_kernels):
         "latency_mode": ra.get("latency_mode", ""),
         "graphs_embedded": bool(embedded),
         "detail": ra.get("detail", "nodes"),
+        "network": _network(r, name, ra),
         "observed": any_obs,
         "iterations": int(niter),
         "iter_predicted_mean_ms": float(ipr.mean() / 1e6) if niter else np.nan,

@@ -24,13 +24,14 @@ typedef struct page_ctx {
     size_t n;
     const lsim_report_view *view;
     const lsim_memest_job *mem;
+    const lsim_netshare_stats *net;
 } page_ctx;
 
 static int write_page(FILE *f, void *ctx, lsim_err *err)
 {
     const page_ctx *p = ctx;
-    return p->view ? lsim_report_html_view(f, p->items, p->n, p->view, err)
-                   : lsim_report_html_mem(f, p->items, p->n, p->mem, NULL, err);
+    lsim_report_extra x = {p->mem, p->net, NULL, NULL};
+    return p->view ? lsim_report_html_view(f, p->items, p->n, p->view, err) : lsim_report_html_x(f, p->items, p->n, &x, err);
 }
 
 /* Whether the archive holds what the tables-only page needs: every GPU's
@@ -47,7 +48,7 @@ static int has_places(const lsim_store_run *r)
  * tables they need, or its GPUs ran in mixed latency modes, which the run
  * records only per graph. */
 static int page_from_tables(const char *path, const lsim_store_run *r, const char *html_out, const char *csv_out,
-                            const lsim_memest_job *mem, int *old, lsim_err *err)
+                            const lsim_memest_job *mem, const lsim_netshare_stats *net, int *old, lsim_err *err)
 {
     lsim_report_kernel *kern = NULL;
     size_t nk = 0, n = r->ngpus, full[LSIM_REPORT_HTML_FULL_MAX], nfull = 0;
@@ -76,8 +77,8 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
         it[full[k]].start = det[k].start;
         it[full[k]].end = det[k].end;
     }
-    lsim_report_view v = {kern, nk, r->latency, mem, NULL, NULL};
-    page_ctx pc = {it, n, &v, NULL};
+    lsim_report_view v = {kern, nk, r->latency, mem, NULL, NULL, net};
+    page_ctx pc = {it, n, &v, NULL, NULL};
     if (!rc) {
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, n);
         rc = lsim_cli_write_atomic(html_out, write_page, &pc, err);
@@ -99,14 +100,14 @@ cleanup:
 /* The page and CSV from every GPU's graph: an archive written before the
  * place columns has nothing else. */
 static int report_from_graphs(const char *path, const char *run_name, const char *html_out, const char *csv_out,
-                              const lsim_memest_job *mem, lsim_err *err)
+                              const lsim_memest_job *mem, const lsim_netshare_stats *net, lsim_err *err)
 {
     lsim_store_run *r = NULL;
     lsim_replay_item *items = NULL;
     int rc = lsim_store_read_results(path, run_name, &r, err);
     if (!rc) rc = lsim_cli_items_of_run(r, path, &items, err);
     if (!rc) {
-        page_ctx pc = {items, r->ngpus, NULL, mem};
+        page_ctx pc = {items, r->ngpus, NULL, mem, net};
         lsim_cli_tty_progress(1, "report: writing %s (%zu GPUs)", html_out, r->ngpus);
         rc = lsim_cli_write_atomic(html_out, write_page, &pc, err);
     }
@@ -137,8 +138,16 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
         fprintf(stderr, "lumosim: warning: %s: the run's memory estimate is unreadable (%s); left out\n", path,
                 merr.msg);
     const lsim_memest_job *m = mem.nstages ? &mem : NULL;
+    /* sim --link-sharing's figures, the same way */
+    lsim_netshare_stats net;
+    int has_net = !rc && r->network;
+    if (has_net && lsim_report_network_parse(r->network, &net, &merr)) {
+        fprintf(stderr, "lumosim: warning: %s: %s; left out\n", path, merr.msg);
+        has_net = 0;
+    }
+    const lsim_netshare_stats *nt = has_net ? &net : NULL;
     const char *force = getenv("LUMOSIM_TEST_REPORT_GRAPHS");
-    if (!rc && !(force && !strcmp(force, "1"))) rc = page_from_tables(path, r, html_out, csv_out, m, &old, &err);
+    if (!rc && !(force && !strcmp(force, "1"))) rc = page_from_tables(path, r, html_out, csv_out, m, nt, &old, &err);
     lsim_cli_tty_progress_done();
     if (!rc && old && r->detail == LSIM_STORE_DETAIL_SUMMARY && has_places(r) && !r->latency_known)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: run %s (--detail summary) simulated GPUs of mixed latency modes, "
@@ -147,7 +156,7 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
     else if (!rc && old && r->detail == LSIM_STORE_DETAIL_SUMMARY)
         rc = lsim_err_set(&err, LSIM_EFORMAT, "%s: run %s was written with --detail summary by an older lumosim: it "
                           "lacks the tables a page is drawn from (rerun lumosim sim)", path, r->name);
-    if (!rc && old) rc = report_from_graphs(path, r->name, html_out, csv_out, m, &err);
+    if (!rc && old) rc = report_from_graphs(path, r->name, html_out, csv_out, m, nt, &err);
     if (rc) lsim_cli_error("%s", err.msg);
     lsim_memest_job_free(&mem);
     lsim_store_run_free(r);

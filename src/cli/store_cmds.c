@@ -592,12 +592,18 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
     /* with --trace-out the archive is committed last, once the trace
      * is written: a failed trace-out then leaves the archive as it was,
      * and the same command can simply be run again */
+    /* sim --link-sharing's figures go with the run (every rank swept the
+     * same flows: the same text on each) */
+    char *net = s->run.shared ? lsim_report_network_text(&s->run.share_st) : NULL;
+    if (s->run.shared && !net) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if ((rc = lsim_world_agree(&s->m, rc, err))) return rc;
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
                                 1, s->sa->replace, 0, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
-                                s->mem_text, s->sa->detail, write_progress, (void *)out};
-    return s->m.on ? lsim_world_write_results(&s->m, out, s->sa->run_name, s->run.items, s->gpus,
-                                                         s->run.n, &info, err)
-                   : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);
+                                s->mem_text, s->sa->detail, write_progress, (void *)out, net};
+    rc = s->m.on ? lsim_world_write_results(&s->m, out, s->sa->run_name, s->run.items, s->gpus, s->run.n, &info, err)
+                 : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);
+    free(net);
+    return rc;
 }
 
 /* Under mpirun with --trace-out, on rank 0: the report and the predicted

@@ -8,6 +8,9 @@
 #     cross nodes and share NICs and uplinks, so the job is slower with
 #     sharing than without, and --stats reports the flows and that some
 #     were slowed; the stats say the passes reached a fixed point.
+#  1b. The figures in the archive (attribute network), the text report,
+#     report RESULT.h5 --html and the Python reader, against the --json
+#     report's network object; each busiest link busy at most the span.
 #  2. TP 2 alone (one node): no network flow, the report is the same
 #     as without sharing but for its "network" object (0 flows).
 #  3. Bad input: a missing topology file, an oversubscribed fat tree
@@ -40,6 +43,55 @@ grep -q '"network"' "$tmp/alone.json" && fail "a network object without --link-s
 "$LUMOSIM" sim --json --link-sharing "$dir/fat2.json" --share-passes 1 "$tmp/j.h5" >"$tmp/p1.json" 2>"$tmp/err" ||
     fail "--share-passes 1: $(cat "$tmp/err")"
 echo "ok: fat2 TP2 PP2 DP2: $a ns alone, $s ns shared, $(span "$tmp/p1.json") ns after one pass"
+
+# 1b. the figures everywhere a user reads them (issue 37's reporting): the
+# archive's attribute network is the --json report's network object; its
+# busiest links are busy at most the flows' span (a link shared max-min
+# fairly is never loaded past its capacity) and utilization = busy / span;
+# the text report names the busiest link with that utilization; report
+# RESULT.h5 --html draws the card with every busiest link; the Python
+# reader gives the same dict. A run without sharing has no attribute.
+"$LUMOSIM" sim --link-sharing "$dir/fat2.json" "$tmp/j.h5" -o "$tmp/net.h5" >"$tmp/shared.txt" 2>"$tmp/err" ||
+    fail "sim --link-sharing -o: $(cat "$tmp/err")"
+"$LUMOSIM" sim "$tmp/j.h5" -o "$tmp/net0.h5" >/dev/null 2>"$tmp/err" || fail "sim -o: $(cat "$tmp/err")"
+"$LUMOSIM" report "$tmp/net.h5" --html "$tmp/net.html" 2>"$tmp/err" || fail "report --html: $(cat "$tmp/err")"
+if python3 -c "import h5py" 2>/dev/null; then
+    PYTHONPATH="${LSIM_SOURCE_DIR:-$(dirname "$0")/../..}/python${PYTHONPATH:+:$PYTHONPATH}" python3 - "$tmp" <<'PY' || fail "the archive's network figures"
+import json, sys, h5py
+t = sys.argv[1]
+rep = json.load(open(t + "/shared.json"))["network"]
+with h5py.File(t + "/net.h5", "r") as f:
+    a = f["/runs/sim"].attrs["network"]
+    net = json.loads(a.decode() if isinstance(a, bytes) else a)
+with h5py.File(t + "/net0.h5", "r") as f:
+    assert "network" not in f["/runs/sim"].attrs, "a network attribute without --link-sharing"
+assert net == rep, ("the archive's network differs from the report's", net, rep)
+hot = net["hottest_links"]
+assert net["flows"] > 0 and net["slowed"] > 0 and len(hot) > 0, net
+for h in hot:
+    assert 0 < h["busy_ns"] <= net["span_ns"], h
+    assert abs(h["utilization"] - h["busy_ns"] / net["span_ns"]) < 1e-12, h
+assert [h["busy_ns"] for h in hot] == sorted((h["busy_ns"] for h in hot), reverse=True), hot
+txt = open(t + "/shared.txt").read()
+want = "busiest links (utilization over the flows' span): %s %.1f %%" % (hot[0]["link"], 100 * hot[0]["utilization"])
+assert want in txt, (want, txt[-600:])
+page = open(t + "/net.html").read()
+assert "<h3>Network (link sharing)</h3>" in page
+for h in hot:
+    row = "<td class=\"l\">%s</td><td>%.3f</td><td>%.1f %%</td>" % (h["link"], h["busy_ns"] * 1e-6, 100 * h["utilization"])
+    assert row in page, ("no card row", row)
+try:
+    import lumosim
+except ImportError:
+    lumosim = None
+if lumosim is not None:
+    runs = lumosim.load(t + "/net.h5", kernels=False).runs
+    assert runs.loc[0, "network"] == net, "the Python reader's network differs"
+print("ok: the archive, the text, the page and the reader carry the report's network figures (%d links)" % len(hot))
+PY
+else
+    echo "skipped part 1b: python3-h5py is not installed"
+fi
 
 "$LUMOSIM" synth --model gpt3-15b --layers 4 --tp 2 --pp 1 --dp 1 --micro-batch 1 --global-batch 2 \
     --topology "$dir/fat2.json" --no-memory-check -o "$tmp/one.h5" >/dev/null 2>"$tmp/err" || fail "synth: $(cat "$tmp/err")"
