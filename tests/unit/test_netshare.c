@@ -27,6 +27,7 @@
 #include "lumosim/engine.h"
 #include "lumosim/job.h"
 #include "lumosim/netshare.h"
+#include "lumosim/report.h"
 #include "lumosim/synth.h"
 
 enum { W = 1000000, NG = 4 };
@@ -283,8 +284,50 @@ static void staggered(void)
     lsim_netflows_free(&f);
 }
 
+/* The figures as the archive keeps them (report.h): pp_beside_dp's sweep
+ * to text and back gives the same figures; each field missing or wrong is
+ * refused by name, nothing kept. */
+static void network_text(void)
+{
+    const char *names[] = {"p2p:0->2", "dp"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    const int kinds[] = {LSIM_COLL_SEND, LSIM_COLL_REDUCESCATTER};
+    lsim_topology t = topo(1, 2);
+    lsim_ns tr[2];
+    lsim_netshare_stats st, back;
+    lsim_err err = {0};
+    g_kinds = kinds;
+    share_span(&t, 2, names, mem, tr, &st);
+    g_kinds = NULL;
+    st.passes = 2, st.converged = 1;
+    char *txt = lsim_report_network_text(&st);
+    CHECK(txt != NULL);
+    CHECK_MSG(lsim_report_network_parse(txt, &back, &err) == 0, "%s", err.msg);
+    CHECK(back.flows == st.flows && back.slowed == st.slowed && back.nhot == st.nhot && st.nhot > 0);
+    CHECK(back.alone_ns == st.alone_ns && back.shared_ns == st.shared_ns && back.span_ns == st.span_ns);
+    CHECK(back.ngpus == st.ngpus && back.paths == st.paths && back.passes == 2 && back.converged == 1);
+    for (int i = 0; i < st.nhot && i < back.nhot; i++)
+        CHECK(back.hot_link[i] == st.hot_link[i] && back.hot_busy_ns[i] == st.hot_busy_ns[i]);
+    char *again = lsim_report_network_text(&back);
+    CHECK(again && !strcmp(again, txt));
+    free(again);
+    free(txt);
+    static const struct { const char *text, *field; } BAD[] = {
+        {"[1]", "not a JSON object"},
+        {"{\"passes\":1}", "flows"},
+        {"{\"passes\":1,\"flows\":-2}", "flows"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        memset(&back, 1, sizeof back);
+        CHECK(lsim_report_network_parse(BAD[i].text, &back, &err) == LSIM_EFORMAT);
+        CHECK_MSG(strstr(err.msg, BAD[i].field) != NULL, "%s: %s", BAD[i].text, err.msg);
+        CHECK(back.flows == 0 && back.nhot == 0);
+    }
+}
+
 int main(void)
 {
+    network_text();
     same_nics();
     disjoint_and_alone();
     oversubscribed();
