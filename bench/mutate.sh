@@ -404,6 +404,10 @@ mutant archive_network_dropped kill "^sim:link_sharing$|^mpi:sim_share_np2$" \
     "sim --link-sharing -o: the network figures never reach the archive (report --html and the reader lose them)"
 sub io/h5_archive.c '(info && info->network && h5s_put_attr_str(run, "network", info->network)))' '(info && info->network && 0))'
 
+mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
+    "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
+sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'
+
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'

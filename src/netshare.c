@@ -17,6 +17,7 @@ void lsim_netflows_free(lsim_netflows *f)
     if (!f) return;
     free(f->id);
     free(f->key);
+    free(f->kind);
     free(f->start);
     free(f->work);
     free(f->loff);
@@ -36,12 +37,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, lsim_ns start, lsim_ns work, const uint32_t *link,
-                      const double *dem, size_t nlinks, lsim_err *err)
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, lsim_ns start, lsim_ns work,
+                      const uint32_t *link, const double *dem, size_t nlinks, lsim_err *err)
 {
     size_t fc = f->cap, lc = f->lcap;
     if (grow((void **)&f->id, &fc, f->n + 1, sizeof *f->id) ||
         grow((void **)&f->key, &(size_t){f->cap}, f->n + 1, sizeof *f->key) ||
+        grow((void **)&f->kind, &(size_t){f->cap}, f->n + 1, sizeof *f->kind) ||
         grow((void **)&f->start, &(size_t){f->cap}, f->n + 1, sizeof *f->start) ||
         grow((void **)&f->work, &(size_t){f->cap}, f->n + 1, sizeof *f->work) ||
         grow((void **)&f->loff, &(size_t){f->cap ? f->cap + 1 : 0}, f->n + 2, sizeof *f->loff) ||
@@ -53,6 +55,7 @@ int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, lsim_ns start
     if (f->n == 0) f->loff[0] = 0;
     f->id[f->n] = id;
     f->key[f->n] = key;
+    f->kind[f->n] = (uint8_t)(kind >= 0 && kind < LSIM_COLL_NKINDS ? kind : LSIM_COLL_OTHER);
     f->start[f->n] = start;
     f->work[f->n] = work;
     if (nlinks) {
@@ -218,8 +221,10 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
         }
         if (!b.n) continue;
         uint64_t id = j->inst_id ? j->inst_id[k] : k;
-        rc = lsim_netflows_add(out, id, (uint64_t)gpu << 32 | v, ends[gpu][v] - j->transfer[k], work[k], b.link, b.dem,
-                               b.n, err);
+        int kind = g->coll[v] >= 0 && (size_t)g->coll[v] < g->ncoll ? g->colls[g->coll[v]].kind : LSIM_COLL_OTHER;
+        if (kind == LSIM_COLL_SEND || kind == LSIM_COLL_RECV) kind = LSIM_COLL_SENDRECV; /* a pair: either side first */
+        rc = lsim_netflows_add(out, id, (uint64_t)gpu << 32 | v, kind, ends[gpu][v] - j->transfer[k], work[k], b.link,
+                               b.dem, b.n, err);
     }
     free(b.link);
     free(b.tmp);
@@ -399,6 +404,42 @@ static void hottest(const sweep *s, lsim_netshare_stats *st)
     }
 }
 
+/* Does flow x come before y among the most delayed? More delay first, then
+ * the lower key, then the earlier start: an order of the flows' own
+ * figures, so every MPI rank, whatever its order of the flows, keeps the
+ * same ones. */
+static int later(const lsim_netshare_late *x, const lsim_netshare_late *y)
+{
+    lsim_ns dx = x->shared - x->alone, dy = y->shared - y->alone;
+    if (dx != dy) return dx > dy;
+    if (x->key != y->key) return x->key < y->key;
+    return x->start < y->start;
+}
+
+/* After the sweep: per kind, and the most delayed flows. */
+static void by_kind(const lsim_netflows *f, const lsim_ns *out, lsim_netshare_stats *st)
+{
+    for (size_t a = 0; a < f->n; a++) {
+        lsim_netshare_kind *k = &st->by_kind[f->kind ? f->kind[a] : LSIM_COLL_OTHER];
+        k->flows++;
+        k->alone_ns += (double)f->work[a];
+        k->shared_ns += (double)out[a];
+        if (out[a] <= f->work[a]) continue;
+        k->slowed++;
+        lsim_netshare_late x = {f->key[a], f->kind ? f->kind[a] : LSIM_COLL_OTHER, f->start[a], f->work[a], out[a]};
+        int i = st->nlate < LSIM_NETSHARE_HOT ? st->nlate++ : LSIM_NETSHARE_HOT;
+        if (i == LSIM_NETSHARE_HOT) {
+            if (!later(&x, &st->late[i - 1])) continue;
+            i--;
+        }
+        while (i > 0 && later(&x, &st->late[i - 1])) {
+            st->late[i] = st->late[i - 1];
+            i--;
+        }
+        st->late[i] = x;
+    }
+}
+
 void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *buf, size_t cap)
 {
     size_t p = (size_t)(link / 2) - ngpus;
@@ -473,6 +514,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     st.ngpus = ngpus;
     st.paths = paths_of(t);
     hottest(&s, &st);
+    by_kind(f, out, &st);
     if (n) st.span_ns = (lsim_ns)llround(now) - key[0].start;
 cleanup:
     if (st_out) *st_out = st;

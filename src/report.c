@@ -468,6 +468,22 @@ static void table_network(FILE *f, const lsim_netshare_stats *st)
                 st->span_ns > 0 ? 100.0 * st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
     }
     if (st->nhot) fputc('\n', f);
+    for (int k = 0, first = 1; k < LSIM_COLL_NKINDS; k++) {
+        const lsim_netshare_kind *x = &st->by_kind[k];
+        if (!x->flows) continue;
+        fprintf(f, "%s%s %llu flows (%llu slowed) %.3f -> %.3f ms", first ? "  by collective (alone -> shared): " : ", ",
+                lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)x->flows, (unsigned long long)x->slowed,
+                x->alone_ns * 1e-6, x->shared_ns * 1e-6);
+        first = 0;
+    }
+    if (st->flows) fputc('\n', f);
+    for (int i = 0; i < st->nlate && i < 3; i++) {
+        const lsim_netshare_late *x = &st->late[i];
+        fprintf(f, "%s%s of GPU %llu (node %llu) from %.3f ms: %.3f -> %.3f ms", i ? "; " : "  most delayed: ",
+                lsim_coll_kind_name((lsim_coll_kind)x->kind), (unsigned long long)(x->key >> 32),
+                (unsigned long long)(x->key & 0xffffffffu), x->start * 1e-6, x->alone * 1e-6, x->shared * 1e-6);
+    }
+    if (st->nlate) fputc('\n', f);
 }
 
 void lsim_report_table_tail(FILE *f, const lsim_report_job_part *p)
@@ -881,6 +897,43 @@ char *lsim_report_json_item(const lsim_replay_item *it, size_t idx)
     return txt;
 }
 
+/* The network object's per-kind figures and most delayed flows; 0, or -1
+ * when out of memory. */
+static int network_kinds_json(cJSON *o, const lsim_netshare_stats *st)
+{
+    cJSON *bk = cJSON_AddArrayToObject(o, "by_kind"), *ml = cJSON_AddArrayToObject(o, "most_delayed");
+    if (!bk || !ml) return -1;
+    for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
+        const lsim_netshare_kind *x = &st->by_kind[k];
+        if (!x->flows) continue;
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(bk, e)) {
+            cJSON_Delete(e);
+            return -1;
+        }
+        cJSON_AddStringToObject(e, "kind", lsim_coll_kind_name((lsim_coll_kind)k));
+        cJSON_AddNumberToObject(e, "flows", (double)x->flows);
+        cJSON_AddNumberToObject(e, "slowed", (double)x->slowed);
+        cJSON_AddNumberToObject(e, "alone_ns", x->alone_ns);
+        cJSON_AddNumberToObject(e, "shared_ns", x->shared_ns);
+    }
+    for (int i = 0; i < st->nlate; i++) {
+        const lsim_netshare_late *x = &st->late[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(ml, e)) {
+            cJSON_Delete(e);
+            return -1;
+        }
+        cJSON_AddStringToObject(e, "kind", lsim_coll_kind_name((lsim_coll_kind)x->kind));
+        cJSON_AddNumberToObject(e, "gpu", (double)(x->key >> 32));
+        cJSON_AddNumberToObject(e, "node", (double)(x->key & 0xffffffffu));
+        cJSON_AddNumberToObject(e, "start_ns", (double)x->start);
+        cJSON_AddNumberToObject(e, "alone_ns", (double)x->alone);
+        cJSON_AddNumberToObject(e, "shared_ns", (double)x->shared);
+    }
+    return 0;
+}
+
 /* sim --link-sharing's figures (netshare.h, docs/report-json.md): NULL
  * when out of memory. Busy times are link-time at full load per class. */
 static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
@@ -921,7 +974,7 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
         cJSON_AddNumberToObject(x, "busy_ns", st->hot_busy_ns[i]);
         cJSON_AddNumberToObject(x, "utilization", st->span_ns > 0 ? st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
     }
-    return o;
+    return network_kinds_json(o, st) ? NULL : o;
 }
 
 char *lsim_report_network_text(const lsim_netshare_stats *st)
@@ -939,6 +992,47 @@ static int net_num(const cJSON *o, const char *k, double *v)
     if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0) return -1;
     *v = x->valuedouble;
     return 0;
+}
+
+/* A kind's name at o["kind"] into *k; 0 or -1. */
+static int net_kind(const cJSON *o, int *k)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    lsim_coll_kind c;
+    if (!cJSON_IsString(x) || lsim_coll_kind_parse(x->valuestring, &c, NULL)) return -1;
+    *k = (int)c;
+    return 0;
+}
+
+/* by_kind and most_delayed back into st: NULL, or the field that is wrong
+ * (a network object written before them has neither: none). */
+static const char *network_kinds_parse(const cJSON *o, lsim_netshare_stats *st)
+{
+    const cJSON *bk = cJSON_GetObjectItemCaseSensitive(o, "by_kind"), *ml = cJSON_GetObjectItemCaseSensitive(o, "most_delayed");
+    const cJSON *x;
+    if (bk && !cJSON_IsArray(bk)) return "by_kind";
+    cJSON_ArrayForEach(x, bk)
+    {
+        int k;
+        double f, sl, a, sh;
+        if (net_kind(x, &k) || net_num(x, "flows", &f) || net_num(x, "slowed", &sl) || net_num(x, "alone_ns", &a) ||
+            net_num(x, "shared_ns", &sh) || sl > f || f > 9e15)
+            return "by_kind";
+        st->by_kind[k] = (lsim_netshare_kind){(uint64_t)f, (uint64_t)sl, a, sh};
+    }
+    if (ml && (!cJSON_IsArray(ml) || cJSON_GetArraySize(ml) > LSIM_NETSHARE_HOT)) return "most_delayed";
+    cJSON_ArrayForEach(x, ml)
+    {
+        int k;
+        double g, v, t0, a, sh;
+        if (net_kind(x, &k) || net_num(x, "gpu", &g) || g > UINT32_MAX || net_num(x, "node", &v) || v > UINT32_MAX ||
+            net_num(x, "start_ns", &t0) || t0 > 9e18 || net_num(x, "alone_ns", &a) || a > 9e18 ||
+            net_num(x, "shared_ns", &sh) || sh > 9e18)
+            return "most_delayed";
+        st->late[st->nlate++] = (lsim_netshare_late){(uint64_t)g << 32 | (uint64_t)v, k, (lsim_ns)t0, (lsim_ns)a,
+                                                     (lsim_ns)sh};
+    }
+    return NULL;
 }
 
 int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_err *err)
@@ -976,6 +1070,7 @@ int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_er
             st->hot_busy_ns[st->nhot++] = b;
         }
     }
+    if (!bad) bad = network_kinds_parse(o, st);
     cJSON_Delete(o);
     if (!bad) return 0;
     memset(st, 0, sizeof *st);

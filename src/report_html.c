@@ -1371,6 +1371,34 @@ static void memory_card(FILE *f, const lsim_memest_job *m)
     fputs("</table></div></div>\n", f);
 }
 
+/* The network card's collectives: each kind's flows, alone and as
+ * simulated; the transfers sharing delayed most. */
+static void network_kinds(FILE *f, const lsim_netshare_stats *st)
+{
+    fputs("<div class=\"scroll\"><table><tr><th class=\"l\">collective</th><th>flows</th><th>slowed</th>"
+          "<th>alone ms</th><th>shared ms</th></tr>\n",
+          f);
+    for (int k = 0; k < LSIM_COLL_NKINDS; k++) {
+        const lsim_netshare_kind *x = &st->by_kind[k];
+        if (x->flows)
+            fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td>%llu</td><td>%.3f</td><td>%.3f</td></tr>\n",
+                    lsim_coll_kind_name((lsim_coll_kind)k), (unsigned long long)x->flows, (unsigned long long)x->slowed,
+                    x->alone_ns * 1e-6, x->shared_ns * 1e-6);
+    }
+    fputs("</table></div>\n", f);
+    if (!st->nlate) return;
+    fputs("<div class=\"scroll\"><table><tr><th class=\"l\">most delayed</th><th>GPU</th><th>node</th>"
+          "<th>start ms</th><th>alone ms</th><th>shared ms</th></tr>\n",
+          f);
+    for (int i = 0; i < st->nlate; i++) {
+        const lsim_netshare_late *x = &st->late[i];
+        fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td>%llu</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>\n",
+                lsim_coll_kind_name((lsim_coll_kind)x->kind), (unsigned long long)(x->key >> 32),
+                (unsigned long long)(x->key & 0xffffffffu), x->start * 1e-6, x->alone * 1e-6, x->shared * 1e-6);
+    }
+    fputs("</table></div>\n", f);
+}
+
 /* The network card (sim --link-sharing, docs/network.md): what sharing
  * the links cost the flows, and the busiest links, each with its busy time
  * at full load and its utilization over the flows' span, as a bar. */
@@ -1401,7 +1429,9 @@ static void network_card(FILE *f, const lsim_netshare_stats *st)
                    "<rect width=\"%.1f\" height=\"10\" fill=\"#4e79a7\"/></svg></td></tr>\n",
                 st->hot_busy_ns[i] * 1e-6, 100 * u, 200 * (u < 1 ? u : 1));
     }
-    fputs("</table></div></div>\n", f);
+    fputs("</table></div>\n", f);
+    network_kinds(f, st);
+    fputs("</div>\n", f);
 }
 
 static const char SUMMARY_HEAD[] =

@@ -57,6 +57,7 @@
 typedef struct lsim_netflows {
     size_t n, cap;
     uint64_t *id, *key;
+    uint8_t *kind;       /* the instance's lsim_coll_kind (the report's per-kind figures) */
     lsim_ns *start, *work;
     uint64_t *loff;
     size_t nl, lcap;
@@ -66,9 +67,10 @@ typedef struct lsim_netflows {
 
 void lsim_netflows_free(lsim_netflows *f);
 
-/* Append one flow (links and demands copied). 0 or LSIM_ENOMEM. */
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, lsim_ns start, lsim_ns work, const uint32_t *link,
-                      const double *dem, size_t nlinks, lsim_err *err);
+/* Append one flow of collective kind `kind` (links and demands copied). 0
+ * or LSIM_ENOMEM. */
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, lsim_ns start, lsim_ns work,
+                      const uint32_t *link, const double *dem, size_t nlinks, lsim_err *err);
 
 /* The flows of the instances this process contributes: those held whose
  * first participant's GPU has a graph here (j->graphs[gpu] != NULL) and an
@@ -84,6 +86,22 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
 /* A link's name ("gpu 12 nic tx", "leaf 3 up", "leaf 3 path 1 up" with
  * ECMP paths) for reports, into buf. */
 void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *buf, size_t cap);
+
+/* The flows of one collective kind: how many, how many sharing slowed,
+ * and their transfer time alone on an idle fabric and as simulated (sums,
+ * whole nanoseconds: exact whatever the order). */
+typedef struct lsim_netshare_kind {
+    uint64_t flows, slowed;
+    double alone_ns, shared_ns;
+} lsim_netshare_kind;
+
+/* One of the flows sharing delayed most: its instance's first participant
+ * (key: GPU << 32 | node), kind, start, and its transfer alone and shared. */
+typedef struct lsim_netshare_late {
+    uint64_t key;
+    int kind;
+    lsim_ns start, alone, shared;
+} lsim_netshare_late;
 
 /* What the sweep did. */
 typedef struct lsim_netshare_stats {
@@ -105,6 +123,12 @@ typedef struct lsim_netshare_stats {
     uint32_t paths;      /* ECMP paths per leaf uplink (names the links) */
     int passes;          /* sweeps run (set by the run, lsim_run_opts.share_passes) */
     int converged;       /* the last sweep gave the times of the one before: a fixed point */
+    lsim_netshare_kind by_kind[LSIM_COLL_NKINDS];
+    /* the LSIM_NETSHARE_HOT flows whose shared transfer exceeds their alone
+     * one most, most first (ties: lower key, then earlier start); nlate of
+     * them (only slowed flows) */
+    lsim_netshare_late late[LSIM_NETSHARE_HOT];
+    int nlate;
 } lsim_netshare_stats;
 
 /* Sweep the flows of a job of ngpus GPUs, in (start, key) order whatever

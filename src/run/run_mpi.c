@@ -756,6 +756,7 @@ static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *al
     for (size_t a = 0; a < f->n; a++) nlk[a] = f->loff[a + 1] - f->loff[a];
     if (gather_part(comm, f->id, cf, df, tf, 8, (void **)&all->id) ||
         gather_part(comm, f->key, cf, df, tf, 8, (void **)&all->key) ||
+        gather_part(comm, f->kind, cf, df, tf, 1, (void **)&all->kind) ||
         gather_part(comm, f->start, cf, df, tf, 8, (void **)&all->start) ||
         gather_part(comm, f->work, cf, df, tf, 8, (void **)&all->work) ||
         gather_part(comm, nlk, cf, df, tf, 8, (void **)&anl) ||

@@ -72,7 +72,21 @@ for h in hot:
     assert 0 < h["busy_ns"] <= net["span_ns"], h
     assert abs(h["utilization"] - h["busy_ns"] / net["span_ns"]) < 1e-12, h
 assert [h["busy_ns"] for h in hot] == sorted((h["busy_ns"] for h in hot), reverse=True), hot
+# per kind: the kinds' figures add up to the totals; the most delayed are
+# slowed flows, most delayed first, no more delayed than the worst slowdown
+kinds = net["by_kind"]
+assert sum(k["flows"] for k in kinds) == net["flows"], kinds
+assert sum(k["slowed"] for k in kinds) == net["slowed"], kinds
+assert sum(k["alone_ns"] for k in kinds) == net["alone_ns"] and sum(k["shared_ns"] for k in kinds) == net["shared_ns"], kinds
+late = net["most_delayed"]
+assert 0 < len(late) <= 8, late
+d = [x["shared_ns"] - x["alone_ns"] for x in late]
+assert all(v > 0 for v in d) and d == sorted(d, reverse=True), late
+assert all(x["shared_ns"] <= net["max_slowdown"] * x["alone_ns"] * (1 + 1e-9) for x in late), late
 txt = open(t + "/shared.txt").read()
+k0 = next(k for k in kinds)
+want = "%s %d flows (%d slowed) %.3f -> %.3f ms" % (k0["kind"], k0["flows"], k0["slowed"], k0["alone_ns"] * 1e-6, k0["shared_ns"] * 1e-6)
+assert want in txt, (want, txt[-800:])
 want = "busiest links (utilization over the flows' span): %s %.1f %%" % (hot[0]["link"], 100 * hot[0]["utilization"])
 assert want in txt, (want, txt[-600:])
 page = open(t + "/net.html").read()
@@ -80,6 +94,10 @@ assert "<h3>Network (link sharing)</h3>" in page
 for h in hot:
     row = "<td class=\"l\">%s</td><td>%.3f</td><td>%.1f %%</td>" % (h["link"], h["busy_ns"] * 1e-6, 100 * h["utilization"])
     assert row in page, ("no card row", row)
+for k in kinds:
+    row = "<td class=\"l\">%s</td><td>%d</td><td>%d</td><td>%.3f</td><td>%.3f</td>" % (
+        k["kind"], k["flows"], k["slowed"], k["alone_ns"] * 1e-6, k["shared_ns"] * 1e-6)
+    assert row in page, ("no kind row", row)
 try:
     import lumosim
 except ImportError:

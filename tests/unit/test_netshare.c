@@ -259,6 +259,13 @@ static void pp_beside_dp(void)
     CHECK_I64(tr[0], want);
     CHECK_I64(tr[1], want);
     CHECK_I64(st.flows, 2);
+    /* each kind's own figures: the send and the reduce-scatter, W alone and
+     * 2 W shared each, the kinds read from the instances' graphs */
+    for (int k = 0; k < 2; k++) { /* a send pair counts as sendrecv */
+        const lsim_netshare_kind *x = &st.by_kind[k ? kinds[k] : LSIM_COLL_SENDRECV];
+        CHECK(x->flows == 1 && x->slowed == 1 && x->alone_ns == (double)W && x->shared_ns == (double)want);
+    }
+    CHECK(st.by_kind[LSIM_COLL_ALLREDUCE].flows == 0 && st.nlate == 2);
 }
 
 /* Flows by hand: the second starts at W/2 on the first's links. */
@@ -270,16 +277,25 @@ static void staggered(void)
     uint32_t l[2] = {0, 5};
     double d[2] = {1, 1};
     lsim_ns out[3];
-    CHECK(lsim_netflows_add(&f, 7, 7, 1000, W, l, d, 2, &err) == 0);
-    CHECK(lsim_netflows_add(&f, 3, 3, 1000 + W / 2, W, l, d, 2, &err) == 0);
-    CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == 0);
+    lsim_netshare_stats st;
+    CHECK(lsim_netflows_add(&f, 7, 7, LSIM_COLL_ALLREDUCE, 1000, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 3, 3, LSIM_COLL_ALLREDUCE, 1000 + W / 2, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netshare_sweep(&f, NG, &t, out, &st, &err) == 0);
     /* first: W/2 alone, then W/2 of work at 1/2 -> W/2 + W */
     CHECK_I64(out[0], W / 2 + W);
     /* second: from W/2 to 1.5 W at 1/2 (W/2 done), then W/2 alone -> 1.5 W in all */
     CHECK_I64(out[1], W + W / 2);
+    /* per kind: both all-reduces, 2 W alone, 3 W shared; the most delayed:
+     * both by W/2, the lower key first */
+    const lsim_netshare_kind *ar = &st.by_kind[LSIM_COLL_ALLREDUCE];
+    CHECK(ar->flows == 2 && ar->slowed == 2 && ar->alone_ns == 2.0 * W && ar->shared_ns == 3.0 * W);
+    CHECK(st.by_kind[LSIM_COLL_SEND].flows == 0);
+    CHECK(st.nlate == 2 && st.late[0].key == 3 && st.late[1].key == 7);
+    CHECK_I64(st.late[0].shared - st.late[0].alone, W / 2);
+    CHECK_I64(st.late[0].start, 1000 + W / 2);
     /* a link outside the topology is refused */
     uint32_t bad = 2 * NG + 7;
-    CHECK(lsim_netflows_add(&f, 9, 9, 0, W, &bad, d, 1, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 9, 9, LSIM_COLL_ALLREDUCE, 0, W, &bad, d, 1, &err) == 0);
     CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == LSIM_EARG);
     lsim_netflows_free(&f);
 }
