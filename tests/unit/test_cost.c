@@ -67,6 +67,14 @@ static void test_kernels(void)
     /* Wave quantization: 2048 tiles of 256x128 fill 15.5 waves of 132 SMs,
      * 2112 tiles (M 8448) still 16: the same time for 3 % more work. */
     CHECK_I64(lsim_cost_gemm(&h, 8448, 8192, 8192, 2), lsim_cost_gemm(&h, 8192, 8192, 8192, 2));
+    /* Split-K: 1024 x 1024 makes 64 tiles of 128x128 on 132 SMs, so K
+     * (16384) is split in floor(132 / 64) = 2, one wave of 128 slices:
+     * 2*128*128*8192 / (989.4e12 / 132) s = 35813.12 ns of main loop,
+     * / 0.80 + 3300 ns, plus the fp32 partial sums written and reduced,
+     * 2 x 1024 x 1024 x 4 B / (3.35e12 x 0.85) = 2945.96 ns: 51012.33 ns
+     * (256x128 tiles split in 4: 53958 ns; the 69 MB it moves take 24.3 us,
+     * so it stays compute-bound). */
+    CHECK_I64(lsim_cost_gemm(&h, 1024, 1024, 16384, 2), 51012);
     /* Without an SM count, the efficiency curve of earlier specs:
      * (2*8192^3 + 2e9) / (989.4e12 * 0.80) s = 1391640.93 ns. */
     {
