@@ -408,6 +408,10 @@ mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
 sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'
 
+mutant moe_etp_width_unsplit kill "^test_synth_moe$" \
+    "expert-tensor parallelism: the experts' GEMMs run the ETP group's rows at the whole expert width (ETP x the FLOPs)"
+sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->expert_ffn, f1e'
+
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
 sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'

@@ -196,23 +196,24 @@ double lsim_memest_moe_params(const lsim_memest_in *in, double *experts)
      * (QKV's split, the projection's replicated), two norms; then the
      * router (h x E, replicated, a bias with biases), the shared experts
      * (shared x expert_ffn wide, split over TP like the dense MLP), and the
-     * GPU's E / EP routed experts whole (expert-tensor parallelism 1), each
-     * FC1 (h x f, SwiGLU h x 2f) and FC2 (f x h) with their biases */
+     * GPU's E / EP routed experts, each FC1 (h x f, SwiGLU h x 2f) and FC2
+     * (f x h) split over ETP with FC1's bias (FC2's whole) */
     double h = in->hidden, A = (double)in->heads * in->head_dim, t = in->tp, b = in->no_bias ? 0 : 1;
     double KV = (double)(in->kv_heads > 0 ? in->kv_heads : in->heads) * in->head_dim;
     double fe = in->expert_ffn, f1e = in->swiglu ? 2 * fe : fe, fs = (double)in->shared_experts * fe;
-    double f1s = in->swiglu ? 2 * fs : fs, E = in->experts, ep = in->ep > 1 ? in->ep : 1;
+    double f1s = in->swiglu ? 2 * fs : fs, E = in->experts, ep = in->ep > 1 ? in->ep : 1, et = in->etp > 1 ? in->etp : 1;
     double attn = (h * (A + 2 * KV) + A * h + b * (A + 2 * KV)) / t + b * h + (in->rmsnorm ? 2 : 4) * h;
-    *experts = E / ep * (h * f1e + fe * h + b * (f1e + h));
+    *experts = E / ep * ((h * f1e + fe * h) / et + b * (f1e / et + h));
     return attn + h * E + b * E + (h * f1s + fs * h + b * f1s) / t + b * (fs > 0) * h;
 }
 
 /* Activation bytes a MoE layer keeps for one micro-batch: the dense
  * layer's less its MLP's (4f or SwiGLU's 6f per token over TP), plus, per
  * token the rank routes (its sequence shard with TP), each of its top-k
- * copies' expert input (2h) and FC1 output and activation (4f or 6f of the
- * expert width), the router's fp32 probabilities (4E, and the logits 4E);
- * and the shared experts' as a dense MLP's. */
+ * copies' expert input (2h, all-gathered over ETP: ETP x 2h) and FC1
+ * output and activation (4f or 6f of the expert width: the ETP group's
+ * copies at 1 / ETP of it), the router's fp32 probabilities (4E, and the
+ * logits 4E); and the shared experts' as a dense MLP's. */
 static double moe_layer_act(const lsim_memest_in *in, int stored)
 {
     double act = lsim_memest_layer_act(in, stored);
@@ -223,19 +224,22 @@ static double moe_layer_act(const lsim_memest_in *in, int stored)
      * MLP's), scaled by its load: routing that is not balanced, or a
      * capacity that pads or cuts */
     double load = in->expert_load > 0 ? in->expert_load : 1;
-    return act - tok * mk * in->ffn / t + tok / t * (in->top_k * (2 * h + mk * fe) * load + 8.0 * in->experts) +
+    double et = in->etp > 1 ? in->etp : 1;
+    return act - tok * mk * in->ffn / t + tok / t * (in->top_k * (2 * h * et + mk * fe) * load + 8.0 * in->experts) +
            tok * mk * fs / t;
 }
 
 /* Parameters, optimizer-state bytes and kept activation bytes (one
  * micro-batch) of the layers of `stage` of a MoE model: the routed
  * experts' optimizer state is sharded over the expert-data-parallel group
- * (TP x DP / EP GPUs; DP here is DP x CP) with the distributed optimizer. */
+ * (TP x DP / (EP x ETP) GPUs; DP here is DP x CP) with the distributed
+ * optimizer. */
 static void moe_stage(const lsim_memest_in *in, int stage, int shards, double *params, double *optim, double *act)
 {
     int V = in->vstages;
     double ex = 0, dense = lsim_memest_layer_params(in), moe = lsim_memest_moe_params(in, &ex);
-    double edp = (double)in->tp * shards / (in->ep > 1 ? in->ep : 1), a_d = lsim_memest_layer_act(in, 1);
+    double edp = (double)in->tp * shards / (in->ep > 1 ? in->ep : 1) / (in->etp > 1 ? in->etp : 1);
+    double a_d = lsim_memest_layer_act(in, 1);
     double a_m = moe_layer_act(in, 1), so = in->dist_opt ? shards : 1, eo = in->dist_opt && edp > 1 ? edp : 1;
     *params = *optim = *act = 0;
     for (int ch = 0; ch < V; ch++) {

@@ -64,6 +64,8 @@ typedef struct lsim_memest_in {
     int loss_eager;     /* the cross entropy as PyTorch eager on an fp32 copy of the logits
                            (synth.h LSIM_LOSS_EAGER): its backward holds 12 bytes a logit, not
                            the fused loss's 4 (docs/memory.md) */
+    int etp;            /* expert-tensor parallel ranks (0 or 1: none): each routed expert's
+                           FFN split over them, its input all-gathered over them */
 } lsim_memest_in;
 
 /* Defaults: 1F1B, flash attention with dropout, no recomputation, no SP, no

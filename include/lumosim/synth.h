@@ -208,6 +208,11 @@ typedef struct lsim_synth_cfg {
                                        torchtitan computes it (its blocks compiled, not its loss).
                                        --kernels eager implies it. Time and memory
                                        (docs/synthesis.md, docs/memory.md) */
+    int etp;                        /* expert-tensor parallel ranks (docs/synthesis.md "Expert
+                                       parallelism"): 0 or 1 off; each expert's FFN split over ETP
+                                       GPUs, Megatron's expert layout ETP x EP x EDP (ETP fastest);
+                                       the tokens dispatched to them all-gathered over the ETP group
+                                       before the experts, their outputs reduce-scattered after */
 } lsim_synth_cfg;
 enum { LSIM_PREC_BF16 = 0, LSIM_PREC_FP8 };
 enum { LSIM_FP8_CURRENT = 0, LSIM_FP8_DELAYED };

@@ -51,6 +51,7 @@ typedef struct lsim_wi_request {
     long seed, batch;      /* noise seed (1), GPUs read at a time in pass 1 (64) */
     long trace_layers;     /* --trace-layers: a trace's layers per micro-batch (0: found from its kernels) */
     long ep, cp;           /* --ep, --cp: a synthesized store's job synthesized again (whatif_resynth.c) */
+    long etp;              /* --etp: the same, the experts' tensor-parallel width */
     long fsdp;             /* --fsdp: N, LSIM_WI_FSDP_FULL, LSIM_WI_FSDP_OFF; 0 not given */
     double sigma;          /* --jitter: relative std-dev, -1 for "trace" */
     int identify;          /* --identify: pass 1 only */

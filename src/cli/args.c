@@ -923,7 +923,7 @@ enum {
     S_SHAPE0 = 320,                                  /* + index into shape[] */
     S_FLAG0 = 330,                                   /* + index into the switches */
     S_WORD0 = 340,                                   /* + index into the words */
-    S_DP_COST = 360, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG, S_CAP, S_PAD
+    S_DP_COST = 360, S_SEED, S_FSDP, S_CP, S_EP, S_SKEW, S_PPL, S_DIRICHLET, S_HIST, S_FP8AG, S_CAP, S_PAD, S_ETP
 };
 
 #define NSYNTH_WORDS 10 /* S_WORD0 + 10 stays below S_DP_COST */
@@ -1007,6 +1007,10 @@ static int on_synth(void *ctx, const lsim_cli_opt *e, const char *v)
     case S_EP:
         if (pos_long("--ep", v, 1L << 24, &x)) return -1;
         s->ep = (int)x;
+        break;
+    case S_ETP:
+        if (pos_long("--etp", v, 1L << 24, &x)) return -1;
+        s->etp = (int)x;
         break;
     case S_PPL: {
         lsim_err err = {0};
@@ -1093,6 +1097,7 @@ int lsim_cli_parse_synth_opts(int argc, char **argv, const char *usage, lsim_cli
         {"--fsdp", NULL, "a positive integer", S_FSDP, 0},
         {"--cp", NULL, "a positive integer", S_CP, 0},
         {"--ep", NULL, "a positive integer", S_EP, 0},
+        {"--etp", NULL, "a positive integer", S_ETP, 0},
         {"--routing-skew", NULL, "a Zipf exponent", S_SKEW, 0},
         {"--routing-dirichlet", NULL, "a Dirichlet concentration", S_DIRICHLET, 0},
         {"--routing-hist", NULL, "a file name", S_HIST, 0},

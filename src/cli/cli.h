@@ -326,6 +326,7 @@ typedef struct lsim_cli_synth_args {
     int fsdp;           /* --fsdp N, 0 not given */
     int cp;             /* --cp N, 0 not given */
     int ep;             /* --ep N, 0 not given */
+    int etp;            /* --etp N, 0 not given */
     double routing_skew;/* --routing-skew Z, 0 not given (balanced) */
     double routing_dirichlet; /* --routing-dirichlet A, 0 not given */
     const char *routing_hist; /* --routing-hist FILE, NULL not given */

@@ -62,6 +62,7 @@ static int replaced(const char *tok, const lsim_wi_request *rq, size_t *len)
     static const char *const ALWAYS[] = {"--dp", "--global-batch", "--gpus", "--fsdp", "-o", "--output"};
     const char *const GIVEN[][2] = {{"--tp", rq->tp ? "" : NULL},          {"--pp", rq->pp ? "" : NULL},
                                     {"--ep", rq->ep ? "" : NULL},          {"--cp", rq->cp ? "" : NULL},
+                                    {"--etp", rq->etp ? "" : NULL},
                                     {"--schedule", rq->vstages ? "" : NULL}, {"--layers", rq->layers ? "" : NULL},
                                     {"--hidden", rq->hidden ? "" : NULL},  {"--ffn", rq->ffn ? "" : NULL},
                                     {"--gpu", rq->gpu},                    {"--topology", rq->topo}};
@@ -128,6 +129,7 @@ static int new_args(const lsim_wi_request *rq, const argl *old, const lsim_cli_s
     if (!rc && rq->tp) rc = push_long(a, "--tp", rq->tp);
     if (!rc && rq->pp) rc = push_long(a, "--pp", rq->pp);
     if (!rc && rq->ep) rc = push_long(a, "--ep", rq->ep);
+    if (!rc && rq->etp) rc = push_long(a, "--etp", rq->etp);
     if (!rc && rq->cp) rc = push_long(a, "--cp", rq->cp);
     if (!rc && rq->layers) rc = push_long(a, "--layers", rq->layers);
     if (!rc && rq->hidden) rc = push_long(a, "--hidden", rq->hidden);
@@ -155,11 +157,11 @@ static char *record(const lsim_wi_request *rq, const char *from_json, const char
     cJSON_AddStringToObject(r, "how", "synthesized again from the source's synth_args with the new widths");
     cJSON_AddItemToObject(r, "from_args", cJSON_Parse(from_json));
     cJSON_AddItemToObject(r, "to_args", cJSON_Parse(to_json));
-    const char *names[] = {"tp", "pp", "dp", "ep", "cp", "fsdp", "global_batch", "vstages"};
-    long v0[] = {s0->tp, s0->pp, s0->dp, s0->ep > 1 ? s0->ep : 1, s0->cp > 1 ? s0->cp : 1, s0->fsdp, s0->global_batch,
-                 s0->vstages > 1 ? s0->vstages : 1};
-    long v1[] = {s1->tp, s1->pp, s1->dp, s1->ep > 1 ? s1->ep : 1, s1->cp > 1 ? s1->cp : 1, s1->fsdp, s1->global_batch,
-                 s1->vstages > 1 ? s1->vstages : 1};
+    const char *names[] = {"tp", "pp", "dp", "ep", "etp", "cp", "fsdp", "global_batch", "vstages"};
+    long v0[] = {s0->tp, s0->pp, s0->dp, s0->ep > 1 ? s0->ep : 1, s0->etp > 1 ? s0->etp : 1, s0->cp > 1 ? s0->cp : 1,
+                 s0->fsdp, s0->global_batch, s0->vstages > 1 ? s0->vstages : 1};
+    long v1[] = {s1->tp, s1->pp, s1->dp, s1->ep > 1 ? s1->ep : 1, s1->etp > 1 ? s1->etp : 1, s1->cp > 1 ? s1->cp : 1,
+                 s1->fsdp, s1->global_batch, s1->vstages > 1 ? s1->vstages : 1};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         if (v0[k] == v1[k]) continue;
         double p[2] = {(double)v0[k], (double)v1[k]};

@@ -102,7 +102,7 @@ const char *const LSIM_USAGE_SEARCH =
     "--kernels --loss --attention --attention-kernel --no-dropout --grad-bytes\n"
     "--grad-acc --grad-reduce --tp-overlap --scatter-gather --no-p2p-sync\n"
     "--routing-skew --routing-dirichlet --routing-hist --capacity-factor\n"
-    "--pad-to-capacity. A row's step is what lumosim synth gives with the same\n"
+    "--pad-to-capacity --etp. A row's step is what lumosim synth gives with the same\n"
     "options and the row's layout.\n"
     "\n"
     "--merge PART.h5... combines the -o files of the N shards of one search\n"
@@ -114,7 +114,7 @@ const char *const LSIM_USAGE_SEARCH =
  * search's own verdict: --dp-cost, --no-memory-check; --seed is the
  * samples' seed here). Their code in SEARCH_OPTS: SEARCH_JOB. */
 #define SEARCH_JOB 29
-#define SEARCH_NJOB 26
+#define SEARCH_NJOB 27
 #define JOB(name, what) {name, NULL, what, SEARCH_JOB, 0}
 #define JOB_OPTS                                                                                                        \
     JOB("--layers", "a positive integer"), JOB("--hidden", "a positive integer"),                                       \
@@ -126,7 +126,7 @@ const char *const LSIM_USAGE_SEARCH =
         JOB("--fp8-scaling", "a word"), JOB("--fp8-all-gather", NULL), JOB("--attention-kernel", "a word"),             \
         JOB("--kernels", "a word"), JOB("--loss", "a word"), JOB("--routing-skew", "a Zipf exponent"),                 \
         JOB("--routing-dirichlet", "a Dirichlet concentration"), JOB("--routing-hist", "a file name"),                  \
-        JOB("--capacity-factor", "a capacity factor"), JOB("--pad-to-capacity", NULL)
+        JOB("--capacity-factor", "a capacity factor"), JOB("--pad-to-capacity", NULL), JOB("--etp", "a positive integer")
 
 typedef struct search_args {
     const char *model, *gpu, *topo, *csv, *out;

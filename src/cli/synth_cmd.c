@@ -33,7 +33,7 @@ const char *const LSIM_USAGE_SYNTH =
     "                     [--kernels fused|eager] [--attention-kernel spec|fa2|fa3]\n"
     "                     [--loss fused|eager]\n"
     "                     [--no-memory-check] [--seed N] [--dp-cost N] [--fsdp N] [--cp N]\n"
-    "                     [--ep N] [--routing-skew Z] [--routing-hist FILE]\n"
+    "                     [--ep N] [--etp N] [--routing-skew Z] [--routing-hist FILE]\n"
     "                     [--routing-dirichlet A] [--capacity-factor C]\n"
     "                     [--pad-to-capacity] [--pp-layers SPLIT]\n"
     "                     [--no-shared-structure] -o JOB.h5\n"
@@ -139,6 +139,11 @@ const char *const LSIM_USAGE_SYNTH =
     "  --ep N           expert parallelism (MoE models): each MoE layer's experts\n"
     "                   split over groups of N of a stage's TP x CP x DP GPUs,\n"
     "                   tokens dispatched and combined by all-to-alls\n"
+    "  --etp N          expert-tensor parallelism: each expert's FFN split over\n"
+    "                   N GPUs (the stage's GPUs as ETP x EP x EDP, ETP fastest),\n"
+    "                   their tokens all-gathered before the experts and the\n"
+    "                   outputs reduce-scattered after (Megatron's\n"
+    "                   --expert-tensor-parallel-size)\n"
     "  --routing-skew Z tokens per expert drawn per MoE layer and micro-batch\n"
     "                   from a Zipf law of exponent Z (seeded by --seed);\n"
     "                   0, the default: balanced routing\n"
@@ -425,6 +430,7 @@ int lsim_cli_synth_base(const lsim_cli_synth_args *sa, lsim_synth_cfg *c, lsim_e
     c->fsdp = sa->fsdp;
     c->cp = sa->cp;
     c->ep = sa->ep;
+    c->etp = sa->etp;
     c->routing_skew = sa->routing_skew;
     c->routing_dirichlet = sa->routing_dirichlet;
     c->capacity_factor = sa->capacity_factor;

@@ -36,14 +36,17 @@ static int opt_fsdp(lsim_wi_request *rq, const char *v, lsim_err *err)
     return 0;
 }
 
-int lsim_wi_resynth_wanted(const lsim_wi_request *rq) { return rq->ep || rq->cp || rq->fsdp || rq->resynth; }
+int lsim_wi_resynth_wanted(const lsim_wi_request *rq)
+{
+    return rq->ep || rq->etp || rq->cp || rq->fsdp || rq->resynth;
+}
 
 static int rule_resynth(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
 {
     (void)d;
     if (!lsim_wi_resynth_wanted(rq)) return 0;
     return lsim_err_set(err, LSIM_EARG,
-                        "%s: --ep, --cp, --fsdp and --resynth synthesize a synthesized store's job again (lumosim "
+                        "%s: --ep, --etp, --cp, --fsdp and --resynth synthesize a synthesized store's job again (lumosim "
                         "whatif does it from the store's synth_args); no per-GPU transform makes them",
                         f->in);
 }
@@ -55,6 +58,9 @@ static const lsim_wi_opt O_RESYNTH[] = {
      "                    store's recorded synth arguments with the new widths\n"
      "                    (and any --tp, --pp, --dp, --schedule, --micro-batches,\n"
      "                    --layers, --hidden, --ffn, --gpu, --topology given)\n"},
+    {"--etp", NULL, "a positive integer", 0, 0, LSIM_WI_OPT_LONG, OFF(etp), 1L << 24, NULL,
+     "  --etp N           expert-tensor-parallel width N of a synthesized MoE job\n"
+     "                    (each expert's FFN over N GPUs); re-synthesized as --ep\n"},
     {"--cp", NULL, "a positive integer", 0, 0, LSIM_WI_OPT_LONG, OFF(cp), 1L << 24, NULL,
      "  --cp N            context-parallel width N (ring attention), the GPUs\n"
      "                    TP x CP x DP x PP; re-synthesized as --ep\n"},

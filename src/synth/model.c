@@ -518,6 +518,7 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->experts = m->experts, in->top_k = m->top_k, in->shared_experts = m->shared_experts;
     in->expert_ffn = m->expert_ffn, in->dense_layers = m->dense_layers, in->moe_every = m->moe_every;
     in->ep = c->ep;
+    in->etp = c->etp;
     in->expert_load = synth_expert_act_load(c);
     in->loss_eager = lsim_synth_loss_eager(c);
     if (c->cp > 1) {
@@ -602,6 +603,10 @@ void lsim_synth_opts(const lsim_synth_cfg *c, char *out, size_t cap)
     if (c->ep > 1) {
         size_t n = strlen(out);
         snprintf(out + n, cap > n ? cap - n : 0, "ep=%d,", c->ep);
+    }
+    if (c->etp > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap > n ? cap - n : 0, "etp=%d,", c->etp);
     }
     if (c->routing_skew > 0) {
         size_t n = strlen(out);

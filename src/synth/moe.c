@@ -13,12 +13,18 @@
  * routed to them, the combine all-to-all back, and the unpermutation (each
  * token's top-k outputs weighted and summed). Shared experts run on the
  * rank's tokens on the compute stream while the dispatch is in flight
- * (Megatron's shared-expert overlap). Experts are not split over TP
- * (expert-tensor parallelism 1, Megatron's MoE parallel folding): with TP
- * the MoE block runs on the rank's sequence-parallel shard of the tokens,
- * so TP > 1 needs --sequence-parallel. The routed experts' gradients are
- * reduced over the expert-data-parallel group (the GPUs of the stage with
- * the same place in their EP group). */
+ * (Megatron's shared-expert overlap). Experts are not split over the
+ * attention's TP (Megatron's MoE parallel folding): with TP the MoE block
+ * runs on the rank's sequence-parallel shard of the tokens, so TP > 1
+ * needs --sequence-parallel. With expert-tensor parallelism (--etp ETP >
+ * 1) each expert's FFN is split over ETP GPUs (the stage's GPUs as ETP x
+ * EP x EDP, ETP fastest, Megatron's expert layout): the tokens dispatched
+ * to them are all-gathered over the ETP group before the experts, and
+ * their partial outputs reduce-scattered after (the alltoall dispatcher
+ * with a tensor-parallel expert group), so each GPU runs its ETP group's
+ * rows at 1 / ETP of the width. The routed experts' gradients are reduced
+ * over the expert-data-parallel group (the GPUs of the stage with the same
+ * place in their EP and ETP groups). */
 #include "moe.h"
 #include "routing.h"
 
@@ -35,6 +41,7 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->ep < 0 || c->ep > (1 << 24)) return lsim_err_set(err, LSIM_EARG, "--ep %d: not a number of ranks", c->ep);
     if (m->experts <= 0) {
         if (c->ep > 1) return lsim_err_set(err, LSIM_EARG, "--ep %d: model %s has no experts", c->ep, m->name);
+        if (c->etp > 1) return lsim_err_set(err, LSIM_EARG, "--etp %d: model %s has no experts", c->etp, m->name);
         return synth_routing_check(c, err);
     }
     if (m->top_k < 1 || m->top_k > m->experts)
@@ -43,8 +50,16 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (m->expert_ffn <= 0 || m->shared_experts < 0 || m->dense_layers < 0 || m->moe_every < 0)
         return lsim_err_set(err, LSIM_EARG, "model %s: expert_ffn must be positive, shared_experts, dense_layers and "
                             "moe_every non-negative", m->name);
-    int ep = c->ep > 1 ? c->ep : 1;
+    int ep = c->ep > 1 ? c->ep : 1, etp = c->etp > 1 ? c->etp : 1;
     long long stage = (long long)c->tp * c->dp * (c->cp > 1 ? c->cp : 1);
+    if (c->etp < 0 || c->etp > (1 << 24)) return lsim_err_set(err, LSIM_EARG, "--etp %d: not a number of ranks", c->etp);
+    if (etp > 1 && (m->expert_ffn % etp))
+        return lsim_err_set(err, LSIM_EARG, "--etp %d: the expert FFN width %d of model %s is not divisible by ETP",
+                            etp, m->expert_ffn, m->name);
+    if (etp > 1 && stage % ((long long)ep * etp))
+        return lsim_err_set(err, LSIM_EARG,
+                            "--etp %d: EP x ETP = %lld does not divide the %lld GPUs of a stage (TP x CP x DP = %d x %d x %d)",
+                            etp, (long long)ep * etp, stage, c->tp, c->cp > 1 ? c->cp : 1, c->dp);
     if (m->experts % ep)
         return lsim_err_set(err, LSIM_EARG, "--ep %d: the %d experts of model %s are not divisible by EP = %d", ep,
                             m->experts, m->name, ep);
@@ -96,8 +111,10 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
     const lsim_gpu_spec *g = &c->gpu;
     const lsim_model_shape *m = &c->model;
     int swiglu = m->mlp == LSIM_MLP_SWIGLU, lb = c->precision == LSIM_PREC_FP8 ? 1 : c->elem_bytes, k = m->top_k;
-    double h = m->hidden, E = m->experts, fe = m->expert_ffn, f1e = swiglu ? 2 * fe : fe, eb = c->elem_bytes;
-    double Tm = (double)synth_rank_tokens(c, m->seq), T = (double)c->micro_batch * m->seq, rows = 0;
+    /* tok: the rows of each local expert over the ETP group (every GPU of
+     * it runs them all, at 1 / ETP of the expert's width) */
+    double h = m->hidden, E = m->experts, fe = (double)m->expert_ffn / X->etp, f1e = swiglu ? 2 * fe : fe;
+    double eb = c->elem_bytes, Tm = (double)synth_rank_tokens(c, m->seq), T = (double)c->micro_batch * m->seq, rows = 0;
     for (int e = 0; e < X->eloc; e++) rows += (double)tok[e];
     /* the router: a GEMM of the rank's tokens into E logits (bf16: the
      * logits' fp32 softmax, Megatron's moe_router_dtype, is the top-k
@@ -122,7 +139,7 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
     X->b_routerw = lsim_cost_gemm(g, h, E, Tm, c->elem_bytes);
     /* shared experts: TP-split like the dense MLP (width shared x fe / TP)
      * on the layer's T tokens; their TP collectives are not modelled */
-    double fs = (double)m->shared_experts * fe / c->tp, f1s = swiglu ? 2 * fs : fs;
+    double fs = (double)m->shared_experts * m->expert_ffn / c->tp, f1s = swiglu ? 2 * fs : fs;
     if (m->shared_experts > 0) {
         X->sfc1 = lsim_cost_gemm(g, T, f1s, h, lb);
         X->sact = lsim_cost_elementwise(g, (swiglu ? 3 : 2) * T * fs * eb);
@@ -157,6 +174,36 @@ static void moe_costs(synth_moe *X, const lsim_synth_cfg *c, const int64_t *tok)
     X->count_a2a = X->ep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLTOALL, X->count_bytes, X->ep_ranks, X->ep, LSIM_ALGO_AUTO) : 0;
     X->d2h = lsim_cost_elementwise(g, (double)X->count_bytes);
     X->a2a = X->ep > 1 ? lsim_cost_collective(&c->topo, LSIM_COLL_ALLTOALL, X->a2a_bytes, X->ep_ranks, X->ep, LSIM_ALGO_AUTO) : 0;
+    if (X->etp > 1) {
+        /* the rows this GPU received (its EP group's for its experts), all-
+         * gathered over the ETP group; the group's partial outputs
+         * reduce-scattered back (the backward: the reverse of each) */
+        double mine = 0;
+        for (int e = 0; e < X->eloc; e++) mine += (double)X->tok[(size_t)X->idx * X->eloc + e];
+        X->etp_ag_bytes = (int64_t)(mine * h * eb);
+        X->etp_rs_bytes = (int64_t)(rows * h * eb);
+        X->etp_ag = lsim_cost_collective(&c->topo, LSIM_COLL_ALLGATHER, X->etp_ag_bytes, X->etp_ranks, X->etp, LSIM_ALGO_AUTO);
+        X->etp_rs = lsim_cost_collective(&c->topo, LSIM_COLL_REDUCESCATTER, X->etp_rs_bytes, X->etp_ranks, X->etp,
+                                         LSIM_ALGO_AUTO);
+    }
+}
+
+/* The rows of each local expert over the ETP group: the sum of the ETP
+ * group's EP groups' draws (one EP group, this GPU's own, without ETP). */
+static void local_rows(synth_moe *X, const lsim_synth_cfg *c, int layer, int mb)
+{
+    if (X->etp <= 1) {
+        synth_route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
+        memcpy(X->tokl, X->tok + (size_t)X->idx * X->eloc, (size_t)X->eloc * sizeof *X->tokl);
+        return;
+    }
+    memset(X->tokl, 0, (size_t)X->eloc * sizeof *X->tokl);
+    for (int t = 0; t < X->etp; t++) {
+        synth_route(c, c->model.seq, X->ppi, X->grp0 + t, layer, mb, X->tok, X->rem);
+        for (int e = 0; e < X->eloc; e++) X->tokl[e] += X->tok[(size_t)X->idx * X->eloc + e];
+    }
+    /* X->tok: this GPU's own EP group's draw again (its dispatch) */
+    synth_route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
 }
 
 int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus)
@@ -166,27 +213,35 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
     if (m->experts <= 0) return 0;
     X->on = 1;
     X->ep = c->ep > 1 ? c->ep : 1;
-    X->edp = stage_gpus / X->ep;
+    X->etp = c->etp > 1 ? c->etp : 1;
+    X->edp = stage_gpus / (X->ep * X->etp);
     X->eloc = m->experts / X->ep;
-    int grp = w / X->ep, idx = w % X->ep, base = ppi * stage_gpus;
+    /* the stage's GPUs as ETP x EP x EDP, ETP fastest (Megatron's expert
+     * rank order): with ETP 1, EP groups are consecutive blocks */
+    int et = w % X->etp, idx = (w / X->etp) % X->ep, d = w / (X->etp * X->ep), base = ppi * stage_gpus;
+    int grp = d * X->etp + et;
     X->ep_ranks = malloc((size_t)X->ep * sizeof *X->ep_ranks);
     X->edp_ranks = malloc((size_t)X->edp * sizeof *X->edp_ranks);
+    X->etp_ranks = malloc((size_t)X->etp * sizeof *X->etp_ranks);
     X->tok = malloc((size_t)m->experts * sizeof *X->tok);
+    X->tokl = malloc((size_t)X->eloc * sizeof *X->tokl);
     X->rem = malloc((size_t)2 * m->experts * sizeof *X->rem);
-    if (!X->ep_ranks || !X->edp_ranks || !X->tok || !X->rem) {
+    if (!X->ep_ranks || !X->edp_ranks || !X->etp_ranks || !X->tok || !X->tokl || !X->rem) {
         synth_moe_free(X);
         return LSIM_ENOMEM;
     }
-    X->ppi = ppi, X->grp = grp, X->idx = idx;
-    for (int j = 0; j < X->ep; j++) X->ep_ranks[j] = base + grp * X->ep + j;
-    for (int i = 0; i < X->edp; i++) X->edp_ranks[i] = base + idx + X->ep * i;
+    X->ppi = ppi, X->grp = grp, X->idx = idx, X->et = et, X->grp0 = d * X->etp;
+    for (int j = 0; j < X->ep; j++) X->ep_ranks[j] = base + d * X->etp * X->ep + j * X->etp + et;
+    for (int i = 0; i < X->edp; i++) X->edp_ranks[i] = base + et + X->etp * idx + X->etp * X->ep * i;
+    for (int t = 0; t < X->etp; t++) X->etp_ranks[t] = base + (w / X->etp) * X->etp + t;
     snprintf(X->ep_pg, sizeof X->ep_pg, "ep:%d:%d", ppi, grp);
-    snprintf(X->edp_pg, sizeof X->edp_pg, "edp:%d:%d", ppi, idx);
+    snprintf(X->edp_pg, sizeof X->edp_pg, "edp:%d:%d", ppi, idx * X->etp + et);
+    snprintf(X->etp_pg, sizeof X->etp_pg, "etp:%d:%d", ppi, w / X->etp);
     /* balanced routing over the group's tokens (skewed: redrawn per layer
      * and micro-batch, synth_moe_fwd); this rank's experts are idx x eloc
      * .. + eloc */
-    synth_route(c, m->seq, ppi, grp, 0, 0, X->tok, X->rem);
-    moe_costs(X, c, X->tok + (size_t)idx * X->eloc);
+    local_rows(X, c, 0, 0);
+    moe_costs(X, c, X->tokl);
     /* the parameters: memest.h's count, the one rule for the graph and
      * the memory estimate */
     lsim_memest_in in;
@@ -206,11 +261,29 @@ void synth_moe_free(synth_moe *X)
 {
     free(X->ep_ranks);
     free(X->edp_ranks);
+    free(X->etp_ranks);
     free(X->tok);
+    free(X->tokl);
     free(X->rem);
-    X->ep_ranks = X->edp_ranks = NULL;
-    X->tok = NULL;
+    X->ep_ranks = X->edp_ranks = X->etp_ranks = NULL;
+    X->tok = X->tokl = NULL;
     X->rem = NULL;
+}
+
+/* ETP > 1: the expert inputs' all-gather (forward; the output gradients'
+ * in the backward) or the outputs' reduce-scatter (forward; the input
+ * gradients' in the backward) over the ETP group, on the EP stream, the
+ * compute stream waiting for it. */
+static void etp_coll(synth_moe *X, lsim_emit *E, const char *pfx, const char *what, int gather)
+{
+    if (X->etp <= 1) return;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s%s", pfx, what);
+    uint32_t n = gather ? lsim_emit_comm(E, LSIM_ES_EP, nm, X->etp_ag, LSIM_COLL_ALLGATHER, X->etp_ag_bytes, X->etp,
+                                         X->etp_pg, X->etp_seq++)
+                        : lsim_emit_comm(E, LSIM_ES_EP, nm, X->etp_rs, LSIM_COLL_REDUCESCATTER, X->etp_rs_bytes, X->etp,
+                                         X->etp_pg, X->etp_seq++);
+    if (n != NONE) lsim_emit_pend(E, n);
 }
 
 static void kern(lsim_emit *E, const char *pfx, const char *what, lsim_ns d)
@@ -274,8 +347,8 @@ static void f8(const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, const cha
 static void redraw(synth_moe *X, const lsim_synth_cfg *c, int layer, int mb)
 {
     if (!synth_routing_drawn(c)) return;
-    synth_route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
-    moe_costs(X, c, X->tok + (size_t)X->idx * X->eloc);
+    local_rows(X, c, layer, mb);
+    moe_costs(X, c, X->tokl);
 }
 
 void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const char *pfx, int layer, int mb)
@@ -293,6 +366,7 @@ void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const ch
         kern(E, pfx, "shared_fc2_gemm", X->sfc2);
     }
     if (d != NONE) lsim_emit_pend(E, d);
+    etp_coll(X, E, pfx, "moe_etp_allgather", 1);
     f8(c, E, pfx, "expert_fc1", 0, X->f8_fc1[0], X->f8_amax1[0]);
     f8(c, E, pfx, "expert_fc1", 1, X->f8_fc1[1], X->f8_amax1[1]);
     kern(E, pfx, "expert_fc1_gemm", X->efc1);
@@ -300,6 +374,7 @@ void synth_moe_fwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, const ch
     f8(c, E, pfx, "expert_fc2", 0, X->f8_fc2[0], X->f8_amax2[0]);
     f8(c, E, pfx, "expert_fc2", 1, X->f8_fc2[1], X->f8_amax2[1]);
     kern(E, pfx, "expert_fc2_gemm", X->efc2);
+    etp_coll(X, E, pfx, "moe_etp_reducescatter", 0);
     uint32_t b = a2a(X, E, pfx, "moe_combine");
     if (b != NONE) lsim_emit_pend(E, b);
     kern(E, pfx, "moe_unpermute", X->unpermute);
@@ -314,6 +389,7 @@ void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int laye
      * backward), and the input gradients home (the dispatch's) */
     uint32_t b = a2a(X, E, "", "moe_combine");
     if (b != NONE) lsim_emit_pend(E, b);
+    etp_coll(X, E, "", "moe_etp_allgather", 1); /* the reduce-scatter's backward */
     f8(c, E, "", "expert_fc2", 2, X->f8_fc2[2], X->f8_amax2[2]);
     kern(E, "", "expert_fc2_dgrad", X->b_efc2d);
     kern(E, "", "expert_fc2_wgrad", X->b_efc2w);
@@ -321,6 +397,7 @@ void synth_moe_bwd(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int laye
     f8(c, E, "", "expert_fc1", 2, X->f8_fc1[2], X->f8_amax1[2]);
     kern(E, "", "expert_fc1_dgrad", X->b_efc1d);
     kern(E, "", "expert_fc1_wgrad", X->b_efc1w);
+    etp_coll(X, E, "", "moe_etp_reducescatter", 0); /* the all-gather's backward */
     uint32_t d = a2a(X, E, "", "moe_dispatch");
     if (c->model.shared_experts > 0) { /* overlaps the dispatch's backward */
         kern(E, "", "shared_fc2_dgrad", X->b_sfc2d);

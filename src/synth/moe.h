@@ -11,9 +11,13 @@
 typedef struct synth_moe {
     int on;                      /* the model has experts */
     int ep, edp, eloc;           /* EP group size, expert-data-parallel group size, experts per GPU */
-    int32_t *ep_ranks, *edp_ranks;
-    char ep_pg[48], edp_pg[48];
-    int64_t ep_seq, edp_seq;
+    int etp, et;                 /* expert-tensor-parallel group size, place in it */
+    int32_t *ep_ranks, *edp_ranks, *etp_ranks;
+    char ep_pg[48], edp_pg[48], etp_pg[48];
+    int64_t ep_seq, edp_seq, etp_seq;
+    int64_t etp_ag_bytes, etp_rs_bytes; /* ETP > 1: this rank's received rows (all-gather), the group's (reduce-scatter) */
+    lsim_ns etp_ag, etp_rs;
+    int64_t *tokl;               /* tokens of each local expert over the ETP group (eloc) */
     int64_t a2a_bytes;           /* one dispatch (or combine) send buffer: the rank's tokens x top_k x h x 2 */
     lsim_ns a2a;
     int64_t count_bytes;         /* the tokens-per-expert counts exchanged before the dispatch */
@@ -30,6 +34,7 @@ typedef struct synth_moe {
     lsim_ns edp_red, edp_ag;
     int64_t edp_ag_bytes;
     int ppi, grp, idx;           /* stage, EP group, place in it */
+    int grp0;                    /* the EP group of the ETP group's first GPU (its groups: grp0 .. + etp) */
     int64_t *tok;                /* tokens per expert of the group (the last draw) */
     double *rem;                 /* the draw's scratch */
 } synth_moe;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # whatif_resynth.sh  (environment: LUMOSIM)
 #
-# lumosim whatif --ep / --cp / --fsdp on a synthesized store (issue 36;
+# lumosim whatif --ep / --etp / --cp / --fsdp on a synthesized store (issue 36;
 # docs/whatif.md "Re-synthesis"): the job synthesized again from the
 # store's recorded arguments. Each what-if's store must be, simulated to
 # the nanosecond and node for node, what lumosim synth makes when given the
@@ -47,6 +47,11 @@ same w4.h5 e4.h5 "EP 2 -> 4"
 grep -q '"dp":\[4,8\],"ep":\[4,8\],"global_batch":\[8,16\]' rec.json || fail "record: $(cat rec.json)"
 "$L" synth $moe --dp 8 --ep 8 --global-batch 16 -o e8.h5 >/dev/null || fail "synth ep 8"
 same w8.h5 e8.h5 "EP 4 -> 8, DP 4 -> 8"
+# expert-tensor parallelism: EP 2 -> EP 2 x ETP 2 (the 4 GPUs as ETP x EP)
+"$L" whatif e2.h5 --etp 2 -o we.h5 >rec.json 2>err || fail "whatif --etp 2: $(cat err)"
+grep -q '"changed":{"etp":\[1,2\]}' rec.json || fail "record: $(cat rec.json)"
+"$L" synth $moe --dp 4 --ep 2 --etp 2 --global-batch 8 -o ee.h5 >/dev/null || fail "synth ep 2 etp 2"
+same we.h5 ee.h5 "ETP 1 -> 2"
 
 dense="--model llama3-8b --layers 2 --seq 1024 --tp 2 --pp 1 --micro-batch 1 --sequence-parallel"
 "$L" synth $dense --dp 2 --global-batch 4 -o l.h5 >/dev/null || fail "synth llama"

@@ -19,6 +19,9 @@
  *   the total exact, the draw repeatable and varying over micro-batches;
  * - refusals: experts not divisible by EP, top_k above the experts, EP not
  *   dividing the stage, --ep on a dense model;
+ * - expert-tensor parallelism: the GEMM FLOPs unchanged, the experts'
+ *   parameters per GPU / ETP, the ETP group's all-gather and
+ *   reduce-scatter of the rows, the groups' places;
  * - the whole EP job (TP 2 with SP, PP 2, DP 2, EP 4) matches and runs. */
 #include <math.h>
 #include <stdlib.h>
@@ -181,10 +184,11 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && !strcmp(s + a - b, suf);
 }
 
-static void test_flops(int tp, int pp, int dp, int ep)
+static void test_flops(int tp, int pp, int dp, int ep, int etp)
 {
     lsim_synth_cfg c;
     cfg_of(&c, tp, pp, dp, ep);
+    c.etp = etp;
     exact_gpu(&c.gpu);
     const lsim_model_shape *M = &c.model;
     double h = M->hidden, H = M->heads, d = M->head_dim, KV = M->kv_heads, fe = M->expert_ffn, E = M->experts;
@@ -208,8 +212,9 @@ static void test_flops(int tp, int pp, int dp, int ep)
         lsim_graph_free(g[i]);
     }
     free(g);
-    CHECK_MSG(fabs(gemm - want) <= 1e-5 * want, "TP %d PP %d DP %d EP %d: graph %.6e GEMM FLOPs, 6 N_active tokens %.6e",
-              tp, pp, dp, ep, gemm, want);
+    CHECK_MSG(fabs(gemm - want) <= 1e-5 * want,
+              "TP %d PP %d DP %d EP %d ETP %d: graph %.6e GEMM FLOPs, 6 N_active tokens %.6e", tp, pp, dp, ep, etp, gemm,
+              want);
 }
 
 /* expert parameters per GPU divided by EP: the estimate's parameters at EP
@@ -226,6 +231,66 @@ static void test_memory(void)
     double want = moe_layers(M) * (M->experts - M->experts / 4.0) * 3.0 * M->hidden * M->expert_ffn;
     CHECK_MSG(fabs((a.params - b.params) - want) < 0.5, "params %.0f - %.0f, formula %.0f", a.params, b.params, want);
     CHECK(b.total < a.total && b.total > 0);
+}
+
+/* Expert-tensor parallelism (ETP 2, EP 2, DP 8: EDP 2): the routed
+ * experts' parameters per GPU halve; per MoE layer and micro-batch, on
+ * the ETP group (GPUs 0 and 1) an all-gather of the rows the GPU received
+ * (balanced: its tokens x top_k, as many as it dispatched) and a
+ * reduce-scatter of the group's (ETP x that), forward and backward; EP
+ * groups take every ETP-th GPU (GPU 0's: 0 and 2); the gradients reduce
+ * over the 8 / (2 x 2) = 2 GPUs with the same place in both. */
+static void test_etp(void)
+{
+    lsim_synth_cfg c;
+    lsim_synth_mem a, b;
+    cfg_of(&c, 1, 1, 8, 2);
+    c.dist_opt = 1;
+    lsim_synth_memory(&c, &a);
+    c.etp = 2;
+    lsim_synth_memory(&c, &b);
+    const lsim_model_shape *M = &c.model;
+    double h = M->hidden, fe = M->expert_ffn;
+    double half = moe_layers(M) * (M->experts / 2.0) * 3.0 * h * fe / 2;
+    CHECK_MSG(fabs((a.params - b.params) - half) < 0.5, "params %.0f - %.0f, formula %.0f", a.params, b.params, half);
+    lsim_graph *g = NULL;
+    lsim_err err = {0};
+    CHECK_MSG(lsim_synth_gpu(&c, 0, NULL, &g, &err) == 0, "%s", err.msg);
+    if (!g) return;
+    int64_t mine = (int64_t)c.micro_batch * M->seq * M->top_k * (int64_t)h * 2;
+    size_t ag = 0, rs = 0, a2a = 0, edp = 0;
+    for (size_t v = 0; v < g->n; v++) {
+        if (g->coll[v] < 0) continue;
+        const lsim_coll_info *ci = &g->colls[g->coll[v]];
+        const char *pg = lsim_strtab_get(g->strings, ci->pg_name);
+        if (!strcmp(pg, "etp:0:0")) {
+            CHECK_I64(ci->group_size, 2);
+            if (ci->kind == LSIM_COLL_ALLGATHER) {
+                ag++;
+                CHECK_I64(ci->bytes, mine);
+            }
+            if (ci->kind == LSIM_COLL_REDUCESCATTER) {
+                rs++;
+                CHECK_I64(ci->bytes, 2 * mine);
+            }
+        } else if (!strcmp(pg, "ep:0:0") && ci->kind == LSIM_COLL_ALLTOALL && ci->bytes == mine) {
+            a2a++;
+        } else if (!strcmp(pg, "edp:0:0")) {
+            CHECK_I64(ci->group_size, 2);
+            edp += ci->kind == LSIM_COLL_REDUCESCATTER;
+        }
+    }
+    int mbs = c.global_batch / (c.micro_batch * c.dp);
+    CHECK_I64(ag, (size_t)(2 * moe_layers(M) * mbs));
+    CHECK_I64(rs, (size_t)(2 * moe_layers(M) * mbs));
+    CHECK_I64(a2a, (size_t)(4 * moe_layers(M) * mbs));
+    CHECK_I64(edp, (size_t)moe_layers(M));
+    lsim_graph_free(g);
+    /* refused: ETP not dividing the expert FFN, EP x ETP not dividing the stage */
+    c.etp = 3;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--etp 3"));
+    c.etp = 16;
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "EP x ETP"));
 }
 
 /* the routed experts' gradients: with the distributed optimizer one
@@ -323,10 +388,13 @@ int main(void)
     test_a2a_bytes(1, 4, 4);
     test_a2a_bytes(2, 4, 8);
     test_a2a_bytes(1, 8, 2);
-    test_flops(1, 1, 1, 1);
-    test_flops(2, 2, 2, 4);
-    test_flops(1, 2, 4, 2);
+    test_flops(1, 1, 1, 1, 1);
+    test_flops(2, 2, 2, 4, 1);
+    test_flops(1, 2, 4, 2, 1);
+    test_flops(1, 1, 8, 2, 2);
+    test_flops(2, 2, 4, 2, 4);
     test_memory();
+    test_etp();
     test_edp();
     test_refusals();
     test_job();
