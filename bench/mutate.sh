@@ -414,7 +414,7 @@ sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->
 
 mutant resynth_switch_ignored kill "^whatif:resynth$" \
     "whatif --resynth: the switch read but never routes to the re-synthesis (the graph edits refuse the job)"
-sub src/run/whatif_resynth.c 'return rq->ep || rq->cp || rq->fsdp || rq->resynth; }' 'return rq->ep || rq->cp || rq->fsdp; }'
+sub src/run/whatif_resynth.c 'return rq->ep || rq->etp || rq->cp || rq->fsdp || rq->resynth;' 'return rq->ep || rq->etp || rq->cp || rq->fsdp;'
 
 mutant archive_iter_waits_unread kill "^report:from_tables$" \
     "result archive: the iterations' waits for peers written but not read back (0, as before the columns)"

@@ -1,13 +1,12 @@
 /* Streaming Kineto trace reader (see include/lumosim/kineto.h; the data
- * model it fills is trace.h's, in src/trace.c).
- *
- * Why hand-written scanning at all: cJSON parses whole documents, and traces
- * run to gigabytes. So a small scanner walks the top-level object, finds the
- * extent of each traceEvents element (strings, escapes and nesting handled),
- * and notes where the element's own "ph", "ts" and "dur" values are, so that
- * (a) non-complete events (flows, metadata) are skipped without parsing and
- * (b) timestamps are converted exactly from their decimal text: cJSON's
- * double cannot hold 1.7e15 us with sub-microsecond digits.
+ * model it fills is trace.h's, in src/trace.c): the mapping of trace events
+ * to the trace's events, rows and collectives. The JSON itself is walked
+ * by the shared streaming reader (io/json_scan.c, json_internal.h), which
+ * finds each traceEvents element's extent and where its own "ph", "ts" and
+ * "dur" values are, so that non-complete events (flows, metadata) are
+ * skipped without parsing and timestamps are converted exactly from their
+ * decimal text (here: cJSON's double cannot hold 1.7e15 us with
+ * sub-microsecond digits).
  *
  * A plain event (strict JSON without backslashes: all of today's traces) is
  * validated by event_scan, which also records where the members the graph
@@ -38,67 +37,11 @@
 #include "lumosim/input.h"
 #include "json_internal.h"
 
-/* ------------------------------------------------------------------ arena */
-
-static struct {
-    char *base;
-    size_t used, cap;
-    int active;
-    unsigned long fallbacks; /* allocations that did not fit */
-} g_arena;
-
-static void *arena_malloc(size_t sz)
-{
-    if (g_arena.active) {
-        size_t a = (sz + 15u) & ~(size_t)15u;
-        if (g_arena.cap - g_arena.used >= a) {
-            void *p = g_arena.base + g_arena.used;
-            g_arena.used += a;
-            return p;
-        }
-        g_arena.fallbacks++;
-    }
-    return malloc(sz);
-}
-
-static void arena_free(void *p)
-{
-    char *c = p;
-    if (g_arena.base && c >= g_arena.base && c < g_arena.base + g_arena.cap) return;
-    free(p);
-}
-
-static int arena_begin(void)
-{
-    if (!g_arena.base) {
-        g_arena.cap = (size_t)4 << 20;
-        g_arena.base = malloc(g_arena.cap);
-        if (!g_arena.base) return LSIM_ENOMEM;
-        cJSON_Hooks h = {arena_malloc, arena_free};
-        cJSON_InitHooks(&h);
-    }
-    g_arena.active = 1;
-    g_arena.used = 0;
-    return 0;
-}
-
-static void arena_end(void)
-{
-    g_arena.active = 0;
-    g_arena.used = 0;
-}
-
-int lsim_json_arena_begin(void) { return arena_begin(); }
-
-int lsim_json_arena_end(void)
-{
-    int spilled = g_arena.fallbacks != 0;
-    g_arena.fallbacks = 0;
-    arena_end();
-    return spilled;
-}
-
 /* ----------------------------------------------------------------- source */
+
+/* The shared reader and a trace event's ph/ts/dur (json_internal.h). */
+typedef lsim_json_reader reader;
+typedef lsim_json_keys value_keys;
 
 /* Row interning: (pid, tid, device, stream) -> dense index. Open addressing
  * over row indices; rows are few (threads and streams). */
@@ -106,102 +49,6 @@ typedef struct rowmap {
     uint32_t *slots; /* row + 1, 0 = empty */
     size_t nslots;
 } rowmap;
-
-typedef struct reader {
-    const char *label;
-    gzFile gz;
-    const char *mem;
-    size_t memlen, mempos;
-    char *buf;
-    size_t cap, pos, end; /* valid bytes [pos, end) */
-    uint64_t consumed;    /* bytes before buf[0] */
-    int eof;
-    lsim_err *err;
-    rowmap rows;
-    lsim_progress_fn progress;
-    void *progress_ctx;
-    uint64_t next_progress;
-    struct name_memo *memo; /* the Kineto reader's (handle_event); NULL in lsim_json_walk_mem */
-} reader;
-
-/* Make at least `need` bytes available from pos (or hit EOF). Keeps
- * [pos, end) and moves it to the front; grows the buffer if needed.
- * Returns 0 or a negative code (err filled). */
-static int fill(reader *r, size_t need)
-{
-    while (r->end - r->pos < need && !r->eof) {
-        if (r->pos > 0) {
-            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
-            r->consumed += r->pos;
-            r->end -= r->pos;
-            r->pos = 0;
-        }
-        if (r->cap - r->end < (size_t)1 << 16) {
-            size_t nc = r->cap * 2;
-            char *nb = realloc(r->buf, nc + 1);
-            if (!nb) return lsim_err_set(r->err, LSIM_ENOMEM, "%s: out of memory while reading", r->label);
-            r->buf = nb;
-            r->cap = nc;
-        }
-        size_t want = r->cap - r->end;
-        if (r->gz) {
-            unsigned chunk = want > (1u << 30) ? (1u << 30) : (unsigned)want;
-            int got = gzread(r->gz, r->buf + r->end, chunk);
-            if (got <= 0) {
-                int zerr = 0;
-                (void)gzerror(r->gz, &zerr); /* its text repeats the path */
-                if (got < 0 || (zerr != Z_OK && zerr != Z_STREAM_END))
-                    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: %s", r->label, lsim_gz_why(zerr));
-                r->eof = 1;
-            }
-            r->end += (size_t)got;
-            if (r->progress && r->consumed + r->end >= r->next_progress) {
-                r->progress(r->progress_ctx, r->consumed + r->end);
-                r->next_progress = r->consumed + r->end + ((uint64_t)16 << 20);
-            }
-        } else {
-            size_t left = r->memlen - r->mempos;
-            size_t n = left < want ? left : want;
-            memcpy(r->buf + r->end, r->mem + r->mempos, n);
-            r->mempos += n;
-            r->end += n;
-            if (r->mempos == r->memlen) r->eof = 1;
-        }
-    }
-    return 0;
-}
-
-static uint64_t offset_of(const reader *r, size_t at) { return r->consumed + at; }
-
-static int syntax_error(reader *r, size_t at, const char *what)
-{
-    return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed JSON at byte %llu: %s", r->label,
-                        (unsigned long long)offset_of(r, at), what);
-}
-
-/* Skip whitespace; returns the next byte or -1 at EOF (or a negative code
- * via *rc). */
-static int peek_nonspace(reader *r, int *rc)
-{
-    for (;;) {
-        while (r->pos < r->end) {
-            unsigned char c = (unsigned char)r->buf[r->pos];
-            if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-                r->pos++;
-                continue;
-            }
-            return c;
-        }
-        *rc = fill(r, 1);
-        if (*rc) return -2;
-        if (r->pos >= r->end) return -1;
-    }
-}
-
-/* Bytes that end a run of number/literal/whitespace characters. */
-static const unsigned char k_structural[256] = {
-    ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1, [':'] = 1,
-};
 
 /* Does the key k (kl bytes) equal the literal, as strcmp on the key made a
  * C string would say (cJSON's keys are C strings: one with a NUL byte
@@ -302,146 +149,17 @@ typedef struct ev_scan {
     uint32_t off[J_N], len[J_N];
 } ev_scan;
 
-/* Positions (relative to the value start) of an event's own ph/ts/dur; scan
- * is its members when the event is plain, else NULL. */
-typedef struct value_keys {
-    long ph, ts, dur; /* -1 if absent */
-    const ev_scan *scan;
-} value_keys;
+/* The Kineto reader's state beside the shared reader: the trace it fills,
+ * its rows, the names it has classified, and where the plain event being
+ * read keeps its members. */
+typedef struct kctx {
+    lsim_trace *t;
+    rowmap rows;
+    struct name_memo *memo;
+    ev_scan sc;
+} kctx;
 
-/* Find the extent of the JSON value starting at r->pos. On success the value
- * is buf[r->pos, r->pos + *len) and stays there until r->pos moves. When keys
- * is given and the value is an object, records where its top-level "ph",
- * "ts" and "dur" values begin. */
-static int value_extent(reader *r, size_t *len, value_keys *keys)
-{
-    size_t i = 0; /* offset from r->pos */
-    int depth = 0;
-    int expect_key = 0, key_is = 0; /* key_is: 1 ph, 2 ts, 3 dur */
-    int pending = 0;                /* value of key_is starts after ':' */
-    if (keys) keys->ph = keys->ts = keys->dur = -1;
-    for (;;) {
-        if (r->pos + i >= r->end) {
-            int rc = fill(r, i + 1);
-            if (rc) return rc;
-            if (r->pos + i >= r->end) return syntax_error(r, r->pos + i, "unexpected end of input");
-        }
-        const char *b = r->buf + r->pos;
-        char c = b[i];
-        switch (c) {
-        case '"': {
-            size_t s = i + 1, j = s;
-            for (;;) {
-                const char *q = NULL;
-                if (r->pos + j < r->end) q = memchr(b + j, '"', r->end - r->pos - j);
-                if (!q) {
-                    size_t have = r->end - r->pos;
-                    if (j < have) j = have; /* searched all of it */
-                    int rc = fill(r, have + 1);
-                    if (rc) return rc;
-                    b = r->buf + r->pos;
-                    if (r->end - r->pos <= have) return syntax_error(r, r->pos + i, "unterminated string");
-                    /* a backslash right before the old end may escape the
-                     * first new byte: back up over trailing backslashes */
-                    while (j > s && b[j - 1] == '\\') j--;
-                    continue;
-                }
-                j = (size_t)(q - b);
-                size_t bs = 0;
-                while (j - bs > s && b[j - bs - 1] == '\\') bs++;
-                if (bs % 2 == 0) break;
-                j++;
-            }
-            if (depth == 1 && expect_key && keys) {
-                size_t kl = j - s;
-                key_is = 0;
-                if (kl == 2 && b[s] == 'p' && b[s + 1] == 'h') key_is = 1;
-                else if (kl == 2 && b[s] == 't' && b[s + 1] == 's') key_is = 2;
-                else if (kl == 3 && memcmp(b + s, "dur", 3) == 0) key_is = 3;
-                expect_key = 0;
-                pending = key_is;
-            } else if (pending && depth == 1) {
-                /* string value of ph (or a quoted ts) */
-                pending = 0;
-            }
-            i = j + 1;
-            if (depth == 0) {
-                *len = i;
-                return 0;
-            }
-            continue;
-        }
-        case '{':
-        case '[':
-            depth++;
-            if (depth == 1 && c == '{') expect_key = 1;
-            i++;
-            continue;
-        case '}':
-        case ']':
-            if (depth == 0) return syntax_error(r, r->pos + i, "unexpected closing bracket");
-            depth--;
-            i++;
-            if (depth == 0) {
-                *len = i;
-                return 0;
-            }
-            continue;
-        case ',':
-            if (depth == 1) expect_key = 1;
-            i++;
-            continue;
-        case ':':
-            if (depth == 1 && pending && keys) {
-                size_t v = i + 1;
-                /* record value start (after whitespace; it is in the buffer
-                 * or will be when we get there, offsets are relative) */
-                for (;;) {
-                    if (r->pos + v >= r->end) {
-                        int rc = fill(r, v + 1);
-                        if (rc) return rc;
-                        if (r->pos + v >= r->end) return syntax_error(r, r->pos + v, "unexpected end of input");
-                    }
-                    char w = r->buf[r->pos + v];
-                    if (w == ' ' || w == '\n' || w == '\r' || w == '\t') {
-                        v++;
-                        continue;
-                    }
-                    break;
-                }
-                if (pending == 1) keys->ph = (long)v;
-                else if (pending == 2) keys->ts = (long)v;
-                else keys->dur = (long)v;
-                pending = 0;
-            }
-            i++;
-            continue;
-        default:
-            if (depth == 0) {
-                /* a primitive at top level: scan to a delimiter */
-                size_t j = i;
-                for (;;) {
-                    if (r->pos + j >= r->end) {
-                        int rc = fill(r, j + 1);
-                        if (rc) return rc;
-                        if (r->pos + j >= r->end) break;
-                    }
-                    char w = r->buf[r->pos + j];
-                    if (w == ',' || w == '}' || w == ']' || w == ' ' || w == '\n' || w == '\r' || w == '\t')
-                        break;
-                    j++;
-                }
-                if (j == 0) return syntax_error(r, r->pos, "expected a value");
-                *len = j;
-                return 0;
-            }
-            i++;
-            /* skip the rest of a number/literal/whitespace run at once */
-            while (r->pos + i < r->end && !k_structural[(unsigned char)b[i]]) i++;
-            continue;
-        }
-    }
-}
+
 
 /* ------------------------------------------------------- the event scanner */
 
@@ -450,7 +168,7 @@ static int value_extent(reader *r, size_t *len, value_keys *keys)
 static int more(reader *r, size_t need)
 {
     if (r->end - r->pos >= need) return 1;
-    int rc = fill(r, need);
+    int rc = lsim_json_fill(r, need);
     if (rc) return rc;
     return r->end - r->pos >= need;
 }
@@ -608,7 +326,7 @@ static size_t scan_object(scanner *s, size_t i, int depth, int members)
         i = skip_ws(b, i + 1);
         int slot = -1, args = 0;
         if (members == 1) {
-            /* ph, ts and dur as value_extent finds them: the bytes alone */
+            /* ph, ts and dur as lsim_json_extent finds them: the bytes alone */
             if (kl == 2 && b[k] == 'p' && b[k + 1] == 'h') s->vk->ph = (long)i;
             else if (kl == 2 && b[k] == 't' && b[k + 1] == 's') s->vk->ts = (long)i;
             else if (kl == 3 && !memcmp(b + k, "dur", 3)) s->vk->dur = (long)i;
@@ -639,9 +357,9 @@ static size_t scan_object(scanner *s, size_t i, int depth, int members)
 /* The trace event (an object) at r->pos, when it is plain: strict JSON (the
  * four whitespace bytes only, strict numbers of at most 60 characters),
  * no backslash anywhere, nesting under EV_MAXDEPTH, at most one "args"
- * member. Then returns 1 with *len, vk (ph, ts, dur as value_extent finds
+ * member. Then returns 1 with *len, vk (ph, ts, dur as lsim_json_extent finds
  * them; scan = sc) and sc (where the members the graph uses are) filled. Returns 0, reporting nothing, for anything else
- * (value_extent then reads the event, and cJSON parses it whole, as before),
+ * (lsim_json_extent then reads the event, and cJSON parses it whole, as before),
  * or a negative code when reading failed.
  *
  * Why: cJSON parsing each whole event was half of `replay` (number
@@ -650,14 +368,14 @@ static size_t scan_object(scanner *s, size_t i, int depth, int members)
  * (handle_event) with the values cJSON would give. The scan reads a window
  * of the buffer ending in a NUL, so it never checks for the buffer's end; an
  * event that runs past the window is scanned again in a larger one. */
-static int event_scan(reader *r, size_t *len, value_keys *vk, ev_scan *sc)
+static inline __attribute__((always_inline)) int event_scan(reader *r, size_t *len, value_keys *vk, ev_scan *sc)
 {
     size_t want = (size_t)1 << 16;
     for (;;) {
         int rc = more(r, want);
         if (rc < 0) return rc;
         size_t n = r->end - r->pos;
-        if (n > UINT32_MAX) return 0; /* offsets are 32-bit: leave it to value_extent */
+        if (n > UINT32_MAX) return 0; /* offsets are 32-bit: leave it to lsim_json_extent */
         r->buf[r->end] = '\0';        /* the buffer has cap + 1 bytes */
         scanner s = {r->buf + r->pos, n, r->eof, 0, 0, vk, sc};
         sc->have = 0;
@@ -1064,14 +782,13 @@ static cJSON *plain_item(ev_args *a, char *s, size_t n)
  * in nodes from the arena; *i moves past it. */
 static cJSON *tree_node(char *s, size_t *i, size_t end)
 {
-    cJSON *c = (cJSON *)(void *)(g_arena.base + g_arena.used);
-    g_arena.used += (sizeof *c + 15u) & ~(size_t)15u;
+    cJSON *c = lsim_json_arena_take(sizeof *c);
     size_t j = *i;
     if (s[j] != '[') {
         size_t e = j + 1;
         if (s[j] == '"') e = (size_t)((char *)memchr(s + e, '"', end - e) - s) + 1;
         else
-            while (e < end && !k_structural[(unsigned char)s[e]] && !k_space[(unsigned char)s[e]]) e++;
+            while (e < end && !lsim_json_structural[(unsigned char)s[e]] && !k_space[(unsigned char)s[e]]) e++;
         plain_scalar(c, s + j, e - j);
         *i = e;
         return c;
@@ -1120,7 +837,7 @@ static const cJSON *plain_tree(char *s, size_t n)
         digits = 0;
         in_str = c == '"';
     }
-    if (!g_arena.active || (g_arena.cap - g_arena.used) / ((sizeof(cJSON) + 15u) & ~(size_t)15u) < n) return NULL;
+    if (lsim_json_arena_room() / ((sizeof(cJSON) + 15u) & ~(size_t)15u) < n) return NULL;
     size_t i = 0;
     return tree_node(s, &i, n);
 }
@@ -1636,7 +1353,7 @@ static int has_text(const char *txt, size_t len, const char *needle)
  * has it), which keeps the running sum far from overflow on hostile input. */
 static int handle_memory(lsim_trace *t, reader *r, const char *txt, size_t len)
 {
-    int rc = arena_begin();
+    int rc = lsim_json_arena_begin();
     if (rc) return lsim_err_set(r->err, rc, "%s: out of memory", r->label);
     cJSON *o = cJSON_ParseWithLength(txt, len);
     const cJSON *a = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "args") : NULL;
@@ -1669,19 +1386,16 @@ static int handle_memory(lsim_trace *t, reader *r, const char *txt, size_t len)
             }
         }
     }
-    if (g_arena.fallbacks) {
-        cJSON_Delete(o);
-        g_arena.fallbacks = 0;
-    }
-    arena_end();
+    if (lsim_json_arena_end()) cJSON_Delete(o); /* spilled: o's nodes outside the arena */
     return 0;
 }
 
 /* One trace event, txt[0, len) in the reader's buffer (a plain one is read
  * in place, which writes over the closing quotes of the strings it uses:
  * see plain_item). */
-static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const value_keys *vk)
+static int handle_event(kctx *k, reader *r, char *txt, size_t len, const value_keys *vk)
 {
+    lsim_trace *t = k->t;
     t->events_seen++;
     /* Only complete events are graph material; cheap check on ph first. */
     if (vk->ph < 0) return 0;
@@ -1694,7 +1408,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
     if ((ph[1] == 'i' || ph[1] == 'I') && ph[2] == '"') return has_text(txt, len, "\"[memory]\"") ? handle_memory(t, r, txt, len) : 0;
     if (!(ph[1] == 'X' && ph[2] == '"')) return 0;
 
-    int rc = arena_begin();
+    int rc = lsim_json_arena_begin();
     if (rc) return lsim_err_set(r->err, rc, "%s: out of memory", r->label);
     ev_args a;
     cJSON *o = NULL;
@@ -1704,7 +1418,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
         o = cJSON_ParseWithLength(txt, len);
         if (!o || !cJSON_IsObject(o)) {
             cJSON_Delete(o);
-            arena_end();
+            (void)lsim_json_arena_end();
             return lsim_err_set(r->err, LSIM_EFORMAT, "%s: malformed trace event #%llu", r->label,
                                 (unsigned long long)t->events_seen);
         }
@@ -1781,7 +1495,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
     e->sync = -1;
     lsim_row row = {0, 0, -1, -1, -1};
     if ((rc = id_field(t, ARG(&a, pid), &row.pid)) || (rc = id_field(t, ARG(&a, tid), &row.tid)) ||
-        (rc = intern_memo(t, r->memo, name, &e->name)) || (rc = intern_memo(t, r->memo, cat ? cat : "", &e->cat))) {
+        (rc = intern_memo(t, k->memo, name, &e->name)) || (rc = intern_memo(t, k->memo, cat ? cat : "", &e->cat))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1805,7 +1519,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
             goto done;
         }
     }
-    if ((rc = intern_row(t, &r->rows, &row, &e->row))) {
+    if ((rc = intern_row(t, &k->rows, &row, &e->row))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1819,7 +1533,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
         goto done;
     }
     if (kind == LSIM_EV_KERNEL || (kind == LSIM_EV_CPU_OP && name[0] == 'r')) {
-        if ((rc = attach_coll(t, r->memo, e, &a, name, kind == LSIM_EV_KERNEL))) {
+        if ((rc = attach_coll(t, k->memo, e, &a, name, kind == LSIM_EV_KERNEL))) {
             lsim_err_set(r->err, rc, "%s: out of memory", r->label);
             goto done;
         }
@@ -1833,7 +1547,7 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
         goto done;
     }
     if (kind == LSIM_EV_CPU_OP && (name[0] == 'a' || name[0] == 'F' || name[0] == 'M' || name[0] == 'S' || name[0] == 't') &&
-        is_gemm_memo(r->memo, e->name, name) && (rc = push_gemm(t, &a, e->name))) {
+        is_gemm_memo(k->memo, e->name, name) && (rc = push_gemm(t, &a, e->name))) {
         lsim_err_set(r->err, rc, "%s: out of memory", r->label);
         goto done;
     }
@@ -1844,12 +1558,10 @@ static int handle_event(lsim_trace *t, reader *r, char *txt, size_t len, const v
     rc = 0;
     if (a.bad) rc = lsim_err_set(r->err, LSIM_ENOMEM, "%s: out of memory", r->label);
 done:
-    if (g_arena.fallbacks) {
+    if (lsim_json_arena_end()) { /* spilled: the parsed values' nodes outside the arena */
         cJSON_Delete(o);
         for (int i = 0; i < a.nroots; i++) cJSON_Delete(a.roots[i]);
-        g_arena.fallbacks = 0;
     }
-    arena_end();
     return rc;
 }
 
@@ -1956,167 +1668,39 @@ static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t 
     return rc;
 }
 
-static int expect_char(reader *r, char want, const char *what)
-{
-    int rc = 0;
-    int c = peek_nonspace(r, &rc);
-    if (c == -2) return rc;
-    if (c != want) return syntax_error(r, r->pos, what);
-    r->pos++;
-    return 0;
-}
 
-/* How a top-level object is walked (walk_top): the member `array` streamed
- * element by element, the others handed over whole. The Kineto reader and
- * lsim_json_walk_mem (the execution-trace reader) share it. */
-typedef struct walk_cb {
-    const char *array;
-    int strict;  /* `array` must be an array: LSIM_ETRACE "ARRAY is not an array" otherwise */
-    int bare;    /* a bare top-level array is `array` (the Chrome trace format allows it) */
-    int keys;    /* find the ph/ts/dur of object elements (value_keys) */
-    /* the element at r->buf + r->pos, len bytes; vk only for objects when keys */
-    int (*element)(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk);
-    /* another member (or a non-array `array` when not strict): its value at r->buf + r->pos */
-    int (*member)(void *ctx, reader *r, const char *key, size_t len);
-    void *ctx;
-} walk_cb;
-
-/* Streams the array whose '[' was just consumed. */
-static int walk_array(const walk_cb *w, reader *r)
-{
-    int rc = 0;
-    char eoi[96], sep[96];
-    snprintf(eoi, sizeof eoi, "unexpected end of input inside %s", w->array);
-    snprintf(sep, sizeof sep, "expected ',' or ']' in %s", w->array);
-    int c = peek_nonspace(r, &rc);
-    if (c == -2) return rc;
-    if (c == ']') {
-        r->pos++;
-        return 0;
-    }
-    for (size_t idx = 0;; idx++) {
-        c = peek_nonspace(r, &rc);
-        if (c == -2) return rc;
-        if (c == -1) return syntax_error(r, r->pos, eoi);
-        size_t len;
-        value_keys vk;
-        ev_scan sc;
-        int obj = c == '{' && w->keys;
-        if (obj && (rc = event_scan(r, &len, &vk, &sc)) < 0) return rc;
-        if ((!obj || !rc) && (rc = value_extent(r, &len, obj ? &vk : NULL))) return rc;
-        if ((rc = w->element(w->ctx, r, idx, len, obj ? &vk : NULL))) return rc;
-        r->pos += len;
-        c = peek_nonspace(r, &rc);
-        if (c == -2) return rc;
-        if (c == ',') {
-            r->pos++;
-            continue;
-        }
-        if (c == ']') {
-            r->pos++;
-            return 0;
-        }
-        return syntax_error(r, r->pos, c == -1 ? eoi : sep);
-    }
-}
-
-static int walk_top(const walk_cb *w, reader *r, int *have_array)
-{
-    int rc = 0;
-    int c = peek_nonspace(r, &rc);
-    if (c == -2) return rc;
-    if (c == -1) return lsim_err_set(r->err, LSIM_EFORMAT, "%s: file is empty", r->label);
-    if (c == '[' && w->bare) {
-        r->pos++;
-        *have_array = 1;
-        if ((rc = walk_array(w, r))) return rc;
-        goto trailing;
-    }
-    if (c == '[') { /* not the object the caller reads: its members are missing */
-        size_t vlen;
-        if ((rc = value_extent(r, &vlen, NULL))) return rc;
-        r->pos += vlen;
-        goto trailing;
-    }
-    if (c != '{') return lsim_err_set(r->err, LSIM_EFORMAT, "%s: not JSON (expected '{' or '[' at start)", r->label);
-    r->pos++;
-    c = peek_nonspace(r, &rc);
-    if (c == -2) return rc;
-    if (c == '}') {
-        r->pos++;
-        goto trailing;
-    }
-    for (;;) {
-        c = peek_nonspace(r, &rc);
-        if (c == -2) return rc;
-        if (c != '"') return syntax_error(r, r->pos, "expected a key");
-        size_t klen;
-        if ((rc = value_extent(r, &klen, NULL))) return rc;
-        char key[64] = "";
-        size_t kn = klen - 2 < sizeof key ? klen - 2 : sizeof key - 1;
-        memcpy(key, r->buf + r->pos + 1, kn);
-        key[kn] = '\0';
-        r->pos += klen;
-        if ((rc = expect_char(r, ':', "expected ':' after key"))) return rc;
-        c = peek_nonspace(r, &rc);
-        if (c == -2) return rc;
-        if (c == -1) return syntax_error(r, r->pos, "unexpected end of input");
-        if (!strcmp(key, w->array) && c == '[') {
-            r->pos++;
-            *have_array = 1;
-            if ((rc = walk_array(w, r))) return rc;
-        } else if (!strcmp(key, w->array) && w->strict) {
-            return lsim_err_set(r->err, LSIM_ETRACE, "%s: %s is not an array", r->label, w->array);
-        } else {
-            size_t vlen;
-            if ((rc = value_extent(r, &vlen, NULL))) return rc;
-            if (w->member && (rc = w->member(w->ctx, r, key, vlen))) return rc;
-            r->pos += vlen;
-        }
-        c = peek_nonspace(r, &rc);
-        if (c == -2) return rc;
-        if (c == ',') {
-            r->pos++;
-            continue;
-        }
-        if (c == '}') {
-            r->pos++;
-            break;
-        }
-        return syntax_error(r, r->pos, c == -1 ? "unexpected end of input" : "expected ',' or '}'");
-    }
-trailing:
-    c = peek_nonspace(r, &rc);
-    if (c == -2) return rc;
-    if (c != -1) return syntax_error(r, r->pos, "trailing data after the JSON document");
-    return 0;
-}
-
-/* The Kineto trace's callbacks: each complete event handled, other
+/* The Kineto trace's callbacks: a plain event's extent by event_scan (the
+ * shared walk reads any other), each complete event handled, other
  * elements counted; distributedInfo and deviceProperties parsed. */
+static int kineto_extent(void *ctx, reader *r, size_t *len, value_keys *vk)
+{
+    kctx *k = ctx;
+    return event_scan(r, len, vk, &k->sc);
+}
+
 static int kineto_element(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk)
 {
-    lsim_trace *t = ctx;
+    kctx *k = ctx;
     (void)index;
     if (!vk) {
-        t->events_seen++;
+        k->t->events_seen++;
         return 0;
     }
-    return handle_event(t, r, r->buf + r->pos, len, vk);
+    return handle_event(k, r, r->buf + r->pos, len, vk);
 }
 
 static int kineto_member(void *ctx, reader *r, const char *key, size_t len)
 {
-    lsim_trace *t = ctx;
-    if (!strcmp(key, "distributedInfo")) return parse_distributed_info(t, r, r->buf + r->pos, len);
-    if (!strcmp(key, "deviceProperties")) return parse_device_props(t, r, r->buf + r->pos, len);
+    kctx *k = ctx;
+    if (!strcmp(key, "distributedInfo")) return parse_distributed_info(k->t, r, r->buf + r->pos, len);
+    if (!strcmp(key, "deviceProperties")) return parse_device_props(k->t, r, r->buf + r->pos, len);
     return 0;
 }
 
-static int read_top(lsim_trace *t, reader *r, int *have_events)
+static int read_top(kctx *k, reader *r, int *have_events)
 {
-    walk_cb w = {"traceEvents", 1, 1, 1, kineto_element, kineto_member, t};
-    return walk_top(&w, r, have_events);
+    lsim_json_walk_cb w = {"traceEvents", 1, 1, 1, kineto_extent, kineto_element, kineto_member, k};
+    return lsim_json_walk_top(&w, r, have_events);
 }
 
 static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen, lsim_progress_fn progress,
@@ -2137,9 +1721,10 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     r.eof = !gz && memlen == 0;
     r.cap = (size_t)1 << 20;
     r.buf = malloc(r.cap + 1);
-    r.memo = calloc(1, sizeof *r.memo);
+    kctx k = {0};
+    k.memo = calloc(1, sizeof *k.memo);
     t = calloc(1, sizeof *t);
-    if (!r.buf || !r.memo || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
+    if (!r.buf || !k.memo || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
         goto cleanup;
     }
@@ -2148,7 +1733,8 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     t->device_name = UINT32_MAX;
     t->ts_resolution_ns = 1000; /* lowered by every ts/dur with finer digits */
     int have_events = 0;
-    if ((rc = read_top(t, &r, &have_events))) goto cleanup;
+    k.t = t;
+    if ((rc = read_top(&k, &r, &have_events))) goto cleanup;
     t->bytes_read = r.consumed + r.end;
     if (!have_events) {
         rc = lsim_err_set(err, LSIM_ETRACE, "%s: no traceEvents array: not a Kineto/Chrome trace", label);
@@ -2171,9 +1757,9 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     t = NULL;
 cleanup:
     free(r.buf);
-    if (r.memo) free(r.memo->info);
-    free(r.memo);
-    free(r.rows.slots);
+    if (k.memo) free(k.memo->info);
+    free(k.memo);
+    free(k.rows.slots);
     lsim_trace_free(t);
     return rc;
 }
@@ -2202,38 +1788,4 @@ int lsim_trace_read_ex(const char *path, lsim_progress_fn progress, void *ctx, l
 int lsim_trace_read_mem(const char *label, const char *buf, size_t len, lsim_trace **out, lsim_err *err)
 {
     return read_any(label, NULL, buf, len, NULL, NULL, out, err);
-}
-
-/* ------------------------------------------------- the shared JSON walker */
-
-static int walk_element(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk)
-{
-    const lsim_json_walk *w = ctx;
-    (void)vk;
-    return w->element ? w->element(w->ctx, index, r->buf + r->pos, len) : 0;
-}
-
-static int walk_member(void *ctx, reader *r, const char *key, size_t len)
-{
-    const lsim_json_walk *w = ctx;
-    return w->member ? w->member(w->ctx, key, r->buf + r->pos, len) : 0;
-}
-
-int lsim_json_walk_mem(const char *label, const char *text, size_t len, const lsim_json_walk *w, int *saw_array,
-                       lsim_err *err)
-{
-    /* the reader streams from memory in 1 MiB windows, as it does from gzip */
-    reader r = {0};
-    r.label = label;
-    r.mem = text;
-    r.memlen = len;
-    r.err = err;
-    r.eof = len == 0;
-    r.cap = (size_t)1 << 20;
-    *saw_array = 0;
-    if (!(r.buf = malloc(r.cap + 1))) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
-    walk_cb cb = {w->array, 0, 0, 0, walk_element, walk_member, (void *)w};
-    int rc = walk_top(&cb, &r, saw_array);
-    free(r.buf);
-    return rc;
 }
