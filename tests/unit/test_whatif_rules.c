@@ -259,16 +259,18 @@ static void test_slow_gpu(void)
     CHECK(x.d.used[LSIM_WI_ST_SLOW]);
 }
 
-/* --ep, --cp, --fsdp: the CLI synthesizes the job again before any plan;
+/* --ep, --etp, --cp, --fsdp: the CLI synthesizes the job again before any plan;
  * a plan asked for them refuses, whatever the store */
 static void test_resynth(void)
 {
     fixture x;
     setup(&x, 4, 1, 1, 4, LSIM_WI_LAYERS_KERNELS, 0);
     x.rq.ep = 2;
-    REFUSED(&x, "resynth", "--ep, --cp, --fsdp and --resynth synthesize a synthesized store's job again");
+    REFUSED(&x, "resynth", "--ep, --etp, --cp, --fsdp and --resynth synthesize a synthesized store's job again");
     CHECK(lsim_wi_resynth_wanted(&x.rq));
-    x.rq.ep = 0, x.rq.fsdp = LSIM_WI_FSDP_OFF;
+    x.rq.ep = 0, x.rq.etp = 2;
+    REFUSED(&x, "resynth", "no per-GPU transform makes them");
+    x.rq.etp = 0, x.rq.fsdp = LSIM_WI_FSDP_OFF;
     REFUSED(&x, "resynth", "no per-GPU transform makes them");
     x.rq.fsdp = 0;
     CHECK(!lsim_wi_resynth_wanted(&x.rq));
