@@ -11,8 +11,9 @@
 #     from the trace JSON), none cut into pieces;
 #   - a synthesized store has no /cpu_ops (it has no trace);
 #   - with LAUNCHER (mpirun -np 2 ...): sim under the launcher draws the
-#     trace from the archive, the serial trace's bytes (a coupled job's
-#     critical path too: tests/mpi/sim_ranks.sh, TRACE=1).
+#     trace from the archive, the serial trace's bytes; and of a synthesized
+#     coupled job, whose critical path rank 0 walks over the archive (also
+#     tests/mpi/sim_ranks.sh, TRACE=1; this test runs under the sanitizers).
 set -u
 : "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
 L=$LUMOSIM
@@ -71,5 +72,14 @@ if [ -n "$launch" ]; then
     # shellcheck disable=SC2086
     $launch "$L" sim "$tmp/s.h5" -o "$tmp/a.h5" --trace-out "$tmp/m.json" >/dev/null || fail "sim under $launch"
     cmp -s "$tmp/s.json" "$tmp/m.json" || fail "under $launch the predicted trace differs from the serial one: $(cmp "$tmp/s.json" "$tmp/m.json")"
+    # a coupled job: its critical path walked over the archive (rank 0), the
+    # serial track byte for byte (the sanitizer phase runs this test)
+    "$L" synth --model gpt3-15b --layers 2 --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 2 -o "$tmp/yj.h5" >/dev/null ||
+        fail "synth of the job"
+    "$L" sim "$tmp/yj.h5" --trace-out "$tmp/ys.json" >/dev/null || fail "sim --trace-out of the synthesized job"
+    grep -q '"cat":"lumosim_job_critical_path"' "$tmp/ys.json" || fail "no job critical path in the serial trace"
+    # shellcheck disable=SC2086
+    $launch "$L" sim "$tmp/yj.h5" -o "$tmp/ya.h5" --trace-out "$tmp/ym.json" >/dev/null || fail "sim of the job under $launch"
+    cmp -s "$tmp/ys.json" "$tmp/ym.json" || fail "under $launch the job's trace differs: $(cmp "$tmp/ys.json" "$tmp/ym.json")"
 fi
 echo "trace_out_store: ok"
