@@ -26,14 +26,22 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 killed() {
     local sig=$1 name=$2 out=$3 pid rc i num left
     shift 3
-    LUMOSIM_TEST_PAUSE=commit "$@" >/dev/null 2>err &
+    # each writer its own stderr file, created before it starts: a shared
+    # one could still hold the previous writer's notice when the loop first
+    # reads it (the child truncates it only after the fork), and the signal
+    # would land before this writer's handler is installed (a background
+    # job starts with SIGINT and SIGQUIT ignored: lost, the writer paused
+    # for good)
+    local err=err.$name
+    : >"$err"
+    LUMOSIM_TEST_PAUSE=commit "$@" >/dev/null 2>"$err" &
     pid=$!
     while :; do # until the notice, or the writer ends without one (bound by work: no deadline)
-        grep -q 'paused before commit' err 2>/dev/null && break
+        grep -q 'paused before commit' "$err" 2>/dev/null && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
     done
-    grep -q 'paused before commit' err || { fail "$name: no pause notice: $(head -c 300 err)"; wait "$pid"; return; }
+    grep -q 'paused before commit' "$err" || { fail "$name: no pause notice: $(head -c 300 "$err")"; wait "$pid"; return; }
     ls "$out".tmp-"$pid".* >/dev/null 2>&1 || fail "$name: no temporary $out.tmp-$pid.* at the pause: $(ls)"
     [ -e "$out.lock" ] || fail "$name: no lock $out.lock at the pause: $(ls)" # every writer holds one
     kill -s "$sig" "$pid"
@@ -41,7 +49,7 @@ killed() {
     rc=$?
     num=$(kill -l "$sig")
     [ "$rc" -eq $((128 + num)) ] || fail "$name: exit $rc, want $((128 + num)) (died of SIG$sig)"
-    grep -q 'stopped by a signal' err || fail "$name: no 'stopped by a signal' line: $(head -c 300 err)"
+    grep -q 'stopped by a signal' "$err" || fail "$name: no 'stopped by a signal' line: $(head -c 300 "$err")"
     left=$(ls | grep -F "$out" | tr '\n' ' ')
     [ -z "$left" ] || fail "$name: left $left"
     [ -n "$left" ] || echo "ok: $name: exit $rc, nothing left"
