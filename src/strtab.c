@@ -15,10 +15,21 @@ typedef struct block {
     char data[];
 } block;
 
+/* An overlay's own strings while it is sparse, sorted by id. */
+typedef struct repl {
+    uint32_t id, len;
+    const char *s;
+} repl;
+
 struct lsim_strtab {
     lsim_strtab *base; /* overlay: the table whose strings strs[] points into */
     uint32_t refs;     /* this table's holders: its owner and its overlays */
     block *blocks;
+    /* A sparse overlay (strs NULL): base's strings but for rep[0..nrep),
+     * looked up by id; made dense (strs, lens) when first interned into or
+     * reserved. */
+    repl *rep;
+    uint32_t nrep, caprep;
     const char **strs; /* id -> string */
     uint32_t *lens;
     uint32_t n, cap;
@@ -67,27 +78,59 @@ lsim_strtab *lsim_strtab_new(void)
 /* Why an overlay: the GPUs that share a structure (graph.h) have string
  * tables that differ in a handful of names (their process groups), while
  * 55 bytes a string made the tables a quarter of a 16,384-GPU job's
- * memory. An overlay keeps 12 bytes a string (its pointer and length) and
- * its own hash only once something is interned into it. */
+ * memory. A copy of base's pointers and lengths (12 bytes a string) was
+ * still a quarter of a 4,096-GPU job's peak (100 kB a GPU): an overlay
+ * holds only the strings replaced in it, until something is interned. */
 int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out)
 {
     *out = NULL;
     lsim_strtab *t = calloc(1, sizeof *t);
-    size_t n = base->n ? base->n : 1;
-    if (!t || !(t->strs = malloc(n * sizeof *t->strs)) || !(t->lens = malloc(n * sizeof *t->lens))) {
-        if (t) free(t->strs);
-        free(t);
-        return LSIM_ENOMEM;
-    }
-    if (base->n) {
-        memcpy(t->strs, base->strs, base->n * sizeof *t->strs);
-        memcpy(t->lens, base->lens, base->n * sizeof *t->lens);
-    }
-    t->n = t->cap = base->n;
+    if (!t) return LSIM_ENOMEM;
+    t->n = base->n;
     t->refs = 1;
     t->base = base;
     base->refs++;
     *out = t;
+    return 0;
+}
+
+static int sparse(const lsim_strtab *t) { return t->base && !t->strs; }
+
+/* The replaced string with this id, or NULL. */
+static const repl *find_rep(const lsim_strtab *t, uint32_t id)
+{
+    uint32_t lo = 0, hi = t->nrep;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->rep[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->nrep && t->rep[lo].id == id ? &t->rep[lo] : NULL;
+}
+
+/* A sparse overlay made dense: every id's pointer and length. */
+static int densify(lsim_strtab *t)
+{
+    if (!sparse(t)) return 0;
+    size_t n = t->n ? t->n : 1;
+    const char **strs = malloc(n * sizeof *strs);
+    uint32_t *lens = malloc(n * sizeof *lens);
+    if (!strs || !lens) {
+        free(strs);
+        free(lens);
+        return LSIM_ENOMEM;
+    }
+    for (uint32_t id = 0; id < t->n; id++) {
+        const repl *r = find_rep(t, id);
+        strs[id] = r ? r->s : lsim_strtab_get(t->base, id);
+        lens[id] = r ? r->len : (uint32_t)strlen(strs[id]);
+    }
+    t->strs = strs;
+    t->lens = lens;
+    t->cap = t->n;
+    free(t->rep);
+    t->rep = NULL;
+    t->nrep = t->caprep = 0;
     return 0;
 }
 
@@ -101,6 +144,7 @@ void lsim_strtab_free(lsim_strtab *t)
         free(b);
         b = n;
     }
+    free(t->rep);
     free(t->strs);
     free(t->lens);
     free(t->slots);
@@ -133,7 +177,12 @@ static int rehash(lsim_strtab *t) { return rehash_for(t, t->n); }
 static char *store(lsim_strtab *t, const char *s, size_t len)
 {
     if (!t->blocks || t->blocks->cap - t->blocks->used < len + 1) {
-        size_t cap = len + 1 > BLOCK_MIN ? len + 1 : BLOCK_MIN;
+        /* An overlay's first names are a handful: its blocks start small
+         * and double (a 64 KiB block for a few process-group names was 64
+         * kB a GPU of a synthesized job) */
+        size_t bmin = t->base ? (t->blocks ? 2 * t->blocks->cap : 256) : BLOCK_MIN;
+        if (bmin > BLOCK_MIN) bmin = BLOCK_MIN;
+        size_t cap = len + 1 > bmin ? len + 1 : bmin;
         block *b = malloc(sizeof *b + cap);
         if (!b) return NULL;
         b->next = t->blocks;
@@ -149,11 +198,32 @@ static char *store(lsim_strtab *t, const char *s, size_t len)
     return dst;
 }
 
+/* A sparse overlay's replacement: into rep[], kept sorted by id. */
+static int replace_sparse(lsim_strtab *t, uint32_t id, const char *dst, size_t len)
+{
+    repl *r = (repl *)find_rep(t, id);
+    if (!r) {
+        if (t->nrep == t->caprep) {
+            size_t c = t->caprep;
+            if (LSIM_GROW(t->rep, &c, (size_t)t->nrep + 1)) return LSIM_ENOMEM;
+            t->caprep = (uint32_t)c;
+        }
+        uint32_t at = t->nrep;
+        while (at > 0 && t->rep[at - 1].id > id) at--;
+        memmove(&t->rep[at + 1], &t->rep[at], (t->nrep - at) * sizeof *t->rep);
+        t->nrep++;
+        r = &t->rep[at];
+    }
+    *r = (repl){id, (uint32_t)len, dst};
+    return 0;
+}
+
 int lsim_strtab_replace(lsim_strtab *t, uint32_t id, const char *s, size_t len)
 {
     if (id >= t->n || len > UINT32_MAX) return LSIM_EARG;
     char *dst = store(t, s, len);
     if (!dst) return LSIM_ENOMEM;
+    if (sparse(t)) return replace_sparse(t, id, dst, len);
     t->strs[id] = dst;
     t->lens[id] = (uint32_t)len;
     free(t->slots); /* rebuilt when next needed */
@@ -178,7 +248,7 @@ int lsim_strtab_find(const lsim_strtab *t, const char *s, size_t len, uint32_t *
 
 int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
 {
-    if (!t->slots && rehash(t)) return LSIM_ENOMEM; /* an overlay's first intern */
+    if (!t->slots && (densify(t) || rehash(t))) return LSIM_ENOMEM; /* an overlay's first intern */
     uint64_t h = hash_bytes(s, len);
     uint32_t i = (uint32_t)h & (t->nslots - 1);
     while (t->slots[i]) {
@@ -207,6 +277,7 @@ int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
 
 int lsim_strtab_reserve(lsim_strtab *t, uint32_t n)
 {
+    if (densify(t)) return LSIM_ENOMEM;
     if (n > t->cap) {
         size_t cs = t->cap, cl = t->cap;
         if (LSIM_GROW(t->strs, &cs, n) || LSIM_GROW(t->lens, &cl, n)) return LSIM_ENOMEM;
@@ -218,11 +289,14 @@ int lsim_strtab_reserve(lsim_strtab *t, uint32_t n)
 
 const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id)
 {
-    return id < t->n ? t->strs[id] : NULL;
+    if (id >= t->n) return NULL;
+    if (t->strs) return t->strs[id];
+    const repl *r = find_rep(t, id); /* sparse overlay */
+    return r ? r->s : lsim_strtab_get(t->base, id);
 }
 
 uint32_t lsim_strtab_count(const lsim_strtab *t) { return t->n; }
 size_t lsim_strtab_bytes(const lsim_strtab *t)
 {
-    return t->bytes + (size_t)t->cap * (sizeof(char *) + 4) + (size_t)t->nslots * 4;
+    return t->bytes + (size_t)t->cap * (sizeof(char *) + 4) + (size_t)t->caprep * sizeof(repl) + (size_t)t->nslots * 4;
 }

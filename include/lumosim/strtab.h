@@ -20,10 +20,12 @@ void lsim_strtab_free(lsim_strtab *t);
 int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id);
 
 /* An overlay of base: a table with base's strings and ids that holds
- * only pointers to them (12 bytes a string) until changed; base lives at
- * least as long (reference counted: lsim_strtab_free of either releases
- * its own hold). Interning into it works as into any table. 0 or
- * LSIM_ENOMEM (*out NULL). */
+ * only the strings replaced in it (lsim_strtab_replace), base read for the
+ * others, until something is interned into it or reserved (then 12 bytes
+ * a string: a pointer and a length per id). base lives at least as long
+ * (reference counted: lsim_strtab_free of either releases its own hold)
+ * and must not be changed by lsim_strtab_replace while overlaid.
+ * Interning into it works as into any table. 0 or LSIM_ENOMEM (*out NULL). */
 int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out);
 
 /* Give string `id` of t the text s[0..len) (an overlay's own names).

@@ -141,8 +141,38 @@ int main(void)
         CHECK_I64(ix, iy);
     }
     CHECK_I64(lsim_strtab_count(x), 5);
-    lsim_strtab_free(x);
     lsim_strtab_free(y);
+
+    /* An overlay of x (5 strings): its replaced ids read its text, in any
+     * order of replacement, the others x's; x is untouched; it holds a
+     * few hundred bytes, not one block of the base's size; interning
+     * into it keeps every id's text, finds what is there and appends. */
+    lsim_strtab *o = NULL;
+    CHECK(lsim_strtab_new_overlay(x, &o) == 0 && o);
+    if (o) {
+        CHECK(lsim_strtab_replace(o, 3, "dp:1", 4) == 0);
+        CHECK(lsim_strtab_replace(o, 0, "tp:7", 4) == 0);
+        CHECK(lsim_strtab_replace(o, 3, "dp:2", 4) == 0); /* replaced again */
+        CHECK(lsim_strtab_replace(o, 5, "x", 1) == LSIM_EARG);
+        CHECK_I64(lsim_strtab_count(o), 5);
+        const char *want[] = {"tp:7", "cpu_op", "cuda_runtime", "dp:2", "gpu_memcpy"};
+        for (uint32_t i = 0; i < 5; i++) CHECK_STR(lsim_strtab_get(o, i), want[i]);
+        CHECK(lsim_strtab_get(o, 5) == NULL);
+        CHECK_STR(lsim_strtab_get(x, 0), "kernel");
+        CHECK_STR(lsim_strtab_get(x, 3), "");
+        CHECK(lsim_strtab_bytes(o) < 1024);
+        uint32_t got = 99;
+        CHECK(lsim_strtab_intern(o, "dp:2", 4, &got) == 0);
+        CHECK_I64(got, 3);
+        CHECK(lsim_strtab_intern(o, "kernel", 6, &got) == 0); /* replaced away: new */
+        CHECK_I64(got, 5);
+        for (uint32_t i = 0; i < 5; i++) CHECK_STR(lsim_strtab_get(o, i), want[i]);
+        CHECK(lsim_strtab_find(o, "cpu_op", 6, &got) == 1);
+        CHECK_I64(got, 1);
+    }
+    lsim_strtab_free(x); /* o still holds it */
+    if (o) CHECK_STR(lsim_strtab_get(o, 2), "cuda_runtime");
+    lsim_strtab_free(o);
 
     return check_result("test_strtab");
 }
