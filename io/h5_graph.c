@@ -671,7 +671,9 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
 
 /* structure 0: not the node columns and edges (a GPU that will share
  * another's, lsim_graph_share). */
-static int graph_alloc(lsim_graph *g, const gmeta *m, int structure)
+/* colls: 0 when g's collectives will be its leader's (colls_pending):
+ * none allocated. */
+static int graph_alloc(lsim_graph *g, const gmeta *m, int structure, int colls)
 {
     size_t n = (size_t)m->cnt[RK_NODE], e = (size_t)m->cnt[RK_EDGE];
 #define AL(f, cnt)                                                                                                     \
@@ -692,11 +694,11 @@ static int graph_alloc(lsim_graph *g, const gmeta *m, int structure)
     }
     AL(procs, (size_t)m->cnt[RK_PROC]);
     AL(iters, (size_t)m->cnt[RK_ITER]);
-    AL(colls, (size_t)m->cnt[RK_COLL]);
+    if (colls) AL(colls, (size_t)m->cnt[RK_COLL]);
 #undef AL
     memset(g->procs, 0, (m->cnt[RK_PROC] ? m->cnt[RK_PROC] : 1) * sizeof *g->procs);
     memset(g->iters, 0, (m->cnt[RK_ITER] ? m->cnt[RK_ITER] : 1) * sizeof *g->iters);
-    memset(g->colls, 0, (m->cnt[RK_COLL] ? m->cnt[RK_COLL] : 1) * sizeof *g->colls);
+    if (colls) memset(g->colls, 0, (m->cnt[RK_COLL] ? m->cnt[RK_COLL] : 1) * sizeof *g->colls);
     g->latency = (lsim_latency_mode)m->latency;
     g->n = n;
     g->nedges = e;
@@ -1087,12 +1089,47 @@ static int check_ranks(const sctx *c, const char *where)
     return c->mpi ? c->size : c->one_proc || (where && where[0]) ? 0 : 1;
 }
 
+/* Collectives' tables shared with the leader (LSIM_STORE_READ_SHARE):
+ * pend[i] while GPU i's rows read so far equal its leader's, so none is
+ * allocated for it; the first column that differs gives it a copy of the
+ * leader's (the columns before were equal, those after are read over
+ * it). Why not compare after reading: each follower's table would be
+ * allocated, then freed in the middle of the heap, where the match's
+ * large blocks cannot reuse it. */
+static uint8_t *colls_pending(const sctx *c, const gmeta *lm, const size_t *lead, size_t count)
+{
+    uint8_t *pend = calloc(count ? count : 1, 1);
+    for (size_t i = 0; pend && c->share && i < count; i++)
+        pend[i] = lead[i] != i && lm[i].cnt[RK_COLL] > 0 && lm[i].cnt[RK_COLL] == lm[lead[i]].cnt[RK_COLL];
+    return pend;
+}
+
+/* Column gc of GPU i's per-GPU table (rows at src): unpacked, or, for a
+ * pending follower's collectives, compared with its leader's. */
+static int unpack_gpu(sctx *c, const gcol *gc, lsim_graph **gs, const size_t *lead, uint8_t *pend, size_t i,
+                      size_t rows, const char *src)
+{
+    if (gc->rk == RK_COLL && pend[i]) {
+        const lsim_graph *l = gs[lead[i]];
+        const char *b = colbase(l, gc);
+        size_t r = 0;
+        while (r < rows && !memcmp(b + r * gc->stride + gc->field, src + r * gc->esz, gc->esz)) r++;
+        if (r == rows) return 0;
+        if (!(gs[i]->colls = malloc(rows * sizeof *gs[i]->colls))) return h5s_nomem(c);
+        memcpy(gs[i]->colls, l->colls, rows * sizeof *gs[i]->colls);
+        pend[i] = 0;
+    }
+    unpack(gc, gs[i], rows, src);
+    return 0;
+}
+
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
     gmeta *m = NULL, *lm = NULL, *ll = NULL;
     char **src = NULL;
     size_t ngpu = 0, *lead = NULL, *first_of = NULL, *lidx = NULL, nlead = 0;
+    uint8_t *pend = NULL; /* colls_pending */
     lsim_graph **gs = NULL;
     char *buf = NULL;
     rowsel sel;
@@ -1198,9 +1235,10 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         lead[i] = first_of[key];
     }
     gs = calloc(count ? count : 1, sizeof *gs);
-    if (!gs) rc = h5s_nomem(c);
+    pend = colls_pending(c, lm, lead, count);
+    if (!gs || !pend) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < count; i++) {
-        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share) ||
+        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share, !pend[i]) ||
             !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
             rc = h5s_nomem(c);
         if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
@@ -1228,7 +1266,8 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         const gmeta *tm = st ? ll : lm;
         size_t tn = st ? nlead : count;
         if (absent[k]) {
-            for (size_t i = 0; i < tn; i++) fill_none(gc, gs[st ? lidx[i] : i], tm[i].cnt[rk]);
+            for (size_t i = 0; i < tn; i++)
+                if (st || !pend[i]) fill_none(gc, gs[st ? lidx[i] : i], tm[i].cnt[rk]); /* a pending one's is none too */
             continue;
         }
         rc = sel_table(c, tm, tn, rk, &sel);
@@ -1240,9 +1279,11 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         if (!rc) rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, gc->name, gc->t, h5s_total_rows(m, ngpu, rk), &sel, buf));
         uint64_t at = 0;
         for (size_t i = 0; !rc && !direct && i < tn; i++) {
-            unpack(gc, gs[st ? lidx[i] : i], tm[i].cnt[rk], buf + at * gc->esz);
+            if (st) unpack(gc, gs[lidx[i]], tm[i].cnt[rk], buf + at * gc->esz);
+            else rc = unpack_gpu(c, gc, gs, lead, pend, i, tm[i].cnt[rk], buf + at * gc->esz);
             at += tm[i].cnt[rk];
         }
+        rc = h5s_agree(c, rc);
         if (count == 1 && !direct) { /* one GPU: sized per column */
             free(stage);
             stage = NULL;
@@ -1251,6 +1292,13 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         h5s_sel_free(&sel);
     }
     free(stage);
+    if (rc) goto out;
+    for (size_t i = 0; !rc && i < count; i++) {
+        lsim_err e = {0};
+        if (pend[i] && lsim_graph_share_colls(gs[i], gs[lead[i]], &e)) rc = h5s_nomem(c);
+        pend[i] = 0; /* held jointly now: freed with the graphs */
+    }
+    rc = h5s_agree(c, rc);
     if (rc) goto out;
     rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, lead, gs);
     if (rc) goto out;
@@ -1279,6 +1327,7 @@ out:
     if (gs) lsim_store_free_graphs(gs, count);
     h5s_sel_free(&sel);
     h5s_free_strs(src, ngpu);
+    free(pend);
     free(lidx);
     free(ll);
     free(first_of);

@@ -227,6 +227,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
     c->procs = NULL, c->iters = NULL, c->colls = NULL;
     c->cpu_ops = NULL;
     c->share_refs = NULL; /* the copy owns its structure */
+    c->colls_refs = NULL; /* and its collectives (DUP below) */
     if (lsim_graph_resize_nodes(c, g->n, NULL)) goto nomem;
     if (g->n) {
 #define COPY_(field, type) memcpy(c->field, g->field, g->n * sizeof(type));
@@ -320,6 +321,54 @@ static void drop_structure(lsim_graph *g)
     free_edges(g);
 }
 
+/* g's collectives' table: freed, or, when shared, released by g. */
+static void drop_colls(lsim_graph *g)
+{
+    if (g->colls_refs && --*g->colls_refs > 0) {
+        g->colls_refs = NULL;
+        g->colls = NULL;
+        return;
+    }
+    free(g->colls_refs);
+    g->colls_refs = NULL;
+    free(g->colls);
+    g->colls = NULL;
+}
+
+int lsim_graph_share_colls(lsim_graph *g, lsim_graph *src, lsim_err *err)
+{
+    if (g == src) return 0;
+    if (!src->colls_refs) {
+        if (!(src->colls_refs = lsim_malloc(sizeof *src->colls_refs)))
+            return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", src->source ? src->source : "graph");
+        *src->colls_refs = 1;
+    }
+    drop_colls(g);
+    g->colls = src->colls;
+    g->ncoll = src->ncoll;
+    g->colls_refs = src->colls_refs;
+    ++*g->colls_refs;
+    return 0;
+}
+
+/* g's own copy of a shared collectives' table. */
+static int unshare_colls(lsim_graph *g, lsim_err *err)
+{
+    if (!g->colls_refs) return 0;
+    if (*g->colls_refs > 1) {
+        size_t n = g->ncoll ? g->ncoll : 1;
+        lsim_coll_info *c = lsim_malloc(n * sizeof *c);
+        if (!c) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+        memcpy(c, g->colls, g->ncoll * sizeof *c);
+        --*g->colls_refs;
+        g->colls = c;
+    } else {
+        free(g->colls_refs);
+    }
+    g->colls_refs = NULL;
+    return 0;
+}
+
 /* Why a count and not a copy: the DP replicas and TP ranks of a
  * synthesized job share one structure per pipeline stage, so a
  * 16,384-GPU job holds a handful of them (docs/hdf5-schema.md, "Shared
@@ -353,6 +402,7 @@ int lsim_graph_share(lsim_graph *g, lsim_graph *src, lsim_err *err)
  * g sharing as before. */
 int lsim_graph_unshare(lsim_graph *g, lsim_err *err)
 {
+    if (unshare_colls(g, err)) return LSIM_ENOMEM;
     if (!g->share_refs) return 0;
     if (*g->share_refs == 1) { /* the last holder: the structure is g's own */
         free(g->share_refs);
@@ -419,7 +469,7 @@ void lsim_graph_free(lsim_graph *g)
     drop_structure(g);
     free(g->procs);
     free(g->iters);
-    free(g->colls);
+    drop_colls(g);
     lsim_cpu_ops_free(g->cpu_ops);
     free(g);
 }

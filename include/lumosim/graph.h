@@ -330,6 +330,14 @@ typedef struct lsim_graph {
      * (lsim_graph_resize_nodes, lsim_graph_set_edges, lsim_graph_ablate
      * and lsim_job_align_clocks do). Freed by the last graph holding it. */
     size_t *share_refs;
+    /* Shared collectives' table, the same way: NULL, the graph owns
+     * colls; else held jointly by every graph with the same colls_refs.
+     * The GPUs of a synthesized stage have equal tables (their group
+     * names differ in their strings, not their ids), 80 kB a GPU of a
+     * GPT-3 job; a store read with LSIM_STORE_READ_SHARE keeps one copy.
+     * Read-only while shared: lsim_graph_unshare gives a private copy of
+     * both. */
+    size_t *colls_refs;
 } lsim_graph;
 
 /* Make g use src's node columns and edge CSRs (g's own are freed first;
@@ -344,8 +352,14 @@ int lsim_graph_share(lsim_graph *g, lsim_graph *src, lsim_err *err);
  * keeps them per GPU. Local. */
 int lsim_graph_same_structure(const lsim_graph *a, const lsim_graph *b);
 
-/* Give g a private copy of its structure if it shares one (no-op
- * otherwise): 0, or LSIM_ENOMEM with g still sharing. Local. */
+/* Make g use src's collectives' table (g's own freed first; g->ncoll
+ * becomes src's), held jointly from now on (colls_refs). 0, or
+ * LSIM_ENOMEM (g unchanged). Local. */
+int lsim_graph_share_colls(lsim_graph *g, lsim_graph *src, lsim_err *err);
+
+/* Give g a private copy of its structure and of its collectives' table
+ * where it shares them (no-op otherwise): 0, or LSIM_ENOMEM with g still
+ * sharing. Local. */
 int lsim_graph_unshare(lsim_graph *g, lsim_err *err);
 
 /* Where a graph's mem_peak_* come from: none (no [memory] events for the

@@ -110,7 +110,7 @@ static lsim_graph *shell(const lsim_graph *g, size_t n, size_t nc, uint32_t npro
     o->in_off = NULL, o->in_src = NULL, o->in_delay = NULL, o->in_class = NULL, o->out_off = NULL, o->out_dst = NULL;
     o->procs = NULL, o->iters = NULL, o->colls = NULL;
     o->cpu_ops = NULL; /* indexes g's nodes, not these */
-    o->share_refs = NULL;
+    o->share_refs = NULL, o->colls_refs = NULL;
     o->n = n, o->nedges = 0, o->ncoll = nc, o->nprocs = nprocs;
 #define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
     if (lsim_graph_resize_nodes(o, n, NULL) || !ALLOC(procs, nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, nc) ||
