@@ -76,16 +76,19 @@ static int gather_match(lsim_graph *const *g, const uint32_t *gid, size_t n, siz
     lsim_job_entry *mine = NULL, *all = NULL;
     size_t nmine = 0, nall = 0;
     size_t *nodes = calloc(ngpus, sizeof *nodes);
-    int rc = nodes ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    lsim_strtab *mn = lsim_strtab_new(), *an = lsim_strtab_new(); /* the entries' group names */
+    int rc = nodes && mn && an ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) nodes[gid[i]] = g[i]->n;
-    if (!rc) rc = lsim_job_entries(g, gid, n, &mine, &nmine, NULL, err);
+    if (!rc) rc = lsim_job_entries(g, gid, n, mn, &mine, &nmine, NULL, err);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
-    if ((rc = lsim_mpi_gather_entries(MPI_COMM_WORLD, mine, nmine, &all, &nall, err))) goto cleanup;
+    if ((rc = lsim_mpi_gather_entries(MPI_COMM_WORLD, mine, nmine, an, &all, &nall, err))) goto cleanup;
     rc = lsim_job_from_entries(all, nall, ngpus, NULL, NULL, nodes, out, err);
     rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
 cleanup:
     free(mine);
     free(all);
+    lsim_strtab_free(mn);
+    lsim_strtab_free(an);
     free(nodes);
     return rc;
 }

@@ -127,14 +127,14 @@ static int merge_runs(ekey *a, size_t n, ekey *tmp)
     return 1;
 }
 
-/* Group names compare within their 64 bytes (strcmp's order for the
- * NUL-terminated names lsim_job_entries writes). */
-static int group_cmp(const char *a, const char *b) { return strncmp(a, b, sizeof((lsim_job_entry *)0)->group); }
+/* Group names in strcmp's order; the same text is often the same
+ * interned pointer. */
+static int group_cmp(const char *a, const char *b) { return a == b ? 0 : strcmp(a, b); }
 
 static uint64_t group_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t c = 0; c < sizeof((lsim_job_entry *)0)->group && s[c]; c++) h = (h ^ (unsigned char)s[c]) * 1099511628211ull;
+    for (size_t c = 0; s[c]; c++) h = (h ^ (unsigned char)s[c]) * 1099511628211ull;
     return h;
 }
 
@@ -460,7 +460,7 @@ static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *er
     for (size_t q = 0; q < n; q++) {
         lsim_job_entry *x = &e[t[q].idx];
         size_t k = 0;
-        while (k < nk && strcmp(e[keys[k]].group, x->group)) k++;
+        while (k < nk && group_cmp(e[keys[k]].group, x->group)) k++;
         if (k == nk) keys[nk++] = t[q].idx;
         x->seq = cnt[k]++;
     }
@@ -470,8 +470,15 @@ static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *er
     return 0;
 }
 
-int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
-                     uint64_t *p2p, lsim_err *err)
+/* s[0..len) interned in names: its stable text, or NULL (no memory). */
+static const char *intern_group(lsim_strtab *names, const char *s, size_t len)
+{
+    uint32_t id = 0;
+    return lsim_strtab_intern(names, s, len, &id) ? NULL : lsim_strtab_get(names, id);
+}
+
+int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names, lsim_job_entry **out,
+                     size_t *nout, uint64_t *p2p, lsim_err *err)
 {
     size_t ne = 0;
     int rc = 0;
@@ -488,13 +495,12 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
         size_t p2p_first = SIZE_MAX, p2p_last = 0;
         /* The group text of the GPU's last collective and of its last p2p
          * kernel, by what it is made from: consecutive kernels are mostly
-         * on the same group, and formatting the name for each of 5 M
-         * entries was a third of a 4,096-GPU job's match. Zero-filled past
-         * the name, as a fresh entry's group is. */
+         * on the same group, and formatting and interning the name for
+         * each of 5 M entries was a third of a 4,096-GPU job's match. */
         uint32_t c_name = 0, p_name = 0, p_ranks = 0;
         uint8_t p_kind = 0;
         int c_have = 0, p_have = 0, p_k = 0;
-        char c_group[sizeof e->group], p_group[sizeof e->group];
+        const char *c_group = NULL, *p_group = NULL;
         for (uint32_t v = 0; v < g[i]->n; v++) {
             if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
             const lsim_coll_info *c = &g[i]->colls[g[i]->coll[v]];
@@ -502,32 +508,33 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
             memset(x, 0, sizeof *x);
             if (is_p2p(c->kind)) {
                 if (!p_have || c->pg_name != p_name || c->pg_ranks != p_ranks || c->kind != p_kind) {
-                    memset(p_group, 0, sizeof p_group);
-                    int k = p2p_pair(g[i], gid, c, p_group, sizeof p_group, err);
+                    char key[LSIM_JOB_GROUP_MAX] = {0};
+                    int k = p2p_pair(g[i], gid, c, key, sizeof key, err);
                     if (k < 0) {
                         rc = k;
                         goto fail;
                     }
+                    if (k && !(p_group = intern_group(names, key, strlen(key)))) goto nomem;
                     p_have = 1, p_k = k, p_name = c->pg_name, p_ranks = c->pg_ranks, p_kind = c->kind;
                 }
                 int k = p_k;
-                if (k) memcpy(x->group, p_group, sizeof x->group);
                 if (k == 0) {
                     if (p2p) (*p2p)++;
                     continue;
                 }
+                x->group = p_group;
                 x->group_size = 2;
                 if (p2p_first == SIZE_MAX) p2p_first = ne;
                 p2p_last = ne + 1;
             } else {
                 if (!c_have || c->pg_name != c_name) {
                     const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
-                    size_t l = grp ? strnlen(grp, sizeof c_group - 1) : 0; /* cut as snprintf cut it */
-                    memset(c_group, 0, sizeof c_group);
-                    if (l) memcpy(c_group, grp, l);
+                    /* cut as snprintf into the 64-byte name cut it */
+                    size_t l = grp ? strnlen(grp, LSIM_JOB_GROUP_MAX - 1) : 0;
+                    if (!(c_group = intern_group(names, grp ? grp : "", l))) goto nomem;
                     c_have = 1, c_name = c->pg_name;
                 }
-                memcpy(x->group, c_group, sizeof x->group);
+                x->group = c_group;
                 x->group_size = c->group_size;
             }
             ne++;
@@ -567,6 +574,8 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
     *out = e;
     *nout = ne;
     return 0;
+nomem:
+    rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
 fail:
     lsim_free(e);
     return rc;
@@ -575,6 +584,7 @@ fail:
 int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err)
 {
     lsim_job_entry *e = NULL;
+    lsim_strtab *names = NULL; /* the entries' group names */
     size_t ne = 0;
     uint64_t p2p = 0;
     int32_t *ranks = lsim_malloc((n ? n : 1) * sizeof *ranks);
@@ -591,12 +601,17 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
         src[i] = g[i]->source;
         nodes[i] = g[i]->n;
     }
-    if ((rc = lsim_job_entries(g, NULL, n, &e, &ne, &p2p, err))) goto cleanup;
+    if (!(names = lsim_strtab_new())) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto cleanup;
+    }
+    if ((rc = lsim_job_entries(g, NULL, n, names, &e, &ne, &p2p, err))) goto cleanup;
     if ((rc = lsim_job_from_entries(e, ne, n, ranks, src, nodes, out, err))) goto cleanup;
     (*out)->graphs = g;
     (*out)->uncoupled_p2p = p2p;
 cleanup:
     lsim_free(e);
+    lsim_strtab_free(names);
     lsim_free(ranks);
     lsim_free(src);
     lsim_free(nodes);

@@ -73,6 +73,7 @@
 
 #include "lumosim/engine.h"
 #include "lumosim/graph.h"
+#include "lumosim/strtab.h"
 
 typedef struct lsim_job {
     size_t ngpus;
@@ -128,9 +129,15 @@ int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err
  * order of their indices made while matching (28 bytes per entry for the
  * sort and at most 24 MiB more, freed before the job's per-node arrays are
  * made, then 8 per entry for the order). Local. */
+#define LSIM_JOB_GROUP_MAX 64 /* a group name's bytes with its NUL, at most */
 typedef struct lsim_job_entry {
-    char group[64];       /* process-group name, "" = world; "p2p:A->B" or
-                             "p2p:A<->B" for point-to-point pairs */
+    const char *group;    /* process-group name, NUL-terminated, shorter
+                             than LSIM_JOB_GROUP_MAX; "" = world;
+                             "p2p:A->B" or "p2p:A<->B" for point-to-point
+                             pairs. Borrowed: interned in the names table
+                             lsim_job_entries was given, or the caller's.
+                             Why not the text in the entry: 64 bytes of 136,
+                             the largest part of a 65,536-GPU job's match. */
     int64_t seq;          /* position on the group (on the pair for p2p) */
     uint32_t gpu, node;
     uint8_t kind;
@@ -146,10 +153,12 @@ typedef struct lsim_job_entry {
 } lsim_job_entry;
 
 /* *p2p (may be NULL) is incremented by the number of send/recv kernels
- * whose peer is unknown (left uncoupled). Fails (LSIM_ETRACE) when a p2p
- * kernel names a pair its GPU is not the right side of. */
-int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_job_entry **out, size_t *nout,
-                     uint64_t *p2p, lsim_err *err);
+ * whose peer is unknown (left uncoupled). The entries' group names are
+ * interned in names (the caller's; it must outlive the entries). Fails
+ * (LSIM_ETRACE) when a p2p kernel names a pair its GPU is not the right
+ * side of. */
+int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_strtab *names,
+                     lsim_job_entry **out, size_t *nout, uint64_t *p2p, lsim_err *err);
 int lsim_job_from_entries(const lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
                           const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err);
 void lsim_job_free(lsim_job *j);

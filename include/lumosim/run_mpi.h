@@ -27,15 +27,16 @@ int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err);
 
 /* Collective: every rank passes the collective entries of its own GPUs
  * (lsim_job_entries); every rank gets all ranks' entries, concatenated in rank order, in *all (allocated here,
- * the caller frees; *nall entries). The exchange counts ENTRIES, through an
+ * the caller frees; *nall entries), their group names interned in names
+ * (the caller's, outliving them). The exchange counts ENTRIES, through an
  * MPI derived datatype of one entry (MPI_Type_contiguous), not bytes, so it
  * holds 2^31 - 1 entries per rank and in total; past that it is refused
  * with LSIM_EARG and a message on every rank (no overflowed count). Any
  * failure is agreed (lsim_mpi_agree): all ranks return the same status.
  * The match before issue 20 (every rank matched the whole job from it);
  * kept for bench/bench_match.c, which measures the two against each other. */
-int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_job_entry **all,
-                            size_t *nall, lsim_err *err);
+int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_strtab *names,
+                            lsim_job_entry **all, size_t *nall, lsim_err *err);
 
 /* Collective: THE distributed collective match. Each rank passes its own
  * GPUs' graphs (graphs[i] is global GPU gpu_ids[i] of the job's ngpus;

@@ -43,23 +43,65 @@ int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
     return bcast_failure(comm, me, first, rc, err);
 }
 
-int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_job_entry **all,
-                            size_t *nall, lsim_err *err)
+/* A collective entry as it travels between ranks: its group's text with
+ * it (the entry's pointer means nothing on another rank). */
+typedef struct wire_ent {
+    char group[LSIM_JOB_GROUP_MAX];
+    lsim_job_entry e; /* e.group NULL */
+} wire_ent;
+
+/* Entry i of the entries at rec, as a wire record into dst. */
+static void pack_ent(void *dst, const void *rec, size_t i)
+{
+    const lsim_job_entry *x = (const lsim_job_entry *)rec + i;
+    wire_ent w;
+    memset(&w, 0, sizeof w); /* no uninitialised byte is sent */
+    w.e = *x;
+    w.e.group = NULL;
+    snprintf(w.group, sizeof w.group, "%s", x->group);
+    memcpy(dst, &w, sizeof w);
+}
+
+/* n wire records at *buf made entries in place (an entry is smaller than
+ * its record, and record q is read before entry q is written), their group
+ * names interned in names; the block shrunk to the entries. 0 or
+ * LSIM_ENOMEM. */
+static int unpack_ents(void **buf, size_t n, lsim_strtab *names, lsim_err *err)
+{
+    char *b = *buf;
+    for (size_t q = 0; q < n; q++) {
+        wire_ent w;
+        uint32_t id = 0;
+        memcpy(&w, b + q * sizeof w, sizeof w);
+        w.group[sizeof w.group - 1] = '\0';
+        if (lsim_strtab_intern(names, w.group, strlen(w.group), &id))
+            return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the collective entries' group names");
+        w.e.group = lsim_strtab_get(names, id);
+        memcpy(b + q * sizeof w.e, &w.e, sizeof w.e);
+    }
+    void *s = n ? realloc(b, n * sizeof(lsim_job_entry)) : NULL;
+    if (s) *buf = s; /* else the larger block holds them as well */
+    return 0;
+}
+
+int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nmine, lsim_strtab *names,
+                            lsim_job_entry **all, size_t *nall, lsim_err *err)
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
     int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
-    lsim_job_entry *buf = NULL;
+    wire_ent *buf = NULL, *out = NULL;
     MPI_Datatype ent = MPI_DATATYPE_NULL;
     *all = NULL;
     *nall = 0;
-    if (!cnt || !dsp) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!cnt || !dsp || !(out = malloc((nmine ? nmine : 1) * sizeof *out))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     else if (nmine > INT_MAX)
         rc = lsim_err_set(err, LSIM_EARG, "%zu collective entries on one MPI rank: more than one exchange can count (%d)",
                           nmine, INT_MAX);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
+    for (size_t q = 0; q < nmine; q++) pack_ent(&out[q], mine, q);
     /* counts in entries (the derived type below), so the limit is 2^31 - 1
-     * entries, not bytes (16.7 M entries of 128 bytes) */
+     * entries, not bytes (15.8 M entries of 136 bytes) */
     int my = (int)nmine;
     MPI_Allgather(&my, 1, MPI_INT, cnt, 1, MPI_INT, comm);
     long long sum = 0;
@@ -76,13 +118,18 @@ int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nm
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     MPI_Type_contiguous((int)sizeof *buf, MPI_BYTE, &ent);
     MPI_Type_commit(&ent);
-    MPI_Allgatherv(mine, my, ent, buf, cnt, dsp, ent, comm);
+    MPI_Allgatherv(out, my, ent, buf, cnt, dsp, ent, comm);
     MPI_Type_free(&ent);
-    *all = buf;
+    void *b = buf;
+    rc = lsim_mpi_agree(comm, unpack_ents(&b, (size_t)sum, names, err), err);
+    buf = b;
+    if (rc) goto cleanup;
+    *all = b;
     *nall = (size_t)sum;
     buf = NULL;
 cleanup:
     free(buf);
+    free(out);
     free(cnt);
     free(dsp);
     return rc;
@@ -98,7 +145,7 @@ cleanup:
 static uint64_t group_fnv(const lsim_job_entry *e)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t c = 0; c < sizeof e->group && e->group[c]; c++) h = (h ^ (unsigned char)e->group[c]) * 1099511628211ull;
+    for (size_t c = 0; e->group[c]; c++) h = (h ^ (unsigned char)e->group[c]) * 1099511628211ull;
     return h;
 }
 
@@ -132,7 +179,8 @@ static void mrec_part(const void *ctx, uint64_t a, lsim_job_obs *o)
 }
 
 /* Collective: an all-to-all of fixed-size records. The d-th record sent
- * is rec[src[d]] (src NULL: rec[d]); the records go to rank 0 first
+ * is rec[src[d]] (src NULL: rec[d]), or packf(dst, rec, src[d]) writes it
+ * (recsize bytes) when packf is given (the entries' wire records); the records go to rank 0 first
  * (scount[0] of them), then rank 1, ... *rbuf (allocated here, the caller
  * frees) gets every rank's records for this one, in rank order, *nrecv in
  * all. The counts are exchanged as 64-bit numbers and the records counted
@@ -149,8 +197,9 @@ static void mrec_part(const void *ctx, uint64_t a, lsim_job_obs *o)
  * places in *rbuf: the same records in the same places as one all-to-all. The
  * rounds are as many on every rank (the largest count over all ranks). */
 #define EX_CHUNK ((size_t)4 << 20)
-static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize, void **rbuf,
-                    size_t *nrecv, const char *what, lsim_err *err)
+static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const size_t *scount, size_t recsize,
+                    void (*packf)(void *dst, const void *rec, size_t i), void **rbuf, size_t *nrecv, const char *what,
+                    lsim_err *err)
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
@@ -196,9 +245,11 @@ static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const siz
             if (nr > c) nr = c;
             si[r] = (int)ns;
             sd[r] = (int)at;
-            for (size_t q = 0; q < ns; q++, at++)
-                memcpy(pack + at * recsize, (const char *)rec + (src ? src[soff[r] + from + q] : soff[r] + from + q) * recsize,
-                       recsize);
+            for (size_t q = 0; q < ns; q++, at++) {
+                size_t i = src ? src[soff[r] + from + q] : soff[r] + from + q;
+                if (packf) packf(pack + at * recsize, rec, i);
+                else memcpy(pack + at * recsize, (const char *)rec + i * recsize, recsize);
+            }
             ri[r] = (int)nr;
             rd[r] = (int)(nr ? roff[r] + from : 0); /* < rt <= INT_MAX when anything arrives */
         }
@@ -232,7 +283,7 @@ static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_er
     typedef struct fkey {
         int64_t kind; /* 0 none, 1 an instance's failure, 2 another */
         int64_t seq;
-        char group[64];
+        char group[LSIM_JOB_GROUP_MAX];
     } fkey;
     int me = 0, np = 1;
     MPI_Comm_rank(comm, &me);
@@ -242,8 +293,7 @@ static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_er
     mine.kind = !rc ? 0 : key ? 1 : 2;
     if (key) {
         mine.seq = key->seq;
-        memcpy(mine.group, key->group, sizeof mine.group);
-        mine.group[sizeof mine.group - 1] = '\0';
+        snprintf(mine.group, sizeof mine.group, "%s", key->group);
     }
     /* without room to compare, the plain agreement (any failing rank) */
     int oom = !all, any_oom = 0;
@@ -549,6 +599,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &np);
     lsim_job_entry *mine = NULL, *own = NULL;
+    lsim_strtab *mine_names = lsim_strtab_new(), *own_names = lsim_strtab_new(); /* their group names */
     mrec *back = NULL, *rec = NULL;
     size_t nmine = 0, nown = 0, nrec = 0;
     uint64_t totals[4] = {0, 0, 0, 0};
@@ -561,7 +612,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     size_t *pos = NULL;
     int32_t *ranks = NULL;
     char *srcbuf = NULL, **sources = NULL;
-    int rc = nodes && hasobs && local && gpu_rank && allgid && gcnt && gdsp && scount && sat
+    int rc = nodes && hasobs && local && gpu_rank && allgid && gcnt && gdsp && scount && sat && mine_names && own_names
                  ? 0
                  : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     *job = NULL;
@@ -570,7 +621,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         if (gpu_ids[i] >= ngpus) rc = lsim_err_set(err, LSIM_EARG, "GPU %u of a job of %zu GPUs", gpu_ids[i], ngpus);
         else nodes[gpu_ids[i]] = graphs[i]->n;
     }
-    if (!rc) rc = lsim_job_entries(graphs, gpu_ids, nlocal, &mine, &nmine, p2p, err);
+    if (!rc) rc = lsim_job_entries(graphs, gpu_ids, nlocal, mine_names, &mine, &nmine, p2p, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     /* which rank holds every GPU: where a matched instance goes back to */
     {
@@ -607,7 +658,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     uint64_t gh = 0;
     for (size_t q = 0; q < nmine; q++) {
-        if (q == 0 || strncmp(mine[q].group, mine[q - 1].group, sizeof mine[q].group)) gh = group_fnv(&mine[q]);
+        if (q == 0 || mine[q].group != mine[q - 1].group) gh = group_fnv(&mine[q]); /* interned: same text, same pointer */
         scount[owner_of(gh, &mine[q], np)]++;
         if (mine[q].observed) hasobs[mine[q].gpu] = 1;
     }
@@ -617,16 +668,19 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
         acc += scount[r];
     }
     for (size_t q = 0; q < nmine; q++) {
-        if (q == 0 || strncmp(mine[q].group, mine[q - 1].group, sizeof mine[q].group)) gh = group_fnv(&mine[q]);
+        if (q == 0 || mine[q].group != mine[q - 1].group) gh = group_fnv(&mine[q]); /* interned: same text, same pointer */
         pos[sat[owner_of(gh, &mine[q], np)]++] = q;
     }
     void *rb = NULL;
-    rc = exchange(comm, mine, pos, scount, sizeof *mine, &rb, &nown, "collective entries", err);
-    own = rb;
+    rc = exchange(comm, mine, pos, scount, sizeof(wire_ent), pack_ent, &rb, &nown, "collective entries", err);
     free(mine);
     free(pos);
     mine = NULL;
     pos = NULL;
+    lsim_strtab_free(mine_names);
+    mine_names = NULL;
+    if (!rc) rc = lsim_mpi_agree(comm, unpack_ents(&rb, nown, own_names, err), err);
+    own = rb;
     if (rc) goto cleanup;
     /* the owners match their keys and send each instance back to the ranks
      * of its participants */
@@ -639,7 +693,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     if (rc) goto cleanup;
     free(own);
     own = NULL;
-    rc = exchange(comm, back, NULL, scount, sizeof *back, &rb, &nrec, "matched participants", err);
+    rc = exchange(comm, back, NULL, scount, sizeof *back, NULL, &rb, &nrec, "matched participants", err);
     rec = rb;
     free(back);
     back = NULL;
@@ -648,6 +702,8 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
 cleanup:
     free(mine);
     free(own);
+    lsim_strtab_free(mine_names);
+    lsim_strtab_free(own_names);
     free(back);
     free(rec);
     free(pos);

@@ -30,6 +30,7 @@ struct lsim_wi_plan {
     lsim_wi_gpu_size *size;
     int32_t *ranks;
     lsim_job_entry *ents;
+    lsim_strtab *names;          /* ents' group names */
     size_t ne;
     lsim_wi_job *job;
     char sopts[160];             /* the source's lumosim synth options, if not the defaults */
@@ -133,7 +134,8 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
         rc = lsim_wi_identify(gs[i], first + i, (int)p->rq.trace_layers, &p->ids[first + i], err);
         p->ranks[first + i] = p->ids[first + i].rank;
     }
-    if (!rc) rc = lsim_job_entries(gs, gid, got, &mine, &nm, NULL, err);
+    if (!rc && !p->names && !(p->names = lsim_strtab_new())) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!rc) rc = lsim_job_entries(gs, gid, got, p->names, &mine, &nm, NULL, err);
     if (!rc && nm) {
         lsim_job_entry *all = realloc(p->ents, (p->ne + nm) * sizeof *all);
         if (!all) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -873,6 +875,7 @@ void lsim_wi_plan_free(lsim_wi_plan *p)
     free(p->est_new);
     lsim_wi_job_free(p->job);
     free(p->ents);
+    lsim_strtab_free(p->names);
     free(p->size);
     free(p->ranks);
     free(p->ids);

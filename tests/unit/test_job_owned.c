@@ -20,7 +20,7 @@ static lsim_job_entry ent(const char *grp, int64_t seq, uint32_t gpu, uint32_t n
 {
     lsim_job_entry e;
     memset(&e, 0, sizeof e);
-    snprintf(e.group, sizeof e.group, "%s", grp);
+    e.group = grp; /* the callers' names are static */
     e.seq = seq;
     e.gpu = gpu;
     e.node = node;

@@ -138,11 +138,14 @@ static void job_setup(lsim_graph *const *g)
         if (!more) lsim_job_free(j);
         if (!more) break;
     }
+    lsim_strtab *names = lsim_strtab_new(); /* the entries' group names (libc's allocator: not failed here) */
+    CHECK(names != NULL);
+    if (!names) return;
     for (long n = 0;; n++) {
         lsim_job_entry *e = (lsim_job_entry *)&err;
         size_t ne = 99;
         lsim_alloc_fail_after(n);
-        int rc = lsim_job_entries(g, NULL, 2, &e, &ne, NULL, &err);
+        int rc = lsim_job_entries(g, NULL, 2, names, &e, &ne, NULL, &err);
         int more = judge("lsim_job_entries", n, rc, &err);
         CHECK(more ? e == NULL && ne == 0 : e != NULL && ne == 2);
         if (!more) lsim_free(e);
@@ -152,7 +155,7 @@ static void job_setup(lsim_graph *const *g)
      * failing or not, leaves them exactly as they were */
     lsim_job_entry *ents = NULL, *copy = NULL;
     size_t ne = 0;
-    CHECK(lsim_job_entries(g, NULL, 2, &ents, &ne, NULL, &err) == 0 && ne == 2);
+    CHECK(lsim_job_entries(g, NULL, 2, names, &ents, &ne, NULL, &err) == 0 && ne == 2);
     copy = malloc(ne * sizeof *copy);
     if (!copy || ne != 2) goto out;
     memcpy(copy, ents, ne * sizeof *copy);
@@ -172,6 +175,7 @@ static void job_setup(lsim_graph *const *g)
 out:
     free(copy);
     lsim_free(ents);
+    lsim_strtab_free(names);
 }
 
 static void job_run(lsim_graph *const *g)
