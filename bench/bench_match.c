@@ -75,14 +75,14 @@ static int gather_match(lsim_graph *const *g, const uint32_t *gid, size_t n, siz
 {
     lsim_job_entry *mine = NULL, *all = NULL;
     size_t nmine = 0, nall = 0;
-    size_t *nodes = calloc(ngpus, sizeof *nodes);
+    size_t *nodes = calloc(2 * ngpus, sizeof *nodes), *colls = nodes ? nodes + ngpus : NULL;
     lsim_strtab *mn = lsim_strtab_new(), *an = lsim_strtab_new(); /* the entries' group names */
     int rc = nodes && mn && an ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < n; i++) nodes[gid[i]] = g[i]->n;
+    for (size_t i = 0; !rc && i < n; i++) nodes[gid[i]] = g[i]->n, colls[gid[i]] = g[i]->ncoll;
     if (!rc) rc = lsim_job_entries(g, gid, n, mn, &mine, &nmine, NULL, err);
     if ((rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err))) goto cleanup;
     if ((rc = lsim_mpi_gather_entries(MPI_COMM_WORLD, mine, nmine, an, &all, &nall, err))) goto cleanup;
-    rc = lsim_job_from_entries(all, nall, ngpus, NULL, NULL, nodes, out, err);
+    rc = lsim_job_from_entries(all, nall, ngpus, NULL, NULL, nodes, colls, out, err);
     rc = lsim_mpi_agree(MPI_COMM_WORLD, rc, err);
 cleanup:
     free(mine);
@@ -96,9 +96,9 @@ cleanup:
 /* bytes of a job's arrays on this rank */
 static double job_bytes(const lsim_job *j, lsim_graph *const *g, const uint32_t *gid, size_t n)
 {
-    double b = (double)j->ninst * (8 + 8 + 1 + 8 + (j->inst_id ? 8 : 0)) + (double)j->part_off[j->ninst] * 8 +
+    double b = (double)j->ninst * (8 + 8 + 1 + 8 + (j->inst_id ? 8 : 0)) + (double)j->part_off[j->ninst] * 12 +
                (double)j->ngpus * (8 + 8 + 8);
-    for (size_t i = 0; i < n; i++) b += (double)g[i]->n * (4 + (j->obs_wait[gid[i]] ? 8 : 0));
+    for (size_t i = 0; i < n; i++) b += (double)g[i]->ncoll * 4 + (double)g[i]->n * (j->obs_wait[gid[i]] ? 8 : 0);
     return b;
 }
 
@@ -128,7 +128,7 @@ static void verify(int me, const lsim_job *d, const lsim_job *s, lsim_graph *con
     for (size_t i = 0; i < n; i++) {
         uint32_t G = gid[i];
         for (size_t v = 0; v < g[i]->n; v++) {
-            int32_t kd = d->inst_of[G][v], ks = s->inst_of[G][v];
+            int32_t kd = lsim_job_inst(d->inst_of[G], g[i], v), ks = lsim_job_inst(s->inst_of[G], g[i], v);
             lsim_ns wd = d->obs_wait[G] ? d->obs_wait[G][v] : 0, ws = s->obs_wait[G] ? s->obs_wait[G][v] : 0;
             if (wd != ws) mismatch(me, "observed waiting of GPU, node", G, v);
             if ((kd < 0) != (ks < 0)) {

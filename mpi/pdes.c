@@ -146,7 +146,7 @@ static int coll_ready(pstate *s, uint32_t l, uint32_t v, int32_t k)
 static int ready(pstate *s, uint32_t l, uint32_t v)
 {
     sched_resolve(s->e[l], v);
-    int32_t k = s->j->inst_of[s->gid[l]][v];
+    int32_t k = lsim_job_inst(s->j->inst_of[s->gid[l]], s->e[l]->g, v);
     if (k >= 0) return coll_ready(s, l, v, k);
     push(&s->h, l, v);
     return 0;
@@ -245,7 +245,7 @@ static int path_bounds(const pstate *s, size_t nlocal, lsim_ns **eb)
         uint64_t x = stack[--top];
         uint32_t l = (uint32_t)(x >> 32), v = (uint32_t)x;
         /* e(v) is final: the nodes whose b is now known */
-        int32_t k = s->j->inst_of[s->gid[l]][v];
+        int32_t k = lsim_job_inst(s->j->inst_of[s->gid[l]], s->e[l]->g, v);
         uint32_t first = 0, last = 0, pl = l, pv = v;
         lsim_ns b;
         if (k >= 0 && !s->remote[k]) {

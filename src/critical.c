@@ -261,7 +261,7 @@ static int jwalk_back(const lsim_job *j, lsim_graph *const *graphs, const lsim_c
     int rc = jwalk_push(w, gi, v);
     for (int crossed = 0; !rc;) {
         if (w->n > bound) return lsim_err_set(err, LSIM_EINTERNAL, "the job's critical path does not terminate");
-        int32_t k = j->inst_of && j->inst_of[gi] ? j->inst_of[gi][v] : -1;
+        int32_t k = j->inst_of ? lsim_job_inst(j->inst_of[gi], graphs[gi], v) : -1;
         if (k >= 0 && !crossed) {
             uint64_t self = participant(j, (uint64_t)k, gi, v);
             uint64_t p = last_arrival(j, (uint64_t)k, self, t);

@@ -309,6 +309,7 @@ void lsim_job_free(lsim_job *j)
     lsim_free(j->part_off);
     lsim_free(j->part_gpu);
     lsim_free(j->part_node);
+    lsim_free(j->part_coll);
     lsim_free(j->transfer);
     lsim_free(j->rule);
     lsim_free(j->root);
@@ -470,6 +471,46 @@ static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *er
     return 0;
 }
 
+/* The collective nodes of g[0..n) into *ne, each GPU's checked to have a
+ * collective record of its own (the job keeps a node's instance at its
+ * record, job.h inst_of): a damaged store or Chakra file could give two
+ * one record. */
+static int count_entries(lsim_graph *const *g, size_t n, size_t *ne, lsim_err *err)
+{
+    size_t most = 1;
+    for (size_t i = 0; i < n; i++)
+        if (g[i]->ncoll > most) most = g[i]->ncoll;
+    uint32_t *first = lsim_malloc(most * sizeof *first); /* record -> its node + 1 */
+    if (!first) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    int rc = 0;
+    size_t last = 0; /* the previous GPU's collective nodes */
+    *ne = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (i && g[i]->share_refs && g[i]->share_refs == g[i - 1]->share_refs && g[i]->ncoll == g[i - 1]->ncoll) {
+            *ne += last; /* the same nodes as the GPU before, checked */
+            continue;
+        }
+        memset(first, 0, g[i]->ncoll * sizeof *first);
+        last = 0;
+        for (uint32_t v = 0; v < g[i]->n && !rc; v++) {
+            int32_t c = g[i]->coll[v];
+            if (!(g[i]->flags[v] & LSIM_NF_COLL) || c < 0) continue;
+            if ((size_t)c >= g[i]->ncoll)
+                rc = lsim_err_set(err, LSIM_ETRACE, "%s: node %u names collective record %d of %zu", g[i]->source, v, c,
+                                  g[i]->ncoll);
+            else if (first[c])
+                rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective kernels %u and %u share collective record %d",
+                                  g[i]->source, first[c] - 1, v, c);
+            else
+                first[c] = v + 1;
+            last++;
+        }
+        *ne += last;
+    }
+    lsim_free(first);
+    return rc;
+}
+
 /* s[0..len) interned in names: its stable text, or NULL (no memory). */
 static const char *intern_group(lsim_strtab *names, const char *s, size_t len)
 {
@@ -484,9 +525,7 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
     int rc = 0;
     *out = NULL;
     *nout = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t v = 0; v < g[i]->n; v++)
-            if ((g[i]->flags[v] & LSIM_NF_COLL) && g[i]->coll[v] >= 0) ne++;
+    if ((rc = count_entries(g, n, &ne, err))) return rc;
     lsim_job_entry *e = lsim_calloc(ne ? ne : 1, sizeof *e);
     if (!e) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
     ne = 0;
@@ -541,6 +580,7 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
             x->seq = c->seq;
             x->gpu = gid;
             x->node = v;
+            x->coll = (uint32_t)g[i]->coll[v];
             x->kind = c->kind;
             x->bytes = c->bytes;
             x->obs_start = g[i]->obs_start[v];
@@ -589,7 +629,7 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
     uint64_t p2p = 0;
     int32_t *ranks = lsim_malloc((n ? n : 1) * sizeof *ranks);
     const char **src = lsim_malloc((n ? n : 1) * sizeof *src);
-    size_t *nodes = lsim_malloc((n ? n : 1) * sizeof *nodes);
+    size_t *nodes = lsim_malloc((n ? 2 * n : 1) * sizeof *nodes), *colls = nodes ? nodes + n : NULL;
     int rc = 0;
     *out = NULL;
     if (!ranks || !src || !nodes) {
@@ -600,13 +640,14 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
         ranks[i] = g[i]->rank;
         src[i] = g[i]->source;
         nodes[i] = g[i]->n;
+        colls[i] = g[i]->ncoll;
     }
     if (!(names = lsim_strtab_new())) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
         goto cleanup;
     }
     if ((rc = lsim_job_entries(g, NULL, n, names, &e, &ne, &p2p, err))) goto cleanup;
-    if ((rc = lsim_job_from_entries(e, ne, n, ranks, src, nodes, out, err))) goto cleanup;
+    if ((rc = lsim_job_from_entries(e, ne, n, ranks, src, nodes, colls, out, err))) goto cleanup;
     (*out)->graphs = g;
     (*out)->uncoupled_p2p = p2p;
 cleanup:
@@ -784,7 +825,8 @@ static int check_members(const lsim_job_entry *ents, const size_t *ord, size_t k
 }
 
 static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
-                           const char *const *sources, const size_t *node_count, size_t *order, lsim_ns *ediff,
+                           const char *const *sources, const size_t *node_count, const size_t *coll_count,
+                           size_t *order, lsim_ns *ediff,
                            size_t *fail_at, lsim_job **out, lsim_err *err)
 {
     int rc = 0;
@@ -804,7 +846,9 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
     ndiff = lsim_calloc(n ? n : 1, sizeof *ndiff);
     if (!j->inst_of || !j->obs_wait || !j->clock_offset || !diffs || !ndiff) goto nomem;
     for (size_t q = 0; q < ne; q++)
-        if (ents[q].gpu >= n || (node_count && node_count[ents[q].gpu] && ents[q].node >= node_count[ents[q].gpu])) {
+        if (ents[q].gpu >= n ||
+            (node_count && node_count[ents[q].gpu] &&
+             (ents[q].node >= node_count[ents[q].gpu] || !coll_count || ents[q].coll >= coll_count[ents[q].gpu]))) {
             rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
             goto cleanup;
         }
@@ -830,22 +874,25 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
         diffs[i] = lsim_malloc((ndiff[i] ? ndiff[i] : 1) * sizeof **diffs);
         ndiff[i] = 0;
         if (!diffs[i]) goto nomem;
-        if (!nn) continue; /* a GPU of another MPI rank: no per-node arrays here */
-        j->inst_of[i] = lsim_malloc(nn * sizeof **j->inst_of);
+        if (!nn) continue; /* a GPU of another MPI rank: no arrays of its own here */
+        size_t nc = coll_count ? coll_count[i] : 0;
+        j->inst_of[i] = lsim_malloc((nc ? nc : 1) * sizeof **j->inst_of);
         if (hasobs[i]) j->obs_wait[i] = lsim_calloc(nn, sizeof **j->obs_wait);
         if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) goto nomem;
-        for (size_t v = 0; v < nn; v++) j->inst_of[i][v] = -1;
+        for (size_t c = 0; c < nc; c++) j->inst_of[i][c] = -1;
     }
     for (size_t q = 0; ediff && q < ne; q++) ediff[q] = INT64_MIN;
     /* instances: group g's entries are [goff[g], goff[g + 1]), none empty */
     j->part_off = lsim_malloc((ninst + 1) * sizeof *j->part_off);
     j->part_gpu = lsim_malloc((ne ? ne : 1) * sizeof *j->part_gpu);
     j->part_node = lsim_malloc((ne ? ne : 1) * sizeof *j->part_node);
+    j->part_coll = lsim_malloc((ne ? ne : 1) * sizeof *j->part_coll);
     j->transfer = lsim_malloc((ninst ? ninst : 1) * sizeof *j->transfer);
     j->rule = lsim_calloc(ninst ? ninst : 1, sizeof *j->rule);
     j->root = lsim_calloc(ninst ? ninst : 1, sizeof *j->root);
     tmp = lsim_malloc((n ? n : 1) * sizeof *tmp);
-    if (!j->part_off || !j->part_gpu || !j->part_node || !j->transfer || !j->rule || !j->root || !tmp) goto nomem;
+    if (!j->part_off || !j->part_gpu || !j->part_node || !j->part_coll || !j->transfer || !j->rule || !j->root || !tmp)
+        goto nomem;
     size_t k = 0, inst = 0, g = 0;
     while (k < ne) {
         while (goff[g + 1] <= k) g++;
@@ -902,7 +949,19 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
             if (ea->dur > modelled) modelled = ea->dur;
             j->part_gpu[a] = ea->gpu;
             j->part_node[a] = ea->node;
-            if (j->inst_of && j->inst_of[ea->gpu]) j->inst_of[ea->gpu][ea->node] = (int32_t)inst;
+            j->part_coll[a] = ea->coll;
+            if (j->inst_of && j->inst_of[ea->gpu]) {
+                int32_t *slot = &j->inst_of[ea->gpu][ea->coll];
+                /* one record, one collective node: two would share one
+                 * instance slot (a damaged store or Chakra file) */
+                if (*slot >= 0) {
+                    rc = lsim_err_set(err, LSIM_ETRACE,
+                                      "%s: collective record %u belongs to two collective kernels of rank %d",
+                                      src_of(sources, ea->gpu), ea->coll, rank_of(ranks, ea->gpu));
+                    goto cleanup;
+                }
+                *slot = (int32_t)inst;
+            }
         }
         j->part_off[inst] = k;
         /* never observed (synthesized): the modelled duration is the transfer */
@@ -962,9 +1021,10 @@ cleanup:
 }
 
 int lsim_job_from_entries(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
-                          const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err)
+                          const char *const *sources, const size_t *node_count, const size_t *coll_count,
+                          lsim_job **out, lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, node_count, NULL, NULL, NULL, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, node_count, coll_count, NULL, NULL, NULL, out, err);
 }
 
 /* The owner matches its keys with the serial matcher itself, so each
@@ -974,7 +1034,7 @@ int lsim_job_match_owned(const lsim_job_entry *ents, size_t ne, size_t n, const 
                          const char *const *sources, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
                          lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, NULL, order, ediff, fail_at, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, NULL, NULL, order, ediff, fail_at, out, err);
 }
 
 /* Saturating (common.h): an offset is a difference of two observed times,
@@ -998,11 +1058,14 @@ int lsim_job_align_clocks(lsim_job *j, lsim_err *err)
     return 0;
 }
 
-void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait)
+void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_graph *g, const lsim_ns *start, const lsim_ns *end,
+                    lsim_ns *wait)
 {
     const int32_t *inst = j->inst_of[gpu];
-    for (size_t v = 0; v < n; v++)
-        wait[v] = inst[v] < 0 ? 0 : lsim_ns_sub_sat(lsim_ns_sub_sat(end[v], start[v]), j->transfer[inst[v]]);
+    for (size_t v = 0; v < g->n; v++) {
+        int32_t k = lsim_job_inst(inst, g, v);
+        wait[v] = k < 0 ? 0 : lsim_ns_sub_sat(lsim_ns_sub_sat(end[v], start[v]), j->transfer[k]);
+    }
 }
 
 void lsim_job_rootless(const lsim_job *j, size_t gpu, const lsim_graph *g, uint64_t *out)
@@ -1010,7 +1073,8 @@ void lsim_job_rootless(const lsim_job *j, size_t gpu, const lsim_graph *g, uint6
     memset(out, 0, LSIM_COLL_NKINDS * sizeof *out);
     const int32_t *inst = j->inst_of ? j->inst_of[gpu] : NULL;
     for (size_t v = 0; inst && v < g->n; v++) {
-        if (inst[v] < 0 || j->rule[inst[v]] != LSIM_JOB_ROOTLESS || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
+        int32_t ki = lsim_job_inst(inst, g, v);
+        if (ki < 0 || j->rule[ki] != LSIM_JOB_ROOTLESS || (size_t)g->coll[v] >= g->ncoll) continue;
         unsigned k = g->colls[g->coll[v]].kind;
         if (k < LSIM_COLL_NKINDS) out[k]++;
     }
@@ -1125,8 +1189,9 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
         for (uint32_t v = 0; v < E[i]->g->n; v++) {
             if (E[i]->indeg[v]) continue;
             sched_resolve(E[i], v);
-            if (j->inst_of[i][v] < 0) jpush(&s, i, v);
-            else jarrive(&s, i, v, j->inst_of[i][v]);
+            int32_t k = lsim_job_inst(j->inst_of[i], E[i]->g, v);
+            if (k < 0) jpush(&s, i, v);
+            else jarrive(&s, i, v, k);
         }
     while (s.wq.n) {
         /* the GPU on top stays queued while it runs (work it gives itself

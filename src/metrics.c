@@ -2,6 +2,7 @@
  * from the same node set: once from observed times, once from simulated
  * times, so actual and predicted figures are defined identically. */
 #include "lumosim/metrics.h"
+#include "lumosim/job.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -426,7 +427,7 @@ void lsim_metrics_coupling(const lsim_graph *g, const int32_t *inst_of, const ls
         if (g->kind[v] != LSIM_N_KERNEL || g->coll[v] < 0 || (size_t)g->coll[v] >= g->ncoll) continue;
         unsigned k = g->colls[g->coll[v]].kind;
         if (k >= LSIM_COLL_NKINDS || k == LSIM_COLL_NONE) continue;
-        if (inst_of && inst_of[v] >= 0) r->coll_coupled[k]++;
+        if (lsim_job_inst(inst_of, g, v) >= 0) r->coll_coupled[k]++;
         else r->coll_traced[k]++;
         if (start && end) {
             lsim_ns d = end[v] - start[v] > 0 ? end[v] - start[v] : 0;

@@ -193,9 +193,10 @@ cleanup:
 
 /* ----------------------------------------------------------- the quotient */
 
-/* An image's member: (representative's quotient index, node, root). */
+/* An image's member: (representative's quotient index, node, root), and
+ * the node's collective record. */
 typedef struct imem {
-    uint32_t q, node;
+    uint32_t q, node, coll;
     uint8_t root;
 } imem;
 
@@ -213,11 +214,11 @@ static size_t image(const lsim_job *j, size_t k, const uint32_t *rep, const uint
 {
     size_t m = 0, u = 0;
     for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1]; p++)
-        buf[m++] = (imem){qidx[rep[j->part_gpu[p]]], j->part_node[p], (uint8_t)is_root(j, k, p)};
+        buf[m++] = (imem){qidx[rep[j->part_gpu[p]]], j->part_node[p], j->part_coll[p], (uint8_t)is_root(j, k, p)};
     qsort(buf, m, sizeof *buf, cmp_imem);
     for (size_t a = 0; a < m; a++) {
         if (u && buf[a].q == buf[u - 1].q && buf[a].node == buf[u - 1].node) {
-            if (buf[a].root != buf[u - 1].root) return 0;
+            if (buf[a].root != buf[u - 1].root || buf[a].coll != buf[u - 1].coll) return 0;
             continue;
         }
         buf[u++] = buf[a];
@@ -230,7 +231,7 @@ static size_t image(const lsim_job *j, size_t k, const uint32_t *rep, const uint
  * 1 exact so far, 0 not. */
 static int place(const lsim_job *j, size_t k, const imem *buf, size_t m, lsim_job *q)
 {
-    int32_t have = q->inst_of[buf[0].q][buf[0].node];
+    int32_t have = q->inst_of[buf[0].q][buf[0].coll];
     if (have >= 0) {
         uint64_t o = q->part_off[have];
         if (q->part_off[have + 1] - o != m || q->rule[have] != j->rule[k] || q->transfer[have] != j->transfer[k]) return 0;
@@ -247,10 +248,11 @@ static int place(const lsim_job *j, size_t k, const imem *buf, size_t m, lsim_jo
     q->root[qi] = 0;
     size_t roots = 0;
     for (size_t a = 0; a < m; a++) {
-        if (q->inst_of[buf[a].q][buf[a].node] >= 0) return 0; /* a member in another image */
-        q->inst_of[buf[a].q][buf[a].node] = (int32_t)qi;
+        if (q->inst_of[buf[a].q][buf[a].coll] >= 0) return 0; /* a member in another image */
+        q->inst_of[buf[a].q][buf[a].coll] = (int32_t)qi;
         q->part_gpu[o + a] = buf[a].q;
         q->part_node[o + a] = buf[a].node;
+        q->part_coll[o + a] = buf[a].coll;
         if (buf[a].root) {
             q->root[qi] = o + a;
             roots++;
@@ -263,7 +265,7 @@ static int place(const lsim_job *j, size_t k, const imem *buf, size_t m, lsim_jo
 
 /* The quotient's arrays for nrep GPUs (a bound on its instances and
  * participants: the full job's). */
-static int quotient_new(const lsim_job *j, const size_t *node_count, const uint32_t *qidx, size_t nrep, lsim_job **out)
+static int quotient_new(const lsim_job *j, const size_t *coll_count, const uint32_t *qidx, size_t nrep, lsim_job **out)
 {
     lsim_job *q = lsim_calloc(1, sizeof *q);
     if (!q) return LSIM_ENOMEM;
@@ -276,18 +278,19 @@ static int quotient_new(const lsim_job *j, const size_t *node_count, const uint3
     q->part_off = lsim_calloc(ni + 1, sizeof *q->part_off);
     q->part_gpu = lsim_malloc(np * sizeof *q->part_gpu);
     q->part_node = lsim_malloc(np * sizeof *q->part_node);
+    q->part_coll = lsim_malloc(np * sizeof *q->part_coll);
     q->transfer = lsim_malloc(ni * sizeof *q->transfer);
     q->rule = lsim_calloc(ni, sizeof *q->rule);
     q->root = lsim_calloc(ni, sizeof *q->root);
     if (!q->inst_of || !q->obs_wait || !q->clock_offset || !q->part_off || !q->part_gpu || !q->part_node ||
-        !q->transfer || !q->rule || !q->root)
+        !q->part_coll || !q->transfer || !q->rule || !q->root)
         return LSIM_ENOMEM;
     for (size_t i = 0; i < j->ngpus; i++) {
         if (qidx[i] == UINT32_MAX) continue;
-        size_t nn = node_count[i];
-        int32_t *a = lsim_malloc((nn ? nn : 1) * sizeof *a);
+        size_t nc = coll_count[i];
+        int32_t *a = lsim_malloc((nc ? nc : 1) * sizeof *a);
         if (!(q->inst_of[qidx[i]] = a)) return LSIM_ENOMEM;
-        for (size_t v = 0; v < nn; v++) a[v] = -1;
+        for (size_t c = 0; c < nc; c++) a[c] = -1;
         q->clock_offset[qidx[i]] = j->clock_offset[i];
     }
     q->ngroups = j->ngroups;
@@ -298,8 +301,8 @@ static int quotient_new(const lsim_job *j, const size_t *node_count, const uint3
     return 0;
 }
 
-int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, uint32_t *qidx, lsim_job **out,
-                      lsim_err *err)
+int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, const size_t *coll_count,
+                      uint32_t *qidx, lsim_job **out, lsim_err *err)
 {
     size_t nrep = 0, maxp = 1;
     lsim_job *q = NULL;
@@ -309,14 +312,15 @@ int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node
     for (size_t i = 0; i < j->ngpus; i++) qidx[i] = rep[i] == i ? (uint32_t)nrep++ : UINT32_MAX;
     for (size_t k = 0; k < j->ninst; k++)
         if (j->part_off[k + 1] - j->part_off[k] > maxp) maxp = j->part_off[k + 1] - j->part_off[k];
-    if (!(buf = lsim_malloc(maxp * sizeof *buf)) || quotient_new(j, node_count, qidx, nrep, &q)) {
+    if (!(buf = lsim_malloc(maxp * sizeof *buf)) || quotient_new(j, coll_count, qidx, nrep, &q)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry quotient");
         goto cleanup;
     }
     for (size_t k = 0; k < j->ninst && exact; k++) {
         size_t m = 0;
         for (uint64_t p = j->part_off[k]; p < j->part_off[k + 1] && exact; p++)
-            if (j->part_node[p] >= node_count[rep[j->part_gpu[p]]]) exact = 0; /* no such node on the representative */
+            if (j->part_node[p] >= node_count[rep[j->part_gpu[p]]] || j->part_coll[p] >= coll_count[rep[j->part_gpu[p]]])
+                exact = 0; /* no such node or record on the representative */
         if (exact) m = image(j, k, rep, qidx, buf);
         exact = exact && m && place(j, k, buf, m, q);
     }

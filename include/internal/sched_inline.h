@@ -301,8 +301,9 @@ static inline void sched_wq_remove(sched_wq *q, size_t at)
 /* Run the *n ready nodes held in e's scratch array (a stack) and every node
  * they make ready, in no time order, until none is left: for drivers whose
  * results do not depend on the order (the job run, the parallel engine's
- * READY rounds). A newly ready node is resolved; one with inst[v] >= 0 (a
- * collective of the job) goes to hook(ctx, v, inst[v]) instead, which may
+ * READY rounds). A newly ready node is resolved; one of an instance k
+ * (lsim_job_inst(inst, e->g, v) >= 0: inst is the GPU's inst_of, job.h)
+ * goes to hook(ctx, v, k) instead, which may
  * push nodes back (scratch[(*n)++] = v) and returns 0 or a failure code;
  * the first failure lands in *rc and stops the drain. The hook runs only
  * for collectives, a few per cent of the nodes. Returns the node-events
@@ -320,8 +321,9 @@ static inline uint64_t sched_drain(lsim_engine *e, size_t *n, const int32_t *ins
             uint32_t w = g->out_dst[k];
             if (--e->indeg[w]) continue;
             sched_resolve(e, w);
-            if (inst[w] < 0) stack[(*n)++] = w;
-            else if (!*rc) *rc = hook(ctx, w, inst[w]);
+            int32_t ki = lsim_job_inst(inst, g, w);
+            if (ki < 0) stack[(*n)++] = w;
+            else if (!*rc) *rc = hook(ctx, w, ki);
         }
     }
     e->events += done;

@@ -83,8 +83,16 @@ typedef struct lsim_job {
     size_t ninst;
     uint64_t *part_off;
     uint32_t *part_gpu, *part_node;
+    uint32_t *part_coll;         /* per participant: its node's collective
+                                    record (where inst_of keeps it) */
     lsim_ns *transfer;           /* per instance */
-    int32_t **inst_of;           /* per GPU, per node: instance or -1 */
+    int32_t **inst_of;           /* per GPU, per collective record (its
+                                    graph's colls[], which its collective
+                                    nodes index by coll[v]): instance or -1;
+                                    read through lsim_job_inst. Why not per
+                                    node: 4 bytes a node of every GPU were a
+                                    quarter of a big job's match, and
+                                    collectives are a few per cent of nodes */
     lsim_ns **obs_wait;          /* per GPU, per node: observed waiting for
                                     peers (last arrival - own start), 0 else */
     lsim_ns *clock_offset;       /* per GPU */
@@ -108,6 +116,15 @@ typedef struct lsim_job {
     uint64_t ninst_job;
 } lsim_job;
 
+/* Node v's instance, or -1: inst (the job's inst_of of the GPU whose graph
+ * is g, or of a GPU with g's structure; NULL: -1) at v's collective record
+ * when v is a collective node. Local. */
+static inline int32_t lsim_job_inst(const int32_t *inst, const lsim_graph *g, size_t v)
+{
+    int32_t c = g->coll[v];
+    return inst && c >= 0 && (g->flags[v] & LSIM_NF_COLL) ? inst[c] : -1;
+}
+
 /* How an instance's participants end (above). */
 typedef enum lsim_job_rule {
     LSIM_JOB_ALL = 0,      /* every participant: last arrival + transfer */
@@ -121,8 +138,9 @@ int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err
 /* The same in two steps, for GPUs spread over MPI ranks: each rank lists the
  * collective and coupled point-to-point kernels of its own graphs (gpu_ids: their global GPU indices,
  * NULL = 0..n-1), the ranks exchange the lists, and every rank matches the
- * whole job from them. node_count[i] > 0 for GPUs whose per-node arrays
- * (inst_of, obs_wait) this process needs, 0 for the others; ranks[i] and
+ * whole job from them. node_count[i] > 0 for GPUs whose arrays (inst_of,
+ * per collective record: coll_count[i] of them, and obs_wait, per node)
+ * this process needs, 0 for the others (either NULL: none); ranks[i] and
  * sources[i] name GPU i in errors (either may be NULL). The entries are
  * read, not moved: they are matched in (group name in strcmp order,
  * position, GPU, node) order, equal keys in their given order, through an
@@ -140,6 +158,8 @@ typedef struct lsim_job_entry {
                              the largest part of a 65,536-GPU job's match. */
     int64_t seq;          /* position on the group (on the pair for p2p) */
     uint32_t gpu, node;
+    uint32_t coll;        /* the node's collective record (graph.h coll[v]):
+                             where inst_of keeps its instance */
     uint8_t kind;
     uint8_t observed;     /* obs_start/obs_end are real observations */
     int32_t group_size;
@@ -160,7 +180,8 @@ typedef struct lsim_job_entry {
 int lsim_job_entries(lsim_graph *const *graphs, const uint32_t *gpu_ids, size_t n, lsim_strtab *names,
                      lsim_job_entry **out, size_t *nout, uint64_t *p2p, lsim_err *err);
 int lsim_job_from_entries(const lsim_job_entry *entries, size_t ne, size_t ngpus, const int32_t *ranks,
-                          const char *const *sources, const size_t *node_count, lsim_job **out, lsim_err *err);
+                          const char *const *sources, const size_t *node_count, const size_t *coll_count,
+                          lsim_job **out, lsim_err *err);
 void lsim_job_free(lsim_job *j);
 
 /* The owner's half of the distributed match (run_mpi.c): entries[0..ne)
@@ -215,12 +236,14 @@ typedef void (*lsim_job_part_fn)(const void *ctx, uint64_t a, lsim_job_obs *o);
 void lsim_job_observed_waits(lsim_job *j, lsim_job_part_fn part, const void *ctx);
 
 /* The same waits, recovered after a run from GPU gpu's start and end arrays
- * (n nodes): a collective of instance k ends at its last arrival + transfer[k]
- * on every participant, so it waited end - start - transfer[k]; other nodes
- * 0. Equal to what lsim_job_run and the parallel engine write, without a
- * per-node array for the whole job during the run. wait: caller-allocated,
- * n entries. Local. */
-void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_ns *start, const lsim_ns *end, size_t n, lsim_ns *wait);
+ * (g: its graph, or one with its structure; g->n nodes): a collective of
+ * instance k ends at its last arrival + transfer[k] on every participant,
+ * so it waited end - start - transfer[k]; other nodes 0. Equal to what
+ * lsim_job_run and the parallel engine write, without a per-node array for
+ * the whole job during the run. wait: caller-allocated, g->n entries.
+ * Local. */
+void lsim_job_waits(const lsim_job *j, size_t gpu, const lsim_graph *g, const lsim_ns *start, const lsim_ns *end,
+                    lsim_ns *wait);
 
 /* Per collective kind (out[LSIM_COLL_NKINDS], zeroed here): how many of
  * GPU gpu's n nodes are in rootless instances (a broadcast or reduce whose

@@ -135,8 +135,8 @@ typedef struct lsim_rank_report {
 int lsim_report_observed(const lsim_rank_report *r);
 
 /* Fill r's coupling counts and per-kind times from g: a collective kernel v
- * is coupled when inst_of (the job's per-node instance array of this GPU;
- * NULL: the GPU ran alone) has inst_of[v] >= 0, else it kept its traced
+ * is coupled when inst_of (the job's instance array of this GPU, job.h;
+ * NULL: the GPU ran alone) gives it an instance (lsim_job_inst), else it kept its traced
  * duration. start/end: the replay's times (g->n each); obs_wait, pred_wait:
  * per-node waiting for peers, observed and simulated (NULL: none, as for a
  * GPU run alone), each clamped to the kernel's duration. Borrowed. Local. */

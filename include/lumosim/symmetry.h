@@ -63,9 +63,10 @@ int lsim_sym_same_members(const lsim_job *j, const uint32_t *rep);
  * the caller sets them), qidx (caller-allocated, j->ngpus) each
  * representative's index in it (UINT32_MAX for the others); its obs_wait
  * entries are NULL (the caller moves the representatives' in). Not exact (above):
- * *out NULL and 0. node_count: each GPU's node count (the
- * representatives' are read). 0, or LSIM_ENOMEM. */
-int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, uint32_t *qidx, lsim_job **out,
-                      lsim_err *err);
+ * *out NULL and 0. node_count, coll_count: each GPU's node and
+ * collective-record counts (the representatives' are read). 0, or
+ * LSIM_ENOMEM. */
+int lsim_sym_quotient(const lsim_job *j, const uint32_t *rep, const size_t *node_count, const size_t *coll_count,
+                      uint32_t *qidx, lsim_job **out, lsim_err *err);
 
 #endif

@@ -319,7 +319,7 @@ static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim
     lsim_graph *g = r->graphs[i];
     lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
     if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", g->source);
-    lsim_job_waits(j, gj, lsim_engine_start(e), lsim_engine_end(e), g->n, wait);
+    lsim_job_waits(j, gj, g, lsim_engine_start(e), lsim_engine_end(e), wait);
     int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, j->obs_wait[gj], wait,
                                      &r->reps[i], err);
     if (!rc)
@@ -542,17 +542,17 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     size_t n = r->n;
     lsim_job *q = NULL;
     lsim_sym_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    size_t *nodes = malloc((n ? n : 1) * sizeof *nodes);
+    size_t *nodes = malloc((n ? 2 * n : 1) * sizeof *nodes), *colls = nodes ? nodes + n : NULL;
     int rc = 0;
     r->sym_rep = malloc((n ? n : 1) * sizeof *r->sym_rep);
     r->sym_qidx = malloc((n ? n : 1) * sizeof *r->sym_qidx);
     if (!r->sym_rep || !r->sym_qidx || !keys || !nodes)
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
     r->nclasses = n;
-    for (size_t i = 0; !rc && i < n; i++) nodes[i] = r->graphs[i]->n;
+    for (size_t i = 0; !rc && i < n; i++) nodes[i] = r->graphs[i]->n, colls[i] = r->graphs[i]->ncoll;
     if (!rc && !o->share) rc = lsim_sym_keys(r->job, keys, err);
     if (!rc && !o->share) rc = lsim_sym_classes(r->job, keys, r->sym_rep, &r->nclasses, err);
-    if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, nodes, r->sym_qidx, &q, err);
+    if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, nodes, colls, r->sym_qidx, &q, err);
     free(keys);
     free(nodes);
     if (rc) return rc;

@@ -168,7 +168,8 @@ typedef struct mrec {
     lsim_ns diff;              /* the participant's clock-offset term, INT64_MIN none */
     uint32_t gpu, node;
     uint32_t npart, root;      /* the instance's participants; the root's index among them */
-    uint8_t rule, observed, pad[6];
+    uint32_t coll;             /* the participant's collective record (job.h inst_of) */
+    uint8_t rule, observed, pad[2];
 } mrec;
 
 /* Participant a of the owned instances, for lsim_job_observed_waits. */
@@ -395,6 +396,7 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
                 m->diff = ediff[a];
                 m->gpu = oj->part_gpu[a];
                 m->node = oj->part_node[a];
+                m->coll = oj->part_coll[a];
                 m->npart = (uint32_t)(p1 - p0);
                 m->root = rooted ? (uint32_t)(oj->root[k] - p0) : 0;
                 m->rule = oj->rule[k];
@@ -417,7 +419,7 @@ cleanup:
  * the observed waiting, by the rules of lsim_job_from_entries. Collective
  * (the allgather); the status is agreed. */
 static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus, const size_t *nodes,
-                       const uint8_t *hasobs, const uint8_t *local, const uint32_t *allgid, const int *gcnt,
+                       const size_t *colls, const uint8_t *hasobs, const uint8_t *local, const uint32_t *allgid, const int *gcnt,
                        const int *gdsp, const uint32_t *gpu_ids, size_t nlocal, const uint64_t *totals, lsim_job **out,
                        lsim_err *err)
 {
@@ -448,24 +450,25 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
     j->part_off = malloc((ninst + 1) * sizeof *j->part_off);
     j->part_gpu = malloc((nrec ? nrec : 1) * sizeof *j->part_gpu);
     j->part_node = malloc((nrec ? nrec : 1) * sizeof *j->part_node);
+    j->part_coll = malloc((nrec ? nrec : 1) * sizeof *j->part_coll);
     j->transfer = malloc((ninst ? ninst : 1) * sizeof *j->transfer);
     j->rule = calloc(ninst ? ninst : 1, sizeof *j->rule);
     j->root = calloc(ninst ? ninst : 1, sizeof *j->root);
     j->inst_id = malloc((ninst ? ninst : 1) * sizeof *j->inst_id);
     if (!j->inst_of || !j->obs_wait || !j->clock_offset || !j->part_off || !j->part_gpu || !j->part_node ||
-        !j->transfer || !j->rule || !j->root || !j->inst_id) {
+        !j->part_coll || !j->transfer || !j->rule || !j->root || !j->inst_id) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
         goto agree;
     }
     for (size_t i = 0; i < ngpus; i++) {
-        if (!nodes[i]) continue; /* another rank's GPU: no per-node arrays here */
-        j->inst_of[i] = malloc(nodes[i] * sizeof **j->inst_of);
+        if (!nodes[i]) continue; /* another rank's GPU: no arrays of its own here */
+        j->inst_of[i] = malloc((colls[i] ? colls[i] : 1) * sizeof **j->inst_of);
         if (hasobs[i]) j->obs_wait[i] = calloc(nodes[i], sizeof **j->obs_wait);
         if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
             goto agree;
         }
-        for (size_t v = 0; v < nodes[i]; v++) j->inst_of[i][v] = -1;
+        for (size_t c = 0; c < colls[i]; c++) j->inst_of[i][c] = -1;
     }
     for (size_t k = 0, i = 0; k < ninst; k++) {
         const mrec *m = &rec[i];
@@ -476,13 +479,15 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
         j->root[k] = m->rule == LSIM_JOB_BCAST || m->rule == LSIM_JOB_REDUCE ? i + m->root : 0;
         for (uint32_t a = 0; a < m->npart; a++, i++) {
             const mrec *x = &rec[i];
-            if (x->gpu >= ngpus || (nodes[x->gpu] && x->node >= nodes[x->gpu]) || (k && m->inst <= j->inst_id[k - 1])) {
+            if (x->gpu >= ngpus || (nodes[x->gpu] && (x->node >= nodes[x->gpu] || x->coll >= colls[x->gpu])) ||
+                (k && m->inst <= j->inst_id[k - 1])) {
                 rc = lsim_err_set(err, LSIM_EINTERNAL, "collective entry out of range");
                 goto agree;
             }
             j->part_gpu[i] = x->gpu;
             j->part_node[i] = x->node;
-            if (j->inst_of[x->gpu]) j->inst_of[x->gpu][x->node] = (int32_t)k;
+            j->part_coll[i] = x->coll;
+            if (j->inst_of[x->gpu]) j->inst_of[x->gpu][x->coll] = (int32_t)k;
             if (local[x->gpu] && x->diff != INT64_MIN) ngd++;
         }
     }
@@ -603,7 +608,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     mrec *back = NULL, *rec = NULL;
     size_t nmine = 0, nown = 0, nrec = 0;
     uint64_t totals[4] = {0, 0, 0, 0};
-    size_t *nodes = calloc(ngpus ? ngpus : 1, sizeof *nodes);
+    size_t *nodes = calloc(ngpus ? 2 * ngpus : 1, sizeof *nodes), *colls = nodes ? nodes + ngpus : NULL;
     uint8_t *hasobs = calloc(ngpus ? ngpus : 1, 1), *local = calloc(ngpus ? ngpus : 1, 1);
     int32_t *gpu_rank = malloc((ngpus ? ngpus : 1) * sizeof *gpu_rank);
     uint32_t *allgid = malloc((ngpus ? ngpus : 1) * sizeof *allgid);
@@ -619,7 +624,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     if (!rc && nlocal > ngpus) rc = lsim_err_set(err, LSIM_EARG, "%zu GPUs on one rank of a job of %zu GPUs", nlocal, ngpus);
     for (size_t i = 0; !rc && i < nlocal; i++) {
         if (gpu_ids[i] >= ngpus) rc = lsim_err_set(err, LSIM_EARG, "GPU %u of a job of %zu GPUs", gpu_ids[i], ngpus);
-        else nodes[gpu_ids[i]] = graphs[i]->n;
+        else nodes[gpu_ids[i]] = graphs[i]->n, colls[gpu_ids[i]] = graphs[i]->ncoll;
     }
     if (!rc) rc = lsim_job_entries(graphs, gpu_ids, nlocal, mine_names, &mine, &nmine, p2p, err);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
@@ -698,7 +703,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     free(back);
     back = NULL;
     if (rc) goto cleanup;
-    rc = build_local(comm, rec, nrec, ngpus, nodes, hasobs, local, allgid, gcnt, gdsp, gpu_ids, nlocal, totals, job, err);
+    rc = build_local(comm, rec, nrec, ngpus, nodes, colls, hasobs, local, allgid, gcnt, gdsp, gpu_ids, nlocal, totals, job, err);
 cleanup:
     free(mine);
     free(own);

@@ -56,7 +56,7 @@ int lsim_wi_job_new(lsim_job_entry *entries, size_t ne, size_t ngpus, const int3
     lsim_wi_job *w = calloc(1, sizeof *w);
     int rc = 0;
     if (!nc || !w) goto nomem;
-    if ((rc = lsim_job_from_entries(entries, ne, ngpus, ranks, NULL, nc, &j, err))) goto cleanup;
+    if ((rc = lsim_job_from_entries(entries, ne, ngpus, ranks, NULL, nc, NULL, &j, err))) goto cleanup;
     size_t np = j->part_off[j->ninst];
     w->ngpus = ngpus;
     if (!(w->offset = calloc(ngpus ? ngpus : 1, sizeof *w->offset)) ||

@@ -170,7 +170,7 @@ static int job(const char *dir)
         lsim_ns *nw = realloc(w, (g[i]->n ? g[i]->n : 1) * sizeof *w);
         if (!nw) goto out;
         w = nw;
-        lsim_job_waits(j, (size_t)i, S, E, g[i]->n, w);
+        lsim_job_waits(j, (size_t)i, g[i], S, E, w);
         /* the waits must be there, else the split is not exercised */
         lsim_ns sw = 0, so = 0;
         for (size_t v = 0; v < g[i]->n; v++) {

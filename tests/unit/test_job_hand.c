@@ -122,7 +122,7 @@ static void collective(void)
         CHECK_I64(waits[i][NX], i ? 0 : 200);
         for (int v = 0; v < NNODES; v++)
             if (v != NX) CHECK_I64(waits[i][v], 0);
-        lsim_job_waits(J.j, (size_t)i, S, E, NNODES, rw);
+        lsim_job_waits(J.j, (size_t)i, J.g[i], S, E, rw);
         CHECK(!memcmp(rw, waits[i], sizeof rw));
     }
     CHECK_I64(lsim_engine_events(J.e[0]) + lsim_engine_events(J.e[1]), 2 * NNODES);
@@ -286,7 +286,7 @@ static void rooted_kinds(void)
                       (long long)S[NX], (long long)E[NX], (long long)C[c].end[i]);
             CHECK_I64(waits[i][NX], C[c].wait[i]);
             CHECK_I64(S[NZ], C[c].end[i]);
-            lsim_job_waits(J.j, (size_t)i, S, E, NNODES, rw);
+            lsim_job_waits(J.j, (size_t)i, J.g[i], S, E, rw);
             CHECK(!memcmp(rw, waits[i], sizeof rw));
         }
         if (!rc) {

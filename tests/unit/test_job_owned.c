@@ -24,6 +24,7 @@ static lsim_job_entry ent(const char *grp, int64_t seq, uint32_t gpu, uint32_t n
     e.seq = seq;
     e.gpu = gpu;
     e.node = node;
+    e.coll = node; /* a record per collective node, as a graph has */
     e.kind = LSIM_COLL_ALLREDUCE;
     e.observed = 1;
     e.group_size = size;
@@ -66,7 +67,7 @@ static void split_match(void)
     lsim_ns da[8], db[3];
     size_t oa[8], ob[3]; /* sorted position -> entry */
     size_t fa = 0, fb = 0;
-    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &whole, &err), 0);
+    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, NULL, &whole, &err), 0);
     CHECK_I64(lsim_job_match_owned(ownA, na, 3, NULL, NULL, oa, da, &fa, &A, &err), 0);
     CHECK_I64(lsim_job_match_owned(ownB, nb, 3, NULL, NULL, ob, db, &fb, &B, &err), 0);
     if (!whole || !A || !B) goto done;
@@ -126,7 +127,7 @@ static void first_error(void)
     memset(&ew, 0, sizeof ew);
     memset(&ea, 0, sizeof ea);
     memset(&eb, 0, sizeof eb);
-    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, &j, &ew), LSIM_ETRACE);
+    CHECK_I64(lsim_job_from_entries(all, N, 3, NULL, NULL, NULL, NULL, &j, &ew), LSIM_ETRACE);
     CHECK(j == NULL);
     CHECK_I64(lsim_job_match_owned(ownA, 4, 3, NULL, NULL, oa, d, &fa, &j, &ea), LSIM_ETRACE);
     CHECK(j == NULL);
@@ -200,7 +201,7 @@ static void key_order(void)
     lsim_job *whole = NULL, *own = NULL;
     size_t order[MAXE], fail = 0;
     lsim_ns d[MAXE];
-    CHECK_I64(lsim_job_from_entries(e, ne, NGPU, NULL, NULL, NULL, &whole, &err), 0);
+    CHECK_I64(lsim_job_from_entries(e, ne, NGPU, NULL, NULL, NULL, NULL, &whole, &err), 0);
     CHECK_I64(lsim_job_match_owned(e, ne, NGPU, NULL, NULL, order, d, &fail, &own, &err), 0);
     if (!whole || !own) goto done;
     CHECK_I64(whole->ninst, 2 * NG);
@@ -275,14 +276,14 @@ static void membership(void)
     lsim_job *j = NULL;
     lsim_err err = {0};
     lsim_job_entry twice[] = {ent("g", 0, 0, 0, 1000, 2), ent("g", 0, 0, 1, 1000, 2)};
-    CHECK(lsim_job_from_entries(twice, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK(lsim_job_from_entries(twice, 2, 3, ranks, src, nodes, nodes, &j, &err) == LSIM_ETRACE && !j);
     CHECK_MSG(strstr(err.msg, "s0: collective #0 on group g appears twice on rank 0"), "%s", err.msg);
     lsim_job_entry world[] = {ent("", 5, 0, 0, 1000, 0), ent("", 5, 2, 0, 1000, 0)};
-    CHECK(lsim_job_from_entries(world, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK(lsim_job_from_entries(world, 2, 3, ranks, src, nodes, nodes, &j, &err) == LSIM_ETRACE && !j);
     CHECK_MSG(strstr(err.msg, "s1: collective #5 (allreduce) on the world group is on rank 0 (s0) but missing on rank 1"),
               "%s", err.msg);
     lsim_job_entry few[] = {ent("g", 2, 1, 0, 1000, 3), ent("g", 2, 2, 0, 1000, 3)};
-    CHECK(lsim_job_from_entries(few, 2, 3, ranks, src, nodes, &j, &err) == LSIM_ETRACE && !j);
+    CHECK(lsim_job_from_entries(few, 2, 3, ranks, src, nodes, nodes, &j, &err) == LSIM_ETRACE && !j);
     CHECK_MSG(strstr(err.msg, "s1: collective #2 on group g has 2 participants, the group has 3"), "%s", err.msg);
 }
 

@@ -161,11 +161,11 @@ static void job_setup(lsim_graph *const *g)
     memcpy(copy, ents, ne * sizeof *copy);
     const int32_t ranks[2] = {0, 1};
     const char *src[2] = {"gpu0", "gpu1"};
-    const size_t nodes[2] = {g[0]->n, g[1]->n};
+    const size_t nodes[2] = {g[0]->n, g[1]->n}, colls[2] = {g[0]->ncoll, g[1]->ncoll};
     for (long n = 0;; n++) {
         lsim_job *j = (lsim_job *)&err;
         lsim_alloc_fail_after(n);
-        int rc = lsim_job_from_entries(ents, ne, 2, ranks, src, nodes, &j, &err);
+        int rc = lsim_job_from_entries(ents, ne, 2, ranks, src, nodes, colls, &j, &err);
         int more = judge("lsim_job_from_entries", n, rc, &err);
         CHECK(more ? j == NULL : j != NULL && j->ninst == 1);
         CHECK(!memcmp(ents, copy, ne * sizeof *ents));

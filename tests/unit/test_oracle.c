@@ -736,7 +736,7 @@ static void job_case(int obs)
         CHECK_I64(waits[i][y], 0);
         lsim_ns rw[8] = {0};
         if (g[i]->n <= 8) {
-            lsim_job_waits(j, (size_t)i, S, E, g[i]->n, rw);
+            lsim_job_waits(j, (size_t)i, g[i], S, E, rw);
             for (size_t v = 0; v < g[i]->n; v++) CHECK_I64(rw[v], waits[i][v]);
         }
         /* GPU 0's breakdown with the waits: compute k [15,115) and z

@@ -22,7 +22,7 @@ static lsim_job *pairs(uint8_t rule, lsim_ns t0, lsim_ns t1)
 {
     lsim_job *j = calloc(1, sizeof *j);
     static uint64_t off[3] = {0, 2, 4}, root[2] = {0, 2};
-    static uint32_t gpu[4] = {0, 1, 2, 3}, node[4] = {0, 0, 0, 0};
+    static uint32_t gpu[4] = {0, 1, 2, 3}, node[4] = {0, 0, 0, 0}, coll[4] = {0, 0, 0, 0};
     static lsim_ns transfer[2], offset[4];
     static uint8_t rules[2];
     transfer[0] = t0;
@@ -33,6 +33,7 @@ static lsim_job *pairs(uint8_t rule, lsim_ns t0, lsim_ns t1)
     j->part_off = off;
     j->part_gpu = gpu;
     j->part_node = node;
+    j->part_coll = coll;
     j->transfer = transfer;
     j->rule = rules;
     j->root = root;
@@ -60,7 +61,7 @@ int main(void)
         size_t nodes[4] = {1, 1, 1, 1};
         lsim_job *q = NULL;
         lsim_err err;
-        CHECK(lsim_sym_quotient(j, rep, nodes, qidx, &q, &err) == 0);
+        CHECK(lsim_sym_quotient(j, rep, nodes, nodes, qidx, &q, &err) == 0);
         CHECK(q != NULL);
         if (q) {
             CHECK_I64((int64_t)q->ngpus, 1);
@@ -90,7 +91,7 @@ int main(void)
         size_t nodes[4] = {1, 1, 1, 1};
         lsim_job *q = NULL;
         lsim_err err;
-        CHECK(lsim_sym_quotient(j, rep, nodes, qidx, &q, &err) == 0);
+        CHECK(lsim_sym_quotient(j, rep, nodes, nodes, qidx, &q, &err) == 0);
         CHECK(q == NULL);
         lsim_job_free(q);
     }

@@ -46,7 +46,7 @@ static int run_job(lsim_graph **g, size_t n, lsim_job **jout, lsim_ns **ends, ls
             if (en[v] > *span) *span = en[v];
         /* the waits recovered after the run are the ones the run wrote */
         lsim_ns *rw = malloc((g[i]->n ? g[i]->n : 1) * sizeof *rw);
-        lsim_job_waits(j, i, st, en, g[i]->n, rw);
+        lsim_job_waits(j, i, g[i], st, en, rw);
         CHECK_MSG(memcmp(rw, w[i], g[i]->n * sizeof *rw) == 0, "GPU %zu: lsim_job_waits differs from the run's", i);
         free(rw);
     }

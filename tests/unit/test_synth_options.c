@@ -73,7 +73,7 @@ static int run(const lsim_synth_cfg *c, lsim_graph ***gout, lsim_ns *span, lsim_
     }
     if (!rc && bd) {
         lsim_rank_report r;
-        lsim_job_waits(j, 0, lsim_engine_start(e[0]), lsim_engine_end(e[0]), g[0]->n, w[0]);
+        lsim_job_waits(j, 0, g[0], lsim_engine_start(e[0]), lsim_engine_end(e[0]), w[0]);
         rc = lsim_metrics_compute_ex(g[0], lsim_engine_start(e[0]), lsim_engine_end(e[0]), 1000000, NULL, w[0], &r, &err);
         if (!rc) *bd = r.bd_predicted;
         /* and the independent oracle of the breakdown agrees */
