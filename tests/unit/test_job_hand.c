@@ -321,8 +321,43 @@ static void rooted_kinds(void)
     g_root = -1;
 }
 
+/* The job keeps a node's instance at its collective record (job.h
+ * inst_of): a graph whose z is a collective kernel on x's record, as a
+ * damaged store could say, is refused naming the GPU, both kernels and the
+ * record; and a record past the table too. Each node's own record matches. */
+static void shared_record(void)
+{
+    const lsim_ns D[2] = {100, 300}, X[2] = {30, 50};
+    lsim_graph *g[2] = {gpu(0, D, X), gpu(1, D, X)};
+    lsim_job *j = NULL;
+    lsim_err err = {0};
+    CHECK(g[0] && g[1]);
+    if (!g[0] || !g[1]) goto out;
+    CHECK_I64(lsim_job_match(g, 2, &j, &err), 0);
+    if (j) {
+        CHECK_I64(lsim_job_inst(j->inst_of[1], g[1], NX), 0);
+        CHECK_I64(lsim_job_inst(j->inst_of[1], g[1], NZ), -1);
+        CHECK_I64(j->part_coll[0], g[0]->coll[NX]);
+    }
+    lsim_job_free(j);
+    j = NULL;
+    g[1]->flags[NZ] |= LSIM_NF_COLL;
+    g[1]->coll[NZ] = g[1]->coll[NX];
+    CHECK_I64(lsim_job_match(g, 2, &j, &err), LSIM_ETRACE);
+    CHECK(j == NULL);
+    CHECK_MSG(strstr(err.msg, "gpu1: collective kernels 3 and 4 share collective record 0") != NULL, "%s", err.msg);
+    g[1]->coll[NZ] = 7;
+    CHECK_I64(lsim_job_match(g, 2, &j, &err), LSIM_ETRACE);
+    CHECK_MSG(strstr(err.msg, "gpu1: node 4 names collective record 7 of 1") != NULL, "%s", err.msg);
+out:
+    lsim_job_free(j);
+    lsim_graph_free(g[0]);
+    lsim_graph_free(g[1]);
+}
+
 int main(void)
 {
+    shared_record();
     collective();
     collective_swapped();
     orders_disagree();
