@@ -1123,6 +1123,30 @@ static int unpack_gpu(sctx *c, const gcol *gc, lsim_graph **gs, const size_t *le
     return 0;
 }
 
+/* Every dataset's shape first, so nothing is allocated from counts the
+ * datasets do not back; absent[k]: optional column k is not in the store.
+ * Collective in MPI mode; agreed. */
+static int check_shapes(sctx *c, hid_t loc, const char *where, const gmeta *m, size_t ngpu, uint8_t *absent)
+{
+    int rc = 0;
+    for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
+        if (h5s_gcols[k].optional && H5Lexists(loc, h5s_gcols[k].name, H5P_DEFAULT) <= 0) {
+            absent[k] = 1;
+            continue;
+        }
+        hid_t d = h5s_open_col(c, loc, where, h5s_gcols[k].name, H5T_INTEGER, 1, h5s_total_rows(m, ngpu, h5s_gcols[k].rk), NULL);
+        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
+        if (d >= 0) H5Dclose(d);
+    }
+    const char *scols[2] = {"strings/offset", "strings/chars"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        hid_t d = h5s_open_col(c, loc, where, scols[k], H5T_INTEGER, 1, h5s_total_rows(m, ngpu, k ? RK_CHAR : RK_STR), NULL);
+        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
+        if (d >= 0) H5Dclose(d);
+    }
+    return rc;
+}
+
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
@@ -1195,25 +1219,8 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         rc = h5s_agree(c, mrc);
         if (rc) goto out;
     }
-    /* every dataset's shape first, so nothing is allocated from counts the
-     * datasets do not back */
     uint8_t absent[H5S_NGCOLS] = {0}; /* optional columns this store lacks */
-    for (size_t k = 0; k < H5S_NGCOLS && !rc; k++) {
-        if (h5s_gcols[k].optional && H5Lexists(loc, h5s_gcols[k].name, H5P_DEFAULT) <= 0) {
-            absent[k] = 1;
-            continue;
-        }
-        hid_t d = h5s_open_col(c, loc, where, h5s_gcols[k].name, H5T_INTEGER, 1, h5s_total_rows(m, ngpu, h5s_gcols[k].rk), NULL);
-        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
-        if (d >= 0) H5Dclose(d);
-    }
-    const char *scols[2] = {"strings/offset", "strings/chars"};
-    for (int k = 0; k < 2 && !rc; k++) {
-        hid_t d = h5s_open_col(c, loc, where, scols[k], H5T_INTEGER, 1, h5s_total_rows(m, ngpu, k ? RK_CHAR : RK_STR), NULL);
-        rc = h5s_agree(c, d < 0 ? c->e.code : 0);
-        if (d >= 0) H5Dclose(d);
-    }
-    if (rc) goto out;
+    if ((rc = check_shapes(c, loc, where, m, ngpu, absent))) goto out;
     /* Shared structure: lead[i] is the first requested GPU whose node and
      * edge rows are GPU i's (i itself, or an earlier one). Only leaders'
      * rows are read; the others share them (c->share) or copy them. */
