@@ -204,7 +204,7 @@ void lsim_rank_report_clear(lsim_rank_report *r)
     if (!r) return;
     free(r->iters);
     free(r->duty_actual);
-    free(r->duty_predicted);
+    if (!r->duty_predicted_borrowed) free(r->duty_predicted);
     memset(r, 0, sizeof *r);
 }
 

@@ -310,6 +310,23 @@ lsim_replay_item lsim_run_item(const lsim_run *r, size_t i, int with_cp, int cou
     return item_with(r, i, r->engines[i], with_cp, coupled, clock_offset);
 }
 
+/* A reduced run's GPU i takes its class representative's predicted duty
+ * cycle when it is the same bin for bin (it is computed from the same
+ * times over the same structure; compared, not assumed): one copy per
+ * class in memory. The representative is the class's lowest index, so its
+ * report is made first and cleared first, when the run is freed. */
+static void share_duty(lsim_run *r, size_t i)
+{
+    lsim_rank_report *p = &r->reps[i], *q = &r->reps[r->sym_rep[i]];
+    if (r->sym_rep[i] == i || !p->duty_predicted || !q->duty_predicted || q->duty_predicted_borrowed ||
+        p->nbins_predicted != q->nbins_predicted ||
+        memcmp(p->duty_predicted, q->duty_predicted, ((size_t)p->nbins_predicted + 1) * sizeof *p->duty_predicted))
+        return;
+    free(p->duty_predicted);
+    p->duty_predicted = q->duty_predicted;
+    p->duty_predicted_borrowed = 1;
+}
+
 /* GPU i's metrics, waits and critical path from engine e, GPU gj of job j
  * (the run's job, or the quotient with e the representative's engine:
  * the same structure, so the same numbers over GPU i's own graph). */
@@ -329,6 +346,7 @@ static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim
         lsim_job_rootless(j, gj, g, r->reps[i].coll_rootless);
         r->reps[i].has_rootless = 1;
     }
+    if (!rc && r->reduced) share_duty(r, i);
     free(wait);
     if (!rc && o->critical) rc = lsim_critical_path_compute(g, e, &r->cps[i], err);
     r->items[i] = item_with(r, i, e, o->critical, 1, j->clock_offset[gj]);
