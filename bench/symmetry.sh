@@ -41,6 +41,7 @@ for s in $STEPS; do
     case $s in
     4096 | 16384 | 65536)
         dp=$((s / 64))
+        rm -f "$W"/*"$s".h5 # a failed step's outputs (synth refuses to replace a store)
         run "synth_$s" "$s" "$L" synth --model gpt3-175b --tp 8 --pp 8 --dp $dp --micro-batch 1 \
             --global-batch $((24 * dp)) --no-memory-check --force-large -o "$W/g$s.h5" || continue
         if [ "$s" = 4096 ]; then
@@ -58,6 +59,7 @@ for s in $STEPS; do
         rm -f "$W"/*"$s".h5
         ;;
     98304)
+        rm -f "$W"/*"$s".h5
         run "synth_$s" "$s" "$L" synth --model llama3.1-405b --layers 128 --tp 8 --pp 16 --dp 768 --micro-batch 1 \
             --global-batch $((32 * 768)) --no-memory-check --force-large -o "$W/l$s.h5" || continue
         run "sim_reduced_$s" "$s" "$L" sim --stats "$W/l$s.h5" -o "$W/red$s.h5"

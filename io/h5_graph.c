@@ -1207,11 +1207,13 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         }
         /* in full-node equivalents: own nodes at 132 B, shared at 48, each
          * 16 B less when the engines will not keep the deciding edges; own
-         * nodes 8 B more when an archive is written */
+         * nodes 8 B more when an archive is written; shared at 4 in a
+         * reduced run (this process's; the job's figure, for the K that
+         * would fit under mpirun, where nothing is reduced, stays at 48) */
         uint64_t nodes_shown = mine[1] + mshared;
         unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
         unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
-        mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, bsh);
+        mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, c->reduced ? LSIM_MEM_REDUCED_NODE_B : bsh);
         job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
         lsim_err e = {0};
         int mrc = count ? lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, &e) : 0;
@@ -1383,6 +1385,7 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     c.share = (flags & LSIM_STORE_READ_SHARE) != 0;
     c.no_bind = (flags & LSIM_STORE_READ_NO_BIND) != 0;
     c.archive = (flags & LSIM_STORE_READ_ARCHIVE) != 0;
+    c.reduced = (flags & LSIM_STORE_READ_REDUCED) != 0;
     c.cpu_ops = (flags & LSIM_STORE_READ_CPU_OPS) != 0;
     c.one_proc = (flags & LSIM_STORE_READ_ONE_PROCESS) != 0;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);

@@ -77,6 +77,8 @@ typedef struct sctx {
                            engines' deciding edges (LSIM_STORE_READ_NO_BIND) */
     int archive;        /* graph reads: the memory check counts an archive's
                            write (LSIM_STORE_READ_ARCHIVE) */
+    int reduced;        /* graph reads: the memory check counts sharing GPUs
+                           as a reduced run holds them (LSIM_STORE_READ_REDUCED) */
     int one_proc;       /* graph reads: the reader cannot run under mpirun
                            (LSIM_STORE_READ_ONE_PROCESS) */
     int cpu_ops;        /* graph reads: also the CPU op trees

@@ -85,6 +85,18 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
 #define LSIM_MEM_NODE_B 132
 #define LSIM_MEM_BIND_B 16
 
+/* A GPU that shares another's structure in a run the symmetry reduction
+ * simulates one GPU per class of (LSIM_STORE_READ_REDUCED): no engine and
+ * no per-node job array of its own, so what grows with its nodes is its
+ * collectives' entries and records in the match (80 + 16 bytes a
+ * collective, a few per cent of the nodes) and its results. Fitted to
+ * `lumosim sim -o` of synthesized GPT-3 175B TP 8 PP 8 DP 64 (4,096 GPUs,
+ * 72.1 M nodes, 8 structures) and Llama 3.1 405B TP 8 PP 16 DP 16 (2,048
+ * GPUs, 34.3 M nodes, 16 structures), peak RSS 608 and 331 MiB: after the
+ * 32 MiB, the 80 KiB a graph and the structures' own nodes at
+ * LSIM_MEM_NODE_B, 3.4 and 3.2 B a node; 4 with the margin. */
+#define LSIM_MEM_REDUCED_NODE_B 4
+
 /* Writing a result archive (sim -o) costs a GPU with a structure of its
  * own 8 B a node more at the write's peak: the archive's per-node start
  * and end columns are packed per table, and its kernel summary rows

@@ -97,6 +97,11 @@ typedef struct lsim_run_opts {
      * its representative's times (the same results). 0: on. The classes
      * are computed either way (lsim_run.sym_rep). */
     int symmetry_off;
+    /* The graphs were sized for a reduced run (LSIM_STORE_READ_REDUCED,
+     * store.h): a job that then does not reduce has its engines checked
+     * against this process's memory limit (memlimit.h) before they are
+     * made, and is refused in one line rather than killed. */
+    int sized_reduced;
     /* --replicate-from's collectives (run.c replicated_transfers). 0: each
      * instance takes the shortest duration the traced rank shows for a
      * collective of its kind and size (the least waiting: the point

@@ -221,6 +221,12 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * keeps it (/cpu_ops; lsim_graph.cpu_ops), for a predicted trace that writes
  * every CPU op whole; other reads leave it (48 bytes per op) unread. */
 #define LSIM_STORE_READ_CPU_OPS 16
+/* LSIM_STORE_READ_REDUCED: the graphs will be simulated with the symmetry
+ * reduction (serial sim, symmetry.h): the memory check counts a GPU that
+ * shares another's structure at LSIM_MEM_REDUCED_NODE_B a node (no engine
+ * of its own). A run that then does not reduce checks its engines before
+ * making them (lsim_run_opts.sized_reduced). */
+#define LSIM_STORE_READ_REDUCED 32
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 

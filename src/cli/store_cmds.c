@@ -509,6 +509,12 @@ static int sim_load(sim_state *s, lsim_err *err)
     if (sim_no_bind(s)) flags |= LSIM_STORE_READ_NO_BIND;
     if (s->sa->out) flags |= LSIM_STORE_READ_ARCHIVE;
     if (s->o.trace_out) flags |= LSIM_STORE_READ_CPU_OPS; /* each CPU op written whole */
+    /* one process, symmetry on, nothing that gives every GPU its own
+     * times: the run will simulate one GPU per class (run.h) */
+    if (!s->m.on && !s->o.run.symmetry_off && !s->o.run.share && !s->sa->samples && !s->o.run.independent) {
+        flags |= LSIM_STORE_READ_REDUCED;
+        s->o.run.sized_reduced = 1;
+    }
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;

@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "lumosim/alloc.h"
 #include "lumosim/input.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/run.h"
 #include "lumosim/samples.h"
 #include "lumosim/strtab.h"
@@ -653,6 +655,32 @@ static void job_step(const lsim_run_opts *o, const char *what, size_t done, size
     emit(o, &ev);
 }
 
+/* A job sized for a reduced run (o->sized_reduced) that did not reduce:
+ * every GPU gets an engine, which the load's memory check left out for
+ * the GPUs sharing a structure. Their bytes (memlimit.h: 48 a node, 32
+ * without the deciding edges) on top of the peak so far, against this
+ * process's limit: refused in one line, not killed half-way. */
+static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
+{
+    uint64_t limit = 0, nodes = 0;
+    const char *src = NULL;
+    if (!o->sized_reduced || r->reduced) return 0;
+    int rc = lsim_mem_limit(&limit, &src, err);
+    if (rc || limit == UINT64_MAX) return rc;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->graphs[i]->share_refs) nodes += r->graphs[i]->n;
+    unsigned b = LSIM_MEM_SHARED_NODE_B - (o->no_bind && !o->critical ? LSIM_MEM_BIND_B : 0);
+    struct rusage ru;
+    uint64_t held = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0, need = nodes * b;
+    if (held + need <= limit) return 0;
+    return lsim_err_set(err, LSIM_ENOMEM,
+                        "the job's GPUs are not interchangeable (%zu symmetry classes of %zu GPUs): simulating every "
+                        "one needs about %.1f GiB more than the %.1f GiB held, beyond the %.1f GiB this process may use "
+                        "(%s); run under mpirun -np K, or set LUMOSIM_MEM_LIMIT (0 = no check)",
+                        r->nclasses, r->n, (double)need / 1073741824.0, (double)held / 1073741824.0,
+                        (double)limit / 1073741824.0, src ? src : "the limit");
+}
+
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
@@ -664,7 +692,8 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     if ((rc = sym_classes(o, r, err))) return rc;
     double t1 = lsim_now_s();
     r->match_s = t1 - t0;
-    rc = r->sym_job ? run_reduced(o, r, err) : lsim_run_engines(o, r, err);
+    rc = r->sym_job ? run_reduced(o, r, err) : engines_fit(o, r, err);
+    if (!rc && !r->sym_job) rc = lsim_run_engines(o, r, err);
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
     job_step(o, "simulating", 0, 0);

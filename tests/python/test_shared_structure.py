@@ -309,7 +309,7 @@ class SharedStructureTests(unittest.TestCase):
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
 
-    def estimate(self, store, bind, archive=True):
+    def estimate(self, store, bind, archive=True, reduced=False):
         """memlimit.h's estimate for `sim` of the store, computed here
         from its tables: 32 MiB + 80 KiB a GPU + 132 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
@@ -317,8 +317,10 @@ class SharedStructureTests(unittest.TestCase):
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
         16 B a node less, own or shared; with an archive written (-o) 8 B
-        a node more for a GPU with rows of its own. The C code rounds each
-        of those two node terms up to whole 132-byte nodes: at most 264 B
+        a node more for a GPU with rows of its own. reduced: a sharing GPU
+        4 B a node (memlimit.h LSIM_MEM_REDUCED_NODE_B: no engine of its
+        own, `sim`'s default in one process). The C code rounds each of
+        those two node terms up to whole 132-byte nodes: at most 264 B
         more."""
         with h5py.File(store, "r") as f:
             gp = f["gpus"]
@@ -328,6 +330,7 @@ class SharedStructureTests(unittest.TestCase):
         # a table shared with another GPU counts that table's strings
         sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
         own_b, sh_b = (132, 48) if bind else (116, 32)
+        sh_b = 4 if reduced else sh_b
         own_b += 8 if archive else 0
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
@@ -358,6 +361,21 @@ class SharedStructureTests(unittest.TestCase):
                 if not ok:
                     self.assertIn("need about %.1f MiB per rank" % (flat / 2**20), p.stderr)
                     self.assertFalse(os.path.exists(out))
+        # a reduced run (the default) counts a sharing GPU without its
+        # engine: a limit between the two estimates of the shared store lets
+        # `sim` run it and refuses `sim --symmetry off` with the full figure
+        full, red = self.estimate(self.shared, False), self.estimate(self.shared, False, reduced=True)
+        self.assertLess(red, full - 2**17)
+        env = dict(os.environ, LUMOSIM_MEM_LIMIT=str((full + red) // 2))
+        out = self.path("mem.h5")
+        for extra, ok in (([], True), (["--symmetry", "off"], False)):
+            if os.path.exists(out):
+                os.remove(out)
+            p = subprocess.run([LUMOSIM, "sim", self.shared, "-o", out, *extra], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0 if ok else 1, p.stderr)
+            if not ok:
+                self.assertIn("need about %.1f MiB per rank" % (full / 2**20), p.stderr)
+                self.assertFalse(os.path.exists(out))
         # the deciding edges are 16 B a node of the whole job, the archive's
         # write 8 B a node of the flat store
         with h5py.File(self.flat, "r") as f:
