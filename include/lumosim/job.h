@@ -121,8 +121,11 @@ typedef struct lsim_job {
  * when v is a collective node. Local. */
 static inline int32_t lsim_job_inst(const int32_t *inst, const lsim_graph *g, size_t v)
 {
+    /* the flag first: collectives are a few per cent of the nodes, and the
+     * engine has just read the flags of the node (sched_resolve) */
+    if (!inst || !(g->flags[v] & LSIM_NF_COLL)) return -1;
     int32_t c = g->coll[v];
-    return inst && c >= 0 && (g->flags[v] & LSIM_NF_COLL) ? inst[c] : -1;
+    return c >= 0 ? inst[c] : -1;
 }
 
 /* How an instance's participants end (above). */
