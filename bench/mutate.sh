@@ -404,6 +404,18 @@ mutant archive_network_dropped kill "^sim:link_sharing$|^mpi:sim_share_np2$" \
     "sim --link-sharing -o: the network figures never reach the archive (report --html and the reader lose them)"
 sub io/h5_archive.c '(info && info->network && h5s_put_attr_str(run, "network", info->network)))' '(info && info->network && 0))'
 
+mutant shared_colls_unchecked kill "^store:shared_structure$" \
+    "store read shared: a follower GPU's collectives taken as its stage's first GPU's without comparing them"
+sub io/h5_graph.c '        if (r == rows) return 0;' '        if (r == rows || 1) return 0;'
+
+mutant coll_record_dup_unchecked kill "^test_job_hand$" \
+    "job match: two collective kernels on one collective record accepted (their instances overwrite one slot)"
+sub src/job.c '            else if (first[c])' '            else if (0)'
+
+mutant reduced_estimate_ignored kill "^store:shared_structure$" \
+    "sim's memory check: a reduced run sized as if every GPU had an engine (a 65,536-GPU job refused at 45.9 GiB)"
+sub io/h5_graph.c 'lsim_mem_nodes_at(mshared, c->reduced ? LSIM_MEM_REDUCED_NODE_B : bsh);' 'lsim_mem_nodes_at(mshared, bsh);'
+
 mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
 sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'

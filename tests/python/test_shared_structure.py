@@ -468,6 +468,21 @@ class SharedStructureTests(unittest.TestCase):
 
         self.expect_bad(self.tamper("badt2.h5", pg_name), "colls/pg_name or pg_ranks of GPU %d" % g, py=False)
 
+        # its collectives' table is one copy with its stage's first GPU's
+        # only while equal (read column by column): one record's size
+        # changed is its own, and the match sees the sizes disagree
+        def nbytes(f):
+            co, cc = rows_of(f, "coll", g)
+            b = f["colls/bytes"][co:co + cc]
+            k = next(i for i in range(cc) if b[i] > 0)
+            f["colls/bytes"][co + k] = b[k] + 4096
+
+        r = run("sim", self.tamper("badt3.h5", nbytes), ok=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = [x for x in r.stderr.splitlines() if x.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertRegex(lines[0], r"\d+ bytes")
+
     def test_bad_shared_strings(self):
         _, want = self.expected_sharing(self.flat)
         g = min(want)
