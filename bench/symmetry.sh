@@ -3,20 +3,22 @@
 # "Symmetry reduction"): GPT-3 175B TP8 PP8 synthesized and simulated
 #   - at 4,096 GPUs (DP 64), full (--symmetry off) and reduced (the
 #     default), the archives compared (h5diff without the provenance);
+#   - moe1024: a 1,024-GPU mixture-of-experts job, full and reduced, also
+#     with one slow GPU (whatif --slow-gpu), the archives compared;
 #   - at 65,536 GPUs (DP 1024), reduced;
 #   - a Llama-3.1-405B-class job (its 126 layers rounded to 128, which PP 16
 #     divides), TP8 PP16 DP768 = 98,304 GPUs, reduced.
 # Per step one line: BENCH symmetry step= gpus= wall_s= peak_rss_mb= [classes=]
 # (wall and peak RSS from /usr/bin/time -v; classes from sim --stats). Each
 # big step runs once: the machine is shared. Prints figures, asserts only
-# that the 4,096-GPU archives are equal.
-#   BUILD_DIR=build  STEPS="4096 65536 98304" (16384: reduced only, the
-#   step between)  WORK=bench/out/symmetry
+# that the full and reduced archives are equal.
+#   BUILD_DIR=build  STEPS="4096 moe1024 65536 98304" (16384: reduced only,
+#   the step between)  WORK=bench/out/symmetry
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 L=${BUILD_DIR:-build}/lumosim
-STEPS=${STEPS:-4096 65536 98304}
+STEPS=${STEPS:-4096 moe1024 65536 98304}
 W=${WORK:-bench/out/symmetry}
 mkdir -p "$W"
 TIME=/usr/bin/time
@@ -36,6 +38,16 @@ run() {
     echo "BENCH symmetry step=$name gpus=$gpus wall_s=$wall peak_rss_mb=$((rss / 1024))${cls:+ classes=$cls}"
 }
 
+# compare NAME FULL REDUCED: the two archives equal but for the provenance
+compare() {
+    if h5diff -q --exclude-path /runs/sim/provenance "$2" "$3"; then
+        echo "BENCH symmetry step=compare_$1 archives=equal"
+    else
+        echo "BENCH symmetry step=compare_$1 archives=DIFFERENT"
+        exit 1
+    fi
+}
+
 # gpt3 DP: synth then sim of GPT-3 175B TP8 PP8 (24 micro-batches per pipeline)
 for s in $STEPS; do
     case $s in
@@ -48,14 +60,24 @@ for s in $STEPS; do
             run "sim_full_$s" "$s" "$L" sim --stats --symmetry off "$W/g$s.h5" -o "$W/full$s.h5" || continue
         fi
         run "sim_reduced_$s" "$s" "$L" sim --stats "$W/g$s.h5" -o "$W/red$s.h5" || continue
-        if [ "$s" = 4096 ]; then
-            if h5diff -q --exclude-path /runs/sim/provenance "$W/full$s.h5" "$W/red$s.h5"; then
-                echo "BENCH symmetry step=compare_$s archives=equal"
-            else
-                echo "BENCH symmetry step=compare_$s archives=DIFFERENT"
-                exit 1
-            fi
-        fi
+        if [ "$s" = 4096 ]; then compare "$s" "$W/full$s.h5" "$W/red$s.h5"; fi
+        rm -f "$W"/*"$s".h5
+        ;;
+    moe1024)
+        # a mixture-of-experts job (Qwen3 30B-A3B, TP1 PP4 DP256 EP8, 4
+        # micro-batches): reduced = full, then the same with one slow GPU
+        # (whatif --slow-gpu), whose all-to-all and data-parallel partners
+        # split their classes
+        rm -f "$W"/*"$s".h5
+        run "synth_$s" 1024 "$L" synth --model qwen3-30b-a3b --tp 1 --pp 4 --dp 256 --ep 8 --micro-batch 1 \
+            --global-batch 1024 --no-memory-check -o "$W/m$s.h5" || continue
+        run "sim_full_$s" 1024 "$L" sim --stats --symmetry off "$W/m$s.h5" -o "$W/full$s.h5" || continue
+        run "sim_reduced_$s" 1024 "$L" sim --stats "$W/m$s.h5" -o "$W/red$s.h5" || continue
+        compare "$s" "$W/full$s.h5" "$W/red$s.h5"
+        run "whatif_slow_$s" 1024 "$L" whatif "$W/m$s.h5" --slow-gpu 5:1.5 -o "$W/slow$s.h5" || continue
+        run "sim_full_slow_$s" 1024 "$L" sim --stats --symmetry off "$W/slow$s.h5" -o "$W/fullslow$s.h5" || continue
+        run "sim_reduced_slow_$s" 1024 "$L" sim --stats "$W/slow$s.h5" -o "$W/redslow$s.h5" || continue
+        compare "slow_$s" "$W/fullslow$s.h5" "$W/redslow$s.h5"
         rm -f "$W"/*"$s".h5
         ;;
     98304)
