@@ -1774,6 +1774,10 @@ static int read_run_cols(sctx *c, hid_t run, const char *where, lsim_store_run *
     for (size_t k = 0; k < NRUNCOLS && !rc; k++) {
         const runcol *col = &run_cols[k];
         if ((no_times && (col->flags & RF_TIMES)) || ((col->flags & RF_BIND) && !bind)) continue;
+        if (c->no_duty && (col->rr == RR_DUTY_A || col->rr == RR_DUTY_P)) { /* no bins: none held */
+            for (size_t i = 0; i < r->ngpus; i++) set_count(&r->gpus[i], col->rr, 0);
+            continue;
+        }
         uint64_t total = tot[col->rr];
         size_t es = h5s_tsize(col->t);
         char *buf = malloc((total ? total : 1) * es);
@@ -1997,6 +2001,7 @@ int lsim_store_read_results_ex(const char *path, const char *run_name, int flags
     *out = NULL;
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
     c.cpu_ops = (flags & LSIM_STORE_READ_RUN_CPU_OPS) != 0;
+    c.no_duty = (flags & LSIM_STORE_READ_NO_DUTY) != 0;
     int rc = h5s_open_run(&c, run_name, &runs, &run, where, sizeof where);
     int light = (flags & LSIM_STORE_READ_NO_GRAPHS) ? 3 : (flags & LSIM_STORE_READ_NO_TIMES) ? 2 : 0;
     if (!rc) rc = read_run(&c, run, where, where + strlen("/runs/"), light, out);

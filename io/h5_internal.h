@@ -83,6 +83,8 @@ typedef struct sctx {
                            (LSIM_STORE_READ_ONE_PROCESS) */
     int cpu_ops;        /* graph reads: also the CPU op trees
                            (LSIM_STORE_READ_CPU_OPS) */
+    int no_duty;        /* result reads: without the duty cycles
+                           (LSIM_STORE_READ_NO_DUTY) */
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's

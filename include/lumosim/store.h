@@ -457,6 +457,10 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
  * (as LSIM_STORE_READ_CPU_OPS), for the predicted trace drawn from an
  * archive (sim --trace-out under mpirun). */
 #define LSIM_STORE_READ_RUN_CPU_OPS 4
+/* LSIM_STORE_READ_NO_DUTY: nor the duty cycles (nbins 0, arrays NULL):
+ * 13,000 bins a GPU of a long step, 10 GB at 98,304 GPUs, which a summary
+ * row (lumosim collect) does not use. */
+#define LSIM_STORE_READ_NO_DUTY 8
 int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
                                lsim_err *err);
 void lsim_store_run_free(lsim_store_run *r);

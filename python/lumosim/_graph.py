@@ -242,9 +242,14 @@ def node_rows(ext):
     return np.repeat(off, cnt) + np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
 
 
-def node_column(r, group, ext, name, kinds="iu"):
-    """A node column for every GPU's nodes, GPU after GPU (node_rows)."""
-    return r.col("%s/nodes/%s" % (group, name), r.nrows("%s/nodes/kind" % group), kinds)[node_rows(ext)]
+def gpus_observed(r, group, ext):
+    """Per GPU: whether any of its nodes has an observed start. Counted over
+    the stored rows once (a GPU that shares another's rows gets that GPU's
+    count), never a row per GPU and node: 1.15 G of them at 65,536 GPUs."""
+    off, cnt = ext["node"]
+    obs = r.col("%s/nodes/obs_start" % group, r.nrows("%s/nodes/kind" % group), "i")
+    seen = np.concatenate(([0], np.cumsum(obs != _schema.OBS_NONE, dtype=np.int64)))
+    return (seen[off + cnt] - seen[off]) > 0
 
 
 def flat_gpu_nodes(r, group, ext):

@@ -33,7 +33,9 @@ class Results:
       memcpy, memset) of all GPUs: count, total and mean duration, actual
       and predicted -- the sum over GPUs of ``gpu_kernels``;
     - ``gpu_kernels``: the same per (run, GPU, kind, name), as the archive
-      stores it (``/runs/NAME/kernels``). For runs written before that
+      stores it (``/runs/NAME/kernels``), read when first used (the other
+      tables never expand a GPU's shared rows: a GPU that shares its
+      structure counts its holder's rows). For runs written before that
       table, both are computed from the graphs the run embeds
       (``graph/nodes``: kind, name, ``obs_start``/``obs_end``) and the
       simulated ``nodes/start``/``end``; such a run without embedded
@@ -56,11 +58,19 @@ class Results:
     iterations: pd.DataFrame
     breakdown: pd.DataFrame
     kernels: Optional[pd.DataFrame] = None
-    gpu_kernels: Optional[pd.DataFrame] = None
     nodes: Optional[pd.DataFrame] = None
     _graph_ext: Dict[str, dict] = field(default_factory=dict, repr=False)
+    # the per-GPU kernel table, or a function that reads it (made on first
+    # use: a row per GPU and kernel name is 800 M rows at 65,536 GPUs)
+    _gpu_kernels: object = field(default=None, repr=False)
 
     kind = _schema.KIND_RESULTS
+
+    @property
+    def gpu_kernels(self) -> Optional[pd.DataFrame]:
+        if callable(self._gpu_kernels):
+            self._gpu_kernels = self._gpu_kernels()
+        return self._gpu_kernels
 
     @property
     def run_names(self) -> List[str]:
@@ -141,6 +151,29 @@ def _err(pred, act, observed):
     return np.where(observed, e, np.nan)
 
 
+def _duty_means(r, base, gp, G, side):
+    """Each GPU's mean duty-cycle bin (NaN without bins), read in slices
+    that end at GPU boundaries: a 98,304-GPU run's bins are 10 GB."""
+    where = "%s/duty/%s" % (base, side)
+    nd = r.nrows(where)
+    off, cnt = r.extents(gp, "duty_" + side, G, where, nd)
+    r.col(where, nd, "f", 0, 0)  # its shape and type
+    sums = np.zeros(G, dtype=np.float64)
+    g = 0
+    while g < G:
+        a, e = int(off[g]), g
+        while e < G and int(off[e] + cnt[e]) - a <= (1 << 24) or e == g:  # at least one GPU a slice
+            e += 1
+        b = int(off[e - 1] + cnt[e - 1])
+        if b > a:
+            vals = r.col(where, nd, "f", a, b).astype(np.float64)
+            nz = np.nonzero(cnt[g:e] > 0)[0] + g
+            sums[nz] = np.add.reduceat(vals, off[nz] - a)
+        g = e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(cnt > 0, sums / np.where(cnt > 0, cnt, 1), np.nan)
+
+
 def _read_run(r, name, want_kernels):
     base = "/runs/%s" % name
     gp = base + "/gpus"
@@ -163,15 +196,7 @@ def _read_run(r, name, want_kernels):
         r.col(base + "/nodes/end", nnode, "i")  # shape check only
     niter = r.nrows(base + "/iterations/actual")
     iter_off, iter_cnt = r.extents(gp, "iter", G, base + "/iterations/actual", niter)
-    duty = {}
-    for side in ("actual", "predicted"):
-        nd = r.nrows("%s/duty/%s" % (base, side))
-        d_off, d_cnt = r.extents(gp, "duty_" + side, G, "%s/duty/%s" % (base, side), nd)
-        vals = r.col("%s/duty/%s" % (base, side), nd, "f").astype(np.float64)
-        owner = np.repeat(np.arange(G, dtype=np.int64), d_cnt)
-        s = np.bincount(owner, weights=vals, minlength=G)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            duty[side] = np.where(d_cnt > 0, s / np.where(d_cnt > 0, d_cnt, 1), np.nan)
+    duty = {side: _duty_means(r, base, gp, G, side) for side in ("actual", "predicted")}
     r.extents(gp, "cp", G, base + "/critical_path/node", r.nrows(base + "/critical_path/node"))
 
     def c(col, kinds="iu"):
@@ -184,9 +209,7 @@ def _read_run(r, name, want_kernels):
         _, gext = _graph.gpu_table(r, base + "/graph")
         if len(gext["node"][1]) != G or np.any(gext["node"][1] != node_cnt):
             r.fail("%s/graph/gpus/node_count disagrees with %s/node_count" % (base, gp))
-        obs = _graph.node_column(r, base + "/graph", gext, "obs_start", "i")
-        owner = np.repeat(np.arange(G, dtype=np.int64), node_cnt)
-        observed = np.bincount(owner, weights=(obs != _schema.OBS_NONE), minlength=G) > 0
+        observed = _graph.gpus_observed(r, base + "/graph", gext)
         if want_kernels and not r.has(base + "/kernels"):
             flat = _graph.flat_gpu_nodes(r, base + "/graph", gext)
     else:
@@ -326,13 +349,18 @@ def _read_run(r, name, want_kernels):
     for pn, ps in zip(prov.get("phase_names", []) or [], prov.get("phase_seconds", []) or []):
         row["phase_%s_s" % pn] = float(ps)
 
-    gk = None
+    gk = kern = None
     if want_kernels and r.has(base + "/kernels"):
-        gk = _gpu_kernels_from_file(r, base, name, G, rank)
+        held, weight = _gpu_kernels_from_file(r, base, name, G, rank, expand=False)
+        kern = _job_kernels(held, name, weight)
+        path = r.path
+        def gk():  # every GPU's rows, expanded on demand (a holder's rows once per GPU sharing them)
+            with Reader(path) as r2:
+                return _gpu_kernels_from_file(r2, base, name, G, rank)
     elif flat is not None:
         gk = _gpu_kernels_from_graph(r, base, name, flat, nnode, _graph.node_rows({"node": (node_off, node_cnt)}),
                                      rank)
-    kern = _job_kernels(gk, name) if gk is not None else None
+        kern = _job_kernels(gk, name)
     return row, ranks, iters, bd, kern, gk, gext
 
 
@@ -369,25 +397,36 @@ def _means(k):
     k["error"] = _err(k["predicted_total_ns"], k["actual_total_ns"], oc > 0)
 
 
-def _gpu_kernels_from_file(r, base, name, G, rank):
+def _gpu_kernels_from_file(r, base, name, G, rank, expand=True):
+    """Every GPU's kernel rows (expand), or the stored rows once each with,
+    per row, the number of GPUs that read it (not expand: what the
+    job-wide summary needs, without a row per GPU of a 100,000-GPU job)."""
     kp = base + "/kernels"
     nk = r.nrows(kp + "/count")
     off, cnt = r.extents_shared(base + "/gpus", "kernel", G, kp + "/count", nk)
     # a GPU whose rows are another's (shared structure) reads that GPU's
     # rows; each row names the GPU that holds it
-    rows = _graph.node_rows({"node": (off, cnt)})
     holder = np.arange(G, dtype=np.int64)
     first = {}
     for g in range(G):
         if cnt[g]:
             holder[g] = first.setdefault(int(off[g]), g)
+    weight = None
+    if expand:
+        rows = _graph.node_rows({"node": (off, cnt)})
+        gpu = np.repeat(np.arange(G, dtype=np.int64), cnt)
+    else:
+        own = np.nonzero((holder == np.arange(G)) & (cnt > 0))[0]  # the holders, in GPU order
+        rows = _graph.node_rows({"node": (off[own], cnt[own])})
+        gpu = np.repeat(own, cnt[own])
+        weight = np.bincount(holder[cnt > 0], minlength=G)[gpu]
+        cnt = np.where(holder == np.arange(G), cnt, 0)
     stored = r.col(kp + "/gpu", nk, "u").astype(np.int64)[rows]
     want = np.repeat(holder, cnt)
     bad = np.nonzero(stored != want)[0]
     if bad.size:
         r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d"
                % (kp, rows[bad[0]], stored[bad[0]], want[bad[0]]))
-    gpu = np.repeat(np.arange(G, dtype=np.int64), cnt)
     nk_all = len(rows)
     kinds = r.enum_names(kp + "/kind", _schema.NODE_KINDS)
     kind = r.col(kp + "/kind", nk, "u").astype(np.int64)[rows]
@@ -403,9 +442,10 @@ def _gpu_kernels_from_file(r, base, name, G, rank):
     if nk_all and np.any(cols["count"] <= 0):
         r.fail("%s/count: a row of no nodes" % kp)
     knames = texts(r.col(kp + "/name", nk, "S"))
-    return _gk_frame(name, gpu, rank[gpu] if nk_all else gpu, [kinds[int(x)] for x in kind], [knames[int(i)] for i in rows],
-                     cols["count"], cols["observed_count"], cols["collective"] != 0, cols["actual_total"],
-                     cols["predicted_total"])
+    gk = _gk_frame(name, gpu, rank[gpu] if nk_all else gpu, [kinds[int(x)] for x in kind], [knames[int(i)] for i in rows],
+                   cols["count"], cols["observed_count"], cols["collective"] != 0, cols["actual_total"],
+                   cols["predicted_total"])
+    return gk if expand else (gk, weight)
 
 
 def _gpu_kernels_from_graph(r, base, name, flat, nnode, rows, rank):
@@ -439,12 +479,20 @@ def _gpu_kernels_from_graph(r, base, name, flat, nnode, rows, rank):
                      s["collective"], s["actual_total_ns"], s["predicted_total_ns"])
 
 
-def _job_kernels(gk, name):
-    """The job-wide summary: gk's rows summed over GPUs per (kind, name)."""
+def _job_kernels(gk, name, weight=None):
+    """The job-wide summary: gk's rows summed over GPUs per (kind, name).
+    weight: per row of gk, the number of GPUs that hold it (gk then has each
+    shared row once, in the order of the first GPU reading it: the groups
+    come out in the order the expanded rows would give them)."""
+    if weight is not None:
+        w = np.asarray(weight, dtype=np.int64)
+        gk = gk.assign(count=gk["count"] * w, observed_count=gk["observed_count"] * w,
+                       actual_total_ns=gk["actual_total_ns"] * w, predicted_total_ns=gk["predicted_total_ns"] * w,
+                       _gpus=w)
     gb = gk.groupby(["kind", "name"], observed=True, sort=False)
     kern = pd.DataFrame({
         "count": gb["count"].sum(),
-        "gpus": gb["gpu"].nunique(),
+        "gpus": gb["_gpus"].sum() if weight is not None else gb["gpu"].nunique(),
         "collective": gb["collective"].any(),
         "observed_count": gb["observed_count"].sum(),
         "actual_total_ns": gb["actual_total_ns"].sum(),
@@ -484,9 +532,12 @@ def read_results(r, kernels=True, nodes=False, gpu=0, run=None):
     def cat(frames):
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
+    def gpu_kernels():
+        return cat([g() if callable(g) else g for g in gkerns]) if gkerns else None
+
     res = Results(path=r.path, attrs=r.attrs("/"), runs=runs, ranks=cat(ranks), iterations=cat(iters),
-                  breakdown=cat(bds), kernels=cat(kerns) if kerns else None,
-                  gpu_kernels=cat(gkerns) if gkerns else None, _graph_ext=exts)
+                  breakdown=cat(bds), kernels=cat(kerns) if kerns else None, _graph_ext=exts,
+                  _gpu_kernels=gpu_kernels if any(callable(g) for g in gkerns) else gpu_kernels())
     if nodes:
         res.nodes = _run_node_table(r, res.run(run), gpu)
     return res

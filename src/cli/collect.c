@@ -317,7 +317,19 @@ static int write_file(FILE *f, const char *path, const char *only, lsim_err *err
     if (!rc && !nnames) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the result archive holds no runs", path);
     for (size_t k = 0; !rc && k < nnames; k++) {
         if (only && strcmp(names[k], only)) continue;
-        if ((rc = lsim_store_read_results(path, names[k], &r, err))) break;
+        /* the per-GPU table only (a row per GPU: no graph, time or bin of
+         * a 100,000-GPU run held); the graphs only for the GPUs' latency
+         * modes when the run's attribute says "mixed" (or is absent) */
+        if ((rc = lsim_store_read_results_ex(path, names[k], LSIM_STORE_READ_NO_GRAPHS | LSIM_STORE_READ_NO_DUTY, &r,
+                                             err)))
+            break;
+        if (!r->latency_known) {
+            lsim_store_run_free(r);
+            r = NULL;
+            if ((rc = lsim_store_read_results_ex(path, names[k], LSIM_STORE_READ_NO_TIMES | LSIM_STORE_READ_NO_DUTY, &r,
+                                                 err)))
+                break;
+        }
         items = calloc(r->ngpus ? r->ngpus : 1, sizeof *items);
         if (!items) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
