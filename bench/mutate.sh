@@ -416,6 +416,14 @@ mutant reduced_estimate_ignored kill "^store:shared_structure$" \
     "sim's memory check: a reduced run sized as if every GPU had an engine (a 65,536-GPU job refused at 45.9 GiB)"
 sub io/h5_graph.c 'lsim_mem_nodes_at(mshared, c->reduced ? LSIM_MEM_REDUCED_NODE_B : bsh);' 'lsim_mem_nodes_at(mshared, bsh);'
 
+mutant report_duty_unread kill "^report:|^html_report:|^store:" \
+    "report --html: the duty bins of the GPUs shown in full never read (their timelines drawn empty)"
+sub src/cli/report_archive.c 'if (!rc && nfull) rc = lsim_store_read_duty(path, r->name, r, full, nfull, err);' 'if (0) rc = lsim_store_read_duty(path, r->name, r, full, nfull, err);'
+
+mutant collect_kernel_weight_dropped kill "^python:|^store:shared_structure$" \
+    "lumosim.load: the job-wide kernels summed over the stored rows without weighing each by the GPUs sharing it"
+sub python/lumosim/results.py '        w = np.asarray(weight, dtype=np.int64)' '        w = np.ones(len(weight), dtype=np.int64)'
+
 mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
 sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'

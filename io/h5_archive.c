@@ -1713,6 +1713,10 @@ static int gpus_from_rows(sctx *c, lsim_store_run *r, const rrow *rows, char **s
         src[i] = NULL;
         g->node_offset = rows[i].off[RR_NODE];
         g->node_count = rows[i].cnt[RR_NODE];
+        for (int k = 0; k < 2; k++) {
+            g->duty_offset[k] = rows[i].off[k ? RR_DUTY_P : RR_DUTY_A];
+            g->duty_count[k] = rows[i].cnt[k ? RR_DUTY_P : RR_DUTY_A];
+        }
         if (!g->has_cp) memset(&g->cp, 0, sizeof g->cp);
         for (size_t k = g->cp.ntop; k < LSIM_CP_TOP; k++) {
             g->cp.top[k] = 0;

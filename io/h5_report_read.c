@@ -81,6 +81,45 @@ int lsim_store_read_gpu_details(const char *path, const char *run_name, const ls
     return h5s_ctx_done(&c, rc, err);
 }
 
+int lsim_store_read_duty(const char *path, const char *run_name, lsim_store_run *r, const size_t *gpus, size_t n,
+                         lsim_err *err)
+{
+    sctx c;
+    hid_t runs = -1, run = -1;
+    char where[300];
+    h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
+    int rc = h5s_open_run(&c, run_name, &runs, &run, where, sizeof where);
+    int64_t tot[2] = {0, 0};
+    for (int k = 0; !rc && k < 2; k++)
+        if ((tot[k] = h5s_dset_rows(&c, run, where, k ? "duty/predicted" : "duty/actual")) < 0) rc = c.e.code;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (gpus[i] >= r->ngpus) {
+            rc = h5s_fail(&c, LSIM_EARG, "GPU %zu requested, the run has %zu", gpus[i], r->ngpus);
+            break;
+        }
+        lsim_store_gpu_result *g = &r->gpus[gpus[i]];
+        lsim_rank_report *rep = &g->report;
+        for (int k = 0; !rc && k < 2; k++) {
+            uint64_t o = g->duty_offset[k], m = g->duty_count[k];
+            double **dst = k ? &rep->duty_predicted : &rep->duty_actual;
+            if (*dst || !m) continue; /* already read, or none */
+            if (m > UINT32_MAX || o > (uint64_t)tot[k] || m > (uint64_t)tot[k] - o) {
+                rc = h5s_fail(&c, LSIM_EFORMAT, "%s/gpus/duty_%s_offset and count of GPU %zu run past the %lld rows "
+                              "of duty/%s", where, k ? "predicted" : "actual", gpus[i], (long long)tot[k],
+                              k ? "predicted" : "actual");
+                break;
+            }
+            if (!(*dst = malloc(m * sizeof **dst))) rc = h5s_nomem(&c);
+            else rc = h5s_get_col(&c, run, where, k ? "duty/predicted" : "duty/actual", T_F64, 1, (uint64_t)tot[k], o, m,
+                                  *dst);
+            if (!rc) *(k ? &rep->nbins_predicted : &rep->nbins_actual) = (uint32_t)m;
+        }
+    }
+    if (run >= 0) H5Gclose(run);
+    if (runs >= 0) H5Gclose(runs);
+    return h5s_ctx_done(&c, rc, err);
+}
+
 /* How many GPUs use each row of the kernels table (a GPU whose kernel rows equal an
  * earlier GPU's points at those: docs/hdf5-schema.md, "Result file"): a
  * running sum over +1 at each GPU's first row and -1 past its last. */

@@ -402,6 +402,9 @@ typedef struct lsim_store_gpu_result {
                                             stage, replica -1) */
     int32_t stage, replica;              /* lsim_report_coords_of its graph, -1 unknown */
     int observed;                        /* its graph has observed times */
+    uint64_t duty_offset[2], duty_count[2]; /* its duty bins' rows, actual and
+                                            predicted, in the run's duty/
+                                            tables (read or not) */
 } lsim_store_gpu_result;
 
 typedef struct lsim_store_run {
@@ -459,7 +462,8 @@ int lsim_store_read_results(const char *path, const char *run_name, lsim_store_r
 #define LSIM_STORE_READ_RUN_CPU_OPS 4
 /* LSIM_STORE_READ_NO_DUTY: nor the duty cycles (nbins 0, arrays NULL):
  * 13,000 bins a GPU of a long step, 10 GB at 98,304 GPUs, which a summary
- * row (lumosim collect) does not use. */
+ * row (lumosim collect) does not use; lumosim report reads those of the
+ * GPUs it shows (lsim_store_read_duty). */
 #define LSIM_STORE_READ_NO_DUTY 8
 int lsim_store_read_results_ex(const char *path, const char *run_name, int flags, lsim_store_run **out,
                                lsim_err *err);
@@ -477,6 +481,12 @@ typedef struct lsim_store_gpu_detail {
 int lsim_store_read_gpu_details(const char *path, const char *run_name, const lsim_store_run *r, const size_t *gpus,
                                 size_t n, lsim_store_gpu_detail **out, lsim_err *err);
 void lsim_store_gpu_details_free(lsim_store_gpu_detail *d, size_t n);
+
+/* The duty bins of GPUs gpus[0..n) (ascending) of run r, read with
+ * LSIM_STORE_READ_NO_DUTY, into their reports (owned by r from here on,
+ * as a full read gives them). Local. */
+int lsim_store_read_duty(const char *path, const char *run_name, lsim_store_run *r, const size_t *gpus, size_t n,
+                         lsim_err *err);
 
 /* The run's kernels table summed over its GPUs by name: what
  * lsim_report_kernels_of gives from the graphs, read in pieces (memory

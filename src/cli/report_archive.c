@@ -47,7 +47,7 @@ static int has_places(const lsim_store_run *r)
  * its tables; *old set (and nothing written) when the run predates the
  * tables they need, or its GPUs ran in mixed latency modes, which the run
  * records only per graph. */
-static int page_from_tables(const char *path, const lsim_store_run *r, const char *html_out, const char *csv_out,
+static int page_from_tables(const char *path, lsim_store_run *r, const char *html_out, const char *csv_out,
                             const lsim_memest_job *mem, const lsim_netshare_stats *net, int *old, lsim_err *err)
 {
     lsim_report_kernel *kern = NULL;
@@ -70,6 +70,9 @@ static int page_from_tables(const char *path, const lsim_store_run *r, const cha
                                    g->coupled, g->clock_offset, 0, &b[i]};
     }
     if (!rc) nfull = lsim_report_html_full(it, n, full);
+    /* the duty bins of the GPUs shown in full only (read without: 10 GB of
+     * a 98,304-GPU run's) */
+    if (!rc && nfull) rc = lsim_store_read_duty(path, r->name, r, full, nfull, err);
     if (!rc && r->detail != LSIM_STORE_DETAIL_SUMMARY && nfull)
         rc = lsim_store_read_gpu_details(path, r->name, r, full, nfull, &det, err);
     for (size_t k = 0; !rc && det && k < nfull; k++) {
@@ -131,7 +134,7 @@ int lsim_cli_report_results(const char *path, const char *run_name, const char *
     memset(&mem, 0, sizeof mem);
     int old = 1;
     lsim_cli_tty_progress(1, "report: reading %s", path);
-    int rc = lsim_store_read_results_ex(path, run_name, LSIM_STORE_READ_NO_GRAPHS, &r, &err);
+    int rc = lsim_store_read_results_ex(path, run_name, LSIM_STORE_READ_NO_GRAPHS | LSIM_STORE_READ_NO_DUTY, &r, &err);
     /* the run of a synthesized job keeps its memory estimate; an unreadable
      * one is said and left out (the page does not depend on it) */
     if (!rc && r->memory && lsim_memest_job_parse(r->memory, &mem, &merr))
