@@ -424,6 +424,10 @@ mutant collect_kernel_weight_dropped kill "^python:|^store:shared_structure$" \
     "lumosim.load: the job-wide kernels summed over the stored rows without weighing each by the GPUs sharing it"
 sub python/lumosim/results.py '        w = np.asarray(weight, dtype=np.int64)' '        w = np.ones(len(weight), dtype=np.int64)'
 
+mutant share_classes_stale kill "^sim:link_sharing$|^mpi:sim_share" \
+    "link sharing with the symmetry reduction: the classes not computed again after a sweep (the quotient runs the alone transfers)"
+sub src/run/run.c '        if (r->reduced) rc = rereduce(o, r, err);' '        if (0) rc = rereduce(o, r, err);'
+
 mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
 sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'

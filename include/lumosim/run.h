@@ -151,8 +151,9 @@ typedef struct lsim_run {
     lsim_netshare_stats share_st; /* its last sweep */
     /* The coupled job's symmetry classes (symmetry.h; NULL: none computed,
      * not a coupled serial job): each GPU's representative; nclasses of
-     * them. Every GPU its own class with link sharing (every GPU's flows
-     * share the links) and when the quotient is not exact. reduced: only
+     * them. Every GPU its own class when the quotient is not exact; with
+     * link sharing, the classes after the last sweep's transfers (they may
+     * split from pass to pass: run.c share_links). reduced: only
      * the representatives were simulated (sym_job, the quotient, over
      * sym_graphs; engines[i] is NULL for the others, whose items hold
      * their representative's arrays). */

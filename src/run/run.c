@@ -495,6 +495,59 @@ int lsim_run_replica_waits(const lsim_graph *g, uint64_t *colls, uint64_t *waite
 /* Link sharing (netshare.h): sweep the flows of the run just done and run
  * again with the shared transfers, o->share_passes times. The alone
  * transfers are the job's before the first sweep. */
+static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err);
+static int run_reduced(const lsim_run_opts *o, lsim_run *r, int ablate, lsim_err *err);
+
+/* The quotient run undone: its engines freed (the first, which owns the
+ * group's memory, last), the representatives' observed waits given back
+ * to the job, the classes forgotten. */
+static void drop_reduced(lsim_run *r)
+{
+    lsim_job *q = r->sym_job, *j = r->job;
+    if (!q) return;
+    for (size_t i = 0; i < r->n; i++) {
+        uint32_t qi = r->sym_qidx ? r->sym_qidx[i] : UINT32_MAX;
+        if (qi == UINT32_MAX) continue;
+        if (!j->obs_wait[i]) {
+            j->obs_wait[i] = q->obs_wait[qi];
+            q->obs_wait[qi] = NULL;
+        }
+        r->engines[i] = NULL;
+    }
+    for (size_t k = q->ngpus; r->sym_engines && k-- > 0;) lsim_engine_free(r->sym_engines[k]);
+    free(r->sym_engines);
+    free(r->sym_graphs);
+    lsim_job_free(q);
+    free(r->sym_rep);
+    free(r->sym_qidx);
+    r->sym_engines = NULL, r->sym_graphs = NULL, r->sym_job = NULL, r->sym_rep = NULL, r->sym_qidx = NULL;
+    r->reduced = 0;
+    r->nclasses = r->n;
+}
+
+/* After a sweep gave the job new transfers: its classes again (replicas
+ * whose links were loaded differently split: the transfers are in the
+ * instances' colours), then the new quotient's engines, or every GPU's
+ * when it is not exact any more. The results are the full run's either
+ * way (symmetry.h). */
+static int rereduce(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+{
+    drop_reduced(r);
+    int rc = sym_classes(o, r, err);
+    if (!rc && r->sym_job) return run_reduced(o, r, 0, err);
+    if (!rc)
+        rc = lsim_engines_new_ex((const lsim_graph *const *)r->graphs, r->n, o->critical || !o->no_bind, r->engines,
+                                 err);
+    return rc;
+}
+
+/* GPU i's engine in the run as it stands: its representative's when
+ * reduced. */
+static const lsim_engine *engine_of(const lsim_run *r, size_t i)
+{
+    return r->reduced ? r->sym_engines[r->sym_qidx[r->sym_rep[i]]] : r->engines[i];
+}
+
 static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     lsim_job *j = r->job;
@@ -516,11 +569,11 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
                               r->paths[i], (int)r->graphs[i]->rank, i);
             goto cleanup;
         }
-        ends[i] = lsim_engine_end(r->engines[i]);
     }
     memcpy(alone, j->transfer, j->ninst * sizeof *alone);
     int passes = o->share_passes > 0 ? o->share_passes : LSIM_SHARE_PASSES, pass = 0, same = 0;
     for (; pass < passes && !rc && !same; pass++) {
+        for (size_t i = 0; i < r->n; i++) ends[i] = lsim_engine_end(engine_of(r, i)); /* engines change when reduced */
         f.n = f.nl = 0;
         rc = lsim_netshare_collect(j, ends, alone, o->share, &f, err);
         free(prev);
@@ -538,7 +591,9 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         }
         nprev = f.n;
         lsim_netshare_apply(j, &f, shared);
-        rc = lsim_job_run(j, r->engines, NULL, err);
+        if (r->reduced) rc = rereduce(o, r, err);
+        if (!rc && r->reduced) rc = lsim_job_run(r->sym_job, r->sym_engines, NULL, err);
+        else if (!rc) rc = lsim_job_run(j, r->engines, NULL, err);
     }
     r->shared = !rc;
     r->share_st.passes = pass + same;
@@ -554,9 +609,9 @@ cleanup:
 
 /* The job's symmetry classes (symmetry.h), kept for the archive's class
  * map whether or not the run is reduced, and the quotient when it is
- * exact and wanted. Link sharing: every GPU its own class (netshare.c
- * sweeps the flows of every GPU over the shared links, and a class's
- * members cross different links). */
+ * exact and wanted. Link sharing computes them again after each sweep
+ * (share_links): the shared transfers are in the instances' colours, so
+ * replicas whose links are loaded differently split. */
 static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     size_t n = r->n;
@@ -570,8 +625,8 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
     r->nclasses = n;
     for (size_t i = 0; !rc && i < n; i++) nodes[i] = r->graphs[i]->n, colls[i] = r->graphs[i]->ncoll;
-    if (!rc && !o->share) rc = lsim_sym_keys(r->job, keys, err);
-    if (!rc && !o->share) rc = lsim_sym_classes(r->job, keys, r->sym_rep, &r->nclasses, err);
+    if (!rc) rc = lsim_sym_keys(r->job, keys, err);
+    if (!rc) rc = lsim_sym_classes(r->job, keys, r->sym_rep, &r->nclasses, err);
     if (!rc && r->nclasses < n) rc = lsim_sym_quotient(r->job, r->sym_rep, nodes, colls, r->sym_qidx, &q, err);
     free(keys);
     free(nodes);
@@ -582,7 +637,7 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         lsim_job_free(q);
         q = NULL;
     }
-    if (!q || o->share) { /* not exact (or not computed): the identity */
+    if (!q) { /* not exact: the identity */
         for (size_t i = 0; i < n; i++) r->sym_rep[i] = (uint32_t)i;
         r->nclasses = n;
     }
@@ -593,18 +648,20 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 
 /* The quotient run: engines for the representatives only (the memory a
  * reduced run saves), which now hold their observed waits; the full
- * job's per-node instance map is no longer read, and freed. */
-static int run_reduced(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
+ * job's instance map is no longer read, and freed (kept under link
+ * sharing, whose passes may need the whole job). ablate: the graphs'
+ * ablations still to be made (the first time only). */
+static int run_reduced(const lsim_run_opts *o, lsim_run *r, int ablate, lsim_err *err)
 {
     lsim_job *q = r->sym_job, *j = r->job;
     size_t nq = q->ngpus;
-    int rc = ablate_all(o, r, err);
+    int rc = ablate ? ablate_all(o, r, err) : 0;
     if (rc) return rc;
     r->sym_graphs = calloc(nq ? nq : 1, sizeof *r->sym_graphs);
     r->sym_engines = calloc(nq ? nq : 1, sizeof *r->sym_engines);
     if (!r->sym_graphs || !r->sym_engines) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the quotient run");
     for (size_t i = 0; i < r->n; i++) {
-        if (j->inst_of) {
+        if (j->inst_of && !o->share) { /* link sharing may run the whole job again (share_links) */
             lsim_free(j->inst_of[i]);
             j->inst_of[i] = NULL;
         }
@@ -692,7 +749,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     if ((rc = sym_classes(o, r, err))) return rc;
     double t1 = lsim_now_s();
     r->match_s = t1 - t0;
-    rc = r->sym_job ? run_reduced(o, r, err) : engines_fit(o, r, err);
+    rc = r->sym_job ? run_reduced(o, r, 1, err) : engines_fit(o, r, err);
     if (!rc && !r->sym_job) rc = lsim_run_engines(o, r, err);
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;

@@ -141,3 +141,36 @@ bad "passes 0" "--share-passes" --link-sharing "$dir/fat2.json" --share-passes 0
 "$LUMOSIM" sim --share-passes 2 "$tmp/j.h5" >/dev/null 2>"$tmp/err" && fail "--share-passes alone: accepted"
 grep -q -- "--link-sharing" "$tmp/err" || fail "--share-passes alone: $(cat "$tmp/err")"
 echo "ok: --share-passes alone refused"
+
+# 4. The symmetry reduction under link sharing (symmetry.h, docs/scaling.md
+# "Symmetry reduction"): the classes are computed again after each sweep,
+# the shared transfers in the instances' colours. GPT-3 15B TP2 PP2 DP8
+# (32 GPUs). On fat2 the same links lie under every replica: the 2 pipeline
+# stages' classes stay, one GPU simulated per class. On ecmp2 the flows hash
+# onto different paths, the replicas' transfers differ and the classes
+# split until every GPU is its own (the run goes on with every GPU's
+# engine). Either way the archive and the report are --symmetry off's.
+for case in fat2:2 ecmp2:32; do
+    top=${case%%:*} want=${case##*:}
+    "$LUMOSIM" synth --model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 8 --micro-batch 1 --global-batch 32 \
+        --topology "$dir/$top.json" --no-memory-check -o "$tmp/s_$top.h5" >/dev/null 2>"$tmp/err" ||
+        fail "synth DP 8 on $top: $(cat "$tmp/err")"
+    opts="--json --critical-path --detail nodes --link-sharing $dir/$top.json"
+    # shellcheck disable=SC2086
+    "$LUMOSIM" sim --stats $opts "$tmp/s_$top.h5" -o "$tmp/on.h5" >"$tmp/on.json" 2>"$tmp/err" ||
+        fail "sim on $top: $(cat "$tmp/err")"
+    classes=$(sed -n 's/^lumosim: stats: symmetry: \([0-9]*\) classes of 32 GPUs.*/\1/p' "$tmp/err")
+    [ "$classes" = "$want" ] || fail "$top: ${classes:-no} classes after sharing, expected $want: $(cat "$tmp/err")"
+    if [ "$want" = 2 ]; then
+        grep -q "symmetry: 2 classes of 32 GPUs .*one GPU simulated per class" "$tmp/err" ||
+            fail "$top: not reduced: $(cat "$tmp/err")"
+    fi
+    # shellcheck disable=SC2086
+    "$LUMOSIM" sim --symmetry off $opts "$tmp/s_$top.h5" -o "$tmp/off.h5" >"$tmp/off.json" 2>"$tmp/err" ||
+        fail "sim --symmetry off on $top: $(cat "$tmp/err")"
+    h5diff -q --exclude-path /runs/sim/provenance "$tmp/on.h5" "$tmp/off.h5" >/dev/null 2>&1 ||
+        fail "$top: the reduced archive under sharing differs from the full one"
+    cmp -s "$tmp/on.json" "$tmp/off.json" || fail "$top: the reduced report under sharing differs from the full one"
+    rm -f "$tmp/on.h5" "$tmp/off.h5"
+    echo "ok: $top DP 8 with sharing: $classes classes, the same results as every GPU simulated"
+done
