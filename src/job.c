@@ -471,6 +471,18 @@ static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *er
     return 0;
 }
 
+/* Progress of a match (lsim_job_match_ex): fn NULL, none. Told at most
+ * every `step` units, and at the end. */
+typedef struct job_progress {
+    lsim_job_progress_fn fn;
+    void *ctx;
+} job_progress;
+
+static void tell(const job_progress *p, const char *what, size_t done, size_t total, size_t step)
+{
+    if (p && p->fn && (done == total || done % step == 0)) p->fn(p->ctx, what, done, total);
+}
+
 /* The collective nodes of g[0..n) into *ne, each GPU's checked to have a
  * collective record of its own (the job keeps a node's instance at its
  * record, job.h inst_of): a damaged store or Chakra file could give two
@@ -518,8 +530,8 @@ static const char *intern_group(lsim_strtab *names, const char *s, size_t len)
     return lsim_strtab_intern(names, s, len, &id) ? NULL : lsim_strtab_get(names, id);
 }
 
-int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names, lsim_job_entry **out,
-                     size_t *nout, uint64_t *p2p, lsim_err *err)
+static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names,
+                        const job_progress *prog, lsim_job_entry **out, size_t *nout, uint64_t *p2p, lsim_err *err)
 {
     size_t ne = 0;
     int rc = 0;
@@ -610,6 +622,7 @@ int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, ls
             lsim_free(tmp);
             if ((rc = number_p2p(e, p2p_first, p2p_first + np, err))) goto fail;
         }
+        tell(prog, "listing collective kernels", i + 1, n, 1024);
     }
     *out = e;
     *nout = ne;
@@ -621,8 +634,26 @@ fail:
     return rc;
 }
 
+int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names, lsim_job_entry **out,
+                     size_t *nout, uint64_t *p2p, lsim_err *err)
+{
+    return list_entries(g, gpu_ids, n, names, NULL, out, nout, p2p, err);
+}
+
+static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
+                           const char *const *sources, const size_t *node_count, const size_t *coll_count,
+                           const job_progress *prog, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
+                           lsim_err *err);
+
 int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err)
 {
+    return lsim_job_match_ex(g, n, NULL, NULL, out, err);
+}
+
+int lsim_job_match_ex(lsim_graph *const *g, size_t n, lsim_job_progress_fn progress, void *ctx, lsim_job **out,
+                      lsim_err *err)
+{
+    job_progress prog = {progress, ctx};
     lsim_job_entry *e = NULL;
     lsim_strtab *names = NULL; /* the entries' group names */
     size_t ne = 0;
@@ -646,8 +677,8 @@ int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
         goto cleanup;
     }
-    if ((rc = lsim_job_entries(g, NULL, n, names, &e, &ne, &p2p, err))) goto cleanup;
-    if ((rc = lsim_job_from_entries(e, ne, n, ranks, src, nodes, colls, out, err))) goto cleanup;
+    if ((rc = list_entries(g, NULL, n, names, &prog, &e, &ne, &p2p, err))) goto cleanup;
+    if ((rc = from_entries_ex(e, ne, n, ranks, src, nodes, colls, &prog, NULL, NULL, NULL, out, err))) goto cleanup;
     (*out)->graphs = g;
     (*out)->uncoupled_p2p = p2p;
 cleanup:
@@ -826,8 +857,8 @@ static int check_members(const lsim_job_entry *ents, const size_t *ord, size_t k
 
 static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
                            const char *const *sources, const size_t *node_count, const size_t *coll_count,
-                           size_t *order, lsim_ns *ediff,
-                           size_t *fail_at, lsim_job **out, lsim_err *err)
+                           const job_progress *prog, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
+                           lsim_err *err)
 {
     int rc = 0;
     size_t at = SIZE_MAX; /* the instance being matched, for fail_at */
@@ -985,6 +1016,8 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
             }
         }
         inst++;
+        if (prog && prog->fn && ((k >> 20) != (e >> 20) || e == ne)) /* every Mi entries, and the end */
+            prog->fn(prog->ctx, "pairing collective kernels", e, ne);
         k = e;
     }
     at = SIZE_MAX;
@@ -1024,7 +1057,7 @@ int lsim_job_from_entries(const lsim_job_entry *ents, size_t ne, size_t n, const
                           const char *const *sources, const size_t *node_count, const size_t *coll_count,
                           lsim_job **out, lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, node_count, coll_count, NULL, NULL, NULL, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, node_count, coll_count, NULL, NULL, NULL, NULL, out, err);
 }
 
 /* The owner matches its keys with the serial matcher itself, so each
@@ -1034,7 +1067,7 @@ int lsim_job_match_owned(const lsim_job_entry *ents, size_t ne, size_t n, const 
                          const char *const *sources, size_t *order, lsim_ns *ediff, size_t *fail_at, lsim_job **out,
                          lsim_err *err)
 {
-    return from_entries_ex(ents, ne, n, ranks, sources, NULL, NULL, order, ediff, fail_at, out, err);
+    return from_entries_ex(ents, ne, n, ranks, sources, NULL, NULL, NULL, order, ediff, fail_at, out, err);
 }
 
 /* Saturating (common.h): an offset is a difference of two observed times,

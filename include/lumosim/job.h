@@ -138,6 +138,14 @@ typedef enum lsim_job_rule {
 
 int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err *err);
 
+/* The same, telling progress(ctx, what, done, total) as it goes (may be
+ * NULL): the GPUs whose collectives are listed, then the entries paired
+ * into instances; a few hundred calls at most. Why: the match of a
+ * 98,304-GPU job takes most of a minute (docs/scaling.md). Local. */
+typedef void (*lsim_job_progress_fn)(void *ctx, const char *what, size_t done, size_t total);
+int lsim_job_match_ex(lsim_graph *const *graphs, size_t n, lsim_job_progress_fn progress, void *ctx, lsim_job **out,
+                      lsim_err *err);
+
 /* The same in two steps, for GPUs spread over MPI ranks: each rank lists the
  * collective and coupled point-to-point kernels of its own graphs (gpu_ids: their global GPU indices,
  * NULL = 0..n-1), the ranks exchange the lists, and every rank matches the

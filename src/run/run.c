@@ -738,11 +738,17 @@ static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
                         (double)limit / 1073741824.0, src ? src : "the limit");
 }
 
+/* The match's progress as the job's steps (lsim_job_match_ex). */
+static void match_step(void *ctx, const char *what, size_t done, size_t total)
+{
+    job_step(ctx, what, done, total);
+}
+
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
     job_step(o, "matching collectives across GPUs", 0, 0);
-    int rc = lsim_job_match(r->graphs, r->n, &r->job, err);
+    int rc = lsim_job_match_ex(r->graphs, r->n, match_step, (void *)o, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0 && (rc = replicated_transfers(o, r->job, r->graphs[0], err))) return rc;
     if ((rc = lsim_job_align_clocks(r->job, err))) return rc;

@@ -4,12 +4,14 @@
 
 `lumosim sim` of a synthesized 128-GPU job run under a pseudo-terminal
 names the job's phases as it enters them (matching collectives, simulating)
-and counts the GPUs measured, ending with "128 of 128", each line drawn over
+and counts, inside the match, the GPUs whose collectives are listed and
+the entries paired, and the GPUs measured, ending with "128 of 128", each line drawn over
 the last and the line cleared at the end; with -o it names each part of the
 archive's write as it starts ("graphs (6 of 6)"). With stderr not a terminal, or
 with --stats, none of it is written. Environment: LUMOSIM."""
 import os
 import pty
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,9 +62,15 @@ with tempfile.TemporaryDirectory() as d:
     if st != 0:
         fail("sim on a terminal exited %d: %s" % (st, out[-500:]))
     for want in ("lumosim: the job: matching collectives across GPUs", "lumosim: the job: simulating",
+                 "lumosim: the job: listing collective kernels, 128 of 128",
                  "lumosim: the job: measuring GPUs, 128 of 128"):
         if want not in out:
             fail("the terminal never showed '%s'" % want)
+    # inside the match: the entries paired, counted to their total (every
+    # GPU's collectives: more entries than GPUs)
+    m = re.search(r"the job: pairing collective kernels, (\d+) of (\d+)\r", out)
+    if not m or m.group(1) != m.group(2) or int(m.group(2)) <= 128:
+        fail("the terminal never showed the entries paired to their total: %r" % (m.group(0) if m else None))
     last = out.rfind("measuring GPUs, 128 of 128")
     if "\r\x1b[K" not in out[last:]:
         fail("the last progress line is not cleared")
