@@ -492,9 +492,6 @@ int lsim_run_replica_waits(const lsim_graph *g, uint64_t *colls, uint64_t *waite
     return rc;
 }
 
-/* Link sharing (netshare.h): sweep the flows of the run just done and run
- * again with the shared transfers, o->share_passes times. The alone
- * transfers are the job's before the first sweep. */
 static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err);
 static int run_reduced(const lsim_run_opts *o, lsim_run *r, int ablate, lsim_err *err);
 
@@ -548,6 +545,10 @@ static const lsim_engine *engine_of(const lsim_run *r, size_t i)
     return r->reduced ? r->sym_engines[r->sym_qidx[r->sym_rep[i]]] : r->engines[i];
 }
 
+/* Link sharing (netshare.h): sweep the flows of the run just done and run
+ * again with the shared transfers, o->share_passes times. The alone
+ * transfers are the job's before the first sweep. A reduced run's
+ * classes are computed again after each sweep (rereduce). */
 static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     lsim_job *j = r->job;
