@@ -471,16 +471,17 @@ static int number_p2p(lsim_job_entry *e, size_t first, size_t last, lsim_err *er
     return 0;
 }
 
-/* Progress of a match (lsim_job_match_ex): fn NULL, none. Told at most
- * every `step` units, and at the end. */
+/* Progress of a match (lsim_job_match_ex): fn NULL, none. Told when the
+ * count goes from `before` past a multiple of 2^shift to `done`, and at
+ * the end. */
 typedef struct job_progress {
     lsim_job_progress_fn fn;
     void *ctx;
 } job_progress;
 
-static void tell(const job_progress *p, const char *what, size_t done, size_t total, size_t step)
+static void tell(const job_progress *p, const char *what, size_t before, size_t done, size_t total, unsigned shift)
 {
-    if (p && p->fn && (done == total || done % step == 0)) p->fn(p->ctx, what, done, total);
+    if (p && p->fn && ((before >> shift) != (done >> shift) || done == total)) p->fn(p->ctx, what, done, total);
 }
 
 /* The collective nodes of g[0..n) into *ne, each GPU's checked to have a
@@ -622,7 +623,7 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
             lsim_free(tmp);
             if ((rc = number_p2p(e, p2p_first, p2p_first + np, err))) goto fail;
         }
-        tell(prog, "listing collective kernels", i + 1, n, 1024);
+        tell(prog, "listing collective kernels", i, i + 1, n, 10); /* every 1,024 GPUs */
     }
     *out = e;
     *nout = ne;
@@ -1016,8 +1017,7 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
             }
         }
         inst++;
-        if (prog && prog->fn && ((k >> 20) != (e >> 20) || e == ne)) /* every Mi entries, and the end */
-            prog->fn(prog->ctx, "pairing collective kernels", e, ne);
+        tell(prog, "pairing collective kernels", k, e, ne, 20); /* every Mi entries */
         k = e;
     }
     at = SIZE_MAX;
