@@ -432,6 +432,18 @@ mutant netshare_kind_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: each kind's shared transfer booked as its alone one (the report hides what sharing cost)"
 sub src/netshare.c 'k->shared_ns += (double)out[a];' 'k->shared_ns += (double)f->work[a];'
 
+mutant net_flows_shared_as_alone kill "^test_netshare$|^sim:link_sharing$" \
+    "link sharing: the archive's net_flows rows give each flow's alone transfer as its shared one (sharing looks free)"
+sub src/netshare.c '(int64_t)(f->loff[a + 1] - f->loff[a]), f->start[a], f->work[a], out[a]};' '(int64_t)(f->loff[a + 1] - f->loff[a]), f->start[a], f->work[a], f->work[a]};'
+
+mutant net_link_p90_is_median kill "^test_netshare$|^sim:link_sharing$" \
+    "link sharing: every link's 90th-percentile utilization reported as the median (the hot tail hidden)"
+sub src/netshare.c 'st->util_p90 = nearest_rank(x, nused, 0.9);' 'st->util_p90 = nearest_rank(x, nused, 0.5);'
+
+mutant net_tables_unwritten kill "^sim:link_sharing$" \
+    "sim --link-sharing -o: the archive's net_flows and net_links tables never written"
+sub io/h5_archive.c 'if (!rc && info && info->network_rows) rc = h5s_write_run_network' 'if (0) rc = h5s_write_run_network'
+
 mutant moe_etp_width_unsplit kill "^test_synth_moe$" \
     "expert-tensor parallelism: the experts' GEMMs run the ETP group's rows at the whole expert width (ETP x the FLOPs)"
 sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->expert_ffn, f1e'

@@ -1217,6 +1217,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc) rc = write_run_kernels(c, run, where, items, lm, nloc, gfirst, ngpu);
     if (embed) write_step(info, "graphs", 6, parts);
     if (!rc && embed) rc = write_run_graphs(c, run, where, items, nloc, gfirst, src, info);
+    if (!rc && info && info->network_rows) rc = h5s_write_run_network(c, run, where, info->network_rows);
     if (!rc) rc = h5s_describe(c, run, where);
     if (rc) goto out;
     /* attributes: deterministic counters on the run, the rest in provenance */

@@ -121,6 +121,11 @@ static const dcol dcols[] = {
     U("kernels", "count", "1"), U("kernels", "observed_count", "1"), U("kernels", "collective", "1"),
     U("kernels", "actual_total", "ns"), U("kernels", "actual_mean", "ns"), U("kernels", "predicted_total", "ns"),
     U("kernels", "predicted_mean", "ns"),
+    /* result run: sim --link-sharing's flows and links (io/h5_network.c) */
+    U("net_flows", "gpu", "1"), U("net_flows", "node", "1"), E("net_flows", "kind", coll_kinds),
+    U("net_flows", "participants", "1"), U("net_flows", "bytes", "bytes"), U("net_flows", "links", "1"),
+    U("net_flows", "start", "ns"), U("net_flows", "alone", "ns"), U("net_flows", "shared", "ns"),
+    U("net_links", "link", "1"), U("net_links", "flows", "1"), U("net_links", "busy", "ns"),
 };
 #undef U
 #undef E

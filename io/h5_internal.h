@@ -253,6 +253,11 @@ int h5s_check_cols(sctx *c, const mcol *cols, size_t ncols);
  * mode. */
 int h5s_gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **all, size_t *ntot, size_t *gfirst);
 
+/* The run's net_flows and net_links tables (io/h5_network.c) from rows
+ * every rank holds alike (rank 0 writes them). Collective in MPI mode. */
+struct lsim_netshare_detail;
+int h5s_write_run_network(sctx *c, hid_t run, const char *where, const struct lsim_netshare_detail *d);
+
 /* ------------------------------------------------------------ files */
 
 /* zlib CRC-32 and size of the file at p (gzip or not: its bytes). */

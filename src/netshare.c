@@ -18,6 +18,8 @@ void lsim_netflows_free(lsim_netflows *f)
     free(f->id);
     free(f->key);
     free(f->kind);
+    free(f->parts);
+    free(f->bytes);
     free(f->start);
     free(f->work);
     free(f->loff);
@@ -37,13 +39,16 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, lsim_ns start, lsim_ns work,
-                      const uint32_t *link, const double *dem, size_t nlinks, lsim_err *err)
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, uint32_t parts, int64_t bytes,
+                      lsim_ns start, lsim_ns work, const uint32_t *link, const double *dem, size_t nlinks,
+                      lsim_err *err)
 {
     size_t fc = f->cap, lc = f->lcap;
     if (grow((void **)&f->id, &fc, f->n + 1, sizeof *f->id) ||
         grow((void **)&f->key, &(size_t){f->cap}, f->n + 1, sizeof *f->key) ||
         grow((void **)&f->kind, &(size_t){f->cap}, f->n + 1, sizeof *f->kind) ||
+        grow((void **)&f->parts, &(size_t){f->cap}, f->n + 1, sizeof *f->parts) ||
+        grow((void **)&f->bytes, &(size_t){f->cap}, f->n + 1, sizeof *f->bytes) ||
         grow((void **)&f->start, &(size_t){f->cap}, f->n + 1, sizeof *f->start) ||
         grow((void **)&f->work, &(size_t){f->cap}, f->n + 1, sizeof *f->work) ||
         grow((void **)&f->loff, &(size_t){f->cap ? f->cap + 1 : 0}, f->n + 2, sizeof *f->loff) ||
@@ -56,6 +61,8 @@ int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, lsi
     f->id[f->n] = id;
     f->key[f->n] = key;
     f->kind[f->n] = (uint8_t)(kind >= 0 && kind < LSIM_COLL_NKINDS ? kind : LSIM_COLL_OTHER);
+    f->parts[f->n] = parts;
+    f->bytes[f->n] = bytes;
     f->start[f->n] = start;
     f->work[f->n] = work;
     if (nlinks) {
@@ -221,9 +228,12 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
         }
         if (!b.n) continue;
         uint64_t id = j->inst_id ? j->inst_id[k] : k;
-        int kind = g->coll[v] >= 0 && (size_t)g->coll[v] < g->ncoll ? g->colls[g->coll[v]].kind : LSIM_COLL_OTHER;
+        const lsim_coll_info *ci = g->coll[v] >= 0 && (size_t)g->coll[v] < g->ncoll ? &g->colls[g->coll[v]] : NULL;
+        int kind = ci ? ci->kind : LSIM_COLL_OTHER;
         if (kind == LSIM_COLL_SEND || kind == LSIM_COLL_RECV) kind = LSIM_COLL_SENDRECV; /* a pair: either side first */
-        rc = lsim_netflows_add(out, id, (uint64_t)gpu << 32 | v, kind, ends[gpu][v] - j->transfer[k], work[k], b.link,
+        uint64_t np = j->part_off[k + 1] - p0;
+        rc = lsim_netflows_add(out, id, (uint64_t)gpu << 32 | v, kind, np > UINT32_MAX ? UINT32_MAX : (uint32_t)np,
+                               ci && ci->bytes >= 0 ? ci->bytes : -1, ends[gpu][v] - j->transfer[k], work[k], b.link,
                                b.dem, b.n, err);
     }
     free(b.link);
@@ -440,6 +450,94 @@ static void by_kind(const lsim_netflows *f, const lsim_ns *out, lsim_netshare_st
     }
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted x[0..n) by nearest rank (0 when n is 0). */
+static double nearest_rank(const double *x, size_t n, double q)
+{
+    if (!n) return 0;
+    size_t k = (size_t)ceil(q * (double)n);
+    return x[(k ? k : 1) - 1];
+}
+
+/* The flows and the loaded links of the sweep as rows (det), flows in
+ * key's (the sweep's) order. 0 or -1 out of memory. */
+static int detail_rows(const sweep *s, const lsim_ns *out, const skey *key, size_t nused, const lsim_netshare_stats *st,
+                       lsim_netshare_detail *det)
+{
+    const lsim_netflows *f = s->f;
+    uint64_t *nf = calloc(s->nlinks, sizeof *nf);
+    size_t *last = malloc(s->nlinks * sizeof *last);
+    det->flows = malloc((f->n ? f->n : 1) * sizeof *det->flows);
+    det->links = malloc((nused ? nused : 1) * sizeof *det->links);
+    if (!nf || !last || !det->flows || !det->links) {
+        free(nf);
+        free(last);
+        free(det->flows);
+        free(det->links);
+        memset(det, 0, sizeof *det);
+        return -1;
+    }
+    for (size_t l = 0; l < s->nlinks; l++) last[l] = SIZE_MAX;
+    for (size_t i = 0; i < f->n; i++) {
+        size_t a = key[i].f;
+        det->flows[i] = (lsim_netshare_flow_row){f->key[a] >> 32, f->key[a] & 0xffffffffu,
+                                                 f->kind ? f->kind[a] : LSIM_COLL_OTHER,
+                                                 f->parts ? f->parts[a] : 0, f->bytes ? f->bytes[a] : -1,
+                                                 (int64_t)(f->loff[a + 1] - f->loff[a]), f->start[a], f->work[a], out[a]};
+        for (uint64_t q = f->loff[a]; q < f->loff[a + 1]; q++) /* a link listed twice counts the flow once */
+            if (last[f->link[q]] != a) {
+                last[f->link[q]] = a;
+                nf[f->link[q]]++;
+            }
+    }
+    det->nflows = f->n;
+    det->ngpus = st->ngpus;
+    det->paths = st->paths;
+    det->span_ns = st->span_ns;
+    for (size_t l = 0; l < s->nlinks; l++)
+        if (s->lbusy[l] > 0) det->links[det->nlinks++] = (lsim_netshare_link_row){l, nf[l], s->lbusy[l]};
+    free(nf);
+    free(last);
+    return 0;
+}
+
+/* After the sweep: the links' utilization and the flows' slowdown
+ * quantiles into st, and det's rows when asked. 0 or -1 out of memory. */
+static int summarize(const sweep *s, const lsim_ns *out, const skey *key, lsim_netshare_stats *st,
+                     lsim_netshare_detail *det)
+{
+    const lsim_netflows *f = s->f;
+    size_t nused = 0;
+    for (size_t l = 0; l < s->nlinks; l++) nused += s->lbusy[l] > 0;
+    double *x = malloc((nused > f->n ? nused : f->n ? f->n : 1) * sizeof *x);
+    if (!x) return -1;
+    for (size_t l = 0, i = 0; l < s->nlinks; l++)
+        if (s->lbusy[l] > 0) x[i++] = st->span_ns > 0 ? s->lbusy[l] / (double)st->span_ns : 0;
+    qsort(x, nused, sizeof *x, cmp_dbl);
+    st->links_used = nused;
+    st->util_p50 = nearest_rank(x, nused, 0.5);
+    st->util_p90 = nearest_rank(x, nused, 0.9);
+    for (size_t a = 0; a < f->n; a++) x[a] = f->work[a] > 0 ? (double)out[a] / (double)f->work[a] : 1.0;
+    qsort(x, f->n, sizeof *x, cmp_dbl);
+    st->slowdown_p50 = nearest_rank(x, f->n, 0.5);
+    st->slowdown_p95 = nearest_rank(x, f->n, 0.95);
+    free(x);
+    return det ? detail_rows(s, out, key, nused, st, det) : 0;
+}
+
+void lsim_netshare_detail_free(lsim_netshare_detail *d)
+{
+    if (!d) return;
+    free(d->flows);
+    free(d->links);
+    memset(d, 0, sizeof *d);
+}
+
 void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *buf, size_t cap)
 {
     size_t p = (size_t)(link / 2) - ngpus;
@@ -449,7 +547,7 @@ void lsim_netshare_link_name(uint32_t link, size_t ngpus, uint32_t paths, char *
 }
 
 int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topology *t, lsim_ns *out,
-                        lsim_netshare_stats *st_out, lsim_err *err)
+                        lsim_netshare_stats *st_out, lsim_netshare_detail *det, lsim_err *err)
 {
     lsim_netshare_stats st = {0};
     sweep s = {0};
@@ -457,6 +555,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     int rc = 0;
     size_t n = f->n;
     size_t gpn = t->gpus_per_node > 0 ? (size_t)t->gpus_per_node : 1;
+    lsim_netshare_detail_free(det);
     size_t nodes = (ngpus + gpn - 1) / gpn;
     size_t nleaf = t->nodes_per_leaf > 0 ? (nodes + (size_t)t->nodes_per_leaf - 1) / (size_t)t->nodes_per_leaf : 0;
     nleaf *= paths_of(t); /* each path its own link */
@@ -516,6 +615,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     hottest(&s, &st);
     by_kind(f, out, &st);
     if (n) st.span_ns = (lsim_ns)llround(now) - key[0].start;
+    if (summarize(&s, out, key, &st, det)) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
 cleanup:
     if (st_out) *st_out = st;
     free(key);

@@ -468,6 +468,12 @@ static void table_network(FILE *f, const lsim_netshare_stats *st)
                 st->span_ns > 0 ? 100.0 * st->hot_busy_ns[i] / (double)st->span_ns : 0.0);
     }
     if (st->nhot) fputc('\n', f);
+    if (st->links_used)
+        fprintf(f, "  every link: %llu carried traffic, utilization median %.1f %%, p90 %.1f %%, max %.1f %%; every flow: "
+                   "shared / alone median x%.3f, p95 x%.3f\n",
+                (unsigned long long)st->links_used, 100 * st->util_p50, 100 * st->util_p90,
+                st->nhot && st->span_ns > 0 ? 100.0 * st->hot_busy_ns[0] / (double)st->span_ns : 0.0, st->slowdown_p50,
+                st->slowdown_p95);
     for (int k = 0, first = 1; k < LSIM_COLL_NKINDS; k++) {
         const lsim_netshare_kind *x = &st->by_kind[k];
         if (!x->flows) continue;
@@ -959,6 +965,17 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
     if (!b) return NULL;
     cJSON_AddNumberToObject(b, "nic", st->nic_busy_ns);
     cJSON_AddNumberToObject(b, "leaf_uplink", st->uplink_busy_ns);
+    /* every link's utilization and every flow's slowdown, as quantiles
+     * (the rows: the archive's net_links and net_flows) */
+    cJSON_AddNumberToObject(o, "links_used", (double)st->links_used);
+    cJSON *q = cJSON_AddObjectToObject(o, "link_utilization");
+    if (!q) return NULL;
+    cJSON_AddNumberToObject(q, "p50", st->util_p50);
+    cJSON_AddNumberToObject(q, "p90", st->util_p90);
+    q = cJSON_AddObjectToObject(o, "flow_slowdown");
+    if (!q) return NULL;
+    cJSON_AddNumberToObject(q, "p50", st->slowdown_p50);
+    cJSON_AddNumberToObject(q, "p95", st->slowdown_p95);
     cJSON *h = cJSON_AddArrayToObject(o, "hottest_links");
     if (!h) return NULL;
     for (int i = 0; i < st->nhot; i++) {
@@ -1035,6 +1052,24 @@ static const char *network_kinds_parse(const cJSON *o, lsim_netshare_stats *st)
     return NULL;
 }
 
+/* links_used and the quantiles back into st: NULL, or the field that is
+ * wrong (a network object written before them has none: 0). */
+static const char *network_quantiles_parse(const cJSON *o, lsim_netshare_stats *st)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "link_utilization");
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(o, "flow_slowdown");
+    double n = 0;
+    if (!cJSON_GetObjectItemCaseSensitive(o, "links_used")) return u || sl ? "links_used" : NULL;
+    if (net_num(o, "links_used", &n) || n > 9e15) return "links_used";
+    if (net_num(u, "p50", &st->util_p50) || net_num(u, "p90", &st->util_p90) || st->util_p50 > st->util_p90)
+        return "link_utilization";
+    if (net_num(sl, "p50", &st->slowdown_p50) || net_num(sl, "p95", &st->slowdown_p95) ||
+        st->slowdown_p50 > st->slowdown_p95)
+        return "flow_slowdown";
+    st->links_used = (uint64_t)n;
+    return NULL;
+}
+
 int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_err *err)
 {
     static const char *const KEYS[] = {"passes",  "flows",      "slowed",       "max_slowdown", "alone_ns", "shared_ns",
@@ -1071,6 +1106,7 @@ int lsim_report_network_parse(const char *text, lsim_netshare_stats *st, lsim_er
         }
     }
     if (!bad) bad = network_kinds_parse(o, st);
+    if (!bad) bad = network_quantiles_parse(o, st);
     cJSON_Delete(o);
     if (!bad) return 0;
     memset(st, 0, sizeof *st);

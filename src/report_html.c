@@ -1412,6 +1412,12 @@ static void network_card(FILE *f, const lsim_netshare_stats *st)
             st->alone_ns * 1e-6, st->shared_ns * 1e-6, st->passes, st->passes == 1 ? "" : "s",
             st->converged ? ", converged" : ", <b class=\"bad\">not converged</b>", st->nic_busy_ns * 1e-6,
             st->uplink_busy_ns * 1e-6);
+    if (st->links_used)
+        fprintf(f, "<p>Every link: %llu carried traffic, utilization over the flows' span median %.1f %%, p90 %.1f %%. "
+                   "Every flow: shared / alone median x%.3f, p95 x%.3f. Each flow and link: the archive's net_flows "
+                   "and net_links tables.</p>\n",
+                (unsigned long long)st->links_used, 100 * st->util_p50, 100 * st->util_p90, st->slowdown_p50,
+                st->slowdown_p95);
     if (!st->nhot) {
         fputs("</div>\n", f);
         return;

@@ -58,6 +58,8 @@ typedef struct lsim_netflows {
     size_t n, cap;
     uint64_t *id, *key;
     uint8_t *kind;       /* the instance's lsim_coll_kind (the report's per-kind figures) */
+    uint32_t *parts;     /* the instance's participants (the archive's net_flows) */
+    int64_t *bytes;      /* its collective's bytes, -1 unknown (the same) */
     lsim_ns *start, *work;
     uint64_t *loff;
     size_t nl, lcap;
@@ -67,10 +69,12 @@ typedef struct lsim_netflows {
 
 void lsim_netflows_free(lsim_netflows *f);
 
-/* Append one flow of collective kind `kind` (links and demands copied). 0
- * or LSIM_ENOMEM. */
-int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, lsim_ns start, lsim_ns work,
-                      const uint32_t *link, const double *dem, size_t nlinks, lsim_err *err);
+/* Append one flow of collective kind `kind`, of `parts` participants and
+ * `bytes` bytes (-1 unknown; both only reported), links and demands
+ * copied. 0 or LSIM_ENOMEM. */
+int lsim_netflows_add(lsim_netflows *f, uint64_t id, uint64_t key, int kind, uint32_t parts, int64_t bytes,
+                      lsim_ns start, lsim_ns work, const uint32_t *link, const double *dem, size_t nlinks,
+                      lsim_err *err);
 
 /* The flows of the instances this process contributes: those held whose
  * first participant's GPU has a graph here (j->graphs[gpu] != NULL) and an
@@ -112,6 +116,13 @@ typedef struct lsim_netshare_stats {
     double alone_ns, shared_ns; /* sums over the flows */
     double max_slowdown;        /* the largest shared / alone */
     double nic_busy_ns, uplink_busy_ns; /* time-integral of the links' load / capacity, per class */
+    /* every link's utilization over the span (busy / span_ns), over the
+     * links_used that carried traffic: median and 90th percentile (nearest
+     * rank; the maximum is hot_busy_ns[0] / span_ns); every flow's shared /
+     * alone transfer: median and 95th percentile (the maximum is
+     * max_slowdown) */
+    uint64_t links_used;
+    double util_p50, util_p90, slowdown_p50, slowdown_p95;
     lsim_ns span_ns;     /* first start to last end */
     /* the busiest links: id (netshare.h's numbering) and busy time at full
      * load, busiest first (ties: lower id), nhot of them (at most
@@ -131,12 +142,46 @@ typedef struct lsim_netshare_stats {
     int nlate;
 } lsim_netshare_stats;
 
+/* Every flow and every loaded link of one sweep: what the stats above
+ * summarize, row by row (the archive's net_flows and net_links tables,
+ * docs/hdf5-schema.md; the Python reader's network_flows / _links).
+ * Flows in the sweep's order (start, then key: the same for any number of
+ * MPI ranks); links by id, those that carried traffic only. */
+typedef struct lsim_netshare_flow_row {
+    uint64_t gpu, node;   /* the instance's first participant (its key) */
+    int64_t kind;         /* lsim_coll_kind; a send / receive pair: SENDRECV */
+    int64_t parts, bytes; /* participants; the collective's bytes, -1 unknown */
+    int64_t links;        /* the links it loads */
+    lsim_ns start;        /* its transfer's start (its last arrival) */
+    lsim_ns alone, shared; /* its transfer alone on an idle fabric, and shared */
+} lsim_netshare_flow_row;
+
+typedef struct lsim_netshare_link_row {
+    uint64_t link;  /* id (the numbering above; lsim_netshare_link_name) */
+    uint64_t flows; /* the flows that load it */
+    double busy_ns; /* time-integral of its load / capacity: busy time at full load */
+} lsim_netshare_link_row;
+
+/* Owned by whoever holds it (lsim_netshare_detail_free). */
+typedef struct lsim_netshare_detail {
+    size_t nflows, nlinks;
+    lsim_netshare_flow_row *flows;
+    lsim_netshare_link_row *links;
+    uint64_t ngpus;  /* the job's GPUs and ECMP paths per uplink: the links' names */
+    uint32_t paths;
+    lsim_ns span_ns; /* the flows' span (utilization = busy_ns / span_ns) */
+} lsim_netshare_detail;
+
+void lsim_netshare_detail_free(lsim_netshare_detail *d);
+
 /* Sweep the flows of a job of ngpus GPUs, in (start, key) order whatever
  * their order in f: out[f] (caller-allocated, f->n) gets flow f's shared
- * transfer; a flow never slowed keeps its work exactly. st (may be NULL) is filled. 0, LSIM_ENOMEM or LSIM_EARG (a link
- * id outside the topology). */
+ * transfer; a flow never slowed keeps its work exactly. st (may be NULL)
+ * is filled; det (may be NULL) gets every flow and loaded link (what it
+ * held before is freed). 0, LSIM_ENOMEM or LSIM_EARG (a link id outside
+ * the topology). */
 int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topology *t, lsim_ns *out,
-                        lsim_netshare_stats *st, lsim_err *err);
+                        lsim_netshare_stats *st, lsim_netshare_detail *det, lsim_err *err);
 
 /* Give instance k of j the shared transfer of the flow with its id (flows
  * of instances j does not hold are skipped). */

@@ -149,6 +149,7 @@ typedef struct lsim_run {
     int replicated;          /* the graphs are copies made by --replicate-from */
     int shared;              /* link sharing ran (lsim_run_opts.share) */
     lsim_netshare_stats share_st; /* its last sweep */
+    lsim_netshare_detail share_det; /* its last sweep's flows and links (owned) */
     /* The coupled job's symmetry classes (symmetry.h; NULL: none computed,
      * not a coupled serial job): each GPU's representative; nclasses of
      * them. Every GPU its own class when the quotient is not exact; with

@@ -351,6 +351,11 @@ typedef struct lsim_store_run_info {
                                             lsim_report_network_text), kept
                                             as the run's attribute "network";
                                             NULL: none */
+    const struct lsim_netshare_detail *network_rows; /* the same sweep's flows and
+                                            links (netshare.h), kept as the
+                                            run's net_flows and net_links
+                                            tables; every rank holds the
+                                            same rows; NULL: none */
 } lsim_store_run_info;
 
 /* Add run `run_name` (letters, digits, '_', '-', '.', '+', '=', ',';

@@ -96,6 +96,30 @@ class Results:
         with Reader(self.path) as r:
             return _run_node_table(r, run, gpu)
 
+    def network_flows(self, run=None) -> Optional[pd.DataFrame]:
+        """Every network flow of a ``sim --link-sharing`` run (the archive's
+        ``net_flows``, its last sweep): one row per collective instance or
+        send/receive pair that crosses nodes, in the sweep's order (start,
+        then first participant). Columns: ``gpu``, ``node`` (its first
+        participant's GPU and graph node), ``kind``, ``participants``,
+        ``bytes`` (-1 unknown), ``links`` (links it loads), ``start_ns``,
+        ``alone_ns`` (its transfer alone on an idle fabric), ``shared_ns``
+        (as simulated), ``slowdown`` (shared / alone). ``None`` for a run
+        without link sharing."""
+        run = self.run(run)
+        with Reader(self.path) as r:
+            return _net_flows(r, "/runs/%s/net_flows" % run)
+
+    def network_links(self, run=None) -> Optional[pd.DataFrame]:
+        """Every link that carried traffic in a ``sim --link-sharing`` run
+        (the archive's ``net_links``), by id: ``link``, ``name`` ("gpu 3 nic
+        tx", "leaf 0 up", ...), ``flows`` (that load it), ``busy_ns`` (time at
+        full load), ``utilization`` (busy over the flows' span, the run's
+        ``network["span_ns"]``). ``None`` for a run without link sharing."""
+        run = self.run(run)
+        with Reader(self.path) as r:
+            return _net_links(r, "/runs/%s" % run)
+
     def graph(self, run=None) -> pd.DataFrame:
         """The per-GPU table of a run's embedded graph (as ``GraphStore.gpus``)."""
         run = self.run(run)
@@ -125,6 +149,44 @@ def _run_node_table(r, run, gpu):
     for b in ("bind_start", "bind_end"):
         if r.has(base + "/nodes/" + b):
             df[b] = r.col(base + "/nodes/" + b, None, "i", o, o + n).astype(np.int64)
+    return df
+
+
+_NET_FLOW_COLS = (("gpu", "u", "1"), ("node", "u", "1"), ("kind", "i", "1"), ("participants", "i", "1"),
+                  ("bytes", "i", "bytes"), ("links", "i", "1"), ("start", "i", "ns"), ("alone", "i", "ns"),
+                  ("shared", "i", "ns"))
+
+
+def _net_flows(r, base):
+    if not r.exists(base):
+        return None
+    n = r.nrows(base + "/gpu")
+    d = {}
+    for c, k, u in _NET_FLOW_COLS:
+        r.units("%s/%s" % (base, c), u)
+        d[c + "_ns" if u == "ns" else c] = r.col("%s/%s" % (base, c), n, k).astype(np.int64)
+    names = r.enum_names(base + "/kind", _schema.COLL_KINDS)
+    if n and (d["kind"].min() < 0 or d["kind"].max() >= len(names)):
+        r.fail("%s/kind holds a value outside its %d names" % (base, len(names)))
+    df = pd.DataFrame(d)
+    df["kind"] = [names[k] for k in d["kind"]]
+    df["slowdown"] = np.where(df["alone_ns"] > 0, df["shared_ns"] / df["alone_ns"].where(df["alone_ns"] > 0, 1), 1.0)
+    return df
+
+
+def _net_links(r, run):
+    base = run + "/net_links"
+    if not r.exists(base):
+        return None
+    n = r.nrows(base + "/link")
+    r.units(base + "/busy", "ns")
+    df = pd.DataFrame({"link": r.col(base + "/link", n, "u").astype(np.int64),
+                       "name": texts(r.col(base + "/name", n, "S")),
+                       "flows": r.col(base + "/flows", n, "u").astype(np.int64),
+                       "busy_ns": r.col(base + "/busy", n, "f").astype(np.float64)})
+    net = _network(r, run.rsplit("/", 1)[-1], r.attrs(run))
+    span = float(net["span_ns"]) if net else 0.0
+    df["utilization"] = df["busy_ns"] / span if span > 0 else 0.0
     return df
 
 

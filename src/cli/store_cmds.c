@@ -605,7 +605,8 @@ static int sim_write(sim_state *s, int rc, lsim_err *err)
     if ((rc = lsim_world_agree(&s->m, rc, err))) return rc;
     lsim_store_run_info info = {s->cmd, s->t1 - s->t0, phases, secs, 5, s->m.size, s->mapping_used, NULL, NULL,
                                 1, s->sa->replace, 0, same ? s->sa->job : NULL, s->o.trace_out ? &s->held : NULL,
-                                s->mem_text, s->sa->detail, write_progress, (void *)out, net};
+                                s->mem_text, s->sa->detail, write_progress, (void *)out, net,
+                                s->run.shared ? &s->run.share_det : NULL};
     rc = s->m.on ? lsim_world_write_results(&s->m, out, s->sa->run_name, s->run.items, s->gpus, s->run.n, &info, err)
                  : lsim_store_write_results_ex(out, s->sa->run_name, s->run.items, s->run.n, &info, err);
     free(net);

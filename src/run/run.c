@@ -125,6 +125,7 @@ void lsim_run_free(lsim_run *r)
     }
     lsim_job_path_clear(r->job_path);
     free(r->job_path);
+    lsim_netshare_detail_free(&r->share_det);
     lsim_job_free(r->job);
     lsim_job_free(r->sym_job);
     free(r->sym_rep);
@@ -581,7 +582,7 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         prev = shared;
         shared = rc ? NULL : malloc((f.n ? f.n : 1) * sizeof *shared);
         if (!rc && !shared) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
-        if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, err);
+        if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, &r->share_det, err);
         if (rc) break;
         /* a fixed point (the first sweep: no flow slowed): the engines already
          * hold the run with these times */

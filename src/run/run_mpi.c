@@ -818,6 +818,8 @@ static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *al
     if (gather_part(comm, f->id, cf, df, tf, 8, (void **)&all->id) ||
         gather_part(comm, f->key, cf, df, tf, 8, (void **)&all->key) ||
         gather_part(comm, f->kind, cf, df, tf, 1, (void **)&all->kind) ||
+        gather_part(comm, f->parts, cf, df, tf, sizeof *f->parts, (void **)&all->parts) ||
+        gather_part(comm, f->bytes, cf, df, tf, sizeof *f->bytes, (void **)&all->bytes) ||
         gather_part(comm, f->start, cf, df, tf, 8, (void **)&all->start) ||
         gather_part(comm, f->work, cf, df, tf, 8, (void **)&all->work) ||
         gather_part(comm, nlk, cf, df, tf, 8, (void **)&anl) ||
@@ -873,7 +875,7 @@ static int share_links_mpi(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run,
         prev = shared;
         if (!(shared = malloc((all.n ? all.n : 1) * sizeof *shared)))
             rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
-        if (!rc) rc = lsim_netshare_sweep(&all, j->ngpus, o->share, shared, &run->share_st, err);
+        if (!rc) rc = lsim_netshare_sweep(&all, j->ngpus, o->share, shared, &run->share_st, &run->share_det, err);
         if ((rc = lsim_mpi_agree(comm, rc, err))) break;
         /* a fixed point (the first sweep: no flow slowed): the engines already
          * hold the run with these times

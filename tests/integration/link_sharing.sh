@@ -106,6 +106,59 @@ if lumosim is not None:
     runs = lumosim.load(t + "/net.h5", kernels=False).runs
     assert runs.loc[0, "network"] == net, "the Python reader's network differs"
 print("ok: the archive, the text, the page and the reader carry the report's network figures (%d links)" % len(hot))
+
+# 1c. Every flow and every loaded link (the archive's net_flows and
+# net_links): the rows add up to the report's figures, the quantiles are
+# the rows' (nearest rank, computed here), and the NIC links carry exactly
+# the flows' transfers: alone, a collective loads each participant's NIC
+# both ways at full rate, a send the sender's transmit and the receiver's
+# receive, so the NICs' busy time is sum(alone x 2 x participants) over
+# collectives plus sum(alone x 2) over sends, however the flows shared.
+import math
+with h5py.File(t + "/net.h5", "r") as f:
+    F = {k: f["/runs/sim/net_flows/" + k][()] for k in f["/runs/sim/net_flows"]}
+    L = {k: f["/runs/sim/net_links/" + k][()] for k in f["/runs/sim/net_links"]}
+    kn = [x.decode() for x in f["/runs/sim/net_flows/kind"].attrs["enum_names"]]
+with h5py.File(t + "/net0.h5", "r") as f:
+    assert "net_flows" not in f["/runs/sim"] and "net_links" not in f["/runs/sim"], "tables without sharing"
+n = len(F["gpu"])
+assert n == net["flows"], (n, net["flows"])
+assert sum(int(x) for x in F["alone"]) == net["alone_ns"] and sum(int(x) for x in F["shared"]) == net["shared_ns"]
+assert sum(1 for a, b in zip(F["alone"], F["shared"]) if b > a) == net["slowed"]
+assert all(b >= a > 0 for a, b in zip(F["alone"], F["shared"])), "a flow faster shared than alone"
+for k in kinds:
+    rows = [i for i in range(n) if kn[F["kind"][i]] == k["kind"]]
+    assert len(rows) == k["flows"] and sum(int(F["shared"][i]) for i in rows) == k["shared_ns"], k
+order = [(int(F["start"][i]), int(F["gpu"][i]) << 32 | int(F["node"][i])) for i in range(n)]
+assert order == sorted(order), "flows not in the sweep's (start, key) order"
+slow = sorted(int(b) / int(a) for a, b in zip(F["alone"], F["shared"]))
+rank = lambda x, q: x[max(1, math.ceil(q * len(x))) - 1]
+assert abs(max(slow) - net["max_slowdown"]) < 1e-9 * net["max_slowdown"]
+assert abs(rank(slow, 0.5) - net["flow_slowdown"]["p50"]) < 1e-12 and abs(rank(slow, 0.95) - net["flow_slowdown"]["p95"]) < 1e-12
+m = len(L["link"])
+assert m == net["links_used"] and list(L["link"]) == sorted(L["link"]), "links not every loaded one, by id"
+names = [x.decode() for x in L["name"]]
+busy = [float(x) for x in L["busy"]]
+top = sorted(range(m), key=lambda i: (-busy[i], int(L["link"][i])))[:len(hot)]
+assert [(names[i], busy[i]) for i in top] == [(h["link"], h["busy_ns"]) for h in hot], "hottest links differ from the table"
+util = sorted(b / net["span_ns"] for b in busy)
+assert abs(rank(util, 0.5) - net["link_utilization"]["p50"]) < 1e-12 and abs(rank(util, 0.9) - net["link_utilization"]["p90"]) < 1e-12
+nic = sum(b for b, nm in zip(busy, names) if " nic " in nm)
+assert abs(nic - net["busy_ns"]["nic"]) <= 1e-9 * nic and abs(sum(busy) - nic - net["busy_ns"]["leaf_uplink"]) <= 1e-9 * sum(busy)
+want = sum(int(F["alone"][i]) * 2 * (1 if kn[F["kind"][i]] == "sendrecv" else int(F["participants"][i])) for i in range(n))
+assert abs(nic - want) <= 1e-6 * want, ("the NICs carry %.0f ns, the flows put %d on them" % (nic, want))
+assert all(0 < b <= net["span_ns"] * (1 + 1e-12) for b in busy) and all(int(x) >= 1 for x in L["flows"])
+txt_line = "every link: %d carried traffic, utilization median %.1f %%, p90 %.1f %%" % (
+    m, 100 * net["link_utilization"]["p50"], 100 * net["link_utilization"]["p90"])
+assert txt_line in txt, (txt_line, txt[-900:])
+assert ("Every link: %d carried traffic" % m) in page
+if lumosim is not None:
+    res = lumosim.load(t + "/net.h5", kernels=False)
+    fl, li = res.network_flows(), res.network_links()
+    assert len(fl) == n and list(fl["shared_ns"]) == [int(x) for x in F["shared"]] and list(fl["kind"]) == [kn[k] for k in F["kind"]]
+    assert list(li["name"]) == names and abs(li["utilization"].max() - hot[0]["utilization"]) < 1e-12
+    assert lumosim.load(t + "/net0.h5", kernels=False).network_flows() is None
+print("ok: %d flows and %d links in the archive add up to the report; the NICs carry the flows' transfers" % (n, m))
 PY
 else
     echo "skipped part 1b: python3-h5py is not installed"

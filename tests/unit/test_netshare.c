@@ -63,6 +63,8 @@ static lsim_graph *gpu(int i, int ng, const char *const *names, const int (*mem)
  * shared transfers go to tr[0..ninst) (instances in the job's order). */
 /* g_maxshare: after share_span, the most flows on one link */
 static size_t g_maxshare;
+/* g_det: where share_span's sweep puts its rows (NULL: none) */
+static lsim_netshare_detail *g_det;
 
 static lsim_ns share_span(const lsim_topology *t, int ng, const char *const *names, const int (*mem)[2], lsim_ns *tr,
                           lsim_netshare_stats *st)
@@ -95,7 +97,7 @@ static lsim_ns share_span(const lsim_topology *t, int ng, const char *const *nam
         if (c > g_maxshare) g_maxshare = c;
     }
     out = malloc((f.n ? f.n : 1) * sizeof *out);
-    if (lsim_netshare_sweep(&f, NG, t, out, st, &err)) {
+    if (lsim_netshare_sweep(&f, NG, t, out, st, g_det, &err)) {
         CHECK_MSG(0, "%s", err.msg);
         goto cleanup;
     }
@@ -278,9 +280,9 @@ static void staggered(void)
     double d[2] = {1, 1};
     lsim_ns out[3];
     lsim_netshare_stats st;
-    CHECK(lsim_netflows_add(&f, 7, 7, LSIM_COLL_ALLREDUCE, 1000, W, l, d, 2, &err) == 0);
-    CHECK(lsim_netflows_add(&f, 3, 3, LSIM_COLL_ALLREDUCE, 1000 + W / 2, W, l, d, 2, &err) == 0);
-    CHECK(lsim_netshare_sweep(&f, NG, &t, out, &st, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 7, 7, LSIM_COLL_ALLREDUCE, 2, 1 << 20, 1000, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netflows_add(&f, 3, 3, LSIM_COLL_ALLREDUCE, 2, 1 << 20, 1000 + W / 2, W, l, d, 2, &err) == 0);
+    CHECK(lsim_netshare_sweep(&f, NG, &t, out, &st, NULL, &err) == 0);
     /* first: W/2 alone, then W/2 of work at 1/2 -> W/2 + W */
     CHECK_I64(out[0], W / 2 + W);
     /* second: from W/2 to 1.5 W at 1/2 (W/2 done), then W/2 alone -> 1.5 W in all */
@@ -295,8 +297,8 @@ static void staggered(void)
     CHECK_I64(st.late[0].start, 1000 + W / 2);
     /* a link outside the topology is refused */
     uint32_t bad = 2 * NG + 7;
-    CHECK(lsim_netflows_add(&f, 9, 9, LSIM_COLL_ALLREDUCE, 0, W, &bad, d, 1, &err) == 0);
-    CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, &err) == LSIM_EARG);
+    CHECK(lsim_netflows_add(&f, 9, 9, LSIM_COLL_ALLREDUCE, 2, 1 << 20, 0, W, &bad, d, 1, &err) == 0);
+    CHECK(lsim_netshare_sweep(&f, NG, &t, out, NULL, NULL, &err) == LSIM_EARG);
     lsim_netflows_free(&f);
 }
 
@@ -322,6 +324,8 @@ static void network_text(void)
     CHECK(back.flows == st.flows && back.slowed == st.slowed && back.nhot == st.nhot && st.nhot > 0);
     CHECK(back.alone_ns == st.alone_ns && back.shared_ns == st.shared_ns && back.span_ns == st.span_ns);
     CHECK(back.ngpus == st.ngpus && back.paths == st.paths && back.passes == 2 && back.converged == 1);
+    CHECK(back.links_used == st.links_used && st.links_used > 0 && back.util_p50 == st.util_p50 &&
+          back.util_p90 == st.util_p90 && back.slowdown_p50 == st.slowdown_p50 && back.slowdown_p95 == st.slowdown_p95);
     for (int i = 0; i < st.nhot && i < back.nhot; i++)
         CHECK(back.hot_link[i] == st.hot_link[i] && back.hot_busy_ns[i] == st.hot_busy_ns[i]);
     char *again = lsim_report_network_text(&back);
@@ -332,6 +336,16 @@ static void network_text(void)
         {"[1]", "not a JSON object"},
         {"{\"passes\":1}", "flows"},
         {"{\"passes\":1,\"flows\":-2}", "flows"},
+        /* the quantiles: both or neither, in order */
+        {"{\"passes\":1,\"flows\":1,\"slowed\":0,\"max_slowdown\":1,\"alone_ns\":1,\"shared_ns\":1,\"flow_events\":2,"
+         "\"flow_updates\":2,\"span_ns\":1,\"gpus\":2,\"ecmp_paths\":1,\"busy_ns\":{\"nic\":1,\"leaf_uplink\":0},"
+         "\"converged\":true,\"hottest_links\":[],\"link_utilization\":{\"p50\":1,\"p90\":1}}",
+         "links_used"},
+        {"{\"passes\":1,\"flows\":1,\"slowed\":0,\"max_slowdown\":1,\"alone_ns\":1,\"shared_ns\":1,\"flow_events\":2,"
+         "\"flow_updates\":2,\"span_ns\":1,\"gpus\":2,\"ecmp_paths\":1,\"busy_ns\":{\"nic\":1,\"leaf_uplink\":0},"
+         "\"converged\":true,\"hottest_links\":[],\"links_used\":2,\"link_utilization\":{\"p50\":1,\"p90\":0.5},"
+         "\"flow_slowdown\":{\"p50\":1,\"p95\":1}}",
+         "link_utilization"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         memset(&back, 1, sizeof back);
@@ -341,8 +355,57 @@ static void network_text(void)
     }
 }
 
+/* Every flow and link of oversubscribed()'s sweep, row by row (the
+ * archive's net_flows / net_links): both groups start at 0 and take 2 W
+ * (two flows on each 1-NIC uplink); each NIC link carries one flow for W
+ * of the 2 W span (utilization 1/2), each of the 4 leaf links both, full
+ * for 2 W (utilization 1). Expected values from the capacities, as above. */
+static void every_flow_and_link(void)
+{
+    const char *names[] = {"a", "b"};
+    const int mem[][2] = {{0, 2}, {1, 3}};
+    lsim_topology t = topo(1, 2);
+    lsim_ns tr[2];
+    lsim_netshare_stats st;
+    lsim_netshare_detail det = {0};
+    g_det = &det;
+    share_span(&t, 2, names, mem, tr, &st);
+    g_det = NULL;
+    CHECK_I64(det.nflows, 2);
+    CHECK_I64(det.span_ns, 2 * W);
+    for (size_t i = 0; i < det.nflows; i++) {
+        const lsim_netshare_flow_row *x = &det.flows[i];
+        CHECK_I64(x->gpu, i); /* (start, key) order: GPU 0's group first */
+        CHECK(x->kind == LSIM_COLL_ALLREDUCE && x->parts == 2 && x->bytes == 1 << 20 && x->start == 0);
+        CHECK_I64(x->alone, W);
+        CHECK_I64(x->shared, 2 * W);
+        CHECK_I64(x->links, 4 + 4); /* 2 NICs both ways, 2 leaves up and down */
+    }
+    CHECK_I64(det.nlinks, 8 + 4);
+    CHECK_I64(st.links_used, det.nlinks);
+    double busy = 0;
+    for (size_t i = 0; i < det.nlinks; i++) {
+        const lsim_netshare_link_row *l = &det.links[i];
+        int leaf = l->link >= 2 * NG;
+        CHECK(i == 0 || l->link > det.links[i - 1].link);
+        CHECK_I64(l->flows, leaf ? 2 : 1);
+        CHECK_MSG(fabs(l->busy_ns - (leaf ? 2.0 : 1.0) * W) < 1e-6 * W, "link %llu busy %g",
+                  (unsigned long long)l->link, l->busy_ns);
+        busy += l->busy_ns;
+    }
+    /* the rows add up to the summary's busy time per class */
+    CHECK_MSG(fabs(busy - st.nic_busy_ns - st.uplink_busy_ns) < 1e-6 * W, "rows %g, classes %g", busy,
+              st.nic_busy_ns + st.uplink_busy_ns);
+    /* 8 links at 1/2, 4 at 1: the median (6th of 12) 1/2, the 90th (11th) 1 */
+    CHECK(fabs(st.util_p50 - 0.5) < 1e-12 && fabs(st.util_p90 - 1.0) < 1e-12);
+    CHECK(fabs(st.slowdown_p50 - 2.0) < 1e-12 && fabs(st.slowdown_p95 - 2.0) < 1e-12);
+    lsim_netshare_detail_free(&det);
+    CHECK(det.flows == NULL && det.nflows == 0);
+}
+
 int main(void)
 {
+    every_flow_and_link();
     network_text();
     same_nics();
     disjoint_and_alone();
