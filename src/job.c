@@ -1196,6 +1196,13 @@ static int stuck_error(const lsim_job *j, lsim_engine *const *E, const uint32_t 
 
 int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits, lsim_err *err)
 {
+    return lsim_job_run_ex(j, E, waits, NULL, NULL, err);
+}
+
+int lsim_job_run_ex(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits, lsim_job_progress_fn progress,
+                    void *ctx, lsim_err *err)
+{
+    job_progress prog = {progress, ctx};
     int rc = 0;
     uint64_t total = 0, done = 0;
     size_t ni = j->ninst ? j->ninst : 1, ng = j->ngpus ? j->ngpus : 1;
@@ -1234,8 +1241,10 @@ int lsim_job_run(const lsim_job *j, lsim_engine *const *E, lsim_ns *const *waits
         uint32_t gi = s.wq.gpu[at];
         int hrc = 0; /* jhook never fails */
         s.cur = gi;
+        uint64_t before = done;
         done += sched_drain(E[gi], &s.n[gi], j->inst_of[gi], jhook, &s, &hrc);
         sched_wq_remove(&s.wq, at);
+        tell(&prog, "simulating", before, done, total, 20); /* every Mi nodes */
     }
     if (done != total) rc = stuck_error(j, E, s.arrived, done, total, err);
 cleanup:

@@ -229,6 +229,11 @@ int lsim_job_align_clocks(lsim_job *j, lsim_err *err);
  * keys that do not depend on any process layout. Fails with LSIM_EINTERNAL
  * naming the instance if a collective can never complete. Local. */
 int lsim_job_run(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const *waits, lsim_err *err);
+/* The same, telling progress(ctx, "simulating", nodes done, nodes in all)
+ * as it goes (every Mi nodes and at the end; may be NULL; it must return
+ * quickly: a terminal line, issue 39). Local. */
+int lsim_job_run_ex(const lsim_job *j, lsim_engine *const *engines, lsim_ns *const *waits,
+                    lsim_job_progress_fn progress, void *ctx, lsim_err *err);
 
 /* The observed waiting of every participant (j->obs_wait, on the aligned
  * clocks; GPUs whose obs_wait is NULL skipped), by the one rule the replay

@@ -546,6 +546,9 @@ static const lsim_engine *engine_of(const lsim_run *r, size_t i)
     return r->reduced ? r->sym_engines[r->sym_qidx[r->sym_rep[i]]] : r->engines[i];
 }
 
+static void job_step(const lsim_run_opts *o, const char *what, size_t done, size_t total);
+static void progress_step(void *ctx, const char *what, size_t done, size_t total);
+
 /* Link sharing (netshare.h): sweep the flows of the run just done and run
  * again with the shared transfers, o->share_passes times. The alone
  * transfers are the job's before the first sweep. A reduced run's
@@ -593,9 +596,12 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         }
         nprev = f.n;
         lsim_netshare_apply(j, &f, shared);
+        char what[64];
+        snprintf(what, sizeof what, "simulating again with shared links (pass %d)", pass + 2);
+        job_step(o, what, 0, 0);
         if (r->reduced) rc = rereduce(o, r, err);
-        if (!rc && r->reduced) rc = lsim_job_run(r->sym_job, r->sym_engines, NULL, err);
-        else if (!rc) rc = lsim_job_run(j, r->engines, NULL, err);
+        if (!rc && r->reduced) rc = lsim_job_run_ex(r->sym_job, r->sym_engines, NULL, progress_step, (void *)o, err);
+        else if (!rc) rc = lsim_job_run_ex(j, r->engines, NULL, progress_step, (void *)o, err);
     }
     r->shared = !rc;
     r->share_st.passes = pass + same;
@@ -740,8 +746,9 @@ static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
                         (double)limit / 1073741824.0, src ? src : "the limit");
 }
 
-/* The match's progress as the job's steps (lsim_job_match_ex). */
-static void match_step(void *ctx, const char *what, size_t done, size_t total)
+/* The match's and the run's progress as the job's steps
+ * (lsim_job_match_ex, lsim_job_run_ex). */
+static void progress_step(void *ctx, const char *what, size_t done, size_t total)
 {
     job_step(ctx, what, done, total);
 }
@@ -750,20 +757,21 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
     job_step(o, "matching collectives across GPUs", 0, 0);
-    int rc = lsim_job_match_ex(r->graphs, r->n, match_step, (void *)o, &r->job, err);
+    int rc = lsim_job_match_ex(r->graphs, r->n, progress_step, (void *)o, &r->job, err);
     if (rc) return rc;
     if (o->replicate_from >= 0 && (rc = replicated_transfers(o, r->job, r->graphs[0], err))) return rc;
     if ((rc = lsim_job_align_clocks(r->job, err))) return rc;
     if ((rc = sym_classes(o, r, err))) return rc;
     double t1 = lsim_now_s();
     r->match_s = t1 - t0;
+    job_step(o, "setting up the engines", 0, 0);
     rc = r->sym_job ? run_reduced(o, r, 1, err) : engines_fit(o, r, err);
     if (!rc && !r->sym_job) rc = lsim_run_engines(o, r, err);
     double t1b = lsim_now_s();
     r->setup_s = t1b - t1;
     job_step(o, "simulating", 0, 0);
-    if (!rc && r->reduced) rc = lsim_job_run(r->sym_job, r->sym_engines, NULL, err);
-    else if (!rc) rc = lsim_job_run(r->job, r->engines, NULL, err);
+    if (!rc && r->reduced) rc = lsim_job_run_ex(r->sym_job, r->sym_engines, NULL, progress_step, (void *)o, err);
+    else if (!rc) rc = lsim_job_run_ex(r->job, r->engines, NULL, progress_step, (void *)o, err);
     if (!rc && o->share) rc = share_links(o, r, err);
     double t2 = lsim_now_s();
     r->simulate_s = t2 - t1b;

@@ -3,9 +3,10 @@
 (issue 39: "sim of 4,096 GPUs: 40 s on one line").
 
 `lumosim sim` of a synthesized 128-GPU job run under a pseudo-terminal
-names the job's phases as it enters them (matching collectives, simulating)
-and counts, inside the match, the GPUs whose collectives are listed and
-the entries paired, and the GPUs measured, ending with "128 of 128", each line drawn over
+names the job's phases as it enters them (matching collectives, setting up
+the engines, simulating) and counts, inside the match, the GPUs whose
+collectives are listed and the entries paired, inside the run the nodes
+simulated, and the GPUs measured, ending with "128 of 128", each line drawn over
 the last and the line cleared at the end; with -o it names each part of the
 archive's write as it starts ("graphs (6 of 6)"). With stderr not a terminal, or
 with --stats, none of it is written. Environment: LUMOSIM."""
@@ -71,6 +72,13 @@ with tempfile.TemporaryDirectory() as d:
     m = re.search(r"the job: pairing collective kernels, (\d+) of (\d+)\r", out)
     if not m or m.group(1) != m.group(2) or int(m.group(2)) <= 128:
         fail("the terminal never showed the entries paired to their total: %r" % (m.group(0) if m else None))
+    # inside the run: the nodes simulated, counted to their total (the
+    # simulated GPUs' nodes: thousands a GPU)
+    m = re.search(r"the job: simulating, (\d+) of (\d+)\r", out)
+    if not m or m.group(1) != m.group(2) or int(m.group(2)) < 1000:
+        fail("the terminal never showed the nodes simulated to their total: %r" % (m.group(0) if m else None))
+    if "the job: setting up the engines" not in out:
+        fail("the terminal never named the engines' set-up")
     last = out.rfind("measuring GPUs, 128 of 128")
     if "\r\x1b[K" not in out[last:]:
         fail("the last progress line is not cleared")
