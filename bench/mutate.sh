@@ -444,6 +444,10 @@ mutant net_tables_unwritten kill "^sim:link_sharing$" \
     "sim --link-sharing -o: the archive's net_flows and net_links tables never written"
 sub io/h5_archive.c 'if (!rc && info && info->network_rows) rc = h5s_write_run_network' 'if (0) rc = h5s_write_run_network'
 
+mutant duty_rows_unshared kill "^store:shared_structure$" \
+    "sim -o: every GPU's duty-cycle bins written again where it shares another GPU's times (98,304 GPUs: 10 GB of bins)"
+sub io/h5_archive.c 'static int shares_rows(int r) { return r == RR_NODE || r == RR_DUTY_A || r == RR_DUTY_P; }' 'static int shares_rows(int r) { return r == RR_NODE; }'
+
 mutant moe_etp_width_unsplit kill "^test_synth_moe$" \
     "expert-tensor parallelism: the experts' GEMMs run the ETP group's rows at the whole expert width (ETP x the FLOPs)"
 sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->expert_ffn, f1e'

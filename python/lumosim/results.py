@@ -215,23 +215,36 @@ def _err(pred, act, observed):
 
 def _duty_means(r, base, gp, G, side):
     """Each GPU's mean duty-cycle bin (NaN without bins), read in slices
-    that end at GPU boundaries: a 98,304-GPU run's bins are 10 GB."""
+    that end at GPU boundaries: a 98,304-GPU run's bins were 10 GB. A GPU
+    may share an earlier GPU's bins (docs/hdf5-schema.md, "Shared
+    structure"): only the GPUs holding rows are read, the others take the
+    mean of the rows they point at."""
     where = "%s/duty/%s" % (base, side)
     nd = r.nrows(where)
-    off, cnt = r.extents(gp, "duty_" + side, G, where, nd)
+    off, cnt = r.extents_shared(gp, "duty_" + side, G, where, nd)
     r.col(where, nd, "f", 0, 0)  # its shape and type
+    own = np.zeros(G, dtype=bool)
+    acc = 0
+    for i in range(G):  # the holders: offsets that are the prefix sums
+        if off[i] == acc:
+            own[i] = True
+            acc += int(cnt[i])
+    ho = np.nonzero(own)[0]
     sums = np.zeros(G, dtype=np.float64)
     g = 0
-    while g < G:
-        a, e = int(off[g]), g
-        while e < G and int(off[e] + cnt[e]) - a <= (1 << 24) or e == g:  # at least one GPU a slice
+    while g < len(ho):
+        a, e = int(off[ho[g]]), g
+        while e < len(ho) and int(off[ho[e]] + cnt[ho[e]]) - a <= (1 << 24) or e == g:  # at least one GPU a slice
             e += 1
-        b = int(off[e - 1] + cnt[e - 1])
+        b = int(off[ho[e - 1]] + cnt[ho[e - 1]])
         if b > a:
             vals = r.col(where, nd, "f", a, b).astype(np.float64)
-            nz = np.nonzero(cnt[g:e] > 0)[0] + g
+            nz = ho[g:e][cnt[ho[g:e]] > 0]
             sums[nz] = np.add.reduceat(vals, off[nz] - a)
         g = e
+    held = {(int(off[i]), int(cnt[i])): sums[i] for i in ho}
+    for i in np.nonzero(~own)[0]:
+        sums[i] = held[(int(off[i]), int(cnt[i]))]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(cnt > 0, sums / np.where(cnt > 0, cnt, 1), np.nan)
 

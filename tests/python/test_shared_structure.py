@@ -171,14 +171,17 @@ class SharedStructureTests(unittest.TestCase):
                     self.assertEqual(own_rows(fs, g), flat_g)
                 self.assertEqual(string_table(fs, g), flat_g, "GPU %d's table" % g)
 
-    def expected_result_rows(self, archive, want):
-        """Node rows the shared run must hold: those of every GPU whose
-        times (read from the flat run's archive) equal those of no earlier
-        GPU of its structure (the GPU whose rows it shares, want[g], or
-        another GPU that shares them)."""
+    def expected_result_rows(self, archive, want, table="node"):
+        """Rows the shared run must hold of a per-GPU table ("node", or
+        "duty_predicted" / "duty_actual": the duty-cycle bins, a function of
+        the graph and the times): those of every GPU whose times (read from
+        the flat run's archive) equal those of no earlier GPU of its
+        structure (the GPU whose rows it shares, want[g], or another GPU
+        that shares them); a GPU with no rows of the table shares none."""
         with h5py.File(archive, "r") as f:
             r = f["runs/sim"]
             off, cnt = r["gpus/node_offset"][:], r["gpus/node_count"][:]
+            tcnt = r["gpus/%s_count" % table][:]
             start, end = r["nodes/start"][:], r["nodes/end"][:]
 
             def times(g):
@@ -189,8 +192,16 @@ class SharedStructureTests(unittest.TestCase):
                 k = (want.get(g, g), times(g))
                 if k not in seen:
                     seen[k] = g
-                    rows += int(cnt[g])
+                    rows += int(tcnt[g])
             return rows
+
+    def duty_rows(self, archive, side):
+        """Every GPU's duty-cycle bins of one side, read by its offset."""
+        with h5py.File(archive, "r") as f:
+            r = f["runs/sim"]
+            off, cnt = r["gpus/duty_%s_offset" % side][:], r["gpus/duty_%s_count" % side][:]
+            d = r["duty/" + side][:]
+            return [d[off[g]:off[g] + cnt[g]].tobytes() for g in range(len(cnt))]
 
     def compare_runs(self, flat, shared, *extra, rows_shared=True):
         a, b = self.path("a.h5"), self.path("b.h5")
@@ -211,8 +222,15 @@ class SharedStructureTests(unittest.TestCase):
         self.assertTrue(ka.equals(kb), "kernel rows")
         # rows are shared only when the run's graphs are the store's, as read
         _, want = self.expected_sharing(flat) if rows_shared else (0, {})
+        # the duty-cycle bins: every GPU's the same, each way written once
+        for side in ("predicted", "actual"):
+            self.assertEqual(self.duty_rows(a, side), self.duty_rows(b, side), "duty bins, " + side)
+        for col in ("duty_actual_mean", "duty_predicted_mean"):
+            self.assertTrue(A.ranks[col].equals(B.ranks[col]), col)
         with h5py.File(b, "r") as fb:
             self.assertEqual(len(fb["runs/sim/nodes/start"]), self.expected_result_rows(a, want))
+            self.assertEqual(len(fb["runs/sim/duty/predicted"]), self.expected_result_rows(a, want, "duty_predicted"))
+            self.assertEqual(len(fb["runs/sim/duty/actual"]), self.expected_result_rows(a, want, "duty_actual"))
             return len(fb["runs/sim/nodes/start"])
 
     def test_store_layout(self):
