@@ -448,6 +448,10 @@ mutant duty_rows_unshared kill "^store:shared_structure$" \
     "sim -o: every GPU's duty-cycle bins written again where it shares another GPU's times (98,304 GPUs: 10 GB of bins)"
 sub io/h5_archive.c 'static int shares_rows(int r) { return r == RR_NODE || r == RR_DUTY_A || r == RR_DUTY_P; }' 'static int shares_rows(int r) { return r == RR_NODE; }'
 
+mutant shared_strings_overcounted kill "^store:shared_structure$" \
+    "the load's memory check counts a GPU's shared strings at 12 B a name of the table it overlays (98,304 GPUs: 23 GiB estimated, 12.4 held; refused)"
+sub io/h5_graph.c 'if (c->share && m->strings_like >= 0) return m->cnt[RK_STR];' 'if (c->share && m->strings_like >= 0) return lsim_mem_shared_strings(m->nstr);'
+
 mutant moe_etp_width_unsplit kill "^test_synth_moe$" \
     "expert-tensor parallelism: the experts' GEMMs run the ETP group's rows at the whole expert width (ETP x the FLOPs)"
 sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->expert_ffn, f1e'

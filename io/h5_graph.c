@@ -1084,6 +1084,18 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
 /* The ranks the memory check names: an archive's embedded graphs (where
  * names its run) are read by report, one process only, as are replay's and
  * report's stores (one_proc): 0, so that no mpirun is advised. */
+/* A GPU's strings for the memory check, in full strings (memlimit.h).
+ * Read shared, its table is an overlay of another's: with the store's
+ * shared strings (strings_like) it holds only its replaced names, which
+ * are its rows; built from a table of its own (a GPU that shares a
+ * structure only), at most every name replaced, 12 of a string's 48 B. */
+static uint64_t strings_cost(const sctx *c, const gmeta *m)
+{
+    if (c->share && m->strings_like >= 0) return m->cnt[RK_STR];
+    if (c->share && m->same_as >= 0) return lsim_mem_shared_strings(m->nstr);
+    return m->nstr;
+}
+
 static int check_ranks(const sctx *c, const char *where)
 {
     return c->mpi ? c->size : c->one_proc || (where && where[0]) ? 0 : 1;
@@ -1194,16 +1206,14 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
             mine[1] += sh ? 0 : lm[i].cnt[RK_NODE];
             mshared += sh ? lm[i].cnt[RK_NODE] : 0;
             mine[2] += sh ? 0 : lm[i].cnt[RK_EDGE];
-            int shs = c->share && (lm[i].same_as >= 0 || lm[i].strings_like >= 0); /* an overlay */
-            mine[3] += shs ? lsim_mem_shared_strings(lm[i].nstr) : lm[i].nstr;
+            mine[3] += strings_cost(c, &lm[i]);
         }
         for (size_t i = 0; i < ngpu; i++) {
             int sh = c->share && m[i].same_as >= 0;
             job[1] += sh ? 0 : m[i].cnt[RK_NODE];
             jshared += sh ? m[i].cnt[RK_NODE] : 0;
             job[2] += sh ? 0 : m[i].cnt[RK_EDGE];
-            int shs = c->share && (m[i].same_as >= 0 || m[i].strings_like >= 0);
-            job[3] += shs ? lsim_mem_shared_strings(m[i].nstr) : m[i].nstr;
+            job[3] += strings_cost(c, &m[i]);
         }
         /* in full-node equivalents: own nodes at 132 B, shared at 48, each
          * 16 B less when the engines will not keep the deciding edges; own

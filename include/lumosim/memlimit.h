@@ -65,9 +65,10 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
 /* Nodes of GPUs that share another GPU's structure (graph.h, share_refs)
  * cost only their own state (engine 40 B, job and results):
  * LSIM_MEM_SHARED_NODE_B bytes of the 132 a node with its own structure
- * costs; their strings, an overlay of the other GPU's (strtab.h), 12 of
- * the 48. These give the numbers of full nodes and strings that cost as
- * much, for the estimate above. Fitted to `lumosim sim` of a synthesized
+ * costs; their strings, an overlay of the other GPU's (strtab.h): with
+ * the store's shared strings (strings_like) only its replaced names, its
+ * rows (a handful), else 12 of the 48 a string. These give the numbers of
+ * full nodes and strings that cost as much, for the estimate above. Fitted to `lumosim sim` of a synthesized
  * 4,096-GPU GPT-3 175B store read shared (72.1 M nodes, 8 GPUs with
  * structure of their own, 36.1 M strings): peak RSS 4,128.7 MiB, estimate
  * about 4,085 MiB (docs/hdf5-schema.md, "Shared structure"). That run
@@ -113,7 +114,8 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * that cost as much, rounded up. Pure. */
 uint64_t lsim_mem_nodes_at(uint64_t nodes, unsigned bytes);
 
-/* Overlay strings (12 B) as full strings (48 B), rounded up. Pure. */
+/* Overlay strings (12 B) as full strings (48 B), rounded up: an overlay
+ * built from a table of its own (a store without shared strings). Pure. */
 uint64_t lsim_mem_shared_strings(uint64_t strings);
 
 /* The smallest number of MPI ranks K over which graphs of these totals,

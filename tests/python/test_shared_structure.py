@@ -331,7 +331,9 @@ class SharedStructureTests(unittest.TestCase):
         """memlimit.h's estimate for `sim` of the store, computed here
         from its tables: 32 MiB + 80 KiB a GPU + 132 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
-        another's rows: 48 B a node, 12 B a string (read shared). Without
+        another's rows: 48 B a node, and its strings read shared as an
+        overlay: its replaced names (its rows, with the store's shared
+        strings) at 48 B, else 12 B a string of its table. Without
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
         16 B a node less, own or shared; with an archive written (-o) 8 B
@@ -345,15 +347,18 @@ class SharedStructureTests(unittest.TestCase):
             no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
                                                                     "string_count"))
             like = gp["strings_like"][:] if "strings_like" in gp else np.full(len(nc), -1)
-        # a table shared with another GPU counts that table's strings
-        sc = np.where(like >= 0, sc[np.maximum(like, 0)], sc)
+        # a table shared with another GPU (strings_like) holds only its
+        # replaced names, its own rows, at 48 B; a GPU sharing rows but
+        # with a table of its own is read as an overlay, 12 B a string
+        own_sc = sc.copy()
         own_b, sh_b = (132, 48) if bind else (116, 32)
         sh_b = 4 if reduced else sh_b
         own_b += 8 if archive else 0
         est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
         for g in range(len(nc)):
             if (no[g] != acc and nc[g]) or like[g] >= 0:
-                est += (sh_b * nc[g] if no[g] != acc and nc[g] else own_b * nc[g] + 20 * ec[g]) + 12 * sc[g]
+                est += (sh_b * nc[g] if no[g] != acc and nc[g] else own_b * nc[g] + 20 * ec[g]) + (
+                    48 * own_sc[g] if like[g] >= 0 else 12 * sc[g])
                 acc += 0 if no[g] != acc and nc[g] else nc[g]
             else:
                 est += own_b * nc[g] + 20 * ec[g] + 48 * sc[g]
