@@ -452,6 +452,13 @@ mutant shared_strings_overcounted kill "^store:shared_structure$" \
     "the load's memory check counts a GPU's shared strings at 12 B a name of the table it overlays (98,304 GPUs: 23 GiB estimated, 12.4 held; refused)"
 sub io/h5_graph.c 'if (c->share && m->strings_like >= 0) return m->cnt[RK_STR];' 'if (c->share && m->strings_like >= 0) return lsim_mem_shared_strings(m->nstr);'
 
+mutant class_report_copy_drifts kill "^sim:symmetry$|^mpi:sim_symmetry" \
+    "a reduced run: a class member's copied report 1 us off its representative's window (the reduced archive no longer the full one)"
+sub src/run/run.c '    *p = *q;
+    p->iters = NULL, p->duty_actual = NULL;' '    *p = *q;
+    p->window_predicted += 1000;
+    p->iters = NULL, p->duty_actual = NULL;'
+
 mutant moe_etp_width_unsplit kill "^test_synth_moe$" \
     "expert-tensor parallelism: the experts' GEMMs run the ETP group's rows at the whole expert width (ETP x the FLOPs)"
 sub src/synth/moe.c 'fe = (double)m->expert_ffn / X->etp, f1e' 'fe = (double)m->expert_ffn, f1e'
