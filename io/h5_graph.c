@@ -1309,6 +1309,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         }
         buf = NULL;
         h5s_sel_free(&sel);
+        if (c->progress) c->progress(c->progress_ctx, "reading columns", k + 1, H5S_NGCOLS);
     }
     free(stage);
     if (rc) goto out;
@@ -1322,6 +1323,8 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     rc = read_strings(c, loc, where, m, ngpu, lm, count, first, list, lead, gs);
     if (rc) goto out;
     for (size_t i = 0; !rc && i < count; i++) {
+        if (c->progress && ((i + 1) % 1024 == 0 || i + 1 == count))
+            c->progress(c->progress_ctx, "checking GPUs", i + 1, count);
         if (lead[i] == i) {
             gs[i]->in_off[gs[i]->n] = gs[i]->nedges;
             rc = validate_graph(c, where, gs[i], (list ? list[i] : first + i), NULL);
@@ -1388,6 +1391,13 @@ static int read_graphs_impl(sctx *c, size_t first, size_t count, const size_t *l
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err)
 {
+    return lsim_store_read_graphs_progress(path, first_gpu, count, flags, NULL, NULL, out, nout, err);
+}
+
+int lsim_store_read_graphs_progress(const char *path, size_t first_gpu, size_t count, int flags,
+                                    lsim_store_progress_fn progress, void *ctx, lsim_graph ***out, size_t *nout,
+                                    lsim_err *err)
+{
     sctx c;
     *out = NULL;
     *nout = 0;
@@ -1398,6 +1408,8 @@ int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, 
     c.reduced = (flags & LSIM_STORE_READ_REDUCED) != 0;
     c.cpu_ops = (flags & LSIM_STORE_READ_CPU_OPS) != 0;
     c.one_proc = (flags & LSIM_STORE_READ_ONE_PROCESS) != 0;
+    c.progress = progress;
+    c.progress_ctx = ctx;
     int rc = read_graphs_impl(&c, first_gpu, count, NULL, out, nout);
     return h5s_ctx_done(&c, rc, err);
 }

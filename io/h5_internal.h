@@ -85,6 +85,9 @@ typedef struct sctx {
                            (LSIM_STORE_READ_CPU_OPS) */
     int no_duty;        /* result reads: without the duty cycles
                            (LSIM_STORE_READ_NO_DUTY) */
+    lsim_store_progress_fn progress; /* graph reads: the read's progress
+                           (lsim_store_read_graphs_progress), NULL: none */
+    void *progress_ctx;
 } sctx;
 
 /* Set up c for one API call (mpi: collective over comm) and silence HDF5's

@@ -230,6 +230,16 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);
 
+/* lsim_store_read_graphs_ex, telling progress(ctx, part, done, total) as
+ * it goes (may be NULL): "reading columns" (each of the store's columns
+ * read for every GPU asked), then "checking GPUs" (each GPU's graph
+ * assembled and validated). It must return quickly and call no MPI (the
+ * caller's terminal line, issue 39: 98,304 GPUs load in 18 s). Local. */
+typedef void (*lsim_store_progress_fn)(void *ctx, const char *part, size_t done, size_t total);
+int lsim_store_read_graphs_progress(const char *path, size_t first_gpu, size_t count, int flags,
+                                    lsim_store_progress_fn progress, void *ctx, lsim_graph ***out, size_t *nout,
+                                    lsim_err *err);
+
 /* Free what lsim_store_read_graphs* returned (graphs and the array). */
 void lsim_store_free_graphs(lsim_graph **graphs, size_t n);
 

@@ -494,6 +494,20 @@ static int sim_no_bind(const sim_state *s)
     return s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out && !s->o.run.critical;
 }
 
+/* The store read's progress as the run's events: a terminal line (issue
+ * 39: 98,304 GPUs load in 18 s). */
+typedef struct load_progress {
+    const lsim_run_opts *ro;
+    const char *path;
+} load_progress;
+
+static void load_step(void *ctx, const char *part, size_t done, size_t total)
+{
+    const load_progress *lp = ctx;
+    lsim_run_event ev = {.kind = LSIM_RUN_PROGRESS, .path = lp->path, .what = part, .count = done, .events = total};
+    lp->ro->on_event(lp->ro->ctx, &ev);
+}
+
 /* The store's graphs into s->run: all of them, or under mpirun this rank's
  * GPUs by the --mapping (run.h). Collective under mpirun; agreed. */
 static int sim_load(sim_state *s, lsim_err *err)
@@ -527,7 +541,11 @@ static int sim_load(sim_state *s, lsim_err *err)
         rc = lsim_world_agree(&s->m, rc, err);
         if (!rc) rc = lsim_world_read_graph_list(&s->m, job, s->gpus, s->nlocal, flags, &gs, &ng, err);
     } else {
-        rc = lsim_store_read_graphs_ex(job, 0, SIZE_MAX, flags, &gs, &ng, err);
+        lsim_cli_progress p;
+        lsim_run_opts ro;
+        lsim_cli_run_opts(&s->o, &p, &ro); /* after "sim: loading JOB" */
+        load_progress lp = {&ro, job};
+        rc = lsim_store_read_graphs_progress(job, 0, SIZE_MAX, flags, load_step, &lp, &gs, &ng, err);
     }
     if (rc) {
         lsim_store_free_graphs(gs, ng);

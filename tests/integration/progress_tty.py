@@ -4,7 +4,8 @@
 
 `lumosim sim` of a synthesized 128-GPU job run under a pseudo-terminal
 names the job's phases as it enters them (matching collectives, setting up
-the engines, simulating) and counts, inside the match, the GPUs whose
+the engines, simulating) and counts, inside the store's load, the columns
+read and the GPUs checked, inside the match, the GPUs whose
 collectives are listed and the entries paired, inside the run the nodes
 simulated, and the GPUs measured, ending with "128 of 128", each line drawn over
 the last and the line cleared at the end; with -o it names each part of the
@@ -72,11 +73,18 @@ with tempfile.TemporaryDirectory() as d:
     m = re.search(r"the job: pairing collective kernels, (\d+) of (\d+)\r", out)
     if not m or m.group(1) != m.group(2) or int(m.group(2)) <= 128:
         fail("the terminal never showed the entries paired to their total: %r" % (m.group(0) if m else None))
+    # inside the store's load: its columns read, then its GPUs checked,
+    # each counted to its total
+    cols = re.findall(re.escape(job) + r": reading columns, (\d+) of (\d+)\r", out)
+    if not cols or cols[-1][0] != cols[-1][1] or int(cols[-1][1]) < 10:
+        fail("the terminal never showed the store's columns read to their total: %r" % (cols[-1:],))
+    if job + ": checking GPUs, 128 of 128" not in out:
+        fail("the terminal never showed the store's 128 GPUs checked")
     # inside the run: the nodes simulated, counted to their total (the
     # simulated GPUs' nodes: thousands a GPU)
-    m = re.search(r"the job: simulating, (\d+) of (\d+)\r", out)
-    if not m or m.group(1) != m.group(2) or int(m.group(2)) < 1000:
-        fail("the terminal never showed the nodes simulated to their total: %r" % (m.group(0) if m else None))
+    sims = re.findall(r"the job: simulating, (\d+) of (\d+)\r", out)
+    if not sims or sims[-1][0] != sims[-1][1] or int(sims[-1][1]) < 1000:
+        fail("the terminal never showed the nodes simulated to their total: %r" % (sims[-1:],))
     if "the job: setting up the engines" not in out:
         fail("the terminal never named the engines' set-up")
     last = out.rfind("measuring GPUs, 128 of 128")
