@@ -25,7 +25,8 @@ code under test:
    has as many strings stores only the strings that differ from that
    GPU's (computed here from the two flat tables), with their ids; every
    GPU's table rebuilt here from the shared store equals its flat table.
-5. Bad input: an offset that is neither the next rows nor an earlier GPU's
+5. Bad input (also a result archive's shared duty bins, through `lumosim
+   report` and lumosim.load): an offset that is neither the next rows nor an earlier GPU's
    rows, or a shared offset with another count, a table shared with a
    later GPU, replaced ids out of order, a missing /strings/id and a
    replaced name that repeats another are each one error line naming the
@@ -470,6 +471,58 @@ class SharedStructureTests(unittest.TestCase):
             f["strings/chars"][co + off[b]:co + off[b] + len(mine[a])] = np.frombuffer(mine[a], dtype=np.uint8)
 
         self.expect_bad(self.tamper("bad3.h5", repeat_name), "repeats", py=lambda st: st.node_table(gpu=g))
+
+    def test_bad_duty_offsets(self):
+        # a result archive whose GPU shares another's duty bins: an offset
+        # that is neither the next rows nor an earlier GPU's, or a shared
+        # offset with another count, is one error line from `lumosim report`
+        # naming the dataset and the GPU (no page written) and an error from
+        # lumosim.load
+        res = self.path("duty.h5")
+        if os.path.exists(res):
+            os.remove(res)
+        run("sim", self.shared, "-o", res)
+        with h5py.File(res, "r") as f:
+            off = f["runs/sim/gpus/duty_predicted_offset"][:]
+            cnt = f["runs/sim/gpus/duty_predicted_count"][:]
+        acc, g, holder = 0, None, None
+        for i in range(len(off)):
+            if off[i] == acc:
+                acc += int(cnt[i])
+            elif g is None:
+                g = i
+                holder = next(j for j in range(i) if off[j] == off[i])
+        self.assertIsNotNone(g, "no GPU shares its duty bins")
+
+        def bad(name, edit, what):
+            p = self.path(name)
+            shutil.copy(res, p)
+            with h5py.File(p, "r+") as f:
+                edit(f["runs/sim/gpus"])
+            page = self.path("bad.html")
+            r = run("report", p, "--html", page, ok=False)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            lines = [x for x in r.stderr.splitlines() if x.strip()]
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn(what, lines[0])
+            self.assertIn(p, lines[0])
+            self.assertFalse(os.path.exists(page))
+            with self.assertRaises(lumosim.LumosimFileError):
+                lumosim.load(p, kernels=False)
+
+        def off_by_one(gp):
+            o = gp["duty_predicted_offset"][:]
+            o[g] = o[holder] + 1
+            gp["duty_predicted_offset"][:] = o
+
+        bad("dutybad1.h5", off_by_one, "duty_predicted_offset of GPU %d" % g)
+
+        def other_count(gp):
+            c = gp["duty_predicted_count"][:]
+            c[g] -= 1
+            gp["duty_predicted_count"][:] = c
+
+        bad("dutybad2.h5", other_count, "duty_predicted_offset of GPU %d" % g)
 
     def test_bad_own_tables(self):
         # a sharing GPU's own tables are still checked against the shared
