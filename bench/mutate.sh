@@ -444,6 +444,10 @@ mutant net_tables_unwritten kill "^sim:link_sharing$" \
     "sim --link-sharing -o: the archive's net_flows and net_links tables never written"
 sub io/h5_archive.c 'if (!rc && info && info->network_rows) rc = h5s_write_run_network' 'if (0) rc = h5s_write_run_network'
 
+mutant net_slow_bin_edge_open kill "^test_netshare$|^sim:link_sharing$" \
+    "link sharing: a flow exactly at a slowdown bin's edge (x2: two flows sharing one link) counted in the bin below"
+sub src/netshare.c 'while (k + 1 < LSIM_NETSHARE_SBINS && x >= SLOW_EDGE[k + 1]) k++;' 'while (k + 1 < LSIM_NETSHARE_SBINS && x > SLOW_EDGE[k + 1]) k++;'
+
 mutant duty_rows_unshared kill "^store:shared_structure$" \
     "sim -o: every GPU's duty-cycle bins written again where it shares another GPU's times (98,304 GPUs: 10 GB of bins)"
 sub io/h5_archive.c 'static int shares_rows(int r) { return r == RR_NODE || r == RR_DUTY_A || r == RR_DUTY_P; }' 'static int shares_rows(int r) { return r == RR_NODE; }'

@@ -506,6 +506,24 @@ static int detail_rows(const sweep *s, const lsim_ns *out, const skey *key, size
     return 0;
 }
 
+static const double SLOW_EDGE[LSIM_NETSHARE_SBINS] = {1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0};
+
+double lsim_netshare_slow_edge(int k) { return k >= 0 && k < LSIM_NETSHARE_SBINS ? SLOW_EDGE[k] : INFINITY; }
+
+/* The bins of the histograms (netshare.h). */
+static int util_bin(double u)
+{
+    int k = u >= 0 ? (int)floor(u * LSIM_NETSHARE_UBINS) : 0;
+    return k < LSIM_NETSHARE_UBINS ? k : LSIM_NETSHARE_UBINS - 1;
+}
+
+static int slow_bin(double x)
+{
+    int k = 0;
+    while (k + 1 < LSIM_NETSHARE_SBINS && x >= SLOW_EDGE[k + 1]) k++;
+    return k;
+}
+
 /* After the sweep: the links' utilization and the flows' slowdown
  * quantiles into st, and det's rows when asked. 0 or -1 out of memory. */
 static int summarize(const sweep *s, const lsim_ns *out, const skey *key, lsim_netshare_stats *st,
@@ -519,11 +537,13 @@ static int summarize(const sweep *s, const lsim_ns *out, const skey *key, lsim_n
     for (size_t l = 0, i = 0; l < s->nlinks; l++)
         if (s->lbusy[l] > 0) x[i++] = st->span_ns > 0 ? s->lbusy[l] / (double)st->span_ns : 0;
     qsort(x, nused, sizeof *x, cmp_dbl);
+    for (size_t i = 0; i < nused; i++) st->util_hist[util_bin(x[i])]++;
     st->links_used = nused;
     st->util_p50 = nearest_rank(x, nused, 0.5);
     st->util_p90 = nearest_rank(x, nused, 0.9);
     for (size_t a = 0; a < f->n; a++) x[a] = f->work[a] > 0 ? (double)out[a] / (double)f->work[a] : 1.0;
     qsort(x, f->n, sizeof *x, cmp_dbl);
+    for (size_t a = 0; a < f->n; a++) st->slow_hist[slow_bin(x[a])]++;
     st->slowdown_p50 = nearest_rank(x, f->n, 0.5);
     st->slowdown_p95 = nearest_rank(x, f->n, 0.95);
     free(x);

@@ -474,6 +474,15 @@ static void table_network(FILE *f, const lsim_netshare_stats *st)
                 (unsigned long long)st->links_used, 100 * st->util_p50, 100 * st->util_p90,
                 st->nhot && st->span_ns > 0 ? 100.0 * st->hot_busy_ns[0] / (double)st->span_ns : 0.0, st->slowdown_p50,
                 st->slowdown_p95);
+    if (st->links_used) {
+        fputs("  links by utilization (tenths, 0-10 % first):", f);
+        for (int k = 0; k < LSIM_NETSHARE_UBINS; k++) fprintf(f, " %llu", (unsigned long long)st->util_hist[k]);
+        fputs("; flows by shared / alone (from x", f);
+        for (int k = 0; k < LSIM_NETSHARE_SBINS; k++) fprintf(f, "%s%g", k ? ", " : "", lsim_netshare_slow_edge(k));
+        fputs("):", f);
+        for (int k = 0; k < LSIM_NETSHARE_SBINS; k++) fprintf(f, " %llu", (unsigned long long)st->slow_hist[k]);
+        fputc('\n', f);
+    }
     for (int k = 0, first = 1; k < LSIM_COLL_NKINDS; k++) {
         const lsim_netshare_kind *x = &st->by_kind[k];
         if (!x->flows) continue;
@@ -940,6 +949,20 @@ static int network_kinds_json(cJSON *o, const lsim_netshare_stats *st)
     return 0;
 }
 
+/* counts[0..n) as the array o[k]; NULL when out of memory. */
+static cJSON *add_counts(cJSON *o, const char *k, const uint64_t *counts, int n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, k);
+    for (int i = 0; a && i < n; i++) {
+        cJSON *x = cJSON_CreateNumber((double)counts[i]);
+        if (!x || !cJSON_AddItemToArray(a, x)) {
+            cJSON_Delete(x);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 /* sim --link-sharing's figures (netshare.h, docs/report-json.md): NULL
  * when out of memory. Busy times are link-time at full load per class. */
 static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
@@ -972,10 +995,19 @@ static cJSON *network_json(cJSON *doc, const lsim_netshare_stats *st)
     if (!q) return NULL;
     cJSON_AddNumberToObject(q, "p50", st->util_p50);
     cJSON_AddNumberToObject(q, "p90", st->util_p90);
+    if (!add_counts(q, "histogram", st->util_hist, LSIM_NETSHARE_UBINS)) return NULL;
     q = cJSON_AddObjectToObject(o, "flow_slowdown");
     if (!q) return NULL;
     cJSON_AddNumberToObject(q, "p50", st->slowdown_p50);
     cJSON_AddNumberToObject(q, "p95", st->slowdown_p95);
+    double edges[LSIM_NETSHARE_SBINS];
+    for (int k = 0; k < LSIM_NETSHARE_SBINS; k++) edges[k] = lsim_netshare_slow_edge(k);
+    cJSON *ed = cJSON_CreateDoubleArray(edges, LSIM_NETSHARE_SBINS);
+    if (!ed || !cJSON_AddItemToObject(q, "edges", ed)) {
+        cJSON_Delete(ed);
+        return NULL;
+    }
+    if (!add_counts(q, "histogram", st->slow_hist, LSIM_NETSHARE_SBINS)) return NULL;
     cJSON *h = cJSON_AddArrayToObject(o, "hottest_links");
     if (!h) return NULL;
     for (int i = 0; i < st->nhot; i++) {
@@ -1052,6 +1084,26 @@ static const char *network_kinds_parse(const cJSON *o, lsim_netshare_stats *st)
     return NULL;
 }
 
+/* o["histogram"] into counts[0..n), summing to total; 0, or -1 when it is
+ * not n whole counts that do. Absent (written before it): all 0. */
+static int get_counts(const cJSON *o, uint64_t *counts, int n, double total)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "histogram"), *x;
+    double sum = 0;
+    int i = 0;
+    if (!a) return 0;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) return -1;
+    cJSON_ArrayForEach(x, a)
+    {
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble > 9e15 ||
+            x->valuedouble != floor(x->valuedouble))
+            return -1;
+        counts[i++] = (uint64_t)x->valuedouble;
+        sum += x->valuedouble;
+    }
+    return sum == total ? 0 : -1;
+}
+
 /* links_used and the quantiles back into st: NULL, or the field that is
  * wrong (a network object written before them has none: 0). */
 static const char *network_quantiles_parse(const cJSON *o, lsim_netshare_stats *st)
@@ -1061,10 +1113,11 @@ static const char *network_quantiles_parse(const cJSON *o, lsim_netshare_stats *
     double n = 0;
     if (!cJSON_GetObjectItemCaseSensitive(o, "links_used")) return u || sl ? "links_used" : NULL;
     if (net_num(o, "links_used", &n) || n > 9e15) return "links_used";
-    if (net_num(u, "p50", &st->util_p50) || net_num(u, "p90", &st->util_p90) || st->util_p50 > st->util_p90)
+    if (net_num(u, "p50", &st->util_p50) || net_num(u, "p90", &st->util_p90) || st->util_p50 > st->util_p90 ||
+        get_counts(u, st->util_hist, LSIM_NETSHARE_UBINS, n))
         return "link_utilization";
     if (net_num(sl, "p50", &st->slowdown_p50) || net_num(sl, "p95", &st->slowdown_p95) ||
-        st->slowdown_p50 > st->slowdown_p95)
+        st->slowdown_p50 > st->slowdown_p95 || get_counts(sl, st->slow_hist, LSIM_NETSHARE_SBINS, (double)st->flows))
         return "flow_slowdown";
     st->links_used = (uint64_t)n;
     return NULL;

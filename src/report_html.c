@@ -1402,6 +1402,26 @@ static void network_kinds(FILE *f, const lsim_netshare_stats *st)
 /* The network card (sim --link-sharing, docs/network.md): what sharing
  * the links cost the flows, and the busiest links, each with its busy time
  * at full load and its utilization over the flows' span, as a bar. */
+/* One histogram of the network card: a row per bin (its label, its count,
+ * a bar scaled to the largest). */
+static void net_hist(FILE *f, const char *head, const uint64_t *cnt, int n, int util)
+{
+    uint64_t most = 1;
+    for (int k = 0; k < n; k++)
+        if (cnt[k] > most) most = cnt[k];
+    fprintf(f, "<div class=\"scroll\"><table><tr><th class=\"l\">%s</th><th>count</th><th class=\"l\"></th></tr>\n", head);
+    for (int k = 0; k < n; k++) {
+        if (util) fprintf(f, "<tr><td class=\"l\">%d-%d %%</td>", 10 * k, 10 * (k + 1));
+        else if (k + 1 < n)
+            fprintf(f, "<tr><td class=\"l\">x%g-%g</td>", lsim_netshare_slow_edge(k), lsim_netshare_slow_edge(k + 1));
+        else fprintf(f, "<tr><td class=\"l\">x%g and more</td>", lsim_netshare_slow_edge(k));
+        fprintf(f, "<td>%llu</td><td class=\"l\"><svg width=\"200\" height=\"10\"><rect width=\"%.1f\" height=\"10\" "
+                   "fill=\"#4e79a7\"/></svg></td></tr>\n",
+                (unsigned long long)cnt[k], 200.0 * (double)cnt[k] / (double)most);
+    }
+    fputs("</table></div>\n", f);
+}
+
 static void network_card(FILE *f, const lsim_netshare_stats *st)
 {
     double span = (double)st->span_ns;
@@ -1418,6 +1438,12 @@ static void network_card(FILE *f, const lsim_netshare_stats *st)
                    "and net_links tables.</p>\n",
                 (unsigned long long)st->links_used, 100 * st->util_p50, 100 * st->util_p90, st->slowdown_p50,
                 st->slowdown_p95);
+    uint64_t nh = 0;
+    for (int k = 0; k < LSIM_NETSHARE_UBINS; k++) nh += st->util_hist[k];
+    if (nh) { /* an archive written before the histograms has none */
+        net_hist(f, "links by utilization", st->util_hist, LSIM_NETSHARE_UBINS, 1);
+        net_hist(f, "flows by shared / alone", st->slow_hist, LSIM_NETSHARE_SBINS, 0);
+    }
     if (!st->nhot) {
         fputs("</div>\n", f);
         return;

@@ -86,6 +86,12 @@ int lsim_netshare_collect(const lsim_job *j, const lsim_ns *const *ends, const l
                           const lsim_topology *t, lsim_netflows *out, lsim_err *err);
 
 #define LSIM_NETSHARE_HOT 8
+/* The histograms' bins (lsim_netshare_stats): utilization in tenths; the
+ * flows' slowdown from x1 at the edges 1, 1.1, 1.25, 1.5, 2, 3, 4. */
+#define LSIM_NETSHARE_UBINS 10
+#define LSIM_NETSHARE_SBINS 7
+/* The lower edge of slowdown bin k (0 <= k < LSIM_NETSHARE_SBINS). */
+double lsim_netshare_slow_edge(int k);
 
 /* A link's name ("gpu 12 nic tx", "leaf 3 up", "leaf 3 path 1 up" with
  * ECMP paths) for reports, into buf. */
@@ -123,6 +129,12 @@ typedef struct lsim_netshare_stats {
      * max_slowdown) */
     uint64_t links_used;
     double util_p50, util_p90, slowdown_p50, slowdown_p95;
+    /* the same as histograms: util_hist[k], the links of utilization in
+     * [k/10, (k+1)/10) (the last bin takes 1); slow_hist[k], the flows of
+     * shared / alone in [lsim_netshare_slow_edge(k), ..(k+1)) (the last
+     * bin open) */
+    uint64_t util_hist[LSIM_NETSHARE_UBINS];
+    uint64_t slow_hist[LSIM_NETSHARE_SBINS];
     lsim_ns span_ns;     /* first start to last end */
     /* the busiest links: id (netshare.h's numbering) and busy time at full
      * load, busiest first (ties: lower id), nhot of them (at most

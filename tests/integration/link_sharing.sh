@@ -152,6 +152,21 @@ txt_line = "every link: %d carried traffic, utilization median %.1f %%, p90 %.1f
     m, 100 * net["link_utilization"]["p50"], 100 * net["link_utilization"]["p90"])
 assert txt_line in txt, (txt_line, txt[-900:])
 assert ("Every link: %d carried traffic" % m) in page
+# the histograms (tenths of utilization; slowdown from the edges the JSON
+# gives), recomputed from the rows, in the report, the text and the page
+uh = [0] * 10
+for u in util:
+    uh[min(9, int(math.floor(u * 10)))] += 1
+edges = net["flow_slowdown"]["edges"]
+assert edges == [1, 1.1, 1.25, 1.5, 2, 3, 4], edges
+sh = [0] * len(edges)
+for x in slow:
+    sh[max(k for k in range(len(edges)) if x >= edges[k])] += 1
+assert net["link_utilization"]["histogram"] == uh and net["flow_slowdown"]["histogram"] == sh, (net, uh, sh)
+assert ("links by utilization (tenths, 0-10 % first): " + " ".join(map(str, uh))) in txt, txt[-900:]
+assert ("): " + " ".join(map(str, sh)) + "\n") in txt, txt[-900:]
+for k in range(10):
+    assert ("<tr><td class=\"l\">%d-%d %%</td><td>%d</td>" % (10 * k, 10 * k + 10, uh[k])) in page, k
 if lumosim is not None:
     res = lumosim.load(t + "/net.h5", kernels=False)
     fl, li = res.network_flows(), res.network_links()

@@ -326,6 +326,8 @@ static void network_text(void)
     CHECK(back.ngpus == st.ngpus && back.paths == st.paths && back.passes == 2 && back.converged == 1);
     CHECK(back.links_used == st.links_used && st.links_used > 0 && back.util_p50 == st.util_p50 &&
           back.util_p90 == st.util_p90 && back.slowdown_p50 == st.slowdown_p50 && back.slowdown_p95 == st.slowdown_p95);
+    CHECK(!memcmp(back.util_hist, st.util_hist, sizeof st.util_hist) &&
+          !memcmp(back.slow_hist, st.slow_hist, sizeof st.slow_hist));
     for (int i = 0; i < st.nhot && i < back.nhot; i++)
         CHECK(back.hot_link[i] == st.hot_link[i] && back.hot_busy_ns[i] == st.hot_busy_ns[i]);
     char *again = lsim_report_network_text(&back);
@@ -345,6 +347,12 @@ static void network_text(void)
          "\"flow_updates\":2,\"span_ns\":1,\"gpus\":2,\"ecmp_paths\":1,\"busy_ns\":{\"nic\":1,\"leaf_uplink\":0},"
          "\"converged\":true,\"hottest_links\":[],\"links_used\":2,\"link_utilization\":{\"p50\":1,\"p90\":0.5},"
          "\"flow_slowdown\":{\"p50\":1,\"p95\":1}}",
+         "link_utilization"},
+        /* a histogram whose counts do not add up to the links */
+        {"{\"passes\":1,\"flows\":1,\"slowed\":0,\"max_slowdown\":1,\"alone_ns\":1,\"shared_ns\":1,\"flow_events\":2,"
+         "\"flow_updates\":2,\"span_ns\":1,\"gpus\":2,\"ecmp_paths\":1,\"busy_ns\":{\"nic\":1,\"leaf_uplink\":0},"
+         "\"converged\":true,\"hottest_links\":[],\"links_used\":2,\"link_utilization\":{\"p50\":1,\"p90\":1,"
+         "\"histogram\":[0,0,0,0,0,0,0,0,0,3]},\"flow_slowdown\":{\"p50\":1,\"p95\":1}}",
          "link_utilization"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
@@ -399,6 +407,11 @@ static void every_flow_and_link(void)
     /* 8 links at 1/2, 4 at 1: the median (6th of 12) 1/2, the 90th (11th) 1 */
     CHECK(fabs(st.util_p50 - 0.5) < 1e-12 && fabs(st.util_p90 - 1.0) < 1e-12);
     CHECK(fabs(st.slowdown_p50 - 2.0) < 1e-12 && fabs(st.slowdown_p95 - 2.0) < 1e-12);
+    /* the histograms: the 8 NIC links in the 50-60 % bin, the 4 leaf links
+     * (utilization 1) in the last; both flows at x2, the bin from 2 to 3 */
+    for (int k = 0; k < LSIM_NETSHARE_UBINS; k++) CHECK_I64(st.util_hist[k], k == 5 ? 8 : k == 9 ? 4 : 0);
+    for (int k = 0; k < LSIM_NETSHARE_SBINS; k++)
+        CHECK_I64(st.slow_hist[k], lsim_netshare_slow_edge(k) == 2.0 ? 2 : 0);
     lsim_netshare_detail_free(&det);
     CHECK(det.flows == NULL && det.nflows == 0);
 }
