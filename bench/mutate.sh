@@ -448,6 +448,10 @@ mutant net_slow_bin_edge_open kill "^test_netshare$|^sim:link_sharing$" \
     "link sharing: a flow exactly at a slowdown bin's edge (x2: two flows sharing one link) counted in the bin below"
 sub src/netshare.c 'while (k + 1 < LSIM_NETSHARE_SBINS && x >= SLOW_EDGE[k + 1]) k++;' 'while (k + 1 < LSIM_NETSHARE_SBINS && x > SLOW_EDGE[k + 1]) k++;'
 
+mutant proc_shape_ignores_nnodes kill "^store:shared_structure$" \
+    "the store's load: a sharing GPU whose processor claims another node count skips the node checks (a damaged store read as sound)"
+sub io/h5_graph.c 'if (a->procs[p].is_gpu != b->procs[p].is_gpu || a->procs[p].nnodes != b->procs[p].nnodes) return 0;' 'if (a->procs[p].is_gpu != b->procs[p].is_gpu) return 0;'
+
 mutant duty_rows_unshared kill "^store:shared_structure$" \
     "sim -o: every GPU's duty-cycle bins written again where it shares another GPU's times (98,304 GPUs: 10 GB of bins)"
 sub io/h5_archive.c 'static int shares_rows(int r) { return r == RR_NODE || r == RR_DUTY_A || r == RR_DUTY_P; }' 'static int shares_rows(int r) { return r == RR_NODE; }'
