@@ -844,6 +844,18 @@ int lsim_run_check_ranks(const lsim_run *r, lsim_err *err)
     return 0;
 }
 
+typedef struct {
+    int32_t rank;
+    size_t at; /* the graph's position in the run */
+} rank_at;
+
+static int cmp_rank_at(const void *a, const void *b)
+{
+    const rank_at *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
 /* Distributed traces (world size > 1) given together must be the ranks of
  * one job: no mixed world sizes, no rank twice, none missing. */
 static int check_job(const lsim_run *r, lsim_err *err)
@@ -860,23 +872,30 @@ static int check_job(const lsim_run *r, lsim_err *err)
         if (r->graphs[i]->world_size != w)
             return lsim_err_set(err, LSIM_ETRACE, "%s and %s: traces of different jobs (world size %d and %d)",
                                 r->paths[0], r->paths[i], w, r->graphs[i]->world_size);
-    for (size_t i = 0; i < r->n; i++)
-        for (size_t k = i + 1; k < r->n; k++)
-            if (r->graphs[i]->rank == r->graphs[k]->rank)
-                return lsim_err_set(err, LSIM_ETRACE, "%s and %s: both are rank %d", r->paths[i], r->paths[k],
-                                    r->graphs[i]->rank);
-    if ((int32_t)r->n != w) {
-        int32_t miss = -1;
-        for (int32_t q = 0; q < w && miss < 0; q++) {
-            size_t i = 0;
-            while (i < r->n && r->graphs[i]->rank != q) i++;
-            if (i == r->n) miss = q;
-        }
+    /* Each GPU's rank sorted with its position: a rank twice and the first
+     * missing rank are then one pass. Comparing every pair was 15 s of a
+     * 98,304-GPU step. The ranks are in 0..w-1 (lsim_run_check_ranks). */
+    rank_at *ra = lsim_malloc(r->n * sizeof *ra);
+    if (!ra) return lsim_err_set(err, LSIM_ENOMEM, "out of memory checking the job's ranks");
+    for (size_t i = 0; i < r->n; i++) ra[i] = (rank_at){r->graphs[i]->rank, i};
+    qsort(ra, r->n, sizeof *ra, cmp_rank_at);
+    /* the first pair in file order: the earliest file with a later twin */
+    size_t di = SIZE_MAX, dk = 0;
+    for (size_t q = 1; q < r->n; q++)
+        if (ra[q].rank == ra[q - 1].rank && (q < 2 || ra[q - 2].rank != ra[q].rank) && ra[q - 1].at < di)
+            di = ra[q - 1].at, dk = ra[q].at;
+    int32_t miss = 0; /* the lowest rank no file holds */
+    for (size_t q = 0; q < r->n && ra[q].rank <= miss; q++)
+        if (ra[q].rank == miss) miss++;
+    lsim_free(ra);
+    if (di != SIZE_MAX)
+        return lsim_err_set(err, LSIM_ETRACE, "%s and %s: both are rank %d", r->paths[di], r->paths[dk],
+                            r->graphs[di]->rank);
+    if ((int32_t)r->n != w)
         return lsim_err_set(err, LSIM_ETRACE,
                             "%s: %zu traces of a job of %d ranks: rank %d is missing (give every rank's trace, or "
                             "--independent to replay each on its own)",
-                            r->paths[0], r->n, w, miss);
-    }
+                            r->paths[0], r->n, w, miss < w ? miss : -1);
     return 0;
 }
 

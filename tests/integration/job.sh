@@ -41,6 +41,12 @@ bad() { # NAME EXPECTED-TEXT ARGS...
 }
 bad missing_rank "rank 2 is missing" "$M/rank0.json.gz" "$M/rank1.json.gz"
 bad duplicate_rank "both are rank 0" "$M/rank0.json.gz" "$M/rank0.json.gz"
+# the pair named is the earliest file's with its first twin, the missing
+# rank the lowest, whatever the order the files come in
+bad duplicate_rank_order "rank3.json.gz and .*rank3.json.gz: both are rank 3" "$M/rank3.json.gz" "$M/rank1.json.gz" \
+    "$M/rank1.json.gz" "$M/rank3.json.gz"
+bad missing_rank_order "rank 3 is missing" "$M/rank7.json.gz" "$M/rank2.json.gz" "$M/rank0.json.gz" \
+    "$M/rank1.json.gz" "$M/rank5.json.gz" "$M/rank4.json.gz" "$M/rank6.json.gz"
 bad mixed_jobs "different jobs" "$M/rank0.json.gz" "$S/hta_single/nccl_parser_config__nccl_data.json.gz"
 # a collective sequence that cannot be aligned: rank 1 loses one all-reduce
 mkdir "$tmp/job"
