@@ -1573,36 +1573,47 @@ static void read_provenance(hid_t run, lsim_store_run *r)
 }
 
 /* Check that off[] of records are prefix sums of cnt[] (fields at byte
- * offsets fo/fc); *total gets the sum. */
+ * offsets fo/fc); *total gets the sum. With may_share, a GPU may instead
+ * name exactly the rows of an earlier GPU that has rows of its own. Those
+ * owners' offsets are prefix sums, so they rise strictly (a GPU with no
+ * rows is not an owner): a binary search finds the one named. A scan of
+ * every earlier GPU was 20 s of reading a 98,304-GPU archive. */
 static int check_prefix(sctx *c, const char *where, const char *what, const void *rec, size_t rsz, size_t n,
                         size_t fo, size_t fc, int may_share, uint64_t *total)
 {
-    uint64_t acc = 0;
-    for (size_t i = 0; i < n; i++) {
+    uint64_t acc = 0, *own = NULL; /* owners' offset and count, in pairs */
+    size_t nown = 0;
+    int rc = 0;
+    if (may_share && !(own = malloc((n ? n : 1) * 2 * sizeof *own)))
+        return h5s_fail(c, LSIM_ENOMEM, "out of memory reading %s/gpus", where);
+    for (size_t i = 0; i < n && !rc; i++) {
         uint64_t o, k;
         memcpy(&o, (const char *)rec + i * rsz + fo, 8);
         memcpy(&k, (const char *)rec + i * rsz + fc, 8);
         if (o != acc && may_share && k && o < acc) {
-            /* shared rows: exactly those of an earlier GPU with rows of its
-             * own (its offset is a prefix sum, so a scan finds it) */
-            int found = 0;
-            for (size_t j = 0; j < i && !found; j++) {
-                uint64_t oj, kj;
-                memcpy(&oj, (const char *)rec + j * rsz + fo, 8);
-                memcpy(&kj, (const char *)rec + j * rsz + fc, 8);
-                found = oj == o && kj == k;
+            size_t lo = 0, hi = nown; /* the first owner at or after o */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (own[2 * mid] < o) lo = mid + 1;
+                else hi = mid;
             }
-            if (found) continue;
+            if (lo < nown && own[2 * lo] == o && own[2 * lo + 1] == k) continue;
         }
         if (o != acc)
-            return h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu", where, what, i,
-                        (unsigned long long)o, (unsigned long long)acc);
-        if (k > ((uint64_t)1 << 40) - acc)
-            return h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_count of GPU %zu is too large", where, what, i);
-        acc += k;
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_offset of GPU %zu is %llu, expected %llu", where, what, i,
+                          (unsigned long long)o, (unsigned long long)acc);
+        else if (k > ((uint64_t)1 << 40) - acc)
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/gpus/%s_count of GPU %zu is too large", where, what, i);
+        else if (own && k) {
+            own[2 * nown] = o;
+            own[2 * nown + 1] = k;
+            nown++;
+        }
+        acc += rc ? 0 : k;
     }
-    *total = acc;
-    return 0;
+    free(own);
+    if (!rc) *total = acc;
+    return rc;
 }
 
 /* The run's deterministic attributes (provenance is read_provenance's). */

@@ -1603,6 +1603,64 @@ size_t lsim_report_html_full(const lsim_replay_item *items, size_t n, size_t *ou
     return k;
 }
 
+/* GPUs a and b (b = a + 1) show the same figures in the summary, and b's
+ * rank follows a's: they can share one folded row. */
+static int same_row(const lsim_replay_item *items, size_t a, size_t b)
+{
+    const lsim_replay_item *x = &items[a], *y = &items[b];
+    int obs = shows_obs(x);
+    if (obs != shows_obs(y) || x->unmeasured != y->unmeasured || x->r->niters != y->r->niters ||
+        rank_of(y, b) != rank_of(x, a) + 1 || x->r->window_predicted != y->r->window_predicted)
+        return 0;
+    if (obs && x->r->window_actual != y->r->window_actual) return 0;
+    if (!x->cp != !y->cp || (x->cp && x->cp->length != y->cp->length)) return 0;
+    return 1;
+}
+
+/* The last GPU of the summary row that starts at GPU i: i itself for a GPU
+ * shown in full, else the last of the GPUs after it that agree with it. */
+static size_t fold_end(const lsim_replay_item *items, size_t n, size_t i, size_t slow, size_t fast, const size_t *top,
+                       size_t ntop)
+{
+    size_t j = i;
+    if (in_full(i, n, slow, fast, top, ntop)) return i;
+    while (j + 1 < n && !in_full(j + 1, n, slow, fast, top, ntop) && same_row(items, j, j + 1)) j++;
+    return j;
+}
+
+/* The summary's row of GPUs i..j (i == j: one GPU; else GPUs whose figures
+ * are equal, same_row): at 98,304 GPUs one row each made 13 MB of a 16 MB
+ * page, while a stage's GPUs of a synthesized job mostly agree. A GPU
+ * shown in full (linked) always has its own row. */
+static void summary_row(FILE *f, const lsim_replay_item *items, size_t i, size_t j, int linked)
+{
+    const lsim_rank_report *r = items[i].r;
+    double e = lsim_rel_err(r->window_actual, r->window_predicted);
+    int obs = shows_obs(&items[i]);
+    if (linked) fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
+    else if (j > i) fprintf(f, "<tr><td>%d&ndash;%d</td><td class=\"nm\">", rank_of(&items[i], i), rank_of(&items[j], j));
+    else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
+    esc(f, source_of(&items[i]));
+    if (j > i) {
+        fprintf(f, " &hellip; (%zu GPUs) ", j - i + 1);
+        esc(f, source_of(&items[j]));
+    }
+    fprintf(f, "</td><td>%u</td><td>", r->niters);
+    if (obs) put_ms(f, ms(r->window_actual));
+    else fputs(items[i].unmeasured ? "not measured" : "-", f);
+    fputs("</td><td>", f);
+    put_ms(f, ms(r->window_predicted));
+    if (obs) {
+        fprintf(f, "</td><td class=\"%s\">", err_class(e));
+        put_pct(f, e);
+    } else
+        fputs("</td><td>-", f);
+    fputs("</td><td>", f);
+    if (items[i].cp) put_ms(f, ms(items[i].cp->length));
+    else fputs("&ndash;", f);
+    fputs("</td></tr>\n", f);
+}
+
 int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_view *view,
                           lsim_err *err)
 {
@@ -1644,31 +1702,16 @@ int lsim_report_html_view(FILE *f, const lsim_replay_item *items, size_t n, cons
     if (agg) { /* the job's line open, the GPUs' rows folded */
         fputs(SUMMARY_HEAD, f);
         job_row(f, items, n, any_obs, ja, jp);
-        fprintf(f, "</table></div>\n<details><summary>Every GPU (%zu rows)</summary>\n", n);
+        size_t rows = 0;
+        for (size_t i = 0; i < n; i = fold_end(items, n, i, slow, fast, top, ntop) + 1) rows++;
+        fprintf(f, "</table></div>\n<details><summary>Every GPU (%zu GPUs in %zu rows: consecutive GPUs with the same "
+                   "figures share one)</summary>\n",
+                n, rows);
     }
     fputs(SUMMARY_HEAD, f);
-    for (size_t i = 0; i < n; i++) {
-        const lsim_rank_report *r = items[i].r;
-        double e = lsim_rel_err(r->window_actual, r->window_predicted);
-        int obs = shows_obs(&items[i]);
-        if (in_full(i, n, slow, fast, top, ntop))
-            fprintf(f, "<tr><td><a href=\"#rank-%zu\">%d</a></td><td class=\"nm\">", i, rank_of(&items[i], i));
-        else fprintf(f, "<tr><td>%d</td><td class=\"nm\">", rank_of(&items[i], i));
-        esc(f, source_of(&items[i]));
-        fprintf(f, "</td><td>%u</td><td>", r->niters);
-        if (obs) put_ms(f, ms(r->window_actual));
-        else fputs(items[i].unmeasured ? "not measured" : "-", f);
-        fputs("</td><td>", f);
-        put_ms(f, ms(r->window_predicted));
-        if (obs) {
-            fprintf(f, "</td><td class=\"%s\">", err_class(e));
-            put_pct(f, e);
-        } else
-            fputs("</td><td>-", f);
-        fputs("</td><td>", f);
-        if (items[i].cp) put_ms(f, ms(items[i].cp->length));
-        else fputs("&ndash;", f);
-        fputs("</td></tr>\n", f);
+    for (size_t i = 0, j; i < n; i = j + 1) {
+        j = agg ? fold_end(items, n, i, slow, fast, top, ntop) : i;
+        summary_row(f, items, i, j, in_full(i, n, slow, fast, top, ntop));
     }
     if (!agg) job_row(f, items, n, any_obs, ja, jp);
     fputs(agg ? "</table></div></details></div>\n" : "</table></div></div>\n", f);

@@ -10,6 +10,10 @@
 #   - the aggregated view is there: the distributions, both heat maps with one
 #     cell per stage x replica (4 x 16 = 64 each), the per-stage table, the
 #     per-GPU rows folded, no bar per GPU;
+#   - the per-GPU rows cover every GPU once, in order; a row of several GPUs
+#     holds GPUs of equal windows (the archive's, to the nanosecond) and shows
+#     that window; two neighbouring unlinked rows differ at their boundary
+#     (the folding is maximal), and the rows are fewer than the GPUs;
 #   - the slowest GPU (largest /runs/sim/gpus/window_predicted, the lower
 #     index on a tie) heads the "Slowest GPUs" table, linked to its section,
 #     and that section is on the page;
@@ -44,7 +48,6 @@ has "<h3 class=\"sub\">Distributions over the 512 GPUs</h3>"
 has "aria-label=\"step time heat map\""
 has "aria-label=\"exposed communication heat map\""
 has "<h3 class=\"sub\">Per pipeline stage</h3>"
-has "<details><summary>Every GPU (512 rows)</summary>"
 grep -qF 'aria-label="predicted breakdown per rank"' "$page" && fail "the 512-GPU page still draws a bar per GPU"
 cells=$(count "<title>stage ")
 [ "$cells" -eq $((2 * 4 * 16)) ] || fail "$cells heat-map cells, expected 2 maps x 4 stages x 16 replicas = 128"
@@ -55,7 +58,7 @@ h5dump -y -w 0 -d /runs/sim/gpus/window_predicted "$tmp/dp16.h5" | sed -n '/DATA
 n=$(wc -l <"$tmp/win")
 [ "$n" -eq 512 ] || fail "$n windows in the archive, expected 512"
 slow=$(awk '$1 > m || NR == 1 { m = $1; i = NR - 1 } END { print i }' "$tmp/win")
-ranks=$(h5dump -y -w 0 -d /runs/sim/gpus/rank "$tmp/dp16.h5" | sed -n '/DATA {/,/}/p' | tr -c '0-9\n' ' ' |
+ranks=$(h5dump -y -w 0 -d /runs/sim/gpus/rank "$tmp/dp16.h5" | sed -n '/DATA {/,/}/p' | sed '/}/q' | tr -c '0-9\n' ' ' |
     tr -s ' ' '\n' | grep -E '^[0-9]+$')
 rank=$(printf '%s\n' "$ranks" | sed -n "$((slow + 1))p")
 echo "slowest GPU from the archive: index $slow, rank $rank"
@@ -65,6 +68,29 @@ case "$first" in
 *) fail "the first of the slowest GPUs is not GPU $rank (#rank-$slow): $first" ;;
 esac
 has "<section id=\"rank-$slow\">"
+
+# the per-GPU rows against the archive (synth numbers GPU i rank i)
+[ "$(printf '%s\n' "$ranks" | awk '$1 != NR - 1' | wc -l)" -eq 0 ] || fail "the archive's ranks are not 0..511"
+sed -n '/<details><summary>Every GPU (512 GPUs in [0-9]* rows/,/<\/details>/p' "$page" | grep '^<tr><td>\|^<tr><td><a' \
+    >"$tmp/rows" || fail "no folded per-GPU rows"
+want=$(sed -n 's/.*<summary>Every GPU (512 GPUs in \([0-9]*\) rows.*/\1/p' "$page")
+awk -v want="$want" 'NR == FNR { w[FNR - 1] = $1; next }
+    function fmt(x) { x /= 1e6; return sprintf(x >= 100 ? "%.1f" : "%.2f", x) }
+    {
+        linked = index($0, "<a href=") > 0
+        split($0, td, "</td><td[^>]*>"); r = td[1]; sub(/.*<td>(<a href="#rank-[0-9]*">)?/, "", r); sub(/<\/a>/, "", r)
+        a = r; b = r; if (index(r, "&ndash;")) { a = substr(r, 1, index(r, "&") - 1); b = substr(r, index(r, ";") + 1) }
+        a += 0; b += 0
+        if (a != next_gpu) { print "row " FNR " starts at GPU " a ", expected " next_gpu; bad = 1 }
+        if (linked && b != a) { print "linked row " FNR " holds several GPUs"; bad = 1 }
+        for (g = a; g <= b; g++) if (w[g] != w[a]) { print "row " FNR ": GPU " g " window " w[g] " != " w[a]; bad = 1 }
+        if (td[5] != fmt(w[a])) { print "row " FNR " shows " td[5] ", the archive " fmt(w[a]); bad = 1 }
+        if (FNR > 1 && !linked && !prev_linked && w[a] == w[a - 1]) { print "rows " FNR - 1 " and " FNR " could be one"; bad = 1 }
+        prev_linked = linked; next_gpu = b + 1; rows++
+    }
+    END { if (next_gpu != 512 || rows != want || rows >= 512) { print "rows " rows " (page says " want ") end at GPU " next_gpu; bad = 1 }
+          exit bad }' "$tmp/win" "$tmp/rows" || fail "the folded per-GPU rows disagree with the archive"
+echo "per-GPU rows: 512 GPUs in $want rows"
 
 # nearest-rank percentiles (k = ceil(p n / 100)), formatted as the page's ms
 row=$(sort -n "$tmp/win" | awk '{ v[NR] = $1 } END {
