@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "lumosim/graph.h"
+#include "lumosim/store.h"
 #include "lumosim/whatif_steps.h" /* lsim_wi_resynth_wanted */
 
 /* --help is made from the what-if step table (whatif_steps.h) before main
@@ -43,13 +44,8 @@ static char *command_line(int argc, char **argv)
  * against the work cap (cli.h), and its GPUs against the most a store
  * holds (LSIM_WORLD_MAX, graph.h; not overridable: every reader would
  * refuse the store). From pass 1's metadata, before any GPU is made. */
-static int whatif_cap(const lsim_wi_request *wa, const lsim_wi_facts *f, lsim_err *err)
+static int cap_of(const lsim_wi_request *wa, double gpus, double per, lsim_err *err)
 {
-    double nodes = 0;
-    for (size_t i = 0; i < f->n; i++) nodes += (double)f->size[i].nodes;
-    double per = f->n ? nodes / (double)f->n : 0;
-    double gpus = (double)(wa->tp ? wa->tp : f->L.tp) * (double)(wa->pp ? wa->pp : f->L.pp) *
-                  (double)(wa->dp ? wa->dp : f->L.dp);
     if (gpus > LSIM_WORLD_MAX)
         return lsim_err_set(err, LSIM_EARG, "%s: the new job would have %.0f GPUs, over the %d (2^20) a store holds "
                                             "(docs/reliability.md, \"Work caps\"): use a smaller --dp, --tp or --pp",
@@ -57,6 +53,34 @@ static int whatif_cap(const lsim_wi_request *wa, const lsim_wi_facts *f, lsim_er
     char how[160];
     snprintf(how, sizeof how, "%.0f GPUs x %.0f nodes a GPU", gpus, per);
     return lsim_cli_work_cap(wa->out ? wa->out : wa->in, gpus * per, how, "use a smaller --dp, --tp or --pp", err);
+}
+
+static int whatif_cap(const lsim_wi_request *wa, const lsim_wi_facts *f, lsim_err *err)
+{
+    double nodes = 0;
+    for (size_t i = 0; i < f->n; i++) nodes += (double)f->size[i].nodes;
+    double gpus = (double)(wa->tp ? wa->tp : f->L.tp) * (double)(wa->pp ? wa->pp : f->L.pp) *
+                  (double)(wa->dp ? wa->dp : f->L.dp);
+    return cap_of(wa, gpus, f->n ? nodes / (double)f->n : 0, err);
+}
+
+/* The same cap before any graph is read, when the what-if keeps the layout:
+ * the new job has the source's GPUs (tp x pp x dp = world, whatif.h), so
+ * the store's GPU table alone gives the figure whatif_cap would. Issue 39:
+ * a refusal that needs only metadata comes first; at 98,304 GPUs it came
+ * after 314 s and 14.9 GB of identifying every GPU. A table that cannot be
+ * read is left to the plan, which names what is wrong. */
+static int whatif_precap(const lsim_wi_request *wa, lsim_err *err)
+{
+    if (wa->tp || wa->pp || wa->dp || wa->identify) return 0;
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    lsim_err ignored = {0};
+    if (lsim_store_gpu_table(wa->in, &t, &n, &ignored) || !n) return 0;
+    double nodes = 0;
+    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes;
+    lsim_store_gpu_table_free(t, n);
+    return cap_of(wa, (double)n, nodes / (double)n, err);
 }
 
 int lsim_cli_whatif(int argc, char **argv)
@@ -84,6 +108,7 @@ int lsim_cli_whatif(int argc, char **argv)
         rc = lsim_cli_whatif_resynth(wa, &err);
         goto done;
     }
+    if ((rc = whatif_precap(wa, &err))) goto done;
     lsim_cli_tty_progress(1, "whatif: reading %s", wa->in);
     rc = lsim_wi_plan_open(&rq, &plan, &err);
     lsim_cli_tty_progress_done();

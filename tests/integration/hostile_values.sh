@@ -92,6 +92,22 @@ refuse lat_neg_info 1 "lat_neg.h5" "gpus/launch_latency_ns" -- "$L" info lat_neg
 refuse cap_whatif_world 1 "new.h5" "4000000 GPUs" "2^20" -- "$L" whatif s.h5 --dp 1000000 -o new.h5
 refuse cap_whatif_work 1 "new.h5" "400000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
     "$L" whatif s.h5 --dp 100000 -o new.h5
+# a what-if that keeps the layout is refused from the store's GPU table
+# alone, before any graph is read (issue 39; at 98,304 GPUs the refusal
+# came after 314 s of identifying every GPU): every GPU of keep.h5 claims
+# GPU 0's rows at 2e7 nodes, 1.6e8 in all, which reading the graphs would
+# refuse (/nodes holds a few hundred rows) -- so the cap's line proves the
+# graphs were not read
+cp s.h5 keep.h5 || exit 1
+for i in 0 1 2 3 4 5 6 7; do
+    for f in "node_count 20000000" "node_offset $("$H5POKE" s.h5 /gpus/node_offset 0)" \
+        "edge_offset $("$H5POKE" s.h5 /gpus/edge_offset 0)" "edge_count $("$H5POKE" s.h5 /gpus/edge_count 0)"; do
+        set -- $f
+        "$H5POKE" keep.h5 "/gpus/$1" "$i" "$2" || { echo "FAIL: h5poke keep.h5 $1"; exit 1; }
+    done
+done
+refuse cap_whatif_keep 1 "new.h5" "8 GPUs x 20000000 nodes a GPU" "over the cap of 1e+08" -- \
+    "$L" whatif keep.h5 --slow-gpu 1:1.5 -o new.h5
 refuse cap_search_from_world 1 "s.h5" "DP 1000000" "2^20" -- "$L" search --from s.h5 --dp 1000000 --top 1
 refuse cap_search_from_work 1 "s.h5" "over the cap of 1e+08" "--force-large" -- \
     "$L" search --from s.h5 --dp 100000 --top 1
