@@ -669,6 +669,25 @@ mutant iteration_cpu_next_step kill "$T_ORACLE|^predictions:iterations$|$T_REPLA
 sub src/build/cpu.c 'if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo - 1);' \
     'if (lo > 0 && s < g->iters[lo - 1].obs_end) g->iter[v] = (int32_t)(lo < g->niters ? lo : lo - 1);'
 
+# -- at 98,304 GPUs (issue 43): the checks made O(n log n) and the page's rows folded
+mutant dup_rank_lowest_pair kill "^job:megatron_tp8_a100$" \
+    "the job's rank check names the lowest duplicated rank's files, not the earliest file's pair"
+sub src/run/run.c '(q < 2 || ra[q - 2].rank != ra[q].rank) && ra[q - 1].at < di)' \
+    '(q < 2 || ra[q - 2].rank != ra[q].rank) && di == SIZE_MAX)'
+
+mutant html_fold_ignores_window kill "^html_report:job_at_scale$|^html_report:job_overview_512$" \
+    "HTML summary: consecutive GPUs of different predicted windows folded into one row"
+sub src/report_html.c ' || x->r->window_predicted != y->r->window_predicted)' ')'
+
+mutant shared_owner_count_unchecked kill "^store:shared_structure$" \
+    "archive reader: a GPU naming an owner's offset with another row count accepted as sharing its rows"
+sub io/h5_archive.c 'if (lo < nown && own[2 * lo] == o && own[2 * lo + 1] == k) continue;' \
+    'if (lo < nown && own[2 * lo] == o) continue;'
+
+mutant whatif_precap_skipped kill "^reliability:values$" \
+    "whatif keeping the layout: the work cap checked only after every GPU's graph is read and identified"
+sub src/cli/whatif_cmd.c 'if (wa->tp || wa->pp || wa->dp || wa->identify) return 0;' 'return 0;'
+
 # The CI sample: fast, killed by bundled tests alone.
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
