@@ -1011,11 +1011,18 @@ static int gpu_positions(const lsim_replay_item *items, size_t n, gpu_pos *p, in
 /* A heat map of one figure: a cell per (stage, replica), the largest value
  * of the cell's GPUs (its TP group: the one the others wait for), coloured
  * in HEAT_N equal classes from the smallest cell to the largest; hovering a
- * cell names its GPU and value. */
+ * cell names its GPU and value. More replicas than HEAT_COLS are binned,
+ * B consecutive replicas a column (still the largest of its GPUs): the
+ * 768 replicas of the 98,304-GPU job were 1-px columns, 12,288 cells and
+ * 1.5 MB a map. */
+#define HEAT_W 740
+#define HEAT_LW 64
+#define HEAT_COLS ((HEAT_W - HEAT_LW - 8) / 2) /* columns at least 2 px wide */
 static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, size_t n, int nst, int nrep,
                     int comm, const char *what)
 {
-    size_t cells = (size_t)nst * (size_t)nrep;
+    int bin = nrep > HEAT_COLS ? (nrep + HEAT_COLS - 1) / HEAT_COLS : 1, ncol = (nrep + bin - 1) / bin;
+    size_t cells = (size_t)nst * (size_t)ncol;
     double *v = malloc(cells * sizeof *v);
     size_t *who = malloc(cells * sizeof *who);
     if (!v || !who) {
@@ -1025,7 +1032,7 @@ static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, si
     }
     for (size_t c = 0; c < cells; c++) v[c] = -1, who[c] = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
-        size_t c = (size_t)p[i].stage * (size_t)nrep + (size_t)p[i].replica;
+        size_t c = (size_t)p[i].stage * (size_t)ncol + (size_t)(p[i].replica / bin);
         double x = comm ? p[i].comm : p[i].win;
         if (who[c] == SIZE_MAX || x > v[c]) v[c] = x, who[c] = i;
     }
@@ -1037,14 +1044,13 @@ static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, si
         if (first || v[c] > hi) hi = v[c];
         first = 0;
     }
-    int lw = 64, W = 740, cw = (W - lw - 8) / (nrep > 0 ? nrep : 1);
+    int lw = HEAT_LW, cw = (HEAT_W - lw - 8) / (ncol > 0 ? ncol : 1);
     if (cw > 24) cw = 24;
-    if (cw < 1) cw = 1;
-    int ch = nst <= 8 ? 22 : nst <= 32 ? 8 : 3, H = nst * ch + 36, gw = lw + cw * nrep + 8;
+    int ch = nst <= 8 ? 22 : nst <= 32 ? 8 : 3, H = nst * ch + 36, gw = lw + cw * ncol + 8;
     fprintf(f, "<h3 class=\"sub\">%s per GPU: stage &times; replica</h3>\n<p class=\"note\">", what);
-    fprintf(f, "Rows: pipeline stages (%d); columns: data-parallel replicas (%d); a cell is the largest of its GPUs "
-               "(the tensor-parallel group, which waits for its slowest). Colour from ",
-            nst, nrep);
+    fprintf(f, "Rows: pipeline stages (%d); columns: data-parallel replicas (%d", nst, nrep);
+    if (bin > 1) fprintf(f, ", %d to a column", bin);
+    fputs("); a cell is the largest of its GPUs (the tensor-parallel group, which waits for its slowest). Colour from ", f);
     put_ms(f, lo);
     fputs(" ms (light) to ", f);
     put_ms(f, hi);
@@ -1053,15 +1059,19 @@ static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, si
                "aria-label=\"%s heat map\">\n",
             gw, H, gw, H, comm ? "exposed communication" : "step time");
     for (int s = 0; s < nst; s++) {
-        if (nst <= 32 || s % 8 == 0)
+        if (s % (ch >= 11 ? 1 : ch >= 8 ? 2 : 8) == 0) /* labels 16 px apart at least (9 px text) */
             fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">stage %d</text>", lw - 4, s * ch + (ch < 11 ? 9 : ch / 2 + 4), s);
-        for (int r = 0; r < nrep; r++) {
-            size_t c = (size_t)s * (size_t)nrep + (size_t)r;
+        for (int r = 0; r < ncol; r++) {
+            size_t c = (size_t)s * (size_t)ncol + (size_t)r;
             if (who[c] == SIZE_MAX) continue;
             int k = hi > lo ? (int)((v[c] - lo) / (hi - lo) * HEAT_N) : 0;
             if (k >= HEAT_N) k = HEAT_N - 1;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>stage %d, replica %d: GPU %d, ",
-                    lw + r * cw, s * ch, cw, ch, HEAT_COLOR[k], s, r, rank_of(&items[who[c]], who[c]));
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>stage %d, ",
+                    lw + r * cw, s * ch, cw, ch, HEAT_COLOR[k], s);
+            int last = (r + 1) * bin - 1 < nrep ? (r + 1) * bin - 1 : nrep - 1;
+            if (bin > 1) fprintf(f, "replicas %d-%d", r * bin, last);
+            else fprintf(f, "replica %d", r);
+            fprintf(f, ": GPU %d, ", rank_of(&items[who[c]], who[c]));
             put_ms(f, v[c]);
             fputs(" ms</title></rect>", f);
         }
@@ -1069,7 +1079,7 @@ static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, si
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"m\">replica 0</text><text x=\"%d\" y=\"%d\" class=\"m\" "
                "text-anchor=\"end\">%d</text>\n</svg>\n",
-            lw, nst * ch + 16, lw + cw * nrep, nst * ch + 16, nrep - 1);
+            lw, nst * ch + 16, lw + cw * ncol, nst * ch + 16, nrep - 1);
     free(v);
     free(who);
     return 0;

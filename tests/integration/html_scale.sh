@@ -19,6 +19,8 @@
 #     and that section is on the page;
 #   - the predicted window's p5 / p50 / p95 / max row equals the nearest-rank
 #     percentiles of the archive's windows;
+#   - with more replicas than columns (DP 400), replicas binned 2 to a
+#     column, each cell the largest window of its GPUs (from the archive);
 #   - the page grows by at most 1,000 bytes per GPU between 128 and 512 GPUs,
 #     and the 512-GPU page is at most 5 MB x 512 / 4096 (the 4,096-GPU bound
 #     scaled down).
@@ -106,4 +108,31 @@ s16=$(wc -c <"$page")
 echo "page: $s4 bytes at 128 GPUs, $s16 bytes at 512 GPUs, $(((s16 - s4) / 384)) bytes per added GPU"
 [ $((s16 - s4)) -le $((1000 * 384)) ] || fail "the page grows by more than 1,000 bytes per GPU"
 [ "$s16" -le $((5000000 * 512 / 4096)) ] || fail "the 512-GPU page is over 5 MB x 512 / 4096"
+
+# More replicas than the heat map has columns (334 at 2 px): TP 1 x PP 2 x
+# DP 400, GPU 401 (stage 1, replica 1) slowed twice. Replicas are binned 2
+# to a column; each step-time cell is the largest window of its stage's GPUs
+# in its replicas (GPU = replica + 400 x stage: Megatron's order at TP 1),
+# named by the first GPU that holds it, all from the archive.
+"$LUMOSIM" synth --model gpt3-15b --layers 2 --tp 1 --pp 2 --dp 400 --micro-batch 1 --global-batch 400 \
+    -o "$tmp/b.h5" >/dev/null || fail "synth --dp 400 failed"
+"$LUMOSIM" whatif "$tmp/b.h5" --slow-gpu 401:2 -o "$tmp/bs.h5" >/dev/null || fail "whatif --dp 400 failed"
+"$LUMOSIM" sim "$tmp/bs.h5" -o "$tmp/br.h5" >/dev/null || fail "sim --dp 400 failed"
+"$LUMOSIM" report "$tmp/br.h5" --html "$tmp/b.html" || fail "report --dp 400 failed"
+grep -qF "columns: data-parallel replicas (400, 2 to a column)" "$tmp/b.html" || fail "the 400 replicas are not binned 2 to a column"
+h5dump -y -w 0 -d /runs/sim/gpus/window_predicted "$tmp/br.h5" | sed -n '/DATA {/,/}/p' | sed '/}/q' |
+    tr -c '0-9\n' ' ' | tr -s ' ' '\n' | grep -E '^[0-9]+$' >"$tmp/bwin" || fail "h5dump found no windows (DP 400)"
+[ "$(wc -l <"$tmp/bwin")" -eq 800 ] || fail "$(wc -l <"$tmp/bwin") windows in the DP 400 archive, expected 800"
+sed -n '/aria-label="step time heat map"/,/<\/svg>/p' "$tmp/b.html" |
+    grep -o '<title>stage [0-9]*, replicas [0-9]*-[0-9]*: GPU [0-9]*, [0-9.]* ms' | tr ',:-' '   ' >"$tmp/bcells"
+awk 'NR == FNR { w[FNR - 1] = $1; next }
+    function fmt(x) { x /= 1e6; return sprintf(x >= 100 ? "%.1f" : "%.2f", x) }
+    { s = $2; a = $4; b = $5; g = $7; m = -1
+      if (b != a + 1) { print "cell " FNR ": replicas " a "-" b; bad = 1; next }
+      for (r = a; r <= b; r++) if (w[400 * s + r] > m) { m = w[400 * s + r]; at = 400 * s + r }
+      if (g != at || $8 != fmt(m)) { print "cell " FNR " (stage " s ", " a "-" b "): GPU " g ", " $8 "; the archive: GPU " at ", " fmt(m); bad = 1 }
+      if (g == 401) slow = 1; n++ }
+    END { if (n != 400 || !slow) { print n " cells (want 2 x 200), slowed GPU 401 named: " slow; bad = 1 }; exit bad }' \
+    "$tmp/bwin" "$tmp/bcells" || fail "the binned heat map disagrees with the archive"
+echo "binned heat map: 400 cells of 2 replicas each, as the archive's windows"
 echo "ok"
