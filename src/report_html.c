@@ -1620,7 +1620,7 @@ static int same_row(const lsim_replay_item *items, size_t a, size_t b)
     const lsim_replay_item *x = &items[a], *y = &items[b];
     int obs = shows_obs(x);
     if (obs != shows_obs(y) || x->unmeasured != y->unmeasured || x->r->niters != y->r->niters ||
-        rank_of(y, b) != rank_of(x, a) + 1 || x->r->window_predicted != y->r->window_predicted)
+        (long long)rank_of(y, b) != (long long)rank_of(x, a) + 1 || x->r->window_predicted != y->r->window_predicted)
         return 0;
     if (obs && x->r->window_actual != y->r->window_actual) return 0;
     if (!x->cp != !y->cp || (x->cp && x->cp->length != y->cp->length)) return 0;
