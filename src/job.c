@@ -531,6 +531,7 @@ static const char *intern_group(lsim_strtab *names, const char *s, size_t len)
     return lsim_strtab_intern(names, s, len, &id) ? NULL : lsim_strtab_get(names, id);
 }
 
+#define GROUP_MEMO 16 /* group names a GPU's listing remembers */
 static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names,
                         const job_progress *prog, lsim_job_entry **out, size_t *nout, uint64_t *p2p, lsim_err *err)
 {
@@ -545,13 +546,16 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
     for (size_t i = 0; i < n; i++) {
         uint32_t gid = gpu_ids ? gpu_ids[i] : (uint32_t)i;
         size_t p2p_first = SIZE_MAX, p2p_last = 0;
-        /* The group text of the GPU's last collective and of its last p2p
-         * kernel, by what it is made from: consecutive kernels are mostly
-         * on the same group, and formatting and interning the name for
-         * each of 5 M entries was a third of a 4,096-GPU job's match. */
-        uint32_t c_name = 0, p_name = 0, p_ranks = 0;
+        /* The group text of the GPU's collectives by their group name id
+         * (a few groups a GPU: TP, DP, PP pairs, EP), and of its last p2p
+         * kernel, by what it is made from: formatting and interning the
+         * name for each of 5 M entries was a third of a 4,096-GPU job's
+         * match; with one name remembered, a GPU whose kernels alternate
+         * between groups still interned nearly every entry's. */
+        uint32_t c_ids[GROUP_MEMO], c_n = 0, c_next = 0, p_name = 0, p_ranks = 0;
+        const char *c_texts[GROUP_MEMO];
         uint8_t p_kind = 0;
-        int c_have = 0, p_have = 0, p_k = 0;
+        int p_have = 0, p_k = 0;
         const char *c_group = NULL, *p_group = NULL;
         for (uint32_t v = 0; v < g[i]->n; v++) {
             if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
@@ -579,12 +583,17 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
                 if (p2p_first == SIZE_MAX) p2p_first = ne;
                 p2p_last = ne + 1;
             } else {
-                if (!c_have || c->pg_name != c_name) {
+                uint32_t m = 0;
+                while (m < c_n && c_ids[m] != c->pg_name) m++;
+                if (m < c_n) {
+                    c_group = c_texts[m];
+                } else {
                     const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
                     /* cut as snprintf into the 64-byte name cut it */
                     size_t l = grp ? strnlen(grp, LSIM_JOB_GROUP_MAX - 1) : 0;
                     if (!(c_group = intern_group(names, grp ? grp : "", l))) goto nomem;
-                    c_have = 1, c_name = c->pg_name;
+                    m = c_n < GROUP_MEMO ? c_n++ : c_next++ % GROUP_MEMO; /* full: replace in turn */
+                    c_ids[m] = c->pg_name, c_texts[m] = c_group;
                 }
                 x->group = c_group;
                 x->group_size = c->group_size;
