@@ -688,6 +688,11 @@ mutant whatif_precap_skipped kill "^reliability:values$" \
     "whatif keeping the layout: the work cap checked only after every GPU's graph is read and identified"
 sub src/cli/whatif_cmd.c 'if (wa->tp || wa->pp || wa->dp || wa->identify) return 0;' 'return 0;'
 
+mutant kernel_rows_times_unchecked kill "^sim:symmetry$|^mpi:sim_symmetry" \
+    "archive write: a GPU of another class (a slowed GPU) given its template's kernel rows because its structure is shared"
+sub io/h5_archive.c '        g->obs_start != h->obs_start || g->obs_end != h->obs_end || a->start != t->start || a->end != t->end)' \
+    '        g->obs_start != h->obs_start || g->obs_end != h->obs_end)'
+
 # The CI sample: fast, killed by bundled tests alone.
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
