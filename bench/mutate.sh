@@ -414,7 +414,8 @@ sub src/job.c '            else if (first[c])' '            else if (0)'
 
 mutant reduced_estimate_ignored kill "^store:shared_structure$" \
     "sim's memory check: a reduced run sized as if every GPU had an engine (a 65,536-GPU job refused at 45.9 GiB)"
-sub io/h5_graph.c 'lsim_mem_nodes_at(mshared, c->reduced ? LSIM_MEM_REDUCED_NODE_B : bsh);' 'lsim_mem_nodes_at(mshared, bsh);'
+sub io/h5_graph.c '(c->reduced ? lsim_mem_nodes_at(colls, LSIM_MEM_MATCH_B) : lsim_mem_nodes_at(mshared, bsh));' \
+    'lsim_mem_nodes_at(mshared, bsh);'
 
 mutant report_duty_unread kill "^report:|^html_report:|^store:" \
     "report --html: the duty bins of the GPUs shown in full never read (their timelines drawn empty)"
@@ -693,6 +694,10 @@ mutant kernel_rows_times_unchecked equiv "^sim:symmetry$|^mpi:sim_symmetry" \
     "A GPU has a template (node_same_as) only when results_share found its start and end times equal to that GPU's, value by value; rows built from equal times are equal, so the pointer check is a cheap guard that never decides. sim:symmetry's slowed GPU has no template and keeps its own rows either way (harness run: survived)."
 sub io/h5_archive.c '        g->obs_start != h->obs_start || g->obs_end != h->obs_end || a->start != t->start || a->end != t->end)' \
     '        g->obs_start != h->obs_start || g->obs_end != h->obs_end)'
+
+mutant match_bytes_entries_only kill "^store:shared_structure$" \
+    "the load's memory check of a reduced run counts the match's entries (80 B a collective kernel), not their sort keys, order and group ids (116 B)"
+sub include/lumosim/memlimit.h '#define LSIM_MEM_MATCH_B 116' '#define LSIM_MEM_MATCH_B 80'
 
 # The CI sample: fast, killed by bundled tests alone.
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"

@@ -1170,6 +1170,54 @@ static int check_shapes(sctx *c, hid_t loc, const char *where, const gmeta *m, s
     return rc;
 }
 
+/* Size before work: the GPU table says how big the graphs are, so a store
+ * too big for this process (memlimit.h) is refused here, in one line,
+ * before anything is allocated for them, not found out by the OOM killer.
+ * Each rank checks its own GPUs (lm[0..count)); the message names the K at
+ * which the whole job (m[0..ngpu)) would fit. Collective (h5s_agree). */
+static int size_check(sctx *c, const char *where, const gmeta *m, size_t ngpu, const gmeta *lm, size_t count)
+{
+    uint64_t mine[4] = {count, 0, 0, 0}, job[4] = {ngpu, 0, 0, 0};
+    /* read shared (c->share), a GPU whose structure another holds costs
+     * only its own state per node (LSIM_MEM_SHARED_NODE_B); the job's
+     * figure counts each GPU with rows of its own once */
+    uint64_t mshared = 0, jshared = 0, own = 0, colls = 0;
+    for (size_t i = 0; i < count; i++) {
+        int sh = c->share && lm[i].same_as >= 0;
+        own += !sh;
+        mine[1] += sh ? 0 : lm[i].cnt[RK_NODE];
+        mshared += sh ? lm[i].cnt[RK_NODE] : 0;
+        mine[2] += sh ? 0 : lm[i].cnt[RK_EDGE];
+        mine[3] += strings_cost(c, &lm[i]);
+        colls += sh ? lm[i].cnt[RK_COLL] : 0; /* an own structure's are in its 132 B a node */
+    }
+    for (size_t i = 0; i < ngpu; i++) {
+        int sh = c->share && m[i].same_as >= 0;
+        job[1] += sh ? 0 : m[i].cnt[RK_NODE];
+        jshared += sh ? m[i].cnt[RK_NODE] : 0;
+        job[2] += sh ? 0 : m[i].cnt[RK_EDGE];
+        job[3] += strings_cost(c, &m[i]);
+    }
+    /* in full-node equivalents: own nodes at 132 B, shared at 48, each
+     * 16 B less when the engines will not keep the deciding edges; own
+     * nodes 8 B more when an archive is written. In a reduced run a GPU
+     * that shares a structure holds no engine and costs about nothing a
+     * node or a graph: the peak is the match's sort, LSIM_MEM_MATCH_B a
+     * collective kernel of each such GPU. The job's figure, for the K that
+     * would fit under mpirun, where nothing is reduced, keeps 48 B. */
+    uint64_t nodes_shown = mine[1] + mshared;
+    unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
+    unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
+    mine[1] = lsim_mem_nodes_at(mine[1], bown) +
+              (c->reduced ? lsim_mem_nodes_at(colls, LSIM_MEM_MATCH_B) : lsim_mem_nodes_at(mshared, bsh));
+    if (c->reduced) mine[0] = own;
+    job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
+    lsim_err e = {0};
+    int mrc = count ? lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, count, &e) : 0;
+    if (mrc) c->e = e;
+    return h5s_agree(c, mrc);
+}
+
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
@@ -1201,47 +1249,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     rc = h5s_agree(c, lm ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t i = 0; i < count; i++) lm[i] = m[list ? list[i] : first + i];
-    {
-        /* Size before work: the GPU table says how big the graphs are, so
-         * a store too big for this process (memlimit.h) is refused here, in
-         * one line, before anything is allocated for them, not found out
-         * by the OOM killer. Each rank checks its own GPUs; the message
-         * names the K at which the whole job would fit. */
-        uint64_t mine[4] = {count, 0, 0, 0}, job[4] = {ngpu, 0, 0, 0};
-        /* read shared (c->share), a GPU whose structure another holds
-         * costs only its own state per node (LSIM_MEM_SHARED_NODE_B); the
-         * job's figure counts each GPU with rows of its own once */
-        uint64_t mshared = 0, jshared = 0;
-        for (size_t i = 0; i < count; i++) {
-            int sh = c->share && lm[i].same_as >= 0;
-            mine[1] += sh ? 0 : lm[i].cnt[RK_NODE];
-            mshared += sh ? lm[i].cnt[RK_NODE] : 0;
-            mine[2] += sh ? 0 : lm[i].cnt[RK_EDGE];
-            mine[3] += strings_cost(c, &lm[i]);
-        }
-        for (size_t i = 0; i < ngpu; i++) {
-            int sh = c->share && m[i].same_as >= 0;
-            job[1] += sh ? 0 : m[i].cnt[RK_NODE];
-            jshared += sh ? m[i].cnt[RK_NODE] : 0;
-            job[2] += sh ? 0 : m[i].cnt[RK_EDGE];
-            job[3] += strings_cost(c, &m[i]);
-        }
-        /* in full-node equivalents: own nodes at 132 B, shared at 48, each
-         * 16 B less when the engines will not keep the deciding edges; own
-         * nodes 8 B more when an archive is written; shared at 4 in a
-         * reduced run (this process's; the job's figure, for the K that
-         * would fit under mpirun, where nothing is reduced, stays at 48) */
-        uint64_t nodes_shown = mine[1] + mshared;
-        unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
-        unsigned bsh = LSIM_MEM_SHARED_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0);
-        mine[1] = lsim_mem_nodes_at(mine[1], bown) + lsim_mem_nodes_at(mshared, c->reduced ? LSIM_MEM_REDUCED_NODE_B : bsh);
-        job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
-        lsim_err e = {0};
-        int mrc = count ? lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, &e) : 0;
-        if (mrc) c->e = e;
-        rc = h5s_agree(c, mrc);
-        if (rc) goto out;
-    }
+    if ((rc = size_check(c, where, m, ngpu, lm, count))) goto out;
     uint8_t absent[H5S_NGCOLS] = {0}; /* optional columns this store lacks */
     if ((rc = check_shapes(c, loc, where, m, ngpu, absent))) goto out;
     /* Shared structure: lead[i] is the first requested GPU whose node and

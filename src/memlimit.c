@@ -268,7 +268,7 @@ static void fmt_size(char *buf, size_t n, uint64_t bytes)
 }
 
 int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
-                       uint64_t shown_nodes, lsim_err *err)
+                       uint64_t shown_nodes, uint64_t shown_graphs, lsim_err *err)
 {
     uint64_t limit = 0;
     const char *source = NULL;
@@ -292,7 +292,7 @@ int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t 
                         "%s: %llu graph(s) of %llu nodes and %llu edges in all need about %s per rank at K = %d, "
                         "more than the %s each rank may use (%s); %s, or use a smaller job, or set "
                         "LUMOSIM_MEM_LIMIT (0 = no check)",
-                        what, (unsigned long long)mine[0], (unsigned long long)shown_nodes, (unsigned long long)mine[2],
+                        what, (unsigned long long)shown_graphs, (unsigned long long)shown_nodes, (unsigned long long)mine[2],
                         sneed, ranks > 0 ? ranks : 1, slim, source, fit);
 }
 
@@ -300,5 +300,5 @@ int lsim_mem_check_graphs(const char *what, uint64_t ngpu, uint64_t nodes, uint6
                           lsim_err *err)
 {
     const uint64_t all[4] = {ngpu, nodes, edges, strings};
-    return lsim_mem_check_job(what, all, all, 1, nodes, err);
+    return lsim_mem_check_job(what, all, all, 1, nodes, ngpu, err);
 }

@@ -86,17 +86,24 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
 #define LSIM_MEM_NODE_B 132
 #define LSIM_MEM_BIND_B 16
 
-/* A GPU that shares another's structure in a run the symmetry reduction
- * simulates one GPU per class of (LSIM_STORE_READ_REDUCED): no engine and
- * no per-node job array of its own, so what grows with its nodes is its
- * collectives' entries and records in the match (80 + 16 bytes a
- * collective, a few per cent of the nodes) and its results. Fitted to
- * `lumosim sim -o` of synthesized GPT-3 175B TP 8 PP 8 DP 64 (4,096 GPUs,
- * 72.1 M nodes, 8 structures) and Llama 3.1 405B TP 8 PP 16 DP 16 (2,048
- * GPUs, 34.3 M nodes, 16 structures), peak RSS 608 and 331 MiB: after the
- * 32 MiB, the 80 KiB a graph and the structures' own nodes at
- * LSIM_MEM_NODE_B, 3.4 and 3.2 B a node; 4 with the margin. */
-#define LSIM_MEM_REDUCED_NODE_B 4
+/* A run the symmetry reduction simulates one GPU per class of
+ * (LSIM_STORE_READ_REDUCED): a GPU that shares another's structure holds
+ * no engine and no per-node array of its own, and costs about nothing a
+ * node or a graph. The run's peak is then the collective match's sort
+ * (job.c), which lists every GPU's collective kernels before the classes
+ * are known: LSIM_MEM_MATCH_B bytes a collective kernel, its entry (80 B,
+ * lsim_job_entry), its sort key (24 B), its place in the order (8 B) and
+ * its group id (4 B), from the code, not fitted. massif on a 6,144-GPU
+ * Llama 405B-class job (2.75 GB peak inside the sort) shows exactly those
+ * four arrays. 32 MiB + the structures' own nodes (LSIM_MEM_NODE_B) +
+ * 116 B a collective kernel against sim -o's peak RSS, measured ->
+ * modelled (docs/scaling.md): GPT-3 175B 4,096 GPUs 608 -> 618 MiB, Llama
+ * 2,048 GPUs 322 -> 328 MiB, 6,144 GPUs with sequence parallelism and full
+ * recomputation 2,561 -> 2,623 MiB, Llama 98,304 GPUs 12,699 -> 12,639
+ * MiB. Until 2026-12-07 the check counted 4 B a node and 80 KiB a graph
+ * for those GPUs, fitted to jobs of about 0.07 collectives a node: the
+ * 6,144-GPU job (0.135) was estimated at half its peak. */
+#define LSIM_MEM_MATCH_B 116
 
 /* Writing a result archive (sim -o) costs a GPU with a structure of its
  * own 8 B a node more at the write's peak: the archive's per-node start
@@ -130,7 +137,9 @@ uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, ui
  * the same for the whole job, ranks = the ranks it runs on now (1 outside
  * MPI); nodes and strings may be the full-node and full-string
  * equivalents of cheaper ones (lsim_mem_nodes_at, lsim_mem_shared_strings),
- * so the message names shown_nodes, the rank's nodes as they are. 0 when
+ * so the message names shown_nodes, the rank's nodes as they are, and
+ * shown_graphs its graphs (mine[0] may count only those that cost a
+ * graph's 80 KiB: LSIM_MEM_MATCH_B above). 0 when
  * mine's estimate fits this rank's limit (or the check is
  * off); LSIM_ENOMEM with one message, "WHAT: N graph(s) of X nodes and Y
  * edges in all need about A GiB per rank at K = ranks, more than the B GiB
@@ -141,7 +150,7 @@ uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, ui
  * archive, refused under mpirun): the message says so instead of advising
  * mpirun. Local. */
 int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
-                       uint64_t shown_nodes, lsim_err *err);
+                       uint64_t shown_nodes, uint64_t shown_graphs, lsim_err *err);
 
 /* lsim_mem_check_job for one process holding all of the graphs (mine =
  * job, ranks = 1). */

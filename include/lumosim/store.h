@@ -223,8 +223,9 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
 #define LSIM_STORE_READ_CPU_OPS 16
 /* LSIM_STORE_READ_REDUCED: the graphs will be simulated with the symmetry
  * reduction (serial sim, symmetry.h): the memory check counts a GPU that
- * shares another's structure at LSIM_MEM_REDUCED_NODE_B a node (no engine
- * of its own). A run that then does not reduce checks its engines before
+ * shares another's structure by its collective kernels, at
+ * LSIM_MEM_MATCH_B each (no engine of its own; memlimit.h). A run that
+ * then does not reduce checks its engines before
  * making them (lsim_run_opts.sized_reduced). */
 #define LSIM_STORE_READ_REDUCED 32
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,

@@ -338,27 +338,32 @@ class SharedStructureTests(unittest.TestCase):
         the engines' deciding edges (bind false: plain `sim`, which keeps
         them only for --detail nodes, --trace-out and --critical-path)
         16 B a node less, own or shared; with an archive written (-o) 8 B
-        a node more for a GPU with rows of its own. reduced: a sharing GPU
-        4 B a node (memlimit.h LSIM_MEM_REDUCED_NODE_B: no engine of its
-        own, `sim`'s default in one process). The C code rounds each of
-        those two node terms up to whole 132-byte nodes: at most 264 B
-        more."""
+        a node more for a GPU with rows of its own. reduced (`sim`'s
+        default in one process): a sharing GPU costs nothing a node or a
+        graph but 116 B a collective kernel (memlimit.h LSIM_MEM_MATCH_B:
+        the match's entry, sort key, order and group id); a GPU with its
+        own structure as before (its match is in its 132 B a node).
+        The C code rounds each of those two node terms up to whole 132-byte
+        nodes: at most 264 B more."""
         with h5py.File(store, "r") as f:
             gp = f["gpus"]
             no, nc, ec, sc = (gp[k][:].astype(np.int64) for k in ("node_offset", "node_count", "edge_count",
                                                                     "string_count"))
             like = gp["strings_like"][:] if "strings_like" in gp else np.full(len(nc), -1)
+            cc = gp["coll_count"][:].astype(np.int64)
         # a table shared with another GPU (strings_like) holds only its
         # replaced names, its own rows, at 48 B; a GPU sharing rows but
         # with a table of its own is read as an overlay, 12 B a string
         own_sc = sc.copy()
         own_b, sh_b = (132, 48) if bind else (116, 32)
-        sh_b = 4 if reduced else sh_b
+        sh_b = 0 if reduced else sh_b
         own_b += 8 if archive else 0
-        est, acc = 32 * 2**20 + 80 * 1024 * len(nc), 0
+        est, acc = 32 * 2**20, 0
         for g in range(len(nc)):
-            if (no[g] != acc and nc[g]) or like[g] >= 0:
-                est += (sh_b * nc[g] if no[g] != acc and nc[g] else own_b * nc[g] + 20 * ec[g]) + (
+            shares = no[g] != acc and nc[g]
+            est += 116 * cc[g] if reduced and shares else 80 * 1024
+            if shares or like[g] >= 0:
+                est += (sh_b * nc[g] if shares else own_b * nc[g] + 20 * ec[g]) + (
                     48 * own_sc[g] if like[g] >= 0 else 12 * sc[g])
                 acc += 0 if no[g] != acc and nc[g] else nc[g]
             else:
@@ -400,6 +405,16 @@ class SharedStructureTests(unittest.TestCase):
             if not ok:
                 self.assertIn("need about %.1f MiB per rank" % (full / 2**20), p.stderr)
                 self.assertFalse(os.path.exists(out))
+        # the reduced run's own figure, pinned between two limits 1 KiB
+        # either side of it (the C code rounds up by at most 264 B): the
+        # match's 116 B a collective kernel of a GPU that shares a
+        # structure, no engine and no graph of its own
+        for lim, ok in ((red + 1024, True), (red - 1024, False)):
+            if os.path.exists(out):
+                os.remove(out)
+            env = dict(os.environ, LUMOSIM_MEM_LIMIT=str(lim))
+            p = subprocess.run([LUMOSIM, "sim", self.shared, "-o", out], capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 0 if ok else 1, "limit %d: %s" % (lim, p.stderr))
         # the deciding edges are 16 B a node of the whole job, the archive's
         # write 8 B a node of the flat store
         with h5py.File(self.flat, "r") as f:

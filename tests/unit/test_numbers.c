@@ -435,11 +435,11 @@ static void test_mem_estimate(void)
         /* a rank of a 2-rank run holding half the job: its own share in
          * the estimate, the whole job in the K */
         const uint64_t mine[4] = {128, 5605856, 9279440, 2811104}, job[4] = {256, 11211712, 18558880, 5622208};
-        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 5605856, &e) == LSIM_ENOMEM);
+        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 5605856, mine[0], &e) == LSIM_ENOMEM);
         says(&e, "job.h5: 128 graph(s) of 5605856 nodes", "per rank at K = 2", "K >= 31");
         /* the nodes named are the ones given to show, not the estimate's
          * equivalents (a store read shared or without deciding edges) */
-        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 7000000, &e) == LSIM_ENOMEM);
+        CHECK(lsim_mem_check_job("job.h5", mine, job, 2, 7000000, mine[0], &e) == LSIM_ENOMEM);
         says(&e, "job.h5: 128 graph(s) of 7000000 nodes", "per rank at K = 2", "K >= 31");
     }
     setenv("LUMOSIM_MEM_LIMIT", "30M", 1);
