@@ -39,11 +39,10 @@ static char *command_line(int argc, char **argv)
     return cmd;
 }
 
-/* Size before work (issue 40): the new job's GPUs (the source's layout
- * with --tp/--pp/--dp applied) times a source GPU's nodes on average,
- * against the work cap (cli.h), and its GPUs against the most a store
- * holds (LSIM_WORLD_MAX, graph.h; not overridable: every reader would
- * refuse the store). From pass 1's metadata, before any GPU is made. */
+/* Size before work (issue 40): the new job's GPUs times a source GPU's
+ * nodes on average, against the work cap (cli.h), and its GPUs against the
+ * most a store holds (LSIM_WORLD_MAX, graph.h; not overridable: every
+ * reader would refuse the store). */
 static int cap_of(const lsim_wi_request *wa, double gpus, double per, lsim_err *err)
 {
     if (gpus > LSIM_WORLD_MAX)
@@ -55,6 +54,8 @@ static int cap_of(const lsim_wi_request *wa, double gpus, double per, lsim_err *
     return lsim_cli_work_cap(wa->out ? wa->out : wa->in, gpus * per, how, "use a smaller --dp, --tp or --pp", err);
 }
 
+/* cap_of with the source's layout and --tp/--pp/--dp applied, from pass
+ * 1's metadata, before any GPU is made. */
 static int whatif_cap(const lsim_wi_request *wa, const lsim_wi_facts *f, lsim_err *err)
 {
     double nodes = 0;
