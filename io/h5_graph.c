@@ -1203,7 +1203,8 @@ static int size_check(sctx *c, const char *where, const gmeta *m, size_t ngpu, c
      * nodes 8 B more when an archive is written. In a reduced run a GPU
      * that shares a structure holds no engine and costs about nothing a
      * node or a graph: the peak is the match's sort, LSIM_MEM_MATCH_B a
-     * collective kernel of each such GPU. The job's figure, for the K that
+     * collective kernel of each such GPU, or in parts when that does not
+     * fit (lsim_mem_match_bytes). The job's figure, for the K that
      * would fit under mpirun, where nothing is reduced, keeps 48 B. */
     uint64_t nodes_shown = mine[1] + mshared;
     unsigned bown = LSIM_MEM_NODE_B - (c->no_bind ? LSIM_MEM_BIND_B : 0) + (c->archive ? LSIM_MEM_WRITE_B : 0);
@@ -1214,6 +1215,11 @@ static int size_check(sctx *c, const char *where, const gmeta *m, size_t ngpu, c
     job[1] = lsim_mem_nodes_at(job[1], bown) + lsim_mem_nodes_at(jshared, bsh);
     lsim_err e = {0};
     int mrc = count ? lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, count, &e) : 0;
+    if (mrc == LSIM_ENOMEM && c->reduced) { /* the match in parts (memlimit.h): the least it can need */
+        mine[1] -= lsim_mem_nodes_at(colls, LSIM_MEM_MATCH_B);
+        mine[1] += lsim_mem_nodes_at(colls, lsim_mem_match_bytes(LSIM_MATCH_PARTS_MAX));
+        mrc = lsim_mem_check_job(c->path, mine, job, check_ranks(c, where), nodes_shown, count, &e);
+    }
     if (mrc) c->e = e;
     return h5s_agree(c, mrc);
 }

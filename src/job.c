@@ -524,31 +524,102 @@ static int count_entries(lsim_graph *const *g, size_t n, size_t *ne, lsim_err *e
     return rc;
 }
 
-/* s[0..len) interned in names: its stable text, or NULL (no memory). */
-static const char *intern_group(lsim_strtab *names, const char *s, size_t len)
+/* s[0..len) interned in names: its stable text (*id its id), or NULL (no
+ * memory). */
+static const char *intern_group(lsim_strtab *names, const char *s, size_t len, uint32_t *id)
 {
-    uint32_t id = 0;
-    return lsim_strtab_intern(names, s, len, &id) ? NULL : lsim_strtab_get(names, id);
+    return lsim_strtab_intern(names, s, len, id) ? NULL : lsim_strtab_get(names, *id);
+}
+
+/* Which entries a listing keeps (lsim_job_match_ex in parts): NULL, all.
+ * part_of (by interned group id, nnames of them) names each group's part,
+ * and only the groups of part `part` are kept, `want` of them. With census
+ * set, nothing is kept: count[id] gets each group's entries (grown here as
+ * names are interned, cap of them) and hasobs[gpu] 1 for a GPU with an
+ * observed collective. */
+typedef struct part_sel {
+    const uint32_t *part_of;
+    uint32_t part;
+    uint64_t *count;
+    size_t cap;
+    uint8_t *hasobs;
+    int census;      /* this listing is the census */
+    size_t want;     /* a part's entries (from the census) */
+    uint32_t nnames; /* the groups part_of knows */
+} part_sel;
+
+/* sel's census counts one entry of group id (0 or LSIM_ENOMEM). */
+static int census_add(part_sel *sel, uint32_t id, lsim_err *err)
+{
+    if (id >= sel->cap) {
+        size_t cap = sel->cap ? sel->cap : 1024;
+        while (cap <= id) cap *= 2;
+        uint64_t *c = lsim_realloc(sel->count, cap * sizeof *c);
+        if (!c) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        memset(c + sel->cap, 0, (cap - sel->cap) * sizeof *c);
+        sel->count = c;
+        sel->cap = cap;
+    }
+    sel->count[id]++;
+    return 0;
+}
+
+/* One collective node's entry (its group left to the caller). */
+static void fill_entry(lsim_job_entry *x, const lsim_graph *g, uint32_t gid, uint32_t v, const lsim_coll_info *c)
+{
+    x->seq = c->seq;
+    x->gpu = gid;
+    x->node = v;
+    x->coll = (uint32_t)g->coll[v];
+    x->kind = c->kind;
+    x->bytes = c->bytes;
+    x->obs_start = g->obs_start[v];
+    x->obs_end = g->obs_end[v];
+    x->observed = g->obs_start[v] != LSIM_OBS_NONE && g->obs_end[v] != LSIM_OBS_NONE;
+    x->dur = g->dur[v];
+    x->rank = gpu_rank(g, gid);
+    x->root = root_rank(g, c);
+}
+
+/* p2p entries of a GPU are contiguous in [first, last) once the
+ * collectives between them are set aside: moved to the front of the range
+ * and numbered on their pairs (the collectives' seq is left as it is). */
+static int p2p_range(lsim_job_entry *e, size_t first, size_t last, lsim_err *err)
+{
+    size_t np = 0;
+    for (size_t q = first; q < last; q++)
+        if (is_p2p(e[q].kind)) np++;
+    lsim_job_entry *tmp = lsim_malloc((last - first) * sizeof *tmp);
+    if (!tmp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching point-to-point kernels");
+    size_t a = 0, b = np;
+    for (size_t q = first; q < last; q++) tmp[is_p2p(e[q].kind) ? a++ : b++] = e[q];
+    memcpy(&e[first], tmp, (last - first) * sizeof *tmp);
+    lsim_free(tmp);
+    return number_p2p(e, first, first + np, err);
 }
 
 #define GROUP_MEMO 16 /* group names a GPU's listing remembers */
 static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names,
-                        const job_progress *prog, lsim_job_entry **out, size_t *nout, uint64_t *p2p, lsim_err *err)
+                        const job_progress *prog, part_sel *sel, lsim_job_entry **out, size_t *nout, uint64_t *p2p,
+                        lsim_err *err)
 {
     size_t ne = 0;
     int rc = 0;
-    *out = NULL;
-    *nout = 0;
+    int census = sel && sel->census;
+    if (out) *out = NULL;
+    if (nout) *nout = 0;
     if ((rc = count_entries(g, n, &ne, err))) return rc;
-    lsim_job_entry *e = lsim_calloc(ne ? ne : 1, sizeof *e);
+    if (sel && !census) ne = sel->want; /* the part's entries, counted by the census */
+    lsim_job_entry *e = census ? NULL : lsim_calloc(ne ? ne : 1, sizeof *e);
     /* the size named: a job too large for one process is one whose
      * collectives are (366.7 M at 98,304 GPUs of a Llama 405B-class job
      * with sequence parallelism and full recomputation: 29 GB of entries) */
-    if (!e)
+    if (!census && !e)
         return lsim_err_set(err, LSIM_ENOMEM,
                             "out of memory matching collectives: %zu collective kernels of %zu GPUs need %.1f GiB for "
                             "their entries alone (%zu B each); under mpirun each rank lists and matches its own GPUs'",
                             ne, n, (double)ne * (double)sizeof *e / (double)(1ULL << 30), sizeof *e);
+    size_t room = ne;
     ne = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t gid = gpu_ids ? gpu_ids[i] : (uint32_t)i;
@@ -559,16 +630,17 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
          * name for each of 5 M entries was a third of a 4,096-GPU job's
          * match; with one name remembered, a GPU whose kernels alternate
          * between groups still interned nearly every entry's. */
-        uint32_t c_ids[GROUP_MEMO], c_n = 0, c_next = 0, p_name = 0, p_ranks = 0;
+        uint32_t c_ids[GROUP_MEMO], c_sid[GROUP_MEMO], c_n = 0, c_next = 0, p_name = 0, p_ranks = 0, p_sid = 0;
         const char *c_texts[GROUP_MEMO];
         uint8_t p_kind = 0;
         int p_have = 0, p_k = 0;
-        const char *c_group = NULL, *p_group = NULL;
+        const char *p_group = NULL;
         for (uint32_t v = 0; v < g[i]->n; v++) {
             if (!(g[i]->flags[v] & LSIM_NF_COLL) || g[i]->coll[v] < 0) continue;
             const lsim_coll_info *c = &g[i]->colls[g[i]->coll[v]];
-            lsim_job_entry *x = &e[ne];
-            memset(x, 0, sizeof *x);
+            const char *group;
+            uint32_t sid;
+            int32_t gsize;
             if (is_p2p(c->kind)) {
                 if (!p_have || c->pg_name != p_name || c->pg_ranks != p_ranks || c->kind != p_kind) {
                     char key[LSIM_JOB_GROUP_MAX] = {0};
@@ -577,72 +649,64 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
                         rc = k;
                         goto fail;
                     }
-                    if (k && !(p_group = intern_group(names, key, strlen(key)))) goto nomem;
+                    if (k && !(p_group = intern_group(names, key, strlen(key), &p_sid))) goto nomem;
                     p_have = 1, p_k = k, p_name = c->pg_name, p_ranks = c->pg_ranks, p_kind = c->kind;
                 }
-                int k = p_k;
-                if (k == 0) {
-                    if (p2p) (*p2p)++;
+                if (p_k == 0) {
+                    if (p2p && (!sel || census)) (*p2p)++; /* counted once: by the census */
                     continue;
                 }
-                x->group = p_group;
-                x->group_size = 2;
-                if (p2p_first == SIZE_MAX) p2p_first = ne;
-                p2p_last = ne + 1;
+                group = p_group, sid = p_sid, gsize = 2;
             } else {
                 uint32_t m = 0;
                 while (m < c_n && c_ids[m] != c->pg_name) m++;
-                if (m < c_n) {
-                    c_group = c_texts[m];
-                } else {
+                if (m == c_n) {
                     const char *grp = c->pg_name != UINT32_MAX ? lsim_strtab_get(g[i]->strings, c->pg_name) : "";
                     /* cut as snprintf into the 64-byte name cut it */
                     size_t l = grp ? strnlen(grp, LSIM_JOB_GROUP_MAX - 1) : 0;
-                    if (!(c_group = intern_group(names, grp ? grp : "", l))) goto nomem;
+                    uint32_t id = 0;
+                    const char *t = intern_group(names, grp ? grp : "", l, &id);
+                    if (!t) goto nomem;
                     m = c_n < GROUP_MEMO ? c_n++ : c_next++ % GROUP_MEMO; /* full: replace in turn */
-                    c_ids[m] = c->pg_name, c_texts[m] = c_group;
+                    c_ids[m] = c->pg_name, c_texts[m] = t, c_sid[m] = id;
                 }
-                x->group = c_group;
-                x->group_size = c->group_size;
+                group = c_texts[m], sid = c_sid[m], gsize = c->group_size;
             }
-            ne++;
-            x->seq = c->seq;
-            x->gpu = gid;
-            x->node = v;
-            x->coll = (uint32_t)g[i]->coll[v];
-            x->kind = c->kind;
-            x->bytes = c->bytes;
-            x->obs_start = g[i]->obs_start[v];
-            x->obs_end = g[i]->obs_end[v];
-            x->observed = g[i]->obs_start[v] != LSIM_OBS_NONE && g[i]->obs_end[v] != LSIM_OBS_NONE;
-            x->dur = g[i]->dur[v];
-            x->rank = gpu_rank(g[i], gid);
-            x->root = root_rank(g[i], c);
-        }
-        /* p2p entries of this GPU are contiguous in [p2p_first, p2p_last)
-         * once the collectives between them are set aside: number them on
-         * their pairs (the collectives' seq is left as it is) */
-        if (p2p_first != SIZE_MAX) {
-            size_t w = p2p_first;
-            /* move p2p entries to the front of the range, keep the others after */
-            size_t np = 0;
-            for (size_t q = p2p_first; q < p2p_last; q++)
-                if (is_p2p(e[q].kind)) np++;
-            lsim_job_entry *tmp = lsim_malloc((p2p_last - p2p_first) * sizeof *tmp);
-            if (!tmp) {
-                rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching point-to-point kernels");
+            if (census) {
+                if ((rc = census_add(sel, sid, err))) goto fail;
+                if (sel->hasobs && g[i]->obs_start[v] != LSIM_OBS_NONE && g[i]->obs_end[v] != LSIM_OBS_NONE)
+                    sel->hasobs[gid] = 1;
+                continue;
+            }
+            if (sel && (sid >= sel->nnames || sel->part_of[sid] != sel->part)) {
+                if (sid < sel->nnames) continue;
+                rc = lsim_err_set(err, LSIM_EINTERNAL, "collective kernels changed between two listings");
                 goto fail;
             }
-            size_t a = 0, b = np;
-            for (size_t q = p2p_first; q < p2p_last; q++) tmp[is_p2p(e[q].kind) ? a++ : b++] = e[q];
-            memcpy(&e[w], tmp, (p2p_last - p2p_first) * sizeof *tmp);
-            lsim_free(tmp);
-            if ((rc = number_p2p(e, p2p_first, p2p_first + np, err))) goto fail;
+            if (ne == room) {
+                rc = lsim_err_set(err, LSIM_EINTERNAL, "collective kernels changed between two listings");
+                goto fail;
+            }
+            lsim_job_entry *x = &e[ne];
+            memset(x, 0, sizeof *x);
+            x->group = group;
+            x->group_size = gsize;
+            fill_entry(x, g[i], gid, v, c);
+            if (is_p2p(c->kind)) {
+                if (p2p_first == SIZE_MAX) p2p_first = ne;
+                p2p_last = ne + 1;
+            }
+            ne++;
         }
+        if (p2p_first != SIZE_MAX && (rc = p2p_range(e, p2p_first, p2p_last, err))) goto fail;
         tell(prog, "listing collective kernels", i, i + 1, n, 10); /* every 1,024 GPUs */
     }
-    *out = e;
-    *nout = ne;
+    if (sel && !census && ne != room) {
+        rc = lsim_err_set(err, LSIM_EINTERNAL, "collective kernels changed between two listings");
+        goto fail;
+    }
+    if (out) *out = e;
+    if (nout) *nout = ne;
     return 0;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
@@ -654,7 +718,7 @@ fail:
 int lsim_job_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n, lsim_strtab *names, lsim_job_entry **out,
                      size_t *nout, uint64_t *p2p, lsim_err *err)
 {
-    return list_entries(g, gpu_ids, n, names, NULL, out, nout, p2p, err);
+    return list_entries(g, gpu_ids, n, names, NULL, NULL, out, nout, p2p, err);
 }
 
 static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, const int32_t *ranks,
@@ -664,11 +728,267 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
 
 int lsim_job_match(lsim_graph *const *g, size_t n, lsim_job **out, lsim_err *err)
 {
-    return lsim_job_match_ex(g, n, NULL, NULL, out, err);
+    return lsim_job_match_ex(g, n, 1, NULL, NULL, out, err);
 }
 
-int lsim_job_match_ex(lsim_graph *const *g, size_t n, lsim_job_progress_fn progress, void *ctx, lsim_job **out,
-                      lsim_err *err)
+/* ------------------------------------------------- the match in parts
+ *
+ * lsim_job_match_ex with parts > 1. The census lists every GPU's
+ * collectives once without keeping them and counts each group's entries;
+ * the groups, in strcmp order of their names, are cut into `parts` runs
+ * of about equal entries. Each run is then listed and matched on its own
+ * (the serial matcher, as an owner of the distributed match does) and
+ * appended to the job. The sorted order is (group, position, GPU, node)
+ * and a run holds whole groups, so the runs in turn give the instances,
+ * their participants and the first failure of the match in one part: the
+ * job is the same array for array, and the error the same line. */
+
+typedef struct parts_job {
+    lsim_job *j;
+    size_t np, ni, icap;     /* participants and instances so far, room for instances */
+    lsim_ns *obs_s, *obs_e;  /* per participant, when the job has observed entries */
+    uint8_t *obs;
+    lsim_ns **diffs;         /* per GPU: its clock-offset terms */
+    size_t *ndiff, *dcap;
+} parts_job;
+
+/* Each interned group's part (part_of, allocated here) and each part's
+ * entries (want, parts of them), from the census counts: the names in
+ * strcmp order, a group in the part where its first entry falls. */
+static int cut_parts(const lsim_strtab *names, const part_sel *sel, unsigned parts, uint32_t **part_of,
+                     size_t *want, lsim_err *err)
+{
+    uint32_t nd = lsim_strtab_count(names);
+    distinct_name *ids = lsim_malloc((nd ? nd : 1) * sizeof *ids);
+    *part_of = lsim_malloc((nd ? nd : 1) * sizeof **part_of);
+    int rc = 0;
+    if (!ids || !*part_of) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto cleanup;
+    }
+    uint64_t total = 0;
+    for (uint32_t d = 0; d < nd; d++) {
+        ids[d] = (distinct_name){lsim_strtab_get(names, d), d};
+        total += d < sel->cap ? sel->count[d] : 0;
+    }
+    if (nd) qsort(ids, nd, sizeof *ids, cmp_distinct); /* distinct names: no ties */
+    for (unsigned p = 0; p < parts; p++) want[p] = 0;
+    uint64_t acc = 0; /* at most the job's entries: acc x parts stays far below 2^64 */
+    for (uint32_t d = 0; d < nd; d++) {
+        uint32_t id = ids[d].d;
+        uint64_t c = id < sel->cap ? sel->count[id] : 0;
+        unsigned p = total ? (unsigned)(acc * parts / total) : 0;
+        (*part_of)[id] = p;
+        want[p] += c;
+        acc += c;
+    }
+cleanup:
+    lsim_free(ids);
+    return rc;
+}
+
+/* Room in pj for `more` instances (grown by half again, at least). */
+static int parts_room(parts_job *pj, size_t more, lsim_err *err)
+{
+    if (pj->ni + more <= pj->icap) return 0;
+    size_t cap = pj->icap + pj->icap / 2;
+    if (cap < pj->ni + more) cap = pj->ni + more;
+    lsim_job *j = pj->j;
+    uint64_t *po = lsim_realloc(j->part_off, (cap + 1) * sizeof *po);
+    if (po) j->part_off = po;
+    lsim_ns *tr = po ? lsim_realloc(j->transfer, cap * sizeof *tr) : NULL;
+    if (tr) j->transfer = tr;
+    uint8_t *ru = tr ? lsim_realloc(j->rule, cap * sizeof *ru) : NULL;
+    if (ru) j->rule = ru;
+    uint64_t *ro = ru ? lsim_realloc(j->root, cap * sizeof *ro) : NULL;
+    if (ro) j->root = ro;
+    if (!ro) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    pj->icap = cap;
+    return 0;
+}
+
+/* One part's matched job oj (its entries e through order, ediff each
+ * sorted position's clock term) appended to pj: instances after those so
+ * far, participants after theirs, each GPU's instance slots and clock
+ * terms, the participants' observations when the job has any. */
+static int merge_part(parts_job *pj, const lsim_job *oj, const lsim_job_entry *e, const size_t *order,
+                      const lsim_ns *ediff, size_t ne, const int32_t *ranks, const char *const *src, lsim_err *err)
+{
+    lsim_job *j = pj->j;
+    int rc = parts_room(pj, oj->ninst, err);
+    if (rc) return rc;
+    for (size_t k = 0; k < oj->ninst; k++) {
+        j->part_off[pj->ni + k] = pj->np + oj->part_off[k];
+        j->transfer[pj->ni + k] = oj->transfer[k];
+        j->rule[pj->ni + k] = oj->rule[k];
+        int rooted = oj->rule[k] == LSIM_JOB_BCAST || oj->rule[k] == LSIM_JOB_REDUCE;
+        j->root[pj->ni + k] = rooted ? pj->np + oj->root[k] : 0;
+        for (uint64_t a = oj->part_off[k]; a < oj->part_off[k + 1]; a++) {
+            uint32_t gpu = oj->part_gpu[a], c = oj->part_coll[a];
+            size_t at = pj->np + a;
+            j->part_gpu[at] = gpu;
+            j->part_node[at] = oj->part_node[a];
+            j->part_coll[at] = c;
+            if (j->inst_of[gpu][c] >= 0)
+                return lsim_err_set(err, LSIM_ETRACE, "%s: collective record %u belongs to two collective kernels of rank %d",
+                                    src_of(src, gpu), c, rank_of(ranks, gpu));
+            j->inst_of[gpu][c] = (int32_t)(pj->ni + k);
+            if (pj->obs) {
+                const lsim_job_entry *x = &e[order[a]];
+                pj->obs[at] = x->observed, pj->obs_s[at] = x->obs_start, pj->obs_e[at] = x->obs_end;
+            }
+            if (ediff[a] == INT64_MIN) continue;
+            if (pj->ndiff[gpu] == pj->dcap[gpu]) {
+                size_t cap = pj->dcap[gpu] ? 2 * pj->dcap[gpu] : 16;
+                lsim_ns *d = lsim_realloc(pj->diffs[gpu], cap * sizeof *d);
+                if (!d) return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+                pj->diffs[gpu] = d;
+                pj->dcap[gpu] = cap;
+            }
+            pj->diffs[gpu][pj->ndiff[gpu]++] = ediff[a];
+        }
+    }
+    pj->ni += oj->ninst;
+    pj->np += ne;
+    j->ngroups += oj->ngroups;
+    j->p2p_inst += oj->p2p_inst;
+    j->rooted_inst += oj->rooted_inst;
+    j->rootless_inst += oj->rootless_inst;
+    return 0;
+}
+
+/* Participant a of pj, for lsim_job_observed_waits. */
+static void parts_obs(const void *ctx, uint64_t a, lsim_job_obs *o)
+{
+    const parts_job *pj = ctx;
+    *o = (lsim_job_obs){pj->j->part_gpu[a], pj->j->part_node[a], pj->obs ? pj->obs[a] : 0,
+                        pj->obs ? pj->obs_s[a] : 0, pj->obs ? pj->obs_e[a] : 0};
+}
+
+/* pj's job made for n GPUs of ne entries in all (hasobs: which GPUs have an
+ * observed collective): every GPU's instance slots (-1), its observed
+ * waiting where it has observations, its clock terms' lists. */
+static int parts_alloc(parts_job *pj, size_t n, size_t ne, const size_t *nodes, const size_t *colls,
+                       const uint8_t *hasobs, lsim_err *err)
+{
+    lsim_job *j = pj->j = lsim_calloc(1, sizeof *j);
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= hasobs[i];
+    if (!j) goto nomem;
+    j->ngpus = n;
+    j->inst_of = lsim_calloc(n ? n : 1, sizeof *j->inst_of);
+    j->obs_wait = lsim_calloc(n ? n : 1, sizeof *j->obs_wait);
+    j->clock_offset = lsim_calloc(n ? n : 1, sizeof *j->clock_offset);
+    j->part_gpu = lsim_malloc((ne ? ne : 1) * sizeof *j->part_gpu);
+    j->part_node = lsim_malloc((ne ? ne : 1) * sizeof *j->part_node);
+    j->part_coll = lsim_malloc((ne ? ne : 1) * sizeof *j->part_coll);
+    j->part_off = lsim_malloc(sizeof *j->part_off);
+    pj->diffs = lsim_calloc(n ? n : 1, sizeof *pj->diffs);
+    pj->ndiff = lsim_calloc(n ? 2 * n : 1, sizeof *pj->ndiff);
+    pj->dcap = pj->ndiff ? pj->ndiff + n : NULL;
+    if (!j->inst_of || !j->obs_wait || !j->clock_offset || !j->part_gpu || !j->part_node || !j->part_coll ||
+        !j->part_off || !pj->diffs || !pj->ndiff)
+        goto nomem;
+    if (any) {
+        pj->obs = lsim_malloc(ne ? ne : 1);
+        pj->obs_s = lsim_malloc((ne ? ne : 1) * sizeof *pj->obs_s);
+        pj->obs_e = lsim_malloc((ne ? ne : 1) * sizeof *pj->obs_e);
+        if (!pj->obs || !pj->obs_s || !pj->obs_e) goto nomem;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!nodes[i]) continue; /* as the serial match: no arrays for a GPU without nodes */
+        j->inst_of[i] = lsim_malloc((colls[i] ? colls[i] : 1) * sizeof **j->inst_of);
+        if (hasobs[i]) j->obs_wait[i] = lsim_calloc(nodes[i], sizeof **j->obs_wait);
+        if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) goto nomem;
+        for (size_t c = 0; c < colls[i]; c++) j->inst_of[i][c] = -1;
+    }
+    return 0;
+nomem:
+    return lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+}
+
+/* One part listed (sel) and matched, then appended to pj. */
+static int match_one_part(lsim_graph *const *g, size_t n, lsim_strtab *names, part_sel *sel, const int32_t *ranks,
+                          const char *const *src, parts_job *pj, lsim_err *err)
+{
+    lsim_job_entry *e = NULL;
+    size_t ne = 0, *order = NULL;
+    lsim_ns *ediff = NULL;
+    lsim_job *oj = NULL;
+    int rc = list_entries(g, NULL, n, names, NULL, sel, &e, &ne, NULL, err);
+    if (rc) return rc;
+    order = lsim_malloc((ne ? ne : 1) * sizeof *order);
+    ediff = lsim_malloc((ne ? ne : 1) * sizeof *ediff);
+    if (!order || !ediff) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+    if (!rc) rc = from_entries_ex(e, ne, n, ranks, src, NULL, NULL, NULL, order, ediff, NULL, &oj, err);
+    if (!rc) rc = merge_part(pj, oj, e, order, ediff, ne, ranks, src, err);
+    lsim_job_free(oj);
+    lsim_free(e);
+    lsim_free(order);
+    lsim_free(ediff);
+    return rc;
+}
+
+static int match_in_parts(lsim_graph *const *g, size_t n, unsigned parts, const int32_t *ranks,
+                          const char *const *src, const size_t *nodes, const size_t *colls, const job_progress *prog,
+                          lsim_job **out, uint64_t *p2p, lsim_err *err)
+{
+    lsim_strtab *names = lsim_strtab_new();
+    part_sel sel = {0};
+    parts_job pj = {0};
+    uint32_t *part_of = NULL;
+    size_t *want = lsim_malloc(parts * sizeof *want), ne = 0;
+    int rc = 0;
+    sel.hasobs = lsim_calloc(n ? n : 1, 1);
+    if (!names || !want || !sel.hasobs) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
+        goto cleanup;
+    }
+    sel.census = 1;
+    if ((rc = list_entries(g, NULL, n, names, prog, &sel, NULL, NULL, p2p, err))) goto cleanup;
+    sel.census = 0;
+    if ((rc = cut_parts(names, &sel, parts, &part_of, want, err))) goto cleanup;
+    for (unsigned p = 0; p < parts; p++) ne += want[p];
+    if ((rc = parts_alloc(&pj, n, ne, nodes, colls, sel.hasobs, err))) goto cleanup;
+    sel.part_of = part_of;
+    sel.nnames = lsim_strtab_count(names);
+    for (unsigned p = 0; p < parts && !rc; p++) {
+        tell(prog, "matching collective kernels, part by part", p, p + 1, parts, 0);
+        sel.part = p;
+        sel.want = want[p];
+        rc = match_one_part(g, n, names, &sel, ranks, src, &pj, err);
+    }
+    if (rc) goto cleanup;
+    lsim_job *j = pj.j;
+    j->part_off[pj.ni] = pj.np;
+    j->ninst = j->ninst_job = pj.ni;
+    /* each GPU's clock offset: the median of its terms, as the serial match */
+    for (size_t i = 0; i < n; i++) {
+        if (!pj.ndiff[i]) continue;
+        qsort(pj.diffs[i], pj.ndiff[i], sizeof **pj.diffs, cmp_ns);
+        j->clock_offset[i] = pj.diffs[i][pj.ndiff[i] / 2];
+    }
+    lsim_job_observed_waits(j, parts_obs, &pj);
+    *out = j;
+    pj.j = NULL;
+cleanup:
+    lsim_job_free(pj.j);
+    for (size_t i = 0; pj.diffs && i < n; i++) lsim_free(pj.diffs[i]);
+    lsim_free(pj.diffs);
+    lsim_free(pj.ndiff);
+    lsim_free(pj.obs);
+    lsim_free(pj.obs_s);
+    lsim_free(pj.obs_e);
+    lsim_free(sel.count);
+    lsim_free(sel.hasobs);
+    lsim_free(part_of);
+    lsim_free(want);
+    lsim_strtab_free(names);
+    return rc;
+}
+
+int lsim_job_match_ex(lsim_graph *const *g, size_t n, unsigned parts, lsim_job_progress_fn progress, void *ctx,
+                      lsim_job **out, lsim_err *err)
 {
     job_progress prog = {progress, ctx};
     lsim_job_entry *e = NULL;
@@ -690,12 +1010,14 @@ int lsim_job_match_ex(lsim_graph *const *g, size_t n, lsim_job_progress_fn progr
         nodes[i] = g[i]->n;
         colls[i] = g[i]->ncoll;
     }
-    if (!(names = lsim_strtab_new())) {
+    if (parts > 1) {
+        rc = match_in_parts(g, n, parts, ranks, src, nodes, colls, &prog, out, &p2p, err);
+    } else if (!(names = lsim_strtab_new())) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
-        goto cleanup;
+    } else if (!(rc = list_entries(g, NULL, n, names, &prog, NULL, &e, &ne, &p2p, err))) {
+        rc = from_entries_ex(e, ne, n, ranks, src, nodes, colls, &prog, NULL, NULL, NULL, out, err);
     }
-    if ((rc = list_entries(g, NULL, n, names, &prog, &e, &ne, &p2p, err))) goto cleanup;
-    if ((rc = from_entries_ex(e, ne, n, ranks, src, nodes, colls, &prog, NULL, NULL, NULL, out, err))) goto cleanup;
+    if (rc) goto cleanup;
     (*out)->graphs = g;
     (*out)->uncoupled_p2p = p2p;
 cleanup:

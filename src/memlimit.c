@@ -236,6 +236,18 @@ uint64_t lsim_mem_nodes_at(uint64_t nodes, unsigned bytes)
     return nodes / LSIM_MEM_NODE_B * bytes + r / LSIM_MEM_NODE_B + (r % LSIM_MEM_NODE_B != 0);
 }
 
+unsigned lsim_mem_match_bytes(unsigned parts)
+{
+    return parts <= 1 ? LSIM_MEM_MATCH_B : LSIM_MEM_MATCH_HELD_B + (LSIM_MEM_MATCH_B + parts - 1) / parts;
+}
+
+unsigned lsim_mem_match_parts(uint64_t colls, uint64_t room)
+{
+    for (unsigned p = 1; p <= LSIM_MATCH_PARTS_MAX; p++)
+        if (colls <= room / lsim_mem_match_bytes(p)) return p;
+    return 0;
+}
+
 uint64_t lsim_mem_shared_strings(uint64_t strings) { return strings / 4 + (strings % 4 != 0); }
 
 /* Per-rank share of the job at K ranks, rounded up (a rank holds whole

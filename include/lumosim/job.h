@@ -141,10 +141,21 @@ int lsim_job_match(lsim_graph *const *graphs, size_t n, lsim_job **out, lsim_err
 /* The same, telling progress(ctx, what, done, total) as it goes (may be
  * NULL): the GPUs whose collectives are listed, then the entries paired
  * into instances; a few hundred calls at most. Why: the match of a
- * 98,304-GPU job takes most of a minute (docs/scaling.md). Local. */
+ * 98,304-GPU job takes most of a minute (docs/scaling.md).
+ *
+ * parts > 1: the match in that many parts, for a job whose collectives'
+ * sort does not fit at once (LSIM_MEM_MATCH_B a collective kernel,
+ * memlimit.h). The collectives are listed once more to count each
+ * group's, the groups cut in strcmp order of their names into `parts`
+ * runs of about equal kernels, and each run listed and matched on its
+ * own: the sort holds a part's entries only, the job's own arrays (the
+ * participants and each GPU's instance slots) being made for the whole
+ * job first. The job and any error are the same as with parts 1, array
+ * for array; it costs parts + 1 listings of every GPU's nodes. 0 or 1:
+ * one part. Local. */
 typedef void (*lsim_job_progress_fn)(void *ctx, const char *what, size_t done, size_t total);
-int lsim_job_match_ex(lsim_graph *const *graphs, size_t n, lsim_job_progress_fn progress, void *ctx, lsim_job **out,
-                      lsim_err *err);
+int lsim_job_match_ex(lsim_graph *const *graphs, size_t n, unsigned parts, lsim_job_progress_fn progress, void *ctx,
+                      lsim_job **out, lsim_err *err);
 
 /* The same in two steps, for GPUs spread over MPI ranks: each rank lists the
  * collective and coupled point-to-point kernels of its own graphs (gpu_ids: their global GPU indices,

@@ -105,6 +105,32 @@ uint64_t lsim_mem_estimate_graphs(uint64_t ngpu, uint64_t nodes, uint64_t edges,
  * 6,144-GPU job (0.135) was estimated at half its peak. */
 #define LSIM_MEM_MATCH_B 116
 
+/* The match in parts (lsim_job_match_ex, job.h): the job's own arrays are
+ * made whole first, LSIM_MEM_MATCH_HELD_B a collective kernel (its
+ * participant's GPU, node and record, 12 B, and its instance slot, 4 B,
+ * from the code; and its share of the instances' 25 B: offset, transfer,
+ * rule, root, about one instance for 6 kernels in a job of 8-GPU tensor
+ * groups and pipeline pairs), and each part's sort then holds
+ * LSIM_MEM_MATCH_B / parts of it. At most LSIM_MATCH_PARTS_MAX parts:
+ * each costs a listing of every GPU's nodes. 32 MiB + the structures' own
+ * nodes at 132 B + LSIM_MEM_MATCH_HELD_B + LSIM_MEM_MATCH_B / parts (rounded
+ * up) a collective kernel against `sim --match-parts P` of the 6,144-GPU
+ * Llama job above (22,918,656 collective kernels), peak RSS measured ->
+ * modelled: P = 2: 1,738 -> 1,795 MiB; 4: 1,188 -> 1,161; 8: 856 -> 855;
+ * 16: 687 -> 702; and `sim -o` of its 98,304-GPU version (366,698,496
+ * kernels) in the 4 parts the run chose: 17,030 -> 17,226 MiB. */
+#define LSIM_MEM_MATCH_HELD_B 20
+#define LSIM_MATCH_PARTS_MAX 16
+
+/* Bytes a collective kernel costs at the match's peak in `parts` parts
+ * (LSIM_MEM_MATCH_B for one). Pure. */
+unsigned lsim_mem_match_bytes(unsigned parts);
+
+/* The fewest parts (1 .. LSIM_MATCH_PARTS_MAX) in which the match of
+ * `colls` collective kernels fits in `room` bytes; 0 when none does.
+ * Pure. */
+unsigned lsim_mem_match_parts(uint64_t colls, uint64_t room);
+
 /* Writing a result archive (sim -o) costs a GPU with a structure of its
  * own 8 B a node more at the write's peak: the archive's per-node start
  * and end columns are packed per table, and its kernel summary rows

@@ -97,6 +97,13 @@ typedef struct lsim_run_opts {
      * its representative's times (the same results). 0: on. The classes
      * are computed either way (lsim_run.sym_rep). */
     int symmetry_off;
+    /* The collective match of a coupled job in this many parts
+     * (lsim_job_match_ex; sim --match-parts): about 1 / parts of its sort's
+     * memory for parts + 1 listings of the collectives. 0: one part when
+     * the sort fits this process's memory limit, else the fewest that fit
+     * (lsim_mem_match_parts, memlimit.h). Serial runs only: under mpirun
+     * each rank matches its own share of the keys. */
+    unsigned match_parts;
     /* The graphs were sized for a reduced run (LSIM_STORE_READ_REDUCED,
      * store.h): a job that then does not reduce has its engines checked
      * against this process's memory limit (memlimit.h) before they are
@@ -141,6 +148,7 @@ typedef struct lsim_run {
      * the run (for independent replays, engine set-up included); metrics and
      * critical path. */
     double match_s, setup_s, simulate_s, metrics_s;
+    unsigned match_parts; /* the parts the collective match ran in (lsim_run_opts.match_parts) */
     /* --replicate-from R with every rank of the job among the inputs: the
      * real ranks' graphs, by rank (owned; NULL otherwise). The copies are
      * then measured against them, not against rank R's own trace. */

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/samples.h"
 #include "lumosim/text.h"
 #include "lumosim/whatif_steps.h"
@@ -106,9 +107,18 @@ const char *const LSIM_USAGE_SIM =
     "                   (colour refinement over their structure, clock and\n"
     "                   collective partners; docs/scaling.md, \"Symmetry\n"
     "                   reduction\") are simulated once per class, with the\n"
-    "                   same results; off simulates every GPU. Every GPU is\n"
-    "                   its own class with --link-sharing; under mpirun\n"
-    "                   every GPU is simulated\n"
+    "                   same results; off simulates every GPU. With\n"
+    "                   --link-sharing the classes are found again after\n"
+    "                   each sweep (replicas whose links are loaded\n"
+    "                   differently split); under mpirun every GPU is\n"
+    "                   simulated\n"
+    "  --match-parts N  match the job's collectives in N parts (1..16), each\n"
+    "                   a run of its process groups: about 1/N of the\n"
+    "                   match's sort in memory, for N + 1 listings of the\n"
+    "                   collectives; the same job and results. Default: one\n"
+    "                   part when the sort fits the memory limit, else the\n"
+    "                   fewest that fit (docs/scaling.md, \"The match in\n"
+    "                   parts\"); under mpirun the ranks share the match\n"
     "  --windows W      under mpirun, what each synchronisation round runs:\n"
     "                   ready (the default: every node whose inputs are final),\n"
     "                   paths (a time window up to the earliest time any rank\n"
@@ -482,7 +492,7 @@ static int csv_stdout_clash(const lsim_cli_opts *o)
 }
 
 enum { O_OUT = 100, O_RUN, O_HTML, O_NOT_REPORT, O_REPLACE, O_DETAIL, O_MAPPING, O_LOOKAHEAD, O_SKEW, O_SAMPLES,
-       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES, O_SYMMETRY };
+       O_SEED, O_DRAW, O_WINDOWS, O_NO_LATENCY, O_NO_SM, O_CHAKRA, O_SHARE, O_PASSES, O_SYMMETRY, O_MATCH_PARTS };
 
 /* --samples N (smp: 1..max) or --seed S (a non-negative integer) into *out;
  * -1 after the usage error line. */
@@ -666,6 +676,16 @@ static int on_sim(void *ctx, const lsim_cli_opt *e, const char *v)
         s->share_passes = (int)x;
         break;
     }
+    case O_MATCH_PARTS: {
+        char *end = NULL;
+        long x = strtol(v, &end, 10);
+        if (*end || end == v || x < 1 || x > LSIM_MATCH_PARTS_MAX) {
+            lsim_cli_usage_error("--match-parts needs an integer in 1..%d, not '%s'", LSIM_MATCH_PARTS_MAX, v);
+            return -1;
+        }
+        s->o.run.match_parts = (unsigned)x;
+        break;
+    }
     case O_SYMMETRY:
         if (strcmp(v, "on") && strcmp(v, "off")) {
             lsim_cli_usage_error("unknown --symmetry '%s' (on or off)", v);
@@ -717,6 +737,7 @@ int lsim_cli_parse_sim(int argc, char **argv, lsim_cli_sim_args *s)
         {"--link-sharing", NULL, "a topology file", O_SHARE, 0},
         {"--share-passes", NULL, "a number of passes", O_PASSES, 0},
         {"--symmetry", NULL, "on or off", O_SYMMETRY, 0},
+        {"--match-parts", NULL, "a number of parts", O_MATCH_PARTS, 0},
         {"--latency", NULL, "model or observed", O_NO_LATENCY, 0},
         {"--sm-contention", NULL, "on or off", O_NO_SM, 0},
     };

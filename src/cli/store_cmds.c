@@ -585,6 +585,8 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
         fprintf(stderr, "lumosim: stats: symmetry: %zu classes of %zu GPUs (reduction %.2fx), %s\n", s->run.nclasses,
                 s->run.n, s->run.nclasses ? (double)s->run.n / (double)s->run.nclasses : 1.0,
                 s->run.reduced ? "one GPU simulated per class" : "every GPU simulated");
+    if (!rc && s->o.stats && s->run.match_parts > 1)
+        fprintf(stderr, "lumosim: stats: match: %u parts\n", s->run.match_parts);
     return lsim_world_agree(&s->m, rc, err);
 }
 

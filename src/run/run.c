@@ -789,12 +789,36 @@ static void progress_step(void *ctx, const char *what, size_t done, size_t total
     job_step(ctx, what, done, total);
 }
 
+/* The parts of the collective match (lsim_run_opts.match_parts): as
+ * given, else one when its sort fits what this process may still use
+ * (its limit less the peak so far), else the fewest that fit, else the
+ * most (the match then says how much it could not get). */
+static int match_parts(const lsim_run_opts *o, const lsim_run *r, unsigned *parts, lsim_err *err)
+{
+    uint64_t limit = 0, colls = 0;
+    const char *src = NULL;
+    *parts = o->match_parts ? o->match_parts : 1;
+    if (o->match_parts) return 0;
+    int rc = lsim_mem_limit(&limit, &src, err);
+    if (rc || limit == 0 || limit == UINT64_MAX) return rc;
+    for (size_t i = 0; i < r->n; i++) colls += r->graphs[i]->ncoll;
+    struct rusage ru;
+    uint64_t held = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    unsigned p = lsim_mem_match_parts(colls, limit > held ? limit - held : 0);
+    *parts = p ? p : LSIM_MATCH_PARTS_MAX;
+    return 0;
+}
+
 static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     double t0 = lsim_now_s();
-    job_step(o, "matching collectives across GPUs", 0, 0);
-    int rc = lsim_job_match_ex(r->graphs, r->n, progress_step, (void *)o, &r->job, err);
+    unsigned parts = 1;
+    int rc = match_parts(o, r, &parts, err);
     if (rc) return rc;
+    job_step(o, parts > 1 ? "matching collectives across GPUs, in parts" : "matching collectives across GPUs", 0, 0);
+    rc = lsim_job_match_ex(r->graphs, r->n, parts, progress_step, (void *)o, &r->job, err);
+    if (rc) return rc;
+    r->match_parts = parts;
     if (o->replicate_from >= 0 && (rc = replicated_transfers(o, r->job, r->graphs[0], err))) return rc;
     if ((rc = lsim_job_align_clocks(r->job, err))) return rc;
     if ((rc = sym_classes(o, r, err))) return rc;

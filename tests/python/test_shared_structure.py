@@ -328,7 +328,7 @@ class SharedStructureTests(unittest.TestCase):
         self.check_layout(flat, shared, want)
         self.compare_runs(flat, shared)
 
-    def estimate(self, store, bind, archive=True, reduced=False):
+    def estimate(self, store, bind, archive=True, reduced=False, match_b=116):
         """memlimit.h's estimate for `sim` of the store, computed here
         from its tables: 32 MiB + 80 KiB a GPU + 132 B a node and 20 B an
         edge of a GPU with rows of its own + 48 B a string; a GPU sharing
@@ -341,8 +341,10 @@ class SharedStructureTests(unittest.TestCase):
         a node more for a GPU with rows of its own. reduced (`sim`'s
         default in one process): a sharing GPU costs nothing a node or a
         graph but 116 B a collective kernel (memlimit.h LSIM_MEM_MATCH_B:
-        the match's entry, sort key, order and group id); a GPU with its
-        own structure as before (its match is in its 132 B a node).
+        the match's entry, sort key, order and group id; match_b 28 for
+        the match in 16 parts, LSIM_MEM_MATCH_HELD_B 20 + 116 / 16 rounded
+        up); a GPU with its own structure as before (its match is in its
+        132 B a node).
         The C code rounds each of those two node terms up to whole 132-byte
         nodes: at most 264 B more."""
         with h5py.File(store, "r") as f:
@@ -361,7 +363,7 @@ class SharedStructureTests(unittest.TestCase):
         est, acc = 32 * 2**20, 0
         for g in range(len(nc)):
             shares = no[g] != acc and nc[g]
-            est += 116 * cc[g] if reduced and shares else 80 * 1024
+            est += match_b * cc[g] if reduced and shares else 80 * 1024
             if shares or like[g] >= 0:
                 est += (sh_b * nc[g] if shares else own_b * nc[g] + 20 * ec[g]) + (
                     48 * own_sc[g] if like[g] >= 0 else 12 * sc[g])
@@ -405,16 +407,22 @@ class SharedStructureTests(unittest.TestCase):
             if not ok:
                 self.assertIn("need about %.1f MiB per rank" % (full / 2**20), p.stderr)
                 self.assertFalse(os.path.exists(out))
-        # the reduced run's own figure, pinned between two limits 1 KiB
-        # either side of it (the C code rounds up by at most 264 B): the
+        # the reduced run's own figures, pinned between two limits 1 KiB
+        # either side of each (the C code rounds up by at most 264 B): the
         # match's 116 B a collective kernel of a GPU that shares a
-        # structure, no engine and no graph of its own
-        for lim, ok in ((red + 1024, True), (red - 1024, False)):
+        # structure, no engine and no graph of its own, in one part; under
+        # that, in 16 parts (memlimit.h: 20 B held + 116 / 16), and the
+        # refusal names that figure, the least the run can need
+        red16 = self.estimate(self.shared, False, reduced=True, match_b=28)
+        self.assertLess(red16, red - 2**14)
+        for lim, ok in ((red + 1024, True), (red - 1024, True), (red16 + 1024, True), (red16 - 1024, False)):
             if os.path.exists(out):
                 os.remove(out)
             env = dict(os.environ, LUMOSIM_MEM_LIMIT=str(lim))
             p = subprocess.run([LUMOSIM, "sim", self.shared, "-o", out], capture_output=True, text=True, env=env)
             self.assertEqual(p.returncode, 0 if ok else 1, "limit %d: %s" % (lim, p.stderr))
+            if not ok:
+                self.assertIn("need about %.1f MiB per rank" % (red16 / 2**20), p.stderr)
         # the deciding edges are 16 B a node of the whole job, the archive's
         # write 8 B a node of the flat store
         with h5py.File(self.flat, "r") as f:

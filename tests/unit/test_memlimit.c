@@ -21,8 +21,31 @@ static uint64_t mem_total(void)
     return (uint64_t)kb << 10;
 }
 
+/* The match in parts (memlimit.h): bytes a collective kernel by hand
+ * from the constants (20 held + 116 / parts rounded up), and the fewest
+ * parts that fit, at the edges of each. */
+static void match_parts(void)
+{
+    CHECK_I64(lsim_mem_match_bytes(0), 116);
+    CHECK_I64(lsim_mem_match_bytes(1), 116);
+    CHECK_I64(lsim_mem_match_bytes(2), 20 + 58);
+    CHECK_I64(lsim_mem_match_bytes(3), 20 + 39);
+    CHECK_I64(lsim_mem_match_bytes(16), 20 + 8);
+    CHECK_I64(lsim_mem_match_parts(1000, 116000), 1);
+    CHECK_I64(lsim_mem_match_parts(1000, 115999), 2);
+    CHECK_I64(lsim_mem_match_parts(1000, 78000), 2);
+    CHECK_I64(lsim_mem_match_parts(1000, 77999), 3);
+    CHECK_I64(lsim_mem_match_parts(1000, 28000), 15); /* 116 / 15 and 116 / 16 both round up to 8 */
+    CHECK_I64(lsim_mem_match_parts(1000, 27999), 0);
+    CHECK_I64(lsim_mem_match_parts(0, 0), 1);
+    /* 366.7 M kernels (the 98,304-GPU job of docs/scaling.md) in 20 GiB:
+     * 3 parts need 59 B each, 21.64 GB > 21.47 GB; 4 need 49 B */
+    CHECK_I64(lsim_mem_match_parts(366698496ull, 20ull << 30), 4);
+}
+
 int main(void)
 {
+    match_parts();
     char plain[] = "/tmp/lsim-memlimit-XXXXXX", gz[] = "/tmp/lsim-memlimit-gz-XXXXXX";
     int fd1 = mkstemp(plain), fd2 = mkstemp(gz);
     CHECK(fd1 >= 0 && fd2 >= 0);
