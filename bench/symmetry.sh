@@ -7,13 +7,18 @@
 #     with one slow GPU (whatif --slow-gpu), the archives compared;
 #   - at 65,536 GPUs (DP 1024), reduced;
 #   - a Llama-3.1-405B-class job (its 126 layers rounded to 128, which PP 16
-#     divides), TP8 PP16 DP768 = 98,304 GPUs, reduced.
+#     divides), TP8 PP16 DP768 = 98,304 GPUs, reduced;
+#   - 98304fit: the same job as it fits its 80 GB GPUs (sequence
+#     parallelism, the distributed optimizer, full recomputation: 3.2 times
+#     the collectives), reduced, its collective match in as many parts as
+#     the memory limit needs (sim --match-parts; parts= in its line), then
+#     again in 16 parts, the two archives compared.
 # Per step one line: BENCH symmetry step= gpus= wall_s= peak_rss_mb= [classes=]
 # (wall and peak RSS from /usr/bin/time -v; classes from sim --stats). Each
 # big step runs once: the machine is shared. Prints figures, asserts only
 # that the full and reduced archives are equal.
 #   BUILD_DIR=build  STEPS="4096 moe1024 65536 98304" (16384: reduced only,
-#   the step between)  WORK=bench/out/symmetry
+#   the step between; 98304fit: about 10 minutes)  WORK=bench/out/symmetry
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -35,7 +40,8 @@ run() {
         awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
     rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$W/$name.err")
     cls=$(sed -n 's/^lumosim: stats: symmetry: \([0-9]*\) classes.*/\1/p' "$W/$name.err")
-    echo "BENCH symmetry step=$name gpus=$gpus wall_s=$wall peak_rss_mb=$((rss / 1024))${cls:+ classes=$cls}"
+    parts=$(sed -n 's/^lumosim: stats: match: \([0-9]*\) parts$/\1/p' "$W/$name.err")
+    echo "BENCH symmetry step=$name gpus=$gpus wall_s=$wall peak_rss_mb=$((rss / 1024))${cls:+ classes=$cls}${parts:+ parts=$parts}"
 }
 
 # compare NAME FULL REDUCED: the two archives equal but for the provenance
@@ -85,6 +91,16 @@ for s in $STEPS; do
         run "synth_$s" "$s" "$L" synth --model llama3.1-405b --layers 128 --tp 8 --pp 16 --dp 768 --micro-batch 1 \
             --global-batch $((32 * 768)) --no-memory-check --force-large -o "$W/l$s.h5" || continue
         run "sim_reduced_$s" "$s" "$L" sim --stats "$W/l$s.h5" -o "$W/red$s.h5"
+        rm -f "$W"/*"$s".h5
+        ;;
+    98304fit)
+        rm -f "$W"/*"$s".h5
+        run "synth_$s" 98304 "$L" synth --model llama3.1-405b --layers 128 --tp 8 --pp 16 --dp 768 --micro-batch 1 \
+            --global-batch $((32 * 768)) --sequence-parallel --distributed-optimizer --recompute full \
+            --force-large -o "$W/l$s.h5" || continue
+        run "sim_reduced_$s" 98304 "$L" sim --stats "$W/l$s.h5" -o "$W/red$s.h5" || continue
+        run "sim_parts16_$s" 98304 "$L" sim --stats --match-parts 16 "$W/l$s.h5" -o "$W/p16$s.h5" || continue
+        compare "$s" "$W/red$s.h5" "$W/p16$s.h5"
         rm -f "$W"/*"$s".h5
         ;;
     esac
