@@ -38,6 +38,12 @@
 #   --exclude PATH  a path under SRC not to copy (repeatable; ./build* and .git
 #                   never are)
 #   -j N            build and test parallelism (default 2)
+#   --docs FILE     write the run (its command, commit, date, the score per
+#                   area and every mutant's result) into FILE between the
+#                   lines '<!-- BEGIN bench/mutate.sh -->' and
+#                   '<!-- END bench/mutate.sh -->', which must be there
+#                   once each (checked before the run; the file is replaced
+#                   whole, through a temporary file, only at the end)
 #   ID...           run only these mutants
 #
 # Exit status: 0 every non-equivalent mutant killed and every equivalent one
@@ -56,6 +62,8 @@ FULL=0
 ESCALATE=1
 TARGETS=""
 JOBS=2
+DOCS=""
+ARGS="$*"
 SHARED=""
 EXCLUDES=()
 ONLY=()
@@ -737,6 +745,7 @@ while [ $# -gt 0 ]; do
     --shared) SHARED=$2; shift 2 ;;
     --exclude) EXCLUDES+=("$2"); shift 2 ;;
     -j) JOBS=$2; shift 2 ;;
+    --docs) DOCS=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutate.sh: unknown option $1" >&2; exit 2 ;;
     *) ONLY+=("$1"); shift ;;
@@ -745,6 +754,20 @@ done
 [ -n "$SHARED" ] || SHARED="$SRC/../shared/traces"
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
+
+# --docs: the markers checked now, the run's identity taken now (the tree
+# it copies), the block written at the end (write_docs)
+DOC_BEGIN='<!-- BEGIN bench/mutate.sh -->' DOC_END='<!-- END bench/mutate.sh -->'
+if [ -n "$DOCS" ]; then
+    [ -f "$DOCS" ] && [ -w "$DOCS" ] || die "--docs $DOCS: not a writable file"
+    DOCS=$(cd "$(dirname "$DOCS")" && pwd)/$(basename "$DOCS") # the run changes directory
+    [ "$(grep -cxF "$DOC_BEGIN" "$DOCS")" = 1 ] && [ "$(grep -cxF "$DOC_END" "$DOCS")" = 1 ] ||
+        die "--docs $DOCS: needs the lines '$DOC_BEGIN' and '$DOC_END' once each"
+    RUN_COMMIT=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    [ -z "$(git -C "$SRC" status --porcelain --untracked-files=no 2>/dev/null)" ] || RUN_COMMIT="$RUN_COMMIT with uncommitted changes"
+    RUN_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+    RUN_LOAD=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
+fi
 
 index_of() { # index_of ID -> the mutant's index, or nothing
     local i
@@ -1029,6 +1052,46 @@ for k in "${!R_ID[@]}"; do
 done
 for x in "${EXCLUDED[@]+"${EXCLUDED[@]}"}"; do echo "left out (fails without any mutant): $x"; done
 [ "$KEEP" -eq 1 ] && echo "logs: $WORK/log"
+
+# write_docs: the block between the markers of $DOCS, the rest of the file
+# as it was
+write_docs() {
+    local blk k i a tmp
+    blk=$(mktemp "$(dirname "$DOCS")/.mutate-docs.XXXXXX") || die "--docs: cannot write next to $DOCS"
+    {
+        echo "$DOC_BEGIN"
+        echo
+        echo "Written by \`bash bench/mutate.sh $ARGS\` (generated; do not edit by hand), started $RUN_DATE at"
+        echo "commit $RUN_COMMIT, load $RUN_LOAD at the start, ${#R_ID[@]} of the list's ${#M_ID[@]} mutants:"
+        printf '**score: %d of %d non-equivalent mutants killed' "$killed" "$nonequiv"
+        [ "$nonequiv" -gt 0 ] && printf ' (%d %%)' $((100 * killed / nonequiv))
+        printf '; %d of %d equivalent mutants survived as argued.**' "$equiv_ok" "$equiv"
+        [ "$errors" -eq 0 ] || printf ' %d mutant(s) did not apply, build or run: the run is incomplete.' "$errors"
+        [ ${#EXCLUDED[@]} -eq 0 ] || printf ' Left out (failing without any mutant): %s.' "${EXCLUDED[*]}"
+        printf '\n\n| area | killed | of | survived | equivalent |\n|---|---:|---:|---:|---:|\n'
+        for a in cost synth whatif memory search writers replay engine/job; do
+            [ -n "${A_N[$a]:-}${A_E[$a]:-}" ] || continue
+            printf '| %s | %d | %d | %d | %d |\n' "$a" "${A_K[$a]:-0}" "${A_N[$a]:-0}" \
+                $(( ${A_N[$a]:-0} - ${A_K[$a]:-0} )) "${A_E[$a]:-0}"
+        done
+        printf '\n| mutant | area | kind | result | killed by (tests) |\n|---|---|---|---|---|\n'
+        for k in "${!R_ID[@]}"; do
+            i=$(index_of "${R_ID[$k]}")
+            printf '| %s | %s | %s | %s | %s |\n' "${R_ID[$k]}" "$(area_of "${R_ID[$k]}")" "${M_KIND[$i]}" \
+                "${R_STATUS[$k]}" "$(echo "${R_BY[$k]}" | sed 's/|/\\|/g')"
+        done
+        echo
+        echo "$DOC_END"
+    } >"$blk.block" || { rm -f "$blk" "$blk.block"; die "--docs: cannot write next to $DOCS"; }
+    perl -e 'my ($f, $b, $e, $blkf) = @ARGV; open(my $h, "<", $f) or exit 1; local $/; my $s = <$h>; close $h;
+             open($h, "<", $blkf) or exit 1; my $blk = <$h>; close $h; chomp $blk;
+             $s =~ s/^\Q$b\E\n.*?^\Q$e\E$/$blk/ms or exit 1; print $s;' \
+        "$DOCS" "$DOC_BEGIN" "$DOC_END" "$blk.block" >"$blk" && chmod --reference="$DOCS" "$blk" && mv "$blk" "$DOCS" ||
+        { rm -f "$blk" "$blk.block"; die "--docs: $DOCS not rewritten"; }
+    rm -f "$blk.block"
+    echo "mutate.sh: the run written into $DOCS"
+}
+[ -z "$DOCS" ] || write_docs
 [ "$errors" -eq 0 ] || exit 2
 [ ${#survivors[@]} -eq 0 ] && [ ${#wrong_equiv[@]} -eq 0 ] || exit 1
 exit 0
