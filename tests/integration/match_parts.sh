@@ -11,7 +11,8 @@
 #  2. the same without --match-parts, under a memory limit half-way
 #     between the peaks of one part and of 16 (each read from --stats):
 #     the run picks more than one part by itself, stays under the limit,
-#     and writes the same archive;
+#     and writes the same archive (left out when MATCH_PARTS_NO_RSS is
+#     set: under the sanitizers, peak RSS is their shadow memory);
 #  3. the traced jobs of DATA/rooted (3 ranks, rooted broadcasts) and
 #     DATA/late (4 ranks, one entering its collectives 5 ms late: observed
 #     waiting) at 2 and 3 parts (test_job_parts compares clock offsets
@@ -52,15 +53,18 @@ for p in 2 16; do
 done
 
 # 2.
-a=$(peak one) b=$(peak p16)
+a=$(peak one) b=$(peak p16) auto="memory step left out"
 [ -n "$a" ] && [ -n "$b" ] || fail "no peak RSS in --stats"
-[ "$a" -gt $((b + 40)) ] || fail "one part peaks at $a MiB, 16 at $b: the parts save nothing"
-limit=$(((a + b) / 2))
-LUMOSIM_MEM_LIMIT=${limit}M run "$tmp/l.h5" auto
-n=$(parts auto) c=$(peak auto)
-[ -n "$n" ] && [ "$n" -gt 1 ] || fail "under ${limit}M (one part peaks at $a MiB) the run took '${n:-1}' part(s)"
-[ "$c" -le "$limit" ] || fail "in $n parts the run peaked at $c MiB, over its ${limit}M"
-same one auto
+if [ -z "${MATCH_PARTS_NO_RSS:-}" ]; then
+    [ "$a" -gt $((b + 40)) ] || fail "one part peaks at $a MiB, 16 at $b: the parts save nothing"
+    limit=$(((a + b) / 2))
+    LUMOSIM_MEM_LIMIT=${limit}M run "$tmp/l.h5" auto
+    n=$(parts auto) c=$(peak auto)
+    [ -n "$n" ] && [ "$n" -gt 1 ] || fail "under ${limit}M (one part peaks at $a MiB) the run took '${n:-1}' part(s)"
+    [ "$c" -le "$limit" ] || fail "in $n parts the run peaked at $c MiB, over its ${limit}M"
+    same one auto
+    auto="under ${limit}M: $n parts, $c MiB"
+fi
 
 # 3.
 for fx in rooted late; do
@@ -80,4 +84,4 @@ for bad in 0 17; do
     [ $st -eq 2 ] || fail "--match-parts $bad: exit $st, expected 2"
     grep -q "needs an integer in 1\.\.16" "$tmp/err" || fail "--match-parts $bad: $(cat "$tmp/err")"
 done
-echo "match_parts: ok (one part $a MiB, 16 parts $b MiB; under ${limit}M: $n parts, $c MiB)"
+echo "match_parts: ok (one part $a MiB, 16 parts $b MiB; $auto)"
