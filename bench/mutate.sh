@@ -707,11 +707,11 @@ mutant match_bytes_entries_only kill "^store:shared_structure$" \
     "the load's memory check of a reduced run counts the match's entries (80 B a collective kernel), not their sort keys, order and group ids (116 B)"
 sub include/lumosim/memlimit.h '#define LSIM_MEM_MATCH_B 116' '#define LSIM_MEM_MATCH_B 80'
 
-mutant match_parts_offsets_unshifted kill "^test_job_parts$" \
+mutant match_parts_offsets_unshifted kill "^test_job_parts$|^sim:match_parts$" \
     "the match in parts appends a part's instances without shifting their participant offsets past the parts before"
 sub src/job.c 'j->part_off[pj->ni + k] = pj->np + oj->part_off[k];' 'j->part_off[pj->ni + k] = oj->part_off[k];'
 
-mutant match_parts_cut_reversed kill "^test_job_parts$" \
+mutant match_parts_cut_reversed kill "^test_job_parts$|^sim:match_parts$" \
     "the match in parts cuts the groups in reverse strcmp order, so its instances (and its first error) come in another order than one part's"
 sub src/job.c 'unsigned p = total ? (unsigned)(acc * parts / total) : 0;' \
     'unsigned p = total ? (unsigned)((parts - 1) - acc * parts / total) : 0;'
@@ -720,7 +720,7 @@ mutant match_parts_never_chosen kill "^sim:match_parts$" \
     "a run with no --match-parts always matches in one part, whatever its memory limit"
 sub src/run/run.c '    *parts = p ? p : LSIM_MATCH_PARTS_MAX;' '    *parts = p ? 1 : 1;'
 
-mutant match_held_bytes_dropped kill "^test_memlimit$" \
+mutant match_held_bytes_dropped kill "^test_memlimit$|^store:shared_structure$" \
     "the match in parts is counted at 116 / parts a collective kernel, without the job's arrays held for the whole job (20 B)"
 sub src/memlimit.c 'return parts <= 1 ? LSIM_MEM_MATCH_B : LSIM_MEM_MATCH_HELD_B + (LSIM_MEM_MATCH_B + parts - 1) / parts;' \
     'return parts <= 1 ? LSIM_MEM_MATCH_B : (LSIM_MEM_MATCH_B + parts - 1) / parts;'
