@@ -291,6 +291,17 @@ static int cmp_ns(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Each GPU's clock offset (job.h): the median of its ndiff[i] terms
+ * diffs[i] (sorted here), left as it is for a GPU without any. */
+static void clock_medians(lsim_ns **diffs, const size_t *ndiff, size_t n, lsim_ns *clock_offset)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!ndiff[i]) continue;
+        qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
+        clock_offset[i] = diffs[i][ndiff[i] / 2];
+    }
+}
+
 static int is_p2p(uint8_t k) { return k == LSIM_COLL_SENDRECV || k == LSIM_COLL_SEND || k == LSIM_COLL_RECV; }
 
 static int rank_of(const int32_t *ranks, uint32_t i) { return ranks && ranks[i] >= 0 ? ranks[i] : (int)i; }
@@ -608,8 +619,9 @@ static int list_entries(lsim_graph *const *g, const uint32_t *gpu_ids, size_t n,
     int census = sel && sel->census;
     if (out) *out = NULL;
     if (nout) *nout = 0;
-    if ((rc = count_entries(g, n, &ne, err))) return rc;
-    if (sel && !census) ne = sel->want; /* the part's entries, counted by the census */
+    /* a part's entries were counted, and the records checked, by the census */
+    if (sel && !census) ne = sel->want;
+    else if ((rc = count_entries(g, n, &ne, err))) return rc;
     lsim_job_entry *e = census ? NULL : lsim_calloc(ne ? ne : 1, sizeof *e);
     /* the size named: a job too large for one process is one whose
      * collectives are (366.7 M at 98,304 GPUs of a Llama 405B-class job
@@ -962,12 +974,7 @@ static int match_in_parts(lsim_graph *const *g, size_t n, unsigned parts, const 
     lsim_job *j = pj.j;
     j->part_off[pj.ni] = pj.np;
     j->ninst = j->ninst_job = pj.ni;
-    /* each GPU's clock offset: the median of its terms, as the serial match */
-    for (size_t i = 0; i < n; i++) {
-        if (!pj.ndiff[i]) continue;
-        qsort(pj.diffs[i], pj.ndiff[i], sizeof **pj.diffs, cmp_ns);
-        j->clock_offset[i] = pj.diffs[i][pj.ndiff[i] / 2];
-    }
+    clock_medians(pj.diffs, pj.ndiff, n, j->clock_offset);
     lsim_job_observed_waits(j, parts_obs, &pj);
     *out = j;
     pj.j = NULL;
@@ -1362,11 +1369,7 @@ static int from_entries_ex(const lsim_job_entry *ents, size_t ne, size_t n, cons
     j->part_off[inst] = k;
     j->ninst = inst;
     j->ninst_job = inst;
-    for (size_t i = 0; i < n; i++) {
-        if (!ndiff[i]) continue;
-        qsort(diffs[i], ndiff[i], sizeof **diffs, cmp_ns);
-        j->clock_offset[i] = diffs[i][ndiff[i] / 2];
-    }
+    clock_medians(diffs, ndiff, n, j->clock_offset);
     /* observed waiting, on the aligned clocks (local GPUs only) */
     {
         job_parts jp = {ents, ord};

@@ -756,6 +756,14 @@ static void job_step(const lsim_run_opts *o, const char *what, size_t done, size
     emit(o, &ev);
 }
 
+/* This process's peak RSS so far, in bytes (0 unknown): what a memory
+ * check adds its next step to. */
+static uint64_t peak_rss(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+}
+
 /* A job sized for a reduced run (o->sized_reduced) that did not reduce:
  * every GPU gets an engine, which the load's memory check left out for
  * the GPUs sharing a structure. Their bytes (memlimit.h: 48 a node, 32
@@ -771,8 +779,7 @@ static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
     for (size_t i = 0; i < r->n; i++)
         if (r->graphs[i]->share_refs) nodes += r->graphs[i]->n;
     unsigned b = LSIM_MEM_SHARED_NODE_B - (o->no_bind && !o->critical ? LSIM_MEM_BIND_B : 0);
-    struct rusage ru;
-    uint64_t held = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0, need = nodes * b;
+    uint64_t held = peak_rss(), need = nodes * b;
     if (held + need <= limit) return 0;
     return lsim_err_set(err, LSIM_ENOMEM,
                         "the job's GPUs are not interchangeable (%zu symmetry classes of %zu GPUs): simulating every "
@@ -802,8 +809,7 @@ static int match_parts(const lsim_run_opts *o, const lsim_run *r, unsigned *part
     int rc = lsim_mem_limit(&limit, &src, err);
     if (rc || limit == 0 || limit == UINT64_MAX) return rc;
     for (size_t i = 0; i < r->n; i++) colls += r->graphs[i]->ncoll;
-    struct rusage ru;
-    uint64_t held = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    uint64_t held = peak_rss();
     unsigned p = lsim_mem_match_parts(colls, limit > held ? limit - held : 0);
     *parts = p ? p : LSIM_MATCH_PARTS_MAX;
     return 0;
