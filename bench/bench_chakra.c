@@ -6,13 +6,15 @@
  * Times, each the median of REPEATS (3): the store read
  * (lsim_store_read_graphs), the store written (lsim_store_write_graphs, the
  * default filters), every GPU written as a Chakra file (lsim_chakra_write)
- * and every file read back (lsim_chakra_read). Prints M nodes/s of each and
+ * through a lsim_chakra_cache and every file read back through one
+ * (lsim_chakra_read_cached; UNCACHED=1: each packed and unpacked whole). Prints M nodes/s of each and
  * the two ratios. CPU seconds of the process (clock()): the machine's other
  * work disturbs them less than wall seconds. GPUS (default: all): the
  * store is taken GPUS at a time, each slice read, written as a store of
  * its own and as Chakra files, those read back and all deleted before the
  * next, the times summed: a 4,096-GPU store unshared in memory, or its
  * Chakra files, would not fit this machine whole. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
     int reps = argc > 3 ? atoi(argv[3]) : 3;
     if (reps < 1 || reps > 50) reps = 3;
     long long slice = argc > 4 ? atoll(argv[4]) : 0;
+    /* UNCACHED=1: every GPU packed whole (lsim_chakra_write), the figure
+     * before the cache */
+    int uncached = getenv("UNCACHED") && atoi(getenv("UNCACHED")) == 1;
+    uint64_t tmade = 0, treused = 0, rmade = 0, rreused = 0;
     size_t step = slice > 0 ? (size_t)slice : SIZE_MAX;
     lsim_err err = {0};
     lsim_graph **gs = NULL;
@@ -75,20 +81,38 @@ int main(int argc, char **argv)
             t[1][r] += cpu_s() - t0;
             unlink(path);
             t0 = cpu_s();
+            lsim_chakra_cache *cache = NULL;
+            if (!uncached && lsim_chakra_cache_new(&cache, &err)) goto fail;
             for (size_t i = 0; i < n; i++) {
                 snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
                 FILE *f = fopen(path, "wb");
-                if (!f || lsim_chakra_write(f, path, gs[i], NULL, &err)) goto fail;
+                if (!f || lsim_chakra_write_cached(f, path, gs[i], NULL, cache, &err)) goto fail;
                 fclose(f);
             }
+            if (!r) {
+                uint64_t made, reused;
+                lsim_chakra_cache_counts(cache, &made, &reused);
+                tmade += made, treused += reused;
+            }
+            lsim_chakra_cache_free(cache);
             t[2][r] += cpu_s() - t0;
             t0 = cpu_s();
+            /* the cache borrows the graphs it reads: all held, as build --chakra holds them */
+            lsim_graph **back = calloc(n + 1, sizeof *back);
+            if (!back || (!uncached && lsim_chakra_cache_new(&cache, &err))) goto fail;
             for (size_t i = 0; i < n; i++) {
-                lsim_graph *g = NULL;
                 snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
-                if (lsim_chakra_read(path, (int32_t)(first + i), (int32_t)n, &g, NULL, &err)) goto fail;
-                lsim_graph_free(g);
+                if (lsim_chakra_read_cached(path, (int32_t)(first + i), (int32_t)n, &back[i], NULL, cache, &err))
+                    goto fail;
             }
+            if (!r) {
+                uint64_t made, reused;
+                lsim_chakra_cache_counts(cache, &made, &reused);
+                rmade += made, rreused += reused;
+            }
+            lsim_chakra_cache_free(cache);
+            for (size_t i = 0; i < n; i++) lsim_graph_free(back[i]);
+            free(back);
             t[3][r] += cpu_s() - t0;
             for (size_t i = 0; i < n; i++) {
                 snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
@@ -105,6 +129,10 @@ int main(int argc, char **argv)
         m[k] = median(t[k], reps);
         printf("%-13s %8.3f cpu s  %7.2f M nodes/s\n", what[k], m[k], nodes / m[k] / 1e6);
     }
+    printf("chakra write: %s; %" PRIu64 " GPUs' records made, %" PRIu64 " GPUs written from another's\n",
+           uncached ? "uncached" : "through the cache", tmade, treused);
+    printf("chakra read: %s; %" PRIu64 " GPUs' records made, %" PRIu64 " GPUs read as another's\n",
+           uncached ? "uncached" : "through the cache", rmade, rreused);
     printf("export vs store write: %.2fx the rate; import vs store read: %.2fx the rate\n", m[1] / m[2], m[0] / m[3]);
     if (gs) lsim_store_free_graphs(gs, n);
     return 0;

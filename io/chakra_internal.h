@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "lumosim/chakra.h"
 #include "lumosim/graph.h"
 #include "lumosim/metrics.h"
 #include "et_def.pb-c.h"
@@ -126,5 +127,16 @@ static inline lsim_coll_kind lsim_ck_coll_kind_of(int64_t t)
     default: return LSIM_COLL_OTHER;
     }
 }
+
+/* The reader's side of the cache (struct lsim_chakra_cache, io/chakra.c).
+ * took: g, just read whole, is the graph the next file is compared with.
+ * match: 1 when the n node messages of a file (bytes + body[v], len[v]
+ * bytes each) are, byte for byte, the records the compared graph's
+ * templates give with g's tables (its processors, collectives and
+ * strings; g has no nodes yet), so that the file's nodes are that graph's
+ * (*of); 0 when not; LSIM_ENOMEM. */
+void lsim_ck_cache_took(lsim_chakra_cache *c, lsim_graph *g);
+int lsim_ck_cache_match(lsim_chakra_cache *c, const lsim_graph *g, const uint8_t *bytes, const size_t *body,
+                        const size_t *len, size_t n, lsim_graph **of);
 
 #endif

@@ -701,14 +701,60 @@ static int store_attrs(rctx *c, char **attrs)
     return 0;
 }
 
+/* A file whose nodes lsim_ck_cache_match found to be graph r's: r's
+ * structure, shared, with the names interned into g's strings in node
+ * order, as read_nodes interns them (g's own copy where their ids differ
+ * from r's: g's strings are its own). */
+static int take_shared(rctx *c, lsim_graph *g, lsim_graph *r)
+{
+    uint32_t *names = malloc((c->n + 1) * sizeof *names);
+    int rc = names ? 0 : lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    for (size_t v = 0; !rc && v < c->n; v++) {
+        const char *s = lsim_strtab_get(r->strings, r->name[v]);
+        rc = intern(c, g, s ? s : "", &names[v]);
+        c->id[v] = v;
+    }
+    if (!rc) rc = lsim_graph_share(g, r, c->err);
+    if (!rc && c->n && memcmp(names, g->name, c->n * sizeof *names)) {
+        rc = lsim_graph_unshare(g, c->err);
+        if (!rc) memcpy(g->name, names, c->n * sizeof *names);
+    }
+    free(names);
+    return rc;
+}
+
+/* Every node message read, its edges resolved and checked (the file's
+ * nodes are no other graph's). */
+static int take_nodes(rctx *c, lsim_graph *g, uint32_t *proc, pgseq *ps)
+{
+    int rc = read_nodes(c, g, proc, ps);
+    if (!rc && !g->procs && !(g->procs = calloc(1, sizeof *g->procs)))
+        rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    if (!rc && !g->colls && !(g->colls = calloc(1, sizeof *g->colls)))
+        rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    if (!rc) rc = index_ids(c);
+    if (!rc) rc = resolve_edges(c, proc);
+    if (!rc) rc = lsim_graph_set_edges(g, c->e, c->ne, LSIM_OUT_BY_DST, c->err);
+    if (!rc && !c->own) lsim_graph_count_edges(g);
+    if (!rc) rc = check_acyclic(c, g);
+    return rc;
+}
+
 int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
                      lsim_err *err)
 {
+    return lsim_chakra_read_cached(path, rank, world_size, out, attrs, NULL, err);
+}
+
+int lsim_chakra_read_cached(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
+                            lsim_chakra_cache *cache, lsim_err *err)
+{
     rctx c = {.path = path, .err = err, .rank = rank, .world = world_size};
-    lsim_graph *g = NULL;
+    lsim_graph *g = NULL, *like = NULL;
     uint32_t *proc = NULL;
     pgseq ps = {0};
     size_t nw = 0;
+    int same = 0;
     *out = NULL;
     for (int k = 0; attrs && k < LSIM_CHAKRA_NSTORE_ATTRS; k++) attrs[k] = NULL;
     int rc = read_all(&c);
@@ -727,19 +773,14 @@ int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_gr
     g->n = c.n;
     rc = c.own ? own_tables(&c, g) : foreign_tables(&c, g);
     if (rc == LSIM_ENOMEM) rc = lsim_err_set(err, rc, "%s: out of memory", path);
-    if (!rc) rc = read_nodes(&c, g, proc, &ps);
-    if (!rc && !g->procs && !(g->procs = calloc(1, sizeof *g->procs)))
+    /* a GPU of the previous one's structure (docs/chakra.md, "Speed") */
+    if (!rc && cache && c.own && (same = lsim_ck_cache_match(cache, g, c.bytes, c.body, c.len, c.n, &like)) < 0)
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
-    if (!rc && !g->colls && !(g->colls = calloc(1, sizeof *g->colls)))
-        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
-    if (!rc) rc = index_ids(&c);
-    if (!rc) rc = resolve_edges(&c, proc);
-    if (!rc) rc = lsim_graph_set_edges(g, c.e, c.ne, LSIM_OUT_BY_DST, err);
-    if (!rc && !c.own) lsim_graph_count_edges(g);
-    if (!rc) rc = check_acyclic(&c, g);
+    if (!rc) rc = same ? take_shared(&c, g, like) : take_nodes(&c, g, proc, &ps);
     if (!rc) rc = check_columns(&c, g);
     if (!rc) rc = lsim_graph_check_bounds(g, path, rank >= 0 ? (size_t)rank : 0, err);
     if (!rc && attrs) rc = store_attrs(&c, attrs);
+    if (!rc && cache && c.own && !same) lsim_ck_cache_took(cache, g);
     if (!rc) *out = g, g = NULL;
 cleanup:
     if (rc && attrs)

@@ -48,6 +48,37 @@ extern const char *const lsim_chakra_store_attr[LSIM_CHAKRA_NSTORE_ATTRS]; /* "d
  * name names the file in messages. Local. */
 int lsim_chakra_write(FILE *f, const char *name, const lsim_graph *g, const char *const *attrs, lsim_err *err);
 
+/* Node records kept from one export for the next. The GPUs of a
+ * synthesized stage and a job's data-parallel replicas have one structure
+ * (lsim_graph_same_structure) and one collectives' table: their records
+ * differ only in the processors' ids, the groups' names and the pairs a
+ * send names. The cache holds every node's packed bytes but those (about
+ * one file's size) and writes a GPU of the same structure by copying
+ * them, byte for byte what lsim_chakra_write gives (docs/chakra.md,
+ * "Speed"). Not for concurrent use. */
+typedef struct lsim_chakra_cache lsim_chakra_cache;
+
+/* 0, or LSIM_ENOMEM. Local. */
+int lsim_chakra_cache_new(lsim_chakra_cache **out, lsim_err *err);
+void lsim_chakra_cache_free(lsim_chakra_cache *c); /* NULL: no-op */
+
+/* The graph whose node records the cache holds (NULL: none). The cache
+ * borrows it: keep it alive and unchanged while it is this graph, that is
+ * until a write through the cache of a graph of another structure, or
+ * lsim_chakra_cache_free. Local. */
+const lsim_graph *lsim_chakra_cache_graph(const lsim_chakra_cache *c);
+
+/* How many graphs the cache made its records of, and how many it wrote
+ * from another graph's records. Local. */
+void lsim_chakra_cache_counts(const lsim_chakra_cache *c, uint64_t *made, uint64_t *reused);
+
+/* lsim_chakra_write through cache (NULL: lsim_chakra_write): g is written
+ * from the cached records when it has their graph's structure, else its
+ * records replace them and g becomes the graph the cache borrows. The file
+ * is the same either way. On failure the cache holds no graph. Local. */
+int lsim_chakra_write_cached(FILE *f, const char *name, const lsim_graph *g, const char *const *attrs,
+                             lsim_chakra_cache *cache, lsim_err *err);
+
 /* Read one Chakra ET file into a new graph (*out, lsim_graph_free) of GPU
  * rank `rank` of a job of world_size GPUs (used when the file does not say;
  * -1: unknown). attrs (may be NULL) receives LSIM_CHAKRA_NSTORE_ATTRS
@@ -55,5 +86,16 @@ int lsim_chakra_write(FILE *f, const char *name, const lsim_graph *g, const char
  * lsim_graph_check_bounds. Local. */
 int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
                      lsim_err *err);
+
+/* lsim_chakra_read through cache (NULL: lsim_chakra_read). A file
+ * lumosim wrote whose node records are, byte for byte, those of the last
+ * graph this cache read whole, written with this file's processors,
+ * collectives and strings, takes that graph's structure, shared
+ * (lsim_graph_share; its own copy where its name ids differ) instead of
+ * unpacking every node: the same graph either way. The cache borrows
+ * every graph it returns that it read whole: keep the last one alive and
+ * unchanged while the cache reads. Local. */
+int lsim_chakra_read_cached(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
+                            lsim_chakra_cache *cache, lsim_err *err);
 
 #endif

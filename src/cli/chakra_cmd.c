@@ -125,13 +125,17 @@ static void read_store_attrs(const char *store, char **attrs)
 }
 
 /* Every GPU's file under its temporary name (outs[i]), one graph in
- * memory at a time. */
+ * memory at a time, and the one whose node records the cache holds: a GPU
+ * of the same structure is written by copying them (chakra.h). */
 static int write_all(const export_args *a, const char *prefix, size_t n, lsim_out **outs, uint64_t *nodes,
                      lsim_err *err)
 {
     char *attrs[LSIM_CHAKRA_NSTORE_ATTRS];
     char path[4096];
-    int rc = 0;
+    lsim_chakra_cache *cache = NULL;
+    lsim_graph **held = NULL; /* the graph the cache borrows */
+    size_t nheld = 0;
+    int rc = lsim_chakra_cache_new(&cache, err);
     read_store_attrs(a->store, attrs);
     for (size_t i = 0; !rc && i < n; i++) {
         lsim_graph **gs = NULL;
@@ -142,11 +146,17 @@ static int write_all(const export_args *a, const char *prefix, size_t n, lsim_ou
         if (!rc) rc = lsim_out_begin(path, LSIM_OUT_REGULAR, 0, &outs[i], err);
         FILE *f = rc ? NULL : fopen(lsim_out_file(outs[i]), "wb");
         if (!rc && !f) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
-        if (!rc) rc = lsim_chakra_write(f, path, gs[0], (const char *const *)attrs, err);
+        if (!rc) rc = lsim_chakra_write_cached(f, path, gs[0], (const char *const *)attrs, cache, err);
         if (f && fclose(f) != 0 && !rc) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
         if (!rc) *nodes += gs[0]->n;
-        lsim_store_free_graphs(gs, ng);
+        if (gs && ng && lsim_chakra_cache_graph(cache) == gs[0]) { /* its records replaced the held graph's */
+            lsim_store_free_graphs(held, nheld);
+            held = gs, nheld = ng, gs = NULL;
+        }
+        if (gs) lsim_store_free_graphs(gs, ng);
     }
+    lsim_chakra_cache_free(cache);
+    if (held) lsim_store_free_graphs(held, nheld);
     for (int k = 0; k < LSIM_CHAKRA_NSTORE_ATTRS; k++) free(attrs[k]);
     return rc;
 }
@@ -310,11 +320,16 @@ int lsim_cli_build_chakra(const char *dir, const char *out, const char *cmd)
     if (!rc && d.n > (size_t)LSIM_WORLD_MAX)
         rc = lsim_err_set(&err, LSIM_EARG, "%s: %zu ranks, over lumosim's bound of %d", dir, d.n, LSIM_WORLD_MAX);
     if (!rc && !(gs = calloc(d.n, sizeof *gs))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
+    /* a GPU of the previous one's structure is compared, not unpacked
+     * (chakra.h); the cache borrows graphs of gs, freed after it */
+    lsim_chakra_cache *cache = NULL;
+    if (!rc) rc = lsim_chakra_cache_new(&cache, &err);
     for (size_t i = 0; !rc && i < d.n; i++) {
         lsim_cli_tty_progress(0, "build: reading %s", d.paths[i]);
-        rc = lsim_chakra_read(d.paths[i], (int32_t)i, (int32_t)d.n, &gs[i], i ? more : attrs, &err);
+        rc = lsim_chakra_read_cached(d.paths[i], (int32_t)i, (int32_t)d.n, &gs[i], i ? more : attrs, cache, &err);
         for (int k = 0; !rc && i && k < LSIM_CHAKRA_NSTORE_ATTRS; k++) free(more[k]);
     }
+    lsim_chakra_cache_free(cache);
     /* collectives matched across the ranks now, as sim will: a group the
      * ranks do not share is the files' error, not a later run's */
     if (!rc) rc = lsim_job_match(gs, d.n, &job, &err);

@@ -1,0 +1,181 @@
+/* Chakra export and import through a cache (chakra.h, lsim_chakra_cache)
+ * against the same without it, on a synthesized job of 8 GPUs (TP 2, PP 2,
+ * DP 2: two stages, each GPU of a stage of one structure):
+ *  - every file written through the cache is byte for byte the file
+ *    lsim_chakra_write packs whole (protobuf-c's own coding), also for a
+ *    GPU whose processor ids and group names are longer than the
+ *    reference's (their varints and strings change length) and one whose
+ *    node name differs (packed whole, the others copied);
+ *  - the cache made records of 2 graphs (the two stages) and wrote the 6
+ *    others from them;
+ *  - every file read back through a cache gives the graph lsim_chakra_read
+ *    gives, array for array (columns, edges, tables, strings); 6 of 8 are
+ *    taken from the previous GPU's structure; a file with one node's
+ *    duration changed is read whole and still equal. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#include "lumosim/chakra.h"
+#include "lumosim/strtab.h"
+#include "lumosim/synth.h"
+
+enum { NG = 8 };
+
+static int synth_job(lsim_graph **g)
+{
+    lsim_synth_cfg c;
+    lsim_err err;
+    lsim_synth_cfg_default(&c);
+    lsim_model_builtin("gpt3-15b", &c.model, NULL);
+    c.model.layers = 4;
+    c.tp = 2, c.pp = 2, c.dp = 2;
+    c.micro_batch = 1;
+    c.global_batch = 8;
+    if (lsim_synth_check(&c, &err)) return -1;
+    for (uint32_t i = 0; i < NG; i++)
+        if (lsim_synth_gpu(&c, i, NULL, &g[i], &err)) {
+            fprintf(stderr, "synth: %s\n", err.msg);
+            return -1;
+        }
+    return 0;
+}
+
+/* g written to memory, through cache (NULL: whole). */
+static char *write_mem(const lsim_graph *g, lsim_chakra_cache *cache, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    lsim_err err;
+    int rc = lsim_chakra_write_cached(f, "mem", g, NULL, cache, &err);
+    fclose(f);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    return buf;
+}
+
+static int same_graph(const lsim_graph *a, const lsim_graph *b)
+{
+    if (a->n != b->n || a->nedges != b->nedges || a->nprocs != b->nprocs || a->ncoll != b->ncoll ||
+        a->niters != b->niters)
+        return 0;
+    size_t n = a->n, e = (size_t)a->nedges;
+#define CMP_(field, type) \
+    if (n && memcmp(a->field, b->field, n * sizeof(type))) return 0;
+    LSIM_GRAPH_COLUMNS(CMP_)
+#undef CMP_
+    if (memcmp(a->in_off, b->in_off, (n + 1) * sizeof *a->in_off) ||
+        memcmp(a->out_off, b->out_off, (n + 1) * sizeof *a->out_off))
+        return 0;
+    if (e && (memcmp(a->in_src, b->in_src, e * sizeof *a->in_src) ||
+              memcmp(a->in_delay, b->in_delay, e * sizeof *a->in_delay) ||
+              memcmp(a->in_class, b->in_class, e * sizeof *a->in_class) ||
+              memcmp(a->out_dst, b->out_dst, e * sizeof *a->out_dst)))
+        return 0;
+    for (uint32_t i = 0; i < a->nprocs; i++)
+        if (a->procs[i].is_gpu != b->procs[i].is_gpu || a->procs[i].pid != b->procs[i].pid ||
+            a->procs[i].tid != b->procs[i].tid || a->procs[i].nnodes != b->procs[i].nnodes)
+            return 0;
+    for (uint32_t i = 0; i < a->niters; i++)
+        if (a->iters[i].name != b->iters[i].name || a->iters[i].obs_start != b->iters[i].obs_start ||
+            a->iters[i].obs_end != b->iters[i].obs_end)
+            return 0;
+    for (size_t i = 0; i < a->ncoll; i++) {
+        const lsim_coll_info *x = &a->colls[i], *y = &b->colls[i];
+        if (x->kind != y->kind || x->from_metadata != y->from_metadata || x->group_size != y->group_size ||
+            x->in_nelems != y->in_nelems || x->out_nelems != y->out_nelems || x->dtype_bytes != y->dtype_bytes ||
+            x->bytes != y->bytes || x->pg_name != y->pg_name || x->pg_ranks != y->pg_ranks || x->seq != y->seq ||
+            x->root != y->root)
+            return 0;
+    }
+    uint32_t ns = lsim_strtab_count(a->strings);
+    if (ns != lsim_strtab_count(b->strings)) return 0;
+    for (uint32_t i = 0; i < ns; i++)
+        if (strcmp(lsim_strtab_get(a->strings, i), lsim_strtab_get(b->strings, i))) return 0;
+    return 1;
+}
+
+int main(void)
+{
+    lsim_graph *g[NG] = {NULL};
+    if (synth_job(g)) return 1;
+    lsim_err err;
+    lsim_chakra_cache *cache = NULL;
+    CHECK(lsim_chakra_cache_new(&cache, &err) == 0);
+
+    /* GPU 5: longer processor ids and group names than GPU 4, its stage's
+     * first; GPU 7: one node renamed in its own strings */
+    for (uint32_t p = 0; p < g[5]->nprocs; p++) g[5]->procs[p].pid += (int64_t)1 << 40, g[5]->procs[p].tid += 1 << 20;
+    uint32_t long_name;
+    for (size_t i = 0; i < g[5]->ncoll; i++)
+        if (g[5]->colls[i].pg_name != UINT32_MAX) {
+            char s[256];
+            snprintf(s, sizeof s, "%s-and-a-much-longer-name-of-%zu-characters-more", lsim_strtab_get(g[5]->strings, g[5]->colls[i].pg_name), i);
+            CHECK(lsim_strtab_intern(g[5]->strings, s, strlen(s), &long_name) == 0);
+            g[5]->colls[i].pg_name = long_name;
+        }
+    CHECK(lsim_strtab_replace(g[7]->strings, g[7]->name[g[7]->n / 2], "renamed_on_gpu_7", 16) == 0);
+
+    char dir[] = "/tmp/test_chakra_cache.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[NG][256];
+    for (int i = 0; i < NG; i++) {
+        size_t la, lb;
+        char *a = write_mem(g[i], NULL, &la), *b = write_mem(g[i], cache, &lb);
+        CHECK_MSG(la == lb && !memcmp(a, b, la), "GPU %d: %zu bytes whole, %zu through the cache", i, la, lb);
+        snprintf(path[i], sizeof path[i], "%s/job.%d.et", dir, i);
+        FILE *f = fopen(path[i], "wb");
+        CHECK(f && fwrite(b, 1, lb, f) == lb);
+        if (f) fclose(f);
+        free(a);
+        free(b);
+    }
+    uint64_t made, reused;
+    lsim_chakra_cache_counts(cache, &made, &reused);
+    CHECK_I64(made, 2);   /* stage 0's GPU 0, stage 1's GPU 4 */
+    CHECK_I64(reused, 6); /* GPU 7 too: only its renamed node is packed whole */
+    lsim_chakra_cache_free(cache);
+
+    /* read back */
+    lsim_graph *whole[NG] = {NULL}, *fast[NG] = {NULL};
+    CHECK(lsim_chakra_cache_new(&cache, &err) == 0);
+    for (int i = 0; i < NG; i++) {
+        CHECK_MSG(lsim_chakra_read(path[i], i, NG, &whole[i], NULL, &err) == 0, "%s", err.msg);
+        CHECK_MSG(lsim_chakra_read_cached(path[i], i, NG, &fast[i], NULL, cache, &err) == 0, "%s", err.msg);
+        CHECK_MSG(whole[i] && fast[i] && same_graph(whole[i], fast[i]), "GPU %d read through the cache differs", i);
+    }
+    lsim_chakra_cache_counts(cache, &made, &reused);
+    /* 0 and 4 read whole; 7's renamed node is not 6's: read whole too */
+    CHECK_I64(reused, 5);
+    CHECK(fast[1]->share_refs && fast[1]->share_refs == fast[0]->share_refs);
+    /* a file with one duration changed: read whole, the same graph */
+    g[2]->dur[g[2]->n / 3] += 1000;
+    {
+        size_t lb;
+        char *b = write_mem(g[2], NULL, &lb);
+        FILE *f = fopen(path[2], "wb");
+        CHECK(f && fwrite(b, 1, lb, f) == lb);
+        if (f) fclose(f);
+        free(b);
+        lsim_graph *x = NULL, *y = NULL;
+        CHECK(lsim_chakra_read(path[2], 2, NG, &x, NULL, &err) == 0);
+        CHECK(lsim_chakra_read_cached(path[2], 2, NG, &y, NULL, cache, &err) == 0);
+        uint64_t r2;
+        lsim_chakra_cache_counts(cache, &made, &r2);
+        CHECK_I64(r2, reused);
+        CHECK(x && y && same_graph(x, y) && x->dur[x->n / 3] == whole[2]->dur[x->n / 3] + 1000);
+        lsim_graph_free(x);
+        lsim_graph_free(y);
+    }
+    lsim_chakra_cache_free(cache);
+    for (int i = 0; i < NG; i++) {
+        lsim_graph_free(whole[i]);
+        lsim_graph_free(fast[i]);
+        lsim_graph_free(g[i]);
+        unlink(path[i]);
+    }
+    rmdir(dir);
+    return check_result("test_chakra_cache");
+}
