@@ -9,9 +9,10 @@
  *  - the cache made records of 2 graphs (the two stages) and wrote the 6
  *    others from them;
  *  - every file read back through a cache gives the graph lsim_chakra_read
- *    gives, array for array (columns, edges, tables, strings); 6 of 8 are
- *    taken from the previous GPU's structure; a file with one node's
- *    duration changed is read whole and still equal. */
+ *    gives, array for array (columns, edges, tables, strings); 5 of 8 are
+ *    taken from the previous GPU's structure (one, whose groups all have
+ *    one name, with names of its own ids); a file with one node's duration
+ *    changed is read whole and still equal. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -112,11 +113,19 @@ int main(void)
     for (size_t i = 0; i < g[5]->ncoll; i++)
         if (g[5]->colls[i].pg_name != UINT32_MAX) {
             char s[256];
-            snprintf(s, sizeof s, "%s-and-a-much-longer-name-of-%zu-characters-more", lsim_strtab_get(g[5]->strings, g[5]->colls[i].pg_name), i);
+            snprintf(s, sizeof s, "%s-and-a-name-longer-by-more-than-one-hundred-and-twenty-seven-characters-so-that-"
+                                  "its-length-takes-two-bytes-as-a-varint-where-it-took-one",
+                     lsim_strtab_get(g[5]->strings, g[5]->colls[i].pg_name));
             CHECK(lsim_strtab_intern(g[5]->strings, s, strlen(s), &long_name) == 0);
             g[5]->colls[i].pg_name = long_name;
         }
     CHECK(lsim_strtab_replace(g[7]->strings, g[7]->name[g[7]->n / 2], "renamed_on_gpu_7", 16) == 0);
+    /* GPU 6: every group one name, so its file holds fewer strings before
+     * its nodes' names, and their ids differ from GPU 4's */
+    uint32_t one;
+    CHECK(lsim_strtab_intern(g[6]->strings, "one-group", 9, &one) == 0);
+    for (size_t i = 0; i < g[6]->ncoll; i++)
+        if (g[6]->colls[i].pg_name != UINT32_MAX) g[6]->colls[i].pg_name = one;
 
     char dir[] = "/tmp/test_chakra_cache.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -150,6 +159,9 @@ int main(void)
     /* 0 and 4 read whole; 7's renamed node is not 6's: read whole too */
     CHECK_I64(reused, 5);
     CHECK(fast[1]->share_refs && fast[1]->share_refs == fast[0]->share_refs);
+    CHECK(fast[5]->share_refs && fast[5]->share_refs == fast[4]->share_refs);
+    CHECK(memcmp(fast[6]->name, fast[4]->name, fast[4]->n * sizeof *fast[4]->name) != 0); /* its own names */
+    CHECK(fast[6]->share_refs == NULL);
     /* a file with one duration changed: read whole, the same graph */
     g[2]->dur[g[2]->n / 3] += 1000;
     {
