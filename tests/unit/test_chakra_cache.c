@@ -6,10 +6,11 @@
  *    GPU whose processor ids and group names are longer than the
  *    reference's (their varints and strings change length) and one whose
  *    node name differs (packed whole, the others copied);
- *  - the cache made records of 2 graphs (the two stages) and wrote the 6
- *    others from them;
+ *  - the cache made records of 3 graphs (the two stages, and a GPU of
+ *    stage 0 with one node longer: as many nodes and the same tables, but
+ *    another structure) and wrote the 5 others from them;
  *  - every file read back through a cache gives the graph lsim_chakra_read
- *    gives, array for array (columns, edges, tables, strings); 5 of 8 are
+ *    gives, array for array (columns, edges, tables, strings); 4 of 8 are
  *    taken from the previous GPU's structure (one, whose groups all have
  *    one name, with names of its own ids); a file with one node's duration
  *    changed is read whole and still equal. */
@@ -120,6 +121,9 @@ int main(void)
             g[5]->colls[i].pg_name = long_name;
         }
     CHECK(lsim_strtab_replace(g[7]->strings, g[7]->name[g[7]->n / 2], "renamed_on_gpu_7", 16) == 0);
+    /* GPU 3: one node 7 us longer than on GPU 0, its stage's first: as many
+     * nodes, the same tables, another structure */
+    g[3]->dur[g[3]->n / 4] += 7000;
     /* GPU 6: every group one name, so its file holds fewer strings before
      * its nodes' names, and their ids differ from GPU 4's */
     uint32_t one;
@@ -143,8 +147,8 @@ int main(void)
     }
     uint64_t made, reused;
     lsim_chakra_cache_counts(cache, &made, &reused);
-    CHECK_I64(made, 2);   /* stage 0's GPU 0, stage 1's GPU 4 */
-    CHECK_I64(reused, 6); /* GPU 7 too: only its renamed node is packed whole */
+    CHECK_I64(made, 3);   /* stage 0's GPU 0, GPU 3 (its longer node), stage 1's GPU 4 */
+    CHECK_I64(reused, 5); /* GPU 7 too: only its renamed node is packed whole */
     lsim_chakra_cache_free(cache);
 
     /* read back */
@@ -156,8 +160,9 @@ int main(void)
         CHECK_MSG(whole[i] && fast[i] && same_graph(whole[i], fast[i]), "GPU %d read through the cache differs", i);
     }
     lsim_chakra_cache_counts(cache, &made, &reused);
-    /* 0 and 4 read whole; 7's renamed node is not 6's: read whole too */
-    CHECK_I64(reused, 5);
+    /* 0, 3 (its longer node is not 0's) and 4 read whole; 7's renamed
+     * node is not 4's: read whole too */
+    CHECK_I64(reused, 4);
     CHECK(fast[1]->share_refs && fast[1]->share_refs == fast[0]->share_refs);
     CHECK(fast[5]->share_refs && fast[5]->share_refs == fast[4]->share_refs);
     CHECK(memcmp(fast[6]->name, fast[4]->name, fast[4]->n * sizeof *fast[4]->name) != 0); /* its own names */
