@@ -25,6 +25,10 @@
 #   --full          run the whole suite on every mutant (default: the mutant's
 #                   own tests, then the whole suite only for survivors)
 #   --no-escalate   do not re-run survivors on the whole suite
+#   --tests REGEX   judge every selected mutant by these tests (ctest -R)
+#                   instead of its own: with --targets lumosim, end-to-end
+#                   tests only, to show which mutants a user-level test
+#                   kills (docs/reliability.md)
 #   --targets "T..." rebuild only these CMake targets for each mutant (the
 #                   clean copy builds them all): a fraction of the link time.
 #                   Every executable the mutants' tests run must be listed;
@@ -60,6 +64,7 @@ KEEP=0
 MODE=run
 FULL=0
 ESCALATE=1
+TESTS_ALL=""
 TARGETS=""
 JOBS=2
 DOCS=""
@@ -756,6 +761,7 @@ while [ $# -gt 0 ]; do
     --sample) MODE=sample; shift ;;
     --full) FULL=1; shift ;;
     --no-escalate) ESCALATE=0; shift ;;
+    --tests) TESTS_ALL=$2; shift 2 ;;
     --targets) TARGETS=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --work) WORK=$2; shift 2 ;;
@@ -811,6 +817,9 @@ else
     SELECTED=("${M_ID[@]}")
 fi
 for id in "${SELECTED[@]}"; do index_of "$id" >/dev/null || die "no mutant '$id' (--list)"; done
+if [ -n "$TESTS_ALL" ]; then
+    for i in "${!M_ID[@]}"; do M_TESTS[$i]=$TESTS_ALL; done
+fi
 
 # count_in FILE FROM: occurrences of the literal text FROM in FILE
 count_in() {
