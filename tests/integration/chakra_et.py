@@ -11,7 +11,9 @@ protobuf-c code, so the two must agree on the format independently.
         a 64-GPU synthesized job (TP2 PP4 DP8): export --chakra, build
         --chakra, sim --json of both stores byte for byte equal (every
         GPU's predicted window, iterations, breakdown: the prediction to
-        the nanosecond); exporting the imported store gives the same files
+        the nanosecond); the imported store shares as many GPUs' node and
+        edge rows as the exported one (lumosim info); exporting the
+        imported store gives the same files
   roundtrip trace TRACES...
         the same for a store built from traces (skips, 77, when missing)
   decode
@@ -242,6 +244,14 @@ def sim_json(store):
     return run(["sim", "--json", store]).stdout
 
 
+def shared_line(store):
+    """lumosim info's line on a store's shared structure, None without one."""
+    for line in run(["info", store]).stdout.splitlines():
+        if line.strip().startswith("shared structure:"):
+            return line.strip()
+    return None
+
+
 def roundtrip(tmp, store, label):
     et, back, et2 = (os.path.join(tmp, x) for x in ("et", "back.h5", "et2"))
     run(["export", "--chakra", et, store])
@@ -255,6 +265,11 @@ def roundtrip(tmp, store, label):
     doc = json.loads(a)
     if not doc["ranks"] or any(r["window"]["predicted_ns"] <= 0 for r in doc["ranks"]):
         fail(label + ": no predicted windows to compare")
+    # the GPUs the import took from another's structure keep one copy of
+    # its rows, as the store exported held them
+    sa, sb = shared_line(store), shared_line(back)
+    if sa != sb:
+        fail(label + ": the imported store's shared structure is %r, the exported store's %r" % (sb, sa))
     run(["export", "--chakra", et2, back])
     for f in files:
         g = f.replace(os.path.basename(store)[:-3], "back", 1)
