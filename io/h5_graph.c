@@ -191,9 +191,7 @@ void h5s_meta_from_graph(gmeta *m, const lsim_graph *g)
     uint32_t ns = g->strings ? lsim_strtab_count(g->strings) : 0;
     m->cnt[RK_STR] = ns;
     m->nstr = ns;
-    uint64_t chars = 0;
-    for (uint32_t i = 0; i < ns; i++) chars += strlen(lsim_strtab_get(g->strings, i)) + 1;
-    m->cnt[RK_CHAR] = chars;
+    m->cnt[RK_CHAR] = g->strings ? lsim_strtab_text(g->strings) : 0;
     for (size_t k = 0; k < NGSCALS; k++)
         memcpy((char *)m + gscals[k].meta, (const char *)g + gscals[k].graph, gscals[k].msz);
 }

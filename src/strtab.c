@@ -36,6 +36,7 @@ struct lsim_strtab {
     uint32_t *slots; /* hash slot -> id+1 (0 = empty) */
     uint32_t nslots;
     size_t bytes;
+    uint64_t text; /* every string's length + 1, summed (lsim_strtab_text) */
 };
 
 /* Eight bytes at a time, each word folded in by a multiply and a shift,
@@ -87,6 +88,7 @@ int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out)
     lsim_strtab *t = calloc(1, sizeof *t);
     if (!t) return LSIM_ENOMEM;
     t->n = base->n;
+    t->text = base->text;
     t->refs = 1;
     t->base = base;
     base->refs++;
@@ -221,9 +223,14 @@ static int replace_sparse(lsim_strtab *t, uint32_t id, const char *dst, size_t l
 int lsim_strtab_replace(lsim_strtab *t, uint32_t id, const char *s, size_t len)
 {
     if (id >= t->n || len > UINT32_MAX) return LSIM_EARG;
+    const char *old = lsim_strtab_get(t, id);
+    size_t was = sparse(t) ? strlen(old) : t->lens[id];
     char *dst = store(t, s, len);
     if (!dst) return LSIM_ENOMEM;
-    if (sparse(t)) return replace_sparse(t, id, dst, len);
+    int rc = sparse(t) ? replace_sparse(t, id, dst, len) : 0;
+    if (rc) return rc;
+    t->text = t->text - was + len;
+    if (sparse(t)) return 0;
     t->strs[id] = dst;
     t->lens[id] = (uint32_t)len;
     free(t->slots); /* rebuilt when next needed */
@@ -267,6 +274,7 @@ int lsim_strtab_intern(lsim_strtab *t, const char *s, size_t len, uint32_t *id)
     char *dst = store(t, s, len);
     if (!dst) return LSIM_ENOMEM;
     uint32_t nid = t->n++;
+    t->text += len + 1;
     t->strs[nid] = dst;
     t->lens[nid] = (uint32_t)len;
     t->slots[i] = nid + 1;
@@ -296,6 +304,7 @@ const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id)
 }
 
 uint32_t lsim_strtab_count(const lsim_strtab *t) { return t->n; }
+uint64_t lsim_strtab_text(const lsim_strtab *t) { return t->text; }
 size_t lsim_strtab_bytes(const lsim_strtab *t)
 {
     return t->bytes + (size_t)t->cap * (sizeof(char *) + 4) + (size_t)t->caprep * sizeof(repl) + (size_t)t->nslots * 4;

@@ -48,5 +48,9 @@ const char *lsim_strtab_get(const lsim_strtab *t, uint32_t id);
 /* Number of distinct strings; bytes held (for memory reports). */
 uint32_t lsim_strtab_count(const lsim_strtab *t);
 size_t lsim_strtab_bytes(const lsim_strtab *t);
+/* Every string's length + 1, summed over the ids (the bytes of the texts
+ * with their NULs, as a store writes them): kept as strings are interned
+ * and replaced, so no walk of an overlay's base. */
+uint64_t lsim_strtab_text(const lsim_strtab *t);
 
 #endif

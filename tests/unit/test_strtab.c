@@ -149,11 +149,17 @@ int main(void)
      * into it keeps every id's text, finds what is there and appends. */
     lsim_strtab *o = NULL;
     CHECK(lsim_strtab_new_overlay(x, &o) == 0 && o);
+    /* text bytes, length + 1 each: "kernel" 7, "cpu_op" 7, "cuda_runtime"
+     * 13, "" 1, "gpu_memcpy" 11 */
+    CHECK_I64(lsim_strtab_text(x), 39);
     if (o) {
+        CHECK_I64(lsim_strtab_text(o), 39);
         CHECK(lsim_strtab_replace(o, 3, "dp:1", 4) == 0);
         CHECK(lsim_strtab_replace(o, 0, "tp:7", 4) == 0);
         CHECK(lsim_strtab_replace(o, 3, "dp:2", 4) == 0); /* replaced again */
         CHECK(lsim_strtab_replace(o, 5, "x", 1) == LSIM_EARG);
+        CHECK_I64(lsim_strtab_text(o), 41); /* "tp:7" 5 for 7, "dp:2" 5 for 1 */
+        CHECK_I64(lsim_strtab_text(x), 39);
         CHECK_I64(lsim_strtab_count(o), 5);
         const char *want[] = {"tp:7", "cpu_op", "cuda_runtime", "dp:2", "gpu_memcpy"};
         for (uint32_t i = 0; i < 5; i++) CHECK_STR(lsim_strtab_get(o, i), want[i]);
@@ -169,6 +175,10 @@ int main(void)
         for (uint32_t i = 0; i < 5; i++) CHECK_STR(lsim_strtab_get(o, i), want[i]);
         CHECK(lsim_strtab_find(o, "cpu_op", 6, &got) == 1);
         CHECK_I64(got, 1);
+        CHECK_I64(lsim_strtab_text(o), 48); /* "kernel" 7 more */
+        CHECK(lsim_strtab_replace(o, 1, "c", 1) == 0); /* dense now */
+        CHECK_I64(lsim_strtab_text(o), 43);
+        CHECK_I64(lsim_strtab_text(x), 39);
     }
     lsim_strtab_free(x); /* o still holds it */
     if (o) CHECK_STR(lsim_strtab_get(o, 2), "cuda_runtime");
