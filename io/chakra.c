@@ -531,7 +531,8 @@ static int templates_make(lsim_chakra_cache *c, const lsim_graph *g, nodebuf *b)
 static int groups_make(lsim_chakra_cache *c, const lsim_graph *g, nodebuf *b)
 {
     c->glen = 0;
-    if (reserve_u64(&c->gproc, &c->gpcap, 2 * (size_t)g->nprocs + 1) ||
+    /* never NULL, even with no group: it is copied from (0 bytes) */
+    if (reserve(&c->grp, &c->gcap, 1) || reserve_u64(&c->gproc, &c->gpcap, 2 * (size_t)g->nprocs + 1) ||
         reserve_u64(&c->gcoll, &c->gccap, 2 * g->ncoll + 1))
         return LSIM_ENOMEM;
     attrset *s = &b->s;
