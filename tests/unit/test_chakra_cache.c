@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "graph_same.h"
 
 #include "lumosim/chakra.h"
 #include "lumosim/strtab.h"
@@ -56,47 +57,6 @@ static char *write_mem(const lsim_graph *g, lsim_chakra_cache *cache, size_t *le
     fclose(f);
     CHECK_MSG(rc == 0, "%s", err.msg);
     return buf;
-}
-
-static int same_graph(const lsim_graph *a, const lsim_graph *b)
-{
-    if (a->n != b->n || a->nedges != b->nedges || a->nprocs != b->nprocs || a->ncoll != b->ncoll ||
-        a->niters != b->niters)
-        return 0;
-    size_t n = a->n, e = (size_t)a->nedges;
-#define CMP_(field, type) \
-    if (n && memcmp(a->field, b->field, n * sizeof(type))) return 0;
-    LSIM_GRAPH_COLUMNS(CMP_)
-#undef CMP_
-    if (memcmp(a->in_off, b->in_off, (n + 1) * sizeof *a->in_off) ||
-        memcmp(a->out_off, b->out_off, (n + 1) * sizeof *a->out_off))
-        return 0;
-    if (e && (memcmp(a->in_src, b->in_src, e * sizeof *a->in_src) ||
-              memcmp(a->in_delay, b->in_delay, e * sizeof *a->in_delay) ||
-              memcmp(a->in_class, b->in_class, e * sizeof *a->in_class) ||
-              memcmp(a->out_dst, b->out_dst, e * sizeof *a->out_dst)))
-        return 0;
-    for (uint32_t i = 0; i < a->nprocs; i++)
-        if (a->procs[i].is_gpu != b->procs[i].is_gpu || a->procs[i].pid != b->procs[i].pid ||
-            a->procs[i].tid != b->procs[i].tid || a->procs[i].nnodes != b->procs[i].nnodes)
-            return 0;
-    for (uint32_t i = 0; i < a->niters; i++)
-        if (a->iters[i].name != b->iters[i].name || a->iters[i].obs_start != b->iters[i].obs_start ||
-            a->iters[i].obs_end != b->iters[i].obs_end)
-            return 0;
-    for (size_t i = 0; i < a->ncoll; i++) {
-        const lsim_coll_info *x = &a->colls[i], *y = &b->colls[i];
-        if (x->kind != y->kind || x->from_metadata != y->from_metadata || x->group_size != y->group_size ||
-            x->in_nelems != y->in_nelems || x->out_nelems != y->out_nelems || x->dtype_bytes != y->dtype_bytes ||
-            x->bytes != y->bytes || x->pg_name != y->pg_name || x->pg_ranks != y->pg_ranks || x->seq != y->seq ||
-            x->root != y->root)
-            return 0;
-    }
-    uint32_t ns = lsim_strtab_count(a->strings);
-    if (ns != lsim_strtab_count(b->strings)) return 0;
-    for (uint32_t i = 0; i < ns; i++)
-        if (strcmp(lsim_strtab_get(a->strings, i), lsim_strtab_get(b->strings, i))) return 0;
-    return 1;
 }
 
 int main(void)
@@ -157,7 +117,7 @@ int main(void)
     for (int i = 0; i < NG; i++) {
         CHECK_MSG(lsim_chakra_read(path[i], i, NG, &whole[i], NULL, &err) == 0, "%s", err.msg);
         CHECK_MSG(lsim_chakra_read_cached(path[i], i, NG, &fast[i], NULL, cache, &err) == 0, "%s", err.msg);
-        CHECK_MSG(whole[i] && fast[i] && same_graph(whole[i], fast[i]), "GPU %d read through the cache differs", i);
+        CHECK_MSG(whole[i] && fast[i] && graph_same(whole[i], fast[i]), "GPU %d read through the cache differs", i);
     }
     lsim_chakra_cache_counts(cache, &made, &reused);
     /* 0, 3 (its longer node is not 0's) and 4 read whole; 7's renamed
@@ -182,7 +142,7 @@ int main(void)
         uint64_t r2;
         lsim_chakra_cache_counts(cache, &made, &r2);
         CHECK_I64(r2, reused);
-        CHECK(x && y && same_graph(x, y) && x->dur[x->n / 3] == whole[2]->dur[x->n / 3] + 1000);
+        CHECK(x && y && graph_same(x, y) && x->dur[x->n / 3] == whole[2]->dur[x->n / 3] + 1000);
         lsim_graph_free(x);
         lsim_graph_free(y);
     }

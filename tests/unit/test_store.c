@@ -27,6 +27,7 @@
 #include "lumosim/store.h"
 #include "lumosim/trace.h"
 #include "check.h"
+#include "graph_same.h"
 
 #define NG 3
 static const char *const TRACES[NG] = {"hip_trace.json", "cuda_graph.json", "prewindow_megatron_rank0.json.gz"};
@@ -141,8 +142,8 @@ static void compare_graphs(const lsim_graph *a, const lsim_graph *b, const char 
             CHECK_STR(lsim_strtab_get(b->strings, i), lsim_strtab_get(a->strings, i));
 }
 
-/* Quiet comparison of everything stored (for the corruption sweep). */
-#define SAME(f, cnt) ((cnt) == 0 || memcmp(a->f, b->f, (cnt) * sizeof *a->f) == 0)
+/* Quiet comparison of everything stored (for the corruption sweep): the
+ * graph's scalars, then its arrays (graph_same.h). */
 static int graphs_equal(const lsim_graph *a, const lsim_graph *b)
 {
     if (strcmp(a->source, b->source) || a->rank != b->rank || a->latency != b->latency || a->n != b->n ||
@@ -154,32 +155,8 @@ static int graphs_equal(const lsim_graph *a, const lsim_graph *b)
         memcmp(a->inferred_by_class, b->inferred_by_class, sizeof a->inferred_by_class) ||
         memcmp(a->dropped, b->dropped, sizeof a->dropped))
         return 0;
-    if (!SAME(kind, a->n) || !SAME(flags, a->n) || !SAME(proc, a->n) || !SAME(name, a->n) || !SAME(dur, a->n) ||
-        !SAME(obs_start, a->n) || !SAME(obs_end, a->n) || !SAME(release, a->n) || !SAME(corr, a->n) ||
-        !SAME(iter, a->n) || !SAME(coll, a->n) || !SAME(in_off, a->n + 1) || !SAME(in_src, a->nedges) ||
-        !SAME(in_delay, a->nedges) || !SAME(in_class, a->nedges))
-        return 0;
-    for (uint32_t p = 0; p < a->nprocs; p++)
-        if (a->procs[p].is_gpu != b->procs[p].is_gpu || a->procs[p].pid != b->procs[p].pid ||
-            a->procs[p].tid != b->procs[p].tid || a->procs[p].nnodes != b->procs[p].nnodes)
-            return 0;
-    for (uint32_t i = 0; i < a->niters; i++)
-        if (a->iters[i].name != b->iters[i].name || a->iters[i].obs_start != b->iters[i].obs_start ||
-            a->iters[i].obs_end != b->iters[i].obs_end)
-            return 0;
-    for (size_t i = 0; i < a->ncoll; i++) {
-        const lsim_coll_info *x = &a->colls[i], *y = &b->colls[i];
-        if (x->kind != y->kind || x->from_metadata != y->from_metadata || x->group_size != y->group_size ||
-            x->in_nelems != y->in_nelems || x->out_nelems != y->out_nelems || x->dtype_bytes != y->dtype_bytes ||
-            x->bytes != y->bytes || x->pg_name != y->pg_name || x->pg_ranks != y->pg_ranks || x->seq != y->seq)
-            return 0;
-    }
-    if (lsim_strtab_count(a->strings) != lsim_strtab_count(b->strings)) return 0;
-    for (uint32_t i = 0; i < lsim_strtab_count(a->strings); i++)
-        if (strcmp(lsim_strtab_get(a->strings, i), lsim_strtab_get(b->strings, i))) return 0;
-    return 1;
+    return graph_same(a, b);
 }
-#undef SAME
 
 /* ------------------------------------------------------------ simulation */
 
