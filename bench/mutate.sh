@@ -352,12 +352,12 @@ mutant synth_no_full_recompute kill "$T_SYNTHE2E" \
 sub src/synth/gen.c $'if (G->c->recompute == LSIM_RC_FULL) {\n        /* full recomputation: the layer\'s forward' \
     $'if (0) {\n        /* full recomputation: the layer\'s forward'
 
-mutant split_middle_extra_first kill "^test_stages$|^synth:published_405b_schedules$" \
+mutant split_middle_extra_first kill "^test_stages$|^synth:published_405b_schedules$|^synth:run$" \
     "uneven stages (--pp-layers middle): the extra layers on the first stages, not after the first (torchtitan's rule)"
 sub src/stages.c '        f = vs == 0 ? 0 : base + (vs - 1) * base + (vs - 1 < extra ? vs - 1 : extra);' \
     '        f = vs * base + (vs < extra ? vs : extra);'
 
-mutant split_embed_loss_uneven_ends kill "^test_stages$" \
+mutant split_embed_loss_uneven_ends kill "^test_stages$|^synth:run$" \
     "uneven stages (--pp-layers embed-loss): the last virtual stage keeps the loss's slot as a layer"
 sub src/stages.c '        n = q - (vs == 0) - (vs == S - 1);' '        n = q - (vs == 0);'
 

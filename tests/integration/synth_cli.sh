@@ -57,6 +57,23 @@ run)
     grep -q "opts:pplayers=middle" "$tmp/unev.txt" || fail "the split is not in the source: $(grep -m1 synth: "$tmp/unev.txt")"
     "$LUMOSIM" whatif --force "$tmp/unev.h5" --pp 4 -o "$tmp/w.h5" >/dev/null 2>"$tmp/err" && fail "whatif --pp of uneven accepted"
     grep -q "non-default options (pplayers=middle" "$tmp/err" || fail "whatif --pp of uneven: $(cat "$tmp/err")"
+    # a split by rule is the split worked out here by hand from the rule,
+    # layer for layer (the node names carry each layer's index): torchtitan's
+    # middle, 10 layers over 4 stages: base 2, stage 0 base, the next 10 %
+    # 4 = 2 stages one more, the last the rest: 2,3,3,2; Megatron's
+    # embed-loss, 6 layers + the embedding + the loss = 8 slots, 2 a stage,
+    # the first and the last one layer fewer: 1,2,2,1
+    for split in "middle 10 2,3,3,2" "embed-loss 6 1,2,2,1"; do
+        set -- $split
+        for how in "$1" "$3"; do
+            "$LUMOSIM" synth --model gpt3-15b --layers "$2" --tp 1 --pp 4 --dp 1 --micro-batch 1 --global-batch 4 \
+                --pp-layers "$how" -o "$tmp/split_$how.h5" >/dev/null 2>&1 || fail "synth --pp-layers $how failed"
+        done
+        for g in /nodes /edges /strings /colls /procs; do
+            h5diff -q "$tmp/split_$1.h5" "$tmp/split_$3.h5" "$g" "$g" >/dev/null 2>&1 ||
+                fail "--pp-layers $1 of $2 layers over 4 stages is not $3: $g differs"
+        done
+    done
     # forward-only and the memory check's override
     "$LUMOSIM" synth $tiny --forward-only -o "$tmp/fwd.h5" >/dev/null || fail "forward-only synth failed"
     "$LUMOSIM" synth --model gpt3-175b --tp 8 --pp 2 --dp 1 --micro-batch 1 --global-batch 8 --no-memory-check \
