@@ -37,7 +37,7 @@ run)
     # a Zipf skew spreads it (each GPU's experts get other loads)
     for z in 0 1; do
         "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
-            --global-batch 8 --routing-skew $z -o "$tmp/z$z.h5" >/dev/null 2>"$tmp/err" || fail "skew $z: $(cat "$tmp/err")"
+            --global-batch 8 --routing-skew $z -o "$tmp/z$z.h5" >"$tmp/z$z.out" 2>"$tmp/err" || fail "skew $z: $(cat "$tmp/err")"
         "$LUMOSIM" sim --samples 20 "$tmp/z$z.h5" >"$tmp/z$z.txt" 2>&1 || fail "sim --samples of skew $z failed"
     done
     set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/z0.txt")
@@ -66,6 +66,12 @@ run)
         --global-batch 8 --routing-hist "$tmp/hot.csv" -o "$tmp/hot.h5" >"$tmp/hot.out" 2>"$tmp/err" || fail "hot: $(cat "$tmp/err")"
     grep -q "routing: the most loaded GPU is 1 (EP rank 1 of group ep:0:0), 1.16x .* the most loaded expert is 45 on GPU 1, 7.59x" \
         "$tmp/hot.out" || fail "the hot expert is not named: $(cat "$tmp/hot.out")"
+    # the memory estimate holds the most loaded GPU's routed activations:
+    # the hot expert's job estimates more activations than the balanced one
+    act() { sed -n 's/.* activations \([0-9.]*\) .*/\1/p' "$1" | head -n 1; }
+    ah=$(act "$tmp/hot.out") ab=$(act "$tmp/z0.out")
+    [ -n "$ah" ] && [ -n "$ab" ] && awk -v a="$ah" -v b="$ab" 'BEGIN { exit !(a > b) }' ||
+        fail "hot expert: activations '$ah' GB not above the balanced job's '$ab' GB"
     grep -q "opts:ep=4,dirichlet=2,hist=1 " "$tmp/dir.txt" || fail "the Dirichlet draw is not in the options"
     step() { "$LUMOSIM" sim --json "$1" | sed -n 's/.*"job": *{[^}]*"predicted_ns": *\([0-9]*\).*/\1/p'; }
     h=$(step "$tmp/hist.h5")
