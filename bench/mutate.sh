@@ -365,7 +365,7 @@ mutant routing_dirichlet_ignores_hist kill "^test_routing$" \
     "routing (--routing-dirichlet with --routing-hist): the draw's concentration per expert ignores the histogram's shares"
 sub src/synth/routing.c 'W += w[e] = gamma_draw(A * E * (p ? p[e] : 1.0 / E), &st);' 'W += w[e] = gamma_draw(A, &st);'
 
-mutant routing_hist_row_off_by_one kill "^test_routing$" \
+mutant routing_hist_row_off_by_one kill "^test_routing$|^synth:models$" \
     "routing (--routing-hist, a row per MoE layer): a layer takes the next MoE layer's row"
 sub src/synth/routing.c 'for (int l = 0; l < layer && l < c->model.layers; l++) k +=' \
     'for (int l = 0; l <= layer && l < c->model.layers; l++) k +='
