@@ -93,6 +93,13 @@ run)
         fail "capacity: $(cat "$tmp/err")"
     c=$(step "$tmp/cap.h5")
     [ -n "$c" ] && [ "$c" -lt "$h" ] || fail "capacity 1: step '$c' ns not below the histogram's '$h' ns"
+    # balanced routing fits a capacity of 1 x the balanced share of the EP
+    # group's tokens exactly: nothing dropped, the balanced job's step
+    "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
+        --global-batch 8 --routing-skew 0 --capacity-factor 1 -o "$tmp/cap0.h5" >/dev/null 2>"$tmp/err" ||
+        fail "capacity of balanced routing: $(cat "$tmp/err")"
+    c0=$(step "$tmp/cap0.h5")
+    [ -n "$c0" ] && [ "$c0" = "$b" ] || fail "capacity 1 of balanced routing: step '$c0' ns, not the balanced '$b' ns"
     "$LUMOSIM" sim --samples 20 "$tmp/dir.h5" >"$tmp/dirs.txt" 2>&1 || fail "sim --samples of the Dirichlet job failed"
     set -- $(awk '/^GPU 0 window/ {print $4, $6; exit}' "$tmp/dirs.txt")
     [ $# -eq 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }' || fail "Dirichlet: p95 not above p5 ($*)"
