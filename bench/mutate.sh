@@ -539,7 +539,7 @@ mutant attn_bwd_curve_ignored kill "^test_cost$" \
     "the attention backward at the forward's curve even when the spec gives the backward its own"
 sub src/cost/cost.c 'if (backward && g->attn_bwd_eff_max > 0) /* the backward' 'if (0 && backward && g->attn_bwd_eff_max > 0) /* the backward'
 
-mutant routing_summary_wrong_gpu kill "^test_routing$" \
+mutant routing_summary_wrong_gpu kill "^test_routing$|^synth:models$" \
     "the routing summary (synth's routing line): an expert put on GPU e mod EP of its group, not e / (experts / EP)"
 sub src/synth/routing.c 'load[g * ep + e / eloc] += (double)tok[e];' 'load[g * ep + e % ep] += (double)tok[e];'
 

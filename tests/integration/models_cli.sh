@@ -73,13 +73,14 @@ run)
     [ -n "$ah" ] && [ -n "$ab" ] && awk -v a="$ah" -v b="$ab" 'BEGIN { exit !(a > b) }' ||
         fail "hot expert: activations '$ah' GB not above the balanced job's '$ab' GB"
     # a row per MoE layer: the hot expert in layer 0's row only, so only
-    # layer 0 has it (1.04x over the step's 4 layers, not 1.16x)
+    # layer 0 has it (1.04x over the step's 4 layers, not 1.16x); expert 34
+    # of 128 over EP 4 is on GPU 34 / 32 = 1 (not 34 mod 4 = 2)
     awk 'BEGIN { for (l = 0; l < 4; l++) { for (e = 0; e < 128; e++) printf "%s%d", e ? " " : "", \
-        (l == 0 && e == 45) ? 8000 : 1000; print "" } }' >"$tmp/rows.csv"
+        (l == 0 && e == 34) ? 8000 : 1000; print "" } }' >"$tmp/rows.csv"
     "$LUMOSIM" synth --model qwen3-30b-a3b --layers 4 --seq 512 --tp 1 --pp 1 --dp 4 --ep 4 --micro-batch 1 \
         --global-batch 8 --routing-hist "$tmp/rows.csv" -o "$tmp/rows.h5" >"$tmp/rows.out" 2>"$tmp/err" ||
         fail "rows: $(cat "$tmp/err")"
-    grep -q "1.04x the mean GPU's token copies over the step; the most loaded expert is 45 on GPU 1, 7.59x its balanced share (layer 0," \
+    grep -q "most loaded GPU is 1 (EP rank 1 of group ep:0:0), 1.04x the mean GPU's token copies over the step; the most loaded expert is 34 on GPU 1, 7.59x its balanced share (layer 0," \
         "$tmp/rows.out" || fail "layer 0's row is not layer 0's: $(cat "$tmp/rows.out")"
     grep -q "opts:ep=4,dirichlet=2,hist=1 " "$tmp/dir.txt" || fail "the Dirichlet draw is not in the options"
     step() { "$LUMOSIM" sim --json "$1" | sed -n 's/.*"job": *{[^}]*"predicted_ns": *\([0-9]*\).*/\1/p'; }
