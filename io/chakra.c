@@ -52,12 +52,7 @@ static size_t varint_len(uint64_t x)
 /* Room in the buffer for `more` bytes. */
 static int wreserve(wctx *w, size_t more)
 {
-    if (w->len + more <= w->cap) return 0;
-    size_t nc = w->cap ? w->cap : WBLOCK + 4096;
-    while (nc < w->len + more) nc *= 2;
-    uint8_t *nb = realloc(w->buf, nc);
-    if (!nb) return lsim_err_set(w->err, LSIM_ENOMEM, "%s: out of memory", w->name);
-    w->buf = nb, w->cap = nc;
+    if (LSIM_GROW(w->buf, &w->cap, w->len + more)) return lsim_err_set(w->err, LSIM_ENOMEM, "%s: out of memory", w->name);
     return 0;
 }
 
@@ -420,7 +415,7 @@ struct lsim_chakra_cache {
     size_t len, cap;
     uint64_t *off;           /* n + 1: node v's template is body[off[v] .. off[v+1]) */
     uint32_t *cut;           /* 3 per node: where groups 0, 1, 2 go, from off[v] */
-    size_t ncap;
+    size_t ncap, ccap;
     uint8_t *grp;            /* this GPU's groups */
     size_t glen, gcap;
     uint64_t *gproc;         /* 2 nprocs + 1: processor p, cpu 0/1: grp[gproc[2p+cpu] .. +1) */
@@ -456,31 +451,11 @@ void lsim_chakra_cache_counts(const lsim_chakra_cache *c, uint64_t *made, uint64
     *reused = c ? c->reused : 0;
 }
 
-static int reserve(uint8_t **b, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap : 4096;
-    while (nc < need) nc *= 2;
-    uint8_t *nb = realloc(*b, nc);
-    if (!nb) return LSIM_ENOMEM;
-    *b = nb, *cap = nc;
-    return 0;
-}
-
-static int reserve_u64(uint64_t **a, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 0;
-    uint64_t *na = realloc(*a, need * sizeof *na);
-    if (!na) return LSIM_ENOMEM;
-    *a = na, *cap = need;
-    return 0;
-}
-
 /* Attributes [from, to) of s appended to b as the Node's field 10 frames
  * them (tag 0x52, the length as a varint, the packed AttributeProto). */
 static int frame_attrs(uint8_t **b, size_t *len, size_t *cap, const attrset *s, size_t from, size_t to)
 {
-    if (reserve(b, cap, *len + s->bound + 16)) return LSIM_ENOMEM;
+    if (LSIM_GROW(*b, cap, *len + s->bound + 16)) return LSIM_ENOMEM;
     for (size_t k = from; k < to; k++) {
         uint8_t *at = *b + *len;
         size_t n = protobuf_c_message_pack(&s->p[k]->base, at + 2), nh = varint_len(n);
@@ -497,10 +472,7 @@ static int templates_make(lsim_chakra_cache *c, const lsim_graph *g, nodebuf *b)
 {
     c->ref = NULL;
     c->len = 0;
-    if (reserve_u64(&c->off, &c->ncap, g->n + 1)) return LSIM_ENOMEM;
-    uint32_t *cut = realloc(c->cut, (3 * g->n + 1) * sizeof *cut);
-    if (!cut) return LSIM_ENOMEM;
-    c->cut = cut;
+    if (LSIM_GROW(c->off, &c->ncap, g->n + 1) || LSIM_GROW(c->cut, &c->ccap, 3 * g->n + 1)) return LSIM_ENOMEM;
     for (size_t v = 0; v < g->n; v++) {
         ChakraProtoMsg__Node m;
         int comm_type;
@@ -508,7 +480,7 @@ static int templates_make(lsim_chakra_cache *c, const lsim_graph *g, nodebuf *b)
         b->s.bound = 0;
         size_t bound = node_head(g, v, &m, b->ctrl, &comm_type);
         c->off[v] = c->len;
-        if (reserve(&c->body, &c->cap, c->len + bound)) return LSIM_ENOMEM;
+        if (LSIM_GROW(c->body, &c->cap, c->len + bound)) return LSIM_ENOMEM;
         c->len += protobuf_c_message_pack(&m.base, c->body + c->len);
         node_attrs(g, v, &b->s, b->obs, b->deps, comm_type);
         size_t from = 0;
@@ -532,8 +504,8 @@ static int groups_make(lsim_chakra_cache *c, const lsim_graph *g, nodebuf *b)
 {
     c->glen = 0;
     /* never NULL, even with no group: it is copied from (0 bytes) */
-    if (reserve(&c->grp, &c->gcap, 1) || reserve_u64(&c->gproc, &c->gpcap, 2 * (size_t)g->nprocs + 1) ||
-        reserve_u64(&c->gcoll, &c->gccap, 2 * g->ncoll + 1))
+    if (LSIM_GROW(c->grp, &c->gcap, 1) || LSIM_GROW(c->gproc, &c->gpcap, 2 * (size_t)g->nprocs + 1) ||
+        LSIM_GROW(c->gcoll, &c->gccap, 2 * g->ncoll + 1))
         return LSIM_ENOMEM;
     attrset *s = &b->s;
     c->gproc[0] = 0;
