@@ -531,11 +531,11 @@ mutant routing_capacity_not_per_group kill "^test_routing$|^synth:models$" \
 sub src/synth/routing.c 'int64_t cap = synth_capacity(c, seq) * ep; /* the expert' \
     'int64_t cap = synth_capacity(c, seq) * 1; /* the expert'
 
-mutant attn_fa2_curve_spec kill "^test_cost$" \
+mutant attn_fa2_curve_spec kill "^test_cost$|^predictions:attention$" \
     "the Hopper parts' FlashAttention-2 curve (--attention-kernel fa2) at the spec's default efficiency, not the fit to the FA3 paper's FA2 points"
 sub src/cost/spec.c '#define HOPPER_FA 0.354, 2.7e10, 0.662, 4.04e10, 0, 0, 0.333,' '#define HOPPER_FA 0.50, 2.7e10, 0.662, 4.04e10, 0, 0, 0.333,'
 
-mutant attn_bwd_curve_ignored kill "^test_cost$" \
+mutant attn_bwd_curve_ignored kill "^test_cost$|^predictions:attention$" \
     "the attention backward at the forward's curve even when the spec gives the backward its own"
 sub src/cost/cost.c 'if (backward && g->attn_bwd_eff_max > 0) /* the backward' 'if (0 && backward && g->attn_bwd_eff_max > 0) /* the backward'
 
