@@ -219,7 +219,17 @@ fsdp)
     got=$(coll_bytes "$tmp/f.json" reducescatter fsdp_reducescatter | cut -d' ' -f1,2)
     want="$((4 * LAYER_PARAMS)) $((4 * WORD_PARAMS))"
     [ "$got" = "$want" ] || fail "FSDP reduce-scatters of $got bytes, the fp32 gradients are $want"
-    echo "ok: FSDP's all-gathers and reduce-scatters carry the shards and gradients"
+    # Float8 all-gather (torchao's Float8Linear, --fp8-all-gather, on the
+    # H100): a layer's linear weights, 12 h^2, gathered at 1 byte, its
+    # biases and norms, 13 h, at 2; the embedding stays bf16
+    "$LUMOSIM" synth $(echo "$SHAPE" | sed 's/--gpu a100/--gpu h100/') --dp 4 --fsdp 4 --global-batch 4 \
+        --precision fp8 --fp8-all-gather --topology "$tmp/topo.json" -o "$tmp/f8.h5" >/dev/null ||
+        fail "synth --fsdp 4 --fp8-all-gather failed"
+    "$LUMOSIM" sim --trace-out "$tmp/f8.json" "$tmp/f8.h5" >/dev/null || fail "sim --fp8-all-gather failed"
+    got=$(coll_bytes "$tmp/f8.json" allgather fsdp_allgather | cut -d' ' -f1,2)
+    want="$(((2 * 13 * 1024 + 12 * 1024 * 1024) / 4)) $((2 * WORD_PARAMS / 4))"
+    [ "$got" = "$want" ] || fail "FP8 FSDP all-gathers of $got bytes, the shards at 1 byte a linear weight are $want"
+    echo "ok: FSDP's all-gathers and reduce-scatters carry the shards and gradients (FP8 linear weights at 1 byte)"
     ;;
 cp)
     # context parallelism over 2 GPUs (ring attention): each step passes the
