@@ -1060,7 +1060,9 @@ echo
 printf 'score: %d of %d non-equivalent mutants killed' "$killed" "$nonequiv"
 [ "$nonequiv" -gt 0 ] && printf ' (%d %%)' $((100 * killed / nonequiv))
 printf '; %d of %d equivalent mutants survived as argued\n' "$equiv_ok" "$equiv"
-# per area: the directory (or top-level file) of each mutant's first substitution
+# per area: the directory (or top-level file) of each mutant's first
+# substitution; AREAS lists every area area_of gives, in the order printed
+AREAS="cost synth whatif memory search writers replay chakra engine/job"
 area_of() {
     local k f
     for k in "${!S_ID[@]}"; do
@@ -1081,7 +1083,7 @@ for k in "${!R_ID[@]}"; do
     if [ "${M_KIND[$i]}" = equiv ]; then A_E[$a]=$(( ${A_E[$a]:-0} + 1 ));
     else A_N[$a]=$(( ${A_N[$a]:-0} + 1 )); [ "${R_STATUS[$k]}" = KILLED ] && A_K[$a]=$(( ${A_K[$a]:-0} + 1 )); fi
 done
-for a in cost synth whatif memory search writers replay engine/job; do
+for a in $AREAS; do
     [ -n "${A_N[$a]:-}${A_E[$a]:-}" ] || continue
     printf '  %-11s killed %d of %d, survived %d, equivalent %d\n' "$a" "${A_K[$a]:-0}" "${A_N[$a]:-0}" \
         $(( ${A_N[$a]:-0} - ${A_K[$a]:-0} )) "${A_E[$a]:-0}"
@@ -1111,7 +1113,7 @@ write_docs() {
         [ "$errors" -eq 0 ] || printf ' %d mutant(s) did not apply, build or run: the run is incomplete.' "$errors"
         [ ${#EXCLUDED[@]} -eq 0 ] || printf ' Left out (failing without any mutant): %s.' "${EXCLUDED[*]}"
         printf '\n\n| area | killed | of | survived | equivalent |\n|---|---:|---:|---:|---:|\n'
-        for a in cost synth whatif memory search writers replay engine/job; do
+        for a in $AREAS; do
             [ -n "${A_N[$a]:-}${A_E[$a]:-}" ] || continue
             printf '| %s | %d | %d | %d | %d |\n' "$a" "${A_K[$a]:-0}" "${A_N[$a]:-0}" \
                 $(( ${A_N[$a]:-0} - ${A_K[$a]:-0} )) "${A_E[$a]:-0}"
