@@ -1128,7 +1128,7 @@ write_docs() {
         echo "$DOC_END"
     } >"$blk.block" || { rm -f "$blk" "$blk.block"; die "--docs: cannot write next to $DOCS"; }
     perl -e 'my ($f, $b, $e, $blkf) = @ARGV; open(my $h, "<", $f) or exit 1; local $/; my $s = <$h>; close $h;
-             open($h, "<", $blkf) or exit 1; my $blk = <$h>; close $h; chomp $blk;
+             open($h, "<", $blkf) or exit 1; my $blk = <$h>; close $h; $blk =~ s/\n\z//;
              $s =~ s/^\Q$b\E\n.*?^\Q$e\E$/$blk/ms or exit 1; print $s;' \
         "$DOCS" "$DOC_BEGIN" "$DOC_END" "$blk.block" >"$blk" && chmod --reference="$DOCS" "$blk" && mv "$blk" "$DOCS" ||
         { rm -f "$blk" "$blk.block"; die "--docs: $DOCS not rewritten"; }

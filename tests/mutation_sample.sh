@@ -28,6 +28,10 @@ cmp -s "$work/bare.md" "$work/bare.orig" || fail "a page without markers was cha
 
 bash "$mut" --sample -j 2 --work "$work/run" --keep --exclude "$excl" --docs "$page" || fail "the sample failed (exit $?)"
 [ "$(head -n 1 "$page")" = before ] && [ "$(tail -n 1 "$page")" = after ] || fail "the text around the markers changed"
+# byte for byte after the block: no line added (chomp under an undefined
+# record separator kept the block's last newline, a blank line a run)
+[ "$(sed -n '/^<!-- END bench\/mutate.sh -->$/,$p' "$page")" = "$(printf '<!-- END bench/mutate.sh -->\nafter')" ] ||
+    fail "the text after the block changed: $(sed -n '/^<!-- END bench\/mutate.sh -->$/,$p' "$page" | od -c | head -3)"
 grep -q "old text" "$page" && fail "the old block is still there"
 grep -q '^\*\*score: 3 of 3 non-equivalent mutants killed (100 %)' "$page" || fail "no score 3 of 3: $(cat "$page")"
 for m in latency_plus_1us breakdown_swap clock_offset_sign; do
