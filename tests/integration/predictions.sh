@@ -389,54 +389,17 @@ PY
     done
     ;;
 attention)
-    # flash attention's kernel time, forward and backward, on the shipped
-    # A100 spec: FLOPs 4 b h s^2 d, half of them under a causal mask,
-    # backward 2.5 x the forward (FlashAttention-2, Dao 2023, section 3:
-    # five matmuls against two), at the roofline with the spec's attention
-    # efficiency curve, (F + half) / (peak x eff_max), or its memory floor
-    [ -n "$tools" ] || fail "usage: predictions.sh attention GPU_DIR"
-    "$LUMOSIM" synth $SHAPE --dp 1 --global-batch 1 -o "$tmp/a.h5" >/dev/null || fail "synth failed"
-    "$LUMOSIM" sim --trace-out "$tmp/a.json" "$tmp/a.h5" >/dev/null || fail "sim failed"
-    python3 - "$tools/a100.json" "$tmp/a.json" <<'PY' || fail "attention kernels off the FLOP count (above)"
+    # flash attention's kernel time, forward and backward: FLOPs 4 b h s^2
+    # d, half of them under a causal mask, backward 2.5 x the forward
+    # (FlashAttention-2, Dao 2023, section 3: five matmuls against two), at
+    # the roofline with the spec's attention efficiency curve, (F + half) /
+    # (peak x eff_max), or its memory floor; attn_check SPEC TRACE FWD BWD:
+    # every attention kernel of TRACE (4: 2 layers, forward and backward)
+    # with the curves SPEC names FWD_max/FWD_half and BWD_...
+    attn_check() {
+        python3 - "$@" <<'PY'
 import json, sys
-g, tr = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-b, heads, s, d = 1, 8, 2048, 128
-bhsd = b * heads * s * d
-bad, seen = 0, 0
-for e in tr["traceEvents"]:
-    if e.get("ph") != "X" or "stream" not in e.get("args", {}) or not e["name"].endswith(".attn"):
-        continue
-    bwd = ".bwd." in e["name"]
-    flops = 4 * bhsd * s * 0.5 * (2.5 if bwd else 1.0)
-    t = (flops + g["attn_eff_half"]) / (g["peak_flops"] * g["attn_eff_max"])
-    t = max(t, (8 if bwd else 4) * bhsd * 2 / (g["mem_bw"] * g["mem_eff"]))  # bf16 Q K V O (+ dO dQ dK dV)
-    want, got = max(round(t * 1e9), g["kernel_min_ns"]), round(e["dur"] * 1000)
-    seen += 1
-    if abs(got - want) > 1:
-        print("%s: %d ns, the FLOP count gives %d ns" % (e["name"], got, want)); bad += 1
-# Adam, memory-bound: per layer 30 bytes a parameter (the fp32 gradient
-# read; master weight and two moments read and written; the bf16 weight
-# written: docs/synthesis.md) at the spec's achieved bandwidth
-layer = 12 * 1024 * 1024 + 13 * 1024
-for e in tr["traceEvents"]:
-    if e.get("ph") != "X" or "stream" not in e.get("args", {}) or not e["name"].startswith("L0.opt."):
-        continue
-    want, got = round(30 * layer / (g["mem_bw"] * g["mem_eff"]) * 1e9), round(e["dur"] * 1000)
-    seen += 1
-    if abs(got - want) > 1:
-        print("%s: %d ns, 30 bytes a parameter give %d ns" % (e["name"], got, want)); bad += 1
-sys.exit(1 if bad or seen != 5 else 0)
-PY
-    # the same on the H100 with --attention-kernel fa2 (torchtitan's SDPA):
-    # the FlashAttention-2 curves fitted to the FlashAttention-3 paper's
-    # points, read here from the documented spec (data/gpu/h100.json), the
-    # backward on its own curve
-    "$LUMOSIM" synth $(echo "$SHAPE" | sed 's/--gpu a100/--gpu h100/') --dp 1 --global-batch 1 --attention-kernel fa2 \
-        -o "$tmp/h.h5" >/dev/null || fail "synth --gpu h100 --attention-kernel fa2 failed"
-    "$LUMOSIM" sim --trace-out "$tmp/h.json" "$tmp/h.h5" >/dev/null || fail "sim failed"
-    python3 - "$tools/h100.json" "$tmp/h.json" <<'PY' || fail "fa2 attention kernels off the FLOP count (above)"
-import json, sys
-g, tr = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+g, tr, fwd, bwd_key = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
 bhsd, s = 1 * 8 * 2048 * 128, 2048
 bad, seen = 0, 0
 for e in tr["traceEvents"]:
@@ -444,15 +407,47 @@ for e in tr["traceEvents"]:
         continue
     bwd = ".bwd." in e["name"]
     flops = 4 * bhsd * s * 0.5 * (2.5 if bwd else 1.0)
-    k = "attn_fa2_bwd_eff_" if bwd else "attn_fa2_eff_"
+    k = bwd_key if bwd else fwd
     t = (flops + g[k + "half"]) / (g["peak_flops"] * g[k + "max"])
-    t = max(t, (8 if bwd else 4) * bhsd * 2 / (g["mem_bw"] * g["mem_eff"]))
+    t = max(t, (8 if bwd else 4) * bhsd * 2 / (g["mem_bw"] * g["mem_eff"]))  # bf16 Q K V O (+ dO dQ dK dV)
     want, got = max(round(t * 1e9), g["kernel_min_ns"]), round(e["dur"] * 1000)
     seen += 1
     if abs(got - want) > 1:
-        print("%s: %d ns, the FLOP count at FlashAttention-2's curve gives %d ns" % (e["name"], got, want)); bad += 1
+        print("%s: %d ns, the FLOP count gives %d ns" % (e["name"], got, want)); bad += 1
 sys.exit(1 if bad or seen != 4 else 0)
 PY
+    }
+    [ -n "$tools" ] || fail "usage: predictions.sh attention GPU_DIR"
+    # the shipped A100 spec: one curve for both directions
+    "$LUMOSIM" synth $SHAPE --dp 1 --global-batch 1 -o "$tmp/a.h5" >/dev/null || fail "synth failed"
+    "$LUMOSIM" sim --trace-out "$tmp/a.json" "$tmp/a.h5" >/dev/null || fail "sim failed"
+    attn_check "$tools/a100.json" "$tmp/a.json" attn_eff_ attn_eff_ || fail "attention kernels off the FLOP count (above)"
+    python3 - "$tools/a100.json" "$tmp/a.json" <<'PY' || fail "Adam off 30 bytes a parameter (above)"
+import json, sys
+g, tr = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+# Adam, memory-bound: per layer 30 bytes a parameter (the fp32 gradient
+# read; master weight and two moments read and written; the bf16 weight
+# written: docs/synthesis.md) at the spec's achieved bandwidth
+layer = 12 * 1024 * 1024 + 13 * 1024
+bad, seen = 0, 0
+for e in tr["traceEvents"]:
+    if e.get("ph") != "X" or "stream" not in e.get("args", {}) or not e["name"].startswith("L0.opt."):
+        continue
+    want, got = round(30 * layer / (g["mem_bw"] * g["mem_eff"]) * 1e9), round(e["dur"] * 1000)
+    seen += 1
+    if abs(got - want) > 1:
+        print("%s: %d ns, 30 bytes a parameter give %d ns" % (e["name"], got, want)); bad += 1
+sys.exit(1 if bad or seen != 1 else 0)
+PY
+    # the H100 with --attention-kernel fa2 (torchtitan's SDPA): the
+    # FlashAttention-2 curves fitted to the FlashAttention-3 paper's points,
+    # read from the documented spec (data/gpu/h100.json), the backward on
+    # its own curve
+    "$LUMOSIM" synth $(echo "$SHAPE" | sed 's/--gpu a100/--gpu h100/') --dp 1 --global-batch 1 --attention-kernel fa2 \
+        -o "$tmp/h.h5" >/dev/null || fail "synth --gpu h100 --attention-kernel fa2 failed"
+    "$LUMOSIM" sim --trace-out "$tmp/h.json" "$tmp/h.h5" >/dev/null || fail "sim failed"
+    attn_check "$tools/h100.json" "$tmp/h.json" attn_fa2_eff_ attn_fa2_bwd_eff_ ||
+        fail "fa2 attention kernels off the FLOP count (above)"
     # with the distributed optimizer each of DP 4 ranks steps a quarter of
     # the parameters (Megatron-LM distrib_optimizer.md)
     "$LUMOSIM" synth $SHAPE --dp 4 --global-batch 4 --distributed-optimizer -o "$tmp/d.h5" >/dev/null || fail "synth failed"

@@ -20,32 +20,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "synth8.h"
 #include "graph_same.h"
 
 #include "lumosim/chakra.h"
 #include "lumosim/strtab.h"
 #include "lumosim/synth.h"
-
-enum { NG = 8 };
-
-static int synth_job(lsim_graph **g)
-{
-    lsim_synth_cfg c;
-    lsim_err err;
-    lsim_synth_cfg_default(&c);
-    lsim_model_builtin("gpt3-15b", &c.model, NULL);
-    c.model.layers = 4;
-    c.tp = 2, c.pp = 2, c.dp = 2;
-    c.micro_batch = 1;
-    c.global_batch = 8;
-    if (lsim_synth_check(&c, &err)) return -1;
-    for (uint32_t i = 0; i < NG; i++)
-        if (lsim_synth_gpu(&c, i, NULL, &g[i], &err)) {
-            fprintf(stderr, "synth: %s\n", err.msg);
-            return -1;
-        }
-    return 0;
-}
 
 /* g written to memory, through cache (NULL: whole). */
 static char *write_mem(const lsim_graph *g, lsim_chakra_cache *cache, size_t *len)
