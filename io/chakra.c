@@ -423,6 +423,8 @@ struct lsim_chakra_cache {
     size_t gpcap, gccap;
     uint64_t made, reused;   /* graphs whose templates were made, written or read from another's */
     lsim_graph *cand;        /* reading: the last graph read whole, borrowed (lsim_ck_cache_match) */
+    uint8_t *file;           /* reading: the last file's bytes, the buffer kept for the next */
+    size_t fcap;
 };
 
 int lsim_chakra_cache_new(lsim_chakra_cache **out, lsim_err *err)
@@ -440,6 +442,7 @@ void lsim_chakra_cache_free(lsim_chakra_cache *c)
     free(c->grp);
     free(c->gproc);
     free(c->gcoll);
+    free(c->file);
     free(c);
 }
 
@@ -636,6 +639,17 @@ int lsim_chakra_write(FILE *f, const char *name, const lsim_graph *g, const char
 void lsim_ck_cache_took(lsim_chakra_cache *c, lsim_graph *g)
 {
     if (c) c->cand = g;
+}
+
+uint8_t *lsim_ck_cache_file(lsim_chakra_cache *c, size_t size)
+{
+    if (size > c->fcap) {
+        uint8_t *p = malloc(size);
+        if (!p) return NULL;
+        free(c->file);
+        c->file = p, c->fcap = size;
+    }
+    return c->file;
 }
 
 int lsim_ck_cache_match(lsim_chakra_cache *c, const lsim_graph *g, const uint8_t *bytes, const size_t *body,

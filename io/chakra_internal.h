@@ -139,4 +139,11 @@ void lsim_ck_cache_took(lsim_chakra_cache *c, lsim_graph *g);
 int lsim_ck_cache_match(lsim_chakra_cache *c, const lsim_graph *g, const uint8_t *bytes, const size_t *body,
                         const size_t *len, size_t n, lsim_graph **of);
 
+/* A buffer of at least size bytes for the next file's bytes, owned by the
+ * cache and kept from file to file (valid until the next call or
+ * lsim_chakra_cache_free); NULL when out of memory. Why: each file read
+ * into fresh memory had the kernel clear every page of it first, about a
+ * third of `build --chakra`'s time on 4,096 files of 3 MB. */
+uint8_t *lsim_ck_cache_file(lsim_chakra_cache *c, size_t size);
+
 #endif

@@ -80,6 +80,7 @@ typedef struct rctx {
     lsim_err *err;
     uint8_t *bytes;
     size_t size;
+    lsim_chakra_cache *cache; /* non-NULL: bytes are its buffer (lsim_ck_cache_file), not owned */
     ChakraProtoMsg__GlobalMetadata *meta;
     size_t *body, *len; /* each node message's bytes, from the framing */
     size_t n;
@@ -110,7 +111,9 @@ static int read_all(rctx *c)
     int rc = 0;
     struct stat st;
     if (fstat(fileno(f), &st) || st.st_size < 0) rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, strerror(errno));
-    else if (!(c->bytes = malloc((size_t)st.st_size + 1))) rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    else if (!(c->bytes = c->cache ? lsim_ck_cache_file(c->cache, (size_t)st.st_size + 1)
+                                   : malloc((size_t)st.st_size + 1)))
+        rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     else if ((c->size = fread(c->bytes, 1, (size_t)st.st_size, f)) != (size_t)st.st_size || ferror(f))
         rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, ferror(f) ? strerror(errno) : "shorter than its size");
     fclose(f);
@@ -705,8 +708,53 @@ static int store_attrs(rctx *c, char **attrs)
  * structure, shared, with the names interned into g's strings in node
  * order, as read_nodes interns them (g's own copy where their ids differ
  * from r's: g's strings are its own). */
+/* g's table made an overlay of r's (strtab.h), r's strings with g's own
+ * in their places, when that is the very table interning r's node names
+ * into g would give, id for id: each of g's strings (its tables') is r's
+ * of the same id or in no id of r, no node names one g replaces, and the
+ * names' other ids are r's strings after g's, met in the order interning
+ * would number them. *done 1 when made, 0 (g unchanged) when not; 0 or
+ * LSIM_ENOMEM. Why: interning every name again made a table per GPU, the
+ * most of `build --chakra`'s memory on 4,096 files (docs/chakra.md). */
+static int overlay_names(rctx *c, lsim_graph *g, lsim_graph *r, int *done)
+{
+    uint32_t k = lsim_strtab_count(g->strings), nr = lsim_strtab_count(r->strings), next = k;
+    *done = 0;
+    if (k > nr) return 0;
+    uint8_t *rep = calloc(k + 1, 1);
+    lsim_strtab *o = NULL;
+    int rc = rep ? 0 : LSIM_ENOMEM, fits = 1;
+    for (uint32_t i = 0; !rc && fits && i < k; i++) {
+        const char *a = lsim_strtab_get(g->strings, i), *b = lsim_strtab_get(r->strings, i);
+        uint32_t j;
+        if (strcmp(a, b)) rep[i] = 1, fits = !lsim_strtab_find(r->strings, a, strlen(a), &j);
+    }
+    for (size_t v = 0; !rc && fits && v < c->n; v++) {
+        uint32_t id = r->name[v];
+        if (id < k) fits = !rep[id];
+        else if (id == next) next++;
+        else fits = id < next;
+    }
+    if (!rc && fits && next == nr) {
+        rc = lsim_strtab_new_overlay(r->strings, &o);
+        for (uint32_t i = 0; !rc && i < k; i++) {
+            const char *a = lsim_strtab_get(g->strings, i);
+            if (rep[i]) rc = lsim_strtab_replace(o, i, a, strlen(a));
+        }
+        if (!rc) lsim_strtab_free(g->strings), g->strings = o, o = NULL, *done = 1;
+    }
+    lsim_strtab_free(o);
+    free(rep);
+    return rc ? lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path) : 0;
+}
+
 static int take_shared(rctx *c, lsim_graph *g, lsim_graph *r)
 {
+    int done = 0, orc = overlay_names(c, g, r, &done);
+    if (orc || done) {
+        for (size_t v = 0; v < c->n; v++) c->id[v] = v;
+        return orc ? orc : lsim_graph_share(g, r, c->err);
+    }
     uint32_t *names = malloc((c->n + 1) * sizeof *names);
     int rc = names ? 0 : lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     for (size_t v = 0; !rc && v < c->n; v++) {
@@ -749,7 +797,7 @@ int lsim_chakra_read(const char *path, int32_t rank, int32_t world_size, lsim_gr
 int lsim_chakra_read_cached(const char *path, int32_t rank, int32_t world_size, lsim_graph **out, char **attrs,
                             lsim_chakra_cache *cache, lsim_err *err)
 {
-    rctx c = {.path = path, .err = err, .rank = rank, .world = world_size};
+    rctx c = {.path = path, .err = err, .rank = rank, .world = world_size, .cache = cache};
     lsim_graph *g = NULL, *like = NULL;
     uint32_t *proc = NULL;
     pgseq ps = {0};
@@ -798,6 +846,6 @@ cleanup:
     free(c.id);
     free(c.cpu);
     free(c.ids);
-    free(c.bytes);
+    if (!cache) free(c.bytes);
     return rc;
 }

@@ -70,6 +70,14 @@ int main(void)
     CHECK(lsim_strtab_intern(g[6]->strings, "one-group", 9, &one) == 0);
     for (size_t i = 0; i < g[6]->ncoll; i++)
         if (g[6]->colls[i].pg_name != UINT32_MAX) g[6]->colls[i].pg_name = one;
+    /* GPU 1: one of its groups named as a node is, so that its table holds
+     * that name before its nodes' names: read through the cache, its table
+     * cannot be GPU 0's with its own group names in their places */
+    uint32_t grp = UINT32_MAX;
+    for (size_t i = 0; i < g[1]->ncoll; i++)
+        if (g[1]->colls[i].pg_name != UINT32_MAX && (grp == UINT32_MAX || g[1]->colls[i].pg_name == grp))
+            grp = g[1]->colls[i].pg_name, g[1]->colls[i].pg_name = g[1]->name[g[1]->n / 2];
+    CHECK(grp != UINT32_MAX);
 
     char dir[] = "/tmp/test_chakra_cache.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -103,10 +111,18 @@ int main(void)
     /* 0, 3 (its longer node is not 0's) and 4 read whole; 7's renamed
      * node is not 4's: read whole too */
     CHECK_I64(reused, 4);
-    CHECK(fast[1]->share_refs && fast[1]->share_refs == fast[0]->share_refs);
+    CHECK(fast[2]->share_refs && fast[2]->share_refs == fast[0]->share_refs);
     CHECK(fast[5]->share_refs && fast[5]->share_refs == fast[4]->share_refs);
     CHECK(memcmp(fast[6]->name, fast[4]->name, fast[4]->n * sizeof *fast[4]->name) != 0); /* its own names */
     CHECK(fast[6]->share_refs == NULL);
+    /* GPUs 2 and 5 took their compared GPU's strings with their own group
+     * names in their places (an overlay, strtab.h): their tables hold a
+     * few strings of their own, not every name again. GPU 1 could not
+     * (above): a table of its own, as large as GPU 0's. */
+    CHECK(lsim_strtab_bytes(fast[2]->strings) * 8 < lsim_strtab_bytes(fast[0]->strings));
+    CHECK(lsim_strtab_bytes(fast[5]->strings) * 8 < lsim_strtab_bytes(fast[4]->strings));
+    CHECK(lsim_strtab_bytes(fast[1]->strings) * 2 > lsim_strtab_bytes(fast[0]->strings));
+    CHECK(fast[1]->share_refs == NULL); /* its names' ids are its own */
     /* a file with one duration changed: read whole, the same graph */
     g[2]->dur[g[2]->n / 3] += 1000;
     {
