@@ -7,8 +7,8 @@
  * (lsim_store_read_graphs), the store written (lsim_store_write_graphs, the
  * default filters), every GPU written as a Chakra file (lsim_chakra_write)
  * through a lsim_chakra_cache and every file read back through one
- * (lsim_chakra_read_cached; UNCACHED=1: each packed and unpacked whole). Prints M nodes/s of each and
- * the two ratios. CPU seconds of the process (clock()): the machine's other
+ * (lsim_chakra_read_cached; UNCACHED=1: each packed and unpacked whole), and the files' bytes read
+ * alone into one buffer (the floor of any import of them). Prints M nodes/s of each and the ratios. CPU seconds of the process (clock()): the machine's other
  * work disturbs them less than wall seconds. GPUS (default: all): the
  * store is taken GPUS at a time, each slice read, written as a store of
  * its own and as Chakra files, those read back and all deleted before the
@@ -26,6 +26,25 @@
 
 static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
+/* The file's bytes into *buf (grown as needed, kept between calls, as
+ * build --chakra keeps its own); *total += its size. 0 or -1. */
+static int read_bytes(const char *path, char **buf, size_t *cap, double *total)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    int rc = fseek(f, 0, SEEK_END);
+    long size = rc ? -1 : ftell(f);
+    if (size >= 0 && (size_t)size + 1 > *cap) {
+        free(*buf);
+        *cap = (size_t)size + 1;
+        if (!(*buf = malloc(*cap))) *cap = 0, size = -1;
+    }
+    if (size < 0 || fseek(f, 0, SEEK_SET) || fread(*buf, 1, (size_t)size, f) != (size_t)size) rc = -1;
+    else *total += (double)size;
+    fclose(f);
+    return rc;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -41,7 +60,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_chakra JOB.h5 SCRATCH_DIR [REPEATS]\n");
+        fprintf(stderr, "usage: bench_chakra JOB.h5 SCRATCH_DIR [REPEATS [GPUS]]\n");
         return 2;
     }
     int reps = argc > 3 ? atoi(argv[3]) : 3;
@@ -55,12 +74,13 @@ int main(int argc, char **argv)
     lsim_err err = {0};
     lsim_graph **gs = NULL;
     size_t n = 0, nodes = 0, gpus = 0;
-    double t[4][50];
-    char path[4096];
+    double t[5][50], fbytes = 0;
+    char path[4096], *buf = NULL;
+    size_t cap = 0;
     size_t total = 0;
     if (lsim_store_count_gpus(argv[1], &total, &err)) goto fail;
     for (int r = 0; r < reps; r++) {
-        for (int k = 0; k < 4; k++) t[k][r] = 0;
+        for (int k = 0; k < 5; k++) t[k][r] = 0;
         for (size_t first = 0; first < total; first += n) {
             if (gs) lsim_store_free_graphs(gs, n), gs = NULL;
             double t0 = cpu_s();
@@ -96,6 +116,13 @@ int main(int argc, char **argv)
             }
             lsim_chakra_cache_free(cache);
             t[2][r] += cpu_s() - t0;
+            /* the floor: the files' bytes read into one buffer, nothing parsed */
+            t0 = cpu_s();
+            for (size_t i = 0; i < n; i++) {
+                snprintf(path, sizeof path, "%s/bench.%zu.et", argv[2], i);
+                if (read_bytes(path, &buf, &cap, &fbytes)) goto fail_io;
+            }
+            t[4][r] += cpu_s() - t0;
             t0 = cpu_s();
             /* the cache borrows the graphs it reads: all held, as build --chakra holds them */
             lsim_graph **back = calloc(n + 1, sizeof *back);
@@ -120,12 +147,12 @@ int main(int argc, char **argv)
             }
         }
     }
-    static const char *const what[4] = {"store read", "store write", "chakra write", "chakra read"};
-    double m[4];
+    static const char *const what[5] = {"store read", "store write", "chakra write", "chakra read", "chakra bytes"};
+    double m[5];
     printf("%s: %zu GPUs, %zu nodes; medians of %d", argv[1], gpus, nodes, reps);
     if (step != SIZE_MAX) printf(", %zu GPUs at a time", step);
     printf("\n");
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         m[k] = median(t[k], reps);
         printf("%-13s %8.3f cpu s  %7.2f M nodes/s\n", what[k], m[k], nodes / m[k] / 1e6);
     }
@@ -134,9 +161,15 @@ int main(int argc, char **argv)
     printf("chakra read: %s; %" PRIu64 " GPUs' records made, %" PRIu64 " GPUs read as another's\n",
            uncached ? "uncached" : "through the cache", rmade, rreused);
     printf("export vs store write: %.2fx the rate; import vs store read: %.2fx the rate\n", m[1] / m[2], m[0] / m[3]);
+    printf("chakra bytes: the files' %.2f GB read alone; import takes %.2fx that time\n", fbytes / reps / 1e9,
+           m[3] / m[4]);
+    free(buf);
     if (gs) lsim_store_free_graphs(gs, n);
     return 0;
 fail:
     fprintf(stderr, "bench_chakra: %s\n", err.msg);
+    return 1;
+fail_io:
+    fprintf(stderr, "bench_chakra: %s: cannot read\n", path);
     return 1;
 }
