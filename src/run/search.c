@@ -41,9 +41,11 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
     out->recompute = c->recompute, out->dist_opt = c->dist_opt;
     out->cp = c->cp > 1 ? c->cp : 0, out->ep = c->ep > 1 ? c->ep : 0, out->fsdp = c->fsdp;
     out->gpus = 0;
-    /* synth times FSDP's and the experts' collectives only for the GPUs it
-     * holds (no --dp-cost with them): such a candidate runs whole */
-    if (c->fsdp || out->model.experts > 0) replica = LSIM_SEARCH_FULL;
+    /* synth times the experts' collectives only for the GPUs it holds (no
+     * --dp-cost with them): such a candidate runs whole. FSDP's groups
+     * take --dp-cost (fsdp.c), not one TP rank per stage. */
+    if (out->model.experts > 0) replica = LSIM_SEARCH_FULL;
+    else if (c->fsdp && replica == LSIM_SEARCH_ONE_TP) replica = LSIM_SEARCH_REPLICA;
     out->mem_check = 0; /* memory is the search's own verdict (reason) */
     if (replica && c->dp > 1) {
         /* one replica: its per-replica batch, the whole group's collectives */

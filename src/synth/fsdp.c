@@ -27,6 +27,12 @@ int synth_fsdp_keeps(const lsim_synth_cfg *c)
     return c->pp > 1;
 }
 
+/* The full job's data-parallel replicas: dp_cost's when it sets them
+ * (one replica simulated, the search's way: FSDP's groups are the full
+ * job's, timed at its GPUs' places, each group holding the GPUs
+ * synthesized), else dp */
+static int full_dp(const lsim_synth_cfg *c) { return c->dp_cost > c->dp ? c->dp_cost : c->dp; }
+
 int synth_fsdp_shards(const lsim_synth_cfg *c)
 {
     /* with context parallelism the shard group is FSDP x CP GPUs
@@ -44,11 +50,10 @@ int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
     if (c->fsdp == 0) return 0;
     if (c->fsdp < 0 || c->fsdp > (1 << 24) || !synth_fsdp_shards(c))
         return lsim_err_set(err, LSIM_EARG, "--fsdp %d: the shard group (FSDP x CP) needs at least 2 GPUs", c->fsdp);
-    if (c->dp % c->fsdp)
+    if (full_dp(c) % c->fsdp)
         return lsim_err_set(err, LSIM_EARG, "--fsdp %d does not divide DP = %d (shard group x replica groups = DP)", c->fsdp,
-                            c->dp);
+                            full_dp(c));
     const char *bad = c->dist_opt                          ? "--distributed-optimizer"
-                      : c->dp_cost > c->dp                 ? "--dp-cost"
                       : c->tp_one                          ? "one TP rank per stage (search)"
                       : c->forward_only                    ? "--forward-only"
                       : c->grad_reduce != LSIM_GR_OVERLAP  ? "--grad-reduce after"
@@ -63,7 +68,7 @@ int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
 static int32_t rank_of(const lsim_synth_cfg *c, int t, int d, int p)
 {
     int cp = c->cp > 1 ? c->cp : 1;
-    return (int32_t)(t + c->tp * (d + c->dp * cp * p));
+    return (int32_t)(t + c->tp * (d + full_dp(c) * cp * p));
 }
 
 int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, int ppi, int m, double layer_params,
@@ -75,12 +80,14 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
     if (!synth_fsdp_shards(c)) return 0;
     F->c = c;
     F->n = synth_fsdp_shards(c); /* dpi is cp + CP dp with context parallelism */
-    F->nrep = c->dp / c->fsdp;
+    F->nrep = full_dp(c) / c->fsdp;
     F->keep = synth_fsdp_keeps(c);
     F->m = m;
     /* torchtitan's mesh ["dp_replicate", "dp_shard"]: the shard group is n
      * consecutive data-parallel indices, the replica group every n-th */
-    int r = dpi / F->n, s = dpi % F->n;
+    int r = dpi / F->n, s = dpi % F->n, have = c->dp * (c->cp > 1 ? c->cp : 1); /* synthesized: [0, have) */
+    F->nsim = have - r * F->n < F->n ? have - r * F->n : F->n;
+    F->nrepsim = (have - s + F->n - 1) / F->n < F->nrep ? (have - s + F->n - 1) / F->n : F->nrep;
     F->shard_ranks = malloc((size_t)F->n * sizeof *F->shard_ranks);
     F->rep_ranks = malloc((size_t)F->nrep * sizeof *F->rep_ranks);
     if (!F->shard_ranks || !F->rep_ranks) return LSIM_ENOMEM;
@@ -128,7 +135,7 @@ void synth_fsdp_fp8_scales(synth_fsdp *F, lsim_emit *E, int layers)
     lsim_emit_compute(E, "fp8_weight_amax", lsim_cost_elementwise(&F->c->gpu, F->lin / F->n * 4.0 * layers));
     lsim_emit_comm(E, LSIM_ES_DP, "fp8_scale_allreduce",
                    lsim_cost_collective(&F->c->topo, LSIM_COLL_ALLREDUCE, bytes, F->shard_ranks, F->n, LSIM_ALGO_AUTO),
-                   LSIM_COLL_ALLREDUCE, bytes, F->n, F->shard_pg, F->shard_seq++);
+                   LSIM_COLL_ALLREDUCE, bytes, F->nsim, F->shard_pg, F->shard_seq++);
 }
 
 void synth_fsdp_free(synth_fsdp *F)
@@ -177,7 +184,7 @@ static uint32_t all_gather(synth_fsdp *F, lsim_emit *E, int key, int mb, int bwd
     int i = key < 0;
     set_tag(F, E, key, mb, bwd);
     if (i == 0 && F->lin > 0) lsim_emit_launch(E, LSIM_ES_FSDP, "fsdp_fp8_cast", F->f8cast);
-    return lsim_emit_comm(E, LSIM_ES_FSDP, "fsdp_allgather", F->ag[i], LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->n,
+    return lsim_emit_comm(E, LSIM_ES_FSDP, "fsdp_allgather", F->ag[i], LSIM_COLL_ALLGATHER, F->ag_bytes[i], F->nsim,
                           F->shard_pg, F->shard_seq++);
 }
 
@@ -205,11 +212,11 @@ static void reduce_unit(synth_fsdp *F, lsim_emit *E, int key, int mb)
 {
     int i = key < 0;
     set_tag(F, E, key, mb, 1);
-    lsim_emit_comm(E, LSIM_ES_DP, "fsdp_reducescatter", F->rs[i], LSIM_COLL_REDUCESCATTER, F->rs_bytes[i], F->n,
+    lsim_emit_comm(E, LSIM_ES_DP, "fsdp_reducescatter", F->rs[i], LSIM_COLL_REDUCESCATTER, F->rs_bytes[i], F->nsim,
                    F->shard_pg, F->shard_seq++);
     if (F->nrep > 1)
-        lsim_emit_comm(E, LSIM_ES_DP, "hsdp_allreduce", F->ar[i], LSIM_COLL_ALLREDUCE, F->ar_bytes[i], F->nrep, F->rep_pg,
-                       F->rep_seq++);
+        lsim_emit_comm(E, LSIM_ES_DP, "hsdp_allreduce", F->ar[i], LSIM_COLL_ALLREDUCE, F->ar_bytes[i], F->nrepsim,
+                       F->rep_pg, F->rep_seq++);
 }
 
 void synth_fsdp_post(synth_fsdp *F, lsim_emit *E, int key, int mb)

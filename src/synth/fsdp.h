@@ -22,7 +22,10 @@ typedef struct synth_fsdp_chunk {
 
 typedef struct synth_fsdp {
     const lsim_synth_cfg *c;
-    int n, nrep;                 /* shard group size (FSDP x CP), replica groups (DP / FSDP) */
+    int n, nrep;                 /* shard group size (FSDP x CP), replica groups (DP / FSDP) of the
+                                    full job (dp_cost's replicas when set): the collectives' costs */
+    int nsim, nrepsim;           /* the members of this GPU's shard and replica groups that are
+                                    synthesized (fewer with dp_cost > dp): the groups' sizes */
     int keep;                    /* gathered once per step and kept (PP > 1: torchtitan's
                                     reshard_after_forward = not pp_enabled), gradients reduced
                                     on the last micro-batch only */

@@ -495,7 +495,10 @@ void lsim_synth_memest_in(const lsim_synth_cfg *c, lsim_memest_in *in)
     in->head_dim = m->head_dim, in->seq = m->seq, in->vocab = m->vocab;
     in->kv_heads = m->kv_heads, in->swiglu = m->mlp == LSIM_MLP_SWIGLU, in->rmsnorm = m->norm == LSIM_NORM_RMS;
     in->rope = m->rope, in->untied = m->untied, in->no_bias = m->no_bias;
-    in->tp = c->tp, in->pp = c->pp, in->dp = c->dp, in->vstages = c->vstages > 0 ? c->vstages : 1;
+    /* --dp-cost N: a GPU of the full job of N replicas (its DP group's
+     * communicator, FSDP's shard and replica groups) */
+    in->tp = c->tp, in->pp = c->pp, in->dp = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    in->vstages = c->vstages > 0 ? c->vstages : 1;
     in->split = c->split;
     in->micro_batch = c->micro_batch;
     in->microbatches = lsim_synth_microbatches(c);

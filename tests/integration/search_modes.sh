@@ -7,7 +7,7 @@
 #     two dividing its experts), and its best layouts, synthesized by lumosim
 #     synth as whole jobs and simulated by lumosim sim, give the searched
 #     step to the nanosecond (EP candidates run whole; CP candidates as one
-#     replica with --dp-cost; FSDP whole);
+#     replica with --dp-cost, FSDP too);
 #   - the counts: every candidate once; FSDP with the distributed optimizer
 #     and FSDP over one GPU counted redundant, as many as the space holds
 #     (computed here from the lists);

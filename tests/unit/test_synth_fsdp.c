@@ -191,19 +191,17 @@ static void test_hybrid_and_pp(void)
     lsim_graph_free(g);
 }
 
-/* The whole job matches and runs: every FSDP collective coupled (the
- * matcher refuses unpaired ones), and the step is longer than its compute. */
-static void test_runs(void)
+/* The job matches and runs (every FSDP collective coupled: the matcher
+ * refuses unpaired ones); *span its last node's end. 0 or an error. */
+static int run_span(const lsim_synth_cfg *c, lsim_ns *span)
 {
-    lsim_synth_cfg c;
-    cfg_of(&c, 1, 2, 4, 2, 8);
-    size_t n = lsim_synth_ngpus(&c);
+    size_t n = lsim_synth_ngpus(c);
     lsim_graph **g = calloc(n, sizeof *g);
     lsim_engine **e = calloc(n, sizeof *e);
     lsim_ns **w = calloc(n, sizeof *w);
     lsim_job *j = NULL;
     lsim_err err;
-    int rc = lsim_synth_job(&c, g, &err);
+    int rc = lsim_synth_job(c, g, &err);
     if (!rc) rc = lsim_job_match(g, n, &j, &err);
     for (size_t i = 0; !rc && i < n; i++) {
         rc = lsim_engine_new(g[i], &e[i], &err);
@@ -211,6 +209,12 @@ static void test_runs(void)
     }
     if (!rc) rc = lsim_job_run(j, e, w, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
+    *span = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const lsim_ns *en = lsim_engine_end(e[i]);
+        for (size_t v = 0; v < g[i]->n; v++)
+            if (en[v] > *span) *span = en[v];
+    }
     for (size_t i = 0; i < n; i++) {
         lsim_engine_free(e[i]);
         lsim_graph_free(g[i]);
@@ -218,6 +222,35 @@ static void test_runs(void)
     }
     free(g), free(e), free(w);
     lsim_job_free(j);
+    return rc;
+}
+
+/* The whole job runs; and fewer replicas with --dp-cost give its step to
+ * the nanosecond (the search's way, search.c): the replicas of a
+ * synthesized job are the same program at the same times, so a shard or
+ * replica group's collective ends when its members' own times say, timed
+ * for the full group at their places in the full job. Full shard, hybrid,
+ * hybrid under a pipeline with context parallelism, and a second stage
+ * whose shard group spans two nodes of the full job. */
+static void test_runs(void)
+{
+    static const struct {
+        int pp, dp, fsdp, cp, dp_sim;
+    } k[] = {{1, 4, 4, 1, 1}, {1, 8, 2, 1, 1}, {1, 8, 4, 1, 2}, {2, 4, 2, 2, 1}, {2, 16, 16, 1, 1}};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        lsim_synth_cfg c;
+        lsim_ns whole = 0, part = 0;
+        cfg_of(&c, 1, k[i].pp, k[i].dp, k[i].fsdp, 2 * k[i].dp);
+        c.cp = k[i].cp;
+        c.model.seq = 2048;
+        if (run_span(&c, &whole)) continue;
+        c.dp_cost = c.dp, c.dp = k[i].dp_sim, c.global_batch = 2 * k[i].dp_sim;
+        lsim_err err;
+        CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+        if (run_span(&c, &part)) continue;
+        CHECK_MSG(part == whole && whole > 0, "PP %d DP %d FSDP %d CP %d: %d replicas with --dp-cost %lld ns, whole %lld ns",
+                  k[i].pp, k[i].dp, k[i].fsdp, k[i].cp, k[i].dp_sim, (long long)part, (long long)whole);
+    }
 }
 
 static void test_memory(void)
@@ -338,9 +371,9 @@ static void test_bad(void)
     cfg_of(&c, 1, 1, 4, 4, 4);
     c.grad_reduce = LSIM_GR_AFTER;
     CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--fsdp with --grad-reduce after"));
-    cfg_of(&c, 1, 1, 4, 4, 4);
-    c.dp_cost = 8;
-    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--fsdp with --dp-cost"));
+    cfg_of(&c, 1, 1, 1, 4, 1);
+    c.dp_cost = 6; /* a job of 6 replicas is no whole number of shard groups of 4 */
+    CHECK(lsim_synth_check(&c, &err) == LSIM_EARG && strstr(err.msg, "--fsdp 4 does not divide DP = 6"));
     cfg_of(&c, 1, 1, 4, 4, 4);
     CHECK(lsim_synth_check(&c, &err) == 0);
 }
