@@ -754,6 +754,28 @@ mutant chakra_import_rows_unshared kill "^chakra:roundtrip" \
 sub src/cli/chakra_cmd.c '        if (gs[i]->share_refs && i && gs[i]->share_refs == gs[first]->share_refs)' \
     '        if (0)'
 
+mutant chakra_overlay_collision_unchecked kill "^test_chakra_cache$|^chakra:" \
+    "Chakra import takes the compared GPU's strings as an overlay even where a group of the file is named as one of its nodes"
+sub io/chakra_read.c 'if (strcmp(a, b)) rep[i] = 1, fits = !lsim_strtab_find(r->strings, a, strlen(a), &j);' \
+    'if (strcmp(a, b)) rep[i] = 1, fits = 1;'
+
+# -- fewer replicas with --dp-cost (2026-12-07, ninth session)
+mutant fsdp_dp_cost_group_full kill "^test_synth_fsdp$|^search:modes$" \
+    "synth --fsdp --dp-cost: an all-gather's group names the full shard group's size, not the GPUs synthesized of it"
+sub src/synth/fsdp.c 'F->ag_bytes[i], F->nsim,' 'F->ag_bytes[i], F->n,'
+
+mutant fsdp_dp_cost_replica_places kill "^test_synth_fsdp$|^search:modes$" \
+    "synth --fsdp --dp-cost: FSDP's groups timed at the replica's dense GPU numbers, not their places in the full job"
+sub src/synth/fsdp.c 'return (int32_t)(t + c->tp * (d + full_dp(c) * cp * p));' 'return (int32_t)(t + c->tp * (d + c->dp * cp * p));'
+
+mutant moe_dp_cost_replica_stage kill "^test_synth_moe$|^search:modes$" \
+    "synth with experts and --dp-cost: the EP and EDP groups numbered in the replicas synthesized, not the full job"
+sub src/synth/gen.c 'G.tpi + G.tps * G.dpi, c->tp * G.dpc, G.tps * G.dpx)' 'G.tpi + G.tps * G.dpi, G.tps * G.dpx, G.tps * G.dpx)'
+
+mutant moe_dp_cost_edp_full kill "^test_synth_moe$|^search:modes$" \
+    "synth with experts and --dp-cost: the expert gradients' reduction names the full EDP group's size, not the GPUs synthesized"
+sub src/synth/moe.c 'X->edp_bytes, X->edpsim, X->edp_pg,' 'X->edp_bytes, X->edp, X->edp_pg,'
+
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
 SAMPLE_TESTS='^test_oracle$'

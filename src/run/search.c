@@ -34,6 +34,21 @@ void lsim_search_keep_memory(void)
 #endif
 }
 
+/* The data-parallel replicas a candidate of a MoE model is synthesized
+ * with: the fewest whose stage holds whole EP x ETP blocks (each
+ * all-to-all's group all there; synth_moe_check), 1 for a dense model. */
+static int replicas_of(const lsim_synth_cfg *cfg)
+{
+    if (cfg->model.experts <= 0) return 1;
+    long long blk = (long long)(cfg->ep > 1 ? cfg->ep : 1) * (cfg->etp > 1 ? cfg->etp : 1);
+    long long a = (long long)cfg->tp * (cfg->cp > 1 ? cfg->cp : 1), x = blk, y = a;
+    while (y) {
+        long long t = x % y;
+        x = y, y = t;
+    }
+    return (int)(blk / x); /* blk / gcd(blk, a): the least d with a d a multiple of blk */
+}
+
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out)
 {
     *out = s->base;
@@ -41,20 +56,28 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
     out->recompute = c->recompute, out->dist_opt = c->dist_opt;
     out->cp = c->cp > 1 ? c->cp : 0, out->ep = c->ep > 1 ? c->ep : 0, out->fsdp = c->fsdp;
     out->gpus = 0;
-    /* synth times the experts' collectives only for the GPUs it holds (no
-     * --dp-cost with them): such a candidate runs whole. FSDP's groups
-     * take --dp-cost (fsdp.c), not one TP rank per stage. */
-    if (out->model.experts > 0) replica = LSIM_SEARCH_FULL;
-    else if (c->fsdp && replica == LSIM_SEARCH_ONE_TP) replica = LSIM_SEARCH_REPLICA;
+    /* FSDP's groups and the experts' take --dp-cost (fsdp.c, moe.c), not
+     * one TP rank per stage */
+    if ((c->fsdp || out->model.experts > 0) && replica == LSIM_SEARCH_ONE_TP) replica = LSIM_SEARCH_REPLICA;
     out->mem_check = 0; /* memory is the search's own verdict (reason) */
-    if (replica && c->dp > 1) {
-        /* one replica: its per-replica batch, the whole group's collectives */
-        out->dp = 1;
+    int d = replicas_of(out);
+    if (replica && c->dp > d && c->dp % d == 0) {
+        /* d replicas (one for a dense model): their per-replica batch, the
+         * whole group's collectives */
+        out->dp = d;
         out->dp_cost = c->dp;
-        out->global_batch = s->base.global_batch / c->dp;
-    } else {
+        out->global_batch = s->base.global_batch / c->dp * d;
+        lsim_err err;
+        /* experts whose routing is drawn per EP group: no replica is the
+         * others' (synth_moe_check says so), so the candidate runs whole */
+        if (out->model.experts > 0 && lsim_synth_check(out, &err)) replica = LSIM_SEARCH_FULL;
+    } else if (replica) {
+        replica = c->dp > 1 ? LSIM_SEARCH_FULL : replica;
+    }
+    if (!replica || out->dp_cost == 0) {
         out->dp = c->dp;
         out->dp_cost = 0;
+        out->global_batch = s->base.global_batch;
     }
     /* nobody reads a candidate's node names (synth.h) */
     out->terse_names = replica != LSIM_SEARCH_FULL;

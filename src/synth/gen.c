@@ -1008,7 +1008,7 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
         G.c = &cpcfg;
     }
     fill_costs(&G);
-    if (synth_moe_init(&G.moe, G.c, G.ppi, G.tpi + G.tps * G.dpi, G.tps * G.dpx)) {
+    if (synth_moe_init(&G.moe, G.c, G.ppi, G.tpi + G.tps * G.dpi, c->tp * G.dpc, G.tps * G.dpx)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory synthesizing GPU %u", gpu);
         goto cleanup;
     }

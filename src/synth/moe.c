@@ -50,8 +50,8 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (m->expert_ffn <= 0 || m->shared_experts < 0 || m->dense_layers < 0 || m->moe_every < 0)
         return lsim_err_set(err, LSIM_EARG, "model %s: expert_ffn must be positive, shared_experts, dense_layers and "
                             "moe_every non-negative", m->name);
-    int ep = c->ep > 1 ? c->ep : 1, etp = c->etp > 1 ? c->etp : 1;
-    long long stage = (long long)c->tp * c->dp * (c->cp > 1 ? c->cp : 1);
+    int ep = c->ep > 1 ? c->ep : 1, etp = c->etp > 1 ? c->etp : 1, dpf = c->dp_cost > c->dp ? c->dp_cost : c->dp;
+    long long stage = (long long)c->tp * dpf * (c->cp > 1 ? c->cp : 1);
     if (c->etp < 0 || c->etp > (1 << 24)) return lsim_err_set(err, LSIM_EARG, "--etp %d: not a number of ranks", c->etp);
     if (etp > 1 && (m->expert_ffn % etp))
         return lsim_err_set(err, LSIM_EARG, "--etp %d: the expert FFN width %d of model %s is not divisible by ETP",
@@ -59,13 +59,13 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
     if (etp > 1 && stage % ((long long)ep * etp))
         return lsim_err_set(err, LSIM_EARG,
                             "--etp %d: EP x ETP = %lld does not divide the %lld GPUs of a stage (TP x CP x DP = %d x %d x %d)",
-                            etp, (long long)ep * etp, stage, c->tp, c->cp > 1 ? c->cp : 1, c->dp);
+                            etp, (long long)ep * etp, stage, c->tp, c->cp > 1 ? c->cp : 1, dpf);
     if (m->experts % ep)
         return lsim_err_set(err, LSIM_EARG, "--ep %d: the %d experts of model %s are not divisible by EP = %d", ep,
                             m->experts, m->name, ep);
     if (stage % ep)
         return lsim_err_set(err, LSIM_EARG, "--ep %d: EP does not divide the %lld GPUs of a stage (TP x CP x DP = %d x %d x %d)",
-                            ep, stage, c->tp, c->cp > 1 ? c->cp : 1, c->dp);
+                            ep, stage, c->tp, c->cp > 1 ? c->cp : 1, dpf);
     if (c->tp > 1 && !c->seq_parallel)
         return lsim_err_set(err, LSIM_EARG,
                             "model %s: experts with TP = %d need --sequence-parallel (the MoE block runs on the "
@@ -75,8 +75,20 @@ int synth_moe_check(const lsim_synth_cfg *c, lsim_err *err)
                             (long long)m->shared_experts * m->expert_ffn, c->tp);
     int rc = synth_routing_check(c, err);
     if (rc) return rc;
-    const char *bad = c->fsdp > 0 ? "--fsdp" : c->dp_cost > c->dp ? "--dp-cost" : c->tp_one && c->tp > 1 ? "one TP rank per stage (search)" : NULL;
+    const char *bad = c->fsdp > 0 ? "--fsdp" : c->tp_one && c->tp > 1 ? "one TP rank per stage (search)" : NULL;
     if (bad) return lsim_err_set(err, LSIM_EARG, "model %s: experts with %s are not modelled", m->name, bad);
+    if (c->dp_cost > c->dp) {
+        /* fewer replicas: exact when the EP x ETP blocks synthesized are
+         * whole (each all-to-all's group all there) and every block routes
+         * as the others do (balanced: no draw per group) */
+        long long have = (long long)c->tp * c->dp * (c->cp > 1 ? c->cp : 1);
+        if (synth_routing_drawn(c))
+            return lsim_err_set(err, LSIM_EARG, "model %s: --dp-cost with routing drawn per EP group (skew, Dirichlet or "
+                                "histogram) is not modelled: each group routes its own tokens", m->name);
+        if (have % ((long long)ep * etp))
+            return lsim_err_set(err, LSIM_EARG, "model %s: --dp-cost: the %lld GPUs of a stage synthesized (TP x CP x DP) "
+                                "are no whole number of EP x ETP = %lld groups", m->name, have, (long long)ep * etp);
+    }
     return 0;
 }
 
@@ -206,7 +218,7 @@ static void local_rows(synth_moe *X, const lsim_synth_cfg *c, int layer, int mb)
     synth_route(c, c->model.seq, X->ppi, X->grp, layer, mb, X->tok, X->rem);
 }
 
-int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus)
+int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus, int have)
 {
     memset(X, 0, sizeof *X);
     const lsim_model_shape *m = &c->model;
@@ -215,6 +227,7 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
     X->ep = c->ep > 1 ? c->ep : 1;
     X->etp = c->etp > 1 ? c->etp : 1;
     X->edp = stage_gpus / (X->ep * X->etp);
+    X->edpsim = have / (X->ep * X->etp); /* one a block, the blocks whole */
     X->eloc = m->experts / X->ep;
     /* the stage's GPUs as ETP x EP x EDP, ETP fastest (Megatron's expert
      * rank order): with ETP 1, EP groups are consecutive blocks */
@@ -419,7 +432,8 @@ void synth_moe_grads(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int la
     int kind = c->dist_opt ? LSIM_COLL_REDUCESCATTER : LSIM_COLL_ALLREDUCE;
     char what[48];
     snprintf(what, sizeof what, "%s.L%d", c->dist_opt ? "edp_reducescatter" : "edp_allreduce", layer);
-    lsim_emit_comm(E, LSIM_ES_DP, what, X->edp_red, (lsim_coll_kind)kind, X->edp_bytes, X->edp, X->edp_pg, X->edp_seq++);
+    lsim_emit_comm(E, LSIM_ES_DP, what, X->edp_red, (lsim_coll_kind)kind, X->edp_bytes, X->edpsim, X->edp_pg,
+                   X->edp_seq++);
 }
 
 void synth_moe_opt(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int layer)
@@ -429,5 +443,6 @@ void synth_moe_opt(synth_moe *X, const lsim_synth_cfg *c, lsim_emit *E, int laye
     if (!c->dist_opt || X->edp <= 1) return;
     char what[48];
     snprintf(what, sizeof what, "edp_allgather.L%d", layer);
-    lsim_emit_comm(E, LSIM_ES_DP, what, X->edp_ag, LSIM_COLL_ALLGATHER, X->edp_ag_bytes, X->edp, X->edp_pg, X->edp_seq++);
+    lsim_emit_comm(E, LSIM_ES_DP, what, X->edp_ag, LSIM_COLL_ALLGATHER, X->edp_ag_bytes, X->edpsim, X->edp_pg,
+                   X->edp_seq++);
 }

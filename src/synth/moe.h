@@ -10,7 +10,9 @@
 
 typedef struct synth_moe {
     int on;                      /* the model has experts */
-    int ep, edp, eloc;           /* EP group size, expert-data-parallel group size, experts per GPU */
+    int ep, edp, eloc;           /* EP group size, expert-data-parallel group size (the full job's,
+                                    with dp_cost), experts per GPU */
+    int edpsim;                  /* the EDP group's GPUs synthesized: its collectives' size */
     int etp, et;                 /* expert-tensor-parallel group size, place in it */
     int32_t *ep_ranks, *edp_ranks, *etp_ranks;
     char ep_pg[48], edp_pg[48], etp_pg[48];
@@ -41,10 +43,12 @@ typedef struct synth_moe {
 
 /* Off (a dense model): X->on = 0, nothing allocated. Else the EP and
  * expert-data-parallel groups of the GPU at index w = tp + TP (cp + CP dp)
- * of stage ppi (stage_gpus = TP x CP x DP GPUs a stage) and every kernel's
+ * of stage ppi (stage_gpus = TP x CP x DP GPUs a stage of the full job,
+ * DP = dp_cost's replicas with dp_cost; have: the first `have` of them
+ * synthesized, whole EP x ETP blocks, synth_moe_check) and every kernel's
  * and collective's cost; c is the configuration with the rank's seq / CP.
  * 0 or LSIM_ENOMEM. */
-int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus);
+int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int stage_gpus, int have);
 void synth_moe_free(synth_moe *X);
 /* The MoE block of one layer and micro-batch, forward (pfx: the
  * recomputation prefix) and backward; with routing_skew the tokens of

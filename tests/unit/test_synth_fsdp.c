@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "job_span.h"
 #include "lumosim/engine.h"
 #include "lumosim/job.h"
 #include "lumosim/synth.h"
@@ -191,40 +192,6 @@ static void test_hybrid_and_pp(void)
     lsim_graph_free(g);
 }
 
-/* The job matches and runs (every FSDP collective coupled: the matcher
- * refuses unpaired ones); *span its last node's end. 0 or an error. */
-static int run_span(const lsim_synth_cfg *c, lsim_ns *span)
-{
-    size_t n = lsim_synth_ngpus(c);
-    lsim_graph **g = calloc(n, sizeof *g);
-    lsim_engine **e = calloc(n, sizeof *e);
-    lsim_ns **w = calloc(n, sizeof *w);
-    lsim_job *j = NULL;
-    lsim_err err;
-    int rc = lsim_synth_job(c, g, &err);
-    if (!rc) rc = lsim_job_match(g, n, &j, &err);
-    for (size_t i = 0; !rc && i < n; i++) {
-        rc = lsim_engine_new(g[i], &e[i], &err);
-        w[i] = malloc(g[i]->n * sizeof **w);
-    }
-    if (!rc) rc = lsim_job_run(j, e, w, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    *span = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const lsim_ns *en = lsim_engine_end(e[i]);
-        for (size_t v = 0; v < g[i]->n; v++)
-            if (en[v] > *span) *span = en[v];
-    }
-    for (size_t i = 0; i < n; i++) {
-        lsim_engine_free(e[i]);
-        lsim_graph_free(g[i]);
-        free(w[i]);
-    }
-    free(g), free(e), free(w);
-    lsim_job_free(j);
-    return rc;
-}
-
 /* The whole job runs; and fewer replicas with --dp-cost give its step to
  * the nanosecond (the search's way, search.c): the replicas of a
  * synthesized job are the same program at the same times, so a shard or
@@ -243,11 +210,17 @@ static void test_runs(void)
         cfg_of(&c, 1, k[i].pp, k[i].dp, k[i].fsdp, 2 * k[i].dp);
         c.cp = k[i].cp;
         c.model.seq = 2048;
-        if (run_span(&c, &whole)) continue;
-        c.dp_cost = c.dp, c.dp = k[i].dp_sim, c.global_batch = 2 * k[i].dp_sim;
         lsim_err err;
+        if (job_span(&c, &whole, &err)) {
+            CHECK_MSG(0, "%s", err.msg); /* every FSDP collective coupled: the matcher refuses unpaired ones */
+            continue;
+        }
+        c.dp_cost = c.dp, c.dp = k[i].dp_sim, c.global_batch = 2 * k[i].dp_sim;
         CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
-        if (run_span(&c, &part)) continue;
+        if (job_span(&c, &part, &err)) {
+            CHECK_MSG(0, "%s", err.msg);
+            continue;
+        }
         CHECK_MSG(part == whole && whole > 0, "PP %d DP %d FSDP %d CP %d: %d replicas with --dp-cost %lld ns, whole %lld ns",
                   k[i].pp, k[i].dp, k[i].fsdp, k[i].cp, k[i].dp_sim, (long long)part, (long long)whole);
     }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "job_span.h"
 #include "lumosim/engine.h"
 #include "lumosim/job.h"
 #include "lumosim/synth.h"
@@ -349,36 +350,48 @@ static void test_refusals(void)
     cfg_of(&c, 2, 1, 2, 2);
     c.seq_parallel = 0;
     expect_refused(&c, "need --sequence-parallel");
+    /* --dp-cost: a replica holding half an EP group; routing drawn per group */
+    cfg_of(&c, 1, 1, 2, 4);
+    c.dp_cost = 8;
+    expect_refused(&c, "--dp-cost: the 2 GPUs of a stage synthesized (TP x CP x DP) are no whole number of EP x ETP = 4");
+    cfg_of(&c, 1, 1, 4, 4);
+    c.dp_cost = 8, c.routing_skew = 1.0;
+    expect_refused(&c, "--dp-cost with routing drawn per EP group");
+    cfg_of(&c, 2, 1, 2, 2);
+    c.seq_parallel = 0;
     lsim_model_builtin("llama3-8b", &c.model, NULL);
     expect_refused(&c, "--ep 2: model llama3-8b has no experts");
 }
 
+/* The whole EP job matches and runs; and, with balanced routing, fewer
+ * replicas with --dp-cost give its step to the nanosecond (the search's
+ * way, search.c): the replicas hold whole EP x ETP blocks, each routing
+ * as the others. TP 2 with SP, PP 2, EP 4 of DP 8 (2 replicas of 8); TP 1,
+ * EP 2, ETP 2 of DP 8 (4 of 8). */
 static void test_job(void)
 {
-    lsim_synth_cfg c;
-    cfg_of(&c, 2, 2, 2, 4);
-    size_t n = lsim_synth_ngpus(&c);
-    CHECK_I64(n, 8);
-    lsim_graph **g = calloc(n, sizeof *g);
-    lsim_engine **e = calloc(n, sizeof *e);
-    lsim_ns **w = calloc(n, sizeof *w);
-    lsim_job *j = NULL;
-    lsim_err err = {0};
-    int rc = lsim_synth_job(&c, g, &err);
-    if (!rc) rc = lsim_job_match(g, n, &j, &err);
-    for (size_t i = 0; !rc && i < n; i++) {
-        rc = lsim_engine_new(g[i], &e[i], &err);
-        w[i] = malloc(g[i]->n * sizeof **w);
+    static const struct {
+        int tp, pp, dp, ep, etp, dp_sim;
+    } k[] = {{2, 2, 8, 4, 1, 2}, {1, 1, 8, 2, 2, 4}};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        lsim_synth_cfg c;
+        lsim_err err = {0};
+        lsim_ns whole = 0, part = 0;
+        cfg_of(&c, k[i].tp, k[i].pp, k[i].dp, k[i].ep);
+        c.etp = k[i].etp;
+        if (job_span(&c, &whole, &err)) {
+            CHECK_MSG(0, "%s", err.msg);
+            continue;
+        }
+        c.dp_cost = c.dp, c.dp = k[i].dp_sim, c.global_batch = c.global_batch / k[i].dp * k[i].dp_sim;
+        CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
+        if (job_span(&c, &part, &err)) {
+            CHECK_MSG(0, "%s", err.msg);
+            continue;
+        }
+        CHECK_MSG(part == whole && whole > 0, "TP %d PP %d DP %d EP %d ETP %d: %d replicas with --dp-cost %lld ns, whole %lld ns",
+                  k[i].tp, k[i].pp, k[i].dp, k[i].ep, k[i].etp, k[i].dp_sim, (long long)part, (long long)whole);
     }
-    if (!rc) rc = lsim_job_run(j, e, w, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    for (size_t i = 0; i < n; i++) {
-        lsim_engine_free(e[i]);
-        lsim_graph_free(g[i]);
-        free(w[i]);
-    }
-    free(g), free(e), free(w);
-    lsim_job_free(j);
 }
 
 int main(void)
