@@ -56,9 +56,9 @@ void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int 
     out->recompute = c->recompute, out->dist_opt = c->dist_opt;
     out->cp = c->cp > 1 ? c->cp : 0, out->ep = c->ep > 1 ? c->ep : 0, out->fsdp = c->fsdp;
     out->gpus = 0;
-    /* FSDP's groups and the experts' take --dp-cost (fsdp.c, moe.c), not
-     * one TP rank per stage */
-    if ((c->fsdp || out->model.experts > 0) && replica == LSIM_SEARCH_ONE_TP) replica = LSIM_SEARCH_REPLICA;
+    /* the experts' groups take --dp-cost (moe.c), not one TP rank per
+     * stage: a stage's TP ranks are members of its EP groups */
+    if (out->model.experts > 0 && replica == LSIM_SEARCH_ONE_TP) replica = LSIM_SEARCH_REPLICA;
     out->mem_check = 0; /* memory is the search's own verdict (reason) */
     int d = replicas_of(out);
     if (replica && c->dp > d && c->dp % d == 0) {

@@ -54,7 +54,6 @@ int synth_fsdp_check(const lsim_synth_cfg *c, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "--fsdp %d does not divide DP = %d (shard group x replica groups = DP)", c->fsdp,
                             full_dp(c));
     const char *bad = c->dist_opt                          ? "--distributed-optimizer"
-                      : c->tp_one                          ? "one TP rank per stage (search)"
                       : c->forward_only                    ? "--forward-only"
                       : c->grad_reduce != LSIM_GR_OVERLAP  ? "--grad-reduce after"
                       : c->grad_acc != LSIM_GA_FUSED       ? "--grad-acc buffer|autograd"

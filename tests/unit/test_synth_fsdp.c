@@ -197,17 +197,20 @@ static void test_hybrid_and_pp(void)
  * synthesized job are the same program at the same times, so a shard or
  * replica group's collective ends when its members' own times say, timed
  * for the full group at their places in the full job. Full shard, hybrid,
- * hybrid under a pipeline with context parallelism, and a second stage
- * whose shard group spans two nodes of the full job. */
+ * hybrid under a pipeline with context parallelism, a second stage whose
+ * shard group spans two nodes of the full job, and one TP rank per stage
+ * (tp_one, the search's way for TP > 1: each TP rank's groups are its own,
+ * over the same nodes as the others'). */
 static void test_runs(void)
 {
     static const struct {
-        int pp, dp, fsdp, cp, dp_sim;
-    } k[] = {{1, 4, 4, 1, 1}, {1, 8, 2, 1, 1}, {1, 8, 4, 1, 2}, {2, 4, 2, 2, 1}, {2, 16, 16, 1, 1}};
+        int tp, pp, dp, fsdp, cp, dp_sim, tp_one;
+    } k[] = {{1, 1, 4, 4, 1, 1, 0}, {1, 1, 8, 2, 1, 1, 0}, {1, 1, 8, 4, 1, 2, 0}, {1, 2, 4, 2, 2, 1, 0},
+             {1, 2, 16, 16, 1, 1, 0}, {2, 2, 8, 4, 1, 1, 1}, {4, 1, 4, 2, 1, 1, 1}};
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         lsim_synth_cfg c;
         lsim_ns whole = 0, part = 0;
-        cfg_of(&c, 1, k[i].pp, k[i].dp, k[i].fsdp, 2 * k[i].dp);
+        cfg_of(&c, k[i].tp, k[i].pp, k[i].dp, k[i].fsdp, 2 * k[i].dp);
         c.cp = k[i].cp;
         c.model.seq = 2048;
         lsim_err err;
@@ -216,13 +219,17 @@ static void test_runs(void)
             continue;
         }
         c.dp_cost = c.dp, c.dp = k[i].dp_sim, c.global_batch = 2 * k[i].dp_sim;
+        c.tp_one = k[i].tp_one;
+        CHECK(!c.tp_one || lsim_synth_tp_one_exact(&c));
         CHECK_MSG(lsim_synth_check(&c, &err) == 0, "%s", err.msg);
         if (job_span(&c, &part, &err)) {
             CHECK_MSG(0, "%s", err.msg);
             continue;
         }
-        CHECK_MSG(part == whole && whole > 0, "PP %d DP %d FSDP %d CP %d: %d replicas with --dp-cost %lld ns, whole %lld ns",
-                  k[i].pp, k[i].dp, k[i].fsdp, k[i].cp, k[i].dp_sim, (long long)part, (long long)whole);
+        CHECK_MSG(part == whole && whole > 0,
+                  "TP %d PP %d DP %d FSDP %d CP %d: %d replicas (one TP rank: %d) with --dp-cost %lld ns, whole %lld ns",
+                  k[i].tp, k[i].pp, k[i].dp, k[i].fsdp, k[i].cp, k[i].dp_sim, k[i].tp_one, (long long)part,
+                  (long long)whole);
     }
 }
 
