@@ -92,9 +92,11 @@ assert d["candidates"] == total and sum(c.values()) == total, (c, total)
 assert c["redundant"] == red, (c, red)
 r = d["ranking"]
 assert any(x["cp"] == 2 for x in r) and any(x["fsdp"] > 0 for x in r), r
+# FSDP at TP 2 too: one TP rank per stage in the search (fsdp.c with tp_one)
 picks = [next(x for x in r if x["cp"] == 2 and x["fsdp"] == 0 and x["distributed_optimizer"]),
          next(x for x in r if x["cp"] == 2 and x["fsdp"] > 0),
-         next(x for x in r if x["cp"] == 1 and x["fsdp"] > 0)]
+         next(x for x in r if x["cp"] == 1 and x["fsdp"] > 0),
+         next(x for x in r if x["cp"] == 1 and x["fsdp"] > 0 and x["tp"] == 2)]
 for x in picks:
     print(x["tp"], x["dp"], x["cp"], x["fsdp"], 1 if x["distributed_optimizer"] else 0, x["step_ns"])
 PY
