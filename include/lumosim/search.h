@@ -118,8 +118,11 @@ void lsim_search_keep_memory(void);
 
 /* The synth configuration of candidate c: LSIM_SEARCH_FULL the full job
  * (dp = DP); LSIM_SEARCH_REPLICA one data-parallel replica with dp_cost =
- * DP; LSIM_SEARCH_ONE_TP that replica with one TP rank per stage (tp_one)
- * where lsim_synth_tp_one_exact allows, else the replica. */
+ * DP (a MoE model: the fewest replicas whose stage holds whole EP x ETP
+ * blocks; the full job when its routing is drawn per EP group, which no
+ * replica can stand for); LSIM_SEARCH_ONE_TP that replica with one TP rank
+ * per stage (tp_one) where lsim_synth_tp_one_exact allows, else the
+ * replica (always, with experts). Local. */
 enum { LSIM_SEARCH_FULL = 0, LSIM_SEARCH_REPLICA = 1, LSIM_SEARCH_ONE_TP = 2 };
 void lsim_search_cfg(const lsim_search_space *s, const lsim_search_cand *c, int replica, lsim_synth_cfg *out);
 
