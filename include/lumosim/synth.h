@@ -133,9 +133,12 @@ typedef struct lsim_synth_cfg {
     int mem_check;                  /* refuse a job that does not fit the GPU's memory (1) */
     uint64_t seed;                  /* host stalls (gpu.host_stall_prob > 0): deterministic draws */
     int dp_cost;                    /* > dp: the data-parallel collectives (and the distributed
-                                       optimizer's shards) are those of dp_cost replicas, so that a
-                                       job too large to simulate whole runs with fewer replicas and
-                                       the network model's cost of the full group; 0: dp */
+                                       optimizer's shards, FSDP's shard and replica groups, the
+                                       experts' EP, ETP and EDP groups) are those of dp_cost
+                                       replicas, so that a job too large to simulate whole runs with
+                                       fewer replicas and the network model's cost of the full
+                                       group; with experts only whole EP x ETP blocks and balanced
+                                       routing (lsim_synth_check refuses the rest); 0: dp */
     int tp_one;                     /* 1: only tensor-parallel rank 0 of each stage and replica is
                                        synthesized (PP x DP GPUs, rank = dp + DP pp), every shape
                                        still split TP ways; its TP collectives are groups of one,
