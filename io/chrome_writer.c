@@ -14,6 +14,7 @@
  * event is written right after the X event of the slice it belongs to: an
  * "f" at its target's start then finds the target already open, and an "s" at
  * its source's end is seen before any slice that starts at that instant. */
+#include "lumosim/text.h"
 #include "lumosim/chrome.h"
 #include "lumosim/metrics.h"
 #include "lumosim/output.h"
@@ -155,67 +156,10 @@ static void put_dbl(writer *w, double d)
     put(w, t, (size_t)k);
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629), 0 if there is none. */
-static size_t utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-#define CONT(x) (((x) & 0xC0u) == 0x80u)
-    if (c >= 0xC2 && c <= 0xDF) return CONT(p[1]) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && CONT(p[2]) ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && CONT(p[2]) && CONT(p[3]) ? 4 : 0;
-    }
-#undef CONT
-    return 0;
-}
+static void put_sink(void *w, const char *s, size_t n) { put((writer *)w, s, n); }
 
-/* A JSON string: quotes, backslashes and control characters escaped; bytes
- * that are not well-formed UTF-8 become U+FFFD. */
-static void put_str(writer *w, const char *str)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)(str ? str : ""), *run = p;
-    putch(w, '"');
-    while (*p) {
-        unsigned c = *p;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            p++;
-            continue;
-        }
-        if (c >= 0x80) {
-            size_t l = utf8_len(p);
-            if (l) {
-                p += l;
-                continue;
-            }
-        }
-        put(w, (const char *)run, (size_t)(p - run));
-        switch (c) {
-        case '"': puts_(w, "\\\""); break;
-        case '\\': puts_(w, "\\\\"); break;
-        case '\b': puts_(w, "\\b"); break;
-        case '\f': puts_(w, "\\f"); break;
-        case '\n': puts_(w, "\\n"); break;
-        case '\r': puts_(w, "\\r"); break;
-        case '\t': puts_(w, "\\t"); break;
-        default:
-            if (c < 0x20) {
-                char t[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-                put(w, t, 6);
-            } else {
-                puts_(w, "\\ufffd");
-            }
-        }
-        p++;
-        run = p;
-    }
-    put(w, (const char *)run, (size_t)(p - run));
-    putch(w, '"');
-}
+/* A JSON string, escaped by the one rule of text.h. */
+static void put_str(writer *w, const char *str) { lsim_text_json_to(put_sink, w, str); }
 
 /* Starts an event object: {"ph":"X","cat":...,"name":...,"pid":..,"tid":.. */
 /* A document of several ranks tags every op and node with its rank

@@ -62,40 +62,51 @@ char *lsim_text_utf8(const char *s)
     return o;
 }
 
-void lsim_text_json(FILE *f, const char *s)
+/* Why runs: the predicted trace writes every op's name through this, and
+ * most names need no escape at all. */
+void lsim_text_json_to(lsim_text_sink put, void *ctx, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!s) s = "";
-    size_t n = strlen(s);
-    fputc('"', f);
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t l = lsim_utf8_seq(s + i, n - i);
-        if (!l) {
-            fputs("\\ufffd", f);
-            i++;
+    const char *p = s ? s : "", *end = p + strlen(p), *run = p;
+    put(ctx, "\"", 1);
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            p++;
             continue;
         }
-        if (l > 1) {
-            fwrite(s + i, 1, l, f);
-        } else if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-        } else if (c == '\n') {
-            fputs("\\n", f);
-        } else if (c == '\t') {
-            fputs("\\t", f);
-        } else if (c == '\r') {
-            fputs("\\r", f);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
-        } else {
-            fputc(c, f);
+        if (c >= 0x80) {
+            size_t l = lsim_utf8_seq(p, (size_t)(end - p));
+            if (l) {
+                p += l;
+                continue;
+            }
         }
-        i += l;
+        if (p > run) put(ctx, run, (size_t)(p - run));
+        char t[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        const char *e = t;
+        size_t el = 6;
+        switch (c) {
+        case '"': e = "\\\"", el = 2; break;
+        case '\\': e = "\\\\", el = 2; break;
+        case '\b': e = "\\b", el = 2; break;
+        case '\f': e = "\\f", el = 2; break;
+        case '\n': e = "\\n", el = 2; break;
+        case '\r': e = "\\r", el = 2; break;
+        case '\t': e = "\\t", el = 2; break;
+        default:
+            if (c >= 0x80) e = "\\ufffd"; /* a malformed byte (t: a C0 control) */
+        }
+        put(ctx, e, el);
+        run = ++p;
     }
-    fputc('"', f);
+    if (p > run) put(ctx, run, (size_t)(p - run));
+    put(ctx, "\"", 1);
 }
+
+static void put_file(void *f, const char *s, size_t n) { fwrite(s, 1, n, (FILE *)f); }
+
+void lsim_text_json(FILE *f, const char *s) { lsim_text_json_to(put_file, f, s); }
 
 char *lsim_text_line(char *dst, size_t cap, const char *s)
 {

@@ -27,9 +27,13 @@ int lsim_utf8_valid(const char *s);
  * well-formed sequence is U+FFFD; NULL when out of memory. Caller frees. */
 char *lsim_text_utf8(const char *s);
 
-/* s as the body of a JSON string literal, quotes included: " and \ and
- * control characters escaped, malformed bytes as \ufffd. */
-void lsim_text_json(FILE *f, const char *s);
+/* s as a JSON string literal, quotes included: " and \ and control
+ * characters escaped (\b \f \n \r \t, the others as \u00XX), malformed
+ * bytes as \ufffd; s NULL is "". The one copy of this rule: the predicted
+ * trace's writer gives its own sink. */
+typedef void (*lsim_text_sink)(void *ctx, const char *bytes, size_t n);
+void lsim_text_json_to(lsim_text_sink put, void *ctx, const char *s);
+void lsim_text_json(FILE *f, const char *s); /* the same into f */
 
 /* s escaped into dst (cap bytes, cap >= 1, always NUL-terminated) for one
  * line of text: \n \r \t, other C0 controls, DEL and the C1 controls

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lumosim/text.h"
 #include "lumosim/engine.h"
 
 
@@ -562,16 +563,6 @@ int wi_ident_kernels(const lsim_graph *g, int trace_layers, lsim_wi_ident *out, 
     return 0;
 }
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s >= 0x20) fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void lsim_wi_put_kernel_layers(FILE *f, const lsim_wi_ident *ids, size_t n)
 {
     if (!n) return;
@@ -588,8 +579,8 @@ void lsim_wi_put_kernel_layers(FILE *f, const lsim_wi_ident *ids, size_t n)
     fprintf(f, ",\"found\":%s", k->found && same ? "true" : "false");
     if (!k->found || !same) {
         fputs(",\"why\":", f);
-        if (!same) put_str(f, "the ranks' kernel structures differ");
-        else put_str(f, k->why);
+        if (!same) lsim_text_json(f, "the ranks' kernel structures differ");
+        else lsim_text_json(f, k->why);
     }
     if (k->found) {
         fprintf(f, ",\"layers\":%d,\"micro_batches\":%d,\"allreduces_per_layer\":%d,\"forced\":%s,\"forward_only\":%s",
