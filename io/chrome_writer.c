@@ -857,6 +857,59 @@ static void lanes_name(writer *w, lanes *l, int64_t pid, const char *base)
     l->end = NULL;
 }
 
+/* A path slice's name: the kind of work, then the op's name (cut to
+ * CP_OP_MAX bytes, whole UTF-8 sequences, "..." marking the cut; kernel
+ * names run to kilobytes). Its own name, so that Perfetto's search and SQL
+ * for an op's name find the op and not the path's copies of it; the whole
+ * name is args.op. */
+enum { CP_OP_MAX = 80 };
+typedef struct cp_label {
+    char s[32 + CP_OP_MAX + 4];
+} cp_label;
+
+static const char *cp_work(const lsim_graph *g, uint32_t v)
+{
+    switch ((lsim_node_kind)g->kind[v]) {
+    case LSIM_N_CPU: return "CPU op";
+    case LSIM_N_RUNTIME: return g->flags[v] & LSIM_NF_BLOCKING ? "wait" : "runtime";
+    case LSIM_N_KERNEL: return g->flags[v] & LSIM_NF_COLL ? "collective" : "GPU kernel";
+    case LSIM_N_MEMCPY: return "memcpy";
+    case LSIM_N_MEMSET: return "memset";
+    default: return "node";
+    }
+}
+
+static cp_label cp_name(const lsim_graph *g, uint32_t v)
+{
+    cp_label l;
+    const unsigned char *op = (const unsigned char *)str_of(g, g->name[v]);
+    int k = snprintf(l.s, sizeof l.s, "%s: ", cp_work(g, v));
+    size_t at = k > 0 ? (size_t)k : 0, used = 0;
+    while (op[used]) {
+        size_t n = utf8_len(op + used);
+        if (!n) n = 1; /* put_str writes U+FFFD for it */
+        if (used + n > CP_OP_MAX) break;
+        used += n;
+    }
+    memcpy(l.s + at, op, used);
+    at += used;
+    if (op[used]) {
+        memcpy(l.s + at, "...", 3);
+        at += 3;
+    }
+    l.s[at] = 0;
+    return l;
+}
+
+/* The op's name and kind in a path slice's args (after its other args). */
+static void cp_args(writer *w, const lsim_graph *g, uint32_t v)
+{
+    puts_(w, ",\"op\":");
+    put_str(w, str_of(g, g->name[v]));
+    puts_(w, ",\"kind\":");
+    put_str(w, lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+}
+
 /* The critical path as its own process: one X per path node, on lanes
  * (lane_take). */
 static int write_critical(writer *w, const lsim_replay_item *it, const rank_map *m)
@@ -870,7 +923,7 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
         if (v >= g->n) continue;
         size_t L;
         if (lane_take(&ln, it->start[v], it->end[v], &L)) return LSIM_ENOMEM;
-        ev_open(w, "X", "lumosim_critical_path", str_of(g, g->name[v]), m->cp_pid, (int64_t)L + 1);
+        ev_open(w, "X", "lumosim_critical_path", cp_name(g, v).s, m->cp_pid, (int64_t)L + 1);
         puts_(w, ",\"ts\":");
         put_us(w, it->start[v]);
         puts_(w, ",\"dur\":");
@@ -879,8 +932,7 @@ static int write_critical(writer *w, const lsim_replay_item *it, const rank_map 
         put_u64(w, v);
         puts_(w, ",\"step\":");
         put_u64(w, i);
-        puts_(w, ",\"kind\":");
-        put_str(w, lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+        cp_args(w, g, v);
         if (cp->via && cp->via[i] >= 0 && (uint64_t)cp->via[i] < g->nedges) {
             puts_(w, ",\"via\":");
             put_str(w, flow_name(g, cp->via[i]));
@@ -910,7 +962,7 @@ static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, co
         lsim_ns t0 = jp->via[i] == LSIM_CP_VIA_PEER ? jp->at[i - 1] : items[gi].start[v];
         size_t L;
         if (lane_take(&ln, t0, jp->at[i], &L)) return LSIM_ENOMEM;
-        ev_open(w, "X", "lumosim_job_critical_path", str_of(g, g->name[v]), pid, (int64_t)L + 1);
+        ev_open(w, "X", "lumosim_job_critical_path", cp_name(g, v).s, pid, (int64_t)L + 1);
         puts_(w, ",\"ts\":");
         put_us(w, t0);
         puts_(w, ",\"dur\":");
@@ -921,8 +973,7 @@ static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, co
         put_u64(w, gi);
         puts_(w, ",\"lumosim_node\":");
         put_u64(w, v);
-        puts_(w, ",\"kind\":");
-        put_str(w, lsim_node_kind_name((lsim_node_kind)g->kind[v]));
+        cp_args(w, g, v);
         if (jp->via[i] == LSIM_CP_VIA_PEER) {
             const lsim_graph *pg = items[jp->gpu[i - 1]].g;
             puts_(w, ",\"from_rank\":");

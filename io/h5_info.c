@@ -24,6 +24,15 @@ int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_e
     }
     return h5s_ctx_done(&c, rc, err);
 }
+lsim_store_kind h5s_kind_of(const char *attr)
+{
+    if (!attr) return LSIM_STORE_OTHER;
+    if (!strcmp(attr, LSIM_STORE_KIND_GRAPHS)) return LSIM_STORE_GRAPHS;
+    if (!strcmp(attr, LSIM_STORE_KIND_RESULTS)) return LSIM_STORE_RESULTS;
+    if (!strcmp(attr, LSIM_STORE_KIND_SEARCH)) return LSIM_STORE_SEARCH;
+    return LSIM_STORE_OTHER;
+}
+
 lsim_store_kind lsim_store_probe(const char *path)
 {
     if (!path) return LSIM_STORE_NOT_HDF5;
@@ -40,11 +49,7 @@ lsim_store_kind lsim_store_probe(const char *path)
         if (f >= 0) {
             char *kind = NULL;
             k = LSIM_STORE_OTHER;
-            if (h5s_get_attr_str(f, "kind", &kind) > 0) {
-                if (!strcmp(kind, LSIM_STORE_KIND_GRAPHS)) k = LSIM_STORE_GRAPHS;
-                else if (!strcmp(kind, LSIM_STORE_KIND_RESULTS)) k = LSIM_STORE_RESULTS;
-                else if (!strcmp(kind, LSIM_STORE_KIND_SEARCH)) k = LSIM_STORE_SEARCH;
-            }
+            if (h5s_get_attr_str(f, "kind", &kind) > 0) k = h5s_kind_of(kind);
             free(kind);
             H5Fclose(f);
         }
@@ -53,6 +58,30 @@ lsim_store_kind lsim_store_probe(const char *path)
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     return k;
 }
+/* Each lumosim kind: its name, what writes it, what reads it (the words of
+ * every wrong-kind refusal, lsim_store_refuse_kind and h5s_check_root). */
+static const struct {
+    const char *name, *made_by, *read_by;
+} kind_words[] = {
+    [LSIM_STORE_GRAPHS] = {"graph store", "lumosim build, synth or whatif",
+                           "simulate it with lumosim sim, replay or report, or reshape it with lumosim whatif"},
+    [LSIM_STORE_RESULTS] = {"result archive", "lumosim sim -o", "read it with lumosim report, info or collect"},
+    [LSIM_STORE_SEARCH] = {"search result", "lumosim search -o", "read it with lumosim info or lumosim search --merge"},
+};
+
+const char *lsim_store_kind_name(lsim_store_kind k)
+{
+    return k == LSIM_STORE_GRAPHS || k == LSIM_STORE_RESULTS || k == LSIM_STORE_SEARCH ? kind_words[k].name : NULL;
+}
+
+int lsim_store_refuse_kind(const char *path, lsim_store_kind is, const char *takes, lsim_err *err)
+{
+    const char *name = lsim_store_kind_name(is);
+    if (!name) return 0;
+    return lsim_err_set(err, LSIM_EFORMAT, "%s: is a lumosim %s (written by %s), not %s: %s", path, name,
+                        kind_words[is].made_by, takes, kind_words[is].read_by);
+}
+
 /* ------------------------------------------------------------ info */
 
 typedef struct sstat {

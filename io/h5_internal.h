@@ -282,8 +282,11 @@ int h5s_finish_tmp(sctx *c, const char *tmp, int rc);
 /* Open PATH read-only as c->file (regular files only). Collective in MPI
  * mode. */
 int h5s_open_file(sctx *c);
-/* Check the root's schema_version and kind (want). Collective in MPI mode. */
+/* Check the root's kind (want) and schema_version. Collective in MPI mode. */
 int h5s_check_root(sctx *c, const char *want);
+/* The lumosim kind a root `kind` attribute names (LSIM_STORE_OTHER for
+ * none of lumosim's): lsim_store_probe's and h5s_check_root's one reading. */
+lsim_store_kind h5s_kind_of(const char *attr);
 /* In MPI mode, fapl := MPI-IO with collective metadata reads (and, write:
  * writes); serial: nothing. Local (the caller agrees the result). */
 int h5s_fapl_mpio(sctx *c, hid_t fapl, int write);

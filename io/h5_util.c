@@ -1195,31 +1195,30 @@ int h5s_open_file(sctx *c)
     return rc;
 }
 
-/* Check the root's schema_version and kind (want: the expected kind). */
+/* Check the root's kind and schema_version (want: the expected kind). A
+ * lumosim file of another kind is refused before its version is read: what
+ * it is (lsim_store_refuse_kind) matters more than which version. */
 int h5s_check_root(sctx *c, const char *want)
 {
     char *kind = NULL;
     int64_t ver = 0;
     int rk = h5s_get_attr_str(c->file, "kind", &kind);
     int rv = h5s_get_attr_num(c->file, "schema_version", 0, &ver);
+    lsim_store_kind have = rk > 0 ? h5s_kind_of(kind) : LSIM_STORE_OTHER, wanted = h5s_kind_of(want);
+    const char *wname = lsim_store_kind_name(wanted);
+    char takes[64];
+    snprintf(takes, sizeof takes, "a %s", wname ? wname : want);
     int rc = 0;
-    if (rk > 0 && !strcmp(kind, LSIM_STORE_KIND_SEARCH) && strcmp(want, LSIM_STORE_KIND_SEARCH) != 0)
-        rc = h5s_fail(c, LSIM_EFORMAT, "is a lumosim search result (lumosim search -o), not a %s",
-                      strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0 ? "graph store" : "result file");
-    else if (rk <= 0 || (strcmp(kind, LSIM_STORE_KIND_GRAPHS) != 0 && strcmp(kind, LSIM_STORE_KIND_RESULTS) != 0 &&
-                         strcmp(kind, LSIM_STORE_KIND_SEARCH) != 0))
+    if (have == LSIM_STORE_OTHER)
         rc = h5s_fail(c, LSIM_EFORMAT, "HDF5 file, but not a lumosim %s (no lumosim 'kind' attribute)",
-                  strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0 ? "graph store" : "result file");
+                     wname ? wname : want);
+    else if (have != wanted)
+        rc = lsim_store_refuse_kind(c->path, have, takes, &c->e);
     else if (rv <= 0)
         rc = h5s_fail(c, LSIM_EFORMAT, "the schema_version attribute is missing or not an integer");
     else if (ver != LSIM_STORE_SCHEMA_VERSION)
         rc = h5s_fail(c, LSIM_EFORMAT, "schema version %lld not supported (this lumosim reads %d)", (long long)ver,
                   LSIM_STORE_SCHEMA_VERSION);
-    else if (strcmp(kind, want) != 0)
-        rc = h5s_fail(c, LSIM_EFORMAT, "is a %s file, not a %s", kind,
-                  strcmp(want, LSIM_STORE_KIND_GRAPHS) == 0   ? "graph store"
-                  : strcmp(want, LSIM_STORE_KIND_SEARCH) == 0 ? "search result"
-                                                              : "result file");
     free(kind);
     return h5s_agree(c, rc);
 }

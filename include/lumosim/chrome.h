@@ -14,7 +14,8 @@
  * node's start or end across threads/streams; a counter track ("C") with the
  * stream-active duty cycle; and, when the critical path is given, a separate
  * process "rank R: critical path" whose track repeats the path's nodes
- * (category lumosim_critical_path, which the reader skips).
+ * under names of their own ("CPU op: aten::mm", the node's name in
+ * args.op; category lumosim_critical_path, which the reader skips).
  * Timestamps are microseconds with three decimals, so lsim_trace_read gives
  * back every node's nanoseconds exactly.
  *

@@ -83,6 +83,20 @@ typedef enum lsim_store_kind {
  * command that takes traces also take a graph store. Never fails. Local. */
 lsim_store_kind lsim_store_probe(const char *path);
 
+/* What a lumosim file of kind k is ("graph store", "result archive",
+ * "search result"); NULL for a kind that is not
+ * lumosim's (LSIM_STORE_NOT_HDF5, LSIM_STORE_OTHER). Local. */
+const char *lsim_store_kind_name(lsim_store_kind k);
+
+/* The one refusal of PATH, a lumosim file of kind `is`, by a command that
+ * takes `takes` (words: "a graph store", "traces or a graph store"): what
+ * PATH is, what wrote it and what reads it, e.g. "se.h5: is a lumosim
+ * search result (written by lumosim search -o), not a graph store: read it with
+ * lumosim info or lumosim search --merge". Returns LSIM_EFORMAT; for a
+ * kind that is not lumosim's, 0 with err untouched (the caller says what
+ * it says of a foreign file). Local. */
+int lsim_store_refuse_kind(const char *path, lsim_store_kind is, const char *takes, lsim_err *err);
+
 /* ------------------------------------------------------------ graph stores */
 
 /* Write n graphs (GPU i = graphs[i], in that order) to PATH. command_line is

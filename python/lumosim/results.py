@@ -304,19 +304,20 @@ def _read_run(r, name, want_kernels):
         "nodes": node_cnt,
         "gpu_nodes": c("gpu_nodes").astype(np.int64),
         "iterations": iter_cnt,
-        "window_actual_ns": wa,
+        "window_actual_ns": _measured(wa, observed),
         "window_predicted_ns": wp,
         "window_error": np.where(observed, c("window_error", "f").astype(np.float64), np.nan),
         "window_actual_ms": np.where(observed, wa / 1e6, np.nan),
         "window_predicted_ms": wp / 1e6,
-        "window_actual_start_ns": c("window_actual_start").astype(np.int64),
+        "window_actual_start_ns": _measured(c("window_actual_start"), observed),
         "window_predicted_start_ns": c("window_predicted_start").astype(np.int64),
     })
     for side in ("actual", "predicted"):
         a, names = r.col2("%s/breakdown_%s" % (gp, side), G, None, "i")
+        keep = _measured if side == "actual" else (lambda v, _: v.astype(np.int64))
         for j, comp in enumerate(names or _schema.BREAKDOWN_COMPONENTS):
-            ranks["%s_%s_ns" % (comp, side)] = a[:, j].astype(np.int64)
-        ranks["exposed_comm_wait_%s_ns" % side] = c("exposed_comm_wait_" + side).astype(np.int64)
+            ranks["%s_%s_ns" % (comp, side)] = keep(a[:, j], observed)
+        ranks["exposed_comm_wait_%s_ns" % side] = keep(c("exposed_comm_wait_" + side), observed)
     for side in ("actual", "predicted"):
         ranks["duty_%s_mean" % side] = duty[side]
     ranks["bin_ns"] = c("bin_ns").astype(np.int64)
@@ -386,7 +387,9 @@ def _read_run(r, name, want_kernels):
     # the run row
     any_obs = bool(observed.any())
     ws, we = ranks["window_predicted_start_ns"], ranks["window_predicted_start_ns"] + ranks["window_predicted_ns"]
-    was, wae = ranks["window_actual_start_ns"], ranks["window_actual_start_ns"] + ranks["window_actual_ns"]
+    # the file's numbers (0 where not observed), as the C readers take the span
+    was = c("window_actual_start").astype(np.int64)
+    wae = was + wa
     job_p = int(we.max() - ws.min()) if G else 0
     job_a = int(wae.max() - was.min()) if G else 0
     ob = iters[iters["observed"]]
@@ -581,6 +584,14 @@ def _job_kernels(gk, name, weight=None):
     kern.insert(0, "run", name)
     kern = kern.sort_values(["predicted_total_ns", "name"], ascending=[False, True], kind="mergesort")
     return kern.reset_index(drop=True)
+
+
+def _measured(values, observed):
+    """A column of figures that exist only for an observed GPU (the file
+    stores 0 for the others): nullable Int64, <NA> where not observed."""
+    a = pd.array(np.asarray(values).astype(np.int64), dtype="Int64")
+    a[~np.asarray(observed, dtype=bool)] = pd.NA
+    return a
 
 
 def read_results(r, kernels=True, nodes=False, gpu=0, run=None):

@@ -228,7 +228,8 @@ int lsim_cli_export(int argc, char **argv)
     int made = 0, rc = 0;
     char prefix[256];
     store_prefix(a.store, prefix, sizeof prefix);
-    if (lsim_store_probe(a.store) != LSIM_STORE_GRAPHS)
+    lsim_store_kind kind = lsim_store_probe(a.store);
+    if (kind != LSIM_STORE_GRAPHS && !(rc = lsim_store_refuse_kind(a.store, kind, "a graph store", &err)))
         rc = lsim_err_set(&err, LSIM_EARG, "%s: not a lumosim graph store (lumosim build, synth or whatif make one)",
                           a.store);
     if (!rc) rc = lsim_store_count_gpus(a.store, &n, &err);

@@ -110,12 +110,16 @@ static int ends_with_h5(const char *s)
     return n > 3 && !strcmp(s + n - 3, ".h5");
 }
 
-/* Why a .h5 file found in a directory is not collected. */
-static const char *skip_reason(lsim_store_kind k)
+/* Why a .h5 file found in a directory is not collected (in buf when it is
+ * another lumosim kind). */
+static const char *skip_reason(lsim_store_kind k, char *buf, size_t n)
 {
-    return k == LSIM_STORE_GRAPHS  ? "a graph store, not a result archive"
-           : k == LSIM_STORE_OTHER ? "an HDF5 file but not a lumosim result archive"
-                                   : "not readable as HDF5";
+    const char *name = lsim_store_kind_name(k);
+    if (name) {
+        snprintf(buf, n, "a %s, not a result archive", name);
+        return buf;
+    }
+    return k == LSIM_STORE_OTHER ? "an HDF5 file but not a lumosim result archive" : "not readable as HDF5";
 }
 
 /* Collect the result archives under directory `dir` (symbolic links to
@@ -158,8 +162,9 @@ static int walk(const char *dir, path_list *out, lsim_err *err)
         }
         lsim_store_kind k = lsim_store_probe(p);
         if (k != LSIM_STORE_RESULTS) {
-            char shown[1024]; /* one line, whatever the name holds (text.h) */
-            fprintf(stderr, "lumosim: note: %s: skipped (%s)\n", lsim_text_line(shown, sizeof shown, p), skip_reason(k));
+            char shown[1024], why[64]; /* one line, whatever the name holds (text.h) */
+            fprintf(stderr, "lumosim: note: %s: skipped (%s)\n", lsim_text_line(shown, sizeof shown, p),
+                    skip_reason(k, why, sizeof why));
             continue;
         }
         if ((rc = list_add(out, p, err))) break;
@@ -188,7 +193,9 @@ static int expand(char **args, int nargs, path_list *out, lsim_err *err)
                 rc = lsim_err_set(err, LSIM_EFORMAT, "%s: no lumosim result archive (*.h5) found", args[i]);
         } else {
             lsim_store_kind k = lsim_store_probe(args[i]);
-            if (k != LSIM_STORE_RESULTS) rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", args[i], skip_reason(k));
+            char why[64];
+            if (k != LSIM_STORE_RESULTS && !(rc = lsim_store_refuse_kind(args[i], k, "a result archive", err)))
+                rc = lsim_err_set(err, LSIM_EFORMAT, "%s: %s", args[i], skip_reason(k, why, sizeof why));
             else rc = list_add(out, args[i], err);
         }
     }

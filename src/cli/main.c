@@ -216,6 +216,15 @@ static int cmd_simulate(int argc, char **argv, int html)
         free(args);
         return st;
     }
+    /* report also takes a result archive, which replay's loading does not
+     * say when it refuses a search result */
+    if (html && nargs == 1 && lsim_store_probe(args[0]) == LSIM_STORE_SEARCH) {
+        lsim_err kerr = {0};
+        lsim_store_refuse_kind(args[0], LSIM_STORE_SEARCH, "traces, a graph store or a result archive", &kerr);
+        lsim_cli_error("%s", kerr.msg);
+        free(args);
+        return 1;
+    }
     if (o.run_name) { /* it would be ignored */
         lsim_cli_usage_error("--run selects a run of a result archive, and %s is not one", args[0]);
         free(args);

@@ -474,11 +474,11 @@ static int sim_check_job(const sim_state *s, lsim_err *err)
     lsim_store_kind kind = lsim_store_probe(job);
     /* not a regular file (a FIFO, a directory): say what it is (input.h) */
     if (kind == LSIM_STORE_NOT_HDF5 && lsim_input_check(job, 0, NULL, err)) return err->code;
+    if (kind != LSIM_STORE_GRAPHS && lsim_store_refuse_kind(job, kind, "a graph store", err)) return err->code;
     if (kind != LSIM_STORE_GRAPHS)
         return lsim_err_set(err, LSIM_EFORMAT, "%s: %s", job,
-                            kind == LSIM_STORE_RESULTS ? "is a result file, not a graph store (see lumosim report / info)"
-                            : kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
-                                                       : "not a graph store (missing, truncated, corrupt, or another format)");
+                            kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
+                                                     : "not a graph store (missing, truncated, corrupt, or another format)");
     if (s->m.on && !s->sa->out && !s->sa->samples)
         return lsim_err_set(err, LSIM_EARG, "under mpirun, sim needs -o RESULT.h5");
     if (s->sa->out && !s->sa->replace) return check_run_free(s->sa->out, s->sa->run_name, err);

@@ -44,9 +44,8 @@ static int damaged_hdf5(const char *path, lsim_err *err)
 static int load_one(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_err *err)
 {
     lsim_store_kind kind = lsim_store_probe(path);
-    if (kind == LSIM_STORE_RESULTS)
-        return lsim_err_set(err, LSIM_EARG, "%s: is a result file, not traces or a graph store (see lumosim report / info)",
-                            path);
+    if (kind == LSIM_STORE_RESULTS || kind == LSIM_STORE_SEARCH)
+        return lsim_store_refuse_kind(path, kind, "traces or a graph store", err);
     int rc = kind == LSIM_STORE_NOT_HDF5 ? damaged_hdf5(path, err) : 0;
     if (rc) return rc;
     if (kind != LSIM_STORE_GRAPHS && kind != LSIM_STORE_OTHER) return lsim_run_load_traces(o, path, r, err);

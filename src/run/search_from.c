@@ -46,13 +46,12 @@ static int check_source(const char *in, lsim_err *err)
 {
     lsim_store_kind kind = lsim_store_probe(in);
     if (kind == LSIM_STORE_NOT_HDF5 && lsim_input_check(in, 0, NULL, err)) return err->code;
+    if (kind != LSIM_STORE_GRAPHS && lsim_store_refuse_kind(in, kind, "a graph store", err)) return err->code;
     if (kind != LSIM_STORE_GRAPHS)
         return lsim_err_set(err, LSIM_EFORMAT, "%s: %s", in,
-                            kind == LSIM_STORE_RESULTS ? "is a result file, not a graph store (--from takes what "
-                                                         "lumosim build or synth wrote)"
-                            : kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
-                                                       : "not a graph store (missing, truncated, corrupt, or another "
-                                                         "format)");
+                            kind == LSIM_STORE_OTHER ? "is an HDF5 file but not a lumosim graph store"
+                                                     : "not a graph store (missing, truncated, corrupt, or another "
+                                                       "format)");
     return 0;
 }
 

@@ -88,7 +88,7 @@ if L != d["job"]["predicted_ns"]:
 tev = [e for e in json.load(open(pred))["traceEvents"] if e.get("cat") == "lumosim_job_critical_path"]
 for i in range(m):
     r = late[i]
-    if not any(e["name"] == comp[r][i][0] and e["args"]["rank"] == ranks[r] and abs(e["dur"] - comp[r][i][1]) <= 1
+    if not any(e["args"]["op"] == comp[r][i][0] and e["args"]["rank"] == ranks[r] and abs(e["dur"] - comp[r][i][1]) <= 1
                for e in tev):
         bad.append("the predicted trace has no job-path slice of rank %d's %s" % (ranks[r], comp[r][i][0]))
 if sum(1 for e in tev if "from_rank" in e["args"]) != p["crossings"]:

@@ -100,7 +100,7 @@ bad)
         [ $? -eq 1 ] || fail "replay of a store truncated at $pct % did not fail cleanly"
     done
     "$LUMOSIM" sim "$tmp/res.h5" >/dev/null 2>"$tmp/err" && fail "sim accepted a result file"
-    grep -q "result file" "$tmp/err" || fail "sim on a result file: $(cat "$tmp/err")"
+    grep -q "is a lumosim result archive" "$tmp/err" || fail "sim on a result file: $(cat "$tmp/err")"
     "$LUMOSIM" sim "$1" >/dev/null 2>"$tmp/err" && fail "sim accepted a trace"
     [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "sim on a trace: not one error line"
     "$LUMOSIM" info "$tmp/cut.h5" >/dev/null 2>&1 && fail "info accepted a truncated file"

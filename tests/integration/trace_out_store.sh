@@ -9,6 +9,8 @@
 #     of the store;
 #   - its ProfilerStep annotations are as many as the traces' own (counted
 #     from the trace JSON), none cut into pieces;
+#   - the critical-path track's slices have names of their own (the kind of
+#     work, then the op's name), the op's name in args.op;
 #   - a synthesized store has no /cpu_ops (it has no trace);
 #   - with LAUNCHER (mpirun -np 2 ...): sim under the launcher draws the
 #     trace from the archive, the serial trace's bytes; and of a synthesized
@@ -59,6 +61,33 @@ if got != want or pieces:
     sys.exit("trace_out_store: FAIL: %d whole ProfilerStep annotations and %d pieces in the store's predicted trace, "
              "the traces have %d" % (got, pieces, want))
 print("trace_out_store: %d ProfilerStep annotations whole" % got)
+# the critical-path track names its slices apart from the ops (the kind of
+# work, then the op's name, cut past 80 bytes), the op's name in args.op:
+# the name of the node's own slice on its rank, or for a piece of a CPU op
+# or runtime call (written whole, without lumosim_node), a name in the traces
+work = {"cpu": ("CPU op",), "runtime": ("runtime", "wait"), "kernel": ("GPU kernel", "collective"),
+        "memcpy": ("memcpy",), "memset": ("memset",)}
+own = {(e["pid"] // 1000000, e["args"]["lumosim_node"]): e["name"] for e in pred
+       if e.get("ph") == "X" and e.get("cat") != "lumosim_critical_path" and "lumosim_node" in e.get("args", {})}
+names = {e.get("name") for t in sys.argv[2:] for e in load(t) if e.get("ph") == "X"}
+cp = [e for e in pred if e.get("ph") == "X" and e.get("cat") == "lumosim_critical_path"]
+if not cp:
+    sys.exit("trace_out_store: FAIL: no critical-path slices in the store's predicted trace")
+for e in cp:
+    a = e["args"]
+    op = own.get((e["pid"] // 1000000, a["lumosim_node"]))
+    if op is None and a.get("op") in names:
+        op = a["op"]
+    if op is None or a.get("op") != op:
+        sys.exit("trace_out_store: FAIL: critical-path slice %r: args.op %r, the node's own slice is %r" % (e["name"], a.get("op"), op))
+    cut = op if len(op.encode()) <= 80 else None
+    ok = any(e["name"] == "%s: %s" % (k, cut) if cut is not None else
+             e["name"].startswith(k + ": ") and e["name"].endswith("...") and op.startswith(e["name"][len(k) + 2:-3])
+             for k in work.get(a["kind"], ()))
+    if not ok or e["name"] == op:
+        sys.exit("trace_out_store: FAIL: critical-path slice %r of a %s node %r is not named for its work" % (e["name"], a["kind"], op))
+print("trace_out_store: %d critical-path slices named for their work, %d distinct names"
+      % (len(cp), len(set(e["name"] for e in cp))))
 PY
 
 if command -v h5ls >/dev/null 2>&1; then

@@ -287,7 +287,12 @@ class ResultTests(unittest.TestCase):
                 if r.get("observed", True):
                     self.assertEqual(int(x["window_actual_ns"]), r["window"]["actual_ns"])
                 else:
+                    # not measured: NaN / <NA>, never the 0 the file stores
                     self.assertTrue(np.isnan(x["window_error"]))
+                    self.assertIsNone(r["window"]["actual_ns"])
+                    for c in ["window_actual_ns", "window_actual_start_ns", "exposed_comm_wait_actual_ns"] + \
+                             ["%s_actual_ns" % c for c in comps]:
+                        self.assertTrue(pd.isna(x[c]), "%s of unobserved GPU %d: %r" % (c, g, x[c]))
                 for side in ("actual", "predicted"):
                     b = r["breakdown"][side]
                     if b is not None:
@@ -318,11 +323,15 @@ class ResultTests(unittest.TestCase):
                 self.assertEqual(list(tot), list(rk["window_%s_ns" % side]))
             self.assertEqual(row["command"].split()[:2], ["lumosim", "sim"])
             self.assertIn("--run %s" % name, row["command"])
-        for df, cols in ((res.ranks, ["window_actual_ns", "window_predicted_ns", "clock_offset_ns"]),
+        for df, cols in ((res.ranks, ["window_predicted_ns", "clock_offset_ns"]),
                          (res.iterations, ["actual_ns", "predicted_ns"]),
                          (res.breakdown, ["actual_ns", "predicted_ns"])):
             for c in cols:
                 self.assertEqual(df[c].dtype, np.int64, c)
+        # the actual figures of a GPU are nullable (as runs.job_actual_ns)
+        for c in ["window_actual_ns", "window_actual_start_ns", "exposed_comm_wait_actual_ns"] + \
+                 ["%s_actual_ns" % c for c in comps]:
+            self.assertEqual(str(res.ranks[c].dtype), "Int64", c)
         return res
 
     def test_trace_archive(self):
@@ -332,10 +341,18 @@ class ResultTests(unittest.TestCase):
         self.assertFalse(bool(rk.loc["noev", "has_critical_path"]))
         self.assertEqual(int(rk.loc["base", "cp_length_ns"]), int(rk.loc["base", "window_predicted_ns"]))
         self.assertTrue(bool(res.runs["observed"].all()))
+        # a traced GPU's actual figures are measured: numbers, the window > 0
+        for c in ("window_actual_ns", "exposed_compute_actual_ns", "other_actual_ns"):
+            self.assertFalse(bool(res.ranks[c].isna().any()), c)
+        self.assertTrue(bool((res.ranks["window_actual_ns"] > 0).all()))
 
     def test_synth_archive(self):
         res = self.check_archive(F["synth_res"], ["full", "noev"])
         self.assertFalse(bool(res.ranks["observed"].any()))
+        # nothing measured: <NA>, not the 0 the archive stores
+        for c in ("window_actual_ns", "exposed_compute_actual_ns", "exposed_comm_wait_actual_ns"):
+            self.assertTrue(bool(res.ranks[c].isna().all()), c)
+        self.assertTrue(bool(res.ranks["window_actual_ms"].isna().all()))
         self.assertTrue(bool(res.ranks["coupled"].all()))
         self.assertEqual(len(res.ranks), 16)
 

@@ -63,7 +63,7 @@ bad() { # WANT ARGS...
     [ ! -e bad.csv ] && [ -z "$(ls | grep 'bad.csv.tmp')" ] || fail "collect $*: output left behind"
 }
 bad "sw/a/junk.h5: not readable as HDF5" sw/a/junk.h5
-bad "sw/job.h5: a graph store" sw/job.h5
+bad "sw/job.h5: is a lumosim graph store" sw/job.h5
 bad "nope: No such file" nope
 mkdir empty
 bad "empty: no lumosim result archive" empty

@@ -592,13 +592,13 @@ static void test_bad_graph_stores(lsim_graph **orig, const char *store, const ch
     remove(p);
 
     /* the wrong kind of file */
-    BAD_GRAPHS(results, LSIM_EFORMAT, "is a lumosim-results file, not a graph store");
+    BAD_GRAPHS(results, LSIM_EFORMAT, "is a lumosim result archive (written by lumosim sim -o), not a graph store");
     BAD_GRAPHS(g_paths[0], LSIM_EFORMAT, "not an HDF5 file or truncated");
     path_in_work(p, sizeof p, "does_not_exist.h5");
     BAD_GRAPHS(p, LSIM_EIO, NULL);
     lsim_store_run *r = NULL;
     CHECK(lsim_store_read_results(store, NULL, &r, &err) == LSIM_EFORMAT);
-    CHECK(strstr(err.msg, "is a lumosim-graphs file, not a result file") != NULL);
+    CHECK(strstr(err.msg, "is a lumosim graph store (written by lumosim build, synth or whatif), not a result archive") != NULL);
     CHECK(r == NULL);
     NO_OPEN_IDS();
 }
