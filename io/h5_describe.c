@@ -31,8 +31,10 @@ static const char *const search_reasons[] = {LSIM_SEARCH_REASONS(NAME_ENTRY_)};
 #define NNAMES(a) (sizeof a / sizeof a[0])
 
 /* Units: "ns" times and durations, "bytes" sizes and byte positions,
- * "elements" tensor element counts, "1" everything dimensionless (counts,
- * row ids, string ids, flags, enums, ratios, fractions). */
+ * "elements" tensor element counts, "1/s" rates (what a count per second
+ * counts is named beside it: a search's throughput_unit), "1" everything
+ * dimensionless (counts, row ids, string ids, flags, enums, ratios,
+ * fractions). */
 typedef struct dcol {
     const char *table, *name, *units;
     const char *const *enums; /* enum_names, or NULL */
@@ -79,7 +81,7 @@ static const dcol dcols[] = {
     U("candidates", "peak_memory", "bytes"), U("candidates", "peak_memory_stage", "1"), U("candidates", "simulated", "1"),
     U("candidates", "step", "ns"), U("candidates", "breakdown", "ns"), U("candidates", "sim_time", "ns"),
     U("candidates", "micro_batches", "1"), U("candidates", "cp", "1"), U("candidates", "ep", "1"),
-    U("candidates", "fsdp", "1"),
+    U("candidates", "fsdp", "1"), U("candidates", "throughput_per_s", "1/s"),
     U("search", "ranking", "1"),
     /* result run */
     U("gpus", "duty_actual_offset", "1"), U("gpus", "duty_actual_count", "1"),

@@ -6,6 +6,7 @@
 #include "lumosim/metrics.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,68 @@ static int info_results(sctx *c, FILE *out)
     return rc;
 }
 
+/* The best five of a search result (group g, ncand candidates), from its
+ * stored ranking: each one's layout, step and throughput in the unit the
+ * search ranked by (the file's throughput_per_s, written by the ranking's
+ * own function). "-" where the file does not know a figure, never a 0: a
+ * traced job's micro-batch size, the throughput of files written before
+ * it. */
+static int info_search_best(sctx *c, hid_t g, uint64_t ncand, FILE *out)
+{
+    int rc = 0;
+    hsize_t nr = 0;
+    hid_t d = H5Dopen2(g, "ranking", H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &nr, NULL) < 0)
+        rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking is missing or not one-dimensional");
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    size_t show = nr < 5 ? (size_t)nr : 5;
+    uint64_t rk[5];
+    int32_t tp = 0, pp = 0, dp = 0, mb = 0, vst = 0, nmb = 0;
+    int64_t step = 0;
+    double thr = 0;
+    char *unit = NULL, *by = NULL;
+    /* written since issue 39: absent in older files */
+    int has_thr = !rc && H5Lexists(g, "candidates/throughput_per_s", H5P_DEFAULT) > 0;
+    hid_t t = has_thr ? H5Gopen2(g, "candidates", H5P_DEFAULT) : -1;
+    if (t >= 0) h5s_get_attr_str(t, "throughput_unit", &unit);
+    if (t >= 0) H5Gclose(t);
+    if (!unit) has_thr = 0;
+    h5s_get_attr_str(g, "rank_by", &by);
+    if (!rc && show) rc = h5s_get_col(c, g, "/search", "ranking", T_U64, 1, nr, 0, show, rk);
+    for (size_t i = 0; !rc && i < show; i++) {
+        if (rk[i] >= ncand) {
+            rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking entry %zu (%llu) is not a candidate", i,
+                          (unsigned long long)rk[i]);
+            break;
+        }
+        /* opt: absent in files written before --from (micro_batches), before issue 39 (throughput) */
+        struct { const char *name; int t; void *v; int opt; } col[] = {{"candidates/tp", T_I32, &tp, 0},
+            {"candidates/pp", T_I32, &pp, 0}, {"candidates/dp", T_I32, &dp, 0},
+            {"candidates/micro_batch", T_I32, &mb, 0}, {"candidates/vstages", T_I32, &vst, 0},
+            {"candidates/step", T_I64, &step, 0},
+            {"candidates/micro_batches", T_I32, &nmb, 1}, {"candidates/throughput_per_s", T_F64, &thr, 1}};
+        for (size_t k = 0; !rc && k < sizeof col / sizeof col[0]; k++)
+            if (!col[k].opt || H5Lexists(g, col[k].name, H5P_DEFAULT) > 0)
+                rc = h5s_get_col(c, g, "/search", col[k].name, col[k].t, 1, ncand, rk[i], 1, col[k].v);
+        if (rc) break;
+        if (i == 0 && by && !strcmp(by, "step")) fprintf(out, "  best %zu, by step time:\n", show);
+        else if (i == 0 && by && has_thr) fprintf(out, "  best %zu, by throughput (%s):\n", show, unit);
+        else if (i == 0) fprintf(out, "  best %zu:\n", show);
+        /* --from's --micro-batches (0: the job's own) tell its rows apart */
+        char smb[16] = "-", snmb[32] = "", sthr[64] = "throughput -";
+        if (mb > 0) snprintf(smb, sizeof smb, "%d", (int)mb);
+        if (nmb > 0) snprintf(snmb, sizeof snmb, " micro-batches %d", (int)nmb);
+        if (has_thr && !isnan(thr)) snprintf(sthr, sizeof sthr, "%.2f %s", thr, unit);
+        fprintf(out, "    %zu. TP %d PP %d DP %d micro-batch %s %s%.0d%s: step %.3f s, %s\n", i + 1, tp, pp, dp, smb,
+                vst > 1 ? "interleaved:" : "1f1b", vst > 1 ? vst : 0, snmb, (double)step / 1e9, sthr);
+    }
+    free(unit);
+    free(by);
+    return rc;
+}
+
 /* `lumosim info` of a search result (io/h5_search.c): the space, what
  * became of it, and the best five, read back from the file. */
 static int info_search(sctx *c, FILE *out)
@@ -370,38 +433,7 @@ static int info_search(sctx *c, FILE *out)
         fprintf(out, "; %llu feasible, %llu simulated\n", (unsigned long long)nfeas, (unsigned long long)nsim);
         if (cmd) fprintf(out, "  created by: %s\n", cmd);
     }
-    /* the best five, from the stored ranking */
-    hsize_t nr = 0;
-    if (!rc) {
-        hid_t d = H5Dopen2(g, "ranking", H5P_DEFAULT);
-        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-        if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &nr, NULL) < 0)
-            rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking is missing or not one-dimensional");
-        if (sp >= 0) H5Sclose(sp);
-        if (d >= 0) H5Dclose(d);
-    }
-    size_t show = nr < 5 ? (size_t)nr : 5;
-    uint64_t rk[5];
-    int32_t tp = 0, pp = 0, dp = 0, mb = 0, vst = 0;
-    int64_t step = 0;
-    if (!rc && show) rc = h5s_get_col(c, g, "/search", "ranking", T_U64, 1, nr, 0, show, rk);
-    for (size_t i = 0; !rc && i < show; i++) {
-        if (rk[i] >= ncand) {
-            rc = h5s_fail(c, LSIM_EFORMAT, "/search/ranking entry %zu (%llu) is not a candidate", i,
-                          (unsigned long long)rk[i]);
-            break;
-        }
-        struct { const char *name; int t; void *v; } col[] = {{"candidates/tp", T_I32, &tp}, {"candidates/pp", T_I32, &pp},
-            {"candidates/dp", T_I32, &dp}, {"candidates/micro_batch", T_I32, &mb}, {"candidates/vstages", T_I32, &vst},
-            {"candidates/step", T_I64, &step}};
-        for (size_t k = 0; !rc && k < sizeof col / sizeof col[0]; k++)
-            rc = h5s_get_col(c, g, "/search", col[k].name, col[k].t, 1, ncand, rk[i], 1, col[k].v);
-        if (!rc) {
-            if (i == 0) fprintf(out, "  best %zu:\n", show);
-            fprintf(out, "    %zu. TP %d PP %d DP %d micro-batch %d %s%.0d: step %.3f s\n", i + 1, tp, pp, dp, mb,
-                    vst > 1 ? "interleaved:" : "1f1b", vst > 1 ? vst : 0, (double)step / 1e9);
-        }
-    }
+    if (!rc) rc = info_search_best(c, g, ncand, out);
     H5Gclose(g);
     free(model);
     free(gpu);

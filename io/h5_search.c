@@ -9,6 +9,7 @@
 #include "lumosim/store.h"
 #include "lumosim/whatif_plan.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct srow {
     uint8_t recompute, distributed_optimizer, reason, simulated;
     double mem_bytes;
     int64_t step, breakdown[4], sim_ns;
+    double thr; /* written, never read back: --merge ranks again (search_rank.c) */
 } srow;
 
 #define SC(nm, f, t) {nm, t, 1, offsetof(srow, f), FSZ(srow, f), M_COPY}
@@ -43,6 +45,10 @@ static const mcol search_cols[] = {
     SC("fsdp", fsdp, T_I32),
 };
 #define NSCOLS (sizeof search_cols / sizeof search_cols[0])
+/* Throughput (issue 39), by the ranking's own function, so that the file
+ * says what --json, --csv and the table say; files written before it lack
+ * the column, and reading them needs none of it. */
+static const mcol search_thr_cols[] = {SC("throughput_per_s", thr, T_F64)};
 
 static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_search_cand *cand, size_t n,
                         const size_t *ranking, size_t nrank)
@@ -69,6 +75,7 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
         r->step = x->simulated ? x->step : -1;
         for (int q = 0; q < 4; q++) r->breakdown[q] = x->simulated ? x->bd[q] : -1;
         r->sim_ns = x->simulated ? (int64_t)(x->sim_s * 1e9) : -1;
+        r->thr = x->simulated ? lsim_search_throughput(x, info->global_batch) : NAN;
         why[i] = x->reason == LSIM_SR_OK ? "" : x->why;
         /* --from: the what-if rule that refused, and the --micro-batches asked (0: the source's) */
         rule[i] = x->reason == LSIM_SR_REFUSED && x->rule ? x->rule : "";
@@ -114,10 +121,19 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
                   h5s_put_attr_str(g, "from", info->from ? info->from : "") |
                   h5s_put_attr_str(g, "job_options", info->job ? info->job : "") |
                   h5s_put_attr_i32(g, "shard", info->shards > 1 ? info->shard : 0) |
-                  h5s_put_attr_i32(g, "shards", info->shards > 1 ? info->shards : 1);
+                  h5s_put_attr_i32(g, "shards", info->shards > 1 ? info->shards : 1) |
+                  h5s_put_attr_str(g, "rank_by", info->by_step ? "step" : "throughput");
         if (bad) rc = h5s_fail(c, LSIM_EIO, "cannot write the attributes of /search");
     }
     if (!rc) rc = h5s_put_records(c, c->file, "", "search/candidates", search_cols, NSCOLS, rows, sizeof *rows, n, &all, n, 0);
+    if (!rc) rc = h5s_put_records(c, c->file, "", "search/candidates", search_thr_cols, 1, rows, sizeof *rows, n, &all, n, 0);
+    if (!rc) {
+        hid_t t = H5Gopen2(c->file, "search/candidates", H5P_DEFAULT);
+        lsim_search_unit u = lsim_search_unit_of(cand, n, info->global_batch);
+        if (t < 0 || h5s_put_attr_str(t, "throughput_unit", lsim_search_unit_name(u)))
+            rc = h5s_fail(c, LSIM_EIO, "cannot write /search/candidates' throughput_unit");
+        if (t >= 0) H5Gclose(t);
+    }
     if (!rc) rc = h5s_put_strings(c, c->file, "", "search/candidates/why", why, n, n, &all, 0);
     if (!rc) rc = h5s_put_strings(c, c->file, "", "search/candidates/whatif_rule", rule, n, n, &all, 0);
     if (!rc) rc = h5s_put_col(c, c->file, "", "search/ranking", T_U64, 1, nrank, 0, &rsel, rk);
@@ -205,7 +221,7 @@ static int read_search(sctx *c, lsim_search_file *o)
         o->n = n;
         *fi = (lsim_search_file_info){o->strs[0], o->strs[1], o->strs[2], (int)gpus, (int)gb, (int)seq, cap, secs,
                                       budget, o->strs[3] ? o->strs[3] : "", (int)shard, (int)shards,
-                                      o->strs[4] ? o->strs[4] : ""};
+                                      o->strs[4] ? o->strs[4] : "", 0};
     }
     h5s_free_strs(why, n);
     h5s_free_strs(rule, n);

@@ -547,6 +547,8 @@ typedef struct lsim_search_file_info {
     int shard, shards; /* --shard I/N: this file simulated candidates i % N == I (N 0 or 1: all) */
     const char *job;   /* the job's options of a --model search (synth's, as given, space-separated;
                           NULL or "": none; files written before them read as "") */
+    int by_step;       /* the ranking is by step time (--rank-by step), else by throughput; written as
+                          /search's rank_by, not read back (--merge ranks by its own --rank-by) */
 } lsim_search_file_info;
 
 /* Write every candidate c[0..n) (refused ones with their reason and

@@ -3,7 +3,7 @@ Layout: docs/hdf5-schema.md, "Search results"; columns: docs/python.md.
 """
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, Optional
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,17 @@ class SearchResult:
     - ``candidates``: one row per configuration of the space, in the order
       lumosim enumerated them: layout, ``recompute`` and ``reason`` as
       names, peak memory, and for the simulated ones the step and breakdown
-      (``*_ns``; ``NaN`` where not simulated), ``why`` a refusal's message;
+      (``*_ns``; ``NaN`` where not simulated), ``throughput_per_s`` (in
+      ``throughput_unit``; ``NaN`` where not simulated or in files written
+      before it), ``why`` a refusal's message; what the file does not know
+      is ``NaN`` or ``<NA>``, never 0 (a traced job's ``micro_batch``, a
+      ``peak_memory_bytes`` not estimated);
     - ``ranking``: the simulated candidates best first (``candidate`` is
-      the row of ``candidates``), with tokens per second.
+      the row of ``candidates``), with tokens per second (``NaN`` where
+      the samples or the sequence are not known);
+    - ``throughput_unit``: what ``throughput_per_s`` counts
+      (``samples/s``, ``micro-batches/s``, ``batches/s``), ``None`` in files
+      written before it.
     """
 
     path: str
@@ -31,11 +39,13 @@ class SearchResult:
     space: Dict[str, object]
     candidates: pd.DataFrame
     ranking: pd.DataFrame
+    throughput_unit: Optional[str] = None
 
     kind = _schema.KIND_SEARCH
 
 
 _INT_COLS = ("tp", "pp", "dp", "micro_batch", "vstages", "distributed_optimizer", "peak_memory_stage", "simulated")
+_UNITS = ("samples/s", "micro-batches/s", "batches/s")  # search_rank.c UNIT_NAME
 _BREAKDOWN = ("exposed_compute_ns", "overlapped_ns", "exposed_comm_ns", "other_ns")
 
 
@@ -54,9 +64,26 @@ def read_search(r):
         if v.size and int(v.max()) >= len(names):
             r.fail("%s/%s holds %d, past its %d names" % (g, c, int(v.max()), len(names)))
         cols[c] = [names[int(x)] for x in v]
+    # not known, never 0: a traced job's micro-batch size (0 in the file),
+    # a memory estimate not made (0)
+    mb = cols["micro_batch"]
+    cols["micro_batch"] = pd.arrays.IntegerArray(mb, mask=mb <= 0)
     r.units(g + "/peak_memory", "bytes")
-    cols["peak_memory_bytes"] = r.col(g + "/peak_memory", n, "f")
+    mem = r.col(g + "/peak_memory", n, "f").astype(np.float64)
+    mem[~(mem > 0)] = np.nan
+    cols["peak_memory_bytes"] = mem
     sim = cols["simulated"].astype(bool)
+    # throughput (issue 39), as lumosim ranked by it; absent in older files
+    unit = None
+    thr = np.full(n, np.nan)
+    if r.has(g + "/throughput_per_s"):
+        r.units(g + "/throughput_per_s", "1/s")
+        thr = r.col(g + "/throughput_per_s", n, "f").astype(np.float64)
+        unit = r.attrs(g).get("throughput_unit")
+        if unit not in _UNITS:
+            r.fail("%s: attribute throughput_unit is %r, not one of %s" % (g, unit, ", ".join(_UNITS)))
+    thr[~sim] = np.nan
+    cols["throughput_per_s"] = thr
     r.units(g + "/step", "ns")
     step = r.col(g + "/step", n, "i").astype(np.float64)
     step[~sim] = np.nan
@@ -77,10 +104,18 @@ def read_search(r):
     rk = r.col("/search/ranking", None, "u").astype(np.int64)
     if rk.size and (int(rk.max()) >= n or not bool(sim[rk].all())):
         r.fail("/search/ranking names a row that is not a simulated candidate")
-    tokens = float(space.get("global_batch", 0)) * float(space.get("sequence", 0))
+    seq = float(space.get("sequence", 0))
     ranking = cand.iloc[rk].copy()
     ranking.insert(0, "candidate", rk)
     ranking.insert(0, "rank", np.arange(1, rk.size + 1))
-    ranking["tokens_per_s"] = tokens / (ranking["step_ns"] / 1e9)
+    # tokens: only where a step's samples are known (lumosim's tokens/s)
+    if unit is not None:
+        tok = ranking["throughput_per_s"] * seq if unit == "samples/s" and seq > 0 else np.nan
+    else:
+        # older files: a global batch of samples, or not known (--from)
+        gb = float(space.get("global_batch", 0))
+        tok = gb * seq / (ranking["step_ns"] / 1e9) if gb > 0 and seq > 0 else np.nan
+    ranking["tokens_per_s"] = tok
     ranking = ranking.reset_index(drop=True)
-    return SearchResult(path=r.path, attrs=r.attrs("/"), space=space, candidates=cand, ranking=ranking)
+    return SearchResult(path=r.path, attrs=r.attrs("/"), space=space, candidates=cand, ranking=ranking,
+                        throughput_unit=unit)

@@ -618,7 +618,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
         for (int i = 0; i < argc; i++)
             if (strlen(cmd) + strlen(argv[i]) + 2 < sizeof cmd) strcat(strcat(cmd, " "), argv[i]);
         lsim_search_file_info fi = {cmd,      r->model,  r->gpu,   r->gpus,   r->global_batch, r->seq, r->capacity,
-                                    r->secs,  r->budget, r->from,  r->shard,  r->shards,      r->job};
+                                    r->secs,  r->budget, r->from,  r->shard,  r->shards,      r->job,  r->by_step};
         rc = lsim_search_write_h5(a->out, &fi, r->c, r->n, r->order, r->nsim, err);
     }
     if (!rc && a->json) {

@@ -96,6 +96,7 @@ static const char *implied_units(const char *table, const char *name)
         return "ns";
     if (!strcmp(name, "bytes") || !strcmp(name, "dtype_bytes") || !strcmp(name, "source_size")) return "bytes";
     if (strstr(name, "nelems")) return "elements";
+    if (ends_with(name, "_per_s")) return "1/s";
     return NULL;
 }
 
@@ -137,8 +138,8 @@ static void check_dataset(hid_t d, const char *path, const char *table, const ch
         FAIL("%s has no units attribute", path);
         return;
     }
-    if (strcmp(u, "ns") && strcmp(u, "bytes") && strcmp(u, "elements") && strcmp(u, "1"))
-        FAIL("%s: units '%s' is not ns, bytes, elements or 1", path, u);
+    if (strcmp(u, "ns") && strcmp(u, "bytes") && strcmp(u, "elements") && strcmp(u, "1/s") && strcmp(u, "1"))
+        FAIL("%s: units '%s' is not ns, bytes, elements, 1/s or 1", path, u);
     const char *want = implied_units(table, name);
     if (want && strcmp(u, want)) FAIL("%s: units '%s', its name says '%s'", path, u, want);
     free(u);

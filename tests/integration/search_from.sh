@@ -23,6 +23,9 @@
 #   4. a traced training step (tests/data/tools/make_train_trace.py, built):
 #      the --tp, --pp and --dp variants are all ranked, each equal to whatif
 #      + sim;
+#      its -o archive (issue 39): lumosim info prints the unknown
+#      micro-batch size as "-", each row's throughput as --json's, DP x
+#      micro-batches / step;
 #   5. --shard I/3 then --merge: the same ranking as the unsharded run (a
 #      --model space and a --from space), and bad merges refused;
 #   6. bad input: no such file, not a graph store, every what-if refused:
@@ -186,6 +189,32 @@ while read -r tp pp dp step; do
     [ "$got" = "$step" ] || fail "trace TP $tp PP $pp DP $dp: search $step ns, whatif + sim $got ns"
 done <"$tmp/t.txt"
 echo "search_from: the traced step's $(wc -l <"$tmp/t.txt") TP/PP/DP variants ranked = whatif + sim"
+# issue 39: the -o archive of a search around the trace (no --micro-batch:
+# the micro-batch size unknown) says so with "-" in lumosim info, never 0,
+# and its rows' throughput is the --json's, each DP x micro-batches / step
+# (computed here from the JSON's step)
+"$L" search --from "$tmp/t.h5" --dp 1,2 --micro-batches 1,2 --json -o "$tmp/ta.h5" >"$tmp/ta.json" ||
+    fail "search --from trace -o"
+"$L" info "$tmp/ta.h5" >"$tmp/ta.txt" || fail "info of a --from archive"
+grep -q "micro-batch 0" "$tmp/ta.txt" && fail "info prints the unknown micro-batch size as 0: $(cat "$tmp/ta.txt")"
+python3 - "$tmp/ta.json" "$tmp/ta.txt" <<'PY' || fail "info of the --from archive: $(cat "$tmp/ta.txt")"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+rows = re.findall(r"^    \d+\. TP (\d+) PP (\d+) DP (\d+) micro-batch (\S+) 1f1b micro-batches (\d+): step ([\d.]+) s, "
+                  r"([\d.]+) (\S+)$", text, re.M)
+assert d["throughput_unit"] == "micro-batches/s", d["throughput_unit"]
+assert "best 4, by throughput (micro-batches/s):" in text, "header"
+assert len(rows) == len(d["ranking"]) == 4, (rows, d["ranking"])
+for (tp, pp, dp, mb, nmb, step, thr, unit), x in zip(rows, d["ranking"]):
+    want = x["dp"] * x["micro_batches"] / (x["step_ns"] / 1e9)
+    assert (int(tp), int(pp), int(dp), int(nmb)) == (x["tp"], x["pp"], x["dp"], x["micro_batches"]), (tp, pp, dp, x)
+    assert mb == "-" and x["micro_batch"] is None and unit == "micro-batches/s", (mb, unit)
+    assert abs(float(step) - x["step_ns"] / 1e9) <= 0.0005 + 1e-12, (step, x["step_ns"])
+    assert abs(x["throughput_per_s"] - want) <= 0.0005 + 1e-12 * want, (x["throughput_per_s"], want)
+    assert abs(float(thr) - want) <= 0.005 + 1e-12 * want, (thr, want)
+PY
+echo "search_from: a --from archive's info: micro-batch '-', each row's throughput = --json's = DP x micro-batches / step"
 
 # ---- 5. --shard I/N and --merge = the unsharded ranking
 sharded() { # ARGS...: unsharded, then three shards merged in another order

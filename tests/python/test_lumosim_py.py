@@ -642,12 +642,33 @@ class SearchTests(unittest.TestCase):
             self.assertAlmostEqual(float(c["peak_memory_bytes"]), r["peak_memory_bytes"], delta=1.0)
         self.assertTrue(rk.step_ns.is_monotonic_increasing)
 
+    def test_throughput(self):
+        # issue 39: the file's throughput is the --csv's (another writer)
+        # and the global batch over the step, computed here; tokens/s that
+        # times the sequence; no peak memory read as 0
+        self.assertEqual(self.res.throughput_unit, "samples/s")
+        rows = _slurp(self.csv).decode().splitlines()
+        head = rows[0].split(",")
+        rk = self.res.ranking
+        sp = self.res.space
+        for line, (_, r) in zip(rows[1:], rk.iterrows()):
+            c = dict(zip(head, line.split(",")))
+            want = sp["global_batch"] / (r.step_ns / 1e9)
+            self.assertEqual(c["throughput_unit"], "samples/s")
+            self.assertAlmostEqual(float(c["throughput_per_s"]), r.throughput_per_s, delta=5e-4)
+            self.assertAlmostEqual(r.throughput_per_s, want, delta=1e-9 * want)
+            self.assertAlmostEqual(r.tokens_per_s, want * sp["sequence"], delta=1e-6 * want * sp["sequence"])
+        cand = self.res.candidates
+        self.assertTrue(cand[~cand.simulated].throughput_per_s.isna().all())
+        self.assertFalse((cand.peak_memory_bytes == 0).any())
+
     def test_info(self):
         p = run("info", self.h5)
         best = self.res.ranking.iloc[0]
         self.assertIn("lumosim search result", p.stdout)
         self.assertIn("1. TP %d PP %d DP %d" % (best.tp, best.pp, best.dp), p.stdout)
         self.assertIn("step %.3f s" % (best.step_ns / 1e9), p.stdout)
+        self.assertIn("step %.3f s, %.2f samples/s" % (best.step_ns / 1e9, best.throughput_per_s), p.stdout)
 
     def test_output_rules(self):
         # its own previous result is replaced; a store, an input and the
@@ -679,6 +700,65 @@ class SearchTests(unittest.TestCase):
         self.assertEqual(sorted(f for f in os.listdir(TMP) if "tmp" in f), [])
         p = run("sim", self.h5, check=False)
         self.assertNotEqual(p.returncode, 0)
+
+
+class SearchFromTests(unittest.TestCase):
+    """lumosim search --from a traced job -o (issue 39): what the file does
+    not know (the trace's micro-batch size, tokens/s, peak memory) is <NA>
+    or NaN, never 0, as --json's null; the throughput is the --json's and
+    DP x micro-batches / step, computed here; a file written before the
+    throughput column reads with NaN, and lumosim info prints "-"."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.h5 = os.path.join(TMP, "search-from.h5")
+        p = run("search", "--from", F["store"], "--dp", "1,2", "--micro-batches", "1,2", "--json", "-o", cls.h5)
+        cls.json = json.loads(p.stdout)
+        cls.res = lumosim.load(cls.h5)
+
+    def test_unknown_is_not_zero(self):
+        cand, rk = self.res.candidates, self.res.ranking
+        self.assertEqual(len(rk), len(self.json["ranking"]))
+        self.assertGreaterEqual(len(rk), 2)
+        for x in self.json["ranking"]:
+            self.assertEqual((x["micro_batch"], x["tokens_per_s"], x["peak_memory_bytes"]), (None, None, None), x)
+        self.assertTrue(cand.micro_batch.isna().all())
+        self.assertTrue(cand.peak_memory_bytes.isna().all())
+        self.assertTrue(rk.tokens_per_s.isna().all())
+
+    def test_throughput(self):
+        self.assertEqual(self.res.throughput_unit, self.json["throughput_unit"])
+        self.assertEqual(self.res.throughput_unit, "micro-batches/s")
+        for (_, r), x in zip(self.res.ranking.iterrows(), self.json["ranking"]):
+            self.assertEqual(int(r.candidate), x["candidate"])
+            want = x["dp"] * x["micro_batches"] / (x["step_ns"] / 1e9)
+            self.assertAlmostEqual(r.throughput_per_s, x["throughput_per_s"], delta=5e-4)
+            self.assertAlmostEqual(r.throughput_per_s, want, delta=1e-9 * want)
+
+    def test_info(self):
+        out = run("info", self.h5).stdout
+        self.assertNotIn("micro-batch 0", out)
+        best = self.res.ranking.iloc[0]
+        self.assertIn("1. TP %d PP %d DP %d micro-batch - 1f1b micro-batches %d: step %.3f s, %.2f micro-batches/s"
+                      % (best.tp, best.pp, best.dp, self.json["ranking"][0]["micro_batches"], best.step_ns / 1e9,
+                         best.throughput_per_s), out)
+
+    def test_older_file(self):
+        old = os.path.join(TMP, "search-from-old.h5")
+        shutil.copy(self.h5, old)
+        with h5py.File(old, "r+") as f:
+            del f["search/candidates/throughput_per_s"]
+            del f["search/candidates"].attrs["throughput_unit"]
+            del f["search"].attrs["rank_by"]
+        res = lumosim.load(old)
+        self.assertIsNone(res.throughput_unit)
+        self.assertTrue(res.candidates.throughput_per_s.isna().all())
+        self.assertTrue(res.ranking.tokens_per_s.isna().all())
+        self.assertEqual(list(res.ranking.candidate), list(self.res.ranking.candidate))
+        out = run("info", old).stdout
+        self.assertIn("  best %d:\n" % len(res.ranking), out)
+        self.assertIn("s, throughput -\n", out)
+        self.assertNotIn("micro-batch 0", out)
 
 
 class BadInputTests(unittest.TestCase):
