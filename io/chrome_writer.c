@@ -885,8 +885,9 @@ static cp_label cp_name(const lsim_graph *g, uint32_t v)
     const unsigned char *op = (const unsigned char *)str_of(g, g->name[v]);
     int k = snprintf(l.s, sizeof l.s, "%s: ", cp_work(g, v));
     size_t at = k > 0 ? (size_t)k : 0, used = 0;
+    size_t len = strlen((const char *)op);
     while (op[used]) {
-        size_t n = utf8_len(op + used);
+        size_t n = lsim_utf8_seq((const char *)op + used, len - used);
         if (!n) n = 1; /* put_str writes U+FFFD for it */
         if (used + n > CP_OP_MAX) break;
         used += n;
