@@ -162,6 +162,14 @@ void lsim_wi_put_identify(FILE *f, const lsim_wi_ident *ids, size_t n, const lsi
 /* ---- the plan object (lumosim_io) */
 typedef struct lsim_wi_plan lsim_wi_plan;
 
+/* The refusals that need only the store's metadata (its GPU table and
+ * root attributes), made before lsim_wi_plan_open reads any graph, with the
+ * line the plan's check would give: rule synth-options on GPU 0's recorded
+ * synth options. 0 when nothing is refused or the metadata cannot tell
+ * (lsim_wi_plan_open then reads and names what is wrong). Not part of
+ * lsim_wi_plan_open: search --from opens a plan with --dp 1 only to read
+ * the source's facts, and checks each candidate itself. Local. */
+int lsim_wi_plan_precheck(const lsim_wi_request *rq, lsim_err *err);
 /* Resolve and pass 1 (see above). *out owned by the caller
  * (lsim_wi_plan_free), also on failure (NULL then). Local. */
 int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *err);

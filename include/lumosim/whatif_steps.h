@@ -131,6 +131,12 @@ int lsim_wi_rule_dp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_d
 int lsim_wi_rule_tp(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 int lsim_wi_rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 int lsim_wi_rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
+/* The same rule before any graph is read (lsim_wi_plan_precheck): sopts
+ * from the store's GPU table, L its recorded layout or NULL when unknown.
+ * Refuses, with the rule's line, only where pass 1 could decide nothing
+ * else on a synthesized store; 0 leaves the rest to the rule. */
+int lsim_wi_rule_synth_options_meta(const lsim_wi_request *rq, const char *sopts, const lsim_wi_layout *L,
+                                    lsim_err *err);
 int lsim_wi_rule_shape(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 int lsim_wi_rule_job_size(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);
 int lsim_wi_rule_layers(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err);

@@ -109,7 +109,7 @@ int lsim_cli_whatif(int argc, char **argv)
         rc = lsim_cli_whatif_resynth(wa, &err);
         goto done;
     }
-    if ((rc = whatif_precap(wa, &err))) goto done;
+    if ((rc = whatif_precap(wa, &err)) || (rc = lsim_wi_plan_precheck(wa, &err))) goto done;
     lsim_cli_tty_progress(1, "whatif: reading %s", wa->in);
     rc = lsim_wi_plan_open(&rq, &plan, &err);
     lsim_cli_tty_progress_done();

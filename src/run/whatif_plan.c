@@ -110,6 +110,46 @@ static int resolve_hardware(lsim_wi_plan *p, lsim_err *err)
     return rc;
 }
 
+/* lumosim synth's non-default options from a GPU's source ("synth:M/gpu0
+ * opts:rc=full,sp"), "" for none; the graph and the store's GPU table
+ * carry the same string. */
+static void synth_opts_of(const char *source, char *out, size_t cap)
+{
+    const char *o = source ? strstr(source, " opts:") : NULL;
+    snprintf(out, cap, "%s", o ? o + 6 : "");
+}
+
+int lsim_wi_plan_precheck(const lsim_wi_request *rq, lsim_err *err)
+{
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    char so[160], *text = NULL;
+    lsim_memest_job j;
+    lsim_wi_layout L, *Lp = NULL;
+    lsim_err ignored = {0};
+    int rc = 0;
+    memset(&j, 0, sizeof j);
+    if (rq->identify || lsim_store_gpu_table(rq->in, &t, &n, &ignored) || !n) goto cleanup;
+    /* a synthesized store only: every GPU tagged, so that rules dp, tp and
+     * pipeline, checked before synth-options, refuse nothing */
+    if (!t[0].source || strncmp(t[0].source, "synth:", 6)) goto cleanup;
+    synth_opts_of(t[0].source, so, sizeof so);
+    if (!so[0]) goto cleanup;
+    /* the layout synth (or a what-if of it) recorded with its memory
+     * estimate, when it accounts for every GPU in the table */
+    if (!lsim_store_read_attr(rq->in, "memory", &text, &ignored) && text && !lsim_memest_job_parse(text, &j, &ignored) &&
+        (uint64_t)j.tp * (uint64_t)j.pp * (uint64_t)j.dp == (uint64_t)n) {
+        L = (lsim_wi_layout){j.tp, j.pp, j.dp};
+        Lp = &L;
+    }
+    rc = lsim_wi_rule_synth_options_meta(rq, so, Lp, err);
+cleanup:
+    lsim_memest_job_free(&j);
+    free(text);
+    lsim_store_gpu_table_free(t, n);
+    return rc;
+}
+
 /* One batch of pass 1: identify each GPU, collect its collective entries
  * (matched into the job afterwards). */
 static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *err)
@@ -122,11 +162,7 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
     if (!gid) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < cnt; i++) gid[i] = (uint32_t)(first + i);
     if ((rc = lsim_store_read_graphs(p->rq.in, first, cnt, &gs, &got, err))) goto cleanup;
-    if (first == 0 && got && gs[0]->source) {
-        /* lumosim synth's non-default options ("synth:M/gpu0 opts:rc=full,sp") */
-        const char *o = strstr(gs[0]->source, " opts:");
-        if (o) snprintf(p->sopts, sizeof p->sopts, "%s", o + 6);
-    }
+    if (first == 0 && got) synth_opts_of(gs[0]->source, p->sopts, sizeof p->sopts);
     for (size_t i = 0; !rc && i < got; i++) {
         p->mem_src += gs[i]->mem_source == LSIM_MEM_SRC_TOTALS || gs[i]->mem_source == LSIM_MEM_SRC_DELTAS ||
                       gs[i]->mem_source == LSIM_MEM_SRC_REESTIMATED;

@@ -230,24 +230,52 @@ int lsim_wi_rule_pipeline(const lsim_wi_request *rq, const lsim_wi_facts *f, lsi
  * with other options is refused rather than transformed into something
  * synthesis would not make. Data-parallel width is a copy, except where the
  * options make a GPU depend on DP (the distributed optimizer's and FSDP's
- * shards, host stalls' draws, context parallelism's DP x CP numbering). */
-int lsim_wi_rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+ * shards, host stalls' draws, context parallelism's DP x CP numbering).
+ * The one test and message of the rule, on what the request changes: from
+ * pass 1's decision (lsim_wi_rule_synth_options) or from the store's
+ * metadata before any graph is read (lsim_wi_rule_synth_options_meta). */
+static const char *synth_options_what(const lsim_wi_request *rq, const char *so, int tp_changes, int pipe,
+                                      int dp_changes)
 {
-    const char *so = f->sopts ? f->sopts : "";
-    if (!so[0]) return 0;
-    const char *what = rq->layers                                       ? "--layers"
-                       : (rq->hidden || rq->ffn || d->Ln.tp != f->L.tp) ? "--tp, --hidden and --ffn"
-                       : d->pipe ? "--pp, --schedule, --micro-batches (and DP or TP from width 1)"
-                       : d->used[LSIM_WI_ST_DP] && (strstr(so, "distopt") || strstr(so, "stalls") || strstr(so, "dpcost") ||
-                                                    strstr(so, "fsdp=") || strstr(so, "cp="))
-                           ? "--dp"
-                           : NULL;
-    if (!what) return 0;
+    if (!so[0]) return NULL;
+    return rq->layers                                    ? "--layers"
+           : (rq->hidden || rq->ffn || tp_changes)       ? "--tp, --hidden and --ffn"
+           : pipe                                        ? "--pp, --schedule, --micro-batches (and DP or TP from width 1)"
+           : dp_changes && (strstr(so, "distopt") || strstr(so, "stalls") || strstr(so, "dpcost") ||
+                            strstr(so, "fsdp=") || strstr(so, "cp="))
+               ? "--dp"
+               : NULL;
+}
+
+static int synth_options_refuse(const char *in, const char *so, const char *what, lsim_err *err)
+{
     return lsim_err_set(err, LSIM_EARG,
                         "%s: synthesized with non-default options (%s), which %s cannot carry over by editing the graphs: "
                         "add --resynth to synthesize the job again with the new layout from the store's recorded "
                         "arguments (network, GPU, straggler and noise what-ifs work on it as it is)",
-                        f->in, so, what);
+                        in, so, what);
+}
+
+int lsim_wi_rule_synth_options(const lsim_wi_request *rq, const lsim_wi_facts *f, lsim_wi_decision *d, lsim_err *err)
+{
+    const char *so = f->sopts ? f->sopts : "";
+    const char *what = synth_options_what(rq, so, d->Ln.tp != f->L.tp, d->pipe, d->used[LSIM_WI_ST_DP]);
+    return what ? synth_options_refuse(f->in, so, what, err) : 0;
+}
+
+int lsim_wi_rule_synth_options_meta(const lsim_wi_request *rq, const char *sopts, const lsim_wi_layout *L, lsim_err *err)
+{
+    /* What pass 1's rules dp, tp and pipeline decide on a synthesized
+     * (tagged) store, where none of them refuses: the pipeline is rebuilt
+     * for --pp, --schedule, --micro-batches, and for DP from width 1 unless
+     * the job is forward-only, which only the graphs tell (left to pass 1). */
+    int tp_changes = rq->tp && L && rq->tp != L->tp;
+    int dp_changes = rq->dp && L && rq->dp != L->dp;
+    int pipe = rq->pp || rq->vstages || rq->micro_batches;
+    int unknown = !rq->layers && !rq->hidden && !rq->ffn &&
+                  ((rq->tp && !L) || (!pipe && rq->dp && (!L || (dp_changes && L->dp == 1))));
+    const char *what = unknown ? NULL : synth_options_what(rq, sopts, tp_changes, pipe, tp_changes || dp_changes);
+    return what ? synth_options_refuse(rq->in, sopts, what, err) : 0;
 }
 
 /* A traced training step that shards its parameters or optimizer state

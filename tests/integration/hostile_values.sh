@@ -108,6 +108,29 @@ for i in 0 1 2 3 4 5 6 7; do
 done
 refuse cap_whatif_keep 1 "new.h5" "8 GPUs x 20000000 nodes a GPU" "over the cap of 1e+08" -- \
     "$L" whatif keep.h5 --slow-gpu 1:1.5 -o new.h5
+# a refusal that needs only the store's recorded synth options comes before
+# any graph is read too (issue 39: a distributed-optimizer store of 4,096
+# GPUs was refused after 17 s of reading): distbad.h5 is dist.h5 with every
+# collective's bytes at INT64_MAX, which reading any GPU's graph refuses
+# (distbad_read) -- so the options' line, the same as on the intact store,
+# proves no graph was read; --dp 2 (the store's own) waits for the graphs
+"$L" synth --model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 2 --micro-batch 1 --global-batch 4 \
+    --distributed-optimizer -o dist.h5 >/dev/null || { echo "FAIL: synth --distributed-optimizer"; exit 1; }
+nd=$(h5ls dist.h5/colls/bytes 2>/dev/null | sed -n 's/.*{\([0-9]*\).*/\1/p')
+[ -n "$nd" ] && [ "$nd" -gt 0 ] || { echo "FAIL: dist.h5 has no /colls/bytes"; exit 1; }
+bad distbad.h5 dist.h5 /colls/bytes "$MAX" $(seq 0 $((nd - 1)))
+for c in "dp 4|--dp" "tp 4|--tp, --hidden and --ffn" "layers 8|--layers" \
+    "pp 4|--pp, --schedule, --micro-batches (and DP or TP from width 1)"; do
+    opt=${c%%|*} what=${c#*|}
+    line="synthesized with non-default options (distopt), which $what cannot carry over by editing the graphs"
+    refuse "distopt_${opt% *}" 1 "dist.h5: $line" -- "$L" whatif dist.h5 --${opt% *} ${opt#* } -o new.h5
+    cp "$tmp/err" "$tmp/err.intact"
+    refuse "distopt_${opt% *}_unread" 1 "distbad.h5: $line" -- "$L" whatif distbad.h5 --${opt% *} ${opt#* } -o new.h5
+    [ "$(sed 's/distbad\.h5/dist.h5/' "$tmp/err")" = "$(cat "$tmp/err.intact")" ] ||
+        fail "distopt_${opt% *}: the early line differs from the intact store's: $(cat "$tmp/err") vs $(cat "$tmp/err.intact")"
+done
+refuse distbad_read 1 "distbad.h5" "colls/bytes" "$MAX" -- "$L" whatif distbad.h5 --slow-gpu 0:2 -o new.h5
+refuse distbad_dp_same 1 "distbad.h5" "colls/bytes" "$MAX" -- "$L" whatif distbad.h5 --dp 2 -o new.h5
 refuse cap_search_from_world 1 "s.h5" "DP 1000000" "2^20" -- "$L" search --from s.h5 --dp 1000000 --top 1
 refuse cap_search_from_work 1 "s.h5" "over the cap of 1e+08" "--force-large" -- \
     "$L" search --from s.h5 --dp 100000 --top 1

@@ -179,6 +179,71 @@ static void test_synth_options(void)
     REFUSED(&x, "synth-options", "which --dp cannot");
 }
 
+/* The same rule from the store's metadata before any graph is read (issue
+ * 39): where it refuses, the line is the one pass 1's check gives; where
+ * only the graphs can tell (layout unknown, DP from width 1), it leaves the
+ * request to pass 1. */
+static int meta(fixture *x, const lsim_wi_layout *L)
+{
+    memset(&x->err, 0, sizeof x->err);
+    return lsim_wi_rule_synth_options_meta(&x->rq, x->f.sopts, L, &x->err);
+}
+
+static void test_synth_options_meta(void)
+{
+    static const struct {
+        long dp, tp, pp, layers, hidden;
+        const char *what; /* the late rule's, NULL: passes */
+    } C[] = {
+        {4, 0, 0, 0, 0, "which --dp cannot"},
+        {1, 0, 0, 0, 0, "which --dp cannot"},
+        {2, 0, 0, 0, 0, NULL}, /* the source's own DP: nothing to carry */
+        {0, 4, 0, 0, 0, "which --tp, --hidden and --ffn cannot"},
+        {0, 2, 0, 0, 0, NULL},
+        {0, 0, 4, 0, 0, "which --pp, --schedule, --micro-batches"},
+        {4, 0, 0, 8, 0, "which --layers cannot"},
+        {0, 0, 0, 0, 2048, "which --tp, --hidden and --ffn cannot"},
+    };
+    for (size_t k = 0; k < sizeof C / sizeof *C; k++) {
+        fixture x;
+        setup(&x, 8, 2, 2, 2, LSIM_WI_LAYERS_TAGS, 0);
+        x.f.sopts = "distopt";
+        x.rq.dp = C[k].dp, x.rq.tp = C[k].tp, x.rq.pp = C[k].pp, x.rq.layers = C[k].layers, x.rq.hidden = C[k].hidden;
+        lsim_wi_layout L = x.f.L;
+        int rc = meta(&x, &L);
+        char early[LSIM_ERR_LEN];
+        snprintf(early, sizeof early, "%s", x.err.msg);
+        if (!C[k].what) {
+            CHECK_MSG(rc == 0, "case %zu: refused early: %s", k, early);
+            continue;
+        }
+        CHECK_MSG(rc == LSIM_EARG && strstr(early, C[k].what), "case %zu: early \"%s\" lacks \"%s\"", k, early,
+                  C[k].what);
+        REFUSED(&x, "synth-options", C[k].what);
+        CHECK_MSG(!strcmp(early, x.err.msg), "case %zu: early \"%s\", late \"%s\"", k, early, x.err.msg);
+        /* the layout unknown: --dp and --tp wait for pass 1, the rest does not */
+        rc = meta(&x, NULL);
+        CHECK_MSG((rc != 0) == (C[k].layers || C[k].hidden || C[k].pp), "case %zu: layout unknown, rc %d", k, rc);
+    }
+    /* DP from width 1: the pipeline is rebuilt unless the job is
+     * forward-only, which only the graphs say: left to pass 1 */
+    fixture x;
+    setup(&x, 4, 2, 2, 1, LSIM_WI_LAYERS_TAGS, 0);
+    x.f.sopts = "distopt";
+    x.rq.dp = 4;
+    CHECK(meta(&x, &x.f.L) == 0);
+    REFUSED(&x, "synth-options", "which --pp, --schedule, --micro-batches (and DP or TP from width 1) cannot");
+    setup(&x, 4, 2, 2, 1, LSIM_WI_LAYERS_TAGS, 1);
+    x.f.sopts = "distopt,fwd";
+    x.rq.dp = 4;
+    CHECK(meta(&x, &x.f.L) == 0);
+    REFUSED(&x, "synth-options", "which --dp cannot");
+    /* default options: nothing to refuse */
+    setup(&x, 8, 2, 2, 2, LSIM_WI_LAYERS_TAGS, 0);
+    x.rq.layers = 8;
+    CHECK(meta(&x, &x.f.L) == 0);
+}
+
 static void test_shape(void)
 {
     fixture x;
@@ -378,6 +443,7 @@ int main(void)
     test_tp();
     test_pipeline();
     test_synth_options();
+    test_synth_options_meta();
     test_shape();
     test_job_size();
     test_layers();
