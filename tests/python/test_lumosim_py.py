@@ -603,6 +603,9 @@ class SearchTests(unittest.TestCase):
         cls.csv = os.path.join(TMP, "search.csv")
         cls.out = run(*cls.ARGS, "--top", "0", "-o", cls.h5, "--csv", cls.csv).stdout
         cls.res = lumosim.load(cls.h5)
+        # test_output_rules replaces cls.h5; the summary reads this copy
+        cls.kept = os.path.join(TMP, "search-kept.h5")
+        shutil.copy(cls.h5, cls.kept)
 
     def test_kind_and_space(self):
         self.assertEqual(self.res.attrs["kind"], "lumosim-search")
@@ -669,6 +672,37 @@ class SearchTests(unittest.TestCase):
         self.assertIn("1. TP %d PP %d DP %d" % (best.tp, best.pp, best.dp), p.stdout)
         self.assertIn("step %.3f s" % (best.step_ns / 1e9), p.stdout)
         self.assertIn("step %.3f s, %.2f samples/s" % (best.step_ns / 1e9, best.throughput_per_s), p.stdout)
+
+    def test_summary_cli(self):
+        # python3 -m lumosim.summary on a search (issue 39: it read .gpus):
+        # the 3 best rows as the --csv (the C writer) has them, the
+        # throughput the global batch over the step, computed here
+        p = py("lumosim.summary", self.kept, "--top", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        out = p.stdout.splitlines()
+        self.assertEqual(out[0], "%s: lumosim search result, schema 1, written by: %s"
+                         % (self.kept, self.res.attrs["created_by"]))
+        self.assertIn("gpt3-15b on 16 h100 GPUs, global batch 32", out[1])
+        self.assertIn("ranked by throughput (samples/s)", out[1])
+        self.assertEqual(out[2].split()[10:12], ["step_s", "samples/s"])
+        rows = _slurp(self.csv).decode().splitlines()
+        head = rows[0].split(",")
+        for line, got in zip(rows[1:4], out[3:6]):
+            c = dict(zip(head, line.split(",")))
+            step = int(c["step_ns"]) / 1e9
+            want = [c["rank"], c["tp"], c["pp"], c["dp"], c["cp"], c["ep"], c["micro_batch"],
+                    "inter:" + c["vstages"] if int(c["vstages"]) > 1 else "1f1b", c["recompute"],
+                    "on" if c["distributed_optimizer"] == "1" else "off", "%.3f" % step, "%.2f" % (32 / step)]
+            self.assertEqual(got.split()[:12], want, got)
+        self.assertEqual(out[6], "(best 3 of %d; --top 0 for all)" % (len(rows) - 1))
+        p = py("lumosim.summary", self.kept, "--top", "0")
+        self.assertEqual(len(p.stdout.splitlines()), 3 + len(rows) - 1)
+        p = py("lumosim.summary", self.kept, "--csv")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = p.stdout.splitlines()
+        self.assertEqual(len(got), len(rows))
+        self.assertEqual([x.split(",")[2:5] for x in got[1:]], [x.split(",")[1:4] for x in rows[1:]])
 
     def test_output_rules(self):
         # its own previous result is replaced; a store, an input and the
@@ -742,6 +776,22 @@ class SearchFromTests(unittest.TestCase):
         self.assertIn("1. TP %d PP %d DP %d micro-batch - 1f1b micro-batches %d: step %.3f s, %.2f micro-batches/s"
                       % (best.tp, best.pp, best.dp, self.json["ranking"][0]["micro_batches"], best.step_ns / 1e9,
                          best.throughput_per_s), out)
+
+    def test_summary_cli(self):
+        # a traced job's search: the micro-batch size and tokens/s not
+        # known ("-", never 0), the throughput in micro-batches/s: DP x
+        # micro-batches over the step, as --json has them, computed here
+        p = py("lumosim.summary", self.h5)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout.splitlines()
+        self.assertIn("from %s" % F["store"], out[1])
+        self.assertIn("ranked by throughput (micro-batches/s)", out[1])
+        self.assertEqual(len(out), 3 + len(self.json["ranking"]))
+        for x, got in zip(self.json["ranking"], out[3:]):
+            f = got.split()
+            self.assertEqual(f[1:4] + [f[6]], [str(x["tp"]), str(x["pp"]), str(x["dp"]), "-"], got)
+            step = x["step_ns"] / 1e9
+            self.assertEqual(f[10:], ["%.3f" % step, "%.2f" % (x["dp"] * x["micro_batches"] / step), "-", "-"], got)
 
     def test_older_file(self):
         old = os.path.join(TMP, "search-from-old.h5")
