@@ -62,6 +62,7 @@ typedef struct lsim_wi_request {
     int32_t slow_rank[LSIM_WI_MAXSLOW];
     double slow_f[LSIM_WI_MAXSLOW];
     const char *cmd;       /* the command line, kept as the new store's provenance */
+    uint64_t given;        /* bit i: the table's option i was given (whatif_steps.h) */
 } lsim_wi_request;
 
 /* The steps a plan can run, in the order they are recorded (GRAD: a traced

@@ -13,7 +13,9 @@
  *   - the record's "transformations" (the rows' args, in step order).
  * Adding a what-if is one new file (its transform, check, record and the
  * row itself, as `const lsim_wi_row lsim_wi_row_NAME`) plus one line in the
- * table (whatif_steps.c), and its step and request field in whatif_plan.h.
+ * table (whatif_steps.c, which declares the row), and its step and request
+ * field in whatif_plan.h: three files. The re-synthesis reads the
+ * options' resynth use, so it needs no list of them.
  * All of it is local and pure but for the transforms, which make graphs.
  * lumosim_core. */
 #ifndef LUMOSIM_WHATIF_STEPS_H
@@ -32,6 +34,19 @@ typedef enum lsim_wi_opt_kind {
     LSIM_WI_OPT_FN      /* parse() */
 } lsim_wi_opt_kind;
 
+/* What the re-synthesis (--ep, --etp, --cp, --fsdp, --resynth: the job
+ * synthesized again from its recorded synth arguments, the CLI's
+ * resynth.c) does with an option given beside it. The default refuses: an
+ * option added without saying is never dropped silently. */
+typedef enum lsim_wi_resynth_use {
+    LSIM_WI_RS_EDITS = 0, /* it edits a job's graphs: refused beside them */
+    LSIM_WI_RS_SYNTH,     /* lumosim synth's option of the same name (an integer
+                             or a string): it replaces the recorded one */
+    LSIM_WI_RS_OWN,       /* the re-synthesis sets it by its own rule (--dp,
+                             --fsdp, --schedule, --micro-batches) */
+    LSIM_WI_RS_NONE       /* not part of the job (-o, --seed, --identify, ...) */
+} lsim_wi_resynth_use;
+
 typedef struct lsim_wi_opt {
     const char *name;  /* "--dp": in messages and "given twice" */
     const char *alias; /* a second spelling ("--output" for -o), or NULL */
@@ -44,6 +59,7 @@ typedef struct lsim_wi_opt {
     /* LSIM_WI_OPT_FN: 0, or LSIM_EARG with the usage-error line in err */
     int (*parse)(lsim_wi_request *rq, const char *v, lsim_err *err);
     const char *help;  /* its lines of --help, each "  --name ...\n" */
+    lsim_wi_resynth_use resynth;
 } lsim_wi_opt;
 
 /* What a step's transform and record read (borrowed from the plan). */
@@ -106,9 +122,12 @@ const lsim_wi_row *lsim_wi_row_at(size_t i);
 /* The row of step s (lsim_wi_step), NULL when none. */
 const lsim_wi_row *lsim_wi_row_of_step(int s);
 
-/* Every row's options, in table order. */
+/* Every row's options, in table order (at most 64: the request's given
+ * bits). */
 size_t lsim_wi_nopts(void);
 const lsim_wi_opt *lsim_wi_opt_at(size_t i);
+/* Option i (lsim_wi_opt_at) was given: lsim_wi_opt_apply set its bit. */
+int lsim_wi_opt_given(const lsim_wi_request *rq, size_t i);
 
 /* The request's defaults (seed 1, batch 64; the rest 0 / NULL). */
 void lsim_wi_request_init(lsim_wi_request *rq);
@@ -119,8 +138,6 @@ int lsim_wi_opt_apply(lsim_wi_request *rq, const lsim_wi_opt *o, const char *v, 
  * and the ranges, from the table. */
 void lsim_wi_put_usage(FILE *f);
 
-/* The rows that live in their own files. */
-extern const lsim_wi_row lsim_wi_row_resynth; /* --ep, --cp, --fsdp (whatif_resynth.c) */
 /* 1 when rq asks for --ep, --cp or --fsdp: the job is synthesized again
  * from the store's recorded arguments (the CLI's resynth.c), not planned.
  * Local. */

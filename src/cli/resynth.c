@@ -57,28 +57,38 @@ static void argl_free(argl *a)
 
 /* The options whose recorded values the re-synthesis replaces (they take
  * a value each): dropped from the recorded list, then given again. */
+/* The what-if options given with use u (whatif_steps.h's resynth use), in
+ * table order: *i is where to look from, the next one's index returned
+ * (SIZE_MAX: none left). */
+static size_t next_given(const lsim_wi_request *rq, lsim_wi_resynth_use u, size_t i)
+{
+    for (; i < lsim_wi_nopts(); i++)
+        if (lsim_wi_opt_at(i)->resynth == u && lsim_wi_opt_given(rq, i)) return i;
+    return SIZE_MAX;
+}
+
+/* A recorded argument the new job's replace: those the re-synthesis always
+ * writes, and lumosim synth's options of the what-if options given. */
 static int replaced(const char *tok, const lsim_wi_request *rq, size_t *len)
 {
     static const char *const ALWAYS[] = {"--dp", "--global-batch", "--gpus", "--fsdp", "-o", "--output"};
-    const char *const GIVEN[][2] = {{"--tp", rq->tp ? "" : NULL},          {"--pp", rq->pp ? "" : NULL},
-                                    {"--ep", rq->ep ? "" : NULL},          {"--cp", rq->cp ? "" : NULL},
-                                    {"--etp", rq->etp ? "" : NULL},
-                                    {"--schedule", rq->vstages ? "" : NULL}, {"--layers", rq->layers ? "" : NULL},
-                                    {"--hidden", rq->hidden ? "" : NULL},  {"--ffn", rq->ffn ? "" : NULL},
-                                    {"--gpu", rq->gpu},                    {"--topology", rq->topo}};
     *len = strcspn(tok, "=");
     for (size_t k = 0; k < sizeof ALWAYS / sizeof *ALWAYS; k++)
         if (strlen(ALWAYS[k]) == *len && !strncmp(tok, ALWAYS[k], *len)) return 1;
-    for (size_t k = 0; k < sizeof GIVEN / sizeof *GIVEN; k++)
-        if (GIVEN[k][1] && strlen(GIVEN[k][0]) == *len && !strncmp(tok, GIVEN[k][0], *len)) return 1;
+    for (int u = LSIM_WI_RS_SYNTH; u <= LSIM_WI_RS_OWN; u++)
+        for (size_t i = next_given(rq, (lsim_wi_resynth_use)u, 0); i != SIZE_MAX;
+             i = next_given(rq, (lsim_wi_resynth_use)u, i + 1)) {
+            const char *nm = lsim_wi_opt_at(i)->name;
+            if (strlen(nm) == *len && !strncmp(tok, nm, *len)) return 1;
+        }
     return 0;
 }
 
 /* An option that edits graphs, which the re-synthesis cannot carry. */
 static const char *graph_option(const lsim_wi_request *rq)
 {
-    return rq->nslow ? "--slow-gpu" : rq->jitter ? "--jitter" : rq->from_gpu ? "--from-gpu" : rq->from_topo ? "--from-topology"
-           : rq->model ? "--model" : rq->micro_batch ? "--micro-batch" : rq->trace_layers ? "--trace-layers" : NULL;
+    size_t i = next_given(rq, LSIM_WI_RS_EDITS, 0);
+    return i == SIZE_MAX ? NULL : lsim_wi_opt_at(i)->name;
 }
 
 /* The recorded arguments: a JSON array of strings into a (with -o out). */
@@ -126,22 +136,21 @@ static int new_args(const lsim_wi_request *rq, const argl *old, const lsim_cli_s
     if (!rc) rc = push_long(a, "--dp", dp);
     if (!rc) rc = push_long(a, "--global-batch", (long)sa0->micro_batch * dp * m);
     if (!rc && fsdp > 0) rc = push_long(a, "--fsdp", fsdp);
-    if (!rc && rq->tp) rc = push_long(a, "--tp", rq->tp);
-    if (!rc && rq->pp) rc = push_long(a, "--pp", rq->pp);
-    if (!rc && rq->ep) rc = push_long(a, "--ep", rq->ep);
-    if (!rc && rq->etp) rc = push_long(a, "--etp", rq->etp);
-    if (!rc && rq->cp) rc = push_long(a, "--cp", rq->cp);
-    if (!rc && rq->layers) rc = push_long(a, "--layers", rq->layers);
-    if (!rc && rq->hidden) rc = push_long(a, "--hidden", rq->hidden);
-    if (!rc && rq->ffn) rc = push_long(a, "--ffn", rq->ffn);
+    /* lumosim synth's options of the what-if options given, as given */
+    for (size_t i = next_given(rq, LSIM_WI_RS_SYNTH, 0); !rc && i != SIZE_MAX; i = next_given(rq, LSIM_WI_RS_SYNTH, i + 1)) {
+        const lsim_wi_opt *o = lsim_wi_opt_at(i);
+        const char *at = (const char *)rq + o->off;
+        if (o->kind == LSIM_WI_OPT_LONG) rc = push_long(a, o->name, *(const long *)(const void *)at);
+        else if (o->kind == LSIM_WI_OPT_STR) rc = push2(a, o->name, *(const char *const *)(const void *)at);
+        /* LSIM_WI_RS_SYNTH is for integer and string options only
+         * (test_whatif_rules checks the table); any other is left out */
+    }
     if (!rc && rq->vstages) {
         char b[48];
         if (rq->vstages > 1) snprintf(b, sizeof b, "interleaved:%ld", rq->vstages);
         else snprintf(b, sizeof b, "1f1b");
         rc = push2(a, "--schedule", b);
     }
-    if (!rc && rq->gpu) rc = push2(a, "--gpu", rq->gpu);
-    if (!rc && rq->topo) rc = push2(a, "--topology", rq->topo);
     return rc;
 }
 

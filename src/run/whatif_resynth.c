@@ -30,7 +30,7 @@ static int opt_fsdp(lsim_wi_request *rq, const char *v, lsim_err *err)
         return 0;
     }
     static const lsim_wi_opt N = {"--fsdp", NULL, "off, full or a positive integer", 0, 0, LSIM_WI_OPT_LONG, OFF(fsdp),
-                                  1L << 24, NULL, NULL};
+                                  1L << 24, NULL, NULL, LSIM_WI_RS_OWN};
     if (lsim_wi_opt_apply(rq, &N, v, err))
         return lsim_err_set(err, LSIM_EARG, "--fsdp needs off, full or a shard group of 1 .. %ld GPUs (got '%s')", N.max, v);
     return 0;
@@ -57,23 +57,23 @@ static const lsim_wi_opt O_RESYNTH[] = {
      "                    --cp and --fsdp, the job is synthesized again from the\n"
      "                    store's recorded synth arguments with the new widths\n"
      "                    (and any --tp, --pp, --dp, --schedule, --micro-batches,\n"
-     "                    --layers, --hidden, --ffn, --gpu, --topology given)\n"},
+     "                    --layers, --hidden, --ffn, --gpu, --topology given)\n", LSIM_WI_RS_SYNTH},
     {"--etp", NULL, "a positive integer", 0, 0, LSIM_WI_OPT_LONG, OFF(etp), 1L << 24, NULL,
      "  --etp N           expert-tensor-parallel width N of a synthesized MoE job\n"
-     "                    (each expert's FFN over N GPUs); re-synthesized as --ep\n"},
+     "                    (each expert's FFN over N GPUs); re-synthesized as --ep\n", LSIM_WI_RS_SYNTH},
     {"--cp", NULL, "a positive integer", 0, 0, LSIM_WI_OPT_LONG, OFF(cp), 1L << 24, NULL,
      "  --cp N            context-parallel width N (ring attention), the GPUs\n"
-     "                    TP x CP x DP x PP; re-synthesized as --ep\n"},
+     "                    TP x CP x DP x PP; re-synthesized as --ep\n", LSIM_WI_RS_SYNTH},
     {"--fsdp", NULL, "off, full or a positive integer", 0, 0, LSIM_WI_OPT_FN, 0, 0, opt_fsdp,
      "  --fsdp off|full|N FSDP off, over all DP replicas, or shard groups of N;\n"
-     "                    re-synthesized as --ep\n"},
+     "                    re-synthesized as --ep\n", LSIM_WI_RS_OWN},
     {"--resynth", NULL, NULL, 0, 0, LSIM_WI_OPT_SWITCH, OFF(resynth), 0, NULL,
      "  --resynth         any of --tp, --pp, --dp, --schedule, --micro-batches,\n"
      "                    --layers, --hidden, --ffn, --gpu, --topology of a\n"
      "                    synthesized store by synthesizing its job again, as\n"
      "                    --ep (for a job synthesized with options the graph\n"
      "                    edits cannot carry: the distributed optimizer, FSDP,\n"
-     "                    CP, host stalls)\n"},
+     "                    CP, host stalls)\n", LSIM_WI_RS_NONE},
 };
 
 const lsim_wi_row lsim_wi_row_resynth = {.name = "resynth", .step = -1, .opts = O_RESYNTH,

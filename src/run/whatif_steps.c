@@ -27,7 +27,7 @@ static int opt_schedule(lsim_wi_request *rq, const char *v, lsim_err *err)
     }
     if (!strncmp(v, "interleaved:", 12)) {
         static const lsim_wi_opt V = {"--schedule interleaved:V", NULL, "", 0, 0, LSIM_WI_OPT_LONG, OFF(vstages), 1000,
-                                      NULL, NULL};
+                                      NULL, NULL, LSIM_WI_RS_OWN};
         return lsim_wi_opt_apply(rq, &V, v + 12, err);
     }
     return lsim_err_set(err, LSIM_EARG, "unknown --schedule '%s' (1f1b or interleaved:V)", v);
@@ -343,7 +343,7 @@ static const lsim_wi_opt O_IDENTIFY[] = {
     {"--identify", NULL, NULL, 0, 1, LSIM_WI_OPT_SWITCH, OFF(identify), 0, NULL,
      "  --identify        print what was found (layout, group classes, layers,\n"
      "                    each rank's role) as JSON and write nothing (so -o\n"
-     "                    and the transformation options are refused with it)\n"},
+     "                    and the transformation options are refused with it)\n", LSIM_WI_RS_NONE},
 };
 static const lsim_wi_row ROW_IDENTIFY = {.name = "identify", .step = -1, .opts = O_IDENTIFY, .nopts = NELEM(O_IDENTIFY)};
 
@@ -352,7 +352,7 @@ static const lsim_wi_opt O_DP[] = {
      "  --dp N            data-parallel width N (per-replica batch kept; from\n"
      "                    DP 1 gradient buckets are inserted: synthesized\n"
      "                    stores by their layer tags, traces as PyTorch DDP\n"
-     "                    buckets their AccumulateGrad sizes (record_shapes))\n"},
+     "                    buckets their AccumulateGrad sizes (record_shapes))\n", LSIM_WI_RS_OWN},
 };
 static const lsim_wi_row ROW_DP = {
     "dp", LSIM_WI_ST_DP, O_DP, NELEM(O_DP), 1, lsim_wi_rule_dp, NULL, LSIM_WI_PH_GPU, 1, NULL, NULL, apply_dp, args_dp,
@@ -371,7 +371,7 @@ static const lsim_wi_opt O_TP[] = {
      "                    inserted where synth puts them; traced training\n"
      "                    steps with layer annotations: where Megatron-LM puts\n"
      "                    them, sized by --model and --micro-batch); DP kept\n"
-     "                    unless --dp\n"},
+     "                    unless --dp\n", LSIM_WI_RS_SYNTH},
 };
 static const lsim_wi_row ROW_TP = {.name = "tp", .step = -1, .opts = O_TP, .nopts = NELEM(O_TP), .check_at = 2,
                                    .check = lsim_wi_rule_tp};
@@ -383,7 +383,7 @@ static const lsim_wi_opt O_LAYERS[] = {
      "                    copied with their collectives; on a training step\n"
      "                    with layer annotations, each layer's forward and\n"
      "                    backward work (autograd's Sequence numbers) and its\n"
-     "                    gradients, so DDP's buckets follow\n"},
+     "                    gradients, so DDP's buckets follow\n", LSIM_WI_RS_SYNTH},
 };
 static const lsim_wi_row ROW_LAYERS = {"layers", LSIM_WI_ST_LAYERS, O_LAYERS, NELEM(O_LAYERS), 7, lsim_wi_rule_layers,
                                        NULL, LSIM_WI_PH_SOURCE, 1, NULL, NULL, apply_layers, args_layers,
@@ -392,8 +392,8 @@ static const lsim_wi_row ROW_LAYERS = {"layers", LSIM_WI_ST_LAYERS, O_LAYERS, NE
 static const lsim_wi_opt O_SHAPE[] = {
     {"--hidden", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(hidden), 100000000, NULL,
      "  --hidden N        model width N (attention width heads x head_dim kept);\n"
-     "                    on a trace, give its shape with --model\n"},
-    {"--ffn", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(ffn), 100000000, NULL, "  --ffn N           MLP width N\n"},
+     "                    on a trace, give its shape with --model\n", LSIM_WI_RS_SYNTH},
+    {"--ffn", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(ffn), 100000000, NULL, "  --ffn N           MLP width N\n", LSIM_WI_RS_SYNTH},
 };
 static const lsim_wi_row ROW_SHAPE = {"shape", LSIM_WI_ST_SHAPE, O_SHAPE, NELEM(O_SHAPE), 5, lsim_wi_rule_shape, NULL,
                                       LSIM_WI_PH_SOURCE, 2, runs_shape, NULL, apply_shape, args_shape, changes_shape,
@@ -408,14 +408,14 @@ static const lsim_wi_opt O_PIPE[] = {
      "                    a DP-1 training step of one micro-batch, its forward\n"
      "                    and backward layers into 1F1B stages: give --model\n"
      "                    and --micro-batch when its layers have no TP\n"
-     "                    all-reduce)\n"},
+     "                    all-reduce)\n", LSIM_WI_RS_SYNTH},
     {"--schedule", NULL, "1f1b or interleaved:V", 0, 0, LSIM_WI_OPT_FN, 0, 0, opt_schedule,
-     "  --schedule S      1f1b or interleaved:V (default: the source's)\n"},
+     "  --schedule S      1f1b or interleaved:V (default: the source's)\n", LSIM_WI_RS_OWN},
     {"--micro-batches", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(micro_batches), 1000000, NULL,
      "  --micro-batches N micro-batches per pipeline (default: the source's;\n"
      "                    with --dp, a fixed global batch; on a forward-only\n"
      "                    trace, its forward pass once per micro-batch; on a\n"
-     "                    training step, its forward and backward in 1F1B order)\n"},
+     "                    training step, its forward and backward in 1F1B order)\n", LSIM_WI_RS_OWN},
 };
 static const lsim_wi_row ROW_PIPE = {"pipeline", LSIM_WI_ST_PIPE, O_PIPE, NELEM(O_PIPE), 3, lsim_wi_rule_pipeline,
                                      NULL, LSIM_WI_PH_STAGE, 0, NULL, NULL, NULL, args_pipe, changes_pipe, NULL, NULL};
@@ -427,13 +427,13 @@ static const lsim_wi_opt O_SOURCE[] = {
      "  --model M         the source's model shape (built-in name or JSON as for\n"
      "                    lumosim synth; default: the name a synth store carries);\n"
      "                    on a trace with [memory] events, also re-estimates the\n"
-     "                    peaks a layer/width/pipeline change would drop\n"},
+     "                    peaks a layer/width/pipeline change would drop\n", LSIM_WI_RS_EDITS},
     {"--micro-batch", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(micro_batch), 1000000, NULL,
      "  --micro-batch N   the source's micro-batch size (default: from the\n"
-     "                    activations' size, else 1)\n"},
+     "                    activations' size, else 1)\n", LSIM_WI_RS_EDITS},
     {"--trace-layers", NULL, POS, 0, 1, LSIM_WI_OPT_LONG, OFF(trace_layers), 1000000, NULL,
      "  --trace-layers N  a trace's layers per micro-batch, overriding the count\n"
-     "                    found from its repeating kernel structure\n"},
+     "                    found from its repeating kernel structure\n", LSIM_WI_RS_EDITS},
 };
 static const lsim_wi_row ROW_SOURCE = {"normalize", LSIM_WI_ST_NORM, O_SOURCE, NELEM(O_SOURCE), 0, NULL, NULL,
                                        LSIM_WI_PH_NONE, 0, NULL, NULL, NULL, NULL, NULL,
@@ -444,9 +444,9 @@ static const lsim_wi_row ROW_GRAD = {"grad-buckets", LSIM_WI_ST_GRAD, NULL, 0, 0
 
 static const lsim_wi_opt O_NET[] = {
     {"--topology", NULL, "a file name", 0, 0, LSIM_WI_OPT_STR, OFF(topo), 0, NULL,
-     "  --topology FILE   the network to re-time collectives for\n"},
+     "  --topology FILE   the network to re-time collectives for\n", LSIM_WI_RS_SYNTH},
     {"--from-topology", NULL, "a file name", 0, 1, LSIM_WI_OPT_STR, OFF(from_topo), 0, NULL,
-     "  --from-topology F the source's network (default: --from-gpu's default)\n"},
+     "  --from-topology F the source's network (default: --from-gpu's default)\n", LSIM_WI_RS_EDITS},
 };
 static const lsim_wi_row ROW_NET = {"network", LSIM_WI_ST_NET, O_NET, NELEM(O_NET), 0, NULL, when_net, LSIM_WI_PH_GPU,
                                     2, NULL, NULL, apply_net, args_net, NULL, NULL, NULL};
@@ -454,10 +454,10 @@ static const lsim_wi_row ROW_NET = {"network", LSIM_WI_ST_NET, O_NET, NELEM(O_NE
 static const lsim_wi_opt O_GPU[] = {
     {"--gpu", NULL, "a GPU name or file", 0, 0, LSIM_WI_OPT_STR, OFF(gpu), 0, NULL,
      "  --gpu G           another GPU (built-in name or JSON): compute kernels\n"
-     "                    re-timed, and its default network unless --topology\n"},
+     "                    re-timed, and its default network unless --topology\n", LSIM_WI_RS_SYNTH},
     {"--from-gpu", NULL, "a GPU name or file", 0, 1, LSIM_WI_OPT_STR, OFF(from_gpu), 0, NULL,
      "  --from-gpu G      the GPU the source ran on (default: the traces'\n"
-     "                    deviceProperties; needed with --gpu without them)\n"},
+     "                    deviceProperties; needed with --gpu without them)\n", LSIM_WI_RS_EDITS},
 };
 static const lsim_wi_row ROW_GPU = {"gpu", LSIM_WI_ST_GPU, O_GPU, NELEM(O_GPU), 0, NULL, when_gpu, LSIM_WI_PH_GPU, 3,
                                     NULL, NULL, apply_gpu, args_gpu, NULL, NULL, memory_gpu};
@@ -466,7 +466,7 @@ static const lsim_wi_opt O_SLOW[] = {
     {"--slow-gpu", NULL, "RANK:FACTOR", 1, 0, LSIM_WI_OPT_FN, 0, 0, opt_slow,
      "  --slow-gpu R:F    GPU rank R's compute kernels last F times as long\n"
      "                    (repeatable, once per GPU; any other option once)\n"
-     "                    (F in 0.001..1000)\n"},
+     "                    (F in 0.001..1000)\n", LSIM_WI_RS_EDITS},
 };
 static const lsim_wi_row ROW_SLOW = {"slow-gpu", LSIM_WI_ST_SLOW, O_SLOW, NELEM(O_SLOW), 8, lsim_wi_rule_slow_gpu,
                                      when_slow, LSIM_WI_PH_GPU, 4, NULL, reps_slow, apply_slow, args_slow, NULL,
@@ -475,9 +475,9 @@ static const lsim_wi_row ROW_SLOW = {"slow-gpu", LSIM_WI_ST_SLOW, O_SLOW, NELEM(
 static const lsim_wi_opt O_JITTER[] = {
     {"--jitter", NULL, "a relative std-dev or 'trace'", 0, 0, LSIM_WI_OPT_FN, 0, 0, opt_jitter,
      "  --jitter S|trace  per-kernel noise: relative std-dev S (0..10), or each\n"
-     "                    kernel name's own spread in the source\n"},
+     "                    kernel name's own spread in the source\n", LSIM_WI_RS_EDITS},
     {"--seed", NULL, POS, 0, 0, LSIM_WI_OPT_LONG, OFF(seed), 2147483647L, NULL,
-     "  --seed N          noise seed (default 1)\n"},
+     "  --seed N          noise seed (default 1)\n", LSIM_WI_RS_NONE},
 };
 static const lsim_wi_row ROW_JITTER = {"jitter", LSIM_WI_ST_JITTER, O_JITTER, NELEM(O_JITTER), 0, NULL, when_jitter,
                                        LSIM_WI_PH_GPU, 5, NULL, NULL, apply_jitter, args_jitter, NULL, NULL, NULL};
@@ -489,15 +489,19 @@ static const lsim_wi_row ROW_JOB_SIZE = {.name = "job-size", .step = -1, .check_
 /* reading and writing the stores */
 static const lsim_wi_opt O_STORE[] = {
     {"--batch", NULL, POS, 0, 1, LSIM_WI_OPT_LONG, OFF(batch), 1000000, NULL,
-     "  --batch N         source GPUs read at a time while identifying (64)\n"},
+     "  --batch N         source GPUs read at a time while identifying (64)\n", LSIM_WI_RS_NONE},
     {"--no-shared-structure", NULL, NULL, 0, 0, LSIM_WI_OPT_SWITCH, OFF(no_share), 0, NULL,
      "  --no-shared-structure  write every GPU's node, edge and string rows, even\n"
      "                    where a GPU's equal those of its pipeline stage's\n"
-     "                    first GPU (docs/hdf5-schema.md, \"Shared structure\")\n"},
+     "                    first GPU (docs/hdf5-schema.md, \"Shared structure\")\n", LSIM_WI_RS_NONE},
     {"-o", "--output", "a file name", 0, 0, LSIM_WI_OPT_STR, OFF(out), 0, NULL,
-     "  -o NEW.h5         the graph store to write\n"},
+     "  -o NEW.h5         the graph store to write\n", LSIM_WI_RS_NONE},
 };
 static const lsim_wi_row ROW_STORE = {.name = "store", .step = -1, .opts = O_STORE, .nopts = NELEM(O_STORE)};
+
+/* The rows in files of their own, declared here (a new what-if's one line
+ * beside its row's name below): nothing else names them. */
+extern const lsim_wi_row lsim_wi_row_resynth; /* --ep, --etp, --cp, --fsdp, --resynth (whatif_resynth.c) */
 
 /* The table, in --help order. A new what-if: its row's name here. */
 static const lsim_wi_row *const ROWS[] = {
@@ -538,9 +542,13 @@ void lsim_wi_request_init(lsim_wi_request *rq)
     rq->batch = 64;
 }
 
+int lsim_wi_opt_given(const lsim_wi_request *rq, size_t i) { return i < 64 && (rq->given >> i & 1); }
+
 int lsim_wi_opt_apply(lsim_wi_request *rq, const lsim_wi_opt *o, const char *v, lsim_err *err)
 {
     char *base = (char *)rq + o->off;
+    for (size_t i = 0; i < lsim_wi_nopts() && i < 64; i++) /* not found: an option's inner value (--schedule's V) */
+        if (lsim_wi_opt_at(i) == o) rq->given |= (uint64_t)1 << i;
     switch (o->kind) {
     case LSIM_WI_OPT_SWITCH: *(int *)(void *)base = 1; return 0;
     case LSIM_WI_OPT_STR: *(const char **)(void *)base = v; return 0;

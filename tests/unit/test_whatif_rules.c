@@ -436,9 +436,51 @@ static void test_step_table(void)
     CHECK(lsim_wi_opt_apply(&rq, jit, "trace", &err) == 0 && rq.sigma == -1 && !strcmp(rq.jitter, "trace"));
 }
 
+/* Each option's use to the re-synthesis (whatif_steps.h): the options that
+ * edit graphs are refused beside --ep and the rest, by their row's default;
+ * a synth option is an integer or a string (resynth.c gives it as given);
+ * the request records which options were given, by their index. */
+static void test_resynth_use(void)
+{
+    const char *edits[] = {"--model", "--micro-batch", "--trace-layers", "--from-topology", "--from-gpu", "--slow-gpu",
+                           "--jitter"};
+    const char *synth[] = {"--tp", "--layers", "--hidden", "--ffn", "--pp", "--topology", "--gpu", "--ep", "--etp", "--cp"};
+    size_t ne = 0, ns = 0;
+    CHECK(lsim_wi_nopts() <= 64);
+    for (size_t k = 0; k < lsim_wi_nopts(); k++) {
+        const lsim_wi_opt *o = lsim_wi_opt_at(k);
+        int in_e = 0, in_s = 0;
+        for (size_t j = 0; j < sizeof edits / sizeof *edits; j++) in_e |= !strcmp(o->name, edits[j]);
+        for (size_t j = 0; j < sizeof synth / sizeof *synth; j++) in_s |= !strcmp(o->name, synth[j]);
+        CHECK_MSG(in_e == (o->resynth == LSIM_WI_RS_EDITS), "%s: resynth use %d", o->name, (int)o->resynth);
+        CHECK_MSG(in_s == (o->resynth == LSIM_WI_RS_SYNTH), "%s: resynth use %d", o->name, (int)o->resynth);
+        if (o->resynth == LSIM_WI_RS_SYNTH)
+            CHECK_MSG(o->kind == LSIM_WI_OPT_LONG || o->kind == LSIM_WI_OPT_STR, "%s: a synth option of kind %d", o->name,
+                      (int)o->kind);
+        ne += in_e, ns += in_s;
+    }
+    CHECK_I64((int64_t)ne, (int64_t)(sizeof edits / sizeof *edits));
+    CHECK_I64((int64_t)ns, (int64_t)(sizeof synth / sizeof *synth));
+    lsim_wi_request rq;
+    lsim_err err = {0};
+    lsim_wi_request_init(&rq);
+    size_t tp = SIZE_MAX, sched = SIZE_MAX;
+    for (size_t k = 0; k < lsim_wi_nopts(); k++) {
+        if (!strcmp(lsim_wi_opt_at(k)->name, "--tp")) tp = k;
+        if (!strcmp(lsim_wi_opt_at(k)->name, "--schedule")) sched = k;
+    }
+    CHECK(tp != SIZE_MAX && sched != SIZE_MAX);
+    CHECK(lsim_wi_opt_apply(&rq, lsim_wi_opt_at(tp), "4", &err) == 0);
+    CHECK(lsim_wi_opt_apply(&rq, lsim_wi_opt_at(sched), "interleaved:2", &err) == 0); /* applies its inner V too */
+    for (size_t k = 0; k < lsim_wi_nopts(); k++)
+        CHECK_MSG(lsim_wi_opt_given(&rq, k) == (k == tp || k == sched), "%s given %d", lsim_wi_opt_at(k)->name,
+                  lsim_wi_opt_given(&rq, k));
+}
+
 int main(void)
 {
     test_rule_table();
+    test_resynth_use();
     test_dp();
     test_tp();
     test_pipeline();
