@@ -385,14 +385,14 @@ static int label_run(hid_t run)
     for (int i = 0; i < LSIM_N_NKINDS; i++) kind[i] = lsim_node_kind_name((lsim_node_kind)i);
     for (int i = 0; i < LSIM_E_NCLASSES; i++) cls[i] = lsim_edge_class_name((lsim_edge_class)i);
     int rc = 0;
-    rc |= h5s_label(run, "gpus/breakdown_actual", bd, 4);
-    rc |= h5s_label(run, "gpus/breakdown_predicted", bd, 4);
-    rc |= h5s_label(run, "iterations/breakdown_actual", bd, 4);
-    rc |= h5s_label(run, "iterations/breakdown_predicted", bd, 4);
-    rc |= h5s_label(run, "gpus/cp_by_cat", cat, LSIM_CP_NCATS);
-    rc |= h5s_label(run, "gpus/cp_by_kind", kind, LSIM_N_NKINDS);
-    rc |= h5s_label(run, "gpus/cp_by_class", cls, LSIM_E_NCLASSES);
-    rc |= h5s_label(run, "gpus/cp_edges_by_class", cls, LSIM_E_NCLASSES);
+    if (!rc) rc = h5s_label(run, "gpus/breakdown_actual", bd, 4);
+    if (!rc) rc = h5s_label(run, "gpus/breakdown_predicted", bd, 4);
+    if (!rc) rc = h5s_label(run, "iterations/breakdown_actual", bd, 4);
+    if (!rc) rc = h5s_label(run, "iterations/breakdown_predicted", bd, 4);
+    if (!rc) rc = h5s_label(run, "gpus/cp_by_cat", cat, LSIM_CP_NCATS);
+    if (!rc) rc = h5s_label(run, "gpus/cp_by_kind", kind, LSIM_N_NKINDS);
+    if (!rc) rc = h5s_label(run, "gpus/cp_by_class", cls, LSIM_E_NCLASSES);
+    if (!rc) rc = h5s_label(run, "gpus/cp_edges_by_class", cls, LSIM_E_NCLASSES);
     return rc;
 }
 
@@ -524,7 +524,7 @@ static int run_layout(sctx *c, rrow *lm, size_t nloc, size_t *ngpu, size_t *gfir
                       uint64_t chunk[RR_N], rowsel *sg, rowsel sel[RR_N])
 {
     /* per GPU: its counts, then 1 + the GPU whose node rows it shares (0: none) */
-    uint64_t(*lc)[RR_N + 1] = malloc((nloc ? nloc : 1) * sizeof *lc), (*all)[RR_N + 1] = NULL, mx[RR_N] = {0};
+    uint64_t(*lc)[RR_N + 1] = lsim_malloc((nloc ? nloc : 1) * sizeof *lc), (*all)[RR_N + 1] = NULL, mx[RR_N] = {0};
     uint64_t(*cnts)[RR_N] = NULL;
     void *gathered = NULL;
     int rc = h5s_agree(c, lc ? 0 : h5s_nomem(c));
@@ -537,7 +537,7 @@ static int run_layout(sctx *c, rrow *lm, size_t nloc, size_t *ngpu, size_t *gfir
     all = gathered;
     if (rc) goto out;
     /* each GPU's counts, kept: all[j] becomes its offsets below */
-    cnts = malloc((*ngpu ? *ngpu : 1) * sizeof *cnts);
+    cnts = lsim_malloc((*ngpu ? *ngpu : 1) * sizeof *cnts);
     rc = h5s_agree(c, cnts ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t j = 0; j < *ngpu; j++) memcpy(cnts[j], all[j], sizeof cnts[j]);
@@ -580,8 +580,8 @@ static int write_run_iters(sctx *c, hid_t run, const char *where, const lsim_rep
                            size_t gfirst, uint64_t tot, uint64_t chunk, const rowsel *si)
 {
     uint64_t li = si->rows;
-    riter *ri = calloc(li ? li : 1, sizeof *ri);
-    const char **names = calloc(li ? li : 1, sizeof *names);
+    riter *ri = lsim_calloc(li ? li : 1, sizeof *ri);
+    const char **names = lsim_calloc(li ? li : 1, sizeof *names);
     int rc = h5s_agree(c, ri && names ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t i = 0, row = 0; i < nloc; i++) {
@@ -617,7 +617,7 @@ static int write_run_cols(sctx *c, hid_t run, const char *where, const rrow *lm,
     uint64_t mx = 0;
     for (int r = 0; r < RR_N; r++)
         if (sel[r].rows > mx) mx = sel[r].rows;
-    char *buf = malloc((mx ? mx : 1) * 8);
+    char *buf = lsim_malloc((mx ? mx : 1) * 8);
     int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
     for (size_t k = 0; k < NRUNCOLS && !rc; k++) {
         const runcol *col = &run_cols[k];
@@ -698,8 +698,8 @@ static int store_places(sctx *c, const char *store, gmeta *gm, size_t ng)
 static int write_run_graphs(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
                             size_t gfirst, const char *const *src, const lsim_store_run_info *info)
 {
-    gmeta *gl = calloc(nloc ? nloc : 1, sizeof *gl), *gm = NULL;
-    lsim_graph **gs = calloc(nloc ? nloc : 1, sizeof *gs);
+    gmeta *gl = lsim_calloc(nloc ? nloc : 1, sizeof *gl), *gm = NULL;
+    lsim_graph **gs = lsim_calloc(nloc ? nloc : 1, sizeof *gs);
     size_t ng = 0, gf = 0;
     char gw[512];
     snprintf(gw, sizeof gw, "%s/graph", where);
@@ -728,7 +728,7 @@ static int write_run_graphs(sctx *c, hid_t run, const char *where, const lsim_re
         rc = h5s_agree(c, d < 0 ? c->e.code : 0);
         if (d >= 0) H5Dclose(d);
     }
-    if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(gg) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", gw) : 0);
+    if (!rc) rc = h5s_agree(c, (rc = h5s_label_graph_tables(gg)) ? h5s_label_fail(c, rc, gw) : 0);
     if (gg >= 0) H5Gclose(gg);
     free(gl);
     free(gm);
@@ -749,7 +749,7 @@ static int kernel_rows(sctx *c, const lsim_replay_item *it, uint32_t gi, rkern *
     size_t nstr = g->strings ? lsim_strtab_count(g->strings) : 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->name[v] >= nstr) nstr = (size_t)g->name[v] + 1;
-    size_t *at = calloc(3 * (nstr ? nstr : 1), sizeof *at); /* (kind, name) -> row + 1 */
+    size_t *at = lsim_calloc(3 * (nstr ? nstr : 1), sizeof *at); /* (kind, name) -> row + 1 */
     if (!at) return h5s_nomem(c);
     int rc = 0;
     for (size_t v = 0; v < g->n && !rc; v++) {
@@ -759,7 +759,7 @@ static int kernel_rows(sctx *c, const lsim_replay_item *it, uint32_t gi, rkern *
         if (!at[slot]) {
             if (*n == *cap) {
                 size_t nc = *cap ? 2 * *cap : 256;
-                rkern *nr = realloc(*rows, nc * sizeof *nr);
+                rkern *nr = lsim_realloc(*rows, nc * sizeof *nr);
                 if (!nr) {
                     rc = h5s_nomem(c);
                     break;
@@ -810,8 +810,8 @@ static int kblob_make(const rkern *rows, uint64_t n, kblob *b)
 {
     b->n = n, b->nb = 0;
     for (uint64_t r = 0; r < n; r++) b->nb += strlen(rows[r].name) + 1;
-    b->f = malloc((n ? n : 1) * KPACK * sizeof *b->f);
-    b->names = malloc(b->nb ? b->nb : 1);
+    b->f = lsim_malloc((n ? n : 1) * KPACK * sizeof *b->f);
+    b->names = lsim_malloc(b->nb ? b->nb : 1);
     if (!b->f || !b->names) return LSIM_ENOMEM;
     char *p = b->names;
     for (uint64_t r = 0; r < n; r++) {
@@ -845,8 +845,8 @@ static int kblob_equal(const kblob *b, const rkern *rows, uint64_t n)
 static int kernel_templates(sctx *c, const lsim_replay_item *items, const rrow *lm, size_t nloc, size_t gfirst,
                             size_t ngpu, kblob *blobs)
 {
-    int64_t *tmpl = malloc((ngpu ? ngpu : 1) * sizeof *tmpl);
-    int32_t *owner = malloc((ngpu ? ngpu : 1) * sizeof *owner);
+    int64_t *tmpl = lsim_malloc((ngpu ? ngpu : 1) * sizeof *tmpl);
+    int32_t *owner = lsim_malloc((ngpu ? ngpu : 1) * sizeof *owner);
     rkern *rows = NULL;
     size_t nrows = 0, cap = 0;
     int rc = h5s_agree(c, tmpl && owner ? 0 : h5s_nomem(c));
@@ -876,8 +876,8 @@ static int kernel_templates(sctx *c, const lsim_replay_item *items, const rrow *
             MPI_Bcast(sz, 2, MPI_UINT64_T, owner[t], c->comm);
             if (owner[t] != c->rank) {
                 b->n = sz[0], b->nb = sz[1];
-                b->f = malloc((b->n ? b->n : 1) * KPACK * sizeof *b->f);
-                b->names = malloc(b->nb ? b->nb : 1);
+                b->f = lsim_malloc((b->n ? b->n : 1) * KPACK * sizeof *b->f);
+                b->names = lsim_malloc(b->nb ? b->nb : 1);
                 if (!b->f || !b->names) rc = h5s_nomem(c);
             }
             rc = h5s_agree(c, rc);
@@ -929,9 +929,9 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
 {
     rkern *rows = NULL;
     size_t nrows = 0, cap = 0, ntot = 0, gf = 0;
-    uint64_t *lc = calloc(nloc ? nloc : 1, sizeof *lc), *loff = calloc(nloc ? nloc : 1, sizeof *loff), *all = NULL;
-    uint64_t(*rec)[2] = calloc(nloc ? nloc : 1, sizeof *rec); /* count, 1 + template (0 none) */
-    int64_t *same = calloc(nloc ? nloc : 1, sizeof *same);
+    uint64_t *lc = lsim_calloc(nloc ? nloc : 1, sizeof *lc), *loff = lsim_calloc(nloc ? nloc : 1, sizeof *loff), *all = NULL;
+    uint64_t(*rec)[2] = lsim_calloc(nloc ? nloc : 1, sizeof *rec); /* count, 1 + template (0 none) */
+    int64_t *same = lsim_calloc(nloc ? nloc : 1, sizeof *same);
     char *nbuf = NULL;
     void *gathered = NULL;
     hid_t dk[NRUNKERNCOLS], dn = -1, st = -1;
@@ -939,7 +939,7 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     rowsel sg, sk;
     h5s_sel_one(&sg, 0, 0);
     h5s_sel_one(&sk, 0, 0);
-    kblob *blobs = calloc(ngpu ? ngpu : 1, sizeof *blobs);
+    kblob *blobs = lsim_calloc(ngpu ? ngpu : 1, sizeof *blobs);
     int rc = lc && loff && rec && same && blobs ? 0 : h5s_nomem(c);
     rc = h5s_agree(c, rc);
     if (!rc) rc = kernel_templates(c, items, lm, nloc, gfirst, ngpu, blobs);
@@ -947,7 +947,7 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
      * its template's (then it keeps none of its own), the longest name */
     uint64_t w = 0;
     rkern *trows = NULL; /* the rows of template GPU tg, held here */
-    size_t ntrows = 0, tcap = 0, *loc = malloc((ngpu ? ngpu : 1) * sizeof *loc); /* GPU -> local item */
+    size_t ntrows = 0, tcap = 0, *loc = lsim_malloc((ngpu ? ngpu : 1) * sizeof *loc); /* GPU -> local item */
     int64_t tg = -1;
     if (!rc && !loc) rc = h5s_nomem(c);
     for (size_t q = 0; loc && q < ngpu; q++) loc[q] = SIZE_MAX;
@@ -990,7 +990,7 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
     if (!rc && c->mpi) MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_UINT64_T, MPI_MAX, c->comm);
     if (!rc) rc = h5s_agree(c, h5s_gather_records(c, rec, nloc, sizeof *rec, &gathered, &ntot, &gf));
     uint64_t(*allr)[2] = gathered;
-    all = rc ? NULL : malloc((ntot ? ntot : 1) * sizeof *all);
+    all = rc ? NULL : lsim_malloc((ntot ? ntot : 1) * sizeof *all);
     if (!rc && !all) rc = h5s_nomem(c);
     if (!rc && ntot != ngpu)
         rc = h5s_fail(c, LSIM_EINTERNAL, "%s/kernels: %zu GPUs counted, the run has %zu", where, ntot, ngpu);
@@ -1050,7 +1050,7 @@ static int write_run_kernels(sctx *c, hid_t run, const char *where, const lsim_r
         }
         if (!rc) {
             free(nbuf);
-            nbuf = calloc(nrows ? nrows : 1, w + 1);
+            nbuf = lsim_calloc(nrows ? nrows : 1, w + 1);
             if (!nbuf) rc = h5s_nomem(c);
             for (size_t q = 0; !rc && q < nrows; q++) memcpy(nbuf + q * (w + 1), rows[q].name, strlen(rows[q].name));
         }
@@ -1123,9 +1123,9 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
     }
     if (!rc && sn != ngpu) rc = h5s_fail(c, LSIM_EINTERNAL, "the run's %zu GPUs are not the store's %zu", ngpu, sn);
     if (!rc) {
-        owner = malloc((sn ? sn : 1) * sizeof *owner);
-        cand = malloc((sn ? sn : 1) * sizeof *cand);
-        dig = calloc(sn ? sn : 1, sizeof *dig);
+        owner = lsim_malloc((sn ? sn : 1) * sizeof *owner);
+        cand = lsim_malloc((sn ? sn : 1) * sizeof *cand);
+        dig = lsim_calloc(sn ? sn : 1, sizeof *dig);
         if (!owner || !cand || !dig) rc = h5s_nomem(c);
     }
     rc = h5s_agree(c, rc);
@@ -1166,7 +1166,7 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
         if (tl != SIZE_MAX) {
             src[0] = items[tl].start, src[1] = items[tl].end, src[2] = items[tl].bind_start, src[3] = items[tl].bind_end;
         } else if (c->mpi) {
-            int64_t *nb = realloc(buf, (n ? n : 1) * (size_t)ncol * sizeof *nb);
+            int64_t *nb = lsim_realloc(buf, (n ? n : 1) * (size_t)ncol * sizeof *nb);
             if (!nb) { /* every rank takes part in the broadcast regardless */
                 rc = h5s_nomem(c);
             } else {
@@ -1178,7 +1178,7 @@ static int results_share(sctx *c, const lsim_replay_item *items, rrow *lm, size_
             /* the owner's rows, packed; the other ranks receive (n per column) */
             int64_t *tmp = NULL;
             if (tl != SIZE_MAX) {
-                tmp = malloc((n ? n : 1) * (size_t)ncol * sizeof *tmp);
+                tmp = lsim_malloc((n ? n : 1) * (size_t)ncol * sizeof *tmp);
                 for (int k = 0; tmp && k < ncol; k++)
                     if (n) memcpy(tmp + (size_t)k * n, src[k], n * sizeof *tmp);
                 if (!tmp) rc = h5s_nomem(c);
@@ -1221,8 +1221,8 @@ static void write_step(const lsim_store_run_info *info, const char *part, int k,
 static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_item *items, size_t nloc,
                      const lsim_store_run_info *info)
 {
-    rrow *lm = calloc(nloc ? nloc : 1, sizeof *lm);
-    const char **src = calloc(nloc ? nloc : 1, sizeof *src);
+    rrow *lm = lsim_calloc(nloc ? nloc : 1, sizeof *lm);
+    const char **src = lsim_calloc(nloc ? nloc : 1, sizeof *src);
     size_t ngpu = 0, gfirst = 0;
     uint64_t tot[RR_N] = {0}, chunk[RR_N] = {0};
     rowsel sg, sel[RR_N];
@@ -1274,7 +1274,7 @@ static int write_run(sctx *c, hid_t run, const char *where, const lsim_replay_it
     if (!rc) rc = write_run_iters(c, run, where, items, nloc, gfirst, tot[RR_ITER], chunk[RR_ITER], &sel[RR_ITER]);
     write_step(info, "node rows", 4, parts);
     if (!rc) rc = write_run_cols(c, run, where, lm, nloc, bind, detail != LSIM_STORE_DETAIL_SUMMARY, tot, chunk, sel);
-    if (!rc) rc = h5s_agree(c, label_run(run) ? h5s_fail(c, LSIM_EIO, "cannot label %s columns", where) : 0);
+    if (!rc) rc = h5s_agree(c, (rc = label_run(run)) ? h5s_label_fail(c, rc, where) : 0);
     write_step(info, "kernels", 5, parts);
     if (!rc) rc = write_run_kernels(c, run, where, items, lm, nloc, gfirst, ngpu);
     if (embed) write_step(info, "graphs", 6, parts);
@@ -1628,7 +1628,7 @@ static int check_prefix(sctx *c, const char *where, const char *what, const void
     uint64_t acc = 0, *own = NULL; /* owners' offset and count, in pairs */
     size_t nown = 0;
     int rc = 0;
-    if (may_share && !(own = malloc((n ? n : 1) * 2 * sizeof *own)))
+    if (may_share && !(own = lsim_malloc((n ? n : 1) * 2 * sizeof *own)))
         return h5s_fail(c, LSIM_ENOMEM, "out of memory reading %s/gpus", where);
     for (size_t i = 0; i < n && !rc; i++) {
         uint64_t o, k;
@@ -1687,7 +1687,7 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
     int64_t nrows = h5s_dset_rows(c, run, where, "gpus/rank");
     if (nrows < 0) return c->e.code;
     *n = (size_t)nrows;
-    rrow *x = *rows = calloc(*n ? *n : 1, sizeof **rows);
+    rrow *x = *rows = lsim_calloc(*n ? *n : 1, sizeof **rows);
     if (!x) return h5s_nomem(c);
     int rc = h5s_get_records(c, run, where, "gpus", run_gpu_cols, NRUNGPUCOLS, x, sizeof *x, *n, 0, *n);
     if (!rc && H5Lexists(run, "gpus/has_fidelity", H5P_DEFAULT) > 0)
@@ -1777,7 +1777,7 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
 /* r->gpus from the rows read (their sources moved). */
 static int gpus_from_rows(sctx *c, lsim_store_run *r, const rrow *rows, char **src, size_t n, uint64_t nnodes)
 {
-    if (!(r->gpus = calloc(n ? n : 1, sizeof *r->gpus))) return h5s_nomem(c);
+    if (!(r->gpus = lsim_calloc(n ? n : 1, sizeof *r->gpus))) return h5s_nomem(c);
     r->ngpus = n;
     r->nnodes = nnodes;
     for (size_t i = 0; i < n; i++) {
@@ -1803,7 +1803,7 @@ static int gpus_from_rows(sctx *c, lsim_store_run *r, const rrow *rows, char **s
 /* iterations/...: each GPU's report.iters and iter_names. */
 static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run *r, const rrow *rows, uint64_t ni)
 {
-    riter *ri = calloc(ni ? ni : 1, sizeof *ri);
+    riter *ri = lsim_calloc(ni ? ni : 1, sizeof *ri);
     char **names = NULL;
     int rc = ri ? 0 : h5s_nomem(c);
     if (!rc) rc = h5s_get_records(c, run, where, "iterations", run_iter_cols, NRUNITERCOLS, ri, sizeof *ri, ni, 0, ni);
@@ -1820,8 +1820,8 @@ static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run 
         lsim_store_gpu_result *g = &r->gpus[i];
         uint32_t cnt = (uint32_t)rows[i].cnt[RR_ITER];
         uint64_t at = rows[i].off[RR_ITER];
-        if (!(g->report.iters = calloc(cnt ? cnt : 1, sizeof *g->report.iters)) ||
-            !(g->iter_names = calloc(cnt ? cnt : 1, sizeof *g->iter_names))) {
+        if (!(g->report.iters = lsim_calloc(cnt ? cnt : 1, sizeof *g->report.iters)) ||
+            !(g->iter_names = lsim_calloc(cnt ? cnt : 1, sizeof *g->iter_names))) {
             rc = h5s_nomem(c);
             break;
         }
@@ -1858,7 +1858,7 @@ static int read_run_cols(sctx *c, hid_t run, const char *where, lsim_store_run *
         }
         uint64_t total = tot[col->rr];
         size_t es = h5s_tsize(col->t);
-        char *buf = malloc((total ? total : 1) * es);
+        char *buf = lsim_malloc((total ? total : 1) * es);
         if (!buf) return h5s_nomem(c);
         rc = h5s_get_col(c, run, where, col->name, col->t, 1, total, 0, total, buf);
         if (col->run_at) { /* the run owns it from here on, read or not */
@@ -1870,7 +1870,7 @@ static int read_run_cols(sctx *c, hid_t run, const char *where, lsim_store_run *
             uint64_t cnt = rows[i].cnt[col->rr];
             void *p = NULL;
             if ((col->flags & RF_CP) && !g->has_cp) continue;
-            if ((cnt || (col->flags & RF_CP)) && !(p = malloc((cnt ? cnt : 1) * es))) rc = h5s_nomem(c);
+            if ((cnt || (col->flags & RF_CP)) && !(p = lsim_malloc((cnt ? cnt : 1) * es))) rc = h5s_nomem(c);
             else if (cnt) memcpy(p, buf + rows[i].off[col->rr] * es, cnt * es);
             set_ptr(g, col->at, p);
             set_count(g, col->rr, cnt);
@@ -1968,7 +1968,7 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
     uint64_t tot[RR_N] = {0};
     int rc = check_run_layout(c);
     if (rc) return rc;
-    lsim_store_run *r = calloc(1, sizeof *r);
+    lsim_store_run *r = lsim_calloc(1, sizeof *r);
     if (!r || !(r->name = strdup(name))) {
         free(r);
         return h5s_nomem(c);

@@ -38,7 +38,7 @@ static int valid_table(const lsim_cpu_ops *t, const lsim_graph *g)
 int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *graphs, const uint64_t *gid,
                       size_t nloc, uint64_t ngpu)
 {
-    uint64_t *mine = calloc(3 * (nloc ? nloc : 1), sizeof *mine), *all = NULL, *pg = NULL;
+    uint64_t *mine = lsim_calloc(3 * (nloc ? nloc : 1), sizeof *mine), *all = NULL, *pg = NULL;
     int *cnts = NULL, *disp = NULL;
     lsim_cpu_op *obuf = NULL;
     uint32_t *nbuf = NULL;
@@ -60,7 +60,7 @@ int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *
     size_t nall = nloc;
     if (!rc && c->mpi) {
         int n3 = (int)(3 * nloc);
-        cnts = malloc((size_t)c->size * sizeof *cnts), disp = malloc((size_t)c->size * sizeof *disp);
+        cnts = lsim_malloc((size_t)c->size * sizeof *cnts), disp = lsim_malloc((size_t)c->size * sizeof *disp);
         rc = h5s_agree(c, cnts && disp ? 0 : h5s_nomem(c));
         if (!rc) MPI_Allgather(&n3, 1, MPI_INT, cnts, 1, MPI_INT, c->comm);
         nall = 0;
@@ -68,8 +68,8 @@ int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *
         nall /= 3;
     }
     if (!rc) {
-        all = malloc(3 * (nall ? nall : 1) * sizeof *all);
-        pg = calloc(NGCOL * (ngpu ? ngpu : 1), sizeof *pg);
+        all = lsim_malloc(3 * (nall ? nall : 1) * sizeof *all);
+        pg = lsim_calloc(NGCOL * (ngpu ? ngpu : 1), sizeof *pg);
         rc = h5s_agree(c, all && pg ? 0 : h5s_nomem(c));
     }
     if (!rc && c->mpi) MPI_Allgatherv(mine, (int)(3 * nloc), MPI_UINT64_T, all, cnts, disp, MPI_UINT64_T, c->comm);
@@ -88,8 +88,8 @@ int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *
     }
     if (rc || !tops) goto out; /* no GPU has a tree: no group */
     /* this rank's rows, in GPU order (the order of the selections) */
-    obuf = malloc((lops ? lops : 1) * sizeof *obuf);
-    nbuf = malloc((lnodes ? lnodes : 1) * sizeof *nbuf);
+    obuf = lsim_malloc((lops ? lops : 1) * sizeof *obuf);
+    nbuf = lsim_malloc((lnodes ? lnodes : 1) * sizeof *nbuf);
     rc = h5s_agree(c, obuf && nbuf ? 0 : h5s_nomem(c));
     uint64_t ao = 0, an = 0;
     for (size_t i = 0; !rc && i < nloc; i++) {
@@ -108,7 +108,7 @@ int h5s_write_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph *const *
                               &sn, nbuf);
     /* the per-GPU columns: rank 0 writes them whole */
     if (!rc && c->rank == 0) h5s_sel_free(&sg), h5s_sel_one(&sg, 0, ngpu);
-    uint64_t *colv = rc ? NULL : malloc((ngpu ? ngpu : 1) * sizeof *colv);
+    uint64_t *colv = rc ? NULL : lsim_malloc((ngpu ? ngpu : 1) * sizeof *colv);
     if (!rc && !colv) rc = h5s_nomem(c);
     rc = h5s_agree(c, rc);
     for (int k = 0; !rc && k < NGCOL; k++) {
@@ -147,7 +147,7 @@ static int attach(sctx *c, const char *where, size_t g, lsim_graph *gr, lsim_cpu
         if (node_op[v] != UINT32_MAX && node_op[v] >= n)
             return h5s_fail(c, LSIM_EFORMAT, "%s/cpu_ops/node_op: node %zu of GPU %zu names op %u of %llu", where,
                             v, g, node_op[v], (unsigned long long)n);
-    lsim_cpu_ops *t = calloc(1, sizeof *t);
+    lsim_cpu_ops *t = lsim_calloc(1, sizeof *t);
     if (!t) return h5s_nomem(c);
     *t = (lsim_cpu_ops){op, n, node_op, gr->n};
     lsim_cpu_ops_free(gr->cpu_ops);
@@ -159,7 +159,7 @@ static int attach(sctx *c, const char *where, size_t g, lsim_graph *gr, lsim_cpu
 static int read_ops(sctx *c, hid_t loc, const char *where, uint64_t total, const rowsel *sel, lsim_cpu_op *op)
 {
     uint64_t rows = sel->rows;
-    char *col = malloc((rows ? rows : 1) * sizeof(int64_t));
+    char *col = lsim_malloc((rows ? rows : 1) * sizeof(int64_t));
     int rc = col ? 0 : h5s_nomem(c);
     rc = h5s_agree(c, rc);
     for (size_t k = 0; !rc && k < NOPCOLS; k++) {
@@ -186,7 +186,7 @@ int h5s_read_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph **gs, siz
     h5s_sel_one(&sn, 0, 0);
     int rc = 0;
     for (int k = 0; !rc && k < NGCOL; k++) {
-        if (!(pg[k] = malloc((ngpu ? ngpu : 1) * sizeof *pg[k]))) rc = h5s_nomem(c);
+        if (!(pg[k] = lsim_malloc((ngpu ? ngpu : 1) * sizeof *pg[k]))) rc = h5s_nomem(c);
         rc = h5s_agree(c, rc);
         if (!rc) rc = h5s_get_col(c, loc, where, gcol_names[k], T_U64, 1, ngpu, 0, ngpu, pg[k]);
     }
@@ -212,8 +212,8 @@ int h5s_read_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph **gs, siz
     }
     rc = h5s_agree(c, rc);
     if (!rc) {
-        op = malloc((lops ? lops : 1) * sizeof *op);
-        nop = malloc((lnodes ? lnodes : 1) * sizeof *nop);
+        op = lsim_malloc((lops ? lops : 1) * sizeof *op);
+        nop = lsim_malloc((lnodes ? lnodes : 1) * sizeof *nop);
         rc = h5s_agree(c, op && nop ? 0 : h5s_nomem(c));
     }
     if (!rc) rc = read_ops(c, loc, where, (uint64_t)tops, &so, op);
@@ -225,8 +225,8 @@ int h5s_read_cpu_ops(sctx *c, hid_t loc, const char *where, lsim_graph **gs, siz
         size_t g = GID(i);
         uint64_t no = pg[OP_CNT][g], nn = pg[ND_CNT][g];
         if (!no) continue;
-        lsim_cpu_op *o = malloc(no * sizeof *o);
-        uint32_t *m = malloc(nn * sizeof *m);
+        lsim_cpu_op *o = lsim_malloc(no * sizeof *o);
+        uint32_t *m = lsim_malloc(nn * sizeof *m);
         if (!o || !m) {
             free(o);
             free(m);

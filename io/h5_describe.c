@@ -150,8 +150,10 @@ static int describe_dataset(sctx *c, hid_t d, const char *where, const char *tab
     if (cls == H5T_STRING) return 0;
     const dcol *k = find_dcol(table, name);
     if (!k) return h5s_fail(c, LSIM_EINTERNAL, "%s/%s has no units (io/h5_describe.c)", where, name);
-    if (h5s_put_attr_str(d, "units", k->units) || (k->enums && h5s_put_attr_strs(d, "enum_names", k->enums, k->nenums)))
-        return h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s/%s", where, name);
+    int rc = h5s_put_attr_str(d, "units", k->units);
+    if (!rc && k->enums) rc = h5s_put_attr_strs(d, "enum_names", k->enums, k->nenums);
+    if (rc == H5S_NOMEM) return h5s_nomem(c);
+    if (rc) return h5s_fail(c, LSIM_EIO, "cannot write the attributes of %s/%s", where, name);
     return 0;
 }
 

@@ -297,7 +297,7 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     h5s_sel_one(&sel, 0, 0);
     /* /gpus: this process writes its own rows */
     for (size_t i = 0; i < nloc && !rc; i++) rc = h5s_sel_add(c, &sel, h5s_gpu_at(c, gfirst, i), 1);
-    gmeta *lm = malloc((nloc ? nloc : 1) * sizeof *lm);
+    gmeta *lm = lsim_malloc((nloc ? nloc : 1) * sizeof *lm);
     if (!rc && !lm) rc = h5s_nomem(c);
     rc = h5s_agree(c, rc);
     if (rc) goto out;
@@ -328,7 +328,7 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
         int rk = gc->rk;
         if (!flat && (!gc->optional || H5Lexists(loc, gc->name, H5P_DEFAULT) > 0)) continue;
         rc = sel_table(c, lm, nloc, rk, &sel);
-        buf = rc ? NULL : malloc(sel.rows ? sel.rows * gc->esz : 1);
+        buf = rc ? NULL : lsim_malloc(sel.rows ? sel.rows * gc->esz : 1);
         rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
         if (rc) goto out;
         uint64_t at = 0;
@@ -348,8 +348,8 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     {
         rowsel ssel, csel;
         rc = sel_strings(c, lm, nloc, &ssel, &csel);
-        uint64_t *so = rc ? NULL : malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
-        char *chars = rc ? NULL : malloc(csel.rows ? csel.rows : 1);
+        uint64_t *so = rc ? NULL : lsim_malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        char *chars = rc ? NULL : lsim_malloc(csel.rows ? csel.rows : 1);
         rc = h5s_agree(c, rc ? rc : so && chars ? 0 : h5s_nomem(c));
         if (!rc) {
             h5s_pack_strings(graphs, lm, nloc, NULL, so, chars, NULL);
@@ -366,7 +366,7 @@ int h5s_write_graph_tables(sctx *c, hid_t loc, const char *where, lsim_graph *co
     }
     /* the CPU op trees of traced GPUs (none: no group) */
     if (!rc) {
-        uint64_t *gid = malloc((nloc ? nloc : 1) * sizeof *gid);
+        uint64_t *gid = lsim_malloc((nloc ? nloc : 1) * sizeof *gid);
         rc = h5s_agree(c, gid ? 0 : h5s_nomem(c));
         for (size_t i = 0; !rc && i < nloc; i++) gid[i] = h5s_gpu_at(c, gfirst, i);
         if (!rc) rc = h5s_write_cpu_ops(c, loc, where, graphs, gid, nloc, ngpu);
@@ -390,7 +390,7 @@ int h5s_label_graph_tables(hid_t loc)
     for (int k = 0; k < 3; k++) {
         hid_t d = H5Dopen2(loc, names[k], H5P_DEFAULT);
         if (d < 0) return -1;
-        rc |= h5s_put_attr_strs(d, "columns", k < 2 ? cls : drop, k < 2 ? LSIM_E_NCLASSES : LSIM_DROP_NREASONS);
+        if (!rc) rc = h5s_put_attr_strs(d, "columns", k < 2 ? cls : drop, k < 2 ? LSIM_E_NCLASSES : LSIM_DROP_NREASONS);
         H5Dclose(d);
     }
     return rc;
@@ -457,8 +457,8 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
             rc = h5s_fail(c, LSIM_EARG, "graph %zu is missing or has no string table", i);
     rc = h5s_agree(c, rc);
     if (rc) return rc;
-    lm = calloc(n ? n : 1, sizeof *lm);
-    src = calloc(n ? n : 1, sizeof *src);
+    lm = lsim_calloc(n ? n : 1, sizeof *lm);
+    src = lsim_calloc(n ? n : 1, sizeof *src);
     rc = h5s_agree(c, lm && src ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -489,7 +489,7 @@ static int write_graphs_impl(sctx *c, lsim_graph *const *graphs, size_t n, const
                                    mixed ? "mixed" : lsim_latency_mode_name((lsim_latency_mode)lat)));
     if (!rc) rc = write_device_attr(c, graphs, n);
     if (!rc) rc = h5s_write_graph_tables(c, c->file, "", graphs, n, m, ngpu, gfirst, src, 1);
-    if (!rc) rc = h5s_agree(c, h5s_label_graph_tables(c->file) ? h5s_fail(c, LSIM_EIO, "cannot label /gpus columns") : 0);
+    if (!rc) rc = h5s_agree(c, (rc = h5s_label_graph_tables(c->file)) ? h5s_label_fail(c, rc, "/gpus") : 0);
     if (!rc) rc = h5s_describe(c, c->file, "");
     rc = h5s_finish_tmp(c, tmp, rc);
 out:
@@ -555,6 +555,14 @@ static int check_gpu_row(sctx *c, const char *where, const gmeta *m, size_t i)
     return e.code;
 }
 
+/* Out of memory for the GPU table of n rows (where: "" for the store's own,
+ * else the group holding it). */
+static int gpu_table_nomem(sctx *c, const char *where, size_t n)
+{
+    if (!*where) return h5s_fail(c, LSIM_ENOMEM, "out of memory reading its GPU table (%zu GPUs)", n);
+    return h5s_fail(c, LSIM_ENOMEM, "out of memory reading the GPU table of %s (%zu GPUs)", where, n);
+}
+
 int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char ***sources, size_t *ngpu)
 {
     *out = NULL;
@@ -578,11 +586,18 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
         if (sp >= 0) H5Sclose(sp);
         if (d >= 0) H5Dclose(d);
     }
+    gmeta *m = NULL;
+    size_t *own = NULL, nown = 0;
+    char **src = NULL;
     rc = h5s_agree(c, rc);
-    if (rc) return rc;
-    gmeta *m = calloc(n ? n : 1, sizeof *m);
-    rc = h5s_agree(c, m ? 0 : h5s_nomem(c));
-    if (!rc) rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, m, sizeof *m, n, 0, n);
+    if (rc) goto cleanup;
+    /* a large store under a tight memory limit fails here: the message
+     * names the file and the table's size, which says why (issue 40: this
+     * wrote through the NULL table and died of SIGSEGV) */
+    m = lsim_calloc(n ? n : 1, sizeof *m);
+    rc = h5s_agree(c, m ? 0 : gpu_table_nomem(c, where, n));
+    if (rc) goto cleanup;
+    rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_cols, h5s_ngpu_cols, m, sizeof *m, n, 0, n);
     /* the memory columns are optional (a store written before them: 0) */
     if (!rc && H5Lexists(loc, "gpus/mem_events", H5P_DEFAULT) > 0)
         rc = h5s_get_records(c, loc, where, "gpus", h5s_gpu_mem_cols, h5s_ngpu_mem_cols, m, sizeof *m, n, 0, n);
@@ -610,8 +625,8 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
      * node or edge rows. own[] lists the GPUs with node rows of their own,
      * whose node offsets ascend, for the lookup. */
     uint64_t acc[RK_N] = {0};
-    size_t *own = rc ? NULL : malloc((n ? n : 1) * sizeof *own), nown = 0;
-    if (!rc && !own) rc = h5s_nomem(c);
+    own = rc ? NULL : lsim_malloc((n ? n : 1) * sizeof *own);
+    if (!rc && !own) rc = gpu_table_nomem(c, where, n);
     for (size_t i = 0; !rc && i < n; i++) {
         m[i].same_as = -1;
         if (m[i].off[RK_NODE] != acc[RK_NODE] && m[i].cnt[RK_NODE]) {
@@ -653,18 +668,18 @@ int h5s_read_gpu_table(sctx *c, hid_t loc, const char *where, gmeta **out, char 
         else
             rc = check_gpu_row(c, where, &m[i], i);
     }
-    free(own);
     rc = h5s_agree(c, rc);
-    char **src = NULL;
     if (!rc && sources) rc = h5s_get_strings(c, loc, where, "gpus/source", n, 0, n, &src);
-    if (rc) {
-        free(m);
-        return rc;
+    if (!rc) {
+        *out = m;
+        *ngpu = n;
+        if (sources) *sources = src;
+        m = NULL;
     }
-    *out = m;
-    *ngpu = n;
-    if (sources) *sources = src;
-    return 0;
+cleanup:
+    free(own);
+    free(m);
+    return rc;
 }
 
 /* structure 0: not the node columns and edges (a GPU that will share
@@ -677,7 +692,7 @@ static int graph_alloc(lsim_graph *g, const gmeta *m, int structure, int colls)
 #define AL(f, cnt)                                                                                                     \
     do {                                                                                                               \
         size_t c_ = (cnt) ? (cnt) : 1;                                                                                 \
-        if (!(g->f = malloc(c_ * sizeof *g->f))) return LSIM_ENOMEM;                                                  \
+        if (!(g->f = lsim_malloc(c_ * sizeof *g->f))) return LSIM_ENOMEM;                                                  \
     } while (0)
     if (structure) {
 #define AL_NODE(f, type) AL(f, n);
@@ -779,7 +794,7 @@ static int validate_graph(sctx *c, const char *where, const lsim_graph *g, size_
             BAD("%s/edges/in_class of GPU %zu: edge %llu has class %u (valid: 0..%d, + 0x80 for end-edges, %u for SM edges)",
                 where, gi, (unsigned long long)k, g->in_class[k], LSIM_E_NCLASSES - 1, LSIM_EDGE_SM | LSIM_E_INFERRED);
     }
-    uint64_t *cnt = checked ? NULL : calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt);
+    uint64_t *cnt = checked ? NULL : lsim_calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt);
     if (!checked && !cnt) return h5s_nomem(c);
     for (size_t v = 0; !checked && v < n; v++) cnt[g->proc[v]]++;
     for (uint32_t p = 0; !checked && p < g->nprocs; p++) {
@@ -885,7 +900,7 @@ static int overlay_strings(sctx *c, const char *where, size_t gi, lsim_graph *g,
     lsim_strtab *t = NULL;
     uint32_t *diff = NULL, nd = 0;
     int rc = 0;
-    if (lsim_strtab_new_overlay(lead->strings, &t) || !(diff = malloc((ns ? ns : 1) * sizeof *diff))) {
+    if (lsim_strtab_new_overlay(lead->strings, &t) || !(diff = lsim_malloc((ns ? ns : 1) * sizeof *diff))) {
         rc = h5s_nomem(c);
         goto cleanup;
     }
@@ -919,8 +934,8 @@ static int patched_strings(sctx *c, const char *where, size_t gi, lsim_strtab *b
 {
     uint32_t nbase = lsim_strtab_count(base);
     lsim_strtab *t = NULL;
-    const char **ps = malloc((np ? np : 1) * sizeof *ps);
-    size_t *pl = malloc((np ? np : 1) * sizeof *pl);
+    const char **ps = lsim_malloc((np ? np : 1) * sizeof *ps);
+    size_t *pl = lsim_malloc((np ? np : 1) * sizeof *pl);
     int rc = ps && pl ? 0 : h5s_nomem(c);
     for (uint64_t k = 0; k < np && !rc; k++) {
         if (ids[k] >= nbase || (k && ids[k] <= ids[k - 1]))
@@ -978,9 +993,9 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
     /* the GPUs whose rows are read (rd, ascending: the requested ones and
      * the tables they share), their index among the requested (req, or
      * SIZE_MAX) and their tables (tab; the requested ones' are gs[]'s) */
-    size_t nrd = 0, *rd = malloc((2 * count + 1) * sizeof *rd), *req = malloc((2 * count + 1) * sizeof *req);
-    gmeta *rm = malloc((2 * count + 1) * sizeof *rm);
-    lsim_strtab **tab = calloc(2 * count + 1, sizeof *tab);
+    size_t nrd = 0, *rd = lsim_malloc((2 * count + 1) * sizeof *rd), *req = lsim_malloc((2 * count + 1) * sizeof *req);
+    gmeta *rm = lsim_malloc((2 * count + 1) * sizeof *rm);
+    lsim_strtab **tab = lsim_calloc(2 * count + 1, sizeof *tab);
     int rc = rd && req && rm && tab ? 0 : h5s_nomem(c), any_like = 0;
     for (size_t i = 0; !rc && i < count; i++) {
         size_t gi = list ? list[i] : first + i;
@@ -1004,14 +1019,14 @@ static int read_strings(sctx *c, hid_t loc, const char *where, const gmeta *m, s
     for (size_t k = 0; !rc && k < nrd; k++) rm[k] = m[rd[k]];
     if (!rc) rc = sel_strings(c, rm, nrd, &ssel, &csel);
     if (!rc) {
-        so = malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
-        chars = malloc(csel.rows ? csel.rows : 1);
+        so = lsim_malloc((ssel.rows ? ssel.rows : 1) * sizeof *so);
+        chars = lsim_malloc(csel.rows ? csel.rows : 1);
         if (!so || !chars) rc = h5s_nomem(c);
     }
     /* the ids of the rows of GPUs that replace strings */
     for (size_t k = 0; !rc && any_like && k < nrd; k++)
         if (rm[k].strings_like >= 0) rc = h5s_sel_add(c, &isel, rm[k].off[RK_STR], rm[k].cnt[RK_STR]);
-    if (!rc && isel.rows && !(ids = malloc(isel.rows * sizeof *ids))) rc = h5s_nomem(c);
+    if (!rc && isel.rows && !(ids = lsim_malloc(isel.rows * sizeof *ids))) rc = h5s_nomem(c);
     if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, &any_like, 1, MPI_INT, MPI_MAX, c->comm);
     if (!rc && any_like && H5Lexists(loc, "strings/id", H5P_DEFAULT) <= 0)
         rc = h5s_fail(c, LSIM_EFORMAT, "%s/strings/id is missing: /gpus/strings_like says GPUs share string tables", where);
@@ -1119,7 +1134,7 @@ static int check_ranks(const sctx *c, const char *where)
  * large blocks cannot reuse it. */
 static uint8_t *colls_pending(const sctx *c, const gmeta *lm, const size_t *lead, size_t count)
 {
-    uint8_t *pend = calloc(count ? count : 1, 1);
+    uint8_t *pend = lsim_calloc(count ? count : 1, 1);
     for (size_t i = 0; pend && c->share && i < count; i++)
         pend[i] = lead[i] != i && lm[i].cnt[RK_COLL] > 0 && lm[i].cnt[RK_COLL] == lm[lead[i]].cnt[RK_COLL];
     return pend;
@@ -1136,7 +1151,7 @@ static int unpack_gpu(sctx *c, const gcol *gc, lsim_graph **gs, const size_t *le
         size_t r = 0;
         while (r < rows && !memcmp(b + r * gc->stride + gc->field, src + r * gc->esz, gc->esz)) r++;
         if (r == rows) return 0;
-        if (!(gs[i]->colls = malloc(rows * sizeof *gs[i]->colls))) return h5s_nomem(c);
+        if (!(gs[i]->colls = lsim_malloc(rows * sizeof *gs[i]->colls))) return h5s_nomem(c);
         memcpy(gs[i]->colls, l->colls, rows * sizeof *gs[i]->colls);
         pend[i] = 0;
     }
@@ -1249,7 +1264,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     if (count == SIZE_MAX) count = first <= ngpu ? ngpu - first : 0;
     rc = h5s_agree(c, rc);
     if (rc) goto out;
-    lm = malloc((count ? count : 1) * sizeof *lm);
+    lm = lsim_malloc((count ? count : 1) * sizeof *lm);
     rc = h5s_agree(c, lm ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t i = 0; i < count; i++) lm[i] = m[list ? list[i] : first + i];
@@ -1259,10 +1274,10 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     /* Shared structure: lead[i] is the first requested GPU whose node and
      * edge rows are GPU i's (i itself, or an earlier one). Only leaders'
      * rows are read; the others share them (c->share) or copy them. */
-    lead = malloc((count ? count : 1) * sizeof *lead);
-    first_of = malloc((ngpu ? ngpu : 1) * sizeof *first_of);
-    ll = malloc((count ? count : 1) * sizeof *ll);
-    lidx = malloc((count ? count : 1) * sizeof *lidx);
+    lead = lsim_malloc((count ? count : 1) * sizeof *lead);
+    first_of = lsim_malloc((ngpu ? ngpu : 1) * sizeof *first_of);
+    ll = lsim_malloc((count ? count : 1) * sizeof *ll);
+    lidx = lsim_malloc((count ? count : 1) * sizeof *lidx);
     rc = h5s_agree(c, lead && first_of && ll && lidx ? 0 : h5s_nomem(c));
     if (rc) goto out;
     for (size_t q = 0; q < ngpu; q++) first_of[q] = SIZE_MAX;
@@ -1276,11 +1291,11 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         }
         lead[i] = first_of[key];
     }
-    gs = calloc(count ? count : 1, sizeof *gs);
+    gs = lsim_calloc(count ? count : 1, sizeof *gs);
     pend = colls_pending(c, lm, lead, count);
     if (!gs || !pend) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < count; i++) {
-        if (!(gs[i] = calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share, !pend[i]) ||
+        if (!(gs[i] = lsim_calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share, !pend[i]) ||
             !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
             rc = h5s_nomem(c);
         if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
@@ -1316,7 +1331,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
         int direct = count == 1 && gc->stride == gc->esz;
         if (rc) buf = NULL;
         else if (direct) buf = colbase(gs[0], gc);
-        else buf = stage ? stage : (stage = malloc(count > 1 ? bufsz : sel.rows ? sel.rows * gc->esz : 1));
+        else buf = stage ? stage : (stage = lsim_malloc(count > 1 ? bufsz : sel.rows ? sel.rows * gc->esz : 1));
         rc = h5s_agree(c, rc ? rc : buf ? 0 : h5s_nomem(c));
         if (!rc) rc = h5s_agree(c, h5s_get_col_sel(c, loc, where, gc->name, gc->t, h5s_total_rows(m, ngpu, rk), &sel, buf));
         uint64_t at = 0;
@@ -1504,7 +1519,7 @@ int lsim_store_gpu_table(const char *path, lsim_store_gpu_info **out, size_t *no
     if (!rc) rc = h5s_check_root(&c, LSIM_STORE_KIND_GRAPHS);
     if (!rc) rc = h5s_read_gpu_table(&c, c.file, "", &m, &src, &n);
     if (!rc) {
-        lsim_store_gpu_info *t = calloc(n ? n : 1, sizeof *t);
+        lsim_store_gpu_info *t = lsim_calloc(n ? n : 1, sizeof *t);
         if (!t) rc = h5s_nomem(&c);
         for (size_t i = 0; !rc && i < n; i++) {
             t[i].rank = m[i].rank;

@@ -20,7 +20,8 @@ int lsim_store_read_attr(const char *path, const char *name, char **text, lsim_e
     int rc = h5s_open_file(&c);
     if (!rc) {
         int got = h5s_get_attr_str(c.file, name, text);
-        if (got < 0) rc = h5s_fail(&c, LSIM_EFORMAT, "attribute %s is not a string", name);
+        if (got == H5S_NOMEM) rc = h5s_nomem(&c);
+        else if (got < 0) rc = h5s_fail(&c, LSIM_EFORMAT, "attribute %s is not a string", name);
         else if (got == 0) rc = h5s_fail(&c, LSIM_EARG, "no attribute %s", name);
     }
     return h5s_ctx_done(&c, rc, err);
@@ -182,9 +183,14 @@ static int info_graphs(sctx *c, FILE *out)
     int rc = h5s_read_gpu_table(c, c->file, "", &m, &src, &n);
     if (rc) return rc;
     char *ver = NULL, *cmd = NULL, *lat = NULL;
-    h5s_get_attr_str(c->file, "lumosim_version", &ver);
-    h5s_get_attr_str(c->file, "created_by", &cmd);
-    h5s_get_attr_str(c->file, "latency_mode", &lat);
+    /* optional: absent is fine, out of memory is not (a summary missing
+     * lines would look like an older store's) */
+    if (h5s_get_attr_str(c->file, "lumosim_version", &ver) == H5S_NOMEM ||
+        h5s_get_attr_str(c->file, "created_by", &cmd) == H5S_NOMEM ||
+        h5s_get_attr_str(c->file, "latency_mode", &lat) == H5S_NOMEM) {
+        rc = h5s_nomem(c);
+        goto cleanup;
+    }
     uint64_t tot[RK_N] = {0}, shared = 0, own = 0, like = 0, patched = 0;
     for (size_t i = 0; i < n; i++) {
         for (int r = 0; r < RK_N; r++) tot[r] += m[i].cnt[r];
@@ -258,12 +264,13 @@ static int info_graphs(sctx *c, FILE *out)
             fprintf(out, " (%lld bytes, %08" PRIx32 ")", (long long)m[i].source_size, m[i].source_crc32);
         fputc('\n', out);
     }
+cleanup:
     free(ver);
     free(cmd);
     free(lat);
     h5s_free_strs(src, n);
     free(m);
-    return 0;
+    return rc;
 }
 
 static int info_results(sctx *c, FILE *out)
@@ -449,7 +456,10 @@ int lsim_store_info(const char *path, FILE *out, lsim_err *err)
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
     int rc = h5s_open_file(&c);
     char *kind = NULL;
-    if (!rc && h5s_get_attr_str(c.file, "kind", &kind) > 0 && !strcmp(kind, LSIM_STORE_KIND_RESULTS)) {
+    int got = rc ? 0 : h5s_get_attr_str(c.file, "kind", &kind);
+    if (got == H5S_NOMEM) {
+        rc = h5s_nomem(&c);
+    } else if (!rc && got > 0 && !strcmp(kind, LSIM_STORE_KIND_RESULTS)) {
         rc = h5s_check_root(&c, LSIM_STORE_KIND_RESULTS);
         if (!rc) rc = info_results(&c, out);
     } else if (!rc && kind && !strcmp(kind, LSIM_STORE_KIND_SEARCH)) {

@@ -26,10 +26,13 @@
  * Errors: functions returning int give 0 or a negative LSIM_E* code with
  * c->e filled ("PATH: ..."); h5s_ctx_done copies it to the caller's err.
  * Memory: nothing here keeps what it is given; returned arrays are the
- * caller's (free / h5s_free_strs). */
+ * caller's (free / h5s_free_strs). Every malloc, calloc and realloc goes
+ * through the seam (alloc.h), so that tests/unit/test_store_oom.c can make
+ * each one fail. */
 #ifndef LUMOSIM_H5_INTERNAL_H
 #define LUMOSIM_H5_INTERNAL_H
 
+#include "lumosim/alloc.h"
 #include "lumosim/output.h"
 #include "lumosim/store.h"
 
@@ -137,7 +140,12 @@ uint64_t h5s_min_u64(uint64_t a, uint64_t b);
 
 /* ------------------------------------------------------------ attributes */
 
-/* Writers: 0 or -1. An existing attribute of that name is replaced. */
+/* An attribute reader's or writer's "out of memory": told apart from a bad
+ * or unwritable attribute, so that a run short of memory is not told that
+ * its file is damaged (issue 40). */
+#define H5S_NOMEM (-2)
+/* Writers: 0 or -1 (put_attr_strs and h5s_label: H5S_NOMEM too). An
+ * existing attribute of that name is replaced. */
 int h5s_put_attr(hid_t loc, const char *name, hid_t ft, hid_t mt, hsize_t n, const void *val);
 int h5s_put_attr_str(hid_t loc, const char *name, const char *s);
 int h5s_put_attr_u64(hid_t loc, const char *name, uint64_t v);
@@ -145,7 +153,7 @@ int h5s_put_attr_i32(hid_t loc, const char *name, int32_t v);
 int h5s_put_attr_f64(hid_t loc, const char *name, double v);
 int h5s_put_attr_strs(hid_t loc, const char *name, const char *const *s, size_t n);
 /* Readers: 1 = read, 0 = absent, -1 = present but unreadable or of the
- * wrong kind. Strings are the caller's to free. get_attr_num reads an
+ * wrong kind, H5S_NOMEM = out of memory. Strings are the caller's to free. get_attr_num reads an
  * integer as int64_t, or (is_float) an integer or float as double. */
 int h5s_get_attr_str(hid_t loc, const char *name, char **out);
 int h5s_get_attr_num(hid_t loc, const char *name, int is_float, void *out);
@@ -153,6 +161,9 @@ int h5s_get_attr_strs(hid_t loc, const char *name, char ***out, size_t *n);
 int h5s_get_attr_f64s(hid_t loc, const char *name, double **out, size_t *n);
 /* Attribute "columns" on the 2-D dataset dset: the names of its columns. */
 int h5s_label(hid_t loc, const char *dset, const char *const *names, size_t n);
+/* "cannot label WHAT columns" for a failed h5s_label (or a run of them:
+ * rc their first failure), or out of memory. */
+int h5s_label_fail(sctx *c, int rc, const char *what);
 
 /* ------------------------------------------------------------ columns */
 

@@ -29,8 +29,8 @@ int h5s_write_run_network(sctx *c, hid_t run, const char *where, const lsim_nets
     /* every rank swept the same flows: rank 0 writes the rows */
     int me0 = !c->mpi || c->rank == 0;
     size_t nf = me0 ? d->nflows : 0, nl = me0 ? d->nlinks : 0;
-    const char **names = calloc(nl ? nl : 1, sizeof *names);
-    char *buf = malloc((nl ? nl : 1) * 48);
+    const char **names = lsim_calloc(nl ? nl : 1, sizeof *names);
+    char *buf = lsim_malloc((nl ? nl : 1) * 48);
     rowsel sf, sl;
     h5s_sel_one(&sf, 0, nf);
     h5s_sel_one(&sl, 0, nl);

@@ -30,8 +30,8 @@ static int read_times(sctx *c, hid_t run, const char *where, const lsim_store_ru
                       lsim_store_gpu_detail *d)
 {
     uint64_t cnt = x->node_count;
-    d->start = malloc((cnt ? cnt : 1) * sizeof *d->start);
-    d->end = malloc((cnt ? cnt : 1) * sizeof *d->end);
+    d->start = lsim_malloc((cnt ? cnt : 1) * sizeof *d->start);
+    d->end = lsim_malloc((cnt ? cnt : 1) * sizeof *d->end);
     if (!d->start || !d->end) return h5s_nomem(c);
     int rc = h5s_get_col(c, run, where, "nodes/start", T_I64, 1, r->nnodes, x->node_offset, cnt, d->start);
     if (!rc) rc = h5s_get_col(c, run, where, "nodes/end", T_I64, 1, r->nnodes, x->node_offset, cnt, d->end);
@@ -52,7 +52,7 @@ int lsim_store_read_gpu_details(const char *path, const char *run_name, const ls
     size_t ng = 0;
     *out = NULL;
     h5s_ctx_init(&c, path, 0, MPI_COMM_NULL);
-    lsim_store_gpu_detail *d = calloc(n ? n : 1, sizeof *d);
+    lsim_store_gpu_detail *d = lsim_calloc(n ? n : 1, sizeof *d);
     int rc = d ? 0 : h5s_nomem(&c);
     for (size_t i = 0; !rc && i < n; i++)
         if (gpus[i] >= r->ngpus || (i && gpus[i] <= gpus[i - 1]))
@@ -109,7 +109,7 @@ int lsim_store_read_duty(const char *path, const char *run_name, lsim_store_run 
                               k ? "predicted" : "actual");
                 break;
             }
-            if (!(*dst = malloc(m * sizeof **dst))) rc = h5s_nomem(&c);
+            if (!(*dst = lsim_malloc(m * sizeof **dst))) rc = h5s_nomem(&c);
             else rc = h5s_get_col(&c, run, where, k ? "duty/predicted" : "duty/actual", T_F64, 1, (uint64_t)tot[k], o, m,
                                   *dst);
             if (!rc) *(k ? &rep->nbins_predicted : &rep->nbins_actual) = (uint32_t)m;
@@ -127,8 +127,8 @@ static int row_uses(sctx *c, hid_t run, const char *where, uint64_t ktot, uint64
 {
     int64_t ngpu = h5s_dset_rows(c, run, where, "gpus/kernel_offset");
     if (ngpu < 0) return c->e.code;
-    uint64_t *off = malloc(((size_t)ngpu + 1) * sizeof *off), *cnt = malloc(((size_t)ngpu + 1) * sizeof *cnt);
-    int64_t *diff = calloc(ktot + 1, sizeof *diff);
+    uint64_t *off = lsim_malloc(((size_t)ngpu + 1) * sizeof *off), *cnt = lsim_malloc(((size_t)ngpu + 1) * sizeof *cnt);
+    int64_t *diff = lsim_calloc(ktot + 1, sizeof *diff);
     int rc = off && cnt && diff ? 0 : h5s_nomem(c);
     if (!rc) rc = h5s_get_col(c, run, where, "gpus/kernel_offset", T_U64, 1, (uint64_t)ngpu, 0, (uint64_t)ngpu, off);
     if (!rc) rc = h5s_get_col(c, run, where, "gpus/kernel_count", T_U64, 1, (uint64_t)ngpu, 0, (uint64_t)ngpu, cnt);
@@ -165,8 +165,8 @@ static int add_rows(sctx *c, hid_t run, const char *where, uint64_t ktot, uint64
                     lsim_strtab *keys, lsim_report_kernel **ka, size_t *cap)
 {
     char **nm = NULL;
-    uint64_t *cnt = malloc(m * sizeof *cnt), *obs = malloc(m * sizeof *obs);
-    int64_t *act = malloc(m * sizeof *act), *pre = malloc(m * sizeof *pre);
+    uint64_t *cnt = lsim_malloc(m * sizeof *cnt), *obs = lsim_malloc(m * sizeof *obs);
+    int64_t *act = lsim_malloc(m * sizeof *act), *pre = lsim_malloc(m * sizeof *pre);
     int rc = cnt && obs && act && pre ? 0 : h5s_nomem(c);
     if (!rc) rc = h5s_get_strings(c, run, where, "kernels/name", ktot, k0, m, &nm);
     if (!rc) rc = h5s_get_col(c, run, where, "kernels/count", T_U64, 1, ktot, k0, m, cnt);

@@ -54,10 +54,10 @@ static int write_search(sctx *c, const lsim_search_file_info *info, const lsim_s
                         const size_t *ranking, size_t nrank)
 {
     char tmp[4096];
-    srow *rows = calloc(n ? n : 1, sizeof *rows);
-    uint64_t *rk = calloc(nrank ? nrank : 1, sizeof *rk);
-    const char **why = calloc(n ? n : 1, sizeof *why);
-    const char **rule = calloc(n ? n : 1, sizeof *rule);
+    srow *rows = lsim_calloc(n ? n : 1, sizeof *rows);
+    uint64_t *rk = lsim_calloc(nrank ? nrank : 1, sizeof *rk);
+    const char **why = lsim_calloc(n ? n : 1, sizeof *why);
+    const char **rule = lsim_calloc(n ? n : 1, sizeof *rule);
     rowsel all, rsel;
     h5s_sel_one(&all, 0, n);
     h5s_sel_one(&rsel, 0, nrank);
@@ -195,7 +195,7 @@ static int read_search(sctx *c, lsim_search_file *o)
     if (!rc && (n > ((uint64_t)1 << 32) || shards < 1 || shard < 0 || shard >= shards))
         rc = h5s_fail(c, LSIM_EFORMAT, "/search: %llu candidates, shard %lld of %lld", (unsigned long long)n,
                       (long long)shard, (long long)shards);
-    if (!rc && (!(rows = calloc(n ? n : 1, sizeof *rows)) || !(o->cand = calloc(n ? n : 1, sizeof *o->cand))))
+    if (!rc && (!(rows = lsim_calloc(n ? n : 1, sizeof *rows)) || !(o->cand = lsim_calloc(n ? n : 1, sizeof *o->cand))))
         rc = h5s_nomem(c);
     if (!rc) rc = h5s_get_records(c, c->file, "", "search/candidates", search_cols, NSCOLS, rows, sizeof *rows, n, 0, n);
     if (!rc && n) rc = h5s_get_strings(c, c->file, "", "search/candidates/why", n, 0, n, &why);
@@ -282,8 +282,8 @@ int lsim_search_merge(const lsim_search_file *f, int n, char *const *names, lsim
     if (N != n)
         return lsim_err_set(err, LSIM_EARG, "%s: shard %d of %d, but %d files given (one per shard I = 0..%d)", names[0],
                             f[0].info.shard, N, n, N - 1);
-    int *by = malloc((size_t)N * sizeof *by); /* the file of each shard */
-    lsim_search_cand *c = calloc(f[0].n ? f[0].n : 1, sizeof *c);
+    int *by = lsim_malloc((size_t)N * sizeof *by); /* the file of each shard */
+    lsim_search_cand *c = lsim_calloc(f[0].n ? f[0].n : 1, sizeof *c);
     if (!by || !c) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory merging the shards");
     for (int i = 0; !rc && i < N; i++) by[i] = -1;
     for (int i = 0; !rc && i < n; i++) {

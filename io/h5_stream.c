@@ -127,7 +127,7 @@ static int writer_open(const char *path, int mpi, MPI_Comm comm, const lsim_stor
                        lsim_store_writer **out, lsim_err *err)
 {
     *out = NULL;
-    lsim_store_writer *w = calloc(1, sizeof *w);
+    lsim_store_writer *w = lsim_calloc(1, sizeof *w);
     if (!w) {
         int rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         return mpi ? lsim_mpi_agree(comm, rc, err) : rc; /* the others' first agreement */
@@ -178,7 +178,7 @@ int lsim_store_writer_open_mpi(const char *path, MPI_Comm comm, const lsim_store
 static int wbuf(lsim_store_writer *w, size_t need)
 {
     if (need <= w->bufcap) return 0;
-    char *b = realloc(w->buf, need);
+    char *b = lsim_realloc(w->buf, need);
     if (!b) return h5s_nomem(&w->c);
     w->buf = b;
     w->bufcap = need;
@@ -206,7 +206,7 @@ static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus
 {
     sctx *c = &w->c;
     int rc = LSIM_GROW(w->gall, &w->capg, (size_t)(w->ngpu + round_gpus) * GREC) ? h5s_nomem(c) : 0;
-    uint64_t *mine = rc ? NULL : malloc((n ? n : 1) * GREC * sizeof *mine);
+    uint64_t *mine = rc ? NULL : lsim_malloc((n ? n : 1) * GREC * sizeof *mine);
     int *cnt = NULL, *dsp = NULL;
     if (!rc && !mine) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < n; i++) {
@@ -222,8 +222,8 @@ static int round_share_table(lsim_store_writer *w, size_t n, uint64_t round_gpus
     }
     rc = h5s_agree(c, rc);
     if (!rc) {
-        cnt = malloc((size_t)c->size * sizeof *cnt);
-        dsp = malloc((size_t)c->size * sizeof *dsp);
+        cnt = lsim_malloc((size_t)c->size * sizeof *cnt);
+        dsp = lsim_malloc((size_t)c->size * sizeof *dsp);
         rc = h5s_agree(c, cnt && dsp ? 0 : h5s_nomem(c));
     }
     if (!rc) {
@@ -244,7 +244,7 @@ static int find_patches(sctx *c, const lsim_graph *g, const lsim_graph *base, ui
                         uint64_t *bytes)
 {
     uint32_t ns = lsim_strtab_count(g->strings);
-    *ids = malloc((ns ? ns : 1) * sizeof **ids);
+    *ids = lsim_malloc((ns ? ns : 1) * sizeof **ids);
     if (!*ids) return h5s_nomem(c);
     *np = h5s_string_patches(g, base, *ids);
     *bytes = 0;
@@ -266,7 +266,7 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
     int rc = 0;
     uint32_t **patch = NULL; /* per graph: the ids its string rows replace, or NULL */
     wq_on(c);
-    if (str_base && !(patch = calloc(n ? n : 1, sizeof *patch))) rc = h5s_nomem(c);
+    if (str_base && !(patch = lsim_calloc(n ? n : 1, sizeof *patch))) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < n; i++)
         if (!graphs || !graphs[i] || !graphs[i]->strings)
             rc = h5s_fail(c, LSIM_EARG, "graph %zu of the batch is missing or has no string table", i);
@@ -473,7 +473,7 @@ int lsim_store_writer_close(lsim_store_writer *w, lsim_err *err)
     for (int i = 0; !rc && i < w->nattr; i++)
         if (h5s_put_attr_str(c->file, w->attr_name[i], w->attr_text[i]))
             rc = h5s_fail(c, LSIM_EIO, "cannot write the attribute %s", w->attr_name[i]);
-    if (!rc && h5s_label_graph_tables(c->file)) rc = h5s_fail(c, LSIM_EIO, "cannot label /gpus columns");
+    if (!rc && (rc = h5s_label_graph_tables(c->file))) rc = h5s_label_fail(c, rc, "/gpus");
     rc = h5s_agree(c, rc);
     if (!rc) rc = h5s_describe(c, c->file, "");
     rc = h5s_finish_tmp(c, w->tmp, rc);

@@ -256,8 +256,8 @@ int h5s_put_attr_strs(hid_t loc, const char *name, const char *const *s, size_t 
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (s[i] && strlen(s[i]) > w) w = strlen(s[i]);
-    char *buf = calloc(n ? n : 1, w + 1);
-    if (!buf) return -1;
+    char *buf = lsim_calloc(n ? n : 1, w + 1);
+    if (!buf) return H5S_NOMEM;
     for (size_t i = 0; i < n; i++)
         if (s[i]) memcpy(buf + i * (w + 1), s[i], strlen(s[i]));
     hid_t t = h5s_str_type(w);
@@ -268,7 +268,7 @@ int h5s_put_attr_strs(hid_t loc, const char *name, const char *const *s, size_t 
 }
 
 /* Attribute readers: 1 = read, 0 = absent, -1 = present but unreadable or of
- * the wrong kind. */
+ * the wrong kind, H5S_NOMEM = out of memory (not the file's fault). */
 
 /* An attribute opened for reading with its type and space; an id that
  * could not be had is -1 (the readers check the ones they use). */
@@ -309,14 +309,15 @@ int h5s_get_attr_str(hid_t loc, const char *name, char **out)
         if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {
             *out = strdup(v ? v : "");
             H5free_memory(v);
-            rc = *out ? 1 : -1;
+            rc = *out ? 1 : H5S_NOMEM;
         }
         if (mt >= 0) H5Tclose(mt);
     } else {
         size_t sz = H5Tget_size(t);
         hid_t mt = sz ? h5s_str_type(sz) : -1; /* room for a NUL after the data */
-        char *v = sz ? calloc(1, sz + 2) : NULL;
-        if (mt >= 0 && v && H5Aread(a, mt, v) >= 0) {
+        char *v = sz ? lsim_calloc(1, sz + 2) : NULL;
+        if (sz && !v) rc = H5S_NOMEM;
+        else if (mt >= 0 && H5Aread(a, mt, v) >= 0) {
             v[sz] = '\0';
             *out = v;
             v = NULL;
@@ -359,12 +360,13 @@ int h5s_get_attr_strs(hid_t loc, const char *name, char ***out, size_t *n)
     size_t sz = H5Tget_size(t);
     if (!sz || np > 1000000) goto out;
     hid_t mt = h5s_str_type(sz);
-    char *buf = calloc((size_t)np ? (size_t)np : 1, sz + 1);
-    char **v = calloc((size_t)np ? (size_t)np : 1, sizeof *v);
-    if (mt >= 0 && buf && v && H5Aread(a, mt, buf) >= 0) {
+    char *buf = lsim_calloc((size_t)np ? (size_t)np : 1, sz + 1);
+    char **v = lsim_calloc((size_t)np ? (size_t)np : 1, sizeof *v);
+    if (!buf || !v) rc = H5S_NOMEM;
+    else if (mt >= 0 && H5Aread(a, mt, buf) >= 0) {
         size_t i;
         for (i = 0; i < (size_t)np; i++) {
-            if (!(v[i] = calloc(1, sz + 1))) break;
+            if (!(v[i] = lsim_calloc(1, sz + 1))) break;
             memcpy(v[i], buf + i * (sz + 1), sz);
         }
         if (i == (size_t)np) {
@@ -373,6 +375,7 @@ int h5s_get_attr_strs(hid_t loc, const char *name, char ***out, size_t *n)
             v = NULL;
             rc = 1;
         } else {
+            rc = H5S_NOMEM;
             while (i) free(v[--i]);
         }
     }
@@ -394,8 +397,9 @@ int h5s_get_attr_f64s(hid_t loc, const char *name, double **out, size_t *n)
     hid_t a = r.a, t = r.t, sp = r.sp;
     hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     if (t >= 0 && np >= 0 && np <= 1000000 && H5Tget_class(t) == H5T_FLOAT) {
-        double *v = calloc((size_t)np ? (size_t)np : 1, sizeof *v);
-        if (v && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
+        double *v = lsim_calloc((size_t)np ? (size_t)np : 1, sizeof *v);
+        if (!v) rc = H5S_NOMEM;
+        else if (H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
             *out = v;
             *n = (size_t)np;
             rc = 1;
@@ -737,7 +741,7 @@ int h5s_file_crc(sctx *c, const char *p, int64_t *size, uint32_t *crc)
     FILE *f = NULL;
     lsim_err ie = {0};
     if (lsim_input_fopen(p, &f, &ie)) return h5s_fail(c, LSIM_EIO, "cannot read a source trace to checksum it: %s", ie.msg);
-    unsigned char *buf = malloc(1 << 20);
+    unsigned char *buf = lsim_malloc(1 << 20);
     if (!buf) {
         fclose(f);
         return h5s_nomem(c);
@@ -812,7 +816,7 @@ static void rec_move(const mcol *k, int to, char *field, char *elem)
 int h5s_put_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
                     const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc, uint64_t chunk)
 {
-    hid_t *d = malloc((ncols ? ncols : 1) * sizeof *d);
+    hid_t *d = lsim_malloc((ncols ? ncols : 1) * sizeof *d);
     int rc = h5s_agree(c, d ? 0 : h5s_nomem(c));
     if (rc) return rc;
     rc = h5s_create_records(c, loc, where, group, cols, ncols, total, chunk, d);
@@ -840,7 +844,7 @@ int h5s_create_records(sctx *c, hid_t loc, const char *where, const char *group,
 int h5s_write_records(sctx *c, const hid_t *d, const char *where, const char *group, const mcol *cols, size_t ncols,
                       const void *rec, size_t rsz, uint64_t total, const rowsel *sel, size_t nloc)
 {
-    char *buf = malloc((nloc ? nloc : 1) * rec_buf_row(cols, ncols));
+    char *buf = lsim_malloc((nloc ? nloc : 1) * rec_buf_row(cols, ncols));
     int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
     for (size_t k = 0; k < ncols && !rc; k++) {
         const mcol *mc = &cols[k];
@@ -859,7 +863,7 @@ int h5s_write_records(sctx *c, const hid_t *d, const char *where, const char *gr
 int h5s_get_records(sctx *c, hid_t loc, const char *where, const char *group, const mcol *cols, size_t ncols,
                     void *rec, size_t rsz, uint64_t total, uint64_t first, size_t cnt)
 {
-    char *buf = malloc((cnt ? cnt : 1) * rec_buf_row(cols, ncols));
+    char *buf = lsim_malloc((cnt ? cnt : 1) * rec_buf_row(cols, ncols));
     int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
     for (size_t k = 0; k < ncols && !rc; k++) {
         const mcol *mc = &cols[k];
@@ -897,7 +901,7 @@ int h5s_gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **
     *ntot = 0;
     *gfirst = 0;
     if (!c->mpi) {
-        void *m = malloc((nloc ? nloc : 1) * rsz);
+        void *m = lsim_malloc((nloc ? nloc : 1) * rsz);
         if (!m) return h5s_nomem(c);
         if (nloc) memcpy(m, lm, nloc * rsz);
         *all = m;
@@ -905,7 +909,7 @@ int h5s_gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **
         return 0;
     }
     int mine = (int)nloc;
-    int *counts = calloc((size_t)c->size, sizeof *counts), *displs = calloc((size_t)c->size, sizeof *displs);
+    int *counts = lsim_calloc((size_t)c->size, sizeof *counts), *displs = lsim_calloc((size_t)c->size, sizeof *displs);
     void *m = NULL;
     int rc = counts && displs ? 0 : h5s_nomem(c);
     if (nloc > (size_t)INT_MAX / rsz) rc = h5s_fail(c, LSIM_EARG, "too many GPUs on one MPI rank");
@@ -918,7 +922,7 @@ int h5s_gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **
         tot += (size_t)counts[r];
     }
     if (tot > (size_t)INT_MAX / rsz) rc = h5s_fail(c, LSIM_EARG, "too many GPUs for one collective write");
-    if (!rc && !(m = malloc((tot ? tot : 1) * rsz))) rc = h5s_nomem(c);
+    if (!rc && !(m = lsim_malloc((tot ? tot : 1) * rsz))) rc = h5s_nomem(c);
     rc = h5s_agree(c, rc);
     if (rc) goto out;
     int at = 0;
@@ -930,8 +934,8 @@ int h5s_gather_records(sctx *c, const void *lm, size_t nloc, size_t rsz, void **
     MPI_Allgatherv(lm, mine * (int)rsz, MPI_BYTE, m, counts, displs, MPI_BYTE, c->comm);
     if (c->gids) {
         /* place each record at its GPU's index */
-        uint64_t *ids = malloc((tot ? tot : 1) * sizeof *ids), *myids = malloc((nloc ? nloc : 1) * sizeof *myids);
-        char *perm = malloc((tot ? tot : 1) * rsz), *seen = calloc(tot ? tot : 1, 1);
+        uint64_t *ids = lsim_malloc((tot ? tot : 1) * sizeof *ids), *myids = lsim_malloc((nloc ? nloc : 1) * sizeof *myids);
+        char *perm = lsim_malloc((tot ? tot : 1) * rsz), *seen = lsim_calloc(tot ? tot : 1, 1);
         rc = ids && myids && perm && seen ? 0 : h5s_nomem(c);
         rc = h5s_agree(c, rc);
         if (!rc) {
@@ -1209,7 +1213,9 @@ int h5s_check_root(sctx *c, const char *want)
     char takes[64];
     snprintf(takes, sizeof takes, "a %s", wname ? wname : want);
     int rc = 0;
-    if (have == LSIM_STORE_OTHER)
+    if (rk == H5S_NOMEM || rv == H5S_NOMEM)
+        rc = h5s_nomem(c); /* not "no kind attribute": the file is fine */
+    else if (have == LSIM_STORE_OTHER)
         rc = h5s_fail(c, LSIM_EFORMAT, "HDF5 file, but not a lumosim %s (no lumosim 'kind' attribute)",
                      wname ? wname : want);
     else if (have != wanted)
@@ -1237,7 +1243,7 @@ int h5s_put_strings(sctx *c, hid_t loc, const char *where, const char *name, con
     for (size_t i = 0; i < nloc; i++)
         if (s[i] && strlen(s[i]) > w) w = strlen(s[i]);
     if (c->mpi) MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_UINT64_T, MPI_MAX, c->comm);
-    char *buf = calloc(nloc ? nloc : 1, w + 1);
+    char *buf = lsim_calloc(nloc ? nloc : 1, w + 1);
     int rc = h5s_agree(c, buf ? 0 : h5s_nomem(c));
     if (rc) return rc;
     for (size_t i = 0; i < nloc; i++)
@@ -1261,14 +1267,14 @@ int h5s_get_strings(sctx *c, hid_t loc, const char *where, const char *name, uin
     hid_t d = h5s_open_col(c, loc, where, name, H5T_STRING, 1, total, &ssz);
     int rc = h5s_agree(c, d < 0 ? c->e.code : 0);
     if (!rc) {
-        sb = calloc(cnt ? cnt : 1, ssz + 1);
-        v = calloc(cnt ? cnt : 1, sizeof *v);
+        sb = lsim_calloc(cnt ? cnt : 1, ssz + 1);
+        v = lsim_calloc(cnt ? cnt : 1, sizeof *v);
         st = h5s_str_type(ssz);
         rc = h5s_agree(c, sb && v && st >= 0 ? 0 : h5s_nomem(c));
     }
     if (!rc) rc = h5s_agree(c, h5s_read_rows(c, d, where, name, st, 1, first, cnt, sb));
     for (size_t i = 0; !rc && i < cnt; i++) {
-        if (!(v[i] = calloc(1, ssz + 1))) rc = h5s_nomem(c);
+        if (!(v[i] = lsim_calloc(1, ssz + 1))) rc = h5s_nomem(c);
         else memcpy(v[i], sb + i * (ssz + 1), ssz);
     }
     rc = h5s_agree(c, rc);
@@ -1282,6 +1288,12 @@ int h5s_get_strings(sctx *c, hid_t loc, const char *where, const char *name, uin
     *out = v;
     return 0;
 }
+int h5s_label_fail(sctx *c, int rc, const char *what)
+{
+    if (rc == H5S_NOMEM) return h5s_nomem(c);
+    return h5s_fail(c, LSIM_EIO, "cannot label %s columns", what);
+}
+
 /* Column names of 2-D datasets, for readers. */
 int h5s_label(hid_t loc, const char *dset, const char *const *names, size_t n)
 {
@@ -1308,11 +1320,11 @@ int h5s_list_links(sctx *c, hid_t loc, char ***out, size_t *n)
     *n = 0;
     if (H5Gget_info(loc, &gi) < 0) return h5s_fail(c, LSIM_EFORMAT, "cannot list the runs");
     if (gi.nlinks > 1000000) return h5s_fail(c, LSIM_EFORMAT, "the run list is damaged");
-    char **v = calloc(gi.nlinks ? gi.nlinks : 1, sizeof *v);
+    char **v = lsim_calloc(gi.nlinks ? gi.nlinks : 1, sizeof *v);
     if (!v) return h5s_nomem(c);
     for (hsize_t i = 0; i < gi.nlinks; i++) {
         ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, NULL, 0, H5P_DEFAULT);
-        if (len < 0 || !(v[i] = calloc(1, (size_t)len + 1)) ||
+        if (len < 0 || !(v[i] = lsim_calloc(1, (size_t)len + 1)) ||
             H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_NATIVE, i, v[i], (size_t)len + 1, H5P_DEFAULT) < 0) {
             h5s_free_strs(v, (size_t)i + 1);
             return len < 0 ? h5s_fail(c, LSIM_EFORMAT, "cannot list the runs") : h5s_nomem(c);

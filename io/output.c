@@ -39,6 +39,9 @@ struct lsim_out {
 };
 
 static void (*g_notice)(const char *line);
+static lsim_out_recheck_fn g_recheck; /* output_internal.h */
+
+void lsim_out_set_recheck(lsim_out_recheck_fn fn) { g_recheck = fn; }
 static lsim_out_watch_fn g_watch; /* lsim_out_set_watch */
 static void *g_watch_ctx;
 
@@ -290,6 +293,46 @@ static void out_free(lsim_out *o)
     free(o);
 }
 
+/* Test hook: LUMOSIM_TEST_PAUSE=POINT stops every writer at POINT after one
+ * notice naming the output: "commit", with its temporary complete and its
+ * lock held, just before the rename; "begin", after the command's checks,
+ * before the lock is taken. A test waits for the notice and then sends a
+ * signal (tests/integration/signals.sh), rather than sleeping and hoping it
+ * lands mid-write: SIGWINCH goes on, any signal that ends the program ends
+ * it there. Not SIGCONT: mpirun sends it before the SIGTERM that ends a
+ * job's ranks, and the paused writer must die there, not commit
+ * (tests/mpi/killed_rank.sh). */
+static volatile sig_atomic_t g_resume;
+static void on_resume(int sig)
+{
+    (void)sig;
+    g_resume = 1;
+}
+
+static void test_pause(const lsim_out *o, const char *point)
+{
+    const char *v = getenv("LUMOSIM_TEST_PAUSE");
+    if (!v || strcmp(v, point)) return;
+    /* SIGWINCH blocked until the wait, so that one sent right after the
+     * notice is not lost */
+    sigset_t go, old, during;
+    sigemptyset(&go);
+    sigaddset(&go, SIGWINCH);
+    sigprocmask(SIG_BLOCK, &go, &old);
+    struct sigaction sa, was;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_resume;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGWINCH, &sa, &was);
+    g_resume = 0;
+    notice("%s: paused before %s (LUMOSIM_TEST_PAUSE=%s, pid %ld)", o->path, point, point, (long)getpid());
+    during = old;
+    sigdelset(&during, SIGWINCH);
+    while (!g_resume) sigsuspend(&during);
+    sigaction(SIGWINCH, &was, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, lsim_err *err)
 {
     *out = NULL;
@@ -343,7 +386,13 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
     /* every writer of a regular file takes the lock (LSIM_OUT_LOCK is now
      * implied): two runs writing one new store would otherwise both exit 0
      * with one result silently replaced; now the second waits its turn */
+    test_pause(o, "begin");
     if ((rc = take_lock(o, path, err))) goto cleanup;
+    /* another lumosim may have written the file since the command checked
+     * it (it held the lock while this run waited, or finished before this
+     * run got here): what the check allowed then is asked again (issue 40:
+     * two writers of one new store both exited 0, one store lost) */
+    if (g_recheck && (rc = g_recheck(o->target, 0, err))) goto cleanup;
     remove_stale(o->target);
     size_t len = strlen(o->target) + 96;
     if (!(o->tmp = malloc(len))) {
@@ -367,25 +416,12 @@ int lsim_out_is_through(const lsim_out *o) { return o && o->through; }
 const char *lsim_out_target(const lsim_out *o) { return o ? o->target : NULL; }
 const char *lsim_out_lock(const lsim_out *o) { return o && o->lock_fd >= 0 ? o->lock_path : NULL; }
 
-/* Test hook: LUMOSIM_TEST_PAUSE=commit stops every writer with its
- * temporary complete (and an archive's lock held), just before the rename,
- * after one notice naming the output: a test waits for the notice and
- * sends its signal there (tests/integration/signals.sh), rather than
- * sleeping and hoping the kill lands mid-write. Waits for a signal. */
-static void test_pause(const lsim_out *o)
-{
-    const char *v = getenv("LUMOSIM_TEST_PAUSE");
-    if (!v || strcmp(v, "commit")) return;
-    notice("%s: paused before commit (LUMOSIM_TEST_PAUSE=commit, pid %ld)", o->path, (long)getpid());
-    for (;;) pause();
-}
-
 int lsim_out_commit(lsim_out *o, lsim_err *err)
 {
     if (!o) return 0;
     int rc = 0;
     if (!o->through) {
-        test_pause(o);
+        test_pause(o, "commit");
         /* the data on disk before the name: a crash after the rename must
          * not leave an empty file under the old name */
         int fd = open(o->tmp, O_RDONLY | O_CLOEXEC);
@@ -401,6 +437,7 @@ int lsim_out_commit(lsim_out *o, lsim_err *err)
         if (!rc && rename(o->tmp, o->target) != 0)
             rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", o->path, strerror(errno));
         if (rc) remove(o->tmp);
+        else if (g_recheck) g_recheck(o->target, 1, NULL); /* this run's own file: no second look at it */
     } else if (!strcmp(o->path, "-")) {
         /* "-" went to stdout through its own open of /dev/stdout (append):
          * where stdout is a regular file, move the program's own offset past

@@ -146,7 +146,88 @@ static int inside_dir(const char *o, const struct stat *dst, int okind)
     return in;
 }
 
-int lsim_out_check(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err)
+static int check_files(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err);
+
+/* What lsim_out_check allowed, for its second look when the output is
+ * begun (recheck): each output's canonical name, how it was named, its
+ * kind, the flags, and the file found then (none: existed 0). One process
+ * runs one command, so the list stays small; it lives until exit. */
+typedef struct allowed {
+    char *canon, *path, *role;
+    lsim_out_kind kind;
+    unsigned flags;
+    int existed;
+    struct stat st;
+} allowed;
+static allowed *g_allowed;
+static size_t g_nallowed;
+
+static int same_file(int existed, const struct stat *a, int exists, const struct stat *b)
+{
+    if (existed != exists) return 0;
+    return !exists || (a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+                       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec);
+}
+
+/* lsim_out_set_recheck's hook: an output begun (committed 0) whose file is
+ * no longer the one the check saw is checked again, as it is now; one
+ * committed by this run is its own (the next look compares with it). An
+ * output the check never saw (a library caller without the CLI) passes. */
+static int recheck(const char *target, int committed, lsim_err *err)
+{
+    char *cn = canon(target);
+    allowed *a = NULL;
+    for (size_t i = 0; cn && i < g_nallowed && !a; i++)
+        if (!strcmp(g_allowed[i].canon, cn)) a = &g_allowed[i];
+    free(cn);
+    if (!a) return 0;
+    struct stat now;
+    int exists = stat(target, &now) == 0;
+    int rc = 0;
+    if (!committed && !same_file(a->existed, &a->st, exists, &now)) {
+        lsim_io_file f = {a->path, a->role, 1, a->kind};
+        lsim_err e = {0};
+        if ((rc = check_files(&f, 1, a->flags, &e)))
+            lsim_err_set(err, rc, "%s (another lumosim wrote it after this run started)", e.msg);
+    }
+    a->existed = exists;
+    if (exists) a->st = now;
+    return rc;
+}
+
+/* Keep what the check allowed of output f (canonical name cn). Best effort:
+ * without memory there is no second look, as before it existed. */
+static void remember(const lsim_io_file *f, const char *cn, unsigned flags)
+{
+    allowed *a = NULL;
+    for (size_t i = 0; i < g_nallowed && !a; i++)
+        if (!strcmp(g_allowed[i].canon, cn)) a = &g_allowed[i];
+    if (!a) {
+        allowed *grown = realloc(g_allowed, (g_nallowed + 1) * sizeof *grown);
+        if (!grown) return;
+        g_allowed = grown;
+        a = &g_allowed[g_nallowed];
+        memset(a, 0, sizeof *a);
+        if (!(a->canon = strdup(cn))) return;
+        g_nallowed++;
+    }
+    char *path = strdup(f->path), *role = strdup(f->role ? f->role : "-o");
+    if (!path || !role) {
+        free(path);
+        free(role);
+        return;
+    }
+    free(a->path);
+    free(a->role);
+    a->path = path;
+    a->role = role;
+    a->kind = f->kind;
+    a->flags = flags;
+    a->existed = stat(f->path, &a->st) == 0;
+    lsim_out_set_recheck(recheck);
+}
+
+static int check_files(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err)
 {
     int rc = 0;
     char **cn = calloc(n ? n : 1, sizeof *cn);
@@ -212,3 +293,14 @@ int lsim_out_check(const lsim_io_file *files, size_t n, unsigned flags, lsim_err
     return rc;
 }
 
+int lsim_out_check(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err)
+{
+    int rc = check_files(files, n, flags, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!files[i].path || !files[i].output || !strcmp(files[i].path, "-")) continue;
+        char *cn = canon(files[i].path);
+        if (cn) remember(&files[i], cn, flags);
+        free(cn);
+    }
+    return rc;
+}

@@ -2,7 +2,8 @@
  * (engine, job, critical path, the parallel engine) goes through these
  * wrappers, so that a test can make any one of them fail and check that the
  * function returns LSIM_ENOMEM with a message, frees what it had taken and
- * leaves its inputs as they were (tests/unit/test_oom.c).
+ * leaves its inputs as they were (tests/unit/test_oom.c). The graph store
+ * (io/h5_*.c) too: tests/unit/test_store_oom.c.
  *
  * The wrappers are the C library's allocator and nothing else: memory from
  * lsim_malloc may be released with free() and memory from malloc with

@@ -492,7 +492,14 @@ static int run_command(int argc, char **argv)
     /* every signal whose default ends the program: a closed terminal or
      * ssh session sends SIGHUP; a batch system's warning, SIGUSR1/2 */
     static const int ends[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) sigaction(ends[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        /* a signal inherited as ignored stays ignored, as in other POSIX
+         * tools: under nohup SIGHUP is, and a handler would end the run the
+         * user asked to outlive the terminal (issue 40) */
+        struct sigaction was;
+        if (sigaction(ends[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+        sigaction(ends[i], &sa, NULL);
+    }
     /* Large arrays grow by realloc while the graph is built. With glibc's
      * adaptive mmap threshold they would move onto the heap after the first
      * big free and every growth would copy, leaving freed heap behind; a fixed

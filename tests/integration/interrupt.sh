@@ -1,7 +1,10 @@
-#!/bin/sh
+#!/bin/bash
 # interrupt.sh SEED_TRACE   (environment: LUMOSIM, GEN_TRACE)
 # SIGINT or SIGTERM at any moment of a run that writes outputs must leave no
 # temporary file behind, and any output that exists must be complete.
+# A background job of a script starts with SIGINT ignored, and lumosim
+# leaves an ignored signal ignored (nohup): each run is started with SIGINT
+# given back its default (bash's subshell trap; dash keeps it ignored).
 set -u
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -11,12 +14,12 @@ for sig in INT TERM; do
     for d in 0.05 0.15 0.3 0.45 0.6 0.8 1.0 1.3; do
         out="$tmp/out$n"
         mkdir "$out"
-        "$LUMOSIM" replay --trace-out "$out/p.json.gz" "$tmp/big.json" >/dev/null 2>&1 &
+        ( trap - INT; exec "$LUMOSIM" replay --trace-out "$out/p.json.gz" "$tmp/big.json" ) >/dev/null 2>&1 &
         pid=$!
         sleep "$d"
         kill -s "$sig" "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
-        "$LUMOSIM" build "$tmp/big.json" -o "$out/job.h5" >/dev/null 2>&1 &
+        ( trap - INT; exec "$LUMOSIM" build "$tmp/big.json" -o "$out/job.h5" ) >/dev/null 2>&1 &
         pid=$!
         sleep "$d"
         kill -s "$sig" "$pid" 2>/dev/null

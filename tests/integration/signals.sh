@@ -31,10 +31,12 @@ killed() {
     # reads it (the child truncates it only after the fork), and the signal
     # would land before this writer's handler is installed (a background
     # job starts with SIGINT and SIGQUIT ignored: lost, the writer paused
-    # for good)
+    # for good). A background job of a script starts with SIGINT and
+    # SIGQUIT ignored, and lumosim leaves an ignored signal ignored (as
+    # nohup needs): the subshell gives them back their default first.
     local err=err.$name
     : >"$err"
-    LUMOSIM_TEST_PAUSE=commit "$@" >/dev/null 2>"$err" &
+    ( trap - INT QUIT; export LUMOSIM_TEST_PAUSE=commit; exec "$@" ) >/dev/null 2>"$err" &
     pid=$!
     while :; do # until the notice, or the writer ends without one (bound by work: no deadline)
         grep -q 'paused before commit' "$err" 2>/dev/null && break
@@ -86,6 +88,95 @@ if grep -q 'paused before commit' err1; then
 else
     fail "two writers: the first never paused: $(head -c 300 err1)"
     wait "$first"
+fi
+
+# paused NAME ERR: wait until writer pid NAME has said it is paused in ERR
+# (or has ended); bound by the work, not by a deadline
+paused() {
+    while ! grep -q 'paused before' "$2" 2>/dev/null && kill -0 "$1" 2>/dev/null; do sleep 0.05; done
+    grep -q 'paused before' "$2"
+}
+S1="--model gpt3-15b --layers 4 --tp 2 --pp 2 --dp 1 --micro-batch 1 --global-batch 4" # 4 GPUs
+S2="--model gpt3-15b --layers 2 --tp 1 --pp 1 --dp 1 --micro-batch 1 --global-batch 1" # 1 GPU
+"$L" synth $S1 -o ref1.h5 >/dev/null 2>&1 && "$L" synth $S2 -o ref2.h5 >/dev/null 2>&1 || fail "synth of the references"
+gpus() { "$L" info "$1" 2>/dev/null | grep -E '^  [0-9]+ GPUs: '; }
+[ -n "$(gpus ref1.h5)" ] && [ "$(gpus ref1.h5)" != "$(gpus ref2.h5)" ] || fail "info cannot tell the two stores apart"
+
+# SIGHUP inherited as ignored (nohup, issue 40) stays ignored: the run
+# outlives the terminal and its output lands. The HUP is sent at the pause
+# before the SIGWINCH that lets the writer go on, so a handler would have
+# ended the run first (exit 129).
+: >err.nohup
+( trap '' HUP; export LUMOSIM_TEST_PAUSE=commit; exec "$L" sim s.h5 -o nohup.h5 ) >/dev/null 2>err.nohup &
+pid=$!
+if paused "$pid" err.nohup; then
+    kill -s HUP "$pid"
+    kill -s WINCH "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" -eq 0 ] || fail "nohup: exit $rc after SIGHUP, want 0 (SIGHUP was ignored): $(head -c 300 err.nohup)"
+    "$L" info nohup.h5 >/dev/null 2>&1 || fail "nohup: nohup.h5 is not a readable archive"
+    [ -z "$(ls | grep -E 'nohup\.h5\.(tmp-|lock)')" ] || fail "nohup: left $(ls | grep nohup)"
+    [ "$rc" -eq 0 ] && echo "ok: nohup: SIGHUP ignored, exit 0, nohup.h5 written"
+else
+    fail "nohup: no pause notice: $(head -c 300 err.nohup)"
+    wait "$pid"
+fi
+
+# two writers of one new store (issue 40), each a store the other did not
+# check: the second is refused with one line, whether it waited for the
+# lock (the first paused at its commit) or got it after the first had
+# finished (itself paused before taking it); the store is the first's.
+# two_writers NAME POINT: POINT is where the paused writer stops
+two_writers() {
+    local name=$1 point=$2 out=$1.h5 p w first second rc1 rc2
+    rm -f "$out" err.a err.b
+    : >err.a
+    : >err.b
+    if [ "$point" = commit ]; then # the first pauses holding the lock; the second waits for it
+        LUMOSIM_TEST_PAUSE=commit "$L" synth $S1 -o "$out" >/dev/null 2>err.a &
+        p=$!
+        paused "$p" err.a || { fail "$name: no pause: $(head -c 300 err.a)"; wait "$p"; return; }
+        "$L" synth $S2 -o "$out" >/dev/null 2>err.b &
+        w=$!
+        while ! grep -q 'waiting for another lumosim' err.b && kill -0 "$w" 2>/dev/null; do sleep 0.05; done
+        grep -q 'waiting for another lumosim' err.b || fail "$name: the second did not wait: $(head -c 300 err.b)"
+        kill -s WINCH "$p"
+        wait "$p"
+        rc1=$?
+        wait "$w"
+        rc2=$?
+    else # the second checks first and pauses before the lock; the first runs to the end
+        LUMOSIM_TEST_PAUSE=begin "$L" synth $S2 -o "$out" >/dev/null 2>err.b &
+        w=$!
+        paused "$w" err.b || { fail "$name: no pause: $(head -c 300 err.b)"; wait "$w"; return; }
+        "$L" synth $S1 -o "$out" >/dev/null 2>err.a
+        rc1=$?
+        kill -s WINCH "$w"
+        wait "$w"
+        rc2=$?
+    fi
+    [ "$rc1" -eq 0 ] || fail "$name: the first writer: exit $rc1: $(head -c 300 err.a)"
+    [ "$rc2" -ne 0 ] || fail "$name: the second writer exited 0: one store silently replaced"
+    [ "$(grep -c 'error:' err.b)" -eq 1 ] && grep 'error:' err.b | grep -q "$out: already holds a lumosim graph store; add --force" ||
+        fail "$name: the second writer did not give one line naming $out and --force: $(head -c 400 err.b)"
+    [ "$(gpus "$out")" = "$(gpus ref1.h5)" ] || fail "$name: $out is not the first writer's store: $(gpus "$out")"
+    [ -z "$(ls | grep -E "$name\.h5\.(tmp-|lock)")" ] || fail "$name: left $(ls | grep "$name")"
+    [ "$rc2" -ne 0 ] && echo "ok: $name: the second writer refused, the first's store kept"
+}
+two_writers waited commit
+two_writers later begin
+# with --force the second replaces the first's store, as it was told to
+LUMOSIM_TEST_PAUSE=begin "$L" synth $S2 -o forced.h5 --force >/dev/null 2>err.b &
+w=$!
+if paused "$w" err.b; then
+    "$L" synth $S1 -o forced.h5 >/dev/null 2>&1 || fail "forced: the first writer failed"
+    kill -s WINCH "$w"
+    wait "$w" || fail "forced: the second writer (--force) failed: $(head -c 300 err.b)"
+    [ "$(gpus forced.h5)" = "$(gpus ref2.h5)" ] || fail "forced: forced.h5 is not the second (--force) writer's store"
+else
+    fail "forced: no pause: $(head -c 300 err.b)"
+    wait "$w"
 fi
 
 # and without the hook the same commands finish: the pause is the hook's only

@@ -15,6 +15,17 @@ if(LSIM_SANITIZE)
     "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/store_lsan.supp:print_suppressions=0")
 endif()
 
+# Each allocation of the store's readers and writer made to fail in turn
+# (alloc.h): LSIM_ENOMEM naming the store, nothing left behind (issue 40).
+add_executable(test_store_oom test_store_oom.c)
+target_link_libraries(test_store_oom PRIVATE lumosim_io)
+add_test(NAME test_store_oom COMMAND test_store_oom)
+set_tests_properties(test_store_oom PROPERTIES LABELS "unit;store" TIMEOUT 300)
+if(LSIM_SANITIZE)
+  set_tests_properties(test_store_oom PROPERTIES ENVIRONMENT
+    "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/store_lsan.supp:print_suppressions=0")
+endif()
+
 # The collective (_mpi) functions at several process counts, through
 # MPIEXEC_EXECUTABLE like tests/mpi (labels "mpi;store").
 add_executable(test_store_mpi test_store_mpi.c)
