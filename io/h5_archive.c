@@ -1679,6 +1679,39 @@ static void read_run_attrs(hid_t run, lsim_store_run *r)
     h5s_get_attr_str(run, "network", &r->network); /* sim --link-sharing's runs only */
 }
 
+/* A span the metrics wrote (a window's, an iteration's, a part of a
+ * breakdown): 0 .. LSIM_TIME_MAX, as their times keep (metrics.c), so
+ * that sums and differences of two of them fit in int64. ds: the dataset
+ * under where, part: the column of a multi-column one ("" none), row:
+ * "GPU 3" or "row 17 (GPU 3)". */
+static int check_span(sctx *c, const char *where, const char *ds, const char *part, const char *row, lsim_ns v)
+{
+    if (v >= 0 && v <= LSIM_TIME_MAX) return 0;
+    return h5s_fail(c, LSIM_EFORMAT, "%s/%s of %s%s%s is %lld ns (valid: 0 .. 2^62 - 1 ns)", where, ds, row,
+                    *part ? ": " : "", part, (long long)v);
+}
+
+/* The actual and predicted breakdowns of one row of table tbl ("gpus",
+ * "iterations"): each part a span, and the wait a part of the exposed
+ * communication (metrics.c bd_acc), so that exposed_comm minus it, which
+ * the HTML page draws, is one too. */
+static int check_breakdowns(sctx *c, const char *where, const char *tbl, const char *row, const lsim_breakdown bd[2])
+{
+    static const char *const side[2] = {"actual", "predicted"};
+    static const char *const part[4] = {"exposed_compute", "overlapped", "exposed_comm", "other"};
+    char ds[80];
+    int rc = 0;
+    for (int k = 0; !rc && k < 2; k++) {
+        const lsim_ns v[4] = {bd[k].exposed_compute, bd[k].overlapped, bd[k].exposed_comm, bd[k].other};
+        snprintf(ds, sizeof ds, "%s/breakdown_%s", tbl, side[k]);
+        for (int p = 0; !rc && p < 4; p++) rc = check_span(c, where, ds, part[p], row, v[p]);
+        if (!rc && (bd[k].exposed_comm_wait < 0 || bd[k].exposed_comm_wait > bd[k].exposed_comm))
+            rc = h5s_fail(c, LSIM_EFORMAT, "%s/%s/exposed_comm_wait_%s of %s is %lld ns (valid: 0 .. its exposed_comm, %lld ns)",
+                          where, tbl, side[k], row, (long long)bd[k].exposed_comm_wait, (long long)bd[k].exposed_comm);
+    }
+    return rc;
+}
+
 /* gpus/... of a run: *rows and *src (n GPUs, the caller's), checked; tot
  * gets each flat table's rows. */
 static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, char ***src, size_t *n,
@@ -1731,6 +1764,13 @@ static int read_run_gpus(sctx *c, hid_t run, const char *where, rrow **rows, cha
                               "%s/gpus/window_%s of GPU %zu is %lld ns (valid: 0 .. %lld, so that the window ends "
                               "within 2^62 - 1 ns)",
                               where, win[k].nm, i, (long long)win[k].w, (long long)(LSIM_TIME_MAX - win[k].s));
+    }
+    for (size_t i = 0; !rc && i < *n; i++) {
+        const lsim_rank_report *q = &x[i].g.report;
+        const lsim_breakdown bd[2] = {q->bd_actual, q->bd_predicted};
+        char row[32];
+        snprintf(row, sizeof row, "GPU %zu", i);
+        rc = check_breakdowns(c, where, "gpus", row, bd);
     }
     for (size_t i = 0; !rc && i < *n; i++)
         if (x[i].g.report.has_coupling > 1)
@@ -1800,6 +1840,20 @@ static int gpus_from_rows(sctx *c, lsim_store_run *r, const rrow *rows, char **s
     return 0;
 }
 
+/* Row k (GPU i) of iterations/...: its spans, as a GPU's (check_span). */
+static int check_iter(sctx *c, const char *where, uint64_t k, size_t i, const lsim_iter_report *it)
+{
+    char row[64];
+    snprintf(row, sizeof row, "row %llu (GPU %zu)", (unsigned long long)k, i);
+    const lsim_breakdown bd[2] = {it->bd_actual, it->bd_predicted};
+    int rc = check_span(c, where, "iterations/actual", "", row, it->actual);
+    if (!rc) rc = check_span(c, where, "iterations/predicted", "", row, it->predicted);
+    if (!rc && it->cpu_actual != LSIM_SPAN_UNKNOWN) rc = check_span(c, where, "iterations/cpu_actual", "", row, it->cpu_actual);
+    if (!rc && it->cpu_predicted != LSIM_SPAN_UNKNOWN)
+        rc = check_span(c, where, "iterations/cpu_predicted", "", row, it->cpu_predicted);
+    return rc ? rc : check_breakdowns(c, where, "iterations", row, bd);
+}
+
 /* iterations/...: each GPU's report.iters and iter_names. */
 static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run *r, const rrow *rows, uint64_t ni)
 {
@@ -1830,7 +1884,7 @@ static int read_run_iters(sctx *c, hid_t run, const char *where, lsim_store_run 
             if (ri[at + k].gpu != i)
                 rc = h5s_fail(c, LSIM_EFORMAT, "%s/iterations/gpu: row %llu belongs to GPU %zu but says %u", where,
                               (unsigned long long)(at + k), i, ri[at + k].gpu);
-            else {
+            else if (!(rc = check_iter(c, where, at + k, i, &ri[at + k].it))) {
                 g->report.iters[k] = ri[at + k].it;
                 g->iter_names[k] = names[at + k];
                 names[at + k] = NULL;

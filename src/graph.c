@@ -524,6 +524,24 @@ int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, l
     if (g->queued_gap_ns < 0 || g->queued_gap_ns > D)
         return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/queued_gap_ns %lld is outside 0..1e13 ns", f, gpu,
                             (long long)g->queued_gap_ns);
+    /* the memory figures (graph.h): a source the readers name, a device
+     * id a trace's reader keeps (build.c init_memory), and byte counts
+     * that a report prints as GB and compares with each other */
+    if (g->mem_source < 0 || g->mem_source >= LSIM_MEM_NSOURCES)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/mem_source %d is outside 0..%d", f, gpu,
+                            (int)g->mem_source, LSIM_MEM_NSOURCES - 1);
+    if (g->mem_device < -1 || g->mem_device >= LSIM_TRACE_MEM_DEVICES)
+        return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/mem_device %d is outside -1 (none) or 0..%d", f, gpu,
+                            (int)g->mem_device, LSIM_TRACE_MEM_DEVICES - 1);
+    {
+        const struct { const char *nm; int64_t v; } m[3] = {{"mem_peak_allocated", g->mem_peak_allocated},
+                                                            {"mem_peak_reserved", g->mem_peak_reserved},
+                                                            {"mem_capacity", g->mem_capacity}};
+        for (int k = 0; k < 3; k++)
+            if (m[k].v < 0 || m[k].v > LSIM_BYTES_MAX)
+                return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu: gpus/%s %lld is outside 0..1e13 bytes", f, gpu,
+                                    m[k].nm, (long long)m[k].v);
+    }
     /* (values are named by their store datasets, docs/hdf5-schema.md)
      * a group holds at most the world (or LSIM_WORLD_MAX GPUs when the
      * trace did not say), and no collective moves more than
@@ -546,6 +564,14 @@ int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, l
         if (c->dtype_bytes == 0 || c->dtype_bytes < -1 || c->dtype_bytes > 64)
             return lsim_err_set(err, LSIM_EFORMAT, "%s: GPU %zu, collective %zu: colls/dtype_bytes %d is outside -1 (unknown) or 1..64",
                                 f, gpu, i, (int)c->dtype_bytes);
+        /* the root's rank within its process group (trace.h), which the
+         * job looks up in the group's ranks list (job.c root_rank) */
+        int32_t rmax = c->group_size > 0 ? c->group_size : gmax;
+        if (c->root < -1 || c->root >= rmax)
+            return lsim_err_set(err, LSIM_EFORMAT,
+                                "%s: GPU %zu, collective %zu: colls/root %d is outside -1 (unknown) or 0..%d (%s)", f,
+                                gpu, i, (int)c->root, (int)rmax - 1,
+                                c->group_size > 0 ? "group_size - 1" : "the largest group - 1");
     }
     return 0;
 }

@@ -1234,7 +1234,7 @@ static void rank_bars(FILE *f, const lsim_replay_item *items, size_t n, size_t s
             W, H, W, H);
     for (size_t i = 0; i < n; i++) {
         const lsim_breakdown *b = &items[i].r->bd_predicted;
-        double v[5] = {ms(b->exposed_compute), ms(b->overlapped), ms(b->exposed_comm - b->exposed_comm_wait),
+        double v[5] = {ms(b->exposed_compute), ms(b->overlapped), ms(lsim_ns_sub_sat(b->exposed_comm, b->exposed_comm_wait)),
                        ms(b->exposed_comm_wait), ms(b->other)};
         double y = (double)i * (bh + gap), x = lw;
         if (n <= 32 || i == slow || i == fast)

@@ -431,7 +431,12 @@ int lsim_graph_check_bounds(const lsim_graph *g, const char *file, size_t gpu, l
  *   median latency is a trace whose time runs backwards, build/latency.c);
  * - each collective's group_size -1 or 1..world_size (LSIM_WORLD_MAX
  *   when unknown); bytes, in_nelems, out_nelems -1 or 0..LSIM_BYTES_MAX;
- *   dtype_bytes -1 or 1..64.
+ *   dtype_bytes -1 or 1..64; root -1 or 0..group_size - 1 (below the
+ *   largest group when group_size is unknown);
+ * - mem_source one of LSIM_MEM_SOURCES; mem_device -1 or
+ *   0..LSIM_TRACE_MEM_DEVICES - 1; mem_peak_allocated, mem_peak_reserved
+ *   and mem_capacity 0..LSIM_BYTES_MAX (a trace's larger figures are
+ *   dropped by the build, build.c init_memory).
  * lsim_graph_check_bounds also refuses a self-loop edge. */
 int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, lsim_err *err);
 /* 2^20 GPUs: 10x the largest published training job (about 100,000 GPUs);

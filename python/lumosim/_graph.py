@@ -41,10 +41,15 @@ def gpu_table(r, group):
     is_gpu = r.col("%s/procs/is_gpu" % group, int(ext["proc"][1].sum()), "u")
     proc_gpu = np.repeat(np.arange(n, dtype=np.int64), ext["proc"][1])
     streams = np.bincount(proc_gpu, weights=is_gpu.astype(np.int64), minlength=n).astype(np.int64)
+    # the per-GPU values' ranges (lsim_graph_check_tables, graph.h)
+    ws = r.check(g + "/world_size", r.col(g + "/world_size", n, "i"), 1, _schema.WORLD_MAX, unknown=-1)
+    rank = r.check(g + "/rank", r.col(g + "/rank", n, "i"), -1, np.where(ws > 0, ws, _schema.WORLD_MAX) - 1)
+    ns = {c: r.check("%s/%s" % (g, c), r.col("%s/%s" % (g, c), n, "i"), 0, _schema.DUR_MAX, unit=" ns")
+          for c in ("queued_gap_ns", "launch_latency_ns")}
     df = pd.DataFrame({
         "gpu": np.arange(n, dtype=np.int64),
-        "rank": r.col(g + "/rank", n, "i").astype(np.int64),
-        "world_size": r.col(g + "/world_size", n, "i").astype(np.int64),
+        "rank": rank,
+        "world_size": ws,
         "source": texts(r.col(g + "/source", n, "S")),
         "source_size_bytes": r.col(g + "/source_size", n, "i").astype(np.int64),
         "source_crc32": r.col(g + "/source_crc32", n, "u").astype(np.int64),
@@ -58,8 +63,8 @@ def gpu_table(r, group):
         "strings": nstr,
         "string_bytes": ext["char"][1],
         "t0_ns": r.col(g + "/t0", n, "i").astype(np.int64),
-        "queued_gap_ns": r.col(g + "/queued_gap_ns", n, "i").astype(np.int64),
-        "launch_latency_ns": r.col(g + "/launch_latency_ns", n, "i").astype(np.int64),
+        "queued_gap_ns": ns["queued_gap_ns"],
+        "launch_latency_ns": ns["launch_latency_ns"],
         "launch_samples": r.col(g + "/launch_samples", n, "u").astype(np.int64),
         "prewindow_gpu_nodes": r.col(g + "/prewindow", n, "u").astype(np.int64),
         "releases": r.col(g + "/releases", n, "u").astype(np.int64),
@@ -180,8 +185,11 @@ def node_table(r, group, ext, gpu):
     ckind = r.col("%s/colls/kind" % group, None, "u", co, co + cc).astype(np.int64)
     coll_kinds = r.enum_names(group + "/colls/kind", _schema.COLL_KINDS)
     _check_range(r, group + "/colls/kind", gpu, ckind, 0, len(coll_kinds), "collective kind")
-    cbytes = r.col("%s/colls/bytes" % group, None, "i", co, co + cc).astype(np.int64)
-    cgroup = r.col("%s/colls/group_size" % group, None, "i", co, co + cc).astype(np.int64)
+    row = "GPU %d, collective" % gpu
+    cbytes = r.check(group + "/colls/bytes", r.col("%s/colls/bytes" % group, None, "i", co, co + cc), -1,
+                     _schema.BYTES_MAX, row)
+    cgroup = r.check(group + "/colls/group_size", r.col("%s/colls/group_size" % group, None, "i", co, co + cc), 1,
+                     _schema.WORLD_MAX, row, unknown=-1)
 
     names = np.array(strings, dtype=object)
     df = pd.DataFrame({

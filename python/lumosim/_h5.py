@@ -93,6 +93,25 @@ class Reader:
     def fail(self, reason):
         raise LumosimFileError(self.path, reason)
 
+    def check(self, where, a, lo, hi, row="GPU", unknown=None, unit=""):
+        """Every value of ``a`` (read from ``where``, one per row) within
+        ``lo`` .. ``hi`` (each may be an array, one bound per row), or equal
+        to ``unknown``: the ranges of the C readers (_schema.py), so that a
+        value they refuse is refused here too, never printed."""
+        a = np.asarray(a, dtype=np.int64)
+        ok = (a >= lo) & (a <= hi)
+        if unknown is not None:
+            ok |= a == unknown
+        bad = np.nonzero(~ok)[0]
+        if bad.size:
+            i = int(bad[0])
+            lo_i = int(np.broadcast_to(lo, a.shape)[i])
+            hi_i = int(np.broadcast_to(hi, a.shape)[i])
+            self.fail("%s of %s %d is %d%s (valid: %s%d .. %d%s)"
+                      % (where, row, i, int(a[i]), unit, "" if unknown is None else "%d or " % unknown, lo_i, hi_i,
+                         unit))
+        return a
+
     def _missing_or_corrupt(self, what, where, e):
         msg = str(e)
         if "doesn't exist" in msg or "does not exist" in msg or "not found" in msg:

@@ -70,3 +70,16 @@ OBS_NONE = INT64_MIN
 NO_RELEASE = INT64_MIN
 # /colls/pg_name, pg_ranks: unknown string id.
 NO_STRING = 2 ** 32 - 1
+
+# The ranges every reader keeps (issue 40: what one refuses, all refuse) --
+# include/lumosim/graph.h: times within +-(2^62 - 1) ns (LSIM_TIME_MAX),
+# which a window, an iteration and each part of a breakdown stay below
+# too (io/h5_archive.c); latencies and gaps 0..1e13 ns (LSIM_DUR_MAX);
+# world sizes 1..2^20 (LSIM_WORLD_MAX); bytes up to 1e13 (LSIM_BYTES_MAX).
+TIME_MAX = 2 ** 62 - 1
+DUR_MAX = 10 ** 13
+WORLD_MAX = 2 ** 20
+BYTES_MAX = 10 ** 13
+# /runs/NAME/iterations/cpu_* of an archive written before them
+# (LSIM_SPAN_UNKNOWN, include/lumosim/metrics.h).
+SPAN_UNKNOWN = INT64_MIN

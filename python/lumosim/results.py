@@ -249,6 +249,27 @@ def _duty_means(r, base, gp, G, side):
         return np.where(cnt > 0, sums / np.where(cnt > 0, cnt, 1), np.nan)
 
 
+def _breakdown(r, table, side, rows, row, wait):
+    """``TABLE/breakdown_SIDE`` (rows x 4, the C reader's width) checked as
+    the C reader checks it (io/h5_archive.c check_breakdowns): each part
+    0..TIME_MAX ns, the wait (``TABLE/exposed_comm_wait_SIDE``; None: an
+    archive written before it, 0) within the exposed communication.
+    Returns (array, column names, wait)."""
+    comps = _schema.BREAKDOWN_COMPONENTS
+    where = "%s/breakdown_%s" % (table, side)
+    a, names = r.col2(where, rows, len(comps), "i")
+    names = names or list(comps)
+    if sorted(names) != sorted(comps):
+        r.fail("%s: attribute columns names %s, expected %s" % (where, ", ".join(names), ", ".join(comps)))
+    a = a.astype(np.int64)
+    for j, comp in enumerate(names):
+        r.check("%s (%s)" % (where, comp), a[:, j], 0, _schema.TIME_MAX, row, unit=" ns")
+    wait = np.zeros(rows, dtype=np.int64) if wait is None else np.asarray(wait, dtype=np.int64)
+    r.check("%s/exposed_comm_wait_%s" % (table, side), wait, 0, a[:, names.index("exposed_comm")], row,
+            unit=" ns")
+    return a, names, wait
+
+
 def _read_run(r, name, want_kernels):
     base = "/runs/%s" % name
     gp = base + "/gpus"
@@ -292,7 +313,13 @@ def _read_run(r, name, want_kernels):
         observed = c("window_actual") != 0
 
     rank = c("rank").astype(np.int64)
-    wa, wp = c("window_actual").astype(np.int64), c("window_predicted").astype(np.int64)
+    # the ranges of the C reader (io/h5_archive.c read_run_gpus): starts
+    # within +-TIME_MAX, windows ending within it, every span 0..TIME_MAX
+    T = _schema.TIME_MAX
+    was = r.check(gp + "/window_actual_start", c("window_actual_start"), -T, T, unit=" ns")
+    wps = r.check(gp + "/window_predicted_start", c("window_predicted_start"), -T, T, unit=" ns")
+    wa = r.check(gp + "/window_actual", c("window_actual"), 0, T - was, unit=" ns")
+    wp = r.check(gp + "/window_predicted", c("window_predicted"), 0, T - wps, unit=" ns")
     ranks = pd.DataFrame({
         "run": name,
         "gpu": np.arange(G, dtype=np.int64),
@@ -309,15 +336,15 @@ def _read_run(r, name, want_kernels):
         "window_error": np.where(observed, c("window_error", "f").astype(np.float64), np.nan),
         "window_actual_ms": np.where(observed, wa / 1e6, np.nan),
         "window_predicted_ms": wp / 1e6,
-        "window_actual_start_ns": _measured(c("window_actual_start"), observed),
-        "window_predicted_start_ns": c("window_predicted_start").astype(np.int64),
+        "window_actual_start_ns": _measured(was, observed),
+        "window_predicted_start_ns": wps,
     })
     for side in ("actual", "predicted"):
-        a, names = r.col2("%s/breakdown_%s" % (gp, side), G, None, "i")
+        a, names, wait = _breakdown(r, gp, side, G, "GPU", c("exposed_comm_wait_" + side))
         keep = _measured if side == "actual" else (lambda v, _: v.astype(np.int64))
-        for j, comp in enumerate(names or _schema.BREAKDOWN_COMPONENTS):
+        for j, comp in enumerate(names):
             ranks["%s_%s_ns" % (comp, side)] = keep(a[:, j], observed)
-        ranks["exposed_comm_wait_%s_ns" % side] = keep(c("exposed_comm_wait_" + side), observed)
+        ranks["exposed_comm_wait_%s_ns" % side] = keep(wait, observed)
     for side in ("actual", "predicted"):
         ranks["duty_%s_mean" % side] = duty[side]
     ranks["bin_ns"] = c("bin_ns").astype(np.int64)
@@ -338,8 +365,8 @@ def _read_run(r, name, want_kernels):
     bad = np.nonzero(ig != want_gpu)[0]
     if bad.size:
         r.fail("%s/gpu: row %d belongs to GPU %d, the offsets give GPU %d" % (ip, bad[0], ig[bad[0]], want_gpu[bad[0]]))
-    ia = r.col(ip + "/actual", niter, "i").astype(np.int64)
-    ipr = r.col(ip + "/predicted", niter, "i").astype(np.int64)
+    ia = r.check(ip + "/actual", r.col(ip + "/actual", niter, "i"), 0, T, "row", unit=" ns")
+    ipr = r.check(ip + "/predicted", r.col(ip + "/predicted", niter, "i"), 0, T, "row", unit=" ns")
     iobs = observed[ig] if niter else np.zeros(0, dtype=bool)
     index_in_gpu = np.arange(niter, dtype=np.int64) - iter_off[ig] if niter else np.zeros(0, dtype=np.int64)
     iters = pd.DataFrame({
@@ -357,19 +384,18 @@ def _read_run(r, name, want_kernels):
     })
     # the waits of the iteration's breakdown (optional columns: an archive
     # written before them has none, NaN here; the C reader gives 0)
+    bds = {}
     for side in ("actual", "predicted"):
         w = ip + "/exposed_comm_wait_" + side
-        iters["exposed_comm_wait_%s_ns" % side] = (r.col(w, niter, "i").astype(np.float64) if r.has(w)
+        bds[side] = _breakdown(r, ip, side, niter, "row", r.col(w, niter, "i") if r.has(w) else None)
+        iters["exposed_comm_wait_%s_ns" % side] = (bds[side][2].astype(np.float64) if r.has(w)
                                                    else np.full(niter, np.nan))
 
     # breakdown, long: (iteration row) x component
-    ba, na = r.col2(ip + "/breakdown_actual", niter, None, "i")
-    bp, np_ = r.col2(ip + "/breakdown_predicted", niter, None, "i")
-    comps = na or np_ or list(_schema.BREAKDOWN_COMPONENTS)
-    if np_ and na and np_ != na:
+    (ba, na, _), (bp, np_, _) = bds["actual"], bds["predicted"]
+    comps = na
+    if np_ != na:
         r.fail("%s: breakdown_actual and breakdown_predicted name different columns" % ip)
-    if ba.shape[1] != len(comps) or bp.shape[1] != len(comps):
-        r.fail("%s: breakdown columns disagree (%d, %d, %d names)" % (ip, ba.shape[1], bp.shape[1], len(comps)))
     K = len(comps)
     rep = np.repeat(np.arange(niter), K)
     bd = pd.DataFrame({
@@ -388,7 +414,6 @@ def _read_run(r, name, want_kernels):
     any_obs = bool(observed.any())
     ws, we = ranks["window_predicted_start_ns"], ranks["window_predicted_start_ns"] + ranks["window_predicted_ns"]
     # the file's numbers (0 where not observed), as the C readers take the span
-    was = c("window_actual_start").astype(np.int64)
     wae = was + wa
     job_p = int(we.max() - ws.min()) if G else 0
     job_a = int(wae.max() - was.min()) if G else 0

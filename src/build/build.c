@@ -203,7 +203,16 @@ static void init_memory(const lsim_trace *t, lsim_graph *g)
         /* allocated(t) = A0 + cum(t) >= 0 everywhere, so A0 >= -cum_min and
          * the peak A0 + cum_max >= cum_max - cum_min */
         g->mem_source = LSIM_MEM_SRC_DELTAS;
-        g->mem_peak_allocated = m->cum_max - m->cum_min;
+        /* cum saturates (kineto.c), so the difference may not fit */
+        g->mem_peak_allocated = m->cum_min < 0 && m->cum_max > INT64_MAX + m->cum_min ? INT64_MAX : m->cum_max - m->cum_min;
+    }
+    /* figures past LSIM_BYTES_MAX (the reader takes values up to 2^50 each)
+     * are no GPU's: unknown, as a store's check would refuse them
+     * (lsim_graph_check_tables) */
+    if (g->mem_capacity > LSIM_BYTES_MAX) g->mem_capacity = 0;
+    if (g->mem_peak_allocated > LSIM_BYTES_MAX || g->mem_peak_reserved > LSIM_BYTES_MAX) {
+        g->mem_source = LSIM_MEM_SRC_NONE;
+        g->mem_peak_allocated = g->mem_peak_reserved = 0;
     }
 }
 

@@ -944,7 +944,10 @@ int lsim_cli_sim(int argc, char **argv)
     return status;
 }
 
-const char *const LSIM_USAGE_INFO = "usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds.\n";
+const char *const LSIM_USAGE_INFO =
+    "usage: lumosim info FILE.h5...\n\nPrints what a graph store or result archive holds, once it has checked\n"
+    "the file as the other commands read it: every graph of a store (about as\n"
+    "long as sim takes to read it), each run's per-GPU table of an archive.\n";
 
 int lsim_cli_info(int argc, char **argv)
 {

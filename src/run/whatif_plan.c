@@ -364,7 +364,7 @@ static void mem_apply(lsim_wi_plan *p, lsim_graph *g, int stage, uint32_t ng)
         int from = stage < p->L.pp ? stage : 0;
         double delta = p->est_new[stage] - p->est_src[from];
         double a = (double)g->mem_peak_allocated + delta, r = (double)g->mem_peak_reserved + delta;
-        if (a > 0 && r > 0 && r < 9e18) {
+        if (a > 0 && r > 0 && a <= (double)LSIM_BYTES_MAX && r <= (double)LSIM_BYTES_MAX) { /* graph.h's bound */
             g->mem_peak_allocated = (int64_t)(a + 0.5);
             g->mem_peak_reserved = (int64_t)(r + 0.5);
             g->mem_source = LSIM_MEM_SRC_REESTIMATED;

@@ -1,8 +1,9 @@
 /* h5poke FILE DATASET INDEX [VALUE]
  *
- * Prints element INDEX of the one-dimensional integer dataset DATASET of the
- * HDF5 file FILE, or, given VALUE (a decimal int64), writes it there in
- * place. tests/integration/no_data_loss_numbers.sh makes its bad stores with
+ * Prints element INDEX of the integer dataset DATASET of the HDF5 file
+ * FILE, or, given VALUE (a decimal int64), writes it there in place. INDEX
+ * counts in row-major order: element (i, j) of an n x 4 dataset (a
+ * breakdown) is 4 i + j. tests/integration/no_data_loss_numbers.sh makes its bad stores with
  * it (one duration at INT64_MAX, one delay out of range): python's h5py is
  * not installed everywhere, and the HDF5 library lumosim links is. Exit 0,
  * or 1 with a message on stderr. */
@@ -50,27 +51,34 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     fs = H5Dget_space(d);
-    hsize_t n = 0;
-    if (fs < 0 || H5Sget_simple_extent_ndims(fs) != 1 || H5Sget_simple_extent_dims(fs, &n, NULL) != 1) {
-        fprintf(stderr, "h5poke: %s: %s is not one-dimensional\n", argv[1], argv[2]);
+    hsize_t dims[8], start[8], ones[8], n = 1;
+    int nd = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
+    if (nd < 1 || nd > 8 || H5Sget_simple_extent_dims(fs, dims, NULL) != nd) {
+        fprintf(stderr, "h5poke: %s: %s is not a 1- to 8-dimensional dataset\n", argv[1], argv[2]);
         goto cleanup;
     }
+    for (int k = 0; k < nd; k++) n *= dims[k];
     if (idx >= n) {
         fprintf(stderr, "h5poke: %s: %s has %llu elements, not %llu\n", argv[1], argv[2], (unsigned long long)n,
                 idx + 1);
         goto cleanup;
     }
-    hsize_t start = idx, one = 1;
+    for (int k = nd - 1; k >= 0; k--) {
+        start[k] = idx % dims[k];
+        idx /= dims[k];
+        ones[k] = 1;
+    }
+    hsize_t one = 1;
     ms = H5Screate_simple(1, &one, NULL);
-    if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) < 0) goto cleanup;
+    if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, ones, NULL) < 0) goto cleanup;
     if (argc == 5) {
         if (H5Dwrite(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &val) < 0) {
-            fprintf(stderr, "h5poke: %s: cannot write %s[%llu]\n", argv[1], argv[2], idx);
+            fprintf(stderr, "h5poke: %s: cannot write %s[%s]\n", argv[1], argv[2], argv[3]);
             goto cleanup;
         }
     } else {
         if (H5Dread(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &val) < 0) {
-            fprintf(stderr, "h5poke: %s: cannot read %s[%llu]\n", argv[1], argv[2], idx);
+            fprintf(stderr, "h5poke: %s: cannot read %s[%s]\n", argv[1], argv[2], argv[3]);
             goto cleanup;
         }
         printf("%" PRId64 "\n", val);

@@ -9,7 +9,8 @@
 # whose colls/bytes were INT64_MAX overflowed a signed sum (UBSan) and wrote
 # a new store; collect of an archive whose window_predicted was INT64_MAX
 # printed a wrapped, negative job time. The ranges are lsim_graph_check_tables
-# (graph.h) and the archive reader's window check (h5_archive.c).
+# (graph.h) and the archive reader's window and breakdown checks
+# (h5_archive.c).
 # Environment: LUMOSIM, H5POKE.
 set -u
 : "${LUMOSIM:?set LUMOSIM to the lumosim binary}"
@@ -57,6 +58,18 @@ k=$("$H5POKE" s.h5 /nodes/in_off "$v")
 bad self_loop.h5 s.h5 /edges/in_src "$v" "$k"
 bad win_max.h5 res.h5 /runs/A/gpus/window_predicted "$MAX" 0
 bad win_start.h5 res.h5 /runs/A/gpus/window_actual_start -9223372036854775000 1
+# the memory figures and a broadcast's root (sim printed "peak allocated
+# -1000000.00 GB" with exit 0)
+bad mem_neg.h5 s.h5 /gpus/mem_peak_allocated -1000000000000000 0
+bad mem_src.h5 s.h5 /gpus/mem_source 2147483647 0
+bad root_big.h5 s.h5 /colls/root 1048576 0 # 2^20: past any group
+# a breakdown part and a wait out of range (collect printed
+# -9223372036854775808, add-run copied it, report --html overflowed in
+# report_html.c); element 2 of row 0 is GPU 0's exposed_comm (n x 4)
+MIN=-9223372036854775808
+bad bd_min.h5 res.h5 /runs/A/gpus/breakdown_predicted "$MIN" 2
+bad wait_big.h5 res.h5 /runs/A/gpus/exposed_comm_wait_predicted "$MAX" 0
+bad iter_bd.h5 res.h5 /runs/A/iterations/breakdown_actual -5 0
 
 # ---- the two overflows ------------------------------------------------------
 refuse bytes_max_whatif_dp 1 "bytes_max.h5" "colls/bytes" "$MAX" -- "$L" whatif bytes_max.h5 --dp 4 -o new.h5
@@ -68,6 +81,24 @@ refuse win_max_addrun 1 "win_max.h5" "window_predicted" "run 'A' would be copied
     "$L" sim s.h5 -o win_max.h5 --run B
 refuse win_start_collect 1 "win_start.h5" "window_actual_start" "-9223372036854775000" -- \
     "$L" collect win_start.h5 -o sweep.csv
+
+# ---- breakdowns and waits of an archive, by every reader ---------------------
+for r in collect html info addrun; do
+    case $r in
+        collect) cmd=("$L" collect NAME -o sweep.csv) ;;
+        html) cmd=("$L" report NAME --html new.html) ;;
+        info) cmd=("$L" info NAME) ;;
+        addrun) cmd=("$L" sim s.h5 -o NAME --run B) ;;
+    esac
+    for x in "bd_min|gpus/breakdown_predicted of GPU 0: exposed_comm|$MIN" \
+        "wait_big|gpus/exposed_comm_wait_predicted of GPU 0|$MAX" \
+        "iter_bd|iterations/breakdown_actual of row 0 (GPU 0): exposed_compute|-5"; do
+        IFS='|' read -r f what val <<<"$x"
+        # info of an archive reads its per-GPU table, not the iteration rows
+        [ "$r$f" = infoiter_bd ] && continue
+        refuse "${f}_$r" 1 "$f.h5" "$what" "$val" -- "${cmd[@]/NAME/$f.h5}"
+    done
+done
 
 # ---- each column, by sim and whatif (what one refuses, the other does) -------
 col() { # NAME DATASET VALUE
@@ -83,10 +114,19 @@ col world_zero gpus/world_size "world_size 0"
 col lat_neg gpus/launch_latency_ns -1000000000000000
 col lat_max gpus/launch_latency_ns "$MAX"
 col self_loop "self-loop" "node $v"
+col mem_neg gpus/mem_peak_allocated -1000000000000000
+col mem_src gpus/mem_source 2147483647
+col root_big colls/root 1048576
 refuse bytes_max_search 1 "bytes_max.h5" "colls/bytes" -- "$L" search --from bytes_max.h5 --dp 4 --top 1
-# info reads the /gpus table only: its values, not the collectives
+# info checks every graph as sim does: the /gpus table, the collectives and the edges
 refuse world_zero_info 1 "world_zero.h5" "gpus/world_size" -- "$L" info world_zero.h5
 refuse lat_neg_info 1 "lat_neg.h5" "gpus/launch_latency_ns" -- "$L" info lat_neg.h5
+refuse mem_neg_info 1 "mem_neg.h5" "gpus/mem_peak_allocated" -1000000000000000 -- "$L" info mem_neg.h5
+refuse mem_src_info 1 "mem_src.h5" "gpus/mem_source" 2147483647 -- "$L" info mem_src.h5
+refuse root_big_info 1 "root_big.h5" "colls/root" 1048576 -- "$L" info root_big.h5
+refuse group_big_info 1 "group_big.h5" "colls/group_size" 1073741824 -- "$L" info group_big.h5
+refuse bytes_neg_info 1 "bytes_neg.h5" "colls/bytes" -5 -- "$L" info bytes_neg.h5
+refuse self_loop_info 1 "self_loop.h5" "self-loop" "node $v" -- "$L" info self_loop.h5
 
 # ---- work caps, refused up front with the cap stated (docs/reliability.md) ---
 refuse cap_whatif_world 1 "new.h5" "4000000 GPUs" "2^20" -- "$L" whatif s.h5 --dp 1000000 -o new.h5
