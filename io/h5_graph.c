@@ -1120,9 +1120,13 @@ static uint64_t strings_cost(const sctx *c, const gmeta *m)
     return m->nstr;
 }
 
+/* The ranks a size refusal speaks of (lsim_mem_check_job): this run's
+ * under MPI; 0 for the graphs inside a result archive (report reads them
+ * in one process); -1 for a store read by replay or report (one process,
+ * but sim of it runs under mpirun); else 1. */
 static int check_ranks(const sctx *c, const char *where)
 {
-    return c->mpi ? c->size : c->one_proc || (where && where[0]) ? 0 : 1;
+    return c->mpi ? c->size : (where && where[0]) ? 0 : c->one_proc ? -1 : 1;
 }
 
 /* Collectives' tables shared with the leader (LSIM_STORE_READ_SHARE):

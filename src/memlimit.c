@@ -289,10 +289,14 @@ int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t 
     uint64_t need = lsim_mem_estimate_graphs(mine[0], mine[1], mine[2], mine[3]);
     if (need <= limit) return 0;
     uint64_t k = lsim_mem_ranks_to_fit(job[0], job[1], job[2], job[3], limit);
-    char fit[160], sneed[32], slim[32];
+    char fit[320], sneed[32], slim[32];
     fmt_size(sneed, sizeof sneed, need);
     fmt_size(slim, sizeof slim, limit);
-    if (ranks <= 0) /* issue 39: never advise what the command refuses */
+    if (ranks < 0 && k) /* issue 39: never advise what the command refuses; sim's archive it reads bounded */
+        snprintf(fit, sizeof fit, "replay and report read every GPU in one process (they do not run under mpirun); "
+                 "the job fits at K >= %llu MPI ranks: mpirun -np %llu lumosim sim STORE -o R.h5, then lumosim "
+                 "report R.h5", (unsigned long long)k, (unsigned long long)k);
+    else if (ranks <= 0)
         snprintf(fit, sizeof fit, "replay and report read every GPU in one process (they do not run under mpirun)");
     else if (k)
         snprintf(fit, sizeof fit, "the job fits at K >= %llu MPI ranks of %s each (mpirun -np %llu)",

@@ -174,7 +174,9 @@ uint64_t lsim_mem_ranks_to_fit(uint64_t ngpu, uint64_t nodes, uint64_t edges, ui
  * for a malformed LUMOSIM_MEM_LIMIT. what names the input (a store) or the
  * result. ranks 0: the reader runs in one process only (report of a result
  * archive, refused under mpirun): the message says so instead of advising
- * mpirun. Local. */
+ * mpirun; ranks -1: so does the reader of graph store `what` (replay,
+ * report), and the message advises sim of it under mpirun when some K
+ * fits, then report of sim's archive (read bounded). Local. */
 int lsim_mem_check_job(const char *what, const uint64_t mine[4], const uint64_t job[4], int ranks,
                        uint64_t shown_nodes, uint64_t shown_graphs, lsim_err *err);
 

@@ -104,11 +104,6 @@ typedef struct lsim_run_opts {
      * (lsim_mem_match_parts, memlimit.h). Serial runs only: under mpirun
      * each rank matches its own share of the keys. */
     unsigned match_parts;
-    /* The graphs were sized for a reduced run (LSIM_STORE_READ_REDUCED,
-     * store.h): a job that then does not reduce has its engines checked
-     * against this process's memory limit (memlimit.h) before they are
-     * made, and is refused in one line rather than killed. */
-    int sized_reduced;
     /* --replicate-from's collectives (run.c replicated_transfers). 0: each
      * instance takes the shortest duration the traced rank shows for a
      * collective of its kind and size (the least waiting: the point
@@ -172,7 +167,17 @@ typedef struct lsim_run {
     lsim_job *sym_job;
     lsim_graph **sym_graphs;
     lsim_engine **sym_engines;
+    /* How its graph stores were read (lsim_run_store_flags): 0, in full;
+     * else sized for a reduced run (LSIM_STORE_READ_REDUCED, store.h), so
+     * that a job that then does not reduce has its engines checked against
+     * this process's memory limit (memlimit.h) before they are made, and is
+     * refused in one line rather than killed. LSIM_RUN_SIZED_ONE_PROCESS:
+     * read by replay or report, which do not run under mpirun, so the
+     * refusal does not advise it. Set by whoever loads the run. */
+    int sized_reduced;
 } lsim_run;
+#define LSIM_RUN_SIZED_REDUCED 1
+#define LSIM_RUN_SIZED_ONE_PROCESS 2
 
 void lsim_run_free(lsim_run *r);
 
@@ -201,10 +206,20 @@ int lsim_run_load_traces(const lsim_run_opts *o, const char *path, lsim_run *r, 
  * memory is refused if it does not fit (memlimit.h); *json gets the
  * inputs' trace bytes. */
 int lsim_run_check_inputs(char **args, int nargs, uint64_t *json, lsim_err *err);
+/* lumosim_io. The flags (LSIM_STORE_READ_*, store.h) a graph store is read
+ * with for a run with options o: structures shared, the memory check sized
+ * as the run will use it -- the deciding edges only when the engines keep
+ * them, and, serial (one process) and with nothing that gives every GPU its
+ * own times (--symmetry off, link sharing, --independent,
+ * --replicate-from), one engine per symmetry class
+ * (LSIM_STORE_READ_REDUCED). One rule for sim, replay and report: a store
+ * given to report takes sim's road (issue 39). */
+int lsim_run_store_flags(const lsim_run_opts *o, int serial);
 /* lumosim_io. Load graphs (traces, directories of traces, graph stores)
  * into r, after lsim_run_check_inputs and the outputs' free space
- * (o->outputs). A result archive, or an HDF5 file HDF5 cannot open, is an
- * error naming it. */
+ * (o->outputs); stores read by lsim_run_store_flags (serial: replay and
+ * report run in one process). A result archive, or an HDF5 file HDF5
+ * cannot open, is an error naming it. */
 int lsim_run_load(const lsim_run_opts *o, char **args, int nargs, lsim_run *r, lsim_err *err);
 /* lumosim_io. The whole serial pipeline: lsim_run_load, --replicate-from,
  * lsim_run_simulate, and measuring the copies against the real job. */

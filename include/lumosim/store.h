@@ -240,7 +240,7 @@ int lsim_store_read_graphs(const char *path, size_t first_gpu, size_t count, lsi
  * shares another's structure by its collective kernels, at
  * LSIM_MEM_MATCH_B each (no engine of its own; memlimit.h). A run that
  * then does not reduce checks its engines before
- * making them (lsim_run_opts.sized_reduced). */
+ * making them (lsim_run.sized_reduced). */
 #define LSIM_STORE_READ_REDUCED 32
 int lsim_store_read_graphs_ex(const char *path, size_t first_gpu, size_t count, int flags, lsim_graph ***out,
                               size_t *nout, lsim_err *err);

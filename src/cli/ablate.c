@@ -100,9 +100,11 @@ int lsim_cli_ablate(int argc, char **argv)
         lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
         goto fail;
     }
+    /* the item's path: a reduced run's class members share their
+     * representative's (run.c, copy_report) */
     for (size_t i = 0; i < run.n; i++)
         for (size_t v = 0; v < NVAR; v++)
-            if (simulate_variant(run.graphs[i], &VARIANTS[v], o.run.bin_ns, &run.cps[i], &res[i * NVAR + v], NULL, &err))
+            if (simulate_variant(run.graphs[i], &VARIANTS[v], o.run.bin_ns, run.items[i].cp, &res[i * NVAR + v], NULL, &err))
                 goto fail;
     if (o.json) {
         doc = cJSON_CreateObject();

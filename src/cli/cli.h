@@ -137,6 +137,10 @@ void lsim_cli_run_opts(const lsim_cli_opts *o, lsim_cli_progress *p, lsim_run_op
 int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
 int lsim_cli_load(const lsim_cli_opts *o, char **args, int nargs, lsim_run *run, lsim_err *err);
 int lsim_cli_simulate(const lsim_cli_opts *o, lsim_run *run, lsim_err *err);
+/* --stats: a coupled run's symmetry classes (one GPU simulated per class,
+ * or every GPU) and the collective match's parts, after the run (sim, and
+ * replay and report through lsim_cli_run_paths). */
+void lsim_cli_run_stats(const lsim_cli_opts *o, const lsim_run *r);
 
 /* --model on replay, report and build: the job's model-shape memory
  * estimate (whatif_plan.h lsim_wi_job_memest) into *mem, owned by the

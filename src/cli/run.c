@@ -296,7 +296,19 @@ int lsim_cli_run_paths(const lsim_cli_opts *o, char **args, int nargs, lsim_run 
     lsim_cli_progress p;
     lsim_run_opts ro;
     lsim_cli_run_opts(o, &p, &ro);
-    return lsim_run_paths(&ro, args, nargs, run, err);
+    int rc = lsim_run_paths(&ro, args, nargs, run, err);
+    if (!rc) lsim_cli_run_stats(o, run);
+    return rc;
+}
+
+void lsim_cli_run_stats(const lsim_cli_opts *o, const lsim_run *r)
+{
+    if (!o->stats) return;
+    if (r->sym_rep)
+        fprintf(stderr, "lumosim: stats: symmetry: %zu classes of %zu GPUs (reduction %.2fx), %s\n", r->nclasses, r->n,
+                r->nclasses ? (double)r->n / (double)r->nclasses : 1.0,
+                r->reduced ? "one GPU simulated per class" : "every GPU simulated");
+    if (r->match_parts > 1) fprintf(stderr, "lumosim: stats: match: %u parts\n", r->match_parts);
 }
 
 int lsim_cli_write_trace(const lsim_cli_opts *o, const lsim_run *r, lsim_err *err)

@@ -518,17 +518,12 @@ static int sim_load(sim_state *s, lsim_err *err)
     int rc = 0;
     /* the memory check counts the engines' deciding edges only when
      * sim_simulate will keep them, and the archive's write only when there
-     * is one */
-    int flags = LSIM_STORE_READ_SHARE;
-    if (sim_no_bind(s)) flags |= LSIM_STORE_READ_NO_BIND;
+     * is one; one process: one GPU simulated per class (run.h, the rule
+     * replay and report read a store by too) */
+    s->o.run.no_bind = sim_no_bind(s);
+    int flags = lsim_run_store_flags(&s->o.run, !s->m.on);
     if (s->sa->out) flags |= LSIM_STORE_READ_ARCHIVE;
-    if (s->o.trace_out) flags |= LSIM_STORE_READ_CPU_OPS; /* each CPU op written whole */
-    /* one process, symmetry on, nothing that gives every GPU its own
-     * times: the run will simulate one GPU per class (run.h) */
-    if (!s->m.on && !s->o.run.symmetry_off && !s->o.run.share && !s->sa->samples && !s->o.run.independent) {
-        flags |= LSIM_STORE_READ_REDUCED;
-        s->o.run.sized_reduced = 1;
-    }
+    if (flags & LSIM_STORE_READ_REDUCED) s->run.sized_reduced = LSIM_RUN_SIZED_REDUCED;
     if (s->m.on) {
         lsim_map_layout l = {0, 1, 1};
         const char *how = mapping;
@@ -581,12 +576,7 @@ static int sim_simulate(sim_state *s, int rc, lsim_err *err)
         rc = lsim_cli_simulate(&s->o, &s->run, err);
     }
     if (!rc && s->o.stats && s->run.shared && s->m.rank == 0) print_share_stats(&s->run.share_st);
-    if (!rc && s->o.stats && s->run.sym_rep)
-        fprintf(stderr, "lumosim: stats: symmetry: %zu classes of %zu GPUs (reduction %.2fx), %s\n", s->run.nclasses,
-                s->run.n, s->run.nclasses ? (double)s->run.n / (double)s->run.nclasses : 1.0,
-                s->run.reduced ? "one GPU simulated per class" : "every GPU simulated");
-    if (!rc && s->o.stats && s->run.match_parts > 1)
-        fprintf(stderr, "lumosim: stats: match: %u parts\n", s->run.match_parts);
+    if (!rc) lsim_cli_run_stats(&s->o, &s->run);
     return lsim_world_agree(&s->m, rc, err);
 }
 

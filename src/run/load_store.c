@@ -39,6 +39,16 @@ static int damaged_hdf5(const char *path, lsim_err *err)
     return 0;
 }
 
+int lsim_run_store_flags(const lsim_run_opts *o, int serial)
+{
+    int flags = LSIM_STORE_READ_SHARE;
+    if (o->no_bind && !o->critical) flags |= LSIM_STORE_READ_NO_BIND;
+    if (o->bo.keep_cpu_ops) flags |= LSIM_STORE_READ_CPU_OPS;
+    if (serial && !o->symmetry_off && !o->share && !o->independent && o->replicate_from < 0)
+        flags |= LSIM_STORE_READ_REDUCED;
+    return flags;
+}
+
 /* One input path: a graph store (every GPU's graph appended), a result
  * archive (refused), or traces. */
 static int load_one(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_err *err)
@@ -53,9 +63,11 @@ static int load_one(const lsim_run_opts *o, const char *path, lsim_run *r, lsim_
     size_t ng = 0;
     lsim_run_event ev = {.kind = LSIM_RUN_PHASE, .path = path, .what = "loading the graph store"};
     if (o->on_event) o->on_event(o->ctx, &ev);
-    /* replay and report run in one process (refused under mpirun) */
-    int flags = LSIM_STORE_READ_ONE_PROCESS | (o->bo.keep_cpu_ops ? LSIM_STORE_READ_CPU_OPS : 0);
+    /* as sim reads it (a 4,096-GPU store given to report took 10.3 GB, its
+     * sim 0.6); replay and report run in one process (refused under mpirun) */
+    int flags = lsim_run_store_flags(o, 1) | LSIM_STORE_READ_ONE_PROCESS;
     if ((rc = lsim_store_read_graphs_ex(path, 0, SIZE_MAX, flags, &gs, &ng, err))) return rc;
+    if (flags & LSIM_STORE_READ_REDUCED) r->sized_reduced = LSIM_RUN_SIZED_ONE_PROCESS;
     rc = lsim_run_add_graphs(r, gs, ng, path, err);
     free(gs);
     return rc;

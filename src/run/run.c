@@ -363,14 +363,18 @@ static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim
  * representative's times (finish_with over the quotient), so it is the
  * same number; the reduced archive equals the full one byte for byte
  * (sim:symmetry, mpi:sim_symmetry). Why: the metrics of 98,304 GPUs took
- * 22.9 s. 1 when copied, 0 when GPU i must be measured, -1 out of memory.
- * Not with the critical path, which is kept per GPU. */
+ * 22.9 s. The critical path likewise: the walk over that structure and
+ * those times (critical.c) is the representative's, node for node, so
+ * GPU i's item points at it (r->cps[i] stays empty; the representative,
+ * the class's lowest index, was finished first): report of a 4,096-GPU
+ * store walked 4,096 paths. 1 when copied, 0 when GPU i must be measured,
+ * -1 out of memory. */
 static int copy_report(const lsim_run_opts *o, lsim_run *r, size_t i)
 {
     size_t k = r->sym_rep[i];
     const lsim_graph *g = r->graphs[i], *h = r->graphs[k];
     const lsim_rank_report *q = &r->reps[k];
-    if (k == i || o->critical || g->n != h->n || g->kind != h->kind || g->in_off != h->in_off ||
+    if (k == i || g->n != h->n || g->kind != h->kind || g->in_off != h->in_off ||
         g->obs_start != h->obs_start || g->colls != h->colls || g->coll != h->coll || !q->has_coupling)
         return 0;
     lsim_rank_report *p = &r->reps[i];
@@ -389,6 +393,7 @@ static int copy_report(const lsim_run_opts *o, lsim_run *r, size_t i)
     p->duty_predicted_borrowed = q->duty_predicted != NULL;
     uint32_t qi = r->sym_qidx[k];
     r->items[i] = item_with(r, i, r->sym_engines[qi], 0, 1, r->sym_job->clock_offset[qi]);
+    if (o->critical) r->items[i].cp = r->items[k].cp;
     return 1;
 }
 
@@ -764,16 +769,17 @@ static uint64_t peak_rss(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 }
 
-/* A job sized for a reduced run (o->sized_reduced) that did not reduce:
+/* A job sized for a reduced run (r->sized_reduced) that did not reduce:
  * every GPU gets an engine, which the load's memory check left out for
  * the GPUs sharing a structure. Their bytes (memlimit.h: 48 a node, 32
  * without the deciding edges) on top of the peak so far, against this
- * process's limit: refused in one line, not killed half-way. */
+ * process's limit: refused in one line, not killed half-way; replay and
+ * report, refused under mpirun, are not told to use it. */
 static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
 {
     uint64_t limit = 0, nodes = 0;
     const char *src = NULL;
-    if (!o->sized_reduced || r->reduced) return 0;
+    if (!r->sized_reduced || r->reduced) return 0;
     int rc = lsim_mem_limit(&limit, &src, err);
     if (rc || limit == UINT64_MAX) return rc;
     for (size_t i = 0; i < r->n; i++)
@@ -784,9 +790,13 @@ static int engines_fit(const lsim_run_opts *o, const lsim_run *r, lsim_err *err)
     return lsim_err_set(err, LSIM_ENOMEM,
                         "the job's GPUs are not interchangeable (%zu symmetry classes of %zu GPUs): simulating every "
                         "one needs about %.1f GiB more than the %.1f GiB held, beyond the %.1f GiB this process may use "
-                        "(%s); run under mpirun -np K, or set LUMOSIM_MEM_LIMIT (0 = no check)",
+                        "(%s); %s, or set LUMOSIM_MEM_LIMIT (0 = no check)",
                         r->nclasses, r->n, (double)need / 1073741824.0, (double)held / 1073741824.0,
-                        (double)limit / 1073741824.0, src ? src : "the limit");
+                        (double)limit / 1073741824.0, src ? src : "the limit",
+                        r->sized_reduced == LSIM_RUN_SIZED_ONE_PROCESS
+                            ? "replay and report do not run under mpirun: mpirun -np K lumosim sim STORE -o R.h5, "
+                              "then lumosim report R.h5"
+                            : "run under mpirun -np K");
 }
 
 /* The match's and the run's progress as the job's steps
