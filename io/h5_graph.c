@@ -1241,6 +1241,17 @@ static int size_check(sctx *c, const char *where, const gmeta *m, size_t ngpu, c
     return h5s_agree(c, mrc);
 }
 
+/* A stored GPU's name in messages (graph.h, label): the file the user gave
+ * leads, the trace or synth label it was built from follows. NULL when out
+ * of memory. */
+static char *store_label(const char *path, const char *where, size_t gpu, const char *source)
+{
+    int n = snprintf(NULL, 0, "%s%s%s: GPU %zu (%s)", path, *where ? " " : "", where, gpu, source);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s) snprintf(s, (size_t)n + 1, "%s%s%s: GPU %zu (%s)", path, *where ? " " : "", where, gpu, source);
+    return s;
+}
+
 int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, size_t count, const size_t *list,
                              lsim_graph ***out, size_t *nout)
 {
@@ -1299,8 +1310,10 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     pend = colls_pending(c, lm, lead, count);
     if (!gs || !pend) rc = h5s_nomem(c);
     for (size_t i = 0; !rc && i < count; i++) {
+        size_t gi = list ? list[i] : first + i;
         if (!(gs[i] = lsim_calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share, !pend[i]) ||
-            !(gs[i]->source = strdup(src[list ? list[i] : first + i])) || !(gs[i]->strings = lsim_strtab_new()))
+            !(gs[i]->source = strdup(src[gi])) || !(gs[i]->strings = lsim_strtab_new()) ||
+            !(gs[i]->label = store_label(c->path, where, gi, src[gi])))
             rc = h5s_nomem(c);
         if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */
     }

@@ -123,8 +123,15 @@ static int check_dir(const char *path, lsim_err *err)
     if (!dir) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     struct stat st;
     int rc = 0;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    /* one that exists but is a file is named as such: "does not exist"
+     * would send the user looking for a missing directory */
+    int found = stat(dir, &st) == 0;
+    if (!found && errno == ENOENT)
         rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s does not exist", path, dir);
+    else if (!found) /* a file on the way (ENOTDIR), a loop, no search permission */
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s: %s", path, dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s: is not a directory", path, dir);
     else if (access(dir, W_OK | X_OK) != 0)
         rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: directory %s is not writable: %s", path, dir,
                           strerror(errno));

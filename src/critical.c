@@ -307,7 +307,7 @@ int lsim_job_path_compute_times(const lsim_job *j, lsim_graph *const *graphs, co
     for (size_t i = 0; i < j->ngpus; i++)
         if (graphs[i]->n && (!t[i].start || !t[i].end || !t[i].bind_start || !t[i].bind_end))
             return lsim_err_set(err, LSIM_EARG, "%s: no deciding edges to walk the job's critical path on",
-                                graphs[i]->source ? graphs[i]->source : "a GPU");
+                                lsim_graph_name(graphs[i]));
     jwalk w = {0};
     int rc = 0;
     int64_t lg = -1;

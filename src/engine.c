@@ -46,14 +46,14 @@ int lsim_engines_new_ex(const lsim_graph *const *g, size_t n, int keep_bind, lsi
     for (size_t i = 0; i < n; i++) {
         size_t b = engine_bytes(g[i]->n ? g[i]->n : 1, keep_bind);
         if (total > SIZE_MAX - b) {
-            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g[i]->source);
+            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", lsim_graph_name(g[i]));
             goto cleanup;
         }
         total += b;
     }
     block = lsim_malloc_big(total);
     if (!block) {
-        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engines (%zu MiB)", n ? g[0]->source : "job",
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engines (%zu MiB)", n ? lsim_graph_name(g[0]) : "job",
                           total >> 20);
         goto cleanup;
     }
@@ -62,7 +62,7 @@ int lsim_engines_new_ex(const lsim_graph *const *g, size_t n, int keep_bind, lsi
         lsim_engine *e = lsim_calloc(1, sizeof *e);
         size_t m = g[i]->n ? g[i]->n : 1;
         if (!e) {
-            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", g[i]->source);
+            rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the engine", lsim_graph_name(g[i]));
             goto cleanup;
         }
         if (i == 0) e->block = block;
@@ -122,7 +122,7 @@ int lsim_engine_run(lsim_engine *e, lsim_err *err)
     }
     if (e->events != n)
         return lsim_err_set(err, LSIM_EINTERNAL, "%s: dependency cycle: %llu of %llu nodes never became ready",
-                            g->source, (unsigned long long)(n - e->events), (unsigned long long)n);
+                            lsim_graph_name(g), (unsigned long long)(n - e->events), (unsigned long long)n);
     return 0;
 }
 

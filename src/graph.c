@@ -218,7 +218,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
     lsim_graph *c = lsim_calloc(1, sizeof *c);
     if (!c) goto nomem;
     *c = *g; /* scalars and statistics; every pointer is replaced below */
-    c->source = NULL;
+    c->source = NULL, c->label = NULL;
     c->strings = NULL;
 #define NULL_(field, type) c->field = NULL;
     LSIM_GRAPH_COLUMNS(NULL_)
@@ -461,10 +461,16 @@ int lsim_graph_same_structure(const lsim_graph *a, const lsim_graph *b)
                    !memcmp(a->in_class, b->in_class, e * sizeof *a->in_class)));
 }
 
+const char *lsim_graph_name(const lsim_graph *g)
+{
+    return g->label ? g->label : g->source ? g->source : "graph";
+}
+
 void lsim_graph_free(lsim_graph *g)
 {
     if (!g) return;
     free(g->source);
+    free(g->label);
     lsim_strtab_free(g->strings);
     drop_structure(g);
     free(g->procs);

@@ -418,7 +418,7 @@ static int p2p_pair(const lsim_graph *g, uint32_t gid, const lsim_coll_info *c, 
         if ((c->kind == LSIM_COLL_SEND && a != me) || (c->kind == LSIM_COLL_RECV && b != me) ||
             (c->kind == LSIM_COLL_SENDRECV && a != me && b != me) || a == b)
             return lsim_err_set(err, LSIM_ETRACE, "%s: %s kernel on rank %d names the pair %s, which rank %d is not the %s of",
-                                g->source, lsim_coll_kind_name((lsim_coll_kind)c->kind), me, pg, me,
+                                lsim_graph_name(g), lsim_coll_kind_name((lsim_coll_kind)c->kind), me, pg, me,
                                 c->kind == LSIM_COLL_SEND ? "sender" : c->kind == LSIM_COLL_RECV ? "receiver" : "side");
     } else if (parse_two_ranks(pr, &a, &b) && (a == me || b == me)) {
         int32_t peer = a == me ? b : a;
@@ -520,11 +520,11 @@ static int count_entries(lsim_graph *const *g, size_t n, size_t *ne, lsim_err *e
             int32_t c = g[i]->coll[v];
             if (!(g[i]->flags[v] & LSIM_NF_COLL) || c < 0) continue;
             if ((size_t)c >= g[i]->ncoll)
-                rc = lsim_err_set(err, LSIM_ETRACE, "%s: node %u names collective record %d of %zu", g[i]->source, v, c,
+                rc = lsim_err_set(err, LSIM_ETRACE, "%s: node %u names collective record %d of %zu", lsim_graph_name(g[i]), v, c,
                                   g[i]->ncoll);
             else if (first[c])
                 rc = lsim_err_set(err, LSIM_ETRACE, "%s: collective kernels %u and %u share collective record %d",
-                                  g[i]->source, first[c] - 1, v, c);
+                                  lsim_graph_name(g[i]), first[c] - 1, v, c);
             else
                 first[c] = v + 1;
             last++;
@@ -1013,7 +1013,7 @@ int lsim_job_match_ex(lsim_graph *const *g, size_t n, unsigned parts, lsim_job_p
     }
     for (size_t i = 0; i < n; i++) {
         ranks[i] = g[i]->rank;
-        src[i] = g[i]->source;
+        src[i] = lsim_graph_name(g[i]);
         nodes[i] = g[i]->n;
         colls[i] = g[i]->ncoll;
     }

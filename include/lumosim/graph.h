@@ -262,6 +262,12 @@ typedef struct lsim_cpu_ops {
 
 typedef struct lsim_graph {
     char *source;            /* trace path */
+    /* The GPU as messages name it, when the user gave another file than
+     * source: a store's "PATH: GPU i (source)" (the store reader sets it;
+     * a store's source is the trace it was built from, or a synth label).
+     * NULL: source. Not copied by lsim_graph_clone: a copy may become
+     * another GPU. lsim_graph_name reads it. */
+    char *label;
     int32_t rank;            /* distributedInfo.rank or -1 */
     int32_t world_size;      /* distributedInfo.world_size or -1 */
     lsim_strtab *strings;    /* owned */
@@ -453,6 +459,9 @@ int lsim_graph_check_tables(const lsim_graph *g, const char *file, size_t gpu, l
  * where each layer starts and ends on its thread. Local. */
 int lsim_graph_layer_annotation(const char *name);
 void lsim_graph_free(lsim_graph *g);
+/* What a message about g names first: its label, else its source, else
+ * "graph". Pure. */
+const char *lsim_graph_name(const lsim_graph *g);
 
 /* The one allocator of the node columns: make every LSIM_GRAPH_COLUMNS
  * array of g hold cap nodes (at least 1), keeping the first min(old, cap)

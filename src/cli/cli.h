@@ -195,6 +195,27 @@ extern int lsim_cli_force_large;
  * The documented examples stay below it (whatif --dp 4096 of a training
  * step: 5.1e6 nodes, docs/whatif.md). */
 #define LSIM_CLI_WORK_CAP 1e8
+/* Work a GPU costs that symmetry reduction and shared structure do not
+ * remove, in the cap's node simulations (1e6 a second; wall times on this
+ * 2-core machine, docs/reliability.md "Work caps"):
+ * - synth, beyond GPU 0's nodes: generating, checking and writing the GPU.
+ *   synth --model gpt3-15b --layers 8 --tp 8 --pp 8 --dp 2048 (131,072
+ *   GPUs of 78 nodes) took 32.3 s, 246 us a GPU, 168 beyond its nodes;
+ *   --dp 1024 11.4 s. 170: the 10^6-GPU job (dp 15625) 2.5e8, measured
+ *   247 s.
+ * - sim: reading a GPU's rows and metadata, its report and its archive
+ *   rows: sim -o of that 131,072-GPU store took 14.6 s (load 4.5, match
+ *   2.3, write 6.5), 111 us a GPU; of the 65,536-GPU one 6.4 s. 200 a GPU.
+ * - sim: a collective record's listing and match, 0.1 (1e7 a second): the
+ *   98,304-GPU Llama job's match of 366.7 M kernels took 38 s
+ *   (docs/scaling.md), estimate 56 s for its 58.7 s. GPT-3 175B's records
+ *   match slower here (4,096 GPUs 6.7 s, 16,384 GPUs 18.9 s for 5.1 M and
+ *   20.5 M records; sim -o 11.8 s and 34.1 s): that job is estimated at
+ *   about a third of its time, which keeps bench/symmetry.sh's 65,536-GPU
+ *   sim (81.6 s) under the cap. */
+#define LSIM_CLI_SYNTH_GPU_WORK 170
+#define LSIM_CLI_SIM_GPU_WORK 200
+#define LSIM_CLI_SIM_COLL_WORK 0.1
 int lsim_cli_work_cap(const char *what, double work, const char *how, const char *change, lsim_err *err);
 
 /* Write a text file atomically through a callback (temporary name, rename). */

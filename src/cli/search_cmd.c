@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "lumosim/graph.h"
+#include "lumosim/memlimit.h"
 #include "lumosim/samples.h"
 #include "lumosim/search.h"
 #include "lumosim/search_from.h"
@@ -864,20 +865,26 @@ static const char *rule_name(int64_t k)
 /* search --from makes and simulates each feasible candidate's whole job:
  * the sum of their GPUs times a source GPU's nodes on average (the /gpus
  * table), against the work cap (cli.h); a candidate past the GPUs a store
- * holds (LSIM_WORLD_MAX) is refused outright, before any is made. Every
- * rank computes the same answer. */
+ * holds (LSIM_WORLD_MAX) is refused outright, before any is made. The
+ * largest candidate's graphs, read whole as lsim_search_from_eval reads
+ * them, must fit in memory (memlimit.h): refused here, naming the --from
+ * store, not after the smaller candidates' work. Every rank computes the
+ * same answer. */
 static int from_cap(const char *in, const lsim_search_cand *c, const size_t *order, size_t nf, lsim_err *err)
 {
     lsim_store_gpu_info *t = NULL;
     size_t n = 0;
     int rc = lsim_store_gpu_table(in, &t, &n, err);
     if (rc) return rc;
-    double nodes = 0, gpus = 0;
-    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes;
+    double nodes = 0, edges = 0, strings = 0, gpus = 0, big = 0;
+    const lsim_search_cand *largest = NULL;
+    for (size_t i = 0; i < n; i++)
+        nodes += (double)t[i].nodes, edges += (double)t[i].edges, strings += (double)t[i].strings;
     lsim_store_gpu_table_free(t, n);
     for (size_t k = 0; k < nf; k++) {
         const lsim_search_cand *x = &c[order[k]];
         double g = (double)x->tp * (double)x->pp * (double)x->dp;
+        if (g > big) big = g, largest = x;
         if (g > LSIM_WORLD_MAX)
             return lsim_err_set(err, LSIM_EARG,
                                 "%s: candidate TP %d x PP %d x DP %d has %.0f GPUs, over the %d (2^20) a store holds "
@@ -888,7 +895,13 @@ static int from_cap(const char *in, const lsim_search_cand *c, const size_t *ord
     double per = n ? nodes / (double)n : 0;
     char how[160];
     snprintf(how, sizeof how, "%zu candidates of %.0f GPUs in all x %.0f nodes a GPU", nf, gpus, per);
-    return lsim_cli_work_cap(in, gpus * per, how, "try fewer or smaller layouts", err);
+    rc = lsim_cli_work_cap(in, gpus * per, how, "try fewer or smaller layouts", err);
+    if (rc || !largest || !n) return rc;
+    char what[LSIM_ERR_LEN / 2];
+    snprintf(what, sizeof what, "%s (candidate TP %d x PP %d x DP %d)", in, largest->tp, largest->pp, largest->dp);
+    double f = big / (double)n; /* the candidate's GPUs, each like a source GPU on average */
+    uint64_t job[4] = {(uint64_t)big, (uint64_t)(nodes * f), (uint64_t)(edges * f), (uint64_t)(strings * f)};
+    return lsim_mem_check_job(what, job, job, 0, job[1], job[0], err);
 }
 
 int lsim_cli_search(int argc, char **argv)

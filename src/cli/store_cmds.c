@@ -494,6 +494,13 @@ static int sim_no_bind(const sim_state *s)
     return s->sa->detail != LSIM_STORE_DETAIL_NODES && !s->o.trace_out && !s->o.run.critical;
 }
 
+/* The run will simulate one GPU per class (run.h): the rule the store's
+ * read follows (lsim_run_store_flags). */
+static int sim_reduces(const sim_state *s)
+{
+    return (lsim_run_store_flags(&s->o.run, !s->m.on) & LSIM_STORE_READ_REDUCED) != 0;
+}
+
 /* The store read's progress as the run's events: a terminal line (issue
  * 39: 98,304 GPUs load in 18 s). */
 typedef struct load_progress {
@@ -730,6 +737,31 @@ static int samples_cap(const lsim_cli_sim_args *sa, lsim_err *err)
     return lsim_cli_work_cap(sa->job, (double)sa->samples * nodes, how, "use fewer --samples", err);
 }
 
+/* Plain sim: what no symmetry reduction removes, every GPU's own share of
+ * reading, matching, its report and its archive rows (LSIM_CLI_SIM_GPU_WORK
+ * a GPU, LSIM_CLI_SIM_COLL_WORK a collective record, cli.h), and with the
+ * reduction off (or under mpirun, which does not reduce) every node
+ * simulated once; from the /gpus table, before any graph is read, against
+ * the work cap (cli.h). A reduced run's classes' own nodes are left out:
+ * they are not known before the graphs are, and they are few. */
+static int sim_cap(const sim_state *s, lsim_err *err)
+{
+    lsim_store_gpu_info *t = NULL;
+    size_t n = 0;
+    int rc = lsim_store_gpu_table(s->sa->job, &t, &n, err);
+    if (rc) return rc;
+    double nodes = 0, colls = 0;
+    for (size_t i = 0; i < n; i++) nodes += (double)t[i].nodes, colls += (double)t[i].colls;
+    lsim_store_gpu_table_free(t, n);
+    int reduced = sim_reduces(s);
+    double work = (double)n * LSIM_CLI_SIM_GPU_WORK + colls * LSIM_CLI_SIM_COLL_WORK + (reduced ? 0 : nodes);
+    char how[200], all[64] = "";
+    if (!reduced) snprintf(all, sizeof all, " + %.0f nodes", nodes);
+    snprintf(how, sizeof how, "%zu GPUs x %d + %.0f collective records x %g%s", n, LSIM_CLI_SIM_GPU_WORK, colls,
+             LSIM_CLI_SIM_COLL_WORK, all);
+    return lsim_cli_work_cap(s->sa->job, work, how, "simulate a smaller job", err);
+}
+
 /* sim --samples: every rank reads the whole job and simulates the samples
  * k = rank (mod ranks); the per-sample results are summed over ranks (each
  * entry is written by one rank, zero elsewhere, so the sum is exact) and
@@ -893,6 +925,7 @@ int lsim_cli_sim(int argc, char **argv)
     if (s.m.rank != 0 || s.o.stats) lsim_cli_tty_progress_off();
     lsim_topology share_topo;
     int rc = sim_check_job(&s, &err);
+    if (!rc) rc = sim_cap(&s, &err);
     if (!rc && sa.share_topo) rc = sim_share_topology(&sa, &share_topo, &s.o.run, &err);
     if (!rc) sim_read_memory(&s);
     if (!rc) sim_read_trace_oom(&s);

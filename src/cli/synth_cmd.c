@@ -374,7 +374,8 @@ static int synth_gpus(const lsim_world *m, const lsim_synth_cfg *c, const char *
  * the store. Local: every rank comes to the same answer. */
 /* Size before work (issue 40): every GPU of the job is generated, so the
  * work is its GPUs times GPU 0's nodes (GPU 0 made once to count them: a
- * pipeline's stages differ little), against the work cap (cli.h); and its
+ * pipeline's stages differ little) plus each GPU's own cost beyond its
+ * nodes (LSIM_CLI_SYNTH_GPU_WORK), against the work cap (cli.h); and its
  * GPUs against the most a store holds (LSIM_WORLD_MAX, graph.h; not
  * overridable). Local: every rank comes to the same answer. */
 static int synth_cap(const lsim_synth_cfg *c, const char *out, lsim_err *err)
@@ -390,8 +391,8 @@ static int synth_cap(const lsim_synth_cfg *c, const char *out, lsim_err *err)
     int rc = lsim_synth_gpu(c, 0, NULL, &g, err);
     if (rc) return rc;
     char how[160];
-    snprintf(how, sizeof how, "%.0f GPUs x %zu nodes of GPU 0", ngpu, g->n);
-    double work = ngpu * (double)g->n;
+    snprintf(how, sizeof how, "%.0f GPUs x (%zu nodes of GPU 0 + %d a GPU)", ngpu, g->n, LSIM_CLI_SYNTH_GPU_WORK);
+    double work = ngpu * ((double)g->n + LSIM_CLI_SYNTH_GPU_WORK);
     lsim_graph_free(g);
     return lsim_cli_work_cap(what, work, how, "use a smaller --tp, --pp, --dp or --gpus", err);
 }

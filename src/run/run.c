@@ -338,7 +338,7 @@ static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim
 {
     lsim_graph *g = r->graphs[i];
     lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
-    if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", g->source);
+    if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", lsim_graph_name(g));
     lsim_job_waits(j, gj, g, lsim_engine_start(e), lsim_engine_end(e), wait);
     int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, j->obs_wait[gj], wait,
                                      &r->reps[i], err);
@@ -471,7 +471,7 @@ static int observed_colls(const lsim_graph *g, uint32_t **cv, size_t *nc, lsim_e
 {
     *nc = 0;
     *cv = malloc((g->n ? g->n : 1) * sizeof **cv);
-    if (!*cv) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", g->source ? g->source : "graph");
+    if (!*cv) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", lsim_graph_name(g));
     for (size_t v = 0; v < g->n; v++)
         if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0 && g->obs_start[v] != LSIM_OBS_NONE) (*cv)[(*nc)++] = (uint32_t)v;
     return 0;
@@ -858,7 +858,7 @@ static int simulate_job(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
             continue;
         }
         int copied = copy_report(o, r, i);
-        if (copied < 0) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for its report", r->graphs[i]->source);
+        if (copied < 0) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for its report", lsim_graph_name(r->graphs[i]));
         if (copied) continue;
         uint32_t qi = r->sym_qidx[r->sym_rep[i]];
         rc = finish_with(o, r, i, r->sym_job, qi, r->sym_engines[qi], err);

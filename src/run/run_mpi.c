@@ -533,7 +533,7 @@ cleanup:
     return rc;
 }
 
-/* Collective: every GPU's rank and source name (graph->rank, ->source),
+/* Collective: every GPU's rank and name (graph->rank, lsim_graph_name),
  * by global GPU, so an owner's error names the GPUs as the serial match
  * does. *ranks, *buf (the names' bytes) and *sources allocated here. */
 static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const uint32_t *allgid, const int *gcnt,
@@ -553,14 +553,14 @@ static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const 
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t l = 0; !rc && l < nlocal; l++) {
         myr[l] = graphs[l]->rank;
-        size_t n = graphs[l]->source ? strlen(graphs[l]->source) + 1 : 0; /* 0: none */
+        size_t n = strlen(lsim_graph_name(graphs[l])) + 1;
         mylen[l] = (int)(n < 4096 ? n : 4096); /* a name is cut, never the exchange */
         my += mylen[l];
     }
     if (!rc && !(mine = malloc(my ? (size_t)my : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t l = 0, at = 0; !rc && l < nlocal; l++) {
         if (!mylen[l]) continue;
-        memcpy(mine + at, graphs[l]->source ? graphs[l]->source : "", (size_t)mylen[l] - 1);
+        memcpy(mine + at, lsim_graph_name(graphs[l]), (size_t)mylen[l] - 1);
         mine[at + (size_t)mylen[l] - 1] = '\0';
         at += (size_t)mylen[l];
     }

@@ -193,6 +193,28 @@ static double peak_of(const char *path, const char *record)
     return peak;
 }
 
+/* An error about the candidate's temporary store names the user's --from
+ * store and the candidate instead (issue 40: "/tmp/lumosim-search-*
+ * /candidate.h5" meant nothing to the user): each mention of path in the
+ * message becomes "IN (candidate TP a x PP b x DP c)". */
+static void name_source(const lsim_search_from *s, const lsim_search_cand *c, const char *path, lsim_err *err)
+{
+    char was[LSIM_ERR_LEN], who[LSIM_ERR_LEN];
+    snprintf(was, sizeof was, "%s", err->msg);
+    snprintf(who, sizeof who, "%s (candidate TP %d x PP %d x DP %d)", s->in, c->tp, c->pp, c->dp);
+    size_t n = strlen(path), cap = sizeof err->msg, k = 0; /* k < cap throughout */
+    for (const char *p = was; *p && k + 1 < cap;) {
+        if (n && !strncmp(p, path, n)) {
+            size_t w = (size_t)snprintf(err->msg + k, cap - k, "%s", who);
+            k += w < cap - k ? w : cap - k - 1;
+            p += n;
+        } else {
+            err->msg[k++] = *p++;
+        }
+    }
+    err->msg[k] = '\0';
+}
+
 int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err)
 {
     double t0 = lsim_now_s();
@@ -216,6 +238,7 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
          * refuses, with its message */
         c->reason = LSIM_SR_REFUSED;
         c->rule = "transform";
+        name_source(s, c, path, err);
         snprintf(c->why, sizeof c->why, "%s", err->msg);
         memset(err, 0, sizeof *err);
         rc = 0;
@@ -242,6 +265,7 @@ int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const 
     if (!rc) rc = lsim_run_check_ranks(&r, err);
     if (!rc) rc = lsim_search_measure(o, &r, c, err);
 cleanup:
+    if (rc) name_source(s, c, path, err);
     lsim_run_free(&r);
     lsim_wi_plan_free(p);
     unlink(path);

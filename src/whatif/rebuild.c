@@ -103,7 +103,7 @@ static lsim_graph *shell(const lsim_graph *g, size_t n, size_t nc, uint32_t npro
     lsim_graph *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     *o = *g;
-    o->source = NULL, o->strings = NULL;
+    o->source = NULL, o->label = NULL, o->strings = NULL;
 #define NULL_(field, type) o->field = NULL;
     LSIM_GRAPH_COLUMNS(NULL_)
 #undef NULL_

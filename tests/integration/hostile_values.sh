@@ -120,6 +120,11 @@ col root_big colls/root 1048576
 refuse bytes_max_search 1 "bytes_max.h5" "colls/bytes" -- "$L" search --from bytes_max.h5 --dp 4 --top 1
 # info checks every graph as sim does: the /gpus table, the collectives and the edges
 refuse world_zero_info 1 "world_zero.h5" "gpus/world_size" -- "$L" info world_zero.h5
+# a collective mismatch in a store names the store the user gave first, the
+# GPU's synth label after it (it named only "synth:gpt3-15b/gpu1" before)
+bad mismatch.h5 s.h5 /colls/bytes 12345 0
+refuse match_names_store 1 "lumosim: error: mismatch.h5: GPU 1 (synth:gpt3-15b/gpu1): collective #0" \
+    "but 12345 on rank 0 (mismatch.h5: GPU 0 (synth:gpt3-15b/gpu0))" -- "$L" sim mismatch.h5
 refuse lat_neg_info 1 "lat_neg.h5" "gpus/launch_latency_ns" -- "$L" info lat_neg.h5
 refuse mem_neg_info 1 "mem_neg.h5" "gpus/mem_peak_allocated" -1000000000000000 -- "$L" info mem_neg.h5
 refuse mem_src_info 1 "mem_src.h5" "gpus/mem_source" 2147483647 -- "$L" info mem_src.h5
@@ -180,6 +185,15 @@ refuse cap_synth_world 1 "new.h5" "1048640 GPUs" "2^20" -- \
     "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 16385 --global-batch 16385 --micro-batch 1 -o new.h5
 refuse cap_synth_work 1 "new.h5" "1000000 GPUs x" "over the cap of 1e+08" "--force-large" -- \
     "$L" synth --model gpt3-15b --tp 8 --pp 8 --dp 15625 --global-batch 15625 --micro-batch 1 -o new.h5
+# 10^6 GPUs of 78 nodes each: 7.8e7 nodes passed the cap before, and took
+# 247 s; each GPU's own cost (LSIM_CLI_SYNTH_GPU_WORK, cli.h) counts now
+refuse cap_synth_per_gpu 1 "new.h5" "1000000 GPUs x (78 nodes of GPU 0 + 170 a GPU)" "over the cap of 1e+08" \
+    "--force-large" -- "$L" synth --model gpt3-15b --layers 8 --tp 8 --pp 8 --dp 15625 --global-batch 15625 \
+    --micro-batch 1 -o new.h5
+# an output's directory that is a file is named as one
+: >afile
+refuse dir_is_file 1 "afile/new.h5: cannot write: afile: is not a directory" -- "$L" whatif s.h5 --dp 4 -o afile/new.h5
+rm -f afile
 refuse force_large_twice 2 "--force-large given twice" -- "$L" sim s.h5 --samples 3 --force-large --force-large
 # caps on the command line state the cap; a long value is echoed in part
 refuse cap_pp 2 "--pp needs a positive integer up to 100000" -- "$L" whatif s.h5 --pp 1000000 -o new.h5
