@@ -1,6 +1,7 @@
 /* Chakra ET export (include/lumosim/chakra.h; the reader is chakra_read.c,
  * the attribute names both use are chakra_internal.h). */
 #include "lumosim/chakra.h"
+#include "lumosim/alloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -171,12 +172,12 @@ static const char *str_or_empty(const lsim_graph *g, uint32_t id)
 static int put_meta(wctx *w, const lsim_graph *g, const char *const *store_attrs)
 {
     int rc = 0;
-    attrset *s = calloc(1, sizeof *s);
+    attrset *s = lsim_calloc(1, sizeof *s);
     size_t ni = g->niters, np = g->nprocs, nc = g->ncoll;
-    int64_t *procs = malloc((np * 4 + 1) * sizeof *procs), *iobs = malloc((ni * 2 + 1) * sizeof *iobs);
-    int64_t *colls = malloc((nc * LSIM_CK_COLL_WORDS + 1) * sizeof *colls);
-    char **inames = malloc((ni + 1) * sizeof *inames), **pgn = malloc((nc + 1) * sizeof *pgn);
-    char **pgr = malloc((nc + 1) * sizeof *pgr);
+    int64_t *procs = lsim_malloc((np * 4 + 1) * sizeof *procs), *iobs = lsim_malloc((ni * 2 + 1) * sizeof *iobs);
+    int64_t *colls = lsim_malloc((nc * LSIM_CK_COLL_WORDS + 1) * sizeof *colls);
+    char **inames = lsim_malloc((ni + 1) * sizeof *inames), **pgn = lsim_malloc((nc + 1) * sizeof *pgn);
+    char **pgr = lsim_malloc((nc + 1) * sizeof *pgr);
     int64_t gw[LSIM_CK_GRAPH_WORDS];
     if (!s || !procs || !iobs || !colls || !inames || !pgn || !pgr) {
         rc = lsim_err_set(w->err, LSIM_ENOMEM, "%s: out of memory", w->name);
@@ -357,8 +358,8 @@ static int nodebuf_init(nodebuf **out, const lsim_graph *g)
     uint64_t maxin = 0;
     for (size_t v = 0; v < g->n; v++)
         if (g->in_off[v + 1] - g->in_off[v] > maxin) maxin = g->in_off[v + 1] - g->in_off[v];
-    nodebuf *b = calloc(1, sizeof *b);
-    if (b) b->ctrl = malloc((maxin + 1) * sizeof *b->ctrl), b->deps = malloc((2 * maxin + 1) * sizeof *b->deps);
+    nodebuf *b = lsim_calloc(1, sizeof *b);
+    if (b) b->ctrl = lsim_malloc((maxin + 1) * sizeof *b->ctrl), b->deps = lsim_malloc((2 * maxin + 1) * sizeof *b->deps);
     if (b && b->ctrl && b->deps) {
         *out = b;
         return 0;
@@ -429,7 +430,7 @@ struct lsim_chakra_cache {
 
 int lsim_chakra_cache_new(lsim_chakra_cache **out, lsim_err *err)
 {
-    if (!(*out = calloc(1, sizeof **out))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!(*out = lsim_calloc(1, sizeof **out))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -644,7 +645,7 @@ void lsim_ck_cache_took(lsim_chakra_cache *c, lsim_graph *g)
 uint8_t *lsim_ck_cache_file(lsim_chakra_cache *c, size_t size)
 {
     if (size > c->fcap) {
-        uint8_t *p = malloc(size);
+        uint8_t *p = lsim_malloc(size);
         if (!p) return NULL;
         free(c->file);
         c->file = p, c->fcap = size;

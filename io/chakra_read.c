@@ -6,6 +6,7 @@
  * the next is unpacked. The dependencies (ids, cycles) are checked once
  * every node is read. */
 #include "lumosim/chakra.h"
+#include "lumosim/alloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,7 +41,7 @@ static void *arena_alloc(void *data, size_t size)
         a->used += size;
         return p;
     }
-    void *p = malloc(size);
+    void *p = lsim_malloc(size);
     if (p && LSIM_GROW(a->extra, &a->capextra, a->nextra + 1)) free(p), p = NULL;
     if (p) a->extra[a->nextra++] = p;
     return p;
@@ -62,7 +63,7 @@ static void arena_reset(arena *a)
     if (a->want > a->cap) {
         size_t nc = a->cap ? a->cap : 1;
         while (nc < a->want) nc *= 2;
-        uint8_t *nb = malloc(nc);
+        uint8_t *nb = lsim_malloc(nc);
         if (nb) free(a->mem), a->mem = nb, a->cap = nc;
     }
     a->used = a->want = 0;
@@ -112,7 +113,7 @@ static int read_all(rctx *c)
     struct stat st;
     if (fstat(fileno(f), &st) || st.st_size < 0) rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, strerror(errno));
     else if (!(c->bytes = c->cache ? lsim_ck_cache_file(c->cache, (size_t)st.st_size + 1)
-                                   : malloc((size_t)st.st_size + 1)))
+                                   : lsim_malloc((size_t)st.st_size + 1)))
         rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     else if ((c->size = fread(c->bytes, 1, (size_t)st.st_size, f)) != (size_t)st.st_size || ferror(f))
         rc = lsim_err_set(c->err, LSIM_EIO, "%s: cannot read: %s", c->path, ferror(f) ? strerror(errno) : "shorter than its size");
@@ -275,7 +276,7 @@ static int index_ids(rctx *c)
     size_t v = 0;
     while (v < c->n && c->id[v] == v) v++;
     if (v == c->n) return 0;
-    uint64_t *pairs = malloc((2 * c->n + 1) * sizeof *pairs);
+    uint64_t *pairs = lsim_malloc((2 * c->n + 1) * sizeof *pairs);
     if (!pairs) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     for (size_t i = 0; i < c->n; i++) pairs[2 * i] = c->id[i], pairs[2 * i + 1] = i;
     qsort(pairs, c->n, 2 * sizeof *pairs, cmp_id);
@@ -385,7 +386,7 @@ static int resolve_edges(rctx *c, const uint32_t *proc)
 static int check_acyclic(rctx *c, const lsim_graph *g)
 {
     size_t n = g->n, done = 0, head = 0;
-    uint32_t *indeg = malloc((n + 1) * sizeof *indeg), *queue = malloc((n + 1) * sizeof *queue);
+    uint32_t *indeg = lsim_malloc((n + 1) * sizeof *indeg), *queue = lsim_malloc((n + 1) * sizeof *queue);
     int rc = 0;
     if (!indeg || !queue) {
         rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
@@ -438,12 +439,12 @@ static int own_tables(rctx *c, lsim_graph *g)
     const int64_t *w = i64s_of(find(NA(md), LSIM_CK_A_GRAPH), &n);
     lsim_ck_graph_set(g, w);
     const char *s = str_of(find(NA(md), LSIM_CK_A_SOURCE));
-    if (s && !(g->source = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    if (s && !(g->source = lsim_strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     if ((s = str_of(find(NA(md), LSIM_CK_A_DEVICE))) && intern(c, g, s, &g->device)) return LSIM_ENOMEM;
     const int64_t *p = i64s_of(find(NA(md), LSIM_CK_A_PROCS), &n);
     if (!p || n % 4 || n / 4 > UINT32_MAX) return bad_meta(c, LSIM_CK_A_PROCS " missing or malformed");
     g->nprocs = (uint32_t)(n / 4);
-    if (!(g->procs = calloc(g->nprocs + 1, sizeof *g->procs))) return LSIM_ENOMEM;
+    if (!(g->procs = lsim_calloc(g->nprocs + 1, sizeof *g->procs))) return LSIM_ENOMEM;
     for (size_t i = 0; i < g->nprocs; i++)
         g->procs[i] = (lsim_proc){(uint8_t)(p[4 * i] != 0), p[4 * i + 1], p[4 * i + 2], (uint32_t)p[4 * i + 3]};
     char *const *names = strs_of(find(NA(md), LSIM_CK_A_ITER_NAMES), &n);
@@ -451,7 +452,7 @@ static int own_tables(rctx *c, lsim_graph *g)
     if ((n && !names) || (n2 && !io) || n2 != 2 * n || n > INT32_MAX)
         return bad_meta(c, "iteration names and times do not match");
     g->niters = (uint32_t)n;
-    if (!(g->iters = calloc(n + 1, sizeof *g->iters))) return LSIM_ENOMEM;
+    if (!(g->iters = lsim_calloc(n + 1, sizeof *g->iters))) return LSIM_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (intern(c, g, names[i], &g->iters[i].name)) return LSIM_ENOMEM;
         g->iters[i].obs_start = io[2 * i], g->iters[i].obs_end = io[2 * i + 1];
@@ -462,7 +463,7 @@ static int own_tables(rctx *c, lsim_graph *g)
     if (n % LSIM_CK_COLL_WORDS || (nc && (!cw || !pgn || !pgr)) || n2 != nc || n3 != nc || nc > INT32_MAX)
         return bad_meta(c, "collective table malformed");
     g->ncoll = nc;
-    if (!(g->colls = calloc(nc + 1, sizeof *g->colls))) return LSIM_ENOMEM;
+    if (!(g->colls = lsim_calloc(nc + 1, sizeof *g->colls))) return LSIM_ENOMEM;
     for (size_t i = 0; i < nc; i++) {
         const int64_t *x = cw + i * LSIM_CK_COLL_WORDS;
         lsim_coll_info *k = &g->colls[i];
@@ -484,8 +485,8 @@ static int foreign_tables(rctx *c, lsim_graph *g)
     g->latency = LSIM_LAT_MODEL;
     g->device = UINT32_MAX;
     g->mem_device = -1;
-    if (!(g->source = strdup(c->path))) return LSIM_ENOMEM;
-    if (!(g->iters = calloc(1, sizeof *g->iters))) return LSIM_ENOMEM;
+    if (!(g->source = lsim_strdup(c->path))) return LSIM_ENOMEM;
+    if (!(g->iters = lsim_calloc(1, sizeof *g->iters))) return LSIM_ENOMEM;
     g->niters = 1;
     g->iters[0] = (lsim_iter){0, LSIM_OBS_NONE, LSIM_OBS_NONE};
     return intern(c, g, "chakra", &g->iters[0].name);
@@ -554,7 +555,7 @@ static int foreign_coll(rctx *c, lsim_graph *g, const cnode *m, const cattr *con
     while (i < ps->n && strcmp(ps->name[i], key)) i++;
     if (i == ps->n) {
         if (LSIM_GROW(ps->name, &ps->cap, ps->n + 1) || LSIM_GROW(ps->next, &ps->capn, ps->n + 1) ||
-            !(ps->name[ps->n] = strdup(key)))
+            !(ps->name[ps->n] = lsim_strdup(key)))
             return LSIM_ENOMEM;
         ps->next[ps->n++] = 0;
     }
@@ -641,7 +642,7 @@ static int read_nodes(rctx *c, lsim_graph *g, uint32_t *proc, pgseq *ps)
     const cattr *sl[S_N];
     int rc = 0;
     ar.cap = 1 << 16;
-    if (!(ar.mem = malloc(ar.cap))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+    if (!(ar.mem = lsim_malloc(ar.cap))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     for (size_t v = 0; !rc && v < c->n; v++) {
         cnode *m = chakra_proto_msg__node__unpack(&alloc, c->len[v], c->bytes + c->body[v]);
         if (!m) {
@@ -666,7 +667,7 @@ static int check_columns(rctx *c, const lsim_graph *g)
         return bad_meta(c, LSIM_CK_A_GRAPH ": latency mode out of range");
     if (g->mem_source < 0 || g->mem_source >= LSIM_MEM_NSOURCES)
         return bad_meta(c, LSIM_CK_A_GRAPH ": memory source out of range");
-    uint32_t *cnt = calloc(g->nprocs + 1, sizeof *cnt);
+    uint32_t *cnt = lsim_calloc(g->nprocs + 1, sizeof *cnt);
     if (!cnt) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     int rc = 0;
 #define BAD(what, value) \
@@ -699,7 +700,7 @@ static int store_attrs(rctx *c, char **attrs)
         char name[64];
         snprintf(name, sizeof name, "%s%s", LSIM_CK_A_STORE, lsim_chakra_store_attr[k]);
         const char *s = str_of(find(c->meta->attr, c->meta->n_attr, name));
-        if (s && !(attrs[k] = strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
+        if (s && !(attrs[k] = lsim_strdup(s))) return lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     }
     return 0;
 }
@@ -721,7 +722,7 @@ static int overlay_names(rctx *c, lsim_graph *g, lsim_graph *r, int *done)
     uint32_t k = lsim_strtab_count(g->strings), nr = lsim_strtab_count(r->strings), next = k;
     *done = 0;
     if (k > nr) return 0;
-    uint8_t *rep = calloc(k + 1, 1);
+    uint8_t *rep = lsim_calloc(k + 1, 1);
     lsim_strtab *o = NULL;
     int rc = rep ? 0 : LSIM_ENOMEM, fits = 1;
     for (uint32_t i = 0; !rc && fits && i < k; i++) {
@@ -755,7 +756,7 @@ static int take_shared(rctx *c, lsim_graph *g, lsim_graph *r)
         for (size_t v = 0; v < c->n; v++) c->id[v] = v;
         return orc ? orc : lsim_graph_share(g, r, c->err);
     }
-    uint32_t *names = malloc((c->n + 1) * sizeof *names);
+    uint32_t *names = lsim_malloc((c->n + 1) * sizeof *names);
     int rc = names ? 0 : lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     for (size_t v = 0; !rc && v < c->n; v++) {
         const char *s = lsim_strtab_get(r->strings, r->name[v]);
@@ -776,9 +777,9 @@ static int take_shared(rctx *c, lsim_graph *g, lsim_graph *r)
 static int take_nodes(rctx *c, lsim_graph *g, uint32_t *proc, pgseq *ps)
 {
     int rc = read_nodes(c, g, proc, ps);
-    if (!rc && !g->procs && !(g->procs = calloc(1, sizeof *g->procs)))
+    if (!rc && !g->procs && !(g->procs = lsim_calloc(1, sizeof *g->procs)))
         rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
-    if (!rc && !g->colls && !(g->colls = calloc(1, sizeof *g->colls)))
+    if (!rc && !g->colls && !(g->colls = lsim_calloc(1, sizeof *g->colls)))
         rc = lsim_err_set(c->err, LSIM_ENOMEM, "%s: out of memory", c->path);
     if (!rc) rc = index_ids(c);
     if (!rc) rc = resolve_edges(c, proc);
@@ -809,10 +810,10 @@ int lsim_chakra_read_cached(const char *path, int32_t rank, int32_t world_size, 
     if (!rc) rc = frame_all(&c);
     if (rc) goto cleanup;
     c.own = i64s_of(find(c.meta->attr, c.meta->n_attr, LSIM_CK_A_GRAPH), &nw) && nw == LSIM_CK_GRAPH_WORDS;
-    c.g = g = calloc(1, sizeof *g);
-    proc = malloc((c.n + 1) * sizeof *proc);
-    c.id = malloc((c.n + 1) * sizeof *c.id);
-    c.cpu = malloc(c.n + 1);
+    c.g = g = lsim_calloc(1, sizeof *g);
+    proc = lsim_malloc((c.n + 1) * sizeof *proc);
+    c.id = lsim_malloc((c.n + 1) * sizeof *c.id);
+    c.cpu = lsim_malloc(c.n + 1);
     if (!g || !proc || !c.id || !c.cpu || !(g->strings = lsim_strtab_new()) ||
         lsim_graph_resize_nodes(g, c.n ? c.n : 1, NULL)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);

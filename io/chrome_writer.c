@@ -15,6 +15,7 @@
  * "f" at its target's start then finds the target already open, and an "s" at
  * its source's end is seen before any slice that starts at that instant. */
 #include "lumosim/text.h"
+#include "lumosim/alloc.h"
 #include "lumosim/chrome.h"
 #include "lumosim/metrics.h"
 #include "lumosim/output.h"
@@ -325,19 +326,19 @@ static int build_lanes(const lsim_replay_item *it, rank_map *m)
     const lsim_graph *g = it->g;
     size_t n = g->n, P = g->nprocs;
     int rc = LSIM_ENOMEM;
-    uint64_t *off = calloc(P + 1, sizeof *off);
-    span *sp = malloc((n ? n : 1) * sizeof *sp);
+    uint64_t *off = lsim_calloc(P + 1, sizeof *off);
+    span *sp = lsim_malloc((n ? n : 1) * sizeof *sp);
     lsim_ns *lane_end = NULL;
     size_t cap_lanes = 0;
-    uint32_t *nl = calloc(P ? P : 1, sizeof *nl);
-    m->lane = calloc(n ? n : 1, sizeof *m->lane);
-    m->lane_off = calloc(P + 1, sizeof *m->lane_off);
+    uint32_t *nl = lsim_calloc(P ? P : 1, sizeof *nl);
+    m->lane = lsim_calloc(n ? n : 1, sizeof *m->lane);
+    m->lane_off = lsim_calloc(P + 1, sizeof *m->lane_off);
     if (!off || !sp || !nl || !m->lane || !m->lane_off) goto out;
     /* bucket the nodes by processor, in node order */
     for (size_t v = 0; v < n; v++) off[g->proc[v] + 1]++;
     for (size_t p = 0; p < P; p++) off[p + 1] += off[p];
     {
-        uint64_t *fill = malloc((P ? P : 1) * sizeof *fill);
+        uint64_t *fill = lsim_malloc((P ? P : 1) * sizeof *fill);
         if (!fill) goto out;
         memcpy(fill, off, P * sizeof *fill);
         for (size_t v = 0; v < n; v++)
@@ -366,7 +367,7 @@ static int build_lanes(const lsim_replay_item *it, rank_map *m)
         nl[p] = (uint32_t)(L ? L : 1);
     }
     for (size_t p = 0; p < P; p++) m->lane_off[p + 1] = m->lane_off[p] + nl[p];
-    m->lane_tid = malloc((m->lane_off[P] ? m->lane_off[P] : 1) * sizeof *m->lane_tid);
+    m->lane_tid = lsim_malloc((m->lane_off[P] ? m->lane_off[P] : 1) * sizeof *m->lane_tid);
     if (!m->lane_tid) goto out;
     /* tids: lane 0 the processor's own; lane k the first id from
      * tid + k * 100000000 (mod 2^32) that no other track of the process has */
@@ -405,8 +406,8 @@ static int build_map(const lsim_replay_item *it, size_t idx, rank_map *m)
     memset(m, 0, sizeof *m);
     m->gpu_pid = -1;
     m->cp_pid = -1;
-    m->proc_pid = malloc((g->nprocs ? g->nprocs : 1) * sizeof *m->proc_pid);
-    int64_t *used = malloc(((size_t)g->nprocs + 2) * sizeof *used);
+    m->proc_pid = lsim_malloc((g->nprocs ? g->nprocs : 1) * sizeof *m->proc_pid);
+    int64_t *used = lsim_malloc(((size_t)g->nprocs + 2) * sizeof *used);
     if (!m->proc_pid || !used) {
         free(used);
         return LSIM_ENOMEM;
@@ -439,7 +440,7 @@ static int build_map(const lsim_replay_item *it, size_t idx, rank_map *m)
     if (rc) return rc;
 
     /* flows, grouped by source node (counting sort) */
-    m->src_off = calloc(g->n + 1, sizeof *m->src_off);
+    m->src_off = lsim_calloc(g->n + 1, sizeof *m->src_off);
     if (!m->src_off) return LSIM_ENOMEM;
     for (size_t w = 0; w < g->n; w++)
         for (int e = 0; e < 2; e++) {
@@ -454,8 +455,8 @@ static int build_map(const lsim_replay_item *it, size_t idx, rank_map *m)
             }
         }
     for (size_t v = 0; v < g->n; v++) m->src_off[v + 1] += m->src_off[v];
-    m->src_flow = malloc((m->flows ? m->flows : 1) * sizeof *m->src_flow);
-    uint64_t *fill = malloc((g->n ? g->n : 1) * sizeof *fill);
+    m->src_flow = lsim_malloc((m->flows ? m->flows : 1) * sizeof *m->src_flow);
+    uint64_t *fill = lsim_malloc((g->n ? g->n : 1) * sizeof *fill);
     if (!m->src_flow || !fill) {
         free(fill);
         return LSIM_ENOMEM;
@@ -649,8 +650,8 @@ static int write_ops(writer *w, const lsim_replay_item *it, rank_map *m, const l
 {
     const lsim_graph *g = it->g;
     int rc = LSIM_ENOMEM;
-    uint64_t *off = calloc(T->n + 2, sizeof *off);
-    uint32_t *lst = malloc((g->n ? g->n : 1) * sizeof *lst);
+    uint64_t *off = lsim_calloc(T->n + 2, sizeof *off);
+    uint32_t *lst = lsim_malloc((g->n ? g->n : 1) * sizeof *lst);
     open_op *stk = NULL;
     size_t nst = 0, capst = 0;
     if (!off || !lst) goto out;
@@ -659,7 +660,7 @@ static int write_ops(writer *w, const lsim_replay_item *it, rank_map *m, const l
         if (!g->procs[g->proc[v]].is_gpu) off[(T->node_op[v] == UINT32_MAX ? T->n : T->node_op[v]) + 1]++;
     for (size_t i = 0; i <= T->n; i++) off[i + 1] += off[i];
     {
-        uint64_t *fill = malloc((T->n + 1) * sizeof *fill);
+        uint64_t *fill = lsim_malloc((T->n + 1) * sizeof *fill);
         if (!fill) goto out;
         memcpy(fill, off, (T->n + 1) * sizeof *fill);
         for (size_t v = 0; v < g->n; v++)
@@ -830,7 +831,7 @@ static int lane_take(lanes *l, lsim_ns start, lsim_ns end, size_t *L)
     size_t k = 0;
     while (k < l->n && start < l->end[k]) k++;
     if (k == l->n) {
-        lsim_ns *x = realloc(l->end, (l->n + 1) * sizeof *x);
+        lsim_ns *x = lsim_realloc(l->end, (l->n + 1) * sizeof *x);
         if (!x) {
             free(l->end);
             l->end = NULL;
@@ -989,7 +990,7 @@ static int write_job_path(writer *w, const lsim_replay_item *items, size_t n, co
 
 static int write_doc(writer *w, const lsim_replay_item *items, size_t n, const lsim_job_path *jp)
 {
-    rank_map *maps = calloc(n ? n : 1, sizeof *maps);
+    rank_map *maps = lsim_calloc(n ? n : 1, sizeof *maps);
     if (!maps) return LSIM_ENOMEM;
     int rc = 0;
     puts_(w, "{\"traceEvents\":[");
@@ -1076,7 +1077,7 @@ int lsim_chrome_write(const char *path, const lsim_replay_item *items, size_t n,
             if (it->end[v] < it->start[v])
                 return lsim_err_set(err, LSIM_EINTERNAL, "%s: rank %zu: node %zu ends before it starts", path, i, v);
     }
-    writer *w = calloc(1, sizeof *w);
+    writer *w = lsim_calloc(1, sizeof *w);
     if (!w) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
     lsim_out *o = NULL;
     int brc = lsim_out_begin(path, 0, 0, &o, err);

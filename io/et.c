@@ -9,6 +9,7 @@
  * bytes in small allocations, and freeing them dominated the megatron
  * set's ingest (docs/performance.md). */
 #include "lumosim/et.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -36,7 +37,7 @@ static int grow(char **buf, size_t *cap, size_t need)
     if (need <= *cap) return 0;
     size_t nc = *cap ? *cap : (size_t)1 << 16;
     while (nc < need) nc *= 2;
-    char *nb = realloc(*buf, nc + 1);
+    char *nb = lsim_realloc(*buf, nc + 1);
     if (!nb) return LSIM_ENOMEM;
     *buf = nb;
     *cap = nc;
@@ -303,7 +304,7 @@ static int find_group(parser *p, int named, const char *name, const char *desc, 
     for (size_t i = 0; i < et->npg; i++)
         if (et->pgs[i].named == named && !strcmp(et->pgs[i].name, name)) {
             if (desc && *desc && !*et->pgs[i].desc) {
-                char *d = strdup(desc);
+                char *d = lsim_strdup(desc);
                 if (!d) return oom(p);
                 free(et->pgs[i].desc);
                 et->pgs[i].desc = d;
@@ -318,8 +319,8 @@ static int find_group(parser *p, int named, const char *name, const char *desc, 
     memset(g, 0, sizeof *g);
     g->named = named;
     g->size = -1;
-    g->name = strdup(name);
-    g->desc = strdup(desc ? desc : "");
+    g->name = lsim_strdup(name);
+    g->desc = lsim_strdup(desc ? desc : "");
     if (!g->name || !g->desc) {
         free(g->name);
         free(g->desc);
@@ -362,7 +363,7 @@ static int set_ranks(parser *p, int32_t gi, int64_t start, int64_t stride, int64
                                 (long long)st);
         return 0;
     }
-    g->ranks = malloc((size_t)g->size * sizeof *g->ranks);
+    g->ranks = lsim_malloc((size_t)g->size * sizeof *g->ranks);
     if (!g->ranks) return oom(p);
     for (int32_t i = 0; i < g->size; i++) g->ranks[i] = (int32_t)(start + i * stride);
     g->nranks = g->size;
@@ -391,7 +392,7 @@ static int parse_distributed(parser *p, const cJSON *di)
         if (g->size >= 0 && g->size != m)
             return lsim_err_set(p->err, LSIM_ETRACE, "%s: pg_config: process group %s has %d ranks but size %d", p->label,
                                 g->name, m, g->size);
-        if (!(g->ranks = malloc((size_t)m * sizeof *g->ranks))) return oom(p);
+        if (!(g->ranks = lsim_malloc((size_t)m * sizeof *g->ranks))) return oom(p);
         for (const cJSON *x = rk->child; x; x = x->next) {
             if (!num_i64(x, &v) || v < 0 || v > INT32_MAX) {
                 free(g->ranks);
@@ -667,8 +668,8 @@ static int read_text(const char *label, char *text, size_t len, lsim_et **out, l
 {
     parser p = {0};
     int rc = 0;
-    lsim_et *et = calloc(1, sizeof *et);
-    if (!et || !(et->path = strdup(label))) {
+    lsim_et *et = lsim_calloc(1, sizeof *et);
+    if (!et || !(et->path = lsim_strdup(label))) {
         free(et);
         return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
     }
@@ -725,7 +726,7 @@ int lsim_et_sibling(const char *trace_path, char **out)
     else return 0;
     static const char *const SUF[] = {".et.json.gz", ".et.json"};
     for (size_t i = 0; i < 2; i++) {
-        char *c = malloc(n + strlen(SUF[i]) + 1);
+        char *c = lsim_malloc(n + strlen(SUF[i]) + 1);
         if (!c) return LSIM_ENOMEM;
         memcpy(c, trace_path, n);
         strcpy(c + n, SUF[i]);
@@ -785,7 +786,7 @@ static char *ranks_text(const int32_t *ranks, int32_t n, int32_t first, int *nom
 {
     if (n <= 0) return NULL;
     size_t cap = (size_t)n * 12 + 3;
-    char *s = malloc(cap);
+    char *s = lsim_malloc(cap);
     if (!s) {
         *nomem = 1;
         return NULL;
@@ -848,14 +849,14 @@ int lsim_et_apply(const lsim_et *et, lsim_trace *t, lsim_et_apply_stats *st, lsi
             nk++;
         if (e->kind == LSIM_EV_RUNTIME && e->corr >= 0) nc++;
     }
-    ks = malloc((nk ? nk : 1) * sizeof *ks);
-    ct = malloc((nc ? nc : 1) * sizeof *ct);
-    kstream = malloc((nk ? nk : 1) * sizeof *kstream);
-    kpos = malloc((nk ? nk : 1) * sizeof *kpos);
-    pair = malloc((nk ? nk : 1) * sizeof *pair);
-    ostream = malloc((et->nops ? et->nops : 1) * sizeof *ostream);
-    opos = malloc((et->nops ? et->nops : 1) * sizeof *opos);
-    used = calloc(et->npg ? et->npg : 1, 1);
+    ks = lsim_malloc((nk ? nk : 1) * sizeof *ks);
+    ct = lsim_malloc((nc ? nc : 1) * sizeof *ct);
+    kstream = lsim_malloc((nk ? nk : 1) * sizeof *kstream);
+    kpos = lsim_malloc((nk ? nk : 1) * sizeof *kpos);
+    pair = lsim_malloc((nk ? nk : 1) * sizeof *pair);
+    ostream = lsim_malloc((et->nops ? et->nops : 1) * sizeof *ostream);
+    opos = lsim_malloc((et->nops ? et->nops : 1) * sizeof *opos);
+    used = lsim_calloc(et->npg ? et->npg : 1, 1);
     if (!ks || !ct || !kstream || !kpos || !pair || !ostream || !opos || !used) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
         goto cleanup;

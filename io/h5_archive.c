@@ -11,6 +11,7 @@
  *   graph/         optionally, the GPUs' graphs (graph-store layout)
  *   provenance     attributes that may differ between equal runs */
 #include "h5_internal.h"
+#include "lumosim/alloc.h"
 
 #include "lumosim/metrics.h"
 
@@ -2023,7 +2024,7 @@ static int read_run(sctx *c, hid_t run, const char *where, const char *name, int
     int rc = check_run_layout(c);
     if (rc) return rc;
     lsim_store_run *r = lsim_calloc(1, sizeof *r);
-    if (!r || !(r->name = strdup(name))) {
+    if (!r || !(r->name = lsim_strdup(name))) {
         free(r);
         return h5s_nomem(c);
     }

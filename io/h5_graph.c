@@ -4,6 +4,7 @@
  * (io/h5_internal.h). Reading a range of GPUs reads one hyperslab per
  * column and splits it into the graphs. */
 #include "h5_internal.h"
+#include "lumosim/alloc.h"
 
 #include "lumosim/memlimit.h"
 
@@ -1247,7 +1248,7 @@ static int size_check(sctx *c, const char *where, const gmeta *m, size_t ngpu, c
 static char *store_label(const char *path, const char *where, size_t gpu, const char *source)
 {
     int n = snprintf(NULL, 0, "%s%s%s: GPU %zu (%s)", path, *where ? " " : "", where, gpu, source);
-    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    char *s = n < 0 ? NULL : lsim_malloc((size_t)n + 1);
     if (s) snprintf(s, (size_t)n + 1, "%s%s%s: GPU %zu (%s)", path, *where ? " " : "", where, gpu, source);
     return s;
 }
@@ -1312,7 +1313,7 @@ int h5s_read_graph_tables(sctx *c, hid_t loc, const char *where, size_t first, s
     for (size_t i = 0; !rc && i < count; i++) {
         size_t gi = list ? list[i] : first + i;
         if (!(gs[i] = lsim_calloc(1, sizeof *gs[i])) || graph_alloc(gs[i], &lm[i], lead[i] == i || !c->share, !pend[i]) ||
-            !(gs[i]->source = strdup(src[gi])) || !(gs[i]->strings = lsim_strtab_new()) ||
+            !(gs[i]->source = lsim_strdup(src[gi])) || !(gs[i]->strings = lsim_strtab_new()) ||
             !(gs[i]->label = store_label(c->path, where, gi, src[gi])))
             rc = h5s_nomem(c);
         if (gs[i]) gs[i]->device = UINT32_MAX; /* the store's is a root attribute ("device") */

@@ -4,6 +4,7 @@
  * every graph to draw a 4,096-GPU page held three times what the sim that
  * wrote the archive held (issue 39; docs/report-html.md). Local. */
 #include <stdint.h>
+#include "lumosim/alloc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,7 +234,7 @@ int lsim_store_read_kernel_totals(const char *path, const char *run_name, lsim_r
     }
     uint32_t nk = !rc && keys ? lsim_strtab_count(keys) : 0;
     for (uint32_t k = 0; !rc && k < nk; k++)
-        if (!(ka[k].name = strdup(lsim_strtab_get(keys, k)))) rc = h5s_nomem(&c);
+        if (!(ka[k].name = lsim_strdup(lsim_strtab_get(keys, k)))) rc = h5s_nomem(&c);
     if (rc) lsim_report_kernels_free(ka, nk);
     else {
         *out = ka;

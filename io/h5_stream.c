@@ -6,6 +6,7 @@
  * ranks' batches of the same round, so the store is the serial one of the
  * GPUs in that order. */
 #include "h5_internal.h"
+#include "lumosim/alloc.h"
 
 #include "lumosim/run_mpi.h"
 
@@ -140,7 +141,7 @@ static int writer_open(const char *path, int mpi, MPI_Comm comm, const lsim_stor
     w->opts.source_paths = NULL; /* per batch, not kept */
     w->lat = -1;
     int rc = h5s_check_layout(&w->c);
-    if (!rc && opts && opts->command_line && !(w->command_line = strdup(opts->command_line))) rc = h5s_nomem(&w->c);
+    if (!rc && opts && opts->command_line && !(w->command_line = lsim_strdup(opts->command_line))) rc = h5s_nomem(&w->c);
     rc = h5s_agree(&w->c, rc);
     if (!rc) rc = h5s_create_tmp(&w->c, w->tmp, sizeof w->tmp);
     /* every rank creates every dataset (collective metadata): a failure is
@@ -374,7 +375,7 @@ int lsim_store_writer_add_ex(lsim_store_writer *w, lsim_graph *const *graphs, si
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_graph *g = graphs[i];
         const char *sp = source_paths ? source_paths[i] : NULL;
-        if (!(w->src[w->n + i] = strdup(g->source ? g->source : sp ? sp : ""))) {
+        if (!(w->src[w->n + i] = lsim_strdup(g->source ? g->source : sp ? sp : ""))) {
             for (size_t k = 0; k < i; k++) free(w->src[w->n + k]);
             rc = h5s_nomem(c);
         }
@@ -421,10 +422,10 @@ int lsim_store_writer_set_attr(lsim_store_writer *w, const char *name, const cha
     int i = 0;
     while (i < w->nattr && strcmp(w->attr_name[i], name)) i++;
     if (i == LSIM_STORE_MAX_ATTRS) return lsim_err_set(err, LSIM_EARG, "%s: too many attributes", w->c.path);
-    char *t = strdup(text ? text : "");
+    char *t = lsim_strdup(text ? text : "");
     if (!t) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (i == w->nattr) {
-        if (!(w->attr_name[i] = strdup(name))) {
+        if (!(w->attr_name[i] = lsim_strdup(name))) {
             free(t);
             return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         }

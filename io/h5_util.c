@@ -3,6 +3,7 @@
  * agreement, types, attributes, chunked and compressed columns, row
  * selections, per-GPU record tables, and the temporary-file life cycle. */
 #include "h5_internal.h"
+#include "lumosim/alloc.h"
 #include "lumosim/tmpfiles.h"
 
 #include "lumosim/input.h"
@@ -307,7 +308,7 @@ int h5s_get_attr_str(hid_t loc, const char *name, char **out)
         hid_t mt = H5Tcopy(H5T_C_S1);
         char *v = NULL;
         if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &v) >= 0) {
-            *out = strdup(v ? v : "");
+            *out = lsim_strdup(v ? v : "");
             H5free_memory(v);
             rc = *out ? 1 : H5S_NOMEM;
         }

@@ -13,6 +13,7 @@
  * their decimal text (cJSON's double cannot hold 1.7e15 us with
  * sub-microsecond digits). */
 #include <stdio.h>
+#include "lumosim/alloc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +38,7 @@ static void *arena_malloc(size_t sz)
         }
         g_arena.fallbacks++;
     }
-    return malloc(sz);
+    return lsim_malloc(sz);
 }
 
 static void arena_free(void *p)
@@ -51,7 +52,7 @@ static int arena_begin(void)
 {
     if (!g_arena.base) {
         g_arena.cap = (size_t)4 << 20;
-        g_arena.base = malloc(g_arena.cap);
+        g_arena.base = lsim_malloc(g_arena.cap);
         if (!g_arena.base) return LSIM_ENOMEM;
         cJSON_Hooks h = {arena_malloc, arena_free};
         cJSON_InitHooks(&h);
@@ -96,7 +97,7 @@ int lsim_json_fill(lsim_json_reader *r, size_t need)
         }
         if (r->cap - r->end < (size_t)1 << 16) {
             size_t nc = r->cap * 2;
-            char *nb = realloc(r->buf, nc + 1);
+            char *nb = lsim_realloc(r->buf, nc + 1);
             if (!nb) return lsim_err_set(r->err, LSIM_ENOMEM, "%s: out of memory while reading", r->label);
             r->buf = nb;
             r->cap = nc;
@@ -307,7 +308,7 @@ int lsim_json_walk_mem(const char *label, const char *text, size_t len, const ls
     r.eof = len == 0;
     r.cap = (size_t)1 << 20;
     *saw_array = 0;
-    if (!(r.buf = malloc(r.cap + 1))) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
+    if (!(r.buf = lsim_malloc(r.cap + 1))) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
     lsim_json_walk_cb cb = {w->array, 0, 0, 0, NULL, walk_element, walk_member, (void *)w};
     int rc = lsim_json_walk_top(&cb, &r, saw_array);
     free(r.buf);

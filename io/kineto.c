@@ -15,6 +15,7 @@
  * was before (issue 20, docs/performance.md). cJSON allocations go to a bump
  * arena reset after every event, so parsing costs no malloc/free pairs. */
 #include "lumosim/graph.h" /* LSIM_DUR_MAX */
+#include "lumosim/alloc.h"
 #include "lumosim/kineto.h"
 
 #include <ctype.h>
@@ -905,7 +906,7 @@ static int intern_row(lsim_trace *t, rowmap *m, const lsim_row *r, uint32_t *out
 {
     if (!m->slots || (t->nrows + 1) * 2 > m->nslots) {
         size_t ns = m->nslots ? m->nslots * 2 : 64;
-        uint32_t *sl = calloc(ns, sizeof *sl);
+        uint32_t *sl = lsim_calloc(ns, sizeof *sl);
         if (!sl) return LSIM_ENOMEM;
         for (size_t i = 0; i < t->nrows; i++) {
             size_t k = row_hash(&t->rows[i]) & (ns - 1);
@@ -1068,7 +1069,7 @@ static struct name_info *name_info_of(name_memo *m, uint32_t id)
     if (id >= m->ninfo) {
         size_t n = m->ninfo ? m->ninfo : 256;
         while (n <= id) n *= 2;
-        struct name_info *p = realloc(m->info, n * sizeof *p);
+        struct name_info *p = lsim_realloc(m->info, n * sizeof *p);
         if (!p) return NULL;
         memset(p + m->ninfo, 0, (n - m->ninfo) * sizeof *p);
         m->info = p;
@@ -1598,7 +1599,7 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
     const cJSON *pgc = cJSON_GetObjectItemCaseSensitive(o, "pg_config");
     if (cJSON_IsArray(pgc)) {
         int n = cJSON_GetArraySize(pgc);
-        t->pgs = calloc(n > 0 ? (size_t)n : 1, sizeof *t->pgs);
+        t->pgs = lsim_calloc(n > 0 ? (size_t)n : 1, sizeof *t->pgs);
         if (!t->pgs) {
             rc = LSIM_ENOMEM;
             goto cleanup;
@@ -1621,7 +1622,7 @@ static int parse_distributed_info(lsim_trace *t, reader *r, const char *txt, siz
             const cJSON *rk = cJSON_GetObjectItemCaseSensitive(g, "ranks");
             if (cJSON_IsArray(rk)) {
                 int m = cJSON_GetArraySize(rk);
-                pg->ranks = malloc((m > 0 ? (size_t)m : 1) * sizeof *pg->ranks);
+                pg->ranks = lsim_malloc((m > 0 ? (size_t)m : 1) * sizeof *pg->ranks);
                 if (!pg->ranks) {
                     rc = LSIM_ENOMEM;
                     goto cleanup;
@@ -1720,11 +1721,11 @@ static int read_any(const char *label, gzFile gz, const char *mem, size_t memlen
     r.next_progress = (uint64_t)16 << 20;
     r.eof = !gz && memlen == 0;
     r.cap = (size_t)1 << 20;
-    r.buf = malloc(r.cap + 1);
+    r.buf = lsim_malloc(r.cap + 1);
     kctx k = {0};
-    k.memo = calloc(1, sizeof *k.memo);
-    t = calloc(1, sizeof *t);
-    if (!r.buf || !k.memo || !t || !(t->strings = lsim_strtab_new()) || !(t->path = strdup(label))) {
+    k.memo = lsim_calloc(1, sizeof *k.memo);
+    t = lsim_calloc(1, sizeof *t);
+    if (!r.buf || !k.memo || !t || !(t->strings = lsim_strtab_new()) || !(t->path = lsim_strdup(label))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
         goto cleanup;
     }

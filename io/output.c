@@ -4,6 +4,7 @@
  * need the HDF5 store's probe, are in io/output_check.c (lumosim_io). */
 #define _DEFAULT_SOURCE /* realpath, flock */
 #include "lumosim/output.h"
+#include "lumosim/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -106,7 +107,7 @@ int lsim_out_tmp_name(const char *target, long pid, char *buf, size_t len)
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = lsim_malloc(n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -130,7 +131,7 @@ char *lsim_out_follow_links(const char *path, lsim_err *err)
 {
     char *cur = dup_str(path);
     if (!cur) {
-        lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     for (int hop = 0; hop < 40; hop++) {
@@ -145,13 +146,13 @@ char *lsim_out_follow_links(const char *path, lsim_err *err)
             next = dup_str(link);
         } else {
             char *dir = lsim_dir_of(cur);
-            next = dir ? malloc(strlen(dir) + strlen(link) + 2) : NULL;
+            next = dir ? lsim_malloc(strlen(dir) + strlen(link) + 2) : NULL;
             if (next) sprintf(next, "%s/%s", dir, link);
             free(dir);
         }
         free(cur);
         if (!next) {
-            lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+            lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
             return NULL;
         }
         cur = next;
@@ -163,15 +164,18 @@ char *lsim_out_follow_links(const char *path, lsim_err *err)
 
 /* Remove TARGET's temporaries whose process is gone. Only names this module
  * makes (BASE.tmp-PID or BASE.tmp-PID.HOST with HOST this host's tag), only
- * regular files, never one of a live process or of another host. */
-static void remove_stale(const char *target)
+ * regular files, never one of a live process or of another host. A folder
+ * that cannot be listed is left alone; 0, or LSIM_ENOMEM. */
+static int remove_stale(const char *target)
 {
     char *dir = lsim_dir_of(target);
-    DIR *d = dir ? opendir(dir) : NULL;
+    if (!dir) return LSIM_ENOMEM;
+    DIR *d = opendir(dir);
     if (!d) {
         free(dir);
-        return;
+        return 0;
     }
+    int rc = 0;
     const char *base = base_of(target);
     size_t bl = strlen(base);
     char host[64];
@@ -191,8 +195,11 @@ static void remove_stale(const char *target)
             continue;
         }
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        char *full = malloc(strlen(dir) + strlen(nm) + 2);
-        if (!full) break;
+        char *full = lsim_malloc(strlen(dir) + strlen(nm) + 2);
+        if (!full) {
+            rc = LSIM_ENOMEM;
+            break;
+        }
         sprintf(full, "%s/%s", dir, nm);
         struct stat ls;
         if (lstat(full, &ls) == 0 && S_ISREG(ls.st_mode) && unlink(full) == 0)
@@ -201,6 +208,7 @@ static void remove_stale(const char *target)
     }
     closedir(d);
     free(dir);
+    return rc;
 }
 
 static double lock_timeout(void)
@@ -216,8 +224,8 @@ static double lock_timeout(void)
 static int take_lock(lsim_out *o, const char *path, lsim_err *err)
 {
     size_t len = strlen(o->target) + 6;
-    o->lock_path = malloc(len);
-    if (!o->lock_path) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    o->lock_path = lsim_malloc(len);
+    if (!o->lock_path) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
     snprintf(o->lock_path, len, "%s.lock", o->target);
     double limit = lock_timeout(), waited = 0;
     int told = 0;
@@ -337,7 +345,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
 {
     *out = NULL;
     if (!path || !*path) return lsim_err_set(err, LSIM_EARG, "output: no file name given");
-    lsim_out *o = calloc(1, sizeof *o);
+    lsim_out *o = lsim_calloc(1, sizeof *o);
     int rc = 0;
     if (!o) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
     o->slot = -1;
@@ -393,9 +401,12 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
      * run got here): what the check allowed then is asked again (issue 40:
      * two writers of one new store both exited 0, one store lost) */
     if (g_recheck && (rc = g_recheck(o->target, 0, err))) goto cleanup;
-    remove_stale(o->target);
+    if (remove_stale(o->target)) {
+        rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+    }
     size_t len = strlen(o->target) + 96;
-    if (!(o->tmp = malloc(len))) {
+    if (!(o->tmp = lsim_malloc(len))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }

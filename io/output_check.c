@@ -4,6 +4,7 @@
  * lumosim_io, the writers' half in lumosim_core. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
+#include "lumosim/alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static char *canon(const char *path)
     if (!t) return NULL;
     char *dir = lsim_dir_of(t);
     char *rd = dir ? realpath(dir, NULL) : NULL;
-    char *out = rd ? malloc(strlen(rd) + strlen(base_of(t)) + 2) : NULL;
+    char *out = rd ? lsim_malloc(strlen(rd) + strlen(base_of(t)) + 2) : NULL;
     if (out) sprintf(out, "%s/%s", rd, base_of(t));
     free(rd);
     free(dir);
@@ -66,7 +67,7 @@ int lsim_out_classify(const char *path)
     gzFile z = gzopen(path, "rb");
     if (!z) return 0;
     enum { HEAD = 64 * 1024 };
-    char *buf = malloc(HEAD);
+    char *buf = lsim_malloc(HEAD);
     int n = buf ? gzread(z, buf, HEAD) : -1;
     gzclose(z);
     int kind = 5;
@@ -210,15 +211,15 @@ static void remember(const lsim_io_file *f, const char *cn, unsigned flags)
     for (size_t i = 0; i < g_nallowed && !a; i++)
         if (!strcmp(g_allowed[i].canon, cn)) a = &g_allowed[i];
     if (!a) {
-        allowed *grown = realloc(g_allowed, (g_nallowed + 1) * sizeof *grown);
+        allowed *grown = lsim_realloc(g_allowed, (g_nallowed + 1) * sizeof *grown);
         if (!grown) return;
         g_allowed = grown;
         a = &g_allowed[g_nallowed];
         memset(a, 0, sizeof *a);
-        if (!(a->canon = strdup(cn))) return;
+        if (!(a->canon = lsim_strdup(cn))) return;
         g_nallowed++;
     }
-    char *path = strdup(f->path), *role = strdup(f->role ? f->role : "-o");
+    char *path = lsim_strdup(f->path), *role = lsim_strdup(f->role ? f->role : "-o");
     if (!path || !role) {
         free(path);
         free(role);
@@ -237,7 +238,7 @@ static void remember(const lsim_io_file *f, const char *cn, unsigned flags)
 static int check_files(const lsim_io_file *files, size_t n, unsigned flags, lsim_err *err)
 {
     int rc = 0;
-    char **cn = calloc(n ? n : 1, sizeof *cn);
+    char **cn = lsim_calloc(n ? n : 1, sizeof *cn);
     if (!cn) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         if (files[i].path && files[i].output) cn[i] = canon(files[i].path);

@@ -2,6 +2,7 @@
 #include "lumosim/alloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "lumosim/common.h"
 
@@ -33,3 +34,21 @@ void *lsim_calloc(size_t count, size_t size) { return fail_now() ? NULL : calloc
 void *lsim_realloc(void *p, size_t bytes) { return fail_now() ? NULL : realloc(p, bytes); }
 void lsim_free(void *p) { free(p); }
 void *lsim_malloc_big(size_t bytes) { return fail_now() ? NULL : lsim_alloc_big(bytes); }
+
+char *lsim_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = lsim_malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+char *lsim_strndup(const char *s, size_t n)
+{
+    size_t l = strnlen(s, n);
+    char *d = lsim_malloc(l + 1);
+    if (!d) return NULL;
+    memcpy(d, s, l);
+    d[l] = 0;
+    return d;
+}

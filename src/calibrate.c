@@ -1,6 +1,7 @@
 /* Cost-model calibration from traces and nccl-tests output (see
  * include/lumosim/calibrate.h and docs/cost-models.md, "Calibration"). */
 #include "lumosim/calibrate.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ struct lsim_calib {
 
 int lsim_calib_new(lsim_calib **out, lsim_err *err)
 {
-    *out = calloc(1, sizeof **out);
+    *out = lsim_calloc(1, sizeof **out);
     return *out ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
 }
 
@@ -278,7 +279,7 @@ static int cmp_host(const void *a, const void *b)
  * optimizer step's CPU time with the launch calls it contains. */
 static int add_host(lsim_calib *c, const lsim_trace *t)
 {
-    host_ent *h = malloc((t->nev ? t->nev : 1) * sizeof *h);
+    host_ent *h = lsim_malloc((t->nev ? t->nev : 1) * sizeof *h);
     size_t n = 0;
     if (!h) return LSIM_ENOMEM;
     /* the annotations live on the main thread; attribute launches to an
@@ -337,12 +338,12 @@ int lsim_calib_add_trace(lsim_calib *c, const lsim_trace *t, lsim_err *err)
     size_t ncalls = 0, nsw = 0;
     if (!t->ev || !t->strings) return lsim_err_set(err, LSIM_EARG, "%s: trace has no events to calibrate from", t->path);
     c->traces++;
-    calls = malloc((t->nev ? t->nev : 1) * sizeof *calls);
-    sw = malloc((t->nev ? t->nev : 1) * sizeof *sw);
-    owner = calloc(t->nev ? t->nev : 1, sizeof *owner);
-    stack = malloc((t->nev ? t->nev : 1) * sizeof *stack);
-    op_ns = calloc(t->ngemm ? t->ngemm : 1, sizeof *op_ns);
-    op_kern = calloc(t->ngemm ? t->ngemm : 1, sizeof *op_kern);
+    calls = lsim_malloc((t->nev ? t->nev : 1) * sizeof *calls);
+    sw = lsim_malloc((t->nev ? t->nev : 1) * sizeof *sw);
+    owner = lsim_calloc(t->nev ? t->nev : 1, sizeof *owner);
+    stack = lsim_malloc((t->nev ? t->nev : 1) * sizeof *stack);
+    op_ns = lsim_calloc(t->ngemm ? t->ngemm : 1, sizeof *op_ns);
+    op_kern = lsim_calloc(t->ngemm ? t->ngemm : 1, sizeof *op_kern);
     if (!calls || !sw || !owner || !stack || !op_ns || !op_kern) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
@@ -471,7 +472,7 @@ cleanup:
 void lsim_calib_add_graph_latency(lsim_calib *c, const lsim_graph *g)
 {
     if (!g->launch_samples || g->launch_latency_ns <= 0) return;
-    lsim_ns *n = realloc(c->lat, (c->nlat + 1) * sizeof *n);
+    lsim_ns *n = lsim_realloc(c->lat, (c->nlat + 1) * sizeof *n);
     if (!n) return; /* the latency keeps the base value; reported as 0 traces */
     c->lat = n;
     c->lat[c->nlat++] = g->launch_latency_ns;
@@ -519,7 +520,7 @@ int lsim_calib_add_graph_colls(lsim_calib *c, const lsim_graph *g, lsim_err *err
 
 int lsim_calib_add_nccl_fit(lsim_calib *c, const lsim_coll_fit *f, const char *label, lsim_err *err)
 {
-    lsim_calib_coll *n = realloc(c->nccl, (c->nnccl + 1) * sizeof *n);
+    lsim_calib_coll *n = lsim_realloc(c->nccl, (c->nnccl + 1) * sizeof *n);
     if (!n) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     c->nccl = n;
     lsim_calib_coll *x = &n[c->nnccl++];
@@ -548,8 +549,8 @@ static int fit_colls(lsim_calib *c, lsim_err *err)
     c->fits = NULL;
     c->nfits = 0;
     if (c->ncoll) qsort(c->coll, c->ncoll, sizeof *c->coll, cmp_coll);
-    double *x = malloc((c->ncoll ? c->ncoll : 1) * sizeof *x), *y = malloc((c->ncoll ? c->ncoll : 1) * sizeof *y);
-    c->fits = calloc(c->ncoll + c->nnccl + 1, sizeof *c->fits);
+    double *x = lsim_malloc((c->ncoll ? c->ncoll : 1) * sizeof *x), *y = lsim_malloc((c->ncoll ? c->ncoll : 1) * sizeof *y);
+    c->fits = lsim_calloc(c->ncoll + c->nnccl + 1, sizeof *c->fits);
     int rc = 0;
     if (!x || !y || !c->fits) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -719,7 +720,7 @@ static void fit_host(lsim_calib *c, lsim_gpu_spec *g, lsim_calib_report *r)
         for (size_t i = 0; i < c->ngaps; i++) sum += (double)c->gaps[i];
         r->host_gap_mean_ns = (lsim_ns)llround(sum / (double)c->ngaps);
         /* the median of a copy: gaps[i] stays paired with gapcall[i] */
-        lsim_ns *v = malloc(c->ngaps * sizeof *v);
+        lsim_ns *v = lsim_malloc(c->ngaps * sizeof *v);
         if (!v) return;
         memcpy(v, c->gaps, c->ngaps * sizeof *v);
         lsim_ns med = median_ns(v, c->ngaps);
@@ -750,7 +751,7 @@ static void fit_host(lsim_calib *c, lsim_gpu_spec *g, lsim_calib_report *r)
         r->step_fitted = 1;
     }
     if (c->nopts) {
-        lsim_ns *v = malloc(c->nopts * sizeof *v);
+        lsim_ns *v = lsim_malloc(c->nopts * sizeof *v);
         if (!v) return;
         for (size_t i = 0; i < c->nopts; i++) {
             const opt_pt *o = &c->opts[i];
@@ -801,9 +802,9 @@ int lsim_calib_fit(lsim_calib *c, const lsim_gpu_spec *base, const char *label, 
     double peak = eb >= 4 ? base->peak_flops / 2 : base->peak_flops;
     qsort(c->gemm, c->ngemm, sizeof *c->gemm, cmp_gemm);
     /* per-shape medians */
-    c->shapes = calloc(c->ngemm, sizeof *c->shapes);
-    x = malloc(c->ngemm * sizeof *x);
-    y = malloc(c->ngemm * sizeof *y);
+    c->shapes = lsim_calloc(c->ngemm, sizeof *c->shapes);
+    x = lsim_malloc(c->ngemm * sizeof *x);
+    y = lsim_malloc(c->ngemm * sizeof *y);
     if (!c->shapes || !x || !y) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;

@@ -2,6 +2,7 @@
  * helper and the monotonic clock (see include/lumosim/common.h). */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE and MADV_POPULATE_WRITE */
 #include "lumosim/common.h"
+#include "lumosim/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ void *lsim_alloc_big(size_t bytes)
         return p;
     }
 #endif
-    return malloc(bytes ? bytes : 1);
+    return malloc(bytes ? bytes : 1); /* lsim_malloc_big is its seam (alloc.h) */
 }
 
 double lsim_now_s(void)
@@ -103,7 +104,7 @@ int lsim_grow(void **p, size_t *cap, size_t need, size_t elem)
         c *= 2;
     }
     if (elem && c > SIZE_MAX / elem) return LSIM_ENOMEM;
-    void *q = realloc(*p, c * elem);
+    void *q = lsim_realloc(*p, c * elem);
     if (!q) return LSIM_ENOMEM;
     *p = q;
     *cap = c;

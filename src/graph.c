@@ -261,7 +261,7 @@ int lsim_graph_clone(const lsim_graph *g, lsim_graph **out, lsim_err *err)
         if (t->n) memcpy(c->cpu_ops->op, t->op, t->n * sizeof *t->op);
         if (t->nnodes) memcpy(c->cpu_ops->node_op, t->node_op, t->nnodes * sizeof *t->node_op);
     }
-    if (!(c->source = strdup(g->source)) || !(c->strings = lsim_strtab_new())) goto nomem;
+    if (!(c->source = lsim_strdup(g->source)) || !(c->strings = lsim_strtab_new())) goto nomem;
     /* ids are dense in insertion order, so re-interning keeps every id */
     for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
         const char *s = lsim_strtab_get(g->strings, i);

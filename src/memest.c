@@ -2,6 +2,7 @@
  * options (memest.h; the accounting, its sources and a comparison with the
  * published formulas: docs/memory.md). Pure: no MPI, no I/O. */
 #include "lumosim/memest.h"
+#include "lumosim/alloc.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -431,7 +432,7 @@ int lsim_memest_job_of(const lsim_memest_in *in, const char *gpu, double capacit
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu ? gpu : "");
     out->capacity = capacity > 0 ? capacity : 0;
     out->tp = in->tp, out->pp = in->pp, out->dp = in->dp;
-    out->stages = calloc((size_t)in->pp, sizeof *out->stages);
+    out->stages = lsim_calloc((size_t)in->pp, sizeof *out->stages);
     if (!out->stages) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the memory estimate");
     out->nstages = in->pp;
     for (int s = 0; !rc && s < in->pp; s++) {
@@ -546,7 +547,7 @@ int lsim_memest_job_parse(const char *text, lsim_memest_job *out, lsim_err *err)
     if (bad) goto bad;
     snprintf(out->source, sizeof out->source, "%s", src->valuestring);
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu->valuestring);
-    if (!(out->stages = calloc((size_t)n, sizeof *out->stages))) {
+    if (!(out->stages = lsim_calloc((size_t)n, sizeof *out->stages))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory reading the memory estimate");
         goto cleanup;
     }

@@ -1,5 +1,6 @@
 /* Up-front memory check (see memlimit.h). */
 #include "lumosim/memlimit.h"
+#include "lumosim/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -158,7 +159,7 @@ int lsim_mem_check_inputs(const char *const *paths, size_t n, uint64_t *total_by
     size_t big = 0;
     int rc = lsim_mem_limit(&limit, &source, err);
     if (rc || n == 0) goto cleanup;
-    sizes = malloc(n * sizeof *sizes);
+    sizes = lsim_malloc(n * sizeof *sizes);
     if (!sizes) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
@@ -201,7 +202,7 @@ int lsim_disk_check(const char *path, uint64_t need, lsim_err *err)
 
 char *lsim_dir_of(const char *path)
 {
-    char *dir = malloc(strlen(path) + 2);
+    char *dir = lsim_malloc(strlen(path) + 2);
     if (!dir) return NULL;
     const char *slash = strrchr(path, '/');
     if (!slash) strcpy(dir, ".");

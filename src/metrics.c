@@ -2,6 +2,7 @@
  * from the same node set: once from observed times, once from simulated
  * times, so actual and predicted figures are defined identically. */
 #include "lumosim/metrics.h"
+#include "lumosim/alloc.h"
 #include "lumosim/job.h"
 
 #include <stdlib.h>
@@ -257,15 +258,15 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
     for (size_t v = 0; v < g->n; v++)
         if (g->procs[g->proc[v]].is_gpu) ngpu++;
     size_t ni = g->niters ? g->niters : 1;
-    pt *pts = malloc((4 * ngpu + 1) * sizeof *pts), *tmp = malloc((4 * ngpu + 1) * sizeof *tmp);
-    out->iters = calloc(ni, sizeof *out->iters);
+    pt *pts = lsim_malloc((4 * ngpu + 1) * sizeof *pts), *tmp = lsim_malloc((4 * ngpu + 1) * sizeof *tmp);
+    out->iters = lsim_calloc(ni, sizeof *out->iters);
     /* per iteration: CPU span actual (min, max), predicted (min, max), then
      * the earliest GPU start actual, predicted; boundaries: 2 x (n + 1) */
-    lsim_ns *is = malloc(ni * 6 * sizeof *is), *bnd = malloc((ni + 1) * 2 * sizeof *bnd);
-    parts = malloc(ni * sizeof *parts);
+    lsim_ns *is = lsim_malloc(ni * 6 * sizeof *is), *bnd = lsim_malloc((ni + 1) * 2 * sizeof *bnd);
+    parts = lsim_malloc(ni * sizeof *parts);
     /* |start error| of the observed nodes: GPU ones from the front, CPU
      * ones from the back */
-    errs = malloc((nobs_all ? nobs_all : 1) * sizeof *errs);
+    errs = lsim_malloc((nobs_all ? nobs_all : 1) * sizeof *errs);
     if (!pts || !tmp || !out->iters || !is || !bnd || !parts || !errs) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
         goto cleanup;
@@ -346,8 +347,8 @@ int lsim_metrics_compute_ex(const lsim_graph *g, const lsim_ns *start, const lsi
         out->nbins_actual = (uint32_t)nba;
         out->nbins_predicted = (uint32_t)nbp;
     }
-    out->duty_actual = calloc(out->nbins_actual + 1, sizeof(double));
-    out->duty_predicted = calloc(out->nbins_predicted + 1, sizeof(double));
+    out->duty_actual = lsim_calloc(out->nbins_actual + 1, sizeof(double));
+    out->duty_predicted = lsim_calloc(out->nbins_predicted + 1, sizeof(double));
     if (!out->duty_actual || !out->duty_predicted) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory computing metrics", g->source);
         goto cleanup;

@@ -2,6 +2,7 @@
  * and the max-min fair sweep over them (include/lumosim/netshare.h,
  * docs/network.md "Link sharing"). */
 #include "lumosim/netshare.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 64;
     while (c < need) c *= 2;
-    void *q = realloc(*p, c * size);
+    void *q = lsim_realloc(*p, c * size);
     if (!q) return -1;
     *p = q;
     return 0;
@@ -362,16 +363,16 @@ static void advance(sweep *s, double dt, double now, lsim_ns *out, lsim_netshare
 
 static int sweep_alloc(sweep *s, size_t n)
 {
-    s->act = malloc((n ? n : 1) * sizeof *s->act);
-    s->rem = malloc((n ? n : 1) * sizeof *s->rem);
-    s->rate = malloc((n ? n : 1) * sizeof *s->rate);
-    s->nicw = calloc(n ? n : 1, sizeof *s->nicw);
-    s->upw = calloc(n ? n : 1, sizeof *s->upw);
-    s->frozen = calloc(n ? n : 1, 1);
-    s->slowed = calloc(n ? n : 1, 1);
-    s->rcap = malloc(s->nlinks * sizeof *s->rcap);
-    s->udem = malloc(s->nlinks * sizeof *s->udem);
-    s->lbusy = calloc(s->nlinks, sizeof *s->lbusy);
+    s->act = lsim_malloc((n ? n : 1) * sizeof *s->act);
+    s->rem = lsim_malloc((n ? n : 1) * sizeof *s->rem);
+    s->rate = lsim_malloc((n ? n : 1) * sizeof *s->rate);
+    s->nicw = lsim_calloc(n ? n : 1, sizeof *s->nicw);
+    s->upw = lsim_calloc(n ? n : 1, sizeof *s->upw);
+    s->frozen = lsim_calloc(n ? n : 1, 1);
+    s->slowed = lsim_calloc(n ? n : 1, 1);
+    s->rcap = lsim_malloc(s->nlinks * sizeof *s->rcap);
+    s->udem = lsim_malloc(s->nlinks * sizeof *s->udem);
+    s->lbusy = lsim_calloc(s->nlinks, sizeof *s->lbusy);
     return s->act && s->rem && s->rate && s->nicw && s->upw && s->frozen && s->slowed && s->rcap && s->udem && s->lbusy
                ? 0
                : -1;
@@ -470,10 +471,10 @@ static int detail_rows(const sweep *s, const lsim_ns *out, const skey *key, size
                        lsim_netshare_detail *det)
 {
     const lsim_netflows *f = s->f;
-    uint64_t *nf = calloc(s->nlinks, sizeof *nf);
-    size_t *last = malloc(s->nlinks * sizeof *last);
-    det->flows = malloc((f->n ? f->n : 1) * sizeof *det->flows);
-    det->links = malloc((nused ? nused : 1) * sizeof *det->links);
+    uint64_t *nf = lsim_calloc(s->nlinks, sizeof *nf);
+    size_t *last = lsim_malloc(s->nlinks * sizeof *last);
+    det->flows = lsim_malloc((f->n ? f->n : 1) * sizeof *det->flows);
+    det->links = lsim_malloc((nused ? nused : 1) * sizeof *det->links);
     if (!nf || !last || !det->flows || !det->links) {
         free(nf);
         free(last);
@@ -532,7 +533,7 @@ static int summarize(const sweep *s, const lsim_ns *out, const skey *key, lsim_n
     const lsim_netflows *f = s->f;
     size_t nused = 0;
     for (size_t l = 0; l < s->nlinks; l++) nused += s->lbusy[l] > 0;
-    double *x = malloc((nused > f->n ? nused : f->n ? f->n : 1) * sizeof *x);
+    double *x = lsim_malloc((nused > f->n ? nused : f->n ? f->n : 1) * sizeof *x);
     if (!x) return -1;
     for (size_t l = 0, i = 0; l < s->nlinks; l++)
         if (s->lbusy[l] > 0) x[i++] = st->span_ns > 0 ? s->lbusy[l] / (double)st->span_ns : 0;
@@ -585,7 +586,7 @@ int lsim_netshare_sweep(const lsim_netflows *f, size_t ngpus, const lsim_topolog
     s.upcap = has_leaves(t) ? (double)t->nodes_per_leaf * (double)gpn /
                                   (t->oversubscription > 1 ? t->oversubscription : 1.0) / (double)paths_of(t)
                             : INFINITY;
-    key = malloc((n ? n : 1) * sizeof *key);
+    key = lsim_malloc((n ? n : 1) * sizeof *key);
     if (!key || sweep_alloc(&s, n)) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         goto cleanup;

@@ -172,7 +172,7 @@ static void table_trace_memory(FILE *f, const lsim_graph *g, int obs)
 static uint64_t comm_like(const lsim_graph *g, uint32_t *example)
 {
     uint32_t ns = lsim_strtab_count(g->strings);
-    uint8_t *memo = calloc(ns ? ns : 1, 1); /* 0 unknown, 1 no, 2 yes */
+    uint8_t *memo = lsim_calloc(ns ? ns : 1, 1); /* 0 unknown, 1 no, 2 yes */
     uint64_t n = 0;
     if (!memo) return 0;
     for (size_t v = 0; v < g->n; v++) {
@@ -681,8 +681,8 @@ void lsim_report_table_x(FILE *f, const lsim_replay_item *items, size_t n, int p
     lsim_report_job_part p;
     lsim_report_job_part_of(items, n, &p);
     lsim_report_table_head(f, n && items[0].g->latency == LSIM_LAT_OBSERVED, p.any_obs || p.unmeasured);
-    lsim_ns *w = calloc(n ? n : 1, sizeof *w);
-    uint8_t *show = malloc(n ? n : 1);
+    lsim_ns *w = lsim_calloc(n ? n : 1, sizeof *w);
+    uint8_t *show = lsim_malloc(n ? n : 1);
     if (!w || !show) per_rank = 1; /* out of memory: every rank, as before */
     for (size_t i = 0; w && i < n; i++) w[i] = items[i].r->window_predicted;
     if (w && show) lsim_report_pick(w, n, per_rank, show);
@@ -690,7 +690,7 @@ void lsim_report_table_x(FILE *f, const lsim_replay_item *items, size_t n, int p
         if (per_rank || show[i]) table_item(f, &items[i], i);
     if (!per_rank) lsim_report_table_omitted(f, w, show, n);
     if (!per_rank && w && show) {
-        lsim_report_sum *sum = malloc((n ? n : 1) * sizeof *sum);
+        lsim_report_sum *sum = lsim_malloc((n ? n : 1) * sizeof *sum);
         for (size_t i = 0; sum && i < n; i++) lsim_report_sum_of(&items[i], &sum[i]);
         if (sum) lsim_report_table_stages(f, sum, show, n); /* out of memory: the means are left out */
         free(sum);
@@ -1253,7 +1253,7 @@ int lsim_report_json(FILE *f, const lsim_replay_item *items, size_t n, lsim_err 
 int lsim_report_json_x(FILE *f, const lsim_replay_item *items, size_t n, const lsim_report_extra *x, lsim_err *err)
 {
     int rc = 0;
-    char **objs = calloc(n ? n : 1, sizeof *objs);
+    char **objs = lsim_calloc(n ? n : 1, sizeof *objs);
     if (!objs) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     for (size_t i = 0; i < n && !rc; i++)
         if (!(objs[i] = lsim_report_json_item(&items[i], i)))

@@ -984,7 +984,7 @@ typedef struct gpu_pos {
  * laid out 64 GPUs to a row. *nst, *nrep: the grid's rows and columns. */
 static int gpu_positions(const lsim_replay_item *items, size_t n, gpu_pos *p, int *nst, int *nrep, int *by_coords)
 {
-    int *seen = calloc(n, sizeof *seen), known = 1;
+    int *seen = lsim_calloc(n, sizeof *seen), known = 1;
     if (!seen) return LSIM_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         if (items[i].brief) p[i].stage = items[i].brief->stage, p[i].replica = items[i].brief->replica;
@@ -1023,8 +1023,8 @@ static int heat_map(FILE *f, const lsim_replay_item *items, const gpu_pos *p, si
 {
     int bin = nrep > HEAT_COLS ? (nrep + HEAT_COLS - 1) / HEAT_COLS : 1, ncol = (nrep + bin - 1) / bin;
     size_t cells = (size_t)nst * (size_t)ncol;
-    double *v = malloc(cells * sizeof *v);
-    size_t *who = malloc(cells * sizeof *who);
+    double *v = lsim_malloc(cells * sizeof *v);
+    size_t *who = lsim_malloc(cells * sizeof *who);
     if (!v || !who) {
         free(v);
         free(who);
@@ -1130,8 +1130,8 @@ static void histogram(FILE *f, const double *sorted, size_t n)
 static int job_at_scale(FILE *f, const lsim_replay_item *items, size_t n, const size_t *slow, size_t nslow)
 {
     int rc = LSIM_ENOMEM, nst, nrep, by_coords;
-    gpu_pos *p = malloc(n * sizeof *p);
-    double *col = malloc(5 * n * sizeof *col);
+    gpu_pos *p = lsim_malloc(n * sizeof *p);
+    double *col = lsim_malloc(5 * n * sizeof *col);
     if (!p || !col || gpu_positions(items, n, p, &nst, &nrep, &by_coords)) goto cleanup;
 
     fputs("<h3 class=\"sub\">Slowest GPUs</h3>\n<div class=\"scroll\"><table><tr><th>GPU</th><th>stage</th><th>replica</th>"
@@ -1317,7 +1317,7 @@ static int job_overview(FILE *f, const lsim_replay_item *items, size_t n, const 
         fputs("</table></div>\n", f);
     }
     /* kernels by name over all ranks */
-    uint32_t *idx = nk ? malloc(nk * sizeof *idx) : NULL;
+    uint32_t *idx = nk ? lsim_malloc(nk * sizeof *idx) : NULL;
     if (nk && !idx) rc = LSIM_ENOMEM;
     if (idx) {
         for (size_t k = 0; k < nk; k++) idx[k] = (uint32_t)k;
@@ -1564,7 +1564,7 @@ static int gpu_kernels(const lsim_replay_item *it, lsim_strtab *keys, kscratch *
     size_t ns = lsim_strtab_count(g->strings), old = s->nslot;
     s->nrows = 0;
     if (ns > s->nslot) {
-        uint32_t *p = realloc(s->slot, ns * sizeof *p);
+        uint32_t *p = lsim_realloc(s->slot, ns * sizeof *p);
         if (!p) return LSIM_ENOMEM;
         s->slot = p;
         s->nslot = ns;
@@ -1642,7 +1642,7 @@ int lsim_report_kernels_of(const lsim_replay_item *items, size_t n, lsim_report_
     free(s.slot);
     uint32_t nk = rc ? 0 : lsim_strtab_count(keys);
     for (uint32_t k = 0; k < nk && !rc; k++)
-        if (!(ka[k].name = strdup(lsim_strtab_get(keys, k)))) rc = LSIM_ENOMEM;
+        if (!(ka[k].name = lsim_strdup(lsim_strtab_get(keys, k)))) rc = LSIM_ENOMEM;
     lsim_strtab_free(keys);
     if (rc) {
         lsim_report_kernels_free(ka, nk);
@@ -1671,8 +1671,8 @@ int lsim_report_html_x(FILE *f, const lsim_replay_item *items, size_t n, const l
      * times for each pair of summary rows, a walk of its nodes each time
      * (13 % of a 4,096-GPU page); GPUs that share their observed times
      * (read shared) share the answer */
-    lsim_replay_item *it = malloc((n ? n : 1) * sizeof *it);
-    lsim_report_brief *b = malloc((n ? n : 1) * sizeof *b);
+    lsim_replay_item *it = lsim_malloc((n ? n : 1) * sizeof *it);
+    lsim_report_brief *b = lsim_malloc((n ? n : 1) * sizeof *b);
     int rc = it && b ? 0 : LSIM_ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         const lsim_graph *g = items[i].g, *h = i ? items[i - 1].g : NULL;

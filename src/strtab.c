@@ -1,6 +1,7 @@
 /* Interned strings: open-addressing hash of ids into a block-allocated pool.
  * Blocks are never reallocated, so returned pointers stay valid. */
 #include "lumosim/strtab.h"
+#include "lumosim/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,11 @@ static uint64_t hash_bytes(const char *s, size_t len)
 
 lsim_strtab *lsim_strtab_new(void)
 {
-    lsim_strtab *t = calloc(1, sizeof *t);
+    lsim_strtab *t = lsim_calloc(1, sizeof *t);
     if (!t) return NULL;
     t->refs = 1;
     t->nslots = 1024;
-    t->slots = calloc(t->nslots, sizeof *t->slots);
+    t->slots = lsim_calloc(t->nslots, sizeof *t->slots);
     if (!t->slots) {
         free(t);
         return NULL;
@@ -85,7 +86,7 @@ lsim_strtab *lsim_strtab_new(void)
 int lsim_strtab_new_overlay(lsim_strtab *base, lsim_strtab **out)
 {
     *out = NULL;
-    lsim_strtab *t = calloc(1, sizeof *t);
+    lsim_strtab *t = lsim_calloc(1, sizeof *t);
     if (!t) return LSIM_ENOMEM;
     t->n = base->n;
     t->text = base->text;
@@ -115,8 +116,8 @@ static int densify(lsim_strtab *t)
 {
     if (!sparse(t)) return 0;
     size_t n = t->n ? t->n : 1;
-    const char **strs = malloc(n * sizeof *strs);
-    uint32_t *lens = malloc(n * sizeof *lens);
+    const char **strs = lsim_malloc(n * sizeof *strs);
+    uint32_t *lens = lsim_malloc(n * sizeof *lens);
     if (!strs || !lens) {
         free(strs);
         free(lens);
@@ -159,7 +160,7 @@ static int rehash_for(lsim_strtab *t, uint64_t room)
 {
     uint32_t ns = t->nslots ? t->nslots * 2 : 1024;
     while (room * 2 >= ns) ns *= 2;
-    uint32_t *s = calloc(ns, sizeof *s);
+    uint32_t *s = lsim_calloc(ns, sizeof *s);
     if (!s) return LSIM_ENOMEM;
     for (uint32_t id = 0; id < t->n; id++) {
         uint64_t h = hash_bytes(t->strs[id], t->lens[id]);
@@ -185,7 +186,7 @@ static char *store(lsim_strtab *t, const char *s, size_t len)
         size_t bmin = t->base ? (t->blocks ? 2 * t->blocks->cap : 256) : BLOCK_MIN;
         if (bmin > BLOCK_MIN) bmin = BLOCK_MIN;
         size_t cap = len + 1 > bmin ? len + 1 : bmin;
-        block *b = malloc(sizeof *b + cap);
+        block *b = lsim_malloc(sizeof *b + cap);
         if (!b) return NULL;
         b->next = t->blocks;
         b->used = 0;

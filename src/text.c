@@ -1,6 +1,7 @@
 /* Escaping text from outside for JSON, HTML and error lines (see
  * include/lumosim/text.h). */
 #include "lumosim/text.h"
+#include "lumosim/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ char *lsim_text_utf8(const char *s)
     if (!s) s = "";
     size_t n = strlen(s);
     if (n > (SIZE_MAX - 1) / 3) return NULL;
-    char *o = malloc(3 * n + 1), *p = o; /* each bad byte grows to 3 */
+    char *o = lsim_malloc(3 * n + 1), *p = o; /* each bad byte grows to 3 */
     if (!o) return NULL;
     for (size_t i = 0; i < n;) {
         size_t l = lsim_utf8_seq(s + i, n - i);

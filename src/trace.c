@@ -2,6 +2,7 @@
  * trace already in memory. Reading one is io/kineto.c's; the graph build,
  * the job and the reports use these without reaching into the reader. */
 #include "lumosim/trace.h"
+#include "lumosim/alloc.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n)
 {
     *ranks = NULL;
     *n = 0;
-    int32_t *r = malloc((t->nrows ? t->nrows : 1) * sizeof *r);
+    int32_t *r = lsim_malloc((t->nrows ? t->nrows : 1) * sizeof *r);
     if (!r) return LSIM_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < t->nrows; i++)
@@ -124,7 +125,7 @@ int lsim_trace_row_ranks(const lsim_trace *t, int32_t **ranks, size_t *n)
  * each copy keeps only its rank's events, so peak memory is one file's. */
 int lsim_trace_keep_rank(lsim_trace *t, int32_t rank, int32_t world, lsim_err *err)
 {
-    int64_t *to = malloc((t->nev ? t->nev : 1) * sizeof *to);
+    int64_t *to = lsim_malloc((t->nev ? t->nev : 1) * sizeof *to);
     if (!to) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
     size_t k = 0, nev = t->nev;
     for (size_t i = 0; i < nev; i++) {

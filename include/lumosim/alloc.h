@@ -1,14 +1,15 @@
-/* The allocation seam: every allocation of the modules converted to it
- * (engine, job, critical path, the parallel engine) goes through these
- * wrappers, so that a test can make any one of them fail and check that the
- * function returns LSIM_ENOMEM with a message, frees what it had taken and
- * leaves its inputs as they were (tests/unit/test_oom.c). The graph store
- * (io/h5_*.c) too: tests/unit/test_store_oom.c.
+/* The allocation seam: every allocation of the libraries (src/ but the
+ * CLI, io/, mpi/; tests/check_arch.py refuses a raw malloc, calloc,
+ * realloc, strdup or strndup there) goes through these wrappers, so that a
+ * test can make any one of them fail and check that the function returns
+ * LSIM_ENOMEM with a message, frees what it had taken and leaves its inputs
+ * as they were (tests/unit/test_oom.c; the graph store:
+ * tests/unit/test_store_oom.c).
  *
  * The wrappers are the C library's allocator and nothing else: memory from
  * lsim_malloc may be released with free() and memory from malloc with
- * lsim_free, so modules not converted yet can free what converted ones
- * allocate (and the reverse). Zero sizes behave as in malloc (callers that
+ * lsim_free, so memory that crosses into the CLI or a library's callback
+ * may be freed either way. Zero sizes behave as in malloc (callers that
  * must not get NULL ask for at least one byte).
  *
  * The test hook is process-global and not thread-safe: call it from a
@@ -24,6 +25,9 @@ void *lsim_calloc(size_t count, size_t size);
 /* On failure returns NULL and p is left allocated and unchanged. */
 void *lsim_realloc(void *p, size_t bytes);
 void lsim_free(void *p);
+/* strdup and strndup through the seam; release with lsim_free or free. */
+char *lsim_strdup(const char *s);
+char *lsim_strndup(const char *s, size_t n);
 /* lsim_alloc_big (common.h: faulted in at once) through the
  * seam; release with lsim_free or free. */
 void *lsim_malloc_big(size_t bytes);

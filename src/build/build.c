@@ -21,6 +21,7 @@
  * The structure of the graph does not depend on the latency mode; only
  * delays, durations of blocking calls and releases do. */
 #include "build_internal.h"
+#include "lumosim/alloc.h"
 
 void lsim_build_opts_default(lsim_build_opts *o)
 {
@@ -117,9 +118,9 @@ static int build_procs(bld_builder *b, uint32_t **ev_proc_out)
     lsim_graph *g = b->g;
     int rc = 0;
     size_t nslot = 2 * (t->nrows ? t->nrows : 1);
-    prockey *keys = malloc(nslot * sizeof *keys);
-    uint32_t *slot_proc = malloc(nslot * sizeof *slot_proc); /* (row, GPU) pair -> processor */
-    uint32_t *ev_proc = malloc((t->nev ? t->nev : 1) * sizeof *ev_proc);
+    prockey *keys = lsim_malloc(nslot * sizeof *keys);
+    uint32_t *slot_proc = lsim_malloc(nslot * sizeof *slot_proc); /* (row, GPU) pair -> processor */
+    uint32_t *ev_proc = lsim_malloc((t->nev ? t->nev : 1) * sizeof *ev_proc);
     if (!keys || !slot_proc || !ev_proc) {
         rc = bld_oom(b);
         goto cleanup;
@@ -140,8 +141,8 @@ static int build_procs(bld_builder *b, uint32_t **ev_proc_out)
     size_t np = 0;
     for (size_t i = 0; i < nk; i++)
         if (i == 0 || cmp_prockey(&keys[i], &keys[i - 1]) != 0) np++;
-    g->procs = calloc(np ? np : 1, sizeof *g->procs);
-    b->proc_device = calloc(np ? np : 1, sizeof *b->proc_device);
+    g->procs = lsim_calloc(np ? np : 1, sizeof *g->procs);
+    b->proc_device = lsim_calloc(np ? np : 1, sizeof *b->proc_device);
     if (!g->procs || !b->proc_device) {
         rc = bld_oom(b);
         goto cleanup;
@@ -226,7 +227,7 @@ static int init_graph(bld_builder *b)
     lsim_graph *g = b->g;
     g->strings = t->strings;
     t->strings = NULL;
-    g->source = strdup(t->path);
+    g->source = lsim_strdup(t->path);
     g->rank = t->rank;
     g->world_size = t->world_size;
     g->latency = b->o->latency;
@@ -262,9 +263,9 @@ static int init_graph(bld_builder *b)
 static int alloc_event_maps(bld_builder *b)
 {
     size_t n = b->t->nev ? b->t->nev : 1;
-    if (!(b->ev_node = malloc(n * sizeof *b->ev_node)) || !(b->ev_enter = malloc(n * sizeof *b->ev_enter)) ||
-        !(b->ev_rpc = malloc(n * sizeof *b->ev_rpc)) || !(b->ev_phase = malloc(n * sizeof *b->ev_phase)) ||
-        !(b->ev_fseq = malloc(n * sizeof *b->ev_fseq)))
+    if (!(b->ev_node = lsim_malloc(n * sizeof *b->ev_node)) || !(b->ev_enter = lsim_malloc(n * sizeof *b->ev_enter)) ||
+        !(b->ev_rpc = lsim_malloc(n * sizeof *b->ev_rpc)) || !(b->ev_phase = lsim_malloc(n * sizeof *b->ev_phase)) ||
+        !(b->ev_fseq = lsim_malloc(n * sizeof *b->ev_fseq)))
         return bld_oom(b);
     for (size_t i = 0; i < b->t->nev; i++) {
         b->ev_node[i] = b->ev_enter[i] = BLD_NONE;
@@ -290,11 +291,11 @@ static int build_nodes(bld_builder *b, const uint32_t *ev_proc)
         if (g->kind[v] == LSIM_N_RUNTIME && b->ev_node[b->node_event[v]] != v) g->corr[v] = -1;
     if ((rc = bld_iters(b)) || (rc = bld_gpu(b, ev_proc))) return rc;
     if (t->ncoll) {
-        if (!(g->colls = malloc(t->ncoll * sizeof *g->colls))) return bld_oom(b);
+        if (!(g->colls = lsim_malloc(t->ncoll * sizeof *g->colls))) return bld_oom(b);
         memcpy(g->colls, t->colls, t->ncoll * sizeof *g->colls);
         g->ncoll = t->ncoll;
     }
-    if (!(b->node_rpc = malloc((g->n ? g->n : 1) * sizeof *b->node_rpc))) return bld_oom(b);
+    if (!(b->node_rpc = lsim_malloc((g->n ? g->n : 1) * sizeof *b->node_rpc))) return bld_oom(b);
     for (size_t v = 0; v < g->n; v++) b->node_rpc[v] = -1;
     for (size_t i = 0; i < t->nev; i++)
         if (b->ev_rpc[i] >= 0 && b->ev_node[i] != BLD_NONE) b->node_rpc[b->ev_node[i]] = b->ev_rpc[i];
@@ -383,7 +384,7 @@ int lsim_graph_build(lsim_trace *t, const lsim_build_opts *o, lsim_graph **out, 
     b.err = err;
     if (!t->strings) /* moved into an earlier graph */
         return lsim_err_set(err, LSIM_EARG, "%s: this trace was already built into a graph; read it again", t->path);
-    if (!(b.g = calloc(1, sizeof *b.g))) {
+    if (!(b.g = lsim_calloc(1, sizeof *b.g))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", t->path);
         goto cleanup;
     }

@@ -6,6 +6,7 @@
  * nesting is still known; and, for the predicted trace, the op tree itself
  * kept beside the pieces (graph.h, lsim_cpu_ops). */
 #include <ctype.h>
+#include "lumosim/alloc.h"
 
 #include "build_internal.h"
 
@@ -55,7 +56,7 @@ static uint8_t bld_name_bits(bld_builder *b, uint32_t id)
 {
     if (id >= b->nname_bits) {
         size_t n = lsim_strtab_count(b->g->strings);
-        uint8_t *p = n > id ? realloc(b->name_bits, n) : NULL;
+        uint8_t *p = n > id ? lsim_realloc(b->name_bits, n) : NULL;
         if (!p) return name_bits_of(lsim_strtab_get(b->g->strings, id)); /* unmemoized, same answer */
         memset(p + b->nname_bits, 0, n - b->nname_bits);
         b->name_bits = p;
@@ -210,8 +211,8 @@ static int autograd_threads(bld_builder *b, const uint32_t *ev_proc)
     const lsim_trace *t = b->t;
     const lsim_graph *g = b->g;
     static const char eval[] = "autograd::engine::evaluate_function";
-    uint8_t *fwd = calloc(g->nprocs ? g->nprocs : 1, 1);
-    if (!(b->proc_autograd = calloc(g->nprocs ? g->nprocs : 1, 1)) || !fwd) {
+    uint8_t *fwd = lsim_calloc(g->nprocs ? g->nprocs : 1, 1);
+    if (!(b->proc_autograd = lsim_calloc(g->nprocs ? g->nprocs : 1, 1)) || !fwd) {
         free(fwd);
         return bld_oom(b);
     }
@@ -421,10 +422,10 @@ int bld_cpu_ops_finish(bld_builder *b)
     lsim_cpu_ops *T = g->cpu_ops;
     if (!T) return 0;
     if (T->n && T->n < b->capops) {
-        lsim_cpu_op *x = realloc(T->op, T->n * sizeof *x);
+        lsim_cpu_op *x = lsim_realloc(T->op, T->n * sizeof *x);
         if (x) T->op = x, b->capops = T->n;
     }
-    uint32_t *m = malloc((g->n ? g->n : 1) * sizeof *m);
+    uint32_t *m = lsim_malloc((g->n ? g->n : 1) * sizeof *m);
     if (!m) return bld_oom(b);
     for (size_t v = 0; v < g->n; v++) {
         uint32_t ev = b->node_event[v];
@@ -444,8 +445,8 @@ int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
     lsim_graph *g = b->g;
     int rc = 0;
     cpu_stack st = {0};
-    size_t *count = calloc(g->nprocs + 1, sizeof *count);
-    uint32_t *idx = malloc((t->nev ? t->nev : 1) * sizeof *idx);
+    size_t *count = lsim_calloc(g->nprocs + 1, sizeof *count);
+    uint32_t *idx = lsim_malloc((t->nev ? t->nev : 1) * sizeof *idx);
     if (!count || !idx) {
         rc = bld_oom(b);
         goto cleanup;
@@ -460,7 +461,7 @@ int bld_cpu(bld_builder *b, const uint32_t *ev_proc)
     }
     if ((rc = autograd_threads(b, ev_proc))) goto cleanup;
     if (b->o->keep_cpu_ops) {
-        if (!(g->cpu_ops = calloc(1, sizeof *g->cpu_ops)) || !(b->ev_op = malloc((t->nev ? t->nev : 1) * sizeof *b->ev_op))) {
+        if (!(g->cpu_ops = lsim_calloc(1, sizeof *g->cpu_ops)) || !(b->ev_op = lsim_malloc((t->nev ? t->nev : 1) * sizeof *b->ev_op))) {
             rc = bld_oom(b);
             goto cleanup;
         }
@@ -504,7 +505,7 @@ int bld_iters(bld_builder *b)
     for (size_t i = 0; i < t->nev; i++)
         if (t->ev[i].kind == LSIM_EV_ANNOTATION && !strncmp(lsim_strtab_get(g->strings, t->ev[i].name), "ProfilerStep#", 13))
             n++;
-    g->iters = calloc(n ? n : 1, sizeof *g->iters);
+    g->iters = lsim_calloc(n ? n : 1, sizeof *g->iters);
     if (!g->iters) return bld_oom(b);
     for (size_t i = 0; i < t->nev; i++) {
         const lsim_event *e = &t->ev[i];

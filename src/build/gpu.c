@@ -4,6 +4,7 @@
  * and numbered per process group, and the stream-position queries the
  * sync and latency steps ask. */
 #include <stdio.h>
+#include "lumosim/alloc.h"
 
 #include "build_internal.h"
 
@@ -27,8 +28,8 @@ static int map_init(int64_t **keys, uint32_t **vals, size_t *slots, size_t n)
      * of memory, at half full or less (docs/performance.md) */
     size_t s = 16;
     while (s < n + n / 2 + 16) s <<= 1;
-    *keys = malloc(s * sizeof **keys);
-    *vals = malloc(s * sizeof **vals);
+    *keys = lsim_malloc(s * sizeof **keys);
+    *vals = lsim_malloc(s * sizeof **vals);
     if (!*keys || !*vals) return LSIM_ENOMEM;
     for (size_t i = 0; i < s; i++) (*keys)[i] = INT64_MIN;
     *slots = s;
@@ -78,8 +79,8 @@ static int sm_configs(bld_builder *b)
     const lsim_trace *t = b->t;
     lsim_graph *g = b->g;
     if (!t->nkcfg) return 0;
-    int64_t *hint = malloc(t->nkcfg * sizeof *hint);
-    if (!(b->kc = calloc(g->n ? g->n : 1, sizeof *b->kc)) || !hint) {
+    int64_t *hint = lsim_malloc(t->nkcfg * sizeof *hint);
+    if (!(b->kc = lsim_calloc(g->n ? g->n : 1, sizeof *b->kc)) || !hint) {
         free(hint);
         return bld_oom(b);
     }
@@ -236,17 +237,17 @@ int bld_gpu(bld_builder *b, const uint32_t *ev_proc)
         b->ev_node[i] = v;
     }
     /* per-stream order */
-    b->stream_nodes = calloc(g->nprocs, sizeof *b->stream_nodes);
-    b->stream_len = calloc(g->nprocs, sizeof *b->stream_len);
-    b->stream_lt = calloc(g->nprocs, sizeof *b->stream_lt);
+    b->stream_nodes = lsim_calloc(g->nprocs, sizeof *b->stream_nodes);
+    b->stream_len = lsim_calloc(g->nprocs, sizeof *b->stream_len);
+    b->stream_lt = lsim_calloc(g->nprocs, sizeof *b->stream_lt);
     if (!b->stream_nodes || !b->stream_len || !b->stream_lt) return bld_oom(b);
     b->nstreams_alloc = g->nprocs;
     for (size_t v = 0; v < g->n; v++)
         if (g->procs[g->proc[v]].is_gpu) b->stream_len[g->proc[v]]++;
     for (uint32_t p = 0; p < g->nprocs; p++) {
         if (!b->stream_len[p]) continue;
-        b->stream_nodes[p] = malloc(b->stream_len[p] * sizeof(uint32_t));
-        b->stream_lt[p] = malloc(b->stream_len[p] * sizeof(lsim_ns));
+        b->stream_nodes[p] = lsim_malloc(b->stream_len[p] * sizeof(uint32_t));
+        b->stream_lt[p] = lsim_malloc(b->stream_len[p] * sizeof(lsim_ns));
         if (!b->stream_nodes[p] || !b->stream_lt[p]) return bld_oom(b);
         b->stream_len[p] = 0;
     }
@@ -270,8 +271,8 @@ int bld_corr_maps(bld_builder *b)
     }
     if (map_init(&b->ckeys, &b->cvals, &b->cslots, nrt) || map_init(&b->skeys, &b->svals, &b->sslots, nsync))
         return bld_oom(b);
-    b->syncs = malloc((nsync ? nsync : 1) * sizeof *b->syncs);
-    b->cvals_launch = malloc(b->cslots * sizeof *b->cvals_launch);
+    b->syncs = lsim_malloc((nsync ? nsync : 1) * sizeof *b->syncs);
+    b->cvals_launch = lsim_malloc(b->cslots * sizeof *b->cvals_launch);
     if (!b->syncs || !b->cvals_launch) return bld_oom(b);
     for (size_t i = 0; i < t->nev; i++) {
         const lsim_event *e = &t->ev[i];
@@ -317,7 +318,7 @@ static int graph_heads(bld_builder *b)
 {
     lsim_graph *g = b->g;
     const lsim_ns tol = bld_ts_step(b);
-    if (!(b->graph_head = malloc((g->n ? g->n : 1) * sizeof *b->graph_head))) return bld_oom(b);
+    if (!(b->graph_head = lsim_malloc((g->n ? g->n : 1) * sizeof *b->graph_head))) return bld_oom(b);
     for (size_t v = 0; v < g->n; v++) b->graph_head[v] = BLD_NONE;
     for (size_t v = 0; v < g->n; v++) {
         if (!(g->flags[v] & LSIM_NF_GRAPH)) continue;
@@ -380,9 +381,9 @@ int bld_label_collectives(bld_builder *b)
     for (size_t v = 0; v < g->n; v++)
         if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0) n++;
     if (!n) return 0;
-    lsim_time_node *ord = malloc(n * sizeof *ord);
-    uint32_t *gname = malloc(n * sizeof *gname);
-    int64_t *gcount = malloc(n * sizeof *gcount);
+    lsim_time_node *ord = lsim_malloc(n * sizeof *ord);
+    uint32_t *gname = lsim_malloc(n * sizeof *gname);
+    int64_t *gcount = lsim_malloc(n * sizeof *gcount);
     if (!ord || !gname || !gcount) {
         free(ord);
         free(gname);

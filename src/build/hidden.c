@@ -4,6 +4,7 @@
  * the profiler filtered out. And the order inside CUDA/HIP graph launches,
  * whose internal edges the trace does not show either (bld_graph_edges). */
 #include "build_internal.h"
+#include "lumosim/alloc.h"
 
 /* ---------------------------------------------- timing-inferred GPU deps */
 
@@ -23,8 +24,8 @@ int bld_hidden_edges(bld_builder *b)
     int rc = 0;
     size_t ne0 = b->nedges;
     const lsim_ns tol = b->t->ts_resolution_ns > 0 ? b->t->ts_resolution_ns : 0;
-    lsim_ns *explained = malloc((g->n ? g->n : 1) * sizeof *explained);
-    lsim_time_node *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    lsim_ns *explained = lsim_malloc((g->n ? g->n : 1) * sizeof *explained);
+    lsim_time_node *ends = lsim_malloc((g->n ? g->n : 1) * sizeof *ends);
     if (!explained || !ends) {
         rc = bld_oom(b);
         goto cleanup;
@@ -146,10 +147,10 @@ int bld_graph_edges(bld_builder *b)
     for (size_t v = 0; v < g->n; v++)
         if (g->flags[v] & LSIM_NF_GRAPH) n++;
     if (!n) return 0;
-    gr_key *k = malloc(n * sizeof *k), *byend = malloc(n * sizeof *byend);
-    lsim_ns *x = malloc(n * sizeof *x);
-    uint8_t *root = malloc(n);
-    uint32_t *last = malloc(g->nprocs * sizeof *last), *touched = malloc(g->nprocs * sizeof *touched);
+    gr_key *k = lsim_malloc(n * sizeof *k), *byend = lsim_malloc(n * sizeof *byend);
+    lsim_ns *x = lsim_malloc(n * sizeof *x);
+    uint8_t *root = lsim_malloc(n);
+    uint32_t *last = lsim_malloc(g->nprocs * sizeof *last), *touched = lsim_malloc(g->nprocs * sizeof *touched);
     gr_edge *pe = NULL;
     if (!k || !byend || !x || !root || !last || !touched) {
         rc = bld_oom(b);

@@ -5,6 +5,7 @@
  * gets its delay (observed mode: each its own); pre-window work is released
  * at its observed start in both modes. */
 #include "build_internal.h"
+#include "lumosim/alloc.h"
 
 typedef struct lat_sample {
     uint32_t api;
@@ -22,7 +23,7 @@ static int cmp_lat_sample(const void *x, const void *y)
  * get INT64_MIN (the all-API medians are used for them). */
 static int per_api_medians(bld_builder *b, lat_sample *s, size_t n, lsim_ns *all_median, lsim_ns *out_per_api)
 {
-    lsim_ns *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    lsim_ns *tmp = lsim_malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp) return bld_oom(b);
     for (size_t i = 0; i < n; i++) tmp[i] = s[i].v;
     *all_median = n ? lsim_median_i64(tmp, n) : 5000;
@@ -48,9 +49,9 @@ int bld_learn_latency(bld_builder *b)
     lsim_graph *g = b->g;
     int rc = 0;
     size_t n = 0;
-    lsim_ns *xready = malloc((g->n ? g->n : 1) * sizeof *xready);
-    lat_sample *ls = malloc((g->n ? g->n : 1) * sizeof *ls);
-    lat_sample *le = malloc((g->n ? g->n : 1) * sizeof *le);
+    lsim_ns *xready = lsim_malloc((g->n ? g->n : 1) * sizeof *xready);
+    lat_sample *ls = lsim_malloc((g->n ? g->n : 1) * sizeof *ls);
+    lat_sample *le = lsim_malloc((g->n ? g->n : 1) * sizeof *le);
     if (!xready || !ls || !le) {
         rc = bld_oom(b);
         goto cleanup;
@@ -87,9 +88,9 @@ int bld_learn_latency(bld_builder *b)
     size_t napi = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || ls[i].api != ls[i - 1].api) napi++;
-    b->api_ids = malloc((napi ? napi : 1) * sizeof *b->api_ids);
-    b->api_lat = malloc((napi ? napi : 1) * sizeof *b->api_lat);
-    b->api_lat_end = malloc((napi ? napi : 1) * sizeof *b->api_lat_end);
+    b->api_ids = lsim_malloc((napi ? napi : 1) * sizeof *b->api_ids);
+    b->api_lat = lsim_malloc((napi ? napi : 1) * sizeof *b->api_lat);
+    b->api_lat_end = lsim_malloc((napi ? napi : 1) * sizeof *b->api_lat_end);
     if (!b->api_ids || !b->api_lat || !b->api_lat_end) {
         rc = bld_oom(b);
         goto cleanup;
@@ -155,7 +156,7 @@ static int learn_queued_gap(bld_builder *b, lsim_ns *out)
 {
     lsim_graph *g = b->g;
     size_t n = 0;
-    lsim_ns *gaps = malloc((g->n ? g->n : 1) * sizeof *gaps);
+    lsim_ns *gaps = lsim_malloc((g->n ? g->n : 1) * sizeof *gaps);
     if (!gaps) return bld_oom(b);
     for (uint32_t p = 0; p < g->nprocs; p++) {
         for (uint32_t i = 1; i < b->stream_len[p]; i++) {

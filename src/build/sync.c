@@ -5,6 +5,7 @@
  * checked against the observed times; contradictions are dropped and
  * counted. */
 #include "build_internal.h"
+#include "lumosim/alloc.h"
 
 /* ---------------------------------------------------- blocking calls */
 
@@ -116,7 +117,7 @@ static int add_wait_edges(bld_builder *b, const wait_edge *w, size_t nw)
     int rc = 0;
     int observed = b->o->latency == LSIM_LAT_OBSERVED;
     lsim_ns *wend = NULL;
-    lsim_ns *ret = malloc((nw ? nw : 1) * sizeof *ret);
+    lsim_ns *ret = lsim_malloc((nw ? nw : 1) * sizeof *ret);
     if (!ret) return bld_oom(b);
     size_t nr = 0;
     for (size_t i = 0; i < nw; i++) {
@@ -132,7 +133,7 @@ static int add_wait_edges(bld_builder *b, const wait_edge *w, size_t nw)
         if (w[i].inferred) g->inferred_by_class[LSIM_E_SYNC]++;
     }
     if (observed) goto cleanup;
-    if (!(wend = calloc(g->n ? g->n : 1, sizeof *wend))) {
+    if (!(wend = lsim_calloc(g->n ? g->n : 1, sizeof *wend))) {
         rc = bld_oom(b);
         goto cleanup;
     }
@@ -295,7 +296,7 @@ int bld_xthread_edges(bld_builder *b)
     lsim_graph *g = b->g;
     int rc = 0;
     size_t n = 0;
-    lsim_time_node *ends = malloc((g->n ? g->n : 1) * sizeof *ends);
+    lsim_time_node *ends = lsim_malloc((g->n ? g->n : 1) * sizeof *ends);
     if (!ends) return bld_oom(b);
     for (size_t v = 0; v < g->n; v++)
         if (!g->procs[g->proc[v]].is_gpu) ends[n++] = (lsim_time_node){g->obs_end[v], (uint32_t)v};

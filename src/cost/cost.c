@@ -2,6 +2,7 @@
  * formula and constant is explained, with its source, in docs/cost-models.md;
  * the comments here say only what the code does that the formula does not. */
 #include "lumosim/cost.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -191,7 +192,7 @@ static void group_shape_of(const lsim_topology *t, const int32_t *ranks, int n, 
     int sorted = 1;
     for (int i = 1; i < n && sorted; i++)
         if (node_of(ranks[i], gpn) < node_of(ranks[i - 1], gpn)) sorted = 0;
-    int64_t *nodes = sorted ? NULL : malloc((size_t)n * sizeof *nodes);
+    int64_t *nodes = sorted ? NULL : lsim_malloc((size_t)n * sizeof *nodes);
     if (!nodes) {
         runs(NULL, n, s, 1, ranks, gpn);
         return;

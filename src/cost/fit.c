@@ -2,6 +2,7 @@
  * from nccl-tests output files (include/lumosim/cost.h,
  * docs/cost-models.md "Calibration"). */
 #include "lumosim/cost.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -263,7 +264,7 @@ int lsim_net_read_nccl_tests(const char *path, int gpus_per_node, lsim_net_point
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: cannot tell the collective (no nccl-tests program name)", path);
         goto cleanup;
     }
-    lsim_net_point *p = realloc(*pts, (*n + npts) * sizeof *p);
+    lsim_net_point *p = lsim_realloc(*pts, (*n + npts) * sizeof *p);
     if (!p) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;

@@ -2,6 +2,7 @@
  * (include/lumosim/cost.h, docs/network.md): the published CSV reader and
  * the least-squares fit of the NCCL model's link and protocol parameters. */
 #include "lumosim/cost.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -113,7 +114,7 @@ int lsim_net_read_csv(const char *path, lsim_net_point **pts, size_t *n, lsim_er
         }
         if (*n == cap) {
             size_t nc = cap ? 2 * cap : 64;
-            lsim_net_point *p = realloc(*pts, nc * sizeof *p);
+            lsim_net_point *p = lsim_realloc(*pts, nc * sizeof *p);
             if (!p) {
                 rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
                 goto cleanup;

@@ -6,6 +6,7 @@
  * gets the same checks (type, range, duplicates, unknown, missing) and the
  * message always has the form "PATH: key K: what is wrong". */
 #include "lumosim/cost.h"
+#include "lumosim/alloc.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -177,7 +178,7 @@ static int read_object(const char *label, const char *text, size_t len, const ke
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: not a JSON object", label);
         goto cleanup;
     }
-    tmp = malloc(size);
+    tmp = lsim_malloc(size);
     if (!tmp) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", label);
         goto cleanup;
@@ -297,7 +298,7 @@ static int slurp(const char *path, char **buf, size_t *len, lsim_err *err)
     size_t n = 0;
     FILE *f = NULL;
     if ((rc = lsim_input_fopen(path, &f, err))) goto cleanup; /* a FIFO: refused, never waited on */
-    b = malloc(FILE_MAX + 1);
+    b = lsim_malloc(FILE_MAX + 1);
     if (!b) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;

@@ -3,6 +3,7 @@
  * a traced job, beside the profiler's own [memory] figures when it
  * recorded them. */
 #include <stdlib.h>
+#include "lumosim/alloc.h"
 #include <string.h>
 
 #include "lumosim/memest.h"
@@ -62,7 +63,7 @@ int lsim_wi_job_memest(lsim_graph *const *gs, size_t n, const lsim_wi_model *giv
         snprintf(why, cap, "no GPU graph");
         return 0;
     }
-    if (!(ids = calloc(n, sizeof *ids))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!(ids = lsim_calloc(n, sizeof *ids))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) rc = lsim_wi_identify(gs[i], i, 0, &ids[i], err);
     if (rc) goto cleanup;
     for (size_t i = 0; i < n; i++)

@@ -2,6 +2,7 @@
  * lumosim_io, because telling a store from a trace and reading it needs
  * HDF5; the traces themselves are read by run.c (lumosim_core). */
 #include <stdio.h>
+#include "lumosim/alloc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,7 @@ int lsim_run_job_path_stored(const lsim_store_run *r, lsim_job_path *out, lsim_e
     for (size_t i = 0; i < r->ngpus; i++)
         if (!r->gpus[i].coupled) return 0;
     lsim_job *j = NULL;
-    lsim_cp_times *t = malloc(r->ngpus * sizeof *t);
+    lsim_cp_times *t = lsim_malloc(r->ngpus * sizeof *t);
     int rc = t ? lsim_job_match(r->graphs, r->ngpus, &j, err)
                : lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
     for (size_t i = 0; !rc && i < r->ngpus; i++) {

@@ -4,6 +4,7 @@
  * mapping (and a bad mapping file fails on all of them alike); a rank's own
  * GPUs are then the ones assigned to it. In lumosim_core: no MPI. */
 #include <errno.h>
+#include "lumosim/alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +183,8 @@ int lsim_map_local(const char *mapping, const lsim_map_layout *l, int nranks, in
                    const char **how, lsim_err *err)
 {
     size_t total = l->ngpus, k = 0;
-    int32_t *owner = malloc((total ? total : 1) * sizeof *owner);
-    size_t *g = malloc((total ? total : 1) * sizeof *g);
+    int32_t *owner = lsim_malloc((total ? total : 1) * sizeof *owner);
+    size_t *g = lsim_malloc((total ? total : 1) * sizeof *g);
     int rc = owner && g ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     *gpus = NULL;
     *n = 0;

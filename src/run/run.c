@@ -54,10 +54,10 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
  * load), and a few thousand reallocs cost nothing beside reading traces. */
 static int push_path(lsim_run *r, const char *s)
 {
-    char **nv = realloc(r->paths, (r->n + 1) * sizeof *nv);
+    char **nv = lsim_realloc(r->paths, (r->n + 1) * sizeof *nv);
     if (!nv) return LSIM_ENOMEM;
     r->paths = nv;
-    if (!(r->paths[r->n] = strdup(s))) return LSIM_ENOMEM;
+    if (!(r->paths[r->n] = lsim_strdup(s))) return LSIM_ENOMEM;
     r->n++;
     return 0;
 }
@@ -77,7 +77,7 @@ static int expand_dir(const char *dir, lsim_run *r, lsim_err *err)
         if (nm[0] == '.' || strstr(nm, ".et.json")) continue;
         if (!ends_with(nm, ".json") && !ends_with(nm, ".json.gz")) continue;
         size_t len = strlen(dir) + strlen(nm) + 2;
-        char *p = malloc(len);
+        char *p = lsim_malloc(len);
         if (!p) {
             rc = LSIM_ENOMEM;
             break;
@@ -145,11 +145,11 @@ void lsim_run_free(lsim_run *r)
 
 int lsim_run_push_graph(lsim_run *r, lsim_graph *g, const char *path, lsim_err *err)
 {
-    lsim_graph **ng = realloc(r->graphs, (r->n + 1) * sizeof *ng);
+    lsim_graph **ng = lsim_realloc(r->graphs, (r->n + 1) * sizeof *ng);
     if (ng) r->graphs = ng;
-    char **np = ng ? realloc(r->paths, (r->n + 1) * sizeof *np) : NULL;
+    char **np = ng ? lsim_realloc(r->paths, (r->n + 1) * sizeof *np) : NULL;
     if (np) r->paths = np;
-    char *p = np ? strdup(path) : NULL;
+    char *p = np ? lsim_strdup(path) : NULL;
     if (!p) {
         lsim_graph_free(g);
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -197,7 +197,7 @@ static int load_rank(const lsim_run_opts *o, const char *path, size_t q, size_t 
     if (!rc) rc = lsim_graph_build(u, &o->bo, &g, err);
     lsim_trace_free(u);
     size_t len = strlen(path) + 32;
-    char *label = rc ? NULL : malloc(len);
+    char *label = rc ? NULL : lsim_malloc(len);
     if (label) snprintf(label, len, "%s [rank %zu]", path, q);
     if (!rc && g && label) {
         free(g->source);
@@ -337,7 +337,7 @@ static int finish_with(const lsim_run_opts *o, lsim_run *r, size_t i, const lsim
                        const lsim_engine *e, lsim_err *err)
 {
     lsim_graph *g = r->graphs[i];
-    lsim_ns *wait = malloc((g->n ? g->n : 1) * sizeof *wait);
+    lsim_ns *wait = lsim_malloc((g->n ? g->n : 1) * sizeof *wait);
     if (!wait) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory for the simulated waits", lsim_graph_name(g));
     lsim_job_waits(j, gj, g, lsim_engine_start(e), lsim_engine_end(e), wait);
     int rc = lsim_metrics_compute_ex(g, lsim_engine_start(e), lsim_engine_end(e), o->bin_ns, j->obs_wait[gj], wait,
@@ -380,8 +380,8 @@ static int copy_report(const lsim_run_opts *o, lsim_run *r, size_t i)
     lsim_rank_report *p = &r->reps[i];
     *p = *q;
     p->iters = NULL, p->duty_actual = NULL;
-    p->iters = malloc((q->niters ? q->niters : 1) * sizeof *p->iters);
-    p->duty_actual = q->duty_actual ? malloc(((size_t)q->nbins_actual + 1) * sizeof *p->duty_actual) : NULL;
+    p->iters = lsim_malloc((q->niters ? q->niters : 1) * sizeof *p->iters);
+    p->duty_actual = q->duty_actual ? lsim_malloc(((size_t)q->nbins_actual + 1) * sizeof *p->duty_actual) : NULL;
     if (!p->iters || (q->duty_actual && !p->duty_actual)) {
         free(p->iters);
         free(p->duty_actual);
@@ -427,10 +427,10 @@ int lsim_run_engines(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 
 int lsim_run_alloc_results(lsim_run *r, lsim_err *err)
 {
-    r->engines = calloc(r->n ? r->n : 1, sizeof *r->engines);
-    r->reps = calloc(r->n ? r->n : 1, sizeof *r->reps);
-    r->cps = calloc(r->n ? r->n : 1, sizeof *r->cps);
-    r->items = calloc(r->n ? r->n : 1, sizeof *r->items);
+    r->engines = lsim_calloc(r->n ? r->n : 1, sizeof *r->engines);
+    r->reps = lsim_calloc(r->n ? r->n : 1, sizeof *r->reps);
+    r->cps = lsim_calloc(r->n ? r->n : 1, sizeof *r->cps);
+    r->items = lsim_calloc(r->n ? r->n : 1, sizeof *r->items);
     if (!r->engines || !r->reps || !r->cps || !r->items) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     return 0;
 }
@@ -442,7 +442,7 @@ static int one_job(const lsim_run *r)
     if (r->n < 2) return 0;
     for (size_t i = 0; i < r->n; i++) /* observed latency replays each rank exactly, alone */
         if (r->graphs[i]->latency != LSIM_LAT_MODEL) return 0;
-    unsigned char *seen = calloc(r->n, 1);
+    unsigned char *seen = lsim_calloc(r->n, 1);
     int ok = seen != NULL;
     for (size_t i = 0; ok && i < r->n; i++) {
         const lsim_graph *g = r->graphs[i];
@@ -470,7 +470,7 @@ int lsim_run_job_like(const lsim_run *r)
 static int observed_colls(const lsim_graph *g, uint32_t **cv, size_t *nc, lsim_err *err)
 {
     *nc = 0;
-    *cv = malloc((g->n ? g->n : 1) * sizeof **cv);
+    *cv = lsim_malloc((g->n ? g->n : 1) * sizeof **cv);
     if (!*cv) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", lsim_graph_name(g));
     for (size_t v = 0; v < g->n; v++)
         if ((g->flags[v] & LSIM_NF_COLL) && g->coll[v] >= 0 && g->obs_start[v] != LSIM_OBS_NONE) (*cv)[(*nc)++] = (uint32_t)v;
@@ -598,8 +598,8 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     lsim_job *j = r->job;
     lsim_netflows f = {0};
-    lsim_ns *alone = malloc((j->ninst ? j->ninst : 1) * sizeof *alone);
-    const lsim_ns **ends = malloc((r->n ? r->n : 1) * sizeof *ends);
+    lsim_ns *alone = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *alone);
+    const lsim_ns **ends = lsim_malloc((r->n ? r->n : 1) * sizeof *ends);
     lsim_ns *shared = NULL, *prev = NULL;
     size_t nprev = 0;
     int rc = 0;
@@ -624,7 +624,7 @@ static int share_links(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         rc = lsim_netshare_collect(j, ends, alone, o->share, &f, err);
         free(prev);
         prev = shared;
-        shared = rc ? NULL : malloc((f.n ? f.n : 1) * sizeof *shared);
+        shared = rc ? NULL : lsim_malloc((f.n ? f.n : 1) * sizeof *shared);
         if (!rc && !shared) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         if (!rc) rc = lsim_netshare_sweep(&f, j->ngpus, o->share, shared, &r->share_st, &r->share_det, err);
         if (rc) break;
@@ -665,11 +665,11 @@ static int sym_classes(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
 {
     size_t n = r->n;
     lsim_job *q = NULL;
-    lsim_sym_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    size_t *nodes = malloc((n ? 2 * n : 1) * sizeof *nodes), *colls = nodes ? nodes + n : NULL;
+    lsim_sym_key *keys = lsim_malloc((n ? n : 1) * sizeof *keys);
+    size_t *nodes = lsim_malloc((n ? 2 * n : 1) * sizeof *nodes), *colls = nodes ? nodes + n : NULL;
     int rc = 0;
-    r->sym_rep = malloc((n ? n : 1) * sizeof *r->sym_rep);
-    r->sym_qidx = malloc((n ? n : 1) * sizeof *r->sym_qidx);
+    r->sym_rep = lsim_malloc((n ? n : 1) * sizeof *r->sym_rep);
+    r->sym_qidx = lsim_malloc((n ? n : 1) * sizeof *r->sym_qidx);
     if (!r->sym_rep || !r->sym_qidx || !keys || !nodes)
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the symmetry classes");
     r->nclasses = n;
@@ -706,8 +706,8 @@ static int run_reduced(const lsim_run_opts *o, lsim_run *r, int ablate, lsim_err
     size_t nq = q->ngpus;
     int rc = ablate ? ablate_all(o, r, err) : 0;
     if (rc) return rc;
-    r->sym_graphs = calloc(nq ? nq : 1, sizeof *r->sym_graphs);
-    r->sym_engines = calloc(nq ? nq : 1, sizeof *r->sym_engines);
+    r->sym_graphs = lsim_calloc(nq ? nq : 1, sizeof *r->sym_graphs);
+    r->sym_engines = lsim_calloc(nq ? nq : 1, sizeof *r->sym_engines);
     if (!r->sym_graphs || !r->sym_engines) return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the quotient run");
     for (size_t i = 0; i < r->n; i++) {
         if (j->inst_of && !o->share) { /* link sharing may run the whole job again (share_links) */
@@ -738,8 +738,8 @@ static int run_reduced(const lsim_run_opts *o, lsim_run *r, int ablate, lsim_err
 static int job_path(lsim_run *r, lsim_err *err)
 {
     size_t nq = r->reduced ? r->sym_job->ngpus : r->n;
-    uint32_t *ids = r->reduced ? malloc((nq ? nq : 1) * sizeof *ids) : NULL;
-    r->job_path = calloc(1, sizeof *r->job_path);
+    uint32_t *ids = r->reduced ? lsim_malloc((nq ? nq : 1) * sizeof *ids) : NULL;
+    r->job_path = lsim_calloc(1, sizeof *r->job_path);
     if ((r->reduced && !ids) || !r->job_path) {
         free(ids);
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's critical path");
@@ -993,15 +993,15 @@ int lsim_run_simulate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
  * "PATH (copy as rank q)"); on failure everything made is freed. */
 static int make_copies(const lsim_run *r, size_t src, int32_t w, lsim_graph ***ngp, char ***npp, lsim_err *err)
 {
-    lsim_graph **ng = calloc((size_t)w, sizeof *ng);
-    char **np = calloc((size_t)w, sizeof *np);
+    lsim_graph **ng = lsim_calloc((size_t)w, sizeof *ng);
+    char **np = lsim_calloc((size_t)w, sizeof *np);
     int rc = ng && np ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (int32_t q = 0; q < w && !rc; q++) {
         rc = lsim_graph_clone(r->graphs[src], &ng[q], err);
         if (rc) break;
         ng[q]->rank = q;
         size_t len = strlen(r->paths[src]) + 64;
-        if (!(np[q] = malloc(len))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+        if (!(np[q] = lsim_malloc(len))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         else snprintf(np[q], len, "%s (copy as rank %d)", r->paths[src], q);
     }
     if (rc) {
@@ -1034,7 +1034,7 @@ int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     /* every rank of the job given: keep the real ranks, to measure the
      * copies against the job that really ran */
     lsim_graph **truth = NULL;
-    if (r->n == (size_t)w && one_job(r) && (truth = calloc((size_t)w, sizeof *truth))) {
+    if (r->n == (size_t)w && one_job(r) && (truth = lsim_calloc((size_t)w, sizeof *truth))) {
         for (size_t i = 0; i < r->n; i++) {
             truth[r->graphs[i]->rank] = r->graphs[i];
             r->graphs[i] = NULL;
@@ -1042,7 +1042,7 @@ int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         for (int32_t q = 0; q < w; q++) {
             const char *real = truth[q] && truth[q]->source ? truth[q]->source : "?";
             size_t len = strlen(r->paths[src]) + strlen(real) + 64;
-            char *p = malloc(len);
+            char *p = lsim_malloc(len);
             if (!p) continue; /* the label only */
             snprintf(p, len, "%s (copy as rank %d; actual: %s)", r->paths[src], q, real);
             free(np[q]);
@@ -1052,7 +1052,7 @@ int lsim_run_replicate(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
     /* the reports name each copy by its label (what it is, and what its
      * "actual" column was measured against), not by the source file alone */
     for (int32_t q = 0; q < w; q++) {
-        char *l = strdup(np[q]);
+        char *l = lsim_strdup(np[q]);
         if (!l) continue;
         free(ng[q]->source);
         ng[q]->source = l;
@@ -1116,7 +1116,7 @@ int lsim_run_measure_truth(const lsim_run_opts *o, lsim_run *r, lsim_err *err)
         const lsim_graph *t = r->truth[r->graphs[i]->rank];
         if (!t) continue;
         /* the observation as if it were a prediction: only its actual side is used */
-        lsim_ns *s = malloc((t->n ? t->n : 1) * sizeof *s), *e = malloc((t->n ? t->n : 1) * sizeof *e);
+        lsim_ns *s = lsim_malloc((t->n ? t->n : 1) * sizeof *s), *e = lsim_malloc((t->n ? t->n : 1) * sizeof *e);
         lsim_rank_report tr;
         memset(&tr, 0, sizeof tr);
         if (!s || !e) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");

@@ -2,6 +2,7 @@
  * failure, the distributed collective match, the parallel coupled run. In
  * lumosim_mpi. Every MPI call goes to the communicator the caller passes. */
 #include <limits.h>
+#include "lumosim/alloc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static int unpack_ents(void **buf, size_t n, lsim_strtab *names, lsim_err *err)
         w.e.group = lsim_strtab_get(names, id);
         memcpy(b + q * sizeof w.e, &w.e, sizeof w.e);
     }
-    void *s = n ? realloc(b, n * sizeof(lsim_job_entry)) : NULL;
+    void *s = n ? lsim_realloc(b, n * sizeof(lsim_job_entry)) : NULL;
     if (s) *buf = s; /* else the larger block holds them as well */
     return 0;
 }
@@ -89,12 +90,12 @@ int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nm
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
-    int *cnt = malloc((size_t)np * sizeof *cnt), *dsp = malloc((size_t)np * sizeof *dsp);
+    int *cnt = lsim_malloc((size_t)np * sizeof *cnt), *dsp = lsim_malloc((size_t)np * sizeof *dsp);
     wire_ent *buf = NULL, *out = NULL;
     MPI_Datatype ent = MPI_DATATYPE_NULL;
     *all = NULL;
     *nall = 0;
-    if (!cnt || !dsp || !(out = malloc((nmine ? nmine : 1) * sizeof *out))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!cnt || !dsp || !(out = lsim_malloc((nmine ? nmine : 1) * sizeof *out))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     else if (nmine > INT_MAX)
         rc = lsim_err_set(err, LSIM_EARG, "%zu collective entries on one MPI rank: more than one exchange can count (%d)",
                           nmine, INT_MAX);
@@ -113,7 +114,7 @@ int lsim_mpi_gather_entries(MPI_Comm comm, const lsim_job_entry *mine, size_t nm
     if (sum > INT_MAX)
         rc = lsim_err_set(err, LSIM_EARG, "%lld collective entries in the job: more than one exchange can count (%d)", sum,
                           INT_MAX);
-    else if (!(buf = malloc(sum ? (size_t)sum * sizeof *buf : 1)))
+    else if (!(buf = lsim_malloc(sum ? (size_t)sum * sizeof *buf : 1)))
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for the job's %lld collective entries", sum);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     MPI_Type_contiguous((int)sizeof *buf, MPI_BYTE, &ent);
@@ -204,10 +205,10 @@ static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const siz
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
-    int64_t *sc = malloc((size_t)np * sizeof *sc), *rcnt = malloc((size_t)np * sizeof *rcnt);
-    int *si = malloc((size_t)np * sizeof *si), *sd = malloc((size_t)np * sizeof *sd);
-    int *ri = malloc((size_t)np * sizeof *ri), *rd = malloc((size_t)np * sizeof *rd);
-    size_t *soff = malloc((size_t)np * sizeof *soff), *roff = malloc((size_t)np * sizeof *roff);
+    int64_t *sc = lsim_malloc((size_t)np * sizeof *sc), *rcnt = lsim_malloc((size_t)np * sizeof *rcnt);
+    int *si = lsim_malloc((size_t)np * sizeof *si), *sd = lsim_malloc((size_t)np * sizeof *sd);
+    int *ri = lsim_malloc((size_t)np * sizeof *ri), *rd = lsim_malloc((size_t)np * sizeof *rd);
+    size_t *soff = lsim_malloc((size_t)np * sizeof *soff), *roff = lsim_malloc((size_t)np * sizeof *roff);
     size_t c = EX_CHUNK / recsize / (size_t)np; /* records per rank per round: the same on every rank */
     MPI_Datatype t = MPI_DATATYPE_NULL;
     char *buf = NULL, *pack = NULL;
@@ -230,8 +231,8 @@ static int exchange(MPI_Comm comm, const void *rec, const size_t *src, const siz
     if (st > INT_MAX || rt > INT_MAX)
         rc = lsim_err_set(err, LSIM_EARG, "%lld %s on one MPI rank: more than one exchange can count (%d); use more ranks",
                           (long long)(st > rt ? st : rt), what, INT_MAX);
-    else if (!(buf = malloc(rt ? (size_t)rt * recsize : 1)) ||
-             !(pack = malloc((st ? ((size_t)st < c * (size_t)np ? (size_t)st : c * (size_t)np) : 1) * recsize)))
+    else if (!(buf = lsim_malloc(rt ? (size_t)rt * recsize : 1)) ||
+             !(pack = lsim_malloc((st ? ((size_t)st < c * (size_t)np ? (size_t)st : c * (size_t)np) : 1) * recsize)))
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %lld %s", (long long)rt, what);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     int64_t rounds = 0, mine = most ? (most + (int64_t)c - 1) / (int64_t)c : 0;
@@ -289,7 +290,7 @@ static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_er
     int me = 0, np = 1;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &np);
-    fkey mine, *all = malloc((size_t)np * sizeof *all);
+    fkey mine, *all = lsim_malloc((size_t)np * sizeof *all);
     memset(&mine, 0, sizeof mine);
     mine.kind = !rc ? 0 : key ? 1 : 2;
     if (key) {
@@ -341,10 +342,10 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
     MPI_Comm_size(comm, &np);
     lsim_job *oj = NULL;
     size_t fail_at = SIZE_MAX;
-    lsim_ns *ediff = malloc((nown ? nown : 1) * sizeof *ediff);
-    size_t *order = malloc((nown ? nown : 1) * sizeof *order); /* sorted position -> entry (job.h) */
-    size_t *at = calloc((size_t)np, sizeof *at);
-    int64_t *seen = malloc((size_t)np * sizeof *seen);
+    lsim_ns *ediff = lsim_malloc((nown ? nown : 1) * sizeof *ediff);
+    size_t *order = lsim_malloc((nown ? nown : 1) * sizeof *order); /* sorted position -> entry (job.h) */
+    size_t *at = lsim_calloc((size_t)np, sizeof *at);
+    int64_t *seen = lsim_malloc((size_t)np * sizeof *seen);
     *sbuf = NULL;
     if (!ediff || !order || !at || !seen) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
     else rc = lsim_job_match_owned(own, nown, ngpus, ranks, sources, order, ediff, &fail_at, &oj, err);
@@ -375,7 +376,7 @@ static int owners_match(MPI_Comm comm, lsim_job_entry *own, size_t nown, size_t 
         total += scount[r];
         seen[r] = -1;
     }
-    mrec *buf = calloc(total ? total : 1, sizeof *buf); /* zeroed: no uninitialised padding is sent */
+    mrec *buf = lsim_calloc(total ? total : 1, sizeof *buf); /* zeroed: no uninitialised padding is sent */
     if (!buf) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu matched participants", total);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     for (size_t k = 0; k < oj->ninst; k++) {
@@ -426,7 +427,7 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
     int rc = 0;
     lsim_ns *gd = NULL, *offs = NULL, *alloffs = NULL;
     size_t ninst = 0, ngd = 0;
-    lsim_job *j = calloc(1, sizeof *j);
+    lsim_job *j = lsim_calloc(1, sizeof *j);
     *out = NULL;
     for (size_t i = 0; i < nrec;) {
         if (!rec[i].npart || rec[i].npart > nrec - i) {
@@ -444,17 +445,17 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
     j->p2p_inst = totals[1];
     j->rooted_inst = totals[2];
     j->rootless_inst = totals[3];
-    j->inst_of = calloc(ngpus ? ngpus : 1, sizeof *j->inst_of);
-    j->obs_wait = calloc(ngpus ? ngpus : 1, sizeof *j->obs_wait);
-    j->clock_offset = calloc(ngpus ? ngpus : 1, sizeof *j->clock_offset);
-    j->part_off = malloc((ninst + 1) * sizeof *j->part_off);
-    j->part_gpu = malloc((nrec ? nrec : 1) * sizeof *j->part_gpu);
-    j->part_node = malloc((nrec ? nrec : 1) * sizeof *j->part_node);
-    j->part_coll = malloc((nrec ? nrec : 1) * sizeof *j->part_coll);
-    j->transfer = malloc((ninst ? ninst : 1) * sizeof *j->transfer);
-    j->rule = calloc(ninst ? ninst : 1, sizeof *j->rule);
-    j->root = calloc(ninst ? ninst : 1, sizeof *j->root);
-    j->inst_id = malloc((ninst ? ninst : 1) * sizeof *j->inst_id);
+    j->inst_of = lsim_calloc(ngpus ? ngpus : 1, sizeof *j->inst_of);
+    j->obs_wait = lsim_calloc(ngpus ? ngpus : 1, sizeof *j->obs_wait);
+    j->clock_offset = lsim_calloc(ngpus ? ngpus : 1, sizeof *j->clock_offset);
+    j->part_off = lsim_malloc((ninst + 1) * sizeof *j->part_off);
+    j->part_gpu = lsim_malloc((nrec ? nrec : 1) * sizeof *j->part_gpu);
+    j->part_node = lsim_malloc((nrec ? nrec : 1) * sizeof *j->part_node);
+    j->part_coll = lsim_malloc((nrec ? nrec : 1) * sizeof *j->part_coll);
+    j->transfer = lsim_malloc((ninst ? ninst : 1) * sizeof *j->transfer);
+    j->rule = lsim_calloc(ninst ? ninst : 1, sizeof *j->rule);
+    j->root = lsim_calloc(ninst ? ninst : 1, sizeof *j->root);
+    j->inst_id = lsim_malloc((ninst ? ninst : 1) * sizeof *j->inst_id);
     if (!j->inst_of || !j->obs_wait || !j->clock_offset || !j->part_off || !j->part_gpu || !j->part_node ||
         !j->part_coll || !j->transfer || !j->rule || !j->root || !j->inst_id) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
@@ -462,8 +463,8 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
     }
     for (size_t i = 0; i < ngpus; i++) {
         if (!nodes[i]) continue; /* another rank's GPU: no arrays of its own here */
-        j->inst_of[i] = malloc((colls[i] ? colls[i] : 1) * sizeof **j->inst_of);
-        if (hasobs[i]) j->obs_wait[i] = calloc(nodes[i], sizeof **j->obs_wait);
+        j->inst_of[i] = lsim_malloc((colls[i] ? colls[i] : 1) * sizeof **j->inst_of);
+        if (hasobs[i]) j->obs_wait[i] = lsim_calloc(nodes[i], sizeof **j->obs_wait);
         if (!j->inst_of[i] || (hasobs[i] && !j->obs_wait[i])) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
             goto agree;
@@ -494,9 +495,9 @@ static int build_local(MPI_Comm comm, const mrec *rec, size_t nrec, size_t ngpus
     j->part_off[ninst] = nrec;
     /* each own GPU's clock offset: the median of its terms (the serial
      * multiset: every instance of the GPU came back to this rank once) */
-    gd = malloc((ngd ? ngd : 1) * 2 * sizeof *gd);
-    offs = malloc((nlocal ? nlocal : 1) * sizeof *offs);
-    alloffs = malloc((ngpus ? ngpus : 1) * sizeof *alloffs);
+    gd = lsim_malloc((ngd ? ngd : 1) * 2 * sizeof *gd);
+    offs = lsim_malloc((nlocal ? nlocal : 1) * sizeof *offs);
+    alloffs = lsim_malloc((ngpus ? ngpus : 1) * sizeof *alloffs);
     if (!gd || !offs || !alloffs) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory matching collectives");
         goto agree;
@@ -541,12 +542,12 @@ static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const 
 {
     int np = 1, rc = 0;
     MPI_Comm_size(comm, &np);
-    int32_t *myr = malloc((nlocal ? nlocal : 1) * sizeof *myr), *allr = malloc((ngpus ? ngpus : 1) * sizeof *allr);
-    int *mylen = malloc((nlocal ? nlocal : 1) * sizeof *mylen), *alllen = malloc((ngpus ? ngpus : 1) * sizeof *alllen);
-    int *bc = malloc((size_t)np * sizeof *bc), *bd = malloc((size_t)np * sizeof *bd);
+    int32_t *myr = lsim_malloc((nlocal ? nlocal : 1) * sizeof *myr), *allr = lsim_malloc((ngpus ? ngpus : 1) * sizeof *allr);
+    int *mylen = lsim_malloc((nlocal ? nlocal : 1) * sizeof *mylen), *alllen = lsim_malloc((ngpus ? ngpus : 1) * sizeof *alllen);
+    int *bc = lsim_malloc((size_t)np * sizeof *bc), *bd = lsim_malloc((size_t)np * sizeof *bd);
     char *mine = NULL, *all = NULL;
-    *ranks = malloc((ngpus ? ngpus : 1) * sizeof **ranks);
-    *sources = calloc(ngpus ? ngpus : 1, sizeof **sources);
+    *ranks = lsim_malloc((ngpus ? ngpus : 1) * sizeof **ranks);
+    *sources = lsim_calloc(ngpus ? ngpus : 1, sizeof **sources);
     *buf = NULL;
     long long my = 0, total = 0;
     if (!myr || !allr || !mylen || !alllen || !bc || !bd || !*ranks || !*sources)
@@ -557,7 +558,7 @@ static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const 
         mylen[l] = (int)(n < 4096 ? n : 4096); /* a name is cut, never the exchange */
         my += mylen[l];
     }
-    if (!rc && !(mine = malloc(my ? (size_t)my : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!rc && !(mine = lsim_malloc(my ? (size_t)my : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t l = 0, at = 0; !rc && l < nlocal; l++) {
         if (!mylen[l]) continue;
         memcpy(mine + at, lsim_graph_name(graphs[l]), (size_t)mylen[l] - 1);
@@ -575,7 +576,7 @@ static int names(MPI_Comm comm, lsim_graph *const *graphs, size_t nlocal, const 
         total += s;
     }
     if (total > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the job's GPU names take %lld bytes: more than one exchange can count", total);
-    else if (!(all = malloc(total ? (size_t)total : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    else if (!(all = lsim_malloc(total ? (size_t)total : 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     MPI_Allgatherv(mine, (int)my, MPI_CHAR, all, bc, bd, MPI_CHAR, comm);
     for (size_t q = 0, at = 0; q < ngpus; q++) {
@@ -608,12 +609,12 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
     mrec *back = NULL, *rec = NULL;
     size_t nmine = 0, nown = 0, nrec = 0;
     uint64_t totals[4] = {0, 0, 0, 0};
-    size_t *nodes = calloc(ngpus ? 2 * ngpus : 1, sizeof *nodes), *colls = nodes ? nodes + ngpus : NULL;
-    uint8_t *hasobs = calloc(ngpus ? ngpus : 1, 1), *local = calloc(ngpus ? ngpus : 1, 1);
-    int32_t *gpu_rank = malloc((ngpus ? ngpus : 1) * sizeof *gpu_rank);
-    uint32_t *allgid = malloc((ngpus ? ngpus : 1) * sizeof *allgid);
-    int *gcnt = malloc((size_t)np * sizeof *gcnt), *gdsp = malloc((size_t)np * sizeof *gdsp);
-    size_t *scount = calloc((size_t)np, sizeof *scount), *sat = calloc((size_t)np, sizeof *sat);
+    size_t *nodes = lsim_calloc(ngpus ? 2 * ngpus : 1, sizeof *nodes), *colls = nodes ? nodes + ngpus : NULL;
+    uint8_t *hasobs = lsim_calloc(ngpus ? ngpus : 1, 1), *local = lsim_calloc(ngpus ? ngpus : 1, 1);
+    int32_t *gpu_rank = lsim_malloc((ngpus ? ngpus : 1) * sizeof *gpu_rank);
+    uint32_t *allgid = lsim_malloc((ngpus ? ngpus : 1) * sizeof *allgid);
+    int *gcnt = lsim_malloc((size_t)np * sizeof *gcnt), *gdsp = lsim_malloc((size_t)np * sizeof *gdsp);
+    size_t *scount = lsim_calloc((size_t)np, sizeof *scount), *sat = lsim_calloc((size_t)np, sizeof *sat);
     size_t *pos = NULL;
     int32_t *ranks = NULL;
     char *srcbuf = NULL, **sources = NULL;
@@ -658,7 +659,7 @@ int lsim_mpi_job_match(MPI_Comm comm, lsim_graph *const *graphs, const uint32_t 
      * exchange packs them from there (the entries are not moved).
      * The owners are hashed twice (count, then place) rather than kept,
      * each run of entries on one group hashing its name once. */
-    pos = malloc((nmine ? nmine : 1) * sizeof *pos);
+    pos = lsim_malloc((nmine ? nmine : 1) * sizeof *pos);
     if (!pos) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory for %zu collective entries", nmine);
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     uint64_t gh = 0;
@@ -742,8 +743,8 @@ int lsim_mpi_bcast_layout(MPI_Comm comm, int rc, lsim_map_layout *l, lsim_err *e
 static int local_tables(const lsim_run *run, const size_t *gpus, size_t total, lsim_graph ***gtab, uint32_t **gid,
                         lsim_err *err)
 {
-    *gtab = calloc(total ? total : 1, sizeof **gtab);
-    *gid = malloc((run->n ? run->n : 1) * sizeof **gid);
+    *gtab = lsim_calloc(total ? total : 1, sizeof **gtab);
+    *gid = lsim_malloc((run->n ? run->n : 1) * sizeof **gid);
     if (!*gtab || !*gid) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < run->n; i++) {
         if (gpus[i] >= total) return lsim_err_set(err, LSIM_EARG, "GPU %zu of a job of %zu GPUs", gpus[i], total);
@@ -762,8 +763,8 @@ static int gather_part(MPI_Comm comm, const void *mine, const int *cnt, const in
     int np = 1, me = 0;
     MPI_Comm_size(comm, &np);
     MPI_Comm_rank(comm, &me);
-    int *bc = malloc((size_t)np * sizeof *bc), *bd = malloc((size_t)np * sizeof *bd);
-    *all = malloc(tot ? (size_t)tot * size : 1);
+    int *bc = lsim_malloc((size_t)np * sizeof *bc), *bd = lsim_malloc((size_t)np * sizeof *bd);
+    *all = lsim_malloc(tot ? (size_t)tot * size : 1);
     int ok = bc && bd && *all, all_ok = 0;
     for (int r = 0; ok && r < np; r++) {
         bc[r] = cnt[r] * (int)size;
@@ -782,7 +783,7 @@ static int gather_counts(MPI_Comm comm, uint64_t n, size_t size, int *cnt, int *
 {
     int np = 1;
     MPI_Comm_size(comm, &np);
-    uint64_t *all = malloc((size_t)np * sizeof *all), t = 0;
+    uint64_t *all = lsim_malloc((size_t)np * sizeof *all), t = 0;
     if (!all) return -1;
     MPI_Allgather(&n, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm);
     for (int r = 0; r < np; r++) t += all[r];
@@ -805,9 +806,9 @@ static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *al
 {
     int np = 1, rc = 0, tf = 0, tl = 0;
     MPI_Comm_size(comm, &np);
-    int *cf = malloc((size_t)np * sizeof *cf), *df = malloc((size_t)np * sizeof *df);
-    int *cl = malloc((size_t)np * sizeof *cl), *dl = malloc((size_t)np * sizeof *dl);
-    uint64_t *nlk = malloc((f->n ? f->n : 1) * sizeof *nlk), *anl = NULL;
+    int *cf = lsim_malloc((size_t)np * sizeof *cf), *df = lsim_malloc((size_t)np * sizeof *df);
+    int *cl = lsim_malloc((size_t)np * sizeof *cl), *dl = lsim_malloc((size_t)np * sizeof *dl);
+    uint64_t *nlk = lsim_malloc((f->n ? f->n : 1) * sizeof *nlk), *anl = NULL;
     memset(all, 0, sizeof *all);
     if (!cf || !df || !cl || !dl || !nlk) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
@@ -825,7 +826,7 @@ static int gather_flows(MPI_Comm comm, const lsim_netflows *f, lsim_netflows *al
         gather_part(comm, nlk, cf, df, tf, 8, (void **)&anl) ||
         gather_part(comm, f->link, cl, dl, tl, sizeof *f->link, (void **)&all->link) ||
         gather_part(comm, f->dem, cl, dl, tl, sizeof *f->dem, (void **)&all->dem) ||
-        !(all->loff = malloc(((size_t)tf + 1) * sizeof *all->loff)))
+        !(all->loff = lsim_malloc(((size_t)tf + 1) * sizeof *all->loff)))
         rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
     if ((rc = lsim_mpi_agree(comm, rc, err))) goto cleanup;
     all->n = all->cap = (size_t)tf;
@@ -849,8 +850,8 @@ static int share_links_mpi(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run,
 {
     lsim_job *j = run->job;
     lsim_netflows f = {0}, all = {0};
-    lsim_ns *alone = malloc((j->ninst ? j->ninst : 1) * sizeof *alone), *shared = NULL, *prev = NULL;
-    const lsim_ns **ends = calloc(j->ngpus ? j->ngpus : 1, sizeof *ends);
+    lsim_ns *alone = lsim_malloc((j->ninst ? j->ninst : 1) * sizeof *alone), *shared = NULL, *prev = NULL;
+    const lsim_ns **ends = lsim_calloc(j->ngpus ? j->ngpus : 1, sizeof *ends);
     size_t nprev = 0;
     int rc = 0;
     if (!alone || !ends) rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
@@ -873,7 +874,7 @@ static int share_links_mpi(MPI_Comm comm, const lsim_run_opts *o, lsim_run *run,
         if ((rc = gather_flows(comm, &f, &all, err))) break;
         free(prev);
         prev = shared;
-        if (!(shared = malloc((all.n ? all.n : 1) * sizeof *shared)))
+        if (!(shared = lsim_malloc((all.n ? all.n : 1) * sizeof *shared)))
             rc = lsim_err_set(err, LSIM_ENOMEM, "link sharing: out of memory");
         if (!rc) rc = lsim_netshare_sweep(&all, j->ngpus, o->share, shared, &run->share_st, &run->share_det, err);
         if ((rc = lsim_mpi_agree(comm, rc, err))) break;

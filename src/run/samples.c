@@ -2,6 +2,7 @@
  * pools of traced durations per op key, the draws, the sample runs and
  * their report. */
 #include "lumosim/samples.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,19 +83,19 @@ static uint64_t usable(const lsim_pools *p, uint32_t k, size_t gpu, uint64_t *lo
 int lsim_pools_new(lsim_graph *const *g, size_t n, lsim_pool_mode mode, lsim_pools **out, lsim_err *err)
 {
     *out = NULL;
-    lsim_pools *p = calloc(1, sizeof *p);
+    lsim_pools *p = lsim_calloc(1, sizeof *p);
     lsim_strtab *keys = lsim_strtab_new();
     uint64_t *fill = NULL;
     double *rel = NULL;
     int rc = 0;
-    if (!p || !keys || !(p->nn = calloc(n ? n : 1, sizeof *p->nn)) || !(p->key = calloc(n ? n : 1, sizeof *p->key)))
+    if (!p || !keys || !(p->nn = lsim_calloc(n ? n : 1, sizeof *p->nn)) || !(p->key = lsim_calloc(n ? n : 1, sizeof *p->key)))
         goto nomem;
     p->mode = mode;
     p->ngpu = n;
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
         p->nn[i] = g[i]->n;
-        if (!(p->key[i] = malloc((g[i]->n ? g[i]->n : 1) * sizeof *p->key[i]))) goto nomem;
+        if (!(p->key[i] = lsim_malloc((g[i]->n ? g[i]->n : 1) * sizeof *p->key[i]))) goto nomem;
         for (size_t v = 0; v < g[i]->n; v++) {
             p->key[i][v] = NONE;
             if (!is_gpu_op(g[i], v)) continue;
@@ -103,10 +104,10 @@ int lsim_pools_new(lsim_graph *const *g, size_t n, lsim_pool_mode mode, lsim_poo
         }
     }
     p->nkeys = lsim_strtab_count(keys);
-    if (!(p->koff = calloc((size_t)p->nkeys + 1, sizeof *p->koff)) ||
-        !(p->kgpu = malloc((total ? total : 1) * sizeof *p->kgpu)) ||
-        !(p->kdur = malloc((total ? total : 1) * sizeof *p->kdur)) ||
-        !(fill = calloc((size_t)p->nkeys + 1, sizeof *fill)) || !(rel = malloc(((size_t)p->nkeys + 1) * sizeof *rel)))
+    if (!(p->koff = lsim_calloc((size_t)p->nkeys + 1, sizeof *p->koff)) ||
+        !(p->kgpu = lsim_malloc((total ? total : 1) * sizeof *p->kgpu)) ||
+        !(p->kdur = lsim_malloc((total ? total : 1) * sizeof *p->kdur)) ||
+        !(fill = lsim_calloc((size_t)p->nkeys + 1, sizeof *fill)) || !(rel = lsim_malloc(((size_t)p->nkeys + 1) * sizeof *rel)))
         goto nomem;
     for (size_t i = 0; i < n; i++)
         for (size_t v = 0; v < g[i]->n; v++)
@@ -227,7 +228,7 @@ int lsim_samples_run(const lsim_run_opts *o, lsim_graph *const *g, size_t n, siz
                      uint64_t seed, uint64_t first, uint64_t count, lsim_sample *out, lsim_err *err)
 {
     int rc = 0;
-    lsim_graph **cp = calloc(n ? n : 1, sizeof *cp);
+    lsim_graph **cp = lsim_calloc(n ? n : 1, sizeof *cp);
     if (!cp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (uint64_t s = 0; s < count && !rc; s++) {
         lsim_run r;
@@ -285,7 +286,7 @@ static void pct3(const lsim_samples_report *R, lsim_ns *tmp, int what, size_t gp
 int lsim_samples_write(FILE *f, const lsim_samples_report *R, int json, lsim_err *err)
 {
     static const char *const comp[4] = {"exposed_compute", "overlapped", "exposed_comm", "other"};
-    lsim_ns *tmp = malloc((R->n ? R->n : 1) * sizeof *tmp), q[3];
+    lsim_ns *tmp = lsim_malloc((R->n ? R->n : 1) * sizeof *tmp), q[3];
     if (!tmp) return lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");
     const char *mode = R->mode == LSIM_POOL_OTHERS ? "others" : "job";
     uint64_t inside = 0, measured = 0, iin = 0, imeas = 0;
@@ -414,8 +415,8 @@ int lsim_samples_replica_range(const lsim_run_opts *o, const lsim_run *r, uint64
     memset(out, 0, sizeof *out);
     if (!r->replicated || !r->n || !n) return lsim_err_set(err, LSIM_EARG, "the range needs a job made by --replicate-from");
     lsim_pools *p = NULL;
-    lsim_sample *smp = calloc(n, sizeof *smp);
-    lsim_ns *win = malloc(n * r->n * sizeof *win), *job = malloc(n * sizeof *job);
+    lsim_sample *smp = lsim_calloc(n, sizeof *smp);
+    lsim_ns *win = lsim_malloc(n * r->n * sizeof *win), *job = lsim_malloc(n * sizeof *job);
     int rc = smp && win && job ? 0 : lsim_err_set(err, LSIM_ENOMEM, "the range: out of memory");
     if (!rc) rc = lsim_pools_new(r->graphs, r->n, LSIM_POOL_JOB, &p, err);
     for (uint64_t k = 0; !rc && k < n; k++) smp[k].window = win + k * r->n;

@@ -2,6 +2,7 @@
  * space enumerated and checked, and one candidate synthesized and
  * simulated as a single data-parallel replica. */
 #include "lumosim/search.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +170,7 @@ int lsim_search_enumerate(const lsim_search_space *s, lsim_search_cand **out, si
         return lsim_err_set(err, LSIM_EARG, "the search space is empty (every dimension needs a value, and --gpus N)");
     size_t total = (size_t)s->ntp * (size_t)npp * (size_t)s->nmb * (size_t)s->nvst * (size_t)s->nrc * (size_t)s->ndopt *
                    (size_t)ncp * (size_t)nep * (size_t)nfs;
-    lsim_search_cand *c = calloc(total, sizeof *c);
+    lsim_search_cand *c = lsim_calloc(total, sizeof *c);
     if (!c) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     size_t k = 0;
     for (int a = 0; a < s->ntp; a++)
@@ -204,7 +205,7 @@ int lsim_search_eval(const lsim_search_space *s, lsim_search_cand *c, const lsim
     lsim_synth_cfg cfg;
     lsim_search_cfg(s, c, LSIM_SEARCH_ONE_TP, &cfg);
     size_t ng = lsim_synth_ngpus(&cfg);
-    lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
+    lsim_graph **gs = lsim_calloc(ng ? ng : 1, sizeof *gs);
     lsim_run r;
     memset(&r, 0, sizeof r);
     int rc = gs ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
@@ -230,15 +231,15 @@ int lsim_search_interval(const lsim_search_space *s, const lsim_search_cand *c, 
      * for the slowest */
     lsim_search_cfg(s, c, LSIM_SEARCH_REPLICA, &cfg);
     size_t ng = lsim_synth_ngpus(&cfg);
-    lsim_graph **gs = calloc(ng ? ng : 1, sizeof *gs);
-    lsim_sample *out = calloc(samples ? samples : 1, sizeof *out);
-    lsim_ns *v = malloc((samples ? samples : 1) * sizeof *v);
+    lsim_graph **gs = lsim_calloc(ng ? ng : 1, sizeof *gs);
+    lsim_sample *out = lsim_calloc(samples ? samples : 1, sizeof *out);
+    lsim_ns *v = lsim_malloc((samples ? samples : 1) * sizeof *v);
     lsim_pools *P = NULL;
     int rc = gs && out && v ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (!rc) rc = lsim_synth_job(&cfg, gs, err);
     for (uint64_t k = 0; !rc && k < samples; k++)
-        if (!(out[k].window = malloc((ng ? ng : 1) * sizeof *out[k].window)) ||
-            !(out[k].iter = malloc((ng ? ng : 1) * sizeof *out[k].iter)))
+        if (!(out[k].window = lsim_malloc((ng ? ng : 1) * sizeof *out[k].window)) ||
+            !(out[k].iter = lsim_malloc((ng ? ng : 1) * sizeof *out[k].iter)))
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (!rc) rc = lsim_pools_new(gs, ng, LSIM_POOL_JOB, &P, err);
     if (!rc) lsim_pools_modelled(P, spread);

@@ -4,6 +4,7 @@
  * simulated exactly as `lumosim sim` simulates a store, so the search's
  * step is the one `lumosim whatif` + `lumosim sim` print. */
 #include "lumosim/search_from.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +136,7 @@ int lsim_search_from_enumerate(const lsim_search_from *s, lsim_search_cand **out
     else if (f->sopts && strstr(f->sopts, "rc=op")) rc0 = LSIM_RC_OP; /* torchtitan's per-op checkpointing */
     size_t total = (size_t)nz(s->ntp) * (size_t)nz(s->npp) * (size_t)nz(s->ndp) * (size_t)nz(s->nvst) *
                    (size_t)nz(s->nmbs);
-    if (!(c = calloc(total, sizeof *c))) {
+    if (!(c = lsim_calloc(total, sizeof *c))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
     }

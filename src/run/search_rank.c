@@ -4,6 +4,7 @@
  * index), so it is the same for any sort, any rank count and any sharding;
  * the sorts go through a key per candidate, not through the candidates. */
 #include <stdlib.h>
+#include "lumosim/alloc.h"
 
 #include "lumosim/search.h"
 
@@ -26,7 +27,7 @@ static int cmp_key(const void *x, const void *y)
 static int sort_by(size_t *order, size_t n, rank_key (*key_of)(const void *ctx, size_t i), const void *ctx,
                    lsim_err *err)
 {
-    rank_key *k = malloc((n ? n : 1) * sizeof *k);
+    rank_key *k = lsim_malloc((n ? n : 1) * sizeof *k);
     if (!k) return lsim_err_set(err, LSIM_ENOMEM, "out of memory ranking %zu candidates", n);
     for (size_t j = 0; j < n; j++) k[j] = key_of(ctx, order[j]);
     qsort(k, n, sizeof *k, cmp_key);

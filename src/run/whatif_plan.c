@@ -8,6 +8,7 @@
  * to the streamed store writer. Everything is checked before the writer
  * opens; a failure later aborts it (nothing written). */
 #include <stdlib.h>
+#include "lumosim/alloc.h"
 #include <string.h>
 
 #include "lumosim/memest.h"
@@ -157,7 +158,7 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
     lsim_graph **gs = NULL;
     size_t got = 0, nm = 0;
     lsim_job_entry *mine = NULL;
-    uint32_t *gid = malloc(cnt * sizeof *gid);
+    uint32_t *gid = lsim_malloc(cnt * sizeof *gid);
     int rc = 0;
     if (!gid) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < cnt; i++) gid[i] = (uint32_t)(first + i);
@@ -173,7 +174,7 @@ static int identify_batch(lsim_wi_plan *p, size_t first, size_t cnt, lsim_err *e
     if (!rc && !p->names && !(p->names = lsim_strtab_new())) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (!rc) rc = lsim_job_entries(gs, gid, got, p->names, &mine, &nm, NULL, err);
     if (!rc && nm) {
-        lsim_job_entry *all = realloc(p->ents, (p->ne + nm) * sizeof *all);
+        lsim_job_entry *all = lsim_realloc(p->ents, (p->ne + nm) * sizeof *all);
         if (!all) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         else {
             memcpy(all + p->ne, mine, nm * sizeof *all);
@@ -213,7 +214,7 @@ static int source_model(lsim_wi_plan *p, lsim_err *err)
 int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *err)
 {
     int rc = 0;
-    lsim_wi_plan *p = calloc(1, sizeof *p);
+    lsim_wi_plan *p = lsim_calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     p->rq = *rq;
@@ -231,8 +232,8 @@ int lsim_wi_plan_open(const lsim_wi_request *rq, lsim_wi_plan **out, lsim_err *e
         rc = lsim_err_set(err, LSIM_EFORMAT, "%s: the store holds no GPU", rq->in);
         goto cleanup;
     }
-    if (!(p->ids = calloc(p->n, sizeof *p->ids)) || !(p->ranks = malloc(p->n * sizeof *p->ranks)) ||
-        !(p->size = malloc(p->n * sizeof *p->size))) {
+    if (!(p->ids = lsim_calloc(p->n, sizeof *p->ids)) || !(p->ranks = lsim_malloc(p->n * sizeof *p->ranks)) ||
+        !(p->size = lsim_malloc(p->n * sizeof *p->size))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
         goto cleanup;
     }
@@ -485,7 +486,7 @@ static int run_trace_pipeline(lsim_wi_plan *p, lsim_graph **blk, size_t per, lsi
     const lsim_wi_decision *d = &p->d;
     lsim_wi_counts *c = &p->c[LSIM_WI_ST_PIPE];
     uint64_t tk_src[LSIM_N_NKINDS] = {0}, tk_new[LSIM_N_NKINDS] = {0}, te_src = 0, te_new = 0;
-    lsim_graph **srcb = calloc(per, sizeof *srcb);
+    lsim_graph **srcb = lsim_calloc(per, sizeof *srcb);
     int rc = srcb ? read_stage(p, 0, srcb, err) : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if (!rc) count_kinds(srcb, per, tk_src, &te_src);
     for (int s = 0; !rc && s < d->Ls.pp; s++) {
@@ -534,7 +535,7 @@ static int tagged_pipe_size(const lsim_wi_plan *p, lsim_wi_pipe **cols, size_t p
 static int run_tagged_pipeline(lsim_wi_plan *p, lsim_graph **blk, size_t per, lsim_err *err)
 {
     lsim_wi_decision *d = &p->d;
-    lsim_wi_pipe **cols = calloc(per, sizeof *cols);
+    lsim_wi_pipe **cols = lsim_calloc(per, sizeof *cols);
     int rc = cols ? 0 : lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < per; i++)
         rc = lsim_wi_pipe_new(&p->L, (int)(i % (size_t)p->L.tp), (int)(i / (size_t)p->L.tp), &cols[i], err);
@@ -819,8 +820,8 @@ static int mem_reestimate(lsim_wi_plan *p, char *why, size_t cap, lsim_err *err)
     }
     free(p->est_src);
     free(p->est_new);
-    p->est_src = calloc((size_t)in[0].pp, sizeof *p->est_src);
-    p->est_new = calloc((size_t)in[1].pp, sizeof *p->est_new);
+    p->est_src = lsim_calloc((size_t)in[0].pp, sizeof *p->est_src);
+    p->est_new = lsim_calloc((size_t)in[1].pp, sizeof *p->est_new);
     if (!p->est_src || !p->est_new) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (int k = 0; k < 2; k++)
         for (int st = 0; st < in[k].pp; st++) {
@@ -860,7 +861,7 @@ int lsim_wi_plan_run(lsim_wi_plan *p, lsim_err *err)
                      p->mem_drop, rq->model ? "; --model cannot re-estimate them: " : "; give --model to re-estimate them",
                      rq->model ? why : "");
     }
-    if (!(blk = calloc(per, sizeof *blk))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    if (!(blk = lsim_calloc(per, sizeof *blk))) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     rc = d->tpipe  ? run_trace_pipeline(p, blk, per, err)
          : d->pipe ? run_tagged_pipeline(p, blk, per, err)
                    : run_plain(p, blk, per, err);

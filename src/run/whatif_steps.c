@@ -5,6 +5,7 @@
  * check (whatif_rules.c); a new what-if's row lives in its own file and is
  * named in ROWS below. */
 #include <errno.h>
+#include "lumosim/alloc.h"
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -189,7 +190,7 @@ static int runs_grad(const lsim_wi_ctx *c) { return c->d->used[LSIM_WI_ST_GRAD] 
  * as lsim_wi_trace_ddp's bucketing tells them: the largest pass. */
 static int ddp_bucket_bytes(const lsim_graph *g, int64_t *out, lsim_err *err)
 {
-    int64_t *pass = calloc((size_t)g->niters + 1, sizeof *pass), best = 0;
+    int64_t *pass = lsim_calloc((size_t)g->niters + 1, sizeof *pass), best = 0;
     *out = 0;
     if (!pass) return lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     for (size_t v = 0; v < g->n; v++) {

@@ -1,5 +1,6 @@
 /* The processes of one lumosim command (world.h). */
 #include "lumosim/world.h"
+#include "lumosim/alloc.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ int lsim_world_gather_f64(const lsim_world *w, double x, double **all, lsim_err 
 {
     *all = NULL;
     int rc = 0;
-    if (w->rank == 0 && !(*all = malloc((size_t)w->size * sizeof **all)))
+    if (w->rank == 0 && !(*all = lsim_malloc((size_t)w->size * sizeof **all)))
         rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
     if ((rc = lsim_world_agree(w, rc, err))) {
         free(*all);
@@ -96,8 +97,8 @@ void lsim_world_parts_free(lsim_world_parts *p)
 static int parts_place(lsim_world_parts *p, long long hsum, lsim_err *err)
 {
     size_t hw = 2 + p->nwords, total = p->total;
-    const char **text = calloc(total ? total : 1, sizeof *text);
-    p->words_ = calloc(total * p->nwords + 1, sizeof *p->words_);
+    const char **text = lsim_calloc(total ? total : 1, sizeof *text);
+    p->words_ = lsim_calloc(total * p->nwords + 1, sizeof *p->words_);
     p->text = text;
     p->words = p->words_;
     if (!text || !p->words_) return lsim_err_set(err, LSIM_ENOMEM, "out of memory gathering the GPUs' parts");
@@ -124,8 +125,8 @@ static int parts_pack(char *const *text, const size_t *gpus, const uint64_t *wor
     *bytes = b;
     if (b > INT_MAX || hw * n > INT_MAX)
         return lsim_err_set(err, LSIM_EARG, "the report of this rank's GPUs exceeds 2 GB: use -o and lumosim collect");
-    *hdr = malloc((hw * n + 1) * sizeof **hdr);
-    *mine = malloc(b ? b : 1);
+    *hdr = lsim_malloc((hw * n + 1) * sizeof **hdr);
+    *mine = lsim_malloc(b ? b : 1);
     if (!*hdr || !*mine) return lsim_err_set(err, LSIM_ENOMEM, "out of memory gathering the GPUs' parts");
     for (size_t i = 0, at = 0; i < n; i++) {
         size_t len = strlen(text[i]) + 1;
@@ -157,10 +158,10 @@ int lsim_world_gather_parts(const lsim_world *w, char *const *text, const size_t
         goto cleanup;
     }
     if (!rc && me == 0) {
-        cnt = malloc((size_t)np * 2 * sizeof *cnt);
-        dsp = malloc((size_t)np * sizeof *dsp);
-        bcnt = malloc((size_t)np * sizeof *bcnt);
-        bdsp = malloc((size_t)np * sizeof *bdsp);
+        cnt = lsim_malloc((size_t)np * 2 * sizeof *cnt);
+        dsp = lsim_malloc((size_t)np * sizeof *dsp);
+        bcnt = lsim_malloc((size_t)np * sizeof *bcnt);
+        bdsp = lsim_malloc((size_t)np * sizeof *bdsp);
         if (!cnt || !dsp || !bcnt || !bdsp) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory gathering the GPUs' parts");
     }
     if ((rc = lsim_world_agree(w, rc, err))) goto cleanup;
@@ -177,8 +178,8 @@ int lsim_world_gather_parts(const lsim_world *w, char *const *text, const size_t
             cnt[r] = cnt[2 * r]; /* compacted in place: r <= 2 r */
         }
         if (bsum > INT_MAX || hsum > INT_MAX) rc = lsim_err_set(err, LSIM_EARG, "the report exceeds 2 GB: use -o and lumosim collect");
-        else if (!(out->hdr_ = malloc((size_t)(hsum ? hsum : 1) * sizeof *out->hdr_)) ||
-                 !(out->buf_ = malloc((size_t)(bsum ? bsum : 1))))
+        else if (!(out->hdr_ = lsim_malloc((size_t)(hsum ? hsum : 1) * sizeof *out->hdr_)) ||
+                 !(out->buf_ = lsim_malloc((size_t)(bsum ? bsum : 1))))
             rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory gathering the GPUs' parts");
     }
     if ((rc = lsim_world_agree(w, rc, err))) goto cleanup;

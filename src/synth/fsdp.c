@@ -12,6 +12,7 @@
  * on the data-parallel stream after its backward; with hybrid sharding the
  * shard is then all-reduced over the replica group. */
 #include "fsdp.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +88,8 @@ int synth_fsdp_init(synth_fsdp *F, const lsim_synth_cfg *c, int tpi, int dpi, in
     int r = dpi / F->n, s = dpi % F->n, have = c->dp * (c->cp > 1 ? c->cp : 1); /* synthesized: [0, have) */
     F->nsim = have - r * F->n < F->n ? have - r * F->n : F->n;
     F->nrepsim = (have - s + F->n - 1) / F->n < F->nrep ? (have - s + F->n - 1) / F->n : F->nrep;
-    F->shard_ranks = malloc((size_t)F->n * sizeof *F->shard_ranks);
-    F->rep_ranks = malloc((size_t)F->nrep * sizeof *F->rep_ranks);
+    F->shard_ranks = lsim_malloc((size_t)F->n * sizeof *F->shard_ranks);
+    F->rep_ranks = lsim_malloc((size_t)F->nrep * sizeof *F->rep_ranks);
     if (!F->shard_ranks || !F->rep_ranks) return LSIM_ENOMEM;
     for (int j = 0; j < F->n; j++) F->shard_ranks[j] = rank_of(c, tpi, r * F->n + j, ppi);
     for (int j = 0; j < F->nrep; j++) F->rep_ranks[j] = rank_of(c, tpi, j * F->n + s, ppi);

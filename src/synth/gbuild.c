@@ -4,6 +4,7 @@
  * out-edges ordered by target per source, as the graph store rebuilds
  * them). */
 #include "lumosim/metrics.h"
+#include "lumosim/alloc.h"
 #include "lumosim/synth.h"
 
 #include <math.h>
@@ -70,9 +71,9 @@ static int fail(lsim_gbuilder *b, int code, const char *what)
 int lsim_gb_new(const char *source, int32_t rank, int32_t world_size, lsim_gbuilder **out, lsim_err *err)
 {
     *out = NULL;
-    lsim_gbuilder *b = calloc(1, sizeof *b);
-    if (!b || !(b->source = strdup(source ? source : "synth")) || !(b->strings = lsim_strtab_new()) ||
-        !(b->g = calloc(1, sizeof *b->g))) {
+    lsim_gbuilder *b = lsim_calloc(1, sizeof *b);
+    if (!b || !(b->source = lsim_strdup(source ? source : "synth")) || !(b->strings = lsim_strtab_new()) ||
+        !(b->g = lsim_calloc(1, sizeof *b->g))) {
         lsim_gb_free(b);
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory building a graph");
     }
@@ -98,7 +99,7 @@ int lsim_gb_reserve(lsim_gbuilder *b, size_t nodes, size_t edges)
         b->capn = nodes;
     }
     if (edges > b->cape) {
-        lsim_edge *e = realloc(b->edges, edges * sizeof *e);
+        lsim_edge *e = lsim_realloc(b->edges, edges * sizeof *e);
         if (!e) return fail(b, LSIM_ENOMEM, "out of memory");
         b->edges = e;
         b->cape = edges;
@@ -270,11 +271,11 @@ int lsim_gb_finish(lsim_gbuilder *b, lsim_graph **out, lsim_err *err)
     lsim_graph_count_edges(g);
     g->procs = b->procs, b->procs = NULL;
     g->nprocs = b->nprocs;
-    if (!g->procs && !(g->procs = malloc(sizeof *g->procs))) goto nomem;
+    if (!g->procs && !(g->procs = lsim_malloc(sizeof *g->procs))) goto nomem;
     g->colls = b->colls, b->colls = NULL;
     g->ncoll = b->ncoll;
-    if (!g->colls && !(g->colls = malloc(sizeof *g->colls))) goto nomem;
-    g->iters = calloc(1, sizeof *g->iters);
+    if (!g->colls && !(g->colls = lsim_malloc(sizeof *g->colls))) goto nomem;
+    g->iters = lsim_calloc(1, sizeof *g->iters);
     if (!g->iters) goto nomem;
     if (b->has_iter) {
         g->niters = 1;

@@ -10,6 +10,7 @@
  * (event), the next compute kernel waits for all of them (events) and, with
  * p2p_sync, the CPU blocks until they have completed. */
 #include "lumosim/synth.h"
+#include "lumosim/alloc.h"
 
 #include "cp.h"
 #include "fsdp.h"
@@ -248,7 +249,7 @@ static void dp_flush(gen *G, int mb)
     bucket bk = {G->bucket, G->bucket_lo, G->bucket_hi, G->bucket_n, mb};
     if (G->ndone == G->capdone) {
         size_t cap = G->capdone ? 2 * G->capdone : 64;
-        bucket *q = realloc(G->done, cap * sizeof *q);
+        bucket *q = lsim_realloc(G->done, cap * sizeof *q);
         if (!q) G->e.rc = LSIM_ENOMEM;
         else G->done = q, G->capdone = cap;
     }
@@ -979,12 +980,12 @@ static int synth_one(const lsim_synth_cfg *c, uint32_t gpu, const char *source, 
     G.bucket_lo = G.bucket_hi = -1;
     snprintf(G.tp_pg, sizeof G.tp_pg, "tp:%d:%d", G.ppi, G.dpi);
     snprintf(G.dp_pg, sizeof G.dp_pg, "dp:%d:%d", G.tpi, G.ppi);
-    lsim_synth_step *steps = malloc((size_t)2 * G.m * G.V * sizeof *steps);
-    G.tp_ranks = malloc((size_t)c->tp * sizeof *G.tp_ranks);
+    lsim_synth_step *steps = lsim_malloc((size_t)2 * G.m * G.V * sizeof *steps);
+    G.tp_ranks = lsim_malloc((size_t)c->tp * sizeof *G.tp_ranks);
     /* the data-parallel group of the full job: DP x CP GPUs (gradients and
      * the distributed optimizer's shards span both), dp_cost replicas */
     G.dpc = c->dp_cost > c->dp ? c->dp_cost * (c->cp > 1 ? c->cp : 1) : G.dpx;
-    G.dpc_ranks = malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
+    G.dpc_ranks = lsim_malloc((size_t)G.dpc * sizeof *G.dpc_ranks);
     char src[448], opts[320];
     lsim_synth_opts(c, opts, sizeof opts);
     /* the options go into the source, where what-if finds them */

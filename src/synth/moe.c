@@ -26,6 +26,7 @@
  * over the expert-data-parallel group (the GPUs of the stage with the same
  * place in their EP and ETP groups). */
 #include "moe.h"
+#include "lumosim/alloc.h"
 #include "routing.h"
 
 #include <math.h>
@@ -233,12 +234,12 @@ int synth_moe_init(synth_moe *X, const lsim_synth_cfg *c, int ppi, int w, int st
      * rank order): with ETP 1, EP groups are consecutive blocks */
     int et = w % X->etp, idx = (w / X->etp) % X->ep, d = w / (X->etp * X->ep), base = ppi * stage_gpus;
     int grp = d * X->etp + et;
-    X->ep_ranks = malloc((size_t)X->ep * sizeof *X->ep_ranks);
-    X->edp_ranks = malloc((size_t)X->edp * sizeof *X->edp_ranks);
-    X->etp_ranks = malloc((size_t)X->etp * sizeof *X->etp_ranks);
-    X->tok = malloc((size_t)m->experts * sizeof *X->tok);
-    X->tokl = malloc((size_t)X->eloc * sizeof *X->tokl);
-    X->rem = malloc((size_t)2 * m->experts * sizeof *X->rem);
+    X->ep_ranks = lsim_malloc((size_t)X->ep * sizeof *X->ep_ranks);
+    X->edp_ranks = lsim_malloc((size_t)X->edp * sizeof *X->edp_ranks);
+    X->etp_ranks = lsim_malloc((size_t)X->etp * sizeof *X->etp_ranks);
+    X->tok = lsim_malloc((size_t)m->experts * sizeof *X->tok);
+    X->tokl = lsim_malloc((size_t)X->eloc * sizeof *X->tokl);
+    X->rem = lsim_malloc((size_t)2 * m->experts * sizeof *X->rem);
     if (!X->ep_ranks || !X->edp_ranks || !X->etp_ranks || !X->tok || !X->tokl || !X->rem) {
         synth_moe_free(X);
         return LSIM_ENOMEM;

@@ -16,6 +16,7 @@
  *   A -> infinity gives p, A = 1 / E (alpha 1 per expert with p uniform)
  *   the uniform distribution over all routings. */
 #include "routing.h"
+#include "lumosim/alloc.h"
 #include "lumosim/input.h"
 #include "lumosim/stages.h"
 
@@ -206,7 +207,7 @@ int64_t lsim_synth_expert_tokens(const lsim_synth_cfg *c, int stage, int group, 
     const lsim_model_shape *m = &c->model;
     if (m->experts <= 0 || c->tp <= 0) return 0;
     int cp = c->cp > 1 ? c->cp : 1;
-    double *scratch = malloc((size_t)2 * m->experts * sizeof *scratch);
+    double *scratch = lsim_malloc((size_t)2 * m->experts * sizeof *scratch);
     if (!scratch) return 0;
     int64_t n = synth_route(c, m->seq / cp, stage, group, layer, mb, tokens, scratch);
     free(scratch);
@@ -246,8 +247,8 @@ int lsim_synth_routing_summary(const lsim_synth_cfg *c, lsim_synth_routing_sum *
     int64_t stage_gpus = (int64_t)c->tp * (c->cp > 1 ? c->cp : 1) * c->dp;
     int64_t ngroups = stage_gpus / ep;
     int seq = m->seq / (c->cp > 1 ? c->cp : 1);
-    int64_t *tok = malloc((size_t)E * sizeof *tok);
-    double *load = calloc((size_t)stage_gpus, sizeof *load), *scratch = malloc((size_t)2 * E * sizeof *scratch);
+    int64_t *tok = lsim_malloc((size_t)E * sizeof *tok);
+    double *load = lsim_calloc((size_t)stage_gpus, sizeof *load), *scratch = lsim_malloc((size_t)2 * E * sizeof *scratch);
     if (!tok || !load || !scratch) {
         free(tok);
         free(load);

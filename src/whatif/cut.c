@@ -5,6 +5,7 @@
  * (ident.c) and the transforms (layers.c, trace_pipe.c, train_pipe.c) use
  * it, and it uses neither. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +62,14 @@ int wi_trace_cut(const lsim_graph *in, const wi_troles *R, const char *what, wi_
     size_t n = in->n;
     if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
     const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
-    T = malloc((n ? n : 1) * sizeof *T);
-    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
-    cseg = malloc((n ? n : 1) * sizeof *cseg);
-    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
-    C->t0 = malloc((size_t)nseg * sizeof *C->t0);
-    C->t1 = malloc((size_t)nseg * sizeof *C->t1);
-    c0 = malloc((size_t)nseg * sizeof *c0);
-    c1 = malloc((size_t)nseg * sizeof *c1);
+    T = lsim_malloc((n ? n : 1) * sizeof *T);
+    C->seg = lsim_malloc((n ? n : 1) * sizeof *C->seg);
+    cseg = lsim_malloc((n ? n : 1) * sizeof *cseg);
+    C->launcher = lsim_malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = lsim_malloc((size_t)nseg * sizeof *C->t0);
+    C->t1 = lsim_malloc((size_t)nseg * sizeof *C->t1);
+    c0 = lsim_malloc((size_t)nseg * sizeof *c0);
+    c1 = lsim_malloc((size_t)nseg * sizeof *c1);
     if (!T || !C->seg || !cseg || !C->launcher || !C->t0 || !C->t1 || !c0 || !c1) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
@@ -248,12 +249,12 @@ static int annot_cut(const lsim_graph *in, const char *what, wi_tcut *C, lsim_er
     C->units = units, C->runs = 1, C->nseg = units;
     if ((rc = lsim_engine_new(in, &C->E, err)) || (rc = lsim_engine_run(C->E, err))) goto cleanup;
     const lsim_ns *ts = lsim_engine_start(C->E), *te = lsim_engine_end(C->E);
-    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
-    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
-    C->t0 = malloc((size_t)units * sizeof *C->t0);
-    C->t1 = malloc((size_t)units * sizeof *C->t1);
-    lsim_ns *a0 = malloc((size_t)units * sizeof *a0), *a1 = malloc((size_t)units * sizeof *a1);
-    cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *cnt);
+    C->seg = lsim_malloc((n ? n : 1) * sizeof *C->seg);
+    C->launcher = lsim_malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = lsim_malloc((size_t)units * sizeof *C->t0);
+    C->t1 = lsim_malloc((size_t)units * sizeof *C->t1);
+    lsim_ns *a0 = lsim_malloc((size_t)units * sizeof *a0), *a1 = lsim_malloc((size_t)units * sizeof *a1);
+    cnt = lsim_calloc(in->nprocs ? in->nprocs : 1, sizeof *cnt);
     if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !a0 || !a1 || !cnt) {
         free(a0);
         free(a1);
@@ -355,7 +356,7 @@ static int tc_annotations(tc_state *S, lsim_err *err)
     const lsim_ns *ts = S->ts, *te = S->te;
     lsim_time_node *A;
     size_t na = 0;
-    if (!(A = S->A = malloc((n ? n : 1) * sizeof *A))) return tc_nomem(S, err);
+    if (!(A = S->A = lsim_malloc((n ? n : 1) * sizeof *A))) return tc_nomem(S, err);
     for (size_t v = 0; v < n; v++)
         if (in->kind[v] == LSIM_N_CPU && in->proc[v] == thr) {
             int l = wi_annot_layer(lsim_strtab_get(in->strings, in->name[v]));
@@ -375,16 +376,16 @@ static int tc_annotations(tc_state *S, lsim_err *err)
     int nf = units * runs, nseg = 2 * nf;
     S->runs = runs, S->nf = nf, S->nseg = nseg;
     C->units = units, C->runs = runs, C->nseg = nseg;
-    C->seg = malloc((n ? n : 1) * sizeof *C->seg);
-    C->launcher = malloc((n ? n : 1) * sizeof *C->launcher);
-    C->t0 = malloc((size_t)nseg * sizeof *C->t0);
-    C->t1 = malloc((size_t)nseg * sizeof *C->t1);
-    S->a0 = malloc((size_t)nf * sizeof *S->a0), S->a1 = malloc((size_t)nf * sizeof *S->a1);
-    S->c0 = malloc((size_t)nseg * sizeof *S->c0), S->c1 = malloc((size_t)nseg * sizeof *S->c1);
-    S->lst = malloc((size_t)nseg * sizeof *S->lst);
-    S->smin = malloc((size_t)nf * sizeof *S->smin), S->smax = malloc((size_t)nf * sizeof *S->smax);
-    S->bthr = malloc((size_t)nseg * sizeof *S->bthr);
-    S->cnt = calloc(in->nprocs ? in->nprocs : 1, sizeof *S->cnt);
+    C->seg = lsim_malloc((n ? n : 1) * sizeof *C->seg);
+    C->launcher = lsim_malloc((n ? n : 1) * sizeof *C->launcher);
+    C->t0 = lsim_malloc((size_t)nseg * sizeof *C->t0);
+    C->t1 = lsim_malloc((size_t)nseg * sizeof *C->t1);
+    S->a0 = lsim_malloc((size_t)nf * sizeof *S->a0), S->a1 = lsim_malloc((size_t)nf * sizeof *S->a1);
+    S->c0 = lsim_malloc((size_t)nseg * sizeof *S->c0), S->c1 = lsim_malloc((size_t)nseg * sizeof *S->c1);
+    S->lst = lsim_malloc((size_t)nseg * sizeof *S->lst);
+    S->smin = lsim_malloc((size_t)nf * sizeof *S->smin), S->smax = lsim_malloc((size_t)nf * sizeof *S->smax);
+    S->bthr = lsim_malloc((size_t)nseg * sizeof *S->bthr);
+    S->cnt = lsim_calloc(in->nprocs ? in->nprocs : 1, sizeof *S->cnt);
     if (!C->seg || !C->launcher || !C->t0 || !C->t1 || !S->a0 || !S->a1 || !S->c0 || !S->c1 || !S->smin || !S->smax ||
         !S->bthr || !S->cnt || !S->lst)
         return tc_nomem(S, err);
@@ -474,7 +475,7 @@ static int tc_sequences(tc_state *S, lsim_err *err)
     int units = S->units, nf = S->nf;
     lsim_time_node *Q;
     size_t nq = 0;
-    if (!(Q = S->Q = malloc((n ? n : 1) * sizeof *Q))) return tc_nomem(S, err);
+    if (!(Q = S->Q = lsim_malloc((n ? n : 1) * sizeof *Q))) return tc_nomem(S, err);
     for (size_t v = 0; v < n; v++)
         if (C->seg[v] >= 0 && C->seg[v] < nf && in->procs[in->proc[v]].is_gpu && in->phase[v] == LSIM_PHASE_FORWARD &&
             in->fwd_seq[v] >= 0)

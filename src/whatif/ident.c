@@ -1,6 +1,7 @@
 /* What-if: identification of structure (whatif.h): group classes, rank
  * coordinates, the job's layout, and the layers of synthesized graphs. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include "lumosim/metrics.h"
 #include "lumosim/text.h"
@@ -105,8 +106,8 @@ static int identify_training(const lsim_graph *g, lsim_wi_training *T)
     int32_t *fs = NULL, *bs = NULL;
     size_t ni = 0, nf = 0, nb = 0;
     int rc = 0;
-    if (!(it = malloc((g->n ? g->n : 1) * sizeof *it)) || !(fs = malloc((g->n ? g->n : 1) * sizeof *fs)) ||
-        !(bs = malloc((g->n ? g->n : 1) * sizeof *bs))) {
+    if (!(it = lsim_malloc((g->n ? g->n : 1) * sizeof *it)) || !(fs = lsim_malloc((g->n ? g->n : 1) * sizeof *fs)) ||
+        !(bs = lsim_malloc((g->n ? g->n : 1) * sizeof *bs))) {
         rc = LSIM_ENOMEM;
         goto cleanup;
     }
@@ -389,7 +390,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_
     out->layer_lo = out->layer_hi = -1;
     uint8_t *seen = NULL, *annot = NULL, *bwd = NULL;
     int rc = 0;
-    if (!(bwd = calloc(g->nprocs ? g->nprocs : 1, 1))) goto nomem;
+    if (!(bwd = lsim_calloc(g->nprocs ? g->nprocs : 1, 1))) goto nomem;
     backward_threads(g, bwd);
     if (identify_training(g, &out->training)) goto nomem;
     if (out->training.known && out->training.kernels[LSIM_PHASE_BACKWARD] > 0 &&
@@ -429,7 +430,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_
         out->layer_source = LSIM_WI_LAYERS_TAGS;
         out->layer_lo = lo;
         out->layer_hi = hi;
-        if (!(seen = calloc((size_t)(hi - lo + 1), 1))) goto nomem;
+        if (!(seen = lsim_calloc((size_t)(hi - lo + 1), 1))) goto nomem;
         for (size_t v = 0; v < g->n; v++) {
             int l = tag_layer(lsim_strtab_get(g->strings, g->name[v]));
             if (l >= 0) seen[l - lo] = 1;
@@ -458,7 +459,7 @@ int lsim_wi_identify(const lsim_graph *g, size_t gpu, int trace_layers, lsim_wi_
             if (l > maxl && l < 1000000) maxl = l;
         }
         if (maxl >= 0) {
-            if (!(annot = calloc((size_t)maxl + 1, 1))) goto nomem;
+            if (!(annot = lsim_calloc((size_t)maxl + 1, 1))) goto nomem;
             for (size_t v = 0; v < g->n; v++) {
                 if (g->kind[v] != LSIM_N_CPU) continue;
                 int l = wi_annot_layer(lsim_strtab_get(g->strings, g->name[v]));

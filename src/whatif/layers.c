@@ -4,6 +4,7 @@
  * that holds that layer alone; pipeline send/recv and blocking
  * synchronisations carry a layer tag but belong to the schedule and stay. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -142,7 +143,7 @@ static int gather_edges(const lsim_graph *in, const wi_tcut *C, lsim_graph **aug
     *aug = NULL;
     const lsim_ns *ts = lsim_engine_start(C->E);
     size_t n = in->n, ne = 0;
-    uint32_t *first = malloc((size_t)(C->nseg ? C->nseg : 1) * sizeof *first);
+    uint32_t *first = lsim_malloc((size_t)(C->nseg ? C->nseg : 1) * sizeof *first);
     wi_addedge *E = NULL;
     if (!first) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
     for (int s = 0; s < C->nseg; s++) first[s] = UINT32_MAX;
@@ -155,7 +156,7 @@ static int gather_edges(const lsim_graph *in, const wi_tcut *C, lsim_graph **aug
         if (first[s] == UINT32_MAX || ts[v] < ts[first[s]]) first[s] = (uint32_t)v;
     }
     int rc = 0;
-    if (ng && !(E = malloc(ng * sizeof *E))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
+    if (ng && !(E = lsim_malloc(ng * sizeof *E))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
     for (size_t v = 0; !rc && ng && v < n; v++) {
         int s = C->seg[v];
         if (s < 0 || !in->procs[in->proc[v]].is_gpu || in->coll[v] < 0 ||
@@ -189,13 +190,13 @@ static int layers_of_trace(const lsim_graph *in, const lsim_wi_layout *L, int la
     size_t n = in->n;
     if ((rc = gather_edges(in, &C, &aug, rec, err))) goto cleanup;
     if (aug) in = aug;
-    removed = calloc(n ? n : 1, 1);
-    copies = malloc((size_t)nseg * sizeof *copies);
+    removed = lsim_calloc(n ? n : 1, 1);
+    copies = lsim_malloc((size_t)nseg * sizeof *copies);
     if (!removed || !copies) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
     }
-    if (!(first = malloc((size_t)C.units * sizeof *first)) || !(rev = malloc((size_t)nseg))) {
+    if (!(first = lsim_malloc((size_t)C.units * sizeof *first)) || !(rev = lsim_malloc((size_t)nseg))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
     }
@@ -242,12 +243,12 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, in
         return lsim_err_set(err, LSIM_EARG, "--layers %d is not divisible by PP x V = %d x %d", layers, L->pp, V);
     int nlpc = layers / (L->pp * V), lo = id.layer_lo, hi = id.layer_hi, nl = hi - lo + 1;
     lsim_graph *o = NULL;
-    int *count = calloc((size_t)nl, sizeof *count), *newid = calloc((size_t)nl, sizeof *newid), *copies = NULL;
-    uint8_t *removed = calloc(in->n ? in->n : 1, 1), *keep = calloc(in->n ? in->n : 1, 1);
-    int32_t *seg = malloc((in->n ? in->n : 1) * sizeof *seg);
-    int64_t *keys = malloc((in->n ? in->n : 1) * sizeof *keys), *nkey = malloc((in->n ? in->n : 1) * sizeof *nkey);
-    int64_t *bb = malloc((in->n ? in->n : 1) * sizeof *bb);
-    uint32_t *launcher = malloc((in->n ? in->n : 1) * sizeof *launcher);
+    int *count = lsim_calloc((size_t)nl, sizeof *count), *newid = lsim_calloc((size_t)nl, sizeof *newid), *copies = NULL;
+    uint8_t *removed = lsim_calloc(in->n ? in->n : 1, 1), *keep = lsim_calloc(in->n ? in->n : 1, 1);
+    int32_t *seg = lsim_malloc((in->n ? in->n : 1) * sizeof *seg);
+    int64_t *keys = lsim_malloc((in->n ? in->n : 1) * sizeof *keys), *nkey = lsim_malloc((in->n ? in->n : 1) * sizeof *nkey);
+    int64_t *bb = lsim_malloc((in->n ? in->n : 1) * sizeof *bb);
+    uint32_t *launcher = lsim_malloc((in->n ? in->n : 1) * sizeof *launcher);
     if (!count || !newid || !removed || !keep || !seg || !keys || !nkey || !bb || !launcher) goto nomem;
     /* chunks of this GPU: runs of consecutive layers */
     {
@@ -339,7 +340,7 @@ int lsim_wi_layers(const lsim_graph *in, const lsim_wi_layout *L, int layers, in
     size_t nseg = 0;
     for (size_t i = 0; i < nk; i++)
         if (!nseg || keys[nseg - 1] != keys[i]) keys[nseg++] = keys[i];
-    if (!(copies = malloc((nseg ? nseg : 1) * sizeof *copies))) goto nomem;
+    if (!(copies = lsim_malloc((nseg ? nseg : 1) * sizeof *copies))) goto nomem;
     for (size_t s = 0; s < nseg; s++) copies[s] = count[(int)(keys[s] >> 32) - lo];
     for (size_t v = 0; v < in->n; v++) {
         seg[v] = -1;
@@ -446,12 +447,12 @@ int wi_train_roles_find(const lsim_graph *g, wi_train_roles *T, lsim_err *err)
         return lsim_err_set(err, LSIM_EARG, "%s: not a training step (no backward pass was cut)", g->source);
     }
     T->layers = C.units, T->passes = C.runs;
-    T->role = calloc(n ? n : 1, sizeof *T->role);
-    T->where = calloc(n ? n : 1, 1);
-    T->pass = calloc(n ? n : 1, 1);
-    T->layer_of = malloc((n ? n : 1) * sizeof *T->layer_of);
-    K = malloc((n ? n : 1) * sizeof *K);
-    Q = malloc((n ? n : 1) * sizeof *Q);
+    T->role = lsim_calloc(n ? n : 1, sizeof *T->role);
+    T->where = lsim_calloc(n ? n : 1, 1);
+    T->pass = lsim_calloc(n ? n : 1, 1);
+    T->layer_of = lsim_malloc((n ? n : 1) * sizeof *T->layer_of);
+    K = lsim_malloc((n ? n : 1) * sizeof *K);
+    Q = lsim_malloc((n ? n : 1) * sizeof *Q);
     if (!T->role || !T->where || !T->pass || !T->layer_of || !K || !Q) goto nomem;
     const lsim_ns *ts = lsim_engine_start(C.E);
     for (size_t v = 0; v < n; v++) {
@@ -510,7 +511,7 @@ int wi_train_roles_find(const lsim_graph *g, wi_train_roles *T, lsim_err *err)
         }
     }
     qsort(Q, nq, sizeof *Q, cmp_seq_role);
-    if (!(nb = calloc(nq ? nq : 1, 1))) goto nomem;
+    if (!(nb = lsim_calloc(nq ? nq : 1, 1))) goto nomem;
     /* backward: the role of the forward op differentiated; a GEMM's first
      * backward kernel the data gradient, its second the weight gradient */
     for (size_t i = 0; i < nk; i++) {

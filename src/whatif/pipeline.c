@@ -23,6 +23,7 @@
  * parameters each, as synthesis does) from a source bucket (dur x
  * cost(new bytes, new DP group) / cost(source bytes, source group)). */
 #include <ctype.h>
+#include "lumosim/alloc.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ static int parse_tag(const char *s, int32_t *where, int32_t *mb, int *pass, cons
 int lsim_wi_pipe_new(const lsim_wi_layout *L, int tp_i, int dp_i, lsim_wi_pipe **out, lsim_err *err)
 {
     *out = NULL;
-    lsim_wi_pipe *s = calloc(1, sizeof *s);
+    lsim_wi_pipe *s = lsim_calloc(1, sizeof *s);
     if (!s || !(s->names = lsim_strtab_new())) {
         free(s);
         return lsim_err_set(err, LSIM_ENOMEM, "out of memory (pipeline transform)");
@@ -138,7 +139,7 @@ static int add_rec(lsim_wi_pipe *s, const prec *r)
 {
     if (s->nr == s->cap) {
         size_t c = s->cap ? 2 * s->cap : 1024;
-        prec *q = realloc(s->r, c * sizeof *q);
+        prec *q = lsim_realloc(s->r, c * sizeof *q);
         if (!q) return LSIM_ENOMEM;
         s->r = q;
         s->cap = c;
@@ -244,12 +245,12 @@ static int index_recs(lsim_wi_pipe *s, lsim_err *err)
     size_t nk = ((size_t)s->layers + 2) * (size_t)s->m * 3;
     free(s->off);
     free(s->sorted);
-    s->off = calloc(nk + 1, sizeof *s->off);
-    s->sorted = malloc((s->nr ? s->nr : 1) * sizeof *s->sorted);
+    s->off = lsim_calloc(nk + 1, sizeof *s->off);
+    s->sorted = lsim_malloc((s->nr ? s->nr : 1) * sizeof *s->sorted);
     if (!s->off || !s->sorted) return lsim_err_set(err, LSIM_ENOMEM, "out of memory (pipeline transform)");
     for (size_t i = 0; i < s->nr; i++) s->off[key_of(s, s->r[i].where, s->r[i].mb, s->r[i].pass) + 1]++;
     for (size_t k = 0; k < nk; k++) s->off[k + 1] += s->off[k];
-    uint64_t *pos = malloc((nk + 1) * sizeof *pos);
+    uint64_t *pos = lsim_malloc((nk + 1) * sizeof *pos);
     if (!pos) return lsim_err_set(err, LSIM_ENOMEM, "out of memory (pipeline transform)");
     memcpy(pos, s->off, (nk + 1) * sizeof *pos);
     for (size_t i = 0; i < s->nr; i++) s->sorted[pos[key_of(s, s->r[i].where, s->r[i].mb, s->r[i].pass)]++] = s->r[i];
@@ -593,11 +594,11 @@ int lsim_wi_pipeline(lsim_wi_pipe *S, const lsim_wi_pipe_cfg *to, const lsim_wi_
     snprintf(E.dp_pg, sizeof E.dp_pg, "dp:%d:%d", S->tpi, pp_i);
     int nsteps = 2 * E.m * E.V, total = E.m * E.V, nwarm = 0;
     size_t nr = (size_t)(S->L.tp > E.Lp.dp ? S->L.tp : E.Lp.dp) + 1;
-    steps = malloc((size_t)nsteps * sizeof *steps);
-    E.tpr_old = malloc(nr * sizeof *E.tpr_old);
-    E.tpr_new = malloc(nr * sizeof *E.tpr_new);
-    E.dpr_old = malloc(nr * sizeof *E.dpr_old);
-    E.dpr_new = malloc(nr * sizeof *E.dpr_new);
+    steps = lsim_malloc((size_t)nsteps * sizeof *steps);
+    E.tpr_old = lsim_malloc(nr * sizeof *E.tpr_old);
+    E.tpr_new = lsim_malloc(nr * sizeof *E.tpr_new);
+    E.dpr_old = lsim_malloc(nr * sizeof *E.dpr_old);
+    E.dpr_new = lsim_malloc(nr * sizeof *E.dpr_new);
     if (!steps || !E.tpr_old || !E.tpr_new || !E.dpr_old || !E.dpr_new) goto nomem;
     for (int q = 0; q < E.Lp.dp; q++) E.dpr_new[q] = lsim_wi_rank(&E.Lp, S->tpi, q, pp_i);
     if ((rc = lsim_synth_schedule(to->pp, pp_i, E.m, E.V, steps, &nwarm, err))) goto cleanup;

@@ -2,6 +2,7 @@
  * (whatif.h, "wi_internal.h"): remove node sets and duplicate segments,
  * rewiring edges along each processor's order. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,9 +56,9 @@ static int renumber_by_origin(const lsim_graph *g, const wi_plan *P, lsim_graph 
     size_t nk = 0;
     for (size_t x = 0; x < o->n; x++)
         if ((o->flags[x] & LSIM_NF_COLL) && o->coll[x] >= 0) nk++;
-    rkey *K = malloc((nk ? nk : 1) * sizeof *K);
-    int64_t *first = malloc(((size_t)P->nseg + 1) * sizeof *first);
-    uint32_t *fgrp = malloc(((size_t)P->nseg + 1) * sizeof *fgrp);
+    rkey *K = lsim_malloc((nk ? nk : 1) * sizeof *K);
+    int64_t *first = lsim_malloc(((size_t)P->nseg + 1) * sizeof *first);
+    uint32_t *fgrp = lsim_malloc(((size_t)P->nseg + 1) * sizeof *fgrp);
     if (!K || !first || !fgrp) {
         free(K);
         free(first);
@@ -100,7 +101,7 @@ static int renumber_by_origin(const lsim_graph *g, const wi_plan *P, lsim_graph 
  * lsim_graph_set_edges makes them); NULL when out of memory. */
 static lsim_graph *shell(const lsim_graph *g, size_t n, size_t nc, uint32_t nprocs, const char *source)
 {
-    lsim_graph *o = calloc(1, sizeof *o);
+    lsim_graph *o = lsim_calloc(1, sizeof *o);
     if (!o) return NULL;
     *o = *g;
     o->source = NULL, o->label = NULL, o->strings = NULL;
@@ -112,9 +113,9 @@ static lsim_graph *shell(const lsim_graph *g, size_t n, size_t nc, uint32_t npro
     o->cpu_ops = NULL; /* indexes g's nodes, not these */
     o->share_refs = NULL, o->colls_refs = NULL;
     o->n = n, o->nedges = 0, o->ncoll = nc, o->nprocs = nprocs;
-#define ALLOC(f, cnt) (o->f = malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
+#define ALLOC(f, cnt) (o->f = lsim_malloc(((cnt) ? (cnt) : 1) * sizeof *o->f))
     if (lsim_graph_resize_nodes(o, n, NULL) || !ALLOC(procs, nprocs) || !ALLOC(iters, g->niters) || !ALLOC(colls, nc) ||
-        !(o->source = strdup(source)) || !(o->strings = lsim_strtab_new()))
+        !(o->source = lsim_strdup(source)) || !(o->strings = lsim_strtab_new()))
         goto fail;
 #undef ALLOC
     for (uint32_t i = 0; i < lsim_strtab_count(g->strings); i++) {
@@ -164,15 +165,15 @@ static int rb_segments(const lsim_graph *g, const wi_plan *P, rb_state *S)
 {
     size_t n = S->n;
     uint32_t nseg = S->nseg;
-    if (!(S->segoff = calloc((size_t)nseg + 2, sizeof *S->segoff)) || !(S->posin = malloc((n ? n : 1) * sizeof *S->posin)) ||
-        !(S->segsize = calloc((size_t)nseg + 1, sizeof *S->segsize)) || !(S->cbase = calloc((size_t)nseg + 1, sizeof *S->cbase)))
+    if (!(S->segoff = lsim_calloc((size_t)nseg + 2, sizeof *S->segoff)) || !(S->posin = lsim_malloc((n ? n : 1) * sizeof *S->posin)) ||
+        !(S->segsize = lsim_calloc((size_t)nseg + 1, sizeof *S->segsize)) || !(S->cbase = lsim_calloc((size_t)nseg + 1, sizeof *S->cbase)))
         return LSIM_ENOMEM;
     uint32_t *segoff = S->segoff;
     for (size_t v = 0; v < n; v++)
         if (P->seg[v] >= 0) segoff[P->seg[v] + 1]++;
     for (uint32_t s = 0; s < nseg; s++) S->segsize[s] = segoff[s + 1], segoff[s + 1] += segoff[s];
-    if (!(S->segnodes = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->segnodes))) return LSIM_ENOMEM;
-    uint32_t *fill = calloc((size_t)nseg + 1, sizeof *fill);
+    if (!(S->segnodes = lsim_malloc(((size_t)segoff[nseg] + 1) * sizeof *S->segnodes))) return LSIM_ENOMEM;
+    uint32_t *fill = lsim_calloc((size_t)nseg + 1, sizeof *fill);
     if (!fill) return LSIM_ENOMEM;
     for (size_t v = 0; v < n; v++)
         if (P->seg[v] >= 0) {
@@ -182,9 +183,9 @@ static int rb_segments(const lsim_graph *g, const wi_plan *P, rb_state *S)
         }
     free(fill);
     /* last node of each segment per processor */
-    if (!(S->pl_off = calloc((size_t)nseg + 1, sizeof *S->pl_off)) ||
-        !(S->pl_proc = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_proc)) ||
-        !(S->pl_node = malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_node)))
+    if (!(S->pl_off = lsim_calloc((size_t)nseg + 1, sizeof *S->pl_off)) ||
+        !(S->pl_proc = lsim_malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_proc)) ||
+        !(S->pl_node = lsim_malloc(((size_t)segoff[nseg] + 1) * sizeof *S->pl_node)))
         return LSIM_ENOMEM;
     uint32_t w = 0;
     for (uint32_t s = 0; s < nseg; s++) {
@@ -206,7 +207,7 @@ static int rb_segments(const lsim_graph *g, const wi_plan *P, rb_state *S)
 static int rb_ids(const lsim_graph *g, const wi_plan *P, rb_state *S, lsim_err *err)
 {
     size_t n = S->n, nn = 0;
-    if (!(S->id0 = malloc((n ? n : 1) * sizeof *S->id0))) return LSIM_ENOMEM;
+    if (!(S->id0 = lsim_malloc((n ? n : 1) * sizeof *S->id0))) return LSIM_ENOMEM;
     for (size_t v = 0; v < n; v++) {
         int32_t s = P->seg[v];
         S->id0[v] = P->removed[v] ? NONE : (uint32_t)nn++;
@@ -218,8 +219,8 @@ static int rb_ids(const lsim_graph *g, const wi_plan *P, rb_state *S, lsim_err *
     if (nn >= UINT32_MAX - 1)
         return lsim_err_set(err, LSIM_EARG, "%s: the transformed graph would have too many nodes", g->source);
     S->nn = nn;
-    if (!(S->from = malloc((nn ? nn : 1) * sizeof *S->from)) || !(S->copy = malloc((nn ? nn : 1) * sizeof *S->copy)) ||
-        !(S->fin = malloc((n ? n : 1) * sizeof *S->fin)))
+    if (!(S->from = lsim_malloc((nn ? nn : 1) * sizeof *S->from)) || !(S->copy = lsim_malloc((nn ? nn : 1) * sizeof *S->copy)) ||
+        !(S->fin = lsim_malloc((n ? n : 1) * sizeof *S->fin)))
         return LSIM_ENOMEM;
     for (size_t v = 0; v < n; v++) {
         int32_t s = P->seg[v];
@@ -271,7 +272,7 @@ static int rb_edge(rb_state *S, uint32_t x, uint32_t src, lsim_ns delay, uint8_t
 /* Edges, per new node in order. LSIM_ENOMEM or 0. */
 static int rb_edges(const lsim_graph *g, const wi_plan *P, rb_state *S)
 {
-    if (!(S->inoff = malloc((S->nn + 1) * sizeof *S->inoff))) return LSIM_ENOMEM;
+    if (!(S->inoff = lsim_malloc((S->nn + 1) * sizeof *S->inoff))) return LSIM_ENOMEM;
     for (size_t x = 0; x < S->nn; x++) {
         uint32_t v = S->from[x], c = S->copy[x];
         int32_t s = P->seg[v];
@@ -412,7 +413,7 @@ cleanup:
 int wi_renumber_seq(lsim_graph *o, lsim_err *err)
 {
     uint32_t ns = lsim_strtab_count(o->strings) + 1;
-    int64_t *next = calloc(ns, sizeof *next);
+    int64_t *next = lsim_calloc(ns, sizeof *next);
     if (!next) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", o->source);
     for (size_t x = 0; x < o->n; x++) {
         if (o->coll[x] < 0) continue;
@@ -474,7 +475,7 @@ int wi_append(const lsim_graph *g, const lsim_proc *procs, uint32_t nprocs, cons
     }
     /* incoming CSR: the old edges of each node, then the new ones (the
      * builder keeps list order within a target) */
-    E = malloc((m ? m : 1) * sizeof *E);
+    E = lsim_malloc((m ? m : 1) * sizeof *E);
     if (!E) goto nomem;
     for (size_t v = 0; v < g->n; v++)
         for (uint64_t k = g->in_off[v]; k < g->in_off[v + 1]; k++)

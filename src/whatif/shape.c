@@ -14,6 +14,7 @@
  * lsim_wi_relayout then gives each GPU of the new TP x DP layout its graph:
  * groups renamed and resized, TP / DP collectives removed at width 1. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -312,7 +313,7 @@ int lsim_wi_reshape(const lsim_graph *in, const lsim_wi_layout *L, const lsim_wi
                             id.layer_source == LSIM_WI_LAYERS_ANNOTATIONS ? "layer annotations found, kernel roles not"
                                                                           : "no layer tags or annotations");
     lsim_graph *g = NULL;
-    int32_t *r = malloc(MAXR * sizeof *r);
+    int32_t *r = lsim_malloc(MAXR * sizeof *r);
     if (!r) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", in->source);
         goto cleanup;
@@ -451,8 +452,8 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
     if (drop_dp && !wi_forward_only(in) && !layer_tagged(in)) drop_dp = 0;
     if (drop_dp || drop_tp) {
         /* no all-reduce in a group of one: the kernels and their launches go */
-        uint8_t *removed = calloc(in->n ? in->n : 1, 1);
-        int32_t *seg = malloc((in->n ? in->n : 1) * sizeof *seg);
+        uint8_t *removed = lsim_calloc(in->n ? in->n : 1, 1);
+        int32_t *seg = lsim_malloc((in->n ? in->n : 1) * sizeof *seg);
         if (!removed || !seg) {
             free(removed);
             free(seg);
@@ -478,7 +479,7 @@ int lsim_wi_relayout(const lsim_graph *in, const lsim_wi_layout *from, const lsi
     } else {
         if ((rc = lsim_graph_clone(in, &g, err))) return rc;
         free(g->source);
-        if (!(g->source = strdup(src))) goto nomem;
+        if (!(g->source = lsim_strdup(src))) goto nomem;
     }
     g->rank = (int32_t)new_gpu;
     g->world_size = to->tp * to->dp * to->pp;

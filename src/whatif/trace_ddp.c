@@ -12,6 +12,7 @@
  * for it; the DP step then widens them and the network step re-times them
  * for the new group, as it does for a traced job cut to DP 1. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +52,8 @@ int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap,
     *npass = 0;
     size_t n = 0, nb = 0;
     for (size_t v = 0; v < g->n; v++) n += g->grad_bytes[v] > 0;
-    grad_item *it = malloc((n ? n : 1) * sizeof *it);
-    wi_ddp_bucket *B = malloc((n ? n : 1) * sizeof *B);
+    grad_item *it = lsim_malloc((n ? n : 1) * sizeof *it);
+    wi_ddp_bucket *B = lsim_malloc((n ? n : 1) * sizeof *B);
     if (!it || !B) {
         free(it);
         free(B);
@@ -67,7 +68,7 @@ int wi_ddp_buckets(const lsim_graph *g, const lsim_ns *start, int64_t first_cap,
         /* the launch times of forward work, then a pass number per
          * gradient: one more at each forward launch between two */
         size_t nfw = 0;
-        lsim_ns *fw = malloc((g->n ? g->n : 1) * sizeof *fw);
+        lsim_ns *fw = lsim_malloc((g->n ? g->n : 1) * sizeof *fw);
         if (!fw) {
             free(it);
             free(B);
@@ -177,10 +178,10 @@ static int insert_buckets(const lsim_graph *in, const lsim_wi_layout *L, const l
                           in->source);
         goto cleanup;
     }
-    if (!(lastl = malloc((in->nprocs ? in->nprocs : 1) * sizeof *lastl)) || !(wait = malloc(nb * sizeof *wait)) ||
-        !(bof = malloc((n ? n : 1) * sizeof *bof)) || !(byt = malloc((n ? n : 1) * sizeof *byt)) ||
-        !(samp = malloc((n ? n : 1) * sizeof *samp)) || !(A = calloc(2 * nb, sizeof *A)) ||
-        !(Ed = calloc(7 * nb, sizeof *Ed)))
+    if (!(lastl = lsim_malloc((in->nprocs ? in->nprocs : 1) * sizeof *lastl)) || !(wait = lsim_malloc(nb * sizeof *wait)) ||
+        !(bof = lsim_malloc((n ? n : 1) * sizeof *bof)) || !(byt = lsim_malloc((n ? n : 1) * sizeof *byt)) ||
+        !(samp = lsim_malloc((n ? n : 1) * sizeof *samp)) || !(A = lsim_calloc(2 * nb, sizeof *A)) ||
+        !(Ed = lsim_calloc(7 * nb, sizeof *Ed)))
         goto nomem;
     /* what each bucket waits for: the GPU work its thread launched last
      * before the bucket's last gradient was ready (DDP's all-reduce is
@@ -342,9 +343,9 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     int rc = 0;
     bucket_ref ref;
     memset(&ref, 0, sizeof ref);
-    uint8_t *removed = calloc(n ? n : 1, 1);
-    int32_t *seg = malloc((n ? n : 1) * sizeof *seg);
-    double *k = malloc(nt * sizeof *k);
+    uint8_t *removed = lsim_calloc(n ? n : 1, 1);
+    int32_t *seg = lsim_malloc((n ? n : 1) * sizeof *seg);
+    double *k = lsim_malloc(nt * sizeof *k);
     uint8_t *synced = NULL;
     lsim_graph *cut = NULL;
     if (!removed || !seg || !k) {
@@ -400,7 +401,7 @@ int lsim_wi_trace_ddp(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         }
         const lsim_ns *ts = lsim_engine_start(E);
         rc = wi_ddp_buckets(in, ts, LSIM_WI_DDP_FIRST_CAP, LSIM_WI_DDP_CAP, &Bin, &nbin, &np);
-        if (!rc && np && !(synced = calloc(np, 1))) rc = LSIM_ENOMEM;
+        if (!rc && np && !(synced = lsim_calloc(np, 1))) rc = LSIM_ENOMEM;
         for (size_t v = 0; !rc && v < n; v++) {
             if (!removed[v] || !in->procs[in->proc[v]].is_gpu) continue;
             lsim_ns tl = ts[v];

@@ -19,6 +19,7 @@
  * work between one micro-batch's head and the next one's embedding cannot
  * be told apart by time alone. Both are refused with the reason. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,10 +134,10 @@ static int micro_batches(const char *source, const lsim_graph *o2, size_t M, lsi
                          lsim_err *err)
 {
     size_t n2 = o2->n;
-    uint8_t *none = calloc(n2 ? n2 : 1, 1);
-    int32_t *all = malloc((n2 ? n2 : 1) * sizeof *all);
+    uint8_t *none = lsim_calloc(n2 ? n2 : 1, 1);
+    int32_t *all = lsim_malloc((n2 ? n2 : 1) * sizeof *all);
     uint32_t ns = lsim_strtab_count(o2->strings) + 1;
-    int64_t *per = calloc(ns, sizeof *per);
+    int64_t *per = lsim_calloc(ns, sizeof *per);
     int cp = (int)M, rc = 0;
     lsim_graph *o3 = NULL;
     *out = NULL;
@@ -205,9 +206,9 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
                           in->source);
         goto cleanup;
     }
-    if (!(removed = calloc(n ? n : 1, 1)) || !(copies = malloc((size_t)N * sizeof *copies)) ||
-        !(nid = malloc((n ? n : 1) * sizeof *nid)) || !(cpu = malloc((n ? n : 1) * sizeof *cpu)) ||
-        !(samp = malloc((n ? n : 1) * sizeof *samp)))
+    if (!(removed = lsim_calloc(n ? n : 1, 1)) || !(copies = lsim_malloc((size_t)N * sizeof *copies)) ||
+        !(nid = lsim_malloc((n ? n : 1) * sizeof *nid)) || !(cpu = lsim_malloc((n ? n : 1) * sizeof *cpu)) ||
+        !(samp = lsim_malloc((n ? n : 1) * sizeof *samp)))
         goto nomem;
     /* the activations: what the layers' tensor-parallel all-reduces carry */
     lsim_ns bytes = 0;
@@ -264,7 +265,7 @@ int lsim_wi_trace_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const 
     lsim_proc pstream = {1, pid, tid, 0};
     const uint32_t ps = o1->nprocs;
     /* at most 2 transfers per chunk, 3 nodes and 7 edges each */
-    if (!(A = calloc((size_t)V * 6, sizeof *A)) || !(E = calloc((size_t)V * 14, sizeof *E))) goto nomem;
+    if (!(A = lsim_calloc((size_t)V * 6, sizeof *A)) || !(E = lsim_calloc((size_t)V * 14, sizeof *E))) goto nomem;
     lsim_wi_layout Ls = *L;
     Ls.pp = P;
     const int32_t me = lsim_wi_rank(&Ls, tp_i, dp_i, pp_i);

@@ -22,6 +22,7 @@
  * Only the forward pass is recovered: kernels whose names say backward,
  * gradient or optimizer are counted (forward_only = 0) and left unassigned. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -173,7 +174,7 @@ static int tr_items(tr_state *T, lsim_err *err)
     wi_troles *R = T->R;
     uint32_t *cnt;
     int rc = 0;
-    if (!(cnt = T->cnt = calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt))) return tr_nomem(T, err);
+    if (!(cnt = T->cnt = lsim_calloc(g->nprocs ? g->nprocs : 1, sizeof *cnt))) return tr_nomem(T, err);
     size_t nar = 0;
     for (size_t v = 0; v < g->n; v++) {
         if (g->kind[v] != LSIM_N_KERNEL) continue;
@@ -198,7 +199,7 @@ static int tr_items(tr_state *T, lsim_err *err)
     const lsim_ns *st = lsim_engine_start(T->E);
     size_t nk = 0, na = 0;
     item *K, *A;
-    if (!(K = T->K = malloc(cnt[cs] * sizeof *K)) || !(A = T->A = malloc(nar * sizeof *A))) return tr_nomem(T, err);
+    if (!(K = T->K = lsim_malloc(cnt[cs] * sizeof *K)) || !(A = T->A = lsim_malloc(nar * sizeof *A))) return tr_nomem(T, err);
     for (size_t v = 0; v < g->n; v++) {
         if (g->kind[v] != LSIM_N_KERNEL) continue;
         if (g->coll[v] < 0) {
@@ -227,7 +228,7 @@ static int tr_segments(tr_state *T, lsim_err *err)
     uint32_t *kn;
     size_t ns = na + 1;
     T->ns = ns;
-    if (!(S = T->S = calloc(ns, sizeof *S)) || !(kn = T->kn = malloc(nk * sizeof *kn))) return tr_nomem(T, err);
+    if (!(S = T->S = lsim_calloc(ns, sizeof *S)) || !(kn = T->kn = lsim_malloc(nk * sizeof *kn))) return tr_nomem(T, err);
     for (size_t i = 0; i < nk; i++) kn[i] = (uint32_t)kclass(lsim_strtab_get(g->strings, g->name[K[i].v]));
     size_t i = 0;
     for (size_t s = 0; s < ns; s++) {
@@ -428,7 +429,7 @@ static int tr_tally(tr_state *T, lsim_err *err)
     uint32_t cs = T->cs;
     const size_t *run_a = T->run_a;
     int64_t *layer_kernels;
-    if (!(layer_kernels = T->layer_kernels = calloc((size_t)units, sizeof *layer_kernels))) return tr_nomem(T, err);
+    if (!(layer_kernels = T->layer_kernels = lsim_calloc((size_t)units, sizeof *layer_kernels))) return tr_nomem(T, err);
     for (size_t q = 0; q < nk; q++) {
         uint32_t v = K[q].v;
         int ro = R->role[v];
@@ -495,9 +496,9 @@ int wi_trace_roles(const lsim_graph *g, int force_layers, wi_troles *R, lsim_err
 {
     memset(R, 0, sizeof *R);
     R->forward_only = wi_forward_only(g);
-    tr_state *T = calloc(1, sizeof *T);
+    tr_state *T = lsim_calloc(1, sizeof *T);
     int rc = 0;
-    if (!T || !(R->role = calloc(g->n ? g->n : 1, 1)) || !(R->layer = malloc((g->n ? g->n : 1) * sizeof *R->layer))) {
+    if (!T || !(R->role = lsim_calloc(g->n ? g->n : 1, 1)) || !(R->layer = lsim_malloc((g->n ? g->n : 1) * sizeof *R->layer))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory identifying kernel roles", g->source);
         goto cleanup;
     }

@@ -41,6 +41,7 @@
  * per stage (all-reduce once per step, after the last micro-batch's
  * backward); both are refused with the reason (cut to DP 1 first). */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -100,8 +101,8 @@ static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts
         uint32_t u = C->launcher[v];
         if (u != NONE && unit[v] != U_ONCE && unit[u] == U_ONCE) unit[u] = unit[v];
     }
-    lsim_time_node *T = malloc((n ? n : 1) * sizeof *T);
-    size_t *off = calloc((size_t)in->nprocs + 1, sizeof *off);
+    lsim_time_node *T = lsim_malloc((n ? n : 1) * sizeof *T);
+    size_t *off = lsim_calloc((size_t)in->nprocs + 1, sizeof *off);
     if (!T || !off) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
         goto cleanup;
@@ -109,7 +110,7 @@ static int label_parts(const lsim_graph *in, const wi_tcut *C, const lsim_ns *ts
     for (size_t v = 0; v < n; v++) off[in->proc[v] + 1]++;
     for (uint32_t p = 0; p < in->nprocs; p++) off[p + 1] += off[p];
     {
-        size_t *fill = calloc((size_t)in->nprocs + 1, sizeof *fill);
+        size_t *fill = lsim_calloc((size_t)in->nprocs + 1, sizeof *fill);
         if (!fill) {
             rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", in->source);
             goto cleanup;
@@ -379,13 +380,13 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
     *out = NULL;
     *accum = NULL;
     size_t n = o2->n;
-    int rc = 0, *cps = malloc(2 * (size_t)V * sizeof *cps);
+    int rc = 0, *cps = lsim_malloc(2 * (size_t)V * sizeof *cps);
     const size_t NP = 2 * (size_t)V, NE = 2 * (size_t)V * (size_t)m;
     lsim_graph *o3 = NULL;
-    int32_t *seg = malloc((n ? n : 1) * sizeof *seg);
-    uint8_t *none = calloc(n ? n : 1, 1), *sp = malloc(NE);
+    int32_t *seg = lsim_malloc((n ? n : 1) * sizeof *seg);
+    uint8_t *none = lsim_calloc(n ? n : 1, 1), *sp = lsim_malloc(NE);
     uint32_t *from = NULL, *copy = NULL, *inv = NULL, *pred = NULL, *succ = NULL, *first = NULL, *last = NULL;
-    int *smb = malloc(NE * sizeof *smb);
+    int *smb = lsim_malloc(NE * sizeof *smb);
     lsim_ns *dfirst = NULL;
     lsim_edge *E = NULL;
     size_t ne = 0, cape = 0;
@@ -398,14 +399,14 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
         if ((rc = wi_rebuild(o2, &pl, &o3, rec, err))) goto cleanup;
     }
     size_t n3 = o3->n;
-    if (!(inv = malloc((n ? n : 1) * (size_t)m * sizeof *inv)) || !(pred = malloc((n ? n : 1) * sizeof *pred)) ||
-        !(succ = malloc((n ? n : 1) * sizeof *succ)) || !(first = malloc(NP * np * sizeof *first)) ||
-        !(last = malloc(NP * np * sizeof *last)) || !(dfirst = calloc(NP * np, sizeof *dfirst)))
+    if (!(inv = lsim_malloc((n ? n : 1) * (size_t)m * sizeof *inv)) || !(pred = lsim_malloc((n ? n : 1) * sizeof *pred)) ||
+        !(succ = lsim_malloc((n ? n : 1) * sizeof *succ)) || !(first = lsim_malloc(NP * np * sizeof *first)) ||
+        !(last = lsim_malloc(NP * np * sizeof *last)) || !(dfirst = lsim_calloc(NP * np, sizeof *dfirst)))
         goto nomem;
     for (size_t i = 0; i < n * (size_t)m; i++) inv[i] = NONE;
     for (size_t x = 0; x < n3; x++) inv[(size_t)copy[x] * n + from[x]] = (uint32_t)x;
     for (size_t v = 0; v < n; v++) pred[v] = succ[v] = NONE;
-    lsim_ns *dpred = calloc(n ? n : 1, sizeof *dpred);
+    lsim_ns *dpred = lsim_calloc(n ? n : 1, sizeof *dpred);
     if (!dpred) goto nomem;
     for (size_t v = 0; v < n; v++)
         for (uint64_t k = o2->in_off[v]; k < o2->in_off[v + 1]; k++)
@@ -487,7 +488,7 @@ static int reorder(const lsim_graph *o2, const uint8_t *part, int pp_i, int P, i
     if (lsim_graph_set_edges(o3, E, ne, LSIM_OUT_BY_DST, err)) goto nomem;
     lsim_graph_count_edges(o3);
     /* the backward copies before the last: their gradients accumulate */
-    if (!(*accum = malloc(n3 ? n3 : 1))) goto nomem;
+    if (!(*accum = lsim_malloc(n3 ? n3 : 1))) goto nomem;
     for (size_t x = 0; x < n3; x++) (*accum)[x] = IS_B(part[from[x]], V) && copy[x] + 1 < (uint32_t)m;
     /* transfers numbered by micro-batch in their direction's group */
     for (size_t x = 0; x < n3; x++) {
@@ -581,7 +582,7 @@ static int stage_ddp(const char *source, lsim_graph *o2, const uint8_t *accum, c
                      const lsim_topology *topo, int32_t me, lsim_graph **out, lsim_wi_counts *rec, lsim_err *err)
 {
     size_t n2 = o2->n;
-    int64_t *gsave = malloc((n2 ? n2 : 1) * sizeof *gsave);
+    int64_t *gsave = lsim_malloc((n2 ? n2 : 1) * sizeof *gsave);
     *out = NULL;
     if (!gsave) return lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory transforming the graph", source);
     memcpy(gsave, o2->grad_bytes, n2 * sizeof *gsave);
@@ -639,9 +640,9 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     /* data-parallel collectives cannot be placed on one stage, except a
      * DP-1 cut's buckets (a group of one): they are cut again per stage */
     if ((rc = dp_collectives_check(in, &C, err))) goto cleanup;
-    if (!(removed = calloc(n ? n : 1, 1)) || !(unit = malloc(n ? n : 1)) || !(gstage = calloc(n ? n : 1, 1)) || !(copies = malloc(2 * (size_t)N * sizeof *copies)) ||
-        !(nid = malloc((n ? n : 1) * sizeof *nid)) || !(cpu = malloc((n ? n : 1) * sizeof *cpu)) ||
-        !(samp = malloc((n ? n : 1) * sizeof *samp)))
+    if (!(removed = lsim_calloc(n ? n : 1, 1)) || !(unit = lsim_malloc(n ? n : 1)) || !(gstage = lsim_calloc(n ? n : 1, 1)) || !(copies = lsim_malloc(2 * (size_t)N * sizeof *copies)) ||
+        !(nid = lsim_malloc((n ? n : 1) * sizeof *nid)) || !(cpu = lsim_malloc((n ? n : 1) * sizeof *cpu)) ||
+        !(samp = lsim_malloc((n ? n : 1) * sizeof *samp)))
         goto nomem;
     /* the activations: the layers' TP all-reduce size, else the model's */
     int64_t bytes = 0;
@@ -711,8 +712,8 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
     X.in = in, X.C = &C, X.ts = ts, X.removed = removed, X.nid = nid, X.o1 = o1;
     X.ps = o1->nprocs, X.pr = o1->nprocs + 1, X.last_send = X.last_recv = NONE;
     /* at most 4 transfers per chunk, 3 nodes and 8 edges each */
-    if (!(X.A = calloc(12 * (size_t)V, sizeof *X.A)) || !(X.E = calloc(32 * (size_t)V, sizeof *X.E)) ||
-        !(X.part = calloc(12 * (size_t)V, 1)))
+    if (!(X.A = lsim_calloc(12 * (size_t)V, sizeof *X.A)) || !(X.E = lsim_calloc(32 * (size_t)V, sizeof *X.E)) ||
+        !(X.part = lsim_calloc(12 * (size_t)V, 1)))
         goto nomem;
     lsim_wi_layout Ls = *L;
     Ls.pp = P;
@@ -747,7 +748,7 @@ int wi_train_pipeline(const lsim_graph *in, const lsim_wi_layout *L, const lsim_
         }
     if ((rc = wi_append(o1, pstreams, 2, X.A, X.na, X.E, X.ne, &o2, &scratch, err))) goto cleanup;
     if (m > 1) {
-        if (!(part2 = malloc(o2->n ? o2->n : 1))) goto nomem;
+        if (!(part2 = lsim_malloc(o2->n ? o2->n : 1))) goto nomem;
         for (size_t v = 0; v < n; v++)
             if (nid[v] != NONE) part2[nid[v]] = unit[v];
         for (size_t i = 0; i < X.na; i++) part2[o1->n + i] = X.part[i];

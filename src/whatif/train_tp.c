@@ -19,6 +19,7 @@
  * cross-entropy's two small all-reduces of vocabulary-parallel logits are
  * left out (12 bytes per token: under a microsecond at these sizes). */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,8 @@ int lsim_wi_train_tp(const lsim_graph *in, const lsim_wi_layout *L, int64_t act_
                           in->source);
         goto cleanup;
     }
-    if (!(A = calloc(2 * nk, sizeof *A)) || !(E = calloc(6 * nk, sizeof *E)) || !(at = malloc(nk * sizeof *at)) ||
-        !(samp = malloc((in->nedges ? in->nedges : 1) * sizeof *samp)))
+    if (!(A = lsim_calloc(2 * nk, sizeof *A)) || !(E = lsim_calloc(6 * nk, sizeof *E)) || !(at = lsim_malloc(nk * sizeof *at)) ||
+        !(samp = lsim_malloc((in->nedges ? in->nedges : 1) * sizeof *samp)))
         goto nomem;
     /* launch costs of the trace: median launch call and launch delay */
     lsim_ns lcall = 5000, ldelay = 5000;

@@ -1,6 +1,7 @@
 /* What-if transformations (whatif.h, docs/whatif.md). Each reads its input
  * graph and returns a new one. */
 #include "wi_internal.h"
+#include "lumosim/alloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -52,16 +53,16 @@ int lsim_wi_job_new(lsim_job_entry *entries, size_t ne, size_t ngpus, const int3
     *out = NULL;
     lsim_job *j = NULL;
     gnt *t = NULL;
-    size_t *nc = calloc(ngpus ? ngpus : 1, sizeof *nc);
-    lsim_wi_job *w = calloc(1, sizeof *w);
+    size_t *nc = lsim_calloc(ngpus ? ngpus : 1, sizeof *nc);
+    lsim_wi_job *w = lsim_calloc(1, sizeof *w);
     int rc = 0;
     if (!nc || !w) goto nomem;
     if ((rc = lsim_job_from_entries(entries, ne, ngpus, ranks, NULL, nc, NULL, &j, err))) goto cleanup;
     size_t np = j->part_off[j->ninst];
     w->ngpus = ngpus;
-    if (!(w->offset = calloc(ngpus ? ngpus : 1, sizeof *w->offset)) ||
-        !(w->off = calloc(ngpus + 1, sizeof *w->off)) || !(w->node = malloc((np ? np : 1) * sizeof *w->node)) ||
-        !(w->transfer = malloc((np ? np : 1) * sizeof *w->transfer)) || !(t = malloc((np ? np : 1) * sizeof *t)))
+    if (!(w->offset = lsim_calloc(ngpus ? ngpus : 1, sizeof *w->offset)) ||
+        !(w->off = lsim_calloc(ngpus + 1, sizeof *w->off)) || !(w->node = lsim_malloc((np ? np : 1) * sizeof *w->node)) ||
+        !(w->transfer = lsim_malloc((np ? np : 1) * sizeof *w->transfer)) || !(t = lsim_malloc((np ? np : 1) * sizeof *t)))
         goto nomem;
     for (size_t i = 0; i < ngpus; i++) w->offset[i] = j->clock_offset[i];
     for (size_t k = 0; k < j->ninst; k++)
@@ -223,7 +224,7 @@ int lsim_wi_retime(const lsim_graph *in, const lsim_wi_layout *Lold, const lsim_
     lsim_graph *g = NULL;
     int rc = lsim_graph_clone(in, &g, err);
     if (rc) return rc;
-    int32_t *rn = malloc(MAXR * sizeof *rn), *ro = malloc(MAXR * sizeof *ro);
+    int32_t *rn = lsim_malloc(MAXR * sizeof *rn), *ro = lsim_malloc(MAXR * sizeof *ro);
     if (!rn || !ro) {
         rc = oom(in, err);
         goto cleanup;
@@ -398,7 +399,7 @@ int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t g
     if (rc) return rc;
     if (sigma < 0) {
         /* per-name relative spread of the graph's own kernels */
-        if (!(keys = lsim_strtab_new()) || !(key = malloc((g->n ? g->n : 1) * sizeof *key))) goto nomem;
+        if (!(keys = lsim_strtab_new()) || !(key = lsim_malloc((g->n ? g->n : 1) * sizeof *key))) goto nomem;
         for (size_t v = 0; v < g->n; v++) {
             key[v] = UINT32_MAX;
             if (!is_compute(g, v)) continue;
@@ -406,8 +407,8 @@ int lsim_wi_jitter(const lsim_graph *in, double sigma, uint64_t seed, uint32_t g
             if (lsim_strtab_intern(keys, s, strlen(s), &key[v])) goto nomem;
         }
         uint32_t nk = lsim_strtab_count(keys);
-        if (!(sum = calloc(nk + 1, sizeof *sum)) || !(sq = calloc(nk + 1, sizeof *sq)) ||
-            !(cnt = calloc(nk + 1, sizeof *cnt)))
+        if (!(sum = lsim_calloc(nk + 1, sizeof *sum)) || !(sq = lsim_calloc(nk + 1, sizeof *sq)) ||
+            !(cnt = lsim_calloc(nk + 1, sizeof *cnt)))
             goto nomem;
         for (size_t v = 0; v < g->n; v++)
             if (key[v] != UINT32_MAX) {
