@@ -776,6 +776,40 @@ mutant moe_dp_cost_edp_full kill "^test_synth_moe$|^search:modes$" \
     "synth with experts and --dp-cost: the expert gradients' reduction names the full EDP group's size, not the GPUs synthesized"
 sub src/synth/moe.c 'X->edp_bytes, X->edpsim, X->edp_pg,' 'X->edp_bytes, X->edp, X->edp_pg,'
 
+# ---- 2026-12-08 (tenth session): issues 39 and 40's new checks, each with
+# the end-to-end test a user would recognise as its killer
+mutant whatif_precheck_skipped kill "^reliability:values$" \
+    "whatif reads every graph before refusing a synthesized store's options (the metadata check not called)"
+sub src/cli/whatif_cmd.c '(rc = whatif_precap(wa, &err)) || (rc = lsim_wi_plan_precheck(wa, &err))' '(rc = whatif_precap(wa, &err))'
+
+mutant resynth_graph_edit_carried kill "^whatif:resynth$|^test_whatif_rules$" \
+    "whatif --ep with an option that edits graphs (--jitter) synthesizes the job again and drops the option"
+sub src/cli/resynth.c 'return i == SIZE_MAX ? NULL : lsim_wi_opt_at(i)->name;' 'return i == SIZE_MAX ? NULL : NULL;'
+
+mutant second_writer_unchecked kill "^reliability:signals$" \
+    "a second writer of one new store replaces the first's without --force (the output check not asked again)"
+sub io/output.c 'if (g_recheck && (rc = g_recheck(o->target, 0, err))) goto cleanup;' 'if (0) goto cleanup;'
+
+mutant nohup_sighup_handled kill "^reliability:signals$" \
+    "a signal inherited as ignored (SIGHUP under nohup) gets lumosim's handler and ends the run"
+sub src/cli/main.c 'if (sigaction(ends[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;' '(void)was;'
+
+mutant graph_root_unchecked kill "^reliability:values$" \
+    "a store's collective root outside its group is accepted"
+sub src/graph.c 'if (c->root < -1 || c->root >= rmax)' 'if (c->root < -1)'
+
+mutant archive_breakdown_unchecked kill "^reliability:values$" \
+    "an archive's breakdown values are not range-checked on read (collect, report, add-run take them)"
+sub io/h5_archive.c 'for (int p = 0; !rc && p < 4; p++) rc = check_span(c, where, ds, part[p], row, v[p]);' 'for (int p = 0; !rc && p < 4; p++) (void)v[p];'
+
+mutant json_control_raw kill "^trace_out:escape$|^test_inputs$" \
+    "a newline inside a JSON string is written raw (invalid JSON) in traces and records"
+sub src/text.c "case '\\n': e = \"\\\\n\", el = 2; break;" "case '\\n': e = \"\\n\", el = 1; break;"
+
+mutant report_store_unreduced kill "^report:store_reduced$" \
+    "report of a graph store reads it for a full run (every GPU simulated), not sim's reduced one"
+sub src/run/load_store.c 'flags |= LSIM_STORE_READ_REDUCED;' 'flags |= 0;'
+
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
 SAMPLE_TESTS='^test_oracle$'

@@ -376,10 +376,10 @@ def _read_run(r, name, want_kernels):
         "iteration": index_in_gpu,
         "name": texts(r.col(ip + "/name", niter, "S")),
         "observed": iobs,
-        "actual_ns": ia,
+        "actual_ns": _measured(ia, iobs),
         "predicted_ns": ipr,
         "error": np.where(iobs, r.col(ip + "/error", niter, "f").astype(np.float64), np.nan),
-        "actual_ms": ia / 1e6,
+        "actual_ms": np.where(iobs, ia / 1e6, np.nan),
         "predicted_ms": ipr / 1e6,
     })
     # the waits of the iteration's breakdown (optional columns: an archive
@@ -388,8 +388,8 @@ def _read_run(r, name, want_kernels):
     for side in ("actual", "predicted"):
         w = ip + "/exposed_comm_wait_" + side
         bds[side] = _breakdown(r, ip, side, niter, "row", r.col(w, niter, "i") if r.has(w) else None)
-        iters["exposed_comm_wait_%s_ns" % side] = (bds[side][2].astype(np.float64) if r.has(w)
-                                                   else np.full(niter, np.nan))
+        wv = bds[side][2].astype(np.float64) if r.has(w) else np.full(niter, np.nan)
+        iters["exposed_comm_wait_%s_ns" % side] = np.where(iobs, wv, np.nan) if side == "actual" else wv
 
     # breakdown, long: (iteration row) x component
     (ba, na, _), (bp, np_, _) = bds["actual"], bds["predicted"]
@@ -406,7 +406,7 @@ def _read_run(r, name, want_kernels):
         "name": iters["name"].to_numpy()[rep],
         "component": pd.Categorical(np.tile(np.array(comps, dtype=object), niter), categories=comps),
         "observed": iobs[rep],
-        "actual_ns": ba.reshape(-1).astype(np.int64),
+        "actual_ns": _measured(ba.reshape(-1), iobs[rep]),
         "predicted_ns": bp.reshape(-1).astype(np.int64),
     })
 

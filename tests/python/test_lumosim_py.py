@@ -303,8 +303,11 @@ class ResultTests(unittest.TestCase):
                 self.assertEqual(list(its["predicted_ns"]), [i["predicted_ns"] for i in r["iterations"]])
                 if r.get("observed", True):
                     self.assertEqual(list(its["actual_ns"]), [i["actual_ns"] for i in r["iterations"]])
-                else:
+                else:  # not measured: <NA> / NaN, never the file's 0
                     self.assertTrue(its["error"].isna().all())
+                    self.assertTrue(its["actual_ns"].isna().all() and its["actual_ms"].isna().all())
+                    self.assertTrue(its["exposed_comm_wait_actual_ns"].isna().all())
+                    self.assertTrue(bd[bd["gpu"] == g]["actual_ns"].isna().all())
             # the job span
             self.assertEqual(int(row["job_predicted_ns"]), doc["job"]["predicted_ns"])
             if doc["job"]["actual_ns"] is None:
@@ -313,10 +316,11 @@ class ResultTests(unittest.TestCase):
             else:
                 self.assertEqual(int(row["job_actual_ns"]), doc["job"]["actual_ns"])
             # the breakdown components of an iteration sum to its time (schema doc)
-            sums = bd.groupby(["gpu", "iteration"])[["actual_ns", "predicted_ns"]].sum()
+            # (an unmeasured row's actual parts are <NA>, and so is its sum)
+            sums = bd.groupby(["gpu", "iteration"])[["actual_ns", "predicted_ns"]].sum(min_count=1)
             ref = it.set_index(["gpu", "iteration"])[["actual_ns", "predicted_ns"]].loc[sums.index]
             self.assertTrue(np.array_equal(sums["predicted_ns"].to_numpy(), ref["predicted_ns"].to_numpy()))
-            self.assertTrue(np.array_equal(sums["actual_ns"].to_numpy(), ref["actual_ns"].to_numpy()))
+            self.assertTrue(sums["actual_ns"].equals(ref["actual_ns"]))
             # and the window breakdown sums to the window
             for side in ("actual", "predicted"):
                 tot = sum(rk["%s_%s_ns" % (c, side)] for c in comps)
@@ -324,10 +328,12 @@ class ResultTests(unittest.TestCase):
             self.assertEqual(row["command"].split()[:2], ["lumosim", "sim"])
             self.assertIn("--run %s" % name, row["command"])
         for df, cols in ((res.ranks, ["window_predicted_ns", "clock_offset_ns"]),
-                         (res.iterations, ["actual_ns", "predicted_ns"]),
-                         (res.breakdown, ["actual_ns", "predicted_ns"])):
+                         (res.iterations, ["predicted_ns"]),
+                         (res.breakdown, ["predicted_ns"])):
             for c in cols:
                 self.assertEqual(df[c].dtype, np.int64, c)
+        for df in (res.iterations, res.breakdown):
+            self.assertEqual(str(df["actual_ns"].dtype), "Int64")
         # the actual figures of a GPU are nullable (as runs.job_actual_ns)
         for c in ["window_actual_ns", "window_actual_start_ns", "exposed_comm_wait_actual_ns"] + \
                  ["%s_actual_ns" % c for c in comps]:
