@@ -151,8 +151,8 @@ mutant prewindow_not_pinned kill "$T_REPLAY|^traps$|^prewindow:release$" \
 sub src/build/latency.c 'g->release[v] = g->obs_start[v];' 'g->release[v] = g->t0;'
 
 mutant bytes_in_bits kill "^test_reader$|^traps$|^calibrate:|^et:|$T_JOB" \
-    "a unit error in bytes: collective sizes nelems x dtype x 8 (io/kineto.c)"
-sub io/kineto.c 'c->bytes = c->in_nelems * c->dtype_bytes;' 'c->bytes = c->in_nelems * c->dtype_bytes * 8;'
+    "a unit error in bytes: collective sizes nelems x dtype x 8 (src/read/kineto.c)"
+sub src/read/kineto.c 'c->bytes = c->in_nelems * c->dtype_bytes;' 'c->bytes = c->in_nelems * c->dtype_bytes * 8;'
 
 mutant breakdown_swap kill "$T_ORACLE|$T_JOB" \
     "breakdown: overlapped and exposed communication swapped (src/metrics.c)"
@@ -193,7 +193,7 @@ sub src/critical.c 'out->by_cat[LSIM_CP_COMM] += dt;' 'out->by_cat[LSIM_CP_WAIT]
 
 mutant relay_names_not_held kill "^mpi:killed_rank$" \
     "sim --trace-out under mpirun: the other ranks hear rank 0's names but do not register them (a SIGKILLed rank 0 leaves its files)"
-sub src/run/run_mpi.c 'slot[k] = lsim_tmp_register(names[k]);' 'slot[k] = -1;'
+sub mpi/run_mpi.c 'slot[k] = lsim_tmp_register(names[k]);' 'slot[k] = -1;'
 
 mutant range_no_wait_draw kill "^replay:replica_range$" \
     "replay --replicate-from's range: the collectives keep the shortest duration instead of a drawn one"
@@ -654,7 +654,7 @@ mutant search_throughput_one_replica kill "$T_SEARCH" \
     "search --from: a candidate's throughput counts one replica's batch, not DP of them"
 sub src/run/search_rank.c 'return (double)x->dp * m * b;' 'return m * b;'
 
-# -- the writers: CSV (src/csv.c), the predicted trace (io/chrome_writer.c),
+# -- the writers: CSV (src/csv.c), the predicted trace (src/write/chrome_writer.c),
 # the JSON report (src/report.c), the result archive (io/h5_archive.c)
 mutant csv_comm_wait_swapped kill "^csv:|^test_output$|^mpi:csv_np2$" \
     "--csv: the predicted exposed communication and its waiting part in each other's columns"
@@ -662,7 +662,7 @@ sub src/csv.c $'put_i64(f, p->exposed_comm);\n    put_i64(f, p->exposed_comm_wai
 
 mutant trace_out_us_digits kill "^trace_out:|$T_PRED" \
     "--trace-out: the last two of the three decimals of every time swapped"
-sub io/chrome_writer.c "(char)('0' + r / 10 % 10), (char)('0' + r % 10)};" "(char)('0' + r % 10), (char)('0' + r / 10 % 10)};"
+sub src/write/chrome_writer.c "(char)('0' + r / 10 % 10), (char)('0' + r % 10)};" "(char)('0' + r % 10), (char)('0' + r / 10 % 10)};"
 
 mutant json_error_sign kill "^replay_|^job:|^report|^csv:|$T_PRED" \
     "--json: a span's error (predicted - actual)/predicted, not over the actual"
@@ -733,21 +733,21 @@ sub src/memlimit.c 'return parts <= 1 ? LSIM_MEM_MATCH_B : LSIM_MEM_MATCH_HELD_B
 # The CI sample: fast, killed by bundled tests alone.
 mutant chakra_cache_pair_dropped kill "^test_chakra_cache$|^chakra:" \
     "Chakra export through the cache leaves out the comm_src / comm_dst pair a synthesized send names"
-sub io/chakra.c 'span[2][0] = c->gcoll[i + 1], span[2][1] = c->gcoll[i + 2];' \
+sub io/chakra/chakra.c 'span[2][0] = c->gcoll[i + 1], span[2][1] = c->gcoll[i + 2];' \
     'span[2][0] = c->gcoll[i + 1], span[2][1] = c->gcoll[i + 1];'
 
 mutant chakra_cache_structure_unchecked kill "^test_chakra_cache$|^chakra:" \
     "Chakra export writes a GPU from another's node records when only their counts and tables agree, not their structure"
-sub io/chakra.c '|| lsim_graph_same_structure(r, g));' '|| 1);'
+sub io/chakra/chakra.c '|| lsim_graph_same_structure(r, g));' '|| 1);'
 
 mutant chakra_cache_name_unchecked kill "^test_chakra_cache$|^chakra:" \
     "Chakra export copies a node's record even where the GPU's own strings give the node another name"
-sub io/chakra.c '    if (g->strings != r->strings && strcmp(str_or_empty(g, g->name[v]), str_or_empty(r, r->name[v])))' \
+sub io/chakra/chakra.c '    if (g->strings != r->strings && strcmp(str_or_empty(g, g->name[v]), str_or_empty(r, r->name[v])))' \
     '    if (0)'
 
 mutant chakra_read_names_unfixed kill "^test_chakra_cache$|^chakra:" \
     "Chakra import taken from the previous GPU keeps that GPU's name ids where the file's own strings number them differently"
-sub io/chakra_read.c '    if (!rc && c->n && memcmp(names, g->name, c->n * sizeof *names)) {' '    if (!rc && c->n && 0) {'
+sub io/chakra/chakra_read.c '    if (!rc && c->n && memcmp(names, g->name, c->n * sizeof *names)) {' '    if (!rc && c->n && 0) {'
 
 mutant chakra_import_rows_unshared kill "^chakra:roundtrip" \
     "build --chakra writes every GPU's node and edge rows, also for the GPUs the read took from another's structure"
@@ -756,7 +756,7 @@ sub src/cli/chakra_cmd.c '        if (gs[i]->share_refs && i && gs[i]->share_ref
 
 mutant chakra_overlay_collision_unchecked kill "^test_chakra_cache$|^chakra:" \
     "Chakra import takes the compared GPU's strings as an overlay even where a group of the file is named as one of its nodes"
-sub io/chakra_read.c 'if (strcmp(a, b)) rep[i] = 1, fits = !lsim_strtab_find(r->strings, a, strlen(a), &j);' \
+sub io/chakra/chakra_read.c 'if (strcmp(a, b)) rep[i] = 1, fits = !lsim_strtab_find(r->strings, a, strlen(a), &j);' \
     'if (strcmp(a, b)) rep[i] = 1, fits = 1;'
 
 # -- fewer replicas with --dp-cost (2026-12-07, ninth session)
@@ -1126,8 +1126,8 @@ area_of() {
         f=${S_FILE[$k]}
         case "$f" in
         src/cost/*) echo cost ;; src/synth/*|src/stages.c) echo synth ;; src/whatif/*) echo whatif ;; src/memest.c) echo memory ;;
-        src/run/search_rank.c) echo search ;; src/csv.c|src/report.c|io/chrome_writer.c|io/h5_*) echo writers ;;
-        src/build/*|src/metrics.c|io/kineto.c|src/critical.c) echo replay ;; io/chakra*.c) echo chakra ;;
+        src/run/search_rank.c) echo search ;; src/csv.c|src/report.c|src/write/chrome_writer.c|io/h5_*) echo writers ;;
+        src/build/*|src/metrics.c|src/read/kineto.c|src/critical.c) echo replay ;; io/chakra/*.c) echo chakra ;;
         *) echo engine/job ;;
         esac
         return

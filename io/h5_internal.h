@@ -279,7 +279,7 @@ int h5s_file_crc(sctx *c, const char *p, int64_t *size, uint32_t *crc);
 /* schema_version, kind, lumosim_version and (non-NULL) created_by and
  * latency_mode on the root of c->file. */
 int h5s_write_root_attrs(sctx *c, const char *kind, const char *command_line, const char *latency);
-/* Start PATH's output on rank 0 (io/output.c) and give every rank the
+/* Start PATH's output on rank 0 (src/write/output.c) and give every rank the
  * temporary's name in tmp. Collective in MPI mode. */
 int h5s_begin_tmp(sctx *c, unsigned flags, char *tmp, size_t tmplen);
 /* c->dxpl := collective MPI-IO transfers. Collective. */

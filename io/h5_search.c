@@ -2,7 +2,7 @@
  * "Search results"): every candidate of the space, refused ones with their
  * reason, and the ranking, so that a search can be archived and analysed
  * later like a result archive. Written whole by one process, through a
- * temporary file renamed into place (io/output.c), like every output. */
+ * temporary file renamed into place (src/write/output.c), like every output. */
 #include "h5_internal.h"
 
 #include "lumosim/search.h"

@@ -8,7 +8,7 @@
 #include "h5_internal.h"
 #include "lumosim/alloc.h"
 
-#include "lumosim/run_mpi.h"
+#include "lumosim/agree.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "lumosim/tmpfiles.h"
 
 #include "lumosim/input.h"
-#include "lumosim/run_mpi.h"
+#include "lumosim/agree.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -156,7 +156,7 @@ size_t h5s_gpu_at(const sctx *c, size_t gfirst, size_t i) { return c->gids ? c->
  * error (c->e), which the shared one would take as an lsim_err. */
 int h5s_agree(sctx *c, int rc)
 {
-    /* the one agreement (run_mpi.h): the lowest failing rank's code and
+    /* the one agreement (agree.h): the lowest failing rank's code and
      * message on every rank */
     return c->mpi ? lsim_mpi_agree(c->comm, rc, &c->e) : rc;
 }
@@ -990,7 +990,7 @@ int h5s_write_root_attrs(sctx *c, const char *kind, const char *command_line, co
     return 0;
 }
 
-/* Start PATH's output on rank 0 (io/output.c: symlinks followed, stale
+/* Start PATH's output on rank 0 (src/write/output.c: symlinks followed, stale
  * temporaries removed, the lock taken with LSIM_OUT_LOCK) and give every
  * rank the temporary's name in tmp. Collective under MPI. */
 int h5s_begin_tmp(sctx *c, unsigned flags, char *tmp, size_t tmplen)

@@ -1,5 +1,5 @@
 /* The role and kind checks of a command's files (include/lumosim/output.h,
- * first half). Apart from io/output.c because telling a graph store from a
+ * first half). Apart from src/write/output.c because telling a graph store from a
  * result archive needs the HDF5 store (lsim_store_probe): this file goes in
  * lumosim_io, the writers' half in lumosim_core. */
 #define _DEFAULT_SOURCE /* realpath */
@@ -16,7 +16,7 @@
 #include "lumosim/memlimit.h"
 #include "lumosim/output.h"
 #include "lumosim/store.h"
-#include "output_internal.h"
+#include "internal/output_internal.h"
 
 static const char *base_of(const char *p)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lumosim/alloc.h"
-#include "lumosim/run_mpi.h" /* lsim_mpi_agree */
+#include "lumosim/agree.h"
 #include "internal/sched_inline.h" /* the node model, shared with the serial engines */
 
 /* Ready events, one binary heap per local GPU, ordered by (start, node).

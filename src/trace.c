@@ -1,5 +1,5 @@
 /* The trace data model (see include/lumosim/trace.h): what is done to a
- * trace already in memory. Reading one is io/kineto.c's; the graph build,
+ * trace already in memory. Reading one is src/read/kineto.c's; the graph build,
  * the job and the reports use these without reaching into the reader. */
 #include "lumosim/trace.h"
 #include "lumosim/alloc.h"

@@ -2,9 +2,13 @@
 """The architecture's rules, checked on the source tree (issue 35). Fails
 (exit 1) when:
 
+  folder-library  a source CMakeLists.txt gives a library lies outside
+                  that library's folder (FOLDERS: the folders are the
+                  libraries);
   private-header  a file includes a private header of another library's
                   folder ("../src/util.h" from io/ or mpi/); public headers
-                  are include/lumosim/*.h;
+                  are include/lumosim/*.h, and the private headers two
+                  libraries share are include/internal/*.h (not installed);
   cli-mpi         src/cli/ names an MPI symbol (MPI_*, outside comments and
                   strings): MPI belongs below the CLI, in the run layer
                   (include/lumosim/world.h);
@@ -45,16 +49,35 @@ def sources(*globs):
     return sorted(set(out))
 
 
+# Each library's folder tree, the deeper folder first (docs/ARCHITECTURE.md
+# section 0): the CMake target lumosim_<lib> is compiled from lib's folder
+# and nothing else, cli being the program.
+FOLDERS = (('src/cli/', 'cli'), ('src/', 'core'), ('io/chakra/', 'chakra'), ('io/', 'io'), ('mpi/', 'mpi'))
+
+
 def library(path):
-    """The library folder a file belongs to: cli, core (src/), io, mpi, or
-    None (include/, tests, tools)."""
+    """The library whose folder holds a file (FOLDERS), or None (include/,
+    tests, tools)."""
     r = rel(path)
-    if r.startswith('src/cli/'):
-        return 'cli'
-    for top, lib in (('src/', 'core'), ('io/', 'io'), ('mpi/', 'mpi')):
+    for top, lib in FOLDERS:
         if r.startswith(top):
             return lib
     return None
+
+
+def check_folders(found):
+    """Every source CMakeLists.txt lists for lumosim_<lib> (add_library,
+    target_sources) or for the program lumosim lies in that library's
+    folder."""
+    path = os.path.join(ROOT, 'CMakeLists.txt')
+    if not os.path.exists(path):
+        return
+    s = re.sub(r'#[^\n]*', '', open(path, errors='replace').read())
+    for m in re.finditer(r'\b(?:add_library|add_executable|target_sources)\(\s*lumosim(?:_(\w+))?\b([^)]*)\)', s):
+        lib = m.group(1) or 'cli'
+        for src in re.findall(r'(?<![\w/}$])((?:src|io|mpi)/[\w/.-]+\.c)\b', m.group(2)):
+            if library(os.path.join(ROOT, src)) != lib:
+                found[('folder-library', '%s in %s' % (src, 'lumosim' if lib == 'cli' else 'lumosim_' + lib))] = 1
 
 
 def check_private_headers(found):
@@ -159,6 +182,7 @@ def check_raw_alloc(found):
 
 def main():
     found = {}
+    check_folders(found)
     check_private_headers(found)
     check_cli_mpi(found)
     check_long_functions(found)
@@ -174,7 +198,7 @@ def main():
         n = found.get(key, 0)
         if n < KNOWN[key]:
             print('fixed %s: %s (%d, known %d): lower its count in tests/check_arch.py' % (key[0], key[1], n, KNOWN[key]))
-    rules = ('private-header', 'cli-mpi', 'long-function', 'whatif-option', 'raw-alloc')
+    rules = ('folder-library', 'private-header', 'cli-mpi', 'long-function', 'whatif-option', 'raw-alloc')
     for r in rules:
         print('%-15s %d known exception(s), %d occurrence(s)' %
               (r, sum(1 for k in found if k[0] == r), sum(v for k, v in found.items() if k[0] == r)))

@@ -27,10 +27,12 @@ def main():
         write(root, 'src/b.c', 'static int\nlongfn(void)\n{\n' + LONG + '}\n')
         write(root, 'include/lumosim/h.h', 'static inline int hfn(void)\n{\n' + LONG + '}\n')
         write(root, 'src/run/opts.c', 'static const lsim_wi_opt O[] = {{"--x"}};\n')
+        write(root, 'CMakeLists.txt', '# io/x.c in a comment\nadd_library(lumosim_core STATIC src/ok.c io/w.c)\n'
+                                      'target_sources(lumosim_io PRIVATE io/y.c)\n')
         write(root, 'src/ok.c', '#include "lumosim/alloc.h"\nvoid *g(void) { return lsim_malloc(3); }\n')
         p = subprocess.run([sys.executable, CHECK, root], capture_output=True, text=True)
         fails = sorted(l.split(' (')[0] for l in p.stdout.splitlines() if l.startswith('FAIL '))
-        want = sorted(['FAIL private-header: io/priv.c -> src/util.h', 'FAIL cli-mpi: src/cli/m.c',
+        want = sorted(['FAIL folder-library: io/w.c in lumosim_core', 'FAIL private-header: io/priv.c -> src/util.h', 'FAIL cli-mpi: src/cli/m.c',
                        'FAIL raw-alloc: src/a.c', 'FAIL long-function: src/b.c:longfn',
                        'FAIL long-function: include/lumosim/h.h:hfn', 'FAIL whatif-option: src/run/opts.c'])
         if p.returncode != 1 or fails != want:

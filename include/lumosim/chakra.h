@@ -1,5 +1,5 @@
 /* MLCommons Chakra execution traces (ET) out of and into lumosim graphs
- * (io/chakra.c, io/chakra_read.c; the schema io/chakra/et_def.proto,
+ * (io/chakra/chakra.c, io/chakra/chakra_read.c; the schema io/chakra/et_def.proto,
  * compiled with protobuf-c; docs/chakra.md).
  *
  * A Chakra ET file holds one rank: a stream of messages, each preceded by

@@ -81,6 +81,6 @@ int lsim_pdes_run(MPI_Comm comm, const lsim_job *job, const uint32_t *gpu_ids, l
                   lsim_ns *const *waits, const lsim_pdes_opts *opts, lsim_pdes_stats *stats, lsim_err *err);
 
 /* The agreement on a failure every rank returns (lsim_mpi_agree) is in
- * run_mpi.h. */
+ * agree.h. */
 
 #endif

@@ -9,7 +9,7 @@
  *
  * Libraries: everything here is in lumosim_core (no MPI, no HDF5) except
  * lsim_run_check_inputs, lsim_run_load and lsim_run_paths, which read graph
- * stores and are in lumosim_io (src/run/load_store.c).
+ * stores and are in lumosim_io (io/run/load_store.c).
  *
  * The library never prints: progress and statistics go to the caller's
  * callback (lsim_run_opts.on_event). All functions are local (no MPI). */
@@ -277,7 +277,7 @@ int lsim_run_finish_gpu(const lsim_run_opts *o, lsim_run *r, size_t i, size_t gp
  * out->n 0 when not every GPU was coupled (a serial run has no job path
  * then); LSIM_EARG when the deciding edges were not kept, or the
  * matching's error. *out as lsim_job_path_compute's, its names the run's
- * graphs (borrowed: r must outlive it). Local (src/run/load_store.c). */
+ * graphs (borrowed: r must outlive it). Local (io/run/load_store.c). */
 struct lsim_store_run;
 int lsim_run_job_path_stored(const struct lsim_store_run *r, lsim_job_path *out, lsim_err *err);
 

@@ -1,8 +1,8 @@
-/* The run layer over MPI (src/run/run_mpi.c, in lumosim_mpi): the pieces a
+/* The run layer over MPI (mpi/run_mpi.c, in lumosim_mpi): the pieces a
  * program needs to simulate one job with its GPUs split over the ranks of a
  * communicator the CALLER passes (the library never uses MPI_COMM_WORLD on
- * its own): agreeing on a failure, the distributed collective match, and
- * the parallel coupled run (lsim_run_mpi_job).
+ * its own): the distributed collective match and the parallel coupled run
+ * (lsim_run_mpi_job), on the agreement of agree.h.
  *
  * Each function says whether it is collective (every rank of comm must call
  * it, in the same order) or local. */
@@ -11,19 +11,11 @@
 
 #include <mpi.h>
 
+#include "lumosim/agree.h" /* lsim_mpi_agree */
 #include "lumosim/job.h"
 #include "lumosim/output.h"
 #include "lumosim/pdes.h"
 #include "lumosim/run.h"
-
-/* Collective: the status of the lowest rank of comm that failed (rc != 0),
- * or 0 when none did. When one did, every rank's err gets that same rank's
- * code AND message (never the code of one rank with the message of
- * another), so any rank can print it and all stop together, none left
- * waiting in a later collective. A failing rank whose err was never
- * filled (code 0) contributes its rc and lsim_strerror(rc) as message.
- * err must not be NULL. */
-int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err);
 
 /* Collective: every rank passes the collective entries of its own GPUs
  * (lsim_job_entries); every rank gets all ranks' entries, concatenated in rank order, in *all (allocated here,

@@ -122,7 +122,7 @@ typedef struct lsim_pg {
 /* A GEMM-like CPU op (aten::mm, aten::addmm, aten::bmm, aten::baddbmm,
  * aten::matmul, aten::linear), or a memory-bound one calibration fits
  * mem_eff from (element-wise aten ops, layer norms, softmaxes, Megatron's
- * fused ones: the list in io/kineto.c), with the shapes the profiler recorded
+ * fused ones: the list in src/read/kineto.c), with the shapes the profiler recorded
  * (record_shapes): "Input Dims" of its first LSIM_GEMM_MAX_TENSORS inputs and
  * the element size of its first input from "Input type". Kept in a side
  * table, only for these ops, for calibration (calibrate.h). The table also

@@ -21,7 +21,7 @@
  * Libraries: the request, facts, rules, the step table (whatif_steps.h) and
  * the record's JSON pieces are in lumosim_core (src/run/whatif_rules.c,
  * src/run/whatif_steps.c); the plan object, which reads and
- * writes graph stores, is in lumosim_io (src/run/whatif_plan.c). Everything
+ * writes graph stores, is in lumosim_io (io/run/whatif_plan.c). Everything
  * here is local (no MPI communication). The library never prints: the
  * identification and the record are written to a FILE the caller gives or
  * returned as text. */

@@ -1,4 +1,4 @@
-/* The processes of one lumosim command (src/run/world.c, in lumosim_io):
+/* The processes of one lumosim command (io/run/world.c, in lumosim_io):
  * MPI below the command line. A command started by an MPI launcher (Open
  * MPI, PMIx, Slurm PMI) with more than one rank runs on every rank of
  * MPI_COMM_WORLD (on = 1); alone, or with one rank, it runs serially (on =
@@ -31,7 +31,7 @@ typedef struct lsim_world {
 int lsim_world_begin(lsim_world *w);
 void lsim_world_end(lsim_world *w);
 
-/* lsim_mpi_agree over the world (run_mpi.h); off: rc. Collective. */
+/* lsim_mpi_agree over the world (agree.h); off: rc. Collective. */
 int lsim_world_agree(const lsim_world *w, int rc, lsim_err *err);
 
 /* Element-wise reduction of v[0..n) in place over every rank (each gets

@@ -52,7 +52,7 @@ NODE_FLAGS = {
 LATENCY_MODES = ("model", "observed")
 
 # /colls/kind -- enum lsim_coll_kind, include/lumosim/trace.h; the names are
-# lsim_coll_kind_name's (COLL_NAMES in io/kineto.c).
+# lsim_coll_kind_name's (COLL_NAMES in src/read/kineto.c).
 COLL_KINDS = ("none", "allreduce", "allgather", "reducescatter", "broadcast", "reduce",
               "alltoall", "sendrecv", "send", "recv", "generic", "other")
 

@@ -250,7 +250,7 @@ int bld_phases(bld_builder *b)
  * the open (enclosing) events; only its depth is ever allocated. */
 /* The collective op st->v[k] (record_param_comms, whose args never name a
  * broadcast's or reduce's root) takes the root the c10d op around it read
- * (io/kineto.c attach_root), so that the kernel launched inside gets it
+ * (src/read/kineto.c attach_root), so that the kernel launched inside gets it
  * with the op's other metadata (bld_label_collectives). Only from an op of
  * the same kind, or into one whose kind is unknown. */
 static void inherit_root(bld_builder *b, const cpu_stack *st, size_t k)
@@ -271,7 +271,7 @@ static void inherit_root(bld_builder *b, const cpu_stack *st, size_t k)
  * innermost record_param_comms (or c10d op) around it, which gets the root
  * of a c10d op further out and, when it names no kind (PyTorch 1.x writes
  * no "Collective name"), the kind of the innermost "nccl:*" profiling title
- * around the launch (io/kineto.c attach_title); without any cpu_op record,
+ * around the launch (src/read/kineto.c attach_title); without any cpu_op record,
  * the title itself. */
 static void enclosing_coll(bld_builder *b, const cpu_stack *st, uint32_t ev)
 {

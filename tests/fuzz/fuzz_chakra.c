@@ -1,7 +1,7 @@
-/* Fuzz target: the Chakra ET reader (io/chakra_read.c). Nothing may crash,
+/* Fuzz target: the Chakra ET reader (io/chakra/chakra_read.c). Nothing may crash,
  * leak or hang on any input; a refused input must say why and return
  * nothing; a graph read must be within the bounds, and writing it out
- * (io/chakra.c) and reading that back must give the same node and edge
+ * (io/chakra/chakra.c) and reading that back must give the same node and edge
  * counts; written twice through a cache (lsim_chakra_cache: records made,
  * then copied), the same bytes as written whole; read twice through one
  * (read whole, then taken as the first's), the same graph twice.

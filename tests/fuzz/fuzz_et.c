@@ -1,4 +1,4 @@
-/* Fuzz target: the execution-trace reader (io/et.c) and, when the input
+/* Fuzz target: the execution-trace reader (src/read/et.c) and, when the input
  * reads as one, its pairing with a small fixed Kineto trace (two NCCL
  * kernels, rank 0 of 2). Nothing may crash, leak or hang on any input; a
  * refused input must say why and return nothing.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # comm_kernels.sh JOBDIR: the table of communication kernels that are not
-# NCCL's (io/kineto.c, docs/execution-trace.md). The shared Megatron job's
+# NCCL's (src/read/kineto.c, docs/execution-trace.md). The shared Megatron job's
 # NCCL all-reduce kernels renamed as a custom all-reduce
 # (cross_device_reduce_2stage) replay exactly as the original: the same
 # collectives per kind, coupled, the same breakdown. Renamed as DeepEP

@@ -8,7 +8,7 @@
 # bare ncclKernel_SendRecv kernels without args, no process-group
 # metadata), and for DeepEP's dispatch and combine on 2 ranks
 # (tests/data/deepep, make_deepep.py: kernel names only, the kind from the
-# table of communication kernels, io/kineto.c COMM_KERNELS).
+# table of communication kernels, src/read/kineto.c COMM_KERNELS).
 # Before the title gave the kind, the SendRecv kernels were point-to-point
 # kernels of unknown peers: "sendrecv 0 coupled, 2 traced", 0 waiting.
 # Expected values come from the fixture's own kernels:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # no_data_loss.sh TRACE
 #
-# The writers' contract (io/output.c, docs/cli.md "Outputs"): no command
+# The writers' contract (src/write/output.c, docs/cli.md "Outputs"): no command
 # destroys or changes a file that the user did not name as this run's
 # output. Each refused case checks
 #   - the exit status,

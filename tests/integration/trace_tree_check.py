@@ -51,7 +51,7 @@ import json
 import re
 import sys
 
-# The categories lumosim reads as CPU-thread work (io/kineto.c).
+# The categories lumosim reads as CPU-thread work (src/read/kineto.c).
 CPU_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "runtime", "hip_runtime", "driver",
             "python_function", "python", "operator"}
 PRIO = {"user_annotation": 0, "cuda_runtime": 2, "cuda_driver": 2, "runtime": 2, "hip_runtime": 2, "driver": 2}

@@ -1,4 +1,4 @@
-/* The execution-trace reader (io/et.c) on the hand-written fixtures of
+/* The execution-trace reader (src/read/et.c) on the hand-written fixtures of
  * tests/data/et/ (see tests/data/et/README.md) and in-memory documents, and
  * its pairing with a Kineto trace (lsim_et_apply). Every expected value is
  * written here by hand from the fixture text, never printed by the code.

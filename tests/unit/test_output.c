@@ -1,4 +1,4 @@
-/* The output layer (io/output.c) on files made here, no MPI: the role and
+/* The output layer (src/write/output.c) on files made here, no MPI: the role and
  * kind checks, temporary + rename with the mode kept, symlinks followed,
  * devices and FIFOs written through, stale temporaries removed and live
  * ones kept, and the archive lock refusing a second holder. */

@@ -653,7 +653,7 @@ static void test_categories(void)
     lsim_trace_free(t);
 }
 
-/* The reader takes each event one of two ways (io/kineto.c): a plain one
+/* The reader takes each event one of two ways (src/read/kineto.c): a plain one
  * (strict JSON, no backslash) is read member by member in place, anything
  * else is parsed whole by cJSON. The same events, once plain and twice made
  * not plain (an escaped member nobody reads; escapes in the names), must

@@ -1,6 +1,6 @@
-/* The run layer over MPI (include/lumosim/run_mpi.h): agreement on a
- * failure, the distributed collective match, the parallel coupled run. In
- * lumosim_mpi. Every MPI call goes to the communicator the caller passes. */
+/* The run layer over MPI (include/lumosim/run_mpi.h): the distributed
+ * collective match and the parallel coupled run, on the agreement of
+ * mpi/agree.c. In lumosim_mpi. Every MPI call goes to the communicator the caller passes. */
 #include <limits.h>
 #include "lumosim/alloc.h"
 #include <stdio.h>
@@ -9,40 +9,7 @@
 
 #include "lumosim/run_mpi.h"
 #include "lumosim/tmpfiles.h"
-
-/* Rank `first`'s status and message, broadcast to every rank as one
- * block: a code from one rank beside the message of another would misname
- * the failure. Collective. */
-static int bcast_failure(MPI_Comm comm, int me, int first, int rc, lsim_err *err)
-{
-    lsim_err e;
-    memset(&e, 0, sizeof e);
-    if (me == first) {
-        e = *err;
-        e.code = rc;
-        if (!e.msg[0]) lsim_err_set(&e, rc, "%s", lsim_strerror(rc));
-    }
-    MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
-    e.msg[LSIM_ERR_LEN - 1] = '\0';
-    *err = e;
-    return e.code;
-}
-
-/* The one agreement on a failure over MPI (run_mpi.h): the engine, the
- * run layer and the CLI all stop on the same status and message. */
-int lsim_mpi_agree(MPI_Comm comm, int rc, lsim_err *err)
-{
-    int me = 0, np = 1, first = 0;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &np);
-    int mine = rc ? me : np;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == np) return 0;
-    /* the failing rank's own status with its own message, as one block:
-     * a code from one rank beside the message of another would misname the
-     * failure */
-    return bcast_failure(comm, me, first, rc, err);
-}
+#include "agree_internal.h"
 
 /* A collective entry as it travels between ranks: its group's text with
  * it (the entry's pointer means nothing on another rank). */
@@ -317,7 +284,7 @@ static int agree_match(MPI_Comm comm, int rc, const lsim_job_entry *key, lsim_er
     }
     free(all);
     if (first < 0) return 0;
-    return bcast_failure(comm, me, first, rc, err);
+    return lsim_mpi_bcast_failure(comm, first, rc, err);
 }
 
 static int cmp_gdiff(const void *x, const void *y)

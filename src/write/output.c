@@ -22,7 +22,7 @@
 
 #include "lumosim/memlimit.h"
 #include "lumosim/tmpfiles.h"
-#include "output_internal.h"
+#include "internal/output_internal.h"
 
 struct lsim_out {
     char *path;     /* as the user named it, for messages */

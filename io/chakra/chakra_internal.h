@@ -1,6 +1,7 @@
-/* Private to io/chakra*.c: the attribute names lumosim writes into Chakra
- * ET files and the packing of the graph's tables into integer lists, one
- * definition for the writer and the reader (docs/chakra.md lists them). */
+/* Private to lumosim_chakra (io/chakra/): the attribute names lumosim
+ * writes into Chakra ET files and the packing of the graph's tables into
+ * integer lists, one definition for the writer and the reader
+ * (docs/chakra.md lists them). */
 #ifndef LUMOSIM_CHAKRA_INTERNAL_H
 #define LUMOSIM_CHAKRA_INTERNAL_H
 
@@ -128,7 +129,7 @@ static inline lsim_coll_kind lsim_ck_coll_kind_of(int64_t t)
     }
 }
 
-/* The reader's side of the cache (struct lsim_chakra_cache, io/chakra.c).
+/* The reader's side of the cache (struct lsim_chakra_cache, io/chakra/chakra.c).
  * took: g, just read whole, is the graph the next file is compared with.
  * match: 1 when the n node messages of a file (bytes + body[v], len[v]
  * bytes each) are, byte for byte, the records the compared graph's

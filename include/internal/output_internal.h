@@ -1,4 +1,4 @@
-/* Private to io/output.c and io/output_check.c. */
+/* Private to src/write/output.c and io/output_check.c. */
 #ifndef LUMOSIM_OUTPUT_INTERNAL_H
 #define LUMOSIM_OUTPUT_INTERNAL_H
 

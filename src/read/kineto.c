@@ -1,7 +1,7 @@
 /* Streaming Kineto trace reader (see include/lumosim/kineto.h; the data
  * model it fills is trace.h's, in src/trace.c): the mapping of trace events
  * to the trace's events, rows and collectives. The JSON itself is walked
- * by the shared streaming reader (io/json_scan.c, json_internal.h), which
+ * by the shared streaming reader (src/read/json_scan.c, json_internal.h), which
  * finds each traceEvents element's extent and where its own "ph", "ts" and
  * "dur" values are, so that non-complete events (flows, metadata) are
  * skipped without parsing and timestamps are converted exactly from their

@@ -1,10 +1,10 @@
-/* Private to the JSON readers (io/kineto.c, io/et.c): the streaming
- * reader of io/json_scan.c, which finds each JSON value's extent without
+/* Private to the JSON readers (src/read/kineto.c, src/read/et.c): the streaming
+ * reader of src/read/json_scan.c, which finds each JSON value's extent without
  * building a document and walks a top-level object, and the per-value
  * cJSON arena. Both readers parse
  * one value (a trace event, an execution-trace node) at a time with cJSON
  * inside the arena (the Kineto reader reads plain events in place first:
- * io/kineto.c), so a large file never becomes one cJSON tree and the
+ * src/read/kineto.c), so a large file never becomes one cJSON tree and the
  * allocator is not called per item.
  *
  * Everything is local and single-threaded: the arena is process-global (it
@@ -101,7 +101,7 @@ extern const unsigned char lsim_json_structural[256];
 
 /* Where a trace event's own "ph", "ts" and "dur" values begin, relative to
  * the event's first byte (-1 absent); scan: the Kineto reader's record of
- * a plain event's members (io/kineto.c), NULL otherwise. */
+ * a plain event's members (src/read/kineto.c), NULL otherwise. */
 struct ev_scan;
 typedef struct lsim_json_keys {
     long ph, ts, dur;

@@ -3,7 +3,7 @@
  *
  * The document is written as it is produced, through a 64 KiB buffer of our
  * own flushed with fwrite (plain) or gzwrite (PATH ends in ".gz"), into
- * a temporary beside PATH (io/output.c), renamed to PATH only once it is complete and
+ * a temporary beside PATH (src/write/output.c), renamed to PATH only once it is complete and
  * closed. No JSON tree is built: strings are escaped here, and times are
  * printed with integer arithmetic (microseconds with exactly three decimals),
  * so lsim_trace_read gives back every nanosecond.
@@ -628,7 +628,7 @@ static void write_comm_args(writer *w, const lsim_graph *g, const lsim_coll_info
         puts_(w, ",\"bytes\":");
         put_i64(w, c->bytes);
     }
-    if (c->root >= 0) { /* read back from the c10d op (io/kineto.c attach_root) */
+    if (c->root >= 0) { /* read back from the c10d op (src/read/kineto.c attach_root) */
         puts_(w, ",\"root_rank\":");
         put_i64(w, c->root);
     }

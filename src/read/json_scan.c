@@ -2,8 +2,8 @@
  * source (a gzip stream or memory) read in windows, the extent of each
  * value found without building a document, the top-level object walked
  * member by member with one array streamed element by element, and the
- * per-value cJSON arena. io/kineto.c adds its fast path for plain trace
- * events (an extent callback); io/et.c walks execution-trace nodes.
+ * per-value cJSON arena. src/read/kineto.c adds its fast path for plain trace
+ * events (an extent callback); src/read/et.c walks execution-trace nodes.
  *
  * Why hand-written scanning at all: cJSON parses whole documents, and traces
  * run to gigabytes. So the walk finds the extent of each element (strings,
