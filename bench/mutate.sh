@@ -788,7 +788,7 @@ sub src/cli/resynth.c 'return i == SIZE_MAX ? NULL : lsim_wi_opt_at(i)->name;' '
 
 mutant second_writer_unchecked kill "^reliability:signals$" \
     "a second writer of one new store replaces the first's without --force (the output check not asked again)"
-sub io/output.c 'if (g_recheck && (rc = g_recheck(o->target, 0, err))) goto cleanup;' 'if (0) goto cleanup;'
+sub src/write/output.c 'if (g_recheck && (rc = g_recheck(o->target, 0, err))) goto cleanup;' 'if (0) goto cleanup;'
 
 mutant nohup_sighup_handled kill "^reliability:signals$" \
     "a signal inherited as ignored (SIGHUP under nohup) gets lumosim's handler and ends the run"
@@ -808,7 +808,7 @@ sub src/text.c "case '\\n': e = \"\\\\n\", el = 2; break;" "case '\\n': e = \"\\
 
 mutant report_store_unreduced kill "^report:store_reduced$" \
     "report of a graph store reads it for a full run (every GPU simulated), not sim's reduced one"
-sub src/run/load_store.c 'flags |= LSIM_STORE_READ_REDUCED;' 'flags |= 0;'
+sub io/run/load_store.c 'flags |= LSIM_STORE_READ_REDUCED;' 'flags |= 0;'
 
 SAMPLE="latency_plus_1us breakdown_swap clock_offset_sign"
 SAMPLE_TARGETS="test_oracle"
