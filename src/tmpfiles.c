@@ -29,11 +29,15 @@ void lsim_tmp_unregister(int slot)
     if (slot >= 0 && slot < SLOTS) g_used[slot] = 0;
 }
 
+void lsim_tmp_remove_slot(int slot)
+{
+    if (slot >= 0 && slot < SLOTS && g_used[slot]) {
+        unlink(g_path[slot]);
+        g_used[slot] = 0;
+    }
+}
+
 void lsim_tmp_remove_all(void)
 {
-    for (int i = 0; i < SLOTS; i++)
-        if (g_used[i]) {
-            unlink(g_path[i]);
-            g_used[i] = 0;
-        }
+    for (int i = 0; i < SLOTS; i++) lsim_tmp_remove_slot(i);
 }

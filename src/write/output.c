@@ -36,6 +36,7 @@ struct lsim_out {
     int slot;       /* tmpfiles.h registry slot of tmp, -1 if none */
     int lock_fd;    /* sidecar lock held until commit, -1 if none */
     int lock_slot;  /* its tmpfiles.h slot, -1 if none */
+    int watch;      /* tmpfiles.h watchdog of tmp and lock, -1 if none */
     char *lock_path;
 };
 
@@ -292,6 +293,7 @@ static void out_free(lsim_out *o)
 {
     if (!o) return;
     watch(o, 0); /* a name the watcher never heard of is nothing to it */
+    lsim_tmp_unwatch(o->watch); /* before the lock goes: see lsim_tmp_watch */
     release(o);
     lsim_tmp_unregister(o->slot);
     free(o->lock_path);
@@ -351,6 +353,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
     o->slot = -1;
     o->lock_fd = -1;
     o->lock_slot = -1;
+    o->watch = -1;
     if (!(o->path = dup_str(path))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
@@ -415,6 +418,9 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
         goto cleanup;
     }
     o->slot = lsim_tmp_register(o->tmp); /* removed if a signal ends the program */
+    /* and if nothing runs at the end: SIGKILL, or the ranks' _exit when
+     * mpirun is killed (issue 40) */
+    o->watch = lsim_tmp_watch(o->slot, o->lock_slot, o->lock_fd);
     watch(o, 1);
 cleanup:
     if (rc) out_free(o);

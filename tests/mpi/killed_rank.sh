@@ -32,6 +32,9 @@ trap 'rm -rf "$tmp"' EXIT
 ranks_of() {
     for d in /proc/[0-9]*; do
         c=$( (tr '\0' ' ' <"$d/cmdline") 2>/dev/null) || continue
+        # a rank is a child of the launcher ($mp); the writer's watchdog
+        # (tmpfiles.h), with the same command line, is not
+        [ "$( (cut -d' ' -f4 "$d/stat") 2>/dev/null)" = "$mp" ] || continue
         case "$c" in "$LUMOSIM sim "*"$1"*) echo "${d#/proc/}" ;; esac
     done | sort -n
 }
