@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -1235,7 +1236,8 @@ int lsim_report_json_assemble(FILE *f, int observed_latency, char *const *objs, 
     int bad = fwrite(txt, 1, head, f) != head;
     for (size_t i = 0; i < n && !bad; i++) bad = (i && fputc(',', f) == EOF) || fputs(objs[i], f) < 0;
     if (bad || fputs(txt + head, f) < 0 || fputc('\n', f) == EOF)
-        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report%s: %s", f == stdout ? " to standard output" : "",
+                          strerror(errno));
     goto cleanup;
 nomem:
     rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory writing the report");

@@ -284,7 +284,7 @@ static int cmd_simulate(int argc, char **argv, int html)
             lsim_report_table_x(stdout, run.items, run.n, o.per_rank, &x);
         }
         if (fflush(stdout) != 0) {
-            lsim_cli_error("cannot write the report: %s", strerror(errno));
+            lsim_cli_error("cannot write the report to standard output: %s", strerror(errno));
             status = 1;
         }
     }

@@ -355,6 +355,13 @@ int lsim_cli_write_atomic(const char *path, int (*writer)(FILE *f, void *ctx, ls
         return rc;
     }
     rc = writer(f, ctx, err);
+    int werr = errno;
+    /* a writer gets a FILE, not the name: its failed write names the file here */
+    if (rc == LSIM_EIO && err && !strstr(err->msg, path)) {
+        char msg[LSIM_ERR_LEN];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        rc = lsim_err_set(err, LSIM_EIO, "%s: %s: %s", path, msg, strerror(werr));
+    }
     if (fclose(f) != 0 && !rc) rc = lsim_err_set(err, LSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
     if (rc) lsim_out_abort(o);
     else rc = lsim_out_commit(o, err);

@@ -789,7 +789,7 @@ static int report(const search_args *a, const sresult *r, int argc, char **argv,
             }
         }
     }
-    if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the ranking");
+    if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the ranking to standard output: %s", strerror(errno));
     return rc;
 }
 

@@ -212,7 +212,7 @@ static int print_report(const lsim_cli_opts *o, const lsim_replay_item *items, s
     lsim_report_extra x = {mem, net, NULL, NULL};
     if (o->json) rc = lsim_report_json_x(stdout, items, n, &x, err);
     else lsim_report_table_x(stdout, items, n, o->per_rank, &x);
-    if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+    if (!rc && fflush(stdout) != 0) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report to standard output: %s", strerror(errno));
     return rc;
 }
 
@@ -298,7 +298,7 @@ static int report_parallel(const lsim_world *m, const lsim_cli_opts *o, const ls
         lsim_report_table_tail(stdout, &jp);
     }
     if (!rc && !csv && fflush(stdout) != 0)
-        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report: %s", strerror(errno));
+        rc = lsim_err_set(err, LSIM_EIO, "cannot write the report to standard output: %s", strerror(errno));
     free(win);
     free(show);
     free(sums);
@@ -845,7 +845,7 @@ static int sim_samples(sim_state *s, lsim_err *err)
                                  actual, nit,               aiter,
                                  jp.any_obs ? ja : -1, jpred, label};
         rc = lsim_samples_write(stdout, &R, s->o.json, err);
-        if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report");
+        if (!rc && fflush(stdout)) rc = lsim_err_set(err, LSIM_EIO, "cannot write the report to standard output: %s", strerror(errno));
     }
     rc = lsim_world_agree(&s->m, rc, err);
     lsim_run_free(&point);

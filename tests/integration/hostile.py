@@ -5,8 +5,8 @@ Issue 40's hostile-input harness: every command that reads a user's file,
 given that file damaged, with a fixed seed and a bounded count. The clean
 inputs are made here from EXAMPLE_TRACE (a Kineto trace): the trace,
 gzipped and plain, its graph store (build), a synthesized job's store
-(synth) and a result archive (sim -o). Each run takes one command and one
-input damaged one way:
+(synth), a result archive (sim -o), a GPU file (calibrate -o) and a model
+file. Each run takes one command and one input damaged one way:
 
   flip    1 to 16 bytes flipped at seeded offsets
   trunc   cut at a seeded offset
@@ -16,6 +16,16 @@ input damaged one way:
   fifo    a named pipe of that name (nobody writes it)
   dev     /dev/null
   ulimit  the clean input, under 48 MiB of address space (ulimit -v)
+  schema  a store or archive with one seeded dataset removed, renamed, of
+          the wrong type or of the wrong shape (h5poke --schema; $H5POKE)
+  rodir   the clean input, its outputs in a directory the user cannot
+          write (chmod 0555; as root, a read-only tmpfs)
+  full    the clean input, its outputs on a full file system (a full
+          tmpfs, as root where mount works; else stdout is /dev/full)
+
+An axis the environment cannot give is left out with the reason printed.
+After the seeded runs, one more: `sim` of a 16,384-GPU synthesized store
+under 128 MiB of address space, which must be refused like the rest.
 
 and counts, over all runs (the goal is 0 of each):
 
@@ -40,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 
+H5POKE = os.environ.get("H5POKE")
+
 L = sys.argv[1]
 EXAMPLE = sys.argv[2]
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else int(os.environ.get("HOSTILE_RUNS", "1000"))
@@ -62,23 +74,93 @@ run0("build", "trace.json.gz", "-o", "store.h5")
 run0("synth", "--model", "gpt3-15b", "--layers", "2", "--tp", "2", "--pp", "2", "--dp", "1", "--micro-batch", "1",
      "--global-batch", "2", "-o", "job.h5")
 run0("sim", "job.h5", "-o", "res.h5")
+run0("calibrate", "trace.json.gz", "-o", "gpu.json")
+with open(os.path.join(clean, "model.json"), "w") as f:  # a 2-layer toy (models_cli.sh's)
+    f.write('{"layers": 2, "hidden": 512, "ffn": 1376, "heads": 8, "kv_heads": 2, "head_dim": 64, "seq": 256, '
+            '"vocab": 1024, "mlp": "swiglu", "norm": "rmsnorm", "rope": true, "tie_embeddings": false, "bias": false}\n')
 
-# (input, command): IN the damaged input, OUT a fresh output path, DIR a fresh directory
+SYNTH = ["synth", "--tp", "2", "--pp", "1", "--dp", "1", "--micro-batch", "1", "--global-batch", "2"]
+SYNTH_MODEL = ["--model", "gpt3-15b", "--layers", "1"]
+SEARCH = ["search", "--gpus", "2", "--global-batch", "2", "--top", "1"]
+# (input, command): IN the damaged input, OUT a fresh output path, DIR a
+# fresh directory, TOY the clean model.json
+
+
+def argv_of(cmd, path, out):
+    sub = {"IN": path, "DIR": out + "-dir", "TOY": os.path.join(clean, "model.json")}
+    return [L] + [sub.get(a, out + a[3:] if a.startswith("OUT") else a) for a in cmd]
 COMMANDS = {
     "trace.json.gz": [["replay", "IN"], ["replay", "IN", "--json"], ["build", "IN", "-o", "OUT.h5"],
-                      ["report", "IN", "--html", "OUT.html"]],
-    "trace.json": [["replay", "IN"], ["build", "IN", "-o", "OUT.h5"]],
+                      ["report", "IN", "--html", "OUT.html"], ["ablate", "IN"],
+                      ["calibrate", "IN", "-o", "OUT.json"]],
+    "trace.json": [["replay", "IN"], ["build", "IN", "-o", "OUT.h5"], ["ablate", "IN", "--json"],
+                   ["calibrate", "IN", "-o", "OUT.json"]],
     "store.h5": [["sim", "IN"], ["sim", "IN", "-o", "OUT.h5"], ["info", "IN"], ["whatif", "IN", "--layers", "1", "-o",
                                                                                    "OUT.h5"],
                  ["export", "--chakra", "DIR", "IN"]],
     "job.h5": [["sim", "IN", "--json"], ["info", "IN"], ["whatif", "IN", "--dp", "2", "-o", "OUT.h5"],
-               ["report", "IN", "--html", "OUT.html"]],
+               ["report", "IN", "--html", "OUT.html"], ["search", "--from", "IN", "--tp", "1,2", "--pp", "1,2",
+                                                       "--dp", "1", "-o", "OUT.h5"]],
     "res.h5": [["info", "IN"], ["collect", "IN", "-o", "OUT.csv"], ["report", "IN", "--html", "OUT.html"],
                ["report", "IN", "--html", "OUT.html", "--csv", "OUT.csv"]],
+    "gpu.json": [SYNTH + SYNTH_MODEL + ["--gpu", "IN", "-o", "OUT.h5"],
+                 SEARCH + ["--model", "TOY", "--gpu", "IN"]],
+    "model.json": [SYNTH + ["--model", "IN", "-o", "OUT.h5"], SEARCH + ["--model", "IN", "--json"]],
 }
 KINDS = ["flip", "flip", "flip", "trunc", "trunc", "zero", "empty", "dir", "fifo", "dev"]
+skipped = []
 if not os.environ.get("HOSTILE_NO_ULIMIT"):  # (the sanitizers reserve more address space than any limit)
     KINDS.append("ulimit")
+else:
+    skipped.append("ulimit (HOSTILE_NO_ULIMIT: the sanitizers reserve more address space than any limit)")
+
+
+def try_mount(d, opts):
+    """A tmpfs at d; False where mount is not permitted (no root, a container)."""
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def umount(d):
+    subprocess.run(["umount", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def probe():
+    """Which of schema, rodir and full this environment can give, and how."""
+    p = os.path.join(tmp, "probe")
+    os.mkdir(p)
+    if H5POKE and os.access(H5POKE, os.X_OK):
+        KINDS.extend(["schema", "schema"])
+    else:
+        skipped.append("schema (no h5poke helper: set H5POKE)")
+    os.chmod(p, 0o555)
+    try:
+        open(os.path.join(p, "x"), "w").close()
+        writable = True
+    except OSError:
+        writable = False
+    os.chmod(p, 0o755)
+    ro = "chmod" if not writable else None
+    if writable:  # root: modes are not enforced; a read-only tmpfs is
+        ro = "mount" if try_mount(p, "ro,size=64k") else None
+        if ro:
+            umount(p)
+        else:
+            skipped.append("rodir (running as root, where chmod 0555 is not enforced, and mount is not permitted)")
+    if ro:
+        KINDS.append("rodir")
+    full = "mount" if try_mount(p, "size=64k") else "devfull"
+    if full == "mount":
+        umount(p)
+    else:
+        skipped.append("full as a full file system (mount is not permitted): stdout to /dev/full instead")
+    KINDS.append("full")
+    return ro, full
+
+
+RO, FULL = probe()
+BIG_MIB = 128
+SCHEMA_OPS = ["unlink", "rename", "retype", "reshape"]
 
 
 def preflight():
@@ -88,8 +170,7 @@ def preflight():
         for cmd in cmds:
             w = tempfile.mkdtemp(dir=tmp)
             out = os.path.join(w, "out")
-            argv = [L] + [a.replace("IN", os.path.join(clean, name)).replace("OUT", out).replace("DIR", out + "-dir")
-                          for a in cmd]
+            argv = argv_of(cmd, os.path.join(clean, name), out)
             r = subprocess.run(argv, cwd=w, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
             if r.returncode:
                 sys.exit("hostile: FAIL: %s on the clean %s: %s" % (" ".join(cmd), name, r.stderr.decode(errors="replace")))
@@ -132,8 +213,48 @@ def damage(rng, kind, src, dst):
     return dst
 
 
-def limit_as():
-    resource.setrlimit(resource.RLIMIT_AS, (48 << 20, 48 << 20))
+def limit_as(mib):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+
+def datasets(name):
+    r = subprocess.run([H5POKE, os.path.join(clean, name), "--schema", "list", "/"], stdout=subprocess.PIPE,
+                       check=True)
+    return sorted(r.stdout.decode().split())
+
+
+def mutate(rng, name, dst):
+    """A copy of clean NAME with one dataset removed, renamed, retyped or reshaped."""
+    shutil.copy(os.path.join(clean, name), dst)
+    ds = rng.choice(DATASETS[name])
+    op = rng.choice(SCHEMA_OPS)
+    subprocess.run([H5POKE, dst, "--schema", op, ds], check=True)
+    return "%s %s" % (op, ds)
+
+
+def outdir(kind, w):
+    """The directory a run writes its outputs in: w, or for rodir and full
+    a read-only or full one (its name is what a message must then name)."""
+    d = os.path.join(w, "o-" + kind)
+    os.mkdir(d)
+    if kind == "rodir" and RO == "chmod":
+        os.chmod(d, 0o555)
+    elif kind == "rodir":
+        try_mount(d, "ro,size=64k") or sys.exit("hostile: FAIL: the read-only tmpfs mounted once, not now")
+    elif kind == "full":
+        try_mount(d, "size=64k") or sys.exit("hostile: FAIL: the tmpfs mounted once, not now")
+        try:  # fill it: ENOSPC ends the loop
+            with open(os.path.join(d, "filler"), "wb") as f:
+                while True:
+                    f.write(bytes(4096))
+                    f.flush()
+        except OSError:
+            pass
+    return d
+
+
+def writes(cmd):
+    return any("OUT" in a or a == "DIR" for a in cmd)
 
 
 preflight()
@@ -141,29 +262,20 @@ rng = random.Random(SEED)
 refused = 0
 inputs = sorted(COMMANDS)
 clean_sums = {n: sha(os.path.join(clean, n)) for n in os.listdir(clean)}
+DATASETS = {n: datasets(n) for n in inputs if n.endswith(".h5")} if "schema" in KINDS else {}
 counts = {"crash": 0, "hang": 0, "changed": 0, "unclear": 0, "partial": 0}
 bad = []
-for k in range(RUNS):
-    name = inputs[k % len(inputs)]
-    cmd = COMMANDS[name][(k // len(inputs)) % len(COMMANDS[name])]
-    kind = rng.choice(KINDS)
-    w = os.path.join(tmp, "w%d" % k)
-    os.mkdir(w)
-    user = os.path.join(w, "in-" + name)  # the name the user gave
-    path = os.path.join(clean, name) if kind == "ulimit" else damage(rng, kind, os.path.join(clean, name), user)
-    if kind in ("ulimit", "dev"):
-        user = path
-    before = sha(path) if os.path.isfile(path) and not stat.S_ISFIFO(os.stat(path).st_mode) else None
-    out = os.path.join(w, "out")
-    argv = [L] + [a.replace("IN", path).replace("OUT", out).replace("DIR", out + "-dir") for a in cmd]
-    what = "run %d: %s on %s (%s)" % (k, " ".join(cmd), name, kind)
+by_kind = {}
+
+
+def judge(what, argv, cmd, kind, path, user, before, w, o, timeout=120, **kw):
+    """Runs argv and counts what went wrong; True when it was refused."""
     try:
-        r = subprocess.run(argv, cwd=w, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           timeout=120, preexec_fn=limit_as if kind == "ulimit" else None)
+        r = subprocess.run(argv, cwd=w, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout, **kw)
     except subprocess.TimeoutExpired:
         counts["hang"] += 1
         bad.append("hang: " + what)
-        continue
+        return False
     err = r.stderr.decode(errors="replace")
     rc = r.returncode
     if rc < 0 or rc >= 128 or "Sanitizer" in err or "runtime error:" in err:
@@ -176,24 +288,92 @@ for k in range(RUNS):
         if sha(os.path.join(clean, n)) != s:
             sys.exit("hostile: FAIL: %s changed the clean input %s" % (what, n))
     if rc == 0 or rc >= 128 or rc < 0:
-        continue
-    refused += 1
+        return False
     lines = [x for x in err.split("\n") if x]
-    base = os.path.basename(user)
+    # what the line must name: the damaged input, or the output (its
+    # directory) that cannot be written, or stdout when that is /dev/full
+    names = [os.path.basename(user)]
+    if kind in ("rodir", "full"):
+        names = [os.path.basename(o)] if o != w else ["stdout", "standard output"]
     # --json: the error as one JSON object (docs/report-json.md), its "file" the user's
     one = len(lines) == 1 and (lines[0].startswith("lumosim: error: ") or
                                ("--json" in cmd and lines[0].startswith('{"error":')))
-    if not one or (base not in lines[0] and kind != "ulimit"):
+    if not one or (not any(n in lines[0] for n in names) and kind != "ulimit"):
         counts["unclear"] += 1
         bad.append("unclear: %s: %r" % (what, err[:400]))
-    left = [f for f in os.listdir(w) if f.startswith("out")]
+    left = [f for f in os.listdir(o) if f != "filler" and (o != w or f.startswith("out"))]
     if left:
         counts["partial"] += 1
         bad.append("partial output %s: %s" % (left, what))
+    return True
+
+
+for k in range(RUNS):
+    name = inputs[k % len(inputs)]
+    cmd = COMMANDS[name][(k // len(inputs)) % len(COMMANDS[name])]
+    # schema damages HDF5 files only; a read-only directory needs an output
+    kind = rng.choice([x for x in KINDS if (x != "schema" or name.endswith(".h5")) and (x != "rodir" or writes(cmd))])
+    w = os.path.join(tmp, "w%d" % k)
+    os.mkdir(w)
+    user = os.path.join(w, "in-" + name)  # the name the user gave
+    note = ""
+    if kind in ("ulimit", "rodir", "full"):
+        path = os.path.join(clean, name)
+    elif kind == "schema":
+        path = user
+        note = " " + mutate(rng, name, user)
+    else:
+        path = damage(rng, kind, os.path.join(clean, name), user)
+    if kind in ("ulimit", "dev", "rodir", "full"):
+        user = path
+    before = sha(path) if os.path.isfile(path) and not stat.S_ISFIFO(os.stat(path).st_mode) else None
+    o = outdir(kind, w) if kind == "rodir" or (kind == "full" and FULL == "mount" and writes(cmd)) else w
+    mounted = o != w and (kind == "full" or RO == "mount")
+    out = os.path.join(o, "out")
+    argv = argv_of(cmd, path, out)
+    what = "run %d: %s on %s (%s%s)" % (k, " ".join(cmd), name, kind, note)
+    stdout = subprocess.DEVNULL
+    if kind == "full" and o == w:
+        stdout = open("/dev/full", "wb")
+    by_kind[kind] = by_kind.get(kind, 0) + 1
+    try:
+        refused += judge(what, argv, cmd, kind, path, user, before, w, o, stdout=stdout,
+                         preexec_fn=limit_as(48) if kind == "ulimit" else None)
+    finally:
+        if stdout is not subprocess.DEVNULL:
+            stdout.close()
+        if mounted:
+            umount(o)
+        elif o != w:
+            os.chmod(o, 0o755)
     shutil.rmtree(w, ignore_errors=True)
 
-print("hostile: %d runs (seed %d; %d refused, %d read): %s" % (RUNS, SEED, refused, RUNS - refused,
-                                                            ", ".join("%d %s" % (v, n) for n, v in counts.items())))
+# A large store under an address-space limit: 16,384 GPUs of a 1-layer
+# model, whose reading needs more than the limit (docs/reliability.md)
+big_runs = 0
+if "ulimit" in KINDS:
+    run0("synth", "--model", "gpt3-15b", "--layers", "1", "--tp", "1", "--pp", "1", "--dp", "16384", "--micro-batch",
+         "1", "--global-batch", "16384", "--force-large", "-o", "big.h5")
+    clean_sums["big.h5"] = sha(os.path.join(clean, "big.h5"))
+    w = os.path.join(tmp, "wbig")
+    os.mkdir(w)
+    big = os.path.join(clean, "big.h5")
+    argv = [L, "sim", big, "-o", os.path.join(w, "out.h5")]
+    big_runs = 1
+    if not judge("sim of the 16,384-GPU big.h5 under %d MiB" % BIG_MIB, argv, ["sim"], "big", big, big, sha(big), w, w,
+                 timeout=300, stdout=subprocess.DEVNULL, preexec_fn=limit_as(BIG_MIB)):
+        counts["unclear"] += 1
+        bad.append("big.h5 under %d MiB was read: the limit no longer tests a failed read" % BIG_MIB)
+    shutil.rmtree(w, ignore_errors=True)
+else:
+    skipped.append("the large store under ulimit (HOSTILE_NO_ULIMIT)")
+
+print("hostile: %d runs + %d large (seed %d; %d commands on %d inputs; %d refused, %d read; by axis %s): %s"
+      % (RUNS, big_runs, SEED, sum(len(c) for c in COMMANDS.values()), len(COMMANDS), refused,
+         RUNS + big_runs - refused, " ".join("%s %d" % kv for kv in sorted(by_kind.items())),
+         ", ".join("%d %s" % (v, n) for n, v in counts.items())))
+for s in skipped:
+    print("  left out: " + s)
 for b in bad[:40]:
     print("  " + b)
 shutil.rmtree(tmp, ignore_errors=True)
