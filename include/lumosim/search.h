@@ -17,7 +17,8 @@
  * with them), and one with CP keeps every TP rank.
  *
  * Ownership: lsim_search_enumerate allocates *out (free()). Everything is
- * local (no MPI); the CLI spreads candidates over MPI ranks. */
+ * local (no MPI); lsim_search_world_eval (search_from.h) spreads the
+ * candidates over MPI ranks. */
 #ifndef LUMOSIM_SEARCH_H
 #define LUMOSIM_SEARCH_H
 

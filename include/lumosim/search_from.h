@@ -13,13 +13,15 @@
  * only once transformed, and becomes LSIM_SR_MEMORY then.
  *
  * Library: lumosim_io (reads and writes graph stores). Everything is local
- * (no MPI); the CLI spreads candidates over MPI ranks. Strings are
- * borrowed for the search's lifetime. */
+ * (no MPI) but lsim_search_world_eval, which spreads the candidates over
+ * the command's ranks (world.h). Strings are borrowed for the search's
+ * lifetime. */
 #ifndef LUMOSIM_SEARCH_FROM_H
 #define LUMOSIM_SEARCH_FROM_H
 
 #include "lumosim/run.h"
 #include "lumosim/search.h"
+#include "lumosim/world.h"
 
 typedef struct lsim_search_from {
     const char *in;                 /* the source graph store */
@@ -66,5 +68,20 @@ int lsim_search_from_enumerate(const lsim_search_from *s, lsim_search_cand **out
  * LSIM_SR_REFUSED with rule "transform". 0 or the error (LSIM_EIO,
  * LSIM_ENOMEM, ...). */
 int lsim_search_from_eval(const lsim_search_from *s, lsim_search_cand *c, const lsim_run_opts *o, lsim_err *err);
+
+/* The candidates' evaluation over the world's ranks, for `lumosim search`
+ * with or without --from: candidate order[k] (k < nf, feasible) is
+ * evaluated on rank k mod size (fs: lsim_search_from_eval, else sp:
+ * lsim_search_eval, with run options o) until `budget` seconds (> 0) have
+ * passed since t0, then every rank gets every evaluated candidate's
+ * results in c[0..n) in candidate order: step, bd, sim_s, reason,
+ * simulated, and with fs mem_bytes, rule and why. Those no rank reached
+ * stay as enumerated. rc: this rank's status so far (nonzero: it
+ * evaluates nothing but still takes part). 0, this rank's error, or
+ * LSIM_EINTERNAL "another rank failed"; LSIM_ENOMEM. Collective (every
+ * rank calls it with the same candidates); off: local. */
+int lsim_search_world_eval(const lsim_world *w, const lsim_search_space *sp, const lsim_search_from *fs,
+                           lsim_search_cand *c, size_t n, const size_t *order, size_t nf, double t0, double budget,
+                           const lsim_run_opts *o, int rc, lsim_err *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include "lumosim/store.h"
 #include "lumosim/tmpfiles.h"
 #include "lumosim/whatif_plan.h"
+#include "lumosim/world.h"
 
 /* The request every candidate starts from: the source, its shape and the
  * hardware options. */
@@ -272,5 +273,88 @@ cleanup:
     unlink(path);
     if (slot >= 0) lsim_tmp_unregister(slot);
     c->sim_s = lsim_now_s() - t0;
+    return rc;
+}
+
+/* A candidate's results as FLAT int64 words for the ranks' sum (a rank
+ * leaves the candidates it did not evaluate at 0): state (0 not evaluated
+ * here, 1 simulated, 2 not), step, breakdown x 4, sim ns, reason, peak
+ * bytes, rule. */
+#define FLAT 10
+
+/* A refusal's rule as a number for the ranks' reduction, and back: the
+ * what-if's rules, then this file's own two ("memory", "transform"). */
+static int64_t rule_code(const char *rule)
+{
+    int nr = lsim_wi_plan_nrules();
+    for (int i = 0; rule && i < nr; i++)
+        if (!strcmp(rule, lsim_wi_plan_rule_name(i))) return i + 1;
+    return !rule ? 0 : !strcmp(rule, "memory") ? nr + 1 : nr + 2;
+}
+static const char *rule_name(int64_t k)
+{
+    int nr = lsim_wi_plan_nrules();
+    return k <= 0 ? NULL : k <= nr ? lsim_wi_plan_rule_name((int)k - 1) : k == nr + 1 ? "memory" : "transform";
+}
+
+/* The OOM lines of --from candidates another rank found past memory:
+ * every rank's why of its state-2 candidates, maxed byte by byte (the
+ * others' are zero). Collective (every rank calls it, rc agreed first). */
+static int share_whys(const lsim_world *w, lsim_search_cand *c, size_t n, const int64_t *flat, int rc, lsim_err *err)
+{
+    size_t wn = sizeof c->why;
+    unsigned char *whys = NULL;
+    if (!rc && !(whys = lsim_calloc(n ? n * wn : 1, 1))) rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        if (flat[i * FLAT] == 2) memcpy(whys + i * wn, c[i].why, wn);
+    rc = lsim_world_agree(w, rc, err); /* every rank reduces, or none */
+    if (!rc) lsim_world_reduce(w, whys, n * wn, LSIM_W_U8, LSIM_W_MAX);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (flat[i * FLAT] == 2) memcpy(c[i].why, whys + i * wn, wn), c[i].why[wn - 1] = 0;
+    lsim_free(whys);
+    return rc;
+}
+
+int lsim_search_world_eval(const lsim_world *w, const lsim_search_space *sp, const lsim_search_from *fs,
+                           lsim_search_cand *c, size_t n, const size_t *order, size_t nf, double t0, double budget,
+                           const lsim_run_opts *o, int rc, lsim_err *err)
+{
+    int64_t *flat = NULL;
+    if (!rc && !(flat = lsim_calloc((n ? n : 1) * FLAT, sizeof *flat)))
+        rc = lsim_err_set(err, LSIM_ENOMEM, "out of memory");
+    /* candidate k of the order on rank k mod size, until the budget is spent */
+    for (size_t k = 0; !rc && k < nf; k++) {
+        if ((int)(k % (size_t)w->size) != w->rank) continue;
+        if (budget > 0 && lsim_now_s() - t0 > budget) break;
+        lsim_search_cand *x = &c[order[k]];
+        rc = fs ? lsim_search_from_eval(fs, x, o, err) : lsim_search_eval(sp, x, o, err);
+        if (rc) break;
+        int64_t *f = flat + order[k] * FLAT;
+        f[0] = x->simulated ? 1 : 2;
+        f[1] = x->step;
+        for (int q = 0; q < 4; q++) f[2 + q] = x->bd[q];
+        f[6] = (int64_t)(x->sim_s * 1e9);
+        f[7] = x->reason;
+        f[8] = (int64_t)x->mem_bytes;
+        f[9] = rule_code(x->rule);
+    }
+    if (w->on) {
+        int anybad = rc != 0;
+        lsim_world_reduce(w, &anybad, 1, LSIM_W_INT, LSIM_W_MAX);
+        if (anybad && !rc) rc = lsim_err_set(err, LSIM_EINTERNAL, "another rank failed");
+        if (!anybad) lsim_world_reduce(w, flat, n * FLAT, LSIM_W_I64, LSIM_W_SUM);
+        if (!anybad && fs) rc = share_whys(w, c, n, flat, rc, err);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        const int64_t *f = flat + i * FLAT;
+        if (!f[0]) continue; /* evaluated by no rank: as enumerated */
+        c[i].simulated = f[0] == 1;
+        c[i].step = f[1];
+        for (int q = 0; q < 4; q++) c[i].bd[q] = f[2 + q];
+        c[i].sim_s = (double)f[6] / 1e9;
+        c[i].reason = (int)f[7];
+        if (fs) c[i].mem_bytes = (double)f[8], c[i].rule = rule_name(f[9]);
+    }
+    lsim_free(flat);
     return rc;
 }

@@ -845,23 +845,6 @@ static int make_workdir(char *dir, size_t cap, lsim_err *err)
     return 0;
 }
 
-#define FLAT 10 /* per candidate: state, step, breakdown x 4, sim ns, reason, peak bytes, rule */
-
-/* A refusal's rule as a number for the ranks' reduction, and back: the
- * what-if's rules, then search_from.c's own two ("memory", "transform"). */
-static int64_t rule_code(const char *rule)
-{
-    int nr = lsim_wi_plan_nrules();
-    for (int i = 0; rule && i < nr; i++)
-        if (!strcmp(rule, lsim_wi_plan_rule_name(i))) return i + 1;
-    return !rule ? 0 : !strcmp(rule, "memory") ? nr + 1 : nr + 2;
-}
-static const char *rule_name(int64_t k)
-{
-    int nr = lsim_wi_plan_nrules();
-    return k <= 0 ? NULL : k <= nr ? lsim_wi_plan_rule_name((int)k - 1) : k == nr + 1 ? "memory" : "transform";
-}
-
 /* search --from makes and simulates each feasible candidate's whole job:
  * the sum of their GPUs times a source GPU's nodes on average (the /gpus
  * table), against the work cap (cli.h); a candidate past the GPUs a store
@@ -917,8 +900,6 @@ int lsim_cli_search(int argc, char **argv)
     memset(&m, 0, sizeof m);
     lsim_search_cand *c = NULL;
     size_t n = 0, *order = NULL, nf = 0;
-    int64_t *flat = NULL;
-    unsigned char *whys = NULL;
     char workdir[4096] = "";
     int rc = 0, mpi = 0;
     lsim_search_space *s = &a.sp;
@@ -977,7 +958,7 @@ int lsim_cli_search(int argc, char **argv)
     lsim_search_keep_memory();
     double t0 = lsim_now_s();
     rc = a.from ? lsim_search_from_enumerate(&a.fs, &c, &n, &src, &err) : lsim_search_enumerate(s, &c, &n, &err);
-    if (!rc && (!(order = malloc((n ? n : 1) * sizeof *order)) || !(flat = calloc((n ? n : 1) * FLAT, sizeof *flat))))
+    if (!rc && !(order = malloc((n ? n : 1) * sizeof *order)))
         rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
         if (c[i].reason == LSIM_SR_OK && (a.shards < 2 || (int)(i % (size_t)a.shards) == a.shard)) order[nf++] = i;
@@ -987,58 +968,18 @@ int lsim_cli_search(int argc, char **argv)
     if (!rc && !a.from) rc = lsim_search_order_proxy(s, c, order, nf, &err);
     int any_ok = 0;
     for (size_t i = 0; !rc && i < n; i++) any_ok |= c[i].reason == LSIM_SR_OK;
-    /* the feasible candidates (of this shard), k on rank k mod K, until the budget is spent */
+    /* the feasible candidates (of this shard) over the ranks, until the
+     * budget is spent (search_from.h) */
     lsim_cli_progress prog;
     lsim_run_opts ro;
     lsim_cli_opts co;
     lsim_cli_opts_default(&co);
     lsim_cli_run_opts(&co, &prog, &ro);
     ro.on_event = NULL;
-    for (size_t k = 0; !rc && any_ok && k < nf; k++) {
-        if ((int)(k % (size_t)m.size) != m.rank) continue;
-        if (a.budget > 0 && lsim_now_s() - t0 > a.budget) break;
-        lsim_search_cand *x = &c[order[k]];
-        rc = a.from ? lsim_search_from_eval(&a.fs, x, &ro, &err) : lsim_search_eval(s, x, &ro, &err);
-        if (rc) break;
-        int64_t *f = flat + order[k] * FLAT;
-        f[0] = x->simulated ? 1 : 2;
-        f[1] = x->step;
-        for (int q = 0; q < 4; q++) f[2 + q] = x->bd[q];
-        f[6] = (int64_t)(x->sim_s * 1e9);
-        f[7] = x->reason;
-        f[8] = (int64_t)x->mem_bytes;
-        f[9] = rule_code(x->rule);
-    }
-    if (m.on) {
-        int anybad = rc != 0;
-        lsim_world_reduce(&m, &anybad, 1, LSIM_W_INT, LSIM_W_MAX);
-        if (anybad && !rc) rc = lsim_err_set(&err, LSIM_EINTERNAL, "another rank failed");
-        if (!anybad) lsim_world_reduce(&m, flat, n * FLAT, LSIM_W_I64, LSIM_W_SUM);
-        if (!anybad && a.from) {
-            /* a what-if found past memory on another rank: its OOM line */
-            size_t w = sizeof c->why;
-            if (!(whys = calloc(n ? n * w : 1, 1))) rc = lsim_err_set(&err, LSIM_ENOMEM, "out of memory");
-            for (size_t i = 0; !rc && i < n; i++)
-                if (flat[i * FLAT] == 2) memcpy(whys + i * w, c[i].why, w);
-            rc = lsim_world_agree(&m, rc, &err); /* every rank reduces, or none */
-            if (!rc) lsim_world_reduce(&m, whys, n * w, LSIM_W_U8, LSIM_W_MAX);
-            for (size_t i = 0; !rc && i < n; i++)
-                if (flat[i * FLAT] == 2) memcpy(c[i].why, whys + i * w, w), c[i].why[w - 1] = 0;
-        }
-    }
+    rc = lsim_search_world_eval(&m, s, a.from ? &a.fs : NULL, c, n, order, nf, t0, a.budget, &ro, rc, &err);
     sresult r;
     memset(&r, 0, sizeof r);
     r.secs = lsim_now_s() - t0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const int64_t *f = flat + i * FLAT;
-        if (!f[0]) continue; /* not evaluated here: as enumerated */
-        c[i].simulated = f[0] == 1;
-        c[i].step = f[1];
-        for (int q = 0; q < 4; q++) c[i].bd[q] = f[2 + q];
-        c[i].sim_s = (double)f[6] / 1e9;
-        c[i].reason = (int)f[7];
-        if (a.from) c[i].mem_bytes = (double)f[8], c[i].rule = rule_name(f[9]);
-    }
     r.c = c, r.n = n, r.order = order;
     if (a.from) {
         r.model = a.model ? a.model : "", r.gpu = a.gpu ? a.gpu : "", r.from = a.from;
@@ -1085,8 +1026,6 @@ int lsim_cli_search(int argc, char **argv)
     free(iv);
     free(c);
     free(order);
-    free(flat);
-    free(whys);
     free((void *)s->base.routing_hist);
     free(a.parts);
     if (workdir[0]) rmdir(workdir);
