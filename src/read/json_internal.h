@@ -99,18 +99,59 @@ static inline int lsim_json_peek(lsim_json_reader *r, int *rc)
 /* The bytes that end a run of number, literal or whitespace characters. */
 extern const unsigned char lsim_json_structural[256];
 
+/* Where a plain object's members are (lsim_json_scan_fields): the value of
+ * the member in slot x at offsets off[x], len[x] from the object's '{', when
+ * bit x of have is set. A repeated key keeps its last value, as cJSON's
+ * lookup does. */
+enum { LSIM_JSON_FIELDS_MAX = 64 };
+typedef struct lsim_json_fields {
+    uint64_t have;
+    uint32_t off[LSIM_JSON_FIELDS_MAX], len[LSIM_JSON_FIELDS_MAX];
+} lsim_json_fields;
+
 /* Where a trace event's own "ph", "ts" and "dur" values begin, relative to
- * the event's first byte (-1 absent); scan: the Kineto reader's record of
- * a plain event's members (src/read/kineto.c), NULL otherwise. */
-struct ev_scan;
+ * the event's first byte (-1 absent); scan: where a plain event's members
+ * are (lsim_json_scan_fields), NULL otherwise. */
 typedef struct lsim_json_keys {
     long ph, ts, dur;
-    const struct ev_scan *scan;
+    const lsim_json_fields *scan;
 } lsim_json_keys;
 /* The extent of the JSON value at r->pos: buf[pos, pos + *len), which
  * stays there until pos moves. With keys and an object, where its
  * top-level ph, ts and dur values begin. 0 or a negative code. */
 int lsim_json_extent(lsim_json_reader *r, size_t *len, lsim_json_keys *keys);
+
+/* Which members of a plain object lsim_json_scan_fields records: top gives
+ * the slot (0 .. LSIM_JSON_FIELDS_MAX - 1) of the object's own key k (kl
+ * bytes, not NUL-terminated), or -1; the member in slot nest, when its value
+ * is an object, has its members recorded too, by sub (a second nest member
+ * makes the object not plain). The Kineto reader's: an event's own members
+ * and those of its "args". */
+typedef struct lsim_json_scan_spec {
+    int (*top)(const char *k, size_t kl);
+    int (*sub)(const char *k, size_t kl);
+    int nest;
+} lsim_json_scan_spec;
+/* The object at r->pos, when it is plain: strict JSON (the four whitespace
+ * bytes only, strict numbers of at most 60 characters), no backslash
+ * anywhere, nesting under 32, at most one nest member. Then 1 with *len, vk
+ * (ph, ts, dur as lsim_json_extent finds them; scan = sc) and sc (where the
+ * members spec names are) filled. 0, reporting nothing, for anything else
+ * (the caller then reads it with lsim_json_extent and cJSON), or a negative
+ * code when reading failed. One pass over the text, no copy. */
+int lsim_json_scan_fields(lsim_json_reader *r, const lsim_json_scan_spec *spec, size_t *len, lsim_json_keys *vk,
+                          lsim_json_fields *sc);
+
+/* cJSON items made from a plain object's text in place, without strtod,
+ * equal to what cJSON would parse. plain_scalar: c made from the string,
+ * literal or integer of at most 15 digits at s (n bytes; a string is
+ * NUL-terminated over its closing quote): 1, or 0 for any other value, c
+ * untouched. plain_tree: an array of such values and arrays, in nodes from
+ * the arena (between lsim_json_arena_begin and end); NULL for anything
+ * else, or when the arena has no room for it. */
+struct cJSON;
+int lsim_json_plain_scalar(struct cJSON *c, char *s, size_t n);
+const struct cJSON *lsim_json_plain_tree(char *s, size_t n);
 
 /* How a top-level object is walked (lsim_json_walk_top): the member `array`
  * streamed element by element, the others handed over whole. The Kineto

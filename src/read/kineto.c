@@ -9,11 +9,12 @@
  * sub-microsecond digits).
  *
  * A plain event (strict JSON without backslashes: all of today's traces) is
- * validated by event_scan, which also records where the members the graph
- * uses are; they are then read in place (jv), with cJSON only for the values
- * that need it. Any other event is handed whole to cJSON, as every event
- * was before (issue 20, docs/performance.md). cJSON allocations go to a bump
- * arena reset after every event, so parsing costs no malloc/free pairs. */
+ * validated by the shared scanner (lsim_json_scan_fields), which also records
+ * where the members the graph uses are (top_slot, arg_slot say which); they
+ * are then read in place (jv), with cJSON only for the values that need it.
+ * Any other event is handed whole to cJSON, as every event was before
+ * (issue 20, docs/performance.md). cJSON allocations go to a bump arena
+ * reset after every event, so parsing costs no malloc/free pairs. */
 #include "lumosim/graph.h" /* LSIM_DUR_MAX */
 #include "lumosim/alloc.h"
 #include "lumosim/kineto.h"
@@ -28,9 +29,6 @@
 #include <strings.h>
 
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
@@ -138,17 +136,10 @@ static inline int arg_slot(const char *k, size_t kl)
     return -1;
 }
 
-/* Nesting past this makes an event not plain (it is then parsed whole by
- * cJSON, as any event is that the fast path does not take). */
-enum { EV_MAXDEPTH = 32 };
-
-/* Where a plain event's members are (event_scan): the value of member J_x
- * at offsets off[J_x], len[J_x] from the event's '{', when bit J_x of have
- * is set. A repeated key keeps its last value, as the cJSON path does. */
-typedef struct ev_scan {
-    uint64_t have;
-    uint32_t off[J_N], len[J_N];
-} ev_scan;
+/* Where a plain event's members are: the value of member J_x at offsets
+ * off[J_x], len[J_x] from the event's '{' (lsim_json_scan_fields). */
+typedef lsim_json_fields ev_scan;
+_Static_assert((int)J_N <= (int)LSIM_JSON_FIELDS_MAX, "J_* must fit lsim_json_fields");
 
 /* The Kineto reader's state beside the shared reader: the trace it fills,
  * its rows, the names it has classified, and where the plain event being
@@ -160,238 +151,11 @@ typedef struct kctx {
     ev_scan sc;
 } kctx;
 
+/* A plain event for the shared scanner: its own members by top_slot, the
+ * members of its one "args" object by arg_slot. */
+static const lsim_json_scan_spec k_event_spec = {top_slot, arg_slot, J_args};
 
 
-/* ------------------------------------------------------- the event scanner */
-
-/* At least `need` bytes from r->pos, or what is left: 1 when there are that
- * many, 0 at the end of the input, or a negative code. */
-static int more(reader *r, size_t need)
-{
-    if (r->end - r->pos >= need) return 1;
-    int rc = lsim_json_fill(r, need);
-    if (rc) return rc;
-    return r->end - r->pos >= need;
-}
-
-/* A window of the reader's buffer, b[0, n) with b[n] == '\0', scanned for
- * one plain event (event_scan). */
-typedef struct scanner {
-    const char *b;
-    size_t n;
-    int eof;   /* the window holds the rest of the input */
-    int short_; /* the scan failed near the window's end: retry with more */
-    int args;   /* the event's "args" member was met */
-    value_keys *vk;
-    ev_scan *sc;
-} scanner;
-
-#define SCAN_FAIL ((size_t)-1)
-
-static size_t scan_fail(scanner *s, size_t at)
-{
-    if (!s->eof && at + 64 >= s->n) s->short_ = 1;
-    return SCAN_FAIL;
-}
-
-/* JSON's four whitespace bytes. */
-static const unsigned char k_space[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
-
-/* Past whitespace; the window's NUL stops it. Kineto indents its events, so
- * this runs over a good part of every file. */
-static inline size_t skip_ws(const char *b, size_t i)
-{
-    while (k_space[(unsigned char)b[i]]) i++;
-    return i;
-}
-
-/* Past a run of decimal digits, 8 at a time while 8 bytes are there (the
- * window ends at n). */
-static inline size_t skip_digits(const char *s, size_t i, size_t n)
-{
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        /* each byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
-        uint64_t bad = ((x & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
-                       (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
-        if (bad) break;
-    }
-    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-    return i;
-}
-
-/* The string whose opening quote is at i: the offset after its closing
- * quote, when it holds no backslash. One pass for both bytes, 16 at a time
- * where SSE2 is there (x86-64 always): most keys are shorter than a call
- * to memchr is worth, and most names longer. */
-static inline size_t scan_string(scanner *s, size_t i)
-{
-    const char *b = s->b;
-    size_t n = s->n, j = i + 1;
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    for (; j + 16 <= n; j += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + j));
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
-        if (m) {
-            j += (size_t)__builtin_ctz(m);
-            return b[j] == '"' ? j + 1 : SCAN_FAIL;
-        }
-    }
-#endif
-    for (; j < n; j++)
-        if (b[j] == '"' || b[j] == '\\') return b[j] == '"' ? j + 1 : SCAN_FAIL;
-    return scan_fail(s, n);
-}
-
-/* Length of the strict JSON number at s (at most n bytes are there):
- * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or 0 when s does not
- * begin with one. What follows it is the caller's to check. */
-static inline size_t plain_number(const char *s, size_t n)
-{
-    size_t i = 0;
-    if (i < n && s[i] == '-') i++;
-    if (i >= n || s[i] < '0' || s[i] > '9') return 0;
-    if (s[i++] != '0') i = skip_digits(s, i, n);
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        i = skip_digits(s, i, n);
-        if (i == d) return 0;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
-        size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-        if (i == d) return 0;
-    }
-    return i;
-}
-
-static size_t scan_object(scanner *s, size_t i, int depth, int members);
-/* not inlined, and scan_value always: most values are scalars, and GCC
- * otherwise inlines this into scan_value and calls that for each value */
-static size_t scan_container(scanner *s, size_t i, int depth) __attribute__((noinline));
-
-/* The value at i (no whitespace before it): the offset after it. Strings
- * and numbers, most values, are scanned here inline; containers by
- * scan_container. */
-static inline __attribute__((always_inline)) size_t scan_value(scanner *s, size_t i, int depth)
-{
-    const char *b = s->b;
-    char c = b[i];
-    if (c == '"') return scan_string(s, i);
-    if (c == '{' || c == '[') return scan_container(s, i, depth);
-    size_t k = 0;
-    if (c == '-' || (c >= '0' && c <= '9')) k = plain_number(b + i, s->n - i);
-    else if (c == 't' && s->n - i >= 4 && !memcmp(b + i, "true", 4)) k = 4;
-    else if (c == 'f' && s->n - i >= 5 && !memcmp(b + i, "false", 5)) k = 5;
-    else if (c == 'n' && s->n - i >= 4 && !memcmp(b + i, "null", 4)) k = 4;
-    if (!k || k > 60) return scan_fail(s, i + 60); /* cJSON reads 63 characters of a number */
-    return i + k;
-}
-
-/* The object or array at i, a value at nesting depth. */
-static size_t scan_container(scanner *s, size_t i, int depth)
-{
-    const char *b = s->b;
-    if (depth >= EV_MAXDEPTH) return SCAN_FAIL;
-    if (b[i] == '{') return scan_object(s, i, depth + 1, 0);
-    i = skip_ws(b, i + 1);
-    if (b[i] == ']') return i + 1;
-    for (;;) {
-        if ((i = scan_value(s, i, depth + 1)) == SCAN_FAIL) return SCAN_FAIL;
-        i = skip_ws(b, i);
-        if (b[i] == ']') return i + 1;
-        if (b[i] != ',') return scan_fail(s, i);
-        i = skip_ws(b, i + 1);
-    }
-}
-
-/* The object at i ('{'); members: 1 the event's own (recorded, with ph, ts
- * and dur), 2 its args' (recorded), 0 none. */
-static size_t scan_object(scanner *s, size_t i, int depth, int members)
-{
-    const char *b = s->b;
-    ev_scan *sc = s->sc;
-    i = skip_ws(b, i + 1);
-    if (b[i] == '}') return i + 1;
-    for (;;) {
-        if (b[i] != '"') return scan_fail(s, i);
-        size_t k = i + 1;
-        if ((i = scan_string(s, i)) == SCAN_FAIL) return SCAN_FAIL;
-        size_t kl = i - 1 - k;
-        i = skip_ws(b, i);
-        if (b[i] != ':') return scan_fail(s, i);
-        i = skip_ws(b, i + 1);
-        int slot = -1, args = 0;
-        if (members == 1) {
-            /* ph, ts and dur as lsim_json_extent finds them: the bytes alone */
-            if (kl == 2 && b[k] == 'p' && b[k + 1] == 'h') s->vk->ph = (long)i;
-            else if (kl == 2 && b[k] == 't' && b[k + 1] == 's') s->vk->ts = (long)i;
-            else if (kl == 3 && !memcmp(b + k, "dur", 3)) s->vk->dur = (long)i;
-            slot = top_slot(b + k, kl);
-            if (slot == J_args) {
-                if (s->args++) return SCAN_FAIL; /* a second args: leave duplicates to cJSON */
-                args = b[i] == '{';
-            }
-        } else if (members == 2) {
-            slot = arg_slot(b + k, kl);
-        }
-        size_t v = i;
-        if (args) i = depth >= EV_MAXDEPTH ? SCAN_FAIL : scan_object(s, i, depth + 1, 2);
-        else i = scan_value(s, i, depth);
-        if (i == SCAN_FAIL) return SCAN_FAIL;
-        if (slot >= 0) {
-            sc->have |= (uint64_t)1 << slot;
-            sc->off[slot] = (uint32_t)v;
-            sc->len[slot] = (uint32_t)(i - v);
-        }
-        i = skip_ws(b, i);
-        if (b[i] == '}') return i + 1;
-        if (b[i] != ',') return scan_fail(s, i);
-        i = skip_ws(b, i + 1);
-    }
-}
-
-/* The trace event (an object) at r->pos, when it is plain: strict JSON (the
- * four whitespace bytes only, strict numbers of at most 60 characters),
- * no backslash anywhere, nesting under EV_MAXDEPTH, at most one "args"
- * member. Then returns 1 with *len, vk (ph, ts, dur as lsim_json_extent finds
- * them; scan = sc) and sc (where the members the graph uses are) filled. Returns 0, reporting nothing, for anything else
- * (lsim_json_extent then reads the event, and cJSON parses it whole, as before),
- * or a negative code when reading failed.
- *
- * Why: cJSON parsing each whole event was half of `replay` (number
- * conversions of fields never used, three strncmp per value); a plain event
- * is strict JSON, which cJSON accepts, so its members can be read in place
- * (handle_event) with the values cJSON would give. The scan reads a window
- * of the buffer ending in a NUL, so it never checks for the buffer's end; an
- * event that runs past the window is scanned again in a larger one. */
-static inline __attribute__((always_inline)) int event_scan(reader *r, size_t *len, value_keys *vk, ev_scan *sc)
-{
-    size_t want = (size_t)1 << 16;
-    for (;;) {
-        int rc = more(r, want);
-        if (rc < 0) return rc;
-        size_t n = r->end - r->pos;
-        if (n > UINT32_MAX) return 0; /* offsets are 32-bit: leave it to lsim_json_extent */
-        r->buf[r->end] = '\0';        /* the buffer has cap + 1 bytes */
-        scanner s = {r->buf + r->pos, n, r->eof, 0, 0, vk, sc};
-        sc->have = 0;
-        vk->ph = vk->ts = vk->dur = -1;
-        vk->scan = NULL;
-        size_t i = scan_object(&s, 0, 1, 1);
-        if (i != SCAN_FAIL) {
-            *len = i;
-            vk->scan = sc;
-            return 1;
-        }
-        if (!s.short_) return 0;
-        want = n * 2;
-    }
-}
 /* ------------------------------------------------------------ conversions */
 
 /* The trace's timestamp granularity so far (res, a divisor of 1000 ns) after
@@ -721,7 +485,7 @@ static void index_tree(ev_args *a, const cJSON *o)
         if (c->string) index_set(a, arg_slot(c->string, strlen(c->string)), c);
 }
 
-/* The members of a plain event (txt, as event_scan found them). */
+/* The members of a plain event (txt, as lsim_json_scan_fields found them). */
 static void index_plain(ev_args *a, char *txt, const ev_scan *sc)
 {
     a->have = sc->have;
@@ -731,116 +495,12 @@ static void index_plain(ev_args *a, char *txt, const ev_scan *sc)
     a->sc = sc;
 }
 
-/* Make c the item cJSON would make of a plain event's string, literal or
- * integer of at most 15 digits (exact as a double, as strtod gives it): the
- * string is made a C string in place, over its closing quote. 0 for
- * anything else (fractions, exponents, longer integers), c untouched. */
-static int plain_scalar(cJSON *c, char *s, size_t n)
-{
-    int type;
-    double d = 0;
-    switch (s[0]) {
-    case '"': type = cJSON_String; break;
-    case 't': type = cJSON_True; break;
-    case 'f': type = cJSON_False; break;
-    case 'n': type = cJSON_NULL; break;
-    default: {
-        size_t i = s[0] == '-';
-        if (n - i > 15) return 0;
-        int64_t x = 0;
-        for (; i < n; i++) {
-            if (s[i] < '0' || s[i] > '9') return 0;
-            x = x * 10 + (s[i] - '0');
-        }
-        d = s[0] == '-' ? -(double)x : (double)x;
-        type = cJSON_Number;
-    }
-    }
-    memset(c, 0, sizeof *c);
-    c->type = type;
-    if (type == cJSON_String) {
-        s[n - 1] = '\0';
-        c->valuestring = s + 1;
-    } else if (type == cJSON_Number) {
-        c->valuedouble = d;
-        c->valueint = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
-    } else if (type == cJSON_True) {
-        c->valueint = 1;
-    }
-    return 1;
-}
-
 static cJSON *plain_item(ev_args *a, char *s, size_t n)
 {
     cJSON *c = &a->nodes[a->nnodes];
-    if (!plain_scalar(c, s, n)) return NULL;
+    if (!lsim_json_plain_scalar(c, s, n)) return NULL;
     a->nnodes++;
     return c;
-}
-
-/* The array at s[*i] (whose elements are arrays or what plain_scalar
- * takes, as plain_tree checked), linked as cJSON's parse_array links it,
- * in nodes from the arena; *i moves past it. */
-static cJSON *tree_node(char *s, size_t *i, size_t end)
-{
-    cJSON *c = lsim_json_arena_take(sizeof *c);
-    size_t j = *i;
-    if (s[j] != '[') {
-        size_t e = j + 1;
-        if (s[j] == '"') e = (size_t)((char *)memchr(s + e, '"', end - e) - s) + 1;
-        else
-            while (e < end && !lsim_json_structural[(unsigned char)s[e]] && !k_space[(unsigned char)s[e]]) e++;
-        plain_scalar(c, s + j, e - j);
-        *i = e;
-        return c;
-    }
-    memset(c, 0, sizeof *c);
-    c->type = cJSON_Array;
-    j = skip_ws(s, j + 1);
-    cJSON *last = NULL;
-    while (s[j] != ']') {
-        cJSON *x = tree_node(s, &j, end);
-        if (last) {
-            last->next = x;
-            x->prev = last;
-        } else {
-            c->child = x;
-        }
-        last = x;
-        j = skip_ws(s, j);
-        if (s[j] == ',') j = skip_ws(s, j + 1);
-    }
-    if (c->child) c->child->prev = last;
-    *i = j + 1;
-    return c;
-}
-
-/* The item cJSON would make of a plain event's array, when every number in
- * it is an integer plain_scalar takes and it holds no object (Input Dims,
- * grid, block, Concrete Inputs, Input type), built from the text with no
- * strtod; NULL for anything else, or when the arena has no room for it (one
- * node per byte at most). */
-static const cJSON *plain_tree(char *s, size_t n)
-{
-    size_t digits = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (in_str) {
-            in_str = c != '"';
-            continue;
-        }
-        if (c >= '0' && c <= '9') {
-            if (++digits > 15) return NULL;
-            continue;
-        }
-        if (c == '{' || c == '.' || ((c == 'e' || c == 'E') && digits)) return NULL;
-        digits = 0;
-        in_str = c == '"';
-    }
-    if (lsim_json_arena_room() / ((sizeof(cJSON) + 15u) & ~(size_t)15u) < n) return NULL;
-    size_t i = 0;
-    return tree_node(s, &i, n);
 }
 
 /* The item of member k (NULL when absent): a plain event's value is made on
@@ -853,11 +513,11 @@ static const cJSON *jv(ev_args *a, int k)
     a->done |= bit;
     char *s = a->txt + a->sc->off[k];
     size_t n = a->sc->len[k];
-    const cJSON *it = s[0] == '{' ? NULL : s[0] == '[' ? plain_tree(s, n) : plain_item(a, s, n);
+    const cJSON *it = s[0] == '{' ? NULL : s[0] == '[' ? lsim_json_plain_tree(s, n) : plain_item(a, s, n);
     if (!it) {
         cJSON *c = cJSON_ParseWithLength(s, n);
         if (c) a->roots[a->nroots++] = c;
-        else a->bad = 1; /* event_scan's grammar is cJSON's: out of memory */
+        else a->bad = 1; /* the scanner's grammar is cJSON's: out of memory */
         it = c;
     }
     a->item[k] = it;
@@ -1670,13 +1330,13 @@ static int parse_device_props(lsim_trace *t, reader *r, const char *txt, size_t 
 }
 
 
-/* The Kineto trace's callbacks: a plain event's extent by event_scan (the
+/* The Kineto trace's callbacks: a plain event's extent by the fast scan (the
  * shared walk reads any other), each complete event handled, other
  * elements counted; distributedInfo and deviceProperties parsed. */
 static int kineto_extent(void *ctx, reader *r, size_t *len, value_keys *vk)
 {
     kctx *k = ctx;
-    return event_scan(r, len, vk, &k->sc);
+    return lsim_json_scan_fields(r, &k_event_spec, len, vk, &k->sc);
 }
 
 static int kineto_element(void *ctx, reader *r, size_t index, size_t len, const value_keys *vk)
