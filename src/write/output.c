@@ -105,14 +105,6 @@ int lsim_out_tmp_name(const char *target, long pid, char *buf, size_t len)
     return w < 0 || (size_t)w >= len ? LSIM_EARG : 0;
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = lsim_malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 static const char *base_of(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -130,7 +122,7 @@ static int magic_path(const char *p) { return !strncmp(p, "/dev/", 5) || !strncm
  * NULL with err filled (ELOOP, out of memory). */
 char *lsim_out_follow_links(const char *path, lsim_err *err)
 {
-    char *cur = dup_str(path);
+    char *cur = lsim_strdup(path);
     if (!cur) {
         lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         return NULL;
@@ -144,7 +136,7 @@ char *lsim_out_follow_links(const char *path, lsim_err *err)
         link[k] = '\0';
         char *next;
         if (link[0] == '/') {
-            next = dup_str(link);
+            next = lsim_strdup(link);
         } else {
             char *dir = lsim_dir_of(cur);
             next = dir ? lsim_malloc(strlen(dir) + strlen(link) + 2) : NULL;
@@ -354,7 +346,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
     o->lock_fd = -1;
     o->lock_slot = -1;
     o->watch = -1;
-    if (!(o->path = dup_str(path))) {
+    if (!(o->path = lsim_strdup(path))) {
         rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
@@ -365,7 +357,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
         }
         fflush(stdout); /* what the command printed before stays before the file */
         o->through = 1;
-        if (!(o->target = dup_str("/dev/stdout"))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        if (!(o->target = lsim_strdup("/dev/stdout"))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
     struct stat st;
@@ -381,7 +373,7 @@ int lsim_out_begin(const char *path, unsigned flags, long pid, lsim_out **out, l
             goto cleanup;
         }
         o->through = 1;
-        if (!(o->target = dup_str(path))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
+        if (!(o->target = lsim_strdup(path))) rc = lsim_err_set(err, LSIM_ENOMEM, "%s: out of memory", path);
         goto cleanup;
     }
     if (!(o->target = lsim_out_follow_links(path, err))) {
